@@ -1,0 +1,19 @@
+"""What a check sees: the workspace after the agent ran, its final output, and the diff."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.models import Case, WorkspaceDiff
+
+
+@dataclass
+class CheckContext:
+    case: Case
+    workspace: Path
+    output: str
+    diff: WorkspaceDiff = field(default_factory=WorkspaceDiff)
+    judge: Any = None  # scarbook.judge.Judge, or None when judging is skipped
+    command_timeout_s: float = 60.0

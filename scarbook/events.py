@@ -1,0 +1,53 @@
+"""Events the session runner yields. The CLI prints them; the TUI turns them into messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scarbook.models import CheckResult, RunRecord, SessionInfo
+
+
+@dataclass
+class SessionStarted:
+    session: SessionInfo
+    planned_runs: int
+
+
+@dataclass
+class RunStarted:
+    session_id: str
+    case_id: str
+    k: int
+    workspace: str
+
+
+@dataclass
+class CheckDone:
+    session_id: str
+    case_id: str
+    k: int
+    result: CheckResult
+
+
+@dataclass
+class RunFinished:
+    run: RunRecord
+
+
+@dataclass
+class CaseDecided:
+    """Adaptive N (`--runs auto`): the evidence has decided this case; no more runs of it start."""
+
+    session_id: str
+    case_id: str
+    decision: str  # "above" | "below" | "undecided"
+    runs: int
+
+
+@dataclass
+class SessionFinished:
+    session: SessionInfo
+    runs: list[RunRecord] = field(default_factory=list)
+
+
+Event = SessionStarted | RunStarted | CheckDone | RunFinished | CaseDecided | SessionFinished

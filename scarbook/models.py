@@ -1,0 +1,213 @@
+"""The nouns of scarbook, as plain dataclasses: Case, Check, Scar, Run, Session.
+
+Everything here is pure data (no I/O) so the CLI, the TUI, history and the judge share one shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+RunStatus = Literal["pass", "fail", "error"]
+CheckStatus = Literal["pass", "fail", "error", "skipped"]
+RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error")
+
+
+@dataclass
+class Check:
+    """One check of a case. `params` holds the type's own fields (path, text, rubric, ...)."""
+
+    type: str
+    params: dict[str, Any] = field(default_factory=dict)
+    line: int | None = None  # line in case.yaml, for error messages
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.params}
+
+    @property
+    def is_judge(self) -> bool:
+        return self.type == "llm_judge"
+
+
+@dataclass
+class Scar:
+    """Evidence of the incident the case was born from."""
+
+    date: str | None = None
+    what_went_wrong: str | None = None
+    family: str | None = None
+    transcript: str | None = None
+    failed_artifact: str | None = None
+    good_artifact: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class Case:
+    id: str
+    task: str
+    title: str = ""
+    tags: list[str] = field(default_factory=list)
+    threshold: float | None = None
+    checks: list[Check] = field(default_factory=list)
+    scar: Scar | None = None
+    seed_files: dict[str, str] = field(default_factory=dict)  # inline `seed:` files: path -> text
+    timeout_s: float | None = None
+    root: Path | None = None  # the case folder (cases/<id>/)
+
+    @property
+    def seed_dir(self) -> Path | None:
+        return self.root / "seed" if self.root else None
+
+    @property
+    def judge_checks(self) -> list[Check]:
+        return [c for c in self.checks if c.is_judge]
+
+    @property
+    def rubric_items(self) -> list[str]:
+        return [item for c in self.judge_checks for item in c.params.get("rubric", [])]
+
+
+@dataclass
+class CheckResult:
+    type: str
+    status: CheckStatus
+    detail: str
+    index: int = 0  # position in the case's check list
+    judge: dict[str, Any] | None = None  # per-item verdicts, model, samples, usage (llm_judge)
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class FileChange:
+    path: str
+    kind: Literal["created", "modified", "deleted"]
+
+
+@dataclass
+class WorkspaceDiff:
+    created: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        return sorted({*self.created, *self.modified, *self.deleted})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return asdict(self)
+
+
+@dataclass
+class Usage:
+    """Token counts for one party (agent or judge)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: "Usage") -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.cost_usd += other.cost_usd
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class AgentResult:
+    """What an agent adapter reports about one run of the agent."""
+
+    output: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    crashed: str | None = None  # why the agent did not finish normally (not a harness error)
+    output_truncated: bool = False
+    stderr_path: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class RunRecord:
+    """One case, once. Exactly one status: pass, fail or error."""
+
+    session_id: str
+    case_id: str
+    k: int
+    status: RunStatus
+    reason: str  # one line: why this status
+    checks: list[CheckResult] = field(default_factory=list)
+    output_excerpt: str = ""
+    output_truncated: bool = False
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    started_at: str = ""
+    workspace: str = ""
+    workspace_kept: bool = True
+    diff: WorkspaceDiff = field(default_factory=WorkspaceDiff)
+    agent_usage: Usage = field(default_factory=Usage)
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_calls: int = 0
+    judge_calls_saved: int = 0  # judge checks not run because a cheaper check failed first
+    transcript_path: str | None = None
+    stderr_path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunRecord":
+        d = dict(d)
+        d["checks"] = [CheckResult(**c) for c in d.get("checks", [])]
+        d["diff"] = WorkspaceDiff(**d.get("diff", {}))
+        d["agent_usage"] = Usage(**d.get("agent_usage", {}))
+        d["judge_usage"] = Usage(**d.get("judge_usage", {}))
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass
+class SessionInfo:
+    """One launch: cases × runs, with a label and the config fingerprint."""
+
+    id: str
+    label: str = ""
+    started_at: str = ""
+    finished_at: str | None = None
+    state: str = "running"  # running | finished | cancelled | stopped: budget | aborted | crashed
+    runs_per_case: int = 0
+    case_ids: list[str] = field(default_factory=list)
+    fingerprint: str = ""
+    agent: str = ""
+    judge_model: str = ""
+    git_revision: str | None = None
+    case_digests: dict[str, str] = field(default_factory=dict)  # case id -> digest of its checks
+    partial: bool = False  # e.g. --skip-judge: judge items were not graded
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SessionInfo":
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in known})

@@ -1,0 +1,38 @@
+"""Keep every path a case names inside its workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from scarbook.errors import PathEscapeError
+
+
+def check_relative(rel: str) -> str | None:
+    """Return why `rel` may not name a place inside a workspace, or None if it may."""
+    if not isinstance(rel, str) or not rel.strip():
+        return "path is empty"
+    if "\\" in rel:
+        return f"path {rel!r} uses backslashes; write it with '/'"
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or os.path.isabs(rel):
+        return f"path {rel!r} is absolute; paths are relative to the workspace root"
+    if ".." in pure.parts:
+        return f"path {rel!r} contains '..' and would leave the workspace"
+    return None
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """Resolve `rel` against `root`, refusing anything (including symlinks) that leads out.
+
+    The returned path need not exist; every existing component is resolved so a symlink that
+    points out of the workspace is caught.
+    """
+    why = check_relative(rel)
+    if why:
+        raise PathEscapeError(why)
+    root_real = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(root_real / rel))
+    if target != root_real and root_real not in target.parents:
+        raise PathEscapeError(f"path {rel!r} is a symlink that leads out of the workspace (to {target})")
+    return target
