@@ -1,0 +1,81 @@
+"""One Messages API call for the judge, through the real `anthropic` SDK.
+
+The SDK retries 408/409/429/5xx/529, connection errors and timeouts with backoff (`max_retries`,
+honouring `retry-after`); this module only turns what is left into our terms: a Reply, a
+JudgeUnavailable (the run errors), or a JudgeAuthError (the session aborts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable, auth_rejected_message
+from scarbook.judge.pricing import usage_from_sdk
+from scarbook.judge.prompt import TOOL_NAME
+from scarbook.judge.settings import JudgeSettings
+from scarbook.models import Usage
+
+
+@dataclass
+class Reply:
+    tool_input: Any  # the forced tool call's input, or None if the reply has no such call
+    stop_reason: str | None
+    usage: Usage
+    retries: int  # transport retries the SDK took for this call
+
+
+def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(
+        api_key=api_key,
+        base_url=settings.base_url,
+        timeout=settings.timeout_s,
+        max_retries=settings.max_retries,
+    )
+
+
+async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any]) -> Reply:
+    try:
+        raw = await client.messages.with_raw_response.create(**request)
+        message = await raw.parse()
+    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+        raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, str(client.base_url))) from None
+    except anthropic.APITimeoutError:
+        raise JudgeUnavailable(
+            f"judge timed out after {settings.timeout_s:g}s ({_tries(settings.max_retries)})", settings.max_retries
+        ) from None
+    except anthropic.APIConnectionError as exc:
+        raise JudgeUnavailable(
+            f"judge unreachable at {client.base_url} ({_tries(settings.max_retries)}): {exc}", settings.max_retries
+        ) from None
+    except anthropic.APIStatusError as exc:
+        retried = settings.max_retries if _retryable(exc.status_code) else 0
+        what = f"judge answered HTTP {exc.status_code}"
+        if retried:
+            what += f" ({_tries(retried)})"
+        raise JudgeUnavailable(f"{what}: {_api_message(exc)}", retried) from None
+    tool_input = None
+    for block in message.content:
+        if block.type == "tool_use" and block.name == TOOL_NAME:
+            tool_input = block.input
+            break
+    return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
+def _tries(retries: int) -> str:
+    return f"after {retries} retr{'y' if retries == 1 else 'ies'}"
+
+
+def _api_message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return " ".join(error["message"].split())[:200]
+    return " ".join(str(exc.message).split())[:200]

@@ -1,0 +1,173 @@
+"""The `llm_judge` check: grade one artifact against a rubric, verdict computed in code.
+
+Status: "pass" (every item PASS by majority), "fail" (some item FAIL, or the artifact cannot be
+judged: missing, binary, a symlink out of the workspace), "error" (no verdict could be reached:
+malformed reply after one re-ask, judge unreachable after the SDK's retries). A rejected key
+raises JudgeAuthError so the runner aborts the session once instead of erroring every run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+
+from scarbook.checks.context import CheckContext
+from scarbook.judge.artifact import OUTPUT, ArtifactRefused, read_artifact
+from scarbook.judge.client import call_judge, make_client
+from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
+from scarbook.judge.pricing import priced
+from scarbook.judge.prompt import build_request
+from scarbook.judge.settings import JudgeSettings
+from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
+from scarbook.models import Check, CheckResult, Usage
+
+MALFORMED = "judge reply malformed: "
+
+
+class Judge:
+    def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] = os.environ) -> None:
+        self.settings = settings or JudgeSettings()
+        self._env = env
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    # -- key ---------------------------------------------------------------------------------
+    def api_key_present(self) -> bool:
+        return bool(self._env.get(self.settings.api_key_env, "").strip())
+
+    def preflight(self) -> None:
+        """Raise before any run starts if the judge cannot possibly be called (no key)."""
+        if not self.api_key_present():
+            raise JudgeKeyMissing(key_missing_message(self.settings.api_key_env))
+
+    def _client_or_abort(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            if not self.api_key_present():
+                # Reaching grade() without a key is the same mistake for every run: abort once.
+                raise JudgeAuthError(key_missing_message(self.settings.api_key_env))
+            self._client = make_client(self.settings, self._env[self.settings.api_key_env].strip())
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # -- grading -----------------------------------------------------------------------------
+    async def grade(self, check: Check, ctx: CheckContext) -> CheckResult:
+        started = time.monotonic()
+        record = _Record(self.settings)
+        status, detail = await self._grade(check, ctx, record)
+        return CheckResult(
+            type=check.type,
+            status=status,
+            detail=detail,
+            judge=record.to_dict(),
+            duration_s=time.monotonic() - started,
+        )
+
+    async def _grade(self, check: Check, ctx: CheckContext, record: "_Record") -> tuple[str, str]:
+        rubric = [str(item) for item in check.params.get("rubric") or []]
+        if not rubric:
+            record.error = "llm_judge check has no rubric items"
+            return "error", record.error
+        source = check.params.get("artifact", OUTPUT)
+        try:
+            artifact = read_artifact(str(source), ctx.workspace, ctx.output, self.settings.max_artifact_bytes)
+        except ArtifactRefused as refused:
+            record.error = refused.detail
+            return "fail", refused.detail
+        record.artifact = artifact.describe()
+        task = ctx.case.task if check.params.get("include_task") else None
+        client = self._client_or_abort()
+        samples: list[list[ItemVerdict]] = []
+        try:
+            for _ in range(self.settings.samples):
+                samples.append(await self._one_sample(client, rubric, artifact, task, record))
+        except MalformedReply as bad:
+            record.error = MALFORMED + str(bad)
+            return "error", record.error
+        except JudgeUnavailable as down:
+            record.error = down.detail
+            return "error", down.detail
+        decisions = decide(rubric, samples)
+        record.items = [d.to_dict() for d in decisions]
+        record.verdict = overall(decisions)
+        return record.verdict, summarize(decisions)
+
+    async def _one_sample(self, client, rubric, artifact, task, record: "_Record") -> list[ItemVerdict]:
+        """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
+        for attempt in range(2):
+            request = build_request(
+                model=self.settings.model,
+                max_tokens=self.settings.max_tokens,
+                temperature=self.settings.temperature,
+                rubric=rubric,
+                artifact=artifact.text,
+                artifact_label=artifact.label,
+                task=task,
+                truncation_note=artifact.truncation_note(self.settings.max_artifact_bytes),
+            )
+            try:
+                reply = await call_judge(client, self.settings, request)
+            except JudgeUnavailable as down:
+                record.retries += down.retries
+                raise
+            record.calls += 1
+            record.retries += reply.retries
+            record.usage.add(reply.usage)
+            try:
+                if reply.tool_input is None:
+                    cut = " (the reply hit max_tokens)" if reply.stop_reason == "max_tokens" else ""
+                    raise MalformedReply(f"no {request['tool_choice']['name']} tool call in the reply{cut}")
+                return parse_tool_input(reply.tool_input, len(rubric))
+            except MalformedReply:
+                if attempt == 1:
+                    raise
+                record.reasks += 1
+        raise AssertionError("unreachable")
+
+
+class _Record:
+    """What a judged run keeps in history: items, model, samples, usage, calls, retries."""
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        self.settings = settings
+        self.items: list[dict[str, Any]] = []
+        self.verdict: str | None = None
+        self.usage = Usage()
+        self.calls = 0
+        self.retries = 0
+        self.reasks = 0
+        self.artifact: dict[str, Any] | None = None
+        self.error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        usage = priced(self.usage, self.settings.model, self.settings.prices)
+        return {
+            "verdict": self.verdict,
+            "items": self.items,
+            "model": self.settings.model,
+            "samples": self.settings.samples,
+            "usage": usage.to_dict(),
+            "calls": self.calls,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "artifact": self.artifact,
+            "error": self.error,
+        }
+
+
+def usage_from_result(result: CheckResult) -> Usage:
+    """The judge usage (tokens and cost) a CheckResult carries; zero for non-judge results."""
+    data = (result.judge or {}).get("usage") or {}
+    known = Usage.__dataclass_fields__
+    return Usage(**{k: v for k, v in data.items() if k in known})
+
+
+def calls_from_result(result: CheckResult) -> int:
+    """How many Messages API calls answered for this result (for RunRecord.judge_calls)."""
+    return int((result.judge or {}).get("calls") or 0)

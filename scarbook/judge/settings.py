@@ -1,0 +1,168 @@
+"""The `judge:` section of scarbook.yaml, validated into JudgeSettings.
+
+Every unknown key or wrong type is a ConfigError naming `judge.<key>`, never a silent ignore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.errors import ConfigError
+from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+@dataclass
+class JudgeSettings:
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None  # None: the SDK default (api.anthropic.com or $ANTHROPIC_BASE_URL)
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    samples: int = 1  # odd: each item's verdict is the majority of this many independent calls
+    max_artifact_bytes: int = 100_000
+    prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None, path: Path) -> "JudgeSettings":
+        """Validate the raw `judge:` mapping of scarbook.yaml (None or missing: all defaults)."""
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError(path, f"judge must be a mapping, not {_kind(data)}", fix="write `judge:` followed by indented keys such as `model: ...`")
+        unknown = sorted(set(data) - set(_FIELDS))
+        if unknown:
+            raise ConfigError(
+                path,
+                f"unknown key judge.{unknown[0]}",
+                fix=f"use one of: {', '.join(sorted(_FIELDS))}",
+            )
+        values: dict[str, Any] = {}
+        for key, raw in data.items():
+            values[key] = _FIELDS[key](raw, path, f"judge.{key}")
+        if "prices" in values:
+            values["prices"] = {**DEFAULT_PRICES, **values["prices"]}
+        samples = values.get("samples", 1)
+        if samples % 2 == 0:
+            raise ConfigError(
+                path,
+                f"judge.samples must be an odd number, got {samples}",
+                fix="use 1, 3 or 5 so every rubric item has a strict majority",
+            )
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings that decide verdicts (for the session fingerprint and history)."""
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "samples": self.samples,
+            "max_artifact_bytes": self.max_artifact_bytes,
+        }
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _text(raw: Any, path: Path, key: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(path, f"{key} must be a non-empty string, not {_kind(raw)}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
+    return raw.strip()
+
+
+def _optional_text(raw: Any, path: Path, key: str) -> str | None:
+    return None if raw is None else _text(raw, path, key)
+
+
+def _number(minimum: float, *, integer: bool, above: bool = False):
+    def parse(raw: Any, path: Path, key: str) -> float | int:
+        ok_type = isinstance(raw, int) if integer else isinstance(raw, (int, float))
+        if isinstance(raw, bool) or not ok_type:
+            what = "a whole number" if integer else "a number"
+            raise ConfigError(path, f"{key} must be {what}, not {_kind(raw)}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
+        if raw < minimum or (above and raw == minimum):
+            bound = f"greater than {minimum:g}" if above else f"at least {minimum:g}"
+            raise ConfigError(path, f"{key} must be {bound}, got {raw}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
+        return raw if integer else float(raw)
+
+    return parse
+
+
+def _temperature(raw: Any, path: Path, key: str) -> float:
+    value = _number(0.0, integer=False)(raw, path, key)
+    if value > 1.0:
+        raise ConfigError(path, f"{key} must be between 0 and 1, got {raw}", fix="use 0 for the most repeatable grading")
+    return value
+
+
+def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
+    if not isinstance(raw, dict):
+        raise ConfigError(path, f"{key} must be a mapping of model name to prices, not {_kind(raw)}", fix=_PRICE_FIX)
+    table: dict[str, ModelPrice] = {}
+    for model, entry in raw.items():
+        where = f"{key}.{model}"
+        if not isinstance(entry, dict):
+            raise ConfigError(path, f"{where} must be a mapping, not {_kind(entry)}", fix=_PRICE_FIX)
+        unknown = sorted(set(entry) - set(PRICE_FIELDS))
+        if unknown:
+            raise ConfigError(path, f"unknown key {where}.{unknown[0]}", fix=f"use {', '.join(PRICE_FIELDS)} (USD per million tokens)")
+        for required in ("input", "output"):
+            if required not in entry:
+                raise ConfigError(path, f"{where} is missing {required}", fix=_PRICE_FIX)
+        numbers = {}
+        for name, value in entry.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(path, f"{where}.{name} must be a number of USD per million tokens, not {value!r}", fix=_PRICE_FIX)
+            numbers[name] = float(value)
+        base = ModelPrice.from_input_output(numbers["input"], numbers["output"])
+        table[str(model)] = ModelPrice(
+            input=base.input,
+            output=base.output,
+            cache_read=numbers.get("cache_read", base.cache_read),
+            cache_write=numbers.get("cache_write", base.cache_write),
+        )
+    return table
+
+
+_PRICE_FIX = "write e.g. `prices: {claude-sonnet-4-6: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}}` (USD per million tokens)"
+
+_FIELDS = {
+    "model": _text,
+    "base_url": _optional_text,
+    "api_key_env": _text,
+    "temperature": _temperature,
+    "max_tokens": _number(1, integer=True),
+    "timeout_s": _number(0, integer=False, above=True),
+    "max_retries": _number(0, integer=True),
+    "samples": _number(1, integer=True),
+    "max_artifact_bytes": _number(1, integer=True),
+    "prices": _prices,
+}
+
+_EXAMPLES = {
+    "judge.model": DEFAULT_MODEL,
+    "judge.base_url": "https://api.anthropic.com",
+    "judge.api_key_env": DEFAULT_API_KEY_ENV,
+    "judge.temperature": "0",
+    "judge.max_tokens": "1024",
+    "judge.timeout_s": "60",
+    "judge.max_retries": "2",
+    "judge.samples": "3",
+    "judge.max_artifact_bytes": "100000",
+}

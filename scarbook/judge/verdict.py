@@ -1,0 +1,123 @@
+"""From the judge's tool input to a verdict, in code.
+
+The reply is trusted only in the shape we asked for: one PASS/FAIL + reason per rubric item,
+every item exactly once, nothing else. Free text in the reply decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+VERDICTS = ("PASS", "FAIL")
+
+
+class MalformedReply(Exception):
+    """The judge's reply is not a valid verdict for this rubric; str() says what is wrong."""
+
+
+@dataclass
+class ItemVerdict:
+    item: int  # 1-based rubric number
+    verdict: str  # "PASS" | "FAIL"
+    reason: str
+
+
+@dataclass
+class ItemDecision:
+    """One rubric item after majority over samples."""
+
+    item: int
+    text: str
+    verdict: str
+    reason: str
+    votes: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "text": self.text,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "votes": list(self.votes),
+            "reasons": list(self.reasons),
+        }
+
+
+def parse_tool_input(tool_input: Any, n_items: int) -> list[ItemVerdict]:
+    """Validate one reply's tool input; returns the verdicts in rubric order."""
+    if not isinstance(tool_input, dict):
+        raise MalformedReply(f"tool input is {type(tool_input).__name__}, not an object")
+    extra = sorted(set(tool_input) - {"items"})
+    if extra:
+        raise MalformedReply(f"unexpected field {extra[0]!r} in the tool input")
+    entries = tool_input.get("items")
+    if not isinstance(entries, list):
+        raise MalformedReply("tool input has no 'items' list")
+    seen: dict[int, ItemVerdict] = {}
+    for position, entry in enumerate(entries, start=1):
+        verdict = _parse_entry(entry, position, n_items)
+        if verdict.item in seen:
+            raise MalformedReply(f"item {verdict.item} is graded more than once")
+        seen[verdict.item] = verdict
+    missing = [n for n in range(1, n_items + 1) if n not in seen]
+    if missing:
+        raise MalformedReply(f"item{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} not graded")
+    return [seen[n] for n in range(1, n_items + 1)]
+
+
+def _parse_entry(entry: Any, position: int, n_items: int) -> ItemVerdict:
+    if not isinstance(entry, dict):
+        raise MalformedReply(f"entry {position} is not an object")
+    extra = sorted(set(entry) - {"item", "verdict", "reason"})
+    if extra:
+        raise MalformedReply(f"entry {position} has unexpected field {extra[0]!r}")
+    item = entry.get("item")
+    if isinstance(item, bool) or not isinstance(item, int):
+        raise MalformedReply(f"entry {position} has no integer 'item' number")
+    if not 1 <= item <= n_items:
+        raise MalformedReply(f"entry {position} grades item {item}, but the rubric has {n_items} item{'s' if n_items != 1 else ''}")
+    verdict = entry.get("verdict")
+    if verdict not in VERDICTS:
+        raise MalformedReply(f"item {item} has verdict {verdict!r}, not PASS or FAIL")
+    reason = entry.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise MalformedReply(f"item {item} has no reason")
+    return ItemVerdict(item=item, verdict=verdict, reason=one_line(reason))
+
+
+def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDecision]:
+    """Majority per item over an odd number of samples; the reason comes from a majority vote."""
+    decisions = []
+    for index, text in enumerate(rubric):
+        votes = [sample[index].verdict for sample in samples]
+        reasons = [sample[index].reason for sample in samples]
+        winner = Counter(votes).most_common(1)[0][0]
+        reason = next(r for v, r in zip(votes, reasons) if v == winner)
+        decisions.append(ItemDecision(index + 1, text, winner, reason, votes, reasons))
+    return decisions
+
+
+def overall(decisions: list[ItemDecision]) -> str:
+    """"pass" only if every item passes."""
+    return "pass" if decisions and all(d.verdict == "PASS" for d in decisions) else "fail"
+
+
+def summarize(decisions: list[ItemDecision]) -> str:
+    """One line: "2/3 rubric items PASS; FAIL item 2: <reason>"."""
+    passed = sum(d.verdict == "PASS" for d in decisions)
+    line = f"{passed}/{len(decisions)} rubric items PASS"
+    failed = [d for d in decisions if d.verdict == "FAIL"]
+    if failed:
+        first = failed[0]
+        line += f"; FAIL item {first.item}: {first.reason}"
+        if len(failed) > 1:
+            line += f" (+{len(failed) - 1} more FAIL: item{'s' if len(failed) > 2 else ''} {', '.join(str(d.item) for d in failed[1:])})"
+    return line
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
