@@ -1,0 +1,235 @@
+"""Compare two sessions (before / after a prompt edit or model switch), case by case.
+
+Per case: both pass rates, the difference after - before with a 95% interval (Newcombe's hybrid
+score interval, "method 10" of Newcombe 1998), a two-sided Fisher exact p-value, a plain verdict,
+and — when the case is inconclusive — how many runs per side would detect a difference of the
+observed size. Across cases: the mean per-case difference with a standard error computed from
+the per-case differences, cases being the unit (Miller 2024, "Adding Error Bars to Evals").
+
+Errors stay out of every rate: rate = passes / (passes + fails); the error counts ride along so
+the table can show them. Pure Python: no scipy at runtime (the tests check the numbers against it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Literal, Mapping, NamedTuple
+
+Verdict = Literal["improved", "regressed", "no detectable change"]
+ALPHA = 0.05
+Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
+
+
+class Counts(NamedTuple):
+    """One case in one session: how its runs ended."""
+
+    passes: int
+    fails: int
+    errors: int = 0
+
+    @property
+    def judged(self) -> int:
+        """Runs that reached a verdict: the rate's denominator (errors never count)."""
+        return self.passes + self.fails
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.judged if self.judged else None
+
+
+def _wilson(c: int, n: int, z: float) -> tuple[float, float]:
+    # The score interval for one proportion (no continuity correction): the building block of
+    # Newcombe's method 10. Kept local so compare.py has no dependency on stats.py's n=0 policy.
+    p = c / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_interval(c1: int, n1: int, c2: int, n2: int, z: float = Z95) -> tuple[float, float]:
+    """Interval for p2 - p1 (after minus before), Newcombe 1998 method 10 (hybrid Wilson score).
+
+    With (l1, u1), (l2, u2) the Wilson intervals of p1 = c1/n1 and p2 = c2/n2 and d = p2 - p1:
+        lo = d - sqrt((p2 - l2)^2 + (u1 - p1)^2)
+        hi = d + sqrt((u2 - p2)^2 + (p1 - l1)^2)
+    """
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError("newcombe_interval needs at least one judged run on each side")
+    p1, p2 = c1 / n1, c2 / n2
+    l1, u1 = _wilson(c1, n1, z)
+    l2, u2 = _wilson(c2, n2, z)
+    d = p2 - p1
+    lo = d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
+    hi = d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+    return max(-1.0, lo), min(1.0, hi)
+
+
+def fisher_exact_p(c1: int, n1: int, c2: int, n2: int) -> float:
+    """Two-sided Fisher exact p-value for the table [[c1, n1-c1], [c2, n2-c2]].
+
+    Same definition as scipy.stats.fisher_exact(alternative="two-sided"): the sum of the
+    hypergeometric probabilities of every table with the same margins that is no more likely
+    than the observed one (with scipy's relative tolerance of 1e-7 for ties). Computed with exact
+    integers, so there is no rounding until the final division.
+    """
+    if not (0 <= c1 <= n1 and 0 <= c2 <= n2):
+        raise ValueError("passes must lie between 0 and the number of judged runs")
+    total, passes = n1 + n2, c1 + c2
+    if total == 0:
+        return 1.0
+    lo, hi = max(0, n1 - (total - passes)), min(passes, n1)
+
+    def weight(x: int) -> int:  # C(passes, x) * C(fails, n1 - x), the pmf times C(total, n1)
+        return math.comb(passes, x) * math.comb(total - passes, n1 - x)
+
+    observed = weight(c1)
+    cutoff = observed * (1 + 1e-7)
+    tail = sum(w for w in map(weight, range(lo, hi + 1)) if w <= cutoff)
+    return min(1.0, tail / math.comb(total, n1))
+
+
+def runs_for_power(p1: float, p2: float, alpha: float = ALPHA, power: float = 0.8) -> int:
+    """Runs per side for a two-sided test at `alpha` to detect p1 vs p2 with the given power.
+
+    The standard normal-approximation formula for two independent proportions (Fleiss, no
+    continuity correction), with p̄ = (p1 + p2) / 2:
+        n = ( z_{1-α/2} * sqrt(2 p̄ (1-p̄)) + z_{power} * sqrt(p1(1-p1) + p2(1-p2)) )^2 / (p1-p2)^2
+    rounded up.
+    """
+    if p1 == p2:
+        raise ValueError("runs_for_power needs two different pass rates: there is no difference to detect")
+    if not (0 <= p1 <= 1 and 0 <= p2 <= 1):
+        raise ValueError("pass rates must lie between 0 and 1")
+    normal = NormalDist()
+    z_a, z_b = normal.inv_cdf(1 - alpha / 2), normal.inv_cdf(power)
+    pbar = (p1 + p2) / 2
+    root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+    return max(1, math.ceil(root * root / (p1 - p2) ** 2 - 1e-9))
+
+
+@dataclass
+class CaseComparison:
+    case_id: str
+    before: Counts
+    after: Counts
+    rate_before: float | None
+    rate_after: float | None
+    diff: float | None  # rate_after - rate_before
+    lo: float | None  # 95% Newcombe interval for diff
+    hi: float | None
+    p_value: float | None  # two-sided Fisher exact
+    verdict: Verdict
+    runs_needed: int | None  # per side, to detect `diff` at 80% power; only when inconclusive
+
+
+def _counts(value: Counts | tuple[int, ...]) -> Counts:
+    return value if isinstance(value, Counts) else Counts(*value)
+
+
+def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ...], case_id: str = "") -> CaseComparison:
+    """Compare one case across two sessions. A change is called only when both the interval
+    excludes zero and p < 0.05, so a verdict never contradicts the numbers printed beside it."""
+    b, a = _counts(before), _counts(after)
+    if not b.judged or not a.judged:
+        # No verdict-reaching runs on one side (all errors, or none): nothing to compare.
+        return CaseComparison(case_id, b, a, b.rate, a.rate, None, None, None, None, "no detectable change", None)
+    diff = a.rate - b.rate
+    lo, hi = newcombe_interval(b.passes, b.judged, a.passes, a.judged)
+    p = fisher_exact_p(b.passes, b.judged, a.passes, a.judged)
+    verdict: Verdict = "no detectable change"
+    if p < ALPHA and lo > 0:
+        verdict = "improved"
+    elif p < ALPHA and hi < 0:
+        verdict = "regressed"
+    needed = None
+    if verdict == "no detectable change" and diff != 0:
+        needed = runs_for_power(b.rate, a.rate)
+    return CaseComparison(case_id, b, a, b.rate, a.rate, diff, lo, hi, p, verdict, needed)
+
+
+@dataclass
+class SessionComparison:
+    cases: list[CaseComparison]
+    mean_diff: float | None  # mean of per-case differences (cases with data on both sides)
+    se: float | None  # sd of per-case differences / sqrt(number of cases); None below 2 cases
+    regressed: list[str] = field(default_factory=list)
+    improved: list[str] = field(default_factory=list)
+    only_in_a: list[str] = field(default_factory=list)
+    only_in_b: list[str] = field(default_factory=list)
+
+    @property
+    def mean_interval(self) -> tuple[float, float] | None:
+        """95% interval for the mean difference (normal approximation over cases)."""
+        if self.mean_diff is None or self.se is None:
+            return None
+        return self.mean_diff - Z95 * self.se, self.mean_diff + Z95 * self.se
+
+
+def compare_sessions(
+    per_case_before: Mapping[str, Counts | tuple[int, ...]],
+    per_case_after: Mapping[str, Counts | tuple[int, ...]],
+) -> SessionComparison:
+    """Compare every case both sessions ran; list the ones only one side ran."""
+    shared = sorted(set(per_case_before) & set(per_case_after))
+    cases = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
+    diffs = [c.diff for c in cases if c.diff is not None]
+    mean = sum(diffs) / len(diffs) if diffs else None
+    se = None
+    if len(diffs) >= 2:
+        var = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+        se = math.sqrt(var / len(diffs))
+    return SessionComparison(
+        cases=cases,
+        mean_diff=mean,
+        se=se,
+        regressed=[c.case_id for c in cases if c.verdict == "regressed"],
+        improved=[c.case_id for c in cases if c.verdict == "improved"],
+        only_in_a=sorted(set(per_case_before) - set(per_case_after)),
+        only_in_b=sorted(set(per_case_after) - set(per_case_before)),
+    )
+
+
+def _side(c: Counts) -> str:
+    rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
+    text = f"{rate} {c.passes:>3}/{c.judged:<3}"
+    return text + (f" +{c.errors} err" if c.errors else "")
+
+
+def _pct(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "—"
+    return f"{x * 100:+.0f}" if signed else f"{x * 100:.0f}"
+
+
+def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str = "B") -> str:
+    """The plain-text table `scarbook diff` prints."""
+    head = ["case", f"{label_a} (rate passes/judged)", f"{label_b} (rate passes/judged)",
+            "diff [95% CI] pts", "p (Fisher)", "verdict"]
+    rows = []
+    for c in cmp.cases:
+        interval = "—" if c.diff is None else f"{_pct(c.diff, True)} [{_pct(c.lo, True)}, {_pct(c.hi, True)}]"
+        p = "—" if c.p_value is None else f"{c.p_value:.3f}"
+        verdict = c.verdict
+        if c.runs_needed is not None:
+            verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"
+        rows.append([c.case_id, _side(c.before), _side(c.after), interval, p, verdict])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if cmp.mean_diff is not None:
+        summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pct(cmp.mean_diff, True)} pts"
+        if cmp.se is not None:
+            lo, hi = cmp.mean_interval
+            summary += f" (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}])"
+        lines += ["", summary]
+    lines.append("regressed: " + (", ".join(cmp.regressed) if cmp.regressed else "none"))
+    if cmp.improved:
+        lines.append("improved: " + ", ".join(cmp.improved))
+    if cmp.only_in_a:
+        lines.append(f"only in {label_a}: " + ", ".join(cmp.only_in_a))
+    if cmp.only_in_b:
+        lines.append(f"only in {label_b}: " + ", ".join(cmp.only_in_b))
+    return "\n".join(lines)
