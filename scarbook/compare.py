@@ -165,7 +165,8 @@ class SessionComparison:
         """95% interval for the mean difference (normal approximation over cases)."""
         if self.mean_diff is None or self.se is None:
             return None
-        return self.mean_diff - Z95 * self.se, self.mean_diff + Z95 * self.se
+        # A difference of rates cannot leave [-1, 1], so the interval is clipped there.
+        return max(-1.0, self.mean_diff - Z95 * self.se), min(1.0, self.mean_diff + Z95 * self.se)
 
 
 def compare_sessions(
@@ -211,7 +212,7 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
     rows = []
     for c in cmp.cases:
         interval = "—" if c.diff is None else f"{_pct(c.diff, True)} [{_pct(c.lo, True)}, {_pct(c.hi, True)}]"
-        p = "—" if c.p_value is None else f"{c.p_value:.3f}"
+        p = "—" if c.p_value is None else ("<0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}")
         verdict = c.verdict
         if c.runs_needed is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"

@@ -139,8 +139,14 @@ def test_format_comparison_shows_rates_errors_verdicts_and_summary():
     assert "prompt-v1" in lines[0] and "prompt-v2" in lines[0]
     row_a = next(line for line in lines if line.startswith("a "))
     assert " 95%  19/20" in row_a and " 20%   4/20  +3 err" in row_a
-    assert "-75 [" in row_a and row_a.endswith("regressed")
+    assert "-75 [" in row_a and "<0.001" in row_a and row_a.endswith("regressed")
     row_b = next(line for line in lines if line.startswith("b "))
     assert "no detectable change (~" in row_b and "runs/side to detect 5 pts)" in row_b
     assert "regressed: a" in lines
     assert any(line.startswith("mean difference over 2 cases: -35 pts (SE ") for line in lines)
+
+
+def test_mean_interval_is_clipped_to_possible_differences():
+    cmp = compare_sessions({"a": (20, 0), "b": (0, 20)}, {"a": (0, 20), "b": (0, 20)})
+    lo, hi = cmp.mean_interval
+    assert lo == -1.0 and -1.0 < hi < 1.0
