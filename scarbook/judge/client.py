@@ -41,14 +41,14 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
         raw = await client.messages.with_raw_response.create(**request)
         message = await raw.parse()
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, str(client.base_url))) from None
+        raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, _where(client))) from None
     except anthropic.APITimeoutError:
         raise JudgeUnavailable(
             f"judge timed out after {settings.timeout_s:g}s ({_tries(settings.max_retries)})", settings.max_retries
         ) from None
     except anthropic.APIConnectionError as exc:
         raise JudgeUnavailable(
-            f"judge unreachable at {client.base_url} ({_tries(settings.max_retries)}): {exc}", settings.max_retries
+            f"judge unreachable at {_where(client)} ({_tries(settings.max_retries)}): {exc}", settings.max_retries
         ) from None
     except anthropic.APIStatusError as exc:
         retried = settings.max_retries if _retryable(exc.status_code) else 0
@@ -62,6 +62,10 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
             tool_input = block.input
             break
     return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
+
+
+def _where(client: anthropic.AsyncAnthropic) -> str:
+    return str(client.base_url).rstrip("/")
 
 
 def _retryable(status: int) -> bool:

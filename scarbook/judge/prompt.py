@@ -102,7 +102,7 @@ def build_request(
     *,
     model: str,
     max_tokens: int,
-    temperature: float,
+    temperature: float | None,
     rubric: list[str],
     artifact: str,
     artifact_label: str,
@@ -115,12 +115,16 @@ def build_request(
     text = build_user_message(
         rubric, artifact, nonce=nonce, artifact_label=artifact_label, task=task, truncation_note=truncation_note
     )
-    return {
+    request: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
-        "temperature": temperature,
         "system": SYSTEM_PROMPT,
         "messages": [{"role": "user", "content": text}],
         "tools": [VERDICT_TOOL],
         "tool_choice": TOOL_CHOICE,
     }
+    if temperature is not None:
+        # anthropic>=1 dropped sampling parameters from create()'s signature; the API still
+        # takes them for the models that support them, so they travel in the body as-is.
+        request["extra_body"] = {"temperature": temperature}
+    return request

@@ -21,7 +21,9 @@ class JudgeSettings:
     model: str = DEFAULT_MODEL
     base_url: str | None = None  # None: the SDK default (api.anthropic.com or $ANTHROPIC_BASE_URL)
     api_key_env: str = DEFAULT_API_KEY_ENV
-    temperature: float = 0.0
+    # 0 for the most repeatable grading; None (`temperature: null`) sends none, for models or
+    # vendors that reject the parameter (newer Claude models accept only the default).
+    temperature: float | None = 0.0
     max_tokens: int = 1024
     timeout_s: float = 60.0
     max_retries: int = 2
@@ -104,10 +106,12 @@ def _number(minimum: float, *, integer: bool, above: bool = False):
     return parse
 
 
-def _temperature(raw: Any, path: Path, key: str) -> float:
+def _temperature(raw: Any, path: Path, key: str) -> float | None:
+    if raw is None:
+        return None
     value = _number(0.0, integer=False)(raw, path, key)
     if value > 1.0:
-        raise ConfigError(path, f"{key} must be between 0 and 1, got {raw}", fix="use 0 for the most repeatable grading")
+        raise ConfigError(path, f"{key} must be between 0 and 1, got {raw}", fix="use 0 for the most repeatable grading, or null to send no temperature")
     return value
 
 

@@ -1,0 +1,192 @@
+"""A scripted Messages-API server on 127.0.0.1 for judge tests.
+
+The real `anthropic.AsyncAnthropic` reaches it through `base_url`. Each test queues replies
+(a tool call, an HTTP error status, a delay) and reads back every request body the SDK sent.
+
+    def test_x(judge_server):
+        judge_server.push(tool_reply([("PASS", "ok")]))
+        judge_server.default = status_reply(529)      # what to answer once the queue is empty
+        ...
+        judge_server.requests[0]["body"]["messages"]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+TOOL = "record_rubric_verdicts"
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass
+class ScriptedReply:
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def tool_reply(
+    verdicts: list[tuple[str, str]] | None = None,
+    *,
+    tool_input: Any = None,
+    text: str | None = None,
+    usage: dict[str, int] | None = None,
+    delay_s: float = 0.0,
+) -> ScriptedReply:
+    """A 200 reply with a forced tool call. `verdicts` = [(PASS|FAIL, reason)] numbered from 1;
+    `tool_input` overrides it with any raw input (for malformed replies); `text` adds a text block first."""
+    if tool_input is None:
+        tool_input = {"items": [{"item": n, "verdict": v, "reason": r} for n, (v, r) in enumerate(verdicts or [], 1)]}
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    content.append({"type": "tool_use", "id": "toolu_01", "name": TOOL, "input": tool_input})
+    return ScriptedReply(200, _message(content, "tool_use", usage), delay_s)
+
+
+def text_reply(text: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
+    """A 200 reply without any tool call."""
+    return ScriptedReply(200, _message([{"type": "text", "text": text}], "end_turn", usage))
+
+
+def status_reply(status: int, message: str = "scripted error", delay_s: float = 0.0) -> ScriptedReply:
+    body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+    return ScriptedReply(status, body, delay_s)
+
+
+def _message(content: list[dict[str, Any]], stop_reason: str, usage: dict[str, int] | None) -> dict[str, Any]:
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage
+        or {"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+    }
+
+
+class JudgeServer:
+    def __init__(self) -> None:
+        self.queue: deque[ScriptedReply] = deque()
+        self.default: ScriptedReply | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.unscripted = 0  # requests that found neither a queued reply nor a default
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def push(self, *replies: ScriptedReply) -> None:
+        with self._lock:
+            self.queue.extend(replies)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests]
+
+    def user_texts(self) -> list[str]:
+        """The single user message of every recorded request, as text."""
+        texts = []
+        for body in self.bodies():
+            (message,) = body["messages"]
+            content = message["content"]
+            texts.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
+        return texts
+
+    def start(self) -> "JudgeServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self) -> ScriptedReply | None:
+        with self._lock:
+            if self.queue:
+                return self.queue.popleft()
+            return self.default
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {"unparsed": raw.decode("utf-8", "replace")}
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                reply = server._next()
+                if reply is None:
+                    server.unscripted += 1
+                    # x-should-retry: false so an unscripted request fails fast instead of retrying.
+                    reply = status_reply(400, "judge_server: no scripted reply left")
+                    extra = {"x-should-retry": "false"}
+                else:
+                    extra = {}
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                data = json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    # The SDK honours retry-after-ms, so retry backoff costs a millisecond in tests.
+                    self.send_header("retry-after-ms", "1")
+                    for key, value in extra.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout tests)
+
+        return Handler
+
+
+@pytest.fixture
+def judge_server():
+    server = JudgeServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def make_judge(server: JudgeServer, env: dict[str, str] | None = None, **settings: Any):
+    """A real Judge pointed at `server`, with a fake key in its own env and fast defaults."""
+    from scarbook.judge import Judge, JudgeSettings
+
+    options: dict[str, Any] = {"base_url": server.url, "max_retries": 2, "timeout_s": 5.0}
+    options.update(settings)
+    return Judge(JudgeSettings(**options), env=env if env is not None else {"ANTHROPIC_API_KEY": "sk-test-key"})
