@@ -58,8 +58,7 @@ def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> 
         target = resolve_inside(workspace, source)
     except PathEscapeError as exc:
         raise ArtifactRefused(f"artifact {source!r} not read, nothing sent to the judge: {exc}") from None
-    data = _read_capped(target, source, max_bytes)
-    size = _size(target, len(data))
+    data, size = _read_capped(target, source, max_bytes)
     if _looks_binary(data):
         raise ArtifactRefused(f"artifact {source!r} is a binary file; the judge grades text only")
     text, truncated = _cap(data, max_bytes)
@@ -67,7 +66,8 @@ def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> 
     return Artifact(text, f"workspace file {source}", source, size, truncated)
 
 
-def _read_capped(target: Path, source: str, max_bytes: int) -> bytes:
+def _read_capped(target: Path, source: str, max_bytes: int) -> tuple[bytes, int]:
+    """At most max_bytes + 1 bytes of the file (enough to know it is longer), and its full size."""
     # resolve_inside returned a real path; O_NOFOLLOW refuses it if a symlink was swapped in since.
     # O_NONBLOCK: a FIFO planted by the agent must not hang the harness (it is refused below).
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -80,23 +80,18 @@ def _read_capped(target: Path, source: str, max_bytes: int) -> bytes:
     except OSError as exc:
         raise ArtifactRefused(f"artifact {source!r} could not be read: {exc.strerror or exc}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            raise ArtifactRefused(f"artifact {source!r} is a directory, not a file")
+        if not stat.S_ISREG(mode):
             raise ArtifactRefused(f"artifact {source!r} is not a regular file")
         with os.fdopen(fd, "rb") as handle:
             fd = -1
-            return handle.read(max_bytes + 1)
-    except IsADirectoryError:
-        raise ArtifactRefused(f"artifact {source!r} is a directory, not a file") from None
+            return handle.read(max_bytes + 1), info.st_size
     finally:
         if fd >= 0:
             os.close(fd)
-
-
-def _size(target: Path, fallback: int) -> int:
-    try:
-        return target.stat().st_size
-    except OSError:
-        return fallback
 
 
 def _looks_binary(data: bytes) -> bool:

@@ -83,8 +83,11 @@ def _kind(value: Any) -> str:
 
 
 def _text(raw: Any, path: Path, key: str) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        raise ConfigError(path, f"{key} must be a non-empty string, not {_kind(raw)}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
+    fix = f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`"
+    if not isinstance(raw, str):
+        raise ConfigError(path, f"{key} must be a string, not {_kind(raw)}", fix=fix)
+    if not raw.strip():
+        raise ConfigError(path, f"{key} is empty", fix=fix)
     return raw.strip()
 
 
