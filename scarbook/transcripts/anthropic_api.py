@@ -1,0 +1,239 @@
+"""Anthropic Messages API JSON: a request body, a response, a list of messages, a request and
+response pair, or a saved stream of events (a JSON list, JSON lines, or raw `event:/data:` SSE).
+
+The content-block helpers here are shared with the Claude Code parser, whose records embed
+Messages API messages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scarbook.models import Usage
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.source import Source
+from scarbook.transcripts.text import base64_size, blob_placeholder
+
+FORMAT = "anthropic"
+BLOCK_TYPES = {"text", "tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking",
+               "server_tool_use", "web_search_tool_result", "search_result"}
+STREAM_TYPES = {"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                "message_delta", "message_stop", "ping", "error"}
+
+
+def blob_text(block: dict[str, Any]) -> str:
+    """Placeholder for an image or document block: "[image: image/png, 12 kB]"."""
+    kind = "image" if block.get("type") == "image" else "document"
+    src = block.get("source") or {}
+    if src.get("type") == "base64":
+        return blob_placeholder(kind, src.get("media_type"), base64_size(src.get("data", "")))
+    if src.get("type") == "url":
+        return f"[{kind}: {src.get('url')}]"
+    if src.get("type") == "text":
+        return src.get("data", "")
+    return blob_placeholder(kind, src.get("media_type"), None)
+
+
+def content_text(content: Any) -> str:
+    """The text of a tool_result's content: a string, or a list of text / image blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text":
+                parts.append(b.get("text", ""))
+            elif isinstance(b, dict) and b.get("type") in ("image", "document"):
+                parts.append(blob_text(b))
+            elif isinstance(b, str):
+                parts.append(b)
+            else:
+                parts.append(json.dumps(b, ensure_ascii=False))
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def add_content(t: Transcript, role: str, content: Any, *, sidechain: bool = False) -> list[Any]:
+    """Append one API message (string or block list) to the timeline; return the entries added."""
+    added: list[Any] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            added.append(Message(role, "\n".join(text), sidechain=sidechain))
+            text.clear()
+
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
+    for b in blocks:
+        if not isinstance(b, dict):
+            continue
+        kind = b.get("type")
+        if kind == "text":
+            text.append(b.get("text", ""))
+        elif kind in ("image", "document"):
+            text.append(blob_text(b))
+        elif kind in ("thinking", "redacted_thinking"):
+            flush()
+            added.append(Message(role, b.get("thinking", "[redacted thinking]"), kind="thinking", sidechain=sidechain))
+        elif kind in ("tool_use", "server_tool_use"):
+            flush()
+            inp = b.get("input")
+            added.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")),
+                                  inp if isinstance(inp, dict) else {"input": inp}, sidechain=sidechain))
+        elif kind == "tool_result" or kind == "web_search_tool_result":
+            flush()
+            added.append(ToolResult(str(b.get("tool_use_id", "")), content_text(b.get("content")),
+                                    bool(b.get("is_error")), sidechain=sidechain))
+    flush()
+    t.entries.extend(added)
+    return added
+
+
+def add_usage(total: Usage, usage: dict[str, Any] | None) -> None:
+    if not isinstance(usage, dict):
+        return
+    total.add(Usage(
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+    ))
+
+
+def _check_messages(messages: Any, what: str) -> list[dict[str, Any]]:
+    if not isinstance(messages, list) or not messages:
+        raise NotThisFormat(f"{what} is not a non-empty list of messages")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m or "content" not in m:
+            raise NotThisFormat(f"{what}[{i}] has no role and content")
+        if m["role"] not in ("user", "assistant"):
+            raise NotThisFormat(f"{what}[{i}] has role {m['role']!r} (the Messages API has only user and assistant)")
+        if "tool_calls" in m:
+            raise NotThisFormat(f"{what}[{i}] has tool_calls (an OpenAI field)")
+        if isinstance(m["content"], list):
+            for b in m["content"]:
+                kind = b.get("type") if isinstance(b, dict) else None
+                if kind not in BLOCK_TYPES:
+                    raise NotThisFormat(f"{what}[{i}] has a content block of type {kind!r}")
+        elif not isinstance(m["content"], str):
+            raise NotThisFormat(f"{what}[{i}] content is neither text nor a list of blocks")
+    return messages
+
+
+def _system_text(system: Any) -> str:
+    return system if isinstance(system, str) else content_text(system)
+
+
+def _stream_events(src: Source) -> list[dict[str, Any]] | None:
+    """The file as a list of stream events, whichever way it was saved, or None."""
+    value = src.json
+    if isinstance(value, list) and value and all(isinstance(e, dict) for e in value):
+        events = value
+    elif src.text is not None and src.text.lstrip().startswith(("event:", "data:")):
+        events = []
+        for line in src.text.splitlines():
+            if line.startswith("data:"):
+                try:
+                    events.append(json.loads(line[5:].strip()))
+                except ValueError:
+                    events.append({"type": "_truncated"})
+    elif not src.is_json and src.objects():
+        events = src.objects()
+    else:
+        return None
+    if events and events[0].get("type") == "message_start":
+        return events
+    return None
+
+
+def _parse_stream(t: Transcript, events: list[dict[str, Any]]) -> None:
+    usage = Usage()
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, list[str]] = {}
+    message_usage: dict[str, Any] = {}
+
+    def close_message() -> None:
+        for index in sorted(blocks):
+            block = blocks[index]
+            if block.get("type") == "tool_use" and partial.get(index):
+                raw = "".join(partial[index])
+                try:
+                    block["input"] = json.loads(raw)
+                except ValueError:
+                    t.warnings.append(f"tool call {block.get('id')} input was cut off mid-stream; kept as raw text")
+                    block["input"] = {"_partial_json": raw}
+        if blocks:
+            add_content(t, "assistant", [blocks[i] for i in sorted(blocks)])
+        add_usage(usage, message_usage)
+        blocks.clear()
+        partial.clear()
+
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "_truncated":
+            t.warnings.append("last line truncated by a crash; it was skipped")
+        elif kind == "message_start":
+            close_message()
+            msg = ev.get("message") or {}
+            t.model = msg.get("model") or t.model
+            message_usage = dict(msg.get("usage") or {})
+        elif kind == "content_block_start":
+            blocks[int(ev.get("index", len(blocks)))] = dict(ev.get("content_block") or {})
+        elif kind == "content_block_delta":
+            index, delta = int(ev.get("index", 0)), ev.get("delta") or {}
+            block = blocks.setdefault(index, {"type": "text", "text": ""})
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + delta.get("text", "")
+            elif delta.get("type") == "input_json_delta":
+                partial.setdefault(index, []).append(delta.get("partial_json", ""))
+            elif delta.get("type") == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+        elif kind == "message_delta":
+            # output_tokens in message_delta is the running total for the message, not an increment
+            message_usage.update({k: v for k, v in (ev.get("usage") or {}).items() if v is not None})
+        elif kind == "error":
+            t.warnings.append(f"the stream ended with an error: {json.dumps(ev.get('error'))}")
+    close_message()
+    t.usage = usage
+
+
+def parse(src: Source) -> Transcript:
+    t = Transcript(format="anthropic-messages", source=src.path)
+    events = _stream_events(src)
+    if events is not None:
+        t.format = "anthropic-stream"
+        _parse_stream(t, events)
+        return finish_transcript(t)
+    value = src.json
+    if value is None and not src.is_json:
+        raise NotThisFormat("not a JSON document or a stream of message events")
+    usage = Usage()
+    if isinstance(value, dict) and isinstance(value.get("request"), dict):
+        request, response = value["request"], value.get("response")
+    elif isinstance(value, dict) and value.get("type") == "message" and value.get("role") == "assistant":
+        request, response = None, value
+    elif isinstance(value, dict) and "messages" in value:
+        request, response = value, None
+    elif isinstance(value, list):
+        request, response = {"messages": value}, None
+    else:
+        raise NotThisFormat("no `messages` list, `type: message` response or stream events")
+    if request is not None:
+        messages = _check_messages(request.get("messages"), "messages")
+        t.model = request.get("model")
+        if request.get("system"):
+            t.entries.append(Message("system", _system_text(request["system"])))
+        for m in messages:
+            add_content(t, m["role"], m["content"])
+    if isinstance(response, dict):
+        if response.get("type") != "message" or not isinstance(response.get("content"), list):
+            raise NotThisFormat("the response is not a Messages API message (type: message, content blocks)")
+        _check_messages([response], "response")
+        t.model = response.get("model") or t.model
+        add_content(t, "assistant", response["content"])
+        add_usage(usage, response.get("usage"))
+        t.usage = usage
+    return finish_transcript(t)

@@ -1,0 +1,114 @@
+"""From a transcript to the pieces of a case: candidate artifacts, the task, seed files.
+
+Candidates are numbered from 1 in a stable order: the final answer, then each file the agent
+wrote (final content, in order of first write), then each tool result in timeline order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from scarbook.paths import check_relative
+from scarbook.transcripts.files import file_operation, relative_path
+from scarbook.transcripts.model import Message, ToolCall, Transcript
+from scarbook.transcripts.text import human_size, preview
+
+CandidateKind = Literal["final_answer", "file", "tool_result"]
+_KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "tool result"}
+
+
+@dataclass
+class Candidate:
+    number: int
+    kind: CandidateKind
+    label: str
+    content: str
+    path: str | None = None  # the workspace path, for a file artifact
+
+
+@dataclass
+class SeedSuggestion:
+    path: str
+    content: str | None  # None when no tool result holds the whole file
+    reason: str
+
+
+def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
+    """A short name for a tool call: "Read README.md", "Bash: ls -la"."""
+    if call is None:
+        return "unknown tool"
+    op = file_operation(call)
+    if op is not None:
+        return f"{call.name} {relative_path(op.path, cwd)}"
+    for key in ("command", "cmd", "query", "pattern", "url"):
+        if isinstance(call.input.get(key), str):
+            return f"{call.name}: {preview(call.input[key], 40)}"
+    return call.name
+
+
+def candidates(t: Transcript) -> list[Candidate]:
+    out: list[Candidate] = []
+
+    def add(kind: CandidateKind, label: str, content: str, path: str | None = None) -> None:
+        out.append(Candidate(len(out) + 1, kind, label, content, path))
+
+    if t.final_answer is not None and t.final_answer.strip():
+        add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer)
+    for f in t.files_written:
+        if f.content is not None:
+            add("file", f"file {f.path} (final content)", f.content, f.path)
+    for r in t.tool_results:
+        if r.text.strip():
+            add("tool_result", f"result of {describe_call(t.call_for(r.call_id), t.cwd)}"
+                + (" (error)" if r.is_error else ""), r.text)
+    return out
+
+
+def default_artifact(cands: list[Candidate]) -> int:
+    """The candidate to pick when the user names none: the last file written, else the answer."""
+    files = [c for c in cands if c.kind == "file"]
+    if files:
+        return files[-1].number
+    answers = [c for c in cands if c.kind == "final_answer"]
+    return answers[0].number if answers else 1
+
+
+def suggest_task(t: Transcript) -> str:
+    """The first thing the user asked (the main conversation, not a subagent's)."""
+    for m in t.entries:
+        if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
+            return m.text.strip()
+    return ""
+
+
+def suggest_seeds(t: Transcript) -> list[SeedSuggestion]:
+    """Files the agent read or listed before writing them itself, once each, in order."""
+    by_path: dict[str, SeedSuggestion] = {}
+    for f in t.files_read:
+        if f.written_before or f.path in (".", "") or check_relative(f.path):
+            continue
+        verb = "read" if f.kind == "read" else "listed"
+        have = by_path.get(f.path)
+        if have is not None and (have.content is not None or f.content is None):
+            continue
+        if f.content is not None:
+            reason = f"{verb} by {f.tool}; content from its result"
+        elif f.kind == "list":
+            reason = f"listed by {f.tool}; a directory, add its files yourself"
+        else:
+            reason = f"{verb} by {f.tool}; only part of it is in the transcript"
+        by_path[f.path] = SeedSuggestion(f.path, f.content, reason)
+    return list(by_path.values())
+
+
+def format_candidates(cands: list[Candidate]) -> str:
+    """The text `scarbook import PATH --list` prints: one numbered entry and a preview each."""
+    if not cands:
+        return "no candidate artifacts in this transcript"
+    lines = []
+    for c in cands:
+        size = human_size(len(c.content.encode("utf-8")))
+        lines.append(f"{c.number:>3}  {_KIND_LABEL[c.kind]:<11}  {c.label}  [{size}]")
+        lines.append(f"     {preview(c.content, 72)}")
+    return "\n".join(lines)

@@ -1,0 +1,127 @@
+"""The one transcript model every parser produces.
+
+A transcript is an ordered timeline of entries (messages, tool calls, tool results) plus what can
+be derived from it: the files the agent wrote (final content reconstructed where possible), the
+files it read or listed, the final answer, the model and the token usage. Pure data, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from scarbook.models import Usage
+
+
+@dataclass
+class Message:
+    role: str  # user | assistant | system
+    text: str
+    kind: Literal["text", "thinking"] = "text"  # thinking/reasoning is shown, never an answer
+    sidechain: bool = False  # a subagent's conversation (Claude Code `isSidechain`)
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+    sidechain: bool = False
+
+
+@dataclass
+class ToolResult:
+    call_id: str
+    text: str
+    is_error: bool = False
+    # The exact whole content of a file this result read, when the log states it outright
+    # (Claude Code's `toolUseResult.file`); None means "use `text` if the format is verbatim".
+    file_content: str | None = None
+    # The file's content before an edit, when the log records it (Claude Code `originalFile`).
+    original_file: str | None = None
+    sidechain: bool = False
+
+
+Entry = Union[Message, ToolCall, ToolResult]
+
+
+@dataclass
+class FileWritten:
+    """A file the agent wrote. `content` is None when it cannot be reconstructed (see `note`)."""
+
+    path: str
+    content: str | None
+    tools: list[str] = field(default_factory=list)  # tool names applied, in order
+    note: str = ""
+
+
+@dataclass
+class FileRead:
+    """A file the agent read (or a directory it listed)."""
+
+    path: str
+    kind: Literal["read", "list"]
+    content: str | None  # whole content when a tool result holds it whole, else None
+    tool: str
+    written_before: bool = False  # the agent had itself written this path earlier
+
+
+@dataclass
+class Transcript:
+    format: str
+    entries: list[Entry] = field(default_factory=list)
+    final_answer: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    cwd: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    files_written: list[FileWritten] = field(default_factory=list)
+    files_read: list[FileRead] = field(default_factory=list)
+    source: Path | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        return [e for e in self.entries if isinstance(e, Message)]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [e for e in self.entries if isinstance(e, ToolCall)]
+
+    @property
+    def tool_results(self) -> list[ToolResult]:
+        return [e for e in self.entries if isinstance(e, ToolResult)]
+
+    def result_for(self, call_id: str) -> ToolResult | None:
+        for e in self.entries:
+            if isinstance(e, ToolResult) and e.call_id == call_id:
+                return e
+        return None
+
+    def call_for(self, call_id: str) -> ToolCall | None:
+        for e in self.entries:
+            if isinstance(e, ToolCall) and e.id == call_id:
+                return e
+        return None
+
+
+class NotThisFormat(Exception):
+    """Raised by a parser when the file is not in its format; the message says why."""
+
+
+def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcript:
+    """Derive files and the final answer once a parser has filled the timeline.
+
+    `verbatim_reads`: a read tool's result text is the file content itself (true for every
+    format but Claude Code, whose Read results carry line numbers).
+    """
+    from scarbook.transcripts.files import derive_files
+
+    if t.final_answer is None:
+        for m in reversed(t.entries):
+            if isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain:
+                if m.text.strip():
+                    t.final_answer = m.text
+                    break
+    derive_files(t, verbatim_reads=verbatim_reads)
+    return t

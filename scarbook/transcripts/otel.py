@@ -1,0 +1,235 @@
+"""OpenTelemetry GenAI spans exported as OTLP JSON (one export, or JSON lines of exports as the
+collector's file exporter writes them).
+
+Model spans carry the conversation in `gen_ai.input.messages` / `gen_ai.output.messages`
+(current semantic conventions) or in the older `gen_ai.prompt` / `gen_ai.completion` (a JSON
+string) and `gen_ai.prompt.N.content` / `gen_ai.completion.N.tool_calls.M.name` (indexed)
+attributes. Tool executions are `execute_tool` spans. Each model span repeats the whole history
+in its input, so messages already on the timeline are not added again: a message is added once
+per time it occurs in a single span's input (repeated identical prompts survive).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import asdict
+from typing import Any
+
+from scarbook.models import Usage
+from scarbook.transcripts.model import Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.openai import add_chat_message, parse_arguments
+from scarbook.transcripts.source import Source
+from scarbook.transcripts.text import base64_size, blob_placeholder
+
+FORMAT = "otel"
+_INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
+
+
+def any_value(v: Any) -> Any:
+    """Decode an OTLP JSON AnyValue ({"stringValue": ...}, {"intValue": "3"}, arrays, kvlists)."""
+    if not isinstance(v, dict):
+        return v
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "doubleValue" in v:
+        return float(v["doubleValue"])
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "arrayValue" in v:
+        return [any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return {kv["key"]: any_value(kv.get("value")) for kv in (v["kvlistValue"] or {}).get("values", [])}
+    if "bytesValue" in v:
+        return blob_placeholder("binary", None, base64_size(v["bytesValue"]))
+    return None
+
+
+def attributes(span: dict[str, Any]) -> dict[str, Any]:
+    attrs = span.get("attributes") or {}
+    if isinstance(attrs, dict):  # console exporters write a plain mapping
+        return attrs
+    return {a.get("key"): any_value(a.get("value")) for a in attrs if isinstance(a, dict)}
+
+
+def _spans(src: Source) -> list[dict[str, Any]]:
+    exports = [src.json] if src.is_json else src.objects()
+    spans = []
+    for export in exports:
+        if not isinstance(export, dict) or "resourceSpans" not in export:
+            continue
+        for rs in export.get("resourceSpans") or []:
+            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+                spans.extend(s for s in ss.get("spans") or [] if isinstance(s, dict))
+    return spans
+
+
+def _json_attr(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _part_entries(t: Transcript, role: str, part: Any) -> tuple[str | None, Entry | None]:
+    """(text to add to the message, or a tool entry) for one semconv message part."""
+    if isinstance(part, str):
+        return part, None
+    kind = part.get("type")
+    if kind == "text":
+        return str(part.get("content", "")), None
+    if kind == "tool_call":
+        cid = str(part.get("id") or "")
+        return None, ToolCall(cid, str(part.get("name", "")), parse_arguments(t, cid, part.get("arguments")))
+    if kind == "tool_call_response":
+        resp = part.get("response", part.get("result"))
+        return None, ToolResult(str(part.get("id") or ""), resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False))
+    if kind == "reasoning":
+        return None, Message(role, str(part.get("content", "")), kind="thinking")
+    if kind == "blob":
+        return blob_placeholder(part.get("modality") or "blob", part.get("mime_type"), base64_size(part.get("content", ""))), None
+    if kind in ("uri", "file"):
+        return f"[{part.get('modality') or 'file'}: {part.get('uri') or part.get('file_id')}]", None
+    return json.dumps(part, ensure_ascii=False), None
+
+
+def _message_entries(t: Transcript, m: Any, default_role: str) -> list[Entry]:
+    scratch = Transcript(format=FORMAT)
+    if isinstance(m, str):
+        return [Message(default_role, m)]
+    if not isinstance(m, dict):
+        return []
+    if "parts" not in m:  # the older, OpenAI-shaped messages
+        add_chat_message(scratch, {"role": default_role, **m}, [])
+        t.warnings.extend(scratch.warnings)
+        return scratch.entries
+    role, out, text = str(m.get("role", default_role)), [], []
+    for part in m.get("parts") or []:
+        piece, entry = _part_entries(t, role, part)
+        if piece is not None:
+            text.append(piece)
+        if entry is not None:
+            if text:
+                out.append(Message(role, "\n".join(text)))
+                text = []
+            out.append(entry)
+    if text or not out:
+        out.append(Message(role, "\n".join(text)))
+    return out
+
+
+def _indexed(attrs: dict[str, Any], which: str) -> list[dict[str, Any]]:
+    """gen_ai.prompt.0.role / .content / .completion.0.tool_calls.1.name -> OpenAI-shaped messages."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        m = _INDEXED.match(key or "")
+        if not m or m.group(1) != which:
+            continue
+        msg, field = found.setdefault(int(m.group(2)), {}), m.group(3)
+        tc = re.match(r"tool_calls\.(\d+)\.(\w+)$", field)
+        if tc:
+            calls = msg.setdefault("_calls", {})
+            calls.setdefault(int(tc.group(1)), {})[tc.group(2)] = value
+        else:
+            msg[field] = value
+    out = []
+    for _, msg in sorted(found.items()):
+        calls = msg.pop("_calls", {})
+        if calls:
+            msg["tool_calls"] = [{"id": c.get("id", ""), "function": {"name": c.get("name", ""), "arguments": c.get("arguments", "")}}
+                                 for _, c in sorted(calls.items())]
+        out.append(msg)
+    return out
+
+
+def _messages(attrs: dict[str, Any], side: str) -> list[Any]:
+    new, old = ("gen_ai.input.messages", "gen_ai.prompt") if side == "input" else ("gen_ai.output.messages", "gen_ai.completion")
+    for key in (new, old):
+        if key in attrs:
+            value = _json_attr(attrs[key])
+            return value if isinstance(value, list) else [value]
+    return _indexed(attrs, old.split(".")[1])
+
+
+def _is_model_span(attrs: dict[str, Any]) -> bool:
+    return any(k.startswith(("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion"))
+               for k in attrs if k)
+
+
+def _signature(e: Entry) -> str:
+    return type(e).__name__ + json.dumps(asdict(e), sort_keys=True, default=str)
+
+
+def parse(src: Source) -> Transcript:
+    spans = _spans(src)
+    if not spans:
+        raise NotThisFormat("no OTLP `resourceSpans` with spans")
+    t = Transcript(format=FORMAT, source=src.path)
+    timeline: list[tuple[int, int, str, dict[str, Any], dict[str, Any]]] = []
+    for seq, span in enumerate(spans):
+        attrs = attributes(span)
+        start, end = int(span.get("startTimeUnixNano") or 0), int(span.get("endTimeUnixNano") or 0)
+        if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
+            timeline += [(start, seq, "tool_start", span, attrs), (end, seq, "tool_end", span, attrs)]
+        elif _is_model_span(attrs):
+            timeline += [(start, seq, "input", span, attrs), (end, seq, "output", span, attrs)]
+    if not timeline:
+        raise NotThisFormat("OTLP spans, but none with gen_ai messages or execute_tool")
+    timeline.sort(key=lambda x: (x[0], x[2] in ("input", "tool_start"), x[1]))
+    emitted: Counter[str] = Counter()
+    call_ids: set[str] = set()
+    result_ids: set[str] = set()
+    usage, saw_usage = Usage(), False
+
+    def add(entries: list[Entry], local: Counter[str]) -> None:
+        for e in entries:
+            cid = getattr(e, "id", None) if isinstance(e, ToolCall) else getattr(e, "call_id", None)
+            seen = call_ids if isinstance(e, ToolCall) else result_ids
+            if cid and not isinstance(e, Message):
+                if cid in seen:
+                    continue
+                seen.add(cid)
+            else:
+                sig = _signature(e)
+                local[sig] += 1
+                if local[sig] <= emitted[sig]:
+                    continue
+                emitted[sig] += 1
+            t.entries.append(e)
+
+    for _, _, action, span, attrs in timeline:
+        if action == "tool_start":
+            cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
+            args = attrs.get("gen_ai.tool.call.arguments", attrs.get("gen_ai.tool.arguments"))
+            add([ToolCall(cid, str(attrs.get("gen_ai.tool.name", "")), parse_arguments(t, cid, args))], Counter())
+        elif action == "tool_end":
+            cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
+            result = attrs.get("gen_ai.tool.call.result", attrs.get("gen_ai.tool.result"))
+            if result is not None:
+                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+                failed = (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR")
+                add([ToolResult(cid, text, failed)], Counter())
+        else:
+            local: Counter[str] = Counter()
+            if action == "input":
+                system = _json_attr(attrs.get("gen_ai.system_instructions"))
+                if system:
+                    add(_message_entries(t, {"role": "system", "parts": system if isinstance(system, list) else [system]}, "system"), local)
+            role = "user" if action == "input" else "assistant"
+            for m in _messages(attrs, action):
+                add(_message_entries(t, m, role), local)
+            if action == "output":
+                t.model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or t.model
+                if attrs.get("gen_ai.operation.name") != "invoke_agent":  # agent spans re-count their children
+                    inp = attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))
+                    out = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
+                    if inp is not None or out is not None:
+                        saw_usage = True
+                        usage.add(Usage(input_tokens=int(inp or 0), output_tokens=int(out or 0)))
+    t.usage = usage if saw_usage else None
+    return finish_transcript(t)

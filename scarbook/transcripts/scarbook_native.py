@@ -1,0 +1,55 @@
+"""scarbook's own transcript JSON lines: what the demo agent (and any agent that follows
+docs/transcript-format.md) appends to `$SCARBOOK_TRANSCRIPT`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scarbook.models import Usage
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.source import Source, truncation_warning
+
+FORMAT = "scarbook"
+TYPES = {"task", "assistant", "tool_call", "tool_result", "final", "usage"}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def parse(src: Source) -> Transcript:
+    if src.text is None:
+        raise NotThisFormat("the file is not UTF-8 text")
+    records = src.objects()
+    if not records:
+        raise NotThisFormat("not JSON lines")
+    bad = src.json_lines.bad
+    if len(bad) >= len(records):
+        raise NotThisFormat(f"line {bad[0][0]} is not JSON")
+    unknown = sorted({str(r.get("type")) for r in records} - TYPES)
+    if unknown:
+        raise NotThisFormat(f"record types {', '.join(unknown)} are not scarbook's ({', '.join(sorted(TYPES))})")
+    t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))
+    usage, saw_usage = Usage(), False
+    for r in records:
+        kind = r["type"]
+        if kind == "task":
+            t.entries.append(Message("user", _text(r.get("text", ""))))
+        elif kind == "assistant":
+            t.entries.append(Message("assistant", _text(r.get("text", ""))))
+        elif kind == "tool_call":
+            inp = r.get("input")
+            t.entries.append(ToolCall(str(r.get("id", "")), str(r.get("name", "")),
+                                      inp if isinstance(inp, dict) else {"input": inp}))
+        elif kind == "tool_result":
+            t.entries.append(ToolResult(str(r.get("id", "")), _text(r.get("output", "")), bool(r.get("is_error"))))
+        elif kind == "final":
+            t.final_answer = _text(r.get("text", ""))
+            t.entries.append(Message("assistant", t.final_answer))
+        elif kind == "usage":
+            saw_usage = True
+            t.model = r.get("model") or t.model
+            usage.add(Usage(input_tokens=int(r.get("input_tokens") or 0), output_tokens=int(r.get("output_tokens") or 0)))
+    t.usage = usage if saw_usage else None
+    return finish_transcript(t)
