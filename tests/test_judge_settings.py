@@ -104,3 +104,19 @@ def test_priced_usage_cost():
     assert got.cost_usd == pytest.approx(5.0 + 2.5 + 0.1 + 0.25)
     assert got.input_tokens == 1_000_000
     assert priced(usage, "unknown-model", DEFAULT_PRICES).cost_usd == 0.0
+
+
+def test_price_usage_for_agent_lines_and_prompt_digest():
+    settings = JudgeSettings()
+    assert settings.price_usage("claude-haiku-4-5", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(6.0)
+    assert settings.price_usage("unknown", Usage(input_tokens=5)) == 0.0
+    digest = settings.prompt_digest
+    assert len(digest) == 12 and digest == JudgeSettings(model="other").prompt_digest  # prompt, not model
+    import scarbook.judge.prompt as prompt
+
+    original = prompt.SYSTEM_PROMPT
+    try:
+        prompt.SYSTEM_PROMPT = original + " Be lenient."
+        assert settings.prompt_digest != digest
+    finally:
+        prompt.SYSTEM_PROMPT = original

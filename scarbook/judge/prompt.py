@@ -6,6 +6,8 @@ else of the run — transcript, stderr, earlier messages — has a parameter her
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 from typing import Any
 
@@ -128,3 +130,10 @@ def build_request(
         # takes them for the models that support them, so they travel in the body as-is.
         request["extra_body"] = {"temperature": temperature}
     return request
+
+
+def prompt_digest() -> str:
+    """A short digest of everything fixed in a judge request (system prompt, tool, message frame)."""
+    frame = build_user_message(["<item>"], "<artifact>", nonce="0" * 32, artifact_label="<label>", task="<task>")
+    blob = json.dumps({"system": SYSTEM_PROMPT, "tool": VERDICT_TOOL, "choice": TOOL_CHOICE, "frame": frame}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

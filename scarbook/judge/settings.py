@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import ConfigError
-from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice
+from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice, priced
+from scarbook.judge.prompt import prompt_digest
+from scarbook.models import Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -58,6 +60,17 @@ class JudgeSettings:
                 fix="use 1, 3 or 5 so every rubric item has a strict majority",
             )
         return cls(**values)
+
+    @property
+    def prompt_digest(self) -> str:
+        """Changes when the grading prompt or tool schema changes: sessions graded by different
+        prompts are not comparable (part of Config.fingerprint)."""
+        return prompt_digest()
+
+    def price_usage(self, model: str, usage: Usage) -> float:
+        """USD for `usage` on `model` from this price table (0.0 for a model it cannot price);
+        the runner uses it for agent usage lines that carry a model but no cost."""
+        return priced(usage, model, self.prices).cost_usd
 
     def to_dict(self) -> dict[str, Any]:
         """The settings that decide verdicts (for the session fingerprint and history)."""
