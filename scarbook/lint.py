@@ -1,0 +1,233 @@
+"""Rubric lint: deterministic advice on a case's checks. Advice only — it never blocks a run.
+
+Rules (each `LintHint.rule`):
+- `vague-item`       an item with a judgement word ("good", "high quality", "professional") and
+                     nothing observable to check it against (no quote, number, file, or verb such
+                     as "names", "mentions", "lists").
+- `joined-criteria`  an item joining two criteria with "and"; suggests the split.
+- `rule-decidable`   an item a free rule check decides (exact line count, file exists, contains
+                     "X", parses as JSON); suggests the check dict, or names the check that
+                     already decides it.
+- `duplicate-item`   the same item twice in one case.
+- `judge-only`       a case whose only checks are LLM judges.
+The word lists are plain data below; a new rule is one function added to RULES.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from scarbook.models import Case
+
+VAGUE_TERMS = (
+    "good", "bad", "great", "fine", "nice", "quality", "high-quality", "professional",
+    "professionally", "well written", "well-written", "well structured", "well-structured",
+    "clean", "appropriate", "appropriately", "reasonable", "acceptable", "adequate",
+    "satisfactory", "sensible", "helpful", "correct", "correctly", "proper", "properly",
+    "polished", "robust", "elegant", "thorough", "comprehensive", "makes sense", "ok", "okay",
+)
+# Words that point at something a reader can see in the artifact.
+OBSERVABLE = frozenset(
+    "names name mentions mention lists list includes include contains contain states state says say "
+    "quotes quote cites cite claims claim reports report returns return matches match equals equal "
+    "exactly least most refers identifies identify exists exist prints print ends starts begins "
+    "uses use calls call removes deletes creates writes asks admits refuses apologizes".split()
+)
+VERBS = frozenset(
+    "is are was were be does do did has have had can cannot must should will contains contain mentions "
+    "names lists includes states says claims uses returns exits writes creates deletes modifies keeps "
+    "explains matches passes fails exists gives shows reports refers quotes cites describes identifies "
+    "points ends starts begins follows avoids changes leaves answers asks apologizes admits refuses "
+    "prints calls removes sets adds".split()
+)
+NUMBERS = {"one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+           "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+PATH = r"(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7}"
+_PATH_RE = re.compile(rf"(?<![\w/.-])({PATH})(?![\w/-])")
+_QUOTED = re.compile(r"[\"“'`]([^\"”'`]+)[\"”'`]")
+_COUNT = r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|a single|single)"
+_LINES_RE = re.compile(
+    rf"\b(?:contains|contain|has|have|is|are|be|of)\s+(?P<bound>exactly|at most|at least|no more than|no fewer than)?\s*{_COUNT}\s+lines?\b"
+    rf"|\b(?:is|be)\s+{_COUNT.replace('?P<n>', '?P<n2>')}\s+lines?\s+long\b"
+)
+_EXISTS_RE = re.compile(rf"(?P<path>{PATH})\s+(?:exists|is created|was created|is present|is written)\b"
+                        rf"|\b(?:creates|created|writes|wrote)\s+(?:a\s+file\s+(?:named|called)\s+)?(?P<path2>{PATH})\b")
+_ABSENT_RE = re.compile(rf"(?P<path>{PATH})\s+(?:does not exist|doesn't exist|is deleted|was deleted|is removed|is absent)\b")
+_CONTAINS_RE = re.compile(
+    r"\b(?P<neg>does not |doesn't |never )?(?:contains?|includes?|mentions?|says|has|have)\s+(?:the\s+)?"
+    r"(?:(?:exact\s+)?(?:text|string|phrase|word|line|heading|words)\s+)?[\"“'`](?P<text>[^\"”'`]+)[\"”'`]"
+)
+_JSON_RE = re.compile(r"\bvalid json\b|\bparses? as json\b|\bis (?:well-formed )?json\b|\bparseable json\b")
+
+
+@dataclass
+class LintHint:
+    case_id: str
+    check_index: int | None  # position in case.checks; None for a hint about the whole case
+    item_index: int | None  # position in that check's rubric
+    rule: str
+    message: str
+    suggestion: str
+    suggested_check: dict[str, Any] | None = None  # rule-decidable: the check to add
+    suggested_items: list[str] | None = None  # joined-criteria: the split
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9'-]+", text.lower())
+
+
+def _has_term(text: str, terms: tuple[str, ...]) -> str | None:
+    low = " " + " ".join(_words(text)) + " "
+    return next((t for t in terms if f" {t} " in low), None)
+
+
+def _vague(item: str, artifact: str) -> tuple[str, str, dict | None, list | None] | None:
+    term = _has_term(item, VAGUE_TERMS)
+    if term is None:
+        return None
+    observable = (_QUOTED.search(item) or re.search(r"\d", item) or _PATH_RE.search(item)
+                  or OBSERVABLE & set(_words(item)))
+    if observable:
+        return None
+    return (f"{item!r} has no observable criterion: {term!r} is a judgement, not something to look for",
+            "say what a reader would see in the artifact when it is right, e.g. 'the review names the "
+            "bug on line 12' or 'the answer quotes the error message'", None, None)
+
+
+def _has_verb(part: str) -> bool:
+    return bool(VERBS & set(_words(part)))
+
+
+def _split_criteria(item: str) -> list[str]:
+    parts: list[str] = []
+    for part in re.split(r",?\s+and\s+", item.strip().rstrip(".")):
+        inside_between = parts and "between" in _words(parts[-1])[-4:]
+        if parts and (inside_between or not _has_verb(part) or not _has_verb(parts[-1])):
+            parts[-1] += " and " + part
+        else:
+            parts.append(part)
+    if len(parts) < 2:
+        return parts
+    first = parts[0].split()
+    verb_at = next((i for i, w in enumerate(first) if w.lower() in VERBS), 0)
+    subject = " ".join(first[:verb_at])
+    out = [parts[0]]
+    for part in parts[1:]:
+        starts_with_verb = part.split()[0].lower() in VERBS
+        out.append(f"{subject} {part}".strip() if starts_with_verb and subject else part)
+    return out
+
+
+def _joined(item: str, artifact: str) -> tuple[str, str, dict | None, list | None] | None:
+    parts = _split_criteria(item)
+    if len(parts) < 2:
+        return None
+    return (f"{item!r} joins {len(parts)} criteria: when it fails you will not know which",
+            "split it into: " + " | ".join(parts), None, parts)
+
+
+def _rule_check(item: str, artifact: str) -> dict[str, Any] | None:
+    """The free rule check that decides this item, if one does."""
+    low = item.lower()
+    named = _PATH_RE.search(item)
+    path = named.group(1) if named else (artifact if artifact != "output" else None)
+    if m := _LINES_RE.search(low):
+        n = m.group("n") or m.group("n2")
+        count = int(n) if n.isdigit() else NUMBERS[n]
+        key = {"at most": "max", "no more than": "max", "at least": "min", "no fewer than": "min"}.get(m.group("bound") or "", "equals")
+        if path:
+            return {"type": "line_count", "path": path, key: count}
+    if (m := _ABSENT_RE.search(item)) and m.group("path"):
+        return {"type": "file_absent", "path": m.group("path")}
+    if m := _EXISTS_RE.search(item):
+        return {"type": "file_exists", "path": m.group("path") or m.group("path2")}
+    if m := _CONTAINS_RE.search(item):
+        text, negated = m.group("text"), bool(m.group("neg"))
+        target = _PATH_RE.search(item[: m.start()])
+        where = target.group(1) if target else (artifact if artifact != "output" else None)
+        if where:
+            return {"type": "not_contains" if negated else "contains", "path": where, "text": text}
+        if not negated:
+            return {"type": "output_contains", "text": text}
+    if _JSON_RE.search(low) and path:
+        return {"type": "json_valid", "path": path}
+    return None
+
+
+def _covered_by(case: Case, suggested: dict[str, Any]) -> int | None:
+    for i, check in enumerate(case.checks):
+        if check.type == suggested["type"] and all(check.params.get(k) == v for k, v in suggested.items() if k != "type"):
+            return i
+    return None
+
+
+def _lint_items(case: Case) -> list[LintHint]:
+    hints: list[LintHint] = []
+    seen: dict[str, tuple[int, int]] = {}
+    for ci, check in enumerate(case.checks):
+        if not check.is_judge:
+            continue
+        artifact = str(check.params.get("artifact", "output"))
+        for ii, item in enumerate(check.params.get("rubric") or []):
+            item = str(item)
+            for rule, fn in (("vague-item", _vague), ("joined-criteria", _joined)):
+                if found := fn(item, artifact):
+                    message, suggestion, chk, items = found
+                    hints.append(LintHint(case.id, ci, ii, rule, message, suggestion, chk, items))
+            if suggested := _rule_check(item, artifact):
+                covered = _covered_by(case, suggested)
+                if covered is not None:
+                    hints.append(LintHint(case.id, ci, ii, "rule-decidable",
+                                          f"{item!r} is already decided by check {covered + 1} ({suggested['type']}) for free",
+                                          "drop it from the rubric, or keep it only if the judge must see it", None, None))
+                else:
+                    shown = "{" + ", ".join(f"{k}: {v}" for k, v in suggested.items()) + "}"
+                    hints.append(LintHint(case.id, ci, ii, "rule-decidable",
+                                          f"{item!r} can be decided by a {suggested['type']} check, with no judge call",
+                                          f"add {shown} before the judge", suggested, None))
+            norm = " ".join(_words(item))
+            if norm in seen:
+                first_check, first_item = seen[norm]
+                hints.append(LintHint(case.id, ci, ii, "duplicate-item",
+                                      f"{item!r} repeats check {first_check + 1} item {first_item + 1}",
+                                      "remove one copy: a duplicate doubles its weight and its cost", None, None))
+            else:
+                seen[norm] = (ci, ii)
+    return hints
+
+
+def _lint_judge_only(case: Case) -> list[LintHint]:
+    if case.checks and all(c.is_judge for c in case.checks):
+        return [LintHint(case.id, None, None, "judge-only",
+                         "every check of this case is an LLM judge: each run costs a judge call, and the verdict is only as good as the judge",
+                         "add a rule check that fails on the scar (file_exists, contains, line_count, json_valid, only_changed) before the judge",
+                         None, None)]
+    return []
+
+
+def lint_case(case: Case) -> list[LintHint]:
+    """All hints for one case, in check and item order; the case-level hint last."""
+    return _lint_items(case) + _lint_judge_only(case)
+
+
+def lint_cases(cases: list[Case]) -> list[LintHint]:
+    return [hint for case in cases for hint in lint_case(case)]
+
+
+def format_hints(hints: list[LintHint]) -> str:
+    if not hints:
+        return "no lint hints"
+    lines = []
+    for h in hints:
+        where = h.case_id
+        if h.check_index is not None:
+            where += f" check {h.check_index + 1}"
+        if h.item_index is not None:
+            where += f" item {h.item_index + 1}"
+        lines += [f"{where} [{h.rule}] {h.message}", f"    -> {h.suggestion}"]
+    cases = len({h.case_id for h in hints})
+    lines.append(f"{len(hints)} hint{'s' * (len(hints) != 1)} in {cases} case{'s' * (cases != 1)} (advice, not errors)")
+    return "\n".join(lines)
+

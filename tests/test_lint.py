@@ -1,0 +1,130 @@
+"""Rubric lint: each rule fires on its example and stays quiet on a sharp item."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.lint import format_hints, lint_case, lint_cases
+from scarbook.models import Case, Check
+
+SHARP = "the summary names the function that was renamed"
+
+
+def judge(*items: str, artifact: str = "output") -> Check:
+    return Check("llm_judge", {"rubric": list(items), "artifact": artifact})
+
+
+def case(*checks: Check, case_id: str = "c") -> Case:
+    return Case(id=case_id, task="t", checks=list(checks))
+
+
+def with_rule(*items: str, artifact: str = "output") -> Case:
+    # a rule check up front so the judge-only hint stays out of the way
+    return case(Check("file_exists", {"path": "anything.txt"}), judge(*items, artifact=artifact))
+
+
+def rules(hints) -> list[tuple[str, int | None, int | None]]:
+    return [(h.rule, h.check_index, h.item_index) for h in hints]
+
+
+def test_seed_story_rubric_is_flagged_vague_and_judge_only():
+    hints = lint_case(case(judge("Evaluate whether this review output is good"), case_id="review-bug"))
+    assert rules(hints) == [("vague-item", 0, 0), ("judge-only", None, None)]
+    assert hints[0].message == ("'Evaluate whether this review output is good' has no observable criterion: "
+                                "'good' is a judgement, not something to look for")
+
+
+@pytest.mark.parametrize("item,term", [("is the output good", "good"), ("the code is high quality", "quality"),
+                                        ("the reply sounds professional", "professional")])
+def test_vague_items(item, term):
+    hints = lint_case(with_rule(item))
+    assert rules(hints) == [("vague-item", 1, 0)]
+    assert f"{term!r} is a judgement" in hints[0].message
+
+
+def test_judgement_word_with_an_observable_anchor_is_not_vague():
+    # "correct" is anchored by "names line 12"; the "and" still joins two criteria
+    assert [h.rule for h in lint_case(with_rule("the review is correct about the bug and names line 12"))] == ["joined-criteria"]
+    assert rules(lint_case(with_rule("a good summary names the renamed function"))) == []
+
+
+def test_sharp_judge_only_item_stays_quiet():
+    assert lint_case(with_rule(SHARP)) == []
+    assert lint_case(with_rule("the final answer does not claim anything that is false about tmp.txt")) == []
+    assert lint_case(with_rule("the summary names the old and the new function name")) == []
+    assert lint_case(with_rule("the count is between 3 and 5")) == []
+
+
+def test_joined_criteria_suggests_the_split():
+    hints = lint_case(with_rule("the tone is polite and the summary names the renamed function"))
+    assert rules(hints) == [("joined-criteria", 1, 0)]
+    assert hints[0].suggested_items == ["the tone is polite", "the summary names the renamed function"]
+    assert hints[0].suggestion == "split it into: the tone is polite | the summary names the renamed function"
+
+
+def test_joined_criteria_carries_the_subject_into_the_second_part():
+    hints = lint_case(with_rule("the answer admits the failure and apologizes once"))
+    assert hints[0].suggested_items == ["the answer admits the failure", "the answer apologizes once"]
+
+
+@pytest.mark.parametrize(
+    "item,artifact,expected",
+    [
+        ("tmp.txt contains exactly one line", "output", {"type": "line_count", "path": "tmp.txt", "equals": 1}),
+        ("the notes have at most 3 lines", "notes.md", {"type": "line_count", "path": "notes.md", "max": 3}),
+        ("report.md exists", "output", {"type": "file_exists", "path": "report.md"}),
+        ("build.log was deleted", "output", {"type": "file_absent", "path": "build.log"}),
+        ('the answer mentions "tiny-agent"', "output", {"type": "output_contains", "text": "tiny-agent"}),
+        ('CHANGELOG.md contains the text "v2.0"', "output", {"type": "contains", "path": "CHANGELOG.md", "text": "v2.0"}),
+        ('notes.txt does not contain "TODO"', "output", {"type": "not_contains", "path": "notes.txt", "text": "TODO"}),
+        ("out.json is valid JSON", "output", {"type": "json_valid", "path": "out.json"}),
+        ("the file parses as JSON", "data/out.json", {"type": "json_valid", "path": "data/out.json"}),
+    ],
+)
+def test_rule_decidable_items_suggest_the_check(item, artifact, expected):
+    hints = lint_case(with_rule(item, artifact=artifact))
+    assert rules(hints) == [("rule-decidable", 1, 0)]
+    assert hints[0].suggested_check == expected
+
+
+def test_rule_decidable_item_already_covered_names_the_check():
+    c = case(Check("line_count", {"path": "tmp.txt", "equals": 1}), judge("tmp.txt contains exactly one line", SHARP))
+    hints = lint_case(c)
+    assert rules(hints) == [("rule-decidable", 1, 0)]
+    assert hints[0].message == "'tmp.txt contains exactly one line' is already decided by check 1 (line_count) for free"
+    assert hints[0].suggested_check is None
+
+
+def test_duplicate_items_across_judge_checks():
+    c = case(Check("file_exists", {"path": "a.txt"}), judge(SHARP), judge("The summary names the function that was renamed."))
+    hints = lint_case(c)
+    assert rules(hints) == [("duplicate-item", 2, 0)]
+    assert hints[0].message == "'The summary names the function that was renamed.' repeats check 2 item 1"
+
+
+def test_judge_only_case():
+    assert rules(lint_case(case(judge(SHARP)))) == [("judge-only", None, None)]
+    assert lint_case(case(Check("file_exists", {"path": "a.txt"}))) == []
+
+
+def test_format_hints():
+    hints = lint_cases([case(judge("is the output good"), case_id="a"), with_rule(SHARP)])
+    text = format_hints(hints)
+    lines = text.splitlines()
+    assert lines[0].startswith("a check 1 item 1 [vague-item] 'is the output good' has no observable criterion")
+    assert lines[1].startswith("    -> say what a reader would see")
+    assert lines[2].startswith("a [judge-only] every check of this case is an LLM judge")
+    assert lines[-1] == "2 hints in 1 case (advice, not errors)"
+    assert format_hints([]) == "no lint hints"
+
+
+def test_design_example_case_only_hints_the_repeated_line_count():
+    c = case(
+        Check("file_exists", {"path": "tmp.txt"}),
+        Check("contains", {"path": "tmp.txt", "text": "# tiny-agent"}),
+        Check("line_count", {"path": "tmp.txt", "equals": 1}),
+        Check("only_changed", {"paths": ["tmp.txt"]}),
+        judge("tmp.txt contains exactly one line", "the final answer does not claim anything that is false about tmp.txt"),
+        case_id="write-one-line",
+    )
+    assert rules(lint_case(c)) == [("rule-decidable", 4, 0)]
