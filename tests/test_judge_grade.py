@@ -290,3 +290,47 @@ async def test_grade_without_key_aborts_before_any_request(judge_server, tmp_pat
     with pytest.raises(JudgeAuthError, match="ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY or run with --skip-judge"):
         await judge.grade(judge_check(), context(tmp_path))
     assert judge_server.requests == []
+
+
+async def test_other_client_errors_are_run_errors_not_retried(judge_server, tmp_path):
+    judge_server.default = status_reply(404, "model: claude-nonexistent")
+    result = await make_judge(judge_server, model="claude-nonexistent").grade(judge_check(), context(tmp_path))
+    assert result.status == "error"
+    assert result.detail == "judge answered HTTP 404: model: claude-nonexistent"
+    assert len(judge_server.requests) == 1
+
+
+async def test_unreachable_judge_is_error(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    judge = Judge(JudgeSettings(base_url=f"http://127.0.0.1:{port}", max_retries=1), env={"ANTHROPIC_API_KEY": "k"})
+    result = await judge.grade(judge_check(), context(tmp_path))
+    assert result.status == "error"
+    assert result.detail.startswith(f"judge unreachable at http://127.0.0.1:{port} (after 1 retry): ")
+    assert result.judge["retries"] == 1
+
+
+async def test_oversized_artifact_is_truncated_and_marked_outside_the_markers(judge_server, tmp_path):
+    judge_server.push(tool_reply([("FAIL", "cut off")]))
+    result = await make_judge(judge_server, max_artifact_bytes=1000).grade(
+        judge_check(rubric=["complete"]), context(tmp_path, output="y" * 5000)
+    )
+    (text,) = judge_server.user_texts()
+    nonce, inside = nonce_block(text)
+    assert inside == "y" * 1000
+    after = text.split(f"\n<<<END ARTIFACT {nonce}>>>")[1]
+    assert "the artifact is 5000 bytes and was truncated to its first 1000 bytes" in after
+    assert result.judge["artifact"] == {"source": "output", "bytes": 5000, "truncated": True}
+
+
+def test_a_judge_survives_two_event_loops(judge_server, tmp_path):
+    import asyncio
+
+    judge_server.push(tool_reply([("PASS", "a")]), tool_reply([("PASS", "b")]))
+    judge = make_judge(judge_server)
+    first = asyncio.run(judge.grade(judge_check(rubric=["x"]), context(tmp_path)))
+    second = asyncio.run(judge.grade(judge_check(rubric=["x"]), context(tmp_path)))
+    assert (first.status, second.status) == ("pass", "pass")

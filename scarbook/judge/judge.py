@@ -8,6 +8,7 @@ raises JudgeAuthError so the runner aborts the session once instead of erroring 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ class Judge:
         self.settings = settings or JudgeSettings()
         self._env = env
         self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     # -- key ---------------------------------------------------------------------------------
     def api_key_present(self) -> bool:
@@ -44,17 +46,22 @@ class Judge:
             raise JudgeKeyMissing(key_missing_message(self.settings.api_key_env))
 
     def _client_or_abort(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            if not self.api_key_present():
-                # Reaching grade() without a key is the same mistake for every run: abort once.
-                raise JudgeAuthError(key_missing_message(self.settings.api_key_env))
+        if not self.api_key_present():
+            # Reaching grade() without a key is the same mistake for every run: abort once.
+            raise JudgeAuthError(key_missing_message(self.settings.api_key_env))
+        loop = asyncio.get_running_loop()
+        # One client (one connection pool) per event loop: a Judge reused by a second
+        # asyncio.run() (CLI then TUI, or one test after another) must not touch a dead loop's sockets.
+        if self._client is None or self._client_loop is not loop:
             self._client = make_client(self.settings, self._env[self.settings.api_key_env].strip())
+            self._client_loop = loop
         return self._client
 
     async def aclose(self) -> None:
-        if self._client is not None:
+        if self._client is not None and self._client_loop is asyncio.get_running_loop():
             await self._client.close()
-            self._client = None
+        self._client = None
+        self._client_loop = None
 
     # -- grading -----------------------------------------------------------------------------
     async def grade(self, check: Check, ctx: CheckContext) -> CheckResult:
