@@ -17,7 +17,7 @@ from typing import Any
 import anthropic
 
 from scarbook.checks.context import CheckContext
-from scarbook.judge.artifact import OUTPUT, ArtifactRefused, read_artifact
+from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused, read_artifact
 from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
 from scarbook.judge.pricing import priced
@@ -91,6 +91,8 @@ class Judge:
         task = ctx.case.task if check.params.get("include_task") else None
         client = self._client_or_abort()
         samples: list[list[ItemVerdict]] = []
+        # Samples run one after another, not gathered: a 401 or an exhausted retry budget stops
+        # the rest at once, and the runner already runs many runs concurrently.
         try:
             for _ in range(self.settings.samples):
                 samples.append(await self._one_sample(client, rubric, artifact, task, record))
@@ -105,7 +107,9 @@ class Judge:
         record.verdict = overall(decisions)
         return record.verdict, summarize(decisions)
 
-    async def _one_sample(self, client, rubric, artifact, task, record: "_Record") -> list[ItemVerdict]:
+    async def _one_sample(
+        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: "_Record"
+    ) -> list[ItemVerdict]:
         """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
         for attempt in range(2):
             request = build_request(
