@@ -1,0 +1,2 @@
+def get_usr(uid):
+    return {"id": uid, "name": "ada"}

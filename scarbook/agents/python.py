@@ -1,0 +1,66 @@
+"""The `python` adapter: the agent is `module:function(task, cwd)`, sync or async, in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from scarbook.errors import ScarbookError
+from scarbook.models import AgentResult
+
+
+class PythonAgent:
+    def __init__(self, target: str, project_root: Path | None = None) -> None:
+        self.target = target
+        self.project_root = project_root
+        self.label = f"python: {target}"
+        self._fn: Callable[..., Any] | None = None
+
+    def _load(self) -> Callable[..., Any]:
+        if self._fn is None:
+            module_name, _, attr = self.target.partition(":")
+            if self.project_root and str(self.project_root) not in sys.path:
+                sys.path.insert(0, str(self.project_root))
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as exc:
+                raise ScarbookError(f"agent.function {self.target!r}: cannot import {module_name!r} ({exc}) — "
+                                    "check the module name and that it is importable from the project root") from None
+            fn = getattr(module, attr, None)
+            if not callable(fn):
+                raise ScarbookError(f"agent.function {self.target!r}: {module_name} has no function {attr!r}")
+            self._fn = fn
+        return self._fn
+
+    def preflight(self) -> None:
+        self._load()
+
+    async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
+                  log_dir: Path, stem: str) -> AgentResult:
+        fn = self._load()
+        stderr_path = log_dir / f"{stem}.stderr.log"
+        start = time.monotonic()
+        # In-process agents share os.environ; they learn the SCARBOOK_* paths through keyword-free
+        # convention: the function may accept an `env` parameter.
+        kwargs = {"env": env} if "env" in inspect.signature(fn).parameters else {}
+        try:
+            if inspect.iscoroutinefunction(fn):
+                value = await asyncio.wait_for(fn(task, cwd, **kwargs), timeout_s)
+            else:
+                # A sync function cannot be killed; on timeout its thread is abandoned, not stopped.
+                value = await asyncio.wait_for(asyncio.to_thread(fn, task, cwd, **kwargs), timeout_s)
+        except asyncio.TimeoutError:
+            return AgentResult(timed_out=True, crashed=f"timed out after {timeout_s:g}s",
+                               duration_s=time.monotonic() - start)
+        except Exception as exc:  # the agent crashed: a failure of the agent, kept with its traceback
+            stderr_path.write_text(traceback.format_exc(), encoding="utf-8")
+            return AgentResult(crashed=f"agent raised {type(exc).__name__}: {exc}", exit_code=1,
+                               stderr_path=str(stderr_path), duration_s=time.monotonic() - start)
+        return AgentResult(output="" if value is None else str(value), exit_code=0,
+                           duration_s=time.monotonic() - start)

@@ -1,0 +1,57 @@
+"""Run a case's checks in cost order, short-circuiting on the first failure."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Callable
+
+from scarbook.checks.context import CheckContext
+from scarbook.checks.rules import RULES, CheckFailed
+from scarbook.checks.spec import CHECK_SPECS, parse_check
+from scarbook.models import Check, CheckResult
+
+__all__ = ["CHECK_SPECS", "CheckContext", "parse_check", "run_check", "run_checks"]
+
+
+async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckResult:
+    start = time.perf_counter()
+    if check.is_judge:
+        if ctx.judge is None:
+            return CheckResult("llm_judge", "skipped", "judge skipped (--skip-judge)", index)
+        result = await ctx.judge.grade(check, ctx)
+        result.index = index
+        result.duration_s = time.perf_counter() - start
+        return result
+    rule = RULES[check.type]
+    try:
+        outcome = rule(ctx, check.params)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        ok, detail = outcome
+    except CheckFailed as exc:
+        ok, detail = False, str(exc)
+    except OSError as exc:
+        # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
+        ok, detail = False, f"could not read the workspace: {exc.strerror or exc}"
+    return CheckResult(check.type, "pass" if ok else "fail", detail, index,
+                       duration_s=time.perf_counter() - start)
+
+
+async def run_checks(checks: list[Check], ctx: CheckContext,
+                     on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Every check gets a result; after the first non-pass, the rest are `skipped` (never run)."""
+    results: list[CheckResult] = []
+    stopped: CheckResult | None = None
+    for i, check in enumerate(checks):
+        if stopped is not None:
+            result = CheckResult(check.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) "
+                                 f"did not pass", i)
+        else:
+            result = await run_check(check, ctx, i)
+            if result.status in ("fail", "error"):
+                stopped = result
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results

@@ -1,0 +1,207 @@
+"""Rule checks: deterministic, free, millisecond-fast. Each returns (ok, one-line detail)."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import os
+import re
+import signal
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from scarbook.checks.context import CheckContext
+from scarbook.errors import PathEscapeError
+from scarbook.paths import resolve_inside
+
+Outcome = tuple[bool, str]
+MAX_READ = 20_000_000  # a rule check reads at most this much of a file
+
+
+class CheckFailed(Exception):
+    """Raised inside a rule to end it with a failing detail."""
+
+
+def _file(ctx: CheckContext, rel: str) -> Path:
+    try:
+        target = resolve_inside(ctx.workspace, rel)
+    except PathEscapeError as exc:
+        raise CheckFailed(str(exc)) from None
+    if not target.exists():
+        raise CheckFailed(f"{rel} does not exist")
+    if target.is_dir():
+        raise CheckFailed(f"{rel} is a directory, not a file")
+    return target
+
+
+def _text(ctx: CheckContext, rel: str) -> str:
+    with open(_file(ctx, rel), "rb") as fh:
+        data = fh.read(MAX_READ)
+    return data.decode("utf-8", errors="replace")
+
+
+def _excerpt(text: str, n: int = 60) -> str:
+    one = text.replace("\n", "\\n")
+    return one if len(one) <= n else one[: n - 1] + "…"
+
+
+def file_exists(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    target = _file(ctx, p["path"])
+    return True, f"{p['path']} exists ({target.stat().st_size} bytes)"
+
+
+def file_absent(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    try:
+        target = resolve_inside(ctx.workspace, p["path"])
+    except PathEscapeError as exc:
+        return False, str(exc)
+    if target.exists() or target.is_symlink():
+        return False, f"{p['path']} exists but must not"
+    return True, f"{p['path']} is absent"
+
+
+def contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    text = _text(ctx, p["path"])
+    if p["text"] in text:
+        return True, f"{p['path']} contains {_excerpt(p['text'])!r}"
+    return False, f"{p['path']} does not contain {_excerpt(p['text'])!r} (starts: {_excerpt(text)!r})"
+
+
+def not_contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    text = _text(ctx, p["path"])
+    if p["text"] in text:
+        line = text[: text.index(p["text"])].count("\n") + 1
+        return False, f"{p['path']} contains {_excerpt(p['text'])!r} at line {line} but must not"
+    return True, f"{p['path']} does not contain {_excerpt(p['text'])!r}"
+
+
+def _search(pattern: str, text: str, where: str) -> Outcome:
+    try:
+        rx = re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise CheckFailed(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
+    m = rx.search(text)
+    if m:
+        return True, f"{where} matches /{pattern}/ at {_excerpt(m.group(0))!r}"
+    return False, f"{where} does not match /{pattern}/"
+
+
+def regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    return _search(p["pattern"], _text(ctx, p["path"]), p["path"])
+
+
+def count_lines(text: str) -> int:
+    """Lines as a person counts them: 'a\\n' and 'a' are one line, '' is zero."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def line_count(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    n = count_lines(_text(ctx, p["path"]))
+    rel = p["path"]
+    if "equals" in p and n != p["equals"]:
+        return False, f"{rel} has {n} lines, expected exactly {p['equals']}"
+    if "min" in p and n < p["min"]:
+        return False, f"{rel} has {n} lines, expected at least {p['min']}"
+    if "max" in p and n > p["max"]:
+        return False, f"{rel} has {n} lines, expected at most {p['max']}"
+    return True, f"{rel} has {n} line{'s' if n != 1 else ''}"
+
+
+def _pointer(doc: Any, pointer: str) -> Any:
+    """RFC 6901 JSON pointer lookup."""
+    if pointer in ("", "/"):
+        return doc
+    if not pointer.startswith("/"):
+        raise CheckFailed(f"JSON pointer {pointer!r} must start with '/'")
+    cur = doc
+    for raw in pointer[1:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(cur, list):
+            if not part.isdigit() or int(part) >= len(cur):
+                raise CheckFailed(f"JSON pointer {pointer}: no index {part!r}")
+            cur = cur[int(part)]
+        elif isinstance(cur, dict):
+            if part not in cur:
+                raise CheckFailed(f"JSON pointer {pointer}: no key {part!r}")
+            cur = cur[part]
+        else:
+            raise CheckFailed(f"JSON pointer {pointer}: {part!r} is inside a scalar")
+    return cur
+
+
+def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    rel = p["path"]
+    try:
+        doc = json.loads(_text(ctx, rel))
+    except json.JSONDecodeError as exc:
+        return False, f"{rel} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if "pointer" not in p:
+        return True, f"{rel} is valid JSON"
+    value = _pointer(doc, p["pointer"])
+    if "equals" in p and value != p["equals"]:
+        return False, f"{rel}{p['pointer']} is {json.dumps(value)[:60]}, expected {json.dumps(p['equals'])[:60]}"
+    return True, f"{rel}{p['pointer']} = {json.dumps(value)[:60]}"
+
+
+def only_changed(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    allowed = p["paths"]
+    outside = [f for f in ctx.diff.changed if not any(fnmatch.fnmatchcase(f, pat) for pat in allowed)]
+    if outside:
+        parts = []
+        for kind in ("created", "modified", "deleted"):
+            hit = [f for f in getattr(ctx.diff, kind) if f in outside]
+            if hit:
+                parts.append(f"{kind} {', '.join(hit[:5])}{' …' if len(hit) > 5 else ''}")
+        return False, "changed outside the allowed list: " + "; ".join(parts)
+    return True, f"only {', '.join(allowed)} changed" if ctx.diff.changed else "nothing changed"
+
+
+def output_contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    if p["text"] in ctx.output:
+        return True, f"output contains {_excerpt(p['text'])!r}"
+    return False, f"output does not contain {_excerpt(p['text'])!r} (output starts: {_excerpt(ctx.output)!r})"
+
+
+def output_regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    return _search(p["pattern"], ctx.output, "output")
+
+
+async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
+    timeout = float(p.get("timeout_s") or ctx.command_timeout_s)
+    proc = await asyncio.create_subprocess_shell(
+        p["run"], cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return False, f"command {p['run']!r} timed out after {timeout:g}s"
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        raise
+    tail = out.decode("utf-8", errors="replace").strip().splitlines()[-1:] if out else []
+    last = f": {_excerpt(tail[0], 80)}" if tail else ""
+    if proc.returncode == 0:
+        return True, f"command {p['run']!r} exited 0"
+    return False, f"command {p['run']!r} exited {proc.returncode}{last}"
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+RuleFn = Callable[[CheckContext, dict[str, Any]], Outcome | Awaitable[Outcome]]
+
+RULES: dict[str, RuleFn] = {
+    "file_exists": file_exists, "file_absent": file_absent, "contains": contains,
+    "not_contains": not_contains, "regex": regex, "line_count": line_count, "json_valid": json_valid,
+    "only_changed": only_changed, "output_contains": output_contains, "output_regex": output_regex,
+    "command": command,
+}

@@ -1,0 +1,138 @@
+"""What each check type accepts. The schema and the editor both read this table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.errors import CaseError
+from scarbook.models import Check
+from scarbook.paths import check_relative
+from scarbook.yamlio import line_of
+
+# Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
+# "strs" (list of strings), "any" (any YAML value).
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    type: str
+    summary: str
+    fields: dict[str, str]
+    required: tuple[str, ...] = ()
+    one_of: tuple[str, ...] = ()  # at least one of these must be given
+    tier: int = 1  # 1 = rule check (free), 2 = command (costs time), 3 = LLM judge (costs money)
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+CHECK_SPECS: dict[str, CheckSpec] = {
+    s.type: s
+    for s in [
+        CheckSpec("file_exists", "a file exists in the workspace", {"path": "path"}, ("path",)),
+        CheckSpec("file_absent", "a file does not exist", {"path": "path"}, ("path",)),
+        CheckSpec("contains", "a file contains a text", {"path": "path", "text": "str"}, ("path", "text")),
+        CheckSpec("not_contains", "a file does not contain a text", {"path": "path", "text": "str"},
+                  ("path", "text")),
+        CheckSpec("regex", "a file matches a regular expression (re.search, multiline)",
+                  {"path": "path", "pattern": "str"}, ("path", "pattern")),
+        CheckSpec("line_count", "a file's number of lines", {"path": "path", "equals": "int", "min": "int",
+                  "max": "int"}, ("path",), one_of=("equals", "min", "max")),
+        CheckSpec("json_valid", "a file parses as JSON (optionally: the value at a JSON pointer)",
+                  {"path": "path", "pointer": "str", "equals": "any"}, ("path",)),
+        CheckSpec("only_changed", "no file outside this list was created, modified or deleted",
+                  {"paths": "paths"}, ("paths",)),
+        CheckSpec("output_contains", "the agent's final output contains a text", {"text": "str"}, ("text",)),
+        CheckSpec("output_regex", "the agent's final output matches a regular expression",
+                  {"pattern": "str"}, ("pattern",)),
+        CheckSpec("command", "a shell command run in the workspace exits 0",
+                  {"run": "str", "timeout_s": "number"}, ("run",), tier=2, defaults={"timeout_s": 60}),
+        CheckSpec("llm_judge", "an LLM judge grades each rubric item PASS/FAIL",
+                  {"rubric": "strs", "artifact": "str", "include_task": "bool"}, ("rubric",), tier=3,
+                  defaults={"artifact": "output"}),
+    ]
+}
+
+_KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
+               "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
+               "strs": "a list of strings", "any": "a value"}
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind in ("path", "str"):
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind in ("paths", "strs"):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return True
+
+
+def parse_check(data: Any, path: Path, line: int | None) -> Check:
+    """Validate one entry of `checks:`; raise CaseError naming file, line and fix."""
+    if not isinstance(data, dict):
+        raise CaseError(path, "each check must be a mapping with a 'type'", line=line,
+                        fix="write it as {type: file_exists, path: out.txt}")
+    ctype = data.get("type")
+    if ctype not in CHECK_SPECS:
+        known = ", ".join(CHECK_SPECS)
+        raise CaseError(path, f"unknown check type {ctype!r}", line=line_of(data, "type") or line,
+                        fix=f"use one of: {known}")
+    spec = CHECK_SPECS[ctype]
+    params: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "type":
+            continue
+        kline = line_of(data, key) or line
+        if key not in spec.fields:
+            allowed = ", ".join(spec.fields)
+            raise CaseError(path, f"unknown key {key!r} in {ctype} check", line=kline,
+                            fix=f"{ctype} takes: {allowed}")
+        kind = spec.fields[key]
+        if not _type_ok(kind, value):
+            raise CaseError(path, f"{ctype}.{key} must be {_KIND_WORDS[kind]}, got {type(value).__name__}",
+                            line=kline, fix=f"write {key} as {_KIND_WORDS[kind]}")
+        for rel in ([value] if kind == "path" else value if kind == "paths" else []):
+            why = check_relative(rel)
+            if why:
+                raise CaseError(path, f"{ctype}.{key}: {why}", line=kline,
+                                fix="use a path relative to the workspace root, inside it")
+        params[key] = _plain(value)
+    for req in spec.required:
+        if req not in params:
+            raise CaseError(path, f"{ctype} check is missing required key {req!r}", line=line,
+                            fix=f"add {req}: ...")
+    if spec.one_of and not any(k in params for k in spec.one_of):
+        raise CaseError(path, f"{ctype} check needs one of: {', '.join(spec.one_of)}", line=line,
+                        fix=f"add e.g. {spec.one_of[0]}: 1")
+    if ctype == "llm_judge":
+        _validate_judge(params, path, line_of(data, "rubric") or line)
+    for key, value in spec.defaults.items():
+        params.setdefault(key, value)
+    return Check(type=ctype, params=params, line=line)
+
+
+def _validate_judge(params: dict[str, Any], path: Path, line: int | None) -> None:
+    rubric = params["rubric"]
+    if not rubric or any(not item.strip() for item in rubric):
+        raise CaseError(path, "llm_judge.rubric needs at least one non-empty item", line=line,
+                        fix="write one judgeable statement per item")
+    artifact = params.get("artifact", "output")
+    if artifact != "output":
+        why = check_relative(artifact)
+        if why:
+            raise CaseError(path, f"llm_judge.artifact: {why}", line=line,
+                            fix="use 'output' or a path relative to the workspace root")
+
+
+def _plain(value: Any) -> Any:
+    """Strip the line-number wrappers so params are plain dicts and lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,170 @@
+"""Commands about the scar collection itself: init, list, show, import-cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from scarbook.case_io import validate_case_data, save_case
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.config import CONFIG_FILE, STARTER_CONFIG
+from scarbook.errors import CaseError, ScarbookError
+from scarbook.history import session_age_s
+from scarbook.models import Case
+from scarbook.report import strip_of
+from scarbook.stats import summarize
+
+
+@click.command("init")
+@click.argument("folder", type=click.Path(file_okay=False), default=".")
+@friendly_errors
+def init_command(folder: str) -> None:
+    """Start a scar collection here: a commented scarbook.yaml, cases/, and workspaces/ in .gitignore."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    cfg = root / CONFIG_FILE
+    if cfg.exists():
+        click.echo(f"{cfg} already exists; left as it is")
+    else:
+        cfg.write_text(STARTER_CONFIG, encoding="utf-8")
+        click.echo(f"wrote {cfg}")
+    (root / "cases").mkdir(exist_ok=True)
+    gi = root / ".gitignore"
+    lines = gi.read_text(encoding="utf-8").splitlines() if gi.exists() else []
+    if not any(line.strip().strip("/") == "workspaces" for line in lines):
+        with open(gi, "a", encoding="utf-8") as fh:
+            if lines and lines[-1] != "":
+                fh.write("\n")
+            fh.write("# scarbook: run scratch dirs and history\n/workspaces/\n")
+        click.echo(f"added /workspaces/ to {gi}")
+    click.echo("next: file your first scar with `scarbook` (the TUI) or `scarbook import TRANSCRIPT`")
+
+
+@click.command("list")
+@click.pass_context
+@friendly_errors
+def list_command(ctx: click.Context) -> None:
+    """The cases with their latest pass rate; invalid cases are reported (exit 2 if any)."""
+    project = get_project(ctx)
+    found = project.load_cases()
+    cfg = project.config
+    latest = project.history.latest_by_case([c.id for c in found.cases])
+    for problem in project.history.problems:
+        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+    click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<10} {'latest runs':<12} title")
+    for case in found.cases:
+        threshold = case.threshold if case.threshold is not None else cfg.threshold
+        hit = latest.get(case.id)
+        if hit is None:
+            click.echo(f"{case.id[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<10} {'':<12} {case.title}")
+            continue
+        s = summarize(case.id, hit.runs, threshold, cfg.green)
+        rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
+        ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
+        age = session_age_s(hit.session) / 86400
+        when = f"{age:.0f}d ago" + (" stale" if age > cfg.stale_after_days else "")
+        colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
+        click.echo(f"{case.id[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
+                   f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {when:<10} {strip_of(hit.runs, 12):<12} {case.title}")
+    report_case_problems(found.problems)
+    if found.problems:
+        ctx.exit(2)
+
+
+@click.command("show")
+@click.argument("case_id")
+@click.option("--session", "session_ref", default=None, help="Session id or label (default: the latest that ran the case).")
+@click.pass_context
+@friendly_errors
+def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> None:
+    """The runs of CASE in its latest session, with every check's detail and judge verdicts."""
+    project = get_project(ctx)
+    history = project.history
+    if session_ref:
+        info = history.resolve(session_ref)
+        runs = history.runs(info.id, case_id)
+    else:
+        hit = history.latest_by_case([case_id]).get(case_id)
+        if hit is None:
+            raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`")
+        info, runs = hit.session, hit.runs
+    click.echo(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
+               f"agent {info.agent}")
+    for r in runs:
+        mark = {"pass": click.style("PASS", fg="green"), "fail": click.style("FAIL", fg="red"),
+                "error": click.style("ERROR", fg="magenta")}[r.status]
+        click.echo(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
+        for c in r.checks:
+            click.echo(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
+            for item in (c.judge or {}).get("items", []):
+                click.echo(f"            item {item.get('index')}: {item.get('verdict')} — {item.get('item')}: "
+                           f"{item.get('reason')}")
+        if r.diff.changed:
+            click.echo(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
+        if r.judge_usage.total_tokens:
+            u = r.judge_usage
+            click.echo(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens, ${u.cost_usd:.4f}")
+        if r.agent_usage.total_tokens:
+            click.echo(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
+        if r.workspace_kept:
+            click.echo(f"  workspace: {r.workspace}")
+        excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
+        if excerpt:
+            click.echo(f"  output: {excerpt[:400]}")
+
+
+def convert_json_case(entry: object, source: Path, index: int) -> Case:
+    """One entry of the JSON case list (`id`, `task`, `checks`; paths prefixed `workspace/`)."""
+    if not isinstance(entry, dict):
+        raise CaseError(source, f"entry {index} is not an object", fix="each entry is {\"id\":..., \"task\":..., \"checks\": [...]}")
+    checks = []
+    for check in entry.get("checks", []) or []:
+        if not isinstance(check, dict):
+            raise CaseError(source, f"entry {index} ({entry.get('id')}): a check is not an object")
+        check = dict(check)
+        for key in ("path",):
+            if isinstance(check.get(key), str) and check[key].startswith("workspace/"):
+                check[key] = check[key][len("workspace/"):]
+        checks.append(check)
+    data = {k: v for k, v in entry.items() if k != "checks"}
+    data["checks"] = checks
+    try:
+        return validate_case_data(data, source)
+    except CaseError as exc:
+        raise CaseError(source, f"entry {index} ({entry.get('id', '?')}): {exc.problem}", fix=exc.fix) from None
+
+
+@click.command("import-cases")
+@click.argument("json_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite case folders that already exist.")
+@click.pass_context
+@friendly_errors
+def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> None:
+    """Convert a JSON case list (e.g. evals/cases.json) into case folders under cases/."""
+    project = get_project(ctx)
+    source = Path(json_file)
+    try:
+        entries = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CaseError(source, f"not valid JSON: {exc.msg}", line=exc.lineno, fix="fix the JSON syntax") from None
+    if not isinstance(entries, list):
+        raise CaseError(source, "expected a JSON list of cases", fix="wrap the cases in [ ... ]")
+    cases = [convert_json_case(e, source, i) for i, e in enumerate(entries)]
+    seen: set[str] = set()
+    for c in cases:
+        if c.id in seen:
+            raise CaseError(source, f"duplicate case id {c.id!r}", fix="give each case its own id")
+        seen.add(c.id)
+    existing = [c.id for c in cases if (project.cases_dir / c.id).exists()]
+    if existing and not force:
+        raise ScarbookError(f"these cases already exist in {project.cases_dir}: {', '.join(existing)} — "
+                            "use --force to overwrite them")
+    for c in cases:
+        path = save_case(c, project.cases_dir)
+        click.echo(f"wrote {path}")
+    click.echo(f"imported {len(cases)} case(s); cases that need files in the workspace need a seed/ folder")
+
+
+COMMANDS = [init_command, list_command, show_command, import_cases_command]

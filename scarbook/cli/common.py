@@ -1,0 +1,48 @@
+"""What every command shares: finding the project, and turning errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from scarbook.errors import ScarbookError
+from scarbook.project import Project
+
+
+def get_project(ctx: click.Context) -> Project:
+    obj = ctx.find_root().obj or {}
+    if "project" not in obj:
+        obj["project"] = Project.discover(obj.get("root"))
+        ctx.find_root().obj = obj
+    return obj["project"]
+
+
+def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A ScarbookError prints its message (no traceback) and exits with its code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ScarbookError as exc:
+            click.echo(f"scarbook: {exc.message}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+def warn(text: str) -> None:
+    click.echo(click.style("warning: ", fg="yellow") + text, err=True)
+
+
+def report_case_problems(problems: list) -> None:
+    for p in problems:
+        click.echo(click.style("invalid case: ", fg="red") + str(p), err=True)
+
+
+def resolve_root(path: str | None) -> Path | None:
+    return Path(path) if path else None

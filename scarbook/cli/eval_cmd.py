@@ -1,0 +1,203 @@
+"""`scarbook eval`: run the scar collection N times and gate CI on the pass rates."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
+from scarbook.errors import AbortSession, ScarbookError
+from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
+from scarbook.models import Case
+from scarbook.project import Project
+from scarbook.report import (build_report, format_summary, format_table, write_json,
+                             write_junit)
+from scarbook.runner import SessionControl, run_session
+
+
+def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    by_id = found.by_id()
+    unknown = [n for n in names if n not in by_id]
+    if unknown:
+        bad = {p.path.parent.name for p in found.problems}
+        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
+        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")
+    cases = [by_id[n] for n in names] if names else list(found.cases)
+    if tags:
+        cases = [c for c in cases if set(tags) & set(c.tags)]
+    if not cases:
+        raise ScarbookError(f"no cases to run in {project.cases_dir}"
+                            + (f" with tag {', '.join(tags)}" if tags else "")
+                            + " — add one with the TUI (`scarbook`) or `scarbook import`")
+    return cases
+
+
+def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | str:
+    if runs and preset:
+        raise ScarbookError("give --runs or --preset, not both")
+    if preset:
+        presets = project.config.presets
+        if preset not in presets:
+            raise ScarbookError(f"no preset {preset!r} — scarbook.yaml defines: {', '.join(presets)}")
+        return presets[preset]
+    if runs is None:
+        return project.config.runs
+    if runs == "auto":
+        return "auto"
+    if not runs.isdigit() or int(runs) < 1:
+        raise ScarbookError(f"--runs must be a positive number or 'auto', got {runs!r}")
+    return int(runs)
+
+
+def make_judge(project: Project, cases: list[Case], skip_judge: bool):
+    if skip_judge or not any(c.judge_checks for c in cases):
+        return None
+    from scarbook.judge import Judge
+
+    judge = Judge(project.config.judge)
+    judge.preflight()
+    return judge
+
+
+class Progress:
+    """A rich progress bar on a terminal; plain lines otherwise (CI logs)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.tty = sys.stderr.isatty() and not quiet
+        self.bar = None
+        if self.tty:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TimeElapsedColumn
+
+            self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.task = self.bar.add_task("running", total=total)
+            self.bar.start()
+
+    def run_finished(self, ev: RunFinished) -> None:
+        self.done += 1
+        r = ev.run
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=f"{r.case_id} #{r.k} {r.status}")
+        elif not self.quiet:
+            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {r.reason}", err=True)
+
+    def note(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text)
+        elif not self.quiet:
+            click.echo(text, err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+async def _drive(project: Project, cases: list[Case], runs: int, progress: Progress, **kw) -> SessionFinished:
+    control = SessionControl()
+    loop = asyncio.get_running_loop()
+    interrupted = {"n": 0}
+
+    def on_sigint() -> None:
+        interrupted["n"] += 1
+        if interrupted["n"] == 1:
+            progress.note("interrupted: stopping — running agents are killed, finished runs are kept "
+                          "(Ctrl-C again to quit at once)")
+            control.cancel()
+        else:
+            loop.remove_signal_handler(signal.SIGINT)
+            raise KeyboardInterrupt
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):
+        pass
+    finished = None
+    try:
+        async for ev in run_session(project, cases, runs=runs, control=control, **kw):
+            if isinstance(ev, RunFinished):
+                progress.run_finished(ev)
+            elif isinstance(ev, CaseDecided):
+                progress.note(f"{ev.case_id}: decided {ev.decision} after {ev.runs} runs")
+            elif isinstance(ev, SessionStarted):
+                progress.note(f"session {ev.session.id}: {len(cases)} cases")
+            elif isinstance(ev, SessionFinished):
+                finished = ev
+    except AbortSession as exc:
+        progress.note(f"scarbook: session aborted: {exc.message}")
+    return finished
+
+
+@click.command("eval")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
+              "to stop each case once the evidence decides it against its threshold.")
+@click.option("--preset", default=None, help="A named run count from scarbook.yaml (daily, prompt-change, release).")
+@click.option("--max-runs", type=click.IntRange(1), default=40, show_default=True, help="Cap per case with --runs auto.")
+@click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Runs at once.")
+@click.option("-l", "--label", default="", help="A name for this session, e.g. prompt-v2 (for `scarbook diff`).")
+@click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.001), default=None, help="Per-run timeout in seconds.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.option("--keep-all", is_flag=True, help="Keep the workspaces of passing runs too.")
+@click.option("--skip-judge", is_flag=True, help="Run the rule checks only; judge checks are reported as skipped.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Stop starting runs once spend (USD) reaches this.")
+@click.option("--dry-run", is_flag=True, help="Estimate runs, judge calls and cost; run nothing.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.pass_context
+@friendly_errors
+def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
+                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet) -> None:
+    """Run the selected cases (default: all) N times and print the case x pass-rate table.
+
+    Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
+    error; 3 errors prevented a verdict (or the session was aborted / stopped by the budget).
+    """
+    project = get_project(ctx)
+    cases = select_cases(project, case_ids, tags)
+    n = resolve_runs(project, runs, preset)
+    decide = None
+    if n == "auto":
+        from scarbook.sequential import make_decider
+
+        decide = make_decider(project.config, max_runs)
+        n = max_runs
+    if dry_run:
+        from scarbook.cli.estimate import print_estimate
+
+        print_estimate(project, cases, n, skip_judge)
+        return
+    judge = make_judge(project, cases, skip_judge)
+    _preflight_agent(project)
+    progress = Progress(n * len(cases), quiet)
+    try:
+        finished = asyncio.run(_drive(project, cases, n, progress, label=label, concurrency=concurrency,
+                                      keep_all=keep_all or None, judge=judge, skip_judge=skip_judge,
+                                      timeout_s=timeout_s, max_cost=max_cost, decide=decide))
+    finally:
+        progress.close()
+    rep = build_report(finished.session, finished.runs, {c.id: c for c in cases}, project.config)
+    click.echo(format_table(rep))
+    click.echo(format_summary(rep))
+    if json_path:
+        write_json(rep, Path(json_path))
+    if junit_path:
+        write_junit(rep, Path(junit_path))
+    ctx.exit(rep.exit_code)
+
+
+def _preflight_agent(project: Project) -> None:
+    from scarbook.agents import make_agent
+
+    make_agent(project.config.agent, project.root).preflight()
+
+
+COMMANDS = [eval_command]

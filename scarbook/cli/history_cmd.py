@@ -1,0 +1,32 @@
+"""Commands about past sessions."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project
+
+
+@click.command("sessions")
+@click.option("-n", "--limit", type=click.IntRange(1), default=20, show_default=True, help="How many to show.")
+@click.pass_context
+@friendly_errors
+def sessions_command(ctx: click.Context, limit: int) -> None:
+    """Past sessions, newest first: label, state, runs, config fingerprint and git revision."""
+    history = get_project(ctx).history
+    sessions = history.sessions()
+    for problem in history.problems:
+        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+    if not sessions:
+        click.echo("no sessions yet — run `scarbook eval`")
+        return
+    click.echo(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4}  "
+               f"config        git")
+    for info in sessions[:limit]:
+        runs = history.runs(info.id)
+        counts = {s: sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")}
+        click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
+                   f"{counts['fail']:>5} {counts['error']:>4}  {info.fingerprint:<13} {info.git_revision or '-'}")
+
+
+COMMANDS = [sessions_command]

@@ -1,0 +1,215 @@
+"""scarbook.yaml: the agent under test, defaults, bands, run presets and the judge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.errors import ConfigError
+from scarbook.yamlio import line_of, load_yaml_file
+
+CONFIG_FILE = "scarbook.yaml"
+AGENT_TYPES = ("demo", "command", "python")
+AGENT_KEYS = {
+    "demo": ("type", "seed", "profile"),
+    "command": ("type", "argv", "stdin", "env", "max_output_bytes"),
+    "python": ("type", "function"),
+}
+TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
+            "stale_after_days", "keep", "cases_dir", "workspaces_dir")
+DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
+
+STARTER_CONFIG = """\
+# scarbook.yaml — how scarbook runs your scar collection (cases/).
+# Every key is optional; the values shown are the defaults unless marked otherwise.
+
+# The agent under test. One of:
+#   {type: demo}                                  offline stochastic demo agent (no API key)
+#   {type: command, argv: [python, agent.py, "{task}"]}
+#       cwd = the run's fresh workspace; "{task}" is replaced by the task, or set stdin: true
+#       env: [PATH, HOME, ANTHROPIC_API_KEY]      variables passed through (plus SCARBOOK_*)
+#   {type: python, function: my_agent.main:run}   run(task, cwd) -> final output; sync or async
+agent:
+  type: demo
+
+runs: 5                 # runs per case when --runs is not given
+concurrency: 4          # runs at once
+timeout_s: 120          # per run; the agent's whole process group is killed after it
+threshold: 0.8          # a case passes the gate when its pass rate is at least this
+bands:
+  green: 0.9            # rate >= green is green; >= threshold is yellow; below is red
+presets:                # scarbook eval --preset release
+  daily: 5
+  prompt-change: 10
+  release: 20
+stale_after_days: 7     # the library marks results older than this as stale
+keep: failed            # keep workspaces of failed/errored runs; "all" keeps every run
+
+# The LLM judge for llm_judge checks (any Anthropic-compatible Messages API).
+judge:
+  model: claude-sonnet-4-5
+  # base_url: https://api.anthropic.com
+  api_key_env: ANTHROPIC_API_KEY
+  temperature: 0
+  samples: 1            # odd; each rubric item's verdict is the majority of this many calls
+"""
+
+
+@dataclass
+class Config:
+    path: Path | None = None
+    agent: dict[str, Any] = field(default_factory=lambda: {"type": "demo"})
+    runs: int = 5
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    threshold: float = 0.8
+    bands: dict[str, float] = field(default_factory=lambda: {"green": 0.9})
+    presets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRESETS))
+    stale_after_days: float = 7.0
+    keep: str = "failed"
+    cases_dir: str = "cases"
+    workspaces_dir: str = "workspaces"
+    judge_raw: dict[str, Any] = field(default_factory=dict)
+    judge: Any = None  # scarbook.judge.JudgeSettings
+
+    @property
+    def green(self) -> float:
+        return float(self.bands.get("green", 0.9))
+
+    def agent_label(self) -> str:
+        a = self.agent
+        if a.get("type") == "command":
+            argv = a.get("argv")
+            return "command: " + (" ".join(argv) if isinstance(argv, list) else str(argv))
+        if a.get("type") == "python":
+            return f"python: {a.get('function')}"
+        return "demo" + (f" ({a['profile']})" if a.get("profile") else "")
+
+    @property
+    def judge_model(self) -> str:
+        return getattr(self.judge, "model", None) or self.judge_raw.get("model", "")
+
+    def fingerprint(self) -> str:
+        """What makes two sessions comparable: the agent and the judge."""
+        blob = json.dumps({"agent": self.agent, "judge": self.judge_model,
+                           "judge_prompt": getattr(self.judge, "prompt_digest", "")}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _num(data: Any, key: str, path: Path, *, integer: bool = False, lo: float | None = None,
+         hi: float | None = None) -> Any:
+    value = data[key]
+    ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+    ok = ok and (lo is None or value >= lo) and (hi is None or value <= hi)
+    if not ok:
+        rng = f" between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
+            f" of at least {lo:g}" if lo is not None else "")
+        raise ConfigError(path, f"{key} must be {'an integer' if integer else 'a number'}{rng}, got {value!r}",
+                          line=line_of(data, key), fix=f"write e.g. {key}: {DEFAULTS_FOR_FIX.get(key, 1)}")
+    return value
+
+
+DEFAULTS_FOR_FIX = {"runs": 5, "concurrency": 4, "timeout_s": 120, "threshold": 0.8, "stale_after_days": 7}
+
+
+def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
+    if isinstance(raw, str):
+        raw = {"type": raw}
+    if not isinstance(raw, dict) or raw.get("type") not in AGENT_TYPES:
+        got = raw.get("type") if isinstance(raw, dict) else raw
+        raise ConfigError(path, f"agent.type must be one of {', '.join(AGENT_TYPES)}, got {got!r}",
+                          line=line_of(raw) or line, fix="write e.g. agent: {type: command, argv: [./agent, \"{task}\"]}")
+    kind = raw["type"]
+    for key in raw:
+        if key not in AGENT_KEYS[kind]:
+            raise ConfigError(path, f"unknown key {key!r} for a {kind} agent", line=line_of(raw, key) or line,
+                              fix=f"a {kind} agent takes: {', '.join(AGENT_KEYS[kind])}")
+    if kind == "command":
+        argv = raw.get("argv")
+        if isinstance(argv, str):
+            import shlex
+            argv = shlex.split(argv)
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+            raise ConfigError(path, "agent.argv must be a non-empty list of strings", line=line_of(raw, "argv") or line,
+                              fix='write argv: [python, agent.py, "{task}"]')
+        env = raw.get("env", [])
+        if not (isinstance(env, list) and all(isinstance(e, str) for e in env)):
+            raise ConfigError(path, "agent.env must be a list of variable names", line=line_of(raw, "env") or line,
+                              fix="write env: [PATH, HOME, ANTHROPIC_API_KEY]")
+        return {**dict(raw), "argv": list(argv), "env": list(env)}
+    if kind == "python":
+        fn = raw.get("function")
+        if not (isinstance(fn, str) and ":" in fn):
+            raise ConfigError(path, "agent.function must be 'module:function'", line=line_of(raw, "function") or line,
+                              fix="write function: my_agent.main:run")
+    return dict(raw)
+
+
+def load_config(path: Path | None) -> Config:
+    """Read scarbook.yaml; a missing file means all defaults."""
+    cfg = Config(path=path)
+    if path is None or not path.is_file():
+        _attach_judge(cfg, {}, path or Path(CONFIG_FILE))
+        return cfg
+    data = load_yaml_file(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, "scarbook.yaml must be a mapping of keys", line=line_of(data),
+                          fix="see `scarbook init` for a starter file")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise ConfigError(path, f"unknown key {key!r}", line=line_of(data, key),
+                              fix=f"scarbook.yaml takes: {', '.join(TOP_KEYS)}")
+    if "agent" in data:
+        cfg.agent = parse_agent(data["agent"], path, line_of(data, "agent"))
+    if "runs" in data:
+        cfg.runs = _num(data, "runs", path, integer=True, lo=1)
+    if "concurrency" in data:
+        cfg.concurrency = _num(data, "concurrency", path, integer=True, lo=1)
+    if "timeout_s" in data:
+        cfg.timeout_s = float(_num(data, "timeout_s", path, lo=0.001))
+    if "threshold" in data:
+        cfg.threshold = float(_num(data, "threshold", path, lo=0, hi=1))
+    if "stale_after_days" in data:
+        cfg.stale_after_days = float(_num(data, "stale_after_days", path, lo=0))
+    if "bands" in data:
+        bands = data["bands"]
+        if not isinstance(bands, dict) or set(bands) - {"green"} or not all(
+                isinstance(v, (int, float)) and 0 <= v <= 1 for v in bands.values()):
+            raise ConfigError(path, "bands takes green: <number between 0 and 1>", line=line_of(data, "bands"),
+                              fix="write bands: {green: 0.9}")
+        cfg.bands = {k: float(v) for k, v in bands.items()}
+    if "presets" in data:
+        presets = data["presets"]
+        if not isinstance(presets, dict) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in presets.values()):
+            raise ConfigError(path, "presets must map a name to a positive number of runs",
+                              line=line_of(data, "presets"), fix="write presets: {daily: 5, release: 20}")
+        cfg.presets = {str(k): int(v) for k, v in presets.items()}
+    if "keep" in data:
+        if data["keep"] not in ("failed", "all"):
+            raise ConfigError(path, f"keep must be 'failed' or 'all', got {data['keep']!r}",
+                              line=line_of(data, "keep"), fix="write keep: failed")
+        cfg.keep = data["keep"]
+    for key in ("cases_dir", "workspaces_dir"):
+        if key in data:
+            if not isinstance(data[key], str):
+                raise ConfigError(path, f"{key} must be a path", line=line_of(data, key), fix=f"write {key}: {key[:-4]}")
+            setattr(cfg, key, data[key])
+    _attach_judge(cfg, data.get("judge") or {}, path)
+    return cfg
+
+
+def _attach_judge(cfg: Config, raw: Any, path: Path) -> None:
+    if not isinstance(raw, dict):
+        raise ConfigError(path, "judge must be a mapping", fix="write judge: {model: claude-sonnet-4-5}")
+    cfg.judge_raw = dict(raw)
+    try:
+        from scarbook.judge.settings import JudgeSettings
+    except ImportError:  # the judge package is optional at import time of the core
+        return
+    cfg.judge = JudgeSettings.from_dict(raw, path)

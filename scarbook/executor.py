@@ -1,0 +1,43 @@
+"""Where runs execute. The runner only talks to this interface, so a cluster executor (Ray, say)
+can replace the local pool without touching cases, checks, history or the UI."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterator, Awaitable, Callable, Generic, Protocol, TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+class Executor(Protocol[J, R]):
+    def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
+        """Pull jobs while slots are free (`next_job` returns None when there are no more for now),
+        and yield each result as it completes. Cancelling the iteration cancels running work."""
+
+
+class LocalExecutor(Generic[J, R]):
+    """An asyncio pool of `concurrency` slots in this process."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+
+    async def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
+        running: set[asyncio.Task] = set()
+        try:
+            while True:
+                while len(running) < self.concurrency:
+                    job = next_job()
+                    if job is None:
+                        break
+                    running.add(asyncio.ensure_future(work(job)))
+                if not running:
+                    return
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    yield task.result()
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)

@@ -1,0 +1,146 @@
+"""What a session says at the end: the case x pass-rate table, JSON and JUnit."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from scarbook.config import Config
+from scarbook.models import Case, RunRecord, SessionInfo, Usage
+from scarbook.stats import CaseStats, summarize
+from scarbook.yamlio import atomic_write_text
+
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_ERRORS = 0, 1, 2, 3
+STRIP = {"pass": "✓", "fail": "✗", "error": "!"}
+
+
+@dataclass
+class SessionReport:
+    session: SessionInfo
+    stats: list[CaseStats]
+    runs: list[RunRecord]
+    agent_usage: Usage = field(default_factory=Usage)
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_calls: int = 0
+    judge_calls_saved: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 all cases at or above threshold; 1 some below; 3 errors prevented a verdict."""
+        if self.session.state.startswith("aborted"):
+            return EXIT_ERRORS
+        if any(s.meets_threshold is False for s in self.stats):
+            return EXIT_BELOW
+        if any(s.meets_threshold is None for s in self.stats) or self.session.state == "stopped: budget":
+            return EXIT_ERRORS
+        return EXIT_OK
+
+
+def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config) -> SessionReport:
+    stats = []
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        by_case.setdefault(r.case_id, []).append(r)
+    for cid in session.case_ids:
+        case = cases.get(cid)
+        threshold = case.threshold if case and case.threshold is not None else cfg.threshold
+        stats.append(summarize(cid, by_case.get(cid, []), threshold, cfg.green))
+    rep = SessionReport(session, stats, runs)
+    for r in runs:
+        rep.agent_usage.add(r.agent_usage)
+        rep.judge_usage.add(r.judge_usage)
+        rep.judge_calls += r.judge_calls
+        rep.judge_calls_saved += r.judge_calls_saved
+    return rep
+
+
+def _pct(x: float | None) -> str:
+    return "  –  " if x is None else f"{100 * x:4.0f}%"
+
+
+def strip_of(runs: list[RunRecord], width: int = 20) -> str:
+    return "".join(STRIP[r.status] for r in sorted(runs, key=lambda r: r.k)[-width:])
+
+
+def format_table(rep: SessionReport) -> str:
+    """A plain-text table; rich colours are added by the CLI on a terminal."""
+    head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} {'rate':>5}  {'95% CI':<11} " \
+           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
+    lines = [head, "-" * len(head)]
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in rep.runs:
+        by_case.setdefault(r.case_id, []).append(r)
+    for s in rep.stats:
+        ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
+        gate = {True: "ok", False: "BELOW", None: "n/a"}[s.meets_threshold]
+        lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} {_pct(s.rate):>5}  {ci:<11} "
+                     f"{_pct(s.pass_at_k):>6} {_pct(s.pass_hat_k):>6}  {s.band:<6} {gate:<5} "
+                     f"{strip_of(by_case.get(s.case_id, []))}")
+    k = rep.stats[0].k if rep.stats else 0
+    lines.append("")
+    lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart.")
+    return "\n".join(lines)
+
+
+def format_summary(rep: SessionReport) -> str:
+    s = rep.session
+    total = len(rep.runs)
+    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error")}
+    below = [x.case_id for x in rep.stats if x.meets_threshold is False]
+    parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {total} runs — "
+             f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"]
+    if s.partial:
+        parts.append("partial: judge checks were skipped (--skip-judge)")
+    if rep.judge_calls or rep.judge_calls_saved:
+        parts.append(f"judge: {rep.judge_calls} calls, {rep.judge_usage.total_tokens} tokens, "
+                     f"${rep.judge_usage.cost_usd:.4f}; {rep.judge_calls_saved} calls saved by cheaper checks failing first")
+    if rep.agent_usage.total_tokens:
+        parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
+    if s.note:
+        parts.append(s.note)
+    if below:
+        parts.append(f"below threshold: {', '.join(below)}")
+    return "\n".join(parts)
+
+
+def report_to_dict(rep: SessionReport) -> dict[str, Any]:
+    return {
+        "session": rep.session.to_dict(),
+        "exit_code": rep.exit_code,
+        "cases": [s.to_dict() | {"meets_threshold": s.meets_threshold} for s in rep.stats],
+        "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
+                  "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
+        "runs": [r.to_dict() for r in rep.runs],
+    }
+
+
+def write_json(rep: SessionReport, path: Path) -> None:
+    atomic_write_text(path, json.dumps(report_to_dict(rep), indent=2))
+
+
+def write_junit(rep: SessionReport, path: Path) -> None:
+    """One testsuite; one testcase per case (gated by its threshold), runs listed in system-out."""
+    suite = ET.Element("testsuite", name=f"scarbook {rep.session.label or rep.session.id}",
+                       tests=str(len(rep.stats)),
+                       failures=str(sum(1 for s in rep.stats if s.meets_threshold is False)),
+                       errors=str(sum(1 for s in rep.stats if s.meets_threshold is None)))
+    runs_by_case: dict[str, list[RunRecord]] = {}
+    for r in rep.runs:
+        runs_by_case.setdefault(r.case_id, []).append(r)
+    for s in rep.stats:
+        tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
+                           time=f"{sum(r.duration_s for r in runs_by_case.get(s.case_id, [])):.3f}")
+        summary = (f"pass rate {_pct(s.rate).strip()} ({s.passes}/{s.judged}), 95% CI "
+                   f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%, {s.errors} errors, threshold {100 * s.threshold:.0f}%")
+        if s.meets_threshold is False:
+            ET.SubElement(tc, "failure", message=f"below threshold: {summary}")
+        elif s.meets_threshold is None:
+            ET.SubElement(tc, "error", message=f"no verdict: {summary}")
+        out = "\n".join(f"run {r.k}: {r.status} — {r.reason}" for r in sorted(runs_by_case.get(s.case_id, []),
+                                                                                key=lambda r: r.k))
+        ET.SubElement(tc, "system-out").text = summary + "\n" + out
+    ET.indent(suite)
+    atomic_write_text(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")

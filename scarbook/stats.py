@@ -1,0 +1,101 @@
+"""The numbers of one case: pass rate, 95% Wilson interval, pass@k, pass^k, band.
+
+Errors are kept apart: rate = passes / (passes + fails); the error count stands beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+from scarbook.models import RunRecord
+
+Z95 = 1.959963984540054
+
+
+def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for c successes in n trials; (0, 1) when n == 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = c / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    """Unbiased pass@k (Chen et al. 2021): chance at least one of k draws without replacement passes."""
+    if n == 0 or k > n or k < 1:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    """Unbiased pass^k: chance all k draws without replacement pass, C(c,k)/C(n,k)."""
+    if n == 0 or k > n or k < 1:
+        return None
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def band(rate: float | None, threshold: float, green: float = 0.9) -> str:
+    if rate is None:
+        return "none"
+    if rate >= green:
+        return "green"
+    if rate >= threshold:
+        return "yellow"
+    return "red"
+
+
+@dataclass
+class CaseStats:
+    case_id: str
+    passes: int
+    fails: int
+    errors: int
+    rate: float | None
+    lo: float
+    hi: float
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    k: int
+    band: str
+    threshold: float
+
+    @property
+    def judged(self) -> int:
+        return self.passes + self.fails
+
+    @property
+    def total(self) -> int:
+        return self.passes + self.fails + self.errors
+
+    @property
+    def meets_threshold(self) -> bool | None:
+        """None when no run reached a verdict: errors prevented one."""
+        return None if self.rate is None else self.rate >= self.threshold
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize_counts(case_id: str, passes: int, fails: int, errors: int, threshold: float,
+                     green: float = 0.9, k: int | None = None) -> CaseStats:
+    n = passes + fails
+    rate = passes / n if n else None
+    lo, hi = wilson(passes, n)
+    k = k or min(n, 5) or 1
+    return CaseStats(case_id, passes, fails, errors, rate, lo, hi, pass_at_k(n, passes, k),
+                     pass_hat_k(n, passes, k), k, band(rate, threshold, green), threshold)
+
+
+def summarize(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float = 0.9,
+              k: int | None = None) -> CaseStats:
+    counts = {"pass": 0, "fail": 0, "error": 0}
+    for run in runs:
+        counts[run.status] += 1
+    return summarize_counts(case_id, counts["pass"], counts["fail"], counts["error"], threshold, green, k)
