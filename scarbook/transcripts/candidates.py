@@ -12,7 +12,7 @@ from typing import Literal
 from scarbook.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import Message, ToolCall, Transcript
-from scarbook.transcripts.text import human_size, preview
+from scarbook.transcripts.text import PLACEHOLDER, human_size, preview
 
 CandidateKind = Literal["final_answer", "file", "tool_result"]
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "tool result"}
@@ -78,7 +78,9 @@ def suggest_task(t: Transcript) -> str:
     """The first thing the user asked (the main conversation, not a subagent's)."""
     for m in t.entries:
         if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
-            return m.text.strip()
+            # an attached image cannot be replayed as a task: keep only the words
+            words = [line for line in m.text.splitlines() if not PLACEHOLDER.match(line.strip())]
+            return "\n".join(words).strip()
     return ""
 
 
@@ -97,7 +99,7 @@ def suggest_seeds(t: Transcript) -> list[SeedSuggestion]:
         elif f.kind == "list":
             reason = f"listed by {f.tool}; a directory, add its files yourself"
         else:
-            reason = f"{verb} by {f.tool}; only part of it is in the transcript"
+            reason = f"{verb} by {f.tool}; its whole content is not in the transcript"
         by_path[f.path] = SeedSuggestion(f.path, f.content, reason)
     return list(by_path.values())
 

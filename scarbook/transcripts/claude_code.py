@@ -18,6 +18,7 @@ from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
 from scarbook.transcripts.model import Message, NotThisFormat, ToolResult, Transcript, finish_transcript
 from scarbook.transcripts.source import Source, truncation_warning
+from scarbook.transcripts.text import strip_ansi
 
 FORMAT = "claude-code"
 _REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
@@ -136,7 +137,7 @@ def parse(src: Source) -> Transcript:
     calls: dict[str, Any] = {}
     for turn in turns:
         if turn["role"] == "system":
-            t.entries.append(Message("system", turn["blocks"], sidechain=turn["sidechain"]))
+            t.entries.append(Message("system", strip_ansi(turn["blocks"]), sidechain=turn["sidechain"]))
             continue
         added = add_content(t, turn["role"], turn["blocks"], sidechain=turn["sidechain"])
         results = [e for e in added if isinstance(e, ToolResult)]

@@ -202,6 +202,12 @@ def parse(src: Source) -> Transcript:
                 emitted[sig] += 1
             t.entries.append(e)
 
+    # System instructions repeat on every model span; they open the conversation once.
+    for _, _, action, _, attrs in timeline:
+        system = _json_attr(attrs.get("gen_ai.system_instructions")) if action == "input" else None
+        if system:
+            add(_message_entries(t, {"role": "system", "parts": system if isinstance(system, list) else [system]}, "system"), Counter())
+            break
     for _, _, action, span, attrs in timeline:
         if action == "tool_start":
             cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
@@ -216,10 +222,6 @@ def parse(src: Source) -> Transcript:
                 add([ToolResult(cid, text, failed)], Counter())
         else:
             local: Counter[str] = Counter()
-            if action == "input":
-                system = _json_attr(attrs.get("gen_ai.system_instructions"))
-                if system:
-                    add(_message_entries(t, {"role": "system", "parts": system if isinstance(system, list) else [system]}, "system"), local)
             role = "user" if action == "input" else "assistant"
             for m in _messages(attrs, action):
                 add(_message_entries(t, m, role), local)

@@ -27,9 +27,10 @@ def parse(src: Source) -> Transcript:
     bad = src.json_lines.bad
     if len(bad) >= len(records):
         raise NotThisFormat(f"line {bad[0][0]} is not JSON")
-    unknown = sorted({str(r.get("type")) for r in records} - TYPES)
-    if unknown:
-        raise NotThisFormat(f"record types {', '.join(unknown)} are not scarbook's ({', '.join(sorted(TYPES))})")
+    for no, r in src.json_lines.records:
+        if isinstance(r, dict) and r.get("type") not in TYPES:
+            what = f"type {r['type']!r}" if "type" in r else "no \"type\""
+            raise NotThisFormat(f"line {no} has {what} (scarbook records are {', '.join(sorted(TYPES))})")
     t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))
     usage, saw_usage = Usage(), False
     for r in records:

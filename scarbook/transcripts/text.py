@@ -12,6 +12,9 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+PLACEHOLDER = re.compile(r"^\[(image|document|audio|file|blob|binary): [^\]\n]*\]$")
+
+
 def human_size(nbytes: int) -> str:
     if nbytes < 1000:
         return f"{nbytes} B"
