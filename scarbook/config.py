@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import ConfigError
+from scarbook.judge.settings import JudgeSettings
 from scarbook.yamlio import line_of, load_yaml_file
 
 CONFIG_FILE = "scarbook.yaml"
@@ -73,7 +74,7 @@ class Config:
     cases_dir: str = "cases"
     workspaces_dir: str = "workspaces"
     judge_raw: dict[str, Any] = field(default_factory=dict)
-    judge: Any = None  # scarbook.judge.JudgeSettings
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
 
     @property
     def green(self) -> float:
@@ -90,12 +91,12 @@ class Config:
 
     @property
     def judge_model(self) -> str:
-        return getattr(self.judge, "model", None) or self.judge_raw.get("model", "")
+        return self.judge.model
 
     def fingerprint(self) -> str:
         """What makes two sessions comparable: the agent and the judge."""
         blob = json.dumps({"agent": self.agent, "judge": self.judge_model,
-                           "judge_prompt": getattr(self.judge, "prompt_digest", "")}, sort_keys=True)
+                           "judge_prompt": self.judge.prompt_digest}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -208,8 +209,4 @@ def _attach_judge(cfg: Config, raw: Any, path: Path) -> None:
     if not isinstance(raw, dict):
         raise ConfigError(path, "judge must be a mapping", fix="write judge: {model: claude-sonnet-4-5}")
     cfg.judge_raw = dict(raw)
-    try:
-        from scarbook.judge.settings import JudgeSettings
-    except ImportError:  # the judge package is optional at import time of the core
-        return
     cfg.judge = JudgeSettings.from_dict(raw, path)
