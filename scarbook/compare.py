@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Literal, Mapping, NamedTuple
+from typing import Iterable, Literal, Mapping, NamedTuple
+
+from scarbook.models import RunRecord, SessionInfo
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
 ALPHA = 0.05
@@ -37,6 +39,22 @@ class Counts(NamedTuple):
     @property
     def rate(self) -> float | None:
         return self.passes / self.judged if self.judged else None
+
+
+def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
+    """Tally a session's runs per case, the input `compare_sessions` takes."""
+    tally: dict[str, list[int]] = {}
+    for run in runs:
+        slot = tally.setdefault(run.case_id, [0, 0, 0])
+        slot[("pass", "fail", "error").index(run.status)] += 1
+    return {case: Counts(*t) for case, t in sorted(tally.items())}
+
+
+def changed_cases(a: SessionInfo, b: SessionInfo) -> list[str]:
+    """Cases both sessions ran whose checks/rubric changed in between (by case digest): comparing
+    their rates would compare two different tests. A missing digest counts as unchanged."""
+    shared = sorted(set(a.case_digests) & set(b.case_digests))
+    return [c for c in shared if a.case_digests[c] and b.case_digests[c] and a.case_digests[c] != b.case_digests[c]]
 
 
 def _wilson(c: int, n: int, z: float) -> tuple[float, float]:

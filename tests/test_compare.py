@@ -150,3 +150,22 @@ def test_mean_interval_is_clipped_to_possible_differences():
     cmp = compare_sessions({"a": (20, 0), "b": (0, 20)}, {"a": (0, 20), "b": (0, 20)})
     lo, hi = cmp.mean_interval
     assert lo == -1.0 and -1.0 < hi < 1.0
+
+
+def test_counts_by_case_keeps_errors_apart():
+    from scarbook.compare import counts_by_case
+    from scarbook.models import RunRecord
+
+    runs = [RunRecord("s", case, k, status, "") for k, (case, status) in enumerate(
+        [("a", "pass"), ("a", "fail"), ("a", "error"), ("b", "pass"), ("a", "pass")])]
+    assert counts_by_case(runs) == {"a": Counts(2, 1, 1), "b": Counts(1, 0, 0)}
+    assert counts_by_case(runs)["a"].rate == pytest.approx(2 / 3)
+
+
+def test_changed_cases_names_cases_whose_checks_changed():
+    from scarbook.compare import changed_cases
+    from scarbook.models import SessionInfo
+
+    a = SessionInfo("s1", case_digests={"x": "d1", "y": "d2", "gone": "d3", "old": ""})
+    b = SessionInfo("s2", case_digests={"x": "d1", "y": "CHANGED", "new": "d4", "old": "d5"})
+    assert changed_cases(a, b) == ["y"]
