@@ -18,6 +18,7 @@ from statistics import NormalDist
 from typing import Iterable, Literal, Mapping, NamedTuple
 
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.stats import wilson
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
 ALPHA = 0.05
@@ -57,16 +58,6 @@ def changed_cases(a: SessionInfo, b: SessionInfo) -> list[str]:
     return [c for c in shared if a.case_digests[c] and b.case_digests[c] and a.case_digests[c] != b.case_digests[c]]
 
 
-def _wilson(c: int, n: int, z: float) -> tuple[float, float]:
-    # The score interval for one proportion (no continuity correction): the building block of
-    # Newcombe's method 10. Kept local so compare.py has no dependency on stats.py's n=0 policy.
-    p = c / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def newcombe_interval(c1: int, n1: int, c2: int, n2: int, z: float = Z95) -> tuple[float, float]:
     """Interval for p2 - p1 (after minus before), Newcombe 1998 method 10 (hybrid Wilson score).
 
@@ -77,8 +68,9 @@ def newcombe_interval(c1: int, n1: int, c2: int, n2: int, z: float = Z95) -> tup
     if n1 <= 0 or n2 <= 0:
         raise ValueError("newcombe_interval needs at least one judged run on each side")
     p1, p2 = c1 / n1, c2 / n2
-    l1, u1 = _wilson(c1, n1, z)
-    l2, u2 = _wilson(c2, n2, z)
+    # the score interval for one proportion, no continuity correction (n > 0 checked above)
+    l1, u1 = wilson(c1, n1, z)
+    l2, u2 = wilson(c2, n2, z)
     d = p2 - p1
     lo = d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
     hi = d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
