@@ -1,0 +1,156 @@
+"""`scarbook eval` end to end with an llm_judge case, the judge being the loopback Messages API."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from scarbook.cli import main
+
+try:
+    from tests.judge_server import judge_server, status_reply, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, status_reply, tool_reply  # noqa: F401
+
+AGENT = """\
+from pathlib import Path
+Path("tmp.txt").write_text("# tiny-agent\\n")
+print("done: tmp.txt holds the first line of README.md")
+"""
+
+CASE = """\
+id: judge-me
+title: Claimed one line
+task: Extract the first line of README.md and write it to tmp.txt
+checks:
+  - {type: file_exists, path: tmp.txt}
+  - type: llm_judge
+    artifact: tmp.txt
+    rubric:
+      - tmp.txt contains exactly one line
+      - that line is the README's title
+"""
+
+
+@pytest.fixture
+def project(tmp_path, judge_server, monkeypatch):
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "scarbook.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            agent:
+              type: command
+              argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}]
+            runs: 3
+            concurrency: 1
+            threshold: 0.8
+            judge:
+              model: claude-sonnet-4-6
+              base_url: {judge_server.url}
+              max_retries: 1
+              timeout_s: 5
+            """
+        )
+    )
+    (tmp_path / "cases" / "judge-me").mkdir(parents=True)
+    (tmp_path / "cases" / "judge-me" / "case.yaml").write_text(CASE)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-e2e")
+    return tmp_path
+
+
+def scarbook(project, *args):
+    return CliRunner().invoke(main, ["-C", str(project), *args], catch_exceptions=False)
+
+
+def test_eval_grades_every_run_and_stores_verdicts_tokens_and_dollars(project, judge_server):
+    judge_server.push(
+        tool_reply([("PASS", "one line"), ("PASS", "title")]),
+        tool_reply([("PASS", "one line"), ("FAIL", "not the title")]),
+        tool_reply([("PASS", "one line"), ("PASS", "title")]),
+    )
+    out = project / "report.json"
+    result = scarbook(project, "eval", "-q", "--json", str(out))
+
+    assert result.exit_code == 1, result.output  # 2/3 is below the 0.8 threshold
+    assert len(judge_server.requests) == 3
+    for text in judge_server.user_texts():
+        assert "# tiny-agent" in text and "tmp.txt contains exactly one line" in text
+        assert "done: tmp.txt holds" not in text  # the judge sees the file, not the agent's output
+    report = json.loads(out.read_text())
+    runs = sorted(report["runs"], key=lambda r: r["k"])
+    assert [r["status"] for r in runs] == ["pass", "fail", "pass"]
+    judged = [c for c in runs[1]["checks"] if c["type"] == "llm_judge"][0]
+    assert judged["detail"] == "1/2 rubric items PASS; FAIL item 2: not the title"
+    assert judged["judge"]["items"][1]["reason"] == "not the title"
+    assert judged["judge"]["model"] == "claude-sonnet-4-6"
+    assert runs[1]["judge_calls"] == 1
+    assert runs[1]["judge_usage"]["input_tokens"] == 1000
+    assert runs[1]["judge_usage"]["cost_usd"] == pytest.approx((1000 * 3 + 100 * 15) / 1_000_000)
+    assert report["usage"]["judge_calls"] == 3
+    assert report["usage"]["judge"]["cost_usd"] == pytest.approx(3 * (1000 * 3 + 100 * 15) / 1_000_000)
+    assert "judge: 3 calls, 3300 tokens, $0.0135" in result.output
+
+
+def test_dry_run_spends_nothing(project, judge_server):
+    judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")])
+    result = scarbook(project, "eval", "--dry-run", "-n", "4")
+    assert result.exit_code == 0, result.output
+    assert "judge: at most 4 calls" in result.output
+    assert judge_server.requests == []
+
+
+def test_missing_key_is_said_before_any_run(project, judge_server, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")])
+    result = scarbook(project, "eval", "-q")
+    assert result.exit_code == 2
+    assert "scarbook: the llm_judge checks need an API key, but ANTHROPIC_API_KEY is not set: " \
+        "set ANTHROPIC_API_KEY or run with --skip-judge" in result.output
+    assert judge_server.requests == []
+    assert not (project / "workspaces" / "history").exists() or not any((project / "workspaces" / "history").iterdir())
+
+
+def test_rejected_key_aborts_the_session_with_one_message(project, judge_server):
+    judge_server.default = status_reply(401, "invalid x-api-key")
+    result = scarbook(project, "eval", "-q")
+    assert result.exit_code == 3, result.output
+    assert result.output.count("rejected the API key in ANTHROPIC_API_KEY (HTTP 401)") == 1
+    assert len(judge_server.requests) == 1  # the first 401 stopped the session
+
+
+def test_overloaded_judge_makes_runs_error_not_fail(project, judge_server):
+    judge_server.default = status_reply(529, "Overloaded")
+    out = project / "report.json"
+    result = scarbook(project, "eval", "-q", "-n", "2", "--json", str(out))
+    assert result.exit_code == 3, result.output
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["status"] for r in runs] == ["error", "error"]
+    assert len(judge_server.requests) == 4  # 2 runs x (1 try + 1 retry)
+
+
+def test_skip_judge_sends_nothing_and_marks_the_session_partial(project, judge_server):
+    out = project / "report.json"
+    result = scarbook(project, "eval", "-q", "--skip-judge", "--json", str(out))
+    assert judge_server.requests == []
+    report = json.loads(out.read_text())
+    assert report["session"]["partial"] is True
+    checks = report["runs"][0]["checks"]
+    assert [c["status"] for c in checks] == ["pass", "skipped"]
+    assert result.exit_code == 0, result.output  # the rule tiers pass; the summary says partial
+    assert "partial: judge checks were skipped (--skip-judge)" in result.output
+
+
+def test_budget_breaker_stops_new_runs(project, judge_server):
+    judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")])
+    out = project / "report.json"
+    # One judged run costs $0.0045; the budget is crossed after the first run.
+    result = scarbook(project, "eval", "-q", "-n", "5", "--max-cost", "0.001", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["session"]["state"] == "stopped: budget"
+    assert len(report["runs"]) < 5
+    assert len(judge_server.requests) == len(report["runs"])
+    assert result.exit_code == 3, result.output
