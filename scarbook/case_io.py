@@ -17,7 +17,7 @@ from scarbook.yamlio import atomic_write_text, dump_yaml, line_of, load_yaml_fil
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "seed", "checks", "scar")
-SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact")
+SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at")
 SCAR_FILES = ("transcript", "failed_artifact", "good_artifact")
 
 
@@ -115,6 +115,10 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
         if key in SCAR_FILES:
             why = check_relative(value)
             _need(why is None, path, f"scar.{key}: {why}", kline, "use a path relative to the case folder")
+        if key == "artifact_at" and value != "output":
+            why = check_relative(value)
+            _need(why is None, path, f"scar.artifact_at: {why}", kline,
+                  "use 'output' or a path relative to the workspace root")
     values = {k: (str(v) if k == "date" else v) for k, v in raw.items()}
     return Scar(**values)
 

@@ -28,7 +28,7 @@ MIXES = {
         "rename-function": {"clean": 9, "half_rename": 1},
     },
     "regressed": {
-        "write-one-line": {"clean": 4, "verbose": 2, "dump_readme": 4},
+        "write-one-line": {"clean": 3, "verbose": 1, "dump_readme": 6},
         "fix-json-config": {"clean": 8, "trailing_comma": 1, "backup_file": 1},
         "review-api-claims": {"clean": 9, "rubber_stamp": 1},
         "rename-function": {"clean": 9, "half_rename": 1},

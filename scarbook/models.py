@@ -40,6 +40,7 @@ class Scar:
     transcript: str | None = None
     failed_artifact: str | None = None
     good_artifact: str | None = None
+    artifact_at: str | None = None  # where the artifact belongs: "output" or a workspace path
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -202,6 +203,7 @@ class SessionInfo:
     git_revision: str | None = None
     case_digests: dict[str, str] = field(default_factory=dict)  # case id -> digest of its checks
     partial: bool = False  # e.g. --skip-judge: judge items were not graded
+    decisions: dict[str, str] = field(default_factory=dict)  # --runs auto: case id -> above/below/undecided
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -99,11 +99,26 @@ def format_summary(rep: SessionReport) -> str:
                      f"${rep.judge_usage.cost_usd:.4f}; {rep.judge_calls_saved} calls saved by cheaper checks failing first")
     if rep.agent_usage.total_tokens:
         parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
+    if s.decisions:
+        tally = {d: sum(1 for v in s.decisions.values() if v == d) for d in ("above", "below", "undecided")}
+        fixed = fixed_n_for(rep)
+        parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
+                     f"{tally['undecided']} undecided at the cap; {total} runs spent"
+                     + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
     if s.note:
         parts.append(s.note)
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
     return "\n".join(parts)
+
+
+def fixed_n_for(rep: SessionReport) -> int | None:
+    """Runs per case a fixed-N test needs for the same guarantee as the sequential rule."""
+    if not rep.stats:
+        return None
+    from scarbook.sequential import expected_fixed_n
+
+    return max(expected_fixed_n(s.threshold) for s in rep.stats)
 
 
 def report_to_dict(rep: SessionReport) -> dict[str, Any]:

@@ -141,6 +141,7 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
                 verdict = "undecided"
             if verdict is not None:
                 st.decided = verdict
+                info.decisions[case.id] = verdict
                 queue.put_nowait(CaseDecided(sid, case.id, verdict, st.passes + st.fails))
         return record
 

@@ -1,0 +1,127 @@
+"""Numbers you can act on: `scarbook diff`, `scarbook lint`, `scarbook calibrate`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.compare import changed_cases, compare_sessions, counts_by_case, format_comparison
+from scarbook.errors import ScarbookError
+from scarbook.lint import format_hints, lint_cases
+
+
+@click.command("diff")
+@click.argument("before", default="previous")
+@click.argument("after", default="latest")
+@click.option("--force", is_flag=True, help="Compare even if some cases' task or checks changed in between.")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any case regressed significantly.")
+@click.pass_context
+@friendly_errors
+def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_on_regression: bool) -> None:
+    """Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% Newcombe
+    interval, Fisher's exact p, and improved / regressed / no detectable change."""
+    history = get_project(ctx).history
+    a, b = history.resolve(before), history.resolve(after)
+    if a.id == b.id:
+        raise ScarbookError(f"{before!r} and {after!r} are the same session ({a.id})")
+    changed = changed_cases(a, b)
+    if changed and not force:
+        raise ScarbookError(f"cases changed their task or checks between the sessions: {', '.join(changed)} — "
+                            "their rates measure different things; re-run them, or pass --force")
+    cmp = compare_sessions(counts_by_case(history.runs(a.id)), counts_by_case(history.runs(b.id)))
+    click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
+    if a.fingerprint != b.fingerprint:
+        click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
+    click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
+    if fail_on_regression and cmp.regressed:
+        ctx.exit(1)
+
+
+@click.command("lint")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.pass_context
+@friendly_errors
+def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
+    """Advice on rubrics: vague items, joined criteria, items a rule check decides for free,
+    duplicates, judge-only cases. Advice only: always exits 0 unless a case is invalid."""
+    project = get_project(ctx)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    cases = [c for c in found.cases if not case_ids or c.id in case_ids]
+    hints = lint_cases(cases)
+    click.echo(format_hints(hints) if hints else f"no hints for {len(cases)} case(s)")
+
+
+@click.command("calibrate")
+@click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
+@click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge).")
+@click.pass_context
+@friendly_errors
+def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool) -> None:
+    """Grade judged rubric items yourself (the judge's verdict hidden), then see agreement and Cohen's kappa."""
+    from scarbook.calibrate import CalibrationStore, agreement, format_report, pick_items
+
+    project = get_project(ctx)
+    store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
+    settings = project.config.judge
+    try:
+        if rescore:
+            labels = _rescore(project, store)
+        else:
+            items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed,
+                               exclude=store.labeled_keys())
+            if not items:
+                raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
+            labels = []
+            for n, item in enumerate(items, 1):
+                click.echo(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
+                           f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
+                answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
+                                      type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
+                if answer == "q":
+                    break
+                if answer == "s":
+                    continue
+                labels.append(store.save_label(item, "PASS" if answer == "p" else "FAIL"))
+            if not labels:
+                click.echo("no labels given")
+                return
+        report = agreement(labels)
+        store.record_calibration(report, settings.model, settings.prompt_digest)
+        click.echo("\n" + format_report(report))
+    finally:
+        store.close()
+
+
+def _rescore(project, store):
+    from scarbook.calibrate import rescore
+    from scarbook.checks import CheckContext
+    from scarbook.judge import Judge
+    from scarbook.models import Case, Check
+
+    labels = store.labels()
+    if not labels:
+        raise ScarbookError("no stored human labels — run `scarbook calibrate` first")
+    judge = Judge(project.config.judge)
+    judge.preflight()
+
+    async def grade_all():
+        verdicts = {}
+        for lab in labels:
+            check = Check("llm_judge", {"rubric": [lab.item], "artifact": "output"})
+            case = Case(id=lab.case_id, task="", checks=[check])
+            ctx = CheckContext(case=case, workspace=project.workspaces_dir, output=lab.artifact, judge=judge)
+            result = await judge.grade(check, ctx)
+            items = (result.judge or {}).get("items") or []
+            if result.status != "error" and items:
+                verdicts[lab.key] = items[0].get("verdict", "")
+        return verdicts
+
+    verdicts = asyncio.run(grade_all())
+    return rescore(labels, verdicts, project.config.judge.model, project.config.judge.prompt_digest)
+
+
+COMMANDS = [diff_command, lint_command, calibrate_command]

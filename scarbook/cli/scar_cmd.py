@@ -1,0 +1,81 @@
+"""From incident to verified scar: `scarbook import` a transcript, `scarbook verify` the case."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project
+from scarbook.verify import CATCHES, ERROR, UNVERIFIED, VerificationStore, verify_case
+
+
+@click.command("import")
+@click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
+@click.option("--list", "list_only", is_flag=True, help="Print the candidate artifacts and seed suggestions; write nothing.")
+@click.option("--id", "case_id", default=None, help="Id of the draft case to write (cases/<id>/).")
+@click.option("--artifact", "artifact_index", type=click.IntRange(1), default=None,
+              help="Candidate number (from --list) that is the failed artifact; default: the last file written, else the final answer.")
+@click.option("--seed-suggested", is_flag=True, help="Copy every suggested seed file whose content the transcript holds.")
+@click.option("--format", "fmt", default=None, help="Transcript format, skipping detection (claude-code, anthropic, openai, ...).")
+@click.pass_context
+@friendly_errors
+def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
+                   artifact_index: int | None, seed_suggested: bool, fmt: str | None) -> None:
+    """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case."""
+    from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
+    from scarbook.transcripts.draft import write_draft_case
+
+    t = load_transcript(Path(transcript), fmt)
+    if list_only or not case_id:
+        click.echo(f"format: {t.format}")
+        click.echo(f"task: {suggest_task(t) or '(none found)'}")
+        click.echo("candidates:")
+        click.echo(format_candidates(candidates(t)))
+        seeds = suggest_seeds(t)
+        if seeds:
+            click.echo("seed suggestions:")
+            for s in seeds:
+                click.echo(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
+        if not list_only:
+            click.echo("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
+        return
+    folder = write_draft_case(t, get_project(ctx).cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
+    click.echo(f"wrote draft case {folder}")
+    click.echo(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
+
+
+@click.command("verify")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.option("--skip-judge", is_flag=True, help="Verify rule checks only; cases with llm_judge checks stay unverified.")
+@click.pass_context
+@friendly_errors
+def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bool) -> None:
+    """Does each case catch its own scar? The failed artifact must FAIL the checks; the good one PASS.
+
+    Exit 1 when a case misses its scar or rejects its good artifact, 3 on errors.
+    """
+    from scarbook.cli.eval_cmd import make_judge, select_cases
+
+    project = get_project(ctx)
+    cases = select_cases(project, case_ids, ())
+    judge = make_judge(project, cases, skip_judge)
+
+    async def go():
+        return [await verify_case(c, judge) for c in cases]
+
+    results = asyncio.run(go())
+    VerificationStore(project.workspaces_dir).save(results)
+    width = max(len(c.id) for c in cases)
+    for v in results:
+        colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
+        click.echo(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
+    bad = [v for v in results if v.outcome not in (CATCHES, UNVERIFIED, ERROR)]
+    if bad:
+        ctx.exit(1)
+    if any(v.outcome == ERROR for v in results):
+        ctx.exit(3)
+
+
+COMMANDS = [import_command, verify_command]

@@ -1,0 +1,134 @@
+"""Test the test: would this case have caught the incident it was born from?
+
+The scar's failed artifact is put into a fresh seeded workspace (a file artifact at its path, an
+output artifact as the final output) and the case's checks run on it without the agent: they must
+FAIL. A good artifact, when the scar has one, must PASS. A case whose checks pass the failed artifact
+*misses its scar* — the vague-rubric trap.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tinydb import Query, TinyDB
+
+from scarbook.checks import CheckContext, run_checks
+from scarbook.history import AtomicJSONStorage, now_iso
+from scarbook.models import Case, CheckResult
+from scarbook.paths import resolve_inside
+from scarbook.runner import case_digest, verdict_of
+from scarbook.workspace import diff_workspace, prepare_workspace
+
+CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
+    "catches the scar", "misses the scar", "rejects the good artifact", "unverified", "error")
+PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count", "json_valid")
+
+
+@dataclass
+class Verification:
+    case_id: str
+    outcome: str
+    detail: str
+    failed_verdict: str | None = None  # pass / fail / error on the failed artifact
+    good_verdict: str | None = None
+    digest: str = ""
+    at: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == CATCHES
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def artifact_target(case: Case) -> str:
+    """Where the artifact goes: scar.artifact_at, else the judged path, else the first file a check reads."""
+    if case.scar and case.scar.artifact_at:
+        return case.scar.artifact_at
+    for check in case.checks:
+        if check.is_judge and check.params.get("artifact", "output") != "output":
+            return check.params["artifact"]
+    for check in case.checks:
+        if check.type in PATH_CHECKS:
+            return check.params["path"]
+    return "output"
+
+
+async def check_artifact(case: Case, artifact: Path, judge=None) -> tuple[str, str, list[CheckResult]]:
+    """Run the case's checks on `artifact` placed where it belongs. Returns (status, reason, results)."""
+    target = artifact_target(case)
+    tmp = Path(tempfile.mkdtemp(prefix=f"scarbook-verify-{case.id}-"))
+    try:
+        ws = tmp / "ws"
+        snap = prepare_workspace(case, ws)
+        output = ""
+        if target == "output":
+            output = artifact.read_text(encoding="utf-8", errors="replace")
+        else:
+            dest = resolve_inside(ws, target)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(artifact, dest)
+        ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge)
+        results = await run_checks(case.checks, ctx)
+        status, reason = verdict_of(results)
+        return status, reason, results
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def verify_case(case: Case, judge=None) -> Verification:
+    digest = case_digest(case)
+    scar = case.scar
+    if not scar or not scar.failed_artifact or case.root is None:
+        return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
+    if judge is None and case.judge_checks:
+        return Verification(case.id, UNVERIFIED, "the case has llm_judge checks and the judge was skipped",
+                            digest=digest, at=now_iso())
+    status, reason, _ = await check_artifact(case, case.root / scar.failed_artifact, judge)
+    v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
+                     digest=digest, at=now_iso())
+    if status == "error":
+        v.outcome, v.detail = ERROR, f"could not reach a verdict on the failed artifact: {reason}"
+        return v
+    if status == "pass":
+        v.outcome = MISSES
+        v.detail = ("every check passes the failed artifact — the case would not have caught the incident; "
+                    "sharpen the checks or rubric")
+    if scar.good_artifact:
+        gstatus, greason, _ = await check_artifact(case, case.root / scar.good_artifact, judge)
+        v.good_verdict = gstatus
+        if gstatus == "fail" and v.outcome == CATCHES:
+            v.outcome, v.detail = REJECTS_GOOD, f"the good artifact fails too: {greason}"
+        elif gstatus == "error" and v.outcome == CATCHES:
+            v.outcome, v.detail = ERROR, f"could not reach a verdict on the good artifact: {greason}"
+    return v
+
+
+class VerificationStore:
+    """The latest verification per case, so the library can show a badge without re-running it."""
+
+    def __init__(self, workspaces_dir: Path) -> None:
+        self.path = Path(workspaces_dir) / "history" / "verify.json"
+
+    def save(self, results: list[Verification]) -> None:
+        with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
+            q = Query()
+            for v in results:
+                db.upsert(v.to_dict(), q.case_id == v.case_id)
+
+    def load(self) -> dict[str, Verification]:
+        if not self.path.exists():
+            return {}
+        with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
+            return {d["case_id"]: Verification(**d) for d in db.all()}
+
+    def badge(self, case: Case, latest: dict[str, Verification]) -> str:
+        """verified / misses / unverified; a case changed since its verification is unverified."""
+        v = latest.get(case.id)
+        if v is None or v.digest != case_digest(case):
+            return "unverified"
+        return {CATCHES: "verified", MISSES: "misses", REJECTS_GOOD: "rejects good"}.get(v.outcome, "unverified")
