@@ -42,6 +42,8 @@ def load_transcript(path: Path | str, format: str | None = None) -> Transcript:
         raise ScarbookError(f"{path}: cannot read it ({exc.strerror})") from None
     if format is not None:
         try:
+            if format == plain.FORMAT:
+                return plain.parse(src, allow_json=True)
             return PARSERS[format](src)
         except NotThisFormat as exc:
             raise ScarbookError(f"{path} is not a {format} transcript: {exc}") from None

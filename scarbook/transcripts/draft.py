@@ -2,8 +2,8 @@
 
 The draft is a starting point for the case editor: the task from the first user message, a
 `file_exists` check when the failed artifact is a file, and a scar section that points at a
-copy of the transcript and at the failed artifact. Until `scarbook.case_io.save_case` exists the
-YAML is written here (atomically) in the case format of DESIGN.md.
+copy of the transcript and at the failed artifact (`artifact_at` says where it belongs: the
+file's workspace path, or "output"). `scarbook.case_io.save_case` validates and writes case.yaml.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
+from scarbook.case_io import CASE_FILE, save_case, validate_case_data
 from scarbook.errors import ScarbookError
 from scarbook.paths import resolve_inside
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
@@ -52,21 +51,31 @@ def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candida
     return cands[number - 1]
 
 
+TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
+RUBRIC_PLACEHOLDER = "TODO: say what the answer must do; the failed artifact must FAIL this item"
+
+
 def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str) -> dict[str, Any]:
+    """The case.yaml content of a draft. A case needs a task and at least one check, so where the
+    transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar."""
     task = suggest_task(t)
     title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
-    checks: list[dict[str, Any]] = []
     if artifact.kind == "file" and artifact.path:
-        checks.append({"type": "file_exists", "path": artifact.path})
+        checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
+        artifact_at = artifact.path
+    else:
+        checks = [{"type": "llm_judge", "rubric": [RUBRIC_PLACEHOLDER]}]
+        artifact_at = "output"
     return {
         "id": case_id,
         "title": title,
-        "task": task,
+        "task": task or TASK_PLACEHOLDER,
         "checks": checks,
         "scar": {
             "date": _dt.date.today().isoformat(),
             "transcript": f"scar/transcript{_ext(transcript_name)}",
             "failed_artifact": f"scar/artifact{_ext(artifact.path)}",
+            "artifact_at": artifact_at,
         },
     }
 
@@ -89,29 +98,22 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     transcript_path = Path(transcript_path) if transcript_path else t.source
     artifact = pick_artifact(candidates(t), artifact_index)
     data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt")
+    if transcript_path is None:
+        del data["scar"]["transcript"]
+    case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything
     seeds = [s for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
     (folder / "scar").mkdir(parents=True)
-    if transcript_path is not None:
-        shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
-    else:
-        del data["scar"]["transcript"]
-    _atomic_write(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
-    for seed in seeds:
-        (folder / "seed").mkdir(exist_ok=True)
-        target = resolve_inside(folder / "seed", seed.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(target, seed.content.encode("utf-8"))
-    _save(data, folder)
+    try:
+        if transcript_path is not None:
+            shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
+        _atomic_write(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
+        for seed in seeds:
+            (folder / "seed").mkdir(exist_ok=True)
+            target = resolve_inside(folder / "seed", seed.path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(target, seed.content.encode("utf-8"))
+        save_case(case, cases_dir)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)  # no half-written draft left behind
+        raise
     return folder
-
-
-def _save(data: dict[str, Any], folder: Path) -> None:
-    try:  # the core's writer, once it exists, owns the case format and its validation
-        from scarbook.case_io import save_case, validate_case_data  # type: ignore[attr-defined]
-    except ImportError:
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-        _atomic_write(folder / "case.yaml", text.encode("utf-8"))
-        return
-    case = validate_case_data(data, folder / "case.yaml")
-    case.root = folder
-    save_case(case, folder.parent)

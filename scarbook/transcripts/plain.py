@@ -9,12 +9,13 @@ from scarbook.transcripts.text import strip_ansi
 FORMAT = "plain"
 
 
-def parse(src: Source) -> Transcript:
+def parse(src: Source, *, allow_json: bool = False) -> Transcript:
+    """`allow_json`: the user said --format plain, so a JSON file is kept whole as text too."""
     if not src.data.strip():
         raise NotThisFormat("the file is empty")
     if src.text is None:
         raise NotThisFormat("the file is binary (not UTF-8 text)")
-    if src.is_json or (src.objects() and not src.json_lines.bad):
+    if not allow_json and (src.is_json or (src.objects() and not src.json_lines.bad)):
         # A JSON file that no JSON format accepted is a mystery, not a log to keep whole.
         raise NotThisFormat("the file is JSON, so it is not taken as plain text")
     text = strip_ansi(src.text).replace("\r\n", "\n")
