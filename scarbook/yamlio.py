@@ -53,6 +53,9 @@ def load_yaml_text(text: str, path: Path | str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "malformed YAML"
+        if exc.problem and exc.context and exc.context_mark and exc.context_mark.line + 1 != line:
+            # An unclosed quote or bracket is reported where the file ends; say where it opened.
+            problem += f" ({exc.context} that starts at line {exc.context_mark.line + 1})"
         raise CaseError(path, f"malformed YAML: {problem}", line=line,
                         fix="fix the syntax (check indentation, quotes and colons)") from None
     except yaml.YAMLError as exc:

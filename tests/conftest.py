@@ -1,0 +1,84 @@
+"""Shared fixtures for the core tests: a real project folder in tmp_path, and the CLI driven through
+click's CliRunner. Other test modules keep their own fixtures in their own modules."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED_CASES = REPO / "cases"
+
+DEFAULT_CONFIG = """\
+agent: {type: demo, seed: 7}
+runs: 2
+concurrency: 2
+timeout_s: 30
+threshold: 0.8
+"""
+
+
+def run_cli(root: Path, *args: str, input: str | None = None) -> Result:
+    """Run `scarbook -C root ARGS...` in-process; stdout and stderr are kept apart."""
+    from scarbook.cli import main
+
+    return CliRunner().invoke(main, ["-C", str(root), *args], input=input, catch_exceptions=False)
+
+
+@dataclass
+class ProjectDir:
+    root: Path
+
+    @property
+    def cases_dir(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def workspaces(self) -> Path:
+        return self.root / "workspaces"
+
+    def config(self, text: str) -> Path:
+        path = self.root / "scarbook.yaml"
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    def case(self, cid: str, text: str, seed: dict[str, str] | None = None) -> Path:
+        """Write cases/<cid>/case.yaml (dedented) and seed/ files; returns the case.yaml path."""
+        folder = self.cases_dir / cid
+        folder.mkdir(parents=True, exist_ok=True)
+        for rel, body in (seed or {}).items():
+            p = folder / "seed" / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(body, encoding="utf-8")
+        path = folder / "case.yaml"
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    def bundled(self) -> None:
+        """Copy the repository's bundled scar collection and its scarbook.yaml in."""
+        shutil.copytree(BUNDLED_CASES, self.cases_dir, dirs_exist_ok=True)
+        shutil.copy(REPO / "scarbook.yaml", self.root / "scarbook.yaml")
+
+    def cli(self, *args: str, input: str | None = None) -> Result:
+        return run_cli(self.root, *args, input=input)
+
+    def load(self):
+        from scarbook.project import Project
+
+        return Project.discover(self.root)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ProjectDir:
+    """An empty project (scarbook.yaml with the seeded demo agent, an empty cases/) in tmp_path."""
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+    root = tmp_path / "proj"
+    (root / "cases").mkdir(parents=True)
+    p = ProjectDir(root)
+    p.config(DEFAULT_CONFIG)
+    return p
