@@ -24,6 +24,11 @@ class Project:
                 return cls(folder, load_config(folder / CONFIG_FILE))
         return cls(start, load_config(None))
 
+    @classmethod
+    def at(cls, root: Path) -> "Project":
+        root = Path(root).resolve()
+        return cls(root, load_config(root / CONFIG_FILE))
+
     @property
     def cases_dir(self) -> Path:
         return self.root / self.config.cases_dir

@@ -99,7 +99,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         for c in r.checks:
             click.echo(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
             for item in (c.judge or {}).get("items", []):
-                click.echo(f"            item {item.get('index')}: {item.get('verdict')} — {item.get('item')}: "
+                click.echo(f"            item {item.get('item')}: {item.get('verdict')} — {item.get('text')}: "
                            f"{item.get('reason')}")
         if r.diff.changed:
             click.echo(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")

@@ -16,7 +16,9 @@ from scarbook.project import Project
 def get_project(ctx: click.Context) -> Project:
     obj = ctx.find_root().obj or {}
     if "project" not in obj:
-        obj["project"] = Project.discover(obj.get("root"))
+        root = obj.get("root")
+        # An explicit -C is the project itself; otherwise look upward like git does.
+        obj["project"] = Project.at(Path(root)) if root else Project.discover()
         ctx.find_root().obj = obj
     return obj["project"]
 

@@ -1,0 +1,106 @@
+"""Scar verification: a case must fail its own failed artifact (and pass its good one)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scarbook.case_io import load_case
+from scarbook.cli import main
+from scarbook.verify import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore, verify_case
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_case(root: Path, body: str, files: dict[str, str]) -> Path:
+    folder = root / "cases" / "c1"
+    folder.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    (folder / "case.yaml").write_text(body)
+    return folder
+
+
+SHARP = """\
+id: c1
+task: Extract the first line of README.md and write it to tmp.txt
+seed: {README.md: "# tiny-agent\\nmore\\n"}
+checks:
+  - {type: file_exists, path: tmp.txt}
+  - {type: line_count, path: tmp.txt, equals: 1}
+scar:
+  failed_artifact: scar/artifact.txt
+  good_artifact: scar/good.txt
+"""
+VAGUE = SHARP.replace("  - {type: line_count, path: tmp.txt, equals: 1}\n", "")
+
+
+async def test_sharp_case_catches_its_scar(tmp_path):
+    folder = write_case(tmp_path, SHARP, {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"})
+    v = await verify_case(load_case(folder))
+    assert v.outcome == CATCHES
+    assert v.failed_verdict == "fail" and v.good_verdict == "pass"
+    assert v.detail == "the failed artifact fails: check 2 (line_count): tmp.txt has 2 lines, expected exactly 1"
+
+
+async def test_vague_case_misses_its_scar(tmp_path):
+    folder = write_case(tmp_path, VAGUE, {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"})
+    v = await verify_case(load_case(folder))
+    assert v.outcome == MISSES
+    assert v.detail.startswith("every check passes the failed artifact")
+
+
+async def test_case_that_rejects_its_good_artifact(tmp_path):
+    folder = write_case(tmp_path, SHARP, {"scar/artifact.txt": "a\nb\n", "scar/good.txt": "one\ntwo\n"})
+    v = await verify_case(load_case(folder))
+    assert v.outcome == REJECTS_GOOD
+    assert v.detail == "the good artifact fails too: check 2 (line_count): tmp.txt has 2 lines, expected exactly 1"
+
+
+async def test_output_artifact_is_judged_as_the_final_output(tmp_path):
+    body = """\
+id: c1
+task: say hi
+checks:
+  - {type: output_regex, pattern: "^hi$"}
+scar:
+  failed_artifact: scar/out.txt
+  artifact_at: output
+"""
+    folder = write_case(tmp_path, body, {"scar/out.txt": "hello there"})
+    v = await verify_case(load_case(folder))
+    assert v.outcome == CATCHES
+    assert "output does not match /^hi$/" in v.detail
+
+
+async def test_case_without_scar_is_unverified(tmp_path):
+    folder = write_case(tmp_path, "id: c1\ntask: t\nchecks:\n  - {type: file_exists, path: a}\n", {})
+    v = await verify_case(load_case(folder))
+    assert v.outcome == UNVERIFIED
+    assert v.detail == "no scar.failed_artifact to verify against"
+
+
+def test_verify_cli_exit_codes_and_badge(tmp_path):
+    write_case(tmp_path, VAGUE, {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"})
+    runner = CliRunner()
+    res = runner.invoke(main, ["-C", str(tmp_path), "verify"])
+    assert res.exit_code == 1, res.output
+    assert "c1  misses the scar: every check passes the failed artifact" in res.output
+    store = VerificationStore(tmp_path / "workspaces")
+    case = load_case(tmp_path / "cases" / "c1")
+    assert store.badge(case, store.load()) == "misses"
+    (tmp_path / "cases" / "c1" / "case.yaml").write_text(SHARP)
+    res = runner.invoke(main, ["-C", str(tmp_path), "verify"])
+    assert res.exit_code == 0, res.output
+    assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "verified"
+
+
+def test_bundled_cases_all_catch_their_scars(tmp_path):
+    shutil.copytree(REPO / "cases", tmp_path / "cases")
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("catches the scar") == 4
