@@ -16,7 +16,7 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
-from scarbook.transcripts.model import Message, NotThisFormat, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
 from scarbook.transcripts.source import Source, truncation_warning
 from scarbook.transcripts.text import strip_ansi
 
@@ -142,7 +142,7 @@ def parse(src: Source) -> Transcript:
         added = add_content(t, turn["role"], turn["blocks"], sidechain=turn["sidechain"])
         results = [e for e in added if isinstance(e, ToolResult)]
         for e in added:
-            if hasattr(e, "input"):
+            if isinstance(e, ToolCall):
                 calls[e.id] = e
         for res in results:
             call = calls.get(res.call_id)
