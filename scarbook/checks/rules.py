@@ -42,8 +42,9 @@ def _text(ctx: CheckContext, rel: str) -> str:
 
 
 def _excerpt(text: str, n: int = 60) -> str:
-    one = text.replace("\n", "\\n")
-    return one if len(one) <= n else one[: n - 1] + "…"
+    # No escaping here: callers show it with !r, which already writes a newline as \n (escaping
+    # first made users see a doubled \\n).
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def file_exists(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
