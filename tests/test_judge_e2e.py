@@ -154,3 +154,35 @@ def test_budget_breaker_stops_new_runs(project, judge_server):
     assert len(report["runs"]) < 5
     assert len(judge_server.requests) == len(report["runs"])
     assert result.exit_code == 3, result.output
+
+
+def test_show_lists_each_judge_item_with_verdict_reason_and_usage(project, judge_server):
+    judge_server.push(tool_reply([("PASS", "one line"), ("FAIL", "not the title")]))
+    assert scarbook(project, "eval", "-q", "-n", "1").exit_code == 1
+    shown = scarbook(project, "show", "judge-me")
+    assert shown.exit_code == 0, shown.output
+    assert "item 1: PASS — tmp.txt contains exactly one line: one line" in shown.output
+    assert "item 2: FAIL — that line is the README's title: not the title" in shown.output
+    assert "judge usage: 1000 in / 100 out tokens, $0.0045" in shown.output
+
+
+def test_calibrate_grades_hidden_verdicts_and_computes_kappa(project, judge_server):
+    judge_server.push(
+        tool_reply([("PASS", "ok"), ("PASS", "ok")]),
+        tool_reply([("PASS", "ok"), ("FAIL", "no")]),
+        tool_reply([("PASS", "ok"), ("PASS", "ok")]),
+    )
+    scarbook(project, "eval", "-q", "-n", "3")
+    # Three runs wrote the same tmp.txt: labels are keyed by (case, item, artifact digest), so a
+    # human grades each distinct item once.
+    result = CliRunner().invoke(main, ["-C", str(project), "calibrate", "--sample", "6"],
+                                input="p\nf\n", catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("--- artifact ---") == 2
+    assert "# tiny-agent" in result.output  # the artifact the judge graded is shown to the human
+    before_report = result.output.split("agreement")[0]
+    assert "ok" not in before_report.replace("tiny-agent", "")  # the judge's reasons stay hidden
+    store_path = project / "workspaces" / "history" / "calibration.json"
+    labels = list(json.loads(store_path.read_text())["labels"].values())
+    assert sorted(lab["human_verdict"] for lab in labels) == ["FAIL", "PASS"]
+    assert "kappa" in result.output

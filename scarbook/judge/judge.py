@@ -26,6 +26,8 @@ from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
 from scarbook.models import Check, CheckResult, Usage
 
+ARTIFACT_EXCERPT = 20_000
+
 MALFORMED = "judge reply malformed: "
 
 
@@ -88,6 +90,8 @@ class Judge:
             record.error = refused.detail
             return "fail", refused.detail
         record.artifact = artifact.describe()
+        # Kept so a human can later grade the same text (scarbook calibrate) without the workspace.
+        record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
         task = ctx.case.task if check.params.get("include_task") else None
         client = self._client_or_abort()
         samples: list[list[ItemVerdict]] = []
@@ -154,6 +158,7 @@ class _Record:
         self.retries = 0
         self.reasks = 0
         self.artifact: dict[str, Any] | None = None
+        self.artifact_excerpt: str | None = None
         self.error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,6 +173,8 @@ class _Record:
             "retries": self.retries,
             "reasks": self.reasks,
             "artifact": self.artifact,
+            "artifact_excerpt": self.artifact_excerpt,
+            "prompt_digest": self.settings.prompt_digest,
             "error": self.error,
         }
 
