@@ -1,0 +1,143 @@
+"""The scarbook App: owns the project, the run worker and the live-session fold.
+
+The App (not a screen) owns the session worker, because popping a screen cancels that screen's
+workers. The worker iterates `run_session` and folds each event into a `LiveSession`; a 10 Hz timer
+posts one `SessionUpdated` per tick when something changed, so hundreds of events a second cost the
+screens at most ten refreshes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from scarbook.errors import AbortSession, ScarbookError
+from scarbook.models import Case
+from scarbook.project import Project
+from scarbook.runner import SessionControl, run_session
+from scarbook.tui.commands import ScarbookCommands
+from scarbook.tui.live_state import LiveSession
+from scarbook.tui.messages import SessionEnded, SessionUpdated
+
+REFRESH_HZ = 10
+
+
+@dataclass
+class LaunchRequest:
+    """What the launch modal returns."""
+
+    cases: list[Case]
+    runs: int
+    concurrency: int
+    label: str = ""
+    skip_judge: bool = False
+
+
+class ScarbookApp(App):
+    CSS_PATH = "scarbook.tcss"
+    TITLE = "scarbook"
+    COMMANDS = App.COMMANDS | {ScarbookCommands}
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+
+    def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic,
+                 judge_env: dict[str, str] | None = None, **kw) -> None:
+        super().__init__(**kw)
+        self.project = project
+        self.clock = clock
+        self.judge_env = os.environ if judge_env is None else judge_env
+        self.live: LiveSession | None = None
+        self.control: SessionControl | None = None
+        self._posted_version = -1
+
+    def on_mount(self) -> None:
+        from scarbook.tui.screens.library import LibraryScreen
+
+        self.push_screen(LibraryScreen())
+        self.set_interval(1 / REFRESH_HZ, self._flush_live)
+
+    # -- sessions -----------------------------------------------------------------------------
+    @property
+    def session_running(self) -> bool:
+        return self.live is not None and not self.live.done
+
+    def judge_key_present(self) -> bool:
+        env_name = self.project.config.judge.api_key_env
+        return bool(self.judge_env.get(env_name, "").strip())
+
+    def start_session(self, req: LaunchRequest) -> LiveSession:
+        """Open the live screen and start the worker (one session at a time)."""
+        from scarbook.tui.screens.live import LiveScreen
+
+        if self.session_running:
+            raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
+        self.live = LiveSession(req.cases, req.runs, self.project.config, clock=self.clock)
+        self.control = SessionControl()
+        self._posted_version = -1
+        self.push_screen(LiveScreen(self.live))
+        self._run_session(req, self.live, self.control)
+        return self.live
+
+    def cancel_session(self) -> None:
+        if self.control is not None and self.session_running:
+            self.control.cancel()
+
+    def _make_judge(self, req: LaunchRequest):
+        if req.skip_judge or not any(c.judge_checks for c in req.cases):
+            return None
+        from scarbook.judge import Judge
+
+        return Judge(self.project.config.judge, env=self.judge_env)
+
+    @work(exclusive=True, group="session", exit_on_error=False)
+    async def _run_session(self, req: LaunchRequest, live: LiveSession, control: SessionControl) -> None:
+        try:
+            async for ev in run_session(self.project, req.cases, runs=req.runs, label=req.label,
+                                        concurrency=req.concurrency, judge=self._make_judge(req),
+                                        skip_judge=req.skip_judge, control=control):
+                live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
+        except AbortSession as exc:
+            live.finish(f"session aborted: {exc.message}")
+        except ScarbookError as exc:
+            live.finish(str(exc))
+        finally:
+            if not live.done:
+                live.finish()
+            self._flush_live()
+
+    def _flush_live(self) -> None:
+        live = self.live
+        if live is None or live.version == self._posted_version:
+            return
+        self._posted_version = live.version
+        message = SessionEnded(live) if live.done else SessionUpdated(live)
+        for screen in self.screen_stack:
+            if getattr(screen, "watches_session", False):
+                screen.post_message(message)
+        if live.done:
+            self.query_library_reload()
+
+    def query_library_reload(self) -> None:
+        from scarbook.tui.screens.library import LibraryScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, LibraryScreen):
+                screen.reload()
+
+
+def make_app(root: Path, *, agent_seed: int | str | None = None, demo_delay: float | None = None,
+             **kw) -> ScarbookApp:
+    """The app over the project at (or above) `root`. `agent_seed` seeds the demo agent;
+    `demo_delay` sets SCARBOOK_DEMO_DELAY (seconds per demo run) for this process."""
+    project = Project.discover(Path(root))
+    if agent_seed is not None and project.config.agent.get("type", "demo") == "demo":
+        project.config.agent = {**project.config.agent, "seed": agent_seed}
+    if demo_delay is not None:
+        os.environ["SCARBOOK_DEMO_DELAY"] = str(demo_delay)
+    return ScarbookApp(project, **kw)

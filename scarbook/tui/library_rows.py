@@ -1,0 +1,80 @@
+"""The library's rows: each case with its latest figures, and each invalid case with its error.
+
+Plain data (no Textual), built in a thread worker so the first paint never waits on history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from scarbook.errors import CaseError
+from scarbook.history import CaseLatest, session_age_s
+from scarbook.models import Case, RunRecord
+from scarbook.project import Project
+from scarbook.stats import CaseStats, summarize
+
+DAY_S = 86400.0
+
+
+@dataclass
+class LibraryRow:
+    key: str  # case id, or the folder name of an invalid case
+    case: Case | None = None
+    problem: CaseError | None = None
+    stats: CaseStats | None = None
+    runs: list[RunRecord] = field(default_factory=list)
+    last_run: str = ""  # "2026-11-14 09:30" (absolute: the frame must not change by itself)
+    stale: str = ""  # why the result is stale ("" = fresh or never run)
+    session_id: str = ""
+
+    @property
+    def title(self) -> str:
+        if self.problem is not None:
+            return f"invalid: {self.problem.problem}"
+        return self.case.title if self.case else ""
+
+    @property
+    def family(self) -> str:
+        return (self.case.scar.family or "") if self.case and self.case.scar else ""
+
+    def haystack(self) -> str:
+        parts = [self.key, self.title, self.family]
+        if self.case:
+            parts += self.case.tags
+        return " ".join(parts).lower()
+
+
+def format_started(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def build_rows(project: Project) -> list[LibraryRow]:
+    found = project.load_cases()
+    latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
+    fingerprint = project.config.fingerprint()
+    rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
+    rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
+    rows.sort(key=lambda r: r.key)
+    return rows
+
+
+def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:
+    row = LibraryRow(key=case.id, case=case)
+    cfg = project.config
+    threshold = case.threshold if case.threshold is not None else cfg.threshold
+    if latest is None:
+        row.stats = summarize(case.id, [], threshold, cfg.green)
+        return row
+    row.runs, row.session_id = latest.runs, latest.session.id
+    row.stats = summarize(case.id, latest.runs, threshold, cfg.green)
+    row.last_run = format_started(latest.session.started_at)
+    age_days = session_age_s(latest.session) / DAY_S
+    if age_days > cfg.stale_after_days:
+        row.stale = f"older than {cfg.stale_after_days:g} days"
+    elif latest.session.fingerprint and latest.session.fingerprint != fingerprint:
+        row.stale = "ran under a different config"
+    return row

@@ -1,0 +1,88 @@
+"""What the live screen shows, folded from runner events. No Textual here: it is plain bookkeeping.
+
+The App's worker calls `apply()` for every event; the screens read the fold at most ~10x a second.
+Numbers come from scarbook.stats (one implementation of the statistics).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from scarbook.config import Config
+from scarbook.events import CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
+from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.stats import CaseStats, summarize
+
+
+@dataclass
+class LiveSession:
+    cases: list[Case]
+    runs_per_case: int
+    config: Config
+    clock: Callable[[], float] = time.monotonic
+    info: SessionInfo | None = None
+    planned: int = 0
+    runs: dict[str, list[RunRecord]] = field(default_factory=dict)
+    running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
+    tokens: int = 0
+    cost_usd: float = 0.0
+    started: float = 0.0
+    ended: float | None = None
+    done: bool = False
+    abort_message: str = ""
+    events_seen: int = 0
+    version: int = 0  # bumped on every change, so the refresh timer can skip idle ticks
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+        self.planned = self.planned or self.runs_per_case * len(self.cases)
+        for c in self.cases:
+            self.runs.setdefault(c.id, [])
+            self.running.setdefault(c.id, 0)
+
+    def apply(self, ev: Event) -> None:
+        self.events_seen += 1
+        self.version += 1
+        if isinstance(ev, SessionStarted):
+            self.info, self.planned = ev.session, ev.planned_runs
+        elif isinstance(ev, RunStarted):
+            self.running[ev.case_id] = self.running.get(ev.case_id, 0) + 1
+        elif isinstance(ev, RunFinished):
+            r = ev.run
+            self.runs.setdefault(r.case_id, []).append(r)
+            self.running[r.case_id] = max(0, self.running.get(r.case_id, 0) - 1)
+            self.tokens += r.agent_usage.total_tokens + r.judge_usage.total_tokens
+            self.cost_usd += r.agent_usage.cost_usd + r.judge_usage.cost_usd
+        elif isinstance(ev, SessionFinished):
+            self.info = ev.session
+            self.finish()
+        elif isinstance(ev, CheckDone):
+            pass
+
+    def finish(self, abort_message: str = "") -> None:
+        self.done = True
+        self.abort_message = abort_message or self.abort_message
+        self.ended = self.ended if self.ended is not None else self.clock()
+        for cid in self.running:
+            self.running[cid] = 0
+        self.version += 1
+
+    @property
+    def finished_runs(self) -> int:
+        return sum(len(v) for v in self.runs.values())
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for v in self.runs.values() for r in v if r.status == "error")
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended if self.ended is not None else self.clock()) - self.started
+
+    def threshold_of(self, case: Case) -> float:
+        return case.threshold if case.threshold is not None else self.config.threshold
+
+    def stats(self, case: Case) -> CaseStats:
+        return summarize(case.id, self.runs.get(case.id, []), self.threshold_of(case), self.config.green)

@@ -1,0 +1,1 @@
+"""One screen per module: library, editor, launch, live, review, sessions."""

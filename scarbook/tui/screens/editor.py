@@ -1,0 +1,205 @@
+"""The case editor: every field of a case, its rubric items, checks and seed files.
+
+Saving goes through `save_case` (the core validates; nothing invalid is ever written) and a
+CaseError is shown at the top and next to the field it is about. A new case is the same screen, empty.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Static, TextArea
+
+from scarbook.case_io import save_case
+from scarbook.errors import CaseError
+from scarbook.models import Case, Check, Scar
+from scarbook.tui.messages import CasesChanged
+from scarbook.tui.widgets.check_editor import CheckEditor
+from scarbook.tui.widgets.item_list import ItemList
+from scarbook.tui.widgets.seed_files import SeedFiles, preview_text
+
+# Which field a core validation message is about (by the words it starts with).
+FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task", "task"),
+                    ("missing required key 'task'", "task"), ("title", "title"), ("tags", "tags"),
+                    ("threshold", "threshold"), ("llm_judge.rubric", "rubric"), ("seed", "seed"),
+                    ("scar", "scar")]
+FIELDS = ("id", "title", "tags", "threshold", "task", "rubric", "checks", "seed", "scar")
+
+
+def field_of(problem: str) -> str:
+    for prefix, name in FIELD_OF_PROBLEM:
+        if problem.startswith(prefix):
+            return name
+    return "checks"
+
+
+class EditorScreen(Screen):
+    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "leave", "Back")]
+
+    def __init__(self, case: Case | None) -> None:
+        super().__init__()
+        self.case = case
+        self.is_new = case is None
+        self._clean_state: str = ""
+
+    # -- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        c, scar = self.case, (self.case.scar if self.case and self.case.scar else Scar())
+        yield Header()
+        yield Static("", id="editor-error", classes="error")
+        with VerticalScroll(id="editor-body"):
+            yield from self._field("id", Input(c.id if c else "", id="case-id", disabled=not self.is_new,
+                                               placeholder="lowercase-id (the folder name)"))
+            yield from self._field("title", Input(c.title if c else "", id="case-title",
+                                                  placeholder="what went wrong, in one line"))
+            yield from self._field("tags", Input(", ".join(c.tags) if c else "", id="case-tags",
+                                                 placeholder="files, json (comma separated)"))
+            yield from self._field("threshold", Input("" if not c or c.threshold is None else f"{c.threshold:g}",
+                                                      id="case-threshold",
+                                                      placeholder="0.8 (empty: scarbook.yaml's)"))
+            yield Label("task (what the agent is asked)", classes="section")
+            yield TextArea(c.task if c else "", id="task")
+            yield Static("", id="err-task", classes="field-error")
+            yield Label("scar: what went wrong, family, date", classes="section")
+            yield from self._field("what went wrong", Input(scar.what_went_wrong or "", id="scar-what"))
+            yield from self._field("family", Input(scar.family or "", id="scar-family",
+                                                   placeholder="e.g. false-completion-claim"))
+            yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
+            yield Static("", id="err-scar", classes="field-error")
+            if c and c.root and scar.failed_artifact:
+                yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold")
+                             + Text(preview_text(c.root / scar.failed_artifact)), id="artifact-preview")
+            yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
+            yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
+                           id="rubric")
+            yield Static("", id="err-rubric", classes="field-error")
+            yield Label("checks (in cost order: the first failure stops the run)", classes="section")
+            yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
+            yield Static("", id="err-checks", classes="field-error")
+            yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
+            yield SeedFiles(c.seed_dir if c else None, id="seed")
+            yield Static("", id="err-seed", classes="field-error")
+        yield Footer()
+
+    def _field(self, label: str, widget) -> ComposeResult:
+        yield Horizontal(Label(label), widget, classes="pair")
+        key = label if label in FIELDS else None
+        if key:
+            yield Static("", id=f"err-{key}", classes="field-error")
+
+    def _rubric(self) -> list[str]:
+        judges = self.case.judge_checks if self.case else []
+        return list(judges[0].params.get("rubric", [])) if judges else []
+
+    def on_mount(self) -> None:
+        self.sub_title = "new case" if self.is_new else f"case {self.case.id}"
+        self.query_one("#case-id" if self.is_new else "#case-title", Input).focus()
+        self.call_after_refresh(self._mark_clean)
+
+    # -- the case the form describes ----------------------------------------------------------
+    def _text_of(self, selector: str) -> str:
+        return self.query_one(selector, Input).value.strip()
+
+    def build_case(self) -> Case:
+        """The form as a Case, typed as far as the text allows (the core validates the rest)."""
+        base = self.case
+        threshold_text = self._text_of("#case-threshold")
+        threshold: Any = None
+        if threshold_text:
+            try:
+                threshold = float(threshold_text)
+            except ValueError:
+                threshold = threshold_text  # save_case reports it: "threshold must be a number ..."
+        checks = [dict(c) for c in self.query_one("#checks", CheckEditor).checks]
+        rubric = list(self.query_one("#rubric", ItemList).items)
+        judge_at = next((i for i, c in enumerate(checks) if c.get("type") == "llm_judge"), None)
+        if judge_at is None and rubric:
+            checks.append({"type": "llm_judge", "artifact": "output", "rubric": rubric})
+        elif judge_at is not None and rubric:
+            checks[judge_at]["rubric"] = rubric
+        elif judge_at is not None:
+            del checks[judge_at]  # no rubric items left: the judge check has nothing to grade
+        old_scar = base.scar if base and base.scar else Scar()
+        scar = Scar(date=self._text_of("#scar-date") or None, what_went_wrong=self._text_of("#scar-what") or None,
+                    family=self._text_of("#scar-family") or None, transcript=old_scar.transcript,
+                    failed_artifact=old_scar.failed_artifact, good_artifact=old_scar.good_artifact)
+        return Case(id=self._text_of("#case-id"), task=self.query_one("#task", TextArea).text.strip(),
+                    title=self._text_of("#case-title"),
+                    tags=[t.strip() for t in self._text_of("#case-tags").split(",") if t.strip()],
+                    threshold=threshold, checks=[Check(c["type"], {k: v for k, v in c.items() if k != "type"})
+                                                 for c in checks],
+                    scar=scar if scar.to_dict() else None, seed_files=dict(base.seed_files) if base else {},
+                    timeout_s=base.timeout_s if base else None, root=base.root if base else None)
+
+    def _form_state(self) -> str:
+        case = self.build_case()
+        seed = self.query_one("#seed", SeedFiles)
+        return json.dumps([case.id, case.task, case.title, case.tags, str(case.threshold),
+                           [c.to_dict() for c in case.checks], case.scar.to_dict() if case.scar else None,
+                           sorted(seed.pending), sorted(seed.removed)], sort_keys=True, default=str)
+
+    def _mark_clean(self) -> None:
+        self._clean_state = self._form_state()
+
+    @property
+    def dirty(self) -> bool:
+        return self._form_state() != self._clean_state
+
+    # -- saving -------------------------------------------------------------------------------
+    def show_error(self, error: CaseError | None) -> None:
+        for name in FIELDS:
+            self.query_one(f"#err-{name}", Static).update("")
+        top = self.query_one("#editor-error", Static)
+        if error is None:
+            top.update("")
+            return
+        text = error.problem + (f" — {error.fix}" if error.fix else "")
+        top.update(Text(f"not saved: {text}"))
+        self.query_one(f"#err-{field_of(error.problem)}", Static).update(Text(f"↑ {text}"))
+
+    def action_save(self) -> bool:
+        case = self.build_case()
+        if not case.id:
+            self.show_error(CaseError(self.app.project.cases_dir / "case.yaml", "id is empty",
+                                      fix="type an id: lowercase letters, digits, '-' and '_'"))
+            return False
+        if self.is_new and (self.app.project.cases_dir / case.id).exists():
+            self.show_error(CaseError(self.app.project.cases_dir / case.id, f"id {case.id!r} is taken by another case",
+                                      fix="choose another id"))
+            return False
+        try:
+            path = save_case(case, self.app.project.cases_dir)
+        except CaseError as exc:
+            self.show_error(exc)
+            return False
+        self.query_one("#seed", SeedFiles).apply(path.parent / "seed")
+        self.show_error(None)
+        self.case, self.is_new = case, False
+        self.query_one("#case-id", Input).disabled = True
+        self.sub_title = f"case {case.id}"
+        self._mark_clean()
+        self.notify(f"saved {path.relative_to(self.app.project.root)}")
+        self.app.query_library_reload()
+        self.post_message(CasesChanged(case.id))
+        return True
+
+    def action_leave(self) -> None:
+        from scarbook.tui.screens.confirm import ConfirmScreen
+
+        if not self.dirty:
+            self.app.pop_screen()
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.app.pop_screen()
+
+        self.app.push_screen(ConfirmScreen("This case has unsaved changes. Leave without saving?",
+                                           yes="Discard changes", no="Keep editing"), answered)

@@ -1,0 +1,115 @@
+"""The launch modal: which cases, how many runs, concurrency, label, and the judge calls it costs."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+
+from scarbook.judge.estimate import estimate_judge_calls
+from scarbook.models import Case
+from scarbook.tui.app import LaunchRequest
+
+
+class LaunchScreen(ModalScreen):
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+r", "run", "Run", priority=True)]
+
+    def __init__(self, selected: list[Case], filtered: list[Case], all_cases: list[Case]) -> None:
+        super().__init__()
+        self.scopes = [("selected", selected), ("filtered", filtered), ("all", all_cases)]
+        self.scopes = [(name, cases) for name, cases in self.scopes if cases]
+
+    def compose(self) -> ComposeResult:
+        cfg = self.app.project.config
+        with Vertical(id="launch"):
+            yield Label("Run cases", classes="title")
+            with RadioSet(id="scope"):
+                for i, (name, cases) in enumerate(self.scopes):
+                    what = cases[0].id if name == "selected" else f"{len(cases)} cases"
+                    yield RadioButton(f"{name}: {what}", value=(name == "all" if len(self.scopes) > 1 else True),
+                                      id=f"scope-{name}")
+            yield Label("runs per case (a number, or pick a preset)")
+            with Horizontal(id="presets"):
+                yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4)
+                for name, n in cfg.presets.items():
+                    yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset")
+            with Horizontal(classes="pair"):
+                yield Label("concurrency")
+                yield Input(str(cfg.concurrency), id="concurrency", restrict=r"[0-9]*", max_length=3)
+            with Horizontal(classes="pair"):
+                yield Label("label")
+                yield Input("", id="label", placeholder="e.g. prompt-v2")
+            yield Static("", id="estimate")
+            yield Static("", id="launch-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Run", id="run", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#runs", Input).focus()
+        self._update_estimate()
+
+    def chosen_cases(self) -> list[Case]:
+        radio = self.query_one("#scope", RadioSet)
+        idx = radio.pressed_index if radio.pressed_index >= 0 else len(self.scopes) - 1
+        return self.scopes[idx][1]
+
+    def _runs(self) -> int | None:
+        text = self.query_one("#runs", Input).value
+        return int(text) if text.isdigit() and int(text) > 0 else None
+
+    def skip_judge(self, cases: list[Case]) -> bool:
+        return any(c.judge_checks for c in cases) and not self.app.judge_key_present()
+
+    def _update_estimate(self) -> None:
+        cases, runs = self.chosen_cases(), self._runs()
+        out = self.query_one("#estimate", Static)
+        if runs is None:
+            out.update("runs must be a positive number")
+            return
+        judged = [c for c in cases if c.judge_checks]
+        lines = [f"{runs * len(cases)} runs: {len(cases)} cases × {runs}"]
+        if not judged:
+            lines.append("judge calls: 0 (no case has an llm_judge check)")
+        elif self.skip_judge(cases):
+            env = self.app.project.config.judge.api_key_env
+            lines.append(f"no API key in ${env}: judge checks will be skipped "
+                         f"({len(judged)} cases have llm_judge checks; the session is marked partial)")
+        else:
+            est = estimate_judge_calls(cases, runs, [], self.app.project.config.judge)
+            lines.append(f"judge calls: {runs} × {len(judged)} cases with llm_judge = {runs * len(judged)}"
+                         f" ({est.calls} API calls, about ${est.cost_usd:.2f})")
+        out.update("\n".join(lines))
+
+    @on(RadioSet.Changed, "#scope")
+    @on(Input.Changed, "#runs")
+    def _changed(self) -> None:
+        self._update_estimate()
+
+    @on(Button.Pressed, ".preset")
+    def _preset(self, event: Button.Pressed) -> None:
+        name = (event.button.id or "").removeprefix("preset-")
+        self.query_one("#runs", Input).value = str(self.app.project.config.presets[name])
+
+    @on(Button.Pressed, "#run")
+    @on(Input.Submitted)
+    def action_run(self) -> None:
+        runs = self._runs()
+        conc_text = self.query_one("#concurrency", Input).value
+        error = self.query_one("#launch-error", Static)
+        if runs is None:
+            error.update("runs must be a positive number, e.g. 10")
+            return
+        if not conc_text.isdigit() or int(conc_text) < 1:
+            error.update("concurrency must be a positive number, e.g. 4")
+            return
+        cases = self.chosen_cases()
+        self.dismiss(LaunchRequest(cases, runs, int(conc_text), self.query_one("#label", Input).value.strip(),
+                                   skip_judge=self.skip_judge(cases)))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

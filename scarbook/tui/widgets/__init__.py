@@ -1,0 +1,1 @@
+"""Small widgets and renderers shared by the screens."""

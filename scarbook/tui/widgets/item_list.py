@@ -1,0 +1,124 @@
+"""An editable list of strings (the rubric items): add, edit in place, delete, reorder.
+
+Enter on an item puts its text in the input; "Update" writes it back to that item. One judgeable
+statement per item — the judge grades each one PASS/FAIL on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Input, OptionList
+
+
+class ItemList(Vertical):
+    BINDINGS = [Binding("ctrl+up", "move(-1)", "Move up"), Binding("ctrl+down", "move(1)", "Move down"),
+                Binding("delete", "delete", "Delete item")]
+
+    @dataclass
+    class Changed(Message):
+        item_list: "ItemList"
+
+    def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.items = list(items)
+        self.prefix = name
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id=f"{self.prefix}-list")
+        with Horizontal(classes="row-buttons"):
+            yield Input(placeholder=self.placeholder, id=f"{self.prefix}-input")
+            yield Button("Add", id=f"{self.prefix}-add")
+            yield Button("Update", id=f"{self.prefix}-update")
+            yield Button("Delete", id=f"{self.prefix}-delete")
+            yield Button("↑", id=f"{self.prefix}-up")
+            yield Button("↓", id=f"{self.prefix}-down")
+
+    def on_mount(self) -> None:
+        self._refill()
+
+    @property
+    def item_options(self) -> OptionList:
+        return self.query_one(f"#{self.prefix}-list", OptionList)
+
+    @property
+    def item_input(self) -> Input:
+        return self.query_one(f"#{self.prefix}-input", Input)
+
+    def _refill(self, highlight: int | None = None) -> None:
+        ol = self.item_options
+        ol.clear_options()
+        ol.add_options([Text(f"{i + 1}. {item}") for i, item in enumerate(self.items)])
+        if self.items:
+            ol.highlighted = min(highlight if highlight is not None else 0, len(self.items) - 1)
+
+    def _changed(self, highlight: int | None) -> None:
+        self._refill(highlight)
+        self.post_message(self.Changed(self))
+
+    @on(OptionList.OptionSelected)
+    def _on_item_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter (or a click) on an item loads it into the input for editing; Update writes it back."""
+        event.stop()
+        if event.option_list is self.item_options and 0 <= event.option_index < len(self.items):
+            self.item_input.value = self.items[event.option_index]
+            self.item_input.focus()
+
+    def add(self, text: str) -> None:
+        if text.strip():
+            self.items.append(text.strip())
+            self.item_input.value = ""
+            self._changed(len(self.items) - 1)
+
+    def update(self, index: int, text: str) -> None:
+        if 0 <= index < len(self.items) and text.strip():
+            self.items[index] = text.strip()
+            self._changed(index)
+
+    def delete(self, index: int) -> None:
+        if 0 <= index < len(self.items):
+            del self.items[index]
+            self._changed(index)
+
+    def move(self, index: int, delta: int) -> None:
+        j = index + delta
+        if 0 <= index < len(self.items) and 0 <= j < len(self.items):
+            self.items[index], self.items[j] = self.items[j], self.items[index]
+            self._changed(j)
+
+    @property
+    def current_index(self) -> int:
+        h = self.item_options.highlighted
+        return -1 if h is None else h
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.add(event.value)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        what = (event.button.id or "").removeprefix(f"{self.prefix}-")
+        if what == "add":
+            self.add(self.item_input.value)
+        elif what == "update":
+            self.update(self.current_index, self.item_input.value)
+        elif what == "delete":
+            self.delete(self.current_index)
+        elif what in ("up", "down"):
+            self.move(self.current_index, -1 if what == "up" else 1)
+
+    def action_move(self, delta: int) -> None:
+        self.move(self.current_index, delta)
+
+    def action_delete(self) -> None:
+        if self.item_options.has_focus:
+            self.delete(self.current_index)

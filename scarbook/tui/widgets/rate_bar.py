@@ -1,0 +1,34 @@
+"""The pass rate drawn as a bar: the 95% interval as a shaded span, the rate as a mark, and the
+threshold as a `|` marker, so "is this case really above its line?" is visible at a glance."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from scarbook.stats import CaseStats
+from scarbook.tui.widgets.strip import BAND_STYLE
+
+
+def rate_bar(stats: CaseStats, width: int = 24) -> Text:
+    cells = [" "] * width
+    styles = ["on grey11"] * width
+
+    def at(x: float) -> int:
+        return min(width - 1, max(0, int(round(x * (width - 1)))))
+
+    if stats.rate is not None:
+        for i in range(at(stats.lo), at(stats.hi) + 1):
+            cells[i], styles[i] = "━", BAND_STYLE[stats.band].replace("bold ", "") + " on grey11"
+        cells[at(stats.rate)], styles[at(stats.rate)] = "●", BAND_STYLE[stats.band] + " on grey11"
+    t = at(stats.threshold)
+    if cells[t] == " ":
+        cells[t] = "|"
+    styles[t] = "bold white on grey23"
+    text = Text()
+    for ch, st in zip(cells, styles):
+        text.append(ch, style=st)
+    return text
+
+
+def interval_text(stats: CaseStats) -> str:
+    return "–" if stats.rate is None else f"{100 * stats.lo:.0f}–{100 * stats.hi:.0f}%"

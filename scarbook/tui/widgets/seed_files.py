@@ -1,0 +1,180 @@
+"""The seed files of a case: what is in `seed/`, attach files or folders from disk, remove, preview.
+
+Changes are staged and applied by `apply()` when the case is saved, so "leave without saving"
+really leaves the disk untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.suggester import Suggester
+from textual.widgets import Button, Input, OptionList, Static
+
+PREVIEW_CHARS = 1500
+
+
+class PathSuggester(Suggester):
+    """Completes the last path component from what is on disk (like a shell's Tab)."""
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value:
+            return None
+        expanded = os.path.expanduser(value)
+        folder, stem = os.path.split(expanded)
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            return None
+        for name in names:
+            if name.startswith(stem) and name != stem and not (name.startswith(".") and not stem.startswith(".")):
+                full = os.path.join(folder, name)
+                suffix = "/" if os.path.isdir(full) else ""
+                return value[: len(value) - len(stem)] + name + suffix
+        return None
+
+
+def preview_text(path: Path) -> str:
+    try:
+        if path.is_dir():
+            return f"(folder with {sum(1 for _ in path.rglob('*'))} entries)"
+        data = path.read_bytes()[: PREVIEW_CHARS * 4]
+    except OSError as exc:
+        return f"(cannot read {path}: {exc.strerror or exc})"
+    if b"\0" in data:
+        return f"(binary file, {path.stat().st_size} bytes)"
+    text = data.decode("utf-8", errors="replace")
+    return text[:PREVIEW_CHARS] + ("\n…" if len(text) > PREVIEW_CHARS else "")
+
+
+def list_seed(seed_dir: Path | None) -> list[str]:
+    if seed_dir is None or not seed_dir.is_dir():
+        return []
+    return sorted(str(p.relative_to(seed_dir)) for p in seed_dir.rglob("*") if p.is_file())
+
+
+class SeedFiles(Vertical):
+    @dataclass
+    class Changed(Message):
+        seed_files: "SeedFiles"
+
+    def __init__(self, seed_dir: Path | None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.seed_dir = seed_dir
+        self.existing = list_seed(seed_dir)
+        self.pending: dict[str, Path] = {}  # name in seed/ -> source on disk
+        self.removed: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="seed-list")
+        with Horizontal(classes="row-buttons"):
+            yield Input(placeholder="path of a file or folder to attach (→ completes)", id="seed-path",
+                        suggester=PathSuggester())
+            yield Button("Attach", id="seed-attach")
+            yield Button("Remove", id="seed-remove")
+        yield Static("", id="seed-error", classes="field-error")
+        yield Static(Text("(highlight a seed file to preview it)", style="dim"), id="seed-preview")
+
+    def on_mount(self) -> None:
+        self._refill()
+
+    def entries(self) -> list[tuple[str, str]]:
+        out = [(name, "removed on save" if name in self.removed else "") for name in self.existing]
+        out += [(name, f"new, from {src}") for name, src in sorted(self.pending.items())]
+        return out
+
+    def _refill(self) -> None:
+        ol = self.query_one("#seed-list", OptionList)
+        ol.clear_options()
+        entries = self.entries()
+        ol.add_options([Text(name + (f"   ({note})" if note else "")) for name, note in entries]
+                       or [Text("(no seed files: the workspace starts empty)", style="dim")])
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.pending or self.removed)
+
+    def attach(self, raw: str) -> str | None:
+        """Stage a file or folder; returns the error to show, or None."""
+        if not raw.strip():
+            return "type the path of a file or folder to attach"
+        src = Path(os.path.expanduser(raw.strip()))
+        if not src.exists():
+            return f"no such file or folder: {src}"
+        if src.is_dir():
+            for p in sorted(src.rglob("*")):
+                if p.is_file():
+                    self.pending[str(Path(src.name) / p.relative_to(src))] = p
+        else:
+            self.pending[src.name] = src
+        self.removed.discard(src.name)
+        self._refill()
+        self.post_message(self.Changed(self))
+        return None
+
+    def remove(self, index: int) -> None:
+        entries = self.entries()
+        if not 0 <= index < len(entries):
+            return
+        name = entries[index][0]
+        if name in self.pending:
+            del self.pending[name]
+        elif name in self.removed:
+            self.removed.discard(name)  # removing twice undoes it
+        else:
+            self.removed.add(name)
+        self._refill()
+        self.post_message(self.Changed(self))
+
+    def apply(self, seed_dir: Path) -> None:
+        """Copy staged files into `seed_dir` and delete the ones marked for removal."""
+        for name in self.removed:
+            target = seed_dir / name
+            if target.is_file():
+                target.unlink()
+        for name, src in self.pending.items():
+            target = seed_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+        self.seed_dir, self.pending, self.removed = seed_dir, {}, set()
+        self.existing = list_seed(seed_dir)
+        self._refill()
+
+    @on(OptionList.OptionHighlighted, "#seed-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        entries = self.entries()
+        if not 0 <= event.option_index < len(entries):
+            return
+        name = entries[event.option_index][0]
+        path = self.pending.get(name) or (self.seed_dir / name if self.seed_dir else None)
+        if path is not None:
+            self.query_one("#seed-preview", Static).update(Text(f"{name}\n", style="bold") + Text(preview_text(path)))
+
+    @on(Input.Submitted, "#seed-path")
+    @on(Button.Pressed, "#seed-attach")
+    def _on_attach_pressed(self, event) -> None:
+        event.stop()
+        box = self.query_one("#seed-path", Input)
+        error = self.attach(box.value)
+        self.query_one("#seed-error", Static).update(error or "")
+        if error is None:
+            box.value = ""
+
+    @on(Button.Pressed, "#seed-remove")
+    def _on_remove_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        h = self.query_one("#seed-list", OptionList).highlighted
+        if h is not None:
+            self.remove(h)
