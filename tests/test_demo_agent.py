@@ -1,0 +1,70 @@
+"""The offline demo agent behaves like the flaky agent of the story: on write-one-line, out of ten
+seeded runs, 7 clean, 2 verbose-but-correct, 1 that dumps the README and claims one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import BUNDLED_CASES
+
+README = (BUNDLED_CASES / "write-one-line" / "seed" / "README.md").read_text()
+
+
+def _outcome(lines: list[dict]) -> str:
+    calls = [ln for ln in lines if ln["type"] == "tool_call"]
+    writes = [c["input"]["content"] for c in calls if c["name"] == "write_file"]
+    if writes == [README]:
+        return "dump"
+    if sum(1 for c in calls if c["name"] == "list_dir") == 3:
+        return "verbose"
+    assert writes == [README.splitlines()[0] + "\n"], writes
+    return "clean"
+
+
+def _session(project, seed: int):
+    project.bundled()
+    project.config(f"agent: {{type: demo, seed: {seed}}}\nconcurrency: 4\n")
+    result = project.cli("eval", "write-one-line", "--runs", "10", "--keep-all", "-q")
+    history = project.load().history
+    info = history.sessions()[0]
+    return result, info, history.runs(info.id, "write-one-line")
+
+
+def test_ten_seeded_runs_of_write_one_line(project) -> None:
+    result, info, runs = _session(project, seed=11)
+    assert result.exit_code == 0, result.output
+    outcomes = {}
+    for run in runs:
+        transcript = project.workspaces / info.id / "write-one-line" / f"{run.k}.transcript.jsonl"
+        assert run.transcript_path == str(transcript)
+        lines = [json.loads(x) for x in transcript.read_text().splitlines()]
+        assert lines[0] == {"type": "task", "text": "Extract the first line of README.md and write it to tmp.txt"}
+        assert lines[-1]["type"] == "usage" and lines[-1]["input_tokens"] > 0
+        final = [ln["text"] for ln in lines if ln["type"] == "final"]
+        assert final == [run.output_excerpt.strip()]
+        outcomes[run.k] = _outcome(lines)
+    assert sorted(outcomes.values()).count("clean") == 7
+    assert sorted(outcomes.values()).count("verbose") == 2
+    assert sorted(outcomes.values()).count("dump") == 1
+    # The dump is the only failure, caught by line_count, and it claimed one line.
+    failed = [r for r in runs if r.status == "fail"]
+    assert [outcomes[r.k] for r in failed] == ["dump"]
+    assert failed[0].reason == "check 3 (line_count): tmp.txt has 7 lines, expected exactly 1"
+    assert failed[0].output_excerpt == "done — the file contains one line\n"
+    assert sum(r.status == "pass" for r in runs) / len(runs) == 0.9
+    assert sum(r.agent_usage.output_tokens > 0 for r in runs) == 10  # $SCARBOOK_USAGE read back
+    row = next(ln for ln in result.stdout.splitlines() if ln.startswith("write-one-line"))
+    assert row.split()[:5] == ["write-one-line", "9", "1", "0", "90%"]
+
+
+def test_the_seed_fixes_the_order(project, tmp_path: Path) -> None:
+    _, _, first = _session(project, seed=3)
+    order = [r.status for r in first]
+    from conftest import ProjectDir
+
+    again = ProjectDir(tmp_path / "again")
+    (again.root / "cases").mkdir(parents=True)
+    _, _, second = _session(again, seed=3)
+    assert [r.status for r in second] == order
+    assert order.count("fail") == 1
