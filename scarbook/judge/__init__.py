@@ -10,7 +10,6 @@
 from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
 from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
-from scarbook.judge.judge import MALFORMED, Judge, calls_from_result, usage_from_result
 from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
 from scarbook.judge.prompt import SYSTEM_PROMPT, TOOL_NAME, VERDICT_TOOL
 from scarbook.judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_MODEL, JudgeSettings
@@ -39,3 +38,15 @@ __all__ = [
     "read_artifact",
     "usage_from_result",
 ]
+
+# scarbook.judge.judge imports the anthropic SDK, which takes ~1.5 s to import. config.py needs only
+# JudgeSettings, so the SDK is loaded on first use of these names (PEP 562), not on every CLI start.
+_LAZY = {"MALFORMED", "Judge", "calls_from_result", "usage_from_result"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from scarbook.judge import judge as _judge
+
+        return getattr(_judge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
