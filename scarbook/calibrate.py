@@ -17,11 +17,8 @@ FAIL. The agreement rate is still reported; `format_report` prints "n/a (one cla
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
 import random
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -30,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from tinydb import Query, TinyDB
-from tinydb.storages import Storage
 
+from scarbook.history import AtomicJSONStorage
 from scarbook.models import CheckResult, RunRecord
 
 LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
@@ -234,33 +231,12 @@ def format_report(report: CalibrationReport) -> str:
     return "\n".join(lines)
 
 
-class _AtomicJSONStorage(Storage):
-    """TinyDB storage that writes temp + rename, so a crash never eats hours of human labels."""
-
-    def __init__(self, path: str) -> None:
-        self.path = Path(path)
-
-    def read(self) -> dict | None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        return json.loads(text) if text.strip() else None
-
-    def write(self, data: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp, self.path)
-
-
 class CalibrationStore:
     """Human labels and calibration results, in one TinyDB file (workspaces/history/calibration.json)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self._db = TinyDB(str(self.path), storage=_AtomicJSONStorage)
+        self._db = TinyDB(str(self.path), storage=AtomicJSONStorage)
         self._labels = self._db.table("labels")
         self._runs = self._db.table("calibrations")
 

@@ -51,7 +51,7 @@ keep: failed            # keep workspaces of failed/errored runs; "all" keeps ev
 
 # The LLM judge for llm_judge checks (any Anthropic-compatible Messages API).
 judge:
-  model: claude-sonnet-4-5
+  model: claude-sonnet-4-6
   # base_url: https://api.anthropic.com
   api_key_env: ANTHROPIC_API_KEY
   temperature: 0
@@ -207,6 +207,6 @@ def load_config(path: Path | None) -> Config:
 
 def _attach_judge(cfg: Config, raw: Any, path: Path) -> None:
     if not isinstance(raw, dict):
-        raise ConfigError(path, "judge must be a mapping", fix="write judge: {model: claude-sonnet-4-5}")
+        raise ConfigError(path, "judge must be a mapping", fix="write judge: {model: claude-sonnet-4-6}")
     cfg.judge_raw = dict(raw)
     cfg.judge = JudgeSettings.from_dict(raw, path)

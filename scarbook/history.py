@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,6 +27,7 @@ from tinydb.storages import Storage
 
 from scarbook.errors import HistoryError
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.yamlio import atomic_write_text
 
 
 class AtomicJSONStorage(Storage):
@@ -51,17 +51,7 @@ class AtomicJSONStorage(Storage):
             raise HistoryError(damaged_message(self.path, f"{exc.msg} at line {exc.lineno} column {exc.colno}")) from None
 
     def write(self, data: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        atomic_write_text(self.path, json.dumps(data, separators=(",", ":")), durable=False)
 
     def close(self) -> None:
         pass

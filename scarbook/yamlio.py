@@ -89,15 +89,19 @@ def line_of(data: Any, key: str | int | None = None) -> int | None:
     return getattr(data, "line", None) or None
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half of one."""
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write `text` to `path` so a reader sees the old file or the new one, never half of one.
+
+    `durable=False` skips the fsync: still safe against a crashed process (the rename happens only
+    after the whole file is written), not against power loss; history uses it to keep runs cheap."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
