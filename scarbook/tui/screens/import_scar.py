@@ -1,0 +1,267 @@
+"""The import screen: from an agent transcript to a draft case, in one screen.
+
+1. choose the file (a path Input with completion, or the path given by the caller: a failed run
+   in review opens this screen on that run's transcript); 2. read the transcript as a timeline;
+3. pick the failed artifact among the candidates, with a preview; 4. tick the seed suggestions
+   whose content the transcript holds; 5. name the case and create the draft. The screen then
+   hands over to the case editor: `app.open_case_editor(case_id)` when the app has it, and in
+   every case it dismisses with the new case id (None when the user leaves without creating).
+
+Every ScarbookError (unreadable file, unknown format, bad or taken id) is shown in #import-error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static
+from textual.widgets.option_list import Option
+from textual.widgets.selection_list import Selection
+
+from scarbook.errors import ScarbookError
+from scarbook.transcripts import (
+    Candidate, SeedSuggestion, Transcript, candidates, default_artifact, load_transcript, suggest_seeds, suggest_task,
+)
+from scarbook.transcripts.text import human_size
+from scarbook.tui.import_draft import create_draft, suggest_case_id
+from scarbook.tui.messages import CasesChanged
+from scarbook.tui.widgets.path_suggester import PathSuggester
+from scarbook.tui.widgets.timeline import Timeline
+
+PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
+KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "result"}
+
+
+def candidate_prompt(c: Candidate) -> Text:
+    size = human_size(len(c.content.encode("utf-8")))
+    return Text.assemble((f"{c.number:>2} ", "bold"), (f"{KIND_LABEL[c.kind]:<7}", "cyan"), c.label,
+                         (f"  [{size}]", "dim"))
+
+
+def preview_of(c: Candidate) -> Text:
+    head = c.content[:PREVIEW_CHARS]
+    text = Text.assemble((f"{c.label}\n", "bold"), head)
+    if len(c.content) > PREVIEW_CHARS:
+        text.append(f"\n… {len(c.content) - PREVIEW_CHARS:,} more characters (saved whole)", style="dim italic")
+    elif not c.content.strip():
+        text.append("(empty)", style="dim italic")
+    return text
+
+
+class ImportScreen(Screen[str | None]):
+    # Interim: the screen loads its own stylesheet until import_scar.tcss is merged into scarbook.tcss
+    # (STYLE.md: one .tcss); after the merge this line goes.
+    CSS_PATH = "../import_scar.tcss"
+    BINDINGS = [
+        Binding("ctrl+s", "create", "Create draft", priority=True),
+        Binding("ctrl+o", "focus_path", "Open file"),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.initial_path = Path(path) if path is not None else None
+        self.transcript: Transcript | None = None
+        self.transcript_path: Path | None = None
+        self.cands: list[Candidate] = []
+        self.seeds: list[SeedSuggestion] = []
+
+    # -- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="import-file", classes="pair"):
+            yield Label("transcript")
+            yield Input(str(self.initial_path) if self.initial_path else "", id="import-path",
+                        placeholder="path of a transcript file, then Enter (→ completes a path)",
+                        suggester=PathSuggester())
+        yield Static("", id="import-error", classes="error")
+        yield Static("choose a transcript: Claude Code log, Messages API JSON, OpenAI, OTel, scarbook run, "
+                     "or plain text", id="import-summary")
+        with Horizontal(id="import-body"):
+            with Vertical(id="import-timeline-pane"):
+                yield Label("timeline (Enter opens a tool call)", classes="section")
+                yield Timeline(id="timeline")
+            with Vertical(id="import-artifact-pane"):
+                yield Label("failed artifact (the checks must FAIL it)", classes="section")
+                yield OptionList(id="candidates")
+                with VerticalScroll(id="candidate-preview-scroll"):
+                    yield Static("", id="candidate-preview")
+            with Vertical(id="import-seed-pane"):
+                yield Label("seed files (space ticks one)", classes="section")
+                yield SelectionList[str](id="seeds")
+                yield Static("", id="seed-note")
+        with Horizontal(id="import-create", classes="pair"):
+            yield Label("case id")
+            yield Input("", id="import-id", placeholder="lowercase-id (the folder cases/<id>/)")
+            yield Button("Create draft", id="create", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "import a transcript"
+        if self.initial_path is not None:
+            self.load(self.initial_path)
+        else:
+            self.query_one("#import-path", Input).focus()
+
+    # -- loading ------------------------------------------------------------------------------
+    def show_error(self, message: str) -> None:
+        self.query_one("#import-error", Static).update(Text(message))
+
+    def resolve_typed(self, typed: str) -> Path:
+        path = Path(os.path.expanduser(typed.strip()))
+        return path if path.is_absolute() else Path.cwd() / path
+
+    def load(self, path: Path) -> None:
+        self.show_error("")
+        self.query_one("#import-summary", Static).update(Text(f"reading {path} …"))
+        self._load(path)
+
+    @work(thread=True, exclusive=True, group="import-load", exit_on_error=False)
+    def _load(self, path: Path) -> None:
+        # a 5 MB log takes a moment to parse: off the event loop, so the screen stays live
+        try:
+            t = load_transcript(path)
+        except ScarbookError as exc:
+            self.app.call_from_thread(self._load_failed, path, str(exc))
+            return
+        except OSError as exc:  # load_transcript words its own; this is the last line of defence
+            self.app.call_from_thread(self._load_failed, path, f"{path}: {exc.strerror or exc}")
+            return
+        self.app.call_from_thread(self._show_transcript, path, t)
+
+    def _load_failed(self, path: Path, message: str) -> None:
+        self.show_error(message)
+        self.query_one("#import-summary", Static).update(
+            Text(f"could not read {path}" + (" — still showing the previous transcript" if self.transcript else "")))
+        self.query_one("#import-path", Input).focus()
+
+    def _show_transcript(self, path: Path, t: Transcript) -> None:
+        self.transcript, self.transcript_path = t, path
+        self.cands, self.seeds = candidates(t), suggest_seeds(t)
+        self.query_one("#timeline", Timeline).show(t)
+        self._show_summary(path, t)
+        self._fill_candidates()
+        self._fill_seeds()
+        id_input = self.query_one("#import-id", Input)
+        taken = {p.name for p in self.app.project.cases_dir.iterdir()} if self.app.project.cases_dir.is_dir() else set()
+        id_input.value = suggest_case_id(suggest_task(t), taken)
+        self.query_one("#candidates", OptionList).focus()
+
+    def _show_summary(self, path: Path, t: Transcript) -> None:
+        bits = [f"{path.name}: {t.format}", f"{len(t.messages)} messages", f"{len(t.tool_calls)} tool calls"]
+        if t.model:
+            bits.append(t.model)
+        if t.usage is not None:
+            bits.append(f"{t.usage.input_tokens + t.usage.output_tokens:,} tokens")
+        text = Text(" · ".join(bits))
+        task = suggest_task(t)
+        text.append(f"\ntask: {task.splitlines()[0] if task else '(none in the transcript — write it in the editor)'}")
+        for w in t.warnings[:3]:
+            text.append(f"\nwarning: {w}", style="yellow")
+        self.query_one("#import-summary", Static).update(text)
+
+    def _fill_candidates(self) -> None:
+        options = self.query_one("#candidates", OptionList)
+        options.clear_options()
+        options.add_options([Option(candidate_prompt(c), id=str(c.number)) for c in self.cands])
+        if self.cands:
+            options.highlighted = default_artifact(self.cands) - 1
+        self._show_preview()
+
+    def _fill_seeds(self) -> None:
+        seeds = self.query_one("#seeds", SelectionList)
+        seeds.clear_options()
+        seeds.add_options([Selection(Text.assemble(s.path, (f"  {s.reason}", "dim")), s.path,
+                                     disabled=s.content is None) for s in self.seeds])
+        tickable = sum(1 for s in self.seeds if s.content is not None)
+        note = ("no files read or listed: add seed files in the editor" if not self.seeds else
+                f"{tickable} of {len(self.seeds)} can be copied; the rest are not whole in the transcript "
+                "(add them in the editor)")
+        self.query_one("#seed-note", Static).update(Text(note, style="dim"))
+
+    # -- picking ------------------------------------------------------------------------------
+    @property
+    def artifact_number(self) -> int | None:
+        highlighted = self.query_one("#candidates", OptionList).highlighted
+        return None if highlighted is None or not self.cands else self.cands[highlighted].number
+
+    @property
+    def ticked_seeds(self) -> list[SeedSuggestion]:
+        ticked = set(self.query_one("#seeds", SelectionList).selected)
+        return [s for s in self.seeds if s.path in ticked]
+
+    def _show_preview(self) -> None:
+        number = self.artifact_number
+        pane = self.query_one("#candidate-preview", Static)
+        if number is None:
+            pane.update(Text("no candidate artifacts in this transcript" if self.transcript else "", style="dim"))
+        else:
+            pane.update(preview_of(self.cands[number - 1]))
+
+    @on(OptionList.OptionHighlighted, "#candidates")
+    def _candidate_highlighted(self) -> None:
+        self._show_preview()
+
+    @on(OptionList.OptionSelected, "#candidates")
+    def _candidate_chosen(self) -> None:
+        self.query_one("#seeds", SelectionList).focus()  # next step of the flow
+
+    @on(Input.Submitted, "#import-path")
+    def _path_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.show_error("type the path of a transcript file")
+            return
+        self.load(self.resolve_typed(event.value))
+
+    @on(Input.Submitted, "#import-id")
+    def _id_submitted(self) -> None:
+        self.action_create()
+
+    @on(Button.Pressed, "#create")
+    def _create_pressed(self) -> None:
+        self.action_create()
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_focus_path(self) -> None:
+        self.query_one("#import-path", Input).focus()
+
+    def action_leave(self) -> None:
+        self.dismiss(None)
+
+    def action_create(self) -> str | None:
+        """Write the draft; on success hand over to the editor and return the case id."""
+        if self.transcript is None:
+            self.show_error("load a transcript first: type its path and press Enter")
+            return None
+        number = self.artifact_number
+        if number is None:
+            self.show_error("the transcript has no candidate artifact (no final answer, file or tool result)")
+            return None
+        case_id = self.query_one("#import-id", Input).value.strip()
+        project = self.app.project
+        try:
+            folder = create_draft(self.transcript, project.cases_dir, case_id, number, self.ticked_seeds,
+                                  self.transcript_path)
+        except (ScarbookError, OSError) as exc:
+            self.show_error(f"not created: {exc}")
+            self.query_one("#import-id", Input).focus()
+            return None
+        self.show_error("")
+        rel = folder.relative_to(project.root) if folder.is_relative_to(project.root) else folder
+        self.notify(f"wrote draft case {rel} — add checks the failed artifact must fail, then verify it")
+        self.post_message(CasesChanged(case_id))
+        reload = getattr(self.app, "query_library_reload", None)
+        if reload is not None:
+            reload()
+        opener = getattr(self.app, "open_case_editor", None)
+        self.dismiss(case_id)
+        if opener is not None:
+            opener(case_id)
+        return case_id

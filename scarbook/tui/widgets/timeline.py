@@ -1,0 +1,93 @@
+"""A transcript as a timeline: one tree node per message and per tool call, calls collapsed.
+
+A tool call's node holds its input and, under it, the matching tool result, so a long session
+reads as a list of steps that open on demand. Labels are `rich.text.Text`, never markup: the
+transcript is untrusted text and "[red]" in a log must show as typed. Long texts show their
+first lines only; the preview pane of the import screen and the files on disk keep them whole.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript, describe_call, preview
+
+LINES_SHOWN = 30  # lines of a message or result under its node before "… N more lines"
+LABEL_CHARS = 110
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "dim"}
+
+
+def _lines_under(node: TreeNode, text: str, style: str = "") -> None:
+    lines = text.splitlines() or [""]
+    for line in lines[:LINES_SHOWN]:
+        node.add_leaf(Text(line[:400] or " ", style=style))
+    if len(lines) > LINES_SHOWN:
+        node.add_leaf(Text(f"… {len(lines) - LINES_SHOWN} more lines", style="dim italic"))
+
+
+def _value_text(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+class Timeline(Tree[object]):
+    """`Timeline(transcript)`; `show(transcript)` replaces what it shows. Node data is the entry."""
+
+    def __init__(self, transcript: Transcript | None = None, **kw) -> None:
+        super().__init__("transcript", **kw)
+        self.show_root = False
+        self.transcript: Transcript | None = None
+        if transcript is not None:
+            self.show(transcript)
+
+    def show(self, t: Transcript) -> None:
+        self.transcript = t
+        self.clear()
+        results = {e.call_id: e for e in t.entries if isinstance(e, ToolResult)}
+        calls = {e.id for e in t.entries if isinstance(e, ToolCall)}
+        for entry in t.entries:
+            if isinstance(entry, Message):
+                self._add_message(entry)
+            elif isinstance(entry, ToolCall):
+                self._add_call(entry, results.get(entry.id), t.cwd)
+            elif entry.call_id not in calls:  # a result whose call the log lost: show it on its own
+                self._add_result(self.root, entry, "result of an unknown call")
+        if not t.entries:
+            self.root.add_leaf(Text("this transcript has no messages or tool calls", style="dim italic"))
+
+    def _prefix(self, sidechain: bool) -> Text:
+        return Text("  ↳ subagent ", style="magenta") if sidechain else Text("")
+
+    def _add_message(self, m: Message) -> None:
+        who = "thinking" if m.kind == "thinking" else m.role
+        label = self._prefix(m.sidechain) + Text(f"{who}: ", style=ROLE_STYLE.get(m.role, "bold"))
+        label += Text(preview(m.text, LABEL_CHARS), style="italic" if m.kind == "thinking" else "")
+        if len(m.text) <= LABEL_CHARS and "\n" not in m.text.strip():
+            self.root.add_leaf(label, data=m)
+            return
+        _lines_under(self.root.add(label, data=m), m.text)
+
+    def _add_call(self, call: ToolCall, result: ToolResult | None, cwd: str | None) -> None:
+        label = self._prefix(call.sidechain) + Text("⚙ ", style="yellow") + Text(describe_call(call, cwd), style="bold")
+        if result is not None and result.is_error:
+            label += Text("  (error)", style="red")
+        node = self.root.add(label, data=call)  # collapsed: expand with Enter/space or a click
+        inputs = node.add(Text("input", style="dim"), data=call, expand=True)
+        for key, value in call.input.items():
+            text = _value_text(value)
+            if "\n" in text or len(text) > LABEL_CHARS:
+                _lines_under(inputs.add(Text(f"{key}:", style="bold")), text)
+            else:
+                inputs.add_leaf(Text(f"{key}: ", style="bold") + Text(text))
+        if not call.input:
+            inputs.add_leaf(Text("(no input)", style="dim"))
+        if result is None:
+            node.add_leaf(Text("no result recorded", style="dim italic"))
+        else:
+            self._add_result(node, result, "result")
+
+    def _add_result(self, parent: TreeNode, r: ToolResult, what: str) -> None:
+        style = "red" if r.is_error else "blue"
+        label = Text(f"→ {what}{' (error)' if r.is_error else ''}: ", style=style) + Text(preview(r.text, LABEL_CHARS))
+        _lines_under(parent.add(label, data=r), r.text, "red" if r.is_error else "")

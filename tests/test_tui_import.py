@@ -1,0 +1,228 @@
+"""The import screen, driven through the real app: from a transcript file to a saved draft case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, OptionList, SelectionList
+
+from scarbook.case_io import load_case
+from scarbook.transcripts import Message, ToolCall, ToolResult
+from scarbook.tui.app import make_app
+from scarbook.tui.import_draft import suggest_case_id
+from scarbook.tui.screens.import_scar import ImportScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.widgets.path_suggester import complete_path
+from scarbook.tui.widgets.timeline import Timeline
+from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+CLAUDE = FIXTURES / "claude_code_session.jsonl"
+NATIVE = FIXTURES / "scarbook_run.jsonl"
+
+
+async def open_import(pilot, path: Path | None = None) -> tuple[ImportScreen, list]:
+    """Push the import screen over the library; returns it and the list its dismiss result lands in."""
+    await library_loaded(pilot)
+    results: list = []
+    screen = ImportScreen(path)
+    pilot.app.push_screen(screen, results.append)
+    await wait_until(pilot, lambda: pilot.app.screen is screen and screen.is_mounted, what="the import screen")
+    await pilot.pause()
+    if path is not None:
+        await loaded(pilot, screen, path)
+    return screen, results
+
+
+async def loaded(pilot, screen: ImportScreen, path: Path) -> None:
+    await wait_until(pilot, lambda: screen.transcript_path == path, what=f"{path.name} to load")
+    await pilot.pause()
+
+
+async def replace_text(pilot, selector: str, text: str) -> None:
+    pilot.app.screen.query_one(selector, Input).focus()
+    await pilot.press("ctrl+shift+a", "backspace")
+    await type_text(pilot, text)
+
+
+async def test_claude_code_log_to_saved_case_with_picked_artifact_and_ticked_seed(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, CLAUDE)
+        assert plain(screen.query_one("#import-error")) == ""
+        assert "claude-code" in plain(screen.query_one("#import-summary"))
+        # the default id comes from the task
+        assert screen.query_one("#import-id", Input).value == "extract-the-first-line-of-readme"
+
+        options = screen.query_one("#candidates", OptionList)
+        assert app.focused is options
+        assert options.option_count == 11
+        await pilot.press("home")
+        assert "final answer" in plain(screen.query_one("#candidate-preview"))
+        await pilot.press("down")  # candidate 2: the file tmp.txt
+        assert screen.artifact_number == 2
+        preview = plain(screen.query_one("#candidate-preview"))
+        assert preview.startswith("file tmp.txt (final content)\n# tiny-agent\nA tiny agent!")
+
+        await pilot.press("enter")  # choosing the artifact moves on to the seeds
+        seeds = screen.query_one("#seeds", SelectionList)
+        assert app.focused is seeds
+        assert [seeds.get_option_at_index(i).value for i in range(seeds.option_count)] == \
+            ["README.md", "docs/notes.md", "src", "screenshot.png"]
+        # only suggestions whose content the transcript holds can be ticked
+        assert [seeds.get_option_at_index(i).disabled for i in range(seeds.option_count)] == \
+            [False, False, True, True]
+        await pilot.press("home", "space")
+        assert seeds.selected == ["README.md"]
+
+        await replace_text(pilot, "#import-id", "cc-scar")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the import screen to close")
+        assert results == ["cc-scar"]
+        assert isinstance(app.screen, LibraryScreen)
+
+    folder = project_root / "cases" / "cc-scar"
+    case = load_case(folder)
+    assert case.id == "cc-scar"
+    assert case.task == "Extract the first line of README.md and write it to tmp.txt"
+    assert [c.to_dict() for c in case.checks] == [{"type": "file_exists", "path": "tmp.txt"}]
+    assert (folder / case.scar.failed_artifact).read_text() == "# tiny-agent\nA tiny agent!\n"
+    assert (folder / case.scar.transcript).read_bytes() == CLAUDE.read_bytes()
+    assert (folder / "seed" / "README.md").read_text().startswith("# tiny-agent\nA tiny agent.")
+    assert not (folder / "seed" / "docs" / "notes.md").exists()  # suggested, not ticked
+    assert sorted(p.name for p in (folder / "seed").rglob("*")) == ["README.md"]
+
+
+async def test_timeline_shows_messages_and_collapsed_tool_calls_with_their_results(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, _ = await open_import(pilot, CLAUDE)
+        tree = screen.query_one("#timeline", Timeline)
+        top = tree.root.children
+        t = screen.transcript
+        calls = [e for e in t.entries if isinstance(e, ToolCall)]
+        # one node per message and per call; results sit under their calls
+        assert len(top) == len(t.messages) + len(calls)
+        assert not any(isinstance(n.data, ToolResult) for n in top)
+        assert str(top[0].label) == "user: Extract the first line of README.md and write it to tmp.txt"
+        write = next(n for n in top if isinstance(n.data, ToolCall) and n.data.name == "Write")
+        assert str(write.label) == "⚙ Write tmp.txt"
+        assert not write.is_expanded
+        tree.focus()
+        tree.move_cursor(write)
+        await pilot.press("enter")
+        assert write.is_expanded
+        inputs, result = write.children
+        assert [str(n.label) for n in inputs.children][0].startswith("file_path: /home/dev/tiny-agent/tmp.txt")
+        assert str(result.label).startswith("→ result: File created successfully")
+        failed = next(n for n in top if isinstance(n.data, ToolCall) and n.data.name == "Edit"
+                      and "missing.txt" in str(n.label))
+        assert str(failed.label) == "⚙ Edit missing.txt  (error)"
+        sub = [n for n in top if isinstance(n.data, Message) and n.data.sidechain]
+        assert sub and all(str(n.label).startswith("  ↳ subagent ") for n in sub)
+
+
+async def test_unknown_file_shows_formats_tried_on_screen(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot)
+        assert app.focused is screen.query_one("#import-path", Input)
+        bad = FIXTURES / "unknown.json"
+        await type_text(pilot, str(bad))
+        await pilot.press("enter")
+        error = screen.query_one("#import-error")
+        await wait_until(pilot, lambda: plain(error) != "", what="the error")
+        assert plain(error).startswith(f"{bad}: not a transcript scarbook can read. Formats tried:\n")
+        assert "  claude-code: a single JSON document, not JSON lines" in plain(error)
+        assert plain(error).endswith("If you know the format, name it with --format.")
+        assert screen.transcript is None
+        # nothing loaded: creating says so instead of writing anything
+        await pilot.press("ctrl+s")
+        assert plain(error) == "load a transcript first: type its path and press Enter"
+        assert results == [] and app.screen is screen
+
+        missing = FIXTURES / "no-such-file.jsonl"
+        await replace_text(pilot, "#import-path", str(missing))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "no-such-file" in plain(error), what="the missing-file error")
+        assert "no-such-file.jsonl" in plain(error)
+
+
+async def test_taken_and_malformed_ids_show_their_error_and_write_nothing(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, CLAUDE)
+        error = screen.query_one("#import-error")
+        before = sorted(p.name for p in (project_root / "cases").iterdir())
+        await replace_text(pilot, "#import-id", "write-one-line")
+        await pilot.press("enter")
+        assert plain(error) == ("not created: a case named 'write-one-line' already exists "
+                                f"({project_root / 'cases' / 'write-one-line'}); choose another id")
+        await replace_text(pilot, "#import-id", "Bad Id")
+        await pilot.press("enter")
+        assert plain(error) == ("not created: case id 'Bad Id' is not valid: use lowercase letters, digits, "
+                                "'-' and '_', starting with a letter or digit")
+        await replace_text(pilot, "#import-id", "")
+        await pilot.press("ctrl+s")
+        assert plain(error).startswith("not created: type a case id")
+        assert sorted(p.name for p in (project_root / "cases").iterdir()) == before
+        assert results == [] and app.screen is screen
+        # the error clears once a good id is used
+        await replace_text(pilot, "#import-id", "fixed-id")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: results, what="the screen to close")
+    assert results == ["fixed-id"]
+    assert load_case(project_root / "cases" / "fixed-id").id == "fixed-id"
+
+
+async def test_failed_scarbook_run_transcript_becomes_a_case(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, NATIVE)
+        assert "scarbook" in plain(screen.query_one("#import-summary"))
+        assert screen.artifact_number == 2  # default: the last file written
+        assert "# tiny-agent\nA tiny agent." in plain(screen.query_one("#candidate-preview"))
+        seeds = screen.query_one("#seeds", SelectionList)
+        assert seeds.option_count == 1 and seeds.get_option_at_index(0).value == "README.md"
+        # leave the seed unticked: the draft gets no seed folder
+        await replace_text(pilot, "#import-id", "native-scar")
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: results, what="the screen to close")
+    folder = project_root / "cases" / "native-scar"
+    case = load_case(folder)
+    assert (folder / case.scar.failed_artifact).read_text() == "# tiny-agent\nA tiny agent.\n"
+    assert not (folder / "seed").exists()
+
+
+async def test_loading_another_file_replaces_the_transcript(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, _ = await open_import(pilot, NATIVE)
+        assert screen.query_one("#candidates", OptionList).option_count == 7
+        await replace_text(pilot, "#import-path", str(CLAUDE))
+        await pilot.press("enter")
+        await loaded(pilot, screen, CLAUDE)
+        assert screen.query_one("#candidates", OptionList).option_count == 11
+        assert screen.query_one("#seeds", SelectionList).option_count == 4
+
+
+def test_suggested_id_is_a_short_unique_slug_of_the_task():
+    assert suggest_case_id("Extract the first line of README.md and write it") == "extract-the-first-line-of-readme"
+    assert suggest_case_id("Fix config.json", {"fix-config-json"}) == "fix-config-json-2"
+    assert suggest_case_id("Fix config.json", {"fix-config-json", "fix-config-json-2"}) == "fix-config-json-3"
+    assert suggest_case_id("") == "imported-scar"
+    assert suggest_case_id("!!! ???") == "imported-scar"
+
+
+def test_path_completion(tmp_path: Path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "session-1.jsonl").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / ".hidden").write_text("")
+    assert complete_path("lo", tmp_path) == "logs/"
+    assert complete_path("logs/s", tmp_path) == "logs/session-1.jsonl"
+    assert complete_path("logs/session-1.jsonl", tmp_path) is None  # already complete
+    assert complete_path(f"{tmp_path}/no", tmp_path) == f"{tmp_path}/notes.txt"
+    assert complete_path(".h", tmp_path) == ".hidden"
+    assert complete_path("zz", tmp_path) is None
+    assert complete_path("", tmp_path) is None
