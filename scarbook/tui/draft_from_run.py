@@ -1,0 +1,70 @@
+"""A new scar from a failed run: the draft case carries the task, the failed artifact and the seed.
+
+No Textual here. The full transcript import is its own feature (scarbook.transcripts); this keeps
+the run's transcript file as scar evidence when the agent wrote one.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+from pathlib import Path
+
+from scarbook.case_io import save_case
+from scarbook.models import Case, Check, RunRecord, Scar
+from scarbook.project import Project
+
+
+def run_log_dir(project: Project, run: RunRecord) -> Path:
+    return project.workspaces_dir / run.session_id / run.case_id
+
+
+def run_output(project: Project, run: RunRecord) -> str:
+    path = run_log_dir(project, run) / f"{run.k}.output.txt"
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return run.output_excerpt
+
+
+def failed_artifact(project: Project, run: RunRecord) -> tuple[str, bytes]:
+    """(file name, content): the first created or modified file when the workspace was kept,
+    else the agent's final output."""
+    ws = Path(run.workspace)
+    if run.workspace_kept and ws.is_dir():
+        for rel in [*run.diff.created, *run.diff.modified]:
+            p = ws / rel
+            if p.is_file():
+                return Path(rel).name, p.read_bytes()
+    return "output.txt", run_output(project, run).encode("utf-8")
+
+
+def _free_id(cases_dir: Path, base: str) -> str:
+    cid, n = base, 2
+    while (cases_dir / cid).exists():
+        cid, n = f"{base}-{n}", n + 1
+    return cid
+
+
+def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
+    """Write cases/<case>-run<k>/ with the run's artifact in scar/ and the case's seed in seed/."""
+    cid = _free_id(project.cases_dir, f"{case.id}-run{run.k}")
+    folder = project.cases_dir / cid
+    (folder / "scar").mkdir(parents=True)
+    name, content = failed_artifact(project, run)
+    (folder / "scar" / name).write_bytes(content)
+    transcript = None
+    if run.transcript_path and Path(run.transcript_path).is_file():
+        shutil.copy2(run.transcript_path, folder / "scar" / "transcript.jsonl")
+        transcript = "scar/transcript.jsonl"
+    if case.seed_dir is not None and case.seed_dir.is_dir():
+        shutil.copytree(case.seed_dir, folder / "seed")
+    scar = Scar(date=date.today().isoformat(), what_went_wrong=run.reason,
+                family=case.scar.family if case.scar else None, transcript=transcript,
+                failed_artifact=f"scar/{name}")
+    draft = Case(id=cid, task=case.task, title=f"draft from {case.id} run {run.k}: {run.reason}"[:120],
+                 tags=list(case.tags), threshold=case.threshold,
+                 checks=[Check(c.type, dict(c.params)) for c in case.checks], scar=scar,
+                 seed_files=dict(case.seed_files), timeout_s=case.timeout_s)
+    save_case(draft, project.cases_dir)
+    return draft

@@ -1,0 +1,181 @@
+"""Sessions: past sessions with label, date, config and overall figures; open one to see its
+case table; pick two (space) and press c to see them side by side per case."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from scarbook.compare import compare_sessions, counts_by_case
+from scarbook.models import SessionInfo
+from scarbook.report import build_report, strip_of
+from scarbook.tui.library_rows import format_started
+from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
+from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
+
+
+def _pct(x: float | None, signed: bool = False) -> str:
+    return "–" if x is None else (f"{100 * x:+.0f}%" if signed else f"{100 * x:.0f}%")
+
+
+class SessionsScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("space", "pick", "Pick for compare"),
+                Binding("c", "compare", "Compare the two picked")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sessions: list[SessionInfo] = []
+        self.picked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("Enter opens a session · space picks two · c compares them side by side"),
+                     id="sessions-help")
+        yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions-table", DataTable)
+        for key, label in [("pick", " "), ("id", "session"), ("label", "label"), ("started", "started"),
+                           ("state", "state"), ("cases", "cases"), ("n", "runs/case"), ("figures", "pass/fail/err"),
+                           ("agent", "agent"), ("config", "config")]:
+            table.add_column(label, key=key)
+        table.focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="sessions-load")
+    def _load(self) -> None:
+        history = self.app.project.history
+        rows = []
+        for info in history.sessions():
+            runs = history.runs(info.id)
+            counts = [sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")]
+            rows.append((info, counts))
+        self.app.call_from_thread(self._show, rows)
+
+    def _show(self, rows) -> None:
+        table = self.query_one("#sessions-table", DataTable)
+        table.clear()
+        self.sessions = [info for info, _ in rows]
+        current = self.app.project.config.fingerprint()
+        for info, (p, f, e) in rows:
+            config = info.fingerprint + ("" if info.fingerprint == current else " (differs)")
+            table.add_row(Text("●" if info.id in self.picked else ""), Text(info.id), Text(info.label),
+                          Text(format_started(info.started_at)), Text(info.state), Text(str(len(info.case_ids))),
+                          Text(str(info.runs_per_case)), Text(f"{p}/{f}/{e}"), Text(info.agent), Text(config),
+                          key=info.id)
+
+    def _current(self) -> SessionInfo | None:
+        table = self.query_one("#sessions-table", DataTable)
+        return self.sessions[table.cursor_row] if 0 <= table.cursor_row < len(self.sessions) else None
+
+    @on(DataTable.RowSelected, "#sessions-table")
+    def _open(self) -> None:
+        info = self._current()
+        if info is not None:
+            self.app.push_screen(SessionTableScreen(info))
+
+    def action_pick(self) -> None:
+        info = self._current()
+        if info is None:
+            return
+        if info.id in self.picked:
+            self.picked.remove(info.id)
+        else:
+            self.picked = (self.picked + [info.id])[-2:]
+        table = self.query_one("#sessions-table", DataTable)
+        for s in self.sessions:
+            table.update_cell(s.id, "pick", Text("●" if s.id in self.picked else ""))
+
+    def action_compare(self) -> None:
+        if len(self.picked) != 2:
+            self.notify("pick two sessions with space first", severity="warning")
+            return
+        by_id = {s.id: s for s in self.sessions}
+        older, newer = sorted((by_id[i] for i in self.picked), key=lambda s: s.id)
+        self.app.push_screen(CompareScreen(older, newer))
+
+
+class SessionTableScreen(Screen):
+    """One session's case x pass-rate table (the same report the CLI prints)."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, info: SessionInfo) -> None:
+        super().__init__()
+        self.info = info
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="sessions-help")
+        yield DataTable(id="session-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        project = self.app.project
+        runs = project.history.runs(self.info.id)
+        cases = project.load_cases().by_id()
+        rep = build_report(self.info, runs, cases, project.config)
+        table = self.query_one("#session-table", DataTable)
+        for key, label in [("case", "case"), ("count", "pass/total"), ("err", "err"), ("rate", "rate"),
+                           ("ci", "95% CI"), ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]:
+            table.add_column(label, key=key)
+        for s in rep.stats:
+            table.add_row(Text(s.case_id), Text(f"{s.passes}/{s.judged}"), Text(str(s.errors)),
+                          rate_text(s.rate, s.band), Text(interval_text(s)), rate_bar(s),
+                          Text(s.band, style=BAND_STYLE[s.band]),
+                          Text(strip_of([r for r in runs if r.case_id == s.case_id])), key=s.case_id)
+        self.sub_title = f"session {self.info.label or self.info.id}"
+        self.query_one("#sessions-help", Static).update(Text(
+            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"))
+        table.focus()
+
+    @on(DataTable.RowSelected, "#session-table")
+    def _open(self, event: DataTable.RowSelected) -> None:
+        from scarbook.tui.screens.review import ReviewScreen
+
+        self.app.push_screen(ReviewScreen(self.info.id, str(event.row_key.value)))
+
+
+class CompareScreen(Screen):
+    """Two sessions side by side per case, with the difference and its 95% interval (scarbook.compare)."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, a: SessionInfo, b: SessionInfo) -> None:
+        super().__init__()
+        self.a, self.b = a, b
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="sessions-help")
+        yield DataTable(id="compare-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        history = self.app.project.history
+        cmp = compare_sessions(counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
+        la, lb = self.a.label or self.a.id, self.b.label or self.b.id
+        table = self.query_one("#compare-table", DataTable)
+        for key, label in [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
+                           ("ci", "95% CI of diff"), ("p", "p"), ("verdict", "verdict")]:
+            table.add_column(label, key=key)
+        for c in cmp.cases:
+            ci = "–" if c.lo is None else f"{_pct(c.lo, True)} … {_pct(c.hi, True)}"
+            style = {"regressed": "red", "improved": "green"}.get(c.verdict, "")
+            table.add_row(Text(c.case_id), Text(f"{_pct(c.rate_before)} ({c.before.passes}/{c.before.judged})"),
+                          Text(f"{_pct(c.rate_after)} ({c.after.passes}/{c.after.judged})"),
+                          Text(_pct(c.diff, True)), Text(ci), Text("–" if c.p_value is None else f"{c.p_value:.3f}"),
+                          Text(c.verdict, style=style), key=c.case_id)
+        for cid in cmp.only_in_a + cmp.only_in_b:
+            side = "A" if cid in cmp.only_in_a else "B"
+            table.add_row(Text(cid), Text(""), Text(""), Text(""), Text(f"only in {side}"), Text(""), Text(""))
+        mean = "–" if cmp.mean_diff is None else _pct(cmp.mean_diff, True)
+        self.query_one("#sessions-help", Static).update(Text(
+            f"A = {la} ({self.a.state}) · B = {lb} ({self.b.state}) · mean change per case {mean}"
+            f" · regressed: {', '.join(cmp.regressed) or 'none'} · improved: {', '.join(cmp.improved) or 'none'}"))
+        table.focus()
