@@ -48,7 +48,7 @@ class AtomicJSONStorage(Storage):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise HistoryError(damaged_message(self.path, f"{exc.msg} at line {exc.lineno} column {exc.colno}")) from None
+            raise HistoryError(damaged_message(self.path, f"{exc.msg}: line {exc.lineno} column {exc.colno}")) from None
 
     def write(self, data: dict[str, Any]) -> None:
         atomic_write_text(self.path, json.dumps(data, separators=(",", ":")), durable=False)
@@ -87,10 +87,14 @@ class History:
 
     # -- writing ------------------------------------------------------------------------------
     def new_session_id(self) -> str:
-        """A sortable id, unique even when two processes start in the same second."""
+        """A sortable id, unique even when two processes start in the same second.
+
+        Milliseconds come before the random part: sessions are listed newest first by id, and two
+        sessions started in one second (quick CI runs) must still sort in the order they began."""
         self.dir.mkdir(parents=True, exist_ok=True)
         while True:
-            sid = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+            now = datetime.now(timezone.utc)
+            sid = now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond // 1000:03d}" + secrets.token_hex(1)
             try:
                 (self.dir / sid).mkdir()
                 return sid

@@ -34,7 +34,9 @@ class SessionReport:
             return EXIT_ERRORS
         if any(s.meets_threshold is False for s in self.stats):
             return EXIT_BELOW
-        if any(s.meets_threshold is None for s in self.stats) or self.session.state == "stopped: budget":
+        # A cancelled session (Ctrl-C) saw only part of its runs: never a green gate in CI.
+        if any(s.meets_threshold is None for s in self.stats) or self.session.state in ("stopped: budget",
+                                                                                          "cancelled"):
             return EXIT_ERRORS
         return EXIT_OK
 

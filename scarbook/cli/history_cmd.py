@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from scarbook.cli.common import friendly_errors, get_project
+from scarbook.errors import HistoryError
 
 
 @click.command("sessions")
@@ -23,7 +24,12 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     click.echo(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4}  "
                f"config        git")
     for info in sessions[:limit]:
-        runs = history.runs(info.id)
+        try:
+            runs = history.runs(info.id)
+        except HistoryError as exc:  # one damaged runs file must not hide the other sessions
+            click.echo(click.style("history: ", fg="yellow") + str(exc), err=True)
+            click.echo(f"{info.id:<24} {info.label[:14]:<14} {'damaged':<16} {'?':>5}")
+            continue
         counts = {s: sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")}
         click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
                    f"{counts['fail']:>5} {counts['error']:>4}  {info.fingerprint:<13} {info.git_revision or '-'}")

@@ -1,0 +1,172 @@
+"""Nothing lost: Ctrl-C keeps finished runs, two scarbook processes share one history, and a damaged
+history file is reported by name while the other sessions stay visible."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scarbook.history import History
+
+SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _recorded(root: Path) -> int:
+    n = 0
+    for path in (root / "workspaces" / "history").glob("*/runs-*.json"):
+        try:
+            n += len(json.loads(path.read_text()).get("_default", {}))
+        except (OSError, ValueError):
+            pass
+    return n
+
+
+def test_ctrl_c_keeps_finished_runs_and_kills_running_agents(project) -> None:
+    pids = project.root / "pids"
+    pids.mkdir()
+    agent = project.root / "slow_agent.py"
+    agent.write_text("import os, sys, time\n"
+                     "open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close()\n"
+                     "time.sleep(0.3 if int(os.environ['SCARBOOK_RUN']) <= 3 else 60)\n"  # runs 4+ hang
+                     "open('tmp.txt', 'w').write('ok\\n')\nprint('done')\n")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {pids}]}}\nconcurrency: 2\n")
+    project.case("slow", "id: slow\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
+    proc = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    # Interrupt once 3 runs are recorded and an agent is mid-run (it wrote its pid, has not finished).
+    while time.monotonic() < deadline:
+        done = _recorded(project.root)
+        if done >= 3 and len(list(pids.iterdir())) > done:
+            break
+        time.sleep(0.02)
+    assert _recorded(project.root) >= 3, "no runs finished in time"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, (out, err)  # a cancelled session never passes the gate
+    assert "interrupted: stopping — running agents are killed, finished runs are kept" in err
+
+    history = History(project.workspaces)
+    (info,) = history.sessions()
+    assert info.state == "cancelled" and info.finished_at
+    runs = history.runs(info.id)
+    assert len(runs) == 3 and all(r.status == "pass" for r in runs)
+    assert f"session {info.id}: cancelled; {len(runs)} runs — {len(runs)} pass, 0 fail, 0 error" in out
+    started = sorted(pids.iterdir())
+    assert len(started) > len(runs)  # some agents were still running when Ctrl-C came
+    time.sleep(0.2)
+    assert [p.name for p in started if _alive(int(p.name))] == []
+    # Every started run's workspace dir is still on disk; the unfinished ones were not pruned.
+    case_dir = project.workspaces / info.id / "slow"
+    finished = {r.k for r in runs}
+    dirs = {int(d.name) for d in case_dir.iterdir() if d.is_dir()}
+    assert dirs & finished == set()  # the passing finished runs were pruned as usual
+    assert len(dirs) >= len(started) - len(runs) >= 1  # the interrupted ones were kept
+    sessions = subprocess.run([*SCARBOOK, "-C", str(project.root), "sessions"], capture_output=True, text=True)
+    assert sessions.stdout.splitlines()[1].split()[1:3] == ["cancelled", str(len(runs))]
+
+
+def test_two_processes_record_into_one_history(project) -> None:
+    project.bundled()
+    env = {**os.environ, "SCARBOOK_DEMO_DELAY": "0"}
+    procs = [subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "10", "-q", "-l", label],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for label in ("left", "right")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    history = History(project.workspaces)
+    sessions = history.sessions()
+    assert sorted(s.label for s in sessions) == ["left", "right"] and history.problems == []
+    assert len({s.id for s in sessions}) == 2
+    for s in sessions:
+        assert s.state == "finished"
+        runs = history.runs(s.id)
+        assert len(runs) == 40
+        assert {(r.case_id, r.k) for r in runs} == {(c, k) for c in s.case_ids for k in range(1, 11)}
+        assert sum(r.status == "pass" for r in runs) == 35
+    for path in (project.workspaces / "history").rglob("*.json"):
+        json.loads(path.read_text())  # every file is whole
+    assert not list((project.workspaces / "history").rglob("*.tmp"))
+
+
+def _damage(path: Path) -> int:
+    """Cut the file as a crash mid-write would, right after one complete run record. Returns the column."""
+    text = path.read_text()
+    cut = text.index(',"2":') + 1
+    path.write_text(text[:cut])
+    return cut + 1
+
+
+def test_truncated_history_file_is_reported_and_others_still_show(project) -> None:
+    project.bundled()
+    project.cli("eval", "write-one-line", "--runs", "3", "-q", "-l", "old")
+    project.cli("eval", "write-one-line", "--runs", "3", "-q", "-l", "new")
+    history = History(project.workspaces)
+    old, new = sorted(history.sessions(), key=lambda s: s.label == "new")
+    runs_file = project.workspaces / "history" / old.id / "runs-write-one-line.json"
+    col = _damage(runs_file)
+    damaged = (f"history file {runs_file} is damaged (Expecting property name enclosed in double quotes: line 1 "
+               f"column {col}); the other sessions are unaffected — move it aside to silence this: "
+               f"mv {runs_file} {runs_file}.damaged")
+
+    result = project.cli("sessions")
+    assert result.exit_code == 0
+    assert result.stderr == f"history: {damaged}\n"
+    rows = result.stdout.splitlines()[1:]
+    assert rows[0].split()[:4] == [new.id, "new", "finished", "3"]
+    assert rows[1].split() == [old.id, "old", "damaged", "?"]
+
+    shown = project.cli("show", "write-one-line", "--session", "old")
+    assert (shown.exit_code, shown.stderr) == (2, f"scarbook: {damaged}\n")
+
+    # A damaged session.json: that session is reported, the other still listed and used by `list`.
+    session_file = project.workspaces / "history" / new.id / "session.json"
+    session_file.write_text(session_file.read_text()[:40])
+    result = project.cli("sessions")
+    assert result.stderr.startswith(f"history: history file {session_file} is damaged (")
+    assert [r.split()[0] for r in result.stdout.splitlines()[1:]] == [old.id]
+    listed = project.cli("list")
+    assert f"history: history file {session_file} is damaged (" in listed.stderr
+    assert f"history: {damaged}" in listed.stderr  # list fell back to the old session, and said so
+    assert listed.exit_code == 0
+
+
+def test_empty_history_file_is_not_a_silent_empty_history(project) -> None:
+    project.bundled()
+    project.cli("eval", "write-one-line", "--runs", "2", "-q")
+    history = History(project.workspaces)
+    (info,) = history.sessions()
+    runs_file = project.workspaces / "history" / info.id / "runs-write-one-line.json"
+    runs_file.write_text("")
+    listed = project.cli("list")
+    assert listed.stderr == (f"history: history file {runs_file} is damaged (the file is empty); the other sessions "
+                             f"are unaffected — move it aside to silence this: mv {runs_file} {runs_file}.damaged\n")
+    row = next(ln for ln in listed.stdout.splitlines() if ln.startswith("write-one-line"))
+    assert "never" in row
+
+
+def test_a_crashed_session_reads_as_interrupted(project) -> None:
+    project.bundled()
+    project.cli("eval", "write-one-line", "--runs", "2", "-q")
+    history = History(project.workspaces)
+    (info,) = history.sessions()
+    path = project.workspaces / "history" / info.id / "session.json"
+    doc = json.loads(path.read_text())
+    doc["session"]["1"]["state"] = "running"  # as left by a process that died mid-session
+    path.write_text(json.dumps(doc))
+    (again,) = History(project.workspaces).sessions()
+    assert again.state == "interrupted"
+    assert len(History(project.workspaces).runs(info.id)) == 2
