@@ -1,0 +1,116 @@
+"""The library: invalid cases listed with their error, filter as you type, sort, stale marks, palette."""
+
+from __future__ import annotations
+
+from scarbook.history import History
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.launch import LaunchScreen
+from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+                          project_root, type_text, wait_until)
+
+
+def write_invalid_case(root):
+    folder = root / "cases" / "broken-case"
+    folder.mkdir()
+    (folder / "case.yaml").write_text("id: broken-case\ntask: do it\nbogus: 1\nchecks:\n  - {type: file_exists, path: a}\n")
+    return folder / "case.yaml"
+
+
+def record_session(root, sid: str, started_at: str, fingerprint: str, statuses: dict[str, list[str]]) -> None:
+    history = History(root / "workspaces")
+    info = SessionInfo(id=sid, label="old", started_at=started_at, runs_per_case=3, case_ids=list(statuses),
+                       fingerprint=fingerprint, agent="demo")
+    history.start_session(info)
+    for cid, sts in statuses.items():
+        for k, st in enumerate(sts, 1):
+            history.record_run(RunRecord(session_id=sid, case_id=cid, k=k, status=st, reason=st,
+                                         started_at=started_at))
+    history.finish_session(info)
+
+
+async def test_invalid_case_file_shows_its_error_in_the_library(project_root):
+    path = write_invalid_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        row = next(r for r in lib.rows if r.key == "broken-case")
+        assert row.problem is not None
+        table = lib.query_one("#cases")
+        assert str(table.get_cell("broken-case", "title")) == "invalid: unknown key 'bogus'"
+        await move_library_cursor(pilot, "broken-case")
+        expected = (f"{path}:3: unknown key 'bogus' — a case takes: id, title, task, tags, threshold, "
+                    "timeout_s, seed, checks, scar")
+        assert plain(lib.query_one("#detail")) == expected
+        assert len([r for r in lib.rows if r.case]) == 4  # the good cases are all still there
+        await pilot.press("e")  # cannot be edited here: says why instead of crashing
+        await pilot.pause()
+        assert not isinstance(app.screen, EditorScreen)
+
+
+async def test_filter_as_you_type_and_sort_by_column(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "json")
+        assert [r.key for r in lib.shown] == ["fix-json-config"]
+        await pilot.press("backspace", "backspace", "backspace", "backspace")
+        await type_text(pilot, "claim")  # matches the scar family and tags too
+        assert sorted(r.key for r in lib.shown) == ["review-api-claims", "write-one-line"]
+        await pilot.press("escape")
+        lib.query_one("#filter").value = ""
+        await pilot.pause()
+        lib.sort_by("title")
+        titles = [r.title.lower() for r in lib.shown]
+        assert titles == sorted(titles)
+        lib.sort_by("title")  # same column again: reversed
+        assert [r.title.lower() for r in lib.shown] == sorted(titles, reverse=True)
+        table = lib.query_one("#cases")
+        assert str(table.get_row_at(0)[1]) == lib.shown[0].title
+
+
+async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
+    from scarbook.project import Project
+
+    current = Project.discover(project_root).config.fingerprint()
+    record_session(project_root, "20200101-000000-aaaa", "2020-01-01T00:00:00+00:00", current,
+                   {"write-one-line": ["pass", "fail", "pass"]})
+    from datetime import datetime, timezone
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record_session(project_root, "29990101-000000-bbbb", now, "another-config", {"fix-json-config": ["pass"] * 3})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        rows = {r.key: r for r in lib.rows}
+        assert rows["write-one-line"].stale == "older than 7 days"
+        assert rows["fix-json-config"].stale == "ran under a different config"
+        assert rows["rename-function"].stale == ""
+        table = lib.query_one("#cases")
+        assert str(table.get_cell("write-one-line", "strip")) == "✓✗✓"
+        assert str(table.get_cell("write-one-line", "rate")) == "67%"
+        assert str(table.get_cell("write-one-line", "stale")) == "stale"
+        assert str(table.get_cell("rename-function", "stale")) == ""
+
+
+async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "open rename-function")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        assert app.screen.case.id == "rename-function"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "run write-one-line")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        assert "selected: write-one-line" in str(app.screen.query_one("#scope-selected").label)
