@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from textual.widgets import Input, OptionList, SelectionList
 
 from scarbook.case_io import load_case
 from scarbook.transcripts import Message, ToolCall, ToolResult
-from scarbook.tui.app import make_app
+from scarbook.project import Project
+from scarbook.tui import app as tui_app
+from scarbook.tui.app import ScarbookApp, make_app
 from scarbook.tui.import_draft import suggest_case_id
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
@@ -43,6 +47,14 @@ async def replace_text(pilot, selector: str, text: str) -> None:
     pilot.app.screen.query_one(selector, Input).focus()
     await pilot.press("ctrl+shift+a", "backspace")
     await type_text(pilot, text)
+
+
+async def open_path(pilot, path: Path) -> None:
+    """Put a long path in the path field (typing it key by key is slow) and press Enter."""
+    field = pilot.app.screen.query_one("#import-path", Input)
+    field.focus()
+    field.value = str(path)
+    await pilot.press("end", "enter")
 
 
 async def test_claude_code_log_to_saved_case_with_picked_artifact_and_ticked_seed(project_root):
@@ -122,13 +134,14 @@ async def test_timeline_shows_messages_and_collapsed_tool_calls_with_their_resul
         assert sub and all(str(n.label).startswith("  ↳ subagent ") for n in sub)
 
 
-async def test_unknown_file_shows_formats_tried_on_screen(project_root):
+async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypatch):
+    monkeypatch.chdir(FIXTURES)  # a relative path is read from the current directory
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         screen, results = await open_import(pilot)
         assert app.focused is screen.query_one("#import-path", Input)
         bad = FIXTURES / "unknown.json"
-        await type_text(pilot, str(bad))
+        await type_text(pilot, "unknown.json")
         await pilot.press("enter")
         error = screen.query_one("#import-error")
         await wait_until(pilot, lambda: plain(error) != "", what="the error")
@@ -141,9 +154,7 @@ async def test_unknown_file_shows_formats_tried_on_screen(project_root):
         assert plain(error) == "load a transcript first: type its path and press Enter"
         assert results == [] and app.screen is screen
 
-        missing = FIXTURES / "no-such-file.jsonl"
-        await replace_text(pilot, "#import-path", str(missing))
-        await pilot.press("enter")
+        await open_path(pilot, FIXTURES / "no-such-file.jsonl")
         await wait_until(pilot, lambda: "no-such-file" in plain(error), what="the missing-file error")
         assert "no-such-file.jsonl" in plain(error)
 
@@ -199,11 +210,78 @@ async def test_loading_another_file_replaces_the_transcript(project_root):
     async with app.run_test(size=SIZE) as pilot:
         screen, _ = await open_import(pilot, NATIVE)
         assert screen.query_one("#candidates", OptionList).option_count == 7
-        await replace_text(pilot, "#import-path", str(CLAUDE))
-        await pilot.press("enter")
+        await open_path(pilot, CLAUDE)
         await loaded(pilot, screen, CLAUDE)
         assert screen.query_one("#candidates", OptionList).option_count == 11
         assert screen.query_one("#seeds", SelectionList).option_count == 4
+
+
+async def test_enter_on_a_tool_result_in_the_timeline_picks_it_as_the_artifact(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, _ = await open_import(pilot, NATIVE)
+        tree = screen.query_one("#timeline", Timeline)
+        missing = next(n for n in tree.root.children if isinstance(n.data, ToolCall) and n.data.input.get("path") == "LICENSE")
+        tree.focus()
+        tree.move_cursor(missing)
+        await pilot.press("enter")  # opens the call
+        result = missing.children[1]
+        assert isinstance(result.data, ToolResult)
+        tree.move_cursor(result)
+        await pilot.press("enter")
+        assert screen.artifact_number == 7
+        assert "no such file: LICENSE" in plain(screen.query_one("#candidate-preview"))
+
+
+async def test_megabytes_of_tool_output_are_cut_in_view_and_saved_whole(project_root, tmp_path):
+    big = "".join(f"line {i:07d} of a very long build log\n" for i in range(140_000))
+    log = tmp_path / "big.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in [
+        {"type": "task", "text": "Build the project"},
+        {"type": "tool_call", "id": "b", "name": "bash", "input": {"command": "make"}},
+        {"type": "tool_result", "id": "b", "output": big, "is_error": True},
+        {"type": "final", "text": "Build succeeded."}]))
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, log)
+        call = screen.query_one("#timeline", Timeline).root.children[1]
+        assert str(call.label) == "⚙ bash: make  (error)"
+        result = call.children[1]
+        assert len(result.children) == 31
+        assert str(result.children[-1].label) == "… 139,970 more lines"
+        await pilot.press("end")  # the tool result
+        assert screen.artifact_number == 2
+        shown = plain(screen.query_one("#candidate-preview"))
+        assert shown.endswith(f"… {len(big) - 2000:,} more characters (saved whole)")
+        await pilot.press("ctrl+s")  # the suggested id: build-the-project
+        await wait_until(pilot, lambda: results, what="the screen to close")
+    case = load_case(project_root / "cases" / "build-the-project")
+    assert (case.root / case.scar.failed_artifact).read_text() == big
+
+
+class AppWithEditor(ScarbookApp):
+    """The hook the import screen looks for: the app opens the editor on the new case."""
+
+    CSS_PATH = Path(tui_app.__file__).with_name(ScarbookApp.CSS_PATH)  # relative paths resolve per module
+
+    def open_case_editor(self, case_id: str) -> None:
+        self.push_screen(EditorScreen(load_case(self.project.cases_dir / case_id)))
+
+
+async def test_app_with_open_case_editor_lands_in_the_editor_on_the_draft(project_root):
+    app = AppWithEditor(Project.discover(project_root))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, CLAUDE)
+        await replace_text(pilot, "#import-id", "cc-scar")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await pilot.pause()
+        editor = app.screen
+        assert results == ["cc-scar"]
+        assert [type(s).__name__ for s in app.screen_stack][-2:] == ["LibraryScreen", "EditorScreen"]
+        assert editor.query_one("#case-id", Input).value == "cc-scar"
+        assert editor.query_one("#task").text == "Extract the first line of README.md and write it to tmp.txt"
+        assert "# tiny-agent\nA tiny agent!" in plain(editor.query_one("#artifact-preview"))
 
 
 def test_suggested_id_is_a_short_unique_slug_of_the_task():

@@ -21,13 +21,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static
+from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import (
-    Candidate, SeedSuggestion, Transcript, candidates, default_artifact, load_transcript, suggest_seeds, suggest_task,
+    Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds, suggest_task,
 )
 from scarbook.transcripts.text import human_size
 from scarbook.tui.import_draft import create_draft, suggest_case_id
@@ -212,6 +212,24 @@ class ImportScreen(Screen[str | None]):
     @on(OptionList.OptionSelected, "#candidates")
     def _candidate_chosen(self) -> None:
         self.query_one("#seeds", SelectionList).focus()  # next step of the flow
+
+    @on(Tree.NodeSelected, "#timeline")
+    def _timeline_selected(self, event: Tree.NodeSelected) -> None:
+        """Enter on a tool result in the timeline makes it the artifact: the user often spots the
+        bad output while reading, not in the candidate list."""
+        if not isinstance(event.node.data, ToolResult):
+            return
+        number = self.candidate_for(event.node.data)
+        if number is not None:
+            self.query_one("#candidates", OptionList).highlighted = number - 1
+            self.notify(f"artifact: candidate {number}")
+
+    def candidate_for(self, result: ToolResult) -> int | None:
+        # equal text is an equal artifact, so the first candidate with this content is the one
+        for c in self.cands:
+            if c.kind == "tool_result" and c.content == result.text:
+                return c.number
+        return None
 
     @on(Input.Submitted, "#import-path")
     def _path_submitted(self, event: Input.Submitted) -> None:

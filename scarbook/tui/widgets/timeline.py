@@ -16,15 +16,23 @@ from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript, desc
 
 LINES_SHOWN = 30  # lines of a message or result under its node before "… N more lines"
 LABEL_CHARS = 110
+LINE_CHARS = 400
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "dim"}
 
 
+def _label_preview(text: str) -> str:
+    # a tool output can be megabytes: flatten only the start of it
+    return preview(text[: LABEL_CHARS * 8], LABEL_CHARS)
+
+
 def _lines_under(node: TreeNode, text: str, style: str = "") -> None:
-    lines = text.splitlines() or [""]
-    for line in lines[:LINES_SHOWN]:
-        node.add_leaf(Text(line[:400] or " ", style=style))
-    if len(lines) > LINES_SHOWN:
-        node.add_leaf(Text(f"… {len(lines) - LINES_SHOWN} more lines", style="dim italic"))
+    # split only what is shown, count the rest: a 5 MB output must not cost a 5 MB split per node
+    lines = text[: LINES_SHOWN * (LINE_CHARS + 1)].splitlines()[:LINES_SHOWN] or [""]
+    for line in lines:
+        node.add_leaf(Text(line[:LINE_CHARS] or " ", style=style))
+    total = text.count("\n") + (not text.endswith("\n"))
+    if total > len(lines):
+        node.add_leaf(Text(f"… {total - len(lines):,} more lines", style="dim italic"))
 
 
 def _value_text(value: object) -> str:
@@ -62,7 +70,7 @@ class Timeline(Tree[object]):
     def _add_message(self, m: Message) -> None:
         who = "thinking" if m.kind == "thinking" else m.role
         label = self._prefix(m.sidechain) + Text(f"{who}: ", style=ROLE_STYLE.get(m.role, "bold"))
-        label += Text(preview(m.text, LABEL_CHARS), style="italic" if m.kind == "thinking" else "")
+        label += Text(_label_preview(m.text), style="italic" if m.kind == "thinking" else "")
         if len(m.text) <= LABEL_CHARS and "\n" not in m.text.strip():
             self.root.add_leaf(label, data=m)
             return
@@ -89,5 +97,5 @@ class Timeline(Tree[object]):
 
     def _add_result(self, parent: TreeNode, r: ToolResult, what: str) -> None:
         style = "red" if r.is_error else "blue"
-        label = Text(f"→ {what}{' (error)' if r.is_error else ''}: ", style=style) + Text(preview(r.text, LABEL_CHARS))
+        label = Text(f"→ {what}{' (error)' if r.is_error else ''}: ", style=style) + Text(_label_preview(r.text))
         _lines_under(parent.add(label, data=r), r.text, "red" if r.is_error else "")
