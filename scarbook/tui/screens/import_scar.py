@@ -36,13 +36,14 @@ from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
 
 PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
-KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "result"}
 
 
 def candidate_prompt(c: Candidate) -> Text:
     size = human_size(len(c.content.encode("utf-8")))
-    return Text.assemble((f"{c.number:>2} ", "bold"), (f"{KIND_LABEL[c.kind]:<7}", "cyan"), c.label,
-                         (f"  [{size}]", "dim"))
+    style = "cyan" if c.kind == "file" else "green" if c.kind == "final_answer" else ""
+    text = Text.assemble((f"{c.number:>2} ", "bold"), (c.label, style), (f"  {size}", "dim"))
+    text.no_wrap, text.overflow = True, "ellipsis"  # one line per candidate; the pane shows the rest
+    return text
 
 
 def preview_of(c: Candidate) -> Text:
@@ -180,11 +181,23 @@ class ImportScreen(Screen[str | None]):
         seeds.clear_options()
         seeds.add_options([Selection(Text.assemble(s.path, (f"  {s.reason}", "dim")), s.path,
                                      disabled=s.content is None) for s in self.seeds])
+        self._show_seed_note()
+
+    def _show_seed_note(self) -> None:
         tickable = sum(1 for s in self.seeds if s.content is not None)
-        note = ("no files read or listed: add seed files in the editor" if not self.seeds else
-                f"{tickable} of {len(self.seeds)} can be copied; the rest are not whole in the transcript "
-                "(add them in the editor)")
-        self.query_one("#seed-note", Static).update(Text(note, style="dim"))
+        note = Text("no files read or listed: add seed files in the editor" if not self.seeds else
+                    f"{len(self.ticked_seeds)} ticked; {tickable} of {len(self.seeds)} can be copied, the rest "
+                    "are not whole in the transcript (add them in the editor)", style="dim")
+        highlighted = self.query_one("#seeds", SelectionList).highlighted
+        if self.seeds and highlighted is not None:
+            seed = self.seeds[highlighted]
+            note = Text.assemble((seed.path, "bold"), f": {seed.reason}\n", note)
+        self.query_one("#seed-note", Static).update(note)
+
+    @on(SelectionList.SelectionHighlighted, "#seeds")
+    @on(SelectionList.SelectedChanged, "#seeds")
+    def _seed_moved(self) -> None:
+        self._show_seed_note()
 
     # -- picking ------------------------------------------------------------------------------
     @property

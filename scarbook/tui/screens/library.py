@@ -62,7 +62,7 @@ class LibraryScreen(Screen):
         table = self.query_one("#cases", DataTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key, width=WIDTHS.get(key))
-        self.sub_title = str(self.app.project.root)
+        self.sub_title = self.app.project.root.name  # the folder name: no machine-specific path in the frame
         table.focus()
         self.reload()
 

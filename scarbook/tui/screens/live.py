@@ -38,6 +38,7 @@ class LiveScreen(Screen):
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
         self.live = live
+        self._shown: dict[str, tuple[int, int]] = {}  # case id -> (finished, running) last drawn
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -70,6 +71,10 @@ class LiveScreen(Screen):
         table = self.query_one("#live-table", DataTable)
         keys = [k for k, _ in LIVE_COLUMNS]
         for case in live.cases:
+            now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0))
+            if self._shown.get(case.id) == now:
+                continue  # only rows that changed since the last tick are redrawn
+            self._shown[case.id] = now
             for key, value in zip(keys, self._cells(case)):
                 table.update_cell(case.id, key, value)
         bar = self.query_one("#progress", ProgressBar)

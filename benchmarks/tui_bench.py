@@ -1,0 +1,191 @@
+"""TUI benchmarks (issue 4): printed as figures with their ratio to the target.
+
+1. Library over 1,000 cases and 100,000 recorded runs: time to first paint (target <= 1.5 s), and
+   time until every row shows its history figures.
+2. A session producing ~200 run events per second (an in-process `python` agent paced to that rate)
+   while keys are pressed on the live screen: key-press latency (target <= 100 ms), measured with Pilot
+   as the time from sending the key (the way Pilot.press does) until the app has processed it and
+   the cursor moved.
+
+    .venv/bin/python benchmarks/tui_bench.py [--cases 1000] [--sessions 10] [--runs-per-case 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIRST_PAINT_TARGET_S = 1.5
+KEY_LATENCY_TARGET_S = 0.100
+
+CASE_YAML = """id: {cid}
+title: Benchmark case {i}
+task: Write out.txt for case {i}
+tags: [bench]
+checks:
+  - {{type: file_exists, path: out.txt}}
+scar: {{family: family-{fam}}}
+"""
+
+AGENT = '''
+import asyncio
+DELAY = float(__import__("os").environ.get("BENCH_AGENT_DELAY", "0.04"))
+
+async def run(task, cwd):
+    await asyncio.sleep(DELAY)
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+'''
+
+
+def make_library(root: Path, n_cases: int, n_sessions: int, runs_per_case: int) -> int:
+    """Cases on disk and history written straight into the TinyDB files (the same layout History reads)."""
+    from scarbook.project import Project
+
+    (root / "scarbook.yaml").write_text("agent: {type: demo}\n")
+    cases = root / "cases"
+    for i in range(n_cases):
+        cid = f"case-{i:04d}"
+        (cases / cid).mkdir(parents=True)
+        (cases / cid / "case.yaml").write_text(CASE_YAML.format(cid=cid, i=i, fam=i % 17))
+    fingerprint = Project.discover(root).config.fingerprint()
+    hist = root / "workspaces" / "history"
+    total = 0
+    for s in range(n_sessions):
+        sid = f"2026010{1 + s // 10 % 9}-{s:06d}-bench"
+        folder = hist / sid
+        folder.mkdir(parents=True)
+        ids = [f"case-{i:04d}" for i in range(n_cases)]
+        info = {"id": sid, "label": f"s{s}", "started_at": "2026-01-01T00:00:00+00:00", "finished_at":
+                "2026-01-01T00:10:00+00:00", "state": "finished", "runs_per_case": runs_per_case, "case_ids": ids,
+                "fingerprint": fingerprint, "agent": "demo", "judge_model": "", "git_revision": None,
+                "case_digests": {}, "partial": False, "note": ""}
+        (folder / "session.json").write_text(json.dumps({"session": {"1": info}}))
+        for i, cid in enumerate(ids):
+            runs = {}
+            for k in range(1, runs_per_case + 1):
+                status = "fail" if (i * 7 + k * 3 + s) % 10 == 0 else "pass"
+                runs[str(k)] = {"session_id": sid, "case_id": cid, "k": k, "status": status, "reason": status,
+                                "checks": [{"type": "file_exists", "status": status, "detail": "out.txt", "index": 0,
+                                            "judge": None, "duration_s": 0.0}],
+                                "duration_s": 0.1, "started_at": info["started_at"], "workspace": "",
+                                "workspace_kept": False}
+                total += 1
+            (folder / f"runs-{cid}.json").write_text(json.dumps({"_default": runs}))
+    return total
+
+
+async def bench_library(root: Path) -> tuple[float, float, int]:
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.library import LibraryScreen
+
+    t0 = time.perf_counter()
+    app = make_app(root)
+    async with app.run_test(size=(140, 45)) as pilot:
+        while not isinstance(app.screen, LibraryScreen):
+            await pilot.pause(0.005)
+        await pilot.pause()  # one refresh: the screen (table header, filter, footer) is painted
+        first_paint = time.perf_counter() - t0
+        while not app.screen.loaded:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        filled = time.perf_counter() - t0
+        rows = len(app.screen.rows)
+    return first_paint, filled, rows
+
+
+async def bench_keys_during_session(root: Path, rate: float, runs: int, concurrency: int) -> dict:
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.launch import LaunchScreen
+    from scarbook.tui.screens.live import LiveScreen
+    from textual import events
+    from textual.widgets import DataTable, Input
+
+    (root / "bench_agent.py").write_text(AGENT)
+    (root / "scarbook.yaml").write_text("agent: {type: python, function: bench_agent:run}\n"
+                                        f"concurrency: {concurrency}\n")
+    os.environ["BENCH_AGENT_DELAY"] = str(concurrency / rate)  # paces the pool to ~`rate` runs per second
+    app = make_app(root)
+    latencies: list[float] = []
+    async with app.run_test(size=(140, 45)) as pilot:
+        while not (hasattr(app.screen, "loaded") and app.screen.loaded):
+            await pilot.pause(0.01)
+        await pilot.press("r")
+        while not isinstance(app.screen, LaunchScreen):
+            await pilot.pause(0.01)
+        app.screen.query_one("#runs", Input).value = str(runs)
+        app.screen.query_one("#concurrency", Input).value = str(concurrency)
+        await pilot.press("ctrl+r")
+        while not isinstance(app.screen, LiveScreen):
+            await pilot.pause(0.01)
+        live = app.live
+        table = app.screen.query_one("#live-table", DataTable)
+        started = time.perf_counter()
+        start_runs = live.finished_runs
+        direction = "down"
+        while not live.done:
+            before = table.cursor_row
+            t = time.perf_counter()
+            # Send the key as Pilot.press does, but without its wait_for_idle (which waits for the
+            # CPU to go idle — never, while a session runs): time until the key moved the cursor.
+            key = events.Key(direction, None)
+            key.set_sender(app)
+            app._driver.send_message(key)
+            while table.cursor_row == before and table.row_count > 1:
+                await asyncio.sleep(0.001)
+            latencies.append(time.perf_counter() - t)
+            if table.cursor_row in (0, table.row_count - 1):
+                direction = "up" if direction == "down" else "down"
+            await asyncio.sleep(0.02)  # a fast typist: ~40 keys per second
+        elapsed = time.perf_counter() - started
+        achieved = (live.finished_runs - start_runs) / elapsed
+    latencies.sort()
+    return {"presses": len(latencies), "median": statistics.median(latencies),
+            "p95": latencies[int(0.95 * (len(latencies) - 1))], "max": latencies[-1], "runs_per_s": achieved,
+            "runs": live.finished_runs}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--sessions", type=int, default=10)
+    ap.add_argument("--runs-per-case", type=int, default=10)
+    ap.add_argument("--rate", type=float, default=200.0, help="run events per second to aim for")
+    ap.add_argument("--session-runs", type=int, default=20, help="runs per case in the paced session")
+    args = ap.parse_args()
+    os.environ.setdefault("SCARBOOK_DEMO_DELAY", "0")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "lib"
+        root.mkdir()
+        t = time.perf_counter()
+        total = make_library(root, args.cases, args.sessions, args.runs_per_case)
+        print(f"generated {args.cases} cases and {total:,} runs in {args.sessions} sessions "
+              f"({time.perf_counter() - t:.1f} s)")
+        first, filled, rows = asyncio.run(bench_library(root))
+        print(f"library first paint:      {first:6.3f} s  (target {FIRST_PAINT_TARGET_S} s, "
+              f"ratio {first / FIRST_PAINT_TARGET_S:.2f})")
+        print(f"library rows with history: {filled:6.3f} s  ({rows} rows; loaded in a worker after first paint)")
+
+        sroot = Path(tmp) / "session"
+        (sroot / "cases").mkdir(parents=True)
+        for i in range(10):
+            cid = f"case-{i:02d}"
+            (sroot / "cases" / cid).mkdir()
+            (sroot / "cases" / cid / "case.yaml").write_text(CASE_YAML.format(cid=cid, i=i, fam=i))
+        res = asyncio.run(bench_keys_during_session(sroot, args.rate, args.session_runs, concurrency=16))
+        print(f"session: {res['runs']} runs at {res['runs_per_s']:.0f} run events/s (aimed at {args.rate:.0f}/s)")
+        print(f"key-press latency over {res['presses']} presses: median {1000 * res['median']:.1f} ms, "
+              f"p95 {1000 * res['p95']:.1f} ms, max {1000 * res['max']:.1f} ms  (target "
+              f"{1000 * KEY_LATENCY_TARGET_S:.0f} ms, p95 ratio {res['p95'] / KEY_LATENCY_TARGET_S:.2f})")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    main()
