@@ -86,6 +86,9 @@ async def test_claude_code_log_to_saved_case_with_picked_artifact_and_ticked_see
             [False, False, True, True]
         await pilot.press("home", "space")
         assert seeds.selected == ["README.md"]
+        note = plain(screen.query_one("#seed-note"))
+        assert note == ("README.md: read by Read; content from its result\n1 ticked; 2 of 4 can be copied, "
+                        "the rest are not whole in the transcript (add them in the editor)")
 
         await replace_text(pilot, "#import-id", "cc-scar")
         await pilot.press("ctrl+s")
@@ -157,6 +160,21 @@ async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypa
         await open_path(pilot, FIXTURES / "no-such-file.jsonl")
         await wait_until(pilot, lambda: "no-such-file" in plain(error), what="the missing-file error")
         assert "no-such-file.jsonl" in plain(error)
+
+
+async def test_path_field_completes_file_names_with_the_right_arrow(project_root, monkeypatch):
+    monkeypatch.chdir(FIXTURES)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, _ = await open_import(pilot)
+        field = screen.query_one("#import-path", Input)
+        await type_text(pilot, "claude_c")
+        await wait_until(pilot, lambda: field._suggestion != "", what="the completion")
+        await pilot.press("right")
+        assert field.value == "claude_code_session.jsonl"
+        await pilot.press("enter")
+        await loaded(pilot, screen, FIXTURES / "claude_code_session.jsonl")
+        assert screen.transcript.format == "claude-code"
 
 
 async def test_taken_and_malformed_ids_show_their_error_and_write_nothing(project_root):
