@@ -239,7 +239,8 @@ async def test_enter_on_a_tool_result_in_the_timeline_picks_it_as_the_artifact(p
     async with app.run_test(size=SIZE) as pilot:
         screen, _ = await open_import(pilot, NATIVE)
         tree = screen.query_one("#timeline", Timeline)
-        missing = next(n for n in tree.root.children if isinstance(n.data, ToolCall) and n.data.input.get("path") == "LICENSE")
+        missing = next(n for n in tree.root.children
+                       if isinstance(n.data, ToolCall) and n.data.input.get("path") == "LICENSE")
         tree.focus()
         tree.move_cursor(missing)
         await pilot.press("enter")  # opens the call
@@ -275,6 +276,23 @@ async def test_megabytes_of_tool_output_are_cut_in_view_and_saved_whole(project_
         await wait_until(pilot, lambda: results, what="the screen to close")
     case = load_case(project_root / "cases" / "build-the-project")
     assert (case.root / case.scar.failed_artifact).read_text() == big
+
+
+async def test_leaving_while_a_big_log_loads_does_not_crash(project_root, tmp_path):
+    log = tmp_path / "big.log"
+    log.write_text("".join(f"step {i}: compiling module {i}\n" for i in range(200_000)))  # plain text, ~6 MB
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        results: list = []
+        app.push_screen(ImportScreen(log), results.append)
+        await pilot.pause()
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert results == [None]
+        assert isinstance(app.screen, LibraryScreen)
+    assert not (project_root / "cases" / "step-0-compiling-module-0").exists()
 
 
 class AppWithEditor(ScarbookApp):

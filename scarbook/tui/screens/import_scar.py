@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -27,7 +28,8 @@ from textual.widgets.selection_list import Selection
 
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import (
-    Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds, suggest_task,
+    Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds,
+    suggest_task,
 )
 from scarbook.transcripts.text import human_size
 from scarbook.tui.import_draft import create_draft, suggest_case_id
@@ -130,20 +132,29 @@ class ImportScreen(Screen[str | None]):
         try:
             t = load_transcript(path)
         except ScarbookError as exc:
-            self.app.call_from_thread(self._load_failed, path, str(exc))
+            self._from_worker(self._load_failed, path, str(exc))
             return
         except OSError as exc:  # load_transcript words its own; this is the last line of defence
-            self.app.call_from_thread(self._load_failed, path, f"{path}: {exc.strerror or exc}")
+            self._from_worker(self._load_failed, path, f"{path}: {exc.strerror or exc}")
             return
-        self.app.call_from_thread(self._show_transcript, path, t)
+        self._from_worker(self._show_transcript, path, t)
+
+    def _from_worker(self, callback, *args) -> None:
+        # a newer load (exclusive) or leaving the screen cancels this one: its answer is stale
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(callback, *args)
 
     def _load_failed(self, path: Path, message: str) -> None:
+        if self not in self.app.screen_stack:  # the user left while it was loading
+            return
         self.show_error(message)
         self.query_one("#import-summary", Static).update(
             Text(f"could not read {path}" + (" — still showing the previous transcript" if self.transcript else "")))
         self.query_one("#import-path", Input).focus()
 
     def _show_transcript(self, path: Path, t: Transcript) -> None:
+        if self not in self.app.screen_stack:  # the user left while it was loading
+            return
         self.transcript, self.transcript_path = t, path
         self.cands, self.seeds = candidates(t), suggest_seeds(t)
         self.query_one("#timeline", Timeline).show(t)
@@ -224,7 +235,8 @@ class ImportScreen(Screen[str | None]):
 
     @on(OptionList.OptionSelected, "#candidates")
     def _candidate_chosen(self) -> None:
-        self.query_one("#seeds", SelectionList).focus()  # next step of the flow
+        # next step of the flow: the seeds, or the id when there is nothing to tick
+        self.query_one("#seeds" if self.seeds else "#import-id").focus()
 
     @on(Tree.NodeSelected, "#timeline")
     def _timeline_selected(self, event: Tree.NodeSelected) -> None:
