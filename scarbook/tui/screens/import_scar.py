@@ -109,7 +109,7 @@ class ImportScreen(Screen[str | None]):
     def on_mount(self) -> None:
         self.sub_title = "import a transcript"
         if self.initial_path is not None:
-            self.load(self.initial_path)
+            self.load(self.resolve_typed(str(self.initial_path)))
         else:
             self.query_one("#import-path", Input).focus()
 

@@ -37,6 +37,7 @@ class LibraryScreen(Screen):
         Binding("e", "edit_case", "Edit"),
         Binding("v", "review", "Review runs"),
         Binding("h", "sessions", "Sessions"),
+        Binding("w", "watch", "Live session"),
         Binding("o", "cycle_sort", "Sort"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("escape", "focus_table", "Table", show=False),
@@ -199,6 +200,14 @@ class LibraryScreen(Screen):
         from scarbook.tui.screens.sessions import SessionsScreen
 
         self.app.push_screen(SessionsScreen())
+
+    def action_watch(self) -> None:
+        from scarbook.tui.screens.live import LiveScreen
+
+        if self.app.live is None:
+            self.notify("no session yet — press r to run cases")
+            return
+        self.app.push_screen(LiveScreen(self.app.live))
 
     def action_launch(self) -> None:
         from scarbook.tui.screens.launch import LaunchScreen

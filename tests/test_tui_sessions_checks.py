@@ -1,0 +1,92 @@
+"""Sessions screen (list, open, compare two) and the check editor (add by type, edit, reorder, delete)."""
+
+from __future__ import annotations
+
+import yaml
+from textual.widgets import Input, Select
+
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.review import ReviewScreen
+from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
+from test_tui_library import record_session
+from tui_fixtures import (SIZE, click, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+                          project_root, wait_until)
+
+
+async def test_sessions_list_open_and_compare_two(project_root):
+    record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
+                   {"write-one-line": ["pass"] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
+    record_session(project_root, "20260102-000000-bbbb", "2026-01-02T00:00:00+00:00", "fp",
+                   {"write-one-line": ["fail"] * 9 + ["pass"], "fix-json-config": ["pass"] * 9 + ["fail"]})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
+                         what="the sessions list")
+        table = app.screen.query_one("#sessions-table")
+        assert str(table.get_cell("20260102-000000-bbbb", "figures")) == "10/10/0"
+        assert str(table.get_cell("20260101-000000-aaaa", "started")) == "2026-01-01 00:00"
+        await pilot.press("space", "down", "space", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        cmp = app.screen.query_one("#compare-table")
+        assert str(cmp.get_cell("write-one-line", "a")) == "100% (10/10)"
+        assert str(cmp.get_cell("write-one-line", "b")) == "10% (1/10)"
+        assert str(cmp.get_cell("write-one-line", "diff")) == "-90%"
+        assert str(cmp.get_cell("write-one-line", "verdict")) == "regressed"
+        assert str(cmp.get_cell("fix-json-config", "verdict")) == "no detectable change"
+        await pilot.press("escape")
+        await pilot.press("enter")  # open the highlighted (older) session
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen), what="the session table")
+        st = app.screen.query_one("#session-table")
+        assert str(st.get_cell("fix-json-config", "count")) == "9/10"
+        assert str(st.get_cell("fix-json-config", "strip")) == "✓✓✓✓✓✓✓✓✓✗"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the run review")
+        assert len(app.screen.runs) == 10
+
+
+async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        ed = app.screen
+        checks = ed.query_one("#checks")
+        assert [c["type"] for c in checks.checks] == ["file_exists", "contains", "line_count", "only_changed"]
+        ed.query_one("#check-type", Select).value = "line_count"
+        await wait_until(pilot, lambda: bool(ed.query("#cf-max")), what="line_count's fields")
+        assert {w.id for w in ed.query("#check-fields Input")} == {"cf-path", "cf-equals", "cf-min", "cf-max"}
+        ed.query_one("#cf-path", Input).value = "tmp.txt"
+        ed.query_one("#cf-max", Input).value = "3"
+        await click(pilot, "#check-add")
+        assert checks.checks[-1] == {"type": "line_count", "path": "tmp.txt", "max": 3}
+        await click(pilot, "#check-up")  # the new check moves before only_changed
+        assert [c["type"] for c in checks.checks][3:] == ["line_count", "only_changed"]
+        ed.query_one("#check-list").highlighted = 1  # contains: its fields fill the form
+        await wait_until(pilot, lambda: ed.query("#cf-text") and ed.query_one("#cf-text", Input).value == "# tiny-agent",
+                         what="the contains check in the form")
+        ed.query_one("#cf-text", Input).value = "tiny-agent"
+        await click(pilot, "#check-update")
+        ed.query_one("#check-list").highlighted = 0
+        await pilot.pause()
+        await click(pilot, "#check-delete")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        data = yaml.safe_load((project_root / "cases" / "write-one-line" / "case.yaml").read_text())
+        assert data["checks"] == [{"type": "contains", "path": "tmp.txt", "text": "tiny-agent"},
+                                  {"type": "line_count", "path": "tmp.txt", "equals": 1},
+                                  {"type": "line_count", "path": "tmp.txt", "max": 3},
+                                  {"type": "only_changed", "paths": ["tmp.txt"]}]
+        # a value of the wrong type reaches the core's validation and its message is shown
+        ed.query_one("#check-list").highlighted = 1
+        await wait_until(pilot, lambda: ed.query("#cf-equals") and ed.query_one("#cf-equals", Input).value == "1",
+                         what="the line_count check in the form")
+        ed.query_one("#cf-equals", Input).value = "one"
+        await click(pilot, "#check-update")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert plain(ed.query_one("#err-checks")).startswith("↑ line_count.equals must be an integer, got str")
