@@ -39,7 +39,9 @@ async def open_import(pilot, path: Path | None = None) -> tuple[ImportScreen, li
 
 
 async def loaded(pilot, screen: ImportScreen, path: Path) -> None:
-    await wait_until(pilot, lambda: screen.transcript_path == path, what=f"{path.name} to load")
+    want = path.resolve()  # the screen reads a relative path from the current directory
+    await wait_until(pilot, lambda: screen.transcript_path is not None and screen.transcript_path.resolve() == want,
+                     what=f"{path.name} to load")
     await pilot.pause()
 
 
@@ -318,6 +320,22 @@ async def test_app_with_open_case_editor_lands_in_the_editor_on_the_draft(projec
         assert editor.query_one("#case-id", Input).value == "cc-scar"
         assert editor.query_one("#task").text == "Extract the first line of README.md and write it to tmp.txt"
         assert "# tiny-agent\nA tiny agent!" in plain(editor.query_one("#artifact-preview"))
+
+
+def test_import_screen_snapshot(project_root, snap_compare, monkeypatch):
+    monkeypatch.chdir(FIXTURES)  # a relative path: the frame must not show this machine's folders
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        screen, _ = await open_import(pilot, Path(CLAUDE.name))
+        tree = screen.query_one("#timeline", Timeline)
+        next(n for n in tree.root.children if isinstance(n.data, ToolCall) and n.data.name == "Write").expand()
+        await pilot.press("down")  # candidate 3, the Read README.md result, in the preview
+        for field in screen.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
 
 
 def test_suggested_id_is_a_short_unique_slug_of_the_task():
