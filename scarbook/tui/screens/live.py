@@ -20,6 +20,8 @@ from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
 LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/total"), ("err", "err"),
                 ("rate", "rate"), ("ci", "95% CI"), ("bar", "0%  interval  |threshold  100%"),
                 ("band", "band")]
+# Rows start empty, so columns that fill in later get their final width up front.
+LIVE_WIDTHS = {"strip": 22, "count": 10, "rate": 5, "ci": 8, "band": 7}
 
 
 def format_elapsed(seconds: float) -> str:
@@ -53,7 +55,7 @@ class LiveScreen(Screen):
     def on_mount(self) -> None:
         table = self.query_one("#live-table", DataTable)
         for key, label in LIVE_COLUMNS:
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=LIVE_WIDTHS.get(key))
         for case in self.live.cases:
             table.add_row(*self._cells(case), key=case.id)
         table.focus()
