@@ -5,6 +5,7 @@ Everything here is pure data (no I/O) so the CLI, the TUI, history and the judge
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +13,11 @@ from typing import Any, Literal
 RunStatus = Literal["pass", "fail", "error"]
 CheckStatus = Literal["pass", "fail", "error", "skipped"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error")
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, one level deep (callers convert nested values themselves)."""
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
 
 
 @dataclass
@@ -86,7 +92,10 @@ class CheckResult:
         return self.status == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = _fields(self)
+        if self.judge is not None:
+            d["judge"] = copy.deepcopy(self.judge)
+        return d
 
 
 @dataclass
@@ -106,7 +115,7 @@ class WorkspaceDiff:
         return sorted({*self.created, *self.modified, *self.deleted})
 
     def to_dict(self) -> dict[str, list[str]]:
-        return asdict(self)
+        return {"created": list(self.created), "modified": list(self.modified), "deleted": list(self.deleted)}
 
 
 @dataclass
@@ -131,7 +140,7 @@ class Usage:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _fields(self)
 
 
 @dataclass
@@ -173,7 +182,14 @@ class RunRecord:
     stderr_path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
+        # largest Python-level cost of recording a run.
+        d = _fields(self)
+        d["checks"] = [c.to_dict() for c in self.checks]
+        d["diff"] = self.diff.to_dict()
+        d["agent_usage"] = self.agent_usage.to_dict()
+        d["judge_usage"] = self.judge_usage.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunRecord":
