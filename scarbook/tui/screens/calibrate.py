@@ -1,0 +1,202 @@
+"""Calibrate the judge: grade judged rubric items yourself, then see how often the judge agreed.
+
+One item at a time: the case id, the rubric item and the artifact the judge graded — never the
+judge's verdict or reason, so the human grade is not anchored on it. p = PASS, f = FAIL, s = skip,
+escape stops early. Each answer is stored at once (`CalibrationStore.save_label`), so stopping or
+quitting keeps what was graded. Then the reveal: agreement rate and Cohen's kappa per case and
+overall (from `scarbook.calibrate.agreement`), the disagreements side by side, and the result is
+recorded against the current judge model + prompt (`record_calibration`), which is what the
+library's "last calibrated" figure and its staleness read.
+
+The sampling, storage and statistics live in `scarbook.calibrate`; this screen only shows and asks.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
+                                agreement, pick_items)
+
+NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
+ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
+               "run cases with llm_judge checks to judge new artifacts")
+NO_LABELS = "no labels given — nothing to compare with the judge"
+HELP = "p PASS · f FAIL · s skip · escape stop and see the agreement · arrows/page keys scroll the artifact"
+
+
+def fmt_rate(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.0%}"
+
+
+def fmt_kappa(x: float) -> str:
+    # Same wording as `format_report`: a NaN kappa means both raters used one and the same class.
+    return "n/a (one class)" if math.isnan(x) else f"{x:.2f}"
+
+
+def report_table(report: CalibrationReport) -> Table:
+    table = Table(title="agreement with the judge", title_justify="left", expand=False)
+    table.add_column("case")
+    table.add_column("n", justify="right")
+    table.add_column("agreement", justify="right")
+    table.add_column("kappa", justify="right")
+    for case, (agree, kappa, n) in report.per_case.items():
+        table.add_row(case, str(n), fmt_rate(agree), fmt_kappa(kappa))
+    agree, kappa, n = report.overall
+    table.add_section()
+    table.add_row(Text("overall", style="bold"), str(n), Text(fmt_rate(agree), style="bold"),
+                  Text(fmt_kappa(kappa), style="bold"))
+    return table
+
+
+def disagreements_table(labels: list[CalibrationLabel]) -> Table:
+    table = Table(title=f"disagreements ({len(labels)}): human vs judge", title_justify="left", expand=True)
+    table.add_column("case", no_wrap=True)
+    table.add_column("rubric item", ratio=2)
+    table.add_column("human", no_wrap=True)
+    table.add_column("judge", no_wrap=True)
+    table.add_column("judge's reason", ratio=3)
+    for lab in labels:
+        table.add_row(lab.case_id, lab.item, lab.human_verdict, lab.judge_verdict, lab.judge_reason or "–")
+    return table
+
+
+class CalibrateScreen(Screen):
+    BINDINGS = [Binding("p", "grade('PASS')", "PASS"),
+                Binding("f", "grade('FAIL')", "FAIL"),
+                Binding("s", "skip", "Skip"),
+                Binding("escape", "stop", "Stop / back")]
+
+    def __init__(self, sample: int = 20, seed: int = 0) -> None:
+        super().__init__()
+        self.sample, self.seed = sample, seed
+        self.store: CalibrationStore | None = None
+        self.items: list[CalibrationItem] = []
+        self.position = 0
+        self.labels: list[CalibrationLabel] = []
+        self.skipped = 0
+        self.loaded = False  # items picked (tests wait on this)
+        self.revealed = False  # grading over: the report is on screen
+        self.report: CalibrationReport | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(HELP, style="dim"), id="calibrate-help")
+        yield Static("loading judged runs…", id="calibrate-progress")
+        yield Static("", id="calibrate-item")
+        with VerticalScroll(id="calibrate-artifact"):
+            yield Static("", id="calibrate-artifact-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "calibrate the judge"
+        project = self.app.project
+        self.store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
+        # Read the stored keys here, on the UI thread: the worker then never touches the store.
+        self._load(self.store.labeled_keys())
+
+    def on_unmount(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    @work(thread=True, exclusive=True, group="calibrate-load")
+    def _load(self, labeled: set) -> None:
+        items = pick_items(self.app.project.history.iter_all_runs(), sample=self.sample, seed=self.seed,
+                           exclude=labeled)
+        self.app.call_from_thread(self._loaded, items, len(labeled))
+
+    def _loaded(self, items: list[CalibrationItem], already_labeled: int) -> None:
+        if self.store is None:  # the screen was left while the history was read
+            return
+        self.items, self.loaded = items, True
+        if not items:
+            self._finish_with(NO_ITEMS if not already_labeled else ALL_LABELED.format(n=already_labeled))
+            return
+        self._show_item()
+        self.query_one("#calibrate-artifact", VerticalScroll).focus()
+
+    # -- grading ------------------------------------------------------------------------------
+    @property
+    def current(self) -> CalibrationItem | None:
+        if self.revealed or not self.loaded or self.position >= len(self.items):
+            return None
+        return self.items[self.position]
+
+    def _show_item(self) -> None:
+        item = self.items[self.position]
+        # Deliberately nothing from item.judge_verdict / item.judge_reason here.
+        self.query_one("#calibrate-progress", Static).update(Text.assemble(
+            (f"[{self.position + 1}/{len(self.items)}] ", "bold"), "case ", (item.case_id, "bold cyan"),
+            (f"   graded {len(self.labels)} · skipped {self.skipped}", "dim")))
+        self.query_one("#calibrate-item", Static).update(Text.assemble(
+            ("rubric item: ", "bold"), item.item, ("\nPASS or FAIL for this artifact?", "dim")))
+        artifact = item.artifact if item.artifact.strip() else "(the judged artifact was empty)"
+        self.query_one("#calibrate-artifact-text", Static).update(Text(artifact))
+        self.query_one("#calibrate-artifact", VerticalScroll).scroll_home(animate=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("grade", "skip"):
+            return self.current is not None
+        return True
+
+    def action_grade(self, verdict: str) -> None:
+        item = self.current
+        if item is None or self.store is None:
+            return
+        self.labels.append(self.store.save_label(item, verdict))
+        self._advance()
+
+    def action_skip(self) -> None:
+        if self.current is None:
+            return
+        self.skipped += 1
+        self._advance()
+
+    def _advance(self) -> None:
+        self.position += 1
+        if self.position < len(self.items):
+            self._show_item()
+        else:
+            self.reveal()
+
+    def action_stop(self) -> None:
+        if self.revealed or not self.loaded:
+            self.app.pop_screen()
+        else:
+            self.reveal()
+
+    # -- reveal -------------------------------------------------------------------------------
+    def reveal(self) -> None:
+        """Grading is over (last item or stopped): score the labels given in this sitting."""
+        if not self.labels:
+            self._finish_with(NO_LABELS)
+            return
+        report = agreement(self.labels)
+        settings = self.app.project.config.judge
+        if self.store is not None:
+            self.store.record_calibration(report, settings.model, settings.prompt_digest)
+        self.report = report
+        self._finish_with(f"graded {len(self.labels)} · skipped {self.skipped} · "
+                          f"judge {settings.model} — labels saved; press escape to go back")
+        self.query_one("#calibrate-item", Static).update(report_table(report))
+        body = (disagreements_table(report.disagreements) if report.disagreements
+                else Text("no disagreements: the judge gave your verdict on every item", style="green"))
+        self.query_one("#calibrate-artifact-text", Static).update(body)
+
+    def _finish_with(self, message: str) -> None:
+        self.revealed = True
+        self.query_one("#calibrate-progress", Static).update(Text(message, style="bold"))
+        self.query_one("#calibrate-item", Static).update("")
+        self.query_one("#calibrate-artifact-text", Static).update("")
+        self.query_one("#calibrate-help", Static).update(Text("escape goes back", style="dim"))
+        self.refresh_bindings()
