@@ -1,0 +1,246 @@
+"""Calibration screen in Pilot: grade 5 judged items blind, see agreement and kappa.
+
+The judged runs are real: `scarbook eval` runs a command agent and grades each run through the
+loopback Messages API (tests/judge_server.py). The agent writes a different tmp.txt per run, so
+every run's rubric item is a distinct calibration item. The expected kappa is computed here from
+the 2x2 table, independently of scarbook.calibrate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scarbook.cli import main
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.calibrate import CalibrateScreen
+from tui_fixtures import SIZE, wait_until
+
+try:
+    from tests.judge_server import judge_server, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, tool_reply  # noqa: F401
+
+AGENT = """\
+import os
+from pathlib import Path
+Path("tmp.txt").write_text(f"artifact of {os.environ['SCARBOOK_CASE']} run {os.environ['SCARBOOK_RUN']}\\n")
+print("done")
+"""
+
+CASE = """\
+id: {cid}
+title: Wrote the summary line
+task: Write one summary line to tmp.txt
+checks:
+  - type: llm_judge
+    artifact: tmp.txt
+    rubric:
+      - {item}
+"""
+
+ITEMS = {"judge-a": "tmp.txt names the case and the run", "judge-b": "tmp.txt is a single line"}
+
+# What the judge says, per (case, run k) — reasons are distinctive so the test can look for them.
+JUDGE = {("judge-a", 1): ("PASS", "zebra-a1"), ("judge-a", 2): ("FAIL", "zebra-a2"),
+         ("judge-a", 3): ("PASS", "zebra-a3"),
+         ("judge-b", 1): ("PASS", "zebra-b1"), ("judge-b", 2): ("PASS", "zebra-b2")}
+# What the human answers: disagrees on judge-a run 3 only; judge-b is all PASS on both sides.
+HUMAN = {("judge-a", 1): "PASS", ("judge-a", 2): "FAIL", ("judge-a", 3): "FAIL",
+         ("judge-b", 1): "PASS", ("judge-b", 2): "PASS"}
+
+
+@pytest.fixture
+def judged_root(tmp_path, judge_server, monkeypatch) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "agent.py").write_text(AGENT)
+    (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+        agent:
+          type: command
+          argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / "agent.py"))}]
+        runs: 1
+        concurrency: 1
+        threshold: 0.5
+        judge:
+          model: claude-sonnet-4-6
+          base_url: {judge_server.url}
+          max_retries: 1
+          timeout_s: 5
+        """))
+    for cid, item in ITEMS.items():
+        (root / "cases" / cid).mkdir(parents=True)
+        (root / "cases" / cid / "case.yaml").write_text(CASE.format(cid=cid, item=item))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-calibrate")
+    return root
+
+
+def eval_judged(root: Path, judge_server, cid: str, runs: int) -> dict[str, tuple[str, str]]:
+    """Run `scarbook eval CID -n RUNS` for real; returns {artifact text: (judge verdict, reason)}
+    as the JSON report recorded it."""
+    judge_server.push(*[tool_reply([JUDGE[(cid, k)]]) for k in range(1, runs + 1)])
+    out = root / f"report-{cid}.json"
+    result = CliRunner().invoke(main, ["-C", str(root), "eval", cid, "-q", "-n", str(runs), "--json", str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    judged = {}
+    for run in json.loads(out.read_text())["runs"]:
+        (check,) = [c for c in run["checks"] if c["type"] == "llm_judge"]
+        (entry,) = check["judge"]["items"]
+        judged[check["judge"]["artifact_excerpt"]] = (entry["verdict"], entry["reason"])
+    return judged
+
+
+def screen_text(app) -> str:
+    """Every character currently painted on the terminal (the same render export_screenshot uses)."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
+def kappa_2x2(pairs: list[tuple[str, str]]) -> float:
+    """Cohen's kappa straight from the 2x2 table of (human, judge) counts."""
+    n = len(pairs)
+    pp = sum(1 for h, j in pairs if h == "PASS" and j == "PASS")
+    ff = sum(1 for h, j in pairs if h == "FAIL" and j == "FAIL")
+    pf = sum(1 for h, j in pairs if h == "PASS" and j == "FAIL")
+    fp = sum(1 for h, j in pairs if h == "FAIL" and j == "PASS")
+    po = (pp + ff) / n
+    pe = ((pp + pf) * (pp + fp) + (fp + ff) * (pf + ff)) / (n * n)
+    return (po - pe) / (1 - pe)
+
+
+def run_of(artifact: str) -> tuple[str, int]:
+    m = re.fullmatch(r"artifact of (\S+) run (\d+)\n?", artifact)
+    assert m, f"unexpected artifact {artifact!r}"
+    return m.group(1), int(m.group(2))
+
+
+# The evals run in sync fixtures: `scarbook eval` calls asyncio.run, and a Pilot test is already
+# inside an event loop.
+@pytest.fixture
+def judged_a(judged_root, judge_server) -> dict[str, tuple[str, str]]:
+    return eval_judged(judged_root, judge_server, "judge-a", 3)
+
+
+@pytest.fixture
+def judged_ab(judged_a, judged_root, judge_server) -> dict[str, tuple[str, str]]:
+    return judged_a | eval_judged(judged_root, judge_server, "judge-b", 2)
+
+
+async def test_grade_5_items_see_kappa(judged_root, judged_ab):
+    judged = judged_ab
+    assert len(judged) == 5  # five distinct artifacts, hence five distinct items
+
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CalibrateScreen(sample=5)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded, what="the judged items")
+        await pilot.pause()
+        pairs, seen = [], []
+        for n in range(1, 6):
+            text = screen_text(app)
+            assert f"[{n}/5]" in text
+            for _, reason in JUDGE.values():
+                assert reason not in text  # the judge's reasons stay hidden while grading
+            shown = "".join(str(screen.query_one(sel).render()) for sel in
+                            ("#calibrate-progress", "#calibrate-item", "#calibrate-artifact-text"))
+            shown = shown.replace("PASS or FAIL for this artifact?", "")
+            assert "PASS" not in shown and "FAIL" not in shown  # ... and so do its verdicts
+            artifact = str(screen.query_one("#calibrate-artifact-text").render()).strip()
+            assert artifact in text.replace("\n", "") or artifact in text
+            cid, k = run_of(artifact + "\n")
+            assert f"case {cid}" in text and ITEMS[cid] in text
+            seen.append((cid, k))
+            human = HUMAN[(cid, k)]
+            pairs.append((human, judged[artifact + "\n"][0]))
+            await pilot.press("p" if human == "PASS" else "f")
+            await pilot.pause()
+        assert sorted(seen) == sorted(HUMAN)
+        assert screen.revealed
+
+        text = screen_text(app)
+        agree = sum(h == j for h, j in pairs) / len(pairs)
+        a_pairs = [(HUMAN[key], JUDGE[key][0]) for key in HUMAN if key[0] == "judge-a"]
+        assert agree == 0.8 and f"{kappa_2x2(pairs):.2f}" == "0.55"  # the hand computation, checked
+        overall = re.search(r"overall\s*│\s*5\s*│\s*(\S+)\s*│\s*(\S+)", text)
+        assert overall, text
+        assert overall.groups() == (f"{agree:.0%}", f"{kappa_2x2(pairs):.2f}")
+        row_a = re.search(r"judge-a\s*│\s*3\s*│\s*(\S+)\s*│\s*(\S+)", text)
+        assert row_a and row_a.groups() == ("67%", f"{kappa_2x2(a_pairs):.2f}") == ("67%", "0.40")
+        # judge-b: both said PASS every time: kappa is not measurable
+        assert re.search(r"judge-b\s*│\s*2\s*│\s*100%\s*│\s*n/a \(one class\)", text), text
+        # the one disagreement, side by side with the judge's reason
+        assert re.search(r"judge-a\s*│\s*tmp\.txt names the case.*│\s*FAIL\s*│\s*PASS\s*│\s*zebra-a3", text), text
+        for reason in ("zebra-a1", "zebra-a2", "zebra-b1", "zebra-b2"):
+            assert reason not in text  # agreements are not listed
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CalibrateScreen)
+
+    stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
+    labels = list(stored["labels"].values())
+    assert len(labels) == 5
+    assert {run_of(lab["artifact"]): (lab["human_verdict"], lab["judge_verdict"]) for lab in labels} == \
+        {key: (HUMAN[key], JUDGE[key][0]) for key in HUMAN}
+    (record,) = stored["calibrations"].values()
+    assert record["n"] == 5 and record["agreement"] == pytest.approx(0.8)
+    assert record["kappa"] == pytest.approx(kappa_2x2(pairs))
+    assert record["judge_model"] == "claude-sonnet-4-6"
+
+
+async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
+    judged = judged_a
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CalibrateScreen(sample=5)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded, what="the judged items")
+        assert len(screen.items) == 3
+        await pilot.press("s")
+        graded = str(screen.query_one("#calibrate-artifact-text").render()).strip() + "\n"
+        await pilot.press("f", "escape")
+        await pilot.pause()
+        assert screen.revealed
+        text = screen_text(app)
+        assert "graded 1 · skipped 1" in text
+        verdict = judged[graded][0]
+        # One label: agreeing on it leaves chance agreement at 1 (kappa not measurable); disagreeing
+        # gives po = pe = 0, so kappa is 0.
+        rate, kappa = ("100%", "n/a (one class)") if verdict == "FAIL" else ("0%", f"{kappa_2x2([('FAIL', verdict)]):.2f}")
+        assert re.search(rf"overall\s*│\s*1\s*│\s*{rate}\s*│\s*{re.escape(kappa)}", text), text
+        await pilot.press("p")  # grading is over: p does nothing
+        await pilot.pause()
+    stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
+    assert [(lab["artifact"], lab["human_verdict"]) for lab in stored["labels"].values()] == [(graded, "FAIL")]
+
+    # The next sitting offers only the two items without a label.
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CalibrateScreen(sample=5)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded, what="the judged items")
+        assert sorted(item.artifact for item in screen.items) == sorted(set(judged) - {graded})
+
+
+async def test_no_judged_runs_says_so(judged_root):
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CalibrateScreen(sample=5)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded, what="the (empty) pick")
+        await pilot.pause()
+        assert "no judged rubric items to grade — run cases with llm_judge checks first" in screen_text(app)
+        await pilot.press("p", "f")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CalibrateScreen)
+    stored = judged_root / "workspaces" / "history" / "calibration.json"
+    assert not stored.exists() or not json.loads(stored.read_text()).get("calibrations")
