@@ -62,11 +62,13 @@ def disagreements_table(labels: list[CalibrationLabel]) -> Table:
     table = Table(title=f"disagreements ({len(labels)}): human vs judge", title_justify="left", expand=True)
     table.add_column("case", no_wrap=True)
     table.add_column("rubric item", ratio=2)
+    table.add_column("artifact (start)", ratio=2, no_wrap=True, overflow="ellipsis")
     table.add_column("human", no_wrap=True)
     table.add_column("judge", no_wrap=True)
     table.add_column("judge's reason", ratio=3)
     for lab in labels:
-        table.add_row(lab.case_id, lab.item, lab.human_verdict, lab.judge_verdict, lab.judge_reason or "–")
+        start = next((line for line in lab.artifact.splitlines() if line.strip()), "")
+        table.add_row(lab.case_id, lab.item, start, lab.human_verdict, lab.judge_verdict, lab.judge_reason or "–")
     return table
 
 
@@ -75,6 +77,13 @@ class CalibrateScreen(Screen):
                 Binding("f", "grade('FAIL')", "FAIL"),
                 Binding("s", "skip", "Skip"),
                 Binding("escape", "stop", "Stop / back")]
+    # Screen-scoped layout only (scarbook.tcss belongs to the app): the artifact pane takes the rest.
+    DEFAULT_CSS = """
+    CalibrateScreen #calibrate-help, CalibrateScreen #calibrate-progress, CalibrateScreen #calibrate-item {
+        padding: 0 1;
+    }
+    CalibrateScreen #calibrate-artifact { height: 1fr; border: round $primary; padding: 0 1; }
+    """
 
     def __init__(self, sample: int = 20, seed: int = 0) -> None:
         super().__init__()
@@ -99,6 +108,7 @@ class CalibrateScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = "calibrate the judge"
+        self.query_one("#calibrate-artifact").border_title = "artifact the judge graded"
         project = self.app.project
         self.store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
         # Read the stored keys here, on the UI thread: the worker then never touches the store.
@@ -199,4 +209,5 @@ class CalibrateScreen(Screen):
         self.query_one("#calibrate-item", Static).update("")
         self.query_one("#calibrate-artifact-text", Static).update("")
         self.query_one("#calibrate-help", Static).update(Text("escape goes back", style="dim"))
+        self.query_one("#calibrate-artifact").border_title = ""
         self.refresh_bindings()
