@@ -272,3 +272,30 @@ def test_runner_records_a_timeout_as_fail(project) -> None:
     (run,) = history.runs(history.sessions()[0].id)
     assert (run.status, run.reason) == ("fail", "timed out after 1s")
     assert [(c.status, c.detail) for c in run.checks] == [("skipped", "not run: the agent did not finish")]
+
+
+def test_agents_run_in_event_loops_of_two_threads_at_once(tmp_path: Path) -> None:
+    # The child watcher is process-wide; each loop must still get its own children's exits.
+    import asyncio
+    import threading
+
+    results: dict[str, list] = {}
+
+    def worker(name: str) -> None:
+        ws = tmp_path / name
+        ws.mkdir()
+        agent = CommandAgent(py("import sys, time; time.sleep(0.05); print(sys.argv[1])") + ["{task}"])
+
+        async def many():
+            return [await agent.run(f"{name}-{i}", ws, {}, 20, ws, str(i)) for i in range(5)]
+
+        results[name] = asyncio.run(many())
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("left", "right")]
+    for t in threads:
+        t.start()
+    worker("main")
+    for t in threads:
+        t.join(30)
+    for name in ("left", "right", "main"):
+        assert [(r.exit_code, r.output) for r in results[name]] == [(0, f"{name}-{i}\n") for i in range(5)]

@@ -9,6 +9,7 @@ import signal
 import time
 from pathlib import Path
 
+from scarbook.agents.child_watch import use_pidfd_child_watcher
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
 
@@ -30,8 +31,15 @@ class CommandAgent:
         self.max_output_bytes = max_output_bytes
         self.project_root = project_root
         self.label = label or "command: " + " ".join(argv)
+        self._resolved: str | None = None
 
     def _executable(self) -> str | None:
+        # Resolved once per agent: a PATH search on every run was a visible share of per-run cost.
+        if self._resolved is None or not os.access(self._resolved, os.X_OK):
+            self._resolved = self._find_executable()
+        return self._resolved
+
+    def _find_executable(self) -> str | None:
         exe = self.argv[0]
         if os.sep in exe:
             p = Path(exe)
@@ -55,6 +63,7 @@ class CommandAgent:
                   log_dir: Path, stem: str) -> AgentResult:
         exe = self._executable()
         stderr_path = log_dir / f"{stem}.stderr.log"
+        use_pidfd_child_watcher()
         if exe is None:
             return AgentResult(crashed=f"agent command not found: {self.argv[0]!r}", stderr_path=None)
         argv = [exe] + [a.replace("{task}", task) for a in self.argv[1:]]
