@@ -133,3 +133,10 @@ def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, 
         if c <= n and 1 - _binom_sf(c, n, p1) <= beta:
             return n
     raise ValueError(f"no fixed N up to {limit} reaches alpha={alpha}, beta={beta} with delta={delta}")
+
+
+def make_decider(cases, default_threshold: float, max_runs: int):
+    """`--runs auto`: one SPRT per case against its own threshold, as the runner's `decide(case, p, f)`."""
+    rules = {c.id: SequentialRule(c.threshold if c.threshold is not None else default_threshold,
+                                  max_runs=max_runs) for c in cases}
+    return lambda case, passes, fails: rules[case.id].decide(passes, fails)

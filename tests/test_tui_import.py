@@ -96,7 +96,7 @@ async def test_claude_code_log_to_saved_case_with_picked_artifact_and_ticked_see
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: results, what="the import screen to close")
         assert results == ["cc-scar"]
-        assert isinstance(app.screen, LibraryScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor on the draft")
 
     folder = project_root / "cases" / "cc-scar"
     case = load_case(folder)
@@ -297,17 +297,8 @@ async def test_leaving_while_a_big_log_loads_does_not_crash(project_root, tmp_pa
     assert not (project_root / "cases" / "step-0-compiling-module-0").exists()
 
 
-class AppWithEditor(ScarbookApp):
-    """The hook the import screen looks for: the app opens the editor on the new case."""
-
-    CSS_PATH = Path(tui_app.__file__).with_name(ScarbookApp.CSS_PATH)  # relative paths resolve per module
-
-    def open_case_editor(self, case_id: str) -> None:
-        self.push_screen(EditorScreen(load_case(self.project.cases_dir / case_id)))
-
-
-async def test_app_with_open_case_editor_lands_in_the_editor_on_the_draft(project_root):
-    app = AppWithEditor(Project.discover(project_root))
+async def test_import_lands_in_the_editor_on_the_draft(project_root):
+    app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         screen, results = await open_import(pilot, CLAUDE)
         await replace_text(pilot, "#import-id", "cc-scar")

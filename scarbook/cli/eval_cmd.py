@@ -65,15 +65,6 @@ def make_judge(project: Project, cases: list[Case], skip_judge: bool):
     return judge
 
 
-def make_decider(project: Project, cases: list[Case], max_runs: int):
-    """--runs auto: one Wald SPRT per case against its own threshold (docs/statistics.md)."""
-    from scarbook.sequential import SequentialRule
-
-    rules = {c.id: SequentialRule(c.threshold if c.threshold is not None else project.config.threshold,
-                                  max_runs=max_runs) for c in cases}
-    return lambda case, passes, fails: rules[case.id].decide(passes, fails)
-
-
 class Progress:
     """A rich progress bar on a terminal; plain lines otherwise (CI logs)."""
 
@@ -175,7 +166,9 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     n = resolve_runs(project, runs, preset)
     decide = None
     if n == "auto":
-        decide = make_decider(project, cases, max_runs)
+        from scarbook.sequential import make_decider
+
+        decide = make_decider(cases, project.config.threshold, max_runs)
         n = max_runs
     if dry_run:
         from scarbook.cli.estimate import print_estimate

@@ -38,6 +38,7 @@ class LaunchRequest:
     concurrency: int
     label: str = ""
     skip_judge: bool = False
+    adaptive: bool = False  # stop each case once the evidence decides it; `runs` is then the cap
 
 
 class ScarbookApp(App):
@@ -98,9 +99,14 @@ class ScarbookApp(App):
     @work(exclusive=True, group="session", exit_on_error=False)
     async def _run_session(self, req: LaunchRequest, live: LiveSession, control: SessionControl) -> None:
         try:
+            decide = None
+            if req.adaptive:
+                from scarbook.sequential import make_decider
+
+                decide = make_decider(req.cases, self.project.config.threshold, req.runs)
             async for ev in run_session(self.project, req.cases, runs=req.runs, label=req.label,
                                         concurrency=req.concurrency, judge=self._make_judge(req),
-                                        skip_judge=req.skip_judge, control=control):
+                                        skip_judge=req.skip_judge, control=control, decide=decide):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
         except AbortSession as exc:
             live.finish(f"session aborted: {exc.message}")
@@ -110,6 +116,38 @@ class ScarbookApp(App):
             if not live.done:
                 live.finish()
             self._flush_live()
+
+    def open_case_editor(self, case_id: str) -> None:
+        """Open a case from disk in the editor (after an import or a draft from a failed run)."""
+        from scarbook.case_io import load_case
+        from scarbook.tui.screens.editor import EditorScreen
+
+        try:
+            case = load_case(self.project.cases_dir / case_id)
+        except ScarbookError as exc:
+            self.notify(str(exc), title="cannot open the case", severity="error")
+            return
+        self.push_screen(EditorScreen(case))
+
+    @work(exclusive=True, group="verify", exit_on_error=False)
+    async def verify_in_background(self, case: Case) -> None:
+        """Does the case catch its own scar? Shown as a notification and as the library badge."""
+        from scarbook.verify import CATCHES, UNVERIFIED, VerificationStore, verify_case
+
+        judge = None
+        if case.judge_checks and self.judge_key_present():
+            from scarbook.judge import Judge
+
+            judge = Judge(self.project.config.judge, env=self.judge_env)
+        try:
+            result = await verify_case(case, judge)
+        except ScarbookError as exc:
+            self.notify(str(exc), title=f"verify {case.id}", severity="error")
+            return
+        VerificationStore(self.project.workspaces_dir).save([result])
+        severity = "information" if result.outcome in (CATCHES, UNVERIFIED) else "error"
+        self.notify(result.detail, title=f"{case.id}: {result.outcome}", severity=severity, timeout=8)
+        self.query_library_reload()
 
     def _flush_live(self) -> None:
         live = self.live

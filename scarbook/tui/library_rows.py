@@ -13,6 +13,7 @@ from scarbook.history import CaseLatest, session_age_s
 from scarbook.models import Case, RunRecord
 from scarbook.project import Project
 from scarbook.stats import CaseStats, summarize
+from scarbook.verify import VerificationStore
 
 DAY_S = 86400.0
 
@@ -27,6 +28,7 @@ class LibraryRow:
     last_run: str = ""  # "2026-11-14 09:30" (absolute: the frame must not change by itself)
     stale: str = ""  # why the result is stale ("" = fresh or never run)
     session_id: str = ""
+    badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
 
     @property
     def title(self) -> str:
@@ -57,6 +59,10 @@ def build_rows(project: Project) -> list[LibraryRow]:
     latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
     fingerprint = project.config.fingerprint()
     rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
+    store = VerificationStore(project.workspaces_dir)
+    verified = store.load()
+    for row in rows:
+        row.badge = store.badge(row.case, verified) if row.case.scar else ""
     rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
     rows.sort(key=lambda r: r.key)
     return rows
@@ -78,3 +84,24 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
     elif latest.session.fingerprint and latest.session.fingerprint != fingerprint:
         row.stale = "ran under a different config"
     return row
+
+
+def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
+    """"judge: calibrated 2026-11-30, 85% agreement" (or stale / never), when any case is judged."""
+    if not any(r.case and r.case.judge_checks for r in rows):
+        return ""
+    path = project.workspaces_dir / "history" / "calibration.json"
+    if not path.is_file():
+        return "judge: never calibrated — press j to grade a sample of its verdicts"
+    from scarbook.calibrate import CalibrationStore, calibration_status
+
+    settings = project.config.judge
+    store = CalibrationStore(path)
+    try:
+        when, agree, stale = calibration_status(store, settings.model, settings.prompt_digest)
+    finally:
+        store.close()
+    if when is None:
+        return "judge: never calibrated — press j to grade a sample of its verdicts"
+    text = f"judge: calibrated {when}" + (f", {100 * agree:.0f}% agreement" if agree is not None and agree == agree else "")
+    return text + (" — stale: the judge model or prompt changed since; press j" if stale else "")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from scarbook.config import Config
-from scarbook.events import CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
+from scarbook.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.stats import CaseStats, summarize
 
@@ -26,6 +26,7 @@ class LiveSession:
     planned: int = 0
     runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
+    decided: dict[str, str] = field(default_factory=dict)  # adaptive N: case id -> above/below/undecided
     tokens: int = 0
     cost_usd: float = 0.0
     started: float = 0.0
@@ -58,6 +59,8 @@ class LiveSession:
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
             self.finish()
+        elif isinstance(ev, CaseDecided):
+            self.decided[ev.case_id] = ev.decision
         elif isinstance(ev, CheckDone):
             pass
 

@@ -78,13 +78,6 @@ class CalibrateScreen(Screen):
                 Binding("s", "skip", "Skip"),
                 Binding("escape", "stop", "Stop / back")]
     # Screen-scoped layout only (scarbook.tcss belongs to the app): the artifact pane takes the rest.
-    DEFAULT_CSS = """
-    CalibrateScreen #calibrate-help, CalibrateScreen #calibrate-progress, CalibrateScreen #calibrate-item {
-        padding: 0 1;
-    }
-    CalibrateScreen #calibrate-artifact { height: 1fr; border: round $primary; padding: 0 1; }
-    """
-
     def __init__(self, sample: int = 20, seed: int = 0) -> None:
         super().__init__()
         self.sample, self.seed = sample, seed

@@ -59,9 +59,6 @@ def preview_of(c: Candidate) -> Text:
 
 
 class ImportScreen(Screen[str | None]):
-    # Interim: the screen loads its own stylesheet until import_scar.tcss is merged into scarbook.tcss
-    # (STYLE.md: one .tcss); after the merge this line goes.
-    CSS_PATH = "../import_scar.tcss"
     BINDINGS = [
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
@@ -36,6 +36,7 @@ class LaunchScreen(ModalScreen):
                 yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4)
                 for name, n in cfg.presets.items():
                     yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset")
+            yield Checkbox("adaptive: stop each case once the evidence decides it (runs = the cap)", id="adaptive")
             with Horizontal(classes="pair"):
                 yield Label("concurrency")
                 yield Input(str(cfg.concurrency), id="concurrency", restrict=r"[0-9]*", max_length=3)
@@ -108,7 +109,8 @@ class LaunchScreen(ModalScreen):
             return
         cases = self.chosen_cases()
         self.dismiss(LaunchRequest(cases, runs, int(conc_text), self.query_one("#label", Input).value.strip(),
-                                   skip_judge=self.skip_judge(cases)))
+                                   skip_judge=self.skip_judge(cases),
+                                   adaptive=self.query_one("#adaptive", Checkbox).value))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

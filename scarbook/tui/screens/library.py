@@ -9,13 +9,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from scarbook.tui.library_rows import LibraryRow, build_rows
+from scarbook.tui.library_rows import LibraryRow, build_rows, judge_calibration_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
-           ("stale", "stale")]
+           ("stale", "stale"), ("badge", "scar")]
 WIDTHS = {"id": 22, "title": 36, "family": 20}  # long titles are cut; the detail line shows the task
 SORT_KEYS = {
     "id": lambda r: r.key,
@@ -27,13 +27,18 @@ SORT_KEYS = {
     "last": lambda r: r.last_run,
     "strip": lambda r: len(r.runs),
     "stale": lambda r: r.stale,
+    "badge": lambda r: r.badge,
 }
+BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
 
 
 class LibraryScreen(Screen):
     BINDINGS = [
         Binding("r", "launch", "Run…"),
         Binding("n", "new_case", "New scar"),
+        Binding("i", "import_transcript", "Import transcript"),
+        Binding("c", "verify", "Verify scar"),
+        Binding("j", "calibrate", "Calibrate judge"),
         Binding("e", "edit_case", "Edit"),
         Binding("v", "review", "Review runs"),
         Binding("h", "sessions", "Sessions"),
@@ -51,6 +56,7 @@ class LibraryScreen(Screen):
         self.sort_key = "id"
         self.sort_reverse = False
         self.loaded = False
+        self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -74,6 +80,7 @@ class LibraryScreen(Screen):
     @work(thread=True, exclusive=True, group="library-load")
     def _load_rows(self) -> None:
         rows = build_rows(self.app.project)
+        self.judge_status = judge_calibration_line(self.app.project, rows)
         self.app.call_from_thread(self._show_rows, rows)
 
     def _show_rows(self, rows: list[LibraryRow]) -> None:
@@ -96,11 +103,12 @@ class LibraryScreen(Screen):
 
     def _cells(self, r: LibraryRow) -> list:
         if r.problem is not None:
-            return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", ""]
+            return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", ""]
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         return [Text(r.key), Text(r.title), Text(r.family), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
-                Text(runs), Text(r.last_run), strip_text(r.runs), Text("stale", style="yellow") if r.stale else ""]
+                Text(runs), Text(r.last_run), strip_text(r.runs), Text("stale", style="yellow") if r.stale else "",
+                Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
 
     def current_row(self) -> LibraryRow | None:
         table = self.query_one("#cases", DataTable)
@@ -126,6 +134,8 @@ class LibraryScreen(Screen):
         lines = [f"{row.key}: {row.case.task}"]
         if row.stale:
             lines.append(f"stale: {row.stale}")
+        if self.judge_status:
+            lines.append(self.judge_status)
         invalid = sum(1 for r in self.rows if r.problem)
         lines.append(f"{len(self.shown)} of {len(self.rows)} cases shown"
                      + (f", {invalid} invalid" if invalid else "") + f"; sorted by {self.sort_key}")
@@ -186,6 +196,26 @@ class LibraryScreen(Screen):
                         severity="error")
             return
         self.app.push_screen(EditorScreen(row.case))
+
+    def action_import_transcript(self) -> None:
+        from scarbook.tui.screens.import_scar import ImportScreen
+
+        self.app.push_screen(ImportScreen())
+
+    def action_calibrate(self) -> None:
+        from scarbook.tui.screens.calibrate import CalibrateScreen
+
+        self.app.push_screen(CalibrateScreen(), lambda _=None: self.reload())
+
+    def action_verify(self) -> None:
+        row = self.current_row()
+        if row is None or row.case is None:
+            return
+        if row.case.scar is None or not row.case.scar.failed_artifact:
+            self.notify("this case has no scar.failed_artifact to verify against — add one in the editor",
+                        severity="warning")
+            return
+        self.app.verify_in_background(row.case)
 
     def action_review(self) -> None:
         from scarbook.tui.screens.review import ReviewScreen

@@ -19,9 +19,10 @@ from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
 
 LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/total"), ("err", "err"),
                 ("rate", "rate"), ("ci", "95% CI"), ("bar", "0%  interval  |threshold  100%"),
-                ("band", "band")]
+                ("band", "band"), ("decided", "decided")]
 # Rows start empty, so columns that fill in later get their final width up front.
-LIVE_WIDTHS = {"strip": 22, "count": 10, "rate": 5, "ci": 8, "band": 7}
+LIVE_WIDTHS = {"strip": 22, "count": 10, "rate": 5, "ci": 8, "band": 7, "decided": 10}
+DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow"}
 
 
 def format_elapsed(seconds: float) -> str:
@@ -66,14 +67,19 @@ class LiveScreen(Screen):
         runs = self.live.runs.get(case.id, [])
         return [Text(case.id), strip_text(runs, width=20, running=self.live.running.get(case.id, 0)),
                 f"{s.passes}/{s.judged}", str(s.errors) if s.errors else "", rate_text(s.rate, s.band),
-                interval_text(s), rate_bar(s), Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band])]
+                interval_text(s), rate_bar(s), Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
+                self._decided(case.id)]
+
+    def _decided(self, case_id: str) -> Text:
+        decision = self.live.decided.get(case_id, "")
+        return Text(decision, style=DECIDED_STYLE.get(decision, ""))
 
     def refresh_from_live(self) -> None:
         live = self.live
         table = self.query_one("#live-table", DataTable)
         keys = [k for k, _ in LIVE_COLUMNS]
         for case in live.cases:
-            now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0))
+            now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id))
             if self._shown.get(case.id) == now:
                 continue  # only rows that changed since the last tick are redrawn
             self._shown[case.id] = now

@@ -89,6 +89,7 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
 class ReviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
                 Binding("c", "draft_case", "New scar from this run"),
+                Binding("t", "import_transcript", "Import its transcript"),
                 Binding("f", "next_failed", "Next failed run")]
 
     def __init__(self, session_id: str, case_id: str) -> None:
@@ -120,6 +121,19 @@ class ReviewScreen(Screen):
             first_bad = next((i for i, r in enumerate(self.runs) if r.status != "pass"), 0)
             ol.highlighted = first_bad
             self.show_run(first_bad)
+
+    def action_import_transcript(self) -> None:
+        """The full import flow, starting from this run's transcript ($SCARBOOK_TRANSCRIPT)."""
+        from pathlib import Path
+
+        from scarbook.tui.screens.import_scar import ImportScreen
+
+        run = self.current_run
+        if run is None or not run.transcript_path or not Path(run.transcript_path).is_file():
+            self.notify("this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)",
+                        severity="warning")
+            return
+        self.app.push_screen(ImportScreen(Path(run.transcript_path)))
 
     @property
     def current_run(self) -> RunRecord | None:

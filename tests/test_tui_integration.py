@@ -1,0 +1,95 @@
+"""The TUI's wiring into scar verification, adaptive N and judge calibration."""
+
+from __future__ import annotations
+
+from scarbook.calibrate import CalibrationReport, CalibrationStore
+from scarbook.history import History
+from scarbook.sequential import SequentialRule
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.calibrate import CalibrateScreen
+from scarbook.tui.screens.import_scar import ImportScreen
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.screens.live import LiveScreen
+
+from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
+
+
+def badge_of(lib: LibraryScreen, case_id: str) -> str:
+    return next(r.badge for r in lib.rows if r.key == case_id)
+
+
+async def test_verify_key_sets_the_scar_badge(project_root):
+    # Make write-one-line's checks too weak to catch its scar: drop the line-count check.
+    case_yaml = project_root / "cases" / "write-one-line" / "case.yaml"
+    case_yaml.write_text(case_yaml.read_text().replace("  - {type: line_count, path: tmp.txt, equals: 1}\n", ""))
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        assert badge_of(lib, "write-one-line") == "unverified"
+        for cid, expected in (("write-one-line", "misses"), ("fix-json-config", "verified")):
+            await move_library_cursor(pilot, cid)
+            await pilot.press("c")
+            await wait_until(pilot, lambda: badge_of(lib, cid) == expected, what=f"{cid} badge {expected}")
+
+
+async def test_import_key_opens_the_import_screen(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen), what="the import screen")
+
+
+async def test_adaptive_launch_decides_cases_and_the_live_screen_shows_it(project_root):
+    app = make_app(project_root, agent_seed=7)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        app.screen.query_one("#runs").value = "30"
+        app.screen.query_one("#adaptive").value = True
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        await wait_until(pilot, lambda: app.live.done, timeout=90, what="the session to end")
+        await pilot.pause(0.3)
+        live = app.live
+        assert set(live.decided) == {c.id for c in live.cases}
+        table = app.screen.query_one("#live-table")
+        concurrency = app.project.config.concurrency
+        for case in live.cases:
+            shown = str(table.get_cell(case.id, "decided"))
+            assert shown == live.decided[case.id]
+            # Replay the rule over the runs in the order they finished: once it decided, no new run
+            # of the case started (only those already in flight may finish after it).
+            rule = SequentialRule(case.threshold or 0.8, max_runs=30)
+            passes = fails = 0
+            for n, run in enumerate(live.runs[case.id], 1):
+                passes += run.status == "pass"
+                fails += run.status == "fail"
+                verdict = rule.decide(passes, fails)
+                if verdict is not None:
+                    break
+            assert verdict == live.decided[case.id] or live.decided[case.id] == "undecided"
+            assert len(live.runs[case.id]) <= n + concurrency - 1
+    info = History(project_root / "workspaces").sessions()[0]
+    assert info.decisions == live.decided
+
+
+async def test_library_shows_when_the_judge_was_last_calibrated(project_root):
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        assert "judge: never calibrated — press j" in plain(lib.query_one("#detail"))
+        settings = app.project.config.judge
+        store = CalibrationStore(project_root / "workspaces" / "history" / "calibration.json")
+        store.record_calibration(CalibrationReport({}, (0.85, 0.6, 20)), settings.model, settings.prompt_digest,
+                                 when="2026-11-30")
+        store.close()
+        lib.reload()
+        await wait_until(pilot, lambda: "calibrated 2026-11-30, 85% agreement" in plain(lib.query_one("#detail")),
+                         what="the calibration line")
+        assert "stale" not in plain(lib.query_one("#detail"))
+        await pilot.press("j")
+        await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen), what="the calibration screen")
