@@ -93,3 +93,40 @@ async def test_library_shows_when_the_judge_was_last_calibrated(project_root):
         assert "stale" not in plain(lib.query_one("#detail"))
         await pilot.press("j")
         await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen), what="the calibration screen")
+
+
+async def test_editor_shows_live_rubric_hints_and_clears_them_for_a_sharp_item(project_root):
+    from textual.widgets import Input
+
+    from scarbook.tui.screens.editor import EditorScreen
+    from tui_fixtures import type_text
+
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        ed = app.screen
+        ed.query_one("#rubric-input", Input).focus()
+        await type_text(pilot, "Evaluate whether this review output is good")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "hint (vague-item)" in plain(ed.query_one("#lint-hints")),
+                         what="the vague-item hint")
+        assert "hint (judge-only)" in plain(ed.query_one("#lint-hints"))
+        ed.query_one("#rubric").items = ["the review names the cache_control assertion as unsourced"]
+        ed.update_hints()
+        await pilot.pause()
+        assert "vague-item" not in plain(ed.query_one("#lint-hints"))
+
+
+async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("e")
+        from scarbook.tui.screens.editor import EditorScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: badge_of(lib, "write-one-line") == "verified", what="the verified badge")

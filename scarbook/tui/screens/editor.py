@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
-from scarbook.case_io import save_case
+from scarbook.case_io import load_case, save_case
 from scarbook.errors import CaseError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.messages import CasesChanged
@@ -41,7 +41,9 @@ def field_of(problem: str) -> str:
 
 
 class EditorScreen(Screen):
-    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "leave", "Back")]
+    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True),
+                Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
+                Binding("escape", "leave", "Back")]
 
     def __init__(self, case: Case | None) -> None:
         super().__init__()
@@ -80,6 +82,7 @@ class EditorScreen(Screen):
             yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
                            id="rubric")
             yield Static("", id="err-rubric", classes="field-error")
+            yield Static("", id="lint-hints", classes="hints")
             yield Label("checks (in cost order: the first failure stops the run)", classes="section")
             yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
             yield Static("", id="err-checks", classes="field-error")
@@ -102,6 +105,31 @@ class EditorScreen(Screen):
         self.sub_title = "new case" if self.is_new else f"case {self.case.id}"
         self.query_one("#case-id" if self.is_new else "#case-title", Input).focus()
         self.call_after_refresh(self._mark_clean)
+        self.call_after_refresh(self.update_hints)
+
+    # -- live rubric hints (scarbook lint): advice, never a block ------------------------------
+    @on(ItemList.Changed)
+    @on(CheckEditor.Changed)
+    def update_hints(self, _event=None) -> None:
+        from scarbook.lint import lint_case
+
+        try:
+            case = self.build_case()
+            hints = lint_case(case) if case.checks else []
+        except (TypeError, ValueError, AttributeError, KeyError):
+            hints = []  # a half-typed form: the hints wait until it makes sense
+        text = "\n".join(f"hint ({h.rule}): {h.message}" + (f" — {h.suggestion}" if h.suggestion else "")
+                         for h in hints)
+        self.query_one("#lint-hints", Static).update(Text(text, style="yellow"))
+
+    def action_verify(self) -> None:
+        """Save, then check the case against its own scar (its failed artifact must fail)."""
+        if (self.dirty or self.is_new) and not self.action_save():
+            return
+        if self.case is None or self.case.scar is None or not self.case.scar.failed_artifact:
+            self.notify("this case has no scar.failed_artifact to verify against", severity="warning")
+            return
+        self.app.verify_in_background(load_case(self.case.root))
 
     # -- the case the form describes ----------------------------------------------------------
     def _text_of(self, selector: str) -> str:
@@ -129,7 +157,8 @@ class EditorScreen(Screen):
         old_scar = base.scar if base and base.scar else Scar()
         scar = Scar(date=self._text_of("#scar-date") or None, what_went_wrong=self._text_of("#scar-what") or None,
                     family=self._text_of("#scar-family") or None, transcript=old_scar.transcript,
-                    failed_artifact=old_scar.failed_artifact, good_artifact=old_scar.good_artifact)
+                    failed_artifact=old_scar.failed_artifact, good_artifact=old_scar.good_artifact,
+                    artifact_at=old_scar.artifact_at)
         return Case(id=self._text_of("#case-id"), task=self.query_one("#task", TextArea).text.strip(),
                     title=self._text_of("#case-title"),
                     tags=[t.strip() for t in self._text_of("#case-tags").split(",") if t.strip()],
