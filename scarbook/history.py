@@ -33,10 +33,10 @@ from scarbook.yamlio import atomic_write_text
 class AtomicJSONStorage(Storage):
     """TinyDB storage that never leaves a half-written file behind."""
 
-    def __init__(self, path: str, create_dirs: bool = True, **_: Any) -> None:
+    def __init__(self, path: str, **_: Any) -> None:
+        # No mkdir here: atomic_write_text makes the folder on the first write, and opening a file
+        # to read it (every session.json, for `scarbook list`) must cost no extra system calls.
         self.path = Path(path)
-        if create_dirs:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def read(self) -> dict[str, Any] | None:
         try:

@@ -213,10 +213,11 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
     record.exit_code = result.exit_code
     record.output_excerpt = result.output[:OUTPUT_EXCERPT]
     record.output_truncated = result.output_truncated
-    try:
-        (log_dir / f"{k}.output.txt").write_text(result.output, encoding="utf-8")
-    except OSError:
-        pass
+    if len(result.output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
+        try:
+            (log_dir / f"{k}.output.txt").write_text(result.output, encoding="utf-8")
+        except OSError:
+            pass
     record.transcript_path = str(transcript) if transcript.exists() else None
     record.diff = diff_workspace(snap, ws)
     record.agent_usage = read_agent_usage(usage_file, judge)

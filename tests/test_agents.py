@@ -259,8 +259,18 @@ def test_runner_passes_scarbook_variables_and_keeps_output(project) -> None:
     assert env == {"SCARBOOK_TRANSCRIPT": str(case_dir / "1.transcript.jsonl"),
                    "SCARBOOK_USAGE": str(case_dir / "1.usage.jsonl"), "SCARBOOK_WORKSPACE": str(case_dir / "1"),
                    "SCARBOOK_CASE": "c", "SCARBOOK_RUN": "1", "SCARBOOK_SESSION": sid}
-    assert json.loads((case_dir / "1.output.txt").read_text()) == env
     assert run.diff.created == ["tmp.txt"] and run.workspace_kept
+    assert not (case_dir / "1.output.txt").exists()  # short: history's excerpt holds all of it
+    assert not (case_dir / "1.stderr.log").exists() and run.stderr_path is None  # nothing on stderr
+
+
+def test_runner_keeps_a_long_output_whole(project) -> None:
+    argv = [PY, "-c", "print('x' * 9000); print('tail')"]
+    result, runs = _eval_one(project, argv, "  - {type: output_contains, text: tail}\n")
+    assert result.exit_code == 0, result.output
+    (run,) = runs
+    assert run.output_excerpt == "x" * 4000
+    assert (project.workspaces / run.session_id / "c" / "1.output.txt").read_text() == "x" * 9000 + "\ntail\n"
 
 
 def test_runner_records_a_timeout_as_fail(project) -> None:

@@ -74,7 +74,7 @@ class CommandAgent:
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True)  # its own process group, so a timeout kills grandchildren too
         out = _CappedReader(self.max_output_bytes)
-        err_file = open(stderr_path, "wb")
+        err_file = _LazyLog(stderr_path)
         waiter = asyncio.ensure_future(_wait_all(proc, out, err_file))
         try:
             if self.stdin:
@@ -83,7 +83,7 @@ class CommandAgent:
             if not done:
                 await _kill_group(proc)
                 await _settle(waiter)
-                return AgentResult(output=out.text(), timed_out=True, stderr_path=str(stderr_path),
+                return AgentResult(output=out.text(), timed_out=True, stderr_path=err_file.path_if_written(),
                                    output_truncated=out.truncated, duration_s=time.monotonic() - start,
                                    crashed=f"timed out after {timeout_s:g}s")
             waiter.result()
@@ -94,12 +94,32 @@ class CommandAgent:
         finally:
             err_file.close()
         code = proc.returncode
-        result = AgentResult(output=out.text(), exit_code=code, stderr_path=str(stderr_path),
+        result = AgentResult(output=out.text(), exit_code=code, stderr_path=err_file.path_if_written(),
                              output_truncated=out.truncated, duration_s=time.monotonic() - start)
         if code != 0:
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
                               else f"agent exited with code {code}") + _last_line(stderr_path)
         return result
+
+
+class _LazyLog:
+    """The stderr log, created on the first byte: most quiet runs then cost one file less."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = None
+
+    def write(self, data: bytes) -> None:
+        if self._fh is None:
+            self._fh = open(self.path, "wb")
+        self._fh.write(data)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+    def path_if_written(self) -> str | None:
+        return str(self.path) if self._fh is not None else None
 
 
 async def _wait_all(proc: asyncio.subprocess.Process, out: "_CappedReader", err_file) -> None:
