@@ -233,3 +233,13 @@ def test_every_command_has_help_text() -> None:
         for param in cmd.params:
             if isinstance(param, click.Option) and param.name != "help":
                 assert param.help, f"`scarbook {name}` option {param.opts[0]} has no help text"
+
+
+def test_cli_start_does_not_load_the_anthropic_sdk() -> None:
+    # Importing the SDK costs over a second here; `scarbook list` must answer well under that.
+    import subprocess
+    import sys
+
+    code = "import sys, scarbook.cli; print(sorted(m for m in ('anthropic', 'httpx', 'textual') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
