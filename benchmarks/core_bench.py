@@ -183,9 +183,12 @@ def bench_history(tmp: Path, n_existing: int, n_new: int) -> list[tuple[float, f
         times.append(time.perf_counter() - t0)
         assert proc.returncode == 0 and "case-003" in proc.stdout, proc.stderr
     best = min(times)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import scarbook.cli"], check=True)
-    startup = time.perf_counter() - t0
+    startups = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import scarbook.cli"], check=True)
+        startups.append(time.perf_counter() - t0)
+    startup = min(startups)
     out.append((best, 1.0, f"history: `scarbook list` with {seeded:,} runs recorded: {best:.2f}s "
                            f"(of which Python + import {startup:.2f}s): ratio to target {best / 1.0:.2f} "
                            f"(target <= 1 s)"))
