@@ -7,6 +7,7 @@ finished run. Runs that were still going are killed (whole process group) and no
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import json
 import shutil
@@ -206,7 +207,10 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
     try:
         result = await agent.run(case.task, ws, env, timeout_s, log_dir, str(k))
     except OSError as exc:
-        record.reason = f"could not start the agent: {exc.strerror or exc}"
+        why = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
+            why += " — the agent program exists, so check the interpreter on its #! line"
+        record.reason = f"could not start the agent ({agent.label}): {why}"
         record.duration_s = time.monotonic() - start
         return record
     record.stderr_path = result.stderr_path

@@ -309,3 +309,31 @@ def test_agents_run_in_event_loops_of_two_threads_at_once(tmp_path: Path) -> Non
         t.join(30)
     for name in ("left", "right", "main"):
         assert [(r.exit_code, r.output) for r in results[name]] == [(0, f"{name}-{i}\n") for i in range(5)]
+
+
+def test_script_with_a_missing_interpreter_is_an_error_that_says_so(tmp_path, monkeypatch):
+    """The harness could not run the agent at all: an error (no verdict), naming the likely cause."""
+    import asyncio
+    import os
+
+    from scarbook.project import Project
+    from scarbook.runner import run_session
+
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/no/such/interpreter\necho hi\n")
+    os.chmod(script, 0o755)
+    (tmp_path / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{script}]}}\n")
+    (tmp_path / "cases" / "c").mkdir(parents=True)
+    (tmp_path / "cases" / "c" / "case.yaml").write_text("id: c\ntask: t\nchecks:\n  - {type: output_contains, text: hi}\n")
+    project = Project.at(tmp_path)
+
+    async def go():
+        async for ev in run_session(project, project.load_cases().cases, runs=1):
+            if type(ev).__name__ == "SessionFinished":
+                return ev.runs
+
+    (run,) = asyncio.run(go())
+    assert run.status == "error"
+    assert run.reason == (f"could not start the agent (command: {script}): No such file or directory — the agent "
+                          "program exists, so check the interpreter on its #! line")

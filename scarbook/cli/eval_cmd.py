@@ -159,7 +159,11 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
-    error; 3 errors prevented a verdict (or the session was aborted / stopped by the budget).
+    error; 3 errors prevented a verdict (or the session was cancelled with Ctrl-C, aborted by the
+    judge, or stopped by --max-cost: a partial session never gates green).
+
+    Ctrl-C stops launching runs, kills the running agents (whole process group) and keeps every
+    finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
     cases = select_cases(project, case_ids, tags)
