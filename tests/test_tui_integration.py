@@ -130,3 +130,26 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
         await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: badge_of(lib, "write-one-line") == "verified", what="the verified badge")
+
+
+async def test_compare_screen_warns_when_a_case_changed_between_sessions(project_root):
+    from scarbook.models import RunRecord, SessionInfo
+    from scarbook.tui.screens.sessions import CompareScreen
+
+    history = History(project_root / "workspaces")
+    infos = []
+    for sid, digest in (("20260101-000000-aaaa", "d1"), ("20260102-000000-bbbb", "d2")):
+        info = SessionInfo(id=sid, started_at="2026-01-01T00:00:00+00:00", case_ids=["write-one-line"],
+                           case_digests={"write-one-line": digest})
+        history.start_session(info)
+        history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=1, status="pass", reason="ok"))
+        history.finish_session(info)
+        infos.append(info)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        app.push_screen(CompareScreen(*infos))
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        await pilot.pause()
+        assert ("changed task or checks between the sessions (rates measure different things): write-one-line"
+                in plain(app.screen.query_one("#sessions-help")))

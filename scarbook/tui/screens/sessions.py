@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from scarbook.compare import compare_sessions, counts_by_case
+from scarbook.compare import changed_cases, compare_sessions, counts_by_case
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
 from scarbook.tui.library_rows import format_started
@@ -175,7 +175,12 @@ class CompareScreen(Screen):
             side = "A" if cid in cmp.only_in_a else "B"
             table.add_row(Text(cid), Text(""), Text(""), Text(""), Text(f"only in {side}"), Text(""), Text(""))
         mean = "–" if cmp.mean_diff is None else _pct(cmp.mean_diff, True)
-        self.query_one("#sessions-help", Static).update(Text(
+        help_text = Text(
             f"A = {la} ({self.a.state}) · B = {lb} ({self.b.state}) · mean change per case {mean}"
-            f" · regressed: {', '.join(cmp.regressed) or 'none'} · improved: {', '.join(cmp.improved) or 'none'}"))
+            f" · regressed: {', '.join(cmp.regressed) or 'none'} · improved: {', '.join(cmp.improved) or 'none'}")
+        changed = changed_cases(self.a, self.b)
+        if changed:  # the CLI refuses these without --force; here they are shown, with the warning
+            help_text.append(f"\nchanged task or checks between the sessions (rates measure different things): "
+                             f"{', '.join(changed)}", style="bold yellow")
+        self.query_one("#sessions-help", Static).update(help_text)
         table.focus()
