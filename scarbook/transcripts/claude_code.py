@@ -17,7 +17,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
-from scarbook.transcripts.source import Source, truncation_warning
+from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
 from scarbook.transcripts.text import strip_ansi
 
 FORMAT = "claude-code"
@@ -80,16 +80,9 @@ def _tool_use_extras(result: ToolResult, extra: Any, call_input: dict[str, Any],
 
 
 def parse(src: Source) -> Transcript:
-    if src.text is None:
-        raise NotThisFormat("the file is not UTF-8 text")
-    if src.is_json:
+    if src.text is not None and src.is_json:
         raise NotThisFormat("a single JSON document, not JSON lines")
-    records = src.objects()
-    if not records:
-        raise NotThisFormat("not JSON lines")
-    bad = src.json_lines.bad
-    if len(bad) >= len(records):
-        raise NotThisFormat(f"line {bad[0][0]} is not JSON")
+    records = json_line_objects(src)
     if not any(_is_record(r) for r in records):
         raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
     t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))

@@ -8,7 +8,7 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
-from scarbook.transcripts.source import Source, truncation_warning
+from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
 
 FORMAT = "scarbook"
 TYPES = {"task", "assistant", "tool_call", "tool_result", "final", "usage"}
@@ -19,14 +19,7 @@ def _text(value: Any) -> str:
 
 
 def parse(src: Source) -> Transcript:
-    if src.text is None:
-        raise NotThisFormat("the file is not UTF-8 text")
-    records = src.objects()
-    if not records:
-        raise NotThisFormat("not JSON lines")
-    bad = src.json_lines.bad
-    if len(bad) >= len(records):
-        raise NotThisFormat(f"line {bad[0][0]} is not JSON")
+    records = json_line_objects(src)
     for no, r in src.json_lines.records:
         if isinstance(r, dict) and r.get("type") not in TYPES:
             what = f"type {r['type']!r}" if "type" in r else "no \"type\""

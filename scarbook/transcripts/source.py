@@ -102,3 +102,18 @@ def first_json_error(src: Source) -> str:
     except ValueError as exc:
         return f"not JSON ({exc})"
     return "is JSON"
+
+
+def json_line_objects(src: Source) -> list:
+    """The JSON-lines records of `src`, or NotThisFormat saying why it is not JSON lines."""
+    from scarbook.transcripts.model import NotThisFormat
+
+    if src.text is None:
+        raise NotThisFormat("the file is not UTF-8 text")
+    records = src.objects()
+    if not records:
+        raise NotThisFormat("not JSON lines")
+    bad = src.json_lines.bad
+    if len(bad) >= len(records):
+        raise NotThisFormat(f"line {bad[0][0]} is not JSON")
+    return records
