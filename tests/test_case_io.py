@@ -61,7 +61,7 @@ def test_unknown_check_type(project) -> None:
           - {type: file_exists, path: a}
           - {type: file_exits, path: a}
         """)
-    assert msg == f"{path}:5: unknown check type 'file_exits' — use one of: {CHECK_TYPES}"
+    assert msg == f"{path}:5: unknown check type 'file_exits' — did you mean 'file_exists'? use one of: {CHECK_TYPES}"
 
 
 def test_unknown_key_inside_a_check(project) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,8 +81,10 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     ctype = data.get("type")
     if ctype not in CHECK_SPECS:
         known = ", ".join(CHECK_SPECS)
+        close = difflib.get_close_matches(str(ctype), CHECK_SPECS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise CaseError(path, f"unknown check type {ctype!r}", line=line_of(data, "type") or line,
-                        fix=f"use one of: {known}")
+                        fix=f"{hint}use one of: {known}")
     spec = CHECK_SPECS[ctype]
     params: dict[str, Any] = {}
     for key, value in data.items():
