@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 from filelock import FileLock, Timeout
 from tinydb import TinyDB
+from tinydb.middlewares import CachingMiddleware
 from tinydb.storages import Storage
 
 from scarbook.errors import HistoryError
@@ -84,6 +85,7 @@ class History:
         self.dir = Path(workspaces_dir) / "history"
         self.problems: list[HistoryError] = []
         self._locks: dict[str, FileLock] = {}
+        self._writers: dict[tuple[str, str], TinyDB] = {}
 
     # -- writing ------------------------------------------------------------------------------
     def new_session_id(self) -> str:
@@ -115,16 +117,29 @@ class History:
             table.truncate()
             table.insert({**info.to_dict(), "pid": os.getpid()})
 
+    def _writer(self, sid: str, case_id: str) -> TinyDB:
+        """The open runs file of one case in a session this process records: read once, then every
+        insert is written through at once (write cache of 1), so nothing waits in memory."""
+        key = (sid, case_id)
+        db = self._writers.get(key)
+        if db is None:
+            middleware = CachingMiddleware(AtomicJSONStorage)
+            middleware.WRITE_CACHE_SIZE = 1
+            db = TinyDB(str(self.dir / sid / f"runs-{case_id}.json"), storage=middleware)
+            self._writers[key] = db
+        return db
+
     def record_run(self, run: RunRecord) -> None:
         try:
-            with _open(self.dir / run.session_id / f"runs-{run.case_id}.json") as db:
-                db.insert(run.to_dict())
+            self._writer(run.session_id, run.case_id).insert(run.to_dict())
         except OSError as exc:
             raise HistoryError(f"could not record run {run.case_id}#{run.k} in {self.dir / run.session_id}: "
                                f"{exc.strerror or exc}") from None
 
     def finish_session(self, info: SessionInfo) -> None:
         info.finished_at = info.finished_at or now_iso()
+        for key in [k for k in self._writers if k[0] == info.id]:
+            self._writers.pop(key).close()
         self._write_session(info)
         lock = self._locks.pop(info.id, None)
         if lock is not None:
