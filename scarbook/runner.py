@@ -27,7 +27,7 @@ from scarbook.history import now_iso
 from scarbook.models import Case, CheckResult, RunRecord, SessionInfo, Usage
 from scarbook.project import Project
 from scarbook.usage import read_agent_usage, usage_of_checks
-from scarbook.workspace import diff_workspace, prepare_workspace
+from scarbook.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
 OUTPUT_EXCERPT = 4000
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
@@ -121,12 +121,13 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
     states = {st.case.id: st for st in plan.cases}
     queue: asyncio.Queue = asyncio.Queue()
     session_dir = project.workspaces_dir / sid
+    manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
     yield SessionStarted(info, planned_runs=runs * len(cases))
 
     async def work(job: tuple[Case, int]) -> RunRecord:
         case, k = job
         record = await _run_once(project, agent, case, k, sid, session_dir, queue, judge, keep_all,
-                                 timeout_s or case.timeout_s or cfg.timeout_s)
+                                 timeout_s or case.timeout_s or cfg.timeout_s, manifests)
         history.record_run(record)
         plan.records.append(record)
         plan.spent += record.agent_usage.cost_usd + record.judge_usage.cost_usd
@@ -187,7 +188,8 @@ def _errors(plan: _Plan, case_id: str) -> int:
 
 
 async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str, session_dir: Path,
-                    queue: asyncio.Queue, judge, keep_all: bool, timeout_s: float) -> RunRecord:
+                    queue: asyncio.Queue, judge, keep_all: bool, timeout_s: float,
+                    manifests: dict[str, SeedManifest]) -> RunRecord:
     log_dir = session_dir / case.id
     ws = log_dir / str(k)
     record = RunRecord(session_id=sid, case_id=case.id, k=k, status="error", reason="",
@@ -195,7 +197,9 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
     start = time.monotonic()
     queue.put_nowait(RunStarted(sid, case.id, k, str(ws)))
     try:
-        snap = prepare_workspace(case, ws)
+        if case.id not in manifests:
+            manifests[case.id] = seed_manifest(case)
+        snap = prepare_workspace(case, ws, manifests[case.id])
     except OSError as exc:
         record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
         record.duration_s = time.monotonic() - start

@@ -13,10 +13,18 @@ from scarbook.paths import resolve_inside
 
 
 @dataclass
-class Snapshot:
-    """What the workspace held after seeding: relative path -> (size, sha256)."""
+class SeedManifest:
+    """What seeding a case's workspace writes: relative path -> (source file or inline text, sha256).
+    Built once per case per session, so each run copies and never re-hashes the seed."""
 
-    files: dict[str, tuple[int, str]] = field(default_factory=dict)
+    files: dict[str, tuple[Path | str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Snapshot:
+    """What the workspace held after seeding: relative path -> (size, mtime_ns, sha256)."""
+
+    files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
 
 
 def _digest(path: Path) -> str:
@@ -27,11 +35,11 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _walk(root: Path) -> dict[str, Path]:
+def _walk(root: Path, follow_links: bool = False) -> dict[str, Path]:
     out: dict[str, Path] = {}
     if not root.is_dir():
         return out
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links):
         dirnames.sort()
         for name in filenames:
             p = Path(dirpath) / name
@@ -39,37 +47,57 @@ def _walk(root: Path) -> dict[str, Path]:
     return out
 
 
-def prepare_workspace(case: Case, dest: Path) -> Snapshot:
+def seed_manifest(case: Case) -> SeedManifest:
+    manifest = SeedManifest()
+    seed = case.seed_dir
+    if seed is not None and seed.is_dir():
+        # Links are followed (load_case refused links that leave the case), as a copy would.
+        for rel, src in _walk(seed, follow_links=True).items():
+            manifest.files[rel] = (src, _digest(src))
+    for rel, text in case.seed_files.items():
+        manifest.files[rel] = (text, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return manifest
+
+
+def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:
     """Create `dest` fresh and fill it from the case's seed/ and inline seed files."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    seed = case.seed_dir
-    if seed is not None and seed.is_dir():
-        # symlinks=False: copy what a link points at (load_case refused links that leave the case).
-        shutil.copytree(seed, dest, dirs_exist_ok=True, symlinks=False)
-    for rel, text in case.seed_files.items():
+    manifest = manifest or seed_manifest(case)
+    snap = Snapshot()
+    for rel, (source, digest) in manifest.files.items():
         target = resolve_inside(dest, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return snapshot(dest)
-
-
-def snapshot(root: Path) -> Snapshot:
-    return Snapshot({rel: (p.stat().st_size, _digest(p)) for rel, p in _walk(root).items() if not p.is_symlink()})
+        if isinstance(source, Path):
+            shutil.copy(source, target)  # content and mode (a seeded script stays executable)
+        else:
+            target.write_text(source, encoding="utf-8")
+        st = target.stat()
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, digest)
+    return snap
 
 
 def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
-    """Created / modified / deleted relative to the seed. A deleted workspace deletes everything."""
+    """Created / modified / deleted relative to the seed. A deleted workspace deletes everything.
+
+    A seeded file whose size and mtime are unchanged is taken as unchanged; otherwise its content
+    decides (rewriting a file with the same bytes is not a modification)."""
     now = _walk(root)
     diff = WorkspaceDiff()
     for rel, p in sorted(now.items()):
         if rel not in before.files:
             diff.created.append(rel)
             continue
-        size, digest = before.files[rel]
+        size, mtime_ns, digest = before.files[rel]
         try:
-            if p.is_symlink() or p.stat().st_size != size or _digest(p) != digest:
+            if p.is_symlink():
+                diff.modified.append(rel)
+                continue
+            st = p.stat()
+            if st.st_size == size and st.st_mtime_ns == mtime_ns:
+                continue
+            if st.st_size != size or _digest(p) != digest:
                 diff.modified.append(rel)
         except OSError:
             diff.modified.append(rel)
