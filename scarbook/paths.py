@@ -25,14 +25,22 @@ def check_relative(rel: str) -> str | None:
 def resolve_inside(root: Path, rel: str) -> Path:
     """Resolve `rel` against `root`, refusing anything (including symlinks) that leads out.
 
-    The returned path need not exist; every existing component is resolved so a symlink that
-    points out of the workspace is caught.
+    The returned path need not exist. Only the components below `root` are looked at (one lstat
+    each); when one of them is a symlink, the whole path is resolved and must stay inside.
     """
     why = check_relative(rel)
     if why:
         raise PathEscapeError(why)
+    target = Path(root)
+    linked = False
+    for part in PurePosixPath(rel).parts:
+        target = target / part
+        if not linked and os.path.islink(target):
+            linked = True
+    if not linked:
+        return target  # no '..' and no link below root: it cannot leave root
     root_real = Path(os.path.realpath(root))
-    target = Path(os.path.realpath(root_real / rel))
-    if target != root_real and root_real not in target.parents:
-        raise PathEscapeError(f"path {rel!r} is a symlink that leads out of the workspace (to {target})")
-    return target
+    real = Path(os.path.realpath(target))
+    if real != root_real and root_real not in real.parents:
+        raise PathEscapeError(f"path {rel!r} is a symlink that leads out of the workspace (to {real})")
+    return real

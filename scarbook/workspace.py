@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.models import Case, WorkspaceDiff
-from scarbook.paths import resolve_inside
 
 
 @dataclass
@@ -67,7 +66,7 @@ def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = No
     manifest = manifest or seed_manifest(case)
     snap = Snapshot()
     for rel, (source, digest) in manifest.files.items():
-        target = resolve_inside(dest, rel)
+        target = dest / rel  # validated when the case loaded; a fresh folder holds no links yet
         target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(source, Path):
             shutil.copy(source, target)  # content and mode (a seeded script stays executable)
