@@ -183,6 +183,9 @@ def test_show_and_sessions(project) -> None:
     missing = project.cli("show", "fix-json-config")
     assert (missing.exit_code, missing.stderr) == (2, "scarbook: case 'fix-json-config' has no recorded runs — "
                                                       "run `scarbook eval fix-json-config`\n")
+    typo = project.cli("show", "fix-json-confg")
+    assert (typo.exit_code, typo.stderr) == (2, f"scarbook: no case 'fix-json-confg' in {project.root / 'cases'} and "
+                                                "no recorded runs of it — `scarbook list` shows the cases\n")
     sessions = project.cli("sessions")
     (row,) = sessions.stdout.splitlines()[1:]
     assert row.split()[1:7] == ["first", "finished", "10", "9", "1", "0"]

@@ -88,6 +88,9 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     else:
         hit = history.latest_by_case([case_id]).get(case_id)
         if hit is None:
+            if not (project.cases_dir / case_id).is_dir():
+                raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} and no recorded runs of it — "
+                                    "`scarbook list` shows the cases")
             raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`")
         info, runs = hit.session, hit.runs
     click.echo(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
