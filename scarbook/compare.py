@@ -18,11 +18,10 @@ from statistics import NormalDist
 from typing import Iterable, Literal, Mapping, NamedTuple
 
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.stats import wilson
+from scarbook.stats import Z95, wilson
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
 ALPHA = 0.05
-Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 
 
 class Counts(NamedTuple):

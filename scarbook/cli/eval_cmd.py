@@ -56,12 +56,11 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
 
 
 def make_judge(project: Project, cases: list[Case], skip_judge: bool):
-    if skip_judge or not any(c.judge_checks for c in cases):
-        return None
-    from scarbook.judge import Judge
+    from scarbook.judge import judge_for
 
-    judge = Judge(project.config.judge)
-    judge.preflight()
+    judge = judge_for(cases, project.config.judge, skip=skip_judge)
+    if judge is not None:
+        judge.preflight()  # no key: say so before any run starts
     return judge
 
 

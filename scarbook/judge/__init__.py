@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_PRICES",
     "Judge",
+    "judge_for",
     "JudgeAuthError",
     "JudgeEstimate",
     "JudgeKeyMissing",
@@ -41,7 +42,7 @@ __all__ = [
 
 # scarbook.judge.judge imports the anthropic SDK, which takes ~1.5 s to import. config.py needs only
 # JudgeSettings, so the SDK is loaded on first use of these names (PEP 562), not on every CLI start.
-_LAZY = {"MALFORMED", "Judge", "calls_from_result", "usage_from_result"}
+_LAZY = {"MALFORMED", "Judge", "calls_from_result", "judge_for", "usage_from_result"}
 
 
 def __getattr__(name: str):

@@ -90,11 +90,9 @@ class ScarbookApp(App):
             self.control.cancel()
 
     def _make_judge(self, req: LaunchRequest):
-        if req.skip_judge or not any(c.judge_checks for c in req.cases):
-            return None
-        from scarbook.judge import Judge
+        from scarbook.judge import judge_for
 
-        return Judge(self.project.config.judge, env=self.judge_env)
+        return judge_for(req.cases, self.project.config.judge, skip=req.skip_judge, env=self.judge_env)
 
     @work(exclusive=True, group="session", exit_on_error=False)
     async def _run_session(self, req: LaunchRequest, live: LiveSession, control: SessionControl) -> None:
@@ -134,11 +132,9 @@ class ScarbookApp(App):
         """Does the case catch its own scar? Shown as a notification and as the library badge."""
         from scarbook.verify import CATCHES, UNVERIFIED, VerificationStore, verify_case
 
-        judge = None
-        if case.judge_checks and self.judge_key_present():
-            from scarbook.judge import Judge
+        from scarbook.judge import judge_for
 
-            judge = Judge(self.project.config.judge, env=self.judge_env)
+        judge = judge_for([case], self.project.config.judge, skip=not self.judge_key_present(), env=self.judge_env)
         try:
             result = await verify_case(case, judge)
         except ScarbookError as exc:
