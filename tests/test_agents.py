@@ -3,6 +3,8 @@ allow-list, timeouts that kill the whole process group, the output cap, and cras
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import os
 import subprocess
@@ -141,6 +143,35 @@ async def test_fifty_megabytes_of_stdout_is_capped(run_dirs) -> None:
     assert result.exit_code == 0 and result.crashed is None
     assert result.output_truncated is True
     assert len(result.output) == 1_000_000
+
+
+async def test_a_task_larger_than_the_pipe_reaches_stdin_whole(run_dirs) -> None:
+    ws, logs = run_dirs
+    task = "line of the task\n" * 40_000  # 680 KB: ten times what a pipe holds before it blocks
+    agent = CommandAgent(py("import sys, hashlib; d = sys.stdin.buffer.read(); print(len(d), hashlib.sha1(d).hexdigest())"))
+    result = await agent.run(task, ws, {}, 30, logs, "1")
+    assert result.output.split() == [str(len(task)), hashlib.sha1(task.encode()).hexdigest()]
+
+
+async def test_an_agent_that_never_reads_its_stdin_still_finishes(run_dirs) -> None:
+    ws, logs = run_dirs
+    agent = CommandAgent(py("print('not reading')"))  # exits with 680 KB unread in its stdin pipe
+    result = await agent.run("x" * 680_000, ws, {}, 10, logs, "1")
+    assert (result.exit_code, result.crashed, result.output) == (0, None, "not reading\n")
+
+
+async def test_a_cancelled_run_kills_the_agent_and_leaks_no_descriptors(run_dirs) -> None:
+    ws, logs = run_dirs
+    agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(300)"))
+    before = len(os.listdir("/proc/self/fd"))
+    task = asyncio.ensure_future(agent.run("t", ws, {}, 60, logs, "1"))
+    while not (ws / "pid").exists() or not (ws / "pid").read_text():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(int((ws / "pid").read_text()))
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_fifty_megabytes_do_not_grow_the_harness_memory(tmp_path: Path) -> None:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
-from scarbook.agents.child_watch import use_pidfd_child_watcher
+from scarbook.agents.spawn import run_program
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
 
@@ -17,7 +15,6 @@ from scarbook.models import AgentResult
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SYSTEMROOT", "PYTHONPATH")
 DEFAULT_MAX_OUTPUT = 1_000_000
 MAX_STDERR = 5_000_000
-KILL_GRACE_S = 2.0
 
 
 class CommandAgent:
@@ -63,56 +60,49 @@ class CommandAgent:
                   log_dir: Path, stem: str) -> AgentResult:
         exe = self._executable()
         stderr_path = log_dir / f"{stem}.stderr.log"
-        use_pidfd_child_watcher()
         if exe is None:
             return AgentResult(crashed=f"agent command not found: {self.argv[0]!r}", stderr_path=None)
         argv = [exe] + [a.replace("{task}", task) for a in self.argv[1:]]
         start = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=self.build_env(env),
-            stdin=asyncio.subprocess.PIPE if self.stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)  # its own process group, so a timeout kills grandchildren too
-        out = _CappedReader(self.max_output_bytes)
-        err_file = _LazyLog(stderr_path)
-        waiter = asyncio.ensure_future(_wait_all(proc, out, err_file))
+        out = _CappedOutput(self.max_output_bytes)
+        err = _StderrLog(stderr_path, MAX_STDERR)
         try:
-            if self.stdin:
-                await _feed(proc.stdin, task)
-            done, _ = await asyncio.wait({waiter}, timeout=timeout_s)
-            if not done:
-                await _kill_group(proc)
-                await _settle(waiter)
-                return AgentResult(output=out.text(), timed_out=True, stderr_path=err_file.path_if_written(),
-                                   output_truncated=out.truncated, duration_s=time.monotonic() - start,
-                                   crashed=f"timed out after {timeout_s:g}s")
-            waiter.result()
-        except asyncio.CancelledError:
-            await _kill_group(proc)
-            await _settle(waiter)
-            raise
+            done = await run_program(argv, cwd=cwd, env=self.build_env(env),
+                                     stdin_data=task.encode() if self.stdin else None,
+                                     on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s)
         finally:
-            err_file.close()
-        code = proc.returncode
-        result = AgentResult(output=out.text(), exit_code=code, stderr_path=err_file.path_if_written(),
-                             output_truncated=out.truncated, duration_s=time.monotonic() - start)
-        if code != 0:
+            err.close()
+        result = AgentResult(output=out.text(), exit_code=done.returncode, stderr_path=err.path_if_written(),
+                             output_truncated=out.truncated, duration_s=time.monotonic() - start,
+                             timed_out=done.timed_out)
+        code = done.returncode
+        if done.timed_out:
+            result.exit_code = None
+            result.crashed = f"timed out after {timeout_s:g}s"
+        elif code != 0:
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
                               else f"agent exited with code {code}") + _last_line(stderr_path)
         return result
 
 
-class _LazyLog:
-    """The stderr log, created on the first byte: most quiet runs then cost one file less."""
+class _StderrLog:
+    """The stderr log, created on the first byte (most quiet runs then cost one file less), capped."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, cap: int) -> None:
         self.path = path
+        self.cap = cap
+        self.written = 0
         self._fh = None
 
-    def write(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> None:
+        if self.written >= self.cap:
+            return
         if self._fh is None:
             self._fh = open(self.path, "wb")
-        self._fh.write(data)
+        self._fh.write(data[: self.cap - self.written])
+        self.written += len(data)
+        if self.written >= self.cap:
+            self._fh.write(b"\n[scarbook: stderr truncated]\n")
 
     def close(self) -> None:
         if self._fh is not None:
@@ -120,20 +110,6 @@ class _LazyLog:
 
     def path_if_written(self) -> str | None:
         return str(self.path) if self._fh is not None else None
-
-
-async def _wait_all(proc: asyncio.subprocess.Process, out: "_CappedReader", err_file) -> None:
-    await asyncio.gather(out.pump(proc.stdout), _pump_to_file(proc.stderr, err_file, MAX_STDERR))
-    await proc.wait()
-
-
-async def _settle(task: asyncio.Future) -> None:
-    """Cancel a helper task and wait until it is really gone."""
-    task.cancel()
-    try:
-        await task
-    except (asyncio.CancelledError, Exception):
-        pass
 
 
 def _last_line(path: Path) -> str:
@@ -147,19 +123,8 @@ def _last_line(path: Path) -> str:
     return f": {lines[-1].strip()[:200]}" if lines else ""
 
 
-async def _feed(stream: asyncio.StreamWriter | None, task: str) -> None:
-    if stream is None:
-        return
-    try:
-        stream.write(task.encode())
-        await stream.drain()
-        stream.close()
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-
-
-class _CappedReader:
-    """Keep the first `cap` bytes of a stream and drain the rest, so a flood costs no memory."""
+class _CappedOutput:
+    """Keep the first `cap` bytes of stdout and drop the rest, so a flood costs no memory."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
@@ -170,45 +135,11 @@ class _CappedReader:
     def truncated(self) -> bool:
         return self.dropped > 0
 
-    async def pump(self, stream: asyncio.StreamReader | None) -> None:
-        if stream is None:
-            return
-        while chunk := await stream.read(1 << 16):
-            room = self.cap - len(self.buf)
-            if room > 0:
-                self.buf += chunk[:room]
-            self.dropped += max(0, len(chunk) - max(room, 0))
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap - len(self.buf)
+        if room > 0:
+            self.buf += chunk[:room]
+        self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
         return self.buf.decode("utf-8", errors="replace")
-
-
-async def _pump_to_file(stream: asyncio.StreamReader | None, fh, cap: int) -> None:
-    if stream is None:
-        return
-    written = 0
-    while chunk := await stream.read(1 << 16):
-        if written < cap:
-            fh.write(chunk[: cap - written])
-            written += len(chunk)
-            if written >= cap:
-                fh.write(b"\n[scarbook: stderr truncated]\n")
-
-
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), wait)
-            # the leader is gone; make sure no child of the group outlives it
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            break
-        except asyncio.TimeoutError:
-            continue

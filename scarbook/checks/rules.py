@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import json
-import os
 import re
-import signal
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from scarbook.agents.spawn import run_program
 from scarbook.checks.context import CheckContext
 from scarbook.errors import PathEscapeError
 from scarbook.paths import resolve_inside
@@ -172,30 +170,21 @@ def output_regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     timeout = float(p.get("timeout_s") or ctx.command_timeout_s)
-    proc = await asyncio.create_subprocess_shell(
-        p["run"], cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
-        _kill_group(proc.pid)
-        await proc.wait()
+    tail = bytearray()
+
+    def keep_tail(chunk: bytes) -> None:  # only the last line is shown; a flood must not fill memory
+        tail.extend(chunk)
+        del tail[:-4096]
+
+    done = await run_program(["/bin/sh", "-c", p["run"]], cwd=ctx.workspace, env=None, stdin_data=None,
+                             on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
+    if done.timed_out:
         return False, f"command {p['run']!r} timed out after {timeout:g}s"
-    except asyncio.CancelledError:
-        _kill_group(proc.pid)
-        raise
-    tail = out.decode("utf-8", errors="replace").strip().splitlines()[-1:] if out else []
-    last = f": {_excerpt(tail[0], 80)}" if tail else ""
-    if proc.returncode == 0:
+    last_lines = tail.decode("utf-8", errors="replace").strip().splitlines()[-1:]
+    last = f": {_excerpt(last_lines[0], 80)}" if last_lines else ""
+    if done.returncode == 0:
         return True, f"command {p['run']!r} exited 0"
-    return False, f"command {p['run']!r} exited {proc.returncode}{last}"
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    return False, f"command {p['run']!r} exited {done.returncode}{last}"
 
 
 RuleFn = Callable[[CheckContext, dict[str, Any]], Outcome | Awaitable[Outcome]]
