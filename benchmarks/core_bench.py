@@ -117,7 +117,7 @@ def _run_doc(sid: str, case_id: str, k: int, ws_root: Path) -> dict:
 
 
 def seed_history(workspaces: Path, n_runs: int, cases: int = 4, runs_per_case: int = 25) -> int:
-    """Write n_runs finished runs straight into workspaces/history/<sid>/{session,runs-<case>}.json."""
+    """Write n_runs finished runs straight into workspaces/history/<sid>/ (session.json, runs-<case>.jsonl)."""
     hist = workspaces / "history"
     n_sessions = n_runs // (cases * runs_per_case)
     case_ids = [f"case-{c:03d}" for c in range(cases)]
@@ -131,7 +131,8 @@ def seed_history(workspaces: Path, n_runs: int, cases: int = 4, runs_per_case: i
         (folder / "session.json").write_text(json.dumps({"session": {"1": {**info.to_dict(), "pid": 1}}}))
         for cid in case_ids:
             docs = {str(k): _run_doc(sid, cid, k, workspaces) for k in range(1, runs_per_case + 1)}
-            (folder / f"runs-{cid}.json").write_text(json.dumps({"_default": docs}, separators=(",", ":")))
+            (folder / f"runs-{cid}.jsonl").write_text("".join(json.dumps(d, separators=(",", ":")) + "\n"
+                                                              for d in docs.values()))
     return n_sessions * cases * runs_per_case
 
 

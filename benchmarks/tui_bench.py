@@ -78,7 +78,7 @@ def make_library(root: Path, n_cases: int, n_sessions: int, runs_per_case: int) 
                                 "duration_s": 0.1, "started_at": info["started_at"], "workspace": "",
                                 "workspace_kept": False}
                 total += 1
-            (folder / f"runs-{cid}.json").write_text(json.dumps({"_default": runs}))
+            (folder / f"runs-{cid}.jsonl").write_text("".join(json.dumps(d) + "\n" for d in runs.values()))
     return total
 
 

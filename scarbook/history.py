@@ -1,13 +1,15 @@
 """Run history in TinyDB, one small file per (session, case) so recording a run stays cheap.
 
     workspaces/history/<session>/session.json        session meta (TinyDB table "session")
-    workspaces/history/<session>/runs-<case>.json    that case's runs in that session
+    workspaces/history/<session>/runs-<case>.jsonl   that case's runs in that session, one per line
     workspaces/history/<session>/.lock               held by the live process (filelock)
 
 TinyDB rewrites its whole file on every write, so a single history file would make each recorded run
-cost more as history grows. Sharding by session and case bounds that cost by the runs of one case in
-one session. Every write goes to a temp file and is renamed into place: a crash leaves the old file or
-the new one, never half of one, so every finished run stays readable.
+cost more as history grows. Sharding by session and case bounds what one read touches, and runs files
+are appended to, one line per run (see runs_file.py), so recording a run costs the same whatever came
+before it. session.json is rewritten through a temp file and a rename: a crash leaves the old file or
+the new one, never half of one. Either way every finished run stays readable. Runs files written by
+earlier versions (`runs-<case>.json`, plain TinyDB) are still read.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from typing import Any, Iterator
 
 from filelock import FileLock, Timeout
 from tinydb import TinyDB
-from tinydb.middlewares import CachingMiddleware
 from tinydb.storages import Storage
 
 from scarbook.errors import HistoryError
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.runs_file import SUFFIX, RunsDB, damaged_message, open_runs
 from scarbook.yamlio import atomic_write_text
+
+LEGACY_SUFFIX = ".json"
 
 
 class AtomicJSONStorage(Storage):
@@ -58,11 +62,6 @@ class AtomicJSONStorage(Storage):
         pass
 
 
-def damaged_message(path: Path, why: str) -> str:
-    return (f"history file {path} is damaged ({why}); the other sessions are unaffected — "
-            f"move it aside to silence this: mv {path} {path}.damaged")
-
-
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -85,7 +84,7 @@ class History:
         self.dir = Path(workspaces_dir) / "history"
         self.problems: list[HistoryError] = []
         self._locks: dict[str, FileLock] = {}
-        self._writers: dict[tuple[str, str], TinyDB] = {}
+        self._writers: dict[tuple[str, str], RunsDB] = {}
 
     # -- writing ------------------------------------------------------------------------------
     def new_session_id(self) -> str:
@@ -117,16 +116,13 @@ class History:
             table.truncate()
             table.insert({**info.to_dict(), "pid": os.getpid()})
 
-    def _writer(self, sid: str, case_id: str) -> TinyDB:
-        """The open runs file of one case in a session this process records: read once, then every
-        insert is written through at once (write cache of 1), so nothing waits in memory."""
+    def _writer(self, sid: str, case_id: str) -> RunsDB:
+        """The open runs file of one case in a session this process records; each insert is one
+        append, written at once, so nothing waits in memory."""
         key = (sid, case_id)
         db = self._writers.get(key)
         if db is None:
-            middleware = CachingMiddleware(AtomicJSONStorage)
-            middleware.WRITE_CACHE_SIZE = 1
-            db = TinyDB(str(self.dir / sid / f"runs-{case_id}.json"), storage=middleware)
-            self._writers[key] = db
+            db = self._writers[key] = open_runs(self.dir / sid / f"runs-{case_id}{SUFFIX}")
         return db
 
     def record_run(self, run: RunRecord) -> None:
@@ -195,14 +191,26 @@ class History:
         return out
 
     def runs(self, session_id: str, case_id: str | None = None) -> list[RunRecord]:
+        """The session's runs (of one case, or all), by case and k. A runs file whose last line a
+        crash cut short gives its complete runs, and the cut is listed in `self.problems`."""
         folder = self.dir / session_id
-        files = [folder / f"runs-{case_id}.json"] if case_id else sorted(folder.glob("runs-*.json"))
+        if case_id:
+            files = [folder / f"runs-{case_id}{SUFFIX}", folder / f"runs-{case_id}{LEGACY_SUFFIX}"]
+        else:
+            files = sorted([*folder.glob(f"runs-*{SUFFIX}"), *folder.glob(f"runs-*{LEGACY_SUFFIX}")])
         out: list[RunRecord] = []
         for path in files:
-            if not path.exists():
+            if path.suffix == SUFFIX:
+                db = open_runs(path)
+            elif path.exists():
+                db = _open(path)
+            else:
                 continue
-            with _open(path) as db:
+            with db:
                 out.extend(RunRecord.from_dict(d) for d in db.all())
+            cut = getattr(db.storage, "cut", None)
+            if cut is not None and str(cut) not in map(str, self.problems):
+                self.problems.append(cut)
         out.sort(key=lambda r: (r.case_id, r.k))
         return out
 

@@ -60,14 +60,17 @@ def seed_manifest(case: Case) -> SeedManifest:
 
 def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:
     """Create `dest` fresh and fill it from the case's seed/ and inline seed files."""
-    if dest.exists():
+    try:
+        dest.mkdir(parents=True)
+    except FileExistsError:
         shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+        dest.mkdir()
     manifest = manifest or seed_manifest(case)
     snap = Snapshot()
     for rel, (source, digest) in manifest.files.items():
         target = dest / rel  # validated when the case loaded; a fresh folder holds no links yet
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if "/" in rel:
+            target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(source, Path):
             shutil.copy(source, target)  # content and mode (a seeded script stays executable)
         else:

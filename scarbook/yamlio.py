@@ -11,6 +11,10 @@ import yaml
 
 from scarbook.errors import CaseError
 
+# libyaml (C) composes about ten times faster; when it is missing, or when a file does not parse,
+# the pure-Python loader runs instead, so every error message is the same on every machine.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
 
 class LineDict(dict):
     """A mapping that remembers the line (1-based) of itself and of each key."""
@@ -47,6 +51,13 @@ def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor) -> 
 
 def load_yaml_text(text: str, path: Path | str) -> Any:
     """Parse YAML, keeping line numbers. A syntax error becomes a CaseError with its line."""
+    if _FAST_LOADER is not None:
+        try:
+            node = yaml.compose(text, Loader=_FAST_LOADER)
+        except yaml.YAMLError:
+            pass  # let the pure-Python loader below word the error
+        else:
+            return None if node is None else _construct(node, path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -60,8 +71,10 @@ def load_yaml_text(text: str, path: Path | str) -> Any:
                         fix="fix the syntax (check indentation, quotes and colons)") from None
     except yaml.YAMLError as exc:
         raise CaseError(path, f"malformed YAML: {exc}", fix="fix the syntax") from None
-    if node is None:
-        return None
+    return None if node is None else _construct(node, path)
+
+
+def _construct(node: yaml.Node, path: Path | str) -> Any:
     constructor = yaml.constructor.SafeConstructor()
     try:
         return _convert(node, constructor)

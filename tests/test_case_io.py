@@ -308,3 +308,25 @@ def test_import_cases_bad_entry_and_bad_json(project, tmp_path: Path) -> None:
     src.write_text('[{"id": "b", "task": "t",\n')
     result = project.cli("import-cases", str(src))
     assert result.stderr == f"scarbook: {src}:2: not valid JSON: Expecting property name enclosed in double quotes — fix the JSON syntax\n"
+
+
+def _shape(data):
+    """Data with the line maps that error messages rely on, as plain values to compare."""
+    if isinstance(data, dict):
+        return ("map", data.line, dict(data.lines), {k: _shape(v) for k, v in data.items()})
+    if isinstance(data, list):
+        return ("seq", data.line, list(data.lines), [_shape(v) for v in data])
+    return data
+
+
+def test_the_fast_yaml_loader_reads_every_bundled_case_as_the_pure_one_does(monkeypatch) -> None:
+    import scarbook.yamlio as yamlio
+
+    if yamlio._FAST_LOADER is None:
+        pytest.skip("PyYAML here has no libyaml")
+    files = sorted((Path(__file__).parent.parent / "cases").glob("*/case.yaml"))
+    assert len(files) >= 3
+    texts = [f.read_text() for f in files] + ["a: &x {b: 1}\nc:\n  <<: *x\n  d: [1, 2.5, yes, null, '3']\n"]
+    fast = [_shape(yamlio.load_yaml_text(t, "f.yaml")) for t in texts]
+    monkeypatch.setattr(yamlio, "_FAST_LOADER", None)
+    assert fast == [_shape(yamlio.load_yaml_text(t, "f.yaml")) for t in texts]

@@ -25,11 +25,12 @@ def _alive(pid: int) -> bool:
 
 
 def _recorded(root: Path) -> int:
+    """Complete run lines in the runs files (what a reader would get right now)."""
     n = 0
-    for path in (root / "workspaces" / "history").glob("*/runs-*.json"):
+    for path in (root / "workspaces" / "history").glob("*/runs-*.jsonl"):
         try:
-            n += len(json.loads(path.read_text()).get("_default", {}))
-        except (OSError, ValueError):
+            n += path.read_bytes().count(b"\n")
+        except OSError:
             pass
     return n
 
@@ -97,29 +98,61 @@ def test_two_processes_record_into_one_history(project) -> None:
         assert len(runs) == 40
         assert {(r.case_id, r.k) for r in runs} == {(c, k) for c in s.case_ids for k in range(1, 11)}
         assert sum(r.status == "pass" for r in runs) == 35
-    for path in (project.workspaces / "history").rglob("*.json"):
+    for path in (project.workspaces / "history").rglob("session.json"):
         json.loads(path.read_text())  # every file is whole
+    runs_files = list((project.workspaces / "history").rglob("runs-*.jsonl"))
+    assert len(runs_files) == 8
+    for path in runs_files:  # ten whole lines each (in finishing order), none torn or interleaved
+        text = path.read_text()
+        assert text.endswith("\n") and sorted(json.loads(line)["k"] for line in text.splitlines()) == list(range(1, 11))
     assert not list((project.workspaces / "history").rglob("*.tmp"))
 
 
-def _damage(path: Path) -> int:
-    """Cut the file as a crash mid-write would, right after one complete run record. Returns the column."""
+def _cut_last_line(path: Path) -> None:
+    """Leave the file as a machine crash mid-append would: the last run's line half written."""
     text = path.read_text()
-    cut = text.index(',"2":') + 1
-    path.write_text(text[:cut])
-    return cut + 1
+    last = text.rstrip("\n").rfind("\n") + 1
+    path.write_text(text[:last + (len(text) - last) // 2])
 
 
-def test_truncated_history_file_is_reported_and_others_still_show(project) -> None:
+def _old_and_new(project):
+    """Two sessions of three runs, labelled old and new, and the old one's runs file."""
     project.bundled()
     project.cli("eval", "write-one-line", "--runs", "3", "-q", "-l", "old")
     project.cli("eval", "write-one-line", "--runs", "3", "-q", "-l", "new")
-    history = History(project.workspaces)
-    old, new = sorted(history.sessions(), key=lambda s: s.label == "new")
-    runs_file = project.workspaces / "history" / old.id / "runs-write-one-line.json"
-    col = _damage(runs_file)
-    damaged = (f"history file {runs_file} is damaged (Expecting property name enclosed in double quotes: line 1 "
-               f"column {col}); the other sessions are unaffected — move it aside to silence this: "
+    old, new = sorted(History(project.workspaces).sessions(), key=lambda s: s.label == "new")
+    return old, new, project.workspaces / "history" / old.id / "runs-write-one-line.jsonl"
+
+
+def test_a_runs_file_cut_by_a_crash_keeps_its_complete_runs_and_says_so(project) -> None:
+    old, new, runs_file = _old_and_new(project)
+    _cut_last_line(runs_file)
+    cut = (f"history file {runs_file} ends in a half-written run (line 3, cut by a crash); the 2 complete runs "
+           f"before it are kept — delete that line to silence this: sed -i '$d' {runs_file}")
+
+    result = project.cli("sessions")
+    assert (result.exit_code, result.stderr) == (0, f"history: {cut}\n")
+    rows = result.stdout.splitlines()[1:]
+    assert rows[0].split()[:4] == [new.id, "new", "finished", "3"]
+    assert rows[1].split()[:4] == [old.id, "old", "finished", "2"]
+
+    shown = project.cli("show", "write-one-line", "--session", "old")
+    assert (shown.exit_code, shown.stderr) == (0, f"history: {cut}\n")
+    assert [ln.split(":")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")] == ["run 1", "run 2"]
+    assert [r.k for r in History(project.workspaces).runs(old.id)] == [1, 2]
+
+    # The fix the message gives works: after it the file reads clean.
+    subprocess.run(["sed", "-i", "$d", str(runs_file)], check=True)
+    again = History(project.workspaces)
+    assert [r.k for r in again.runs(old.id)] == [1, 2] and again.problems == []
+
+
+def test_a_damaged_line_is_reported_by_name_and_others_still_show(project) -> None:
+    old, new, runs_file = _old_and_new(project)
+    lines = runs_file.read_text().splitlines(keepends=True)
+    runs_file.write_text(lines[0] + '{"k": 2,\n' + lines[2])  # a run in the middle is not whole
+    damaged = (f"history file {runs_file} is damaged (line 2: Expecting property name enclosed in double quotes: "
+               f"column 9); the other sessions are unaffected — move it aside to silence this: "
                f"mv {runs_file} {runs_file}.damaged")
 
     result = project.cli("sessions")
@@ -144,12 +177,27 @@ def test_truncated_history_file_is_reported_and_others_still_show(project) -> No
     assert listed.exit_code == 0
 
 
-def test_empty_history_file_is_not_a_silent_empty_history(project) -> None:
+def _one_session(project):
+    """One session of two runs: the history, the session, and its runs file."""
     project.bundled()
     project.cli("eval", "write-one-line", "--runs", "2", "-q")
     history = History(project.workspaces)
     (info,) = history.sessions()
-    runs_file = project.workspaces / "history" / info.id / "runs-write-one-line.json"
+    return history, info, project.workspaces / "history" / info.id / "runs-write-one-line.jsonl"
+
+
+def test_runs_files_of_earlier_versions_are_still_read(project) -> None:
+    history, info, new_file = _one_session(project)
+    docs = {str(n): json.loads(line) for n, line in enumerate(new_file.read_text().splitlines(), 1)}
+    new_file.unlink()
+    (new_file.parent / "runs-write-one-line.json").write_text(json.dumps({"_default": docs}))
+    assert [(r.case_id, r.k) for r in history.runs(info.id)] == [("write-one-line", 1), ("write-one-line", 2)]
+    assert [r.k for r in history.runs(info.id, "write-one-line")] == [1, 2]
+    assert "write-one-line" in history.latest_by_case(["write-one-line"])
+
+
+def test_empty_history_file_is_not_a_silent_empty_history(project) -> None:
+    history, info, runs_file = _one_session(project)
     runs_file.write_text("")
     listed = project.cli("list")
     assert listed.stderr == (f"history: history file {runs_file} is damaged (the file is empty); the other sessions "

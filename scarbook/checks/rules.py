@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -15,6 +18,7 @@ from scarbook.paths import resolve_inside
 
 Outcome = tuple[bool, str]
 MAX_READ = 20_000_000  # a rule check reads at most this much of a file
+_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # what Path.exists() takes as "not there"
 
 
 class CheckFailed(Exception):
@@ -26,9 +30,13 @@ def _file(ctx: CheckContext, rel: str) -> Path:
         target = resolve_inside(ctx.workspace, rel)
     except PathEscapeError as exc:
         raise CheckFailed(str(exc)) from None
-    if not target.exists():
-        raise CheckFailed(f"{rel} does not exist")
-    if target.is_dir():
+    try:
+        mode = os.stat(target).st_mode  # one stat answers both questions
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            raise CheckFailed(f"{rel} does not exist") from None
+        raise
+    if stat.S_ISDIR(mode):
         raise CheckFailed(f"{rel} is a directory, not a file")
     return target
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.case_io import validate_case_data, save_case
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.history import session_age_s
@@ -51,8 +51,7 @@ def list_command(ctx: click.Context) -> None:
     found = project.load_cases()
     cfg = project.config
     latest = project.history.latest_by_case([c.id for c in found.cases])
-    for problem in project.history.problems:
-        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+    report_history_problems(project.history)
     click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<10} {'latest runs':<12} title")
     for case in found.cases:
         threshold = case.threshold if case.threshold is not None else cfg.threshold
@@ -116,6 +115,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
         if excerpt:
             click.echo(f"  output: {excerpt[:400]}")
+    report_history_problems(history)
 
 
 def convert_json_case(entry: object, source: Path, index: int) -> Case:

@@ -41,6 +41,13 @@ def warn(text: str) -> None:
     click.echo(click.style("warning: ", fg="yellow") + text, err=True)
 
 
+def report_history_problems(history: Any, since: int = 0) -> int:
+    """Print the history's problems from index `since` on; returns how many there are now."""
+    for problem in history.problems[since:]:
+        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+    return len(history.problems)
+
+
 def report_case_problems(problems: list) -> None:
     for p in problems:
         click.echo(click.style("invalid case: ", fg="red") + str(p), err=True)

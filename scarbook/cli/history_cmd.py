@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems
 from scarbook.errors import HistoryError
 
 
@@ -16,8 +16,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     """Past sessions, newest first: label, state, runs, config fingerprint and git revision."""
     history = get_project(ctx).history
     sessions = history.sessions()
-    for problem in history.problems:
-        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+    reported = report_history_problems(history)
     if not sessions:
         click.echo("no sessions yet — run `scarbook eval`")
         return
@@ -33,6 +32,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
         counts = {s: sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")}
         click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
                    f"{counts['fail']:>5} {counts['error']:>4}  {info.fingerprint:<13} {info.git_revision or '-'}")
+    report_history_problems(history, since=reported)  # a runs file cut by a crash: its complete runs counted
 
 
 COMMANDS = [sessions_command]

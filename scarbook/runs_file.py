@@ -1,0 +1,128 @@
+"""Runs files: JSON Lines, one run per line, each run added with a single append.
+
+TinyDB's own JSON storage rewrites the whole file on every insert, so recording the n-th run of a case
+re-encodes and rewrites the n-1 before it. Here TinyDB still does the reading and querying, through a
+storage that lays the lines out the way TinyDB expects (document id = line number), while an insert
+is one `write(2)` of one whole line on a file opened with O_APPEND: the cost of a run does not depend
+on how many came before it, and a process that dies loses nothing it had finished writing.
+
+A crash of the machine (not just the process) can still leave the last line half written; reading
+then keeps every complete run before it and reports the cut line, never an empty history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from tinydb import TinyDB
+from tinydb.storages import Storage
+from tinydb.table import Table
+
+from scarbook.errors import HistoryError
+from scarbook.yamlio import atomic_write_text
+
+SUFFIX = ".jsonl"
+
+
+def damaged_message(path: Path, why: str) -> str:
+    return (f"history file {path} is damaged ({why}); the other sessions are unaffected — "
+            f"move it aside to silence this: mv {path} {path}.damaged")
+
+
+def cut_message(path: Path, line: int, kept: int) -> str:
+    return (f"history file {path} ends in a half-written run (line {line}, cut by a crash); the {kept} "
+            f"complete run{'s' if kept != 1 else ''} before it are kept — delete that line to silence this: "
+            f"sed -i '$d' {path}")
+
+
+def _record(path: Path, n: int, line: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(line)
+    except ValueError as exc:
+        why = f"{exc.msg}: column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise HistoryError(damaged_message(path, f"line {n}: {why}")) from None
+    if not isinstance(doc, dict):
+        raise HistoryError(damaged_message(path, f"line {n} is not a run record"))
+    return doc
+
+
+class RunsStorage(Storage):
+    """TinyDB storage over a JSON Lines file, with `append` for the one write history makes."""
+
+    def __init__(self, path: str, **_: Any) -> None:
+        self.path = Path(path)
+        self.cut: HistoryError | None = None  # set by read() when the last line was cut short
+        self._fd: int | None = None
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if not data.strip():
+            raise HistoryError(damaged_message(self.path, "the file is empty"))
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends in a newline, as every whole write leaves it
+        docs = {str(n): _record(self.path, n, line) for n, line in enumerate(lines, 1)}
+        self.cut = None
+        if tail.strip():
+            try:
+                docs[str(len(lines) + 1)] = _record(self.path, len(lines) + 1, tail)
+            except HistoryError:
+                self.cut = HistoryError(cut_message(self.path, len(lines) + 1, len(lines)))
+        return {"_default": docs}
+
+    def append(self, doc: Mapping[str, Any]) -> None:
+        line = (json.dumps(doc, separators=(",", ":")) + "\n").encode("utf-8")
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        written = 0
+        try:
+            while written < len(line):  # a regular file writes it all at once unless the disk is full
+                written += os.write(self._fd, line[written:])
+        except OSError:
+            if written:  # take back the part line, so the file stays a list of whole runs
+                os.ftruncate(self._fd, os.lseek(self._fd, 0, os.SEEK_END) - written)
+            raise
+
+    def write(self, data: dict[str, Any]) -> None:
+        """A whole rewrite (TinyDB update/remove): only a renumbered-by-line table can be laid out."""
+        docs = data.get("_default", {})
+        if set(data) - {"_default"} or sorted(map(int, docs)) != list(range(1, len(docs) + 1)):
+            raise HistoryError(f"history file {self.path} holds runs numbered by line: runs can be added "
+                               "or updated, not removed, and there is one table")
+        self.close()  # the rename below replaces the file the append descriptor points at
+        atomic_write_text(self.path, "".join(json.dumps(docs[str(i)], separators=(",", ":")) + "\n"
+                                             for i in range(1, len(docs) + 1)), durable=False)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class AppendTable(Table):
+    """A table whose insert appends one line instead of rewriting the file."""
+
+    def insert(self, document: Mapping) -> int:
+        if not isinstance(document, Mapping):
+            raise ValueError("Document is not a Mapping")
+        doc_id = self._get_next_id()  # reads the file once per process; an append then adds line doc_id
+        self._storage.append(dict(document))
+        self.clear_cache()
+        return doc_id
+
+    def insert_multiple(self, documents: Iterable[Mapping]) -> list[int]:
+        return [self.insert(d) for d in documents]
+
+
+class RunsDB(TinyDB):
+    table_class = AppendTable
+
+
+def open_runs(path: Path) -> RunsDB:
+    return RunsDB(str(path), storage=RunsStorage)
