@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path, PurePosixPath
 
@@ -10,7 +11,14 @@ from scarbook.errors import PathEscapeError
 
 def check_relative(rel: str) -> str | None:
     """Return why `rel` may not name a place inside a workspace, or None if it may."""
-    if not isinstance(rel, str) or not rel.strip():
+    if not isinstance(rel, str):
+        return "path is empty"
+    return _check_text(rel)
+
+
+@functools.lru_cache(maxsize=1024)  # a case names the same few paths in every run
+def _check_text(rel: str) -> str | None:
+    if not rel.strip():
         return "path is empty"
     if "\\" in rel:
         return f"path {rel!r} uses backslashes; write it with '/'"
@@ -22,6 +30,11 @@ def check_relative(rel: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _parts(rel: str) -> tuple[str, ...]:
+    return PurePosixPath(rel).parts
+
+
 def resolve_inside(root: Path, rel: str) -> Path:
     """Resolve `rel` against `root`, refusing anything (including symlinks) that leads out.
 
@@ -31,14 +44,14 @@ def resolve_inside(root: Path, rel: str) -> Path:
     why = check_relative(rel)
     if why:
         raise PathEscapeError(why)
-    target = Path(root)
+    target = os.fspath(root)
     linked = False
-    for part in PurePosixPath(rel).parts:
-        target = target / part
+    for part in _parts(rel):
+        target = os.path.join(target, part)
         if not linked and os.path.islink(target):
             linked = True
     if not linked:
-        return target  # no '..' and no link below root: it cannot leave root
+        return Path(target)  # no '..' and no link below root: it cannot leave root
     root_real = Path(os.path.realpath(root))
     real = Path(os.path.realpath(target))
     if real != root_real and root_real not in real.parents:

@@ -10,7 +10,6 @@ import asyncio
 import errno
 import hashlib
 import json
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from scarbook.history import now_iso
 from scarbook.models import Case, CheckResult, RunRecord, SessionInfo, Usage
 from scarbook.project import Project
 from scarbook.usage import read_agent_usage, usage_of_checks
-from scarbook.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
+from scarbook.workspace import SeedManifest, diff_workspace, prepare_workspace, remove_workspace, seed_manifest
 
 OUTPUT_EXCERPT = 4000
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
@@ -249,7 +248,7 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
                                    if c.is_judge and r.status == "skipped" and record.status != "pass")
     record.duration_s = time.monotonic() - start
     if record.status == "pass" and not keep_all:
-        shutil.rmtree(ws, ignore_errors=True)
+        remove_workspace(ws)
         record.workspace_kept = False
     return record
 

@@ -5,18 +5,30 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.models import Case, WorkspaceDiff
 
 
+SMALL_SEED = 1 << 20  # seed files up to this size are held in memory and written, larger ones copied
+
+
+@dataclass
+class SeedFile:
+    digest: str  # sha256 of the content
+    data: bytes | None = None  # the content (inline seeds, small files), else copied from source
+    source: Path | None = None
+    mode: int | None = None  # permission bits of a seed/ file (a seeded script stays executable)
+
+
 @dataclass
 class SeedManifest:
-    """What seeding a case's workspace writes: relative path -> (source file or inline text, sha256).
-    Built once per case per session, so each run copies and never re-hashes the seed."""
+    """What seeding a case's workspace writes, by relative path. Built once per case per session,
+    so each run writes (or copies) and never re-reads or re-hashes the seed."""
 
-    files: dict[str, tuple[Path | str, str]] = field(default_factory=dict)
+    files: dict[str, SeedFile] = field(default_factory=dict)
 
 
 @dataclass
@@ -26,7 +38,7 @@ class Snapshot:
     files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
 
 
-def _digest(path: Path) -> str:
+def _digest(path: Path | str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -34,15 +46,28 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _walk(root: Path, follow_links: bool = False) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    if not root.is_dir():
-        return out
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links):
-        dirnames.sort()
-        for name in filenames:
-            p = Path(dirpath) / name
-            out[p.relative_to(root).as_posix()] = p
+def _walk(root: Path | str, follow_links: bool = False) -> dict[str, str]:
+    """Relative posix path -> path of every file under `root`. As os.walk does, a link to a folder
+    is entered only when `follow_links`; other links are listed as files."""
+    out: dict[str, str] = {}
+
+    def scan(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                out[prefix + e.name] = e.path
+            elif follow_links or not e.is_symlink():
+                scan(e.path, prefix + e.name + "/")
+
+    scan(os.fspath(root), "")
     return out
 
 
@@ -52,10 +77,29 @@ def seed_manifest(case: Case) -> SeedManifest:
     if seed is not None and seed.is_dir():
         # Links are followed (load_case refused links that leave the case), as a copy would.
         for rel, src in _walk(seed, follow_links=True).items():
-            manifest.files[rel] = (src, _digest(src))
+            st = os.stat(src)
+            if st.st_size <= SMALL_SEED:
+                data = Path(src).read_bytes()
+                manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data, mode=stat.S_IMODE(st.st_mode))
+            else:
+                manifest.files[rel] = SeedFile(_digest(src), source=Path(src))
     for rel, text in case.seed_files.items():
-        manifest.files[rel] = (text, hashlib.sha256(text.encode("utf-8")).hexdigest())
+        data = text.encode("utf-8")
+        manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data)
     return manifest
+
+
+def _write_seed(target: Path, f: SeedFile) -> os.stat_result:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(f.data or b"")
+        while view:
+            view = view[os.write(fd, view):]
+        if f.mode is not None:
+            os.fchmod(fd, f.mode)  # exactly the seed's bits, whatever the umask
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
 
 
 def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:
@@ -67,16 +111,16 @@ def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = No
         dest.mkdir()
     manifest = manifest or seed_manifest(case)
     snap = Snapshot()
-    for rel, (source, digest) in manifest.files.items():
+    for rel, f in manifest.files.items():
         target = dest / rel  # validated when the case loaded; a fresh folder holds no links yet
         if "/" in rel:
             target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(source, Path):
-            shutil.copy(source, target)  # content and mode (a seeded script stays executable)
+        if f.data is not None:
+            st = _write_seed(target, f)
         else:
-            target.write_text(source, encoding="utf-8")
-        st = target.stat()
-        snap.files[rel] = (st.st_size, st.st_mtime_ns, digest)
+            shutil.copy(f.source, target)  # content and mode
+            st = target.stat()
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
     return snap
 
 
@@ -93,10 +137,10 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
             continue
         size, mtime_ns, digest = before.files[rel]
         try:
-            if p.is_symlink():
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
                 diff.modified.append(rel)
                 continue
-            st = p.stat()
             if st.st_size == size and st.st_mtime_ns == mtime_ns:
                 continue
             if st.st_size != size or _digest(p) != digest:
@@ -105,3 +149,19 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
             diff.modified.append(rel)
     diff.deleted = sorted(rel for rel in before.files if rel not in now)
     return diff
+
+
+def remove_workspace(root: Path) -> None:
+    """Delete a finished run's workspace. A run leaves a few files, so this lists the folder once and
+    unlinks them, cheaper than shutil.rmtree's checks; anything unusual goes to shutil.rmtree."""
+    try:
+        with os.scandir(root) as it:
+            entries = list(it)
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path)
+            else:
+                os.unlink(e.path)
+        os.rmdir(root)
+    except OSError:
+        shutil.rmtree(root, ignore_errors=True)

@@ -43,7 +43,9 @@ def _file(ctx: CheckContext, rel: str) -> Path:
 
 def _text(ctx: CheckContext, rel: str) -> str:
     with open(_file(ctx, rel), "rb") as fh:
-        data = fh.read(MAX_READ)
+        # read(MAX_READ) would allocate MAX_READ bytes up front; ask for what the file holds
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(min(MAX_READ, size + 4096) if size else MAX_READ)
     return data.decode("utf-8", errors="replace")
 
 
