@@ -26,7 +26,7 @@ from scarbook.history import now_iso
 from scarbook.models import Case, CheckResult, RunRecord, SessionInfo, Usage
 from scarbook.project import Project
 from scarbook.usage import read_agent_usage, usage_of_checks
-from scarbook.workspace import SeedManifest, diff_workspace, prepare_workspace, remove_workspace, seed_manifest
+from scarbook.workspace import Janitor, SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
 OUTPUT_EXCERPT = 4000
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
@@ -121,11 +121,13 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
     queue: asyncio.Queue = asyncio.Queue()
     session_dir = project.workspaces_dir / sid
     manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
+    janitor = Janitor()
+    prune = None if keep_all else janitor.remove
     yield SessionStarted(info, planned_runs=runs * len(cases))
 
     async def work(job: tuple[Case, int]) -> RunRecord:
         case, k = job
-        record = await _run_once(project, agent, case, k, sid, session_dir, queue, judge, keep_all,
+        record = await _run_once(project, agent, case, k, sid, session_dir, queue, judge, prune,
                                  timeout_s or case.timeout_s or cfg.timeout_s, manifests)
         history.record_run(record)
         plan.records.append(record)
@@ -176,6 +178,7 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
             info.state = "cancelled"
         if info.state == "running":
             info.state = plan.stop_reason or ("cancelled" if control.cancelled else "finished")
+        janitor.close()  # every pruned workspace is gone before the session says it is over
         history.finish_session(info)
     yield SessionFinished(info, sorted(plan.records, key=lambda r: (r.case_id, r.k)))
     if aborted is not None:
@@ -187,7 +190,7 @@ def _errors(plan: _Plan, case_id: str) -> int:
 
 
 async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str, session_dir: Path,
-                    queue: asyncio.Queue, judge, keep_all: bool, timeout_s: float,
+                    queue: asyncio.Queue, judge, prune: Callable[[Path], None] | None, timeout_s: float,
                     manifests: dict[str, SeedManifest]) -> RunRecord:
     log_dir = session_dir / case.id
     ws = log_dir / str(k)
@@ -247,8 +250,8 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
     record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks)
                                    if c.is_judge and r.status == "skipped" and record.status != "pass")
     record.duration_s = time.monotonic() - start
-    if record.status == "pass" and not keep_all:
-        remove_workspace(ws)
+    if record.status == "pass" and prune is not None:
+        prune(ws)
         record.workspace_kept = False
     return record
 

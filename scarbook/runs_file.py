@@ -25,6 +25,7 @@ from scarbook.errors import HistoryError
 from scarbook.yamlio import atomic_write_text
 
 SUFFIX = ".jsonl"
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options builds one per call
 
 
 def damaged_message(path: Path, why: str) -> str:
@@ -76,7 +77,7 @@ class RunsStorage(Storage):
         return {"_default": docs}
 
     def append(self, doc: Mapping[str, Any]) -> None:
-        line = (json.dumps(doc, separators=(",", ":")) + "\n").encode("utf-8")
+        line = (_ENCODE(doc) + "\n").encode("utf-8")
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -96,8 +97,8 @@ class RunsStorage(Storage):
             raise HistoryError(f"history file {self.path} holds runs numbered by line: runs can be added "
                                "or updated, not removed, and there is one table")
         self.close()  # the rename below replaces the file the append descriptor points at
-        atomic_write_text(self.path, "".join(json.dumps(docs[str(i)], separators=(",", ":")) + "\n"
-                                             for i in range(1, len(docs) + 1)), durable=False)
+        atomic_write_text(self.path, "".join(_ENCODE(docs[str(i)]) + "\n" for i in range(1, len(docs) + 1)),
+                          durable=False)
 
     def close(self) -> None:
         if self._fd is not None:

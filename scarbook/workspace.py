@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import shutil
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,3 +167,28 @@ def remove_workspace(root: Path) -> None:
         os.rmdir(root)
     except OSError:
         shutil.rmtree(root, ignore_errors=True)
+
+
+class Janitor:
+    """Deletes passing runs' workspaces on a thread of its own, so the next run starts while the last
+    one's files go (deleting folders is slow on some filesystems). `close` waits for all of it."""
+
+    def __init__(self) -> None:
+        self._paths: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def remove(self, path: Path) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="scarbook-janitor", daemon=True)
+            self._thread.start()
+        self._paths.put(path)
+
+    def _work(self) -> None:
+        while (path := self._paths.get()) is not None:
+            remove_workspace(path)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._paths.put(None)
+            self._thread.join()
+            self._thread = None

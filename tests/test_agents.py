@@ -160,6 +160,32 @@ async def test_an_agent_that_never_reads_its_stdin_still_finishes(run_dirs) -> N
     assert (result.exit_code, result.crashed, result.output) == (0, None, "not reading\n")
 
 
+async def test_an_agent_that_closes_its_pipes_and_runs_on_is_waited_for(run_dirs) -> None:
+    ws, logs = run_dirs
+    agent = CommandAgent(py("""
+        import os, sys, time
+        print("bye", flush=True)
+        os.close(1); os.close(2)
+        time.sleep(0.5)
+        sys.exit(4)
+        """))
+    start = time.monotonic()
+    result = await agent.run("t", ws, {}, 10, logs, "1")
+    assert time.monotonic() - start >= 0.5  # its exit, not the end of its output, ends the run
+    assert (result.output, result.exit_code, result.crashed) == ("bye\n", 4, "agent exited with code 4")
+
+
+async def test_an_agent_that_closes_its_pipes_then_hangs_is_killed_at_the_timeout(run_dirs) -> None:
+    ws, logs = run_dirs
+    agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); "
+                            "os.close(1); os.close(2); time.sleep(300)"))
+    before = len(os.listdir("/proc/self/fd"))
+    result = await agent.run("t", ws, {}, 1, logs, "1")
+    assert (result.timed_out, result.crashed) == (True, "timed out after 1s")
+    assert not _alive(int((ws / "pid").read_text()))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 async def test_a_cancelled_run_kills_the_agent_and_leaks_no_descriptors(run_dirs) -> None:
     ws, logs = run_dirs
     agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(300)"))

@@ -29,6 +29,7 @@ class CommandAgent:
         self.project_root = project_root
         self.label = label or "command: " + " ".join(argv)
         self._resolved: str | None = None
+        self._base_env: dict[str, str] | None = None
 
     def _executable(self) -> str | None:
         # Resolved once per agent: a PATH search on every run was a visible share of per-run cost.
@@ -52,9 +53,10 @@ class CommandAgent:
                 "install it, fix the path, or make the file executable")
 
     def build_env(self, extra: dict[str, str]) -> dict[str, str]:
-        env = {k: os.environ[k] for k in (*BASE_ENV, *self.env_allow) if k in os.environ}
-        env.update(extra)
-        return env
+        # The allowed part of the environment is read once per agent (one session), not per run.
+        if self._base_env is None:
+            self._base_env = {k: os.environ[k] for k in (*BASE_ENV, *self.env_allow) if k in os.environ}
+        return {**self._base_env, **extra}
 
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
                   log_dir: Path, stem: str) -> AgentResult:

@@ -1,9 +1,11 @@
 """Run one program to completion with the event loop watching its pipes and its exit.
 
 asyncio's subprocess layer (transports, protocols, stream readers, a child watcher) cost about as
-much per run as spawning the program itself. Here the loop watches raw pipe fds with add_reader and
-the child's exit through a Linux pidfd, so a run costs a spawn, a few reads and one waitpid. Where
-pidfds are missing (not Linux, or a kernel older than 5.3) the exit is awaited in a thread instead.
+much per run as spawning the program itself. Here the loop watches raw pipe fds with add_reader, so a
+run costs a spawn, a few reads and one waitpid. A task that fits in the pipe is written before the
+spawn (no writer to watch). The exit is looked at once the program's pipes close (they close as it
+exits), and watched through a Linux pidfd only when it is still running then, or must be killed.
+Where pidfds are missing (not Linux, or a kernel older than 5.3) the exit is awaited in a thread.
 
 The program gets its own process group, so a timeout or a cancel kills its children too.
 """
@@ -68,6 +70,7 @@ class _Watch:
         self._stdin: tuple[int, memoryview] | None = None
         self._writing = False
         self._pidfd: int | None = None
+        self._watching = False  # the exit is watched (pidfd or thread)
         child_ends: list[int] = []
         mine: list[int] = []
         try:
@@ -78,9 +81,15 @@ class _Watch:
                 err_r, err_w = os.pipe()
                 mine.append(err_r), child_ends.append(err_w)
             in_fd: int = _devnull()
+            rest = memoryview(b"")
             if stdin_data is not None:
                 in_fd, in_w = os.pipe()
                 mine.append(in_w), child_ends.append(in_fd)
+                os.set_blocking(in_w, False)
+                rest = _fill(in_w, memoryview(stdin_data))
+                if not rest:  # all of it is in the pipe: the program reads it, then end of file
+                    mine.remove(in_w)
+                    os.close(in_w)
             self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
                                          start_new_session=True)
         except BaseException:
@@ -93,11 +102,9 @@ class _Watch:
         self._watch_reader(out_r, on_stdout)
         if on_stderr is not None:
             self._watch_reader(err_r, on_stderr)
-        if stdin_data is not None:
-            os.set_blocking(in_w, False)
-            self._stdin = (in_w, memoryview(stdin_data))
+        if rest:  # a task larger than the pipe: the rest goes as the program reads
+            self._stdin = (in_w, rest)
             self._write_stdin()
-        self._watch_exit()
 
     # pipes ------------------------------------------------------------------------------------
     def _watch_reader(self, fd: int, sink: Sink) -> None:
@@ -148,6 +155,9 @@ class _Watch:
 
     # exit -------------------------------------------------------------------------------------
     def _watch_exit(self) -> None:
+        if self._watching or self.exited.done():  # (a reaped pid may already name another process)
+            return
+        self._watching = True
         try:
             self._pidfd = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):  # no pidfds here: wait in a thread
@@ -173,8 +183,14 @@ class _Watch:
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self.exited.done() and not self._readers and not self.done.done():
-            self.done.set_result(None)
+        if self._readers or self.done.done():
+            return
+        if not self.exited.done():
+            if self.proc.poll() is None:  # it closed its pipes but runs on: watch for the exit
+                self._watch_exit()
+                return
+            self.exited.set_result(self.proc.returncode)
+        self.done.set_result(None)
 
     # ending early -----------------------------------------------------------------------------
     def expire(self) -> None:
@@ -184,6 +200,7 @@ class _Watch:
 
     async def kill_group(self) -> None:
         """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
+        self._watch_exit()
         for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 5.0)):
             try:
                 os.killpg(self.proc.pid, sig)
@@ -206,6 +223,16 @@ class _Watch:
         self._close_stdin()
         if self.exited.done():
             self._close_pidfd()
+
+
+def _fill(fd: int, data: memoryview) -> memoryview:
+    """Write what fits into a non-blocking pipe; returns what did not fit."""
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except BlockingIOError:
+        pass
+    return data
 
 
 _devnull_fd: int | None = None
