@@ -160,6 +160,21 @@ async def test_an_agent_that_never_reads_its_stdin_still_finishes(run_dirs) -> N
     assert (result.exit_code, result.crashed, result.output) == (0, None, "not reading\n")
 
 
+async def _fds_after_a_first_run(ws: Path, logs: Path) -> int:
+    """Open descriptors once a run has made the loop's epoll set (one per loop, kept for its life)."""
+    await CommandAgent(["true"]).run("t", ws, {}, 10, logs, "warm")
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_runs_leave_no_descriptor_behind(run_dirs) -> None:
+    ws, logs = run_dirs
+    before = await _fds_after_a_first_run(ws, logs)
+    for k in range(5):
+        r = await CommandAgent(py("import sys; print('out'); print('err', file=sys.stderr)")).run("t", ws, {}, 10, logs, str(k))
+        assert (r.exit_code, r.output) == (0, "out\n")
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 async def test_an_agent_that_closes_its_pipes_and_runs_on_is_waited_for(run_dirs) -> None:
     ws, logs = run_dirs
     agent = CommandAgent(py("""
@@ -179,7 +194,7 @@ async def test_an_agent_that_closes_its_pipes_then_hangs_is_killed_at_the_timeou
     ws, logs = run_dirs
     agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); "
                             "os.close(1); os.close(2); time.sleep(300)"))
-    before = len(os.listdir("/proc/self/fd"))
+    before = await _fds_after_a_first_run(ws, logs)
     result = await agent.run("t", ws, {}, 1, logs, "1")
     assert (result.timed_out, result.crashed) == (True, "timed out after 1s")
     assert not _alive(int((ws / "pid").read_text()))
@@ -189,7 +204,7 @@ async def test_an_agent_that_closes_its_pipes_then_hangs_is_killed_at_the_timeou
 async def test_a_cancelled_run_kills_the_agent_and_leaks_no_descriptors(run_dirs) -> None:
     ws, logs = run_dirs
     agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(300)"))
-    before = len(os.listdir("/proc/self/fd"))
+    before = await _fds_after_a_first_run(ws, logs)
     task = asyncio.ensure_future(agent.run("t", ws, {}, 60, logs, "1"))
     while not (ws / "pid").exists() or not (ws / "pid").read_text():
         await asyncio.sleep(0.01)

@@ -21,6 +21,7 @@ def ws(tmp_path: Path) -> Path:
     (root / "config.json").write_text('{"debug": false, "retries": 3, "servers": [{"name": "a/b"}]}')
     (root / "broken.json").write_text('{"debug": false,\n}')
     (root / "sub").mkdir()
+    os.mkfifo(root / "fifo")  # an agent may leave one; reading it must not block the check
     return root
 
 
@@ -43,6 +44,9 @@ CASES = [
     ("contains", {"path": "tmp.txt", "text": "agent v2"}, "fail",
      "tmp.txt does not contain 'agent v2' (starts: '# tiny-agent\\n')"),
     ("contains", {"path": "missing.txt", "text": "x"}, "fail", "missing.txt does not exist"),
+    ("contains", {"path": "sub", "text": "x"}, "fail", "sub is a directory, not a file"),
+    ("contains", {"path": "tmp.txt/x", "text": "x"}, "fail", "tmp.txt/x does not exist"),
+    ("contains", {"path": "fifo", "text": "x"}, "fail", "fifo is not a regular file"),  # and does not hang
     ("not_contains", {"path": "README.md", "text": "secret"}, "pass", "README.md does not contain 'secret'"),
     ("not_contains", {"path": "README.md", "text": "minimal"}, "fail",
      "README.md contains 'minimal' at line 3 but must not"),
@@ -115,6 +119,11 @@ async def test_check_path_that_is_a_symlink_out_fails_with_why(ws: Path, tmp_pat
             "fail", f"path 'link.txt' is a symlink that leads out of the workspace (to {secret})")
     assert await outcome(ws, "file_absent", path="link.txt") == (
         "fail", f"path 'link.txt' is a symlink that leads out of the workspace (to {secret})")
+
+
+async def test_a_large_file_is_read_whole_up_to_the_cap(ws: Path) -> None:
+    (ws / "big.txt").write_bytes(b"a" * 3_000_000 + b"needle")
+    assert await outcome(ws, "contains", path="big.txt", text="needle") == ("pass", "big.txt contains 'needle'")
 
 
 async def test_check_on_a_deleted_workspace_fails_not_errors(tmp_path: Path) -> None:

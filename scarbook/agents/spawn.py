@@ -1,8 +1,8 @@
 """Run one program to completion with the event loop watching its pipes and its exit.
 
 asyncio's subprocess layer (transports, protocols, stream readers, a child watcher) cost about as
-much per run as spawning the program itself. Here the loop watches raw pipe fds with add_reader, so a
-run costs a spawn, a few reads and one waitpid. A task that fits in the pipe is written before the
+much per run as spawning the program itself. Here raw pipe fds are watched (through one epoll set per
+loop, see fdwatch.py), so a run costs a spawn, a few reads and one waitpid. A task that fits in the pipe is written before the
 spawn (no writer to watch). The exit is looked at once the program's pipes close (they close as it
 exits), and watched through a Linux pidfd only when it is still running then, or must be killed.
 Where pidfds are missing (not Linux, or a kernel older than 5.3) the exit is awaited in a thread.
@@ -13,11 +13,14 @@ The program gets its own process group, so a timeout or a cancel kills its child
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import subprocess
 from dataclasses import dataclass
 from typing import Callable
+
+from scarbook.agents.fdwatch import readers_for
 
 KILL_GRACE_S = 2.0
 READ_CHUNK = 1 << 16
@@ -63,6 +66,7 @@ class _Watch:
     def __init__(self, loop: asyncio.AbstractEventLoop, argv, cwd, env, stdin_data: bytes | None,
                  on_stdout: Sink, on_stderr: Sink | None) -> None:
         self.loop = loop
+        self._fds = readers_for(loop)
         self.timed_out = False
         self.done: asyncio.Future = loop.create_future()
         self.exited: asyncio.Future = loop.create_future()
@@ -110,7 +114,7 @@ class _Watch:
     def _watch_reader(self, fd: int, sink: Sink) -> None:
         os.set_blocking(fd, False)
         self._readers[fd] = sink
-        self.loop.add_reader(fd, self._read, fd)
+        self._fds.add(fd, functools.partial(self._read, fd))
 
     def _read(self, fd: int) -> None:
         try:
@@ -126,7 +130,7 @@ class _Watch:
         self._maybe_done()
 
     def _drop_reader(self, fd: int) -> None:
-        self.loop.remove_reader(fd)
+        self._fds.remove(fd)
         del self._readers[fd]
         os.close(fd)
 
@@ -164,7 +168,7 @@ class _Watch:
             fut = self.loop.run_in_executor(None, self.proc.wait)
             fut.add_done_callback(lambda _f: self._exited())
             return
-        self.loop.add_reader(self._pidfd, self._reap)
+        self._fds.add(self._pidfd, self._reap)
 
     def _reap(self) -> None:
         self._close_pidfd()
@@ -173,7 +177,7 @@ class _Watch:
 
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:
-            self.loop.remove_reader(self._pidfd)
+            self._fds.remove(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
 

@@ -25,28 +25,54 @@ class CheckFailed(Exception):
     """Raised inside a rule to end it with a failing detail."""
 
 
-def _file(ctx: CheckContext, rel: str) -> Path:
+def _inside(ctx: CheckContext, rel: str) -> Path:
     try:
-        target = resolve_inside(ctx.workspace, rel)
+        return resolve_inside(ctx.workspace, rel)
     except PathEscapeError as exc:
         raise CheckFailed(str(exc)) from None
+
+
+def _missing(rel: str, exc: OSError) -> CheckFailed:
+    if exc.errno in _MISSING:
+        return CheckFailed(f"{rel} does not exist")
+    raise exc
+
+
+def _kind(rel: str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise CheckFailed(f"{rel} is a directory, not a file")
+
+
+def _file(ctx: CheckContext, rel: str) -> Path:
+    target = _inside(ctx, rel)
     try:
         mode = os.stat(target).st_mode  # one stat answers both questions
     except OSError as exc:
-        if exc.errno in _MISSING:
-            raise CheckFailed(f"{rel} does not exist") from None
-        raise
-    if stat.S_ISDIR(mode):
-        raise CheckFailed(f"{rel} is a directory, not a file")
+        raise _missing(rel, exc) from None
+    _kind(rel, mode)
     return target
 
 
 def _text(ctx: CheckContext, rel: str) -> str:
-    with open(_file(ctx, rel), "rb") as fh:
-        # read(MAX_READ) would allocate MAX_READ bytes up front; ask for what the file holds
-        size = os.fstat(fh.fileno()).st_size
-        data = fh.read(min(MAX_READ, size + 4096) if size else MAX_READ)
-    return data.decode("utf-8", errors="replace")
+    """The file's text (at most MAX_READ bytes), read with one open, one fstat and one read."""
+    target = _inside(ctx, rel)
+    try:
+        # O_NONBLOCK: a named pipe the agent left must not hang the check (for files it does nothing)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _missing(rel, exc) from None
+    try:
+        st = os.fstat(fd)
+        _kind(rel, st.st_mode)
+        if not stat.S_ISREG(st.st_mode):
+            raise CheckFailed(f"{rel} is not a regular file")
+        chunks, want = [], min(MAX_READ, st.st_size + 4096)  # what it holds (plus room if it grew)
+        while want > 0 and (chunk := os.read(fd, want)):
+            chunks.append(chunk)
+            want = MAX_READ - sum(map(len, chunks)) if len(chunk) == want else 0
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace")
 
 
 def _excerpt(text: str, n: int = 60) -> str:
