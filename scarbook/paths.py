@@ -36,10 +36,15 @@ def _parts(rel: str) -> tuple[str, ...]:
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
+    return Path(resolve_inside_str(root, rel))
+
+
+def resolve_inside_str(root: Path | str, rel: str) -> str:
     """Resolve `rel` against `root`, refusing anything (including symlinks) that leads out.
 
-    The returned path need not exist. Only the components below `root` are looked at (one lstat
-    each); when one of them is a symlink, the whole path is resolved and must stay inside.
+    The returned path need not exist; `resolve_inside` gives it as a Path. Only the components below
+    `root` are looked at (one lstat each); when one of them is a symlink, the whole path is resolved
+    and must stay inside.
     """
     why = check_relative(rel)
     if why:
@@ -51,9 +56,9 @@ def resolve_inside(root: Path, rel: str) -> Path:
         if not linked and os.path.islink(target):
             linked = True
     if not linked:
-        return Path(target)  # no '..' and no link below root: it cannot leave root
+        return target  # no '..' and no link below root: it cannot leave root
     root_real = Path(os.path.realpath(root))
     real = Path(os.path.realpath(target))
     if real != root_real and root_real not in real.parents:
         raise PathEscapeError(f"path {rel!r} is a symlink that leads out of the workspace (to {real})")
-    return real
+    return str(real)

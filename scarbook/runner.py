@@ -10,6 +10,7 @@ import asyncio
 import errno
 import hashlib
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -197,7 +198,7 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
     record = RunRecord(session_id=sid, case_id=case.id, k=k, status="error", reason="",
                        started_at=now_iso(), workspace=str(ws))
     start = time.monotonic()
-    queue.put_nowait(RunStarted(sid, case.id, k, str(ws)))
+    queue.put_nowait(RunStarted(sid, case.id, k, record.workspace))
     try:
         if case.id not in manifests:
             manifests[case.id] = seed_manifest(case)
@@ -206,10 +207,9 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
         record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
         record.duration_s = time.monotonic() - start
         return record
-    transcript, usage_file = log_dir / f"{k}.transcript.jsonl", log_dir / f"{k}.usage.jsonl"
-    env = {"SCARBOOK_TRANSCRIPT": str(transcript), "SCARBOOK_USAGE": str(usage_file),
-           "SCARBOOK_WORKSPACE": str(ws), "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k),
-           "SCARBOOK_SESSION": sid}
+    transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"
+    env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
+           "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": sid}
     try:
         result = await agent.run(case.task, ws, env, timeout_s, log_dir, str(k))
     except OSError as exc:
@@ -228,7 +228,7 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
             (log_dir / f"{k}.output.txt").write_text(result.output, encoding="utf-8")
         except OSError:
             pass
-    record.transcript_path = str(transcript) if transcript.exists() else None
+    record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
     record.diff = diff_workspace(snap, ws)
     record.agent_usage = read_agent_usage(usage_file, judge)
     if result.crashed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +26,15 @@ def usage_from_dict(d: dict[str, Any]) -> Usage:
     return u
 
 
-def read_agent_usage(path: Path, judge=None) -> Usage:
+def read_agent_usage(path: Path | str, judge=None) -> Usage:
     """Sum the JSON lines an agent appended to $SCARBOOK_USAGE; lines that do not parse are ignored
     (the agent's bookkeeping must never turn a verdict into an error)."""
     total = Usage()
-    if not path.is_file():
+    # access() answers "is it there" without the exception a failed stat raises (most agents write none)
+    if not os.access(path, os.F_OK) or not os.path.isfile(path):
         return total
     prices = getattr(getattr(judge, "settings", None), "price_usage", None)
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             d = json.loads(line)
         except json.JSONDecodeError:

@@ -91,7 +91,7 @@ def seed_manifest(case: Case) -> SeedManifest:
     return manifest
 
 
-def _write_seed(target: Path, f: SeedFile) -> os.stat_result:
+def _write_seed(target: str, f: SeedFile) -> os.stat_result:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(f.data or b"")
@@ -113,15 +113,16 @@ def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = No
         dest.mkdir()
     manifest = manifest or seed_manifest(case)
     snap = Snapshot()
+    root = os.fspath(dest)
     for rel, f in manifest.files.items():
-        target = dest / rel  # validated when the case loaded; a fresh folder holds no links yet
+        target = f"{root}/{rel}"  # validated when the case loaded; a fresh folder holds no links yet
         if "/" in rel:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
         if f.data is not None:
             st = _write_seed(target, f)
         else:
             shutil.copy(f.source, target)  # content and mode
-            st = target.stat()
+            st = os.stat(target)
         snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
     return snap
 

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 from scarbook.agents.spawn import run_program
 from scarbook.checks.context import CheckContext
 from scarbook.errors import PathEscapeError
-from scarbook.paths import resolve_inside
+from scarbook.paths import resolve_inside, resolve_inside_str
 
 Outcome = tuple[bool, str]
 MAX_READ = 20_000_000  # a rule check reads at most this much of a file
@@ -25,9 +25,9 @@ class CheckFailed(Exception):
     """Raised inside a rule to end it with a failing detail."""
 
 
-def _inside(ctx: CheckContext, rel: str) -> Path:
+def _inside(ctx: CheckContext, rel: str) -> str:
     try:
-        return resolve_inside(ctx.workspace, rel)
+        return resolve_inside_str(ctx.workspace, rel)
     except PathEscapeError as exc:
         raise CheckFailed(str(exc)) from None
 
@@ -43,14 +43,15 @@ def _kind(rel: str, mode: int) -> None:
         raise CheckFailed(f"{rel} is a directory, not a file")
 
 
-def _file(ctx: CheckContext, rel: str) -> Path:
+def _file(ctx: CheckContext, rel: str) -> os.stat_result:
+    """The stat of the file `rel` names, failing the check if it is missing or a folder."""
     target = _inside(ctx, rel)
     try:
-        mode = os.stat(target).st_mode  # one stat answers both questions
+        st = os.stat(target)  # one stat answers both questions
     except OSError as exc:
         raise _missing(rel, exc) from None
-    _kind(rel, mode)
-    return target
+    _kind(rel, st.st_mode)
+    return st
 
 
 def _text(ctx: CheckContext, rel: str) -> str:
@@ -82,8 +83,7 @@ def _excerpt(text: str, n: int = 60) -> str:
 
 
 def file_exists(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    target = _file(ctx, p["path"])
-    return True, f"{p['path']} exists ({target.stat().st_size} bytes)"
+    return True, f"{p['path']} exists ({_file(ctx, p['path']).st_size} bytes)"
 
 
 def file_absent(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
