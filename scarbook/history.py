@@ -62,8 +62,15 @@ class AtomicJSONStorage(Storage):
         pass
 
 
+_now_cache: list = [0, ""]
+
+
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    """The current UTC time to the second, ISO 8601 (made once per second: every run asks)."""
+    t = int(time.time())
+    if t != _now_cache[0]:
+        _now_cache[:] = [t, datetime.fromtimestamp(t, timezone.utc).isoformat()]
+    return _now_cache[1]
 
 
 def _open(path: Path) -> TinyDB:

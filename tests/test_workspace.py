@@ -29,6 +29,25 @@ def test_seed_copies_content_and_mode_and_inline_files(tmp_path):
     assert os.access(ws / "bin" / "run.sh", os.X_OK)  # a seeded script stays executable
 
 
+def test_seeded_files_keep_exactly_their_permission_bits_whatever_the_umask(tmp_path):
+    case = make_case(tmp_path)
+    modes = {"shared.txt": 0o666, "private.txt": 0o600, "group.txt": 0o664}
+    for name, mode in modes.items():
+        (case.root / "seed" / name).write_text(name)
+        os.chmod(case.root / "seed" / name, mode)
+    (case.root / "seed" / "big.bin").write_bytes(b"x" * (2 << 20))  # past SMALL_SEED: copied, not held
+    os.chmod(case.root / "seed" / "big.bin", 0o660)
+    modes["big.bin"] = 0o660
+    old = os.umask(0o022)
+    try:
+        prepare_workspace(case, tmp_path / "ws", seed_manifest(case))
+    finally:
+        os.umask(old)
+    assert {n: os.stat(tmp_path / "ws" / n).st_mode & 0o777 for n in modes} == modes
+    assert (tmp_path / "ws" / "big.bin").stat().st_size == 2 << 20
+    assert os.stat(tmp_path / "ws" / "notes" / "inline.txt").st_mode & 0o777 == 0o644  # inline: as any new file
+
+
 def test_diff_created_modified_deleted_and_same_bytes_rewrite_is_not_a_change(tmp_path):
     case = make_case(tmp_path)
     ws = tmp_path / "ws"
