@@ -199,7 +199,8 @@ class History:
 
     def runs(self, session_id: str, case_id: str | None = None) -> list[RunRecord]:
         """The session's runs (of one case, or all), by case and k. A runs file whose last line a
-        crash cut short gives its complete runs, and the cut is listed in `self.problems`."""
+        crash cut short gives its complete runs, and the cut is listed in `self.problems` (unless the
+        session is still recording: then the line is being written, and is left for the next read)."""
         folder = self.dir / session_id
         if case_id:
             files = [folder / f"runs-{case_id}{SUFFIX}", folder / f"runs-{case_id}{LEGACY_SUFFIX}"]
@@ -216,7 +217,8 @@ class History:
             with db:
                 out.extend(RunRecord.from_dict(d) for d in db.all())
             cut = getattr(db.storage, "cut", None)
-            if cut is not None and str(cut) not in map(str, self.problems):
+            # A live session may be mid-append as we read: its last line is not cut, only not there yet.
+            if cut is not None and str(cut) not in map(str, self.problems) and not self._is_live(session_id):
                 self.problems.append(cut)
         out.sort(key=lambda r: (r.case_id, r.k))
         return out

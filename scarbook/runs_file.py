@@ -34,9 +34,9 @@ def damaged_message(path: Path, why: str) -> str:
 
 
 def cut_message(path: Path, line: int, kept: int) -> str:
-    return (f"history file {path} ends in a half-written run (line {line}, cut by a crash); the {kept} "
-            f"complete run{'s' if kept != 1 else ''} before it are kept — delete that line to silence this: "
-            f"sed -i '$d' {path}")
+    runs = f"the {kept} complete runs before it are kept" if kept != 1 else "the complete run before it is kept"
+    return (f"history file {path} ends in a half-written run (line {line}, cut by a crash); {runs} — "
+            f"delete that line to silence this: sed -i '$d' {path}")
 
 
 def _record(path: Path, n: int, line: bytes) -> dict[str, Any]:

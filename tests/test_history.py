@@ -148,6 +148,25 @@ def test_a_runs_file_cut_by_a_crash_keeps_its_complete_runs_and_says_so(project)
     assert [r.k for r in again.runs(old.id)] == kept and again.problems == []
 
 
+def test_a_line_being_written_by_a_live_session_is_not_reported_as_a_crash(tmp_path: Path) -> None:
+    from scarbook.models import RunRecord, SessionInfo
+
+    writer = History(tmp_path)
+    info = SessionInfo(id=writer.new_session_id(), started_at="2026-12-03T08:00:00+00:00", case_ids=["c"])
+    writer.start_session(info)  # holds the session's lock, as a recording process does
+    writer.record_run(RunRecord(session_id=info.id, case_id="c", k=1, status="pass", reason="ok"))
+    runs_file = tmp_path / "history" / info.id / "runs-c.jsonl"
+    with open(runs_file, "a") as fh:
+        fh.write('{"session_id": "' + info.id + '", "case_id": "c", "k": 2, "sta')  # an append in flight
+    reader = History(tmp_path)
+    assert [r.k for r in reader.runs(info.id)] == [1] and reader.problems == []
+    writer.finish_session(info)  # the session is over: now a cut line can only be a crash's
+    assert [r.k for r in reader.runs(info.id)] == [1]
+    assert [str(p) for p in reader.problems] == [
+        f"history file {runs_file} ends in a half-written run (line 2, cut by a crash); the complete run "
+        f"before it is kept — delete that line to silence this: sed -i '$d' {runs_file}"]
+
+
 def test_a_damaged_line_is_reported_by_name_and_others_still_show(project) -> None:
     old, new, runs_file = _old_and_new(project)
     lines = runs_file.read_text().splitlines(keepends=True)
