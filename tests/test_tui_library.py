@@ -114,3 +114,25 @@ async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
         assert "selected: write-one-line" in str(app.screen.query_one("#scope-selected").label)
+
+
+async def test_a_damaged_history_file_is_said_in_the_library_once(project_root):
+    record_session(project_root, "20261101-100000-000aa", "2026-11-01T10:00:00+00:00", "abc",
+                   {"write-one-line": ["pass", "fail", "pass"]})
+    runs_file = project_root / "workspaces" / "history" / "20261101-100000-000aa" / "runs-write-one-line.jsonl"
+    lines = runs_file.read_text().splitlines(keepends=True)
+    runs_file.write_text(lines[0] + "{oops\n" + lines[2])
+    expected = (f"history file {runs_file} is damaged (line 2: Expecting property name enclosed in double quotes: "
+                f"column 2); the other sessions are unaffected — move it aside to silence this: "
+                f"mv {runs_file} {runs_file}.damaged")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        told = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert told == [("history", expected, "warning")]
+        row = next(r for r in lib.rows if r.key == "write-one-line")
+        assert row.runs == [] and row.stats.rate is None  # its only session is unreadable: no rate is made up
+        lib.reload()
+        await wait_until(pilot, lambda: lib.loaded, what="the reload")
+        await pilot.pause(0.2)
+        assert len([n for n in app._notifications if n.title == "history"]) == 1

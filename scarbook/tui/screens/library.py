@@ -56,6 +56,7 @@ class LibraryScreen(Screen):
         self.sort_key = "id"
         self.sort_reverse = False
         self.loaded = False
+        self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
 
     def compose(self) -> ComposeResult:
@@ -80,11 +81,16 @@ class LibraryScreen(Screen):
     @work(thread=True, exclusive=True, group="library-load")
     def _load_rows(self) -> None:
         rows = build_rows(self.app.project)
+        problems = [str(p) for p in self.app.project.history.problems]
         self.judge_status = judge_calibration_line(self.app.project, rows)
-        self.app.call_from_thread(self._show_rows, rows)
+        self.app.call_from_thread(self._show_rows, rows, problems)
 
-    def _show_rows(self, rows: list[LibraryRow]) -> None:
+    def _show_rows(self, rows: list[LibraryRow], history_problems: list[str] | None = None) -> None:
         self.rows, self.loaded = rows, True
+        for problem in history_problems or []:  # a damaged history file: said once, not at every reload
+            if problem not in self._told:
+                self._told.add(problem)
+                self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
         self._refill()
 
     def _refill(self) -> None:
