@@ -33,6 +33,8 @@ def _inside(ctx: CheckContext, rel: str) -> str:
 
 
 def _missing(rel: str, exc: OSError) -> CheckFailed:
+    """The failure to raise when `exc` says the file is not there; any other error goes on up
+    (run_check turns it into "could not read the workspace: ...")."""
     if exc.errno in _MISSING:
         return CheckFailed(f"{rel} does not exist")
     raise exc
