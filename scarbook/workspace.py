@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import queue
@@ -92,20 +91,6 @@ def seed_manifest(case: Case) -> SeedManifest:
     return manifest
 
 
-@functools.lru_cache(maxsize=1)
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:  # reads it without changing it
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _write_seed(target: str, f: SeedFile) -> os.stat_result:
     mode = 0o666 if f.mode is None else f.mode
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
@@ -113,8 +98,8 @@ def _write_seed(target: str, f: SeedFile) -> os.stat_result:
         view = memoryview(f.data or b"")
         while view:
             view = view[os.write(fd, view):]
-        if f.mode is not None and f.mode & _umask():
-            os.fchmod(fd, f.mode)  # exactly the seed's bits, which the umask took some of
+        if f.mode is not None:
+            os.fchmod(fd, f.mode)  # exactly the seed's bits, whatever the umask took
         return os.fstat(fd)
     finally:
         os.close(fd)

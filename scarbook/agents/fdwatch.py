@@ -60,12 +60,6 @@ class EpollReaders:
                     loop.call_exception_handler({"message": f"exception in the reader of fd {fd}",
                                                  "exception": exc})
 
-    def close(self) -> None:
-        loop = self._loop()
-        if loop is not None and not loop.is_closed():
-            loop.remove_reader(self._epoll.fileno())
-        self._epoll.close()
-
 
 _by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -1,9 +1,9 @@
 """Run one program to completion with the event loop watching its pipes and its exit.
 
 asyncio's subprocess layer (transports, protocols, stream readers, a child watcher) cost about as
-much per run as spawning the program itself. Here raw pipe fds are watched (through one epoll set per
-loop, see fdwatch.py), so a run costs a spawn, a few reads and one waitpid. A task that fits in the pipe is written before the
-spawn (no writer to watch). The exit is looked at once the program's pipes close (they close as it
+much per run as spawning the program itself. Here raw pipe fds are watched (through one epoll set
+per loop, see fdwatch.py), so a run costs a spawn, a few reads and one waitpid. A task that fits in
+the pipe is written before the spawn (no writer to watch). The exit is looked at once the program's pipes close (they close as it
 exits), and watched through a Linux pidfd only when it is still running then, or must be killed.
 Where pidfds are missing (not Linux, or a kernel older than 5.3) the exit is awaited in a thread.
 
@@ -137,16 +137,15 @@ class _Watch:
     def _write_stdin(self) -> None:
         fd, rest = self._stdin
         try:
-            while rest:
-                rest = rest[os.write(fd, rest):]
-        except BlockingIOError:  # the pipe is full: go on when the program has read some
+            rest = _fill(fd, rest)
+        except OSError:  # the program closed its stdin (or died) before reading all of the task
+            rest = memoryview(b"")
+        if rest:  # the pipe is full: go on when the program has read some
             self._stdin = (fd, rest)
             if not self._writing:
                 self._writing = True
                 self.loop.add_writer(fd, self._write_stdin)
             return
-        except OSError:  # the program closed its stdin (or died) before reading all of the task
-            pass
         self._close_stdin()
 
     def _close_stdin(self) -> None:

@@ -85,9 +85,9 @@ class LibraryScreen(Screen):
         self.judge_status = judge_calibration_line(self.app.project, rows)
         self.app.call_from_thread(self._show_rows, rows, problems)
 
-    def _show_rows(self, rows: list[LibraryRow], history_problems: list[str] | None = None) -> None:
+    def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
-        for problem in history_problems or []:  # a damaged history file: said once, not at every reload
+        for problem in history_problems:  # a damaged history file: said once, not at every reload
             if problem not in self._told:
                 self._told.add(problem)
                 self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
