@@ -3,8 +3,10 @@
 Per case: both pass rates, the difference after - before with a 95% interval (Newcombe's hybrid
 score interval, "method 10" of Newcombe 1998), a two-sided Fisher exact p-value, a plain verdict,
 and — when the case is inconclusive — how many runs per side would detect a difference of the
-observed size. Across cases: the mean per-case difference with a standard error computed from
-the per-case differences, cases being the unit (Miller 2024, "Adding Error Bars to Evals").
+observed size. Per-case verdicts across many cases are Holm-corrected (family-wise error at most
+5%). Across cases: the mean per-case difference with a standard error that counts both the spread
+between cases and each case's own sampling variance (Miller 2024, "Adding Error Bars to Evals",
+the paired difference with resampled questions; see docs/statistics.md).
 
 Errors stay out of every rate: rate = passes / (passes + fails); the error counts ride along so
 the table can show them. Pure Python: no scipy at runtime (the tests check the numbers against it).
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Iterable, Literal, Mapping, NamedTuple
+from typing import Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.stats import Z95, wilson
@@ -25,11 +27,13 @@ ALPHA = 0.05
 
 
 class Counts(NamedTuple):
-    """One case in one session: how its runs ended."""
+    """One case in one session: how its runs ended. `unjudged` runs (every verdict-bearing check
+    skipped, e.g. --skip-judge) reached no verdict: like errors, they never enter the rate."""
 
     passes: int
     fails: int
     errors: int = 0
+    unjudged: int = 0
 
     @property
     def judged(self) -> int:
@@ -45,9 +49,25 @@ def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
     """Tally a session's runs per case, the input `compare_sessions` takes."""
     tally: dict[str, list[int]] = {}
     for run in runs:
-        slot = tally.setdefault(run.case_id, [0, 0, 0])
-        slot[("pass", "fail", "error").index(run.status)] += 1
+        slot = tally.setdefault(run.case_id, [0, 0, 0, 0])
+        slot[_SLOT[run.status]] += 1
     return {case: Counts(*t) for case, t in sorted(tally.items())}
+
+
+_SLOT = {"pass": 0, "fail": 1, "error": 2, "unjudged": 3}
+
+
+def partial_mismatch(a: SessionInfo, b: SessionInfo) -> str | None:
+    """Why two sessions' rates are not comparable because only one graded its judge checks, or None.
+
+    A --skip-judge (partial) session's rate counts rule checks only; a judged one's counts the
+    judge too, so their difference would measure the judge, not the agent."""
+    if a.partial == b.partial:
+        return None
+    skipped, judged = (a, b) if a.partial else (b, a)
+    return (f"session {skipped.id} skipped its judge checks (--skip-judge: partial) and session {judged.id} "
+            "graded them — their rates measure different checks; compare two judged sessions "
+            "(re-run without --skip-judge), or pass --force")
 
 
 def changed_cases(a: SessionInfo, b: SessionInfo) -> list[str]:
@@ -119,6 +139,53 @@ def runs_for_power(p1: float, p2: float, alpha: float = ALPHA, power: float = 0.
     return max(1, math.ceil(root * root / (p1 - p2) ** 2 - 1e-9))
 
 
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm 1979 step-down adjusted p-values, in the input order.
+
+    Sorted ascending p_(1) <= ... <= p_(m): adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
+    Calling a case changed when its adjusted p < α keeps the chance of *any* false call among
+    the m cases at most α, whatever the dependence between them."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def diff_variance(c1: int, n1: int, c2: int, n2: int) -> float:
+    """Sampling variance of one case's difference p2 - p1, never 0 (Agresti & Caffo 2000).
+
+    One pass and one fail are added to each side, p̃ = (c + 1) / (n + 2), and
+        var = p̃1 (1 - p̃1) / (n1 + 2) + p̃2 (1 - p̃2) / (n2 + 2)
+    The plain p̂(1 - p̂)/n is 0 at 0% and 100%, which would claim that 5/5 vs 5/5 pins the
+    difference to exactly 0."""
+    q1, q2 = (c1 + 1) / (n1 + 2), (c2 + 1) / (n2 + 2)
+    return q1 * (1 - q1) / (n1 + 2) + q2 * (1 - q2) / (n2 + 2)
+
+
+def mean_diff_se(diffs: Sequence[float], variances: Sequence[float]) -> float:
+    """Standard error of the mean of per-case differences, with within-case noise counted.
+
+    Miller 2024 (paired difference, questions resampled): Var(mean) = (ω² + E[σ²/K]) / m, with
+    ω² the variance of the cases' true differences and σ²/K one case's sampling variance (here
+    `variances`). The spread of the observed differences s² estimates ω² + E[σ²/K]; ω² is
+    estimated as max(0, s² - mean(variances)), so
+        SE = sqrt( max(s², mean(variances)) / m )
+    With one case, or cases that happen to agree, SE falls back to the sampling variance alone
+    instead of 0."""
+    m = len(diffs)
+    if m == 0 or m != len(variances):
+        raise ValueError("mean_diff_se needs one variance per difference, and at least one case")
+    within = sum(variances) / m
+    spread = 0.0
+    if m >= 2:
+        mean = sum(diffs) / m
+        spread = sum((d - mean) ** 2 for d in diffs) / (m - 1)
+    return math.sqrt(max(spread, within) / m)
+
+
 @dataclass
 class CaseComparison:
     case_id: str
@@ -132,15 +199,19 @@ class CaseComparison:
     p_value: float | None  # two-sided Fisher exact
     verdict: Verdict
     runs_needed: int | None  # per side, to detect `diff` at 80% power; only when inconclusive
+    variance: float | None = None  # sampling variance of `diff` (diff_variance)
+    p_holm: float | None = None  # Holm-adjusted over the cases compared together (= p_value alone)
 
 
 def _counts(value: Counts | tuple[int, ...]) -> Counts:
     return value if isinstance(value, Counts) else Counts(*value)
 
 
-def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ...], case_id: str = "") -> CaseComparison:
+def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ...], case_id: str = "",
+                 p_holm: float | None = None) -> CaseComparison:
     """Compare one case across two sessions. A change is called only when both the interval
-    excludes zero and p < 0.05, so a verdict never contradicts the numbers printed beside it."""
+    excludes zero and p < 0.05 (the Holm-adjusted p when the case is one of many), so a verdict
+    never contradicts the numbers printed beside it."""
     b, a = _counts(before), _counts(after)
     if not b.judged or not a.judged:
         # No verdict-reaching runs on one side (all errors, or none): nothing to compare.
@@ -148,22 +219,24 @@ def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ..
     diff = a.rate - b.rate
     lo, hi = newcombe_interval(b.passes, b.judged, a.passes, a.judged)
     p = fisher_exact_p(b.passes, b.judged, a.passes, a.judged)
+    p_call = p if p_holm is None else max(p, p_holm)
     verdict: Verdict = "no detectable change"
-    if p < ALPHA and lo > 0:
+    if p_call < ALPHA and lo > 0:
         verdict = "improved"
-    elif p < ALPHA and hi < 0:
+    elif p_call < ALPHA and hi < 0:
         verdict = "regressed"
     needed = None
     if verdict == "no detectable change" and diff != 0:
         needed = runs_for_power(b.rate, a.rate)
-    return CaseComparison(case_id, b, a, b.rate, a.rate, diff, lo, hi, p, verdict, needed)
+    return CaseComparison(case_id, b, a, b.rate, a.rate, diff, lo, hi, p, verdict, needed,
+                          diff_variance(b.passes, b.judged, a.passes, a.judged), p_call)
 
 
 @dataclass
 class SessionComparison:
     cases: list[CaseComparison]
     mean_diff: float | None  # mean of per-case differences (cases with data on both sides)
-    se: float | None  # sd of per-case differences / sqrt(number of cases); None below 2 cases
+    se: float | None  # mean_diff_se: between-case spread and within-case sampling noise
     regressed: list[str] = field(default_factory=list)
     improved: list[str] = field(default_factory=list)
     only_in_a: list[str] = field(default_factory=list)
@@ -182,15 +255,17 @@ def compare_sessions(
     per_case_before: Mapping[str, Counts | tuple[int, ...]],
     per_case_after: Mapping[str, Counts | tuple[int, ...]],
 ) -> SessionComparison:
-    """Compare every case both sessions ran; list the ones only one side ran."""
+    """Compare every case both sessions ran; list the ones only one side ran. Verdicts are
+    Holm-corrected over the cases that have a p-value."""
     shared = sorted(set(per_case_before) & set(per_case_after))
-    cases = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
-    diffs = [c.diff for c in cases if c.diff is not None]
-    mean = sum(diffs) / len(diffs) if diffs else None
-    se = None
-    if len(diffs) >= 2:
-        var = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
-        se = math.sqrt(var / len(diffs))
+    raw = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
+    tested = [c for c in raw if c.p_value is not None]
+    adjusted = dict(zip((c.case_id for c in tested), holm_adjust([c.p_value for c in tested])))
+    cases = [compare_case(c.before, c.after, c.case_id, adjusted[c.case_id]) if c.case_id in adjusted else c
+             for c in raw]
+    compared = [c for c in cases if c.diff is not None]
+    mean = sum(c.diff for c in compared) / len(compared) if compared else None
+    se = mean_diff_se([c.diff for c in compared], [c.variance for c in compared]) if compared else None
     return SessionComparison(
         cases=cases,
         mean_diff=mean,
@@ -205,7 +280,8 @@ def compare_sessions(
 def _side(c: Counts) -> str:
     rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
     text = f"{rate} {c.passes:>3}/{c.judged:<3}"
-    return text + (f" +{c.errors} err" if c.errors else "")
+    text += f" +{c.errors} err" if c.errors else ""
+    return text + (f" +{c.unjudged} unjudged" if c.unjudged else "")
 
 
 def _pct(x: float | None, signed: bool = False) -> str:
@@ -214,18 +290,28 @@ def _pct(x: float | None, signed: bool = False) -> str:
     return f"{x * 100:+.0f}" if signed else f"{x * 100:.0f}"
 
 
+def format_p(p: float | None) -> str:
+    return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def tested_count(cmp: SessionComparison) -> int:
+    """How many cases had a p-value: the family the Holm correction covers."""
+    return sum(c.p_value is not None for c in cmp.cases)
+
+
 def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str = "B") -> str:
     """The plain-text table `scarbook diff` prints."""
+    family = tested_count(cmp)
     head = ["case", f"{label_a} (rate passes/judged)", f"{label_b} (rate passes/judged)",
-            "diff [95% CI] pts", "p (Fisher)", "verdict"]
+            "diff [95% CI] pts", "p (Fisher)", *(["p (Holm)"] if family > 1 else []), "verdict"]
     rows = []
     for c in cmp.cases:
         interval = "—" if c.diff is None else f"{_pct(c.diff, True)} [{_pct(c.lo, True)}, {_pct(c.hi, True)}]"
-        p = "—" if c.p_value is None else ("<0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}")
         verdict = c.verdict
         if c.runs_needed is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"
-        rows.append([c.case_id, _side(c.before), _side(c.after), interval, p, verdict])
+        holm = [format_p(c.p_holm)] if family > 1 else []
+        rows.append([c.case_id, _side(c.before), _side(c.after), interval, format_p(c.p_value), *holm, verdict])
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -233,8 +319,12 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
         summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pct(cmp.mean_diff, True)} pts"
         if cmp.se is not None:
             lo, hi = cmp.mean_interval
-            summary += f" (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}])"
+            summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]; "
+                        "the SE counts each case's run-to-run noise, not only the spread between cases)")
         lines += ["", summary]
+    if family > 1:
+        lines.append(f"verdicts are Holm-corrected over {family} cases: the chance of any false "
+                     f"regressed/improved among them is at most {ALPHA:.0%}")
     lines.append("regressed: " + (", ".join(cmp.regressed) if cmp.regressed else "none"))
     if cmp.improved:
         lines.append("improved: " + ", ".join(cmp.improved))

@@ -12,6 +12,11 @@ from click.testing import CliRunner
 from scarbook.case_io import load_case
 from scarbook.cli import main
 
+try:
+    from tests.judge_server import judge_server, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, tool_reply  # noqa: F401
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -87,6 +92,30 @@ def test_diff_refuses_when_checks_changed_unless_forced(bundled):
     assert ("scarbook: cases changed their task or checks between the sessions: write-one-line — their rates "
             "measure different things; re-run them, or pass --force") in res.output
     assert run(bundled, "diff", "--force").exit_code == 0
+
+
+def test_diff_refuses_a_skip_judge_session_against_a_judged_one_unless_forced(bundled, judge_server, monkeypatch):
+    # Issue 12 repro: a --skip-judge (partial) session and a judged one were compared without a word.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.default = tool_reply([("PASS", "one line")])
+    cfg = bundled / "scarbook.yaml"
+    cfg.write_text(cfg.read_text().replace("judge:\n", f"judge:\n  base_url: {judge_server.url}\n  max_retries: 0\n"))
+    case_yaml = bundled / "cases" / "write-one-line" / "case.yaml"
+    case_yaml.write_text(case_yaml.read_text().replace(
+        "checks:\n", "checks:\n  - {type: llm_judge, artifact: tmp.txt, rubric: [tmp.txt holds one line]}\n"))
+    assert run(bundled, "eval", "-q", "-n", "3", "write-one-line", "-l", "judged").exit_code in (0, 1)
+    assert judge_server.requests  # the judged session did grade
+    run(bundled, "eval", "-q", "-n", "3", "write-one-line", "--skip-judge", "-l", "rules-only")
+    skipped_id = next(line.split()[0] for line in run(bundled, "sessions").output.splitlines() if "rules-only" in line)
+    res = run(bundled, "diff", "judged", "rules-only")
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"scarbook: session {skipped_id} skipped its judge checks (--skip-judge: partial) "
+                                 "and session ")
+    assert res.stderr.rstrip().endswith("graded them — their rates measure different checks; compare two judged "
+                                        "sessions (re-run without --skip-judge), or pass --force")
+    forced = run(bundled, "diff", "judged", "rules-only", "--force")
+    assert forced.exit_code == 0
+    assert f"warning (--force): session {skipped_id} skipped its judge checks" in forced.stdout
 
 
 def test_lint_flags_the_vague_rubric_of_the_seed_story(tmp_path):

@@ -126,9 +126,13 @@ def test_compare_sessions_names_the_regressed_case_and_uses_cases_as_the_unit():
     assert cmp.only_in_a == ["gone"] and cmp.only_in_b == ["new"]
 
 
-def test_compare_sessions_single_case_has_no_standard_error():
+def test_compare_sessions_single_case_se_is_its_own_sampling_noise():
     cmp = compare_sessions({"a": (3, 1)}, {"a": (2, 2)})
-    assert cmp.se is None and cmp.mean_interval is None
+    # Agresti-Caffo: (3+1)/(4+2) and (2+1)/(4+2), each p(1-p)/(n+2)
+    expected = math.sqrt((4 / 6) * (2 / 6) / 6 + 0.5 * 0.5 / 6)
+    assert cmp.se == pytest.approx(expected)
+    lo, hi = cmp.mean_interval
+    assert lo == pytest.approx(-0.25 - 1.959963984540054 * expected)
 
 
 def test_format_comparison_shows_rates_errors_verdicts_and_summary():
@@ -169,3 +173,91 @@ def test_changed_cases_names_cases_whose_checks_changed():
     a = SessionInfo("s1", case_digests={"x": "d1", "y": "d2", "gone": "d3", "old": ""})
     b = SessionInfo("s2", case_digests={"x": "d1", "y": "CHANGED", "new": "d4", "old": "d5"})
     assert changed_cases(a, b) == ["y"]
+
+
+# --- issue 12: the across-case SE counts within-case noise; verdicts across cases are Holm-corrected ---
+
+
+def test_agreeing_cases_do_not_print_a_zero_standard_error():
+    # Repro: every case 8/8 before and after. Each case's own interval is about ±32 points, yet the
+    # spread of the per-case differences is 0, so the old line read "+0 pts (SE 0.0, 95% CI [+0,+0])".
+    before = {"a": (8, 0), "b": (8, 0), "c": (8, 0)}
+    cmp = compare_sessions(before, dict(before))
+    case_lo, case_hi = cmp.cases[0].lo, cmp.cases[0].hi
+    assert case_lo == pytest.approx(-0.3244, abs=1e-4) and case_hi == pytest.approx(0.3244, abs=1e-4)
+    per_case_var = 2 * (9 / 10) * (1 / 10) / 10  # Agresti-Caffo, both sides
+    assert cmp.se == pytest.approx(math.sqrt(per_case_var / 3))
+    text = format_comparison(cmp)
+    summary = next(line for line in text.splitlines() if line.startswith("mean difference"))
+    assert summary.startswith("mean difference over 3 cases: +0 pts (SE 7.7, 95% CI [-15, +15]; "
+                              "the SE counts each case's run-to-run noise")
+    assert "SE 0.0" not in text
+
+
+def test_equal_differences_keep_the_sampling_noise():
+    # Two cases with the same observed difference: s^2 = 0, so only within-case noise remains.
+    cmp = compare_sessions({"a": (5, 5), "b": (5, 5)}, {"a": (6, 4), "b": (6, 4)})
+    within = (6 / 12) * (6 / 12) / 12 + (7 / 12) * (5 / 12) / 12
+    assert cmp.mean_diff == pytest.approx(0.1)
+    assert cmp.se == pytest.approx(math.sqrt(within / 2))
+
+
+def test_mean_diff_se_is_the_method_of_moments_estimate():
+    from scarbook.compare import mean_diff_se
+
+    diffs, variances = [-0.5, 0.3, 0.1, 0.0], [0.01, 0.02, 0.015, 0.005]
+    s2 = sum((d - sum(diffs) / 4) ** 2 for d in diffs) / 3
+    omega2 = max(0.0, s2 - sum(variances) / 4)  # spread of the true differences, Miller 2024
+    assert mean_diff_se(diffs, variances) == pytest.approx(math.sqrt((omega2 + sum(variances) / 4) / 4))
+    # the spread never makes the SE smaller than the sampling noise alone
+    assert mean_diff_se([0.0, 0.0], [0.04, 0.04]) == pytest.approx(math.sqrt(0.04 / 2))
+    with pytest.raises(ValueError, match="one variance per difference"):
+        mean_diff_se([0.1], [])
+
+
+def test_diff_variance_is_never_zero_at_the_extremes():
+    from scarbook.compare import diff_variance
+
+    assert diff_variance(5, 5, 5, 5) == pytest.approx(2 * (6 / 7) * (1 / 7) / 7)
+    assert diff_variance(0, 10, 0, 10) > 0
+
+
+def test_holm_adjust_by_hand():
+    from scarbook.compare import holm_adjust
+
+    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> monotone 0.06
+    assert holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm_adjust([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm_adjust([0.02]) == [0.02]
+    assert holm_adjust([]) == []
+
+
+def test_holm_turns_a_lone_borderline_regression_into_no_detectable_change():
+    # 19/20 -> 13/20 alone: Fisher p = 0.044 < 0.05, regressed. Among six cases, Holm multiplies
+    # the smallest p by 6: 0.26, so the family cannot call it.
+    alone = compare_sessions({"a": (19, 1)}, {"a": (13, 7)})
+    assert alone.cases[0].p_value == pytest.approx(0.0436, abs=1e-4)
+    assert alone.regressed == ["a"]
+    others = {c: (10, 10) for c in "bcdef"}
+    family = compare_sessions({"a": (19, 1), **others}, {"a": (13, 7), **others})
+    case_a = family.cases[0]
+    assert case_a.p_value == pytest.approx(0.0436, abs=1e-4)
+    assert case_a.p_holm == pytest.approx(6 * case_a.p_value)
+    assert case_a.verdict == "no detectable change" and family.regressed == []
+    text = format_comparison(family)
+    assert "p (Holm)" in text.splitlines()[0]
+    assert ("verdicts are Holm-corrected over 6 cases: the chance of any false regressed/improved "
+            "among them is at most 5%") in text
+    # a clear regression survives the correction
+    clear = compare_sessions({"a": (19, 1), **others}, {"a": (4, 16), **others})
+    assert clear.regressed == ["a"]
+
+
+def test_counts_by_case_keeps_unjudged_runs_out_of_the_rate():
+    from scarbook.compare import counts_by_case
+    from scarbook.models import RunRecord
+
+    runs = [RunRecord("s", "a", k, status, "") for k, status in enumerate(["pass", "unjudged", "fail", "unjudged"])]
+    counts = counts_by_case(runs)["a"]
+    assert counts == Counts(1, 1, 0, 2) and counts.rate == 0.5
+    assert "+2 unjudged" in format_comparison(compare_sessions({"a": counts}, {"a": counts}))

@@ -7,7 +7,8 @@ import asyncio
 import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems
-from scarbook.compare import changed_cases, compare_sessions, counts_by_case, format_comparison
+from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
+                              partial_mismatch)
 from scarbook.errors import ScarbookError
 from scarbook.lint import format_hints, lint_cases
 
@@ -15,7 +16,8 @@ from scarbook.lint import format_hints, lint_cases
 @click.command("diff")
 @click.argument("before", default="previous")
 @click.argument("after", default="latest")
-@click.option("--force", is_flag=True, help="Compare even if some cases' task or checks changed in between.")
+@click.option("--force", is_flag=True, help="Compare even if some cases' task or checks changed in between, "
+              "or only one session graded its judge checks (--skip-judge).")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any case regressed significantly.")
 @click.pass_context
 @friendly_errors
@@ -30,10 +32,15 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     if changed and not force:
         raise ScarbookError(f"cases changed their task or checks between the sessions: {', '.join(changed)} — "
                             "their rates measure different things; re-run them, or pass --force")
+    mismatch = partial_mismatch(a, b)
+    if mismatch and not force:
+        raise ScarbookError(mismatch)
     cmp = compare_sessions(counts_by_case(history.runs(a.id)), counts_by_case(history.runs(b.id)))
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if a.fingerprint != b.fingerprint:
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
+    if mismatch:
+        click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
     click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
     if fail_on_regression and cmp.regressed:
         ctx.exit(1)
