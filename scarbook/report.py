@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 from scarbook.config import Config
 from scarbook.models import Case, RunRecord, SessionInfo, Usage
-from scarbook.stats import CaseStats, summarize
+from scarbook.stats import CaseStats, effective_threshold, summarize
 from scarbook.yamlio import atomic_write_text
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_ERRORS = 0, 1, 2, 3
@@ -48,8 +48,7 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
         by_case.setdefault(r.case_id, []).append(r)
     for cid in session.case_ids:
         case = cases.get(cid)
-        threshold = case.threshold if case and case.threshold is not None else cfg.threshold
-        stats.append(summarize(cid, by_case.get(cid, []), threshold, cfg.green))
+        stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
     rep = SessionReport(session, stats, runs)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)

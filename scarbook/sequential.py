@@ -37,6 +37,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from scarbook.stats import effective_threshold
+
 Decision = Literal["above", "below", "undecided"]
 EDGE = 0.01  # keep p0, p1 off 0 and 1: a hypothesis of p = 1 would let one failure decide alone
 
@@ -137,6 +139,5 @@ def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, 
 
 def make_decider(cases, default_threshold: float, max_runs: int):
     """`--runs auto`: one SPRT per case against its own threshold, as the runner's `decide(case, p, f)`."""
-    rules = {c.id: SequentialRule(c.threshold if c.threshold is not None else default_threshold,
-                                  max_runs=max_runs) for c in cases}
+    rules = {c.id: SequentialRule(effective_threshold(c, default_threshold), max_runs=max_runs) for c in cases}
     return lambda case, passes, fails: rules[case.id].decide(passes, fails)

@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
-from scarbook.models import RunRecord
+from scarbook.models import Case, RunRecord
 
 Z95 = 1.959963984540054
 
@@ -39,6 +39,11 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
     if n == 0 or k > n or k < 1:
         return None
     return math.comb(c, k) / math.comb(n, k)
+
+
+def effective_threshold(case: Case | None, default: float) -> float:
+    """The case's own threshold when it sets one, else the project's (scarbook.yaml `threshold`)."""
+    return case.threshold if case is not None and case.threshold is not None else default
 
 
 def band(rate: float | None, threshold: float, green: float = 0.9) -> str:

@@ -12,7 +12,7 @@ from scarbook.transcripts import Message, ToolCall, ToolResult
 from scarbook.project import Project
 from scarbook.tui import app as tui_app
 from scarbook.tui.app import ScarbookApp, make_app
-from scarbook.tui.import_draft import suggest_case_id
+from scarbook.case_ids import suggest_case_id
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen

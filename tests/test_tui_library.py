@@ -18,10 +18,11 @@ def write_invalid_case(root):
     return folder / "case.yaml"
 
 
-def record_session(root, sid: str, started_at: str, fingerprint: str, statuses: dict[str, list[str]]) -> None:
+def record_session(root, sid: str, started_at: str, fingerprint: str, statuses: dict[str, list[str]],
+                   state: str = "finished", partial: bool = False) -> None:
     history = History(root / "workspaces")
     info = SessionInfo(id=sid, label="old", started_at=started_at, runs_per_case=3, case_ids=list(statuses),
-                       fingerprint=fingerprint, agent="demo")
+                       fingerprint=fingerprint, agent="demo", state=state, partial=partial)
     history.start_session(info)
     for cid, sts in statuses.items():
         for k, st in enumerate(sts, 1):
@@ -90,8 +91,43 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
         table = lib.query_one("#cases")
         assert str(table.get_cell("write-one-line", "strip")) == "✓✗✓"
         assert str(table.get_cell("write-one-line", "rate")) == "67%"
-        assert str(table.get_cell("write-one-line", "stale")) == "stale"
-        assert str(table.get_cell("rename-function", "stale")) == ""
+        assert str(table.get_cell("write-one-line", "notes")) == "stale"
+        assert str(table.get_cell("rename-function", "notes")) == ""
+
+
+async def test_list_and_the_library_show_the_same_rates_and_marks(project_root):
+    """`scarbook list` prints the library's rows: same rate, same marks for a latest session that was
+    cancelled, partial (judge skipped) or interrupted (its process died: state left at running)."""
+    from datetime import datetime, timezone
+
+    from conftest import run_cli
+    from scarbook.project import Project
+
+    fp = Project.discover(project_root).config.fingerprint()
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record_session(project_root, "20261101-100000-000aa", now, fp, {"write-one-line": ["pass"] * 3})
+    record_session(project_root, "20261101-110000-000bb", now, fp, {"write-one-line": ["pass", "fail"]},
+                   state="cancelled")
+    record_session(project_root, "20261101-120000-000cc", now, fp, {"fix-json-config": ["pass", "pass"]},
+                   partial=True)
+    record_session(project_root, "20261101-130000-000dd", now, fp, {"rename-function": ["fail"]}, state="running")
+    record_session(project_root, "20261101-140000-000ee", now, fp, {"review-api-claims": ["pass"]},
+                   state="stopped: budget")
+    listed = run_cli(project_root, "list")
+    cli = {ln.split()[0]: ln.split() for ln in listed.stdout.splitlines()[1:]}
+    assert {cid: (row[1], row[6]) for cid, row in cli.items() if len(row) > 6 and row[4] == "today"} == {
+        "write-one-line": ("50%", "cancelled"), "fix-json-config": ("100%", "partial"),
+        "rename-function": ("0%", "interrupted"), "review-api-claims": ("100%", "budget-stopped")}
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        table = lib.query_one("#cases")
+        shown = {cid: (str(table.get_cell(cid, "rate")).strip(), str(table.get_cell(cid, "notes")))
+                 for cid in ("write-one-line", "fix-json-config", "rename-function", "review-api-claims")}
+        assert shown == {cid: (row[1], row[6]) for cid, row in cli.items() if cid in shown}
+        await move_library_cursor(pilot, "write-one-line")
+        assert ("latest session 20261101-110000-000bb is cancelled: its rate covers only what that session ran "
+                "and judged") in plain(lib.query_one("#detail"))
 
 
 async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):

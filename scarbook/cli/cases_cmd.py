@@ -11,10 +11,9 @@ from scarbook.case_io import validate_case_data, save_case
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.history import session_age_s
+from scarbook.library_rows import LibraryRow, build_rows, human_age
 from scarbook.models import Case
 from scarbook.report import strip_of
-from scarbook.stats import summarize
 
 
 @click.command("init")
@@ -46,30 +45,34 @@ def init_command(folder: str) -> None:
 @click.pass_context
 @friendly_errors
 def list_command(ctx: click.Context) -> None:
-    """The cases with their latest pass rate; invalid cases are reported (exit 2 if any)."""
+    """The cases with their latest pass rate, as the TUI library shows them; notes say when that
+    session was cancelled, partial, interrupted or stale. Invalid cases are reported (exit 2 if any)."""
     project = get_project(ctx)
     found = project.load_cases()
-    cfg = project.config
-    latest = project.history.latest_by_case([c.id for c in found.cases])
+    rows = build_rows(project, found)
     report_history_problems(project.history)
-    click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<10} {'latest runs':<12} title")
-    for case in found.cases:
-        threshold = case.threshold if case.threshold is not None else cfg.threshold
-        hit = latest.get(case.id)
-        if hit is None:
-            click.echo(f"{case.id[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<10} {'':<12} {case.title}")
-            continue
-        s = summarize(case.id, hit.runs, threshold, cfg.green)
-        rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
-        ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
-        age = session_age_s(hit.session) / 86400
-        when = f"{age:.0f}d ago" + (" stale" if age > cfg.stale_after_days else "")
-        colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
-        click.echo(f"{case.id[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
-                   f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {when:<10} {strip_of(hit.runs, 12):<12} {case.title}")
+    click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
+               f"{'notes':<16} title")
+    for row in rows:
+        if row.case is not None:
+            click.echo(format_list_row(row))
     report_case_problems(found.problems)
     if found.problems:
         ctx.exit(2)
+
+
+def format_list_row(row: LibraryRow) -> str:
+    """One line of `scarbook list`: the library row's figures, coloured by band."""
+    s = row.stats
+    if s is None or not row.runs:
+        return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {'':<16} {row.title}"
+    rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
+    ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
+    notes = ",".join(row.marks + (["stale"] if row.stale else [])) or "-"
+    colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
+    return (f"{row.key[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
+            f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {human_age(row.age_s):<12} {strip_of(row.runs, 12):<12} "
+            f"{notes:<16} {row.title}")
 
 
 @click.command("show")

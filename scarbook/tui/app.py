@@ -23,7 +23,7 @@ from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.runner import SessionControl, run_session
 from scarbook.tui.commands import ScarbookCommands
-from scarbook.tui.live_state import LiveSession
+from scarbook.live_state import LiveSession
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 
 REFRESH_HZ = 10

@@ -26,13 +26,14 @@ from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Se
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
+from scarbook.case_ids import suggest_case_id
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import (
     Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds,
     suggest_task,
 )
 from scarbook.transcripts.text import human_size
-from scarbook.tui.import_draft import create_draft, suggest_case_id
+from scarbook.import_draft import create_draft
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline

@@ -9,13 +9,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from scarbook.tui.library_rows import LibraryRow, build_rows, judge_calibration_line
+from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
-           ("stale", "stale"), ("badge", "scar")]
+           ("notes", "notes"), ("badge", "scar")]
 WIDTHS = {"id": 22, "title": 36, "family": 20}  # long titles are cut; the detail line shows the task
 SORT_KEYS = {
     "id": lambda r: r.key,
@@ -26,9 +26,20 @@ SORT_KEYS = {
     "runs": lambda r: r.stats.total if r.stats else -1,
     "last": lambda r: r.last_run,
     "strip": lambda r: len(r.runs),
-    "stale": lambda r: r.stale,
+    "notes": lambda r: (r.marks, r.stale),
     "badge": lambda r: r.badge,
 }
+MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned
+
+
+def notes_text(r: LibraryRow) -> Text:
+    """The latest session's marks (cancelled, partial, ...) then "stale", comma-separated."""
+    text = Text(", ".join(r.marks), style=MARK_STYLE)
+    if r.stale:
+        text.append((", " if r.marks else "") + "stale", style="yellow")
+    return text
+
+
 BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
 
 
@@ -113,7 +124,7 @@ class LibraryScreen(Screen):
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         return [Text(r.key), Text(r.title), Text(r.family), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
-                Text(runs), Text(r.last_run), strip_text(r.runs), Text("stale", style="yellow") if r.stale else "",
+                Text(runs), Text(r.last_run), strip_text(r.runs), notes_text(r),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
 
     def current_row(self) -> LibraryRow | None:
@@ -138,6 +149,9 @@ class LibraryScreen(Screen):
             detail.update(Text(str(row.problem), style="red"))
             return
         lines = [f"{row.key}: {row.case.task}"]
+        if row.marks:
+            lines.append(f"latest session {row.session_id} is {' and '.join(row.marks)}: its rate covers only "
+                         f"what that session ran and judged")
         if row.stale:
             lines.append(f"stale: {row.stale}")
         if self.judge_status:

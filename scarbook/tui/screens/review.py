@@ -17,7 +17,7 @@ from scarbook.case_io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord
 from scarbook.report import STRIP
-from scarbook.tui.draft_from_run import create_draft_case, run_output
+from scarbook.draft_from_run import create_draft_case, run_output
 from scarbook.tui.widgets.strip import STATUS_STYLE
 
 FILE_CHARS = 1200

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from scarbook.compare import changed_cases, compare_sessions, counts_by_case
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
-from scarbook.tui.library_rows import format_started
+from scarbook.library_rows import format_started
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
 

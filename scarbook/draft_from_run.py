@@ -10,6 +10,7 @@ import shutil
 from datetime import date
 from pathlib import Path
 
+from scarbook.case_ids import free_case_id
 from scarbook.case_io import save_case
 from scarbook.models import Case, Check, RunRecord, Scar
 from scarbook.project import Project
@@ -39,16 +40,9 @@ def failed_artifact(project: Project, run: RunRecord) -> tuple[str, bytes]:
     return "output.txt", run_output(project, run).encode("utf-8")
 
 
-def _free_id(cases_dir: Path, base: str) -> str:
-    cid, n = base, 2
-    while (cases_dir / cid).exists():
-        cid, n = f"{base}-{n}", n + 1
-    return cid
-
-
 def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
     """Write cases/<case>-run<k>/ with the run's artifact in scar/ and the case's seed in seed/."""
-    cid = _free_id(project.cases_dir, f"{case.id}-run{run.k}")
+    cid = free_case_id(project.cases_dir, f"{case.id}-run{run.k}")
     folder = project.cases_dir / cid
     (folder / "scar").mkdir(parents=True)
     name, content = failed_artifact(project, run)

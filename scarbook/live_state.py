@@ -13,7 +13,7 @@ from typing import Callable
 from scarbook.config import Config
 from scarbook.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.models import Case, RunRecord, SessionInfo
-from scarbook.stats import CaseStats, summarize
+from scarbook.stats import CaseStats, effective_threshold, summarize
 
 
 @dataclass
@@ -85,7 +85,7 @@ class LiveSession:
         return (self.ended if self.ended is not None else self.clock()) - self.started
 
     def threshold_of(self, case: Case) -> float:
-        return case.threshold if case.threshold is not None else self.config.threshold
+        return effective_threshold(case, self.config.threshold)
 
     def stats(self, case: Case) -> CaseStats:
         return summarize(case.id, self.runs.get(case.id, []), self.threshold_of(case), self.config.green)

@@ -1,6 +1,7 @@
 """The library's rows: each case with its latest figures, and each invalid case with its error.
 
-Plain data (no Textual), built in a thread worker so the first paint never waits on history.
+Plain data (no Textual): the TUI library builds them in a thread worker so the first paint never
+waits on history, and `scarbook list` prints the same rows, so both show the same rates and marks.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from scarbook.case_io import CaseSet
 from scarbook.errors import CaseError
 from scarbook.history import CaseLatest, session_age_s
-from scarbook.models import Case, RunRecord
+from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
-from scarbook.stats import CaseStats, summarize
+from scarbook.stats import CaseStats, effective_threshold, summarize
 from scarbook.verify import VerificationStore
 
 DAY_S = 86400.0
@@ -28,6 +30,8 @@ class LibraryRow:
     last_run: str = ""  # "2026-11-14 09:30" (absolute: the frame must not change by itself)
     stale: str = ""  # why the result is stale ("" = fresh or never run)
     session_id: str = ""
+    age_s: float | None = None  # how long ago the latest session started (None = never run)
+    marks: list[str] = field(default_factory=list)  # what the latest session was: cancelled, partial, ...
     badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
 
     @property
@@ -47,6 +51,28 @@ class LibraryRow:
         return " ".join(parts).lower()
 
 
+STATE_MARKS = {"stopped: budget": "budget-stopped"}  # a session state, as a one-word mark
+
+
+def session_marks(info: SessionInfo) -> list[str]:
+    """What a reader must know before trusting a session's rate: it did not run all it planned
+    (cancelled, interrupted, budget-stopped, aborted, crashed, still running) or it did not judge
+    (partial, e.g. --skip-judge). A finished, complete session has no mark."""
+    state = str(info.state)
+    marks = [] if state == "finished" else [STATE_MARKS.get(state, state)]
+    if info.partial:
+        marks.append("partial")
+    return marks
+
+
+def human_age(seconds: float | None) -> str:
+    """"never", "today", "1 day ago", "12 days ago"."""
+    if seconds is None:
+        return "never"
+    days = int(max(0.0, seconds) // DAY_S)
+    return "today" if days == 0 else f"{days} day{'' if days == 1 else 's'} ago"
+
+
 def format_started(iso: str) -> str:
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
@@ -54,8 +80,10 @@ def format_started(iso: str) -> str:
         return iso
 
 
-def build_rows(project: Project) -> list[LibraryRow]:
-    found = project.load_cases()
+def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRow]:
+    """Every case (valid ones with their latest session's figures, invalid ones with their error),
+    sorted by id. Pass `found` when the caller already loaded the cases."""
+    found = found if found is not None else project.load_cases()
     latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
     fingerprint = project.config.fingerprint()
     rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
@@ -71,14 +99,16 @@ def build_rows(project: Project) -> list[LibraryRow]:
 def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:
     row = LibraryRow(key=case.id, case=case)
     cfg = project.config
-    threshold = case.threshold if case.threshold is not None else cfg.threshold
+    threshold = effective_threshold(case, cfg.threshold)
     if latest is None:
         row.stats = summarize(case.id, [], threshold, cfg.green)
         return row
     row.runs, row.session_id = latest.runs, latest.session.id
     row.stats = summarize(case.id, latest.runs, threshold, cfg.green)
     row.last_run = format_started(latest.session.started_at)
-    age_days = session_age_s(latest.session) / DAY_S
+    row.marks = session_marks(latest.session)
+    row.age_s = session_age_s(latest.session)
+    age_days = row.age_s / DAY_S
     if age_days > cfg.stale_after_days:
         row.stale = f"older than {cfg.stale_after_days:g} days"
     elif latest.session.fingerprint and latest.session.fingerprint != fingerprint:
