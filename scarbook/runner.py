@@ -236,7 +236,8 @@ async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str
         record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
                          for i, c in enumerate(case.checks)]
     else:
-        ctx = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff, judge=judge)
+        ctx = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff, judge=judge,
+                           env_allow=tuple(getattr(agent, "env_allow", ())))
         on_result = lambda r: queue.put_nowait(CheckDone(sid, case.id, k, r))  # noqa: E731
         try:
             record.checks = await run_checks(case.checks, ctx, on_result)

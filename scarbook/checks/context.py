@@ -17,3 +17,4 @@ class CheckContext:
     diff: WorkspaceDiff = field(default_factory=WorkspaceDiff)
     judge: Any = None  # scarbook.judge.Judge, or None when judging is skipped
     command_timeout_s: float = 60.0
+    env_allow: tuple[str, ...] = ()  # the agent's allow-listed variables; a command check gets them too

@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from scarbook.agents.command import BASE_ENV
 from scarbook.agents.spawn import run_program
 from scarbook.checks.context import CheckContext
 from scarbook.errors import PathEscapeError
@@ -214,7 +215,11 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         tail.extend(chunk)
         del tail[:-4096]
 
-    done = await run_program(["/bin/sh", "-c", p["run"]], cwd=ctx.workspace, env=None, stdin_data=None,
+    # The workspace is agent-written, so the command may run the agent's code: it gets what the agent
+    # gets (the base variables and the agent's allow-list) plus what the case names, never all of ours.
+    names = (*BASE_ENV, *ctx.env_allow, *p.get("env", ()))
+    env = {k: os.environ[k] for k in names if k in os.environ}
+    done = await run_program(["/bin/sh", "-c", p["run"]], cwd=ctx.workspace, env=env, stdin_data=None,
                              on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
     if done.timed_out:
         return False, f"command {p['run']!r} timed out after {timeout:g}s"

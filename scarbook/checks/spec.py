@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,14 +47,17 @@ CHECK_SPECS: dict[str, CheckSpec] = {
         CheckSpec("output_contains", "the agent's final output contains a text", {"text": "str"}, ("text",)),
         CheckSpec("output_regex", "the agent's final output matches a regular expression",
                   {"pattern": "str"}, ("pattern",)),
-        CheckSpec("command", "a shell command run in the workspace exits 0",
-                  {"run": "str", "timeout_s": "number"}, ("run",), tier=2, defaults={"timeout_s": 60}),
+        CheckSpec("command", "a shell command run in the workspace exits 0 (it runs agent-written code: it gets "
+                  "the agent's allow-listed environment plus the variables named in env)",
+                  {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",), tier=2,
+                  defaults={"timeout_s": 60}),
         CheckSpec("llm_judge", "an LLM judge grades each rubric item PASS/FAIL",
                   {"rubric": "strs", "artifact": "str", "include_task": "bool"}, ("rubric",), tier=3,
                   defaults={"artifact": "output"}),
     ]
 }
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
                "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
                "strs": "a list of strings", "any": "a value"}
@@ -114,6 +118,10 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
                         fix=f"add e.g. {spec.one_of[0]}: 1")
     if ctype == "llm_judge":
         _validate_judge(params, path, line_of(data, "rubric") or line)
+    for name in params.get("env", []) if ctype == "command" else []:
+        if not _ENV_NAME.fullmatch(name):
+            raise CaseError(path, f"command.env: {name!r} is not an environment variable name",
+                            line=line_of(data, "env") or line, fix="list names only, e.g. env: [API_TOKEN]")
     for key, value in spec.defaults.items():
         params.setdefault(key, value)
     return Check(type=ctype, params=params, line=line)
