@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import AsyncIterator, Callable
 
 from scarbook.agents import Agent, make_agent
+from scarbook.agents.leftovers import kill_leftovers, session_prefix
 from scarbook.checks import CheckContext, run_checks
 from scarbook.errors import AbortSession, HistoryError
 from scarbook.events import (CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished,
@@ -180,6 +181,7 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
         if info.state == "running":
             info.state = plan.stop_reason or ("cancelled" if control.cancelled else "finished")
         janitor.close()  # every pruned workspace is gone before the session says it is over
+        kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
         history.finish_session(info)
     yield SessionFinished(info, sorted(plan.records, key=lambda r: (r.case_id, r.k)))
     if aborted is not None:

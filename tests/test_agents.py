@@ -20,6 +20,9 @@ from scarbook.errors import ScarbookError
 
 PY = sys.executable
 
+# Every agent test runs twice: on Linux's epoll + pidfd path and on the portable asyncio path.
+pytestmark = pytest.mark.usefixtures("spawn_mode")
+
 
 def py(code: str) -> list[str]:
     return [PY, "-c", textwrap.dedent(code)]
@@ -328,6 +331,7 @@ def test_runner_passes_scarbook_variables_and_keeps_output(project) -> None:
     env = json.loads(run.output_excerpt)
     sid = run.session_id
     case_dir = project.workspaces / sid / "c"
+    assert env.pop("SCARBOOK_RUN_TAG").startswith(f"{os.getpid()}.")  # how leftovers are recognised
     assert env == {"SCARBOOK_TRANSCRIPT": str(case_dir / "1.transcript.jsonl"),
                    "SCARBOOK_USAGE": str(case_dir / "1.usage.jsonl"), "SCARBOOK_WORKSPACE": str(case_dir / "1"),
                    "SCARBOOK_CASE": "c", "SCARBOOK_RUN": "1", "SCARBOOK_SESSION": sid}

@@ -5,7 +5,7 @@ and a run registers two or three descriptors. So each event loop gets one epoll 
 which the loop watches as a single descriptor; a run's pipes are added to and removed from that set
 directly. When any of them is ready the set is readable, and `_dispatch` hands each ready
 descriptor to its callback (level-triggered, like add_reader: what is not read yet is reported
-again). Where epoll is missing (not Linux) the loop's own add_reader is used.
+again). Only spawn.py's Linux path uses it; elsewhere programs run on asyncio's own transports.
 """
 
 from __future__ import annotations
@@ -17,19 +17,6 @@ from typing import Callable
 
 Callback = Callable[[], None]
 MAX_EVENTS = 64
-
-
-class LoopReaders:
-    """The fallback: the loop's own reader registration."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-
-    def add(self, fd: int, callback: Callback) -> None:
-        self.loop.add_reader(fd, callback)
-
-    def remove(self, fd: int) -> None:
-        self.loop.remove_reader(fd)
 
 
 class EpollReaders:
@@ -64,10 +51,10 @@ class EpollReaders:
 _by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def readers_for(loop: asyncio.AbstractEventLoop) -> EpollReaders | LoopReaders:
+def readers_for(loop: asyncio.AbstractEventLoop) -> EpollReaders:
     """The reader set of `loop`, made on first use and kept while the loop lives."""
     readers = _by_loop.get(loop)
     if readers is None:
-        readers = EpollReaders(loop) if hasattr(select, "epoll") else LoopReaders(loop)
+        readers = EpollReaders(loop)
         _by_loop[loop] = readers
     return readers

@@ -1,13 +1,17 @@
 """Run one program to completion with the event loop watching its pipes and its exit.
 
-asyncio's subprocess layer (transports, protocols, stream readers, a child watcher) cost about as
-much per run as spawning the program itself. Here raw pipe fds are watched (through one epoll set
-per loop, see fdwatch.py), so a run costs a spawn, a few reads and one waitpid. A task that fits in
-the pipe is written before the spawn (no writer to watch). The exit is looked at once the program's pipes close (they close as it
-exits), and watched through a Linux pidfd only when it is still running then, or must be killed.
-Where pidfds are missing (not Linux, or a kernel older than 5.3) the exit is awaited in a thread.
+Two ways, one contract (`run_program`):
+- Linux (the fast path): raw pipe fds watched through one epoll set per loop (see fdwatch.py) and the
+  exit through a pidfd, so a run costs a spawn, a few reads and one waitpid. A task that fits in the
+  pipe is written before the spawn (no writer to watch).
+- Elsewhere, or with SCARBOOK_PORTABLE_SPAWN=1 (how the tests run it on Linux): asyncio's own
+  subprocess transports, see spawn_portable.py.
 
-The program gets its own process group, so a timeout or a cancel kills its children too.
+The program gets its own process group. When it exits, whatever is left of that group is killed at
+once (a grandchild must not outlive its run, nor hold stdout open and turn an exit 0 into a timeout);
+output already in the pipes is read for LEFTOVER_GRACE_S more, then the pipes are closed whoever holds
+them. A timeout or a cancel terminates, then kills, the whole group. Processes that left the group
+(setsid) are found through the subreaper, see leftovers.py.
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import select
 import signal
 import subprocess
 from dataclasses import dataclass
 from typing import Callable
 
+from scarbook.agents import leftovers
 from scarbook.agents.fdwatch import readers_for
 
 KILL_GRACE_S = 2.0
+LEFTOVER_GRACE_S = 0.3
 READ_CHUNK = 1 << 16
 
 Sink = Callable[[bytes], None]
@@ -34,38 +41,64 @@ class Finished:
     timed_out: bool = False
 
 
+def fast_path_available() -> bool:
+    """epoll and pidfds (Linux >= 5.3), unless SCARBOOK_PORTABLE_SPAWN forces the portable path."""
+    if os.environ.get("SCARBOOK_PORTABLE_SPAWN", "") not in ("", "0"):
+        return False
+    global _kernel_ok
+    if _kernel_ok is None:
+        _kernel_ok = hasattr(select, "epoll") and hasattr(os, "pidfd_open")
+        if _kernel_ok:
+            try:
+                os.close(os.pidfd_open(os.getpid()))
+            except OSError:  # an older kernel: the call exists, the syscall does not
+                _kernel_ok = False
+    return _kernel_ok
+
+
+_kernel_ok: bool | None = None
+
+
 async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
                       on_stdout: Sink, on_stderr: Sink | None, timeout_s: float) -> Finished:
     """Start `argv`, feed it `stdin_data` (None: /dev/null), hand every chunk it prints to the sinks
-    (on_stderr None: stderr joins stdout) and return once it has exited and closed its pipes.
-    After `timeout_s` the whole process group is terminated, then killed. Cancelling kills it too.
-    OSError from the spawn itself (program not found, cwd gone) propagates."""
+    (on_stderr None: stderr joins stdout) and return once it has exited (and its pipes closed, or
+    LEFTOVER_GRACE_S passed). After `timeout_s` the whole process group is terminated, then killed.
+    Cancelling kills it too. OSError from the spawn itself (program not found, cwd gone) propagates."""
+    tag = leftovers.new_tag()
+    env = {**(os.environ if env is None else env), leftovers.TAG_VAR: tag}
+    leftovers.become_subreaper()
+    if not fast_path_available():
+        from scarbook.agents.spawn_portable import run_portable
+
+        return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
+                                  on_stderr=on_stderr, timeout_s=timeout_s, tag=tag)
     loop = asyncio.get_running_loop()
-    watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr)
+    watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr, tag)
     timer = loop.call_later(timeout_s, watch.expire)
     try:
         await watch.done
     except asyncio.CancelledError:
         timer.cancel()
         try:
-            await watch.kill_group()
+            await watch.stop()
         finally:
             watch.close()
         raise
     timer.cancel()
     if watch.timed_out:
         try:
-            await watch.kill_group()
+            await watch.stop()
         finally:
             watch.close()
-        return Finished(watch.proc.returncode, timed_out=True)
-    return Finished(watch.proc.returncode)
+    return Finished(watch.proc.returncode, timed_out=watch.timed_out)
 
 
 class _Watch:
     def __init__(self, loop: asyncio.AbstractEventLoop, argv, cwd, env, stdin_data: bytes | None,
-                 on_stdout: Sink, on_stderr: Sink | None) -> None:
+                 on_stdout: Sink, on_stderr: Sink | None, tag: str) -> None:
         self.loop = loop
+        self.tag = tag
         self._fds = readers_for(loop)
         self.timed_out = False
         self.done: asyncio.Future = loop.create_future()
@@ -73,8 +106,7 @@ class _Watch:
         self._readers: dict[int, Sink] = {}
         self._stdin: tuple[int, memoryview] | None = None
         self._writing = False
-        self._pidfd: int | None = None
-        self._watching = False  # the exit is watched (pidfd or thread)
+        self._grace: asyncio.TimerHandle | None = None
         child_ends: list[int] = []
         mine: list[int] = []
         try:
@@ -103,6 +135,10 @@ class _Watch:
         finally:
             for fd in child_ends:
                 os.close(fd)
+        leftovers.leaders.add(self.proc.pid)
+        # The exit is watched from the start: a leftover may hold the pipes open long after it.
+        self._pidfd: int | None = os.pidfd_open(self.proc.pid)
+        self._fds.add(self._pidfd, self._on_exit)
         self._watch_reader(out_r, on_stdout)
         if on_stderr is not None:
             self._watch_reader(err_r, on_stderr)
@@ -134,6 +170,15 @@ class _Watch:
         del self._readers[fd]
         os.close(fd)
 
+    def _drop_pipes(self) -> None:
+        """The program has exited and LEFTOVER_GRACE_S passed: whoever still holds a pipe is not
+        the program, and its output is not the program's."""
+        self._grace = None
+        for fd in list(self._readers):
+            self._drop_reader(fd)
+        self._close_stdin()
+        self._maybe_done()
+
     def _write_stdin(self) -> None:
         fd, rest = self._stdin
         try:
@@ -157,42 +202,28 @@ class _Watch:
             self._stdin = None
 
     # exit -------------------------------------------------------------------------------------
-    def _watch_exit(self) -> None:
-        if self._watching or self.exited.done():  # (a reaped pid may already name another process)
-            return
-        self._watching = True
-        try:
-            self._pidfd = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # no pidfds here: wait in a thread
-            fut = self.loop.run_in_executor(None, self.proc.wait)
-            fut.add_done_callback(lambda _f: self._exited())
-            return
-        self._fds.add(self._pidfd, self._reap)
-
-    def _reap(self) -> None:
-        self._close_pidfd()
+    def _on_exit(self) -> None:
+        """The program exited. Until it is reaped its pid (so its group id) cannot be reused, so the
+        group is killed first, then the program reaped, then leftovers that left the group killed."""
+        self._fds.remove(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        _killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        self._exited()
-
-    def _close_pidfd(self) -> None:
-        if self._pidfd is not None:
-            self._fds.remove(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = None
-
-    def _exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(self.proc.returncode)
+        leftovers.leaders.discard(self.proc.pid)
+        leftovers.kill_leftovers(self.tag)
+        self.exited.set_result(self.proc.returncode)
+        self._close_stdin()
+        if self._readers and not self.done.done():
+            self._grace = self.loop.call_later(LEFTOVER_GRACE_S, self._drop_pipes)
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self._readers or self.done.done():
+        if self._readers or self.done.done() or not self.exited.done():
             return
-        if not self.exited.done():
-            if self.proc.poll() is None:  # it closed its pipes but runs on: watch for the exit
-                self._watch_exit()
-                return
-            self.exited.set_result(self.proc.returncode)
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
         self.done.set_result(None)
 
     # ending early -----------------------------------------------------------------------------
@@ -201,31 +232,33 @@ class _Watch:
             self.timed_out = True
             self.done.set_result(None)
 
-    async def kill_group(self) -> None:
-        """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
-        self._watch_exit()
+    async def stop(self) -> None:
+        """SIGTERM the whole group, then SIGKILL it after a short grace; _on_exit does the rest."""
         for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(self.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                break
+            if self.exited.done() or not _killpg(self.proc.pid, sig):
+                return
             try:
                 await asyncio.wait_for(asyncio.shield(self.exited), wait)
             except asyncio.TimeoutError:
                 continue
-            try:  # the leader is gone; make sure no child of the group outlives it
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            break
 
     def close(self) -> None:
-        """Stop watching: close every pipe still open (a grandchild may hold one for ever)."""
+        """Stop watching the pipes (a leftover may hold one for ever). The exit stays watched if the
+        program somehow still runs, so it is reaped when it goes."""
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
         for fd in list(self._readers):
             self._drop_reader(fd)
         self._close_stdin()
-        if self.exited.done():
-            self._close_pidfd()
+
+
+def _killpg(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _fill(fd: int, data: memoryview) -> memoryview:

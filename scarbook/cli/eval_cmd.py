@@ -103,21 +103,26 @@ async def _drive(project: Project, cases: list[Case], runs: int, progress: Progr
     control = SessionControl()
     loop = asyncio.get_running_loop()
     interrupted = {"n": 0}
+    # SIGTERM (a CI runner cancelling the job) and SIGHUP (the terminal closed) stop like Ctrl-C.
+    signals = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
 
-    def on_sigint() -> None:
+    def on_signal(sig: signal.Signals) -> None:
         interrupted["n"] += 1
         if interrupted["n"] == 1:
-            progress.note("interrupted: stopping — running agents are killed, finished runs are kept "
+            said = "interrupted" if sig == signal.SIGINT else f"{sig.name} received"
+            progress.note(f"{said}: stopping — running agents are killed, finished runs are kept "
                           "(Ctrl-C again to quit at once)")
             control.cancel()
         else:
-            loop.remove_signal_handler(signal.SIGINT)
+            for s in signals:
+                loop.remove_signal_handler(s)
             raise KeyboardInterrupt
 
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError):
-        pass
+    for sig in signals:
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
     finished = None
     try:
         async for ev in run_session(project, cases, runs=runs, control=control, **kw):
@@ -161,8 +166,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     error; 3 errors prevented a verdict (or the session was cancelled with Ctrl-C, aborted by the
     judge, or stopped by --max-cost: a partial session never gates green).
 
-    Ctrl-C stops launching runs, kills the running agents (whole process group) and keeps every
-    finished run in history; a second Ctrl-C quits at once.
+    Ctrl-C (or SIGTERM, SIGHUP) stops launching runs, kills the running agents (whole process
+    group) and keeps every finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
     cases = select_cases(project, case_ids, tags)
