@@ -26,13 +26,14 @@ class SessionReport:
     judge_usage: Usage = field(default_factory=Usage)
     judge_calls: int = 0
     judge_calls_saved: int = 0
+    regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
 
     @property
     def exit_code(self) -> int:
-        """0 all cases at or above threshold; 1 some below; 3 errors prevented a verdict."""
+        """0 all cases at or above threshold; 1 some below or regressed; 3 errors prevented a verdict."""
         if self.session.state.startswith("aborted"):
             return EXIT_ERRORS
-        if any(s.meets_threshold is False for s in self.stats):
+        if any(s.meets_threshold is False for s in self.stats) or self.regressed:
             return EXIT_BELOW
         # A cancelled session (Ctrl-C) saw only part of its runs: never a green gate in CI.
         if any(s.meets_threshold is None for s in self.stats) or self.session.state in ("stopped: budget",

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from scarbook.baseline import compare_to_baseline
+from scarbook.cli.against import echo_against, resolve_against
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
 from scarbook.errors import AbortSession, ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
@@ -156,10 +158,13 @@ async def _drive(project: Project, cases: list[Case], runs: int, progress: Progr
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Stop starting runs once spend (USD) reaches this.")
 @click.option("--dry-run", is_flag=True, help="Estimate runs, judge calls and cost; run nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
+              help="Compare each case with the baseline (scarbook-baseline.json, see `scarbook baseline set`) "
+              "or a past session, as `scarbook diff` does; exit 1 on a significant (Holm-corrected) regression.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
-                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet) -> None:
+                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
@@ -183,6 +188,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
 
         print_estimate(project, cases, n, skip_judge)
         return
+    baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     judge = make_judge(project, cases, skip_judge)
     _preflight_agent(project)
     progress = Progress(n * len(cases), quiet)
@@ -193,8 +199,12 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     finally:
         progress.close()
     rep = build_report(finished.session, finished.runs, {c.id: c for c in cases}, project.config)
+    against = compare_to_baseline(baseline, finished.session, finished.runs) if baseline else None
+    rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
+    if against:
+        echo_against(against)
     if json_path:
         write_json(rep, Path(json_path))
     if junit_path:

@@ -1,0 +1,46 @@
+"""`scarbook eval --against baseline|SESSION`: the gate against a blessed session."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.baseline import (Baseline, BaselineComparison, baseline_from_session, load_baseline,
+                               partial_mismatch_with)
+from scarbook.compare import format_comparison
+from scarbook.errors import ScarbookError
+from scarbook.models import Case
+from scarbook.project import Project
+
+
+def resolve_against(project: Project, ref: str, cases: list[Case], skip_judge: bool) -> Baseline:
+    """The baseline to gate against, checked before any run starts (exit 2 if unusable)."""
+    if ref == "baseline":
+        baseline = load_baseline(project.root)
+    else:
+        info = project.history.resolve(ref)
+        baseline = baseline_from_session(info, project.history.runs(info.id), info.finished_at or info.started_at)
+        baseline.source = "session"
+    will_be_partial = skip_judge and any(c.judge_checks for c in cases)
+    problem = partial_mismatch_with(baseline, will_be_partial)
+    if problem:
+        raise ScarbookError(problem)
+    return baseline
+
+
+def format_against(bc: BaselineComparison) -> str:
+    b = bc.baseline
+    lines = [f"against the baseline ({b.source}: session {b.name}, git {b.git_revision or '-'}):",
+             format_comparison(bc.comparison, "baseline", "this session")]
+    if bc.changed:
+        lines.append(f"changed since the baseline (not compared: their rates measure different checks): "
+                     f"{', '.join(bc.changed)} — record a new baseline once reviewed (`scarbook baseline set`)")
+    if bc.regressed:
+        lines.append(f"gate: significant regression against the baseline: {', '.join(bc.regressed)}")
+    else:
+        lines.append("gate: no detectable change against the baseline (no case regressed significantly)")
+    return "\n".join(lines)
+
+
+def echo_against(bc: BaselineComparison) -> None:
+    click.echo("")
+    click.echo(format_against(bc))
