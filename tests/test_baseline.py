@@ -61,6 +61,11 @@ def test_the_gate_still_catches_a_real_regression():
 # --- end to end, with the demo agent ---
 
 
+def _set_agent(project, option: str) -> None:
+    cfg = project.root / "scarbook.yaml"
+    cfg.write_text(cfg.read_text().replace("type: demo", f"type: demo\n  {option}"))
+
+
 def _baseline(project) -> dict:
     return json.loads((project.root / "scarbook-baseline.json").read_text())
 
@@ -86,8 +91,7 @@ def test_eval_against_an_identical_agent_exits_0_with_no_detectable_change(proje
     project.bundled()
     project.cli("eval", "-q", "-n", "10")
     project.cli("baseline", "set")
-    cfg = project.root / "scarbook.yaml"
-    cfg.write_text(cfg.read_text().replace("type: demo", "type: demo\n  seed: 99"))  # another draw, same agent
+    _set_agent(project, "seed: 99")  # another draw, same agent
     res = project.cli("eval", "-q", "-n", "10", "--against", "baseline")
     assert res.exit_code == 0, res.output
     assert "against the baseline (scarbook-baseline.json: session " in res.stdout
@@ -100,8 +104,7 @@ def test_eval_against_baseline_exits_1_on_a_significant_regression_and_says_runs
     project.bundled()
     project.cli("eval", "-q", "-n", "20", "write-one-line", "fix-json-config")
     project.cli("baseline", "set")
-    cfg = project.root / "scarbook.yaml"
-    cfg.write_text(cfg.read_text().replace("type: demo", "type: demo\n  profile: regressed"))
+    _set_agent(project, "profile: regressed")
     res = project.cli("eval", "-q", "-n", "20", "write-one-line", "fix-json-config", "--against", "baseline")
     assert res.exit_code == 1
     row = next(line for line in res.stdout.splitlines() if line.startswith("write-one-line ") and "baseline" not in line
@@ -114,8 +117,7 @@ def test_a_drop_too_small_for_the_runs_is_not_called_and_the_runs_needed_are_sai
     project.bundled()
     project.cli("eval", "-q", "-n", "10")
     project.cli("baseline", "set")
-    cfg = project.root / "scarbook.yaml"
-    cfg.write_text(cfg.read_text().replace("type: demo", "type: demo\n  profile: regressed"))
+    _set_agent(project, "profile: regressed")
     res = project.cli("eval", "-q", "-n", "10", "--against", "baseline")
     assert res.exit_code == 1  # write-one-line is below its threshold: that alone gates
     row = next(line for line in res.stdout.splitlines() if line.startswith("write-one-line ") and "[" in line)
