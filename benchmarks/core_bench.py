@@ -29,6 +29,7 @@ from scarbook.history import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.runner import run_session
+from scarbook.session import SessionPlan, ready_session
 
 SEED_TEXT = "# tiny-agent\n\nA minimal AI agent.\n"
 
@@ -49,7 +50,7 @@ def make_project(root: Path, n_cases: int, argv: list[str], concurrency: int) ->
 async def drain(project: Project, runs: int, concurrency: int) -> list[RunRecord]:
     cases = project.load_cases().cases
     records: list[RunRecord] = []
-    async for ev in run_session(project, cases, runs=runs, concurrency=concurrency):
+    async for ev in run_session(ready_session(project, SessionPlan(cases, runs, concurrency=concurrency))):
         if type(ev).__name__ == "SessionFinished":
             records = ev.runs
     return records

@@ -7,12 +7,35 @@ from __future__ import annotations
 
 import copy
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-RunStatus = Literal["pass", "fail", "error"]
+# unjudged: the rule checks passed but a judge check that bears on the verdict was skipped
+# (--skip-judge, or no API key in the TUI): no verdict, counted apart, never in a rate.
+RunStatus = Literal["pass", "fail", "error", "unjudged"]
 CheckStatus = Literal["pass", "fail", "error", "skipped"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error")
+RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error", "unjudged")
+
+
+class SessionState(StrEnum):
+    """How a session ended (or that it is still running). Only FINISHED can gate green."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"  # Ctrl-C / Escape: finished runs kept, the rest never ran
+    STOPPED_BUDGET = "stopped: budget"  # --max-cost reached
+    ABORTED = "aborted"  # the same error would hit every run (the judge rejected the key)
+    CRASHED = "crashed"  # an unexpected exception in the runner itself; traceback in crash.txt
+    INTERRUPTED = "interrupted"  # its process died without finishing it (read from history)
+
+    @classmethod
+    def parse(cls, value: Any) -> "SessionState | str":
+        """A known state as the enum; anything else kept as the string it is (old or foreign history)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return value
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -158,7 +181,7 @@ class AgentResult:
 
 @dataclass
 class RunRecord:
-    """One case, once. Exactly one status: pass, fail or error."""
+    """One case, once. Exactly one status: pass, fail, error or unjudged."""
 
     session_id: str
     case_id: str
@@ -210,7 +233,7 @@ class SessionInfo:
     label: str = ""
     started_at: str = ""
     finished_at: str | None = None
-    state: str = "running"  # running | finished | cancelled | stopped: budget | aborted | crashed
+    state: SessionState | str = SessionState.RUNNING
     runs_per_case: int = 0
     case_ids: list[str] = field(default_factory=list)
     fingerprint: str = ""
@@ -223,9 +246,13 @@ class SessionInfo:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["state"] = str(self.state)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SessionInfo":
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in known})
+        info = cls(**{k: v for k, v in d.items() if k in known})
+        info.state = SessionState.parse(info.state)
+        return info

@@ -9,12 +9,15 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from scarbook.config import Config
-from scarbook.models import Case, RunRecord, SessionInfo, Usage
+from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
 from scarbook.stats import CaseStats, effective_threshold, summarize
 from scarbook.yamlio import atomic_write_text
 
-EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_ERRORS = 0, 1, 2, 3
-STRIP = {"pass": "✓", "fail": "✗", "error": "!"}
+from scarbook.session_outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
+from scarbook.session_outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
+from scarbook.stats import count_statuses
+
+STRIP = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}
 
 
 @dataclass
@@ -30,16 +33,12 @@ class SessionReport:
 
     @property
     def exit_code(self) -> int:
-        """0 all cases at or above threshold; 1 some below or regressed; 3 errors prevented a verdict."""
-        if self.session.state.startswith("aborted"):
-            return EXIT_ERRORS
-        if any(s.meets_threshold is False for s in self.stats) or self.regressed:
-            return EXIT_BELOW
-        # A cancelled session (Ctrl-C) saw only part of its runs: never a green gate in CI.
-        if any(s.meets_threshold is None for s in self.stats) or self.session.state in ("stopped: budget",
-                                                                                          "cancelled"):
-            return EXIT_ERRORS
-        return EXIT_OK
+        """See scarbook.session_outcome.exit_code: the one place exit codes are decided."""
+        return exit_code(self.session, self.stats, regressed=bool(self.regressed))
+
+    @property
+    def unjudged(self) -> int:
+        return sum(s.unjudged for s in self.stats)
 
 
 def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config) -> SessionReport:
@@ -69,33 +68,39 @@ def strip_of(runs: list[RunRecord], width: int = 20) -> str:
 
 def format_table(rep: SessionReport) -> str:
     """A plain-text table; rich colours are added by the CLI on a terminal."""
-    head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} {'rate':>5}  {'95% CI':<11} " \
-           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
+    unj = rep.unjudged > 0  # the column shows only when some run went unjudged
+    head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
+           f"{'rate':>5}  {'95% CI':<11} {'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
     lines = [head, "-" * len(head)]
     by_case: dict[str, list[RunRecord]] = {}
     for r in rep.runs:
         by_case.setdefault(r.case_id, []).append(r)
     for s in rep.stats:
         ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
-        gate = {True: "ok", False: "BELOW", None: "n/a"}[s.meets_threshold]
-        lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} {_pct(s.rate):>5}  {ci:<11} "
+        gate = {True: "ok", False: "BELOW", None: "no verdict" if s.unjudged else "n/a"}[s.meets_threshold]
+        lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
+                     + (f"{s.unjudged:>4} " if unj else "") + f"{_pct(s.rate):>5}  {ci:<11} "
                      f"{_pct(s.pass_at_k):>6} {_pct(s.pass_hat_k):>6}  {s.band:<6} {gate:<5} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     k = rep.stats[0].k if rep.stats else 0
     lines.append("")
-    lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart.")
+    lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart."
+                 + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
     return "\n".join(lines)
 
 
 def format_summary(rep: SessionReport) -> str:
     s = rep.session
     total = len(rep.runs)
-    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error")}
+    counts = count_statuses(rep.runs)
     below = [x.case_id for x in rep.stats if x.meets_threshold is False]
     parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {total} runs — "
-             f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"]
+             f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
+             + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")]
     if s.partial:
-        parts.append("partial: judge checks were skipped (--skip-judge)")
+        parts.append("partial: judge checks were skipped (--skip-judge)"
+                     + (f"; {counts['unjudged']} unjudged runs have no verdict and are not in any rate"
+                        if counts["unjudged"] else ""))
     if rep.judge_calls or rep.judge_calls_saved:
         parts.append(f"judge: {rep.judge_calls} calls, {rep.judge_usage.total_tokens} tokens, "
                      f"${rep.judge_usage.cost_usd:.4f}; {rep.judge_calls_saved} calls saved by cheaper checks failing first")
@@ -107,8 +112,8 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
                      f"{tally['undecided']} undecided at the cap; {total} runs spent"
                      + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
-    if s.note:
-        parts.append(s.note)
+    if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
+        parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
     return "\n".join(parts)
@@ -151,7 +156,8 @@ def write_junit(rep: SessionReport, path: Path) -> None:
         tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
                            time=f"{sum(r.duration_s for r in runs_by_case.get(s.case_id, [])):.3f}")
         summary = (f"pass rate {_pct(s.rate).strip()} ({s.passes}/{s.judged}), 95% CI "
-                   f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%, {s.errors} errors, threshold {100 * s.threshold:.0f}%")
+                   f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%, {s.errors} errors, "
+                   + (f"{s.unjudged} unjudged, " if s.unjudged else "") + f"threshold {100 * s.threshold:.0f}%")
         if s.meets_threshold is False:
             ET.SubElement(tc, "failure", message=f"below threshold: {summary}")
         elif s.meets_threshold is None:

@@ -1,38 +1,38 @@
-"""The session runner: cases x runs through an executor, as an async generator of events.
+"""The session runner: a ready session's cases x runs through an executor, as an async generator of events.
+
+    async for event in run_session(prepare_session(project, plan).session): ...
 
 Each run is recorded in history the moment it finishes, so cancelling, a crash or Ctrl-C keeps every
 finished run. Runs that were still going are killed (whole process group) and not recorded.
+
+Error policy: an unexpected exception inside one run makes that run an `error` (its traceback
+written beside the session's history) and the session goes on; a rejected judge key records the
+run that met it, stops the session and ends it `aborted`; an unexpected exception in the runner
+itself ends the session `crashed`, with the traceback in <history>/<session>/crash.txt. Every
+ending is a SessionFinished event; nothing escapes as a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import hashlib
 import json
-import os
 import subprocess
-import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator
 
-from scarbook.agents import Agent, make_agent
 from scarbook.agents.leftovers import kill_leftovers, session_prefix
-from scarbook.checks import CheckContext, run_checks
-from scarbook.errors import AbortSession, HistoryError
-from scarbook.events import (CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished,
-                             SessionStarted)
+from scarbook.errors import AbortSession
+from scarbook.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
 from scarbook.executor import Executor, LocalExecutor
 from scarbook.history import now_iso
-from scarbook.models import Case, CheckResult, RunRecord, SessionInfo, Usage
-from scarbook.project import Project
-from scarbook.usage import read_agent_usage, usage_of_checks
-from scarbook.workspace import Janitor, SeedManifest, diff_workspace, prepare_workspace, seed_manifest
-
-OUTPUT_EXCERPT = 4000
-# decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
-DecideFn = Callable[[Case, int, int], str | None]
+from scarbook.models import Case, RunRecord, SessionInfo, SessionState
+from scarbook.session import DecideFn, ReadySession
+from scarbook.session_run import (OUTPUT_EXCERPT, AgentPart, RunContext, judge_part, run_agent_part,  # noqa: F401
+                                  verdict_of)
+from scarbook.workspace import Janitor, SeedManifest
 
 
 @dataclass
@@ -58,13 +58,14 @@ class _CaseState:
 
 
 @dataclass
-class _Plan:
+class _Schedule:
     cases: list[_CaseState]
     runs: int
     decide: DecideFn | None
     max_cost: float | None
     spent: float = 0.0
-    stop_reason: str | None = None
+    stop_reason: SessionState | None = None
+    abort_message: str = ""
     cursor: int = 0
     records: list[RunRecord] = field(default_factory=list)
 
@@ -73,7 +74,7 @@ class _Plan:
         if control.cancelled or self.stop_reason:
             return None
         if self.max_cost is not None and self.spent >= self.max_cost:
-            self.stop_reason = "stopped: budget"
+            self.stop_reason = SessionState.STOPPED_BUDGET
             return None
         for _ in range(len(self.cases)):
             st = self.cases[self.cursor % len(self.cases)]
@@ -100,49 +101,68 @@ def git_revision(root: Path) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-async def run_session(project: Project, cases: list[Case], *, runs: int, label: str = "",
-                      concurrency: int | None = None, keep_all: bool | None = None, judge=None,
-                      skip_judge: bool = False, timeout_s: float | None = None,
-                      max_cost: float | None = None, decide: DecideFn | None = None,
-                      control: SessionControl | None = None, agent: Agent | None = None,
+async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
                       executor: Executor | None = None) -> AsyncIterator[Event]:
+    project, plan, judge = ready.project, ready.plan, ready.judge
     cfg = project.config
     control = control or SessionControl()
-    agent = agent or make_agent(cfg.agent, project.root)
     history = project.history
-    keep_all = cfg.keep == "all" if keep_all is None else keep_all
+    cases, runs = plan.cases, plan.runs
     sid = history.new_session_id()
-    info = SessionInfo(id=sid, label=label, started_at=now_iso(), runs_per_case=runs,
-                       case_ids=[c.id for c in cases], fingerprint=cfg.fingerprint(), agent=agent.label,
-                       judge_model="" if skip_judge else cfg.judge_model, git_revision=git_revision(project.root),
-                       case_digests={c.id: case_digest(c) for c in cases},
-                       partial=skip_judge and any(c.judge_checks for c in cases))
+    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=runs,
+                       case_ids=[c.id for c in cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
+                       judge_model=cfg.judge_model if judge is not None else "",
+                       git_revision=git_revision(project.root),
+                       case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial)
     history.start_session(info)
-    plan = _Plan([_CaseState(c) for c in cases], runs, decide, max_cost)
-    states = {st.case.id: st for st in plan.cases}
+    schedule = _Schedule([_CaseState(c) for c in cases], runs, ready.decide, plan.max_cost)
+    states = {st.case.id: st for st in schedule.cases}
     queue: asyncio.Queue = asyncio.Queue()
-    session_dir = project.workspaces_dir / sid
+    ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
+                     judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why)
     manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
     janitor = Janitor()
-    prune = None if keep_all else janitor.remove
     yield SessionStarted(info, planned_runs=runs * len(cases))
+
+    async def one_run(case: Case, k: int) -> tuple[RunRecord, AbortSession | None]:
+        part: AgentPart | None = None
+        try:
+            part = await run_agent_part(ctx, ready.agent, case, k, manifests, queue.put_nowait)
+            return await judge_part(part, case, judge, queue.put_nowait), None
+        except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
+            record = part.record if part is not None else _blank_record(ctx, case, k)
+            record.status, record.reason = "error", exc.message
+            return record, exc
+        except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
+            record = part.record if part is not None else _blank_record(ctx, case, k)
+            record.status = "error"
+            record.reason = f"scarbook could not finish this run: {_one_line(exc)} " \
+                            f"(traceback in {_write_traceback(history.dir / sid / f'{case.id}-{k}.traceback.txt')})"
+            return record, None
 
     async def work(job: tuple[Case, int]) -> RunRecord:
         case, k = job
-        record = await _run_once(project, agent, case, k, sid, session_dir, queue, judge, prune,
-                                 timeout_s or case.timeout_s or cfg.timeout_s, manifests)
+        record, abort = await one_run(case, k)
+        if record.status == "pass" and not ready.keep_all:
+            janitor.remove(Path(record.workspace))
+            record.workspace_kept = False
         history.record_run(record)
-        plan.records.append(record)
-        plan.spent += record.agent_usage.cost_usd + record.judge_usage.cost_usd
+        schedule.records.append(record)
+        schedule.spent += record.agent_usage.cost_usd + record.judge_usage.cost_usd
+        queue.put_nowait(RunFinished(record))
         st = states[case.id]
         if record.status == "pass":
             st.passes += 1
         elif record.status == "fail":
             st.fails += 1
-        queue.put_nowait(RunFinished(record))
-        if decide is not None and st.decided is None:
-            verdict = decide(case, st.passes, st.fails)
-            if verdict is None and st.started >= runs and st.passes + st.fails + _errors(plan, case.id) >= runs:
+        if abort is not None:
+            if not schedule.abort_message:
+                schedule.abort_message = abort.message
+            control.cancel()  # kill the other runs: each would meet the same rejection
+            return record
+        if ready.decide is not None and st.decided is None:
+            verdict = ready.decide(case, st.passes, st.fails)
+            if verdict is None and st.started >= runs and _finished(schedule, case.id) >= runs:
                 verdict = "undecided"
             if verdict is not None:
                 st.decided = verdict
@@ -151,14 +171,13 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
         return record
 
     async def drive() -> None:
-        pool = executor or LocalExecutor(concurrency or cfg.concurrency)
-        async for _ in pool.run(lambda: plan.next_job(control), work):
+        pool = executor or LocalExecutor(ready.concurrency)
+        async for _ in pool.run(lambda: schedule.next_job(control), work):
             pass
 
     driver = asyncio.ensure_future(drive())
     control._task = driver
     driver.add_done_callback(lambda _t: queue.put_nowait(None))
-    aborted: BaseException | None = None
     try:
         while True:
             event = await queue.get()
@@ -168,103 +187,47 @@ async def run_session(project: Project, cases: list[Case], *, runs: int, label: 
         try:
             driver.result()
         except asyncio.CancelledError:
-            info.state = "cancelled"
-        except AbortSession as exc:
-            aborted = exc
-            info.state, info.note = "aborted", exc.message
+            info.state = SessionState.CANCELLED
+        except Exception as exc:  # noqa: BLE001 — the runner itself failed: say so, keep what was recorded
+            path = _write_traceback(history.dir / sid / "crash.txt", exc)
+            info.state = SessionState.CRASHED
+            info.note = f"session crashed: {_one_line(exc)} — traceback in {path}"
     finally:
         if not driver.done():  # the consumer went away (Ctrl-C, closed generator): stop the runs
             control.cancelled = True
             driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
-            info.state = "cancelled"
-        if info.state == "running":
-            info.state = plan.stop_reason or ("cancelled" if control.cancelled else "finished")
+            info.state = SessionState.CANCELLED
+        if schedule.abort_message and info.state != SessionState.CRASHED:
+            info.state, info.note = SessionState.ABORTED, f"session aborted: {schedule.abort_message}"
+        if info.state == SessionState.RUNNING:
+            info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
         janitor.close()  # every pruned workspace is gone before the session says it is over
         kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
         history.finish_session(info)
-    yield SessionFinished(info, sorted(plan.records, key=lambda r: (r.case_id, r.k)))
-    if aborted is not None:
-        raise aborted
+    yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
 
 
-def _errors(plan: _Plan, case_id: str) -> int:
-    return sum(1 for r in plan.records if r.case_id == case_id and r.status == "error")
+def _finished(schedule: _Schedule, case_id: str) -> int:
+    return sum(1 for r in schedule.records if r.case_id == case_id)
 
 
-async def _run_once(project: Project, agent: Agent, case: Case, k: int, sid: str, session_dir: Path,
-                    queue: asyncio.Queue, judge, prune: Callable[[Path], None] | None, timeout_s: float,
-                    manifests: dict[str, SeedManifest]) -> RunRecord:
-    log_dir = session_dir / case.id
-    ws = log_dir / str(k)
-    record = RunRecord(session_id=sid, case_id=case.id, k=k, status="error", reason="",
-                       started_at=now_iso(), workspace=str(ws))
-    start = time.monotonic()
-    queue.put_nowait(RunStarted(sid, case.id, k, record.workspace))
+def _blank_record(ctx: RunContext, case: Case, k: int) -> RunRecord:
+    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason="",
+                     started_at=now_iso(), workspace=str(Path(ctx.session_dir) / case.id / str(k)))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _write_traceback(path: Path, exc: BaseException | None = None) -> Path | str:
+    """Write the traceback being handled (or `exc`'s) to `path`; where it went, or why it could not."""
+    text = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
     try:
-        if case.id not in manifests:
-            manifests[case.id] = seed_manifest(case)
-        snap = prepare_workspace(case, ws, manifests[case.id])
-    except OSError as exc:
-        record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
-        record.duration_s = time.monotonic() - start
-        return record
-    transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"
-    env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
-           "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": sid}
-    try:
-        result = await agent.run(case.task, ws, env, timeout_s, log_dir, str(k))
-    except OSError as exc:
-        why = exc.strerror or str(exc)
-        if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
-            why += " — the agent program exists, so check the interpreter on its #! line"
-        record.reason = f"could not start the agent ({agent.label}): {why}"
-        record.duration_s = time.monotonic() - start
-        return record
-    record.stderr_path = result.stderr_path
-    record.exit_code = result.exit_code
-    record.output_excerpt = result.output[:OUTPUT_EXCERPT]
-    record.output_truncated = result.output_truncated
-    if len(result.output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
-        try:
-            (log_dir / f"{k}.output.txt").write_text(result.output, encoding="utf-8")
-        except OSError:
-            pass
-    record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
-    record.diff = diff_workspace(snap, ws)
-    record.agent_usage = read_agent_usage(usage_file, judge)
-    if result.crashed:
-        record.status, record.reason = "fail", result.crashed
-        record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
-                         for i, c in enumerate(case.checks)]
-    else:
-        ctx = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff, judge=judge,
-                           env_allow=tuple(getattr(agent, "env_allow", ())))
-        on_result = lambda r: queue.put_nowait(CheckDone(sid, case.id, k, r))  # noqa: E731
-        try:
-            record.checks = await run_checks(case.checks, ctx, on_result)
-        except AbortSession as exc:
-            record.status, record.reason = "error", exc.message
-            record.duration_s = time.monotonic() - start
-            project.history.record_run(record)
-            raise
-        record.status, record.reason = verdict_of(record.checks)
-    record.judge_usage, record.judge_calls = usage_of_checks(record.checks)
-    record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks)
-                                   if c.is_judge and r.status == "skipped" and record.status != "pass")
-    record.duration_s = time.monotonic() - start
-    if record.status == "pass" and prune is not None:
-        prune(ws)
-        record.workspace_kept = False
-    return record
-
-
-def verdict_of(results: list[CheckResult]) -> tuple[str, str]:
-    """error if any check could not reach a verdict; fail on the first failing check; else pass."""
-    for i, r in enumerate(results):
-        if r.status == "error":
-            return "error", f"check {i + 1} ({r.type}): {r.detail}"
-        if r.status == "fail":
-            return "fail", f"check {i + 1} ({r.type}): {r.detail}"
-    skipped = sum(1 for r in results if r.status == "skipped")
-    return "pass", "all checks passed" + (f" ({skipped} judge check skipped)" if skipped else "")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        return f"nowhere: could not write {path}: {err.strerror or err}"
+    return path

@@ -1,6 +1,8 @@
 """The numbers of one case: pass rate, 95% Wilson interval, pass@k, pass^k, band.
 
 Errors are kept apart: rate = passes / (passes + fails); the error count stands beside it.
+Unjudged runs (rule checks passed, judge skipped) are kept apart too, and a case with any has no
+rate at all: its passes could only ever be unjudged, so the fails alone would read as 0%.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class CaseStats:
     k: int
     band: str
     threshold: float
+    unjudged: int = 0
 
     @property
     def judged(self) -> int:
@@ -77,11 +80,11 @@ class CaseStats:
 
     @property
     def total(self) -> int:
-        return self.passes + self.fails + self.errors
+        return self.passes + self.fails + self.errors + self.unjudged
 
     @property
     def meets_threshold(self) -> bool | None:
-        """None when no run reached a verdict: errors prevented one."""
+        """None when there is no verdict: errors prevented one, or some runs went unjudged."""
         return None if self.rate is None else self.rate >= self.threshold
 
     def to_dict(self) -> dict:
@@ -89,18 +92,25 @@ class CaseStats:
 
 
 def summarize_counts(case_id: str, passes: int, fails: int, errors: int, threshold: float,
-                     green: float = 0.9, k: int | None = None) -> CaseStats:
+                     green: float = 0.9, k: int | None = None, unjudged: int = 0) -> CaseStats:
     n = passes + fails
-    rate = passes / n if n else None
+    rate = passes / n if n and not unjudged else None
     lo, hi = wilson(passes, n)
     k = k or min(n, 5) or 1
-    return CaseStats(case_id, passes, fails, errors, rate, lo, hi, pass_at_k(n, passes, k),
-                     pass_hat_k(n, passes, k), k, band(rate, threshold, green), threshold)
+    at_k, hat_k = (pass_at_k(n, passes, k), pass_hat_k(n, passes, k)) if rate is not None else (None, None)
+    return CaseStats(case_id, passes, fails, errors, rate, lo, hi, at_k, hat_k, k, band(rate, threshold, green),
+                     threshold, unjudged)
+
+
+def count_statuses(runs: Iterable[RunRecord]) -> dict[str, int]:
+    """pass / fail / error / unjudged counts; a status history does not know is counted as an error."""
+    counts = {"pass": 0, "fail": 0, "error": 0, "unjudged": 0}
+    for run in runs:
+        counts[run.status if run.status in counts else "error"] += 1
+    return counts
 
 
 def summarize(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float = 0.9,
               k: int | None = None) -> CaseStats:
-    counts = {"pass": 0, "fail": 0, "error": 0}
-    for run in runs:
-        counts[run.status] += 1
-    return summarize_counts(case_id, counts["pass"], counts["fail"], counts["error"], threshold, green, k)
+    c = count_statuses(runs)
+    return summarize_counts(case_id, c["pass"], c["fail"], c["error"], threshold, green, k, c["unjudged"])

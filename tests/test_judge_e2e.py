@@ -140,8 +140,11 @@ def test_skip_judge_sends_nothing_and_marks_the_session_partial(project, judge_s
     assert report["session"]["partial"] is True
     checks = report["runs"][0]["checks"]
     assert [c["status"] for c in checks] == ["pass", "skipped"]
-    assert result.exit_code == 0, result.output  # the rule tiers pass; the summary says partial
-    assert "partial: judge checks were skipped (--skip-judge)" in result.output
+    # The rule checks pass but the judge never graded: no verdict, never a green gate (issue 12).
+    assert [r["status"] for r in report["runs"]] == ["unjudged"] * 3
+    assert result.exit_code == 3, result.output
+    assert "partial: judge checks were skipped (--skip-judge); 3 unjudged runs have no verdict and are not " \
+           "in any rate" in result.output
 
 
 def test_budget_breaker_stops_new_runs(project, judge_server):

@@ -11,14 +11,15 @@ import click
 
 from scarbook.baseline import compare_to_baseline
 from scarbook.cli.against import echo_against, resolve_against
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
-from scarbook.errors import AbortSession, ScarbookError
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
-from scarbook.models import Case
+from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.report import (build_report, format_summary, format_table, write_json,
-                             write_junit)
+from scarbook.report import build_report, format_summary, format_table, write_json, write_junit
 from scarbook.runner import SessionControl, run_session
+from scarbook.session import ReadySession, SessionPlan, prepare_session
+from scarbook.session_outcome import EXIT_USAGE
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
@@ -58,11 +59,12 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
 
 
 def make_judge(project: Project, cases: list[Case], skip_judge: bool):
+    """The judge for `scarbook verify` (preflighted: no key is said before anything runs)."""
     from scarbook.judge import judge_for
 
     judge = judge_for(cases, project.config.judge, skip=skip_judge)
     if judge is not None:
-        judge.preflight()  # no key: say so before any run starts
+        judge.preflight()
     return judge
 
 
@@ -101,7 +103,7 @@ class Progress:
             self.bar.stop()
 
 
-async def _drive(project: Project, cases: list[Case], runs: int, progress: Progress, **kw) -> SessionFinished:
+async def _drive(ready: ReadySession, progress: Progress) -> SessionFinished:
     control = SessionControl()
     loop = asyncio.get_running_loop()
     interrupted = {"n": 0}
@@ -126,18 +128,15 @@ async def _drive(project: Project, cases: list[Case], runs: int, progress: Progr
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     finished = None
-    try:
-        async for ev in run_session(project, cases, runs=runs, control=control, **kw):
-            if isinstance(ev, RunFinished):
-                progress.run_finished(ev)
-            elif isinstance(ev, CaseDecided):
-                progress.note(f"{ev.case_id}: decided {ev.decision} after {ev.runs} runs")
-            elif isinstance(ev, SessionStarted):
-                progress.note(f"session {ev.session.id}: {len(cases)} cases")
-            elif isinstance(ev, SessionFinished):
-                finished = ev
-    except AbortSession as exc:
-        progress.note(f"scarbook: session aborted: {exc.message}")
+    async for ev in run_session(ready, control=control):
+        if isinstance(ev, RunFinished):
+            progress.run_finished(ev)
+        elif isinstance(ev, CaseDecided):
+            progress.note(f"{ev.case_id}: decided {ev.decision} after {ev.runs} runs")
+        elif isinstance(ev, SessionStarted):
+            progress.note(f"session {ev.session.id}: {len(ready.plan.cases)} cases")
+        elif isinstance(ev, SessionFinished):
+            finished = ev
     return finished
 
 
@@ -177,11 +176,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     project = get_project(ctx)
     cases = select_cases(project, case_ids, tags)
     n = resolve_runs(project, runs, preset)
-    decide = None
-    if n == "auto":
-        from scarbook.sequential import make_decider
-
-        decide = make_decider(cases, project.config.threshold, max_runs)
+    adaptive = n == "auto"
+    if adaptive:
         n = max_runs
     if dry_run:
         from scarbook.cli.estimate import print_estimate
@@ -189,16 +185,22 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
         print_estimate(project, cases, n, skip_judge)
         return
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
-    judge = make_judge(project, cases, skip_judge)
-    _preflight_agent(project)
+    prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
+                                                keep_all=keep_all or None, skip_judge=skip_judge,
+                                                timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive))
+    if prep.errors:
+        for error in prep.errors:
+            click.echo(f"scarbook: {error}", err=True)
+        ctx.exit(EXIT_USAGE)
     progress = Progress(n * len(cases), quiet)
     try:
-        finished = asyncio.run(_drive(project, cases, n, progress, label=label, concurrency=concurrency,
-                                      keep_all=keep_all or None, judge=judge, skip_judge=skip_judge,
-                                      timeout_s=timeout_s, max_cost=max_cost, decide=decide))
+        finished = asyncio.run(_drive(prep.session, progress))
     finally:
         progress.close()
-    rep = build_report(finished.session, finished.runs, {c.id: c for c in cases}, project.config)
+    info = finished.session
+    if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
+        click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
+    rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config)
     against = compare_to_baseline(baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))
@@ -210,12 +212,6 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     if junit_path:
         write_junit(rep, Path(junit_path))
     ctx.exit(rep.exit_code)
-
-
-def _preflight_agent(project: Project) -> None:
-    from scarbook.agents import make_agent
-
-    make_agent(project.config.agent, project.root).preflight()
 
 
 COMMANDS = [eval_command]

@@ -17,9 +17,10 @@ from typing import Any
 import anthropic
 
 from scarbook.checks.context import CheckContext
-from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused, read_artifact
+from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
+from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request
 from scarbook.judge.settings import JudgeSettings
@@ -78,21 +79,32 @@ class Judge:
             duration_s=time.monotonic() - started,
         )
 
-    async def _grade(self, check: Check, ctx: CheckContext, record: "_Record") -> tuple[str, str]:
+    async def grade_artifact(self, check: Check, artifact: Artifact | ArtifactRefused, task: str) -> CheckResult:
+        """Grade an artifact read earlier (on the machine that ran the agent, capped at
+        settings.max_artifact_bytes by `read_check_artifact`); `task` is the case's task."""
+        started = time.monotonic()
+        record = _Record(self.settings)
+        status, detail = await self._grade(check, None, record, artifact, task)
+        return CheckResult(type=check.type, status=status, detail=detail, judge=record.to_dict(),
+                           duration_s=time.monotonic() - started)
+
+    async def _grade(self, check: Check, ctx: CheckContext | None, record: "_Record",
+                     artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[str, str]:
         rubric = [str(item) for item in check.params.get("rubric") or []]
         if not rubric:
             record.error = "llm_judge check has no rubric items"
             return "error", record.error
-        source = check.params.get("artifact", OUTPUT)
-        try:
-            artifact = read_artifact(str(source), ctx.workspace, ctx.output, self.settings.max_artifact_bytes)
-        except ArtifactRefused as refused:
-            record.error = refused.detail
-            return "fail", refused.detail
+        if ctx is not None:
+            artifact = read_check_artifact(check, ctx.workspace, ctx.output, self.settings.max_artifact_bytes)
+            task = ctx.case.task
+        if isinstance(artifact, ArtifactRefused):
+            record.error = artifact.detail
+            return "fail", artifact.detail
+        assert artifact is not None
         record.artifact = artifact.describe()
         # Kept so a human can later grade the same text (scarbook calibrate) without the workspace.
         record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
-        task = ctx.case.task if check.params.get("include_task") else None
+        task = task if check.params.get("include_task") else None
         client = self._client_or_abort()
         samples: list[list[ItemVerdict]] = []
         # Samples run one after another, not gathered: a 401 or an exhausted retry budget stops

@@ -18,10 +18,11 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 
-from scarbook.errors import AbortSession, ScarbookError
-from scarbook.models import Case
+from scarbook.errors import ScarbookError
+from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.runner import SessionControl, run_session
+from scarbook.session import ReadySession
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.live_state import LiveSession
 from scarbook.tui.messages import SessionEnded, SessionUpdated
@@ -72,45 +73,43 @@ class ScarbookApp(App):
         env_name = self.project.config.judge.api_key_env
         return bool(self.judge_env.get(env_name, "").strip())
 
-    def start_session(self, req: LaunchRequest) -> LiveSession:
-        """Open the live screen and start the worker (one session at a time)."""
+    def start_session(self, req: LaunchRequest) -> LiveSession | None:
+        """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
+        them and start nothing, else open the live screen and start the worker (one at a time)."""
+        from scarbook.session import SessionPlan, prepare_session
         from scarbook.tui.screens.live import LiveScreen
 
         if self.session_running:
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
+        why = f"no API key in ${self.project.config.judge.api_key_env}" if req.skip_judge else "--skip-judge"
+        prep = prepare_session(self.project, SessionPlan(
+            req.cases, req.runs, label=req.label, concurrency=req.concurrency, skip_judge=req.skip_judge,
+            judge_skipped_why=why, adaptive=req.adaptive, judge_env=self.judge_env))
+        if prep.errors:
+            self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
+            return None
         self.live = LiveSession(req.cases, req.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
-        self._run_session(req, self.live, self.control)
+        self._run_session(prep.session, self.live, self.control)
         return self.live
 
     def cancel_session(self) -> None:
         if self.control is not None and self.session_running:
             self.control.cancel()
 
-    def _make_judge(self, req: LaunchRequest):
-        from scarbook.judge import judge_for
-
-        return judge_for(req.cases, self.project.config.judge, skip=req.skip_judge, env=self.judge_env)
-
     @work(exclusive=True, group="session", exit_on_error=False)
-    async def _run_session(self, req: LaunchRequest, live: LiveSession, control: SessionControl) -> None:
+    async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl) -> None:
         try:
-            decide = None
-            if req.adaptive:
-                from scarbook.sequential import make_decider
-
-                decide = make_decider(req.cases, self.project.config.threshold, req.runs)
-            async for ev in run_session(self.project, req.cases, runs=req.runs, label=req.label,
-                                        concurrency=req.concurrency, judge=self._make_judge(req),
-                                        skip_judge=req.skip_judge, control=control, decide=decide):
+            async for ev in run_session(ready, control=control):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
-        except AbortSession as exc:
-            live.finish(f"session aborted: {exc.message}")
         except ScarbookError as exc:
             live.finish(str(exc))
         finally:
+            info = live.info
+            if info is not None and info.state in (SessionState.ABORTED, SessionState.CRASHED):
+                live.finish(info.note)
             if not live.done:
                 live.finish()
             self._flush_live()

@@ -7,7 +7,7 @@ from rich.text import Text
 from scarbook.models import RunRecord
 from scarbook.report import STRIP
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
+STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow", "unjudged": "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}
 
 

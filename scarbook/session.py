@@ -1,0 +1,138 @@
+"""One way into a session for every front-end: a plan, prepared into a ready session or refused.
+
+    prep = prepare_session(project, SessionPlan(cases, runs=10, skip_judge=False))
+    if prep.errors: ...                      # CLI: print each, exit 2. TUI: show them, start nothing.
+    async for event in run_session(prep.session): ...
+
+`prepare_session` builds and preflights the agent (its program exists; a python agent's module
+imports), the judge (its API key is set) and the adaptive decider, before anything is recorded.
+So a configuration mistake is said once, before the first run, instead of as N failed runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
+from scarbook.errors import ScarbookError
+from scarbook.models import Case
+from scarbook.project import Project
+
+# decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
+DecideFn = Callable[[Case, int, int], str | None]
+
+
+@dataclass
+class SessionPlan:
+    """What the user asked for (CLI options or the TUI's launch modal)."""
+
+    cases: list[Case]
+    runs: int  # runs per case; with `adaptive`, the cap
+    label: str = ""
+    concurrency: int | None = None  # None: scarbook.yaml's
+    keep_all: bool | None = None  # None: scarbook.yaml's `keep`
+    skip_judge: bool = False
+    judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
+    timeout_s: float | None = None
+    max_cost: float | None = None
+    adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
+    agent_seed: int | str | None = None  # the demo agent's seed, for reproducible sessions
+    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
+
+
+@dataclass
+class ReadySession:
+    """A plan whose agent, judge and decider are built and preflighted: run_session() runs it."""
+
+    project: Project
+    plan: SessionPlan
+    agent_spec: AgentSpec
+    agent: Agent
+    judge: Any = None  # scarbook.judge.Judge, or None (no judge checks, or judging skipped)
+    decide: DecideFn | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Some verdict-bearing checks will not be graded: the session can never gate green."""
+        return self.judge is None and any(c.judge_checks for c in self.plan.cases)
+
+    @property
+    def concurrency(self) -> int:
+        return self.plan.concurrency or self.project.config.concurrency
+
+    @property
+    def keep_all(self) -> bool:
+        return self.project.config.keep == "all" if self.plan.keep_all is None else self.plan.keep_all
+
+
+@dataclass
+class Preparation:
+    """Either a ready session or the configuration errors that prevent one (each a full sentence)."""
+
+    session: ReadySession | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
+    errors: list[str] = []
+    if not plan.cases:
+        errors.append(f"no cases to run in {project.cases_dir}")
+    if plan.runs < 1:
+        errors.append(f"runs must be a positive number, got {plan.runs}")
+    spec = AgentSpec.from_config(project.config.agent)
+    if plan.agent_seed is not None and spec.type is AgentType.DEMO:
+        spec = spec.with_seed(plan.agent_seed)
+    agent = _preflight_agent(spec, project, errors)
+    judge = _preflight_judge(project, plan, errors)
+    decide = None
+    if plan.adaptive and plan.cases and plan.runs >= 1:
+        from scarbook.sequential import make_decider
+
+        try:
+            decide = make_decider(plan.cases, project.config.threshold, plan.runs)
+        except ValueError as exc:
+            errors.append(f"--runs auto cannot decide these cases: {exc}")
+    if errors or agent is None:
+        return Preparation(errors=errors)
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide))
+
+
+def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
+    """prepare_session for scripts and tests: the configuration errors raised as one ScarbookError."""
+    prep = prepare_session(project, plan)
+    if prep.session is None:
+        raise ScarbookError("\n".join(prep.errors))
+    return prep.session
+
+
+def _preflight_agent(spec: AgentSpec, project: Project, errors: list[str]) -> Agent | None:
+    try:
+        agent = make_agent(spec, project.root)
+        agent.preflight()
+        return agent
+    except ScarbookError as exc:
+        errors.append(exc.message)
+    except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
+        if spec.type is AgentType.PYTHON:
+            module = spec.function.partition(":")[0]
+            errors.append(f"agent.function {spec.function!r}: importing {module!r} raised "
+                          f"{type(exc).__name__}: {exc} — fix the module (it runs at import)")
+        else:
+            errors.append(f"the agent ({spec.type}) could not be prepared: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
+    from scarbook.judge import judge_for
+
+    env = os.environ if plan.judge_env is None else plan.judge_env
+    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env)
+    if judge is not None:
+        try:
+            judge.preflight()  # no key: said before any run starts
+        except ScarbookError as exc:
+            errors.append(exc.message)
+            return None
+    return judge

@@ -1,0 +1,53 @@
+"""The TUI launches sessions through the same prepare_session as `scarbook eval` (issue 12):
+a configuration mistake is shown before the first run, and skipped judge checks give no verdict."""
+
+from __future__ import annotations
+
+from scarbook.session_outcome import exit_code
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.screens.live import LiveScreen
+from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
+
+
+async def _run_modal(pilot) -> None:
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch modal")
+    await pilot.press("ctrl+r")
+
+
+async def test_a_missing_agent_program_is_shown_before_any_run_and_nothing_starts(project_root):
+    (project_root / "scarbook.yaml").write_text("agent: {type: command, argv: [./no-such-agent, '{task}']}\n")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await _run_modal(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="back to the library")
+        told = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert told == [("cannot start the session", "agent command not found: './no-such-agent' (agent.argv in "
+                         "scarbook.yaml) — install it, fix the path, or make the file executable", "error")]
+        assert app.live is None and not isinstance(app.screen, LiveScreen)
+    history = project_root / "workspaces" / "history"
+    assert not history.exists() or not any(history.iterdir())  # no session, no failed runs
+
+
+async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(project_root):
+    add_judged_case(project_root)
+    for case in (project_root / "cases").iterdir():  # only the judged case
+        if case.name != "judged-summary":
+            (case / "case.yaml").unlink()
+    (project_root / "scarbook.yaml").write_text(
+        "agent: {type: command, argv: [sh, -c, 'echo done > summary.md']}\nruns: 2\n")
+    app = make_app(project_root, judge_env={})
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await _run_modal(pilot)
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+        live = app.live
+        runs = live.runs["judged-summary"]
+        assert [r.status for r in runs] == ["unjudged", "unjudged"]
+        assert runs[0].reason == "no verdict: rule checks passed, 1 judge check skipped (no API key in $ANTHROPIC_API_KEY)"
+        stats = live.stats(live.cases[0])
+        assert stats.rate is None and stats.unjudged == 2 and stats.meets_threshold is None
+        assert live.info.partial and exit_code(live.info, [stats]) == 3
