@@ -1,4 +1,4 @@
-"""What a session's ending means: its exit code and the marks it carries in listings.
+"""What a session's ending means as an exit code (its marks in listings: library_rows.session_marks).
 
 The one place the error policy turns into a number (the CLI's exit code, the TUI's "exit code"
 line, the JSON report's `exit_code`):
@@ -19,20 +19,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from scarbook.models import RunRecord, SessionInfo, SessionState
+from scarbook.models import SessionInfo, SessionState
 from scarbook.stats import CaseStats
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
-
-# Marks shown next to a session wherever its figures appear (sessions, list, show, the TUI).
-_STATE_MARKS = {
-    SessionState.CANCELLED: "cancelled",
-    SessionState.STOPPED_BUDGET: "budget-stopped",
-    SessionState.ABORTED: "aborted",
-    SessionState.CRASHED: "crashed",
-    SessionState.INTERRUPTED: "interrupted",
-    SessionState.RUNNING: "running",
-}
 
 
 def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False) -> int:
@@ -44,20 +34,3 @@ def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bo
     if any(s.meets_threshold is None for s in stats):
         return EXIT_NO_VERDICT
     return EXIT_OK
-
-
-def session_marks(session: SessionInfo, runs: Iterable[RunRecord] = ()) -> list[str]:
-    """Why this session's figures are not a full verdict: ["cancelled"], ["partial"], ... or []."""
-    marks = []
-    state = SessionState.parse(session.state)
-    if state in _STATE_MARKS:
-        marks.append(_STATE_MARKS[state])
-    elif state != SessionState.FINISHED:
-        marks.append(str(state))
-    if session.partial or any(r.status == "unjudged" for r in runs):
-        marks.append("partial")
-    return marks
-
-
-def describe_marks(marks: list[str]) -> str:
-    return ", ".join(marks)
