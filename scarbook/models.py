@@ -29,6 +29,9 @@ class SessionState(StrEnum):
     CRASHED = "crashed"  # an unexpected exception in the runner itself; traceback in crash.txt
     INTERRUPTED = "interrupted"  # its process died without finishing it (read from history)
 
+    def __repr__(self) -> str:  # reads as the string it is in messages that quote it ({state!r})
+        return repr(self.value)
+
     @classmethod
     def parse(cls, value: Any) -> "SessionState | str":
         """A known state as the enum; anything else kept as the string it is (old or foreign history)."""
