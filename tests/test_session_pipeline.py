@@ -200,7 +200,8 @@ def test_a_budget_stopped_session_exits_3_even_with_a_case_below_threshold(proje
 def test_rejected_key_with_parallel_runs_says_one_thing_and_counts_what_history_holds(
         project, judge_server, monkeypatch, capfd) -> None:
     (project.root / "agent.py").write_text("import time\ntime.sleep(0.2)\nprint('hello')\n")
-    project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, agent.py]}}\n"
+    agent = json.dumps(str(project.root / "agent.py"))
+    project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {agent}]}}\n"
                    f"judge: {{base_url: {json.dumps(judge_server.url)}, max_retries: 0, timeout_s: 5}}\n")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-bad")
     judge_server.default = status_reply(401, "invalid x-api-key")
@@ -217,3 +218,44 @@ def test_rejected_key_with_parallel_runs_says_one_thing_and_counts_what_history_
     n = int(row[2])
     assert n >= 1 and row[1] == "aborted"
     assert f"aborted; {n} runs — 0 pass, 0 fail, {n} error" in _summary(result.stdout)
+
+
+def test_ctrl_c_on_a_session_with_a_case_below_threshold_exits_3_and_is_marked(project) -> None:
+    """Cancelled sessions saw only part of the evidence: 3, not 1, and every listing says so."""
+    import signal
+    import subprocess
+    import time
+
+    _command_agent(project, "import time\ntime.sleep(0.2)\n")  # never writes the file: every run fails
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: nothing}]\n")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", "from scarbook.cli import main; main()", "-C", str(project.root),
+                             "eval", "--runs", "50", "-j", "1", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    history = project.workspaces / "history"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list(history.glob("*/runs-c*")):
+        time.sleep(0.05)
+    while time.monotonic() < deadline and sum(f.read_text().count("\n") for f in history.glob("*/runs-c*")) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, out + err
+    summary = _summary(out)
+    n = int(summary.split("cancelled; ")[1].split()[0])
+    assert 2 <= n < 50 and summary.endswith(f"cancelled; {n} runs — 0 pass, {n} fail, 0 error")
+    assert "below threshold: c" in out  # said, but it does not make the exit code a verdict
+    listing = project.cli("sessions").stdout.splitlines()
+    assert listing[0].split()[:10] == ["session", "label", "state", "runs", "pass", "fail", "err", "unj", "notes",
+                                       "config"]
+    assert listing[1].split()[1:8] == ["cancelled", str(n), "0", str(n), "0", "0", "cancelled"]
+    row = next(ln for ln in project.cli("list").stdout.splitlines() if ln.startswith("c "))
+    assert "cancelled" in row
+
+
+def test_sessions_marks_a_partial_session_and_counts_its_unjudged_runs(project) -> None:
+    _command_agent(project, WRITE_A)
+    project.case("judged", JUDGE_ONLY)
+    project.cli("eval", "--runs", "2", "--skip-judge", "-q")
+    listing = project.cli("sessions").stdout.splitlines()
+    assert listing[1].split()[1:8] == ["finished", "2", "0", "0", "0", "2", "partial"]

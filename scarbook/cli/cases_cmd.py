@@ -99,7 +99,8 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                f"agent {info.agent}")
     for r in runs:
         mark = {"pass": click.style("PASS", fg="green"), "fail": click.style("FAIL", fg="red"),
-                "error": click.style("ERROR", fg="magenta")}[r.status]
+                "error": click.style("ERROR", fg="magenta"), "unjudged": click.style("UNJUDGED", fg="yellow")
+                }.get(r.status, r.status)
         click.echo(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
         for c in r.checks:
             click.echo(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")

@@ -6,6 +6,8 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems
 from scarbook.errors import HistoryError
+from scarbook.library_rows import session_marks
+from scarbook.stats import count_statuses
 
 
 @click.command("sessions")
@@ -13,15 +15,19 @@ from scarbook.errors import HistoryError
 @click.pass_context
 @friendly_errors
 def sessions_command(ctx: click.Context, limit: int) -> None:
-    """Past sessions, newest first: label, state, runs, config fingerprint and git revision."""
+    """Past sessions, newest first: label, state, runs, config fingerprint and git revision.
+
+    `unj` counts unjudged runs (rule checks passed, judge skipped: no verdict). `notes` marks a
+    session whose figures are not a full verdict: cancelled, budget-stopped, aborted, crashed,
+    interrupted (its process died), running, partial (judge checks skipped)."""
     history = get_project(ctx).history
     sessions = history.sessions()
     reported = report_history_problems(history)
     if not sessions:
         click.echo("no sessions yet — run `scarbook eval`")
         return
-    click.echo(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4}  "
-               f"config        git")
+    click.echo(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4} "
+               f"{'unj':>4}  {'notes':<24} config        git")
     for info in sessions[:limit]:
         try:
             runs = history.runs(info.id)
@@ -29,9 +35,11 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
             click.echo(click.style("history: ", fg="yellow") + str(exc), err=True)
             click.echo(f"{info.id:<24} {info.label[:14]:<14} {'damaged':<16} {'?':>5}")
             continue
-        counts = {s: sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")}
+        counts = count_statuses(runs)
+        notes = ",".join(session_marks(info)) or "-"
         click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
-                   f"{counts['fail']:>5} {counts['error']:>4}  {info.fingerprint:<13} {info.git_revision or '-'}")
+                   f"{counts['fail']:>5} {counts['error']:>4} {counts['unjudged']:>4}  {notes:<24} "
+                   f"{info.fingerprint:<13} {info.git_revision or '-'}")
     report_history_problems(history, since=reported)  # a runs file cut by a crash: its complete runs counted
 
 
