@@ -20,7 +20,7 @@ AGENT_KEYS = {
     "python": ("type", "function"),
 }
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
-            "stale_after_days", "keep", "cases_dir", "workspaces_dir")
+            "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network")
 DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
 
 STARTER_CONFIG = """\
@@ -48,6 +48,8 @@ presets:                # scarbook eval --preset release
   release: 20
 stale_after_days: 7     # the library marks results older than this as stale
 keep: failed            # keep workspaces of failed/errored runs; "all" keeps every run
+isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
+network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
 
 # The LLM judge for llm_judge checks (any Anthropic-compatible Messages API).
 judge:
@@ -73,6 +75,8 @@ class Config:
     keep: str = "failed"
     cases_dir: str = "cases"
     workspaces_dir: str = "workspaces"
+    isolation: str = "none"  # "none" | "sandbox" (scarbook.agents.sandbox)
+    network: bool = False  # the sandbox's network; no effect with isolation: none
     judge_raw: dict[str, Any] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
 
@@ -196,6 +200,16 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(path, f"keep must be 'failed' or 'all', got {data['keep']!r}",
                               line=line_of(data, "keep"), fix="write keep: failed")
         cfg.keep = data["keep"]
+    if "isolation" in data:
+        if data["isolation"] not in ("none", "sandbox"):
+            raise ConfigError(path, f"isolation must be 'none' or 'sandbox', got {data['isolation']!r}",
+                              line=line_of(data, "isolation"), fix="write isolation: sandbox")
+        cfg.isolation = data["isolation"]
+    if "network" in data:
+        if not isinstance(data["network"], bool):
+            raise ConfigError(path, f"network must be true or false, got {data['network']!r}",
+                              line=line_of(data, "network"), fix="write network: true")
+        cfg.network = data["network"]
     for key in ("cases_dir", "workspaces_dir"):
         if key in data:
             if not isinstance(data[key], str):

@@ -109,7 +109,8 @@ def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
 
 def _preflight_agent(spec: AgentSpec, project: Project, errors: list[str]) -> Agent | None:
     try:
-        agent = make_agent(spec, project.root)
+        cfg = project.config
+        agent = make_agent(spec, project.root, isolation=cfg.isolation, network=cfg.network)
         agent.preflight()
         return agent
     except ScarbookError as exc:

@@ -124,7 +124,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     else:
         part.settled = False
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
-                              env_allow=tuple(getattr(agent, "env_allow", ())))
+                              env_allow=tuple(getattr(agent, "env_allow", ())),
+                              sandbox=getattr(agent, "sandbox", None))  # a command check runs in it too
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part

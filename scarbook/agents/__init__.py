@@ -14,8 +14,24 @@ from scarbook.agents.spec import AgentSpec, AgentType
 __all__ = ["Agent", "AgentSpec", "AgentType", "CommandAgent", "PythonAgent", "make_agent"]
 
 
-def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = None) -> Agent:
-    spec = AgentSpec.from_config(spec)
+def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = None, *,
+               isolation: str = "none", network: bool = False) -> Agent:
+    """The agent `spec` describes. isolation "sandbox" puts a program agent in bubblewrap, or raises
+    SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without."""
+    agent = _make(AgentSpec.from_config(spec), project_root)
+    if isolation == "sandbox":
+        from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
+
+        if not isinstance(agent, CommandAgent):
+            raise SandboxUnavailable(
+                "isolation: sandbox cannot hold a python agent: it runs inside scarbook's own process — "
+                "run it as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) "
+                "or set isolation: none")
+        agent.sandbox = require_sandbox(project_root or Path.cwd(), network)
+    return agent
+
+
+def _make(spec: AgentSpec, project_root: Path | None) -> Agent:
     if spec.type is AgentType.COMMAND:
         return CommandAgent(spec.resolved_argv(project_root), stdin=spec.stdin, env_allow=list(spec.env),
                             max_output_bytes=spec.max_output_bytes, project_root=project_root,

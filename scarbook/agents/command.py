@@ -28,6 +28,7 @@ class CommandAgent:
         self.max_output_bytes = max_output_bytes
         self.project_root = project_root
         self.label = label or "command: " + " ".join(argv)
+        self.sandbox = None  # a scarbook.agents.sandbox.Sandbox when isolation: sandbox
         self._resolved: str | None = None
         self._base_env: dict[str, str] | None = None
 
@@ -68,12 +69,17 @@ class CommandAgent:
         start = time.monotonic()
         out = _CappedOutput(self.max_output_bytes)
         err = _StderrLog(stderr_path, MAX_STDERR)
+        shared: tuple[str, ...] = ()
         try:
+            if self.sandbox is not None:
+                shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
+                argv = self.sandbox.wrap(argv, cwd, shared)
             done = await run_program(argv, cwd=cwd, env=self.build_env(env),
                                      stdin_data=task.encode() if self.stdin else None,
                                      on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s)
         finally:
             err.close()
+            _remove_if_empty(shared)
         result = AgentResult(output=out.text(), exit_code=done.returncode, stderr_path=err.path_if_written(),
                              output_truncated=out.truncated, duration_s=time.monotonic() - start,
                              timed_out=done.timed_out)
@@ -84,7 +90,29 @@ class CommandAgent:
         elif code != 0:
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
                               else f"agent exited with code {code}") + _last_line(stderr_path)
+            if self.sandbox is not None:
+                result.crashed += f" [{self.sandbox.describe()}]"
         return result
+
+
+def _create_files(*paths: str | None) -> tuple[str, ...]:
+    """The sandbox binds these files writable, and a bind needs its source to exist."""
+    made = []
+    for path in paths:
+        if path:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644))
+            made.append(path)
+    return tuple(made)
+
+
+def _remove_if_empty(paths: tuple[str, ...]) -> None:
+    """An agent that wrote nothing leaves no file, as outside the sandbox."""
+    for path in paths:
+        try:
+            if os.stat(path).st_size == 0:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 class _StderrLog:

@@ -18,3 +18,4 @@ class CheckContext:
     judge: Any = None  # scarbook.judge.Judge, or None when judging is skipped
     command_timeout_s: float = 60.0
     env_allow: tuple[str, ...] = ()  # the agent's allow-listed variables; a command check gets them too
+    sandbox: Any = None  # the agent's scarbook.agents.sandbox.Sandbox: a command check runs in it too

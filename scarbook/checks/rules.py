@@ -219,7 +219,10 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     # gets (the base variables and the agent's allow-list) plus what the case names, never all of ours.
     names = (*BASE_ENV, *ctx.env_allow, *p.get("env", ()))
     env = {k: os.environ[k] for k in names if k in os.environ}
-    done = await run_program(["/bin/sh", "-c", p["run"]], cwd=ctx.workspace, env=env, stdin_data=None,
+    argv = ["/bin/sh", "-c", p["run"]]
+    if ctx.sandbox is not None:  # agent-written code gets the agent's confinement
+        argv = ctx.sandbox.wrap(argv, ctx.workspace)
+    done = await run_program(argv, cwd=ctx.workspace, env=env, stdin_data=None,
                              on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
     if done.timed_out:
         return False, f"command {p['run']!r} timed out after {timeout:g}s"

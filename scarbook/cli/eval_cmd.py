@@ -160,10 +160,14 @@ async def _drive(ready: ReadySession, progress: Progress) -> SessionFinished:
 @click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
               help="Compare each case with the baseline (scarbook-baseline.json, see `scarbook baseline set`) "
               "or a past session, as `scarbook diff` does; exit 1 on a significant (Holm-corrected) regression.")
+@click.option("--isolation", type=click.Choice(["none", "sandbox"]), default=None,
+              help="Run agents and command checks unconfined or in a bubblewrap sandbox (Linux); "
+                   "default from scarbook.yaml (none). README: Threat model.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
-                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref) -> None:
+                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
+                 isolation) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
@@ -174,6 +178,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
+    if isolation is not None:
+        project.config.isolation = isolation
     cases = select_cases(project, case_ids, tags)
     n = resolve_runs(project, runs, preset)
     adaptive = n == "auto"

