@@ -22,6 +22,7 @@ from pathlib import Path
 
 from scarbook.project import Project
 from scarbook.runner import run_session
+from scarbook.session import SessionPlan, ready_session
 
 AGENTS = {"true": ["true"], "python -c": [sys.executable, "-c", "open('README.md').read()"]}
 
@@ -39,7 +40,8 @@ def make_project(root: Path, argv: list[str], isolation: str) -> Project:
 async def session(project: Project, runs: int) -> float:
     start = time.perf_counter()
     statuses = []
-    async for ev in run_session(project, project.load_cases().cases, runs=runs, concurrency=1):
+    plan = SessionPlan(list(project.load_cases().cases), runs, concurrency=1)
+    async for ev in run_session(ready_session(project, plan)):
         if type(ev).__name__ == "SessionFinished":
             statuses = [r.status for r in ev.runs]
     took = time.perf_counter() - start
