@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scarbook.checks.spec import parse_check
@@ -94,6 +94,8 @@ def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:
     for rel, text in raw.items():
         kline = line_of(raw, rel) or line
         why = check_relative(str(rel))
+        if why is None and not PurePosixPath(str(rel)).parts:
+            why = f"path {rel!r} names the workspace root itself, not a file in it"
         _need(why is None, path, f"seed: {why}", kline, "use a path relative to the workspace root, inside it")
         _need(isinstance(text, str), path, f"seed file {rel!r} must be given as text", kline,
               "quote the file's content as a string")
@@ -132,19 +134,30 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
             if rel and not (folder / rel).is_file():
                 raise CaseError(path, f"scar.{key} names {rel}, which does not exist in {folder}",
                                 line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}")
-    seed = folder / "seed"
-    if seed.is_symlink() or (seed.exists() and not seed.is_dir()):
-        raise CaseError(seed, "seed must be a real folder inside the case", fix="replace it with a folder of files")
-    if seed.is_dir():
-        real_case = os.path.realpath(folder)
-        for dirpath, dirnames, filenames in os.walk(seed):
-            for name in dirnames + filenames:
-                p = Path(dirpath) / name
+    for name, within in (("seed", "seed"), ("scar", "")):
+        sub = folder / name
+        if sub.is_symlink() or (sub.exists() and not sub.is_dir()):
+            raise CaseError(sub, f"{name} must be a real folder inside the case", fix="replace it with a folder of files")
+        if sub.is_dir():
+            _refuse_links_out(sub, folder / within if within else folder, name)
+
+
+def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
+    """Every symlink under `sub` must resolve inside `within`: a seed is copied into every workspace,
+    and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give."""
+    real_within = os.path.realpath(within)
+    place = "the seed folder" if name == "seed" else "the case folder"
+    try:
+        for dirpath, dirnames, filenames in os.walk(sub):
+            for entry in dirnames + filenames:
+                p = Path(dirpath) / entry
                 if p.is_symlink():
                     target = os.path.realpath(p)
-                    if not target.startswith(real_case + os.sep):
-                        raise CaseError(p, f"seed file is a symlink that leads out of the case folder (to {target})",
-                                        fix="copy the file into seed/ instead of linking it")
+                    if not target.startswith(real_within + os.sep):
+                        raise CaseError(p, f"{name} file is a symlink that leads out of {place} (to {target})",
+                                        fix=f"copy the file into {name}/ instead of linking it")
+    except RecursionError:
+        raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
 
 
 def load_case(folder: Path) -> Case:

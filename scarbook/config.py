@@ -144,6 +144,13 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
         if not (isinstance(env, list) and all(isinstance(e, str) for e in env)):
             raise ConfigError(path, "agent.env must be a list of variable names", line=line_of(raw, "env") or line,
                               fix="write env: [PATH, HOME, ANTHROPIC_API_KEY]")
+        cap = raw.get("max_output_bytes", 1)
+        if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
+            raise ConfigError(path, f"agent.max_output_bytes must be a positive whole number of bytes, got {cap!r}",
+                              line=line_of(raw, "max_output_bytes") or line, fix="write e.g. max_output_bytes: 1000000")
+        if raw.get("stdin") is not None and not isinstance(raw["stdin"], bool):
+            raise ConfigError(path, f"agent.stdin must be true or false, got {raw['stdin']!r}",
+                              line=line_of(raw, "stdin") or line, fix="write stdin: true")
         return {**dict(raw), "argv": list(argv), "env": list(env)}
     if kind == "python":
         fn = raw.get("function")
@@ -212,9 +219,14 @@ def load_config(path: Path | None) -> Config:
         cfg.network = data["network"]
     for key in ("cases_dir", "workspaces_dir"):
         if key in data:
-            if not isinstance(data[key], str):
+            if not isinstance(data[key], str) or not data[key].strip():
                 raise ConfigError(path, f"{key} must be a path", line=line_of(data, key), fix=f"write {key}: {key[:-4]}")
             setattr(cfg, key, data[key])
+        where = path.parent / getattr(cfg, key)
+        if where.exists() and not where.is_dir():
+            raise ConfigError(path, f"{key} names {where}, which is a file, not a folder",
+                              line=line_of(data, key) or None,
+                              fix=f"point {key} at a folder, or move that file aside")
     _attach_judge(cfg, data.get("judge") or {}, path)
     return cfg
 

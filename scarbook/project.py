@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scarbook.case_io import CaseSet, load_cases
 from scarbook.config import CONFIG_FILE, Config, load_config
+from scarbook.errors import ScarbookError
 
 
 @dataclass
@@ -22,7 +23,24 @@ class Project:
         for folder in (start, *start.parents):
             if (folder / CONFIG_FILE).is_file():
                 return cls(folder, load_config(folder / CONFIG_FILE))
-        return cls(start, load_config(None))
+        return cls(start, load_config(None))  # config.path None: no scarbook.yaml found
+
+    @classmethod
+    def open(cls, root: Path | None = None) -> "Project":
+        """The project a command works on: `root` itself (-C), else the nearest folder at or above the
+        current one with scarbook.yaml. Without one there is nothing to work on: say how to start."""
+        if root is not None:
+            root = Path(root).absolute()
+            if not (root / CONFIG_FILE).is_file():
+                why = "that folder does not exist" if not root.exists() else f"there is no {CONFIG_FILE} in it"
+                raise ScarbookError(f"{root} is not a scarbook project ({why}) — "
+                                    f"run `scarbook init {root}` to start one there")
+            return cls.at(root)
+        project = cls.discover()
+        if project.config.path is None or not project.config.path.is_file():
+            raise ScarbookError(f"no {CONFIG_FILE} in {project.root} or any folder above it — "
+                                "run `scarbook init` to start a scarbook project here, or pass -C PROJECT")
+        return project
 
     @classmethod
     def at(cls, root: Path) -> "Project":

@@ -1,15 +1,26 @@
-"""YAML in with line numbers (so errors can point at a line), files out atomically."""
+"""YAML in with line numbers (so errors can point at a line), files out atomically.
+
+A case file is written by people and sometimes by tools fed untrusted transcripts, so loading one
+is bounded: at most MAX_YAML_BYTES of text, MAX_YAML_NODES values once aliases are expanded (a
+393-byte "billion laughs" file otherwise expands to hundreds of millions), MAX_YAML_DEPTH levels of
+nesting, and no key given twice in one mapping (YAML would silently keep the last one).
+"""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from scarbook.errors import CaseError
+from scarbook.fsutil import FileTooLargeError, atomic_write_text, describe_os_error, read_regular_bytes
+
+__all__ = ["LineDict", "LineList", "load_yaml_text", "load_yaml_file", "line_of", "atomic_write_text", "dump_yaml"]
+
+MAX_YAML_BYTES = 1 << 20
+MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 64
 
 # libyaml (C) composes about ten times faster; when it is missing, or when a file does not parse,
 # the pure-Python loader runs instead, so every error message is the same on every machine.
@@ -28,21 +39,57 @@ class LineList(list):
     lines: list[int]
 
 
-def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor) -> Any:
+class _Budget:
+    """Counts the values _convert builds, so an alias bomb stops at a fixed cost."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = path
+        self.nodes = 0
+        self.checked: set[int] = set()
+
+    def spend(self, node: yaml.Node, depth: int) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise CaseError(self.path, f"more than {MAX_YAML_NODES:,} values once its aliases (*name) are "
+                            "expanded", line=node.start_mark.line + 1,
+                            fix="write the values out instead of nesting aliases of aliases")
+        if depth > MAX_YAML_DEPTH:
+            raise CaseError(self.path, f"nested more than {MAX_YAML_DEPTH} levels deep",
+                            line=node.start_mark.line + 1, fix="flatten the structure")
+
+
+def _refuse_duplicate_keys(node: yaml.MappingNode, path: Path | str) -> None:
+    first: dict[str, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key_node.start_mark.line + 1
+        if key_node.value in first:
+            raise CaseError(path, f"duplicate key {key_node.value!r} (first given at line {first[key_node.value]})",
+                            line=line, fix="keep one of them: YAML would silently use the last")
+        first[key_node.value] = line
+
+
+def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, budget: _Budget,
+             depth: int = 0) -> Any:
+    budget.spend(node, depth)
     if isinstance(node, yaml.MappingNode):
         out = LineDict()
         out.line = node.start_mark.line + 1
         out.lines = {}
-        constructor.flatten_mapping(node)
+        if id(node) not in budget.checked:  # (an alias visits its mapping again, already merged)
+            budget.checked.add(id(node))
+            _refuse_duplicate_keys(node, budget.path)
+        constructor.flatten_mapping(node)  # `<<: *base` merges come first; the mapping's own keys win
         for key_node, value_node in node.value:
-            key = _convert(key_node, constructor)
+            key = _convert(key_node, constructor, budget, depth + 1)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 key = str(key)
-            out[key] = _convert(value_node, constructor)
+            out[key] = _convert(value_node, constructor, budget, depth + 1)
             out.lines[key] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
-        seq = LineList(_convert(item, constructor) for item in node.value)
+        seq = LineList(_convert(item, constructor, budget, depth + 1) for item in node.value)
         seq.line = node.start_mark.line + 1
         seq.lines = [item.start_mark.line + 1 for item in node.value]
         return seq
@@ -54,12 +101,20 @@ def load_yaml_text(text: str, path: Path | str) -> Any:
     if _FAST_LOADER is not None:
         try:
             node = yaml.compose(text, Loader=_FAST_LOADER)
-        except yaml.YAMLError:
+        except yaml.MarkedYAMLError as exc:
+            if "maximum nesting depth" in str(exc.problem):  # the pure-Python loader would recurse to a crash
+                raise CaseError(path, f"nested more than {MAX_YAML_DEPTH} levels deep",
+                                line=exc.problem_mark.line + 1 if exc.problem_mark else None,
+                                fix="flatten the structure") from None
+            # else let the pure-Python loader below word the error
+        except (yaml.YAMLError, RecursionError):
             pass  # let the pure-Python loader below word the error
         else:
             return None if node is None else _construct(node, path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise CaseError(path, "malformed YAML: nested too deeply to read", fix="flatten the structure") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -77,15 +132,24 @@ def load_yaml_text(text: str, path: Path | str) -> Any:
 def _construct(node: yaml.Node, path: Path | str) -> Any:
     constructor = yaml.constructor.SafeConstructor()
     try:
-        return _convert(node, constructor)
+        return _convert(node, constructor, _Budget(path))
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise CaseError(path, f"malformed YAML: {exc.problem}", line=line, fix="fix the value") from None
 
 
 def load_yaml_file(path: Path) -> Any:
+    """Read and parse a YAML file scarbook's user wrote; every failure is a CaseError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular_bytes(path, limit=MAX_YAML_BYTES)
+    except FileTooLargeError as exc:
+        raise CaseError(path, f"file is {exc.size:,} bytes, more than the {MAX_YAML_BYTES:,} scarbook reads",
+                        fix="keep big files in seed/ or scar/ and name them from the case") from None
+    except OSError as exc:
+        raise CaseError(path, f"cannot read the file: {describe_os_error(exc)}",
+                        fix="make it a readable file") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CaseError(path, "file is not UTF-8 text", fix="save it as UTF-8") from None
     return load_yaml_text(text, path)
@@ -100,28 +164,6 @@ def line_of(data: Any, key: str | int | None = None) -> int | None:
         if isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
             return lines[key]
     return getattr(data, "line", None) or None
-
-
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half of one.
-
-    `durable=False` skips the fsync: still safe against a crashed process (the rename happens only
-    after the whole file is written), not against power loss; history uses it to keep runs cheap."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def dump_yaml(data: Any) -> str:

@@ -151,7 +151,7 @@ def test_seed_file_symlink_out_of_the_case(project, tmp_path: Path) -> None:
     os.symlink(outside, link)
     with pytest.raises(CaseError) as info:
         load_case(path.parent)
-    assert str(info.value) == (f"{link}: seed file is a symlink that leads out of the case folder (to {outside}) — "
+    assert str(info.value) == (f"{link}: seed file is a symlink that leads out of the seed folder (to {outside}) — "
                                "copy the file into seed/ instead of linking it")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,18 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
         if not _ENV_NAME.fullmatch(name):
             raise CaseError(path, f"command.env: {name!r} is not an environment variable name",
                             line=line_of(data, "env") or line, fix="list names only, e.g. env: [API_TOKEN]")
+    if "timeout_s" in params:
+        t = params["timeout_s"]
+        if not (math.isfinite(t) and t > 0):
+            raise CaseError(path, f"{ctype}.timeout_s must be a positive number of seconds, got {t!r}",
+                            line=line_of(data, "timeout_s") or line, fix="write e.g. timeout_s: 60")
+    if "pattern" in params:
+        try:
+            re.compile(params["pattern"], re.MULTILINE)
+        except re.error as exc:
+            raise CaseError(path, f"{ctype}.pattern is not a valid regular expression: {exc}",
+                            line=line_of(data, "pattern") or line,
+                            fix="fix the pattern (Python `re` syntax; quote it in single quotes in YAML)") from None
     for key, value in spec.defaults.items():
         params.setdefault(key, value)
     return Check(type=ctype, params=params, line=line)

@@ -18,7 +18,7 @@ def get_project(ctx: click.Context) -> Project:
     if "project" not in obj:
         root = obj.get("root")
         # An explicit -C is the project itself; otherwise look upward like git does.
-        obj["project"] = Project.at(Path(root)) if root else Project.discover()
+        obj["project"] = Project.open(Path(root) if root else None)
         ctx.find_root().obj = obj
     return obj["project"]
 
@@ -55,3 +55,14 @@ def report_case_problems(problems: list) -> None:
 
 def resolve_root(path: str | None) -> Path | None:
     return Path(path) if path else None
+
+
+def refuse_unknown_cases(project: Project, found: Any, names: tuple[str, ...] | list[str]) -> None:
+    """Raise (exit 2) when a case named on the command line is not in the collection; a case whose
+    case.yaml is invalid says so, since its problem was printed just before."""
+    by_id = found.by_id()
+    unknown = [n for n in names if n not in by_id]
+    if unknown:
+        bad = {p.path.parent.name for p in found.problems}
+        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
+        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")

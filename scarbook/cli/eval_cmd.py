@@ -11,7 +11,7 @@ import click
 
 from scarbook.baseline import compare_to_baseline
 from scarbook.cli.against import echo_against, resolve_against
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems
 from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
@@ -25,12 +25,8 @@ from scarbook.session_outcome import EXIT_USAGE
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
     found = project.load_cases()
     report_case_problems(found.problems)
+    refuse_unknown_cases(project, found, names)
     by_id = found.by_id()
-    unknown = [n for n in names if n not in by_id]
-    if unknown:
-        bad = {p.path.parent.name for p in found.problems}
-        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
-        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")
     cases = [by_id[n] for n in names] if names else list(found.cases)
     if tags:
         cases = [c for c in cases if set(tags) & set(c.tags)]

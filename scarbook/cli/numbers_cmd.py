@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems
 from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
                               partial_mismatch)
 from scarbook.errors import ScarbookError
@@ -56,6 +56,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
+    refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     hints = lint_cases(cases)
     click.echo(format_hints(hints) if hints else f"no hints for {len(cases)} case(s)")

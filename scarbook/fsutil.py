@@ -1,0 +1,102 @@
+"""One atomic writer and one careful reader for scarbook's own files (history, cases, config, reports).
+
+The reader never blocks on a FIFO and never reads a directory or a device: history and cases sit
+within an agent's reach, and `scarbook sessions` must not hang because something put a FIFO where a
+runs file was. Race-free reads *inside a workspace* (relative to a directory fd) are another module's
+job; this one reads files whose path scarbook chose.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+class NotAFileError(OSError):
+    """The path names something other than a regular file; `kind` says what ("a FIFO", ...)."""
+
+    def __init__(self, path: Path | str, kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a regular file")
+        self.kind = kind
+        self.filename = str(path)
+
+
+class FileTooLargeError(OSError):
+    def __init__(self, path: Path | str, size: int, limit: int) -> None:
+        super().__init__(f"{path} is {size:,} bytes (more than {limit:,})")
+        self.size, self.limit, self.filename = size, limit, str(path)
+
+
+def kind_of(mode: int) -> str:
+    return next((word for test, word in _KINDS if test(mode)), "not a regular file")
+
+
+def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path`. Raises FileNotFoundError, NotAFileError (a
+    directory, FIFO, socket or device: refused without waiting on it), FileTooLargeError (more
+    than `limit` bytes: refused before reading), or the OSError the system gave (EACCES, ...)."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(path, kind_of(st.st_mode))
+        if limit is not None and st.st_size > limit:
+            raise FileTooLargeError(path, st.st_size, limit)
+        chunks = []
+        left = (limit + 1) if limit is not None else -1  # a file that grows while read is still capped
+        while left != 0:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        data = b"".join(chunks)
+        if limit is not None and len(data) > limit:
+            raise FileTooLargeError(path, len(data), limit)
+        return data
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` so a reader sees the old file or the new one, never half of one.
+
+    `durable=False` skips the fsync: still safe against a crashed process (the rename happens only
+    after the whole file is written), not against power loss; history uses it to keep runs cheap.
+    A failed write (disk full) leaves no temp file behind and raises the OSError alone."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # raw writes: no buffer whose flush could fail a second time on close
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """The system's words for a failed file operation, without Python's `[Errno n]` prefix."""
+    if isinstance(exc, (NotAFileError, FileTooLargeError)):
+        return str(exc.args[0]) if exc.args else str(exc)
+    return exc.strerror or str(exc)

@@ -1,0 +1,156 @@
+"""Blame the case, not the agent: a case or config that every run would trip over is refused when it is
+loaded, by file, line and fix — and one bad case never hides the others from `scarbook list`."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+GOOD = "id: good\ntask: t\nchecks: [{type: file_exists, path: a}]\n"
+
+# (case.yaml text, line, problem — fix) as `scarbook list` prints it after "invalid case: <path>:"
+BAD_CASES = [
+    pytest.param("id: bad\ntask: t\nchecks:\n  - {type: command, run: 'true', timeout_s: -5}\n", 4,
+                 "command.timeout_s must be a positive number of seconds, got -5 — write e.g. timeout_s: 60",
+                 id="command-timeout-negative"),
+    pytest.param("id: bad\ntask: t\nchecks:\n  - {type: command, run: 'true', timeout_s: .nan}\n", 4,
+                 "command.timeout_s must be a positive number of seconds, got nan — write e.g. timeout_s: 60",
+                 id="command-timeout-nan"),
+    pytest.param("id: bad\ntask: t\nchecks:\n  - type: regex\n    path: a.txt\n    pattern: 'a(b'\n", 6,
+                 "regex.pattern is not a valid regular expression: missing ), unterminated subpattern at "
+                 "position 1 — fix the pattern (Python `re` syntax; quote it in single quotes in YAML)",
+                 id="invalid-regex"),
+    pytest.param("id: bad\ntask: t\nchecks: [{type: output_regex, pattern: '*x'}]\n", 3,
+                 "output_regex.pattern is not a valid regular expression: nothing to repeat at position 0 — "
+                 "fix the pattern (Python `re` syntax; quote it in single quotes in YAML)",
+                 id="invalid-output-regex"),
+    pytest.param("id: bad\ntask: t\nseed:\n  .: text\nchecks: [{type: file_exists, path: a}]\n", 4,
+                 "seed: path '.' names the workspace root itself, not a file in it — "
+                 "use a path relative to the workspace root, inside it",
+                 id="seed-key-dot"),
+    pytest.param("id: bad\ntask: t\nchecks: [{type: file_exists, path: a}]\nchecks: [{type: file_absent, path: a}]\n", 4,
+                 "duplicate key 'checks' (first given at line 3) — keep one of them: YAML would silently use the last",
+                 id="duplicate-key"),
+    pytest.param("id: bad\ntask: t\nchecks:\n  - {type: contains, path: a, text: x, text: y}\n", 4,
+                 "duplicate key 'text' (first given at line 4) — keep one of them: YAML would silently use the last",
+                 id="duplicate-key-in-check"),
+    pytest.param("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                 "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                 "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+                 "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n", 1,
+                 "more than 100,000 values once its aliases (*name) are expanded — "
+                 "write the values out instead of nesting aliases of aliases",
+                 id="alias-bomb"),
+    pytest.param("id: bad\ntask: t\nchecks: " + "[" * 5000 + "]" * 5000 + "\n", 3,
+                 "nested more than 64 levels deep — flatten the structure", id="5000-brackets"),
+    pytest.param("id: bad\ntask: t\nchecks: " + "[" * 500 + "]" * 500 + "\n", 3,
+                 "nested more than 64 levels deep — flatten the structure", id="500-brackets"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", BAD_CASES)
+def test_a_bad_case_is_refused_at_load_and_the_others_still_list(project, text: str, line: int, message: str) -> None:
+    project.case("good", GOOD)
+    path = project.case("bad", text)
+    start = time.monotonic()
+    result = project.cli("list")
+    assert time.monotonic() - start < 5  # a bomb costs a bounded amount of work
+    assert result.stderr == f"invalid case: {path}:{line}: {message}\n"
+    assert result.exit_code == 2
+    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
+
+
+def test_a_huge_case_file_is_refused_before_it_is_read(project) -> None:
+    project.case("good", GOOD)
+    path = project.case("bad", GOOD.replace("good", "bad"))
+    with open(path, "a") as fh:
+        fh.write("# " + "x" * (50 << 20) + "\n")  # a 50 MB case file
+    start = time.monotonic()
+    result = project.cli("list")
+    assert time.monotonic() - start < 5
+    assert result.stderr == (f"invalid case: {path}: file is {path.stat().st_size:,} bytes, more than the 1,048,576 "
+                             "scarbook reads — keep big files in seed/ or scar/ and name them from the case\n")
+    assert result.exit_code == 2
+    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
+
+
+@pytest.mark.parametrize("folder, target, message", [
+    ("seed", "../scar/evidence.txt", "seed file is a symlink that leads out of the seed folder (to {case}/scar/evidence.txt) "
+                                     "— copy the file into seed/ instead of linking it"),
+    ("seed", "../scar", "seed file is a symlink that leads out of the seed folder (to {case}/scar) "
+                        "— copy the file into seed/ instead of linking it"),
+    ("scar", "/etc/passwd", "scar file is a symlink that leads out of the case folder (to /etc/passwd) "
+                            "— copy the file into scar/ instead of linking it"),
+])
+def test_seed_and_scar_links_that_leave_their_folder_are_refused(project, folder: str, target: str,
+                                                                  message: str) -> None:
+    project.case("good", GOOD)
+    path = project.case("bad", GOOD.replace("good", "bad"), {"ok.txt": "ok"})
+    case = path.parent
+    (case / "scar").mkdir()
+    (case / "scar" / "evidence.txt").write_text("the incident")
+    link = case / folder / "leak"
+    os.symlink(target, link)
+    result = project.cli("list")
+    assert result.stderr == f"invalid case: {link}: {message.format(case=case.resolve())}\n"
+    assert result.exit_code == 2
+    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
+
+
+# (scarbook.yaml text, line, message)
+BAD_CONFIGS = [
+    pytest.param("agent: {type: command, argv: [./agent], max_output_bytes: lots}\n", 1,
+                 "agent.max_output_bytes must be a positive whole number of bytes, got 'lots' — "
+                 "write e.g. max_output_bytes: 1000000", id="max-output-bytes-lots"),
+    pytest.param("runs: 2\nruns: 3\n", 2,
+                 "duplicate key 'runs' (first given at line 1) — keep one of them: YAML would silently use the last",
+                 id="duplicate-key"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", BAD_CONFIGS)
+def test_a_bad_config_names_its_line(project, text: str, line: int, message: str) -> None:
+    path = project.config(text)
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (2, f"scarbook: {path}:{line}: {message}\n")
+
+
+def test_workspaces_dir_that_is_a_file_is_a_config_error(project) -> None:
+    (project.root / "runs.txt").write_text("not a folder")
+    path = project.config("workspaces_dir: runs.txt\n")
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: {path}:1: workspaces_dir names {project.root / 'runs.txt'}, which is a file, not a folder "
+           "— point workspaces_dir at a folder, or move that file aside\n")
+
+
+def test_lint_of_a_case_that_does_not_exist(project) -> None:
+    project.case("good", GOOD)
+    result = project.cli("lint", "nosuch")
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: no such case: nosuch — `scarbook list` shows the cases in {project.cases_dir}\n")
+
+
+def test_outside_a_project_commands_say_so_and_suggest_init(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from scarbook.cli import main
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    result = CliRunner().invoke(main, ["list"])
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: no scarbook.yaml in {empty.resolve()} or any folder above it — run `scarbook init` to start "
+           "a scarbook project here, or pass -C PROJECT\n")
+    result = CliRunner().invoke(main, ["-C", "/nonexistent", "sessions"])
+    assert (result.exit_code, result.stderr) == (
+        2, "scarbook: /nonexistent is not a scarbook project (that folder does not exist) — "
+           "run `scarbook init /nonexistent` to start one there\n")
+    result = CliRunner().invoke(main, ["-C", str(empty), "list"])
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: {empty} is not a scarbook project (there is no scarbook.yaml in it) — "
+           f"run `scarbook init {empty}` to start one there\n")
