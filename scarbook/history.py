@@ -28,15 +28,17 @@ from tinydb import TinyDB
 from tinydb.storages import Storage
 
 from scarbook.errors import HistoryError
+from scarbook.fsutil import atomic_write_text, describe_os_error
+from scarbook.history_records import session_from_doc, session_problem, sort_runs
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.runs_file import SUFFIX, RunsDB, damaged_message, open_runs
-from scarbook.yamlio import atomic_write_text
+from scarbook.runs_file import SUFFIX, RunsDB, damaged_message, open_runs, read_history_file
+from scarbook.safetext import clean_record_text
 
 LEGACY_SUFFIX = ".json"
 
 
 class AtomicJSONStorage(Storage):
-    """TinyDB storage that never leaves a half-written file behind."""
+    """TinyDB storage that never leaves a half-written file behind, and reads only regular files."""
 
     def __init__(self, path: str, **_: Any) -> None:
         # No mkdir here: atomic_write_text makes the folder on the first write, and opening a file
@@ -44,16 +46,22 @@ class AtomicJSONStorage(Storage):
         self.path = Path(path)
 
     def read(self) -> dict[str, Any] | None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data = read_history_file(self.path)
+        if data is None:
             return None
-        if not text.strip():
+        if not data.strip():
             raise HistoryError(damaged_message(self.path, "the file is empty"))
         try:
-            return json.loads(text)
+            doc = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise HistoryError(damaged_message(self.path, f"not UTF-8 text: byte {data[exc.start]:#04x} at "
+                                                          f"offset {exc.start}")) from None
         except json.JSONDecodeError as exc:
             raise HistoryError(damaged_message(self.path, f"{exc.msg}: line {exc.lineno} column {exc.colno}")) from None
+        if not isinstance(doc, dict) or not all(isinstance(t, dict) and all(isinstance(d, dict) for d in t.values())
+                                                for t in doc.values()):
+            raise HistoryError(damaged_message(self.path, "it is not a TinyDB file of tables of records"))
+        return doc
 
     def write(self, data: dict[str, Any]) -> None:
         atomic_write_text(self.path, json.dumps(data, separators=(",", ":")), durable=False)
@@ -118,10 +126,15 @@ class History:
         self._write_session(info)
 
     def _write_session(self, info: SessionInfo) -> None:
-        with _open(self.dir / info.id / "session.json") as db:
-            table = db.table("session")
-            table.truncate()
-            table.insert({**info.to_dict(), "pid": os.getpid()})
+        path = self.dir / info.id / "session.json"
+        try:
+            with _open(path) as db:
+                table = db.table("session")
+                table.truncate()
+                table.insert({**info.to_dict(), "pid": os.getpid()})
+        except OSError as exc:
+            raise HistoryError(f"could not write {path}: {describe_os_error(exc)} — free some disk space "
+                               "(the runs recorded so far are kept)") from None
 
     def _writer(self, sid: str, case_id: str) -> RunsDB:
         """The open runs file of one case in a session this process records; each insert is one
@@ -133,41 +146,50 @@ class History:
         return db
 
     def record_run(self, run: RunRecord) -> None:
+        """Append one run. Its agent-made text is cleaned first, in place (clean_record_text), so the
+        record stored and the one the caller goes on to print and report are the same, and safe."""
+        clean_record_text(run)
         try:
             self._writer(run.session_id, run.case_id).insert(run.to_dict())
         except OSError as exc:
             raise HistoryError(f"could not record run {run.case_id}#{run.k} in {self.dir / run.session_id}: "
-                               f"{exc.strerror or exc}") from None
+                               f"{describe_os_error(exc)} — free some disk space (the runs recorded before it "
+                               "are kept)") from None
 
     def finish_session(self, info: SessionInfo) -> None:
         info.finished_at = info.finished_at or now_iso()
         for key in [k for k in self._writers if k[0] == info.id]:
             self._writers.pop(key).close()
-        self._write_session(info)
-        lock = self._locks.pop(info.id, None)
-        if lock is not None:
-            lock.release()
-            try:
-                os.unlink(lock.lock_file)
-            except OSError:
-                pass
+        try:
+            self._write_session(info)
+        finally:
+            lock = self._locks.pop(info.id, None)
+            if lock is not None:
+                lock.release()
+                try:
+                    os.unlink(lock.lock_file)
+                except OSError:
+                    pass
 
     # -- reading ------------------------------------------------------------------------------
     def _session_dirs(self) -> list[Path]:
         if not self.dir.is_dir():
             return []
-        return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                      key=lambda p: p.name, reverse=True)
+        return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
+                       and not p.name.endswith(".damaged")), key=lambda p: p.name, reverse=True)
 
     def read_session(self, sid: str) -> SessionInfo:
         path = self.dir / sid / "session.json"
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise HistoryError(f"no session {sid!r} in {self.dir}")
         with _open(path) as db:
             docs = db.table("session").all()
         if not docs:
             raise HistoryError(damaged_message(path, "it holds no session record"))
-        info = SessionInfo.from_dict(docs[0])
+        why = session_problem(dict(docs[0]))
+        if why:
+            raise HistoryError(damaged_message(path, why))
+        info = session_from_doc(docs[0])
         if info.state == "running" and not self._is_live(sid):
             info.state = "interrupted"  # its process died without finishing the session
         return info
@@ -183,24 +205,43 @@ class History:
                 return False
         except Timeout:
             return True
+        except OSError:  # a lock file we may not open is not a live session's
+            return False
 
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, newest first; damaged ones are listed in `self.problems`."""
         self.problems = []
         out = []
         for folder in self._session_dirs():
-            if not (folder / "session.json").exists():
-                continue  # an id reserved a moment ago, not yet started
+            if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
+                orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
+                if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json
+                    self._tell(HistoryError(
+                        f"history folder {folder} has runs ({', '.join(orphans)}) but no session.json (deleted?): "
+                        f"its runs are not listed — restore session.json, or move the folder aside to silence "
+                        f"this: mv {folder} {folder}.damaged"))
+                continue
             try:
                 out.append(self.read_session(folder.name))
             except HistoryError as exc:
-                self.problems.append(exc)
+                self._tell(exc)
         return out
 
-    def runs(self, session_id: str, case_id: str | None = None) -> list[RunRecord]:
-        """The session's runs (of one case, or all), by case and k. A runs file whose last line a
-        crash cut short gives its complete runs, and the cut is listed in `self.problems` (unless the
-        session is still recording: then the line is being written, and is left for the next read)."""
+    def _tell(self, problem: HistoryError | str) -> None:
+        """Add a problem once (a command may read one file several times)."""
+        problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
+        if str(problem) not in map(str, self.problems):
+            self.problems.append(problem)
+
+    def runs(self, session_id: str, case_id: str | None = None, info: SessionInfo | None = None) -> list[RunRecord]:
+        """The session's runs (of one case, or all), by case and k: only records the runner wrote.
+
+        A line that is not one (forged or damaged: see history_records) is left out and listed in
+        `self.problems`, as is a runs file that cannot be read at all; the other runs still count.
+        A runs file whose last line a crash cut short gives its complete runs, and the cut is listed
+        too (unless the session is still recording: then the line is being written, and is left for
+        the next read). `info` saves reading session.json again when the caller has it."""
+        info = info or self.read_session(session_id)
         folder = self.dir / session_id
         if case_id:
             files = [folder / f"runs-{case_id}{SUFFIX}", folder / f"runs-{case_id}{LEGACY_SUFFIX}"]
@@ -208,24 +249,39 @@ class History:
             files = sorted([*folder.glob(f"runs-*{SUFFIX}"), *folder.glob(f"runs-*{LEGACY_SUFFIX}")])
         out: list[RunRecord] = []
         for path in files:
-            if path.suffix == SUFFIX:
-                db = open_runs(path)
-            elif path.exists():
-                db = _open(path)
-            else:
+            if not path.exists() and not path.is_symlink():
                 continue
-            with db:
-                out.extend(RunRecord.from_dict(d) for d in db.all())
-            cut = getattr(db.storage, "cut", None)
-            # A live session may be mid-append as we read: its last line is not cut, only not there yet.
-            if cut is not None and str(cut) not in map(str, self.problems) and not self._is_live(session_id):
-                self.problems.append(cut)
+            out.extend(self._read_runs_file(path, info))
         out.sort(key=lambda r: (r.case_id, r.k))
         return out
 
+    def _read_runs_file(self, path: Path, info: SessionInfo) -> list[RunRecord]:
+        cid = path.name[len("runs-"):-len(path.suffix)]
+        if cid not in info.case_ids:
+            self._tell(f"history file {path} is not counted: session {info.id} did not run case {cid!r} — the "
+                       f"runner never writes that (forged or damaged); move it aside to silence this: "
+                       f"mv {path} {path}.damaged")
+            return []
+        db = open_runs(path) if path.suffix == SUFFIX else _open(path)
+        try:
+            with db:
+                docs = {d.doc_id: dict(d) for d in db.all()}
+        except HistoryError as exc:
+            self._tell(exc)
+            return []
+        bad = dict(getattr(db.storage, "bad_lines", {}))
+        runs, messages = sort_runs(path, docs, info, cid, bad)
+        for message in messages:
+            self._tell(message)
+        cut = getattr(db.storage, "cut", None)
+        # A live session may be mid-append as we read: its last line is not cut, only not there yet.
+        if cut is not None and not self._is_live(info.id):
+            self._tell(cut)
+        return runs
+
     def iter_all_runs(self) -> Iterator[RunRecord]:
         for info in self.sessions():
-            yield from self.runs(info.id)
+            yield from self.runs(info.id, info=info)
 
     def resolve(self, ref: str) -> SessionInfo:
         """A session by id, id prefix, label, or `latest` / `previous`."""
@@ -254,11 +310,7 @@ class History:
             for cid in info.case_ids:
                 if cid in out or (wanted is not None and cid not in wanted):
                     continue
-                try:
-                    runs = self.runs(info.id, cid)
-                except HistoryError as exc:
-                    self.problems.append(exc)
-                    continue
+                runs = self.runs(info.id, cid, info)
                 if runs:
                     out[cid] = CaseLatest(cid, info, runs)
             if wanted is not None and len(out) == len(wanted):

@@ -7,7 +7,10 @@ is one `write(2)` of one whole line on a file opened with O_APPEND: the cost of 
 on how many came before it, and a process that dies loses nothing it had finished writing.
 
 A crash of the machine (not just the process) can still leave the last line half written; reading
-then keeps every complete run before it and reports the cut line, never an empty history.
+then keeps every complete run before it and reports the cut line, never an empty history. Any other
+line that is not a JSON object is left out and listed in `bad_lines` (the history reader reports it),
+so one bad line never hides the good ones. A file that is not a regular file, or cannot be read, is a
+HistoryError naming it; a failed first append leaves no empty file behind.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from tinydb.storages import Storage
 from tinydb.table import Table
 
 from scarbook.errors import HistoryError
-from scarbook.yamlio import atomic_write_text
+from scarbook.fsutil import NotAFileError, atomic_write_text, describe_os_error, read_regular_bytes
 
 SUFFIX = ".jsonl"
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options builds one per call
@@ -39,15 +42,32 @@ def cut_message(path: Path, line: int, kept: int) -> str:
             f"delete that line to silence this: sed -i '$d' {path}")
 
 
-def _record(path: Path, n: int, line: bytes) -> dict[str, Any]:
+def read_history_file(path: Path) -> bytes | None:
+    """The bytes of a history file, None when there is none; anything else that stops it being read
+    (a FIFO or a folder in its place, no permission) is a HistoryError naming the file and the fix."""
     try:
-        doc = json.loads(line)
+        return read_regular_bytes(path)
+    except FileNotFoundError:
+        return None
+    except NotAFileError as exc:
+        raise HistoryError(damaged_message(path, f"it is {exc.kind}, not a file")) from None
+    except PermissionError as exc:
+        raise HistoryError(f"history file {path} cannot be read ({exc.strerror}); the other sessions are "
+                           f"unaffected — let yourself read it (chmod u+r {path}) or move it aside: "
+                           f"mv {path} {path}.damaged") from None
+    except OSError as exc:
+        raise HistoryError(damaged_message(path, f"it cannot be read: {describe_os_error(exc)}")) from None
+
+
+def _parse_line(line: bytes) -> tuple[Any, str | None]:
+    """The line's JSON value, or why it is not JSON."""
+    try:
+        return json.loads(line), None
+    except UnicodeDecodeError:
+        return None, "it is not UTF-8 text"
     except ValueError as exc:
         why = f"{exc.msg}: column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise HistoryError(damaged_message(path, f"line {n}: {why}")) from None
-    if not isinstance(doc, dict):
-        raise HistoryError(damaged_message(path, f"line {n} is not a run record"))
-    return doc
+        return None, f"it is not JSON ({why})"
 
 
 class RunsStorage(Storage):
@@ -56,25 +76,39 @@ class RunsStorage(Storage):
     def __init__(self, path: str, **_: Any) -> None:
         self.path = Path(path)
         self.cut: HistoryError | None = None  # set by read() when the last line was cut short
+        self.bad_lines: dict[int, str] = {}  # set by read(): line number -> why it is not a record
         self._fd: int | None = None
 
     def read(self) -> dict[str, Any] | None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        data = read_history_file(self.path)
+        if data is None:
             return None
         if not data.strip():
             raise HistoryError(damaged_message(self.path, "the file is empty"))
         lines = data.split(b"\n")
         tail = lines.pop()  # b"" when the file ends in a newline, as every whole write leaves it
-        docs = {str(n): _record(self.path, n, line) for n, line in enumerate(lines, 1)}
+        docs: dict[str, Any] = {}
+        self.bad_lines = {}
         self.cut = None
+        for n, line in enumerate(lines, 1):
+            self._take(docs, n, line)
         if tail.strip():
-            try:
-                docs[str(len(lines) + 1)] = _record(self.path, len(lines) + 1, tail)
-            except HistoryError:
-                self.cut = HistoryError(cut_message(self.path, len(lines) + 1, len(lines)))
+            doc, why = _parse_line(tail)
+            if why is None:
+                self._take(docs, len(lines) + 1, tail)
+            else:
+                self.cut = HistoryError(cut_message(self.path, len(lines) + 1, len(docs)))
         return {"_default": docs}
+
+    def _take(self, docs: dict[str, Any], n: int, line: bytes) -> None:
+        """Keep line n when it is a JSON object; else note why not (the reader reports it)."""
+        doc, why = _parse_line(line)
+        if why is None and not isinstance(doc, dict):
+            why = "it is a JSON " + type(doc).__name__.replace("NoneType", "null") + ", not a run record"
+        if why is None:
+            docs[str(n)] = doc
+        else:
+            self.bad_lines[n] = why
 
     def append(self, doc: Mapping[str, Any]) -> None:
         line = (_ENCODE(doc) + "\n").encode("utf-8")
@@ -86,9 +120,21 @@ class RunsStorage(Storage):
             while written < len(line):  # a regular file writes it all at once unless the disk is full
                 written += os.write(self._fd, line[written:])
         except OSError:
-            if written:  # take back the part line, so the file stays a list of whole runs
-                os.ftruncate(self._fd, os.lseek(self._fd, 0, os.SEEK_END) - written)
+            self._take_back(written)
             raise
+
+    def _take_back(self, written: int) -> None:
+        """After a failed append: cut the part line off, so the file stays a list of whole runs, and
+        remove a file that is left empty (a failed first append), which would read as damaged."""
+        try:
+            end = os.lseek(self._fd, 0, os.SEEK_END)
+            if written:
+                os.ftruncate(self._fd, end - written)
+            if end - written == 0:
+                os.unlink(self.path)
+                self.close()
+        except OSError:
+            pass  # the append's own error is the one to report
 
     def write(self, data: dict[str, Any]) -> None:
         """A whole rewrite (TinyDB update/remove): only a renumbered-by-line table can be laid out."""

@@ -50,13 +50,12 @@ def test_a_last_line_missing_only_its_newline_is_a_whole_run(tmp_path: Path) -> 
     assert [d["k"] for d in db.all()] == [1, 2] and db.storage.cut is None
 
 
-def test_a_line_that_is_not_a_record_is_damage(tmp_path: Path) -> None:
+def test_a_line_that_is_not_a_record_is_left_out_and_named(tmp_path: Path) -> None:
     path = tmp_path / "runs-a.jsonl"
-    path.write_text('{"k":1}\n[1, 2]\n')
-    with pytest.raises(HistoryError) as exc:
-        open_runs(path).all()
-    assert exc.value.message == (f"history file {path} is damaged (line 2 is not a run record); the other sessions "
-                                 f"are unaffected — move it aside to silence this: mv {path} {path}.damaged")
+    path.write_text('{"k":1}\n[1, 2]\n{"k":3}\n')
+    db = open_runs(path)
+    assert [(d.doc_id, d["k"]) for d in db.all()] == [(1, 1), (3, 3)]
+    assert db.storage.bad_lines == {2: "it is a JSON list, not a run record"}
 
 
 FULL_DISK = """

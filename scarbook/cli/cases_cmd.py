@@ -86,7 +86,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     history = project.history
     if session_ref:
         info = history.resolve(session_ref)
-        runs = history.runs(info.id, case_id)
+        runs = history.runs(info.id, case_id, info)
     else:
         hit = history.latest_by_case([case_id]).get(case_id)
         if hit is None:

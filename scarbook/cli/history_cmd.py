@@ -30,17 +30,16 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
                f"{'unj':>4}  {'notes':<24} config        git")
     for info in sessions[:limit]:
         try:
-            runs = history.runs(info.id)
-        except HistoryError as exc:  # one damaged runs file must not hide the other sessions
+            runs = history.runs(info.id, info=info)  # a bad file or line is left out and told below
+        except HistoryError as exc:  # session.json went away since it was listed
             click.echo(click.style("history: ", fg="yellow") + str(exc), err=True)
-            click.echo(f"{info.id:<24} {info.label[:14]:<14} {'damaged':<16} {'?':>5}")
             continue
         counts = count_statuses(runs)
         notes = ",".join(session_marks(info)) or "-"
         click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
                    f"{counts['fail']:>5} {counts['error']:>4} {counts['unjudged']:>4}  {notes:<24} "
                    f"{info.fingerprint:<13} {info.git_revision or '-'}")
-    report_history_problems(history, since=reported)  # a runs file cut by a crash: its complete runs counted
+    report_history_problems(history, since=reported)  # runs left out (damaged, forged, cut): the rest counted
 
 
 COMMANDS = [sessions_command]
