@@ -62,7 +62,7 @@ def read_history_file(path: Path) -> bytes | None:
 def _parse_line(line: bytes) -> tuple[Any, str | None]:
     """The line's JSON value, or why it is not JSON."""
     try:
-        return json.loads(line), None
+        return json.loads(line.decode("utf-8")), None  # (json.loads of bytes would guess UTF-16 too)
     except UnicodeDecodeError:
         return None, "it is not UTF-8 text"
     except ValueError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from scarbook.history import History
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.tui.app import make_app
@@ -156,11 +158,10 @@ async def test_a_damaged_history_file_is_said_in_the_library_once(project_root):
     record_session(project_root, "20261101-100000-000aa", "2026-11-01T10:00:00+00:00", "abc",
                    {"write-one-line": ["pass", "fail", "pass"]})
     runs_file = project_root / "workspaces" / "history" / "20261101-100000-000aa" / "runs-write-one-line.jsonl"
-    lines = runs_file.read_text().splitlines(keepends=True)
-    runs_file.write_text(lines[0] + "{oops\n" + lines[2])
-    expected = (f"history file {runs_file} is damaged (line 2: Expecting property name enclosed in double quotes: "
-                f"column 2); the other sessions are unaffected — move it aside to silence this: "
-                f"mv {runs_file} {runs_file}.damaged")
+    runs_file.unlink()
+    os.mkfifo(runs_file)  # reading it must neither hang the library nor crash it
+    expected = (f"history file {runs_file} is damaged (it is a FIFO, not a file); the other sessions are "
+                f"unaffected — move it aside to silence this: mv {runs_file} {runs_file}.damaged")
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         lib = await library_loaded(pilot)
