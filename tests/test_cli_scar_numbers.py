@@ -30,6 +30,8 @@ def bundled(tmp_path, monkeypatch):
 
 
 def run(root: Path, *args: str, input: str | None = None):
+    if not (root / "scarbook.yaml").exists():  # a project (every command needs one): all defaults
+        (root / "scarbook.yaml").write_text("")
     return CliRunner().invoke(main, ["-C", str(root), *args], input=input, catch_exceptions=False)
 
 

@@ -23,7 +23,8 @@ def write_invalid_case(root):
 def record_session(root, sid: str, started_at: str, fingerprint: str, statuses: dict[str, list[str]],
                    state: str = "finished", partial: bool = False) -> None:
     history = History(root / "workspaces")
-    info = SessionInfo(id=sid, label="old", started_at=started_at, runs_per_case=3, case_ids=list(statuses),
+    info = SessionInfo(id=sid, label="old", started_at=started_at, runs_per_case=max(map(len, statuses.values())),
+                       case_ids=list(statuses),
                        fingerprint=fingerprint, agent="demo", state=state, partial=partial)
     history.start_session(info)
     for cid, sts in statuses.items():

@@ -86,6 +86,7 @@ async def test_case_without_scar_is_unverified(tmp_path):
 
 def test_verify_cli_exit_codes_and_badge(tmp_path):
     write_case(tmp_path, VAGUE, {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"})
+    (tmp_path / "scarbook.yaml").write_text("")  # a project (every command needs one)
     runner = CliRunner()
     res = runner.invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 1, res.output
@@ -101,6 +102,7 @@ def test_verify_cli_exit_codes_and_badge(tmp_path):
 
 def test_bundled_cases_all_catch_their_scars(tmp_path):
     shutil.copytree(REPO / "cases", tmp_path / "cases")
+    (tmp_path / "scarbook.yaml").write_text("")  # a project (every command needs one)
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 0, res.output
     assert res.output.count("catches the scar") == 4
