@@ -53,7 +53,7 @@ def test_forged_pass_records_are_not_counted_and_are_named(project) -> None:
     expected.insert(forged_k1 - 1, excluded(f"lines {forged_k1}, {real_k1} are",
                                             "run k=1 is recorded 2 times and the runner records each run once",
                                             f"{forged_k1}d;{real_k1}d"))
-    expected[11:11] = [excluded("line 11 is", "status 'passed' is not one of pass, fail, error", "11d"),
+    expected[11:11] = [excluded("line 11 is", "status 'passed' is not one of pass, fail, error, unjudged", "11d"),
                        excluded("line 12 is", "field checks is a string, not a list", "12d"),
                        excluded("line 13 is", "it names session '20260101-000000-000aa', not " + folder.name, "13d")]
     made_up = folder / "runs-made-up.jsonl"
