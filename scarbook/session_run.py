@@ -15,6 +15,7 @@ is `unjudged`: it has no verdict, and is counted apart from passes, fails and er
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import time
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from scarbook import safefs
 from scarbook.agents import Agent
 from scarbook.checks import CheckContext, run_check
 from scarbook.events import CheckDone, Event, RunStarted
@@ -113,7 +115,12 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         except OSError:
             pass
     record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
-    record.diff = diff_workspace(snap, ws)
+    try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)
+        record.diff = await asyncio.to_thread(diff_workspace, snap, ws)
+    except safefs.Refused as exc:
+        record.reason = f"could not diff the workspace: {exc}"
+        record.duration_s = time.monotonic() - start
+        return part
     record.agent_usage = read_agent_usage(usage_file, None)
     if result.crashed:
         record.status, record.reason = "fail", result.crashed
@@ -152,8 +159,9 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
             results[i] = CheckResult(check.type, "skipped", f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
         else:
             results[i] = CheckResult(check.type, "skipped", AWAITING_JUDGE, i)
-            part.judge_inputs.append(JudgeInput(i, check, read_check_artifact(check, checks.workspace, output,
-                                                                              ctx.judge_max_bytes)))
+            artifact = await asyncio.to_thread(read_check_artifact, check, checks.workspace, output,
+                                               ctx.judge_max_bytes)  # an agent-written file: off the loop
+            part.judge_inputs.append(JudgeInput(i, check, artifact))
             continue
         emit(CheckDone(record.session_id, record.case_id, record.k, results[i]))
     record.checks = [r for r in results if r is not None]

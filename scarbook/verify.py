@@ -15,15 +15,16 @@ from pathlib import Path
 
 from tinydb import Query, TinyDB
 
+from scarbook import safefs
 from scarbook.checks import CheckContext, run_checks
 from scarbook.history import AtomicJSONStorage, now_iso
 from scarbook.models import Case, CheckResult
-from scarbook.paths import resolve_inside
 from scarbook.runner import case_digest, verdict_of
 from scarbook.workspace import diff_workspace, prepare_workspace
 
 CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
     "catches the scar", "misses the scar", "rejects the good artifact", "unverified", "error")
+MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
 PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count", "json_valid")
 
 
@@ -58,20 +59,23 @@ def artifact_target(case: Case) -> str:
     return "output"
 
 
-async def check_artifact(case: Case, artifact: Path, judge=None) -> tuple[str, str, list[CheckResult]]:
-    """Run the case's checks on `artifact` placed where it belongs. Returns (status, reason, results)."""
+async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, str, list[CheckResult]]:
+    """Run the case's checks on the case file `artifact` placed where it belongs.
+    Returns (status, reason, results)."""
     target = artifact_target(case)
+    try:  # a case file, read as a workspace file is: no link followed, a regular file only
+        data, _ = safefs.read_file(case.root, artifact, MAX_ARTIFACT)
+    except (safefs.Refused, OSError) as exc:
+        return "error", f"could not read {artifact}: {getattr(exc, 'strerror', None) or exc}", []
     tmp = Path(tempfile.mkdtemp(prefix=f"scarbook-verify-{case.id}-"))
     try:
         ws = tmp / "ws"
         snap = prepare_workspace(case, ws)
         output = ""
         if target == "output":
-            output = artifact.read_text(encoding="utf-8", errors="replace")
+            output = data.decode("utf-8", errors="replace")
         else:
-            dest = resolve_inside(ws, target)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(artifact, dest)
+            safefs.write_file(ws, target, data)
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge)
         results = await run_checks(case.checks, ctx)
         status, reason = verdict_of(results)
@@ -88,7 +92,7 @@ async def verify_case(case: Case, judge=None) -> Verification:
     if judge is None and case.judge_checks:
         return Verification(case.id, UNVERIFIED, "the case has llm_judge checks and the judge was skipped",
                             digest=digest, at=now_iso())
-    status, reason, _ = await check_artifact(case, case.root / scar.failed_artifact, judge)
+    status, reason, _ = await check_artifact(case, scar.failed_artifact, judge)
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso())
     if status == "error":
@@ -99,7 +103,7 @@ async def verify_case(case: Case, judge=None) -> Verification:
         v.detail = ("every check passes the failed artifact — the case would not have caught the incident; "
                     "sharpen the checks or rubric")
     if scar.good_artifact:
-        gstatus, greason, _ = await check_artifact(case, case.root / scar.good_artifact, judge)
+        gstatus, greason, _ = await check_artifact(case, scar.good_artifact, judge)
         v.good_verdict = gstatus
         if gstatus == "fail" and v.outcome == CATCHES:
             v.outcome, v.detail = REJECTS_GOOD, f"the good artifact fails too: {greason}"

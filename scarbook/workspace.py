@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scarbook import safefs
 from scarbook.models import Case, WorkspaceDiff
 
 
@@ -48,15 +49,16 @@ def _digest(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def _walk(root: Path | str, follow_links: bool = False) -> dict[str, str]:
-    """Relative posix path -> path of every file under `root`. As os.walk does, a link to a folder
-    is entered only when `follow_links`; other links are listed as files."""
+def _seed_files(root: Path | str) -> dict[str, str]:
+    """Relative posix path -> path of every file under a case's seed/ folder. Links are followed, as
+    a copy would (load_case refused links that leave the case); the agent's workspace is walked by
+    safefs.walk instead, which never follows one."""
     out: dict[str, str] = {}
 
     def scan(folder: str, prefix: str) -> None:
         try:
             with os.scandir(folder) as it:
-                entries = list(it)  # unsorted: the diff sorts what it reports
+                entries = list(it)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return
         for e in entries:
@@ -64,10 +66,10 @@ def _walk(root: Path | str, follow_links: bool = False) -> dict[str, str]:
                 is_dir = e.is_dir()
             except OSError:
                 is_dir = False
-            if not is_dir:
-                out[prefix + e.name] = e.path
-            elif follow_links or not e.is_symlink():
+            if is_dir:
                 scan(e.path, prefix + e.name + "/")
+            else:
+                out[prefix + e.name] = e.path
 
     scan(os.fspath(root), "")
     return out
@@ -78,7 +80,7 @@ def seed_manifest(case: Case) -> SeedManifest:
     seed = case.seed_dir
     if seed is not None and seed.is_dir():
         # Links are followed (load_case refused links that leave the case), as a copy would.
-        for rel, src in _walk(seed, follow_links=True).items():
+        for rel, src in _seed_files(seed).items():
             st = os.stat(src)
             if st.st_size <= SMALL_SEED:
                 data = Path(src).read_bytes()
@@ -132,27 +134,39 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     """Created / modified / deleted relative to the seed. A deleted workspace deletes everything.
 
     A seeded file whose size and mtime are unchanged is taken as unchanged; otherwise its content
-    decides (rewriting a file with the same bytes is not a modification)."""
-    now = _walk(root)
+    decides (rewriting a file with the same bytes is not a modification). Everything goes through
+    scarbook.safefs: a link is never followed and only a regular file is ever opened (a seeded file
+    the agent replaced with a named pipe is modified, not a read that blocks forever). Folders
+    nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. Blocking file work: call it off the
+    event loop."""
+    now = safefs.walk(root, look=before.files.__contains__)
     diff = WorkspaceDiff()
-    for rel, p in sorted(now.items()):
+    for rel, st in sorted(now.items()):
         if rel not in before.files:
             diff.created.append(rel)
             continue
         size, mtime_ns, digest = before.files[rel]
-        try:
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                diff.modified.append(rel)
-                continue
-            if st.st_size == size and st.st_mtime_ns == mtime_ns:
-                continue
-            if st.st_size != size or _digest(p) != digest:
-                diff.modified.append(rel)
-        except OSError:
+        if st is None or not stat.S_ISREG(st.st_mode):  # a link, a pipe, or a folder swapped for a file
+            diff.modified.append(rel)
+        elif st.st_size == size and st.st_mtime_ns == mtime_ns:
+            continue
+        elif st.st_size != size or _digest_inside(root, rel) != digest:
             diff.modified.append(rel)
     diff.deleted = sorted(rel for rel in before.files if rel not in now)
     return diff
+
+
+def _digest_inside(root: Path, rel: str) -> str | None:
+    """sha256 of the workspace file `rel`, or None when it cannot be read as a regular file."""
+    try:
+        fd, _ = safefs.open_file(root, rel)
+    except (safefs.Refused, OSError):
+        return None
+    h = hashlib.sha256()
+    with open(fd, "rb", closefd=True) as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def remove_workspace(root: Path) -> None:

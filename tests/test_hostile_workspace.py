@@ -3,10 +3,21 @@ and the judge make, the workspace diff. Real agent processes, real files, whole 
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+
+from scarbook import safefs
+from scarbook.checks import CheckContext, run_check
+from scarbook.judge.artifact import ArtifactRefused, read_artifact
+from scarbook.models import Case, Check
 
 PY = sys.executable
 
@@ -61,3 +72,162 @@ def test_command_env_names_are_validated(project, env: str, message: str) -> Non
     path = project.case("c", f"id: c\ntask: t\nchecks:\n  - {{type: command, run: 'true', env: {env}}}\n")
     result = project.cli("list")
     assert f"{path}:4: {message}" in result.output, result.output
+
+
+# -- 1. a process the agent left behind swaps a checked file for a symlink (TOCTOU) -------------------
+
+SWAPPER = """\
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+end = time.monotonic() + float(sys.argv[2])
+libc.renameat2(-100, b"tmp.txt", -100, b"tmp.lnk", 2)
+print("swapping", flush=True)
+while time.monotonic() < end:  # RENAME_EXCHANGE: tmp.txt is the file, then the link, then the file...
+    libc.renameat2(-100, b"tmp.txt", -100, b"tmp.lnk", 2)
+"""
+# The agent writes a harmless tmp.txt and a link to the secret, and leaves a swapper behind (setsid,
+# its own session) that outlives it; its pid goes to the workspace's parent so the test can kill it.
+SWAP_AGENT = """\
+import os, subprocess, sys, time
+open("tmp.txt", "w").write("nothing to see\\n")
+os.symlink(sys.argv[1], "tmp.lnk")
+p = subprocess.Popen([sys.executable, "-c", sys.argv[2], os.getcwd(), "3"], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+open(os.path.join(sys.argv[3], f"swapper-{os.getpid()}"), "w").write(str(p.pid))
+while not os.path.islink("tmp.txt"):  # it swaps: leave
+    time.sleep(0.001)
+print("wrote tmp.txt")
+"""
+SWAP_DETAILS = {"tmp.txt is a symlink", "tmp.txt does not contain 'TOPSECRET' (starts: 'nothing to see\\n')"}
+
+needs_renameat2 = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "renameat2"),
+    reason="renameat2(RENAME_EXCHANGE) is Linux-only")
+
+
+def _kill_swappers(folder: Path) -> None:
+    for f in folder.glob("swapper-*"):
+        try:
+            os.kill(int(f.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def _swapping_workspace(tmp_path: Path) -> tuple[Path, subprocess.Popen]:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "tmp.txt").write_text("nothing to see\n")
+    os.symlink(secret, ws / "tmp.lnk")
+    swapper = subprocess.Popen([PY, "-c", SWAPPER, str(ws), "20"], stdout=subprocess.PIPE, text=True)
+    assert swapper.stdout.readline() == "swapping\n"
+    return ws, swapper
+
+
+@needs_renameat2
+@pytest.mark.parametrize("mode", ["dirfd", "portable"])
+async def test_checks_never_read_outside_while_a_leftover_process_swaps_in_a_symlink(
+        tmp_path: Path, monkeypatch, mode: str) -> None:
+    monkeypatch.setattr(safefs, "MODE", mode)  # "portable": the path Windows takes, forced here
+    ws, swapper = _swapping_workspace(tmp_path)
+    details: list[str] = []
+    try:
+        ctx = CheckContext(case=Case(id="c", task="t"), workspace=ws, output="")
+        check = Check("contains", {"path": "tmp.txt", "text": "TOPSECRET"})
+        deadline = time.monotonic() + 8
+        while len(details) < 3000 and time.monotonic() < deadline:
+            details.append((await run_check(check, ctx)).detail)
+    finally:
+        swapper.kill()
+        swapper.wait()
+    seen = set(details)
+    allowed = SWAP_DETAILS | ({"tmp.txt was replaced while it was being opened"} if mode == "portable" else set())
+    assert seen <= allowed, seen - allowed  # never "tmp.txt contains 'TOPSECRET'"
+    assert "tmp.txt is a symlink" in seen and SWAP_DETAILS - {"tmp.txt is a symlink"} <= seen  # the race ran
+
+
+@needs_renameat2
+async def test_the_judge_never_gets_a_file_from_outside_while_it_is_swapped(tmp_path: Path) -> None:
+    ws, swapper = _swapping_workspace(tmp_path)
+    texts, refusals = set(), set()
+    try:
+        deadline = time.monotonic() + 5
+        while len(texts) + len(refusals) < 3000 and time.monotonic() < deadline:
+            try:
+                texts.add(read_artifact("tmp.txt", ws, "", 1000).text)
+            except ArtifactRefused as exc:
+                refusals.add(exc.detail)
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert texts <= {"nothing to see\n"}
+    assert refusals == {"artifact 'tmp.txt' not read, nothing sent to the judge: tmp.txt is a symlink"}
+
+
+@needs_renameat2
+def test_a_session_with_a_swapping_leftover_never_passes_by_reading_outside(project, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\n")
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    argv = [PY, "-c", SWAP_AGENT, str(secret), SWAPPER, str(pids)]
+    project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\ntimeout_s: 20\nconcurrency: 4\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: contains, path: tmp.txt, text: TOPSECRET}\n")
+    try:
+        result = project.cli("eval", "--runs", "25", "-q")
+    finally:
+        _kill_swappers(pids)
+    history = project.load().history
+    runs = history.runs(history.sessions()[0].id)
+    assert result.exit_code == 1, result.output
+    assert len(runs) == 25 and {r.status for r in runs} == {"fail"}
+    assert {r.reason.split(": ", 1)[1] for r in runs} <= SWAP_DETAILS
+
+
+# -- 5. one hostile file must not hang or crash the session -----------------------------------------
+
+def _eval_in_subprocess(project, timeout_s: float = 30) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it, in its own process: a hang is a failed test, not a hung suite."""
+    return subprocess.run([PY, "-c", "from scarbook.cli import main; main()", "-C", str(project.root),
+                           "eval", "--runs", "2", "-q"], capture_output=True, text=True, timeout=timeout_s)
+
+
+def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(project) -> None:
+    agent = "import os; os.remove('empty.txt'); os.mkfifo('empty.txt'); os.mkfifo('new.fifo'); print('done')"
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\ntimeout_s: 20\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [other.txt]}\n"
+                      "  - {type: contains, path: empty.txt, text: x}\n", {"empty.txt": ""})
+    start = time.monotonic()
+    done = _eval_in_subprocess(project)
+    assert time.monotonic() - start < 30
+    assert done.returncode == 1, done.stderr
+    runs = project.load().history.runs(project.load().history.sessions()[0].id)
+    assert [r.reason for r in runs] == ["check 1 (only_changed): changed outside the allowed list: "
+                                        "created new.fifo; modified empty.txt"] * 2
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: contains, path: empty.txt, text: x}\n", {"empty.txt": ""})
+    done = _eval_in_subprocess(project)
+    history = project.load().history
+    runs = history.runs(history.sessions()[0].id)
+    assert [r.reason for r in runs] == ["check 1 (contains): empty.txt is not a regular file"] * 2
+
+
+def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(project) -> None:
+    agent = "import os\nfor _ in range(1200):\n    os.mkdir('d'); os.chdir('d')\nprint('done')"
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\ntimeout_s: 20\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [tmp.txt]}\n")
+    try:
+        done = _eval_in_subprocess(project)
+        assert done.returncode == 3, done.stderr
+        assert "Traceback" not in done.stderr
+        history = project.load().history
+        runs = history.runs(history.sessions()[0].id)
+        deep = "/".join(["d"] * 101)
+        assert [(r.status, r.reason) for r in runs] == [(
+            "error", f"could not diff the workspace: the workspace holds folders nested more than 100 deep "
+                     f"({deep[:30]}…{deep[-20:]}); scarbook does not walk deeper")] * 2
+    finally:
+        for ws in project.workspaces.glob("*/c/*/"):  # shutil.rmtree recurses: 1,200 levels is too deep for it
+            for depth in range(1200, 0, -1):
+                os.rmdir(ws / "/".join(["d"] * depth))

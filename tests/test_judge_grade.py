@@ -247,9 +247,7 @@ async def test_symlink_out_of_workspace_is_not_read_and_nothing_is_sent(judge_se
     result = await make_judge(judge_server).grade(judge_check(rubric=["x"], artifact="artifact.txt"), ctx)
 
     assert result.status == "fail"
-    assert result.detail.startswith(
-        "artifact 'artifact.txt' not read, nothing sent to the judge: path 'artifact.txt' is a symlink that leads out of the workspace"
-    )
+    assert result.detail == "artifact 'artifact.txt' not read, nothing sent to the judge: artifact.txt is a symlink"
     assert judge_server.requests == []
     assert result.judge["calls"] == 0
 

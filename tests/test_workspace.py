@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from scarbook import safefs
 from scarbook.models import Case, Check
 from scarbook.workspace import diff_workspace, prepare_workspace, seed_manifest
 
@@ -70,3 +73,52 @@ def test_a_deleted_workspace_deletes_every_seeded_file(tmp_path):
 
     shutil.rmtree(ws)
     assert diff_workspace(snap, ws).deleted == ["README.md", "bin/run.sh", "notes/inline.txt"]
+
+
+@pytest.fixture(params=["dirfd", "portable"])
+def fs_mode(request, monkeypatch) -> str:
+    """The diff also runs through safefs's portable walk (what Windows takes), forced here."""
+    monkeypatch.setattr(safefs, "MODE", request.param)
+    return request.param
+
+
+def test_diff_never_opens_or_follows_what_the_agent_swapped_in(tmp_path, fs_mode):
+    case = make_case(tmp_path)
+    ws = tmp_path / "ws"
+    snap = prepare_workspace(case, ws)
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "secret.txt").write_text("x")
+    (ws / "README.md").unlink()
+    os.mkfifo(ws / "README.md")  # same size as... nothing: opening it for a digest would block forever
+    (ws / "notes" / "inline.txt").unlink()
+    (ws / "notes" / "inline.txt").symlink_to(ws / "bin" / "run.sh")
+    (ws / "bin").rename(ws / "bin2")
+    (ws / "bin").symlink_to(outside)  # a link to a folder is listed, never entered
+    diff = diff_workspace(snap, ws)
+    assert diff.created == ["bin", "bin2/run.sh"]
+    assert diff.modified == ["README.md", "notes/inline.txt"]
+    assert diff.deleted == ["bin/run.sh"]
+
+
+def test_an_empty_seed_file_replaced_with_a_fifo_is_modified(tmp_path, fs_mode):
+    case = Case(id="c", task="t", seed_files={"empty.txt": ""})
+    ws = tmp_path / "ws"
+    snap = prepare_workspace(case, ws)
+    (ws / "empty.txt").unlink()
+    os.mkfifo(ws / "empty.txt")
+    assert diff_workspace(snap, ws).modified == ["empty.txt"]
+
+
+def test_a_tree_deeper_than_the_walk_goes_is_refused_with_where(tmp_path, fs_mode, monkeypatch):
+    monkeypatch.setattr(safefs, "MAX_DEPTH", 5)
+    ws = tmp_path / "ws"
+    (ws / "a/b/c/d/e/f/g").mkdir(parents=True)
+    snap = prepare_workspace(Case(id="c", task="t"), tmp_path / "other")
+    with pytest.raises(safefs.TooDeep) as caught:
+        diff_workspace(snap, ws)
+    assert str(caught.value) == "the workspace holds folders nested more than 5 deep (a/b/c/d/e/f); scarbook does not walk deeper"
+    (ws / "a/b/c/d/e/f/g").rmdir()
+    (ws / "a/b/c/d/e/f").rmdir()
+    (ws / "a/b/c/d/e/x.txt").write_text("x")
+    assert diff_workspace(snap, ws).created == ["a/b/c/d/e/x.txt"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from typing import Callable
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import RULES, CheckFailed
+from scarbook.checks.rules import FILE_RULES, RULES, CheckFailed
 from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.models import Check, CheckResult
 
@@ -25,7 +26,10 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         return result
     rule = RULES[check.type]
     try:
-        outcome = rule(ctx, check.params)
+        if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
+            outcome = await asyncio.to_thread(rule, ctx, check.params)
+        else:
+            outcome = rule(ctx, check.params)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         ok, detail = outcome

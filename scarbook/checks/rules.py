@@ -2,81 +2,50 @@
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import json
 import os
 import re
 import stat
-from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from scarbook.agents.command import BASE_ENV
 from scarbook.agents.spawn import run_program
+from scarbook import safefs
 from scarbook.checks.context import CheckContext
-from scarbook.errors import PathEscapeError
-from scarbook.paths import resolve_inside, resolve_inside_str
 
 Outcome = tuple[bool, str]
 MAX_READ = 20_000_000  # a rule check reads at most this much of a file
-_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # what Path.exists() takes as "not there"
 
 
 class CheckFailed(Exception):
     """Raised inside a rule to end it with a failing detail."""
 
 
-def _inside(ctx: CheckContext, rel: str) -> str:
+def _entry(ctx: CheckContext, rel: str) -> os.stat_result:
     try:
-        return resolve_inside_str(ctx.workspace, rel)
-    except PathEscapeError as exc:
+        return safefs.entry(ctx.workspace, rel)
+    except safefs.Refused as exc:
         raise CheckFailed(str(exc)) from None
 
 
-def _missing(rel: str, exc: OSError) -> CheckFailed:
-    """The failure to raise when `exc` says the file is not there; any other error goes on up
-    (run_check turns it into "could not read the workspace: ...")."""
-    if exc.errno in _MISSING:
-        return CheckFailed(f"{rel} does not exist")
-    raise exc
-
-
-def _kind(rel: str, mode: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise CheckFailed(f"{rel} is a directory, not a file")
-
-
 def _file(ctx: CheckContext, rel: str) -> os.stat_result:
-    """The stat of the file `rel` names, failing the check if it is missing or a folder."""
-    target = _inside(ctx, rel)
-    try:
-        st = os.stat(target)  # one stat answers both questions
-    except OSError as exc:
-        raise _missing(rel, exc) from None
-    _kind(rel, st.st_mode)
+    """The lstat of the file `rel` names, failing the check if it is missing, a link or a folder."""
+    st = _entry(ctx, rel)
+    if stat.S_ISLNK(st.st_mode):
+        raise CheckFailed(f"{rel} is a symlink")
+    if stat.S_ISDIR(st.st_mode):
+        raise CheckFailed(f"{rel} is a directory, not a file")
     return st
 
 
 def _text(ctx: CheckContext, rel: str) -> str:
-    """The file's text (at most MAX_READ bytes), read with one open, one fstat and one read."""
-    target = _inside(ctx, rel)
+    """The file's text (at most MAX_READ bytes); a link, a pipe or a folder fails the check unread."""
     try:
-        # O_NONBLOCK: a named pipe the agent left must not hang the check (for files it does nothing)
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _missing(rel, exc) from None
-    try:
-        st = os.fstat(fd)
-        _kind(rel, st.st_mode)
-        if not stat.S_ISREG(st.st_mode):
-            raise CheckFailed(f"{rel} is not a regular file")
-        chunks, want = [], min(MAX_READ, st.st_size + 4096)  # what it holds (plus room if it grew)
-        while want > 0 and (chunk := os.read(fd, want)):
-            chunks.append(chunk)
-            want = MAX_READ - sum(map(len, chunks)) if len(chunk) == want else 0
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+        data, _ = safefs.read_file(ctx.workspace, rel, MAX_READ)
+    except safefs.Refused as exc:
+        raise CheckFailed(str(exc)) from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _excerpt(text: str, n: int = 60) -> str:
@@ -91,12 +60,12 @@ def file_exists(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 def file_absent(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     try:
-        target = resolve_inside(ctx.workspace, p["path"])
-    except PathEscapeError as exc:
+        safefs.entry(ctx.workspace, p["path"])
+    except safefs.Refused as exc:
+        if exc.missing:
+            return True, f"{p['path']} is absent"
         return False, str(exc)
-    if target.exists() or target.is_symlink():
-        return False, f"{p['path']} exists but must not"
-    return True, f"{p['path']} is absent"
+    return False, f"{p['path']} exists but must not"
 
 
 def contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
@@ -241,3 +210,5 @@ RULES: dict[str, RuleFn] = {
     "only_changed": only_changed, "output_contains": output_contains, "output_regex": output_regex,
     "command": command,
 }
+# The rules that read workspace files; run_check runs them on a thread.
+FILE_RULES = frozenset({"file_exists", "file_absent", "contains", "not_contains", "regex", "line_count", "json_valid"})

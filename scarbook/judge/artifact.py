@@ -1,20 +1,18 @@
 """Read the artifact a judge grades: the agent's final output or one workspace file.
 
-The artifact is what an untrusted agent produced, so reading it is guarded: the path must stay
-inside the workspace (no `..`, no absolute path, no symlink that leads out — an agent that links
-`answer.txt` to ~/.ssh/id_rsa must not get the key sent to an API), binary files are refused, and
-the size is capped with a visible truncation note.
+The artifact is what an untrusted agent produced, so reading it is guarded (scarbook.safefs): the
+path must stay inside the workspace (no `..`, no absolute path, no symlink anywhere on it, even one
+swapped in while it is opened — an agent that links `answer.txt` to ~/.ssh/id_rsa must not get the
+key sent to an API), only a regular file is read, binary files are refused, and the size is capped
+with a visible truncation note.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from scarbook.errors import PathEscapeError
-from scarbook.paths import resolve_inside
+from scarbook import safefs
 
 OUTPUT = "output"
 _BINARY_SNIFF = 8192
@@ -55,43 +53,18 @@ def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> 
         text, truncated = _cap(data, max_bytes)
         return Artifact(text, "the agent's final output", OUTPUT, len(data), truncated)
     try:
-        target = resolve_inside(workspace, source)
-    except PathEscapeError as exc:
+        data, size = safefs.read_file(workspace, source, max_bytes + 1)  # one more: enough to know it is longer
+    except safefs.Refused as exc:
+        if exc.missing:
+            raise ArtifactRefused(f"artifact {source!r} does not exist in the workspace") from None
         raise ArtifactRefused(f"artifact {source!r} not read, nothing sent to the judge: {exc}") from None
-    data, size = _read_capped(target, source, max_bytes)
+    except OSError as exc:
+        raise ArtifactRefused(f"artifact {source!r} could not be read: {exc.strerror or exc}") from None
     if _looks_binary(data):
         raise ArtifactRefused(f"artifact {source!r} is a binary file; the judge grades text only")
     text, truncated = _cap(data, max_bytes)
     truncated = truncated or size > max_bytes
     return Artifact(text, f"workspace file {source}", source, size, truncated)
-
-
-def _read_capped(target: Path, source: str, max_bytes: int) -> tuple[bytes, int]:
-    """At most max_bytes + 1 bytes of the file (enough to know it is longer), and its full size."""
-    # resolve_inside returned a real path; O_NOFOLLOW refuses it if a symlink was swapped in since.
-    # O_NONBLOCK: a FIFO planted by the agent must not hang the harness (it is refused below).
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(target, flags)
-    except FileNotFoundError:
-        raise ArtifactRefused(f"artifact {source!r} does not exist in the workspace") from None
-    except IsADirectoryError:
-        raise ArtifactRefused(f"artifact {source!r} is a directory, not a file") from None
-    except OSError as exc:
-        raise ArtifactRefused(f"artifact {source!r} could not be read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        mode = info.st_mode
-        if stat.S_ISDIR(mode):
-            raise ArtifactRefused(f"artifact {source!r} is a directory, not a file")
-        if not stat.S_ISREG(mode):
-            raise ArtifactRefused(f"artifact {source!r} is not a regular file")
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1
-            return handle.read(max_bytes + 1), info.st_size
-    finally:
-        if fd >= 0:
-            os.close(fd)
 
 
 def _looks_binary(data: bytes) -> bool:

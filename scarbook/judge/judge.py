@@ -95,7 +95,9 @@ class Judge:
             record.error = "llm_judge check has no rubric items"
             return "error", record.error
         if ctx is not None:
-            artifact = read_check_artifact(check, ctx.workspace, ctx.output, self.settings.max_artifact_bytes)
+            # Off the event loop: a read of an agent-written file is never done on it.
+            artifact = await asyncio.to_thread(read_check_artifact, check, ctx.workspace, ctx.output,
+                                               self.settings.max_artifact_bytes)
             task = ctx.case.task
         if isinstance(artifact, ArtifactRefused):
             record.error = artifact.detail
