@@ -217,6 +217,24 @@ def write_file(root: os.PathLike | str, rel: str, data: bytes) -> None:
         fh.write(data)
 
 
+def create_file(folder: os.PathLike | str, name: str) -> int:
+    """A write fd on a new, empty regular file `name` in `folder` (a log scarbook writes beside a
+    workspace). The agent knows these names and may have planted a pipe (the open would block), a
+    link or a hard link (scarbook would write through it) there: whatever is at the name is
+    unlinked — the name only, never what it points to — and the file is created with O_EXCL, which
+    never follows a link and fails if anything was put back in between."""
+    path = os.path.join(os.fspath(folder), name)
+    for _ in range(3):
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
+        except FileExistsError:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+    raise Refused(f"{name} was put back by another process each time it was removed")
+
+
 def entry(root: os.PathLike | str, rel: str) -> os.stat_result:
     """The lstat of `rel` itself (a link is not followed, and no link on the way to it is)."""
     root, parts = os.fspath(root), _parts(rel)

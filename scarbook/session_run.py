@@ -110,9 +110,10 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     record.output_excerpt = result.output[:OUTPUT_EXCERPT]
     record.output_truncated = result.output_truncated
     if len(result.output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
-        try:
-            (log_dir / f"{k}.output.txt").write_text(result.output, encoding="utf-8")
-        except OSError:
+        try:  # created fresh: the agent may have planted a pipe or a link at this name
+            with open(safefs.create_file(log_dir, f"{k}.output.txt"), "w", encoding="utf-8") as fh:
+                fh.write(result.output)
+        except (safefs.Refused, OSError):
             pass
     record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
     try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)

@@ -7,8 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from scarbook import safefs
 from scarbook.models import CheckResult, Usage
 
+MAX_USAGE = 20_000_000  # bytes of $SCARBOOK_USAGE read at most
 _FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
            "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens",
            "cache_read_tokens": "cache_read_tokens", "cache_write_tokens": "cache_write_tokens"}
@@ -30,11 +32,13 @@ def read_agent_usage(path: Path | str, judge=None) -> Usage:
     """Sum the JSON lines an agent appended to $SCARBOOK_USAGE; lines that do not parse are ignored
     (the agent's bookkeeping must never turn a verdict into an error)."""
     total = Usage()
-    # access() answers "is it there" without the exception a failed stat raises (most agents write none)
-    if not os.access(path, os.F_OK) or not os.path.isfile(path):
+    folder, name = os.path.split(os.fspath(path))
+    try:  # the agent wrote it: no link followed, a regular file only (a pipe would block the read)
+        data, _ = safefs.read_file(folder, name, MAX_USAGE)
+    except (safefs.Refused, OSError):
         return total
     prices = getattr(getattr(judge, "settings", None), "price_usage", None)
-    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             d = json.loads(line)
         except json.JSONDecodeError:

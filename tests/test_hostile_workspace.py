@@ -231,3 +231,58 @@ def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(proj
         for ws in project.workspaces.glob("*/c/*/"):  # shutil.rmtree recurses: 1,200 levels is too deep for it
             for depth in range(1200, 0, -1):
                 os.rmdir(ws / "/".join(["d"] * depth))
+
+
+# An agent knows where scarbook writes its logs (beside its workspace, named by $SCARBOOK_RUN) and can
+# plant a named pipe or a link there before scarbook creates them: for this run and for the next.
+PLANT = """\
+import os, sys
+k = int(os.environ["SCARBOOK_RUN"])
+for n in (k, k + 1):
+    for name in (f"../{n}.output.txt", f"../{n}.stderr.log"):
+        if not os.path.lexists(name):
+            os.mkfifo(name)
+os.symlink(sys.argv[1], f"../{k}.usage.jsonl.tmp"); os.rename(f"../{k}.usage.jsonl.tmp", f"../{k}.usage.jsonl")
+sys.stderr.write("a line on stderr\\n")
+print("x" * 5000)
+"""
+
+
+def test_pipes_and_links_planted_where_scarbook_writes_its_logs_neither_hang_nor_redirect(project, tmp_path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text('{"input_tokens": 1000000}\n')
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', PLANT, str(victim)])}}}\n"
+                   "timeout_s: 20\nconcurrency: 1\nkeep: all\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: xxx}\n")
+    done = _eval_in_subprocess(project)
+    assert done.returncode == 0, done.stderr
+    history = project.load().history
+    runs = history.runs(history.sessions()[0].id)
+    assert [r.status for r in runs] == ["pass", "pass"]
+    assert [r.agent_usage.input_tokens for r in runs] == [0, 0]  # the link was not followed
+    assert victim.read_text() == '{"input_tokens": 1000000}\n'
+    for r in runs:
+        folder = Path(r.workspace).parent
+        assert (folder / f"{r.k}.output.txt").read_text() == "x" * 5000 + "\n"
+        assert Path(r.stderr_path).read_text() == "a line on stderr\n"
+
+
+SWAP_LOG = """\
+import os, sys, time
+log = f"../{os.environ['SCARBOOK_RUN']}.stderr.log"
+sys.stderr.write("it broke\\n"); sys.stderr.flush()
+while not os.path.exists(log):
+    time.sleep(0.01)
+os.remove(log); os.mkfifo(log)  # what scarbook reads for the crash's last line
+sys.exit(1)
+"""
+
+
+def test_a_stderr_log_swapped_for_a_pipe_before_scarbook_reads_its_last_line(project) -> None:
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', SWAP_LOG])}}}\ntimeout_s: 20\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: x}\n")
+    done = _eval_in_subprocess(project)
+    assert done.returncode == 1, done.stderr
+    history = project.load().history
+    runs = history.runs(history.sessions()[0].id)
+    assert [r.reason for r in runs] == ["agent exited with code 1: it broke"] * 2

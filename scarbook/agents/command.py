@@ -7,6 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
+from scarbook import safefs
 from scarbook.agents.spawn import run_program
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
@@ -89,7 +90,7 @@ class CommandAgent:
             result.crashed = f"timed out after {timeout_s:g}s"
         elif code != 0:
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
-                              else f"agent exited with code {code}") + _last_line(stderr_path)
+                              else f"agent exited with code {code}") + _last_line(err.tail)
             if self.sandbox is not None:
                 result.crashed += f" [{self.sandbox.describe()}]"
         return result
@@ -122,13 +123,19 @@ class _StderrLog:
         self.path = path
         self.cap = cap
         self.written = 0
+        self.tail = b""  # the last bytes fed, for the crash's last line
         self._fh = None
 
     def feed(self, data: bytes) -> None:
+        self.tail = (self.tail + data)[-4096:]
         if self.written >= self.cap:
             return
-        if self._fh is None:
-            self._fh = open(self.path, "wb")
+        if self._fh is None:  # created fresh: the agent may have planted a pipe or a link at this name
+            try:
+                self._fh = open(safefs.create_file(self.path.parent, self.path.name), "wb")
+            except (safefs.Refused, OSError):
+                self.written = self.cap  # nowhere to keep it: drop the rest
+                return
         self._fh.write(data[: self.cap - self.written])
         self.written += len(data)
         if self.written >= self.cap:
@@ -142,14 +149,10 @@ class _StderrLog:
         return str(self.path) if self._fh is not None else None
 
 
-def _last_line(path: Path) -> str:
-    """The last stderr line, so a crash's reason says what went wrong."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(max(0, path.stat().st_size - 4096))
-            lines = [ln for ln in fh.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
+def _last_line(tail: bytes) -> str:
+    """The last stderr line, so a crash's reason says what went wrong. Kept in memory as it was fed,
+    not read back from the log: the agent can replace the log with a pipe before scarbook reads it."""
+    lines = [ln for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
     return f": {lines[-1].strip()[:200]}" if lines else ""
 
 
