@@ -286,3 +286,32 @@ def test_a_stderr_log_swapped_for_a_pipe_before_scarbook_reads_its_last_line(pro
     history = project.load().history
     runs = history.runs(history.sessions()[0].id)
     assert [r.reason for r in runs] == ["agent exited with code 1: it broke"] * 2
+
+
+# -- a failed run turned into a new scar: what the agent left is read as any workspace file is ---------
+
+LINK_OUT = """\
+import os, sys
+os.symlink(sys.argv[1], "answer.txt")
+os.symlink(sys.argv[1], os.environ["SCARBOOK_TRANSCRIPT"])
+open("notes.txt", "w").write("my notes\\n")
+print("done")
+"""
+
+
+def test_a_draft_case_from_a_failed_run_never_copies_a_linked_secret(project, tmp_path) -> None:
+    from scarbook.draft_from_run import create_draft_case
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LINK_OUT, str(secret)])}}}\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
+    loaded = project.load()
+    (run,) = loaded.history.runs(loaded.history.sessions()[0].id)
+    assert run.diff.created == ["answer.txt", "notes.txt"]
+    draft = create_draft_case(loaded, loaded.load_cases().cases[0], run)
+    scar = loaded.cases_dir / draft.id / "scar"
+    assert sorted(p.name for p in scar.iterdir()) == ["notes.txt"]  # the link skipped, no transcript
+    assert draft.scar.failed_artifact == "scar/notes.txt" and draft.scar.transcript is None
+    assert (scar / "notes.txt").read_text() == "my notes\n"
