@@ -114,7 +114,7 @@ class RunsStorage(Storage):
         line = (_ENCODE(doc) + "\n").encode("utf-8")
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         written = 0
         try:
             while written < len(line):  # a regular file writes it all at once unless the disk is full

@@ -95,13 +95,13 @@ def seed_manifest(case: Case) -> SeedManifest:
 
 def _write_seed(target: str, f: SeedFile) -> os.stat_result:
     mode = 0o666 if f.mode is None else f.mode
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), mode)  # (not on Windows)
     try:
         view = memoryview(f.data or b"")
         while view:
             view = view[os.write(fd, view):]
-        if f.mode is not None:
-            os.fchmod(fd, f.mode)  # exactly the seed's bits, whatever the umask took
+        if f.mode is not None:  # exactly the seed's bits, whatever the umask took (Windows: no fchmod)
+            os.fchmod(fd, f.mode) if hasattr(os, "fchmod") else os.chmod(target, f.mode)
         return os.fstat(fd)
     finally:
         os.close(fd)

@@ -15,7 +15,6 @@ before any run (`require_sandbox`), never a silent run without it.
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -124,6 +123,8 @@ def _hidden_dirs() -> tuple[str, ...]:
     hidden = ["/tmp"]
     homes = [os.environ.get("HOME", "")]
     try:
+        import pwd  # (only reached on Linux; the module is missing on Windows)
+
         homes.append(pwd.getpwuid(os.getuid()).pw_dir)
     except KeyError:
         pass

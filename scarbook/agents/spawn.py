@@ -41,6 +41,13 @@ class Finished:
     timed_out: bool = False
 
 
+def shell_argv(command: str) -> list[str]:
+    """`command` run by the platform's shell: /bin/sh, or cmd.exe on Windows."""
+    if os.name == "nt":
+        return [os.environ.get("COMSPEC", "cmd.exe"), "/d", "/c", command]
+    return ["/bin/sh", "-c", command]
+
+
 def fast_path_available() -> bool:
     """epoll and pidfds (Linux >= 5.3), unless SCARBOOK_PORTABLE_SPAWN forces the portable path."""
     if os.environ.get("SCARBOOK_PORTABLE_SPAWN", "") not in ("", "0"):

@@ -10,7 +10,7 @@ import stat
 from typing import Any, Awaitable, Callable
 
 from scarbook.agents.command import BASE_ENV
-from scarbook.agents.spawn import run_program
+from scarbook.agents.spawn import run_program, shell_argv
 from scarbook import safefs
 from scarbook.checks.context import CheckContext
 
@@ -188,7 +188,7 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     # gets (the base variables and the agent's allow-list) plus what the case names, never all of ours.
     names = (*BASE_ENV, *ctx.env_allow, *p.get("env", ()))
     env = {k: os.environ[k] for k in names if k in os.environ}
-    argv = ["/bin/sh", "-c", p["run"]]
+    argv = shell_argv(p["run"])
     if ctx.sandbox is not None:  # agent-written code gets the agent's confinement
         argv = ctx.sandbox.wrap(argv, ctx.workspace)
     done = await run_program(argv, cwd=ctx.workspace, env=env, stdin_data=None,
