@@ -16,7 +16,7 @@ from scarbook.yamlio import atomic_write_text, dump_yaml, line_of, load_yaml_fil
 
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "seed", "checks", "scar")
+CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "network", "seed", "checks", "scar")
 SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at")
 SCAR_FILES = ("transcript", "failed_artifact", "good_artifact")
 
@@ -72,6 +72,9 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
         _need(isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0, path,
               f"timeout_s must be a positive number of seconds, got {timeout!r}",
               line_of(data, "timeout_s"), "write e.g. timeout_s: 120")
+    network = data.get("network")
+    _need(network is None or isinstance(network, bool), path, f"network must be true or false, got {network!r}",
+          line_of(data, "network"), "write network: true (the sandboxed agent may reach the network)")
     checks_raw = data["checks"]
     _need(isinstance(checks_raw, list) and len(checks_raw) > 0, path, "checks must be a non-empty list",
           line_of(data, "checks"), "add at least one check, e.g. - {type: file_exists, path: out.txt}")
@@ -81,7 +84,7 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
     return Case(id=cid, task=task, title=title, tags=list(tags),
                 threshold=float(threshold) if threshold is not None else None, checks=checks, scar=scar,
                 seed_files=seed_files, timeout_s=float(timeout) if timeout is not None else None,
-                root=folder)
+                network=network, root=folder)
 
 
 def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:
@@ -203,6 +206,8 @@ def case_to_dict(case: Case) -> dict[str, Any]:
         out["threshold"] = case.threshold
     if case.timeout_s is not None:
         out["timeout_s"] = case.timeout_s
+    if case.network is not None:
+        out["network"] = case.network
     if case.seed_files:
         out["seed"] = dict(case.seed_files)
     out["checks"] = [c.to_dict() for c in case.checks]

@@ -89,6 +89,7 @@ class Case:
     scar: Scar | None = None
     seed_files: dict[str, str] = field(default_factory=dict)  # inline `seed:` files: path -> text
     timeout_s: float | None = None
+    network: bool | None = None  # with isolation: sandbox, network for this case (None: scarbook.yaml's)
     root: Path | None = None  # the case folder (cases/<id>/)
 
     @property

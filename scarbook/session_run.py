@@ -97,7 +97,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
            "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": ctx.session_id}
     try:
-        result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k))
+        result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
     except OSError as exc:
         why = exc.strerror or str(exc)
         if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
@@ -133,7 +133,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         part.settled = False
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
                               env_allow=tuple(getattr(agent, "env_allow", ())),
-                              sandbox=getattr(agent, "sandbox", None))  # a command check runs in it too
+                              sandbox=_sandbox_of(agent, case))  # a command check runs in it too
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part
@@ -223,3 +223,9 @@ def verdict_of(results: list[CheckResult]) -> tuple[str, str]:
 
 def _ignore(_event: Event) -> None:
     pass
+
+
+def _sandbox_of(agent: Agent, case: Case):
+    """The sandbox the agent ran this case in (None: isolation none), for the case's command checks."""
+    sandbox_for = getattr(agent, "sandbox_for", None)
+    return sandbox_for(case.network) if sandbox_for is not None else None

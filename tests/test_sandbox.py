@@ -32,13 +32,13 @@ needs_sandbox = pytest.mark.skipif(sys.platform != "linux" or find_bwrap() is No
 
 
 def eval_agent(project, code: str, *, isolation: str, checks: str = "  - {type: file_exists, path: tmp.txt}\n",
-               extra_config: str = ""):
+               extra_config: str = "", extra_case: str = ""):
     """Run the agent `code` once on one case; returns (cli result, the run record)."""
     agent = project.root / "agent.py"
     agent.write_text(textwrap.dedent(code))
     project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\ntimeout_s: 20\n"
                    f"isolation: {isolation}\n{extra_config}")
-    project.case("c", f"id: c\ntask: t\nchecks:\n{checks}", {"README.md": "# tiny-agent\n"})
+    project.case("c", f"id: c\ntask: t\n{extra_case}checks:\n{checks}", {"README.md": "# tiny-agent\n"})
     result = project.cli("eval", "--runs", "1", "-q")
     history = project.load().history
     sessions = history.sessions()
@@ -128,6 +128,19 @@ def test_opening_a_socket_is_stopped_unless_network_is_allowed(project, listener
     result, run = eval_agent(project, code, isolation="sandbox", extra_config="network: true\n")
     assert run.status == "pass", run.reason
     assert got == [b"LEAK"]
+
+
+@needs_sandbox
+def test_a_case_says_whether_its_agent_gets_the_network(project, listener) -> None:
+    port, got = listener
+    code = CONNECT.replace("{port}", str(port))
+    result, run = eval_agent(project, code, isolation="sandbox", extra_case="network: true\n")
+    assert run.status == "pass", run.reason
+    assert got == [b"LEAK"]
+    result, run = eval_agent(project, code, isolation="sandbox", extra_config="network: true\n",
+                             extra_case="network: false\n")
+    assert run.status == "fail" and got == [b"LEAK"]
+    assert run.reason == f"agent exited with code 1: ConnectionRefusedError: [Errno 111] Connection refused {SANDBOXED}"
 
 
 FORGE = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import time
@@ -60,8 +61,14 @@ class CommandAgent:
             self._base_env = {k: os.environ[k] for k in (*BASE_ENV, *self.env_allow) if k in os.environ}
         return {**self._base_env, **extra}
 
+    def sandbox_for(self, network: bool | None):
+        """This agent's sandbox with the case's network setting (None: as configured)."""
+        if self.sandbox is None or network is None or network == self.sandbox.network:
+            return self.sandbox
+        return dataclasses.replace(self.sandbox, network=network)
+
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
-                  log_dir: Path, stem: str) -> AgentResult:
+                  log_dir: Path, stem: str, *, network: bool | None = None) -> AgentResult:
         exe = self._executable()
         stderr_path = log_dir / f"{stem}.stderr.log"
         if exe is None:
@@ -72,9 +79,10 @@ class CommandAgent:
         err = _StderrLog(stderr_path, MAX_STDERR)
         shared: tuple[str, ...] = ()
         try:
-            if self.sandbox is not None:
+            sandbox = self.sandbox_for(network)
+            if sandbox is not None:
                 shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
-                argv = self.sandbox.wrap(argv, cwd, shared)
+                argv = sandbox.wrap(argv, cwd, shared)
             done = await run_program(argv, cwd=cwd, env=self.build_env(env),
                                      stdin_data=task.encode() if self.stdin else None,
                                      on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s)
@@ -91,8 +99,8 @@ class CommandAgent:
         elif code != 0:
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
                               else f"agent exited with code {code}") + _last_line(err.tail)
-            if self.sandbox is not None:
-                result.crashed += f" [{self.sandbox.describe()}]"
+            if sandbox is not None:
+                result.crashed += f" [{sandbox.describe()}]"
         return result
 
 

@@ -42,7 +42,7 @@ class PythonAgent:
         self._load()
 
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
-                  log_dir: Path, stem: str) -> AgentResult:
+                  log_dir: Path, stem: str, *, network: bool | None = None) -> AgentResult:
         fn = self._load()
         stderr_path = log_dir / f"{stem}.stderr.log"
         start = time.monotonic()
