@@ -50,7 +50,7 @@ def test_unknown_top_level_key_names_its_line(project) -> None:
         checks: [{type: file_exists, path: a}]
         """)
     assert msg == (f"{path}:3: unknown key 'colour' — a case takes: id, title, task, tags, threshold, timeout_s, "
-                   "seed, checks, scar")
+                   "network, seed, checks, scar")
 
 
 def test_unknown_check_type(project) -> None:
