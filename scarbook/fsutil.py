@@ -41,7 +41,7 @@ def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
     directory, FIFO, socket or device: refused without waiting on it), FileTooLargeError (more
     than `limit` bytes: refused before reading), or the OSError the system gave (EACCES, ...)."""
     # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -9,8 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-# What Windows lacks of these (macOS lacks pidfd_open and epoll).
-REMOVE = {"os": ["O_CLOEXEC", "fchmod", "killpg", "pidfd_open"], "select": ["epoll"]}
+# What Windows lacks of these (macOS lacks pidfd_open and epoll). O_NONBLOCK stays: Windows lacks it
+# too, but filelock's POSIX backend (which this simulation still runs) needs it; scarbook reads it
+# with getattr.
+REMOVE = {"os": ["O_CLOEXEC", "O_NOFOLLOW", "fchmod", "killpg", "pidfd_open"], "select": ["epoll"]}
 
 RUN = textwrap.dedent("""
     import os, select, sys
