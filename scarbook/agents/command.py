@@ -109,7 +109,7 @@ def _create_files(*paths: str | None) -> tuple[str, ...]:
     made = []
     for path in paths:
         if path:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644))
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o644))
             made.append(path)
     return tuple(made)
 
