@@ -75,7 +75,13 @@ async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, st
         if target == "output":
             output = data.decode("utf-8", errors="replace")
         else:
-            safefs.write_file(ws, target, data)
+            try:
+                if not target.strip("./"):  # ".", "./": the workspace itself
+                    raise IsADirectoryError(target)
+                safefs.write_file(ws, target, data)
+            except IsADirectoryError:  # or a folder the seed holds
+                return "error", (f"scar.artifact_at {target!r} names a folder, not a file: "
+                                 "write the workspace path of the file the artifact belongs in"), []
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge)
         results = await run_checks(case.checks, ctx)
         status, reason = verdict_of(results)

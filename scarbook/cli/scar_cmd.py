@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.verify import CATCHES, ERROR, UNVERIFIED, VerificationStore, verify_case
 
 
@@ -19,17 +19,35 @@ from scarbook.verify import CATCHES, ERROR, UNVERIFIED, VerificationStore, verif
               help="Candidate number (from --list) that is the failed artifact; default: the last file written, else the final answer.")
 @click.option("--seed-suggested", is_flag=True, help="Copy every suggested seed file whose content the transcript holds.")
 @click.option("--format", "fmt", default=None, help="Transcript format, skipping detection (claude-code, anthropic, openai, ...).")
+@click.option("--trace", "trace", default=None, metavar="ID",
+              help="OTel file with several traces: the trace to import (--list shows them; default: the latest).")
+@click.option("--root", "root", default=None, metavar="DIR",
+              help="Folder the transcript's absolute paths are made relative to (default: the agent's cwd, "
+                   "else the common root of the files it touched; --list shows it).")
 @click.pass_context
 @friendly_errors
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
-                   artifact_index: int | None, seed_suggested: bool, fmt: str | None) -> None:
-    """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case."""
+                   artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
+                   root: str | None) -> None:
+    """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case.
+
+    What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
+    call with no result) is printed on stderr as a warning.
+    """
     from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
     from scarbook.transcripts.draft import write_draft_case
 
-    t = load_transcript(Path(transcript), fmt)
+    t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
+    for w in t.warnings:
+        warn(w)
     if list_only or not case_id:
         click.echo(f"format: {t.format}")
+        if t.traces:
+            click.echo("traces (pick one with --trace ID):")
+            for tid, summary in t.traces:
+                click.echo(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
+        if t.root:
+            click.echo(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
         click.echo(f"task: {suggest_task(t) or '(none found)'}")
         click.echo("candidates:")
         click.echo(format_candidates(candidates(t)))

@@ -132,7 +132,8 @@ def _stream_events(src: Source) -> list[dict[str, Any]] | None:
     value = src.json
     if isinstance(value, list) and value and all(isinstance(e, dict) for e in value):
         events = value
-    elif src.text is not None and src.text.lstrip().startswith(("event:", "data:")):
+    elif not src.is_binary and src.head.lstrip(b"\xef\xbb\xbf").lstrip().startswith((b"event:", b"data:")) \
+            and src.text is not None:
         events = []
         for line in src.text.splitlines():
             if line.startswith("data:"):

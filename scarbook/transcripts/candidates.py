@@ -1,18 +1,20 @@
 """From a transcript to the pieces of a case: candidate artifacts, the task, seed files.
 
 Candidates are numbered from 1 in a stable order: the final answer, then each file the agent
-wrote (final content, in order of first write), then each tool result in timeline order.
+wrote (final content, in order of last write; files known only by their edits are marked
+partial), then each tool result in timeline order.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from scarbook.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import Message, ToolCall, Transcript
-from scarbook.transcripts.text import PLACEHOLDER, human_size, preview
+from scarbook.transcripts.text import PLACEHOLDER, human_size, preview, strip_ansi
 
 CandidateKind = Literal["final_answer", "file", "tool_result"]
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "tool result"}
@@ -25,6 +27,7 @@ class Candidate:
     label: str
     content: str
     path: str | None = None  # the workspace path, for a file artifact
+    partial: bool = False  # a file known only by its edits (the original is not in the transcript)
 
 
 @dataclass
@@ -50,28 +53,33 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
 def candidates(t: Transcript) -> list[Candidate]:
     out: list[Candidate] = []
 
-    def add(kind: CandidateKind, label: str, content: str, path: str | None = None) -> None:
-        out.append(Candidate(len(out) + 1, kind, label, content, path))
+    def add(kind: CandidateKind, label: str, content: str, path: str | None = None, partial: bool = False) -> None:
+        out.append(Candidate(len(out) + 1, kind, label, content, path, partial))
 
     if t.final_answer is not None and t.final_answer.strip():
         add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer)
     for f in t.files_written:
         if f.content is not None:
             add("file", f"file {f.path} (final content)", f.content, f.path)
+        elif f.fragments:
+            why = "original unknown" if f.note.endswith("not in the transcript") else "could not replay them"
+            add("file", f"file {f.path} (edits only, {why})", "\n".join(f.fragments), f.path, partial=True)
     for r in t.tool_results:
         if r.text.strip():
-            add("tool_result", f"result of {describe_call(t.call_for(r.call_id), t.cwd)}"
+            add("tool_result", f"result of {describe_call(t.call_for(r.call_id), t.root or t.cwd)}"
                 + (" (error)" if r.is_error else ""), r.text)
     return out
 
 
 def default_artifact(cands: list[Candidate]) -> int:
-    """The candidate to pick when the user names none: the last file written, else the answer."""
-    files = [c for c in cands if c.kind == "file"]
-    if files:
-        return files[-1].number
-    answers = [c for c in cands if c.kind == "final_answer"]
-    return answers[0].number if answers else 1
+    """The candidate to pick when the user names none: the file written last, else the answer, else
+    a file known only by its edits (a part of a file is a poor artifact, never preferred)."""
+    for pick in ([c for c in cands if c.kind == "file" and not c.partial],
+                 [c for c in cands if c.kind == "final_answer"],
+                 [c for c in cands if c.kind == "file"]):
+        if pick:
+            return pick[-1].number
+    return 1
 
 
 def suggest_task(t: Transcript) -> str:
@@ -79,9 +87,22 @@ def suggest_task(t: Transcript) -> str:
     for m in t.entries:
         if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
             # an attached image cannot be replayed as a task: keep only the words
-            words = [line for line in m.text.splitlines() if not PLACEHOLDER.match(line.strip())]
-            return "\n".join(words).strip()
+            words = [line for line in clean_task(m.text).splitlines() if not PLACEHOLDER.match(line.strip())]
+            task = "\n".join(words).strip()
+            if task:
+                return task
     return ""
+
+
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_task(text: str) -> str:
+    """A task as a person wrote it: no `<system-reminder>` blocks the harness injected, no ANSI
+    codes or raw control characters (tabs and newlines stay)."""
+    text = strip_ansi(_REMINDER.sub("", text)).replace("\r\n", "\n")
+    return _CONTROL.sub("", text)
 
 
 def suggest_seeds(t: Transcript) -> list[SeedSuggestion]:

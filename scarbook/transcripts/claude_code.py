@@ -16,8 +16,9 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
-from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
+from scarbook.transcripts.model import (Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of,
+                                        finish_transcript)
+from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 from scarbook.transcripts.text import strip_ansi
 
 FORMAT = "claude-code"
@@ -27,25 +28,52 @@ _NUMBERED = re.compile(r"^ *(\d+)(?:\t|\u2192)(.*)$")
 
 def _is_record(r: dict[str, Any]) -> bool:
     return r.get("type") in ("user", "assistant") and isinstance(r.get("message"), dict) and (
-        "uuid" in r or "parentUuid" in r or "sessionId" in r)
+        "uuid" in r or "parentUuid" in r or "sessionId" in r or "session_id" in r)
 
 
-def _active_uuids(records: list[dict[str, Any]]) -> set[str] | None:
-    """uuids on the chain from the last main record back to its root, or None if the chain
-    breaks (a parent outside this file) and branches cannot be told apart."""
-    by_uuid = {r["uuid"]: r for r in records if "uuid" in r}
-    leaf = next((r for r in reversed(records) if _is_record(r) and not r.get("isSidechain")), None)
-    if leaf is None:
-        return None
+def _parent(r: dict[str, Any]) -> str | None:
+    return r.get("parentUuid") or r.get("logicalParentUuid")
+
+
+def _active_uuids(src: Source) -> tuple[set[str] | None, bool]:
+    """(uuids on the chain from the last main record back to its root, whether records link by
+    parent at all). The set is None when the chain does not describe the file (records without uuid
+    or parent, as older versions, exported samples and `claude -p` streams write them; or a parent
+    outside this file): then file order is the timeline. One streamed pass keeping only the links."""
+    parent_of: dict[str, str | None] = {}
+    leaf: str | None = None
+    roots, unlinked, linked, any_record, objects = 0, False, False, False, 0
+    stats = JsonLines()
+    for _, r in src.iter_json_lines(stats):
+        if not isinstance(r, dict):
+            continue
+        objects += 1
+        uuid, parent = r.get("uuid"), _parent(r)
+        if isinstance(uuid, str):
+            parent_of[uuid] = parent
+        if _is_record(r):
+            any_record = True
+            if not r.get("isSidechain"):
+                leaf = uuid if isinstance(uuid, str) else None
+                unlinked = unlinked or not isinstance(uuid, str)
+                roots += parent is None
+                linked = linked or parent is not None
+    if not objects:
+        raise NotThisFormat("not JSON lines")
+    if len(stats.bad) >= objects:
+        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
+    if not any_record:
+        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
+    if leaf is None or unlinked or roots > 1:
+        return None, linked
     active: set[str] = set()
-    node: dict[str, Any] | None = leaf
-    while node is not None and node.get("uuid") not in active:
-        active.add(node.get("uuid"))
-        parent = node.get("parentUuid") or node.get("logicalParentUuid")
-        if parent is None:
-            return active
-        node = by_uuid.get(parent)
-    return None
+    node: str | None = leaf
+    while node is not None and node not in active:
+        active.add(node)
+        if node not in parent_of:
+            return None, linked  # a parent outside this file
+        node = parent_of[node]
+    return active, linked
 
 
 def _read_content(text: str, call_input: dict[str, Any]) -> str | None:
@@ -56,12 +84,14 @@ def _read_content(text: str, call_input: dict[str, Any]) -> str | None:
     body = _REMINDER.sub("\n", text).strip("\n")
     if not body:
         return "" if "empty" in reminders else None
-    lines = []
+    lines: list[str] = []
     for k, line in enumerate(body.split("\n"), start=1):
         m = _NUMBERED.match(line)
         if not m or int(m.group(1)) != k:
             return None
         lines.append(m.group(2))
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # a last gutter with nothing after it is the file's final newline, not a line
     return "\n".join(lines) + "\n"
 
 
@@ -79,22 +109,59 @@ def _tool_use_extras(result: ToolResult, extra: Any, call_input: dict[str, Any],
         result.file_content = _read_content(result.text, call_input)
 
 
+def _extras(r: dict[str, Any]) -> dict[str, Any] | None:
+    """The parts of a tool result's side record (`toolUseResult`, or `tool_use_result` in
+    stream-json output) that are used: only these are kept, not the whole record."""
+    extra = r.get("toolUseResult", r.get("tool_use_result"))
+    if not isinstance(extra, dict):
+        return None
+    return {k: extra[k] for k in ("file", "originalFile", "originalFileContents") if k in extra}
+
+
+def _result_event(t: Transcript, r: dict[str, Any]) -> Usage | None:
+    """`claude -p --output-format stream-json` ends with a `result` event: the final answer, the
+    session's usage and its cost."""
+    if isinstance(r.get("result"), str) and not r.get("is_error"):
+        t.final_answer = r["result"]
+    elif r.get("is_error") or str(r.get("subtype", "")).startswith("error"):
+        t.warnings.append(f"the session ended with an error: {r.get('subtype') or r.get('result')}")
+    if not isinstance(r.get("usage"), dict):
+        return None
+    usage = Usage()
+    add_usage(usage, r["usage"])
+    cost = r.get("total_cost_usd", r.get("cost_usd"))
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        usage.cost_usd = float(cost)
+    return usage
+
+
 def parse(src: Source) -> Transcript:
-    if src.text is not None and src.is_json:
+    if src.is_binary:
+        raise NotThisFormat("the file is not UTF-8 text")
+    if src.is_json:
         raise NotThisFormat("a single JSON document, not JSON lines")
-    records = json_line_objects(src)
-    if not any(_is_record(r) for r in records):
-        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
-    t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))
-    active = _active_uuids(records)
-    if active is None:
-        t.warnings.append("the parentUuid chain leaves this file; every record was kept in file order")
+    active, linked = _active_uuids(src)
+    stats = JsonLines()
+    t = Transcript(format=FORMAT, source=src.path)
+    if active is None and linked:
+        t.warnings.append("the parentUuid chain does not cover this file; every record was kept in file order")
     turns: list[dict[str, Any]] = []  # {role, blocks, sidechain, extra}
     by_message_id: dict[str, dict[str, Any]] = {}
     usage_by_id: dict[str, dict[str, Any]] = {}
+    final_usage: Usage | None = None
     abandoned = 0
-    for r in records:
+    last_time: str | None = None
+    for _, r in src.iter_json_lines(stats):
+        if not isinstance(r, dict):
+            continue
         kind, side = r.get("type"), bool(r.get("isSidechain"))
+        if kind == "result":
+            final_usage = _result_event(t, r) or final_usage
+            continue
+        if kind == "system" and r.get("subtype") == "init":
+            t.cwd = t.cwd or r.get("cwd")
+            t.model = t.model or r.get("model")
+            continue
         if kind == "system" and r.get("content"):
             turns.append({"role": "system", "blocks": str(r["content"]), "sidechain": side})
             continue
@@ -103,11 +170,13 @@ def parse(src: Source) -> Transcript:
         if active is not None and not side and r.get("uuid") not in active:
             abandoned += 1
             continue
+        if not side and isinstance(r.get("timestamp"), str):
+            last_time = r["timestamp"]
         t.cwd = t.cwd or (r.get("cwd") if not side else None)
         msg = r["message"]
         content = msg.get("content")
         if kind == "assistant":
-            mid = msg.get("id") or r.get("uuid")
+            mid = msg.get("id") or r.get("uuid") or f"_line{len(turns)}"
             if msg.get("usage"):
                 usage_by_id[mid] = msg["usage"]
             if msg.get("model") and msg["model"] != "<synthetic>":
@@ -124,9 +193,11 @@ def parse(src: Source) -> Transcript:
         if isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or r.get("isCompactSummary")):
             turns.append({"role": "system", "blocks": content, "sidechain": side})
             continue
-        turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": r.get("toolUseResult")})
+        turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": _extras(r)})
+    t.warnings[:0] = truncation_warning(stats)
     if abandoned:
         t.warnings.append(f"{abandoned} records on an abandoned branch (an edited or rewound prompt) were skipped")
+    t.date = date_of(last_time)
     calls: dict[str, Any] = {}
     for turn in turns:
         if turn["role"] == "system":
@@ -141,8 +212,12 @@ def parse(src: Source) -> Transcript:
             call = calls.get(res.call_id)
             extra = turn.get("extra") if len(results) == 1 else None
             _tool_use_extras(res, extra, call.input if call else {}, bool(call and call.name == "Read"))
-    usage = Usage()
-    for u in usage_by_id.values():
-        add_usage(usage, u)
-    t.usage = usage if usage_by_id else None
+    turns.clear()
+    if final_usage is not None:
+        t.usage = final_usage
+    else:
+        usage = Usage()
+        for u in usage_by_id.values():
+            add_usage(usage, u)
+        t.usage = usage if usage_by_id else None
     return finish_transcript(t, verbatim_reads=False)

@@ -1,8 +1,8 @@
 """Load a transcript file in any supported format, detecting which one it is.
 
 Formats are tried in a fixed order, most specific first; plain text is the fallback for
-anything that is text but not JSON. A file nothing accepts gets one error that lists every
-format tried and why it did not fit.
+anything that is text but not JSON. A file nothing accepts gets one line saying why (empty,
+binary, JSON cut off, JSON of no known shape) and the formats tried.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Callable
 
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import anthropic_api, claude_code, openai, otel, plain, scarbook_native
-from scarbook.transcripts.model import NotThisFormat, Transcript
-from scarbook.transcripts.source import Source
+from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
+from scarbook.transcripts.source import NotARegularFile, Source
 
 Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {
@@ -27,19 +27,39 @@ PARSERS: dict[str, Parser] = {
 FORMATS: tuple[str, ...] = tuple(PARSERS)  # the names `--format` accepts
 
 
-def load_transcript(path: Path | str, format: str | None = None) -> Transcript:
-    """Parse `path` into a Transcript; `format` (one of FORMATS) skips detection."""
+def load_transcript(path: Path | str, format: str | None = None, *, trace: str | None = None,
+                    root: str | None = None) -> Transcript:
+    """Parse `path` into a Transcript; `format` (one of FORMATS) skips detection. `trace` picks one
+    trace of an OTel file holding several; `root` is the folder paths are made relative to
+    (default: the agent's cwd, else the common root of the files the transcript touched)."""
     path = Path(path)
     if format is not None and format not in PARSERS:
         raise ScarbookError(f"unknown transcript format {format!r}; choose one of: {', '.join(FORMATS)}")
+    src = _open(path)
+    src.trace = trace
+    t = _parse(src, path, format)
+    if trace is not None and t.format != otel.FORMAT:
+        raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is a {t.format} transcript")
+    if root is not None:
+        set_root(t, root)
+    return t
+
+
+def _open(path: Path) -> Source:
     try:
-        src = Source.read(path)
+        return Source.read(path)
     except FileNotFoundError:
         raise ScarbookError(f"{path}: no such transcript file") from None
     except IsADirectoryError:
         raise ScarbookError(f"{path}: is a directory, not a transcript file") from None
+    except NotARegularFile:
+        raise ScarbookError(f"{path}: not a regular file (a FIFO, socket or device); "
+                            "save the transcript to a file first") from None
     except OSError as exc:
         raise ScarbookError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def _parse(src: Source, path: Path, format: str | None) -> Transcript:
     if format is not None:
         try:
             if format == plain.FORMAT:
@@ -47,13 +67,13 @@ def load_transcript(path: Path | str, format: str | None = None) -> Transcript:
             return PARSERS[format](src)
         except NotThisFormat as exc:
             raise ScarbookError(f"{path} is not a {format} transcript: {exc}") from None
-    reasons = []
+    plain_reason = ""
     for name, parse in PARSERS.items():
         try:
             return parse(src)
         except NotThisFormat as exc:
-            reasons.append(f"  {name}: {exc}")
-    raise ScarbookError(
-        f"{path}: not a transcript scarbook can read. Formats tried:\n" + "\n".join(reasons)
-        + "\nIf you know the format, name it with --format."
-    )
+            plain_reason = str(exc)  # plain text comes last: its reason is the one that says most
+    if src.is_json or plain_reason.startswith("the file is JSON"):
+        plain_reason = "JSON, but in none of the shapes scarbook reads"
+    raise ScarbookError(f"{path}: not a transcript scarbook can read: {plain_reason} "
+                        f"(tried {', '.join(FORMATS)}; name one with --format to see why it does not fit)")

@@ -72,7 +72,7 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
         "task": task or TASK_PLACEHOLDER,
         "checks": checks,
         "scar": {
-            "date": _dt.date.today().isoformat(),
+            "date": t.date or _dt.date.today().isoformat(),  # the incident's day; today if the log has none
             "transcript": f"scar/transcript{_ext(transcript_name)}",
             "failed_artifact": f"scar/artifact{_ext(artifact.path)}",
             "artifact_at": artifact_at,

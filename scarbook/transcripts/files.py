@@ -10,6 +10,7 @@ write files cannot be reconstructed and are not guessed at.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,16 +82,74 @@ def file_operation(call: ToolCall) -> FileOp | None:
     return None
 
 
-def relative_path(path: str, cwd: str | None) -> str:
-    """Normalise a path and make it relative to the agent's cwd when it lies inside it."""
-    p = posixpath.normpath(path.replace("\\", "/")) if path else path
-    if cwd and posixpath.isabs(p):
-        root = posixpath.normpath(cwd.replace("\\", "/"))
-        if p == root:
+_DRIVE = re.compile(r"^([A-Za-z]):(?=/|$)")
+
+
+def normalise_path(path: str) -> str:
+    """One spelling for a path from any OS: '/' separators (doubled ones collapsed, as a JSON log
+    that escaped its backslashes twice leaves them), no '.' parts, an upper-case drive letter."""
+    if not path:
+        return path
+    p = posixpath.normpath(path.replace("\\", "/"))
+    m = _DRIVE.match(p)
+    return m.group(1).upper() + p[1:] if m else p
+
+
+def is_absolute(path: str) -> bool:
+    """Absolute on POSIX or on Windows (`C:/x`, `//server/share`), wherever scarbook runs."""
+    return path.startswith("/") or bool(_DRIVE.match(path))
+
+
+def _key(path: str) -> str:
+    # Windows paths compare without regard to case; POSIX paths exactly.
+    return path.lower() if _DRIVE.match(path) or path.startswith("//") else path
+
+
+def relative_path(path: str, root: str | None) -> str:
+    """Normalise a path and make it relative to `root` (the agent's cwd, or the transcript's root)
+    when it lies inside it."""
+    p = normalise_path(path)
+    if root and is_absolute(p):
+        r = normalise_path(root).rstrip("/") or "/"
+        if _key(p) == _key(r):
             return "."
-        if p.startswith(root.rstrip("/") + "/"):
-            return p[len(root.rstrip("/")) + 1:]
+        prefix = r if r.endswith("/") else r + "/"
+        if _key(p).startswith(_key(prefix)):
+            return p[len(prefix):]
     return p
+
+
+def common_root(paths: list[str]) -> str | None:
+    """The deepest folder holding every one of `paths` (absolute, normalised), or None when they
+    share none (different drives)."""
+    if not paths:
+        return None
+    split = [p.rstrip("/").split("/") for p in paths]
+    common = split[0]
+    for parts in split[1:]:
+        n = 0
+        while n < min(len(common), len(parts)) and _key(common[n]) == _key(parts[n]):
+            n += 1
+        common = common[:n]
+    if not common or common == [""] and not all(p.startswith("/") for p in paths):
+        return None
+    return "/".join(common) or "/"
+
+
+def touched_root(t: Transcript) -> str | None:
+    """Where relative paths start: the agent's cwd (its workspace) when the log says it, else the
+    common root of the folders of the files it touched (an API transcript has no cwd at all)."""
+    if t.cwd:
+        return t.cwd
+    folders = []
+    for call in t.tool_calls:
+        op = file_operation(call)
+        if op is None:
+            continue
+        p = normalise_path(op.path)
+        if is_absolute(p):
+            folders.append(p if op.kind == "list" else (posixpath.dirname(p) or p))
+    return common_root(folders)
 
 
 def _apply_edits(content: str, edits: list[tuple[str, str, bool]]) -> str | None:
@@ -114,11 +173,16 @@ def _insert(content: str, line: int, text: str) -> str:
 
 
 def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
-    """Fill `t.files_written` and `t.files_read` from the timeline (in place)."""
+    """Fill `t.files_written` and `t.files_read` from the timeline (in place). Paths are made
+    relative to `t.root` (computed by `touched_root` unless the user named one). Files written are
+    in order of their last write, so the last one is the natural default artifact."""
+    if t.root is None:
+        t.root = touched_root(t)
     results: dict[str, ToolResult] = {r.call_id: r for r in t.tool_results}
     written: dict[str, FileWritten] = {}
     known: dict[str, str] = {}  # path -> content we know it had (read whole), before any write
     reads: list[FileRead] = []
+    listed: set[str] = set()  # folders: never a written file
     for call in t.tool_calls:
         op = file_operation(call)
         if op is None:
@@ -126,7 +190,7 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         result = results.get(call.id)
         if result is not None and result.is_error:
             continue  # the tool refused: nothing changed, nothing was read
-        path = relative_path(op.path, t.cwd)
+        path = relative_path(op.path, t.root)
         if op.kind in ("read", "list"):
             content = None
             if op.kind == "read" and result is not None and not op.partial:
@@ -134,19 +198,27 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
                     result.text if verbatim_reads else None)
             if content is not None and path not in written:
                 known.setdefault(path, content)
+            if op.kind == "list":
+                listed.add(path)
             reads.append(FileRead(path, op.kind, content, call.name, written_before=path in written))
+            continue
+        if path in (".", "/") or path in listed or op.path.endswith(("/", "\\")):
+            t.warnings.append(f"{call.name} {op.path} names a folder, not a file; it is not a candidate")
             continue
         if result is None:
             t.warnings.append(f"tool call {call.id} ({call.name} {path}) has no result; assumed it succeeded")
-        fw = written.get(path)
+        fw = written.pop(path, None)
         if fw is None:
-            fw = written[path] = FileWritten(path, known.get(path))
+            fw = FileWritten(path, known.get(path))
             if fw.content is None and result is not None and result.original_file is not None:
                 fw.content = result.original_file
+        written[path] = fw  # (re)inserted last: the order is the order of last writes
         fw.tools.append(call.name)
         if op.kind == "write":
             fw.content, fw.note = op.content, "" if op.content is not None else "the write had no content"
+            fw.fragments = []
         elif fw.content is None:
+            fw.fragments += [new for _, new, _ in op.edits] if op.kind == "edit" else [op.content or ""]
             if not fw.note:
                 fw.note = f"{call.name} changed a file whose earlier content is not in the transcript"
         elif op.kind == "insert":
@@ -155,6 +227,7 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
             applied = _apply_edits(fw.content, op.edits) if op.edits else None
             if applied is None:
                 fw.note = f"could not replay {call.name} (call {call.id}): its old text is not in the file"
+                fw.fragments = [new for _, new, _ in op.edits]
             fw.content = applied
     t.files_written = list(written.values())
     t.files_read = reads

@@ -54,6 +54,9 @@ class FileWritten:
     content: str | None
     tools: list[str] = field(default_factory=list)  # tool names applied, in order
     note: str = ""
+    # The new text of edits that could not be applied (no known earlier content): shown as a
+    # partial candidate rather than hidden.
+    fragments: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -75,10 +78,18 @@ class Transcript:
     model: str | None = None
     usage: Usage | None = None
     cwd: str | None = None
+    # Where relative paths start: the cwd, the common root of the files touched, or --root.
+    root: str | None = None
+    # The day the incident happened (from the transcript's timestamps), ISO "YYYY-MM-DD".
+    date: str | None = None
+    # OTel: every trace in the file (id, first user words) when it holds several; `trace` is shown.
+    traces: list[tuple[str, str]] = field(default_factory=list)
+    trace: str | None = None
     warnings: list[str] = field(default_factory=list)
     files_written: list[FileWritten] = field(default_factory=list)
     files_read: list[FileRead] = field(default_factory=list)
     source: Path | None = None
+    derive_mark: tuple[int, bool] = (0, True)  # warnings before files were derived; verbatim reads
 
     @property
     def messages(self) -> list[Message]:
@@ -105,6 +116,24 @@ class Transcript:
         return None
 
 
+def date_of(stamp: Any) -> str | None:
+    """The day ("YYYY-MM-DD") of an ISO timestamp or of seconds / nanoseconds since the epoch."""
+    import datetime as dt
+
+    if isinstance(stamp, str):
+        try:
+            return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
+        except ValueError:
+            return None
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and stamp > 0:
+        seconds = stamp / 1e9 if stamp > 1e14 else stamp
+        try:
+            return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date().isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
 class NotThisFormat(Exception):
     """Raised by a parser when the file is not in its format; the message says why."""
 
@@ -123,5 +152,16 @@ def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcri
                 if m.text.strip():
                     t.final_answer = m.text
                     break
+    t.derive_mark = (len(t.warnings), verbatim_reads)
     derive_files(t, verbatim_reads=verbatim_reads)
     return t
+
+
+def set_root(t: Transcript, root: str) -> None:
+    """Re-derive the files with paths relative to `root` (the user's --root)."""
+    from scarbook.transcripts.files import derive_files
+
+    n, verbatim = t.derive_mark
+    del t.warnings[n:]
+    t.root = root
+    derive_files(t, verbatim_reads=verbatim)

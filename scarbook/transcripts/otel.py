@@ -6,7 +6,8 @@ Model spans carry the conversation in `gen_ai.input.messages` / `gen_ai.output.m
 string) and `gen_ai.prompt.N.content` / `gen_ai.completion.N.tool_calls.M.name` (indexed)
 attributes. Tool executions are `execute_tool` spans. Each model span repeats the whole history
 in its input, so messages already on the timeline are not added again: a message is added once
-per time it occurs in a single span's input (repeated identical prompts survive).
+per time it occurs in a single span's input (repeated identical prompts survive). A file holding
+several traces is several conversations: one is shown (--trace picks which), never a merge.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import asdict
 from typing import Any
 
 from scarbook.models import Usage
-from scarbook.transcripts.model import Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.errors import ScarbookError
+from scarbook.transcripts.model import (Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of,
+                                        finish_transcript)
 from scarbook.transcripts.openai import add_chat_message, parse_arguments
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
@@ -147,12 +150,19 @@ def _indexed(attrs: dict[str, Any], which: str) -> list[dict[str, Any]]:
     return out
 
 
+def _is_message(m: Any) -> bool:
+    return isinstance(m, str) or isinstance(m, dict) and bool({"role", "content", "parts", "tool_calls"} & m.keys())
+
+
 def _messages(attrs: dict[str, Any], side: str) -> list[Any]:
     new, old = ("gen_ai.input.messages", "gen_ai.prompt") if side == "input" else ("gen_ai.output.messages", "gen_ai.completion")
     for key in (new, old):
         if key in attrs:
             value = _json_attr(attrs[key])
-            return value if isinstance(value, list) else [value]
+            value = value if isinstance(value, list) else [value]
+            if key == old and isinstance(attrs[key], str) and not all(_is_message(m) for m in value):
+                return [attrs[key]]  # the completion's text happens to be JSON: it is the answer itself
+            return value
     return _indexed(attrs, old.split(".")[1])
 
 
@@ -165,11 +175,47 @@ def _signature(e: Entry) -> str:
     return type(e).__name__ + json.dumps(asdict(e), sort_keys=True, default=str)
 
 
+def _pick_trace(t: Transcript, spans: list[dict[str, Any]], wanted: str | None) -> list[dict[str, Any]]:
+    """A file with several traces holds several conversations: show one (the one the user picked
+    with --trace, else the latest) and list them all in `t.traces`."""
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        by_trace.setdefault(str(span.get("traceId") or ""), []).append(span)
+    if wanted is None and len(by_trace) < 2:
+        return spans
+    start = {tid: min(int(s.get("startTimeUnixNano") or 0) for s in group) for tid, group in by_trace.items()}
+    order = sorted(by_trace, key=lambda tid: start[tid])
+    t.traces = [(tid, f"{len(by_trace[tid])} spans, started {_when(start[tid])}") for tid in order]
+    if wanted is not None and wanted not in by_trace:
+        raise ScarbookError(f"{src_name(t)}: no trace {wanted!r} in this file; it holds "
+                            + ", ".join(order or ["none"]))
+    t.trace = wanted if wanted is not None else order[-1]
+    if wanted is None:
+        t.warnings.append(f"the file holds {len(order)} traces; showing {t.trace} (the latest); "
+                          "pick another with --trace ID (see --list)")
+    return by_trace[t.trace]
+
+
+def src_name(t: Transcript) -> str:
+    return str(t.source) if t.source else "the transcript"
+
+
+def _when(nanos: int) -> str:
+    import datetime as dt
+
+    if not nanos:
+        return "at an unknown time"
+    return dt.datetime.fromtimestamp(nanos / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def parse(src: Source) -> Transcript:
     spans = _spans(src)
     if not spans:
         raise NotThisFormat("no OTLP `resourceSpans` with spans")
     t = Transcript(format=FORMAT, source=src.path)
+    spans = _pick_trace(t, spans, src.trace)
+    ends = [int(s.get("endTimeUnixNano") or s.get("startTimeUnixNano") or 0) for s in spans]
+    t.date = date_of(max(ends)) if any(ends) else None
     timeline: list[tuple[int, int, str, dict[str, Any], dict[str, Any]]] = []
     for seq, span in enumerate(spans):
         attrs = attributes(span)

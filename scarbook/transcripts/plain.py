@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import re
+
 from scarbook.transcripts.model import NotThisFormat, Transcript, finish_transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import strip_ansi
 
 FORMAT = "plain"
+# An object or array that opens with a key, a string, an array or an object: JSON, not a log line
+# such as "[INFO] started" or "[2026-11-14 09:00] ...".
+_LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*[\[{"])')
 
 
 def parse(src: Source, *, allow_json: bool = False) -> Transcript:
     """`allow_json`: the user said --format plain, so a JSON file is kept whole as text too."""
-    if not src.data.strip():
+    if src.is_blank:
         raise NotThisFormat("the file is empty")
     if src.text is None:
         raise NotThisFormat("the file is binary (not UTF-8 text)")
     if not allow_json and (src.is_json or (src.objects() and not src.json_lines.bad)):
         # A JSON file that no JSON format accepted is a mystery, not a log to keep whole.
         raise NotThisFormat("the file is JSON, so it is not taken as plain text")
+    if not allow_json and _LOOKS_JSON.match(src.text):
+        why = src.json_error or ""
+        why = why[len("not JSON ("):-1] if why.startswith("not JSON (") else why
+        raise NotThisFormat(f"the file looks like JSON but is cut off or broken: {why}")
     text = strip_ansi(src.text).replace("\r\n", "\n")
     return finish_transcript(Transcript(format=FORMAT, final_answer=text, source=src.path))

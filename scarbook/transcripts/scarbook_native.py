@@ -19,11 +19,11 @@ def _text(value: Any) -> str:
 
 
 def parse(src: Source) -> Transcript:
-    records = json_line_objects(src)
-    for no, r in src.json_lines.records:
+    for no, r in src.iter_json_lines():  # streamed: another format's log is refused on its first line
         if isinstance(r, dict) and r.get("type") not in TYPES:
             what = f"type {r['type']!r}" if "type" in r else "no \"type\""
             raise NotThisFormat(f"line {no} has {what} (scarbook records are {', '.join(sorted(TYPES))})")
+    records = json_line_objects(src)
     t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))
     usage, saw_usage = Usage(), False
     for r in records:

@@ -1,18 +1,24 @@
-"""A transcript file read once, with its JSON / JSON-lines views computed lazily.
+"""A transcript file, opened once, with its text / JSON / JSON-lines views computed lazily.
 
-Every parser looks at the same `Source`, so detection does not re-read or re-parse a large file
-once per format tried.
+Every parser looks at the same `Source`, so detection does not re-read or re-parse a file once per
+format tried. A large JSON-lines log (a Claude Code session of tens of MB) is never held whole:
+`iter_json_lines` streams it record by record, and the first line alone tells a JSON-lines file
+from one JSON document, so detection costs a few kB whatever the size.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 _NOT_JSON = object()
+HEAD_BYTES = 65536
 
 
 @dataclass
@@ -23,59 +29,143 @@ class JsonLines:
     last_line_no: int = 0
 
 
+def parse_json(text: str | bytes) -> Any:
+    """json.loads, with nesting too deep for the parser reported as the ValueError it is."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+
+
 @dataclass
 class Source:
     path: Path
-    data: bytes
+    size: int = 0
+    head: bytes = b""  # the first HEAD_BYTES bytes
+    trace: str | None = None  # OTel: the trace the user picked (--trace)
 
     @classmethod
     def read(cls, path: Path) -> "Source":
-        return cls(Path(path), Path(path).read_bytes())
+        """Open `path` for reading; refuse what is not a regular file (a FIFO would block forever)."""
+        path = Path(path)
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(path)
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        return cls(path, st.st_size, head)
+
+    @cached_property
+    def data(self) -> bytes:
+        return self.head if self.size <= len(self.head) else self.path.read_bytes()
+
+    @cached_property
+    def is_binary(self) -> bool:
+        """NUL bytes or bytes that are not UTF-8 in the head (a cut multi-byte character at its
+        end is not counted)."""
+        if b"\x00" in self.head:
+            return True
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(self.head, final=self.size <= len(self.head))
+        except UnicodeDecodeError:
+            return True
+        return False
 
     @cached_property
     def text(self) -> str | None:
-        """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
-        if b"\x00" in self.data[:65536]:
+        """The whole file as text, or None when it is binary (NUL bytes or not UTF-8)."""
+        if self.is_binary:
             return None
         try:
             return self.data.decode("utf-8-sig")
         except UnicodeDecodeError:
             return None
 
+    @property
+    def is_blank(self) -> bool:
+        """Empty, or only whitespace and a byte-order mark."""
+        return not self.head.lstrip(b"\xef\xbb\xbf").strip() and self.size <= len(self.head)
+
     @cached_property
-    def _json(self) -> Any:
-        if self.text is None:
+    def _first_line(self) -> Any:
+        """The first non-empty line parsed as JSON when more content follows it (so the file is
+        not one JSON document), else _NOT_JSON."""
+        if self.is_binary:
+            return _NOT_JSON
+        with open(self.path, "rb") as fh:
+            line = fh.readline().removeprefix(b"\xef\xbb\xbf")
+            while line and not line.strip():
+                line = fh.readline()
+            rest = fh.read(4096)
+            while rest and not rest.strip():
+                rest = fh.read(4096)
+        if not rest:
             return _NOT_JSON
         try:
-            return json.loads(self.text)
-        except ValueError:
+            return parse_json(line)
+        except (ValueError, UnicodeDecodeError):
             return _NOT_JSON
+
+    @cached_property
+    def json_error(self) -> str | None:
+        """Why the file is not one JSON document, or None when it is one."""
+        if self.is_binary:
+            return "the file is not UTF-8 text"
+        if self._first_line is not _NOT_JSON:
+            return "JSON lines, not one JSON document"
+        try:
+            self.__dict__["_json"] = parse_json(self.text) if self.text is not None else _NOT_JSON
+        except ValueError as exc:
+            return f"not JSON ({exc})"
+        return None if self.text is not None else "the file is not UTF-8 text"
 
     @property
     def is_json(self) -> bool:
-        return self._json is not _NOT_JSON
+        return self.json_error is None
 
     @property
     def json(self) -> Any:
-        return None if self._json is _NOT_JSON else self._json
+        return self.__dict__.get("_json") if self.is_json else None
+
+    def iter_json_lines(self, stats: JsonLines | None = None) -> Iterator[tuple[int, Any]]:
+        """Stream (line number, value) for each non-empty line that is JSON, reading the file a
+        line at a time. `stats` (when given) collects the bad lines as they go; a bad LAST line is
+        a truncation by a crash, not an error."""
+        stats = stats if stats is not None else JsonLines()
+        if self.is_binary:
+            return
+        pending: tuple[int, str] | None = None  # a bad line that may turn out to be the last
+        seen = 0
+        with open(self.path, "rb") as fh:
+            for no, raw in enumerate(fh, start=1):
+                if no == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                if not raw.strip():
+                    continue
+                if pending is not None:
+                    stats.bad.append(pending)
+                    pending = None
+                seen += 1
+                stats.last_line_no = no
+                try:
+                    value = parse_json(raw)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    pending = (no, str(exc))
+                    continue
+                yield no, value
+        if pending is not None:
+            if seen > 1:
+                stats.truncated_last = True
+            else:
+                stats.bad.append(pending)
 
     @cached_property
     def json_lines(self) -> JsonLines:
-        """Each non-empty line parsed as JSON. A bad last line is a truncation, not an error."""
+        """Every JSON line at once (for the formats whose files are small)."""
         out = JsonLines()
-        if self.text is None:
-            return out
-        lines = self.text.splitlines()
-        numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
-        for k, (no, line) in enumerate(numbered):
-            try:
-                out.records.append((no, json.loads(line)))
-            except ValueError as exc:
-                if k == len(numbered) - 1 and k > 0:
-                    out.truncated_last = True
-                else:
-                    out.bad.append((no, str(exc)))
-            out.last_line_no = no
+        out.records = list(self.iter_json_lines(out))
         return out
 
     def objects(self) -> list[dict[str, Any]]:
@@ -83,8 +173,13 @@ class Source:
         return [v for _, v in self.json_lines.records if isinstance(v, dict)]
 
 
-def truncation_warning(src: Source) -> list[str]:
-    jl = src.json_lines
+class NotARegularFile(OSError):
+    """A FIFO, socket or device: reading it could block forever or never end."""
+
+
+def truncation_warning(jl: JsonLines | Source) -> list[str]:
+    if isinstance(jl, Source):
+        jl = jl.json_lines
     warnings = []
     if jl.truncated_last:
         warnings.append(f"last line truncated by a crash (line {jl.last_line_no}); it was skipped")
@@ -93,22 +188,11 @@ def truncation_warning(src: Source) -> list[str]:
     return warnings
 
 
-def first_json_error(src: Source) -> str:
-    """Why the file is not JSON, in a few words for the detection error."""
-    if src.text is None:
-        return "the file is not UTF-8 text"
-    try:
-        json.loads(src.text)
-    except ValueError as exc:
-        return f"not JSON ({exc})"
-    return "is JSON"
-
-
 def json_line_objects(src: Source) -> list:
     """The JSON-lines records of `src`, or NotThisFormat saying why it is not JSON lines."""
     from scarbook.transcripts.model import NotThisFormat
 
-    if src.text is None:
+    if src.is_binary:
         raise NotThisFormat("the file is not UTF-8 text")
     records = src.objects()
     if not records:
