@@ -1,6 +1,5 @@
 """From transcript to draft case on disk, round-tripped through case_io.load_case."""
 
-import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,8 @@ def test_claude_code_log_to_draft_case_with_seeds(tmp_path):
         "title": "Extract the first line of README.md and write it to tmp.txt",
         "task": "Extract the first line of README.md and write it to tmp.txt",
         "checks": [{"type": "file_exists", "path": "tmp.txt"}],
-        "scar": {"date": dt.date.today().isoformat(), "transcript": "scar/transcript.jsonl",
+        # the incident's day, from the log's timestamps (not the day of the import)
+        "scar": {"date": "2026-11-14", "transcript": "scar/transcript.jsonl",
                  "failed_artifact": "scar/artifact.txt", "artifact_at": "tmp.txt"},
     }
     # default artifact: the last file written, with the Edit applied
