@@ -60,13 +60,13 @@ def test_import_list_writes_nothing(tmp_path):
     assert not (tmp_path / "cases").exists()
 
 
-def test_import_unknown_file_lists_the_formats_tried(tmp_path):
+def test_import_unknown_file_names_the_formats_tried_in_one_line(tmp_path):
     res = run(tmp_path, "import", str(FIXTURES / "unknown.json"), "--list")
     assert res.exit_code == 2
-    assert "unknown.json: not a transcript scarbook can read. Formats tried:" in res.output
-    assert "  claude-code: a single JSON document, not JSON lines" in res.output
-    assert "  openai: no `messages`, `input`, `choices` or `output`" in res.output
-    assert "If you know the format, name it with --format." in res.output
+    assert res.output == (
+        f"scarbook: {FIXTURES / 'unknown.json'}: not a transcript scarbook can read: JSON, but in none of the "
+        "shapes scarbook reads (tried scarbook, claude-code, otel, anthropic, openai, plain; name one with "
+        "--format to see why it does not fit)\n")
 
 
 def test_diff_names_the_regressed_case_and_gates_with_fail_on_regression(bundled):
