@@ -19,6 +19,8 @@ TRIED = "(tried scarbook, claude-code, otel, anthropic, openai, plain; name one 
 
 
 def run(root: Path, *args: str):
+    if not (root / "scarbook.yaml").exists():  # a project (every command needs one): all defaults
+        (root / "scarbook.yaml").write_text("")
     return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
 
 
