@@ -248,6 +248,8 @@ class SessionInfo:
     partial: bool = False  # e.g. --skip-judge: judge items were not graded
     decisions: dict[str, str] = field(default_factory=dict)  # --runs auto: case id -> above/below/undecided
     note: str = ""
+    # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
+    shard: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -1,0 +1,84 @@
+"""`scarbook merge`: join the shards of one session (`eval --shard I/N`) into that session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project
+from scarbook.errors import ScarbookError
+from scarbook.models import Case, SessionInfo
+from scarbook.project import Project
+from scarbook.report import build_report, format_summary, format_table, write_json, write_junit
+from scarbook.runner import case_digest
+from scarbook.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
+
+
+def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:
+    """The project's cases the session ran; their thresholds gate it, so they must be the ones that ran."""
+    by_id = project.load_cases().by_id()
+    for cid in info.case_ids:
+        case = by_id.get(cid)
+        rev = f" (git revision {info.git_revision})" if info.git_revision else ""
+        if case is None:
+            raise ScarbookError(f"case {cid!r}, which the shards ran, is not in {project.cases_dir} — run "
+                                f"`scarbook merge` in a checkout of the commit the shards ran{rev}")
+        if info.case_digests.get(cid) not in (None, case_digest(case)):
+            raise ScarbookError(f"case {cid!r} in {project.cases_dir} is not the one the shards ran (its task, "
+                                f"checks or seed changed) — run `scarbook merge` in a checkout of the commit "
+                                f"the shards ran{rev}")
+    return {cid: by_id[cid] for cid in info.case_ids}
+
+
+@click.command("merge")
+@click.argument("dirs", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--session-id", default=None, help="Which session to merge, when the folders hold shards of several.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.pass_context
+@friendly_errors
+def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | None, json_path: str | None,
+                  junit_path: str | None) -> None:
+    """Merge the shards of a session into one session, as if it had run on one machine.
+
+    Each DIR is a history folder a shard job left (its workspaces/history, or one shard's session
+    folder). Every shard 1..N of the session must be there exactly once: a missing or duplicated
+    shard is an error naming it. The merged session is recorded in this project's history under
+    the shared --session-id, and its table, exit code, JSON and JUnit are those of `scarbook eval`
+    (exit codes as for eval: 0 every case at or above its threshold, 1 some below, 2 usage error,
+    3 no verdict — including a shard that did not finish).
+
+    Run it in a checkout of the commit the shards ran: the cases' thresholds come from cases/.
+    """
+    project = get_project(ctx)
+    if session_id is not None:
+        check_session_id(session_id)
+    found = find_shards(list(dirs), session_id)
+    sid = session_id or pick_session(found, list(dirs))
+    found = [f for f in found if f.shard.session_id == sid]
+    if not found:
+        raise ScarbookError(f"no shards of session {sid} in {', '.join(map(str, dirs))}")
+    check_complete(found)
+    info, runs = merge_shards(found)
+    cases = cases_for(project, info)
+    history = project.history
+    if (history.dir / sid).exists():
+        raise ScarbookError(f"session {sid} is already in {history.dir} (merged before?) — delete "
+                            f"{history.dir / sid} to merge it again")
+    history.start_session(info)
+    for r in runs:
+        history.record_run(r)
+    history.finish_session(info)
+    rep = build_report(info, runs, cases, project.config)
+    click.echo(format_table(rep))
+    click.echo(format_summary(rep))
+    click.echo(f"merged {len(found)} shards into session {sid} in {history.dir / sid}")
+    if json_path:
+        write_json(rep, Path(json_path))
+    if junit_path:
+        write_junit(rep, Path(junit_path))
+    ctx.exit(rep.exit_code)
+
+
+COMMANDS = [merge_command]

@@ -1,0 +1,81 @@
+"""A remote run's folder packed on the worker and unpacked on the driver: capped, links not followed."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import pytest
+
+from scarbook.workspace_bundle import Bundle, Entry, pack, unpack
+
+
+def test_round_trip_keeps_files_modes_folders_and_links(tmp_path):
+    src = tmp_path / "ws"
+    (src / "sub" / "empty").mkdir(parents=True)
+    (src / "a.txt").write_text("hello\n")
+    (src / "sub" / "run.sh").write_text("#!/bin/sh\n")
+    os.chmod(src / "sub" / "run.sh", 0o755)
+    os.symlink("a.txt", src / "link")
+    bundle = pack(src, cap=1 << 20)
+    assert bundle.omitted == []
+    dest = tmp_path / "back"
+    assert unpack(bundle, dest) == []
+    assert (dest / "a.txt").read_text() == "hello\n"
+    assert os.stat(dest / "sub" / "run.sh").st_mode & 0o777 == 0o755
+    assert (dest / "sub" / "empty").is_dir()
+    assert os.readlink(dest / "link") == "a.txt"
+    assert bundle.describe() == f"2 files, {bundle.compressed_bytes} B compressed"
+
+
+def test_a_link_out_of_the_workspace_is_packed_as_a_link_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET")
+    src = tmp_path / "ws"
+    src.mkdir()
+    os.symlink(secret, src / "answer.txt")
+    os.symlink(tmp_path, src / "outdir")  # a link to a folder is not entered either
+    bundle = pack(src, cap=1 << 20)
+    assert sorted((e.rel, e.kind) for e in bundle.entries) == [("answer.txt", "link"), ("outdir", "link")]
+    assert all(b"TOPSECRET" not in zlib.decompress(e.data) for e in bundle.entries if e.kind == "file")
+
+
+def test_a_fifo_does_not_block_the_worker_and_is_named(tmp_path):
+    src = tmp_path / "ws"
+    src.mkdir()
+    os.mkfifo(src / "pipe")
+    bundle = pack(src, cap=1 << 20)
+    assert bundle.entries == []
+    assert bundle.omitted == ["pipe (not a regular file)"]
+
+
+def test_files_past_the_cap_stay_behind_and_are_named(tmp_path):
+    src = tmp_path / "ws"
+    src.mkdir()
+    (src / "a-small.txt").write_text("small\n")
+    (src / "b-big.bin").write_bytes(os.urandom(50_000))  # random: does not compress
+    (src / "c-small.txt").write_text("also small\n")
+    bundle = pack(src, cap=4096)
+    assert [e.rel for e in bundle.entries] == ["a-small.txt", "c-small.txt"]
+    assert bundle.omitted == ["b-big.bin (48.8 KB)"]
+    assert bundle.compressed_bytes <= 4096
+    assert bundle.describe().endswith("cap 4.0 KB: not brought back: b-big.bin (48.8 KB)")
+
+
+@pytest.mark.parametrize("rel", ["../escape.txt", "/abs.txt", "a/../../x"])
+def test_unpack_refuses_paths_that_leave_the_destination(tmp_path, rel):
+    bundle = Bundle(cap=1 << 20, entries=[Entry(rel, "file", 0o644, zlib.compress(b"x"))])
+    dest = tmp_path / "d" / "back"
+    assert unpack(bundle, dest) == [rel]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["back", "d"]
+
+
+def test_unpack_never_writes_through_a_link(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bundle = Bundle(cap=1 << 20, entries=[Entry("a", "link", data=os.fsencode(outside)),
+                                          Entry("a/owned.txt", "file", 0o644, zlib.compress(b"x"))])
+    dest = tmp_path / "back"
+    assert unpack(bundle, dest) == ["a"]  # the file made a real folder `a`; the link then could not be made
+    assert list(outside.iterdir()) == []
+    assert (dest / "a" / "owned.txt").read_bytes() == b"x"
