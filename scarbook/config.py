@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import ConfigError
+from scarbook.executor_settings import ExecutorSettings
 from scarbook.judge.settings import JudgeSettings
 from scarbook.yamlio import line_of, load_yaml_file
 
@@ -20,7 +21,8 @@ AGENT_KEYS = {
     "python": ("type", "function"),
 }
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
-            "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network")
+            "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
+            "executor")
 DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
 
 STARTER_CONFIG = """\
@@ -50,6 +52,7 @@ stale_after_days: 7     # the library marks results older than this as stale
 keep: failed            # keep workspaces of failed/errored runs; "all" keeps every run
 isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
 network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
+# executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
 
 # The LLM judge for llm_judge checks (any Anthropic-compatible Messages API).
 judge:
@@ -79,6 +82,7 @@ class Config:
     network: bool = False  # the sandbox's network; no effect with isolation: none
     judge_raw: dict[str, Any] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
     @property
     def green(self) -> float:
@@ -227,6 +231,8 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(path, f"{key} names {where}, which is a file, not a folder",
                               line=line_of(data, key) or None,
                               fix=f"point {key} at a folder, or move that file aside")
+    if "executor" in data:
+        cfg.executor = ExecutorSettings.from_dict(data["executor"], path)
     _attach_judge(cfg, data.get("judge") or {}, path)
     return cfg
 

@@ -207,6 +207,9 @@ class RunRecord:
     judge_calls_saved: int = 0  # judge checks not run because a cheaper check failed first
     transcript_path: str | None = None
     stderr_path: str | None = None
+    node: dict[str, str] = field(default_factory=dict)  # where it ran on a cluster: id, host, ip, pid
+    infra_retries: int = 0  # times it was submitted again because its worker or node was lost
+    workspace_note: str = ""  # a remote run: what of its folder came back to the driver (cap reported)
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the

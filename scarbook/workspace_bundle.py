@@ -58,10 +58,11 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def pack(root: Path | str, cap: int) -> Bundle:
-    """Pack what is under `root` (not following links), in sorted order, up to `cap` compressed bytes."""
+def pack(root: Path | str, cap: int, skip: tuple[str, ...] = ()) -> Bundle:
+    """Pack what is under `root` (not following links), in sorted order, up to `cap` compressed bytes;
+    top-level names in `skip` (and what is under them) are left out."""
     bundle = Bundle(cap)
-    for rel, st in _walk(os.fspath(root)):
+    for rel, st in _walk(os.fspath(root), skip):
         room = cap - bundle.compressed_bytes - ENTRY_OVERHEAD - len(rel.encode("utf-8", "surrogateescape"))
         if stat.S_ISDIR(st.st_mode):
             entry = Entry(rel, "dir", stat.S_IMODE(st.st_mode) & 0o777)
@@ -88,7 +89,7 @@ def pack(root: Path | str, cap: int) -> Bundle:
     return bundle
 
 
-def _walk(root: str) -> list[tuple[str, os.stat_result]]:
+def _walk(root: str, skip: tuple[str, ...] = ()) -> list[tuple[str, os.stat_result]]:
     out: list[tuple[str, os.stat_result]] = []
 
     def scan(folder: str, prefix: str) -> None:
@@ -98,6 +99,8 @@ def _walk(root: str) -> list[tuple[str, os.stat_result]]:
         except OSError:
             return
         for e in entries:
+            if not prefix and e.name in skip:
+                continue
             try:
                 st = e.stat(follow_symlinks=False)
             except OSError:
