@@ -91,6 +91,7 @@ class JudgeServer:
         self.default: ScriptedReply | None = None
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
+        self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -145,8 +146,11 @@ class JudgeServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = {"unparsed": raw.decode("utf-8", "replace")}
+                seen = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                if server.on_request is not None:  # e.g. which process sent it (tests/test_ray_*.py)
+                    seen.update(server.on_request(self.client_address))
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                    server.requests.append(seen)
                 reply = server._next()
                 if reply is None:
                     server.unscripted += 1

@@ -1,0 +1,123 @@
+"""Shared by the Ray tests: projects whose scarbook.yaml runs on Ray, agents that misbehave on cue,
+and which local process a TCP client is (to prove the judge is called from the driver only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the Ray executor's tests need the ray extra: pip install -e '.[test,ray]'")
+
+# An agent that kills the Ray worker running it (its parent) on chosen attempts: run k's attempt n
+# kills it when "k:n" is listed in KILL_ON; each attempt is counted in a file outside the workspace.
+KILLER = """\
+import os, signal, sys
+marks, kill_on = sys.argv[1], sys.argv[2].split(",")
+k = os.environ["SCARBOOK_RUN"]
+path = os.path.join(marks, k)
+n = len(open(path).read()) + 1 if os.path.exists(path) else 1
+open(path, "a").write("x")
+if f"{k}:{n}" in kill_on:
+    os.kill(os.getppid(), signal.SIGKILL)
+open("out.txt", "w").write("done\\n")
+print("done")
+"""
+
+# An agent that says where it is, then sleeps (for cancel tests).
+SLEEPER = """\
+import os, sys, time
+open(os.path.join(sys.argv[1], str(os.getpid())), "w").write("")
+time.sleep(120)
+"""
+
+ONE_CHECK_CASE = """\
+id: {cid}
+task: write out.txt
+checks:
+  - {{type: file_exists, path: out.txt}}
+"""
+
+
+def write_project(root: Path, *, agent: list[str] | None = None, executor: str = "{type: ray, address: auto}",
+                  extra: str = "", cases: dict[str, str] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    agent_yaml = "{type: demo, seed: 7}" if agent is None else json.dumps({"type": "command", "argv": agent})
+    (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+        agent: {agent_yaml}
+        runs: 2
+        concurrency: 4
+        timeout_s: 60
+        threshold: 0.5
+        executor: {executor}
+        """) + extra)
+    for cid, text in (cases or {}).items():
+        (root / "cases" / cid).mkdir(parents=True, exist_ok=True)
+        (root / "cases" / cid / "case.yaml").write_text(text)
+    return root
+
+
+def python_agent(tmp: Path, name: str, source: str, *args: str) -> list[str]:
+    path = tmp / name
+    path.write_text(source)
+    return [sys.executable, str(path), *args]
+
+
+def cli(root: Path, *args: str):
+    from click.testing import CliRunner
+
+    from scarbook.cli import main
+
+    return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
+
+
+def pid_of_peer(address: tuple[str, int]) -> int | None:
+    """The local process holding the client end of a TCP connection to 127.0.0.1 (Linux /proc)."""
+    host, port = address[:2]
+    want = f"{''.join(f'{int(p):02X}' for p in reversed(host.split('.')))}:{port:04X}"
+    inode = None
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == want:
+            inode = fields[9]
+            break
+    if inode is None:
+        return None
+    target = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return int(pid)
+        except OSError:
+            continue
+    return None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purpose
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout_s: float = 20.0, step: float = 0.1) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def cpus_free() -> bool:
+    return ray.available_resources().get("CPU", 0) == ray.cluster_resources().get("CPU", -1)

@@ -1,0 +1,151 @@
+"""The Ray executor on a real two-node Ray cluster on this machine (ray.cluster_utils.Cluster).
+
+One cluster for the whole module (starting one costs seconds); small run counts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+
+import pytest
+
+try:
+    from tests.ray_helpers import (KILLER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
+                                   wait_until, write_project)
+except ImportError:  # tests/ is not a package
+    from ray_helpers import (KILLER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
+                             wait_until, write_project)
+
+from scarbook.cli.eval_cmd import select_cases
+from scarbook.events import RunStarted, SessionFinished
+from scarbook.project import Project
+from scarbook.ray_executor import RayExecutor, make_executor
+from scarbook.runner import SessionControl, run_session
+from scarbook.session import SessionPlan, prepare_session
+
+REPO_CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cases")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+    c.add_node(num_cpus=2)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def fast_demo(monkeypatch):
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+
+
+def _statuses(root) -> dict[tuple[str, int], str]:
+    from scarbook.history import History
+
+    history = History(root / "workspaces")
+    (info,) = history.sessions()
+    return {(r.case_id, r.k): r.status for r in history.runs(info.id)}, history.runs(info.id)
+
+
+def test_same_verdicts_as_the_local_executor_with_failed_workspaces_brought_back(cluster, tmp_path):
+    local = write_project(tmp_path / "local", executor="{type: local}")
+    shutil.copytree(REPO_CASES, local / "cases")
+    remote = write_project(tmp_path / "remote", executor="{type: local}")
+    shutil.copytree(REPO_CASES, remote / "cases")
+    assert cli(local, "eval", "--runs", "3", "-q").exit_code in (0, 1)
+    result = cli(remote, "eval", "--runs", "3", "-q", "--executor", "ray")
+    assert result.exit_code in (0, 1), result.output
+    want, _ = _statuses(local)
+    got, runs = _statuses(remote)
+    assert got == want and len(got) == 12
+    assert "fail" in got.values() and "pass" in got.values()
+    node_ids = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    for r in runs:
+        assert r.node["id"] in node_ids and r.node["host"] and r.infra_retries == 0
+        ws = remote / "workspaces" / r.session_id / r.case_id / str(r.k)
+        assert r.workspace == str(ws)
+        if r.status == "pass":
+            assert not r.workspace_kept and not ws.exists()
+            assert r.workspace_note.startswith(f"passed on node {r.node['id'][:12]}")
+        else:  # review, verify and "new scar from this run" read it here, as for a local run
+            assert r.workspace_kept and ws.is_dir() and any(ws.iterdir())
+            assert r.workspace_note.startswith(f"brought back from node {r.node['id'][:12]} ({r.node['host']}): ")
+            assert r.transcript_path and os.path.isfile(r.transcript_path)
+    shown = cli(remote, "show", "write-one-line")
+    assert f"ran on node {runs[-1].node['id'][:12]} ({runs[-1].node['host']})" in shown.stdout
+
+
+def test_a_killed_worker_is_retried_once_and_counted_apart(cluster, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # run 1 loses its worker once (then passes); run 2 loses it twice (an error, never a fail)
+    agent = python_agent(tmp_path, "killer.py", KILLER, str(marks), "1:1,2:1,2:2")
+    root = write_project(tmp_path / "p", agent=agent, cases={"survive": ONE_CHECK_CASE.format(cid="survive")})
+    result = cli(root, "eval", "--runs", "2", "-j", "1")
+    by_k = {r.k: r for r in _statuses(root)[1]}
+    assert by_k[1].status == "pass" and by_k[1].infra_retries == 1
+    assert "retried once: the first attempt lost its worker: WorkerCrashedError" in by_k[1].workspace_note
+    assert by_k[2].status == "error" and by_k[2].infra_retries == 1
+    assert by_k[2].reason.startswith("infrastructure: lost its Ray worker twice (WorkerCrashedError")
+    assert by_k[2].reason.endswith(") — no verdict")
+    assert "infrastructure: 2 runs retried after a lost Ray worker or node (1 lost again: error)" in result.stdout
+
+
+def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    agent = python_agent(tmp_path, "sleeper.py", SLEEPER, str(pids))
+    root = write_project(tmp_path / "p", agent=agent, cases={"sleepy": ONE_CHECK_CASE.format(cid="sleepy")})
+    project = Project.at(root)
+    ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=8, concurrency=4)).session
+    executor = make_executor(project.config.executor, ready)
+
+    async def go():
+        control = SessionControl()
+        async for ev in run_session(ready, control=control, executor=executor):
+            if isinstance(ev, RunStarted) and len(os.listdir(pids)) < 4:
+                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                control.cancel()
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    finished = asyncio.run(go())
+    assert finished.session.state == "cancelled"
+    assert finished.runs == []  # nothing finished: nothing recorded, nothing made up
+    started = [int(p) for p in os.listdir(pids)]
+    assert len(started) == 4
+    assert wait_until(lambda: not any(alive(p) for p in started), 10)
+    assert wait_until(cpus_free, 10), ray.available_resources()
+
+
+def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, tmp_path):
+    root = write_project(tmp_path / "p", executor="{type: local}")
+    shutil.copytree(os.path.join(REPO_CASES, "rename-function"), root / "cases" / "rename-function")
+    shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")
+    project = Project.at(root)
+    plan = SessionPlan(select_cases(project, (), ()), runs=12, concurrency=4, adaptive=True)
+    ready = prepare_session(project, plan).session
+    executor = make_executor(project.config.executor, ready, "ray")
+    assert isinstance(executor, RayExecutor)
+
+    async def go():
+        async for ev in run_session(ready, executor=executor):
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    finished = asyncio.run(go())
+    assert finished.session.state == "finished"
+    assert executor.seeds_shipped == 2
+    assert sorted(finished.session.decisions) == ["rename-function", "write-one-line"]
+    assert len(finished.runs) > 2
+    report = json.loads(json.dumps([r.to_dict() for r in finished.runs]))
+    assert all(r["node"]["id"] for r in report)

@@ -1,0 +1,208 @@
+"""`scarbook eval --shard I/N --session-id ID` and `scarbook merge DIR...`: N machines, one session.
+
+Each shard runs in its own copy of the project (its own workspaces/, as on its own CI machine);
+merging their history folders must give the table, exit code, JSON and JUnit of one machine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from scarbook.shards import Shard, all_jobs
+
+CASES = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
+
+
+# -- the split ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_shards_split_every_job_exactly_once_and_evenly(n):
+    runs = 5
+    parts = [Shard(i, n, "s").jobs(CASES, runs) for i in range(1, n + 1)]
+    got = sorted((cid, k) for part in parts for cid, ks in part.items() for k in ks)
+    assert got == sorted(all_jobs(CASES, runs))
+    sizes = [sum(map(len, part.values())) for part in parts]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_the_split_does_not_depend_on_the_order_cases_were_named_in():
+    assert Shard(2, 3, "s").jobs(CASES, 4) == Shard(2, 3, "s").jobs(list(reversed(CASES)), 4)
+
+
+def test_each_shard_gets_a_share_of_every_case():
+    for i in (1, 2, 3):
+        assert all(Shard(i, 3, "s").jobs(CASES, 10)[cid] for cid in CASES)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "0/4", "--session-id", "ci-1"], "--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got '0/4'"),
+    (["--shard", "5/4", "--session-id", "ci-1"], "--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got '5/4'"),
+    (["--shard", "a/b", "--session-id", "ci-1"], "--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got 'a/b'"),
+    (["--shard", "1/2"], "--shard needs --session-id: the name every shard of the session shares "
+                         "(e.g. --session-id \"$CI_PIPELINE_ID\"), so `scarbook merge` can join them"),
+    (["--shard", "1/2", "--session-id", "../x"], "--session-id must be 1-64 letters, digits, '.', '_' or '-' "
+                                                 "(starting with a letter or digit), got '../x'"),
+    (["--session-id", "ci-1"], "--session-id names a sharded session: give --shard I/N too"),
+    (["--shard", "1/2", "--session-id", "ci-1", "--runs", "auto"],
+     "--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, which no "
+     "single shard sees"),
+])
+def test_bad_shard_options_are_usage_errors(project, args, message):
+    project.bundled()
+    result = project.cli("eval", *args)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == f"scarbook: {message}"
+    assert not (project.workspaces / "history").exists() or not list((project.workspaces / "history").iterdir())
+
+
+# -- end to end ----------------------------------------------------------------------------------
+def _copy(project, name: str) -> Path:
+    dest = project.root.parent / name
+    shutil.copytree(project.root, dest, ignore=shutil.ignore_patterns("workspaces"))
+    return dest
+
+
+def _cli(root: Path, *args: str):
+    from click.testing import CliRunner
+
+    from scarbook.cli import main
+
+    return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def shards(project):
+    """The bundled cases, 10 runs each: once on one machine, and as 3 shards on 3 machines."""
+    project.bundled()
+    (project.root / "scarbook.yaml").write_text((project.root / "scarbook.yaml").read_text().replace(
+        "type: demo", "type: demo\n  seed: 7"))
+    machines = [_copy(project, f"machine-{i}") for i in (1, 2, 3)]
+    outs = [_cli(m, "eval", "--runs", "10", "--shard", f"{i}/3", "--session-id", "ci-42", "-q")
+            for i, m in enumerate(machines, 1)]
+    return project, machines, outs
+
+
+def _normal_json(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    for key in ("id", "started_at", "finished_at", "shard", "note"):
+        data["session"].pop(key)
+    for run in data["runs"]:
+        for key in ("session_id", "started_at", "duration_s", "workspace", "transcript_path", "stderr_path"):
+            run.pop(key)
+        for check in run["checks"]:
+            check.pop("duration_s")
+    return data
+
+
+def _normal_junit(path: Path) -> str:
+    suite = ET.parse(path).getroot()
+    suite.set("name", "-")
+    for tc in suite.iter("testcase"):
+        tc.set("time", "-")
+    return ET.tostring(suite, encoding="unicode")
+
+
+def _table(stdout: str) -> list[str]:
+    return stdout.split("\n\n")[0].splitlines()
+
+
+def test_merged_shards_give_the_table_exit_code_json_and_junit_of_one_machine(shards, tmp_path):
+    project, machines, outs = shards
+    for i, out in enumerate(outs, 1):
+        assert out.exit_code == 0, out.output
+        assert out.stdout.splitlines()[-1] == (f"shard {i}/3 of session ci-42: the gate is decided by "
+                                               "`scarbook merge` over all 3 shards")
+    one = project.cli("eval", "--runs", "10", "-q", "--json", str(tmp_path / "one.json"),
+                      "--junit", str(tmp_path / "one.xml"))
+    merged = project.cli("merge", *[str(m / "workspaces" / "history") for m in machines],
+                         "--json", str(tmp_path / "merged.json"), "--junit", str(tmp_path / "merged.xml"))
+    assert merged.exit_code == one.exit_code == 0, merged.output
+    assert _table(merged.stdout) == _table(one.stdout)
+    assert merged.stdout.splitlines()[-2].startswith("session ci-42: finished; 40 runs — ")
+    assert merged.stdout.splitlines()[-1] == (f"merged 3 shards into session ci-42 in "
+                                              f"{project.workspaces / 'history' / 'ci-42'}")
+    assert _normal_json(tmp_path / "merged.json") == _normal_json(tmp_path / "one.json")
+    assert _normal_junit(tmp_path / "merged.xml") == _normal_junit(tmp_path / "one.xml")
+    # the merged session is an ordinary session of this project: show, sessions and diff read it
+    shown = project.cli("show", "write-one-line", "--session", "ci-42")
+    assert shown.exit_code == 0 and "write-one-line in session ci-42" in shown.stdout
+
+
+def test_a_missing_shard_is_an_error_naming_it(shards):
+    project, machines, _ = shards
+    result = project.cli("merge", str(machines[0] / "workspaces"), str(machines[2] / "workspaces"))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("scarbook: shard 2/3 of session ci-42 is missing (found 1/3, 3/3) — add the "
+                                     "history folder of the job that ran --shard 2/3")
+    assert not (project.workspaces / "history" / "ci-42").exists()
+
+
+def test_a_duplicated_shard_is_an_error_naming_both_folders(shards):
+    project, machines, _ = shards
+    copy = project.root.parent / "copy-of-2"
+    shutil.copytree(machines[1] / "workspaces" / "history", copy)
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines], str(copy))
+    assert result.exit_code == 2
+    first = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    assert result.stderr.strip() == (f"scarbook: shard 2/3 of session ci-42 is given twice: {first} and "
+                                     f"{copy / 'ci-42.shard-2-of-3'} — give each shard's history once")
+
+
+def test_shards_that_ran_different_cases_do_not_merge(shards):
+    project, machines, _ = shards
+    path = machines[2] / "cases" / "write-one-line" / "case.yaml"
+    path.write_text(path.read_text().replace("equals: 1", "equals: 2"))
+    shutil.rmtree(machines[2] / "workspaces")
+    assert _cli(machines[2], "eval", "--runs", "10", "--shard", "3/3", "--session-id", "ci-42", "-q").exit_code == 0
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("scarbook: shard 3/3 of session ci-42 ran with a different case checks than "
+                                    "shard 1/3 (")
+
+
+def test_a_shard_that_did_not_finish_makes_the_merge_exit_3(shards):
+    project, machines, _ = shards
+    folder = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    session = json.loads((folder / "session.json").read_text())
+    (doc,) = session["session"].values()
+    doc["state"] = "cancelled"
+    (folder / "session.json").write_text(json.dumps(session))
+    runs = folder / "runs-write-one-line.jsonl"
+    runs.write_text("".join(runs.read_text().splitlines(keepends=True)[:1]))
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 3
+    summary = result.stdout.splitlines()
+    assert any(line.startswith("session ci-42: cancelled; 38 runs") for line in summary), result.stdout
+    assert "shard 2/3 cancelled: 12 of 14 runs" in result.stdout
+
+
+def test_merging_twice_is_refused(shards):
+    project, machines, _ = shards
+    dirs = [str(m / "workspaces") for m in machines]
+    assert project.cli("merge", *dirs).exit_code == 0
+    again = project.cli("merge", *dirs)
+    assert again.exit_code == 2
+    assert again.stderr.strip() == (f"scarbook: session ci-42 is already in {project.workspaces / 'history'} "
+                                    f"(merged before?) — delete {project.workspaces / 'history' / 'ci-42'} to "
+                                    "merge it again")
+
+
+def test_a_shard_records_once_per_machine(shards):
+    _, machines, _ = shards
+    again = _cli(machines[0], "eval", "--runs", "10", "--shard", "1/3", "--session-id", "ci-42", "-q")
+    assert again.exit_code == 2
+    assert again.stderr.strip().splitlines()[-1] == (
+        f"scarbook: session ci-42.shard-1-of-3 is already recorded in {machines[0] / 'workspaces' / 'history'} — "
+        "each shard of a session runs once; give a new --session-id to run the session again")
+
+
+def test_merge_without_shards_says_how_they_are_made(project, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = project.cli("merge", str(empty))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"scarbook: no shards found in {empty} — shards are recorded by "
+                                     "`scarbook eval --shard I/N --session-id ID` in workspaces/history")
