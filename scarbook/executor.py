@@ -1,10 +1,15 @@
 """Where runs execute. The runner only talks to this interface, so a cluster executor (Ray, say)
-can replace the local pool without touching cases, checks, history or the UI."""
+can replace the local pool without touching cases, checks, history or the UI.
+
+An executor does two things: `run` keeps up to N jobs in flight, and `agent_part` runs one run's
+worker part (workspace, agent, diff, rule checks, judge inputs: session_run.run_agent_part) where
+the executor puts it. The driver part (the judge, the verdict, history) always runs in the runner's
+process. scarbook.ray_executor.RayExecutor is the cluster one."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Awaitable, Callable, Generic, Protocol, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Protocol, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -15,12 +20,20 @@ class Executor(Protocol[J, R]):
         """Pull jobs while slots are free (`next_job` returns None when there are no more for now),
         and yield each result as it completes. Cancelling the iteration cancels running work."""
 
+    async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
+        """Run the worker part of run k of `case` (same arguments as session_run.run_agent_part)."""
+
 
 class LocalExecutor(Generic[J, R]):
     """An asyncio pool of `concurrency` slots in this process."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
+
+    async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
+        from scarbook.session_run import run_agent_part
+
+        return await run_agent_part(ctx, agent, case, k, manifests, emit)
 
     async def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
         running: set[asyncio.Task] = set()

@@ -117,6 +117,15 @@ class History:
             except FileExistsError:
                 continue
 
+    def claim_session_id(self, sid: str) -> str:
+        """Reserve an id the user chose (a shard's); a HistoryError if this history already has it."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            (self.dir / sid).mkdir()
+        except FileExistsError:
+            raise HistoryError(f"session {sid} is already recorded in {self.dir}") from None
+        return sid
+
     def start_session(self, info: SessionInfo) -> None:
         folder = self.dir / info.id
         folder.mkdir(parents=True, exist_ok=True)

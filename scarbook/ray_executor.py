@@ -60,13 +60,15 @@ class RayExecutor:
     """The runner's executor for `executor: {type: ray}` (see module doc)."""
 
     def __init__(self, settings: ExecutorSettings, concurrency: int, *, agent_spec: Any, project_root: Path,
-                 keep_all: bool, judge_key_env: str | None = None) -> None:
+                 keep_all: bool, judge_key_env: str | None = None, isolation: str = "none",
+                 network: bool = False) -> None:
         self.settings = settings
         self.concurrency = max(1, concurrency)
         self.agent_spec = agent_spec
         self.project_root = str(project_root)
         self.keep_all = keep_all
         self.judge_key_env = judge_key_env
+        self.isolation, self.network = isolation, network  # the agent's sandbox, rebuilt on the worker
         self.seeds_shipped = 0
         self._seeds: dict[str, Any] = {}  # case id -> ObjectRef of (case, inline manifest)
         self._remote = None
@@ -115,7 +117,8 @@ class RayExecutor:
         start = time.monotonic()
         for attempt in (0, 1):
             ref = self._remote.options(**opts).remote(ctx, self.agent_spec, self.project_root, shipped, k,
-                                                      self.settings.max_workspace_bytes, self.keep_all)
+                                                      self.settings.max_workspace_bytes, self.keep_all,
+                                                      self.isolation, self.network)
             try:
                 reply = await ref
             except asyncio.CancelledError:
@@ -219,8 +222,8 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
         return None  # the runner's default LocalExecutor
     if choice == "ray" and settings.type != "ray":
         settings = replace(settings, type="ray")
-    judge = ready.judge
+    judge, cfg = ready.judge, ready.project.config
     return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
-                       keep_all=ready.keep_all,
+                       keep_all=ready.keep_all, isolation=cfg.isolation, network=cfg.network,
                        judge_key_env=getattr(getattr(judge, "settings", None), "api_key_env", None)
                        or ready.project.config.judge.api_key_env)

@@ -28,7 +28,7 @@ from scarbook.workspace import SeedManifest
 from scarbook.workspace_bundle import Bundle, pack
 
 HEARTBEAT_S = 0.2  # how often the worker's loop wakes, so a cancel from the driver lands at once
-_agents: dict[tuple[str, str], Any] = {}  # one agent per spec and project per worker process
+_agents: dict[tuple, Any] = {}  # one agent per spec and project per worker process
 _loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -44,13 +44,13 @@ class RemoteRun:
 
 
 def run_remote(ctx: RunContext, agent_spec: Any, project_root: str, shipped: tuple[Case, SeedManifest], k: int,
-               cap: int, keep_all: bool) -> RemoteRun:
+               cap: int, keep_all: bool, isolation: str = "none", network: bool = False) -> RemoteRun:
     """The Ray task body (the driver wraps it with ray.remote)."""
     case, manifest = shipped
     scratch = tempfile.mkdtemp(prefix=f"scarbook-{ctx.session_id}-")
     try:
         local = replace(ctx, session_dir=scratch)
-        agent = _agent(agent_spec, project_root)
+        agent = _agent(agent_spec, project_root, isolation, network)
         part = _run_on_loop(run_agent_part(local, agent, case, k, {case.id: manifest}))
         passed = not part.settled and not part.judge_inputs and verdict_of(part.record.checks)[0] == "pass"
         keep = keep_all or not passed
@@ -72,12 +72,13 @@ def node_info() -> dict[str, str]:
             "pid": str(os.getpid())}
 
 
-def _agent(spec: Any, project_root: str):
+def _agent(spec: Any, project_root: str, isolation: str, network: bool):
+    """The session's agent, built here as the driver built it (the same sandbox, if any)."""
     from scarbook.agents import make_agent
 
-    key = (repr(spec), project_root)
+    key = (repr(spec), project_root, isolation, network)
     if key not in _agents:
-        _agents[key] = make_agent(spec, Path(project_root))
+        _agents[key] = make_agent(spec, Path(project_root), isolation=isolation, network=network)
     return _agents[key]
 
 

@@ -112,6 +112,11 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
                      f"{tally['undecided']} undecided at the cap; {total} runs spent"
                      + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
+    retried = [r for r in rep.runs if r.infra_retries]
+    if retried:  # so a user can see whether infrastructure shaped the numbers
+        lost = sum(1 for r in retried if r.status == "error")
+        parts.append(f"infrastructure: {len(retried)} run{'s' if len(retried) != 1 else ''} retried after a lost "
+                     f"Ray worker or node ({lost} lost again: error)")
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
     if below:

@@ -51,6 +51,7 @@ class SessionControl:
 @dataclass
 class _CaseState:
     case: Case
+    todo: list[int]  # the run numbers k still to start (all of 1..N, or a shard's share)
     started: int = 0
     passes: int = 0
     fails: int = 0
@@ -79,9 +80,9 @@ class _Schedule:
         for _ in range(len(self.cases)):
             st = self.cases[self.cursor % len(self.cases)]
             self.cursor += 1
-            if st.decided is None and st.started < self.runs:
+            if st.decided is None and st.todo:
                 st.started += 1
-                return st.case, st.started
+                return st.case, st.todo.pop(0)
         return None
 
 
@@ -108,26 +109,30 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
     control = control or SessionControl()
     history = project.history
     cases, runs = plan.cases, plan.runs
-    sid = history.new_session_id()
+    shard = plan.shard
+    sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
     info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=runs,
                        case_ids=[c.id for c in cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=git_revision(project.root),
-                       case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial)
+                       case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial,
+                       shard=shard.to_dict() if shard else {})
     history.start_session(info)
-    schedule = _Schedule([_CaseState(c) for c in cases], runs, ready.decide, plan.max_cost)
+    jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
+    schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
     states = {st.case.id: st for st in schedule.cases}
     queue: asyncio.Queue = asyncio.Queue()
     ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                      judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why)
     manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
     janitor = Janitor()
-    yield SessionStarted(info, planned_runs=runs * len(cases))
+    pool = executor or LocalExecutor(ready.concurrency)
+    yield SessionStarted(info, planned_runs=sum(len(st.todo) for st in schedule.cases))
 
     async def one_run(case: Case, k: int) -> tuple[RunRecord, AbortSession | None]:
         part: AgentPart | None = None
         try:
-            part = await run_agent_part(ctx, ready.agent, case, k, manifests, queue.put_nowait)
+            part = await pool.agent_part(ctx, ready.agent, case, k, manifests, queue.put_nowait)
             return await judge_part(part, case, judge, queue.put_nowait), None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else _blank_record(ctx, case, k)
@@ -171,7 +176,6 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         return record
 
     async def drive() -> None:
-        pool = executor or LocalExecutor(ready.concurrency)
         async for _ in pool.run(lambda: schedule.next_job(control), work):
             pass
 

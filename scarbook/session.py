@@ -19,6 +19,7 @@ from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
 from scarbook.project import Project
+from scarbook.shards import Shard
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
 DecideFn = Callable[[Case, int, int], str | None]
@@ -40,6 +41,7 @@ class SessionPlan:
     adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
     agent_seed: int | str | None = None  # the demo agent's seed, for reproducible sessions
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
+    shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
 
 
 @dataclass
@@ -81,6 +83,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"no cases to run in {project.cases_dir}")
     if plan.runs < 1:
         errors.append(f"runs must be a positive number, got {plan.runs}")
+    if plan.shard is not None:
+        errors.extend(_shard_problems(project, plan))
     spec = AgentSpec.from_config(project.config.agent)
     if plan.agent_seed is not None and spec.type is AgentType.DEMO:
         spec = spec.with_seed(plan.agent_seed)
@@ -137,3 +141,14 @@ def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
             errors.append(exc.message)
             return None
     return judge
+
+
+def _shard_problems(project: Project, plan: SessionPlan) -> list[str]:
+    if plan.adaptive:
+        return ["--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, "
+                "which no single shard sees"]
+    folder = project.history.dir / plan.shard.folder_id
+    if folder.exists():
+        return [f"session {plan.shard.folder_id} is already recorded in {project.history.dir} — each shard of a "
+                "session runs once; give a new --session-id to run the session again"]
+    return []

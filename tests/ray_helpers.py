@@ -45,9 +45,9 @@ checks:
 
 
 def write_project(root: Path, *, agent: list[str] | None = None, executor: str = "{type: ray, address: auto}",
-                  extra: str = "", cases: dict[str, str] | None = None) -> Path:
+                  extra: str = "", cases: dict[str, str] | None = None, demo_seed: int = 7) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    agent_yaml = "{type: demo, seed: 7}" if agent is None else json.dumps({"type": "command", "argv": agent})
+    agent_yaml = f"{{type: demo, seed: {demo_seed}}}" if agent is None else json.dumps({"type": "command", "argv": agent})
     (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
         agent: {agent_yaml}
         runs: 2
@@ -91,11 +91,15 @@ def pid_of_peer(address: tuple[str, int]) -> int | None:
     target = f"socket:[{inode}]"
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return int(pid)
+            fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             continue
+        for fd in fds:
+            try:  # a busy process closes descriptors while we look: skip that one, not the process
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return int(pid)
+            except OSError:
+                continue
     return None
 
 

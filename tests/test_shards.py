@@ -121,7 +121,7 @@ def test_merged_shards_give_the_table_exit_code_json_and_junit_of_one_machine(sh
                          "--json", str(tmp_path / "merged.json"), "--junit", str(tmp_path / "merged.xml"))
     assert merged.exit_code == one.exit_code == 0, merged.output
     assert _table(merged.stdout) == _table(one.stdout)
-    assert merged.stdout.splitlines()[-2].startswith("session ci-42: finished; 40 runs — ")
+    assert any(line.startswith("session ci-42: finished; 40 runs — ") for line in merged.stdout.splitlines())
     assert merged.stdout.splitlines()[-1] == (f"merged 3 shards into session ci-42 in "
                                               f"{project.workspaces / 'history' / 'ci-42'}")
     assert _normal_json(tmp_path / "merged.json") == _normal_json(tmp_path / "one.json")
@@ -176,7 +176,7 @@ def test_a_shard_that_did_not_finish_makes_the_merge_exit_3(shards):
     assert result.exit_code == 3
     summary = result.stdout.splitlines()
     assert any(line.startswith("session ci-42: cancelled; 38 runs") for line in summary), result.stdout
-    assert "shard 2/3 cancelled: 12 of 14 runs" in result.stdout
+    assert "shard 2/3 cancelled: 11 of 13 runs" in result.stdout
 
 
 def test_merging_twice_is_refused(shards):

@@ -114,6 +114,11 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
             click.echo(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens, ${u.cost_usd:.4f}")
         if r.agent_usage.total_tokens:
             click.echo(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
+        if r.node:
+            click.echo(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
+                       + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
+        if r.workspace_note:
+            click.echo(f"  {r.workspace_note}")
         if r.workspace_kept:
             click.echo(f"  workspace: {r.workspace}")
         excerpt = r.output_excerpt.strip().replace("\n", "\n    ")

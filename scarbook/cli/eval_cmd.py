@@ -16,10 +16,12 @@ from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
+from scarbook.ray_executor import make_executor
 from scarbook.report import build_report, format_summary, format_table, write_json, write_junit
 from scarbook.runner import SessionControl, run_session
 from scarbook.session import ReadySession, SessionPlan, prepare_session
 from scarbook.session_outcome import EXIT_USAGE
+from scarbook.shards import Shard
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
@@ -99,7 +101,7 @@ class Progress:
             self.bar.stop()
 
 
-async def _drive(ready: ReadySession, progress: Progress) -> SessionFinished:
+async def _drive(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
     control = SessionControl()
     loop = asyncio.get_running_loop()
     interrupted = {"n": 0}
@@ -124,7 +126,7 @@ async def _drive(ready: ReadySession, progress: Progress) -> SessionFinished:
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     finished = None
-    async for ev in run_session(ready, control=control):
+    async for ev in run_session(ready, control=control, executor=executor):
         if isinstance(ev, RunFinished):
             progress.run_finished(ev)
         elif isinstance(ev, CaseDecided):
@@ -159,11 +161,18 @@ async def _drive(ready: ReadySession, progress: Progress) -> SessionFinished:
 @click.option("--isolation", type=click.Choice(["none", "sandbox"]), default=None,
               help="Run agents and command checks unconfined or in a bubblewrap sandbox (Linux); "
                    "default from scarbook.yaml (none). README: Threat model.")
+@click.option("--executor", "executor_kind", type=click.Choice(["local", "ray"]), default=None,
+              help="Where runs execute: this machine, or the Ray cluster of scarbook.yaml's executor: section "
+              "(default: its type, else local).")
+@click.option("--shard", "shard_spec", metavar="I/N", default=None,
+              help="Run only shard I of N of the session's (case, run) jobs, e.g. one job of a CI matrix; "
+              "needs --session-id. `scarbook merge` joins the shards and gates.")
+@click.option("--session-id", default=None, help="The session the shards share (e.g. the CI pipeline id).")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
-                 isolation) -> None:
+                 isolation, executor_kind, shard_spec, session_id) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
@@ -176,6 +185,9 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     project = get_project(ctx)
     if isolation is not None:
         project.config.isolation = isolation
+    if session_id is not None and shard_spec is None:
+        raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
+    shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None
     cases = select_cases(project, case_ids, tags)
     n = resolve_runs(project, runs, preset)
     adaptive = n == "auto"
@@ -189,14 +201,19 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
-                                                timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive))
+                                                timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
+                                                shard=shard))
     if prep.errors:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
-    progress = Progress(n * len(cases), quiet)
+    executor = make_executor(project.config.executor, prep.session, executor_kind)
+    if executor is not None:
+        executor.connect()  # an unreachable cluster is a usage error, said before anything is recorded
+    total = sum(map(len, shard.jobs([c.id for c in cases], n).values())) if shard else n * len(cases)
+    progress = Progress(total, quiet)
     try:
-        finished = asyncio.run(_drive(prep.session, progress))
+        finished = asyncio.run(_drive(prep.session, progress, executor))
     finally:
         progress.close()
     info = finished.session
@@ -213,6 +230,10 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
         write_json(rep, Path(json_path))
     if junit_path:
         write_junit(rep, Path(junit_path))
+    if shard is not None:
+        click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
+                   f"over all {shard.count} shards")
+        ctx.exit(0 if info.state == SessionState.FINISHED else rep.exit_code)
     ctx.exit(rep.exit_code)
 
 
