@@ -58,6 +58,9 @@ def run_remote(ctx: RunContext, agent_spec: Any, project_root: str, shipped: tup
         bundle = pack(case_dir, cap, skip=() if keep else (str(k),))
         return RemoteRun(part, scratch, bundle, keep, node_info())
     finally:
+        from scarbook.agents.leftovers import kill_leftovers, session_prefix
+
+        kill_leftovers(session_prefix())  # one task at a time per worker: whatever this one left, goes
         shutil.rmtree(scratch, ignore_errors=True)
 
 
