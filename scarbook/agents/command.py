@@ -139,19 +139,25 @@ class _StderrLog:
         if self.written >= self.cap:
             return
         if self._fh is None:  # created fresh: the agent may have planted a pipe or a link at this name
-            try:
-                self._fh = open(safefs.create_file(self.path.parent, self.path.name), "wb")
+            try:  # unbuffered: a full disk fails in write, once, not again in close() after the agent ran
+                self._fh = open(safefs.create_file(self.path.parent, self.path.name), "wb", buffering=0)
             except (safefs.Refused, OSError):
                 self.written = self.cap  # nowhere to keep it: drop the rest
                 return
-        self._fh.write(data[: self.cap - self.written])
-        self.written += len(data)
-        if self.written >= self.cap:
-            self._fh.write(b"\n[scarbook: stderr truncated]\n")
+        try:
+            self._fh.write(data[: self.cap - self.written])
+            self.written += len(data)
+            if self.written >= self.cap:
+                self._fh.write(b"\n[scarbook: stderr truncated]\n")
+        except OSError:  # the log is lost from here on (disk full); the run is not
+            self.written = self.cap
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            try:
+                self._fh.close()
+            except OSError:
+                pass
 
     def path_if_written(self) -> str | None:
         return str(self.path) if self._fh is not None else None

@@ -19,6 +19,7 @@ from scarbook.project import Project
 from scarbook.ray_executor import make_executor
 from scarbook.report import build_report, format_summary, format_table, write_json, write_junit
 from scarbook.runner import SessionControl, run_session
+from scarbook.safetext import clean_text
 from scarbook.session import ReadySession, SessionPlan, prepare_session
 from scarbook.session_outcome import EXIT_USAGE
 from scarbook.shards import Shard
@@ -88,7 +89,8 @@ class Progress:
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=f"{r.case_id} #{r.k} {r.status}")
         elif not self.quiet:
-            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {r.reason}", err=True)
+            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
+                       err=True)
 
     def note(self, text: str) -> None:
         if self.bar is not None:

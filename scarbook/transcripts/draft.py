@@ -9,15 +9,14 @@ file's workspace path, or "output"). `scarbook.case_io.save_case` validates and 
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scarbook.case_io import CASE_FILE, save_case, validate_case_data
 from scarbook.errors import ScarbookError
+from scarbook.fsutil import atomic_write_bytes
 from scarbook.paths import resolve_inside
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
 from scarbook.transcripts.model import Transcript
@@ -28,17 +27,6 @@ CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 def _ext(name: str | None, default: str = ".txt") -> str:
     suffix = PurePosixPath(name).suffix if name else ""
     return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix or "") else default
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candidate:
@@ -106,12 +94,12 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     try:
         if transcript_path is not None:
             shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
-        _atomic_write(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
+        atomic_write_bytes(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
         for seed in seeds:
             (folder / "seed").mkdir(exist_ok=True)
             target = resolve_inside(folder / "seed", seed.path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, seed.content.encode("utf-8"))
+            atomic_write_bytes(target, seed.content.encode("utf-8"))
         save_case(case, cases_dir)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # no half-written draft left behind
