@@ -5,6 +5,7 @@ to work with isolation: none first, so the test proves the sandbox is what stops
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import threading
@@ -230,3 +231,42 @@ def test_isolation_is_validated_in_scarbook_yaml(project) -> None:
     result = project.cli("list")
     assert result.exit_code == 2
     assert "isolation must be 'none' or 'sandbox', got 'docker'" in result.stderr
+
+
+def tagged_processes(prefix: str) -> list[int]:
+    """Running processes whose environment carries a run tag of this scarbook process."""
+    needle = f"\0SCARBOOK_RUN_TAG={prefix}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    if needle in b"\0" + fh.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+ESCAPE_DAEMON = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            fd = os.open(os.devnull, os.O_RDWR)
+            for i in (0, 1, 2):
+                os.dup2(fd, i)
+            time.sleep(60)
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+    open("tmp.txt", "w").write("ok")
+"""
+
+
+@needs_sandbox
+@pytest.mark.needs_proc
+def test_a_daemon_started_in_the_sandbox_ends_with_its_run(project) -> None:
+    result, run = eval_agent(project, ESCAPE_DAEMON, isolation="sandbox")
+    assert run.status == "pass", run.reason
+    assert tagged_processes(f"{os.getpid()}.") == []
