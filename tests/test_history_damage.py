@@ -129,6 +129,11 @@ def test_damaged_history_is_named_and_the_rest_stays_readable(two_sessions, dama
     shown = project.cli("show", CASE, "--session", "old")
     assert shown.exit_code == 0 and shown.stdout.count("\nrun ") == 3
 
+    if new_runs is not None:  # diff reads both sessions' runs files
+        diffed = project.cli("diff", "old", "new")
+        assert (diffed.exit_code, diffed.stderr) == (0, expected)
+        assert f"A = {old.id} old\nB = {new.id} new\n" in diffed.stdout
+
 
 def test_an_unreadable_runs_file_is_named_with_the_fix(two_sessions) -> None:
     """EACCES for real: the tests run as root, who may read anything, so `scarbook sessions` runs in a

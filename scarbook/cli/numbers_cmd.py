@@ -6,7 +6,8 @@ import asyncio
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems
+from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
+                                  report_history_problems)
 from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
                               partial_mismatch)
 from scarbook.errors import ScarbookError
@@ -35,7 +36,8 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     mismatch = partial_mismatch(a, b)
     if mismatch and not force:
         raise ScarbookError(mismatch)
-    cmp = compare_sessions(counts_by_case(history.runs(a.id)), counts_by_case(history.runs(b.id)))
+    cmp = compare_sessions(counts_by_case(history.runs(a.id, info=a)), counts_by_case(history.runs(b.id, info=b)))
+    report_history_problems(history)  # runs left out (damaged, forged): named, not silently uncounted
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if a.fingerprint != b.fingerprint:
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
