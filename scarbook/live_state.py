@@ -35,6 +35,8 @@ class LiveSession:
     abort_message: str = ""
     events_seen: int = 0
     version: int = 0  # bumped on every change, so the refresh timer can skip idle ticks
+    nodes: set[str] = field(default_factory=set)  # Ray nodes the finished runs ran on (cluster executor)
+    infra_retried: int = 0  # runs submitted again after a lost Ray worker or node
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -56,6 +58,9 @@ class LiveSession:
             self.running[r.case_id] = max(0, self.running.get(r.case_id, 0) - 1)
             self.tokens += r.agent_usage.total_tokens + r.judge_usage.total_tokens
             self.cost_usd += r.agent_usage.cost_usd + r.judge_usage.cost_usd
+            if r.node:
+                self.nodes.add(r.node.get("id", ""))
+            self.infra_retried += bool(r.infra_retries)
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
             self.finish()

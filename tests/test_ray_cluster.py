@@ -149,3 +149,37 @@ def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, t
     assert len(finished.runs) > 2
     report = json.loads(json.dumps([r.to_dict() for r in finished.runs]))
     assert all(r["node"]["id"] for r in report)
+
+
+async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
+    from textual.widgets import Checkbox, Input
+
+    from scarbook.history import History
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.launch import LaunchScreen
+    from scarbook.tui.screens.live import LiveScreen
+    from tui_fixtures import SIZE, library_loaded
+    from tui_fixtures import wait_until as wait_in_app
+
+    root = write_project(tmp_path / "p", executor="{type: local}")
+    shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")
+    app = make_app(root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_in_app(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        assert app.screen.query_one("#ray", Checkbox).value is False  # scarbook.yaml says local
+        app.screen.query_one("#runs", Input).value = "3"
+        await pilot.click("#ray")
+        assert app.screen.query_one("#ray", Checkbox).value is True
+        await pilot.press("ctrl+r")
+        await wait_in_app(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        await wait_in_app(pilot, lambda: app.live.done, timeout=120, what="the session to finish")
+        assert app.live.finished_runs == 3 and app.live.info.state == "finished"
+        await pilot.pause(0.3)
+        figures = str(app.screen.query_one("#live-figures").render())
+        assert f"on {len(app.live.nodes)} Ray node" in figures and app.live.nodes
+    history = History(root / "workspaces")
+    runs = history.runs(history.sessions()[0].id)
+    node_ids = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    assert len(runs) == 3 and all(r.node["id"] in node_ids for r in runs)

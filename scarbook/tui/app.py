@@ -8,6 +8,8 @@ screens at most ten refreshes.
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 import time
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ class LaunchRequest:
     label: str = ""
     skip_judge: bool = False
     adaptive: bool = False  # stop each case once the evidence decides it; `runs` is then the cap
+    executor: str | None = None  # "local" | "ray"; None: scarbook.yaml's executor
 
 
 class ScarbookApp(App):
@@ -92,7 +95,10 @@ class ScarbookApp(App):
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
-        self._run_session(prep.session, self.live, self.control)
+        from scarbook.ray_executor import make_executor
+
+        self._run_session(prep.session, self.live, self.control,
+                          make_executor(self.project.config.executor, prep.session, req.executor))
         return self.live
 
     def cancel_session(self) -> None:
@@ -100,9 +106,12 @@ class ScarbookApp(App):
             self.control.cancel()
 
     @work(exclusive=True, group="session", exit_on_error=False)
-    async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl) -> None:
+    async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl,
+                           executor=None) -> None:
         try:
-            async for ev in run_session(ready, control=control):
+            if executor is not None:  # joining a Ray cluster takes seconds: not on the UI's loop
+                await asyncio.to_thread(executor.connect)
+            async for ev in run_session(ready, control=control, executor=executor):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
         except ScarbookError as exc:
             live.finish(str(exc))

@@ -37,6 +37,8 @@ class LaunchScreen(ModalScreen):
                 for name, n in cfg.presets.items():
                     yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset")
             yield Checkbox("adaptive: stop each case once the evidence decides it (runs = the cap)", id="adaptive")
+            yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == "ray",
+                           id="ray")
             with Horizontal(classes="pair"):
                 yield Label("concurrency")
                 yield Input(str(cfg.concurrency), id="concurrency", restrict=r"[0-9]*", max_length=3)
@@ -110,7 +112,8 @@ class LaunchScreen(ModalScreen):
         cases = self.chosen_cases()
         self.dismiss(LaunchRequest(cases, runs, int(conc_text), self.query_one("#label", Input).value.strip(),
                                    skip_judge=self.skip_judge(cases),
-                                   adaptive=self.query_one("#adaptive", Checkbox).value))
+                                   adaptive=self.query_one("#adaptive", Checkbox).value,
+                                   executor="ray" if self.query_one("#ray", Checkbox).value else "local"))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

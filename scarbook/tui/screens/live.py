@@ -91,6 +91,9 @@ class LiveScreen(Screen):
                    f"errors {live.errors} · tokens {live.tokens:,}")
         if live.cost_usd:
             figures += f" · ${live.cost_usd:.4f}"
+        if live.nodes:
+            figures += f" · on {len(live.nodes)} Ray node{'s' if len(live.nodes) != 1 else ''}" + (
+                f", {live.infra_retried} retried after a lost worker" if live.infra_retried else "")
         self.query_one("#live-figures", Static).update(Text(figures))
         label = live.info.label if live.info and live.info.label else "unlabelled"
         if not live.done:

@@ -45,6 +45,10 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
     t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
              f"{run.agent_usage.total_tokens:,} · judge tokens {run.judge_usage.total_tokens:,}"
              f" ({run.judge_calls} calls)\n", style="dim")
+    if run.node:
+        t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
+                 + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
+                 + (f" · {run.workspace_note}" if run.workspace_note else "") + "\n", style="dim")
     t.append("\nchecks\n", style="bold underline")
     for c in run.checks:
         t.append(f" {CHECK_MARK.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
