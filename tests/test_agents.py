@@ -103,6 +103,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.needs_proc
 async def test_hang_past_timeout_kills_the_process_group(run_dirs) -> None:
     ws, logs = run_dirs
     # The agent starts a grandchild that ignores SIGTERM and holds stdout open, then hangs itself.
@@ -169,6 +170,7 @@ async def _fds_after_a_first_run(ws: Path, logs: Path) -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@pytest.mark.needs_proc
 async def test_runs_leave_no_descriptor_behind(run_dirs) -> None:
     ws, logs = run_dirs
     before = await _fds_after_a_first_run(ws, logs)
@@ -193,6 +195,7 @@ async def test_an_agent_that_closes_its_pipes_and_runs_on_is_waited_for(run_dirs
     assert (result.output, result.exit_code, result.crashed) == ("bye\n", 4, "agent exited with code 4")
 
 
+@pytest.mark.needs_proc
 async def test_an_agent_that_closes_its_pipes_then_hangs_is_killed_at_the_timeout(run_dirs) -> None:
     ws, logs = run_dirs
     agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); "
@@ -204,6 +207,7 @@ async def test_an_agent_that_closes_its_pipes_then_hangs_is_killed_at_the_timeou
     assert len(os.listdir("/proc/self/fd")) == before
 
 
+@pytest.mark.needs_proc
 async def test_a_cancelled_run_kills_the_agent_and_leaks_no_descriptors(run_dirs) -> None:
     ws, logs = run_dirs
     agent = CommandAgent(py("import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(300)"))

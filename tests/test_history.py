@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from scarbook.history import History
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
@@ -35,6 +37,7 @@ def _recorded(root: Path) -> int:
     return n
 
 
+@pytest.mark.needs_proc
 def test_ctrl_c_keeps_finished_runs_and_kills_running_agents(project) -> None:
     pids = project.root / "pids"
     pids.mkdir()
