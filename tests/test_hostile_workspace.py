@@ -87,12 +87,13 @@ while time.monotonic() < end:  # RENAME_EXCHANGE: tmp.txt is the file, then the 
     libc.renameat2(-100, b"tmp.txt", -100, b"tmp.lnk", 2)
 """
 # The agent writes a harmless tmp.txt and a link to the secret, and leaves a swapper behind (setsid,
-# its own session) that outlives it; its pid goes to the workspace's parent so the test can kill it.
+# its own session, without the run tag) that outlives it; its pid goes to a folder the test kills from.
 SWAP_AGENT = """\
 import os, subprocess, sys, time
 open("tmp.txt", "w").write("nothing to see\\n")
 os.symlink(sys.argv[1], "tmp.lnk")
-p = subprocess.Popen([sys.executable, "-c", sys.argv[2], os.getcwd(), "3"], start_new_session=True,
+untagged = {k: v for k, v in os.environ.items() if k != "SCARBOOK_RUN_TAG"}  # so scarbook cannot find it
+p = subprocess.Popen([sys.executable, "-c", sys.argv[2], os.getcwd(), "3"], start_new_session=True, env=untagged,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 open(os.path.join(sys.argv[3], f"swapper-{os.getpid()}"), "w").write(str(p.pid))
 while not os.path.islink("tmp.txt"):  # it swaps: leave
@@ -183,7 +184,8 @@ def test_a_session_with_a_swapping_leftover_never_passes_by_reading_outside(proj
     runs = history.runs(history.sessions()[0].id)
     assert result.exit_code == 1, result.output
     assert len(runs) == 25 and {r.status for r in runs} == {"fail"}
-    assert {r.reason.split(": ", 1)[1] for r in runs} <= SWAP_DETAILS
+    reasons = {r.reason.split(": ", 1)[1] for r in runs}
+    assert reasons <= SWAP_DETAILS and "tmp.txt is a symlink" in reasons  # the leftover was still swapping
 
 
 # -- 5. one hostile file must not hang or crash the session -----------------------------------------
