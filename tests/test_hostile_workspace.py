@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -317,3 +318,38 @@ def test_a_draft_case_from_a_failed_run_never_copies_a_linked_secret(project, tm
     assert sorted(p.name for p in scar.iterdir()) == ["notes.txt"]  # the link skipped, no transcript
     assert draft.scar.failed_artifact == "scar/notes.txt" and draft.scar.transcript is None
     assert (scar / "notes.txt").read_text() == "my notes\n"
+
+
+# -- the run review shows the files a failed run left: a pipe or a link there must not hang or leak ----
+
+LEAVE_PIPE_AND_LINK = """\
+import os, sys
+os.mkfifo("pipe")
+os.symlink(sys.argv[1], "key.txt")
+open("notes.txt", "w").write("my notes\\n")
+sys.stderr.write("oops\\n")
+print("done")
+"""
+
+
+def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_shows_it(project, tmp_path) -> None:
+    from scarbook.tui.screens.review import describe_run
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LEAVE_PIPE_AND_LINK, str(secret)])}}}\n")
+    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
+    loaded = project.load()
+    (run,) = loaded.history.runs(loaded.history.sessions()[0].id)
+    shown: list[str] = []
+    reader = threading.Thread(target=lambda: shown.append(describe_run(run, "done", loaded.root).plain), daemon=True)
+    reader.start()
+    reader.join(15)
+    assert not reader.is_alive(), "describe_run blocked opening the pipe the agent left"
+    (text,) = shown
+    assert "PRIVATE KEY" not in text
+    assert " created  key.txt\n   │ (not shown: key.txt is a symlink)\n" in text
+    assert " created  pipe\n   │ (not shown: pipe is not a regular file)\n" in text
+    assert " created  notes.txt\n   │ my notes\n" in text
+    assert "stderr log\noops\n" in text

@@ -3,6 +3,7 @@ status, each check's detail, judge items, output, stderr log, workspace diff wit
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.text import Text
@@ -13,6 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 
+from scarbook import safefs
 from scarbook.case_io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord
@@ -22,18 +24,25 @@ from scarbook.tui.widgets.strip import STATUS_STYLE
 
 FILE_CHARS = 1200
 LOG_CHARS = 2000
+READ_CAP = 1 << 20  # bytes of a file read to show its start
 CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}
 CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
 
 
-def _read(path: Path, limit: int) -> str:
+def _read(folder: Path | str, rel: str, limit: int) -> str:
+    """The start of a file the agent wrote, read as checks read it (scarbook.safefs): a link is not
+    followed and a pipe never opened, so a hostile run can neither hang this screen nor show a secret."""
     try:
-        data = path.read_bytes()
+        data, size = safefs.read_file(folder, rel, READ_CAP)
+    except safefs.Refused as exc:
+        return f"(not shown: {exc})"
     except OSError as exc:
         return f"(cannot read: {exc.strerror or exc})"
     if b"\0" in data[:4096]:
-        return f"(binary file, {len(data)} bytes)"
+        return f"(binary file, {size} bytes)"
     text = data.decode("utf-8", errors="replace")
+    if size > len(data):
+        return text[:limit] + f"\n… ({size:,} bytes in all)"
     return text[:limit] + (f"\n… ({len(text) - limit} more characters)" if len(text) > limit else "")
 
 
@@ -64,7 +73,7 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
     t.append((output or "(empty)") + "\n")
     if run.stderr_path:
         t.append("\nstderr log\n", style="bold underline")
-        t.append(_read(Path(run.stderr_path), LOG_CHARS) or "(empty)")
+        t.append(_read(*os.path.split(run.stderr_path), LOG_CHARS) or "(empty)")
         t.append("\n")
     t.append("\nworkspace diff\n", style="bold underline")
     ws = Path(run.workspace)
@@ -77,7 +86,7 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
             t.append(f" {kind:<8} ", style=style)
             t.append(f"{rel}\n", style="bold")
             if kind != "deleted" and kept:
-                body = _read(ws / rel, FILE_CHARS)
+                body = _read(ws, rel, FILE_CHARS)
                 t.append("".join(f"   │ {line}\n" for line in body.splitlines() or [""]), style="dim")
     if not kept:
         t.append("(workspace not kept: passing runs are cleaned up; `keep: all` keeps them)\n", style="dim")
