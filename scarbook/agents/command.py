@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from scarbook import safefs
+from scarbook.agents.failure import failure_line
 from scarbook.agents.spawn import run_program
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
@@ -69,13 +70,19 @@ class CommandAgent:
 
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
                   log_dir: Path, stem: str, *, network: bool | None = None) -> AgentResult:
+        return await self.run_with_output(_CappedOutput(self.max_output_bytes), task, cwd, env, timeout_s,
+                                          log_dir, stem, network=network)
+
+    async def run_with_output(self, out, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
+                              log_dir: Path, stem: str, *, network: bool | None = None) -> AgentResult:
+        """`run` with stdout going to `out` (feed(bytes), text(), truncated): the agent presets
+        that read an event stream (event_stream.py) pass their own."""
         exe = self._executable()
         stderr_path = log_dir / f"{stem}.stderr.log"
         if exe is None:
             return AgentResult(crashed=f"agent command not found: {self.argv[0]!r}", stderr_path=None)
         argv = [exe] + [a.replace("{task}", task) for a in self.argv[1:]]
         start = time.monotonic()
-        out = _CappedOutput(self.max_output_bytes)
         err = _StderrLog(stderr_path, MAX_STDERR)
         shared: tuple[str, ...] = ()
         try:
@@ -164,10 +171,11 @@ class _StderrLog:
 
 
 def _last_line(tail: bytes) -> str:
-    """The last stderr line, so a crash's reason says what went wrong. Kept in memory as it was fed,
-    not read back from the log: the agent can replace the log with a pipe before scarbook reads it."""
-    lines = [ln for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
-    return f": {lines[-1].strip()[:200]}" if lines else ""
+    """The most informative stderr line (the error line, not Node's "Node.js v20" sign-off), so a
+    crash's reason says what went wrong. Kept in memory as it was fed, not read back from the log:
+    the agent can replace the log with a pipe before scarbook reads it."""
+    line = failure_line(tail.decode("utf-8", "replace"))
+    return f": {line}" if line else ""
 
 
 class _CappedOutput:
