@@ -14,11 +14,13 @@ from scarbook.judge.settings import JudgeSettings
 from scarbook.yamlio import line_of, load_yaml_file
 
 CONFIG_FILE = "scarbook.yaml"
-AGENT_TYPES = ("demo", "command", "python")
+AGENT_TYPES = ("demo", "command", "python", "claude-code", "codex")
 AGENT_KEYS = {
     "demo": ("type", "seed", "profile"),
     "command": ("type", "argv", "stdin", "env", "max_output_bytes"),
     "python": ("type", "function"),
+    "claude-code": ("type", "args", "env", "max_output_bytes"),
+    "codex": ("type", "args", "env", "max_output_bytes"),
 }
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
             "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
@@ -35,6 +37,8 @@ STARTER_CONFIG = """\
 #       cwd = the run's fresh workspace; "{task}" is replaced by the task, or set stdin: true
 #       env: [PATH, HOME, ANTHROPIC_API_KEY]      variables passed through (plus SCARBOOK_*)
 #   {type: python, function: my_agent.main:run}   run(task, cwd) -> final output; sync or async
+#   {type: claude-code, args: [--model, claude-sonnet-4-5, --allowedTools, "Read Write Edit"]}
+#   {type: codex, args: [--full-auto]}            the CLIs, headless; transcript and usage kept per run
 agent:
   type: demo
 
@@ -95,6 +99,8 @@ class Config:
             return "command: " + (" ".join(argv) if isinstance(argv, list) else str(argv))
         if a.get("type") == "python":
             return f"python: {a.get('function')}"
+        if a.get("type") in ("claude-code", "codex"):
+            return " ".join([a["type"], *(a.get("args") or [])])
         return "demo" + (f" ({a['profile']})" if a.get("profile") else "")
 
     @property
@@ -156,6 +162,21 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
             raise ConfigError(path, f"agent.stdin must be true or false, got {raw['stdin']!r}",
                               line=line_of(raw, "stdin") or line, fix="write stdin: true")
         return {**dict(raw), "argv": list(argv), "env": list(env)}
+    if kind in ("claude-code", "codex"):
+        args = raw.get("args", [])
+        if isinstance(args, str):
+            import shlex
+            args = shlex.split(args)
+        if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+            raise ConfigError(path, f"agent.args must be a list of strings (extra {kind} arguments)",
+                              line=line_of(raw, "args") or line,
+                              fix="write args: " + ("[--model, claude-sonnet-4-5]" if kind == "claude-code"
+                                                    else "[--full-auto, -m, gpt-5-codex]"))
+        env = raw.get("env", [])
+        if not (isinstance(env, list) and all(isinstance(e, str) for e in env)):
+            raise ConfigError(path, "agent.env must be a list of variable names", line=line_of(raw, "env") or line,
+                              fix="write env: [HTTPS_PROXY]")
+        return {**dict(raw), "args": list(args), "env": list(env)}
     if kind == "python":
         fn = raw.get("function")
         if not (isinstance(fn, str) and ":" in fn):

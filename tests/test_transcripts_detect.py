@@ -17,13 +17,13 @@ FIX = Path(__file__).parent / "fixtures" / "transcripts"
     ("anthropic_response.json", "anthropic-messages"), ("anthropic_stream.sse", "anthropic-stream"),
     ("openai_chat.json", "openai-chat"), ("openai_responses.json", "openai-responses"),
     ("otel_genai.json", "otel"), ("otel_legacy.jsonl", "otel"), ("scarbook_run.jsonl", "scarbook"),
-    ("terminal.log", "plain"),
+    ("terminal.log", "plain"), ("real/codex_exec_stream.jsonl", "codex"),
 ])
 def test_every_fixture_is_detected(name, fmt):
     assert load_transcript(FIX / name).format == fmt
 
 
-TRIED = "(tried scarbook, claude-code, otel, anthropic, openai, plain; name one with --format to see why it does not fit)"
+TRIED = "(tried scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why it does not fit)"
 
 
 @pytest.mark.parametrize("name, data, why", [
@@ -65,8 +65,8 @@ def test_format_override(tmp_path):
     with pytest.raises(ScarbookError) as exc:
         load_transcript(FIX / "terminal.log", format="langchain")
     assert str(exc.value) == ("unknown transcript format 'langchain'; choose one of: "
-                              "scarbook, claude-code, otel, anthropic, openai, plain")
-    assert FORMATS == ("scarbook", "claude-code", "otel", "anthropic", "openai", "plain")
+                              "scarbook, claude-code, codex, otel, anthropic, openai, plain")
+    assert FORMATS == ("scarbook", "claude-code", "codex", "otel", "anthropic", "openai", "plain")
 
 
 def test_missing_file(tmp_path):

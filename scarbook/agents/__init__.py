@@ -1,4 +1,4 @@
-"""Agent adapters: `command`, `python`, and the offline `demo` agent."""
+"""Agent adapters: `command`, `python`, the offline `demo` agent, and the `claude-code` / `codex` CLI presets."""
 
 from __future__ import annotations
 
@@ -38,6 +38,12 @@ def _make(spec: AgentSpec, project_root: Path | None) -> Agent:
                             label="command: " + " ".join(spec.argv))
     if spec.type is AgentType.PYTHON:
         return PythonAgent(spec.function, project_root)
+    if spec.type in (AgentType.CLAUDE_CODE, AgentType.CODEX):
+        from scarbook.agents.claude_code import ClaudeCodeAgent
+        from scarbook.agents.codex import CodexAgent
+
+        preset = ClaudeCodeAgent if spec.type is AgentType.CLAUDE_CODE else CodexAgent
+        return preset(list(spec.args), env=spec.env, max_output_bytes=spec.max_output_bytes, project_root=project_root)
     # The demo agent is a real subprocess too, so the quickstart exercises the same path as a real agent.
     argv = [sys.executable, "-m", "scarbook.demo_agent"]
     if spec.seed is not None:

@@ -30,6 +30,8 @@ class AgentType(StrEnum):
     DEMO = "demo"
     COMMAND = "command"
     PYTHON = "python"
+    CLAUDE_CODE = "claude-code"  # the Claude Code CLI, headless (agents/claude_code.py)
+    CODEX = "codex"  # the OpenAI Codex CLI, headless (agents/codex.py)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class AgentSpec:
     env: tuple[str, ...] = ()  # command: variables passed through besides the base set
     max_output_bytes: int = DEFAULT_MAX_OUTPUT  # command
     function: str = ""  # python: module:function
+    args: tuple[str, ...] = ()  # claude-code, codex: the user's extra CLI arguments (--model ...)
     seed: int | str | None = None  # demo
     profile: str | None = None  # demo
     options: Mapping[str, Any] = field(default_factory=dict)  # keys a newer type adds before it has a field
@@ -53,7 +56,7 @@ class AgentSpec:
         kind = AgentType(raw.pop("type", "demo"))
         known = {name for name in cls.__dataclass_fields__ if name not in ("type", "options")}
         values = {k: raw.pop(k) for k in list(raw) if k in known}
-        for key in ("argv", "env"):
+        for key in ("argv", "env", "args"):
             if key in values:
                 values[key] = tuple(values[key] or ())
         if values.get("max_output_bytes") is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from scarbook.errors import ScarbookError
-from scarbook.transcripts import anthropic_api, claude_code, openai, otel, plain, scarbook_native
+from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
 from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
 from scarbook.transcripts.source import NotARegularFile, Source
 
@@ -19,6 +19,7 @@ Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {
     scarbook_native.FORMAT: scarbook_native.parse,
     claude_code.FORMAT: claude_code.parse,
+    codex.FORMAT: codex.parse,
     otel.FORMAT: otel.parse,
     anthropic_api.FORMAT: anthropic_api.parse,
     openai.FORMAT: openai.parse,
