@@ -14,16 +14,12 @@ import pytest
 
 from scarbook.agents import CommandAgent
 
+try:
+    from tests.proc_helpers import alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import alive
+
 pytestmark = [pytest.mark.usefixtures("spawn_mode"), pytest.mark.needs_proc]
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie has stopped running; its parent reaps it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def agent(code: str) -> CommandAgent:

@@ -17,6 +17,11 @@ import pytest
 from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
 
+try:
+    from tests.proc_helpers import DAEMON, alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import DAEMON, alive
+
 SANDBOXED = "[in the sandbox: only the workspace is writable; no network]"
 
 
@@ -248,20 +253,7 @@ def tagged_processes(prefix: str) -> list[int]:
     return found
 
 
-ESCAPE_DAEMON = """
-    import os, time
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            fd = os.open(os.devnull, os.O_RDWR)
-            for i in (0, 1, 2):
-                os.dup2(fd, i)
-            time.sleep(60)
-            os._exit(0)
-        os._exit(0)
-    os.wait()
-    open("tmp.txt", "w").write("ok")
-"""
+ESCAPE_DAEMON = "import os, time\nnote = print\n" + DAEMON + "open('tmp.txt', 'w').write('ok')\n"
 
 
 @needs_sandbox

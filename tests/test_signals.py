@@ -14,16 +14,13 @@ import pytest
 
 from scarbook.history import History
 
+try:
+    from tests.proc_helpers import DAEMON, alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import DAEMON, alive
+
 pytestmark = pytest.mark.needs_proc
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def recorded(root: Path) -> int:
@@ -37,17 +34,7 @@ pids = sys.argv[1]
 def note(pid):
     open(os.path.join(pids, str(pid)), "w").close()
 note(os.getpid())
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        fd = os.open(os.devnull, os.O_RDWR)
-        for i in (0, 1, 2):
-            os.dup2(fd, i)
-        note(os.getpid())
-        time.sleep(120)
-        os._exit(0)
-    os._exit(0)
-os.wait()
+""" + DAEMON + """
 time.sleep(0.2 if int(os.environ["SCARBOOK_RUN"]) <= {quick} else 60)
 open("tmp.txt", "w").write("ok\\n")
 print("done")

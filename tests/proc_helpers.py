@@ -1,0 +1,32 @@
+"""Shared by the process tests: whether a pid still runs, and the code of a hostile agent's daemon
+(double fork + setsid, stdio on /dev/null) that tries to outlive its run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def alive(pid: int) -> bool:
+    """Running: the process exists and is not a zombie (a zombie has stopped; its parent reaps it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+# Python source: start a daemon that sleeps two minutes; it calls note(pid) (defined by the agent)
+# with its own pid first. Leaves the agent's process group and session, holds none of its pipes.
+DAEMON = """
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        fd = os.open(os.devnull, os.O_RDWR)
+        for i in (0, 1, 2):
+            os.dup2(fd, i)
+        note(os.getpid())
+        time.sleep(120)
+        os._exit(0)
+    os._exit(0)
+os.wait()
+"""
