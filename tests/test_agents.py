@@ -18,6 +18,11 @@ import pytest
 from scarbook.agents import CommandAgent, PythonAgent, make_agent
 from scarbook.errors import ScarbookError
 
+try:
+    from tests.proc_helpers import alive as _alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import alive as _alive
+
 PY = sys.executable
 
 # Every agent test runs twice: on Linux's epoll + pidfd path and on the portable asyncio path.
@@ -92,15 +97,6 @@ def test_agent_command_not_found_in_eval(project) -> None:
     assert result.stderr == ("scarbook: agent command not found: 'no-such-agent-xyz' (agent.argv in scarbook.yaml) — "
                              "install it, fix the path, or make the file executable\n")
     assert not (project.workspaces / "history").exists() or not any((project.workspaces / "history").iterdir())
-
-
-def _alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (PID 1 in a container may not reap)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 @pytest.mark.needs_proc

@@ -15,15 +15,12 @@ import pytest
 
 from scarbook.history import History
 
+try:
+    from tests.proc_helpers import alive as _alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import alive as _alive
+
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def _recorded(root: Path) -> int:
