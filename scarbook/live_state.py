@@ -82,6 +82,15 @@ class LiveSession:
         return sum(len(v) for v in self.runs.values())
 
     @property
+    def runs_saved(self) -> int:
+        """Planned runs an adaptive session did not need: every case decided before its cap.
+        0 while running, and for a session that stopped for any other reason (cancelled, budget)."""
+        finished = self.done and self.info is not None and str(self.info.state) == "finished"
+        if not finished or not self.decided:
+            return 0
+        return max(0, self.planned - self.finished_runs)
+
+    @property
     def errors(self) -> int:
         return sum(1 for v in self.runs.values() for r in v if r.status == "error")
 

@@ -190,6 +190,8 @@ class ImportScreen(Screen[str | None]):
         seeds.clear_options()
         seeds.add_options([Selection(Text.assemble(s.path, (f"  {s.reason}", "dim")), s.path,
                                      disabled=s.content is None) for s in self.seeds])
+        # Space ticks the highlighted row: start on the first tickable one, so Space works at once.
+        seeds.highlighted = next((i for i, s in enumerate(self.seeds) if s.content is not None), None)
         self._show_seed_note()
 
     def _show_seed_note(self) -> None:

@@ -11,7 +11,18 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
+from scarbook.sequential import SequentialRule
+from scarbook.stats import effective_threshold
+from scarbook.wording import plural
 from scarbook.tui.app import LaunchRequest
+
+MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs
+
+
+def fewest_adaptive_runs(case: Case, default_threshold: float, cap: int) -> int:
+    """The fewest runs after which the adaptive rule can stop this case (all passes or all fails)."""
+    rule = SequentialRule(effective_threshold(case, default_threshold), max_runs=cap)
+    return next(n for n in range(1, cap + 1) if rule.decide(n, 0) or rule.decide(0, n))
 
 
 class LaunchScreen(ModalScreen):
@@ -74,20 +85,32 @@ class LaunchScreen(ModalScreen):
             out.update("runs must be a positive number")
             return
         judged = [c for c in cases if c.judge_checks]
-        lines = [f"{runs * len(cases)} runs: {len(cases)} cases × {runs}"]
+        adaptive = self.query_one("#adaptive", Checkbox).value
+        if adaptive and runs < MIN_ADAPTIVE_CAP:
+            out.update(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
+            return
+        if adaptive:
+            fewest = sum(fewest_adaptive_runs(c, self.app.project.config.threshold, runs) for c in cases)
+            lines = [f"{fewest} to {runs * len(cases)} runs: {plural(len(cases), 'case')}, each stops once the "
+                     f"evidence decides it (at most {runs})"]
+        else:
+            lines = [f"{runs * len(cases)} runs: {plural(len(cases), 'case')} × {runs}"]
+        upto = "up to " if adaptive else ""
         if not judged:
             lines.append("judge calls: 0 (no case has an llm_judge check)")
         elif self.skip_judge(cases):
             env = self.app.project.config.judge.api_key_env
             lines.append(f"no API key in ${env}: judge checks will be skipped "
-                         f"({len(judged)} cases have llm_judge checks; the session is marked partial)")
+                         f"({plural(len(judged), 'case')} {'has' if len(judged) == 1 else 'have'} llm_judge checks; "
+                         "the session is marked partial)")
         else:
             est = estimate_judge_calls(cases, runs, [], self.app.project.config.judge)
-            lines.append(f"judge calls: {runs} × {len(judged)} cases with llm_judge = {runs * len(judged)}"
-                         f" ({est.calls} API calls, about ${est.cost_usd:.2f})")
+            lines.append(f"judge calls: {upto}{runs} × {plural(len(judged), 'case')} with llm_judge = "
+                         f"{upto}{runs * len(judged)} ({est.calls} API calls, about ${est.cost_usd:.2f})")
         out.update("\n".join(lines))
 
     @on(RadioSet.Changed, "#scope")
+    @on(Checkbox.Changed, "#adaptive")
     @on(Input.Changed, "#runs")
     def _changed(self) -> None:
         self._update_estimate()
@@ -106,13 +129,17 @@ class LaunchScreen(ModalScreen):
         if runs is None:
             error.update("runs must be a positive number, e.g. 10")
             return
+        adaptive = self.query_one("#adaptive", Checkbox).value
+        if adaptive and runs < MIN_ADAPTIVE_CAP:
+            error.update(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
+            return
         if not conc_text.isdigit() or int(conc_text) < 1:
             error.update("concurrency must be a positive number, e.g. 4")
             return
         cases = self.chosen_cases()
         self.dismiss(LaunchRequest(cases, runs, int(conc_text), self.query_one("#label", Input).value.strip(),
                                    skip_judge=self.skip_judge(cases),
-                                   adaptive=self.query_one("#adaptive", Checkbox).value,
+                                   adaptive=adaptive,
                                    executor="ray" if self.query_one("#ray", Checkbox).value else "local"))
 
     @on(Button.Pressed, "#cancel")

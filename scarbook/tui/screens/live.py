@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from scarbook.live_state import LiveSession
+from scarbook.wording import plural
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -34,7 +35,7 @@ class LiveScreen(Screen):
     watches_session = True
     BINDINGS = [
         Binding("escape", "leave", "Cancel / back"),
-        Binding("enter", "review", "Review runs"),
+        Binding("v", "review", "Review runs"),
         Binding("l", "library", "Library"),
     ]
 
@@ -86,9 +87,13 @@ class LiveScreen(Screen):
             for key, value in zip(keys, self._cells(case)):
                 table.update_cell(case.id, key, value)
         bar = self.query_one("#progress", ProgressBar)
-        bar.update(total=max(1, live.planned), progress=live.finished_runs)
-        figures = (f"{live.finished_runs}/{live.planned} runs · elapsed {format_elapsed(live.elapsed)} · "
-                   f"errors {live.errors} · tokens {live.tokens:,}")
+        saved = live.runs_saved
+        # An adaptive session that ended by deciding every case is complete: its bar is full.
+        total = live.finished_runs if saved else live.planned
+        bar.update(total=max(1, total), progress=live.finished_runs)
+        figures = (f"{live.finished_runs}/{total} runs"
+                   + (f" ({plural(saved, 'run')} saved by adaptive stopping)" if saved else "")
+                   + f" · elapsed {format_elapsed(live.elapsed)} · errors {live.errors} · tokens {live.tokens:,}")
         if live.cost_usd:
             figures += f" · ${live.cost_usd:.4f}"
         if live.nodes:
@@ -107,6 +112,11 @@ class LiveScreen(Screen):
         self.query_one("#live-status", Static).update(Text(status))
         self.query_one("#histogram", Distribution).show([live.stats(c) for c in live.cases],
                                                          live.config.threshold)
+
+    @on(DataTable.RowSelected, "#live-table")
+    def _row_selected(self) -> None:
+        """Enter on a case row: the table takes the key and says so with this message."""
+        self.action_review()
 
     @on(SessionUpdated)
     @on(SessionEnded)

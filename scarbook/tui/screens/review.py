@@ -66,7 +66,7 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
         for item in (c.judge or {}).get("items", []) if c.judge else []:
             verdict = str(item.get("verdict", "?")).upper()
             t.append(f"     {verdict:<4} ", style="green" if verdict == "PASS" else "red")
-            t.append(f"{item.get('index', '?')}. {item.get('item', '')}\n")  # index is 1-based
+            t.append(f"{item.get('item', '?')}. {item.get('text', '')}\n")  # item is the 1-based number
             if item.get("reason"):
                 t.append(f"          {item['reason']}\n", style="dim")
     t.append("\nfinal output\n", style="bold underline")

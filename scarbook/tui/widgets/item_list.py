@@ -1,7 +1,8 @@
 """An editable list of strings (the rubric items): add, edit in place, delete, reorder.
 
-Enter on an item puts its text in the input; "Update" writes it back to that item. One judgeable
-statement per item — the judge grades each one PASS/FAIL on its own.
+Enter on an item puts its text in the input; Enter in the input (or "Update") writes it back to
+that item, not as a new one; Escape in the input stops editing. One judgeable statement per item —
+the judge grades each one PASS/FAIL on its own.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class ItemList(Vertical):
         self.items = list(items)
         self.prefix = name
         self.placeholder = placeholder
+        self.editing: int | None = None  # the item whose text is in the input, being edited
 
     def compose(self) -> ComposeResult:
         yield OptionList(id=f"{self.prefix}-list")
@@ -68,6 +70,7 @@ class ItemList(Vertical):
         """Enter (or a click) on an item loads it into the input for editing; Update writes it back."""
         event.stop()
         if event.option_list is self.item_options and 0 <= event.option_index < len(self.items):
+            self.editing = event.option_index
             self.item_input.value = self.items[event.option_index]
             self.item_input.focus()
 
@@ -84,12 +87,14 @@ class ItemList(Vertical):
 
     def delete(self, index: int) -> None:
         if 0 <= index < len(self.items):
+            self.editing = None
             del self.items[index]
             self._changed(index)
 
     def move(self, index: int, delta: int) -> None:
         j = index + delta
         if 0 <= index < len(self.items) and 0 <= j < len(self.items):
+            self.editing = None
             self.items[index], self.items[j] = self.items[j], self.items[index]
             self._changed(j)
 
@@ -101,7 +106,16 @@ class ItemList(Vertical):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.add(event.value)
+        if self.editing is None:
+            self.add(event.value)
+            return
+        self.update(self.editing, event.value)
+        self.stop_editing()
+        self.item_options.focus()
+
+    def stop_editing(self) -> None:
+        self.editing = None
+        self.item_input.value = ""
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -109,8 +123,10 @@ class ItemList(Vertical):
         what = (event.button.id or "").removeprefix(f"{self.prefix}-")
         if what == "add":
             self.add(self.item_input.value)
+            self.editing = None
         elif what == "update":
-            self.update(self.current_index, self.item_input.value)
+            self.update(self.editing if self.editing is not None else self.current_index, self.item_input.value)
+            self.stop_editing()
         elif what == "delete":
             self.delete(self.current_index)
         elif what in ("up", "down"):

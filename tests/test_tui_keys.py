@@ -1,0 +1,162 @@
+"""Every screen works by keyboard: the "Broken" items of issue 16, each driven by keys (Pilot press)."""
+
+from __future__ import annotations
+
+from scarbook.history import History
+from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.live import LiveScreen
+from scarbook.tui.screens.review import ReviewScreen
+from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+                          project_root, wait_until)
+
+
+async def launch_by_keys(pilot, runs: str = "2") -> None:
+    """r opens the launch modal; the runs field has focus: replace its value and press Enter."""
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch modal")
+    await pilot.press("ctrl+a", "ctrl+k", *runs, "enter")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LiveScreen), what="the live screen")
+
+
+async def test_enter_and_v_on_the_live_screen_open_the_runs_review(project_root):
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await launch_by_keys(pilot)
+        await wait_until(pilot, lambda: app.live.done, timeout=60, what="the session to end")
+        await pilot.pause()
+        assert "Enter reviews a case's runs" in plain(app.screen.query_one("#live-status"))
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review (Enter)")
+        assert app.screen.case_id == app.live.cases[1].id
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="back on the live screen")
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review (v)")
+        assert app.screen.case_id == app.live.cases[1].id
+
+
+def record_judged_run(root, sid: str = "20261201-100000-000aa") -> None:
+    history = History(root / "workspaces")
+    info = SessionInfo(id=sid, label="judged", started_at="2026-12-01T10:00:00+00:00", runs_per_case=1,
+                       case_ids=["write-one-line"], agent="demo")
+    history.start_session(info)
+    items = [{"item": 1, "text": "tmp.txt contains exactly one line", "verdict": "PASS", "reason": "one line"},
+             {"item": 2, "text": "the answer claims nothing false", "verdict": "FAIL", "reason": "says done"}]
+    judge = CheckResult("llm_judge", "fail", "1 of 2 rubric items failed", 0,
+                        judge={"verdict": "FAIL", "items": items, "model": "m"})
+    history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=1, status="fail",
+                                 reason="check 1 (llm_judge): 1 of 2 rubric items failed", checks=[judge]))
+    info.state = "finished"
+    history.finish_session(info)
+
+
+async def test_review_shows_each_judge_item_with_its_number_and_text(project_root):
+    record_judged_run(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        await pilot.pause()
+        body = plain(app.screen.query_one("#run-body"))
+        assert "     PASS 1. tmp.txt contains exactly one line\n          one line\n" in body
+        assert "     FAIL 2. the answer claims nothing false\n          says done\n" in body
+        assert "?." not in body
+
+
+async def tab_to(pilot, widget_id: str, limit: int = 60) -> None:
+    """Press Tab until the widget with this id has focus, as a user would."""
+    for _ in range(limit):
+        if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
+            return
+        await pilot.press("tab")
+    raise AssertionError(f"Tab never reached #{widget_id}")
+
+
+async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
+    from scarbook.tui.screens.editor import EditorScreen
+    from tui_fixtures import add_judged_case, type_text
+
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "judged-summary")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await tab_to(pilot, "rubric-list")
+        await pilot.press("down", "enter")  # the second item goes into the input
+        assert app.focused.id == "rubric-input"
+        await pilot.press("end")
+        await type_text(pilot, " by name")
+        await pilot.press("enter")
+        assert app.screen.query_one("#rubric").items == [
+            "the summary names the failing test", "the summary does not claim all tests passed by name",
+            "the summary is under five lines"]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        text = (project_root / "cases" / "judged-summary" / "case.yaml").read_text()
+        assert text.count("the summary does not claim all tests passed") == 1
+
+
+async def test_space_ticks_a_seed_file_without_an_arrow_key_first(project_root):
+    from pathlib import Path
+
+    from scarbook.tui.screens.import_scar import ImportScreen
+
+    transcript = Path(__file__).parent / "fixtures" / "transcripts" / "claude_code_session.jsonl"
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        app.push_screen(ImportScreen(transcript))
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen.transcript_path,
+                         what="the transcript to load")
+        await pilot.pause()
+        await pilot.press("enter")  # take the default artifact: focus moves to the seed files
+        seeds = app.screen.query_one("#seeds")
+        assert app.focused is seeds
+        await pilot.press("space")
+        assert seeds.selected == ["README.md"]
+
+
+async def test_adaptive_session_ends_with_a_full_bar_and_says_how_many_runs_it_saved(project_root):
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await pilot.press("ctrl+a", "ctrl+k", "4", "0")
+        estimate = app.screen.query_one("#estimate")
+        assert plain(estimate).startswith("160 runs: 4 cases × 40\n")
+        await tab_to(pilot, "adaptive")
+        await pilot.press("space")
+        assert plain(estimate).startswith("20 to 160 runs: 4 cases, each stops once the evidence decides it "
+                                          "(at most 40)\n")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        live = app.live
+        await wait_until(pilot, lambda: live.done, timeout=60, what="the session to end")
+        await pilot.pause(0.3)
+        assert live.info.state == "finished" and live.finished_runs < 160
+        bar = app.screen.query_one("#progress")
+        assert bar.percentage == 1.0
+        saved = 160 - live.finished_runs
+        assert plain(app.screen.query_one("#live-figures")).startswith(
+            f"{live.finished_runs}/{live.finished_runs} runs ({saved} runs saved by adaptive stopping) · ")
+
+
+async def test_adaptive_with_a_cap_below_the_rules_minimum_is_refused_in_the_modal(project_root):
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await pilot.press("ctrl+a", "ctrl+k", "3")
+        await tab_to(pilot, "adaptive")
+        await pilot.press("space", "ctrl+r")
+        assert isinstance(app.screen, LaunchScreen)
+        assert plain(app.screen.query_one("#launch-error")) == "adaptive needs a cap of at least 5 runs per case"
