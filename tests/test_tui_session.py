@@ -162,12 +162,12 @@ async def test_no_api_key_launch_says_judge_checks_are_skipped_and_runs(project_
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
         estimate = plain(app.screen.query_one("#estimate"))
-        assert ("no API key in $ANTHROPIC_API_KEY: judge checks will be skipped (1 cases have llm_judge "
+        assert ("no API key in $ANTHROPIC_API_KEY: judge checks will be skipped (1 case has llm_judge "
                 "checks; the session is marked partial)") in estimate
         app.screen.query_one("#scope-selected").value = True
         app.screen.query_one("#runs", Input).value = "2"
         await pilot.pause()
-        assert "2 runs: 1 cases × 2" in plain(app.screen.query_one("#estimate"))
+        assert "2 runs: 1 case × 2" in plain(app.screen.query_one("#estimate"))
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=60, what="the session")
         assert app.live.info.partial and app.live.info.judge_model == ""
