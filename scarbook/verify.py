@@ -95,14 +95,16 @@ async def verify_case(case: Case, judge=None) -> Verification:
     scar = case.scar
     if not scar or not scar.failed_artifact or case.root is None:
         return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
-    if judge is None and case.judge_checks:
-        return Verification(case.id, UNVERIFIED, "the case has llm_judge checks and the judge was skipped",
-                            digest=digest, at=now_iso())
     status, reason, _ = await check_artifact(case, scar.failed_artifact, judge)
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso())
     if status == "error":
         v.outcome, v.detail = ERROR, f"could not reach a verdict on the failed artifact: {reason}"
+        return v
+    if status != "fail" and judge is None and case.judge_checks:
+        # The rule checks let the failed artifact through; only the judge could still catch it.
+        v.outcome, v.detail = UNVERIFIED, ("the rule checks pass the failed artifact and the llm_judge check "
+                                           "did not run (no judge): only the judge can catch this scar")
         return v
     if status == "pass":
         v.outcome = MISSES

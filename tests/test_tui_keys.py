@@ -160,3 +160,22 @@ async def test_adaptive_with_a_cap_below_the_rules_minimum_is_refused_in_the_mod
         await pilot.press("space", "ctrl+r")
         assert isinstance(app.screen, LaunchScreen)
         assert plain(app.screen.query_one("#launch-error")) == "adaptive needs a cap of at least 5 runs per case"
+
+
+async def test_verify_without_a_judge_key_lets_the_rule_checks_decide(project_root):
+    folder = project_root / "cases" / "write-one-line"
+    yaml_text = (folder / "case.yaml").read_text()
+    judged = "  - type: llm_judge\n    artifact: tmp.txt\n    rubric: [tmp.txt holds only the first line]\nscar:\n"
+    (folder / "case.yaml").write_text(yaml_text.replace("scar:\n", judged))
+    app = make_app(project_root, judge_env={})
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app._notifications, what="the verification")
+        (note,) = list(app._notifications)
+        assert (note.title, note.message) == (
+            "write-one-line: catches the scar",
+            "the failed artifact fails: check 3 (line_count): tmp.txt has 7 lines, expected exactly 1")
+        await wait_until(pilot, lambda: next(r for r in lib.rows if r.key == "write-one-line").badge == "verified",
+                         what="the badge")

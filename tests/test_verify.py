@@ -106,3 +106,25 @@ def test_bundled_cases_all_catch_their_scars(tmp_path):
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 0, res.output
     assert res.output.count("catches the scar") == 4
+
+
+JUDGED = "  - type: llm_judge\n    artifact: tmp.txt\n    rubric: [tmp.txt holds only the first line]\n"
+
+
+def test_rule_checks_decide_verify_without_a_judge_key(tmp_path, monkeypatch):
+    """No key: a scar the rule checks catch is verified; only one that needs the judge stays unverified,
+    and the collection is not refused as a whole (was: exit 2 for every case)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    files = {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"}
+    write_case(tmp_path, SHARP.replace("scar:\n", JUDGED + "scar:\n"), files)
+    other = tmp_path / "cases" / "c2"
+    shutil.copytree(tmp_path / "cases" / "c1", other)
+    (other / "case.yaml").write_text(VAGUE.replace("id: c1", "id: c2").replace("scar:\n", JUDGED + "scar:\n"))
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
+    assert (res.exit_code, res.stdout) == (0, (
+        "c1  catches the scar: the failed artifact fails: check 2 (line_count): tmp.txt has 2 lines, expected "
+        "exactly 1\n"
+        "c2  unverified: the rule checks pass the failed artifact and the llm_judge check did not run (no judge): "
+        "only the judge can catch this scar\n"))
+    assert res.stderr == ("verify: no judge key in $ANTHROPIC_API_KEY: llm_judge checks are skipped; a scar only "
+                          "the judge can catch stays unverified\n")

@@ -66,7 +66,8 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
 
 @click.command("verify")
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
-@click.option("--skip-judge", is_flag=True, help="Verify rule checks only; cases with llm_judge checks stay unverified.")
+@click.option("--skip-judge", is_flag=True, help="Verify with rule checks only (as when no judge key is set): a scar "
+              "that only an llm_judge check would catch stays unverified.")
 @click.pass_context
 @friendly_errors
 def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bool) -> None:
@@ -74,11 +75,17 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
 
     Exit 1 when a case misses its scar or rejects its good artifact, 3 on errors.
     """
-    from scarbook.cli.eval_cmd import make_judge, select_cases
+    from scarbook.cli.eval_cmd import select_cases
+    from scarbook.judge import judge_for
 
     project = get_project(ctx)
     cases = select_cases(project, case_ids, ())
-    judge = make_judge(project, cases, skip_judge)
+    judge = judge_for(cases, project.config.judge, skip=skip_judge)
+    if judge is not None and not judge.api_key_present():
+        # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
+        click.echo(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
+                   "a scar only the judge can catch stays unverified", err=True)
+        judge = None
 
     async def go():
         return [await verify_case(c, judge) for c in cases]

@@ -150,7 +150,10 @@ class ScarbookApp(App):
             return
         VerificationStore(self.project.workspaces_dir).save([result])
         severity = "information" if result.outcome in (CATCHES, UNVERIFIED) else "error"
-        self.notify(result.detail, title=f"{case.id}: {result.outcome}", severity=severity, timeout=8)
+        detail = result.detail
+        if result.outcome == UNVERIFIED and case.judge_checks and not self.judge_key_present():
+            detail += f" — set ${self.project.config.judge.api_key_env} to let the judge run"
+        self.notify(detail, title=f"{case.id}: {result.outcome}", severity=severity, timeout=8)
         self.query_library_reload()
 
     def _flush_live(self) -> None:
