@@ -1,13 +1,15 @@
 """A new scar from a failed run: the draft case carries the task, the failed artifact and the seed.
 
 No Textual here. The full transcript import is its own feature (scarbook.transcripts); this keeps
-the run's transcript file as scar evidence when the agent wrote one.
+the run's transcript file as scar evidence when the agent wrote one. The TUI's draft is written only
+when the user saves it (`draft_from_run`, then `write_case_with_files`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from scarbook import safefs
 from scarbook.case_ids import free_case_id
 from scarbook.case_io import save_case
 from scarbook.models import Case, Check, RunRecord, Scar
+from scarbook.paths import resolve_inside
 from scarbook.project import Project
 
 MAX_SCAR_FILE = 100_000_000  # bytes of a run's artifact or transcript copied into a draft case
@@ -51,20 +54,27 @@ def failed_artifact(project: Project, run: RunRecord) -> tuple[str, bytes]:
     return "output.txt", run_output(project, run).encode("utf-8")
 
 
-def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
-    """Write cases/<case>-run<k>/ with the run's artifact in scar/ and the case's seed in seed/."""
+@dataclass
+class CaseDraft:
+    """A case not yet on disk and the files it brings (path in the case folder -> content or source).
+    Nothing is written until `write_case_with_files`: leaving a draft leaves no trace."""
+
+    case: Case
+    files: dict[str, bytes | Path] = field(default_factory=dict)
+
+
+def draft_from_run(project: Project, case: Case, run: RunRecord) -> CaseDraft:
+    """cases/<case>-run<k>/ to be: the run's artifact in scar/, the case's seed in seed/, its transcript."""
     cid = free_case_id(project.cases_dir, f"{case.id}-run{run.k}")
-    folder = project.cases_dir / cid
-    (folder / "scar").mkdir(parents=True)
     name, content = failed_artifact(project, run)
-    (folder / "scar" / name).write_bytes(content)
+    files: dict[str, bytes | Path] = {f"scar/{name}": content}
     transcript = None
     data = _read_agents_file(run.transcript_path) if run.transcript_path else None
     if data is not None:
-        (folder / "scar" / "transcript.jsonl").write_bytes(data)
+        files["scar/transcript.jsonl"] = data
         transcript = "scar/transcript.jsonl"
     if case.seed_dir is not None and case.seed_dir.is_dir():
-        shutil.copytree(case.seed_dir, folder / "seed")
+        files.update({f"seed/{p.relative_to(case.seed_dir)}": p for p in sorted(case.seed_dir.rglob("*")) if p.is_file()})
     scar = Scar(date=date.today().isoformat(), what_went_wrong=run.reason,
                 family=case.scar.family if case.scar else None, transcript=transcript,
                 failed_artifact=f"scar/{name}")
@@ -72,5 +82,38 @@ def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
                  tags=list(case.tags), threshold=case.threshold,
                  checks=[Check(c.type, dict(c.params)) for c in case.checks], scar=scar,
                  seed_files=dict(case.seed_files), timeout_s=case.timeout_s)
-    save_case(draft, project.cases_dir)
-    return draft
+    return CaseDraft(draft, files)
+
+
+def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
+    """Write cases/<case>-run<k>/ at once (the TUI writes its drafts on save: `draft_from_run`)."""
+    draft = draft_from_run(project, case, run)
+    write_case_with_files(draft.case, project.cases_dir, draft.files)
+    return draft.case
+
+
+def write_case_with_files(case: Case, cases_dir: Path, files: dict[str, bytes | Path]) -> Path:
+    """Write `files` into cases/<id>/, then case.yaml (validated: its scar files must exist). All or
+    nothing: when the case does not save, the files written here are removed again."""
+    folder = Path(cases_dir) / case.id
+    existed = folder.exists()
+    written: list[Path] = []
+    try:
+        for rel, content in files.items():
+            target = resolve_inside(folder, rel)
+            if target.exists():
+                continue  # already there (saved before): the case folder's copy wins
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, Path):
+                shutil.copyfile(content, target)
+            else:
+                target.write_bytes(content)
+            written.append(target)
+        return save_case(case, cases_dir)
+    except BaseException:
+        if not existed:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            for target in written:
+                target.unlink(missing_ok=True)
+        raise

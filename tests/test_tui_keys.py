@@ -179,3 +179,94 @@ async def test_verify_without_a_judge_key_lets_the_rule_checks_decide(project_ro
             "the failed artifact fails: check 3 (line_count): tmp.txt has 7 lines, expected exactly 1")
         await wait_until(pilot, lambda: next(r for r in lib.rows if r.key == "write-one-line").badge == "verified",
                          what="the badge")
+
+
+async def choose_check_type(pilot, ctype: str) -> None:
+    """Open the check-type Select with Enter and walk down to `ctype`, as a user would."""
+    from scarbook.checks.spec import CHECK_SPECS
+
+    await tab_to(pilot, "check-type")
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("home", *["down"] * (list(CHECK_SPECS).index(ctype) + 1), "enter")  # row 0 is the blank
+    select = pilot.app.screen.query_one("#check-type")
+    await wait_until(pilot, lambda: select.value == ctype and pilot.app.screen.query("#cf-path"),
+                     what=f"the {ctype} fields")
+
+
+async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project_root):
+    from scarbook.tui.screens.editor import EditorScreen
+    from tui_fixtures import type_text
+
+    (project_root / "bad.txt").write_text("# tiny-agent\nA tiny agent.\n")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await type_text(pilot, "one-line")
+        await tab_to(pilot, "task")
+        await type_text(pilot, "Write the first line of README.md to tmp.txt")
+        await tab_to(pilot, "scar-failed")
+        await type_text(pilot, "bad.txt")  # a file in the project: copied into scar/ on save
+        await tab_to(pilot, "scar-at")
+        await type_text(pilot, "tmp.txt")
+        await choose_check_type(pilot, "line_count")
+        await tab_to(pilot, "cf-path")
+        await type_text(pilot, "tmp.txt")
+        await tab_to(pilot, "cf-equals")
+        await type_text(pilot, "1")
+        await tab_to(pilot, "check-add")
+        await pilot.press("enter")
+        await pilot.press("ctrl+t")  # save, then verify against the scar
+        await wait_until(pilot, lambda: [n for n in app._notifications if n.title.startswith("one-line:")],
+                         what="the verification")
+        note = next(n for n in app._notifications if n.title.startswith("one-line:"))
+        assert (note.title, note.message) == ("one-line: catches the scar", "the failed artifact fails: check 1 "
+                                              "(line_count): tmp.txt has 2 lines, expected exactly 1")
+        assert app.screen.query_one("#scar-failed").value == "scar/bad.txt"
+    folder = project_root / "cases" / "one-line"
+    assert (folder / "scar" / "bad.txt").read_text() == "# tiny-agent\nA tiny agent.\n"
+    assert "  failed_artifact: scar/bad.txt\n  artifact_at: tmp.txt\n" in (folder / "case.yaml").read_text()
+
+
+async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_renamed(project_root):
+    from scarbook.tui.screens.confirm import ConfirmScreen
+    from scarbook.tui.screens.editor import EditorScreen
+    from tui_fixtures import type_text
+
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await launch_by_keys(pilot, runs="6")
+        await wait_until(pilot, lambda: app.live.done, timeout=60, what="the session to end")
+        live = app.live
+        case = next(c for c in live.cases if any(r.status == "fail" for r in live.runs[c.id]))
+        await pilot.press(*["down"] * live.cases.index(case), "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        run = app.screen.current_run  # the review opens on the first failed run
+        assert run.status == "fail"
+        before = sorted(p.name for p in (project_root / "cases").iterdir())
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft")
+        assert app.screen.query_one("#case-id").value == f"{case.id}-run{run.k}"
+        await pilot.press("escape")  # an unsaved draft: asks, then leaves nothing on disk
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")  # "Discard changes (y)"
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="back on the review")
+        assert sorted(p.name for p in (project_root / "cases").iterdir()) == before
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft again")
+        await pilot.press("ctrl+a", "ctrl+k")  # the id field has focus: rename the draft
+        await type_text(pilot, "renamed-draft")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: (project_root / "cases" / "renamed-draft" / "case.yaml").is_file(),
+                         what="the saved draft")
+    folder = project_root / "cases" / "renamed-draft"
+    from scarbook.case_io import load_case
+
+    draft = load_case(folder)
+    assert (folder / draft.scar.failed_artifact).is_file()
+    original_seed = project_root / "cases" / case.id / "seed"
+    assert sorted(str(p.relative_to(original_seed)) for p in original_seed.rglob("*") if p.is_file()) == \
+        sorted(str(p.relative_to(folder / "seed")) for p in (folder / "seed").rglob("*") if p.is_file())

@@ -143,6 +143,9 @@ async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(pr
         await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft in the editor")
         draft = app.screen.case
         folder = project_root / "cases" / draft.id
+        assert not folder.exists()  # a draft is written when it is saved
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: (folder / "case.yaml").is_file(), what="the saved draft")
         assert draft.id == f"{first_bad.case_id}-run{first_bad.k}"
         assert draft.task == next(c for c in live.cases if c.id == first_bad.case_id).task
         artifact = folder / draft.scar.failed_artifact

@@ -1,12 +1,15 @@
 """The case editor: every field of a case, its rubric items, checks and seed files.
 
 Saving goes through `save_case` (the core validates; nothing invalid is ever written) and a
-CaseError is shown at the top and next to the field it is about. A new case is the same screen, empty.
+CaseError is shown at the top and next to the field it is about. A new case is the same screen, empty;
+a draft (from a failed run) is a new case whose files are written only when it is saved.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -17,7 +20,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
-from scarbook.case_io import load_case, save_case
+from scarbook.case_io import load_case
+from scarbook.draft_from_run import CaseDraft, write_case_with_files
 from scarbook.errors import CaseError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.messages import CasesChanged
@@ -45,10 +49,15 @@ class EditorScreen(Screen):
                 Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
                 Binding("escape", "leave", "Back")]
 
-    def __init__(self, case: Case | None) -> None:
+    def __init__(self, case: Case | None, *, draft: CaseDraft | None = None) -> None:
         super().__init__()
-        self.case = case
+        self.case = draft.case if draft else case
         self.is_new = case is None
+        # Files a draft brings, written on save: scar/ evidence here, seed/ files staged in SeedFiles.
+        files = draft.files if draft else {}
+        self.scar_files = {rel: src for rel, src in files.items() if not rel.startswith("seed/")}
+        self.staged_seed = {rel.removeprefix("seed/"): src for rel, src in files.items()
+                            if rel.startswith("seed/") and isinstance(src, Path)}
         self._clean_state: str = ""
 
     # -- layout -------------------------------------------------------------------------------
@@ -74,10 +83,17 @@ class EditorScreen(Screen):
             yield from self._field("family", Input(scar.family or "", id="scar-family",
                                                    placeholder="e.g. false-completion-claim"))
             yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
+            yield from self._field("failed artifact", Input(scar.failed_artifact or "", id="scar-failed",
+                                   placeholder="scar/artifact.txt, or a file to copy into scar/ — the checks must FAIL it"))
+            yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
+                                   placeholder="optional: a file the checks must PASS"))
+            yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
+                                   placeholder="where it goes: output, or a workspace path (empty: guessed)"))
             yield Static("", id="err-scar", classes="field-error")
-            if c and c.root and scar.failed_artifact:
-                yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold")
-                             + Text(preview_text(c.root / scar.failed_artifact)), id="artifact-preview")
+            preview = self._artifact_preview(scar.failed_artifact)
+            if preview is not None:
+                yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold") + preview,
+                             id="artifact-preview")
             yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
             yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
                            id="rubric")
@@ -87,7 +103,7 @@ class EditorScreen(Screen):
             yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
             yield Static("", id="err-checks", classes="field-error")
             yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
-            yield SeedFiles(c.seed_dir if c else None, id="seed")
+            yield SeedFiles(c.seed_dir if c else None, id="seed", staged=self.staged_seed)
             yield Static("", id="err-seed", classes="field-error")
         yield Footer()
 
@@ -97,12 +113,22 @@ class EditorScreen(Screen):
         if key:
             yield Static("", id=f"err-{key}", classes="field-error")
 
+    def _artifact_preview(self, rel: str | None) -> Text | None:
+        if not rel:
+            return None
+        staged = self.scar_files.get(rel)
+        if isinstance(staged, bytes):
+            return Text(staged[:2000].decode("utf-8", errors="replace"))
+        path = staged if isinstance(staged, Path) else (self.case.root / rel if self.case and self.case.root else None)
+        return Text(preview_text(path)) if path is not None else None
+
     def _rubric(self) -> list[str]:
         judges = self.case.judge_checks if self.case else []
         return list(judges[0].params.get("rubric", [])) if judges else []
 
     def on_mount(self) -> None:
-        self.sub_title = "new case" if self.is_new else f"case {self.case.id}"
+        self.sub_title = ("draft case (written when you save it)" if self.scar_files and self.is_new
+                          else "new case" if self.is_new else f"case {self.case.id}")
         self.query_one("#case-id" if self.is_new else "#case-title", Input).focus()
         self.call_after_refresh(self._mark_clean)
         self.call_after_refresh(self.update_hints)
@@ -157,8 +183,8 @@ class EditorScreen(Screen):
         old_scar = base.scar if base and base.scar else Scar()
         scar = Scar(date=self._text_of("#scar-date") or None, what_went_wrong=self._text_of("#scar-what") or None,
                     family=self._text_of("#scar-family") or None, transcript=old_scar.transcript,
-                    failed_artifact=old_scar.failed_artifact, good_artifact=old_scar.good_artifact,
-                    artifact_at=old_scar.artifact_at)
+                    failed_artifact=self._text_of("#scar-failed") or None,
+                    good_artifact=self._text_of("#scar-good") or None, artifact_at=self._text_of("#scar-at") or None)
         return Case(id=self._text_of("#case-id"), task=self.query_one("#task", TextArea).text.strip(),
                     title=self._text_of("#case-title"),
                     tags=[t.strip() for t in self._text_of("#case-tags").split(",") if t.strip()],
@@ -179,7 +205,8 @@ class EditorScreen(Screen):
 
     @property
     def dirty(self) -> bool:
-        return self._form_state() != self._clean_state
+        """Changed since the last save; an unsaved draft always is (it exists nowhere else)."""
+        return (self.is_new and bool(self.scar_files)) or self._form_state() != self._clean_state
 
     # -- saving -------------------------------------------------------------------------------
     def show_error(self, error: CaseError | None) -> None:
@@ -204,10 +231,15 @@ class EditorScreen(Screen):
                                       fix="choose another id"))
             return False
         try:
-            path = save_case(case, self.app.project.cases_dir)
+            path = write_case_with_files(case, self.app.project.cases_dir, self._files_to_write(case))
         except CaseError as exc:
             self.show_error(exc)
             return False
+        except OSError as exc:
+            self.show_error(CaseError(self.app.project.cases_dir / case.id, f"could not write the case: "
+                                      f"{exc.strerror or exc}", fix="check the folder's permissions and free space"))
+            return False
+        self.scar_files = {}
         self.query_one("#seed", SeedFiles).apply(path.parent / "seed")
         self.show_error(None)
         self.case, self.is_new = case, False
@@ -218,6 +250,29 @@ class EditorScreen(Screen):
         self.app.query_library_reload()
         self.post_message(CasesChanged(case.id))
         return True
+
+    def _files_to_write(self, case: Case) -> dict[str, bytes | Path]:
+        """The scar files the case names that are not in its folder yet: a draft's staged evidence, or
+        a file typed into an artifact field (absolute, ~, or relative to the project), copied to scar/."""
+        files: dict[str, bytes | Path] = {}
+        if case.scar is None:
+            return files
+        folder = self.app.project.cases_dir / case.id
+        for key, selector in (("failed_artifact", "#scar-failed"), ("good_artifact", "#scar-good"),
+                              ("transcript", None)):
+            rel = getattr(case.scar, key)
+            if not rel or (folder / rel).exists():
+                continue
+            if rel in self.scar_files:
+                files[rel] = self.scar_files[rel]
+                continue
+            src = Path(os.path.expanduser(rel))
+            src = src if src.is_absolute() else self.app.project.root / src
+            if selector and src.is_file():
+                files[f"scar/{src.name}"] = src
+                setattr(case.scar, key, f"scar/{src.name}")
+                self.query_one(selector, Input).value = f"scar/{src.name}"
+        return files
 
     def action_leave(self) -> None:
         from scarbook.tui.screens.confirm import ConfirmScreen

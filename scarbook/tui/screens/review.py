@@ -19,7 +19,7 @@ from scarbook.case_io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord
 from scarbook.report import STRIP
-from scarbook.draft_from_run import create_draft_case, run_output
+from scarbook.draft_from_run import draft_from_run, run_output
 from scarbook.tui.widgets.strip import STATUS_STYLE
 
 FILE_CHARS = 1200
@@ -183,11 +183,9 @@ class ReviewScreen(Screen):
             return
         project = self.app.project
         try:
-            case = load_case(project.cases_dir / run.case_id)
-            draft = create_draft_case(project, case, run)
+            draft = draft_from_run(project, load_case(project.cases_dir / run.case_id), run)
         except (ScarbookError, OSError) as exc:
-            self.notify(str(exc), title="could not create the draft case", severity="error")
+            self.notify(str(exc), title="could not make the draft case", severity="error")
             return
-        self.app.query_library_reload()
-        self.notify(f"draft case {draft.id} created from run #{run.k}")
-        self.app.push_screen(EditorScreen(load_case(project.cases_dir / draft.id)))
+        self.notify(f"draft case {draft.case.id} from run #{run.k}: rename it if you like; Ctrl+S writes it")
+        self.app.push_screen(EditorScreen(None, draft=draft))

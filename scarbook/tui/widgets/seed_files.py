@@ -69,11 +69,11 @@ class SeedFiles(Vertical):
     class Changed(Message):
         seed_files: "SeedFiles"
 
-    def __init__(self, seed_dir: Path | None, id: str | None = None) -> None:
+    def __init__(self, seed_dir: Path | None, id: str | None = None, staged: dict[str, Path] | None = None) -> None:
         super().__init__(id=id)
         self.seed_dir = seed_dir
         self.existing = list_seed(seed_dir)
-        self.pending: dict[str, Path] = {}  # name in seed/ -> source on disk
+        self.pending: dict[str, Path] = dict(staged or {})  # name in seed/ -> source on disk
         self.removed: set[str] = set()
 
     def compose(self) -> ComposeResult:
