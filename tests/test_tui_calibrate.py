@@ -168,13 +168,15 @@ async def test_grade_5_items_see_kappa(judged_root, judged_ab):
         agree = sum(h == j for h, j in pairs) / len(pairs)
         a_pairs = [(HUMAN[key], JUDGE[key][0]) for key in HUMAN if key[0] == "judge-a"]
         assert agree == 0.8 and f"{kappa_2x2(pairs):.2f}" == "0.55"  # the hand computation, checked
-        overall = re.search(r"overall\s*│\s*5\s*│\s*(\S+)\s*│\s*(\S+)", text)
+        overall = re.search(r"overall\s*│\s*5\s*│\s*(\S+) \(38–96%\)\s*│\s*(\S+)", text)
         assert overall, text
         assert overall.groups() == (f"{agree:.0%}", f"{kappa_2x2(pairs):.2f}")
-        row_a = re.search(r"judge-a\s*│\s*3\s*│\s*(\S+)\s*│\s*(\S+)", text)
+        row_a = re.search(r"judge-a\s*│\s*3\s*│\s*(\S+) \(21–94%\)\s*│\s*(\S+)", text)
         assert row_a and row_a.groups() == ("67%", f"{kappa_2x2(a_pairs):.2f}") == ("67%", "0.40")
         # judge-b: both said PASS every time: kappa is not measurable
-        assert re.search(r"judge-b\s*│\s*2\s*│\s*100%\s*│\s*n/a \(one class\)", text), text
+        assert re.search(r"judge-b\s*│\s*2\s*│\s*100% \(34–100%\)\s*│\s*n/a \(one class\)", text), text
+        assert ("only 5 labels: agreement and kappa can swing widely at this size (the agreement's 95% interval "
+                "is shown) — grade at least 20 before trusting them") in " ".join(text.split())
         # the one disagreement, side by side with the judge's reason
         assert re.search(r"judge-a\s*│\s*tmp\.txt names the case.*│\s*artifact of judge-a run 3\s*│"
                          r"\s*FAIL\s*│\s*PASS\s*│\s*zebra-a3", text), text
@@ -215,10 +217,10 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         # One label: agreeing on it leaves chance agreement at 1 (kappa not measurable); disagreeing
         # gives po = pe = 0, so kappa is 0.
         if verdict == "FAIL":
-            rate, kappa = "100%", "n/a (one class)"
+            rate, kappa = "100% (21–100%)", "n/a (one class)"
         else:
-            rate, kappa = "0%", f"{kappa_2x2([('FAIL', verdict)]):.2f}"
-        assert re.search(rf"overall\s*│\s*1\s*│\s*{rate}\s*│\s*{re.escape(kappa)}", text), text
+            rate, kappa = "0% (0–79%)", f"{kappa_2x2([('FAIL', verdict)]):.2f}"
+        assert re.search(rf"overall\s*│\s*1\s*│\s*{re.escape(rate)}\s*│\s*{re.escape(kappa)}", text), text
         await pilot.press("p")  # grading is over: p does nothing
         await pilot.pause()
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
@@ -253,3 +255,25 @@ async def test_no_judged_runs_says_so(judged_root):
         assert not isinstance(app.screen, CalibrateScreen)
     stored = judged_root / "workspaces" / "history" / "calibration.json"
     assert not stored.exists() or not json.loads(stored.read_text()).get("calibrations")
+
+
+@pytest.fixture
+def skipped_judge(judged_root, monkeypatch) -> None:
+    """Both judge cases ran twice with no key: every llm_judge check was skipped."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    result = CliRunner().invoke(main, ["-C", str(judged_root), "eval", "-q", "-n", "2", "--skip-judge"])
+    assert result.exit_code == 3, result.output
+
+
+async def test_calibrate_after_runs_without_a_key_says_the_judge_never_ran(judged_root, skipped_judge):
+    """Judge cases ran with no key (judge skipped): not "run cases with llm_judge checks first"."""
+    app = make_app(judged_root, judge_env={})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "loaded", False), what="the library")
+        await pilot.press("j")
+        await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen) and app.screen.loaded,
+                         what="the (empty) pick")
+        await pilot.pause()
+        assert ("the judge never ran: 4 llm_judge checks in the history were skipped (no API key) — set "
+                "$ANTHROPIC_API_KEY and run those cases again, then grade the judge's verdicts here") in \
+            " ".join(screen_text(app).split())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -26,16 +27,28 @@ from textual.widgets import Footer, Header, Static
 
 from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
                                 agreement, pick_items)
+from scarbook.stats import wilson
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
 ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
                "run cases with llm_judge checks to judge new artifacts")
 NO_LABELS = "no labels given — nothing to compare with the judge"
+NEVER_JUDGED = ("the judge never ran: {n} llm_judge {checks} in the history {were} skipped (no API key) — set "
+                "${env} and run those cases again, then grade the judge's verdicts here")
+FEW_LABELS = 20  # below this many labels, agreement and kappa swing widely from one label to the next
 HELP = "p PASS · f FAIL · s skip · escape stop and see the agreement · arrows/page keys scroll the artifact"
 
 
 def fmt_rate(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.0%}"
+
+
+def fmt_agreement(x: float, n: int) -> str:
+    """"67% (21–94%)": the agreement rate with its 95% Wilson interval over n labels."""
+    if math.isnan(x) or n == 0:
+        return "n/a"
+    lo, hi = wilson(round(x * n), n)
+    return f"{x:.0%} ({100 * lo:.0f}–{100 * hi:.0f}%)"
 
 
 def fmt_kappa(x: float) -> str:
@@ -50,10 +63,10 @@ def report_table(report: CalibrationReport) -> Table:
     table.add_column("agreement", justify="right")
     table.add_column("kappa", justify="right")
     for case, (agree, kappa, n) in report.per_case.items():
-        table.add_row(case, str(n), fmt_rate(agree), fmt_kappa(kappa))
+        table.add_row(case, str(n), fmt_agreement(agree, n), fmt_kappa(kappa))
     agree, kappa, n = report.overall
     table.add_section()
-    table.add_row(Text("overall", style="bold"), str(n), Text(fmt_rate(agree), style="bold"),
+    table.add_row(Text("overall", style="bold"), str(n), Text(fmt_agreement(agree, n), style="bold"),
                   Text(fmt_kappa(kappa), style="bold"))
     return table
 
@@ -114,16 +127,30 @@ class CalibrateScreen(Screen):
 
     @work(thread=True, exclusive=True, group="calibrate-load")
     def _load(self, labeled: set) -> None:
-        items = pick_items(self.app.project.history.iter_all_runs(), sample=self.sample, seed=self.seed,
-                           exclude=labeled)
-        self.app.call_from_thread(self._loaded, items, len(labeled))
+        skipped = [0]  # llm_judge results that were skipped: the judge never ran on them
 
-    def _loaded(self, items: list[CalibrationItem], already_labeled: int) -> None:
+        def counted(runs):
+            for run in runs:
+                skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == "skipped")
+                yield run
+
+        items = pick_items(counted(self.app.project.history.iter_all_runs()), sample=self.sample, seed=self.seed,
+                           exclude=labeled)
+        self.app.call_from_thread(self._loaded, items, len(labeled), skipped[0])
+
+    def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0) -> None:
         if self.store is None:  # the screen was left while the history was read
             return
         self.items, self.loaded = items, True
         if not items:
-            self._finish_with(NO_ITEMS if not already_labeled else ALL_LABELED.format(n=already_labeled))
+            if already_labeled:
+                self._finish_with(ALL_LABELED.format(n=already_labeled))
+            elif never_judged:
+                self._finish_with(NEVER_JUDGED.format(
+                    n=never_judged, checks="check" if never_judged == 1 else "checks",
+                    were="was" if never_judged == 1 else "were", env=self.app.project.config.judge.api_key_env))
+            else:
+                self._finish_with(NO_ITEMS)
             return
         self._show_item()
         self.query_one("#calibrate-artifact", VerticalScroll).focus()
@@ -191,7 +218,13 @@ class CalibrateScreen(Screen):
         self.report = report
         self._finish_with(f"graded {len(self.labels)} · skipped {self.skipped} · "
                           f"judge {settings.model} — labels saved; press escape to go back")
-        self.query_one("#calibrate-item", Static).update(report_table(report))
+        table: Table | Group = report_table(report)
+        n = report.overall[2]
+        if n < FEW_LABELS:
+            table = Group(table, Text(f"only {n} label{'' if n == 1 else 's'}: agreement and kappa can swing "
+                                      f"widely at this size (the agreement's 95% interval is shown) — grade at "
+                                      f"least {FEW_LABELS} before trusting them", style="yellow"))
+        self.query_one("#calibrate-item", Static).update(table)
         body = (disagreements_table(report.disagreements) if report.disagreements
                 else Text("no disagreements: the judge gave your verdict on every item", style="green"))
         self.query_one("#calibrate-artifact-text", Static).update(body)
