@@ -120,6 +120,7 @@ def test_rule_checks_decide_verify_without_a_judge_key(tmp_path, monkeypatch):
     other = tmp_path / "cases" / "c2"
     shutil.copytree(tmp_path / "cases" / "c1", other)
     (other / "case.yaml").write_text(VAGUE.replace("id: c1", "id: c2").replace("scar:\n", JUDGED + "scar:\n"))
+    (tmp_path / "scarbook.yaml").write_text("")  # a project (every command needs one)
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
     assert (res.exit_code, res.stdout) == (0, (
         "c1  catches the scar: the failed artifact fails: check 2 (line_count): tmp.txt has 2 lines, expected "
