@@ -277,7 +277,7 @@ def compare_sessions(
     )
 
 
-def _side(c: Counts) -> str:
+def format_side(c: Counts) -> str:
     rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
     text = f"{rate} {c.passes:>3}/{c.judged:<3}"
     text += f" +{c.errors} err" if c.errors else ""
@@ -299,6 +299,19 @@ def tested_count(cmp: SessionComparison) -> int:
     return sum(c.p_value is not None for c in cmp.cases)
 
 
+def comparison_notes(cmp: SessionComparison) -> list[str]:
+    """The sentences under a comparison table in the Markdown and HTML reports: the mean difference
+    and the family the Holm correction covered (plain text, no agent-written content)."""
+    notes = []
+    if cmp.mean_diff is not None and cmp.se is not None:
+        lo, hi = cmp.mean_interval
+        notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
+                     f"{_pct(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]).")
+    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} case(s): at most {ALPHA:.0%} chance of any "
+                 "false regressed/improved.")
+    return notes
+
+
 def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str = "B") -> str:
     """The plain-text table `scarbook diff` prints."""
     family = tested_count(cmp)
@@ -311,7 +324,7 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
         if c.runs_needed is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"
         holm = [format_p(c.p_holm)] if family > 1 else []
-        rows.append([c.case_id, _side(c.before), _side(c.after), interval, format_p(c.p_value), *holm, verdict])
+        rows.append([c.case_id, format_side(c.before), format_side(c.after), interval, format_p(c.p_value), *holm, verdict])
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))

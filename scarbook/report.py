@@ -1,4 +1,4 @@
-"""What a session says at the end: the case x pass-rate table, JSON and JUnit."""
+"""What a session says at the end: the case x pass-rate table and JSON (JUnit: scarbook.junit)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree as ET
 
 from scarbook.config import Config
 from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
@@ -146,29 +145,3 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
 
 def write_json(rep: SessionReport, path: Path) -> None:
     atomic_write_text(path, json.dumps(report_to_dict(rep), indent=2))
-
-
-def write_junit(rep: SessionReport, path: Path) -> None:
-    """One testsuite; one testcase per case (gated by its threshold), runs listed in system-out."""
-    suite = ET.Element("testsuite", name=f"scarbook {rep.session.label or rep.session.id}",
-                       tests=str(len(rep.stats)),
-                       failures=str(sum(1 for s in rep.stats if s.meets_threshold is False)),
-                       errors=str(sum(1 for s in rep.stats if s.meets_threshold is None)))
-    runs_by_case: dict[str, list[RunRecord]] = {}
-    for r in rep.runs:
-        runs_by_case.setdefault(r.case_id, []).append(r)
-    for s in rep.stats:
-        tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
-                           time=f"{sum(r.duration_s for r in runs_by_case.get(s.case_id, [])):.3f}")
-        summary = (f"pass rate {_pct(s.rate).strip()} ({s.passes}/{s.judged}), 95% CI "
-                   f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%, {s.errors} errors, "
-                   + (f"{s.unjudged} unjudged, " if s.unjudged else "") + f"threshold {100 * s.threshold:.0f}%")
-        if s.meets_threshold is False:
-            ET.SubElement(tc, "failure", message=f"below threshold: {summary}")
-        elif s.meets_threshold is None:
-            ET.SubElement(tc, "error", message=f"no verdict: {summary}")
-        out = "\n".join(f"run {r.k}: {r.status} — {r.reason}" for r in sorted(runs_by_case.get(s.case_id, []),
-                                                                                key=lambda r: r.k))
-        ET.SubElement(tc, "system-out").text = summary + "\n" + out
-    ET.indent(suite)
-    atomic_write_text(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")

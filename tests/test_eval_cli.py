@@ -123,7 +123,7 @@ def test_json_and_junit_reports(project, tmp_path: Path) -> None:
     tc = {t.get("name"): t for t in suite.findall("testcase")}
     assert sorted(tc) == sorted(BUNDLED)
     out = tc["write-one-line"].find("system-out").text.splitlines()
-    assert out[0] == "pass rate 90% (9/10), 95% CI 60-98%, 0 errors, threshold 80%"
+    assert out[0] == "pass rate 90% (9/10), 95% CI 60-98%, pass^5 50%, 0 errors, threshold 80%"
     assert len(out) == 11 and all(line.startswith("run ") for line in out[1:])
 
 
@@ -134,8 +134,8 @@ def test_junit_marks_a_case_below_threshold_as_failure(project, tmp_path: Path) 
     xpath = tmp_path / "junit.xml"
     assert project.cli("eval", "fix-json-config", "--runs", "10", "-q", "--junit", str(xpath)).exit_code == 1
     (tc,) = ET.parse(xpath).getroot().findall("testcase")
-    assert tc.find("failure").get("message") == ("below threshold: pass rate 80% (8/10), 95% CI 49-94%, 0 errors, "
-                                                "threshold 90%")
+    assert tc.find("failure").get("message") == ("below threshold: pass rate 80% (8/10), 95% CI 49-94%, pass^5 22%, "
+                                                "0 errors, threshold 90%")
 
 
 def test_preset_and_tag(project) -> None:

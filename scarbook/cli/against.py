@@ -7,19 +7,25 @@ import click
 from scarbook.baseline import (Baseline, BaselineComparison, baseline_from_session, load_baseline,
                                partial_mismatch_with)
 from scarbook.compare import format_comparison
+from scarbook.cli.common import warn
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
 from scarbook.project import Project
 
 
+def load_against(project: Project, ref: str) -> Baseline:
+    """`baseline` (the committed file) or a past session (id, label, latest, previous) as a baseline."""
+    if ref == "baseline":
+        return load_baseline(project.root)
+    info = project.history.resolve(ref)
+    baseline = baseline_from_session(info, project.history.runs(info.id), info.finished_at or info.started_at)
+    baseline.source = "session"
+    return baseline
+
+
 def resolve_against(project: Project, ref: str, cases: list[Case], skip_judge: bool) -> Baseline:
     """The baseline to gate against, checked before any run starts (exit 2 if unusable)."""
-    if ref == "baseline":
-        baseline = load_baseline(project.root)
-    else:
-        info = project.history.resolve(ref)
-        baseline = baseline_from_session(info, project.history.runs(info.id), info.finished_at or info.started_at)
-        baseline.source = "session"
+    baseline = load_against(project, ref)
     will_be_partial = skip_judge and any(c.judge_checks for c in cases)
     problem = partial_mismatch_with(baseline, will_be_partial)
     if problem:
@@ -44,3 +50,18 @@ def format_against(bc: BaselineComparison) -> str:
 def echo_against(bc: BaselineComparison) -> None:
     click.echo("")
     click.echo(format_against(bc))
+
+
+def emit_ci_outputs(project: Project, rep, against: BaselineComparison | None) -> None:
+    """GitHub Actions step summary and annotations, when the environment asks for them."""
+    import os
+
+    from scarbook.github import annotation_lines, append_step_summary
+
+    try:
+        append_step_summary(rep, against, os.environ)
+    except OSError as exc:  # the gate's verdict still stands; say why the summary is missing
+        warn(f"could not append the GitHub step summary to {os.environ.get('GITHUB_STEP_SUMMARY')}: "
+             f"{exc.strerror or exc}")
+    for line in annotation_lines(rep, against, project.root, project.cases_dir, os.environ):
+        click.echo(line)

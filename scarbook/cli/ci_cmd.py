@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import click
 
-from scarbook.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, load_baseline,
-                               write_baseline)
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, baseline_path,
+                               compare_to_baseline, load_baseline, partial_mismatch_with, write_baseline)
+from scarbook.cli.against import echo_against, load_against
+from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.errors import ScarbookError
 from scarbook.history import now_iso
+from scarbook.yamlio import atomic_write_text
 
 
 @click.group("baseline")
@@ -57,4 +59,73 @@ def baseline_show(ctx: click.Context) -> None:
         click.echo(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
 
 
-COMMANDS = [baseline_group]
+@click.command("report")
+@click.argument("session", default="latest")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write one self-contained HTML file (no network): cases, distributions, failed runs, baseline.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
+              help="Compare with this baseline or session (default: scarbook-baseline.json when there is one).")
+@click.pass_context
+@friendly_errors
+def report_command(ctx: click.Context, session: str, html_path: str | None, junit_path: str | None,
+                   json_path: str | None, against_ref: str | None) -> None:
+    """The report of a past SESSION (id, label, `latest`; default latest): the case table, and the
+    files --html, --junit, --json. Always exits 0 when it could write them: `scarbook eval` is the gate."""
+    from pathlib import Path
+
+    from scarbook.cli.common import report_case_problems
+    from scarbook.junit import write_junit
+    from scarbook.report import build_report, format_summary, format_table, write_json
+
+    project = get_project(ctx)
+    info = project.history.resolve(session)
+    runs = project.history.runs(info.id)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    rep = build_report(info, runs, found.by_id(), project.config)
+    against = _report_baseline(project, info, runs, against_ref)
+    rep.regressed = against.regressed if against else []
+    click.echo(format_table(rep))
+    click.echo(format_summary(rep))
+    if against:
+        echo_against(against)
+    try:
+        if html_path:
+            from scarbook.html_report import render_html
+
+            atomic_write_text(Path(html_path), render_html(rep, against))
+            click.echo(f"html report: {html_path}")
+        if junit_path:
+            write_junit(rep, Path(junit_path), against)
+        if json_path:
+            write_json(rep, Path(json_path))
+    except OSError as exc:
+        raise ScarbookError(f"cannot write {exc.filename}: {exc.strerror or exc} — choose a writable path") from None
+
+
+def _report_baseline(project, info, runs, against_ref: str | None):
+    """The comparison to show: the one asked for, else the committed baseline when it applies."""
+    if against_ref:
+        baseline = load_against(project, against_ref)
+    elif baseline_path(project.root).exists():
+        try:
+            baseline = load_baseline(project.root)
+        except ScarbookError as exc:
+            warn(f"{exc.message}; the report has no baseline comparison")
+            return None
+        if baseline.session_id == info.id:
+            return None  # the session is the baseline itself
+    else:
+        return None
+    problem = partial_mismatch_with(baseline, info.partial)
+    if problem:
+        if against_ref:
+            raise ScarbookError(problem)
+        warn(f"no baseline comparison: {problem}")
+        return None
+    return compare_to_baseline(baseline, info, runs)
+
+
+COMMANDS = [baseline_group, report_command]

@@ -10,14 +10,15 @@ from pathlib import Path
 import click
 
 from scarbook.baseline import compare_to_baseline
-from scarbook.cli.against import echo_against, resolve_against
+from scarbook.cli.against import echo_against, emit_ci_outputs, resolve_against
 from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems
 from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
+from scarbook.junit import write_junit
 from scarbook.ray_executor import make_executor
-from scarbook.report import build_report, format_summary, format_table, write_json, write_junit
+from scarbook.report import build_report, format_summary, format_table, write_json
 from scarbook.runner import SessionControl, run_session
 from scarbook.safetext import clean_text
 from scarbook.session import ReadySession, SessionPlan, prepare_session
@@ -177,9 +178,10 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
                  isolation, executor_kind, shard_spec, session_id) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
-    Exit codes: 0 every case at or above its threshold; 1 some case below; 2 usage or config
-    error; 3 errors prevented a verdict (or the session was cancelled with Ctrl-C, aborted by the
-    judge, or stopped by --max-cost: a partial session never gates green).
+    Exit codes: 0 every case at or above its threshold; 1 some case below, or regressed against
+    --against (Holm-corrected); 2 usage or config error; 3 errors prevented a verdict (or the
+    session was cancelled with Ctrl-C, aborted by the judge, or stopped by --max-cost: a partial
+    session never gates green).
 
     Ctrl-C (or SIGTERM, SIGHUP) stops launching runs, kills the running agents (whole process
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
@@ -228,10 +230,11 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     click.echo(format_summary(rep))
     if against:
         echo_against(against)
+    emit_ci_outputs(project, rep, against)
     if json_path:
         write_json(rep, Path(json_path))
     if junit_path:
-        write_junit(rep, Path(junit_path))
+        write_junit(rep, Path(junit_path), against)
     if shard is not None:
         click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
                    f"over all {shard.count} shards")
