@@ -26,7 +26,7 @@ def _num(x: float | None, digits: int = 4) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f}%"
+    return "–" if x is None else f"{100 * x:.0f}%"
 
 
 def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str, str]]:
@@ -52,7 +52,7 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
 
 def _summary(s: CaseStats) -> str:
     unjudged = getattr(s, "unjudged", 0)
-    ci = "n/a" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
+    ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
     return (f"pass rate {_pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {_pct(s.pass_hat_k)}, "
             f"{s.errors} errors, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {_pct(s.threshold)}")
 
