@@ -8,9 +8,9 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project
 from scarbook.errors import ScarbookError
+from scarbook.junit import write_junit
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
-from scarbook.junit import write_junit
 from scarbook.report import build_report, format_summary, format_table, write_json
 from scarbook.runner import case_digest
 from scarbook.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
