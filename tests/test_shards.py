@@ -99,7 +99,11 @@ def _normal_json(path: Path) -> dict:
 
 def _normal_junit(path: Path) -> str:
     suite = ET.parse(path).getroot()
-    suite.set("name", "-")
+    for attr in ("name", "time", "timestamp"):  # differ between two sessions of the same runs
+        suite.set(attr, "-")
+    for prop in suite.find("properties"):
+        if prop.get("name") == "session":
+            prop.set("value", "-")
     for tc in suite.iter("testcase"):
         tc.set("time", "-")
     return ET.tostring(suite, encoding="unicode")
