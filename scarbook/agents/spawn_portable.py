@@ -55,6 +55,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
         stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE, **group)
     pid = transport.get_pid()
+    leftovers.leaders.add(pid)  # a running program is never someone's leftover
     if stdin_data is not None:
         stdin = transport.get_pipe_transport(0)
         stdin.write(stdin_data)  # buffered by the transport, written as the program reads
@@ -77,6 +78,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
         _kill_group(pid, transport)
         raise
     finally:
+        leftovers.leaders.discard(pid)
         transport.close()
     return Finished(transport.get_returncode(), timed_out=timed_out)
 
