@@ -137,6 +137,7 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "session": rep.session.to_dict(),
         "exit_code": rep.exit_code,
         "cases": [s.to_dict() | {"meets_threshold": s.meets_threshold} for s in rep.stats],
+        "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
                   "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
         "runs": [r.to_dict() for r in rep.runs],

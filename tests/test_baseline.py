@@ -105,8 +105,12 @@ def test_eval_against_baseline_exits_1_on_a_significant_regression_and_says_runs
     project.cli("eval", "-q", "-n", "20", "write-one-line", "fix-json-config")
     project.cli("baseline", "set")
     _set_agent(project, "profile: regressed")
-    res = project.cli("eval", "-q", "-n", "20", "write-one-line", "fix-json-config", "--against", "baseline")
+    out = project.root / "r.json"
+    res = project.cli("eval", "-q", "-n", "20", "write-one-line", "fix-json-config", "--against", "baseline",
+                      "--json", str(out))
     assert res.exit_code == 1
+    report = json.loads(out.read_text())
+    assert report["exit_code"] == 1 and report["regressed"] == ["write-one-line"]
     row = next(line for line in res.stdout.splitlines() if line.startswith("write-one-line ") and "baseline" not in line
                and "[" in line)
     assert row.rstrip().endswith("regressed")

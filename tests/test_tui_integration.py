@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from scarbook.calibrate import CalibrationReport, CalibrationStore
 from scarbook.history import History
 from scarbook.sequential import SequentialRule
@@ -132,15 +134,21 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
         await wait_until(pilot, lambda: badge_of(lib, "write-one-line") == "verified", what="the verified badge")
 
 
-async def test_compare_screen_warns_when_a_case_changed_between_sessions(project_root):
+@pytest.mark.parametrize("fields,warning", [
+    (({"case_digests": {"write-one-line": "d1"}}, {"case_digests": {"write-one-line": "d2"}}),
+     "changed task or checks between the sessions (rates measure different things): write-one-line"),
+    (({"partial": False}, {"partial": True}),
+     "session 20260102-000000-bbbb skipped its judge checks (--skip-judge: partial) and session "
+     "20260101-000000-aaaa graded them — their rates measure different checks"),
+])
+async def test_compare_screen_warns_when_the_sessions_measured_different_things(project_root, fields, warning):
     from scarbook.models import RunRecord, SessionInfo
     from scarbook.tui.screens.sessions import CompareScreen
 
     history = History(project_root / "workspaces")
     infos = []
-    for sid, digest in (("20260101-000000-aaaa", "d1"), ("20260102-000000-bbbb", "d2")):
-        info = SessionInfo(id=sid, started_at="2026-01-01T00:00:00+00:00", case_ids=["write-one-line"],
-                           case_digests={"write-one-line": digest})
+    for sid, extra in zip(("20260101-000000-aaaa", "20260102-000000-bbbb"), fields):
+        info = SessionInfo(id=sid, started_at="2026-01-01T00:00:00+00:00", case_ids=["write-one-line"], **extra)
         history.start_session(info)
         history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=1, status="pass", reason="ok"))
         history.finish_session(info)
@@ -151,5 +159,4 @@ async def test_compare_screen_warns_when_a_case_changed_between_sessions(project
         app.push_screen(CompareScreen(*infos))
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
         await pilot.pause()
-        assert ("changed task or checks between the sessions (rates measure different things): write-one-line"
-                in plain(app.screen.query_one("#sessions-help")))
+        assert warning in plain(app.screen.query_one("#sessions-help"))

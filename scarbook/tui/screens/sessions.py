@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from scarbook.compare import changed_cases, compare_sessions, counts_by_case
+from scarbook.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
 from scarbook.library_rows import format_started
@@ -182,5 +182,9 @@ class CompareScreen(Screen):
         if changed:  # the CLI refuses these without --force; here they are shown, with the warning
             help_text.append(f"\nchanged task or checks between the sessions (rates measure different things): "
                              f"{', '.join(changed)}", style="bold yellow")
+        mismatch = partial_mismatch(self.a, self.b)
+        if mismatch:  # the CLI refuses this pair without --force
+            help_text.append("\n" + mismatch.split(" — ")[0] + " — their rates measure different checks",
+                             style="bold yellow")
         self.query_one("#sessions-help", Static).update(help_text)
         table.focus()
