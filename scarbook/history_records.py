@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from scarbook.models import (RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff)
 from scarbook.safetext import clean_record_text
@@ -20,35 +20,30 @@ from scarbook.safetext import clean_record_text
 _CHECK_STATUSES = ("pass", "fail", "error", "skipped")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+_NONE = type(None)
 
 
-def _is_num(v: Any) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+def _finite(v: Any) -> bool:
+    return type(v) is int or math.isfinite(v)
 
 
-def _is_str_list(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+def _all_str(v: Any) -> bool:
+    return all(type(x) is str for x in (v.values() if type(v) is dict else v))
 
 
-def _is_str_map(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
-
-
-def _opt(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: v is None or test(v)
-
-
-_STR = (lambda v: isinstance(v, str), "a string")
-_INT = (_is_int, "an integer")
-_NUM = (_is_num, "a number")
-_BOOL = (lambda v: isinstance(v, bool), "true or false")
-_OPT_STR = (_opt(lambda v: isinstance(v, str)), "a string or null")
-_OPT_INT = (_opt(_is_int), "an integer or null")
-_DICT = (lambda v: isinstance(v, dict), "an object")
-_OPT_DICT = (_opt(lambda v: isinstance(v, dict)), "an object or null")
-_LIST = (lambda v: isinstance(v, list), "a list")
+# A field's check: (the exact types it may have, their name in a message, a further test or None).
+# Exact types, not isinstance: true/false is not an integer here; a check costs one set lookup.
+_STR = ({str}, "a string", None)
+_INT = ({int}, "an integer", None)
+_NUM = ({int, float}, "a number", _finite)
+_BOOL = ({bool}, "true or false", None)
+_OPT_STR = ({str, _NONE}, "a string or null", None)
+_OPT_INT = ({int, _NONE}, "an integer or null", None)
+_DICT = ({dict}, "an object", None)
+_OPT_DICT = ({dict, _NONE}, "an object or null", None)
+_LIST = ({list}, "a list", None)
+_STR_LIST = ({list}, "a list of strings", _all_str)
+_STR_MAP = ({dict}, "a map of case id to text", _all_str)
 
 RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "reason": _STR,
               "checks": _LIST, "output_excerpt": _STR, "output_truncated": _BOOL, "exit_code": _OPT_INT,
@@ -58,20 +53,19 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM}
-DIFF_FIELDS = {"created": (_is_str_list, "a list of paths"), "modified": (_is_str_list, "a list of paths"),
-               "deleted": (_is_str_list, "a list of paths")}
+DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
 USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
-                  "runs_per_case": _INT, "case_ids": (_is_str_list, "a list of case ids"),
+                  "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
-                  "case_digests": (_is_str_map, "a map of case id to text"), "partial": _BOOL,
-                  "decisions": (_is_str_map, "a map of case id to text"), "note": _STR}
+                  "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:
-    for name, (test, words) in fields.items():
-        if name in doc and not test(doc[name]):
-            return f"{where}{name} is {_kind(doc[name])}, not {words}"
+    for name, value in doc.items():  # fields the runner does not write (a newer version's) pass
+        spec = fields.get(name)
+        if spec is not None and (type(value) not in spec[0] or (spec[2] is not None and not spec[2](value))):
+            return f"{where}{name} is {_kind(value)}, not {spec[1]}"
     return None
 
 
@@ -82,7 +76,8 @@ def _kind(v: Any) -> str:
         return "true/false"
     if isinstance(v, float) and not math.isfinite(v):
         return repr(v)
-    return {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+    return {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "an object"}.get(
+        type(v), type(v).__name__)
 
 
 def session_problem(doc: Any) -> str | None:
