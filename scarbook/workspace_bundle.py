@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scarbook import safefs
 from scarbook.paths import check_relative
 
 ENTRY_OVERHEAD = 64  # bytes a bundle entry costs besides its data (name, kind, mode), for the cap
@@ -62,7 +63,8 @@ def pack(root: Path | str, cap: int, skip: tuple[str, ...] = ()) -> Bundle:
     """Pack what is under `root` (not following links), in sorted order, up to `cap` compressed bytes;
     top-level names in `skip` (and what is under them) are left out."""
     bundle = Bundle(cap)
-    for rel, st in _walk(os.fspath(root), skip):
+    found, bundle.omitted = _walk(os.fspath(root), skip)
+    for rel, st in found:
         room = cap - bundle.compressed_bytes - ENTRY_OVERHEAD - len(rel.encode("utf-8", "surrogateescape"))
         if stat.S_ISDIR(st.st_mode):
             entry = Entry(rel, "dir", stat.S_IMODE(st.st_mode) & 0o777)
@@ -75,7 +77,7 @@ def pack(root: Path | str, cap: int, skip: tuple[str, ...] = ()) -> Bundle:
             bundle.omitted.append(f"{rel} ({_size(st.st_size)})")
             continue
         else:
-            data = _read_compressed(os.path.join(root, rel), room)
+            data = _read_compressed(root, rel, room)
             if data is None:
                 bundle.omitted.append(f"{rel} ({_size(st.st_size)})")
                 continue
@@ -89,39 +91,49 @@ def pack(root: Path | str, cap: int, skip: tuple[str, ...] = ()) -> Bundle:
     return bundle
 
 
-def _walk(root: str, skip: tuple[str, ...] = ()) -> list[tuple[str, os.stat_result]]:
+def _walk(root: str, skip: tuple[str, ...] = ()) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+    """Everything under root in sorted pre-order, links not entered, and the folders left out for
+    being nested deeper than safefs.MAX_DEPTH. Iterative: an agent's 1,200-deep tree is no RecursionError."""
     out: list[tuple[str, os.stat_result]] = []
-
-    def scan(folder: str, prefix: str) -> None:
+    deep: list[str] = []
+    stack = [(root, "", iter(_entries(root)))]
+    while stack:
+        _, prefix, it = stack[-1]
+        e = next(it, None)
+        if e is None:
+            stack.pop()
+            continue
+        if not prefix and e.name in skip:
+            continue
         try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            st = e.stat(follow_symlinks=False)
         except OSError:
-            return
-        for e in entries:
-            if not prefix and e.name in skip:
-                continue
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            out.append((prefix + e.name, st))
-            if stat.S_ISDIR(st.st_mode):
-                scan(e.path, prefix + e.name + "/")
-
-    scan(root, "")
-    return out
+            continue
+        rel = prefix + e.name
+        if stat.S_ISDIR(st.st_mode) and len(stack) > safefs.MAX_DEPTH:
+            deep.append(f"{rel} (nested more than {safefs.MAX_DEPTH} folders deep)")
+            continue
+        out.append((rel, st))
+        if stat.S_ISDIR(st.st_mode):
+            stack.append((e.path, rel + "/", iter(_entries(e.path))))
+    return out, deep
 
 
-def _read_compressed(path: str, room: int) -> bytes | None:
-    """The file's content zlib-compressed, or None if it does not fit in `room` (or cannot be read)."""
+def _entries(folder: str) -> list[os.DirEntry]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
     except OSError:
+        return []
+
+
+def _read_compressed(root: Path | str, rel: str, room: int) -> bytes | None:
+    """The file's content zlib-compressed, or None if it does not fit in `room` (or cannot be read)."""
+    try:  # no link followed on any component, a regular file only, even if swapped since the walk
+        fd, _ = safefs.open_file(root, rel)
+    except (safefs.Refused, OSError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the walk
-            return None
         comp = zlib.compressobj(6)
         parts: list[bytes] = []
         used = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 
@@ -79,3 +80,28 @@ def test_unpack_never_writes_through_a_link(tmp_path):
     assert unpack(bundle, dest) == ["a"]  # the file made a real folder `a`; the link then could not be made
     assert list(outside.iterdir()) == []
     assert (dest / "a" / "owned.txt").read_bytes() == b"x"
+
+
+def test_a_1200_deep_tree_is_packed_down_to_the_depth_cap_and_the_rest_named(tmp_path):
+    src = tmp_path / "ws"
+    src.mkdir()
+    (src / "a.txt").write_text("hello\n")
+    here = os.open(src, os.O_RDONLY)
+    try:
+        for _ in range(1200):  # what an agent can make with mkdir + chdir (os.makedirs recurses)
+            os.mkdir("d", dir_fd=here)
+            nxt = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = nxt
+    finally:
+        os.close(here)
+    try:
+        bundle = pack(src, cap=1 << 20)  # no RecursionError
+        deep = "/".join(["d"] * 101)
+        assert bundle.omitted == [f"{deep} (nested more than 100 folders deep)"]
+        assert [e.rel for e in bundle.entries if e.kind == "file"] == ["a.txt"]
+        assert max(e.rel.count("/") for e in bundle.entries) == 99
+    finally:  # shutil.rmtree (pytest's cleanup) recurses: 1,200 levels is too deep for it
+        for depth in range(1200, 0, -1):
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(src / "/".join(["d"] * depth))
