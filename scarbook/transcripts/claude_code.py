@@ -35,39 +35,17 @@ def _parent(r: dict[str, Any]) -> str | None:
     return r.get("parentUuid") or r.get("logicalParentUuid")
 
 
-def _active_uuids(src: Source) -> tuple[set[str] | None, bool]:
+def _active_uuids(rows: list[dict[str, Any]], parent_of: dict[str, str | None]) -> tuple[set[str] | None, bool]:
     """(uuids on the chain from the last main record back to its root, whether records link by
     parent at all). The set is None when the chain does not describe the file (records without uuid
     or parent, as older versions, exported samples and `claude -p` streams write them; or a parent
-    outside this file): then file order is the timeline. One streamed pass keeping only the links."""
-    parent_of: dict[str, str | None] = {}
-    leaf: str | None = None
-    roots, unlinked, linked, any_record, objects = 0, False, False, False, 0
-    stats = JsonLines()
-    for _, r in src.iter_json_lines(stats):
-        if not isinstance(r, dict):
-            continue
-        objects += 1
-        uuid, parent = r.get("uuid"), _parent(r)
-        if isinstance(uuid, str):
-            parent_of[uuid] = parent
-        if _is_record(r):
-            any_record = True
-            if not r.get("isSidechain"):
-                leaf = uuid if isinstance(uuid, str) else None
-                unlinked = unlinked or not isinstance(uuid, str)
-                roots += parent is None
-                linked = linked or parent is not None
-    if not objects:
-        raise NotThisFormat("not JSON lines")
-    if len(stats.bad) >= objects:
-        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
-    if not any_record:
-        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
-    if leaf is None or unlinked or roots > 1:
+    outside this file): then file order is the timeline."""
+    main = [r for r in rows if not r["side"]]
+    linked = any(r["parent"] is not None for r in main)
+    if not main or any(not isinstance(r["uuid"], str) for r in main) or sum(r["parent"] is None for r in main) > 1:
         return None, linked
     active: set[str] = set()
-    node: str | None = leaf
+    node: str | None = main[-1]["uuid"]
     while node is not None and node not in active:
         active.add(node)
         if node not in parent_of:
@@ -118,6 +96,12 @@ def _extras(r: dict[str, Any]) -> dict[str, Any] | None:
     return {k: extra[k] for k in ("file", "originalFile", "originalFileContents") if k in extra}
 
 
+def _compact_usage(u: dict[str, Any]) -> Usage:
+    usage = Usage()
+    add_usage(usage, u)
+    return usage
+
+
 def _result_event(t: Transcript, r: dict[str, Any]) -> Usage | None:
     """`claude -p --output-format stream-json` ends with a `result` event: the final answer, the
     session's usage and its cost."""
@@ -136,51 +120,88 @@ def _result_event(t: Transcript, r: dict[str, Any]) -> Usage | None:
 
 
 def parse(src: Source) -> Transcript:
+    """One streamed pass: each record is parsed once and only what the timeline needs is kept (the
+    message, a few fields of its tool result record), so a large log costs about its size."""
     if src.is_binary:
         raise NotThisFormat("the file is not UTF-8 text")
     if src.is_json:
         raise NotThisFormat("a single JSON document, not JSON lines")
-    active, linked = _active_uuids(src)
     stats = JsonLines()
     t = Transcript(format=FORMAT, source=src.path)
+    rows: list[dict[str, Any]] = []  # the conversation records, in file order
+    parent_of: dict[str, str | None] = {}
+    final_usage: Usage | None = None
+    objects = 0
+    for _, r in src.iter_json_lines(stats):
+        if not isinstance(r, dict):
+            continue
+        objects += 1
+        uuid, kind, side = r.get("uuid"), r.get("type"), bool(r.get("isSidechain"))
+        if isinstance(uuid, str):
+            parent_of[uuid] = _parent(r)
+        if kind == "result":
+            final_usage = _result_event(t, r) or final_usage
+        elif kind == "system" and r.get("subtype") == "init":
+            t.cwd = t.cwd or r.get("cwd")
+            t.model = t.model or r.get("model")
+        elif kind == "system" and r.get("content"):
+            rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]), "chain": False})
+        elif _is_record(r):
+            # Only what the timeline needs, in a small dict per record: the parsed record itself
+            # (and its message's other fields) is dropped at once.
+            msg = r["message"]
+            row = {"uuid": uuid, "parent": _parent(r), "side": side, "kind": kind, "content": msg.get("content"),
+                   "chain": True}
+            if kind == "assistant":
+                row["mid"], row["model"] = msg.get("id"), msg.get("model")
+                if isinstance(msg.get("usage"), dict):
+                    row["usage"] = _compact_usage(msg["usage"])
+            else:
+                row["extra"] = _extras(r)
+            for key, field in (("isMeta", "meta"), ("isCompactSummary", "compact")):
+                if r.get(key):
+                    row[field] = True
+            if not rows or not t.cwd:
+                row["cwd"] = r.get("cwd")
+            if isinstance(r.get("timestamp"), str):
+                row["timestamp"] = r["timestamp"]
+            rows.append(row)
+    if not objects:
+        raise NotThisFormat("not JSON lines")
+    if len(stats.bad) >= objects:
+        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
+    if not any(row["chain"] for row in rows):
+        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
+    active, linked = _active_uuids([row for row in rows if row["chain"]], parent_of)
+    parent_of.clear()
+    t.warnings.extend(truncation_warning(stats))
     if active is None and linked:
         t.warnings.append("the parentUuid chain does not cover this file; every record was kept in file order")
     turns: list[dict[str, Any]] = []  # {role, blocks, sidechain, extra}
     by_message_id: dict[str, dict[str, Any]] = {}
-    usage_by_id: dict[str, dict[str, Any]] = {}
-    final_usage: Usage | None = None
+    usage_by_id: dict[str, Usage] = {}
     abandoned = 0
     last_time: str | None = None
-    for _, r in src.iter_json_lines(stats):
-        if not isinstance(r, dict):
+    for row in rows:
+        side = row["side"]
+        if "system" in row:
+            turns.append({"role": "system", "blocks": row["system"], "sidechain": side})
             continue
-        kind, side = r.get("type"), bool(r.get("isSidechain"))
-        if kind == "result":
-            final_usage = _result_event(t, r) or final_usage
-            continue
-        if kind == "system" and r.get("subtype") == "init":
-            t.cwd = t.cwd or r.get("cwd")
-            t.model = t.model or r.get("model")
-            continue
-        if kind == "system" and r.get("content"):
-            turns.append({"role": "system", "blocks": str(r["content"]), "sidechain": side})
-            continue
-        if not _is_record(r) or r.get("isMeta"):
-            continue  # summary, file-history-snapshot, caveats: not part of the conversation
-        if active is not None and not side and r.get("uuid") not in active:
+        if row.get("meta"):
+            continue  # caveats and other records that are not part of the conversation
+        if active is not None and not side and row["uuid"] not in active:
             abandoned += 1
             continue
-        if not side and isinstance(r.get("timestamp"), str):
-            last_time = r["timestamp"]
-        t.cwd = t.cwd or (r.get("cwd") if not side else None)
-        msg = r["message"]
-        content = msg.get("content")
-        if kind == "assistant":
-            mid = msg.get("id") or r.get("uuid") or f"_line{len(turns)}"
-            if msg.get("usage"):
-                usage_by_id[mid] = msg["usage"]
-            if msg.get("model") and msg["model"] != "<synthetic>":
-                t.model = msg["model"]
+        if not side and row.get("timestamp"):
+            last_time = row["timestamp"]
+        t.cwd = t.cwd or (row.get("cwd") if not side else None)
+        content = row["content"]
+        if row["kind"] == "assistant":
+            mid = row["mid"] or row["uuid"] or f"_line{len(turns)}"
+            if row.get("usage"):
+                usage_by_id[mid] = row["usage"]
+            if row["model"] and row["model"] != "<synthetic>":
+                t.model = row["model"]
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
             turn = by_message_id.get(mid)
             if turn is None:
@@ -190,11 +211,11 @@ def parse(src: Source) -> Transcript:
                 if b not in turn["blocks"]:  # some versions repeat earlier blocks on later lines
                     turn["blocks"].append(b)
             continue
-        if isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or r.get("isCompactSummary")):
+        if isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or row.get("compact")):
             turns.append({"role": "system", "blocks": content, "sidechain": side})
             continue
-        turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": _extras(r)})
-    t.warnings[:0] = truncation_warning(stats)
+        turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": row["extra"]})
+    rows.clear()
     if abandoned:
         t.warnings.append(f"{abandoned} records on an abandoned branch (an edited or rewound prompt) were skipped")
     t.date = date_of(last_time)
@@ -218,6 +239,6 @@ def parse(src: Source) -> Transcript:
     else:
         usage = Usage()
         for u in usage_by_id.values():
-            add_usage(usage, u)
+            usage.add(u)
         t.usage = usage if usage_by_id else None
     return finish_transcript(t, verbatim_reads=False)

@@ -1,0 +1,158 @@
+"""Large Claude Code logs: peak memory and time of `scarbook import --list`'s work (load, candidates,
+seed suggestions), printed as ratios (a script, not a test).
+
+    .venv/bin/python benchmarks/transcript_bench.py              # 5, 10, 20 and 50 MB logs
+    .venv/bin/python benchmarks/transcript_bench.py --quick      # 5, 10, 20 MB
+
+Each log is generated like a long real session: user turns, assistant text split over several
+records, Read calls whose results carry the `cat -n` gutter *and* `toolUseResult.file.content`,
+Writes, Edits whose `toolUseResult` repeats the whole `originalFile`, a sidechain, summaries. Each
+size is imported in a fresh process: peak memory is the growth of its max RSS over the RSS right
+after imports. Targets: peak <= 2x the file size; time linear in size (seconds per MB roughly
+constant from 5 MB to the largest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHILD = r"""
+import json, resource, sys, time
+from scarbook.transcripts import candidates, load_transcript, suggest_seeds, suggest_task
+
+def rss_kb():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+base = rss_kb()
+start = time.perf_counter()
+t = load_transcript(sys.argv[1])
+cands = candidates(t)
+seeds = suggest_seeds(t)
+task = suggest_task(t)
+took = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+print(json.dumps({"seconds": took, "peak_kb": peak - base, "entries": len(t.entries),
+                  "files": len(t.files_written), "candidates": len(cands), "task": bool(task)}))
+"""
+
+WORDS = ("the agent reads the file then writes a summary of each section and checks the result again "
+         "before it answers with what it did and why it chose that way").split()
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _file(rng: random.Random, lines: int) -> str:
+    return "".join(f"{_text(rng, rng.randint(4, 12))}\n" for _ in range(lines))
+
+
+def generate(path: Path, target_bytes: int, seed: int = 7) -> None:
+    """Write a Claude Code session log of about `target_bytes`."""
+    rng = random.Random(seed)
+    cwd = "/home/dev/project"
+    files: dict[str, str] = {}
+    parent = None
+    n = 0
+
+    def rec(kind: str, message: dict, **extra) -> str:
+        nonlocal parent, n
+        n += 1
+        uuid = f"u{n:08d}"
+        r = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+             "sessionId": "bench", "version": "1.0.80", "gitBranch": "main", "type": kind,
+             "message": message, "uuid": uuid, "timestamp": f"2026-11-14T09:{(n // 60) % 60:02d}:{n % 60:02d}.000Z",
+             **extra}
+        parent = uuid
+        return json.dumps(r) + "\n"
+
+    def assistant(blocks: list, mid: str) -> list[str]:
+        return [rec("assistant", {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                                  "content": [b], "usage": {"input_tokens": 10, "output_tokens": 20,
+                                                            "cache_read_input_tokens": 5000}}) for b in blocks]
+
+    def result(tid: str, text: str, extra: dict | None = None) -> str:
+        return rec("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": text}]},
+                   **({"toolUseResult": extra} if extra else {}))
+
+    written = 0
+    with open(path, "w") as fh:
+        fh.write(json.dumps({"type": "summary", "summary": "bench session", "leafUuid": "x"}) + "\n")
+        turn = 0
+        while written < target_bytes:
+            turn += 1
+            lines = [rec("user", {"role": "user", "content": f"Step {turn}: {_text(rng, 20)}"})]
+            name = f"src/mod{rng.randint(0, 40)}.py"
+            tid = f"toolu_{turn}"
+            if name in files and rng.random() < 0.5:  # an Edit, whose toolUseResult repeats the file
+                old = files[name].splitlines(keepends=True)[0]
+                new = _text(rng, 8) + "\n"
+                lines += assistant([{"type": "text", "text": _text(rng, 30)},
+                                    {"type": "tool_use", "id": tid, "name": "Edit",
+                                     "input": {"file_path": f"{cwd}/{name}", "old_string": old, "new_string": new}}],
+                                   f"msg_{turn}")
+                lines.append(result(tid, "The file has been updated.",
+                                    {"filePath": f"{cwd}/{name}", "oldString": old, "newString": new,
+                                     "originalFile": files[name], "structuredPatch": []}))
+                files[name] = files[name].replace(old, new, 1)
+            elif name in files:  # a Read: gutter text and the file in toolUseResult
+                content = files[name]
+                gutter = "".join(f"{i:>6}\u2192{ln}\n" for i, ln in enumerate(content.splitlines(), 1))
+                lines += assistant([{"type": "tool_use", "id": tid, "name": "Read",
+                                     "input": {"file_path": f"{cwd}/{name}"}}], f"msg_{turn}")
+                lines.append(result(tid, gutter, {"type": "text", "file": {
+                    "filePath": f"{cwd}/{name}", "content": content, "numLines": content.count("\n"),
+                    "startLine": 1, "totalLines": content.count("\n")}}))
+            else:  # a Write
+                files[name] = _file(rng, rng.randint(20, 200))
+                lines += assistant([{"type": "text", "text": _text(rng, 15)},
+                                    {"type": "tool_use", "id": tid, "name": "Write",
+                                     "input": {"file_path": f"{cwd}/{name}", "content": files[name]}}], f"msg_{turn}")
+                lines.append(result(tid, f"File created successfully at: {cwd}/{name}"))
+            lines += assistant([{"type": "text", "text": _text(rng, 60)}], f"msg_{turn}_end")
+            for line in lines:
+                fh.write(line)
+                written += len(line)
+
+
+def measure(path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="5, 10 and 20 MB only")
+    args = parser.parse_args()
+    sizes = [5, 10, 20] if args.quick else [5, 10, 20, 50]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="scarbook-transcript-bench-") as tmp:
+        for mb in sizes:
+            path = Path(tmp) / f"session-{mb}mb.jsonl"
+            generate(path, mb * 1_000_000)
+            size = path.stat().st_size
+            m = measure(path)
+            rows.append((mb, size, m))
+            path.unlink()
+    print(f"{'log':>6} {'size MB':>8} {'seconds':>8} {'s/MB':>6} {'peak MB':>8} {'peak/size':>9}  entries  files")
+    for mb, size, m in rows:
+        print(f"{mb:>4}MB {size / 1e6:>8.1f} {m['seconds']:>8.2f} {m['seconds'] / (size / 1e6):>6.3f} "
+              f"{m['peak_kb'] / 1e3:>8.1f} {m['peak_kb'] * 1e3 / size:>9.2f}  {m['entries']:>7}  {m['files']:>5}")
+    worst = max(m["peak_kb"] * 1e3 / size for _, size, m in rows)
+    per_mb = [m["seconds"] / (size / 1e6) for _, size, m in rows]
+    print(f"\npeak memory / file size, worst: {worst:.2f}x (target <= 2x)")
+    print(f"time per MB, largest / smallest log: {per_mb[-1] / per_mb[0]:.2f} (linear in size: about 1)")
+
+
+if __name__ == "__main__":
+    main()
