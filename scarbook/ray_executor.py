@@ -75,8 +75,9 @@ class RayExecutor:
         self._ray = None
 
     # -- connecting ---------------------------------------------------------------------------
-    def connect(self) -> None:
-        """Join the cluster (or start Ray here when no address is set). Blocking; call before the loop."""
+    def connect(self) -> str | None:
+        """Join the cluster (or start Ray here when no address is set). Blocking; call before the loop.
+        Returns a warning to show when no node can hold a run now (it waits until one joins)."""
         ray = self._ray = import_ray()
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
@@ -97,6 +98,17 @@ class RayExecutor:
         from scarbook.ray_worker import run_remote
 
         self._remote = ray.remote(max_retries=0)(run_remote)
+        return self._fit_warning()
+
+    def _fit_warning(self) -> str | None:
+        """Ray keeps a task no node can hold waiting (an autoscaler may add such a node): say so."""
+        need = {"CPU": self.settings.num_cpus, **self.settings.resources}
+        nodes = [n.get("Resources", {}) for n in self._ray.nodes() if n.get("Alive")]
+        if any(all(have.get(k, 0) >= v for k, v in need.items() if v) for have in nodes):
+            return None
+        want = ", ".join(f"{k}: {v:g}" for k, v in need.items())
+        return (f"no Ray node offers what one run needs ({want}); the runs wait until such a node joins — "
+                "lower executor.num_cpus or executor.resources in scarbook.yaml, or start a node with them")
 
     # -- the Executor protocol ----------------------------------------------------------------
     def run(self, next_job: Callable[[], Any], work: Callable[[Any], Awaitable[Any]]) -> AsyncIterator[Any]:

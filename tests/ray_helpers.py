@@ -36,6 +36,15 @@ open(os.path.join(sys.argv[1], str(os.getpid())), "w").write("")
 time.sleep(120)
 """
 
+# An agent that says where it is, naps, then does its task (for losing a node under it).
+NAPPER = """\
+import os, sys, time
+open(os.path.join(sys.argv[1], str(os.getpid())), "w").write("")
+time.sleep(float(sys.argv[2]))
+open("out.txt", "w").write("done\\n")
+print("done")
+"""
+
 ONE_CHECK_CASE = """\
 id: {cid}
 task: write out.txt

@@ -12,10 +12,10 @@ import shutil
 import pytest
 
 try:
-    from tests.ray_helpers import (KILLER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
+    from tests.ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
                                    wait_until, write_project)
 except ImportError:  # tests/ is not a package
-    from ray_helpers import (KILLER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
+    from ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
                              wait_until, write_project)
 
 from scarbook.cli.eval_cmd import select_cases
@@ -183,3 +183,48 @@ async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
     runs = history.runs(history.sessions()[0].id)
     node_ids = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
     assert len(runs) == 3 and all(r.node["id"] in node_ids for r in runs)
+
+
+def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), "4")
+    root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
+    project = Project.at(root)
+    ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=4, concurrency=4)).session
+    executor = make_executor(project.config.executor, ready)
+    head_id = cluster.head_node.node_id
+    (worker,) = [n for n in cluster.list_all_nodes() if n.node_id != head_id]
+
+    async def go():
+        lost = False
+        async for ev in run_session(ready, executor=executor):
+            if isinstance(ev, RunStarted) and not lost:
+                lost = True
+                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    try:
+        finished = asyncio.run(go())
+    finally:
+        cluster.add_node(num_cpus=2)  # the other tests of this module keep their two nodes
+        cluster.wait_for_nodes()
+    runs = finished.runs
+    assert [r.status for r in runs] == ["pass"] * 4, [r.reason for r in runs]
+    retried = [r for r in runs if r.infra_retries]
+    assert len(retried) == 2 and all(r.node["id"] == head_id for r in retried)
+    assert all("the first attempt lost its worker" in r.workspace_note for r in retried)
+
+
+def test_a_run_no_node_can_hold_is_said_before_it_waits(cluster, tmp_path):
+    from scarbook.executor_settings import ExecutorSettings
+
+    fits = RayExecutor(ExecutorSettings("ray", num_cpus=2), 1, agent_spec=None, project_root=tmp_path, keep_all=False)
+    assert fits.connect() is None
+    too_big = RayExecutor(ExecutorSettings("ray", num_cpus=3, resources={"gpu_box": 1}), 1, agent_spec=None,
+                          project_root=tmp_path, keep_all=False)
+    assert too_big.connect() == (
+        "no Ray node offers what one run needs (CPU: 3, gpu_box: 1); the runs wait until such a node joins — "
+        "lower executor.num_cpus or executor.resources in scarbook.yaml, or start a node with them")

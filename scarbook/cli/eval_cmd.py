@@ -11,7 +11,7 @@ import click
 
 from scarbook.baseline import compare_to_baseline
 from scarbook.cli.against import echo_against, emit_ci_outputs, resolve_against
-from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems
+from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems, warn
 from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
@@ -213,7 +213,9 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
         ctx.exit(EXIT_USAGE)
     executor = make_executor(project.config.executor, prep.session, executor_kind)
     if executor is not None:
-        executor.connect()  # an unreachable cluster is a usage error, said before anything is recorded
+        note = executor.connect()  # an unreachable cluster is a usage error, said before anything is recorded
+        if note:
+            warn(note)
     total = sum(map(len, shard.jobs([c.id for c in cases], n).values())) if shard else n * len(cases)
     progress = Progress(total, quiet)
     try:

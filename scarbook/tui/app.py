@@ -110,7 +110,9 @@ class ScarbookApp(App):
                            executor=None) -> None:
         try:
             if executor is not None:  # joining a Ray cluster takes seconds: not on the UI's loop
-                await asyncio.to_thread(executor.connect)
+                note = await asyncio.to_thread(executor.connect)
+                if note:
+                    self.notify(note, title="Ray", severity="warning", timeout=15)
             async for ev in run_session(ready, control=control, executor=executor):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
         except ScarbookError as exc:
