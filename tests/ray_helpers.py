@@ -45,6 +45,14 @@ open("out.txt", "w").write("done\\n")
 print("done")
 """
 
+# An agent that spends one dollar a run (for --max-cost).
+SPENDER = """\
+import json, os
+open(os.environ["SCARBOOK_USAGE"], "a").write(json.dumps({"input_tokens": 10, "cost_usd": 1.0}) + "\\n")
+open("out.txt", "w").write("done\\n")
+print("done")
+"""
+
 ONE_CHECK_CASE = """\
 id: {cid}
 task: write out.txt

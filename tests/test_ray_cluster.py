@@ -12,11 +12,11 @@ import shutil
 import pytest
 
 try:
-    from tests.ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
-                                   wait_until, write_project)
+    from tests.ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, SPENDER, alive, cli, cpus_free,
+                                   python_agent, ray, wait_until, write_project)
 except ImportError:  # tests/ is not a package
-    from ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, alive, cli, cpus_free, python_agent, ray,
-                             wait_until, write_project)
+    from ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, SPENDER, alive, cli, cpus_free,
+                             python_agent, ray, wait_until, write_project)
 
 from scarbook.cli.eval_cmd import select_cases
 from scarbook.events import RunStarted, SessionFinished
@@ -228,3 +228,13 @@ def test_a_run_no_node_can_hold_is_said_before_it_waits(cluster, tmp_path):
     assert too_big.connect() == (
         "no Ray node offers what one run needs (CPU: 3, gpu_box: 1); the runs wait until such a node joins — "
         "lower executor.num_cpus or executor.resources in scarbook.yaml, or start a node with them")
+
+
+def test_max_cost_stops_a_ray_session_as_a_local_one(cluster, tmp_path):
+    agent = python_agent(tmp_path, "spender.py", SPENDER)
+    root = write_project(tmp_path / "p", agent=agent, cases={"spend": ONE_CHECK_CASE.format(cid="spend")})
+    result = cli(root, "eval", "--runs", "10", "-j", "1", "--max-cost", "2", "-q")
+    assert result.exit_code == 3
+    assert "session " in result.stdout and ": stopped: budget; 2 runs — 2 pass, 0 fail, 0 error" in result.stdout
+    _, runs = _statuses(root)
+    assert [r.agent_usage.cost_usd for r in runs] == [1.0, 1.0] and all(r.node for r in runs)
