@@ -312,15 +312,19 @@ class History:
         return hits[0]  # newest with that label
 
     def latest_by_case(self, case_ids: list[str] | None = None) -> dict[str, CaseLatest]:
-        """For each case, its runs in the newest session that ran it (reads only what it needs)."""
+        """For each case, its runs in the newest session that ran it (reads only what it needs).
+
+        A session whose runs of the case were all left out (forged, damaged: see `problems`) is still
+        that case's latest, with no runs: an older session's rate must not stand in for it."""
         wanted = set(case_ids) if case_ids is not None else None
         out: dict[str, CaseLatest] = {}
         for info in self.sessions():
             for cid in info.case_ids:
                 if cid in out or (wanted is not None and cid not in wanted):
                     continue
+                told = len(self.problems)
                 runs = self.runs(info.id, cid, info)
-                if runs:
+                if runs or len(self.problems) > told:
                     out[cid] = CaseLatest(cid, info, runs)
             if wanted is not None and len(out) == len(wanted):
                 break

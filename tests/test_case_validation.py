@@ -146,6 +146,10 @@ def test_outside_a_project_commands_say_so_and_suggest_init(tmp_path: Path, monk
     assert (result.exit_code, result.stderr) == (
         2, f"scarbook: no scarbook.yaml in {empty.resolve()} or any folder above it — run `scarbook init` to start "
            "a scarbook project here, or pass -C PROJECT\n")
+    result = CliRunner().invoke(main, [])  # the TUI needs a project too
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: no scarbook.yaml in {empty.resolve()} or any folder above it — run `scarbook init` to start "
+           "a scarbook project here, or pass -C PROJECT\n")
     result = CliRunner().invoke(main, ["-C", "/nonexistent", "sessions"])
     assert (result.exit_code, result.stderr) == (
         2, "scarbook: /nonexistent is not a scarbook project (that folder does not exist) — "

@@ -124,7 +124,9 @@ def test_damaged_history_is_named_and_the_rest_stays_readable(two_sessions, dama
     listed = project.cli("list")
     assert (listed.exit_code, listed.stderr) == (0, expected)
     row = next(ln for ln in listed.stdout.splitlines() if ln.startswith(CASE))
-    assert row.split()[1] != "–"  # the case still has a rate: from the new session's good runs, or the old one's
+    # The new session's good runs give the rate; when none is left, no rate (not the old session's);
+    # a session that cannot be read at all is not listed, and the old one is the latest.
+    assert (row.split()[1] == "–") == (new_runs == 0)
 
     shown = project.cli("show", CASE, "--session", "old")
     assert shown.exit_code == 0 and shown.stdout.count("\nrun ") == 3

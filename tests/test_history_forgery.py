@@ -75,3 +75,31 @@ def test_forged_pass_records_are_not_counted_and_are_named(project) -> None:
     shown = project.cli("show", "victim")
     assert shown.exit_code == 0 and sorted(shown.stderr.splitlines()) == sorted(expected[1:])
     assert [ln.split(" —")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")] == ["run 2: FAIL"]
+
+
+WIPER = r'''
+import json, os, pathlib
+history = os.path.join(os.environ["SCARBOOK_WORKSPACE"], "..", "..", "..", "history", os.environ["SCARBOOK_SESSION"])
+if pathlib.Path(os.environ["SCARBOOK_WORKSPACE"], "..", "..", "..", "..", "behave").exists():
+    open("tmp.txt", "w").write("ok")
+else:  # a copy of every planned run, so each real one is a duplicate and none counts
+    with open(os.path.join(history, "runs-" + os.environ["SCARBOOK_CASE"] + ".jsonl"), "a") as fh:
+        for k in (1, 2):
+            fh.write(json.dumps({"session_id": os.environ["SCARBOOK_SESSION"], "case_id": os.environ["SCARBOOK_CASE"],
+                                 "k": k, "status": "pass", "reason": "ok"}) + "\n")
+'''
+
+
+def test_an_agent_that_spoils_its_own_session_does_not_bring_back_an_older_rate(project) -> None:
+    agent = project.root / "wiper.py"
+    agent.write_text(WIPER)
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nconcurrency: 1\n")
+    project.case("victim", "id: victim\ntask: write tmp.txt\nchecks: [{type: file_exists, path: tmp.txt}]\n")
+    (project.root / "behave").write_text("")
+    assert project.cli("eval", "--runs", "2", "-q").exit_code == 0  # an older session: 2/2 pass
+    (project.root / "behave").unlink()
+    assert project.cli("eval", "--runs", "2", "-q").exit_code == 1  # this one fails, and forges copies
+    listed = project.cli("list")
+    row = next(ln for ln in listed.stdout.splitlines() if ln.startswith("victim"))
+    assert row.split()[1] == "–"  # no rate: the latest session's runs were all left out, and the old 100% is not shown
+    assert listed.stderr.count("is recorded 3 times and the runner records each run once") == 2  # k=1, k=2
