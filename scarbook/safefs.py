@@ -308,14 +308,18 @@ def _list(fd: int, prefix: str, out: dict, look: Callable[[str], bool]) -> list[
     subs = []
     try:
         with os.scandir(fd) as it:
-            for e in it:
-                if e.is_dir(follow_symlinks=False):  # d_type: no syscall
-                    subs.append(e.name)
-                else:
-                    rel = prefix + e.name
-                    out[rel] = os.lstat(e.name, dir_fd=fd) if look(rel) else None
+            entries = list(it)
     except (FileNotFoundError, PermissionError):
-        pass
+        return subs
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):  # d_type: no syscall
+            subs.append(e.name)
+            continue
+        rel = prefix + e.name
+        try:
+            out[rel] = os.lstat(e.name, dir_fd=fd) if look(rel) else None
+        except FileNotFoundError:
+            pass  # deleted since it was listed
     return subs
 
 
@@ -334,7 +338,10 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
             continue
         for e in entries:
             rel = prefix + e.name
-            st = e.stat(follow_symlinks=False)
+            try:
+                st = e.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted since it was listed
             if stat.S_ISDIR(st.st_mode) and not _is_link(st):
                 todo.append((e.path, rel + "/", depth + 1))
             else:

@@ -118,8 +118,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
     try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)
         record.diff = await asyncio.to_thread(diff_workspace, snap, ws)
-    except safefs.Refused as exc:
-        record.reason = f"could not diff the workspace: {exc}"
+    except (safefs.Refused, OSError) as exc:
+        record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
         record.duration_s = time.monotonic() - start
         return part
     record.agent_usage = read_agent_usage(usage_file, None)

@@ -122,3 +122,20 @@ def test_a_tree_deeper_than_the_walk_goes_is_refused_with_where(tmp_path, fs_mod
     (ws / "a/b/c/d/e/f").rmdir()
     (ws / "a/b/c/d/e/x.txt").write_text("x")
     assert diff_workspace(snap, ws).created == ["a/b/c/d/e/x.txt"]
+
+
+def test_a_file_deleted_while_the_walk_lists_its_folder_does_not_cut_the_listing(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(20):
+        (ws / f"f{i:02d}.txt").write_text("x")
+    gone: list[str] = []
+
+    def look(rel: str) -> bool:  # a leftover process deletes the first file right as it is looked at
+        if not gone:
+            gone.append(rel)
+            (ws / rel).unlink()
+        return True
+
+    found = safefs.walk(ws, look)
+    assert sorted(found) == sorted(f"f{i:02d}.txt" for i in range(20) if f"f{i:02d}.txt" not in gone)
