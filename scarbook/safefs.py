@@ -165,7 +165,10 @@ def _open_portable(root: str, parts: list[str], rel: str) -> tuple[int, os.stat_
         if i < len(parts) - 1 and not stat.S_ISDIR(seen.st_mode):
             raise _missing(rel)
     _refuse_kind(rel, seen)
-    fd = os.open(path, os.O_RDONLY | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise _missing(rel) from None  # deleted since the lstat
     st = os.fstat(fd)
     if (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino) or not stat.S_ISREG(st.st_mode):
         os.close(fd)
