@@ -208,7 +208,13 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
         janitor.close()  # every pruned workspace is gone before the session says it is over
         kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
-        history.finish_session(info)
+        try:
+            history.finish_session(info)
+        except Exception as exc:  # noqa: BLE001 — the runs are recorded; say the ending could not be
+            if info.state == SessionState.FINISHED:
+                info.state = SessionState.CRASHED
+            info.note = (info.note + "; " if info.note else "session crashed: ") + \
+                f"the session record could not be written: {_one_line(exc)}"
     yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
 
 

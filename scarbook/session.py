@@ -39,7 +39,6 @@ class SessionPlan:
     timeout_s: float | None = None
     max_cost: float | None = None
     adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
-    agent_seed: int | str | None = None  # the demo agent's seed, for reproducible sessions
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
 
@@ -85,10 +84,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"runs must be a positive number, got {plan.runs}")
     if plan.shard is not None:
         errors.extend(_shard_problems(project, plan))
-    spec = AgentSpec.from_config(project.config.agent)
-    if plan.agent_seed is not None and spec.type is AgentType.DEMO:
-        spec = spec.with_seed(plan.agent_seed)
-    agent = _preflight_agent(spec, project, errors)
+    spec, agent = _preflight_agent(project, errors)
     judge = _preflight_judge(project, plan, errors)
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -98,7 +94,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
             decide = make_decider(plan.cases, project.config.threshold, plan.runs)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
-    if errors or agent is None:
+    if errors or agent is None or spec is None:
         return Preparation(errors=errors)
     return Preparation(ReadySession(project, plan, spec, agent, judge, decide))
 
@@ -111,12 +107,17 @@ def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
     return prep.session
 
 
-def _preflight_agent(spec: AgentSpec, project: Project, errors: list[str]) -> Agent | None:
+def _preflight_agent(project: Project, errors: list[str]) -> tuple[AgentSpec | None, Agent | None]:
+    try:
+        spec = AgentSpec.from_config(project.config.agent)
+    except ValueError as exc:  # a type config.py accepts but this version cannot build
+        errors.append(f"agent: {exc} — scarbook can run agents of type {', '.join(AgentType)}")
+        return None, None
     try:
         cfg = project.config
         agent = make_agent(spec, project.root, isolation=cfg.isolation, network=cfg.network)
         agent.preflight()
-        return agent
+        return spec, agent
     except ScarbookError as exc:
         errors.append(exc.message)
     except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
@@ -126,7 +127,7 @@ def _preflight_agent(spec: AgentSpec, project: Project, errors: list[str]) -> Ag
                           f"{type(exc).__name__}: {exc} — fix the module (it runs at import)")
         else:
             errors.append(f"the agent ({spec.type}) could not be prepared: {type(exc).__name__}: {exc}")
-    return None
+    return spec, None
 
 
 def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):

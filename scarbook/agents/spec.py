@@ -16,7 +16,7 @@ as written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Mapping
@@ -62,9 +62,6 @@ class AgentSpec:
         if values.get("max_output_bytes") is None:
             values.pop("max_output_bytes", None)
         return cls(type=kind, options=raw, **values)
-
-    def with_seed(self, seed: int | str | None) -> "AgentSpec":
-        return replace(self, seed=seed)
 
     def resolved_argv(self, project_root: Path | None) -> list[str]:
         """argv with `{root}` substituted and project-relative file arguments made absolute."""

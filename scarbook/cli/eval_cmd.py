@@ -179,9 +179,11 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below, or regressed against
-    --against (Holm-corrected); 2 usage or config error; 3 errors prevented a verdict (or the
-    session was cancelled with Ctrl-C, aborted by the judge, or stopped by --max-cost: a partial
-    session never gates green).
+    --against (Holm-corrected); 2 usage or config error (each printed; nothing runs); 3 no
+    verdict: errors left a case without one, some runs were unjudged (--skip-judge: rule checks
+    passed, the judge never graded), or the session did not finish (cancelled with Ctrl-C,
+    stopped by --max-cost, aborted by the judge, crashed) — a partial session never gates green,
+    even when a case is below its threshold.
 
     Ctrl-C (or SIGTERM, SIGHUP) stops launching runs, kills the running agents (whole process
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
