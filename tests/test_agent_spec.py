@@ -45,11 +45,13 @@ def test_root_in_the_program_itself(tmp_path):
 
 def test_an_agent_type_this_version_cannot_build_is_a_configuration_error(project):
     p = project.load()
-    p.config.agent = {"type": "claude-code"}
+    p.config.agent = {"type": "telepathy"}
     prep = prepare_session(p, SessionPlan(p.load_cases().cases or [], runs=1))
     assert prep.session is None
-    assert f"agent: 'claude-code' is not a valid AgentType — scarbook can run agents of type demo, command, " \
-           f"python" in prep.errors
+    from scarbook.agents import AgentType
+
+    assert f"agent: 'telepathy' is not a valid AgentType — scarbook can run agents of type " \
+           f"{', '.join(AgentType)}" in prep.errors
 
 
 # -- the run split the Ray executor builds on ---------------------------------------------------
