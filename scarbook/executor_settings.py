@@ -68,6 +68,7 @@ class ExecutorSettings:
         cap = raw.get("max_workspace_bytes", DEFAULT_WORKSPACE_BYTES)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ConfigError(path, f"executor.max_workspace_bytes must be a whole number of bytes, got {cap!r}",
-                              line=line_of(raw, "max_workspace_bytes"), fix=f"write max_workspace_bytes: {DEFAULT_WORKSPACE_BYTES}")
+                              line=line_of(raw, "max_workspace_bytes"),
+                              fix=f"write max_workspace_bytes: {DEFAULT_WORKSPACE_BYTES}")
         return cls(kind, address.strip() if address else None, float(num_cpus),
                    {k: float(v) for k, v in resources.items()}, runtime_env, cap)

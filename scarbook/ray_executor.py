@@ -36,8 +36,6 @@ from scarbook.workspace_bundle import unpack
 
 CANCEL_GRACE_S = KILL_GRACE_S + 2.0  # the worker's own kill of the agent, plus room
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'scarbook[ray]'"
-# The driver's secrets must not reach a Ray instance it starts: its processes inherit this environment.
-SECRET_ENV_MARKERS = ("API_KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 def import_ray():
@@ -218,9 +216,9 @@ def _one_line(exc: BaseException) -> str:
 
 @contextmanager
 def _without_secrets(judge_key_env: str | None):
-    """Hide the judge's key (and anything named like a secret) from the Ray processes started here."""
-    names = [n for n in os.environ if n == judge_key_env or any(m in n.upper() for m in SECRET_ENV_MARKERS)]
-    saved = {n: os.environ.pop(n) for n in names}
+    """Hide the judge's key from the Ray processes started here (they inherit this environment).
+    Other variables stay: an agent's allow-listed variables come from its worker's environment."""
+    saved = {n: os.environ.pop(n) for n in [judge_key_env] if n and n in os.environ}
     try:
         yield
     finally:
@@ -235,7 +233,8 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     if choice == "ray" and settings.type != "ray":
         settings = replace(settings, type="ray")
     judge, cfg = ready.judge, ready.project.config
+    key_env = getattr(getattr(judge, "settings", None), "api_key_env", None) or cfg.judge.api_key_env
+    if key_env in tuple(getattr(ready.agent_spec, "env", ()) or ()):
+        key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
     return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
-                       keep_all=ready.keep_all, isolation=cfg.isolation, network=cfg.network,
-                       judge_key_env=getattr(getattr(judge, "settings", None), "api_key_env", None)
-                       or ready.project.config.judge.api_key_env)
+                       keep_all=ready.keep_all, isolation=cfg.isolation, network=cfg.network, judge_key_env=key_env)

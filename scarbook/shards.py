@@ -141,8 +141,8 @@ def pick_session(found: list[FoundShard], dirs: list[Path]) -> str:
         raise ScarbookError(f"no shards found in {where} — shards are recorded by "
                             "`scarbook eval --shard I/N --session-id ID` in workspaces/history")
     if len(ids) > 1:
-        listing = "; ".join(f"{sid} (shards {', '.join(sorted(f.shard.label for f in found if f.shard.session_id == sid))})"
-                            for sid in ids)
+        labels = {sid: ", ".join(sorted(f.shard.label for f in found if f.shard.session_id == sid)) for sid in ids}
+        listing = "; ".join(f"{sid} (shards {labels[sid]})" for sid in ids)
         raise ScarbookError(f"{where} hold shards of more than one session: {listing} — pick one with --session-id")
     return ids[0]
 

@@ -210,3 +210,17 @@ def test_merge_without_shards_says_how_they_are_made(project, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"scarbook: no shards found in {empty} — shards are recorded by "
                                      "`scarbook eval --shard I/N --session-id ID` in workspaces/history")
+
+
+def test_shards_of_two_sessions_need_session_id(project):
+    project.bundled()
+    for sid in ("ci-1", "ci-2"):
+        assert project.cli("eval", "write-one-line", "--runs", "1", "--shard", "1/1", "--session-id", sid,
+                           "-q").exit_code == 0
+    history = project.workspaces / "history"
+    result = project.cli("merge", str(history))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"scarbook: {history} hold shards of more than one session: ci-1 (shards 1/1); "
+                                     "ci-2 (shards 1/1) — pick one with --session-id")
+    merged = project.cli("merge", str(history), "--session-id", "ci-2")
+    assert merged.exit_code in (0, 1) and "merged 1 shards into session ci-2" in merged.stdout
