@@ -349,3 +349,29 @@ def test_path_completion(tmp_path: Path):
     assert complete_path(".h", tmp_path) == ".hidden"
     assert complete_path("zz", tmp_path) is None
     assert complete_path("", tmp_path) is None
+
+
+async def test_otel_file_with_several_traces_lets_the_user_pick_one_by_key(project_root):
+    """Issue 15 item 9: the screen says which of the file's traces it shows; ctrl+t moves to the
+    next one, and the draft is made from the trace on screen (never a merge of both)."""
+    two = FIXTURES / "real" / "otel_two_traces.jsonl"
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, two)
+        summary = plain(screen.query_one("#import-summary"))
+        assert "task: Summarise the incident report" in summary
+        assert ("trace 2 of 2: bbbb0000000000000000000000000002 (2 spans, started 2026-11-12 17:30:00 UTC) "
+                "— ctrl+t shows the next") in summary
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: screen.transcript.trace == "aaaa0000000000000000000000000001",
+                         what="the first trace")
+        await pilot.pause()
+        summary = plain(screen.query_one("#import-summary"))
+        assert "task: Translate hello to French" in summary
+        assert "trace 1 of 2: aaaa0000000000000000000000000001" in summary
+        assert screen.query_one("#import-id", Input).value == "translate-hello-to-french"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the draft")
+        case = load_case(project_root / "cases" / results[0])
+        assert case.task == "Translate hello to French"
+        assert (case.root / case.scar.failed_artifact).read_text() == "Bonjour"

@@ -63,6 +63,7 @@ class ImportScreen(Screen[str | None]):
     BINDINGS = [
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),
+        Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
         Binding("escape", "leave", "Back"),
     ]
 
@@ -119,16 +120,28 @@ class ImportScreen(Screen[str | None]):
         path = Path(os.path.expanduser(typed.strip()))
         return path if path.is_absolute() else Path.cwd() / path
 
-    def load(self, path: Path) -> None:
+    def load(self, path: Path, trace: str | None = None) -> None:
         self.show_error("")
         self.query_one("#import-summary", Static).update(Text(f"reading {path} …"))
-        self._load(path)
+        self._load(path, trace)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_trace":  # shown only for a file that holds several traces
+            return self.transcript is not None and len(self.transcript.traces) > 1
+        return True
+
+    def action_next_trace(self) -> None:
+        t = self.transcript
+        if t is None or len(t.traces) < 2 or self.transcript_path is None:
+            return
+        ids = [tid for tid, _ in t.traces]
+        self.load(self.transcript_path, ids[(ids.index(t.trace) + 1) % len(ids)] if t.trace in ids else ids[0])
 
     @work(thread=True, exclusive=True, group="import-load", exit_on_error=False)
-    def _load(self, path: Path) -> None:
+    def _load(self, path: Path, trace: str | None = None) -> None:
         # a 5 MB log takes a moment to parse: off the event loop, so the screen stays live
         try:
-            t = load_transcript(path)
+            t = load_transcript(path, trace=trace)
         except ScarbookError as exc:
             self._from_worker(self._load_failed, path, str(exc))
             return
@@ -154,6 +167,7 @@ class ImportScreen(Screen[str | None]):
         if self not in self.app.screen_stack:  # the user left while it was loading
             return
         self.transcript, self.transcript_path = t, path
+        self.refresh_bindings()
         self.cands, self.seeds = candidates(t), suggest_seeds(t)
         self.query_one("#timeline", Timeline).show(t)
         self._show_summary(path, t)
@@ -173,7 +187,11 @@ class ImportScreen(Screen[str | None]):
         text = Text(" · ".join(bits))
         task = suggest_task(t)
         text.append(f"\ntask: {task.splitlines()[0] if task else '(none in the transcript — write it in the editor)'}")
-        for w in t.warnings[:3]:
+        if t.traces:
+            n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
+            text.append(f"\ntrace {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t shows the next",
+                        style="bold")
+        for w in [w for w in t.warnings if not (t.traces and w.startswith("the file holds"))][:3]:
             text.append(f"\nwarning: {w}", style="yellow")
         self.query_one("#import-summary", Static).update(text)
 
