@@ -175,7 +175,8 @@ class RayExecutor:
         record.workspace_kept = reply.workspace_packed
         where = f"node {reply.node.get('id', '?')[:12]} ({reply.node.get('host', '?')})"
         if reply.workspace_packed:
-            record.workspace_note = f"brought back from {where}: {reply.bundle.describe()}"
+            why = " (for the judge: pruned here if the run passes)" if part.judge_inputs else ""
+            record.workspace_note = f"brought back from {where}{why}: {reply.bundle.describe()}"
         else:
             record.workspace_note = f"passed on {where}; workspace pruned there"
         if refused:
