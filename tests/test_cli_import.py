@@ -60,6 +60,10 @@ def test_absolute_paths_without_cwd_import_relative_to_the_common_root(tmp_path)
     res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--list", "--root", "/")
     assert "root: / (paths are relative to it; change it with --root DIR)\n" in res.stdout
     assert "file repo/tmp.txt (final content)" in res.stdout
+    res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--list", "--root", "repo")
+    assert res.exit_code == 2
+    assert res.stderr == ("scarbook: --root 'repo' is not an absolute path; name the folder as the transcript "
+                          "writes it (e.g. /repo or C:\\Users\\me\\repo)\n")
 
 
 def test_verify_of_an_artifact_at_a_folder_is_an_error_not_a_traceback(tmp_path):

@@ -12,6 +12,7 @@ from typing import Callable
 
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
+from scarbook.transcripts.files import is_absolute, normalise_path
 from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
 from scarbook.transcripts.source import NotARegularFile, Source
 
@@ -42,6 +43,9 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
     if trace is not None and t.format != otel.FORMAT:
         raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is a {t.format} transcript")
     if root is not None:
+        if not is_absolute(normalise_path(root)):
+            raise ScarbookError(f"--root {root!r} is not an absolute path; name the folder as the transcript "
+                                "writes it (e.g. /repo or C:\\Users\\me\\repo)")
         set_root(t, root)
     return t
 
