@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -197,3 +198,42 @@ def test_preset_config_mistakes_name_the_line(tmp_path, yaml_text, message):
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "eval"], catch_exceptions=False)
     assert res.exit_code == 2
     assert res.stderr == f"scarbook: {tmp_path / message}\n"
+
+
+async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, on_path):
+    """The run review's `t` (import this run's transcript) opens the import screen on the stream the
+    claude-code preset saved: the task and the answer are there, and ctrl+s makes the new scar."""
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.import_scar import ImportScreen
+    from scarbook.tui.screens.review import ReviewScreen
+    from tui_fixtures import SIZE, library_loaded, plain, wait_until
+
+    stand_in(on_path, "claude", CLAUDE_STREAM, writes={"tmp.txt": "# tiny-agent\nA tiny agent.\n"})
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\n")
+    case = tmp_path / "cases" / "one-line"
+    case.mkdir(parents=True)
+    (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"
+                                    "  - {type: line_count, path: tmp.txt, equals: 1}\n")
+    done = subprocess.run([sys.executable, "-c", "from scarbook.cli import main; main()", "-C", str(tmp_path),
+                           "eval", "--runs", "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr  # an async test: the eval runs as its own process
+    sid = Project.at(tmp_path).history.sessions()[0].id
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        app.push_screen(ReviewScreen(sid, "one-line"))
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.runs, what="the review")
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen.transcript is not None,
+                         what="the transcript in the import screen")
+        screen = app.screen
+        await pilot.pause()
+        summary = plain(screen.query_one("#import-summary"))
+        assert "1.transcript.jsonl: claude-code" in summary and f"task: {TASK}" in summary
+        assert screen.transcript.final_answer == "Done: tmp.txt holds the first line of README.md."
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: any(p.name != "one-line" for p in (tmp_path / "cases").iterdir()),
+                         what="the new scar")
+    (new,) = [p for p in (tmp_path / "cases").iterdir() if p.name != "one-line"]
+    assert (new / "case.yaml").read_text().count(TASK) == 2
