@@ -51,3 +51,39 @@ async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(proje
         stats = live.stats(live.cases[0])
         assert stats.rate is None and stats.unjudged == 2 and stats.meets_threshold is None
         assert live.info.partial and exit_code(live.info, [stats]) == 3
+
+
+async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_counts_as_history(project_root):
+    import json
+
+    try:
+        from tests.judge_server import JudgeServer, status_reply
+    except ImportError:  # tests/ is not a package
+        from judge_server import JudgeServer, status_reply
+
+    from scarbook.project import Project
+
+    server = JudgeServer().start()
+    try:
+        server.default = status_reply(401, "invalid x-api-key")
+        add_judged_case(project_root)
+        for case in (project_root / "cases").iterdir():
+            if case.name != "judged-summary":
+                (case / "case.yaml").unlink()
+        (project_root / "scarbook.yaml").write_text(
+            "agent: {type: command, argv: [sh, -c, 'sleep 0.2; echo done > summary.md']}\nruns: 6\nconcurrency: 3\n"
+            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: 5}}\n")
+        app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-bad"})
+        async with app.run_test(size=SIZE) as pilot:
+            await library_loaded(pilot)
+            await _run_modal(pilot)
+            await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+            live = app.live
+            assert live.info.state == "aborted"
+            assert live.abort_message.startswith("session aborted: ") and "(HTTP 401)" in live.abort_message
+            shown = live.runs["judged-summary"]
+            assert shown and all(r.status == "error" for r in shown)
+        recorded = Project.discover(project_root).history.runs(live.info.id)
+        assert sorted(r.k for r in recorded) == sorted(r.k for r in shown)
+    finally:
+        server.stop()
