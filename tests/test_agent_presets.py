@@ -237,3 +237,19 @@ async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, 
                          what="the new scar")
     (new,) = [p for p in (tmp_path / "cases").iterdir() if p.name != "one-line"]
     assert (new / "case.yaml").read_text().count(TASK) == 2
+
+
+async def test_a_link_planted_at_the_transcript_path_is_not_written_through(on_path, run_dirs, tmp_path):
+    """The agent can guess where its transcript goes: a symlink planted there to a file outside
+    is replaced, never written through."""
+    ws, logs, env = run_dirs
+    stand_in(on_path, "claude", CLAUDE_STREAM)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    for name in ("SCARBOOK_TRANSCRIPT", "SCARBOOK_USAGE"):
+        os.symlink(victim, env[name])
+    result = await make_agent({"type": "claude-code"}).run(TASK, ws, env, 20, logs, "1")
+    assert result.crashed is None
+    assert victim.read_text() == "keep me\n"
+    assert not os.path.islink(env["SCARBOOK_TRANSCRIPT"])
+    assert Path(env["SCARBOOK_TRANSCRIPT"]).read_text().splitlines()[1:] == CLAUDE_STREAM

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
+from scarbook import safefs
 from scarbook.agents.command import CommandAgent
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult, Usage
@@ -48,7 +49,8 @@ class StreamOutput:
         self.transcript_cut = False
         self._line = bytearray()
         self._skipping = False  # inside a line longer than MAX_LINE
-        self._fh = open(transcript, "wb")
+        # created fresh: the agent knows the name and may have planted a link or a pipe there
+        self._fh = open(safefs.create_file(transcript.parent, transcript.name), "wb")
         if first_line is not None:
             self._write(json.dumps(first_line, ensure_ascii=False).encode() + b"\n")
 
@@ -146,7 +148,8 @@ class EventStreamAgent(CommandAgent):
                       "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens}
             if usage.cost_usd:
                 record["cost_usd"] = usage.cost_usd
-            with open(usage_file, "a", encoding="utf-8") as fh:
+            usage_path = Path(usage_file)
+            with open(safefs.create_file(usage_path.parent, usage_path.name), "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(record) + "\n")
         if result.crashed is None:
             result.crashed = reader.failure()
