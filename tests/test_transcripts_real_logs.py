@@ -135,3 +135,16 @@ def test_fixture_stream_is_the_one_the_presets_replay():
     """The stream-json fixture parses line by line as the CLI writes it (one JSON object a line)."""
     lines = (REAL / "claude_stream.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["type"] == "user" and json.loads(lines[-1])["type"] == "result"
+
+
+def test_stream_json_subagent_messages_are_a_sidechain(tmp_path):
+    """stream-json marks a subagent's (Task) messages with `parent_tool_use_id`: kept, marked, never
+    the task or the answer."""
+    lines = (REAL / "claude_stream.jsonl").read_text().splitlines()
+    sub = {"type": "user", "message": {"role": "user", "content": "Search src/ for TODO"}, "session_id": "s",
+           "parent_tool_use_id": "toolu_task", "uuid": "sub1"}
+    path = tmp_path / "stream.jsonl"
+    path.write_text("\n".join(lines[:2] + [json.dumps(sub)] + lines[2:]) + "\n")
+    t = load_transcript(path)
+    assert [(m.text, m.sidechain) for m in t.messages if m.role == "user"] == [
+        ("Put the first line of README.md in tmp.txt", False), ("Search src/ for TODO", True)]

@@ -136,7 +136,8 @@ def parse(src: Source) -> Transcript:
         if not isinstance(r, dict):
             continue
         objects += 1
-        uuid, kind, side = r.get("uuid"), r.get("type"), bool(r.get("isSidechain"))
+        # a subagent's messages: `isSidechain` in session logs, `parent_tool_use_id` in stream-json output
+        uuid, kind, side = r.get("uuid"), r.get("type"), bool(r.get("isSidechain") or r.get("parent_tool_use_id"))
         if isinstance(uuid, str):
             parent_of[uuid] = _parent(r)
         if kind == "result":
