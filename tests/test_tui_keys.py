@@ -270,3 +270,37 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
     original_seed = project_root / "cases" / case.id / "seed"
     assert sorted(str(p.relative_to(original_seed)) for p in original_seed.rglob("*") if p.is_file()) == \
         sorted(str(p.relative_to(folder / "seed")) for p in (folder / "seed").rglob("*") if p.is_file())
+
+
+async def test_sessions_list_shows_state_marks_tokens_and_dollars(project_root):
+    """h opens the sessions: each says whether its figures are complete or why not, with its cost."""
+    from scarbook.models import Usage
+    from scarbook.tui.screens.sessions import SessionsScreen
+
+    history = History(project_root / "workspaces")
+    for sid, state, partial, statuses in [("20261201-100000-000aa", "finished", False, ["pass", "fail"]),
+                                          ("20261201-110000-000bb", "cancelled", False, ["pass"]),
+                                          ("20261201-120000-000cc", "finished", True, ["unjudged", "pass"]),
+                                          ("20261201-130000-000dd", "stopped: budget", False, ["fail"])]:
+        info = SessionInfo(id=sid, started_at="2026-12-01T10:00:00+00:00", runs_per_case=2,
+                           case_ids=["write-one-line"], agent="demo", state=state, partial=partial)
+        history.start_session(info)
+        for k, st in enumerate(statuses, 1):
+            history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=k, status=st, reason=st,
+                                         agent_usage=Usage(input_tokens=1000, output_tokens=250, cost_usd=0.5),
+                                         judge_usage=Usage(input_tokens=100, cost_usd=0.25)))
+        history.finish_session(info)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen.sessions,
+                         what="the sessions")
+        table = app.screen.query_one("#sessions-table")
+        shown = {sid: tuple(str(table.get_cell(sid, key)) for key in ("state", "figures", "tokens", "cost"))
+                 for sid in (s.id for s in app.screen.sessions)}
+        assert shown == {
+            "20261201-100000-000aa": ("complete", "1/1/0/0", "2,700", "$1.50"),
+            "20261201-110000-000bb": ("cancelled", "1/0/0/0", "1,350", "$0.75"),
+            "20261201-120000-000cc": ("partial", "1/0/0/1", "2,700", "$1.50"),
+            "20261201-130000-000dd": ("budget-stopped", "0/1/0/0", "1,350", "$0.75")}

@@ -13,13 +13,22 @@ from textual.widgets import DataTable, Footer, Header, Static
 from scarbook.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
-from scarbook.library_rows import format_started
+from scarbook.errors import HistoryError
+from scarbook.library_rows import format_started, session_marks
+from scarbook.models import Usage
+from scarbook.stats import count_statuses
+from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
 
 
 def _pct(x: float | None, signed: bool = False) -> str:
     return "–" if x is None else (f"{100 * x:+.0f}%" if signed else f"{100 * x:.0f}%")
+
+
+SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("started", "started"),
+                   ("state", "state"), ("cases", "cases"), ("n", "runs/case"), ("figures", "pass/fail/err/unj"),
+                   ("tokens", "tokens"), ("cost", "cost"), ("agent", "agent"), ("config", "config")]
 
 
 class SessionsScreen(Screen):
@@ -33,16 +42,15 @@ class SessionsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text("Enter opens a session · space picks two · c compares them side by side"),
-                     id="sessions-help")
+        yield Static(Text("Enter opens a session · space picks two · c compares them side by side · "
+                          "state: complete, or what makes its figures partial (cancelled, interrupted, "
+                          "budget-stopped, crashed, judge skipped) · unj = unjudged runs"), id="sessions-help")
         yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions-table", DataTable)
-        for key, label in [("pick", " "), ("id", "session"), ("label", "label"), ("started", "started"),
-                           ("state", "state"), ("cases", "cases"), ("n", "runs/case"), ("figures", "pass/fail/err"),
-                           ("agent", "agent"), ("config", "config")]:
+        for key, label in SESSION_COLUMNS:
             table.add_column(label, key=key)
         table.focus()
         self._load()
@@ -52,22 +60,33 @@ class SessionsScreen(Screen):
         history = self.app.project.history
         rows = []
         for info in history.sessions():
-            runs = history.runs(info.id)
-            counts = [sum(1 for r in runs if r.status == s) for s in ("pass", "fail", "error")]
-            rows.append((info, counts))
+            try:
+                runs = history.runs(info.id, info=info)  # a bad file or line is left out (said in the library)
+            except HistoryError:
+                continue
+            usage = Usage()
+            for r in runs:
+                usage.add(r.agent_usage)
+                usage.add(r.judge_usage)
+            rows.append((info, count_statuses(runs), usage))
         self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows) -> None:
         table = self.query_one("#sessions-table", DataTable)
         table.clear()
-        self.sessions = [info for info, _ in rows]
+        self.sessions = [info for info, _, _ in rows]
         current = self.app.project.config.fingerprint()
-        for info, (p, f, e) in rows:
+        for info, counts, usage in rows:
             config = info.fingerprint + ("" if info.fingerprint == current else " (differs)")
+            marks = session_marks(info)
+            figures = f"{counts['pass']}/{counts['fail']}/{counts['error']}/{counts['unjudged']}"
             table.add_row(Text("●" if info.id in self.picked else ""), Text(info.id), Text(info.label),
-                          Text(format_started(info.started_at)), Text(info.state), Text(str(len(info.case_ids))),
-                          Text(str(info.runs_per_case)), Text(f"{p}/{f}/{e}"), Text(info.agent), Text(config),
-                          key=info.id)
+                          Text(format_started(info.started_at)), Text(", ".join(marks) or "complete",
+                                                                       style=MARK_STYLE if marks else "green"),
+                          Text(str(len(info.case_ids))), Text(str(info.runs_per_case)), Text(figures),
+                          Text(f"{usage.total_tokens:,}", justify="right"),
+                          Text(f"${usage.cost_usd:.2f}" if usage.cost_usd else "–", justify="right"),
+                          Text(info.agent), Text(config), key=info.id)
 
     def _current(self) -> SessionInfo | None:
         table = self.query_one("#sessions-table", DataTable)
