@@ -11,3 +11,15 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
 def article(word: str) -> str:
     """"a claude-code transcript", "an openai transcript" (by the first letter's sound, vowels only)."""
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def cut_words(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut at a word boundary with "…" (never mid-word,
+    unless a single word is longer than the width)."""
+    if len(text) <= width:
+        return text
+    head = text[:width - 1]
+    if text[width - 1] == " ":
+        return head.rstrip(" ,;:—-") + "…"  # the cut falls between two words
+    space = head.rfind(" ")
+    return (head[:space] if space > width // 3 else head).rstrip(" ,;:—-") + "…"

@@ -49,7 +49,7 @@ class ScarbookApp(App):
     CSS_PATH = "scarbook.tcss"
     TITLE = "scarbook"
     COMMANDS = App.COMMANDS | {ScarbookCommands}
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, show=False)]  # listed by `?`, not in every footer
 
     def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic,
                  judge_env: dict[str, str] | None = None, **kw) -> None:

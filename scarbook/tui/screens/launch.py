@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
@@ -35,7 +35,7 @@ class LaunchScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         cfg = self.app.project.config
-        with Vertical(id="launch"):
+        with VerticalScroll(id="launch"):  # scrolls when the terminal is shorter than the dialog
             yield Label("Run cases", classes="title")
             with RadioSet(id="scope"):
                 for i, (name, cases) in enumerate(self.scopes):
@@ -47,7 +47,7 @@ class LaunchScreen(ModalScreen):
                 yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4)
                 for name, n in cfg.presets.items():
                     yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset")
-            yield Checkbox("adaptive: stop each case once the evidence decides it (runs = the cap)", id="adaptive")
+            yield Checkbox("adaptive: stop each case once decided (runs = the cap)", id="adaptive")
             yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == "ray",
                            id="ray")
             with Horizontal(classes="pair"):

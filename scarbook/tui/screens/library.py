@@ -10,13 +10,38 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
+from scarbook.wording import cut_words, plural
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
            ("notes", "notes"), ("badge", "scar")]
-WIDTHS = {"id": 22, "title": 36, "family": 20}  # long titles are cut; the detail line shows the task
+TITLES = dict(COLUMNS)
+# Each column's width; the title takes what is left (at least TITLE_MIN). On a narrow terminal the
+# columns are dropped in the reverse of KEEP_ORDER (the least useful first); the detail line below
+# the table always shows the highlighted case's task, rate and marks.
+WIDTHS = {"id": 22, "family": 20, "rate": 5, "ci": 8, "runs": 8, "last": 16, "strip": 12, "notes": 18,
+          "badge": 12}
+KEEP_ORDER = ["id", "rate", "notes", "badge", "ci", "runs", "strip", "last", "family"]
+ESSENTIAL = {"id", "rate", "notes", "badge"}  # kept while the title has TITLE_MIN; the rest need TITLE_GOOD
+TITLE_MIN, TITLE_GOOD, TITLE_MAX = 20, 36, 60
+CELL_PADDING = 2  # DataTable pads each cell by one column on either side
+
+
+def fit_columns(width: int) -> dict[str, int]:
+    """The columns that fit in `width` terminal columns, in display order, with their widths: a
+    column less useful than the title is shown only when the title still gets TITLE_GOOD."""
+    chosen: list[str] = []
+    used = CELL_PADDING
+    for key in KEEP_ORDER:
+        need = WIDTHS[key] + CELL_PADDING
+        if used + need + (TITLE_MIN if key in ESSENTIAL else TITLE_GOOD) <= width:
+            chosen.append(key)
+            used += need
+    title = min(TITLE_MAX, max(TITLE_MIN, width - used))
+    widths = {key: WIDTHS[key] for key in chosen} | {"title": title}
+    return {key: widths[key] for key, _ in COLUMNS if key in widths}
 SORT_KEYS = {
     "id": lambda r: r.key,
     "title": lambda r: r.title.lower(),
@@ -44,19 +69,21 @@ BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red",
 
 
 class LibraryScreen(Screen):
+    # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
         Binding("r", "launch", "Run…"),
-        Binding("n", "new_case", "New scar"),
-        Binding("i", "import_transcript", "Import transcript"),
-        Binding("c", "verify", "Verify scar"),
-        Binding("j", "calibrate", "Calibrate judge"),
+        Binding("n", "new_case", "New"),
         Binding("e", "edit_case", "Edit"),
-        Binding("v", "review", "Review runs"),
+        Binding("v", "review", "Review"),
         Binding("h", "sessions", "Sessions"),
-        Binding("w", "watch", "Live session"),
-        Binding("o", "cycle_sort", "Sort"),
+        Binding("i", "import_transcript", "Import transcript", show=False),
+        Binding("c", "verify", "Verify scar", show=False),
+        Binding("j", "calibrate", "Calibrate judge", show=False),
+        Binding("w", "watch", "Live session", show=False),
+        Binding("o", "cycle_sort", "Sort by the next column", show=False),
+        Binding("O", "reverse_sort", "Reverse the sort", show=False),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("escape", "focus_table", "Table", show=False),
+        Binding("escape", "focus_table", "Back to the table", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -79,8 +106,8 @@ class LibraryScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#cases", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key, width=WIDTHS.get(key))
+        self.columns: dict[str, int] = {}
+        self._fit_columns(self.app.size.width)
         self.sub_title = self.app.project.root.name  # the folder name: no machine-specific path in the frame
         table.focus()
         self.reload()
@@ -104,6 +131,27 @@ class LibraryScreen(Screen):
                 self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
         self._refill()
 
+    def on_resize(self, event) -> None:
+        if self._fit_columns(event.size.width):
+            self._refill()
+
+    def _fit_columns(self, width: int) -> bool:
+        """Rebuild the table's columns for this width; True when they changed."""
+        columns = fit_columns(width - 2)  # the scrollbar
+        if columns == self.columns:
+            return False
+        self.columns = columns
+        table = self.query_one("#cases", DataTable)
+        table.clear(columns=True)
+        for key, width in columns.items():
+            table.add_column(self._column_title(key), key=key, width=width)
+        return True
+
+    def _column_title(self, key: str) -> str:
+        """A column's title, with the sort direction on the sorted one."""
+        arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_key else ""
+        return TITLES[key] + arrow
+
     def _refill(self) -> None:
         table = self.query_one("#cases", DataTable)
         keep = self.current_key()
@@ -111,8 +159,11 @@ class LibraryScreen(Screen):
         self.shown = [r for r in self.rows if all(w in r.haystack() for w in words)]
         self.shown.sort(key=SORT_KEYS[self.sort_key], reverse=self.sort_reverse)
         table.clear()
+        for key in self.columns:
+            table.columns[key].label = Text(self._column_title(key))
         for r in self.shown:
-            table.add_row(*self._cells(r), key=r.key)
+            cells = dict(zip([k for k, _ in COLUMNS], self._cells(r)))
+            table.add_row(*[cells[key] for key in self.columns], key=r.key)
         keys = [r.key for r in self.shown]
         if keep in keys:
             table.move_cursor(row=keys.index(keep))
@@ -123,7 +174,8 @@ class LibraryScreen(Screen):
             return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", ""]
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
-        return [Text(r.key), Text(r.title), Text(r.family), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
+        title_w, family_w = self.columns.get("title", TITLE_MAX), self.columns.get("family", WIDTHS["family"])
+        return [Text(r.key), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
                 Text(runs), Text(r.last_run), strip_text(r.runs), notes_text(r),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
 
@@ -157,8 +209,13 @@ class LibraryScreen(Screen):
         if self.judge_status:
             lines.append(self.judge_status)
         invalid = sum(1 for r in self.rows if r.problem)
-        lines.append(f"{len(self.shown)} of {len(self.rows)} cases shown"
-                     + (f", {invalid} invalid" if invalid else "") + f"; sorted by {self.sort_key}")
+        s = row.stats
+        if "rate" not in self.columns and s is not None and s.rate is not None:
+            lines.append(f"rate {100 * s.rate:.0f}% ({s.passes}/{s.judged})")
+        direction = "descending" if self.sort_reverse else "ascending"
+        lines.append(f"{plural(len(self.shown), 'case')} of {len(self.rows)} shown"
+                     + (f", {invalid} invalid" if invalid else "")
+                     + f"; sorted by {TITLES[self.sort_key]}, {direction} (o: next column, O: reverse)")
         detail.update(Text("\n".join(lines)))
 
     # -- events -------------------------------------------------------------------------------
@@ -179,7 +236,7 @@ class LibraryScreen(Screen):
         self.action_edit_case()
 
     @on(DataTable.HeaderSelected, "#cases")
-    def _header(self, event: DataTable.HeaderSelected) -> None:
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
         self.sort_by(str(event.column_key.value))
 
     def sort_by(self, key: str) -> None:
@@ -195,9 +252,14 @@ class LibraryScreen(Screen):
         self.query_one("#cases", DataTable).focus()
 
     def action_cycle_sort(self) -> None:
-        keys = [k for k, _ in COLUMNS]
-        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)]
+        keys = list(self.columns) or [k for k, _ in COLUMNS]
+        at = keys.index(self.sort_key) if self.sort_key in keys else -1
+        self.sort_key = keys[(at + 1) % len(keys)]
         self.sort_reverse = False
+        self._refill()
+
+    def action_reverse_sort(self) -> None:
+        self.sort_reverse = not self.sort_reverse
         self._refill()
 
     def action_new_case(self) -> None:

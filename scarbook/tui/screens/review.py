@@ -101,9 +101,9 @@ def describe_run(run: RunRecord, output: str, root: Path) -> Text:
 
 class ReviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
-                Binding("c", "draft_case", "New scar from this run"),
-                Binding("t", "import_transcript", "Import its transcript"),
-                Binding("f", "next_failed", "Next failed run")]
+                Binding("c", "draft_case", "New scar"),
+                Binding("t", "import_transcript", "Transcript"),
+                Binding("f", "next_failed", "Next failed")]
 
     def __init__(self, session_id: str, case_id: str) -> None:
         super().__init__()

@@ -1,0 +1,181 @@
+"""Every screen fits the terminal: snapshots at 80×24 and 200×50 of the library, launch dialog, live
+distribution, run review and editor, and of bad states (an invalid case, damaged history, a session
+the judge aborted). Each frame was looked at; what each proves is in its test's docstring.
+
+Update with: pytest tests/test_tui_fit.py --snapshot-update (then look at the SVGs).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import fit_columns
+from scarbook.tui.screens.live import LiveScreen
+from scarbook.tui.screens.review import ReviewScreen
+from test_tui_snapshots import SID, freeze_cursors, write_history
+from tui_fixtures import fast_demo, library_loaded, move_library_cursor, project_root, wait_until  # noqa: F401
+
+try:
+    from tests.judge_server import judge_server, status_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, status_reply  # noqa: F401
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")]
+
+
+def test_library_columns_drop_the_least_useful_first_and_never_cut_the_badge():
+    assert list(fit_columns(78)) == ["id", "title", "rate", "notes"]
+    assert list(fit_columns(120)) == ["id", "title", "rate", "ci", "notes", "badge"]
+    assert list(fit_columns(158)) == ["id", "title", "rate", "ci", "runs", "last", "strip", "notes", "badge"]
+    assert fit_columns(158)["title"] >= 36  # not 20 beside a scar-family column
+    assert list(fit_columns(198)) == ["id", "title", "family", "rate", "ci", "runs", "last", "strip", "notes",
+                                      "badge"]
+    assert fit_columns(198)["badge"] >= len("unverified") and fit_columns(78)["title"] >= 20
+
+
+def test_titles_are_cut_at_a_word_with_an_ellipsis():
+    from scarbook.wording import cut_words
+
+    assert cut_words("Renamed the function in utils.py only", 24) == "Renamed the function in…"
+    assert cut_words("Wrote the whole README into tmp.txt", 22) == "Wrote the whole README…"
+    assert cut_words("short", 20) == "short"
+    assert cut_words("averyveryverylongword", 10) == "averyvery…"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_library_fits(project_root, snap_compare, size):
+    """The rate and notes columns are there at 80 columns; at 200 every column, titles uncut."""
+    write_history(project_root)
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_launch_dialog_fits(project_root, snap_compare, size):
+    """The dialog fits (scrolling at 80×24); Run and Cancel are reachable."""
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_live_fits(project_root, snap_compare, size):
+    """A finished session's live screen: progress, figures, the table and the histogram."""
+    app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "5", "ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_review_fits(project_root, snap_compare, size):
+    """The runs list and the failed run's detail side by side."""
+    write_history(project_root)
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_editor_fits(project_root, snap_compare, size):
+    """Labels are whole words ("what went wrong", "failed artifact"); the form scrolls."""
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await pilot.pause()
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+def test_invalid_case_in_the_library(project_root, snap_compare):
+    """An invalid case is a red row saying why; its error is the detail line."""
+    folder = project_root / "cases" / "broken-case"
+    folder.mkdir()
+    (folder / "case.yaml").write_text("id: broken-case\ntask: do it\nbogus: 1\nchecks:\n  - {type: file_exists, path: a}\n")
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "broken-case")
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+
+
+def test_damaged_history_in_the_library(project_root, snap_compare):
+    """A damaged runs file: a warning names it and the fix; the case shows no made-up rate."""
+    write_history(project_root)
+    runs_file = project_root / "workspaces" / "history" / SID / "runs-write-one-line.jsonl"
+    lines = runs_file.read_text().splitlines(keepends=True)
+    runs_file.write_text(lines[0] + "{oops\n" + lines[2])
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(200, 50), run_before=ready)
+
+
+def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
+    """The judge rejects the key (401): the live screen says the session was aborted, and why."""
+    folder = project_root / "cases" / "judged"
+    folder.mkdir()
+    (folder / "case.yaml").write_text("id: judged\ntask: Summarise\nchecks:\n  - type: llm_judge\n"
+                                      "    artifact: output\n    rubric: [the summary is short]\n")
+    config = project_root / "scarbook.yaml"
+    config.write_text(config.read_text().replace("judge:\n", f"judge:\n  base_url: {judge_server.url}\n"
+                                                 "  max_retries: 0\n"))
+    judge_server.push(*[status_reply(401, "invalid x-api-key")] * 8)
+    app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0,
+                   judge_env={"ANTHROPIC_API_KEY": "sk-wrong"})
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "judged")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "2", "ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=60, what="the abort")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
