@@ -40,7 +40,8 @@ def test_titles_are_cut_at_a_word_with_an_ellipsis():
     from scarbook.wording import cut_words
 
     assert cut_words("Renamed the function in utils.py only", 24) == "Renamed the function in…"
-    assert cut_words("Wrote the whole README into tmp.txt", 22) == "Wrote the whole README…"
+    assert cut_words("Wrote the whole README into tmp.txt", 23) == "Wrote the whole README…"
+    assert cut_words("Wrote the whole README into tmp.txt", 22) == "Wrote the whole…"
     assert cut_words("short", 20) == "short"
     assert cut_words("averyveryverylongword", 10) == "averyvery…"
 
