@@ -150,6 +150,10 @@ def test_damaged_history_in_the_library(project_root, snap_compare):
 
     async def ready(pilot):
         await library_loaded(pilot)
+        # The warning names the file by its absolute (tmp) path, asserted in test_tui_library; it is
+        # dismissed here so the frame does not change from run to run.
+        assert [n.title for n in app._notifications] == ["history"]
+        app.clear_notifications()
         freeze_cursors(app)
         await pilot.pause()
 
@@ -178,5 +182,11 @@ def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=60, what="the abort")
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
         await pilot.pause(0.3)
+        port = judge_server.url.rsplit(":", 1)[1].rstrip("/")
+        assert f"127.0.0.1:{port} rejected the API key" in app.live.abort_message
+        # The loopback port changes from run to run: the frame shows PORT in its place.
+        app.live.abort_message = app.live.abort_message.replace(port, "PORT")
+        app.screen.refresh_from_live()
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)

@@ -44,7 +44,7 @@ async def test_invalid_case_file_shows_its_error_in_the_library(project_root):
         table = lib.query_one("#cases")
         assert str(table.get_cell("broken-case", "title")) == "invalid: unknown key 'bogus'"
         await move_library_cursor(pilot, "broken-case")
-        expected = (f"{path}:3: unknown key 'bogus' — a case takes: id, title, task, tags, threshold, "
+        expected = (f"{path.relative_to(project_root)}:3: unknown key 'bogus' — a case takes: id, title, task, tags, threshold, "
                     "timeout_s, network, seed, checks, scar")
         assert plain(lib.query_one("#detail")) == expected
         assert len([r for r in lib.rows if r.case]) == 4  # the good cases are all still there

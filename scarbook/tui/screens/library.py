@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -198,7 +200,8 @@ class LibraryScreen(Screen):
                           else f"no case matches the filter ({total} cases)")
             return
         if row.problem is not None:
-            detail.update(Text(str(row.problem), style="red"))
+            # Relative to the project (its name is the screen's subtitle): short enough to read whole.
+            detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
         lines = [f"{row.key}: {row.case.task}"]
         if row.marks:
