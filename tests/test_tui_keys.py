@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from scarbook.history import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo
 from scarbook.tui.app import make_app
@@ -304,3 +306,40 @@ async def test_sessions_list_shows_state_marks_tokens_and_dollars(project_root):
             "20261201-110000-000bb": ("cancelled", "1/0/0/0", "1,350", "$0.75"),
             "20261201-120000-000cc": ("partial", "1/0/0/1", "2,700", "$1.50"),
             "20261201-130000-000dd": ("budget-stopped", "0/1/0/0", "1,350", "$0.75")}
+
+
+async def test_question_mark_lists_every_key_of_the_screen_and_the_palette_reaches_every_action(project_root):
+    from scarbook.tui.screens.calibrate import CalibrateScreen
+    from scarbook.tui.screens.help import HelpScreen
+    from scarbook.tui.screens.import_scar import ImportScreen
+    from scarbook.tui.screens.sessions import SessionsScreen
+    from tui_fixtures import type_text
+
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        from rich.console import Console
+
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(app.screen.table)
+        text = " ".join(console.export_text().split())
+        for key, does in [("r", "Run…"), ("i", "Import transcript"), ("c", "Verify scar"), ("j", "Calibrate judge"),
+                          ("w", "Live session"), ("o", "Sort by the next column"), ("O", "Reverse the sort"),
+                          ("q", "Quit"), ("? / F1", "this help")]:
+            assert f"{key} {does}" in text, (key, text)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen), what="help to close")
+        for words, screen in [("sessions", SessionsScreen), ("import transcript", ImportScreen),
+                              ("calibrate judge", CalibrateScreen)]:
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await type_text(pilot, words)
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, screen), what=words)
+            await pilot.press("f1")  # F1 works on every screen too
+            await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what=f"help on {words}")
+            await pilot.press("escape", "escape")
+            await wait_until(pilot, lambda: app.screen.__class__.__name__ == "LibraryScreen", what="the library")

@@ -49,7 +49,8 @@ class ScarbookApp(App):
     CSS_PATH = "scarbook.tcss"
     TITLE = "scarbook"
     COMMANDS = App.COMMANDS | {ScarbookCommands}
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, show=False)]  # listed by `?`, not in every footer
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # listed by `?`, not in every footer
+                Binding("question_mark", "help", "Help"), Binding("f1", "help", "Help", show=False)]
 
     def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic,
                  judge_env: dict[str, str] | None = None, **kw) -> None:
@@ -66,6 +67,15 @@ class ScarbookApp(App):
 
         self.push_screen(LibraryScreen())
         self.set_interval(1 / REFRESH_HZ, self._flush_live)
+
+    def action_help(self) -> None:
+        """The keys of the screen on top (its live bindings, hidden ones too)."""
+        from scarbook.tui.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
+        self.push_screen(HelpScreen(f"the {name} screen", self.screen.active_bindings))
 
     # -- sessions -----------------------------------------------------------------------------
     @property

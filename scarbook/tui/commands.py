@@ -1,10 +1,22 @@
-"""Command palette (ctrl+p): jump to a case, run it, or file a new scar."""
+"""Command palette (ctrl+p): every action by name — the screen's own keys, the library's actions
+(sessions, import, calibrate, verify, ...) from anywhere, and jumping to or running a case."""
 
 from __future__ import annotations
 
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+# Reachable from any screen: the palette goes back to the library and does it there.
+LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, tokens, cost; compare two"),
+                   ("import transcript", "import_transcript", "a draft case from an agent transcript"),
+                   ("calibrate judge", "calibrate", "grade the judge's verdicts yourself, see the agreement"),
+                   ("verify scar", "verify", "does the highlighted case catch its own scar?"),
+                   ("run cases", "launch", "launch runs of the highlighted, filtered or all cases"),
+                   ("live session", "watch", "back to the running (or last) session"),
+                   ("review runs", "review", "the highlighted case's runs in its latest session"),
+                   ("help", "app.help", "the keys of this screen")]
 
 
 class ScarbookCommands(Provider):
@@ -18,6 +30,18 @@ class ScarbookCommands(Provider):
 
     def _entries(self) -> list[tuple[str, object, str]]:
         out: list[tuple[str, object, str]] = [("new scar", self._new_case, "file a new case from nothing")]
+        seen = {"new scar"}
+        for active in self.screen.active_bindings.values():  # the keys of the screen under the palette
+            b = active.binding
+            name = b.description.lower().rstrip("…")
+            if b.description and not b.system and name not in seen:
+                seen.add(name)
+                out.append((name, partial(self.app.run_action, b.action, active.node),
+                            f"key {self.app.get_key_display(b)}"))
+        for name, action, help_text in LIBRARY_ACTIONS:
+            if name not in seen:
+                seen.add(name)
+                out.append((name, partial(self._library_action, action), help_text))
         lib = self._library()
         for row in (lib.rows if lib else []):
             if row.case is None:
@@ -59,6 +83,14 @@ class ScarbookCommands(Provider):
         lib = self._go_to(key)
         if lib is not None:
             lib.action_edit_case()
+
+    def _library_action(self, action: str) -> None:
+        lib = self._library()
+        if lib is None:
+            return
+        while self.app.screen is not lib:
+            self.app.pop_screen()
+        self.app.run_action(action, lib)
 
     def _launch_case(self, key: str) -> None:
         lib = self._go_to(key)

@@ -84,7 +84,7 @@ class LibraryScreen(Screen):
         Binding("w", "watch", "Live session", show=False),
         Binding("o", "cycle_sort", "Sort by the next column", show=False),
         Binding("O", "reverse_sort", "Reverse the sort", show=False),
-        Binding("slash", "focus_filter", "Filter"),
+        Binding("slash", "focus_filter", "Filter", show=False),  # the filter box says "/ to focus"
         Binding("escape", "focus_table", "Back to the table", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
