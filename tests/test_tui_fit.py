@@ -66,11 +66,14 @@ def test_launch_dialog_fits(project_root, snap_compare, size):
     app = make_app(project_root)
 
     async def ready(pilot):
-        await library_loaded(pilot)
+        lib = await library_loaded(pilot)
+        freeze_cursors(app)
+        await pilot.pause(0.3)  # the library behind the dialog settles (column fit, rows) first
+        assert lib.loaded
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
         freeze_cursors(app)
-        await pilot.pause()
+        await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 

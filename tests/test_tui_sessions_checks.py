@@ -26,7 +26,7 @@ async def test_sessions_list_open_and_compare_two(project_root):
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
                          what="the sessions list")
         table = app.screen.query_one("#sessions-table")
-        assert str(table.get_cell("20260102-000000-bbbb", "figures")) == "10/10/0"
+        assert str(table.get_cell("20260102-000000-bbbb", "figures")) == "10/10/0/0"  # pass/fail/err/unjudged
         assert str(table.get_cell("20260101-000000-aaaa", "started")) == "2026-01-01 00:00"
         await pilot.press("space", "down", "space", "c")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
