@@ -1,7 +1,8 @@
 """TUI benchmarks (issue 4): printed as figures with their ratio to the target.
 
 1. Library over 1,000 cases and 100,000 recorded runs: time to first paint (target <= 1.5 s), and
-   time until every row shows its history figures.
+   time until every row shows its history figures; then, over that library, the time `e` takes to open
+   the editor and `v` the run review, each printed as a ratio of the first paint (target <= 0.3).
 2. A session producing ~200 run events per second (an in-process `python` agent paced to that rate)
    while keys are pressed on the live screen: key-press latency (target <= 100 ms), measured with Pilot
    as the time from sending the key (the way Pilot.press does) until the app has processed it and
@@ -82,12 +83,20 @@ def make_library(root: Path, n_cases: int, n_sessions: int, runs_per_case: int) 
     return total
 
 
-async def bench_library(root: Path) -> tuple[float, float, int]:
+OPEN_RATIO_TARGET = 0.3  # opening the editor or the review: at most this share of the library's first paint
+
+
+async def bench_library(root: Path) -> tuple[float, float, int, dict[str, float]]:
+    """Library first paint and rows; then, in the same app, the time `e` takes to open the editor and
+    `v` to open the run review (key press to the screen painted with its content)."""
     from scarbook.tui.app import make_app
+    from scarbook.tui.screens.editor import EditorScreen
     from scarbook.tui.screens.library import LibraryScreen
+    from scarbook.tui.screens.review import ReviewScreen
 
     t0 = time.perf_counter()
     app = make_app(root)
+    opened: dict[str, float] = {}
     async with app.run_test(size=(140, 45)) as pilot:
         while not isinstance(app.screen, LibraryScreen):
             await pilot.pause(0.005)
@@ -98,7 +107,21 @@ async def bench_library(root: Path) -> tuple[float, float, int]:
         await pilot.pause()
         filled = time.perf_counter() - t0
         rows = len(app.screen.rows)
-    return first_paint, filled, rows
+        library = app.screen
+        for key, screen_type, name in (("e", EditorScreen, "editor"), ("v", ReviewScreen, "review")):
+            t = time.perf_counter()
+            await pilot.press(key)
+            while not (isinstance(app.screen, screen_type) and app.screen.is_mounted):
+                await pilot.pause(0.002)
+            if screen_type is ReviewScreen:
+                while not app.screen.runs:
+                    await pilot.pause(0.002)
+            await pilot.pause()  # painted
+            opened[name] = time.perf_counter() - t
+            await pilot.press("escape")
+            while app.screen is not library:
+                await pilot.pause(0.005)
+    return first_paint, filled, rows, opened
 
 
 async def bench_keys_during_session(root: Path, rate: float, runs: int, concurrency: int) -> dict:
@@ -169,10 +192,13 @@ def main() -> None:
         total = make_library(root, args.cases, args.sessions, args.runs_per_case)
         print(f"generated {args.cases} cases and {total:,} runs in {args.sessions} sessions "
               f"({time.perf_counter() - t:.1f} s)")
-        first, filled, rows = asyncio.run(bench_library(root))
+        first, filled, rows, opened = asyncio.run(bench_library(root))
         print(f"library first paint:      {first:6.3f} s  (target {FIRST_PAINT_TARGET_S} s, "
               f"ratio {first / FIRST_PAINT_TARGET_S:.2f})")
         print(f"library rows with history: {filled:6.3f} s  ({rows} rows; loaded in a worker after first paint)")
+        for name, seconds in opened.items():
+            print(f"open the {name:<7} ({'e' if name == 'editor' else 'v'}): {seconds:6.3f} s  "
+                  f"(ratio to the library's first paint {seconds / first:.2f}, target <= {OPEN_RATIO_TARGET})")
 
         sroot = Path(tmp) / "session"
         (sroot / "cases").mkdir(parents=True)
