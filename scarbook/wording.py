@@ -1,4 +1,4 @@
-"""Small words that numbers and names need: "1 case" / "2 cases", "a" / "an"."""
+"""Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word."""
 
 from __future__ import annotations
 
@@ -6,11 +6,6 @@ from __future__ import annotations
 def plural(n: int, noun: str, many: str | None = None) -> str:
     """"1 case", "0 cases", "3 runs"; `many` for irregular nouns ("1 child", "2 children")."""
     return f"{n} {noun if n == 1 else (many or noun + 's')}"
-
-
-def article(word: str) -> str:
-    """"a claude-code transcript", "an openai transcript" (by the first letter's sound, vowels only)."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 def cut_words(text: str, width: int) -> str:
