@@ -59,10 +59,15 @@ class ProjectDir:
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         return path
 
-    def bundled(self) -> None:
-        """Copy the repository's bundled scar collection and its scarbook.yaml in."""
+    def bundled(self, agent_seed: int | None = None) -> None:
+        """Copy the repository's bundled scar collection and its scarbook.yaml in. Unseeded, the demo
+        agent draws from the session id (another outcome each session); agent_seed pins its draw."""
         shutil.copytree(BUNDLED_CASES, self.cases_dir, dirs_exist_ok=True)
-        shutil.copy(REPO / "scarbook.yaml", self.root / "scarbook.yaml")
+        text = (REPO / "scarbook.yaml").read_text()
+        if agent_seed is not None:
+            text = text.replace("agent:\n  type: demo\n", f"agent:\n  type: demo\n  seed: {agent_seed}\n")
+            assert f"seed: {agent_seed}" in text
+        (self.root / "scarbook.yaml").write_text(text)
 
     def cli(self, *args: str, input: str | None = None) -> Result:
         return run_cli(self.root, *args, input=input)

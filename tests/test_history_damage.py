@@ -22,9 +22,9 @@ CASE = "write-one-line"
 @pytest.fixture
 def two_sessions(project):
     """Sessions `old` and `new` of three runs each of the bundled write-one-line case."""
-    project.bundled()
+    project.bundled(agent_seed=7)  # 3 of 3 runs pass in each session
     for label in ("old", "new"):
-        assert project.cli("eval", CASE, "--runs", "3", "-q", "-l", label).exit_code in (0, 1)
+        assert project.cli("eval", CASE, "--runs", "3", "-q", "-l", label).exit_code == 0
     old, new = sorted(History(project.workspaces).sessions(), key=lambda s: s.label == "new")
     return project, old, new
 

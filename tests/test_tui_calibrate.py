@@ -88,7 +88,7 @@ def eval_judged(root: Path, judge_server, cid: str, runs: int) -> dict[str, tupl
     out = root / f"report-{cid}.json"
     result = CliRunner().invoke(main, ["-C", str(root), "eval", cid, "-q", "-n", str(runs), "--json", str(out)],
                                 catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code == 0, result.output  # judge-a 2/3, judge-b 2/2: both at or above threshold 0.5
     judged = {}
     for run in json.loads(out.read_text())["runs"]:
         (check,) = [c for c in run["checks"] if c["type"] == "llm_judge"]

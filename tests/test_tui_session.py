@@ -74,7 +74,7 @@ async def test_launch_10_runs_fills_in_and_matches_the_cli_for_the_same_seed(pro
     out = tmp_path / "cli.json"
     result = await asyncio.to_thread(CliRunner().invoke, cli_main,
                                      ["-C", str(cli_root), "eval", "--runs", "10", "-q", "--json", str(out)])
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code == 0, result.output  # 10 runs are one full block: every case at 80-90%
     cli = {c["case_id"]: c for c in json.loads(out.read_text())["cases"]}
     cli_runs = json.loads(out.read_text())["runs"]
     assert set(cli) == set(tui)
