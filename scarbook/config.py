@@ -92,17 +92,6 @@ class Config:
     def green(self) -> float:
         return float(self.bands.get("green", 0.9))
 
-    def agent_label(self) -> str:
-        a = self.agent
-        if a.get("type") == "command":
-            argv = a.get("argv")
-            return "command: " + (" ".join(argv) if isinstance(argv, list) else str(argv))
-        if a.get("type") == "python":
-            return f"python: {a.get('function')}"
-        if a.get("type") in ("claude-code", "codex"):
-            return " ".join([a["type"], *(a.get("args") or [])])
-        return "demo" + (f" ({a['profile']})" if a.get("profile") else "")
-
     @property
     def judge_model(self) -> str:
         return self.judge.model

@@ -64,7 +64,7 @@ def candidates(t: Transcript) -> list[Candidate]:
         elif f.fragments:
             why = "original unknown" if f.note.endswith("not in the transcript") else "could not replay them"
             add("file", f"file {f.path} (edits only, {why})", "\n".join(f.fragments), f.path, partial=True)
-    calls = {c.id: c for c in t.tool_calls}  # one lookup a result: t.call_for scans the timeline
+    calls = {c.id: c for c in t.tool_calls}  # one dict lookup a result, not a scan of the timeline
     for r in t.tool_results:
         if r.text.strip():
             add("tool_result", f"result of {describe_call(calls.get(r.call_id), t.root or t.cwd)}"

@@ -103,18 +103,6 @@ class Transcript:
     def tool_results(self) -> list[ToolResult]:
         return [e for e in self.entries if isinstance(e, ToolResult)]
 
-    def result_for(self, call_id: str) -> ToolResult | None:
-        for e in self.entries:
-            if isinstance(e, ToolResult) and e.call_id == call_id:
-                return e
-        return None
-
-    def call_for(self, call_id: str) -> ToolCall | None:
-        for e in self.entries:
-            if isinstance(e, ToolCall) and e.id == call_id:
-                return e
-        return None
-
 
 def date_of(stamp: Any) -> str | None:
     """The day ("YYYY-MM-DD") of an ISO timestamp or of seconds / nanoseconds since the epoch."""
