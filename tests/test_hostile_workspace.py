@@ -335,7 +335,8 @@ print("done")
 
 
 def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_shows_it(project, tmp_path) -> None:
-    from scarbook.tui.screens.review import describe_run
+    from scarbook.run_review import load_review, load_run_detail
+    from scarbook.tui.widgets.run_detail import describe_run
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
@@ -345,13 +346,15 @@ def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_
     loaded = project.load()
     (run,) = loaded.history.runs(loaded.history.sessions()[0].id)
     shown: list[str] = []
-    reader = threading.Thread(target=lambda: shown.append(describe_run(run, "done", loaded.root).plain), daemon=True)
+    data = load_review(loaded, run.session_id, run.case_id)
+    reader = threading.Thread(target=lambda: shown.append(describe_run(run, load_run_detail(loaded, run, data)).plain),
+                              daemon=True)
     reader.start()
     reader.join(15)
     assert not reader.is_alive(), "describe_run blocked opening the pipe the agent left"
     (text,) = shown
     assert "PRIVATE KEY" not in text
-    assert " created  key.txt\n   │ (not shown: key.txt is a symlink)\n" in text
-    assert " created  pipe\n   │ (not shown: pipe is not a regular file)\n" in text
-    assert " created  notes.txt\n   │ my notes\n" in text
+    assert " created  key.txt\n   (not shown: key.txt is a symlink)\n" in text
+    assert " created  pipe\n   (not shown: pipe is not a regular file)\n" in text
+    assert " created  notes.txt\n   +my notes\n" in text
     assert "stderr log\noops\n" in text

@@ -1,144 +1,228 @@
-"""Run review: the runs of one case in one session, and everything about the highlighted run —
-status, each check's detail, judge items, output, stderr log, workspace diff with file contents."""
+"""Run review: the runs of one case in one session, filtered by status, and everything about the
+highlighted run — status, each check's detail, judge items, output, stderr log, the −/+ diff of each
+changed file against the seed — or (T) its transcript as a timeline.
+
+Every file read happens on a thread (scarbook.run_review); until the runs are there the screen says
+"loading…" and keeps the keys typed meanwhile (tui/key_queue.py), which act once they are.
+"""
 
 from __future__ import annotations
 
-import os
+import asyncio
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
 
-from scarbook import safefs
 from scarbook.case_io import load_case
+from scarbook.draft_from_run import draft_from_run
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord
 from scarbook.report import STRIP
-from scarbook.draft_from_run import draft_from_run, run_output
+from scarbook.run_review import (
+    FILTERS, ReviewData, RunDetail, filter_counts, load_review, load_run_detail, load_run_transcript, shown_runs,
+)
+from scarbook.transcripts import Transcript
+from scarbook.tui.key_queue import KeyCatcher
+from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
+from scarbook.tui.widgets.timeline import Timeline
 
-FILE_CHARS = 1200
-LOG_CHARS = 2000
-READ_CAP = 1 << 20  # bytes of a file read to show its start
-CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}
-CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
-
-
-def _read(folder: Path | str, rel: str, limit: int) -> str:
-    """The start of a file the agent wrote, read as checks read it (scarbook.safefs): a link is not
-    followed and a pipe never opened, so a hostile run can neither hang this screen nor show a secret."""
-    try:
-        data, size = safefs.read_file(folder, rel, READ_CAP)
-    except safefs.Refused as exc:
-        return f"(not shown: {exc})"
-    except OSError as exc:
-        return f"(cannot read: {exc.strerror or exc})"
-    if b"\0" in data[:4096]:
-        return f"(binary file, {size} bytes)"
-    text = data.decode("utf-8", errors="replace")
-    if size > len(data):
-        return text[:limit] + f"\n… ({size:,} bytes in all)"
-    return text[:limit] + (f"\n… ({len(text) - limit} more characters)" if len(text) > limit else "")
-
-
-def describe_run(run: RunRecord, output: str, root: Path) -> Text:
-    t = Text()
-    t.append(f"run #{run.k}: ", style="bold")
-    t.append(run.status.upper(), style="bold " + STATUS_STYLE[run.status])
-    t.append(f" — {run.reason}\n")
-    t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
-             f"{run.agent_usage.total_tokens:,} · judge tokens {run.judge_usage.total_tokens:,}"
-             f" ({run.judge_calls} calls)\n", style="dim")
-    if run.node:
-        t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
-                 + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
-                 + (f" · {run.workspace_note}" if run.workspace_note else "") + "\n", style="dim")
-    t.append("\nchecks\n", style="bold underline")
-    for c in run.checks:
-        t.append(f" {CHECK_MARK.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
-        t.append(f"{c.index + 1}. {c.type}: ", style="bold")
-        t.append(f"{c.detail}\n")
-        for item in (c.judge or {}).get("items", []) if c.judge else []:
-            verdict = str(item.get("verdict", "?")).upper()
-            t.append(f"     {verdict:<4} ", style="green" if verdict == "PASS" else "red")
-            t.append(f"{item.get('item', '?')}. {item.get('text', '')}\n")  # item is the 1-based number
-            if item.get("reason"):
-                t.append(f"          {item['reason']}\n", style="dim")
-    t.append("\nfinal output\n", style="bold underline")
-    t.append((output or "(empty)") + "\n")
-    if run.stderr_path:
-        t.append("\nstderr log\n", style="bold underline")
-        t.append(_read(*os.path.split(run.stderr_path), LOG_CHARS) or "(empty)")
-        t.append("\n")
-    t.append("\nworkspace diff\n", style="bold underline")
-    ws = Path(run.workspace)
-    kept = run.workspace_kept and ws.is_dir()
-    if not (run.diff.created or run.diff.modified or run.diff.deleted):
-        t.append("(no files changed)\n", style="dim")
-    for kind, style, paths in (("created", "green", run.diff.created), ("modified", "yellow", run.diff.modified),
-                               ("deleted", "red", run.diff.deleted)):
-        for rel in paths:
-            t.append(f" {kind:<8} ", style=style)
-            t.append(f"{rel}\n", style="bold")
-            if kind != "deleted" and kept:
-                body = _read(ws, rel, FILE_CHARS)
-                t.append("".join(f"   │ {line}\n" for line in body.splitlines() or [""]), style="dim")
-    if not kept:
-        t.append("(workspace not kept: passing runs are cleaned up; `keep: all` keeps them)\n", style="dim")
-    else:
-        try:
-            where = ws.relative_to(root)
-        except ValueError:
-            where = ws
-        t.append(f"workspace: {where}\n", style="dim")
-    return t
+FILTER_NAMES = list(FILTERS)
+FILTER_STYLE = {"failed": "red", **STATUS_STYLE}
 
 
 class ReviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
                 Binding("c", "draft_case", "New scar"),
-                Binding("t", "import_transcript", "Transcript"),
-                Binding("f", "next_failed", "Next failed")]
+                Binding("t", "import_transcript", "Import transcript"),
+                Binding("T", "toggle_timeline", "Timeline"),
+                Binding("f", "next_failed", "Next failed"),
+                Binding("F", "previous_failed", "Previous failed"),
+                Binding("s", "next_filter", "Filter"),
+                Binding("S", "previous_filter", "Filter back", show=False)]
 
     def __init__(self, session_id: str, case_id: str) -> None:
         super().__init__()
         self.session_id, self.case_id = session_id, case_id
-        self.runs: list[RunRecord] = []
+        self.data: ReviewData | None = None
+        self.runs: list[RunRecord] = []  # every run of the case in the session
+        self.shown: list[RunRecord] = []  # the runs the filter lets through, as listed
+        self.filter = "all"
+        self.details: dict[int, RunDetail] = {}  # by k: read once, on a thread
+        self.transcripts: dict[int, tuple[Transcript | None, str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal():
+        yield Static("", id="review-status")
+        yield KeyCatcher("loading the runs…", id="review-loading")
+        with Horizontal(id="review-body"):
             yield OptionList(id="runs-list")
-            with VerticalScroll(id="run-detail"):
-                yield Static("", id="run-body")
+            with ContentSwitcher(initial="run-detail", id="review-pane"):
+                with VerticalScroll(id="run-detail"):
+                    yield Static("", id="run-body")
+                with Vertical(id="run-timeline-pane"):
+                    yield Static("", id="timeline-note")
+                    yield Timeline(id="run-timeline")
         yield Footer()
 
     def on_mount(self) -> None:
-        project = self.app.project
-        self.runs = project.history.runs(self.session_id, self.case_id)
-        try:
-            label = project.history.read_session(self.session_id).label
-        except ScarbookError:
-            label = ""
-        self.sub_title = f"{self.case_id} · session {label or 'unlabelled'} · {len(self.runs)} runs"
-        ol = self.query_one("#runs-list", OptionList)
-        ol.add_options([Text.assemble((f"{STRIP[r.status]} ", STATUS_STYLE[r.status]), f"#{r.k:<3} {r.reason}")
-                        for r in self.runs] or [Text("(no runs recorded)", style="dim")])
-        ol.focus()
-        if self.runs:
-            first_bad = next((i for i, r in enumerate(self.runs) if r.status != "pass"), 0)
-            ol.highlighted = first_bad
-            self.show_run(first_bad)
+        self.sub_title = f"{self.case_id} · loading…"
+        self.query_one(KeyCatcher).focus()
+        self._load()
 
+    @work(exclusive=True, group="review-load")
+    async def _load(self) -> None:
+        project = self.app.project
+
+        def read() -> tuple[ReviewData, RunDetail | None]:
+            data = load_review(project, self.session_id, self.case_id)
+            first = self._first_bad(data.runs)
+            return data, (load_run_detail(project, data.runs[first], data) if data.runs else None)
+
+        data, detail = await asyncio.to_thread(read)
+        self.data, self.runs = data, data.runs
+        first = self.runs[self._first_bad(self.runs)] if self.runs else None
+        if first is not None and detail is not None:
+            self.details[first.k] = detail
+        self.sub_title = f"{self.case_id} · session {data.label or 'unlabelled'} · {len(self.runs)} runs"
+        self._refill(prefer=first)
+        self.query_one(KeyCatcher).release(self.query_one("#runs-list", OptionList))
+
+    @staticmethod
+    def _first_bad(runs: list[RunRecord]) -> int:
+        return next((i for i, r in enumerate(runs) if r.status != "pass"), 0)
+
+    # -- the runs list and its filter ----------------------------------------------------------
+    def _status_line(self) -> Text:
+        counts = filter_counts(self.runs)
+        t = Text("show ", style="dim")
+        for name in FILTER_NAMES:
+            label = f"{name} {counts[name]}"
+            if name == self.filter:
+                t.append(f"[{label}]", style="bold reverse " + FILTER_STYLE.get(name, ""))
+            else:
+                t.append(label, style=FILTER_STYLE.get(name, ""))
+            t.append(" ")
+        t.append(" s: filter", style="dim")
+        return t
+
+    def _refill(self, prefer: RunRecord | None = None) -> None:
+        self.shown = shown_runs(self.runs, self.filter)
+        self.query_one("#review-status", Static).update(self._status_line())
+        ol = self.query_one("#runs-list", OptionList)
+        ol.clear_options()
+        if not self.shown:
+            what = "no runs recorded" if not self.runs else f"no {self.filter} runs"
+            ol.add_option(Text(f"({what})", style="dim"))
+            self.query_one("#run-body", Static).update(Text(f"{what}: s shows another filter" if self.runs else what,
+                                                            style="dim"))
+            self._show_transcript(None)
+            return
+        ol.add_options([Text.assemble((f"{STRIP[r.status]} ", STATUS_STYLE[r.status]), f"#{r.k:<3} {r.reason}")
+                        for r in self.shown])
+        index = self.shown.index(prefer) if prefer in self.shown else 0
+        ol.highlighted = index
+        self.show_run(index)
+
+    def _set_filter(self, step: int) -> None:
+        if self.data is None:
+            return
+        self.filter = FILTER_NAMES[(FILTER_NAMES.index(self.filter) + step) % len(FILTER_NAMES)]
+        self._refill(prefer=self.current_run)
+
+    def action_next_filter(self) -> None:
+        self._set_filter(1)
+
+    def action_previous_filter(self) -> None:
+        self._set_filter(-1)
+
+    @property
+    def current_run(self) -> RunRecord | None:
+        h = self.query_one("#runs-list", OptionList).highlighted
+        return self.shown[h] if h is not None and 0 <= h < len(self.shown) else None
+
+    @on(OptionList.OptionHighlighted, "#runs-list")
+    def _run_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if 0 <= event.option_index < len(self.shown):
+            self.show_run(event.option_index)
+
+    def _jump_failed(self, step: int) -> None:
+        if self.data is None:
+            return
+        bad = [i for i, r in enumerate(self.shown) if r.status != "pass"]
+        if not bad:
+            where = "" if self.filter == "all" else f" among the {self.filter} runs shown"
+            self.notify(f"no failed run{where}", severity="information")
+            return
+        ol = self.query_one("#runs-list", OptionList)
+        at = ol.highlighted if ol.highlighted is not None else -1
+        after = [i for i in bad if (i - at) * step > 0]
+        ol.highlighted = (min(after) if step > 0 else max(after)) if after else (bad[0] if step > 0 else bad[-1])
+
+    def action_next_failed(self) -> None:
+        self._jump_failed(1)
+
+    def action_previous_failed(self) -> None:
+        self._jump_failed(-1)
+
+    # -- the highlighted run: detail, or its transcript as a timeline --------------------------
+    def show_run(self, index: int) -> None:
+        run = self.shown[index]
+        if run.k in self.details:
+            self.query_one("#run-body", Static).update(describe_run(run, self.details[run.k]))
+        else:
+            self.query_one("#run-body", Static).update(Text(f"run #{run.k}: loading…", style="dim"))
+            self._load_detail(run)
+        if self.query_one(ContentSwitcher).current == "run-timeline-pane":
+            self._show_transcript(run)
+
+    @work(exclusive=True, group="review-detail")
+    async def _load_detail(self, run: RunRecord) -> None:
+        detail = await asyncio.to_thread(load_run_detail, self.app.project, run, self.data)
+        self.details[run.k] = detail
+        if self.current_run is run:
+            self.query_one("#run-body", Static).update(describe_run(run, detail))
+
+    def action_toggle_timeline(self) -> None:
+        switcher = self.query_one(ContentSwitcher)
+        if switcher.current == "run-timeline-pane":
+            switcher.current = "run-detail"
+            return
+        switcher.current = "run-timeline-pane"
+        self._show_transcript(self.current_run)
+
+    def _show_transcript(self, run: RunRecord | None) -> None:
+        note, timeline = self.query_one("#timeline-note", Static), self.query_one("#run-timeline", Timeline)
+        if run is None:
+            note.update(Text("no run highlighted", style="dim"))
+            timeline.clear()
+        elif run.k in self.transcripts:
+            transcript, why = self.transcripts[run.k]
+            note.update(Text(f"run #{run.k} transcript · Enter opens a tool call · T back to the detail", style="dim")
+                        if transcript is not None else Text(why, style="yellow"))
+            timeline.display = transcript is not None
+            if transcript is not None:
+                timeline.show(transcript)
+        else:
+            note.update(Text(f"run #{run.k}: loading its transcript…", style="dim"))
+            timeline.display = False
+            self._load_transcript(run)
+
+    @work(exclusive=True, group="review-transcript")
+    async def _load_transcript(self, run: RunRecord) -> None:
+        self.transcripts[run.k] = await asyncio.to_thread(load_run_transcript, run)
+        if self.current_run is run and self.query_one(ContentSwitcher).current == "run-timeline-pane":
+            self._show_transcript(run)
+
+    # -- making a scar of the run -------------------------------------------------------------
     def action_import_transcript(self) -> None:
         """The full import flow, starting from this run's transcript ($SCARBOOK_TRANSCRIPT)."""
-        from pathlib import Path
-
         from scarbook.tui.screens.import_scar import ImportScreen
 
         run = self.current_run
@@ -147,30 +231,6 @@ class ReviewScreen(Screen):
                         severity="warning")
             return
         self.app.push_screen(ImportScreen(Path(run.transcript_path)))
-
-    @property
-    def current_run(self) -> RunRecord | None:
-        h = self.query_one("#runs-list", OptionList).highlighted
-        return self.runs[h] if h is not None and 0 <= h < len(self.runs) else None
-
-    def show_run(self, index: int) -> None:
-        run = self.runs[index]
-        body = describe_run(run, run_output(self.app.project, run), self.app.project.root)
-        self.query_one("#run-body", Static).update(body)
-
-    @on(OptionList.OptionHighlighted, "#runs-list")
-    def _run_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if 0 <= event.option_index < len(self.runs):
-            self.show_run(event.option_index)
-
-    def action_next_failed(self) -> None:
-        ol = self.query_one("#runs-list", OptionList)
-        start = ol.highlighted if ol.highlighted is not None else -1
-        for step in range(1, len(self.runs) + 1):
-            i = (start + step) % len(self.runs)
-            if self.runs[i].status != "pass":
-                ol.highlighted = i
-                return
 
     def action_draft_case(self) -> None:
         from scarbook.tui.screens.editor import EditorScreen

@@ -1,0 +1,83 @@
+"""One run's detail as rich Text for the run review: status, each check, judge items, output, stderr
+log and the −/+ diff of every changed file (`scarbook.run_review.load_run_detail` read them, on a
+thread). Only rich here: building the Text is cheap and reads nothing."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from scarbook.models import RunRecord
+from scarbook.run_diff import FileDiff
+from scarbook.run_review import RunDetail
+from scarbook.tui.widgets.strip import STATUS_STYLE
+
+CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}
+CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
+CHANGE_STYLE = {"created": "green", "modified": "yellow", "deleted": "red"}
+SIGN_STYLE = {"-": "red", "+": "green", " ": "dim", "@": "cyan"}
+NOT_KEPT = "(workspace not kept: passing runs are cleaned up; `keep: all` keeps them)\n"
+
+
+def _head(t: Text, run: RunRecord) -> None:
+    t.append(f"run #{run.k}: ", style="bold")
+    t.append(run.status.upper(), style="bold " + STATUS_STYLE[run.status])
+    t.append(f" — {run.reason}\n")
+    t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
+             f"{run.agent_usage.total_tokens:,} · judge tokens {run.judge_usage.total_tokens:,}"
+             f" ({run.judge_calls} calls)\n", style="dim")
+    if run.node:
+        t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
+                 + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
+                 + (f" · {run.workspace_note}" if run.workspace_note else "") + "\n", style="dim")
+
+
+def _checks(t: Text, run: RunRecord) -> None:
+    t.append("\nchecks\n", style="bold underline")
+    for c in run.checks:
+        t.append(f" {CHECK_MARK.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
+        t.append(f"{c.index + 1}. {c.type}: ", style="bold")
+        t.append(f"{c.detail}\n")
+        for item in (c.judge or {}).get("items", []) if c.judge else []:
+            verdict = str(item.get("verdict", "?")).upper()
+            t.append(f"     {verdict:<4} ", style="green" if verdict == "PASS" else "red")
+            t.append(f"{item.get('item', '?')}. {item.get('text', '')}\n")  # item is the 1-based number
+            if item.get("reason"):
+                t.append(f"          {item['reason']}\n", style="dim")
+
+
+def file_diff_text(d: FileDiff) -> Text:
+    t = Text()
+    t.append(f" {d.change:<8} ", style=CHANGE_STYLE.get(d.change, ""))
+    t.append(f"{d.rel}\n", style="bold")
+    if d.note:
+        t.append(f"   ({d.note})\n", style="dim italic")
+    for line in d.lines:
+        sign = "" if line.sign == "@" else line.sign
+        t.append(f"   {sign}{line.text}\n", style=SIGN_STYLE.get(line.sign, ""))
+    if d.more:
+        t.append(f"   … {d.more:,} more lines\n", style="dim italic")
+    if not (d.lines or d.note):
+        t.append("   (empty)\n", style="dim italic")
+    return t
+
+
+def describe_run(run: RunRecord, detail: RunDetail) -> Text:
+    t = Text()
+    _head(t, run)
+    _checks(t, run)
+    t.append("\nfinal output\n", style="bold underline")
+    t.append((detail.output or "(empty)") + "\n")
+    if detail.stderr is not None:
+        t.append("\nstderr log\n", style="bold underline")
+        t.append((detail.stderr or "(empty)") + "\n")
+    t.append("\nworkspace diff", style="bold underline")
+    t.append("  (− seed, + workspace)\n" if detail.diffs else "\n", style="dim")
+    if not detail.diffs:
+        t.append("(no files changed)\n", style="dim")
+    for d in detail.diffs:
+        t.append_text(file_diff_text(d))
+    if not detail.kept:
+        t.append(NOT_KEPT, style="dim")
+    elif detail.where:
+        t.append(f"workspace: {detail.where}\n", style="dim")
+    return t
