@@ -14,9 +14,9 @@ from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import fit_columns
 from scarbook.tui.screens.live import LiveScreen
-from scarbook.tui.screens.review import ReviewScreen
 from test_tui_snapshots import SID, freeze_cursors, write_history
-from tui_fixtures import fast_demo, library_loaded, move_library_cursor, project_root, wait_until  # noqa: F401
+from tui_fixtures import (fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
+                          review_loaded, wait_until)
 
 try:
     from tests.judge_server import judge_server, status_reply  # noqa: F401
@@ -104,8 +104,7 @@ def test_review_fits(project_root, snap_compare, size):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("v")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
-        await pilot.pause()
+        await review_loaded(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 

@@ -16,7 +16,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.review import ReviewScreen
 from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
-                          wait_until)
+                          review_loaded, wait_until)
 
 SID = "20260101-090000-abcd"
 
@@ -110,7 +110,6 @@ def test_run_review_snapshot(project_root, snap_compare):
     async def ready(pilot):
         await library_loaded(pilot)
         app.push_screen(ReviewScreen(SID, "write-one-line"))
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
-        await pilot.pause()
+        await review_loaded(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)

@@ -79,6 +79,16 @@ async def library_loaded(pilot):
     return pilot.app.screen
 
 
+async def review_loaded(pilot):
+    """The run review is on screen with its runs and the highlighted run's detail read."""
+    from scarbook.tui.screens.review import ReviewScreen
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen) and pilot.app.screen.loaded,
+                     what="the run review to load")
+    await pilot.pause()
+    return pilot.app.screen
+
+
 async def type_text(pilot, text: str) -> None:
     keys = {" ": "space", "-": "minus", ".": "full_stop", "/": "slash", ",": "comma", "'": "apostrophe"}
     await pilot.press(*[keys.get(ch, ch) for ch in text])

@@ -39,13 +39,13 @@ FILTER_STYLE = {"failed": "red", **STATUS_STYLE}
 
 class ReviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
-                Binding("c", "draft_case", "New scar"),
-                Binding("t", "import_transcript", "Import transcript"),
-                Binding("T", "toggle_timeline", "Timeline"),
                 Binding("f", "next_failed", "Next failed"),
-                Binding("F", "previous_failed", "Previous failed"),
-                Binding("s", "next_filter", "Filter"),
-                Binding("S", "previous_filter", "Filter back", show=False)]
+                Binding("F", "previous_failed", "Previous failed", show=False),
+                Binding("s", "next_filter", "Filter", show=False),  # the status line says so
+                Binding("S", "previous_filter", "Previous filter", show=False),
+                Binding("T", "toggle_timeline", "Timeline"),
+                Binding("c", "draft_case", "New scar"),
+                Binding("t", "import_transcript", "Import transcript", show=False)]
 
     def __init__(self, session_id: str, case_id: str) -> None:
         super().__init__()
@@ -94,6 +94,14 @@ class ReviewScreen(Screen):
         self._refill(prefer=first)
         self.query_one(KeyCatcher).release(self.query_one("#runs-list", OptionList))
 
+    @property
+    def loaded(self) -> bool:
+        """The runs are listed and the highlighted run's detail is shown."""
+        if self.data is None:
+            return False
+        run = self.current_run
+        return run is None or run.k in self.details
+
     @staticmethod
     def _first_bad(runs: list[RunRecord]) -> int:
         return next((i for i, r in enumerate(runs) if r.status != "pass"), 0)
@@ -124,11 +132,14 @@ class ReviewScreen(Screen):
                                                             style="dim"))
             self._show_transcript(None)
             return
-        ol.add_options([Text.assemble((f"{STRIP[r.status]} ", STATUS_STYLE[r.status]), f"#{r.k:<3} {r.reason}")
-                        for r in self.shown])
+        ol.add_options([self._prompt(r) for r in self.shown])
         index = self.shown.index(prefer) if prefer in self.shown else 0
         ol.highlighted = index
         self.show_run(index)
+
+    @staticmethod
+    def _prompt(run: RunRecord) -> Text:  # one line (CSS: no wrap); the detail has the whole reason
+        return Text.assemble((f"{STRIP[run.status]} ", STATUS_STYLE[run.status]), f"#{run.k:<3} {run.reason}")
 
     def _set_filter(self, step: int) -> None:
         if self.data is None:
@@ -204,7 +215,7 @@ class ReviewScreen(Screen):
             timeline.clear()
         elif run.k in self.transcripts:
             transcript, why = self.transcripts[run.k]
-            note.update(Text(f"run #{run.k} transcript · Enter opens a tool call · T back to the detail", style="dim")
+            note.update(Text(f"run #{run.k}'s transcript · Enter opens a call", style="dim")
                         if transcript is not None else Text(why, style="yellow"))
             timeline.display = transcript is not None
             if transcript is not None:

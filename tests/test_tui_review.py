@@ -1,0 +1,239 @@
+"""The run review, driven by keys: status filters with counts, next and previous failed run, the −/+
+diff of a modified file, the transcript timeline (T), keys typed while it loads; snapshots at 80×24
+and 200×50 of the diff and of the timeline."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from textual.widgets import OptionList
+
+from scarbook.history import History
+from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
+from scarbook.project import Project
+from scarbook.tui.app import make_app
+from scarbook.tui.key_queue import KeyCatcher
+from scarbook.tui.screens.review import ReviewScreen
+from scarbook.tui.widgets.timeline import Timeline
+from test_tui_snapshots import freeze_cursors
+from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root,  # noqa: F401
+                          review_loaded, wait_until)
+
+SID = "20260201-100000-beef"
+# k -> status; run 2 kept its workspace (README.md modified, tmp.txt created) and left a transcript
+STATUSES = {1: "pass", 2: "fail", 3: "error", 4: "unjudged", 5: "fail", 6: "pass"}
+README_NOW = "# tiny-agent\n\nA tiny agent that writes everything.\n\n## Usage\n\nnode src/main.js \"your task\"\n"
+TRANSCRIPT = [
+    {"type": "task", "text": "Extract the first line of README.md and write it to tmp.txt"},
+    {"type": "tool_call", "id": "call_1", "name": "read_file", "input": {"path": "README.md"}},
+    {"type": "tool_result", "id": "call_1", "output": "# tiny-agent\n\nA minimal AI agent.\n", "is_error": False},
+    {"type": "tool_call", "id": "call_2", "name": "write_file", "input": {"path": "tmp.txt", "content": "# tiny-agent\n"}},
+    {"type": "tool_result", "id": "call_2", "output": "wrote 13 bytes to tmp.txt", "is_error": False},
+    {"type": "final", "text": "done — tmp.txt has one line"},
+]
+
+
+def write_runs(root) -> None:
+    project = Project.discover(root)
+    history = History(project.workspaces_dir)
+    info = SessionInfo(id=SID, label="prompt-v2", started_at="2026-02-01T10:00:00+00:00", runs_per_case=6,
+                       case_ids=["write-one-line"], fingerprint=project.config.fingerprint(), agent="demo")
+    history.start_session(info)
+    logs = project.workspaces_dir / SID / "write-one-line"
+    ws = logs / "2"
+    ws.mkdir(parents=True)
+    (ws / "README.md").write_text(README_NOW)
+    (ws / "tmp.txt").write_text("# tiny-agent\nA minimal AI agent.\n")
+    (logs / "2.transcript.jsonl").write_text("".join(json.dumps(e) + "\n" for e in TRANSCRIPT))
+    (logs / "2.stderr.log").write_text("warning: rewrote README.md\n")
+    for k, status in STATUSES.items():
+        checks = [CheckResult("file_exists", "pass", "tmp.txt exists", 0),
+                  CheckResult("line_count", "fail", "tmp.txt has 2 lines, expected exactly 1", 1)]
+        history.record_run(RunRecord(
+            session_id=SID, case_id="write-one-line", k=k, status=status, duration_s=1.0 + k,
+            reason={"pass": "all checks passed", "fail": "check 2 (line_count): tmp.txt has 2 lines, expected exactly 1",
+                    "error": "judge unreachable", "unjudged": "judge skipped"}[status],
+            checks=checks if k == 2 else [], workspace=str(logs / str(k)), workspace_kept=k == 2,
+            diff=WorkspaceDiff(created=["tmp.txt"], modified=["README.md"]) if k == 2 else WorkspaceDiff(),
+            transcript_path=str(logs / "2.transcript.jsonl") if k == 2 else None,
+            output_excerpt="done — tmp.txt has one line" if k == 2 else "",
+            stderr_path=str(logs / "2.stderr.log") if k == 2 else None, started_at=info.started_at))
+    history.finish_session(info)
+
+
+async def open_review(pilot) -> ReviewScreen:
+    await library_loaded(pilot)
+    await move_library_cursor(pilot, "write-one-line")
+    await pilot.press("v")
+    return await review_loaded(pilot)
+
+
+def listed(screen: ReviewScreen) -> list[int]:
+    return [r.k for r in screen.shown]
+
+
+def highlighted_k(screen: ReviewScreen) -> int | None:
+    run = screen.current_run
+    return run.k if run is not None else None
+
+
+async def test_filter_keys_show_the_runs_of_a_status_and_the_counts(project_root):
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        status = lambda: plain(review.query_one("#review-status"))  # noqa: E731
+        assert status() == "show [all 6] failed 4 fail 2 error 1 unjudged 1 pass 2  s: filter"
+        assert listed(review) == [1, 2, 3, 4, 5, 6] and highlighted_k(review) == 2
+        await pilot.press("s")
+        assert "[failed 4]" in status() and listed(review) == [2, 3, 4, 5]
+        assert review.query_one("#runs-list", OptionList).option_count == 4
+        assert highlighted_k(review) == 2  # the highlighted run stays when the filter shows it
+        await pilot.press("s")
+        assert "[fail 2]" in status() and listed(review) == [2, 5]
+        await pilot.press("s", "s")
+        assert "[unjudged 1]" in status() and listed(review) == [4] and highlighted_k(review) == 4
+        await wait_until(pilot, lambda: review.loaded, what="run 4's detail")
+        assert plain(review.query_one("#run-body")).startswith("run #4: UNJUDGED — judge skipped\n")
+        await pilot.press("s")
+        assert "[pass 2]" in status() and listed(review) == [1, 6]
+        await pilot.press("c")  # c acts on the shown run: a passed one
+        await wait_until(pilot, lambda: app._notifications, what="the notification")
+        assert [n.message for n in app._notifications][-1].startswith("this run passed")
+        await pilot.press("S", "S")
+        assert "[error 1]" in status() and listed(review) == [3]
+
+
+async def test_f_and_shift_f_go_to_the_next_and_previous_failed_run_wrapping(project_root):
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        seen = []
+        for key in ["f", "f", "f", "f", "F", "F", "F"]:
+            await pilot.press(key)
+            seen.append(highlighted_k(review))
+        assert seen == [3, 4, 5, 2, 5, 4, 3]
+        await pilot.press("s", "s", "s", "s", "s")  # pass: no failed run shown
+        assert listed(review) == [1, 6]
+        await pilot.press("F")
+        await wait_until(pilot, lambda: app._notifications, what="the notification")
+        assert [n.message for n in app._notifications] == ["no failed run among the pass runs shown"]
+        assert highlighted_k(review) == 1
+
+
+async def test_a_modified_file_shows_minus_old_plus_new_lines_not_the_whole_new_content(project_root):
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        body = plain(review.query_one("#run-body"))
+        diff = body[body.index("workspace diff"):]
+        assert diff.startswith("workspace diff  (− seed, + workspace)\n"
+                               " created  tmp.txt\n   +# tiny-agent\n   +A minimal AI agent.\n"
+                               " modified README.md\n   @@ -1,5 +1,5 @@\n    # tiny-agent\n    \n"
+                               "   -A minimal AI agent.\n   +A tiny agent that writes everything.\n    \n    ## Usage\n")
+        assert "node src/main.js" not in body  # the unchanged end of README.md is not repeated
+        assert "stderr log\nwarning: rewrote README.md\n" in body
+
+
+async def test_T_shows_the_runs_transcript_as_a_timeline_and_a_run_without_one_says_so(project_root):
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        timeline = review.query_one("#run-timeline", Timeline)
+        await pilot.press("T")
+        await wait_until(pilot, lambda: timeline.display and timeline.transcript is not None, what="the timeline")
+        labels = [str(node.label) for node in timeline.root.children]
+        assert labels == ["user: Extract the first line of README.md and write it to tmp.txt",
+                          "⚙ read_file README.md", "⚙ write_file tmp.txt", "assistant: done — tmp.txt has one line"]
+        assert review.query_one("#run-detail").display is False
+        await pilot.press("f")  # run 3 left no transcript: one line, no timeline
+        note = review.query_one("#timeline-note")
+        await wait_until(pilot, lambda: "no transcript" in plain(note), what="run 3's note")
+        assert plain(note) == "this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)"
+        assert timeline.display is False
+        await pilot.press("T")
+        assert review.query_one("#run-detail").display and highlighted_k(review) == 3
+
+
+async def test_a_hostile_transcript_is_one_line_in_the_timeline_pane(project_root, tmp_path):
+    write_runs(project_root)
+    path = project_root / "workspaces" / SID / "write-one-line" / "2.transcript.jsonl"
+    path.unlink()
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\n")
+    path.symlink_to(secret)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        await pilot.press("T")
+        note = review.query_one("#timeline-note")
+        await wait_until(pilot, lambda: "not shown" in plain(note), what="the note")
+        assert plain(note) == "transcript not shown: 2.transcript.jsonl is a symlink"
+        assert review.query_one("#run-timeline", Timeline).display is False
+
+
+async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_root, monkeypatch):
+    import scarbook.tui.screens.review as review_module
+
+    write_runs(project_root)
+    gate = threading.Event()
+    real = review_module.load_review
+
+    def slow_load(*args):
+        assert gate.wait(60), "the test never opened the gate"
+        return real(*args)
+
+    monkeypatch.setattr(review_module, "load_review", slow_load)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        review = app.screen
+        assert plain(review.query_one(KeyCatcher)) == "loading the runs…"
+        await pilot.press("s", "s", "f", "T")  # fail filter, next failed run, the timeline
+        await pilot.pause(0.2)
+        assert review.data is None and review.filter == "all"  # nothing acted yet: still loading
+        gate.set()
+        await wait_until(pilot, lambda: review.filter == "fail" and highlighted_k(review) == 5
+                         and review.query_one("#run-timeline-pane").display, what="the typed keys to act")
+        assert listed(review) == [2, 5]
+        assert review.query_one(KeyCatcher).display is False and app.focused is review.query_one("#runs-list")
+
+
+@pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")])
+def test_review_diff_snapshot(project_root, snap_compare, size):
+    """The failed run with its −/+ diff of README.md (red/green) and the created tmp.txt; the filter
+    line with counts above the runs list."""
+    write_runs(project_root)
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        review = await open_review(pilot)
+        review.query_one("#run-detail").scroll_end(animate=False)
+        freeze_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")])
+def test_review_timeline_snapshot(project_root, snap_compare, size):
+    """T: the failed run's transcript as a timeline beside the runs list (failed filter on)."""
+    write_runs(project_root)
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        review = await open_review(pilot)
+        await pilot.press("s", "T")
+        timeline = review.query_one("#run-timeline", Timeline)
+        await wait_until(pilot, lambda: timeline.display and timeline.transcript is not None, what="the timeline")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
