@@ -177,6 +177,22 @@ async def test_a_hostile_transcript_is_one_line_in_the_timeline_pane(project_roo
         assert review.query_one("#run-timeline", Timeline).display is False
 
 
+async def test_terminal_escapes_in_a_transcript_never_reach_the_screen(project_root):
+    write_runs(project_root)
+    path = project_root / "workspaces" / SID / "write-one-line" / "2.transcript.jsonl"
+    path.write_text(json.dumps({"type": "task", "text": "hi\x1b]0;pwned\x07 there\x1b[2J"}) + "\n"
+                    + json.dumps({"type": "tool_call", "id": "c1", "name": "bash\x1b[31m",
+                                  "input": {"command": "ls\x1b[5m"}}) + "\n")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        await pilot.press("T")
+        timeline = review.query_one("#run-timeline", Timeline)
+        await wait_until(pilot, lambda: timeline.display and timeline.transcript is not None, what="the timeline")
+        labels = [str(node.label) for node in timeline.root.children]
+        assert labels == ["user: hi there", "⚙ bash: ls"]
+
+
 async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_root, monkeypatch):
     import scarbook.tui.screens.review as review_module
 
@@ -205,6 +221,36 @@ async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_ro
                          and review.query_one("#run-timeline-pane").display, what="the typed keys to act")
         assert listed(review) == [2, 5]
         assert review.query_one(KeyCatcher).display is False and app.focused is review.query_one("#runs-list")
+
+
+async def test_help_lists_the_review_keys_and_the_palette_runs_them(project_root):
+    import io
+
+    from rich.console import Console
+
+    from scarbook.tui.screens.help import HelpScreen
+    from tui_fixtures import type_text
+
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(app.screen.table)
+        text = " ".join(console.export_text().split())
+        for key, does in [("f", "Next failed"), ("F", "Previous failed"), ("s", "Filter"), ("S", "Previous filter"),
+                          ("T", "Timeline"), ("c", "New scar"), ("t", "Import transcript")]:
+            assert f"{key} {does}" in text, (key, text)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is review, what="back on the review")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "previous failed")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is review and highlighted_k(review) == 5, what="run 5")
 
 
 @pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")])

@@ -85,7 +85,11 @@ class ReviewScreen(Screen):
             first = self._first_bad(data.runs)
             return data, (load_run_detail(project, data.runs[first], data) if data.runs else None)
 
-        data, detail = await asyncio.to_thread(read)
+        try:
+            data, detail = await asyncio.to_thread(read)
+        except (ScarbookError, OSError) as exc:  # the history cannot be read: say so, keep the keys working
+            data, detail = ReviewData([], "", None, ""), None
+            self.notify(str(exc), title="could not read the runs", severity="error")
         self.data, self.runs = data, data.runs
         first = self.runs[self._first_bad(self.runs)] if self.runs else None
         if first is not None and detail is not None:
