@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from scarbook.case_io import CaseSet
-from scarbook.errors import CaseError
+from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
+from scarbook.errors import CaseError, ScarbookError
 from scarbook.history import CaseLatest, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
@@ -33,6 +34,7 @@ class LibraryRow:
     age_s: float | None = None  # how long ago the latest session started (None = never run)
     marks: list[str] = field(default_factory=list)  # what the latest session was: cancelled, partial, ...
     badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
+    history_note: str = ""  # renamed / copied / id reused: why runs recorded under this id are not shown
 
     @property
     def title(self) -> str:
@@ -86,7 +88,14 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     found = found if found is not None else project.load_cases()
     latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
     fingerprint = project.config.fingerprint()
+    ids = _id_log(project)
+    for cid, entry in ids.items():  # sessions from before the id was given to its present case
+        if cid in latest and not counts_session(entry, latest[cid].session.started_at):
+            del latest[cid]
     rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
+    for row in rows:
+        if row.key in ids and not row.session_id:
+            row.history_note = ids[row.key].note(row.key)
     store = VerificationStore(project.workspaces_dir)
     verified = store.load()
     for row in rows:
@@ -94,6 +103,14 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
     rows.sort(key=lambda r: r.key)
     return rows
+
+
+def _id_log(project: Project) -> dict[str, IdEntry]:
+    try:
+        return CaseIdLog(project.workspaces_dir).load()
+    except ScarbookError as exc:  # said where history problems are said; every run then counts
+        project.history._tell(str(exc))
+        return {}
 
 
 def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:

@@ -132,6 +132,17 @@ class VerificationStore:
             for v in results:
                 db.upsert(v.to_dict(), q.case_id == v.case_id)
 
+    def move(self, old: str | None, new: str) -> None:
+        """A renamed case keeps its verification (its checks did not change); `new`'s old entry, if
+        a case of that id was verified once, goes. `old` None: only forget `new` (a fresh copy)."""
+        if not self.path.exists():
+            return
+        with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
+            q = Query()
+            db.remove(q.case_id == new)
+            if old is not None:
+                db.update({"case_id": new}, q.case_id == old)
+
     def load(self) -> dict[str, Verification]:
         if not self.path.exists():
             return {}

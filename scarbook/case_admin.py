@@ -1,0 +1,357 @@
+"""Managing the scar collection's case folders: delete (to a trash it can be restored from), restore,
+rename and duplicate.
+
+The trash is `workspaces/.trash/` (git-ignored with the rest of workspaces/, and never read by eval,
+list or lint, which load only cases/). Each deletion is a folder of its own:
+
+    workspaces/.trash/<id>--<UTC time>/trashed.json   case id, when, from where (and its case-ids entry)
+    workspaces/.trash/<id>--<UTC time>/case/          the case folder, moved whole
+
+Moves are one `os.rename` (a case is in cases/ or in the trash, never in neither); across
+filesystems a move copies to a hidden folder, renames it into place, then removes the original.
+A duplicate is copied to a hidden `cases/.scarbook-partial-*` folder (load_cases skips hidden
+folders) and renamed into place whole. A rename moves the folder, then rewrites the `id:` line of
+its case.yaml atomically: a crash between the two leaves a case whose id differs from its folder,
+which eval refuses with a message naming the fix — never a case that runs under the wrong id.
+History stays under the id a case ran as (see case_lineage.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+from filelock import FileLock
+
+from scarbook.case_ids import check_new_case_id, free_case_id, unique_id
+from scarbook.case_io import CASE_FILE, case_to_dict, load_case, validate_case_data
+from scarbook.case_lineage import CaseIdLog, IdEntry, now_stamp
+from scarbook.errors import CaseError, HistoryError, ScarbookError
+from scarbook.fsutil import atomic_write_text, describe_os_error, read_regular_bytes
+from scarbook.models import Case
+from scarbook.project import Project
+from scarbook.yamlio import dump_yaml, line_of, load_yaml_text
+
+TRASH = ".trash"
+ENTRY_FILE = "trashed.json"
+PARTIAL = ".scarbook-partial-"
+
+
+@dataclass
+class TrashEntry:
+    name: str  # the folder in the trash, e.g. write-one-line--20261203T151500Z
+    case_id: str
+    trashed_at: str
+    origin: str  # the folder it was deleted from
+    title: str
+    path: Path
+    id_entry: dict | None = None  # its case-ids.json entry before the deletion
+
+
+def trash_dir(project: Project) -> Path:
+    return project.workspaces_dir / TRASH
+
+
+def _lock(project: Project) -> FileLock:
+    """One case-management step at a time per project (a second process waits its turn)."""
+    trash_dir(project).mkdir(parents=True, exist_ok=True)
+    return FileLock(str(trash_dir(project) / ".lock"), timeout=30)
+
+
+def check_folder_name(case_id: str) -> None:
+    """A name that can only mean one folder directly inside cases/: never empty, '.', '..', a path
+    with a separator, or a hidden folder (hidden folders are not cases)."""
+    if not case_id:
+        raise ScarbookError("type a case id: the name of a folder in cases/")
+    if case_id in (".", "..") or "/" in case_id or "\\" in case_id or os.sep in case_id or case_id.startswith("."):
+        raise ScarbookError(f"{case_id!r} is not a case id: a case id names one folder inside cases/ "
+                            "(no '/', no '..', not hidden)")
+
+
+def case_folder(project: Project, case_id: str) -> Path:
+    """The folder of an existing case (valid or not), or a ScarbookError naming the fix."""
+    check_folder_name(case_id)
+    folder = project.cases_dir / case_id
+    if not os.path.lexists(folder) or not folder.is_dir():
+        raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} — `scarbook list` shows the cases")
+    return folder
+
+
+def _valid_case(project: Project, case_id: str) -> tuple[Path, Case]:
+    folder = case_folder(project, case_id)
+    if folder.is_symlink():
+        raise ScarbookError(f"{folder} is a symlink to {os.readlink(folder)}: scarbook renames and copies only "
+                            "real case folders — replace the link with the folder itself")
+    try:
+        return folder, load_case(folder)
+    except CaseError as exc:
+        raise ScarbookError(f"case {case_id!r} is invalid, fix it first: {exc}") from None
+
+
+def running_case_ids(project: Project) -> dict[str, str]:
+    """Cases in a session that is still running (its process holds the session's lock): case id ->
+    session id. Their folders must not move under the runner."""
+    from scarbook.history import History
+
+    history = History(project.workspaces_dir)
+    out: dict[str, str] = {}
+    for folder in history._session_dirs():
+        if not (folder / ".lock").exists():
+            continue
+        try:
+            info = history.read_session(folder.name)
+        except HistoryError:
+            continue
+        if str(info.state) == "running":
+            out.update({cid: info.id for cid in info.case_ids if cid not in out})
+    return out
+
+
+def refuse_running(project: Project, case_id: str) -> None:
+    sid = running_case_ids(project).get(case_id)
+    if sid:
+        raise ScarbookError(f"case {case_id!r} is in session {sid}, which is still running — wait for it "
+                            "to finish (or cancel it), then try again")
+
+
+# -- moving and copying folders ----------------------------------------------------------------
+def _copy_regular(src: str, dst: str) -> str:
+    """copytree's file copier: regular files only (a FIFO would block, a device is no case file)."""
+    mode = os.lstat(src).st_mode
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file, not copied", src)
+    return shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Copy a case folder; symlinks are copied as links, never followed."""
+    try:
+        shutil.copytree(src, dst, symlinks=True, copy_function=_copy_regular)
+    except shutil.Error as exc:
+        first = exc.args[0][0] if exc.args and exc.args[0] else ("?", "?", str(exc))
+        raise ScarbookError(f"could not copy {first[0]}: {first[2]}") from None
+    except OSError as exc:
+        raise ScarbookError(f"could not copy {src}: {describe_os_error(exc)}") from None
+
+
+def _move_dir(src: Path, dst: Path) -> None:
+    """Move a folder (or a link to one) so that it is whole at `src` or at `dst`, never half."""
+    try:
+        os.rename(src, dst)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise ScarbookError(f"could not move {src} to {dst}: {describe_os_error(exc)}") from None
+    token = secrets.token_hex(4)
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+        os.unlink(src)
+        return
+    partial = dst.parent / f"{PARTIAL}{dst.name}-{token}"
+    try:
+        _copy_tree(src, partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    os.rename(partial, dst)
+    gone = src.parent / f"{PARTIAL}gone-{src.name}-{token}"
+    os.rename(src, gone)
+    shutil.rmtree(gone, ignore_errors=True)
+
+
+def _clean_partials(cases_dir: Path) -> None:
+    """Remove what a crashed duplicate or move left (hidden, never loaded); called under the lock."""
+    if cases_dir.is_dir():
+        for p in cases_dir.iterdir():
+            if p.name.startswith(PARTIAL) and p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+
+
+# -- trash ---------------------------------------------------------------------------------------
+def _title_of(folder: Path) -> str:
+    try:
+        return load_case(folder).title
+    except (ScarbookError, OSError):
+        return "(invalid case)"
+
+
+def trash_case(project: Project, case_id: str) -> TrashEntry:
+    """Move cases/<id>/ into the trash. Its runs stay in history, under its id."""
+    folder = case_folder(project, case_id)
+    refuse_running(project, case_id)
+    with _lock(project):
+        now = datetime.now(timezone.utc)
+        base = f"{case_id}--{now.strftime('%Y%m%dT%H%M%SZ')}"
+        taken = {p.name for p in trash_dir(project).iterdir()}
+        while True:  # two deletions of one id in one second get -2, -3, ...
+            name = unique_id(base, taken)
+            try:
+                (trash_dir(project) / name).mkdir()
+                break
+            except FileExistsError:
+                taken.add(name)
+        place = trash_dir(project) / name
+        log = CaseIdLog(project.workspaces_dir)
+        prior = log.load().get(case_id)
+        try:
+            origin = str(folder.relative_to(project.root))
+        except ValueError:
+            origin = str(folder)
+        entry = TrashEntry(name, case_id, now.isoformat(), origin, _title_of(folder), place,
+                           vars(prior) if prior else None)
+        meta = {k: v for k, v in vars(entry).items() if k not in ("path", "name")}
+        atomic_write_text(place / ENTRY_FILE, json.dumps(meta, indent=1))
+        try:
+            _move_dir(folder, place / "case")
+        except BaseException:
+            shutil.rmtree(place, ignore_errors=True)
+            raise
+        log.update({case_id: IdEntry(since=now_stamp())})  # a later case with this id starts afresh
+    return entry
+
+
+def list_trash(project: Project) -> list[TrashEntry]:
+    """What can be restored, newest first. A folder without case/ (a deletion cut short before its
+    move, or a restore cut short after it) holds nothing to restore and is left out."""
+    folder = trash_dir(project)
+    if not folder.is_dir():
+        return []
+    out = []
+    for place in folder.iterdir():
+        if place.name.startswith(".") or not (place / "case").is_dir():
+            continue
+        try:
+            meta = json.loads(read_regular_bytes(place / ENTRY_FILE, limit=1_000_000).decode("utf-8"))
+            out.append(TrashEntry(place.name, str(meta["case_id"]), str(meta["trashed_at"]), str(meta["origin"]),
+                                  str(meta.get("title", "")), place, meta.get("id_entry")))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            out.append(TrashEntry(place.name, place.name.split("--")[0], "", "?", "(no trashed.json)", place))
+    out.sort(key=lambda e: (e.trashed_at, e.name), reverse=True)
+    return out
+
+
+def restore_case(project: Project, ref: str) -> TrashEntry:
+    """Put a trashed case back: `ref` is a case id (its latest deletion) or a trash folder's name."""
+    entries = list_trash(project)
+    hits = [e for e in entries if e.name == ref] or [e for e in entries if e.case_id == ref]
+    if not hits:
+        raise ScarbookError(f"nothing named {ref!r} in the trash ({trash_dir(project)}) — "
+                            "`scarbook case trash` lists what can be restored")
+    entry = hits[0]
+    check_folder_name(entry.case_id)  # trashed.json lives under workspaces/: never trust it with a path
+    dest = project.cases_dir / entry.case_id
+    with _lock(project):
+        if os.path.lexists(dest):
+            raise ScarbookError(f"cannot restore {entry.case_id}: a case named {entry.case_id!r} exists again "
+                                f"({dest}) — rename it first (scarbook case mv {entry.case_id} NEW-ID), "
+                                "then restore again")
+        project.cases_dir.mkdir(parents=True, exist_ok=True)
+        _move_dir(entry.path / "case", dest)
+        prior = IdEntry(**entry.id_entry) if isinstance(entry.id_entry, dict) else None
+        CaseIdLog(project.workspaces_dir).update({entry.case_id: prior})  # its runs are its own again
+        shutil.rmtree(entry.path, ignore_errors=True)
+    return entry
+
+
+# -- rename and duplicate -------------------------------------------------------------------------
+def _scalar(value: str) -> str:
+    """`value` as a one-line YAML scalar: bare when YAML reads it back as the same string."""
+    try:
+        if yaml.safe_load(value) == value and "#" not in value and ": " not in value:
+            return value
+    except yaml.YAMLError:
+        pass
+    return json.dumps(value)
+
+
+def edited_case_text(path: Path, changes: dict[str, str]) -> str:
+    """case.yaml's text with top-level `changes` (id, title) set, its other lines and comments kept;
+    a key written over several lines makes it rewritten whole (comments lost, content the same)."""
+    text = read_regular_bytes(path, limit=1_000_000).decode("utf-8")
+    data = load_yaml_text(text, path)
+    lines = text.splitlines(keepends=True)
+    for key, value in changes.items():
+        line = f"{key}: {_scalar(value)}\n"
+        at = line_of(data, key) if key in data else None
+        if at and re.match(rf"{key}\s*:", lines[at - 1]):
+            lines[at - 1] = line
+        elif key not in data:
+            at = line_of(data, "id") or 0
+            lines.insert(at, line)
+    out = "".join(lines)
+    try:
+        again = load_yaml_text(out, path)
+        same = dict(again) == {**dict(data), **changes}
+    except ScarbookError:
+        same = False
+    if not same:
+        case = validate_case_data(data, path)
+        case.id, case.title = changes.get("id", case.id), changes.get("title", case.title)
+        out = dump_yaml(case_to_dict(case))
+    validate_case_data(load_yaml_text(out, path), path)
+    return out
+
+
+def rename_case(project: Project, old: str, new: str) -> Case:
+    """cases/<old>/ becomes cases/<new>/ with `id: new`. Its runs stay recorded under <old>; its
+    scar verification moves with it (the checks did not change)."""
+    folder, case = _valid_case(project, old)
+    if new == old:
+        raise ScarbookError(f"case {old!r} already has that id")
+    check_new_case_id(project.cases_dir, new)
+    refuse_running(project, old)
+    text = edited_case_text(folder / CASE_FILE, {"id": new})
+    dest = project.cases_dir / new
+    with _lock(project):
+        if os.path.lexists(dest):
+            raise ScarbookError(f"a case named {new!r} already exists ({dest}); choose another id")
+        _move_dir(folder, dest)
+        atomic_write_text(dest / CASE_FILE, text)
+        from scarbook.verify import VerificationStore
+
+        VerificationStore(project.workspaces_dir).move(old, new)
+        since = now_stamp()
+        CaseIdLog(project.workspaces_dir).update({new: IdEntry(since, renamed_from=old), old: IdEntry(since)})
+    return load_case(dest)
+
+
+def copy_title(case: Case) -> str:
+    return f"{case.title} (copy)" if case.title else f"copy of {case.id}"
+
+
+def duplicate_case(project: Project, case_id: str, new: str | None = None) -> Case:
+    """A copy of the case (case.yaml, seed/, scar/, every file; links copied as links) under a fresh
+    id (`<id>-copy`, `<id>-copy-2`, ... unless given), its title marked as a copy. No runs."""
+    folder, case = _valid_case(project, case_id)
+    if new is None:
+        new = free_case_id(project.cases_dir, f"{case_id}-copy")
+    else:
+        check_new_case_id(project.cases_dir, new)
+    with _lock(project):
+        _clean_partials(project.cases_dir)
+        partial = project.cases_dir / f"{PARTIAL}{new}-{secrets.token_hex(4)}"
+        try:
+            _copy_tree(folder, partial)
+            text = edited_case_text(partial / CASE_FILE, {"id": new, "title": copy_title(case)})
+            atomic_write_text(partial / CASE_FILE, text)
+            dest = project.cases_dir / new
+            if os.path.lexists(dest):
+                raise ScarbookError(f"a case named {new!r} already exists ({dest}); choose another id")
+            os.rename(partial, dest)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        from scarbook.verify import VerificationStore
+
+        VerificationStore(project.workspaces_dir).move(None, new)  # a copy is not verified until it is
+        CaseIdLog(project.workspaces_dir).update({new: IdEntry(now_stamp(), copied_from=case_id)})
+    return load_case(dest)
+

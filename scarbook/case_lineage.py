@@ -1,0 +1,96 @@
+"""When a case id was last given to a case, so history recorded under it before then is not shown
+as that case's.
+
+Runs are recorded under the case id they ran as, and history is never rewritten. So renaming a case
+from `a` to `b` leaves a's runs under `a`, and the renamed case starts with no runs; deleting `a` and
+later filing a new case `a` must not show the old case's rate beside the new one. Each case-management
+step that gives an id a new owner (rename, duplicate, delete) records the moment here:
+
+    workspaces/history/case-ids.json   {"ids": {"b": {"since": ISO, "renamed_from": "a"}, ...}}
+
+and the library counts only sessions of that id that started at or after `since` (to the second).
+Restoring a deleted case puts its entry back as it was before the deletion.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from scarbook.errors import ScarbookError
+from scarbook.fsutil import atomic_write_text, describe_os_error, read_regular_bytes
+
+FILE_NAME = "case-ids.json"
+MAX_BYTES = 8_000_000
+
+
+@dataclass
+class IdEntry:
+    since: str  # ISO time (UTC) the id was given to its present case
+    renamed_from: str = ""
+    copied_from: str = ""
+
+    def note(self, case_id: str) -> str:
+        """Why the library shows no runs of this case from before `since`."""
+        day = self.since[:10]
+        if self.renamed_from:
+            return (f"renamed from {self.renamed_from} on {day}: no runs since; its earlier runs stay under "
+                    f"{self.renamed_from} (scarbook show {self.renamed_from})")
+        if self.copied_from:
+            return f"copied from {self.copied_from} on {day}: no runs of the copy yet"
+        return (f"the id {case_id} was freed on {day} (deleted or renamed): the runs recorded under it "
+                "before then belong to that case, not this one")
+
+
+def now_stamp() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def counts_session(entry: IdEntry | None, started_at: str) -> bool:
+    """Does a session that started at `started_at` belong to the id's present case?"""
+    if entry is None:
+        return True
+    try:
+        started = datetime.fromisoformat(started_at)
+        since = datetime.fromisoformat(entry.since).replace(microsecond=0)  # started_at has whole seconds
+    except ValueError:
+        return True
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=timezone.utc)
+    return started >= since
+
+
+class CaseIdLog:
+    def __init__(self, workspaces_dir: Path) -> None:
+        self.path = Path(workspaces_dir) / "history" / FILE_NAME
+
+    def load(self) -> dict[str, IdEntry]:
+        """Every recorded id; a damaged file is a ScarbookError naming it and the fix."""
+        try:
+            raw = read_regular_bytes(self.path, limit=MAX_BYTES)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise self._damaged(describe_os_error(exc)) from None
+        try:
+            ids = json.loads(raw.decode("utf-8"))["ids"]
+            return {str(k): IdEntry(**v) for k, v in ids.items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise self._damaged(f"not the expected JSON ({type(exc).__name__})") from None
+
+    def _damaged(self, why: str) -> ScarbookError:
+        return ScarbookError(f"{self.path} cannot be read: {why} — move it aside (mv {self.path} "
+                             f"{self.path}.damaged); the library then shows every run recorded under each id")
+
+    def update(self, changes: dict[str, IdEntry | None]) -> None:
+        """Set (or, for None, remove) entries; written atomically."""
+        ids = self.load()
+        for case_id, entry in changes.items():
+            if entry is None:
+                ids.pop(case_id, None)
+            else:
+                ids[case_id] = entry
+        data = {"ids": {k: asdict(v) for k, v in sorted(ids.items())}}
+        atomic_write_text(self.path, json.dumps(data, indent=1))

@@ -1,0 +1,87 @@
+"""`scarbook case ...`: delete (to the trash), restore, rename and duplicate case folders."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.case_admin import duplicate_case, list_trash, rename_case, restore_case, trash_case, trash_dir
+from scarbook.cli.common import friendly_errors, get_project
+
+
+@click.group("case")
+def case_group() -> None:
+    """Delete, restore, rename or duplicate a case folder in cases/.
+
+    A deleted case goes to workspaces/.trash/ (never run, listed or linted there) and can be restored.
+    Runs stay recorded under the id a case ran as: a renamed case starts with no runs, and its earlier
+    runs stay readable under its old id (`scarbook show OLD`).
+    """
+
+
+@case_group.command("rm")
+@click.argument("case_id")
+@click.pass_context
+@friendly_errors
+def rm_command(ctx: click.Context, case_id: str) -> None:
+    """Move CASE_ID's folder to the trash (restore it with `scarbook case restore CASE_ID`)."""
+    project = get_project(ctx)
+    entry = trash_case(project, case_id)
+    click.echo(f"moved {entry.origin} to the trash ({entry.path}); "
+               f"`scarbook case restore {case_id}` puts it back")
+
+
+@case_group.command("restore")
+@click.argument("ref", metavar="CASE_ID")
+@click.pass_context
+@friendly_errors
+def restore_command(ctx: click.Context, ref: str) -> None:
+    """Put CASE_ID back from the trash (its latest deletion; or give a trash folder's name from
+    `scarbook case trash`). Refused while another case has that id."""
+    project = get_project(ctx)
+    entry = restore_case(project, ref)
+    click.echo(f"restored {entry.case_id} to {project.cases_dir / entry.case_id}")
+
+
+@case_group.command("mv")
+@click.argument("old")
+@click.argument("new")
+@click.pass_context
+@friendly_errors
+def mv_command(ctx: click.Context, old: str, new: str) -> None:
+    """Rename case OLD to NEW: its folder and the id in its case.yaml. Runs recorded under OLD stay
+    there (`scarbook show OLD`); NEW starts with none. Its scar verification moves with it."""
+    project = get_project(ctx)
+    rename_case(project, old, new)
+    click.echo(f"renamed {old} to {new} ({project.cases_dir / new}); its earlier runs stay recorded under {old}")
+
+
+@case_group.command("cp")
+@click.argument("case_id")
+@click.argument("new", required=False)
+@click.pass_context
+@friendly_errors
+def cp_command(ctx: click.Context, case_id: str, new: str | None) -> None:
+    """Copy CASE_ID to NEW (default: CASE_ID-copy, -copy-2, ...): case.yaml, seed/, scar/ and every
+    other file; symlinks are copied as links, never followed. The title is marked "(copy)"."""
+    project = get_project(ctx)
+    case = duplicate_case(project, case_id, new)
+    click.echo(f"copied {case_id} to {case.id} ({case.root})")
+
+
+@case_group.command("trash")
+@click.pass_context
+@friendly_errors
+def trash_command(ctx: click.Context) -> None:
+    """List the deleted cases that can be restored, newest first."""
+    project = get_project(ctx)
+    entries = list_trash(project)
+    if not entries:
+        click.echo(f"the trash is empty ({trash_dir(project)})")
+        return
+    click.echo(f"{'case':<24} {'deleted (UTC)':<17} {'trash folder':<40} title")
+    for e in entries:
+        when = e.trashed_at[:16].replace("T", " ")
+        click.echo(f"{e.case_id[:24]:<24} {when:<17} {e.name:<40} {e.title}")
+
+
+COMMANDS = [case_group]
