@@ -48,17 +48,23 @@ def now_stamp() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def counts_session(entry: IdEntry | None, started_at: str) -> bool:
-    """Does a session that started at `started_at` belong to the id's present case?"""
+def counts_session(entry: IdEntry | None, session_id: str, started_at: str) -> bool:
+    """Does this session of the id belong to the id's present case (did it start after `since`)?
+    A session's start is known to the millisecond from its id (YYYYmmdd-HHMMSS-mmm...), else to
+    the second from `started_at` (an id chosen by hand, e.g. a shard's)."""
     if entry is None:
         return True
     try:
-        started = datetime.fromisoformat(started_at)
-        since = datetime.fromisoformat(entry.since).replace(microsecond=0)  # started_at has whole seconds
+        since = datetime.fromisoformat(entry.since)
+        try:
+            started = datetime.strptime(session_id[:19], "%Y%m%d-%H%M%S-%f").replace(tzinfo=timezone.utc)
+            since = since.replace(microsecond=since.microsecond // 1000 * 1000)
+        except ValueError:
+            started = datetime.fromisoformat(started_at)
+            started = started if started.tzinfo else started.replace(tzinfo=timezone.utc)
+            since = since.replace(microsecond=0)
     except ValueError:
         return True
-    if started.tzinfo is None:
-        started = started.replace(tzinfo=timezone.utc)
     return started >= since
 
 

@@ -90,7 +90,7 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     fingerprint = project.config.fingerprint()
     ids = _id_log(project)
     for cid, entry in ids.items():  # sessions from before the id was given to its present case
-        if cid in latest and not counts_session(entry, latest[cid].session.started_at):
+        if cid in latest and not counts_session(entry, latest[cid].session.id, latest[cid].session.started_at):
             del latest[cid]
     rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
     for row in rows:

@@ -1,0 +1,90 @@
+"""`scarbook case rm / restore / trash / mv / cp`: exact messages and exit codes, on real folders."""
+
+from __future__ import annotations
+
+import re
+
+CASE = """\
+id: {cid}
+title: Wrote the wrong file
+task: write out.txt
+checks:
+  - {{type: file_exists, path: out.txt}}
+"""
+
+
+def make(project, cid: str) -> None:
+    project.case(cid, CASE.format(cid=cid), seed={"README.md": "# hi\n"})
+
+
+def test_rm_trash_restore_round_trip(project):
+    make(project, "alpha")
+    res = project.cli("case", "rm", "alpha")
+    assert res.exit_code == 0, res.output
+    [name] = [p.name for p in (project.workspaces / ".trash").iterdir() if not p.name.startswith(".")]
+    assert re.fullmatch(r"alpha--\d{8}T\d{6}Z", name)
+    assert res.stdout == (f"moved cases/alpha to the trash ({project.workspaces / '.trash' / name}); "
+                          "`scarbook case restore alpha` puts it back\n")
+    listed = project.cli("list")
+    assert listed.exit_code == 0 and "alpha" not in listed.stdout
+    trash = project.cli("case", "trash")
+    assert trash.exit_code == 0
+    lines = trash.stdout.splitlines()
+    assert lines[0] == f"{'case':<24} {'deleted (UTC)':<17} {'trash folder':<40} title"
+    when = lines[1][25:42]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d ", when), lines[1]
+    assert lines[1] == f"{'alpha':<24} {when:<17} {name:<40} Wrote the wrong file"
+    res = project.cli("case", "restore", "alpha")
+    assert (res.exit_code, res.stdout) == (0, f"restored alpha to {project.cases_dir / 'alpha'}\n")
+    assert project.cli("case", "trash").stdout == f"the trash is empty ({project.workspaces / '.trash'})\n"
+    assert "alpha" in project.cli("list").stdout
+
+
+def test_restore_when_the_id_is_taken_again_exits_2_naming_the_fix(project):
+    make(project, "alpha")
+    project.cli("case", "rm", "alpha")
+    make(project, "alpha")
+    res = project.cli("case", "restore", "alpha")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: cannot restore alpha: a case named 'alpha' exists again "
+                          f"({project.cases_dir / 'alpha'}) — rename it first (scarbook case mv alpha NEW-ID), "
+                          "then restore again\n")
+
+
+def test_mv_and_cp(project):
+    make(project, "alpha")
+    res = project.cli("case", "mv", "alpha", "beta")
+    assert (res.exit_code, res.stdout) == (0, f"renamed alpha to beta ({project.cases_dir / 'beta'}); its earlier "
+                                              "runs stay recorded under alpha\n")
+    res = project.cli("case", "cp", "beta")
+    assert (res.exit_code, res.stdout) == (0, f"copied beta to beta-copy ({project.cases_dir / 'beta-copy'})\n")
+    res = project.cli("case", "cp", "beta", "gamma")
+    assert (res.exit_code, res.stdout) == (0, f"copied beta to gamma ({project.cases_dir / 'gamma'})\n")
+    assert sorted(p.name for p in project.cases_dir.iterdir()) == ["beta", "beta-copy", "gamma"]
+
+
+def test_errors_exit_2_with_the_message(project):
+    make(project, "alpha")
+    make(project, "beta")
+    table = [
+        (("case", "rm", "ghost"), f"no case 'ghost' in {project.cases_dir} — `scarbook list` shows the cases"),
+        (("case", "rm", "../proj"), "'../proj' is not a case id: a case id names one folder inside cases/ "
+                                    "(no '/', no '..', not hidden)"),
+        (("case", "mv", "alpha", "beta"), f"a case named 'beta' already exists ({project.cases_dir / 'beta'}); "
+                                          "choose another id"),
+        (("case", "mv", "alpha", "Bad Id"), "case id 'Bad Id' is not valid: use lowercase letters, digits, '-' and "
+                                            "'_', starting with a letter or digit"),
+        (("case", "cp", "alpha", "beta"), f"a case named 'beta' already exists ({project.cases_dir / 'beta'}); "
+                                          "choose another id"),
+        (("case", "restore", "alpha"), f"nothing named 'alpha' in the trash ({project.workspaces / '.trash'}) — "
+                                       "`scarbook case trash` lists what can be restored"),
+    ]
+    for args, message in table:
+        res = project.cli(*args)
+        assert (res.exit_code, res.stderr) == (2, f"scarbook: {message}\n"), args
+    assert sorted(p.name for p in project.cases_dir.iterdir()) == ["alpha", "beta"]
+
+
+def test_a_missing_argument_is_a_usage_error(project):
+    res = project.cli("case", "mv", "alpha")
+    assert res.exit_code == 2 and "Missing argument 'NEW'" in res.stderr
