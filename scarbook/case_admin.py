@@ -325,15 +325,18 @@ def rename_case(project: Project, old: str, new: str) -> Case:
 
 
 def copy_title(case: Case) -> str:
+    if case.title.endswith(" (copy)"):
+        return case.title
     return f"{case.title} (copy)" if case.title else f"copy of {case.id}"
 
 
 def duplicate_case(project: Project, case_id: str, new: str | None = None) -> Case:
     """A copy of the case (case.yaml, seed/, scar/, every file; links copied as links) under a fresh
-    id (`<id>-copy`, `<id>-copy-2`, ... unless given), its title marked as a copy. No runs."""
+    id (`<id>-copy`, `<id>-copy-2`, ... unless given; a copy's copy is `<id>-copy-2` too), its title
+    marked as a copy. No runs."""
     folder, case = _valid_case(project, case_id)
     if new is None:
-        new = free_case_id(project.cases_dir, f"{case_id}-copy")
+        new = free_case_id(project.cases_dir, re.sub(r"-copy(-\d+)?$", "", case_id) + "-copy")
     else:
         check_new_case_id(project.cases_dir, new)
     with _lock(project):

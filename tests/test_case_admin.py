@@ -263,8 +263,9 @@ def test_duplicate_copies_every_file_under_a_fresh_id_with_a_copy_title(project)
     assert copy.keys() == original.keys()
     assert {k: v for k, v in copy.items() if k != "case.yaml"} == {k: v for k, v in original.items() if k != "case.yaml"}
     assert "# why this case exists: keep this comment" in copy["case.yaml"].decode()
+    assert duplicate_case(project.load(), "alpha-copy-2").id == "alpha-copy-3"  # not alpha-copy-2-copy
     named = duplicate_case(project.load(), "alpha", "gamma")
-    assert named.id == "gamma" and ids(project) == ["alpha", "alpha-copy", "alpha-copy-2", "gamma"]
+    assert named.id == "gamma" and ids(project) == ["alpha", "alpha-copy", "alpha-copy-2", "alpha-copy-3", "gamma"]
 
 
 def test_duplicate_copies_a_link_that_leads_out_as_a_link_never_its_target(project, tmp_path):

@@ -16,6 +16,10 @@ LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, toke
                    ("run cases", "launch", "launch runs of the highlighted, filtered or all cases"),
                    ("live session", "watch", "back to the running (or last) session"),
                    ("review runs", "review", "the highlighted case's runs in its latest session"),
+                   ("delete case", "delete_case", "move the highlighted case to the trash (asks first)"),
+                   ("rename case", "rename_case", "a new id for the highlighted case"),
+                   ("duplicate case", "duplicate_case", "copy the highlighted case under a new id"),
+                   ("restore from trash", "trash", "deleted cases; restore one to cases/"),
                    ("help", "app.help", "the keys of this screen")]
 
 

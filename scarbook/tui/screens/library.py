@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
 from scarbook.wording import cut_words, plural
+from scarbook.tui.screens.case_actions import CaseActions
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 
@@ -70,7 +71,7 @@ def notes_text(r: LibraryRow) -> Text:
 BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
 
 
-class LibraryScreen(Screen):
+class LibraryScreen(CaseActions, Screen):
     # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
         Binding("r", "launch", "Run…"),
@@ -82,6 +83,10 @@ class LibraryScreen(Screen):
         Binding("c", "verify", "Verify scar", show=False),
         Binding("j", "calibrate", "Calibrate judge", show=False),
         Binding("w", "watch", "Live session", show=False),
+        Binding("d", "delete_case", "Delete case", show=False),  # case_actions.py
+        Binding("R", "rename_case", "Rename case", show=False),
+        Binding("D", "duplicate_case", "Duplicate case", show=False),
+        Binding("T", "trash", "Restore from trash", show=False),
         Binding("o", "cycle_sort", "Sort by the next column", show=False),
         Binding("O", "reverse_sort", "Reverse the sort", show=False),
         Binding("slash", "focus_filter", "Filter", show=False),  # the filter box says "/ to focus"
@@ -98,6 +103,7 @@ class LibraryScreen(Screen):
         self.loaded = False
         self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
+        self.land_on: str | None = None  # the case the cursor goes to at the next reload
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -131,7 +137,8 @@ class LibraryScreen(Screen):
             if problem not in self._told:
                 self._told.add(problem)
                 self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
-        self._refill()
+        self._refill(self.land_on)
+        self.land_on = None
 
     def on_resize(self, event) -> None:
         if self._fit_columns(event.size.width):
@@ -154,9 +161,9 @@ class LibraryScreen(Screen):
         arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_key else ""
         return TITLES[key] + arrow
 
-    def _refill(self) -> None:
+    def _refill(self, keep: str | None = None) -> None:
         table = self.query_one("#cases", DataTable)
-        keep = self.current_key()
+        keep = keep or self.current_key()
         words = self.query_one("#filter", Input).value.lower().split()
         self.shown = [r for r in self.rows if all(w in r.haystack() for w in words)]
         self.shown.sort(key=SORT_KEYS[self.sort_key], reverse=self.sort_reverse)
@@ -209,6 +216,8 @@ class LibraryScreen(Screen):
                          f"what that session ran and judged")
         if row.stale:
             lines.append(f"stale: {row.stale}")
+        if row.history_note:
+            lines.append(row.history_note)
         if self.judge_status:
             lines.append(self.judge_status)
         invalid = sum(1 for r in self.rows if r.problem)

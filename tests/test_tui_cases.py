@@ -1,0 +1,200 @@
+"""Case management from the library, by keys: d (delete, after a yes) -> the trash -> T restores;
+R renames (a bad id is refused inline, then a good one works); D duplicates; and snapshots of the
+dialogs at 80x24."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from scarbook.case_admin import list_trash
+from scarbook.case_io import load_case
+from scarbook.project import Project
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.case_dialogs import RenameCaseScreen, TrashScreen
+from scarbook.tui.screens.confirm import ConfirmScreen
+from test_tui_snapshots import freeze_cursors
+from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
+
+# The bundled cases, in the library's order (by id).
+IDS = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
+
+
+def keys_of(lib) -> list[str]:
+    return [r.key for r in lib.rows]
+
+
+def cursor_key(lib) -> str | None:
+    return lib.current_key()
+
+
+async def to_row(pilot, lib, case_id: str) -> None:
+    """Move the library cursor by arrow keys, as a user does."""
+    keys = [r.key for r in lib.shown]
+    step = keys.index(case_id) - keys.index(cursor_key(lib))
+    await pilot.press(*(["down"] * step if step > 0 else ["up"] * -step))
+    await wait_until(pilot, lambda: cursor_key(lib) == case_id, what=f"the cursor on {case_id}")
+
+
+async def press_and_wait(pilot, key: str, screen: type, what: str):
+    """Press `key`, then wait for `screen` on top (the trash: also read)."""
+    await pilot.press(key)
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, screen) and getattr(pilot.app.screen, "loaded", True),
+                     what=what)
+    return pilot.app.screen
+
+
+async def delete(pilot, lib, case_id: str) -> None:
+    """d on the case, y in the dialog; the case leaves the library."""
+    await to_row(pilot, lib, case_id)
+    await press_and_wait(pilot, "d", ConfirmScreen, "the confirm dialog")
+    await pilot.press("y")
+    await wait_until(pilot, lambda: case_id not in keys_of(lib), what=f"{case_id} to leave the library")
+
+
+async def test_delete_asks_then_moves_to_trash_and_T_restores_it(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await to_row(pilot, lib, "rename-function")
+        await press_and_wait(pilot, "d", ConfirmScreen, "the confirm dialog")
+        assert plain(app.screen.query_one("#question")) == (
+            "Delete case rename-function?\n\nIts folder moves to the trash (workspaces/.trash/): press T in the "
+            "library to restore it. Its runs stay in history.")
+        await pilot.press("n")  # No keeps it
+        await wait_until(pilot, lambda: app.screen is lib, what="the library")
+        assert (project_root / "cases" / "rename-function").is_dir()
+        await delete(pilot, lib, "rename-function")
+        assert cursor_key(lib) == "review-api-claims"  # the row that took its place
+        assert not (project_root / "cases" / "rename-function").exists()
+        assert [e.case_id for e in list_trash(Project.at(project_root))] == ["rename-function"]
+
+        await press_and_wait(pilot, "T", TrashScreen, "the trash")
+        table = app.screen.query_one("#trash-table")
+        assert [str(table.get_row_at(0)[0]), str(table.get_row_at(0)[2])] == [
+            "rename-function", "Renamed the function…"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is lib and "rename-function" in keys_of(lib),
+                         what="the case back in the library")
+        await wait_until(pilot, lambda: cursor_key(lib) == "rename-function", what="the cursor on the restored case")
+        assert load_case(project_root / "cases" / "rename-function").id == "rename-function"
+        assert list_trash(Project.at(project_root)) == []
+
+
+async def test_restore_refused_while_the_id_is_taken_says_how_to_fix_it(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await delete(pilot, lib, "write-one-line")
+        assert cursor_key(lib) == "review-api-claims"  # the last row went: the one above it
+        await to_row(pilot, lib, "fix-json-config")
+        await press_and_wait(pilot, "R", RenameCaseScreen, "the rename dialog")
+        await pilot.press(*["backspace"] * 20)
+        await type_text(pilot, "write-one-line")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "write-one-line" in keys_of(lib) and "fix-json-config" not in keys_of(lib),
+                         what="the rename")
+        await press_and_wait(pilot, "T", TrashScreen, "the trash")
+        await pilot.press("enter")
+        taken = project_root / "cases" / "write-one-line"
+        await wait_until(pilot, lambda: any(f"a case named 'write-one-line' exists again ({taken})" in str(n.message)
+                                            for n in app._notifications), what="the refusal")
+        assert [e.case_id for e in list_trash(Project.at(project_root))] == ["write-one-line"]
+
+
+async def test_rename_shows_a_bad_id_inline_then_takes_a_good_one(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await to_row(pilot, lib, "write-one-line")
+        await press_and_wait(pilot, "R", RenameCaseScreen, "the rename dialog")
+        dialog = app.screen
+        error = dialog.query_one("#rename-error")
+        await pilot.press(*["backspace"] * len("write-one-line"))
+        await type_text(pilot, "One Line")
+        await pilot.press("enter")  # refused: the dialog stays and says why
+        await pilot.pause()
+        assert app.screen is dialog
+        assert plain(error) == ("case id 'One Line' is not valid: use lowercase letters, digits, '-' and '_', "
+                                "starting with a letter or digit")
+        await pilot.press(*["backspace"] * len("One Line"))
+        await type_text(pilot, "fix-json-config")
+        await wait_until(pilot, lambda: plain(error).startswith("a case named 'fix-json-config' already exists"),
+                         what="the taken id refused as typed")
+        await pilot.press(*["backspace"] * len("fix-json-config"))
+        await type_text(pilot, "one-line")
+        await wait_until(pilot, lambda: plain(error) == "", what="the error to clear")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "one-line" in keys_of(lib), what="the renamed case")
+        await wait_until(pilot, lambda: cursor_key(lib) == "one-line", what="the cursor on it")
+        assert "write-one-line" not in keys_of(lib)
+        assert load_case(project_root / "cases" / "one-line").id == "one-line"
+        assert "renamed from write-one-line on " in plain(lib.query_one("#detail"))
+
+
+async def test_D_duplicates_and_the_cursor_lands_on_the_copy_and_help_and_palette_list_the_actions(project_root):
+    from scarbook.tui.screens.help import HelpScreen
+
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await to_row(pilot, lib, "fix-json-config")
+        await pilot.press("D")
+        await wait_until(pilot, lambda: cursor_key(lib) == "fix-json-config-copy", what="the copy, highlighted")
+        copy = load_case(project_root / "cases" / "fix-json-config-copy")
+        assert copy.title == "Left a trailing comma in config.json and the service would not start (copy)"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "duplicate case")
+        await wait_until(pilot, lambda: any("duplicate case" in str(o.prompt) for o in
+                                            app.screen.query("CommandList").first().options
+                                            ) if app.screen.query("CommandList") else False,
+                         what="the palette to offer it")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: cursor_key(lib) == "fix-json-config-copy-2", what="a second copy")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(app.screen.table)
+        text = " ".join(console.export_text().split())
+        for key, does in [("d", "Delete case"), ("R", "Rename case"), ("D", "Duplicate case"),
+                          ("T", "Restore from trash")]:
+            assert f"{key} {does}" in text, (key, text)
+
+
+# -- snapshots -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dialog", ["confirm", "rename", "trash"])
+def test_case_dialogs_fit_80x24(project_root, snap_compare, dialog):
+    """Each dialog is whole at 80x24: the delete question names the case and says T restores it; the
+    rename dialog shows its inline error; the trash lists a deleted case and how to restore it."""
+    from scarbook.case_admin import trash_case
+
+    if dialog == "trash":
+        trash_case(Project.at(project_root), "review-api-claims")
+    app = make_app(project_root)
+
+    async def ready(pilot):
+        lib = await library_loaded(pilot)
+        freeze_cursors(app)
+        await pilot.pause(0.3)
+        if dialog == "confirm":
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm dialog")
+        elif dialog == "rename":
+            await pilot.press("R")
+            await wait_until(pilot, lambda: isinstance(app.screen, RenameCaseScreen), what="the rename dialog")
+            await type_text(pilot, "/x")
+            await wait_until(pilot, lambda: plain(app.screen.query_one("#rename-error")) != "", what="the error")
+        else:
+            await pilot.press("T")
+            await wait_until(pilot, lambda: isinstance(app.screen, TrashScreen) and app.screen.loaded,
+                             what="the trash")
+            table = app.screen.query_one("#trash-table")
+            table.update_cell_at((0, 1), "2026-12-03 15:00")  # the deletion time, fixed for the snapshot
+        assert lib.loaded
+        freeze_cursors(app)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
