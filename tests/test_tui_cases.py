@@ -198,3 +198,27 @@ def test_case_dialogs_fit_80x24(project_root, snap_compare, dialog):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+
+
+async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(project_root):
+    from scarbook.models import SessionInfo
+
+    history = Project.at(project_root).history  # another process's session, still running
+    sid = history.new_session_id()
+    history.start_session(SessionInfo(id=sid, started_at="2026-12-03T10:00:00+00:00", case_ids=["write-one-line"]))
+    try:
+        app = make_app(project_root)
+        async with app.run_test(size=SIZE) as pilot:
+            lib = await library_loaded(pilot)
+            await to_row(pilot, lib, "write-one-line")
+            await press_and_wait(pilot, "d", ConfirmScreen, "the confirm dialog")
+            await pilot.press("y")
+            said = (f"case 'write-one-line' is in session {sid}, which is still running — wait for it to finish "
+                    "(or cancel it), then try again")
+            await wait_until(pilot, lambda: any(str(n.message) == said for n in app._notifications), what="the refusal")
+            assert (project_root / "cases" / "write-one-line" / "case.yaml").is_file()
+            assert cursor_key(lib) == "write-one-line" and "write-one-line" in keys_of(lib)
+    finally:
+        info = history.read_session(sid)
+        info.state = "finished"
+        history.finish_session(info)
