@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from scarbook.case_ids import check_new_case_id, free_case_id, unique_id
 from scarbook.case_io import CASE_FILE, case_to_dict, load_case, validate_case_data
@@ -44,6 +44,7 @@ from scarbook.yamlio import dump_yaml, line_of, load_yaml_text
 TRASH = ".trash"
 ENTRY_FILE = "trashed.json"
 PARTIAL = ".scarbook-partial-"
+LOCK_WAIT_S = 30.0
 
 
 @dataclass
@@ -61,10 +62,23 @@ def trash_dir(project: Project) -> Path:
     return project.workspaces_dir / TRASH
 
 
-def _lock(project: Project) -> FileLock:
-    """One case-management step at a time per project (a second process waits its turn)."""
-    trash_dir(project).mkdir(parents=True, exist_ok=True)
-    return FileLock(str(trash_dir(project) / ".lock"), timeout=30)
+class _Lock:
+    """One case-management step at a time per project (a second process waits its turn, 30 s)."""
+
+    def __init__(self, project: Project) -> None:
+        trash_dir(project).mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(str(trash_dir(project) / ".lock"), timeout=LOCK_WAIT_S)
+
+    def __enter__(self) -> None:
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise ScarbookError(f"another scarbook has been changing this project's cases for {LOCK_WAIT_S:g} s "
+                                f"(it holds {self.lock.lock_file}) — try again when it is done") from None
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
 
 
 def check_folder_name(case_id: str) -> None:
@@ -188,7 +202,7 @@ def trash_case(project: Project, case_id: str) -> TrashEntry:
     """Move cases/<id>/ into the trash. Its runs stay in history, under its id."""
     folder = case_folder(project, case_id)
     refuse_running(project, case_id)
-    with _lock(project):
+    with _Lock(project):
         now = datetime.now(timezone.utc)
         base = f"{case_id}--{now.strftime('%Y%m%dT%H%M%SZ')}"
         taken = {p.name for p in trash_dir(project).iterdir()}
@@ -249,14 +263,17 @@ def restore_case(project: Project, ref: str) -> TrashEntry:
     entry = hits[0]
     check_folder_name(entry.case_id)  # trashed.json lives under workspaces/: never trust it with a path
     dest = project.cases_dir / entry.case_id
-    with _lock(project):
+    with _Lock(project):
         if os.path.lexists(dest):
             raise ScarbookError(f"cannot restore {entry.case_id}: a case named {entry.case_id!r} exists again "
                                 f"({dest}) — rename it first (scarbook case mv {entry.case_id} NEW-ID), "
                                 "then restore again")
         project.cases_dir.mkdir(parents=True, exist_ok=True)
         _move_dir(entry.path / "case", dest)
-        prior = IdEntry(**entry.id_entry) if isinstance(entry.id_entry, dict) else None
+        try:
+            prior = IdEntry(**entry.id_entry) if isinstance(entry.id_entry, dict) else None
+        except TypeError:  # a damaged note: the id then counts every run recorded under it
+            prior = None
         CaseIdLog(project.workspaces_dir).update({entry.case_id: prior})  # its runs are its own again
         shutil.rmtree(entry.path, ignore_errors=True)
     return entry
@@ -311,13 +328,20 @@ def rename_case(project: Project, old: str, new: str) -> Case:
     refuse_running(project, old)
     text = edited_case_text(folder / CASE_FILE, {"id": new})
     dest = project.cases_dir / new
-    with _lock(project):
+    from scarbook.verify import VerificationStore
+
+    with _Lock(project):
         if os.path.lexists(dest):
             raise ScarbookError(f"a case named {new!r} already exists ({dest}); choose another id")
+        CaseIdLog(project.workspaces_dir).load()  # a damaged store says so before anything moves
+        VerificationStore(project.workspaces_dir).load()
         _move_dir(folder, dest)
-        atomic_write_text(dest / CASE_FILE, text)
-        from scarbook.verify import VerificationStore
-
+        try:
+            atomic_write_text(dest / CASE_FILE, text)
+        except OSError as exc:
+            _move_dir(dest, folder)
+            raise ScarbookError(f"could not write {dest / CASE_FILE}: {describe_os_error(exc)} — nothing was "
+                                f"renamed; {old} is as it was") from None
         VerificationStore(project.workspaces_dir).move(old, new)
         since = now_stamp()
         CaseIdLog(project.workspaces_dir).update({new: IdEntry(since, renamed_from=old), old: IdEntry(since)})
@@ -339,7 +363,11 @@ def duplicate_case(project: Project, case_id: str, new: str | None = None) -> Ca
         new = free_case_id(project.cases_dir, re.sub(r"-copy(-\d+)?$", "", case_id) + "-copy")
     else:
         check_new_case_id(project.cases_dir, new)
-    with _lock(project):
+    from scarbook.verify import VerificationStore
+
+    with _Lock(project):
+        CaseIdLog(project.workspaces_dir).load()  # a damaged store says so before anything is copied
+        VerificationStore(project.workspaces_dir).load()
         _clean_partials(project.cases_dir)
         partial = project.cases_dir / f"{PARTIAL}{new}-{secrets.token_hex(4)}"
         try:
@@ -352,8 +380,6 @@ def duplicate_case(project: Project, case_id: str, new: str | None = None) -> Ca
             os.rename(partial, dest)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-        from scarbook.verify import VerificationStore
-
         VerificationStore(project.workspaces_dir).move(None, new)  # a copy is not verified until it is
         CaseIdLog(project.workspaces_dir).update({new: IdEntry(now_stamp(), copied_from=case_id)})
     return load_case(dest)

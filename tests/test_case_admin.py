@@ -279,6 +279,7 @@ def test_duplicate_copies_a_link_that_leads_out_as_a_link_never_its_target(proje
     assert all(b"hunter2" not in p.read_bytes() for p in case.root.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 def test_duplicate_refuses_a_fifo_and_leaves_nothing(project):
     folder = make(project, "alpha")
     os.mkfifo(folder / "pipe")
@@ -311,3 +312,32 @@ def test_a_crash_mid_duplicate_leaves_no_loadable_half_case(project, monkeypatch
     assert duplicate_case(project.load(), "alpha").id == "alpha-copy"  # and the next one cleans it up
     assert sorted(p.name for p in project.cases_dir.iterdir()) == ["alpha", "alpha-copy"]
     assert tree(folder)["seed/c.txt"] == b"c"
+
+
+def test_a_full_disk_during_a_rename_puts_the_case_back(project, monkeypatch):
+    make(project, "alpha")
+
+    def disk_full(*_a, **_kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(case_admin, "atomic_write_text", disk_full)
+    with pytest.raises(ScarbookError) as exc:
+        rename_case(project.load(), "alpha", "beta")
+    assert str(exc.value) == (f"could not write {project.cases_dir / 'beta' / 'case.yaml'}: No space left on device "
+                              "— nothing was renamed; alpha is as it was")
+    assert ids(project) == ["alpha"] and not (project.cases_dir / "beta").exists()
+
+
+def test_a_second_process_holding_the_lock_makes_a_step_wait_then_say_so(project, monkeypatch):
+    from filelock import FileLock
+
+    make(project, "alpha")
+    monkeypatch.setattr(case_admin, "LOCK_WAIT_S", 0.2)
+    (project.workspaces / ".trash").mkdir(parents=True)
+    held = FileLock(str(project.workspaces / ".trash" / ".lock"))
+    with held:
+        with pytest.raises(ScarbookError) as exc:
+            trash_case(project.load(), "alpha")
+    assert str(exc.value) == ("another scarbook has been changing this project's cases for 0.2 s (it holds "
+                              f"{project.workspaces / '.trash' / '.lock'}) — try again when it is done")
+    assert ids(project) == ["alpha"] and list_trash(project.load()) == []
