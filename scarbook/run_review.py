@@ -27,6 +27,8 @@ from scarbook.transcripts import Transcript, load_transcript
 LOG_CHARS = 2000
 LOG_CAP = 1 << 20  # bytes of the stderr log read to show its start
 TRANSCRIPT_CAP = 32 << 20  # bytes of a transcript the review reads (`t` imports any size)
+MAX_DIFFED = 40  # changed files diffed per run (each read up to run_diff.READ_CAP); the rest are named
+MAX_LISTED = 200  # changed files named per run; the rest are counted
 
 # name -> statuses shown; "failed" is every run that did not pass
 FILTERS: dict[str, frozenset[str] | None] = {
@@ -74,6 +76,7 @@ class RunDetail:
     diffs: list[FileDiff] = field(default_factory=list)
     kept: bool = False
     where: str = ""  # the workspace, relative to the project when inside it
+    more_files: int = 0  # changed files past MAX_LISTED, not listed
 
 
 def read_log_start(path: str, limit: int = LOG_CHARS) -> str:
@@ -99,9 +102,16 @@ def load_run_detail(project: Project, run: RunRecord, data: ReviewData) -> RunDe
     kept = bool(ws and run.workspace_kept and ws.is_dir())
     detail = RunDetail(clean_text(run_output(project, run)),
                        read_log_start(run.stderr_path) if run.stderr_path else None, kept=kept)
-    for change, paths in (("created", run.diff.created), ("modified", run.diff.modified), ("deleted", run.diff.deleted)):
-        detail.diffs += [diff_file(rel, change, case=data.case, case_problem=data.case_problem,
-                                   workspace=ws if kept else None) for rel in paths]
+    changed = [(change, rel) for change, paths in (("created", run.diff.created), ("modified", run.diff.modified),
+                                                   ("deleted", run.diff.deleted)) for rel in paths]
+    for i, (change, rel) in enumerate(changed[:MAX_LISTED]):
+        if i < MAX_DIFFED:
+            detail.diffs.append(diff_file(rel, change, case=data.case, case_problem=data.case_problem,
+                                          workspace=ws if kept else None))
+        else:
+            detail.diffs.append(FileDiff(rel, change, note=f"not diffed: the review diffs the first {MAX_DIFFED} "
+                                                           "changed files"))
+    detail.more_files = max(0, len(changed) - MAX_LISTED)
     if ws is not None:
         try:
             detail.where = str(ws.relative_to(project.root))

@@ -198,3 +198,23 @@ def test_a_missing_or_hostile_transcript_is_one_clear_line(tmp_path, make, why):
     run = _run(1, "fail") if make is None else _transcript_run(path)
     transcript, shown = _in_thread(lambda: load_run_transcript(run, cap=1000))
     assert transcript is None and shown.startswith(why) and "PRIVATE KEY" not in shown
+
+
+def test_a_run_that_changed_many_files_diffs_the_first_ones_and_counts_the_rest(tmp_path, case):
+    from scarbook.project import Project
+    from scarbook.models import WorkspaceDiff
+    from scarbook.run_review import MAX_DIFFED, MAX_LISTED, ReviewData, load_run_detail
+
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: demo}\n")
+    project = Project.discover(tmp_path)
+    ws = tmp_path / "workspaces" / "s" / "c" / "1"
+    ws.mkdir(parents=True)
+    names = [f"f{i:03}.txt" for i in range(MAX_LISTED + 50)]
+    for name in names:
+        (ws / name).write_text("x\n")
+    run = _run(1, "fail", workspace=str(ws), workspace_kept=True, diff=WorkspaceDiff(created=names))
+    detail = load_run_detail(project, run, ReviewData([run], "", case))
+    assert len(detail.diffs) == MAX_LISTED and detail.more_files == 50
+    assert [d.lines for d in detail.diffs[:MAX_DIFFED]] == [[DiffLine("+", "x")]] * MAX_DIFFED
+    assert detail.diffs[MAX_DIFFED].note == f"not diffed: the review diffs the first {MAX_DIFFED} changed files"
+    assert detail.where == "workspaces/s/c/1"

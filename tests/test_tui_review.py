@@ -175,6 +175,10 @@ async def test_a_hostile_transcript_is_one_line_in_the_timeline_pane(project_roo
         await wait_until(pilot, lambda: "not shown" in plain(note), what="the note")
         assert plain(note) == "transcript not shown: 2.transcript.jsonl is a symlink"
         assert review.query_one("#run-timeline", Timeline).display is False
+        await pilot.press("t")  # importing it is refused too: a link is never followed
+        await wait_until(pilot, lambda: app._notifications, what="the notification")
+        assert [n.message for n in app._notifications] == ["transcript not imported: 2.transcript.jsonl is a symlink"]
+        assert app.screen is review
 
 
 async def test_terminal_escapes_in_a_transcript_never_reach_the_screen(project_root):

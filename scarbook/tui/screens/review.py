@@ -9,6 +9,8 @@ Every file read happens on a thread (scarbook.run_review); until the runs are th
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from pathlib import Path
 
 from rich.text import Text
@@ -19,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
 
+from scarbook import safefs
 from scarbook.case_io import load_case
 from scarbook.draft_from_run import draft_from_run
 from scarbook.errors import ScarbookError
@@ -241,9 +244,19 @@ class ReviewScreen(Screen):
         from scarbook.tui.screens.import_scar import ImportScreen
 
         run = self.current_run
-        if run is None or not run.transcript_path or not Path(run.transcript_path).is_file():
-            self.notify("this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)",
-                        severity="warning")
+        why = "this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)"
+        if run is not None and run.transcript_path:
+            try:  # the agent could have put a link (to a secret) or a pipe there: never follow or open it
+                st = safefs.entry(*os.path.split(run.transcript_path))
+                why = "" if stat.S_ISREG(st.st_mode) else (
+                    f"transcript not imported: {Path(run.transcript_path).name} is "
+                    + ("a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"))
+            except safefs.Refused as exc:
+                why = why if exc.missing else f"transcript not imported: {exc}"
+            except OSError as exc:
+                why = f"transcript not imported: {exc.strerror or exc}"
+        if why:
+            self.notify(why, severity="warning")
             return
         self.app.push_screen(ImportScreen(Path(run.transcript_path)))
 

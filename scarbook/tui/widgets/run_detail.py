@@ -76,6 +76,8 @@ def describe_run(run: RunRecord, detail: RunDetail) -> Text:
         t.append("(no files changed)\n", style="dim")
     for d in detail.diffs:
         t.append_text(file_diff_text(d))
+    if detail.more_files:
+        t.append(f" … {detail.more_files:,} more changed files\n", style="dim italic")
     if not detail.kept:
         t.append(NOT_KEPT, style="dim")
     elif detail.where:
