@@ -88,3 +88,16 @@ def test_errors_exit_2_with_the_message(project):
 def test_a_missing_argument_is_a_usage_error(project):
     res = project.cli("case", "mv", "alpha")
     assert res.exit_code == 2 and "Missing argument 'NEW'" in res.stderr
+
+
+def test_eval_list_and_lint_never_load_a_trashed_case(project):
+    project.bundled(agent_seed=3)
+    assert project.cli("case", "rm", "write-one-line").exit_code == 0
+    for args in (("eval", "-n", "1"), ("list",)):
+        res = project.cli(*args)
+        assert res.exit_code in (0, 1), (args, res.output)
+        assert "write-one-line" not in res.output and "fix-json-config" in res.output, args
+    assert project.cli("lint").stdout == "no hints for 3 case(s)\n"  # of the 4 bundled
+    res = project.cli("eval", "write-one-line", "-n", "1")
+    assert res.exit_code == 2
+    assert res.stderr.startswith("scarbook: no such case: write-one-line — ")
