@@ -34,7 +34,7 @@ from filelock import FileLock, Timeout
 
 from scarbook.case_ids import check_new_case_id, free_case_id, unique_id
 from scarbook.case_io import CASE_FILE, case_to_dict, load_case, validate_case_data
-from scarbook.case_lineage import CaseIdLog, IdEntry, now_stamp
+from scarbook.case_lineage import CaseIdLog, IdEntry, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
 from scarbook.fsutil import atomic_write_text, describe_os_error, read_regular_bytes
 from scarbook.models import Case
@@ -344,7 +344,8 @@ def rename_case(project: Project, old: str, new: str) -> Case:
                                 f"renamed; {old} is as it was") from None
         VerificationStore(project.workspaces_dir).move(old, new)
         since = now_stamp()
-        CaseIdLog(project.workspaces_dir).update({new: IdEntry(since, renamed_from=old), old: IdEntry(since)})
+        log = CaseIdLog(project.workspaces_dir)
+        log.update(renamed(log.load(), old, new, since))
     return load_case(dest)
 
 

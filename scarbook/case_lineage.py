@@ -31,6 +31,7 @@ class IdEntry:
     since: str  # ISO time (UTC) the id was given to its present case
     renamed_from: str = ""
     copied_from: str = ""
+    before: dict | None = None  # a rename: renamed_from's entry before it, given back if renamed back
 
     def note(self, case_id: str) -> str:
         """Why the library shows no runs of this case from before `since`."""
@@ -66,6 +67,16 @@ def counts_session(entry: IdEntry | None, session_id: str, started_at: str) -> b
     except ValueError:
         return True
     return started >= since
+
+
+def renamed(log: dict[str, IdEntry], old: str, new: str, since: str) -> dict[str, IdEntry | None]:
+    """The changes a rename old -> new makes. Renaming back (new is the id this case was renamed from,
+    and nothing took that id since) gives the case its own runs back: the entry `new` had before."""
+    mine, theirs = log.get(old), log.get(new)
+    if (mine is not None and mine.renamed_from == new and theirs is not None
+            and theirs == IdEntry(mine.since)):  # still freed by that rename, by nothing since
+        return {old: IdEntry(since), new: IdEntry(**mine.before) if mine.before else None}
+    return {old: IdEntry(since), new: IdEntry(since, renamed_from=old, before=asdict(mine) if mine else None)}
 
 
 class CaseIdLog:

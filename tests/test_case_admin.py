@@ -341,3 +341,22 @@ def test_a_second_process_holding_the_lock_makes_a_step_wait_then_say_so(project
     assert str(exc.value) == ("another scarbook has been changing this project's cases for 0.2 s (it holds "
                               f"{project.workspaces / '.trash' / '.lock'}) — try again when it is done")
     assert ids(project) == ["alpha"] and list_trash(project.load()) == []
+
+
+def test_renaming_back_gives_the_runs_back_unless_another_case_had_the_id_since(project):
+    from scarbook.case_lineage import CaseIdLog
+
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "write-one-line", "-n", "2").exit_code in (0, 1)
+    rename_case(project.load(), "write-one-line", "one-line")
+    rename_case(project.load(), "one-line", "write-one-line")  # undo
+    row = {r.key: r for r in build_rows(project.load())}["write-one-line"]
+    assert len(row.runs) == 2 and row.history_note == ""
+    assert "write-one-line" not in CaseIdLog(project.workspaces).load()
+
+    rename_case(project.load(), "write-one-line", "one-line")
+    make(project, "write-one-line")  # another case took the id, then went
+    trash_case(project.load(), "write-one-line")
+    rename_case(project.load(), "one-line", "write-one-line")  # not an undo any more: the runs stay hidden
+    row = {r.key: r for r in build_rows(project.load())}["write-one-line"]
+    assert row.runs == [] and row.history_note.startswith("renamed from one-line on ")

@@ -101,3 +101,20 @@ def test_eval_list_and_lint_never_load_a_trashed_case(project):
     res = project.cli("eval", "write-one-line", "-n", "1")
     assert res.exit_code == 2
     assert res.stderr.startswith("scarbook: no such case: write-one-line — ")
+
+
+def test_show_of_a_renamed_case_points_at_its_old_id_and_the_old_id_still_shows_its_runs(project):
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1)
+    assert project.cli("case", "mv", "write-one-line", "one-line").exit_code == 0
+    res = project.cli("show", "one-line")
+    assert res.exit_code == 2
+    day = res.stderr.split(" on ")[1][:10]
+    assert res.stderr == ("scarbook: case 'one-line' has no recorded runs — run `scarbook eval one-line` (renamed from "
+                          f"write-one-line on {day}: no runs since; its earlier runs stay under write-one-line "
+                          "(scarbook show write-one-line))\n")
+    old = project.cli("show", "write-one-line")
+    assert old.exit_code == 0 and old.stdout.startswith("write-one-line in session ")
+    assert project.cli("case", "mv", "one-line", "write-one-line").exit_code == 0  # back: its runs are its own
+    back = project.cli("show", "write-one-line")
+    assert back.exit_code == 0 and back.stdout == old.stdout

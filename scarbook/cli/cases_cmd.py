@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.case_io import validate_case_data, save_case
+from scarbook.case_lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
@@ -89,11 +90,15 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         runs = history.runs(info.id, case_id, info)
     else:
         hit = history.latest_by_case([case_id]).get(case_id)
+        entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
+        if hit is not None and not counts_session(entry, hit.session.id, hit.session.started_at):
+            hit = None  # those runs are another case's, recorded before this one got the id
         if hit is None:
             if not (project.cases_dir / case_id).is_dir():
                 raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} and no recorded runs of it — "
                                     "`scarbook list` shows the cases")
-            raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`")
+            raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
+                                + (f" ({entry.note(case_id)})" if entry else ""))
         info, runs = hit.session, hit.runs
     click.echo(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
                f"agent {info.agent}")
