@@ -23,6 +23,11 @@ class KeyCatcher(Static, can_focus=True):
         self.released = False
 
     def on_key(self, event: events.Key) -> None:
+        self.catch(event)
+
+    def catch(self, event: events.Key) -> None:
+        """Keep `event` (or, once released, pass it on). The screen calls this too for a key that reached
+        it before the catcher had the focus."""
         if event.key in self.passes:
             return  # bubbles on to the screen's bindings
         event.stop()

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -78,6 +78,11 @@ class ReviewScreen(Screen):
         self.sub_title = f"{self.case_id} · loading…"
         self.query_one(KeyCatcher).focus()
         self._load()
+
+    def on_key(self, event: events.Key) -> None:
+        catcher = self.query_one(KeyCatcher)
+        if not catcher.released:  # typed before the catcher had the focus: kept all the same
+            catcher.catch(event)
 
     @work(exclusive=True, group="review-load")
     async def _load(self) -> None:
