@@ -14,7 +14,7 @@ from scarbook.history import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app
-from scarbook.tui.key_queue import KeyCatcher
+from scarbook.tui.widgets.key_catcher import KeyCatcher
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.widgets.timeline import Timeline
 from test_tui_snapshots import freeze_cursors

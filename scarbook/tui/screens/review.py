@@ -3,7 +3,7 @@ highlighted run — status, each check's detail, judge items, output, stderr log
 changed file against the seed — or (T) its transcript as a timeline.
 
 Every file read happens on a thread (scarbook.run_review); until the runs are there the screen says
-"loading…" and keeps the keys typed meanwhile (tui/key_queue.py), which act once they are.
+"loading…" and keeps the keys typed meanwhile (widgets/key_catcher.py), which act once they are.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from scarbook.run_review import (
     FILTERS, ReviewData, RunDetail, filter_counts, load_review, load_run_detail, load_run_transcript, shown_runs,
 )
 from scarbook.transcripts import Transcript
-from scarbook.tui.key_queue import KeyCatcher
+from scarbook.tui.widgets.key_catcher import KeyCatcher
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline

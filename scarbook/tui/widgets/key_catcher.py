@@ -1,4 +1,4 @@
-"""Keys typed while a screen loads are kept, then acted on once it is ready — never lost.
+"""Keys typed while a screen loads are kept, then acted on once it is ready — never lost (a widget).
 
 A screen that reads files off the UI thread shows a `KeyCatcher` ("loading…") and focuses it while
 it loads. The catcher takes every key that reaches it (priority bindings such as the app's quit, and
