@@ -11,7 +11,7 @@ from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
 from scarbook.tui.screens.review import ReviewScreen
 from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
-                          project_root, wait_until)
+                          project_root, review_loaded, wait_until)
 
 
 async def launch_by_keys(pilot, runs: str = "2") -> None:
@@ -62,7 +62,7 @@ async def test_review_shows_each_judge_item_with_its_number_and_text(project_roo
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("v")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        await review_loaded(pilot)
         await pilot.pause()
         body = plain(app.screen.query_one("#run-body"))
         assert "     PASS 1. tmp.txt contains exactly one line\n          one line\n" in body
@@ -245,7 +245,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
         live = app.live
         case = next(c for c in live.cases if any(r.status == "fail" for r in live.runs[c.id]))
         await pilot.press(*["down"] * live.cases.index(case), "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        await review_loaded(pilot)
         run = app.screen.current_run  # the review opens on the first failed run
         assert run.status == "fail"
         before = sorted(p.name for p in (project_root / "cases").iterdir())

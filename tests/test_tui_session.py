@@ -18,9 +18,8 @@ from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from scarbook.tui.screens.review import ReviewScreen
 from tui_fixtures import (SIZE, add_judged_case, copy_project, fast_demo, library_loaded,  # noqa: F401
-                          move_library_cursor, plain, project_root, wait_until)
+                          move_library_cursor, plain, project_root, review_loaded, wait_until)
 
 SEED = 7
 
@@ -127,7 +126,7 @@ async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(pr
                          what="the library to show the new session")
         await move_library_cursor(pilot, failed.case_id)
         await pilot.press("v")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the run review")
+        await review_loaded(pilot)
         review = app.screen
         first_bad = min((r for r in review.runs if r.status != "pass"), key=lambda r: r.k)
         body = plain(review.query_one("#run-body"))

@@ -7,11 +7,10 @@ from textual.widgets import Input, Select
 
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
-from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
 from test_tui_library import record_session
 from tui_fixtures import (SIZE, click, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
-                          project_root, wait_until)
+                          project_root, review_loaded, wait_until)
 
 
 async def test_sessions_list_open_and_compare_two(project_root):
@@ -43,7 +42,7 @@ async def test_sessions_list_open_and_compare_two(project_root):
         assert str(st.get_cell("fix-json-config", "count")) == "9/10"
         assert str(st.get_cell("fix-json-config", "strip")) == "✓✓✓✓✓✓✓✓✓✗"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the run review")
+        await review_loaded(pilot)
         assert len(app.screen.runs) == 10
 
 
