@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from scarbook.models import (RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff)
 from scarbook.safetext import clean_record_text
@@ -155,9 +155,22 @@ def excluded_message(path: Path, lines: list[int], why: str) -> str:
             f"damaged); delete it to silence this: sed -i '{sed}' {path}")
 
 
+class RunOutcome(NamedTuple):
+    """What a count needs of a run that counts (a trend reads thousands: no full RunRecord)."""
+
+    case_id: str
+    k: int
+    status: str
+
+
+def outcome_from_doc(doc: dict) -> RunOutcome:
+    return RunOutcome(doc["case_id"], doc["k"], doc["status"])
+
+
 def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
-              bad_lines: dict[int, str]) -> tuple[list[RunRecord], list[str]]:
-    """The runs of one runs file that count, and a message for each line (or group) left out.
+              bad_lines: dict[int, str], make: Callable[[dict], Any] = run_from_doc) -> tuple[list, list[str]]:
+    """The runs of one runs file that count (each made by `make`: a RunRecord, or a RunOutcome), and
+    a message for each line (or group) left out.
 
     `docs` maps line number to the parsed line; `bad_lines` the lines that did not even parse."""
     problems = {n: why for n, why in bad_lines.items()}
@@ -175,5 +188,5 @@ def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
             messages.append((lines[0], excluded_message(
                 path, lines, f"run k={k} is recorded {len(lines)} times and the runner records each run once")))
         else:
-            runs.append(run_from_doc(docs[lines[0]]))
+            runs.append(make(docs[lines[0]]))
     return runs, [m for _, m in sorted(messages)]

@@ -1,0 +1,192 @@
+"""Per-case trends (scarbook/trends.py) read from real history files written through the History API:
+a stable case, one that regressed at a known session, one that flips, a partial session, a case never
+run, damaged lines; "regressed since" agrees with what `scarbook diff` prints."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.compare import Counts
+from scarbook.history import History
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.trends import CHANGED, DAMAGED, NO_VERDICT, build_trends
+
+# session label -> case -> statuses of its runs (p pass, f fail, e error, u unjudged), oldest first
+STABLE = "p" * 10
+GOOD, BAD = "p" * 10, "pp" + "f" * 8
+
+
+def sid(n: int) -> str:
+    return f"20260101-0{n:05d}-000a"
+
+
+def record(history: History, n: int, runs: dict[str, str], label: str = "", partial: bool = False,
+           state: str = "finished", digests: dict[str, str] | None = None) -> SessionInfo:
+    """Session n (ids sort in n order) with the given runs, written as the runner writes them."""
+    per_case = max((len(s) for s in runs.values()), default=1)
+    info = SessionInfo(id=sid(n), label=label or f"s{n}", started_at=f"2026-01-{n:02d}T09:00:00+00:00",
+                       runs_per_case=per_case, case_ids=list(runs), partial=partial, agent="demo",
+                       case_digests=digests or {})
+    history.start_session(info)
+    status = {"p": "pass", "f": "fail", "e": "error", "u": "unjudged"}
+    for cid, marks in runs.items():
+        for k, m in enumerate(marks, 1):
+            history.record_run(RunRecord(info.id, cid, k, status[m], status[m], started_at=info.started_at))
+    info.state = state
+    history.finish_session(info)
+    return info
+
+
+@pytest.fixture
+def history(tmp_path) -> History:
+    return History(tmp_path / "workspaces")
+
+
+def thresholds(*cases: str, line: float = 0.8) -> dict[str, float]:
+    return {c: line for c in cases}
+
+
+def test_a_stable_case_has_one_point_per_session_and_no_regression(history):
+    for n in range(1, 5):
+        record(history, n, {"stable": STABLE})
+    t = build_trends(history, thresholds("stable")).cases["stable"]
+    assert [p.session_id for p in t.points] == [sid(1), sid(2), sid(3), sid(4)]  # oldest first
+    assert [p.rate for p in t.points] == [1.0] * 4
+    assert [p.runs for p in t.points] == [10] * 4 and t.points[0].counts == Counts(10, 0, 0, 0)
+    assert t.points[-1].name == "s4" and t.points[-1].marks == ()
+    assert t.regressed_since is None and t.regressed_note() == "" and t.flips == 0
+
+
+def test_regressed_since_names_the_last_session_before_the_drop(history):
+    for n, runs in enumerate([GOOD, GOOD, GOOD, BAD, BAD], 1):
+        record(history, n, {"drop": runs, "stable": STABLE})
+    trends = build_trends(history, thresholds("drop", "stable"))
+    drop = trends.cases["drop"]
+    assert [p.rate for p in drop.points] == [1.0, 1.0, 1.0, 0.2, 0.2]
+    assert drop.regressed_since.session_id == sid(3)  # s4 vs s5 is no change; s3 vs s5 regressed
+    assert drop.regressed_note() == "regressed since s3"
+    assert trends.cases["stable"].regressed_since is None
+
+
+def test_a_drop_too_small_for_diff_is_not_a_regression(history):
+    # 10/10 then 8/10: Fisher p = 0.47 — diff says "no detectable change", so trends say nothing
+    for n, runs in enumerate([GOOD, GOOD, "pppppppp" + "ff"], 1):
+        record(history, n, {"dip": runs})
+    assert build_trends(history, thresholds("dip")).cases["dip"].regressed_since is None
+
+
+def test_a_flipping_case_sorts_first_in_the_flake_order(history):
+    for n in range(1, 7):
+        record(history, n, {"flips": GOOD if n % 2 else BAD, "stable": STABLE, "once": GOOD if n < 6 else BAD})
+    trends = build_trends(history, thresholds("flips", "stable", "once"))
+    assert trends.cases["flips"].flips == 5 and trends.cases["once"].flips == 1 and trends.cases["stable"].flips == 0
+    assert [t.case_id for t in trends.flakiest()] == ["flips", "once", "stable"]
+    # the latest (s6) is bad and s5 was good: regressed since s5
+    assert trends.cases["flips"].regressed_since.session_id == sid(5)
+
+
+def test_depth_keeps_the_last_n_sessions_that_ran_the_case(history):
+    for n in range(1, 7):
+        record(history, n, {"a": STABLE, **({"b": STABLE} if n in (1, 3) else {})})
+    trends = build_trends(history, thresholds("a", "b"), depth=3)
+    assert [p.session_id for p in trends.cases["a"].points] == [sid(4), sid(5), sid(6)]
+    assert [p.session_id for p in trends.cases["b"].points] == [sid(1), sid(3)]  # only sessions that ran it
+    assert [s.id for s in trends.sessions] == [sid(1), sid(3), sid(4), sid(5), sid(6)]
+    with pytest.raises(ValueError):
+        build_trends(history, thresholds("a"), depth=0)
+
+
+def test_a_partial_or_unjudged_session_has_no_rate_and_is_not_compared(history):
+    record(history, 1, {"a": GOOD, "b": GOOD})
+    record(history, 2, {"a": BAD, "b": "uuuee"})
+    record(history, 3, {"a": "pp" + "u" * 8, "b": BAD}, partial=True)  # --skip-judge: rule checks only
+    trends = build_trends(history, thresholds("a", "b"))
+    a, b = trends.cases["a"], trends.cases["b"]
+    assert [p.rate for p in a.points] == [1.0, 0.2, None]
+    assert a.points[-1].marks == ("partial",)
+    # the latest session judged nothing: no "regressed since", though s2 alone regressed against s1
+    assert a.regressed_since is None and b.regressed_since is None
+    assert b.points[1].rate is None and b.points[1].marks == (NO_VERDICT,)
+    assert b.points[1].counts == Counts(0, 0, 2, 3)
+
+
+def test_a_partial_earlier_session_is_skipped_for_the_comparison(history):
+    record(history, 1, {"a": GOOD})
+    record(history, 2, {"a": GOOD}, partial=True)
+    record(history, 3, {"a": BAD})
+    a = build_trends(history, thresholds("a")).cases["a"]
+    assert a.points[1].rate is None
+    assert a.regressed_since.session_id == sid(1)
+
+
+def test_cancelled_sessions_keep_their_rate_and_their_mark(history):
+    record(history, 1, {"a": GOOD})
+    record(history, 2, {"a": "ppp"}, state="cancelled")
+    a = build_trends(history, thresholds("a")).cases["a"]
+    assert a.points[-1].marks == ("cancelled",) and a.points[-1].rate == 1.0 and a.points[-1].runs == 3
+
+
+def test_a_case_never_run_has_an_empty_trend(history):
+    record(history, 1, {"a": GOOD})
+    trends = build_trends(history, thresholds("a", "never"))
+    never = trends.cases["never"]
+    assert never.points == [] and never.regressed_since is None and never.flips == 0 and never.spread == 0
+    assert [t.case_id for t in trends.flakiest()] == ["a"]
+
+
+def test_no_history_at_all(history):
+    trends = build_trends(history, thresholds("a"))
+    assert trends.cases["a"].points == [] and trends.sessions == []
+
+
+def test_damaged_lines_are_left_out_marked_and_reported(history):
+    record(history, 1, {"a": GOOD})
+    record(history, 2, {"a": BAD})
+    path = history.dir / sid(2) / "runs-a.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]) + "not json\n" + "".join(lines[2:]))  # 11 lines, one damaged
+    a = build_trends(history, thresholds("a")).cases["a"]
+    assert a.points[-1].counts == Counts(2, 8, 0, 0) and DAMAGED in a.points[-1].marks
+    assert a.points[0].marks == ()
+    assert any(f"{path} line 3 is not counted" in str(p) for p in history.problems)
+    assert a.regressed_since.session_id == sid(1)
+
+
+def test_a_session_whose_runs_were_all_damaged_is_still_the_latest(history):
+    record(history, 1, {"a": GOOD})
+    record(history, 2, {"a": BAD})
+    (history.dir / sid(2) / "runs-a.jsonl").write_text("garbage\n")
+    a = build_trends(history, thresholds("a")).cases["a"]
+    latest = a.points[-1]
+    assert latest.session_id == sid(2) and latest.rate is None and NO_VERDICT in latest.marks
+    assert DAMAGED in latest.marks and a.regressed_since is None  # an older rate never stands in
+
+
+def test_a_case_whose_checks_changed_is_not_compared_across_the_change(history):
+    record(history, 1, {"a": GOOD}, digests={"a": "old"})
+    record(history, 2, {"a": BAD}, digests={"a": "new"})
+    a = build_trends(history, thresholds("a")).cases["a"]
+    assert CHANGED in a.points[0].marks and a.regressed_since is None  # `diff` refuses this pair
+
+
+def test_regressed_since_is_what_scarbook_diff_says(project):
+    """A lone borderline drop (19/20 -> 13/20, Fisher p = 0.044) is regressed; beside five more
+    cases Holm lifts it to p = 0.26 and diff says no detectable change — and so do the trends."""
+    history = History(project.workspaces)
+    alone_before, alone_after = "p" * 19 + "f", "p" * 13 + "f" * 7
+    record(history, 1, {"a": alone_before}, label="v1")
+    record(history, 2, {"a": alone_after}, label="v2")
+    family = {c: "p" * 10 + "f" * 10 for c in "bcdef"}
+    record(history, 3, {"a": alone_before, **family}, label="v3")
+    record(history, 4, {"a": alone_after, **family}, label="v4")
+
+    out = project.cli("diff", "v1", "v2").output
+    assert "regressed: a" in out
+    out = project.cli("diff", "v3", "v4").output
+    assert "regressed: none" in out
+    h = History(project.workspaces)
+    assert build_trends(h, thresholds("a"), depth=2).cases["a"].regressed_since is None  # v3 vs v4: family
+    # drop v3/v4 from the window's reach: the trend over v1, v2 alone says what `diff v1 v2` says
+    for n in (3, 4):
+        (h.dir / sid(n)).rename(h.dir / f"{sid(n)}.damaged")
+    assert build_trends(h, thresholds("a")).cases["a"].regressed_since.name == "v1"
