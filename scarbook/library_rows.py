@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from scarbook.case_io import CaseSet
 from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
@@ -17,6 +18,9 @@ from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats import CaseStats, effective_threshold, summarize
 from scarbook.verify import VerificationStore
+
+if TYPE_CHECKING:
+    from scarbook.trends import CaseTrend
 
 DAY_S = 86400.0
 
@@ -35,6 +39,7 @@ class LibraryRow:
     marks: list[str] = field(default_factory=list)  # what the latest session was: cancelled, partial, ...
     badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
     history_note: str = ""  # renamed / copied / id reused: why runs recorded under this id are not shown
+    trend: CaseTrend | None = None  # its rate across sessions, set once trends are read (scarbook/trends.py)
 
     @property
     def title(self) -> str:

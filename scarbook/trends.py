@@ -22,7 +22,7 @@ from scarbook.library_rows import session_marks
 from scarbook.models import SessionInfo
 
 DEFAULT_DEPTH = 8  # sessions per case
-NO_VERDICT = "no verdict"  # every run of the case errored or went unjudged: no rate
+NO_VERDICT = "no verdict"  # no run of the case was judged, or some went unjudged: no rate
 CHANGED = "case changed"  # the case's task or checks differ from its latest session's: not comparable
 DAMAGED = "damaged"  # some of its runs were left out of the count (forged or damaged lines)
 
@@ -49,7 +49,8 @@ class TrendPoint:
 
     @property
     def rate(self) -> float | None:
-        """passes / judged; None when the session did not judge the case (partial, or no verdict)."""
+        """passes / judged; None when the session did not judge every run of the case (partial, or
+        NO_VERDICT: as in stats.summarize, a case with unjudged runs has no rate)."""
         return None if "partial" in self.marks or NO_VERDICT in self.marks else self.counts.rate
 
 
@@ -124,7 +125,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
             if cid not in pending or not (runs or damaged):
                 continue  # planned but never started (a cancelled session): it did not run the case
             c = counts[info.id].get(cid, Counts(0, 0))
-            extra = (NO_VERDICT,) if not c.judged and "partial" not in marks else ()
+            extra = (NO_VERDICT,) if (not c.judged or c.unjudged) and "partial" not in marks else ()
             point = TrendPoint(info.id, info.label, info.started_at, c, marks + extra + ((DAMAGED,) if damaged else ()))
             newest_first[cid].append(point)
             digests[(info.id, cid)] = info.case_digests.get(cid, "")

@@ -29,10 +29,12 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50"
 def test_library_columns_drop_the_least_useful_first_and_never_cut_the_badge():
     assert list(fit_columns(78)) == ["id", "title", "rate", "notes"]
     assert list(fit_columns(120)) == ["id", "title", "rate", "ci", "notes", "badge"]
-    assert list(fit_columns(158)) == ["id", "title", "rate", "ci", "runs", "last", "strip", "notes", "badge"]
+    # the trend (rates across sessions) ranks above the latest runs' strip and the last-run date
+    assert list(fit_columns(138)) == ["id", "title", "rate", "ci", "runs", "trend", "notes", "badge"]
+    assert list(fit_columns(158)) == ["id", "title", "rate", "ci", "runs", "strip", "trend", "notes", "badge"]
     assert fit_columns(158)["title"] >= 36  # not 20 beside a scar-family column
-    assert list(fit_columns(198)) == ["id", "title", "family", "rate", "ci", "runs", "last", "strip", "notes",
-                                      "badge"]
+    assert list(fit_columns(198)) == ["id", "title", "family", "rate", "ci", "runs", "last", "strip", "trend",
+                                      "notes", "badge"]
     assert fit_columns(198)["badge"] >= len("unverified") and fit_columns(78)["title"] >= 20
 
 

@@ -73,8 +73,8 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
 async def library_loaded(pilot):
     from scarbook.tui.screens.library import LibraryScreen
 
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LibraryScreen) and pilot.app.screen.loaded,
-                     what="the library to load")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LibraryScreen) and pilot.app.screen.loaded
+                     and pilot.app.screen.trends_loaded, what="the library and its trends to load")
     await pilot.pause()
     return pilot.app.screen
 

@@ -20,6 +20,7 @@ LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, toke
                    ("rename case", "rename_case", "a new id for the highlighted case"),
                    ("duplicate case", "duplicate_case", "copy the highlighted case under a new id"),
                    ("restore from trash", "trash", "deleted cases; restore one to cases/"),
+                   ("trends: cases × sessions", "trends", "flake view: each case's rate per session, flakiest first"),
                    ("help", "app.help", "the keys of this screen")]
 
 

@@ -6,27 +6,30 @@ import os
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
+from scarbook.trends import DEFAULT_DEPTH, Trends, build_trends, trend_thresholds
 from scarbook.wording import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
+from scarbook.tui.widgets.trend import trend_text
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
-           ("notes", "notes"), ("badge", "scar")]
+           ("trend", "trend"), ("notes", "notes"), ("badge", "scar")]
 TITLES = dict(COLUMNS)
 # Each column's width; the title takes what is left (at least TITLE_MIN). On a narrow terminal the
 # columns are dropped in the reverse of KEEP_ORDER (the least useful first); the detail line below
 # the table always shows the highlighted case's task, rate and marks.
-WIDTHS = {"id": 22, "family": 20, "rate": 5, "ci": 8, "runs": 8, "last": 16, "strip": 12, "notes": 18,
+WIDTHS = {"id": 22, "family": 20, "rate": 5, "ci": 8, "runs": 8, "last": 16, "strip": 12, "trend": DEFAULT_DEPTH, "notes": 18,
           "badge": 12}
-KEEP_ORDER = ["id", "rate", "notes", "badge", "ci", "runs", "strip", "last", "family"]
+KEEP_ORDER = ["id", "rate", "notes", "badge", "ci", "runs", "trend", "strip", "last", "family"]
 ESSENTIAL = {"id", "rate", "notes", "badge"}  # kept while the title has TITLE_MIN; the rest need TITLE_GOOD
 TITLE_MIN, TITLE_GOOD, TITLE_MAX = 20, 36, 60
 CELL_PADDING = 2  # DataTable pads each cell by one column on either side
@@ -54,18 +57,30 @@ SORT_KEYS = {
     "runs": lambda r: r.stats.total if r.stats else -1,
     "last": lambda r: r.last_run,
     "strip": lambda r: len(r.runs),
+    "trend": lambda r: (r.trend is None or r.trend.regressed_since is None,  # regressed, then flakiest first
+                        *((-r.trend.flips, -r.trend.spread) if r.trend else (0, 0.0))),
     "notes": lambda r: (r.marks, r.stale),
     "badge": lambda r: r.badge,
 }
 MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned
 
 
-def notes_text(r: LibraryRow) -> Text:
-    """The latest session's marks (cancelled, partial, ...) then "stale", comma-separated."""
+def notes_text(r: LibraryRow, width: int = 0) -> Text:
+    """The latest session's marks (cancelled, partial, ...), "regressed since <session>", then "stale";
+    cut at a word to `width` when given."""
     text = Text(", ".join(r.marks), style=MARK_STYLE)
+    if r.trend is not None and r.trend.regressed_since is not None:
+        text.append((", " if text.plain else "") + r.trend.regressed_note(), style="bold red")
     if r.stale:
-        text.append((", " if r.marks else "") + "stale", style="yellow")
-    return text
+        text.append((", " if text.plain else "") + "stale", style="yellow")
+    cut = cut_words(text.plain, width) if width else text.plain
+    return text if cut == text.plain else text[:len(cut) - 1] + Text("…")
+
+
+def regressed_line(trend) -> str:
+    """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test)."""
+    then, now = trend.regressed_since, trend.points[-1]
+    return f"{trend.regressed_note()}: {100 * then.rate:.0f}% then, {100 * now.rate:.0f}% in {now.name}"
 
 
 BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
@@ -87,6 +102,7 @@ class LibraryScreen(CaseActions, Screen):
         Binding("R", "rename_case", "Rename case", show=False),
         Binding("D", "duplicate_case", "Duplicate case", show=False),
         Binding("T", "trash", "Restore from trash", show=False),
+        Binding("t", "trends", "Trends: cases × sessions", show=False),
         Binding("o", "cycle_sort", "Sort by the next column", show=False),
         Binding("O", "reverse_sort", "Reverse the sort", show=False),
         Binding("slash", "focus_filter", "Filter", show=False),  # the filter box says "/ to focus"
@@ -104,6 +120,8 @@ class LibraryScreen(CaseActions, Screen):
         self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
         self.land_on: str | None = None  # the case the cursor goes to at the next reload
+        self.trends: Trends | None = None  # read after the rows, in the same worker
+        self.trends_loaded = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -130,6 +148,17 @@ class LibraryScreen(CaseActions, Screen):
         problems = [str(p) for p in self.app.project.history.problems]
         self.judge_status = judge_calibration_line(self.app.project, rows)
         self.app.call_from_thread(self._show_rows, rows, problems)
+        # Then every case's trend: older sessions, read after the rows are on screen.
+        project = self.app.project
+        trends = build_trends(project.history, trend_thresholds([r.case for r in rows if r.case], project.config.threshold))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_trends, trends, [str(p) for p in project.history.problems])
+
+    def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
+        self.trends, self.trends_loaded = trends, True
+        for row in self.rows:
+            row.trend = trends.cases.get(row.key)
+        self._show_rows(self.rows, history_problems)
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
@@ -180,12 +209,13 @@ class LibraryScreen(CaseActions, Screen):
 
     def _cells(self, r: LibraryRow) -> list:
         if r.problem is not None:
-            return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", ""]
+            return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", "", ""]
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         title_w, family_w = self.columns.get("title", TITLE_MAX), self.columns.get("family", WIDTHS["family"])
         return [Text(r.key), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
-                Text(runs), Text(r.last_run), strip_text(r.runs), notes_text(r),
+                Text(runs), Text(r.last_run), strip_text(r.runs), trend_text(r.trend, self.app.project.config.green),
+                notes_text(r, self.columns.get("notes", 0)),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
 
     def current_row(self) -> LibraryRow | None:
@@ -211,6 +241,8 @@ class LibraryScreen(CaseActions, Screen):
             detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
         lines = [f"{row.key}: {row.case.task}"]
+        if row.trend is not None and row.trend.regressed_since is not None:
+            lines.append(regressed_line(row.trend))
         if row.marks:
             lines.append(f"latest session {row.session_id} is {' and '.join(row.marks)}: its rate covers only "
                          f"what that session ran and judged")
@@ -319,6 +351,14 @@ class LibraryScreen(CaseActions, Screen):
             self.notify("this case has no recorded runs yet — press r to run it")
             return
         self.app.push_screen(ReviewScreen(row.session_id, row.key))
+
+    def action_trends(self) -> None:
+        from scarbook.tui.screens.flakes import FlakeScreen
+
+        if self.trends is None:
+            self.notify("still reading the history — press t again in a moment")
+            return
+        self.app.push_screen(FlakeScreen(self.trends, [r.key for r in self.rows if r.case]))
 
     def action_sessions(self) -> None:
         from scarbook.tui.screens.sessions import SessionsScreen
