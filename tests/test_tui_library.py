@@ -87,7 +87,7 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record_session(project_root, "29990101-000000-bbbb", now, "another-config", {"fix-json-config": ["pass"] * 3})
     app = make_app(project_root)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:  # wide enough for the latest-runs strip beside the trend
         lib = await library_loaded(pilot)
         rows = {r.key: r for r in lib.rows}
         assert rows["write-one-line"].stale == "older than 7 days"
