@@ -4,6 +4,8 @@ run, damaged lines; "regressed since" agrees with what `scarbook diff` prints.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from scarbook.compare import Counts
@@ -190,3 +192,41 @@ def test_regressed_since_is_what_scarbook_diff_says(project):
     for n in (3, 4):
         (h.dir / sid(n)).rename(h.dir / f"{sid(n)}.damaged")
     assert build_trends(h, thresholds("a")).cases["a"].regressed_since.name == "v1"
+
+
+def test_scarbook_list_and_trends_say_regressed_since(project):
+    project.bundled()
+    history = History(project.workspaces)
+    for n, (w, f) in enumerate([(GOOD, GOOD), (GOOD, BAD), (BAD, GOOD)], 1):
+        record(history, n, {"write-one-line": w, "fix-json-config": f}, label=f"v{n}")
+    listed = project.cli("list")
+    assert listed.exit_code == 0
+    line = next(x for x in listed.output.splitlines() if x.startswith("write-one-line"))
+    assert "regressed since v2,stale" in line
+    assert "regressed" not in next(x for x in listed.output.splitlines() if x.startswith("fix-json-config"))
+
+    shown = project.cli("trends")
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[:4] == ["sessions (oldest first):", f"   1 = {sid(1)}  v1  2026-01-01 09:00",
+                         f"   2 = {sid(2)}  v2  2026-01-02 09:00", f"   3 = {sid(3)}  v3  2026-01-03 09:00"]
+    table = lines[lines.index("") + 1:]
+    assert table[0] == "case             flips     1    2    3  note"
+    assert table[2] == "fix-json-config      2   100   20  100"  # two crossings: the flakiest first
+    assert table[3] == (f"write-one-line       1   100  100   20  regressed since v2 (scarbook diff {sid(2)} "
+                        f"{sid(3)})")
+    assert "never run: rename-function, review-api-claims" in shown.output
+
+    data = json.loads(project.cli("trends", "write-one-line", "--json", "-n", "2").output)
+    assert data["depth"] == 2 and [s["id"] for s in data["sessions"]] == [sid(2), sid(3)]
+    (case,) = data["cases"]
+    assert case["case"] == "write-one-line" and case["regressed_since"] == sid(2) and case["flips"] == 1
+    assert case["points"][1] == {"session": sid(3), "label": "v3", "started_at": "2026-01-03T09:00:00+00:00",
+                                 "rate": 0.2, "passes": 2, "fails": 8, "errors": 0, "unjudged": 0, "marks": []}
+
+
+def test_scarbook_trends_refuses_an_unknown_case(project):
+    project.bundled()
+    result = project.cli("trends", "nope")
+    assert result.exit_code == 2
+    assert "no such case: nope — `scarbook list` shows the cases in" in result.output

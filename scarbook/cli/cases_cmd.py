@@ -15,6 +15,7 @@ from scarbook.errors import CaseError, ScarbookError
 from scarbook.library_rows import LibraryRow, build_rows, human_age
 from scarbook.models import Case
 from scarbook.report import strip_of
+from scarbook.trends import build_trends, trend_thresholds
 
 
 @click.command("init")
@@ -47,10 +48,14 @@ def init_command(folder: str) -> None:
 @friendly_errors
 def list_command(ctx: click.Context) -> None:
     """The cases with their latest pass rate, as the TUI library shows them; notes say when that
-    session was cancelled, partial, interrupted or stale. Invalid cases are reported (exit 2 if any)."""
+    session was cancelled, partial, interrupted or stale, and "regressed since S" when `scarbook diff S`
+    against it calls the case regressed. Invalid cases are reported (exit 2 if any)."""
     project = get_project(ctx)
     found = project.load_cases()
     rows = build_rows(project, found)
+    trends = build_trends(project.history, trend_thresholds(found.cases, project.config.threshold))
+    for row in rows:
+        row.trend = trends.cases.get(row.key)
     report_history_problems(project.history)
     click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
                f"{'notes':<16} title")
@@ -69,7 +74,8 @@ def format_list_row(row: LibraryRow) -> str:
         return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {'':<16} {row.title}"
     rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
     ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
-    notes = ",".join(row.marks + (["stale"] if row.stale else [])) or "-"
+    regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
+    notes = ",".join(row.marks + regressed + (["stale"] if row.stale else [])) or "-"
     colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
     return (f"{row.key[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
             f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {human_age(row.age_s):<12} {strip_of(row.runs, 12):<12} "
