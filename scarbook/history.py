@@ -226,7 +226,7 @@ class History:
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
                 orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
                 if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json
-                    self._tell(HistoryError(
+                    self.tell(HistoryError(
                         f"history folder {folder} has runs ({', '.join(orphans)}) but no session.json (deleted?): "
                         f"its runs are not listed — restore session.json, or move the folder aside to silence "
                         f"this: mv {folder} {folder}.damaged"))
@@ -234,10 +234,10 @@ class History:
             try:
                 out.append(self.read_session(folder.name))
             except HistoryError as exc:
-                self._tell(exc)
+                self.tell(exc)
         return out
 
-    def _tell(self, problem: HistoryError | str) -> None:
+    def tell(self, problem: HistoryError | str) -> None:
         """Add a problem once (a command may read one file several times)."""
         problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
         if str(problem) not in map(str, self.problems):
@@ -253,12 +253,15 @@ class History:
         the next read). `info` saves reading session.json again when the caller has it."""
         return self._read(session_id, case_id, info, run_from_doc)
 
-    def outcomes(self, session_id: str, case_id: str, info: SessionInfo) -> list[RunOutcome]:
-        """The (case, k, status) of the session's runs of one case that count: the same lines `runs`
-        counts and the same problems told, without building each RunRecord (trends read thousands)."""
-        return self._read(session_id, case_id, info, outcome_from_doc)
+    def outcomes(self, session_id: str, case_id: str, info: SessionInfo) -> tuple[list[RunOutcome], list[str]]:
+        """The (case, k, status) of the session's runs of one case that count — the same lines `runs`
+        counts, without building each RunRecord (trends read thousands) — and the problems this read
+        found (told in `problems` too, where a problem already told is not repeated)."""
+        found: list[str] = []
+        return self._read(session_id, case_id, info, outcome_from_doc, found), found
 
-    def _read(self, session_id: str, case_id: str | None, info: SessionInfo | None, make) -> list:
+    def _read(self, session_id: str, case_id: str | None, info: SessionInfo | None, make,
+              found: list[str] | None = None) -> list:
         info = info or self.read_session(session_id)
         folder = self.dir / session_id
         if case_id:
@@ -269,14 +272,18 @@ class History:
         for path in files:
             if not path.exists() and not path.is_symlink():
                 continue
-            out.extend(self._read_runs_file(path, info, make))
+            out.extend(self._read_runs_file(path, info, make, found if found is not None else []))
         out.sort(key=lambda r: (r.case_id, r.k))
         return out
 
-    def _read_runs_file(self, path: Path, info: SessionInfo, make=run_from_doc) -> list:
+    def _read_runs_file(self, path: Path, info: SessionInfo, make, found: list[str]) -> list:
+        def tell(problem: HistoryError | str) -> None:
+            found.append(str(problem))
+            self.tell(problem)
+
         cid = path.name[len("runs-"):-len(path.suffix)]
         if cid not in info.case_ids:
-            self._tell(f"history file {path} is not counted: session {info.id} did not run case {cid!r} — the "
+            tell(f"history file {path} is not counted: session {info.id} did not run case {cid!r} — the "
                        f"runner never writes that (forged or damaged); move it aside to silence this: "
                        f"mv {path} {path}.damaged")
             return []
@@ -285,16 +292,16 @@ class History:
             with db:
                 docs = {d.doc_id: dict(d) for d in db.all()}
         except HistoryError as exc:
-            self._tell(exc)
+            tell(exc)
             return []
         bad = dict(getattr(db.storage, "bad_lines", {}))
         runs, messages = sort_runs(path, docs, info, cid, bad, make)
         for message in messages:
-            self._tell(message)
+            tell(message)
         cut = getattr(db.storage, "cut", None)
         # A live session may be mid-append as we read: its last line is not cut, only not there yet.
         if cut is not None and not self._is_live(info.id):
-            self._tell(cut)
+            tell(cut)
         return runs
 
     def iter_all_runs(self) -> Iterator[RunRecord]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from statistics import pvariance
 from typing import Iterable
 
-from scarbook.compare import Counts, SessionComparison, compare_case, compare_sessions, counts_by_case
+from scarbook.compare import Counts, SessionComparison, compare_case, compare_sessions
+from scarbook.counts_cache import session_counts
 from scarbook.history import History
 from scarbook.library_rows import session_marks
 from scarbook.models import SessionInfo
@@ -116,15 +117,13 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
         infos[info.id] = info
         marks = tuple(session_marks(info))
         counts[info.id] = {}
-        for cid in info.case_ids:
-            told = len(history.problems)
-            runs = history.outcomes(info.id, cid, info)  # the lines `runs` counts, statuses only
-            damaged = len(history.problems) > told
-            if runs:
-                counts[info.id][cid] = counts_by_case(runs)[cid]
-            if cid not in pending or not (runs or damaged):
+        for cid, found in session_counts(history, info).items():  # the lines `runs` counts, cached
+            if found.counts is not None:
+                counts[info.id][cid] = found.counts
+            damaged = bool(found.problems)
+            if cid not in pending or not (found.counts or damaged):
                 continue  # planned but never started (a cancelled session): it did not run the case
-            c = counts[info.id].get(cid, Counts(0, 0))
+            c = found.counts or Counts(0, 0)
             extra = (NO_VERDICT,) if (not c.judged or c.unjudged) and "partial" not in marks else ()
             point = TrendPoint(info.id, info.label, info.started_at, c, marks + extra + ((DAMAGED,) if damaged else ()))
             newest_first[cid].append(point)
@@ -182,8 +181,8 @@ def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts)
         return None
     latest = newest_first[0]
     for before in newest_first[1:]:
-        if before.rate is None or CHANGED in before.marks:
-            continue
+        if before.rate is None or CHANGED in before.marks or before.rate <= latest.rate:
+            continue  # no rate, another test, or no drop: `diff` cannot call that a regression
         if judge.regressed(before, latest, cid):
             return before
     return None

@@ -230,3 +230,83 @@ def test_scarbook_trends_refuses_an_unknown_case(project):
     result = project.cli("trends", "nope")
     assert result.exit_code == 2
     assert "no such case: nope — `scarbook list` shows the cases in" in result.output
+
+
+def test_a_damaged_file_already_reported_is_still_marked_damaged(history):
+    """The library reads the latest session first (its rows), which tells the problem; the trend read
+    that follows must still mark the session damaged though the problem is not told twice."""
+    record(history, 1, {"a": GOOD})
+    path = history.dir / sid(1) / "runs-a.jsonl"
+    path.write_text(path.read_text() + "not json\n")
+    history.runs(sid(1), "a")
+    told = len(history.problems)
+    a = build_trends(history, thresholds("a")).cases["a"]
+    assert DAMAGED in a.points[0].marks and len(history.problems) == told
+
+
+def count_reads(monkeypatch) -> list[str]:
+    reads: list[str] = []
+    real = History.outcomes
+
+    def outcomes(self, session_id, case_id, info):
+        reads.append(f"{session_id}/{case_id}")
+        return real(self, session_id, case_id, info)
+
+    monkeypatch.setattr(History, "outcomes", outcomes)
+    return reads
+
+
+def test_an_ended_session_is_read_once_then_from_its_counts_cache(tmp_path, monkeypatch):
+    history = History(tmp_path / "workspaces")
+    for n, runs in enumerate([GOOD, GOOD, BAD], 1):
+        record(history, n, {"a": runs, "b": STABLE})
+    path = history.dir / sid(3) / "runs-a.jsonl"
+    path.write_text(path.read_text() + "not json\n")
+    reads = count_reads(monkeypatch)
+    first = build_trends(History(tmp_path / "workspaces"), thresholds("a", "b"))
+    assert len(reads) == 6 and (history.dir / sid(1) / ".counts.json").is_file()
+    fresh = History(tmp_path / "workspaces")
+    second = build_trends(fresh, thresholds("a", "b"))
+    assert len(reads) == 6  # nothing read again: a stat per file
+    assert second.cases == first.cases and second.cases["a"].regressed_since.session_id == sid(2)
+    assert DAMAGED in second.cases["a"].points[-1].marks
+    assert any(f"{path} line 11 is not counted" in str(p) for p in fresh.problems)  # told from the cache too
+
+    path.write_text(path.read_text() + "still not json\n")  # the file changed: read again, that case only
+    again = build_trends(History(tmp_path / "workspaces"), thresholds("a", "b"))
+    assert reads[6:] == [f"{sid(3)}/a"] and again.cases["a"].points[-1].counts == Counts(2, 8, 0, 0)
+
+
+@pytest.mark.parametrize("cache, reread", [("not json", ["a", "b"]), ('{"format": 1}', ["a", "b"]), ("[]", ["a", "b"]),
+                                           ("counts of a made negative", ["a"]), ("counts of a made a string", ["a"])])
+def test_a_damaged_counts_cache_is_ignored_and_rewritten(tmp_path, monkeypatch, cache, reread):
+    history = History(tmp_path / "workspaces")
+    record(history, 1, {"a": GOOD, "b": BAD})
+    build_trends(History(tmp_path / "workspaces"), thresholds("a", "b"))
+    path = history.dir / sid(1) / ".counts.json"
+    if cache.startswith("counts of a"):
+        doc = json.loads(path.read_text())
+        doc["cases"]["a"]["counts"] = [-1, 0, 0, 0] if cache.endswith("negative") else "10"
+        cache = json.dumps(doc)
+    path.write_text(cache)
+    reads = count_reads(monkeypatch)
+    trends = build_trends(History(tmp_path / "workspaces"), thresholds("a", "b"))
+    assert trends.cases["a"].points[0].counts == Counts(10, 0, 0, 0)
+    assert trends.cases["b"].points[0].counts == Counts(2, 8, 0, 0)
+    assert reads == [f"{sid(1)}/{c}" for c in reread]  # a whole damaged cache: every case; one entry: that case
+    assert json.loads(path.read_text())["cases"]["a"]["counts"] == [10, 0, 0, 0]  # rewritten
+
+
+def test_a_session_still_recording_is_never_cached(tmp_path):
+    history = History(tmp_path / "workspaces")
+    record(history, 1, {"a": GOOD})
+    live = SessionInfo(id=sid(2), label="live", started_at="2026-01-02T09:00:00+00:00", runs_per_case=10,
+                       case_ids=["a"], agent="demo")
+    history.start_session(live)  # holds the lock: state running
+    for k in range(1, 4):
+        history.record_run(RunRecord(live.id, "a", k, "pass", "pass", started_at=live.started_at))
+    trends = build_trends(History(tmp_path / "workspaces"), thresholds("a"))
+    assert trends.cases["a"].points[-1].marks == ("running",) and trends.cases["a"].points[-1].runs == 3
+    assert not (history.dir / sid(2) / ".counts.json").exists()
+    assert (history.dir / sid(1) / ".counts.json").exists()
+    history.finish_session(live)
