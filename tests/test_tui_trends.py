@@ -16,6 +16,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.flakes import FlakeScreen, grid_widths
 from scarbook.tui.screens.help import HelpScreen
 from scarbook.tui.screens.review import ReviewScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from test_trends import record, sid
 from test_tui_snapshots import freeze_cursors
 from tui_fixtures import fast_demo, library_loaded, move_library_cursor, project_root, type_text, wait_until  # noqa: F401
@@ -133,6 +134,8 @@ async def test_the_palette_and_help_reach_the_flake_view(project_root):
         assert "t Trends: cases × sessions" in " ".join(console.export_text().split())
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen), what="help to close")
+        await pilot.press("h")  # from another screen, the palette goes back to the library and opens it
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen), what="the sessions")
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "trends")

@@ -158,16 +158,33 @@ class LibraryScreen(CaseActions, Screen):
         self.trends, self.trends_loaded = trends, True
         for row in self.rows:
             row.trend = trends.cases.get(row.key)
-        self._show_rows(self.rows, history_problems)
+        if self.sort_key == "trend":
+            self._show_rows(self.rows, history_problems)  # the order changes: rebuild
+            return
+        # Only the cells trends change: re-adding 1,000 rows would cost the UI thread a second.
+        self._tell_problems(history_problems)
+        table = self.query_one("#cases", DataTable)
+        green = self.app.project.config.green
+        for r in self.shown:
+            if r.trend is None or r.case is None:
+                continue
+            if "trend" in self.columns and r.trend.points:
+                table.update_cell(r.key, "trend", trend_text(r.trend, green))
+            if "notes" in self.columns and r.trend.regressed_since is not None:
+                table.update_cell(r.key, "notes", notes_text(r, self.columns["notes"]))
+        self._show_detail()
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
+        self._tell_problems(history_problems)
+        self._refill(self.land_on)
+        self.land_on = None
+
+    def _tell_problems(self, history_problems: list[str]) -> None:
         for problem in history_problems:  # a damaged history file: said once, not at every reload
             if problem not in self._told:
                 self._told.add(problem)
                 self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
-        self._refill(self.land_on)
-        self.land_on = None
 
     def on_resize(self, event) -> None:
         if self._fit_columns(event.size.width):
