@@ -89,13 +89,13 @@ class ScarbookCommands(Provider):
         if lib is not None:
             lib.action_edit_case()
 
-    def _library_action(self, action: str) -> None:
+    async def _library_action(self, action: str) -> None:
         lib = self._library()
         if lib is None:
             return
         while self.app.screen is not lib:
             self.app.pop_screen()
-        self.app.run_action(action, lib)
+        await self.app.run_action(action, lib)  # a coroutine: not awaited, the action never ran
 
     def _launch_case(self, key: str) -> None:
         lib = self._go_to(key)
