@@ -78,13 +78,16 @@ def test_a_drop_too_small_for_diff_is_not_a_regression(history):
 
 
 def test_a_flipping_case_sorts_first_in_the_flake_order(history):
-    for n in range(1, 7):
-        record(history, n, {"flips": GOOD if n % 2 else BAD, "stable": STABLE, "once": GOOD if n < 6 else BAD})
-    trends = build_trends(history, thresholds("flips", "stable", "once"))
-    assert trends.cases["flips"].flips == 5 and trends.cases["once"].flips == 1 and trends.cases["stable"].flips == 0
-    assert [t.case_id for t in trends.flakiest()] == ["flips", "once", "stable"]
+    for n in range(1, 7):  # (ids in the reverse of the flake order, so sorting by id cannot pass)
+        record(history, n, {"c-flips": GOOD if n % 2 else BAD, "a-stable": STABLE, "b-once": GOOD if n < 6 else BAD,
+                            "z-spread": GOOD if n < 6 else "p" * 9 + "f"})
+    trends = build_trends(history, thresholds("c-flips", "a-stable", "b-once", "z-spread"))
+    assert trends.cases["c-flips"].flips == 5 and trends.cases["b-once"].flips == 1
+    assert trends.cases["a-stable"].flips == 0 and trends.cases["z-spread"].flips == 0
+    assert trends.cases["z-spread"].spread > 0 == trends.cases["a-stable"].spread
+    assert [t.case_id for t in trends.flakiest()] == ["c-flips", "b-once", "z-spread", "a-stable"]
     # the latest (s6) is bad and s5 was good: regressed since s5
-    assert trends.cases["flips"].regressed_since.session_id == sid(5)
+    assert trends.cases["c-flips"].regressed_since.session_id == sid(5)
 
 
 def test_depth_keeps_the_last_n_sessions_that_ran_the_case(history):
