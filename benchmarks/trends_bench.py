@@ -29,7 +29,7 @@ RATIO_TARGET = 1.1
 def bench_core(root: Path) -> tuple[float, float, float]:
     from scarbook.library_rows import build_rows
     from scarbook.project import Project
-    from scarbook.trends import build_trends, trend_thresholds
+    from scarbook.trends import project_trends
 
     project = Project.discover(root)
     t = time.perf_counter()
@@ -39,7 +39,7 @@ def bench_core(root: Path) -> tuple[float, float, float]:
     for _ in range(2):  # the first read writes each session's counts cache, the second uses it
         project = Project.discover(root)
         t = time.perf_counter()
-        build_trends(project.history, trend_thresholds([r.case for r in rows if r.case], project.config.threshold))
+        project_trends(project, [r.case for r in rows if r.case])
         took.append(time.perf_counter() - t)
     return rows_s, took[0], took[1]
 
@@ -84,13 +84,13 @@ async def bench_tui(root: Path, press_early: bool) -> dict[str, float]:
 
 
 def without_trends():
-    """The library as it was before trends: build_trends made instant (an empty Trends)."""
+    """The library as it was before trends: project_trends made instant (an empty Trends)."""
     import scarbook.tui.screens.library as library
     from scarbook.trends import Trends
 
-    real = library.build_trends
-    library.build_trends = lambda history, thresholds, depth=8: Trends({}, [])
-    return lambda: setattr(library, "build_trends", real)
+    real = library.project_trends
+    library.project_trends = lambda project, cases, depth=8: Trends({}, [])
+    return lambda: setattr(library, "project_trends", real)
 
 
 def median_of(runs: list[dict[str, float]], key: str) -> float:

@@ -313,3 +313,19 @@ def test_a_session_still_recording_is_never_cached(tmp_path):
     assert not (history.dir / sid(2) / ".counts.json").exists()
     assert (history.dir / sid(1) / ".counts.json").exists()
     history.finish_session(live)
+
+
+def test_an_id_given_to_another_case_does_not_inherit_the_old_cases_trend(project):
+    """Runs are recorded under the id they ran as: after `case mv`, the case now named write-one-line
+    (fix-json-config before) must not show the regression of the case that had that id."""
+    project.bundled()
+    history = History(project.workspaces)
+    for n, runs in enumerate([GOOD, GOOD, BAD], 1):
+        record(history, n, {"write-one-line": runs, "fix-json-config": STABLE}, label=f"v{n}")
+    assert "regressed since v2" in project.cli("list").output
+    assert project.cli("case", "mv", "write-one-line", "old-one-line").exit_code == 0
+    assert project.cli("case", "mv", "fix-json-config", "write-one-line").exit_code == 0
+    data = {c["case"]: c for c in json.loads(project.cli("trends", "--json").output)["cases"]}
+    assert data["write-one-line"]["points"] == [] and data["write-one-line"]["regressed_since"] is None
+    assert data["old-one-line"]["points"] == []  # its runs stay under the id they ran as
+    assert "regressed" not in project.cli("list").output

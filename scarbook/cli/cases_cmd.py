@@ -15,7 +15,7 @@ from scarbook.errors import CaseError, ScarbookError
 from scarbook.library_rows import LibraryRow, build_rows, human_age
 from scarbook.models import Case
 from scarbook.report import strip_of
-from scarbook.trends import build_trends, trend_thresholds
+from scarbook.trends import project_trends
 
 
 @click.command("init")
@@ -53,7 +53,7 @@ def list_command(ctx: click.Context) -> None:
     project = get_project(ctx)
     found = project.load_cases()
     rows = build_rows(project, found)
-    trends = build_trends(project.history, trend_thresholds(found.cases, project.config.threshold))
+    trends = project_trends(project, found.cases)
     for row in rows:
         row.trend = trends.cases.get(row.key)
     report_history_problems(project.history)

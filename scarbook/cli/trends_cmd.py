@@ -10,7 +10,7 @@ import click
 from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
                                  report_history_problems)
 from scarbook.library_rows import format_started
-from scarbook.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends, build_trends, trend_thresholds
+from scarbook.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends, project_trends
 
 
 @click.command("trends")
@@ -30,7 +30,7 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     report_case_problems(found.problems)
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
-    trends = build_trends(project.history, trend_thresholds(cases, project.config.threshold), depth)
+    trends = project_trends(project, cases, depth)
     report_history_problems(project.history)
     click.echo(json.dumps(trends_json(trends, depth), indent=2) if as_json else format_trends(trends))
 

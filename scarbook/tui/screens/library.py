@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
-from scarbook.trends import DEFAULT_DEPTH, Trends, build_trends, trend_thresholds
+from scarbook.trends import DEFAULT_DEPTH, Trends, project_trends
 from scarbook.wording import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
 from scarbook.tui.widgets.rate_bar import interval_text
@@ -150,7 +150,7 @@ class LibraryScreen(CaseActions, Screen):
         self.app.call_from_thread(self._show_rows, rows, problems)
         # Then every case's trend: older sessions, read after the rows are on screen.
         project = self.app.project
-        trends = build_trends(project.history, trend_thresholds([r.case for r in rows if r.case], project.config.threshold))
+        trends = project_trends(project, [r.case for r in rows if r.case])
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_trends, trends, [str(p) for p in project.history.problems])
 
