@@ -19,8 +19,11 @@ from typing import Iterable
 from scarbook.compare import Counts, SessionComparison, compare_case, compare_sessions
 from scarbook.counts_cache import session_counts
 from scarbook.history import History
-from scarbook.library_rows import session_marks
-from scarbook.models import SessionInfo
+from scarbook.case_lineage import IdEntry, counts_session
+from scarbook.library_rows import id_log, session_marks
+from scarbook.models import Case, SessionInfo
+from scarbook.project import Project
+from scarbook.stats import effective_threshold
 
 DEFAULT_DEPTH = 8  # sessions per case
 NO_VERDICT = "no verdict"  # no run of the case was judged, or some went unjudged: no rate
@@ -97,11 +100,14 @@ class Trends:
         return sorted(ran, key=lambda t: (-t.flips, -t.spread, t.case_id))
 
 
-def build_trends(history: History, thresholds: dict[str, float], depth: int = DEFAULT_DEPTH) -> Trends:
+def build_trends(history: History, thresholds: dict[str, float], depth: int = DEFAULT_DEPTH,
+                 ids: dict[str, IdEntry] | None = None) -> Trends:
     """The trend of every case in `thresholds` (case id -> its passing line) over the last `depth`
-    sessions that ran it. Reads sessions newest first and stops once every case has `depth`; each
+    sessions that ran it — and, for an id in `ids` (case_lineage), only sessions since the id was given
+    to its present case. Reads sessions newest first and stops once every case has `depth`; each
     session it reads is read whole (all its cases), because `diff`'s Holm family is the whole session.
     History problems found on the way are added to `history.problems`, as every reader does."""
+    ids = ids or {}
     if depth < 1:
         raise ValueError("a trend needs at least one session")
     newest_first: dict[str, list[TrendPoint]] = {cid: [] for cid in thresholds}
@@ -123,6 +129,9 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
             damaged = bool(found.problems)
             if cid not in pending or not (found.counts or damaged):
                 continue  # planned but never started (a cancelled session): it did not run the case
+            if not counts_session(ids.get(cid), info.id, info.started_at):
+                pending.discard(cid)  # this and every older session ran another case under this id
+                continue
             c = found.counts or Counts(0, 0)
             extra = (NO_VERDICT,) if (not c.judged or c.unjudged) and "partial" not in marks else ()
             point = TrendPoint(info.id, info.label, info.started_at, c, marks + extra + ((DAMAGED,) if damaged else ()))
@@ -188,8 +197,8 @@ def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts)
     return None
 
 
-def trend_thresholds(cases: Iterable, default: float) -> dict[str, float]:
-    """case id -> its passing line (the case's own threshold, else the config's)."""
-    from scarbook.stats import effective_threshold
-
-    return {c.id: effective_threshold(c, default) for c in cases}
+def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT_DEPTH) -> Trends:
+    """The trends of these cases of the project: each its own threshold (else the config's), and only
+    the sessions that ran the case the id now names (see case_lineage)."""
+    thresholds = {c.id: effective_threshold(c, project.config.threshold) for c in cases}
+    return build_trends(project.history, thresholds, depth, id_log(project))
