@@ -88,7 +88,7 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
         hit = _entry(cached.get(cid), stamps)
         if hit is not None:
             for problem in hit.problems:
-                history.tell(problem)
+                history._tell(problem)  # said once, as a fresh read would
         else:
             fresh = True
             runs, problems = history.outcomes(info.id, cid, info)

@@ -226,7 +226,7 @@ class History:
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
                 orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
                 if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json
-                    self.tell(HistoryError(
+                    self._tell(HistoryError(
                         f"history folder {folder} has runs ({', '.join(orphans)}) but no session.json (deleted?): "
                         f"its runs are not listed — restore session.json, or move the folder aside to silence "
                         f"this: mv {folder} {folder}.damaged"))
@@ -234,10 +234,10 @@ class History:
             try:
                 out.append(self.read_session(folder.name))
             except HistoryError as exc:
-                self.tell(exc)
+                self._tell(exc)
         return out
 
-    def tell(self, problem: HistoryError | str) -> None:
+    def _tell(self, problem: HistoryError | str) -> None:
         """Add a problem once (a command may read one file several times)."""
         problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
         if str(problem) not in map(str, self.problems):
@@ -279,7 +279,7 @@ class History:
     def _read_runs_file(self, path: Path, info: SessionInfo, make, found: list[str]) -> list:
         def tell(problem: HistoryError | str) -> None:
             found.append(str(problem))
-            self.tell(problem)
+            self._tell(problem)
 
         cid = path.name[len("runs-"):-len(path.suffix)]
         if cid not in info.case_ids:

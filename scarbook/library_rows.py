@@ -93,7 +93,7 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     found = found if found is not None else project.load_cases()
     latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
     fingerprint = project.config.fingerprint()
-    ids = id_log(project)
+    ids = _id_log(project)
     for cid, entry in ids.items():  # sessions from before the id was given to its present case
         if cid in latest and not counts_session(entry, latest[cid].session.id, latest[cid].session.started_at):
             del latest[cid]
@@ -110,13 +110,11 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     return rows
 
 
-def id_log(project: Project) -> dict[str, IdEntry]:
-    """When each id was given to its present case (case_lineage); a damaged log is told, and then every
-    run counts."""
+def _id_log(project: Project) -> dict[str, IdEntry]:
     try:
         return CaseIdLog(project.workspaces_dir).load()
     except ScarbookError as exc:  # said where history problems are said; every run then counts
-        project.history.tell(str(exc))
+        project.history._tell(str(exc))
         return {}
 
 

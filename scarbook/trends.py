@@ -19,8 +19,9 @@ from typing import Iterable
 from scarbook.compare import Counts, SessionComparison, compare_case, compare_sessions
 from scarbook.counts_cache import session_counts
 from scarbook.history import History
-from scarbook.case_lineage import IdEntry, counts_session
-from scarbook.library_rows import id_log, session_marks
+from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
+from scarbook.errors import ScarbookError
+from scarbook.library_rows import session_marks
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
 from scarbook.stats import effective_threshold
@@ -201,4 +202,9 @@ def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT
     """The trends of these cases of the project: each its own threshold (else the config's), and only
     the sessions that ran the case the id now names (see case_lineage)."""
     thresholds = {c.id: effective_threshold(c, project.config.threshold) for c in cases}
-    return build_trends(project.history, thresholds, depth, id_log(project))
+    try:
+        ids = CaseIdLog(project.workspaces_dir).load()
+    except ScarbookError as exc:  # said with the history's problems, as the library's rows say it
+        project.history._tell(str(exc))
+        ids = {}
+    return build_trends(project.history, thresholds, depth, ids)
