@@ -33,6 +33,11 @@ class IdEntry:
     copied_from: str = ""
     before: dict | None = None  # a rename: renamed_from's entry before it, given back if renamed back
 
+    @property
+    def mark(self) -> str:
+        """The note in one word, for a notes column."""
+        return "renamed" if self.renamed_from else "copied" if self.copied_from else "id reused"
+
     def note(self, case_id: str) -> str:
         """Why the library shows no runs of this case from before `since`."""
         day = self.since[:10]

@@ -40,6 +40,7 @@ class LibraryRow:
     badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
     history_note: str = ""  # renamed / copied / id reused: why runs recorded under this id are not shown
     trend: CaseTrend | None = None  # its rate across sessions, set once trends are read (scarbook/trends.py)
+    history_mark: str = ""  # that note in one word ("renamed", "copied", "id reused")
 
     @property
     def title(self) -> str:
@@ -100,7 +101,7 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
     for row in rows:
         if row.key in ids and not row.session_id:
-            row.history_note = ids[row.key].note(row.key)
+            row.history_note, row.history_mark = ids[row.key].note(row.key), ids[row.key].mark
     store = VerificationStore(project.workspaces_dir)
     verified = store.load()
     for row in rows:

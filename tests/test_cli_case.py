@@ -118,3 +118,18 @@ def test_show_of_a_renamed_case_points_at_its_old_id_and_the_old_id_still_shows_
     assert project.cli("case", "mv", "one-line", "write-one-line").exit_code == 0  # back: its runs are its own
     back = project.cli("show", "write-one-line")
     assert back.exit_code == 0 and back.stdout == old.stdout
+
+
+def test_list_says_why_a_renamed_case_shows_never(project):
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1)
+    assert project.cli("case", "mv", "write-one-line", "one-line").exit_code == 0
+    res = project.cli("list")
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.stdout.splitlines() if line.startswith("one-line "))
+    assert row.split("never")[1].split()[:2] == ["renamed", "(note)"]
+    day = res.stdout.split("renamed from write-one-line on ")[1][:10]
+    assert res.stdout.endswith(
+        "\nnotes:\n"
+        f"  one-line: renamed from write-one-line on {day}: no runs since; its earlier runs stay under "
+        "write-one-line (scarbook show write-one-line)\n")

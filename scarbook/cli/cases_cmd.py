@@ -62,6 +62,11 @@ def list_command(ctx: click.Context) -> None:
     for row in rows:
         if row.case is not None:
             click.echo(format_list_row(row))
+    noted = [r for r in rows if r.case is not None and r.history_note]
+    if noted:  # why a case with runs under its id shows "never"
+        click.echo("\nnotes:")
+        for row in noted:
+            click.echo(f"  {row.key}: {row.history_note}")
     report_case_problems(found.problems)
     if found.problems:
         ctx.exit(2)
@@ -71,7 +76,8 @@ def format_list_row(row: LibraryRow) -> str:
     """One line of `scarbook list`: the library row's figures, coloured by band."""
     s = row.stats
     if s is None or not row.runs:
-        return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {'':<16} {row.title}"
+        notes = f"{row.history_mark} (note)" if row.history_mark else ""
+        return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {notes:<16} {row.title}"
     rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
     ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
     regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
