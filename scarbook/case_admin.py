@@ -25,6 +25,7 @@ import re
 import secrets
 import shutil
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,7 +35,7 @@ from filelock import FileLock, Timeout
 
 from scarbook.case_ids import check_new_case_id, free_case_id, unique_id
 from scarbook.case_io import CASE_FILE, case_to_dict, load_case, validate_case_data
-from scarbook.case_lineage import CaseIdLog, IdEntry, now_stamp, renamed
+from scarbook.case_lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
 from scarbook.fsutil import atomic_write_text, describe_os_error, read_regular_bytes
 from scarbook.models import Case
@@ -109,6 +110,33 @@ def _valid_case(project: Project, case_id: str) -> tuple[Path, Case]:
         return folder, load_case(folder)
     except CaseError as exc:
         raise ScarbookError(f"case {case_id!r} is invalid, fix it first: {exc}") from None
+
+
+@contextmanager
+def new_case_id(project: Project, case_id: str):
+    """Around the writing of a new case folder cases/<case_id>/ (the editor's save, an import): when
+    runs are recorded under that id (a case whose folder was removed by hand), the id's `since` is
+    recorded first, so the new case starts with no runs. Undone if the writing fails; nothing for a
+    folder that exists already (that is an edit, not a new case)."""
+    if os.path.lexists(project.cases_dir / case_id):
+        yield
+        return
+    from scarbook.history import History
+
+    log = CaseIdLog(project.workspaces_dir)
+    with _Lock(project):
+        prior = log.load().get(case_id)
+        sessions = [(s.id, s.started_at) for s in History(project.workspaces_dir).sessions() if case_id in s.case_ids]
+        entry = fresh_start(prior, sessions, now_stamp())
+        if entry != prior:
+            log.update({case_id: entry})
+    try:
+        yield
+    except BaseException:
+        if entry != prior:
+            with _Lock(project):
+                log.update({case_id: prior})
+        raise
 
 
 def running_case_ids(project: Project) -> dict[str, str]:

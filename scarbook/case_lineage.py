@@ -74,6 +74,18 @@ def counts_session(entry: IdEntry | None, session_id: str, started_at: str) -> b
     return started >= since
 
 
+def fresh_start(entry: IdEntry | None, sessions: list[tuple[str, str]], since: str) -> IdEntry | None:
+    """The entry an id needs when a new case is created under it (its folder was removed by hand, so
+    nothing recorded the id's last owner leaving), given the id's recorded sessions as (id, started_at):
+    a new `since` when any of them would count as the new case's runs; else the entry as it was, minus a
+    renamed/copied note, which told of a folder that is gone."""
+    if any(counts_session(entry, sid, started) for sid, started in sessions):
+        return IdEntry(since)
+    if entry is not None and (entry.renamed_from or entry.copied_from):
+        return IdEntry(entry.since)
+    return entry
+
+
 def renamed(log: dict[str, IdEntry], old: str, new: str, since: str) -> dict[str, IdEntry | None]:
     """The changes a rename old -> new makes. Renaming back (new is the id this case was renamed from,
     and nothing took that id since) gives the case its own runs back: the entry `new` had before."""

@@ -88,7 +88,10 @@ def draft_from_run(project: Project, case: Case, run: RunRecord) -> CaseDraft:
 def create_draft_case(project: Project, case: Case, run: RunRecord) -> Case:
     """Write cases/<case>-run<k>/ at once (the TUI writes its drafts on save: `draft_from_run`)."""
     draft = draft_from_run(project, case, run)
-    write_case_with_files(draft.case, project.cases_dir, draft.files)
+    from scarbook.case_admin import new_case_id
+
+    with new_case_id(project, draft.case.id):
+        write_case_with_files(draft.case, project.cases_dir, draft.files)
     return draft.case
 
 

@@ -360,3 +360,35 @@ def test_renaming_back_gives_the_runs_back_unless_another_case_had_the_id_since(
     rename_case(project.load(), "one-line", "write-one-line")  # not an undo any more: the runs stay hidden
     row = {r.key: r for r in build_rows(project.load())}["write-one-line"]
     assert row.runs == [] and row.history_note.startswith("renamed from one-line on ")
+
+
+# -- a new case under an id with history ----------------------------------------------------------
+def test_fresh_start_cuts_off_sessions_that_would_count_and_drops_a_gone_folders_rename_note():
+    from scarbook.case_lineage import IdEntry, fresh_start
+
+    now = "2026-12-03T15:00:00+00:00"
+    old = [("20261101-100000-000aa", "2026-11-01T10:00:00+00:00")]
+    assert fresh_start(None, [], now) is None  # no runs under the id: nothing to record
+    assert fresh_start(None, old, now) == IdEntry(now)
+    freed = IdEntry("2026-11-02T00:00:00+00:00")
+    assert fresh_start(freed, old, now) is freed  # already cut off after those runs
+    moved = IdEntry("2026-11-02T00:00:00+00:00", renamed_from="a", before={"since": "x"})
+    assert fresh_start(moved, [], now) == IdEntry("2026-11-02T00:00:00+00:00")
+    assert fresh_start(moved, [("20261105-100000-000aa", "2026-11-05T10:00:00+00:00")], now) == IdEntry(now)
+
+
+def test_new_case_id_is_undone_when_the_case_is_not_written_and_skipped_for_an_existing_folder(project):
+    from scarbook.case_admin import new_case_id
+    from scarbook.case_lineage import CaseIdLog
+
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1)
+    log = CaseIdLog(project.workspaces)
+    with new_case_id(project.load(), "write-one-line"):  # the folder exists: an edit, not a new case
+        pass
+    assert log.load() == {}
+    shutil.rmtree(project.cases_dir / "write-one-line")
+    with pytest.raises(OSError), new_case_id(project.load(), "write-one-line"):
+        assert set(log.load()) == {"write-one-line"}  # recorded before anything is written
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert log.load() == {}

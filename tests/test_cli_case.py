@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pytest
+
+TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
 
 CASE = """\
 id: {cid}
@@ -133,3 +138,36 @@ def test_list_says_why_a_renamed_case_shows_never(project):
         "\nnotes:\n"
         f"  one-line: renamed from write-one-line on {day}: no runs since; its earlier runs stay under "
         "write-one-line (scarbook show write-one-line)\n")
+
+
+def _freed_note(out: str, cid: str) -> str:
+    day = out.split(f"the id {cid} was freed on ")[1][:10]
+    return (f"the id {cid} was freed on {day} (deleted or renamed): the runs recorded under it before then "
+            "belong to that case, not this one")
+
+
+@pytest.mark.parametrize("how", ["import", "import-cases"])
+def test_a_case_imported_under_an_id_whose_folder_was_removed_by_hand_starts_with_no_runs(project, how):
+    import shutil
+
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1)
+    shutil.rmtree(project.cases_dir / "write-one-line")  # by hand: nothing records the id's owner leaving
+    if how == "import":
+        res = project.cli("import", str(TRANSCRIPTS / "claude_code_session.jsonl"), "--id", "write-one-line")
+    else:
+        cases = project.root / "cases.json"
+        cases.write_text('[{"id": "write-one-line", "task": "write out.txt", '
+                         '"checks": [{"type": "file_exists", "path": "workspace/out.txt"}]}]')
+        res = project.cli("import-cases", str(cases))
+    assert res.exit_code == 0, res.output
+    listed = project.cli("list")
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("write-one-line "))
+    assert row.split()[1:3] == ["–", "never"] and "id reused (note)" in row
+    assert f"  write-one-line: {_freed_note(listed.stdout, 'write-one-line')}\n" in listed.stdout
+    show = project.cli("show", "write-one-line")
+    assert show.exit_code == 2
+    assert show.stderr == ("scarbook: case 'write-one-line' has no recorded runs — run `scarbook eval write-one-line` "
+                           f"({_freed_note(show.stderr, 'write-one-line')})\n")
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1, 3)
+    assert project.cli("show", "write-one-line").exit_code == 0  # its own runs count

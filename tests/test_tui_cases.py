@@ -11,10 +11,12 @@ from rich.console import Console
 
 from scarbook.case_admin import list_trash
 from scarbook.case_io import load_case
+from scarbook.library_rows import build_rows
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.case_dialogs import RenameCaseScreen, TrashScreen
 from scarbook.tui.screens.confirm import ConfirmScreen
+from test_tui_library import record_session
 from test_tui_snapshots import freeze_cursors
 from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
 
@@ -222,3 +224,62 @@ async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(proje
         info = history.read_session(sid)
         info.state = "finished"
         history.finish_session(info)
+
+
+def freed_note(cid: str) -> str:
+    from datetime import datetime, timezone
+
+    day = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    return (f"the id {cid} was freed on {day} (deleted or renamed): the runs recorded under it before then "
+            "belong to that case, not this one")
+
+
+async def test_a_new_case_saved_under_an_id_whose_folder_was_removed_by_hand_starts_with_no_runs(project_root):
+    """n, type the id of a case that has runs but whose folder was deleted by hand, save: the library
+    shows the new case as never run, with the id's note, not the old case's rate."""
+    import shutil
+
+    from textual.widgets import Input
+
+    from scarbook.tui.screens.editor import EditorScreen
+    from tui_fixtures import click
+
+    record_session(project_root, "20261101-100000-000aa", "2026-11-01T10:00:00+00:00", "",
+                   {"write-one-line": ["pass", "pass"]})  # another case's runs, under this id
+    shutil.rmtree(project_root / "cases" / "write-one-line")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await press_and_wait(pilot, "n", EditorScreen, "the editor")
+        ed = app.screen
+        await type_text(pilot, "write-one-line")  # the id field has focus
+        ed.query_one("#task").load_text("write out.txt")
+        ed.query_one("#rubric-input", Input).value = "out.txt exists"
+        await click(pilot, "#rubric-add")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: (project_root / "cases" / "write-one-line" / "case.yaml").is_file(),
+                         what="the case saved")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is lib and "write-one-line" in keys_of(lib), what="the new row")
+        row = next(r for r in lib.rows if r.key == "write-one-line")
+        assert (row.runs, row.session_id, row.history_note) == ([], "", freed_note("write-one-line"))
+
+
+async def test_a_draft_imported_under_an_id_whose_folder_was_removed_by_hand_starts_with_no_runs(project_root):
+    import shutil
+    from pathlib import Path
+
+    from test_tui_import import open_import, replace_text
+
+    record_session(project_root, "20261101-100000-000aa", "2026-11-01T10:00:00+00:00", "",
+                   {"write-one-line": ["pass", "pass"]})  # another case's runs, under this id
+    shutil.rmtree(project_root / "cases" / "write-one-line")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, Path(__file__).parent / "fixtures" / "transcripts"
+                                            / "claude_code_session.jsonl")
+        await replace_text(pilot, "#import-id", "write-one-line")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results == ["write-one-line"], what="the draft written")
+    row = {r.key: r for r in build_rows(Project.at(project_root))}["write-one-line"]
+    assert (row.runs, row.session_id, row.history_note) == ([], "", freed_note("write-one-line"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from scarbook.case_admin import new_case_id
 from scarbook.case_io import validate_case_data, save_case
 from scarbook.case_lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
@@ -191,7 +192,8 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
         raise ScarbookError(f"these cases already exist in {project.cases_dir}: {', '.join(existing)} — "
                             "use --force to overwrite them")
     for c in cases:
-        path = save_case(c, project.cases_dir)
+        with new_case_id(project, c.id):
+            path = save_case(c, project.cases_dir)
         click.echo(f"wrote {path}")
     click.echo(f"imported {len(cases)} case(s); cases that need files in the workspace need a seed/ folder")
 

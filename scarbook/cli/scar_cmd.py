@@ -59,7 +59,11 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         if not list_only:
             click.echo("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
         return
-    folder = write_draft_case(t, get_project(ctx).cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
+    from scarbook.case_admin import new_case_id
+
+    project = get_project(ctx)
+    with new_case_id(project, case_id):
+        folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
     click.echo(f"wrote draft case {folder}")
     click.echo(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 

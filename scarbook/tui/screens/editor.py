@@ -20,9 +20,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
+from scarbook.case_admin import new_case_id
 from scarbook.case_io import load_case
 from scarbook.draft_from_run import CaseDraft, write_case_with_files
-from scarbook.errors import CaseError
+from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.check_editor import CheckEditor
@@ -231,9 +232,13 @@ class EditorScreen(Screen):
                                       fix="choose another id"))
             return False
         try:
-            path = write_case_with_files(case, self.app.project.cases_dir, self._files_to_write(case))
+            with new_case_id(self.app.project, case.id):
+                path = write_case_with_files(case, self.app.project.cases_dir, self._files_to_write(case))
         except CaseError as exc:
             self.show_error(exc)
+            return False
+        except ScarbookError as exc:  # case-ids.json damaged, or another scarbook holding its lock
+            self.show_error(CaseError(self.app.project.cases_dir / case.id, str(exc)))
             return False
         except OSError as exc:
             self.show_error(CaseError(self.app.project.cases_dir / case.id, f"could not write the case: "

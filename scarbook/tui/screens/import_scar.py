@@ -33,6 +33,7 @@ from scarbook.transcripts import (
     suggest_task,
 )
 from scarbook.transcripts.text import human_size
+from scarbook.case_admin import new_case_id
 from scarbook.import_draft import create_draft
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
@@ -308,8 +309,9 @@ class ImportScreen(Screen[str | None]):
         case_id = self.query_one("#import-id", Input).value.strip()
         project = self.app.project
         try:
-            folder = create_draft(self.transcript, project.cases_dir, case_id, number, self.ticked_seeds,
-                                  self.transcript_path)
+            with new_case_id(project, case_id):
+                folder = create_draft(self.transcript, project.cases_dir, case_id, number, self.ticked_seeds,
+                                      self.transcript_path)
         except (ScarbookError, OSError) as exc:
             self.show_error(f"not created: {exc}")
             self.query_one("#import-id", Input).focus()
