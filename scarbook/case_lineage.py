@@ -86,6 +86,25 @@ def fresh_start(entry: IdEntry | None, sessions: list[tuple[str, str]], since: s
     return entry
 
 
+def given_away_between(log: dict[str, IdEntry], a, b, case_ids) -> list[str]:
+    """The ids among `case_ids` whose case changed between sessions `a` and `b` (anything with .id and
+    .started_at): one of them counts for the id's present case and the other does not, so their runs
+    are two different cases' and comparing them would measure nothing."""
+    return sorted(cid for cid in case_ids if cid in log and counts_session(log[cid], a.id, a.started_at)
+                  != counts_session(log[cid], b.id, b.started_at))
+
+
+def leave_out_given_away(log: dict[str, IdEntry], a, b, counts_a: dict, counts_b: dict) -> tuple[dict, dict, list[str]]:
+    """Sessions a and b's per-case counts without the ids given to another case between them, and those ids."""
+    away = given_away_between(log, a, b, set(counts_a) & set(counts_b))
+    return ({c: n for c, n in counts_a.items() if c not in away},
+            {c: n for c, n in counts_b.items() if c not in away}, away)
+
+
+GIVEN_AWAY = ("not compared (the id was given to another case between the two sessions: renamed, deleted or "
+              "reused — `scarbook list` says which): ")
+
+
 def renamed(log: dict[str, IdEntry], old: str, new: str, since: str) -> dict[str, IdEntry | None]:
     """The changes a rename old -> new makes. Renaming back (new is the id this case was renamed from,
     and nothing took that id since) gives the case its own runs back: the entry `new` had before."""
@@ -117,6 +136,15 @@ class CaseIdLog:
     def _damaged(self, why: str) -> ScarbookError:
         return ScarbookError(f"{self.path} cannot be read: {why} — move it aside (mv {self.path} "
                              f"{self.path}.damaged); the library then shows every run recorded under each id")
+
+    def load_or_tell(self, tell) -> dict[str, IdEntry]:
+        """load(), but a damaged file is passed to `tell` (e.g. History._tell, said with the history's
+        problems) and every run recorded under each id then counts."""
+        try:
+            return self.load()
+        except ScarbookError as exc:
+            tell(str(exc))
+            return {}
 
     def update(self, changes: dict[str, IdEntry | None]) -> None:
         """Set (or, for None, remove) entries; written atomically."""

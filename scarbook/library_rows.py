@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scarbook.case_io import CaseSet
 from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
-from scarbook.errors import CaseError, ScarbookError
+from scarbook.errors import CaseError
 from scarbook.history import CaseLatest, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
@@ -112,11 +112,7 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
 
 
 def _id_log(project: Project) -> dict[str, IdEntry]:
-    try:
-        return CaseIdLog(project.workspaces_dir).load()
-    except ScarbookError as exc:  # said where history problems are said; every run then counts
-        project.history._tell(str(exc))
-        return {}
+    return CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
 
 
 def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:

@@ -171,3 +171,49 @@ def test_a_case_imported_under_an_id_whose_folder_was_removed_by_hand_starts_wit
                            f"({_freed_note(show.stderr, 'write-one-line')})\n")
     assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1, 3)
     assert project.cli("show", "write-one-line").exit_code == 0  # its own runs count
+
+
+def _reuse_write_one_line(project) -> tuple[str, str]:
+    """Session A ran write-one-line; the case is deleted and a case with the same id (and the same
+    checks) is filed by hand; session B runs the new one. Returns (A, B)."""
+    import shutil
+    from datetime import datetime, timezone
+
+    from scarbook.history import History
+    from test_tui_library import record_session
+
+    project.bundled(agent_seed=3)
+    a = "20260101-000000-000aa"
+    record_session(project.root, a, "2026-01-01T00:00:00+00:00", "fp",
+                   {"write-one-line": ["pass"] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
+    shutil.copytree(project.cases_dir / "write-one-line", project.root / "kept")
+    assert project.cli("case", "rm", "write-one-line").exit_code == 0
+    shutil.copytree(project.root / "kept", project.cases_dir / "write-one-line")
+    b = History(project.workspaces).new_session_id()
+    record_session(project.root, b, datetime.now(timezone.utc).isoformat(), "fp",
+                   {"write-one-line": ["fail"] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
+    return a, b
+
+
+def test_diff_leaves_out_an_id_given_to_another_case_between_the_sessions(project):
+    a, b = _reuse_write_one_line(project)
+    res = project.cli("diff", a, b, "--fail-on-regression")
+    assert res.exit_code == 0, res.output  # write-one-line's 100% -> 0% is two cases, not a regression
+    assert "\nfix-json-config " in res.stdout and "\nwrite-one-line " not in res.stdout
+    assert res.stdout.endswith(
+        "not compared (the id was given to another case between the two sessions: renamed, deleted or reused — "
+        "`scarbook list` says which): write-one-line\n")
+
+
+def test_show_of_a_session_from_before_the_id_was_reused_says_whose_runs_they_are(project):
+    a, b = _reuse_write_one_line(project)
+    old = project.cli("show", "write-one-line", "--session", a)
+    assert old.exit_code == 0
+    day = old.stdout.split("was freed on ")[1][:10]
+    assert old.stdout.splitlines()[1] == (
+        f"note: these runs are not the present case write-one-line's: session {a} ran the case that had the id "
+        f"before (the id write-one-line was freed on {day} (deleted or renamed): the runs recorded under it before "
+        "then belong to that case, not this one)")
+    new = project.cli("show", "write-one-line")
+    assert new.exit_code == 0 and new.stdout.startswith(f"write-one-line in session {b} ")
+    assert "note:" not in new.stdout

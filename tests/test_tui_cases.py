@@ -283,3 +283,28 @@ async def test_a_draft_imported_under_an_id_whose_folder_was_removed_by_hand_sta
         await wait_until(pilot, lambda: results == ["write-one-line"], what="the draft written")
     row = {r.key: r for r in build_rows(Project.at(project_root))}["write-one-line"]
     assert (row.runs, row.session_id, row.history_note) == ([], "", freed_note("write-one-line"))
+
+
+async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_sessions(project_root):
+    """h, pick two sessions, c: write-one-line was deleted (and filed again) between them, so its
+    100% -> 0% is two different cases, not a regression: not a row, and the help line says why."""
+    from scarbook.case_lineage import CaseIdLog, IdEntry
+    from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+
+    for sid, day, wol in [("20260101-000000-aaaa", "01", "pass"), ("20260102-000000-bbbb", "02", "fail")]:
+        record_session(project_root, sid, f"2026-01-{day}T00:00:00+00:00", "fp",
+                       {"write-one-line": [wol] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
+    CaseIdLog(project_root / "workspaces").update({"write-one-line": IdEntry("2026-01-01T12:00:00+00:00")})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
+                         what="the sessions list")
+        await pilot.press("space", "down", "space", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        table = app.screen.query_one("#compare-table")
+        assert [str(table.get_cell_at((i, 0))) for i in range(table.row_count)] == ["fix-json-config"]
+        assert plain(app.screen.query_one("#sessions-help")).splitlines()[1:] == [
+            "not compared (the id was given to another case between the two sessions: renamed, deleted or reused — "
+            "`scarbook list` says which): write-one-line"]

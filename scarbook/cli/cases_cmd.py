@@ -98,12 +98,16 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     """The runs of CASE in its latest session, with every check's detail and judge verdicts."""
     project = get_project(ctx)
     history = project.history
+    entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
+    earlier = ""
     if session_ref:
         info = history.resolve(session_ref)
         runs = history.runs(info.id, case_id, info)
+        if not counts_session(entry, info.id, info.started_at):  # asked for by name: shown, but said whose
+            earlier = (f"note: these runs are not the present case {case_id}'s: session {info.id} ran the case "
+                       f"that had the id before ({entry.note(case_id)})")
     else:
         hit = history.latest_by_case([case_id]).get(case_id)
-        entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
         if hit is not None and not counts_session(entry, hit.session.id, hit.session.started_at):
             hit = None  # those runs are another case's, recorded before this one got the id
         if hit is None:
@@ -115,6 +119,8 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         info, runs = hit.session, hit.runs
     click.echo(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
                f"agent {info.agent}")
+    if earlier:
+        click.echo(earlier)
     for r in runs:
         mark = {"pass": click.style("PASS", fg="green"), "fail": click.style("FAIL", fg="red"),
                 "error": click.style("ERROR", fg="magenta"), "unjudged": click.style("UNJUDGED", fg="yellow")

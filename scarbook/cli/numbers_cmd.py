@@ -6,6 +6,7 @@ import asyncio
 
 import click
 
+from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
 from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
                                   report_history_problems)
 from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
@@ -25,7 +26,8 @@ from scarbook.lint import format_hints, lint_cases
 def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_on_regression: bool) -> None:
     """Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% Newcombe
     interval, Fisher's exact p, and improved / regressed / no detectable change."""
-    history = get_project(ctx).history
+    project = get_project(ctx)
+    history = project.history
     a, b = history.resolve(before), history.resolve(after)
     if a.id == b.id:
         raise ScarbookError(f"{before!r} and {after!r} are the same session ({a.id})")
@@ -36,7 +38,10 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     mismatch = partial_mismatch(a, b)
     if mismatch and not force:
         raise ScarbookError(mismatch)
-    cmp = compare_sessions(counts_by_case(history.runs(a.id, info=a)), counts_by_case(history.runs(b.id, info=b)))
+    counts_a, counts_b = counts_by_case(history.runs(a.id, info=a)), counts_by_case(history.runs(b.id, info=b))
+    log = CaseIdLog(project.workspaces_dir).load_or_tell(history._tell)
+    counts_a, counts_b, given_away = leave_out_given_away(log, a, b, counts_a, counts_b)
+    cmp = compare_sessions(counts_a, counts_b)
     report_history_problems(history)  # runs left out (damaged, forged): named, not silently uncounted
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if a.fingerprint != b.fingerprint:
@@ -44,6 +49,8 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     if mismatch:
         click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
     click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
+    if given_away:
+        click.echo(GIVEN_AWAY + ", ".join(given_away))
     if fail_on_regression and cmp.regressed:
         ctx.exit(1)
 

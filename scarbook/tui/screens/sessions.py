@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
 from scarbook.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
@@ -177,7 +178,10 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         history = self.app.project.history
-        cmp = compare_sessions(counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
+        log = CaseIdLog(self.app.project.workspaces_dir).load_or_tell(history._tell)
+        counts_a, counts_b, given_away = leave_out_given_away(
+            log, self.a, self.b, counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
+        cmp = compare_sessions(counts_a, counts_b)
         la, lb = self.a.label or self.a.id, self.b.label or self.b.id
         table = self.query_one("#compare-table", DataTable)
         for key, label in [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
@@ -201,6 +205,8 @@ class CompareScreen(Screen):
         if changed:  # the CLI refuses these without --force; here they are shown, with the warning
             help_text.append(f"\nchanged task or checks between the sessions (rates measure different things): "
                              f"{', '.join(changed)}", style="bold yellow")
+        if given_away:
+            help_text.append("\n" + GIVEN_AWAY + ", ".join(given_away), style="bold yellow")
         mismatch = partial_mismatch(self.a, self.b)
         if mismatch:  # the CLI refuses this pair without --force
             help_text.append("\n" + mismatch.split(" — ")[0] + " — their rates measure different checks",
