@@ -1,11 +1,5 @@
-"""Managing the scar collection's case folders: delete (to a trash it can be restored from), restore,
-rename and duplicate.
-
-The trash is `workspaces/.trash/` (git-ignored with the rest of workspaces/, and never read by eval,
-list or lint, which load only cases/). Each deletion is a folder of its own:
-
-    workspaces/.trash/<id>--<UTC time>/trashed.json   case id, when, from where (and its case-ids entry)
-    workspaces/.trash/<id>--<UTC time>/case/          the case folder, moved whole
+"""Managing the scar collection's case folders: rename and duplicate, and what every step shares (the
+lock, moving and copying folders); deleting to the trash, restoring and purging are case_trash.py's.
 
 Moves are one `os.rename` (a case is in cases/ or in the trash, never in neither); across
 filesystems a move copies to a hidden folder, renames it into place, then removes the original.
@@ -26,14 +20,12 @@ import secrets
 import shutil
 import stat
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
 from filelock import FileLock, Timeout
 
-from scarbook.case_ids import check_new_case_id, free_case_id, unique_id
+from scarbook.case_ids import check_new_case_id, free_case_id
 from scarbook.case_io import CASE_FILE, case_to_dict, load_case, validate_case_data
 from scarbook.case_lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
@@ -43,20 +35,8 @@ from scarbook.project import Project
 from scarbook.yamlio import dump_yaml, line_of, load_yaml_text
 
 TRASH = ".trash"
-ENTRY_FILE = "trashed.json"
 PARTIAL = ".scarbook-partial-"
 LOCK_WAIT_S = 30.0
-
-
-@dataclass
-class TrashEntry:
-    name: str  # the folder in the trash, e.g. write-one-line--20261203T151500Z
-    case_id: str
-    trashed_at: str
-    origin: str  # the folder it was deleted from
-    title: str
-    path: Path
-    id_entry: dict | None = None  # its case-ids.json entry before the deletion
 
 
 def trash_dir(project: Project) -> Path:
@@ -216,95 +196,6 @@ def _clean_partials(cases_dir: Path) -> None:
         for p in cases_dir.iterdir():
             if p.name.startswith(PARTIAL) and p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)
-
-
-# -- trash ---------------------------------------------------------------------------------------
-def _title_of(folder: Path) -> str:
-    try:
-        return load_case(folder).title
-    except (ScarbookError, OSError):
-        return "(invalid case)"
-
-
-def trash_case(project: Project, case_id: str) -> TrashEntry:
-    """Move cases/<id>/ into the trash. Its runs stay in history, under its id."""
-    folder = case_folder(project, case_id)
-    refuse_running(project, case_id)
-    with _Lock(project):
-        now = datetime.now(timezone.utc)
-        base = f"{case_id}--{now.strftime('%Y%m%dT%H%M%SZ')}"
-        taken = {p.name for p in trash_dir(project).iterdir()}
-        while True:  # two deletions of one id in one second get -2, -3, ...
-            name = unique_id(base, taken)
-            try:
-                (trash_dir(project) / name).mkdir()
-                break
-            except FileExistsError:
-                taken.add(name)
-        place = trash_dir(project) / name
-        log = CaseIdLog(project.workspaces_dir)
-        prior = log.load().get(case_id)
-        try:
-            origin = str(folder.relative_to(project.root))
-        except ValueError:
-            origin = str(folder)
-        entry = TrashEntry(name, case_id, now.isoformat(), origin, _title_of(folder), place,
-                           vars(prior) if prior else None)
-        meta = {k: v for k, v in vars(entry).items() if k not in ("path", "name")}
-        atomic_write_text(place / ENTRY_FILE, json.dumps(meta, indent=1))
-        try:
-            _move_dir(folder, place / "case")
-        except BaseException:
-            shutil.rmtree(place, ignore_errors=True)
-            raise
-        log.update({case_id: IdEntry(since=now_stamp())})  # a later case with this id starts afresh
-    return entry
-
-
-def list_trash(project: Project) -> list[TrashEntry]:
-    """What can be restored, newest first. A folder without case/ (a deletion cut short before its
-    move, or a restore cut short after it) holds nothing to restore and is left out."""
-    folder = trash_dir(project)
-    if not folder.is_dir():
-        return []
-    out = []
-    for place in folder.iterdir():
-        if place.name.startswith(".") or not (place / "case").is_dir():
-            continue
-        try:
-            meta = json.loads(read_regular_bytes(place / ENTRY_FILE, limit=1_000_000).decode("utf-8"))
-            out.append(TrashEntry(place.name, str(meta["case_id"]), str(meta["trashed_at"]), str(meta["origin"]),
-                                  str(meta.get("title", "")), place, meta.get("id_entry")))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            out.append(TrashEntry(place.name, place.name.split("--")[0], "", "?", "(no trashed.json)", place))
-    out.sort(key=lambda e: (e.trashed_at, e.name), reverse=True)
-    return out
-
-
-def restore_case(project: Project, ref: str) -> TrashEntry:
-    """Put a trashed case back: `ref` is a case id (its latest deletion) or a trash folder's name."""
-    entries = list_trash(project)
-    hits = [e for e in entries if e.name == ref] or [e for e in entries if e.case_id == ref]
-    if not hits:
-        raise ScarbookError(f"nothing named {ref!r} in the trash ({trash_dir(project)}) — "
-                            "`scarbook case trash` lists what can be restored")
-    entry = hits[0]
-    check_folder_name(entry.case_id)  # trashed.json lives under workspaces/: never trust it with a path
-    dest = project.cases_dir / entry.case_id
-    with _Lock(project):
-        if os.path.lexists(dest):
-            raise ScarbookError(f"cannot restore {entry.case_id}: a case named {entry.case_id!r} exists again "
-                                f"({dest}) — rename it first (scarbook case mv {entry.case_id} NEW-ID), "
-                                "then restore again")
-        project.cases_dir.mkdir(parents=True, exist_ok=True)
-        _move_dir(entry.path / "case", dest)
-        try:
-            prior = IdEntry(**entry.id_entry) if isinstance(entry.id_entry, dict) else None
-        except TypeError:  # a damaged note: the id then counts every run recorded under it
-            prior = None
-        CaseIdLog(project.workspaces_dir).update({entry.case_id: prior})  # its runs are its own again
-        shutil.rmtree(entry.path, ignore_errors=True)
-    return entry
 
 
 # -- rename and duplicate -------------------------------------------------------------------------

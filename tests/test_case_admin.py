@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from scarbook import case_admin
-from scarbook.case_admin import (duplicate_case, list_trash, rename_case, restore_case, running_case_ids,
-                                 trash_case)
+from scarbook.case_admin import duplicate_case, rename_case, running_case_ids
+from scarbook.case_trash import list_trash, restore_case, trash_case
 from scarbook.case_io import load_case, load_cases
 from scarbook.errors import ScarbookError
 from scarbook.library_rows import build_rows

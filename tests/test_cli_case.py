@@ -217,3 +217,49 @@ def test_show_of_a_session_from_before_the_id_was_reused_says_whose_runs_they_ar
     new = project.cli("show", "write-one-line")
     assert new.exit_code == 0 and new.stdout.startswith(f"write-one-line in session {b} ")
     assert "note:" not in new.stdout
+
+
+def test_purge_asks_then_deletes_for_good_and_yes_skips_the_question(project):
+    make(project, "alpha")
+    make(project, "beta")
+    assert project.cli("case", "rm", "alpha").exit_code == 0
+    assert project.cli("case", "rm", "beta").exit_code == 0
+    [alpha] = [p.name for p in (project.workspaces / ".trash").iterdir() if p.name.startswith("alpha--")]
+    kept = project.cli("case", "purge", "alpha", input="n\n")
+    assert kept.exit_code == 1
+    assert kept.stdout == (f"delete 1 trashed case folder(s) for good ({alpha})? This cannot be undone [y/N]: n\n"
+                           "nothing deleted\n")
+    assert (project.workspaces / ".trash" / alpha / "case" / "case.yaml").is_file()
+    gone = project.cli("case", "purge", "alpha", input="y\n")
+    assert gone.exit_code == 0 and gone.stdout.endswith(f"deleted for good: {alpha}\n")
+    assert not (project.workspaces / ".trash" / alpha).exists()
+    assert project.cli("case", "restore", "alpha").exit_code == 2
+    rest = project.cli("case", "purge", "--all", "--yes")
+    assert rest.exit_code == 0 and rest.stdout.startswith("deleted for good: beta--")
+    assert project.cli("case", "trash").stdout == f"the trash is empty ({project.workspaces / '.trash'})\n"
+
+
+@pytest.mark.parametrize("args", [[], ["alpha", "--all"]])
+def test_purge_needs_a_case_id_or_all_but_not_both(project, args):
+    res = project.cli("case", "purge", *args)
+    assert res.exit_code == 2
+    assert res.stderr.endswith("Error: name a case id or trash folder (see `scarbook case trash`), or pass --all "
+                               "— not both\n")
+
+
+def test_trash_lists_a_planted_link_as_refused_and_purge_removes_the_link_only(project, tmp_path):
+    import os
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    (project.workspaces / ".trash").mkdir(parents=True)
+    os.symlink(outside, project.workspaces / ".trash" / "evil--20261203T150000Z")
+    listed = project.cli("case", "trash")
+    assert listed.exit_code == 0
+    assert listed.stderr == (f"refused: {project.workspaces / '.trash' / 'evil--20261203T150000Z'} is a symlink to "
+                             f"{outside}, not a case scarbook deleted (planted?): it is never restored — "
+                             "`scarbook case purge evil--20261203T150000Z` removes the link only\n")
+    assert project.cli("case", "purge", "evil--20261203T150000Z", "--yes").exit_code == 0
+    assert (outside / "keep.txt").read_text() == "mine"
+    assert not os.path.lexists(project.workspaces / ".trash" / "evil--20261203T150000Z")

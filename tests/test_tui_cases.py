@@ -9,7 +9,7 @@ import io
 import pytest
 from rich.console import Console
 
-from scarbook.case_admin import list_trash
+from scarbook.case_trash import list_trash
 from scarbook.case_io import load_case
 from scarbook.library_rows import build_rows
 from scarbook.project import Project
@@ -168,10 +168,12 @@ async def test_D_duplicates_and_the_cursor_lands_on_the_copy_and_help_and_palett
 
 # -- snapshots -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dialog", ["confirm", "rename", "trash"])
-def test_case_dialogs_fit_80x24(project_root, snap_compare, dialog):
-    """Each dialog is whole at 80x24: the delete question names the case and says T restores it; the
-    rename dialog shows its inline error; the trash lists a deleted case and how to restore it."""
-    from scarbook.case_admin import trash_case
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_case_dialogs_fit(project_root, snap_compare, dialog, size):
+    """Each dialog is whole at 80x24 and centred at 200x50: the delete question names the case and says
+    T restores it; the rename dialog shows its inline error; the trash lists a deleted case and says
+    how to restore it or delete it for good."""
+    from scarbook.case_trash import trash_case
 
     if dialog == "trash":
         trash_case(Project.at(project_root), "review-api-claims")
@@ -199,7 +201,7 @@ def test_case_dialogs_fit_80x24(project_root, snap_compare, dialog):
         freeze_cursors(app)
         await pilot.pause(0.3)
 
-    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+    assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
 async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(project_root):
@@ -308,3 +310,50 @@ async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_se
         assert plain(app.screen.query_one("#sessions-help")).splitlines()[1:] == [
             "not compared (the id was given to another case between the two sessions: renamed, deleted or reused — "
             "`scarbook list` says which): write-one-line"]
+
+
+async def test_x_in_the_trash_deletes_an_entry_for_good_after_a_yes(project_root):
+    from scarbook.case_trash import trash_case
+
+    kept = trash_case(Project.at(project_root), "review-api-claims")
+    gone = trash_case(Project.at(project_root), "write-one-line")  # the newest: first in the list
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        trash = await press_and_wait(pilot, "T", TrashScreen, "the trash")
+        assert [e.name for e in trash.entries] == [gone.name, kept.name]
+        assert plain(trash.query_one("#trash-help")) == ("Enter restores the highlighted case to cases/; x deletes it "
+                                                         "for good; Esc closes")
+        await press_and_wait(pilot, "x", ConfirmScreen, "the confirm dialog")
+        assert plain(app.screen.query_one("#question")) == (
+            f"Delete write-one-line for good?\n\nIts folder in the trash ({gone.name}) is deleted and cannot be "
+            "restored. Runs recorded under its id stay in history.")
+        await pilot.press("n")  # Keep
+        await wait_until(pilot, lambda: app.screen is trash, what="back in the trash")
+        assert gone.path.is_dir()
+        await press_and_wait(pilot, "x", ConfirmScreen, "the confirm dialog")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is trash and [e.name for e in trash.entries] == [kept.name],
+                         what="the entry to leave the trash")
+        assert not gone.path.exists() and kept.path.is_dir()
+        assert any(str(n.message) == f"deleted {gone.name} for good" for n in app._notifications)
+
+
+async def test_a_planted_link_in_the_trash_is_refused_on_enter(project_root, tmp_path):
+    import os
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project_root / "workspaces" / ".trash").mkdir(parents=True)
+    link = project_root / "workspaces" / ".trash" / "evil--20261203T150000Z"
+    os.symlink(outside, link)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        trash = await press_and_wait(pilot, "T", TrashScreen, "the trash")
+        assert str(trash.query_one("#trash-table").get_cell_at((0, 2))) == "(a symlink)"
+        await pilot.press("enter")
+        said = (f"{link} is a symlink to {outside}, not a case scarbook deleted (planted?): it is never restored — "
+                "`scarbook case purge evil--20261203T150000Z` removes the link only")
+        await wait_until(pilot, lambda: any(str(n.message) == said for n in app._notifications), what="the refusal")
+        assert "evil" not in keys_of(lib) and not (project_root / "cases" / "evil").exists()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from scarbook.case_admin import duplicate_case, list_trash, rename_case, restore_case, trash_case, trash_dir
+from scarbook.case_admin import duplicate_case, rename_case, trash_dir
+from scarbook.case_trash import list_trash, purge_trash, restore_case, to_purge, trash_case
 from scarbook.cli.common import friendly_errors, get_project
 
 
 @click.group("case")
 def case_group() -> None:
-    """Delete, restore, rename or duplicate a case folder in cases/.
+    """Delete, restore, rename or duplicate a case folder in cases/; empty the trash.
 
     A deleted case goes to workspaces/.trash/ (never run, listed or linted there) and can be restored.
     Runs stay recorded under the id a case ran as: a renamed case starts with no runs, and its earlier
@@ -82,6 +83,35 @@ def trash_command(ctx: click.Context) -> None:
     for e in entries:
         when = e.trashed_at[:16].replace("T", " ")
         click.echo(f"{e.case_id[:24]:<24} {when:<17} {e.name:<40} {e.title}")
+    for e in entries:
+        if e.problem:
+            click.echo(f"refused: {e.problem}", err=True)
+
+
+@case_group.command("purge")
+@click.argument("ref", metavar="[CASE_ID]", required=False)
+@click.option("--all", "purge_all", is_flag=True, help="Delete everything in the trash for good.")
+@click.option("--yes", is_flag=True, help="Do not ask (for scripts).")
+@click.pass_context
+@friendly_errors
+def purge_command(ctx: click.Context, ref: str | None, purge_all: bool, yes: bool) -> None:
+    """Delete trashed cases for good: every deletion of CASE_ID (or one trash folder named as
+    `scarbook case trash` shows it), or --all. Asks first unless --yes. Runs recorded under the id stay
+    in history. A symlink in the trash is removed itself, never what it points to."""
+    if (ref is None) == (not purge_all):
+        raise click.UsageError("name a case id or trash folder (see `scarbook case trash`), or pass --all — not both")
+    project = get_project(ctx)
+    entries = to_purge(project, ref)
+    if not entries:
+        click.echo(f"the trash is empty ({trash_dir(project)})")
+        return
+    names = ", ".join(e.name for e in entries)
+    if not yes and not click.confirm(f"delete {len(entries)} trashed case folder(s) for good ({names})? "
+                                     "This cannot be undone", default=False):
+        click.echo("nothing deleted")
+        ctx.exit(1)
+    done = purge_trash(project, entries)
+    click.echo(f"deleted for good: {', '.join(e.name for e in done)}")
 
 
 COMMANDS = [case_group]

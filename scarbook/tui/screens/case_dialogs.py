@@ -1,5 +1,5 @@
 """Case management dialogs: the new id for a rename (checked as you type), and the trash, from which a
-deleted case is restored. The file work is scarbook.case_admin's; the library runs it (case_actions.py)."""
+deleted case is restored. The file work is scarbook.case_admin's and case_trash's; the library runs it (case_actions.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Static
 
-from scarbook.case_admin import TrashEntry, list_trash
+from scarbook.case_trash import TrashEntry, list_trash, purge_trash
 from scarbook.case_ids import check_new_case_id
 from scarbook.errors import ScarbookError
 from scarbook.safetext import clean_text
@@ -79,9 +79,11 @@ class RenameCaseScreen(ModalScreen[str | None]):
 
 
 class TrashScreen(ModalScreen[str | None]):
-    """The deleted cases, newest first. Returns the trash folder name to restore, or None."""
+    """The deleted cases, newest first. Returns the trash folder name to restore, or None. x deletes
+    the highlighted one for good, after a yes."""
 
-    BINDINGS = [Binding("enter,r", "restore", "Restore"), Binding("escape", "close", "Close")]
+    BINDINGS = [Binding("enter,r", "restore", "Restore"), Binding("x,delete", "purge", "Delete for good"),
+                Binding("escape", "close", "Close")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -105,18 +107,23 @@ class TrashScreen(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="trash-load")
     def _load(self) -> None:
-        entries = list_trash(self.app.project)
-        self.app.call_from_thread(self._show, entries)
+        self.app.call_from_thread(self._show, *self._read())
 
-    def _show(self, entries: list[TrashEntry]) -> None:
+    def _read(self) -> tuple[list[TrashEntry], str]:
+        try:
+            return list_trash(self.app.project), ""
+        except ScarbookError as exc:  # the trash is a link: refused, said here
+            return [], str(exc)
+
+    def _show(self, entries: list[TrashEntry], problem: str = "") -> None:
         self.entries, self.loaded = entries, True
         table = self.query_one("#trash-table", DataTable)
         table.clear()
         for e in entries:
             table.add_row(Text(e.case_id), Text(e.trashed_at[:16].replace("T", " ")),
                           Text(cut_words(clean_text(e.title, one_line=True), TITLE_WIDTH)), key=e.name)
-        self.query_one("#trash-help", Static).update(
-            "Enter restores the highlighted case to cases/; Esc closes" if entries else
+        self.query_one("#trash-help", Static).update(Text(problem) if problem else
+            "Enter restores the highlighted case to cases/; x deletes it for good; Esc closes" if entries else
             "the trash is empty: a case deleted with d comes here, and can be restored from here")
 
     @on(DataTable.RowSelected, "#trash-table")
@@ -127,6 +134,34 @@ class TrashScreen(ModalScreen[str | None]):
         table = self.query_one("#trash-table", DataTable)
         if self.entries and 0 <= table.cursor_row < len(self.entries):
             self.dismiss(self.entries[table.cursor_row].name)
+
+    def action_purge(self) -> None:
+        from scarbook.tui.screens.confirm import ConfirmScreen
+
+        table = self.query_one("#trash-table", DataTable)
+        if not self.entries or not 0 <= table.cursor_row < len(self.entries):
+            return
+        entry = self.entries[table.cursor_row]
+        question = Text(f"Delete {clean_text(entry.case_id, one_line=True)} for good?\n\nIts folder in the trash "
+                        f"({clean_text(entry.name, one_line=True)}) is deleted and cannot be restored. Runs "
+                        "recorded under its id stay in history.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._purge(entry)
+
+        self.app.push_screen(ConfirmScreen(question, yes="Delete for good", no="Keep"), answered)
+
+    @work(thread=True, exclusive=True, group="trash-load")
+    def _purge(self, entry: TrashEntry) -> None:
+        try:
+            purge_trash(self.app.project, [entry])
+        except ScarbookError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="not done", severity="error", timeout=15,
+                                      markup=False)
+        else:
+            self.app.call_from_thread(self.notify, f"deleted {entry.name} for good", markup=False)
+        self.app.call_from_thread(self._show, *self._read())
 
     def action_close(self) -> None:
         self.dismiss(None)
