@@ -135,26 +135,30 @@ class BaselineComparison:
     baseline: Baseline
     comparison: SessionComparison
     changed: list[str]  # cases whose checks changed since the baseline: left out of the comparison
+    given_away: list[str] = field(default_factory=list)  # ids given to another case since: left out too
 
     @property
     def regressed(self) -> list[str]:
         return self.comparison.regressed
 
 
-def compare_to_baseline(baseline: Baseline, session: SessionInfo, runs: list[RunRecord]) -> BaselineComparison:
+def compare_to_baseline(baseline: Baseline, session: SessionInfo, runs: list[RunRecord],
+                        given_away: list[str] | tuple[str, ...] = ()) -> BaselineComparison:
     """This session's cases against the baseline's, the same statistics as `scarbook diff`.
 
     A case whose checks changed since the baseline (by digest) measures something else now: it is
-    named in `changed` and kept out of the comparison (and out of the Holm family)."""
+    named in `changed` and kept out of the comparison (and out of the Holm family); so is a case id
+    `given_away` to another case since the baseline's session (case_lineage.given_away_between)."""
     current = counts_by_case(runs)
     for cid in session.case_ids:
         current.setdefault(cid, Counts(0, 0))
     changed = sorted(cid for cid in set(current) & set(baseline.cases)
                      if baseline.digests.get(cid) and session.case_digests.get(cid)
                      and baseline.digests[cid] != session.case_digests[cid])
-    before = {cid: c for cid, c in baseline.cases.items() if cid not in changed}
-    after = {cid: c for cid, c in current.items() if cid not in changed}
-    return BaselineComparison(baseline, compare_sessions(before, after), changed)
+    away = sorted(set(given_away) & set(current) & set(baseline.cases))
+    before = {cid: c for cid, c in baseline.cases.items() if cid not in changed and cid not in away}
+    after = {cid: c for cid, c in current.items() if cid not in changed and cid not in away}
+    return BaselineComparison(baseline, compare_sessions(before, after), changed, away)
 
 
 def partial_mismatch_with(baseline: Baseline, partial: bool) -> str | None:

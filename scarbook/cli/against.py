@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import click
 
-from scarbook.baseline import (Baseline, BaselineComparison, baseline_from_session, load_baseline,
-                               partial_mismatch_with)
+from types import SimpleNamespace
+
+from scarbook.baseline import (Baseline, BaselineComparison, baseline_from_session, compare_to_baseline,
+                               load_baseline, partial_mismatch_with)
+from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, given_away_between
 from scarbook.compare import format_comparison
 from scarbook.cli.common import warn
 from scarbook.errors import ScarbookError
@@ -33,6 +36,14 @@ def resolve_against(project: Project, ref: str, cases: list[Case], skip_judge: b
     return baseline
 
 
+def compare_against(project: Project, baseline: Baseline, session, runs) -> BaselineComparison:
+    """compare_to_baseline, leaving out the case ids given to another case since the baseline's session."""
+    log = CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
+    then = SimpleNamespace(id=baseline.session_id, started_at=baseline.recorded_at)
+    away = given_away_between(log, then, session, set(baseline.cases) & set(session.case_ids))
+    return compare_to_baseline(baseline, session, runs, away)
+
+
 def format_against(bc: BaselineComparison) -> str:
     b = bc.baseline
     lines = [f"against the baseline ({b.source}: session {b.name}, git {b.git_revision or '-'}):",
@@ -40,6 +51,8 @@ def format_against(bc: BaselineComparison) -> str:
     if bc.changed:
         lines.append(f"changed since the baseline (not compared: their rates measure different checks): "
                      f"{', '.join(bc.changed)} — record a new baseline once reviewed (`scarbook baseline set`)")
+    if bc.given_away:
+        lines.append(GIVEN_AWAY.replace("between the two sessions", "since the baseline") + ", ".join(bc.given_away))
     if bc.regressed:
         lines.append(f"gate: significant regression against the baseline: {', '.join(bc.regressed)}")
     else:

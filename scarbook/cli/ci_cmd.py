@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from scarbook.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, baseline_path,
-                               compare_to_baseline, load_baseline, partial_mismatch_with, write_baseline)
-from scarbook.cli.against import echo_against, load_against
+                               load_baseline, partial_mismatch_with, write_baseline)
+from scarbook.cli.against import compare_against, echo_against, load_against
 from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.errors import ScarbookError
 from scarbook.history import now_iso
@@ -125,7 +125,7 @@ def _report_baseline(project, info, runs, against_ref: str | None):
             raise ScarbookError(problem)
         warn(f"no baseline comparison: {problem}")
         return None
-    return compare_to_baseline(baseline, info, runs)
+    return compare_against(project, baseline, info, runs)
 
 
 COMMANDS = [baseline_group, report_command]

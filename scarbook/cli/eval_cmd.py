@@ -9,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.baseline import compare_to_baseline
-from scarbook.cli.against import echo_against, emit_ci_outputs, resolve_against
+from scarbook.cli.against import compare_against, echo_against, emit_ci_outputs, resolve_against
 from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems, warn
 from scarbook.errors import ScarbookError
 from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
@@ -228,7 +227,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config)
-    against = compare_to_baseline(baseline, finished.session, finished.runs) if baseline else None
+    against = compare_against(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
