@@ -43,11 +43,21 @@ def trash_dir(project: Project) -> Path:
     return project.workspaces_dir / TRASH
 
 
+def real_trash_dir(project: Project) -> Path:
+    """The trash folder, refused when a link stands in its place (workspaces/ is where agents run):
+    moving cases into it, or purging through it, would act wherever it points."""
+    folder = trash_dir(project)
+    if folder.is_symlink():
+        raise ScarbookError(f"{folder} is a symlink to {os.readlink(folder)}: scarbook reads and empties only a "
+                            f"real trash folder — remove the link (rm {folder}); what it points to is not scarbook's")
+    return folder
+
+
 class _Lock:
     """One case-management step at a time per project (a second process waits its turn, 30 s)."""
 
     def __init__(self, project: Project) -> None:
-        trash_dir(project).mkdir(parents=True, exist_ok=True)
+        real_trash_dir(project).mkdir(parents=True, exist_ok=True)
         self.lock = FileLock(str(trash_dir(project) / ".lock"), timeout=LOCK_WAIT_S)
 
     def __enter__(self) -> None:

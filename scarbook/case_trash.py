@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scarbook.case_admin import (_Lock, _move_dir, case_folder, check_folder_name, refuse_running,
-                                 trash_dir)
+from scarbook.case_admin import (_Lock, _move_dir, case_folder, check_folder_name, real_trash_dir,
+                                 refuse_running, trash_dir)
 from scarbook.case_ids import unique_id
 from scarbook.case_io import load_case
 from scarbook.case_lineage import CaseIdLog, IdEntry, now_stamp
@@ -88,12 +88,8 @@ def trash_case(project: Project, case_id: str) -> TrashEntry:
 
 
 def _real_trash(project: Project) -> Path | None:
-    """The trash folder, None when there is none; a link in its place is refused (purging through it
-    would delete wherever it points)."""
-    folder = trash_dir(project)
-    if folder.is_symlink():
-        raise ScarbookError(f"{folder} is a symlink to {os.readlink(folder)}: scarbook reads and empties only a "
-                            f"real trash folder — remove the link (rm {folder}); what it points to is not scarbook's")
+    """The trash folder, None when there is none; a link in its place is refused."""
+    folder = real_trash_dir(project)
     return folder if folder.is_dir() else None
 
 

@@ -77,8 +77,12 @@ def test_a_trash_folder_that_is_a_link_is_refused_and_nothing_is_deleted(project
     os.symlink(precious, project.workspaces / ".trash")
     said = (f"{project.workspaces / '.trash'} is a symlink to {precious}: scarbook reads and empties only a real "
             f"trash folder — remove the link (rm {project.workspaces / '.trash'}); what it points to is not scarbook's")
-    for step in (lambda: list_trash(project.load()), lambda: to_purge(project.load(), None)):
+    make(project, "alpha")
+    for step in (lambda: list_trash(project.load()), lambda: to_purge(project.load(), None),
+                 lambda: trash_case(project.load(), "alpha")):
         with pytest.raises(ScarbookError) as exc:
             step()
         assert str(exc.value) == said
     assert (precious / "sub" / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in precious.iterdir()) == ["case.yaml", "sub"]  # no lock file, no case moved in
+    assert (project.cases_dir / "alpha" / "case.yaml").is_file()
