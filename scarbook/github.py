@@ -105,6 +105,9 @@ def _against_markdown(bc: BaselineComparison) -> list[str]:
     out += ["", *comparison_notes(cmp)]
     if bc.changed:
         out.append(f"Changed since the baseline (not compared): {', '.join(f'`{c}`' for c in bc.changed)}.")
+    if bc.given_away:
+        out.append("Given to another case since the baseline (renamed, deleted or reused; not compared): "
+                   f"{', '.join(f'`{c}`' for c in bc.given_away)}.")
     return out
 
 

@@ -132,6 +132,9 @@ def _baseline_section(bc: BaselineComparison) -> list[str]:
     notes = [esc(n) for n in comparison_notes(cmp)]
     if bc.changed:
         notes.append("Changed since the baseline (not compared): " + ", ".join(esc(c) for c in bc.changed) + ".")
+    if bc.given_away:
+        notes.append("Given to another case since the baseline (renamed, deleted or reused; not compared): "
+                     + ", ".join(esc(c) for c in bc.given_away) + ".")
     notes.append("Regressed: " + (", ".join(esc(c) for c in cmp.regressed) or "none") + ".")
     return out + [f"<p>{n}</p>" for n in notes]
 

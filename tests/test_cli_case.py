@@ -267,19 +267,26 @@ def test_trash_lists_a_planted_link_as_refused_and_purge_removes_the_link_only(p
 
 def test_report_against_a_session_from_before_an_id_was_reused_leaves_that_case_out(project):
     a, b = _reuse_write_one_line(project)
-    res = project.cli("report", b, "--against", a)
+    res = project.cli("report", b, "--against", a, "--html", str(project.root / "r.html"))
     assert res.exit_code == 0, res.output
     against = res.stdout.split("against the baseline (session: ")[1]
     assert "\nwrite-one-line " not in against and "\nfix-json-config " in against
     assert ("\nnot compared (the id was given to another case since the baseline: renamed, deleted or reused — "
             "`scarbook list` says which): write-one-line\n") in against
     assert "gate: no detectable change against the baseline" in against
+    html = (project.root / "r.html").read_text()
+    assert ("<p>Given to another case since the baseline (renamed, deleted or reused; not compared): "
+            "write-one-line.</p>") in html
 
 
-def test_eval_against_a_session_from_before_an_id_was_reused_leaves_that_case_out(project):
+def test_eval_against_a_session_from_before_an_id_was_reused_leaves_that_case_out(project, monkeypatch):
     a, _ = _reuse_write_one_line(project)
+    summary = project.root / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     res = project.cli("eval", "write-one-line", "fix-json-config", "-n", "1", "--against", a)
     against = res.stdout.split("against the baseline (session: ")[1]
     assert "\nwrite-one-line " not in against
     assert ("\nnot compared (the id was given to another case since the baseline: renamed, deleted or reused — "
             "`scarbook list` says which): write-one-line\n") in against
+    assert ("Given to another case since the baseline (renamed, deleted or reused; not compared): "
+            "`write-one-line`.") in summary.read_text()
