@@ -19,7 +19,7 @@ from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.widgets.timeline import Timeline
 from test_tui_snapshots import freeze_cursors
 from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root,  # noqa: F401
-                          review_loaded, wait_until)
+                          review_loaded, type_text, wait_until)
 
 SID = "20260201-100000-beef"
 # k -> status; run 2 kept its workspace (README.md modified, tmp.txt created) and left a transcript
@@ -227,6 +227,75 @@ async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_ro
                          and review.query_one("#run-timeline-pane").display, what="the typed keys to act")
         assert listed(review) == [2, 5]
         assert review.query_one(KeyCatcher).display is False and app.focused is review.query_one("#runs-list")
+
+
+def slow_review_reader(monkeypatch, gate: threading.Event, name: str) -> None:
+    """The review's reader `name` waits for `gate`; called on the UI thread it fails at once (it would
+    freeze the app)."""
+    import scarbook.tui.screens.review as review_module
+
+    real = getattr(review_module, name)
+
+    def slow(*args):
+        assert threading.current_thread() is not threading.main_thread(), f"{name} ran on the UI thread"
+        assert gate.wait(60), "the test never opened the gate"
+        return real(*args)
+
+    monkeypatch.setattr(review_module, name, slow)
+
+
+async def test_c_reads_the_draft_off_the_ui_thread_and_keys_typed_meanwhile_reach_the_editor(project_root,
+                                                                                            monkeypatch):
+    from scarbook.tui.screens.editor import EditorScreen
+
+    write_runs(project_root)
+    gate = threading.Event()
+    slow_review_reader(monkeypatch, gate, "draft_from_run")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        await pilot.press("c")
+        catcher = review.query_one(KeyCatcher)
+        # the app keeps working while the draft is read: it says so and takes keys
+        await wait_until(pilot, lambda: catcher.display and plain(catcher) == "making a draft case from run #2…",
+                         what="the drafting note")
+        await type_text(pilot, "my-scar")  # the new case's id, typed before the editor is there
+        await wait_until(pilot, lambda: len(catcher.kept) == 7, what="the keys to be kept")
+        assert app.screen is review and highlighted_k(review) == 2
+        gate.set()
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen)
+                         and app.screen.query_one("#case-id").value == "my-scar",
+                         what="the draft with the typed keys in its id")
+        assert not (project_root / "cases" / "write-one-line-run2").exists()  # written on save only
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: (project_root / "cases" / "my-scar" / "case.yaml").is_file(),
+                         what="the saved draft")
+
+
+async def test_c_on_a_case_that_cannot_be_read_says_so_and_the_keys_typed_meanwhile_act_on_the_review(
+        project_root, monkeypatch):
+    write_runs(project_root)
+    gate = threading.Event()
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        slow_review_reader(monkeypatch, gate, "load_case")
+        (project_root / "cases" / "write-one-line" / "case.yaml").write_text("id: [unclosed\n")  # after it opened
+        await pilot.press("c")
+        catcher = review.query_one(KeyCatcher)
+        await wait_until(pilot, lambda: catcher.display, what="the drafting note")
+        await pilot.press("f")  # the next failed run: acts once the draft has failed
+        await wait_until(pilot, lambda: catcher.kept, what="the key to be kept")
+        gate.set()
+        await wait_until(pilot, lambda: app._notifications, what="the notification")
+        (note,) = list(app._notifications)
+        assert note.title == "could not make the draft case" and note.severity == "error"
+        yaml_path = project_root / "cases" / "write-one-line" / "case.yaml"
+        assert note.message == (f"{yaml_path}:2: malformed YAML: expected ',' or ']', but got '<stream end>' (while "
+                                "parsing a flow sequence that starts at line 1) — fix the syntax (check indentation, "
+                                "quotes and colons)")
+        await wait_until(pilot, lambda: highlighted_k(review) == 3, what="f to act")
+        assert app.screen is review and catcher.display is False and app.focused is review.query_one("#runs-list")
 
 
 async def test_help_lists_the_review_keys_and_the_palette_runs_them(project_root):

@@ -4,6 +4,7 @@ changed file against the seed — or (T) its transcript as a timeline.
 
 Every file read happens on a thread (scarbook.run_review); until the runs are there the screen says
 "loading…" and keeps the keys typed meanwhile (widgets/key_catcher.py), which act once they are.
+So does `c`: the draft case is read on a thread, and the keys typed meanwhile reach the editor.
 """
 
 from __future__ import annotations
@@ -266,19 +267,30 @@ class ReviewScreen(Screen):
         self.app.push_screen(ImportScreen(Path(run.transcript_path)))
 
     def action_draft_case(self) -> None:
-        from scarbook.tui.screens.editor import EditorScreen
-
         run = self.current_run
         if run is None:
             return
         if run.status == "pass":
             self.notify("this run passed — pick a failed run (f jumps to the next one)", severity="warning")
             return
+        self._draft_case(run)
+
+    @work(exclusive=True, group="review-draft")
+    async def _draft_case(self, run: RunRecord) -> None:
+        """Read the case and the run's artifact and transcript on a thread; keys typed meanwhile are kept
+        and reach the editor once it is open (or the review again, if the draft cannot be made)."""
+        from scarbook.tui.screens.editor import EditorScreen
+
+        catcher, runs_list = self.query_one(KeyCatcher), self.query_one("#runs-list", OptionList)
+        catcher.hold(f"making a draft case from run #{run.k}…")
         project = self.app.project
         try:
-            draft = draft_from_run(project, load_case(project.cases_dir / run.case_id), run)
+            draft = await asyncio.to_thread(
+                lambda: draft_from_run(project, load_case(project.cases_dir / run.case_id), run))
         except (ScarbookError, OSError) as exc:
+            catcher.release(runs_list)
             self.notify(str(exc), title="could not make the draft case", severity="error")
             return
         self.notify(f"draft case {draft.case.id} from run #{run.k}: rename it if you like; Ctrl+S writes it")
-        self.app.push_screen(EditorScreen(None, draft=draft))
+        await self.app.push_screen(EditorScreen(None, draft=draft))
+        catcher.release(runs_list)  # the kept keys go to the editor, the screen on top now

@@ -37,6 +37,13 @@ class KeyCatcher(Static, can_focus=True):
         else:
             self.kept.append((event.key, event.character))
 
+    def hold(self, text: str) -> None:
+        """Catch keys again, saying `text` (e.g. while a draft is read for the editor it opens)."""
+        self.update(text)
+        self.released = False
+        self.display = True
+        self.focus()
+
     def release(self, focus: Widget | None) -> None:
         self.released = True
         self.display = False
