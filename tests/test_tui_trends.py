@@ -181,3 +181,29 @@ def test_flake_view_fits(project_root, snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+async def test_sorting_by_the_trend_column_puts_regressions_then_flaky_cases_first(project_root):
+    write_trend_history(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=(200, 50)) as pilot:
+        lib = await library_loaded(pilot)
+        for _ in range(len(lib.columns)):
+            if lib.sort_key == "trend":
+                break
+            await pilot.press("o")
+        await wait_until(pilot, lambda: lib.sort_key == "trend", what="the sort by trend")
+        assert [r.key for r in lib.shown] == [W, F, R, "review-api-claims"]  # regressed, 4 flips, stable, never run
+        assert "sorted by trend, ascending" in str(lib.query_one("#detail").render())
+
+
+async def test_the_flake_view_of_a_collection_never_run(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, FlakeScreen), what="the flake view")
+        assert "no case has run yet" in str(app.screen.query_one("#flake-detail").render())
+        await pilot.press("enter", "right", "enter")  # nothing to open: no crash, still here
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, FlakeScreen)
