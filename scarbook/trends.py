@@ -13,6 +13,7 @@ Holm-corrected over the cases both sessions ran — never a second test (docs/st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from statistics import pvariance
 from typing import Iterable
 
@@ -66,8 +67,9 @@ class CaseTrend:
     points: list[TrendPoint] = field(default_factory=list)  # oldest first, at most `depth`
     regressed_since: TrendPoint | None = None  # `diff <it> <latest>` calls the case regressed
 
-    @property
+    @cached_property
     def rates(self) -> list[float]:
+        """The judged sessions' rates, oldest first (points do not change once the trend is built)."""
         return [p.rate for p in self.points if p.rate is not None]
 
     @property

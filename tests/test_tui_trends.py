@@ -207,3 +207,25 @@ async def test_the_flake_view_of_a_collection_never_run(project_root):
         await pilot.press("enter", "right", "enter")  # nothing to open: no crash, still here
         await pilot.pause(0.1)
         assert isinstance(app.screen, FlakeScreen)
+
+
+async def test_the_grid_fills_in_chunks_and_a_resize_keeps_the_cursor(project_root, monkeypatch):
+    """With 1,000 cases the grid is added 100 rows per refresh (t opens at once); here one row per
+    refresh: every row arrives, in the flake order, and a resize rebuilds it around the same cell."""
+    import scarbook.tui.screens.flakes as flakes
+
+    monkeypatch.setattr(flakes, "ROWS_AT_ONCE", 1)
+    write_trend_history(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, FlakeScreen), what="the flake view")
+        grid = app.screen.query_one("#flake-grid")
+        await wait_until(pilot, lambda: grid.row_count == 3, what="every row")
+        assert [str(grid.get_row_at(i)[0]) for i in range(3)] == [F, W, R]
+        await pilot.press("down", "left")
+        await wait_until(pilot, lambda: app.screen.current()[2] == sid(5), what="the cursor on s5")
+        await pilot.resize_terminal(200, 50)
+        await wait_until(pilot, lambda: app.screen.widths == (28, 12) and grid.row_count == 3, what="the rebuild")
+        assert app.screen.current()[0].case_id == W and app.screen.current()[2] == sid(5)

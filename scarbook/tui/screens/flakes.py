@@ -11,6 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.trends import CaseTrend, TrendPoint, Trends
@@ -18,6 +19,7 @@ from scarbook.tui.widgets.trend import grid_cell
 from scarbook.wording import plural
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
+ROWS_AT_ONCE = 100  # rows added per refresh (the first chunk: more than a tall terminal shows)
 CELL_W = (5, 12)  # a session column's width range: "100*" at least, a whole label when there is room
 PADDING = 2  # DataTable pads each cell by one column on either side
 
@@ -48,6 +50,7 @@ class FlakeScreen(Screen):
         self.sessions = trends.sessions
         self.never = sorted(c for c in wanted if not trends.cases.get(c) or not trends.cases[c].points)
         self.widths: tuple[int, int] | None = None
+        self._generation = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -82,14 +85,27 @@ class FlakeScreen(Screen):
         grid.add_column("flips", key="flips", width=FLIPS_W)
         for info in self.sessions:
             grid.add_column(column_label(info.label or info.id, cell_w), key=info.id, width=cell_w)
-        for trend in self.cases:
+        self._generation += 1
+        self._add_rows(0, self._generation, at)
+
+    def _add_rows(self, start: int, generation: int, cursor: Coordinate) -> None:
+        """Rows start.. in chunks of ROWS_AT_ONCE, one chunk per refresh: t opens at once with 1,000
+        cases, and keys are handled between chunks."""
+        if generation != self._generation:
+            return  # the grid was rebuilt (resized) since
+        stop = start + ROWS_AT_ONCE
+        if stop < len(self.cases):
+            self.call_after_refresh(self._add_rows, stop, generation, cursor)
+        case_w, cell_w = self.widths
+        grid = self.query_one("#flake-grid", DataTable)
+        for trend in self.cases[start:stop]:
             by_session = {p.session_id: p for p in trend.points}
             style = "bold red" if trend.regressed_since else ""
             grid.add_row(Text(trend.case_id[:case_w], style=style), Text(f"{trend.flips:>{FLIPS_W}}"),
                          *[grid_cell(by_session.get(info.id), cell_w) for info in self.sessions],
                          key=trend.case_id)
-        if grid.row_count:
-            grid.cursor_coordinate = at
+        if start <= cursor.row < stop or (start == 0 and cursor.row >= stop and grid.row_count):
+            grid.cursor_coordinate = cursor  # back where it was before a resize (clamped until its row is in)
 
     # -- what is under the cursor -------------------------------------------------------------
     def current(self) -> tuple[CaseTrend | None, TrendPoint | None, str]:
