@@ -20,8 +20,7 @@ from typing import Iterable
 from scarbook.compare import Counts, SessionComparison, compare_case, compare_sessions
 from scarbook.counts_cache import session_counts
 from scarbook.history import History
-from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
-from scarbook.errors import ScarbookError
+from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session, leave_out_given_away
 from scarbook.library_rows import session_marks
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
@@ -142,7 +141,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
             digests[(info.id, cid)] = info.case_digests.get(cid, "")
             if len(newest_first[cid]) >= depth:
                 pending.discard(cid)
-    judge = _Verdicts(counts)
+    judge = _Verdicts(counts, infos, ids)
     cases = {}
     for cid, points in newest_first.items():
         points = _mark_changed(cid, points, digests)
@@ -170,8 +169,9 @@ def _mark_changed(cid: str, newest_first: list[TrendPoint], digests: dict[tuple[
 class _Verdicts:
     """`scarbook diff before after`'s verdict for one case, each session pair compared once, lazily."""
 
-    def __init__(self, counts: dict[str, dict[str, Counts]]) -> None:
-        self.counts = counts
+    def __init__(self, counts: dict[str, dict[str, Counts]], infos: dict[str, SessionInfo],
+                 ids: dict[str, IdEntry]) -> None:
+        self.counts, self.infos, self.ids = counts, infos, ids
         self.pairs: dict[tuple[str, str], SessionComparison] = {}
 
     def regressed(self, before: TrendPoint, after: TrendPoint, cid: str) -> bool:
@@ -180,8 +180,10 @@ class _Verdicts:
         if compare_case(before.counts, after.counts, cid).verdict != "regressed":
             return False
         key = (before.session_id, after.session_id)
-        if key not in self.pairs:
-            self.pairs[key] = compare_sessions(self.counts[key[0]], self.counts[key[1]])
+        if key not in self.pairs:  # the family `diff` tests: without ids given to another case in between
+            a, b, _ = leave_out_given_away(self.ids, self.infos[key[0]], self.infos[key[1]], self.counts[key[0]],
+                                           self.counts[key[1]])
+            self.pairs[key] = compare_sessions(a, b)
         return cid in self.pairs[key].regressed
 
 
@@ -204,9 +206,5 @@ def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT
     """The trends of these cases of the project: each its own threshold (else the config's), and only
     the sessions that ran the case the id now names (see case_lineage)."""
     thresholds = {c.id: effective_threshold(c, project.config.threshold) for c in cases}
-    try:
-        ids = CaseIdLog(project.workspaces_dir).load()
-    except ScarbookError as exc:  # said with the history's problems, as the library's rows say it
-        project.history._tell(str(exc))
-        ids = {}
+    ids = CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
     return build_trends(project.history, thresholds, depth, ids)

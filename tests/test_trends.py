@@ -329,3 +329,22 @@ def test_an_id_given_to_another_case_does_not_inherit_the_old_cases_trend(projec
     assert data["write-one-line"]["points"] == [] and data["write-one-line"]["regressed_since"] is None
     assert data["old-one-line"]["points"] == []  # its runs stay under the id they ran as
     assert "regressed" not in project.cli("list").output
+
+
+def test_the_holm_family_leaves_out_ids_given_to_another_case_as_diff_does(project):
+    """Between v3 and v4 the ids b..f were given to other cases: `diff v3 v4` leaves them out of the
+    comparison, so its family is {a} alone and the borderline drop is regressed — for trends too."""
+    from scarbook.case_lineage import CaseIdLog, IdEntry
+
+    history = History(project.workspaces)
+    family = {c: "p" * 10 + "f" * 10 for c in "bcdef"}
+    record(history, 3, {"a": "p" * 19 + "f", **family}, label="v3")
+    record(history, 4, {"a": "p" * 13 + "f" * 7, **family}, label="v4")
+    h = History(project.workspaces)
+    assert build_trends(h, thresholds("a"), ids={}).cases["a"].regressed_since is None  # family of six
+    log = CaseIdLog(project.workspaces)
+    log.update({c: IdEntry("2026-01-01T00:00:03.500000+00:00") for c in "bcdef"})  # sid(3) < since < sid(4)
+    out = project.cli("diff", "v3", "v4").output
+    assert "regressed: a" in out
+    trends = build_trends(History(project.workspaces), thresholds("a"), ids=log.load())
+    assert trends.cases["a"].regressed_since.name == "v3"
