@@ -160,6 +160,25 @@ async def test_T_shows_the_runs_transcript_as_a_timeline_and_a_run_without_one_s
         assert review.query_one("#run-detail").display and highlighted_k(review) == 3
 
 
+async def test_the_timeline_opens_on_its_first_row_and_down_goes_to_the_second(project_root):
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        timeline = review.query_one("#run-timeline", Timeline)
+        await pilot.press("T")
+        await wait_until(pilot, lambda: timeline.display and timeline.transcript is not None, what="the timeline")
+        await pilot.press("tab")
+        assert app.focused is timeline
+        assert timeline.cursor_node is not None, "no row highlighted"
+        assert str(timeline.cursor_node.label) == "user: Extract the first line of README.md and write it to tmp.txt"
+        await pilot.press("down")
+        assert str(timeline.cursor_node.label) == "⚙ read_file README.md"
+        await pilot.press("enter")  # opens the highlighted call
+        await wait_until(pilot, lambda: timeline.cursor_node.is_expanded, what="the call to open")
+        assert [str(n.label) for n in timeline.cursor_node.children][0] == "input"
+
+
 async def test_a_hostile_transcript_is_one_line_in_the_timeline_pane(project_root, tmp_path):
     write_runs(project_root)
     path = project_root / "workspaces" / SID / "write-one-line" / "2.transcript.jsonl"
@@ -346,7 +365,8 @@ def test_review_diff_snapshot(project_root, snap_compare, size):
 
 @pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")])
 def test_review_timeline_snapshot(project_root, snap_compare, size):
-    """T: the failed run's transcript as a timeline beside the runs list (failed filter on)."""
+    """T: the failed run's transcript as a timeline beside the runs list (failed filter on), its first row
+    highlighted."""
     write_runs(project_root)
     app = make_app(project_root)
 

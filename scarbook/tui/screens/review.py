@@ -233,6 +233,7 @@ class ReviewScreen(Screen):
             timeline.display = transcript is not None
             if transcript is not None:
                 timeline.show(transcript)
+                timeline.cursor_line = 0  # the first row highlighted (a Tree starts before it): Down goes to the 2nd
         else:
             note.update(Text(f"run #{run.k}: loading its transcript…", style="dim"))
             timeline.display = False
