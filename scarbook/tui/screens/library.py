@@ -6,16 +6,16 @@ import os
 
 from rich.text import Text
 from textual import on, work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
-from scarbook.trends import DEFAULT_DEPTH, Trends, project_trends
+from scarbook.trends import DEFAULT_DEPTH, Trends
 from scarbook.wording import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
+from scarbook.tui.screens.library_trends import TrendActions, regressed_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
@@ -77,16 +77,10 @@ def notes_text(r: LibraryRow, width: int = 0) -> Text:
     return text if cut == text.plain else text[:len(cut) - 1] + Text("…")
 
 
-def regressed_line(trend) -> str:
-    """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test)."""
-    then, now = trend.regressed_since, trend.points[-1]
-    return f"{trend.regressed_note()}: {100 * then.rate:.0f}% then, {100 * now.rate:.0f}% in {now.name}"
-
-
 BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
 
 
-class LibraryScreen(CaseActions, Screen):
+class LibraryScreen(CaseActions, TrendActions, Screen):
     # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
         Binding("r", "launch", "Run…"),
@@ -120,7 +114,7 @@ class LibraryScreen(CaseActions, Screen):
         self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
         self.land_on: str | None = None  # the case the cursor goes to at the next reload
-        self.trends: Trends | None = None  # read after the rows, in the same worker
+        self.trends: Trends | None = None  # read after the rows, in the same worker (library_trends.py)
         self.trends_loaded = False
 
     def compose(self) -> ComposeResult:
@@ -148,31 +142,7 @@ class LibraryScreen(CaseActions, Screen):
         problems = [str(p) for p in self.app.project.history.problems]
         self.judge_status = judge_calibration_line(self.app.project, rows)
         self.app.call_from_thread(self._show_rows, rows, problems)
-        # Then every case's trend: older sessions, read after the rows are on screen.
-        project = self.app.project
-        trends = project_trends(project, [r.case for r in rows if r.case])
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_trends, trends, [str(p) for p in project.history.problems])
-
-    def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
-        self.trends, self.trends_loaded = trends, True
-        for row in self.rows:
-            row.trend = trends.cases.get(row.key)
-        if self.sort_key == "trend":
-            self._show_rows(self.rows, history_problems)  # the order changes: rebuild
-            return
-        # Only the cells trends change: re-adding 1,000 rows would cost the UI thread a second.
-        self._tell_problems(history_problems)
-        table = self.query_one("#cases", DataTable)
-        green = self.app.project.config.green
-        for r in self.shown:
-            if r.trend is None or r.case is None:
-                continue
-            if "trend" in self.columns and r.trend.points:
-                table.update_cell(r.key, "trend", trend_text(r.trend, green))
-            if "notes" in self.columns and r.trend.regressed_since is not None:
-                table.update_cell(r.key, "notes", notes_text(r, self.columns["notes"]))
-        self._show_detail()
+        self._load_trends(rows)  # library_trends.py: older sessions, read after the rows are on screen
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
@@ -368,14 +338,6 @@ class LibraryScreen(CaseActions, Screen):
             self.notify("this case has no recorded runs yet — press r to run it")
             return
         self.app.push_screen(ReviewScreen(row.session_id, row.key))
-
-    def action_trends(self) -> None:
-        from scarbook.tui.screens.flakes import FlakeScreen
-
-        if self.trends is None:
-            self.notify("still reading the history — press t again in a moment")
-            return
-        self.app.push_screen(FlakeScreen(self.trends, [r.key for r in self.rows if r.case]))
 
     def action_sessions(self) -> None:
         from scarbook.tui.screens.sessions import SessionsScreen
