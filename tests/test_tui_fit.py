@@ -171,8 +171,12 @@ def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
     (folder / "case.yaml").write_text("id: judged\ntask: Summarise\nchecks:\n  - type: llm_judge\n"
                                       "    artifact: output\n    rubric: [the summary is short]\n")
     config = project_root / "scarbook.yaml"
+    # One run at a time: which runs finish before the 401 stops the session is then fixed, not a race
+    # between the judged case and the cases running beside it.
     config.write_text(config.read_text().replace("judge:\n", f"judge:\n  base_url: {judge_server.url}\n"
-                                                 "  max_retries: 0\n"))
+                                                 "  max_retries: 0\n").replace("concurrency: 4\n",
+                                                                                "concurrency: 1\n"))
+    assert "concurrency: 1\n" in config.read_text()
     judge_server.push(*[status_reply(401, "invalid x-api-key")] * 8)
     app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0,
                    judge_env={"ANTHROPIC_API_KEY": "sk-wrong"})
