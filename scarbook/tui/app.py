@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 
@@ -26,6 +26,7 @@ from scarbook.project import Project
 from scarbook.runner import SessionControl, run_session
 from scarbook.session import ReadySession
 from scarbook.tui.commands import ScarbookCommands
+from scarbook.tui.key_queue import KeyQueue
 from scarbook.live_state import LiveSession
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 
@@ -61,6 +62,12 @@ class ScarbookApp(App):
         self.live: LiveSession | None = None
         self.control: SessionControl | None = None
         self._posted_version = -1
+        self.keys = KeyQueue(self)  # keys typed while a screen is still opening wait for it
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self.keys.hold(event):
+            return
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         from scarbook.tui.screens.library import LibraryScreen
@@ -136,16 +143,11 @@ class ScarbookApp(App):
             self._flush_live()
 
     def open_case_editor(self, case_id: str) -> None:
-        """Open a case from disk in the editor (after an import or a draft from a failed run)."""
-        from scarbook.case_io import load_case
+        """Open a case from disk in the editor (from the library, after an import): the screen is
+        shown at once and reads the case in a thread; keys typed meanwhile wait for it."""
         from scarbook.tui.screens.editor import EditorScreen
 
-        try:
-            case = load_case(self.project.cases_dir / case_id)
-        except ScarbookError as exc:
-            self.notify(str(exc), title="cannot open the case", severity="error")
-            return
-        self.push_screen(EditorScreen(case))
+        self.push_screen(EditorScreen(None, folder=self.project.cases_dir / case_id))
 
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def verify_in_background(self, case: Case) -> None:

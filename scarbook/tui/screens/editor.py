@@ -3,6 +3,11 @@
 Saving goes through `save_case` (the core validates; nothing invalid is ever written) and a
 CaseError is shown at the top and next to the field it is about. A new case is the same screen, empty;
 a draft (from a failed run) is a new case whose files are written only when it is saved.
+
+An existing case is opened by its folder: the screen shows "loading…" at once and reads the case, its
+seed listing and its artifact preview in a thread, then builds the form. Until then (and until the
+form's clean state is taken) `accepts_keys` is False, so the App keeps the keys typed meanwhile and
+hands them over in order once it is ready (tui/key_queue.py).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -28,7 +33,7 @@ from scarbook.models import Case, Check, Scar
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
-from scarbook.tui.widgets.seed_files import SeedFiles, preview_text
+from scarbook.tui.widgets.seed_files import SeedFiles, list_seed, preview_text
 
 # Which field a core validation message is about (by the words it starts with).
 FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task", "task"),
@@ -50,10 +55,16 @@ class EditorScreen(Screen):
                 Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
                 Binding("escape", "leave", "Back")]
 
-    def __init__(self, case: Case | None, *, draft: CaseDraft | None = None) -> None:
+    def __init__(self, case: Case | None, *, draft: CaseDraft | None = None, folder: Path | None = None) -> None:
+        """`case` to edit (None: a new case), a `draft` to finish, or the `folder` of a case to read."""
         super().__init__()
         self.case = draft.case if draft else case
-        self.is_new = case is None
+        self.is_new = case is None and folder is None
+        self.folder = folder if self.case is None else None  # read in a thread when the screen opens
+        self.load_error = ""
+        self.accepts_keys = False  # until the form is built and its clean state taken
+        self._seed_listing: list[str] | None = None  # read with the case (None: SeedFiles lists it)
+        self._preview: Text | None = None
         # Files a draft brings, written on save: scar/ evidence here, seed/ files staged in SeedFiles.
         files = draft.files if draft else {}
         self.scar_files = {rel: src for rel, src in files.items() if not rel.startswith("seed/")}
@@ -63,50 +74,57 @@ class EditorScreen(Screen):
 
     # -- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        c, scar = self.case, (self.case.scar if self.case and self.case.scar else Scar())
         yield Header()
         yield Static("", id="editor-error", classes="error")
         with VerticalScroll(id="editor-body"):
-            yield from self._field("id", Input(c.id if c else "", id="case-id", disabled=not self.is_new,
-                                               placeholder="lowercase-id (the folder name)"))
-            yield from self._field("title", Input(c.title if c else "", id="case-title",
-                                                  placeholder="what went wrong, in one line"))
-            yield from self._field("tags", Input(", ".join(c.tags) if c else "", id="case-tags",
-                                                 placeholder="files, json (comma separated)"))
-            yield from self._field("threshold", Input("" if not c or c.threshold is None else f"{c.threshold:g}",
-                                                      id="case-threshold",
-                                                      placeholder="0.8 (empty: scarbook.yaml's)"))
-            yield Label("task (what the agent is asked)", classes="section")
-            yield TextArea(c.task if c else "", id="task")
-            yield Static("", id="err-task", classes="field-error")
-            yield Label("scar: what went wrong, family, date", classes="section")
-            yield from self._field("what went wrong", Input(scar.what_went_wrong or "", id="scar-what"))
-            yield from self._field("family", Input(scar.family or "", id="scar-family",
-                                                   placeholder="e.g. false-completion-claim"))
-            yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
-            yield from self._field("failed artifact", Input(scar.failed_artifact or "", id="scar-failed",
-                                   placeholder="scar/artifact.txt, or a file to copy into scar/ — the checks must FAIL it"))
-            yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
-                                   placeholder="optional: a file the checks must PASS"))
-            yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
-                                   placeholder="where it goes: output, or a workspace path (empty: guessed)"))
-            yield Static("", id="err-scar", classes="field-error")
-            preview = self._artifact_preview(scar.failed_artifact)
-            if preview is not None:
-                yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold") + preview,
-                             id="artifact-preview")
-            yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
-            yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
-                           id="rubric")
-            yield Static("", id="err-rubric", classes="field-error")
-            yield Static("", id="lint-hints", classes="hints")
-            yield Label("checks (in cost order: the first failure stops the run)", classes="section")
-            yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
-            yield Static("", id="err-checks", classes="field-error")
-            yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
-            yield SeedFiles(c.seed_dir if c else None, id="seed", staged=self.staged_seed)
-            yield Static("", id="err-seed", classes="field-error")
+            if self.folder is not None:
+                yield Static(f"loading {self.folder.name}…", id="editor-loading")
+            else:
+                yield from self._form()
         yield Footer()
+
+    def _form(self) -> ComposeResult:
+        c, scar = self.case, (self.case.scar if self.case and self.case.scar else Scar())
+        yield from self._field("id", Input(c.id if c else "", id="case-id", disabled=not self.is_new,
+                                           placeholder="lowercase-id (the folder name)"))
+        yield from self._field("title", Input(c.title if c else "", id="case-title",
+                                              placeholder="what went wrong, in one line"))
+        yield from self._field("tags", Input(", ".join(c.tags) if c else "", id="case-tags",
+                                             placeholder="files, json (comma separated)"))
+        yield from self._field("threshold", Input("" if not c or c.threshold is None else f"{c.threshold:g}",
+                                                  id="case-threshold",
+                                                  placeholder="0.8 (empty: scarbook.yaml's)"))
+        yield Label("task (what the agent is asked)", classes="section")
+        yield TextArea(c.task if c else "", id="task")
+        yield Static("", id="err-task", classes="field-error")
+        yield Label("scar: what went wrong, family, date", classes="section")
+        yield from self._field("what went wrong", Input(scar.what_went_wrong or "", id="scar-what"))
+        yield from self._field("family", Input(scar.family or "", id="scar-family",
+                                               placeholder="e.g. false-completion-claim"))
+        yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
+        yield from self._field("failed artifact", Input(scar.failed_artifact or "", id="scar-failed",
+                               placeholder="scar/artifact.txt, or a file to copy into scar/ — the checks must FAIL it"))
+        yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
+                               placeholder="optional: a file the checks must PASS"))
+        yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
+                               placeholder="where it goes: output, or a workspace path (empty: guessed)"))
+        yield Static("", id="err-scar", classes="field-error")
+        preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
+        if preview is not None:
+            yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold") + preview,
+                         id="artifact-preview")
+        yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
+        yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
+                       id="rubric")
+        yield Static("", id="err-rubric", classes="field-error")
+        yield Static("", id="lint-hints", classes="hints")
+        yield Label("checks (in cost order: the first failure stops the run)", classes="section")
+        yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
+        yield Static("", id="err-checks", classes="field-error")
+        yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
+        yield SeedFiles(c.seed_dir if c else None, id="seed", staged=self.staged_seed,
+                        existing=self._seed_listing)
+        yield Static("", id="err-seed", classes="field-error")
 
     def _field(self, label: str, widget) -> ComposeResult:
         yield Horizontal(Label(label), widget, classes="pair")
@@ -128,11 +146,63 @@ class EditorScreen(Screen):
         return list(judges[0].params.get("rubric", [])) if judges else []
 
     def on_mount(self) -> None:
+        if self.folder is not None:
+            self.sub_title = f"case {self.folder.name} — loading…"
+            self._load(self.folder)
+        else:
+            self._opened()
+
+    @work(thread=True, exclusive=True, group="editor-load", exit_on_error=False)
+    def _load(self, folder: Path) -> None:
+        """Every file the form shows, read off the UI thread: the case, its seed listing, its preview."""
+        try:
+            case = load_case(folder)
+            listing = list_seed(case.seed_dir)
+            rel = case.scar.failed_artifact if case.scar else None
+            preview = Text(preview_text(case.root / rel)) if rel and case.root else None
+        except ScarbookError as exc:
+            self.app.call_from_thread(self._load_failed, str(exc))
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self._load_failed, f"{folder}: {exc.strerror or exc}")
+            return
+        self.app.call_from_thread(self._show_case, case, listing, preview)
+
+    async def _show_case(self, case: Case, listing: list[str], preview: Text | None) -> None:
+        if not self.is_attached:  # left while it was loading
+            return
+        self.case, self.folder, self._seed_listing, self._preview = case, None, listing, preview
+        await self.query_one("#editor-loading").remove()
+        await self.query_one("#editor-body").mount_all(self._form())
+        self._opened()
+
+    def _load_failed(self, message: str) -> None:
+        self.load_error = message
+        self.sub_title = f"case {self.folder.name if self.folder else ''} — not opened"
+        self.query_one("#editor-loading", Static).update(Text(f"cannot open the case: {message}\n"
+                                                               "Escape goes back", style="red"))
+        self._ready()
+
+    def _opened(self) -> None:
         self.sub_title = ("draft case (written when you save it)" if self.scar_files and self.is_new
                           else "new case" if self.is_new else f"case {self.case.id}")
-        self.query_one("#case-id" if self.is_new else "#case-title", Input).focus()
-        self.call_after_refresh(self._mark_clean)
-        self.call_after_refresh(self.update_hints)
+        self.set_focus(self.query_one("#case-id" if self.is_new else "#case-title", Input))
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        """The form is built: take its clean state, then let the keys typed meanwhile in."""
+        if not self.load_error:
+            self._mark_clean()
+            self.update_hints()
+        self.accepts_keys = True
+        release = getattr(getattr(self.app, "keys", None), "release", None)
+        if release is not None:
+            release()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("save", "verify"):  # nothing to save until the case is read
+            return self.case is not None or self.is_new
+        return True
 
     # -- live rubric hints (scarbook lint): advice, never a block ------------------------------
     @on(ItemList.Changed)
@@ -282,7 +352,7 @@ class EditorScreen(Screen):
     def action_leave(self) -> None:
         from scarbook.tui.screens.confirm import ConfirmScreen
 
-        if not self.dirty:
+        if (self.case is None and not self.is_new) or not self.dirty:  # not opened: nothing to lose
             self.app.pop_screen()
             return
 

@@ -149,6 +149,11 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         self._tell_problems(history_problems)
         self._refill(self.land_on)
         self.land_on = None
+        self.app.keys.release()  # keys typed before the rows were there act on them now
+
+    @property
+    def accepts_keys(self) -> bool:
+        return self.loaded
 
     def _tell_problems(self, history_problems: list[str]) -> None:
         for problem in history_problems:  # a damaged history file: said once, not at every reload
@@ -299,8 +304,6 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         self.app.push_screen(EditorScreen(None))
 
     def action_edit_case(self) -> None:
-        from scarbook.tui.screens.editor import EditorScreen
-
         row = self.current_row()
         if row is None:
             return
@@ -308,7 +311,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
             self.notify(str(row.problem), title="this case file is invalid — fix it in an editor",
                         severity="error")
             return
-        self.app.push_screen(EditorScreen(row.case))
+        self.app.open_case_editor(row.key)  # read from disk in a thread; keys typed meanwhile wait
 
     def action_import_transcript(self) -> None:
         from scarbook.tui.screens.import_scar import ImportScreen

@@ -69,10 +69,12 @@ class SeedFiles(Vertical):
     class Changed(Message):
         seed_files: "SeedFiles"
 
-    def __init__(self, seed_dir: Path | None, id: str | None = None, staged: dict[str, Path] | None = None) -> None:
+    def __init__(self, seed_dir: Path | None, id: str | None = None, staged: dict[str, Path] | None = None,
+                 existing: list[str] | None = None) -> None:
+        """`existing`: the seed folder's files when the caller listed them already (off the UI thread)."""
         super().__init__(id=id)
         self.seed_dir = seed_dir
-        self.existing = list_seed(seed_dir)
+        self.existing = list_seed(seed_dir) if existing is None else list(existing)
         self.pending: dict[str, Path] = dict(staged or {})  # name in seed/ -> source on disk
         self.removed: set[str] = set()
 

@@ -1,0 +1,105 @@
+"""Opening the editor reads its files off the UI thread, and keys typed right after `e` are never lost:
+they wait until the form is ready, then act in the order they were typed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from scarbook.tui.app import make_app
+from scarbook.tui.screens import editor
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.widgets import seed_files
+from tui_fixtures import SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
+
+CASE = "write-one-line"
+TITLE = "Wrote the whole README into tmp.txt and claimed one line"
+TYPED = " again"  # after `end`: the title field selects all when it gets focus
+KEYS = ["end", "space", "a", "g", "a", "i", "n"]
+SLOW_S = 1.0
+
+
+@pytest.fixture
+def slow_disk(monkeypatch):
+    """Every file the editor reads while opening (the case, its seed listing, its artifact preview)
+    takes SLOW_S more, on whatever thread reads it."""
+    def slowed(fn):
+        def slow(*args, **kw):
+            time.sleep(SLOW_S)
+            return fn(*args, **kw)
+        return slow
+    for module in (editor, seed_files):
+        for name in ("load_case", "list_seed", "preview_text"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, slowed(getattr(module, name)))
+
+
+def saved_title(root) -> str:
+    return yaml.safe_load((root / "cases" / CASE / "case.yaml").read_text())["title"]
+
+
+async def type_after_e_and_save(pilot, root) -> None:
+    await library_loaded(pilot)
+    await move_library_cursor(pilot, CASE)
+    await pilot.press("e", *KEYS, "ctrl+s")  # no pause between `e` and the typing
+    await wait_until(pilot, lambda: saved_title(root) != TITLE, what="the case to be saved")
+    ed = pilot.app.screen
+    assert isinstance(ed, EditorScreen) and not ed.dirty
+
+
+async def test_keys_typed_right_after_e_are_in_the_saved_case(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_after_e_and_save(pilot, project_root)
+    assert saved_title(project_root) == TITLE + TYPED
+
+
+async def test_keys_typed_while_a_slow_disk_reads_the_case_wait_for_the_editor(project_root, slow_disk):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        t = time.monotonic()
+        await pilot.press("e")
+        # The screen is there at once, saying it is loading; the library's loop is not blocked.
+        assert time.monotonic() - t < SLOW_S
+        ed = app.screen
+        assert isinstance(ed, EditorScreen) and not ed.accepts_keys
+        assert plain(ed.query_one("#editor-loading")) == f"loading {CASE}…"
+        await pilot.press(*KEYS, "ctrl+s")
+        await wait_until(pilot, lambda: saved_title(project_root) != TITLE, what="the case to be saved")
+    assert saved_title(project_root) == TITLE + TYPED
+
+
+async def test_escape_typed_while_the_case_loads_goes_back_once_it_is_open(project_root, slow_disk):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        await pilot.press("e", "x", "escape")  # an edit, then Escape: the editor asks before losing it
+        from scarbook.tui.screens.confirm import ConfirmScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the unsaved-changes question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is lib, what="the library")
+    assert saved_title(project_root) == TITLE
+
+
+async def test_a_case_that_cannot_be_read_any_more_says_why_and_escape_goes_back(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        (project_root / "cases" / CASE / "case.yaml").write_text("id: write-one-line\ntask: [unclosed\n")
+        await pilot.press("e")
+        ed = app.screen
+        await wait_until(pilot, lambda: ed.accepts_keys, what="the editor to give up")
+        shown = plain(ed.query_one("#editor-loading"))
+        assert shown.startswith(f"cannot open the case: {project_root / 'cases' / CASE / 'case.yaml'}")
+        assert shown.endswith("\nEscape goes back")
+        await pilot.press("ctrl+s", "escape")  # nothing to save; Escape leaves without asking
+        await wait_until(pilot, lambda: app.screen is lib, what="the library")
+        assert isinstance(app.screen, LibraryScreen)
