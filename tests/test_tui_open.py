@@ -7,6 +7,7 @@ import time
 
 import pytest
 import yaml
+from textual import events
 
 from scarbook.tui.app import make_app
 from scarbook.tui.screens import editor
@@ -41,10 +42,20 @@ def saved_title(root) -> str:
     return yaml.safe_load((root / "cases" / CASE / "case.yaml").read_text())["title"]
 
 
+def type_at_once(app, keys: list[str]) -> None:
+    """Keys as a terminal delivers a burst of typing: all queued at once, with no wait between them
+    (Pilot.press waits for the app to go idle after each key, which hides a lost key)."""
+    chars = {"space": " "}
+    for key in keys:
+        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
 async def type_after_e_and_save(pilot, root) -> None:
     await library_loaded(pilot)
     await move_library_cursor(pilot, CASE)
-    await pilot.press("e", *KEYS, "ctrl+s")  # no pause between `e` and the typing
+    type_at_once(pilot.app, ["e", *KEYS, "ctrl+s"])  # no pause between `e` and the typing
     await wait_until(pilot, lambda: saved_title(root) != TITLE, what="the case to be saved")
     ed = pilot.app.screen
     assert isinstance(ed, EditorScreen) and not ed.dirty
@@ -58,6 +69,13 @@ async def test_keys_typed_right_after_e_are_in_the_saved_case(project_root):
 
 
 async def test_keys_typed_while_a_slow_disk_reads_the_case_wait_for_the_editor(project_root, slow_disk):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_after_e_and_save(pilot, project_root)
+    assert saved_title(project_root) == TITLE + TYPED
+
+
+async def test_the_editor_shows_loading_at_once_and_takes_the_keys_when_ready(project_root, slow_disk):
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)

@@ -2,11 +2,12 @@
 
 A screen that reads files when it opens (the editor loads its case in a thread) is on top of the
 stack before it has a focused widget; Textual hands a key that arrives then to the bare screen, which
-drops it. So the App asks `hold(event)` first: while the screen on top says `accepts_keys` is False
-(or earlier keys are still waiting), the key is kept here. The screen calls `release()` once it is
-ready; the keys are then sent again one by one, each only after the one before has been handled all
-the way (by the focused widget, its parents, and the bindings), so "type a title, then Ctrl+S" saves
-the title. Quitting (Ctrl+Q) never waits.
+drops it; and a key bound on the library (`e`) acts only after it has bubbled back up to the App,
+by which time the keys typed after it have already gone to the library's table. So the App asks
+`hold(event)` first and keys go one at a time: a key is sent on only once the one before has been
+handled all the way (by the focused widget, its parents, and the bindings), and while the screen on top
+says `accepts_keys` is False they wait here until it calls `release()`. So "e, type a title, Ctrl+S"
+saves the title, however fast it is typed. Quitting (Ctrl+Q) never waits.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textual.app import App
 
 PASS_THROUGH = {"ctrl+q"}  # never held: a screen stuck opening must not keep the user in
 REPLAYED = "_scarbook_replayed"
-SETTLE_TIMEOUT_S = 10.0  # one key's handling; past it the next key goes anyway
+SETTLE_TIMEOUT_S = 5.0  # one key's handling; past it the next key goes anyway
 
 
 def accepts_keys(screen) -> bool:
@@ -31,26 +32,34 @@ class KeyQueue:
     def __init__(self, app: App) -> None:
         self.app = app
         self.keys: deque[events.Key] = deque()
-        self.replaying = False
+        self.busy = False  # a key is on its way through the app: the next one waits for it
+        self._task: asyncio.Task | None = None
 
     def hold(self, event: events.Key) -> bool:
-        """Keep `event` for later when the screen on top is not ready (or keys before it wait)."""
+        """True: `event` is kept for later (a key before it is still being handled, or the screen on
+        top is not ready). False: it goes on now, and the keys after it wait until it is handled."""
         if getattr(event, REPLAYED, False) or event.key in PASS_THROUGH:
             return False
-        if self.keys or self.replaying or not accepts_keys(self.app.screen):
+        if self.busy or self.keys or not accepts_keys(self.app.screen):
             self.keys.append(event)
             return True
+        self._pump(first_sent=True)
         return False
 
     def release(self) -> None:
         """The screen on top became ready: send it the keys typed meanwhile."""
-        if self.keys and not self.replaying:
-            self.replaying = True
-            self.app.run_worker(self._replay(), group="key-replay", exit_on_error=False)
+        if self.keys and not self.busy:
+            self._pump(first_sent=False)
 
-    async def _replay(self) -> None:
+    def _pump(self, first_sent: bool) -> None:
+        self.busy = True
+        self._task = asyncio.get_running_loop().create_task(self._drain(first_sent))
+
+    async def _drain(self, first_sent: bool) -> None:
         try:
-            # A replayed key may open another screen that is not ready yet: the rest wait for it.
+            if first_sent:
+                await self._handled()
+            # A key may open a screen that is not ready yet (`e`): the rest wait for its release().
             while self.keys and accepts_keys(self.app.screen):
                 held = self.keys.popleft()
                 key = events.Key(held.key, held.character)
@@ -59,12 +68,13 @@ class KeyQueue:
                 self.app.post_message(key)
                 await self._handled()
         finally:
-            self.replaying = False
+            self.busy = False
 
     async def _handled(self) -> None:
         """Wait until the last key sent has been through every queue it goes through: the App's
         (priority bindings, then forwarded to the focused widget), the focused widget's, each parent's
-        it bubbles to, and the App's again (the other bindings). A callback follows it the same way."""
+        it bubbles to, and the App's again (the other bindings, such as `e` on the library). A
+        callback follows it the same way."""
         done = asyncio.Event()
 
         def chase() -> None:

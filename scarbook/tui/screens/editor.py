@@ -41,6 +41,8 @@ FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task",
                     ("threshold", "threshold"), ("llm_judge.rubric", "rubric"), ("seed", "seed"),
                     ("scar", "scar")]
 FIELDS = ("id", "title", "tags", "threshold", "task", "rubric", "checks", "seed", "scar")
+ERROR_UNDER = {"id": "#case-id", "title": "#case-title", "tags": "#case-tags", "threshold": "#case-threshold",
+               "task": "#task", "scar": "#scar-at", "rubric": "#rubric", "checks": "#checks", "seed": "#seed"}
 
 
 def field_of(problem: str) -> str:
@@ -51,6 +53,10 @@ def field_of(problem: str) -> str:
 
 
 class EditorScreen(Screen):
+    # No focus until the form is built, then the first field's: Textual's auto-focus would focus the
+    # scrolling body first, and each focus change restyles every widget of the form (measured: it was
+    # about half the time `e` took to open a case; benchmarks/tui_bench.py).
+    AUTO_FOCUS = ""
     BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True),
                 Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
                 Binding("escape", "leave", "Back")]
@@ -96,7 +102,6 @@ class EditorScreen(Screen):
                                                   placeholder="0.8 (empty: scarbook.yaml's)"))
         yield Label("task (what the agent is asked)", classes="section")
         yield TextArea(c.task if c else "", id="task")
-        yield Static("", id="err-task", classes="field-error")
         yield Label("scar: what went wrong, family, date", classes="section")
         yield from self._field("what went wrong", Input(scar.what_went_wrong or "", id="scar-what"))
         yield from self._field("family", Input(scar.family or "", id="scar-family",
@@ -108,7 +113,6 @@ class EditorScreen(Screen):
                                placeholder="optional: a file the checks must PASS"))
         yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
                                placeholder="where it goes: output, or a workspace path (empty: guessed)"))
-        yield Static("", id="err-scar", classes="field-error")
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
             yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold") + preview,
@@ -116,21 +120,15 @@ class EditorScreen(Screen):
         yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
         yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
                        id="rubric")
-        yield Static("", id="err-rubric", classes="field-error")
         yield Static("", id="lint-hints", classes="hints")
         yield Label("checks (in cost order: the first failure stops the run)", classes="section")
         yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
-        yield Static("", id="err-checks", classes="field-error")
         yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
         yield SeedFiles(c.seed_dir if c else None, id="seed", staged=self.staged_seed,
                         existing=self._seed_listing)
-        yield Static("", id="err-seed", classes="field-error")
 
     def _field(self, label: str, widget) -> ComposeResult:
         yield Horizontal(Label(label), widget, classes="pair")
-        key = label if label in FIELDS else None
-        if key:
-            yield Static("", id=f"err-{key}", classes="field-error")
 
     def _artifact_preview(self, rel: str | None) -> Text | None:
         if not rel:
@@ -280,16 +278,29 @@ class EditorScreen(Screen):
         return (self.is_new and bool(self.scar_files)) or self._form_state() != self._clean_state
 
     # -- saving -------------------------------------------------------------------------------
+    def _error_slot(self, name: str) -> Static:
+        """The line under a field that says what is wrong with it, made the first time it is needed
+        (ten empty lines built with every form were a tenth of the time the editor took to open)."""
+        for slot in self.query(f"#err-{name}").results(Static):
+            return slot
+        anchor = self.query_one(ERROR_UNDER[name])
+        if anchor.parent is not None and anchor.parent.has_class("pair"):
+            anchor = anchor.parent
+        slot = Static("", id=f"err-{name}", classes="field-error")
+        anchor.parent.mount(slot, after=anchor)
+        return slot
+
     def show_error(self, error: CaseError | None) -> None:
         for name in FIELDS:
-            self.query_one(f"#err-{name}", Static).update("")
+            for slot in self.query(f"#err-{name}").results(Static):
+                slot.update("")
         top = self.query_one("#editor-error", Static)
         if error is None:
             top.update("")
             return
         text = error.problem + (f" — {error.fix}" if error.fix else "")
         top.update(Text(f"not saved: {text}"))
-        self.query_one(f"#err-{field_of(error.problem)}", Static).update(Text(f"↑ {text}"))
+        self._error_slot(field_of(error.problem)).update(Text(f"↑ {text}"))
 
     def action_save(self) -> bool:
         case = self.build_case()
