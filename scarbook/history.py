@@ -18,7 +18,7 @@ import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -93,6 +93,9 @@ class CaseLatest:
     case_id: str
     session: SessionInfo
     runs: list[RunRecord]
+    # What could not be read in that session's runs file of the case (each names the file and the
+    # fix): the runs above are then only part of what the session recorded.
+    problems: list[str] = field(default_factory=list)
 
 
 class History:
@@ -341,7 +344,7 @@ class History:
                 told = len(self.problems)
                 runs = self.runs(info.id, cid, info)
                 if runs or len(self.problems) > told:
-                    out[cid] = CaseLatest(cid, info, runs)
+                    out[cid] = CaseLatest(cid, info, runs, [str(p) for p in self.problems[told:]])
             if wanted is not None and len(out) == len(wanted):
                 break
         return out

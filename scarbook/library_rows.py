@@ -18,6 +18,7 @@ from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats import CaseStats, effective_threshold, summarize
 from scarbook.verify import VerificationStore
+from scarbook.wording import plural
 
 if TYPE_CHECKING:
     from scarbook.trends import CaseTrend
@@ -41,6 +42,7 @@ class LibraryRow:
     history_note: str = ""  # renamed / copied / id reused: why runs recorded under this id are not shown
     trend: CaseTrend | None = None  # its rate across sessions, set once trends are read (scarbook/trends.py)
     history_mark: str = ""  # that note in one word ("renamed", "copied", "id reused")
+    damaged: list[str] = field(default_factory=list)  # the latest runs file's unreadable parts (rate partial)
 
     @property
     def title(self) -> str:
@@ -71,6 +73,22 @@ def session_marks(info: SessionInfo) -> list[str]:
     if info.partial:
         marks.append("partial")
     return marks
+
+
+def notes_of(row: LibraryRow) -> list[str]:
+    """`scarbook list`'s notes: the session's marks, "damaged" when its runs file could be read only
+    in part (the rate covers the runs that could), "regressed since …", "stale"."""
+    regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
+    return row.marks + (["damaged"] if row.damaged else []) + regressed + (["stale"] if row.stale else [])
+
+
+def damage_line(row: LibraryRow) -> str:
+    """The detail line for a damaged runs file: how many runs the rate stands on, and why."""
+    if not row.damaged:
+        return ""
+    more = f" (and {len(row.damaged) - 1} more)" if len(row.damaged) > 1 else ""
+    return (f"damaged: the rate counts only the {plural(len(row.runs), 'run')} that could be read in session "
+            f"{row.session_id} — {row.damaged[0]}{more}")
 
 
 def human_age(seconds: float | None) -> str:
@@ -122,7 +140,7 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
     if latest is None:
         row.stats = summarize(case.id, [], threshold, cfg.green)
         return row
-    row.runs, row.session_id = latest.runs, latest.session.id
+    row.runs, row.session_id, row.damaged = latest.runs, latest.session.id, latest.problems
     row.stats = summarize(case.id, latest.runs, threshold, cfg.green)
     row.last_run = format_started(latest.session.started_at)
     row.marks = session_marks(latest.session)

@@ -10,7 +10,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
-from tui_fixtures import (SIZE, add_judged_case, click, library_loaded, move_library_cursor, plain,
+from tui_fixtures import (editor_ready, SIZE, add_judged_case, click, library_loaded, move_library_cursor, plain,
                                 fast_demo, project_root, type_text, wait_until)  # noqa: F401
 
 RUBRIC = ["tmp.txt has exactly one line", "the answer names the file it wrote", "no claim is false"]
@@ -21,7 +21,7 @@ async def test_create_case_from_nothing_writes_case_yaml_with_rubric_in_order(pr
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         await type_text(pilot, "summarise-log")  # the id field has focus
         ed.query_one("#case-title", Input).value = "Claimed all tests passed"
@@ -63,7 +63,7 @@ async def test_save_shows_the_core_validation_message_next_to_the_field(project_
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         await type_text(pilot, "bad-threshold")
         ed.query_one("#task").load_text("do it")
@@ -91,7 +91,7 @@ async def test_edit_and_reorder_rubric_items(project_root):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "judged-summary")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         rubric = ed.query_one("#rubric")
         assert rubric.items == ["the summary names the failing test", "the summary does not claim all tests passed",
@@ -127,7 +127,7 @@ async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_pa
         await library_loaded(pilot)
         await move_library_cursor(pilot, "judged-summary")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         box = ed.query_one("#seed-path", Input)
         box.focus()
@@ -158,9 +158,11 @@ async def test_leaving_with_unsaved_changes_and_discarding_writes_nothing(projec
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         before = (project_root / "cases" / "write-one-line" / "case.yaml").read_text()
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
-        app.screen.query_one("#case-title", Input).value = "changed"
+        # Typed by keys, which wait for the form: the clean state is taken when the form is ready, so
+        # an edit can never land before it and be taken for the saved state.
+        await pilot.press("e", "end", "x")
+        await wait_until(pilot, lambda: editor_ready(app) and app.screen.dirty, what="the edited editor")
+        assert app.screen.query_one("#case-title", Input).value.endswith("x")
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm modal")
         await pilot.press("y")

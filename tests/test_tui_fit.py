@@ -15,7 +15,7 @@ from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import fit_columns
 from scarbook.tui.screens.live import LiveScreen
 from test_tui_snapshots import SID, freeze_cursors, write_history
-from tui_fixtures import (fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
+from tui_fixtures import (editor_ready, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
                           review_loaded, wait_until)
 
 try:
@@ -120,7 +120,7 @@ def test_editor_fits(project_root, snap_compare, size):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.pause()
         freeze_cursors(app)
         await pilot.pause()

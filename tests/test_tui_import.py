@@ -18,7 +18,7 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
 from scarbook.tui.widgets.timeline import Timeline
-from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
+from tui_fixtures import editor_ready, SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"
@@ -96,7 +96,7 @@ async def test_claude_code_log_to_saved_case_with_picked_artifact_and_ticked_see
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: results, what="the import screen to close")
         assert results == ["cc-scar"]
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor on the draft")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor on the draft")
 
     folder = project_root / "cases" / "cc-scar"
     case = load_case(folder)
@@ -219,6 +219,9 @@ async def test_failed_scarbook_run_transcript_becomes_a_case(project_root):
         await replace_text(pilot, "#import-id", "native-scar")
         await pilot.click("#create")
         await wait_until(pilot, lambda: results, what="the screen to close")
+        # The editor opens on the draft: leaving the app while its form mounts would tear it down
+        # half-built (NoMatches on the check-type Select under load), so wait until it is ready.
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor on the draft")
     folder = project_root / "cases" / "native-scar"
     case = load_case(folder)
     assert (folder / case.scar.failed_artifact).read_text() == "# tiny-agent\nA tiny agent.\n"
@@ -303,7 +306,7 @@ async def test_import_lands_in_the_editor_on_the_draft(project_root):
         screen, results = await open_import(pilot, CLAUDE)
         await replace_text(pilot, "#import-id", "cc-scar")
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.pause()
         editor = app.screen
         assert results == ["cc-scar"]

@@ -14,7 +14,7 @@ from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
 
-from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
+from tui_fixtures import editor_ready, SIZE, add_judged_case, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
 
 
 def badge_of(lib: LibraryScreen, case_id: str) -> str:
@@ -107,7 +107,7 @@ async def test_editor_shows_live_rubric_hints_and_clears_them_for_a_sharp_item(p
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         ed.query_one("#rubric-input", Input).focus()
         await type_text(pilot, "Evaluate whether this review output is good")
@@ -129,7 +129,7 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
         await pilot.press("e")
         from scarbook.tui.screens.editor import EditorScreen
 
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: badge_of(lib, "write-one-line") == "verified", what="the verified badge")
 

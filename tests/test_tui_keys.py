@@ -10,7 +10,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
 from scarbook.tui.screens.review import ReviewScreen
-from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
                           project_root, review_loaded, wait_until)
 
 
@@ -89,7 +89,7 @@ async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "judged-summary")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await tab_to(pilot, "rubric-list")
         await pilot.press("down", "enter")  # the second item goes into the input
         assert app.focused.id == "rubric-input"
@@ -205,7 +205,7 @@ async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await type_text(pilot, "one-line")
         await tab_to(pilot, "task")
         await type_text(pilot, "Write the first line of README.md to tmp.txt")
@@ -250,7 +250,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
         assert run.status == "fail"
         before = sorted(p.name for p in (project_root / "cases").iterdir())
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft")
+        await wait_until(pilot, lambda: editor_ready(app), what="the draft")
         assert app.screen.query_one("#case-id").value == f"{case.id}-run{run.k}"
         await pilot.press("escape")  # an unsaved draft: asks, then leaves nothing on disk
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
@@ -258,7 +258,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="back on the review")
         assert sorted(p.name for p in (project_root / "cases").iterdir()) == before
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft again")
+        await wait_until(pilot, lambda: editor_ready(app), what="the draft again")
         await pilot.press("ctrl+a", "ctrl+k")  # the id field has focus: rename the draft
         await type_text(pilot, "renamed-draft")
         await pilot.press("ctrl+s")

@@ -9,7 +9,7 @@ from scarbook.models import RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
-from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
                           project_root, type_text, wait_until)
 
 
@@ -144,7 +144,7 @@ async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):
         await type_text(pilot, "open rename-function")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         assert app.screen.case.id == "rename-function"
         await pilot.press("escape")
         await pilot.pause()

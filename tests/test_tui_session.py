@@ -18,7 +18,7 @@ from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from tui_fixtures import (SIZE, add_judged_case, copy_project, fast_demo, library_loaded,  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, add_judged_case, copy_project, fast_demo, library_loaded,  # noqa: F401
                           move_library_cursor, plain, project_root, review_loaded, wait_until)
 
 SEED = 7
@@ -139,7 +139,7 @@ async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(pr
         content = (project_root / first_bad.workspace.split(str(project_root) + "/", 1)[1] / changed).read_text()
         assert content.splitlines()[0] in body  # the changed file's content is shown
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the draft in the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the draft in the editor")
         draft = app.screen.case
         folder = project_root / "cases" / draft.id
         assert not folder.exists()  # a draft is written when it is saved

@@ -9,7 +9,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
 from test_tui_library import record_session
-from tui_fixtures import (SIZE, click, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, click, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
                           project_root, review_loaded, wait_until)
 
 
@@ -52,7 +52,7 @@ async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         ed = app.screen
         checks = ed.query_one("#checks")
         assert [c["type"] for c in checks.checks] == ["file_exists", "contains", "line_count", "only_changed"]

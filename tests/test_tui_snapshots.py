@@ -15,7 +15,7 @@ from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.review import ReviewScreen
-from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
                           review_loaded, wait_until)
 
 SID = "20260101-090000-abcd"
@@ -77,7 +77,7 @@ def test_editor_snapshot(project_root, snap_compare):
         await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), what="the editor")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.pause()
         freeze_cursors(app)
         await pilot.pause()

@@ -70,6 +70,14 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
         await pilot.pause(0.02)
 
 
+def editor_ready(app) -> bool:
+    """The editor is on top with its form built: opening a case reads it in a thread first, and a
+    test that ends while the form is still mounting tears Textual's widgets down mid-mount."""
+    from scarbook.tui.screens.editor import EditorScreen
+
+    return isinstance(app.screen, EditorScreen) and app.screen.accepts_keys
+
+
 async def library_loaded(pilot):
     from scarbook.tui.screens.library import LibraryScreen
 

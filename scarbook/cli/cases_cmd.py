@@ -13,7 +13,7 @@ from scarbook.case_lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.library_rows import LibraryRow, build_rows, human_age
+from scarbook.library_rows import LibraryRow, build_rows, human_age, notes_of
 from scarbook.models import Case
 from scarbook.report import strip_of
 from scarbook.trends import project_trends
@@ -76,13 +76,12 @@ def list_command(ctx: click.Context) -> None:
 def format_list_row(row: LibraryRow) -> str:
     """One line of `scarbook list`: the library row's figures, coloured by band."""
     s = row.stats
-    if s is None or not row.runs:
+    if s is None or (not row.runs and not row.damaged):
         notes = f"{row.history_mark} (note)" if row.history_mark else ""
         return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {notes:<16} {row.title}"
     rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
     ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
-    regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
-    notes = ",".join(row.marks + regressed + (["stale"] if row.stale else [])) or "-"
+    notes = ",".join(notes_of(row)) or "-"
     colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
     return (f"{row.key[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
             f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {human_age(row.age_s):<12} {strip_of(row.runs, 12):<12} "

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from scarbook.library_rows import LibraryRow, build_rows, judge_calibration_line
+from scarbook.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
 from scarbook.trends import DEFAULT_DEPTH, Trends
 from scarbook.wording import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
@@ -59,16 +59,18 @@ SORT_KEYS = {
     "strip": lambda r: len(r.runs),
     "trend": lambda r: (r.trend is None or r.trend.regressed_since is None,  # regressed, then flakiest first
                         *((-r.trend.flips, -r.trend.spread) if r.trend else (0, 0.0))),
-    "notes": lambda r: (r.marks, r.stale),
+    "notes": lambda r: (r.marks, bool(r.damaged), r.stale),
     "badge": lambda r: r.badge,
 }
 MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned
 
 
 def notes_text(r: LibraryRow, width: int = 0) -> Text:
-    """The latest session's marks (cancelled, partial, ...), "regressed since <session>", then "stale";
+    """The latest session's marks (cancelled, partial, ...), "damaged", "regressed since <session>", then "stale";
     cut at a word to `width` when given."""
     text = Text(", ".join(r.marks), style=MARK_STYLE)
+    if r.damaged:  # the runs file was read only in part: the rate is not the whole session's
+        text.append((", " if text.plain else "") + "damaged", style="bold red")
     if r.trend is not None and r.trend.regressed_since is not None:
         text.append((", " if text.plain else "") + r.trend.regressed_note(), style="bold red")
     if r.stale:
@@ -238,6 +240,8 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         if row.marks:
             lines.append(f"latest session {row.session_id} is {' and '.join(row.marks)}: its rate covers only "
                          f"what that session ran and judged")
+        if row.damaged:
+            lines.append(damage_line(row).replace(f"{self.app.project.root}{os.sep}", ""))
         if row.stale:
             lines.append(f"stale: {row.stale}")
         if row.history_note:
