@@ -12,6 +12,7 @@ from scarbook.errors import ConfigError
 from scarbook.executor_settings import ExecutorSettings
 from scarbook.judge.settings import JudgeSettings
 from scarbook.yamlio import line_of, load_yaml_file
+from scarbook.wording import with_article
 
 CONFIG_FILE = "scarbook.yaml"
 AGENT_TYPES = ("demo", "command", "python", "claude-code", "codex")
@@ -130,7 +131,7 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
     for key in raw:
         if key not in AGENT_KEYS[kind]:
             raise ConfigError(path, f"unknown key {key!r} for a {kind} agent", line=line_of(raw, key) or line,
-                              fix=f"a {kind} agent takes: {', '.join(AGENT_KEYS[kind])}")
+                              fix=f"{with_article(kind)} agent takes: {', '.join(AGENT_KEYS[kind])}")
     if kind == "command":
         argv = raw.get("argv")
         if isinstance(argv, str):

@@ -14,6 +14,7 @@ from typing import Any
 
 from scarbook.errors import ConfigError
 from scarbook.yamlio import line_of
+from scarbook.wording import with_article
 
 EXECUTOR_TYPES = ("local", "ray")
 RAY_KEYS = ("type", "address", "num_cpus", "resources", "runtime_env", "max_workspace_bytes")
@@ -44,7 +45,7 @@ class ExecutorSettings:
         for key in raw:
             if key not in allowed:
                 raise ConfigError(path, f"unknown key executor.{key} for a {kind} executor",
-                                  line=line_of(raw, key), fix=f"a {kind} executor takes: {', '.join(allowed)}")
+                                  line=line_of(raw, key), fix=f"{with_article(kind)} executor takes: {', '.join(allowed)}")
         address = raw.get("address")
         if address is not None and not (isinstance(address, str) and address.strip()):
             raise ConfigError(path, f"executor.address must be a Ray address, got {address!r}",

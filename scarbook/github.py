@@ -20,6 +20,7 @@ from scarbook.baseline import BaselineComparison
 from scarbook.compare import comparison_notes, format_p, format_side
 from scarbook.report import SessionReport
 from scarbook.safetext import clean_text
+from scarbook.wording import plural
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error", 3: "no verdict"}
@@ -64,7 +65,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error", "unjudged")}
     regressed = set(against.regressed) if against else set()
     out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
-           f"Session `{s.id}`: {md(str(s.state))}; {len(rep.runs)} runs — {counts['pass']} pass, {counts['fail']} fail, "
+           f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts['pass']} pass, {counts['fail']} fail, "
            f"{counts['error']} error" + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")
            + (" · partial: judge checks were skipped" if s.partial else ""), "",
            "| case | rate | 95% CI | pass^k | band | gate | pass / fail / err |",
@@ -82,7 +83,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     if failing:
         out += ["", "### Runs that did not pass", ""]
         for cid, runs in failing:
-            out += [f"<details><summary><code>{cid}</code>: {len(runs)} run(s)</summary>", ""]
+            out += [f"<details><summary><code>{cid}</code>: {plural(len(runs), 'run')}</summary>", ""]
             out += [f"- run {r.k} ({r.status}): {md(r.reason)}" for r in runs[:MAX_RUNS_LISTED]]
             if len(runs) > MAX_RUNS_LISTED:
                 out.append(f"- … and {len(runs) - MAX_RUNS_LISTED} more (see the JUnit or HTML report)")
@@ -150,7 +151,7 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
             warnings.append("no verdict: " + ("some runs went unjudged (judge checks skipped)"
                                               if getattr(s, "unjudged", 0) else "no run reached a verdict"))
         if s.errors:
-            warnings.append(f"{s.errors} run(s) errored (harness could not reach a verdict; not in the rate)")
+            warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
         if rep.session.decisions.get(s.case_id) == "undecided":
             warnings.append("undecided: --runs auto reached its cap without deciding against the threshold")
         if not errors and not warnings:

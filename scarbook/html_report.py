@@ -20,6 +20,7 @@ from scarbook.models import RunRecord
 from scarbook.report import SessionReport
 from scarbook.safetext import clean_text
 from scarbook.stats import CaseStats
+from scarbook.wording import plural
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "unjudged": "#757575"}
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
@@ -202,7 +203,7 @@ def render_html(rep: SessionReport, against: BaselineComparison | None = None) -
         if not failed:
             continue
         any_failed = True
-        out.append(f'<h3 id="failed-{esc(s.case_id)}">{esc(s.case_id)}: {len(failed)} of {len(by_case[s.case_id])} runs</h3>')
+        out.append(f'<h3 id="failed-{esc(s.case_id)}">{esc(s.case_id)}: {len(failed)} of {plural(len(by_case[s.case_id]), "run")}</h3>')
         for r in failed:
             out += _run_details(r)
     if not any_failed:

@@ -19,6 +19,7 @@ from scarbook.report import SessionReport
 from scarbook.safetext import clean_text
 from scarbook.stats import CaseStats
 from scarbook.yamlio import atomic_write_text
+from scarbook.wording import plural
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -54,7 +55,7 @@ def _summary(s: CaseStats) -> str:
     unjudged = getattr(s, "unjudged", 0)
     ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
     return (f"pass rate {_pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {_pct(s.pass_hat_k)}, "
-            f"{s.errors} errors, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {_pct(s.threshold)}")
+            f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {_pct(s.threshold)}")
 
 
 def _run_line(r: RunRecord) -> str:

@@ -92,11 +92,18 @@ def damage_line(row: LibraryRow) -> str:
 
 
 def human_age(seconds: float | None) -> str:
-    """"never", "today", "1 day ago", "12 days ago"."""
+    """"never", "just now", "1 min ago", "3h ago", "1 day ago", "12 days ago" (at most 12 characters:
+    `scarbook list` gives the column that much)."""
     if seconds is None:
         return "never"
-    days = int(max(0.0, seconds) // DAY_S)
-    return "today" if days == 0 else f"{days} day{'' if days == 1 else 's'} ago"
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < DAY_S:
+        return f"{int(seconds // 3600)}h ago"
+    return f"{plural(int(seconds // DAY_S), 'day')} ago"
 
 
 def format_started(iso: str) -> str:

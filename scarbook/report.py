@@ -15,6 +15,7 @@ from scarbook.yamlio import atomic_write_text
 from scarbook.session_outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.session_outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.stats import count_statuses
+from scarbook.wording import plural
 
 STRIP = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}
 
@@ -93,28 +94,30 @@ def format_summary(rep: SessionReport) -> str:
     total = len(rep.runs)
     counts = count_statuses(rep.runs)
     below = [x.case_id for x in rep.stats if x.meets_threshold is False]
-    parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {total} runs — "
+    parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {plural(total, 'run')} — "
              f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
              + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")]
     if s.partial:
         parts.append("partial: judge checks were skipped (--skip-judge)"
-                     + (f"; {counts['unjudged']} unjudged runs have no verdict and are not in any rate"
-                        if counts["unjudged"] else ""))
+                     + (f"; {plural(counts['unjudged'], 'unjudged run')} "
+                        + ("has no verdict and is not" if counts["unjudged"] == 1 else "have no verdict and are not")
+                        + " in any rate" if counts["unjudged"] else ""))
     if rep.judge_calls or rep.judge_calls_saved:
-        parts.append(f"judge: {rep.judge_calls} calls, {rep.judge_usage.total_tokens} tokens, "
-                     f"${rep.judge_usage.cost_usd:.4f}; {rep.judge_calls_saved} calls saved by cheaper checks failing first")
+        parts.append(f"judge: {plural(rep.judge_calls, 'call')}, {rep.judge_usage.total_tokens} tokens, "
+                     f"${rep.judge_usage.cost_usd:.4f}; {plural(rep.judge_calls_saved, 'call')} saved by cheaper checks "
+                     "failing first")
     if rep.agent_usage.total_tokens:
         parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
     if s.decisions:
         tally = {d: sum(1 for v in s.decisions.values() if v == d) for d in ("above", "below", "undecided")}
         fixed = fixed_n_for(rep)
         parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
-                     f"{tally['undecided']} undecided at the cap; {total} runs spent"
+                     f"{tally['undecided']} undecided at the cap; {plural(total, 'run')} spent"
                      + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
     retried = [r for r in rep.runs if r.infra_retries]
     if retried:  # so a user can see whether infrastructure shaped the numbers
         lost = sum(1 for r in retried if r.status == "error")
-        parts.append(f"infrastructure: {len(retried)} run{'s' if len(retried) != 1 else ''} retried after a lost "
+        parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
                      f"Ray worker or node ({lost} lost again: error)")
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)

@@ -8,6 +8,12 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     return f"{n} {noun if n == 1 else (many or noun + 's')}"
 
 
+def with_article(noun: str) -> str:
+    """"a claude-code transcript", "an openai transcript": the article the spoken word takes (by its
+    first letter, which is right for the names scarbook prints: formats, agent and executor kinds)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def cut_words(text: str, width: int) -> str:
     """`text` in at most `width` characters, cut at a word boundary with "…" (never mid-word,
     unless a single word is longer than the width)."""

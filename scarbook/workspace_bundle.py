@@ -19,6 +19,7 @@ from pathlib import Path
 
 from scarbook import safefs
 from scarbook.paths import check_relative
+from scarbook.wording import plural
 
 ENTRY_OVERHEAD = 64  # bytes a bundle entry costs besides its data (name, kind, mode), for the cap
 RAW_FACTOR = 20  # a file more than this many times the room left is not even read
@@ -44,7 +45,7 @@ class Bundle:
         return sum(1 for e in self.entries if e.kind == "file")
 
     def describe(self) -> str:
-        what = f"{self.files} files, {_size(self.compressed_bytes)} compressed"
+        what = f"{plural(self.files, 'file')}, {_size(self.compressed_bytes)} compressed"
         if not self.omitted:
             return what
         shown = ", ".join(self.omitted[:5]) + (f" and {len(self.omitted) - 5} more" if len(self.omitted) > 5 else "")

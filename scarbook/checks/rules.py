@@ -13,6 +13,7 @@ from scarbook.agents.command import BASE_ENV
 from scarbook.agents.spawn import run_program, shell_argv
 from scarbook import safefs
 from scarbook.checks.context import CheckContext
+from scarbook.wording import plural
 
 Outcome = tuple[bool, str]
 MAX_READ = 20_000_000  # a rule check reads at most this much of a file
@@ -109,12 +110,12 @@ def line_count(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     n = count_lines(_text(ctx, p["path"]))
     rel = p["path"]
     if "equals" in p and n != p["equals"]:
-        return False, f"{rel} has {n} lines, expected exactly {p['equals']}"
+        return False, f"{rel} has {plural(n, 'line')}, expected exactly {p['equals']}"
     if "min" in p and n < p["min"]:
-        return False, f"{rel} has {n} lines, expected at least {p['min']}"
+        return False, f"{rel} has {plural(n, 'line')}, expected at least {p['min']}"
     if "max" in p and n > p["max"]:
-        return False, f"{rel} has {n} lines, expected at most {p['max']}"
-    return True, f"{rel} has {n} line{'s' if n != 1 else ''}"
+        return False, f"{rel} has {plural(n, 'line')}, expected at most {p['max']}"
+    return True, f"{rel} has {plural(n, 'line')}"
 
 
 def _pointer(doc: Any, pointer: str) -> Any:

@@ -17,6 +17,7 @@ from scarbook.library_rows import LibraryRow, build_rows, human_age, notes_of
 from scarbook.models import Case
 from scarbook.report import strip_of
 from scarbook.trends import project_trends
+from scarbook.wording import plural
 
 
 @click.command("init")
@@ -200,7 +201,7 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
         with new_case_id(project, c.id):
             path = save_case(c, project.cases_dir)
         click.echo(f"wrote {path}")
-    click.echo(f"imported {len(cases)} case(s); cases that need files in the workspace need a seed/ folder")
+    click.echo(f"imported {plural(len(cases), 'case')}; cases that need files in the workspace need a seed/ folder")
 
 
 COMMANDS = [init_command, list_command, show_command, import_cases_command]

@@ -11,6 +11,7 @@ from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.errors import ScarbookError
 from scarbook.history import now_iso
 from scarbook.yamlio import atomic_write_text
+from scarbook.wording import plural
 
 
 @click.group("baseline")
@@ -37,7 +38,7 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
     baseline = baseline_from_session(info, project.history.runs(info.id), now_iso())
     path = write_baseline(project.root, baseline)
     judged = sum(c.judged for c in baseline.cases.values())
-    click.echo(f"baseline: session {baseline.name}, {len(baseline.cases)} cases, {judged} judged runs -> {path}")
+    click.echo(f"baseline: session {baseline.name}, {plural(len(baseline.cases), 'case')}, {plural(judged, 'judged run')} -> {path}")
     if baseline.partial:
         click.echo("note: this session skipped its judge checks (--skip-judge): only sessions that skip them too "
                    "can be compared with it")

@@ -7,16 +7,17 @@ import click
 from scarbook.judge import estimate_judge_calls
 from scarbook.models import Case
 from scarbook.project import Project
+from scarbook.wording import plural
 
 
 def print_estimate(project: Project, cases: list[Case], runs: int, skip_judge: bool) -> None:
-    click.echo(f"dry run: {len(cases)} cases x {runs} runs = {len(cases) * runs} agent runs")
+    click.echo(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')} = {plural(len(cases) * runs, 'agent run')}")
     judged = [c for c in cases if c.judge_checks]
     if not judged or skip_judge:
         click.echo("judge: no calls" + (" (--skip-judge)" if judged else " (no llm_judge checks selected)"))
         return
     est = estimate_judge_calls(judged, runs, project.history.iter_all_runs(), project.config.judge)
-    click.echo(f"judge: at most {est.calls} calls, about ${est.cost_usd:.4f} ({est.basis})")
+    click.echo(f"judge: at most {plural(est.calls, 'call')}, about ${est.cost_usd:.4f} ({est.basis})")
     for cid, figures in est.per_case.items():
-        click.echo(f"  {cid}: {int(figures['calls'])} calls, ${figures['cost_usd']:.4f}")
+        click.echo(f"  {cid}: {plural(int(figures['calls']), 'call')}, ${figures['cost_usd']:.4f}")
     click.echo("cheaper checks that fail first skip the judge, so the real figure is usually lower")

@@ -23,6 +23,7 @@ from scarbook.safetext import clean_text
 from scarbook.session import ReadySession, SessionPlan, prepare_session
 from scarbook.session_outcome import EXIT_USAGE
 from scarbook.shards import Shard
+from scarbook.wording import plural
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
@@ -132,9 +133,9 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
         if isinstance(ev, RunFinished):
             progress.run_finished(ev)
         elif isinstance(ev, CaseDecided):
-            progress.note(f"{ev.case_id}: decided {ev.decision} after {ev.runs} runs")
+            progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
         elif isinstance(ev, SessionStarted):
-            progress.note(f"session {ev.session.id}: {len(ready.plan.cases)} cases")
+            progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
         elif isinstance(ev, SessionFinished):
             finished = ev
     return finished

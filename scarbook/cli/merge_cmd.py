@@ -14,6 +14,7 @@ from scarbook.project import Project
 from scarbook.report import build_report, format_summary, format_table, write_json
 from scarbook.runner import case_digest
 from scarbook.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
+from scarbook.wording import plural
 
 
 def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:
@@ -74,7 +75,7 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     rep = build_report(info, runs, cases, project.config)
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
-    click.echo(f"merged {len(found)} shards into session {sid} in {history.dir / sid}")
+    click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")
     if json_path:
         write_json(rep, Path(json_path))
     if junit_path:

@@ -13,6 +13,7 @@ from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, f
                               partial_mismatch)
 from scarbook.errors import ScarbookError
 from scarbook.lint import format_hints, lint_cases
+from scarbook.wording import plural
 
 
 @click.command("diff")
@@ -68,7 +69,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     hints = lint_cases(cases)
-    click.echo(format_hints(hints) if hints else f"no hints for {len(cases)} case(s)")
+    click.echo(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
 
 
 @click.command("calibrate")

@@ -15,6 +15,7 @@ from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel
 from scarbook.transcripts.files import is_absolute, normalise_path
 from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
 from scarbook.transcripts.source import NotARegularFile, Source
+from scarbook.wording import with_article
 
 Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {
@@ -41,7 +42,7 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
     src.trace = trace
     t = _parse(src, path, format)
     if trace is not None and t.format != otel.FORMAT:
-        raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is a {t.format} transcript")
+        raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is {with_article(t.format)} transcript")
     if root is not None:
         if not is_absolute(normalise_path(root)):
             raise ScarbookError(f"--root {root!r} is not an absolute path; name the folder as the transcript "
@@ -71,7 +72,7 @@ def _parse(src: Source, path: Path, format: str | None) -> Transcript:
                 return plain.parse(src, allow_json=True)
             return PARSERS[format](src)
         except NotThisFormat as exc:
-            raise ScarbookError(f"{path} is not a {format} transcript: {exc}") from None
+            raise ScarbookError(f"{path} is not {with_article(format)} transcript: {exc}") from None
     plain_reason = ""
     for name, parse in PARSERS.items():
         try:

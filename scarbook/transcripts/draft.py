@@ -20,6 +20,7 @@ from scarbook.fsutil import atomic_write_bytes
 from scarbook.paths import resolve_inside
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
 from scarbook.transcripts.model import Transcript
+from scarbook.wording import plural
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -34,7 +35,7 @@ def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candida
         raise ScarbookError("the transcript has no candidate artifact (no final answer, file or tool result)")
     number = default_artifact(cands) if artifact_index is None else artifact_index
     if not 1 <= number <= len(cands):
-        raise ScarbookError(f"there is no artifact {number}: the transcript has {len(cands)} candidates "
+        raise ScarbookError(f"there is no artifact {number}: the transcript has {plural(len(cands), 'candidate')} "
                             "(see --list)")
     return cands[number - 1]
 

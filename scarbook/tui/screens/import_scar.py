@@ -38,6 +38,7 @@ from scarbook.import_draft import create_draft
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
+from scarbook.wording import plural
 
 PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
 
@@ -180,7 +181,7 @@ class ImportScreen(Screen[str | None]):
         self.query_one("#candidates", OptionList).focus()
 
     def _show_summary(self, path: Path, t: Transcript) -> None:
-        bits = [f"{path.name}: {t.format}", f"{len(t.messages)} messages", f"{len(t.tool_calls)} tool calls"]
+        bits = [f"{path.name}: {t.format}", plural(len(t.messages), "message"), plural(len(t.tool_calls), "tool call")]
         if t.model:
             bits.append(t.model)
         if t.usage is not None:

@@ -39,7 +39,7 @@ class LaunchScreen(ModalScreen):
             yield Label("Run cases", classes="title")
             with RadioSet(id="scope"):
                 for i, (name, cases) in enumerate(self.scopes):
-                    what = cases[0].id if name == "selected" else f"{len(cases)} cases"
+                    what = cases[0].id if name == "selected" else plural(len(cases), "case")
                     yield RadioButton(f"{name}: {what}", value=(name == "all" if len(self.scopes) > 1 else True),
                                       id=f"scope-{name}")
             yield Label("runs per case (a number, or pick a preset)")

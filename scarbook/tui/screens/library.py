@@ -228,7 +228,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         if row is None:
             total = len(self.rows)
             detail.update("no cases yet — press n to file a new scar" if not total
-                          else f"no case matches the filter ({total} cases)")
+                          else f"no case matches the filter ({plural(total, 'case')})")
             return
         if row.problem is not None:
             # Relative to the project (its name is the screen's subtitle): short enough to read whole.

@@ -19,6 +19,8 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 
+from scarbook.wording import plural
+
 PREVIEW_CHARS = 1500
 
 
@@ -48,7 +50,7 @@ class PathSuggester(Suggester):
 def preview_text(path: Path) -> str:
     try:
         if path.is_dir():
-            return f"(folder with {sum(1 for _ in path.rglob('*'))} entries)"
+            return f"(folder with {plural(sum(1 for _ in path.rglob('*')), 'entry', 'entries')})"
         data = path.read_bytes()[: PREVIEW_CHARS * 4]
     except OSError as exc:
         return f"(cannot read {path}: {exc.strerror or exc})"
