@@ -281,7 +281,7 @@ def test_import_cases_converts_workspace_prefixes(project, tmp_path: Path) -> No
         {"type": "contains", "path": "tmp.txt", "text": "# tiny-agent"},
         {"type": "llm_judge", "rubric": ["Does tmp.txt contain exactly one line"], "artifact": "output"}]
     assert load_case(project.cases_dir / "second").checks[0].params == {"path": "out/a.txt"}
-    assert result.stdout.splitlines()[-1] == ("imported 2 case(s); cases that need files in the workspace need "
+    assert result.stdout.splitlines()[-1] == ("imported 2 cases; cases that need files in the workspace need "
                                               "a seed/ folder")
     again = project.cli("import-cases", str(src))
     assert again.exit_code == 2

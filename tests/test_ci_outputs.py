@@ -138,7 +138,7 @@ def test_step_summary_and_one_annotation_per_case_that_needs_attention(project, 
     assert "| `fix-json-config` | 80% | 58–92% | 28% | yellow | ok | 16 / 4 / 0 |" in md
     assert "### Against the baseline (session `" in md
     assert "| `write-one-line` | 90%  18/20 | 40%   8/20 | -50 [-70, -21] | 0.002 | 0.004 | **regressed** |" in md
-    assert "<details><summary><code>write-one-line</code>: 12 run(s)</summary>" in md
+    assert "<details><summary><code>write-one-line</code>: 12 runs</summary>" in md
     assert "(fail): check 3 \\(line\\_count\\): tmp\\.txt has 7 lines, expected exactly 1" in md
 
 
@@ -160,10 +160,10 @@ def test_warnings_for_errors_no_verdict_and_undecided():
     rep = SessionReport(session, stats, [])
     files = {s.case_id: f"cases/{s.case_id}/case.yaml" for s in stats}
     assert annotations(rep, None, files) == [
-        "::warning file=cases/errs/case.yaml,title=scarbook%3A errs needs attention::2 run(s) errored "
+        "::warning file=cases/errs/case.yaml,title=scarbook%3A errs needs attention::2 runs errored "
         "(harness could not reach a verdict; not in the rate)",
         "::warning file=cases/none/case.yaml,title=scarbook%3A none needs attention::no verdict: no run reached a "
-        "verdict; 3 run(s) errored (harness could not reach a verdict; not in the rate)",
+        "verdict; 3 runs errored (harness could not reach a verdict; not in the rate)",
         "::warning file=cases/undecided/case.yaml,title=scarbook%3A undecided needs attention::undecided: --runs auto "
         "reached its cap without deciding against the threshold",
     ]

@@ -130,7 +130,7 @@ def test_lint_flags_the_vague_rubric_of_the_seed_story(tmp_path):
     res = run(tmp_path, "lint")
     assert res.exit_code == 0
     assert "vague-item" in res.output and "judge-only" in res.output
-    assert run(REPO, "lint").output.startswith("no hints for 4 case(s)")
+    assert run(REPO, "lint").output.startswith("no hints for 4 cases")
 
 
 def test_runs_auto_decides_and_reports_runs_spent_vs_fixed_n(bundled):

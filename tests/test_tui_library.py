@@ -120,7 +120,7 @@ async def test_list_and_the_library_show_the_same_rates_and_marks(project_root):
                    state="stopped: budget")
     listed = run_cli(project_root, "list")
     cli = {ln.split()[0]: ln.split() for ln in listed.stdout.splitlines()[1:]}
-    assert {cid: (row[1], row[6]) for cid, row in cli.items() if len(row) > 6 and row[4] == "today"} == {
+    assert {cid: (row[1], row[7]) for cid, row in cli.items() if len(row) > 7 and row[4:6] == ["just", "now"]} == {
         "write-one-line": ("50%", "cancelled"), "fix-json-config": ("100%", "partial"),
         "rename-function": ("0%", "interrupted"), "review-api-claims": ("100%", "budget-stopped")}
     app = make_app(project_root)
