@@ -180,7 +180,7 @@ def test_an_exception_in_the_runner_ends_the_session_as_crashed(project, monkeyp
     trace = project.workspaces / "history" / sid / "crash.txt"
     assert result.stderr == f"scarbook: session crashed: KeyError: 'simulated bug' — traceback in {trace}\n"
     assert "Traceback (most recent call last)" in trace.read_text()
-    assert "crashed; 1 runs" in _summary(result.stdout)
+    assert "crashed; 1 run — " in _summary(result.stdout)
     info = json.loads((project.workspaces / "history" / sid / "session.json").read_text())
     assert info["session"]["1"]["state"] == "crashed"
     listing = project.cli("sessions")

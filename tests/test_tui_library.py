@@ -129,7 +129,7 @@ async def test_list_and_the_library_show_the_same_rates_and_marks(project_root):
         table = lib.query_one("#cases")
         shown = {cid: (str(table.get_cell(cid, "rate")).strip(), str(table.get_cell(cid, "notes")))
                  for cid in ("write-one-line", "fix-json-config", "rename-function", "review-api-claims")}
-        assert shown == {cid: (row[1], row[6]) for cid, row in cli.items() if cid in shown}
+        assert shown == {cid: (row[1], row[7]) for cid, row in cli.items() if cid in shown}
         await move_library_cursor(pilot, "write-one-line")
         assert ("latest session 20261101-110000-000bb is cancelled: its rate covers only what that session ran "
                 "and judged") in plain(lib.query_one("#detail"))
