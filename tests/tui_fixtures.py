@@ -66,7 +66,10 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            app = pilot.app
+            raise AssertionError(f"timed out after {timeout}s waiting for {what} (screens: "
+                                 f"{[type(s).__name__ for s in app.screen_stack]}, top says "
+                                 f"{getattr(app.screen, 'sub_title', '')!r})")
         await pilot.pause(0.02)
 
 

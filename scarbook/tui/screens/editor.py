@@ -164,10 +164,13 @@ class EditorScreen(Screen):
         except OSError as exc:
             self.app.call_from_thread(self._load_failed, f"{folder}: {exc.strerror or exc}")
             return
+        except Exception as exc:  # never a screen stuck at "loading…": say what went wrong
+            self.app.call_from_thread(self._load_failed, f"{folder}: {type(exc).__name__}: {exc}")
+            return
         self.app.call_from_thread(self._show_case, case, listing, preview)
 
     async def _show_case(self, case: Case, listing: list[str], preview: Text | None) -> None:
-        if not self.is_attached:  # left while it was loading
+        if self not in self.app.screen_stack:  # left while it was loading
             return
         self.case, self.folder, self._seed_listing, self._preview = case, None, listing, preview
         await self.query_one("#editor-loading").remove()
