@@ -82,7 +82,8 @@ def test_launch_dialog_fits(project_root, snap_compare, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_live_fits(project_root, snap_compare, size):
-    """A finished session's live screen: progress, figures, the table and the histogram."""
+    """A finished session's live screen: progress, the figures line whole, the table (at 80 columns the
+    rate, pass/n, err, CI and interval bar; no column cut) and the histogram."""
     app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0)
 
     async def ready(pilot):
@@ -94,6 +95,60 @@ def test_live_fits(project_root, snap_compare, size):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+GATE_AGENT = """
+import asyncio
+from pathlib import Path
+
+async def run(task, cwd):
+    # counted in a file beside the project: the module stays imported from one test to the next
+    count = cwd.parents[3] / "runs-done.txt"
+    done = int(count.read_text()) if count.exists() else 0
+    if done >= 3:  # the fourth run never ends: the session stays running for the snapshot
+        await asyncio.sleep(3600)
+    count.write_text(str(done + 1))
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_live_fits_while_a_session_runs(tmp_path, fast_demo, snap_compare, size):
+    """While it runs (3 runs finished, one running): the figures line whole under the bar, and at 80
+    columns the rate, pass/n, err, CI and the interval bar (narrowed, threshold `|` in its header);
+    at 200 the run strip, band and decided columns too."""
+    root = tmp_path / "proj"
+    for cid in ("first-case", "second-case"):
+        (root / "cases" / cid).mkdir(parents=True)
+        (root / "cases" / cid / "case.yaml").write_text(
+            f"id: {cid}\ntask: write out.txt\nchecks:\n  - {{type: file_exists, path: out.txt}}\n")
+    (root / "gate_agent.py").write_text(GATE_AGENT)
+    (root / "scarbook.yaml").write_text("agent: {type: python, function: gate_agent:run}\nconcurrency: 1\n")
+    app = make_app(root, clock=lambda: 0.0)
+
+    async def ready(pilot):
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "3", "ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.finished_runs == 3
+                         and sum(app.live.running.values()) == 1, timeout=60, what="three runs and one running")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+def test_live_columns_drop_the_least_useful_first_and_keep_the_interval():
+    from scarbook.tui.screens.live import fit_live_columns
+
+    assert fit_live_columns(78, 17) == {"case": 17, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 24}
+    assert fit_live_columns(72, 17)["bar"] == 20  # narrowed rather than dropped
+    assert "bar" not in fit_live_columns(60, 17)  # below BAR_MIN: gone, the figures stay
+    assert list(fit_live_columns(60, 17))[:5] == ["case", "count", "err", "rate", "ci"]
+    wide = fit_live_columns(198, 17)
+    assert list(wide) == ["case", "strip", "count", "err", "rate", "ci", "bar", "band", "decided"]
+    assert wide["bar"] == 24
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -18,12 +18,32 @@ from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
 
-LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/total"), ("err", "err"),
-                ("rate", "rate"), ("ci", "95% CI"), ("bar", "0%  interval  |threshold  100%"),
+LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err", "err"),
+                ("rate", "rate"), ("ci", "95% CI"), ("bar", "0–100%, | threshold"),
                 ("band", "band"), ("decided", "decided")]
-# Rows start empty, so columns that fill in later get their final width up front.
-LIVE_WIDTHS = {"strip": 22, "count": 10, "rate": 5, "ci": 8, "band": 7, "decided": 10}
+# Rows start empty, so every column gets its final width up front. On a narrow terminal the columns
+# are dropped in the reverse of LIVE_KEEP (the least useful first: the band repeats the rate's colour,
+# the strip the progress bar) and the interval bar narrows to BAR_MIN before it goes.
+LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 24, "band": 6, "decided": 9}
+LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "strip", "decided", "band"]
+BAR_MIN, CASE_MAX = 19, 24
 DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow"}
+
+
+def fit_live_columns(width: int, case_width: int) -> dict[str, int]:
+    """The live table's columns that fit in `width` terminal columns, in display order, with their
+    widths (each cell is padded by one column on either side)."""
+    widths = {"case": min(CASE_MAX, max(4, case_width))} | LIVE_WIDTHS
+    chosen, used = [], 0
+    for key in LIVE_KEEP:
+        need = widths[key] + 2
+        if key == "bar" and used + need > width and used + BAR_MIN + 2 <= width:
+            widths["bar"] = width - used - 2
+            need = widths["bar"] + 2
+        if used + need <= width:
+            chosen.append(key)
+            used += need
+    return {key: widths[key] for key, _ in LIVE_COLUMNS if key in chosen}
 
 
 def format_elapsed(seconds: float) -> str:
@@ -49,27 +69,51 @@ class LiveScreen(Screen):
         yield Static("", id="live-status")
         with Horizontal(id="live-progress"):
             yield ProgressBar(total=max(1, self.live.planned), show_eta=False, id="progress")
-            yield Static("", id="live-figures")
+        yield Static("", id="live-figures")  # its own line under the bar: at 80 columns it fits whole
         yield DataTable(id="live-table", cursor_type="row")
         yield Distribution(id="histogram")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.columns: dict[str, int] = {}
+        self._fit_columns(self.app.size.width)
+        self.query_one("#live-table", DataTable).focus()
+        self.refresh_from_live()
+
+    def on_resize(self, event) -> None:
+        if self._fit_columns(event.size.width):
+            self.refresh_from_live()
+
+    def _fit_columns(self, width: int) -> bool:
+        """Rebuild the table for this width (its rows too); True when the columns changed."""
+        columns = fit_live_columns(width - 2, max((len(c.id) for c in self.live.cases), default=4))  # scrollbar
+        if columns == self.columns:
+            return False
+        self.columns = columns
         table = self.query_one("#live-table", DataTable)
-        for key, label in LIVE_COLUMNS:
-            table.add_column(label, key=key, width=LIVE_WIDTHS.get(key))
+        row = table.cursor_row
+        table.clear(columns=True)
+        labels = dict(LIVE_COLUMNS)
+        for key, w in columns.items():
+            table.add_column(labels[key], key=key, width=w)
         for case in self.live.cases:
             table.add_row(*self._cells(case), key=case.id)
-        table.focus()
-        self.refresh_from_live()
+        if 0 <= row < table.row_count:
+            table.move_cursor(row=row)
+        self._shown.clear()
+        return True
 
     def _cells(self, case) -> list:
         s = self.live.stats(case)
         runs = self.live.runs.get(case.id, [])
-        return [Text(case.id), strip_text(runs, width=20, running=self.live.running.get(case.id, 0)),
-                f"{s.passes}/{s.judged}", str(s.errors) if s.errors else "", rate_text(s.rate, s.band),
-                interval_text(s), rate_bar(s), Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
-                self._decided(case.id)]
+        cells = {"case": Text(case.id),
+                 "strip": strip_text(runs, width=LIVE_WIDTHS["strip"] - 2, running=self.live.running.get(case.id, 0)),
+                 "count": f"{s.passes}/{s.judged}", "err": str(s.errors) if s.errors else "",
+                 "rate": rate_text(s.rate, s.band), "ci": interval_text(s),
+                 "bar": rate_bar(s, width=self.columns.get("bar", LIVE_WIDTHS["bar"])),
+                 "band": Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
+                 "decided": self._decided(case.id)}
+        return [cells[key] for key in self.columns]
 
     def _decided(self, case_id: str) -> Text:
         decision = self.live.decided.get(case_id, "")
@@ -78,7 +122,7 @@ class LiveScreen(Screen):
     def refresh_from_live(self) -> None:
         live = self.live
         table = self.query_one("#live-table", DataTable)
-        keys = [k for k, _ in LIVE_COLUMNS]
+        keys = list(self.columns)
         for case in live.cases:
             now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id))
             if self._shown.get(case.id) == now:
@@ -91,9 +135,11 @@ class LiveScreen(Screen):
         # An adaptive session that ended by deciding every case is complete: its bar is full.
         total = live.finished_runs if saved else live.planned
         bar.update(total=max(1, total), progress=live.finished_runs)
+        # Wraps on a terminal too narrow for it rather than being cut (#live-figures is height: auto).
         figures = (f"{live.finished_runs}/{total} runs"
                    + (f" ({plural(saved, 'run')} saved by adaptive stopping)" if saved else "")
-                   + f" · elapsed {format_elapsed(live.elapsed)} · errors {live.errors} · tokens {live.tokens:,}")
+                   + f" · {format_elapsed(live.elapsed)} elapsed · {plural(live.errors, 'error')}"
+                   + f" · {live.tokens:,} {'token' if live.tokens == 1 else 'tokens'}")
         if live.cost_usd:
             figures += f" · ${live.cost_usd:.4f}"
         if live.nodes:
