@@ -102,7 +102,7 @@ def test_eval_list_and_lint_never_load_a_trashed_case(project):
         res = project.cli(*args)
         assert res.exit_code in (0, 1), (args, res.output)
         assert "write-one-line" not in res.output and "fix-json-config" in res.output, args
-    assert project.cli("lint").stdout == "no hints for 3 case(s)\n"  # of the 4 bundled
+    assert project.cli("lint").stdout == "no hints for 3 cases\n"  # of the 4 bundled
     res = project.cli("eval", "write-one-line", "-n", "1")
     assert res.exit_code == 2
     assert res.stderr.startswith("scarbook: no such case: write-one-line — ")
