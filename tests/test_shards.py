@@ -223,4 +223,4 @@ def test_shards_of_two_sessions_need_session_id(project):
     assert result.stderr.strip() == (f"scarbook: {history} hold shards of more than one session: ci-1 (shards 1/1); "
                                      "ci-2 (shards 1/1) — pick one with --session-id")
     merged = project.cli("merge", str(history), "--session-id", "ci-2")
-    assert merged.exit_code == 0 and "merged 1 shards into session ci-2" in merged.stdout  # its 1 run passed
+    assert merged.exit_code == 0 and "merged 1 shard into session ci-2" in merged.stdout  # its 1 run passed
