@@ -76,10 +76,10 @@ def session_marks(info: SessionInfo) -> list[str]:
 
 
 def notes_of(row: LibraryRow) -> list[str]:
-    """`scarbook list`'s notes: the session's marks, "damaged" when its runs file could be read only
-    in part (the rate covers the runs that could), "regressed since …", "stale"."""
+    """`scarbook list`'s notes: "damaged" when its runs file could be read only in part (the rate covers
+    the runs that could), the session's marks, "regressed since …", "stale"."""
     regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
-    return row.marks + (["damaged"] if row.damaged else []) + regressed + (["stale"] if row.stale else [])
+    return (["damaged"] if row.damaged else []) + row.marks + regressed + (["stale"] if row.stale else [])
 
 
 def damage_line(row: LibraryRow) -> str:

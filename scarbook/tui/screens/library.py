@@ -66,11 +66,11 @@ MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planne
 
 
 def notes_text(r: LibraryRow, width: int = 0) -> Text:
-    """The latest session's marks (cancelled, partial, ...), "damaged", "regressed since <session>", then "stale";
-    cut at a word to `width` when given."""
-    text = Text(", ".join(r.marks), style=MARK_STYLE)
-    if r.damaged:  # the runs file was read only in part: the rate is not the whole session's
-        text.append((", " if text.plain else "") + "damaged", style="bold red")
+    """"damaged" first (the runs file was read only in part: the rate is not the whole session's, and a
+    narrow column must not cut that off), the latest session's marks (cancelled, partial, ...),
+    "regressed since <session>", then "stale"; cut at a word to `width` when given."""
+    text = Text("damaged" if r.damaged else "", style="bold red")
+    text.append((", " if text.plain and r.marks else "") + ", ".join(r.marks), style=MARK_STYLE)
     if r.trend is not None and r.trend.regressed_since is not None:
         text.append((", " if text.plain else "") + r.trend.regressed_note(), style="bold red")
     if r.stale:
