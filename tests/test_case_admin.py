@@ -185,7 +185,7 @@ def test_a_crash_between_move_and_id_rewrite_leaves_a_case_eval_refuses_with_the
 def test_rename_keeps_history_under_the_old_id_and_the_library_says_so(project):
     project.bundled(agent_seed=3)
     res = project.cli("eval", "write-one-line", "-n", "2")
-    assert res.exit_code in (0, 1), res.output
+    assert res.exit_code == 1, res.output
     VerificationStore(project.workspaces).save([Verification("write-one-line", "catches the scar", "d", digest=(
         __import__("scarbook.runner", fromlist=["case_digest"]).case_digest(load_case(project.cases_dir / "write-one-line"))))])
     rename_case(project.load(), "write-one-line", "one-line")
@@ -199,14 +199,14 @@ def test_rename_keeps_history_under_the_old_id_and_the_library_says_so(project):
     hist = project.load().history.latest_by_case(["write-one-line"])
     assert len(hist["write-one-line"].runs) == 2  # still readable under the old id
     res = project.cli("eval", "one-line", "-n", "2")
-    assert res.exit_code in (0, 1), res.output
+    assert res.exit_code == 1, res.output
     row = {r.key: r for r in build_rows(project.load())}["one-line"]
     assert len(row.runs) == 2 and row.history_note == ""
 
 
 def test_a_new_case_under_a_deleted_id_does_not_show_the_old_runs_until_restored(project):
     project.bundled(agent_seed=3)
-    assert project.cli("eval", "write-one-line", "-n", "2").exit_code in (0, 1)
+    assert project.cli("eval", "write-one-line", "-n", "2").exit_code == 1
     trash_case(project.load(), "write-one-line")
     make(project, "write-one-line")  # a different case, same id
     row = {r.key: r for r in build_rows(project.load())}["write-one-line"]
@@ -347,7 +347,7 @@ def test_renaming_back_gives_the_runs_back_unless_another_case_had_the_id_since(
     from scarbook.case_lineage import CaseIdLog
 
     project.bundled(agent_seed=3)
-    assert project.cli("eval", "write-one-line", "-n", "2").exit_code in (0, 1)
+    assert project.cli("eval", "write-one-line", "-n", "2").exit_code == 1
     rename_case(project.load(), "write-one-line", "one-line")
     rename_case(project.load(), "one-line", "write-one-line")  # undo
     row = {r.key: r for r in build_rows(project.load())}["write-one-line"]
@@ -382,7 +382,7 @@ def test_new_case_id_is_undone_when_the_case_is_not_written_and_skipped_for_an_e
     from scarbook.case_lineage import CaseIdLog
 
     project.bundled(agent_seed=3)
-    assert project.cli("eval", "write-one-line", "-n", "1").exit_code in (0, 1)
+    assert project.cli("eval", "write-one-line", "-n", "1").exit_code == 1
     log = CaseIdLog(project.workspaces)
     with new_case_id(project.load(), "write-one-line"):  # the folder exists: an edit, not a new case
         pass
