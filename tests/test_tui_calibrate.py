@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
-from tui_fixtures import SIZE, wait_until
+from tui_fixtures import SIZE, type_at_once, wait_until
 
 try:
     from tests.judge_server import judge_server, tool_reply  # noqa: F401
@@ -277,3 +277,41 @@ async def test_calibrate_after_runs_without_a_key_says_the_judge_never_ran(judge
         assert ("the judge never ran: 4 llm_judge checks in the history were skipped (no API key) — set "
                 "$ANTHROPIC_API_KEY and run those cases again, then grade the judge's verdicts here") in \
             " ".join(screen_text(app).split())
+
+
+@pytest.fixture
+def gated_store(monkeypatch):
+    """calibration.json is read only once the test sets the returned event (5 s at most, so a screen
+    that reads it on the UI thread fails the test instead of hanging it)."""
+    import threading
+
+    from scarbook.tui.screens import calibrate
+
+    gate = threading.Event()
+
+    class GatedStore(calibrate.CalibrationStore):
+        def labeled_keys(self):
+            gate.wait(5)
+            return super().labeled_keys()
+
+    monkeypatch.setattr(calibrate, "CalibrationStore", GatedStore)
+    return gate
+
+
+async def test_keys_typed_while_calibration_json_is_read_grade_once_it_is(judged_root, judged_a, gated_store):
+    """calibration.json and the history are read off the UI thread: the screen says it is loading, and
+    an `f` typed meanwhile waits and grades the first item once it is shown (it was dropped)."""
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CalibrateScreen(sample=5)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, what="the calibrate screen")
+        type_at_once(app, ["f"])
+        await pilot.pause()
+        assert not screen.loaded and "loading judged runs…" in screen_text(app)
+        gated_store.set()
+        await wait_until(pilot, lambda: screen.position == 1, what="the first item graded")
+        assert [lab.human_verdict for lab in screen.labels] == ["FAIL"]
+        assert "[2/3]" in screen_text(app)
+    stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
+    assert [lab["human_verdict"] for lab in stored["labels"].values()] == ["FAIL"]

@@ -7,14 +7,14 @@ import time
 
 import pytest
 import yaml
-from textual import events
 
 from scarbook.tui.app import make_app
 from scarbook.tui.screens import editor
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets import seed_files
-from tui_fixtures import SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
+from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root,  # noqa: F401
+                          type_at_once, wait_until)
 
 CASE = "write-one-line"
 TITLE = "Wrote the whole README into tmp.txt and claimed one line"
@@ -40,16 +40,6 @@ def slow_disk(monkeypatch):
 
 def saved_title(root) -> str:
     return yaml.safe_load((root / "cases" / CASE / "case.yaml").read_text())["title"]
-
-
-def type_at_once(app, keys: list[str]) -> None:
-    """Keys as a terminal delivers a burst of typing: all queued at once, with no wait between them
-    (Pilot.press waits for the app to go idle after each key, which hides a lost key)."""
-    chars = {"space": " "}
-    for key in keys:
-        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
-        event.set_sender(app)
-        app._driver.send_message(event)
 
 
 async def type_after_e_and_save(pilot, root) -> None:

@@ -124,3 +124,15 @@ async def click(pilot, selector: str) -> None:
     await pilot.pause()
     await pilot.click(selector)
     await pilot.pause()
+
+
+def type_at_once(app, keys: list[str]) -> None:
+    """Keys as a terminal delivers a burst of typing: all queued at once, with no wait between them
+    (Pilot.press waits for the app to go idle after each key, which hides a lost key)."""
+    from textual import events
+
+    chars = {"space": " "}
+    for key in keys:
+        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
+        event.set_sender(app)
+        app._driver.send_message(event)

@@ -100,6 +100,10 @@ class CalibrateScreen(Screen):
         self.labels: list[CalibrationLabel] = []
         self.skipped = 0
         self.loaded = False  # items picked (tests wait on this)
+        # Keys typed while calibration.json and the history are read wait in the App's key queue
+        # (tui/key_queue.py) and act once the first item is shown: a `p` typed early grades it.
+        self.accepts_keys = False
+        self.left = False
         self.revealed = False  # grading over: the report is on screen
         self.report: CalibrationReport | None = None
 
@@ -115,18 +119,20 @@ class CalibrateScreen(Screen):
     def on_mount(self) -> None:
         self.sub_title = "calibrate the judge"
         self.query_one("#calibrate-artifact").border_title = "artifact the judge graded"
-        project = self.app.project
-        self.store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
-        # Read the stored keys here, on the UI thread: the worker then never touches the store.
-        self._load(self.store.labeled_keys())
+        self._load(self.app.project.workspaces_dir / "history" / "calibration.json")
 
     def on_unmount(self) -> None:
+        self.left = True
         if self.store is not None:
             self.store.close()
             self.store = None
 
     @work(thread=True, exclusive=True, group="calibrate-load")
-    def _load(self, labeled: set) -> None:
+    def _load(self, store_path) -> None:
+        """calibration.json (the labels given before) and the history, read off the UI thread. The store
+        opened here is used only on the UI thread once it is handed over by `_loaded`."""
+        store = CalibrationStore(store_path)
+        labeled = store.labeled_keys()
         skipped = [0]  # llm_judge results that were skipped: the judge never ran on them
 
         def counted(runs):
@@ -136,12 +142,17 @@ class CalibrateScreen(Screen):
 
         items = pick_items(counted(self.app.project.history.iter_all_runs()), sample=self.sample, seed=self.seed,
                            exclude=labeled)
-        self.app.call_from_thread(self._loaded, items, len(labeled), skipped[0])
+        self.app.call_from_thread(self._loaded, items, len(labeled), skipped[0], store)
 
-    def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0) -> None:
-        if self.store is None:  # the screen was left while the history was read
+    def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
+                store: CalibrationStore | None = None) -> None:
+        if self.left:  # the screen was left while the history was read
+            if store is not None:
+                store.close()
             return
+        self.store = store if store is not None else self.store
         self.items, self.loaded = items, True
+        self.call_after_refresh(self._ready)
         if not items:
             if already_labeled:
                 self._finish_with(ALL_LABELED.format(n=already_labeled))
@@ -154,6 +165,13 @@ class CalibrateScreen(Screen):
             return
         self._show_item()
         self.query_one("#calibrate-artifact", VerticalScroll).focus()
+
+    def _ready(self) -> None:
+        """The first item (or the reason there is none) is on screen: the keys typed meanwhile act now."""
+        self.accepts_keys = True
+        release = getattr(getattr(self.app, "keys", None), "release", None)
+        if release is not None:
+            release()
 
     # -- grading ------------------------------------------------------------------------------
     @property
