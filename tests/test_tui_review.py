@@ -14,7 +14,6 @@ from scarbook.history import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app
-from scarbook.tui.widgets.key_catcher import KeyCatcher
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.widgets.timeline import Timeline
 from test_tui_snapshots import freeze_cursors
@@ -235,9 +234,9 @@ async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_ro
         await pilot.press("v")
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
         review = app.screen
-        assert plain(review.query_one(KeyCatcher)) == "loading the runs…"
+        assert plain(review.query_one("#review-loading")) == "loading the runs…"
         await pilot.press("s", "s")  # the fail filter
-        app.set_focus(None)  # a key can reach the screen itself before the catcher has the focus
+        app.set_focus(None)  # a key typed while nothing has the focus is kept too
         await pilot.press("f", "T")  # next failed run, the timeline
         await pilot.pause(0.2)
         assert review.data is None and review.filter == "all"  # nothing acted yet: still loading
@@ -245,7 +244,7 @@ async def test_keys_typed_while_the_review_loads_act_once_it_is_there(project_ro
         await wait_until(pilot, lambda: review.filter == "fail" and highlighted_k(review) == 5
                          and review.query_one("#run-timeline-pane").display, what="the typed keys to act")
         assert listed(review) == [2, 5]
-        assert review.query_one(KeyCatcher).display is False and app.focused is review.query_one("#runs-list")
+        assert review.query_one("#review-loading").display is False and app.focused is review.query_one("#runs-list")
 
 
 def slow_review_reader(monkeypatch, gate: threading.Event, name: str) -> None:
@@ -274,12 +273,12 @@ async def test_c_reads_the_draft_off_the_ui_thread_and_keys_typed_meanwhile_reac
     async with app.run_test(size=SIZE) as pilot:
         review = await open_review(pilot)
         await pilot.press("c")
-        catcher = review.query_one(KeyCatcher)
+        note = review.query_one("#review-loading")
         # the app keeps working while the draft is read: it says so and takes keys
-        await wait_until(pilot, lambda: catcher.display and plain(catcher) == "making a draft case from run #2…",
+        await wait_until(pilot, lambda: note.display and plain(note) == "making a draft case from run #2…",
                          what="the drafting note")
         await type_text(pilot, "my-scar")  # the new case's id, typed before the editor is there
-        await wait_until(pilot, lambda: len(catcher.kept) == 7, what="the keys to be kept")
+        await wait_until(pilot, lambda: len(app.keys.keys) == 7, what="the keys to be kept")
         assert app.screen is review and highlighted_k(review) == 2
         gate.set()
         await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen)
@@ -301,10 +300,10 @@ async def test_c_on_a_case_that_cannot_be_read_says_so_and_the_keys_typed_meanwh
         slow_review_reader(monkeypatch, gate, "load_case")
         (project_root / "cases" / "write-one-line" / "case.yaml").write_text("id: [unclosed\n")  # after it opened
         await pilot.press("c")
-        catcher = review.query_one(KeyCatcher)
-        await wait_until(pilot, lambda: catcher.display, what="the drafting note")
+        loading = review.query_one("#review-loading")
+        await wait_until(pilot, lambda: loading.display, what="the drafting note")
         await pilot.press("f")  # the next failed run: acts once the draft has failed
-        await wait_until(pilot, lambda: catcher.kept, what="the key to be kept")
+        await wait_until(pilot, lambda: app.keys.keys, what="the key to be kept")
         gate.set()
         await wait_until(pilot, lambda: app._notifications, what="the notification")
         (note,) = list(app._notifications)
@@ -314,7 +313,7 @@ async def test_c_on_a_case_that_cannot_be_read_says_so_and_the_keys_typed_meanwh
                                 "parsing a flow sequence that starts at line 1) — fix the syntax (check indentation, "
                                 "quotes and colons)")
         await wait_until(pilot, lambda: highlighted_k(review) == 3, what="f to act")
-        assert app.screen is review and catcher.display is False and app.focused is review.query_one("#runs-list")
+        assert app.screen is review and loading.display is False and app.focused is review.query_one("#runs-list")
 
 
 async def test_help_lists_the_review_keys_and_the_palette_runs_them(project_root):

@@ -3,8 +3,9 @@ highlighted run — status, each check's detail, judge items, output, stderr log
 changed file against the seed — or (T) its transcript as a timeline.
 
 Every file read happens on a thread (scarbook.run_review); until the runs are there the screen says
-"loading…" and keeps the keys typed meanwhile (widgets/key_catcher.py), which act once they are.
-So does `c`: the draft case is read on a thread, and the keys typed meanwhile reach the editor.
+"loading…" and `accepts_keys` is False, so the App keeps the keys typed meanwhile (tui/key_queue.py)
+and they act once the runs are there. So with `c`: the draft case is read on a thread, and the keys
+typed meanwhile reach the editor (or the review again, if the draft cannot be made).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import stat
 from pathlib import Path
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -32,7 +33,6 @@ from scarbook.run_review import (
     FILTERS, ReviewData, RunDetail, filter_counts, load_review, load_run_detail, load_run_transcript, shown_runs,
 )
 from scarbook.transcripts import Transcript
-from scarbook.tui.widgets.key_catcher import KeyCatcher
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
@@ -60,11 +60,12 @@ class ReviewScreen(Screen):
         self.filter = "all"
         self.details: dict[int, RunDetail] = {}  # by k: read once, on a thread
         self.transcripts: dict[int, tuple[Transcript | None, str]] = {}
+        self.accepts_keys = False  # the App keeps keys typed while the runs (or a draft) are read
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="review-status")
-        yield KeyCatcher("loading the runs…", id="review-loading")
+        yield Static("loading the runs…", id="review-loading")
         with Horizontal(id="review-body"):
             yield OptionList(id="runs-list")
             with ContentSwitcher(initial="run-detail", id="review-pane"):
@@ -77,13 +78,19 @@ class ReviewScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.case_id} · loading…"
-        self.query_one(KeyCatcher).focus()
         self._load()
 
-    def on_key(self, event: events.Key) -> None:
-        catcher = self.query_one(KeyCatcher)
-        if not catcher.released:  # typed before the catcher had the focus: kept all the same
-            catcher.catch(event)
+    def _hold_keys(self, why: str) -> None:
+        self.query_one("#review-loading", Static).update(why)
+        self.query_one("#review-loading").display = True
+        self.accepts_keys = False
+
+    def _release_keys(self) -> None:
+        """The keys kept meanwhile go to the screen on top: this one, or the editor `c` opened."""
+        self.query_one("#review-loading").display = False
+        self.query_one("#runs-list", OptionList).focus()
+        self.accepts_keys = True
+        self.app.keys.release()
 
     @work(exclusive=True, group="review-load")
     async def _load(self) -> None:
@@ -105,7 +112,7 @@ class ReviewScreen(Screen):
             self.details[first.k] = detail
         self.sub_title = f"{self.case_id} · session {data.label or 'unlabelled'} · {len(self.runs)} runs"
         self._refill(prefer=first)
-        self.query_one(KeyCatcher).release(self.query_one("#runs-list", OptionList))
+        self._release_keys()
 
     @property
     def loaded(self) -> bool:
@@ -274,6 +281,7 @@ class ReviewScreen(Screen):
         if run.status == "pass":
             self.notify("this run passed — pick a failed run (f jumps to the next one)", severity="warning")
             return
+        self._hold_keys(f"making a draft case from run #{run.k}…")  # now, before the next key goes on
         self._draft_case(run)
 
     @work(exclusive=True, group="review-draft")
@@ -282,16 +290,14 @@ class ReviewScreen(Screen):
         and reach the editor once it is open (or the review again, if the draft cannot be made)."""
         from scarbook.tui.screens.editor import EditorScreen
 
-        catcher, runs_list = self.query_one(KeyCatcher), self.query_one("#runs-list", OptionList)
-        catcher.hold(f"making a draft case from run #{run.k}…")
         project = self.app.project
         try:
             draft = await asyncio.to_thread(
                 lambda: draft_from_run(project, load_case(project.cases_dir / run.case_id), run))
         except (ScarbookError, OSError) as exc:
-            catcher.release(runs_list)
+            self._release_keys()
             self.notify(str(exc), title="could not make the draft case", severity="error")
             return
         self.notify(f"draft case {draft.case.id} from run #{run.k}: rename it if you like; Ctrl+S writes it")
         await self.app.push_screen(EditorScreen(None, draft=draft))
-        catcher.release(runs_list)  # the kept keys go to the editor, the screen on top now
+        self._release_keys()
