@@ -11,6 +11,8 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from scarbook.wording import plural
+
 try:
     from tests.judge_server import judge_server, status_reply  # noqa: F401
 except ImportError:  # tests/ is not a package
@@ -217,7 +219,7 @@ def test_rejected_key_with_parallel_runs_says_one_thing_and_counts_what_history_
     row = [ln for ln in recorded.splitlines() if ln.startswith(sid)][0].split()
     n = int(row[2])
     assert n >= 1 and row[1] == "aborted"
-    assert f"aborted; {n} runs — 0 pass, 0 fail, {n} error" in _summary(result.stdout)
+    assert f"aborted; {plural(n, 'run')} — 0 pass, 0 fail, {n} error" in _summary(result.stdout)
 
 
 def test_ctrl_c_on_a_session_with_a_case_below_threshold_exits_3_and_is_marked(project) -> None:
