@@ -288,11 +288,17 @@ def gated_store(monkeypatch):
     from scarbook.tui.screens import calibrate
 
     gate = threading.Event()
+    gate.reading, gate.closed = [], []  # reads begun; stores closed, by whoever closes them
 
     class GatedStore(calibrate.CalibrationStore):
         def labeled_keys(self):
+            gate.reading.append(self)
             gate.wait(5)
             return super().labeled_keys()
+
+        def close(self):
+            gate.closed.append(self)
+            super().close()
 
     monkeypatch.setattr(calibrate, "CalibrationStore", GatedStore)
     return gate
@@ -315,3 +321,25 @@ async def test_keys_typed_while_calibration_json_is_read_grade_once_it_is(judged
         assert "[2/3]" in screen_text(app)
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
     assert [lab["human_verdict"] for lab in stored["labels"].values()] == ["FAIL"]
+
+
+async def test_escape_while_calibration_json_is_read_leaves_at_once(judged_root, judged_a, gated_store):
+    """Escape is not held while the screen loads (a slow read can be left); a key typed before it was for
+    the screen that is gone and goes nowhere: nothing is graded, the library gets no stray key."""
+    from scarbook.tui.screens.library import LibraryScreen
+
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        library = app.screen
+        screen = CalibrateScreen(sample=5)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: gated_store.reading, what="calibration.json being read")
+        type_at_once(app, ["f", "escape"])
+        await wait_until(pilot, lambda: app.screen is library, what="escape to leave")
+        assert not screen.loaded and list(app.keys.keys) == []
+        gated_store.set()  # the read finishes for a screen that is gone: its store is closed, nothing shown
+        await wait_until(pilot, lambda: gated_store.closed, what="the store read for the left screen to close")
+        assert app.screen is library and not screen.labels and not screen.loaded
+    stored = judged_root / "workspaces" / "history" / "calibration.json"
+    assert not stored.exists() or not json.loads(stored.read_text()).get("labels")

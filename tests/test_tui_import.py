@@ -18,7 +18,8 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
 from scarbook.tui.widgets.timeline import Timeline
-from tui_fixtures import editor_ready, SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
+from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, plain, project_root,  # noqa: F401
+                          type_at_once, type_text, wait_until)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"
@@ -378,3 +379,38 @@ async def test_otel_file_with_several_traces_lets_the_user_pick_one_by_key(proje
         case = load_case(project_root / "cases" / results[0])
         assert case.task == "Translate hello to French"
         assert (case.root / case.scar.failed_artifact).read_text() == "Bonjour"
+
+
+async def test_keys_typed_while_the_transcript_loads_act_once_it_is_shown(project_root, monkeypatch):
+    """cases/ is listed (for the suggested id) in the load worker, not on the UI thread; while the
+    reading is held back the screen says so, and two `down`s typed meanwhile wait and then move
+    through the candidates (they went to the path field or nowhere)."""
+    import threading
+
+    from scarbook.tui.screens import import_scar
+
+    gate, listed_on = threading.Event(), []
+
+    def gated_listing(cases_dir):
+        listed_on.append(threading.current_thread())
+        gate.wait(5)  # at most: a listing on the UI thread fails the test instead of hanging it
+        return {p.name for p in cases_dir.iterdir()}
+
+    monkeypatch.setattr(import_scar, "list_case_ids", gated_listing, raising=False)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        screen = ImportScreen(CLAUDE)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, what="the import screen")
+        type_at_once(app, ["down", "down"])
+        await wait_until(pilot, lambda: listed_on, what="cases/ to be listed")
+        # Before the keys were held they reached the path field and did nothing.
+        await wait_until(pilot, lambda: len(app.keys.keys) == 2, what="the two downs held while loading")
+        assert screen.transcript is None and "reading" in plain(screen.query_one("#import-summary"))
+        gate.set()
+        await loaded(pilot, screen, CLAUDE)
+        candidates = screen.query_one("#candidates", OptionList)
+        await wait_until(pilot, lambda: candidates.highlighted == 3, what="the two downs to act")
+        assert screen.artifact_number == 4
+    assert listed_on[0] is not threading.main_thread()

@@ -28,6 +28,12 @@ def accepts_keys(screen) -> bool:
     return bool(getattr(screen, "accepts_keys", True))
 
 
+def passes_while_loading(screen, key: str) -> bool:
+    """Keys a loading screen takes at once (`KEYS_NOT_HELD`, e.g. escape: a long read can be left);
+    such a screen drops the keys held for it (`KeyQueue.drop`) when it goes."""
+    return not accepts_keys(screen) and key in getattr(screen, "KEYS_NOT_HELD", ())
+
+
 class KeyQueue:
     def __init__(self, app: App) -> None:
         self.app = app
@@ -38,7 +44,8 @@ class KeyQueue:
     def hold(self, event: events.Key) -> bool:
         """True: `event` is kept for later (a key before it is still being handled, or the screen on
         top is not ready). False: it goes on now, and the keys after it wait until it is handled."""
-        if getattr(event, REPLAYED, False) or event.key in PASS_THROUGH:
+        if (getattr(event, REPLAYED, False) or event.key in PASS_THROUGH
+                or passes_while_loading(self.app.screen, event.key)):
             return False
         if self.busy or self.keys or not accepts_keys(self.app.screen):
             self.keys.append(event)
@@ -50,6 +57,10 @@ class KeyQueue:
         """The screen on top became ready: send it the keys typed meanwhile."""
         if self.keys and not self.busy:
             self._pump(first_sent=False)
+
+    def drop(self) -> None:
+        """The screen the held keys were typed for is left before it was ready: they go nowhere."""
+        self.keys.clear()
 
     def _pump(self, first_sent: bool) -> None:
         self.busy = True
@@ -94,3 +105,16 @@ class KeyQueue:
             await asyncio.wait_for(done.wait(), SETTLE_TIMEOUT_S)
         except asyncio.TimeoutError:
             pass
+
+
+def release_held_keys(app: App) -> None:
+    """A screen on `app` became ready: the keys typed meanwhile go to it (an app without a queue: none)."""
+    queue = getattr(app, "keys", None)
+    if isinstance(queue, KeyQueue):
+        queue.release()
+
+
+def drop_held_keys(app: App) -> None:
+    queue = getattr(app, "keys", None)
+    if isinstance(queue, KeyQueue):
+        queue.drop()

@@ -28,6 +28,7 @@ from textual.widgets import Footer, Header, Static
 from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
                                 agreement, pick_items)
 from scarbook.stats import wilson
+from scarbook.tui.key_queue import drop_held_keys, release_held_keys
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
 ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
@@ -90,6 +91,7 @@ class CalibrateScreen(Screen):
                 Binding("f", "grade('FAIL')", "FAIL"),
                 Binding("s", "skip", "Skip"),
                 Binding("escape", "stop", "Stop / back")]
+    KEYS_NOT_HELD = ("escape",)  # while loading, escape leaves at once (tui/key_queue.py)
     # Screen-scoped layout only (scarbook.tcss belongs to the app): the artifact pane takes the rest.
     def __init__(self, sample: int = 20, seed: int = 0) -> None:
         super().__init__()
@@ -119,7 +121,7 @@ class CalibrateScreen(Screen):
     def on_mount(self) -> None:
         self.sub_title = "calibrate the judge"
         self.query_one("#calibrate-artifact").border_title = "artifact the judge graded"
-        self._load(self.app.project.workspaces_dir / "history" / "calibration.json")
+        self._load(self.app)
 
     def on_unmount(self) -> None:
         self.left = True
@@ -128,10 +130,11 @@ class CalibrateScreen(Screen):
             self.store = None
 
     @work(thread=True, exclusive=True, group="calibrate-load")
-    def _load(self, store_path) -> None:
+    def _load(self, app) -> None:
         """calibration.json (the labels given before) and the history, read off the UI thread. The store
-        opened here is used only on the UI thread once it is handed over by `_loaded`."""
-        store = CalibrationStore(store_path)
+        opened here is used only on the UI thread once it is handed over by `_loaded`. `app` is passed in:
+        `self.app` is gone once the screen is left, and the store must still reach `_loaded` to be closed."""
+        store = CalibrationStore(app.project.workspaces_dir / "history" / "calibration.json")
         labeled = store.labeled_keys()
         skipped = [0]  # llm_judge results that were skipped: the judge never ran on them
 
@@ -140,9 +143,9 @@ class CalibrateScreen(Screen):
                 skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == "skipped")
                 yield run
 
-        items = pick_items(counted(self.app.project.history.iter_all_runs()), sample=self.sample, seed=self.seed,
+        items = pick_items(counted(app.project.history.iter_all_runs()), sample=self.sample, seed=self.seed,
                            exclude=labeled)
-        self.app.call_from_thread(self._loaded, items, len(labeled), skipped[0], store)
+        app.call_from_thread(self._loaded, items, len(labeled), skipped[0], store)
 
     def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
                 store: CalibrationStore | None = None) -> None:
@@ -169,9 +172,7 @@ class CalibrateScreen(Screen):
     def _ready(self) -> None:
         """The first item (or the reason there is none) is on screen: the keys typed meanwhile act now."""
         self.accepts_keys = True
-        release = getattr(getattr(self.app, "keys", None), "release", None)
-        if release is not None:
-            release()
+        release_held_keys(self.app)
 
     # -- grading ------------------------------------------------------------------------------
     @property
@@ -219,6 +220,8 @@ class CalibrateScreen(Screen):
 
     def action_stop(self) -> None:
         if self.revealed or not self.loaded:
+            if not self.accepts_keys:  # left while loading: the keys typed for it go nowhere
+                drop_held_keys(self.app)
             self.app.pop_screen()
         else:
             self.reveal()

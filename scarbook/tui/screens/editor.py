@@ -30,6 +30,7 @@ from scarbook.case_io import load_case
 from scarbook.draft_from_run import CaseDraft, write_case_with_files
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
+from scarbook.tui.key_queue import release_held_keys
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
@@ -219,9 +220,7 @@ class EditorScreen(Screen):
             self._mark_clean()
             self.update_hints()
         self.accepts_keys = True
-        release = getattr(getattr(self.app, "keys", None), "release", None)
-        if release is not None:
-            release()
+        release_held_keys(self.app)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("save", "verify"):  # nothing to save until the case is read

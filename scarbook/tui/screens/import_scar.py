@@ -35,12 +35,18 @@ from scarbook.transcripts import (
 from scarbook.transcripts.text import human_size
 from scarbook.case_admin import new_case_id
 from scarbook.import_draft import create_draft
+from scarbook.tui.key_queue import drop_held_keys, release_held_keys
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
 from scarbook.wording import plural
 
 PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
+
+
+def list_case_ids(cases_dir: Path) -> set[str]:
+    """The names in cases/ (read in the load worker, off the UI thread)."""
+    return {p.name for p in cases_dir.iterdir()} if cases_dir.is_dir() else set()
 
 
 def candidate_prompt(c: Candidate) -> Text:
@@ -68,6 +74,7 @@ class ImportScreen(Screen[str | None]):
         Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
         Binding("escape", "leave", "Back"),
     ]
+    KEYS_NOT_HELD = ("escape",)  # while a transcript loads, escape leaves at once (tui/key_queue.py)
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
@@ -76,6 +83,9 @@ class ImportScreen(Screen[str | None]):
         self.transcript_path: Path | None = None
         self.cands: list[Candidate] = []
         self.seeds: list[SeedSuggestion] = []
+        # False while a transcript is read: keys typed meanwhile wait in the App's key queue and act on
+        # the screen it fills (a `down` typed early moves through its candidates).
+        self.accepts_keys = True
 
     # -- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -124,6 +134,7 @@ class ImportScreen(Screen[str | None]):
 
     def load(self, path: Path, trace: str | None = None) -> None:
         self.show_error("")
+        self.accepts_keys = False
         self.query_one("#import-summary", Static).update(Text(f"reading {path} …"))
         self._load(path, trace)
 
@@ -150,7 +161,11 @@ class ImportScreen(Screen[str | None]):
         except OSError as exc:  # load_transcript words its own; this is the last line of defence
             self._from_worker(self._load_failed, path, f"{path}: {exc.strerror or exc}")
             return
-        self._from_worker(self._show_transcript, path, t)
+        try:  # the ids taken, for the suggested one (creating the draft checks again)
+            taken = list_case_ids(self.app.project.cases_dir)
+        except OSError:
+            taken = set()
+        self._from_worker(self._show_transcript, path, t, taken)
 
     def _from_worker(self, callback, *args) -> None:
         # a newer load (exclusive) or leaving the screen cancels this one: its answer is stale
@@ -164,8 +179,14 @@ class ImportScreen(Screen[str | None]):
         self.query_one("#import-summary", Static).update(
             Text(f"could not read {path}" + (" — still showing the previous transcript" if self.transcript else "")))
         self.query_one("#import-path", Input).focus()
+        self.call_after_refresh(self._ready)
 
-    def _show_transcript(self, path: Path, t: Transcript) -> None:
+    def _ready(self) -> None:
+        """The transcript (or why it could not be read) is on screen: the keys typed meanwhile act now."""
+        self.accepts_keys = True
+        release_held_keys(self.app)
+
+    def _show_transcript(self, path: Path, t: Transcript, taken: set[str]) -> None:
         if self not in self.app.screen_stack:  # the user left while it was loading
             return
         self.transcript, self.transcript_path = t, path
@@ -175,10 +196,9 @@ class ImportScreen(Screen[str | None]):
         self._show_summary(path, t)
         self._fill_candidates()
         self._fill_seeds()
-        id_input = self.query_one("#import-id", Input)
-        taken = {p.name for p in self.app.project.cases_dir.iterdir()} if self.app.project.cases_dir.is_dir() else set()
-        id_input.value = suggest_case_id(suggest_task(t), taken)
+        self.query_one("#import-id", Input).value = suggest_case_id(suggest_task(t), taken)
         self.query_one("#candidates", OptionList).focus()
+        self.call_after_refresh(self._ready)
 
     def _show_summary(self, path: Path, t: Transcript) -> None:
         bits = [f"{path.name}: {t.format}", plural(len(t.messages), "message"), plural(len(t.tool_calls), "tool call")]
@@ -296,6 +316,8 @@ class ImportScreen(Screen[str | None]):
         self.query_one("#import-path", Input).focus()
 
     def action_leave(self) -> None:
+        if not self.accepts_keys:  # left while loading: the keys typed for it go nowhere
+            drop_held_keys(self.app)
         self.dismiss(None)
 
     def action_create(self) -> str | None:
