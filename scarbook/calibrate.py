@@ -28,7 +28,9 @@ from typing import Any
 
 from tinydb import Query, TinyDB
 
+from scarbook.errors import HistoryError
 from scarbook.history import AtomicJSONStorage
+from scarbook.runs_file import damaged_message
 from scarbook.models import CheckResult, RunRecord
 
 LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
@@ -281,8 +283,15 @@ def calibration_status(store: CalibrationStore, current_model: str,
                        current_prompt_digest: str) -> tuple[str | None, float | None, bool]:
     """(date of the last calibration, its agreement rate, stale?). Stale when never calibrated,
     or the judge model or judge prompt changed since."""
-    last = store.last_calibration()
-    if last is None:
-        return (None, None, True)
-    stale = last["judge_model"] != current_model or last["judge_prompt_digest"] != current_prompt_digest
-    return (last["date"], last["agreement"], stale)
+    try:
+        last = store.last_calibration()
+        if last is None:
+            return (None, None, True)
+        stale = last["judge_model"] != current_model or last["judge_prompt_digest"] != current_prompt_digest
+        agree = last["agreement"]
+        if not isinstance(last["date"], str) or not (agree is None or isinstance(agree, (int, float))):
+            raise TypeError("a calibration's date is not text or its agreement not a number")
+    except (KeyError, TypeError) as exc:  # a record scarbook did not write (the file is within an agent's reach)
+        raise HistoryError(damaged_message(store.path, f"a calibration record lacks {exc}" if isinstance(exc, KeyError)
+                                           else str(exc))) from None
+    return (last["date"], agree, stale)

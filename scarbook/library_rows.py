@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scarbook.case_io import CaseSet
 from scarbook.case_lineage import CaseIdLog, IdEntry, counts_session
-from scarbook.errors import CaseError
+from scarbook.errors import CaseError, HistoryError
 from scarbook.history import CaseLatest, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
@@ -173,6 +173,8 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
     store = CalibrationStore(path)
     try:
         when, agree, stale = calibration_status(store, settings.model, settings.prompt_digest)
+    except HistoryError as exc:  # a damaged calibration.json must not keep the library from opening
+        return f"judge: calibration unknown — {exc}"
     finally:
         store.close()
     if when is None:

@@ -176,3 +176,26 @@ def test_calibration_status_goes_stale_on_model_or_prompt_change(tmp_path):
     assert calibration_status(store, "claude-test", "p2")[2] is True
     store.record_calibration(agreement(labels), "claude-other", "p1", when="2026-11-21")
     assert calibration_status(store, "claude-other", "p1") == ("2026-11-21", 0.5, False)
+
+
+@pytest.mark.parametrize("record, why", [
+    ({"judge_model": "m", "judge_prompt_digest": "d", "agreement": 0.9}, "a calibration record lacks 'date'"),
+    ({"date": 20261201, "judge_model": "m", "judge_prompt_digest": "d", "agreement": 0.9},
+     "a calibration's date is not text or its agreement not a number"),
+    ({"date": "2026-12-01", "judge_model": "m", "judge_prompt_digest": "d", "agreement": "all"},
+     "a calibration's date is not text or its agreement not a number"),
+])
+def test_a_calibration_record_scarbook_did_not_write_is_named_damaged(tmp_path, record, why):
+    """calibration.json sits in history, within an unsandboxed agent's reach: a record of the wrong
+    shape is a damaged-file message naming the file, never a KeyError or a date that is not one."""
+    from scarbook.calibrate import calibration_status
+    from scarbook.errors import HistoryError
+
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"calibrations": {"1": record}}))
+    store = CalibrationStore(path)
+    with pytest.raises(HistoryError) as exc:
+        calibration_status(store, "m", "d")
+    store.close()
+    assert str(exc.value) == (f"history file {path} is damaged ({why}); the other sessions are unaffected — "
+                              f"move it aside to silence this: mv {path} {path}.damaged")

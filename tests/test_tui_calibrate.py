@@ -343,3 +343,29 @@ async def test_escape_while_calibration_json_is_read_leaves_at_once(judged_root,
         assert app.screen is library and not screen.labels and not screen.loaded
     stored = judged_root / "workspaces" / "history" / "calibration.json"
     assert not stored.exists() or not json.loads(stored.read_text()).get("labels")
+
+
+async def test_a_damaged_calibration_json_is_a_message_on_the_screen_not_a_crash(judged_root):
+    """calibration.json is read in a worker: its damage must reach the user as the CLI's message, the
+    app staying up, the file left as it was, and escape going back to the library."""
+    from scarbook.tui.screens.library import LibraryScreen
+    from tui_fixtures import library_loaded
+
+    stored = judged_root / "workspaces" / "history" / "calibration.json"
+    stored.parent.mkdir(parents=True)
+    stored.write_text('{"labels": {"1": ')
+    app = make_app(judged_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen) and app.screen.loaded,
+                         what="the calibrate screen to load")
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert (f"history file {stored} is damaged (Expecting value: line 1 column 18); the other sessions "
+                "are unaffected") in text, text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        assert app.is_running
+        assert app.screen.judge_status.startswith(f"judge: calibration unknown — history file {stored} is damaged")
+    assert stored.read_text() == '{"labels": {"1": '

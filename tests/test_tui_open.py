@@ -111,3 +111,27 @@ async def test_a_case_that_cannot_be_read_any_more_says_why_and_escape_goes_back
         await pilot.press("ctrl+s", "escape")  # nothing to save; Escape leaves without asking
         await wait_until(pilot, lambda: app.screen is lib, what="the library")
         assert isinstance(app.screen, LibraryScreen)
+
+
+async def test_keys_held_for_a_screen_that_goes_before_it_is_ready_do_not_stop_later_keys(project_root):
+    """A loading screen that is closed without releasing its keys (an error path, a worker that never
+    ends) must not leave the queue stuck: the next key typed goes through, with those held before it."""
+    from textual.screen import Screen
+
+    from scarbook.tui.screens.help import HelpScreen
+
+    class NeverReady(Screen):
+        accepts_keys = False
+
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        app.push_screen(NeverReady())
+        await wait_until(pilot, lambda: isinstance(app.screen, NeverReady), what="the loading screen")
+        type_at_once(app, ["o"])  # held: the screen is not ready
+        await wait_until(pilot, lambda: len(app.keys.keys) == 1, what="the key to be held")
+        app.pop_screen()  # gone without release()
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), timeout=10, what="the help screen")
+        assert not app.keys.keys

@@ -47,8 +47,12 @@ class KeyQueue:
         if (getattr(event, REPLAYED, False) or event.key in PASS_THROUGH
                 or passes_while_loading(self.app.screen, event.key)):
             return False
-        if self.busy or self.keys or not accepts_keys(self.app.screen):
+        if self.busy or not accepts_keys(self.app.screen):
             self.keys.append(event)
+            return True
+        if self.keys:  # held for a screen that went without release(): they go first, then this one
+            self.keys.append(event)
+            self._pump(first_sent=False)
             return True
         self._pump(first_sent=True)
         return False

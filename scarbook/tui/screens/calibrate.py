@@ -27,6 +27,7 @@ from textual.widgets import Footer, Header, Static
 
 from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
                                 agreement, pick_items)
+from scarbook.errors import ScarbookError
 from scarbook.stats import wilson
 from scarbook.tui.key_queue import drop_held_keys, release_held_keys
 
@@ -135,7 +136,12 @@ class CalibrateScreen(Screen):
         opened here is used only on the UI thread once it is handed over by `_loaded`. `app` is passed in:
         `self.app` is gone once the screen is left, and the store must still reach `_loaded` to be closed."""
         store = CalibrationStore(app.project.workspaces_dir / "history" / "calibration.json")
-        labeled = store.labeled_keys()
+        try:
+            labeled = store.labeled_keys()
+        except ScarbookError as exc:  # damaged calibration.json: said on the screen, the file left as it is
+            store.close()
+            app.call_from_thread(self._load_failed, str(exc))
+            return
         skipped = [0]  # llm_judge results that were skipped: the judge never ran on them
 
         def counted(runs):
@@ -168,6 +174,12 @@ class CalibrateScreen(Screen):
             return
         self._show_item()
         self.query_one("#calibrate-artifact", VerticalScroll).focus()
+
+    def _load_failed(self, message: str) -> None:
+        self.loaded = True
+        if not self.left:
+            self._finish_with(message)
+            self.call_after_refresh(self._ready)
 
     def _ready(self) -> None:
         """The first item (or the reason there is none) is on screen: the keys typed meanwhile act now."""
