@@ -21,8 +21,8 @@ def rate_bar(stats: CaseStats, width: int = 24) -> Text:
             cells[i], styles[i] = "━", BAND_STYLE[stats.band].replace("bold ", "") + " on grey11"
         cells[at(stats.rate)], styles[at(stats.rate)] = "●", BAND_STYLE[stats.band] + " on grey11"
     t = at(stats.threshold)
-    if cells[t] == " ":
-        cells[t] = "|"
+    if cells[t] != "●":  # the rate on the line itself keeps its dot; the cell's colour still marks the line
+        cells[t] = "|" if cells[t] == " " else "┃"  # inside the interval: a heavier bar, never hidden in it
     styles[t] = "bold white on grey23"
     text = Text()
     for ch, st in zip(cells, styles):

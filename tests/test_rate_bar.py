@@ -1,0 +1,21 @@
+"""The interval bar shows the threshold as a bar glyph wherever it falls, as the live header promises."""
+
+from __future__ import annotations
+
+from scarbook.stats import summarize_counts
+from scarbook.tui.widgets.rate_bar import rate_bar
+
+
+def bar(passes: int, n: int, threshold: float, width: int = 21) -> str:
+    stats = summarize_counts("c", passes, n - passes, 0, threshold)
+    return rate_bar(stats, width).plain
+
+
+def test_the_threshold_inside_the_interval_is_a_heavy_bar_not_hidden_in_the_span():
+    # 9/10: rate 90%, interval 60–98%; the 0.8 line falls inside the span
+    assert bar(9, 10, 0.8) == "            ━━━━┃━●━━"  # lo 0.60 → 12, line 0.8 → 16, rate → 18, hi 0.98 → 20
+
+
+def test_the_threshold_outside_the_interval_is_a_thin_bar_and_the_rate_on_it_keeps_its_dot():
+    assert bar(10, 10, 0.3) == "      |       ━━━━━━●"
+    assert bar(8, 10, 0.8)[16] == "●"  # the rate sits on the line: the dot wins, the colour marks the line
