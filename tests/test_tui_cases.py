@@ -304,7 +304,7 @@ async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_se
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
                          what="the sessions list")
         await pilot.press("space", "down", "space", "c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded, what="the comparison")
         table = app.screen.query_one("#compare-table")
         assert [str(table.get_cell_at((i, 0))) for i in range(table.row_count)] == ["fix-json-config"]
         assert plain(app.screen.query_one("#sessions-help")).splitlines()[1:] == [

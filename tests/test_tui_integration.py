@@ -157,6 +157,6 @@ async def test_compare_screen_warns_when_the_sessions_measured_different_things(
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         app.push_screen(CompareScreen(*infos))
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded, what="the comparison")
         await pilot.pause()
         assert warning in plain(app.screen.query_one("#sessions-help"))

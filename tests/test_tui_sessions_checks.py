@@ -28,7 +28,7 @@ async def test_sessions_list_open_and_compare_two(project_root):
         assert str(table.get_cell("20260102-000000-bbbb", "figures")) == "10/10/0/0"  # pass/fail/err/unjudged
         assert str(table.get_cell("20260101-000000-aaaa", "started")) == "2026-01-01 00:00"
         await pilot.press("space", "down", "space", "c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the comparison")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded, what="the comparison")
         cmp = app.screen.query_one("#compare-table")
         assert str(cmp.get_cell("write-one-line", "a")) == "100% (10/10)"
         assert str(cmp.get_cell("write-one-line", "b")) == "10% (1/10)"
@@ -37,7 +37,7 @@ async def test_sessions_list_open_and_compare_two(project_root):
         assert str(cmp.get_cell("fix-json-config", "verdict")) == "no detectable change"
         await pilot.press("escape")
         await pilot.press("enter")  # open the highlighted (older) session
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen), what="the session table")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded, what="the session table")
         st = app.screen.query_one("#session-table")
         assert str(st.get_cell("fix-json-config", "count")) == "9/10"
         assert str(st.get_cell("fix-json-config", "strip")) == "✓✓✓✓✓✓✓✓✓✗"
@@ -89,3 +89,47 @@ async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert plain(ed.query_one("#err-checks")).startswith("↑ line_count.equals must be an integer, got str")
+
+
+async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typed_meanwhile_act(
+        project_root, monkeypatch):
+    """h, Enter on a session, then `down` and Enter typed while its runs are still being read (the
+    reader held by a gate): the table shows "loading…", the read is not on the UI thread, and once
+    the runs are there the two keys open the review of the second case."""
+    import threading
+
+    from scarbook.history import History
+    from scarbook.tui.screens.review import ReviewScreen
+    from tui_fixtures import type_at_once
+
+    record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
+                   {"write-one-line": ["pass"] * 3, "fix-json-config": ["fail"] * 3})
+    gate, threads = threading.Event(), []
+    real_runs = History.runs
+
+    def gated_runs(self, session_id, *a, **kw):
+        if session_id == "20260101-000000-aaaa" and gate_armed:
+            threads.append(threading.current_thread() is threading.main_thread())
+            assert gate.wait(10), "the test never opened the gate"
+        return real_runs(self, session_id, *a, **kw)
+
+    gate_armed = False
+    monkeypatch.setattr(History, "runs", gated_runs)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 1,
+                         what="the sessions list")
+        gate_armed = True
+        type_at_once(app, ["enter", "down", "enter"])
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and threads, what="the read")
+        assert threads == [False]  # not the UI thread
+        assert plain(app.screen.query_one("#sessions-help")) == "loading…"
+        assert len(app.keys.keys) == 2  # down, enter: held for the table
+        gate.set()
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review from the held keys")
+        await review_loaded(pilot)
+        table = app.screen_stack[-2].query_one("#session-table")
+        rows = [str(table.get_cell_at((i, 0))) for i in range(table.row_count)]
+        assert len(rows) == 2 and app.screen.case_id == rows[1]  # `down` acted before `enter`

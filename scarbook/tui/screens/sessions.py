@@ -14,13 +14,20 @@ from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
 from scarbook.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.models import SessionInfo
 from scarbook.report import build_report, strip_of
-from scarbook.errors import HistoryError
+from scarbook.errors import HistoryError, ScarbookError
 from scarbook.library_rows import format_started, session_marks
 from scarbook.models import Usage
 from scarbook.stats import count_statuses
+from scarbook.tui.key_queue import release_held_keys
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
+
+
+def ready(screen: Screen) -> None:
+    """The screen shows what it read (or why it could not): the keys typed meanwhile act now."""
+    screen.loaded = screen.accepts_keys = True
+    release_held_keys(screen.app)
 
 
 def _pct(x: float | None, signed: bool = False) -> str:
@@ -125,6 +132,9 @@ class SessionTableScreen(Screen):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
+    accepts_keys = False  # until its runs are read: keys typed meanwhile wait (tui/key_queue.py)
+    loaded = False
+
     def __init__(self, info: SessionInfo) -> None:
         super().__init__()
         self.info = info
@@ -136,10 +146,26 @@ class SessionTableScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        project = self.app.project
-        runs = project.history.runs(self.info.id)
-        cases = project.load_cases().by_id()
-        rep = build_report(self.info, runs, cases, project.config)
+        self.query_one("#sessions-help", Static).update(Text("loading…", style="dim"))
+        self._read(self.app)
+
+    @work(thread=True, exclusive=True, group="session-table-load")
+    def _read(self, app) -> None:
+        """The session's runs and the cases, read off the UI thread (keys typed meanwhile wait for them)."""
+        project = app.project
+        try:
+            runs = project.history.runs(self.info.id)
+            rep = build_report(self.info, runs, project.load_cases().by_id(), project.config)
+        except ScarbookError as exc:
+            app.call_from_thread(self._failed, str(exc))
+            return
+        app.call_from_thread(self._show, runs, rep)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#sessions-help", Static).update(Text(message, style="bold red"))
+        ready(self)
+
+    def _show(self, runs, rep) -> None:
         table = self.query_one("#session-table", DataTable)
         for key, label in [("case", "case"), ("count", "pass/total"), ("err", "err"), ("rate", "rate"),
                            ("ci", "95% CI"), ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]:
@@ -153,6 +179,7 @@ class SessionTableScreen(Screen):
         self.query_one("#sessions-help", Static).update(Text(
             f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"))
         table.focus()
+        ready(self)
 
     @on(DataTable.RowSelected, "#session-table")
     def _open(self, event: DataTable.RowSelected) -> None:
@@ -166,6 +193,9 @@ class CompareScreen(Screen):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
+    accepts_keys = False  # until its runs are read: keys typed meanwhile wait (tui/key_queue.py)
+    loaded = False
+
     def __init__(self, a: SessionInfo, b: SessionInfo) -> None:
         super().__init__()
         self.a, self.b = a, b
@@ -177,11 +207,27 @@ class CompareScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        history = self.app.project.history
-        log = CaseIdLog(self.app.project.workspaces_dir).load_or_tell(history._tell)
-        counts_a, counts_b, given_away = leave_out_given_away(
-            log, self.a, self.b, counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
-        cmp = compare_sessions(counts_a, counts_b)
+        self.query_one("#sessions-help", Static).update(Text("loading…", style="dim"))
+        self._read(self.app)
+
+    @work(thread=True, exclusive=True, group="compare-load")
+    def _read(self, app) -> None:
+        """Both sessions' runs, read and compared off the UI thread (keys typed meanwhile wait)."""
+        history = app.project.history
+        try:
+            log = CaseIdLog(app.project.workspaces_dir).load_or_tell(history._tell)
+            counts_a, counts_b, given_away = leave_out_given_away(
+                log, self.a, self.b, counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
+        except ScarbookError as exc:
+            app.call_from_thread(self._failed, str(exc))
+            return
+        app.call_from_thread(self._show, compare_sessions(counts_a, counts_b), given_away)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#sessions-help", Static).update(Text(message, style="bold red"))
+        ready(self)
+
+    def _show(self, cmp, given_away: list[str]) -> None:
         la, lb = self.a.label or self.a.id, self.b.label or self.b.id
         table = self.query_one("#compare-table", DataTable)
         for key, label in [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
@@ -213,3 +259,4 @@ class CompareScreen(Screen):
                              style="bold yellow")
         self.query_one("#sessions-help", Static).update(help_text)
         table.focus()
+        ready(self)
