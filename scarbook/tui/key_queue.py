@@ -111,6 +111,13 @@ class KeyQueue:
             pass
 
 
+def keys_welcome(screen) -> None:
+    """`screen` shows what it read (or why it could not): it takes keys from now on, and the keys typed
+    while it loaded act on it now, in order."""
+    screen.accepts_keys = True
+    release_held_keys(screen.app)
+
+
 def release_held_keys(app: App) -> None:
     """A screen on `app` became ready: the keys typed meanwhile go to it (an app without a queue: none)."""
     queue = getattr(app, "keys", None)

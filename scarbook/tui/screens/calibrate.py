@@ -29,7 +29,7 @@ from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationRe
                                 agreement, pick_items)
 from scarbook.errors import ScarbookError
 from scarbook.stats import wilson
-from scarbook.tui.key_queue import drop_held_keys, release_held_keys
+from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
 ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
@@ -183,8 +183,7 @@ class CalibrateScreen(Screen):
 
     def _ready(self) -> None:
         """The first item (or the reason there is none) is on screen: the keys typed meanwhile act now."""
-        self.accepts_keys = True
-        release_held_keys(self.app)
+        keys_welcome(self)
 
     # -- grading ------------------------------------------------------------------------------
     @property

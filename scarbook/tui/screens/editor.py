@@ -30,7 +30,7 @@ from scarbook.case_io import load_case
 from scarbook.draft_from_run import CaseDraft, write_case_with_files
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
-from scarbook.tui.key_queue import release_held_keys
+from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
@@ -219,8 +219,7 @@ class EditorScreen(Screen):
         if not self.load_error:
             self._mark_clean()
             self.update_hints()
-        self.accepts_keys = True
-        release_held_keys(self.app)
+        keys_welcome(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("save", "verify"):  # nothing to save until the case is read

@@ -35,7 +35,7 @@ from scarbook.transcripts import (
 from scarbook.transcripts.text import human_size
 from scarbook.case_admin import new_case_id
 from scarbook.import_draft import create_draft
-from scarbook.tui.key_queue import drop_held_keys, release_held_keys
+from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
@@ -183,8 +183,7 @@ class ImportScreen(Screen[str | None]):
 
     def _ready(self) -> None:
         """The transcript (or why it could not be read) is on screen: the keys typed meanwhile act now."""
-        self.accepts_keys = True
-        release_held_keys(self.app)
+        keys_welcome(self)
 
     def _show_transcript(self, path: Path, t: Transcript, taken: set[str]) -> None:
         if self not in self.app.screen_stack:  # the user left while it was loading

@@ -34,6 +34,7 @@ from scarbook.run_review import (
 )
 from scarbook.transcripts import Transcript
 from scarbook.tui.widgets.run_detail import describe_run
+from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
 
@@ -89,8 +90,7 @@ class ReviewScreen(Screen):
         """The keys kept meanwhile go to the screen on top: this one, or the editor `c` opened."""
         self.query_one("#review-loading").display = False
         self.query_one("#runs-list", OptionList).focus()
-        self.accepts_keys = True
-        self.app.keys.release()
+        keys_welcome(self)
 
     @work(exclusive=True, group="review-load")
     async def _load(self) -> None:

@@ -18,7 +18,7 @@ from scarbook.errors import HistoryError, ScarbookError
 from scarbook.library_rows import format_started, session_marks
 from scarbook.models import Usage
 from scarbook.stats import count_statuses
-from scarbook.tui.key_queue import release_held_keys
+from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
@@ -26,8 +26,8 @@ from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
 
 def ready(screen: Screen) -> None:
     """The screen shows what it read (or why it could not): the keys typed meanwhile act now."""
-    screen.loaded = screen.accepts_keys = True
-    release_held_keys(screen.app)
+    screen.loaded = True
+    keys_welcome(screen)
 
 
 def _pct(x: float | None, signed: bool = False) -> str:
