@@ -28,11 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
-from scarbook.runner import run_session
-from scarbook.session import SessionPlan, ready_session
+from scarbook.run.runner import run_session
+from scarbook.run.session import SessionPlan, ready_session
 
 SEED_TEXT = "# tiny-agent\n\nA minimal AI agent.\n"
 

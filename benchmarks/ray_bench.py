@@ -39,11 +39,11 @@ def make_project(root: Path, sleep_s: float, concurrency: int) -> Path:
 def run(root: Path, runs: int, executor_kind: str) -> tuple[float, float, int]:
     """(wall seconds, driver CPU seconds, passes) of one session."""
     from scarbook.cli.eval_cmd import select_cases
-    from scarbook.events import SessionFinished
+    from scarbook.run.events import SessionFinished
     from scarbook.project import Project
-    from scarbook.ray_executor import make_executor
-    from scarbook.runner import run_session
-    from scarbook.session import SessionPlan, prepare_session
+    from scarbook.run.ray.executor import make_executor
+    from scarbook.run.runner import run_session
+    from scarbook.run.session import SessionPlan, prepare_session
 
     project = Project.at(root)
     ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=runs)).session

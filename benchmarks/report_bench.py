@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarbook.baseline import baseline_from_session, compare_to_baseline
+from scarbook.history.baseline import baseline_from_session, compare_to_baseline
 from scarbook.config import Config
-from scarbook.github import step_summary
-from scarbook.history import History, now_iso
-from scarbook.html_report import render_html
-from scarbook.junit import write_junit
+from scarbook.reports.github import step_summary
+from scarbook.history.store import History, now_iso
+from scarbook.reports.html import render_html
+from scarbook.reports.junit import write_junit
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
-from scarbook.report import build_report
+from scarbook.reports.table import build_report
 
 SIZE_TARGET_MB, TIME_TARGET_S = 25.0, 2.0
 

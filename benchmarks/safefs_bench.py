@@ -4,7 +4,7 @@
 
 For a file 1 and 4 folders deep, the time per read (open, fstat, read, close) of:
   plain    os.open(path) — follows links, the unsafe floor
-  safefs   scarbook.safefs.read_file: the workspace folder, then each folder, opened with O_NOFOLLOW
+  safefs   scarbook.fs.safefs.read_file: the workspace folder, then each folder, opened with O_NOFOLLOW
   openat2  the workspace folder opened, then one openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) via
            ctypes (Linux >= 5.6; skipped where the kernel says ENOSYS)
 Ratios are against plain. The choice it informs: safefs keeps the portable per-folder walk unless
@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from scarbook import safefs
+from scarbook.fs import safefs
 
 N = 20_000
 SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437}.get(platform.machine())

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from scarbook.project import Project
-from scarbook.runner import run_session
-from scarbook.session import SessionPlan, ready_session
+from scarbook.run.runner import run_session
+from scarbook.run.session import SessionPlan, ready_session
 
 AGENTS = {"true": ["true"], "python -c": [sys.executable, "-c", "open('README.md').read()"]}
 

@@ -29,9 +29,9 @@ OPEN_RATIO_TARGET = 0.3  # opening a screen: at most this share of the library's
 
 
 def bench_core(root: Path) -> tuple[float, float, float]:
-    from scarbook.library_rows import build_rows
+    from scarbook.views.library_rows import build_rows
     from scarbook.project import Project
-    from scarbook.trends import project_trends
+    from scarbook.views.trends import project_trends
 
     project = Project.discover(root)
     t = time.perf_counter()
@@ -110,7 +110,7 @@ def send_key(app, key: str) -> None:
 def without_trends():
     """The library as it was before trends: project_trends made instant (an empty Trends)."""
     import scarbook.tui.screens.library as library
-    from scarbook.trends import Trends
+    from scarbook.stats.trends import Trends
 
     real = library.project_trends
     library.project_trends = lambda project, cases, depth=8: Trends({}, [])

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from scarbook.case_io import CaseSet, load_cases
+from scarbook.cases.io import CaseSet, load_cases
 from scarbook.config import CONFIG_FILE, Config, load_config
 from scarbook.errors import ScarbookError
 
@@ -56,8 +56,8 @@ class Project:
         return self.root / self.config.workspaces_dir
 
     @cached_property
-    def history(self):  # -> scarbook.history.History
-        from scarbook.history import History
+    def history(self):  # -> scarbook.history.store.History
+        from scarbook.history.store import History
         return History(self.workspaces_dir)
 
     def load_cases(self) -> CaseSet:

@@ -96,7 +96,7 @@ def spawn_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "portable":
         monkeypatch.setenv("SCARBOOK_PORTABLE_SPAWN", "1")
     else:
-        from scarbook.agents.spawn import fast_path_available
+        from scarbook.proc.spawn import fast_path_available
 
         monkeypatch.delenv("SCARBOOK_PORTABLE_SPAWN", raising=False)
         if not fast_path_available():

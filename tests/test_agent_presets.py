@@ -20,7 +20,7 @@ from scarbook.cli import main
 from scarbook.errors import ScarbookError
 from scarbook.project import Project
 from scarbook.transcripts import candidates, load_transcript, suggest_task
-from scarbook.usage import read_agent_usage
+from scarbook.agents.usage import read_agent_usage
 
 REAL = Path(__file__).parent / "fixtures" / "transcripts" / "real"
 CLAUDE_STREAM = (REAL / "claude_stream.jsonl").read_text().splitlines()[1:]  # as `claude -p` prints it

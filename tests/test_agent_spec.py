@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scarbook.agents import AgentSpec, AgentType, make_agent
-from scarbook.session import SessionPlan, prepare_session
+from scarbook.run.session import SessionPlan, prepare_session
 
 
 def test_from_config_types_every_field():
@@ -65,8 +65,8 @@ async def test_the_worker_part_pickles_and_the_driver_part_judges_it(tmp_path, j
     import pickle
     import sys
 
-    from scarbook.case_io import validate_case_data
-    from scarbook.session_run import AWAITING_JUDGE, RunContext, judge_part, run_agent_part
+    from scarbook.cases.io import validate_case_data
+    from scarbook.run.session_run import AWAITING_JUDGE, RunContext, judge_part, run_agent_part
 
     case = validate_case_data({"id": "c", "task": "t", "checks": [
         {"type": "llm_judge", "artifact": "a.txt", "rubric": ["says hello"]},

@@ -393,8 +393,8 @@ def test_script_with_a_missing_interpreter_is_an_error_that_says_so(tmp_path, mo
     import os
 
     from scarbook.project import Project
-    from scarbook.runner import run_session
-    from scarbook.session import SessionPlan, ready_session
+    from scarbook.run.runner import run_session
+    from scarbook.run.session import SessionPlan, ready_session
 
     monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
     script = tmp_path / "agent.sh"

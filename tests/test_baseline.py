@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from scarbook.compare import ALPHA, compare_case, compare_sessions
+from scarbook.stats.compare import ALPHA, compare_case, compare_sessions
 
 RATES = [0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99]
 

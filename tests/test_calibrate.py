@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from scarbook.calibrate import (
+from scarbook.judge.calibrate import (
     CalibrationStore,
     agreement,
     artifact_digest,
@@ -188,7 +188,7 @@ def test_calibration_status_goes_stale_on_model_or_prompt_change(tmp_path):
 def test_a_calibration_record_scarbook_did_not_write_is_named_damaged(tmp_path, record, why):
     """calibration.json sits in history, within an unsandboxed agent's reach: a record of the wrong
     shape is a damaged-file message naming the file, never a KeyError or a date that is not one."""
-    from scarbook.calibrate import calibration_status
+    from scarbook.judge.calibrate import calibration_status
     from scarbook.errors import HistoryError
 
     path = tmp_path / "calibration.json"

@@ -1,4 +1,4 @@
-"""Case management in the core (scarbook/case_admin.py, case_lineage.py): trash and restore, rename,
+"""Case management in the core (scarbook/cases/admin.py, case_lineage.py): trash and restore, rename,
 duplicate, on real case folders and real history written by `scarbook eval` with the demo agent."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from scarbook import case_admin
-from scarbook.case_admin import duplicate_case, rename_case, running_case_ids
-from scarbook.case_trash import list_trash, restore_case, trash_case
-from scarbook.case_io import load_case, load_cases
+from scarbook.cases import admin as case_admin
+from scarbook.cases.admin import duplicate_case, rename_case, running_case_ids
+from scarbook.cases.trash import list_trash, restore_case, trash_case
+from scarbook.cases.io import load_case, load_cases
 from scarbook.errors import ScarbookError
-from scarbook.library_rows import build_rows
+from scarbook.views.library_rows import build_rows
 from scarbook.models import SessionInfo
-from scarbook.verify import Verification, VerificationStore
+from scarbook.cases.verifications import Verification, VerificationStore
 
 CASE = """\
 id: {cid}
@@ -187,7 +187,7 @@ def test_rename_keeps_history_under_the_old_id_and_the_library_says_so(project):
     res = project.cli("eval", "write-one-line", "-n", "2")
     assert res.exit_code == 1, res.output
     VerificationStore(project.workspaces).save([Verification("write-one-line", "catches the scar", "d", digest=(
-        __import__("scarbook.runner", fromlist=["case_digest"]).case_digest(load_case(project.cases_dir / "write-one-line"))))])
+        __import__("scarbook.cases.io", fromlist=["case_digest"]).case_digest(load_case(project.cases_dir / "write-one-line"))))])
     rename_case(project.load(), "write-one-line", "one-line")
     rows = {r.key: r for r in build_rows(project.load())}
     row = rows["one-line"]
@@ -344,7 +344,7 @@ def test_a_second_process_holding_the_lock_makes_a_step_wait_then_say_so(project
 
 
 def test_renaming_back_gives_the_runs_back_unless_another_case_had_the_id_since(project):
-    from scarbook.case_lineage import CaseIdLog
+    from scarbook.cases.lineage import CaseIdLog
 
     project.bundled(agent_seed=3)
     assert project.cli("eval", "write-one-line", "-n", "2").exit_code == 1
@@ -364,7 +364,7 @@ def test_renaming_back_gives_the_runs_back_unless_another_case_had_the_id_since(
 
 # -- a new case under an id with history ----------------------------------------------------------
 def test_fresh_start_cuts_off_sessions_that_would_count_and_drops_a_gone_folders_rename_note():
-    from scarbook.case_lineage import IdEntry, fresh_start
+    from scarbook.cases.lineage import IdEntry, fresh_start
 
     now = "2026-12-03T15:00:00+00:00"
     old = [("20261101-100000-000aa", "2026-11-01T10:00:00+00:00")]
@@ -378,8 +378,8 @@ def test_fresh_start_cuts_off_sessions_that_would_count_and_drops_a_gone_folders
 
 
 def test_new_case_id_is_undone_when_the_case_is_not_written_and_skipped_for_an_existing_folder(project):
-    from scarbook.case_admin import new_case_id
-    from scarbook.case_lineage import CaseIdLog
+    from scarbook.cases.admin import new_case_id
+    from scarbook.cases.lineage import CaseIdLog
 
     project.bundled(agent_seed=3)
     assert project.cli("eval", "write-one-line", "-n", "1").exit_code == 1

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.case_io import load_case, load_cases, save_case
+from scarbook.cases.io import load_case, load_cases, save_case
 from scarbook.errors import CaseError
 from scarbook.models import Case, Check, Scar
-from scarbook.yamlio import atomic_write_text
+from scarbook.fs.yamlio import atomic_write_text
 
 CHECK_TYPES = ("file_exists, file_absent, contains, not_contains, regex, line_count, json_valid, only_changed, "
                "output_contains, output_regex, command, llm_judge")
@@ -320,7 +320,7 @@ def _shape(data):
 
 
 def test_the_fast_yaml_loader_reads_every_bundled_case_as_the_pure_one_does(monkeypatch) -> None:
-    import scarbook.yamlio as yamlio
+    import scarbook.fs.yamlio as yamlio
 
     if yamlio._FAST_LOADER is None:
         pytest.skip("PyYAML here has no libyaml")

@@ -1,4 +1,4 @@
-"""Emptying the trash (scarbook/case_trash.py): purge deletes for good and never follows a link out of
+"""Emptying the trash (scarbook/cases/trash.py): purge deletes for good and never follows a link out of
 the trash; a planted link in the trash is listed with its problem and never restored."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.case_trash import list_trash, purge_trash, restore_case, to_purge, trash_case
+from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
 from scarbook.errors import ScarbookError
 from test_case_admin import make, tree
 

@@ -12,9 +12,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from scarbook.report import SessionReport
+from scarbook.reports.table import SessionReport
 from scarbook.models import SessionInfo
-from scarbook.stats import summarize_counts
+from scarbook.stats.rates import summarize_counts
 
 try:
     from tests.judge_server import judge_server, tool_reply  # noqa: F401
@@ -151,7 +151,7 @@ def test_no_github_environment_no_summary_no_annotations(project, monkeypatch):
 
 
 def test_warnings_for_errors_no_verdict_and_undecided():
-    from scarbook.github import annotations
+    from scarbook.reports.github import annotations
 
     session = SessionInfo("s1", case_ids=["errs", "none", "undecided", "fine"], decisions={"undecided": "undecided"},
                           state="finished")

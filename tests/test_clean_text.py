@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from scarbook.safetext import clean_text
+from scarbook.text import clean_text
 
 HOSTILE = r'''
 import sys

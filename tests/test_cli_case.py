@@ -179,7 +179,7 @@ def _reuse_write_one_line(project) -> tuple[str, str]:
     import shutil
     from datetime import datetime, timezone
 
-    from scarbook.history import History
+    from scarbook.history.store import History
     from test_tui_library import record_session
 
     project.bundled(agent_seed=3)

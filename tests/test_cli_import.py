@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

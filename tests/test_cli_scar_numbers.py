@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.cli import main
 
 try:

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.stats import fisher_exact, norm
 
-from scarbook.compare import (
+from scarbook.stats.compare import (
     Counts,
     compare_case,
     compare_sessions,
@@ -157,7 +157,7 @@ def test_mean_interval_is_clipped_to_possible_differences():
 
 
 def test_counts_by_case_keeps_errors_apart():
-    from scarbook.compare import counts_by_case
+    from scarbook.stats.compare import counts_by_case
     from scarbook.models import RunRecord
 
     runs = [RunRecord("s", case, k, status, "") for k, (case, status) in enumerate(
@@ -167,7 +167,7 @@ def test_counts_by_case_keeps_errors_apart():
 
 
 def test_changed_cases_names_cases_whose_checks_changed():
-    from scarbook.compare import changed_cases
+    from scarbook.stats.compare import changed_cases
     from scarbook.models import SessionInfo
 
     a = SessionInfo("s1", case_digests={"x": "d1", "y": "d2", "gone": "d3", "old": ""})
@@ -203,7 +203,7 @@ def test_equal_differences_keep_the_sampling_noise():
 
 
 def test_mean_diff_se_is_the_method_of_moments_estimate():
-    from scarbook.compare import mean_diff_se
+    from scarbook.stats.compare import mean_diff_se
 
     diffs, variances = [-0.5, 0.3, 0.1, 0.0], [0.01, 0.02, 0.015, 0.005]
     s2 = sum((d - sum(diffs) / 4) ** 2 for d in diffs) / 3
@@ -216,14 +216,14 @@ def test_mean_diff_se_is_the_method_of_moments_estimate():
 
 
 def test_diff_variance_is_never_zero_at_the_extremes():
-    from scarbook.compare import diff_variance
+    from scarbook.stats.compare import diff_variance
 
     assert diff_variance(5, 5, 5, 5) == pytest.approx(2 * (6 / 7) * (1 / 7) / 7)
     assert diff_variance(0, 10, 0, 10) > 0
 
 
 def test_holm_adjust_by_hand():
-    from scarbook.compare import holm_adjust
+    from scarbook.stats.compare import holm_adjust
 
     # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> monotone 0.06
     assert holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
@@ -254,7 +254,7 @@ def test_holm_turns_a_lone_borderline_regression_into_no_detectable_change():
 
 
 def test_counts_by_case_keeps_unjudged_runs_out_of_the_rate():
-    from scarbook.compare import counts_by_case
+    from scarbook.stats.compare import counts_by_case
     from scarbook.models import RunRecord
 
     runs = [RunRecord("s", "a", k, status, "") for k, status in enumerate(["pass", "unjudged", "fail", "unjudged"])]

@@ -13,7 +13,7 @@ CORE = sorted(m.name for m in pkgutil.walk_packages(scarbook.__path__, "scarbook
 
 
 def test_there_are_core_modules_to_check():
-    assert {"scarbook.runner", "scarbook.history", "scarbook.cli", "scarbook.stats"} <= set(CORE)
+    assert {"scarbook.run.runner", "scarbook.history.store", "scarbook.cli", "scarbook.stats.rates"} <= set(CORE)
 
 
 def test_core_modules_import_without_textual():

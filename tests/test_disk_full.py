@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scarbook.history import History
+from scarbook.history.store import History
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 

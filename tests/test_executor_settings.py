@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from scarbook.errors import ConfigError
-from scarbook.executor_settings import DEFAULT_WORKSPACE_BYTES, ExecutorSettings
+from scarbook.config import DEFAULT_WORKSPACE_BYTES, ExecutorSettings
 
 
 def _load(project, text: str):

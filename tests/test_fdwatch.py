@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from scarbook.agents.fdwatch import EpollReaders, readers_for
+from scarbook.proc.fdwatch import EpollReaders, readers_for
 
 
 async def test_ready_pipes_reach_their_callbacks_and_an_error_is_reported() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.history import History
+from scarbook.history.store import History
 
 try:
     from tests.proc_helpers import alive as _alive

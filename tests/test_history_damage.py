@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.history import History
+from scarbook.history.store import History
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 CASE = "write-one-line"

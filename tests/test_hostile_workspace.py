@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook import safefs
+from scarbook.fs import safefs
 from scarbook.checks import CheckContext, run_check
 from scarbook.judge.artifact import ArtifactRefused, read_artifact
 from scarbook.models import Case, Check
@@ -305,7 +305,7 @@ print("done")
 
 
 def test_a_draft_case_from_a_failed_run_never_copies_a_linked_secret(project, tmp_path) -> None:
-    from scarbook.draft_from_run import create_draft_case
+    from scarbook.cases.drafts import create_draft_case
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
@@ -335,7 +335,7 @@ print("done")
 
 
 def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_shows_it(project, tmp_path) -> None:
-    from scarbook.run_review import load_review, load_run_detail
+    from scarbook.views.run_review import load_review, load_run_detail
     from scarbook.tui.widgets.run_detail import describe_run
 
     secret = tmp_path / "id_rsa"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from rich.text import Text
 
-from scarbook.history import History
-from scarbook.library_rows import build_rows
+from scarbook.history.store import History
+from scarbook.views.library_rows import build_rows
 from scarbook.tui.app import make_app
 from tui_fixtures import library_loaded, move_library_cursor, plain  # noqa: F401
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scarbook.lint import format_hints, lint_case, lint_cases
+from scarbook.cases.lint import format_hints, lint_case, lint_cases
 from scarbook.models import Case, Check
 
 SHARP = "the summary names the function that was renamed"

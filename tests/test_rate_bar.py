@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scarbook.stats import summarize_counts
+from scarbook.stats.rates import summarize_counts
 from scarbook.tui.widgets.rate_bar import rate_bar
 
 

@@ -19,11 +19,11 @@ except ImportError:  # tests/ is not a package
                              python_agent, ray, wait_until, write_project)
 
 from scarbook.cli.eval_cmd import select_cases
-from scarbook.events import RunStarted, SessionFinished
+from scarbook.run.events import RunStarted, SessionFinished
 from scarbook.project import Project
-from scarbook.ray_executor import RayExecutor, make_executor
-from scarbook.runner import SessionControl, run_session
-from scarbook.session import SessionPlan, prepare_session
+from scarbook.run.ray.executor import RayExecutor, make_executor
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.run.session import SessionPlan, prepare_session
 
 REPO_CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cases")
 
@@ -49,7 +49,7 @@ def fast_demo(monkeypatch):
 
 
 def _statuses(root) -> dict[tuple[str, int], str]:
-    from scarbook.history import History
+    from scarbook.history.store import History
 
     history = History(root / "workspaces")
     (info,) = history.sessions()
@@ -154,7 +154,7 @@ def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, t
 async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
     from textual.widgets import Checkbox, Input
 
-    from scarbook.history import History
+    from scarbook.history.store import History
     from scarbook.tui.app import make_app
     from scarbook.tui.screens.launch import LaunchScreen
     from scarbook.tui.screens.live import LiveScreen
@@ -219,7 +219,7 @@ def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
 
 
 def test_a_run_no_node_can_hold_is_said_before_it_waits(cluster, tmp_path):
-    from scarbook.executor_settings import ExecutorSettings
+    from scarbook.config import ExecutorSettings
 
     fits = RayExecutor(ExecutorSettings("ray", num_cpus=2), 1, agent_spec=None, project_root=tmp_path, keep_all=False)
     assert fits.connect() is None

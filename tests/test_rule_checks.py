@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook import safefs
+from scarbook.fs import safefs
 from scarbook.checks import CheckContext, run_check, run_checks
 from scarbook.models import Case, Check, WorkspaceDiff
 

@@ -1,4 +1,4 @@
-"""The run review's −/+ diff (scarbook.run_diff) and what the review reads (scarbook.run_review):
+"""The run review's −/+ diff (scarbook.run.diff) and what the review reads (scarbook.views.run_review):
 the workspace side through safefs (a link, a pipe, a huge or non-UTF-8 file never hang, leak or
 flood it), the seed side as seeding reads it, and a run's transcript read safely."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.models import RunRecord
-from scarbook.run_diff import DiffLine, diff_file
-from scarbook.run_review import filter_counts, load_run_transcript, read_log_start, shown_runs
+from scarbook.run.diff import DiffLine, diff_file
+from scarbook.views.run_review import filter_counts, load_run_transcript, read_log_start, shown_runs
 
 SEED = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -203,7 +203,7 @@ def test_a_missing_or_hostile_transcript_is_one_clear_line(tmp_path, make, why):
 def test_a_run_that_changed_many_files_diffs_the_first_ones_and_counts_the_rest(tmp_path, case):
     from scarbook.project import Project
     from scarbook.models import WorkspaceDiff
-    from scarbook.run_review import MAX_DIFFED, MAX_LISTED, ReviewData, load_run_detail
+    from scarbook.views.run_review import MAX_DIFFED, MAX_LISTED, ReviewData, load_run_detail
 
     (tmp_path / "scarbook.yaml").write_text("agent: {type: demo}\n")
     project = Project.discover(tmp_path)

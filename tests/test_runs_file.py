@@ -12,7 +12,7 @@ import pytest
 from tinydb import Query
 
 from scarbook.errors import HistoryError
-from scarbook.runs_file import open_runs
+from scarbook.history.runs_file import open_runs
 
 
 def test_inserts_append_lines_and_tinydb_queries_them(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_a_line_that_is_not_a_record_is_left_out_and_named(tmp_path: Path) -> No
 
 FULL_DISK = """
 import os, resource, signal, sys
-from scarbook.runs_file import open_runs
+from scarbook.history.runs_file import open_runs
 path = sys.argv[1]
 db = open_runs(path)
 db.insert({"k": 1})

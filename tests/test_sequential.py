@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy.stats import binom
 
-from scarbook.sequential import SequentialRule, expected_fixed_n
+from scarbook.stats.sequential import SequentialRule, expected_fixed_n
 
 REPS = 3000
 

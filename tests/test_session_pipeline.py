@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from scarbook.wording import plural
+from scarbook.text import plural
 
 try:
     from tests.judge_server import judge_server, status_reply  # noqa: F401
@@ -141,7 +141,7 @@ def test_a_python_agent_whose_module_fails_to_import_is_a_config_error(project) 
 
 # -- unexpected exceptions: one run vs the runner -----------------------------------------------
 def test_an_unexpected_exception_in_one_run_makes_it_an_error_and_the_session_goes_on(project, monkeypatch) -> None:
-    import scarbook.session_run as session_run
+    import scarbook.run.session_run as session_run
 
     real = session_run.diff_workspace
 
@@ -164,7 +164,7 @@ def test_an_unexpected_exception_in_one_run_makes_it_an_error_and_the_session_go
 
 
 def test_an_exception_in_the_runner_ends_the_session_as_crashed(project, monkeypatch) -> None:
-    from scarbook.history import History
+    from scarbook.history.store import History
 
     real, calls = History.record_run, []
 

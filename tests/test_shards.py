@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from scarbook.shards import Shard, all_jobs
+from scarbook.run.shards import Shard, all_jobs
 
 CASES = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.history import History
+from scarbook.history.store import History
 
 try:
     from tests.proc_helpers import DAEMON, alive

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from scarbook.models import RunRecord
-from scarbook.stats import band, pass_at_k, pass_hat_k, summarize, summarize_counts, wilson
+from scarbook.stats.rates import band, pass_at_k, pass_hat_k, summarize, summarize_counts, wilson
 
 
 @pytest.mark.parametrize("c,n", [(0, 1), (1, 1), (9, 10), (7, 10), (0, 10), (10, 10), (3, 7), (37, 40), (1, 200)])

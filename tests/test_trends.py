@@ -1,4 +1,4 @@
-"""Per-case trends (scarbook/trends.py) read from real history files written through the History API:
+"""Per-case trends (scarbook/stats/trends.py) read from real history files written through the History API:
 a stable case, one that regressed at a known session, one that flips, a partial session, a case never
 run, damaged lines; "regressed since" agrees with what `scarbook diff` prints."""
 
@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from scarbook.compare import Counts
-from scarbook.history import History
+from scarbook.stats.compare import Counts
+from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.trends import CHANGED, DAMAGED, NO_VERDICT, build_trends
+from scarbook.stats.trends import CHANGED, DAMAGED, NO_VERDICT
+from scarbook.views.trends import build_trends
 
 # session label -> case -> statuses of its runs (p pass, f fail, e error, u unjudged), oldest first
 STABLE = "p" * 10
@@ -334,7 +335,7 @@ def test_an_id_given_to_another_case_does_not_inherit_the_old_cases_trend(projec
 def test_the_holm_family_leaves_out_ids_given_to_another_case_as_diff_does(project):
     """Between v3 and v4 the ids b..f were given to other cases: `diff v3 v4` leaves them out of the
     comparison, so its family is {a} alone and the borderline drop is regressed — for trends too."""
-    from scarbook.case_lineage import CaseIdLog, IdEntry
+    from scarbook.cases.lineage import CaseIdLog, IdEntry
 
     history = History(project.workspaces)
     family = {c: "p" * 10 + "f" * 10 for c in "bcdef"}

@@ -3,7 +3,7 @@
 The judged runs are real: `scarbook eval` runs a command agent and grades each run through the
 loopback Messages API (tests/judge_server.py). The agent writes a different tmp.txt per run, so
 every run's rubric item is a distinct calibration item. The expected kappa is computed here from
-the 2x2 table, independently of scarbook.calibrate.
+the 2x2 table, independently of scarbook.judge.calibrate.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ import io
 import pytest
 from rich.console import Console
 
-from scarbook.case_trash import list_trash
-from scarbook.case_io import load_case
-from scarbook.library_rows import build_rows
+from scarbook.cases.trash import list_trash
+from scarbook.cases.io import load_case
+from scarbook.views.library_rows import build_rows
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.case_dialogs import RenameCaseScreen, TrashScreen
@@ -173,7 +173,7 @@ def test_case_dialogs_fit(project_root, snap_compare, dialog, size):
     """Each dialog is whole at 80x24 and centred at 200x50: the delete question names the case and says
     T restores it; the rename dialog shows its inline error; the trash lists a deleted case and says
     how to restore it or delete it for good."""
-    from scarbook.case_trash import trash_case
+    from scarbook.cases.trash import trash_case
 
     if dialog == "trash":
         trash_case(Project.at(project_root), "review-api-claims")
@@ -290,7 +290,7 @@ async def test_a_draft_imported_under_an_id_whose_folder_was_removed_by_hand_sta
 async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_sessions(project_root):
     """h, pick two sessions, c: write-one-line was deleted (and filed again) between them, so its
     100% -> 0% is two different cases, not a regression: not a row, and the help line says why."""
-    from scarbook.case_lineage import CaseIdLog, IdEntry
+    from scarbook.cases.lineage import CaseIdLog, IdEntry
     from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
 
     for sid, day, wol in [("20260101-000000-aaaa", "01", "pass"), ("20260102-000000-bbbb", "02", "fail")]:
@@ -313,7 +313,7 @@ async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_se
 
 
 async def test_x_in_the_trash_deletes_an_entry_for_good_after_a_yes(project_root):
-    from scarbook.case_trash import trash_case
+    from scarbook.cases.trash import trash_case
 
     kept = trash_case(Project.at(project_root), "review-api-claims")
     gone = trash_case(Project.at(project_root), "write-one-line")  # the newest: first in the list

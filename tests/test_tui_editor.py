@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 from textual.widgets import Input, Select
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen

@@ -39,7 +39,7 @@ def test_library_columns_drop_the_least_useful_first_and_never_cut_the_badge():
 
 
 def test_titles_are_cut_at_a_word_with_an_ellipsis():
-    from scarbook.wording import cut_words
+    from scarbook.text import cut_words
 
     assert cut_words("Renamed the function in utils.py only", 24) == "Renamed the function in…"
     assert cut_words("Wrote the whole README into tmp.txt", 23) == "Wrote the whole README…"

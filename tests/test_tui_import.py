@@ -7,12 +7,12 @@ from pathlib import Path
 
 from textual.widgets import Input, OptionList, SelectionList
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.transcripts import Message, ToolCall, ToolResult
 from scarbook.project import Project
 from scarbook.tui import app as tui_app
 from scarbook.tui.app import ScarbookApp, make_app
-from scarbook.case_ids import suggest_case_id
+from scarbook.cases.ids import suggest_case_id
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen

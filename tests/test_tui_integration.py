@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scarbook.calibrate import CalibrationReport, CalibrationStore
-from scarbook.history import History
-from scarbook.sequential import SequentialRule
+from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
+from scarbook.history.store import History
+from scarbook.stats.sequential import SequentialRule
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
 from scarbook.tui.screens.import_scar import ImportScreen

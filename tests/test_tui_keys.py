@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
@@ -265,7 +265,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
         await wait_until(pilot, lambda: (project_root / "cases" / "renamed-draft" / "case.yaml").is_file(),
                          what="the saved draft")
     folder = project_root / "cases" / "renamed-draft"
-    from scarbook.case_io import load_case
+    from scarbook.cases.io import load_case
 
     draft = load_case(folder)
     assert (folder / draft.scar.failed_artifact).is_file()

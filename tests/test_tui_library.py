@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
@@ -72,7 +72,7 @@ async def test_filter_as_you_type_and_sort_by_column(project_root):
         lib.sort_by("title")  # same column again: reversed
         assert [r.title.lower() for r in lib.shown] == sorted(titles, reverse=True)
         table = lib.query_one("#cases")
-        from scarbook.wording import cut_words
+        from scarbook.text import cut_words
 
         assert str(table.get_row_at(0)[1]) == cut_words(lib.shown[0].title, lib.columns["title"])
 

@@ -3,7 +3,7 @@ a configuration mistake is shown before the first run, and skipped judge checks 
 
 from __future__ import annotations
 
-from scarbook.session_outcome import exit_code
+from scarbook.run.outcome import exit_code
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen

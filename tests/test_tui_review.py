@@ -10,7 +10,7 @@ import threading
 import pytest
 from textual.widgets import OptionList
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app

@@ -10,7 +10,7 @@ from textual.widgets import Input
 
 from scarbook.cli import main as cli_main
 from scarbook.project import Project
-from scarbook.report import strip_of
+from scarbook.reports.table import strip_of
 from scarbook.tui.app import make_app
 from scarbook.tui.messages import SessionUpdated
 from scarbook.tui.screens.confirm import ConfirmScreen

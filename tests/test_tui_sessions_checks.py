@@ -98,7 +98,7 @@ async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typ
     the runs are there the two keys open the review of the second case."""
     import threading
 
-    from scarbook.history import History
+    from scarbook.history.store import History
     from scarbook.tui.screens.review import ReviewScreen
     from tui_fixtures import type_at_once
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, TextArea
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app

@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from scarbook.history import History
+from scarbook.history.store import History
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.flakes import FlakeScreen, grid_widths
 from scarbook.tui.screens.help import HelpScreen

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scarbook.case_io import load_case
+from scarbook.cases.io import load_case
 from scarbook.cli import main
-from scarbook.verify import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore, verify_case
+from scarbook.run.verify import verify_case
+from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from scarbook.library_rows import DAY_S, human_age
-from scarbook.report import build_report, format_summary
-from scarbook.wording import plural, with_article
+from scarbook.views.library_rows import DAY_S, human_age
+from scarbook.reports.table import build_report, format_summary
+from scarbook.text import plural, with_article
 from scarbook.tui.app import make_app
 from tui_fixtures import library_loaded, plain, type_text  # noqa: F401
 

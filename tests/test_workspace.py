@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scarbook import safefs
+from scarbook.fs import safefs
 from scarbook.models import Case, Check
-from scarbook.workspace import diff_workspace, prepare_workspace, seed_manifest
+from scarbook.run.workspace import diff_workspace, prepare_workspace, seed_manifest
 
 
 def make_case(tmp_path: Path) -> Case:

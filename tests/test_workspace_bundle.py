@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from scarbook.workspace_bundle import Bundle, Entry, pack, unpack
+from scarbook.run.workspace_bundle import Bundle, Entry, pack, unpack
 
 
 def test_round_trip_keeps_files_modes_folders_and_links(tmp_path):

@@ -45,7 +45,7 @@ def _make(spec: AgentSpec, project_root: Path | None) -> Agent:
         preset = ClaudeCodeAgent if spec.type is AgentType.CLAUDE_CODE else CodexAgent
         return preset(list(spec.args), env=spec.env, max_output_bytes=spec.max_output_bytes, project_root=project_root)
     # The demo agent is a real subprocess too, so the quickstart exercises the same path as a real agent.
-    argv = [sys.executable, "-m", "scarbook.demo_agent"]
+    argv = [sys.executable, "-m", "scarbook.agents.demo"]
     if spec.seed is not None:
         argv += ["--seed", str(spec.seed)]
     if spec.profile:

@@ -14,7 +14,7 @@ from typing import Any
 
 from scarbook.agents.event_stream import EventStreamAgent, cli_env
 from scarbook.models import Usage
-from scarbook.usage import usage_from_dict
+from scarbook.agents.usage import usage_from_dict
 
 KIND = "claude-code"
 INSTALL = "npm install -g @anthropic-ai/claude-code"

@@ -8,14 +8,14 @@ import shutil
 import time
 from pathlib import Path
 
-from scarbook import safefs
+from scarbook.fs import safefs
 from scarbook.agents.failure import failure_line
-from scarbook.agents.spawn import run_program
+from scarbook.proc.common import BASE_ENV
+from scarbook.proc.spawn import run_program
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
 
 # Always passed through: what a program needs to start at all. Everything else must be allow-listed.
-BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SYSTEMROOT", "PYTHONPATH")
 DEFAULT_MAX_OUTPUT = 1_000_000
 MAX_STDERR = 5_000_000
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from scarbook import safefs
+from scarbook.fs import safefs
 from scarbook.agents.command import CommandAgent
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult, Usage

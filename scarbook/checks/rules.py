@@ -9,11 +9,12 @@ import re
 import stat
 from typing import Any, Awaitable, Callable
 
-from scarbook.agents.command import BASE_ENV
-from scarbook.agents.spawn import run_program, shell_argv
-from scarbook import safefs
+from scarbook.proc.common import BASE_ENV
+from scarbook.proc.common import shell_argv
+from scarbook.proc.spawn import run_program
+from scarbook.fs import safefs
 from scarbook.checks.context import CheckContext
-from scarbook.wording import plural
+from scarbook.text import plural
 
 Outcome = tuple[bool, str]
 MAX_READ = 20_000_000  # a rule check reads at most this much of a file

@@ -11,8 +11,8 @@ from typing import Any
 
 from scarbook.errors import CaseError
 from scarbook.models import Check
-from scarbook.paths import check_relative
-from scarbook.yamlio import line_of
+from scarbook.fs.paths import check_relative
+from scarbook.fs.yamlio import line_of
 
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
 # "strs" (list of strings), "any" (any YAML value).

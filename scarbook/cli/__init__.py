@@ -19,7 +19,8 @@ def main(ctx: click.Context, root: str | None) -> None:
     Every incident becomes a case in cases/; every case is run N times and gets a pass rate with a
     95% interval. Run with no command to open the TUI; use `scarbook eval` in CI.
     """
-    ctx.obj = {"root": root}
+    ctx.ensure_object(dict)
+    ctx.obj["root"] = root
     if ctx.invoked_subcommand is None:
         open_tui(ctx)
 
@@ -27,9 +28,11 @@ def main(ctx: click.Context, root: str | None) -> None:
 @friendly_errors
 def open_tui(ctx: click.Context) -> None:
     project = get_project(ctx)
-    from scarbook.tui.app import make_app  # Textual is imported only here
-
-    make_app(project.root).run()
+    opener = ctx.obj.get("open_tui")  # handed in by scarbook.entry, which sits above the CLI and the TUI
+    if opener is None:
+        click.echo(ctx.get_help())
+        return
+    opener(project.root)
 
 
 def _register() -> None:

@@ -6,10 +6,10 @@ import click
 
 from types import SimpleNamespace
 
-from scarbook.baseline import (Baseline, BaselineComparison, baseline_from_session, compare_to_baseline,
+from scarbook.history.baseline import (Baseline, BaselineComparison, baseline_from_session, compare_to_baseline,
                                load_baseline, partial_mismatch_with)
-from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, given_away_between
-from scarbook.compare import format_comparison
+from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, given_away_between
+from scarbook.stats.compare import format_comparison
 from scarbook.cli.common import warn
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
@@ -69,7 +69,7 @@ def emit_ci_outputs(project: Project, rep, against: BaselineComparison | None) -
     """GitHub Actions step summary and annotations, when the environment asks for them."""
     import os
 
-    from scarbook.github import annotation_lines, append_step_summary
+    from scarbook.reports.github import annotation_lines, append_step_summary
 
     try:
         append_step_summary(rep, against, os.environ)

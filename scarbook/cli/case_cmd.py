@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from scarbook.case_admin import duplicate_case, rename_case, trash_dir
-from scarbook.case_trash import list_trash, purge_trash, restore_case, to_purge, trash_case
+from scarbook.cases.admin import duplicate_case, rename_case, trash_dir
+from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
 from scarbook.cli.common import friendly_errors, get_project
 
 

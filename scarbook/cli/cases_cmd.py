@@ -7,17 +7,17 @@ from pathlib import Path
 
 import click
 
-from scarbook.case_admin import new_case_id
-from scarbook.case_io import validate_case_data, save_case
-from scarbook.case_lineage import CaseIdLog, counts_session
+from scarbook.cases.admin import new_case_id
+from scarbook.cases.io import validate_case_data, save_case
+from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.library_rows import LibraryRow, build_rows, human_age, notes_of
+from scarbook.views.library_rows import LibraryRow, build_rows, human_age, notes_of
 from scarbook.models import Case
-from scarbook.report import strip_of
-from scarbook.trends import project_trends
-from scarbook.wording import plural
+from scarbook.reports.table import strip_of
+from scarbook.views.trends import project_trends
+from scarbook.text import plural
 
 
 @click.command("init")

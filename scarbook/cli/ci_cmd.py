@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from scarbook.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, baseline_path,
+from scarbook.history.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, baseline_path,
                                load_baseline, partial_mismatch_with, write_baseline)
 from scarbook.cli.against import compare_against, echo_against, load_against
 from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.errors import ScarbookError
-from scarbook.history import now_iso
-from scarbook.yamlio import atomic_write_text
-from scarbook.wording import plural
+from scarbook.history.store import now_iso
+from scarbook.fs.yamlio import atomic_write_text
+from scarbook.text import plural
 
 
 @click.group("baseline")
@@ -77,8 +77,8 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     from pathlib import Path
 
     from scarbook.cli.common import report_case_problems
-    from scarbook.junit import write_junit
-    from scarbook.report import build_report, format_summary, format_table, write_json
+    from scarbook.reports.junit import write_junit
+    from scarbook.reports.table import build_report, format_summary, format_table, write_json
 
     project = get_project(ctx)
     info = project.history.resolve(session)
@@ -94,7 +94,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
         echo_against(against)
     try:
         if html_path:
-            from scarbook.html_report import render_html
+            from scarbook.reports.html import render_html
 
             atomic_write_text(Path(html_path), render_html(rep, against))
             click.echo(f"html report: {html_path}")

@@ -7,7 +7,7 @@ import click
 from scarbook.judge import estimate_judge_calls
 from scarbook.models import Case
 from scarbook.project import Project
-from scarbook.wording import plural
+from scarbook.text import plural
 
 
 def print_estimate(project: Project, cases: list[Case], runs: int, skip_judge: bool) -> None:

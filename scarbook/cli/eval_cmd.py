@@ -12,18 +12,18 @@ import click
 from scarbook.cli.against import compare_against, echo_against, emit_ci_outputs, resolve_against
 from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems, warn
 from scarbook.errors import ScarbookError
-from scarbook.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.junit import write_junit
-from scarbook.ray_executor import make_executor
-from scarbook.report import build_report, format_summary, format_table, write_json
-from scarbook.runner import SessionControl, run_session
-from scarbook.safetext import clean_text
-from scarbook.session import ReadySession, SessionPlan, prepare_session
-from scarbook.session_outcome import EXIT_USAGE
-from scarbook.shards import Shard
-from scarbook.wording import plural
+from scarbook.reports.junit import write_junit
+from scarbook.run.ray.executor import make_executor
+from scarbook.reports.table import build_report, format_summary, format_table, write_json
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.text import clean_text
+from scarbook.run.session import ReadySession, SessionPlan, prepare_session
+from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.shards import Shard
+from scarbook.text import plural
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:

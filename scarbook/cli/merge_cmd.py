@@ -8,13 +8,13 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project
 from scarbook.errors import ScarbookError
-from scarbook.junit import write_junit
+from scarbook.reports.junit import write_junit
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
-from scarbook.report import build_report, format_summary, format_table, write_json
-from scarbook.runner import case_digest
-from scarbook.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
-from scarbook.wording import plural
+from scarbook.reports.table import build_report, format_summary, format_table, write_json
+from scarbook.cases.io import case_digest
+from scarbook.run.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
+from scarbook.text import plural
 
 
 def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:

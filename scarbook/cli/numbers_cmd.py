@@ -6,14 +6,14 @@ import asyncio
 
 import click
 
-from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
+from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
 from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
                                   report_history_problems)
-from scarbook.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
+from scarbook.stats.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
                               partial_mismatch)
 from scarbook.errors import ScarbookError
-from scarbook.lint import format_hints, lint_cases
-from scarbook.wording import plural
+from scarbook.cases.lint import format_hints, lint_cases
+from scarbook.text import plural
 
 
 @click.command("diff")
@@ -80,7 +80,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
 @friendly_errors
 def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool) -> None:
     """Grade judged rubric items yourself (the judge's verdict hidden), then see agreement and Cohen's kappa."""
-    from scarbook.calibrate import CalibrationStore, agreement, format_report, pick_items
+    from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, pick_items
 
     project = get_project(ctx)
     store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
@@ -115,7 +115,7 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool)
 
 
 def _rescore(project, store):
-    from scarbook.calibrate import rescore
+    from scarbook.judge.calibrate import rescore
     from scarbook.checks import CheckContext
     from scarbook.judge import Judge
     from scarbook.models import Case, Check

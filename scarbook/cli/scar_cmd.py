@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from scarbook.cli.common import friendly_errors, get_project, warn
-from scarbook.verify import CATCHES, ERROR, UNVERIFIED, VerificationStore, verify_case
+from scarbook.run.verify import verify_case
+from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
 
 
 @click.command("import")
@@ -35,7 +36,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     call with no result) is printed on stderr as a warning.
     """
     from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
-    from scarbook.transcripts.draft import write_draft_case
+    from scarbook.cases.transcript_draft import write_draft_case
 
     t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
     for w in t.warnings:
@@ -59,7 +60,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         if not list_only:
             click.echo("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
         return
-    from scarbook.case_admin import new_case_id
+    from scarbook.cases.admin import new_case_id
 
     project = get_project(ctx)
     with new_case_id(project, case_id):

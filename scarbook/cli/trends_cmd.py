@@ -9,8 +9,9 @@ import click
 
 from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
                                  report_history_problems)
-from scarbook.library_rows import format_started
-from scarbook.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends, project_trends
+from scarbook.views.library_rows import format_started
+from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
+from scarbook.views.trends import project_trends
 
 
 @click.command("trends")

@@ -1,6 +1,6 @@
 """Read the artifact a judge grades: the agent's final output or one workspace file.
 
-The artifact is what an untrusted agent produced, so reading it is guarded (scarbook.safefs): the
+The artifact is what an untrusted agent produced, so reading it is guarded (scarbook.fs.safefs): the
 path must stay inside the workspace (no `..`, no absolute path, no symlink anywhere on it, even one
 swapped in while it is opened — an agent that links `answer.txt` to ~/.ssh/id_rsa must not get the
 key sent to an API), only a regular file is read, binary files are refused, and the size is capped
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scarbook import safefs
+from scarbook.fs import safefs
 
 OUTPUT = "output"
 _BINARY_SNIFF = 8192

@@ -1,11 +1,11 @@
 """Transcript import: parse agent logs of every supported format into one `Transcript`, then
-offer the pieces of a case (candidate artifacts, the task, seed files) and write a draft case.
+offer the pieces of a case (candidate artifacts, the task, seed files); scarbook.cases.transcript_draft writes the draft case.
 
 Public API (what the CLI and the TUI call):
     load_transcript(path, format=None) -> Transcript        # FORMATS lists the names
     candidates(t) -> list[Candidate]; format_candidates(cands) -> str; default_artifact(cands)
     suggest_task(t) -> str; suggest_seeds(t) -> list[SeedSuggestion]
-    write_draft_case(t, cases_dir, case_id, artifact_index=None, seed_suggested=False, transcript_path=None)
+
     preview(text, n)
 """
 
@@ -20,12 +20,11 @@ from scarbook.transcripts.candidates import (
     suggest_task,
 )
 from scarbook.transcripts.detect import FORMATS, load_transcript
-from scarbook.transcripts.draft import write_draft_case
 from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.text import preview
 
 __all__ = [
     "FORMATS", "Candidate", "FileRead", "FileWritten", "Message", "SeedSuggestion", "ToolCall", "ToolResult",
     "Transcript", "candidates", "default_artifact", "describe_call", "format_candidates", "load_transcript",
-    "preview", "suggest_seeds", "suggest_task", "write_draft_case",
+    "preview", "suggest_seeds", "suggest_task",
 ]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from scarbook.paths import check_relative
+from scarbook.fs.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import Message, ToolCall, Transcript
 from scarbook.transcripts.text import PLACEHOLDER, human_size, preview, strip_ansi

@@ -15,7 +15,7 @@ from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel
 from scarbook.transcripts.files import is_absolute, normalise_path
 from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
 from scarbook.transcripts.source import NotARegularFile, Source
-from scarbook.wording import with_article
+from scarbook.text import with_article
 
 Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {

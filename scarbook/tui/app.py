@@ -23,11 +23,11 @@ from textual.binding import Binding
 from scarbook.errors import ScarbookError
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.runner import SessionControl, run_session
-from scarbook.session import ReadySession
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.run.session import ReadySession
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.key_queue import KeyQueue
-from scarbook.live_state import LiveSession
+from scarbook.views.live_state import LiveSession
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 
 REFRESH_HZ = 10
@@ -96,7 +96,7 @@ class ScarbookApp(App):
     def start_session(self, req: LaunchRequest) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
         them and start nothing, else open the live screen and start the worker (one at a time)."""
-        from scarbook.session import SessionPlan, prepare_session
+        from scarbook.run.session import SessionPlan, prepare_session
         from scarbook.tui.screens.live import LiveScreen
 
         if self.session_running:
@@ -112,7 +112,7 @@ class ScarbookApp(App):
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
-        from scarbook.ray_executor import make_executor
+        from scarbook.run.ray.executor import make_executor
 
         self._run_session(prep.session, self.live, self.control,
                           make_executor(self.project.config.executor, prep.session, req.executor))
@@ -152,7 +152,8 @@ class ScarbookApp(App):
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def verify_in_background(self, case: Case) -> None:
         """Does the case catch its own scar? Shown as a notification and as the library badge."""
-        from scarbook.verify import CATCHES, UNVERIFIED, VerificationStore, verify_case
+        from scarbook.run.verify import verify_case
+        from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore
 
         from scarbook.judge import judge_for
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from scarbook.live_state import LiveSession
+from scarbook.views.live_state import LiveSession
 
 
 @dataclass

@@ -4,11 +4,11 @@ One item at a time: the case id, the rubric item and the artifact the judge grad
 judge's verdict or reason, so the human grade is not anchored on it. p = PASS, f = FAIL, s = skip,
 escape stops early. Each answer is stored at once (`CalibrationStore.save_label`), so stopping or
 quitting keeps what was graded. Then the reveal: agreement rate and Cohen's kappa per case and
-overall (from `scarbook.calibrate.agreement`), the disagreements side by side, and the result is
+overall (from `scarbook.judge.calibrate.agreement`), the disagreements side by side, and the result is
 recorded against the current judge model + prompt (`record_calibration`), which is what the
 library's "last calibrated" figure and its staleness read.
 
-The sampling, storage and statistics live in `scarbook.calibrate`; this screen only shows and asks.
+The sampling, storage and statistics live in `scarbook.judge.calibrate`; this screen only shows and asks.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from scarbook.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
+from scarbook.judge.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
                                 agreement, pick_items)
 from scarbook.errors import ScarbookError
-from scarbook.stats import wilson
+from scarbook.stats.rates import wilson
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"

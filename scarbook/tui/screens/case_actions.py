@@ -1,5 +1,5 @@
 """The library's case management actions: delete (to the trash, after a yes), rename, duplicate, and
-restore from the trash. The file work (scarbook.case_admin, case_trash) runs on a thread; then the library
+restore from the trash. The file work (scarbook.cases.admin, case_trash) runs on a thread; then the library
 reloads with the cursor on the case the action made (or, after a delete, the row that took its place)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Callable
 from rich.text import Text
 from textual import work
 
-from scarbook.case_admin import duplicate_case, rename_case
-from scarbook.case_trash import restore_case, trash_case
+from scarbook.cases.admin import duplicate_case, rename_case
+from scarbook.cases.trash import restore_case, trash_case
 from scarbook.errors import ScarbookError
-from scarbook.safetext import clean_text
+from scarbook.text import clean_text
 
 
 class CaseActions:

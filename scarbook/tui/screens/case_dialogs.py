@@ -1,5 +1,5 @@
 """Case management dialogs: the new id for a rename (checked as you type), and the trash, from which a
-deleted case is restored. The file work is scarbook.case_admin's and case_trash's; the library runs it (case_actions.py)."""
+deleted case is restored. The file work is scarbook.cases.admin's and case_trash's; the library runs it (case_actions.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Static
 
-from scarbook.case_trash import TrashEntry, list_trash, purge_trash
-from scarbook.case_ids import check_new_case_id
+from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
+from scarbook.cases.ids import check_new_case_id
 from scarbook.errors import ScarbookError
-from scarbook.safetext import clean_text
-from scarbook.wording import cut_words
+from scarbook.text import clean_text
+from scarbook.text import cut_words
 
 TITLE_WIDTH = 22  # what the 72-column dialog leaves beside the id and the time
 

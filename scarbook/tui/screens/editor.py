@@ -25,9 +25,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
-from scarbook.case_admin import new_case_id
-from scarbook.case_io import load_case
-from scarbook.draft_from_run import CaseDraft, write_case_with_files
+from scarbook.cases.admin import new_case_id
+from scarbook.cases.io import load_case
+from scarbook.cases.drafts import CaseDraft, write_case_with_files
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.key_queue import keys_welcome
@@ -230,7 +230,7 @@ class EditorScreen(Screen):
     @on(ItemList.Changed)
     @on(CheckEditor.Changed)
     def update_hints(self, _event=None) -> None:
-        from scarbook.lint import lint_case
+        from scarbook.cases.lint import lint_case
 
         try:
             case = self.build_case()

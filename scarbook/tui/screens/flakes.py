@@ -14,9 +14,9 @@ from textual.screen import Screen
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
 
-from scarbook.trends import CaseTrend, TrendPoint, Trends
+from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
 from scarbook.tui.widgets.trend import grid_cell
-from scarbook.wording import plural
+from scarbook.text import plural
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
 ROWS_AT_ONCE = 100  # rows added per refresh (the first chunk: more than a tall terminal shows)

@@ -26,20 +26,20 @@ from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Se
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
-from scarbook.case_ids import suggest_case_id
+from scarbook.cases.ids import suggest_case_id
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import (
     Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds,
     suggest_task,
 )
 from scarbook.transcripts.text import human_size
-from scarbook.case_admin import new_case_id
-from scarbook.import_draft import create_draft
+from scarbook.cases.admin import new_case_id
+from scarbook.cases.drafts import create_draft
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
-from scarbook.wording import plural
+from scarbook.text import plural
 
 PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
 

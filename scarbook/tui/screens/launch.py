@@ -11,9 +11,9 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
-from scarbook.sequential import SequentialRule
-from scarbook.stats import effective_threshold
-from scarbook.wording import plural
+from scarbook.stats.sequential import SequentialRule
+from scarbook.stats.rates import effective_threshold
+from scarbook.text import plural
 from scarbook.tui.app import LaunchRequest
 
 MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs

@@ -11,9 +11,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from scarbook.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
-from scarbook.trends import DEFAULT_DEPTH, Trends
-from scarbook.wording import cut_words, plural
+from scarbook.views.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
+from scarbook.stats.trends import DEFAULT_DEPTH, Trends
+from scarbook.text import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
 from scarbook.tui.screens.library_trends import TrendActions, regressed_line
 from scarbook.tui.widgets.rate_bar import interval_text

@@ -6,8 +6,9 @@ from __future__ import annotations
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from scarbook.library_rows import LibraryRow
-from scarbook.trends import CaseTrend, Trends, project_trends
+from scarbook.views.library_rows import LibraryRow
+from scarbook.stats.trends import CaseTrend, Trends
+from scarbook.views.trends import project_trends
 from scarbook.tui.widgets.trend import trend_text
 
 

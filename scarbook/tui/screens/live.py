@@ -11,8 +11,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from scarbook.live_state import LiveSession
-from scarbook.wording import plural
+from scarbook.views.live_state import LiveSession
+from scarbook.text import plural
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar

@@ -2,7 +2,7 @@
 highlighted run — status, each check's detail, judge items, output, stderr log, the −/+ diff of each
 changed file against the seed — or (T) its transcript as a timeline.
 
-Every file read happens on a thread (scarbook.run_review); until the runs are there the screen says
+Every file read happens on a thread (scarbook.views.run_review); until the runs are there the screen says
 "loading…" and `accepts_keys` is False, so the App keeps the keys typed meanwhile (tui/key_queue.py)
 and they act once the runs are there. So with `c`: the draft case is read on a thread, and the keys
 typed meanwhile reach the editor (or the review again, if the draft cannot be made).
@@ -23,13 +23,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
 
-from scarbook import safefs
-from scarbook.case_io import load_case
-from scarbook.draft_from_run import draft_from_run
+from scarbook.fs import safefs
+from scarbook.cases.io import load_case
+from scarbook.cases.drafts import draft_from_run
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord
-from scarbook.report import STRIP
-from scarbook.run_review import (
+from scarbook.reports.table import STRIP
+from scarbook.views.run_review import (
     FILTERS, ReviewData, RunDetail, filter_counts, load_review, load_run_detail, load_run_transcript, shown_runs,
 )
 from scarbook.transcripts import Transcript

@@ -10,14 +10,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from scarbook.case_lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
-from scarbook.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
+from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
+from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.models import SessionInfo
-from scarbook.report import build_report, strip_of
+from scarbook.reports.table import build_report, strip_of
 from scarbook.errors import HistoryError, ScarbookError
-from scarbook.library_rows import format_started, session_marks
+from scarbook.views.library_rows import format_started, session_marks
 from scarbook.models import Usage
-from scarbook.stats import count_statuses
+from scarbook.stats.rates import count_statuses
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -189,7 +189,7 @@ class SessionTableScreen(Screen):
 
 
 class CompareScreen(Screen):
-    """Two sessions side by side per case, with the difference and its 95% interval (scarbook.compare)."""
+    """Two sessions side by side per case, with the difference and its 95% interval (scarbook.stats.compare)."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from scarbook.stats import CaseStats
+from scarbook.stats.rates import CaseStats
 
 BUCKETS = 10
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.stats import CaseStats
+from scarbook.stats.rates import CaseStats
 from scarbook.tui.widgets.strip import BAND_STYLE
 
 

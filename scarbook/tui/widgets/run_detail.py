@@ -1,5 +1,5 @@
 """One run's detail as rich Text for the run review: status, each check, judge items, output, stderr
-log and the −/+ diff of every changed file (`scarbook.run_review.load_run_detail` read them, on a
+log and the −/+ diff of every changed file (`scarbook.views.run_review.load_run_detail` read them, on a
 thread). Only rich here: building the Text is cheap and reads nothing."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from scarbook.models import RunRecord
-from scarbook.run_diff import FileDiff
-from scarbook.run_review import RunDetail
+from scarbook.run.diff import FileDiff
+from scarbook.views.run_review import RunDetail
 from scarbook.tui.widgets.strip import STATUS_STYLE
 
 CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}

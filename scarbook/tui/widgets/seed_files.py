@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 
-from scarbook.wording import plural
+from scarbook.text import plural
 
 PREVIEW_CHARS = 1500
 

@@ -1,11 +1,11 @@
-"""The ✓ ✗ ! strip of a case's runs, coloured by status (symbols from scarbook.report)."""
+"""The ✓ ✗ ! strip of a case's runs, coloured by status (symbols from scarbook.reports.table)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
 from scarbook.models import RunRecord
-from scarbook.report import STRIP
+from scarbook.reports.table import STRIP
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow", "unjudged": "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from scarbook.safetext import clean_text
+from scarbook.text import clean_text
 from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript, describe_call, preview
 
 LINES_SHOWN = 30  # lines of a message or result under its node before "… N more lines"

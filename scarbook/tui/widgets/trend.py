@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.stats import band
-from scarbook.trends import CaseTrend, TrendPoint
+from scarbook.stats.rates import band
+from scarbook.stats.trends import CaseTrend, TrendPoint
 from scarbook.tui.widgets.strip import BAND_STYLE
 
 BLOCKS = "▁▂▃▄▅▆▇█"

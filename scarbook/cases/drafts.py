@@ -1,0 +1,152 @@
+"""A new scar from a failed run: the draft case carries the task, the failed artifact and the seed.
+
+No Textual here. The full transcript import is its own feature (scarbook.transcripts); this keeps
+the run's transcript file as scar evidence when the agent wrote one. The TUI's draft is written only
+when the user saves it (`draft_from_run`, then `write_case_with_files`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from scarbook.cases.ids import check_new_case_id, free_case_id
+from scarbook.cases.io import save_case
+from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
+from scarbook.fs.paths import resolve_inside
+from scarbook.fs.yamlio import atomic_write_text
+from scarbook.models import Case, Check, RunRecord, Scar
+from scarbook.cases.folders import ProjectFolders
+from scarbook.transcripts import SeedSuggestion, Transcript
+from scarbook.cases.transcript_draft import write_draft_case
+
+MAX_SCAR_FILE = 100_000_000  # bytes of a run's artifact or transcript copied into a draft case
+
+
+def run_log_dir(project: ProjectFolders, run: RunRecord) -> Path:
+    return project.workspaces_dir / run.session_id / run.case_id
+
+
+def _read_agents_file(path: str | Path, rel: str | None = None) -> bytes | None:
+    """A file the agent wrote (or could have replaced), read as a check reads one (scarbook.fs.safefs):
+    no link followed — a link to ~/.ssh/id_rsa must not land in a case that gets committed — and
+    only a regular file (a pipe would block). None when it cannot be read so."""
+    folder, rel = (path, rel) if rel is not None else os.path.split(os.fspath(path))
+    try:
+        return safefs.read_file(folder, rel, MAX_SCAR_FILE)[0]
+    except (safefs.Refused, OSError):
+        return None
+
+
+def run_output(project: ProjectFolders, run: RunRecord) -> str:
+    data = _read_agents_file(run_log_dir(project, run), f"{run.k}.output.txt")
+    return run.output_excerpt if data is None else data.decode("utf-8", errors="replace")
+
+
+def failed_artifact(project: ProjectFolders, run: RunRecord) -> tuple[str, bytes]:
+    """(file name, content): the first created or modified regular file when the workspace was kept,
+    else the agent's final output."""
+    if run.workspace_kept:
+        for rel in [*run.diff.created, *run.diff.modified]:
+            data = _read_agents_file(run.workspace, rel)
+            if data is not None:
+                return Path(rel).name, data
+    return "output.txt", run_output(project, run).encode("utf-8")
+
+
+@dataclass
+class CaseDraft:
+    """A case not yet on disk and the files it brings (path in the case folder -> content or source).
+    Nothing is written until `write_case_with_files`: leaving a draft leaves no trace."""
+
+    case: Case
+    files: dict[str, bytes | Path] = field(default_factory=dict)
+
+
+def draft_from_run(project: ProjectFolders, case: Case, run: RunRecord) -> CaseDraft:
+    """cases/<case>-run<k>/ to be: the run's artifact in scar/, the case's seed in seed/, its transcript."""
+    cid = free_case_id(project.cases_dir, f"{case.id}-run{run.k}")
+    name, content = failed_artifact(project, run)
+    files: dict[str, bytes | Path] = {f"scar/{name}": content}
+    transcript = None
+    data = _read_agents_file(run.transcript_path) if run.transcript_path else None
+    if data is not None:
+        files["scar/transcript.jsonl"] = data
+        transcript = "scar/transcript.jsonl"
+    if case.seed_dir is not None and case.seed_dir.is_dir():
+        files.update({f"seed/{p.relative_to(case.seed_dir)}": p for p in sorted(case.seed_dir.rglob("*")) if p.is_file()})
+    scar = Scar(date=date.today().isoformat(), what_went_wrong=run.reason,
+                family=case.scar.family if case.scar else None, transcript=transcript,
+                failed_artifact=f"scar/{name}")
+    draft = Case(id=cid, task=case.task, title=f"draft from {case.id} run {run.k}: {run.reason}"[:120],
+                 tags=list(case.tags), threshold=case.threshold,
+                 checks=[Check(c.type, dict(c.params)) for c in case.checks], scar=scar,
+                 seed_files=dict(case.seed_files), timeout_s=case.timeout_s)
+    return CaseDraft(draft, files)
+
+
+def create_draft_case(project: ProjectFolders, case: Case, run: RunRecord) -> Case:
+    """Write cases/<case>-run<k>/ at once (the TUI writes its drafts on save: `draft_from_run`)."""
+    draft = draft_from_run(project, case, run)
+    from scarbook.cases.admin import new_case_id
+
+    with new_case_id(project, draft.case.id):
+        write_case_with_files(draft.case, project.cases_dir, draft.files)
+    return draft.case
+
+
+def write_case_with_files(case: Case, cases_dir: Path, files: dict[str, bytes | Path]) -> Path:
+    """Write `files` into cases/<id>/, then case.yaml (validated: its scar files must exist). All or
+    nothing: when the case does not save, the files written here are removed again."""
+    folder = Path(cases_dir) / case.id
+    existed = folder.exists()
+    written: list[Path] = []
+    try:
+        for rel, content in files.items():
+            target = resolve_inside(folder, rel)
+            if target.exists():
+                continue  # already there (saved before): the case folder's copy wins
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, Path):
+                shutil.copyfile(content, target)
+            else:
+                target.write_bytes(content)
+            written.append(target)
+        return save_case(case, cases_dir)
+    except BaseException:
+        if not existed:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            for target in written:
+                target.unlink(missing_ok=True)
+        raise
+
+
+# What the import screen does to disk, without Textual: write the draft case with only the seed
+# files the user ticked.
+#
+# `write_draft_case` copies the suggested seeds all-or-none; the screen lets the user confirm each
+# one, so the draft is written without seeds and the ticked ones are added here. If adding a seed
+# fails the whole folder goes, like a failed draft: no half-made case is left behind.
+
+def create_draft(t: Transcript, cases_dir: Path, case_id: str, artifact_number: int,
+                 seeds: list[SeedSuggestion], transcript_path: Path | None) -> Path:
+    """Write cases/<case_id>/ with the chosen artifact and exactly the ticked `seeds`; return the folder."""
+    check_new_case_id(cases_dir, case_id)
+    missing = [s.path for s in seeds if s.content is None]
+    if missing:
+        raise ScarbookError(f"the transcript does not hold the whole content of {', '.join(missing)}; "
+                            "add those files in the case editor")
+    folder = write_draft_case(t, Path(cases_dir), case_id, artifact_number, seed_suggested=False,
+                              transcript_path=transcript_path)
+    try:
+        for seed in seeds:
+            atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder

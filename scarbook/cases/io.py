@@ -1,0 +1,236 @@
+"""Cases on disk: load, validate and save `cases/<id>/case.yaml` with its `seed/` and `scar/`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from scarbook.checks.spec import parse_check
+from scarbook.errors import CaseError
+from scarbook.models import Case, Scar
+from scarbook.fs.paths import check_relative
+from scarbook.fs.yamlio import atomic_write_text, dump_yaml, line_of, load_yaml_file
+
+CASE_FILE = "case.yaml"
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "network", "seed", "checks", "scar")
+SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at")
+SCAR_FILES = ("transcript", "failed_artifact", "good_artifact")
+
+
+@dataclass
+class CaseSet:
+    """The good cases and the problems with the bad ones: one bad case never hides the others."""
+
+    cases: list[Case] = field(default_factory=list)
+    problems: list[CaseError] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Case]:
+        return {c.id: c for c in self.cases}
+
+
+def _need(cond: bool, path: Path, problem: str, line: int | None, fix: str) -> None:
+    if not cond:
+        raise CaseError(path, problem, line=line, fix=fix)
+
+
+def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Case:
+    """Turn parsed YAML into a Case, or raise CaseError naming the file, line and fix."""
+    _need(isinstance(data, dict), path, "a case file must be a mapping of keys (id, task, checks, ...)",
+          line_of(data), "start the file with 'id: <case-id>'")
+    for key in data:
+        if key not in CASE_KEYS:
+            raise CaseError(path, f"unknown key {key!r}", line=line_of(data, key),
+                            fix=f"a case takes: {', '.join(CASE_KEYS)}")
+    for req in ("id", "task", "checks"):
+        _need(req in data, path, f"missing required key {req!r}", line_of(data), f"add '{req}: ...'")
+    cid = data["id"]
+    _need(isinstance(cid, str) and bool(ID_PATTERN.match(cid)), path,
+          f"id {cid!r} is not a valid case id", line_of(data, "id"),
+          "use lowercase letters, digits, '-' and '_', starting with a letter or digit")
+    if folder is not None:
+        _need(cid == folder.name, path, f"id {cid!r} differs from its folder name {folder.name!r}",
+              line_of(data, "id"), f"rename the folder to {cid!r} or set 'id: {folder.name}'")
+    task = data["task"]
+    _need(isinstance(task, str) and bool(task.strip()), path, "task must be a non-empty string",
+          line_of(data, "task"), "write the instruction the agent gets")
+    title = data.get("title", "")
+    _need(isinstance(title, str), path, "title must be a string", line_of(data, "title"), "quote the title")
+    tags = data.get("tags", [])
+    _need(isinstance(tags, list) and all(isinstance(t, str) for t in tags), path,
+          "tags must be a list of strings", line_of(data, "tags"), "write tags: [files, json]")
+    threshold = data.get("threshold")
+    if threshold is not None:
+        _need(isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1,
+              path, f"threshold must be a number between 0 and 1, got {threshold!r}",
+              line_of(data, "threshold"), "write e.g. threshold: 0.8")
+    timeout = data.get("timeout_s")
+    if timeout is not None:
+        _need(isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0, path,
+              f"timeout_s must be a positive number of seconds, got {timeout!r}",
+              line_of(data, "timeout_s"), "write e.g. timeout_s: 120")
+    network = data.get("network")
+    _need(network is None or isinstance(network, bool), path, f"network must be true or false, got {network!r}",
+          line_of(data, "network"), "write network: true (the sandboxed agent may reach the network)")
+    checks_raw = data["checks"]
+    _need(isinstance(checks_raw, list) and len(checks_raw) > 0, path, "checks must be a non-empty list",
+          line_of(data, "checks"), "add at least one check, e.g. - {type: file_exists, path: out.txt}")
+    checks = [parse_check(c, path, line_of(checks_raw, i)) for i, c in enumerate(checks_raw)]
+    seed_files = _parse_seed(data.get("seed"), path, line_of(data, "seed"))
+    scar = _parse_scar(data.get("scar"), path, line_of(data, "scar"))
+    return Case(id=cid, task=task, title=title, tags=list(tags),
+                threshold=float(threshold) if threshold is not None else None, checks=checks, scar=scar,
+                seed_files=seed_files, timeout_s=float(timeout) if timeout is not None else None,
+                network=network, root=folder)
+
+
+def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:
+    """Inline seed files: `seed: {README.md: "# tiny-agent\\n"}` (added to what seed/ holds)."""
+    if raw is None:
+        return {}
+    _need(isinstance(raw, dict), path, "seed must be a mapping of workspace path to file text", line,
+          "write seed: {README.md: \"# title\\n\"} or put files in the seed/ folder")
+    out = {}
+    for rel, text in raw.items():
+        kline = line_of(raw, rel) or line
+        why = check_relative(str(rel))
+        if why is None and not PurePosixPath(str(rel)).parts:
+            why = f"path {rel!r} names the workspace root itself, not a file in it"
+        _need(why is None, path, f"seed: {why}", kline, "use a path relative to the workspace root, inside it")
+        _need(isinstance(text, str), path, f"seed file {rel!r} must be given as text", kline,
+              "quote the file's content as a string")
+        out[str(rel)] = text
+    return out
+
+
+def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
+    if raw is None:
+        return None
+    _need(isinstance(raw, dict), path, "scar must be a mapping", line, f"scar takes: {', '.join(SCAR_KEYS)}")
+    for key, value in raw.items():
+        kline = line_of(raw, key) or line
+        if key not in SCAR_KEYS:
+            raise CaseError(path, f"unknown key {key!r} in scar", line=kline, fix=f"scar takes: {', '.join(SCAR_KEYS)}")
+        if key == "date":
+            value = str(value)  # YAML turns 2026-11-14 into a date; keep it as written
+        _need(isinstance(value, str), path, f"scar.{key} must be a string", kline, "quote the value")
+        if key in SCAR_FILES:
+            why = check_relative(value)
+            _need(why is None, path, f"scar.{key}: {why}", kline, "use a path relative to the case folder")
+        if key == "artifact_at" and value != "output":
+            why = check_relative(value)
+            _need(why is None, path, f"scar.artifact_at: {why}", kline,
+                  "use 'output' or a path relative to the workspace root")
+    values = {k: (str(v) if k == "date" else v) for k, v in raw.items()}
+    return Scar(**values)
+
+
+def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
+    """The scar's evidence files must exist, and nothing in seed/ may lead out of the case folder."""
+    if case.scar:
+        scar_data = data.get("scar", {})
+        for key in SCAR_FILES:
+            rel = getattr(case.scar, key)
+            if rel and not (folder / rel).is_file():
+                raise CaseError(path, f"scar.{key} names {rel}, which does not exist in {folder}",
+                                line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}")
+    for name, within in (("seed", "seed"), ("scar", "")):
+        sub = folder / name
+        if sub.is_symlink() or (sub.exists() and not sub.is_dir()):
+            raise CaseError(sub, f"{name} must be a real folder inside the case", fix="replace it with a folder of files")
+        if sub.is_dir():
+            _refuse_links_out(sub, folder / within if within else folder, name)
+
+
+def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
+    """Every symlink under `sub` must resolve inside `within`: a seed is copied into every workspace,
+    and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give."""
+    real_within = os.path.realpath(within)
+    place = "the seed folder" if name == "seed" else "the case folder"
+    try:
+        for dirpath, dirnames, filenames in os.walk(sub):
+            for entry in dirnames + filenames:
+                p = Path(dirpath) / entry
+                if p.is_symlink():
+                    target = os.path.realpath(p)
+                    if not target.startswith(real_within + os.sep):
+                        raise CaseError(p, f"{name} file is a symlink that leads out of {place} (to {target})",
+                                        fix=f"copy the file into {name}/ instead of linking it")
+    except RecursionError:
+        raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
+
+
+def load_case(folder: Path) -> Case:
+    folder = Path(folder)
+    path = folder / CASE_FILE
+    if not path.is_file():
+        raise CaseError(path, "no case.yaml in this case folder", fix="add case.yaml or remove the folder")
+    data = load_yaml_file(path)
+    case = validate_case_data(data, path, folder)
+    _check_case_files(case, folder, path, data)
+    return case
+
+
+def load_cases(cases_dir: Path) -> CaseSet:
+    """Every case under `cases_dir`, sorted by id; each broken one becomes a problem, not a crash."""
+    found = CaseSet()
+    if not cases_dir.is_dir():
+        return found
+    seen: dict[str, Path] = {}
+    for folder in sorted(p for p in cases_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        try:
+            case = load_case(folder)
+        except CaseError as exc:
+            found.problems.append(exc)
+            continue
+        if case.id in seen:
+            found.problems.append(CaseError(folder / CASE_FILE, f"duplicate case id {case.id!r} (also in {seen[case.id]})",
+                                            fix="give each case its own id"))
+            continue
+        seen[case.id] = folder
+        found.cases.append(case)
+    return found
+
+
+def case_to_dict(case: Case) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": case.id}
+    if case.title:
+        out["title"] = case.title
+    out["task"] = case.task
+    if case.tags:
+        out["tags"] = list(case.tags)
+    if case.threshold is not None:
+        out["threshold"] = case.threshold
+    if case.timeout_s is not None:
+        out["timeout_s"] = case.timeout_s
+    if case.network is not None:
+        out["network"] = case.network
+    if case.seed_files:
+        out["seed"] = dict(case.seed_files)
+    out["checks"] = [c.to_dict() for c in case.checks]
+    if case.scar and case.scar.to_dict():
+        out["scar"] = case.scar.to_dict()
+    return out
+
+
+def save_case(case: Case, cases_dir: Path) -> Path:
+    """Validate, then write `cases/<id>/case.yaml` atomically. Returns the file's path."""
+    folder = Path(cases_dir) / case.id
+    path = folder / CASE_FILE
+    data = case_to_dict(case)
+    validate_case_data(data, path, folder)  # never write a case that would not load
+    atomic_write_text(path, dump_yaml(data))
+    case.root = folder
+    return path
+
+
+def case_digest(case: Case) -> str:
+    """Changes when what the case asks or checks changes (not its title or scar notes)."""
+    blob = json.dumps({"task": case.task, "checks": [c.to_dict() for c in case.checks],
+                       "seed": case.seed_files}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -1,0 +1,108 @@
+"""Write a draft case from a transcript: case.yaml, the scar evidence, suggested seed files.
+
+The draft is a starting point for the case editor: the task from the first user message, a
+`file_exists` check when the failed artifact is a file, and a scar section that points at a
+copy of the transcript and at the failed artifact (`artifact_at` says where it belongs: the
+file's workspace path, or "output"). `scarbook.cases.io.save_case` validates and writes case.yaml.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from scarbook.cases.io import CASE_FILE, save_case, validate_case_data
+from scarbook.errors import ScarbookError
+from scarbook.fs.files import atomic_write_bytes
+from scarbook.fs.paths import resolve_inside
+from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
+from scarbook.transcripts.model import Transcript
+from scarbook.text import plural
+
+CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def _ext(name: str | None, default: str = ".txt") -> str:
+    suffix = PurePosixPath(name).suffix if name else ""
+    return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix or "") else default
+
+
+def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candidate:
+    if not cands:
+        raise ScarbookError("the transcript has no candidate artifact (no final answer, file or tool result)")
+    number = default_artifact(cands) if artifact_index is None else artifact_index
+    if not 1 <= number <= len(cands):
+        raise ScarbookError(f"there is no artifact {number}: the transcript has {plural(len(cands), 'candidate')} "
+                            "(see --list)")
+    return cands[number - 1]
+
+
+TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
+RUBRIC_PLACEHOLDER = "TODO: say what the answer must do; the failed artifact must FAIL this item"
+
+
+def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str) -> dict[str, Any]:
+    """The case.yaml content of a draft. A case needs a task and at least one check, so where the
+    transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar."""
+    task = suggest_task(t)
+    title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
+    if artifact.kind == "file" and artifact.path:
+        checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
+        artifact_at = artifact.path
+    else:
+        checks = [{"type": "llm_judge", "rubric": [RUBRIC_PLACEHOLDER]}]
+        artifact_at = "output"
+    return {
+        "id": case_id,
+        "title": title,
+        "task": task or TASK_PLACEHOLDER,
+        "checks": checks,
+        "scar": {
+            "date": t.date or _dt.date.today().isoformat(),  # the incident's day; today if the log has none
+            "transcript": f"scar/transcript{_ext(transcript_name)}",
+            "failed_artifact": f"scar/artifact{_ext(artifact.path)}",
+            "artifact_at": artifact_at,
+        },
+    }
+
+
+def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_index: int | None = None,
+                     seed_suggested: bool = False, transcript_path: Path | None = None) -> Path:
+    """Create `cases/<case_id>/` from the transcript; return the case folder.
+
+    `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
+    `default_artifact`. With `seed_suggested`, each suggested seed whose content the transcript
+    holds is copied into seed/ (suggestions without content are left for the user).
+    """
+    if not CASE_ID.match(case_id):
+        raise ScarbookError(f"case id {case_id!r} is not valid: use lowercase letters, digits, '-' and '_', "
+                            "starting with a letter or digit")
+    cases_dir = Path(cases_dir)
+    folder = cases_dir / case_id
+    if folder.exists():
+        raise ScarbookError(f"{folder} already exists; choose another --id")
+    transcript_path = Path(transcript_path) if transcript_path else t.source
+    artifact = pick_artifact(candidates(t), artifact_index)
+    data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt")
+    if transcript_path is None:
+        del data["scar"]["transcript"]
+    case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything
+    seeds = [s for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
+    (folder / "scar").mkdir(parents=True)
+    try:
+        if transcript_path is not None:
+            shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
+        atomic_write_bytes(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
+        for seed in seeds:
+            (folder / "seed").mkdir(exist_ok=True)
+            target = resolve_inside(folder / "seed", seed.path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, seed.content.encode("utf-8"))
+        save_case(case, cases_dir)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)  # no half-written draft left behind
+        raise
+    return folder

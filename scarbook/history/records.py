@@ -1,0 +1,192 @@
+"""Which history records the runner wrote: every record read back is checked before it counts.
+
+History sits within the agent's reach (unless the run is sandboxed), and disks and people damage
+files. A runs line counts only if it has the shape the runner writes (the right fields with the right
+types, a known status) and fits the session's plan as session.json states it (its session, its case,
+a k from 1 to runs_per_case, each k once). Anything else is left out of every number and reported:
+file, line, why, and how to silence it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+from scarbook.models import (RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff)
+from scarbook.text import clean_record_text
+
+_CHECK_STATUSES = ("pass", "fail", "error", "skipped")
+
+
+_NONE = type(None)
+
+
+def _finite(v: Any) -> bool:
+    return type(v) is int or math.isfinite(v)
+
+
+def _all_str(v: Any) -> bool:
+    return all(type(x) is str for x in (v.values() if type(v) is dict else v))
+
+
+# A field's check: (the exact types it may have, their name in a message, a further test or None).
+# Exact types, not isinstance: true/false is not an integer here; a check costs one set lookup.
+_STR = ({str}, "a string", None)
+_INT = ({int}, "an integer", None)
+_NUM = ({int, float}, "a number", _finite)
+_BOOL = ({bool}, "true or false", None)
+_OPT_STR = ({str, _NONE}, "a string or null", None)
+_OPT_INT = ({int, _NONE}, "an integer or null", None)
+_DICT = ({dict}, "an object", None)
+_OPT_DICT = ({dict, _NONE}, "an object or null", None)
+_LIST = ({list}, "a list", None)
+_STR_LIST = ({list}, "a list of strings", _all_str)
+_STR_MAP = ({dict}, "a map of case id to text", _all_str)
+
+RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "reason": _STR,
+              "checks": _LIST, "output_excerpt": _STR, "output_truncated": _BOOL, "exit_code": _OPT_INT,
+              "duration_s": _NUM, "started_at": _STR, "workspace": _STR, "workspace_kept": _BOOL,
+              "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
+              "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR}
+RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
+CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
+                "duration_s": _NUM}
+DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
+USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
+SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
+                  "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
+                  "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
+                  "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR}
+
+
+def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:
+    for name, value in doc.items():  # fields the runner does not write (a newer version's) pass
+        spec = fields.get(name)
+        if spec is not None and (type(value) not in spec[0] or (spec[2] is not None and not spec[2](value))):
+            return f"{where}{name} is {_kind(value)}, not {spec[1]}"
+    return None
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    return {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "an object"}.get(
+        type(v), type(v).__name__)
+
+
+def session_problem(doc: Any) -> str | None:
+    """Why a session.json record cannot be used, or None."""
+    if not isinstance(doc, dict):
+        return f"its session record is {_kind(doc)}, not an object"
+    if not isinstance(doc.get("id"), str):
+        return "its session record has no id"
+    return _type_problem(doc, SESSION_FIELDS, "field ")
+
+
+def session_from_doc(doc: dict) -> SessionInfo:
+    return SessionInfo.from_dict(doc)
+
+
+def run_shape_problem(doc: Any) -> str | None:
+    """Why a runs line is not a record the runner writes (judged by its shape alone), or None."""
+    if not isinstance(doc, dict):
+        return f"it is {_kind(doc)}, not a run record"
+    missing = [f for f in RUN_REQUIRED if f not in doc]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    why = _type_problem(doc, RUN_FIELDS, "field ")
+    if why:
+        return why
+    if doc["status"] not in RUN_STATUSES:
+        return f"status {doc['status']!r} is not one of {', '.join(RUN_STATUSES)}"
+    for i, check in enumerate(doc.get("checks", [])):
+        if not isinstance(check, dict) or not {"type", "status", "detail"} <= check.keys():
+            return f"check {i + 1} is not a check result"
+        why = _type_problem(check, CHECK_FIELDS, f"check {i + 1} ")
+        if why:
+            return why
+        if check["status"] not in _CHECK_STATUSES:
+            return f"check {i + 1} status {check['status']!r} is not one of {', '.join(_CHECK_STATUSES)}"
+    for name, fields in (("diff", DIFF_FIELDS), ("agent_usage", USAGE_FIELDS), ("judge_usage", USAGE_FIELDS)):
+        why = _type_problem(doc.get(name, {}), fields, f"{name}.")
+        if why:
+            return why
+    return None
+
+
+def _known(cls: type, d: dict) -> dict:
+    return {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+
+
+def run_from_doc(doc: dict) -> RunRecord:
+    """A RunRecord from a line that passed run_shape_problem; its text is made safe to print."""
+    d = _known(RunRecord, doc)
+    d["checks"] = [CheckResult(**_known(CheckResult, c)) for c in doc.get("checks", [])]
+    d["diff"] = WorkspaceDiff(**_known(WorkspaceDiff, doc.get("diff", {})))
+    d["agent_usage"] = Usage(**_known(Usage, doc.get("agent_usage", {})))
+    d["judge_usage"] = Usage(**_known(Usage, doc.get("judge_usage", {})))
+    return clean_record_text(RunRecord(**d))
+
+
+def plan_problem(doc: dict, info: SessionInfo, case_id: str) -> str | None:
+    """Why a well-shaped record does not fit the session's plan, or None."""
+    if doc["session_id"] != info.id:
+        return f"it names session {doc['session_id']!r}, not {info.id}"
+    if doc["case_id"] != case_id:
+        return f"it names case {doc['case_id']!r}, not {case_id!r} whose runs this file holds"
+    k = doc["k"]
+    if info.runs_per_case > 0 and not 1 <= k <= info.runs_per_case:
+        return f"run k={k} is outside this session's plan (k from 1 to {info.runs_per_case})"
+    if k < 1:
+        return f"run k={k} is not a run number"
+    return None
+
+
+def excluded_message(path: Path, lines: list[int], why: str) -> str:
+    where = f"line {lines[0]} is" if len(lines) == 1 else f"lines {', '.join(map(str, lines))} are"
+    sed = ";".join(f"{n}d" for n in lines)
+    return (f"history file {path} {where} not counted: {why} — the runner never writes that (forged or "
+            f"damaged); delete it to silence this: sed -i '{sed}' {path}")
+
+
+class RunOutcome(NamedTuple):
+    """What a count needs of a run that counts (a trend reads thousands: no full RunRecord)."""
+
+    case_id: str
+    k: int
+    status: str
+
+
+def outcome_from_doc(doc: dict) -> RunOutcome:
+    return RunOutcome(doc["case_id"], doc["k"], doc["status"])
+
+
+def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
+              bad_lines: dict[int, str], make: Callable[[dict], Any] = run_from_doc) -> tuple[list, list[str]]:
+    """The runs of one runs file that count (each made by `make`: a RunRecord, or a RunOutcome), and
+    a message for each line (or group) left out.
+
+    `docs` maps line number to the parsed line; `bad_lines` the lines that did not even parse."""
+    problems = {n: why for n, why in bad_lines.items()}
+    fitting: dict[int, list[int]] = defaultdict(list)
+    for n, doc in docs.items():
+        why = run_shape_problem(doc) or plan_problem(doc, info, case_id)
+        if why:
+            problems[n] = why
+        else:
+            fitting[doc["k"]].append(n)
+    messages = [(n, excluded_message(path, [n], why)) for n, why in problems.items()]
+    runs = []
+    for k, lines in fitting.items():
+        if len(lines) > 1:  # which copy is the runner's cannot be told: none of them counts
+            messages.append((lines[0], excluded_message(
+                path, lines, f"run k={k} is recorded {len(lines)} times and the runner records each run once")))
+        else:
+            runs.append(make(docs[lines[0]]))
+    return runs, [m for _, m in sorted(messages)]

@@ -1,0 +1,326 @@
+"""Run history in TinyDB, one small file per (session, case) so recording a run stays cheap.
+
+    workspaces/history/<session>/session.json        session meta (TinyDB table "session")
+    workspaces/history/<session>/runs-<case>.jsonl   that case's runs in that session, one per line
+    workspaces/history/<session>/.lock               held by the live process (filelock)
+
+TinyDB rewrites its whole file on every write, so a single history file would make each recorded run
+cost more as history grows. Sharding by session and case bounds what one read touches, and runs files
+are appended to, one line per run (see runs_file.py), so recording a run costs the same whatever came
+before it. session.json is rewritten through a temp file and a rename: a crash leaves the old file or
+the new one, never half of one. Either way every finished run stays readable. Runs files written by
+earlier versions (`runs-<case>.json`, plain TinyDB) are still read.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+from filelock import FileLock, Timeout
+from tinydb import TinyDB
+
+from scarbook.errors import HistoryError
+from scarbook.fs.files import describe_os_error
+from scarbook.history.records import (RunOutcome, outcome_from_doc, run_from_doc, session_from_doc,
+                                      session_problem, sort_runs)
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
+from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs
+from scarbook.text import clean_record_text
+
+LEGACY_SUFFIX = ".json"
+
+
+
+
+_now_cache: list = [0, ""]
+
+
+def now_iso() -> str:
+    """The current UTC time to the second, ISO 8601 (made once per second: every run asks)."""
+    t = int(time.time())
+    if t != _now_cache[0]:
+        _now_cache[:] = [t, datetime.fromtimestamp(t, timezone.utc).isoformat()]
+    return _now_cache[1]
+
+
+def _open(path: Path) -> TinyDB:
+    return TinyDB(str(path), storage=AtomicJSONStorage)
+
+
+@dataclass
+class CaseLatest:
+    """A case's figures in the most recent session that ran it."""
+
+    case_id: str
+    session: SessionInfo
+    runs: list[RunRecord]
+    # What could not be read in that session's runs file of the case (each names the file and the
+    # fix): the runs above are then only part of what the session recorded.
+    problems: list[str] = field(default_factory=list)
+
+
+class History:
+    def __init__(self, workspaces_dir: Path) -> None:
+        self.dir = Path(workspaces_dir) / "history"
+        self.problems: list[HistoryError] = []
+        self._locks: dict[str, FileLock] = {}
+        self._writers: dict[tuple[str, str], RunsDB] = {}
+
+    # -- writing ------------------------------------------------------------------------------
+    def new_session_id(self) -> str:
+        """A sortable id, unique even when two processes start in the same second.
+
+        Milliseconds come before the random part: sessions are listed newest first by id, and two
+        sessions started in one second (quick CI runs) must still sort in the order they began."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        while True:
+            now = datetime.now(timezone.utc)
+            sid = now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond // 1000:03d}" + secrets.token_hex(1)
+            try:
+                (self.dir / sid).mkdir()
+                return sid
+            except FileExistsError:
+                continue
+
+    def claim_session_id(self, sid: str) -> str:
+        """Reserve an id the user chose (a shard's); a HistoryError if this history already has it."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            (self.dir / sid).mkdir()
+        except FileExistsError:
+            raise HistoryError(f"session {sid} is already recorded in {self.dir}") from None
+        return sid
+
+    def start_session(self, info: SessionInfo) -> None:
+        folder = self.dir / info.id
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / ".lock"))
+        lock.acquire()
+        self._locks[info.id] = lock
+        self._write_session(info)
+
+    def _write_session(self, info: SessionInfo) -> None:
+        path = self.dir / info.id / "session.json"
+        try:
+            with _open(path) as db:
+                table = db.table("session")
+                table.truncate()
+                table.insert({**info.to_dict(), "pid": os.getpid()})
+        except OSError as exc:
+            raise HistoryError(f"could not write {path}: {describe_os_error(exc)} — free some disk space "
+                               "(the runs recorded so far are kept)") from None
+
+    def _writer(self, sid: str, case_id: str) -> RunsDB:
+        """The open runs file of one case in a session this process records; each insert is one
+        append, written at once, so nothing waits in memory."""
+        key = (sid, case_id)
+        db = self._writers.get(key)
+        if db is None:
+            db = self._writers[key] = open_runs(self.dir / sid / f"runs-{case_id}{SUFFIX}")
+        return db
+
+    def record_run(self, run: RunRecord) -> None:
+        """Append one run. Its agent-made text is cleaned first, in place (clean_record_text), so the
+        record stored and the one the caller goes on to print and report are the same, and safe."""
+        clean_record_text(run)
+        try:
+            self._writer(run.session_id, run.case_id).insert(run.to_dict())
+        except OSError as exc:
+            raise HistoryError(f"could not record run {run.case_id}#{run.k} in {self.dir / run.session_id}: "
+                               f"{describe_os_error(exc)} — free some disk space (the runs recorded before it "
+                               "are kept)") from None
+
+    def finish_session(self, info: SessionInfo) -> None:
+        info.finished_at = info.finished_at or now_iso()
+        for key in [k for k in self._writers if k[0] == info.id]:
+            self._writers.pop(key).close()
+        try:
+            self._write_session(info)
+        finally:
+            lock = self._locks.pop(info.id, None)
+            if lock is not None:
+                lock.release()
+                try:
+                    os.unlink(lock.lock_file)
+                except OSError:
+                    pass
+
+    # -- reading ------------------------------------------------------------------------------
+    def _session_dirs(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
+                       and not p.name.endswith(".damaged")), key=lambda p: p.name, reverse=True)
+
+    def read_session(self, sid: str) -> SessionInfo:
+        path = self.dir / sid / "session.json"
+        if not path.exists() and not path.is_symlink():
+            raise HistoryError(f"no session {sid!r} in {self.dir}")
+        with _open(path) as db:
+            docs = db.table("session").all()
+        if not docs:
+            raise HistoryError(damaged_message(path, "it holds no session record"))
+        why = session_problem(dict(docs[0]))
+        if why:
+            raise HistoryError(damaged_message(path, why))
+        info = session_from_doc(docs[0])
+        if info.state == "running" and not self._is_live(sid):
+            info.state = "interrupted"  # its process died without finishing the session
+        return info
+
+    def _is_live(self, sid: str) -> bool:
+        if sid in self._locks:
+            return True
+        lock_path = self.dir / sid / ".lock"
+        if not lock_path.exists():
+            return False
+        try:
+            with FileLock(str(lock_path), timeout=0):
+                return False
+        except Timeout:
+            return True
+        except OSError:  # a lock file we may not open is not a live session's
+            return False
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every readable session, newest first; damaged ones are listed in `self.problems`."""
+        self.problems = []
+        out = []
+        for folder in self._session_dirs():
+            if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
+                orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
+                if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json
+                    self._tell(HistoryError(
+                        f"history folder {folder} has runs ({', '.join(orphans)}) but no session.json (deleted?): "
+                        f"its runs are not listed — restore session.json, or move the folder aside to silence "
+                        f"this: mv {folder} {folder}.damaged"))
+                continue
+            try:
+                out.append(self.read_session(folder.name))
+            except HistoryError as exc:
+                self._tell(exc)
+        return out
+
+    def _tell(self, problem: HistoryError | str) -> None:
+        """Add a problem once (a command may read one file several times)."""
+        problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
+        if str(problem) not in map(str, self.problems):
+            self.problems.append(problem)
+
+    def runs(self, session_id: str, case_id: str | None = None, info: SessionInfo | None = None) -> list[RunRecord]:
+        """The session's runs (of one case, or all), by case and k: only records the runner wrote.
+
+        A line that is not one (forged or damaged: see history_records) is left out and listed in
+        `self.problems`, as is a runs file that cannot be read at all; the other runs still count.
+        A runs file whose last line a crash cut short gives its complete runs, and the cut is listed
+        too (unless the session is still recording: then the line is being written, and is left for
+        the next read). `info` saves reading session.json again when the caller has it."""
+        return self._read(session_id, case_id, info, run_from_doc)
+
+    def outcomes(self, session_id: str, case_id: str, info: SessionInfo) -> tuple[list[RunOutcome], list[str]]:
+        """The (case, k, status) of the session's runs of one case that count — the same lines `runs`
+        counts, without building each RunRecord (trends read thousands) — and the problems this read
+        found (told in `problems` too, where a problem already told is not repeated)."""
+        found: list[str] = []
+        return self._read(session_id, case_id, info, outcome_from_doc, found), found
+
+    def _read(self, session_id: str, case_id: str | None, info: SessionInfo | None, make,
+              found: list[str] | None = None) -> list:
+        info = info or self.read_session(session_id)
+        folder = self.dir / session_id
+        if case_id:
+            files = [folder / f"runs-{case_id}{SUFFIX}", folder / f"runs-{case_id}{LEGACY_SUFFIX}"]
+        else:
+            files = sorted([*folder.glob(f"runs-*{SUFFIX}"), *folder.glob(f"runs-*{LEGACY_SUFFIX}")])
+        out: list = []
+        for path in files:
+            if not path.exists() and not path.is_symlink():
+                continue
+            out.extend(self._read_runs_file(path, info, make, found if found is not None else []))
+        out.sort(key=lambda r: (r.case_id, r.k))
+        return out
+
+    def _read_runs_file(self, path: Path, info: SessionInfo, make, found: list[str]) -> list:
+        def tell(problem: HistoryError | str) -> None:
+            found.append(str(problem))
+            self._tell(problem)
+
+        cid = path.name[len("runs-"):-len(path.suffix)]
+        if cid not in info.case_ids:
+            tell(f"history file {path} is not counted: session {info.id} did not run case {cid!r} — the "
+                       f"runner never writes that (forged or damaged); move it aside to silence this: "
+                       f"mv {path} {path}.damaged")
+            return []
+        db = open_runs(path) if path.suffix == SUFFIX else _open(path)
+        try:
+            with db:
+                docs = {d.doc_id: dict(d) for d in db.all()}
+        except HistoryError as exc:
+            tell(exc)
+            return []
+        bad = dict(getattr(db.storage, "bad_lines", {}))
+        runs, messages = sort_runs(path, docs, info, cid, bad, make)
+        for message in messages:
+            tell(message)
+        cut = getattr(db.storage, "cut", None)
+        # A live session may be mid-append as we read: its last line is not cut, only not there yet.
+        if cut is not None and not self._is_live(info.id):
+            tell(cut)
+        return runs
+
+    def iter_all_runs(self) -> Iterator[RunRecord]:
+        for info in self.sessions():
+            yield from self.runs(info.id, info=info)
+
+    def resolve(self, ref: str) -> SessionInfo:
+        """A session by id, id prefix, label, or `latest` / `previous`."""
+        sessions = self.sessions()
+        if not sessions:
+            raise HistoryError(f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
+        if ref in ("latest", "previous"):
+            idx = 0 if ref == "latest" else 1
+            if len(sessions) <= idx:
+                raise HistoryError("there is no previous session: only one session is recorded")
+            return sessions[idx]
+        for s in sessions:
+            if s.id == ref:
+                return s
+        hits = [s for s in sessions if s.label == ref] or [s for s in sessions if s.id.startswith(ref)]
+        if not hits:
+            raise HistoryError(f"no session matches {ref!r} (by id, label, 'latest' or 'previous') — "
+                               "see `scarbook sessions`")
+        return hits[0]  # newest with that label
+
+    def latest_by_case(self, case_ids: list[str] | None = None) -> dict[str, CaseLatest]:
+        """For each case, its runs in the newest session that ran it (reads only what it needs).
+
+        A session whose runs of the case were all left out (forged, damaged: see `problems`) is still
+        that case's latest, with no runs: an older session's rate must not stand in for it."""
+        wanted = set(case_ids) if case_ids is not None else None
+        out: dict[str, CaseLatest] = {}
+        for info in self.sessions():
+            for cid in info.case_ids:
+                if cid in out or (wanted is not None and cid not in wanted):
+                    continue
+                told = len(self.problems)
+                runs = self.runs(info.id, cid, info)
+                if runs or len(self.problems) > told:
+                    out[cid] = CaseLatest(cid, info, runs, [str(p) for p in self.problems[told:]])
+            if wanted is not None and len(out) == len(wanted):
+                break
+        return out
+
+
+def session_age_s(info: SessionInfo) -> float:
+    try:
+        started = datetime.fromisoformat(info.started_at)
+    except ValueError:
+        return float("inf")
+    return time.time() - started.timestamp()

@@ -1,0 +1,296 @@
+"""Calibrate the judge: humans grade a sample of rubric items, then we measure agreement.
+
+Flow: `pick_items` draws judged rubric items stratified across cases and across the judge's
+PASS/FAIL verdicts; the UI shows item + artifact (never the judge's verdict) and the human grades;
+`CalibrationStore.save_label` keeps each label in history; `agreement` gives agreement rate and
+Cohen's kappa per case and overall, with the disagreements. Labels are keyed by (case id, rubric
+item text, artifact digest), so a later judge model or judge prompt is scored against the same
+labels (`rescore`). `calibration_status` says when the judge was last calibrated and whether a
+model or prompt change made that stale.
+
+Kappa with a single class: when the human and the judge each gave only one label, and the same
+one (say every item PASS), chance agreement is 1 and kappa is 0/0. We return NaN ("not
+measurable") rather than 1.0: all-PASS agreement says nothing about whether the judge can spot a
+FAIL. The agreement rate is still reported; `format_report` prints "n/a (one class)".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from tinydb import Query, TinyDB
+
+from scarbook.errors import HistoryError
+from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
+from scarbook.models import CheckResult, RunRecord
+
+LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
+VERDICTS = ("PASS", "FAIL")
+
+
+def artifact_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:16]
+
+
+@dataclass
+class CalibrationItem:
+    """One judged rubric item to show a human. `judge_verdict` must stay hidden until reveal."""
+
+    case_id: str
+    item: str  # the rubric item text
+    item_index: int  # 0-based position in the check's rubric
+    check_index: int
+    artifact: str  # the artifact text the judge graded
+    judge_verdict: str
+    judge_reason: str
+    judge_model: str
+    judge_prompt_digest: str
+    session_id: str = ""
+    k: int = 0
+
+    @property
+    def artifact_digest(self) -> str:
+        return artifact_digest(self.artifact)
+
+    @property
+    def key(self) -> LabelKey:
+        return (self.case_id, self.item, self.artifact_digest)
+
+
+def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, list[tuple[int, str, str, str]]]:
+    """The only place that knows the judge record's shape: (artifact, model, prompt digest,
+    [(item index, item text, verdict, reason)]). Accepts {"index", "item": text} entries and
+    the judge's own {"item": 1-based number, "text": text}; an output artifact with no stored
+    excerpt falls back to the run's output excerpt."""
+    judge = result.judge or {}
+    artifact = judge.get("artifact_excerpt")
+    if artifact is None and (judge.get("artifact") or {}).get("source", "output") == "output":
+        artifact = run.output_excerpt
+    items = []
+    for pos, entry in enumerate(judge.get("items") or []):
+        if isinstance(entry.get("item"), str):
+            index, text = int(entry.get("index", pos)), entry["item"]
+        else:
+            index, text = int(entry.get("item", pos + 1)) - 1, str(entry.get("text", ""))
+        items.append((index, text, str(entry.get("verdict", "")).upper(), str(entry.get("reason", ""))))
+    return artifact or "", str(judge.get("model", "")), str(judge.get("prompt_digest", "")), items
+
+
+def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
+    """Every PASS/FAIL-graded rubric item of every llm_judge result in `runs`."""
+    found = []
+    for run in runs:
+        for pos, result in enumerate(run.checks):
+            if result.type != "llm_judge" or not result.judge:
+                continue
+            artifact, model, prompt, items = _read_judge(result, run)
+            for index, text, verdict, reason in items:
+                if verdict in VERDICTS and text:
+                    check_index = result.index if result.index else pos
+                    found.append(CalibrationItem(run.case_id, text, index, check_index, artifact, verdict,
+                                                 reason, model, prompt, run.session_id, run.k))
+    return found
+
+
+def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0,
+               exclude: Iterable[LabelKey] = ()) -> list[CalibrationItem]:
+    """Up to `sample` distinct items, taken round-robin over cases and, within a case,
+    alternating the judge's FAIL and PASS verdicts (seeded shuffle inside each stratum)."""
+    rng = random.Random(seed)
+    seen = set(exclude)
+    strata: dict[str, dict[str, list[CalibrationItem]]] = defaultdict(lambda: {"FAIL": [], "PASS": []})
+    for item in judged_items(judged_runs):
+        if item.key not in seen:
+            seen.add(item.key)
+            strata[item.case_id][item.judge_verdict].append(item)
+    for by_verdict in strata.values():
+        for queue in by_verdict.values():
+            rng.shuffle(queue)
+    prefer = {case: "FAIL" for case in strata}  # FAILs are rarer: take one first
+    picked: list[CalibrationItem] = []
+    while len(picked) < sample and any(q for s in strata.values() for q in s.values()):
+        for case in sorted(strata):
+            if len(picked) >= sample:
+                break
+            first = prefer[case]
+            other = "PASS" if first == "FAIL" else "FAIL"
+            queue = strata[case][first] or strata[case][other]
+            if queue:
+                picked.append(queue.pop())
+                prefer[case] = other
+    return picked
+
+
+def cohen_kappa(pairs: Iterable[tuple[Any, Any]]) -> float:
+    """Cohen's kappa for (rater A, rater B) label pairs: (po - pe) / (1 - pe).
+    NaN when it is not measurable: no pairs, or both raters used one and the same class."""
+    pairs = list(pairs)
+    if not pairs:
+        return math.nan
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    count_a, count_b = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(count_a[label] * count_b[label] for label in count_a) / (n * n)
+    if expected >= 1:
+        return math.nan
+    return (observed - expected) / (1 - expected)
+
+
+@dataclass
+class CalibrationLabel:
+    """A human's PASS/FAIL for one rubric item on one artifact, beside the judge's."""
+
+    case_id: str
+    item: str
+    artifact_digest: str
+    human_verdict: str
+    judge_verdict: str
+    judge_reason: str = ""
+    judge_model: str = ""
+    judge_prompt_digest: str = ""
+    labeled_at: str = ""
+    artifact: str = ""  # kept so a later judge can grade the same text
+    item_index: int = 0
+
+    @property
+    def key(self) -> LabelKey:
+        return (self.case_id, self.item, self.artifact_digest)
+
+    @property
+    def agrees(self) -> bool:
+        return self.human_verdict == self.judge_verdict
+
+
+Score = tuple[float, float, int]  # (agreement rate, kappa, number of labels)
+
+
+@dataclass
+class CalibrationReport:
+    per_case: dict[str, Score]
+    overall: Score
+    disagreements: list[CalibrationLabel] = field(default_factory=list)
+
+
+def _score(labels: list[CalibrationLabel]) -> Score:
+    if not labels:
+        return (math.nan, math.nan, 0)
+    pairs = [(lab.human_verdict, lab.judge_verdict) for lab in labels]
+    return (sum(lab.agrees for lab in labels) / len(labels), cohen_kappa(pairs), len(labels))
+
+
+def agreement(labels: Iterable[CalibrationLabel]) -> CalibrationReport:
+    labels = list(labels)
+    by_case: dict[str, list[CalibrationLabel]] = defaultdict(list)
+    for lab in labels:
+        by_case[lab.case_id].append(lab)
+    return CalibrationReport(
+        per_case={case: _score(group) for case, group in sorted(by_case.items())},
+        overall=_score(labels),
+        disagreements=[lab for lab in labels if not lab.agrees],
+    )
+
+
+def rescore(labels: Iterable[CalibrationLabel], new_verdicts: Mapping[LabelKey, str],
+            judge_model: str = "", judge_prompt_digest: str = "") -> list[CalibrationLabel]:
+    """The stored human labels paired with a later judge's verdicts on the same items (by key);
+    labels the new judge did not grade are left out. `agreement()` of the result scores it."""
+    return [replace(lab, judge_verdict=new_verdicts[lab.key].upper(), judge_reason="",
+                    judge_model=judge_model, judge_prompt_digest=judge_prompt_digest)
+            for lab in labels if lab.key in new_verdicts]
+
+
+def verdicts_by_key(runs: Iterable[RunRecord]) -> dict[LabelKey, str]:
+    """A later session's judge verdicts, keyed like the labels (for `rescore`)."""
+    return {item.key: item.judge_verdict for item in judged_items(runs)}
+
+
+def _fmt(x: float, pct: bool = False) -> str:
+    if math.isnan(x):
+        return "n/a (one class)" if not pct else "n/a"
+    return f"{x:.0%}" if pct else f"{x:.2f}"
+
+
+def format_report(report: CalibrationReport) -> str:
+    lines = [f"{'case':<24} {'n':>3}  {'agreement':>9}  kappa"]
+    for case, (agree, kappa, n) in report.per_case.items():
+        lines.append(f"{case:<24} {n:>3}  {_fmt(agree, True):>9}  {_fmt(kappa)}")
+    agree, kappa, n = report.overall
+    lines.append(f"{'overall':<24} {n:>3}  {_fmt(agree, True):>9}  {_fmt(kappa)}")
+    if report.disagreements:
+        lines += ["", "disagreements (human vs judge):"]
+        for lab in report.disagreements:
+            why = f" — judge: {lab.judge_reason}" if lab.judge_reason else ""
+            lines.append(f"  {lab.case_id}: {lab.item!r}: human {lab.human_verdict}, judge {lab.judge_verdict}{why}")
+    return "\n".join(lines)
+
+
+class CalibrationStore:
+    """Human labels and calibration results, in one TinyDB file (workspaces/history/calibration.json)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._db = TinyDB(str(self.path), storage=AtomicJSONStorage)
+        self._labels = self._db.table("labels")
+        self._runs = self._db.table("calibrations")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def save_label(self, item: CalibrationItem, human_verdict: str, labeled_at: str | None = None) -> CalibrationLabel:
+        """Store (or replace) the human's verdict for this item on this artifact."""
+        verdict = human_verdict.upper()
+        if verdict not in VERDICTS:
+            raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
+        label = CalibrationLabel(item.case_id, item.item, item.artifact_digest, verdict, item.judge_verdict,
+                                 item.judge_reason, item.judge_model, item.judge_prompt_digest,
+                                 labeled_at or date.today().isoformat(), item.artifact, item.item_index)
+        q = Query()
+        self._labels.upsert(asdict(label), (q.case_id == label.case_id) & (q.item == label.item)
+                            & (q.artifact_digest == label.artifact_digest))
+        return label
+
+    def labels(self, case_id: str | None = None) -> list[CalibrationLabel]:
+        known = CalibrationLabel.__dataclass_fields__
+        found = [CalibrationLabel(**{k: v for k, v in doc.items() if k in known}) for doc in self._labels.all()]
+        return [lab for lab in found if case_id is None or lab.case_id == case_id]
+
+    def labeled_keys(self) -> set[LabelKey]:
+        return {lab.key for lab in self.labels()}
+
+    def record_calibration(self, report: CalibrationReport, judge_model: str, judge_prompt_digest: str,
+                           when: str | None = None) -> None:
+        """Remember that this judge (model + prompt) was scored against the labels, and how well."""
+        agree, kappa, n = report.overall
+        self._runs.insert({"date": when or date.today().isoformat(), "judge_model": judge_model,
+                           "judge_prompt_digest": judge_prompt_digest, "agreement": agree,
+                           "kappa": None if math.isnan(kappa) else kappa, "n": n})
+
+    def last_calibration(self) -> dict[str, Any] | None:
+        docs = self._runs.all()
+        return dict(max(docs, key=lambda d: (d["date"], d.doc_id))) if docs else None
+
+
+def calibration_status(store: CalibrationStore, current_model: str,
+                       current_prompt_digest: str) -> tuple[str | None, float | None, bool]:
+    """(date of the last calibration, its agreement rate, stale?). Stale when never calibrated,
+    or the judge model or judge prompt changed since."""
+    try:
+        last = store.last_calibration()
+        if last is None:
+            return (None, None, True)
+        stale = last["judge_model"] != current_model or last["judge_prompt_digest"] != current_prompt_digest
+        agree = last["agreement"]
+        if not isinstance(last["date"], str) or not (agree is None or isinstance(agree, (int, float))):
+            raise TypeError("a calibration's date is not text or its agreement not a number")
+    except (KeyError, TypeError) as exc:  # a record scarbook did not write (the file is within an agent's reach)
+        raise HistoryError(damaged_message(store.path, f"a calibration record lacks {exc}" if isinstance(exc, KeyError)
+                                           else str(exc))) from None
+    return (last["date"], agree, stale)

@@ -1,0 +1,30 @@
+"""What both ways of running a program share: the result, the output sink, the grace periods, the
+shell, and the environment every program scarbook starts gets."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+KILL_GRACE_S = 2.0
+LEFTOVER_GRACE_S = 0.3
+READ_CHUNK = 1 << 16
+
+# Passed to every agent and command check whatever its allow-list says (plus SCARBOOK_*).
+BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SYSTEMROOT", "PYTHONPATH")
+
+Sink = Callable[[bytes], None]
+
+
+@dataclass
+class Finished:
+    returncode: int | None
+    timed_out: bool = False
+
+
+def shell_argv(command: str) -> list[str]:
+    """`command` run by the platform's shell: /bin/sh, or cmd.exe on Windows."""
+    if os.name == "nt":
+        return [os.environ.get("COMSPEC", "cmd.exe"), "/d", "/c", command]
+    return ["/bin/sh", "-c", command]

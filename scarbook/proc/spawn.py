@@ -1,0 +1,267 @@
+"""Run one program to completion with the event loop watching its pipes and its exit.
+
+Two ways, one contract (`run_program`):
+- Linux (the fast path): raw pipe fds watched through one epoll set per loop (see fdwatch.py) and the
+  exit through a pidfd, so a run costs a spawn, a few reads and one waitpid. A task that fits in the
+  pipe is written before the spawn (no writer to watch).
+- Elsewhere, or with SCARBOOK_PORTABLE_SPAWN=1 (how the tests run it on Linux): asyncio's own
+  subprocess transports, see spawn_portable.py.
+
+The program gets its own process group. When it exits, whatever is left of that group is killed at
+once (a grandchild must not outlive its run, nor hold stdout open and turn an exit 0 into a timeout);
+output already in the pipes is read for LEFTOVER_GRACE_S more, then the pipes are closed whoever holds
+them. A timeout or a cancel terminates, then kills, the whole group. Processes that left the group
+(setsid) are found through the subreaper, see leftovers.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import select
+import signal
+import subprocess
+from scarbook.proc import leftovers
+from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
+from scarbook.proc.fdwatch import readers_for
+from scarbook.proc.spawn_portable import run_portable
+
+def fast_path_available() -> bool:
+    """epoll and pidfds (Linux >= 5.3), unless SCARBOOK_PORTABLE_SPAWN forces the portable path."""
+    if os.environ.get("SCARBOOK_PORTABLE_SPAWN", "") not in ("", "0"):
+        return False
+    global _kernel_ok
+    if _kernel_ok is None:
+        _kernel_ok = hasattr(select, "epoll") and hasattr(os, "pidfd_open")
+        if _kernel_ok:
+            try:
+                os.close(os.pidfd_open(os.getpid()))
+            except OSError:  # an older kernel: the call exists, the syscall does not
+                _kernel_ok = False
+    return _kernel_ok
+
+
+_kernel_ok: bool | None = None
+
+
+async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
+                      on_stdout: Sink, on_stderr: Sink | None, timeout_s: float) -> Finished:
+    """Start `argv`, feed it `stdin_data` (None: /dev/null), hand every chunk it prints to the sinks
+    (on_stderr None: stderr joins stdout) and return once it has exited (and its pipes closed, or
+    LEFTOVER_GRACE_S passed). After `timeout_s` the whole process group is terminated, then killed.
+    Cancelling kills it too. OSError from the spawn itself (program not found, cwd gone) propagates."""
+    tag = leftovers.new_tag()
+    env = {**(os.environ if env is None else env), leftovers.TAG_VAR: tag}
+    leftovers.become_subreaper()
+    if not fast_path_available():
+        return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
+                                  on_stderr=on_stderr, timeout_s=timeout_s, tag=tag)
+    loop = asyncio.get_running_loop()
+    watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr, tag)
+    timer = loop.call_later(timeout_s, watch.expire)
+    try:
+        await watch.done
+    except asyncio.CancelledError:
+        timer.cancel()
+        try:
+            await watch.stop()
+        finally:
+            watch.close()
+        raise
+    timer.cancel()
+    if watch.timed_out:
+        try:
+            await watch.stop()
+        finally:
+            watch.close()
+    return Finished(watch.proc.returncode, timed_out=watch.timed_out)
+
+
+class _Watch:
+    def __init__(self, loop: asyncio.AbstractEventLoop, argv, cwd, env, stdin_data: bytes | None,
+                 on_stdout: Sink, on_stderr: Sink | None, tag: str) -> None:
+        self.loop = loop
+        self.tag = tag
+        self._fds = readers_for(loop)
+        self.timed_out = False
+        self.done: asyncio.Future = loop.create_future()
+        self.exited: asyncio.Future = loop.create_future()
+        self._readers: dict[int, Sink] = {}
+        self._stdin: tuple[int, memoryview] | None = None
+        self._writing = False
+        self._grace: asyncio.TimerHandle | None = None
+        child_ends: list[int] = []
+        mine: list[int] = []
+        try:
+            out_r, out_w = os.pipe()
+            mine.append(out_r), child_ends.append(out_w)
+            err_w = out_w
+            if on_stderr is not None:
+                err_r, err_w = os.pipe()
+                mine.append(err_r), child_ends.append(err_w)
+            in_fd: int = _devnull()
+            rest = memoryview(b"")
+            if stdin_data is not None:
+                in_fd, in_w = os.pipe()
+                mine.append(in_w), child_ends.append(in_fd)
+                os.set_blocking(in_w, False)
+                rest = _fill(in_w, memoryview(stdin_data))
+                if not rest:  # all of it is in the pipe: the program reads it, then end of file
+                    mine.remove(in_w)
+                    os.close(in_w)
+            self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
+                                         start_new_session=True)
+        except BaseException:
+            for fd in mine:
+                os.close(fd)
+            raise
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        leftovers.leaders.add(self.proc.pid)
+        # The exit is watched from the start: a leftover may hold the pipes open long after it.
+        self._pidfd: int | None = os.pidfd_open(self.proc.pid)
+        self._fds.add(self._pidfd, self._on_exit)
+        self._watch_reader(out_r, on_stdout)
+        if on_stderr is not None:
+            self._watch_reader(err_r, on_stderr)
+        if rest:  # a task larger than the pipe: the rest goes as the program reads
+            self._stdin = (in_w, rest)
+            self._write_stdin()
+
+    # pipes ------------------------------------------------------------------------------------
+    def _watch_reader(self, fd: int, sink: Sink) -> None:
+        os.set_blocking(fd, False)
+        self._readers[fd] = sink
+        self._fds.add(fd, functools.partial(self._read, fd))
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._readers[fd](data)
+            return
+        self._drop_reader(fd)
+        self._maybe_done()
+
+    def _drop_reader(self, fd: int) -> None:
+        self._fds.remove(fd)
+        del self._readers[fd]
+        os.close(fd)
+
+    def _drop_pipes(self) -> None:
+        """The program has exited and LEFTOVER_GRACE_S passed: whoever still holds a pipe is not
+        the program, and its output is not the program's."""
+        self._grace = None
+        for fd in list(self._readers):
+            self._drop_reader(fd)
+        self._close_stdin()
+        self._maybe_done()
+
+    def _write_stdin(self) -> None:
+        fd, rest = self._stdin
+        try:
+            rest = _fill(fd, rest)
+        except OSError:  # the program closed its stdin (or died) before reading all of the task
+            rest = memoryview(b"")
+        if rest:  # the pipe is full: go on when the program has read some
+            self._stdin = (fd, rest)
+            if not self._writing:
+                self._writing = True
+                self.loop.add_writer(fd, self._write_stdin)
+            return
+        self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self._stdin is not None:
+            if self._writing:
+                self.loop.remove_writer(self._stdin[0])
+                self._writing = False
+            os.close(self._stdin[0])
+            self._stdin = None
+
+    # exit -------------------------------------------------------------------------------------
+    def _on_exit(self) -> None:
+        """The program exited. Until it is reaped its pid (so its group id) cannot be reused, so the
+        group is killed first, then the program reaped, then leftovers that left the group killed."""
+        self._fds.remove(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        _killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        leftovers.leaders.discard(self.proc.pid)
+        leftovers.kill_leftovers(self.tag)
+        self.exited.set_result(self.proc.returncode)
+        self._close_stdin()
+        if self._readers and not self.done.done():
+            self._grace = self.loop.call_later(LEFTOVER_GRACE_S, self._drop_pipes)
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
+        if self._readers or self.done.done() or not self.exited.done():
+            return
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        self.done.set_result(None)
+
+    # ending early -----------------------------------------------------------------------------
+    def expire(self) -> None:
+        if not self.done.done():
+            self.timed_out = True
+            self.done.set_result(None)
+
+    async def stop(self) -> None:
+        """SIGTERM the whole group, then SIGKILL it after a short grace; _on_exit does the rest."""
+        for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 5.0)):
+            if self.exited.done() or not _killpg(self.proc.pid, sig):
+                return
+            try:
+                await asyncio.wait_for(asyncio.shield(self.exited), wait)
+            except asyncio.TimeoutError:
+                continue
+
+    def close(self) -> None:
+        """Stop watching the pipes (a leftover may hold one for ever). The exit stays watched if the
+        program somehow still runs, so it is reaped when it goes."""
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        for fd in list(self._readers):
+            self._drop_reader(fd)
+        self._close_stdin()
+
+
+def _killpg(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _fill(fd: int, data: memoryview) -> memoryview:
+    """Write what fits into a non-blocking pipe; returns what did not fit."""
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except BlockingIOError:
+        pass
+    return data
+
+
+_devnull_fd: int | None = None
+
+
+def _devnull() -> int:
+    """One /dev/null fd for the whole process: opening it for every run was a visible cost."""
+    global _devnull_fd
+    if _devnull_fd is None:
+        _devnull_fd = os.open(os.devnull, os.O_RDWR)
+        os.set_inheritable(_devnull_fd, False)
+    return _devnull_fd

@@ -1,0 +1,184 @@
+"""GitHub Actions: a Markdown step summary and one annotation per case that needs attention.
+
+When `GITHUB_STEP_SUMMARY` names a file, `scarbook eval` appends the case table, the comparison
+with the baseline and the failing runs' reasons to it. When `GITHUB_ACTIONS=true`, it prints one
+workflow command per case: `::error` (below threshold, regressed) or `::warning` (no verdict,
+errored runs, undecided under --runs auto), pointing at the case's case.yaml.
+
+Everything an agent wrote (run reasons) is cleaned of control characters and escaped: in the
+summary as Markdown/HTML text, in annotations as workflow-command data.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Mapping
+
+from scarbook.history.baseline import BaselineComparison
+from scarbook.stats.compare import comparison_notes, format_p, format_side
+from scarbook.reports.table import SessionReport
+from scarbook.text import clean_text
+from scarbook.text import plural
+
+MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
+EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error", 3: "no verdict"}
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md(text: str, limit: int = 300) -> str:
+    """Agent-written text as inert Markdown: one line, control characters escaped, HTML escaped,
+    every Markdown punctuation character backslash-escaped (so `|` cannot end a table cell)."""
+    text = clean_text(text, one_line=True)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def _runs_by_case(rep: SessionReport) -> dict[str, list]:
+    by_case: dict[str, list] = {}
+    for r in sorted(rep.runs, key=lambda r: (r.case_id, r.k)):
+        by_case.setdefault(r.case_id, []).append(r)
+    return by_case
+
+
+def _counts_cell(s) -> str:
+    cell = f"{s.passes} / {s.fails} / {s.errors}"
+    unjudged = getattr(s, "unjudged", 0)
+    return cell + (f" / {unjudged} unjudged" if unjudged else "")
+
+
+def _gate(s, regressed: set[str]) -> str:
+    words = {True: "ok", False: "**below**", None: "no verdict"}[s.meets_threshold]
+    return words + (" · **regressed**" if s.case_id in regressed else "")
+
+
+def step_summary(rep: SessionReport, against: BaselineComparison | None = None) -> str:
+    """The Markdown appended to $GITHUB_STEP_SUMMARY."""
+    s = rep.session
+    code = rep.exit_code
+    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error", "unjudged")}
+    regressed = set(against.regressed) if against else set()
+    out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
+           f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts['pass']} pass, {counts['fail']} fail, "
+           f"{counts['error']} error" + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")
+           + (" · partial: judge checks were skipped" if s.partial else ""), "",
+           "| case | rate | 95% CI | pass^k | band | gate | pass / fail / err |",
+           "|---|---:|---|---:|---|---|---|"]
+    for st in rep.stats:
+        ci = "–" if st.rate is None else f"{100 * st.lo:.0f}–{100 * st.hi:.0f}%"
+        out.append(f"| `{st.case_id}` | {_pct(st.rate)} | {ci} | {_pct(st.pass_hat_k)} | {st.band} | "
+                   f"{_gate(st, regressed)} | {_counts_cell(st)} |")
+    k = rep.stats[0].k if rep.stats else 0
+    out += ["", f"rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with k = {k}."]
+    if against:
+        out += ["", *_against_markdown(against)]
+    failing = [(cid, [r for r in runs if r.status != "pass"]) for cid, runs in _runs_by_case(rep).items()]
+    failing = [(cid, runs) for cid, runs in failing if runs]
+    if failing:
+        out += ["", "### Runs that did not pass", ""]
+        for cid, runs in failing:
+            out += [f"<details><summary><code>{cid}</code>: {plural(len(runs), 'run')}</summary>", ""]
+            out += [f"- run {r.k} ({r.status}): {md(r.reason)}" for r in runs[:MAX_RUNS_LISTED]]
+            if len(runs) > MAX_RUNS_LISTED:
+                out.append(f"- … and {len(runs) - MAX_RUNS_LISTED} more (see the JUnit or HTML report)")
+            out += ["", "</details>", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _against_markdown(bc: BaselineComparison) -> list[str]:
+    cmp, b = bc.comparison, bc.baseline
+    out = [f"### Against the baseline (session `{b.session_id}`{f' {md(b.label)}' if b.label else ''})", "",
+           "| case | baseline | this session | diff [95% CI] pts | p (Fisher) | p (Holm) | verdict |",
+           "|---|---|---|---|---:|---:|---|"]
+    for c in cmp.cases:
+        diff = "–" if c.diff is None else f"{100 * c.diff:+.0f} [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}]"
+        verdict = f"**{c.verdict}**" if c.verdict != "no detectable change" else c.verdict
+        if c.runs_needed is not None:
+            verdict += f" (~{c.runs_needed} runs/side to detect {100 * abs(c.diff):.0f} pts)"
+        out.append(f"| `{c.case_id}` | {format_side(c.before).strip()} | {format_side(c.after).strip()} | {diff} | "
+                   f"{format_p(c.p_value)} | {format_p(c.p_holm)} | {verdict} |")
+    out += ["", *comparison_notes(cmp)]
+    if bc.changed:
+        out.append(f"Changed since the baseline (not compared): {', '.join(f'`{c}`' for c in bc.changed)}.")
+    if bc.given_away:
+        out.append("Given to another case since the baseline (renamed, deleted or reused; not compared): "
+                   f"{', '.join(f'`{c}`' for c in bc.given_away)}.")
+    return out
+
+
+def _command_data(text: str) -> str:
+    # Workflow-command escaping (actions/toolkit `escapeData`), after cleaning control characters.
+    return clean_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(text: str) -> str:
+    return _command_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def case_file(project_root: Path, cases_dir: Path, case_id: str, env: Mapping[str, str]) -> str:
+    """cases/<id>/case.yaml relative to the repository (GITHUB_WORKSPACE) when the project is in it."""
+    path = (cases_dir / case_id / "case.yaml").resolve()
+    for base in (env.get("GITHUB_WORKSPACE"), str(project_root)):
+        if base:
+            try:
+                return path.relative_to(Path(base).resolve()).as_posix()
+            except ValueError:
+                continue
+    return path.as_posix()
+
+
+def annotations(rep: SessionReport, against: BaselineComparison | None, files: Mapping[str, str]) -> list[str]:
+    """One `::error` or `::warning` line per case that needs attention; nothing for a green case."""
+    regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
+    lines = []
+    for s in rep.stats:
+        errors, warnings = [], []
+        if s.meets_threshold is False:
+            errors.append(f"below threshold: pass rate {_pct(s.rate)} ({s.passes}/{s.judged}, 95% CI "
+                          f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {_pct(s.threshold)}")
+        if s.case_id in regressed:
+            c = regressed[s.case_id]
+            errors.append(f"regressed against the baseline: {_pct(c.rate_before)} -> {_pct(c.rate_after)} "
+                          f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
+                          f"Holm p {format_p(c.p_holm)})")
+        if s.meets_threshold is None:
+            warnings.append("no verdict: " + ("some runs went unjudged (judge checks skipped)"
+                                              if getattr(s, "unjudged", 0) else "no run reached a verdict"))
+        if s.errors:
+            warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
+        if rep.session.decisions.get(s.case_id) == "undecided":
+            warnings.append("undecided: --runs auto reached its cap without deciding against the threshold")
+        if not errors and not warnings:
+            continue
+        level = "error" if errors else "warning"
+        title = f"scarbook: {s.case_id} " + ("below threshold" if s.meets_threshold is False else
+                                              "regressed" if s.case_id in regressed else "needs attention")
+        message = "; ".join(errors + warnings)
+        lines.append(f"::{level} file={_command_property(files[s.case_id])},title={_command_property(title)}::"
+                     f"{_command_data(message)}")
+    return lines
+
+
+def append_step_summary(rep: SessionReport, against: BaselineComparison | None, env: Mapping[str, str]) -> bool:
+    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when it is set (OSError if it cannot be)."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(step_summary(rep, against) + "\n")
+    return True
+
+
+def annotation_lines(rep: SessionReport, against: BaselineComparison | None, project_root: Path,
+                     cases_dir: Path, env: Mapping[str, str]) -> list[str]:
+    """The annotations to print when running under GitHub Actions (GITHUB_ACTIONS=true), else none."""
+    if env.get("GITHUB_ACTIONS") != "true":
+        return []
+    files = {s.case_id: case_file(project_root, cases_dir, s.case_id, env) for s in rep.stats}
+    return annotations(rep, against, files)

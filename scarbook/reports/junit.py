@@ -1,0 +1,116 @@
+"""JUnit XML that carries the statistics: one testcase per case, its numbers as properties.
+
+CI dashboards (GitHub test reporters, GitLab, Jenkins) show a testcase's failure message and text;
+scarbook puts the rate, its interval, pass^k and the threshold there, and each failing run's
+reason in the failure text. Every text an agent could have written is cleaned of control
+characters and terminal escapes first (scarbook.text), so the file is well-formed XML whatever
+the agent printed; ElementTree escapes the rest (`<`, `&`, `]]>`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from scarbook.history.baseline import BaselineComparison
+from scarbook.stats.compare import CaseComparison
+from scarbook.models import RunRecord
+from scarbook.reports.table import SessionReport
+from scarbook.text import clean_text
+from scarbook.stats.rates import CaseStats
+from scarbook.fs.yamlio import atomic_write_text
+from scarbook.text import plural
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str, str]]:
+    unjudged = getattr(s, "unjudged", 0)
+    props = [("passes", str(s.passes)), ("fails", str(s.fails)), ("errors", str(s.errors))]
+    if unjudged:
+        props.append(("unjudged", str(unjudged)))
+    props += [("rate", _num(s.rate)),
+              ("interval", "" if s.rate is None else f"[{_num(s.lo)}, {_num(s.hi)}]"),
+              ("interval_lo", "" if s.rate is None else _num(s.lo)), ("interval_hi", "" if s.rate is None else _num(s.hi)),
+              ("pass_at_k", _num(s.pass_at_k)), ("pass_hat_k", _num(s.pass_hat_k)), ("k", str(s.k)),
+              ("threshold", _num(s.threshold)), ("band", s.band),
+              ("gate", {True: "ok", False: "below", None: "no verdict"}[s.meets_threshold])]
+    if cmp is not None:
+        props += [("baseline_rate", _num(cmp.rate_before)), ("baseline_diff", _num(cmp.diff)),
+                  ("baseline_diff_interval", "" if cmp.diff is None else f"[{_num(cmp.lo)}, {_num(cmp.hi)}]"),
+                  ("baseline_p", _num(cmp.p_value)), ("baseline_p_holm", _num(cmp.p_holm)),
+                  ("baseline_verdict", cmp.verdict)]
+        if cmp.runs_needed is not None:
+            props.append(("baseline_runs_needed_per_side", str(cmp.runs_needed)))
+    return props
+
+
+def _summary(s: CaseStats) -> str:
+    unjudged = getattr(s, "unjudged", 0)
+    ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
+    return (f"pass rate {_pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {_pct(s.pass_hat_k)}, "
+            f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {_pct(s.threshold)}")
+
+
+def _run_line(r: RunRecord) -> str:
+    return clean_text(f"run {r.k}: {r.status} — {r.reason}", one_line=True)
+
+
+def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -> ET.Element:
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in sorted(rep.runs, key=lambda r: (r.case_id, r.k)):
+        by_case.setdefault(r.case_id, []).append(r)
+    compared = {c.case_id: c for c in against.comparison.cases} if against else {}
+    regressed = set(against.regressed) if against else set()
+    failed = [s for s in rep.stats if s.meets_threshold is False or s.case_id in regressed]
+    errored = [s for s in rep.stats if s not in failed and s.meets_threshold is None]
+    total_time = sum(r.duration_s for r in rep.runs)
+    session = rep.session
+    suite = ET.Element("testsuite", name=clean_text(f"scarbook {session.label or session.id}", one_line=True),
+                       tests=str(len(rep.stats)), failures=str(len(failed)), errors=str(len(errored)),
+                       skipped="0", time=f"{total_time:.3f}", timestamp=session.started_at)
+    props = ET.SubElement(suite, "properties")
+    for name, value in [("session", session.id), ("label", session.label), ("state", str(session.state)),
+                        ("agent", session.agent), ("judge_model", session.judge_model),
+                        ("git_revision", session.git_revision or ""), ("partial", str(session.partial).lower()),
+                        ("exit_code", str(rep.exit_code))] + (
+            [("baseline_session", against.baseline.session_id)] if against else []):
+        ET.SubElement(props, "property", name=name, value=clean_text(value, one_line=True))
+    for s in rep.stats:
+        runs = by_case.get(s.case_id, [])
+        tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
+                           time=f"{sum(r.duration_s for r in runs):.3f}")
+        tprops = ET.SubElement(tc, "properties")
+        for name, value in case_properties(s, compared.get(s.case_id)):
+            ET.SubElement(tprops, "property", name=name, value=value)
+        summary = _summary(s)
+        not_passed = [_run_line(r) for r in runs if r.status != "pass"]
+        if s in failed:
+            why = []
+            if s.meets_threshold is False:
+                why.append(f"below threshold: {summary}")
+            if s.case_id in regressed:
+                c = compared[s.case_id]
+                why.append(f"regressed against the baseline: {_pct(c.rate_before)} -> {_pct(c.rate_after)} "
+                           f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
+                           f"Holm p {_num(c.p_holm, 3)})")
+            failure = ET.SubElement(tc, "failure", message="; ".join(why),
+                                    type="regressed" if s.meets_threshold is not False else "below-threshold")
+            failure.text = "\n".join([summary, *not_passed])
+        elif s in errored:
+            error = ET.SubElement(tc, "error", message=f"no verdict: {summary}", type="no-verdict")
+            error.text = "\n".join([summary, *not_passed])
+        ET.SubElement(tc, "system-out").text = "\n".join([summary, *(_run_line(r) for r in runs)])
+    return suite
+
+
+def write_junit(rep: SessionReport, path: Path, against: BaselineComparison | None = None) -> None:
+    suite = build_junit(rep, against)
+    ET.indent(suite)
+    atomic_write_text(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")

@@ -1,0 +1,151 @@
+"""What a session says at the end: the case x pass-rate table and JSON (JUnit: scarbook.reports.junit)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.config import Config
+from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
+from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+from scarbook.fs.yamlio import atomic_write_text
+
+from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
+from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
+from scarbook.stats.rates import count_statuses
+from scarbook.text import plural
+
+STRIP = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}
+
+
+@dataclass
+class SessionReport:
+    session: SessionInfo
+    stats: list[CaseStats]
+    runs: list[RunRecord]
+    agent_usage: Usage = field(default_factory=Usage)
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_calls: int = 0
+    judge_calls_saved: int = 0
+    regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
+
+    @property
+    def exit_code(self) -> int:
+        """See scarbook.run.outcome.exit_code: the one place exit codes are decided."""
+        return exit_code(self.session, self.stats, regressed=bool(self.regressed))
+
+    @property
+    def unjudged(self) -> int:
+        return sum(s.unjudged for s in self.stats)
+
+
+def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config) -> SessionReport:
+    stats = []
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        by_case.setdefault(r.case_id, []).append(r)
+    for cid in session.case_ids:
+        case = cases.get(cid)
+        stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
+    rep = SessionReport(session, stats, runs)
+    for r in runs:
+        rep.agent_usage.add(r.agent_usage)
+        rep.judge_usage.add(r.judge_usage)
+        rep.judge_calls += r.judge_calls
+        rep.judge_calls_saved += r.judge_calls_saved
+    return rep
+
+
+def _pct(x: float | None) -> str:
+    return "  –  " if x is None else f"{100 * x:4.0f}%"
+
+
+def strip_of(runs: list[RunRecord], width: int = 20) -> str:
+    return "".join(STRIP[r.status] for r in sorted(runs, key=lambda r: r.k)[-width:])
+
+
+def format_table(rep: SessionReport) -> str:
+    """A plain-text table; rich colours are added by the CLI on a terminal."""
+    unj = rep.unjudged > 0  # the column shows only when some run went unjudged
+    head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
+           f"{'rate':>5}  {'95% CI':<11} {'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
+    lines = [head, "-" * len(head)]
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in rep.runs:
+        by_case.setdefault(r.case_id, []).append(r)
+    for s in rep.stats:
+        ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
+        gate = {True: "ok", False: "BELOW", None: "no verdict" if s.unjudged else "n/a"}[s.meets_threshold]
+        lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
+                     + (f"{s.unjudged:>4} " if unj else "") + f"{_pct(s.rate):>5}  {ci:<11} "
+                     f"{_pct(s.pass_at_k):>6} {_pct(s.pass_hat_k):>6}  {s.band:<6} {gate:<5} "
+                     f"{strip_of(by_case.get(s.case_id, []))}")
+    k = rep.stats[0].k if rep.stats else 0
+    lines.append("")
+    lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart."
+                 + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
+    return "\n".join(lines)
+
+
+def format_summary(rep: SessionReport) -> str:
+    s = rep.session
+    total = len(rep.runs)
+    counts = count_statuses(rep.runs)
+    below = [x.case_id for x in rep.stats if x.meets_threshold is False]
+    parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {plural(total, 'run')} — "
+             f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
+             + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")]
+    if s.partial:
+        parts.append("partial: judge checks were skipped (--skip-judge)"
+                     + (f"; {plural(counts['unjudged'], 'unjudged run')} "
+                        + ("has no verdict and is not" if counts["unjudged"] == 1 else "have no verdict and are not")
+                        + " in any rate" if counts["unjudged"] else ""))
+    if rep.judge_calls or rep.judge_calls_saved:
+        parts.append(f"judge: {plural(rep.judge_calls, 'call')}, {rep.judge_usage.total_tokens} tokens, "
+                     f"${rep.judge_usage.cost_usd:.4f}; {plural(rep.judge_calls_saved, 'call')} saved by cheaper checks "
+                     "failing first")
+    if rep.agent_usage.total_tokens:
+        parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
+    if s.decisions:
+        tally = {d: sum(1 for v in s.decisions.values() if v == d) for d in ("above", "below", "undecided")}
+        fixed = fixed_n_for(rep)
+        parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
+                     f"{tally['undecided']} undecided at the cap; {plural(total, 'run')} spent"
+                     + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
+    retried = [r for r in rep.runs if r.infra_retries]
+    if retried:  # so a user can see whether infrastructure shaped the numbers
+        lost = sum(1 for r in retried if r.status == "error")
+        parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
+                     f"Ray worker or node ({lost} lost again: error)")
+    if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
+        parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
+    if below:
+        parts.append(f"below threshold: {', '.join(below)}")
+    return "\n".join(parts)
+
+
+def fixed_n_for(rep: SessionReport) -> int | None:
+    """Runs per case a fixed-N test needs for the same guarantee as the sequential rule."""
+    if not rep.stats:
+        return None
+    from scarbook.stats.sequential import expected_fixed_n
+
+    return max(expected_fixed_n(s.threshold) for s in rep.stats)
+
+
+def report_to_dict(rep: SessionReport) -> dict[str, Any]:
+    return {
+        "session": rep.session.to_dict(),
+        "exit_code": rep.exit_code,
+        "cases": [s.to_dict() | {"meets_threshold": s.meets_threshold} for s in rep.stats],
+        "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
+        "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
+                  "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
+        "runs": [r.to_dict() for r in rep.runs],
+    }
+
+
+def write_json(rep: SessionReport, path: Path) -> None:
+    atomic_write_text(path, json.dumps(report_to_dict(rep), indent=2))

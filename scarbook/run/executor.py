@@ -1,0 +1,61 @@
+"""Where runs execute. The runner only talks to this interface, so a cluster executor (Ray, say)
+can replace the local pool without touching cases, checks, history or the UI.
+
+An executor does two things: `run` keeps up to N jobs in flight, and `agent_part` runs one run's
+worker part (workspace, agent, diff, rule checks, judge inputs: session_run.run_agent_part) where
+the executor puts it. The driver part (the judge, the verdict, history) always runs in the runner's
+process. scarbook.run.ray.executor.RayExecutor is the cluster one."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Protocol, TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+class Executor(Protocol[J, R]):
+    def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
+        """Pull jobs while slots are free (`next_job` returns None when there are no more for now),
+        and yield each result as it completes. Cancelling the iteration cancels running work."""
+
+    async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
+        """Run the worker part of run k of `case` (same arguments as session_run.run_agent_part)."""
+
+
+class LocalExecutor(Generic[J, R]):
+    """An asyncio pool of `concurrency` slots in this process."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+
+    async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
+        from scarbook.run.session_run import run_agent_part
+
+        return await run_agent_part(ctx, agent, case, k, manifests, emit)
+
+    async def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
+        running: set[asyncio.Task] = set()
+        try:
+            while True:
+                while len(running) < self.concurrency:
+                    job = next_job()
+                    if job is None:
+                        break
+                    running.add(asyncio.ensure_future(work(job)))
+                if not running:
+                    return
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                # Look at every finished task before raising one's exception, so no other failure
+                # is left for asyncio to report as "Task exception was never retrieved".
+                failed = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+                if failed:
+                    raise failed[0]
+                for task in done:
+                    yield task.result()
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)

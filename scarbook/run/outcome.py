@@ -1,0 +1,36 @@
+"""What a session's ending means as an exit code (its marks in listings: library_rows.session_marks).
+
+The one place the error policy turns into a number (the CLI's exit code, the TUI's "exit code"
+line, the JSON report's `exit_code`):
+
+    0  every case at or above its threshold, in a session that finished with every run judged
+    1  some case below its threshold (or regressed against `--against`'s baseline), in a session
+       that finished with every run judged
+    2  usage or configuration error (raised before a session starts; never computed here)
+    3  no verdict: the session was cancelled, stopped by --max-cost, aborted, crashed or
+       interrupted; or it was partial (judge checks skipped, so some runs are unjudged); or
+       errors left a case without a verdict
+
+A session that did not finish, or did not judge everything, exits 3 even when a case is below
+its threshold: it saw part of the evidence, and "1" would read as a complete verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from scarbook.models import SessionInfo, SessionState
+from scarbook.stats.rates import CaseStats
+
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
+
+
+def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False) -> int:
+    stats = list(stats)
+    if session.state != SessionState.FINISHED or session.partial or any(s.unjudged for s in stats):
+        return EXIT_NO_VERDICT
+    if regressed or any(s.meets_threshold is False for s in stats):
+        return EXIT_BELOW
+    if any(s.meets_threshold is None for s in stats):
+        return EXIT_NO_VERDICT
+    return EXIT_OK

@@ -1,0 +1,236 @@
+"""The session runner: a ready session's cases x runs through an executor, as an async generator of events.
+
+    async for event in run_session(prepare_session(project, plan).session): ...
+
+Each run is recorded in history the moment it finishes, so cancelling, a crash or Ctrl-C keeps every
+finished run. Runs that were still going are killed (whole process group) and not recorded.
+
+Error policy: an unexpected exception inside one run makes that run an `error` (its traceback
+written beside the session's history) and the session goes on; a rejected judge key records the
+run that met it, stops the session and ends it `aborted`; an unexpected exception in the runner
+itself ends the session `crashed`, with the traceback in <history>/<session>/crash.txt. Every
+ending is a SessionFinished event; nothing escapes as a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator
+
+from scarbook.proc.leftovers import kill_leftovers, session_prefix
+from scarbook.errors import AbortSession
+from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.executor import Executor, LocalExecutor
+from scarbook.history.store import now_iso
+from scarbook.models import Case, RunRecord, SessionInfo, SessionState
+from scarbook.run.session import DecideFn, ReadySession
+from scarbook.cases.io import case_digest
+from scarbook.run.session_run import AgentPart, RunContext, judge_part
+from scarbook.run.workspace import Janitor, SeedManifest
+
+
+@dataclass
+class SessionControl:
+    """Handed to run_session; `cancel()` stops launching and kills running agents."""
+
+    cancelled: bool = False
+    _task: asyncio.Task | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+@dataclass
+class _CaseState:
+    case: Case
+    todo: list[int]  # the run numbers k still to start (all of 1..N, or a shard's share)
+    started: int = 0
+    passes: int = 0
+    fails: int = 0
+    decided: str | None = None
+
+
+@dataclass
+class _Schedule:
+    cases: list[_CaseState]
+    runs: int
+    decide: DecideFn | None
+    max_cost: float | None
+    spent: float = 0.0
+    stop_reason: SessionState | None = None
+    abort_message: str = ""
+    cursor: int = 0
+    records: list[RunRecord] = field(default_factory=list)
+
+    def next_job(self, control: SessionControl) -> tuple[Case, int] | None:
+        """Round-robin over cases so every case fills in together."""
+        if control.cancelled or self.stop_reason:
+            return None
+        if self.max_cost is not None and self.spent >= self.max_cost:
+            self.stop_reason = SessionState.STOPPED_BUDGET
+            return None
+        for _ in range(len(self.cases)):
+            st = self.cases[self.cursor % len(self.cases)]
+            self.cursor += 1
+            if st.decided is None and st.todo:
+                st.started += 1
+                return st.case, st.todo.pop(0)
+        return None
+
+
+
+
+def git_revision(root: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
+                      executor: Executor | None = None) -> AsyncIterator[Event]:
+    project, plan, judge = ready.project, ready.plan, ready.judge
+    cfg = project.config
+    control = control or SessionControl()
+    history = project.history
+    cases, runs = plan.cases, plan.runs
+    shard = plan.shard
+    sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
+    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=runs,
+                       case_ids=[c.id for c in cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
+                       judge_model=cfg.judge_model if judge is not None else "",
+                       git_revision=git_revision(project.root),
+                       case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial,
+                       shard=shard.to_dict() if shard else {})
+    history.start_session(info)
+    jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
+    schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
+    states = {st.case.id: st for st in schedule.cases}
+    queue: asyncio.Queue = asyncio.Queue()
+    ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
+                     judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why)
+    manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
+    janitor = Janitor()
+    pool = executor or LocalExecutor(ready.concurrency)
+    yield SessionStarted(info, planned_runs=sum(len(st.todo) for st in schedule.cases))
+
+    async def one_run(case: Case, k: int) -> tuple[RunRecord, AbortSession | None]:
+        part: AgentPart | None = None
+        try:
+            part = await pool.agent_part(ctx, ready.agent, case, k, manifests, queue.put_nowait)
+            return await judge_part(part, case, judge, queue.put_nowait), None
+        except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
+            record = part.record if part is not None else _blank_record(ctx, case, k)
+            record.status, record.reason = "error", exc.message
+            return record, exc
+        except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
+            record = part.record if part is not None else _blank_record(ctx, case, k)
+            record.status = "error"
+            record.reason = f"scarbook could not finish this run: {_one_line(exc)} " \
+                            f"(traceback in {_write_traceback(history.dir / sid / f'{case.id}-{k}.traceback.txt')})"
+            return record, None
+
+    async def work(job: tuple[Case, int]) -> RunRecord:
+        case, k = job
+        record, abort = await one_run(case, k)
+        if record.status == "pass" and not ready.keep_all:
+            janitor.remove(Path(record.workspace))
+            record.workspace_kept = False
+        history.record_run(record)
+        schedule.records.append(record)
+        schedule.spent += record.agent_usage.cost_usd + record.judge_usage.cost_usd
+        queue.put_nowait(RunFinished(record))
+        st = states[case.id]
+        if record.status == "pass":
+            st.passes += 1
+        elif record.status == "fail":
+            st.fails += 1
+        if abort is not None:
+            if not schedule.abort_message:
+                schedule.abort_message = abort.message
+            control.cancel()  # kill the other runs: each would meet the same rejection
+            return record
+        if ready.decide is not None and st.decided is None:
+            verdict = ready.decide(case, st.passes, st.fails)
+            if verdict is None and st.started >= runs and _finished(schedule, case.id) >= runs:
+                verdict = "undecided"
+            if verdict is not None:
+                st.decided = verdict
+                info.decisions[case.id] = verdict
+                queue.put_nowait(CaseDecided(sid, case.id, verdict, st.passes + st.fails))
+        return record
+
+    async def drive() -> None:
+        async for _ in pool.run(lambda: schedule.next_job(control), work):
+            pass
+
+    driver = asyncio.ensure_future(drive())
+    control._task = driver
+    driver.add_done_callback(lambda _t: queue.put_nowait(None))
+    try:
+        while True:
+            event = await queue.get()
+            if event is None:
+                break
+            yield event
+        try:
+            driver.result()
+        except asyncio.CancelledError:
+            info.state = SessionState.CANCELLED
+        except Exception as exc:  # noqa: BLE001 — the runner itself failed: say so, keep what was recorded
+            path = _write_traceback(history.dir / sid / "crash.txt", exc)
+            info.state = SessionState.CRASHED
+            info.note = f"session crashed: {_one_line(exc)} — traceback in {path}"
+    finally:
+        if not driver.done():  # the consumer went away (Ctrl-C, closed generator): stop the runs
+            control.cancelled = True
+            driver.cancel()
+            await asyncio.gather(driver, return_exceptions=True)
+            info.state = SessionState.CANCELLED
+        if schedule.abort_message and info.state != SessionState.CRASHED:
+            info.state, info.note = SessionState.ABORTED, f"session aborted: {schedule.abort_message}"
+        if info.state == SessionState.RUNNING:
+            info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
+        janitor.close()  # every pruned workspace is gone before the session says it is over
+        kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
+        try:
+            history.finish_session(info)
+        except Exception as exc:  # noqa: BLE001 — the runs are recorded; say the ending could not be
+            if info.state == SessionState.FINISHED:
+                info.state = SessionState.CRASHED
+            info.note = (info.note + "; " if info.note else "session crashed: ") + \
+                f"the session record could not be written: {_one_line(exc)}"
+    yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
+
+
+def _finished(schedule: _Schedule, case_id: str) -> int:
+    return sum(1 for r in schedule.records if r.case_id == case_id)
+
+
+def _blank_record(ctx: RunContext, case: Case, k: int) -> RunRecord:
+    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason="",
+                     started_at=now_iso(), workspace=str(Path(ctx.session_dir) / case.id / str(k)))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _write_traceback(path: Path, exc: BaseException | None = None) -> Path | str:
+    """Write the traceback being handled (or `exc`'s) to `path`; where it went, or why it could not."""
+    text = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        return f"nowhere: could not write {path}: {err.strerror or err}"
+    return path

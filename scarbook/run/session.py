@@ -1,0 +1,155 @@
+"""One way into a session for every front-end: a plan, prepared into a ready session or refused.
+
+    prep = prepare_session(project, SessionPlan(cases, runs=10, skip_judge=False))
+    if prep.errors: ...                      # CLI: print each, exit 2. TUI: show them, start nothing.
+    async for event in run_session(prep.session): ...
+
+`prepare_session` builds and preflights the agent (its program exists; a python agent's module
+imports), the judge (its API key is set) and the adaptive decider, before anything is recorded.
+So a configuration mistake is said once, before the first run, instead of as N failed runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
+from scarbook.errors import ScarbookError
+from scarbook.models import Case
+from scarbook.project import Project
+from scarbook.run.shards import Shard
+
+# decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
+DecideFn = Callable[[Case, int, int], str | None]
+
+
+@dataclass
+class SessionPlan:
+    """What the user asked for (CLI options or the TUI's launch modal)."""
+
+    cases: list[Case]
+    runs: int  # runs per case; with `adaptive`, the cap
+    label: str = ""
+    concurrency: int | None = None  # None: scarbook.yaml's
+    keep_all: bool | None = None  # None: scarbook.yaml's `keep`
+    skip_judge: bool = False
+    judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
+    timeout_s: float | None = None
+    max_cost: float | None = None
+    adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
+    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
+    shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
+
+
+@dataclass
+class ReadySession:
+    """A plan whose agent, judge and decider are built and preflighted: run_session() runs it."""
+
+    project: Project
+    plan: SessionPlan
+    agent_spec: AgentSpec
+    agent: Agent
+    judge: Any = None  # scarbook.judge.Judge, or None (no judge checks, or judging skipped)
+    decide: DecideFn | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Some verdict-bearing checks will not be graded: the session can never gate green."""
+        return self.judge is None and any(c.judge_checks for c in self.plan.cases)
+
+    @property
+    def concurrency(self) -> int:
+        return self.plan.concurrency or self.project.config.concurrency
+
+    @property
+    def keep_all(self) -> bool:
+        return self.project.config.keep == "all" if self.plan.keep_all is None else self.plan.keep_all
+
+
+@dataclass
+class Preparation:
+    """Either a ready session or the configuration errors that prevent one (each a full sentence)."""
+
+    session: ReadySession | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
+    errors: list[str] = []
+    if not plan.cases:
+        errors.append(f"no cases to run in {project.cases_dir}")
+    if plan.runs < 1:
+        errors.append(f"runs must be a positive number, got {plan.runs}")
+    if plan.shard is not None:
+        errors.extend(_shard_problems(project, plan))
+    spec, agent = _preflight_agent(project, errors)
+    judge = _preflight_judge(project, plan, errors)
+    decide = None
+    if plan.adaptive and plan.cases and plan.runs >= 1:
+        from scarbook.stats.sequential import make_decider
+
+        try:
+            decide = make_decider(plan.cases, project.config.threshold, plan.runs)
+        except ValueError as exc:
+            errors.append(f"--runs auto cannot decide these cases: {exc}")
+    if errors or agent is None or spec is None:
+        return Preparation(errors=errors)
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide))
+
+
+def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
+    """prepare_session for scripts and tests: the configuration errors raised as one ScarbookError."""
+    prep = prepare_session(project, plan)
+    if prep.session is None:
+        raise ScarbookError("\n".join(prep.errors))
+    return prep.session
+
+
+def _preflight_agent(project: Project, errors: list[str]) -> tuple[AgentSpec | None, Agent | None]:
+    try:
+        spec = AgentSpec.from_config(project.config.agent)
+    except ValueError as exc:  # a type config.py accepts but this version cannot build
+        errors.append(f"agent: {exc} — scarbook can run agents of type {', '.join(AgentType)}")
+        return None, None
+    try:
+        cfg = project.config
+        agent = make_agent(spec, project.root, isolation=cfg.isolation, network=cfg.network)
+        agent.preflight()
+        return spec, agent
+    except ScarbookError as exc:
+        errors.append(exc.message)
+    except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
+        if spec.type is AgentType.PYTHON:
+            module = spec.function.partition(":")[0]
+            errors.append(f"agent.function {spec.function!r}: importing {module!r} raised "
+                          f"{type(exc).__name__}: {exc} — fix the module (it runs at import)")
+        else:
+            errors.append(f"the agent ({spec.type}) could not be prepared: {type(exc).__name__}: {exc}")
+    return spec, None
+
+
+def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
+    from scarbook.judge import judge_for
+
+    env = os.environ if plan.judge_env is None else plan.judge_env
+    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env)
+    if judge is not None:
+        try:
+            judge.preflight()  # no key: said before any run starts
+        except ScarbookError as exc:
+            errors.append(exc.message)
+            return None
+    return judge
+
+
+def _shard_problems(project: Project, plan: SessionPlan) -> list[str]:
+    if plan.adaptive:
+        return ["--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, "
+                "which no single shard sees"]
+    folder = project.history.dir / plan.shard.folder_id
+    if folder.exists():
+        return [f"session {plan.shard.folder_id} is already recorded in {project.history.dir} — each shard of a "
+                "session runs once; give a new --session-id to run the session again"]
+    return []

@@ -1,0 +1,217 @@
+"""One run, in two parts, so the part that runs the agent can live on another machine.
+
+    part = await run_agent_part(ctx, agent, case, k)   # worker: workspace, agent, diff, rule checks
+    record = await judge_part(part, case, judge)       # driver: judge checks, then the verdict
+
+The worker part returns plain data (`AgentPart`: the record so far, plus each judge check's
+artifact, read and capped where the workspace is); the driver part calls the judge and computes
+the verdict. Rule checks always run before judge checks (they are cheaper and decide a fail on
+their own); checks are otherwise evaluated in the case's order, and after the first check that
+does not pass the rest are `skipped`.
+
+A run whose rule checks passed but whose judge checks were skipped (no judge for this session)
+is `unjudged`: it has no verdict, and is counted apart from passes, fails and errors.
+"""
+
+from __future__ import annotations
+
+from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
+
+import asyncio
+import errno
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from scarbook.fs import safefs
+from scarbook.agents import Agent
+from scarbook.checks import CheckContext, run_check
+from scarbook.run.events import CheckDone, Event, RunStarted
+from scarbook.history.store import now_iso
+from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.inputs import read_check_artifact
+from scarbook.models import Case, Check, CheckResult, RunRecord
+from scarbook.agents.usage import read_agent_usage, usage_of_checks
+from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
+
+OUTPUT_EXCERPT = 4000
+AWAITING_JUDGE = "waiting for the judge"
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class RunContext:
+    """What every run of one session shares. Plain data: it pickles to a remote worker."""
+
+    session_id: str
+    session_dir: str  # workspaces/<session>: each run in <case>/<k>/, its logs beside it
+    default_timeout_s: float  # scarbook.yaml's timeout_s
+    timeout_s: float | None = None  # --timeout: beats the case's own
+    judge_max_bytes: int | None = None  # the judge's artifact cap; None: this session has no judge
+    judge_skipped_why: str = "--skip-judge"  # said in the detail of skipped judge checks
+
+    def timeout_for(self, case: Case) -> float:
+        return self.timeout_s or case.timeout_s or self.default_timeout_s
+
+
+@dataclass
+class JudgeInput:
+    """One llm_judge check of a run, with the artifact it grades (or why it cannot be graded)."""
+
+    index: int
+    check: Check
+    artifact: Artifact | ArtifactRefused
+
+
+@dataclass
+class AgentPart:
+    """The worker part's answer: the record so far and what the judge needs."""
+
+    record: RunRecord
+    judge_inputs: list[JudgeInput] = field(default_factory=list)
+    settled: bool = False  # the status is final already (the agent did not start or did not finish)
+
+
+async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
+                         manifests: dict[str, SeedManifest] | None = None, emit: Emit | None = None) -> AgentPart:
+    """Prepare the workspace, run the agent, diff, run the rule checks, read the judge's artifacts."""
+    emit = emit or _ignore
+    log_dir = Path(ctx.session_dir) / case.id
+    ws = log_dir / str(k)
+    record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason="",
+                       started_at=now_iso(), workspace=str(ws))
+    part = AgentPart(record, settled=True)
+    start = time.monotonic()
+    emit(RunStarted(ctx.session_id, case.id, k, record.workspace))
+    try:
+        manifests = {} if manifests is None else manifests
+        if case.id not in manifests:
+            manifests[case.id] = seed_manifest(case)
+        snap = prepare_workspace(case, ws, manifests[case.id])
+    except OSError as exc:
+        record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
+        record.duration_s = time.monotonic() - start
+        return part
+    transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"
+    env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
+           "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": ctx.session_id}
+    try:
+        result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
+            why += " — the agent program exists, so check the interpreter on its #! line"
+        record.reason = f"could not start the agent ({agent.label}): {why}"
+        record.duration_s = time.monotonic() - start
+        return part
+    record.stderr_path = result.stderr_path
+    record.exit_code = result.exit_code
+    record.output_excerpt = result.output[:OUTPUT_EXCERPT]
+    record.output_truncated = result.output_truncated
+    if len(result.output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
+        try:  # created fresh: the agent may have planted a pipe or a link at this name
+            with open(safefs.create_file(log_dir, f"{k}.output.txt"), "w", encoding="utf-8") as fh:
+                fh.write(result.output)
+        except (safefs.Refused, OSError):
+            pass
+    record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
+    try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)
+        record.diff = await asyncio.to_thread(diff_workspace, snap, ws)
+    except (safefs.Refused, OSError) as exc:
+        record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
+        record.duration_s = time.monotonic() - start
+        return part
+    record.agent_usage = read_agent_usage(usage_file, None)
+    if result.crashed:
+        record.status, record.reason = "fail", result.crashed
+        record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
+                         for i, c in enumerate(case.checks)]
+        for r in record.checks:
+            emit(CheckDone(ctx.session_id, case.id, k, r))
+    else:
+        part.settled = False
+        checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
+                              env_allow=tuple(getattr(agent, "env_allow", ())),
+                              sandbox=_sandbox_of(agent, case))  # a command check runs in it too
+        await _rule_checks(part, ctx, checks, result.output, emit)
+    record.duration_s = time.monotonic() - start
+    return part
+
+
+async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, output: str, emit: Emit) -> None:
+    record, case = part.record, checks.case
+    results: list[CheckResult | None] = [None] * len(case.checks)
+    stopped: CheckResult | None = None
+    for i, check in enumerate(case.checks):
+        if check.is_judge:
+            continue
+        result = _not_run(check, i, stopped) if stopped else await run_check(check, checks, i)
+        if stopped is None and result.status in ("fail", "error"):
+            stopped = result
+        results[i] = result
+        emit(CheckDone(record.session_id, record.case_id, record.k, result))
+    for i, check in enumerate(case.checks):
+        if not check.is_judge:
+            continue
+        if stopped is not None:
+            results[i] = _not_run(check, i, stopped)
+        elif ctx.judge_max_bytes is None:
+            results[i] = CheckResult(check.type, "skipped", f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
+        else:
+            results[i] = CheckResult(check.type, "skipped", AWAITING_JUDGE, i)
+            artifact = await asyncio.to_thread(read_check_artifact, check, checks.workspace, output,
+                                               ctx.judge_max_bytes)  # an agent-written file: off the loop
+            part.judge_inputs.append(JudgeInput(i, check, artifact))
+            continue
+        emit(CheckDone(record.session_id, record.case_id, record.k, results[i]))
+    record.checks = [r for r in results if r is not None]
+
+
+def _not_run(check: Check, index: int, stopped: CheckResult) -> CheckResult:
+    return CheckResult(check.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) did not pass", index)
+
+
+async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = None) -> RunRecord:
+    """Grade the judge checks (in order, stopping at the first that does not pass); set the verdict.
+
+    A rejected API key raises AbortSession (scarbook.judge.JudgeAuthError): the runner records
+    this run as an error and stops the session."""
+    emit = emit or _ignore
+    record = part.record
+    start = time.monotonic()
+    stopped: CheckResult | None = None
+    for inp in part.judge_inputs:
+        if stopped is not None:
+            result = _not_run(inp.check, inp.index, stopped)
+        else:
+            result = await judge.grade_artifact(inp.check, inp.artifact, case.task)
+            result.index = inp.index
+            if result.status in ("fail", "error"):
+                stopped = result
+        record.checks[inp.index] = result
+        emit(CheckDone(record.session_id, record.case_id, record.k, result))
+    if not part.settled:
+        record.status, record.reason = verdict_of(record.checks)
+    record.judge_usage, record.judge_calls = usage_of_checks(record.checks)
+    record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks)
+                                   if c.is_judge and r.status == "skipped" and r.detail.startswith("not run"))
+    if record.agent_usage.total_tokens and not record.agent_usage.cost_usd and judge is not None:
+        prices = getattr(judge.settings, "price_usage", None)
+        if prices:  # priced here, where the judge's price table is: the worker does not load it
+            record.agent_usage = read_agent_usage(Path(record.workspace).parent / f"{record.k}.usage.jsonl", judge)
+    record.duration_s += time.monotonic() - start
+    return record
+
+
+
+
+def _ignore(_event: Event) -> None:
+    pass
+
+
+def _sandbox_of(agent: Agent, case: Case):
+    """The sandbox the agent ran this case in (None: isolation none), for the case's command checks."""
+    sandbox_for = getattr(agent, "sandbox_for", None)
+    return sandbox_for(case.network) if sandbox_for is not None else None

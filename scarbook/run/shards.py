@@ -1,0 +1,210 @@
+"""Shards: one session's (case, k) jobs split over N machines (a CI matrix, k8s Jobs), merged back.
+
+`scarbook eval --shard I/N --session-id ID` runs a deterministic 1/N of the jobs and records them as
+the session folder `ID.shard-I-of-N`; `scarbook merge DIR...` reads those folders from the shards'
+history folders, checks that every shard is there exactly once and that all of them ran the same
+thing, and records one session `ID` whose table, exit code, JSON and JUnit are those of one machine.
+
+The split is by position in a fixed order (k first, then case id), so it does not depend on the
+order cases were named in, and every shard gets a share of every case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarbook.errors import HistoryError, ScarbookError
+from scarbook.models import RunRecord, SessionInfo
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SHARD_SPEC = re.compile(r"(\d+)/(\d+)")
+# Worst first: the merged session takes the worst state any shard ended in.
+STATE_ORDER = ("aborted", "crashed", "interrupted", "running", "cancelled", "stopped: budget", "finished")
+# What every shard of one session must agree on for the merge to be one session.
+SAME_FIELDS = {"runs_per_case": "runs per case", "case_ids": "cases", "fingerprint": "agent/judge configuration",
+               "case_digests": "case checks", "git_revision": "git revision", "label": "label",
+               "judge_model": "judge model", "partial": "--skip-judge"}
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based, as the user writes it
+    count: int
+    session_id: str
+
+    @classmethod
+    def parse(cls, spec: str, session_id: str | None) -> "Shard":
+        m = SHARD_SPEC.fullmatch(spec.strip())
+        if not m or not 1 <= int(m[1]) <= int(m[2]):
+            raise ScarbookError(f"--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got {spec!r}")
+        if not session_id:
+            raise ScarbookError("--shard needs --session-id: the name every shard of the session shares "
+                                "(e.g. --session-id \"$CI_PIPELINE_ID\"), so `scarbook merge` can join them")
+        check_session_id(session_id)
+        return cls(int(m[1]), int(m[2]), session_id)
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def folder_id(self) -> str:
+        """The history folder (session id) this shard records into."""
+        return f"{self.session_id}.shard-{self.index}-of-{self.count}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"session": self.session_id, "index": self.index, "count": self.count}
+
+    def jobs(self, case_ids: list[str], runs: int) -> dict[str, list[int]]:
+        """Case id -> the run numbers k this shard runs (every case listed, maybe with none)."""
+        mine: dict[str, list[int]] = {cid: [] for cid in case_ids}
+        for j, (cid, k) in enumerate(all_jobs(case_ids, runs)):
+            if j % self.count == self.index - 1:
+                mine[cid].append(k)
+        return mine
+
+
+def all_jobs(case_ids: list[str], runs: int) -> list[tuple[str, int]]:
+    return [(cid, k) for k in range(1, runs + 1) for cid in sorted(set(case_ids))]
+
+
+def check_session_id(session_id: str) -> str:
+    if not SESSION_ID.fullmatch(session_id):
+        raise ScarbookError(f"--session-id must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter "
+                            f"or digit), got {session_id!r}")
+    return session_id
+
+
+@dataclass
+class FoundShard:
+    shard: Shard
+    info: SessionInfo
+    runs: list[RunRecord]
+    folder: Path
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard.label} ({self.folder})"
+
+
+def _history_at(folder: Path):
+    from scarbook.history.store import History
+
+    history = History(folder.parent)
+    history.dir = folder  # a history folder as the shard's job left it, wherever it was unpacked
+    return history
+
+
+def _history_folders(given: Path) -> list[Path]:
+    """The history folders a DIR argument stands for: a session folder's parent, a history folder,
+    or a workspaces folder (its history/)."""
+    if (given / "session.json").is_file():
+        return [given.parent]
+    if (given / "history").is_dir():
+        return [given / "history"]
+    return [given]
+
+
+def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundShard]:
+    """Every shard session recorded in `dirs` (of `session_id`, if given)."""
+    found: list[FoundShard] = []
+    for given in dirs:
+        if not given.is_dir():
+            raise ScarbookError(f"{given} is not a folder — give the history folders (workspaces/history) "
+                                "the shard jobs left")
+        only = given.name if (given / "session.json").is_file() else None
+        for folder in _history_folders(given):
+            history = _history_at(folder)
+            for sub in sorted(p for p in folder.iterdir() if (p / "session.json").is_file()):
+                if only is not None and sub.name != only:
+                    continue
+                info = history.read_session(sub.name)
+                spec = info.shard or {}
+                if not spec.get("count") or spec.get("merged"):
+                    continue
+                if session_id is not None and spec.get("session") != session_id:
+                    continue
+                shard = Shard(int(spec["index"]), int(spec["count"]), str(spec["session"]))
+                runs = history.runs(sub.name)
+                if history.problems:
+                    raise HistoryError(f"shard {shard.label} in {sub}: {history.problems[0]}")
+                found.append(FoundShard(shard, info, runs, sub))
+    return found
+
+
+def pick_session(found: list[FoundShard], dirs: list[Path]) -> str:
+    ids = sorted({f.shard.session_id for f in found})
+    where = ", ".join(map(str, dirs))
+    if not ids:
+        raise ScarbookError(f"no shards found in {where} — shards are recorded by "
+                            "`scarbook eval --shard I/N --session-id ID` in workspaces/history")
+    if len(ids) > 1:
+        labels = {sid: ", ".join(sorted(f.shard.label for f in found if f.shard.session_id == sid)) for sid in ids}
+        listing = "; ".join(f"{sid} (shards {labels[sid]})" for sid in ids)
+        raise ScarbookError(f"{where} hold shards of more than one session: {listing} — pick one with --session-id")
+    return ids[0]
+
+
+def check_complete(found: list[FoundShard]) -> None:
+    """Every shard 1..N exactly once, all with the same N and the same configuration."""
+    sid = found[0].shard.session_id
+    counts = sorted({f.shard.count for f in found})
+    if len(counts) > 1:
+        listing = ", ".join(f.name for f in found)
+        raise ScarbookError(f"the shards of session {sid} disagree on how many shards there are: {listing}")
+    n = counts[0]
+    by_index: dict[int, FoundShard] = {}
+    for f in found:
+        if f.shard.index in by_index:
+            raise ScarbookError(f"shard {f.shard.label} of session {sid} is given twice: "
+                                f"{by_index[f.shard.index].folder} and {f.folder} — give each shard's history once")
+        by_index[f.shard.index] = f
+    missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in by_index]
+    if missing:
+        raise ScarbookError(f"shard {', '.join(missing)} of session {sid} is missing (found "
+                            f"{', '.join(f.shard.label for f in sorted(found, key=lambda f: f.shard.index))}) "
+                            "— add the history folder of the job that ran "
+                            + " and ".join(f"--shard {m}" for m in missing))
+    first = by_index[1]
+    for f in found:
+        if f is first:
+            continue
+        for key, what in SAME_FIELDS.items():
+            if getattr(f.info, key) != getattr(first.info, key):
+                raise ScarbookError(f"shard {f.shard.label} of session {sid} ran with a different {what} than "
+                                    f"shard 1/{n} ({getattr(f.info, key)!r} vs {getattr(first.info, key)!r}) — "
+                                    "the shards of one session must run the same commit and configuration")
+    for f in found:
+        planned = f.shard.jobs(first.info.case_ids, first.info.runs_per_case)
+        for r in f.runs:
+            if r.k not in planned.get(r.case_id, ()):
+                raise ScarbookError(f"shard {f.shard.label} of session {sid} holds run {r.case_id}#{r.k}, which is "
+                                    f"not one of its jobs — {f.folder} is damaged or from another split")
+
+
+def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]:
+    """One session from complete, consistent shards (see check_complete)."""
+    found = sorted(found, key=lambda f: f.shard.index)
+    first = found[0].info
+    sid = found[0].shard.session_id
+    worst = min((f.info.state for f in found), key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 0)
+    notes = [f"shard {f.shard.label} {f.info.state}: {len(f.runs)} of "
+             f"{sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case).values()))} runs"
+             for f in found if f.info.state != "finished"]
+    notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
+    info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),
+                       finished_at=max((f.info.finished_at or "" for f in found), default="") or None,
+                       state=worst, runs_per_case=first.runs_per_case, case_ids=list(first.case_ids),
+                       fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
+                       git_revision=first.git_revision, case_digests=dict(first.case_digests),
+                       partial=first.partial, note="; ".join(notes),
+                       shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]})
+    runs = []
+    for f in found:
+        for r in f.runs:
+            r.session_id = sid
+            runs.append(r)
+    runs.sort(key=lambda r: (r.case_id, r.k))
+    return info, runs

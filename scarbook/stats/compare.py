@@ -1,0 +1,348 @@
+"""Compare two sessions (before / after a prompt edit or model switch), case by case.
+
+Per case: both pass rates, the difference after - before with a 95% interval (Newcombe's hybrid
+score interval, "method 10" of Newcombe 1998), a two-sided Fisher exact p-value, a plain verdict,
+and — when the case is inconclusive — how many runs per side would detect a difference of the
+observed size. Per-case verdicts across many cases are Holm-corrected (family-wise error at most
+5%). Across cases: the mean per-case difference with a standard error that counts both the spread
+between cases and each case's own sampling variance (Miller 2024, "Adding Error Bars to Evals",
+the paired difference with resampled questions; see docs/statistics.md).
+
+Errors stay out of every rate: rate = passes / (passes + fails); the error counts ride along so
+the table can show them. Pure Python: no scipy at runtime (the tests check the numbers against it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Iterable, Literal, Mapping, NamedTuple, Sequence
+
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.stats.rates import Z95, wilson
+
+Verdict = Literal["improved", "regressed", "no detectable change"]
+ALPHA = 0.05
+
+
+class Counts(NamedTuple):
+    """One case in one session: how its runs ended. `unjudged` runs (every verdict-bearing check
+    skipped, e.g. --skip-judge) reached no verdict: like errors, they never enter the rate."""
+
+    passes: int
+    fails: int
+    errors: int = 0
+    unjudged: int = 0
+
+    @property
+    def judged(self) -> int:
+        """Runs that reached a verdict: the rate's denominator (errors never count)."""
+        return self.passes + self.fails
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.judged if self.judged else None
+
+
+def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
+    """Tally a session's runs per case, the input `compare_sessions` takes."""
+    tally: dict[str, list[int]] = {}
+    for run in runs:
+        slot = tally.setdefault(run.case_id, [0, 0, 0, 0])
+        slot[_SLOT[run.status]] += 1
+    return {case: Counts(*t) for case, t in sorted(tally.items())}
+
+
+_SLOT = {"pass": 0, "fail": 1, "error": 2, "unjudged": 3}
+
+
+def partial_mismatch(a: SessionInfo, b: SessionInfo) -> str | None:
+    """Why two sessions' rates are not comparable because only one graded its judge checks, or None.
+
+    A --skip-judge (partial) session's rate counts rule checks only; a judged one's counts the
+    judge too, so their difference would measure the judge, not the agent."""
+    if a.partial == b.partial:
+        return None
+    skipped, judged = (a, b) if a.partial else (b, a)
+    return (f"session {skipped.id} skipped its judge checks (--skip-judge: partial) and session {judged.id} "
+            "graded them — their rates measure different checks; compare two judged sessions "
+            "(re-run without --skip-judge), or pass --force")
+
+
+def changed_cases(a: SessionInfo, b: SessionInfo) -> list[str]:
+    """Cases both sessions ran whose checks/rubric changed in between (by case digest): comparing
+    their rates would compare two different tests. A missing digest counts as unchanged."""
+    shared = sorted(set(a.case_digests) & set(b.case_digests))
+    return [c for c in shared if a.case_digests[c] and b.case_digests[c] and a.case_digests[c] != b.case_digests[c]]
+
+
+def newcombe_interval(c1: int, n1: int, c2: int, n2: int, z: float = Z95) -> tuple[float, float]:
+    """Interval for p2 - p1 (after minus before), Newcombe 1998 method 10 (hybrid Wilson score).
+
+    With (l1, u1), (l2, u2) the Wilson intervals of p1 = c1/n1 and p2 = c2/n2 and d = p2 - p1:
+        lo = d - sqrt((p2 - l2)^2 + (u1 - p1)^2)
+        hi = d + sqrt((u2 - p2)^2 + (p1 - l1)^2)
+    """
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError("newcombe_interval needs at least one judged run on each side")
+    p1, p2 = c1 / n1, c2 / n2
+    # the score interval for one proportion, no continuity correction (n > 0 checked above)
+    l1, u1 = wilson(c1, n1, z)
+    l2, u2 = wilson(c2, n2, z)
+    d = p2 - p1
+    lo = d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
+    hi = d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+    return max(-1.0, lo), min(1.0, hi)
+
+
+def fisher_exact_p(c1: int, n1: int, c2: int, n2: int) -> float:
+    """Two-sided Fisher exact p-value for the table [[c1, n1-c1], [c2, n2-c2]].
+
+    Same definition as scipy.stats.fisher_exact(alternative="two-sided"): the sum of the
+    hypergeometric probabilities of every table with the same margins that is no more likely
+    than the observed one (with scipy's relative tolerance of 1e-7 for ties). Computed with exact
+    integers, so there is no rounding until the final division.
+    """
+    if not (0 <= c1 <= n1 and 0 <= c2 <= n2):
+        raise ValueError("passes must lie between 0 and the number of judged runs")
+    total, passes = n1 + n2, c1 + c2
+    if total == 0:
+        return 1.0
+    lo, hi = max(0, n1 - (total - passes)), min(passes, n1)
+
+    def weight(x: int) -> int:  # C(passes, x) * C(fails, n1 - x), the pmf times C(total, n1)
+        return math.comb(passes, x) * math.comb(total - passes, n1 - x)
+
+    observed = weight(c1)
+    cutoff = observed * (1 + 1e-7)
+    tail = sum(w for w in map(weight, range(lo, hi + 1)) if w <= cutoff)
+    return min(1.0, tail / math.comb(total, n1))
+
+
+def runs_for_power(p1: float, p2: float, alpha: float = ALPHA, power: float = 0.8) -> int:
+    """Runs per side for a two-sided test at `alpha` to detect p1 vs p2 with the given power.
+
+    The standard normal-approximation formula for two independent proportions (Fleiss, no
+    continuity correction), with p̄ = (p1 + p2) / 2:
+        n = ( z_{1-α/2} * sqrt(2 p̄ (1-p̄)) + z_{power} * sqrt(p1(1-p1) + p2(1-p2)) )^2 / (p1-p2)^2
+    rounded up.
+    """
+    if p1 == p2:
+        raise ValueError("runs_for_power needs two different pass rates: there is no difference to detect")
+    if not (0 <= p1 <= 1 and 0 <= p2 <= 1):
+        raise ValueError("pass rates must lie between 0 and 1")
+    normal = NormalDist()
+    z_a, z_b = normal.inv_cdf(1 - alpha / 2), normal.inv_cdf(power)
+    pbar = (p1 + p2) / 2
+    root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+    return max(1, math.ceil(root * root / (p1 - p2) ** 2 - 1e-9))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm 1979 step-down adjusted p-values, in the input order.
+
+    Sorted ascending p_(1) <= ... <= p_(m): adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
+    Calling a case changed when its adjusted p < α keeps the chance of *any* false call among
+    the m cases at most α, whatever the dependence between them."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def diff_variance(c1: int, n1: int, c2: int, n2: int) -> float:
+    """Sampling variance of one case's difference p2 - p1, never 0 (Agresti & Caffo 2000).
+
+    One pass and one fail are added to each side, p̃ = (c + 1) / (n + 2), and
+        var = p̃1 (1 - p̃1) / (n1 + 2) + p̃2 (1 - p̃2) / (n2 + 2)
+    The plain p̂(1 - p̂)/n is 0 at 0% and 100%, which would claim that 5/5 vs 5/5 pins the
+    difference to exactly 0."""
+    q1, q2 = (c1 + 1) / (n1 + 2), (c2 + 1) / (n2 + 2)
+    return q1 * (1 - q1) / (n1 + 2) + q2 * (1 - q2) / (n2 + 2)
+
+
+def mean_diff_se(diffs: Sequence[float], variances: Sequence[float]) -> float:
+    """Standard error of the mean of per-case differences, with within-case noise counted.
+
+    Miller 2024 (paired difference, questions resampled): Var(mean) = (ω² + E[σ²/K]) / m, with
+    ω² the variance of the cases' true differences and σ²/K one case's sampling variance (here
+    `variances`). The spread of the observed differences s² estimates ω² + E[σ²/K]; ω² is
+    estimated as max(0, s² - mean(variances)), so
+        SE = sqrt( max(s², mean(variances)) / m )
+    With one case, or cases that happen to agree, SE falls back to the sampling variance alone
+    instead of 0."""
+    m = len(diffs)
+    if m == 0 or m != len(variances):
+        raise ValueError("mean_diff_se needs one variance per difference, and at least one case")
+    within = sum(variances) / m
+    spread = 0.0
+    if m >= 2:
+        mean = sum(diffs) / m
+        spread = sum((d - mean) ** 2 for d in diffs) / (m - 1)
+    return math.sqrt(max(spread, within) / m)
+
+
+@dataclass
+class CaseComparison:
+    case_id: str
+    before: Counts
+    after: Counts
+    rate_before: float | None
+    rate_after: float | None
+    diff: float | None  # rate_after - rate_before
+    lo: float | None  # 95% Newcombe interval for diff
+    hi: float | None
+    p_value: float | None  # two-sided Fisher exact
+    verdict: Verdict
+    runs_needed: int | None  # per side, to detect `diff` at 80% power; only when inconclusive
+    variance: float | None = None  # sampling variance of `diff` (diff_variance)
+    p_holm: float | None = None  # Holm-adjusted over the cases compared together (= p_value alone)
+
+
+def _counts(value: Counts | tuple[int, ...]) -> Counts:
+    return value if isinstance(value, Counts) else Counts(*value)
+
+
+def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ...], case_id: str = "",
+                 p_holm: float | None = None) -> CaseComparison:
+    """Compare one case across two sessions. A change is called only when both the interval
+    excludes zero and p < 0.05 (the Holm-adjusted p when the case is one of many), so a verdict
+    never contradicts the numbers printed beside it."""
+    b, a = _counts(before), _counts(after)
+    if not b.judged or not a.judged:
+        # No verdict-reaching runs on one side (all errors, or none): nothing to compare.
+        return CaseComparison(case_id, b, a, b.rate, a.rate, None, None, None, None, "no detectable change", None)
+    diff = a.rate - b.rate
+    lo, hi = newcombe_interval(b.passes, b.judged, a.passes, a.judged)
+    p = fisher_exact_p(b.passes, b.judged, a.passes, a.judged)
+    p_call = p if p_holm is None else max(p, p_holm)
+    verdict: Verdict = "no detectable change"
+    if p_call < ALPHA and lo > 0:
+        verdict = "improved"
+    elif p_call < ALPHA and hi < 0:
+        verdict = "regressed"
+    needed = None
+    if verdict == "no detectable change" and diff != 0:
+        needed = runs_for_power(b.rate, a.rate)
+    return CaseComparison(case_id, b, a, b.rate, a.rate, diff, lo, hi, p, verdict, needed,
+                          diff_variance(b.passes, b.judged, a.passes, a.judged), p_call)
+
+
+@dataclass
+class SessionComparison:
+    cases: list[CaseComparison]
+    mean_diff: float | None  # mean of per-case differences (cases with data on both sides)
+    se: float | None  # mean_diff_se: between-case spread and within-case sampling noise
+    regressed: list[str] = field(default_factory=list)
+    improved: list[str] = field(default_factory=list)
+    only_in_a: list[str] = field(default_factory=list)
+    only_in_b: list[str] = field(default_factory=list)
+
+    @property
+    def mean_interval(self) -> tuple[float, float] | None:
+        """95% interval for the mean difference (normal approximation over cases)."""
+        if self.mean_diff is None or self.se is None:
+            return None
+        # A difference of rates cannot leave [-1, 1], so the interval is clipped there.
+        return max(-1.0, self.mean_diff - Z95 * self.se), min(1.0, self.mean_diff + Z95 * self.se)
+
+
+def compare_sessions(
+    per_case_before: Mapping[str, Counts | tuple[int, ...]],
+    per_case_after: Mapping[str, Counts | tuple[int, ...]],
+) -> SessionComparison:
+    """Compare every case both sessions ran; list the ones only one side ran. Verdicts are
+    Holm-corrected over the cases that have a p-value."""
+    shared = sorted(set(per_case_before) & set(per_case_after))
+    raw = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
+    tested = [c for c in raw if c.p_value is not None]
+    adjusted = dict(zip((c.case_id for c in tested), holm_adjust([c.p_value for c in tested])))
+    cases = [compare_case(c.before, c.after, c.case_id, adjusted[c.case_id]) if c.case_id in adjusted else c
+             for c in raw]
+    compared = [c for c in cases if c.diff is not None]
+    mean = sum(c.diff for c in compared) / len(compared) if compared else None
+    se = mean_diff_se([c.diff for c in compared], [c.variance for c in compared]) if compared else None
+    return SessionComparison(
+        cases=cases,
+        mean_diff=mean,
+        se=se,
+        regressed=[c.case_id for c in cases if c.verdict == "regressed"],
+        improved=[c.case_id for c in cases if c.verdict == "improved"],
+        only_in_a=sorted(set(per_case_before) - set(per_case_after)),
+        only_in_b=sorted(set(per_case_after) - set(per_case_before)),
+    )
+
+
+def format_side(c: Counts) -> str:
+    rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
+    text = f"{rate} {c.passes:>3}/{c.judged:<3}"
+    text += f" +{c.errors} err" if c.errors else ""
+    return text + (f" +{c.unjudged} unjudged" if c.unjudged else "")
+
+
+def _pct(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "—"
+    return f"{x * 100:+.0f}" if signed else f"{x * 100:.0f}"
+
+
+def format_p(p: float | None) -> str:
+    return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def tested_count(cmp: SessionComparison) -> int:
+    """How many cases had a p-value: the family the Holm correction covers."""
+    return sum(c.p_value is not None for c in cmp.cases)
+
+
+def comparison_notes(cmp: SessionComparison) -> list[str]:
+    """The sentences under a comparison table in the Markdown and HTML reports: the mean difference
+    and the family the Holm correction covered (plain text, no agent-written content)."""
+    notes = []
+    if cmp.mean_diff is not None and cmp.se is not None:
+        lo, hi = cmp.mean_interval
+        notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
+                     f"{_pct(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]).")
+    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} case(s): at most {ALPHA:.0%} chance of any "
+                 "false regressed/improved.")
+    return notes
+
+
+def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str = "B") -> str:
+    """The plain-text table `scarbook diff` prints."""
+    family = tested_count(cmp)
+    head = ["case", f"{label_a} (rate passes/judged)", f"{label_b} (rate passes/judged)",
+            "diff [95% CI] pts", "p (Fisher)", *(["p (Holm)"] if family > 1 else []), "verdict"]
+    rows = []
+    for c in cmp.cases:
+        interval = "—" if c.diff is None else f"{_pct(c.diff, True)} [{_pct(c.lo, True)}, {_pct(c.hi, True)}]"
+        verdict = c.verdict
+        if c.runs_needed is not None:
+            verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"
+        holm = [format_p(c.p_holm)] if family > 1 else []
+        rows.append([c.case_id, format_side(c.before), format_side(c.after), interval, format_p(c.p_value), *holm, verdict])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if cmp.mean_diff is not None:
+        summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pct(cmp.mean_diff, True)} pts"
+        if cmp.se is not None:
+            lo, hi = cmp.mean_interval
+            summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]; "
+                        "the SE counts each case's run-to-run noise, not only the spread between cases)")
+        lines += ["", summary]
+    if family > 1:
+        lines.append(f"verdicts are Holm-corrected over {family} cases: the chance of any false "
+                     f"regressed/improved among them is at most {ALPHA:.0%}")
+    lines.append("regressed: " + (", ".join(cmp.regressed) if cmp.regressed else "none"))
+    if cmp.improved:
+        lines.append("improved: " + ", ".join(cmp.improved))
+    if cmp.only_in_a:
+        lines.append(f"only in {label_a}: " + ", ".join(cmp.only_in_a))
+    if cmp.only_in_b:
+        lines.append(f"only in {label_b}: " + ", ".join(cmp.only_in_b))
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""Text from the agent made safe to store, print and put in XML: `clean_text(text)`.
+
+An agent's output, stderr and file names reach run reasons, check details, terminal progress lines
+and reports. Left raw, an ANSI/OSC escape rewrites the user's terminal (or its title, or a link),
+and one control character makes junit.xml not well-formed. `clean_text` drops terminal escape
+sequences whole and writes every other control character as a visible `\\xNN` escape, so what was
+there is still readable and nothing acts on the screen. The result is valid XML 1.0 text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# ESC [ ... final (CSI); ESC ] ... BEL or ESC \ (OSC, also an unterminated one); ESC P/X/^/_ ... ESC \
+# (DCS, SOS, PM, APC); ESC + one byte (the rest); and their 8-bit forms (CSI 0x9b, OSC 0x9d, ...).
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -~]?"
+)
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_LINE_BREAKS = re.compile(r"[\n\t]+")
+
+
+def _escape(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def clean_text(text: str, *, one_line: bool = False) -> str:
+    """`text` with terminal escape sequences removed and other control characters escaped (`\\x07`).
+
+    Newlines and tabs stay (a `\\r\\n` becomes `\\n`) unless `one_line`, which turns each run of them
+    into one space: for progress lines and other one-line places."""
+    if _UNSAFE.search(text):
+        text = _ESCAPES.sub("", text.replace("\r\n", "\n"))
+        text = _UNSAFE.sub(_escape, text)
+    if one_line and ("\n" in text or "\t" in text):
+        text = _LINE_BREAKS.sub(" ", text)
+    return text
+
+
+def _clean_any(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_clean_any(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean_any(v) for k, v in value.items()}
+    return value
+
+
+def clean_record_text(record: Any) -> Any:
+    """Clean, in place, every text of a RunRecord an agent could have put there (reason, output
+    excerpt, check details and judge reasons, names of changed files); returns the record."""
+    record.reason = clean_text(record.reason)
+    record.output_excerpt = clean_text(record.output_excerpt)
+    for check in record.checks:
+        check.detail = clean_text(check.detail)
+        if check.judge is not None:
+            check.judge = _clean_any(check.judge)
+    diff = record.diff
+    diff.created, diff.modified, diff.deleted = (_clean_any(diff.created), _clean_any(diff.modified),
+                                                 _clean_any(diff.deleted))
+    return record
+
+
+# Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word.
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """"1 case", "0 cases", "3 runs"; `many` for irregular nouns ("1 child", "2 children")."""
+    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
+def with_article(noun: str) -> str:
+    """"a claude-code transcript", "an openai transcript": the article the spoken word takes (by its
+    first letter, which is right for the names scarbook prints: formats, agent and executor kinds)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def cut_words(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut at a word boundary with "…" (never mid-word,
+    unless a single word is longer than the width)."""
+    if len(text) <= width:
+        return text
+    head = text[:width - 1]
+    if text[width - 1] == " ":
+        return head.rstrip(" ,;:—-") + "…"  # the cut falls between two words
+    space = head.rfind(" ")
+    return (head[:space] if space > width // 3 else head).rstrip(" ,;:—-") + "…"

@@ -1,0 +1,183 @@
+"""The library's rows: each case with its latest figures, and each invalid case with its error.
+
+Plain data (no Textual): the TUI library builds them in a thread worker so the first paint never
+waits on history, and `scarbook list` prints the same rows, so both show the same rates and marks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from scarbook.cases.io import CaseSet
+from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session
+from scarbook.errors import CaseError, HistoryError
+from scarbook.history.store import CaseLatest, session_age_s
+from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.project import Project
+from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+from scarbook.cases.verifications import VerificationStore
+from scarbook.text import plural
+
+if TYPE_CHECKING:
+    from scarbook.stats.trends import CaseTrend
+
+DAY_S = 86400.0
+
+
+@dataclass
+class LibraryRow:
+    key: str  # case id, or the folder name of an invalid case
+    case: Case | None = None
+    problem: CaseError | None = None
+    stats: CaseStats | None = None
+    runs: list[RunRecord] = field(default_factory=list)
+    last_run: str = ""  # "2026-11-14 09:30" (absolute: the frame must not change by itself)
+    stale: str = ""  # why the result is stale ("" = fresh or never run)
+    session_id: str = ""
+    age_s: float | None = None  # how long ago the latest session started (None = never run)
+    marks: list[str] = field(default_factory=list)  # what the latest session was: cancelled, partial, ...
+    badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
+    history_note: str = ""  # renamed / copied / id reused: why runs recorded under this id are not shown
+    trend: CaseTrend | None = None  # its rate across sessions, set once trends are read (scarbook/stats/trends.py)
+    history_mark: str = ""  # that note in one word ("renamed", "copied", "id reused")
+    damaged: list[str] = field(default_factory=list)  # the latest runs file's unreadable parts (rate partial)
+
+    @property
+    def title(self) -> str:
+        if self.problem is not None:
+            return f"invalid: {self.problem.problem}"
+        return self.case.title if self.case else ""
+
+    @property
+    def family(self) -> str:
+        return (self.case.scar.family or "") if self.case and self.case.scar else ""
+
+    def haystack(self) -> str:
+        parts = [self.key, self.title, self.family]
+        if self.case:
+            parts += self.case.tags
+        return " ".join(parts).lower()
+
+
+STATE_MARKS = {"stopped: budget": "budget-stopped"}  # a session state, as a one-word mark
+
+
+def session_marks(info: SessionInfo) -> list[str]:
+    """What a reader must know before trusting a session's rate: it did not run all it planned
+    (cancelled, interrupted, budget-stopped, aborted, crashed, still running) or it did not judge
+    (partial, e.g. --skip-judge). A finished, complete session has no mark."""
+    state = str(info.state)
+    marks = [] if state == "finished" else [STATE_MARKS.get(state, state)]
+    if info.partial:
+        marks.append("partial")
+    return marks
+
+
+def notes_of(row: LibraryRow) -> list[str]:
+    """`scarbook list`'s notes: "damaged" when its runs file could be read only in part (the rate covers
+    the runs that could), the session's marks, "regressed since …", "stale"."""
+    regressed = [row.trend.regressed_note()] if row.trend and row.trend.regressed_since else []
+    return (["damaged"] if row.damaged else []) + row.marks + regressed + (["stale"] if row.stale else [])
+
+
+def damage_line(row: LibraryRow) -> str:
+    """The detail line for a damaged runs file: how many runs the rate stands on, and why."""
+    if not row.damaged:
+        return ""
+    more = f" (and {len(row.damaged) - 1} more)" if len(row.damaged) > 1 else ""
+    return (f"damaged: the rate counts only the {plural(len(row.runs), 'run')} that could be read in session "
+            f"{row.session_id} — {row.damaged[0]}{more}")
+
+
+def human_age(seconds: float | None) -> str:
+    """"never", "just now", "1 min ago", "3h ago", "1 day ago", "12 days ago" (at most 12 characters:
+    `scarbook list` gives the column that much)."""
+    if seconds is None:
+        return "never"
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < DAY_S:
+        return f"{int(seconds // 3600)}h ago"
+    return f"{plural(int(seconds // DAY_S), 'day')} ago"
+
+
+def format_started(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRow]:
+    """Every case (valid ones with their latest session's figures, invalid ones with their error),
+    sorted by id. Pass `found` when the caller already loaded the cases."""
+    found = found if found is not None else project.load_cases()
+    latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
+    fingerprint = project.config.fingerprint()
+    ids = _id_log(project)
+    for cid, entry in ids.items():  # sessions from before the id was given to its present case
+        if cid in latest and not counts_session(entry, latest[cid].session.id, latest[cid].session.started_at):
+            del latest[cid]
+    rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
+    for row in rows:
+        if row.key in ids and not row.session_id:
+            row.history_note, row.history_mark = ids[row.key].note(row.key), ids[row.key].mark
+    store = VerificationStore(project.workspaces_dir)
+    verified = store.load()
+    for row in rows:
+        row.badge = store.badge(row.case, verified) if row.case.scar else ""
+    rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
+    rows.sort(key=lambda r: r.key)
+    return rows
+
+
+def _id_log(project: Project) -> dict[str, IdEntry]:
+    return CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
+
+
+def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:
+    row = LibraryRow(key=case.id, case=case)
+    cfg = project.config
+    threshold = effective_threshold(case, cfg.threshold)
+    if latest is None:
+        row.stats = summarize(case.id, [], threshold, cfg.green)
+        return row
+    row.runs, row.session_id, row.damaged = latest.runs, latest.session.id, latest.problems
+    row.stats = summarize(case.id, latest.runs, threshold, cfg.green)
+    row.last_run = format_started(latest.session.started_at)
+    row.marks = session_marks(latest.session)
+    row.age_s = session_age_s(latest.session)
+    age_days = row.age_s / DAY_S
+    if age_days > cfg.stale_after_days:
+        row.stale = f"older than {cfg.stale_after_days:g} days"
+    elif latest.session.fingerprint and latest.session.fingerprint != fingerprint:
+        row.stale = "ran under a different config"
+    return row
+
+
+def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
+    """"judge: calibrated 2026-11-30, 85% agreement" (or stale / never), when any case is judged."""
+    if not any(r.case and r.case.judge_checks for r in rows):
+        return ""
+    path = project.workspaces_dir / "history" / "calibration.json"
+    if not path.is_file():
+        return "judge: never calibrated — press j to grade a sample of its verdicts"
+    from scarbook.judge.calibrate import CalibrationStore, calibration_status
+
+    settings = project.config.judge
+    store = CalibrationStore(path)
+    try:
+        when, agree, stale = calibration_status(store, settings.model, settings.prompt_digest)
+    except HistoryError as exc:  # a damaged calibration.json must not keep the library from opening
+        return f"judge: calibration unknown — {exc}"
+    finally:
+        store.close()
+    if when is None:
+        return "judge: never calibrated — press j to grade a sample of its verdicts"
+    text = f"judge: calibrated {when}" + (f", {100 * agree:.0f}% agreement" if agree is not None and agree == agree else "")
+    return text + (" — stale: the judge model or prompt changed since; press j" if stale else "")

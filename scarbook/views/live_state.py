@@ -1,0 +1,105 @@
+"""What the live screen shows, folded from runner events. No Textual here: it is plain bookkeeping.
+
+The App's worker calls `apply()` for every event; the screens read the fold at most ~10x a second.
+Numbers come from scarbook.stats.rates (one implementation of the statistics).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from scarbook.config import Config
+from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
+from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+
+
+@dataclass
+class LiveSession:
+    cases: list[Case]
+    runs_per_case: int
+    config: Config
+    clock: Callable[[], float] = time.monotonic
+    info: SessionInfo | None = None
+    planned: int = 0
+    runs: dict[str, list[RunRecord]] = field(default_factory=dict)
+    running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
+    decided: dict[str, str] = field(default_factory=dict)  # adaptive N: case id -> above/below/undecided
+    tokens: int = 0
+    cost_usd: float = 0.0
+    started: float = 0.0
+    ended: float | None = None
+    done: bool = False
+    abort_message: str = ""
+    events_seen: int = 0
+    version: int = 0  # bumped on every change, so the refresh timer can skip idle ticks
+    nodes: set[str] = field(default_factory=set)  # Ray nodes the finished runs ran on (cluster executor)
+    infra_retried: int = 0  # runs submitted again after a lost Ray worker or node
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+        self.planned = self.planned or self.runs_per_case * len(self.cases)
+        for c in self.cases:
+            self.runs.setdefault(c.id, [])
+            self.running.setdefault(c.id, 0)
+
+    def apply(self, ev: Event) -> None:
+        self.events_seen += 1
+        self.version += 1
+        if isinstance(ev, SessionStarted):
+            self.info, self.planned = ev.session, ev.planned_runs
+        elif isinstance(ev, RunStarted):
+            self.running[ev.case_id] = self.running.get(ev.case_id, 0) + 1
+        elif isinstance(ev, RunFinished):
+            r = ev.run
+            self.runs.setdefault(r.case_id, []).append(r)
+            self.running[r.case_id] = max(0, self.running.get(r.case_id, 0) - 1)
+            self.tokens += r.agent_usage.total_tokens + r.judge_usage.total_tokens
+            self.cost_usd += r.agent_usage.cost_usd + r.judge_usage.cost_usd
+            if r.node:
+                self.nodes.add(r.node.get("id", ""))
+            self.infra_retried += bool(r.infra_retries)
+        elif isinstance(ev, SessionFinished):
+            self.info = ev.session
+            self.finish()
+        elif isinstance(ev, CaseDecided):
+            self.decided[ev.case_id] = ev.decision
+        elif isinstance(ev, CheckDone):
+            pass
+
+    def finish(self, abort_message: str = "") -> None:
+        self.done = True
+        self.abort_message = abort_message or self.abort_message
+        self.ended = self.ended if self.ended is not None else self.clock()
+        for cid in self.running:
+            self.running[cid] = 0
+        self.version += 1
+
+    @property
+    def finished_runs(self) -> int:
+        return sum(len(v) for v in self.runs.values())
+
+    @property
+    def runs_saved(self) -> int:
+        """Planned runs an adaptive session did not need: every case decided before its cap.
+        0 while running, and for a session that stopped for any other reason (cancelled, budget)."""
+        finished = self.done and self.info is not None and str(self.info.state) == "finished"
+        if not finished or not self.decided:
+            return 0
+        return max(0, self.planned - self.finished_runs)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for v in self.runs.values() for r in v if r.status == "error")
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended if self.ended is not None else self.clock()) - self.started
+
+    def threshold_of(self, case: Case) -> float:
+        return effective_threshold(case, self.config.threshold)
+
+    def stats(self, case: Case) -> CaseStats:
+        return summarize(case.id, self.runs.get(case.id, []), self.threshold_of(case), self.config.green)

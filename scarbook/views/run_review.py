@@ -1,0 +1,151 @@
+"""What the run review shows, read from disk without Textual: a case's runs in one session, the
+status filters over them, and per run its output, stderr log, file diffs and transcript.
+
+Every function here does blocking file work: the review calls them on a thread (asyncio.to_thread).
+Files the agent could have written or replaced go through scarbook.fs.safefs; text shown goes through
+safetext.clean_text.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarbook.fs import safefs
+from scarbook.cases.io import load_case
+from scarbook.cases.drafts import run_output
+from scarbook.errors import ScarbookError
+from scarbook.models import Case, RunRecord
+from scarbook.project import Project
+from scarbook.run.diff import FileDiff, diff_file
+from scarbook.text import clean_text
+from scarbook.stats.rates import count_statuses
+from scarbook.transcripts import Transcript, load_transcript
+
+LOG_CHARS = 2000
+LOG_CAP = 1 << 20  # bytes of the stderr log read to show its start
+TRANSCRIPT_CAP = 32 << 20  # bytes of a transcript the review reads (`t` imports any size)
+MAX_DIFFED = 40  # changed files diffed per run (each read up to run_diff.READ_CAP); the rest are named
+MAX_LISTED = 200  # changed files named per run; the rest are counted
+
+# name -> statuses shown; "failed" is every run that did not pass
+FILTERS: dict[str, frozenset[str] | None] = {
+    "all": None, "failed": frozenset({"fail", "error", "unjudged"}), "fail": frozenset({"fail"}),
+    "error": frozenset({"error"}), "unjudged": frozenset({"unjudged"}), "pass": frozenset({"pass"}),
+}
+
+
+def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
+    wanted = FILTERS[name]
+    return list(runs) if wanted is None else [r for r in runs if r.status in wanted]
+
+
+def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
+    """How many runs each filter shows, in FILTERS' order."""
+    c = count_statuses(runs)
+    return {"all": len(runs), "failed": len(runs) - c["pass"], **{s: c[s] for s in ("fail", "error", "unjudged", "pass")}}
+
+
+@dataclass
+class ReviewData:
+    runs: list[RunRecord]
+    label: str
+    case: Case | None  # for the seed side of diffs; None when it does not load now
+    case_problem: str = ""
+
+
+def load_review(project: Project, session_id: str, case_id: str) -> ReviewData:
+    runs = project.history.runs(session_id, case_id)
+    try:
+        label = project.history.read_session(session_id).label
+    except ScarbookError:
+        label = ""
+    try:
+        case, problem = load_case(project.cases_dir / case_id), ""
+    except ScarbookError as exc:
+        case, problem = None, clean_text(str(exc), one_line=True)
+    return ReviewData(runs, label, case, problem)
+
+
+@dataclass
+class RunDetail:
+    output: str
+    stderr: str | None  # None: no log recorded
+    diffs: list[FileDiff] = field(default_factory=list)
+    kept: bool = False
+    where: str = ""  # the workspace, relative to the project when inside it
+    more_files: int = 0  # changed files past MAX_LISTED, not listed
+
+
+def read_log_start(path: str, limit: int = LOG_CHARS) -> str:
+    """The start of a log beside the workspace, read as checks read files (a link is not followed, a
+    pipe never opened): a hostile run can neither hang the review nor show a secret through it."""
+    folder, name = os.path.split(path)
+    try:
+        data, size = safefs.read_file(folder, name, LOG_CAP)
+    except safefs.Refused as exc:
+        return f"(not shown: {exc})"
+    except OSError as exc:
+        return f"(cannot read: {exc.strerror or exc})"
+    if b"\0" in data[:4096]:
+        return f"(binary file, {size:,} bytes)"
+    text = clean_text(data.decode("utf-8", errors="replace"))
+    if size > len(data):
+        return text[:limit] + f"\n… ({size:,} bytes in all)"
+    return text[:limit] + (f"\n… ({len(text) - limit:,} more characters)" if len(text) > limit else "")
+
+
+def load_run_detail(project: Project, run: RunRecord, data: ReviewData) -> RunDetail:
+    ws = Path(run.workspace) if run.workspace else None
+    kept = bool(ws and run.workspace_kept and ws.is_dir())
+    detail = RunDetail(clean_text(run_output(project, run)),
+                       read_log_start(run.stderr_path) if run.stderr_path else None, kept=kept)
+    changed = [(change, rel) for change, paths in (("created", run.diff.created), ("modified", run.diff.modified),
+                                                   ("deleted", run.diff.deleted)) for rel in paths]
+    for i, (change, rel) in enumerate(changed[:MAX_LISTED]):
+        if i < MAX_DIFFED:
+            detail.diffs.append(diff_file(rel, change, case=data.case, case_problem=data.case_problem,
+                                          workspace=ws if kept else None))
+        else:
+            detail.diffs.append(FileDiff(rel, change, note=f"not diffed: the review diffs the first {MAX_DIFFED} "
+                                                           "changed files"))
+    detail.more_files = max(0, len(changed) - MAX_LISTED)
+    if ws is not None:
+        try:
+            detail.where = str(ws.relative_to(project.root))
+        except ValueError:
+            detail.where = str(ws)
+    return detail
+
+
+def load_run_transcript(run: RunRecord, cap: int = TRANSCRIPT_CAP) -> tuple[Transcript | None, str]:
+    """(Transcript, "") or (None, one line saying why there is none to show). The file sits beside the
+    workspace where the agent could replace it: it is read through safefs (capped), then parsed from
+    a private copy, so a link to a secret or a pipe there is refused, never followed or opened."""
+    if not run.transcript_path:
+        return None, "this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)"
+    folder, name = os.path.split(run.transcript_path)
+    try:
+        data, size = safefs.read_file(folder, name, cap + 1)
+    except safefs.Refused as exc:
+        return None, f"transcript not shown: {exc}"
+    except OSError as exc:
+        return None, f"transcript not shown: cannot read it ({exc.strerror or exc})"
+    if max(size, len(data)) > cap:
+        return None, (f"transcript not shown: {max(size, len(data)):,} bytes, more than the {cap:,} "
+                      "the review reads (t imports it)")
+    if not data.strip():
+        return None, "this run's transcript is empty"
+    with tempfile.TemporaryDirectory(prefix="scarbook-review-") as tmp:
+        copy = Path(tmp) / "transcript.jsonl"
+        copy.write_bytes(data)
+        try:
+            return load_transcript(copy), ""
+        except ScarbookError as exc:
+            why = str(exc).replace(str(copy), name)
+            return None, clean_text(f"transcript not shown: {why}", one_line=True)
+        except Exception as exc:  # noqa: BLE001 — a parser meeting hostile input must not take the review down
+            return None, clean_text(f"transcript not shown: {name} could not be parsed ({type(exc).__name__}: {exc})",
+                                    one_line=True)
