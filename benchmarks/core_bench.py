@@ -87,7 +87,7 @@ def bench_overhead(tmp: Path, n_cases: int, runs: int, rounds: int = 5, path: st
         assert len(records) == n_cases * runs and all(r.status == "pass" for r in records), "runs did not pass"
     floor, harness, n = min(floors), min(harnesses), n_cases * runs
     ratio = harness / floor
-    pairs = sorted(h / f for h, f in zip(harnesses, floors))  # each round's harness against its own floor
+    pairs = sorted(h / f for h, f in zip(harnesses, floors, strict=False))  # each round's harness against its own floor
     what = "harness overhead" + (f" ({path} spawn path, as on macOS/Windows)" if path else "")
     return ratio, (f"{what}: {n} runs (concurrency 1): harness {1000 * harness / n:.2f} ms/run "
                    f"(of which harness CPU {1000 * min(cpu) / n:.2f} ms) vs floor {1000 * floor / n:.2f} ms/run, "

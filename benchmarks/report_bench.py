@@ -21,13 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarbook.history.baseline import baseline_from_session, compare_to_baseline
 from scarbook.config import Config
-from scarbook.reports.github import step_summary
+from scarbook.history.baseline import baseline_from_session, compare_to_baseline
 from scarbook.history.store import History, now_iso
+from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
+from scarbook.reports.github import step_summary
 from scarbook.reports.html import render_html
 from scarbook.reports.junit import write_junit
-from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.reports.table import build_report
 
 SIZE_TARGET_MB, TIME_TARGET_S = 25.0, 2.0

@@ -45,8 +45,7 @@ print(json.dumps({"seconds": took, "peak_kb": peak - base, "entries": len(t.entr
                   "files": len(t.files_written), "candidates": len(cands), "task": bool(task)}))
 """
 
-WORDS = ("the agent reads the file then writes a summary of each section and checks the result again "
-         "before it answers with what it did and why it chose that way").split()
+WORDS = ["the", "agent", "reads", "the", "file", "then", "writes", "a", "summary", "of", "each", "section", "and", "checks", "the", "result", "again", "before", "it", "answers", "with", "what", "it", "did", "and", "why", "it", "chose", "that", "way"]
 
 
 def _text(rng: random.Random, n: int) -> str:

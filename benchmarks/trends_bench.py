@@ -29,8 +29,8 @@ OPEN_RATIO_TARGET = 0.3  # opening a screen: at most this share of the library's
 
 
 def bench_core(root: Path) -> tuple[float, float, float]:
-    from scarbook.views.library_rows import build_rows
     from scarbook.project import Project
+    from scarbook.views.library_rows import build_rows
     from scarbook.views.trends import project_trends
 
     project = Project.discover(root)

@@ -90,11 +90,12 @@ OPEN_RATIO_TARGET = 0.3  # opening the editor or the review: at most this share 
 async def bench_library(root: Path) -> tuple[float, float, int, dict[str, float]]:
     """Library first paint and rows; then, in the same app, the time `e` takes to open the editor and
     `v` to open the run review (key press to the screen painted with its content)."""
+    from textual import events
+
     from scarbook.tui.app import make_app
     from scarbook.tui.screens.editor import EditorScreen
     from scarbook.tui.screens.library import LibraryScreen
     from scarbook.tui.screens.review import ReviewScreen
-    from textual import events
 
     t0, c0 = time.perf_counter(), time.process_time()
     app = make_app(root)
@@ -155,11 +156,12 @@ async def bench_library(root: Path) -> tuple[float, float, int, dict[str, float]
 
 
 async def bench_keys_during_session(root: Path, rate: float, runs: int, concurrency: int) -> dict:
+    from textual import events
+    from textual.widgets import DataTable, Input
+
     from scarbook.tui.app import make_app
     from scarbook.tui.screens.launch import LaunchScreen
     from scarbook.tui.screens.live import LiveScreen
-    from textual import events
-    from textual.widgets import DataTable, Input
 
     (root / "bench_agent.py").write_text(AGENT)
     (root / "scarbook.yaml").write_text("agent: {type: python, function: bench_agent:run}\n"

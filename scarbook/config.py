@@ -92,7 +92,7 @@ class ExecutorSettings:
     max_workspace_bytes: int = DEFAULT_WORKSPACE_BYTES  # compressed; what a failed run brings back
 
     @classmethod
-    def from_dict(cls, raw: Any, path: Path) -> "ExecutorSettings":
+    def from_dict(cls, raw: Any, path: Path) -> ExecutorSettings:
         if isinstance(raw, str):
             raw = {"type": raw}
         if not isinstance(raw, dict) or raw.get("type", "local") not in EXECUTOR_TYPES:

@@ -33,7 +33,7 @@ class SessionState(StrEnum):
         return repr(self.value)
 
     @classmethod
-    def parse(cls, value: Any) -> "SessionState | str":
+    def parse(cls, value: Any) -> SessionState | str:
         """A known state as the enum; anything else kept as the string it is (old or foreign history)."""
         try:
             return cls(value)
@@ -155,7 +155,7 @@ class Usage:
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_read_tokens += other.cache_read_tokens
@@ -222,7 +222,7 @@ class RunRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RunRecord":
+    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
         d = dict(d)
         d["checks"] = [CheckResult(**c) for c in d.get("checks", [])]
         d["diff"] = WorkspaceDiff(**d.get("diff", {}))
@@ -260,7 +260,7 @@ class SessionInfo:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SessionInfo":
+    def from_dict(cls, d: dict[str, Any]) -> SessionInfo:
         known = cls.__dataclass_fields__
         info = cls(**{k: v for k, v in d.items() if k in known})
         info.state = SessionState.parse(info.state)

@@ -17,7 +17,7 @@ class Project:
     config: Config = field(default_factory=Config)
 
     @classmethod
-    def discover(cls, start: Path | None = None) -> "Project":
+    def discover(cls, start: Path | None = None) -> Project:
         """The nearest folder at or above `start` that has scarbook.yaml (else `start` itself)."""
         start = Path(start or Path.cwd()).resolve()
         for folder in (start, *start.parents):
@@ -26,7 +26,7 @@ class Project:
         return cls(start, load_config(None))  # config.path None: no scarbook.yaml found
 
     @classmethod
-    def open(cls, root: Path | None = None) -> "Project":
+    def open(cls, root: Path | None = None) -> Project:
         """The project a command works on: `root` itself (-C), else the nearest folder at or above the
         current one with scarbook.yaml. Without one there is nothing to work on: say how to start."""
         if root is not None:
@@ -43,7 +43,7 @@ class Project:
         return project
 
     @classmethod
-    def at(cls, root: Path) -> "Project":
+    def at(cls, root: Path) -> Project:
         root = Path(root).resolve()
         return cls(root, load_config(root / CONFIG_FILE))
 

@@ -118,7 +118,7 @@ class JudgeServer:
             texts.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
         return texts
 
-    def start(self) -> "JudgeServer":
+    def start(self) -> JudgeServer:
         self._thread.start()
         return self
 

@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.agents import make_agent
+from scarbook.agents.usage import read_agent_usage
 from scarbook.cli import main
 from scarbook.errors import ScarbookError
 from scarbook.project import Project
 from scarbook.transcripts import candidates, load_transcript, suggest_task
-from scarbook.agents.usage import read_agent_usage
 
 REAL = Path(__file__).parent / "fixtures" / "transcripts" / "real"
 CLAUDE_STREAM = (REAL / "claude_stream.jsonl").read_text().splitlines()[1:]  # as `claude -p` prints it
@@ -203,10 +203,11 @@ def test_preset_config_mistakes_name_the_line(tmp_path, yaml_text, message):
 async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, on_path):
     """The run review's `t` (import this run's transcript) opens the import screen on the stream the
     claude-code preset saved: the task and the answer are there, and ctrl+s makes the new scar."""
+    from tui_fixtures import SIZE, library_loaded, plain, wait_until
+
     from scarbook.tui.app import make_app
     from scarbook.tui.screens.import_scar import ImportScreen
     from scarbook.tui.screens.review import ReviewScreen
-    from tui_fixtures import SIZE, library_loaded, plain, wait_until
 
     stand_in(on_path, "claude", CLAUDE_STREAM, writes={"tmp.txt": "# tiny-agent\nA tiny agent.\n"})
     (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\n")

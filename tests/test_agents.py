@@ -350,7 +350,7 @@ def test_runner_keeps_a_long_output_whole(project) -> None:
 
 
 def test_runner_records_a_timeout_as_fail(project) -> None:
-    project.config(f"agent: {{type: command, argv: [sleep, '30']}}\n")
+    project.config("agent: {type: command, argv: [sleep, '30']}\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: a}]\n")
     result = project.cli("eval", "--runs", "1", "-q", "--timeout", "1")
     assert result.exit_code == 1

@@ -123,17 +123,17 @@ def test_grade_five_items_store_and_report(tmp_path):
     items = pick_items(runs, sample=5, seed=1)
     store = CalibrationStore(tmp_path / "history" / "calibration.json")
     human = ["FAIL", "PASS", "PASS", "FAIL", "FAIL"]
-    for item, verdict in zip(items, human):
+    for item, verdict in zip(items, human, strict=False):
         store.save_label(item, verdict, labeled_at="2026-11-20")
     labels = store.labels()
     assert len(labels) == 5
     report = agreement(labels)
-    pairs = [(h, i.judge_verdict) for h, i in zip(human, items)]
+    pairs = [(h, i.judge_verdict) for h, i in zip(human, items, strict=False)]
     assert report.overall[0] == pytest.approx(sum(a == b for a, b in pairs) / 5)
     assert report.overall[1] == pytest.approx(sklearn_kappa(pairs))  # the human used both classes
     assert report.overall[2] == 5
     assert set(report.per_case) == {i.case_id for i in items}
-    assert {d.key for d in report.disagreements} == {i.key for h, i in zip(human, items) if h != i.judge_verdict}
+    assert {d.key for d in report.disagreements} == {i.key for h, i in zip(human, items, strict=False) if h != i.judge_verdict}
     text = format_report(report)
     assert text.splitlines()[0].startswith("case") and any(line.startswith("overall") for line in text.splitlines())
     # the file on disk is plain JSON that survives reopening
@@ -188,8 +188,8 @@ def test_calibration_status_goes_stale_on_model_or_prompt_change(tmp_path):
 def test_a_calibration_record_scarbook_did_not_write_is_named_damaged(tmp_path, record, why):
     """calibration.json sits in history, within an unsandboxed agent's reach: a record of the wrong
     shape is a damaged-file message naming the file, never a KeyError or a date that is not one."""
-    from scarbook.judge.calibrate import calibration_status
     from scarbook.errors import HistoryError
+    from scarbook.judge.calibrate import calibration_status
 
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"calibrations": {"1": record}}))

@@ -12,12 +12,12 @@ import pytest
 
 from scarbook.cases import admin as case_admin
 from scarbook.cases.admin import duplicate_case, rename_case, running_case_ids
-from scarbook.cases.trash import list_trash, restore_case, trash_case
 from scarbook.cases.io import load_case, load_cases
-from scarbook.errors import ScarbookError
-from scarbook.views.library_rows import build_rows
-from scarbook.models import SessionInfo
+from scarbook.cases.trash import list_trash, restore_case, trash_case
 from scarbook.cases.verifications import Verification, VerificationStore
+from scarbook.errors import ScarbookError
+from scarbook.models import SessionInfo
+from scarbook.views.library_rows import build_rows
 
 CASE = """\
 id: {cid}
@@ -335,9 +335,8 @@ def test_a_second_process_holding_the_lock_makes_a_step_wait_then_say_so(project
     monkeypatch.setattr(case_admin, "LOCK_WAIT_S", 0.2)
     (project.workspaces / ".trash").mkdir(parents=True)
     held = FileLock(str(project.workspaces / ".trash" / ".lock"))
-    with held:
-        with pytest.raises(ScarbookError) as exc:
-            trash_case(project.load(), "alpha")
+    with held, pytest.raises(ScarbookError) as exc:
+        trash_case(project.load(), "alpha")
     assert str(exc.value) == ("another scarbook has been changing this project's cases for 0.2 s (it holds "
                               f"{project.workspaces / '.trash' / '.lock'}) — try again when it is done")
     assert ids(project) == ["alpha"] and list_trash(project.load()) == []

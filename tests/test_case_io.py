@@ -11,8 +11,8 @@ import pytest
 
 from scarbook.cases.io import load_case, load_cases, save_case
 from scarbook.errors import CaseError
-from scarbook.models import Case, Check, Scar
 from scarbook.fs.yamlio import atomic_write_text
+from scarbook.models import Case, Check, Scar
 
 CHECK_TYPES = ("file_exists, file_absent, contains, not_contains, regex, line_count, json_valid, only_changed, "
                "output_contains, output_regex, command, llm_judge")

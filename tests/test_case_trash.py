@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from test_case_admin import make, tree
 
 from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
 from scarbook.errors import ScarbookError
-from test_case_admin import make, tree
 
 
 @pytest.fixture

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
 
-from scarbook.reports.table import SessionReport
 from scarbook.models import SessionInfo
+from scarbook.reports.table import SessionReport
 from scarbook.stats.rates import summarize_counts
 
 try:

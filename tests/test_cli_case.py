@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -177,10 +178,11 @@ def _reuse_write_one_line(project) -> tuple[str, str]:
     """Session A ran write-one-line; the case is deleted and a case with the same id (and the same
     checks) is filed by hand; session B runs the new one. Returns (A, B)."""
     import shutil
-    from datetime import datetime, timezone
+    from datetime import datetime
+
+    from test_tui_library import record_session
 
     from scarbook.history.store import History
-    from test_tui_library import record_session
 
     project.bundled(agent_seed=3)
     a = "20260101-000000-000aa"
@@ -190,7 +192,7 @@ def _reuse_write_one_line(project) -> tuple[str, str]:
     assert project.cli("case", "rm", "write-one-line").exit_code == 0
     shutil.copytree(project.root / "kept", project.cases_dir / "write-one-line")
     b = History(project.workspaces).new_session_id()
-    record_session(project.root, b, datetime.now(timezone.utc).isoformat(), "fp",
+    record_session(project.root, b, datetime.now(UTC).isoformat(), "fp",
                    {"write-one-line": ["fail"] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
     return a, b
 

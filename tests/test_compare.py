@@ -157,8 +157,8 @@ def test_mean_interval_is_clipped_to_possible_differences():
 
 
 def test_counts_by_case_keeps_errors_apart():
-    from scarbook.stats.compare import counts_by_case
     from scarbook.models import RunRecord
+    from scarbook.stats.compare import counts_by_case
 
     runs = [RunRecord("s", case, k, status, "") for k, (case, status) in enumerate(
         [("a", "pass"), ("a", "fail"), ("a", "error"), ("b", "pass"), ("a", "pass")])]
@@ -167,8 +167,8 @@ def test_counts_by_case_keeps_errors_apart():
 
 
 def test_changed_cases_names_cases_whose_checks_changed():
-    from scarbook.stats.compare import changed_cases
     from scarbook.models import SessionInfo
+    from scarbook.stats.compare import changed_cases
 
     a = SessionInfo("s1", case_digests={"x": "d1", "y": "d2", "gone": "d3", "old": ""})
     b = SessionInfo("s2", case_digests={"x": "d1", "y": "CHANGED", "new": "d4", "old": "d5"})
@@ -254,8 +254,8 @@ def test_holm_turns_a_lone_borderline_regression_into_no_detectable_change():
 
 
 def test_counts_by_case_keeps_unjudged_runs_out_of_the_rate():
-    from scarbook.stats.compare import counts_by_case
     from scarbook.models import RunRecord
+    from scarbook.stats.compare import counts_by_case
 
     runs = [RunRecord("s", "a", k, status, "") for k, status in enumerate(["pass", "unjudged", "fail", "unjudged"])]
     counts = counts_by_case(runs)["a"]

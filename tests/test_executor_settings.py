@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from scarbook.errors import ConfigError
 from scarbook.config import DEFAULT_WORKSPACE_BYTES, ExecutorSettings
+from scarbook.errors import ConfigError
 
 
 def _load(project, text: str):

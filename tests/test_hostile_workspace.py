@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.fs import safefs
 from scarbook.checks import CheckContext, run_check
+from scarbook.fs import safefs
 from scarbook.judge.artifact import ArtifactRefused, read_artifact
 from scarbook.models import Case, Check
 
@@ -335,8 +335,8 @@ print("done")
 
 
 def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_shows_it(project, tmp_path) -> None:
-    from scarbook.views.run_review import load_review, load_run_detail
     from scarbook.tui.widgets.run_detail import describe_run
+    from scarbook.views.run_review import load_review, load_run_detail
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from scarbook.checks.context import CheckContext
-from scarbook.judge import JudgeAuthError, JudgeKeyMissing, Judge, JudgeSettings, usage_from_result
+from scarbook.judge import Judge, JudgeAuthError, JudgeKeyMissing, JudgeSettings, usage_from_result
 from scarbook.models import Case, Check, Usage
 
 try:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 from rich.text import Text
+from tui_fixtures import library_loaded, move_library_cursor, plain  # noqa: F401
 
 from scarbook.history.store import History
-from scarbook.views.library_rows import build_rows
 from scarbook.tui.app import make_app
-from tui_fixtures import library_loaded, move_library_cursor, plain  # noqa: F401
+from scarbook.views.library_rows import build_rows
 
 CASE = "write-one-line"
 LINE4 = ("history file {p} line 4 is not counted: it lacks session_id, case_id, k, status, reason — the runner "

@@ -12,15 +12,39 @@ import shutil
 import pytest
 
 try:
-    from tests.ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, SPENDER, alive, cli, cpus_free,
-                                   python_agent, ray, wait_until, write_project)
+    from tests.ray_helpers import (
+        KILLER,
+        NAPPER,
+        ONE_CHECK_CASE,
+        SLEEPER,
+        SPENDER,
+        alive,
+        cli,
+        cpus_free,
+        python_agent,
+        ray,
+        wait_until,
+        write_project,
+    )
 except ImportError:  # tests/ is not a package
-    from ray_helpers import (KILLER, NAPPER, ONE_CHECK_CASE, SLEEPER, SPENDER, alive, cli, cpus_free,
-                             python_agent, ray, wait_until, write_project)
+    from ray_helpers import (
+        KILLER,
+        NAPPER,
+        ONE_CHECK_CASE,
+        SLEEPER,
+        SPENDER,
+        alive,
+        cli,
+        cpus_free,
+        python_agent,
+        ray,
+        wait_until,
+        write_project,
+    )
 
 from scarbook.cli.eval_cmd import select_cases
-from scarbook.run.events import RunStarted, SessionFinished
 from scarbook.project import Project
+from scarbook.run.events import RunStarted, SessionFinished
 from scarbook.run.ray.executor import RayExecutor, make_executor
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import SessionPlan, prepare_session
@@ -153,13 +177,13 @@ def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, t
 
 async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
     from textual.widgets import Checkbox, Input
+    from tui_fixtures import SIZE, library_loaded
+    from tui_fixtures import wait_until as wait_in_app
 
     from scarbook.history.store import History
     from scarbook.tui.app import make_app
     from scarbook.tui.screens.launch import LaunchScreen
     from scarbook.tui.screens.live import LiveScreen
-    from tui_fixtures import SIZE, library_loaded
-    from tui_fixtures import wait_until as wait_in_app
 
     root = write_project(tmp_path / "p", executor="{type: local}")
     shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.fs import safefs
 from scarbook.checks import CheckContext, run_check, run_checks
+from scarbook.fs import safefs
 from scarbook.models import Case, Check, WorkspaceDiff
 
 

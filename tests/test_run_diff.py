@@ -201,8 +201,8 @@ def test_a_missing_or_hostile_transcript_is_one_clear_line(tmp_path, make, why):
 
 
 def test_a_run_that_changed_many_files_diffs_the_first_ones_and_counts_the_rest(tmp_path, case):
-    from scarbook.project import Project
     from scarbook.models import WorkspaceDiff
+    from scarbook.project import Project
     from scarbook.views.run_review import MAX_DIFFED, MAX_LISTED, ReviewData, load_run_detail
 
     (tmp_path / "scarbook.yaml").write_text("agent: {type: demo}\n")

@@ -4,12 +4,11 @@ to work with isolation: none first, so the test proves the sandbox is what stops
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
-import threading
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from scarbook.errors import ScarbookError
 try:
     from tests.proc_helpers import DAEMON, alive
 except ImportError:  # tests/ is not a package
-    from proc_helpers import DAEMON, alive
+    from proc_helpers import DAEMON
 
 SANDBOXED = "[in the sandbox: only the workspace is writable; no network]"
 

@@ -4,7 +4,15 @@ import json
 from pathlib import Path
 
 from scarbook.models import Usage
-from scarbook.transcripts import Message, SeedSuggestion, ToolCall, candidates, load_transcript, suggest_seeds, suggest_task
+from scarbook.transcripts import (
+    Message,
+    SeedSuggestion,
+    ToolCall,
+    candidates,
+    load_transcript,
+    suggest_seeds,
+    suggest_task,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts"
 

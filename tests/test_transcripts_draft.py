@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from scarbook.cases.io import load_case
+from scarbook.cases.transcript_draft import write_draft_case
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import candidates, format_candidates, load_transcript
-from scarbook.cases.transcript_draft import write_draft_case
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts"
 README = "# tiny-agent\nA tiny agent.\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.transcripts import candidates, default_artifact, load_transcript, suggest_task
 from scarbook.cases.transcript_draft import draft_case_data
+from scarbook.transcripts import candidates, default_artifact, load_transcript, suggest_task
 
 REAL = Path(__file__).parent / "fixtures" / "transcripts" / "real"
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from scarbook.stats.compare import Counts
 from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.stats.compare import Counts
 from scarbook.stats.trends import CHANGED, DAMAGED, NO_VERDICT
 from scarbook.views.trends import build_trends
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tui_fixtures import SIZE, type_at_once, wait_until
 
 from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
-from tui_fixtures import SIZE, type_at_once, wait_until
 
 try:
     from tests.judge_server import judge_server, tool_reply  # noqa: F401
@@ -348,8 +348,9 @@ async def test_escape_while_calibration_json_is_read_leaves_at_once(judged_root,
 async def test_a_damaged_calibration_json_is_a_message_on_the_screen_not_a_crash(judged_root):
     """calibration.json is read in a worker: its damage must reach the user as the CLI's message, the
     app staying up, the file left as it was, and escape going back to the library."""
-    from scarbook.tui.screens.library import LibraryScreen
     from tui_fixtures import library_loaded
+
+    from scarbook.tui.screens.library import LibraryScreen
 
     stored = judged_root / "workspaces" / "history" / "calibration.json"
     stored.parent.mkdir(parents=True)

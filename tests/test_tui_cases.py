@@ -5,20 +5,21 @@ dialogs at 80x24."""
 from __future__ import annotations
 
 import io
+from datetime import UTC
 
 import pytest
 from rich.console import Console
+from test_tui_library import record_session
+from test_tui_snapshots import freeze_cursors
+from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
 
-from scarbook.cases.trash import list_trash
 from scarbook.cases.io import load_case
-from scarbook.views.library_rows import build_rows
+from scarbook.cases.trash import list_trash
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.case_dialogs import RenameCaseScreen, TrashScreen
 from scarbook.tui.screens.confirm import ConfirmScreen
-from test_tui_library import record_session
-from test_tui_snapshots import freeze_cursors
-from tui_fixtures import SIZE, fast_demo, library_loaded, plain, project_root, type_text, wait_until  # noqa: F401
+from scarbook.views.library_rows import build_rows
 
 # The bundled cases, in the library's order (by id).
 IDS = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
@@ -229,9 +230,9 @@ async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(proje
 
 
 def freed_note(cid: str) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    day = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = datetime.now(UTC).strftime("%Y-%m-%d")
     return (f"the id {cid} was freed on {day} (deleted or renamed): the runs recorded under it before then "
             "belong to that case, not this one")
 
@@ -242,9 +243,9 @@ async def test_a_new_case_saved_under_an_id_whose_folder_was_removed_by_hand_sta
     import shutil
 
     from textual.widgets import Input
+    from tui_fixtures import click
 
     from scarbook.tui.screens.editor import EditorScreen
-    from tui_fixtures import click
 
     record_session(project_root, "20261101-100000-000aa", "2026-11-01T10:00:00+00:00", "",
                    {"write-one-line": ["pass", "pass"]})  # another case's runs, under this id

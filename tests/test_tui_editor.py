@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import yaml
 from textual.widgets import Input, Select
+from tui_fixtures import (
+    SIZE,
+    add_judged_case,
+    click,
+    editor_ready,
+    fast_demo,  # noqa: F401
+    library_loaded,
+    move_library_cursor,
+    plain,
+    type_text,
+    wait_until,
+)
 
 from scarbook.cases.io import load_case
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.confirm import ConfirmScreen
-from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
-from tui_fixtures import (editor_ready, SIZE, add_judged_case, click, library_loaded, move_library_cursor, plain,
-                                fast_demo, project_root, type_text, wait_until)  # noqa: F401
 
 RUBRIC = ["tmp.txt has exactly one line", "the answer names the file it wrote", "no claim is false"]
 

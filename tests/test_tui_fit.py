@@ -8,15 +8,21 @@ Update with: pytest tests/test_tui_fit.py --snapshot-update (then look at the SV
 from __future__ import annotations
 
 import pytest
+from test_tui_snapshots import SID, freeze_cursors, write_history
+from tui_fixtures import (  # noqa: F401
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    project_root,
+    review_loaded,
+    wait_until,
+)
 
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import fit_columns
 from scarbook.tui.screens.live import LiveScreen
-from test_tui_snapshots import SID, freeze_cursors, write_history
-from tui_fixtures import (editor_ready, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
-                          review_loaded, wait_until)
 
 try:
     from tests.judge_server import judge_server, status_reply  # noqa: F401

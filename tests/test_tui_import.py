@@ -6,20 +6,26 @@ import json
 from pathlib import Path
 
 from textual.widgets import Input, OptionList, SelectionList
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    plain,
+    project_root,
+    type_at_once,
+    type_text,
+    wait_until,
+)
 
+from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
 from scarbook.transcripts import Message, ToolCall, ToolResult
-from scarbook.project import Project
-from scarbook.tui import app as tui_app
-from scarbook.tui.app import ScarbookApp, make_app
-from scarbook.cases.ids import suggest_case_id
-from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.app import make_app
 from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
 from scarbook.tui.widgets.timeline import Timeline
-from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, plain, project_root,  # noqa: F401
-                          type_at_once, type_text, wait_until)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"

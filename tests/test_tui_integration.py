@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import pytest
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    add_judged_case,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    wait_until,
+)
 
-from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
 from scarbook.history.store import History
+from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
 from scarbook.stats.sequential import SequentialRule
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
@@ -13,8 +24,6 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-
-from tui_fixtures import editor_ready, SIZE, add_judged_case, fast_demo, library_loaded, move_library_cursor, plain, project_root, wait_until  # noqa: F401
 
 
 def badge_of(lib: LibraryScreen, case_id: str) -> str:
@@ -99,9 +108,8 @@ async def test_library_shows_when_the_judge_was_last_calibrated(project_root):
 
 async def test_editor_shows_live_rubric_hints_and_clears_them_for_a_sharp_item(project_root):
     from textual.widgets import Input
-
-    from scarbook.tui.screens.editor import EditorScreen
     from tui_fixtures import type_text
+
 
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
@@ -127,7 +135,6 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
         lib = await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("e")
-        from scarbook.tui.screens.editor import EditorScreen
 
         await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.press("ctrl+t")
@@ -147,7 +154,7 @@ async def test_compare_screen_warns_when_the_sessions_measured_different_things(
 
     history = History(project_root / "workspaces")
     infos = []
-    for sid, extra in zip(("20260101-000000-aaaa", "20260102-000000-bbbb"), fields):
+    for sid, extra in zip(("20260101-000000-aaaa", "20260102-000000-bbbb"), fields, strict=False):
         info = SessionInfo(id=sid, started_at="2026-01-01T00:00:00+00:00", case_ids=["write-one-line"], **extra)
         history.start_session(info)
         history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=1, status="pass", reason="ok"))

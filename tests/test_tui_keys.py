@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import io
 
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    review_loaded,
+    wait_until,
+)
+
 from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
 from scarbook.tui.screens.review import ReviewScreen
-from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
-                          project_root, review_loaded, wait_until)
 
 
 async def launch_by_keys(pilot, runs: str = "2") -> None:
@@ -80,7 +90,6 @@ async def tab_to(pilot, widget_id: str, limit: int = 60) -> None:
 
 
 async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
-    from scarbook.tui.screens.editor import EditorScreen
     from tui_fixtures import add_judged_case, type_text
 
     add_judged_case(project_root)
@@ -197,7 +206,6 @@ async def choose_check_type(pilot, ctype: str) -> None:
 
 
 async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project_root):
-    from scarbook.tui.screens.editor import EditorScreen
     from tui_fixtures import type_text
 
     (project_root / "bad.txt").write_text("# tiny-agent\nA tiny agent.\n")
@@ -233,9 +241,9 @@ async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project
 
 
 async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_renamed(project_root):
-    from scarbook.tui.screens.confirm import ConfirmScreen
-    from scarbook.tui.screens.editor import EditorScreen
     from tui_fixtures import type_text
+
+    from scarbook.tui.screens.confirm import ConfirmScreen
 
     app = make_app(project_root, agent_seed=7, demo_delay=0)
     async with app.run_test(size=SIZE) as pilot:
@@ -309,11 +317,12 @@ async def test_sessions_list_shows_state_marks_tokens_and_dollars(project_root):
 
 
 async def test_question_mark_lists_every_key_of_the_screen_and_the_palette_reaches_every_action(project_root):
+    from tui_fixtures import type_text
+
     from scarbook.tui.screens.calibrate import CalibrateScreen
     from scarbook.tui.screens.help import HelpScreen
     from scarbook.tui.screens.import_scar import ImportScreen
     from scarbook.tui.screens.sessions import SessionsScreen
-    from tui_fixtures import type_text
 
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:

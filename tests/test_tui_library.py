@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC
+
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    type_text,
+    wait_until,
+)
 
 from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
-from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
-                          project_root, type_text, wait_until)
 
 
 def write_invalid_case(root):
@@ -83,8 +94,8 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
     current = Project.discover(project_root).config.fingerprint()
     record_session(project_root, "20200101-000000-aaaa", "2020-01-01T00:00:00+00:00", current,
                    {"write-one-line": ["pass", "fail", "pass"]})
-    from datetime import datetime, timezone
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    from datetime import datetime
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     record_session(project_root, "29990101-000000-bbbb", now, "another-config", {"fix-json-config": ["pass"] * 3})
     app = make_app(project_root)
     async with app.run_test(size=(200, 50)) as pilot:  # wide enough for the latest-runs strip beside the trend
@@ -103,13 +114,14 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
 async def test_list_and_the_library_show_the_same_rates_and_marks(project_root):
     """`scarbook list` prints the library's rows: same rate, same marks for a latest session that was
     cancelled, partial (judge skipped) or interrupted (its process died: state left at running)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from conftest import run_cli
+
     from scarbook.project import Project
 
     fp = Project.discover(project_root).config.fingerprint()
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     record_session(project_root, "20261101-100000-000aa", now, fp, {"write-one-line": ["pass"] * 3})
     record_session(project_root, "20261101-110000-000bb", now, fp, {"write-one-line": ["pass", "fail"]},
                    state="cancelled")

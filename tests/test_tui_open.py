@@ -7,14 +7,22 @@ import time
 
 import pytest
 import yaml
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    type_at_once,
+    wait_until,
+)
 
 from scarbook.tui.app import make_app
 from scarbook.tui.screens import editor
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets import seed_files
-from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root,  # noqa: F401
-                          type_at_once, wait_until)
 
 CASE = "write-one-line"
 TITLE = "Wrote the whole README into tmp.txt and claimed one line"

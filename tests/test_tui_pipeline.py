@@ -3,12 +3,13 @@ a configuration mistake is shown before the first run, and skipped judge checks 
 
 from __future__ import annotations
 
+from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
+
 from scarbook.run.outcome import exit_code
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
 
 
 async def _run_modal(pilot) -> None:

@@ -8,7 +8,19 @@ import json
 import threading
 
 import pytest
+from test_tui_snapshots import freeze_cursors
 from textual.widgets import OptionList
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    review_loaded,
+    type_text,
+    wait_until,
+)
 
 from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
@@ -16,9 +28,6 @@ from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.widgets.timeline import Timeline
-from test_tui_snapshots import freeze_cursors
-from tui_fixtures import (SIZE, fast_demo, library_loaded, move_library_cursor, plain, project_root,  # noqa: F401
-                          review_loaded, type_text, wait_until)
 
 SID = "20260201-100000-beef"
 # k -> status; run 2 kept its workspace (README.md modified, tmp.txt created) and left a transcript
@@ -320,9 +329,9 @@ async def test_help_lists_the_review_keys_and_the_palette_runs_them(project_root
     import io
 
     from rich.console import Console
+    from tui_fixtures import type_text
 
     from scarbook.tui.screens.help import HelpScreen
-    from tui_fixtures import type_text
 
     write_runs(project_root)
     app = make_app(project_root)

@@ -7,6 +7,19 @@ import json
 
 from click.testing import CliRunner
 from textual.widgets import Input
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    add_judged_case,
+    copy_project,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    review_loaded,
+    wait_until,
+)
 
 from scarbook.cli import main as cli_main
 from scarbook.project import Project
@@ -14,12 +27,9 @@ from scarbook.reports.table import strip_of
 from scarbook.tui.app import make_app
 from scarbook.tui.messages import SessionUpdated
 from scarbook.tui.screens.confirm import ConfirmScreen
-from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from tui_fixtures import (editor_ready, SIZE, add_judged_case, copy_project, fast_demo, library_loaded,  # noqa: F401
-                          move_library_cursor, plain, project_root, review_loaded, wait_until)
 
 SEED = 7
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import yaml
+from test_tui_library import record_session
 from textual.widgets import Input, Select
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    click,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    review_loaded,
+    wait_until,
+)
 
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
-from test_tui_library import record_session
-from tui_fixtures import (editor_ready, SIZE, click, fast_demo, library_loaded, move_library_cursor, plain,  # noqa: F401
-                          project_root, review_loaded, wait_until)
 
 
 async def test_sessions_list_open_and_compare_two(project_root):
@@ -98,9 +107,10 @@ async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typ
     the runs are there the two keys open the review of the second case."""
     import threading
 
+    from tui_fixtures import type_at_once
+
     from scarbook.history.store import History
     from scarbook.tui.screens.review import ReviewScreen
-    from tui_fixtures import type_at_once
 
     record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
                    {"write-one-line": ["pass"] * 3, "fix-json-config": ["fail"] * 3})

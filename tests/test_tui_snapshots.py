@@ -8,15 +8,22 @@ Update with: pytest tests/test_tui_snapshots.py --snapshot-update
 from __future__ import annotations
 
 from textual.widgets import Input, TextArea
+from tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    move_library_cursor,
+    project_root,
+    review_loaded,
+    wait_until,
+)
 
 from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.review import ReviewScreen
-from tui_fixtures import (editor_ready, SIZE, fast_demo, library_loaded, move_library_cursor, project_root,  # noqa: F401
-                          review_loaded, wait_until)
 
 SID = "20260101-090000-abcd"
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import io
 
 import pytest
+from test_trends import record, sid
+from test_tui_snapshots import freeze_cursors
+from tui_fixtures import fast_demo, library_loaded, move_library_cursor, project_root, type_text, wait_until  # noqa: F401
 
 from scarbook.history.store import History
 from scarbook.tui.app import make_app
@@ -17,9 +20,6 @@ from scarbook.tui.screens.flakes import FlakeScreen, grid_widths
 from scarbook.tui.screens.help import HelpScreen
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import SessionsScreen
-from test_trends import record, sid
-from test_tui_snapshots import freeze_cursors
-from tui_fixtures import fast_demo, library_loaded, move_library_cursor, project_root, type_text, wait_until  # noqa: F401
 
 G, B = "p" * 10, "pp" + "f" * 8  # 100% and 20% in ten runs
 W, F, R = "write-one-line", "fix-json-config", "rename-function"  # review-api-claims never runs

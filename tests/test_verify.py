@@ -5,13 +5,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from scarbook.cases.io import load_case
+from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore
 from scarbook.cli import main
 from scarbook.run.verify import verify_case
-from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore
 
 REPO = Path(__file__).resolve().parents[1]
 

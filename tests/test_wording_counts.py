@@ -7,18 +7,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tui_fixtures import library_loaded, plain, type_text  # noqa: F401
 
 from scarbook.cli import main
-from scarbook.views.library_rows import DAY_S, human_age
 from scarbook.reports.table import build_report, format_summary
 from scarbook.text import plural, with_article
 from scarbook.tui.app import make_app
-from tui_fixtures import library_loaded, plain, type_text  # noqa: F401
-
-from pathlib import Path
+from scarbook.views.library_rows import DAY_S, human_age
 
 TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
 JUDGED = "id: judged\ntask: say hello\nchecks:\n  - type: llm_judge\n    rubric: [the answer says hello]\n"

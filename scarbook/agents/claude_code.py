@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from scarbook.agents.event_stream import EventStreamAgent, cli_env
-from scarbook.models import Usage
 from scarbook.agents.usage import usage_from_dict
+from scarbook.models import Usage
 
 KIND = "claude-code"
 INSTALL = "npm install -g @anthropic-ai/claude-code"

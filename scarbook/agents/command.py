@@ -8,12 +8,12 @@ import shutil
 import time
 from pathlib import Path
 
-from scarbook.fs import safefs
 from scarbook.agents.failure import failure_line
+from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
+from scarbook.models import AgentResult
 from scarbook.proc.common import BASE_ENV
 from scarbook.proc.spawn import run_program
-from scarbook.errors import ScarbookError
-from scarbook.models import AgentResult
 
 # Always passed through: what a program needs to start at all. Everything else must be allow-listed.
 DEFAULT_MAX_OUTPUT = 1_000_000

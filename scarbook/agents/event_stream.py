@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from scarbook.fs import safefs
 from scarbook.agents.command import CommandAgent
 from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
 from scarbook.models import AgentResult, Usage
 
 MAX_TRANSCRIPT = 50_000_000

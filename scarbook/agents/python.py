@@ -8,8 +8,9 @@ import inspect
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.models import AgentResult
@@ -55,7 +56,7 @@ class PythonAgent:
             else:
                 # A sync function cannot be killed; on timeout its thread is abandoned, not stopped.
                 value = await asyncio.wait_for(asyncio.to_thread(fn, task, cwd, **kwargs), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return AgentResult(timed_out=True, crashed=f"timed out after {timeout_s:g}s",
                                duration_s=time.monotonic() - start)
         except Exception as exc:  # the agent crashed: a failure of the agent, kept with its traceback

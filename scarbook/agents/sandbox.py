@@ -47,7 +47,7 @@ def find_bwrap() -> str | None:
 _probed: dict[str, str | None] = {}  # bwrap path -> why it cannot start (None: it can)
 
 
-def require_sandbox(project_root: Path, network: bool = False) -> "Sandbox":
+def require_sandbox(project_root: Path, network: bool = False) -> Sandbox:
     """A sandbox for this project, or SandboxUnavailable naming why it cannot start here."""
     lead = "isolation: sandbox cannot start"
     if sys.platform != "linux":

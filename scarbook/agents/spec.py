@@ -16,10 +16,11 @@ as written.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 DEFAULT_MAX_OUTPUT = 1_000_000
 ROOT = "{root}"
@@ -48,7 +49,7 @@ class AgentSpec:
     options: Mapping[str, Any] = field(default_factory=dict)  # keys a newer type adds before it has a field
 
     @classmethod
-    def from_config(cls, raw: Mapping[str, Any] | "AgentSpec" | None) -> "AgentSpec":
+    def from_config(cls, raw: Mapping[str, Any] | AgentSpec | None) -> AgentSpec:
         """From config.Config.agent (already validated by config.parse_agent)."""
         if isinstance(raw, AgentSpec):
             return raw

@@ -25,14 +25,14 @@ from pathlib import Path
 import yaml
 from filelock import FileLock, Timeout
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import check_new_case_id, free_case_id
 from scarbook.cases.io import CASE_FILE, case_to_dict, load_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
 from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes
-from scarbook.models import Case
-from scarbook.cases.folders import ProjectFolders
 from scarbook.fs.yamlio import dump_yaml, line_of, load_yaml_text
+from scarbook.models import Case
 
 TRASH = ".trash"
 PARTIAL = ".scarbook-partial-"

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import check_new_case_id, free_case_id
 from scarbook.cases.io import save_case
+from scarbook.cases.transcript_draft import write_draft_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.fs.paths import resolve_inside
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, RunRecord, Scar
-from scarbook.cases.folders import ProjectFolders
 from scarbook.transcripts import SeedSuggestion, Transcript
-from scarbook.cases.transcript_draft import write_draft_case
 
 MAX_SCAR_FILE = 100_000_000  # bytes of a run's artifact or transcript copied into a draft case
 

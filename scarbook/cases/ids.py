@@ -7,8 +7,8 @@ A case id names its folder (cases/<id>/), so it is typed and read often: lowerca
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from pathlib import Path
-from typing import Container
 
 from scarbook.cases.io import ID_PATTERN
 from scarbook.errors import ScarbookError

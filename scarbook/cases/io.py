@@ -12,9 +12,9 @@ from typing import Any
 
 from scarbook.checks.spec import parse_check
 from scarbook.errors import CaseError
-from scarbook.models import Case, Scar
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import atomic_write_text, dump_yaml, line_of, load_yaml_file
+from scarbook.models import Case, Scar
 
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")

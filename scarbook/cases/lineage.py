@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
@@ -51,7 +51,7 @@ class IdEntry:
 
 
 def now_stamp() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def counts_session(entry: IdEntry | None, session_id: str, started_at: str) -> bool:
@@ -63,11 +63,11 @@ def counts_session(entry: IdEntry | None, session_id: str, started_at: str) -> b
     try:
         since = datetime.fromisoformat(entry.since)
         try:
-            started = datetime.strptime(session_id[:19], "%Y%m%d-%H%M%S-%f").replace(tzinfo=timezone.utc)
+            started = datetime.strptime(session_id[:19], "%Y%m%d-%H%M%S-%f").replace(tzinfo=UTC)
             since = since.replace(microsecond=since.microsecond // 1000 * 1000)
         except ValueError:
             started = datetime.fromisoformat(started_at)
-            started = started if started.tzinfo else started.replace(tzinfo=timezone.utc)
+            started = started if started.tzinfo else started.replace(tzinfo=UTC)
             since = since.replace(microsecond=0)
     except ValueError:
         return True

@@ -18,9 +18,9 @@ from scarbook.cases.io import CASE_FILE, save_case, validate_case_data
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
+from scarbook.text import plural
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
 from scarbook.transcripts.model import Transcript
-from scarbook.text import plural
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 

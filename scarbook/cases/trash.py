@@ -18,17 +18,24 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scarbook.cases.admin import (_Lock, _move_dir, case_folder, check_folder_name, real_trash_dir,
-                                 refuse_running, trash_dir)
+from scarbook.cases.admin import (
+    _Lock,
+    _move_dir,
+    case_folder,
+    check_folder_name,
+    real_trash_dir,
+    refuse_running,
+    trash_dir,
+)
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import unique_id
 from scarbook.cases.io import load_case
 from scarbook.cases.lineage import CaseIdLog, IdEntry, now_stamp
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes
-from scarbook.cases.folders import ProjectFolders
 
 ENTRY_FILE = "trashed.json"
 
@@ -57,7 +64,7 @@ def trash_case(project: ProjectFolders, case_id: str) -> TrashEntry:
     folder = case_folder(project, case_id)
     refuse_running(project, case_id)
     with _Lock(project):
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         base = f"{case_id}--{now.strftime('%Y%m%dT%H%M%SZ')}"
         taken = {p.name for p in trash_dir(project).iterdir()}
         while True:  # two deletions of one id in one second get -2, -3, ...

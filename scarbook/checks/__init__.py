@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from scarbook.checks.context import CheckContext
 from scarbook.checks.rules import FILE_RULES, RULES, CheckFailed

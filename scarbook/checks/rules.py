@@ -7,13 +7,13 @@ import json
 import os
 import re
 import stat
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from scarbook.proc.common import BASE_ENV
-from scarbook.proc.common import shell_argv
-from scarbook.proc.spawn import run_program
-from scarbook.fs import safefs
 from scarbook.checks.context import CheckContext
+from scarbook.fs import safefs
+from scarbook.proc.common import BASE_ENV, shell_argv
+from scarbook.proc.spawn import run_program
 from scarbook.text import plural
 
 Outcome = tuple[bool, str]

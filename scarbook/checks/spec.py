@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import CaseError
-from scarbook.models import Check
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import line_of
+from scarbook.models import Check
 
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
 # "strs" (list of strings), "any" (any YAML value).

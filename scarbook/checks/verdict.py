@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from scarbook.models import CheckResult
 
-
 JUDGE_SKIPPED = "judge skipped"  # a skipped judge check's detail starts with this
 
 

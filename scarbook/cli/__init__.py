@@ -36,8 +36,17 @@ def open_tui(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from scarbook.cli import (case_cmd, cases_cmd, ci_cmd, eval_cmd, history_cmd, merge_cmd, numbers_cmd, scar_cmd,
-                              trends_cmd)
+    from scarbook.cli import (
+        case_cmd,
+        cases_cmd,
+        ci_cmd,
+        eval_cmd,
+        history_cmd,
+        merge_cmd,
+        numbers_cmd,
+        scar_cmd,
+        trends_cmd,
+    )
 
     for module in (eval_cmd, cases_cmd, case_cmd, history_cmd, scar_cmd, numbers_cmd, ci_cmd, merge_cmd, trends_cmd):
         for command in module.COMMANDS:

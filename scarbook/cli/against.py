@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import click
-
 from types import SimpleNamespace
 
-from scarbook.history.baseline import (Baseline, BaselineComparison, baseline_from_session, compare_to_baseline,
-                               load_baseline, partial_mismatch_with)
+import click
+
 from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, given_away_between
-from scarbook.stats.compare import format_comparison
 from scarbook.cli.common import warn
 from scarbook.errors import ScarbookError
+from scarbook.history.baseline import (
+    Baseline,
+    BaselineComparison,
+    baseline_from_session,
+    compare_to_baseline,
+    load_baseline,
+    partial_mismatch_with,
+)
 from scarbook.models import Case
 from scarbook.project import Project
+from scarbook.stats.compare import format_comparison
 
 
 def load_against(project: Project, ref: str) -> Baseline:

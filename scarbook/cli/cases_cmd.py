@@ -8,16 +8,16 @@ from pathlib import Path
 import click
 
 from scarbook.cases.admin import new_case_id
-from scarbook.cases.io import validate_case_data, save_case
+from scarbook.cases.io import save_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.views.library_rows import LibraryRow, build_rows, human_age, notes_of
 from scarbook.models import Case
 from scarbook.reports.table import strip_of
-from scarbook.views.trends import project_trends
 from scarbook.text import plural
+from scarbook.views.library_rows import LibraryRow, build_rows, human_age, notes_of
+from scarbook.views.trends import project_trends
 
 
 @click.command("init")

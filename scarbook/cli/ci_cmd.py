@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import click
 
-from scarbook.history.baseline import (BASELINE_FILE, COMPLETE_STATES, baseline_from_session, baseline_path,
-                               load_baseline, partial_mismatch_with, write_baseline)
 from scarbook.cli.against import compare_against, echo_against, load_against
 from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.errors import ScarbookError
-from scarbook.history.store import now_iso
 from scarbook.fs.yamlio import atomic_write_text
+from scarbook.history.baseline import (
+    BASELINE_FILE,
+    COMPLETE_STATES,
+    baseline_from_session,
+    baseline_path,
+    load_baseline,
+    partial_mismatch_with,
+    write_baseline,
+)
+from scarbook.history.store import now_iso
 from scarbook.text import plural
 
 

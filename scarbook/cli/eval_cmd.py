@@ -12,18 +12,17 @@ import click
 from scarbook.cli.against import compare_against, echo_against, emit_ci_outputs, resolve_against
 from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems, warn
 from scarbook.errors import ScarbookError
-from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.reports.junit import write_junit
-from scarbook.run.ray.executor import make_executor
 from scarbook.reports.table import build_report, format_summary, format_table, write_json
-from scarbook.run.runner import SessionControl, run_session
-from scarbook.text import clean_text
-from scarbook.run.session import ReadySession, SessionPlan, prepare_session
+from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.ray.executor import make_executor
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.run.shards import Shard
-from scarbook.text import plural
+from scarbook.text import clean_text, plural
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
@@ -77,7 +76,8 @@ class Progress:
         self.bar = None
         if self.tty:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
 
             self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)

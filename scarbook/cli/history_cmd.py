@@ -6,8 +6,8 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems
 from scarbook.errors import HistoryError
-from scarbook.views.library_rows import session_marks
 from scarbook.stats.rates import count_statuses
+from scarbook.views.library_rows import session_marks
 
 
 @click.command("sessions")

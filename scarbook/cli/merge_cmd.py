@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
+from scarbook.cases.io import case_digest
 from scarbook.cli.common import friendly_errors, get_project
 from scarbook.errors import ScarbookError
-from scarbook.reports.junit import write_junit
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
+from scarbook.reports.junit import write_junit
 from scarbook.reports.table import build_report, format_summary, format_table, write_json
-from scarbook.cases.io import case_digest
 from scarbook.run.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
 from scarbook.text import plural
 

@@ -7,12 +7,16 @@ import asyncio
 import click
 
 from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
-from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
-                                  report_history_problems)
-from scarbook.stats.compare import (changed_cases, compare_sessions, counts_by_case, format_comparison,
-                              partial_mismatch)
-from scarbook.errors import ScarbookError
 from scarbook.cases.lint import format_hints, lint_cases
+from scarbook.cli.common import (
+    friendly_errors,
+    get_project,
+    refuse_unknown_cases,
+    report_case_problems,
+    report_history_problems,
+)
+from scarbook.errors import ScarbookError
+from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, format_comparison, partial_mismatch
 from scarbook.text import plural
 
 
@@ -115,9 +119,9 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool)
 
 
 def _rescore(project, store):
-    from scarbook.judge.calibrate import rescore
     from scarbook.checks import CheckContext
     from scarbook.judge import Judge
+    from scarbook.judge.calibrate import rescore
     from scarbook.models import Case, Check
 
     labels = store.labels()

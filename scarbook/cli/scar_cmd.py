@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
 from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.run.verify import verify_case
-from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
 
 
 @click.command("import")
@@ -35,8 +35,8 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
     call with no result) is printed on stderr as a warning.
     """
-    from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
     from scarbook.cases.transcript_draft import write_draft_case
+    from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
 
     t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
     for w in t.warnings:

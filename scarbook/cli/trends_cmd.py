@@ -7,10 +7,15 @@ import json
 
 import click
 
-from scarbook.cli.common import (friendly_errors, get_project, refuse_unknown_cases, report_case_problems,
-                                 report_history_problems)
-from scarbook.views.library_rows import format_started
+from scarbook.cli.common import (
+    friendly_errors,
+    get_project,
+    refuse_unknown_cases,
+    report_case_problems,
+    report_history_problems,
+)
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
+from scarbook.views.library_rows import format_started
 from scarbook.views.trends import project_trends
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Callable
+from collections.abc import Callable
 
 from scarbook.fs.paths import check_relative
 

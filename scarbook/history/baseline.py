@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.stats.compare import Counts, SessionComparison, compare_sessions, counts_by_case
 from scarbook.errors import ScarbookError
-from scarbook.models import RunRecord, SessionInfo
 from scarbook.fs.yamlio import atomic_write_text
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.stats.compare import Counts, SessionComparison, compare_sessions, counts_by_case
 
 BASELINE_FILE = "scarbook-baseline.json"
 FORMAT = 1

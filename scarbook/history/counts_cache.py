@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scarbook import __version__
-from scarbook.stats.compare import Counts, counts_by_case
 from scarbook.fs.files import atomic_write_text, read_regular_bytes
+from scarbook.history.runs_file import SUFFIX
 from scarbook.history.store import LEGACY_SUFFIX, History
 from scarbook.models import SessionInfo
-from scarbook.history.runs_file import SUFFIX
+from scarbook.stats.compare import Counts, counts_by_case
 
 CACHE_NAME = ".counts.json"
 FORMAT = f"1 scarbook {__version__}"  # a new version may count lines differently: its own cache

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
-from scarbook.models import (RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff)
+from scarbook.models import RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
 from scarbook.text import clean_record_text
 
 _CHECK_STATUSES = ("pass", "fail", "error", "skipped")

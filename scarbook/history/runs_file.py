@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from tinydb import TinyDB
 from tinydb.storages import Storage
 from tinydb.table import Table
 
 from scarbook.errors import HistoryError
-from scarbook.fs.json_store import damaged_message, read_history_file
 from scarbook.fs.files import atomic_write_text
+from scarbook.fs.json_store import damaged_message, read_history_file
 
 SUFFIX = ".jsonl"
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options builds one per call

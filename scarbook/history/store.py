@@ -17,21 +17,27 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 from filelock import FileLock, Timeout
 from tinydb import TinyDB
 
 from scarbook.errors import HistoryError
 from scarbook.fs.files import describe_os_error
-from scarbook.history.records import (RunOutcome, outcome_from_doc, run_from_doc, session_from_doc,
-                                      session_problem, sort_runs)
-from scarbook.models import RunRecord, SessionInfo
 from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
+from scarbook.history.records import (
+    RunOutcome,
+    outcome_from_doc,
+    run_from_doc,
+    session_from_doc,
+    session_problem,
+    sort_runs,
+)
 from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs
+from scarbook.models import RunRecord, SessionInfo
 from scarbook.text import clean_record_text
 
 LEGACY_SUFFIX = ".json"
@@ -46,7 +52,7 @@ def now_iso() -> str:
     """The current UTC time to the second, ISO 8601 (made once per second: every run asks)."""
     t = int(time.time())
     if t != _now_cache[0]:
-        _now_cache[:] = [t, datetime.fromtimestamp(t, timezone.utc).isoformat()]
+        _now_cache[:] = [t, datetime.fromtimestamp(t, UTC).isoformat()]
     return _now_cache[1]
 
 
@@ -81,7 +87,7 @@ class History:
         sessions started in one second (quick CI runs) must still sort in the order they began."""
         self.dir.mkdir(parents=True, exist_ok=True)
         while True:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             sid = now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond // 1000:03d}" + secrets.token_hex(1)
             try:
                 (self.dir / sid).mkdir()

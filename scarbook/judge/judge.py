@@ -88,7 +88,7 @@ class Judge:
         return CheckResult(type=check.type, status=status, detail=detail, judge=record.to_dict(),
                            duration_s=time.monotonic() - started)
 
-    async def _grade(self, check: Check, ctx: CheckContext | None, record: "_Record",
+    async def _grade(self, check: Check, ctx: CheckContext | None, record: _Record,
                      artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[str, str]:
         rubric = [str(item) for item in check.params.get("rubric") or []]
         if not rubric:
@@ -126,7 +126,7 @@ class Judge:
         return record.verdict, summarize(decisions)
 
     async def _one_sample(
-        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: "_Record"
+        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record
     ) -> list[ItemVerdict]:
         """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
         for attempt in range(2):
@@ -205,7 +205,7 @@ def calls_from_result(result: CheckResult) -> int:
     return int((result.judge or {}).get("calls") or 0)
 
 
-def judge_for(cases, settings: JudgeSettings, *, skip: bool = False, env=None) -> "Judge | None":
+def judge_for(cases, settings: JudgeSettings, *, skip: bool = False, env=None) -> Judge | None:
     """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped."""
     if skip or not any(c.judge_checks for c in cases):
         return None

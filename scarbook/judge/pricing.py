@@ -23,7 +23,7 @@ class ModelPrice:
     cache_write: float
 
     @classmethod
-    def from_input_output(cls, input: float, output: float) -> "ModelPrice":
+    def from_input_output(cls, input: float, output: float) -> ModelPrice:
         # Anthropic bills cache reads at 0.1x and 5-minute cache writes at 1.25x the input rate.
         return cls(input=input, output=output, cache_read=input * 0.1, cache_write=input * 1.25)
 

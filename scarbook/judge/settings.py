@@ -34,7 +34,7 @@ class JudgeSettings:
     prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None, path: Path) -> "JudgeSettings":
+    def from_dict(cls, data: dict[str, Any] | None, path: Path) -> JudgeSettings:
         """Validate the raw `judge:` mapping of scarbook.yaml (None or missing: all defaults)."""
         if data is None:
             return cls()

@@ -95,7 +95,7 @@ def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDeci
         votes = [sample[index].verdict for sample in samples]
         reasons = [sample[index].reason for sample in samples]
         winner = Counter(votes).most_common(1)[0][0]
-        reason = next(r for v, r in zip(votes, reasons) if v == winner)
+        reason = next(r for v, r in zip(votes, reasons, strict=False) if v == winner)
         decisions.append(ItemDecision(index + 1, text, winner, reason, votes, reasons))
     return decisions
 

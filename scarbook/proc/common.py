@@ -4,8 +4,8 @@ shell, and the environment every program scarbook starts gets."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 KILL_GRACE_S = 2.0
 LEFTOVER_GRACE_S = 0.3

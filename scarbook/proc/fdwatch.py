@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import select
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 Callback = Callable[[], None]
 MAX_EVENTS = 64

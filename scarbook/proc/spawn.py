@@ -22,10 +22,12 @@ import os
 import select
 import signal
 import subprocess
+
 from scarbook.proc import leftovers
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
 from scarbook.proc.fdwatch import readers_for
 from scarbook.proc.spawn_portable import run_portable
+
 
 def fast_path_available() -> bool:
     """epoll and pidfds (Linux >= 5.3), unless SCARBOOK_PORTABLE_SPAWN forces the portable path."""
@@ -223,7 +225,7 @@ class _Watch:
                 return
             try:
                 await asyncio.wait_for(asyncio.shield(self.exited), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
 
     def close(self) -> None:

@@ -64,14 +64,14 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
     try:
         try:
             await asyncio.wait_for(asyncio.shield(proto.exited), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
             await _stop(transport, pid, proto)
         _kill_group(pid, transport)  # leftovers of the program: nothing outlives its run
         leftovers.kill_leftovers(tag)
         try:  # the program's last output, unless a leftover holds the pipes
             await asyncio.wait_for(asyncio.shield(proto.pipes_closed), LEFTOVER_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     except asyncio.CancelledError:
         await _stop(transport, pid, proto)
@@ -91,7 +91,7 @@ async def _stop(transport: asyncio.SubprocessTransport, pid: int, proto: _Protoc
         _signal_group(pid, sig, transport)
         try:
             await asyncio.wait_for(asyncio.shield(proto.exited), KILL_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from scarbook.history.baseline import BaselineComparison
-from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.reports.table import SessionReport
-from scarbook.text import clean_text
-from scarbook.text import plural
+from scarbook.stats.compare import comparison_notes, format_p, format_side
+from scarbook.text import clean_text, plural
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error", 3: "no verdict"}

@@ -12,15 +12,15 @@ not pass with its checks, judge reasons, workspace diff and output excerpt.
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
-from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.models import RunRecord
 from scarbook.reports.table import SessionReport
-from scarbook.text import clean_text
+from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import plural
+from scarbook.text import clean_text, plural
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "unjudged": "#757575"}
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}

@@ -12,14 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import BaselineComparison
-from scarbook.stats.compare import CaseComparison
 from scarbook.models import RunRecord
 from scarbook.reports.table import SessionReport
-from scarbook.text import clean_text
+from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats
-from scarbook.fs.yamlio import atomic_write_text
-from scarbook.text import plural
+from scarbook.text import clean_text, plural
 
 
 def _num(x: float | None, digits: int = 4) -> str:

@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.config import Config
-from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
-from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 from scarbook.fs.yamlio import atomic_write_text
-
+from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
-from scarbook.stats.rates import count_statuses
+from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
 from scarbook.text import plural
 
 STRIP = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from scarbook.fs import safefs
 from scarbook.fs.files import FileTooLargeError, NotAFileError, read_regular_bytes
-from scarbook.models import Case
 from scarbook.fs.paths import check_relative
+from scarbook.models import Case
 from scarbook.text import clean_text
 
 READ_CAP = 256 * 1024  # bytes read of either side; a larger file is named, not diffed

@@ -9,7 +9,8 @@ process. scarbook.run.ray.executor.RayExecutor is the cluster one."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")

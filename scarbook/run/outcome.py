@@ -17,7 +17,7 @@ its threshold: it saw part of the evidence, and "1" would read as a complete ver
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from scarbook.models import SessionInfo, SessionState
 from scarbook.stats.rates import CaseStats

@@ -17,18 +17,18 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import traceback
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator
 
-from scarbook.proc.leftovers import kill_leftovers, session_prefix
+from scarbook.cases.io import case_digest
 from scarbook.errors import AbortSession
-from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
-from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord, SessionInfo, SessionState
+from scarbook.proc.leftovers import kill_leftovers, session_prefix
+from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.session import DecideFn, ReadySession
-from scarbook.cases.io import case_digest
 from scarbook.run.session_run import AgentPart, RunContext, judge_part
 from scarbook.run.workspace import Janitor, SeedManifest
 

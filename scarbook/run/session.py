@@ -12,8 +12,9 @@ So a configuration mistake is said once, before the first run, instead of as N f
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.errors import ScarbookError

@@ -15,25 +15,24 @@ is `unjudged`: it has no verdict, and is counted apart from passes, fails and er
 
 from __future__ import annotations
 
-from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
-
 import asyncio
 import errno
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from scarbook.fs import safefs
 from scarbook.agents import Agent
+from scarbook.agents.usage import read_agent_usage, usage_of_checks
 from scarbook.checks import CheckContext, run_check
-from scarbook.run.events import CheckDone, Event, RunStarted
+from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
+from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.models import Case, Check, CheckResult, RunRecord
-from scarbook.agents.usage import read_agent_usage, usage_of_checks
+from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
 OUTPUT_EXCERPT = 4000
@@ -195,7 +194,7 @@ async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = Non
     if not part.settled:
         record.status, record.reason = verdict_of(record.checks)
     record.judge_usage, record.judge_calls = usage_of_checks(record.checks)
-    record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks)
+    record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks, strict=False)
                                    if c.is_judge and r.status == "skipped" and r.detail.startswith("not run"))
     if record.agent_usage.total_tokens and not record.agent_usage.cost_usd and judge is not None:
         prices = getattr(judge.settings, "price_usage", None)

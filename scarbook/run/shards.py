@@ -35,7 +35,7 @@ class Shard:
     session_id: str
 
     @classmethod
-    def parse(cls, spec: str, session_id: str | None) -> "Shard":
+    def parse(cls, spec: str, session_id: str | None) -> Shard:
         m = SHARD_SPEC.fullmatch(spec.strip())
         if not m or not 1 <= int(m[1]) <= int(m[2]):
             raise ScarbookError(f"--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got {spec!r}")

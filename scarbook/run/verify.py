@@ -12,14 +12,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-
-from scarbook.fs import safefs
+from scarbook.cases.io import case_digest
+from scarbook.cases.verifications import CATCHES, ERROR, MISSES, REJECTS_GOOD, UNVERIFIED, Verification
 from scarbook.checks import CheckContext, run_checks
+from scarbook.checks.verdict import verdict_of
+from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.models import Case, CheckResult
-from scarbook.cases.verifications import CATCHES, ERROR, MISSES, REJECTS_GOOD, UNVERIFIED, Verification
-from scarbook.cases.io import case_digest
-from scarbook.checks.verdict import verdict_of
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 
 MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)

@@ -14,7 +14,6 @@ from pathlib import Path
 from scarbook.fs import safefs
 from scarbook.models import Case, WorkspaceDiff
 
-
 SMALL_SEED = 1 << 20  # seed files up to this size are held in memory and written, larger ones copied
 
 

@@ -15,9 +15,10 @@ the table can show them. Pure Python: no scipy at runtime (the tests check the n
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Iterable, Literal, Mapping, NamedTuple, Sequence
+from typing import Literal, NamedTuple
 
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.stats.rates import Z95, wilson
@@ -260,7 +261,7 @@ def compare_sessions(
     shared = sorted(set(per_case_before) & set(per_case_after))
     raw = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
     tested = [c for c in raw if c.p_value is not None]
-    adjusted = dict(zip((c.case_id for c in tested), holm_adjust([c.p_value for c in tested])))
+    adjusted = dict(zip((c.case_id for c in tested), holm_adjust([c.p_value for c in tested]), strict=False))
     cases = [compare_case(c.before, c.after, c.case_id, adjusted[c.case_id]) if c.case_id in adjusted else c
              for c in raw]
     compared = [c for c in cases if c.diff is not None]
@@ -326,7 +327,7 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
         holm = [format_p(c.p_holm)] if family > 1 else []
         rows.append([c.case_id, format_side(c.before), format_side(c.after), interval, format_p(c.p_value), *holm, verdict])
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if cmp.mean_diff is not None:
         summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pct(cmp.mean_diff, True)} pts"

@@ -8,8 +8,8 @@ rate at all: its passes could only ever be unjudged, so the fails alone would re
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable
 
 from scarbook.models import Case, RunRecord
 

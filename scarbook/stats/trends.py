@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from statistics import pvariance
 
-from scarbook.stats.compare import Counts
 from scarbook.models import SessionInfo
+from scarbook.stats.compare import Counts
 
 DEFAULT_DEPTH = 8  # sessions per case
 NO_VERDICT = "no verdict"  # no run of the case was judged, or some went unjudged: no rate
@@ -68,7 +68,7 @@ class CaseTrend:
     def flips(self) -> int:
         """How often the rate crossed the case's threshold from one judged session to the next."""
         above = [r >= self.threshold for r in self.rates]
-        return sum(a != b for a, b in zip(above, above[1:]))
+        return sum(a != b for a, b in zip(above, above[1:], strict=False))
 
     @property
     def spread(self) -> float:

@@ -7,15 +7,15 @@ binary, JSON cut off, JSON of no known shape) and the formats tried.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from scarbook.errors import ScarbookError
+from scarbook.text import with_article
 from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
 from scarbook.transcripts.files import is_absolute, normalise_path
 from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
 from scarbook.transcripts.source import NotARegularFile, Source
-from scarbook.text import with_article
 
 Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {

@@ -116,7 +116,7 @@ def date_of(stamp: Any) -> str | None:
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and stamp > 0:
         seconds = stamp / 1e9 if stamp > 1e14 else stamp
         try:
-            return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date().isoformat()
+            return dt.datetime.fromtimestamp(seconds, dt.UTC).date().isoformat()
         except (OverflowError, OSError, ValueError):
             return None
     return None

@@ -18,10 +18,18 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
-from scarbook.models import Usage
 from scarbook.errors import ScarbookError
-from scarbook.transcripts.model import (Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of,
-                                        finish_transcript)
+from scarbook.models import Usage
+from scarbook.transcripts.model import (
+    Entry,
+    Message,
+    NotThisFormat,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    date_of,
+    finish_transcript,
+)
 from scarbook.transcripts.openai import add_chat_message, parse_arguments
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
@@ -205,7 +213,7 @@ def _when(nanos: int) -> str:
 
     if not nanos:
         return "at an unknown time"
-    return dt.datetime.fromtimestamp(nanos / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def parse(src: Source) -> Transcript:

@@ -12,10 +12,11 @@ import codecs
 import json
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 _NOT_JSON = object()
 HEAD_BYTES = 65536
@@ -45,7 +46,7 @@ class Source:
     trace: str | None = None  # OTel: the trace the user picked (--trace)
 
     @classmethod
-    def read(cls, path: Path) -> "Source":
+    def read(cls, path: Path) -> Source:
         """Open `path` for reading; refuse what is not a regular file (a FIFO would block forever)."""
         path = Path(path)
         st = os.stat(path)

@@ -9,12 +9,11 @@ screens at most ten refreshes.
 from __future__ import annotations
 
 import asyncio
-
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from textual import events, work
 from textual.app import App
@@ -27,8 +26,8 @@ from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.key_queue import KeyQueue
-from scarbook.views.live_state import LiveSession
 from scarbook.tui.messages import SessionEnded, SessionUpdated
+from scarbook.views.live_state import LiveSession
 
 REFRESH_HZ = 10
 
@@ -152,10 +151,9 @@ class ScarbookApp(App):
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def verify_in_background(self, case: Case) -> None:
         """Does the case catch its own scar? Shown as a notification and as the library badge."""
-        from scarbook.run.verify import verify_case
         from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore
-
         from scarbook.judge import judge_for
+        from scarbook.run.verify import verify_case
 
         judge = judge_for([case], self.project.config.judge, skip=not self.judge_key_present(), env=self.judge_env)
         try:

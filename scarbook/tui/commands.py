@@ -7,7 +7,6 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-
 # Reachable from any screen: the palette goes back to the library and does it there.
 LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, tokens, cost; compare two"),
                    ("import transcript", "import_transcript", "a draft case from an agent transcript"),

@@ -107,7 +107,7 @@ class KeyQueue:
             return
         try:
             await asyncio.wait_for(done.wait(), SETTLE_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from scarbook.cases.io import CaseSet
 from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session
+from scarbook.cases.verifications import VerificationStore
 from scarbook.errors import CaseError, HistoryError
 from scarbook.history.store import CaseLatest, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
-from scarbook.cases.verifications import VerificationStore
 from scarbook.text import plural
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ Numbers come from scarbook.stats.rates (one implementation of the statistics).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from scarbook.config import Config
-from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 
 

@@ -13,15 +13,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scarbook.fs import safefs
-from scarbook.cases.io import load_case
 from scarbook.cases.drafts import run_output
+from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
 from scarbook.models import Case, RunRecord
 from scarbook.project import Project
 from scarbook.run.diff import FileDiff, diff_file
-from scarbook.text import clean_text
 from scarbook.stats.rates import count_statuses
+from scarbook.text import clean_text
 from scarbook.transcripts import Transcript, load_transcript
 
 LOG_CHARS = 2000

@@ -6,7 +6,7 @@ counts them, and asks `compare_sessions` (the test `scarbook diff` uses) whether
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session, leave_out_given_away
 from scarbook.history.counts_cache import session_counts
@@ -15,7 +15,16 @@ from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
 from scarbook.stats.compare import Counts, SessionComparison, compare_case, compare_sessions
 from scarbook.stats.rates import effective_threshold
-from scarbook.stats.trends import CHANGED, DAMAGED, DEFAULT_DEPTH, NO_VERDICT, CaseTrend, TrendPoint, Trends, mark_changed
+from scarbook.stats.trends import (
+    CHANGED,
+    DAMAGED,
+    DEFAULT_DEPTH,
+    NO_VERDICT,
+    CaseTrend,
+    TrendPoint,
+    Trends,
+    mark_changed,
+)
 from scarbook.views.library_rows import session_marks
 
 

@@ -18,18 +18,19 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
-from scarbook.proc.common import KILL_GRACE_S
-from scarbook.errors import ScarbookError
-from scarbook.run.events import CheckDone, RunStarted
-from scarbook.run.executor import LocalExecutor
 from scarbook.config import ExecutorSettings
+from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord
+from scarbook.proc.common import KILL_GRACE_S
+from scarbook.run.events import CheckDone, RunStarted
+from scarbook.run.executor import LocalExecutor
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext
 from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
 from scarbook.run.workspace_bundle import unpack

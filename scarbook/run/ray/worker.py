@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scarbook.checks.verdict import verdict_of
 from scarbook.models import Case
 from scarbook.run.session_run import AgentPart, RunContext, run_agent_part
-from scarbook.checks.verdict import verdict_of
 from scarbook.run.workspace import SeedManifest
 from scarbook.run.workspace_bundle import Bundle, pack
 

@@ -25,9 +25,15 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from scarbook.judge.calibrate import (CalibrationItem, CalibrationLabel, CalibrationReport, CalibrationStore,
-                                agreement, pick_items)
 from scarbook.errors import ScarbookError
+from scarbook.judge.calibrate import (
+    CalibrationItem,
+    CalibrationLabel,
+    CalibrationReport,
+    CalibrationStore,
+    agreement,
+    pick_items,
+)
 from scarbook.stats.rates import wilson
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 

@@ -4,7 +4,7 @@ reloads with the cursor on the case the action made (or, after a delete, the row
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import work

@@ -13,11 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Static
 
-from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.cases.ids import check_new_case_id
+from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
-from scarbook.text import clean_text
-from scarbook.text import cut_words
+from scarbook.text import clean_text, cut_words
 
 TITLE_WIDTH = 22  # what the 72-column dialog leaves beside the id and the time
 

@@ -26,8 +26,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
 from scarbook.cases.admin import new_case_id
-from scarbook.cases.io import load_case
 from scarbook.cases.drafts import CaseDraft, write_case_with_files
+from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.key_queue import keys_welcome

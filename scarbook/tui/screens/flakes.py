@@ -10,13 +10,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.coordinate import Coordinate
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
-from scarbook.tui.widgets.trend import grid_cell
 from scarbook.text import plural
+from scarbook.tui.widgets.trend import grid_cell
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
 ROWS_AT_ONCE = 100  # rows added per refresh (the first chunk: more than a tall terminal shows)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -25,21 +24,29 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
+from textual.worker import get_current_worker
 
+from scarbook.cases.admin import new_case_id
+from scarbook.cases.drafts import create_draft
 from scarbook.cases.ids import suggest_case_id
 from scarbook.errors import ScarbookError
+from scarbook.text import plural
 from scarbook.transcripts import (
-    Candidate, SeedSuggestion, ToolResult, Transcript, candidates, default_artifact, load_transcript, suggest_seeds,
+    Candidate,
+    SeedSuggestion,
+    ToolResult,
+    Transcript,
+    candidates,
+    default_artifact,
+    load_transcript,
+    suggest_seeds,
     suggest_task,
 )
 from scarbook.transcripts.text import human_size
-from scarbook.cases.admin import new_case_id
-from scarbook.cases.drafts import create_draft
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
-from scarbook.text import plural
 
 PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
 

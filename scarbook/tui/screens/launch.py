@@ -11,8 +11,8 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
-from scarbook.stats.sequential import SequentialRule
 from scarbook.stats.rates import effective_threshold
+from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
 from scarbook.tui.app import LaunchRequest
 

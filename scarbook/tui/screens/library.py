@@ -11,7 +11,6 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from scarbook.views.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
 from scarbook.text import cut_words, plural
 from scarbook.tui.screens.case_actions import CaseActions
@@ -19,6 +18,7 @@ from scarbook.tui.screens.library_trends import TrendActions, regressed_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
+from scarbook.views.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
@@ -194,7 +194,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         for key in self.columns:
             table.columns[key].label = Text(self._column_title(key))
         for r in self.shown:
-            cells = dict(zip([k for k, _ in COLUMNS], self._cells(r)))
+            cells = dict(zip([k for k, _ in COLUMNS], self._cells(r), strict=False))
             table.add_row(*[cells[key] for key in self.columns], key=r.key)
         keys = [r.key for r in self.shown]
         if keep in keys:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from scarbook.views.library_rows import LibraryRow
 from scarbook.stats.trends import CaseTrend, Trends
-from scarbook.views.trends import project_trends
 from scarbook.tui.widgets.trend import trend_text
+from scarbook.views.library_rows import LibraryRow
+from scarbook.views.trends import project_trends
 
 
 def regressed_line(trend: CaseTrend) -> str:

@@ -11,12 +11,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from scarbook.views.live_state import LiveSession
 from scarbook.text import plural
 from scarbook.tui.messages import SessionEnded, SessionUpdated
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
+from scarbook.views.live_state import LiveSession
 
 LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err", "err"),
                 ("rate", "rate"), ("ci", "95% CI"), ("bar", "0–100%, | threshold"),
@@ -128,7 +128,7 @@ class LiveScreen(Screen):
             if self._shown.get(case.id) == now:
                 continue  # only rows that changed since the last tick are redrawn
             self._shown[case.id] = now
-            for key, value in zip(keys, self._cells(case)):
+            for key, value in zip(keys, self._cells(case), strict=False):
                 table.update_cell(case.id, key, value)
         bar = self.query_one("#progress", ProgressBar)
         saved = live.runs_saved

@@ -23,20 +23,27 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
 
-from scarbook.fs import safefs
-from scarbook.cases.io import load_case
 from scarbook.cases.drafts import draft_from_run
+from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
 from scarbook.models import RunRecord
 from scarbook.reports.table import STRIP
-from scarbook.views.run_review import (
-    FILTERS, ReviewData, RunDetail, filter_counts, load_review, load_run_detail, load_run_transcript, shown_runs,
-)
 from scarbook.transcripts import Transcript
-from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.key_queue import keys_welcome
+from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
+from scarbook.views.run_review import (
+    FILTERS,
+    ReviewData,
+    RunDetail,
+    filter_counts,
+    load_review,
+    load_run_detail,
+    load_run_transcript,
+    shown_runs,
+)
 
 FILTER_NAMES = list(FILTERS)
 FILTER_STYLE = {"failed": "red", **STATUS_STYLE}

@@ -11,17 +11,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
-from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
-from scarbook.models import SessionInfo
-from scarbook.reports.table import build_report, strip_of
 from scarbook.errors import HistoryError, ScarbookError
-from scarbook.views.library_rows import format_started, session_marks
-from scarbook.models import Usage
+from scarbook.models import SessionInfo, Usage
+from scarbook.reports.table import build_report, strip_of
+from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.stats.rates import count_statuses
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
+from scarbook.views.library_rows import format_started, session_marks
 
 
 def ready(screen: Screen) -> None:

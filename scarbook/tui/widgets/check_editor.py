@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, OptionList, Select
 
-from scarbook.checks.spec import CHECK_SPECS, _KIND_WORDS
+from scarbook.checks.spec import _KIND_WORDS, CHECK_SPECS
 
 LIST_SEP = "|"
 # The first llm_judge check's rubric is edited in the rubric list, not here.
@@ -65,7 +65,7 @@ def format_field(kind: str, value: Any) -> str:
 class CheckEditor(Vertical):
     @dataclass
     class Changed(Message):
-        editor: "CheckEditor"
+        editor: CheckEditor
 
     def __init__(self, checks: list[dict[str, Any]], id: str | None = None) -> None:
         super().__init__(id=id)

@@ -24,7 +24,7 @@ class ItemList(Vertical):
 
     @dataclass
     class Changed(Message):
-        item_list: "ItemList"
+        item_list: ItemList
 
     def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None) -> None:
         super().__init__(id=id)

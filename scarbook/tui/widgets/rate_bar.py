@@ -25,7 +25,7 @@ def rate_bar(stats: CaseStats, width: int = 24) -> Text:
         cells[t] = "|" if cells[t] == " " else "┃"  # inside the interval: a heavier bar, never hidden in it
     styles[t] = "bold white on grey23"
     text = Text()
-    for ch, st in zip(cells, styles):
+    for ch, st in zip(cells, styles, strict=False):
         text.append(ch, style=st)
     return text
 

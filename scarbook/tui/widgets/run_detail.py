@@ -8,8 +8,8 @@ from rich.text import Text
 
 from scarbook.models import RunRecord
 from scarbook.run.diff import FileDiff
-from scarbook.views.run_review import RunDetail
 from scarbook.tui.widgets.strip import STATUS_STYLE
+from scarbook.views.run_review import RunDetail
 
 CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}
 CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}

@@ -69,7 +69,7 @@ def list_seed(seed_dir: Path | None) -> list[str]:
 class SeedFiles(Vertical):
     @dataclass
     class Changed(Message):
-        seed_files: "SeedFiles"
+        seed_files: SeedFiles
 
     def __init__(self, seed_dir: Path | None, id: str | None = None, staged: dict[str, Path] | None = None,
                  existing: list[str] | None = None) -> None:
