@@ -210,6 +210,7 @@ class RunRecord:
     node: dict[str, str] = field(default_factory=dict)  # where it ran on a cluster: id, host, ip, pid
     infra_retries: int = 0  # times it was submitted again because its worker or node was lost
     workspace_note: str = ""  # a remote run: what of its folder came back to the driver (cap reported)
+    notes: list[str] = field(default_factory=list)  # warnings about the run, e.g. ignored $SCARBOOK_USAGE values
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the

@@ -56,6 +56,7 @@ def clean_record_text(record: Any) -> Any:
     excerpt, check details and judge reasons, names of changed files); returns the record."""
     record.reason = clean_text(record.reason)
     record.output_excerpt = clean_text(record.output_excerpt)
+    record.notes = _clean_any(record.notes)
     for check in record.checks:
         check.detail = clean_text(check.detail)
         if check.judge is not None:

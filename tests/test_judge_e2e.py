@@ -159,6 +159,40 @@ def test_budget_breaker_stops_new_runs(project, judge_server):
     assert result.exit_code == 3, result.output
 
 
+NEGATIVE_USAGE_AGENT = """\
+import json, os
+from pathlib import Path
+Path("tmp.txt").write_text("# tiny-agent\\n")
+with open(os.environ["SCARBOOK_USAGE"], "a") as fh:
+    fh.write(json.dumps({"input_tokens": -10**9, "output_tokens": 5, "cost_usd": -1.0}) + "\\n")
+    fh.write('{"input_tokens": 7, "cost_usd": NaN, "output_tokens": Infinity}\\n')
+"""
+
+
+def test_negative_agent_usage_cannot_buy_more_judge_calls_than_max_cost(project, judge_server):
+    # issue 25 (3): the agent reported -$1 per run, which cancelled the judge's $0.0045 and every run
+    # was judged, far over the cap. Its numbers are validated now and the judge's spend counts apart.
+    (project / "agent.py").write_text(NEGATIVE_USAGE_AGENT)
+    judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")])
+    out = project / "report.json"
+    result = scarbook(project, "eval", "-n", "4", "--max-cost", "0.002", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["session"]["state"] == "stopped: budget"
+    assert len(report["runs"]) == 1, result.output
+    assert report["session"]["note"] == ("stopped by --max-cost $0.0020: spent $0.0045 — judge $0.0045 (measured by "
+                                         "scarbook), agent $0.0000 (reported by the agent)")
+    assert report["session"]["note"] in result.output
+    assert result.exit_code == 3, result.output
+    run = report["runs"][0]
+    assert run["agent_usage"]["input_tokens"] == 7 and run["agent_usage"]["output_tokens"] == 5
+    assert run["notes"] == ["$SCARBOOK_USAGE line 1: input_tokens -1000000000 is negative; ignored",
+                            "$SCARBOOK_USAGE line 1: cost_usd -1.0 is negative; ignored",
+                            "$SCARBOOK_USAGE line 2: output_tokens inf is not finite; ignored",
+                            "$SCARBOOK_USAGE: 1 more values ignored"]
+    shown = scarbook(project, "show", "judge-me").output
+    assert "  note: $SCARBOOK_USAGE line 1: cost_usd -1.0 is negative; ignored" in shown
+
+
 def test_show_lists_each_judge_item_with_verdict_reason_and_usage(project, judge_server):
     judge_server.push(tool_reply([("PASS", "one line"), ("FAIL", "not the title")]))
     assert scarbook(project, "eval", "-q", "-n", "1").exit_code == 1

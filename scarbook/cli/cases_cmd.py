@@ -143,6 +143,8 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                        + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
         if r.workspace_note:
             click.echo(f"  {r.workspace_note}")
+        for note in r.notes:
+            click.echo(f"  note: {note}")
         if r.workspace_kept:
             click.echo(f"  workspace: {r.workspace}")
         excerpt = r.output_excerpt.strip().replace("\n", "\n    ")

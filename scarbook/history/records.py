@@ -50,7 +50,8 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
               "checks": _LIST, "output_excerpt": _STR, "output_truncated": _BOOL, "exit_code": _OPT_INT,
               "duration_s": _NUM, "started_at": _STR, "workspace": _STR, "workspace_kept": _BOOL,
               "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
-              "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR}
+              "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR,
+              "notes": _STR_LIST}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM}

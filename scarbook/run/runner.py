@@ -62,7 +62,8 @@ class _Schedule:
     runs: int
     decide: DecideFn | None
     max_cost: float | None
-    spent: float = 0.0
+    judge_spent: float = 0.0  # measured by scarbook: the judge's replies' tokens at its prices
+    agent_spent: float = 0.0  # reported by the agent ($SCARBOOK_USAGE): validated, never negative
     stop_reason: SessionState | None = None
     abort_message: str = ""
     cursor: int = 0
@@ -72,7 +73,7 @@ class _Schedule:
         """Round-robin over cases so every case fills in together."""
         if control.cancelled or self.stop_reason:
             return None
-        if self.max_cost is not None and self.spent >= self.max_cost:
+        if self.max_cost is not None and self.judge_spent + self.agent_spent >= self.max_cost:
             self.stop_reason = SessionState.STOPPED_BUDGET
             return None
         for _ in range(len(self.cases)):
@@ -146,7 +147,8 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             record.workspace_kept = False
         history.record_run(record)
         schedule.records.append(record)
-        schedule.spent += record.agent_usage.cost_usd + record.judge_usage.cost_usd
+        schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)
+        schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
         queue.put_nowait(RunFinished(record))
         st = states[case.id]
         if record.status == "pass":
@@ -199,6 +201,8 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             info.state, info.note = SessionState.ABORTED, f"session aborted: {schedule.abort_message}"
         if info.state == SessionState.RUNNING:
             info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
+            if info.state == SessionState.STOPPED_BUDGET and not info.note:
+                info.note = budget_note(schedule)
         janitor.close()  # every pruned workspace is gone before the session says it is over
         kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
         try:
@@ -209,6 +213,13 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
                 f"the session record could not be written: {_one_line(exc)}"
     yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
+
+
+def budget_note(schedule: _Schedule) -> str:
+    """Why --max-cost stopped the session, with which part of the spend scarbook measured."""
+    spent = schedule.judge_spent + schedule.agent_spent
+    return (f"stopped by --max-cost ${schedule.max_cost:.4f}: spent ${spent:.4f} — judge ${schedule.judge_spent:.4f} "
+            f"(measured by scarbook), agent ${schedule.agent_spent:.4f} (reported by the agent)")
 
 
 def _finished(schedule: _Schedule, case_id: str) -> int:

@@ -122,7 +122,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
         record.duration_s = time.monotonic() - start
         return part
-    record.agent_usage = read_agent_usage(usage_file, None)
+    record.agent_usage = read_agent_usage(usage_file, None, record.notes)
     if result.crashed:
         record.status, record.reason = "fail", result.crashed
         record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
