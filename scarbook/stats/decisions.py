@@ -1,0 +1,252 @@
+"""The gate's decision for each case: *above*, *below* or *undecided* against its threshold.
+
+Evidence mode (the default). With a case's judged runs n = passes + fails and threshold t, two
+one-sided exact binomial tests:
+
+    p_below = P(X <= passes | n, t)    small: the case is below t   (H0: its rate is at least t)
+    p_above = P(X >= passes | n, t)    small: the case meets t      (H0: its rate is below t)
+
+A case is **below** when its Holm-adjusted p_below (Holm 1979, over the suite's cases that have a
+verdict) is under alpha, **above** when its own p_above is under alpha, **undecided** otherwise.
+
+What that promises:
+  - a false red (some case called below while its true rate is at least its threshold) happens in
+    at most alpha of sessions, for the whole suite, whatever the dependence between cases (Holm);
+  - each case truly below its threshold is called above at most alpha of the time. A release gate
+    (`undecided: fail`) is green only when *every* case is above, so one truly-below case alone
+    holds the suite's false-green rate at alpha (the intersection-union principle: no correction is
+    needed on that side).
+Point mode is the old rule, `rate >= threshold`, kept for those who want it; `false_red_chance`
+says how often that rule goes red by chance at the observed rates.
+
+Errors cannot buy a verdict: a case needs at least `min_verdicts` judged runs (default: half its
+runs, and at least 3), in every mode, or it has no verdict. `error_range` is the span the errored
+runs could have moved its rate over.
+
+Pure numbers, no I/O and no scipy (the tests check the binomial tails against scipy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Decision = Literal["above", "below", "undecided", "no verdict"]
+GateMode = Literal["evidence", "point"]
+UndecidedPolicy = Literal["fail", "pass", "more"]
+GATE_MODES: tuple[str, ...] = ("evidence", "point")
+UNDECIDED_POLICIES: tuple[str, ...] = ("fail", "pass", "more")
+MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
+
+
+def _log_pmf(x: int, n: int, p: float) -> float:
+    if p <= 0.0:
+        return 0.0 if x == 0 else -math.inf
+    if p >= 1.0:
+        return 0.0 if x == n else -math.inf
+    return (math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
+            + x * math.log(p) + (n - x) * math.log1p(-p))
+
+
+def _log_sum(logs: Sequence[float]) -> float:
+    top = max(logs, default=-math.inf)
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(sum(math.exp(v - top) for v in logs))
+
+
+def binom_cdf(c: int, n: int, p: float) -> float:
+    """P(X <= c) for X ~ Binomial(n, p), summed in log space (no overflow or underflow at any n)."""
+    if c < 0:
+        return 0.0
+    if c >= n:
+        return 1.0
+    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c + 1)])))
+
+
+def binom_sf(c: int, n: int, p: float) -> float:
+    """P(X >= c) for X ~ Binomial(n, p)."""
+    if c <= 0:
+        return 1.0
+    if c > n:
+        return 0.0
+    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c, n + 1)])))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm 1979 step-down adjusted p-values, in the input order:
+    sorted p_(1) <= ... <= p_(m), adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j))."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:
+    """Judged runs a case needs for a verdict: `configured`, else half its runs and at least 3."""
+    return configured if configured is not None else max(3, math.ceil(total_runs / 2))
+
+
+def error_range(passes: int, fails: int, errors: int) -> tuple[float, float] | None:
+    """The pass rates the errored runs could have produced had each reached a verdict: all fails
+    (low) to all passes (high). None without errors (or without any run)."""
+    n = passes + fails + errors
+    if not errors or not n:
+        return None
+    return passes / n, (passes + errors) / n
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """scarbook.yaml's `gate:` section (and `scarbook eval --gate/--alpha/--undecided`)."""
+
+    mode: GateMode = "evidence"
+    alpha: float = 0.05
+    undecided: UndecidedPolicy = "pass"
+    min_verdicts: int | None = None  # None: half the case's runs, and at least 3
+
+    def __post_init__(self) -> None:
+        if self.mode not in GATE_MODES:
+            raise ValueError(f"gate mode must be one of {', '.join(GATE_MODES)}, got {self.mode!r}")
+        if not 0 < self.alpha < 0.5:
+            raise ValueError(f"gate alpha must be between 0 and 0.5, got {self.alpha}")
+        if self.undecided not in UNDECIDED_POLICIES:
+            raise ValueError(f"gate undecided must be one of {', '.join(UNDECIDED_POLICIES)}, got {self.undecided!r}")
+        if self.min_verdicts is not None and self.min_verdicts < 1:
+            raise ValueError(f"gate min_verdicts must be at least 1, got {self.min_verdicts}")
+
+
+@dataclass(frozen=True)
+class CaseEvidence:
+    """One case's runs in one session, as the gate sees them."""
+
+    case_id: str
+    passes: int
+    fails: int
+    errors: int
+    threshold: float
+    unjudged: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.passes + self.fails
+
+    @property
+    def total(self) -> int:
+        return self.passes + self.fails + self.errors + self.unjudged
+
+
+@dataclass(frozen=True)
+class CaseDecision:
+    case_id: str
+    decision: Decision
+    p_above: float | None = None  # P(X >= passes | n, t): small means the case meets its threshold
+    p_below: float | None = None  # P(X <= passes | n, t): small means it is below
+    p_below_holm: float | None = None  # Holm-adjusted over the suite's cases with a verdict
+    runs_needed: int | None = None  # undecided: about how many more judged runs would decide it
+    why: str = ""  # no verdict: why not; undecided: what would decide it
+
+    def to_dict(self) -> dict:
+        return {"decision": self.decision, "p_above": self.p_above, "p_below": self.p_below,
+                "p_below_holm": self.p_below_holm, "runs_needed": self.runs_needed, "why": self.why}
+
+
+def runs_to_decide(passes: int, fails: int, threshold: float, alpha: float) -> int | None:
+    """About how many more judged runs, at the observed rate, would let the exact test decide the
+    case at level `alpha` (towards the side its rate is on). None when the rate equals the
+    threshold (no number of runs is likely to decide it) or it would take more than MAX_RUNS_NEEDED."""
+    n = passes + fails
+    if n == 0:
+        return None
+    rate = passes / n
+    if rate == threshold:
+        return None
+    # Doubling, then bisection: the tail at the observed rate shrinks (roughly) monotonically in N.
+    def decides(total: int) -> bool:
+        c = round(rate * total)
+        return (binom_sf(c, total, threshold) < alpha) if rate > threshold else (binom_cdf(c, total, threshold) < alpha)
+
+    lo, hi = n, max(n, 1)
+    while not decides(hi):
+        lo, hi = hi, hi * 2
+        if hi > MAX_RUNS_NEEDED:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decides(mid) else (mid, hi)
+    return max(1, hi - n)
+
+
+def _no_verdict(e: CaseEvidence, needed: int) -> str | None:
+    if e.unjudged:
+        return f"{e.unjudged} of its runs went unjudged (judge checks skipped)"
+    if e.judged < needed:
+        return (f"only {e.judged} of its {e.total} runs reached a verdict; the gate needs at least {needed} "
+                "(errors cannot count as evidence)")
+    return None
+
+
+def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = GatePolicy(), *,
+                 alpha: float | None = None) -> list[CaseDecision]:
+    """Every case's decision, in the input order. `alpha` overrides the policy's (a look of
+    `undecided: more` spends a share of it)."""
+    level = policy.alpha if alpha is None else alpha
+    out: dict[int, CaseDecision] = {}
+    tested: list[tuple[int, CaseEvidence, float, float]] = []
+    for i, e in enumerate(cases):
+        why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
+        if why is not None:
+            out[i] = CaseDecision(e.case_id, "no verdict", why=why)
+            continue
+        n, t = e.judged, e.threshold
+        p_above, p_below = binom_sf(e.passes, n, t), binom_cdf(e.passes, n, t)
+        if policy.mode == "point":
+            out[i] = CaseDecision(e.case_id, "above" if e.passes / n >= t else "below", p_above, p_below)
+            continue
+        tested.append((i, e, p_above, p_below))
+    adjusted = holm_adjust([p_below for _, _, _, p_below in tested])
+    for (i, e, p_above, p_below), p_holm in zip(tested, adjusted, strict=True):
+        if e.threshold <= 0:
+            decision: Decision = "above"  # every rate meets a threshold of 0
+        elif p_holm < level:
+            decision = "below"
+        elif p_above < level:
+            decision = "above"
+        else:
+            decision = "undecided"
+        needed = runs_to_decide(e.passes, e.fails, e.threshold, level) if decision == "undecided" else None
+        out[i] = CaseDecision(e.case_id, decision, p_above, p_below, p_holm, needed,
+                              undecided_note(e, needed) if decision == "undecided" else "")
+    return [out[i] for i in range(len(cases))]
+
+
+def undecided_note(e: CaseEvidence, needed: int | None) -> str:
+    """'needs about 12 more runs to show it meets 80%' (or that it is below, or that no count will)."""
+    line = f"{e.threshold * 100:g}%"
+    if e.threshold >= 1:
+        return f"no number of runs can show a rate meets {line}: sampling never rules out a failure"
+    if needed is None:
+        return f"its rate sits at its threshold {line}: more runs are unlikely to decide it"
+    rate = e.passes / e.judged
+    side = f"meets {line}" if rate > e.threshold else f"is below {line}"
+    return f"needs about {needed} more {'run' if needed == 1 else 'runs'} to show it {side}"
+
+
+def point_false_red_chance(cases: Sequence[CaseEvidence]) -> float:
+    """Point mode (`rate >= threshold`): the chance a session goes red by chance if every case's true
+    rate were its observed rate, i.e. that some case at or above its threshold reads below it when
+    run again with the same number of judged runs. Cases observed below are left out: at their
+    observed rate a red would be a true one."""
+    keep = 1.0
+    for e in cases:
+        n = e.judged
+        if n == 0 or e.unjudged or e.passes / n < e.threshold:
+            continue
+        # reads below when passes/n < t, i.e. passes <= ceil(t n) - 1
+        keep *= 1.0 - binom_cdf(math.ceil(e.threshold * n - 1e-9) - 1, n, e.passes / n)
+    return 1.0 - keep
