@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree as ET

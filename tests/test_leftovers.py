@@ -4,6 +4,7 @@ paths (Linux epoll/pidfd, and the portable asyncio one)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import time

@@ -4,6 +4,7 @@ to work with isolation: none first, so the test proves the sandbox is what stops
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -19,7 +20,7 @@ from scarbook.errors import ScarbookError
 try:
     from tests.proc_helpers import DAEMON, alive
 except ImportError:  # tests/ is not a package
-    from proc_helpers import DAEMON
+    from proc_helpers import DAEMON, alive
 
 SANDBOXED = "[in the sandbox: only the workspace is writable; no network]"
 

@@ -230,7 +230,7 @@ async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(proje
 
 
 def freed_note(cid: str) -> str:
-    from datetime import datetime
+    from datetime import datetime, timezone
 
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     return (f"the id {cid} was freed on {day} (deleted or renamed): the runs recorded under it before then "

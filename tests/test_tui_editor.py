@@ -13,6 +13,7 @@ from tui_fixtures import (
     library_loaded,
     move_library_cursor,
     plain,
+    project_root,
     type_text,
     wait_until,
 )
@@ -20,6 +21,7 @@ from tui_fixtures import (
 from scarbook.cases.io import load_case
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.confirm import ConfirmScreen
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 
 RUBRIC = ["tmp.txt has exactly one line", "the answer names the file it wrote", "no claim is false"]

@@ -20,6 +20,7 @@ from tui_fixtures import (  # noqa: F401
 )
 
 from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import fit_columns
 from scarbook.tui.screens.live import LiveScreen

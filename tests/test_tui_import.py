@@ -20,8 +20,11 @@ from tui_fixtures import (  # noqa: F401
 
 from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
+from scarbook.project import Project
 from scarbook.transcripts import Message, ToolCall, ToolResult
-from scarbook.tui.app import make_app
+from scarbook.tui import app as tui_app
+from scarbook.tui.app import ScarbookApp, make_app
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path

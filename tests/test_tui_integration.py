@@ -110,6 +110,7 @@ async def test_editor_shows_live_rubric_hints_and_clears_them_for_a_sharp_item(p
     from textual.widgets import Input
     from tui_fixtures import type_text
 
+    from scarbook.tui.screens.editor import EditorScreen
 
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
@@ -135,6 +136,7 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
         lib = await library_loaded(pilot)
         await move_library_cursor(pilot, "write-one-line")
         await pilot.press("e")
+        from scarbook.tui.screens.editor import EditorScreen
 
         await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         await pilot.press("ctrl+t")

@@ -92,6 +92,8 @@ async def tab_to(pilot, widget_id: str, limit: int = 60) -> None:
 async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
     from tui_fixtures import add_judged_case, type_text
 
+    from scarbook.tui.screens.editor import EditorScreen
+
     add_judged_case(project_root)
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
@@ -208,6 +210,8 @@ async def choose_check_type(pilot, ctype: str) -> None:
 async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project_root):
     from tui_fixtures import type_text
 
+    from scarbook.tui.screens.editor import EditorScreen
+
     (project_root / "bad.txt").write_text("# tiny-agent\nA tiny agent.\n")
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
@@ -244,6 +248,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
     from tui_fixtures import type_text
 
     from scarbook.tui.screens.confirm import ConfirmScreen
+    from scarbook.tui.screens.editor import EditorScreen
 
     app = make_app(project_root, agent_seed=7, demo_delay=0)
     async with app.run_test(size=SIZE) as pilot:

@@ -19,6 +19,7 @@ from tui_fixtures import (  # noqa: F401
 )
 
 from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
 
 

@@ -23,6 +23,7 @@ from scarbook.history.store import History
 from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.project import Project
 from scarbook.tui.app import make_app
+from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.review import ReviewScreen
 
 SID = "20260101-090000-abcd"

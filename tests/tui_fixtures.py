@@ -3,6 +3,7 @@ the demo agent at full speed, and small waits on real app state (no sleeps-and-h
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import time
 from pathlib import Path
