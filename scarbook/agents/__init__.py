@@ -1,4 +1,6 @@
-"""Agent adapters: `command`, `python`, the offline `demo` agent, and the `claude-code` / `codex` CLI presets."""
+"""Agent adapters: `command`, `python`, the offline `demo` agent, and the `claude-code` / `codex` CLI presets.
+
+May use: transcripts, proc, fs, models, errors, text. Never checks, judge or above."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Run a case's checks in cost order, short-circuiting on the first failure."""
+"""Run a case's checks in cost order, short-circuiting on the first failure.
+
+May use: transcripts, proc, fs, models, errors, text (a `command` check runs through proc, not agents)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""scarbook's command line. `scarbook` with no arguments opens the TUI."""
+"""scarbook's command line. `scarbook` with no arguments opens the TUI.
+
+May use: every core wing (views, reports, run and below). Never the TUI: `scarbook.entry` hands the CLI
+the way to open it."""
 
 from __future__ import annotations
 

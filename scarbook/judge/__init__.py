@@ -5,6 +5,9 @@
     judge.preflight()                  # raises JudgeKeyMissing (a ScarbookError) without a key
     result = await judge.grade(check, ctx)   # CheckResult; raises JudgeAuthError on 401/403
     usage_from_result(result)          # scarbook.models.Usage for RunRecord.judge_usage
+
+May use: checks, agents, transcripts, proc, fs, models, errors, text (judge/calibrate.py keeps its
+labels through fs.json_store, not history).
 """
 
 from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact

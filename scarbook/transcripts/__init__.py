@@ -7,6 +7,9 @@ Public API (what the CLI and the TUI call):
     suggest_task(t) -> str; suggest_seeds(t) -> list[SeedSuggestion]
 
     preview(text, n)
+
+May use: fs, models, errors, text. Never checks, agents or anything above: the agents
+wing imports transcripts (the codex preset reads its stream with transcripts.codex).
 """
 
 from scarbook.transcripts.candidates import (

@@ -16,15 +16,8 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
-from scarbook.transcripts.model import (
-    Message,
-    NotThisFormat,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    date_of,
-    finish_transcript,
-)
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 from scarbook.transcripts.text import strip_ansi
 

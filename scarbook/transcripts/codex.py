@@ -16,7 +16,8 @@ import json
 from typing import Any
 
 from scarbook.models import Usage
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 
 FORMAT = "codex"

@@ -13,8 +13,8 @@ from pathlib import Path
 from scarbook.errors import ScarbookError
 from scarbook.text import with_article
 from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
-from scarbook.transcripts.files import is_absolute, normalise_path
-from scarbook.transcripts.model import NotThisFormat, Transcript, set_root
+from scarbook.transcripts.files import is_absolute, normalise_path, set_root
+from scarbook.transcripts.model import NotThisFormat, Transcript
 from scarbook.transcripts.source import NotARegularFile, Source
 
 Parser = Callable[[Source], Transcript]

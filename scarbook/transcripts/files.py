@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scarbook.transcripts.model import FileRead, FileWritten, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
 
 _WRITE = {"write", "write_file", "create_file", "save_file", "writefile", "create"}
 _EDIT = {"edit", "edit_file", "str_replace", "replace_in_file", "apply_edit"}
@@ -231,3 +231,32 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
             fw.content = applied
     t.files_written = list(written.values())
     t.files_read = reads
+
+
+def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcript:
+    """Derive files and the final answer once a parser has filled the timeline.
+
+    `verbatim_reads`: a read tool's result text is the file content itself (true for every
+    format but Claude Code, whose Read results carry line numbers).
+    """
+
+
+    if t.final_answer is None:
+        for m in reversed(t.entries):
+            if isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain:
+                if m.text.strip():
+                    t.final_answer = m.text
+                    break
+    t.derive_mark = (len(t.warnings), verbatim_reads)
+    derive_files(t, verbatim_reads=verbatim_reads)
+    return t
+
+
+def set_root(t: Transcript, root: str) -> None:
+    """Re-derive the files with paths relative to `root` (the user's --root)."""
+
+
+    n, verbatim = t.derive_mark
+    del t.warnings[n:]
+    t.root = root
+    derive_files(t, verbatim_reads=verbatim)

@@ -126,30 +126,5 @@ class NotThisFormat(Exception):
     """Raised by a parser when the file is not in its format; the message says why."""
 
 
-def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcript:
-    """Derive files and the final answer once a parser has filled the timeline.
-
-    `verbatim_reads`: a read tool's result text is the file content itself (true for every
-    format but Claude Code, whose Read results carry line numbers).
-    """
-    from scarbook.transcripts.files import derive_files
-
-    if t.final_answer is None:
-        for m in reversed(t.entries):
-            if isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain:
-                if m.text.strip():
-                    t.final_answer = m.text
-                    break
-    t.derive_mark = (len(t.warnings), verbatim_reads)
-    derive_files(t, verbatim_reads=verbatim_reads)
-    return t
 
 
-def set_root(t: Transcript, root: str) -> None:
-    """Re-derive the files with paths relative to `root` (the user's --root)."""
-    from scarbook.transcripts.files import derive_files
-
-    n, verbatim = t.derive_mark
-    del t.warnings[n:]
-    t.root = root
-    derive_files(t, verbatim_reads=verbatim)

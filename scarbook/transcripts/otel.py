@@ -20,16 +20,8 @@ from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.models import Usage
-from scarbook.transcripts.model import (
-    Entry,
-    Message,
-    NotThisFormat,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    date_of,
-    finish_transcript,
-)
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
 from scarbook.transcripts.openai import add_chat_message, parse_arguments
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from scarbook.transcripts.model import NotThisFormat, Transcript, finish_transcript
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import strip_ansi
 

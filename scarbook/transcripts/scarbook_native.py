@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from scarbook.models import Usage
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, finish_transcript
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
 
 FORMAT = "scarbook"
