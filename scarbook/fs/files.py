@@ -8,6 +8,7 @@ job; this one reads files whose path scarbook chose.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -67,8 +68,9 @@ def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` so a reader sees the old file or the new one, never half of one.
 
-    `durable=False` skips the fsync: still safe against a crashed process (the rename happens only
-    after the whole file is written), not against power loss; history uses it to keep runs cheap.
+    `durable=True` fsyncs the file before the rename and its directory after it. `durable=False`
+    skips both: still safe against a crashed process (the rename happens only after the whole file
+    is written), not against power loss; history uses it to keep runs cheap.
     A failed write (disk full) leaves no temp file behind and raises the OSError alone."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +91,27 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         except OSError:
             pass
         raise
+    if durable:
+        sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """fsync `directory`, so a rename inside it survives power loss (the file's own fsync covers its
+    bytes, not the directory entry that names it). Skipped where directories cannot be opened for
+    it: Windows has no O_DIRECTORY, and NTFS journals the rename itself. A file system that cannot
+    sync a directory (EINVAL, ENOTSUP: some network and FUSE mounts) is not an error: the new file
+    is already in place, and that is all such a mount can promise."""
+    o_directory = getattr(os, "O_DIRECTORY", None)
+    if o_directory is None:
+        return
+    fd = os.open(directory, os.O_RDONLY | o_directory | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:

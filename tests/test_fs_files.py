@@ -1,0 +1,85 @@
+"""The atomic writer's durability: with durable=True the file and then its directory are fsynced
+(the directory entry that names the new file is what a power cut loses otherwise); without
+O_DIRECTORY (Windows) the directory step is skipped and the write still lands."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from scarbook.fs.files import atomic_write_bytes, atomic_write_text
+
+
+@pytest.fixture
+def synced(monkeypatch: pytest.MonkeyPatch) -> list[os.stat_result]:
+    """The stat of every fd passed to os.fsync, taken at the call (the fd is closed right after)."""
+    seen: list[os.stat_result] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        seen.append(os.fstat(fd))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    return seen
+
+
+def test_durable_write_fsyncs_the_file_then_its_directory(tmp_path: Path, synced: list[os.stat_result]) -> None:
+    path = tmp_path / "sub" / "case.yaml"
+    atomic_write_text(path, "id: new\n")
+    assert path.read_text() == "id: new\n"
+    assert [stat.S_ISDIR(st.st_mode) for st in synced] == [False, True]
+    assert synced[1].st_ino == path.parent.stat().st_ino
+    assert synced[0].st_ino == path.stat().st_ino  # the temp file synced is the one renamed into place
+
+
+def test_write_that_need_not_be_durable_fsyncs_nothing(tmp_path: Path, synced: list[os.stat_result]) -> None:
+    atomic_write_bytes(tmp_path / "runs.jsonl", b"{}\n", durable=False)
+    assert (tmp_path / "runs.jsonl").read_bytes() == b"{}\n"
+    assert synced == []
+
+
+def test_without_o_directory_the_directory_is_not_opened(tmp_path: Path, synced: list[os.stat_result],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows: no O_DIRECTORY, a directory cannot be opened for fsync; the file is still synced."""
+    monkeypatch.delattr(os, "O_DIRECTORY")
+    path = tmp_path / "case.yaml"
+    path.write_text("id: old\n")
+    atomic_write_text(path, "id: new\n")
+    assert path.read_text() == "id: new\n"
+    assert [stat.S_ISDIR(st.st_mode) for st in synced] == [False]
+    assert os.listdir(tmp_path) == ["case.yaml"]
+
+
+def _directory_fsync_fails(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(code, os.strerror(code))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+@pytest.mark.parametrize("code", [errno.EINVAL, errno.ENOTSUP])
+def test_a_mount_that_cannot_sync_directories_still_gets_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  code: int) -> None:
+    _directory_fsync_fails(monkeypatch, code)
+    path = tmp_path / "case.yaml"
+    atomic_write_text(path, "id: new\n")
+    assert path.read_text() == "id: new\n"
+    assert os.listdir(tmp_path) == ["case.yaml"]
+
+
+def test_an_io_error_syncing_the_directory_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _directory_fsync_fails(monkeypatch, errno.EIO)
+    path = tmp_path / "case.yaml"
+    with pytest.raises(OSError, match="Input/output error") as info:
+        atomic_write_text(path, "id: new\n")
+    assert info.value.errno == errno.EIO
+    assert os.listdir(tmp_path) == ["case.yaml"]  # renamed, but not promised to survive a power cut
