@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scarbook.cases.io import load_case, load_cases, save_case
 from scarbook.errors import CaseError
@@ -249,7 +250,7 @@ def test_save_keeps_the_old_file_when_dumping_fails(project) -> None:
     before = path.read_bytes()
     broken = _full_case()
     broken.checks[2].params["equals"] = object()  # passes the schema ("any"), cannot be written as YAML
-    with pytest.raises(Exception):
+    with pytest.raises(yaml.representer.RepresenterError, match="cannot represent an object"):
         save_case(broken, project.cases_dir)
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["case.yaml"]

@@ -18,7 +18,7 @@ from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
 
 try:
-    from tests.proc_helpers import DAEMON, alive
+    from tests.proc_helpers import DAEMON
 except ImportError:  # tests/ is not a package
     from proc_helpers import DAEMON, alive
 

@@ -79,9 +79,9 @@ def test_task_and_seeds():
 def test_partial_read_is_not_a_whole_seed(tmp_path):
     lines = FIXTURE.read_text().splitlines()
     # the same session, but the README Read asked for lines 1-1 only and has no toolUseResult
-    lines = [l.replace('"input": {"file_path": "/home/dev/tiny-agent/README.md"}',
+    lines = [line.replace('"input": {"file_path": "/home/dev/tiny-agent/README.md"}',
                        '"input": {"file_path": "/home/dev/tiny-agent/README.md", "offset": 1, "limit": 1}')
-             .replace(', "toolUseResult": {"type": "text", "file"', ', "ignored": {"type": "text", "file"') for l in lines]
+             .replace(', "toolUseResult": {"type": "text", "file"', ', "ignored": {"type": "text", "file"') for line in lines]
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(lines))
     seeds = suggest_seeds(load_transcript(p))

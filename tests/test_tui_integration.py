@@ -41,7 +41,8 @@ async def test_verify_key_sets_the_scar_badge(project_root):
         for cid, expected in (("write-one-line", "misses"), ("fix-json-config", "verified")):
             await move_library_cursor(pilot, cid)
             await pilot.press("c")
-            await wait_until(pilot, lambda: badge_of(lib, cid) == expected, what=f"{cid} badge {expected}")
+            await wait_until(pilot, lambda cid=cid, expected=expected: badge_of(lib, cid) == expected,
+                             what=f"{cid} badge {expected}")
 
 
 async def test_import_key_opens_the_import_screen(project_root):
@@ -75,14 +76,16 @@ async def test_adaptive_launch_decides_cases_and_the_live_screen_shows_it(projec
             # of the case started (only those already in flight may finish after it).
             rule = SequentialRule(case.threshold or 0.8, max_runs=30)
             passes = fails = 0
+            verdict, decided_after = None, len(live.runs[case.id])
             for n, run in enumerate(live.runs[case.id], 1):
                 passes += run.status == "pass"
                 fails += run.status == "fail"
                 verdict = rule.decide(passes, fails)
                 if verdict is not None:
+                    decided_after = n
                     break
             assert verdict == live.decided[case.id] or live.decided[case.id] == "undecided"
-            assert len(live.runs[case.id]) <= n + concurrency - 1
+            assert len(live.runs[case.id]) <= decided_after + concurrency - 1
     info = History(project_root / "workspaces").sessions()[0]
     assert info.decisions == live.decided
 

@@ -352,7 +352,7 @@ async def test_question_mark_lists_every_key_of_the_screen_and_the_palette_reach
             await type_text(pilot, words)
             await pilot.pause(0.5)
             await pilot.press("enter")
-            await wait_until(pilot, lambda: isinstance(app.screen, screen), what=words)
+            await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen), what=words)
             await pilot.press("f1")  # F1 works on every screen too
             await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what=f"help on {words}")
             await pilot.press("escape", "escape")
