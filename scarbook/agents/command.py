@@ -7,6 +7,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from scarbook.agents.failure import failure_line
 from scarbook.errors import ScarbookError
@@ -139,7 +140,7 @@ class _StderrLog:
         self.cap = cap
         self.written = 0
         self.tail = b""  # the last bytes fed, for the crash's last line
-        self._fh = None
+        self._fh: BinaryIO | None = None
 
     def feed(self, data: bytes) -> None:
         self.tail = (self.tail + data)[-4096:]
@@ -147,7 +148,8 @@ class _StderrLog:
             return
         if self._fh is None:  # created fresh: the agent may have planted a pipe or a link at this name
             try:  # unbuffered: a full disk fails in write, once, not again in close() after the agent ran
-                self._fh = open(safefs.create_file(self.path.parent, self.path.name), "wb", buffering=0)
+                # no `with`: the log stays open across feed() calls for the whole run; close() ends it
+                self._fh = open(safefs.create_file(self.path.parent, self.path.name), "wb", buffering=0)  # noqa: SIM115
             except (safefs.Refused, OSError):
                 self.written = self.cap  # nowhere to keep it: drop the rest
                 return

@@ -49,8 +49,9 @@ class StreamOutput:
         self.transcript_cut = False
         self._line = bytearray()
         self._skipping = False  # inside a line longer than MAX_LINE
-        # created fresh: the agent knows the name and may have planted a link or a pipe there
-        self._fh = open(safefs.create_file(transcript.parent, transcript.name), "wb")
+        # created fresh: the agent knows the name and may have planted a link or a pipe there.
+        # No `with`: the sink outlives __init__ (fed chunk by chunk while the agent runs; close() ends it).
+        self._fh = open(safefs.create_file(transcript.parent, transcript.name), "wb")  # noqa: SIM115
         if first_line is not None:
             self._write(json.dumps(first_line, ensure_ascii=False).encode() + b"\n")
 

@@ -74,7 +74,7 @@ def _parse(src: Source, path: Path, format: str | None) -> Transcript:
         except NotThisFormat as exc:
             raise ScarbookError(f"{path} is not {with_article(format)} transcript: {exc}") from None
     plain_reason = ""
-    for name, parse in PARSERS.items():
+    for parse in PARSERS.values():
         try:
             return parse(src)
         except NotThisFormat as exc:

@@ -243,10 +243,10 @@ def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcri
 
     if t.final_answer is None:
         for m in reversed(t.entries):
-            if isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain:
-                if m.text.strip():
-                    t.final_answer = m.text
-                    break
+            if (isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain
+                    and m.text.strip()):
+                t.final_answer = m.text
+                break
     t.derive_mark = (len(t.warnings), verbatim_reads)
     derive_files(t, verbatim_reads=verbatim_reads)
     return t

@@ -38,7 +38,7 @@ class LaunchScreen(ModalScreen):
         with VerticalScroll(id="launch"):  # scrolls when the terminal is shorter than the dialog
             yield Label("Run cases", classes="title")
             with RadioSet(id="scope"):
-                for i, (name, cases) in enumerate(self.scopes):
+                for name, cases in self.scopes:
                     what = cases[0].id if name == "selected" else plural(len(cases), "case")
                     yield RadioButton(f"{name}: {what}", value=(name == "all" if len(self.scopes) > 1 else True),
                                       id=f"scope-{name}")

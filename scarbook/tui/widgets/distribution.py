@@ -23,7 +23,7 @@ def histogram_text(stats: list[CaseStats], threshold: float, height: int = 6) ->
             low = (b + 1) / BUCKETS <= threshold
             text.append(" ██ " if filled else "    ", style="red" if low else "green")
         text.append("\n")
-    for b, n in enumerate(counts):
+    for n in counts:
         text.append(f"{n:^4}", style="bold")
     text.append("\n")
     for b in range(BUCKETS):
