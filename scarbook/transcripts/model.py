@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from scarbook.models import Usage
 
@@ -43,7 +43,7 @@ class ToolResult:
     sidechain: bool = False
 
 
-Entry = Union[Message, ToolCall, ToolResult]
+Entry = Message | ToolCall | ToolResult
 
 
 @dataclass
