@@ -1,0 +1,160 @@
+"""Judge-truth simulation (issue 23): does the corrected rate's interval cover the true rate?
+
+A simulated agent with a known true pass rate theta, a simulated judge with known specificity q0
+and sensitivity q1, and a simulated person who labels truly. Per session: a calibration pool of
+POOL judged items (history), `labels` of them labelled — half drawn from the judge's PASSes, half
+from its FAILs, as `scarbook calibrate` draws them — and a session of `runs` judged runs. The raw
+rate is the judge's PASS share with its Wilson interval; the corrected one is
+scarbook.stats.corrected.correct over scarbook.stats.judge_error.estimate_error of the labels.
+
+Per cell of the grid theta x (q0, q1) x labels x runs it prints the coverage of the 95% interval
+(raw, corrected), the mean bias in points, and the gate's false-green rate at a threshold 0.1 above
+theta (the share of sessions whose rate reads at or above the threshold; not shown at theta 0.9, where
+that threshold would be 100%).
+
+    .venv/bin/python benchmarks/judge_sim.py [--sessions 2000] [--quick] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scarbook.stats.corrected import correct  # noqa: E402
+from scarbook.stats.judge_error import Stratum, estimate_error  # noqa: E402
+from scarbook.stats.rates import wilson  # noqa: E402
+
+POOL = 1000
+THETAS = (0.3, 0.6, 0.9)
+JUDGES = ((0.8, 0.95), (0.95, 0.8), (0.9, 0.9))  # (q0, q1)
+LABELS = (40, 200)
+RUNS = (10, 50)
+
+
+def binomial(rng: random.Random, n: int, p: float) -> int:
+    """Exact binomial draw by geometric waiting times (O(n·min(p, 1-p)))."""
+    if p <= 0 or n == 0:
+        return 0
+    if p >= 1:
+        return n
+    if p > 0.5:
+        return n - binomial(rng, n, 1 - p)
+    log_q, count, pos = math.log(1 - p), 0, 0
+    while True:
+        pos += int(math.log(1 - rng.random()) / log_q) + 1
+        if pos > n:
+            return count
+        count += 1
+
+
+def judge_counts(rng: random.Random, n: int, theta: float, q0: float, q1: float) -> tuple[int, int, int, int]:
+    """n artifacts graded: (true PASS judged PASS, true PASS judged FAIL, true FAIL judged PASS, true FAIL judged FAIL)."""
+    true_pass = binomial(rng, n, theta)
+    tp = binomial(rng, true_pass, q1)
+    tn = binomial(rng, n - true_pass, q0)
+    return tp, true_pass - tp, n - true_pass - tn, tn
+
+
+def draw_labels(rng: random.Random, good: int, bad: int, k: int) -> tuple[int, int]:
+    """k items drawn without replacement from a stratum of `good` true passes and `bad` true fails."""
+    k = min(k, good + bad)
+    x = sum(1 for i in rng.sample(range(good + bad), k) if i < good)
+    return x, k - x
+
+
+@dataclass
+class Session:
+    covered_raw: bool
+    covered: bool
+    raw: float
+    corrected: float | None
+    green_raw: bool
+    green: bool
+
+
+def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: int, runs: int,
+                threshold: float) -> Session:
+    tp, fn, fp, tn = judge_counts(rng, POOL, theta, q0, q1)
+    # half the labels from the judge's PASSes, half from its FAILs (the rest from the other when short)
+    want_pass = min(labels // 2, tp + fp)
+    want_fail = min(labels - want_pass, fn + tn)
+    want_pass = min(labels - want_fail, tp + fp)
+    p_pass, p_fail = draw_labels(rng, tp, fp, want_pass)
+    f_pass, f_fail = draw_labels(rng, fn, tn, want_fail)
+    model = estimate_error([Stratum("c", "PASS", tp + fp, p_pass, p_fail),
+                            Stratum("c", "FAIL", fn + tn, f_pass, f_fail)]).for_case("c")
+    s_tp, s_fn, s_fp, _ = judge_counts(rng, runs, theta, q0, q1)
+    passes = s_tp + s_fp
+    lo, hi = wilson(passes, runs)
+    raw = passes / runs
+    fixed = correct(passes, runs - passes, 0, model)
+    if fixed is None:  # judge no better than chance on these labels: the raw numbers stand
+        return Session(lo <= theta <= hi, lo <= theta <= hi, raw, None, raw >= threshold, raw >= threshold)
+    return Session(lo <= theta <= hi, fixed.lo <= theta <= fixed.hi, raw, fixed.rate,
+                   raw >= threshold, fixed.rate >= threshold)
+
+
+def run_cell(seed: int, theta: float, q0: float, q1: float, labels: int, runs: int, sessions: int) -> dict:
+    rng = random.Random(f"{seed}-{theta}-{q0}-{q1}-{labels}-{runs}")
+    # the gate: threshold 0.1 above the truth, so every green is a false green
+    threshold = round(theta + 0.1, 2)
+    out = [one_session(rng, theta, q0, q1, labels, runs, threshold) for _ in range(sessions)]
+    fixed = [s.corrected for s in out if s.corrected is not None]
+    return {
+        "theta": theta, "q0": q0, "q1": q1, "labels": labels, "runs": runs, "sessions": sessions,
+        "cover_raw": sum(s.covered_raw for s in out) / sessions,
+        "cover": sum(s.covered for s in out) / sessions,
+        "bias_raw": 100 * (sum(s.raw for s in out) / sessions - theta),
+        "bias": 100 * (sum(fixed) / len(fixed) - theta) if fixed else math.nan,
+        "green_raw": sum(s.green_raw for s in out) / sessions,
+        "green": sum(s.green for s in out) / sessions,
+        "fallback": sessions - len(fixed),
+    }
+
+
+def grid(seed: int, sessions: int, quick: bool = False) -> list[dict]:
+    cells = itertools.product(THETAS, JUDGES, LABELS, RUNS)
+    if quick:
+        cells = itertools.product(THETAS, JUDGES, (40,), (10,))
+    return [run_cell(seed, t, q0, q1, n_labels, n_runs, sessions) for t, (q0, q1), n_labels, n_runs in cells]
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| θ | q0 | q1 | labels | runs | coverage raw | coverage corrected | bias raw (pts) | "
+            "bias corrected (pts) | false green raw | false green corrected |")
+    lines = [head, "|" + "---|" * 11]
+    for r in rows:
+        green = f"{r['green_raw']:.1%} | {r['green']:.1%} |" if r["theta"] + 0.1 < 1 else "– | – |"
+        lines.append(f"| {r['theta']:.1f} | {r['q0']:.2f} | {r['q1']:.2f} | {r['labels']} | {r['runs']} | "
+                     f"{r['cover_raw']:.1%} | {r['cover']:.1%} | {r['bias_raw']:+.1f} | {r['bias']:+.1f} | " + green)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=2000, help="simulated sessions per cell")
+    ap.add_argument("--quick", action="store_true", help="400 sessions, labels 40 and runs 10 only")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    sessions = 400 if args.quick else args.sessions
+    start = time.perf_counter()
+    rows = grid(args.seed, sessions, args.quick)
+    print(table(rows))
+    worst = min(rows, key=lambda r: r["cover"])
+    print(f"\n{len(rows)} cells x {sessions} sessions in {time.perf_counter() - start:.0f} s; "
+          f"lowest corrected coverage {worst['cover']:.1%}, largest |bias| "
+          f"{max(abs(r['bias']) for r in rows):.1f} pts; sessions that fell back to raw: "
+          f"{sum(r['fallback'] for r in rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
