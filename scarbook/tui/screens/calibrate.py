@@ -112,7 +112,7 @@ class CalibrateScreen(Screen):
         # Keys typed while calibration.json and the history are read wait in the App's key queue
         # (tui/key_queue.py) and act once the first item is shown: a `p` typed early grades it.
         self.accepts_keys = False
-        self.left = False
+        self.left = False  # unmounted (the store is closed); `gone` is what the load worker checks
         self.revealed = False  # grading over: the report is on screen
         self.report: CalibrationReport | None = None
 
@@ -129,6 +129,13 @@ class CalibrateScreen(Screen):
         self.sub_title = "calibrate the judge"
         self.query_one("#calibrate-artifact").border_title = "artifact the judge graded"
         self._load(self.app)
+
+    @property
+    def gone(self) -> bool:
+        """Left already: popping (escape, the palette going back to the library) takes the screen off the
+        stack at once, while its unmount comes a few messages later; a read that ends in between must see
+        it gone, not only once `on_unmount` ran."""
+        return self.left or self not in self.app.screen_stack
 
     def on_unmount(self) -> None:
         self.left = True
@@ -161,7 +168,7 @@ class CalibrateScreen(Screen):
 
     def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
                 store: CalibrationStore | None = None) -> None:
-        if self.left:  # the screen was left while the history was read
+        if self.gone:  # the screen was left while the history was read
             if store is not None:
                 store.close()
             return
@@ -182,10 +189,11 @@ class CalibrateScreen(Screen):
         self.query_one("#calibrate-artifact", VerticalScroll).focus()
 
     def _load_failed(self, message: str) -> None:
+        if self.gone:
+            return
         self.loaded = True
-        if not self.left:
-            self._finish_with(message)
-            self.call_after_refresh(self._ready)
+        self._finish_with(message)
+        self.call_after_refresh(self._ready)
 
     def _ready(self) -> None:
         """The first item (or the reason there is none) is on screen: the keys typed meanwhile act now."""
