@@ -10,7 +10,7 @@ import click
 from scarbook.cases.admin import new_case_id
 from scarbook.cases.io import save_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, counts_session
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems, say
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case
@@ -59,16 +59,16 @@ def list_command(ctx: click.Context) -> None:
     for row in rows:
         row.trend = trends.cases.get(row.key)
     report_history_problems(project.history)
-    click.echo(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
+    say(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
                f"{'notes':<16} title")
     for row in rows:
         if row.case is not None:
-            click.echo(format_list_row(row))
+            say(format_list_row(row))
     noted = [r for r in rows if r.case is not None and r.history_note]
     if noted:  # why a case with runs under its id shows "never"
-        click.echo("\nnotes:")
+        say("\nnotes:")
         for row in noted:
-            click.echo(f"  {row.key}: {row.history_note}")
+            say(f"  {row.key}: {row.history_note}")
     report_case_problems(found.problems)
     if found.problems:
         ctx.exit(2)
@@ -117,39 +117,39 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
             raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
                                 + (f" ({entry.note(case_id)})" if entry else ""))
         info, runs = hit.session, hit.runs
-    click.echo(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
+    say(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
                f"agent {info.agent}")
     if earlier:
-        click.echo(earlier)
+        say(earlier)
     for r in runs:
         mark = {"pass": click.style("PASS", fg="green"), "fail": click.style("FAIL", fg="red"),
                 "error": click.style("ERROR", fg="magenta"), "unjudged": click.style("UNJUDGED", fg="yellow")
                 }.get(r.status, r.status)
-        click.echo(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
+        say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
         for c in r.checks:
-            click.echo(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
+            say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
             for item in (c.judge or {}).get("items", []):
-                click.echo(f"            item {item.get('item')}: {item.get('verdict')} — {item.get('text')}: "
+                say(f"            item {item.get('item')}: {item.get('verdict')} — {item.get('text')}: "
                            f"{item.get('reason')}")
         if r.diff.changed:
-            click.echo(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
+            say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
         if r.judge_usage.total_tokens:
             u = r.judge_usage
-            click.echo(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens, ${u.cost_usd:.4f}")
+            say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens, ${u.cost_usd:.4f}")
         if r.agent_usage.total_tokens:
-            click.echo(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
+            say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
         if r.node:
-            click.echo(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
+            say(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
                        + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
         if r.workspace_note:
-            click.echo(f"  {r.workspace_note}")
+            say(f"  {r.workspace_note}")
         for note in r.notes:
-            click.echo(f"  note: {note}")
+            say(f"  note: {note}")
         if r.workspace_kept:
-            click.echo(f"  workspace: {r.workspace}")
+            say(f"  workspace: {r.workspace}")
         excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
         if excerpt:
-            click.echo(f"  output: {excerpt[:400]}")
+            say(f"  output: {excerpt[:400]}")
     report_history_problems(history)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from scarbook.cli.against import compare_against, echo_against, load_against
-from scarbook.cli.common import friendly_errors, get_project, warn
+from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import (
@@ -95,8 +95,8 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     rep = build_report(info, runs, found.by_id(), project.config)
     against = _report_baseline(project, info, runs, against_ref)
     rep.regressed = against.regressed if against else []
-    click.echo(format_table(rep))
-    click.echo(format_summary(rep))
+    say(format_table(rep))
+    say(format_summary(rep))
     if against:
         echo_against(against)
     try:
@@ -104,7 +104,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
             from scarbook.reports.html import render_html
 
             atomic_write_text(Path(html_path), render_html(rep, against))
-            click.echo(f"html report: {html_path}")
+            say(f"html report: {html_path}")
         if junit_path:
             write_junit(rep, Path(junit_path), against)
         if json_path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import click
 
 from scarbook.errors import ScarbookError
 from scarbook.project import Project
+from scarbook.text import terminal_text
 
 
 def get_project(ctx: click.Context) -> Project:
@@ -32,26 +34,33 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except ScarbookError as exc:
-            click.echo(f"scarbook: {exc.message}", err=True)
+            say(f"scarbook: {exc.message}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper
 
 
+def say(text: str = "", *, err: bool = False) -> None:
+    """The terminal-safe writer: every line that can carry agent- or transcript-derived text (a run's
+    output, a file name, a transcript's task, a history note) is printed through it. Control sequences
+    go (colour stays), and on a CI runner (GITHUB_ACTIONS=true) no line can be a workflow command."""
+    click.echo(terminal_text(text, ci=os.environ.get("GITHUB_ACTIONS") == "true"), err=err)
+
+
 def warn(text: str) -> None:
-    click.echo(click.style("warning: ", fg="yellow") + text, err=True)
+    say(click.style("warning: ", fg="yellow") + text, err=True)
 
 
 def report_history_problems(history: Any, since: int = 0) -> int:
     """Print the history's problems from index `since` on; returns how many there are now."""
     for problem in history.problems[since:]:
-        click.echo(click.style("history: ", fg="yellow") + str(problem), err=True)
+        say(click.style("history: ", fg="yellow") + str(problem), err=True)
     return len(history.problems)
 
 
 def report_case_problems(problems: list) -> None:
     for p in problems:
-        click.echo(click.style("invalid case: ", fg="red") + str(p), err=True)
+        say(click.style("invalid case: ", fg="red") + str(p), err=True)
 
 
 def resolve_root(path: str | None) -> Path | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import HistoryError
 from scarbook.stats.rates import count_statuses
 from scarbook.views.library_rows import session_marks
@@ -24,19 +24,19 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     sessions = history.sessions()
     reported = report_history_problems(history)
     if not sessions:
-        click.echo("no sessions yet — run `scarbook eval`")
+        say("no sessions yet — run `scarbook eval`")
         return
-    click.echo(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4} "
+    say(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4} "
                f"{'unj':>4}  {'notes':<24} config        git")
     for info in sessions[:limit]:
         try:
             runs = history.runs(info.id, info=info)  # a bad file or line is left out and told below
         except HistoryError as exc:  # session.json went away since it was listed
-            click.echo(click.style("history: ", fg="yellow") + str(exc), err=True)
+            say(click.style("history: ", fg="yellow") + str(exc), err=True)
             continue
         counts = count_statuses(runs)
         notes = ",".join(session_marks(info)) or "-"
-        click.echo(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
+        say(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
                    f"{counts['fail']:>5} {counts['error']:>4} {counts['unjudged']:>4}  {notes:<24} "
                    f"{info.fingerprint:<13} {info.git_revision or '-'}")
     report_history_problems(history, since=reported)  # runs left out (damaged, forged, cut): the rest counted

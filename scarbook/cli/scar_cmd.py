@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
-from scarbook.cli.common import friendly_errors, get_project, warn
+from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.run.verify import verify_case
 
 
@@ -42,31 +42,31 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     for w in t.warnings:
         warn(w)
     if list_only or not case_id:
-        click.echo(f"format: {t.format}")
+        say(f"format: {t.format}")
         if t.traces:
-            click.echo("traces (pick one with --trace ID):")
+            say("traces (pick one with --trace ID):")
             for tid, summary in t.traces:
-                click.echo(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
+                say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
         if t.root:
-            click.echo(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
-        click.echo(f"task: {suggest_task(t) or '(none found)'}")
-        click.echo("candidates:")
-        click.echo(format_candidates(candidates(t)))
+            say(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
+        say(f"task: {suggest_task(t) or '(none found)'}")
+        say("candidates:")
+        say(format_candidates(candidates(t)))
         seeds = suggest_seeds(t)
         if seeds:
-            click.echo("seed suggestions:")
+            say("seed suggestions:")
             for s in seeds:
-                click.echo(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
+                say(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
         if not list_only:
-            click.echo("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
+            say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
         return
     from scarbook.cases.admin import new_case_id
 
     project = get_project(ctx)
     with new_case_id(project, case_id):
         folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
-    click.echo(f"wrote draft case {folder}")
-    click.echo(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
+    say(f"wrote draft case {folder}")
+    say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 
 
 @click.command("verify")
@@ -88,7 +88,7 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     judge = judge_for(cases, project.config.judge, skip=skip_judge)
     if judge is not None and not judge.api_key_present():
         # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
-        click.echo(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
+        say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
                    "a scar only the judge can catch stays unverified", err=True)
         judge = None
 
@@ -100,7 +100,7 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     width = max(len(c.id) for c in cases)
     for v in results:
         colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
-        click.echo(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
+        say(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
     bad = [v for v in results if v.outcome not in (CATCHES, UNVERIFIED, ERROR)]
     if bad:
         ctx.exit(1)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scarbook.models import RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
-from scarbook.text import clean_record_text
+from scarbook.text import clean_record_text, clean_text
 
 _CHECK_STATUSES = ("pass", "fail", "error", "skipped")
 
@@ -92,7 +92,11 @@ def session_problem(doc: Any) -> str | None:
 
 
 def session_from_doc(doc: dict) -> SessionInfo:
-    return SessionInfo.from_dict(doc)
+    """A SessionInfo from a record that passed session_problem; its label and note are made safe to
+    print (history is within an unconfined agent's reach), before any command cuts them to a width."""
+    info = SessionInfo.from_dict(doc)
+    info.label, info.note = clean_text(info.label), clean_text(info.note)
+    return info
 
 
 def run_shape_problem(doc: Any) -> str | None:
