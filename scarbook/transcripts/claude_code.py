@@ -12,6 +12,7 @@ crash is skipped with a warning.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from scarbook.models import Usage
@@ -119,66 +120,68 @@ def _result_event(t: Transcript, r: dict[str, Any]) -> Usage | None:
     return usage
 
 
-def parse(src: Source) -> Transcript:
-    """One streamed pass: each record is parsed once and only what the timeline needs is kept (the
-    message, a few fields of its tool result record), so a large log costs about its size."""
-    if src.is_binary:
-        raise NotThisFormat("the file is not UTF-8 text")
-    if src.is_json:
-        raise NotThisFormat("a single JSON document, not JSON lines")
-    stats = JsonLines()
-    t = Transcript(format=FORMAT, source=src.path)
-    rows: list[dict[str, Any]] = []  # the conversation records, in file order
-    parent_of: dict[str, str | None] = {}
-    final_usage: Usage | None = None
-    objects = 0
+@dataclass
+class _Records:
+    """The first pass over the file: the conversation records in file order, each cut to a small
+    dict (`_conversation_row`), and what links them."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    parent_of: dict[str, str | None] = field(default_factory=dict)
+    final_usage: Usage | None = None  # from a stream-json `result` event
+    objects: int = 0  # JSON objects seen, records or not
+
+
+def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
+    read = _Records()
     for _, r in src.iter_json_lines(stats):
         if not isinstance(r, dict):
             continue
-        objects += 1
+        read.objects += 1
         # a subagent's messages: `isSidechain` in session logs, `parent_tool_use_id` in stream-json output
         uuid, kind, side = r.get("uuid"), r.get("type"), bool(r.get("isSidechain") or r.get("parent_tool_use_id"))
         if isinstance(uuid, str):
-            parent_of[uuid] = _parent(r)
+            read.parent_of[uuid] = _parent(r)
         if kind == "result":
-            final_usage = _result_event(t, r) or final_usage
+            read.final_usage = _result_event(t, r) or read.final_usage
         elif kind == "system" and r.get("subtype") == "init":
             t.cwd = t.cwd or r.get("cwd")
             t.model = t.model or r.get("model")
         elif kind == "system" and r.get("content"):
-            rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]), "chain": False})
+            read.rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]),
+                              "chain": False})
         elif _is_record(r):
-            # Only what the timeline needs, in a small dict per record: the parsed record itself
-            # (and its message's other fields) is dropped at once.
-            msg = r["message"]
-            row = {"uuid": uuid, "parent": _parent(r), "side": side, "kind": kind, "content": msg.get("content"),
-                   "chain": True}
-            if kind == "assistant":
-                row["mid"], row["model"] = msg.get("id"), msg.get("model")
-                if isinstance(msg.get("usage"), dict):
-                    row["usage"] = _compact_usage(msg["usage"])
-            else:
-                row["extra"] = _extras(r)
-            for key, field in (("isMeta", "meta"), ("isCompactSummary", "compact")):
-                if r.get(key):
-                    row[field] = True
-            if not rows or not t.cwd:
-                row["cwd"] = r.get("cwd")
-            if isinstance(r.get("timestamp"), str):
-                row["timestamp"] = r["timestamp"]
-            rows.append(row)
-    if not objects:
-        raise NotThisFormat("not JSON lines")
-    if len(stats.bad) >= objects:
-        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
-    if not any(row["chain"] for row in rows):
-        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
-    active, linked = _active_uuids([row for row in rows if row["chain"]], parent_of)
-    parent_of.clear()
-    t.warnings.extend(truncation_warning(stats))
-    if active is None and linked:
-        t.warnings.append("the parentUuid chain does not cover this file; every record was kept in file order")
-    turns: list[dict[str, Any]] = []  # {role, blocks, sidechain, extra}
+            read.rows.append(_conversation_row(r, side, want_cwd=not read.rows or not t.cwd))
+    return read
+
+
+def _conversation_row(r: dict[str, Any], side: bool, *, want_cwd: bool) -> dict[str, Any]:
+    """Only what the timeline needs, in a small dict per record: the parsed record itself (and its
+    message's other fields) is dropped at once."""
+    msg, kind = r["message"], r["type"]
+    row = {"uuid": r.get("uuid"), "parent": _parent(r), "side": side, "kind": kind, "content": msg.get("content"),
+           "chain": True}
+    if kind == "assistant":
+        row["mid"], row["model"] = msg.get("id"), msg.get("model")
+        if isinstance(msg.get("usage"), dict):
+            row["usage"] = _compact_usage(msg["usage"])
+    else:
+        row["extra"] = _extras(r)
+    for key, name in (("isMeta", "meta"), ("isCompactSummary", "compact")):
+        if r.get(key):
+            row[name] = True
+    if want_cwd:
+        row["cwd"] = r.get("cwd")
+    if isinstance(r.get("timestamp"), str):
+        row["timestamp"] = r["timestamp"]
+    return row
+
+
+def _timeline_turns(t: Transcript, rows: list[dict[str, Any]],
+                    active: set[str] | None) -> tuple[list[dict[str, Any]], dict[str, Usage]]:
+    """The turns of the timeline ({role, blocks, sidechain, extra}) and each assistant message's
+    usage by message id. Meta records and records on an abandoned branch are left out (the latter
+    counted in a warning); sets the transcript's cwd, model and date on the way."""
+    turns: list[dict[str, Any]] = []
     by_message_id: dict[str, dict[str, Any]] = {}
     usage_by_id: dict[str, Usage] = {}
     abandoned = 0
@@ -198,29 +201,40 @@ def parse(src: Source) -> Transcript:
         t.cwd = t.cwd or (row.get("cwd") if not side else None)
         content = row["content"]
         if row["kind"] == "assistant":
-            mid = row["mid"] or row["uuid"] or f"_line{len(turns)}"
-            if row.get("usage"):
-                usage_by_id[mid] = row["usage"]
-            if row["model"] and row["model"] != "<synthetic>":
-                t.model = row["model"]
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-            turn = by_message_id.get(mid)
-            if turn is None:
-                turn = by_message_id[mid] = {"role": "assistant", "blocks": [], "sidechain": side}
-                turns.append(turn)
-            for b in blocks:
-                if b not in turn["blocks"]:  # some versions repeat earlier blocks on later lines
-                    turn["blocks"].append(b)
-            continue
-        if isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or row.get("compact")):
+            _merge_assistant_row(t, row, turns, by_message_id, usage_by_id)
+        elif isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or row.get("compact")):
             turns.append({"role": "system", "blocks": content, "sidechain": side})
-            continue
-        turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": row["extra"]})
-    rows.clear()
+        else:
+            turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": row["extra"]})
     if abandoned:
         t.warnings.append(f"{abandoned} records on an abandoned branch (an edited or rewound prompt) were skipped")
     t.date = date_of(last_time)
-    calls: dict[str, Any] = {}
+    return turns, usage_by_id
+
+
+def _merge_assistant_row(t: Transcript, row: dict[str, Any], turns: list[dict[str, Any]],
+                         by_message_id: dict[str, dict[str, Any]], usage_by_id: dict[str, Usage]) -> None:
+    """One assistant message streamed as several records (sharing `message.id`) becomes one turn."""
+    content = row["content"]
+    mid = row["mid"] or row["uuid"] or f"_line{len(turns)}"
+    if row.get("usage"):
+        usage_by_id[mid] = row["usage"]
+    if row["model"] and row["model"] != "<synthetic>":
+        t.model = row["model"]
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    turn = by_message_id.get(mid)
+    if turn is None:
+        turn = by_message_id[mid] = {"role": "assistant", "blocks": [], "sidechain": row["side"]}
+        turns.append(turn)
+    for b in blocks:
+        if b not in turn["blocks"]:  # some versions repeat earlier blocks on later lines
+            turn["blocks"].append(b)
+
+
+def _add_turns(t: Transcript, turns: list[dict[str, Any]]) -> None:
+    """The turns as entries; a tool result gets its side record's file content when it is the only
+    result of its turn (the side record cannot say which result it belongs to otherwise)."""
+    calls: dict[str, ToolCall] = {}
     for turn in turns:
         if turn["role"] == "system":
             t.entries.append(Message("system", strip_ansi(turn["blocks"]), sidechain=turn["sidechain"]))
@@ -234,12 +248,41 @@ def parse(src: Source) -> Transcript:
             call = calls.get(res.call_id)
             extra = turn.get("extra") if len(results) == 1 else None
             _tool_use_extras(res, extra, call.input if call else {}, bool(call and call.name == "Read"))
+
+
+def _summed_usage(usage_by_id: dict[str, Usage]) -> Usage | None:
+    if not usage_by_id:
+        return None
+    usage = Usage()
+    for u in usage_by_id.values():
+        usage.add(u)
+    return usage
+
+
+def parse(src: Source) -> Transcript:
+    """One streamed pass: each record is parsed once and only what the timeline needs is kept (the
+    message, a few fields of its tool result record), so a large log costs about its size."""
+    if src.is_binary:
+        raise NotThisFormat("the file is not UTF-8 text")
+    if src.is_json:
+        raise NotThisFormat("a single JSON document, not JSON lines")
+    stats = JsonLines()
+    t = Transcript(format=FORMAT, source=src.path)
+    read = _read_records(src, t, stats)
+    if not read.objects:
+        raise NotThisFormat("not JSON lines")
+    if len(stats.bad) >= read.objects:
+        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
+    if not any(row["chain"] for row in read.rows):
+        raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
+    active, linked = _active_uuids([row for row in read.rows if row["chain"]], read.parent_of)
+    read.parent_of.clear()
+    t.warnings.extend(truncation_warning(stats))
+    if active is None and linked:
+        t.warnings.append("the parentUuid chain does not cover this file; every record was kept in file order")
+    turns, usage_by_id = _timeline_turns(t, read.rows, active)
+    read.rows.clear()
+    _add_turns(t, turns)
     turns.clear()
-    if final_usage is not None:
-        t.usage = final_usage
-    else:
-        usage = Usage()
-        for u in usage_by_id.values():
-            usage.add(u)
-        t.usage = usage if usage_by_id else None
+    t.usage = read.final_usage if read.final_usage is not None else _summed_usage(usage_by_id)
     return finish_transcript(t, verbatim_reads=False)
