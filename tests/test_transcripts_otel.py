@@ -1,5 +1,6 @@
 """OpenTelemetry GenAI spans as OTLP JSON, current and older attribute names."""
 
+import json
 from pathlib import Path
 
 from scarbook.models import Usage
@@ -48,3 +49,17 @@ def test_older_attribute_names_in_json_lines_of_exports():
     ]
     assert suggest_task(t) == "Rename draft.txt to final.txt content-wise"
     assert suggest_seeds(t) == []
+
+
+def test_attributes_without_a_string_key_are_ignored(tmp_path):
+    """An attribute keyed by a number (or by nothing) names no gen_ai field: the spans read as without it
+    (it crashed the reader with "'int' object has no attribute 'startswith'")."""
+    export = json.loads((FIX / "otel_genai.json").read_text())
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["attributes"][:0] = [{"key": 7, "value": {"stringValue": "x"}}, {"value": {"stringValue": "y"}}]
+    path = tmp_path / "odd_keys.json"
+    path.write_text(json.dumps(export))
+    t = load_transcript(path)
+    clean = load_transcript(FIX / "otel_genai.json")
+    assert (t.format, t.model, t.warnings, t.usage) == ("otel", "gpt-4.1-2025-04-14", [], clean.usage)
+    assert t.entries == clean.entries

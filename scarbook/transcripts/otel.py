@@ -55,12 +55,13 @@ def attributes(span: dict[str, Any]) -> dict[str, Any]:
     attrs = span.get("attributes") or {}
     if isinstance(attrs, dict):  # console exporters write a plain mapping
         return attrs
-    return {a.get("key"): any_value(a.get("value")) for a in attrs if isinstance(a, dict)}
+    # an attribute without a string key names nothing scarbook looks up: dropped, not kept under None
+    return {a["key"]: any_value(a.get("value")) for a in attrs if isinstance(a, dict) and isinstance(a.get("key"), str)}
 
 
 def _spans(src: Source) -> list[dict[str, Any]]:
     exports = [src.json] if src.is_json else src.objects()
-    spans = []
+    spans: list[dict[str, Any]] = []
     for export in exports:
         if not isinstance(export, dict) or "resourceSpans" not in export:
             continue
@@ -111,7 +112,8 @@ def _message_entries(t: Transcript, m: Any, default_role: str) -> list[Entry]:
         add_chat_message(scratch, {"role": default_role, **m}, [])
         t.warnings.extend(scratch.warnings)
         return scratch.entries
-    role, out, text = str(m.get("role", default_role)), [], []
+    role, text = str(m.get("role", default_role)), []
+    out: list[Entry] = []
     for part in m.get("parts") or []:
         piece, entry = _part_entries(t, role, part)
         if piece is not None:
@@ -208,6 +210,78 @@ def _when(nanos: int) -> str:
     return dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+_Moment = tuple[int, int, str, dict[str, Any], dict[str, Any]]  # (time, span index, action, span, attributes)
+
+
+def _timeline(spans: list[dict[str, Any]]) -> list[_Moment]:
+    """Each tool span's start and end and each model span's input (at its start) and output (at its
+    end), in time order; at one instant, what ends comes before what starts."""
+    timeline: list[_Moment] = []
+    for seq, span in enumerate(spans):
+        attrs = attributes(span)
+        start, end = int(span.get("startTimeUnixNano") or 0), int(span.get("endTimeUnixNano") or 0)
+        if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
+            timeline += [(start, seq, "tool_start", span, attrs), (end, seq, "tool_end", span, attrs)]
+        elif _is_model_span(attrs):
+            timeline += [(start, seq, "input", span, attrs), (end, seq, "output", span, attrs)]
+    timeline.sort(key=lambda x: (x[0], x[2] in ("input", "tool_start"), x[1]))
+    return timeline
+
+
+class _Entries:
+    """Adds entries to the transcript once: a model span repeats the history before it, so a tool
+    call or result is kept once per id, and a message once per time it occurs within one span
+    (`local` counts those of the span being added)."""
+
+    def __init__(self, t: Transcript) -> None:
+        self.t = t
+        self.emitted: Counter[str] = Counter()
+        self.call_ids: set[str] = set()
+        self.result_ids: set[str] = set()
+
+    def add(self, entries: list[Entry], local: Counter[str] | None = None) -> None:
+        local = Counter() if local is None else local
+        for e in entries:
+            cid = getattr(e, "id", None) if isinstance(e, ToolCall) else getattr(e, "call_id", None)
+            seen = self.call_ids if isinstance(e, ToolCall) else self.result_ids
+            if cid and not isinstance(e, Message):
+                if cid in seen:
+                    continue
+                seen.add(cid)
+            else:
+                sig = _signature(e)
+                local[sig] += 1
+                if local[sig] <= self.emitted[sig]:
+                    continue
+                self.emitted[sig] += 1
+            self.t.entries.append(e)
+
+
+def _tool_entry(t: Transcript, action: str, span: dict[str, Any], attrs: dict[str, Any]) -> Entry | None:
+    """The call of a tool span's start, the result of its end (None when the span records none)."""
+    cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
+    if action == "tool_start":
+        args = attrs.get("gen_ai.tool.call.arguments", attrs.get("gen_ai.tool.arguments"))
+        return ToolCall(cid, str(attrs.get("gen_ai.tool.name", "")), parse_arguments(t, cid, args))
+    result = attrs.get("gen_ai.tool.call.result", attrs.get("gen_ai.tool.result"))
+    if result is None:
+        return None
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    failed = (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR")
+    return ToolResult(cid, text, failed)
+
+
+def _span_usage(attrs: dict[str, Any]) -> Usage | None:
+    """A model span's tokens; None for an agent span (it re-counts its children) or without any."""
+    if attrs.get("gen_ai.operation.name") == "invoke_agent":
+        return None
+    inp = attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))
+    out = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
+    if inp is None and out is None:
+        return None
+    return Usage(input_tokens=int(inp or 0), output_tokens=int(out or 0))
+
+
 def parse(src: Source) -> Transcript:
     spans = _spans(src)
     if not spans:
@@ -216,68 +290,32 @@ def parse(src: Source) -> Transcript:
     spans = _pick_trace(t, spans, src.trace)
     ends = [int(s.get("endTimeUnixNano") or s.get("startTimeUnixNano") or 0) for s in spans]
     t.date = date_of(max(ends)) if any(ends) else None
-    timeline: list[tuple[int, int, str, dict[str, Any], dict[str, Any]]] = []
-    for seq, span in enumerate(spans):
-        attrs = attributes(span)
-        start, end = int(span.get("startTimeUnixNano") or 0), int(span.get("endTimeUnixNano") or 0)
-        if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
-            timeline += [(start, seq, "tool_start", span, attrs), (end, seq, "tool_end", span, attrs)]
-        elif _is_model_span(attrs):
-            timeline += [(start, seq, "input", span, attrs), (end, seq, "output", span, attrs)]
+    timeline = _timeline(spans)
     if not timeline:
         raise NotThisFormat("OTLP spans, but none with gen_ai messages or execute_tool")
-    timeline.sort(key=lambda x: (x[0], x[2] in ("input", "tool_start"), x[1]))
-    emitted: Counter[str] = Counter()
-    call_ids: set[str] = set()
-    result_ids: set[str] = set()
+    entries = _Entries(t)
     usage, saw_usage = Usage(), False
-
-    def add(entries: list[Entry], local: Counter[str]) -> None:
-        for e in entries:
-            cid = getattr(e, "id", None) if isinstance(e, ToolCall) else getattr(e, "call_id", None)
-            seen = call_ids if isinstance(e, ToolCall) else result_ids
-            if cid and not isinstance(e, Message):
-                if cid in seen:
-                    continue
-                seen.add(cid)
-            else:
-                sig = _signature(e)
-                local[sig] += 1
-                if local[sig] <= emitted[sig]:
-                    continue
-                emitted[sig] += 1
-            t.entries.append(e)
-
     # System instructions repeat on every model span; they open the conversation once.
     for _, _, action, _, attrs in timeline:
         system = _json_attr(attrs.get("gen_ai.system_instructions")) if action == "input" else None
         if system:
-            add(_message_entries(t, {"role": "system", "parts": system if isinstance(system, list) else [system]}, "system"), Counter())
+            entries.add(_message_entries(t, {"role": "system", "parts": system if isinstance(system, list) else [system]}, "system"))
             break
     for _, _, action, span, attrs in timeline:
-        if action == "tool_start":
-            cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
-            args = attrs.get("gen_ai.tool.call.arguments", attrs.get("gen_ai.tool.arguments"))
-            add([ToolCall(cid, str(attrs.get("gen_ai.tool.name", "")), parse_arguments(t, cid, args))], Counter())
-        elif action == "tool_end":
-            cid = str(attrs.get("gen_ai.tool.call.id") or span.get("spanId", ""))
-            result = attrs.get("gen_ai.tool.call.result", attrs.get("gen_ai.tool.result"))
-            if result is not None:
-                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-                failed = (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR")
-                add([ToolResult(cid, text, failed)], Counter())
-        else:
-            local: Counter[str] = Counter()
-            role = "user" if action == "input" else "assistant"
-            for m in _messages(attrs, action):
-                add(_message_entries(t, m, role), local)
-            if action == "output":
-                t.model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or t.model
-                if attrs.get("gen_ai.operation.name") != "invoke_agent":  # agent spans re-count their children
-                    inp = attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))
-                    out = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
-                    if inp is not None or out is not None:
-                        saw_usage = True
-                        usage.add(Usage(input_tokens=int(inp or 0), output_tokens=int(out or 0)))
+        if action in ("tool_start", "tool_end"):
+            tool_entry = _tool_entry(t, action, span, attrs)
+            if tool_entry is not None:
+                entries.add([tool_entry])
+            continue
+        local: Counter[str] = Counter()
+        role = "user" if action == "input" else "assistant"
+        for m in _messages(attrs, action):
+            entries.add(_message_entries(t, m, role), local)
+        if action == "output":
+            t.model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or t.model
+            span_usage = _span_usage(attrs)
+            if span_usage is not None:
+                saw_usage = True
+                usage.add(span_usage)
     t.usage = usage if saw_usage else None
     return finish_transcript(t)
