@@ -69,3 +69,13 @@ def test_edit_after_whole_read_uses_the_read_content(tmp_path):
     t = load_transcript(tmp_path / "t.jsonl")
     assert t.files_written[0].content == "debug = false\n# note\nport = 1\n"
     assert t.files_read[0].content == "debug = true\nport = 1\n"
+
+
+def test_an_editor_call_whose_command_is_not_a_string_is_not_a_file_operation(tmp_path):
+    """`command` came from the model: a list there crashed the reader ("unhashable type: 'list'")."""
+    t = _claude_log(tmp_path, [
+        ("str_replace_based_edit_tool", {"command": ["create"], "path": "/w/a.txt", "file_text": "a\n"}, True),
+        ("str_replace_based_edit_tool", {"command": "create", "path": "/w/b.txt", "file_text": "b\n"}, True),
+    ])
+    assert [(f.path, f.content) for f in t.files_written] == [("b.txt", "b\n")]
+    assert t.files_read == []

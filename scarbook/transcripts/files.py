@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
 
@@ -27,7 +27,7 @@ _RANGE_KEYS = {"offset", "limit", "start_line", "end_line", "view_range", "line_
 
 @dataclass
 class FileOp:
-    kind: str  # write | edit | insert | read | list
+    kind: Literal["write", "edit", "insert", "read", "list"]
     path: str
     content: str | None = None
     edits: list[tuple[str, str, bool]] = field(default_factory=list)  # (old, new, replace_all)
@@ -54,8 +54,9 @@ def file_operation(call: ToolCall) -> FileOp | None:
     name, inp = _base_name(call.name), call.input if isinstance(call.input, dict) else {}
     path = _first(inp, "file_path", "path", "filename", "file", "notebook_path")
     if name in _EDITOR:
-        command = inp.get("command")
-        name = {"create": "write", "str_replace": "edit", "view": "read", "insert": "insert"}.get(command, "")
+        command = inp.get("command")  # the model wrote it: may be anything JSON holds
+        name = {"create": "write", "str_replace": "edit", "view": "read", "insert": "insert"}.get(
+            command, "") if isinstance(command, str) else ""
     if name in _LIST:
         return FileOp("list", path or ".")
     if path is None:
