@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from scarbook.cli.against import compare_against, echo_against, emit_ci_outputs, resolve_against
-from scarbook.cli.common import friendly_errors, get_project, refuse_unknown_cases, report_case_problems, warn
+from scarbook.cli.common import (
+    case_id_of_arg,
+    friendly_errors,
+    get_project,
+    refuse_unknown_cases,
+    report_case_problems,
+    warn,
+)
 from scarbook.errors import ScarbookError
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
@@ -28,7 +35,12 @@ from scarbook.text import clean_text, plural
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
     found = project.load_cases()
     report_case_problems(found.problems)
+    names = tuple(case_id_of_arg(project, n) for n in names)
     refuse_unknown_cases(project, found, names)
+    if found.problems and not names:
+        # A gate that skips a broken case would go green without it: nothing runs (docs/ci.md, exit 2).
+        raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {project.cases_dir} (see above) — "
+                            "fix it, or name the cases to run: scarbook eval CASE...")
     by_id = found.by_id()
     cases = [by_id[n] for n in names] if names else list(found.cases)
     if tags:
