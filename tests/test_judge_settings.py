@@ -55,8 +55,9 @@ def test_temperature_null_sends_none():
     [
         (
             {"modle": "x"},
-            "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, max_artifact_bytes, "
-            "max_retries, max_tokens, model, prices, samples, temperature, timeout_s",
+            "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, calibration_min_labels, "
+            "calibration_min_per_class, correct, max_artifact_bytes, max_retries, max_tokens, model, prices, samples, "
+            "temperature, timeout_s",
         ),
         (["model"], "/proj/scarbook.yaml: judge must be a mapping, not a list — write `judge:` followed by indented keys such as `model: ...`"),
         ({"samples": 2}, "/proj/scarbook.yaml: judge.samples must be an odd number, got 2 — use 1, 3 or 5 so every rubric item has a strict majority"),
@@ -65,6 +66,9 @@ def test_temperature_null_sends_none():
         ({"timeout_s": "60s"}, "/proj/scarbook.yaml: judge.timeout_s must be a number, not a string — write e.g. `timeout_s: 60`"),
         ({"timeout_s": 0}, "/proj/scarbook.yaml: judge.timeout_s must be greater than 0, got 0 — write e.g. `timeout_s: 60`"),
         ({"max_retries": True}, "/proj/scarbook.yaml: judge.max_retries must be a whole number, not a boolean — write e.g. `max_retries: 2`"),
+        ({"correct": "no"}, "/proj/scarbook.yaml: judge.correct must be true or false, not a string — write `correct: false` to turn it off"),
+        ({"calibration_min_labels": 0}, "/proj/scarbook.yaml: judge.calibration_min_labels must be at least 1, got 0 — write e.g. `calibration_min_labels: 30`"),
+        ({"calibration_min_per_class": 2.5}, "/proj/scarbook.yaml: judge.calibration_min_per_class must be a whole number, not a number — write e.g. `calibration_min_per_class: 10`"),
         ({"model": ""}, "/proj/scarbook.yaml: judge.model is empty — write e.g. `model: claude-sonnet-4-6`"),
         ({"api_key_env": 5}, "/proj/scarbook.yaml: judge.api_key_env must be a string, not a number — write e.g. `api_key_env: ANTHROPIC_API_KEY`"),
         ({"temperature": 2}, "/proj/scarbook.yaml: judge.temperature must be between 0 and 1, got 2 — use 0 for the most repeatable grading, or null to send no temperature"),

@@ -40,6 +40,7 @@ def open_tui(ctx: click.Context) -> None:
 
 def _register() -> None:
     from scarbook.cli import (
+        calibrate_cmd,
         case_cmd,
         cases_cmd,
         ci_cmd,
@@ -51,7 +52,8 @@ def _register() -> None:
         trends_cmd,
     )
 
-    for module in (eval_cmd, cases_cmd, case_cmd, history_cmd, scar_cmd, numbers_cmd, ci_cmd, merge_cmd, trends_cmd):
+    for module in (eval_cmd, cases_cmd, case_cmd, history_cmd, scar_cmd, numbers_cmd, ci_cmd, merge_cmd, trends_cmd,
+                   calibrate_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -1,8 +1,6 @@
-"""Numbers you can act on: `scarbook diff`, `scarbook lint`, `scarbook calibrate`."""
+"""Numbers you can act on: `scarbook diff`, `scarbook lint` (`scarbook calibrate`: calibrate_cmd)."""
 
 from __future__ import annotations
-
-import asyncio
 
 import click
 
@@ -76,74 +74,4 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     click.echo(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
 
 
-@click.command("calibrate")
-@click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
-@click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge).")
-@click.pass_context
-@friendly_errors
-def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool) -> None:
-    """Grade judged rubric items yourself (the judge's verdict hidden), then see agreement and Cohen's kappa."""
-    from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, pick_items
-
-    project = get_project(ctx)
-    store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
-    settings = project.config.judge
-    try:
-        if rescore:
-            labels = _rescore(project, store)
-        else:
-            items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed,
-                               exclude=store.labeled_keys())
-            if not items:
-                raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
-            labels = []
-            for n, item in enumerate(items, 1):
-                click.echo(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
-                           f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
-                answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
-                                      type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
-                if answer == "q":
-                    break
-                if answer == "s":
-                    continue
-                labels.append(store.save_label(item, "PASS" if answer == "p" else "FAIL"))
-            if not labels:
-                click.echo("no labels given")
-                return
-        report = agreement(labels)
-        store.record_calibration(report, settings.model, settings.prompt_digest)
-        click.echo("\n" + format_report(report))
-    finally:
-        store.close()
-
-
-def _rescore(project, store):
-    from scarbook.checks import CheckContext
-    from scarbook.judge import Judge
-    from scarbook.judge.calibrate import rescore
-    from scarbook.models import Case, Check
-
-    labels = store.labels()
-    if not labels:
-        raise ScarbookError("no stored human labels — run `scarbook calibrate` first")
-    judge = Judge(project.config.judge)
-    judge.preflight()
-
-    async def grade_all():
-        verdicts = {}
-        for lab in labels:
-            check = Check("llm_judge", {"rubric": [lab.item], "artifact": "output"})
-            case = Case(id=lab.case_id, task="", checks=[check])
-            ctx = CheckContext(case=case, workspace=project.workspaces_dir, output=lab.artifact, judge=judge)
-            result = await judge.grade(check, ctx)
-            items = (result.judge or {}).get("items") or []
-            if result.status != "error" and items:
-                verdicts[lab.key] = items[0].get("verdict", "")
-        return verdicts
-
-    verdicts = asyncio.run(grade_all())
-    return rescore(labels, verdicts, project.config.judge.model, project.config.judge.prompt_digest)
-
-
-COMMANDS = [diff_command, lint_command, calibrate_command]
+COMMANDS = [diff_command, lint_command]

@@ -32,6 +32,11 @@ class JudgeSettings:
     samples: int = 1  # odd: each item's verdict is the majority of this many independent calls
     max_artifact_bytes: int = 100_000
     prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # judge truth (issue 23): correct judged rates for the judge's measured error when a fresh
+    # calibration has at least this many labels, and this many of each class
+    correct: bool = True
+    calibration_min_labels: int = 30
+    calibration_min_per_class: int = 10
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, path: Path) -> JudgeSettings:
@@ -131,6 +136,12 @@ def _temperature(raw: Any, path: Path, key: str) -> float | None:
     return value
 
 
+def _flag(raw: Any, path: Path, key: str) -> bool:
+    if not isinstance(raw, bool):
+        raise ConfigError(path, f"{key} must be true or false, not {_kind(raw)}", fix=f"write `{key.split('.')[-1]}: false` to turn it off")
+    return raw
+
+
 def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
     if not isinstance(raw, dict):
         raise ConfigError(path, f"{key} must be a mapping of model name to prices, not {_kind(raw)}", fix=_PRICE_FIX)
@@ -173,6 +184,9 @@ _FIELDS = {
     "samples": _number(1, integer=True),
     "max_artifact_bytes": _number(1, integer=True),
     "prices": _prices,
+    "correct": _flag,
+    "calibration_min_labels": _number(1, integer=True),
+    "calibration_min_per_class": _number(1, integer=True),
 }
 
 _EXAMPLES = {
@@ -185,4 +199,6 @@ _EXAMPLES = {
     "judge.max_retries": "2",
     "judge.samples": "3",
     "judge.max_artifact_bytes": "100000",
+    "judge.calibration_min_labels": "30",
+    "judge.calibration_min_per_class": "10",
 }

@@ -1,0 +1,146 @@
+"""`scarbook calibrate`: grade judged items yourself, in the terminal or in a spreadsheet
+(--export / --import), and see the judge's measured error (--report, --json)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems
+from scarbook.errors import ScarbookError
+from scarbook.fs.yamlio import atomic_write_text
+from scarbook.history.judge_truth import format_calibration, measure
+from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items, pick_items
+from scarbook.judge.label_files import file_format, read_labels, render_items
+from scarbook.text import plural
+
+
+@click.command("calibrate")
+@click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade (or export).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
+@click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge).")
+@click.option("--report", "show_report", is_flag=True,
+              help="Print the judge's measured error: sensitivity q1, specificity q0, agreement, kappa (95% intervals).")
+@click.option("--json", "as_json", is_flag=True, help="With --report: as JSON.")
+@click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write --sample items to label to FILE (.jsonl or .csv), with an empty `label` field.")
+@click.option("--import", "import_from", type=click.Path(dir_okay=False, path_type=Path),
+              help="Read labels (PASS/FAIL) back from FILE (.jsonl or .csv).")
+@click.pass_context
+@friendly_errors
+def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool, show_report: bool, as_json: bool,
+                      export_to: Path | None, import_from: Path | None) -> None:
+    """Grade judged rubric items yourself (the judge's verdict hidden), then see agreement, Cohen's kappa
+    and the judge's error rates. Teams that label in a spreadsheet: --export FILE, fill `label`, --import FILE."""
+    chosen = [name for name, on in (("--rescore", rescore), ("--report", show_report or as_json),
+                                    ("--export", export_to), ("--import", import_from)) if on]
+    if len(chosen) > 1:
+        raise ScarbookError(f"{' and '.join(chosen)} do different things — give one of them")
+    project = get_project(ctx)
+    store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
+    settings = project.config.judge
+    try:
+        if show_report or as_json:
+            cal = measure(store.labels(), judged_items(project.history.iter_all_runs()), settings)
+            report_history_problems(project.history)
+            click.echo(json.dumps(cal.to_dict(), indent=2) if as_json else format_calibration(cal, settings))
+            return
+        if export_to is not None:
+            _export(project, store, export_to, sample, seed)
+            return
+        if import_from is not None:
+            _import(project, store, import_from)
+            return
+        if rescore:
+            labels = _rescore(project, store)
+        else:
+            labels = _grade_here(project, store, sample, seed)
+            if not labels:
+                click.echo("no labels given")
+                return
+        report = agreement(labels)
+        store.record_calibration(report, settings.model, settings.prompt_digest)
+        click.echo("\n" + format_report(report))
+    finally:
+        store.close()
+
+
+def _grade_here(project, store, sample: int, seed: int) -> list:
+    items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed, exclude=store.labeled_keys())
+    if not items:
+        raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
+    labels = []
+    for n, item in enumerate(items, 1):
+        click.echo(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
+                   f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
+        answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
+                              type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
+        if answer == "q":
+            break
+        if answer == "s":
+            continue
+        labels.append(store.save_label(item, "PASS" if answer == "p" else "FAIL"))
+    return labels
+
+
+def _export(project, store, path: Path, sample: int, seed: int) -> None:
+    fmt = file_format(path)
+    items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed, exclude=store.labeled_keys())
+    if not items:
+        raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
+    atomic_write_text(path, render_items(items, fmt))
+    click.echo(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
+               f"(leave it empty to skip), then `scarbook calibrate --import {path}`")
+
+
+def _import(project, store, path: Path) -> None:
+    known = {item.key: item for item in judged_items(project.history.iter_all_runs())}
+    found = read_labels(path, known)
+    for line in found.skipped + found.notes:
+        click.echo(f"note: {line}", err=True)
+    if found.errors:
+        raise ScarbookError("\n".join(found.errors) + f"\nnothing imported from {path}: fix "
+                            + ("these lines" if len(found.errors) > 1 else "this line") + " and import it again")
+    labels = [store.save_label(item, verdict) for item, verdict in found.labels]
+    click.echo(f"imported {plural(len(labels), 'label')} from {path}"
+               + (f"; {found.unlabelled} rows without a label left for later" if found.unlabelled else "")
+               + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
+    if labels:
+        settings = project.config.judge
+        store.record_calibration(agreement(labels), settings.model, settings.prompt_digest)
+        cal = measure(store.labels(), known.values(), settings)
+        click.echo("\n" + format_calibration(cal, settings))
+
+
+def _rescore(project, store):
+    from scarbook.checks import CheckContext
+    from scarbook.judge import Judge
+    from scarbook.judge.calibrate import rescore
+    from scarbook.models import Case, Check
+
+    labels = store.labels()
+    if not labels:
+        raise ScarbookError("no stored human labels — run `scarbook calibrate` first")
+    judge = Judge(project.config.judge)
+    judge.preflight()
+
+    async def grade_all():
+        verdicts = {}
+        for lab in labels:
+            check = Check("llm_judge", {"rubric": [lab.item], "artifact": "output"})
+            case = Case(id=lab.case_id, task="", checks=[check])
+            ctx = CheckContext(case=case, workspace=project.workspaces_dir, output=lab.artifact, judge=judge)
+            result = await judge.grade(check, ctx)
+            items = (result.judge or {}).get("items") or []
+            if result.status != "error" and items:
+                verdicts[lab.key] = items[0].get("verdict", "")
+        return verdicts
+
+    verdicts = asyncio.run(grade_all())
+    return rescore(labels, verdicts, project.config.judge.model, project.config.judge.prompt_digest)
+
+
+COMMANDS = [calibrate_command]

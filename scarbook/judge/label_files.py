@@ -1,0 +1,137 @@
+"""Labels without the TUI: the items to label written to a spreadsheet-friendly file, read back.
+
+`write_items` writes one row per item — case, rubric item, artifact digest, an excerpt of the
+artifact and an empty `label` — as JSON Lines (`.jsonl`) or CSV (`.csv`); the judge's verdict is
+never written (the person must not see it). `read_labels` reads a filled file back and checks all
+of it before anything is stored: a row whose label is not PASS or FAIL, a malformed line, a missing
+field, or two rows giving one item contradicting labels are errors naming the file and the line,
+and then nothing is imported. Rows for items history no longer has (the rubric or the artifact
+changed) are named and skipped; an empty label is a row not labelled yet; a repeated row with the
+same label counts once.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarbook.errors import ScarbookError
+from scarbook.judge.calibrate import VERDICTS, CalibrationItem, LabelKey
+
+FIELDS = ("case", "item", "artifact_digest", "excerpt", "label")
+EXCERPT_CHARS = 1000
+
+
+def file_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise ScarbookError(f"{path}: unknown label file type {suffix or '(none)'!r} — name it .jsonl or .csv")
+    return suffix[1:]
+
+
+def item_rows(items: Iterable[CalibrationItem]) -> list[dict[str, str]]:
+    return [{"case": i.case_id, "item": i.item, "artifact_digest": i.artifact_digest,
+             "excerpt": i.artifact[:EXCERPT_CHARS], "label": ""} for i in items]
+
+
+def render_items(items: Iterable[CalibrationItem], fmt: str) -> str:
+    rows = item_rows(items)
+    if fmt == "jsonl":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+@dataclass
+class LabelImport:
+    labels: list[tuple[CalibrationItem, str]] = field(default_factory=list)  # (item, PASS/FAIL)
+    errors: list[str] = field(default_factory=list)  # any: nothing is imported
+    skipped: list[str] = field(default_factory=list)  # unknown items, named
+    notes: list[str] = field(default_factory=list)  # repeated rows counted once
+    unlabelled: int = 0
+
+
+def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int, dict]]:
+    """(line number, row) for every data row; a line that is not a row is an error."""
+    found = []
+    if fmt == "jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(f"{path} line {number}: not JSON ({exc.msg}) — each line is one object with "
+                              f"the fields {', '.join(FIELDS)}")
+                continue
+            if not isinstance(row, dict):
+                errors.append(f"{path} line {number}: not a JSON object — each line is one object with "
+                              f"the fields {', '.join(FIELDS)}")
+                continue
+            found.append((number, row))
+        return found
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [f for f in ("case", "item", "artifact_digest", "label") if f not in (reader.fieldnames or [])]
+    if missing:
+        errors.append(f"{path} line 1: the header lacks {', '.join(missing)} — keep the header row "
+                      f"`scarbook calibrate --export` wrote ({','.join(FIELDS)})")
+        return found
+    start = 2
+    for row in reader:
+        found.append((start, row))
+        start = reader.line_num + 1
+    return found
+
+
+def read_labels(path: Path, known: Mapping[LabelKey, CalibrationItem]) -> LabelImport:
+    """Check every row of the file at `path` against the judged items `known` (by label key)."""
+    fmt = file_format(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ScarbookError(f"{path}: cannot read the labels file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ScarbookError(f"{path}: not UTF-8 text — save the sheet as UTF-8 CSV") from None
+    result = LabelImport()
+    seen: dict[LabelKey, tuple[int, str]] = {}
+    for number, row in _rows(path, text, fmt, result.errors):
+        where = f"{path} line {number}"
+        absent = [f for f in ("case", "item", "artifact_digest", "label") if not isinstance(row.get(f), str)]
+        if absent:
+            result.errors.append(f"{where}: no {absent[0]!r} text — every row needs case, item, artifact_digest "
+                                 "and label, as exported")
+            continue
+        label = row["label"].strip().upper()
+        if not label:
+            result.unlabelled += 1
+            continue
+        if label not in VERDICTS:
+            result.errors.append(f"{where}: label {row['label'].strip()!r} is not PASS or FAIL — write PASS or "
+                                 "FAIL, or leave it empty to skip the item")
+            continue
+        key = (row["case"], row["item"], row["artifact_digest"].strip())
+        if key in seen:
+            first, before = seen[key]
+            if before != label:
+                result.errors.append(f"{where}: contradicts line {first} — case {key[0]}, item {key[1]!r} "
+                                     f"(artifact {key[2]}) is labelled {before} there and {label} here; keep one")
+            else:
+                result.notes.append(f"{where}: repeats line {first} (case {key[0]}, item {key[1]!r}); counted once")
+            continue
+        seen[key] = (number, label)
+        item = known.get(key)
+        if item is None:
+            result.skipped.append(f"{where}: case {key[0]}, item {key[1]!r} (artifact {key[2]}) is not among the "
+                                  "judged items in history — the rubric or the artifact changed since the export; "
+                                  "skipped")
+            continue
+        result.labels.append((item, label))
+    result.errors.sort(key=lambda e: int(e[len(str(path)) + 6:].split(":", 1)[0]))  # "<path> line N: ..."
+    return result

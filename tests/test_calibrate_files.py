@@ -1,0 +1,220 @@
+"""`scarbook calibrate --export/--import/--report` (issue 23): labels from a spreadsheet, checked
+line by line before anything is stored; the judge's measured error printed, or why it is not used."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scarbook.cli import main
+from scarbook.history.store import History
+from scarbook.judge.calibrate import CalibrationStore
+from scarbook.judge.prompt import prompt_digest
+from scarbook.judge.settings import DEFAULT_MODEL
+from scarbook.models import CheckResult, RunRecord, SessionInfo
+
+ITEM = "the summary names the renamed function"
+
+
+def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAULT_MODEL) -> RunRecord:
+    judge = {"items": [{"index": 0, "item": ITEM, "verdict": verdict, "reason": "r"}], "model": model,
+             "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}"}
+    status = "pass" if verdict == "PASS" else "fail"
+    return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=judge)])
+
+
+def make_project(root: Path, verdicts: dict[str, str], model: str = DEFAULT_MODEL) -> Path:
+    """One session; per case a string of p/f judge verdicts, one run each."""
+    (root / "scarbook.yaml").write_text("")
+    history = History(root / "workspaces")
+    info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=list(verdicts),
+                       runs_per_case=max(map(len, verdicts.values())), judge_model=model)
+    history.start_session(info)
+    for case, marks in verdicts.items():
+        for k, mark in enumerate(marks, 1):
+            history.record_run(judged_run(info.id, case, k, "PASS" if mark == "p" else "FAIL", model))
+    info.state = "finished"
+    history.finish_session(info)
+    return root
+
+
+def scarbook(root: Path, *args: str):
+    return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
+
+
+def stored(root: Path) -> list:
+    store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
+    try:
+        return store.labels()
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return make_project(tmp_path, {"alpha": "p" * 30 + "f" * 10, "beta": "p" * 20 + "f" * 20})
+
+
+def fill(rows: list[dict], truth) -> list[dict]:
+    return [{**row, "label": truth(row)} for row in rows]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_export_writes_items_to_label_without_the_judges_verdict(project):
+    out = project / "to-label.jsonl"
+    res = scarbook(project, "calibrate", "--export", str(out), "--sample", "6")
+    assert res.exit_code == 0, res.output
+    assert res.output == (f"wrote 6 items to label to {out}: fill each `label` with PASS or FAIL (leave it empty "
+                          f"to skip), then `scarbook calibrate --import {out}`\n")
+    rows = read_jsonl(out)
+    assert len(rows) == 6 and {r["case"] for r in rows} == {"alpha", "beta"}
+    assert all(set(r) == {"case", "item", "artifact_digest", "excerpt", "label"} and r["label"] == "" for r in rows)
+    assert rows[0]["excerpt"].startswith("artifact ") and "PASS" not in out.read_text()
+    sheet = project / "to-label.csv"
+    assert scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4").exit_code == 0
+    with sheet.open() as fh:
+        assert [r["label"] for r in csv.DictReader(fh)] == [""] * 4
+
+
+def test_import_round_trip_csv_stores_labels_and_reports(project):
+    sheet = project / "s.csv"
+    scarbook(project, "calibrate", "--export", str(sheet), "--sample", "8")
+    with sheet.open() as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0]["label"] = ""  # not labelled yet
+    for row in rows[1:]:
+        row["label"] = "pass"  # any case
+    with sheet.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    res = scarbook(project, "calibrate", "--import", str(sheet))
+    assert res.exit_code == 0, res.output
+    assert f"imported 7 labels from {sheet}; 1 rows without a label left for later" in res.output
+    assert "corrected rates: not used, the raw rates stand — one class only: all 7 labels say PASS" in res.output
+    assert sorted(lab.human_verdict for lab in stored(project)) == ["PASS"] * 7
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_bad_labels_name_the_file_and_line_and_nothing_is_imported(project):
+    out = project / "l.jsonl"
+    scarbook(project, "calibrate", "--export", str(out), "--sample", "4")
+    rows = fill(read_jsonl(out), lambda r: "PASS")
+    rows[1]["label"] = "maybe"
+    rows.append({**rows[0], "label": "FAIL"})  # line 5 contradicts line 1
+    rows.append({**rows[2]})  # line 6 repeats line 3
+    write_jsonl(out, rows)
+    with out.open("a") as fh:
+        fh.write("{not json\n")
+    res = scarbook(project, "calibrate", "--import", str(out))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines() == [
+        f"note: {out} line 6: repeats line 3 (case {rows[2]['case']}, item {ITEM!r}); counted once",
+        f"scarbook: {out} line 2: label 'maybe' is not PASS or FAIL — write PASS or FAIL, or leave it empty to skip the item",
+        f"{out} line 5: contradicts line 1 — case {rows[0]['case']}, item {ITEM!r} (artifact "
+        f"{rows[0]['artifact_digest']}) is labelled PASS there and FAIL here; keep one",
+        f"{out} line 7: not JSON (Expecting property name enclosed in double quotes) — each line is one object "
+        "with the fields case, item, artifact_digest, excerpt, label",
+        f"nothing imported from {out}: fix these lines and import it again",
+    ]
+    assert stored(project) == []
+
+
+def test_unknown_items_are_named_and_skipped_the_rest_imported(project):
+    out = project / "l.jsonl"
+    scarbook(project, "calibrate", "--export", str(out), "--sample", "3")
+    rows = fill(read_jsonl(out), lambda r: "FAIL")
+    rows[0]["item"] = "an item the rubric no longer has"
+    write_jsonl(out, rows)
+    res = scarbook(project, "calibrate", "--import", str(out))
+    assert res.exit_code == 0, res.output
+    assert (f"note: {out} line 1: case {rows[0]['case']}, item 'an item the rubric no longer has' (artifact "
+            f"{rows[0]['artifact_digest']}) is not among the judged items in history — the rubric or the artifact "
+            "changed since the export; skipped") in res.stderr
+    assert f"imported 2 labels from {out}; 1 unknown item skipped" in res.output
+    assert len(stored(project)) == 2
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("l.txt", "", "{path}: unknown label file type '.txt' — name it .jsonl or .csv"),
+    ("l.csv", "case,item\nalpha,x\n", "{path} line 1: the header lacks artifact_digest, label — keep the header row "
+                                      "`scarbook calibrate --export` wrote (case,item,artifact_digest,excerpt,label)"),
+    ("l.jsonl", '[1, 2]\n', "{path} line 1: not a JSON object — each line is one object with the fields case, item, "
+                            "artifact_digest, excerpt, label"),
+    ("l.jsonl", '{"case": "alpha", "item": "x", "label": "PASS"}\n',
+     "{path} line 1: no 'artifact_digest' text — every row needs case, item, artifact_digest and label, as exported"),
+])
+def test_malformed_label_files(project, name, content, message):
+    path = project / name
+    path.write_text(content)
+    res = scarbook(project, "calibrate", "--import", str(path))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[0] == "scarbook: " + message.format(path=path)
+
+
+def label_truly(project: Path, sample: int, truth) -> None:
+    out = project / "all.jsonl"
+    scarbook(project, "calibrate", "--export", str(out), "--sample", str(sample))
+    write_jsonl(out, fill(read_jsonl(out), truth))
+    assert scarbook(project, "calibrate", "--import", str(out)).exit_code == 0
+
+
+def test_report_prints_the_weighted_error_rates_and_json(project):
+    rng = random.Random(3)
+    # the person agrees with the judge on PASSes 90% of the time and on FAILs 80%
+    store_path = project / "workspaces" / "history" / "calibration.json"
+    label_truly(project, 80, lambda r: "PASS")  # first pass: we rewrite verdicts below
+    data = json.loads(store_path.read_text())
+    for doc in data["labels"].values():
+        agree = rng.random() < (0.9 if doc["judge_verdict"] == "PASS" else 0.8)
+        doc["human_verdict"] = doc["judge_verdict"] if agree else ("FAIL" if doc["judge_verdict"] == "PASS" else "PASS")
+    store_path.write_text(json.dumps(data))
+    res = scarbook(project, "calibrate", "--report")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].startswith(f"judge {DEFAULT_MODEL} (prompt {prompt_digest()[:8]}): 80 labels, last ")
+    assert lines[1] == "corrected rates: on"
+    assert lines[3].split() == ["labels", "sensitivity", "q1", "specificity", "q0", "agreement", "kappa"]
+    assert lines[4].startswith("pooled (weighted)") and lines[5].startswith("alpha") and lines[6].startswith("beta")
+    doc = json.loads(scarbook(project, "calibrate", "--report", "--json").output)
+    assert doc["usable"] is True and doc["labels"] == 80 and doc["reason"] is None
+    pooled = doc["error"]["pooled"]
+    for key in ("q0", "q1", "agreement", "kappa"):
+        lo, hi = pooled[key]["ci"]
+        assert lo <= pooled[key]["value"] <= hi
+    assert set(doc["error"]["per_case"]) == {"alpha", "beta"}
+
+
+def test_report_says_why_the_raw_rates_stand(project, tmp_path):
+    res = scarbook(project, "calibrate", "--report")
+    assert res.output.splitlines()[1] == ("corrected rates: not used, the raw rates stand — not calibrated: no human "
+                                          "labels yet — label judged items with `scarbook calibrate` (or `scarbook "
+                                          "calibrate --export FILE`, then `--import FILE`)")
+    label_truly(project, 12, lambda r: "PASS" if "alpha" in r["case"] else "FAIL")
+    res = scarbook(project, "calibrate", "--report")
+    assert res.output.splitlines()[1] == (
+        "corrected rates: not used, the raw rates stand — too few labels: 12 (6 PASS, 6 FAIL); correcting needs 30 "
+        "with 10 of each class (judge.calibration_min_labels, judge.calibration_min_per_class) — label more with "
+        "`scarbook calibrate`")
+    (project / "scarbook.yaml").write_text("judge:\n  model: claude-other\n")
+    res = scarbook(project, "calibrate", "--report")
+    assert res.output.splitlines()[1] == (
+        f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge {DEFAULT_MODEL} "
+        f"(prompt {prompt_digest()[:8]}), the judge is now claude-other (prompt {prompt_digest()[:8]}) — label items "
+        "it graded with `scarbook calibrate`")
+
+
+def test_one_option_at_a_time(project):
+    res = scarbook(project, "calibrate", "--report", "--export", "x.csv")
+    assert res.exit_code == 2 and res.stderr == "scarbook: --report and --export do different things — give one of them\n"
