@@ -11,11 +11,28 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-# unjudged: the rule checks passed but a judge check that bears on the verdict was skipped
-# (--skip-judge, or no API key in the TUI): no verdict, counted apart, never in a rate.
-RunStatus = Literal["pass", "fail", "error", "unjudged"]
+
+class RunStatus(StrEnum):
+    """A run's one status. String values: history, JSON and reports hold the plain words."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # no verdict could be reached (agent or harness trouble, the judge failed)
+    # the rule checks passed but a judge check that bears on the verdict was skipped
+    # (--skip-judge, or no API key in the TUI): no verdict, counted apart, never in a rate.
+    UNJUDGED = "unjudged"
+
+    def __repr__(self) -> str:  # reads as the string it is in messages that quote it ({status!r})
+        return repr(self.value)
+
+
 CheckStatus = Literal["pass", "fail", "error", "skipped"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error", "unjudged")
+RUN_STATUSES: tuple[RunStatus, ...] = tuple(RunStatus)
+
+# The one glyph of each status, run or check (the strip of a case's runs, a run's checks), shared by
+# the CLI table, the reports and the TUI.
+STATUS_GLYPH: dict[str, str] = {RunStatus.PASS: "✓", RunStatus.FAIL: "✗", RunStatus.ERROR: "!",
+                                RunStatus.UNJUDGED: "?", "skipped": "-"}
 
 
 class SessionState(StrEnum):

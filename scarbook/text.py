@@ -100,6 +100,15 @@ def clean_record_text(record: Any) -> Any:
     return record
 
 
+def pct(x: float | None, *, signed: bool = False, unit: str = "%", none: str = "–", width: int = 0) -> str:
+    """A share as a whole percent, the one way scarbook prints one: 0.8 -> "80%". `signed` writes the
+    sign of a difference ("+5%"); `unit=""` leaves the number bare (a column headed "pts"); `width`
+    pads the number for a column; no value (no rate) prints `none`."""
+    if x is None:
+        return none
+    return f"{100 * x:{'+' if signed else ''}{width or ''}.0f}{unit}"
+
+
 # Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word.
 
 def plural(n: int, noun: str, many: str | None = None) -> str:

@@ -136,7 +136,7 @@ def running_case_ids(project: ProjectFolders) -> dict[str, str]:
 
     history = History(project.workspaces_dir)
     out: dict[str, str] = {}
-    for folder in history._session_dirs():
+    for folder in history.session_dirs():
         if not (folder / ".lock").exists():
             continue
         try:

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from scarbook.models import CheckResult
+from scarbook.models import CheckResult, RunStatus
 
 JUDGE_SKIPPED = "judge skipped"  # a skipped judge check's detail starts with this
 
 
-def verdict_of(results: list[CheckResult]) -> tuple[str, str]:
+def verdict_of(results: list[CheckResult]) -> tuple[RunStatus, str]:
     """error if any check could not reach a verdict; fail on the first failing check; unjudged if the
     rest passed but a judge check was skipped for want of a judge; else pass."""
     for i, r in enumerate(results):
         if r.status == "error":
-            return "error", f"check {i + 1} ({r.type}): {r.detail}"
+            return RunStatus.ERROR, f"check {i + 1} ({r.type}): {r.detail}"
     for i, r in enumerate(results):
         if r.status == "fail":
-            return "fail", f"check {i + 1} ({r.type}): {r.detail}"
+            return RunStatus.FAIL, f"check {i + 1} ({r.type}): {r.detail}"
     unjudged = [r for r in results if r.status == "skipped" and r.detail.startswith(JUDGE_SKIPPED)]
     if unjudged:
         why = unjudged[0].detail[len(JUDGE_SKIPPED):].strip()
         checks = "check" if len(unjudged) == 1 else "checks"
-        return "unjudged", f"no verdict: rule checks passed, {len(unjudged)} judge {checks} skipped {why}".rstrip()
-    return "pass", "all checks passed"
+        return RunStatus.UNJUDGED, f"no verdict: rule checks passed, {len(unjudged)} judge {checks} skipped {why}".rstrip()
+    return RunStatus.PASS, "all checks passed"

@@ -13,9 +13,9 @@ from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems, say
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.models import Case
+from scarbook.models import Case, RunStatus
 from scarbook.reports.table import strip_of
-from scarbook.text import plural
+from scarbook.text import pct, plural
 from scarbook.views.library_rows import LibraryRow, build_rows, human_age, notes_of
 from scarbook.views.trends import project_trends
 
@@ -80,7 +80,7 @@ def format_list_row(row: LibraryRow) -> str:
     if s is None or (not row.runs and not row.damaged):
         notes = f"{row.history_mark} (note)" if row.history_mark else ""
         return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {notes:<16} {row.title}"
-    rate = "–" if s.rate is None else f"{100 * s.rate:.0f}%"
+    rate = pct(s.rate)
     ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
     notes = ",".join(notes_of(row)) or "-"
     colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
@@ -122,9 +122,9 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     if earlier:
         say(earlier)
     for r in runs:
-        mark = {"pass": click.style("PASS", fg="green"), "fail": click.style("FAIL", fg="red"),
-                "error": click.style("ERROR", fg="magenta"), "unjudged": click.style("UNJUDGED", fg="yellow")
-                }.get(r.status, r.status)
+        mark = {RunStatus.PASS: click.style("PASS", fg="green"), RunStatus.FAIL: click.style("FAIL", fg="red"),
+                RunStatus.ERROR: click.style("ERROR", fg="magenta"),
+                RunStatus.UNJUDGED: click.style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
         say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
         for c in r.checks:
             say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")

@@ -159,7 +159,8 @@ class History:
                     pass
 
     # -- reading ------------------------------------------------------------------------------
-    def _session_dirs(self) -> list[Path]:
+    def session_dirs(self) -> list[Path]:
+        """The session folders, newest first (folders moved aside as `.damaged` are not listed)."""
         if not self.dir.is_dir():
             return []
         return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
@@ -199,7 +200,7 @@ class History:
         """Every readable session, newest first; damaged ones are listed in `self.problems`."""
         self.problems = []
         out = []
-        for folder in self._session_dirs():
+        for folder in self.session_dirs():
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
                 orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
                 if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scarbook.history.baseline import BaselineComparison
+from scarbook.models import RunStatus
 from scarbook.reports.table import SessionReport
 from scarbook.stats.compare import comparison_notes, format_p, format_side
-from scarbook.text import clean_text, plural
+from scarbook.text import clean_text, pct, plural
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error", 3: "no verdict"}
@@ -33,10 +34,6 @@ def md(text: str, limit: int = 300) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
 
 
 def _runs_by_case(rep: SessionReport) -> dict[str, list]:
@@ -61,7 +58,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     """The Markdown appended to $GITHUB_STEP_SUMMARY."""
     s = rep.session
     code = rep.exit_code
-    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error", "unjudged")}
+    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in RunStatus}
     regressed = set(against.regressed) if against else set()
     out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
            f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts['pass']} pass, {counts['fail']} fail, "
@@ -71,13 +68,13 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
            "|---|---:|---|---:|---|---|---|"]
     for st in rep.stats:
         ci = "–" if st.rate is None else f"{100 * st.lo:.0f}–{100 * st.hi:.0f}%"
-        out.append(f"| `{st.case_id}` | {_pct(st.rate)} | {ci} | {_pct(st.pass_hat_k)} | {st.band} | "
+        out.append(f"| `{st.case_id}` | {pct(st.rate)} | {ci} | {pct(st.pass_hat_k)} | {st.band} | "
                    f"{_gate(st, regressed)} | {_counts_cell(st)} |")
     k = rep.stats[0].k if rep.stats else 0
     out += ["", f"rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with k = {k}."]
     if against:
         out += ["", *_against_markdown(against)]
-    failing = [(cid, [r for r in runs if r.status != "pass"]) for cid, runs in _runs_by_case(rep).items()]
+    failing = [(cid, [r for r in runs if r.status != RunStatus.PASS]) for cid, runs in _runs_by_case(rep).items()]
     failing = [(cid, runs) for cid, runs in failing if runs]
     if failing:
         out += ["", "### Runs that did not pass", ""]
@@ -139,11 +136,11 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
     for s in rep.stats:
         errors, warnings = [], []
         if s.meets_threshold is False:
-            errors.append(f"below threshold: pass rate {_pct(s.rate)} ({s.passes}/{s.judged}, 95% CI "
-                          f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {_pct(s.threshold)}")
+            errors.append(f"below threshold: pass rate {pct(s.rate)} ({s.passes}/{s.judged}, 95% CI "
+                          f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {pct(s.threshold)}")
         if s.case_id in regressed:
             c = regressed[s.case_id]
-            errors.append(f"regressed against the baseline: {_pct(c.rate_before)} -> {_pct(c.rate_after)} "
+            errors.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
                           f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
                           f"Holm p {format_p(c.p_holm)})")
         if s.meets_threshold is None:

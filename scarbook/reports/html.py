@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
-from scarbook.models import RunRecord
+from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.reports.table import SessionReport
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, plural
+from scarbook.text import clean_text, pct, plural
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "unjudged": "#757575"}
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
@@ -35,16 +35,11 @@ vertical-align:top}th{background:#f5f5f5}td.n{text-align:right;font-variant-nume
 details{margin:4px 0 4px 12px}summary{cursor:pointer}pre{background:#f7f7f7;padding:8px;white-space:pre-wrap;
 word-break:break-all;max-height:320px;overflow:auto}.muted{color:#666}
 """
-STRIP_SYMBOL = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}
 
 
 def esc(text: Any) -> str:
     """Agent- or user-written text as inert HTML (control characters escaped as \\xNN)."""
     return html.escape(clean_text(str(text)), quote=True)
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
 
 
 def _by_case(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:
@@ -71,13 +66,13 @@ def _interval_svg(s: CaseStats) -> str:
 
 
 def _strip(runs: list[RunRecord]) -> str:
-    return "".join(f'<span class="{r.status}" title="run {r.k}: {r.status}">{STRIP_SYMBOL.get(r.status, "?")}</span>'
+    return "".join(f'<span class="{r.status}" title="run {r.k}: {r.status}">{STATUS_GLYPH.get(r.status, "?")}</span>'
                    for r in runs)
 
 
 def _header(rep: SessionReport) -> list[str]:
     s = rep.session
-    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in ("pass", "fail", "error", "unjudged")}
+    counts = {st: sum(1 for r in rep.runs if r.status == st) for st in RunStatus}
     rows = [("session", s.id), ("label", s.label or "–"), ("state", str(s.state)),
             ("started", s.started_at), ("finished", s.finished_at or "–"), ("agent", s.agent or "–"),
             ("judge model", s.judge_model or "–"), ("git revision", s.git_revision or "–"),
@@ -103,9 +98,9 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
         out.append(
             f'<tr id="case-{esc(s.case_id)}"><td>{esc(s.case_id)}</td><td class="n">{s.passes}</td>'
             f'<td class="n">{s.fails}</td><td class="n">{s.errors}</td><td class="n">{getattr(s, "unjudged", 0)}</td>'
-            f'<td class="n">{_pct(s.rate)}</td><td>{ci}</td><td class="n">{_pct(s.pass_at_k)}</td>'
-            f'<td class="n">{_pct(s.pass_hat_k)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
-            f'<td class="n">{_pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
+            f'<td class="n">{pct(s.rate)}</td><td>{ci}</td><td class="n">{pct(s.pass_at_k)}</td>'
+            f'<td class="n">{pct(s.pass_hat_k)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
+            f'<td class="n">{pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
             f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td></tr>')
     out.append("</table>")
     k = rep.stats[0].k if rep.stats else 0
@@ -199,7 +194,7 @@ def render_html(rep: SessionReport, against: BaselineComparison | None = None) -
     out.append('<h2 id="failed">Runs that did not pass</h2>')
     any_failed = False
     for s in rep.stats:
-        failed = [r for r in by_case.get(s.case_id, []) if r.status != "pass"]
+        failed = [r for r in by_case.get(s.case_id, []) if r.status != RunStatus.PASS]
         if not failed:
             continue
         any_failed = True

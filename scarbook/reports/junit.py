@@ -14,19 +14,15 @@ from xml.etree import ElementTree as ET
 
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import BaselineComparison
-from scarbook.models import RunRecord
+from scarbook.models import RunRecord, RunStatus
 from scarbook.reports.table import SessionReport
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, plural
+from scarbook.text import clean_text, pct, plural
 
 
 def _num(x: float | None, digits: int = 4) -> str:
     return "" if x is None else f"{x:.{digits}f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
 
 
 def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str, str]]:
@@ -53,8 +49,8 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
 def _summary(s: CaseStats) -> str:
     unjudged = getattr(s, "unjudged", 0)
     ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
-    return (f"pass rate {_pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {_pct(s.pass_hat_k)}, "
-            f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {_pct(s.threshold)}")
+    return (f"pass rate {pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, "
+            f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {pct(s.threshold)}")
 
 
 def _run_line(r: RunRecord) -> str:
@@ -89,14 +85,14 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         for name, value in case_properties(s, compared.get(s.case_id)):
             ET.SubElement(tprops, "property", name=name, value=value)
         summary = _summary(s)
-        not_passed = [_run_line(r) for r in runs if r.status != "pass"]
+        not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
             if s.meets_threshold is False:
                 why.append(f"below threshold: {summary}")
             if s.case_id in regressed:
                 c = compared[s.case_id]
-                why.append(f"regressed against the baseline: {_pct(c.rate_before)} -> {_pct(c.rate_after)} "
+                why.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
                            f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),

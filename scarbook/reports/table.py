@@ -9,13 +9,11 @@ from typing import Any
 
 from scarbook.config import Config
 from scarbook.fs.yamlio import atomic_write_text
-from scarbook.models import Case, RunRecord, SessionInfo, SessionState, Usage
+from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
-from scarbook.text import plural
-
-STRIP = {"pass": "✓", "fail": "✗", "error": "!", "unjudged": "?"}
+from scarbook.text import pct, plural
 
 
 @dataclass
@@ -56,12 +54,8 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
     return rep
 
 
-def _pct(x: float | None) -> str:
-    return "  –  " if x is None else f"{100 * x:4.0f}%"
-
-
 def strip_of(runs: list[RunRecord], width: int = 20) -> str:
-    return "".join(STRIP[r.status] for r in sorted(runs, key=lambda r: r.k)[-width:])
+    return "".join(STATUS_GLYPH[r.status] for r in sorted(runs, key=lambda r: r.k)[-width:])
 
 
 def format_table(rep: SessionReport) -> str:
@@ -77,8 +71,8 @@ def format_table(rep: SessionReport) -> str:
         ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
         gate = {True: "ok", False: "BELOW", None: "no verdict" if s.unjudged else "n/a"}[s.meets_threshold]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
-                     + (f"{s.unjudged:>4} " if unj else "") + f"{_pct(s.rate):>5}  {ci:<11} "
-                     f"{_pct(s.pass_at_k):>6} {_pct(s.pass_hat_k):>6}  {s.band:<6} {gate:<5} "
+                     + (f"{s.unjudged:>4} " if unj else "") + f"{pct(s.rate, width=4, none='  –  '):>5}  {ci:<11} "
+                     f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<5} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     k = rep.stats[0].k if rep.stats else 0
     lines.append("")
@@ -114,7 +108,7 @@ def format_summary(rep: SessionReport) -> str:
                      + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
     retried = [r for r in rep.runs if r.infra_retries]
     if retried:  # so a user can see whether infrastructure shaped the numbers
-        lost = sum(1 for r in retried if r.status == "error")
+        lost = sum(1 for r in retried if r.status == RunStatus.ERROR)
         parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
                      f"Ray worker or node ({lost} lost again: error)")
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):

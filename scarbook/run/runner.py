@@ -24,7 +24,7 @@ from pathlib import Path
 from scarbook.cases.io import case_digest
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
-from scarbook.models import Case, RunRecord, SessionInfo, SessionState
+from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc.leftovers import kill_leftovers, session_prefix
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
@@ -38,12 +38,12 @@ class SessionControl:
     """Handed to run_session; `cancel()` stops launching and kills running agents."""
 
     cancelled: bool = False
-    _task: asyncio.Task | None = None
+    driver: asyncio.Task | None = None  # the task that launches the runs (set by run_session)
 
     def cancel(self) -> None:
         self.cancelled = True
-        if self._task is not None:
-            self._task.cancel()
+        if self.driver is not None:
+            self.driver.cancel()
 
 
 @dataclass
@@ -130,11 +130,11 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             return await judge_part(part, case, judge, queue.put_nowait), None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else _blank_record(ctx, case, k)
-            record.status, record.reason = "error", exc.message
+            record.status, record.reason = RunStatus.ERROR, exc.message
             return record, exc
         except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
             record = part.record if part is not None else _blank_record(ctx, case, k)
-            record.status = "error"
+            record.status = RunStatus.ERROR
             record.reason = f"scarbook could not finish this run: {_one_line(exc)} " \
                             f"(traceback in {_write_traceback(history.dir / sid / f'{case.id}-{k}.traceback.txt')})"
             return record, None
@@ -142,7 +142,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
     async def work(job: tuple[Case, int]) -> RunRecord:
         case, k = job
         record, abort = await one_run(case, k)
-        if record.status == "pass" and not ready.keep_all:
+        if record.status == RunStatus.PASS and not ready.keep_all:
             janitor.remove(Path(record.workspace))
             record.workspace_kept = False
         history.record_run(record)
@@ -151,9 +151,9 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
         queue.put_nowait(RunFinished(record))
         st = states[case.id]
-        if record.status == "pass":
+        if record.status == RunStatus.PASS:
             st.passes += 1
-        elif record.status == "fail":
+        elif record.status == RunStatus.FAIL:
             st.fails += 1
         if abort is not None:
             if not schedule.abort_message:
@@ -175,7 +175,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             pass
 
     driver = asyncio.ensure_future(drive())
-    control._task = driver
+    control.driver = driver
     driver.add_done_callback(lambda _t: queue.put_nowait(None))
     try:
         while True:
@@ -227,7 +227,7 @@ def _finished(schedule: _Schedule, case_id: str) -> int:
 
 
 def _blank_record(ctx: RunContext, case: Case, k: int) -> RunRecord:
-    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason="",
+    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason="",
                      started_at=now_iso(), workspace=str(Path(ctx.session_dir) / case.id / str(k)))
 
 

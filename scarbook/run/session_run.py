@@ -31,7 +31,7 @@ from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.inputs import read_check_artifact
-from scarbook.models import Case, Check, CheckResult, RunRecord
+from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
@@ -79,7 +79,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     emit = emit or _ignore
     log_dir = Path(ctx.session_dir) / case.id
     ws = log_dir / str(k)
-    record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason="",
+    record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason="",
                        started_at=now_iso(), workspace=str(ws))
     part = AgentPart(record, settled=True)
     start = time.monotonic()
@@ -124,7 +124,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         return part
     record.agent_usage = read_agent_usage(usage_file, None, record.notes)
     if result.crashed:
-        record.status, record.reason = "fail", result.crashed
+        record.status, record.reason = RunStatus.FAIL, result.crashed
         record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
                          for i, c in enumerate(case.checks)]
         for r in record.checks:

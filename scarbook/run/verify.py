@@ -18,7 +18,7 @@ from scarbook.checks import CheckContext, run_checks
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
-from scarbook.models import Case, CheckResult
+from scarbook.models import Case, CheckResult, RunStatus
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 
 MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
@@ -47,7 +47,7 @@ async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, st
     try:  # a case file, read as a workspace file is: no link followed, a regular file only
         data, _ = safefs.read_file(case.root, artifact, MAX_ARTIFACT)
     except (safefs.Refused, OSError) as exc:
-        return "error", f"could not read {artifact}: {getattr(exc, 'strerror', None) or exc}", []
+        return RunStatus.ERROR, f"could not read {artifact}: {getattr(exc, 'strerror', None) or exc}", []
     tmp = Path(tempfile.mkdtemp(prefix=f"scarbook-verify-{case.id}-"))
     try:
         ws = tmp / "ws"
@@ -61,7 +61,7 @@ async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, st
                     raise IsADirectoryError(target)
                 safefs.write_file(ws, target, data)
             except IsADirectoryError:  # or a folder the seed holds
-                return "error", (f"scar.artifact_at {target!r} names a folder, not a file: "
+                return RunStatus.ERROR, (f"scar.artifact_at {target!r} names a folder, not a file: "
                                  "write the workspace path of the file the artifact belongs in"), []
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge)
         results = await run_checks(case.checks, ctx)
@@ -79,24 +79,24 @@ async def verify_case(case: Case, judge=None) -> Verification:
     status, reason, _ = await check_artifact(case, scar.failed_artifact, judge)
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso())
-    if status == "error":
+    if status == RunStatus.ERROR:
         v.outcome, v.detail = ERROR, f"could not reach a verdict on the failed artifact: {reason}"
         return v
-    if status != "fail" and judge is None and case.judge_checks:
+    if status != RunStatus.FAIL and judge is None and case.judge_checks:
         # The rule checks let the failed artifact through; only the judge could still catch it.
         v.outcome, v.detail = UNVERIFIED, ("the rule checks pass the failed artifact and the llm_judge check "
                                            "did not run (no judge): only the judge can catch this scar")
         return v
-    if status == "pass":
+    if status == RunStatus.PASS:
         v.outcome = MISSES
         v.detail = ("every check passes the failed artifact — the case would not have caught the incident; "
                     "sharpen the checks or rubric")
     if scar.good_artifact:
         gstatus, greason, _ = await check_artifact(case, scar.good_artifact, judge)
         v.good_verdict = gstatus
-        if gstatus == "fail" and v.outcome == CATCHES:
+        if gstatus == RunStatus.FAIL and v.outcome == CATCHES:
             v.outcome, v.detail = REJECTS_GOOD, f"the good artifact fails too: {greason}"
-        elif gstatus == "error" and v.outcome == CATCHES:
+        elif gstatus == RunStatus.ERROR and v.outcome == CATCHES:
             v.outcome, v.detail = ERROR, f"could not reach a verdict on the good artifact: {greason}"
     return v
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
-from scarbook.models import RunRecord, SessionInfo
+from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.stats.rates import Z95, wilson
+from scarbook.text import pct
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
 ALPHA = 0.05
@@ -55,7 +56,7 @@ def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
     return {case: Counts(*t) for case, t in sorted(tally.items())}
 
 
-_SLOT = {"pass": 0, "fail": 1, "error": 2, "unjudged": 3}
+_SLOT = {RunStatus.PASS: 0, RunStatus.FAIL: 1, RunStatus.ERROR: 2, RunStatus.UNJUDGED: 3}
 
 
 def partial_mismatch(a: SessionInfo, b: SessionInfo) -> str | None:
@@ -285,10 +286,9 @@ def format_side(c: Counts) -> str:
     return text + (f" +{c.unjudged} unjudged" if c.unjudged else "")
 
 
-def _pct(x: float | None, signed: bool = False) -> str:
-    if x is None:
-        return "—"
-    return f"{x * 100:+.0f}" if signed else f"{x * 100:.0f}"
+def _pts(x: float | None, signed: bool = False) -> str:
+    """Percentage points, bare (the columns say "pts")."""
+    return pct(x, signed=signed, unit="", none="—")
 
 
 def format_p(p: float | None) -> str:
@@ -307,7 +307,7 @@ def comparison_notes(cmp: SessionComparison) -> list[str]:
     if cmp.mean_diff is not None and cmp.se is not None:
         lo, hi = cmp.mean_interval
         notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
-                     f"{_pct(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]).")
+                     f"{_pts(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]).")
     notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} case(s): at most {ALPHA:.0%} chance of any "
                  "false regressed/improved.")
     return notes
@@ -320,20 +320,20 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
             "diff [95% CI] pts", "p (Fisher)", *(["p (Holm)"] if family > 1 else []), "verdict"]
     rows = []
     for c in cmp.cases:
-        interval = "—" if c.diff is None else f"{_pct(c.diff, True)} [{_pct(c.lo, True)}, {_pct(c.hi, True)}]"
+        interval = "—" if c.diff is None else f"{_pts(c.diff, True)} [{_pts(c.lo, True)}, {_pts(c.hi, True)}]"
         verdict = c.verdict
         if c.runs_needed is not None:
-            verdict += f" (~{c.runs_needed} runs/side to detect {_pct(abs(c.diff))} pts)"
+            verdict += f" (~{c.runs_needed} runs/side to detect {_pts(abs(c.diff))} pts)"
         holm = [format_p(c.p_holm)] if family > 1 else []
         rows.append([c.case_id, format_side(c.before), format_side(c.after), interval, format_p(c.p_value), *holm, verdict])
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if cmp.mean_diff is not None:
-        summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pct(cmp.mean_diff, True)} pts"
+        summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pts(cmp.mean_diff, True)} pts"
         if cmp.se is not None:
             lo, hi = cmp.mean_interval
-            summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pct(lo, True)}, {_pct(hi, True)}]; "
+            summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]; "
                         "the SE counts each case's run-to-run noise, not only the spread between cases)")
         lines += ["", summary]
     if family > 1:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from scarbook.models import Case, RunRecord
+from scarbook.models import Case, RunRecord, RunStatus
 
 Z95 = 1.959963984540054
 
@@ -102,11 +102,11 @@ def summarize_counts(case_id: str, passes: int, fails: int, errors: int, thresho
                      threshold, unjudged)
 
 
-def count_statuses(runs: Iterable[RunRecord]) -> dict[str, int]:
+def count_statuses(runs: Iterable[RunRecord]) -> dict[RunStatus, int]:
     """pass / fail / error / unjudged counts; a status history does not know is counted as an error."""
-    counts = {"pass": 0, "fail": 0, "error": 0, "unjudged": 0}
+    counts = dict.fromkeys(RunStatus, 0)
     for run in runs:
-        counts[run.status if run.status in counts else "error"] += 1
+        counts[run.status if run.status in counts else RunStatus.ERROR] += 1
     return counts
 
 

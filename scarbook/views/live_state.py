@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scarbook.config import Config
-from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
 from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 
@@ -92,7 +92,7 @@ class LiveSession:
 
     @property
     def errors(self) -> int:
-        return sum(1 for v in self.runs.values() for r in v if r.status == "error")
+        return sum(1 for v in self.runs.values() for r in v if r.status == RunStatus.ERROR)
 
     @property
     def elapsed(self) -> float:

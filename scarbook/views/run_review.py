@@ -17,7 +17,7 @@ from scarbook.cases.drafts import run_output
 from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
-from scarbook.models import Case, RunRecord
+from scarbook.models import Case, RunRecord, RunStatus
 from scarbook.project import Project
 from scarbook.run.diff import FileDiff, diff_file
 from scarbook.stats.rates import count_statuses
@@ -32,8 +32,8 @@ MAX_LISTED = 200  # changed files named per run; the rest are counted
 
 # name -> statuses shown; "failed" is every run that did not pass
 FILTERS: dict[str, frozenset[str] | None] = {
-    "all": None, "failed": frozenset({"fail", "error", "unjudged"}), "fail": frozenset({"fail"}),
-    "error": frozenset({"error"}), "unjudged": frozenset({"unjudged"}), "pass": frozenset({"pass"}),
+    "all": None, "failed": frozenset({RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED}),
+    **{s.value: frozenset({s}) for s in (RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED, RunStatus.PASS)},
 }
 
 
@@ -45,7 +45,8 @@ def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
 def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
     """How many runs each filter shows, in FILTERS' order."""
     c = count_statuses(runs)
-    return {"all": len(runs), "failed": len(runs) - c["pass"], **{s: c[s] for s in ("fail", "error", "unjudged", "pass")}}
+    return {"all": len(runs), "failed": len(runs) - c[RunStatus.PASS],
+            **{s: c[RunStatus(s)] for s in ("fail", "error", "unjudged", "pass")}}
 
 
 @dataclass

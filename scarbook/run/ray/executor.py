@@ -27,7 +27,7 @@ from typing import Any
 from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
-from scarbook.models import Case, RunRecord
+from scarbook.models import Case, RunRecord, RunStatus
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
@@ -205,7 +205,7 @@ def _inline(manifest: SeedManifest) -> SeedManifest:
 
 def _error_part(ctx: RunContext, case: Case, k: int, started: str, duration: float, retries: int,
                 reason: str) -> AgentPart:
-    record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status="error", reason=reason,
+    record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason=reason,
                        started_at=started, duration_s=duration, workspace_kept=False,
                        workspace=str(Path(ctx.session_dir) / case.id / str(k)), infra_retries=retries)
     return AgentPart(record, settled=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.checks.verdict import verdict_of
-from scarbook.models import Case
+from scarbook.models import Case, RunStatus
 from scarbook.run.session_run import AgentPart, RunContext, run_agent_part
 from scarbook.run.workspace import SeedManifest
 from scarbook.run.workspace_bundle import Bundle, pack
@@ -53,7 +53,7 @@ def run_remote(ctx: RunContext, agent_spec: Any, project_root: str, shipped: tup
         local = replace(ctx, session_dir=scratch)
         agent = _agent(agent_spec, project_root, isolation, network)
         part = _run_on_loop(run_agent_part(local, agent, case, k, {case.id: manifest}))
-        passed = not part.settled and not part.judge_inputs and verdict_of(part.record.checks)[0] == "pass"
+        passed = not part.settled and not part.judge_inputs and verdict_of(part.record.checks)[0] == RunStatus.PASS
         keep = keep_all or not passed
         case_dir = os.path.join(scratch, case.id)
         bundle = pack(case_dir, cap, skip=() if keep else (str(k),))

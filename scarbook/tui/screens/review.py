@@ -27,8 +27,7 @@ from scarbook.cases.drafts import draft_from_run
 from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
-from scarbook.models import RunRecord
-from scarbook.reports.table import STRIP
+from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.widgets.run_detail import describe_run
@@ -131,7 +130,7 @@ class ReviewScreen(Screen):
 
     @staticmethod
     def _first_bad(runs: list[RunRecord]) -> int:
-        return next((i for i, r in enumerate(runs) if r.status != "pass"), 0)
+        return next((i for i, r in enumerate(runs) if r.status != RunStatus.PASS), 0)
 
     # -- the runs list and its filter ----------------------------------------------------------
     def _status_line(self) -> Text:
@@ -166,7 +165,7 @@ class ReviewScreen(Screen):
 
     @staticmethod
     def _prompt(run: RunRecord) -> Text:  # one line (CSS: no wrap); the detail has the whole reason
-        return Text.assemble((f"{STRIP[run.status]} ", STATUS_STYLE[run.status]), f"#{run.k:<3} {run.reason}")
+        return Text.assemble((f"{STATUS_GLYPH[run.status]} ", STATUS_STYLE[run.status]), f"#{run.k:<3} {run.reason}")
 
     def _set_filter(self, step: int) -> None:
         if self.data is None:
@@ -193,7 +192,7 @@ class ReviewScreen(Screen):
     def _jump_failed(self, step: int) -> None:
         if self.data is None:
             return
-        bad = [i for i, r in enumerate(self.shown) if r.status != "pass"]
+        bad = [i for i, r in enumerate(self.shown) if r.status != RunStatus.PASS]
         if not bad:
             where = "" if self.filter == "all" else f" among the {self.filter} runs shown"
             self.notify(f"no failed run{where}", severity="information")
@@ -285,7 +284,7 @@ class ReviewScreen(Screen):
         run = self.current_run
         if run is None:
             return
-        if run.status == "pass":
+        if run.status == RunStatus.PASS:
             self.notify("this run passed — pick a failed run (f jumps to the next one)", severity="warning")
             return
         self._hold_keys(f"making a draft case from run #{run.k}…")  # now, before the next key goes on

@@ -16,6 +16,7 @@ from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
 from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.stats.rates import count_statuses
+from scarbook.text import pct
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -27,10 +28,6 @@ def ready(screen: Screen) -> None:
     """The screen shows what it read (or why it could not): the keys typed meanwhile act now."""
     screen.loaded = True
     keys_welcome(screen)
-
-
-def _pct(x: float | None, signed: bool = False) -> str:
-    return "–" if x is None else (f"{100 * x:+.0f}%" if signed else f"{100 * x:.0f}%")
 
 
 SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("started", "started"),
@@ -233,16 +230,16 @@ class CompareScreen(Screen):
                            ("ci", "95% CI of diff"), ("p", "p"), ("verdict", "verdict")]:
             table.add_column(label, key=key)
         for c in cmp.cases:
-            ci = "–" if c.lo is None else f"{_pct(c.lo, True)} … {_pct(c.hi, True)}"
+            ci = "–" if c.lo is None else f"{pct(c.lo, signed=True)} … {pct(c.hi, signed=True)}"
             style = {"regressed": "red", "improved": "green"}.get(c.verdict, "")
-            table.add_row(Text(c.case_id), Text(f"{_pct(c.rate_before)} ({c.before.passes}/{c.before.judged})"),
-                          Text(f"{_pct(c.rate_after)} ({c.after.passes}/{c.after.judged})"),
-                          Text(_pct(c.diff, True)), Text(ci), Text("–" if c.p_value is None else f"{c.p_value:.3f}"),
+            table.add_row(Text(c.case_id), Text(f"{pct(c.rate_before)} ({c.before.passes}/{c.before.judged})"),
+                          Text(f"{pct(c.rate_after)} ({c.after.passes}/{c.after.judged})"),
+                          Text(pct(c.diff, signed=True)), Text(ci), Text("–" if c.p_value is None else f"{c.p_value:.3f}"),
                           Text(c.verdict, style=style), key=c.case_id)
         for cid in cmp.only_in_a + cmp.only_in_b:
             side = "A" if cid in cmp.only_in_a else "B"
             table.add_row(Text(cid), Text(""), Text(""), Text(""), Text(f"only in {side}"), Text(""), Text(""))
-        mean = "–" if cmp.mean_diff is None else _pct(cmp.mean_diff, True)
+        mean = "–" if cmp.mean_diff is None else pct(cmp.mean_diff, signed=True)
         help_text = Text(
             f"A = {la} ({self.a.state}) · B = {lb} ({self.b.state}) · mean change per case {mean}"
             f" · regressed: {', '.join(cmp.regressed) or 'none'} · improved: {', '.join(cmp.improved) or 'none'}")

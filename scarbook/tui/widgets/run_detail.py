@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.models import RunRecord
+from scarbook.models import STATUS_GLYPH, RunRecord
 from scarbook.run.diff import FileDiff
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.run_review import RunDetail
 
-CHECK_MARK = {"pass": "✓", "fail": "✗", "error": "!", "skipped": "-"}
 CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
 CHANGE_STYLE = {"created": "green", "modified": "yellow", "deleted": "red"}
 SIGN_STYLE = {"-": "red", "+": "green", " ": "dim", "@": "cyan"}
@@ -34,7 +33,7 @@ def _head(t: Text, run: RunRecord) -> None:
 def _checks(t: Text, run: RunRecord) -> None:
     t.append("\nchecks\n", style="bold underline")
     for c in run.checks:
-        t.append(f" {CHECK_MARK.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
+        t.append(f" {STATUS_GLYPH.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
         t.append(f"{c.index + 1}. {c.type}: ", style="bold")
         t.append(f"{c.detail}\n")
         for item in (c.judge or {}).get("items", []) if c.judge else []:

@@ -1,13 +1,13 @@
-"""The ✓ ✗ ! strip of a case's runs, coloured by status (symbols from scarbook.reports.table)."""
+"""The ✓ ✗ ! strip of a case's runs, coloured by status (glyphs: scarbook.models.STATUS_GLYPH)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.models import RunRecord
-from scarbook.reports.table import STRIP
+from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
+from scarbook.text import pct
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow", "unjudged": "dim"}
+STATUS_STYLE = {RunStatus.PASS: "green", RunStatus.FAIL: "red", RunStatus.ERROR: "yellow", RunStatus.UNJUDGED: "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}
 
 
@@ -15,11 +15,11 @@ def strip_text(runs: list[RunRecord], width: int = 20, running: int = 0) -> Text
     """The newest `width` runs in run order; `running` adds a dim dot per run still in flight."""
     text = Text()
     for r in sorted(runs, key=lambda r: r.k)[-width:]:
-        text.append(STRIP[r.status], style=STATUS_STYLE[r.status])
+        text.append(STATUS_GLYPH[r.status], style=STATUS_STYLE[r.status])
     if running:
         text.append("·" * min(running, 5), style="dim")
     return text
 
 
 def rate_text(rate: float | None, band: str) -> Text:
-    return Text("–" if rate is None else f"{100 * rate:.0f}%", style=BAND_STYLE.get(band, ""))
+    return Text(pct(rate), style=BAND_STYLE.get(band, ""))
