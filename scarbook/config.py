@@ -8,20 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scarbook.agents.registry import AGENT_KINDS
 from scarbook.errors import ConfigError
 from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
 from scarbook.text import with_article
 
 CONFIG_FILE = "scarbook.yaml"
-AGENT_TYPES = ("demo", "command", "python", "claude-code", "codex")
-AGENT_KEYS = {
-    "demo": ("type", "seed", "profile"),
-    "command": ("type", "argv", "stdin", "env", "max_output_bytes"),
-    "python": ("type", "function"),
-    "claude-code": ("type", "args", "env", "max_output_bytes"),
-    "codex": ("type", "args", "env", "max_output_bytes"),
-}
+AGENT_TYPES: tuple[str, ...] = tuple(str(t) for t in AGENT_KINDS)  # from the one table of agent types
+AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT_KINDS.items()}
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
             "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
             "executor")

@@ -42,3 +42,18 @@ def test_counts_and_glyphs_take_plain_strings_and_members_alike() -> None:
 ])
 def test_pct(x, kwargs, text) -> None:
     assert pct(x, **kwargs) == text
+
+
+def test_agent_types_and_keys_come_from_the_one_registry() -> None:
+    from scarbook.agents import AGENT_KINDS, AgentSpec, make_agent
+    from scarbook.config import AGENT_KEYS, AGENT_TYPES
+
+    assert AGENT_TYPES == ("demo", "command", "python", "claude-code", "codex") == tuple(AGENT_KINDS)
+    assert AGENT_KEYS == {str(t): k.keys for t, k in AGENT_KINDS.items()}
+    # capabilities are declared: only the in-process python agent cannot be sandboxed
+    assert [str(t) for t, k in AGENT_KINDS.items() if not k.sandbox] == ["python"]
+    assert {str(t) for t, k in AGENT_KINDS.items() if k.transcript} == {"demo", "claude-code", "codex"}
+    # every agent answers what the run asks of it (no getattr probing): env pass-through and its sandbox
+    for raw in ({"type": "demo"}, {"type": "command", "argv": ["true"]}, {"type": "python", "function": "m:f"}):
+        agent = make_agent(AgentSpec.from_config(raw))
+        assert isinstance(tuple(agent.env_allow), tuple) and agent.sandbox_for(None) is None

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scarbook.models import AgentResult
+
+if TYPE_CHECKING:
+    from scarbook.agents.sandbox import Sandbox
 
 
 class Agent(Protocol):
     label: str
+    env_allow: Sequence[str]  # variables passed through to it (and to the case's command checks) besides the base set
+
+    def sandbox_for(self, network: bool | None) -> Sandbox | None:
+        """The sandbox it runs a case in, with the case's network setting (None: not confined)."""
 
     def preflight(self) -> None:
         """Raise ScarbookError before any run if this agent cannot start at all."""

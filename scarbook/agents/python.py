@@ -21,6 +21,7 @@ class PythonAgent:
         self.target = target
         self.project_root = project_root
         self.label = f"python: {target}"
+        self.env_allow: tuple[str, ...] = ()  # in-process: it sees scarbook's own environment
         self._fn: Callable[..., Any] | None = None
 
     def _load(self) -> Callable[..., Any]:
@@ -41,6 +42,10 @@ class PythonAgent:
 
     def preflight(self) -> None:
         self._load()
+
+    def sandbox_for(self, network: bool | None) -> None:
+        """Never confined: it runs inside scarbook's process (registry: sandbox=False)."""
+        return None
 
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,
                   log_dir: Path, stem: str, *, network: bool | None = None) -> AgentResult:

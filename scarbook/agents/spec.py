@@ -1,8 +1,8 @@
 """The agent under test, typed: what scarbook.yaml's `agent:` says, read once per session.
 
 Adding an agent type (say `claude-code`) means: a member of AgentType, its fields here (with
-defaults, so the other types ignore them), its keys in config.AGENT_KEYS, and a branch in
-`make_agent`. Everything is plain data, so a spec pickles to a remote worker and builds the same
+defaults, so the other types ignore them), and its row in registry.AGENT_KINDS (keys, capabilities,
+builder). Everything is plain data, so a spec pickles to a remote worker and builds the same
 agent there.
 
 Program arguments: `{root}` in any argv element becomes the project root (the folder holding

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,12 @@ def usage_from_dict(d: dict[str, Any], problems: list[str] | None = None, where:
     return u
 
 
-def read_agent_usage(path: Path | str, judge=None, notes: list[str] | None = None) -> Usage:
+def read_agent_usage(path: Path | str, prices: Callable[[str, Usage], float] | None = None,
+                     notes: list[str] | None = None) -> Usage:
     """Sum the JSON lines an agent appended to $SCARBOOK_USAGE; lines that do not parse are ignored
     (the agent's bookkeeping must never turn a verdict into an error), and so are values no count can
-    be (negative, not finite, over the cap): each is said in `notes`, at most MAX_NOTES of them."""
+    be (negative, not finite, over the cap): each is said in `notes`, at most MAX_NOTES of them.
+    `prices` (the judge settings' price_usage) costs a line that names its model but not its cost."""
     total = Usage()
     problems: list[str] = []
     folder, name = os.path.split(os.fspath(path))
@@ -61,7 +64,6 @@ def read_agent_usage(path: Path | str, judge=None, notes: list[str] | None = Non
         data, _ = safefs.read_file(folder, name, MAX_USAGE)
     except (safefs.Refused, OSError):
         return total
-    prices = getattr(getattr(judge, "settings", None), "price_usage", None)
     for no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         try:
             d = json.loads(line)

@@ -13,6 +13,7 @@ labels through fs.json_store, not history).
 from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
 from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
+from scarbook.judge.grader import Grader
 from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
 from scarbook.judge.prompt import SYSTEM_PROMPT, TOOL_NAME, VERDICT_TOOL
 from scarbook.judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_MODEL, JudgeSettings
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_MODEL",
     "DEFAULT_PRICES",
+    "Grader",
     "Judge",
     "judge_for",
     "JudgeAuthError",

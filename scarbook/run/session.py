@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.errors import ScarbookError
+from scarbook.judge.grader import Grader
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.run.shards import Shard
@@ -52,7 +52,7 @@ class ReadySession:
     plan: SessionPlan
     agent_spec: AgentSpec
     agent: Agent
-    judge: Any = None  # scarbook.judge.Judge, or None (no judge checks, or judging skipped)
+    judge: Grader | None = None  # None: no judge checks, or judging skipped
     decide: DecideFn | None = None
 
     @property

@@ -30,6 +30,7 @@ from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
 from scarbook.run.events import CheckDone, Event, RunStarted
@@ -132,8 +133,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     else:
         part.settled = False
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
-                              env_allow=tuple(getattr(agent, "env_allow", ())),
-                              sandbox=_sandbox_of(agent, case))  # a command check runs in it too
+                              env_allow=tuple(agent.env_allow),
+                              sandbox=agent.sandbox_for(case.network))  # a command check runs in it too
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part
@@ -172,7 +173,7 @@ def _not_run(check: Check, index: int, stopped: CheckResult) -> CheckResult:
     return CheckResult(check.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) did not pass", index)
 
 
-async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = None) -> RunRecord:
+async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Emit | None = None) -> RunRecord:
     """Grade the judge checks (in order, stopping at the first that does not pass); set the verdict.
 
     A rejected API key raises AbortSession (scarbook.judge.JudgeAuthError): the runner records
@@ -185,6 +186,7 @@ async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = Non
         if stopped is not None:
             result = _not_run(inp.check, inp.index, stopped)
         else:
+            assert judge is not None  # judge inputs are gathered only when there is a judge
             result = await judge.grade_artifact(inp.check, inp.artifact, case.task)
             result.index = inp.index
             if result.status in ("fail", "error"):
@@ -197,9 +199,9 @@ async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = Non
     record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks, strict=False)
                                    if c.is_judge and r.status == "skipped" and r.detail.startswith("not run"))
     if record.agent_usage.total_tokens and not record.agent_usage.cost_usd and judge is not None:
-        prices = getattr(judge.settings, "price_usage", None)
-        if prices:  # priced here, where the judge's price table is: the worker does not load it
-            record.agent_usage = read_agent_usage(Path(record.workspace).parent / f"{record.k}.usage.jsonl", judge)
+        # priced here, where the judge's price table is: the worker does not load it
+        record.agent_usage = read_agent_usage(Path(record.workspace).parent / f"{record.k}.usage.jsonl",
+                                              judge.settings.price_usage)
     record.duration_s += time.monotonic() - start
     return record
 
@@ -209,8 +211,3 @@ async def judge_part(part: AgentPart, case: Case, judge, emit: Emit | None = Non
 def _ignore(_event: Event) -> None:
     pass
 
-
-def _sandbox_of(agent: Agent, case: Case):
-    """The sandbox the agent ran this case in (None: isolation none), for the case's command checks."""
-    sandbox_for = getattr(agent, "sandbox_for", None)
-    return sandbox_for(case.network) if sandbox_for is not None else None

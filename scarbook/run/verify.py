@@ -18,6 +18,7 @@ from scarbook.checks import CheckContext, run_checks
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
+from scarbook.judge.grader import Grader
 from scarbook.models import Case, CheckResult, RunStatus
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 
@@ -40,7 +41,7 @@ def artifact_target(case: Case) -> str:
     return "output"
 
 
-async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, str, list[CheckResult]]:
+async def check_artifact(case: Case, artifact: str, judge: Grader | None = None) -> tuple[RunStatus, str, list[CheckResult]]:
     """Run the case's checks on the case file `artifact` placed where it belongs.
     Returns (status, reason, results)."""
     target = artifact_target(case)
@@ -71,7 +72,7 @@ async def check_artifact(case: Case, artifact: str, judge=None) -> tuple[str, st
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def verify_case(case: Case, judge=None) -> Verification:
+async def verify_case(case: Case, judge: Grader | None = None) -> Verification:
     digest = case_digest(case)
     scar = case.scar
     if not scar or not scar.failed_artifact or case.root is None:
