@@ -48,8 +48,9 @@ def test_agent_types_and_keys_come_from_the_one_registry() -> None:
     from scarbook.agents import AGENT_KINDS, AgentSpec, make_agent
     from scarbook.config import AGENT_KEYS, AGENT_TYPES
 
-    assert AGENT_TYPES == ("demo", "command", "python", "claude-code", "codex") == tuple(AGENT_KINDS)
-    assert AGENT_KEYS == {str(t): k.keys for t, k in AGENT_KINDS.items()}
+    assert tuple(AGENT_KINDS) == AGENT_TYPES
+    assert AGENT_TYPES == ("demo", "command", "python", "claude-code", "codex")
+    assert {str(t): k.keys for t, k in AGENT_KINDS.items()} == AGENT_KEYS
     # capabilities are declared: only the in-process python agent cannot be sandboxed
     assert [str(t) for t, k in AGENT_KINDS.items() if not k.sandbox] == ["python"]
     assert {str(t) for t, k in AGENT_KINDS.items() if k.transcript} == {"demo", "claude-code", "codex"}
