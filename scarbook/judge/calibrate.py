@@ -275,7 +275,10 @@ class CalibrationStore:
 
     def last_calibration(self) -> dict[str, Any] | None:
         docs = self._runs.all()
-        return dict(max(docs, key=lambda d: (d["date"], d.doc_id))) if docs else None
+        if not docs:
+            return None
+        latest = max(docs, key=lambda d: (d["date"], d.doc_id))
+        return dict(latest)
 
 
 def calibration_status(store: CalibrationStore, current_model: str,

@@ -25,7 +25,7 @@ from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request
 from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
-from scarbook.models import Check, CheckResult, Usage
+from scarbook.models import Check, CheckResult, CheckStatus, Usage
 
 ARTIFACT_EXCERPT = 20_000
 
@@ -89,7 +89,7 @@ class Judge:
                            duration_s=time.monotonic() - started)
 
     async def _grade(self, check: Check, ctx: CheckContext | None, record: _Record,
-                     artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[str, str]:
+                     artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[CheckStatus, str]:
         rubric = [str(item) for item in check.params.get("rubric") or []]
         if not rubric:
             record.error = "llm_judge check has no rubric items"
@@ -106,14 +106,14 @@ class Judge:
         record.artifact = artifact.describe()
         # Kept so a human can later grade the same text (scarbook calibrate) without the workspace.
         record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
-        task = task if check.params.get("include_task") else None
+        shown_task = task if check.params.get("include_task") else None
         client = self._client_or_abort()
         samples: list[list[ItemVerdict]] = []
         # Samples run one after another, not gathered: a 401 or an exhausted retry budget stops
         # the rest at once, and the runner already runs many runs concurrently.
         try:
             for _ in range(self.settings.samples):
-                samples.append(await self._one_sample(client, rubric, artifact, task, record))
+                samples.append(await self._one_sample(client, rubric, artifact, shown_task, record))
         except MalformedReply as bad:
             record.error = MALFORMED + str(bad)
             return "error", record.error
@@ -122,8 +122,8 @@ class Judge:
             return "error", down.detail
         decisions = decide(rubric, samples)
         record.items = [d.to_dict() for d in decisions]
-        record.verdict = overall(decisions)
-        return record.verdict, summarize(decisions)
+        verdict = record.verdict = overall(decisions)
+        return verdict, summarize(decisions)
 
     async def _one_sample(
         self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record
@@ -131,9 +131,7 @@ class Judge:
         """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
         for attempt in range(2):
             request = build_request(
-                model=self.settings.model,
-                max_tokens=self.settings.max_tokens,
-                temperature=self.settings.temperature,
+                self.settings.sampling,
                 rubric=rubric,
                 artifact=artifact.text,
                 artifact_label=artifact.label,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 TOOL_NAME = "record_rubric_verdicts"
@@ -100,11 +101,19 @@ def build_user_message(
     return "\n\n".join(parts)
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How the judge model is asked, apart from what it is asked: the model, the longest reply,
+    the temperature (None: none is sent)."""
+
+    model: str
+    max_tokens: int
+    temperature: float | None
+
+
 def build_request(
+    sampling: Sampling,
     *,
-    model: str,
-    max_tokens: int,
-    temperature: float | None,
     rubric: list[str],
     artifact: str,
     artifact_label: str,
@@ -118,17 +127,17 @@ def build_request(
         rubric, artifact, nonce=nonce, artifact_label=artifact_label, task=task, truncation_note=truncation_note
     )
     request: dict[str, Any] = {
-        "model": model,
-        "max_tokens": max_tokens,
+        "model": sampling.model,
+        "max_tokens": sampling.max_tokens,
         "system": SYSTEM_PROMPT,
         "messages": [{"role": "user", "content": text}],
         "tools": [VERDICT_TOOL],
         "tool_choice": TOOL_CHOICE,
     }
-    if temperature is not None:
+    if sampling.temperature is not None:
         # anthropic>=1 dropped sampling parameters from create()'s signature; the API still
         # takes them for the models that support them, so they travel in the body as-is.
-        request["extra_body"] = {"temperature": temperature}
+        request["extra_body"] = {"temperature": sampling.temperature}
     return request
 
 

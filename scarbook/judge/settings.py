@@ -11,7 +11,7 @@ from typing import Any
 
 from scarbook.errors import ConfigError
 from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice, priced
-from scarbook.judge.prompt import prompt_digest
+from scarbook.judge.prompt import Sampling, prompt_digest
 from scarbook.models import Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -37,6 +37,10 @@ class JudgeSettings:
     correct: bool = True
     calibration_min_labels: int = 30
     calibration_min_per_class: int = 10
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.model, self.max_tokens, self.temperature)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, path: Path) -> JudgeSettings:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 VERDICTS = ("PASS", "FAIL")
 
@@ -100,7 +100,7 @@ def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDeci
     return decisions
 
 
-def overall(decisions: list[ItemDecision]) -> str:
+def overall(decisions: list[ItemDecision]) -> Literal["pass", "fail"]:
     """"pass" only if every item passes."""
     return "pass" if decisions and all(d.verdict == "PASS" for d in decisions) else "fail"
 
