@@ -123,6 +123,7 @@ def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = No
         if f.data is not None:
             st = _write_seed(target, f)
         else:
+            assert f.source is not None  # a seed file carries its bytes or names the file that holds them
             shutil.copy(f.source, target)  # content and mode
             st = os.stat(target)
         snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)

@@ -31,6 +31,7 @@ from scarbook.models import Case, RunRecord, RunStatus
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
+from scarbook.run.ray.worker import AgentRecipe
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext
 from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
 from scarbook.run.workspace_bundle import unpack
@@ -63,15 +64,15 @@ class RayExecutor:
                  network: bool = False) -> None:
         self.settings = settings
         self.concurrency = max(1, concurrency)
-        self.agent_spec = agent_spec
-        self.project_root = str(project_root)
+        # the agent (and its sandbox) as the workers rebuild it
+        self.recipe = AgentRecipe(agent_spec, str(project_root), isolation, network)
         self.keep_all = keep_all
         self.judge_key_env = judge_key_env
-        self.isolation, self.network = isolation, network  # the agent's sandbox, rebuilt on the worker
         self.seeds_shipped = 0
         self._seeds: dict[str, Any] = {}  # case id -> ObjectRef of (case, inline manifest)
-        self._remote = None
-        self._ray = None
+        # Ray ships no type information: the module and the remote function are Any to mypy.
+        self._remote: Any = None
+        self._ray: Any = None
 
     # -- connecting ---------------------------------------------------------------------------
     def connect(self) -> str | None:
@@ -127,9 +128,8 @@ class RayExecutor:
         opts = {"num_cpus": self.settings.num_cpus, "resources": dict(self.settings.resources) or None}
         start = time.monotonic()
         for attempt in (0, 1):
-            ref = self._remote.options(**opts).remote(ctx, self.agent_spec, self.project_root, shipped, k,
-                                                      self.settings.max_workspace_bytes, self.keep_all,
-                                                      self.isolation, self.network)
+            ref = self._remote.options(**opts).remote(ctx, self.recipe, shipped, k,
+                                                      self.settings.max_workspace_bytes, self.keep_all)
             try:
                 reply = await ref
             except asyncio.CancelledError:
@@ -197,7 +197,11 @@ def _inline(manifest: SeedManifest) -> SeedManifest:
     """A manifest whose files all carry their bytes: the workers cannot read the driver's seed/."""
     files = {}
     for rel, f in manifest.files.items():
-        data = f.data if f.data is not None else Path(f.source).read_bytes()
+        if f.data is not None:
+            data = f.data
+        else:
+            assert f.source is not None  # a seed file carries its bytes or names the file that holds them
+            data = f.source.read_bytes()
         mode = f.mode if f.mode is not None or f.source is None else os.stat(f.source).st_mode & 0o777
         files[rel] = SeedFile(f.digest, data, mode=mode)
     return SeedManifest(files)

@@ -33,6 +33,16 @@ _agents: dict[tuple, Any] = {}  # one agent per spec and project per worker proc
 _loop: asyncio.AbstractEventLoop | None = None
 
 
+@dataclass(frozen=True)
+class AgentRecipe:
+    """What a worker needs to build the session's agent as the driver built it (the same sandbox)."""
+
+    spec: Any
+    project_root: str
+    isolation: str = "none"
+    network: bool = False
+
+
 @dataclass
 class RemoteRun:
     """A Ray task's answer."""
@@ -44,14 +54,14 @@ class RemoteRun:
     node: dict[str, str] = field(default_factory=dict)
 
 
-def run_remote(ctx: RunContext, agent_spec: Any, project_root: str, shipped: tuple[Case, SeedManifest], k: int,
-               cap: int, keep_all: bool, isolation: str = "none", network: bool = False) -> RemoteRun:
+def run_remote(ctx: RunContext, recipe: AgentRecipe, shipped: tuple[Case, SeedManifest], k: int,
+               cap: int, keep_all: bool) -> RemoteRun:
     """The Ray task body (the driver wraps it with ray.remote)."""
     case, manifest = shipped
     scratch = tempfile.mkdtemp(prefix=f"scarbook-{ctx.session_id}-")
     try:
         local = replace(ctx, session_dir=scratch)
-        agent = _agent(agent_spec, project_root, isolation, network)
+        agent = _agent(recipe)
         part = _run_on_loop(run_agent_part(local, agent, case, k, {case.id: manifest}))
         passed = not part.settled and not part.judge_inputs and verdict_of(part.record.checks)[0] == RunStatus.PASS
         keep = keep_all or not passed
@@ -76,13 +86,14 @@ def node_info() -> dict[str, str]:
             "pid": str(os.getpid())}
 
 
-def _agent(spec: Any, project_root: str, isolation: str, network: bool):
+def _agent(recipe: AgentRecipe):
     """The session's agent, built here as the driver built it (the same sandbox, if any)."""
     from scarbook.agents import make_agent
 
-    key = (repr(spec), project_root, isolation, network)
+    key = (repr(recipe.spec), recipe.project_root, recipe.isolation, recipe.network)
     if key not in _agents:
-        _agents[key] = make_agent(spec, Path(project_root), isolation=isolation, network=network)
+        _agents[key] = make_agent(recipe.spec, Path(recipe.project_root), isolation=recipe.isolation,
+                                  network=recipe.network)
     return _agents[key]
 
 
