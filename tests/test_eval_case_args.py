@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
-
 GOOD = "id: {cid}\ntitle: Good\ntask: write a\nchecks: [{{type: file_exists, path: a}}]\n"
 
 
@@ -60,3 +58,17 @@ def test_a_folder_outside_the_cases_is_refused_by_name(project, tmp_path: Path) 
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"scarbook: {elsewhere} is not a case folder of this project — name a case by its "
                                      f"id, or a folder directly in {project.cases_dir}")
+
+
+def test_reports_are_written_readable_by_others(project) -> None:
+    """Issue 26.15: report, JSON and JUnit files came out 0600 (mkstemp's mode survived the rename); CI
+    artifact uploaders and other users need what any tool writes: 0666 less the umask."""
+    project.case("good", GOOD.format(cid="good"))
+    old = os.umask(0o022)
+    try:
+        project.cli("eval", "--runs", "1", "-q", "--json", str(project.root / "r.json"),
+                    "--junit", str(project.root / "r.xml"))
+    finally:
+        os.umask(old)
+    for name in ("r.json", "r.xml"):
+        assert (project.root / name).stat().st_mode & 0o777 == 0o644, name

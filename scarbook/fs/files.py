@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
@@ -65,6 +65,20 @@ def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new temp file beside `path`, created with mode 0666 less the umask — as any tool's output is
+    (0644 under the usual umask), so CI artifact uploaders and other users can read the reports and
+    case files scarbook writes. (mkstemp's 0600 would survive the rename.)"""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {path}")
+
+
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` so a reader sees the old file or the new one, never half of one.
 
@@ -74,7 +88,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     A failed write (disk full) leaves no temp file behind and raises the OSError alone."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         try:
             view = memoryview(data)
