@@ -156,3 +156,20 @@ def test_an_unreadable_runs_file_is_named_with_the_fix(two_sessions) -> None:
            f"mv {runs_file} {runs_file}.damaged\n")
     rows = {ln.split()[0]: ln.split()[1:4] for ln in out.stdout.splitlines()[1:]}
     assert rows == {old.id: ["old", "finished", "3"], new.id: ["new", "finished", "0"]}
+
+
+def test_report_says_a_truncated_runs_file_was_read_in_part_as_list_does(project):
+    # issue 25 (7): `report` showed 3 of 4 runs with no warning and exit 0; `list` flagged the file
+    project.bundled(agent_seed=7)
+    assert project.cli("eval", "write-one-line", "--runs", "4", "-q").exit_code == 0
+    (runs_file,) = (project.workspaces / "history").glob("*/runs-write-one-line.jsonl")
+    runs_file.write_bytes(runs_file.read_bytes()[:-40])  # the last run cut by a crash
+    sid = runs_file.parent.name
+    listed, report = project.cli("list"), project.cli("report")
+    problem = (f"history: history file {runs_file} ends in a half-written run (line 4, cut by a crash); the 3 "
+               f"complete runs before it are kept — delete that line to silence this: sed -i '$d' {runs_file}")
+    assert listed.stderr.strip() == problem
+    assert report.stderr.strip() == problem
+    assert report.exit_code == 0
+    assert report.stdout.strip().splitlines()[-1] == (f"damaged: this report counts only the 3 runs of session "
+                                                      f"{sid} that could be read — see the history lines on stderr")

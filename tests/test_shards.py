@@ -37,6 +37,12 @@ def test_each_shard_gets_a_share_of_every_case():
         assert all(Shard(i, 3, "s").jobs(CASES, 10)[cid] for cid in CASES)
 
 
+def test_two_cases_on_two_shards_each_shard_runs_half_of_each_case():
+    # issue 25 (8): with k first, shard 1 ran every run of one case and shard 2 every run of the other
+    assert Shard(1, 2, "s").jobs(["b", "a"], 4) == {"a": [1, 3], "b": [1, 3]}
+    assert Shard(2, 2, "s").jobs(["b", "a"], 4) == {"a": [2, 4], "b": [2, 4]}
+
+
 @pytest.mark.parametrize("args, message", [
     (["--shard", "0/4", "--session-id", "ci-1"], "--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got '0/4'"),
     (["--shard", "5/4", "--session-id", "ci-1"], "--shard takes I/N with 1 <= I <= N (e.g. --shard 2/4), got '5/4'"),
@@ -224,3 +230,63 @@ def test_shards_of_two_sessions_need_session_id(project):
                                      "ci-2 (shards 1/1) — pick one with --session-id")
     merged = project.cli("merge", str(history), "--session-id", "ci-2")
     assert merged.exit_code == 0 and "merged 1 shard into session ci-2" in merged.stdout  # its 1 run passed
+
+
+# -- merge verifies what the shards recorded (issue 25, 6): an agent in a shard's job can write its history --
+def _rewrite_session(folder: Path, **changes) -> None:
+    session = json.loads((folder / "session.json").read_text())
+    (doc,) = session["session"].values()
+    doc.update(changes)
+    (folder / "session.json").write_text(json.dumps(session))
+
+
+def test_a_record_marked_pass_with_a_failed_check_is_rejected_by_name(shards):
+    project, machines, _ = shards
+    folder = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    forged = None
+    for path in sorted(folder.glob("runs-*.jsonl")):
+        lines = path.read_text().splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            doc = json.loads(line)
+            if doc["status"] == "fail" and any(c["status"] == "fail" for c in doc["checks"]):
+                doc["status"], doc["reason"] = "pass", "all checks passed"
+                lines[i] = json.dumps(doc) + "\n"
+                path.write_text("".join(lines))
+                forged = doc
+                break
+        if forged:
+            break
+    assert forged, "the seeded demo agent failed no run in shard 2"
+    failed = next(c for c in forged["checks"] if c["status"] == "fail")
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"scarbook: shard 2/3 ({folder}) is rejected: run {forged['case_id']}#{forged['k']} is marked pass, but "
+        f"check {failed['index'] + 1} ({failed['type']}) is fail — the shard's history was altered; run that "
+        "shard again")
+    assert not (project.workspaces / "history" / "ci-42").exists()
+
+
+def test_a_shard_header_copied_from_another_shard_is_rejected(shards):
+    project, machines, _ = shards
+    one = machines[0] / "workspaces" / "history" / "ci-42.shard-1-of-3"
+    two = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    # shard 1's header, made to say shard 2 (its id and index), in place of shard 2's own
+    session = json.loads((one / "session.json").read_text())
+    (doc,) = session["session"].values()
+    doc["id"], doc["shard"]["index"] = "ci-42.shard-2-of-3", 2
+    (two / "session.json").write_text(json.dumps(session))
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (f"scarbook: shard 2/3 ({two}) is rejected: its header is a copy of shard 1/3 "
+                                     f"({one})'s — the shard's history was altered; run that shard again")
+
+
+def test_a_shard_header_that_disagrees_with_its_id_is_rejected(shards):
+    project, machines, _ = shards
+    two = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    _rewrite_session(two, shard={"session": "ci-42", "index": 2, "count": 3})  # no nonce: the others have one
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"scarbook: shard 2/3 ({two}) is rejected: its header has no nonce, which the "
+                                     "other shards' have — the shard's history was altered; run that shard again")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from scarbook.cli.against import compare_against, echo_against, load_against
-from scarbook.cli.common import friendly_errors, get_project, say, warn
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, warn
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import (
@@ -89,7 +89,10 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
 
     project = get_project(ctx)
     info = project.history.resolve(session)
+    before = len(project.history.problems)
     runs = project.history.runs(info.id)
+    damaged = len(project.history.problems) > before
+    report_history_problems(project.history, before)  # as `list` does: what was left out, and why
     found = project.load_cases()
     report_case_problems(found.problems)
     rep = build_report(info, runs, found.by_id(), project.config)
@@ -97,6 +100,9 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     rep.regressed = against.regressed if against else []
     say(format_table(rep))
     say(format_summary(rep))
+    if damaged:
+        say(f"damaged: this report counts only the {plural(len(runs), 'run')} of session {info.id} that could "
+            "be read — see the history lines on stderr")
     if against:
         echo_against(against)
     try:

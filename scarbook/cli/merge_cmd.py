@@ -13,7 +13,14 @@ from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
 from scarbook.reports.junit import write_junit
 from scarbook.reports.table import build_report, format_summary, format_table, write_json
-from scarbook.run.shards import check_complete, check_session_id, find_shards, merge_shards, pick_session
+from scarbook.run.shards import (
+    check_complete,
+    check_records,
+    check_session_id,
+    find_shards,
+    merge_shards,
+    pick_session,
+)
 from scarbook.text import plural
 
 
@@ -62,8 +69,9 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     if not found:
         raise ScarbookError(f"no shards of session {sid} in {', '.join(map(str, dirs))}")
     check_complete(found)
+    cases = cases_for(project, found[0].info)  # the shards agree on cases and digests (check_complete)
+    check_records(found, {cid: len(case.checks) for cid, case in cases.items()})
     info, runs = merge_shards(found)
-    cases = cases_for(project, info)
     history = project.history
     if (history.dir / sid).exists():
         raise ScarbookError(f"session {sid} is already in {history.dir} (merged before?) — delete "

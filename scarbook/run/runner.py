@@ -110,7 +110,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=git_revision(project.root),
                        case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial,
-                       shard=shard.to_dict() if shard else {})
+                       shard=shard.header() if shard else {})
     history.start_session(info)
     jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
     schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)

@@ -5,13 +5,15 @@ the session folder `ID.shard-I-of-N`; `scarbook merge DIR...` reads those folder
 history folders, checks that every shard is there exactly once and that all of them ran the same
 thing, and records one session `ID` whose table, exit code, JSON and JUnit are those of one machine.
 
-The split is by position in a fixed order (k first, then case id), so it does not depend on the
-order cases were named in, and every shard gets a share of every case.
+The split is round-robin by position in a fixed order (case id, then k), so it does not depend on the
+order cases were named in, and every shard gets a share of every case (when a case has at least as
+many runs as there are shards): with 2 cases and 2 shards, each shard runs half of each case.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,11 @@ class Shard:
     def to_dict(self) -> dict[str, object]:
         return {"session": self.session_id, "index": self.index, "count": self.count}
 
+    def header(self) -> dict[str, object]:
+        """What the shard's session.json records of it: to_dict() and a nonce of its own, so a header
+        copied from another shard (the agent of one job can write its history) is told apart."""
+        return {**self.to_dict(), "nonce": secrets.token_hex(8)}
+
     def jobs(self, case_ids: list[str], runs: int) -> dict[str, list[int]]:
         """Case id -> the run numbers k this shard runs (every case listed, maybe with none)."""
         mine: dict[str, list[int]] = {cid: [] for cid in case_ids}
@@ -67,7 +74,10 @@ class Shard:
 
 
 def all_jobs(case_ids: list[str], runs: int) -> list[tuple[str, int]]:
-    return [(cid, k) for k in range(1, runs + 1) for cid in sorted(set(case_ids))]
+    """Every (case, k) of a session in the order the shards deal them out: a case's runs one after
+    another, so consecutive k go to different shards (k first would give a case to one shard only
+    whenever the number of cases is a multiple of the number of shards)."""
+    return [(cid, k) for cid in sorted(set(case_ids)) for k in range(1, runs + 1)]
 
 
 def check_session_id(session_id: str) -> str:
@@ -126,7 +136,11 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                     continue
                 if session_id is not None and spec.get("session") != session_id:
                     continue
-                shard = Shard(int(spec["index"]), int(spec["count"]), str(spec["session"]))
+                if not (type(spec.get("index")) is int and type(spec.get("count")) is int
+                        and isinstance(spec.get("session"), str)):
+                    raise HistoryError(f"{sub}: its shard header {spec!r} is not one `scarbook eval --shard` "
+                                       "writes — the shard's history was altered; run that shard again")
+                shard = Shard(spec["index"], spec["count"], spec["session"])
                 runs = history.runs(sub.name)
                 if history.problems:
                     raise HistoryError(f"shard {shard.label} in {sub}: {history.problems[0]}")
@@ -168,6 +182,21 @@ def check_complete(found: list[FoundShard]) -> None:
                             "— add the history folder of the job that ran "
                             + " and ".join(f"--shard {m}" for m in missing))
     first = by_index[1]
+    nonces: dict[object, FoundShard] = {}
+    for f in sorted(found, key=lambda f: f.shard.index):
+        if f.info.id != f.shard.folder_id or f.folder.name != f.shard.folder_id:
+            raise ScarbookError(f"{f.name} is rejected: its header says shard {f.shard.label} of session {sid}, "
+                                f"but it is recorded as {f.info.id!r} in folder {f.folder.name!r} — the shard's "
+                                "history was altered or moved; run that shard again")
+        nonce = f.info.shard.get("nonce")
+        if nonce is not None and nonce in nonces:
+            raise ScarbookError(f"{f.name} is rejected: its header is a copy of {nonces[nonce].name}'s — the "
+                                "shard's history was altered; run that shard again")
+        nonces[nonce] = f
+    if None in nonces and len(nonces) > 1:  # a shard with no nonce beside shards with one
+        f = nonces[None]
+        raise ScarbookError(f"{f.name} is rejected: its header has no nonce, which the other shards' have — the "
+                            "shard's history was altered; run that shard again")
     for f in found:
         if f is first:
             continue
@@ -182,6 +211,40 @@ def check_complete(found: list[FoundShard]) -> None:
             if r.k not in planned.get(r.case_id, ()):
                 raise ScarbookError(f"shard {f.shard.label} of session {sid} holds run {r.case_id}#{r.k}, which is "
                                     f"not one of its jobs — {f.folder} is damaged or from another split")
+
+
+def record_problem(r: RunRecord, checks: int) -> str | None:
+    """Why a record's status does not follow from its checks (the case has `checks` checks), or None.
+
+    A pass or an unjudged run is only ever written with every check there and none failed; a fail or
+    an error counts against the case whatever its checks say, so it is not questioned."""
+    if r.status not in ("pass", "unjudged"):
+        return None
+    if len(r.checks) != checks:
+        return f"is marked {r.status} with {len(r.checks)} check results, but the case has {checks}"
+    for c in r.checks:
+        if c.status in ("fail", "error") or (r.status == "pass" and c.status != "pass"):
+            return f"is marked {r.status}, but check {c.index + 1} ({c.type}) is {c.status}"
+    if r.status == "unjudged" and all(c.status == "pass" for c in r.checks):
+        return "is marked unjudged, but every check passed"
+    return None
+
+
+def check_records(found: list[FoundShard], checks_per_case: dict[str, int]) -> None:
+    """Every record of every shard is one the runner wrote: its status follows from its checks and no
+    (case, k) is recorded twice. The first that is not is named, and nothing is merged."""
+    seen: dict[tuple[str, int], FoundShard] = {}
+    for f in sorted(found, key=lambda f: f.shard.index):
+        for r in f.runs:
+            key = (r.case_id, r.k)
+            if key in seen:
+                raise ScarbookError(f"{f.name} is rejected: run {r.case_id}#{r.k} is recorded by "
+                                    f"{seen[key].name} too — run ids must be unique")
+            seen[key] = f
+            why = record_problem(r, checks_per_case.get(r.case_id, len(r.checks)))
+            if why:
+                raise ScarbookError(f"{f.name} is rejected: run {r.case_id}#{r.k} {why} — the shard's history "
+                                    "was altered; run that shard again")
 
 
 def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]:
