@@ -17,6 +17,7 @@ from scarbook.history.baseline import (
     partial_mismatch_with,
     write_baseline,
 )
+from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import now_iso
 from scarbook.text import plural
 
@@ -95,7 +96,8 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     report_history_problems(project.history, before)  # as `list` does: what was left out, and why
     found = project.load_cases()
     report_case_problems(found.problems)
-    rep = build_report(info, runs, found.by_id(), project.config)
+    rep = build_report(info, runs, found.by_id(), project.config,
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
     against = _report_baseline(project, info, runs, against_ref)
     rep.regressed = against.regressed if against else []
     say(format_table(rep))

@@ -19,6 +19,7 @@ from scarbook.cli.common import (
     warn,
 )
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.reports.junit import write_junit
@@ -239,7 +240,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     info = finished.session
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
-    rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config)
+    rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
     against = compare_against(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))

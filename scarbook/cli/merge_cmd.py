@@ -9,6 +9,7 @@ import click
 from scarbook.cases.io import case_digest
 from scarbook.cli.common import friendly_errors, get_project
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
 from scarbook.reports.junit import write_junit
@@ -80,7 +81,8 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     for r in runs:
         history.record_run(r)
     history.finish_session(info)
-    rep = build_report(info, runs, cases, project.config)
+    rep = build_report(info, runs, cases, project.config,
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")

@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from scarbook.judge.calibrate import CalibrationItem, CalibrationLabel
+from scarbook.errors import ScarbookError
+from scarbook.history.store import History
+from scarbook.judge.calibrate import CalibrationItem, CalibrationLabel, CalibrationStore, judged_items
 from scarbook.judge.settings import JudgeSettings
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
 from scarbook.text import plural
@@ -61,7 +64,6 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], s
     """The judge's error from the stored labels (all of them, every judge) and the judged items of
     history, for the judge configured in `settings`; with the reason it cannot correct, if any."""
     mine = current_labels(labels, settings)
-    judged = [i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest]
     when = max((lab.labeled_at for lab in mine), default="")
     if not labels:
         return Calibration(None, "not calibrated: no human labels yet — label judged items with `scarbook calibrate` "
@@ -71,6 +73,7 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], s
         return Calibration(None, f"stale: the labels were made on judge {other[0]} (prompt {other[1]}), the judge is now "
                                  f"{settings.model} (prompt {settings.prompt_digest[:8]}) — label items it graded "
                                  "with `scarbook calibrate`")
+    judged = (i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest)
     error = estimate_error(strata_from(mine, judged))
     n = len(mine)
     human = Counter(lab.human_verdict for lab in mine)
@@ -92,6 +95,21 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], s
     if not settings.correct:
         found.reason = "off (judge.correct: false in scarbook.yaml)"
     return found
+
+
+def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings) -> Calibration:
+    """The Calibration of the judge in use, from workspaces/history/calibration.json and history;
+    a calibration file that cannot be read leaves the raw rates, saying why."""
+    try:
+        store = CalibrationStore(workspaces_dir / "history" / "calibration.json")
+    except (ScarbookError, OSError, ValueError) as exc:
+        return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
+    try:
+        return measure(store.labels(), judged_items(history.iter_all_runs()), settings)
+    except (ScarbookError, TypeError, ValueError) as exc:
+        return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
+    finally:
+        store.close()
 
 
 def _iv(est) -> str:

@@ -54,24 +54,35 @@ def _gate(s, regressed: set[str]) -> str:
     return words + (" · **regressed**" if s.case_id in regressed else "")
 
 
+def _corrected_md(st) -> str:
+    c = st.corrected
+    if c is None:
+        return "–"
+    return f"≈{pct(c.rate)} ({100 * c.lo:.0f}–{100 * c.hi:.0f}%)" + (" judge-limited" if c.judge_limited else "")
+
+
 def step_summary(rep: SessionReport, against: BaselineComparison | None = None) -> str:
     """The Markdown appended to $GITHUB_STEP_SUMMARY."""
     s = rep.session
     code = rep.exit_code
     counts = {st: sum(1 for r in rep.runs if r.status == st) for st in RunStatus}
     regressed = set(against.regressed) if against else set()
+    fix = any(st.corrected is not None for st in rep.stats)
     out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
            f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts['pass']} pass, {counts['fail']} fail, "
            f"{counts['error']} error" + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")
            + (" · partial: judge checks were skipped" if s.partial else ""), "",
-           "| case | rate | 95% CI | pass^k | band | gate | pass / fail / err |",
-           "|---|---:|---|---:|---|---|---|"]
+           "| case | rate | 95% CI | " + ("≈rate (judge-corrected) | " if fix else "")
+           + "pass^k | band | gate | pass / fail / err |",
+           "|---|---:|---|" + ("---|" if fix else "") + "---:|---|---|---|"]
     for st in rep.stats:
         ci = "–" if st.rate is None else f"{100 * st.lo:.0f}–{100 * st.hi:.0f}%"
-        out.append(f"| `{st.case_id}` | {pct(st.rate)} | {ci} | {pct(st.pass_hat_k)} | {st.band} | "
-                   f"{_gate(st, regressed)} | {_counts_cell(st)} |")
+        out.append(f"| `{st.case_id}` | {pct(st.rate)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
+                   + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
     k = rep.stats[0].k if rep.stats else 0
     out += ["", f"rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with k = {k}."]
+    if rep.judge_note:
+        out += ["", "  \n".join(md(line, limit=2000) for line in rep.judge_note.splitlines())]
     if against:
         out += ["", *_against_markdown(against)]
     failing = [(cid, [r for r in runs if r.status != RunStatus.PASS]) for cid, runs in _runs_by_case(rep).items()]

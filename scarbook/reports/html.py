@@ -87,8 +87,10 @@ def _header(rep: SessionReport) -> list[str]:
 
 
 def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regressed: set[str]) -> list[str]:
+    fix = any(s.corrected is not None for s in rep.stats)  # the ≈ column: rates corrected for the judge's error
     out = ['<table id="cases"><tr><th>case</th><th>pass</th><th>fail</th><th>err</th><th>unjudged</th><th>rate</th>'
-           "<th>95% CI</th><th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
+           "<th>95% CI</th>" + ("<th title=\"corrected for the judge's measured error\">≈rate (95% CI)</th>" if fix else "")
+           + "<th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
            "<th>distribution (interval · threshold)</th><th>runs</th></tr>"]
     for s in rep.stats:
         gate = {True: "ok", False: "BELOW", None: "no verdict"}[s.meets_threshold]
@@ -98,7 +100,8 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
         out.append(
             f'<tr id="case-{esc(s.case_id)}"><td>{esc(s.case_id)}</td><td class="n">{s.passes}</td>'
             f'<td class="n">{s.fails}</td><td class="n">{s.errors}</td><td class="n">{getattr(s, "unjudged", 0)}</td>'
-            f'<td class="n">{pct(s.rate)}</td><td>{ci}</td><td class="n">{pct(s.pass_at_k)}</td>'
+            f'<td class="n">{pct(s.rate)}</td><td>{ci}</td>' + (f"<td>{_corrected_cell(s)}</td>" if fix else "")
+            + f'<td class="n">{pct(s.pass_at_k)}</td>'
             f'<td class="n">{pct(s.pass_hat_k)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
             f'<td class="n">{pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
             f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td></tr>')
@@ -107,7 +110,18 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
     out.append(f'<p class="muted">rate = passes / (passes + fails); errors and unjudged runs are counted apart. '
                f"pass@k and pass^k with k = {k}. The bar is the 95% Wilson interval, the dot the rate, the dashed "
                "tick the threshold.</p>")
+    if rep.judge_note:
+        out.append(f'<p class="muted">{esc(rep.judge_note)}</p>')
     return out
+
+
+def _corrected_cell(s: CaseStats) -> str:
+    """The rate corrected for the judge's measured error, its 95% interval, judge-limited."""
+    c = s.corrected
+    if c is None:
+        return "–"
+    return (f"≈{pct(c.rate)} ({100 * c.lo:.0f}–{100 * c.hi:.0f}%)"
+            + (' <span class="regressed">judge-limited</span>' if c.judge_limited else ""))
 
 
 def _baseline_section(bc: BaselineComparison) -> list[str]:

@@ -36,6 +36,11 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
               ("pass_at_k", _num(s.pass_at_k)), ("pass_hat_k", _num(s.pass_hat_k)), ("k", str(s.k)),
               ("threshold", _num(s.threshold)), ("band", s.band),
               ("gate", {True: "ok", False: "below", None: "no verdict"}[s.meets_threshold])]
+    c = getattr(s, "corrected", None)
+    if c is not None:  # the rate corrected for the judge's measured error (issue 23)
+        props += [("corrected_rate", _num(c.rate)), ("corrected_interval", f"[{_num(c.lo)}, {_num(c.hi)}]"),
+                  ("corrected_q0", _num(c.q0)), ("corrected_q1", _num(c.q1)), ("corrected_labels", str(c.labels)),
+                  ("corrected_calibrated_at", c.calibrated_at), ("judge_limited", str(c.judge_limited).lower())]
     if cmp is not None:
         props += [("baseline_rate", _num(cmp.rate_before)), ("baseline_diff", _num(cmp.diff)),
                   ("baseline_diff_interval", "" if cmp.diff is None else f"[{_num(cmp.lo)}, {_num(cmp.hi)}]"),

@@ -9,9 +9,11 @@ from typing import Any
 
 from scarbook.config import Config
 from scarbook.fs.yamlio import atomic_write_text
+from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
+from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
 from scarbook.text import pct, plural
 
@@ -26,6 +28,26 @@ class SessionReport:
     judge_calls: int = 0
     judge_calls_saved: int = 0
     regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
+    calibration: Calibration | None = None  # the judge's measured error, when the caller read it
+    judged_cases: int = 0  # cases whose verdict depends on an LLM judge
+
+    @property
+    def judge_note(self) -> str:
+        """One line on the judge-corrected rates: what they rest on, or why the raw rates stand."""
+        cal = self.calibration
+        if cal is None or not self.judged_cases:
+            return ""
+        if not cal.usable:
+            return f"judge: rates not corrected for the judge's error — {cal.reason}"
+        limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
+        line = (f"judge: ≈ rates corrected for the judge's measured error ({plural(cal.labels, 'label')}, "
+                f"last {cal.calibrated_at}; docs/statistics.md)")
+        for s in limited:
+            more = s.corrected.labels_to_decide
+            line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "
+                     "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
+                                  "more labels narrow it most (more runs are needed too)"))
+        return line
 
     @property
     def exit_code(self) -> int:
@@ -37,7 +59,10 @@ class SessionReport:
         return sum(s.unjudged for s in self.stats)
 
 
-def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config) -> SessionReport:
+def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config,
+                 calibration: Calibration | None = None) -> SessionReport:
+    """The session's numbers; with `calibration` (history.judge_truth.calibration_for), a judged
+    case's rate corrected for the judge's measured error beside the raw one."""
     stats = []
     by_case: dict[str, list[RunRecord]] = {}
     for r in runs:
@@ -45,7 +70,14 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
     for cid in session.case_ids:
         case = cases.get(cid)
         stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
-    rep = SessionReport(session, stats, runs)
+    rep = SessionReport(session, stats, runs, calibration=calibration)
+    for st in stats:
+        split = judged_split(by_case.get(st.case_id, []))
+        rep.judged_cases += split is not None
+        if split is not None and st.rate is not None and calibration is not None and calibration.usable:
+            passes, judge_fails, rule_fails, items = split
+            st.corrected = correct(passes, judge_fails, rule_fails, calibration.error.for_case(st.case_id),
+                                   items=items, threshold=st.threshold, calibrated_at=calibration.calibrated_at)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)
         rep.judge_usage.add(r.judge_usage)
@@ -61,8 +93,10 @@ def strip_of(runs: list[RunRecord], width: int = 20) -> str:
 def format_table(rep: SessionReport) -> str:
     """A plain-text table; rich colours are added by the CLI on a terminal."""
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
+    fix = any(s.corrected is not None for s in rep.stats)  # ≈ columns: rates corrected for the judge's error
     head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
-           f"{'rate':>5}  {'95% CI':<11} {'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
+           f"{'rate':>5}  {'95% CI':<11} " + (f"{'≈rate':>5}  {'≈95% CI':<11} " if fix else "") + \
+           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
     lines = [head, "-" * len(head)]
     by_case: dict[str, list[RunRecord]] = {}
     for r in rep.runs:
@@ -72,13 +106,24 @@ def format_table(rep: SessionReport) -> str:
         gate = {True: "ok", False: "BELOW", None: "no verdict" if s.unjudged else "n/a"}[s.meets_threshold]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
                      + (f"{s.unjudged:>4} " if unj else "") + f"{pct(s.rate, width=4, none='  –  '):>5}  {ci:<11} "
-                     f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<5} "
+                     + (_corrected_cells(s) if fix else "")
+                     + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<5} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     k = rep.stats[0].k if rep.stats else 0
     lines.append("")
     lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart."
                  + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
+    if rep.judge_note:
+        lines.append(rep.judge_note)
     return "\n".join(lines)
+
+
+def _corrected_cells(s: CaseStats) -> str:
+    c = s.corrected
+    if c is None:
+        return f"{'–':>5}  {'':<11} "
+    ci = f"{100 * c.lo:3.0f}–{100 * c.hi:3.0f}%" + ("*" if c.judge_limited else " ")
+    return f"{pct(c.rate, width=4):>5}  {ci:<11} "
 
 
 def format_summary(rep: SessionReport) -> str:
@@ -133,6 +178,7 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "exit_code": rep.exit_code,
         "cases": [s.to_dict() | {"meets_threshold": s.meets_threshold} for s in rep.stats],
         "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
+        "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
                   "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
         "runs": [r.to_dict() for r in rep.runs],

@@ -19,9 +19,10 @@ runs will not decide it, more labels will; `labels_to_decide` estimates how many
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from scarbook.models import RunRecord
 from scarbook.stats.judge_error import ErrorModel, Param, cells, gradient, proportion, q0_of, q1_of
 from scarbook.stats.rates import Z95
 
@@ -115,3 +116,23 @@ def labels_to_decide(rate: float, threshold: float, var_runs: float, var_judge: 
         return None
     needed = labels * var_judge / room
     return max(1, math.ceil(needed - labels))
+
+
+def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
+    """(passes, judge fails, rule fails, rubric items a run needs) of a case whose verdict depends on
+    an LLM judge; None when no run was graded by one. A fail is the judge's when every other check
+    passed; a run a rule check failed is a fail whatever the judge says."""
+    passes = judge_fails = rule_fails = items = 0
+    judged = False
+    for run in runs:
+        judge_results = [c for c in run.checks if c.type == "llm_judge" and c.judge]
+        judged = judged or bool(judge_results)
+        items = max(items, sum(len(c.judge.get("items") or []) for c in judge_results))
+        if run.status == "pass":
+            passes += 1
+        elif run.status == "fail":
+            if any(c.type != "llm_judge" and c.status == "fail" for c in run.checks):
+                rule_fails += 1
+            else:
+                judge_fails += 1
+    return (passes, judge_fails, rule_fails, max(1, items)) if judged else None

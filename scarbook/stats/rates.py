@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from scarbook.models import Case, RunRecord, RunStatus
 
@@ -73,6 +74,7 @@ class CaseStats:
     band: str
     threshold: float
     unjudged: int = 0
+    corrected: Any = None  # stats.corrected.Corrected: the rate corrected for the judge's measured error
 
     @property
     def judged(self) -> int:
@@ -88,7 +90,14 @@ class CaseStats:
         return None if self.rate is None else self.rate >= self.threshold
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        corrected = self.corrected
+        self.corrected = None
+        try:
+            d = asdict(self)
+        finally:
+            self.corrected = corrected
+        d["corrected"] = corrected.to_dict() if corrected is not None else None
+        return d
 
 
 def summarize_counts(case_id: str, passes: int, fails: int, errors: int, threshold: float,

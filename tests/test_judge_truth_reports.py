@@ -1,0 +1,95 @@
+"""Corrected rates in every report (issue 23): a session graded by a calibrated judge shows the raw
+rate and the rate corrected for the judge's measured error side by side — table, JSON, JUnit, step
+summary, HTML — and a stale or switched-off calibration leaves the raw rates, saying why."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from scarbook.history.judge_truth import calibration_for
+from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.project import Project
+from scarbook.reports.github import step_summary
+from scarbook.reports.table import build_report
+
+try:
+    from tests.test_calibrate_files import make_project, scarbook
+except ImportError:  # run from inside tests/
+    from test_calibrate_files import make_project, scarbook
+
+
+def calibrate(root: Path, seed: int = 5) -> None:
+    """A person labels every judged item: the judge passed 30% of the FAILs it saw as PASS."""
+    rng = random.Random(seed)
+    project = Project.discover(root)
+    store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
+    try:
+        for item in judged_items(project.history.iter_all_runs()):
+            truth = item.judge_verdict if item.judge_verdict == "FAIL" or rng.random() < 0.7 else "FAIL"
+            store.save_label(item, truth, labeled_at="2026-12-02")
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = make_project(tmp_path, {"alpha": "p" * 30 + "f" * 10, "rules-only": ""})
+    calibrate(root)
+    return root
+
+
+def test_report_shows_raw_and_corrected_side_by_side(project):
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out), "--junit", str(project / "j.xml"),
+                   "--html", str(project / "r.html"))
+    assert res.exit_code == 0, res.output
+    head = res.output.splitlines()[0].split()
+    assert head[head.index("rate"):head.index("rate") + 6] == ["rate", "95%", "CI", "≈rate", "≈95%", "CI"]
+    assert "judge: ≈ rates corrected for the judge's measured error (40 labels, last 2026-12-02; docs/statistics.md)" \
+        in res.output
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["rate"] == 0.75
+    fixed = case["corrected"]
+    assert set(fixed) == {"rate", "ci", "q0", "q1", "labels", "calibrated_at", "judge_limited", "labels_to_decide"}
+    # about 30% of the judge's PASSes were FAILs: the corrected rate is lower, and its interval holds it
+    assert fixed["rate"] < 0.7 and fixed["ci"][0] <= fixed["rate"] <= fixed["ci"][1]
+    assert fixed["labels"] == 40 and fixed["calibrated_at"] == "2026-12-02"
+    props = {p.get("name"): p.get("value") for p in ET.parse(project / "j.xml").iter("property")}
+    assert props["corrected_rate"] == f"{fixed['rate']:.4f}" and props["corrected_labels"] == "40"
+    assert props["judge_limited"] in ("true", "false")
+    html = (project / "r.html").read_text()
+    assert f"≈{round(100 * fixed['rate'])}%" in html and "rates corrected for the judge" in html
+
+
+def test_step_summary_has_the_corrected_column(project):
+    p = Project.discover(project)
+    info = p.history.resolve("latest")
+    rep = build_report(info, p.history.runs(info.id), {}, p.config,
+                       calibration_for(p.history, p.workspaces_dir, p.config.judge))
+    text = step_summary(rep)
+    assert "| case | rate | 95% CI | ≈rate (judge-corrected) | pass^k |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `alpha`"))
+    assert f"≈{round(100 * rep.stats[0].corrected.rate)}% (" in row
+
+
+def test_a_stale_calibration_leaves_the_raw_rates_and_says_why(project):
+    (project / "scarbook.yaml").write_text("judge:\n  model: claude-newer\n")
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out))
+    assert "≈rate" not in res.output
+    assert "judge: rates not corrected for the judge's error — stale: the labels were made on judge " in res.output
+    doc = json.loads(out.read_text())
+    assert doc["cases"][0]["corrected"] is None
+    assert doc["judge_calibration"]["reason"].startswith("stale: ")
+
+
+def test_judge_correct_false_turns_it_off(project):
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    res = scarbook(project, "report")
+    assert "≈rate" not in res.output
+    assert "judge: rates not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)" in res.output
