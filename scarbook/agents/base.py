@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
 class Agent(Protocol):
     label: str
-    env_allow: Sequence[str]  # variables passed through to it (and to the case's command checks) besides the base set
+
+    @property
+    def env_allow(self) -> Sequence[str]:
+        """Variables passed through to it (and to the case's command checks) besides the base set."""
 
     def sandbox_for(self, network: bool | None) -> Sandbox | None:
         """The sandbox it runs a case in, with the case's network setting (None: not confined)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from scarbook.agents.failure import failure_line
+from scarbook.agents.sandbox import Sandbox
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import AgentResult
@@ -32,7 +33,7 @@ class CommandAgent:
         self.max_output_bytes = max_output_bytes
         self.project_root = project_root
         self.label = label or "command: " + " ".join(argv)
-        self.sandbox = None  # a scarbook.agents.sandbox.Sandbox when isolation: sandbox
+        self.sandbox: Sandbox | None = None  # set when isolation: sandbox
         self._resolved: str | None = None
         self._base_env: dict[str, str] | None = None
 
@@ -63,7 +64,7 @@ class CommandAgent:
             self._base_env = {k: os.environ[k] for k in (*BASE_ENV, *self.env_allow) if k in os.environ}
         return {**self._base_env, **extra}
 
-    def sandbox_for(self, network: bool | None):
+    def sandbox_for(self, network: bool | None) -> Sandbox | None:
         """This agent's sandbox with the case's network setting (None: as configured)."""
         if self.sandbox is None or network is None or network == self.sandbox.network:
             return self.sandbox

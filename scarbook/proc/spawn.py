@@ -97,16 +97,19 @@ class _Watch:
         mine: list[int] = []
         try:
             out_r, out_w = os.pipe()
-            mine.append(out_r), child_ends.append(out_w)
+            mine.append(out_r)
+            child_ends.append(out_w)
             err_w = out_w
             if on_stderr is not None:
                 err_r, err_w = os.pipe()
-                mine.append(err_r), child_ends.append(err_w)
+                mine.append(err_r)
+                child_ends.append(err_w)
             in_fd: int = _devnull()
             rest = memoryview(b"")
             if stdin_data is not None:
                 in_fd, in_w = os.pipe()
-                mine.append(in_w), child_ends.append(in_fd)
+                mine.append(in_w)
+                child_ends.append(in_fd)
                 os.set_blocking(in_w, False)
                 rest = _fill(in_w, memoryview(stdin_data))
                 if not rest:  # all of it is in the pipe: the program reads it, then end of file
@@ -166,6 +169,7 @@ class _Watch:
         self._maybe_done()
 
     def _write_stdin(self) -> None:
+        assert self._stdin is not None  # the writer is removed when stdin is closed
         fd, rest = self._stdin
         try:
             rest = _fill(fd, rest)
@@ -191,6 +195,7 @@ class _Watch:
     def _on_exit(self) -> None:
         """The program exited. Until it is reaped its pid (so its group id) cannot be reused, so the
         group is killed first, then the program reaped, then leftovers that left the group killed."""
+        assert self._pidfd is not None  # seen once: the watch on it ends right here
         self._fds.remove(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None

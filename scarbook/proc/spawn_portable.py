@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from scarbook.proc import leftovers
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, Finished, Sink
@@ -49,7 +50,11 @@ class _Protocol(asyncio.SubprocessProtocol):
 async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data: bytes | None,
                        on_stdout: Sink, on_stderr: Sink | None, timeout_s: float, tag: str) -> Finished:
     loop = asyncio.get_running_loop()
-    group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if WINDOWS else {"start_new_session": True}
+    group: dict[str, Any]
+    if sys.platform == "win32":  # spelled out (not WINDOWS): mypy checks each platform's branch on it
+        group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    else:
+        group = {"start_new_session": True}
     transport, proto = await loop.subprocess_exec(
         lambda: _Protocol(on_stdout, on_stderr, loop), *argv, cwd=cwd, env=env,
         stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
@@ -58,6 +63,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
     leftovers.leaders.add(pid)  # a running program is never someone's leftover
     if stdin_data is not None:
         stdin = transport.get_pipe_transport(0)
+        assert isinstance(stdin, asyncio.WriteTransport)  # stdin=PIPE: the child's stdin, which we write
         stdin.write(stdin_data)  # buffered by the transport, written as the program reads
         stdin.close()  # after the buffer is flushed; a program that never reads loses nothing of ours
     timed_out = False
