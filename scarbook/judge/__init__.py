@@ -13,6 +13,7 @@ labels through fs.json_store, not history).
 from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
 from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
+from scarbook.judge.factory import judge_for
 from scarbook.judge.grader import Grader
 from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
 from scarbook.judge.prompt import SYSTEM_PROMPT, TOOL_NAME, VERDICT_TOOL
@@ -47,7 +48,7 @@ __all__ = [
 
 # scarbook.judge.judge imports the anthropic SDK, which takes ~1.5 s to import. config.py needs only
 # JudgeSettings, so the SDK is loaded on first use of these names (PEP 562), not on every CLI start.
-_LAZY = {"MALFORMED", "Judge", "calls_from_result", "judge_for", "usage_from_result"}
+_LAZY = {"MALFORMED", "Judge", "calls_from_result", "usage_from_result"}
 
 
 def __getattr__(name: str):

@@ -202,9 +202,3 @@ def calls_from_result(result: CheckResult) -> int:
     """How many Messages API calls answered for this result (for RunRecord.judge_calls)."""
     return int((result.judge or {}).get("calls") or 0)
 
-
-def judge_for(cases, settings: JudgeSettings, *, skip: bool = False, env=None) -> Judge | None:
-    """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped."""
-    if skip or not any(c.judge_checks for c in cases):
-        return None
-    return Judge(settings, env=os.environ if env is None else env)

@@ -1,0 +1,26 @@
+"""The judge a set of cases needs — without loading the anthropic SDK when none is needed.
+
+Importing the SDK costs 1.5 s on a quiet machine and 4-10 s on a loaded 2-core one; a session, `verify`
+or the TUI's first run whose cases have no `llm_judge` check must not wait for it (issue 26.13)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from scarbook.judge.settings import JudgeSettings
+from scarbook.models import Case
+
+if TYPE_CHECKING:
+    from scarbook.judge.judge import Judge
+
+
+def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = False,
+              env: Mapping[str, str] | None = None) -> Judge | None:
+    """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped."""
+    if skip or not any(c.judge_checks for c in cases):
+        return None
+    from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
+
+    return Judge(settings, env=os.environ if env is None else env)

@@ -1,0 +1,42 @@
+"""The anthropic SDK is imported only when a judge will grade (issue 26.13: every process's first run
+waited 4-10 s for it on a loaded machine, even when no case had an llm_judge check)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys
+from scarbook.cli import main
+try:
+    main({args!r}, standalone_mode=False)
+except BaseException as exc:
+    print("EXIT", type(exc).__name__, file=sys.stderr)
+finally:
+    print("SDK:", "anthropic" in sys.modules)
+"""
+
+RULES_ONLY = "id: {cid}\ntitle: Rules only\ntask: write a\nchecks: [{{type: file_exists, path: a}}]\n"
+JUDGED = ("id: judged\ntitle: Judged\ntask: write a\nchecks:\n  - type: llm_judge\n    artifact: output\n"
+          "    rubric: [the answer says a was written]\n")
+
+
+def probe(project, *args: str) -> str:
+    code = PROBE.format(args=["-C", str(project.root), *args])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return out.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("args", [("eval", "--runs", "1", "-q"), ("verify",)])
+def test_rule_checks_only_never_load_the_sdk(project, args) -> None:
+    project.case("plain", RULES_ONLY.format(cid="plain"))
+    assert probe(project, *args) == "SDK: False"
+
+
+def test_a_judged_case_does_load_it(project) -> None:
+    """The probe above can fail: with an llm_judge check to grade, the SDK is imported."""
+    project.case("judged", JUDGED)
+    assert probe(project, "verify") == "SDK: True"
