@@ -334,6 +334,16 @@ def _scarbook_commands(workflow: dict) -> list[list[str]]:
     return commands
 
 
+def test_the_workflow_installs_scarbook_from_where_it_is():
+    """Issue 26.15: the example installed `pip install scarbook`, a name no index serves."""
+    import yaml
+
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["eval"]["steps"]
+    install = next(s for s in steps if s.get("name") == "Install scarbook")
+    assert install["run"] == 'pip install "$SCARBOOK_SPEC"'
+    assert install["env"]["SCARBOOK_SPEC"].startswith("scarbook @ git+")
+
+
 def test_the_documented_workflow_runs_as_written(project, tmp_path):
     import os
     import subprocess

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from scarbook.models import STATUS_GLYPH, RunRecord
 from scarbook.run.diff import FileDiff
+from scarbook.text import plural
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.run_review import RunDetail
 
@@ -23,7 +24,7 @@ def _head(t: Text, run: RunRecord) -> None:
     t.append(f" — {run.reason}\n")
     t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
              f"{run.agent_usage.total_tokens:,} · judge tokens {run.judge_usage.total_tokens:,}"
-             f" ({run.judge_calls} calls)\n", style="dim")
+             f" ({plural(run.judge_calls, 'call')})\n", style="dim")
     if run.node:
         t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
                  + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
