@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import click
 
 from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, given_away_between
-from scarbook.cli.common import warn
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     Baseline,
@@ -71,16 +70,12 @@ def echo_against(bc: BaselineComparison) -> None:
     click.echo(format_against(bc))
 
 
-def emit_ci_outputs(project: Project, rep, against: BaselineComparison | None) -> None:
-    """GitHub Actions step summary and annotations, when the environment asks for them."""
+def echo_annotations(project: Project, rep, against: BaselineComparison | None) -> None:
+    """GitHub Actions annotations, when the environment asks for them (the step summary is a report
+    file: scarbook.reports.write)."""
     import os
 
-    from scarbook.reports.github import annotation_lines, append_step_summary
+    from scarbook.reports.github import annotation_lines
 
-    try:
-        append_step_summary(rep, against, os.environ)
-    except OSError as exc:  # the gate's verdict still stands; say why the summary is missing
-        warn(f"could not append the GitHub step summary to {os.environ.get('GITHUB_STEP_SUMMARY')}: "
-             f"{exc.strerror or exc}")
     for line in annotation_lines(rep, against, project.root, project.cases_dir, os.environ):
         click.echo(line)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from scarbook.cli.against import compare_against, echo_against, load_against
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, warn
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
 from scarbook.errors import ScarbookError
-from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import (
     BASELINE_FILE,
     COMPLETE_STATES,
@@ -19,6 +18,7 @@ from scarbook.history.baseline import (
 )
 from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import now_iso
+from scarbook.run.outcome import EXIT_USAGE
 from scarbook.text import plural
 
 
@@ -82,11 +82,9 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
                    json_path: str | None, against_ref: str | None) -> None:
     """The report of a past SESSION (id, label, `latest`; default latest): the case table, and the
     files --html, --junit, --json. Always exits 0 when it could write them: `scarbook eval` is the gate."""
-    from pathlib import Path
-
     from scarbook.cli.common import report_case_problems
-    from scarbook.reports.junit import write_junit
-    from scarbook.reports.table import build_report, format_summary, format_table, write_json
+    from scarbook.reports.table import build_report, format_summary, format_table
+    from scarbook.reports.write import ReportPaths, write_reports
 
     project = get_project(ctx)
     info = project.history.resolve(session)
@@ -107,18 +105,12 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
             "be read — see the history lines on stderr")
     if against:
         echo_against(against)
-    try:
-        if html_path:
-            from scarbook.reports.html import render_html
-
-            atomic_write_text(Path(html_path), render_html(rep, against))
-            say(f"html report: {html_path}")
-        if junit_path:
-            write_junit(rep, Path(junit_path), against)
-        if json_path:
-            write_json(rep, Path(json_path))
-    except OSError as exc:
-        raise ScarbookError(f"cannot write {exc.filename}: {exc.strerror or exc} — choose a writable path") from None
+    paths = ReportPaths.given(json=json_path, junit=junit_path, html=html_path)
+    written = write_reports(rep, against, paths)
+    if ("html", paths.html) in written.written:
+        say(f"html report: {html_path}")
+    if not say_written(written):
+        ctx.exit(EXIT_USAGE)
 
 
 def _report_baseline(project, info, runs, against_ref: str | None):

@@ -13,6 +13,7 @@ import click
 
 from scarbook.errors import ScarbookError
 from scarbook.project import Project
+from scarbook.reports.write import WrittenReports
 from scarbook.text import terminal_text
 
 
@@ -56,6 +57,16 @@ def report_history_problems(history: Any, since: int = 0) -> int:
     for problem in history.problems[since:]:
         say(click.style("history: ", fg="yellow") + str(problem), err=True)
     return len(history.problems)
+
+
+def say_written(written: WrittenReports) -> bool:
+    """Print what write_reports could not do (each file named once, never a traceback); True if every
+    report file asked for was written."""
+    for text in written.warnings:
+        warn(text)
+    for problem in written.problems:
+        say(f"scarbook: {problem}", err=True)
+    return written.ok
 
 
 def report_case_problems(problems: list) -> None:

@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
-from pathlib import Path
 
 import click
 
-from scarbook.cli.against import compare_against, echo_against, emit_ci_outputs, resolve_against
+from scarbook.cli.against import compare_against, echo_against, echo_annotations, resolve_against
 from scarbook.cli.common import (
     case_id_of_arg,
     friendly_errors,
     get_project,
     refuse_unknown_cases,
     report_case_problems,
+    say_written,
     warn,
 )
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.reports.junit import write_junit
-from scarbook.reports.table import build_report, format_summary, format_table, write_json
+from scarbook.reports.table import build_report, format_summary, format_table
+from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
-from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
@@ -248,16 +249,17 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     click.echo(format_summary(rep))
     if against:
         echo_against(against)
-    emit_ci_outputs(project, rep, against)
-    if json_path:
-        write_json(rep, Path(json_path))
-    if junit_path:
-        write_junit(rep, Path(junit_path), against)
+    echo_annotations(project, rep, against)
+    written = write_reports(rep, against, ReportPaths.given(json=json_path, junit=junit_path), summary_env=os.environ)
+    reports_ok = say_written(written)
     if shard is not None:
         click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
                    f"over all {shard.count} shards")
-        ctx.exit(0 if info.state == SessionState.FINISHED else rep.exit_code)
-    ctx.exit(rep.exit_code)
+        code = EXIT_OK if info.state == SessionState.FINISHED else rep.exit_code
+    else:
+        code = rep.exit_code
+    # a report file asked for is missing: said above, and never a green exit (the session is recorded)
+    ctx.exit(code if reports_ok or code != EXIT_OK else EXIT_USAGE)
 
 
 COMMANDS = [eval_command]

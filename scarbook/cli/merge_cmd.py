@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import case_digest
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, say_written
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
-from scarbook.reports.junit import write_junit
-from scarbook.reports.table import build_report, format_summary, format_table, write_json
+from scarbook.reports.table import build_report, format_summary, format_table
+from scarbook.reports.write import ReportPaths, write_reports
+from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.shards import (
     check_complete,
     check_records,
@@ -86,11 +87,9 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")
-    if json_path:
-        write_json(rep, Path(json_path))
-    if junit_path:
-        write_junit(rep, Path(junit_path))
-    ctx.exit(rep.exit_code)
+    reports_ok = say_written(write_reports(rep, None, ReportPaths.given(json=json_path, junit=junit_path)))
+    # a report file asked for is missing: said above, and never a green exit (the session is recorded)
+    ctx.exit(rep.exit_code if reports_ok or rep.exit_code != EXIT_OK else EXIT_USAGE)
 
 
 COMMANDS = [merge_command]

@@ -87,7 +87,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     is written), not against power loss; history uses it to keep runs cheap.
     A failed write (disk full) leaves no temp file behind and raises the OSError alone."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file stands where a folder on the way should be: say that, not "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
     fd, tmp = _create_temp(path)
     try:
         try:
