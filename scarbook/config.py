@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ AGENT_TYPES: tuple[str, ...] = tuple(str(t) for t in AGENT_KINDS)  # from the on
 AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT_KINDS.items()}
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
             "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
-            "executor")
+            "executor", "retry_infra", "causes")
 DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
 
 STARTER_CONFIG = """\
@@ -49,6 +50,8 @@ presets:                # scarbook eval --preset release
   release: 20
 stale_after_days: 7     # the library marks results older than this as stale
 keep: failed            # keep workspaces of failed/errored runs; "all" keeps every run
+retry_infra: 1          # a run the machine failed (rate limit, 5xx, OOM, killed) runs again at most this often
+# causes: {infra: ['quota exceeded']}   # extra stderr/transcript patterns per cause: infra, judge, case, agent
 isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
 network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
 # executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
@@ -148,6 +151,9 @@ class Config:
     judge_raw: dict[str, Any] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    retry_infra: int = 1  # a run the machine failed (cause infra) runs again at most this many times
+    # extra stderr/transcript patterns per cause, (kind, regex) in the file's order (run/causes.py)
+    cause_patterns: tuple[tuple[str, str], ...] = ()
 
     @property
     def green(self) -> float:
@@ -177,7 +183,7 @@ def _num(data: Any, key: str, path: Path, *, integer: bool = False, lo: float | 
     return value
 
 
-DEFAULTS_FOR_FIX = {"runs": 5, "concurrency": 4, "timeout_s": 120, "threshold": 0.8, "stale_after_days": 7}
+DEFAULTS_FOR_FIX = {"retry_infra": 1, "runs": 5, "concurrency": 4, "timeout_s": 120, "threshold": 0.8, "stale_after_days": 7}
 
 
 def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
@@ -233,6 +239,40 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
             raise ConfigError(path, "agent.function must be 'module:function'", line=line_of(raw, "function") or line,
                               fix="write function: my_agent.main:run")
     return dict(raw)
+
+
+CAUSE_KINDS_YAML = ("infra", "judge", "case", "agent")
+
+
+def parse_causes(raw: Any, path: Path, line: int | None) -> tuple[tuple[str, str], ...]:
+    """`causes: {infra: [regex, ...], case: [...]}`: each regex compiled here, so a bad one is said
+    with its line before anything runs."""
+    fix = "write causes: {infra: ['quota exceeded', '^ECONNRESET']}"
+    if not isinstance(raw, dict):
+        raise ConfigError(path, "causes must map a cause (infra, judge, case, agent) to a list of regular expressions",
+                          line=line_of(raw) or line, fix=fix)
+    pairs = []
+    for kind, patterns in raw.items():
+        if kind not in CAUSE_KINDS_YAML:
+            raise ConfigError(path, f"unknown cause {kind!r} under causes", line=line_of(raw, kind) or line,
+                              fix=f"causes takes: {', '.join(CAUSE_KINDS_YAML)}")
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not isinstance(patterns, list):
+            raise ConfigError(path, f"causes.{kind} must be a list of regular expressions",
+                              line=line_of(raw, kind) or line, fix=fix)
+        for i, pattern in enumerate(patterns):
+            where = line_of(patterns, i) or line_of(raw, kind) or line
+            if not isinstance(pattern, str) or not pattern:
+                raise ConfigError(path, f"causes.{kind}[{i}] must be a regular expression (text), got {pattern!r}",
+                                  line=where, fix=fix)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(path, f"causes.{kind}[{i}] {pattern!r} is not a valid regular expression: {exc}",
+                                  line=where, fix="escape the special characters (\\( \\[ \\.) or quote the pattern") from None
+            pairs.append((kind, pattern))
+    return tuple(pairs)
 
 
 def load_config(path: Path | None) -> Config:
@@ -304,6 +344,10 @@ def load_config(path: Path | None) -> Config:
                               fix=f"point {key} at a folder, or move that file aside")
     if "executor" in data:
         cfg.executor = ExecutorSettings.from_dict(data["executor"], path)
+    if "retry_infra" in data:
+        cfg.retry_infra = _num(data, "retry_infra", path, integer=True, lo=0)
+    if "causes" in data:
+        cfg.cause_patterns = parse_causes(data["causes"], path, line_of(data, "causes"))
     _attach_judge(cfg, data.get("judge") or {}, path)
     return cfg
 

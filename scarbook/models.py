@@ -33,6 +33,9 @@ RUN_STATUSES: tuple[RunStatus, ...] = tuple(RunStatus)
 # the CLI table, the reports and the TUI.
 STATUS_GLYPH: dict[str, str] = {RunStatus.PASS: "✓", RunStatus.FAIL: "✗", RunStatus.ERROR: "!",
                                 RunStatus.UNJUDGED: "?", "skipped": "-"}
+# Whose fault a run that did not pass is (scarbook.run.causes): the agent's, the machine's, the
+# judge's or the case's own.
+CAUSE_KINDS = ("agent", "infra", "judge", "case")
 
 
 class SessionState(StrEnum):
@@ -130,6 +133,8 @@ class CheckResult:
     index: int = 0  # position in the case's check list
     judge: dict[str, Any] | None = None  # per-item verdicts, model, samples, usage (llm_judge)
     duration_s: float = 0.0
+    # the check itself broke (timed out, could not start, crashed): {kind: "case", rule, evidence}
+    cause: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -139,6 +144,10 @@ class CheckResult:
         d = _fields(self)
         if self.judge is not None:
             d["judge"] = copy.deepcopy(self.judge)
+        if self.cause is None:
+            del d["cause"]  # most checks: history stays as it was
+        else:
+            d["cause"] = dict(self.cause)
         return d
 
 
@@ -195,6 +204,8 @@ class AgentResult:
     exit_code: int | None = None
     timed_out: bool = False
     crashed: str | None = None  # why the agent did not finish normally (not a harness error)
+    signal: int | None = None  # it was killed by this signal, and not by scarbook's timeout
+    stderr_tail: str = ""  # the end of its stderr, as it was printed (for scarbook.run.causes)
     output_truncated: bool = False
     stderr_path: str | None = None
     duration_s: float = 0.0
@@ -228,6 +239,11 @@ class RunRecord:
     infra_retries: int = 0  # times it was submitted again because its worker or node was lost
     workspace_note: str = ""  # a remote run: what of its folder came back to the driver (cap reported)
     notes: list[str] = field(default_factory=list)  # warnings about the run, e.g. ignored $SCARBOOK_USAGE values
+    # whose fault a run that did not pass is: {kind: agent|infra|judge|case, rule, evidence} (run/causes.py)
+    cause: dict[str, str] | None = None
+    # a run retried after infra errors: every attempt in order ({attempt, status, reason, cause, ...}),
+    # the last one being this record; empty for a run that ran once
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
@@ -237,6 +253,8 @@ class RunRecord:
         d["diff"] = self.diff.to_dict()
         d["agent_usage"] = self.agent_usage.to_dict()
         d["judge_usage"] = self.judge_usage.to_dict()
+        d["cause"] = dict(self.cause) if self.cause is not None else None
+        d["attempts"] = [dict(a) for a in self.attempts]
         return d
 
     @classmethod

@@ -90,8 +90,11 @@ def clean_record_text(record: Any) -> Any:
     record.reason = clean_text(record.reason)
     record.output_excerpt = clean_text(record.output_excerpt)
     record.notes = _clean_any(record.notes)
+    record.cause = _clean_any(record.cause)  # its evidence may be a line the agent printed
+    record.attempts = _clean_any(record.attempts)
     for check in record.checks:
         check.detail = clean_text(check.detail)
+        check.cause = _clean_any(check.cause)
         if check.judge is not None:
             check.judge = _clean_any(check.judge)
     diff = record.diff

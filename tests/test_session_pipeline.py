@@ -154,13 +154,21 @@ def test_an_unexpected_exception_in_one_run_makes_it_an_error_and_the_session_go
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: nothing}]\n")
     out = project.root / "r.json"
     result = project.cli("eval", "--runs", "3", "-j", "1", "-q", "--json", str(out))
-    assert result.exit_code == 1, result.output
+    # Issue 24: scarbook's own failure is not the agent's (cause infra, rule scarbook-error): it is
+    # retried once (retry_infra: 1), fails again, and a session whose infra retries ran out exits 3, not 1.
+    assert result.exit_code == 3, result.output
     runs = sorted(json.loads(out.read_text())["runs"], key=lambda r: r["k"])
     assert [r["status"] for r in runs] == ["fail", "error", "fail"]
-    trace = project.workspaces / "history" / runs[1]["session_id"] / "c-2.traceback.txt"
+    history = project.workspaces / "history" / runs[1]["session_id"]
+    trace, retry_trace = history / "c-2.traceback.txt", history / "c-2-attempt-2.traceback.txt"
     assert runs[1]["reason"] == (f"scarbook could not finish this run: RecursionError: maximum recursion depth "
-                                 f"exceeded (traceback in {trace})")
+                                 f"exceeded (traceback in {retry_trace})")
+    assert [a["reason"] for a in runs[1]["attempts"]] == [
+        f"scarbook could not finish this run: RecursionError: maximum recursion depth exceeded (traceback in {t})"
+        for t in (trace, retry_trace)]
+    assert runs[1]["cause"]["kind"] == "infra" and runs[1]["cause"]["rule"] == "scarbook-error"
     assert "Traceback (most recent call last)" in trace.read_text()
+    assert "Traceback (most recent call last)" in retry_trace.read_text()
 
 
 def test_an_exception_in_the_runner_ends_the_session_as_crashed(project, monkeypatch) -> None:

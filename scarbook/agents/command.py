@@ -100,12 +100,13 @@ class CommandAgent:
             _remove_if_empty(shared)
         result = AgentResult(output=out.text(), exit_code=done.returncode, stderr_path=err.path_if_written(),
                              output_truncated=out.truncated, duration_s=time.monotonic() - start,
-                             timed_out=done.timed_out)
+                             timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"))
         code = done.returncode
         if done.timed_out:
             result.exit_code = None
             result.crashed = f"timed out after {timeout_s:g}s"
         elif code != 0:
+            result.signal = -code if code is not None and code < 0 else None
             result.crashed = (f"agent was killed by signal {-code}" if code is not None and code < 0
                               else f"agent exited with code {code}") + _last_line(err.tail)
             if sandbox is not None:

@@ -65,8 +65,10 @@ class PythonAgent:
             return AgentResult(timed_out=True, crashed=f"timed out after {timeout_s:g}s",
                                duration_s=time.monotonic() - start)
         except Exception as exc:  # the agent crashed: a failure of the agent, kept with its traceback
-            stderr_path.write_text(traceback.format_exc(), encoding="utf-8")
+            trace = traceback.format_exc()
+            stderr_path.write_text(trace, encoding="utf-8")
             return AgentResult(crashed=f"agent raised {type(exc).__name__}: {exc}", exit_code=1,
-                               stderr_path=str(stderr_path), duration_s=time.monotonic() - start)
+                               stderr_path=str(stderr_path), duration_s=time.monotonic() - start,
+                               stderr_tail=trace[-4096:])
         return AgentResult(output="" if value is None else str(value), exit_code=0,
                            duration_s=time.monotonic() - start)

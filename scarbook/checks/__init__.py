@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import FILE_RULES, RULES, CheckFailed
+from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed
 from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.models import Check, CheckResult
 
@@ -37,9 +37,16 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         ok, detail = outcome
     except CheckFailed as exc:
         ok, detail = False, str(exc)
+    except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
+        return CheckResult(check.type, "fail", str(exc), index, duration_s=time.perf_counter() - start,
+                           cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})
     except OSError as exc:
         # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
         ok, detail = False, f"could not read the workspace: {exc.strerror or exc}"
+    except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
+        detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+        return CheckResult(check.type, "error", detail, index, duration_s=time.perf_counter() - start,
+                           cause={"kind": "case", "rule": "check-crashed", "evidence": detail})
     return CheckResult(check.type, "pass" if ok else "fail", detail, index,
                        duration_s=time.perf_counter() - start)
 

@@ -6,6 +6,7 @@ import fnmatch
 import json
 import os
 import re
+import signal as signal_module
 import stat
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,6 +23,15 @@ MAX_READ = 20_000_000  # a rule check reads at most this much of a file
 
 class CheckFailed(Exception):
     """Raised inside a rule to end it with a failing detail."""
+
+
+class CheckBroke(Exception):
+    """Raised inside a rule that broke (timed out, could not start, crashed): it fails, and the
+    fault is the case's, not the agent's (scarbook.run.causes rule `check-broke`)."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(detail)
+        self.rule = rule
 
 
 def _entry(ctx: CheckContext, rel: str) -> os.stat_result:
@@ -193,15 +203,39 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     argv = shell_argv(p["run"])
     if ctx.sandbox is not None:  # agent-written code gets the agent's confinement
         argv = ctx.sandbox.wrap(argv, ctx.workspace)
-    done = await run_program(argv, cwd=ctx.workspace, env=env, stdin_data=None,
-                             on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
+    try:
+        done = await run_program(argv, cwd=ctx.workspace, env=env, stdin_data=None,
+                                 on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
+    except OSError as exc:
+        if not os.path.isdir(ctx.workspace):  # the agent removed its workspace: the agent's doing
+            raise
+        raise CheckBroke("check-could-not-start",
+                         f"command {p['run']!r} could not start: {exc.strerror or exc}") from None
     if done.timed_out:
-        return False, f"command {p['run']!r} timed out after {timeout:g}s"
+        raise CheckBroke("check-timed-out", f"command {p['run']!r} timed out after {timeout:g}s")
     last_lines = tail.decode("utf-8", errors="replace").strip().splitlines()[-1:]
     last = f": {_excerpt(last_lines[0], 80)}" if last_lines else ""
-    if done.returncode == 0:
+    code = done.returncode
+    if code == 0:
         return True, f"command {p['run']!r} exited 0"
-    return False, f"command {p['run']!r} exited {done.returncode}{last}"
+    if code in SHELL_CANNOT_RUN:  # the shell's own word: the program is missing or not executable
+        raise CheckBroke("check-could-not-start", f"command {p['run']!r} exited {code} "
+                         f"({SHELL_CANNOT_RUN[code]}){last}")
+    signal = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None  # sh reports a signal as 128+n
+    if signal is not None:
+        raise CheckBroke("check-crashed", f"command {p['run']!r} was killed by signal {signal}"
+                         f" ({_signal_name(signal)}){last}")
+    return False, f"command {p['run']!r} exited {code}{last}"
+
+
+SHELL_CANNOT_RUN = {126: "the shell found it but could not execute it", 127: "the shell did not find the program"}
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal_module.Signals(n).name
+    except ValueError:
+        return "unknown signal"
 
 
 RuleFn = Callable[[CheckContext, dict[str, Any]], Outcome | Awaitable[Outcome]]

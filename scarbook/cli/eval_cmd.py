@@ -185,11 +185,15 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
               help="Run only shard I of N of the session's (case, run) jobs, e.g. one job of a CI matrix; "
               "needs --session-id. `scarbook merge` joins the shards and gates.")
 @click.option("--session-id", default=None, help="The session the shards share (e.g. the CI pipeline id).")
+@click.option("--retry-infra", "retry_infra", type=int, default=None, metavar="N",
+              help="Run a run the machine failed (cause infra: rate limit, 5xx, OOM, killed, could not start) "
+              "again, at most N times; every attempt is kept with its cause. Default: scarbook.yaml's "
+              "retry_infra (1). Not with --runs auto, which never retries.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
-                 isolation, executor_kind, shard_spec, session_id) -> None:
+                 isolation, executor_kind, shard_spec, session_id, retry_infra) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 every case at or above its threshold; 1 some case below, or regressed against
@@ -222,7 +226,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
                                                 timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
-                                                shard=shard))
+                                                shard=shard, retry_infra=retry_infra))
     if prep.errors:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)

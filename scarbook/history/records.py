@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from scarbook.models import RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
+from scarbook.models import CAUSE_KINDS, RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
 from scarbook.text import clean_record_text, clean_text
 
 _CHECK_STATUSES = ("pass", "fail", "error", "skipped")
@@ -51,10 +51,11 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
               "duration_s": _NUM, "started_at": _STR, "workspace": _STR, "workspace_kept": _BOOL,
               "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
               "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR,
-              "notes": _STR_LIST}
+              "notes": _STR_LIST, "cause": _OPT_DICT, "attempts": _LIST}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
-                "duration_s": _NUM}
+                "duration_s": _NUM, "cause": _OPT_DICT}
+CAUSE_FIELDS = {"kind": _STR, "rule": _STR, "evidence": _STR}
 DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
 USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
@@ -123,6 +124,30 @@ def run_shape_problem(doc: Any) -> str | None:
         why = _type_problem(doc.get(name, {}), fields, f"{name}.")
         if why:
             return why
+    causes = [("cause", doc.get("cause"))] + [(f"check {i + 1} cause", c.get("cause"))
+                                              for i, c in enumerate(doc.get("checks", []))]
+    for i, attempt in enumerate(doc.get("attempts", [])):
+        if not isinstance(attempt, dict) or type(attempt.get("status")) is not str:
+            return f"attempt {i + 1} is not an attempt record"
+        causes.append((f"attempt {i + 1} cause", attempt.get("cause")))
+    for where, cause in causes:
+        why = _cause_problem(cause, where)
+        if why:
+            return why
+    return None
+
+
+def _cause_problem(cause: Any, where: str) -> str | None:
+    """Why a cause ({kind, rule, evidence}) is not one the runner writes; None when absent or fine."""
+    if cause is None:
+        return None
+    if type(cause) is not dict or not {"kind", "rule", "evidence"} <= cause.keys():
+        return f"{where} is not a cause (kind, rule, evidence)"
+    why = _type_problem(cause, CAUSE_FIELDS, f"{where} ")
+    if why:
+        return why
+    if cause["kind"] not in CAUSE_KINDS:
+        return f"{where} kind {cause['kind']!r} is not one of {', '.join(CAUSE_KINDS)}"
     return None
 
 

@@ -11,6 +11,7 @@ from scarbook.config import Config
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.run.causes import attempt_entry, count_causes
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.stats.corrected import correct, judged_split
@@ -52,7 +53,23 @@ class SessionReport:
     @property
     def exit_code(self) -> int:
         """See scarbook.run.outcome.exit_code: the one place exit codes are decided."""
-        return exit_code(self.session, self.stats, regressed=bool(self.regressed))
+        return exit_code(self.session, self.stats, regressed=bool(self.regressed),
+                         infra_unresolved=self.infra_unresolved)
+
+    @property
+    def causes(self) -> dict[str, int]:
+        """Runs that did not pass, per cause (agent, infra, judge, case)."""
+        return count_causes(self.runs)
+
+    @property
+    def retried(self) -> list[RunRecord]:
+        """Runs retried after infra errors (scarbook.run.runner; not the Ray executor's lost workers)."""
+        return [r for r in self.runs if len(r.attempts) > 1]
+
+    @property
+    def infra_unresolved(self) -> int:
+        """Runs whose last attempt was still the machine's fault: their infra retries ran out."""
+        return sum(1 for r in self.runs if r.cause and r.cause.get("kind") == "infra")
 
     @property
     def unjudged(self) -> int:
@@ -115,6 +132,7 @@ def format_table(rep: SessionReport) -> str:
                  + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
     if rep.judge_note:
         lines.append(rep.judge_note)
+    lines += format_causes(rep, by_case)
     return "\n".join(lines)
 
 
@@ -124,6 +142,40 @@ def _corrected_cells(s: CaseStats) -> str:
         return f"{'–':>5}  {'':<11} "
     ci = f"{100 * c.lo:3.0f}–{100 * c.hi:3.0f}%" + ("*" if c.judge_limited else " ")
     return f"{pct(c.rate, width=4):>5}  {ci:<11} "
+
+
+def causes_line(counts: dict[str, int]) -> str:
+    """"3 agent, 1 infra" (the kinds that occur, in CAUSE_KINDS order)."""
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+
+
+def format_causes(rep: SessionReport, by_case: dict[str, list[RunRecord]]) -> list[str]:
+    """Whose fault the runs that did not pass were: the session's counts, then each case's."""
+    counts = rep.causes
+    if not any(counts.values()):
+        return []
+    out = [f"why runs did not pass: {causes_line(counts)} (agent: a check or the judge said FAIL · infra: the "
+           "machine · judge: its error or split samples · case: a broken check or seed)"]
+    for s in rep.stats:
+        line = causes_line(count_causes(by_case.get(s.case_id, [])))
+        if line:
+            out.append(f"  {s.case_id}: {line}")
+    return out
+
+
+def format_retries(rep: SessionReport) -> list[str]:
+    """What infra retries did, so a retry never hides a failure."""
+    out = []
+    retried = rep.retried
+    if retried:
+        again = sum(len(r.attempts) - 1 for r in retried)
+        ok = sum(1 for r in retried if r.status == "pass")
+        out.append(f"{plural(len(retried), 'run')} retried after infra errors ({plural(again, 'retry', 'retries')}; "
+                   f"{ok} then passed; every attempt is kept with its cause in the JSON report and `scarbook show`)")
+    if rep.infra_unresolved:
+        out.append(f"infra retries ran out: {plural(rep.infra_unresolved, 'run')} still failed by the machine "
+                   "on the last attempt — no verdict (exit 3)")
+    return out
 
 
 def format_summary(rep: SessionReport) -> str:
@@ -156,6 +208,7 @@ def format_summary(rep: SessionReport) -> str:
         lost = sum(1 for r in retried if r.status == RunStatus.ERROR)
         parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
                      f"Ray worker or node ({lost} lost again: error)")
+    parts += format_retries(rep)
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
     if below:
@@ -181,8 +234,19 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
                   "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
-        "runs": [r.to_dict() for r in rep.runs],
+        "causes": rep.causes,  # runs that did not pass, per cause
+        "retried_after_infra": len(rep.retried),
+        "infra_unresolved": rep.infra_unresolved,  # runs whose infra retries ran out (exit 3)
+        "runs": [_run_dict(r) for r in rep.runs],
     }
+
+
+def _run_dict(r: RunRecord) -> dict[str, Any]:
+    """A run as the JSON report shows it: its record, with `attempts` always listing at least this one."""
+    d = r.to_dict()
+    if not d["attempts"]:
+        d["attempts"] = [attempt_entry(r, 1)]
+    return d
 
 
 def write_json(rep: SessionReport, path: Path) -> None:

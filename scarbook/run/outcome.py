@@ -9,7 +9,8 @@ line, the JSON report's `exit_code`):
     2  usage or configuration error (raised before a session starts; never computed here)
     3  no verdict: the session was cancelled, stopped by --max-cost, aborted, crashed or
        interrupted; or it was partial (judge checks skipped, so some runs are unjudged); or
-       errors left a case without a verdict
+       errors left a case without a verdict; or some run's infra retries ran out (its last
+       attempt was still the machine's fault: scarbook.run.causes)
 
 A session that did not finish, or did not judge everything, exits 3 even when a case is below
 its threshold: it saw part of the evidence, and "1" would read as a complete verdict.
@@ -25,9 +26,12 @@ from scarbook.stats.rates import CaseStats
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
-def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False) -> int:
+def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False,
+              infra_unresolved: int = 0) -> int:
     stats = list(stats)
     if session.state != SessionState.FINISHED or session.partial or any(s.unjudged for s in stats):
+        return EXIT_NO_VERDICT
+    if infra_unresolved:  # the machine, not the agent, decided those runs: "1" would blame the agent
         return EXIT_NO_VERDICT
     if regressed or any(s.meets_threshold is False for s in stats):
         return EXIT_BELOW

@@ -6,7 +6,9 @@ Each run is recorded in history the moment it finishes, so cancelling, a crash o
 finished run. Runs that were still going are killed (whole process group) and not recorded.
 
 Error policy: an unexpected exception inside one run makes that run an `error` (its traceback
-written beside the session's history) and the session goes on; a rejected judge key records the
+written beside the session's history) and the session goes on; a run the machine failed (its cause
+is `infra`, scarbook.run.causes) runs again, at most retry_infra times, every attempt kept
+(scarbook.run.attempts); a rejected judge key records the
 run that met it, stops the session and ends it `aborted`; an unexpected exception in the runner
 itself ends the session `crashed`, with the traceback in <history>/<session>/crash.txt. Every
 ending is a SessionFinished event; nothing escapes as a traceback.
@@ -16,20 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import traceback
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.cases.io import case_digest
-from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc.leftovers import kill_leftovers, session_prefix
+from scarbook.run.attempts import RunAttempts, one_line, write_traceback
+from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.session import DecideFn, ReadySession
-from scarbook.run.session_run import AgentPart, RunContext, judge_part
+from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
 
 
@@ -123,25 +125,13 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
     pool = executor or LocalExecutor(ready.concurrency)
     yield SessionStarted(info, planned_runs=sum(len(st.todo) for st in schedule.cases))
 
-    async def one_run(case: Case, k: int) -> tuple[RunRecord, AbortSession | None]:
-        part: AgentPart | None = None
-        try:
-            part = await pool.agent_part(ctx, ready.agent, case, k, manifests, queue.put_nowait)
-            return await judge_part(part, case, judge, queue.put_nowait), None
-        except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
-            record = part.record if part is not None else _blank_record(ctx, case, k)
-            record.status, record.reason = RunStatus.ERROR, exc.message
-            return record, exc
-        except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
-            record = part.record if part is not None else _blank_record(ctx, case, k)
-            record.status = RunStatus.ERROR
-            record.reason = f"scarbook could not finish this run: {_one_line(exc)} " \
-                            f"(traceback in {_write_traceback(history.dir / sid / f'{case.id}-{k}.traceback.txt')})"
-            return record, None
+    attempts = RunAttempts(ctx, pool, ready.agent, judge, manifests, history.dir / sid, queue.put_nowait,
+                           all_patterns(project_patterns(cfg.cause_patterns)), ready.retry_infra)
 
     async def work(job: tuple[Case, int]) -> RunRecord:
         case, k = job
-        record, abort = await one_run(case, k)
+        record, abort, retry_spent = await attempts.run(case, k, lambda: control.cancelled)
+        schedule.agent_spent += retry_spent  # the attempts the machine failed cost money too
         if record.status == RunStatus.PASS and not ready.keep_all:
             janitor.remove(Path(record.workspace))
             record.workspace_kept = False
@@ -153,7 +143,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         st = states[case.id]
         if record.status == RunStatus.PASS:
             st.passes += 1
-        elif record.status == RunStatus.FAIL:
+        elif record.status == RunStatus.FAIL and not is_infra(record):  # no evidence about the agent (--runs auto)
             st.fails += 1
         if abort is not None:
             if not schedule.abort_message:
@@ -188,9 +178,9 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         except asyncio.CancelledError:
             info.state = SessionState.CANCELLED
         except Exception as exc:  # noqa: BLE001 — the runner itself failed: say so, keep what was recorded
-            path = _write_traceback(history.dir / sid / "crash.txt", exc)
+            path = write_traceback(history.dir / sid / "crash.txt", exc)
             info.state = SessionState.CRASHED
-            info.note = f"session crashed: {_one_line(exc)} — traceback in {path}"
+            info.note = f"session crashed: {one_line(exc)} — traceback in {path}"
     finally:
         if not driver.done():  # the consumer went away (Ctrl-C, closed generator): stop the runs
             control.cancelled = True
@@ -211,7 +201,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             if info.state == SessionState.FINISHED:
                 info.state = SessionState.CRASHED
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
-                f"the session record could not be written: {_one_line(exc)}"
+                f"the session record could not be written: {one_line(exc)}"
     yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
 
 
@@ -224,24 +214,3 @@ def budget_note(schedule: _Schedule) -> str:
 
 def _finished(schedule: _Schedule, case_id: str) -> int:
     return sum(1 for r in schedule.records if r.case_id == case_id)
-
-
-def _blank_record(ctx: RunContext, case: Case, k: int) -> RunRecord:
-    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason="",
-                     started_at=now_iso(), workspace=str(Path(ctx.session_dir) / case.id / str(k)))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _write_traceback(path: Path, exc: BaseException | None = None) -> Path | str:
-    """Write the traceback being handled (or `exc`'s) to `path`; where it went, or why it could not."""
-    text = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        return f"nowhere: could not write {path}: {err.strerror or err}"
-    return path

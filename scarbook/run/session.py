@@ -26,6 +26,18 @@ from scarbook.run.shards import Shard
 DecideFn = Callable[[Case, int, int], str | None]
 
 
+# How infra retries combine with --runs auto: they do not. The sequential rule stops a case as soon
+# as its runs so far decide it; a retry would give only the runs that did not pass a second chance,
+# and the rule's error guarantee does not hold for that. So under --runs auto a run the machine
+# failed is never retried; it is left out of the decision (no evidence about the agent), and the
+# case runs on to its decision or its cap.
+RETRY_WITH_AUTO = ("--retry-infra cannot be combined with --runs auto: the sequential rule decides from runs "
+                   "as they finish, and a retry would give only the runs that did not pass a second chance. "
+                   "Under --runs auto a run the machine failed is never retried: it is left out of the "
+                   "decision and the case runs on to its decision or --max-runs. Drop --retry-infra, or "
+                   "give a fixed --runs N")
+
+
 @dataclass
 class SessionPlan:
     """What the user asked for (CLI options or the TUI's launch modal)."""
@@ -42,6 +54,7 @@ class SessionPlan:
     adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
+    retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
 
 
 @dataclass
@@ -65,6 +78,13 @@ class ReadySession:
         return self.plan.concurrency or self.project.config.concurrency
 
     @property
+    def retry_infra(self) -> int:
+        """How often a run the machine failed runs again. --runs auto never retries (RETRY_WITH_AUTO)."""
+        if self.plan.adaptive:
+            return 0
+        return self.project.config.retry_infra if self.plan.retry_infra is None else self.plan.retry_infra
+
+    @property
     def keep_all(self) -> bool:
         return self.project.config.keep == "all" if self.plan.keep_all is None else self.plan.keep_all
 
@@ -85,6 +105,10 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"runs must be a positive number, got {plan.runs}")
     if plan.shard is not None:
         errors.extend(_shard_problems(project, plan))
+    if plan.retry_infra is not None and plan.retry_infra < 0:
+        errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
+    elif plan.adaptive and plan.retry_infra:
+        errors.append(RETRY_WITH_AUTO)
     spec, agent = _preflight_agent(project, errors)
     judge = _preflight_judge(project, plan, errors)
     decide = None

@@ -33,6 +33,7 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
+from scarbook.run.causes import TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
@@ -72,6 +73,7 @@ class AgentPart:
     record: RunRecord
     judge_inputs: list[JudgeInput] = field(default_factory=list)
     settled: bool = False  # the status is final already (the agent did not start or did not finish)
+    facts: AgentFacts = field(default_factory=AgentFacts)  # what the agent did, for the run's cause
 
 
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
@@ -92,6 +94,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         snap = prepare_workspace(case, ws, manifests[case.id])
     except OSError as exc:
         record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
+        part.facts = AgentFacts(stage="seed", error=record.reason, errno=exc.errno)
         record.duration_s = time.monotonic() - start
         return part
     transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"
@@ -104,8 +107,14 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
             why += " — the agent program exists, so check the interpreter on its #! line"
         record.reason = f"could not start the agent ({agent.label}): {why}"
+        part.facts = AgentFacts(stage="start", error=record.reason, errno=exc.errno)
         record.duration_s = time.monotonic() - start
         return part
+    part.facts = AgentFacts(timed_out=result.timed_out, timeout_s=ctx.timeout_for(case), signal=result.signal,
+                            exit_code=result.exit_code, stderr_tail=result.stderr_tail,
+                            transcript_tail=await asyncio.to_thread(_transcript_tail, log_dir, f"{k}.transcript.jsonl"))
+    if result.crashed and not result.stderr_tail and not result.timed_out and result.exit_code is None:
+        part.facts.stage, part.facts.error = "start", result.crashed  # e.g. the program vanished since preflight
     record.stderr_path = result.stderr_path
     record.exit_code = result.exit_code
     record.output_excerpt = result.output[:OUTPUT_EXCERPT]
@@ -121,6 +130,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         record.diff = await asyncio.to_thread(diff_workspace, snap, ws)
     except (safefs.Refused, OSError) as exc:
         record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
+        part.facts.stage, part.facts.error = "diff", record.reason
         record.duration_s = time.monotonic() - start
         return part
     record.agent_usage = read_agent_usage(usage_file, None, record.notes)
@@ -210,4 +220,19 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
 
 def _ignore(_event: Event) -> None:
     pass
+
+
+def _transcript_tail(log_dir: Path, name: str) -> str:
+    """The end of the run's transcript (agent-written: opened without following links), or ""."""
+    try:
+        fd, st = safefs.open_file(log_dir, name)
+    except (safefs.Refused, OSError):
+        return ""
+    try:
+        os.lseek(fd, max(0, st.st_size - TAIL_BYTES), os.SEEK_SET)
+        return tail_text(os.read(fd, TAIL_BYTES))
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 

@@ -1,0 +1,117 @@
+"""One run of a session, attempt by attempt: run it, attribute it, and run it again while the machine
+is to blame (at most `retry_infra` more times). Each attempt keeps its own workspace and logs
+(<session>/attempt-N/<case>/<k> beside the first), and the run's record lists every attempt with its
+cause, so a retry never hides a failure. A run the agent, the judge or the case failed runs once.
+
+Error policy for one attempt (the runner's, unchanged): an unexpected exception inside it makes it
+an `error` (traceback written beside the session's history); a rejected judge key records the
+attempt that met it and is handed back, so the runner stops the session.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from scarbook.errors import AbortSession
+from scarbook.history.store import now_iso
+from scarbook.models import Case, RunRecord, RunStatus
+from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
+from scarbook.run.events import Event, RunStarted
+from scarbook.run.session_run import AgentPart, RunContext, judge_part
+
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class RunAttempts:
+    """What every run of one session needs to be run, attributed and retried."""
+
+    ctx: RunContext
+    pool: Any  # scarbook.run.executor.Executor
+    agent: Any
+    judge: Any
+    manifests: dict
+    history_dir: Path  # <history>/<session>: tracebacks go here
+    emit: Emit
+    patterns: tuple[Pattern, ...]
+    retry_infra: int
+    compiled: dict[str, re.Pattern] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.compiled = compile_patterns(self.patterns)
+
+    async def run(self, case: Case, k: int, cancelled: Callable[[], bool]) -> tuple[RunRecord, AbortSession | None, float]:
+        """The run's final record, the judge's rejection if it met one, and what the attempts
+        before the last one spent (USD: their records are replaced, their spend is not)."""
+        attempts: list[dict] = []
+        spent = 0.0
+        run_ctx, emit = self.ctx, self.emit
+        while True:
+            record, abort = await self.attempt(case, k, run_ctx, emit)
+            if abort is not None or not is_infra(record) or len(attempts) >= self.retry_infra or cancelled():
+                break
+            attempts.append(attempt_entry(record, len(attempts) + 1))
+            spent += max(record.agent_usage.cost_usd, 0.0) + max(record.judge_usage.cost_usd, 0.0)
+            run_ctx = replace(self.ctx, session_dir=str(Path(self.ctx.session_dir) / f"attempt-{len(attempts) + 1}"))
+            emit = _still_running(self.emit)
+        if attempts:
+            record.attempts = [*attempts, attempt_entry(record, len(attempts) + 1)]
+        return record, abort, spent
+
+    async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit) -> tuple[RunRecord, AbortSession | None]:
+        part: AgentPart | None = None
+        facts = None
+        try:
+            part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
+            facts = part.facts
+            record = await judge_part(part, case, self.judge, emit)
+            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled)
+            return record, None
+        except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
+            record = part.record if part is not None else blank_record(run_ctx, case, k)
+            record.status, record.reason = RunStatus.ERROR, exc.message
+            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled, judge_aborted=exc.message)
+            return record, exc
+        except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
+            record = part.record if part is not None else blank_record(run_ctx, case, k)
+            record.status = RunStatus.ERROR
+            name = f"{case.id}-{k}" + ("" if run_ctx is self.ctx else f"-{Path(run_ctx.session_dir).name}")
+            record.reason = f"scarbook could not finish this run: {one_line(exc)} " \
+                            f"(traceback in {write_traceback(self.history_dir / f'{name}.traceback.txt')})"
+            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled,
+                                     scarbook_error=record.reason)
+            return record, None
+
+
+def _still_running(put: Emit) -> Emit:
+    """A retry's events, less its RunStarted: the run was already counted as started."""
+    def emit(event: Event) -> None:
+        if not isinstance(event, RunStarted):
+            put(event)
+    return emit
+
+
+def blank_record(ctx: RunContext, case: Case, k: int) -> RunRecord:
+    return RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason="",
+                     started_at=now_iso(), workspace=str(Path(ctx.session_dir) / case.id / str(k)))
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def write_traceback(path: Path, exc: BaseException | None = None) -> Path | str:
+    """Write the traceback being handled (or `exc`'s) to `path`; where it went, or why it could not."""
+    text = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        return f"nowhere: could not write {path}: {err.strerror or err}"
+    return path

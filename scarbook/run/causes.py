@@ -1,0 +1,327 @@
+"""Whose fault is a run that did not pass: the agent's, the machine's (infra), the judge's or the case's.
+
+    cause = attribute(record, facts, patterns)   # {"kind", "rule", "evidence"}, or None for a pass
+
+One table, RULES, read top to bottom: the first rule that holds names the run's cause, with the
+evidence it saw (a signal, an exit code, the stderr line that matched), so a user can see why the
+run was put there. Only `infra` is retried (scarbook.run.runner), and only a run whose cause is
+`infra`: a run the agent failed is never run again.
+
+The stderr/transcript patterns are data: the built-in ones below, and a project's own in
+scarbook.yaml (`causes: {infra: [regex, ...], case: [...]}`, validated by scarbook.config), which are
+tried first. Patterns are matched line by line against the tail of the agent's stderr and of its
+transcript; the evidence is the matching line.
+"""
+
+from __future__ import annotations
+
+import re
+import signal as signals
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from scarbook.agents.failure import failure_line
+from scarbook.models import CAUSE_KINDS, RunRecord
+
+TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
+MAX_EVIDENCE = 240
+
+
+@dataclass
+class AgentFacts:
+    """What the worker saw of the agent, for attributing its run. Plain data: it pickles to a driver.
+
+    `stage` is where the run stopped short: "seed" (the workspace could not be laid), "start" (the
+    agent could not be started), "diff" (its workspace could not be read back), or "" (it ran)."""
+
+    stage: str = ""
+    error: str = ""  # the error at that stage
+    errno: int | None = None
+    timed_out: bool = False
+    timeout_s: float = 0.0
+    signal: int | None = None  # the agent was killed by this signal (not our timeout's)
+    exit_code: int | None = None
+    stderr_tail: str = ""
+    transcript_tail: str = ""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One stderr/transcript pattern: a line matching `regex` puts the run in `kind`, named `rule`."""
+
+    kind: str
+    rule: str
+    regex: str
+
+
+# Written for the lines programs really print: the Anthropic/OpenAI SDKs ("Error code: 529 -
+# {'type': 'error', 'error': {'type': 'overloaded_error'...", "RateLimitError", "429 Too Many
+# Requests"), curl/HTTP clients ("HTTP 503", "status code 502"), the kernel and libc.
+_HTTP = r"(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?:[ _]?code)?|[Ee]rror[ _]code|code)[\s:=]*"
+BUILTIN_PATTERNS: tuple[Pattern, ...] = (
+    Pattern("infra", "api-overloaded", r"(?i)\boverloaded(?:_error)?\b|" + _HTTP + r"529\b"),
+    Pattern("infra", "api-rate-limited", r"(?i)\brate[ _-]?limit(?:ed|_error)?\b|RateLimitError|"
+                                         r"\b429 Too Many Requests\b|" + _HTTP + r"429\b"),
+    Pattern("infra", "api-server-error", r"(?i)InternalServerError|\b50[0234] (?:Internal Server Error|"
+                                         r"Bad Gateway|Service Unavailable|Gateway Time-?out)\b|"
+                                         + _HTTP + r"5\d\d\b|\bapi_error\b"),
+    Pattern("infra", "out-of-memory", r"\bMemoryError\b|(?i:\bout of memory\b)|Cannot allocate memory|"
+                                      r"std::bad_alloc|\bOOM[- ]?kill"),
+    Pattern("infra", "disk-full", r"No space left on device|\bENOSPC\b|(?i:\bdisk (?:is )?full\b)|"
+                                  r"Disk quota exceeded"),
+    Pattern("infra", "sandbox-failed", r"^bwrap: "),
+)
+
+
+@dataclass
+class RunView:
+    """What the rules look at: the record (status, checks), the agent's facts, the patterns."""
+
+    record: RunRecord
+    facts: AgentFacts
+    patterns: tuple[Pattern, ...]
+    compiled: dict[str, re.Pattern]
+    scarbook_error: str = ""  # scarbook itself failed inside this run (a harness exception)
+    judge_aborted: str = ""  # the judge rejected the key: the session stopped here
+
+
+# A rule's test: the evidence when it holds (or a more specific rule name and the evidence), else None.
+Test = Callable[[RunView], str | tuple[str, str] | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    kind: str  # one of CAUSE_KINDS; "" for the pattern row, whose patterns carry their own
+    test: Test
+    means: str  # one line, for `scarbook` docs and --help: when it applies
+
+
+def _seed(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == "seed" else None
+
+
+def _could_not_start(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == "start" else None
+
+
+def _workspace(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == "diff" else None
+
+
+def _judge_rejected(v: RunView) -> str | None:
+    return v.judge_aborted or None
+
+
+def _killed(v: RunView) -> str | None:
+    n = v.facts.signal
+    if n is None or v.facts.timed_out:
+        return None
+    try:
+        name = signals.Signals(n).name
+    except ValueError:
+        name = "unknown signal"
+    why = " — the kernel's OOM killer sends it, so do people and supervisors" if n == signals.SIGKILL else ""
+    return f"killed by signal {n} ({name}), not by scarbook's timeout{why}"
+
+
+def _timed_out(v: RunView) -> str | None:
+    return f"scarbook's timeout: the agent ran past {v.facts.timeout_s:g}s" if v.facts.timed_out else None
+
+
+def _exited(v: RunView) -> str | None:
+    code = v.facts.exit_code
+    if not v.facts.stage and code not in (None, 0) and v.record.status != "pass":
+        line = _last_error_line(v.facts.stderr_tail)
+        return f"exit code {code}" + (f"; stderr: {line}" if line else "")
+    return None
+
+
+def _check_cause(v: RunView) -> tuple[str, str] | None:
+    """The check's own rule (check-timed-out, check-could-not-start, check-crashed) and evidence."""
+    for c in v.record.checks:
+        if c.status in ("fail", "error") and c.cause:
+            return c.cause.get("rule", "check-broke"), f"check {c.index + 1} ({c.type}): {c.cause.get('evidence', c.detail)}"
+    return None
+
+
+def _judge_error(v: RunView) -> str | None:
+    for c in v.record.checks:
+        if c.type == "llm_judge" and c.status == "error":
+            return f"check {c.index + 1} (llm_judge): {c.detail}"
+    return None
+
+
+def _contested(v: RunView) -> str | None:
+    """A judge FAIL whose samples split: with other samples the run could have passed."""
+    for c in v.record.checks:
+        if c.type != "llm_judge" or c.status != "fail" or not c.judge:
+            continue
+        for item in c.judge.get("items") or []:
+            votes = item.get("votes") if isinstance(item, dict) else None
+            if item.get("verdict") == "FAIL" and isinstance(votes, list) and len(set(votes)) > 1:
+                return (f"check {c.index + 1} (llm_judge) item {item.get('item')}: samples split "
+                        f"{', '.join(map(str, votes))} — the majority said FAIL")
+    return None
+
+
+def _check_error(v: RunView) -> str | None:
+    for c in v.record.checks:
+        if c.status == "error" and c.type != "llm_judge":
+            return f"check {c.index + 1} ({c.type}): {c.detail}"
+    return None
+
+
+def _judge_fail(v: RunView) -> str | None:
+    for c in v.record.checks:
+        if c.type == "llm_judge" and c.status == "fail":
+            return f"check {c.index + 1} (llm_judge): {c.detail}"
+    return None
+
+
+def _check_fail(v: RunView) -> str | None:
+    for c in v.record.checks:
+        if c.status == "fail":
+            return f"check {c.index + 1} ({c.type}): {c.detail}"
+    return None
+
+
+def _agent_crashed(v: RunView) -> str | None:
+    """The agent did not finish and no other rule said why (an adapter's own failure line)."""
+    return v.record.reason if v.record.status == "fail" and not v.record.checks else None
+
+
+def _unjudged(v: RunView) -> str | None:
+    return v.record.reason if v.record.status == "unjudged" else None
+
+
+def _scarbook(v: RunView) -> str | None:
+    return v.scarbook_error or None
+
+
+def _patterns(v: RunView) -> str | None:  # placeholder: the pattern row is expanded in attribute()
+    return None
+
+
+# The table. Order matters: what stopped the run first beats what it then looked like (a seed
+# that could not be laid is the case's fault whatever the agent printed); the machine's signs
+# beat the agent's exit (an agent that died of a 529 exits 1); a check's own breakage beats its
+# verdict; a split judge beats its FAIL.
+RULES: tuple[Rule, ...] = (
+    Rule("seed-not-laid", "case", _seed, "the case's workspace (its seed) could not be laid"),
+    Rule("scarbook-error", "infra", _scarbook, "scarbook itself failed inside the run (traceback kept)"),
+    Rule("agent-could-not-start", "infra", _could_not_start, "the agent's program could not be started"),
+    Rule("workspace-unreadable", "infra", _workspace, "the run's workspace could not be read back"),
+    Rule("judge-rejected-key", "judge", _judge_rejected, "the judge's API rejected the key"),
+    Rule("killed-by-signal", "infra", _killed, "the agent was killed by a signal that was not scarbook's timeout"),
+    Rule("patterns", "", _patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
+    Rule("agent-timed-out", "agent", _timed_out, "the agent ran past the run's timeout"),
+    Rule("agent-exited", "agent", _exited, "the agent exited with a non-zero code"),
+    Rule("agent-did-not-finish", "agent", _agent_crashed, "the agent did not finish (its adapter said why)"),
+    Rule("check-broke", "case", _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "
+                                               "check-crashed"),
+    Rule("check-error", "case", _check_error, "a rule check could not reach a verdict"),
+    Rule("judge-error", "judge", _judge_error, "the judge could not reach a verdict (error, malformed reply)"),
+    Rule("judge-contested", "judge", _contested, "the judge said FAIL but its samples split"),
+    Rule("judge-fail", "agent", _judge_fail, "the judge said FAIL (its samples agreed)"),
+    Rule("check-fail", "agent", _check_fail, "a rule check said FAIL"),
+    Rule("judge-skipped", "judge", _unjudged, "the judge checks were skipped: no verdict"),
+)
+
+
+def compile_patterns(patterns: Iterable[Pattern]) -> dict[str, re.Pattern]:
+    return {p.regex: re.compile(p.regex, re.MULTILINE) for p in patterns}
+
+
+def project_patterns(pairs: Iterable[tuple[str, str]]) -> tuple[Pattern, ...]:
+    """scarbook.yaml's `causes:` ((kind, regex) in order, validated by scarbook.config) as patterns,
+    each named by where it is written: causes.infra[0], causes.infra[1], causes.case[0]..."""
+    seen: dict[str, int] = {}
+    out = []
+    for kind, regex in pairs:
+        i = seen[kind] = seen.get(kind, -1) + 1
+        out.append(Pattern(kind, f"causes.{kind}[{i}]", regex))
+    return tuple(out)
+
+
+def all_patterns(project_patterns: Iterable[Pattern] = ()) -> tuple[Pattern, ...]:
+    """The project's patterns (scarbook.yaml `causes:`) first, then the built-in ones."""
+    return (*project_patterns, *BUILTIN_PATTERNS)
+
+
+def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Pattern, ...] = BUILTIN_PATTERNS,
+              *, compiled: dict[str, re.Pattern] | None = None, scarbook_error: str = "",
+              judge_aborted: str = "") -> dict[str, str] | None:
+    """The cause of a run that did not pass, as {"kind", "rule", "evidence"}; None for a pass."""
+    if record.status == "pass":
+        return None
+    view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
+                   scarbook_error, judge_aborted)
+    for rule in RULES:
+        if rule.name == "patterns":
+            hit = _match_patterns(view)
+            if hit is not None:
+                return hit
+            continue
+        evidence = rule.test(view)
+        if isinstance(evidence, tuple):
+            return _cause(rule.kind, *evidence)
+        if evidence:
+            return _cause(rule.kind, rule.name, evidence)
+    return _cause("agent", "unexplained", record.reason or record.status)
+
+
+def _match_patterns(v: RunView) -> dict[str, str] | None:
+    if v.facts.stage in ("seed", "start"):
+        return None  # the agent never ran: nothing it printed
+    for source, text in (("stderr", v.facts.stderr_tail), ("transcript", v.facts.transcript_tail)):
+        if not text:
+            continue
+        for p in v.patterns:
+            m = v.compiled[p.regex].search(text)
+            if m:
+                return _cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
+    return None
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start:end if end >= 0 else len(text)].strip()
+
+
+def _last_error_line(text: str) -> str:
+    return failure_line(text)
+
+
+def _cause(kind: str, rule: str, evidence: str) -> dict[str, str]:
+    evidence = " ".join(str(evidence).split())
+    if len(evidence) > MAX_EVIDENCE:
+        evidence = evidence[: MAX_EVIDENCE - 1] + "…"
+    return {"kind": kind, "rule": rule, "evidence": evidence}
+
+
+def attempt_entry(record: RunRecord, n: int) -> dict:
+    """One attempt of a run as its record keeps it (RunRecord.attempts)."""
+    return {"attempt": n, "status": record.status, "reason": record.reason, "cause": record.cause,
+            "exit_code": record.exit_code, "started_at": record.started_at, "duration_s": record.duration_s,
+            "workspace": record.workspace, "stderr_path": record.stderr_path}
+
+
+def is_infra(record: RunRecord) -> bool:
+    return record.cause is not None and record.cause.get("kind") == "infra"
+
+
+def count_causes(records: Iterable[Any]) -> dict[str, int]:
+    """Runs per cause kind (every kind, zeros included), for the reports."""
+    counts = dict.fromkeys(CAUSE_KINDS, 0)
+    for r in records:
+        cause = getattr(r, "cause", None)
+        if cause and cause.get("kind") in counts:
+            counts[cause["kind"]] += 1
+    return counts
+
+
+def tail_text(data: bytes) -> str:
+    return data[-TAIL_BYTES:].decode("utf-8", "replace")

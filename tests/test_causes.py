@@ -1,0 +1,259 @@
+"""Whose fault is a red (issue 24): each cause driven by a real process, seen in the JSON report.
+
+The agents are small Python programs run by the `command` adapter; the judge is the loopback
+Messages API (tests/judge_server.py) reached by the real anthropic SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+try:
+    from tests.judge_server import judge_server, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, tool_reply  # noqa: F401
+
+CASE = """\
+id: c
+task: write ok.txt
+checks:
+  - {type: file_exists, path: ok.txt}
+"""
+
+
+def _agent(project, body: str, *, extra: str = "") -> None:
+    """A command agent running `body` (Python), plus scarbook.yaml lines `extra`."""
+    script = project.root / "agent.py"
+    script.write_text(textwrap.dedent(body))
+    project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {json.dumps(str(script))}]}}\n"
+                   "runs: 1\nconcurrency: 1\ntimeout_s: 30\nthreshold: 0.8\n" + extra)
+
+
+def _eval(project, *args: str):
+    out = project.root / "report.json"
+    result = project.cli("eval", "-q", "--json", str(out), *args)
+    report = json.loads(out.read_text()) if out.exists() else None
+    return result, report
+
+
+WRITE_OK = "from pathlib import Path\nPath('ok.txt').write_text('ok')\n"
+
+
+def test_an_agent_killed_by_sigkill_is_infra_retried_once_and_its_retry_is_shown(project) -> None:
+    """Killed by a signal that was not our timeout: the machine's (the OOM killer sends SIGKILL).
+    The first attempt dies, the retry passes: the run passes, both attempts are kept."""
+    marker = project.root / "killed-once"
+    _agent(project, f"""\
+        import os, signal
+        from pathlib import Path
+        marker = Path({str(marker)!r})
+        if not marker.exists():
+            marker.write_text("x")
+            os.kill(os.getpid(), signal.SIGKILL)
+        {WRITE_OK.splitlines()[0]}
+        {WRITE_OK.splitlines()[1]}
+    """)
+    project.case("c", CASE)
+    result, report = _eval(project)
+    assert result.exit_code == 0, result.output
+    [run] = report["runs"]
+    assert run["status"] == "pass" and run["cause"] is None
+    first, second = run["attempts"]
+    assert first["status"] == "fail" and first["reason"] == "agent was killed by signal 9"
+    assert first["cause"] == {"kind": "infra", "rule": "killed-by-signal",
+                              "evidence": "killed by signal 9 (SIGKILL), not by scarbook's timeout — the kernel's "
+                                          "OOM killer sends it, so do people and supervisors"}
+    assert (second["attempt"], second["status"], second["cause"]) == (2, "pass", None)
+    assert Path(first["workspace"]).is_dir() and "attempt-2" in second["workspace"]  # the first is kept
+    assert report["retried_after_infra"] == 1 and report["infra_unresolved"] == 0
+    assert "1 run retried after infra errors (1 retry; 1 then passed;" in result.stdout
+
+
+def test_an_overloaded_api_in_stderr_is_infra_and_when_retries_run_out_the_exit_is_3(project) -> None:
+    line = ("anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': "
+            "{'type': 'overloaded_error', 'message': 'Overloaded'}}")
+    _agent(project, f"""\
+        import sys
+        print("calling the model", file=sys.stderr)
+        print({line!r}, file=sys.stderr)
+        sys.exit(1)
+    """, extra="retry_infra: 2\n")
+    project.case("c", CASE)
+    result, report = _eval(project)
+    assert result.exit_code == 3, result.output  # not 1: the machine, not the agent, failed the run
+    [run] = report["runs"]
+    assert run["status"] == "fail"
+    assert run["cause"] == {"kind": "infra", "rule": "api-overloaded", "evidence": f"stderr: {line}"}
+    assert [a["attempt"] for a in run["attempts"]] == [1, 2, 3]
+    assert all(a["cause"]["rule"] == "api-overloaded" for a in run["attempts"])
+    assert report["causes"] == {"agent": 0, "infra": 1, "judge": 0, "case": 0}
+    assert report["infra_unresolved"] == 1
+    assert ("infra retries ran out: 1 run still failed by the machine on the last attempt — no verdict (exit 3)"
+            in result.stdout)
+    assert "why runs did not pass: 1 infra" in result.stdout
+
+
+def test_a_run_the_agent_failed_is_never_retried(project) -> None:
+    _agent(project, "print('I did nothing')\n", extra="retry_infra: 3\n")
+    project.case("c", CASE)
+    result, report = _eval(project)
+    assert result.exit_code == 1, result.output
+    [run] = report["runs"]
+    assert run["cause"] == {"kind": "agent", "rule": "check-fail", "evidence": "check 1 (file_exists): ok.txt does not exist"}
+    assert len(run["attempts"]) == 1 and report["retried_after_infra"] == 0
+    assert (project.root / "workspaces").exists() and not list((project.root / "workspaces").glob("*/attempt-2"))
+
+
+def test_an_agent_the_harness_times_out_is_the_agents_and_not_retried(project) -> None:
+    _agent(project, "import time\ntime.sleep(30)\n")
+    project.case("c", CASE)
+    result, report = _eval(project, "--timeout", "1")
+    assert result.exit_code == 1, result.output
+    [run] = report["runs"]
+    assert run["reason"] == "timed out after 1s"
+    assert run["cause"] == {"kind": "agent", "rule": "agent-timed-out",
+                            "evidence": "scarbook's timeout: the agent ran past 1s"}
+    assert len(run["attempts"]) == 1
+
+
+def test_a_command_check_that_crashes_is_the_cases_fault(project) -> None:
+    _agent(project, WRITE_OK)
+    project.case("c", """\
+        id: c
+        task: write ok.txt
+        checks:
+          - {type: file_exists, path: ok.txt}
+          - {type: command, run: "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"}
+        """)
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["cause"]["kind"] == "case" and run["cause"]["rule"] == "check-crashed"
+    assert run["cause"]["evidence"].startswith("check 2 (command): command \"python3 -c 'import os, signal; "
+                                               "os.kill(os.getpid(), signal.SIGSEGV)'\" was killed by signal 11 (SIGSEGV)")
+    assert run["checks"][1]["cause"]["rule"] == "check-crashed"
+    assert len(run["attempts"]) == 1  # the case's fault: running the agent again would not help
+    assert "why runs did not pass: 1 case" in result.stdout
+
+
+def test_a_command_check_that_times_out_or_cannot_start_is_the_cases_fault(project) -> None:
+    _agent(project, WRITE_OK)
+    project.case("c", """\
+        id: c
+        task: write ok.txt
+        checks:
+          - {type: command, run: "sleep 30", timeout_s: 0.5}
+        """)
+    project.case("d", """\
+        id: d
+        task: write ok.txt
+        checks:
+          - {type: command, run: "no-such-program-here --check"}
+        """)
+    result, report = _eval(project)
+    causes = {r["case_id"]: r["cause"] for r in report["runs"]}
+    assert causes["c"] == {"kind": "case", "rule": "check-timed-out",
+                           "evidence": "check 1 (command): command 'sleep 30' timed out after 0.5s"}
+    assert causes["d"]["rule"] == "check-could-not-start"
+    assert causes["d"]["evidence"].startswith("check 1 (command): command 'no-such-program-here --check' exited 127 "
+                                              "(the shell did not find the program)")
+
+
+def test_a_seed_that_cannot_be_laid_is_the_cases_fault(project) -> None:
+    _agent(project, WRITE_OK)
+    # seed/data is a file, and the inline seed puts a file inside a folder of the same name
+    project.case("c", CASE + "seed:\n  data/inner.txt: x\n", seed={"data": "a file"})
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["status"] == "error"
+    assert (run["cause"]["kind"], run["cause"]["rule"]) == ("case", "seed-not-laid")
+    assert run["cause"]["evidence"].startswith("could not prepare the workspace")
+    assert len(run["attempts"]) == 1
+
+
+def test_a_judge_whose_samples_split_is_contested(project, judge_server, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    _agent(project, WRITE_OK, extra=f"judge: {{base_url: {judge_server.url}, samples: 3, max_retries: 0}}\n")
+    project.case("c", """\
+        id: c
+        task: write ok.txt
+        checks:
+          - {type: file_exists, path: ok.txt}
+          - {type: llm_judge, artifact: ok.txt, rubric: [it says ok]}
+        """)
+    judge_server.push(tool_reply([("PASS", "it does")]), tool_reply([("FAIL", "not sure")]),
+                      tool_reply([("FAIL", "no")]))
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["status"] == "fail"
+    assert run["cause"] == {"kind": "judge", "rule": "judge-contested",
+                            "evidence": "check 2 (llm_judge) item 1: samples split PASS, FAIL, FAIL — the majority "
+                                        "said FAIL"}
+    assert len(run["attempts"]) == 1 and len(judge_server.requests) == 3
+
+
+def test_a_judge_that_agrees_on_fail_blames_the_agent(project, judge_server, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    _agent(project, WRITE_OK, extra=f"judge: {{base_url: {judge_server.url}, samples: 3, max_retries: 0}}\n")
+    project.case("c", """\
+        id: c
+        task: write ok.txt
+        checks:
+          - {type: llm_judge, artifact: ok.txt, rubric: [it says ok]}
+        """)
+    judge_server.default = tool_reply([("FAIL", "it says nothing useful")])
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["cause"] == {"kind": "agent", "rule": "judge-fail",
+                            "evidence": "check 1 (llm_judge): 0/1 rubric items PASS; FAIL item 1: it says nothing useful"}
+
+
+def test_a_project_pattern_in_scarbook_yaml_names_its_cause(project) -> None:
+    _agent(project, """\
+        import sys
+        print("sandbox quota exceeded for tenant 7", file=sys.stderr)
+        sys.exit(2)
+    """, extra="retry_infra: 0\ncauses:\n  infra:\n    - 'quota exceeded'\n")
+    project.case("c", CASE)
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["cause"] == {"kind": "infra", "rule": "causes.infra[0]",
+                            "evidence": "stderr: sandbox quota exceeded for tenant 7"}
+    assert result.exit_code == 3
+
+
+@pytest.mark.parametrize(("yaml", "line", "message"), [
+    ("causes:\n  infra:\n    - 'ok'\n    - 'unclosed ('\n", 9,
+     "causes.infra[1] 'unclosed (' is not a valid regular expression: missing ), unterminated subpattern at "
+     "position 9 — escape the special characters (\\( \\[ \\.) or quote the pattern"),
+    ("causes:\n  weather: ['rain']\n", 7, "unknown cause 'weather' under causes — causes takes: infra, judge, case, agent"),
+    ("causes: ['x']\n", 6, "causes must map a cause (infra, judge, case, agent) to a list of regular expressions — "
+                           "write causes: {infra: ['quota exceeded', '^ECONNRESET']}"),
+    ("retry_infra: -1\n", 6, "retry_infra must be an integer of at least 0, got -1 — write e.g. retry_infra: 1"),
+])
+def test_bad_cause_settings_are_config_errors_naming_the_line(project, yaml, line, message) -> None:
+    _agent(project, WRITE_OK, extra=yaml)
+    project.case("c", CASE)
+    result = project.cli("eval", "-q")
+    assert result.exit_code == 2
+    assert result.stderr == f"scarbook: {project.root / 'scarbook.yaml'}:{line}: {message}\n"
+    assert not (project.root / "workspaces" / "history").exists() or not any(
+        (project.root / "workspaces" / "history").iterdir())
+
+
+def test_retry_infra_with_runs_auto_is_refused_before_anything_runs(project) -> None:
+    _agent(project, WRITE_OK)
+    project.case("c", CASE)
+    result = project.cli("eval", "-q", "--runs", "auto", "--retry-infra", "2")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "scarbook: --retry-infra cannot be combined with --runs auto: the sequential rule decides from runs as "
+        "they finish, and a retry would give only the runs that did not pass a second chance. Under --runs auto "
+        "a run the machine failed is never retried: it is left out of the decision and the case runs on to its "
+        "decision or --max-runs. Drop --retry-infra, or give a fixed --runs N\n")
+    assert not (project.root / "workspaces" / "history").exists() or not any(
+        (project.root / "workspaces" / "history").iterdir())
