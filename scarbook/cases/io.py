@@ -11,9 +11,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scarbook.checks.spec import parse_check
-from scarbook.errors import CaseError
+from scarbook.errors import CaseError, ScarbookError
+from scarbook.fs.files import read_regular_bytes
 from scarbook.fs.paths import check_relative
-from scarbook.fs.yamlio import atomic_write_text, dump_yaml, line_of, load_yaml_file
+from scarbook.fs.yaml_edit import edit_yaml_text
+from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Scar
 
 CASE_FILE = "case.yaml"
@@ -224,9 +226,20 @@ def save_case(case: Case, cases_dir: Path) -> Path:
     path = folder / CASE_FILE
     data = case_to_dict(case)
     validate_case_data(data, path, folder)  # never write a case that would not load
-    atomic_write_text(path, dump_yaml(data))
+    atomic_write_text(path, _case_text(path, data))
     case.root = folder
     return path
+
+
+def _case_text(path: Path, data: dict[str, Any]) -> str:
+    """The text to save: the file as it is with only the changed values edited (comments, flow lists and
+    bare dates kept), or a fresh dump for a new case or an edit that cannot be made in place."""
+    try:
+        old = read_regular_bytes(path, limit=MAX_YAML_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError, ScarbookError):
+        return dump_yaml(data)
+    edited = edit_yaml_text(old, data, lambda text: load_yaml_text(text, path))
+    return edited if edited is not None else dump_yaml(data)
 
 
 def case_digest(case: Case) -> str:
