@@ -9,8 +9,9 @@ scarbook.stats.corrected.correct over scarbook.stats.judge_error.estimate_error 
 
 Per cell of the grid theta x (q0, q1) x labels x runs it prints the coverage of the 95% interval
 (raw, corrected), the mean bias in points, and the gate's false-green rate at a threshold 0.1 above
-theta (the share of sessions whose rate reads at or above the threshold; not shown at theta 0.9, where
-that threshold would be 100%).
+theta : the share of sessions whose rate reads at or above the threshold (the point rule), and whose 95%
+interval's lower end does (an evidence rule); not shown at theta 0.9, where that threshold would be
+100%.
 
     .venv/bin/python benchmarks/judge_sim.py [--sessions 2000] [--quick] [--seed 1]
 """
@@ -78,6 +79,8 @@ class Session:
     corrected: float | None
     green_raw: bool
     green: bool
+    sure_raw: bool  # the interval's lower end clears the threshold (an evidence gate's green)
+    sure: bool
 
 
 def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: int, runs: int,
@@ -97,9 +100,10 @@ def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: 
     raw = passes / runs
     fixed = correct(passes, runs - passes, 0, model)
     if fixed is None:  # judge no better than chance on these labels: the raw numbers stand
-        return Session(lo <= theta <= hi, lo <= theta <= hi, raw, None, raw >= threshold, raw >= threshold)
+        return Session(lo <= theta <= hi, lo <= theta <= hi, raw, None, raw >= threshold, raw >= threshold,
+                       lo >= threshold, lo >= threshold)
     return Session(lo <= theta <= hi, fixed.lo <= theta <= fixed.hi, raw, fixed.rate,
-                   raw >= threshold, fixed.rate >= threshold)
+                   raw >= threshold, fixed.rate >= threshold, lo >= threshold, fixed.lo >= threshold)
 
 
 def run_cell(seed: int, theta: float, q0: float, q1: float, labels: int, runs: int, sessions: int) -> dict:
@@ -116,6 +120,8 @@ def run_cell(seed: int, theta: float, q0: float, q1: float, labels: int, runs: i
         "bias": 100 * (sum(fixed) / len(fixed) - theta) if fixed else math.nan,
         "green_raw": sum(s.green_raw for s in out) / sessions,
         "green": sum(s.green for s in out) / sessions,
+        "sure_raw": sum(s.sure_raw for s in out) / sessions,
+        "sure": sum(s.sure for s in out) / sessions,
         "fallback": sessions - len(fixed),
     }
 
@@ -129,10 +135,11 @@ def grid(seed: int, sessions: int, quick: bool = False) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     head = ("| θ | q0 | q1 | labels | runs | coverage raw | coverage corrected | bias raw (pts) | "
-            "bias corrected (pts) | false green raw | false green corrected |")
+            "bias corrected (pts) | false green raw: rate / lower end | false green corrected: rate / lower end |")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
-        green = f"{r['green_raw']:.1%} | {r['green']:.1%} |" if r["theta"] + 0.1 < 1 else "– | – |"
+        green = (f"{r['green_raw']:.1%} / {r['sure_raw']:.1%} | {r['green']:.1%} / {r['sure']:.1%} |"
+                 if r["theta"] + 0.1 < 1 else "– | – |")
         lines.append(f"| {r['theta']:.1f} | {r['q0']:.2f} | {r['q1']:.2f} | {r['labels']} | {r['runs']} | "
                      f"{r['cover_raw']:.1%} | {r['cover']:.1%} | {r['bias_raw']:+.1f} | {r['bias']:+.1f} | " + green)
     return "\n".join(lines)
