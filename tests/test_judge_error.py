@@ -133,3 +133,24 @@ def test_simulation_corrected_interval_covers_where_the_raw_one_does_not(theta_,
     assert cell["cover"] >= 0.92
     assert abs(cell["bias"]) < 2
     assert cell["cover_raw"] < 0.7 and abs(cell["bias_raw"]) > 10
+
+
+def test_corrected_tails_hand_worked():
+    from scarbook.stats.decisions import corrected_tails
+
+    p_above, p_below = corrected_tails(0.7, 0.05, 0.8)  # z = -2
+    assert p_below == pytest.approx(0.02275, abs=1e-5) and p_above == pytest.approx(0.97725, abs=1e-5)
+
+
+def test_the_gate_decides_on_the_corrected_rate_when_given():
+    from scarbook.stats.decisions import CaseEvidence, GatePolicy, decide_cases
+
+    raw = CaseEvidence("c", 18, 2, 0, 0.8)  # 90% raw: P(X >= 18 | 20, .8) = .21, undecided
+    judged = CaseEvidence("c", 18, 2, 0, 0.8, corrected=(0.6, 0.06))  # the judge was lenient
+    assert [d.decision for d in decide_cases([raw])] == ["undecided"]
+    decision = decide_cases([judged])[0]
+    assert decision.decision == "below" and decision.p_below < 0.001 and decision.runs_needed is None
+    assert decide_cases([judged], GatePolicy(mode="point"))[0].decision == "below"
+    close = decide_cases([CaseEvidence("c", 18, 2, 0, 0.8, corrected=(0.78, 0.06))])[0]
+    assert close.decision == "undecided"
+    assert close.why == "its rate corrected for the judge's error is too close to 80% to call (more runs or more labels)"

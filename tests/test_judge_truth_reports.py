@@ -50,8 +50,8 @@ def test_report_shows_raw_and_corrected_side_by_side(project):
     assert res.exit_code == 0, res.output
     head = res.output.splitlines()[0].split()
     assert head[head.index("rate"):head.index("rate") + 6] == ["rate", "95%", "CI", "≈rate", "≈95%", "CI"]
-    assert "judge: ≈ rates corrected for the judge's measured error (40 labels, last 2026-12-02; docs/statistics.md)" \
-        in res.output
+    assert ("judge: ≈ rates corrected for the judge's measured error (40 labels, last 2026-12-02; docs/statistics.md); "
+            "the gate decides on them") in res.output
     case = json.loads(out.read_text())["cases"][0]
     assert case["rate"] == 0.75
     fixed = case["corrected"]
@@ -93,3 +93,18 @@ def test_judge_correct_false_turns_it_off(project):
     res = scarbook(project, "report")
     assert "≈rate" not in res.output
     assert "judge: rates not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)" in res.output
+
+
+def test_the_gate_decides_on_the_corrected_rate(project):
+    """alpha reads 75% raw; about 30% of the judge's PASSes were FAILs. Against a threshold of 70%
+    the raw rate passes and the corrected one does not: the gate (exit code, gate column) says BELOW."""
+    (project / "scarbook.yaml").write_text("threshold: 0.7\n")
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out))
+    row = next(line for line in res.output.splitlines() if line.startswith("alpha"))
+    assert " 75% " in row and "BELOW" in row
+    doc = json.loads(out.read_text())
+    assert doc["cases"][0]["meets_threshold"] is False and doc["exit_code"] == 1
+    (project / "scarbook.yaml").write_text("threshold: 0.7\njudge:\n  correct: false\n")
+    res = scarbook(project, "report", "--json", str(out))
+    assert json.loads(out.read_text())["cases"][0]["meets_threshold"] is True

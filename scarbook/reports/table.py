@@ -42,7 +42,7 @@ class SessionReport:
             return f"judge: rates not corrected for the judge's error — {cal.reason}"
         limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
         line = (f"judge: ≈ rates corrected for the judge's measured error ({plural(cal.labels, 'label')}, "
-                f"last {cal.calibrated_at}; docs/statistics.md)")
+                f"last {cal.calibrated_at}; docs/statistics.md); the gate decides on them")
         for s in limited:
             more = s.corrected.labels_to_decide
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "

@@ -40,6 +40,12 @@ class Corrected:
     var_judge: float
     judge_limited: bool = False
     labels_to_decide: int | None = None  # about this many more labels would decide the threshold
+    centre: float = math.nan  # the interval's centre (at the adjusted p, unclipped)
+
+    @property
+    def se(self) -> float:
+        """The standard error the interval is built on (runs' and judge's variance together)."""
+        return math.sqrt(self.var_runs + self.var_judge)
 
     def to_dict(self) -> dict:
         return {"rate": round(self.rate, 4), "ci": [round(self.lo, 4), round(self.hi, 4)],
@@ -103,7 +109,7 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
     if threshold is not None and lo < threshold < hi:
         limited = var_judge > var_runs
         more = labels_to_decide(value, threshold, var_runs, var_judge, model.labels, z)
-    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more)
+    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre)
 
 
 def labels_to_decide(rate: float, threshold: float, var_runs: float, var_judge: float, labels: int,

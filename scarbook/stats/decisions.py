@@ -131,6 +131,9 @@ class CaseEvidence:
     errors: int
     threshold: float
     unjudged: int = 0
+    # the rate corrected for the judge's measured error (stats/corrected.py) as (estimate, standard
+    # error): when given, the tests run on it (normal approximation) instead of the raw counts
+    corrected: tuple[float, float] | None = None
 
     @property
     def judged(self) -> int:
@@ -204,9 +207,13 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = GatePolicy(
             out[i] = CaseDecision(e.case_id, "no verdict", why=why)
             continue
         n, t = e.judged, e.threshold
-        p_above, p_below = binom_sf(e.passes, n, t), binom_cdf(e.passes, n, t)
+        if e.corrected is not None:
+            p_above, p_below = corrected_tails(*e.corrected, t)
+        else:
+            p_above, p_below = binom_sf(e.passes, n, t), binom_cdf(e.passes, n, t)
         if policy.mode == "point":
-            out[i] = CaseDecision(e.case_id, "above" if e.passes / n >= t else "below", p_above, p_below)
+            rate = e.corrected[0] if e.corrected is not None else e.passes / n
+            out[i] = CaseDecision(e.case_id, "above" if rate >= t else "below", p_above, p_below)
             continue
         tested.append((i, e, p_above, p_below))
     adjusted = holm_adjust([p_below for _, _, _, p_below in tested])
@@ -219,15 +226,27 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = GatePolicy(
             decision = "above"
         else:
             decision = "undecided"
-        needed = runs_to_decide(e.passes, e.fails, e.threshold, level) if decision == "undecided" else None
+        needed = (runs_to_decide(e.passes, e.fails, e.threshold, level)
+                  if decision == "undecided" and e.corrected is None else None)
         out[i] = CaseDecision(e.case_id, decision, p_above, p_below, p_holm, needed,
                               undecided_note(e, needed) if decision == "undecided" else "")
     return [out[i] for i in range(len(cases))]
 
 
+def corrected_tails(estimate: float, se: float, threshold: float) -> tuple[float, float]:
+    """(p_above, p_below) of a judge-corrected rate against `threshold`, normal approximation:
+    p_above = P(Z >= (estimate - t)/se) under H0 rate = t, p_below its mirror."""
+    if se <= 0:
+        return (0.0, 1.0) if estimate > threshold else (1.0, 0.0) if estimate < threshold else (1.0, 1.0)
+    z = (estimate - threshold) / se
+    return 0.5 * math.erfc(z / math.sqrt(2)), 0.5 * math.erfc(-z / math.sqrt(2))
+
+
 def undecided_note(e: CaseEvidence, needed: int | None) -> str:
     """'needs about 12 more runs to show it meets 80%' (or that it is below, or that no count will)."""
     line = f"{e.threshold * 100:g}%"
+    if e.corrected is not None:
+        return f"its rate corrected for the judge's error is too close to {line} to call (more runs or more labels)"
     if e.threshold >= 1:
         return f"no number of runs can show a rate meets {line}: sampling never rules out a failure"
     if needed is None:

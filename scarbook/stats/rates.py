@@ -86,8 +86,12 @@ class CaseStats:
 
     @property
     def meets_threshold(self) -> bool | None:
-        """None when there is no verdict: errors prevented one, or some runs went unjudged."""
-        return None if self.rate is None else self.rate >= self.threshold
+        """None when there is no verdict: errors prevented one, or some runs went unjudged. With a
+        rate corrected for the judge's measured error (a fresh calibration covers the judge), the
+        gate decides on it."""
+        if self.rate is None:
+            return None
+        return (self.corrected.rate if self.corrected is not None else self.rate) >= self.threshold
 
     def to_dict(self) -> dict:
         corrected = self.corrected
