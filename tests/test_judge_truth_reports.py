@@ -108,3 +108,25 @@ def test_the_gate_decides_on_the_corrected_rate(project):
     (project / "scarbook.yaml").write_text("threshold: 0.7\njudge:\n  correct: false\n")
     res = scarbook(project, "report", "--json", str(out))
     assert json.loads(out.read_text())["cases"][0]["meets_threshold"] is True
+
+
+def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
+    from scarbook.models import Case, Check
+    from scarbook.run.session import SessionPlan, _judge_rates
+    from scarbook.stats.sequential import make_decider
+
+    judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": ["the summary names the function"]})])
+    rules_only = Case(id="rules", task="t", checks=[Check("file_exists", {"path": "x"})])
+    plan = SessionPlan(cases=[judged, rules_only], runs=40, adaptive=True)
+    p = Project.discover(project)
+    rates = _judge_rates(p, plan)
+    assert set(rates) == {"alpha"}
+    q0, q1 = rates["alpha"]
+    model = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.for_case("alpha")
+    assert (q0, q1) == (model.q0.value, model.q1.value)
+    # the judge passes many true FAILs: 27 PASSes of 30 decide "above" on the raw scale, not on the true one
+    raw = make_decider(plan.cases, 0.7, 40)
+    fixed = make_decider(plan.cases, 0.7, 40, rates)
+    assert raw(judged, 27, 3) == "above" and fixed(judged, 27, 3) != "above"
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    assert _judge_rates(Project.discover(project), plan) == {}

@@ -106,3 +106,24 @@ def test_bad_settings_say_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError) as info:
         SequentialRule(**kwargs)
     assert str(info.value) == message
+
+
+def test_with_a_measured_judge_the_hypotheses_are_about_the_true_rate():
+    """issue 23: a judge with q0 .8, q1 .95 reads a true 70% as .7*.95 + .3*.2 = 72.5% and a true
+    90% as 87.5%: the test runs on those judge PASS shares, so its guarantees hold for the true rate."""
+    rule = SequentialRule(threshold=0.8, q0=0.8, q1=0.95)
+    assert (rule.p0, rule.p1) == (pytest.approx(0.725), pytest.approx(0.875))
+
+    assert rule.decide(17, 3) is None
+    rng = random.Random(4)
+    wrong = 0
+    for _ in range(2000):  # a true 70% case, graded by the lenient judge: called "above" at most ~5%
+        passes = fails = 0
+        while (d := rule.decide(passes, fails)) is None:
+            truly = rng.random() < 0.7
+            judged_pass = rng.random() < (0.95 if truly else 0.2)
+            passes, fails = passes + judged_pass, fails + (not judged_pass)
+        wrong += d == "above"
+    assert wrong / 2000 <= 0.06
+    with pytest.raises(ValueError, match="the judge's q0 \\+ q1 must be above 1"):
+        SequentialRule(threshold=0.8, q0=0.5, q1=0.5)

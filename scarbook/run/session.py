@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.run.shards import Shard
+from scarbook.stats.judge_error import run_level
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
 DecideFn = Callable[[Case, int, int], str | None]
@@ -116,12 +118,29 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         from scarbook.stats.sequential import make_decider
 
         try:
-            decide = make_decider(plan.cases, project.config.threshold, plan.runs)
+            decide = make_decider(plan.cases, project.config.threshold, plan.runs,
+                                  _judge_rates(project, plan) if judge is not None else None)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
     return Preparation(ReadySession(project, plan, spec, agent, judge, decide))
+
+
+def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:
+    """--runs auto with a calibrated judge: each judged case's run-level (q0, q1), so the sequential
+    test decides on the true rate (none when no fresh calibration covers the judge)."""
+    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge)
+    if not cal.usable:
+        return {}
+    rates = {}
+    for case in plan.cases:
+        if case.judge_checks:
+            model = cal.error.for_case(case.id)
+            q0, q1 = run_level(model.q0.value, model.q1.value, len(case.rubric_items))
+            if q0 + q1 > 1:
+                rates[case.id] = (q0, q1)
+    return rates
 
 
 def ready_session(project: Project, plan: SessionPlan) -> ReadySession:

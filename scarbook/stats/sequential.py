@@ -27,6 +27,12 @@ Truncation can only turn decisions into "undecided", never into wrong ones. Erro
 verdict) are not evidence: `decide` takes passes and fails only, so the caller must also cap
 attempts that keep erroring.
 
+With a judge whose error was measured (a fresh calibration, see docs/statistics.md), H0 and H1 are
+about the true rate and the test runs on the judge PASS shares they imply, (1 - q0) + p (q0 + q1 - 1):
+the same guarantees for the true rate, taking q0 and q1 as known, at the cost of more runs (the two
+hypotheses are q0 + q1 - 1 times closer). A run a rule check failed counts as a FAIL seen by the
+judge; that can only push toward "below".
+
 `expected_fixed_n` gives the smallest fixed N (exact binomial test) with the same two error rates
 at p0 and p1, so the CLI can report "runs spent vs fixed-N".
 """
@@ -69,19 +75,29 @@ class SequentialRule:
     delta: float = 0.1
     max_runs: int = 40
     min_runs: int = 5  # never stop before this many judged runs: a human wants to see a few
+    # the judge's measured run-level specificity and sensitivity (stats/judge_error.py); 1, 1: the
+    # judge's verdicts are the truth. Otherwise H0 and H1 are about the true rate, and the test runs
+    # on the judge's PASS share they imply: (1 - q0) + p (q0 + q1 - 1)
+    q0: float = 1.0
+    q1: float = 1.0
 
     def __post_init__(self) -> None:
         _validate(self.threshold, self.alpha, self.beta, self.delta)
         if not 1 <= self.min_runs <= self.max_runs:
             raise ValueError(f"need 1 <= min_runs <= max_runs, got min_runs={self.min_runs}, max_runs={self.max_runs}")
+        if not (0 <= self.q0 <= 1 and 0 <= self.q1 <= 1 and self.q0 + self.q1 > 1):
+            raise ValueError(f"the judge's q0 + q1 must be above 1 (better than chance), got q0={self.q0}, q1={self.q1}")
+
+    def _judge_space(self, p: float) -> float:
+        return (1 - self.q0) + p * (self.q0 + self.q1 - 1)
 
     @property
     def p0(self) -> float:
-        return _hypotheses(self.threshold, self.delta)[0]
+        return self._judge_space(_hypotheses(self.threshold, self.delta)[0])
 
     @property
     def p1(self) -> float:
-        return _hypotheses(self.threshold, self.delta)[1]
+        return self._judge_space(_hypotheses(self.threshold, self.delta)[1])
 
     @property
     def upper(self) -> float:
@@ -137,7 +153,11 @@ def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, 
     raise ValueError(f"no fixed N up to {limit} reaches alpha={alpha}, beta={beta} with delta={delta}")
 
 
-def make_decider(cases, default_threshold: float, max_runs: int):
-    """`--runs auto`: one SPRT per case against its own threshold, as the runner's `decide(case, p, f)`."""
-    rules = {c.id: SequentialRule(effective_threshold(c, default_threshold), max_runs=max_runs) for c in cases}
+def make_decider(cases, default_threshold: float, max_runs: int, judge_rates=None):
+    """`--runs auto`: one SPRT per case against its own threshold, as the runner's `decide(case, p, f)`.
+    `judge_rates`: case id -> the judge's run-level (q0, q1), for the cases a fresh calibration covers."""
+    rates = judge_rates or {}
+    rules = {c.id: SequentialRule(effective_threshold(c, default_threshold), max_runs=max_runs,
+                                  **dict(zip(("q0", "q1"), rates.get(c.id, (1.0, 1.0)), strict=True)))
+             for c in cases}
     return lambda case, passes, fails: rules[case.id].decide(passes, fails)
