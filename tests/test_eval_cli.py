@@ -131,32 +131,29 @@ def test_json_and_junit_reports(project, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["under a file", "a read-only folder"])
-def test_a_report_that_cannot_be_written_is_said_and_the_session_stays_recorded(project, tmp_path: Path,
-                                                                                 where: str) -> None:
-    """--json where no file can be written: one message naming the file (never a traceback), the
-    other report is still written, every run stays in history, and the exit is not green (2)."""
+def test_a_report_that_cannot_be_written_is_said_before_any_run(project, tmp_path: Path, where: str) -> None:
+    """--json where no file can be written: one message naming the file and the fix (never a
+    traceback), exit 2 before any run (issue 25: preflight tries each report's folder; this test said
+    the runs went ahead and the report failed after them)."""
     from scarbook.history.store import History
 
     if where == "under a file":
         (tmp_path / "a-file").write_text("")
-        jpath, why = tmp_path / "a-file" / "report.json", "Not a directory"
+        jpath, why = tmp_path / "a-file" / "report.json", f"{tmp_path / 'a-file'} is a file, not a folder"
     else:
         if os.geteuid() == 0:
-            pytest.skip("root writes into a read-only folder")
+            pytest.skip("root writes into a read-only folder (tests/test_unwritable.py uses a read-only mount)")
         (tmp_path / "locked").mkdir()
         (tmp_path / "locked").chmod(0o555)
-        jpath, why = tmp_path / "locked" / "report.json", "Permission denied"
+        jpath, why = tmp_path / "locked" / "report.json", f"cannot create files in {tmp_path / 'locked'}: Permission denied"
     project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, \"open('a', 'w').write('x')\"]}}\n")
     project.case("c", "id: c\ntask: t\nthreshold: 0.1\nchecks: [{type: file_exists, path: a}]\n")
     xpath = tmp_path / "junit.xml"
     result = project.cli("eval", "--runs", "6", "-q", "--json", str(jpath), "--junit", str(xpath))
-    assert "c  " in result.stdout and "6 pass, 0 fail, 0 error" in result.stdout  # the gate alone would exit 0
-    assert (result.exit_code, result.stderr) == (2, f"scarbook: cannot write {jpath}: {why} — choose a writable path\n")
-    assert "Traceback" not in result.output and not jpath.exists()
-    assert ET.parse(xpath).getroot().get("tests") == "1"
-    history = History(project.workspaces)
-    [session] = history.sessions()
-    assert session.state == "finished" and len(history.runs(session.id)) == 6
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: --json {jpath} cannot be written: {why} — choose a writable path for --json\n")
+    assert "Traceback" not in result.output and not jpath.exists() and not xpath.exists()
+    assert History(project.workspaces).sessions() == []
 
 
 def test_junit_marks_a_case_below_threshold_as_failure(project, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from pathlib import Path
 
 import click
 
@@ -226,7 +227,9 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
                                                 timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
-                                                shard=shard, retry_infra=retry_infra))
+                                                shard=shard, retry_infra=retry_infra,
+                                                reports={o: Path(p) for o, p in (("--json", json_path),
+                                                                                 ("--junit", junit_path)) if p}))
     if prep.errors:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)

@@ -9,6 +9,8 @@ import click
 
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
 from scarbook.cli.common import friendly_errors, get_project, say, warn
+from scarbook.errors import ScarbookError
+from scarbook.fs.files import describe_os_error, unwritable_why
 from scarbook.run.verify import verify_case
 
 
@@ -63,8 +65,18 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     from scarbook.cases.admin import new_case_id
 
     project = get_project(ctx)
+    why = unwritable_why(project.cases_dir)
+    if why:
+        raise ScarbookError(f"cannot write the draft case: {why} — make {project.cases_dir} a writable folder, "
+                            "or point cases_dir in scarbook.yaml at one")
     with new_case_id(project, case_id):
-        folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
+        try:
+            folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
+        except OSError as exc:
+            raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
+                                f"{describe_os_error(exc)}"
+                                + (f" ({exc.filename})" if exc.filename else "")
+                                + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
     say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 

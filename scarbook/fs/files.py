@@ -140,3 +140,28 @@ def describe_os_error(exc: OSError) -> str:
     if isinstance(exc, (NotAFileError, FileTooLargeError)):
         return str(exc.args[0]) if exc.args else str(exc)
     return exc.strerror or str(exc)
+
+
+def unwritable_why(folder: Path | str) -> str | None:
+    """Why scarbook could not create files in `folder`, or None if it could (a missing folder: if it
+    could make it, in its nearest existing parent). Nothing is left behind.
+
+    Tried for real — a fresh file created and removed — not guessed from permission bits: root ignores
+    those, and a read-only mount or a file where a folder should be refuses everyone."""
+    folder = Path(folder)
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, not a folder" if probe == folder else \
+            f"{probe} (on the way to {folder}) is a file, not a folder"
+    try:
+        fd, tmp = _create_temp(probe / "write-test")
+    except OSError as exc:
+        return f"cannot create files in {probe}: {describe_os_error(exc)}"
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return None

@@ -14,6 +14,7 @@ earlier versions (`runs-<case>.json`, plain TinyDB) are still read.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import time
@@ -120,7 +121,7 @@ class History:
                 table.truncate()
                 table.insert({**info.to_dict(), "pid": os.getpid()})
         except OSError as exc:
-            raise HistoryError(f"could not write {path}: {describe_os_error(exc)} — free some disk space "
+            raise HistoryError(f"could not write {path}: {describe_os_error(exc)} — {_fix_for(exc)} "
                                "(the runs recorded so far are kept)") from None
 
     def _writer(self, sid: str, case_id: str) -> RunsDB:
@@ -140,8 +141,8 @@ class History:
             self._writer(run.session_id, run.case_id).insert(run.to_dict())
         except OSError as exc:
             raise HistoryError(f"could not record run {run.case_id}#{run.k} in {self.dir / run.session_id}: "
-                               f"{describe_os_error(exc)} — free some disk space (the runs recorded before it "
-                               "are kept)") from None
+                               f"{describe_os_error(exc)} — {_fix_for(exc)} (the runs recorded before it are "
+                               "kept)") from None
 
     def finish_session(self, info: SessionInfo) -> None:
         info.finished_at = info.finished_at or now_iso()
@@ -331,3 +332,9 @@ def session_age_s(info: SessionInfo) -> float:
     except ValueError:
         return float("inf")
     return time.time() - started.timestamp()
+
+
+def _fix_for(exc: OSError) -> str:
+    """What to do about a failed history write: room for a full disk, else write access."""
+    full = exc.errno in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))
+    return "free some disk space" if full or exc.errno is None else "make that folder writable"

@@ -106,12 +106,16 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def write_traceback(path: Path, exc: BaseException | None = None) -> Path | str:
-    """Write the traceback being handled (or `exc`'s) to `path`; where it went, or why it could not."""
+def write_traceback(path: Path, exc: BaseException | None = None, fallback: Path | None = None) -> Path | str:
+    """Write the traceback being handled (or `exc`'s) to `path` — or, when that cannot be written (the
+    history went read-only), to the same name in `fallback`; where it went, or why it could not."""
     text = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        return f"nowhere: could not write {path}: {err.strerror or err}"
-    return path
+    whys = []
+    for where in (path, *([fallback / path.name] if fallback is not None else [])):
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text(text, encoding="utf-8")
+            return where
+        except OSError as err:
+            whys.append(f"could not write {where}: {err.strerror or err}")
+    return "nowhere: " + "; ".join(whys)

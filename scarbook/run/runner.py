@@ -17,6 +17,7 @@ ending is a SessionFinished event; nothing escapes as a traceback.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
+from scarbook.text import plural
 
 
 @dataclass
@@ -70,6 +72,15 @@ class _Schedule:
     abort_message: str = ""
     cursor: int = 0
     records: list[RunRecord] = field(default_factory=list)
+    unrecorded: list[RunRecord] = field(default_factory=list)  # finished, but history refused them
+
+    def record(self, history, record: RunRecord) -> None:
+        try:
+            history.record_run(record)
+        except Exception:
+            self.unrecorded.append(record)  # kept beside crash.txt: a finished run is not lost
+            raise
+        self.records.append(record)
 
     def next_job(self, control: SessionControl) -> tuple[Case, int] | None:
         """Round-robin over cases so every case fills in together."""
@@ -135,8 +146,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         if record.status == RunStatus.PASS and not ready.keep_all:
             janitor.remove(Path(record.workspace))
             record.workspace_kept = False
-        history.record_run(record)
-        schedule.records.append(record)
+        schedule.record(history, record)
         schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)
         schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
         queue.put_nowait(RunFinished(record))
@@ -178,9 +188,10 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         except asyncio.CancelledError:
             info.state = SessionState.CANCELLED
         except Exception as exc:  # noqa: BLE001 — the runner itself failed: say so, keep what was recorded
-            path = write_traceback(history.dir / sid / "crash.txt", exc)
+            path = write_traceback(history.dir / sid / "crash.txt", exc, Path(ctx.session_dir))
             info.state = SessionState.CRASHED
-            info.note = f"session crashed: {one_line(exc)} — traceback in {path}"
+            info.note = f"session crashed: {one_line(exc)} — traceback in {path}" + _save_unrecorded(
+                schedule.unrecorded, path if isinstance(path, Path) else None)
     finally:
         if not driver.done():  # the consumer went away (Ctrl-C, closed generator): stop the runs
             control.cancelled = True
@@ -191,17 +202,18 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
             info.state, info.note = SessionState.ABORTED, f"session aborted: {schedule.abort_message}"
         if info.state == SessionState.RUNNING:
             info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
-            if info.state == SessionState.STOPPED_BUDGET and not info.note:
-                info.note = budget_note(schedule)
+            info.note = info.note or (budget_note(schedule) if info.state == SessionState.STOPPED_BUDGET else "")
         janitor.close()  # every pruned workspace is gone before the session says it is over
         kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
         try:
             history.finish_session(info)
         except Exception as exc:  # noqa: BLE001 — the runs are recorded; say the ending could not be
+            crashed = info.state == SessionState.CRASHED  # crash.txt is written (or said) already
             if info.state == SessionState.FINISHED:
                 info.state = SessionState.CRASHED
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
-                f"the session record could not be written: {one_line(exc)}"
+                f"the session record could not be written: {one_line(exc)}" + \
+                ("" if crashed else f" — traceback in {write_traceback(history.dir / sid / 'crash.txt', exc, Path(ctx.session_dir))}")
     yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
 
 
@@ -214,3 +226,19 @@ def budget_note(schedule: _Schedule) -> str:
 
 def _finished(schedule: _Schedule, case_id: str) -> int:
     return sum(1 for r in schedule.records if r.case_id == case_id)
+
+
+def _save_unrecorded(records: list[RunRecord], crash_file: Path | None) -> str:
+    """Write the finished runs history refused beside crash.txt; the words the crash note adds."""
+    if not records:
+        return ""
+    lines = "".join(json.dumps(r.to_dict()) + "\n" for r in records)
+    if crash_file is not None:
+        target = crash_file.parent / "unrecorded-runs.jsonl"
+        try:
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(lines)
+            return f"; {plural(len(records), 'finished run')} history could not take are in {target}"
+        except OSError:
+            pass
+    return f"; {plural(len(records), 'finished run')} could not be recorded anywhere"

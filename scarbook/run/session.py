@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.errors import ScarbookError
+from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case
@@ -57,6 +59,7 @@ class SessionPlan:
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
+    reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
 
 
 @dataclass
@@ -111,6 +114,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
     elif plan.adaptive and plan.retry_infra:
         errors.append(RETRY_WITH_AUTO)
+    errors.extend(_unwritable(project, plan))
     spec, agent = _preflight_agent(project, errors)
     judge = _preflight_judge(project, plan, errors)
     decide = None
@@ -149,6 +153,24 @@ def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
     if prep.session is None:
         raise ScarbookError("\n".join(prep.errors))
     return prep.session
+
+
+def _unwritable(project: Project, plan: SessionPlan) -> list[str]:
+    """Each place the session writes that cannot be written, said before any run (so no run is lost
+    to it): the history, the workspaces, the report files asked for."""
+    problems = []
+    for folder, what in ((project.history.dir, "the session history"), (project.workspaces_dir, "the workspaces")):
+        why = unwritable_why(folder)
+        if why:
+            problems.append(f"{what} cannot be written: {why} — make {folder} a writable folder, or point "
+                            "workspaces_dir in scarbook.yaml at one")
+    for option, path in plan.reports.items():
+        why = unwritable_why(Path(path).parent)
+        if why is None and Path(path).is_dir():
+            why = f"{path} is a folder"
+        if why:
+            problems.append(f"{option} {path} cannot be written: {why} — choose a writable path for {option}")
+    return problems
 
 
 def _preflight_agent(project: Project, errors: list[str]) -> tuple[AgentSpec | None, Agent | None]:
