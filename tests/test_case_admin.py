@@ -222,11 +222,24 @@ def test_a_damaged_case_ids_file_is_reported_and_every_run_counts(project):
     (project.workspaces / "history").mkdir(parents=True)
     path = project.workspaces / "history" / "case-ids.json"
     path.write_text("{not json")
-    p = project.load()
-    build_rows(p)
-    assert [str(x) for x in p.history.problems] == [
+    rows = build_rows(project.load())
+    assert [str(x) for x in rows.problems] == [
         f"{path} cannot be read: not the expected JSON (JSONDecodeError) — move it aside (mv {path} {path}.damaged); "
         "the library then shows every run recorded under each id"]
+
+
+def test_list_says_a_damaged_case_ids_file_even_after_reading_the_trends(project):
+    """`list` reads the rows, then the trends: the trends' read of history cleared the shared problem
+    list, so the damaged id log was never said; each read now returns its own problems."""
+    make(project, "alpha")
+    (project.workspaces / "history").mkdir(parents=True)
+    path = project.workspaces / "history" / "case-ids.json"
+    path.write_text("{not json")
+    listed = project.cli("list")
+    assert listed.exit_code == 0
+    assert listed.stderr == (f"history: {path} cannot be read: not the expected JSON (JSONDecodeError) — move it "
+                             f"aside (mv {path} {path}.damaged); the library then shows every run recorded under "
+                             "each id\n")
 
 
 def test_rename_and_delete_are_refused_while_a_session_runs_the_case(project):

@@ -90,7 +90,7 @@ def test_two_processes_record_into_one_history(project) -> None:
     assert [p.returncode for p in procs] == [0, 0], outs
     history = History(project.workspaces)
     sessions = history.sessions()
-    assert sorted(s.label for s in sessions) == ["left", "right"] and history.problems == []
+    assert sorted(s.label for s in sessions) == ["left", "right"] and sessions.problems == []
     assert len({s.id for s in sessions}) == 2
     for s in sessions:
         assert s.state == "finished"
@@ -144,8 +144,8 @@ def test_a_runs_file_cut_by_a_crash_keeps_its_complete_runs_and_says_so(project)
 
     # The fix the message gives works: after it the file reads clean.
     subprocess.run(["sed", "-i", "$d", str(runs_file)], check=True)
-    again = History(project.workspaces)
-    assert [r.k for r in again.runs(old.id)] == kept and again.problems == []
+    again = History(project.workspaces).runs(old.id)
+    assert [r.k for r in again] == kept and again.problems == []
 
 
 def test_a_line_being_written_by_a_live_session_is_not_reported_as_a_crash(tmp_path: Path) -> None:
@@ -159,10 +159,12 @@ def test_a_line_being_written_by_a_live_session_is_not_reported_as_a_crash(tmp_p
     with open(runs_file, "a") as fh:
         fh.write('{"session_id": "' + info.id + '", "case_id": "c", "k": 2, "sta')  # an append in flight
     reader = History(tmp_path)
-    assert [r.k for r in reader.runs(info.id)] == [1] and reader.problems == []
+    live = reader.runs(info.id)
+    assert [r.k for r in live] == [1] and live.problems == []
     writer.finish_session(info)  # the session is over: now a cut line can only be a crash's
-    assert [r.k for r in reader.runs(info.id)] == [1]
-    assert [str(p) for p in reader.problems] == [
+    ended = reader.runs(info.id)
+    assert [r.k for r in ended] == [1]
+    assert [str(p) for p in ended.problems] == [
         f"history file {runs_file} ends in a half-written run (line 2, cut by a crash); the complete run "
         f"before it is kept — delete that line to silence this: sed -i '$d' {runs_file}"]
 
@@ -197,6 +199,21 @@ def test_a_damaged_line_is_reported_by_name_and_others_still_show(project) -> No
     assert f"history: history file {session_file} is damaged (" in listed.stderr
     assert f"history: {damaged}" in listed.stderr  # list fell back to the old session, and said so
     assert listed.exit_code == 0
+
+
+def test_each_read_keeps_its_own_problems(project) -> None:
+    """Two readers of one History (the TUI reads on threads): the listing one makes does not wipe the
+    problems another's read of a runs file found — each read returns its own."""
+    old, new, runs_file = _old_and_new(project)
+    lines = runs_file.read_text().splitlines(keepends=True)
+    runs_file.write_text(lines[0] + "not json\n" + lines[2])
+    history = History(project.workspaces)
+    runs = history.runs(old.id)
+    listed = history.sessions()  # another reader, meanwhile
+    assert [s.id for s in listed] == [new.id, old.id] and listed.problems == []
+    assert len(runs) == 2 and [str(p) for p in runs.problems] == [
+        f"history file {runs_file} line 2 is not counted: it is not JSON (Expecting value: column 1) — the runner "
+        f"never writes that (forged or damaged); delete it to silence this: sed -i '2d' {runs_file}"]
 
 
 def _one_session(project):

@@ -137,14 +137,13 @@ class CaseIdLog:
         return ScarbookError(f"{self.path} cannot be read: {why} — move it aside (mv {self.path} "
                              f"{self.path}.damaged); the library then shows every run recorded under each id")
 
-    def load_or_tell(self, tell) -> dict[str, IdEntry]:
-        """load(), but a damaged file is passed to `tell` (e.g. History._tell, said with the history's
-        problems) and every run recorded under each id then counts."""
+    def read(self) -> tuple[dict[str, IdEntry], list[str]]:
+        """load(), and the problem when the file is damaged (said with the history's problems) rather
+        than raised: every run recorded under each id then counts."""
         try:
-            return self.load()
+            return self.load(), []
         except ScarbookError as exc:
-            tell(str(exc))
-            return {}
+            return {}, [str(exc)]
 
     def update(self, changes: dict[str, IdEntry | None]) -> None:
         """Set (or, for None, remove) entries; written atomically."""

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import click
 
-from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, given_away_between
+from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     Baseline,
     BaselineComparison,
     baseline_from_session,
-    compare_to_baseline,
     load_baseline,
     partial_mismatch_with,
 )
@@ -39,14 +36,6 @@ def resolve_against(project: Project, ref: str, cases: list[Case], skip_judge: b
     if problem:
         raise ScarbookError(problem)
     return baseline
-
-
-def compare_against(project: Project, baseline: Baseline, session, runs) -> BaselineComparison:
-    """compare_to_baseline, leaving out the case ids given to another case since the baseline's session."""
-    log = CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
-    then = SimpleNamespace(id=baseline.session_id, started_at=baseline.recorded_at)
-    away = given_away_between(log, then, session, set(baseline.cases) & set(session.case_ids))
-    return compare_to_baseline(baseline, session, runs, away)
 
 
 def format_against(bc: BaselineComparison) -> str:

@@ -44,8 +44,9 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
     settings = project.config.judge
     try:
         if show_report or as_json:
-            cal = measure(store.labels(), judged_items(project.history.iter_all_runs()), settings)
-            report_history_problems(project.history)
+            runs = project.history.all_runs()
+            cal = measure(store.labels(), judged_items(runs), settings)
+            report_history_problems(runs.problems)
             click.echo(json.dumps(cal.to_dict(), indent=2) if as_json else format_calibration(cal, settings))
             return
         if export_to is not None:

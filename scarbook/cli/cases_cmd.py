@@ -58,7 +58,7 @@ def list_command(ctx: click.Context) -> None:
     trends = project_trends(project, found.cases)
     for row in rows:
         row.trend = trends.cases.get(row.key)
-    report_history_problems(project.history)
+    report_history_problems([*rows.problems, *trends.problems])
     say(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
                f"{'notes':<16} title")
     for row in rows:
@@ -100,14 +100,18 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     history = project.history
     entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
     earlier = ""
+    listed = history.sessions()
+    problems = list(listed.problems)  # said after the runs, with what reading them met
     if session_ref:
-        info = history.resolve(session_ref)
+        info = history.resolve(session_ref, listed)
         runs = history.runs(info.id, case_id, info)
+        problems += runs.problems
         if not counts_session(entry, info.id, info.started_at):  # asked for by name: shown, but said whose
             earlier = (f"note: these runs are not the present case {case_id}'s: session {info.id} ran the case "
                        f"that had the id before ({entry.note(case_id)})")
     else:
-        hit = history.latest_by_case([case_id]).get(case_id)
+        hit = history.latest_by_case([case_id], listed).get(case_id)
+        problems += hit.problems if hit is not None else []
         if hit is not None and not counts_session(entry, hit.session.id, hit.session.started_at):
             hit = None  # those runs are another case's, recorded before this one got the id
         if hit is None:
@@ -150,7 +154,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
         if excerpt:
             say(f"  output: {excerpt[:400]}")
-    report_history_problems(history)
+    report_history_problems(problems)
 
 
 def convert_json_case(entry: object, source: Path, index: int) -> Case:

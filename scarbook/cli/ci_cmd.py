@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.against import compare_against, echo_against, load_against
+from scarbook.cli.against import echo_against, load_against
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
@@ -20,6 +20,7 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import now_iso
 from scarbook.run.outcome import EXIT_USAGE
 from scarbook.text import plural
+from scarbook.views.compare import compare_with_baseline
 
 
 @click.group("baseline")
@@ -88,10 +89,9 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
 
     project = get_project(ctx)
     info = project.history.resolve(session)
-    before = len(project.history.problems)
     runs = project.history.runs(info.id)
-    damaged = len(project.history.problems) > before
-    report_history_problems(project.history, before)  # as `list` does: what was left out, and why
+    damaged = bool(runs.problems)
+    report_history_problems(runs.problems)  # as `list` does: what was left out, and why
     found = project.load_cases()
     report_case_problems(found.problems)
     rep = build_report(info, runs, found.by_id(), project.config,
@@ -133,7 +133,7 @@ def _report_baseline(project, info, runs, against_ref: str | None):
             raise ScarbookError(problem)
         warn(f"no baseline comparison: {problem}")
         return None
-    return compare_against(project, baseline, info, runs)
+    return compare_with_baseline(project, baseline, info, runs)
 
 
 COMMANDS = [baseline_group, report_command]

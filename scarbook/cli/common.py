@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +52,15 @@ def warn(text: str) -> None:
     say(click.style("warning: ", fg="yellow") + text, err=True)
 
 
-def report_history_problems(history: Any, since: int = 0) -> int:
-    """Print the history's problems from index `since` on; returns how many there are now."""
-    for problem in history.problems[since:]:
-        say(click.style("history: ", fg="yellow") + str(problem), err=True)
-    return len(history.problems)
+def report_history_problems(problems: Iterable[Any], said: Iterable[str] = ()) -> list[str]:
+    """Print what reading history met (a ReadResult's `problems`), each once and not those already
+    `said`; returns every problem said so far."""
+    out = list(said)
+    for problem in map(str, problems):
+        if problem not in out:
+            out.append(problem)
+            say(click.style("history: ", fg="yellow") + problem, err=True)
+    return out
 
 
 def say_written(written: WrittenReports) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.against import compare_against, echo_against, echo_annotations, resolve_against
+from scarbook.cli.against import echo_against, echo_annotations, resolve_against
 from scarbook.cli.common import (
     case_id_of_arg,
     friendly_errors,
@@ -33,6 +33,7 @@ from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.run.shards import Shard
 from scarbook.text import clean_text, plural
+from scarbook.views.compare import compare_with_baseline
 
 
 def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
@@ -250,7 +251,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
                        calibration_for(project.history, project.workspaces_dir, project.config.judge))
-    against = compare_against(project, baseline, finished.session, finished.runs) if baseline else None
+    against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))
     click.echo(format_summary(rep))

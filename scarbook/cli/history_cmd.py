@@ -6,6 +6,7 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import HistoryError
+from scarbook.history.store import ReadResult
 from scarbook.stats.rates import count_statuses
 from scarbook.views.library_rows import session_marks
 
@@ -22,7 +23,8 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     interrupted (its process died), running, partial (judge checks skipped)."""
     history = get_project(ctx).history
     sessions = history.sessions()
-    reported = report_history_problems(history)
+    said = report_history_problems(sessions.problems)
+    left_out = ReadResult()
     if not sessions:
         say("no sessions yet — run `scarbook eval`")
         return
@@ -31,6 +33,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     for info in sessions[:limit]:
         try:
             runs = history.runs(info.id, info=info)  # a bad file or line is left out and told below
+            left_out.add_problems(runs.problems)
         except HistoryError as exc:  # session.json went away since it was listed
             say(click.style("history: ", fg="yellow") + str(exc), err=True)
             continue
@@ -39,7 +42,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
         say(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
                    f"{counts['fail']:>5} {counts['error']:>4} {counts['unjudged']:>4}  {notes:<24} "
                    f"{info.fingerprint:<13} {info.git_revision or '-'}")
-    report_history_problems(history, since=reported)  # runs left out (damaged, forged, cut): the rest counted
+    report_history_problems(left_out.problems, said)  # runs left out (damaged, forged, cut): the rest counted
 
 
 COMMANDS = [sessions_command]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
+from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.cases.lint import format_hints, lint_cases
 from scarbook.cli.common import (
     friendly_errors,
@@ -14,8 +14,9 @@ from scarbook.cli.common import (
     report_history_problems,
 )
 from scarbook.errors import ScarbookError
-from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, format_comparison, partial_mismatch
+from scarbook.stats.compare import format_comparison
 from scarbook.text import plural
+from scarbook.views.compare import compare_two_sessions
 
 
 @click.command("diff")
@@ -31,21 +32,20 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     interval, Fisher's exact p, and improved / regressed / no detectable change."""
     project = get_project(ctx)
     history = project.history
-    a, b = history.resolve(before), history.resolve(after)
+    listed = history.sessions()
+    a, b = history.resolve(before, listed), history.resolve(after, listed)
     if a.id == b.id:
         raise ScarbookError(f"{before!r} and {after!r} are the same session ({a.id})")
-    changed = changed_cases(a, b)
-    if changed and not force:
-        raise ScarbookError(f"cases changed their task or checks between the sessions: {', '.join(changed)} — "
+    two = compare_two_sessions(project, a, b, history)
+    if two.changed and not force:
+        raise ScarbookError(f"cases changed their task or checks between the sessions: {', '.join(two.changed)} — "
                             "their rates measure different things; re-run them, or pass --force")
-    mismatch = partial_mismatch(a, b)
+    mismatch = two.mismatch
     if mismatch and not force:
         raise ScarbookError(mismatch)
-    counts_a, counts_b = counts_by_case(history.runs(a.id, info=a)), counts_by_case(history.runs(b.id, info=b))
-    log = CaseIdLog(project.workspaces_dir).load_or_tell(history._tell)
-    counts_a, counts_b, given_away = leave_out_given_away(log, a, b, counts_a, counts_b)
-    cmp = compare_sessions(counts_a, counts_b)
-    report_history_problems(history)  # runs left out (damaged, forged): named, not silently uncounted
+    cmp, given_away = two.comparison, two.given_away
+    # runs left out (damaged, forged): named, not silently uncounted
+    report_history_problems([*listed.problems, *two.problems])
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if a.fingerprint != b.fingerprint:
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")

@@ -37,7 +37,7 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     trends = project_trends(project, cases, depth)
-    report_history_problems(project.history)
+    report_history_problems(trends.problems)
     click.echo(json.dumps(trends_json(trends, depth), indent=2) if as_json else format_trends(trends))
 
 

@@ -74,8 +74,8 @@ def _entry(raw: Any, stamps: list) -> CaseCounts | None:
 
 
 def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]:
-    """Every planned case of the session: its counts and the problems its runs file has. Problems read
-    from the cache are told to `history.problems` as a fresh read would tell them."""
+    """Every planned case of the session: its counts and the problems its runs file has (from the
+    cache just as from a fresh read: the caller says them)."""
     folder = history.dir / info.id
     ended = str(info.state) != "running"  # a live session is still appending: never cached
     session_stamp = _stamp(str(folder / "session.json"))
@@ -86,13 +86,10 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
     for cid in info.case_ids:
         stamps = _stamps(str(folder), cid)
         hit = _entry(cached.get(cid), stamps)
-        if hit is not None:
-            for problem in hit.problems:
-                history._tell(problem)  # said once, as a fresh read would
-        else:
+        if hit is None:
             fresh = True
-            runs, problems = history.outcomes(info.id, cid, info)
-            hit = CaseCounts(counts_by_case(runs)[cid] if runs else None, tuple(problems))
+            runs = history.outcomes(info.id, cid, info)
+            hit = CaseCounts(counts_by_case(runs)[cid] if runs else None, tuple(str(p) for p in runs.problems))
         out[cid] = hit
         entries[cid] = {"stamps": stamps, "counts": list(hit.counts) if hit.counts else None,
                         "problems": list(hit.problems)}

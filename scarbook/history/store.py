@@ -18,10 +18,11 @@ import errno
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from filelock import FileLock, Timeout
 from tinydb import TinyDB
@@ -42,6 +43,26 @@ from scarbook.models import RunRecord, SessionInfo
 from scarbook.text import clean_record_text
 
 LEGACY_SUFFIX = ".json"
+T = TypeVar("T")
+
+
+class ReadResult(list[T], Generic[T]):
+    """What a read of history gives: the records that could be read (it is their list), and
+    `problems`, what could not be (each names the file and the fix; the caller says them).
+
+    Every read returns its own result, so two readers (TUI threads) never share a list of problems."""
+
+    def __init__(self, records: Iterable[T] = (), problems: Iterable[HistoryError | str] = ()) -> None:
+        super().__init__(records)
+        self.problems: list[HistoryError] = []
+        self.add_problems(problems)
+
+    def add_problems(self, problems: Iterable[HistoryError | str]) -> None:
+        """Add problems, each once (a read may meet one file twice)."""
+        for problem in problems:
+            problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
+            if str(problem) not in map(str, self.problems):
+                self.problems.append(problem)
 
 
 
@@ -76,7 +97,6 @@ class CaseLatest:
 class History:
     def __init__(self, workspaces_dir: Path) -> None:
         self.dir = Path(workspaces_dir) / "history"
-        self.problems: list[HistoryError] = []
         self._locks: dict[str, FileLock] = {}
         self._writers: dict[tuple[str, str], RunsDB] = {}
 
@@ -197,68 +217,60 @@ class History:
         except OSError:  # a lock file we may not open is not a live session's
             return False
 
-    def sessions(self) -> list[SessionInfo]:
-        """Every readable session, newest first; damaged ones are listed in `self.problems`."""
-        self.problems = []
-        out = []
+    def sessions(self) -> ReadResult[SessionInfo]:
+        """Every readable session, newest first; damaged ones are in the result's `problems`."""
+        out: ReadResult[SessionInfo] = ReadResult()
         for folder in self.session_dirs():
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
                 orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
                 if orphans:  # an id reserved a moment ago has no runs yet; this one lost its session.json
-                    self._tell(HistoryError(
+                    out.add_problems([HistoryError(
                         f"history folder {folder} has runs ({', '.join(orphans)}) but no session.json (deleted?): "
                         f"its runs are not listed — restore session.json, or move the folder aside to silence "
-                        f"this: mv {folder} {folder}.damaged"))
+                        f"this: mv {folder} {folder}.damaged")])
                 continue
             try:
                 out.append(self.read_session(folder.name))
             except HistoryError as exc:
-                self._tell(exc)
+                out.add_problems([exc])
         return out
 
-    def _tell(self, problem: HistoryError | str) -> None:
-        """Add a problem once (a command may read one file several times)."""
-        problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
-        if str(problem) not in map(str, self.problems):
-            self.problems.append(problem)
-
-    def runs(self, session_id: str, case_id: str | None = None, info: SessionInfo | None = None) -> list[RunRecord]:
+    def runs(self, session_id: str, case_id: str | None = None,
+             info: SessionInfo | None = None) -> ReadResult[RunRecord]:
         """The session's runs (of one case, or all), by case and k: only records the runner wrote.
 
         A line that is not one (forged or damaged: see history_records) is left out and listed in
-        `self.problems`, as is a runs file that cannot be read at all; the other runs still count.
+        the result's `problems`, as is a runs file that cannot be read at all; the other runs still count.
         A runs file whose last line a crash cut short gives its complete runs, and the cut is listed
         too (unless the session is still recording: then the line is being written, and is left for
         the next read). `info` saves reading session.json again when the caller has it."""
         return self._read(session_id, case_id, info, run_from_doc)
 
-    def outcomes(self, session_id: str, case_id: str, info: SessionInfo) -> tuple[list[RunOutcome], list[str]]:
+    def outcomes(self, session_id: str, case_id: str, info: SessionInfo) -> ReadResult[RunOutcome]:
         """The (case, k, status) of the session's runs of one case that count — the same lines `runs`
-        counts, without building each RunRecord (trends read thousands) — and the problems this read
-        found (told in `problems` too, where a problem already told is not repeated)."""
-        found: list[str] = []
-        return self._read(session_id, case_id, info, outcome_from_doc, found), found
+        counts, without building each RunRecord (trends read thousands) — with the problems found."""
+        return self._read(session_id, case_id, info, outcome_from_doc)
 
-    def _read(self, session_id: str, case_id: str | None, info: SessionInfo | None, make,
-              found: list[str] | None = None) -> list:
+    def _read(self, session_id: str, case_id: str | None, info: SessionInfo | None, make) -> ReadResult:
         info = info or self.read_session(session_id)
         folder = self.dir / session_id
         if case_id:
             files = [folder / f"runs-{case_id}{SUFFIX}", folder / f"runs-{case_id}{LEGACY_SUFFIX}"]
         else:
             files = sorted([*folder.glob(f"runs-*{SUFFIX}"), *folder.glob(f"runs-*{LEGACY_SUFFIX}")])
-        out: list = []
+        out: ReadResult = ReadResult()
         for path in files:
             if not path.exists() and not path.is_symlink():
                 continue
-            out.extend(self._read_runs_file(path, info, make, found if found is not None else []))
+            out.extend(self._read_runs_file(path, info, make, out.problems))
         out.sort(key=lambda r: (r.case_id, r.k))
         return out
 
-    def _read_runs_file(self, path: Path, info: SessionInfo, make, found: list[str]) -> list:
+    def _read_runs_file(self, path: Path, info: SessionInfo, make, found: list[HistoryError]) -> list:
         def tell(problem: HistoryError | str) -> None:
-            found.append(str(problem))
-            self._tell(problem)
+            problem = problem if isinstance(problem, HistoryError) else HistoryError(problem)
+            if str(problem) not in map(str, found):
+                found.append(problem)
 
         cid = path.name[len("runs-"):-len(path.suffix)]
         if cid not in info.case_ids:
@@ -284,12 +296,25 @@ class History:
         return runs
 
     def iter_all_runs(self) -> Iterator[RunRecord]:
+        """Every run of every readable session, one at a time, for callers that only count them (what
+        could not be read is left out unsaid: `all_runs` says it)."""
         for info in self.sessions():
             yield from self.runs(info.id, info=info)
 
-    def resolve(self, ref: str) -> SessionInfo:
-        """A session by id, id prefix, label, or `latest` / `previous`."""
+    def all_runs(self) -> ReadResult[RunRecord]:
+        """Every run of every readable session, with what could not be read."""
         sessions = self.sessions()
+        out: ReadResult[RunRecord] = ReadResult(problems=sessions.problems)
+        for info in sessions:
+            runs = self.runs(info.id, info=info)
+            out.extend(runs)
+            out.add_problems(runs.problems)
+        return out
+
+    def resolve(self, ref: str, sessions: list[SessionInfo] | None = None) -> SessionInfo:
+        """A session by id, id prefix, label, or `latest` / `previous`. `sessions`: the listing the
+        caller read already (whose problems it says), else it is read here."""
+        sessions = self.sessions() if sessions is None else sessions
         if not sessions:
             raise HistoryError(f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
         if ref in ("latest", "previous"):
@@ -306,21 +331,23 @@ class History:
                                "see `scarbook sessions`")
         return hits[0]  # newest with that label
 
-    def latest_by_case(self, case_ids: list[str] | None = None) -> dict[str, CaseLatest]:
-        """For each case, its runs in the newest session that ran it (reads only what it needs).
+    def latest_by_case(self, case_ids: list[str] | None = None,
+                       sessions: list[SessionInfo] | None = None) -> dict[str, CaseLatest]:
+        """For each case, its runs in the newest session that ran it (reads only what it needs), with
+        the problems of that runs file. `sessions`: the listing the caller read (and says the problems
+        of), else it is read here.
 
         A session whose runs of the case were all left out (forged, damaged: see `problems`) is still
         that case's latest, with no runs: an older session's rate must not stand in for it."""
         wanted = set(case_ids) if case_ids is not None else None
         out: dict[str, CaseLatest] = {}
-        for info in self.sessions():
+        for info in self.sessions() if sessions is None else sessions:
             for cid in info.case_ids:
                 if cid in out or (wanted is not None and cid not in wanted):
                     continue
-                told = len(self.problems)
                 runs = self.runs(info.id, cid, info)
-                if runs or len(self.problems) > told:
-                    out[cid] = CaseLatest(cid, info, runs, [str(p) for p in self.problems[told:]])
+                if runs or runs.problems:
+                    out[cid] = CaseLatest(cid, info, list(runs), [str(p) for p in runs.problems])
             if wanted is not None and len(out) == len(wanted):
                 break
         return out

@@ -142,8 +142,8 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                                        "writes — the shard's history was altered; run that shard again")
                 shard = Shard(spec["index"], spec["count"], spec["session"])
                 runs = history.runs(sub.name)
-                if history.problems:
-                    raise HistoryError(f"shard {shard.label} in {sub}: {history.problems[0]}")
+                if runs.problems:
+                    raise HistoryError(f"shard {shard.label} in {sub}: {runs.problems[0]}")
                 found.append(FoundShard(shard, info, runs, sub))
     return found
 

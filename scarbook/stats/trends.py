@@ -88,6 +88,7 @@ class CaseTrend:
 class Trends:
     cases: dict[str, CaseTrend]
     sessions: list[SessionInfo]  # every session some case's trend shows, oldest first
+    problems: list[str] = field(default_factory=list)  # what reading history met (files named, with the fix)
 
     def flakiest(self) -> list[CaseTrend]:
         """Cases with at least one session, flakiest first (then by id)."""

@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from scarbook.cases.io import CaseSet
-from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session
+from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cases.verifications import VerificationStore
 from scarbook.errors import CaseError, HistoryError
-from scarbook.history.store import CaseLatest, session_age_s
+from scarbook.history.store import CaseLatest, ReadResult, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
@@ -113,17 +113,23 @@ def format_started(iso: str) -> str:
         return iso
 
 
-def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRow]:
+def build_rows(project: Project, found: CaseSet | None = None) -> ReadResult[LibraryRow]:
     """Every case (valid ones with their latest session's figures, invalid ones with their error),
-    sorted by id. Pass `found` when the caller already loaded the cases."""
+    sorted by id, with the history problems met on the way (`problems`). Pass `found` when the caller
+    already loaded the cases."""
     found = found if found is not None else project.load_cases()
-    latest = project.history.latest_by_case([c.id for c in found.cases]) if found.cases else {}
+    listed = project.history.sessions() if found.cases else ReadResult()
+    latest = project.history.latest_by_case([c.id for c in found.cases], listed) if found.cases else {}
+    ids, id_problems = CaseIdLog(project.workspaces_dir).read()
+    rows: ReadResult[LibraryRow] = ReadResult(problems=listed.problems)
+    for hit in latest.values():
+        rows.add_problems(hit.problems)
+    rows.add_problems(id_problems)
     fingerprint = project.config.fingerprint()
-    ids = _id_log(project)
     for cid, entry in ids.items():  # sessions from before the id was given to its present case
         if cid in latest and not counts_session(entry, latest[cid].session.id, latest[cid].session.started_at):
             del latest[cid]
-    rows = [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
+    rows += [_row(c, latest.get(c.id), project, fingerprint) for c in found.cases]
     for row in rows:
         if row.key in ids and not row.session_id:
             row.history_note, row.history_mark = ids[row.key].note(row.key), ids[row.key].mark
@@ -134,10 +140,6 @@ def build_rows(project: Project, found: CaseSet | None = None) -> list[LibraryRo
     rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
     rows.sort(key=lambda r: r.key)
     return rows
-
-
-def _id_log(project: Project) -> dict[str, IdEntry]:
-    return CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
 
 
 def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: str) -> LibraryRow:

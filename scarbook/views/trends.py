@@ -34,7 +34,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
     sessions that ran it — and, for an id in `ids` (case_lineage), only sessions since the id was given
     to its present case. Reads sessions newest first and stops once every case has `depth`; each
     session it reads is read whole (all its cases), because `diff`'s Holm family is the whole session.
-    History problems found on the way are added to `history.problems`, as every reader does."""
+    History problems found on the way come back in `Trends.problems`."""
     ids = ids or {}
     if depth < 1:
         raise ValueError("a trend needs at least one session")
@@ -43,7 +43,9 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
     infos: dict[str, SessionInfo] = {}
     digests: dict[tuple[str, str], str] = {}
     pending = {cid for cid in thresholds}
-    for info in history.sessions():
+    listed = history.sessions()
+    problems = [str(p) for p in listed.problems]
+    for info in listed:
         if not pending:
             break
         if not pending.intersection(info.case_ids):
@@ -52,6 +54,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
         marks = tuple(session_marks(info))
         counts[info.id] = {}
         for cid, found in session_counts(history, info).items():  # the lines `runs` counts, cached
+            problems += [p for p in found.problems if p not in problems]
             if found.counts is not None:
                 counts[info.id][cid] = found.counts
             damaged = bool(found.problems)
@@ -75,7 +78,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
         trend.regressed_since = _regressed_since(cid, points, judge)
         cases[cid] = trend
     shown = {p.session_id for t in cases.values() for p in t.points}
-    return Trends(cases, sorted((infos[s] for s in shown), key=lambda i: i.id))
+    return Trends(cases, sorted((infos[s] for s in shown), key=lambda i: i.id), problems)
 
 
 class _Verdicts:
@@ -118,5 +121,7 @@ def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT
     """The trends of these cases of the project: each its own threshold (else the config's), and only
     the sessions that ran the case the id now names (see case_lineage)."""
     thresholds = {c.id: effective_threshold(c, project.config.threshold) for c in cases}
-    ids = CaseIdLog(project.workspaces_dir).load_or_tell(project.history._tell)
-    return build_trends(project.history, thresholds, depth, ids)
+    ids, problems = CaseIdLog(project.workspaces_dir).read()
+    trends = build_trends(project.history, thresholds, depth, ids)
+    trends.problems = problems + [p for p in trends.problems if p not in problems]
+    return trends

@@ -141,7 +141,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
     @work(thread=True, exclusive=True, group="library-load")
     def _load_rows(self) -> None:
         rows = build_rows(self.app.project)
-        problems = [str(p) for p in self.app.project.history.problems]
+        problems = [str(p) for p in rows.problems]
         self.judge_status = judge_calibration_line(self.app.project, rows)
         self.app.call_from_thread(self._show_rows, rows, problems)
         self._load_trends(rows)  # library_trends.py: older sessions, read after the rows are on screen

@@ -26,7 +26,7 @@ class TrendActions:
         project = self.app.project
         trends = project_trends(project, [r.case for r in rows if r.case])
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_trends, trends, [str(p) for p in project.history.problems])
+            self.app.call_from_thread(self._show_trends, trends, trends.problems)
 
     def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
         from scarbook.tui.screens.library import notes_text

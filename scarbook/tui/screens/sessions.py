@@ -10,17 +10,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from scarbook.cases.lineage import GIVEN_AWAY, CaseIdLog, leave_out_given_away
+from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
-from scarbook.stats.compare import changed_cases, compare_sessions, counts_by_case, partial_mismatch
 from scarbook.stats.rates import count_statuses
 from scarbook.text import pct
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.screens.library import MARK_STYLE
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
+from scarbook.views.compare import TwoSessions, compare_two_sessions
 from scarbook.views.library_rows import format_started, session_marks
 
 
@@ -209,21 +209,19 @@ class CompareScreen(Screen):
     @work(thread=True, exclusive=True, group="compare-load")
     def _read(self, app) -> None:
         """Both sessions' runs, read and compared off the UI thread (keys typed meanwhile wait)."""
-        history = app.project.history
         try:
-            log = CaseIdLog(app.project.workspaces_dir).load_or_tell(history._tell)
-            counts_a, counts_b, given_away = leave_out_given_away(
-                log, self.a, self.b, counts_by_case(history.runs(self.a.id)), counts_by_case(history.runs(self.b.id)))
+            two = compare_two_sessions(app.project, self.a, self.b)
         except ScarbookError as exc:
             app.call_from_thread(self._failed, str(exc))
             return
-        app.call_from_thread(self._show, compare_sessions(counts_a, counts_b), given_away)
+        app.call_from_thread(self._show, two)
 
     def _failed(self, message: str) -> None:
         self.query_one("#sessions-help", Static).update(Text(message, style="bold red"))
         ready(self)
 
-    def _show(self, cmp, given_away: list[str]) -> None:
+    def _show(self, two: TwoSessions) -> None:
+        cmp, given_away = two.comparison, two.given_away
         la, lb = self.a.label or self.a.id, self.b.label or self.b.id
         table = self.query_one("#compare-table", DataTable)
         for key, label in [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
@@ -243,13 +241,13 @@ class CompareScreen(Screen):
         help_text = Text(
             f"A = {la} ({self.a.state}) · B = {lb} ({self.b.state}) · mean change per case {mean}"
             f" · regressed: {', '.join(cmp.regressed) or 'none'} · improved: {', '.join(cmp.improved) or 'none'}")
-        changed = changed_cases(self.a, self.b)
+        changed = two.changed
         if changed:  # the CLI refuses these without --force; here they are shown, with the warning
             help_text.append(f"\nchanged task or checks between the sessions (rates measure different things): "
                              f"{', '.join(changed)}", style="bold yellow")
         if given_away:
             help_text.append("\n" + GIVEN_AWAY + ", ".join(given_away), style="bold yellow")
-        mismatch = partial_mismatch(self.a, self.b)
+        mismatch = two.mismatch
         if mismatch:  # the CLI refuses this pair without --force
             help_text.append("\n" + mismatch.split(" — ")[0] + " — their rates measure different checks",
                              style="bold yellow")
