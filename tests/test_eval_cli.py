@@ -156,6 +156,29 @@ def test_a_report_that_cannot_be_written_is_said_before_any_run(project, tmp_pat
     assert History(project.workspaces).sessions() == []
 
 
+def test_a_report_whose_folder_goes_away_during_the_session_is_said_and_the_runs_stay_recorded(project, tmp_path: Path):
+    """The preflight found the --json folder writable; the agent then put a file in its place. Writing
+    the report after the runs fails: one message naming the file (never a traceback), the JUnit report
+    is still written, every run stays in history, and the exit is not green (2)."""
+    from scarbook.history.store import History
+
+    out = tmp_path / "out"
+    out.mkdir()
+    swap = f"import os, pathlib; p = pathlib.Path({str(out)!r}); p.is_dir() and (os.rmdir(p), p.write_text('')); open('a', 'w')"
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, {json.dumps(swap)}]}}\nconcurrency: 1\n")
+    project.case("c", "id: c\ntask: t\nthreshold: 0.1\nchecks: [{type: file_exists, path: a}]\n")
+    jpath, xpath = out / "report.json", tmp_path / "junit.xml"
+    result = project.cli("eval", "--runs", "6", "-q", "--json", str(jpath), "--junit", str(xpath))
+    assert out.is_file() and "6 pass, 0 fail, 0 error" in result.stdout  # the gate alone would exit 0
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: cannot write {jpath}: Not a directory — choose a writable path\n")
+    assert "Traceback" not in result.output
+    assert ET.parse(xpath).getroot().get("tests") == "1"
+    history = History(project.workspaces)
+    [session] = history.sessions()
+    assert session.state == "finished" and len(history.runs(session.id)) == 6
+
+
 def test_junit_marks_a_case_below_threshold_as_failure(project, tmp_path: Path) -> None:
     project.bundled()
     path = project.cases_dir / "fix-json-config" / "case.yaml"
