@@ -218,3 +218,19 @@ def test_report_says_why_the_raw_rates_stand(project, tmp_path):
 def test_one_option_at_a_time(project):
     res = scarbook(project, "calibrate", "--report", "--export", "x.csv")
     assert res.exit_code == 2 and res.stderr == "scarbook: --report and --export do different things — give one of them\n"
+
+
+def test_after_some_labels_the_next_ones_go_where_they_help_and_the_report_says_how_many(tmp_path):
+    root = make_project(tmp_path, {"alpha": "p" * 60 + "f" * 20, "beta": "p" * 70 + "f" * 10})
+    rng = random.Random(1)
+    label_truly(root, 24, lambda r: "FAIL" if rng.random() < 0.3 else "PASS")
+    out = root / "next.jsonl"
+    res = scarbook(root, "calibrate", "--export", str(out), "--sample", "10")
+    assert res.output.splitlines()[0] == ("picked where labels shrink the corrected intervals most (cases near their "
+                                          "threshold first; at random within each case's judge-PASS and judge-FAIL items)")
+    assert len(read_jsonl(out)) == 10
+    report = scarbook(root, "calibrate", "--report").output
+    advice = report.split("where labels help most:\n")[1].splitlines()
+    assert advice and all(line.startswith("  about ") and " more labels to get case " in line for line in advice)
+    doc = json.loads(scarbook(root, "calibrate", "--report", "--json").output)
+    assert doc["advice"] == [line.strip() for line in advice]

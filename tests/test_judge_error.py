@@ -154,3 +154,21 @@ def test_the_gate_decides_on_the_corrected_rate_when_given():
     close = decide_cases([CaseEvidence("c", 18, 2, 0, 0.8, corrected=(0.78, 0.06))])[0]
     assert close.decision == "undecided"
     assert close.why == "its rate corrected for the judge's error is too close to 80% to call (more runs or more labels)"
+
+
+def test_labels_go_where_they_shrink_an_open_interval_most():
+    from scarbook.stats.label_plan import CaseTarget, allocate
+
+    strata = [Stratum(c, "PASS", 500, 8, 2) for c in ("open", "far")] + [Stratum(c, "FAIL", 100, 1, 4) for c in ("open", "far")]
+    err = estimate_error(strata)
+    open_ = CaseTarget("open", 40, 10, 0, 1, threshold=0.7)   # ≈ near 70%: its interval spans it
+    far = CaseTarget("far", 40, 10, 0, 1, threshold=0.2)      # far above 20%: decided
+    assert open_.corrected(err.for_case("open")).lo < 0.7 < open_.corrected(err.for_case("open")).hi
+    models = {"open": err.for_case("open"), "far": err.for_case("far")}
+    labelled = {(c, v): 10 if v == "PASS" else 5 for c in ("open", "far") for v in ("PASS", "FAIL")}
+    plenty = {key: 100 for key in labelled}
+    plan = allocate([open_, far], models, labelled, plenty, 20)
+    assert sum(plan.values()) == 20
+    assert plan.get(("open", "PASS"), 0) + plan.get(("open", "FAIL"), 0) >= 15
+    capped = allocate([open_, far], models, labelled, {("open", "FAIL"): 2, ("far", "PASS"): 1}, 20)
+    assert capped == {("open", "FAIL"): 2, ("far", "PASS"): 1}  # never more than a stratum has left

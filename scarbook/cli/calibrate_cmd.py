@@ -12,8 +12,8 @@ import click
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
-from scarbook.history.judge_truth import format_calibration, measure
-from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items, pick_items
+from scarbook.history.judge_truth import case_targets, format_calibration, label_advice, measure, next_items
+from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.text import plural
 
@@ -46,8 +46,13 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         if show_report or as_json:
             runs = project.history.all_runs()
             cal = measure(store.labels(), judged_items(runs), settings)
+            advice = label_advice(cal, _targets(project))
             report_history_problems(runs.problems)
-            click.echo(json.dumps(cal.to_dict(), indent=2) if as_json else format_calibration(cal, settings))
+            if as_json:
+                click.echo(json.dumps(cal.to_dict() | {"advice": advice}, indent=2))
+            else:
+                click.echo(format_calibration(cal, settings)
+                           + ("\n\nwhere labels help most:\n" + "\n".join(f"  {line}" for line in advice) if advice else ""))
             return
         if export_to is not None:
             _export(project, store, export_to, sample, seed)
@@ -69,8 +74,21 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         store.close()
 
 
+def _targets(project) -> list:
+    return case_targets(project.history, project.load_cases().by_id(), project.config.threshold)
+
+
+def _pick(project, store, sample: int, seed: int) -> list:
+    items, planned = next_items(store.labels(), project.history.iter_all_runs(), _targets(project),
+                                project.config.judge, sample, seed)
+    if planned:
+        click.echo("picked where labels shrink the corrected intervals most (cases near their threshold "
+                   "first; at random within each case's judge-PASS and judge-FAIL items)")
+    return items
+
+
 def _grade_here(project, store, sample: int, seed: int) -> list:
-    items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed, exclude=store.labeled_keys())
+    items = _pick(project, store, sample, seed)
     if not items:
         raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
     labels = []
@@ -89,7 +107,7 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
 
 def _export(project, store, path: Path, sample: int, seed: int) -> None:
     fmt = file_format(path)
-    items = pick_items(project.history.iter_all_runs(), sample=sample, seed=seed, exclude=store.labeled_keys())
+    items = _pick(project, store, sample, seed)
     if not items:
         raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
     atomic_write_text(path, render_items(items, fmt))

@@ -9,6 +9,7 @@ new items are labelled (`scarbook calibrate` draws them from the new judge's ver
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,9 +17,21 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationItem, CalibrationLabel, CalibrationStore, judged_items
+from scarbook.judge.calibrate import (
+    CalibrationItem,
+    CalibrationLabel,
+    CalibrationStore,
+    judged_items,
+    pick_items,
+    pick_planned,
+    stratum_counts,
+)
 from scarbook.judge.settings import JudgeSettings
+from scarbook.models import Case
+from scarbook.stats.corrected import judged_split
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
+from scarbook.stats.label_plan import CaseTarget, allocate
+from scarbook.stats.rates import Z95, effective_threshold
 from scarbook.text import plural
 
 
@@ -110,6 +123,59 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     finally:
         store.close()
+
+
+def case_targets(history: History, cases: dict[str, Case], default_threshold: float) -> list[CaseTarget]:
+    """Each judged case in the latest session that ran it: its judged split and its threshold."""
+    found = []
+    for case_id, latest in sorted(history.latest_by_case().items()):
+        split = judged_split(latest.runs)
+        if split is not None and split[0] + split[1]:
+            found.append(CaseTarget(case_id, *split, effective_threshold(cases.get(case_id), default_threshold)))
+    return found
+
+
+def label_advice(cal: Calibration, targets: list[CaseTarget]) -> list[str]:
+    """'about N more labels to get case X to ±Y points' for each case whose corrected interval spans
+    its threshold: enough to decide it when labels alone can; else what doubling its labels buys."""
+    if cal.error is None:
+        return []
+    lines = []
+    for t in targets:
+        fixed = t.corrected(cal.error.for_case(t.case_id))
+        if fixed is None or not fixed.lo < t.threshold < fixed.hi:
+            continue
+        where = f"≈{100 * fixed.rate:.0f}% against {100 * t.threshold:.0f}%, ±{100 * Z95 * fixed.se:.0f} points now"
+        if fixed.labels_to_decide:
+            lines.append(f"about {fixed.labels_to_decide} more labels to get case {t.case_id} to "
+                         f"±{100 * abs(fixed.rate - t.threshold):.0f} points, enough to decide it ({where})")
+            continue
+        more = max(fixed.labels, 10)
+        to = 100 * Z95 * math.sqrt(fixed.var_runs + fixed.var_judge * fixed.labels / (fixed.labels + more))
+        alone = 100 * Z95 * math.sqrt(fixed.var_runs)
+        lines.append(f"about {more} more labels to get case {t.case_id} to ±{to:.0f} points ({where}; its runs "
+                     f"alone span ±{alone:.0f}, so deciding it needs more runs too)")
+    return lines
+
+
+def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], settings: JudgeSettings,
+               sample: int, seed: int) -> tuple[list[CalibrationItem], bool]:
+    """The next items to label, and whether they were picked for precision: to the strata whose labels
+    shrink the corrected intervals most (stats/label_plan.py), topped up by the plain stratified draw;
+    the plain draw alone before any label of this judge exists."""
+    runs = list(runs)
+    done = {lab.key for lab in labels}
+    cal = measure(labels, judged_items(runs), settings)
+    plan: dict[tuple[str, str], int] = {}
+    if cal.error is not None:
+        mine = current_labels(labels, settings)
+        labelled = Counter((lab.case_id, lab.judge_verdict) for lab in mine)
+        models = {t.case_id: cal.error.for_case(t.case_id) for t in targets}
+        plan = allocate(targets, models, labelled, stratum_counts(runs, done), sample)
+    picked = pick_planned(runs, plan, seed, exclude=done) if plan else []
+    if len(picked) < sample:
+        picked += pick_items(runs, sample - len(picked), seed, exclude=done | {i.key for i in picked})
+    return picked, bool(plan)
 
 
 def _iv(est) -> str:

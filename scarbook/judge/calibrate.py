@@ -129,6 +129,35 @@ def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0
     return picked
 
 
+def pick_planned(judged_runs: Iterable[RunRecord], plan: Mapping[tuple[str, str], int], seed: int = 0,
+                 exclude: Iterable[LabelKey] = ()) -> list[CalibrationItem]:
+    """`plan[(case, judge verdict)]` distinct items from each stratum, drawn at random within it (so
+    the stratified estimate stays unbiased however the labels are spread over the strata)."""
+    rng = random.Random(seed)
+    seen = set(exclude)
+    strata: dict[tuple[str, str], list[CalibrationItem]] = defaultdict(list)
+    for item in judged_items(judged_runs):
+        if item.key not in seen:
+            seen.add(item.key)
+            strata[(item.case_id, item.judge_verdict)].append(item)
+    picked: list[CalibrationItem] = []
+    for key in sorted(plan):
+        queue = strata.get(key, [])
+        picked += rng.sample(queue, min(plan[key], len(queue)))
+    return picked
+
+
+def stratum_counts(judged_runs: Iterable[RunRecord], exclude: Iterable[LabelKey] = ()) -> Counter[tuple[str, str]]:
+    """Distinct judged items per (case, judge verdict) not in `exclude`: what is left to label."""
+    seen = set(exclude)
+    counts: Counter[tuple[str, str]] = Counter()
+    for item in judged_items(judged_runs):
+        if item.key not in seen:
+            seen.add(item.key)
+            counts[(item.case_id, item.judge_verdict)] += 1
+    return counts
+
+
 def cohen_kappa(pairs: Iterable[tuple[Any, Any]]) -> float:
     """Cohen's kappa for (rater A, rater B) label pairs: (po - pe) / (1 - pe).
     NaN when it is not measurable: no pairs, or both raters used one and the same class."""

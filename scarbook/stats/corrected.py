@@ -41,6 +41,7 @@ class Corrected:
     judge_limited: bool = False
     labels_to_decide: int | None = None  # about this many more labels would decide the threshold
     centre: float = math.nan  # the interval's centre (at the adjusted p, unclipped)
+    judge_parts: tuple[float, ...] = ()  # g² · var of each calibration input (ErrorModel.params order)
 
     @property
     def se(self) -> float:
@@ -102,14 +103,15 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
     centre = unclipped(centre_x)
     grads = gradient(unclipped, centre_x)
     var_runs = grads[0] ** 2 * p_hat.var + grads[1] ** 2 * s.var
-    var_judge = sum(g * g * c.var for g, c in zip(grads[2:], calib, strict=True))
+    parts = tuple(g * g * c.var for g, c in zip(grads[2:], calib, strict=True))
+    var_judge = sum(parts)
     half = z * math.sqrt(var_runs + var_judge)
     lo, hi = max(0.0, centre - half), min(1.0, centre + half)
     limited, more = False, None
     if threshold is not None and lo < threshold < hi:
         limited = var_judge > var_runs
         more = labels_to_decide(value, threshold, var_runs, var_judge, model.labels, z)
-    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre)
+    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre, parts)
 
 
 def labels_to_decide(rate: float, threshold: float, var_runs: float, var_judge: float, labels: int,
