@@ -90,17 +90,17 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     if transcript_path is None:
         del data["scar"]["transcript"]
     case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything
-    seeds = [s for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
+    seeds = [(s.path, s.content) for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
     (folder / "scar").mkdir(parents=True)
     try:
         if transcript_path is not None:
             shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
         atomic_write_bytes(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
-        for seed in seeds:
+        for seed_path, content in seeds:
             (folder / "seed").mkdir(exist_ok=True)
-            target = resolve_inside(folder / "seed", seed.path)
+            target = resolve_inside(folder / "seed", seed_path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(target, seed.content.encode("utf-8"))
+            atomic_write_bytes(target, content.encode("utf-8"))
         save_case(case, cases_dir)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # no half-written draft left behind

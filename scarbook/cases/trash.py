@@ -187,7 +187,7 @@ def remove_no_follow(path: Path) -> None:
 def purge_trash(project: ProjectFolders, entries: list[TrashEntry]) -> list[TrashEntry]:
     """Delete these trash entries for good (their case-ids entries stay: the runs recorded under the id
     still belong to the deleted case). Returns what was deleted."""
-    done = []
+    done: list[TrashEntry] = []
     with _Lock(project):
         folder = _real_trash(project)
         for entry in entries:

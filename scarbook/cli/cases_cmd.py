@@ -106,7 +106,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
         info = history.resolve(session_ref, listed)
         runs = history.runs(info.id, case_id, info)
         problems += runs.problems
-        if not counts_session(entry, info.id, info.started_at):  # asked for by name: shown, but said whose
+        if entry is not None and not counts_session(entry, info.id, info.started_at):  # shown, but said whose
             earlier = (f"note: these runs are not the present case {case_id}'s: session {info.id} ran the case "
                        f"that had the id before ({entry.note(case_id)})")
     else:

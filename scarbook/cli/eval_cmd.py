@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -56,7 +57,7 @@ def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]
     return cases
 
 
-def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | str:
+def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | Literal["auto"]:
     if runs and preset:
         raise ScarbookError("give --runs or --preset, not both")
     if preset:
@@ -154,6 +155,7 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
             progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
         elif isinstance(ev, SessionFinished):
             finished = ev
+    assert finished is not None  # run_session's last event, however the session ended
     return finished
 
 
@@ -215,10 +217,9 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
     shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None
     cases = select_cases(project, case_ids, tags)
-    n = resolve_runs(project, runs, preset)
-    adaptive = n == "auto"
-    if adaptive:
-        n = max_runs
+    asked = resolve_runs(project, runs, preset)
+    adaptive = asked == "auto"  # each case decided by its evidence, at most --max-runs runs
+    n = asked if isinstance(asked, int) else max_runs
     if dry_run:
         from scarbook.cli.estimate import print_estimate
 
@@ -231,7 +232,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
                                                 shard=shard, retry_infra=retry_infra,
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
                                                                                  ("--junit", junit_path)) if p}))
-    if prep.errors:
+    if prep.session is None:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)

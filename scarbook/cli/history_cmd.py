@@ -7,6 +7,7 @@ import click
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import HistoryError
 from scarbook.history.store import ReadResult
+from scarbook.models import RunStatus
 from scarbook.stats.rates import count_statuses
 from scarbook.views.library_rows import session_marks
 
@@ -39,8 +40,8 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
             continue
         counts = count_statuses(runs)
         notes = ",".join(session_marks(info)) or "-"
-        say(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts['pass']:>5} "
-                   f"{counts['fail']:>5} {counts['error']:>4} {counts['unjudged']:>4}  {notes:<24} "
+        say(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts[RunStatus.PASS]:>5} "
+                   f"{counts[RunStatus.FAIL]:>5} {counts[RunStatus.ERROR]:>4} {counts[RunStatus.UNJUDGED]:>4}  {notes:<24} "
                    f"{info.fingerprint:<13} {info.git_revision or '-'}")
     report_history_problems(left_out.problems, said)  # runs left out (damaged, forged, cut): the rest counted
 

@@ -308,7 +308,7 @@ def walk(root: os.PathLike | str, look: Callable[[str], bool] = lambda rel: Fals
 
 
 def _list(fd: int, prefix: str, out: dict, look: Callable[[str], bool]) -> list[str]:
-    subs = []
+    subs: list[str] = []
     try:
         with os.scandir(fd) as it:
             entries = list(it)

@@ -50,7 +50,7 @@ class LocalExecutor(Generic[J, R]):
                 done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 # Look at every finished task before raising one's exception, so no other failure
                 # is left for asyncio to report as "Task exception was never retrieved".
-                failed = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+                failed = [exc for t in done if not t.cancelled() and (exc := t.exception()) is not None]
                 if failed:
                     raise failed[0]
                 for task in done:

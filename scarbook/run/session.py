@@ -109,7 +109,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     if plan.runs < 1:
         errors.append(f"runs must be a positive number, got {plan.runs}")
     if plan.shard is not None:
-        errors.extend(_shard_problems(project, plan))
+        errors.extend(_shard_problems(project, plan, plan.shard))
     if plan.retry_infra is not None and plan.retry_infra < 0:
         errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
     elif plan.adaptive and plan.retry_infra:
@@ -210,12 +210,12 @@ def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
     return judge
 
 
-def _shard_problems(project: Project, plan: SessionPlan) -> list[str]:
+def _shard_problems(project: Project, plan: SessionPlan, shard: Shard) -> list[str]:
     if plan.adaptive:
         return ["--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, "
                 "which no single shard sees"]
-    folder = project.history.dir / plan.shard.folder_id
+    folder = project.history.dir / shard.folder_id
     if folder.exists():
-        return [f"session {plan.shard.folder_id} is already recorded in {project.history.dir} — each shard of a "
+        return [f"session {shard.folder_id} is already recorded in {project.history.dir} — each shard of a "
                 "session runs once; give a new --session-id to run the session again"]
     return []

@@ -166,16 +166,16 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
         if not check.is_judge:
             continue
         if stopped is not None:
-            results[i] = _not_run(check, i, stopped)
+            result = results[i] = _not_run(check, i, stopped)
         elif ctx.judge_max_bytes is None:
-            results[i] = CheckResult(check.type, "skipped", f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
+            result = results[i] = CheckResult(check.type, "skipped", f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
         else:
             results[i] = CheckResult(check.type, "skipped", AWAITING_JUDGE, i)
             artifact = await asyncio.to_thread(read_check_artifact, check, checks.workspace, output,
                                                ctx.judge_max_bytes)  # an agent-written file: off the loop
             part.judge_inputs.append(JudgeInput(i, check, artifact))
             continue
-        emit(CheckDone(record.session_id, record.case_id, record.k, results[i]))
+        emit(CheckDone(record.session_id, record.case_id, record.k, result))
     record.checks = [r for r in results if r is not None]
 
 

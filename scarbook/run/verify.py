@@ -44,6 +44,7 @@ def artifact_target(case: Case) -> str:
 async def check_artifact(case: Case, artifact: str, judge: Grader | None = None) -> tuple[RunStatus, str, list[CheckResult]]:
     """Run the case's checks on the case file `artifact` placed where it belongs.
     Returns (status, reason, results)."""
+    assert case.root is not None  # a case loaded from its folder (verify_case checks)
     target = artifact_target(case)
     try:  # a case file, read as a workspace file is: no link followed, a regular file only
         data, _ = safefs.read_file(case.root, artifact, MAX_ARTIFACT)

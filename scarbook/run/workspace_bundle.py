@@ -52,7 +52,7 @@ class Bundle:
         return f"{what}; cap {_size(self.cap)}: not brought back: {shown}"
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB"):
         if n < 1024 or unit == "MB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -136,7 +136,7 @@ def build_rows(project: Project, found: CaseSet | None = None) -> ReadResult[Lib
     store = VerificationStore(project.workspaces_dir)
     verified = store.load()
     for row in rows:
-        row.badge = store.badge(row.case, verified) if row.case.scar else ""
+        row.badge = store.badge(row.case, verified) if row.case is not None and row.case.scar else ""
     rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
     rows.sort(key=lambda r: r.key)
     return rows

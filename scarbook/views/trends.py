@@ -106,11 +106,12 @@ def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts)
     """The newest earlier session against which the latest one regressed (the last session before the
     drop), when the latest session judged the case; else None. Sessions `diff` would refuse to compare
     (partial, case changed) and those without a rate are skipped."""
-    if not newest_first or newest_first[0].rate is None:
+    latest = newest_first[0] if newest_first else None
+    if latest is None or latest.rate is None:
         return None
-    latest = newest_first[0]
+    latest_rate = latest.rate
     for before in newest_first[1:]:
-        if before.rate is None or CHANGED in before.marks or before.rate <= latest.rate:
+        if before.rate is None or CHANGED in before.marks or before.rate <= latest_rate:
             continue  # no rate, another test, or no drop: `diff` cannot call that a regression
         if judge.regressed(before, latest, cid):
             return before
