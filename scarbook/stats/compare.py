@@ -215,10 +215,11 @@ def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ..
     excludes zero and p < 0.05 (the Holm-adjusted p when the case is one of many), so a verdict
     never contradicts the numbers printed beside it."""
     b, a = _counts(before), _counts(after)
-    if not b.judged or not a.judged:
+    rate_b, rate_a = b.rate, a.rate
+    if rate_b is None or rate_a is None:
         # No verdict-reaching runs on one side (all errors, or none): nothing to compare.
-        return CaseComparison(case_id, b, a, b.rate, a.rate, None, None, None, None, "no detectable change", None)
-    diff = a.rate - b.rate
+        return CaseComparison(case_id, b, a, rate_b, rate_a, None, None, None, None, "no detectable change", None)
+    diff = rate_a - rate_b
     lo, hi = newcombe_interval(b.passes, b.judged, a.passes, a.judged)
     p = fisher_exact_p(b.passes, b.judged, a.passes, a.judged)
     p_call = p if p_holm is None else max(p, p_holm)
@@ -229,8 +230,8 @@ def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ..
         verdict = "regressed"
     needed = None
     if verdict == "no detectable change" and diff != 0:
-        needed = runs_for_power(b.rate, a.rate)
-    return CaseComparison(case_id, b, a, b.rate, a.rate, diff, lo, hi, p, verdict, needed,
+        needed = runs_for_power(rate_b, rate_a)
+    return CaseComparison(case_id, b, a, rate_b, rate_a, diff, lo, hi, p, verdict, needed,
                           diff_variance(b.passes, b.judged, a.passes, a.judged), p_call)
 
 
@@ -261,13 +262,14 @@ def compare_sessions(
     Holm-corrected over the cases that have a p-value."""
     shared = sorted(set(per_case_before) & set(per_case_after))
     raw = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
-    tested = [c for c in raw if c.p_value is not None]
-    adjusted = dict(zip((c.case_id for c in tested), holm_adjust([c.p_value for c in tested]), strict=False))
+    tested = [(c.case_id, c.p_value) for c in raw if c.p_value is not None]
+    adjusted = dict(zip((cid for cid, _ in tested), holm_adjust([p for _, p in tested]), strict=False))
     cases = [compare_case(c.before, c.after, c.case_id, adjusted[c.case_id]) if c.case_id in adjusted else c
              for c in raw]
-    compared = [c for c in cases if c.diff is not None]
-    mean = sum(c.diff for c in compared) / len(compared) if compared else None
-    se = mean_diff_se([c.diff for c in compared], [c.variance for c in compared]) if compared else None
+    # a case with a difference has its variance too (compare_case sets both or neither)
+    compared = [(c.diff, c.variance) for c in cases if c.diff is not None and c.variance is not None]
+    mean = sum(d for d, _ in compared) / len(compared) if compared else None
+    se = mean_diff_se([d for d, _ in compared], [v for _, v in compared]) if compared else None
     return SessionComparison(
         cases=cases,
         mean_diff=mean,
@@ -304,8 +306,9 @@ def comparison_notes(cmp: SessionComparison) -> list[str]:
     """The sentences under a comparison table in the Markdown and HTML reports: the mean difference
     and the family the Holm correction covered (plain text, no agent-written content)."""
     notes = []
-    if cmp.mean_diff is not None and cmp.se is not None:
-        lo, hi = cmp.mean_interval
+    mean_ci = cmp.mean_interval  # set when mean_diff and se are
+    if cmp.mean_diff is not None and cmp.se is not None and mean_ci is not None:
+        lo, hi = mean_ci
         notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
                      f"{_pts(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]).")
     notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} case(s): at most {ALPHA:.0%} chance of any "
@@ -321,8 +324,8 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
     rows = []
     for c in cmp.cases:
         interval = "—" if c.diff is None else f"{_pts(c.diff, True)} [{_pts(c.lo, True)}, {_pts(c.hi, True)}]"
-        verdict = c.verdict
-        if c.runs_needed is not None:
+        verdict: str = c.verdict
+        if c.runs_needed is not None and c.diff is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {_pts(abs(c.diff))} pts)"
         holm = [format_p(c.p_holm)] if family > 1 else []
         rows.append([c.case_id, format_side(c.before), format_side(c.after), interval, format_p(c.p_value), *holm, verdict])
@@ -331,8 +334,9 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
     lines.insert(1, "  ".join("-" * w for w in widths))
     if cmp.mean_diff is not None:
         summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pts(cmp.mean_diff, True)} pts"
-        if cmp.se is not None:
-            lo, hi = cmp.mean_interval
+        mean_ci = cmp.mean_interval  # set when se is
+        if cmp.se is not None and mean_ci is not None:
+            lo, hi = mean_ci
             summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]; "
                         "the SE counts each case's run-to-run noise, not only the spread between cases)")
         lines += ["", summary]

@@ -133,9 +133,9 @@ def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
     passes = judge_fails = rule_fails = items = 0
     judged = False
     for run in runs:
-        judge_results = [c for c in run.checks if c.type == "llm_judge" and c.judge]
-        judged = judged or bool(judge_results)
-        items = max(items, sum(len(c.judge.get("items") or []) for c in judge_results))
+        judge_records = [c.judge for c in run.checks if c.type == "llm_judge" and c.judge]
+        judged = judged or bool(judge_records)
+        items = max(items, sum(len(j.get("items") or []) for j in judge_records))
         if run.status == "pass":
             passes += 1
         elif run.status == "fail":

@@ -126,4 +126,5 @@ def count_statuses(runs: Iterable[RunRecord]) -> dict[RunStatus, int]:
 def summarize(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float = 0.9,
               k: int | None = None) -> CaseStats:
     c = count_statuses(runs)
-    return summarize_counts(case_id, c["pass"], c["fail"], c["error"], threshold, green, k, c["unjudged"])
+    return summarize_counts(case_id, c[RunStatus.PASS], c[RunStatus.FAIL], c[RunStatus.ERROR], threshold, green, k,
+                            c[RunStatus.UNJUDGED])
