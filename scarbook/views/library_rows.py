@@ -14,9 +14,11 @@ from scarbook.cases.io import CaseSet
 from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cases.verifications import VerificationStore
 from scarbook.errors import CaseError, HistoryError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import CaseLatest, ReadResult, session_age_s
 from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
+from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 from scarbook.text import plural
 
@@ -183,3 +185,32 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
         return "judge: never calibrated — press j to grade a sample of its verdicts"
     text = f"judge: calibrated {when}" + (f", {100 * agree:.0f}% agreement" if agree is not None and agree == agree else "")
     return text + (" — stale: the judge model or prompt changed since; press j" if stale else "")
+
+
+def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
+    """With a fresh calibration of the judge in use, each judged row's rate corrected for the judge's
+    measured error (row.stats.corrected), and a line saying so; when labels of this judge exist but
+    cannot be used yet, the line says why. "" otherwise (judge_calibration_line speaks for the rest)."""
+    if not any(r.case and r.case.judge_checks for r in rows):
+        return ""
+    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge)
+    if not cal.usable:
+        return f"judge: rates not corrected for the judge's error — {cal.reason}" if cal.labels else ""
+    for row in rows:
+        split = judged_split(row.runs)
+        if row.stats is not None and row.stats.rate is not None and split is not None:
+            passes, judge_fails, rule_fails, items = split
+            row.stats.corrected = correct(passes, judge_fails, rule_fails, cal.error.for_case(row.key), items=items,
+                                          threshold=row.stats.threshold, calibrated_at=cal.calibrated_at)
+    return (f"judge: ≈ rates corrected for its measured error ({plural(cal.labels, 'label')}, last "
+            f"{cal.calibrated_at}); the gate decides on them")
+
+
+def corrected_line(stats: CaseStats | None) -> str:
+    """The detail line of a row whose rate was corrected for the judge's measured error."""
+    c = stats.corrected if stats is not None else None
+    if c is None:
+        return ""
+    return (f"≈ {100 * c.rate:.0f}% corrected for the judge's error (95% CI {100 * c.lo:.0f}–{100 * c.hi:.0f}%; "
+            f"raw {100 * stats.rate:.0f}%)"
+            + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))

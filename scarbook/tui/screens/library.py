@@ -18,7 +18,14 @@ from scarbook.tui.screens.library_trends import TrendActions, regressed_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
-from scarbook.views.library_rows import LibraryRow, build_rows, damage_line, judge_calibration_line
+from scarbook.views.library_rows import (
+    LibraryRow,
+    build_rows,
+    correct_rows,
+    corrected_line,
+    damage_line,
+    judge_calibration_line,
+)
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
@@ -142,7 +149,8 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
     def _load_rows(self) -> None:
         rows = build_rows(self.app.project)
         problems = [str(p) for p in rows.problems]
-        self.judge_status = judge_calibration_line(self.app.project, rows)
+        self.judge_status = "\n".join(line for line in (judge_calibration_line(self.app.project, rows),
+                                                          correct_rows(self.app.project, rows)) if line)
         self.app.call_from_thread(self._show_rows, rows, problems)
         self._load_trends(rows)  # library_trends.py: older sessions, read after the rows are on screen
 
@@ -248,6 +256,8 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
             lines.append(row.history_note)
         if self.judge_status:
             lines.append(self.judge_status)
+        if corrected_line(row.stats):
+            lines.append(corrected_line(row.stats))
         invalid = sum(1 for r in self.rows if r.problem)
         s = row.stats
         if "rate" not in self.columns and s is not None and s.rate is not None:
