@@ -111,110 +111,155 @@ def git_revision(root: Path) -> str | None:
 
 async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
                       executor: Executor | None = None) -> AsyncIterator[Event]:
+    """Run the session; every event as it happens, SessionFinished last (whatever happened)."""
+    session = _SessionRun(ready, control or SessionControl(), executor)
+    yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases))
+    driver = session.launch()
+    try:
+        while (event := await session.queue.get()) is not None:
+            yield event
+        session.settle(driver)
+    finally:
+        await session.stop_if_abandoned(driver)
+        session.close()
+    yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
+
+
+def open_session(ready: ReadySession) -> SessionInfo:
+    """Claim the session's id (a shard's, or a new one) and record that it started."""
     project, plan, judge = ready.project, ready.plan, ready.judge
-    cfg = project.config
-    control = control or SessionControl()
-    history = project.history
-    cases, runs = plan.cases, plan.runs
-    shard = plan.shard
+    cfg, history, shard = project.config, project.history, plan.shard
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
-    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=runs,
-                       case_ids=[c.id for c in cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
+    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=plan.runs,
+                       case_ids=[c.id for c in plan.cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=git_revision(project.root),
-                       case_digests={c.id: case_digest(c) for c in cases}, partial=ready.partial,
+                       case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else {})
     history.start_session(info)
-    jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
-    schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
-    states = {st.case.id: st for st in schedule.cases}
-    queue: asyncio.Queue = asyncio.Queue()
-    ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
-                     judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why)
-    manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
-    janitor = Janitor()
-    pool = executor or LocalExecutor(ready.concurrency)
-    yield SessionStarted(info, planned_runs=sum(len(st.todo) for st in schedule.cases))
+    return info
 
-    attempts = RunAttempts(ctx, pool, ready.agent, judge, manifests, history.dir / sid, queue.put_nowait,
-                           all_patterns(project_patterns(cfg.cause_patterns)), ready.retry_infra)
 
-    async def work(job: tuple[Case, int]) -> RunRecord:
+class _SessionRun:
+    """One session under way: what run_session's named steps share."""
+
+    def __init__(self, ready: ReadySession, control: SessionControl, executor: Executor | None) -> None:
+        project, plan, judge = ready.project, ready.plan, ready.judge
+        cfg = project.config
+        self.ready, self.control, self.history = ready, control, project.history
+        self.info = open_session(ready)
+        sid = self.info.id
+        cases, runs, shard = plan.cases, plan.runs, plan.shard
+        jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
+        self.schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
+        self.states = {st.case.id: st for st in self.schedule.cases}
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
+                              judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why)
+        manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
+        self.janitor = Janitor()
+        self.pool = executor or LocalExecutor(ready.concurrency)
+        self.attempts = RunAttempts(self.ctx, self.pool, ready.agent, judge, manifests, self.history.dir / sid,
+                                    self.queue.put_nowait, all_patterns(project_patterns(cfg.cause_patterns)),
+                                    ready.retry_infra)
+
+    # -- while it runs ---------------------------------------------------------------------------
+    def launch(self) -> asyncio.Future:
+        """Start launching runs; the queue gets None once the driver is done (however it ended)."""
+        driver = asyncio.ensure_future(self.drive())
+        self.control.driver = driver
+        driver.add_done_callback(lambda _t: self.queue.put_nowait(None))
+        return driver
+
+    async def drive(self) -> None:
+        async for _ in self.pool.run(lambda: self.schedule.next_job(self.control), self.work):
+            pass
+
+    async def work(self, job: tuple[Case, int]) -> RunRecord:
+        """One run: its attempts, then record it, count it and let the decider see it."""
         case, k = job
-        record, abort, retry_spent = await attempts.run(case, k, lambda: control.cancelled)
-        schedule.agent_spent += retry_spent  # the attempts the machine failed cost money too
-        if record.status == RunStatus.PASS and not ready.keep_all:
-            janitor.remove(Path(record.workspace))
-            record.workspace_kept = False
-        schedule.record(history, record)
-        schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)
-        schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
-        queue.put_nowait(RunFinished(record))
-        st = states[case.id]
+        record, abort, retry_spent = await self.attempts.run(case, k, lambda: self.control.cancelled)
+        self.schedule.agent_spent += retry_spent  # the attempts the machine failed cost money too
+        self.keep(record)
+        st = self.states[case.id]
         if record.status == RunStatus.PASS:
             st.passes += 1
         elif record.status == RunStatus.FAIL and not is_infra(record):  # no evidence about the agent (--runs auto)
             st.fails += 1
         if abort is not None:
-            if not schedule.abort_message:
-                schedule.abort_message = abort.message
-            control.cancel()  # kill the other runs: each would meet the same rejection
+            if not self.schedule.abort_message:
+                self.schedule.abort_message = abort.message
+            self.control.cancel()  # kill the other runs: each would meet the same rejection
             return record
-        if ready.decide is not None and st.decided is None:
-            verdict = ready.decide(case, st.passes, st.fails)
-            if verdict is None and st.started >= runs and _finished(schedule, case.id) >= runs:
-                verdict = "undecided"
-            if verdict is not None:
-                st.decided = verdict
-                info.decisions[case.id] = verdict
-                queue.put_nowait(CaseDecided(sid, case.id, verdict, st.passes + st.fails))
+        self.decide(st)
         return record
 
-    async def drive() -> None:
-        async for _ in pool.run(lambda: schedule.next_job(control), work):
-            pass
+    def keep(self, record: RunRecord) -> None:
+        """Prune a passing run's workspace (unless keep: all), record the run, count its spend, say it."""
+        if record.status == RunStatus.PASS and not self.ready.keep_all:
+            self.janitor.remove(Path(record.workspace))
+            record.workspace_kept = False
+        self.schedule.record(self.history, record)
+        self.schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)
+        self.schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
+        self.queue.put_nowait(RunFinished(record))
 
-    driver = asyncio.ensure_future(drive())
-    control.driver = driver
-    driver.add_done_callback(lambda _t: queue.put_nowait(None))
-    try:
-        while True:
-            event = await queue.get()
-            if event is None:
-                break
-            yield event
+    def decide(self, st: _CaseState) -> None:
+        """--runs auto: stop the case once the evidence decides it (undecided once all its runs are in)."""
+        if self.ready.decide is None or st.decided is not None:
+            return
+        case, runs = st.case, self.schedule.runs
+        verdict = self.ready.decide(case, st.passes, st.fails)
+        if verdict is None and st.started >= runs and _finished(self.schedule, case.id) >= runs:
+            verdict = "undecided"
+        if verdict is not None:
+            st.decided = verdict
+            self.info.decisions[case.id] = verdict
+            self.queue.put_nowait(CaseDecided(self.info.id, case.id, verdict, st.passes + st.fails))
+
+    # -- how it ended ----------------------------------------------------------------------------
+    def settle(self, driver: asyncio.Future) -> None:
+        """The driver finished: cancelled, or crashed (the traceback written, the refused runs kept)."""
+        info = self.info
         try:
             driver.result()
         except asyncio.CancelledError:
             info.state = SessionState.CANCELLED
         except Exception as exc:  # noqa: BLE001 — the runner itself failed: say so, keep what was recorded
-            path = write_traceback(history.dir / sid / "crash.txt", exc, Path(ctx.session_dir))
+            path = write_traceback(self.history.dir / info.id / "crash.txt", exc, Path(self.ctx.session_dir))
             info.state = SessionState.CRASHED
             info.note = f"session crashed: {one_line(exc)} — traceback in {path}" + _save_unrecorded(
-                schedule.unrecorded, path if isinstance(path, Path) else None)
-    finally:
-        if not driver.done():  # the consumer went away (Ctrl-C, closed generator): stop the runs
-            control.cancelled = True
+                self.schedule.unrecorded, path if isinstance(path, Path) else None)
+
+    async def stop_if_abandoned(self, driver: asyncio.Future) -> None:
+        """The consumer went away (Ctrl-C, closed generator) while runs went on: stop them."""
+        if not driver.done():
+            self.control.cancelled = True
             driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
-            info.state = SessionState.CANCELLED
+            self.info.state = SessionState.CANCELLED
+
+    def close(self) -> None:
+        """The session's final state; pruned workspaces and leftover processes gone; its record written."""
+        info, schedule = self.info, self.schedule
         if schedule.abort_message and info.state != SessionState.CRASHED:
             info.state, info.note = SessionState.ABORTED, f"session aborted: {schedule.abort_message}"
         if info.state == SessionState.RUNNING:
-            info.state = schedule.stop_reason or (SessionState.CANCELLED if control.cancelled else SessionState.FINISHED)
+            info.state = schedule.stop_reason or (SessionState.CANCELLED if self.control.cancelled
+                                                  else SessionState.FINISHED)
             info.note = info.note or (budget_note(schedule) if info.state == SessionState.STOPPED_BUDGET else "")
-        janitor.close()  # every pruned workspace is gone before the session says it is over
+        self.janitor.close()  # every pruned workspace is gone before the session says it is over
         kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
         try:
-            history.finish_session(info)
+            self.history.finish_session(info)
         except Exception as exc:  # noqa: BLE001 — the runs are recorded; say the ending could not be
             crashed = info.state == SessionState.CRASHED  # crash.txt is written (or said) already
             if info.state == SessionState.FINISHED:
                 info.state = SessionState.CRASHED
+            where = "" if crashed else " — traceback in " + str(write_traceback(
+                self.history.dir / info.id / "crash.txt", exc, Path(self.ctx.session_dir)))
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
-                f"the session record could not be written: {one_line(exc)}" + \
-                ("" if crashed else f" — traceback in {write_traceback(history.dir / sid / 'crash.txt', exc, Path(ctx.session_dir))}")
-    yield SessionFinished(info, sorted(schedule.records, key=lambda r: (r.case_id, r.k)))
+                f"the session record could not be written: {one_line(exc)}" + where
 
 
 def budget_note(schedule: _Schedule) -> str:
