@@ -13,6 +13,7 @@ import pytest
 from scarbook.judge.calibrate import CalibrationLabel, agreement
 from scarbook.stats.corrected import correct, labels_to_decide, theta
 from scarbook.stats.judge_error import Stratum, estimate_error, run_level
+from scarbook.stats.rates import Z95
 
 
 def issue_example(labels_per_stratum: int = 5000) -> list[Stratum]:
@@ -172,3 +173,14 @@ def test_labels_go_where_they_shrink_an_open_interval_most():
     assert plan.get(("open", "PASS"), 0) + plan.get(("open", "FAIL"), 0) >= 15
     capped = allocate([open_, far], models, labelled, {("open", "FAIL"): 2, ("far", "PASS"): 1}, 20)
     assert capped == {("open", "FAIL"): 2, ("far", "PASS"): 1}  # never more than a stratum has left
+
+
+def test_corrected_evidence_decides_as_its_interval_reads():
+    from scarbook.stats.decisions import CaseEvidence, decide_cases
+
+    fixed = correct(280, 120, 0, estimate_error(perfect(200)).for_case("c"), threshold=0.8)
+    assert fixed.hi < 0.8  # 70% with a near-perfect judge: the interval is below 80%
+    centre, se = fixed.evidence
+    assert centre - Z95 * se == pytest.approx(fixed.lo, abs=1e-9)
+    decision = decide_cases([CaseEvidence("c", 280, 120, 0, 0.8, corrected=fixed.evidence)])[0]
+    assert decision.decision == "below"

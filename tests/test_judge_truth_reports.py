@@ -130,3 +130,36 @@ def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     assert raw(judged, 27, 3) == "above" and fixed(judged, 27, 3) != "above"
     (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
     assert _judge_rates(Project.discover(project), plan) == {}
+
+
+def second_session(root: Path, marks: str, model: str = "claude-sonnet-4-6") -> None:
+    from scarbook.history.store import History
+    from scarbook.models import SessionInfo
+
+    try:
+        from tests.test_calibrate_files import judged_run
+    except ImportError:
+        from test_calibrate_files import judged_run
+    history = History(root / "workspaces")
+    info = SessionInfo(id="20261203-000001-000b", started_at="2026-12-03T09:00:00+00:00", case_ids=["alpha"],
+                       runs_per_case=len(marks), judge_model=model)
+    history.start_session(info)
+    for k, mark in enumerate(marks, 1):
+        history.record_run(judged_run(info.id, "alpha", k, "PASS" if mark == "p" else "FAIL", model))
+    info.state = "finished"
+    history.finish_session(info)
+
+
+def test_diff_says_what_the_judges_error_does_to_a_difference(project):
+    second_session(project, "p" * 20 + "f" * 20)
+    res = scarbook(project, "diff")
+    assert res.exit_code == 0, res.output
+    p = Project.discover(project)
+    pooled = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.pooled
+    den = pooled.q0.value + pooled.q1.value - 1
+    assert (f"judge: with its measured error (q0 {pooled.q0.value:.2f}, q1 {pooled.q1.value:.2f}, 40 labels) a true "
+            f"difference reads × {den:.2f}: the agent's differences are about {1 / den:.1f}× those above; the same "
+            "judge graded both sessions, so the verdicts stand (one-item rubrics; docs/statistics.md)") in res.output
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    assert ("judge: differences not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)"
+            in scarbook(project, "diff").output)

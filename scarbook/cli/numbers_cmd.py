@@ -14,6 +14,7 @@ from scarbook.cli.common import (
     report_history_problems,
 )
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for, diff_note
 from scarbook.stats.compare import format_comparison
 from scarbook.text import plural
 from scarbook.views.compare import compare_two_sessions
@@ -52,6 +53,9 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     if mismatch:
         click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
     click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
+    note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge)
+    if note:
+        click.echo(note)
     if given_away:
         click.echo(GIVEN_AWAY + ", ".join(given_away))
     if fail_on_regression and cmp.regressed:

@@ -27,7 +27,7 @@ from scarbook.judge.calibrate import (
     stratum_counts,
 )
 from scarbook.judge.settings import JudgeSettings
-from scarbook.models import Case
+from scarbook.models import Case, SessionInfo
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
 from scarbook.stats.label_plan import CaseTarget, allocate
@@ -176,6 +176,25 @@ def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], 
     if len(picked) < sample:
         picked += pick_items(runs, sample - len(picked), seed, exclude=done | {i.key for i in picked})
     return picked, bool(plan)
+
+
+def diff_note(cal: Calibration, a: SessionInfo, b: SessionInfo, settings: JudgeSettings) -> str:
+    """What the judge's measured error means for `scarbook diff A B` (docs/statistics.md): with one
+    judge for both sessions the true difference is the judged one / (q0 + q1 - 1), so the verdicts
+    (a test of "any change") stand and only the sizes are rescaled. "" when no labels of the judge
+    in use exist or the sessions were not judged."""
+    if not (a.judge_model and b.judge_model) or a.partial or b.partial or not cal.labels:
+        return ""
+    if not cal.usable:
+        return f"judge: differences not corrected for the judge's error — {cal.reason}"
+    if not a.judge_model == b.judge_model == settings.model:
+        return (f"judge: A was graded by {a.judge_model}, B by {b.judge_model}: their difference mixes the agent's "
+                "change with the judges'; the raw verdicts stand")
+    q0, q1 = cal.error.pooled.q0.value, cal.error.pooled.q1.value
+    return (f"judge: with its measured error (q0 {q0:.2f}, q1 {q1:.2f}, {plural(cal.labels, 'label')}) a true "
+            f"difference reads × {q0 + q1 - 1:.2f}: the agent's differences are about {1 / (q0 + q1 - 1):.1f}× "
+            "those above; the same judge graded both sessions, so the verdicts stand "
+            "(one-item rubrics; docs/statistics.md)")
 
 
 def _iv(est) -> str:

@@ -44,6 +44,12 @@ class Corrected:
     judge_parts: tuple[float, ...] = ()  # g² · var of each calibration input (ErrorModel.params order)
 
     @property
+    def evidence(self) -> tuple[float, float]:
+        """(estimate, standard error) for stats.decisions.CaseEvidence.corrected: the interval's
+        centre and spread, so a decision agrees with the interval printed beside it."""
+        return self.centre, self.se
+
+    @property
     def se(self) -> float:
         """The standard error the interval is built on (runs' and judge's variance together)."""
         return math.sqrt(self.var_runs + self.var_judge)
