@@ -10,6 +10,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -257,3 +258,46 @@ def test_retry_infra_with_runs_auto_is_refused_before_anything_runs(project) -> 
         "decision or --max-runs. Drop --retry-infra, or give a fixed --runs N\n")
     assert not (project.root / "workspaces" / "history").exists() or not any(
         (project.root / "workspaces" / "history").iterdir())
+
+
+def test_every_report_counts_the_causes_and_shows_the_attempts(project, monkeypatch, tmp_path) -> None:
+    """One infra run (retries ran out) and one agent run: the JUnit properties, the step summary,
+    the GitHub annotation and the HTML report each say whose fault they were."""
+    _agent(project, """\
+        import sys
+        from pathlib import Path
+        if Path('case.txt').read_text() == 'infra':
+            print("openai.RateLimitError: Error code: 429 - rate limit reached for requests", file=sys.stderr)
+            sys.exit(1)
+        print('nothing written')
+    """)
+    project.case("flaky", CASE.replace("id: c", "id: flaky"), seed={"case.txt": "infra"})
+    project.case("wrong", CASE.replace("id: c", "id: wrong"), seed={"case.txt": "agent"})
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    junit, html = tmp_path / "j.xml", tmp_path / "r.html"
+    result, report = _eval(project, "--junit", str(junit))
+    assert result.exit_code == 3, result.output
+    assert report["causes"] == {"agent": 1, "infra": 1, "judge": 0, "case": 0}
+    suite = ET.parse(junit).getroot()
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert (props["causes_agent"], props["causes_infra"], props["causes_judge"], props["causes_case"]) == ("1", "1", "0", "0")
+    assert (props["retried_after_infra"], props["infra_unresolved"]) == ("1", "1")
+    flaky = next(tc for tc in suite.iter("testcase") if tc.get("name") == "flaky")
+    case_props = {p.get("name"): p.get("value") for p in flaky.find("properties")}
+    assert case_props["causes_infra"] == "1" and case_props["causes_agent"] == "0"
+    assert ("run 1: fail — agent exited with code 1: openai.RateLimitError: Error code: 429 - rate limit reached for "
+            "requests [cause infra: api-rate-limited] (2 attempts)") in flaky.find("system-out").text
+    md = summary.read_text()
+    assert "Why runs did not pass: 1 agent, 1 infra." in md
+    assert " — cause infra: api\\-rate\\-limited, 2 attempts\n" in md
+    assert "infra retries ran out: 1 run still failed by the machine on the last attempt" in md
+    assert ("1 run still failed by the machine (infra) on the last attempt: no verdict" in result.stdout)  # ::warning
+    res = project.cli("report", "--html", str(html))
+    assert res.exit_code == 0, res.output
+    page = html.read_text()
+    assert "<th>why runs did not pass</th><td>1 agent, 1 infra</td>" in page
+    assert "cause: infra (api-rate-limited) — stderr: openai.RateLimitError: Error code: 429" in page
+    assert "<td>1</td><td>fail</td><td>infra api-rate-limited</td>" in page  # the first attempt
+    assert "<td>agent check-fail</td>" not in page  # (the agent's run has one attempt: no attempts table)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunStatus
-from scarbook.reports.table import SessionReport
+from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, pct, plural
 
@@ -81,6 +81,9 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
                    + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
     k = rep.stats[0].k if rep.stats else 0
     out += ["", f"rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with k = {k}."]
+    if any(rep.causes.values()):
+        out += ["", f"Why runs did not pass: {causes_line(rep.causes)}."]
+        out += [md(line, limit=2000) + "." for line in format_retries(rep)]
     if rep.judge_note:
         out += ["", "  \n".join(md(line, limit=2000) for line in rep.judge_note.splitlines())]
     if against:
@@ -91,11 +94,19 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
         out += ["", "### Runs that did not pass", ""]
         for cid, runs in failing:
             out += [f"<details><summary><code>{cid}</code>: {plural(len(runs), 'run')}</summary>", ""]
-            out += [f"- run {r.k} ({r.status}): {md(r.reason)}" for r in runs[:MAX_RUNS_LISTED]]
+            out += [f"- run {r.k} ({r.status}): {md(r.reason)}{_cause_md(r)}" for r in runs[:MAX_RUNS_LISTED]]
             if len(runs) > MAX_RUNS_LISTED:
                 out.append(f"- … and {len(runs) - MAX_RUNS_LISTED} more (see the JUnit or HTML report)")
             out += ["", "</details>", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _cause_md(r) -> str:
+    """" — cause infra: killed-by-signal, 2 attempts" — the run's cause after its reason."""
+    if not r.cause:
+        return ""
+    tries = f", {len(r.attempts)} attempts" if len(r.attempts) > 1 else ""
+    return f" — cause {md(r.cause['kind'])}: {md(r.cause['rule'])}{tries}"
 
 
 def _against_markdown(bc: BaselineComparison) -> list[str]:
@@ -159,6 +170,9 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
                                               if getattr(s, "unjudged", 0) else "no run reached a verdict"))
         if s.errors:
             warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
+        infra = sum(1 for r in rep.runs if r.case_id == s.case_id and r.cause and r.cause.get("kind") == "infra")
+        if infra:
+            warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
         if rep.session.decisions.get(s.case_id) == "undecided":
             warnings.append("undecided: --runs auto reached its cap without deciding against the threshold")
         if not errors and not warnings:

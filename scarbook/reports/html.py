@@ -17,7 +17,8 @@ from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
-from scarbook.reports.table import SessionReport
+from scarbook.reports.table import SessionReport, causes_line, format_retries
+from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
 from scarbook.text import clean_text, pct, plural
@@ -81,6 +82,9 @@ def _header(rep: SessionReport) -> list[str]:
             ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed · 2 usage/config · 3 no verdict)")]
     if s.partial:
         rows.append(("partial", "judge checks were skipped (--skip-judge): not a complete verdict"))
+    if any(rep.causes.values()):
+        rows.append(("why runs did not pass", causes_line(rep.causes)))
+    rows += [("infra retries", line) for line in format_retries(rep)]
     if s.note:
         rows.append(("note", s.note))
     return ["<table>", *(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows), "</table>"]
@@ -91,7 +95,7 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
     out = ['<table id="cases"><tr><th>case</th><th>pass</th><th>fail</th><th>err</th><th>unjudged</th><th>rate</th>'
            "<th>95% CI</th>" + ("<th title=\"corrected for the judge's measured error\">≈rate (95% CI)</th>" if fix else "")
            + "<th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
-           "<th>distribution (interval · threshold)</th><th>runs</th></tr>"]
+           "<th>distribution (interval · threshold)</th><th>runs</th><th>why not passed</th></tr>"]
     for s in rep.stats:
         gate = {True: "ok", False: "BELOW", None: "no verdict"}[s.meets_threshold]
         if s.case_id in regressed:
@@ -104,7 +108,8 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
             + f'<td class="n">{pct(s.pass_at_k)}</td>'
             f'<td class="n">{pct(s.pass_hat_k)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
             f'<td class="n">{pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
-            f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td></tr>')
+            f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td>'
+            f'<td>{esc(causes_line(count_causes(by_case.get(s.case_id, []))) or "–")}</td></tr>')
     out.append("</table>")
     k = rep.stats[0].k if rep.stats else 0
     out.append(f'<p class="muted">rate = passes / (passes + fails); errors and unjudged runs are counted apart. '
@@ -169,6 +174,16 @@ def _run_details(r: RunRecord) -> list[str]:
            f"{esc(r.status)}</span> — {esc(r.reason)}</summary>",
            f'<p class="muted">duration {r.duration_s:.1f}s · exit code {esc(r.exit_code)} · started {esc(r.started_at)}'
            f"{' · workspace kept: ' + esc(r.workspace) if r.workspace_kept and r.workspace else ''}</p>"]
+    if r.cause:
+        out.append(f'<p class="cause">cause: {esc(r.cause["kind"])} ({esc(r.cause["rule"])}) — '
+                   f'{esc(r.cause["evidence"])}</p>')
+    if len(r.attempts) > 1:
+        out.append("<table class='attempts'><tr><th>attempt</th><th>status</th><th>cause</th><th>reason</th></tr>")
+        for a in r.attempts:
+            cause = a.get("cause") or {}
+            out.append(f"<tr><td>{esc(a.get('attempt'))}</td><td>{esc(a.get('status'))}</td>"
+                       f"<td>{esc(cause.get('kind', '–'))} {esc(cause.get('rule', ''))}</td><td>{esc(a.get('reason'))}</td></tr>")
+        out.append("</table>")
     if r.checks:
         out.append("<table><tr><th>#</th><th>check</th><th>status</th><th>detail</th></tr>")
         for c in r.checks:

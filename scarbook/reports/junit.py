@@ -16,6 +16,7 @@ from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.reports.table import SessionReport
+from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats
 from scarbook.text import clean_text, pct, plural
@@ -59,7 +60,9 @@ def _summary(s: CaseStats) -> str:
 
 
 def _run_line(r: RunRecord) -> str:
-    return clean_text(f"run {r.k}: {r.status} — {r.reason}", one_line=True)
+    cause = f" [cause {r.cause['kind']}: {r.cause['rule']}]" if r.cause else ""
+    tries = f" ({len(r.attempts)} attempts)" if len(r.attempts) > 1 else ""
+    return clean_text(f"run {r.k}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
 
 
 def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -> ET.Element:
@@ -76,18 +79,23 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                        tests=str(len(rep.stats)), failures=str(len(failed)), errors=str(len(errored)),
                        skipped="0", time=f"{total_time:.3f}", timestamp=session.started_at)
     props = ET.SubElement(suite, "properties")
-    for name, value in [("session", session.id), ("label", session.label), ("state", str(session.state)),
-                        ("agent", session.agent), ("judge_model", session.judge_model),
-                        ("git_revision", session.git_revision or ""), ("partial", str(session.partial).lower()),
-                        ("exit_code", str(rep.exit_code))] + (
-            [("baseline_session", against.baseline.session_id)] if against else []):
+    suite_props = [("session", session.id), ("label", session.label), ("state", str(session.state)),
+                   ("agent", session.agent), ("judge_model", session.judge_model),
+                   ("git_revision", session.git_revision or ""), ("partial", str(session.partial).lower()),
+                   ("exit_code", str(rep.exit_code))]
+    suite_props += [(f"causes_{kind}", str(n)) for kind, n in rep.causes.items()]  # runs that did not pass
+    suite_props += [("retried_after_infra", str(len(rep.retried))), ("infra_unresolved", str(rep.infra_unresolved))]
+    if against:
+        suite_props.append(("baseline_session", against.baseline.session_id))
+    for name, value in suite_props:
         ET.SubElement(props, "property", name=name, value=clean_text(value, one_line=True))
     for s in rep.stats:
         runs = by_case.get(s.case_id, [])
         tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
                            time=f"{sum(r.duration_s for r in runs):.3f}")
         tprops = ET.SubElement(tc, "properties")
-        for name, value in case_properties(s, compared.get(s.case_id)):
+        for name, value in case_properties(s, compared.get(s.case_id)) + [
+                (f"causes_{kind}", str(n)) for kind, n in count_causes(runs).items()]:
             ET.SubElement(tprops, "property", name=name, value=value)
         summary = _summary(s)
         not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]

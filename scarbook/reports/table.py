@@ -11,7 +11,7 @@ from scarbook.config import Config
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
-from scarbook.run.causes import attempt_entry, count_causes
+from scarbook.run.causes import count_causes
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.stats.corrected import correct, judged_split
@@ -244,8 +244,8 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
 def _run_dict(r: RunRecord) -> dict[str, Any]:
     """A run as the JSON report shows it: its record, with `attempts` always listing at least this one."""
     d = r.to_dict()
-    if not d["attempts"]:
-        d["attempts"] = [attempt_entry(r, 1)]
+    if not d["attempts"]:  # ran once: its one attempt is the run itself (its paths and times are above)
+        d["attempts"] = [{"attempt": 1, "status": r.status, "cause": d["cause"]}]
     return d
 
 
