@@ -223,3 +223,48 @@ def test_calibrate_grades_hidden_verdicts_and_computes_kappa(project, judge_serv
     labels = list(json.loads(store_path.read_text())["labels"].values())
     assert sorted(lab["human_verdict"] for lab in labels) == ["FAIL", "PASS"]
     assert "kappa" in result.output
+
+
+def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(project, judge_server, monkeypatch):
+    """issue 23: an earlier session's 40 runs were labelled by a person who failed about a third of what
+    the judge passed; a real `eval` then prints, writes and gates on the rate corrected for that."""
+    import random
+
+    from scarbook.history.store import History
+    from scarbook.judge.calibrate import CalibrationStore, judged_items
+    from scarbook.judge.prompt import prompt_digest
+    from scarbook.models import CheckResult, RunRecord, SessionInfo
+
+    rubric = ["tmp.txt contains exactly one line", "that line is the README's title"]
+    rng = random.Random(2)
+    history = History(project / "workspaces")
+    info = SessionInfo(id="20261101-000001-000a", started_at="2026-11-01T09:00:00+00:00", case_ids=["judge-me"],
+                       runs_per_case=40, judge_model="claude-sonnet-4-6")
+    history.start_session(info)
+    for k in range(1, 41):
+        verdicts = ["PASS", "PASS" if k % 4 else "FAIL"]
+        judge = {"items": [{"item": i + 1, "text": t, "verdict": v, "reason": ""} for i, (t, v) in enumerate(zip(rubric, verdicts, strict=True))],
+                 "model": "claude-sonnet-4-6", "prompt_digest": prompt_digest(), "artifact_excerpt": f"# title {k}\n"}
+        status = "pass" if "FAIL" not in verdicts else "fail"
+        history.record_run(RunRecord(info.id, "judge-me", k, status, "", checks=[
+            CheckResult("file_exists", "pass", "", 0), CheckResult("llm_judge", status, "", 1, judge=judge)]))
+    info.state = "finished"
+    history.finish_session(info)
+    store = CalibrationStore(project / "workspaces" / "history" / "calibration.json")
+    for item in judged_items(history.iter_all_runs()):
+        store.save_label(item, "FAIL" if item.judge_verdict == "FAIL" or rng.random() < 0.3 else "PASS",
+                         labeled_at="2026-11-02")
+    store.close()
+    judge_server.default = tool_reply([("PASS", "one line"), ("PASS", "title")])
+    judge_server.push(tool_reply([("PASS", "one line"), ("FAIL", "not the title")]))  # 4 of 5 pass: 80%
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = scarbook(project, "eval", "-n", "5", "--json", str(project / "r.json"), "--junit", str(project / "j.xml"))
+    head = next(line for line in result.output.splitlines() if line.startswith("case "))
+    assert "≈rate" in head, result.output
+    assert "judge: ≈ rates corrected for the judge's measured error (80 labels, last 2026-11-02" in result.output
+    case = json.loads((project / "r.json").read_text())["cases"][0]
+    assert case["rate"] == 0.8 and case["corrected"]["rate"] < 0.7 and case["corrected"]["labels"] == 80
+    assert case["meets_threshold"] is False and result.exit_code == 1  # 80% raw meets 80%; the gate decides on ≈
+    assert '<property name="corrected_rate" value=' in (project / "j.xml").read_text()
+    assert "≈rate (judge-corrected)" in summary.read_text()
