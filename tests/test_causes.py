@@ -73,6 +73,9 @@ def test_an_agent_killed_by_sigkill_is_infra_retried_once_and_its_retry_is_shown
     assert Path(first["workspace"]).is_dir() and "attempt-2" in second["workspace"]  # the first is kept
     assert report["retried_after_infra"] == 1 and report["infra_unresolved"] == 0
     assert "1 run retried after infra errors (1 retry; 1 then passed;" in result.stdout
+    shown = project.cli("show", "c").stdout
+    assert (f"  attempt 1: fail — infra (killed-by-signal): agent was killed by signal 9; workspace "
+            f"{first['workspace']}") in shown
 
 
 def test_an_overloaded_api_in_stderr_is_infra_and_when_retries_run_out_the_exit_is_3(project) -> None:
@@ -97,6 +100,7 @@ def test_an_overloaded_api_in_stderr_is_infra_and_when_retries_run_out_the_exit_
     assert ("infra retries ran out: 1 run still failed by the machine on the last attempt — no verdict (exit 3)"
             in result.stdout)
     assert "why runs did not pass: 1 infra" in result.stdout
+    assert f"  cause: infra (api-overloaded) — stderr: {line}" in project.cli("show", "c").stdout
 
 
 def test_a_run_the_agent_failed_is_never_retried(project) -> None:
@@ -301,3 +305,33 @@ def test_every_report_counts_the_causes_and_shows_the_attempts(project, monkeypa
     assert "cause: infra (api-rate-limited) — stderr: openai.RateLimitError: Error code: 429" in page
     assert "<td>1</td><td>fail</td><td>infra api-rate-limited</td>" in page  # the first attempt
     assert "<td>agent check-fail</td>" not in page  # (the agent's run has one attempt: no attempts table)
+
+
+@pytest.mark.parametrize(("stderr", "rule"), [
+    ("anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': 'rate_limit_error'}}",
+     "api-rate-limited"),
+    ("HTTP/1.1 429 Too Many Requests", "api-rate-limited"),
+    ("openai.InternalServerError: Error code: 502 - Bad Gateway", "api-server-error"),
+    ("curl: (22) The requested URL returned error: 503", "api-server-error"),
+    ("requests.exceptions.HTTPError: 503 Service Unavailable for url: https://api.example.com", "api-server-error"),
+    ("{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", "api-overloaded"),
+    ("MemoryError", "out-of-memory"),
+    ("fatal: Out of memory, malloc failed (tried to allocate 1048576 bytes)", "out-of-memory"),
+    ("OSError: [Errno 28] No space left on device: 'out.bin'", "disk-full"),
+    ("bwrap: Creating new namespace failed: Operation not permitted", "sandbox-failed"),
+    # not the machine's: the agent's own words that merely contain a number or a word
+    ("AssertionError: expected 429 rows, got 430", None),
+    ("processed 503 files, 2 failed", None),
+    ("the rate was limited to 5 per minute by my own throttle", None),
+])
+def test_the_built_in_stderr_patterns(stderr, rule) -> None:
+    from scarbook.models import RunRecord
+    from scarbook.run.causes import AgentFacts, attribute
+
+    record = RunRecord("s", "c", 1, "fail", "agent exited with code 1")
+    cause = attribute(record, AgentFacts(exit_code=1, stderr_tail=f"starting\n{stderr}\n"))
+    if rule is None:
+        assert cause == {"kind": "agent", "rule": "agent-exited",
+                         "evidence": f"exit code 1; stderr: {stderr}"}
+    else:
+        assert cause == {"kind": "infra", "rule": rule, "evidence": f"stderr: {stderr}"}

@@ -53,7 +53,9 @@ class RunAttempts:
         run_ctx, emit = self.ctx, self.emit
         while True:
             record, abort = await self.attempt(case, k, run_ctx, emit)
-            if abort is not None or not is_infra(record) or len(attempts) >= self.retry_infra or cancelled():
+            # the executor's own resubmissions (a lost Ray worker: record.infra_retries) use the same budget
+            retried = len(attempts) + record.infra_retries
+            if abort is not None or not is_infra(record) or retried >= self.retry_infra or cancelled():
                 break
             attempts.append(attempt_entry(record, len(attempts) + 1))
             spent += max(record.agent_usage.cost_usd, 0.0) + max(record.judge_usage.cost_usd, 0.0)

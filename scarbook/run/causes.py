@@ -35,7 +35,7 @@ class AgentFacts:
     `stage` is where the run stopped short: "seed" (the workspace could not be laid), "start" (the
     agent could not be started), "diff" (its workspace could not be read back), or "" (it ran)."""
 
-    stage: str = ""
+    stage: str = ""  # or "worker-lost" (a cluster lost the run's worker), "scarbook" (scarbook's own code failed)
     error: str = ""  # the error at that stage
     errno: int | None = None
     timed_out: bool = False
@@ -58,7 +58,7 @@ class Pattern:
 # Written for the lines programs really print: the Anthropic/OpenAI SDKs ("Error code: 529 -
 # {'type': 'error', 'error': {'type': 'overloaded_error'...", "RateLimitError", "429 Too Many
 # Requests"), curl/HTTP clients ("HTTP 503", "status code 502"), the kernel and libc.
-_HTTP = r"(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?:[ _]?code)?|[Ee]rror[ _]code|code)[\s:=]*"
+_HTTP = r"(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?:[ _]?code)?|[Ee]rror[ _]code|code|returned error)[\s:=]*"
 BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("infra", "api-overloaded", r"(?i)\boverloaded(?:_error)?\b|" + _HTTP + r"529\b"),
     Pattern("infra", "api-rate-limited", r"(?i)\brate[ _-]?limit(?:ed|_error)?\b|RateLimitError|"
@@ -108,6 +108,10 @@ def _could_not_start(v: RunView) -> str | None:
 
 def _workspace(v: RunView) -> str | None:
     return v.facts.error if v.facts.stage == "diff" else None
+
+
+def _worker_lost(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == "worker-lost" else None
 
 
 def _judge_rejected(v: RunView) -> str | None:
@@ -197,7 +201,7 @@ def _unjudged(v: RunView) -> str | None:
 
 
 def _scarbook(v: RunView) -> str | None:
-    return v.scarbook_error or None
+    return v.scarbook_error or (v.facts.error if v.facts.stage == "scarbook" else None)
 
 
 def _patterns(v: RunView) -> str | None:  # placeholder: the pattern row is expanded in attribute()
@@ -213,6 +217,8 @@ RULES: tuple[Rule, ...] = (
     Rule("scarbook-error", "infra", _scarbook, "scarbook itself failed inside the run (traceback kept)"),
     Rule("agent-could-not-start", "infra", _could_not_start, "the agent's program could not be started"),
     Rule("workspace-unreadable", "infra", _workspace, "the run's workspace could not be read back"),
+    Rule("worker-lost", "infra", _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
+                                               "retries once itself)"),
     Rule("judge-rejected-key", "judge", _judge_rejected, "the judge's API rejected the key"),
     Rule("killed-by-signal", "infra", _killed, "the agent was killed by a signal that was not scarbook's timeout"),
     Rule("patterns", "", _patterns, "a line of the agent's stderr or transcript matched a cause pattern"),

@@ -29,6 +29,7 @@ from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord, RunStatus
 from scarbook.proc.common import KILL_GRACE_S
+from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
@@ -140,7 +141,8 @@ class RayExecutor:
                 continue
             except ray.exceptions.RayTaskError as exc:  # scarbook's own code failed on the worker
                 return _error_part(ctx, case, k, started, time.monotonic() - start, attempt,
-                                   f"the Ray worker could not finish this run: {_one_line(exc.cause or exc)}")
+                                   f"the Ray worker could not finish this run: {_one_line(exc.cause or exc)}",
+                                   stage="scarbook")
             part = self._land(reply, ctx, case, k)
             part.record.infra_retries = attempt
             if attempt:
@@ -150,7 +152,8 @@ class RayExecutor:
                     emit(CheckDone(ctx.session_id, case.id, k, result))
             return part
         return _error_part(ctx, case, k, started, time.monotonic() - start, 1,
-                           f"infrastructure: lost its Ray worker twice ({lost[0]}; then {lost[1]}) — no verdict")
+                           f"infrastructure: lost its Ray worker twice ({lost[0]}; then {lost[1]}) — no verdict",
+                           stage="worker-lost")
 
     # -- helpers ------------------------------------------------------------------------------
     def _ship(self, case: Case, manifests: dict[str, SeedManifest]):
@@ -208,11 +211,11 @@ def _inline(manifest: SeedManifest) -> SeedManifest:
 
 
 def _error_part(ctx: RunContext, case: Case, k: int, started: str, duration: float, retries: int,
-                reason: str) -> AgentPart:
+                reason: str, *, stage: str) -> AgentPart:
     record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason=reason,
                        started_at=started, duration_s=duration, workspace_kept=False,
                        workspace=str(Path(ctx.session_dir) / case.id / str(k)), infra_retries=retries)
-    return AgentPart(record, settled=True)
+    return AgentPart(record, settled=True, facts=AgentFacts(stage=stage, error=reason))  # run/causes.py
 
 
 def _one_line(exc: BaseException) -> str:
