@@ -188,7 +188,10 @@ def test_an_exception_in_the_runner_ends_the_session_as_crashed(project, monkeyp
     assert result.exit_code == 3, result.output
     sid = sorted((project.workspaces / "history").iterdir())[-1].name
     trace = project.workspaces / "history" / sid / "crash.txt"
-    assert result.stderr == f"scarbook: session crashed: KeyError: 'simulated bug' — traceback in {trace}\n"
+    kept = trace.parent / "unrecorded-runs.jsonl"  # the run history refused is not lost (issue 25)
+    assert result.stderr == (f"scarbook: session crashed: KeyError: 'simulated bug' — traceback in {trace}; "
+                             f"1 finished run history could not take are in {kept}\n")
+    assert [json.loads(line)["k"] for line in kept.read_text().splitlines()] == [2]
     assert "Traceback (most recent call last)" in trace.read_text()
     assert "crashed; 1 run — " in _summary(result.stdout)
     info = json.loads((project.workspaces / "history" / sid / "session.json").read_text())

@@ -9,7 +9,7 @@ import pytest
 
 from scarbook.fs import safefs
 from scarbook.models import Case, Check
-from scarbook.run.workspace import diff_workspace, prepare_workspace, seed_manifest
+from scarbook.run.workspace import Snapshot, diff_workspace, prepare_workspace, seed_manifest
 
 
 def make_case(tmp_path: Path) -> Case:
@@ -114,7 +114,7 @@ def test_a_tree_deeper_than_the_walk_goes_is_refused_with_where(tmp_path, fs_mod
     monkeypatch.setattr(safefs, "MAX_DEPTH", 5)
     ws = tmp_path / "ws"
     (ws / "a/b/c/d/e/f/g").mkdir(parents=True)
-    snap = prepare_workspace(Case(id="c", task="t"), tmp_path / "other")
+    snap = Snapshot()  # an empty seed (a snapshot of another folder is refused now: issue 25)
     with pytest.raises(safefs.TooDeep) as caught:
         diff_workspace(snap, ws)
     assert str(caught.value) == "the workspace holds folders nested more than 5 deep (a/b/c/d/e/f); scarbook does not walk deeper"

@@ -50,6 +50,21 @@ class TooDeep(Refused):
     """A walk met folders nested deeper than MAX_DEPTH."""
 
 
+# Files scarbook itself created by seeding a workspace, by (st_dev, st_ino): the only ones a read
+# takes with more than one hard link. Any other file with st_nlink > 1 may be a hard link the agent
+# made to a file outside (a link is refused by name; a hard link cannot be told from the file itself).
+_SEEDED: set[tuple[int, int]] = set()
+
+
+def seeded(st: os.stat_result) -> None:
+    """Note a file scarbook created while seeding (see _SEEDED)."""
+    _SEEDED.add((st.st_dev, st.st_ino))
+
+
+def forget_seeded(st: os.stat_result) -> None:
+    _SEEDED.discard((st.st_dev, st.st_ino))
+
+
 def _missing(rel: str) -> Refused:
     return Refused(f"{rel} does not exist", missing=True)
 
@@ -67,6 +82,8 @@ def _refuse_kind(rel: str, st: os.stat_result) -> None:
         raise Refused(f"{rel} is a directory, not a file")
     if not stat.S_ISREG(st.st_mode):
         raise Refused(f"{rel} is not a regular file")
+    if st.st_nlink > 1 and (st.st_dev, st.st_ino) not in _SEEDED:
+        raise Refused(f"{rel} is a hard link (it has {st.st_nlink} names; one may be outside the workspace)")
 
 
 def _parts(rel: str) -> list[str]:
@@ -226,16 +243,64 @@ def create_file(folder: os.PathLike | str, name: str) -> int:
     link or a hard link (scarbook would write through it) there: whatever is at the name is
     unlinked — the name only, never what it points to — and the file is created with O_EXCL, which
     never follows a link and fails if anything was put back in between."""
-    path = os.path.join(os.fspath(folder), name)
-    for _ in range(3):
-        try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
-        except FileExistsError:
+    if MODE == "portable":
+        path, dir_fd = os.path.join(os.fspath(folder), name), None
+    else:  # the folder itself is not followed either: a run's folder swapped for a link is refused
+        path, dir_fd = name, open_dir(folder)
+    try:
+        for _ in range(3):
             try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-    raise Refused(f"{name} was put back by another process each time it was removed")
+                return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666, dir_fd=dir_fd)
+            except FileExistsError:
+                try:
+                    os.unlink(path, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    pass
+        raise Refused(f"{name} was put back by another process each time it was removed")
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+
+
+def open_dir(folder: os.PathLike | str, parts: tuple[str, ...] | list[str] = (), *, create: bool = False) -> int:
+    """An fd on the folder `folder`/`parts`..., each of `parts` — and `folder`'s own last component —
+    opened with O_NOFOLLOW|O_DIRECTORY relative to the one before (made first with `create`). A link
+    anywhere there is Refused by name: scarbook never writes or deletes through a folder the agent
+    swapped for a link. (The folders above `folder` are the user's, not the agent's.) The caller closes."""
+    folder = os.fspath(folder)
+    if create:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except OSError:
+        if os.path.islink(folder):
+            raise Refused(f"{folder} is a symlink (scarbook does not follow it)") from None
+        raise
+    try:
+        for i, part in enumerate(parts):
+            if create:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                shown = os.path.join(folder, *parts[: i + 1])
+                if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
+                    try:
+                        if _is_link(os.lstat(part, dir_fd=fd)):
+                            raise Refused(f"{shown} is a symlink (scarbook does not follow it)") from None
+                    except FileNotFoundError:
+                        pass
+                    raise Refused(f"{shown} is not a folder") from None
+                raise
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def entry(root: os.PathLike | str, rel: str) -> os.stat_result:

@@ -92,9 +92,9 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if case.id not in manifests:
             manifests[case.id] = seed_manifest(case)
         snap = prepare_workspace(case, ws, manifests[case.id])
-    except OSError as exc:
-        record.reason = f"could not prepare the workspace {ws}: {exc.strerror or exc}"
-        part.facts = AgentFacts(stage="seed", error=record.reason, errno=exc.errno)
+    except (OSError, safefs.Refused) as exc:
+        record.reason = f"could not prepare the workspace {ws}: {getattr(exc, 'strerror', None) or exc}"
+        part.facts = AgentFacts(stage="seed", error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part
     transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"

@@ -38,6 +38,7 @@ class Snapshot:
     """What the workspace held after seeding: relative path -> (size, mtime_ns, sha256)."""
 
     files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    folder: tuple[int, int] | None = None  # (st_dev, st_ino) of the workspace folder scarbook made
 
 
 def _digest(path: Path | str) -> str:
@@ -92,40 +93,118 @@ def seed_manifest(case: Case) -> SeedManifest:
     return manifest
 
 
-def _write_seed(target: str, f: SeedFile) -> os.stat_result:
-    mode = 0o666 if f.mode is None else f.mode
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), mode)  # (not on Windows)
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_seed(target: str, f: SeedFile, dir_fd: int | None = None) -> os.stat_result:
+    exact = f.mode
+    if f.data is None and exact is None and f.source is not None:
+        exact = stat.S_IMODE(os.stat(f.source).st_mode)  # a large seed file keeps its bits, as a copy would
+    mode = 0o666 if exact is None else exact
+    # O_EXCL|O_NOFOLLOW: a fresh name in a fresh folder, never through a link (not on Windows)
+    fd = os.open(target, _NEW_FILE if dir_fd is not None else _NEW_FILE & ~os.O_EXCL | os.O_TRUNC, mode,
+                 dir_fd=dir_fd)
     try:
-        view = memoryview(f.data or b"")
-        while view:
-            view = view[os.write(fd, view):]
-        if f.mode is not None:  # exactly the seed's bits, whatever the umask took (Windows: no fchmod)
-            os.fchmod(fd, f.mode) if hasattr(os, "fchmod") else os.chmod(target, f.mode)
+        if f.data is not None:
+            view = memoryview(f.data)
+            while view:
+                view = view[os.write(fd, view):]
+        else:
+            assert f.source is not None  # a seed file carries its bytes or names the file that holds them
+            with open(f.source, "rb") as src:
+                while chunk := src.read(1 << 20):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+        if exact is not None:  # exactly the seed's bits, whatever the umask took (Windows: no fchmod)
+            os.fchmod(fd, exact) if hasattr(os, "fchmod") else os.chmod(target, exact)
         return os.fstat(fd)
     finally:
         os.close(fd)
 
 
 def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:
-    """Create `dest` fresh and fill it from the case's seed/ and inline seed files."""
+    """Create `dest` fresh and fill it from the case's seed/ and inline seed files.
+
+    `dest` is <session>/<case>/<k>: every folder below the session folder is made, emptied and
+    entered through directory fds opened without following a link (safefs.open_dir), so an earlier
+    run that swapped <case> for a link to a folder outside gets this run refused (safefs.Refused),
+    never a write or a delete out there."""
+    manifest = manifest or seed_manifest(case)
+    if safefs.MODE == "portable":
+        return _prepare_by_path(dest, manifest)
+    case_fd = safefs.open_dir(dest.parent.parent, (dest.parent.name,), create=True)
+    try:
+        try:
+            os.mkdir(dest.name, 0o777, dir_fd=case_fd)
+        except FileExistsError:  # a run's folder from before: emptied without leaving this folder
+            try:
+                shutil.rmtree(dest.name, dir_fd=case_fd)
+            except OSError:
+                os.unlink(dest.name, dir_fd=case_fd)  # a link or a file at the name: the name goes
+            os.mkdir(dest.name, 0o777, dir_fd=case_fd)
+        ws_fd = os.open(dest.name, _DIR, dir_fd=case_fd)
+    finally:
+        os.close(case_fd)
+    try:
+        snap = _seed_into(ws_fd, manifest)
+        made = os.fstat(ws_fd)
+        snap.folder = (made.st_dev, made.st_ino)
+        _same_folder(snap, dest)  # the agent runs at the path
+    finally:
+        os.close(ws_fd)
+    return snap
+
+
+def _same_folder(snap: Snapshot, dest: Path) -> None:
+    """Refuse a workspace path that no longer leads to the folder scarbook made."""
+    try:
+        seen = os.stat(dest)
+        same = (seen.st_dev, seen.st_ino) == snap.folder
+    except OSError:
+        same = False
+    if not same:
+        raise safefs.Refused(f"{dest} no longer leads to the folder scarbook made for the run (a folder above "
+                             "it was swapped for a link)")
+
+
+def _seed_into(ws_fd: int, manifest: SeedManifest) -> Snapshot:
+    snap = Snapshot()
+    for rel, f in manifest.files.items():  # validated when the case loaded
+        *folders, name = rel.split("/")
+        dir_fd = os.dup(ws_fd)
+        try:
+            for part in folders:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=dir_fd)
+                except FileExistsError:
+                    pass
+                sub = os.open(part, _DIR, dir_fd=dir_fd)
+                os.close(dir_fd)
+                dir_fd = sub
+            st = _write_seed(name, f, dir_fd)
+        finally:
+            os.close(dir_fd)
+        safefs.seeded(st)
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
+    return snap
+
+
+def _prepare_by_path(dest: Path, manifest: SeedManifest) -> Snapshot:
+    """prepare_workspace where os.open takes no dir_fd (Windows)."""
     try:
         dest.mkdir(parents=True)
     except FileExistsError:
         shutil.rmtree(dest)
         dest.mkdir()
-    manifest = manifest or seed_manifest(case)
     snap = Snapshot()
     root = os.fspath(dest)
     for rel, f in manifest.files.items():
         target = f"{root}/{rel}"  # validated when the case loaded; a fresh folder holds no links yet
         if "/" in rel:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-        if f.data is not None:
-            st = _write_seed(target, f)
-        else:
-            assert f.source is not None  # a seed file carries its bytes or names the file that holds them
-            shutil.copy(f.source, target)  # content and mode
-            st = os.stat(target)
+        st = _write_seed(target, f)
         snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
     return snap
 
@@ -139,6 +218,8 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     the agent replaced with a named pipe is modified, not a read that blocks forever). Folders
     nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. Blocking file work: call it off the
     event loop."""
+    if before.folder is not None and os.path.lexists(root):  # (a workspace the agent deleted: all deleted)
+        _same_folder(before, root)  # else the diff, the checks and the judge would read elsewhere
     now = safefs.walk(root, look=before.files.__contains__)
     diff = WorkspaceDiff()
     for rel, st in sorted(now.items()):
@@ -170,8 +251,37 @@ def _digest_inside(root: Path, rel: str) -> str | None:
 
 
 def remove_workspace(root: Path) -> None:
-    """Delete a finished run's workspace. A run leaves a few files, so this lists the folder once and
-    unlinks them, cheaper than shutil.rmtree's checks; anything unusual goes to shutil.rmtree."""
+    """Delete a finished run's workspace (<session>/<case>/<k>). Its <case> folder is entered without
+    following a link (safefs.open_dir) and the run's folder removed relative to it (shutil.rmtree with
+    dir_fd never follows a link either): a <case> the agent swapped for a link is left alone, never a
+    delete outside. A folder that cannot be removed so stays (it is only space)."""
+    if safefs.MODE == "portable":
+        _remove_by_path(root)
+        return
+    for st in _seeded_left(root):
+        safefs.forget_seeded(st)
+    try:
+        case_fd = safefs.open_dir(root.parent.parent, (root.parent.name,))
+    except (safefs.Refused, OSError):
+        return
+    try:
+        shutil.rmtree(root.name, dir_fd=case_fd)
+    except (OSError, RecursionError):  # (rmtree recurses: a tree 1,000 deep is left, as it was)
+        pass
+    finally:
+        os.close(case_fd)
+
+
+def _seeded_left(root: Path) -> list[os.stat_result]:
+    """The stat of each file in a workspace about to go, so the seeded ones are forgotten."""
+    try:
+        return [st for st in safefs.walk(root, look=lambda rel: True).values() if st is not None]
+    except (safefs.Refused, OSError):
+        return []
+
+
+def _remove_by_path(root: Path) -> None:
+    """remove_workspace where os.open takes no dir_fd (Windows): a few files, listed once."""
     try:
         with os.scandir(root) as it:
             entries = list(it)
