@@ -20,7 +20,7 @@ AGENT_TYPES: tuple[str, ...] = tuple(str(t) for t in AGENT_KINDS)  # from the on
 AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT_KINDS.items()}
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
             "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
-            "executor", "retry_infra", "causes")
+            "executor", "retry_infra", "causes", "gate")
 DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
 
 STARTER_CONFIG = """\
@@ -55,6 +55,14 @@ retry_infra: 1          # a run the machine failed (rate limit, 5xx, OOM, killed
 isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
 network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
 # executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
+
+# How pass rates become the gate (docs/statistics.md). evidence: a case is red only when its runs
+# show it is below its threshold (family-wise false red <= alpha); point: red when rate < threshold.
+# undecided: pass (warn), fail (release gates: exit 3), more (add runs, up to --max-runs).
+gate:
+  mode: evidence
+  alpha: 0.05
+  undecided: pass
 
 # The LLM judge for llm_judge checks (any Anthropic-compatible Messages API).
 judge:
@@ -132,6 +140,54 @@ class ExecutorSettings:
                    {k: float(v) for k, v in resources.items()}, runtime_env, cap)
 
 
+# The `gate:` section of scarbook.yaml: how pass rates become the exit code (scarbook.stats.decisions).
+GATE_MODES = ("evidence", "point")
+UNDECIDED_POLICIES = ("fail", "pass", "more")
+GATE_KEYS = ("mode", "alpha", "undecided", "min_verdicts")
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """scarbook.yaml's `gate:` section (and `scarbook eval --gate/--alpha/--undecided/--min-verdicts`)."""
+
+    mode: str = "evidence"  # "evidence" | "point"
+    alpha: float = 0.05
+    undecided: str = "pass"  # "fail" | "pass" | "more"
+    min_verdicts: int | None = None  # None: half the case's runs, and at least 3
+
+    def __post_init__(self) -> None:
+        if self.mode not in GATE_MODES:
+            raise ValueError(f"gate mode must be one of {', '.join(GATE_MODES)}, got {self.mode!r}")
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha < 0.5:
+            raise ValueError(f"gate alpha must be between 0 and 0.5, got {self.alpha!r}")
+        if self.undecided not in UNDECIDED_POLICIES:
+            raise ValueError(f"gate undecided must be one of {', '.join(UNDECIDED_POLICIES)}, got {self.undecided!r}")
+        if self.min_verdicts is not None and (isinstance(self.min_verdicts, bool) or not isinstance(
+                self.min_verdicts, int) or self.min_verdicts < 1):
+            raise ValueError(f"gate min_verdicts must be a whole number of at least 1, got {self.min_verdicts!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "alpha": self.alpha, "undecided": self.undecided, "min_verdicts": self.min_verdicts}
+
+    @classmethod
+    def from_dict(cls, raw: Any, path: Path, line: int | None = None) -> GatePolicy:
+        if not isinstance(raw, dict):
+            raise ConfigError(path, f"gate must be a mapping, got {raw!r}", line=line_of(raw) or line,
+                              fix="write gate: {mode: evidence, alpha: 0.05, undecided: pass}")
+        for key in raw:
+            if key not in GATE_KEYS:
+                raise ConfigError(path, f"unknown key gate.{key}", line=line_of(raw, key),
+                                  fix=f"gate takes: {', '.join(GATE_KEYS)}")
+        fixes = {"mode": "write mode: evidence (or point, the rate >= threshold rule)", "alpha": "write alpha: 0.05",
+                 "undecided": "write undecided: pass (or fail for a release gate, more to add runs)",
+                 "min_verdicts": "write min_verdicts: 3, or leave it out (half the runs, at least 3)"}
+        try:
+            return cls(**{k: raw[k] for k in GATE_KEYS if k in raw})
+        except ValueError as exc:
+            key = str(exc).split()[1]
+            raise ConfigError(path, f"gate.{str(exc)[len('gate '):]}", line=line_of(raw, key), fix=fixes[key]) from None
+
+
 @dataclass
 class Config:
     path: Path | None = None
@@ -154,6 +210,7 @@ class Config:
     retry_infra: int = 1  # a run the machine failed (cause infra) runs again at most this many times
     # extra stderr/transcript patterns per cause, (kind, regex) in the file's order (run/causes.py)
     cause_patterns: tuple[tuple[str, str], ...] = ()
+    gate: GatePolicy = field(default_factory=GatePolicy)
 
     @property
     def green(self) -> float:
@@ -342,14 +399,21 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(path, f"{key} names {where}, which is a file, not a folder",
                               line=line_of(data, key) or None,
                               fix=f"point {key} at a folder, or move that file aside")
-    if "executor" in data:
-        cfg.executor = ExecutorSettings.from_dict(data["executor"], path)
+    _parse_sections(cfg, data, path)
     if "retry_infra" in data:
         cfg.retry_infra = _num(data, "retry_infra", path, integer=True, lo=0)
     if "causes" in data:
         cfg.cause_patterns = parse_causes(data["causes"], path, line_of(data, "causes"))
     _attach_judge(cfg, data.get("judge") or {}, path)
     return cfg
+
+
+def _parse_sections(cfg: Config, data: dict, path: Path) -> None:
+    """The sections with their own parsers: executor: and gate:."""
+    if "executor" in data:
+        cfg.executor = ExecutorSettings.from_dict(data["executor"], path)
+    if "gate" in data:
+        cfg.gate = GatePolicy.from_dict(data["gate"], path, line_of(data, "gate"))
 
 
 def _attach_judge(cfg: Config, raw: Any, path: Path) -> None:

@@ -286,6 +286,8 @@ class SessionInfo:
     case_digests: dict[str, str] = field(default_factory=dict)  # case id -> digest of its checks
     partial: bool = False  # e.g. --skip-judge: judge items were not graded
     decisions: dict[str, str] = field(default_factory=dict)  # --runs auto: case id -> above/below/undecided
+    # the gate it ran under: {mode, alpha, undecided, min_verdicts, looks} (scarbook.stats.decisions)
+    gate: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
     shard: dict[str, Any] = field(default_factory=dict)

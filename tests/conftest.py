@@ -14,12 +14,15 @@ from click.testing import CliRunner, Result
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_CASES = REPO / "cases"
 
+# Tests of other things run 1-2 runs and read exit 1 as "a run failed": they keep the point rule
+# (rate >= threshold). The gate's own tests (test_gate_cli, test_decisions) use the evidence default.
 DEFAULT_CONFIG = """\
 agent: {type: demo, seed: 7}
 runs: 2
 concurrency: 2
 timeout_s: 30
 threshold: 0.8
+gate: {mode: point}
 """
 
 
@@ -42,9 +45,14 @@ class ProjectDir:
     def workspaces(self) -> Path:
         return self.root / "workspaces"
 
-    def config(self, text: str) -> Path:
+    def config(self, text: str, gate: str | None = "point") -> Path:
+        """Write scarbook.yaml; unless it has a gate: section, `gate` pins the gate's mode (point, as
+        DEFAULT_CONFIG; None keeps the product's default, evidence)."""
         path = self.root / "scarbook.yaml"
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        text = textwrap.dedent(text)
+        if gate is not None and not any(line.startswith("gate:") for line in text.splitlines()):
+            text = text.rstrip("\n") + f"\ngate: {{mode: {gate}}}\n"
+        path.write_text(text, encoding="utf-8")
         return path
 
     def case(self, cid: str, text: str, seed: dict[str, str] | None = None) -> Path:
@@ -59,14 +67,17 @@ class ProjectDir:
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         return path
 
-    def bundled(self, agent_seed: int | None = None) -> None:
+    def bundled(self, agent_seed: int | None = None, gate: str | None = "point") -> None:
         """Copy the repository's bundled scar collection and its scarbook.yaml in. Unseeded, the demo
-        agent draws from the session id (another outcome each session); agent_seed pins its draw."""
+        agent draws from the session id (another outcome each session); agent_seed pins its draw.
+        `gate` pins the gate's mode (point, as DEFAULT_CONFIG); None keeps the product's default."""
         shutil.copytree(BUNDLED_CASES, self.cases_dir, dirs_exist_ok=True)
         text = (REPO / "scarbook.yaml").read_text()
         if agent_seed is not None:
             text = text.replace("agent:\n  type: demo\n", f"agent:\n  type: demo\n  seed: {agent_seed}\n")
             assert f"seed: {agent_seed}" in text
+        if gate is not None:
+            text += f"gate: {{mode: {gate}}}\n"
         (self.root / "scarbook.yaml").write_text(text)
 
     def cli(self, *args: str, input: str | None = None) -> Result:

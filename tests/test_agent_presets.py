@@ -171,7 +171,9 @@ def test_eval_with_the_claude_code_preset_records_transcript_and_cost_and_import
     case.mkdir(parents=True)
     (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"
                                     "  - {type: line_count, path: tmp.txt, equals: 1}\n")
-    res = CliRunner().invoke(main, ["-C", str(tmp_path), "eval", "--runs", "1"], catch_exceptions=False)
+    # point mode: one failed run is below the line (evidence mode would call 0/1 undecided, issue 22)
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "eval", "--runs", "1", "--gate", "point"],
+                             catch_exceptions=False)
     assert res.exit_code == 1, res.output  # the agent wrote two lines: the run fails its check
     history = Project.at(tmp_path).history
     (run,) = history.runs(history.sessions()[0].id)
@@ -210,7 +212,7 @@ async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, 
     from scarbook.tui.screens.review import ReviewScreen
 
     stand_in(on_path, "claude", CLAUDE_STREAM, writes={"tmp.txt": "# tiny-agent\nA tiny agent.\n"})
-    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\n")
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\ngate: {mode: point}\n")
     case = tmp_path / "cases" / "one-line"
     case.mkdir(parents=True)
     (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"

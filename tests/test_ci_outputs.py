@@ -52,6 +52,7 @@ def hostile(project):
           argv: [{json.dumps(sys.executable)}, {json.dumps(str(project.root / "agent.py"))}]
         runs: 2
         threshold: 0.8
+        gate: {{mode: point}}  # 2 runs cannot show a case below (evidence mode); these tests are about text
         """)
     project.case("hostile", HOSTILE_CASE)
     project.case("calm", "id: calm\ntask: nothing\nchecks:\n  - {type: not_contains, path: out.txt, text: zzz}\n")
@@ -151,21 +152,27 @@ def test_no_github_environment_no_summary_no_annotations(project, monkeypatch):
 
 
 def test_warnings_for_errors_no_verdict_and_undecided():
+    from scarbook.config import GatePolicy
     from scarbook.reports.github import annotations
+    from scarbook.stats.decisions import gate_stats
 
     session = SessionInfo("s1", case_ids=["errs", "none", "undecided", "fine"], decisions={"undecided": "undecided"},
                           state="finished")
     stats = [summarize_counts("errs", 9, 0, 2, 0.8), summarize_counts("none", 0, 0, 3, 0.8),
              summarize_counts("undecided", 32, 8, 0, 0.8), summarize_counts("fine", 10, 0, 0, 0.8)]
+    statuses = {s.case_id: ["pass"] * s.passes + ["fail"] * s.fails + ["error"] * s.errors for s in stats}
+    stats = gate_stats(stats, GatePolicy(), statuses, sequential={"errs": "above", "none": "undecided",
+                                                                  "undecided": "undecided", "fine": "above"})
     rep = SessionReport(session, stats, [])
     files = {s.case_id: f"cases/{s.case_id}/case.yaml" for s in stats}
     assert annotations(rep, None, files) == [
         "::warning file=cases/errs/case.yaml,title=scarbook%3A errs needs attention::2 runs errored "
         "(harness could not reach a verdict; not in the rate)",
-        "::warning file=cases/none/case.yaml,title=scarbook%3A none needs attention::no verdict: no run reached a "
-        "verdict; 3 runs errored (harness could not reach a verdict; not in the rate)",
+        "::warning file=cases/none/case.yaml,title=scarbook%3A none needs attention::no verdict: only 0 of its 3 "
+        "runs reached a verdict; the gate needs at least 3 (errors cannot count as evidence); 3 runs errored "
+        "(harness could not reach a verdict; not in the rate)",
         "::warning file=cases/undecided/case.yaml,title=scarbook%3A undecided needs attention::undecided: --runs auto "
-        "reached its cap without deciding against the threshold",
+        "reached its cap without deciding",
     ]
 
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom, binomtest
 
+from scarbook.config import GatePolicy
 from scarbook.stats.decisions import (
     CaseEvidence,
-    GatePolicy,
     binom_cdf,
     binom_sf,
     decide_cases,
@@ -85,8 +85,8 @@ def test_runs_to_decide_is_the_smallest_count_that_decides() -> None:
     assert binom.sf(round(0.95 * (n - 1)) - 1, n - 1, 0.8) >= 0.05
 
 
-@pytest.mark.parametrize("runs,expected", [(1, 3), (5, 3), (6, 3), (10, 5), (11, 6), (40, 20)])
-def test_min_verdicts_default_is_half_the_runs_and_at_least_three(runs: int, expected: int) -> None:
+@pytest.mark.parametrize("runs,expected", [(1, 1), (2, 2), (3, 3), (5, 3), (6, 3), (10, 5), (11, 6), (40, 20)])
+def test_min_verdicts_default_is_half_the_runs_at_least_three_at_most_all(runs: int, expected: int) -> None:
     assert min_verdicts_for(runs) == expected
     assert min_verdicts_for(runs, 2) == 2
 
@@ -114,7 +114,7 @@ def test_a_case_with_unjudged_runs_has_no_verdict() -> None:
     ({"mode": "loose"}, "gate mode must be one of evidence, point, got 'loose'"),
     ({"alpha": 0.5}, "gate alpha must be between 0 and 0.5, got 0.5"),
     ({"undecided": "maybe"}, "gate undecided must be one of fail, pass, more, got 'maybe'"),
-    ({"min_verdicts": 0}, "gate min_verdicts must be at least 1, got 0"),
+    ({"min_verdicts": 0}, "gate min_verdicts must be a whole number of at least 1, got 0"),
 ])
 def test_bad_policies_say_why(bad: dict, message: str) -> None:
     with pytest.raises(ValueError) as err:
@@ -146,3 +146,37 @@ def test_point_false_red_chance_at_observed_rates() -> None:
     cases = [CaseEvidence("a", 9, 1, 0, 0.8), CaseEvidence("b", 10, 0, 0, 0.8), CaseEvidence("c", 5, 5, 0, 0.8)]
     # b at 100% never reads below; c is observed below (its red would be true); a: P(X <= 7 | 10, 0.9)
     assert point_false_red_chance(cases) == pytest.approx(binom.cdf(7, 10, 0.9), rel=1e-9)
+
+
+def _load_gate(project, text: str):
+    from scarbook.config import load_config
+
+    (project.root / "scarbook.yaml").write_text(text)
+    return load_config(project.root / "scarbook.yaml").gate
+
+
+def test_a_project_without_a_gate_key_gets_evidence_mode(project) -> None:
+    assert _load_gate(project, "runs: 5\n") == GatePolicy("evidence", 0.05, "pass", None)
+    assert _load_gate(project, "gate:\n  mode: point\n  alpha: 0.01\n  undecided: fail\n  min_verdicts: 4\n") \
+        == GatePolicy("point", 0.01, "fail", 4)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("gate:\n  mode: evidence\n  alfa: 0.1\n", "3: unknown key gate.alfa — gate takes: mode, alpha, undecided, "
+     "min_verdicts"),
+    ("gate:\n  mode: strict\n", "2: gate.mode must be one of evidence, point, got 'strict' — write mode: evidence "
+     "(or point, the rate >= threshold rule)"),
+    ("runs: 3\ngate:\n  alpha: 0.5\n", "3: gate.alpha must be between 0 and 0.5, got 0.5 — write alpha: 0.05"),
+    ("gate:\n  undecided: warn\n", "2: gate.undecided must be one of fail, pass, more, got 'warn' — write undecided: "
+     "pass (or fail for a release gate, more to add runs)"),
+    ("gate:\n  min_verdicts: 0\n", "2: gate.min_verdicts must be a whole number of at least 1, got 0 — write "
+     "min_verdicts: 3, or leave it out (half the runs, at least 3)"),
+    ("gate: strict\n", "1: gate must be a mapping, got 'strict' — write gate: {mode: evidence, alpha: 0.05, "
+     "undecided: pass}"),
+])
+def test_bad_gate_settings_name_the_file_key_and_line(project, text: str, message: str) -> None:
+    from scarbook.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        _load_gate(project, text)
+    assert str(err.value) == f"{project.root / 'scarbook.yaml'}:{message}"

@@ -48,6 +48,7 @@ def project(tmp_path, judge_server, monkeypatch):
             runs: 3
             concurrency: 1
             threshold: 0.8
+            gate: {{mode: point}}  # 2/3 is red under the rate >= threshold rule these tests read
             judge:
               model: claude-sonnet-4-6
               base_url: {judge_server.url}

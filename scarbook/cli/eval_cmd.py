@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +22,7 @@ from scarbook.cli.common import (
     say_written,
     warn,
 )
+from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
@@ -72,6 +74,13 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
     if not runs.isdigit() or int(runs) < 1:
         raise ScarbookError(f"--runs must be a positive number or 'auto', got {runs!r}")
     return int(runs)
+
+
+def gate_policy(project: Project, mode: str | None, alpha: float | None, undecided: str | None,
+                min_verdicts: int | None) -> GatePolicy:
+    """scarbook.yaml's gate with the command line's flags over it."""
+    given = {"mode": mode, "alpha": alpha, "undecided": undecided, "min_verdicts": min_verdicts}
+    return replace(project.config.gate, **{k: v for k, v in given.items() if v is not None})
 
 
 def make_judge(project: Project, cases: list[Case], skip_judge: bool):
@@ -164,7 +173,19 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
 @click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
               "to stop each case once the evidence decides it against its threshold.")
 @click.option("--preset", default=None, help="A named run count from scarbook.yaml (daily, prompt-change, release).")
-@click.option("--max-runs", type=click.IntRange(1), default=40, show_default=True, help="Cap per case with --runs auto.")
+@click.option("--max-runs", type=click.IntRange(1), default=40, show_default=True,
+              help="Cap per case with --runs auto, and with --undecided more.")
+@click.option("--gate", "gate_mode", type=click.Choice(["evidence", "point"]), default=None,
+              help="evidence: a case is red only when its runs show it below its threshold (family-wise false "
+              "red at most --alpha); point: red when its rate is below (default from scarbook.yaml's gate:, "
+              "else evidence).")
+@click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=None,
+              help="The gate's error rate (default 0.05).")
+@click.option("--undecided", type=click.Choice(["pass", "fail", "more"]), default=None,
+              help="A case the evidence cannot decide: pass with a warning (default), fail (exit 3: release "
+              "gates), or more (run it again, up to --max-runs, until it decides).")
+@click.option("--min-verdicts", type=click.IntRange(1), default=None,
+              help="Judged runs a case needs for a verdict (default: half its runs, at least 3).")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Runs at once.")
 @click.option("-l", "--label", default="", help="A name for this session, e.g. prompt-v2 (for `scarbook diff`).")
 @click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
@@ -195,15 +216,17 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
               "retry_infra (1). Not with --runs auto, which never retries.")
 @click.pass_context
 @friendly_errors
-def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurrency, label, tags, timeout_s,
+def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
+                 concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
                  isolation, executor_kind, shard_spec, session_id, retry_infra) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
-    Exit codes: 0 every case at or above its threshold; 1 some case below, or regressed against
-    --against (Holm-corrected); 2 usage or config error (each printed; nothing runs); 3 no
-    verdict: errors left a case without one, some runs were unjudged (--skip-judge: rule checks
-    passed, the judge never graded), or the session did not finish (cancelled with Ctrl-C,
+    Exit codes: 0 no case decided below its threshold; 1 some case decided below (see --gate),
+    or regressed against --against (Holm-corrected); 2 usage or config error (each printed;
+    nothing runs); 3 no verdict: errors left a case with fewer judged runs than --min-verdicts,
+    some runs were unjudged (--skip-judge: rule checks passed, the judge never graded), a case is
+    undecided under --undecided fail, or the session did not finish (cancelled with Ctrl-C,
     stopped by --max-cost, aborted by the judge, crashed) — a partial session never gates green,
     even when a case is below its threshold.
 
@@ -225,11 +248,16 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
 
         print_estimate(project, cases, n, skip_judge)
         return
+    gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts)
+    if gate.undecided == "more" and shard is not None:
+        raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
+                            "(use --undecided pass or fail with --shard)")
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
                                                 timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
-                                                shard=shard, retry_infra=retry_infra,
+                                                shard=shard, retry_infra=retry_infra, gate=gate,
+                                                max_runs=max(n, max_runs),
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
                                                                                  ("--junit", junit_path)) if p}))
     if prep.session is None:
@@ -251,7 +279,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, concurren
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
-                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge), policy=gate)
     against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))

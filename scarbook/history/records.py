@@ -61,7 +61,8 @@ USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
                   "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
-                  "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR}
+                  "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR,
+                  "gate": _DICT}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:

@@ -23,7 +23,8 @@ from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, pct, plural
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
-EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error", 3: "no verdict"}
+EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error",
+                3: "no verdict (or undecided under undecided: fail)"}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 
 
@@ -50,7 +51,7 @@ def _counts_cell(s) -> str:
 
 
 def _gate(s, regressed: set[str]) -> str:
-    words = {True: "ok", False: "**below**", None: "no verdict"}[s.meets_threshold]
+    words = {"above": "ok", "below": "**below**"}.get(s.gate, s.gate)
     return words + (" · **regressed**" if s.case_id in regressed else "")
 
 
@@ -157,7 +158,7 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
     lines = []
     for s in rep.stats:
         errors, warnings = [], []
-        if s.meets_threshold is False:
+        if s.gate == "below":
             errors.append(f"below threshold: pass rate {pct(s.rate)} ({s.passes}/{s.judged}, 95% CI "
                           f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {pct(s.threshold)}")
         if s.case_id in regressed:
@@ -165,20 +166,20 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
             errors.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
                           f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
                           f"Holm p {format_p(c.p_holm)})")
-        if s.meets_threshold is None:
+        if s.gate == "no verdict":
             warnings.append("no verdict: " + ("some runs went unjudged (judge checks skipped)"
-                                              if getattr(s, "unjudged", 0) else "no run reached a verdict"))
+                                              if getattr(s, "unjudged", 0) else s.gate_note or "no run reached a verdict"))
+        if s.gate == "undecided":
+            warnings.append(f"undecided: {s.gate_note}" if s.gate_note else "undecided")
         if s.errors:
             warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
         infra = sum(1 for r in rep.runs if r.case_id == s.case_id and r.cause and r.cause.get("kind") == "infra")
         if infra:
             warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
-        if rep.session.decisions.get(s.case_id) == "undecided":
-            warnings.append("undecided: --runs auto reached its cap without deciding against the threshold")
         if not errors and not warnings:
             continue
         level = "error" if errors else "warning"
-        title = f"scarbook: {s.case_id} " + ("below threshold" if s.meets_threshold is False else
+        title = f"scarbook: {s.case_id} " + ("below threshold" if s.gate == "below" else
                                               "regressed" if s.case_id in regressed else "needs attention")
         message = "; ".join(errors + warnings)
         lines.append(f"::{level} file={_command_property(files[s.case_id])},title={_command_property(title)}::"

@@ -17,7 +17,7 @@ from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
-from scarbook.reports.table import SessionReport, causes_line, format_retries
+from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
@@ -79,7 +79,11 @@ def _header(rep: SessionReport) -> list[str]:
             ("judge model", s.judge_model or "–"), ("git revision", s.git_revision or "–"),
             ("runs", f"{len(rep.runs)}: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
                      + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")),
-            ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed · 2 usage/config · 3 no verdict)")]
+            ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed · 2 usage/config · 3 no verdict"
+                           " or undecided under undecided: fail)"),
+            ("gate", f"{rep.policy.mode} mode, alpha {rep.policy.alpha:g}, undecided: {rep.policy.undecided}"
+                     + (f"; chance of a red by chance at the observed rates {100 * (rep.point_false_red or 0):.0f}%"
+                        if rep.policy.mode == "point" else ""))]
     if s.partial:
         rows.append(("partial", "judge checks were skipped (--skip-judge): not a complete verdict"))
     if any(rep.causes.values()):
@@ -97,7 +101,9 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
            + "<th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
            "<th>distribution (interval · threshold)</th><th>runs</th><th>why not passed</th></tr>"]
     for s in rep.stats:
-        gate = {True: "ok", False: "BELOW", None: "no verdict"}[s.meets_threshold]
+        gate = esc(GATE_WORDS[s.gate])
+        if s.gate_note:
+            gate += f'<br><span class="muted">{esc(s.gate_note)}</span>'
         if s.case_id in regressed:
             gate += ' · <span class="regressed">regressed</span>'
         ci = "–" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"

@@ -36,7 +36,9 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
               ("interval_lo", "" if s.rate is None else _num(s.lo)), ("interval_hi", "" if s.rate is None else _num(s.hi)),
               ("pass_at_k", _num(s.pass_at_k)), ("pass_hat_k", _num(s.pass_hat_k)), ("k", str(s.k)),
               ("threshold", _num(s.threshold)), ("band", s.band),
-              ("gate", {True: "ok", False: "below", None: "no verdict"}[s.meets_threshold])]
+              ("gate", {"above": "ok"}.get(s.gate, s.gate)), ("decision", s.gate)]
+    if s.gate_note:
+        props.append(("gate_note", s.gate_note))
     c = getattr(s, "corrected", None)
     if c is not None:  # the rate corrected for the judge's measured error (issue 23)
         props += [("corrected_rate", _num(c.rate)), ("corrected_interval", f"[{_num(c.lo)}, {_num(c.hi)}]"),
@@ -66,13 +68,16 @@ def _run_line(r: RunRecord) -> str:
 
 
 def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -> ET.Element:
+    """One testcase per case: a failure when decided below (or regressed), an error when it has no
+    verdict (or is undecided under `undecided: fail`)."""
     by_case: dict[str, list[RunRecord]] = {}
     for r in sorted(rep.runs, key=lambda r: (r.case_id, r.k)):
         by_case.setdefault(r.case_id, []).append(r)
     compared = {c.case_id: c for c in against.comparison.cases} if against else {}
     regressed = set(against.regressed) if against else set()
-    failed = [s for s in rep.stats if s.meets_threshold is False or s.case_id in regressed]
-    errored = [s for s in rep.stats if s not in failed and s.meets_threshold is None]
+    failed = [s for s in rep.stats if s.gate == "below" or s.case_id in regressed]
+    errored = [s for s in rep.stats if s not in failed and (
+        s.gate == "no verdict" or (s.gate == "undecided" and rep.policy.undecided == "fail"))]
     total_time = sum(r.duration_s for r in rep.runs)
     session = rep.session
     suite = ET.Element("testsuite", name=clean_text(f"scarbook {session.label or session.id}", one_line=True),
@@ -101,7 +106,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
-            if s.meets_threshold is False:
+            if s.gate == "below":
                 why.append(f"below threshold: {summary}")
             if s.case_id in regressed:
                 c = compared[s.case_id]
@@ -109,10 +114,12 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                            f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),
-                                    type="regressed" if s.meets_threshold is not False else "below-threshold")
+                                    type="regressed" if s.gate != "below" else "below-threshold")
             failure.text = "\n".join([summary, *not_passed])
         elif s in errored:
-            error = ET.SubElement(tc, "error", message=f"no verdict: {summary}", type="no-verdict")
+            word = "undecided" if s.gate == "undecided" else "no verdict"
+            error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
+                                  type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *not_passed])
         ET.SubElement(tc, "system-out").text = "\n".join([summary, *(_run_line(r) for r in runs)])
     return suite

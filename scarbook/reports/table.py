@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.config import Config
+from scarbook.config import GATE_KEYS, Config, GatePolicy
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
@@ -15,8 +15,11 @@ from scarbook.run.causes import count_causes
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.stats.corrected import correct, judged_split
+from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
 from scarbook.text import pct, plural
+
+GATE_WORDS = {"above": "ok", "below": "BELOW", "undecided": "undecided", "no verdict": "no verdict"}
 
 
 @dataclass
@@ -49,12 +52,14 @@ class SessionReport:
                      "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
                                   "more labels narrow it most (more runs are needed too)"))
         return line
+    policy: GatePolicy = field(default_factory=GatePolicy)  # the gate the decisions were taken under
 
     @property
     def exit_code(self) -> int:
         """See scarbook.run.outcome.exit_code: the one place exit codes are decided."""
         return exit_code(self.session, self.stats, regressed=bool(self.regressed),
-                         infra_unresolved=self.infra_unresolved)
+                         infra_unresolved=self.infra_unresolved,
+                         undecided=self.policy.undecided)
 
     @property
     def causes(self) -> dict[str, int]:
@@ -70,24 +75,41 @@ class SessionReport:
     def infra_unresolved(self) -> int:
         """Runs whose last attempt was still the machine's fault: their infra retries ran out."""
         return sum(1 for r in self.runs if r.cause and r.cause.get("kind") == "infra")
+    @property
+    def point_false_red(self) -> float | None:
+        """Point mode: the chance this gate goes red by chance at the observed rates."""
+        if self.policy.mode != "point":
+            return None
+        return point_false_red_chance([CaseEvidence(s.case_id, s.passes, s.fails, s.errors, s.threshold, s.unjudged)
+                                       for s in self.stats])
 
     @property
     def unjudged(self) -> int:
         return sum(s.unjudged for s in self.stats)
 
 
+def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
+    """The gate a session ran under (recorded in its session.json), else scarbook.yaml's."""
+    try:
+        return GatePolicy(**{k: session.gate[k] for k in GATE_KEYS if k in session.gate}) if session.gate else cfg.gate
+    except (TypeError, ValueError):  # a damaged or foreign record: the project's gate decides
+        return cfg.gate
+
+
 def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config,
-                 calibration: Calibration | None = None) -> SessionReport:
+                 calibration: Calibration | None = None, policy: GatePolicy | None = None) -> SessionReport:
     """The session's numbers; with `calibration` (history.judge_truth.calibration_for), a judged
-    case's rate corrected for the judge's measured error beside the raw one."""
+    case's rate corrected for the judge's measured error beside the raw one. Its gate is `policy`,
+    else the one the session ran under."""
     stats = []
     by_case: dict[str, list[RunRecord]] = {}
-    for r in runs:
+    for r in sorted(runs, key=lambda r: r.k):
         by_case.setdefault(r.case_id, []).append(r)
     for cid in session.case_ids:
         case = cases.get(cid)
         stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
-    rep = SessionReport(session, stats, runs, calibration=calibration)
+    policy = policy or session_policy(session, cfg)
+    rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
     for st in stats:
         split = judged_split(by_case.get(st.case_id, []))
         rep.judged_cases += split is not None
@@ -95,6 +117,9 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
             passes, judge_fails, rule_fails, items = split
             st.corrected = correct(passes, judge_fails, rule_fails, calibration.error.for_case(st.case_id),
                                    items=items, threshold=st.threshold, calibrated_at=calibration.calibrated_at)
+    looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
+    rep.stats = gate_stats(stats, policy, {cid: [r.status for r in rs] for cid, rs in by_case.items()},
+                           looks=looks, sequential=session.decisions or None)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)
         rep.judge_usage.add(r.judge_usage)
@@ -113,18 +138,18 @@ def format_table(rep: SessionReport) -> str:
     fix = any(s.corrected is not None for s in rep.stats)  # ≈ columns: rates corrected for the judge's error
     head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
            f"{'rate':>5}  {'95% CI':<11} " + (f"{'≈rate':>5}  {'≈95% CI':<11} " if fix else "") + \
-           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<5} runs"
+           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<10} runs"
     lines = [head, "-" * len(head)]
     by_case: dict[str, list[RunRecord]] = {}
     for r in rep.runs:
         by_case.setdefault(r.case_id, []).append(r)
     for s in rep.stats:
         ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
-        gate = {True: "ok", False: "BELOW", None: "no verdict" if s.unjudged else "n/a"}[s.meets_threshold]
+        gate = GATE_WORDS[s.gate]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
                      + (f"{s.unjudged:>4} " if unj else "") + f"{pct(s.rate, width=4, none='  –  '):>5}  {ci:<11} "
                      + (_corrected_cells(s) if fix else "")
-                     + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<5} "
+                     + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<10} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     k = rep.stats[0].k if rep.stats else 0
     lines.append("")
@@ -182,7 +207,7 @@ def format_summary(rep: SessionReport) -> str:
     s = rep.session
     total = len(rep.runs)
     counts = count_statuses(rep.runs)
-    below = [x.case_id for x in rep.stats if x.meets_threshold is False]
+    below = [x.case_id for x in rep.stats if x.gate == "below"]
     parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {plural(total, 'run')} — "
              f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
              + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")]
@@ -211,9 +236,36 @@ def format_summary(rep: SessionReport) -> str:
     parts += format_retries(rep)
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
+    parts += gate_lines(rep)
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
     return "\n".join(parts)
+
+
+def gate_lines(rep: SessionReport) -> list[str]:
+    """What the gate decided beyond ok/BELOW: each undecided case and what would decide it, each
+    case without a verdict and why, and (point mode) the chance of a false red."""
+    p = rep.policy
+    lines = []
+    if p.mode == "point":
+        lines.append(f"gate: point mode (red when a rate is below its threshold); at the observed rates the chance "
+                     f"of a red by chance is {100 * (rep.point_false_red or 0):.0f}% — `gate: {{mode: evidence}}` "
+                     f"keeps it under {p.alpha:.0%}")
+    for s in rep.stats:
+        if s.gate == "undecided":
+            lines.append(f"{s.case_id}: undecided at {s.passes}/{s.judged} — {s.gate_note}"
+                         + ("; counted as a failure (gate undecided: fail)" if p.undecided == "fail" else ""))
+        elif s.gate == "no verdict" and s.gate_note and not s.unjudged:
+            lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
+        if s.error_span is not None:
+            lo, hi = s.error_span
+            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {pct(lo)}–{pct(hi)} "
+                         "(had each been a fail, or each a pass)")
+    if any(s.gate == "undecided" for s in rep.stats) and p.mode == "evidence":
+        lines.append(f"gate: evidence mode — a case is red only when its runs show it is below its threshold "
+                     f"(family-wise false red at most {p.alpha:.0%}, Holm); undecided cases "
+                     + ("fail the gate (exit 3)" if p.undecided == "fail" else "pass with a warning"))
+    return lines
 
 
 def fixed_n_for(rep: SessionReport) -> int | None:
@@ -229,7 +281,8 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
     return {
         "session": rep.session.to_dict(),
         "exit_code": rep.exit_code,
-        "cases": [s.to_dict() | {"meets_threshold": s.meets_threshold} for s in rep.stats],
+        "gate": rep.policy.to_dict() | ({"point_false_red": rep.point_false_red} if rep.policy.mode == "point" else {}),
+        "cases": [case_dict(s) for s in rep.stats],
         "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
         "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
@@ -246,6 +299,14 @@ def _run_dict(r: RunRecord) -> dict[str, Any]:
     d = r.to_dict()
     if not d["attempts"]:  # ran once: its one attempt is the run itself (its paths and times are above)
         d["attempts"] = [{"attempt": 1, "status": r.status, "cause": d["cause"]}]
+    return d
+
+
+def case_dict(s: CaseStats) -> dict[str, Any]:
+    """A case in the JSON report: no interval (nor pass@k) without a rate."""
+    d = s.to_dict() | {"meets_threshold": s.meets_threshold, "decision": s.gate}
+    if s.rate is None:
+        d.update(lo=None, hi=None)
     return d
 
 

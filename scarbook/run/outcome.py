@@ -3,17 +3,21 @@
 The one place the error policy turns into a number (the CLI's exit code, the TUI's "exit code"
 line, the JSON report's `exit_code`):
 
-    0  every case at or above its threshold, in a session that finished with every run judged
-    1  some case below its threshold (or regressed against `--against`'s baseline), in a session
-       that finished with every run judged
+    0  no case decided below its threshold, in a session that finished with every run judged
+       (an undecided case is warned about, not failed, unless the gate says `undecided: fail`)
+    1  some case decided below its threshold (or regressed against `--against`'s baseline), in a
+       session that finished with every run judged
     2  usage or configuration error (raised before a session starts; never computed here)
     3  no verdict: the session was cancelled, stopped by --max-cost, aborted, crashed or
        interrupted; or it was partial (judge checks skipped, so some runs are unjudged); or
-       errors left a case without a verdict; or some run's infra retries ran out (its last
-       attempt was still the machine's fault: scarbook.run.causes)
+       errors left a case without a verdict (fewer judged runs than the gate's min_verdicts);
+       or some run's infra retries ran out (its last attempt was still the machine's fault:
+       scarbook.run.causes); or a case is undecided and the gate says `undecided: fail`
 
 A session that did not finish, or did not judge everything, exits 3 even when a case is below
-its threshold: it saw part of the evidence, and "1" would read as a complete verdict.
+its threshold: it saw part of the evidence, and "1" would read as a complete verdict. What
+"decided below" means is the gate's (scarbook.stats.decisions): in evidence mode, the runs show
+the case is below (family-wise false red at most alpha); in point mode, rate < threshold.
 """
 
 from __future__ import annotations
@@ -27,14 +31,17 @@ EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False,
-              infra_unresolved: int = 0) -> int:
+              infra_unresolved: int = 0, undecided: str = "pass") -> int:
+    """`undecided`: the gate's policy for undecided cases ("fail" makes them exit 3)."""
     stats = list(stats)
     if session.state != SessionState.FINISHED or session.partial or any(s.unjudged for s in stats):
         return EXIT_NO_VERDICT
     if infra_unresolved:  # the machine, not the agent, decided those runs: "1" would blame the agent
         return EXIT_NO_VERDICT
-    if regressed or any(s.meets_threshold is False for s in stats):
+    if regressed or any(s.gate == "below" for s in stats):
         return EXIT_BELOW
-    if any(s.meets_threshold is None for s in stats):
+    if any(s.gate == "no verdict" for s in stats):
+        return EXIT_NO_VERDICT
+    if undecided == "fail" and any(s.gate == "undecided" for s in stats):
         return EXIT_NO_VERDICT
     return EXIT_OK

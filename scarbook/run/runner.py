@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,8 @@ from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
+from scarbook.stats.decisions import make_extender
+from scarbook.stats.rates import effective_threshold
 from scarbook.text import plural
 
 
@@ -55,9 +57,15 @@ class _CaseState:
     case: Case
     todo: list[int]  # the run numbers k still to start (all of 1..N, or a shard's share)
     started: int = 0
-    passes: int = 0
+    passes: int = 0  # in the launch-order prefix the sequential rule has read (--runs auto)
     fails: int = 0
     decided: str | None = None
+    launched: list[int] = field(default_factory=list)  # run numbers k in the order they started
+    results: dict[int, RunRecord] = field(default_factory=dict)  # k -> the finished run
+    read: int = 0  # how many of `launched` the sequential rule has read, in launch order
+
+    def statuses(self) -> list[str]:
+        return [self.results[k].status for k in sorted(self.results)]
 
 
 @dataclass
@@ -73,6 +81,8 @@ class _Schedule:
     cursor: int = 0
     records: list[RunRecord] = field(default_factory=list)
     unrecorded: list[RunRecord] = field(default_factory=list)  # finished, but history refused them
+    # `undecided: more`: once every run so far has finished, how many runs each undecided case needs next
+    extend: Callable[[dict[str, list[str]]], dict[str, int]] | None = None
 
     def record(self, history, record: RunRecord) -> None:
         try:
@@ -89,12 +99,23 @@ class _Schedule:
         if self.max_cost is not None and self.judge_spent + self.agent_spent >= self.max_cost:
             self.stop_reason = SessionState.STOPPED_BUDGET
             return None
+        job = self._pick()
+        if job is None and self.extend is not None and all(len(st.results) == st.started for st in self.cases):
+            more = self.extend({st.case.id: st.statuses() for st in self.cases})
+            for st in self.cases:
+                have = len(st.launched)
+                st.todo.extend(range(have + 1, more.get(st.case.id, have) + 1))
+            job = self._pick()
+        return job
+
+    def _pick(self) -> tuple[Case, int] | None:
         for _ in range(len(self.cases)):
             st = self.cases[self.cursor % len(self.cases)]
             self.cursor += 1
             if st.decided is None and st.todo:
                 st.started += 1
-                return st.case, st.todo.pop(0)
+                st.launched.append(st.todo.pop(0))
+                return st.case, st.launched[-1]
         return None
 
 
@@ -130,12 +151,14 @@ def open_session(ready: ReadySession) -> SessionInfo:
     project, plan, judge = ready.project, ready.plan, ready.judge
     cfg, history, shard = project.config, project.history, plan.shard
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
-    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=plan.runs,
+    # runs_per_case is the most runs a case can get (history accepts k from 1 to it): --max-runs
+    # under `undecided: more`
+    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=ready.looks[-1],
                        case_ids=[c.id for c in plan.cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=git_revision(project.root),
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
-                       shard=shard.header() if shard else {})
+                       shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks})
     history.start_session(info)
     return info
 
@@ -149,9 +172,12 @@ class _SessionRun:
         self.ready, self.control, self.history = ready, control, project.history
         self.info = open_session(ready)
         sid = self.info.id
-        cases, runs, shard = plan.cases, plan.runs, plan.shard
-        jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, runs + 1)) for c in cases}
+        cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
+        jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, looks[0] + 1)) for c in cases}
         self.schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
+        if len(looks) > 1:  # undecided: more
+            thresholds = {c.id: effective_threshold(c, cfg.threshold) for c in cases}
+            self.schedule.extend = make_extender(thresholds, ready.gate, looks)
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
@@ -182,10 +208,7 @@ class _SessionRun:
         self.schedule.agent_spent += retry_spent  # the attempts the machine failed cost money too
         self.keep(record)
         st = self.states[case.id]
-        if record.status == RunStatus.PASS:
-            st.passes += 1
-        elif record.status == RunStatus.FAIL and not is_infra(record):  # no evidence about the agent (--runs auto)
-            st.fails += 1
+        st.results[k] = record
         if abort is not None:
             if not self.schedule.abort_message:
                 self.schedule.abort_message = abort.message
@@ -205,17 +228,29 @@ class _SessionRun:
         self.queue.put_nowait(RunFinished(record))
 
     def decide(self, st: _CaseState) -> None:
-        """--runs auto: stop the case once the evidence decides it (undecided once all its runs are in)."""
-        if self.ready.decide is None or st.decided is not None:
+        """--runs auto: stop the case once the evidence decides it (undecided once all its runs are in).
+
+        The rule reads the results in the order their runs started, never the order they finished:
+        result k is read only once 1..k-1 are in. Otherwise slow failures (timeouts) would reach it
+        after fast passes and tilt it towards "above". It stops at the first crossing."""
+        decide = self.ready.decide
+        if decide is None or st.decided is not None:
             return
-        case, runs = st.case, self.schedule.runs
-        verdict = self.ready.decide(case, st.passes, st.fails)
-        if verdict is None and st.started >= runs and _finished(self.schedule, case.id) >= runs:
-            verdict = "undecided"
-        if verdict is not None:
-            st.decided = verdict
-            self.info.decisions[case.id] = verdict
-            self.queue.put_nowait(CaseDecided(self.info.id, case.id, verdict, st.passes + st.fails))
+        while st.decided is None and st.read < len(st.launched) and st.launched[st.read] in st.results:
+            record = st.results[st.launched[st.read]]
+            st.read += 1
+            if record.status == RunStatus.PASS:
+                st.passes += 1
+            elif record.status == RunStatus.FAIL and not is_infra(record):  # no evidence about the agent
+                st.fails += 1
+            else:
+                continue  # errors are not evidence
+            st.decided = decide(st.case, st.passes, st.fails)
+        if st.decided is None and st.read >= self.schedule.runs:
+            st.decided = "undecided"
+        if st.decided is not None:
+            self.info.decisions[st.case.id] = st.decided
+            self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails))
 
     # -- how it ended ----------------------------------------------------------------------------
     def settle(self, driver: asyncio.Future) -> None:
@@ -267,10 +302,6 @@ def budget_note(schedule: _Schedule) -> str:
     spent = schedule.judge_spent + schedule.agent_spent
     return (f"stopped by --max-cost ${schedule.max_cost:.4f}: spent ${spent:.4f} — judge ${schedule.judge_spent:.4f} "
             f"(measured by scarbook), agent ${schedule.agent_spent:.4f} (reported by the agent)")
-
-
-def _finished(schedule: _Schedule, case_id: str) -> int:
-    return sum(1 for r in schedule.records if r.case_id == case_id)
 
 
 def _save_unrecorded(records: list[RunRecord], crash_file: Path | None) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
+from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
@@ -24,6 +25,7 @@ from scarbook.judge.grader import Grader
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.run.shards import Shard
+from scarbook.stats.decisions import more_looks
 from scarbook.stats.judge_error import run_level
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
@@ -60,6 +62,8 @@ class SessionPlan:
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
+    gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
+    max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
 
 
 @dataclass
@@ -77,6 +81,19 @@ class ReadySession:
     def partial(self) -> bool:
         """Some verdict-bearing checks will not be graded: the session can never gate green."""
         return self.judge is None and any(c.judge_checks for c in self.plan.cases)
+
+    @property
+    def gate(self) -> GatePolicy:
+        return self.plan.gate or self.project.config.gate
+
+    @property
+    def looks(self) -> list[int]:
+        """The run counts at which the gate decides: N alone, or N, 2N, ... --max-runs for
+        `undecided: more` (not with --runs auto, whose SPRT decides after every run, nor a shard)."""
+        plan = self.plan
+        if self.gate.undecided == "more" and not plan.adaptive and plan.shard is None and plan.max_runs:
+            return more_looks(plan.runs, plan.max_runs)
+        return [plan.runs]
 
     @property
     def concurrency(self) -> int:

@@ -262,7 +262,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        state=worst, runs_per_case=first.runs_per_case, case_ids=list(first.case_ids),
                        fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
-                       partial=first.partial, note="; ".join(notes),
+                       partial=first.partial, note="; ".join(notes), gate=dict(first.gate),
                        shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]})
     runs = []
     for f in found:

@@ -20,7 +20,8 @@ Point mode is the old rule, `rate >= threshold`, kept for those who want it; `fa
 says how often that rule goes red by chance at the observed rates.
 
 Errors cannot buy a verdict: a case needs at least `min_verdicts` judged runs (default: half its
-runs, and at least 3), in every mode, or it has no verdict. `error_range` is the span the errored
+runs, at least 3 and
+at most all of them), in every mode, or it has no verdict. `error_range` is the span the errored
 runs could have moved its rate over.
 
 Pure numbers, no I/O and no scipy (the tests check the binomial tails against scipy).
@@ -29,15 +30,14 @@ Pure numbers, no I/O and no scipy (the tests check the binomial tails against sc
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from scarbook.config import GatePolicy
+from scarbook.stats.rates import CaseStats
+
 Decision = Literal["above", "below", "undecided", "no verdict"]
-GateMode = Literal["evidence", "point"]
-UndecidedPolicy = Literal["fail", "pass", "more"]
-GATE_MODES: tuple[str, ...] = ("evidence", "point")
-UNDECIDED_POLICIES: tuple[str, ...] = ("fail", "pass", "more")
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
 
 
@@ -88,8 +88,11 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 
 
 def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:
-    """Judged runs a case needs for a verdict: `configured`, else half its runs and at least 3."""
-    return configured if configured is not None else max(3, math.ceil(total_runs / 2))
+    """Judged runs a case needs for a verdict: `configured`, else half its runs and at least 3 (all of
+    them when it has fewer than 3: a 2-run session can still gate, but not on 1 verdict and 1 error)."""
+    if configured is not None:
+        return configured
+    return min(max(total_runs, 1), max(3, math.ceil(total_runs / 2)))
 
 
 def error_range(passes: int, fails: int, errors: int) -> tuple[float, float] | None:
@@ -99,26 +102,6 @@ def error_range(passes: int, fails: int, errors: int) -> tuple[float, float] | N
     if not errors or not n:
         return None
     return passes / n, (passes + errors) / n
-
-
-@dataclass(frozen=True)
-class GatePolicy:
-    """scarbook.yaml's `gate:` section (and `scarbook eval --gate/--alpha/--undecided`)."""
-
-    mode: GateMode = "evidence"
-    alpha: float = 0.05
-    undecided: UndecidedPolicy = "pass"
-    min_verdicts: int | None = None  # None: half the case's runs, and at least 3
-
-    def __post_init__(self) -> None:
-        if self.mode not in GATE_MODES:
-            raise ValueError(f"gate mode must be one of {', '.join(GATE_MODES)}, got {self.mode!r}")
-        if not 0 < self.alpha < 0.5:
-            raise ValueError(f"gate alpha must be between 0 and 0.5, got {self.alpha}")
-        if self.undecided not in UNDECIDED_POLICIES:
-            raise ValueError(f"gate undecided must be one of {', '.join(UNDECIDED_POLICIES)}, got {self.undecided!r}")
-        if self.min_verdicts is not None and self.min_verdicts < 1:
-            raise ValueError(f"gate min_verdicts must be at least 1, got {self.min_verdicts}")
 
 
 @dataclass(frozen=True)
@@ -194,7 +177,10 @@ def _no_verdict(e: CaseEvidence, needed: int) -> str | None:
     return None
 
 
-def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = GatePolicy(), *,
+DEFAULT_POLICY = GatePolicy()
+
+
+def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POLICY, *,
                  alpha: float | None = None) -> list[CaseDecision]:
     """Every case's decision, in the input order. `alpha` overrides the policy's (a look of
     `undecided: more` spends a share of it)."""
@@ -269,3 +255,82 @@ def point_false_red_chance(cases: Sequence[CaseEvidence]) -> float:
         # reads below when passes/n < t, i.e. passes <= ceil(t n) - 1
         keep *= 1.0 - binom_cdf(math.ceil(e.threshold * n - 1e-9) - 1, n, e.passes / n)
     return 1.0 - keep
+
+
+# ---- `undecided: more`: looks at N, 2N, 4N, ... up to --max-runs -------------------------------
+#
+# Each look decides every case again at alpha / L (L looks in all), and a case decided at a look
+# keeps that decision; undecided cases get runs up to the next look. Each look's Holm procedure has
+# a family-wise false-red rate of at most alpha / L, so over all L looks it is at most alpha (the
+# union bound): looking again costs alpha, and the split says exactly how much.
+
+def more_looks(runs: int, max_runs: int) -> list[int]:
+    """The run counts at which `undecided: more` looks: runs, 2 runs, 4 runs, ..., max_runs."""
+    looks = [runs]
+    while looks[-1] < max_runs:
+        looks.append(min(max_runs, looks[-1] * 2))
+    return looks
+
+
+def _evidence(case_id: str, statuses: Sequence[str], threshold: float) -> CaseEvidence:
+    count = {s: 0 for s in ("pass", "fail", "error", "unjudged")}
+    for s in statuses:
+        count[s if s in count else "error"] += 1
+    return CaseEvidence(case_id, count["pass"], count["fail"], count["error"], threshold, count["unjudged"])
+
+
+def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[str, float], policy: GatePolicy,
+                    looks: Sequence[int], total_looks: int | None = None) -> dict[str, CaseDecision]:
+    """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
+    order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision."""
+    level = policy.alpha / (total_looks or len(looks))
+    kept: dict[str, CaseDecision] = {}
+    last: list[CaseDecision] = []
+    for size in looks:
+        evidence = [_evidence(cid, runs[:size], thresholds[cid]) for cid, runs in statuses.items()]
+        last = decide_cases(evidence, policy, alpha=level)
+        for d in last:
+            if d.case_id not in kept and d.decision in ("above", "below"):
+                kept[d.case_id] = d
+    return {d.case_id: kept.get(d.case_id, d) for d in last}
+
+
+def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Sequence[int]):
+    """For the runner: given every case's statuses so far (launch order), the run count each
+    still-undecided case should be brought to next ({} when the last look is done)."""
+    def extend(statuses: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        have = max((len(v) for v in statuses.values()), default=0)
+        done = [size for size in looks if size <= have]
+        if not done or len(done) >= len(looks):
+            return {}
+        decided = decide_in_looks(statuses, thresholds, policy, done, len(looks))
+        return {cid: looks[len(done)] for cid, d in decided.items() if d.decision in ("undecided", "no verdict")}
+    return extend
+
+
+# ---- the report: decisions onto CaseStats -------------------------------------------------------
+
+def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
+               looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None) -> list[CaseStats]:
+    """`stats` with the gate's decision filled in. `statuses`: each case's run statuses in k order.
+    `sequential`: --runs auto's SPRT decisions, which decide (a fixed-N test after the SPRT stopped
+    would not be valid); min_verdicts and unjudged runs still leave a case without a verdict."""
+    thresholds = {s.case_id: s.threshold for s in stats}
+    full = {s.case_id: list(statuses.get(s.case_id, [])) for s in stats}
+    if sequential:
+        decided = {}
+        for s in stats:
+            e = _evidence(s.case_id, full[s.case_id], s.threshold)
+            why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
+            decision = sequential.get(s.case_id, "undecided")
+            decided[s.case_id] = CaseDecision(s.case_id, "no verdict" if why else decision, why=why or (
+                "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
+    else:
+        sizes = list(looks) if looks else [max((len(v) for v in full.values()), default=0)]
+        decided = decide_in_looks(full, thresholds, policy, sizes)
+    out = []
+    for s in stats:
+        d = decided[s.case_id]
+        out.append(replace(s, decision=d.decision, gate_note=d.why, runs_needed=d.runs_needed,
+                           error_span=error_range(s.passes, s.fails, s.errors)))
+    return out

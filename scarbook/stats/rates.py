@@ -75,6 +75,23 @@ class CaseStats:
     threshold: float
     unjudged: int = 0
     corrected: Any = None  # stats.corrected.Corrected: the rate corrected for the judge's measured error
+    # The gate's decision (scarbook.stats.decisions.gate_stats): above / below / undecided / no verdict.
+    # "" until a gate has decided; then `gate` falls back to the point rule rate >= threshold.
+    decision: str = ""
+    gate_note: str = ""  # no verdict: why; undecided: what would decide it
+    runs_needed: int | None = None  # undecided: about how many more judged runs would decide it
+    error_span: tuple[float, float] | None = None  # the rates the errored runs could have produced
+    rate_note: str = ""  # "adjusted": --runs auto's rate, bias-adjusted for stopping early
+
+    @property
+    def gate(self) -> str:
+        """above / below / undecided / no verdict: the gate's decision, else the point rule."""
+        if self.decision:
+            return self.decision
+        if self.rate is None:
+            return "no verdict"
+        rate = self.corrected.rate if self.corrected is not None else self.rate
+        return "above" if rate >= self.threshold else "below"
 
     @property
     def judged(self) -> int:
@@ -86,12 +103,10 @@ class CaseStats:
 
     @property
     def meets_threshold(self) -> bool | None:
-        """None when there is no verdict: errors prevented one, or some runs went unjudged. With a
+        """True above, False below; None when undecided or without a verdict (see `gate`). With a
         rate corrected for the judge's measured error (a fresh calibration covers the judge), the
         gate decides on it."""
-        if self.rate is None:
-            return None
-        return (self.corrected.rate if self.corrected is not None else self.rate) >= self.threshold
+        return {"above": True, "below": False}.get(self.gate)
 
     def to_dict(self) -> dict:
         corrected = self.corrected

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from scarbook.stats.rates import effective_threshold
@@ -161,3 +162,123 @@ def make_decider(cases, default_threshold: float, max_runs: int, judge_rates=Non
                                   **dict(zip(("q0", "q1"), rates.get(c.id, (1.0, 1.0)), strict=True)))
              for c in cases}
     return lambda case, passes, fails: rules[case.id].decide(passes, fails)
+
+
+# ---- After the stop: what the rule's own stopping does to the numbers -------------------------
+#
+# Every way the rule can end is a node (passes, fails) where it first says above/below, or where
+# it reaches max_runs undecided. The number of paths to each node does not depend on p, so the
+# chance of ending there is paths * p^s * (1-p)^f: an exact distribution, no simulation.
+
+@lru_cache(maxsize=256)
+def stop_nodes(rule: SequentialRule) -> tuple[tuple[int, int, str, int], ...]:
+    """(passes, fails, decision, number of paths) for every node where the rule stops."""
+    alive = {0: 1}  # passes -> paths, at n judged runs, not stopped yet
+    nodes = []
+    for n in range(rule.max_runs):
+        nxt: dict[int, int] = {}
+        for s, paths in alive.items():
+            nxt[s + 1] = nxt.get(s + 1, 0) + paths
+            nxt[s] = nxt.get(s, 0) + paths
+        alive = {}
+        for s, paths in nxt.items():
+            decision = rule.decide(s, n + 1 - s)
+            if decision is None:
+                alive[s] = paths
+            else:
+                nodes.append((s, n + 1 - s, decision, paths))
+    return tuple(nodes)
+
+
+def _weights(rule: SequentialRule, p: float) -> list[tuple[int, int, str, float]]:
+    out = []
+    for s, f, decision, paths in stop_nodes(rule):
+        if p <= 0.0:
+            w = float(paths) if s == 0 else 0.0
+        elif p >= 1.0:
+            w = float(paths) if f == 0 else 0.0
+        else:
+            w = math.exp(math.log(paths) + s * math.log(p) + f * math.log1p(-p))
+        out.append((s, f, decision, w))
+    return out
+
+
+def decision_chances(rule: SequentialRule, p: float) -> dict[str, float]:
+    """P(above), P(below), P(undecided) and the expected number of judged runs at true rate p."""
+    out = {"above": 0.0, "below": 0.0, "undecided": 0.0, "runs": 0.0}
+    for s, f, decision, w in _weights(rule, p):
+        out[decision] += w
+        out["runs"] += w * (s + f)
+    return out
+
+
+def _bisect(fn, target: float, increasing: bool = True) -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        if (fn(mid) < target) == increasing:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def expected_rate(rule: SequentialRule, p: float) -> float:
+    """E[passes / judged] at the stop, at true rate p (biased: stopping follows lucky streaks)."""
+    return sum(w * s / (s + f) for s, f, _, w in _weights(rule, p))
+
+
+def adjusted_rate(rule: SequentialRule, passes: int, fails: int) -> float:
+    """The bias-adjusted rate after the rule stopped at (passes, fails): the p whose expected
+    stopped rate is the observed one (Whitehead 1986). 0 and 1 stay 0 and 1."""
+    observed = passes / (passes + fails)
+    if observed in (0.0, 1.0):
+        return observed
+    return _bisect(lambda p: expected_rate(rule, p), observed)
+
+
+def stopped_interval(rule: SequentialRule, passes: int, fails: int, level: float = 0.95) -> tuple[float, float]:
+    """An exact interval valid after the rule's stopping: the stopping points are ordered by their
+    rate (MLE ordering), and the bounds are the p at which the observed one or a more extreme one
+    has chance (1 - level) / 2. A Wilson interval at the stop ignores the stopping and covers less."""
+    observed = passes / (passes + fails)
+    tail = (1 - level) / 2
+
+    def upper_tail(p: float) -> float:  # P(rate at the stop >= observed)
+        return sum(w for s, f, _, w in _weights(rule, p) if s / (s + f) >= observed - 1e-12)
+
+    def lower_tail(p: float) -> float:  # P(rate at the stop <= observed)
+        return sum(w for s, f, _, w in _weights(rule, p) if s / (s + f) <= observed + 1e-12)
+    lo = 0.0 if observed == 0 else _bisect(upper_tail, tail, increasing=True)
+    hi = 1.0 if observed == 1 else _bisect(lower_tail, tail, increasing=False)
+    return lo, hi
+
+
+def read_until_stop(rule: SequentialRule, statuses) -> tuple[int, int]:
+    """The (passes, fails) the rule had read when it stopped, reading run statuses in launch order
+    (errors are not evidence); all of them when it did not stop."""
+    passes = fails = 0
+    for status in statuses:
+        if status == "pass":
+            passes += 1
+        elif status == "fail":
+            fails += 1
+        else:
+            continue
+        if rule.decide(passes, fails) is not None:
+            break
+    return passes, fails
+
+
+def matched_fixed_n(rule: SequentialRule, limit: int = 2000) -> int:
+    """The smallest fixed N whose exact binomial test is right at least as often as this (truncated)
+    rule at both of its hypotheses: says below at p0 and above at p1 with at least the rule's
+    chances. Wald's alpha/beta are not what the truncated rule achieves (undecided is not right),
+    so comparing with expected_fixed_n(alpha, beta) would compare unlike tests."""
+    right0 = decision_chances(rule, rule.p0)["below"]
+    right1 = decision_chances(rule, rule.p1)["above"]
+    for n in range(1, limit + 1):
+        c = next(c for c in range(n + 2) if c > n or _binom_sf(c, n, rule.p0) <= 1 - right0)
+        if c <= n and _binom_sf(c, n, rule.p1) >= right1:
+            return n
+    raise ValueError(f"no fixed N up to {limit} is right as often as the sequential rule")
