@@ -280,14 +280,18 @@ def _evidence(case_id: str, statuses: Sequence[str], threshold: float) -> CaseEv
 
 
 def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[str, float], policy: GatePolicy,
-                    looks: Sequence[int], total_looks: int | None = None) -> dict[str, CaseDecision]:
+                    looks: Sequence[int], total_looks: int | None = None,
+                    corrected: Mapping[str, tuple[float, float]] | None = None) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
-    order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision."""
+    order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
+    `corrected`: judge-corrected (rate, se) per case, for the last look (the data they came from)."""
     level = policy.alpha / (total_looks or len(looks))
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
-    for size in looks:
+    for i, size in enumerate(looks):
         evidence = [_evidence(cid, runs[:size], thresholds[cid]) for cid, runs in statuses.items()]
+        if corrected and i == len(looks) - 1:
+            evidence = [replace(e, corrected=corrected.get(e.case_id)) for e in evidence]
         last = decide_cases(evidence, policy, alpha=level)
         for d in last:
             if d.case_id not in kept and d.decision in ("above", "below"):
@@ -327,7 +331,8 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
                 "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
     else:
         sizes = list(looks) if looks else [max((len(v) for v in full.values()), default=0)]
-        decided = decide_in_looks(full, thresholds, policy, sizes)
+        corrected = {s.case_id: (s.corrected.rate, s.corrected.se) for s in stats if s.corrected is not None}
+        decided = decide_in_looks(full, thresholds, policy, sizes, corrected=corrected)
     out = []
     for s in stats:
         d = decided[s.case_id]
