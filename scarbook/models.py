@@ -291,6 +291,8 @@ class SessionInfo:
     note: str = ""
     # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
     shard: dict[str, Any] = field(default_factory=dict)
+    # `eval --rerun`: the session whose cases it re-ran, why, and how many runs matched per case
+    rerun_of: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -32,6 +32,7 @@ from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
+from scarbook.run.rerun import DEFAULT_ONLY, pick_rerun
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.run.shards import Shard
@@ -214,12 +215,18 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
               help="Run a run the machine failed (cause infra: rate limit, 5xx, OOM, killed, could not start) "
               "again, at most N times; every attempt is kept with its cause. Default: scarbook.yaml's "
               "retry_infra (1). Not with --runs auto, which never retries.")
+@click.option("--rerun", "rerun_ref", metavar="SESSION", default=None,
+              help="Run again just the cases of SESSION (id, label, latest) that had a run matching --only, as a "
+              "new session linked to it; the source's rates never change.")
+@click.option("--only", "only", metavar="WHAT", default=DEFAULT_ONLY, show_default=True,
+              help="With --rerun: which runs pick their case — statuses (fail, error, unjudged) and causes "
+              "(agent, infra, judge, case), comma-separated.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
                  concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
-                 isolation, executor_kind, shard_spec, session_id, retry_infra) -> None:
+                 isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 no case decided below its threshold; 1 some case decided below (see --gate),
@@ -239,6 +246,15 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     if session_id is not None and shard_spec is None:
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
     shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None
+    rerun = None
+    if rerun_ref is not None:
+        if case_ids or tags:
+            raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
+                                "give no CASE names or --tag")
+        rerun = pick_rerun(project.history, rerun_ref, only)
+        case_ids = tuple(rerun.case_ids)
+    elif only != DEFAULT_ONLY:
+        raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")
     cases = select_cases(project, case_ids, tags)
     asked = resolve_runs(project, runs, preset)
     adaptive = asked == "auto"  # each case decided by its evidence, at most --max-runs runs
@@ -257,7 +273,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
                                                 timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
                                                 shard=shard, retry_infra=retry_infra, gate=gate,
-                                                max_runs=max(n, max_runs),
+                                                max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
                                                                                  ("--junit", junit_path)) if p}))
     if prep.session is None:

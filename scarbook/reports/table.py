@@ -14,6 +14,7 @@ from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInf
 from scarbook.run.causes import count_causes
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
+from scarbook.run.rerun import rerun_line
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
@@ -234,6 +235,8 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
                      f"Ray worker or node ({lost} lost again: error)")
     parts += format_retries(rep)
+    if s.rerun_of:
+        parts.append(rerun_line(s.rerun_of))
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
     parts += gate_lines(rep)

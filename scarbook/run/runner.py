@@ -158,7 +158,8 @@ def open_session(ready: ReadySession) -> SessionInfo:
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=git_revision(project.root),
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
-                       shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks})
+                       shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks},
+                       rerun_of=dict(plan.rerun_of or {}))
     history.start_session(info)
     return info
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
 from scarbook.config import GatePolicy
@@ -61,6 +62,7 @@ class SessionPlan:
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
+    rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (run/rerun.py)
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many

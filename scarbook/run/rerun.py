@@ -1,0 +1,72 @@
+"""`scarbook eval --rerun SESSION --only fail,error,infra`: run again just the cases that had such runs.
+
+The re-run is a new session, linked to its source (`SessionInfo.rerun_of`): the source's records and
+rates never change, and the new session's report says what it re-ran and why. Each picked case runs
+its full N again (fresh runs, not only the runs that failed), so the new session's rate is an honest
+measurement of that case; the selection is of cases, never of runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarbook.errors import ScarbookError
+from scarbook.history.store import History
+from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, SessionInfo
+
+DEFAULT_ONLY = "fail,error,infra"
+ONLY_WORDS = (*(s for s in RUN_STATUSES if s != "pass"), *CAUSE_KINDS)
+
+
+@dataclass
+class RerunPick:
+    source: SessionInfo
+    only: tuple[str, ...]
+    matched: dict[str, int] = field(default_factory=dict)  # case id -> runs that matched, in the source's order
+
+    @property
+    def case_ids(self) -> list[str]:
+        return list(self.matched)
+
+    def link(self) -> dict[str, Any]:
+        """What the new session records of its source (SessionInfo.rerun_of)."""
+        return {"session": self.source.id, "only": list(self.only), "cases": dict(self.matched)}
+
+
+def parse_only(text: str) -> tuple[str, ...]:
+    words = tuple(dict.fromkeys(w.strip() for w in text.split(",") if w.strip()))
+    bad = [w for w in words if w not in ONLY_WORDS]
+    if bad or not words:
+        raise ScarbookError(f"--only takes a comma-separated list of {', '.join(ONLY_WORDS)} (run statuses and "
+                            f"causes), got {text!r}")
+    return words
+
+
+def matches(run: RunRecord, only: tuple[str, ...]) -> bool:
+    kind = (run.cause or {}).get("kind")
+    return str(run.status) in only or (kind is not None and kind in only)
+
+
+def pick_rerun(history: History, ref: str, only_text: str) -> RerunPick:
+    """The cases of session `ref` with a run matching `--only`, or a ScarbookError saying why none."""
+    only = parse_only(only_text)
+    source = history.resolve(ref)
+    runs = history.runs(source.id, info=source)
+    pick = RerunPick(source, only)
+    for cid in source.case_ids:
+        n = sum(1 for r in runs if r.case_id == cid and matches(r, only))
+        if n:
+            pick.matched[cid] = n
+    if not pick.matched:
+        raise ScarbookError(f"session {source.id} has no {' / '.join(only)} runs: nothing to re-run")
+    return pick
+
+
+def rerun_line(link: dict[str, Any]) -> str:
+    """The report's line: what this session re-ran, from what."""
+    cases = link.get("cases") or {}
+    listed = ", ".join(f"{cid} ({n})" for cid, n in cases.items())
+    return (f"re-run of session {link.get('session')} (only {', '.join(link.get('only') or [])}): "
+            f"{len(cases)} case{'s' if len(cases) != 1 else ''} — {listed} (matching runs in the source); "
+            "the source session's rates are unchanged")
