@@ -234,3 +234,17 @@ def test_after_some_labels_the_next_ones_go_where_they_help_and_the_report_says_
     assert advice and all(line.startswith("  about ") and " more labels to get case " in line for line in advice)
     doc = json.loads(scarbook(root, "calibrate", "--report", "--json").output)
     assert doc["advice"] == [line.strip() for line in advice]
+
+
+def test_labels_for_rubric_items_a_case_no_longer_has_are_named_and_left_out(project):
+    label_truly(project, 80, lambda r: "PASS" if r["case"] == "beta" or r["excerpt"].endswith("1") else "FAIL")
+    for case, item in (("alpha", "the summary names the new function"), ("beta", ITEM)):  # alpha's rubric was edited
+        (project / "cases" / case).mkdir(parents=True)
+        (project / "cases" / case / "case.yaml").write_text(
+            f"id: {case}\ntask: summarize\nchecks:\n  - type: llm_judge\n    rubric: [{item}]\n")
+    res = scarbook(project, "calibrate", "--report")
+    assert res.output.splitlines()[2] == (
+        f"note: calibration.json: 40 labels of case alpha are for rubric items it no longer has ({ITEM!r}): left out "
+        "— label its current items with `scarbook calibrate`")
+    doc = json.loads(scarbook(project, "calibrate", "--report", "--json").output)
+    assert doc["labels"] == 40 and set(doc["error"]["per_case"]) == {"beta"}

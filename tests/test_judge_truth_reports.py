@@ -18,9 +18,9 @@ from scarbook.reports.github import step_summary
 from scarbook.reports.table import build_report
 
 try:
-    from tests.test_calibrate_files import make_project, scarbook
+    from tests.test_calibrate_files import ITEM, make_project, scarbook
 except ImportError:  # run from inside tests/
-    from test_calibrate_files import make_project, scarbook
+    from test_calibrate_files import ITEM, make_project, scarbook
 
 
 def calibrate(root: Path, seed: int = 5) -> None:
@@ -115,7 +115,7 @@ def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     from scarbook.run.session import SessionPlan, _judge_rates
     from scarbook.stats.sequential import make_decider
 
-    judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": ["the summary names the function"]})])
+    judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": [ITEM]})])
     rules_only = Case(id="rules", task="t", checks=[Check("file_exists", {"path": "x"})])
     plan = SessionPlan(cases=[judged, rules_only], runs=40, adaptive=True)
     p = Project.discover(project)

@@ -45,7 +45,7 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
     try:
         if show_report or as_json:
             runs = project.history.all_runs()
-            cal = measure(store.labels(), judged_items(runs), settings)
+            cal = measure(store.labels(), judged_items(runs), settings, _rubrics(project))
             advice = label_advice(cal, _targets(project))
             report_history_problems(runs.problems)
             if as_json:
@@ -72,6 +72,10 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         click.echo("\n" + format_report(report))
     finally:
         store.close()
+
+
+def _rubrics(project) -> dict[str, set[str]]:
+    return {c.id: set(c.rubric_items) for c in project.load_cases().cases}
 
 
 def _targets(project) -> list:
@@ -130,7 +134,7 @@ def _import(project, store, path: Path) -> None:
     if labels:
         settings = project.config.judge
         store.record_calibration(agreement(labels), settings.model, settings.prompt_digest)
-        cal = measure(store.labels(), known.values(), settings)
+        cal = measure(store.labels(), known.values(), settings, _rubrics(project))
         click.echo("\n" + format_calibration(cal, settings))
 
 

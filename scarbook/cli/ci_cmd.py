@@ -95,7 +95,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     found = project.load_cases()
     report_case_problems(found.problems)
     rep = build_report(info, runs, found.by_id(), project.config,
-                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge, found.by_id()))
     against = _report_baseline(project, info, runs, against_ref)
     rep.regressed = against.regressed if against else []
     say(format_table(rep))

@@ -295,7 +295,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
-                       calibration_for(project.history, project.workspaces_dir, project.config.judge), policy=gate)
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge,
+                                       {c.id: c for c in cases}), policy=gate)
     against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     click.echo(format_table(rep))

@@ -83,7 +83,7 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
         history.record_run(r)
     history.finish_session(info)
     rep = build_report(info, runs, cases, project.config,
-                       calibration_for(project.history, project.workspaces_dir, project.config.judge))
+                       calibration_for(project.history, project.workspaces_dir, project.config.judge, cases))
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")

@@ -10,9 +10,9 @@ new items are labelled (`scarbook calibrate` draws them from the new judge's ver
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
@@ -41,6 +41,7 @@ class Calibration:
     reason: str | None
     labels: int = 0
     calibrated_at: str = ""
+    notes: list[str] = field(default_factory=list)  # labels left out, and why
 
     @property
     def usable(self) -> bool:
@@ -48,7 +49,7 @@ class Calibration:
 
     def to_dict(self) -> dict:
         return {"usable": self.usable, "reason": self.reason, "labels": self.labels,
-                "calibrated_at": self.calibrated_at,
+                "calibrated_at": self.calibrated_at, "notes": list(self.notes),
                 **({"error": self.error.to_dict()} if self.error is not None else {})}
 
 
@@ -73,9 +74,37 @@ def current_labels(labels: Iterable[CalibrationLabel], settings: JudgeSettings) 
             if lab.judge_model == settings.model and lab.judge_prompt_digest == settings.prompt_digest]
 
 
-def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], settings: JudgeSettings) -> Calibration:
+def gone_items(labels: list[CalibrationLabel], rubrics: Mapping[str, Collection[str]]) -> tuple[list[CalibrationLabel], list[str]]:
+    """The labels whose rubric item their case still has, and a note per case on those it no longer
+    has (the rubric was edited): those measure a judge on a question no longer asked."""
+    kept, gone = [], defaultdict(list)
+    for lab in labels:
+        if lab.case_id in rubrics and lab.item not in rubrics[lab.case_id]:
+            gone[lab.case_id].append(lab.item)
+        else:
+            kept.append(lab)
+    notes = [f"calibration.json: {plural(len(items), 'label')} of case {case} {'is' if len(items) == 1 else 'are'} "
+             f"for rubric items it no longer has ({', '.join(repr(i) for i in sorted(set(items))[:3])}"
+             f"{', …' if len(set(items)) > 3 else ''}): left out — label its current items with `scarbook calibrate`"
+             for case, items in sorted(gone.items())]
+    return kept, notes
+
+
+def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], settings: JudgeSettings,
+            rubrics: Mapping[str, Collection[str]] | None = None) -> Calibration:
     """The judge's error from the stored labels (all of them, every judge) and the judged items of
-    history, for the judge configured in `settings`; with the reason it cannot correct, if any."""
+    history, for the judge configured in `settings`; with the reason it cannot correct, if any.
+    `rubrics` (case id -> its rubric items now): labels and items of edited-away items are left out."""
+    notes: list[str] = []
+    if rubrics is not None:
+        labels, notes = gone_items(labels, rubrics)
+        judged = (i for i in judged if i.case_id not in rubrics or i.item in rubrics[i.case_id])
+    found = _measure(labels, judged, settings)
+    found.notes = notes
+    return found
+
+
+def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], settings: JudgeSettings) -> Calibration:
     mine = current_labels(labels, settings)
     when = max((lab.labeled_at for lab in mine), default="")
     if not labels:
@@ -110,15 +139,18 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], s
     return found
 
 
-def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings) -> Calibration:
+def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings,
+                    cases: Mapping[str, Case] | None = None) -> Calibration:
     """The Calibration of the judge in use, from workspaces/history/calibration.json and history;
-    a calibration file that cannot be read leaves the raw rates, saying why."""
+    a calibration file that cannot be read leaves the raw rates, saying why. With `cases`, labels for
+    rubric items a case no longer has are left out (Calibration.notes says which)."""
     try:
         store = CalibrationStore(workspaces_dir / "history" / "calibration.json")
     except (ScarbookError, OSError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     try:
-        return measure(store.labels(), judged_items(history.iter_all_runs()), settings)
+        rubrics = {cid: set(c.rubric_items) for cid, c in cases.items()} if cases is not None else None
+        return measure(store.labels(), judged_items(history.iter_all_runs()), settings, rubrics)
     except (ScarbookError, TypeError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     finally:
@@ -208,6 +240,7 @@ def format_calibration(cal: Calibration, settings: JudgeSettings) -> str:
     lines = [f"judge {settings.model} (prompt {settings.prompt_digest[:8]}): "
              + (f"{plural(cal.labels, 'label')}, last {cal.calibrated_at or '?'}" if cal.labels else "no labels"),
              "corrected rates: " + ("on" if cal.usable else f"not used, the raw rates stand — {cal.reason}")]
+    lines += [f"note: {note}" for note in cal.notes]
     if cal.error is None:
         return "\n".join(lines)
     head = f"{'':<24} {'labels':>6}  {'sensitivity q1':<19} {'specificity q0':<19} {'agreement':<19} kappa"

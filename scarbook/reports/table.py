@@ -42,8 +42,9 @@ class SessionReport:
         cal = self.calibration
         if cal is None or not self.judged_cases:
             return ""
+        notes = "".join(f"\njudge: {note}" for note in cal.notes)
         if not cal.usable:
-            return f"judge: rates not corrected for the judge's error — {cal.reason}"
+            return f"judge: rates not corrected for the judge's error — {cal.reason}" + notes
         limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
         line = (f"judge: ≈ rates corrected for the judge's measured error ({plural(cal.labels, 'label')}, "
                 f"last {cal.calibrated_at}; docs/statistics.md); the gate decides on them")
@@ -52,7 +53,7 @@ class SessionReport:
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "
                      "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
                                   "more labels narrow it most (more runs are needed too)"))
-        return line
+        return line + notes
     policy: GatePolicy = field(default_factory=GatePolicy)  # the gate the decisions were taken under
 
     @property

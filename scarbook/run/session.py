@@ -153,7 +153,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
 def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:
     """--runs auto with a calibrated judge: each judged case's run-level (q0, q1), so the sequential
     test decides on the true rate (none when no fresh calibration covers the judge)."""
-    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge)
+    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
+                          {c.id: c for c in plan.cases})
     if not cal.usable:
         return {}
     rates = {}

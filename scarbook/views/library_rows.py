@@ -193,7 +193,8 @@ def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
     cannot be used yet, the line says why. "" otherwise (judge_calibration_line speaks for the rest)."""
     if not any(r.case and r.case.judge_checks for r in rows):
         return ""
-    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge)
+    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
+                          {r.key: r.case for r in rows if r.case is not None})
     if not cal.usable:
         return f"judge: rates not corrected for the judge's error — {cal.reason}" if cal.labels else ""
     for row in rows:
