@@ -98,16 +98,32 @@ def test_judge_correct_false_turns_it_off(project):
 def test_the_gate_decides_on_the_corrected_rate(project):
     """alpha reads 75% raw; about 30% of the judge's PASSes were FAILs. Against a threshold of 70%
     the raw rate passes and the corrected one does not: the gate (exit code, gate column) says BELOW."""
-    (project / "scarbook.yaml").write_text("threshold: 0.7\n")
+    (project / "scarbook.yaml").write_text("threshold: 0.7\ngate: {mode: point}\n")
     out = project / "r.json"
     res = scarbook(project, "report", "--json", str(out))
     row = next(line for line in res.output.splitlines() if line.startswith("alpha"))
     assert " 75% " in row and "BELOW" in row
     doc = json.loads(out.read_text())
     assert doc["cases"][0]["meets_threshold"] is False and doc["exit_code"] == 1
-    (project / "scarbook.yaml").write_text("threshold: 0.7\njudge:\n  correct: false\n")
+    (project / "scarbook.yaml").write_text("threshold: 0.7\ngate: {mode: point}\njudge:\n  correct: false\n")
     res = scarbook(project, "report", "--json", str(out))
     assert json.loads(out.read_text())["cases"][0]["meets_threshold"] is True
+
+
+def test_the_evidence_gate_decides_on_the_corrected_interval(project):
+    """30/40 raw is shown above 60% by the exact test (p = .04); the corrected rate's interval spans
+    60%, so the evidence gate leaves it undecided and says more runs or labels would decide it."""
+    (project / "scarbook.yaml").write_text("threshold: 0.6\njudge:\n  correct: false\n")
+    out = project / "r.json"
+    scarbook(project, "report", "--json", str(out))
+    assert json.loads(out.read_text())["cases"][0]["decision"] == "above"
+    (project / "scarbook.yaml").write_text("threshold: 0.6\n")
+    scarbook(project, "report", "--json", str(out))
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["corrected"]["ci"][0] < 0.6 < case["corrected"]["ci"][1]
+    assert case["decision"] == "undecided"
+    assert case["gate_note"] == ("its rate corrected for the judge's error is too close to 60% to call (more runs or "
+                                 "more labels)")
 
 
 def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):

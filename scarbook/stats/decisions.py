@@ -331,7 +331,8 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
                 "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
     else:
         sizes = list(looks) if looks else [max((len(v) for v in full.values()), default=0)]
-        corrected = {s.case_id: (s.corrected.rate, s.corrected.se) for s in stats if s.corrected is not None}
+        # the interval's centre and SE (Corrected.evidence), so a decision agrees with the ≈ interval printed
+        corrected = {s.case_id: s.corrected.evidence for s in stats if s.corrected is not None}
         decided = decide_in_looks(full, thresholds, policy, sizes, corrected=corrected)
     out = []
     for s in stats:
