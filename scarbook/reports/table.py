@@ -18,6 +18,7 @@ from scarbook.run.rerun import rerun_line
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
+from scarbook.stats.sequential import SequentialRule, matched_fixed_n
 from scarbook.text import pct, plural
 
 GATE_WORDS = {"above": "ok", "below": "BELOW", "undecided": "undecided", "no verdict": "no verdict"}
@@ -121,7 +122,7 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
                                    items=items, threshold=st.threshold, calibrated_at=calibration.calibrated_at)
     looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
     rep.stats = gate_stats(stats, policy, {cid: [r.status for r in rs] for cid, rs in by_case.items()},
-                           looks=looks, sequential=session.decisions or None)
+                           looks=looks, sequential=session.decisions or None, sequential_cap=session.runs_per_case)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)
         rep.judge_usage.add(r.judge_usage)
@@ -229,7 +230,10 @@ def format_summary(rep: SessionReport) -> str:
         fixed = fixed_n_for(rep)
         parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
                      f"{tally['undecided']} undecided at the cap; {plural(total, 'run')} spent"
-                     + (f" vs {fixed * len(rep.stats)} for a fixed-N session with the same error rates" if fixed else ""))
+                     + (f" vs {fixed} for fixed-N tests right as often at threshold ± 10 points as this rule "
+                        "(its undecided answers count as wrong)" if fixed else ""))
+        parts.append("adaptive rates are bias-adjusted for stopping early, from the runs the rule read in launch "
+                     "order; their intervals are exact after the stop")
     retried = [r for r in rep.runs if r.infra_retries]
     if retried:  # so a user can see whether infrastructure shaped the numbers
         lost = sum(1 for r in retried if r.status == RunStatus.ERROR)
@@ -273,12 +277,15 @@ def gate_lines(rep: SessionReport) -> list[str]:
 
 
 def fixed_n_for(rep: SessionReport) -> int | None:
-    """Runs per case a fixed-N test needs for the same guarantee as the sequential rule."""
-    if not rep.stats:
-        return None
-    from scarbook.stats.sequential import expected_fixed_n
-
-    return max(expected_fixed_n(s.threshold) for s in rep.stats)
+    """Runs a fixed-N session needs for the guarantee the sequential rule actually gives: per case,
+    the smallest N whose exact test is right at threshold ± delta as often as the truncated rule."""
+    total = 0
+    for s in rep.stats:
+        try:
+            total += matched_fixed_n(SequentialRule(s.threshold, max_runs=rep.session.runs_per_case))
+        except ValueError:
+            return None
+    return total or None
 
 
 def report_to_dict(rep: SessionReport) -> dict[str, Any]:

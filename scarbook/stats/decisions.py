@@ -36,6 +36,7 @@ from typing import Literal
 
 from scarbook.config import GatePolicy
 from scarbook.stats.rates import CaseStats
+from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
 
 Decision = Literal["above", "below", "undecided", "no verdict"]
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
@@ -315,10 +316,13 @@ def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Se
 # ---- the report: decisions onto CaseStats -------------------------------------------------------
 
 def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
-               looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None) -> list[CaseStats]:
+               looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None,
+               sequential_cap: int | None = None) -> list[CaseStats]:
     """`stats` with the gate's decision filled in. `statuses`: each case's run statuses in k order.
     `sequential`: --runs auto's SPRT decisions, which decide (a fixed-N test after the SPRT stopped
-    would not be valid); min_verdicts and unjudged runs still leave a case without a verdict."""
+    would not be valid); min_verdicts and unjudged runs still leave a case without a verdict. Its
+    rate is then the bias-adjusted one and its interval one valid after the stop (`sequential_cap`:
+    the rule's max_runs), from the runs the rule read (launch order)."""
     thresholds = {s.case_id: s.threshold for s in stats}
     full = {s.case_id: list(statuses.get(s.case_id, [])) for s in stats}
     if sequential:
@@ -337,6 +341,24 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
     out = []
     for s in stats:
         d = decided[s.case_id]
-        out.append(replace(s, decision=d.decision, gate_note=d.why, runs_needed=d.runs_needed,
-                           error_span=error_range(s.passes, s.fails, s.errors)))
+        s = replace(s, decision=d.decision, gate_note=d.why, runs_needed=d.runs_needed,
+                    error_span=error_range(s.passes, s.fails, s.errors))
+        if sequential and sequential_cap and s.rate is not None:
+            s = _after_the_stop(s, full[s.case_id], sequential_cap)
+        out.append(s)
     return out
+
+
+def _after_the_stop(s: CaseStats, statuses: Sequence[str], cap: int) -> CaseStats:
+    """--runs auto: the rate bias-adjusted for the rule's stopping and the interval valid after it,
+    from the (passes, fails) the rule had read when it stopped."""
+    try:
+        rule = SequentialRule(s.threshold, max_runs=cap)
+    except ValueError:  # a threshold the rule cannot take (0 or 1 ± delta): the raw numbers stand
+        return s
+    passes, fails = read_until_stop(rule, statuses)
+    if passes + fails == 0:
+        return s
+    lo, hi = stopped_interval(rule, passes, fails)
+    return replace(s, rate=adjusted_rate(rule, passes, fails), lo=lo, hi=hi,
+                   rate_note=f"adjusted from {passes}/{passes + fails}")
