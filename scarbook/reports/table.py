@@ -197,7 +197,7 @@ def format_retries(rep: SessionReport) -> list[str]:
     retried = rep.retried
     if retried:
         again = sum(len(r.attempts) - 1 for r in retried)
-        ok = sum(1 for r in retried if r.status == "pass")
+        ok = sum(1 for r in retried if r.status == RunStatus.PASS)
         out.append(f"{plural(len(retried), 'run')} retried after infra errors ({plural(again, 'retry', 'retries')}; "
                    f"{ok} then passed; every attempt is kept with its cause in the JSON report and `scarbook show`)")
     if rep.infra_unresolved:

@@ -15,13 +15,15 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from scarbook.agents import Agent
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
+from scarbook.judge.grader import Grader
 from scarbook.models import Case, RunRecord, RunStatus
 from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunStarted
+from scarbook.run.executor import Executor
 from scarbook.run.session_run import AgentPart, RunContext, judge_part
 
 Emit = Callable[[Event], None]
@@ -32,9 +34,9 @@ class RunAttempts:
     """What every run of one session needs to be run, attributed and retried."""
 
     ctx: RunContext
-    pool: Any  # scarbook.run.executor.Executor
-    agent: Any
-    judge: Any
+    pool: Executor
+    agent: Agent
+    judge: Grader | None  # None: no judge checks, or judging skipped
     manifests: dict
     history_dir: Path  # <history>/<session>: tracebacks go here
     emit: Emit

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.agents.failure import failure_line
-from scarbook.models import CAUSE_KINDS, RunRecord
+from scarbook.models import CAUSE_KINDS, RunRecord, RunStatus
 
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
 MAX_EVIDENCE = 240
@@ -136,7 +136,7 @@ def _timed_out(v: RunView) -> str | None:
 
 def _exited(v: RunView) -> str | None:
     code = v.facts.exit_code
-    if not v.facts.stage and code not in (None, 0) and v.record.status != "pass":
+    if not v.facts.stage and code not in (None, 0) and v.record.status != RunStatus.PASS:
         line = _last_error_line(v.facts.stderr_tail)
         return f"exit code {code}" + (f"; stderr: {line}" if line else "")
     return None
@@ -193,11 +193,11 @@ def _check_fail(v: RunView) -> str | None:
 
 def _agent_crashed(v: RunView) -> str | None:
     """The agent did not finish and no other rule said why (an adapter's own failure line)."""
-    return v.record.reason if v.record.status == "fail" and not v.record.checks else None
+    return v.record.reason if v.record.status == RunStatus.FAIL and not v.record.checks else None
 
 
 def _unjudged(v: RunView) -> str | None:
-    return v.record.reason if v.record.status == "unjudged" else None
+    return v.record.reason if v.record.status == RunStatus.UNJUDGED else None
 
 
 def _scarbook(v: RunView) -> str | None:
@@ -260,7 +260,7 @@ def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Patte
               *, compiled: dict[str, re.Pattern] | None = None, scarbook_error: str = "",
               judge_aborted: str = "") -> dict[str, str] | None:
     """The cause of a run that did not pass, as {"kind", "rule", "evidence"}; None for a pass."""
-    if record.status == "pass":
+    if record.status == RunStatus.PASS:
         return None
     view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
                    scarbook_error, judge_aborted)

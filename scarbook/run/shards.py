@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarbook.errors import HistoryError, ScarbookError
-from scarbook.models import RunRecord, SessionInfo
+from scarbook.models import RunRecord, RunStatus, SessionInfo
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SHARD_SPEC = re.compile(r"(\d+)/(\d+)")
@@ -218,7 +218,7 @@ def record_problem(r: RunRecord, checks: int) -> str | None:
 
     A pass or an unjudged run is only ever written with every check there and none failed; a fail or
     an error counts against the case whatever its checks say, so it is not questioned."""
-    if r.status not in ("pass", "unjudged"):
+    if r.status not in (RunStatus.PASS, RunStatus.UNJUDGED):
         return None
     if len(r.checks) != checks:
         return f"is marked {r.status} with {len(r.checks)} check results, but the case has {checks}"

@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scarbook.models import RunRecord
+from scarbook.models import RunRecord, RunStatus
 from scarbook.stats.judge_error import ErrorModel, Param, cells, gradient, proportion, q0_of, q1_of
 from scarbook.stats.rates import Z95
 
@@ -142,9 +142,9 @@ def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
         judge_records = [c.judge for c in run.checks if c.type == "llm_judge" and c.judge]
         judged = judged or bool(judge_records)
         items = max(items, sum(len(j.get("items") or []) for j in judge_records))
-        if run.status == "pass":
+        if run.status == RunStatus.PASS:
             passes += 1
-        elif run.status == "fail":
+        elif run.status == RunStatus.FAIL:
             if any(c.type != "llm_judge" and c.status == "fail" for c in run.checks):
                 rule_fails += 1
             else:

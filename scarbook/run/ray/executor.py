@@ -33,6 +33,7 @@ from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
+from scarbook.run.session import ReadySession
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext
 from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
 from scarbook.run.workspace_bundle import unpack
@@ -234,7 +235,7 @@ def _without_secrets(judge_key_env: str | None):
         os.environ.update(saved)
 
 
-def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
+def make_executor(settings: ExecutorSettings, ready: ReadySession, choice: str | None = None):
     """The executor a session runs on: `choice` (--executor) beats scarbook.yaml's `executor.type`."""
     kind = choice or settings.type
     if kind == "local":
@@ -242,8 +243,8 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     if choice == "ray" and settings.type != "ray":
         settings = replace(settings, type="ray")
     judge, cfg = ready.judge, ready.project.config
-    key_env = getattr(getattr(judge, "settings", None), "api_key_env", None) or cfg.judge.api_key_env
-    if key_env in tuple(getattr(ready.agent_spec, "env", ()) or ()):
+    key_env = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
+    if key_env in ready.agent_spec.env:
         key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
     return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
                        keep_all=ready.keep_all, isolation=cfg.isolation, network=cfg.network, judge_key_env=key_env)
