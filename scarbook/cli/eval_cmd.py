@@ -163,6 +163,9 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
             progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
         elif isinstance(ev, SessionStarted):
             progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
+            if ev.stale_killed:
+                warn(f"killed {plural(len(ev.stale_killed), 'process', 'processes')} an earlier scarbook left "
+                     f"running when it was killed: {', '.join(ev.stale_killed)}")
         elif isinstance(ev, SessionFinished):
             finished = ev
     assert finished is not None  # run_session's last event, however the session ended

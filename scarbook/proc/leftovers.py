@@ -7,9 +7,16 @@ scarbook instead of init. Every program scarbook starts carries a tag in its env
 (`SCARBOOK_RUN_TAG`); a child of scarbook that scarbook did not start itself and whose environment
 holds a run's tag is a leftover of that run, and is killed and reaped.
 
+If scarbook itself is killed (SIGKILL, OOM), nothing of that runs. So on Linux each program it
+starts gets PR_SET_PDEATHSIG (SIGKILL when scarbook dies: `die_with_parent`), and a session's start
+kills the processes still carrying the tag of a scarbook process that is gone (`kill_stale`): the
+grandchildren that had left the group. A tag is `<pid>.<start time>.<n>`, so a reused pid is not
+taken for the scarbook that ran them.
+
 Limits (the README's threat model says them): a leftover that re-executes itself with the tag
 removed from its environment is not recognised, and where there is no subreaper (macOS, Windows)
-a process that left the group is not found at all. The sandbox's PID namespace has neither hole.
+a process that left the group is not found at all; there, a program outlives a killed scarbook
+(no PR_SET_PDEATHSIG: `die_with_parent` is None). The sandbox's PID namespace has neither hole.
 """
 
 from __future__ import annotations
@@ -19,22 +26,106 @@ import itertools
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 TAG_VAR = "SCARBOOK_RUN_TAG"
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 _serial = itertools.count(1)
 _subreaper: bool | None = None
+_prctl: Callable[..., int] | None = None
 leaders: set[int] = set()  # pids of the programs scarbook is running now (never leftovers)
 
 
+def _start_time(pid: int | str) -> str | None:
+    """The process's start time (clock ticks after boot, /proc/PID/stat field 22), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+_STAMP = (_start_time(os.getpid()) if sys.platform == "linux" else None) or "0"
+
+
 def new_tag() -> str:
-    """A tag unique to one program start; the prefix names this scarbook process."""
-    return f"{os.getpid()}.{next(_serial)}"
+    """A tag unique to one program start; the prefix names this scarbook process (pid, start time)."""
+    return f"{session_prefix()}{next(_serial)}"
 
 
 def session_prefix() -> str:
-    return f"{os.getpid()}."
+    if sys.platform == "linux" and _STAMP == "0":  # (a fork: its own pid, its own start)
+        return f"{os.getpid()}.{_start_time(os.getpid()) or '0'}."
+    return f"{os.getpid()}.{_STAMP}."
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the started program killed (SIGKILL) when scarbook dies, however it
+    dies (Linux: prctl PR_SET_PDEATHSIG); None where there is none (macOS, Windows), and the program
+    is started without it. It runs between fork and exec: prctl is looked up here, beforehand."""
+    global _prctl
+    if sys.platform != "linux":
+        return None
+    if _prctl is None:
+        try:
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            return None
+    prctl, parent, kill = _prctl, os.getpid(), int(signal.SIGKILL)
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != parent:  # scarbook died before the prctl took: do not run on without it
+            os._exit(1)
+
+    return hook
+
+
+def kill_stale() -> list[str]:
+    """Kill (SIGKILL) every process whose environment carries the run tag of a scarbook process that
+    is no longer running — the agents and grandchildren of a scarbook that was killed — and say each
+    ("pid 123 (sleep)"). Linux only (/proc); elsewhere nothing is found."""
+    if sys.platform != "linux":
+        return []
+    killed = []
+    needle = f"\0{TAG_VAR}=".encode()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                environ = b"\0" + fh.read()
+        except OSError:  # gone, or not ours to read (another user's): not ours to kill
+            continue
+        at = environ.find(needle)
+        if at < 0:
+            continue
+        tag = environ[at + len(needle):].split(b"\0", 1)[0].decode("ascii", "replace").split(".")
+        owner, stamp = tag[0], tag[1] if len(tag) > 2 else None
+        if not owner.isdigit() or int(pid) == os.getpid():
+            continue
+        alive = _start_time(owner)
+        if alive is not None and (stamp is None or stamp == alive):
+            continue  # its scarbook runs (a session of its own, maybe another user's): not stale
+        name = _comm(pid)
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        killed.append(f"pid {pid} ({name})")
+    return killed
+
+
+def _comm(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return fh.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return "?"
 
 
 def become_subreaper() -> bool:

@@ -116,7 +116,7 @@ class _Watch:
                     mine.remove(in_w)
                     os.close(in_w)
             self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=leftovers.die_with_parent())
         except BaseException:
             for fd in mine:
                 os.close(fd)

@@ -11,6 +11,7 @@ from scarbook.models import CheckResult, RunRecord, SessionInfo
 class SessionStarted:
     session: SessionInfo
     planned_runs: int
+    stale_killed: list[str] = field(default_factory=list)  # processes a killed scarbook left, killed now
 
 
 @dataclass

@@ -26,7 +26,7 @@ from pathlib import Path
 from scarbook.cases.io import case_digest
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
-from scarbook.proc.leftovers import kill_leftovers, session_prefix
+from scarbook.proc.leftovers import kill_leftovers, kill_stale, session_prefix
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
@@ -133,8 +133,10 @@ def git_revision(root: Path) -> str | None:
 async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
                       executor: Executor | None = None) -> AsyncIterator[Event]:
     """Run the session; every event as it happens, SessionFinished last (whatever happened)."""
+    stale = kill_stale()  # what a killed scarbook left running (its agents' setsid grandchildren)
     session = _SessionRun(ready, control or SessionControl(), executor)
-    yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases))
+    yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
+                         stale_killed=stale)
     driver = session.launch()
     try:
         while (event := await session.queue.get()) is not None:

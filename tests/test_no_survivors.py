@@ -1,0 +1,127 @@
+"""Issue 25 (4/5): scarbook SIGKILLed mid-run. Its agent dies with it (PR_SET_PDEATHSIG on Linux); the
+agent's setsid grandchildren, which nothing can tie to scarbook's death, are killed by the next
+session's start and reported. Real processes: `scarbook eval` in a subprocess, killed for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from scarbook.proc import leftovers
+
+try:
+    from tests.proc_helpers import DAEMON, alive
+except ImportError:  # tests/ is not a package
+    from proc_helpers import DAEMON, alive
+
+pytestmark = [pytest.mark.needs_proc]
+SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
+
+# The agent notes its own pid, starts a daemon (double fork + setsid: it leaves the agent's process
+# group and session, keeping the run tag) that notes its pid, then sleeps past any test.
+AGENT = textwrap.dedent("""
+    import os, sys, time
+    def note(pid):
+        open(os.path.join(sys.argv[1], f"pid-{pid}"), "w").close()
+    open(os.path.join(sys.argv[1], f"agent-{os.getpid()}"), "w").close()
+""") + textwrap.dedent(DAEMON) + "time.sleep(120)\n"
+
+
+def _wait_for(folder: Path) -> tuple[int, int]:
+    """The agent's pid and its daemon's, once both are noted."""
+    for _ in range(2000):
+        agent, daemon = list(folder.glob("agent-*")), list(folder.glob("pid-*"))
+        if agent and daemon:
+            return int(agent[0].name.split("-")[1]), int(daemon[0].name.split("-")[1])
+        time.sleep(0.01)
+    raise AssertionError(f"the agent noted {sorted(p.name for p in folder.iterdir())}")
+
+
+def _gone(pid: int, within: float = 10) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["epoll-pidfd", "portable"])
+def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG and /proc are Linux's")
+    notes = tmp_path / "pids"
+    notes.mkdir()
+    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', AGENT, str(notes)])}}}\n"
+                   "isolation: none\ntimeout_s: 100\n")
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
+    env = {**os.environ, "SCARBOOK_PORTABLE_SPAWN": "1"} if portable else \
+        {k: v for k, v in os.environ.items() if k != "SCARBOOK_PORTABLE_SPAWN"}
+    eval_ = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "1", "-q"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    survivors: list[int] = []
+    try:
+        agent_pid, daemon_pid = _wait_for(notes)
+        survivors = [agent_pid, daemon_pid]
+        eval_.send_signal(signal.SIGKILL)
+        eval_.wait(10)
+        assert _gone(agent_pid), "the agent outlived the scarbook that ran it"
+        assert alive(daemon_pid)  # left the group and the session: only a sweep finds it
+        project.case("d", "id: d\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
+        project.config("agent: {type: command, argv: [\"true\"]}\nisolation: none\n")
+        result = project.cli("eval", "d", "--runs", "1", "-q")
+        assert _gone(daemon_pid, 5), result.output
+        assert (f"warning: killed 1 process an earlier scarbook left running when it was killed: pid {daemon_pid} "
+                f"(python") in result.stderr, result.stderr
+    finally:
+        if eval_.poll() is None:
+            eval_.kill()
+        for pid in survivors:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_a_process_whose_scarbook_still_runs_is_not_stale() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc is Linux's")
+    tagged = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                              env={**os.environ, leftovers.TAG_VAR: leftovers.new_tag()})
+    try:
+        time.sleep(0.2)
+        assert f"pid {tagged.pid} (python" not in " ".join(leftovers.kill_stale())
+        assert tagged.poll() is None
+    finally:
+        tagged.kill()
+        tagged.wait()
+
+
+def test_without_pdeathsig_the_fallback_starts_programs_and_finds_nothing(monkeypatch) -> None:
+    """macOS and Windows: no prctl and no /proc. Forced here by making the module see another
+    platform: no hook (the program starts plainly), no sweep, and a run still works."""
+    import asyncio
+
+    from scarbook.agents import CommandAgent
+
+    monkeypatch.setattr(leftovers, "sys", types.SimpleNamespace(platform="darwin"))
+    assert leftovers.die_with_parent() is None
+    assert leftovers.kill_stale() == []
+    agent = CommandAgent([sys.executable, "-c", "print('ran')"], stdin=False)
+
+    async def go():
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            return await agent.run("t", Path(d), {}, 20, Path(d), "1")
+
+    assert asyncio.run(go()).output.strip() == "ran"
