@@ -153,7 +153,7 @@ def test_no_github_environment_no_summary_no_annotations(project, monkeypatch):
 
 def test_warnings_for_errors_no_verdict_and_undecided():
     from scarbook.config import GatePolicy
-    from scarbook.reports.github import annotations
+    from scarbook.reports.github import case_annotations
     from scarbook.stats.decisions import gate_stats
 
     session = SessionInfo("s1", case_ids=["errs", "none", "undecided", "fine"], decisions={"undecided": "undecided"},
@@ -165,7 +165,7 @@ def test_warnings_for_errors_no_verdict_and_undecided():
                                                                   "undecided": "undecided", "fine": "above"})
     rep = SessionReport(session, stats, [])
     files = {s.case_id: f"cases/{s.case_id}/case.yaml" for s in stats}
-    assert annotations(rep, None, files) == [
+    assert case_annotations(rep, None, files) == [
         "::warning file=cases/errs/case.yaml,title=scarbook%3A errs needs attention::2 runs errored "
         "(harness could not reach a verdict; not in the rate)",
         "::warning file=cases/none/case.yaml,title=scarbook%3A none needs attention::no verdict: only 0 of its 3 "

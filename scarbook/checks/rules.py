@@ -216,6 +216,8 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     last_lines = tail.decode("utf-8", errors="replace").strip().splitlines()[-1:]
     last = f": {_excerpt(last_lines[0], 80)}" if last_lines else ""
     code = done.returncode
+    if code is None:  # the spawner learned no exit status (it reaps what it ran: not expected)
+        raise CheckBroke("check-crashed", f"command {p['run']!r} ended without an exit status{last}")
     if code == 0:
         return True, f"command {p['run']!r} exited 0"
     if code in SHELL_CANNOT_RUN:  # the shell's own word: the program is missing or not executable

@@ -7,7 +7,7 @@ import click
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import HistoryError
 from scarbook.history.store import ReadResult
-from scarbook.models import RunStatus
+from scarbook.models import RunRecord, RunStatus
 from scarbook.stats.rates import count_statuses
 from scarbook.views.library_rows import session_marks
 
@@ -25,7 +25,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
     history = get_project(ctx).history
     sessions = history.sessions()
     said = report_history_problems(sessions.problems)
-    left_out = ReadResult()
+    left_out: ReadResult[RunRecord] = ReadResult()
     if not sessions:
         say("no sessions yet — run `scarbook eval`")
         return

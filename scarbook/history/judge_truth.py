@@ -44,8 +44,13 @@ class Calibration:
     notes: list[str] = field(default_factory=list)  # labels left out, and why
 
     @property
+    def usable_error(self) -> JudgeError | None:
+        """The judge's measured error when the rates may be corrected with it, else None."""
+        return self.error if self.reason is None else None
+
+    @property
     def usable(self) -> bool:
-        return self.error is not None and self.reason is None
+        return self.usable_error is not None
 
     def to_dict(self) -> dict:
         return {"usable": self.usable, "reason": self.reason, "labels": self.labels,
@@ -122,9 +127,9 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], 
     found = Calibration(error, None, n, when)
     if len(human) == 1:
         only = next(iter(human))
-        other = "FAIL" if only == "PASS" else "PASS"
-        found.reason = (f"one class only: all {plural(n, 'label')} say {only}, so the judge's error on {other} items "
-                        f"is not measured — label items the judge {'failed' if other == 'FAIL' else 'passed'} "
+        unmeasured = "FAIL" if only == "PASS" else "PASS"
+        found.reason = (f"one class only: all {plural(n, 'label')} say {only}, so the judge's error on {unmeasured} items "
+                        f"is not measured — label items the judge {'failed' if unmeasured == 'FAIL' else 'passed'} "
                         "with `scarbook calibrate`")
     elif n < settings.calibration_min_labels or min(human["PASS"], human["FAIL"]) < settings.calibration_min_per_class:
         found.reason = (f"too few labels: {n} ({human['PASS']} PASS, {human['FAIL']} FAIL); correcting needs "

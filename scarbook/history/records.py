@@ -13,10 +13,13 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scarbook.models import CAUSE_KINDS, RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
 from scarbook.text import clean_record_text, clean_text
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 _CHECK_STATUSES = ("pass", "fail", "error", "skipped")
 
@@ -152,7 +155,7 @@ def _cause_problem(cause: Any, where: str) -> str | None:
     return None
 
 
-def _known(cls: type, d: dict) -> dict:
+def _known(cls: type[DataclassInstance], d: dict) -> dict:
     return {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
 
 

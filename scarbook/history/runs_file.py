@@ -99,21 +99,22 @@ class RunsStorage(Storage):
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fd = self._fd
         written = 0
         try:
             while written < len(line):  # a regular file writes it all at once unless the disk is full
-                written += os.write(self._fd, line[written:])
+                written += os.write(fd, line[written:])
         except OSError:
-            self._take_back(written)
+            self._take_back(fd, written)
             raise
 
-    def _take_back(self, written: int) -> None:
+    def _take_back(self, fd: int, written: int) -> None:
         """After a failed append: cut the part line off, so the file stays a list of whole runs, and
         remove a file that is left empty (a failed first append), which would read as damaged."""
         try:
-            end = os.lseek(self._fd, 0, os.SEEK_END)
+            end = os.lseek(fd, 0, os.SEEK_END)
             if written:
-                os.ftruncate(self._fd, end - written)
+                os.ftruncate(fd, end - written)
             if end - written == 0:
                 os.unlink(self.path)
                 self.close()
@@ -143,7 +144,9 @@ class AppendTable(Table):
         if not isinstance(document, Mapping):
             raise ValueError("Document is not a Mapping")
         doc_id = self._get_next_id()  # reads the file once per process; an append then adds line doc_id
-        self._storage.append(dict(document))
+        storage = self._storage
+        assert isinstance(storage, RunsStorage)  # RunsDB opens its tables on a RunsStorage
+        storage.append(dict(document))
         self.clear_cache()
         return doc_id
 

@@ -70,8 +70,8 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     regressed = set(against.regressed) if against else set()
     fix = any(st.corrected is not None for st in rep.stats)
     out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
-           f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts['pass']} pass, {counts['fail']} fail, "
-           f"{counts['error']} error" + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")
+           f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, "
+           f"{counts[RunStatus.ERROR]} error" + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")
            + (" · partial: judge checks were skipped" if s.partial else ""), "",
            "| case | rate | 95% CI | " + ("≈rate (judge-corrected) | " if fix else "")
            + "pass^k | band | gate | pass / fail / err |",
@@ -116,9 +116,9 @@ def _against_markdown(bc: BaselineComparison) -> list[str]:
            "| case | baseline | this session | diff [95% CI] pts | p (Fisher) | p (Holm) | verdict |",
            "|---|---|---|---|---:|---:|---|"]
     for c in cmp.cases:
-        diff = "–" if c.diff is None else f"{100 * c.diff:+.0f} [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}]"
+        diff = "–" if c.diff is None else f"{pct(c.diff, signed=True, unit='')} [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}]"
         verdict = f"**{c.verdict}**" if c.verdict != "no detectable change" else c.verdict
-        if c.runs_needed is not None:
+        if c.runs_needed is not None and c.diff is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {100 * abs(c.diff):.0f} pts)"
         out.append(f"| `{c.case_id}` | {format_side(c.before).strip()} | {format_side(c.after).strip()} | {diff} | "
                    f"{format_p(c.p_value)} | {format_p(c.p_holm)} | {verdict} |")
@@ -152,7 +152,7 @@ def case_file(project_root: Path, cases_dir: Path, case_id: str, env: Mapping[st
     return path.as_posix()
 
 
-def annotations(rep: SessionReport, against: BaselineComparison | None, files: Mapping[str, str]) -> list[str]:
+def case_annotations(rep: SessionReport, against: BaselineComparison | None, files: Mapping[str, str]) -> list[str]:
     """One `::error` or `::warning` line per case that needs attention; nothing for a green case."""
     regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
     lines = []
@@ -164,7 +164,7 @@ def annotations(rep: SessionReport, against: BaselineComparison | None, files: M
         if s.case_id in regressed:
             c = regressed[s.case_id]
             errors.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
-                          f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
+                          f"({pct(c.diff, signed=True, unit='')} pts, 95% CI [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}], "
                           f"Holm p {format_p(c.p_holm)})")
         if s.gate == "no verdict":
             warnings.append("no verdict: " + ("some runs went unjudged (judge checks skipped)"
@@ -203,4 +203,4 @@ def annotation_lines(rep: SessionReport, against: BaselineComparison | None, pro
     if env.get("GITHUB_ACTIONS") != "true":
         return []
     files = {s.case_id: case_file(project_root, cases_dir, s.case_id, env) for s in rep.stats}
-    return annotations(rep, against, files)
+    return case_annotations(rep, against, files)

@@ -77,8 +77,8 @@ def _header(rep: SessionReport) -> list[str]:
     rows = [("session", s.id), ("label", s.label or "–"), ("state", str(s.state)),
             ("started", s.started_at), ("finished", s.finished_at or "–"), ("agent", s.agent or "–"),
             ("judge model", s.judge_model or "–"), ("git revision", s.git_revision or "–"),
-            ("runs", f"{len(rep.runs)}: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
-                     + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")),
+            ("runs", f"{len(rep.runs)}: {counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, {counts[RunStatus.ERROR]} error"
+                     + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")),
             ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed · 2 usage/config · 3 no verdict"
                            " or undecided under undecided: fail)"),
             ("gate", f"{rep.policy.mode} mode, alpha {rep.policy.alpha:g}, undecided: {rep.policy.undecided}"
@@ -142,9 +142,9 @@ def _baseline_section(bc: BaselineComparison) -> list[str]:
            "<table><tr><th>case</th><th>baseline</th><th>this session</th><th>diff [95% CI] pts</th>"
            "<th>p (Fisher)</th><th>p (Holm)</th><th>verdict</th></tr>"]
     for c in cmp.cases:
-        diff = "–" if c.diff is None else f"{100 * c.diff:+.0f} [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}]"
+        diff = "–" if c.diff is None else f"{pct(c.diff, signed=True, unit='')} [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}]"
         verdict = f'<span class="{c.verdict.split()[0]}">{esc(c.verdict)}</span>'
-        if c.runs_needed is not None:
+        if c.runs_needed is not None and c.diff is not None:
             verdict += f" (~{c.runs_needed} runs/side to detect {100 * abs(c.diff):.0f} pts)"
         out.append(f"<tr><td>{esc(c.case_id)}</td><td>{esc(format_side(c.before).strip())}</td>"
                    f"<td>{esc(format_side(c.after).strip())}</td><td>{diff}</td><td class='n'>{format_p(c.p_value)}</td>"

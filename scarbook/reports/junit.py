@@ -111,7 +111,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
             if s.case_id in regressed:
                 c = compared[s.case_id]
                 why.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
-                           f"({100 * c.diff:+.0f} pts, 95% CI [{100 * c.lo:+.0f}, {100 * c.hi:+.0f}], "
+                           f"({pct(c.diff, signed=True, unit='')} pts, 95% CI [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}], "
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),
                                     type="regressed" if s.gate != "below" else "below-threshold")

@@ -113,12 +113,13 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
         stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
     policy = policy or session_policy(session, cfg)
     rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
+    error = calibration.usable_error if calibration is not None else None
     for st in stats:
         split = judged_split(by_case.get(st.case_id, []))
         rep.judged_cases += split is not None
-        if split is not None and st.rate is not None and calibration is not None and calibration.usable:
+        if split is not None and st.rate is not None and calibration is not None and error is not None:
             passes, judge_fails, rule_fails, items = split
-            st.corrected = correct(passes, judge_fails, rule_fails, calibration.error.for_case(st.case_id),
+            st.corrected = correct(passes, judge_fails, rule_fails, error.for_case(st.case_id),
                                    items=items, threshold=st.threshold, calibrated_at=calibration.calibrated_at)
     looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
     rep.stats = gate_stats(stats, policy, {cid: [r.status for r in rs] for cid, rs in by_case.items()},
@@ -212,13 +213,13 @@ def format_summary(rep: SessionReport) -> str:
     counts = count_statuses(rep.runs)
     below = [x.case_id for x in rep.stats if x.gate == "below"]
     parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {plural(total, 'run')} — "
-             f"{counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
-             + (f", {counts['unjudged']} unjudged" if counts["unjudged"] else "")]
+             f"{counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, {counts[RunStatus.ERROR]} error"
+             + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")]
     if s.partial:
         parts.append("partial: judge checks were skipped (--skip-judge)"
-                     + (f"; {plural(counts['unjudged'], 'unjudged run')} "
-                        + ("has no verdict and is not" if counts["unjudged"] == 1 else "have no verdict and are not")
-                        + " in any rate" if counts["unjudged"] else ""))
+                     + (f"; {plural(counts[RunStatus.UNJUDGED], 'unjudged run')} "
+                        + ("has no verdict and is not" if counts[RunStatus.UNJUDGED] == 1 else "have no verdict and are not")
+                        + " in any rate" if counts[RunStatus.UNJUDGED] else ""))
     if rep.judge_calls or rep.judge_calls_saved:
         parts.append(f"judge: {plural(rep.judge_calls, 'call')}, {rep.judge_usage.total_tokens} tokens, "
                      f"${rep.judge_usage.cost_usd:.4f}; {plural(rep.judge_calls_saved, 'call')} saved by cheaper checks "

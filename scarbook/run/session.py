@@ -155,12 +155,13 @@ def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, 
     test decides on the true rate (none when no fresh calibration covers the judge)."""
     cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
                           {c.id: c for c in plan.cases})
-    if not cal.usable:
+    error = cal.usable_error
+    if error is None:
         return {}
     rates = {}
     for case in plan.cases:
         if case.judge_checks:
-            model = cal.error.for_case(case.id)
+            model = error.for_case(case.id)
             q0, q1 = run_level(model.q0.value, model.q1.value, len(case.rubric_items))
             if q0 + q1 > 1:
                 rates[case.id] = (q0, q1)

@@ -18,9 +18,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
-from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.models import RunStatus, SessionInfo
 from scarbook.stats.rates import Z95, wilson
 from scarbook.text import pct
 
@@ -47,7 +47,17 @@ class Counts(NamedTuple):
         return self.passes / self.judged if self.judged else None
 
 
-def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
+class Outcome(Protocol):
+    """What counting needs of a run: a RunRecord, or history's lighter RunOutcome."""
+
+    @property
+    def case_id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+def counts_by_case(runs: Iterable[Outcome]) -> dict[str, Counts]:
     """Tally a session's runs per case, the input `compare_sessions` takes."""
     tally: dict[str, list[int]] = {}
     for run in runs:
@@ -56,7 +66,7 @@ def counts_by_case(runs: Iterable[RunRecord]) -> dict[str, Counts]:
     return {case: Counts(*t) for case, t in sorted(tally.items())}
 
 
-_SLOT = {RunStatus.PASS: 0, RunStatus.FAIL: 1, RunStatus.ERROR: 2, RunStatus.UNJUDGED: 3}
+_SLOT: dict[str, int] = {RunStatus.PASS: 0, RunStatus.FAIL: 1, RunStatus.ERROR: 2, RunStatus.UNJUDGED: 3}
 
 
 def partial_mismatch(a: SessionInfo, b: SessionInfo) -> str | None:
