@@ -16,6 +16,7 @@ from scarbook.history.baseline import (
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
+from scarbook.views.noise import noise_notes
 
 
 def load_against(project: Project, ref: str) -> Baseline:
@@ -54,9 +55,12 @@ def format_against(bc: BaselineComparison) -> str:
     return "\n".join(lines)
 
 
-def echo_against(bc: BaselineComparison) -> None:
+def echo_against(bc: BaselineComparison, project: Project | None = None) -> None:
     click.echo("")
     click.echo(format_against(bc))
+    if project is not None:
+        for line in noise_notes(project, bc.comparison):  # each case's A/A spread, when measured
+            click.echo(line)
 
 
 def echo_annotations(project: Project, rep, against: BaselineComparison | None) -> None:

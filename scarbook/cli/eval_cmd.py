@@ -32,7 +32,7 @@ from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
-from scarbook.run.rerun import DEFAULT_ONLY, pick_rerun
+from scarbook.run.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.run.shards import Shard
@@ -172,6 +172,19 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
     return finished
 
 
+def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tuple[str, ...],
+                tags: tuple[str, ...]) -> RerunPick | None:
+    """--rerun SESSION --only ...: the source's cases to run again (run/rerun.py), or None without --rerun."""
+    if rerun_ref is None:
+        if only != DEFAULT_ONLY:
+            raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")
+        return None
+    if case_ids or tags:
+        raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
+                            "give no CASE names or --tag")
+    return pick_rerun(project.history, rerun_ref, only)
+
+
 @click.command("eval")
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
@@ -249,16 +262,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     if session_id is not None and shard_spec is None:
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
     shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None
-    rerun = None
-    if rerun_ref is not None:
-        if case_ids or tags:
-            raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
-                                "give no CASE names or --tag")
-        rerun = pick_rerun(project.history, rerun_ref, only)
-        case_ids = tuple(rerun.case_ids)
-    elif only != DEFAULT_ONLY:
-        raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")
-    cases = select_cases(project, case_ids, tags)
+    rerun = _pick_rerun(project, rerun_ref, only, case_ids, tags)
+    cases = select_cases(project, tuple(rerun.case_ids) if rerun else case_ids, tags)
     asked = resolve_runs(project, runs, preset)
     adaptive = asked == "auto"  # each case decided by its evidence, at most --max-runs runs
     n = asked if isinstance(asked, int) else max_runs
@@ -305,7 +310,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     if against:
-        echo_against(against)
+        echo_against(against, project)
     echo_annotations(project, rep, against)
     written = write_reports(rep, against, ReportPaths.given(json=json_path, junit=junit_path), summary_env=os.environ)
     reports_ok = say_written(written)

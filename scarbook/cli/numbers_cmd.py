@@ -18,6 +18,7 @@ from scarbook.history.judge_truth import calibration_for, diff_note
 from scarbook.stats.compare import format_comparison
 from scarbook.text import plural
 from scarbook.views.compare import compare_two_sessions
+from scarbook.views.noise import noise_notes
 
 
 @click.command("diff")
@@ -53,6 +54,8 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     if mismatch:
         click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
     click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
+    for line in noise_notes(project, cmp):  # each case's A/A spread (`scarbook noise`), when measured
+        click.echo(line)
     note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge)
     if note:
         click.echo(note)

@@ -1,0 +1,67 @@
+"""`scarbook noise`: the noise floor — the same configuration run twice, as an A/A pair."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.eval_cmd import Progress, _drive, select_cases
+from scarbook.errors import ScarbookError
+from scarbook.history.noise import NoiseStore
+from scarbook.models import SessionState
+from scarbook.run.outcome import EXIT_BELOW, EXIT_NO_VERDICT, EXIT_OK, EXIT_USAGE
+from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.views.noise import format_noise, measure_noise
+
+
+@click.command("noise")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.option("-n", "--runs", type=click.IntRange(2), default=None,
+              help="Runs per case in each of the two sessions (default from scarbook.yaml).")
+@click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Runs at once.")
+@click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.pass_context
+@friendly_errors
+def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) -> None:
+    """Measure the noise floor: run the same configuration twice (two sessions labelled as an A/A
+    pair) and report, per case and overall, whether the two disagree (the Holm-corrected test of
+    `scarbook diff`) and the spread between them. The spread is stored: `diff` and `eval --against`
+    quote it and call a smaller difference within noise.
+
+    Exit codes: 0 A and A agree on every case; 1 they disagree on some case (something besides the
+    agent moves it); 2 usage or config error; 3 a session did not finish (no measurement stored)."""
+    project = get_project(ctx)
+    cases = select_cases(project, case_ids, tags)
+    n = runs or project.config.runs
+    if n < 2:
+        raise ScarbookError(f"an A/A pair needs at least 2 runs per case per side, got {n} — pass --runs 10")
+    pair = time.strftime("aa-%Y%m%d-%H%M%S")
+    sessions = []
+    for side in ("A", "B"):
+        # as `scarbook eval` runs it (retry_infra included): the floor a real comparison stands on
+        prep = prepare_session(project, SessionPlan(cases, n, label=f"{pair} {side}", concurrency=concurrency))
+        if prep.session is None:
+            for error in prep.errors:
+                click.echo(f"scarbook: {error}", err=True)
+            ctx.exit(EXIT_USAGE)
+        progress = Progress(n * len(cases), quiet)
+        try:
+            finished = asyncio.run(_drive(prep.session, progress))
+        finally:
+            progress.close()
+        info = finished.session
+        if info.state != SessionState.FINISHED:
+            click.echo(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)
+            ctx.exit(EXIT_NO_VERDICT)
+        sessions.append(info)
+    result = measure_noise(project, *sessions)
+    NoiseStore(project.workspaces_dir).save(result.measured)
+    click.echo(format_noise(result))
+    ctx.exit(EXIT_BELOW if result.disagree else EXIT_OK)
+
+
+COMMANDS = [noise_command]

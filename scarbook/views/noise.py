@@ -1,0 +1,104 @@
+"""The noise floor, measured and quoted: `scarbook noise` runs one configuration twice (an A/A pair)
+and compares the two sessions with the same Holm-corrected test as `scarbook diff`; `diff` and
+`eval --against` then quote each case's A/A spread and call a smaller difference *within noise*.
+
+A disagreement between A and A means something besides the agent moves the result (the machine,
+the judge, a flaky check): a diff between two real configurations on that case needs more than it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scarbook.errors import HistoryError
+from scarbook.history.noise import NoiseMeasurement, NoiseStore
+from scarbook.history.store import now_iso
+from scarbook.models import SessionInfo
+from scarbook.project import Project
+from scarbook.stats.compare import SessionComparison, format_p, format_side
+from scarbook.text import pct, plural
+from scarbook.views.compare import TwoSessions, compare_two_sessions
+
+
+@dataclass
+class NoiseResult:
+    a: SessionInfo
+    b: SessionInfo
+    two: TwoSessions
+    measured: list[NoiseMeasurement] = field(default_factory=list)
+
+    @property
+    def disagree(self) -> list[str]:
+        return [m.case_id for m in self.measured if m.disagree]
+
+
+def measure_noise(project: Project, a: SessionInfo, b: SessionInfo) -> NoiseResult:
+    """Compare the A/A pair case by case and keep each case's spread (NoiseStore: `save` stores it)."""
+    two = compare_two_sessions(project, a, b)
+    at = now_iso()
+    measured = []
+    for c in two.comparison.cases:
+        spread = None if c.lo is None or c.hi is None else (c.hi - c.lo) / 2
+        measured.append(NoiseMeasurement(
+            c.case_id, [a.id, b.id], a.runs_per_case, c.rate_before, c.rate_after, c.diff, spread, c.p_holm,
+            c.verdict != "no detectable change", a.fingerprint, a.case_digests.get(c.case_id, ""), at))
+    return NoiseResult(a, b, two, measured)
+
+
+def _pts(x: float | None, signed: bool = False) -> str:
+    return pct(x, signed=signed, unit="", none="—")
+
+
+def format_noise(result: NoiseResult) -> str:
+    """The table `scarbook noise` prints: per case, both sides, the difference, the spread, the call."""
+    head = ["case", "A (rate passes/judged)", "B (rate passes/judged)", "diff [95% CI] pts", "A/A spread",
+            "p (Holm)", "A vs A"]
+    by_id = {c.case_id: c for c in result.two.comparison.cases}
+    rows = []
+    for m in result.measured:
+        c = by_id[m.case_id]
+        interval = "—" if c.diff is None else f"{_pts(c.diff, True)} [{_pts(c.lo, True)}, {_pts(c.hi, True)}]"
+        rows.append([m.case_id, format_side(c.before), format_side(c.after), interval,
+                     "—" if m.spread is None else f"±{_pts(m.spread)} pts", format_p(m.p_holm),
+                     "DISAGREE" if m.disagree else "agree"])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    cmp = result.two.comparison
+    spreads = [m.spread for m in result.measured if m.spread is not None]
+    lines.append("")
+    lines.append(f"A/A pair: A = {result.a.id}, B = {result.b.id} (the same configuration, "
+                 f"{plural(result.a.runs_per_case, 'run')} per case each)")
+    if spreads:
+        overall = f"overall: mean A/A spread ±{_pts(sum(spreads) / len(spreads))} pts over {plural(len(spreads), 'case')}"
+        if cmp.mean_diff is not None and cmp.mean_interval is not None:
+            lo, hi = cmp.mean_interval
+            overall += f"; mean difference {_pts(cmp.mean_diff, True)} pts (95% CI [{_pts(lo, True)}, {_pts(hi, True)}])"
+        lines.append(overall)
+    if result.disagree:
+        lines.append(f"the same configuration disagreed with itself on {', '.join(result.disagree)} "
+                     "(Holm-corrected, as `scarbook diff`): something besides the agent moves these cases")
+    else:
+        lines.append("A and A agree on every case (Holm-corrected, as `scarbook diff`)")
+    lines.append("stored: `scarbook diff` and `eval --against` now quote each case's A/A spread")
+    return "\n".join(lines)
+
+
+def noise_notes(project: Project, comparison: SessionComparison) -> list[str]:
+    """For each compared case with an A/A measurement: its spread, and whether this difference is
+    within it. Nothing when no case was measured; a damaged noise file is said in one line."""
+    try:
+        latest = NoiseStore(project.workspaces_dir).latest()
+    except HistoryError as exc:
+        return [f"noise floor not read: {exc.message}"]
+    out = []
+    for c in comparison.cases:
+        m = latest.get(c.case_id)
+        if m is None or m.spread is None:
+            continue
+        line = (f"{c.case_id}: this case's A/A spread is ±{_pts(m.spread)} pts "
+                f"({plural(m.runs, 'run')} per side, `scarbook noise` {m.at[:10]})")
+        if c.diff is not None and abs(c.diff) <= m.spread:
+            line += f" — this difference ({_pts(c.diff, True)} pts) is within noise"
+        out.append(line)
+    return out
