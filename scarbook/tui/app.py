@@ -20,6 +20,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
@@ -129,6 +130,9 @@ class ScarbookApp(App):
                 note = await asyncio.to_thread(executor.connect)
                 if note:
                     self.notify(note, title="Ray", severity="warning", timeout=15)
+            live.calibration = await asyncio.to_thread(  # history is read off the UI's loop
+                calibration_for, self.project.history, self.project.workspaces_dir, self.project.config.judge,
+                {c.id: c for c in live.cases})
             async for ev in run_session(ready, control=control, executor=executor):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
         except ScarbookError as exc:

@@ -9,10 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from scarbook.config import Config
+from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
 from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
+from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 
 
@@ -37,6 +40,8 @@ class LiveSession:
     version: int = 0  # bumped on every change, so the refresh timer can skip idle ticks
     nodes: set[str] = field(default_factory=set)  # Ray nodes the finished runs ran on (cluster executor)
     infra_retried: int = 0  # runs submitted again after a lost Ray worker or node
+    calibration: Calibration | None = None  # the judge's measured error, read as the session starts
+    _corrected: dict[str, tuple[int, Any]] = field(default_factory=dict)  # case id -> (runs seen, Corrected)
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -102,4 +107,26 @@ class LiveSession:
         return effective_threshold(case, self.config.threshold)
 
     def stats(self, case: Case) -> CaseStats:
-        return summarize(case.id, self.runs.get(case.id, []), self.threshold_of(case), self.config.green)
+        """The case's numbers so far; with a usable calibration, its judged rate corrected for the
+        judge's measured error too (stats.corrected)."""
+        runs = self.runs.get(case.id, [])
+        s = summarize(case.id, runs, self.threshold_of(case), self.config.green)
+        cal = self.calibration
+        split = judged_split(runs) if cal is not None and cal.usable and s.rate is not None else None
+        if split is not None:
+            seen, fixed = self._corrected.get(case.id, (-1, None))
+            if seen != len(runs):  # the screen asks every tick: computed once per new run
+                passes, judge_fails, rule_fails, items = split
+                fixed = correct(passes, judge_fails, rule_fails, cal.error.for_case(case.id), items=items,
+                                threshold=s.threshold, calibrated_at=cal.calibrated_at)
+                self._corrected[case.id] = (len(runs), fixed)
+            s.corrected = fixed
+        return s
+
+    def corrected_line(self) -> str:
+        """'≈ judge-corrected: alpha 48% (6–80%), …' for the status line; "" when nothing is corrected."""
+        found = [(c.id, s.corrected) for c in self.cases if (s := self.stats(c)).corrected is not None]
+        if not found:
+            return ""
+        shown = ", ".join(f"{cid} {100 * f.rate:.0f}% ({100 * f.lo:.0f}–{100 * f.hi:.0f}%)" for cid, f in found[:4])
+        return "≈ corrected for the judge's measured error: " + shown + (", …" if len(found) > 4 else "")

@@ -153,6 +153,8 @@ class LiveScreen(Screen):
             state = (live.info.state if live.info else "ended") + " — Enter reviews a case's runs, Escape goes back"
         partial = " · judge checks skipped (no API key)" if live.info and live.info.partial else ""
         status = f"session [{label}] {state}{partial}"
+        if live.corrected_line():
+            status += f"\n{live.corrected_line()}"
         if live.abort_message:
             status += f"\n{live.abort_message}"
         self.query_one("#live-status", Static).update(Text(status))
