@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -170,13 +171,26 @@ with open(os.environ["SCARBOOK_USAGE"], "a") as fh:
 """
 
 
-def test_negative_agent_usage_cannot_buy_more_judge_calls_than_max_cost(project, judge_server):
+def _isolation_or_skip(isolation: str) -> None:
+    if isolation == "sandbox":
+        from scarbook.agents.sandbox import require_sandbox
+        from scarbook.errors import ScarbookError
+
+        try:
+            require_sandbox(Path.cwd())
+        except ScarbookError as exc:
+            pytest.skip(f"bubblewrap cannot start here: {exc.message}")
+
+
+@pytest.mark.parametrize("isolation", ["none", "sandbox"])  # $SCARBOOK_USAGE is writable in the sandbox too
+def test_negative_agent_usage_cannot_buy_more_judge_calls_than_max_cost(project, judge_server, isolation):
     # issue 25 (3): the agent reported -$1 per run, which cancelled the judge's $0.0045 and every run
     # was judged, far over the cap. Its numbers are validated now and the judge's spend counts apart.
+    _isolation_or_skip(isolation)
     (project / "agent.py").write_text(NEGATIVE_USAGE_AGENT)
     judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")])
     out = project / "report.json"
-    result = scarbook(project, "eval", "-n", "4", "--max-cost", "0.002", "--json", str(out))
+    result = scarbook(project, "eval", "-n", "4", "--max-cost", "0.002", "--json", str(out), "--isolation", isolation)
     report = json.loads(out.read_text())
     assert report["session"]["state"] == "stopped: budget"
     assert len(report["runs"]) == 1, result.output
