@@ -109,7 +109,7 @@ def send_key(app, key: str) -> None:
 
 def without_trends():
     """The library as it was before trends: project_trends made instant (an empty Trends)."""
-    import scarbook.tui.screens.library as library
+    import scarbook.tui.screens.library.trends as library
     from scarbook.stats.trends import Trends
 
     real = library.project_trends

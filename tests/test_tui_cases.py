@@ -17,8 +17,8 @@ from scarbook.cases.io import load_case
 from scarbook.cases.trash import list_trash
 from scarbook.project import Project
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.case_dialogs import RenameCaseScreen, TrashScreen
-from scarbook.tui.screens.confirm import ConfirmScreen
+from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
+from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.views.library_rows import build_rows
 
 # The bundled cases, in the library's order (by id).

@@ -20,7 +20,7 @@ from tui_fixtures import (
 
 from scarbook.cases.io import load_case
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.confirm import ConfirmScreen
+from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 

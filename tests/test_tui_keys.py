@@ -247,7 +247,7 @@ async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project
 async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_renamed(project_root):
     from tui_fixtures import type_text
 
-    from scarbook.tui.screens.confirm import ConfirmScreen
+    from scarbook.tui.dialogs.confirm import ConfirmScreen
     from scarbook.tui.screens.editor import EditorScreen
 
     app = make_app(project_root, agent_seed=7, demo_delay=0)

@@ -96,7 +96,7 @@ async def test_escape_typed_while_the_case_loads_goes_back_once_it_is_open(proje
         lib = await library_loaded(pilot)
         await move_library_cursor(pilot, CASE)
         await pilot.press("e", "x", "escape")  # an edit, then Escape: the editor asks before losing it
-        from scarbook.tui.screens.confirm import ConfirmScreen
+        from scarbook.tui.dialogs.confirm import ConfirmScreen
 
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the unsaved-changes question")
         await pilot.press("y")

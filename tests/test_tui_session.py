@@ -26,7 +26,7 @@ from scarbook.project import Project
 from scarbook.reports.table import strip_of
 from scarbook.tui.app import make_app
 from scarbook.tui.messages import SessionUpdated
-from scarbook.tui.screens.confirm import ConfirmScreen
+from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen

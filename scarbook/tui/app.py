@@ -1,4 +1,8 @@
-"""The scarbook App: owns the project, the run worker and the live-session fold.
+"""The scarbook App: owns the project, the run worker, the live-session fold, and navigation.
+
+Screens do not know each other: a screen asks for another one (or for an app-wide step: start or
+cancel a session, verify a scar, reload the library) with a message from tui/messages.py, and the App,
+the one place that imports every screen, handles it here.
 
 The App (not a screen) owns the session worker, because popping a screen cancels that screen's
 workers. The worker iterates `run_session` and folds each event into a `LiveSession`; a 10 Hz timer
@@ -12,7 +16,6 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from textual import events, work
@@ -24,26 +27,39 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import ReadySession
+from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.key_queue import KeyQueue
-from scarbook.tui.messages import SessionEnded, SessionUpdated
+from scarbook.tui.messages import (
+    BackToLibrary,
+    CancelSession,
+    CasesChanged,
+    OpenCalibrate,
+    OpenEditor,
+    OpenFlakes,
+    OpenImport,
+    OpenLaunch,
+    OpenLive,
+    OpenReview,
+    OpenSessions,
+    SessionEnded,
+    SessionUpdated,
+    StartSession,
+    VerifyScar,
+)
+from scarbook.tui.screens.calibrate import CalibrateScreen
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.flakes import FlakeScreen
+from scarbook.tui.screens.help import HelpScreen
+from scarbook.tui.screens.import_scar import ImportScreen
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.screens.live import LiveScreen
+from scarbook.tui.screens.review import ReviewScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from scarbook.views.live_state import LiveSession
 
 REFRESH_HZ = 10
-
-
-@dataclass
-class LaunchRequest:
-    """What the launch modal returns."""
-
-    cases: list[Case]
-    runs: int
-    concurrency: int
-    label: str = ""
-    skip_judge: bool = False
-    adaptive: bool = False  # stop each case once the evidence decides it; `runs` is then the cap
-    executor: str | None = None  # "local" | "ray"; None: scarbook.yaml's executor
 
 
 class ScarbookApp(App):
@@ -70,15 +86,11 @@ class ScarbookApp(App):
         await super().on_event(event)
 
     def on_mount(self) -> None:
-        from scarbook.tui.screens.library import LibraryScreen
-
         self.push_screen(LibraryScreen())
         self.set_interval(1 / REFRESH_HZ, self._flush_live)
 
     def action_help(self) -> None:
         """The keys of the screen on top (its live bindings, hidden ones too)."""
-        from scarbook.tui.screens.help import HelpScreen
-
         if isinstance(self.screen, HelpScreen):
             return
         name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
@@ -93,29 +105,23 @@ class ScarbookApp(App):
         env_name = self.project.config.judge.api_key_env
         return bool(self.judge_env.get(env_name, "").strip())
 
-    def start_session(self, req: LaunchRequest) -> LiveSession | None:
+    def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
         them and start nothing, else open the live screen and start the worker (one at a time)."""
-        from scarbook.run.session import SessionPlan, prepare_session
-        from scarbook.tui.screens.live import LiveScreen
-
         if self.session_running:
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
-        why = f"no API key in ${self.project.config.judge.api_key_env}" if req.skip_judge else "--skip-judge"
-        prep = prepare_session(self.project, SessionPlan(
-            req.cases, req.runs, label=req.label, concurrency=req.concurrency, skip_judge=req.skip_judge,
-            judge_skipped_why=why, adaptive=req.adaptive, judge_env=self.judge_env))
-        if prep.errors:
+        prep = prepare_session(self.project, plan)
+        if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
             return None
-        self.live = LiveSession(req.cases, req.runs, self.project.config, clock=self.clock)
+        self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
         from scarbook.run.ray.executor import make_executor
 
         self._run_session(prep.session, self.live, self.control,
-                          make_executor(self.project.config.executor, prep.session, req.executor))
+                          make_executor(self.project.config.executor, prep.session, executor))
         return self.live
 
     def cancel_session(self) -> None:
@@ -144,13 +150,6 @@ class ScarbookApp(App):
             if not live.done:
                 live.finish()
             self._flush_live()
-
-    def open_case_editor(self, case_id: str) -> None:
-        """Open a case from disk in the editor (from the library, after an import): the screen is
-        shown at once and reads the case in a thread; keys typed meanwhile wait for it."""
-        from scarbook.tui.screens.editor import EditorScreen
-
-        self.push_screen(EditorScreen(None, folder=self.project.cases_dir / case_id))
 
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def verify_in_background(self, case: Case) -> None:
@@ -186,11 +185,59 @@ class ScarbookApp(App):
             self.query_library_reload()
 
     def query_library_reload(self) -> None:
-        from scarbook.tui.screens.library import LibraryScreen
-
         for screen in self.screen_stack:
             if isinstance(screen, LibraryScreen):
                 screen.reload()
+
+    # -- what screens ask for (tui/messages.py) --------------------------------------------------
+    def on_start_session(self, message: StartSession) -> None:
+        try:
+            self.start_session(message.plan, message.executor)
+        except ScarbookError as exc:
+            self.notify(str(exc), title="cannot start the session", severity="error", timeout=15, markup=False)
+
+    def on_cancel_session(self, _: CancelSession) -> None:
+        self.cancel_session()
+
+    def on_verify_scar(self, message: VerifyScar) -> None:
+        self.verify_in_background(message.case)
+
+    def on_cases_changed(self, _: CasesChanged) -> None:
+        self.query_library_reload()
+
+    def on_open_editor(self, message: OpenEditor) -> None:
+        """A case from disk is read in a thread (the screen shows at once; keys typed meanwhile wait)."""
+        if message.case_id is not None:
+            self.push_screen(EditorScreen(None, folder=self.project.cases_dir / message.case_id))
+        else:
+            self.push_screen(EditorScreen(None, draft=message.draft))
+
+    def on_open_review(self, message: OpenReview) -> None:
+        self.push_screen(ReviewScreen(message.session_id, message.case_id))
+
+    def on_open_import(self, message: OpenImport) -> None:
+        self.push_screen(ImportScreen(message.transcript))
+
+    def on_open_calibrate(self, _: OpenCalibrate) -> None:
+        self.push_screen(CalibrateScreen(), lambda _=None: self.query_library_reload())
+
+    def on_open_sessions(self, _: OpenSessions) -> None:
+        self.push_screen(SessionsScreen())
+
+    def on_open_live(self, _: OpenLive) -> None:
+        if self.live is not None:
+            self.push_screen(LiveScreen(self.live))
+
+    def on_open_launch(self, message: OpenLaunch) -> None:
+        self.push_screen(LaunchScreen(message.selected, message.filtered, message.all_cases))
+
+    def on_open_flakes(self, message: OpenFlakes) -> None:
+        self.push_screen(FlakeScreen(message.trends, message.case_ids))
+
+    def on_back_to_library(self, _: BackToLibrary) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, LibraryScreen):
+            self.pop_screen()
+
 
 
 def make_app(root: Path, *, agent_seed: int | str | None = None, demo_delay: float | None = None,

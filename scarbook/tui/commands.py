@@ -7,6 +7,9 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from scarbook.tui.messages import OpenEditor
+from scarbook.tui.screens.library import LibraryScreen
+
 # Reachable from any screen: the palette goes back to the library and does it there.
 LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, tokens, cost; compare two"),
                    ("import transcript", "import_transcript", "a draft case from an agent transcript"),
@@ -24,9 +27,7 @@ LIBRARY_ACTIONS = [("sessions", "sessions", "past sessions: state, figures, toke
 
 
 class ScarbookCommands(Provider):
-    def _library(self):
-        from scarbook.tui.screens.library import LibraryScreen
-
+    def _library(self) -> LibraryScreen | None:
         for screen in self.app.screen_stack:
             if isinstance(screen, LibraryScreen):
                 return screen
@@ -66,9 +67,7 @@ class ScarbookCommands(Provider):
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
 
     def _new_case(self) -> None:
-        from scarbook.tui.screens.editor import EditorScreen
-
-        self.app.push_screen(EditorScreen(None))
+        self.app.post_message(OpenEditor())
 
     def _go_to(self, key: str):
         lib = self._library()

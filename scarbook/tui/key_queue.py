@@ -89,7 +89,18 @@ class KeyQueue:
         """Wait until the last key sent has been through every queue it goes through: the App's
         (priority bindings, then forwarded to the focused widget), the focused widget's, each parent's
         it bubbles to, and the App's again (the other bindings, such as `e` on the library). A
-        callback follows it the same way."""
+        callback follows it the same way. Then one more turn of the App's queue: a key that asks the App
+        for another screen (`e` posts OpenEditor, tui/messages.py) has put that request there, and the
+        next key must find the screen it opens on top."""
+        await self._chase()
+        turned = asyncio.Event()
+        if self.app.call_later(turned.set):
+            try:
+                await asyncio.wait_for(turned.wait(), SETTLE_TIMEOUT_S)
+            except TimeoutError:
+                pass
+
+    async def _chase(self) -> None:
         done = asyncio.Event()
 
         def chase() -> None:

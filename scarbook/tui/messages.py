@@ -1,14 +1,27 @@
-"""Messages the App posts to its screens ("attributes down, messages up")."""
+"""The messages of the TUI: the App posts session news down to its screens, and screens ask the App to
+go somewhere or do something app-wide ("attributes down, messages up").
+
+Screens never import each other or the App (an import-linter contract): a screen that wants another
+one posts a request here to the App (`self.app.post_message(OpenReview(...))`), and the App, the one
+place that knows every screen, opens it. A request is posted to the App itself rather than bubbled
+from the screen, so a screen that dismisses itself right after asking cannot lose it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from textual.message import Message
 
+from scarbook.cases.drafts import CaseDraft
+from scarbook.models import Case
+from scarbook.run.session import SessionPlan
+from scarbook.stats.trends import Trends
 from scarbook.views.live_state import LiveSession
 
 
+# -- the App to its screens --------------------------------------------------------------------------
 @dataclass
 class SessionUpdated(Message):
     """Posted at most ~10x a second while a session runs: the live state changed."""
@@ -23,8 +36,87 @@ class SessionEnded(Message):
     state: LiveSession
 
 
+# -- screens to the App: app-wide steps ----------------------------------------------------------------
 @dataclass
 class CasesChanged(Message):
     """A case was saved or created: the library reloads."""
 
     case_id: str | None = None
+
+
+@dataclass
+class StartSession(Message):
+    """Run `plan` (built by the launch screen as `scarbook eval` builds it) through prepare_session and
+    run_session; `executor` is "local", "ray", or None for scarbook.yaml's."""
+
+    plan: SessionPlan
+    executor: str | None = None
+
+
+class CancelSession(Message):
+    """Cancel the running session (the live screen asked first); finished runs are kept."""
+
+
+@dataclass
+class VerifyScar(Message):
+    """Does `case` catch its own scar? Checked in the background; the answer is a notification."""
+
+    case: Case
+
+
+# -- screens to the App: where to go -------------------------------------------------------------------
+@dataclass
+class OpenEditor(Message):
+    """The case editor: on the case `case_id` (read from disk in a thread), on a `draft` to finish, or
+    on a new empty case (neither)."""
+
+    case_id: str | None = None
+    draft: CaseDraft | None = None
+
+
+@dataclass
+class OpenReview(Message):
+    """The runs of `case_id` in session `session_id`."""
+
+    session_id: str
+    case_id: str
+
+
+@dataclass
+class OpenImport(Message):
+    """The import flow (a draft case from an agent transcript), on `transcript` when it is known."""
+
+    transcript: Path | None = None
+
+
+class OpenCalibrate(Message):
+    """Grade the judge's verdicts; the library reloads (its calibration line) when it is left."""
+
+
+class OpenSessions(Message):
+    """Past sessions (and the comparison of two)."""
+
+
+class OpenLive(Message):
+    """The running (or last) session."""
+
+
+@dataclass
+class OpenLaunch(Message):
+    """The launch dialog over these scopes of cases (an empty scope is not offered)."""
+
+    selected: list[Case] = field(default_factory=list)
+    filtered: list[Case] = field(default_factory=list)
+    all_cases: list[Case] = field(default_factory=list)
+
+
+@dataclass
+class OpenFlakes(Message):
+    """The flake view (cases × sessions) over the trends the library read."""
+
+    trends: Trends
+    case_ids: list[str]
+
+
+class BackToLibrary(Message):
+    """Close every screen above the library."""

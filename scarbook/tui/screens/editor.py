@@ -31,7 +31,8 @@ from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.key_queue import keys_welcome
-from scarbook.tui.messages import CasesChanged
+from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.messages import CasesChanged, VerifyScar
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
 from scarbook.tui.widgets.seed_files import SeedFiles, list_seed, preview_text
@@ -248,7 +249,7 @@ class EditorScreen(Screen):
         if self.case is None or self.case.scar is None or not self.case.scar.failed_artifact:
             self.notify("this case has no scar.failed_artifact to verify against", severity="warning")
             return
-        self.app.verify_in_background(load_case(self.case.root))
+        self.app.post_message(VerifyScar(load_case(self.case.root)))
 
     # -- the case the form describes ----------------------------------------------------------
     def _text_of(self, selector: str) -> str:
@@ -359,8 +360,7 @@ class EditorScreen(Screen):
         self.sub_title = f"case {case.id}"
         self._mark_clean()
         self.notify(f"saved {path.relative_to(self.app.project.root)}")
-        self.app.query_library_reload()
-        self.post_message(CasesChanged(case.id))
+        self.app.post_message(CasesChanged(case.id))
         return True
 
     def _files_to_write(self, case: Case) -> dict[str, bytes | Path]:
@@ -387,8 +387,6 @@ class EditorScreen(Screen):
         return files
 
     def action_leave(self) -> None:
-        from scarbook.tui.screens.confirm import ConfirmScreen
-
         # Not opened, or still being built (nothing typed yet: keys wait for `accepts_keys`): nothing to lose.
         if (self.case is None and not self.is_new) or not self.accepts_keys or not self.dirty:
             self.app.pop_screen()

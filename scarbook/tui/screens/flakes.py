@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
 from scarbook.text import plural
+from scarbook.tui.messages import OpenReview
 from scarbook.tui.widgets.trend import grid_cell
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
@@ -156,8 +157,6 @@ class FlakeScreen(Screen):
         self.action_open_cell()
 
     def action_open_cell(self) -> None:
-        from scarbook.tui.screens.review import ReviewScreen
-
         trend, point, sid = self.current()
         if trend is None:
             return
@@ -165,4 +164,4 @@ class FlakeScreen(Screen):
             self.notify(f"{trend.case_id} did not run in that session — pick a coloured cell" if sid else
                         "move right to a session (arrows), then Enter opens the case's runs there")
             return
-        self.app.push_screen(ReviewScreen(point.session_id, trend.case_id))
+        self.app.post_message(OpenReview(point.session_id, trend.case_id))

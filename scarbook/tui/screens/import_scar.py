@@ -4,8 +4,8 @@
    in review opens this screen on that run's transcript); 2. read the transcript as a timeline;
 3. pick the failed artifact among the candidates, with a preview; 4. tick the seed suggestions
    whose content the transcript holds; 5. name the case and create the draft. The screen then
-   hands over to the case editor: `app.open_case_editor(case_id)` when the app has it, and in
-   every case it dismisses with the new case id (None when the user leaves without creating).
+   dismisses with the new case id (None when the user leaves without creating) and asks the App to
+   open the case editor on the draft (`OpenEditor`, tui/messages.py).
 
 Every ScarbookError (unreadable file, unknown format, bad or taken id) is shown in #import-error.
 """
@@ -44,7 +44,7 @@ from scarbook.transcripts import (
 )
 from scarbook.transcripts.text import human_size
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
-from scarbook.tui.messages import CasesChanged
+from scarbook.tui.messages import CasesChanged, OpenEditor
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
 
@@ -348,12 +348,7 @@ class ImportScreen(Screen[str | None]):
         self.show_error("")
         rel = folder.relative_to(project.root) if folder.is_relative_to(project.root) else folder
         self.notify(f"wrote draft case {rel} — add checks the failed artifact must fail, then verify it")
-        self.post_message(CasesChanged(case_id))
-        reload = getattr(self.app, "query_library_reload", None)
-        if reload is not None:
-            reload()
-        opener = getattr(self.app, "open_case_editor", None)
+        self.app.post_message(CasesChanged(case_id))
         self.dismiss(case_id)
-        if opener is not None:
-            opener(case_id)
+        self.app.post_message(OpenEditor(case_id))
         return case_id

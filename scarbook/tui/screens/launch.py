@@ -1,4 +1,7 @@
-"""The launch modal: which cases, how many runs, concurrency, label, and the judge calls it costs."""
+"""The launch modal: which cases, how many runs, concurrency, label, and the judge calls it costs.
+
+Run builds the same `SessionPlan` `scarbook eval` builds and hands it to the App (`StartSession`), which
+prepares and runs it through the same pipeline (prepare_session, run_session)."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
+from scarbook.run.session import SessionPlan
 from scarbook.stats.rates import effective_threshold
 from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
-from scarbook.tui.app import LaunchRequest
+from scarbook.tui.messages import StartSession
 
 MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs
 
@@ -137,10 +141,14 @@ class LaunchScreen(ModalScreen):
             error.update("concurrency must be a positive number, e.g. 4")
             return
         cases = self.chosen_cases()
-        self.dismiss(LaunchRequest(cases, runs, int(conc_text), self.query_one("#label", Input).value.strip(),
-                                   skip_judge=self.skip_judge(cases),
-                                   adaptive=adaptive,
-                                   executor="ray" if self.query_one("#ray", Checkbox).value else "local"))
+        skip_judge = self.skip_judge(cases)
+        plan = SessionPlan(cases, runs, label=self.query_one("#label", Input).value.strip(),
+                           concurrency=int(conc_text), skip_judge=skip_judge,
+                           judge_skipped_why=f"no API key in ${self.app.project.config.judge.api_key_env}"
+                           if skip_judge else "--skip-judge",
+                           adaptive=adaptive, judge_env=self.app.judge_env)
+        self.app.post_message(StartSession(plan, "ray" if self.query_one("#ray", Checkbox).value else "local"))
+        self.dismiss(None)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -12,7 +12,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from scarbook.text import plural
-from scarbook.tui.messages import SessionEnded, SessionUpdated
+from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
@@ -173,31 +174,24 @@ class LiveScreen(Screen):
             self.refresh_from_live()
 
     def action_leave(self) -> None:
-        from scarbook.tui.screens.confirm import ConfirmScreen
-
         if self.live.done or self.app.live is not self.live:
             self.app.pop_screen()
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.cancel_session()
+                self.app.post_message(CancelSession())
 
         self.app.push_screen(ConfirmScreen("Cancel the session? Running agents are killed; "
                                            "finished runs are kept.", yes="Cancel session", no="Keep running"),
                              answered)
 
     def action_library(self) -> None:
-        from scarbook.tui.screens.library import LibraryScreen
-
-        while len(self.app.screen_stack) > 1 and not isinstance(self.app.screen, LibraryScreen):
-            self.app.pop_screen()
+        self.app.post_message(BackToLibrary())
 
     def action_review(self) -> None:
-        from scarbook.tui.screens.review import ReviewScreen
-
         table = self.query_one("#live-table", DataTable)
         if self.live.info is None or not self.live.cases:
             return
         case = self.live.cases[table.cursor_row]
-        self.app.push_screen(ReviewScreen(self.live.info.id, case.id))
+        self.app.post_message(OpenReview(self.live.info.id, case.id))

@@ -30,6 +30,7 @@ from scarbook.fs import safefs
 from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
 from scarbook.tui.key_queue import keys_welcome
+from scarbook.tui.messages import OpenEditor, OpenImport
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
@@ -68,6 +69,7 @@ class ReviewScreen(Screen):
         self.details: dict[int, RunDetail] = {}  # by k: read once, on a thread
         self.transcripts: dict[int, tuple[Transcript | None, str]] = {}
         self.accepts_keys = False  # the App keeps keys typed while the runs (or a draft) are read
+        self._drafted = False  # a draft case was handed to the editor: keys wait for it, then for this screen
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -261,8 +263,6 @@ class ReviewScreen(Screen):
     # -- making a scar of the run -------------------------------------------------------------
     def action_import_transcript(self) -> None:
         """The full import flow, starting from this run's transcript ($SCARBOOK_TRANSCRIPT)."""
-        from scarbook.tui.screens.import_scar import ImportScreen
-
         run = self.current_run
         why = "this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)"
         if run is not None and run.transcript_path:
@@ -278,7 +278,7 @@ class ReviewScreen(Screen):
         if why:
             self.notify(why, severity="warning")
             return
-        self.app.push_screen(ImportScreen(Path(run.transcript_path)))
+        self.app.post_message(OpenImport(Path(run.transcript_path)))
 
     def action_draft_case(self) -> None:
         run = self.current_run
@@ -294,8 +294,6 @@ class ReviewScreen(Screen):
     async def _draft_case(self, run: RunRecord) -> None:
         """Read the case and the run's artifact and transcript on a thread; keys typed meanwhile are kept
         and reach the editor once it is open (or the review again, if the draft cannot be made)."""
-        from scarbook.tui.screens.editor import EditorScreen
-
         project = self.app.project
         try:
             draft = await asyncio.to_thread(
@@ -305,5 +303,12 @@ class ReviewScreen(Screen):
             self.notify(str(exc), title="could not make the draft case", severity="error")
             return
         self.notify(f"draft case {draft.case.id} from run #{run.k}: rename it if you like; Ctrl+S writes it")
-        await self.app.push_screen(EditorScreen(None, draft=draft))
-        self._release_keys()
+        # The review keeps holding the keys: the editor takes them once its form is built, and the
+        # review takes keys again when it is back on top.
+        self._drafted = True
+        self.app.post_message(OpenEditor(draft=draft))
+
+    def on_screen_resume(self) -> None:
+        if self._drafted:  # back from the editor the draft opened
+            self._drafted = False
+            self._release_keys()

@@ -17,9 +17,9 @@ from scarbook.reports.table import build_report, strip_of
 from scarbook.stats.rates import count_statuses
 from scarbook.text import pct
 from scarbook.tui.key_queue import keys_welcome
-from scarbook.tui.screens.library import MARK_STYLE
+from scarbook.tui.messages import OpenReview
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
-from scarbook.tui.widgets.strip import BAND_STYLE, rate_text
+from scarbook.tui.widgets.strip import BAND_STYLE, MARK_STYLE, rate_text
 from scarbook.views.compare import TwoSessions, compare_two_sessions
 from scarbook.views.library_rows import format_started, session_marks
 
@@ -179,9 +179,7 @@ class SessionTableScreen(Screen):
 
     @on(DataTable.RowSelected, "#session-table")
     def _open(self, event: DataTable.RowSelected) -> None:
-        from scarbook.tui.screens.review import ReviewScreen
-
-        self.app.push_screen(ReviewScreen(self.info.id, str(event.row_key.value)))
+        self.app.post_message(OpenReview(self.info.id, str(event.row_key.value)))
 
 
 class CompareScreen(Screen):

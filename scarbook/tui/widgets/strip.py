@@ -9,6 +9,7 @@ from scarbook.text import pct
 
 STATUS_STYLE = {RunStatus.PASS: "green", RunStatus.FAIL: "red", RunStatus.ERROR: "yellow", RunStatus.UNJUDGED: "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}
+MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned (library, sessions)
 
 
 def strip_text(runs: list[RunRecord], width: int = 20, running: int = 0) -> Text:

@@ -1,5 +1,5 @@
 """The library's trends: read after its rows in the same thread worker, then only the trend and notes
-cells are updated; `t` opens the flake view (flakes.py) over them."""
+cells are updated; `t` opens the flake view (screens/flakes.py) over them."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from scarbook.stats.trends import CaseTrend, Trends
+from scarbook.tui.messages import OpenFlakes
+from scarbook.tui.screens.library.notes import notes_text
 from scarbook.tui.widgets.trend import trend_text
 from scarbook.views.library_rows import LibraryRow
 from scarbook.views.trends import project_trends
@@ -29,8 +31,6 @@ class TrendActions:
             self.app.call_from_thread(self._show_trends, trends, trends.problems)
 
     def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
-        from scarbook.tui.screens.library import notes_text
-
         self.trends, self.trends_loaded = trends, True
         for row in self.rows:
             row.trend = trends.cases.get(row.key)
@@ -51,9 +51,7 @@ class TrendActions:
         self._show_detail()
 
     def action_trends(self) -> None:
-        from scarbook.tui.screens.flakes import FlakeScreen
-
         if self.trends is None:
             self.notify("still reading the history — press t again in a moment")
             return
-        self.app.push_screen(FlakeScreen(self.trends, [r.key for r in self.rows if r.case]))
+        self.app.post_message(OpenFlakes(self.trends, [r.key for r in self.rows if r.case]))

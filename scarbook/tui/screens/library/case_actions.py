@@ -13,6 +13,8 @@ from scarbook.cases.admin import duplicate_case, rename_case
 from scarbook.cases.trash import restore_case, trash_case
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text
+from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
+from scarbook.tui.dialogs.confirm import ConfirmScreen
 
 
 class CaseActions:
@@ -28,8 +30,6 @@ class CaseActions:
         return False
 
     def action_delete_case(self) -> None:
-        from scarbook.tui.screens.confirm import ConfirmScreen
-
         row = self.current_row()
         if row is None or self._refuse_live(row.key):
             return
@@ -55,8 +55,6 @@ class CaseActions:
         return row
 
     def action_rename_case(self) -> None:
-        from scarbook.tui.screens.case_dialogs import RenameCaseScreen
-
         row = self._valid_row()
         if row is None or self._refuse_live(row.key):
             return
@@ -76,8 +74,6 @@ class CaseActions:
                         lambda case: f"copied {row.key} to {case.id} — R renames it")
 
     def action_trash(self) -> None:
-        from scarbook.tui.screens.case_dialogs import TrashScreen
-
         def chosen(name: str | None) -> None:
             if name:
                 self._case_step(lambda: restore_case(self.app.project, name), lambda e: e.case_id,

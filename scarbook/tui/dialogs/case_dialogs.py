@@ -17,6 +17,7 @@ from scarbook.cases.ids import check_new_case_id
 from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, cut_words
+from scarbook.tui.dialogs.confirm import ConfirmScreen
 
 TITLE_WIDTH = 22  # what the 72-column dialog leaves beside the id and the time
 
@@ -135,8 +136,6 @@ class TrashScreen(ModalScreen[str | None]):
             self.dismiss(self.entries[table.cursor_row].name)
 
     def action_purge(self) -> None:
-        from scarbook.tui.screens.confirm import ConfirmScreen
-
         table = self.query_one("#trash-table", DataTable)
         if not self.entries or not 0 <= table.cursor_row < len(self.entries):
             return

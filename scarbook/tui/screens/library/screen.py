@@ -13,8 +13,19 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
 from scarbook.text import cut_words, plural
-from scarbook.tui.screens.case_actions import CaseActions
-from scarbook.tui.screens.library_trends import TrendActions, regressed_line
+from scarbook.tui.messages import (
+    OpenCalibrate,
+    OpenEditor,
+    OpenImport,
+    OpenLaunch,
+    OpenLive,
+    OpenReview,
+    OpenSessions,
+    VerifyScar,
+)
+from scarbook.tui.screens.library.case_actions import CaseActions
+from scarbook.tui.screens.library.notes import notes_text
+from scarbook.tui.screens.library.trends import TrendActions, regressed_line
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
@@ -69,23 +80,6 @@ SORT_KEYS = {
     "notes": lambda r: (r.marks, bool(r.damaged), r.stale),
     "badge": lambda r: r.badge,
 }
-MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned
-
-
-def notes_text(r: LibraryRow, width: int = 0) -> Text:
-    """"damaged" first (the runs file was read only in part: the rate is not the whole session's, and a
-    narrow column must not cut that off), the latest session's marks (cancelled, partial, ...),
-    "regressed since <session>", then "stale"; cut at a word to `width` when given."""
-    text = Text("damaged" if r.damaged else "", style="bold red")
-    text.append((", " if text.plain and r.marks else "") + ", ".join(r.marks), style=MARK_STYLE)
-    if r.trend is not None and r.trend.regressed_since is not None:
-        text.append((", " if text.plain else "") + r.trend.regressed_note(), style="bold red")
-    if r.stale:
-        text.append((", " if text.plain else "") + "stale", style="yellow")
-    cut = cut_words(text.plain, width) if width else text.plain
-    return text if cut == text.plain else text[:len(cut) - 1] + Text("…")
-
-
 BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
 
 
@@ -123,7 +117,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
         self.land_on: str | None = None  # the case the cursor goes to at the next reload
-        self.trends: Trends | None = None  # read after the rows, in the same worker (library_trends.py)
+        self.trends: Trends | None = None  # read after the rows, in the same worker (trends.py)
         self.trends_loaded = False
 
     def compose(self) -> ComposeResult:
@@ -152,7 +146,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         self.judge_status = "\n".join(line for line in (judge_calibration_line(self.app.project, rows),
                                                           correct_rows(self.app.project, rows)) if line)
         self.app.call_from_thread(self._show_rows, rows, problems)
-        self._load_trends(rows)  # library_trends.py: older sessions, read after the rows are on screen
+        self._load_trends(rows)  # trends.py: older sessions, read after the rows are on screen
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
@@ -313,9 +307,7 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         self._refill()
 
     def action_new_case(self) -> None:
-        from scarbook.tui.screens.editor import EditorScreen
-
-        self.app.push_screen(EditorScreen(None))
+        self.app.post_message(OpenEditor())
 
     def action_edit_case(self) -> None:
         row = self.current_row()
@@ -325,17 +317,13 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
             self.notify(str(row.problem), title="this case file is invalid — fix it in an editor",
                         severity="error")
             return
-        self.app.open_case_editor(row.key)  # read from disk in a thread; keys typed meanwhile wait
+        self.app.post_message(OpenEditor(row.key))  # read from disk in a thread; keys typed meanwhile wait
 
     def action_import_transcript(self) -> None:
-        from scarbook.tui.screens.import_scar import ImportScreen
-
-        self.app.push_screen(ImportScreen())
+        self.app.post_message(OpenImport())
 
     def action_calibrate(self) -> None:
-        from scarbook.tui.screens.calibrate import CalibrateScreen
-
-        self.app.push_screen(CalibrateScreen(), lambda _=None: self.reload())
+        self.app.post_message(OpenCalibrate())
 
     def action_verify(self) -> None:
         row = self.current_row()
@@ -345,33 +333,25 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
             self.notify("this case has no scar.failed_artifact to verify against — add one in the editor",
                         severity="warning")
             return
-        self.app.verify_in_background(row.case)
+        self.app.post_message(VerifyScar(row.case))
 
     def action_review(self) -> None:
-        from scarbook.tui.screens.review import ReviewScreen
-
         row = self.current_row()
         if row is None or not row.session_id:
             self.notify("this case has no recorded runs yet — press r to run it")
             return
-        self.app.push_screen(ReviewScreen(row.session_id, row.key))
+        self.app.post_message(OpenReview(row.session_id, row.key))
 
     def action_sessions(self) -> None:
-        from scarbook.tui.screens.sessions import SessionsScreen
-
-        self.app.push_screen(SessionsScreen())
+        self.app.post_message(OpenSessions())
 
     def action_watch(self) -> None:
-        from scarbook.tui.screens.live import LiveScreen
-
         if self.app.live is None:
             self.notify("no session yet — press r to run cases")
             return
-        self.app.push_screen(LiveScreen(self.app.live))
+        self.app.post_message(OpenLive())
 
     def action_launch(self) -> None:
-        from scarbook.tui.screens.launch import LaunchScreen
-
         good = [r.case for r in self.rows if r.case is not None]
         if not good:
             self.notify("no valid cases to run — press n to file one", severity="warning")
@@ -379,8 +359,4 @@ class LibraryScreen(CaseActions, TrendActions, Screen):
         row = self.current_row()
         selected = [row.case] if row and row.case else []
         filtered = [r.case for r in self.shown if r.case is not None]
-        self.app.push_screen(LaunchScreen(selected, filtered, good), self._launched)
-
-    def _launched(self, req) -> None:
-        if req is not None:
-            self.app.start_session(req)
+        self.app.post_message(OpenLaunch(selected, filtered, good))
