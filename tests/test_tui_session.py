@@ -25,8 +25,8 @@ from scarbook.cli import main as cli_main
 from scarbook.project import Project
 from scarbook.reports.table import strip_of
 from scarbook.tui.app import make_app
-from scarbook.tui.messages import SessionUpdated
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.messages import SessionUpdated
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen

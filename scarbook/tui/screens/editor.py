@@ -30,8 +30,8 @@ from scarbook.cases.drafts import CaseDraft, write_case_with_files
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
-from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import CasesChanged, VerifyScar
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
