@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default=None)
     ap.add_argument("--profile", default="default", choices=sorted(MIXES))
+    ap.add_argument("--delay", type=float, default=None, help="seconds per run (default: $SCARBOOK_DEMO_DELAY or 0.3)")
     args = ap.parse_args(argv)
     task = sys.stdin.read().strip()
     case = os.environ.get("SCARBOOK_CASE", "")
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     k = int(os.environ.get("SCARBOOK_RUN", "1") or 1)
     seed = args.seed if args.seed is not None else os.environ.get("SCARBOOK_SESSION", str(random.random()))
     rng = random.Random(f"{seed}:{case}:{k}:delay")
-    delay = float(os.environ.get("SCARBOOK_DEMO_DELAY", "0.3"))
+    delay = args.delay if args.delay is not None else float(os.environ.get("SCARBOOK_DEMO_DELAY", "0.3"))
     s = Session(task)
     if not case:
         s.finish("I am the scarbook demo agent; I only know the bundled cases' tasks, so I did nothing.")

@@ -64,6 +64,8 @@ def _demo(spec: AgentSpec, project_root: Path | None) -> Agent:
         argv += ["--seed", str(spec.seed)]
     if spec.profile:
         argv += ["--profile", str(spec.profile)]
+    if spec.delay is not None:
+        argv += ["--delay", str(spec.delay)]
     label = "demo" + (f" ({spec.profile})" if spec.profile else "")
     return CommandAgent(argv, stdin=True, env_allow=["SCARBOOK_DEMO_DELAY"], label=label)
 

@@ -46,6 +46,7 @@ class AgentSpec:
     args: tuple[str, ...] = ()  # claude-code, codex: the user's extra CLI arguments (--model ...)
     seed: int | str | None = None  # demo
     profile: str | None = None  # demo
+    delay: float | None = None  # demo: seconds per run, set by the caller (the TUI's make_app); None: $SCARBOOK_DEMO_DELAY
     options: Mapping[str, Any] = field(default_factory=dict)  # keys a newer type adds before it has a field
 
     @classmethod

@@ -242,11 +242,10 @@ class ScarbookApp(App):
 
 def make_app(root: Path, *, agent_seed: int | str | None = None, demo_delay: float | None = None,
              **kw) -> ScarbookApp:
-    """The app over the project at (or above) `root`. `agent_seed` seeds the demo agent;
-    `demo_delay` sets SCARBOOK_DEMO_DELAY (seconds per demo run) for this process."""
+    """The app over the project at (or above) `root`. `agent_seed` seeds the demo agent and `demo_delay`
+    sets its seconds per run (both go into this app's agent spec; the process environment is left alone)."""
     project = Project.discover(Path(root))
-    if agent_seed is not None and project.config.agent.get("type", "demo") == "demo":
-        project.config.agent = {**project.config.agent, "seed": agent_seed}
-    if demo_delay is not None:
-        os.environ["SCARBOOK_DEMO_DELAY"] = str(demo_delay)
+    demo = {key: value for key, value in (("seed", agent_seed), ("delay", demo_delay)) if value is not None}
+    if demo and project.config.agent.get("type", "demo") == "demo":
+        project.config.agent = {**project.config.agent, **demo}
     return ScarbookApp(project, **kw)
