@@ -1,6 +1,7 @@
 """The case editor: every field of a case, its rubric items, checks and seed files.
 
-Saving goes through `save_case` (the core validates; nothing invalid is ever written) and a
+Saving runs `scarbook.cases.editing.save_form_case` on a thread (the id check, the scar and seed files,
+`save_case`: the core validates, nothing invalid is ever written; keys typed meanwhile wait) and a
 CaseError is shown at the top and next to the field it is about. A new case is the same screen, empty;
 a draft (from a failed run) is a new case whose files are written only when it is saved.
 
@@ -13,7 +14,6 @@ hands them over in order once it is ready (tui/key_queue.py).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
-from scarbook.cases.admin import new_case_id
-from scarbook.cases.drafts import CaseDraft, write_case_with_files
+from scarbook.cases.drafts import CaseDraft
+from scarbook.cases.editing import SavedCase, SeedChanges, save_form_case
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
@@ -43,6 +43,7 @@ FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task",
                     ("threshold", "threshold"), ("llm_judge.rubric", "rubric"), ("seed", "seed"),
                     ("scar", "scar")]
 FIELDS = ("id", "title", "tags", "threshold", "task", "rubric", "checks", "seed", "scar")
+SCAR_INPUTS = {"failed_artifact": "#scar-failed", "good_artifact": "#scar-good"}
 ERROR_UNDER = {"id": "#case-id", "title": "#case-title", "tags": "#case-tags", "threshold": "#case-threshold",
                "task": "#task", "scar": "#scar-at", "rubric": "#rubric", "checks": "#checks", "seed": "#seed"}
 
@@ -80,6 +81,7 @@ class EditorScreen(Screen):
         self.staged_seed = {rel.removeprefix("seed/"): src for rel, src in files.items()
                             if rel.startswith("seed/") and isinstance(src, Path)}
         self._clean_state: str = ""
+        self.saving = False  # a save is being written (on a thread)
 
     # -- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -244,8 +246,12 @@ class EditorScreen(Screen):
 
     def action_verify(self) -> None:
         """Save, then check the case against its own scar (its failed artifact must fail)."""
-        if (self.dirty or self.is_new) and not self.action_save():
+        if self.dirty or self.is_new:
+            self._start_save(verify=True)
             return
+        self._verify()
+
+    def _verify(self) -> None:
         if self.case is None or self.case.scar is None or not self.case.scar.failed_artifact:
             self.notify("this case has no scar.failed_artifact to verify against", severity="warning")
             return
@@ -328,63 +334,56 @@ class EditorScreen(Screen):
         self._error_slot(field_of(error.problem)).update(Text(f"↑ {text}"))
 
     def action_save(self) -> bool:
-        if not self.accepts_keys:  # a click on the footer before the whole form is built
+        """Save on a thread (scarbook.cases.editing: the id check, the scar and seed files, the write);
+        keys typed meanwhile wait for the result. False when there is nothing to save yet."""
+        return self._start_save(verify=False)
+
+    def _start_save(self, verify: bool) -> bool:
+        if not self.accepts_keys or self.saving:  # a click on the footer before the whole form is built
             return False
-        case = self.build_case()
-        if not case.id:
-            self.show_error(CaseError(self.app.project.cases_dir / "case.yaml", "id is empty",
-                                      fix="type an id: lowercase letters, digits, '-' and '_'"))
-            return False
-        if self.is_new and (self.app.project.cases_dir / case.id).exists():
-            self.show_error(CaseError(self.app.project.cases_dir / case.id, f"id {case.id!r} is taken by another case",
-                                      fix="choose another id"))
-            return False
+        self.saving, self.accepts_keys = True, False
+        seed = self.query_one("#seed", SeedFiles)
+        self._save(self.build_case(), self.is_new, dict(self.scar_files), seed.changes(), verify)
+        return True
+
+    @work(thread=True, exclusive=True, group="editor-save", exit_on_error=False)
+    def _save(self, case: Case, is_new: bool, staged: dict[str, bytes | Path], seed: SeedChanges,
+              verify: bool) -> None:
+        project = self.app.project
         try:
-            with new_case_id(self.app.project, case.id):
-                path = write_case_with_files(case, self.app.project.cases_dir, self._files_to_write(case))
+            saved = save_form_case(project, case, is_new=is_new, staged=staged, seed=seed)
         except CaseError as exc:
-            self.show_error(exc)
-            return False
-        except ScarbookError as exc:  # case-ids.json damaged, or another scarbook holding its lock
-            self.show_error(CaseError(self.app.project.cases_dir / case.id, str(exc)))
-            return False
-        except OSError as exc:
-            self.show_error(CaseError(self.app.project.cases_dir / case.id, f"could not write the case: "
-                                      f"{exc.strerror or exc}", fix="check the folder's permissions and free space"))
-            return False
+            self.app.call_from_thread(self._save_failed, exc)
+        except Exception as exc:  # never a screen stuck holding the keys: say what went wrong
+            self.app.call_from_thread(self._save_failed, CaseError(
+                project.cases_dir / case.id, f"could not write the case: {type(exc).__name__}: {exc}"))
+        else:
+            self.app.call_from_thread(self._saved, saved, verify)
+
+    def _save_failed(self, error: CaseError) -> None:
+        self.saving = False
+        self.show_error(error)
+        keys_welcome(self)
+
+    def _saved(self, saved: SavedCase, verify: bool) -> None:
+        self.saving = False
+        case, project = saved.case, self.app.project
+        for key, rel in saved.moved.items():  # a file typed into an artifact field now lives in scar/
+            self.query_one(SCAR_INPUTS[key], Input).value = rel
         self.scar_files = {}
-        self.query_one("#seed", SeedFiles).apply(path.parent / "seed")
+        self.query_one("#seed", SeedFiles).applied(saved.path.parent / "seed", saved.seed_listing)
         self.show_error(None)
         self.case, self.is_new = case, False
         self.query_one("#case-id", Input).disabled = True
         self.sub_title = f"case {case.id}"
         self._mark_clean()
-        self.notify(f"saved {path.relative_to(self.app.project.root)}")
+        self.notify(f"saved {saved.path.relative_to(project.root)}")
+        if saved.seed_problem:
+            self.notify(saved.seed_problem, title="seed files", severity="warning", timeout=15, markup=False)
         self.app.post_message(CasesChanged(case.id))
-        return True
-
-    def _files_to_write(self, case: Case) -> dict[str, bytes | Path]:
-        """The scar files the case names that are not in its folder yet: a draft's staged evidence, or
-        a file typed into an artifact field (absolute, ~, or relative to the project), copied to scar/."""
-        files: dict[str, bytes | Path] = {}
-        if case.scar is None:
-            return files
-        folder = self.app.project.cases_dir / case.id
-        for key, selector in (("failed_artifact", "#scar-failed"), ("good_artifact", "#scar-good"),
-                              ("transcript", None)):
-            rel = getattr(case.scar, key)
-            if not rel or (folder / rel).exists():
-                continue
-            if rel in self.scar_files:
-                files[rel] = self.scar_files[rel]
-                continue
-            src = Path(os.path.expanduser(rel))
-            src = src if src.is_absolute() else self.app.project.root / src
-            if selector and src.is_file():
-                files[f"scar/{src.name}"] = src
-                setattr(case.scar, key, f"scar/{src.name}")
-                self.query_one(selector, Input).value = f"scar/{src.name}"
-        return files
+        if verify:
+            self._verify()
+        keys_welcome(self)
 
     def action_leave(self) -> None:
         # Not opened, or still being built (nothing typed yet: keys wait for `accepts_keys`): nothing to lose.

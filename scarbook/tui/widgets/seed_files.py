@@ -1,13 +1,12 @@
 """The seed files of a case: what is in `seed/`, attach files or folders from disk, remove, preview.
 
-Changes are staged and applied by `apply()` when the case is saved, so "leave without saving"
-really leaves the disk untouched.
+Changes are staged here (`changes()`) and written by the editor's save (scarbook.cases.editing, on a
+thread), so "leave without saving" really leaves the disk untouched; `applied()` then shows the result.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 
+from scarbook.cases.editing import SeedChanges, list_seed
 from scarbook.text import plural
 
 PREVIEW_CHARS = 1500
@@ -58,12 +58,6 @@ def preview_text(path: Path) -> str:
         return f"(binary file, {path.stat().st_size} bytes)"
     text = data.decode("utf-8", errors="replace")
     return text[:PREVIEW_CHARS] + ("\n…" if len(text) > PREVIEW_CHARS else "")
-
-
-def list_seed(seed_dir: Path | None) -> list[str]:
-    if seed_dir is None or not seed_dir.is_dir():
-        return []
-    return sorted(str(p.relative_to(seed_dir)) for p in seed_dir.rglob("*") if p.is_file())
 
 
 class SeedFiles(Vertical):
@@ -141,18 +135,14 @@ class SeedFiles(Vertical):
         self._refill()
         self.post_message(self.Changed(self))
 
-    def apply(self, seed_dir: Path) -> None:
-        """Copy staged files into `seed_dir` and delete the ones marked for removal."""
-        for name in self.removed:
-            target = seed_dir / name
-            if target.is_file():
-                target.unlink()
-        for name, src in self.pending.items():
-            target = seed_dir / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target)
+    def changes(self) -> SeedChanges:
+        """What is staged, for the save to apply."""
+        return SeedChanges(dict(self.pending), set(self.removed))
+
+    def applied(self, seed_dir: Path, listing: list[str]) -> None:
+        """The save applied the staged changes: `listing` is what seed_dir holds now."""
         self.seed_dir, self.pending, self.removed = seed_dir, {}, set()
-        self.existing = list_seed(seed_dir)
+        self.existing = list(listing)
         self._refill()
 
     @on(OptionList.OptionHighlighted, "#seed-list")
