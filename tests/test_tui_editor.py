@@ -14,6 +14,7 @@ from tui_fixtures import (
     move_library_cursor,
     plain,
     project_root,
+    save_done,
     type_text,
     wait_until,
 )
@@ -50,7 +51,7 @@ async def test_create_case_from_nothing_writes_case_yaml_with_rubric_in_order(pr
         ed.query_one("#cf-path", Input).value = "summary.md"
         await click(pilot, "#check-add")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         path = project_root / "cases" / "summarise-log" / "case.yaml"
         assert path.is_file(), plain(ed.query_one("#editor-error"))
         data = yaml.safe_load(path.read_text())
@@ -82,7 +83,7 @@ async def test_save_shows_the_core_validation_message_next_to_the_field(project_
         ed.query_one("#rubric-input", Input).value = "one item"
         await click(pilot, "#rubric-add")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         expected = "threshold must be a number between 0 and 1, got 1.5 — write e.g. threshold: 0.8"
         assert plain(ed.query_one("#editor-error")) == f"not saved: {expected}"
         assert plain(ed.query_one("#err-threshold")) == f"↑ {expected}"
@@ -90,7 +91,7 @@ async def test_save_shows_the_core_validation_message_next_to_the_field(project_
         ed.query_one("#case-threshold", Input).value = ""
         ed.query_one("#task").load_text("")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         assert plain(ed.query_one("#err-task")) == "↑ task must be a non-empty string — write the instruction the agent gets"
         assert plain(ed.query_one("#err-threshold")) == ""
 
@@ -122,7 +123,7 @@ async def test_edit_and_reorder_rubric_items(project_root):
         options.highlighted = 2
         await click(pilot, "#rubric-delete")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         data = yaml.safe_load((project_root / "cases" / "judged-summary" / "case.yaml").read_text())
         assert data["checks"][1]["rubric"] == ["the summary is under five lines",
                                                "the summary names the failing test and its file"]
@@ -158,7 +159,7 @@ async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_pa
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is ed, what="back in the editor")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         assert (seed_dir / "test.log").read_text() == src.read_text()
         assert load_case(project_root / "cases" / "judged-summary").seed_dir == seed_dir
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from tui_fixtures import (  # noqa: F401
+from tui_fixtures import (
     SIZE,
     editor_ready,
     fast_demo,
@@ -13,6 +13,7 @@ from tui_fixtures import (  # noqa: F401
     plain,
     project_root,
     review_loaded,
+    save_done,  # noqa: F401
     wait_until,
 )
 
@@ -111,7 +112,7 @@ async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
             "the summary names the failing test", "the summary does not claim all tests passed by name",
             "the summary is under five lines"]
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await save_done(pilot)
         text = (project_root / "cases" / "judged-summary" / "case.yaml").read_text()
         assert text.count("the summary does not claim all tests passed") == 1
 

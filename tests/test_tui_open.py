@@ -3,12 +3,15 @@ they wait until the form is ready, then act in the order they were typed."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 import yaml
+from textual.widgets import Input
 from tui_fixtures import (  # noqa: F401
     SIZE,
+    editor_ready,
     fast_demo,
     library_loaded,
     move_library_cursor,
@@ -143,3 +146,34 @@ async def test_keys_held_for_a_screen_that_goes_before_it_is_ready_do_not_stop_l
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), timeout=10, what="the help screen")
         assert not app.keys.keys
+
+
+async def test_the_save_runs_off_the_ui_thread_and_keys_typed_meanwhile_wait_for_it(project_root, monkeypatch):
+    """Saving writes case.yaml and copies scar and seed files (scarbook.cases.editing) on a thread: while
+    a slow disk holds the save, the app keeps its loop, and keys typed meanwhile act after the save, on
+    the saved form (they are not lost, and do not land in the case being written)."""
+    gate = threading.Event()
+    real = editor.save_form_case
+
+    def gated(*args, **kw):
+        gate.wait(10)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(editor, "save_form_case", gated)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        t = time.monotonic()
+        await pilot.press(*KEYS, "ctrl+s", "end", "x")
+        assert time.monotonic() - t < 5  # the loop was not held by the gated save
+        assert ed.saving and saved_title(project_root) == TITLE
+        assert ed.query_one("#case-title", Input).value == TITLE + TYPED  # "x" waits for the save
+        gate.set()
+        await wait_until(pilot, lambda: saved_title(project_root) == TITLE + TYPED, what="the case to be saved")
+        await wait_until(pilot, lambda: ed.query_one("#case-title", Input).value == TITLE + TYPED + "x",
+                         what="the key typed during the save")
+        assert ed.dirty and not ed.saving

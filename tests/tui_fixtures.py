@@ -81,6 +81,13 @@ def editor_ready(app) -> bool:
     return isinstance(app.screen, EditorScreen) and app.screen.accepts_keys
 
 
+async def save_done(pilot) -> None:
+    """The editor's save runs on a thread (scarbook.cases.editing): wait for its result on screen (the
+    case saved, or why not). Keys typed meanwhile wait for it in the key queue, as a user's would."""
+    await wait_until(pilot, lambda: not getattr(pilot.app.screen, "saving", False), what="the editor's save")
+    await pilot.pause()
+
+
 async def library_loaded(pilot):
     from scarbook.tui.screens.library import LibraryScreen
 
