@@ -362,12 +362,19 @@ class EditorScreen(Screen):
 
     def _save_failed(self, error: CaseError) -> None:
         self.saving = False
+        if self not in self.app.screen_stack:  # left (a click on Back) while the save was written
+            self.notify(str(error), title="not saved", severity="error", timeout=15, markup=False)
+            return
         self.show_error(error)
         keys_welcome(self)
 
     def _saved(self, saved: SavedCase, verify: bool) -> None:
         self.saving = False
         case, project = saved.case, self.app.project
+        if self not in self.app.screen_stack:  # left (a click on Back) while the save was written
+            self.notify(f"saved {saved.path.relative_to(project.root)}")
+            self.app.post_message(CasesChanged(case.id))
+            return
         for key, rel in saved.moved.items():  # a file typed into an artifact field now lives in scar/
             self.query_one(SCAR_INPUTS[key], Input).value = rel
         self.scar_files = {}
