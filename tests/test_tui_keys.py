@@ -278,6 +278,7 @@ async def test_a_draft_from_a_failed_run_is_written_on_save_only_and_can_be_rena
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: (project_root / "cases" / "renamed-draft" / "case.yaml").is_file(),
                          what="the saved draft")
+        await save_done(pilot)  # the seed files are copied after case.yaml, on the same thread
     folder = project_root / "cases" / "renamed-draft"
     from scarbook.cases.io import load_case
 

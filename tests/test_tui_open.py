@@ -17,6 +17,7 @@ from tui_fixtures import (  # noqa: F401
     move_library_cursor,
     plain,
     project_root,
+    save_done,
     type_at_once,
     wait_until,
 )
@@ -58,6 +59,7 @@ async def type_after_e_and_save(pilot, root) -> None:
     await move_library_cursor(pilot, CASE)
     type_at_once(pilot.app, ["e", *KEYS, "ctrl+s"])  # no pause between `e` and the typing
     await wait_until(pilot, lambda: saved_title(root) != TITLE, what="the case to be saved")
+    await save_done(pilot)  # the file is written on a thread; the form takes its clean state after
     ed = pilot.app.screen
     assert isinstance(ed, EditorScreen) and not ed.dirty
 

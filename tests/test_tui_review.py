@@ -18,6 +18,7 @@ from tui_fixtures import (  # noqa: F401
     plain,
     project_root,
     review_loaded,
+    save_done,
     type_text,
     wait_until,
 )
@@ -297,6 +298,7 @@ async def test_c_reads_the_draft_off_the_ui_thread_and_keys_typed_meanwhile_reac
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: (project_root / "cases" / "my-scar" / "case.yaml").is_file(),
                          what="the saved draft")
+        await save_done(pilot)  # the seed files are copied after case.yaml, on the same thread
 
 
 async def test_c_on_a_case_that_cannot_be_read_says_so_and_the_keys_typed_meanwhile_act_on_the_review(

@@ -349,16 +349,17 @@ class EditorScreen(Screen):
     @work(thread=True, exclusive=True, group="editor-save", exit_on_error=False)
     def _save(self, case: Case, is_new: bool, staged: dict[str, bytes | Path], seed: SeedChanges,
               verify: bool) -> None:
-        project = self.app.project
+        app = self.app
+        project = app.project
         try:
             saved = save_form_case(project, case, is_new=is_new, staged=staged, seed=seed)
         except CaseError as exc:
-            self.app.call_from_thread(self._save_failed, exc)
+            app.call_from_thread(self._save_failed, exc)
         except Exception as exc:  # never a screen stuck holding the keys: say what went wrong
-            self.app.call_from_thread(self._save_failed, CaseError(
+            app.call_from_thread(self._save_failed, CaseError(
                 project.cases_dir / case.id, f"could not write the case: {type(exc).__name__}: {exc}"))
         else:
-            self.app.call_from_thread(self._saved, saved, verify)
+            app.call_from_thread(self._saved, saved, verify)
 
     def _save_failed(self, error: CaseError) -> None:
         self.saving = False
