@@ -9,9 +9,9 @@ scarbook.stats.corrected.correct over scarbook.stats.judge_error.estimate_error 
 
 Per cell of the grid theta x (q0, q1) x labels x runs it prints the coverage of the 95% interval
 (raw, corrected), the mean bias in points, and the gate's false-green rate at a threshold 0.1 above
-theta : the share of sessions whose rate reads at or above the threshold (the point rule), and whose 95%
-interval's lower end does (an evidence rule); not shown at theta 0.9, where that threshold would be
-100%.
+theta : the share of sessions the point rule (rate >= threshold) calls green, and the share the evidence
+gate (scarbook.stats.decisions, alpha 0.05: a one-sided test that the rate meets the threshold) calls
+the case above; not shown at theta 0.9, where that threshold would be 100%.
 
     .venv/bin/python benchmarks/judge_sim.py [--sessions 2000] [--quick] [--seed 1]
 """
@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scarbook.stats.corrected import correct  # noqa: E402
+from scarbook.stats.decisions import CaseEvidence, decide_cases  # noqa: E402
 from scarbook.stats.judge_error import Stratum, estimate_error  # noqa: E402
 from scarbook.stats.rates import wilson  # noqa: E402
 
@@ -79,7 +80,7 @@ class Session:
     corrected: float | None
     green_raw: bool
     green: bool
-    sure_raw: bool  # the interval's lower end clears the threshold (an evidence gate's green)
+    sure_raw: bool  # the evidence gate (stats/decisions.py, alpha 0.05) calls it above
     sure: bool
 
 
@@ -99,11 +100,13 @@ def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: 
     lo, hi = wilson(passes, runs)
     raw = passes / runs
     fixed = correct(passes, runs - passes, 0, model)
+    gate_raw = decide_cases([CaseEvidence("c", passes, runs - passes, 0, threshold)])[0].decision == "above"
     if fixed is None:  # judge no better than chance on these labels: the raw numbers stand
         return Session(lo <= theta <= hi, lo <= theta <= hi, raw, None, raw >= threshold, raw >= threshold,
-                       lo >= threshold, lo >= threshold)
+                       gate_raw, gate_raw)
+    gate = decide_cases([CaseEvidence("c", passes, runs - passes, 0, threshold, corrected=fixed.evidence)])[0]
     return Session(lo <= theta <= hi, fixed.lo <= theta <= fixed.hi, raw, fixed.rate,
-                   raw >= threshold, fixed.rate >= threshold, lo >= threshold, fixed.lo >= threshold)
+                   raw >= threshold, fixed.rate >= threshold, gate_raw, gate.decision == "above")
 
 
 def run_cell(seed: int, theta: float, q0: float, q1: float, labels: int, runs: int, sessions: int) -> dict:
@@ -135,7 +138,7 @@ def grid(seed: int, sessions: int, quick: bool = False) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     head = ("| θ | q0 | q1 | labels | runs | coverage raw | coverage corrected | bias raw (pts) | "
-            "bias corrected (pts) | false green raw: rate / lower end | false green corrected: rate / lower end |")
+            "bias corrected (pts) | false green raw: point / evidence | false green corrected: point / evidence |")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         green = (f"{r['green_raw']:.1%} / {r['sure_raw']:.1%} | {r['green']:.1%} / {r['sure']:.1%} |"
