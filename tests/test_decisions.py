@@ -180,3 +180,15 @@ def test_bad_gate_settings_name_the_file_key_and_line(project, text: str, messag
     with pytest.raises(ConfigError) as err:
         _load_gate(project, text)
     assert str(err.value) == f"{project.root / 'scarbook.yaml'}:{message}"
+
+
+def test_a_sequential_decision_history_does_not_know_decides_nothing():
+    """session.json's decisions are plain strings: a word the SPRT never writes (a damaged or edited
+    file) reads as undecided, not as a decision of its own (it was passed through as the gate)."""
+    from scarbook.stats.decisions import gate_stats
+    from scarbook.stats.rates import summarize_counts
+
+    stats = [summarize_counts("c", 10, 0, 0, 0.8), summarize_counts("d", 10, 0, 0, 0.8)]
+    statuses = {"c": ["pass"] * 10, "d": ["pass"] * 10}
+    out = gate_stats(stats, GatePolicy(), statuses, sequential={"c": "green", "d": "above"})
+    assert [(s.case_id, s.gate) for s in out] == [("c", "undecided"), ("d", "above")]

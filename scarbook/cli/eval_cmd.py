@@ -80,8 +80,10 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
 def gate_policy(project: Project, mode: str | None, alpha: float | None, undecided: str | None,
                 min_verdicts: int | None) -> GatePolicy:
     """scarbook.yaml's gate with the command line's flags over it."""
-    given = {"mode": mode, "alpha": alpha, "undecided": undecided, "min_verdicts": min_verdicts}
-    return replace(project.config.gate, **{k: v for k, v in given.items() if v is not None})
+    gate = project.config.gate
+    return replace(gate, mode=gate.mode if mode is None else mode, alpha=gate.alpha if alpha is None else alpha,
+                   undecided=gate.undecided if undecided is None else undecided,
+                   min_verdicts=gate.min_verdicts if min_verdicts is None else min_verdicts)
 
 
 def make_judge(project: Project, cases: list[Case], skip_judge: bool):

@@ -315,6 +315,9 @@ def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Se
 
 # ---- the report: decisions onto CaseStats -------------------------------------------------------
 
+_SPRT_DECISIONS: dict[str, Decision] = {"above": "above", "below": "below", "undecided": "undecided"}
+
+
 def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
                looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None,
                sequential_cap: int | None = None) -> list[CaseStats]:
@@ -330,7 +333,8 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
         for s in stats:
             e = _evidence(s.case_id, full[s.case_id], s.threshold)
             why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
-            decision = sequential.get(s.case_id, "undecided")
+            # history's word for the SPRT's decision; any other word (a damaged or edited file) decides nothing
+            decision = _SPRT_DECISIONS.get(sequential.get(s.case_id, "undecided"), "undecided")
             decided[s.case_id] = CaseDecision(s.case_id, "no verdict" if why else decision, why=why or (
                 "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
     else:

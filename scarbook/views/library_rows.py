@@ -195,13 +195,14 @@ def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
         return ""
     cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
                           {r.key: r.case for r in rows if r.case is not None})
-    if not cal.usable:
+    error = cal.usable_error
+    if error is None:
         return f"judge: rates not corrected for the judge's error — {cal.reason}" if cal.labels else ""
     for row in rows:
         split = judged_split(row.runs)
         if row.stats is not None and row.stats.rate is not None and split is not None:
             passes, judge_fails, rule_fails, items = split
-            row.stats.corrected = correct(passes, judge_fails, rule_fails, cal.error.for_case(row.key), items=items,
+            row.stats.corrected = correct(passes, judge_fails, rule_fails, error.for_case(row.key), items=items,
                                           threshold=row.stats.threshold, calibrated_at=cal.calibrated_at)
     return (f"judge: ≈ rates corrected for its measured error ({plural(cal.labels, 'label')}, last "
             f"{cal.calibrated_at}); the gate decides on them")
@@ -209,9 +210,9 @@ def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
 
 def corrected_line(stats: CaseStats | None) -> str:
     """The detail line of a row whose rate was corrected for the judge's measured error."""
-    c = stats.corrected if stats is not None else None
-    if c is None:
+    if stats is None or stats.corrected is None or stats.rate is None:  # corrected only when there is a rate
         return ""
+    c = stats.corrected
     return (f"≈ {100 * c.rate:.0f}% corrected for the judge's error (95% CI {100 * c.lo:.0f}–{100 * c.hi:.0f}%; "
             f"raw {100 * stats.rate:.0f}%)"
             + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))

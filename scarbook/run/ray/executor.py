@@ -243,7 +243,7 @@ def make_executor(settings: ExecutorSettings, ready: ReadySession, choice: str |
     if choice == "ray" and settings.type != "ray":
         settings = replace(settings, type="ray")
     judge, cfg = ready.judge, ready.project.config
-    key_env = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
+    key_env: str | None = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
     if key_env in ready.agent_spec.env:
         key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
     return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
