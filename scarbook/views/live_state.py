@@ -112,12 +112,13 @@ class LiveSession:
         runs = self.runs.get(case.id, [])
         s = summarize(case.id, runs, self.threshold_of(case), self.config.green)
         cal = self.calibration
-        split = judged_split(runs) if cal is not None and cal.usable and s.rate is not None else None
-        if split is not None:
+        error = cal.usable_error if cal is not None else None
+        split = judged_split(runs) if error is not None and s.rate is not None else None
+        if cal is not None and error is not None and split is not None:
             seen, fixed = self._corrected.get(case.id, (-1, None))
             if seen != len(runs):  # the screen asks every tick: computed once per new run
                 passes, judge_fails, rule_fails, items = split
-                fixed = correct(passes, judge_fails, rule_fails, cal.error.for_case(case.id), items=items,
+                fixed = correct(passes, judge_fails, rule_fails, error.for_case(case.id), items=items,
                                 threshold=s.threshold, calibrated_at=cal.calibrated_at)
                 self._corrected[case.id] = (len(runs), fixed)
             s.corrected = fixed
