@@ -309,21 +309,23 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
                                        {c.id: c for c in cases}), policy=gate)
     against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
+    ctx.exit(say_outcome(project, rep, against, info, shard, ReportPaths.given(json=json_path, junit=junit_path)))
+
+
+def say_outcome(project: Project, rep, against, info, shard: Shard | None, paths: ReportPaths) -> int:
+    """Print the table, the summary and the comparison, write the reports; the exit code."""
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     if against:
         echo_against(against, project)
     echo_annotations(project, rep, against)
-    written = write_reports(rep, against, ReportPaths.given(json=json_path, junit=junit_path), summary_env=os.environ)
-    reports_ok = say_written(written)
+    reports_ok = say_written(write_reports(rep, against, paths, summary_env=os.environ))
+    code = rep.exit_code
     if shard is not None:
         click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
                    f"over all {shard.count} shards")
         code = EXIT_OK if info.state == SessionState.FINISHED else rep.exit_code
-    else:
-        code = rep.exit_code
     # a report file asked for is missing: said above, and never a green exit (the session is recorded)
-    ctx.exit(code if reports_ok or code != EXIT_OK else EXIT_USAGE)
-
+    return code if reports_ok or code != EXIT_OK else EXIT_USAGE
 
 COMMANDS = [eval_command]

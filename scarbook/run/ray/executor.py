@@ -33,7 +33,6 @@ from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
-from scarbook.run.session import ReadySession
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext
 from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
 from scarbook.run.workspace_bundle import unpack
@@ -235,8 +234,9 @@ def _without_secrets(judge_key_env: str | None):
         os.environ.update(saved)
 
 
-def make_executor(settings: ExecutorSettings, ready: ReadySession, choice: str | None = None):
-    """The executor a session runs on: `choice` (--executor) beats scarbook.yaml's `executor.type`."""
+def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
+    """The executor a session runs on: `choice` (--executor) beats scarbook.yaml's `executor.type`.
+    `ready` is the prepared session (a scarbook.run.session.ReadySession)."""
     kind = choice or settings.type
     if kind == "local":
         return None  # the runner's default LocalExecutor
