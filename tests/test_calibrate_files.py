@@ -23,7 +23,8 @@ ITEM = "the summary names the renamed function"
 
 def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAULT_MODEL) -> RunRecord:
     judge = {"items": [{"index": 0, "item": ITEM, "verdict": verdict, "reason": "r"}], "model": model,
-             "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}"}
+             "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}",
+             "samples": 1, "temperature": 0.0}
     status = "pass" if verdict == "PASS" else "fail"
     return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=judge)])
 
@@ -207,6 +208,12 @@ def test_report_says_why_the_raw_rates_stand(project, tmp_path):
         "corrected rates: not used, the raw rates stand — too few labels: 12 (6 PASS, 6 FAIL); correcting needs 30 "
         "with 10 of each class (judge.calibration_min_labels, judge.calibration_min_per_class) — label more with "
         "`scarbook calibrate`")
+    (project / "scarbook.yaml").write_text("judge:\n  samples: 3\n")  # same model and prompt, another sampling
+    res = scarbook(project, "calibrate", "--report")
+    assert res.output.splitlines()[1] == (
+        f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge {DEFAULT_MODEL}, "
+        f"samples=1 temperature=0.0, the judge is now {DEFAULT_MODEL}, samples=3 temperature=0.0 — label items it "
+        "graded with `scarbook calibrate`")
     (project / "scarbook.yaml").write_text("judge:\n  model: claude-other\n")
     res = scarbook(project, "calibrate", "--report")
     assert res.output.splitlines()[1] == (

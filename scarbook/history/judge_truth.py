@@ -24,6 +24,7 @@ from scarbook.judge.calibrate import (
     judged_items,
     pick_items,
     pick_planned,
+    sampling_matches,
     stratum_counts,
 )
 from scarbook.judge.settings import JudgeSettings
@@ -75,8 +76,10 @@ def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[Calibration
 
 
 def current_labels(labels: Iterable[CalibrationLabel], settings: JudgeSettings) -> list[CalibrationLabel]:
-    return [lab for lab in labels
-            if lab.judge_model == settings.model and lab.judge_prompt_digest == settings.prompt_digest]
+    """The labels made on the verdicts of the judge configuration in use: model, prompt digest,
+    samples and temperature."""
+    return [lab for lab in labels if lab.judge_model == settings.model and lab.judge_prompt_digest == settings.prompt_digest
+            and sampling_matches(lab.judge_sampling, settings.sampling_key)]
 
 
 def gone_items(labels: list[CalibrationLabel], rubrics: Mapping[str, Collection[str]]) -> tuple[list[CalibrationLabel], list[str]]:
@@ -116,11 +119,16 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], 
         return Calibration(None, "not calibrated: no human labels yet — label judged items with `scarbook calibrate` "
                                  "(or `scarbook calibrate --export FILE`, then `--import FILE`)")
     if not mine:
-        other = Counter((lab.judge_model, lab.judge_prompt_digest[:8]) for lab in labels).most_common(1)[0][0]
-        return Calibration(None, f"stale: the labels were made on judge {other[0]} (prompt {other[1]}), the judge is now "
-                                 f"{settings.model} (prompt {settings.prompt_digest[:8]}) — label items it graded "
-                                 "with `scarbook calibrate`")
-    judged = (i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest)
+        model, prompt, sampling = Counter((lab.judge_model, lab.judge_prompt_digest[:8], lab.judge_sampling)
+                                          for lab in labels).most_common(1)[0][0]
+        if (model, prompt) == (settings.model, settings.prompt_digest[:8]):
+            then, now = f"{model}, {sampling}", f"{settings.model}, {settings.sampling_key}"
+        else:
+            then, now = f"{model} (prompt {prompt})", f"{settings.model} (prompt {settings.prompt_digest[:8]})"
+        return Calibration(None, f"stale: the labels were made on judge {then}, the judge is now {now} — label "
+                                 "items it graded with `scarbook calibrate`")
+    judged = (i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest
+              and sampling_matches(i.judge_sampling, settings.sampling_key))
     error = estimate_error(strata_from(mine, judged))
     n = len(mine)
     human = Counter(lab.human_verdict for lab in mine)

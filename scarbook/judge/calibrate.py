@@ -55,6 +55,7 @@ class CalibrationItem:
     judge_prompt_digest: str
     session_id: str = ""
     k: int = 0
+    judge_sampling: str = ""  # "samples=3 temperature=0.0" as recorded ("" for records older than that)
 
     @property
     def artifact_digest(self) -> str:
@@ -84,6 +85,19 @@ def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, lis
     return artifact or "", str(judge.get("model", "")), str(judge.get("prompt_digest", "")), items
 
 
+def sampling_of(judge: Mapping[str, Any]) -> str:
+    """The judge record's sampling settings that change verdicts, as "samples=3 temperature=0.0"."""
+    return " ".join(f"{key}={judge[key]}" for key in ("samples", "temperature") if key in judge)
+
+
+def sampling_matches(recorded: str, current: str) -> bool:
+    """A label's judge sampling against the judge in use: every setting both name agrees (a record
+    older than a setting does not name it, and is not held against it)."""
+    mine = dict(part.split("=", 1) for part in recorded.split() if "=" in part)
+    now = dict(part.split("=", 1) for part in current.split() if "=" in part)
+    return all(now[key] == value for key, value in mine.items() if key in now)
+
+
 def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
     """Every PASS/FAIL-graded rubric item of every llm_judge result in `runs`."""
     found = []
@@ -96,7 +110,8 @@ def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
                 if verdict in VERDICTS and text:
                     check_index = result.index if result.index else pos
                     found.append(CalibrationItem(run.case_id, text, index, check_index, artifact, verdict,
-                                                 reason, model, prompt, run.session_id, run.k))
+                                                 reason, model, prompt, run.session_id, run.k,
+                                                 sampling_of(result.judge)))
     return found
 
 
@@ -188,6 +203,7 @@ class CalibrationLabel:
     labeled_at: str = ""
     artifact: str = ""  # kept so a later judge can grade the same text
     item_index: int = 0
+    judge_sampling: str = ""  # the judge's samples and temperature when it graded ("" if not recorded)
 
     @property
     def key(self) -> LabelKey:
@@ -280,7 +296,8 @@ class CalibrationStore:
             raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
         label = CalibrationLabel(item.case_id, item.item, item.artifact_digest, verdict, item.judge_verdict,
                                  item.judge_reason, item.judge_model, item.judge_prompt_digest,
-                                 labeled_at or date.today().isoformat(), item.artifact, item.item_index)
+                                 labeled_at or date.today().isoformat(), item.artifact, item.item_index,
+                                 item.judge_sampling)
         q = Query()
         self._labels.upsert(asdict(label), (q.case_id == label.case_id) & (q.item == label.item)
                             & (q.artifact_digest == label.artifact_digest))

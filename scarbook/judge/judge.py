@@ -180,6 +180,7 @@ class _Record:
             "items": self.items,
             "model": self.settings.model,
             "samples": self.settings.samples,
+            "temperature": self.settings.temperature,  # with samples: which sampling graded (calibration)
             "usage": usage.to_dict(),
             "calls": self.calls,
             "retries": self.retries,

@@ -71,6 +71,12 @@ class JudgeSettings:
         return cls(**values)
 
     @property
+    def sampling_key(self) -> str:
+        """"samples=3 temperature=0.0": with the model and prompt digest, the judge configuration a
+        calibration holds for (judge/calibrate.sampling_of reads the same from a judge record)."""
+        return f"samples={self.samples} temperature={self.temperature}"
+
+    @property
     def prompt_digest(self) -> str:
         """Changes when the grading prompt or tool schema changes: sessions graded by different
         prompts are not comparable (part of Config.fingerprint)."""
