@@ -246,8 +246,9 @@ def test_holm_turns_a_lone_borderline_regression_into_no_detectable_change():
     assert case_a.verdict == "no detectable change" and family.regressed == []
     text = format_comparison(family)
     assert "p (Holm)" in text.splitlines()[0]
-    assert ("verdicts are Holm-corrected over 6 cases: the chance of any false regressed/improved "
-            "among them is at most 5%") in text
+    # (the wording names Tarone's testable family since issue 22; all six can reach significance here)
+    assert ("verdicts are Holm-corrected over the 6 testable of 6 cases (Tarone: a case that could not reach "
+            "significance spends no alpha): the chance of any false regressed/improved is at most 5%") in text
     # a clear regression survives the correction
     clear = compare_sessions({"a": (19, 1), **others}, {"a": (4, 16), **others})
     assert clear.regressed == ["a"]
@@ -259,5 +260,61 @@ def test_counts_by_case_keeps_unjudged_runs_out_of_the_rate():
 
     runs = [RunRecord("s", "a", k, status, "") for k, status in enumerate(["pass", "unjudged", "fail", "unjudged"])]
     counts = counts_by_case(runs)["a"]
-    assert counts == Counts(1, 1, 0, 2) and counts.rate == 0.5
+    # issue 22: with unjudged runs there is no rate (the passes could only be unjudged), as in CaseStats
+    assert counts == Counts(1, 1, 0, 2) and counts.rate is None
     assert "+2 unjudged" in format_comparison(compare_sessions({"a": counts}, {"a": counts}))
+
+
+# -- issue 22: diff with its real alpha -------------------------------------------------------------
+
+
+def test_fisher_in_log_space_matches_scipy_at_600_runs_per_side():
+    from scipy.stats import fisher_exact
+
+    from scarbook.stats.compare import fisher_exact_p
+
+    for c1, c2 in [(540, 500), (600, 598), (300, 320), (0, 600)]:
+        ref = fisher_exact([[c1, 600 - c1], [c2, 600 - c2]]).pvalue
+        assert fisher_exact_p(c1, 600, c2, 600) == pytest.approx(ref, rel=1e-6, abs=1e-300)
+    cmp = compare_sessions({"a": (540, 60)}, {"a": (500, 100)})  # crashed with OverflowError before
+    assert cmp.regressed == ["a"]
+
+
+def test_min_fisher_p_is_the_most_extreme_tables_p():
+    from scipy.stats import fisher_exact
+
+    from scarbook.stats.compare import min_fisher_p
+
+    assert min_fisher_p(20, 20, 40) == 1.0  # 20/20 on both sides: nothing could ever differ
+    assert min_fisher_p(20, 20, 32) == pytest.approx(fisher_exact([[20, 0], [12, 8]]).pvalue, rel=1e-9)
+
+
+def test_tarone_leaves_cases_that_cannot_change_out_of_the_family():
+    # the issue's example: 20/20 -> 12/20 among 29 cases at 20/20 on both sides
+    same = {f"c{i}": (20, 0) for i in range(29)}
+    cmp = compare_sessions({"drop": (20, 0), **same}, {"drop": (12, 8), **same})
+    assert cmp.regressed == ["drop"] and cmp.family == ["drop"]
+    text = format_comparison(cmp)
+    assert "Holm-corrected over the 1 testable of 30 cases" in text
+
+
+def test_tarone_family_is_the_smallest_k_with_at_most_k_testable():
+    from scarbook.stats.compare import tarone_family
+
+    # k=1: 3 below 0.05 > 1; k=2: 3 below 0.025 > 2; k=3: 2 below 0.0167 <= 3
+    assert tarone_family([1e-6, 1e-6, 0.02, 1.0]) == [0, 1]
+    # k=1: 2 below 0.05 > 1; k=2: only 0.001 below 0.025
+    assert tarone_family([0.001, 0.03, 1.0, 1.0]) == [0]
+
+
+def test_two_sessions_without_a_rate_refuse_to_compare_rates():
+    from scarbook.models import SessionInfo
+    from scarbook.stats.compare import partial_mismatch
+
+    a, b = SessionInfo("s1", partial=True), SessionInfo("s2", partial=True)
+    assert partial_mismatch(a, b) == (
+        "sessions s1 and s2 both skipped their judge checks (--skip-judge: partial): their runs that passed the rule "
+        "checks are unjudged, so neither has a pass rate to compare; compare two judged sessions (re-run without "
+        "--skip-judge)")
+    cmp = compare_sessions({"a": (0, 2, 0, 8)}, {"a": (0, 8, 0, 2)})
+    assert cmp.cases[0].rate_before is None and cmp.cases[0].diff is None and cmp.regressed == []

@@ -78,12 +78,16 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
 
 
 def gate_policy(project: Project, mode: str | None, alpha: float | None, undecided: str | None,
-                min_verdicts: int | None) -> GatePolicy:
+                min_verdicts: int | None, *, sharded: bool = False) -> GatePolicy:
     """scarbook.yaml's gate with the command line's flags over it."""
     gate = project.config.gate
-    return replace(gate, mode=gate.mode if mode is None else mode, alpha=gate.alpha if alpha is None else alpha,
+    gate = replace(gate, mode=gate.mode if mode is None else mode, alpha=gate.alpha if alpha is None else alpha,
                    undecided=gate.undecided if undecided is None else undecided,
                    min_verdicts=gate.min_verdicts if min_verdicts is None else min_verdicts)
+    if gate.undecided == "more" and sharded:
+        raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
+                            "(use --undecided pass or fail with --shard)")
+    return gate
 
 
 def make_judge(project: Project, cases: list[Case], skip_judge: bool):
@@ -274,10 +278,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
 
         print_estimate(project, cases, n, skip_judge)
         return
-    gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts)
-    if gate.undecided == "more" and shard is not None:
-        raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
-                            "(use --undecided pass or fail with --shard)")
+    gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts, sharded=shard is not None)
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,

@@ -44,7 +44,9 @@ class Counts(NamedTuple):
 
     @property
     def rate(self) -> float | None:
-        return self.passes / self.judged if self.judged else None
+        """None without a judged run, or with any unjudged one (its passes could only be unjudged,
+        so the fails alone would read as 0%, as in CaseStats)."""
+        return self.passes / self.judged if self.judged and not self.unjudged else None
 
 
 class Outcome(Protocol):
@@ -74,6 +76,10 @@ def partial_mismatch(a: SessionInfo, b: SessionInfo) -> str | None:
 
     A --skip-judge (partial) session's rate counts rule checks only; a judged one's counts the
     judge too, so their difference would measure the judge, not the agent."""
+    if a.partial and b.partial:
+        return (f"sessions {a.id} and {b.id} both skipped their judge checks (--skip-judge: partial): their runs "
+                "that passed the rule checks are unjudged, so neither has a pass rate to compare; compare two "
+                "judged sessions (re-run without --skip-judge)")
     if a.partial == b.partial:
         return None
     skipped, judged = (a, b) if a.partial else (b, a)
@@ -113,23 +119,58 @@ def fisher_exact_p(c1: int, n1: int, c2: int, n2: int) -> float:
 
     Same definition as scipy.stats.fisher_exact(alternative="two-sided"): the sum of the
     hypergeometric probabilities of every table with the same margins that is no more likely
-    than the observed one (with scipy's relative tolerance of 1e-7 for ties). Computed with exact
-    integers, so there is no rounding until the final division.
+    than the observed one (with scipy's relative tolerance of 1e-7 for ties). Computed in log space
+    (log-gamma and log-sum-exp), so no count of runs overflows a float (exact integers did from
+    about 520 judged runs per side).
     """
     if not (0 <= c1 <= n1 and 0 <= c2 <= n2):
         raise ValueError("passes must lie between 0 and the number of judged runs")
     total, passes = n1 + n2, c1 + c2
     if total == 0:
         return 1.0
+    logs = _hypergeom_logs(passes, n1, total)
+    cutoff = logs[c1] + math.log1p(1e-7)
+    return min(1.0, math.exp(_log_sum([v for v in logs.values() if v <= cutoff])))
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _hypergeom_logs(passes: int, n1: int, total: int) -> dict[int, float]:
+    """log P(X = x) for the passes x of side 1, with the margins fixed, over X's support."""
     lo, hi = max(0, n1 - (total - passes)), min(passes, n1)
+    norm = _log_comb(total, n1)
+    return {x: _log_comb(passes, x) + _log_comb(total - passes, n1 - x) - norm for x in range(lo, hi + 1)}
 
-    def weight(x: int) -> int:  # C(passes, x) * C(fails, n1 - x), the pmf times C(total, n1)
-        return math.comb(passes, x) * math.comb(total - passes, n1 - x)
 
-    observed = weight(c1)
-    cutoff = observed * (1 + 1e-7)
-    tail = sum(w for w in map(weight, range(lo, hi + 1)) if w <= cutoff)
-    return min(1.0, tail / math.comb(total, n1))
+def _log_sum(logs: list[float]) -> float:
+    top = max(logs)
+    return top + math.log(sum(math.exp(v - top) for v in logs))
+
+
+def min_fisher_p(n1: int, n2: int, passes: int) -> float:
+    """The smallest two-sided Fisher p-value any table with these margins can reach (the most
+    extreme split of the passes). A case that cannot reach p < alpha / K cannot be significant in
+    a family of K: Tarone (1990) leaves it out of the count."""
+    total = n1 + n2
+    if total == 0 or n1 == 0 or n2 == 0:
+        return 1.0
+    logs = _hypergeom_logs(passes, n1, total)
+    lo, hi = min(logs), max(logs)
+    return min(math.exp(_log_sum([v for v in logs.values() if v <= logs[x] + math.log1p(1e-7)])) for x in (lo, hi))
+
+
+def tarone_family(min_ps: Sequence[float], alpha: float = ALPHA) -> list[int]:
+    """Tarone's restriction: the indices of the testable cases. The smallest K such that at most K
+    cases can reach p < alpha / K; those cases form the family Holm corrects over. Cases that
+    could never be significant (e.g. 20/20 on both sides) no longer dilute the others."""
+    m = len(min_ps)
+    for k in range(1, m + 1):
+        testable = [i for i, p in enumerate(min_ps) if p < alpha / k]
+        if len(testable) <= k:
+            return testable
+    return list(range(m))
 
 
 def runs_for_power(p1: float, p2: float, alpha: float = ALPHA, power: float = 0.8) -> int:
@@ -254,6 +295,7 @@ class SessionComparison:
     improved: list[str] = field(default_factory=list)
     only_in_a: list[str] = field(default_factory=list)
     only_in_b: list[str] = field(default_factory=list)
+    family: list[str] | None = None  # the testable cases Holm corrected over (Tarone); None: every tested case
 
     @property
     def mean_interval(self) -> tuple[float, float] | None:
@@ -269,13 +311,17 @@ def compare_sessions(
     per_case_after: Mapping[str, Counts | tuple[int, ...]],
 ) -> SessionComparison:
     """Compare every case both sessions ran; list the ones only one side ran. Verdicts are
-    Holm-corrected over the cases that have a p-value."""
+    Holm-corrected over the testable cases (Tarone's restriction: cases whose margins could reach
+    significance), so cases that cannot change do not spend alpha. A case left out of the family
+    has its raw p as its adjusted one and cannot be called changed."""
     shared = sorted(set(per_case_before) & set(per_case_after))
     raw = [compare_case(per_case_before[c], per_case_after[c], case_id=c) for c in shared]
-    tested = [(c.case_id, c.p_value) for c in raw if c.p_value is not None]
-    adjusted = dict(zip((cid for cid, _ in tested), holm_adjust([p for _, p in tested]), strict=False))
-    cases = [compare_case(c.before, c.after, c.case_id, adjusted[c.case_id]) if c.case_id in adjusted else c
-             for c in raw]
+    tested = [c for c in raw if c.p_value is not None]
+    family = [tested[i] for i in tarone_family(
+        [min_fisher_p(c.before.judged, c.after.judged, c.before.passes + c.after.passes) for c in tested])]
+    adjusted = dict(zip((c.case_id for c in family), holm_adjust([c.p_value for c in family]), strict=True))
+    cases = [compare_case(c.before, c.after, c.case_id, adjusted.get(c.case_id, 1.0)) if c.p_value is not None
+             else c for c in raw]
     # a case with a difference has its variance too (compare_case sets both or neither)
     compared = [(c.diff, c.variance) for c in cases if c.diff is not None and c.variance is not None]
     mean = sum(d for d, _ in compared) / len(compared) if compared else None
@@ -288,6 +334,7 @@ def compare_sessions(
         improved=[c.case_id for c in cases if c.verdict == "improved"],
         only_in_a=sorted(set(per_case_before) - set(per_case_after)),
         only_in_b=sorted(set(per_case_after) - set(per_case_before)),
+        family=[c.case_id for c in family],
     )
 
 
@@ -308,7 +355,9 @@ def format_p(p: float | None) -> str:
 
 
 def tested_count(cmp: SessionComparison) -> int:
-    """How many cases had a p-value: the family the Holm correction covers."""
+    """The family the Holm correction covers: the testable cases (Tarone), else every case with a p-value."""
+    if cmp.family is not None:
+        return len(cmp.family)
     return sum(c.p_value is not None for c in cmp.cases)
 
 
@@ -321,8 +370,9 @@ def comparison_notes(cmp: SessionComparison) -> list[str]:
         lo, hi = mean_ci
         notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
                      f"{_pts(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]).")
-    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} case(s): at most {ALPHA:.0%} chance of any "
-                 "false regressed/improved.")
+    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} testable case(s) of "
+                 f"{sum(c.p_value is not None for c in cmp.cases)} (Tarone: cases that could reach significance): "
+                 f"at most {ALPHA:.0%} chance of any false regressed/improved.")
     return notes
 
 
@@ -350,9 +400,11 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
             summary += (f" (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]; "
                         "the SE counts each case's run-to-run noise, not only the spread between cases)")
         lines += ["", summary]
-    if family > 1:
-        lines.append(f"verdicts are Holm-corrected over {family} cases: the chance of any false "
-                     f"regressed/improved among them is at most {ALPHA:.0%}")
+    compared = sum(c.p_value is not None for c in cmp.cases)
+    if family > 1 or compared > family:
+        lines.append(f"verdicts are Holm-corrected over the {family} testable of {compared} cases (Tarone: a case "
+                     f"that could not reach significance spends no alpha): the chance of any false "
+                     f"regressed/improved is at most {ALPHA:.0%}")
     lines.append("regressed: " + (", ".join(cmp.regressed) if cmp.regressed else "none"))
     if cmp.improved:
         lines.append("improved: " + ", ".join(cmp.improved))
