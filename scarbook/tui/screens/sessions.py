@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.errors import HistoryError, ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
 from scarbook.stats.rates import count_statuses
@@ -151,7 +152,9 @@ class SessionTableScreen(Screen):
         project = app.project
         try:
             runs = project.history.runs(self.info.id)
-            rep = build_report(self.info, runs, project.load_cases().by_id(), project.config)
+            cases = project.load_cases().by_id()
+            rep = build_report(self.info, runs, cases, project.config,
+                               calibration_for(project.history, project.workspaces_dir, project.config.judge, cases))
         except ScarbookError as exc:
             app.call_from_thread(self._failed, str(exc))
             return
