@@ -290,3 +290,16 @@ def test_a_shard_header_that_disagrees_with_its_id_is_rejected(shards):
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"scarbook: shard 2/3 ({two}) is rejected: its header has no nonce, which the "
                                      "other shards' have — the shard's history was altered; run that shard again")
+
+
+def test_merge_into_a_history_that_cannot_be_written_is_one_message_and_records_nothing(shards):
+    # issue 25 (9): an unwritable history was a traceback
+    project, machines, _ = shards
+    history = project.workspaces / "history"
+    project.workspaces.mkdir(exist_ok=True)
+    history.write_text("a file, not a folder")
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"scarbook: the session history cannot be written: {history} is a file, not "
+                                     f"a folder — make {history} a writable folder, or point workspaces_dir in "
+                                     "scarbook.yaml at one")

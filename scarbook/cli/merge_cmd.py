@@ -9,6 +9,7 @@ import click
 from scarbook.cases.io import case_digest
 from scarbook.cli.common import friendly_errors, get_project, say_written
 from scarbook.errors import ScarbookError
+from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
@@ -78,6 +79,7 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     if (history.dir / sid).exists():
         raise ScarbookError(f"session {sid} is already in {history.dir} (merged before?) — delete "
                             f"{history.dir / sid} to merge it again")
+    _check_writable(history.dir, {"--json": json_path, "--junit": junit_path})
     history.start_session(info)
     for r in runs:
         history.record_run(r)
@@ -90,6 +92,19 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     reports_ok = say_written(write_reports(rep, None, ReportPaths.given(json=json_path, junit=junit_path)))
     # a report file asked for is missing: said above, and never a green exit (the session is recorded)
     ctx.exit(rep.exit_code if reports_ok or rep.exit_code != EXIT_OK else EXIT_USAGE)
+
+
+def _check_writable(history_dir: Path, reports: dict[str, str | None]) -> None:
+    """Before anything is recorded: the history and each report file asked for can be written."""
+    why = unwritable_why(history_dir)
+    if why:
+        raise ScarbookError(f"the session history cannot be written: {why} — make {history_dir} a writable "
+                            "folder, or point workspaces_dir in scarbook.yaml at one")
+    for option, path in reports.items():
+        if path:
+            why = unwritable_why(Path(path).parent) or (f"{path} is a folder" if Path(path).is_dir() else None)
+            if why:
+                raise ScarbookError(f"{option} {path} cannot be written: {why} — choose a writable path for {option}")
 
 
 COMMANDS = [merge_command]
