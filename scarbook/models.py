@@ -93,6 +93,8 @@ class Scar:
     failed_artifact: str | None = None
     good_artifact: str | None = None
     artifact_at: str | None = None  # where the artifact belongs: "output" or a workspace path
+    # `scarbook verify --reproduce N`: how often the agent reproduced the incident {runs, fails, date, agent, session}
+    reproduced: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -98,7 +98,8 @@ def test_verify_cli_exit_codes_and_badge(tmp_path):
     (tmp_path / "cases" / "c1" / "case.yaml").write_text(SHARP)
     res = runner.invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 0, res.output
-    assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "verified"
+    # issue 24.4: a good artifact that passes too, and no judge to be unstable: certified (was: verified)
+    assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "certified"
 
 
 def test_bundled_cases_all_catch_their_scars(tmp_path):
@@ -130,3 +131,73 @@ def test_rule_checks_decide_verify_without_a_judge_key(tmp_path, monkeypatch):
         "only the judge can catch this scar\n"))
     assert res.stderr == ("verify: no judge key in $ANTHROPIC_API_KEY: llm_judge checks are skipped; a scar only "
                           "the judge can catch stays unverified\n")
+
+
+# -- certification (issue 24.4): judged K times, --reproduce N, badges --------------------------------
+try:
+    from tests.judge_server import judge_server, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import judge_server, tool_reply  # noqa: F401
+
+JUDGE_ONLY = """\
+id: c1
+task: Extract the first line of README.md and write it to tmp.txt
+seed: {README.md: "# tiny-agent\\nmore\\n"}
+checks:
+  - type: llm_judge
+    artifact: tmp.txt
+    rubric: [tmp.txt holds only the first line]
+scar:
+  failed_artifact: scar/artifact.txt
+  good_artifact: scar/good.txt
+"""
+
+
+def _judged_project(tmp_path, judge_server, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    write_case(tmp_path, JUDGE_ONLY, {"scar/artifact.txt": "# tiny-agent\nmore\n", "scar/good.txt": "# tiny-agent\n"})
+    (tmp_path / "scarbook.yaml").write_text(f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n")
+
+
+def test_a_judge_that_changes_its_mind_is_shown_not_certified(tmp_path, judge_server, monkeypatch):
+    _judged_project(tmp_path, judge_server, monkeypatch)
+    judge_server.push(tool_reply([("FAIL", "two lines")]), tool_reply([("PASS", "fine")]),
+                      tool_reply([("FAIL", "two lines")]), *[tool_reply([("PASS", "one line")])] * 3)
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
+    assert res.exit_code == 1, res.output
+    assert res.stdout == ("c1  judge unstable on this case: judge unstable on this case: asked 3 times, the failed "
+                          "artifact was judged fail, pass, fail; the good artifact pass, pass, pass\n")
+    assert len(judge_server.requests) == 6
+    store = VerificationStore(tmp_path / "workspaces")
+    assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "judge unstable"
+
+
+def test_a_stable_judge_certifies(tmp_path, judge_server, monkeypatch):
+    _judged_project(tmp_path, judge_server, monkeypatch)
+    judge_server.push(*[tool_reply([("FAIL", "two lines")])] * 3, *[tool_reply([("PASS", "one line")])] * 3)
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "--judged", "3"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[1] == ("    certified: the failed artifact fails, the good one passes; the judge gave "
+                                          "the same verdicts all 3 times")
+    store = VerificationStore(tmp_path / "workspaces")
+    v = store.load()["c1"]
+    assert (v.failed_votes, v.good_votes, v.judge_stable) == (["fail"] * 3, ["pass"] * 3, True)
+    assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "certified"
+
+
+def test_bundled_cases_certify_from_the_cli_and_reproduce_records_how_often(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shutil.copytree(REPO / "cases", tmp_path / "cases")
+    shutil.copy(REPO / "scarbook.yaml", tmp_path / "scarbook.yaml")
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "write-one-line", "--reproduce", "10"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("write-one-line  catches the scar: the failed artifact fails: ")
+    assert lines[1] == ("                certified: the failed artifact fails, the good one passes; rule checks only, "
+                        "no judge to disagree")
+    assert lines[2].startswith("write-one-line  reproduced the incident in 1 of 10 runs (session ")
+    case = load_case(tmp_path / "cases" / "write-one-line")
+    rep = case.scar.reproduced
+    assert (rep["runs"], rep["fails"], rep["agent"]) == (10, 1, "demo") and rep["date"] and rep["session"]
+    assert "reproduced:" in (tmp_path / "cases" / "write-one-line" / "case.yaml").read_text()

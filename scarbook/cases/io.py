@@ -21,7 +21,9 @@ from scarbook.models import Case, Scar
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "network", "seed", "checks", "scar")
-SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at")
+SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at",
+             "reproduced")
+REPRODUCED_KEYS = ("runs", "fails", "date", "agent", "session")
 SCAR_FILES = ("transcript", "failed_artifact", "good_artifact")
 
 
@@ -118,6 +120,9 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
         kline = line_of(raw, key) or line
         if key not in SCAR_KEYS:
             raise CaseError(path, f"unknown key {key!r} in scar", line=kline, fix=f"scar takes: {', '.join(SCAR_KEYS)}")
+        if key == "reproduced":
+            _check_reproduced(value, path, kline)
+            continue
         if key == "date":
             value = str(value)  # YAML turns 2026-11-14 into a date; keep it as written
         _need(isinstance(value, str), path, f"scar.{key} must be a string", kline, "quote the value")
@@ -128,8 +133,18 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
             why = check_relative(value)
             _need(why is None, path, f"scar.artifact_at: {why}", kline,
                   "use 'output' or a path relative to the workspace root")
-    values = {k: (str(v) if k == "date" else v) for k, v in raw.items()}
+    values = {k: (str(v) if k == "date" else dict(v) if k == "reproduced" else v) for k, v in raw.items()}
     return Scar(**values)
+
+
+def _check_reproduced(value: Any, path: Path, line: int | None) -> None:
+    fix = "written by `scarbook verify --reproduce N`: {runs: 10, fails: 7, date: ..., agent: ...}"
+    _need(isinstance(value, dict) and all(k in REPRODUCED_KEYS for k in value), path,
+          f"scar.reproduced must be a mapping of {', '.join(REPRODUCED_KEYS)}", line, fix)
+    for key in ("runs", "fails"):
+        n = value.get(key)
+        _need(type(n) is int and n >= 0, path, f"scar.reproduced.{key} must be a whole number, got {n!r}", line, fix)
+    _need(value["fails"] <= value["runs"], path, "scar.reproduced.fails cannot exceed its runs", line, fix)
 
 
 def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tinydb import Query, TinyDB
@@ -13,6 +13,10 @@ from scarbook.models import Case
 
 CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
     "catches the scar", "misses the scar", "rejects the good artifact", "unverified", "error")
+JUDGE_UNSTABLE = "judge unstable on this case"  # judged K times, the verdicts on an artifact differed
+# The library's badges: certified = the failed artifact fails, the good one passes, and the judge (when
+# the case has one) gave the same verdicts every time it was asked; verified = the failed one fails.
+CERTIFIED, VERIFIED = "certified", "verified"
 
 
 @dataclass
@@ -24,6 +28,16 @@ class Verification:
     good_verdict: str | None = None
     digest: str = ""
     at: str = ""
+    judged: int = 1  # how many times each artifact went through the checks (K: the judge is asked K times)
+    failed_votes: list[str] = field(default_factory=list)  # each time's verdict on the failed artifact
+    good_votes: list[str] = field(default_factory=list)
+    judge_stable: bool | None = None  # None: no judge took part (rule checks only, or no judge)
+    needs_judge: bool = False  # the case has llm_judge checks (certification needs them judged, stably)
+
+    @property
+    def certified(self) -> bool:
+        return (self.outcome == CATCHES and self.good_verdict == "pass" and self.judge_stable is not False
+                and (self.judge_stable is True or not self.needs_judge))
 
     @property
     def ok(self) -> bool:
@@ -60,11 +74,16 @@ class VerificationStore:
         if not self.path.exists():
             return {}
         with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
-            return {d["case_id"]: Verification(**d) for d in db.all()}
+            known = Verification.__dataclass_fields__
+            return {d["case_id"]: Verification(**{k: v for k, v in d.items() if k in known}) for d in db.all()}
 
     def badge(self, case: Case, latest: dict[str, Verification]) -> str:
-        """verified / misses / unverified; a case changed since its verification is unverified."""
+        """certified / verified / misses / rejects good / judge unstable / unverified; a case changed
+        since its verification is unverified."""
         v = latest.get(case.id)
         if v is None or v.digest != case_digest(case):
             return "unverified"
-        return {CATCHES: "verified", MISSES: "misses", REJECTS_GOOD: "rejects good"}.get(v.outcome, "unverified")
+        if v.certified:
+            return CERTIFIED
+        return {CATCHES: VERIFIED, MISSES: "misses", REJECTS_GOOD: "rejects good",
+                JUDGE_UNSTABLE: "judge unstable"}.get(v.outcome, "unverified")

@@ -13,13 +13,24 @@ import tempfile
 from pathlib import Path
 
 from scarbook.cases.io import case_digest
-from scarbook.cases.verifications import CATCHES, ERROR, MISSES, REJECTS_GOOD, UNVERIFIED, Verification
+from scarbook.cases.verifications import (
+    CATCHES,
+    ERROR,
+    JUDGE_UNSTABLE,
+    MISSES,
+    REJECTS_GOOD,
+    UNVERIFIED,
+    Verification,
+)
 from scarbook.checks import CheckContext, run_checks
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, CheckResult, RunStatus
+from scarbook.models import Case, CheckResult, RunStatus, SessionState
+from scarbook.run.events import SessionFinished
+from scarbook.run.runner import run_session
+from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 
 MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
@@ -73,16 +84,63 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def verify_case(case: Case, judge: Grader | None = None) -> Verification:
+async def reproduce_incident(ready: ReadySession) -> dict | None:
+    """`verify --reproduce N`: the agent runs the case N times (a normal session, recorded in history);
+    how often the incident reproduced = runs the agent failed (cause agent) out of the runs that
+    reached a verdict on the agent. None when the session did not finish (nothing to record)."""
+    finished = None
+    async for event in run_session(ready):
+        if isinstance(event, SessionFinished):
+            finished = event
+    if finished is None or finished.session.state != SessionState.FINISHED:
+        return None
+    on_agent = [r for r in finished.runs if r.status == RunStatus.PASS or (r.cause or {}).get("kind") == "agent"]
+    fails = sum(1 for r in on_agent if r.status != RunStatus.PASS)
+    return {"runs": len(on_agent), "fails": fails, "date": now_iso()[:10], "agent": ready.agent.label,
+            "session": finished.session.id}
+
+
+JUDGED_TIMES = 3  # each artifact is judged this many times, so an unstable judge shows
+
+
+async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int) -> tuple[list[str], str]:
+    """The artifact's verdict each of `times` times, and the reason of the first."""
+    votes, first = [], ""
+    for _ in range(times):
+        status, reason, _ = await check_artifact(case, artifact, judge)
+        votes.append(str(status))
+        first = first or reason
+        if status == RunStatus.ERROR:
+            break  # no verdict to compare: asking again only repeats the error
+    return votes, first
+
+
+async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDGED_TIMES) -> Verification:
+    """(a) the failed artifact fails, (b) the good artifact passes — each judged `times` times when a
+    judge takes part (rule checks alone are deterministic: once), so a judge that changes its mind
+    on this case is shown (judge unstable) instead of certifying either way."""
     digest = case_digest(case)
     scar = case.scar
     if not scar or not scar.failed_artifact or case.root is None:
         return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
-    status, reason, _ = await check_artifact(case, scar.failed_artifact, judge)
+    judged = judge is not None and bool(case.judge_checks)
+    k = max(1, times) if judged else 1
+    votes, reason = await _verdicts(case, scar.failed_artifact, judge, k)
+    status = RunStatus(votes[0])
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
-                     digest=digest, at=now_iso())
-    if status == RunStatus.ERROR:
+                     digest=digest, at=now_iso(), judged=k, failed_votes=votes, needs_judge=bool(case.judge_checks))
+    if RunStatus.ERROR in votes:
         v.outcome, v.detail = ERROR, f"could not reach a verdict on the failed artifact: {reason}"
+        return v
+    if scar.good_artifact:
+        v.good_votes, greason = await _verdicts(case, scar.good_artifact, judge, k)
+    if judged and k > 1:
+        v.judge_stable = len(set(votes)) == 1 and len(set(v.good_votes)) <= 1
+    if v.judge_stable is False:
+        said = f"the failed artifact was judged {', '.join(votes)}" + (
+            f"; the good artifact {', '.join(v.good_votes)}" if v.good_votes else "")
+        v.outcome, v.detail = JUDGE_UNSTABLE, f"{JUDGE_UNSTABLE}: asked {k} times, {said}"
+        v.good_verdict = v.good_votes[0] if v.good_votes else None
         return v
     if status != RunStatus.FAIL and judge is None and case.judge_checks:
         # The rule checks let the failed artifact through; only the judge could still catch it.
@@ -94,12 +152,10 @@ async def verify_case(case: Case, judge: Grader | None = None) -> Verification:
         v.detail = ("every check passes the failed artifact — the case would not have caught the incident; "
                     "sharpen the checks or rubric")
     if scar.good_artifact:
-        gstatus, greason, _ = await check_artifact(case, scar.good_artifact, judge)
+        gstatus = v.good_votes[0]
         v.good_verdict = gstatus
         if gstatus == RunStatus.FAIL and v.outcome == CATCHES:
             v.outcome, v.detail = REJECTS_GOOD, f"the good artifact fails too: {greason}"
         elif gstatus == RunStatus.ERROR and v.outcome == CATCHES:
             v.outcome, v.detail = ERROR, f"could not reach a verdict on the good artifact: {greason}"
     return v
-
-

@@ -80,7 +80,8 @@ SORT_KEYS = {
     "notes": lambda r: (r.marks, bool(r.damaged), r.stale),
     "badge": lambda r: r.badge,
 }
-BADGE_STYLE = {"verified": "green", "misses": "bold red", "rejects good": "red", "unverified": "dim"}
+BADGE_STYLE = {"certified": "bold green", "verified": "green", "misses": "bold red", "rejects good": "red",
+               "judge unstable": "yellow", "unverified": "dim"}
 
 
 class LibraryScreen(CaseActions, TrendActions, Screen):
