@@ -115,6 +115,21 @@ def spawn_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
     return request.param
 
 
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """`-n auto` (pyproject.toml's addopts): one xdist worker per CPU this process may use, for the whole
+    suite. A run that names test files or tests (not folders) stays in one process: each worker imports and
+    collects on its own, which costs a focused run more than it saves. `-n N`, or
+    PYTEST_XDIST_AUTO_NUM_WORKERS=N, spreads such a run anyway."""
+    import os
+
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    if config.args_source is pytest.Config.ArgsSource.ARGS and not any(
+            Path(arg.split("::")[0]).is_dir() for arg in config.args):
+        return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked needs_proc read /proc (Linux); elsewhere they are skipped, not failed."""
     import os
@@ -125,3 +140,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "needs_proc" in item.keywords:
             item.add_marker(skip)
+
+
+from inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)

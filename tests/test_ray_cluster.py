@@ -52,6 +52,10 @@ from scarbook.run.session import SessionPlan, prepare_session
 REPO_CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cases")
 
 
+# One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
+pytestmark = pytest.mark.xdist_group("ray")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     from ray.cluster_utils import Cluster

@@ -36,6 +36,10 @@ checks:
 """
 
 
+# One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
+pytestmark = pytest.mark.xdist_group("ray")
+
+
 @pytest.fixture(scope="module", autouse=True)
 def ray_started_by_scarbook():
     assert not ray.is_initialized()
