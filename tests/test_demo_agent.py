@@ -68,3 +68,40 @@ def test_the_seed_fixes_the_order(project, tmp_path: Path) -> None:
     _, _, second = _session(again, seed=3)
     assert [r.status for r in second] == order
     assert order.count("fail") == 1
+
+
+def test_the_demo_agent_needs_the_standard_library_only() -> None:
+    """scarbook runs it as `python -I -S demo.py` (no site-packages, no PYTHONPATH): a start a quarter of
+    `-m scarbook.agents.demo`'s, which imported scarbook.agents first. An import from elsewhere breaks it."""
+    import ast
+    import sys
+
+    import scarbook.agents.demo as demo
+    from scarbook.agents import make_agent
+
+    tree = ast.parse(Path(demo.__file__).read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    assert imported - {"__future__"} <= sys.stdlib_module_names
+    assert make_agent({"type": "demo", "seed": 4}).argv == [sys.executable, "-I", "-S", demo.__file__, "--seed", "4"]
+
+
+def test_the_in_process_demo_agent_runs_as_the_program_does(project, tmp_path: Path, request) -> None:
+    """tests/inprocess_demo.py stands in for the program in tests about numbers and screens: the same
+    outcomes, final answers, transcripts and usage, run by run."""
+    from conftest import ProjectDir
+
+    def runs_of(p):
+        result, info, runs = _session(p, seed=5)
+        transcripts = [(p.workspaces / info.id / "write-one-line" / f"{r.k}.transcript.jsonl").read_text()
+                       for r in runs]
+        return result.stdout, [(r.k, r.status, r.reason, r.output_excerpt, r.agent_usage) for r in runs], transcripts
+
+    program = runs_of(project)
+    built = request.getfixturevalue("inprocess_demo")
+    in_process = ProjectDir(tmp_path / "in-process")
+    (in_process.root / "cases").mkdir(parents=True)
+    assert runs_of(in_process)[1:] == program[1:]
+    assert [agent.runs for agent in built] == [10]  # it ran in-process indeed

@@ -7,6 +7,7 @@ It reads the task on stdin, works in its cwd, and writes a transcript to $SCARBO
 token usage to $SCARBOOK_USAGE in scarbook's own transcript format.
 
     python -m scarbook.agents.demo [--seed S] [--profile default|regressed] < task
+    python -I -S path/to/scarbook/agents/demo.py ...   (what scarbook runs: the standard library only)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 # Per profile and behaviour: how many of each block of ten runs end each way.
@@ -39,10 +41,14 @@ KEYWORDS = {"write-one-line": "first line", "fix-json-config": "config.json",
 
 
 class Session:
-    """One run of the demo agent: acts on the workspace and logs what it did."""
+    """One run of the demo agent: acts on the workspace `cwd` and logs what it did; `env` names the
+    transcript and usage files."""
 
-    def __init__(self, task: str) -> None:
+    def __init__(self, task: str, cwd: Path, env: Mapping[str, str]) -> None:
         self.task = task
+        self.cwd = cwd
+        self.env = env
+        self.output = ""
         self.lines: list[dict] = [{"type": "task", "text": task}]
         self.calls = 0
         self.out_tokens = 0
@@ -57,12 +63,12 @@ class Session:
         self.lines.append({"type": "tool_call", "id": call_id, "name": name, "input": inp})
         try:
             if name == "read_file":
-                output = Path(inp["path"]).read_text(encoding="utf-8")
+                output = (self.cwd / inp["path"]).read_text(encoding="utf-8")
             elif name == "write_file":
-                Path(inp["path"]).write_text(inp["content"], encoding="utf-8")
+                (self.cwd / inp["path"]).write_text(inp["content"], encoding="utf-8")
                 output = f"wrote {len(inp['content'])} bytes to {inp['path']}"
             elif name == "list_dir":
-                output = "\n".join(sorted(os.listdir(inp.get("path", "."))))
+                output = "\n".join(sorted(os.listdir(self.cwd / inp.get("path", "."))))
             else:
                 raise ValueError(f"unknown tool {name}")
             self.lines.append({"type": "tool_result", "id": call_id, "output": output, "is_error": False})
@@ -73,12 +79,12 @@ class Session:
 
     def finish(self, text: str) -> None:
         self.lines.append({"type": "final", "text": text})
-        print(text)
+        self.output = text
         in_tokens = 400 + sum(len(json.dumps(line)) // 4 for line in self.lines)
         self.lines.append({"type": "usage", "model": "demo-agent-1", "input_tokens": in_tokens,
                            "output_tokens": self.out_tokens + len(text.split()) * 2})
-        _append_jsonl(os.environ.get("SCARBOOK_TRANSCRIPT"), self.lines)
-        _append_jsonl(os.environ.get("SCARBOOK_USAGE"), [{k: v for k, v in self.lines[-1].items() if k != "type"}])
+        _append_jsonl(self.env.get("SCARBOOK_TRANSCRIPT"), self.lines)
+        _append_jsonl(self.env.get("SCARBOOK_USAGE"), [{k: v for k, v in self.lines[-1].items() if k != "type"}])
 
 
 def _append_jsonl(path: str | None, lines: list[dict]) -> None:
@@ -153,27 +159,35 @@ def pick_outcome(mix: dict[str, int], seed: str, case: str, k: int) -> str:
     return deck[slot % len(deck)]
 
 
+def act(task: str, cwd: Path, env: Mapping[str, str], seed: str | None = None, profile: str = "default",
+        delay: float | None = None) -> str:
+    """One run: act on the workspace `cwd` as the case and run named in `env` (SCARBOOK_CASE, SCARBOOK_RUN;
+    SCARBOOK_SESSION seeds it unless `seed` does) ask, log to env's files; returns the final answer.
+    `delay`: seconds per run (None: env's SCARBOOK_DEMO_DELAY, else 0.3)."""
+    case = env.get("SCARBOOK_CASE", "")
+    if case not in BEHAVIOURS:
+        case = next((cid for cid, word in KEYWORDS.items() if word in task.lower()), "")
+    k = int(env.get("SCARBOOK_RUN", "1") or 1)
+    seed = seed if seed is not None else env.get("SCARBOOK_SESSION", str(random.random()))
+    rng = random.Random(f"{seed}:{case}:{k}:delay")
+    delay = delay if delay is not None else float(env.get("SCARBOOK_DEMO_DELAY", "0.3"))
+    s = Session(task, cwd, env)
+    if not case:
+        s.finish("I am the scarbook demo agent; I only know the bundled cases' tasks, so I did nothing.")
+        return s.output
+    how = pick_outcome(MIXES[profile][case], seed, case, k)
+    time.sleep(rng.uniform(0.2, 1.0) * delay * (2 if how == "verbose" else 1))
+    BEHAVIOURS[case](s, how)
+    return s.output
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default=None)
     ap.add_argument("--profile", default="default", choices=sorted(MIXES))
     ap.add_argument("--delay", type=float, default=None, help="seconds per run (default: $SCARBOOK_DEMO_DELAY or 0.3)")
     args = ap.parse_args(argv)
-    task = sys.stdin.read().strip()
-    case = os.environ.get("SCARBOOK_CASE", "")
-    if case not in BEHAVIOURS:
-        case = next((cid for cid, word in KEYWORDS.items() if word in task.lower()), "")
-    k = int(os.environ.get("SCARBOOK_RUN", "1") or 1)
-    seed = args.seed if args.seed is not None else os.environ.get("SCARBOOK_SESSION", str(random.random()))
-    rng = random.Random(f"{seed}:{case}:{k}:delay")
-    delay = args.delay if args.delay is not None else float(os.environ.get("SCARBOOK_DEMO_DELAY", "0.3"))
-    s = Session(task)
-    if not case:
-        s.finish("I am the scarbook demo agent; I only know the bundled cases' tasks, so I did nothing.")
-        return 0
-    how = pick_outcome(MIXES[args.profile][case], seed, case, k)
-    time.sleep(rng.uniform(0.2, 1.0) * delay * (2 if how == "verbose" else 1))
-    BEHAVIOURS[case](s, how)
+    print(act(sys.stdin.read().strip(), Path("."), os.environ, args.seed, args.profile, args.delay))
     return 0
 
 
