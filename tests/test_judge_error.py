@@ -163,7 +163,7 @@ def test_labels_go_where_they_shrink_an_open_interval_most():
     strata = [Stratum(c, "PASS", 500, 8, 2) for c in ("open", "far")] + [Stratum(c, "FAIL", 100, 1, 4) for c in ("open", "far")]
     err = estimate_error(strata)
     open_ = CaseTarget("open", 40, 10, 0, 1, threshold=0.7)   # ≈ near 70%: its interval spans it
-    far = CaseTarget("far", 40, 10, 0, 1, threshold=0.2)      # far above 20%: decided
+    far = CaseTarget("far", 40, 10, 0, 1, threshold=0.05)     # far above 5%: decided
     assert open_.corrected(err.for_case("open")).lo < 0.7 < open_.corrected(err.for_case("open")).hi
     models = {"open": err.for_case("open"), "far": err.for_case("far")}
     labelled = {(c, v): 10 if v == "PASS" else 5 for c in ("open", "far") for v in ("PASS", "FAIL")}
@@ -184,3 +184,13 @@ def test_corrected_evidence_decides_as_its_interval_reads():
     assert centre - Z95 * se == pytest.approx(fixed.lo, abs=1e-9)
     decision = decide_cases([CaseEvidence("c", 280, 120, 0, 0.8, corrected=fixed.evidence)])[0]
     assert decision.decision == "below"
+
+
+def test_a_lone_case_shrunk_toward_itself_keeps_its_own_variance():
+    """The pool holds the case's own labels: shrinking toward it must not shrink the variance too
+    (it did: a lone case with 20 labels a stratum read 0.68 of its variance)."""
+    strata = [Stratum("c", "PASS", 500, 15, 5), Stratum("c", "FAIL", 100, 4, 16)]
+    err = estimate_error(strata)
+    case, pooled = err.for_case("c"), err.pooled
+    for mine, pool in zip(case.params, pooled.params, strict=True):
+        assert mine.value == pytest.approx(pool.value) and mine.var == pytest.approx(pool.var)

@@ -15,7 +15,9 @@ from it. Pooled over cases, each case's table is weighted by its share of the ju
 Horvitz–Thompson estimate: each label counts for N_h / n_h items of its stratum h).
 
 Per case, r_P and r_F are shrunk toward the pooled values with the weight of PRIOR_LABELS labels:
-r_case = (x + m·r_pool) / (n + m). A case with no labels gets the pool's values.
+r_case = (x + m·r_pool) / (n + m). A case with no labels gets the pool's values. Its variance counts
+that the pool holds the case's own labels: (n²·v + m²·v_pool + 2·n·m·w·v) / (n + m)², w the case's
+weight in the pool (a lone case is its own pool, and keeps its own variance).
 
 Intervals: the delta method over the independent inputs (each r, each W) with a numerical gradient;
 each input's variance uses the Agresti–Coull adjusted proportion (x + z²/2)/(n + z²), so a stratum
@@ -244,27 +246,36 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
     pooled = ErrorModel(components, hp + hf, hp, hf)
     # the pool's r_P, r_F (population-weighted over cases), to shrink each case toward
     pool_r = {v: _pooled_r(components, v) if components else naive[v] for v in ("PASS", "FAIL")}
+    shares = {v: _pool_shares(components, v) for v in ("PASS", "FAIL")}
     per_case = {}
-    for case, ss in sorted(labelled.items()):
+    for i, (case, ss) in enumerate(sorted(labelled.items())):
         rs = []
         for v in ("PASS", "FAIL"):
             x, n = _stratum(ss, v)
-            pr = pool_r[v]
-            value = (x + prior_labels * pr.value) / (n + prior_labels)
-            own = proportion(x, n).var * n * n if n else 0.0
-            rs.append(Param(value, (own + prior_labels ** 2 * pr.var) / (n + prior_labels) ** 2))
+            pr, m = pool_r[v], prior_labels
+            value = (x + m * pr.value) / (n + m)
+            own = proportion(x, n).var if n else 0.0
+            # the pool holds this case's own labels with weight shares[v][i]: Cov(r_case, r_pool) = share * own
+            var = (n * n * own + m * m * pr.var + 2 * n * m * shares[v][i] * own) / (n + m) ** 2
+            rs.append(Param(value, var))
         hp_c, hf_c = sum(s.human_pass for s in ss), sum(s.human_fail for s in ss)
         per_case[case] = ErrorModel([Component(1.0, _judge_share(ss), *rs)], hp_c + hf_c, hp_c, hf_c, case)
     return JudgeError(pooled, per_case)
 
 
+def _pool_shares(components: Sequence[Component], verdict: str) -> list[float]:
+    """Each case's weight in the pooled r_P (or r_F): its share of the judge's PASSes (FAILs)."""
+    raw = [c.weight * (c.w.value if verdict == "PASS" else 1 - c.w.value) for c in components]
+    total = sum(raw) or 1.0
+    return [r / total for r in raw]
+
+
 def _pooled_r(components: Sequence[Component], verdict: str) -> Param:
     """r_P (or r_F) over the pooled cases, each weighted by its share of the judge's PASSes (FAILs)."""
-    shares = [c.weight * (c.w.value if verdict == "PASS" else 1 - c.w.value) for c in components]
+    shares = _pool_shares(components, verdict)
     rs = [c.r_pass if verdict == "PASS" else c.r_fail for c in components]
-    total = sum(shares) or 1.0
-    return Param(sum(s * r.value for s, r in zip(shares, rs, strict=True)) / total,
-                 sum((s / total) ** 2 * r.var for s, r in zip(shares, rs, strict=True)))
+    return Param(sum(s * r.value for s, r in zip(shares, rs, strict=True)),
+                 sum(s * s * r.var for s, r in zip(shares, rs, strict=True)))
 
 
 def run_level(q0: float, q1: float, items: int) -> tuple[float, float]:
