@@ -388,3 +388,41 @@ def test_review_timeline_snapshot(project_root, snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+CAUSES = {2: {"kind": "agent", "rule": "check-fail", "evidence": "check 2 (line_count): tmp.txt has 2 lines"},
+          3: {"kind": "judge", "rule": "judge-error", "evidence": "check 1 (llm_judge): judge unreachable"},
+          5: {"kind": "infra", "rule": "killed-by-signal", "evidence": "killed by signal 9 (SIGKILL), not by scarbook's "
+                                                                          "timeout"}}
+
+
+async def test_the_review_filters_by_cause_and_shows_a_runs_cause_and_attempts(project_root):
+    """Issue 24: after the status filters, one filter per cause the runs have; the detail says the cause
+    and each earlier attempt."""
+    write_runs(project_root)
+    runs_file = next((project_root / "workspaces" / "history" / SID).glob("runs-*"))
+    lines = []
+    for line in runs_file.read_text().splitlines():
+        doc = json.loads(line)
+        if doc.get("k") in CAUSES:
+            doc["cause"] = CAUSES[doc["k"]]
+        if doc.get("k") == 5:
+            doc["attempts"] = [{"attempt": 1, "status": "fail", "reason": "agent was killed by signal 9",
+                                "cause": CAUSES[5]}, {"attempt": 2, "status": "fail", "reason": doc["reason"],
+                                                      "cause": CAUSES[5]}]
+        lines.append(json.dumps(doc))
+    runs_file.write_text("\n".join(lines) + "\n")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        status = lambda: plain(review.query_one("#review-status"))  # noqa: E731
+        assert status() == ("show [all 6] failed 4 fail 2 error 1 unjudged 1 pass 2 · why: agent 1 infra 1 judge 1"
+                            "  s: filter")
+        await pilot.press("S")  # backwards from all: the last filter, judge
+        assert "[judge 1]" in status() and listed(review) == [3]
+        await pilot.press("S")
+        assert "[infra 1]" in status() and listed(review) == [5]
+        await wait_until(pilot, lambda: review.loaded, what="run 5's detail")
+        body = plain(review.query_one("#run-body"))
+        assert ("cause: infra (killed-by-signal) — killed by signal 9 (SIGKILL), not by scarbook's timeout\n"
+                "attempt 1: fail — infra (killed-by-signal): agent was killed by signal 9 · retried\n") in body

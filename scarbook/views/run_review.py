@@ -17,8 +17,9 @@ from scarbook.cases.drafts import run_output
 from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
-from scarbook.models import Case, RunRecord, RunStatus
+from scarbook.models import CAUSE_KINDS, Case, RunRecord, RunStatus
 from scarbook.project import Project
+from scarbook.run.causes import count_causes
 from scarbook.run.diff import FileDiff, diff_file
 from scarbook.stats.rates import count_statuses
 from scarbook.text import clean_text
@@ -38,15 +39,23 @@ FILTERS: dict[str, frozenset[str] | None] = {
 
 
 def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
+    if name in CAUSE_KINDS:  # a cause filter: the runs put there (run/causes.py)
+        return [r for r in runs if (r.cause or {}).get("kind") == name]
     wanted = FILTERS[name]
     return list(runs) if wanted is None else [r for r in runs if r.status in wanted]
+
+
+def filter_names(runs: list[RunRecord]) -> list[str]:
+    """The status filters, then a filter for each cause some run has (agent, infra, judge, case)."""
+    causes = count_causes(runs)
+    return [*FILTERS, *(kind for kind in CAUSE_KINDS if causes[kind])]
 
 
 def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
     """How many runs each filter shows, in FILTERS' order."""
     c = count_statuses(runs)
     return {"all": len(runs), "failed": len(runs) - c[RunStatus.PASS],
-            **{s: c[RunStatus(s)] for s in ("fail", "error", "unjudged", "pass")}}
+            **{s: c[RunStatus(s)] for s in ("fail", "error", "unjudged", "pass")}, **count_causes(runs)}
 
 
 @dataclass

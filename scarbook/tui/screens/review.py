@@ -27,7 +27,7 @@ from scarbook.cases.drafts import draft_from_run
 from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
-from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
+from scarbook.models import CAUSE_KINDS, STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport
@@ -39,6 +39,7 @@ from scarbook.views.run_review import (
     ReviewData,
     RunDetail,
     filter_counts,
+    filter_names,
     load_review,
     load_run_detail,
     load_run_transcript,
@@ -138,7 +139,10 @@ class ReviewScreen(Screen):
     def _status_line(self) -> Text:
         counts = filter_counts(self.runs)
         t = Text("show ", style="dim")
-        for name in FILTER_NAMES:
+        names = filter_names(self.runs)
+        for name in names:
+            if name in CAUSE_KINDS and name == names[len(FILTER_NAMES)]:
+                t.append("· why: ", style="dim")  # the cause filters follow the status ones
             label = f"{name} {counts[name]}"
             if name == self.filter:
                 t.append(f"[{label}]", style="bold reverse " + FILTER_STYLE.get(name, ""))
@@ -172,7 +176,8 @@ class ReviewScreen(Screen):
     def _set_filter(self, step: int) -> None:
         if self.data is None:
             return
-        self.filter = FILTER_NAMES[(FILTER_NAMES.index(self.filter) + step) % len(FILTER_NAMES)]
+        names = filter_names(self.runs)
+        self.filter = names[(names.index(self.filter) + step) % len(names)]
         self._refill(prefer=self.current_run)
 
     def action_next_filter(self) -> None:

@@ -13,6 +13,7 @@ from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.run_review import RunDetail
 
 CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
+CAUSE_STYLE = {"agent": "red", "infra": "magenta", "judge": "yellow", "case": "cyan"}
 CHANGE_STYLE = {"created": "green", "modified": "yellow", "deleted": "red"}
 SIGN_STYLE = {"-": "red", "+": "green", " ": "dim", "@": "cyan"}
 NOT_KEPT = "(workspace not kept: passing runs are cleaned up; `keep: all` keeps them)\n"
@@ -25,6 +26,15 @@ def _head(t: Text, run: RunRecord) -> None:
     t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
              f"{run.agent_usage.total_tokens:,} · judge tokens {run.judge_usage.total_tokens:,}"
              f" ({plural(run.judge_calls, 'call')})\n", style="dim")
+    if run.cause:
+        t.append("cause: ", style="bold")
+        t.append(f"{run.cause['kind']}", style="bold " + CAUSE_STYLE.get(run.cause["kind"], ""))
+        t.append(f" ({run.cause['rule']}) — {run.cause['evidence']}\n")
+    if len(run.attempts) > 1:
+        for a in run.attempts[:-1]:
+            why = a.get("cause") or {}
+            t.append(f"attempt {a.get('attempt')}: {a.get('status')} — {why.get('kind', '?')} ({why.get('rule', '?')}): "
+                     f"{a.get('reason')} · retried\n", style="dim")
     if run.node:
         t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
                  + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
