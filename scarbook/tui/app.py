@@ -29,6 +29,7 @@ from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.tui.commands import ScarbookCommands
+from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
 from scarbook.tui.messages import (
     BackToLibrary,
@@ -62,7 +63,7 @@ from scarbook.views.live_state import LiveSession
 REFRESH_HZ = 10
 
 
-class ScarbookApp(App):
+class ScarbookApp(Host):
     CSS_PATH = "scarbook.tcss"
     TITLE = "scarbook"
     COMMANDS = App.COMMANDS | {ScarbookCommands}

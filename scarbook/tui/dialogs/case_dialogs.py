@@ -10,7 +10,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Static
 
 from scarbook.cases.ids import check_new_case_id
@@ -18,11 +17,12 @@ from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, cut_words
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.host import HostModalScreen
 
 TITLE_WIDTH = 22  # what the 72-column dialog leaves beside the id and the time
 
 
-class RenameCaseScreen(ModalScreen[str | None]):
+class RenameCaseScreen(HostModalScreen[str | None]):
     """Returns the new id, or None (cancelled). The id is checked on every key; Enter on a bad one
     shows why and stays."""
 
@@ -78,7 +78,7 @@ class RenameCaseScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class TrashScreen(ModalScreen[str | None]):
+class TrashScreen(HostModalScreen[str | None]):
     """The deleted cases, newest first. Returns the trash folder name to restore, or None. x deletes
     the highlighted one for good, after a yes."""
 

@@ -22,7 +22,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from scarbook.errors import ScarbookError
@@ -35,6 +34,7 @@ from scarbook.judge.calibrate import (
     pick_items,
 )
 from scarbook.stats.rates import wilson
+from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
@@ -93,7 +93,7 @@ def disagreements_table(labels: list[CalibrationLabel]) -> Table:
     return table
 
 
-class CalibrateScreen(Screen):
+class CalibrateScreen(HostScreen):
     BINDINGS = [Binding("p", "grade('PASS')", "PASS"),
                 Binding("f", "grade('FAIL')", "FAIL"),
                 Binding("s", "skip", "Skip"),

@@ -22,7 +22,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
@@ -31,6 +30,7 @@ from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import CasesChanged, VerifyScar
 from scarbook.tui.widgets.check_editor import CheckEditor
@@ -55,7 +55,7 @@ def field_of(problem: str) -> str:
     return "checks"
 
 
-class EditorScreen(Screen):
+class EditorScreen(HostScreen):
     # No focus until the form is built, then the first field's: Textual's auto-focus would focus the
     # scrolling body first, and each focus change restyles every widget of the form (measured: it was
     # about half the time `e` took to open a case; benchmarks/tui_bench.py).

@@ -20,7 +20,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
@@ -43,6 +42,7 @@ from scarbook.transcripts import (
     suggest_task,
 )
 from scarbook.transcripts.text import human_size
+from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor
 from scarbook.tui.widgets.path_suggester import PathSuggester
@@ -74,7 +74,7 @@ def preview_of(c: Candidate) -> Text:
     return text
 
 
-class ImportScreen(Screen[str | None]):
+class ImportScreen(HostScreen[str | None]):
     BINDINGS = [
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),

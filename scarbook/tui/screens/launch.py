@@ -9,7 +9,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
 from scarbook.judge.estimate import estimate_judge_calls
@@ -18,6 +17,7 @@ from scarbook.run.session import SessionPlan
 from scarbook.stats.rates import effective_threshold
 from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
+from scarbook.tui.host import HostModalScreen
 from scarbook.tui.messages import StartSession
 
 MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs
@@ -29,7 +29,7 @@ def fewest_adaptive_runs(case: Case, default_threshold: float, cap: int) -> int:
     return next(n for n in range(1, cap + 1) if rule.decide(n, 0) or rule.decide(0, n))
 
 
-class LaunchScreen(ModalScreen):
+class LaunchScreen(HostModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+r", "run", "Run", priority=True)]
 
     def __init__(self, selected: list[Case], filtered: list[Case], all_cases: list[Case]) -> None:

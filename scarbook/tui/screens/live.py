@@ -8,11 +8,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from scarbook.text import plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -52,7 +52,7 @@ def format_elapsed(seconds: float) -> str:
     return f"{m}:{s:02d}"
 
 
-class LiveScreen(Screen):
+class LiveScreen(HostScreen):
     watches_session = True
     BINDINGS = [
         Binding("escape", "leave", "Cancel / back"),

@@ -20,7 +20,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
 
 from scarbook.cases.drafts import draft_from_run
@@ -29,6 +28,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
+from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport
 from scarbook.tui.widgets.run_detail import describe_run
@@ -50,7 +50,7 @@ FILTER_NAMES = list(FILTERS)
 FILTER_STYLE = {"failed": "red", **STATUS_STYLE}
 
 
-class ReviewScreen(Screen):
+class ReviewScreen(HostScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
                 Binding("f", "next_failed", "Next failed"),
                 Binding("F", "previous_failed", "Previous failed", show=False),

@@ -17,6 +17,7 @@ from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
 from scarbook.stats.rates import count_statuses
 from scarbook.text import pct
+from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenReview
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -36,7 +37,7 @@ SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("start
                    ("tokens", "tokens"), ("cost", "cost"), ("agent", "agent"), ("config", "config")]
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(HostScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("space", "pick", "Pick for compare"),
                 Binding("c", "compare", "Compare the two picked")]
 
@@ -124,7 +125,7 @@ class SessionsScreen(Screen):
         self.app.push_screen(CompareScreen(older, newer))
 
 
-class SessionTableScreen(Screen):
+class SessionTableScreen(HostScreen):
     """One session's case x pass-rate table (the same report the CLI prints)."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
@@ -185,7 +186,7 @@ class SessionTableScreen(Screen):
         self.app.post_message(OpenReview(self.info.id, str(event.row_key.value)))
 
 
-class CompareScreen(Screen):
+class CompareScreen(HostScreen):
     """Two sessions side by side per case, with the difference and its 95% interval (scarbook.stats.compare)."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]

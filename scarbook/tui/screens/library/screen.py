@@ -8,11 +8,11 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
 from scarbook.text import cut_words, plural
+from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import (
     OpenCalibrate,
     OpenEditor,
@@ -84,7 +84,7 @@ BADGE_STYLE = {"certified": "bold green", "verified": "green", "misses": "bold r
                "judge unstable": "yellow", "unverified": "dim"}
 
 
-class LibraryScreen(CaseActions, TrendActions, Screen):
+class LibraryScreen(CaseActions, TrendActions, HostScreen):
     # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
         Binding("r", "launch", "Run…"),
