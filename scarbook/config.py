@@ -255,6 +255,10 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
         if key not in AGENT_KEYS[kind]:
             raise ConfigError(path, f"unknown key {key!r} for a {kind} agent", line=line_of(raw, key) or line,
                               fix=f"{with_article(kind)} agent takes: {', '.join(AGENT_KEYS[kind])}")
+    if kind == "demo" and raw.get("draws", "independent") not in ("independent", "deck"):
+        raise ConfigError(path, f"agent.draws must be independent or deck, got {raw['draws']!r}",
+                          line=line_of(raw, "draws") or line,
+                          fix="write draws: independent (each run drawn on its own) or deck (blocks of ten)")
     if kind == "command":
         argv = raw.get("argv")
         if isinstance(argv, str):

@@ -28,12 +28,13 @@ from scarbook.models import AgentResult
 
 
 class InProcessDemoAgent:
-    env_allow = ("SCARBOOK_DEMO_DELAY",)
+    env_allow = ("SCARBOOK_DEMO_DELAY", "SCARBOOK_DEMO_DRAWS")
 
     def __init__(self, spec: AgentSpec) -> None:
         self.seed = None if spec.seed is None else str(spec.seed)
         self.profile = str(spec.profile) if spec.profile else "default"
         self.delay = spec.delay
+        self.draws = spec.options.get("draws")
         self.label = "demo" + (f" ({spec.profile})" if spec.profile else "")
         self.runs = 0
 
@@ -51,7 +52,8 @@ class InProcessDemoAgent:
         self.runs += 1
         try:
             output = await asyncio.wait_for(
-                asyncio.to_thread(demo.act, task.strip(), cwd, env, self.seed, self.profile, self.delay), timeout_s)
+                asyncio.to_thread(demo.act, task.strip(), cwd, env, self.seed, self.profile, self.delay,
+                                  self.draws), timeout_s)
         except TimeoutError:
             return AgentResult(timed_out=True, crashed=f"timed out after {timeout_s:g}s",
                                duration_s=time.monotonic() - start)

@@ -105,3 +105,48 @@ def test_the_in_process_demo_agent_runs_as_the_program_does(project, tmp_path: P
     (in_process.root / "cases").mkdir(parents=True)
     assert runs_of(in_process)[1:] == program[1:]
     assert [agent.runs for agent in built] == [10]  # it ran in-process indeed
+# -- issue 22: independent draws ----------------------------------------------------------------
+
+
+def _counts(seed: str, case: str, runs: int) -> int:
+    from scarbook.agents.demo import MIXES, draw_outcome
+
+    mix = MIXES["default"][case]
+    return sum(draw_outcome(mix, seed, case, k) != next(iter(mix)) for k in range(1, runs + 1))
+
+
+def test_independent_draws_show_sampling_noise_at_the_cases_true_rate() -> None:
+    from scipy.stats import binom, chisquare
+
+    from scarbook.agents.demo import MIXES, draw_outcome
+
+    # 400 sessions of 10 runs of fix-json-config (true pass rate 80%: 8 clean of 10)
+    passes = [sum(draw_outcome(MIXES["default"]["fix-json-config"], f"s{i}", "fix-json-config", k) == "clean"
+                  for k in range(1, 11)) for i in range(400)]
+    assert len(set(passes)) >= 5  # not only 8/10 and 9/10, as the deck dealt
+    observed = [sum(p == x for p in passes) for x in range(11)]
+    expected = binom.pmf(range(11), 10, 0.8) * 400
+    # pool the sparse low counts so the chi-square test is valid
+    obs = [sum(observed[:6]), *observed[6:]]
+    exp = [sum(expected[:6]), *expected[6:]]
+    assert chisquare(obs, exp).pvalue > 0.001
+
+
+def test_a_seed_fixes_the_independent_draws(project, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SCARBOOK_DEMO_DRAWS")
+    _, _, first = _session(project, seed=5)
+    from conftest import ProjectDir
+
+    again = ProjectDir(tmp_path / "again")
+    (again.root / "cases").mkdir(parents=True)
+    _, _, second = _session(again, seed=5)
+    assert [r.status for r in second] == [r.status for r in first]
+
+
+def test_draws_is_a_demo_agent_setting(project) -> None:
+    project.bundled()
+    project.config("agent: {type: demo, draws: dice}\n")
+    result = project.cli("eval", "-q")
+    assert result.exit_code == 2
+    assert result.stderr == (f"scarbook: {project.root / 'scarbook.yaml'}:1: agent.draws must be independent or deck, "
+                             "got 'dice' — write draws: independent (each run drawn on its own) or deck (blocks of ten)\n")

@@ -1,12 +1,16 @@
 """The offline demo agent: a stochastic stand-in for a real LLM agent, for the quickstart and tests.
 
 It knows the bundled cases' tasks and, like the agent in the 7/2/1 story, is usually right, sometimes
-verbose, and now and then confidently wrong. Outcomes come in shuffled blocks of ten per case (so ten
-runs of write-one-line give 7 clean, 2 verbose, 1 wrong, in an order that depends on the seed).
+verbose, and now and then confidently wrong. Each run draws its outcome on its own, at each case's
+true rates (write-one-line: 70% clean, 20% verbose, 10% wrong), so ten runs give 10/10 one session
+and 7/10 the next: the sampling noise a real agent shows (issue 22). The draw depends on the seed,
+the case and the run number, so a seeded session is reproducible. `--draws deck` (or
+$SCARBOOK_DEMO_DRAWS=deck) brings back the old shuffled blocks of ten (exactly 7/2/1 per ten runs),
+which tests that pin exact outcomes use.
 It reads the task on stdin, works in its cwd, and writes a transcript to $SCARBOOK_TRANSCRIPT and
 token usage to $SCARBOOK_USAGE in scarbook's own transcript format.
 
-    python -m scarbook.agents.demo [--seed S] [--profile default|regressed] < task
+    python -m scarbook.agents.demo [--seed S] [--profile default|regressed] [--draws independent|deck] < task
     python -I -S path/to/scarbook/agents/demo.py ...   (what scarbook runs: the standard library only)
 """
 
@@ -152,7 +156,14 @@ BEHAVIOURS = {"write-one-line": write_one_line, "fix-json-config": fix_json_conf
               "review-api-claims": review_api_claims, "rename-function": rename_function}
 
 
+def draw_outcome(mix: dict[str, int], seed: str, case: str, k: int) -> str:
+    """Run k's outcome, drawn on its own at the mix's rates (independent of every other run)."""
+    rng = random.Random(f"{seed}:{case}:{k}:draw")
+    return rng.choices(list(mix), weights=list(mix.values()))[0]
+
+
 def pick_outcome(mix: dict[str, int], seed: str, case: str, k: int) -> str:
+    """--draws deck: run k's outcome from its block of ten, shuffled (exactly the mix per ten runs)."""
     block, slot = divmod(max(k, 1) - 1, 10)
     deck = [how for how, n in mix.items() for _ in range(n)]
     random.Random(f"{seed}:{case}:{block}").shuffle(deck)
@@ -160,10 +171,12 @@ def pick_outcome(mix: dict[str, int], seed: str, case: str, k: int) -> str:
 
 
 def act(task: str, cwd: Path, env: Mapping[str, str], seed: str | None = None, profile: str = "default",
-        delay: float | None = None) -> str:
+        delay: float | None = None, draws: str | None = None) -> str:
     """One run: act on the workspace `cwd` as the case and run named in `env` (SCARBOOK_CASE, SCARBOOK_RUN;
     SCARBOOK_SESSION seeds it unless `seed` does) ask, log to env's files; returns the final answer.
-    `delay`: seconds per run (None: env's SCARBOOK_DEMO_DELAY, else 0.3)."""
+    `delay`: seconds per run (None: env's SCARBOOK_DEMO_DELAY, else 0.3). `draws`: independent (each
+    run on its own, the default) or deck (blocks of ten); None: env's SCARBOOK_DEMO_DRAWS."""
+    draws = draws or env.get("SCARBOOK_DEMO_DRAWS") or "independent"
     case = env.get("SCARBOOK_CASE", "")
     if case not in BEHAVIOURS:
         case = next((cid for cid, word in KEYWORDS.items() if word in task.lower()), "")
@@ -175,7 +188,7 @@ def act(task: str, cwd: Path, env: Mapping[str, str], seed: str | None = None, p
     if not case:
         s.finish("I am the scarbook demo agent; I only know the bundled cases' tasks, so I did nothing.")
         return s.output
-    how = pick_outcome(MIXES[profile][case], seed, case, k)
+    how = (pick_outcome if draws == "deck" else draw_outcome)(MIXES[profile][case], seed, case, k)
     time.sleep(rng.uniform(0.2, 1.0) * delay * (2 if how == "verbose" else 1))
     BEHAVIOURS[case](s, how)
     return s.output
@@ -186,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", default=None)
     ap.add_argument("--profile", default="default", choices=sorted(MIXES))
     ap.add_argument("--delay", type=float, default=None, help="seconds per run (default: $SCARBOOK_DEMO_DELAY or 0.3)")
+    ap.add_argument("--draws", default=None, choices=["independent", "deck"],
+                    help="each run drawn on its own (default), or shuffled blocks of ten ($SCARBOOK_DEMO_DRAWS)")
     args = ap.parse_args(argv)
-    print(act(sys.stdin.read().strip(), Path("."), os.environ, args.seed, args.profile, args.delay))
+    print(act(sys.stdin.read().strip(), Path("."), os.environ, args.seed, args.profile, args.delay, args.draws))
     return 0
 
 

@@ -68,14 +68,16 @@ def _demo(spec: AgentSpec, project_root: Path | None) -> Agent:
         argv += ["--profile", str(spec.profile)]
     if spec.delay is not None:
         argv += ["--delay", str(spec.delay)]
+    if spec.options.get("draws"):
+        argv += ["--draws", str(spec.options["draws"])]
     label = "demo" + (f" ({spec.profile})" if spec.profile else "")
-    return CommandAgent(argv, stdin=True, env_allow=["SCARBOOK_DEMO_DELAY"], label=label)
+    return CommandAgent(argv, stdin=True, env_allow=["SCARBOOK_DEMO_DELAY", "SCARBOOK_DEMO_DRAWS"], label=label)
 
 
 _CLI_KEYS = ("type", "args", "env", "max_output_bytes")
 
 AGENT_KINDS: dict[AgentType, AgentKind] = {k.type: k for k in (
-    AgentKind(AgentType.DEMO, ("type", "seed", "profile"), _demo, transcript=True, usage=True),
+    AgentKind(AgentType.DEMO, ("type", "seed", "profile", "draws"), _demo, transcript=True, usage=True),
     AgentKind(AgentType.COMMAND, ("type", "argv", "stdin", "env", "max_output_bytes"), _command),
     AgentKind(AgentType.PYTHON, ("type", "function"), _python, sandbox=False),
     AgentKind(AgentType.CLAUDE_CODE, _CLI_KEYS, _claude_code, transcript=True, usage=True),
