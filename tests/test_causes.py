@@ -335,3 +335,23 @@ def test_the_built_in_stderr_patterns(stderr, rule) -> None:
                          "evidence": f"exit code 1; stderr: {stderr}"}
     else:
         assert cause == {"kind": "infra", "rule": rule, "evidence": f"stderr: {stderr}"}
+
+
+def test_the_library_says_how_many_infra_runs_are_beside_a_red_rate(project) -> None:
+    """Two runs the machine failed (retries off) and one the agent failed: a red rate, and the library's
+    notes say "2 infra" so a reader sees that part of the red is the machine's."""
+    from scarbook.tui.screens.library.notes import notes_text
+    from scarbook.views.library_rows import build_rows
+
+    _agent(project, """\
+        import os, sys
+        if os.environ["SCARBOOK_RUN"] in ("1", "2"):
+            print("Error code: 529 - overloaded_error", file=sys.stderr)
+            sys.exit(1)
+    """, extra="retry_infra: 0\n")
+    project.case("c", CASE)
+    result, report = _eval(project, "--runs", "3")
+    assert report["causes"] == {"agent": 1, "infra": 2, "judge": 0, "case": 0}
+    [row] = build_rows(project.load())
+    assert row.stats.band == "red" and row.infra_note == "2 infra"
+    assert notes_text(row).plain == "2 infra"

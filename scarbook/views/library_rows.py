@@ -56,6 +56,13 @@ class LibraryRow:
     def family(self) -> str:
         return (self.case.scar.family or "") if self.case and self.case.scar else ""
 
+    @property
+    def infra_note(self) -> str:
+        """"2 infra" beside a red rate: how many of the latest session's runs the machine failed (their
+        infra retries ran out), so a red that is partly the machine's says so."""
+        n = sum(1 for r in self.runs if (r.cause or {}).get("kind") == "infra")
+        return f"{n} infra" if n and self.stats is not None and self.stats.band == "red" else ""
+
     def haystack(self) -> str:
         parts = [self.key, self.title, self.family]
         if self.case:
