@@ -45,10 +45,19 @@ def assert_terminal_safe(text: str) -> None:
     assert "##[" not in text
 
 
-@pytest.fixture
-def hostile(project, monkeypatch):
+@pytest.fixture(params=["none", "sandbox"])  # the transcript and the workspace are the agent's in both
+def hostile(project, monkeypatch, request):
+    if request.param == "sandbox":
+        from scarbook.agents.sandbox import require_sandbox
+        from scarbook.errors import ScarbookError
+
+        try:
+            require_sandbox(project.root)
+        except ScarbookError as exc:
+            pytest.skip(f"bubblewrap cannot start here: {exc.message}")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', AGENT])}}}\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', AGENT])}}}\ntimeout_s: 20\n"
+                   f"isolation: {request.param}\n")
     project.case("c", "id: c\ntitle: hostile\ntask: Write tmp.txt\nchecks:\n"
                       "  - {type: contains, path: tmp.txt, text: never-there}\n")
     project.cli("eval", "--runs", "1", "-q")
