@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from scarbook.checks.context import CheckContext
+from scarbook.checks.context import CheckContext, CheckGrader
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Check, CheckResult
 
 
-class Grader(Protocol):
+class Grader(CheckGrader, Protocol):
     settings: JudgeSettings
 
     def preflight(self) -> None:
