@@ -112,6 +112,25 @@ def pct(x: float | None, *, signed: bool = False, unit: str = "%", none: str = "
     return f"{100 * x:{'+' if signed else ''}{width or ''}.0f}{unit}"
 
 
+def pct_beside(x: float | None, line: float, *, width: int = 0, none: str = "–") -> str:
+    """A rate as a percent that never rounds across its own threshold `line`: 39/49 against 80% is
+    "79.6%", not "80%" (which would read as meeting it); whole percents otherwise."""
+    if x is None:
+        return none
+    for digits in range(4):
+        if (round(100 * x, digits) >= round(100 * line, 9)) == (x >= line):
+            return f"{100 * x:{width}.{digits}f}%"
+    return f"{100 * x:{width}.4f}%"
+
+
+def k_note(ks: dict[str, int]) -> str:
+    """The k of pass@k / pass^k: one number when every case shares it, else each case's."""
+    values = sorted(set(ks.values()))
+    if len(values) <= 1:
+        return f"k = {values[0] if values else 0}"
+    return "k per case: " + ", ".join(f"{cid} {k}" for cid, k in ks.items())
+
+
 # Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word.
 
 def plural(n: int, noun: str, many: str | None = None) -> str:

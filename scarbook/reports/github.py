@@ -20,7 +20,7 @@ from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunStatus
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.stats.compare import comparison_notes, format_p, format_side
-from scarbook.text import clean_text, pct, plural
+from scarbook.text import clean_text, k_note, pct, pct_beside, plural
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error",
@@ -78,10 +78,10 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
            "|---|---:|---|" + ("---|" if fix else "") + "---:|---|---|---|"]
     for st in rep.stats:
         ci = "–" if st.rate is None else f"{100 * st.lo:.0f}–{100 * st.hi:.0f}%"
-        out.append(f"| `{st.case_id}` | {pct(st.rate)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
+        out.append(f"| `{st.case_id}` | {pct_beside(st.rate, st.threshold)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
                    + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
-    k = rep.stats[0].k if rep.stats else 0
-    out += ["", f"rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with k = {k}."]
+    out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with "
+            f"{k_note({st.case_id: st.k for st in rep.stats})}."]
     if any(rep.causes.values()):
         out += ["", f"Why runs did not pass: {causes_line(rep.causes)}."]
         out += [md(line, limit=2000) + "." for line in format_retries(rep)]
@@ -159,7 +159,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
     for s in rep.stats:
         errors, warnings = [], []
         if s.gate == "below":
-            errors.append(f"below threshold: pass rate {pct(s.rate)} ({s.passes}/{s.judged}, 95% CI "
+            errors.append(f"below threshold: pass rate {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}, 95% CI "
                           f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {pct(s.threshold)}")
         if s.case_id in regressed:
             c = regressed[s.case_id]

@@ -21,7 +21,7 @@ from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, forma
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, pct, plural
+from scarbook.text import clean_text, k_note, pct, pct_beside, plural
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "unjudged": "#757575"}
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
@@ -48,6 +48,11 @@ def _by_case(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:
     for r in sorted(runs, key=lambda r: (r.case_id, r.k)):
         out.setdefault(r.case_id, []).append(r)
     return out
+
+
+def _span(ci: tuple[float, float] | None) -> str:
+    """' [19–80%]' for an interval, nothing without one (no interval without a rate)."""
+    return "" if ci is None else f' <span class="muted">[{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%]</span>'
 
 
 def _interval_svg(s: CaseStats) -> str:
@@ -110,16 +115,15 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
         out.append(
             f'<tr id="case-{esc(s.case_id)}"><td>{esc(s.case_id)}</td><td class="n">{s.passes}</td>'
             f'<td class="n">{s.fails}</td><td class="n">{s.errors}</td><td class="n">{getattr(s, "unjudged", 0)}</td>'
-            f'<td class="n">{pct(s.rate)}</td><td>{ci}</td>' + (f"<td>{_corrected_cell(s)}</td>" if fix else "")
-            + f'<td class="n">{pct(s.pass_at_k)}</td>'
-            f'<td class="n">{pct(s.pass_hat_k)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
+            f'<td class="n">{pct_beside(s.rate, s.threshold)}</td><td>{ci}</td>' + (f"<td>{_corrected_cell(s)}</td>" if fix else "")
+            + f'<td class="n">{pct(s.pass_at_k)}{_span(s.pass_at_k_ci)}</td>'
+            f'<td class="n">{pct(s.pass_hat_k)}{_span(s.pass_hat_k_ci)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
             f'<td class="n">{pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
             f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td>'
             f'<td>{esc(causes_line(count_causes(by_case.get(s.case_id, []))) or "–")}</td></tr>')
     out.append("</table>")
-    k = rep.stats[0].k if rep.stats else 0
     out.append(f'<p class="muted">rate = passes / (passes + fails); errors and unjudged runs are counted apart. '
-               f"pass@k and pass^k with k = {k}. The bar is the 95% Wilson interval, the dot the rate, the dashed "
+               f"pass@k and pass^k (95% interval in brackets) with {k_note({s.case_id: s.k for s in rep.stats})}. The bar is the 95% Wilson interval, the dot the rate, the dashed "
                "tick the threshold.</p>")
     if rep.judge_note:
         out.append(f'<p class="muted">{esc(rep.judge_note)}</p>')

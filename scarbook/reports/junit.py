@@ -19,7 +19,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, pct, plural
+from scarbook.text import clean_text, pct, pct_beside, plural
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -35,6 +35,9 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
               ("interval", "" if s.rate is None else f"[{_num(s.lo)}, {_num(s.hi)}]"),
               ("interval_lo", "" if s.rate is None else _num(s.lo)), ("interval_hi", "" if s.rate is None else _num(s.hi)),
               ("pass_at_k", _num(s.pass_at_k)), ("pass_hat_k", _num(s.pass_hat_k)), ("k", str(s.k)),
+              ("pass_at_k_interval", "" if s.pass_at_k_ci is None else f"[{_num(s.pass_at_k_ci[0])}, {_num(s.pass_at_k_ci[1])}]"),
+              ("pass_hat_k_interval", "" if s.pass_hat_k_ci is None else
+               f"[{_num(s.pass_hat_k_ci[0])}, {_num(s.pass_hat_k_ci[1])}]"),
               ("threshold", _num(s.threshold)), ("band", s.band),
               ("gate", {"above": "ok"}.get(s.gate, s.gate)), ("decision", s.gate)]
     if s.gate_note:
@@ -57,7 +60,8 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
 def _summary(s: CaseStats) -> str:
     unjudged = getattr(s, "unjudged", 0)
     ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
-    return (f"pass rate {pct(s.rate)} ({s.passes}/{s.judged}), 95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, "
+    return (f"pass rate {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}), 95% CI {ci}, "
+            f"pass^{s.k} {pct(s.pass_hat_k)}, "
             f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {pct(s.threshold)}")
 
 

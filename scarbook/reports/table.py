@@ -19,7 +19,7 @@ from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
 from scarbook.stats.sequential import SequentialRule, matched_fixed_n
-from scarbook.text import pct, plural
+from scarbook.text import k_note, pct, pct_beside, plural
 
 GATE_WORDS = {"above": "ok", "below": "BELOW", "undecided": "undecided", "no verdict": "no verdict"}
 
@@ -151,13 +151,13 @@ def format_table(rep: SessionReport) -> str:
         ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
         gate = GATE_WORDS[s.gate]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
-                     + (f"{s.unjudged:>4} " if unj else "") + f"{pct(s.rate, width=4, none='  –  '):>5}  {ci:<11} "
+                     + (f"{s.unjudged:>4} " if unj else "") + f"{pct_beside(s.rate, s.threshold, width=4, none='  –  '):>5}  {ci:<11} "
                      + (_corrected_cells(s) if fix else "")
                      + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<10} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
-    k = rep.stats[0].k if rep.stats else 0
     lines.append("")
-    lines.append(f"k = {k} for pass@k / pass^k; rate = passes / (passes + fails); errors are counted apart."
+    lines.append(f"{k_note({s.case_id: s.k for s in rep.stats})} for pass@k / pass^k (95% intervals in the JSON, "
+                 "JUnit and HTML reports); rate = passes / (passes + fails); errors are counted apart."
                  + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
     if rep.judge_note:
         lines.append(rep.judge_note)
@@ -318,7 +318,7 @@ def case_dict(s: CaseStats) -> dict[str, Any]:
     """A case in the JSON report: no interval (nor pass@k) without a rate."""
     d = s.to_dict() | {"meets_threshold": s.meets_threshold, "decision": s.gate}
     if s.rate is None:
-        d.update(lo=None, hi=None)
+        d.update(lo=None, hi=None, pass_at_k_ci=None, pass_hat_k_ci=None)
     return d
 
 

@@ -82,6 +82,10 @@ class CaseStats:
     runs_needed: int | None = None  # undecided: about how many more judged runs would decide it
     error_span: tuple[float, float] | None = None  # the rates the errored runs could have produced
     rate_note: str = ""  # "adjusted": --runs auto's rate, bias-adjusted for stopping early
+    # 95% intervals for pass@k and pass^k: the Wilson interval of the rate carried through the
+    # monotone maps 1 - (1 - p)^k and p^k (a valid interval for a monotone function of p)
+    pass_at_k_ci: tuple[float, float] | None = None
+    pass_hat_k_ci: tuple[float, float] | None = None
 
     @property
     def gate(self) -> str:
@@ -126,8 +130,10 @@ def summarize_counts(case_id: str, passes: int, fails: int, errors: int, thresho
     lo, hi = wilson(passes, n)
     k = k or min(n, 5) or 1
     at_k, hat_k = (pass_at_k(n, passes, k), pass_hat_k(n, passes, k)) if rate is not None else (None, None)
+    at_k_ci = (1 - (1 - lo) ** k, 1 - (1 - hi) ** k) if at_k is not None else None
+    hat_k_ci = (lo**k, hi**k) if hat_k is not None else None
     return CaseStats(case_id, passes, fails, errors, rate, lo, hi, at_k, hat_k, k, band(rate, threshold, green),
-                     threshold, unjudged)
+                     threshold, unjudged, pass_at_k_ci=at_k_ci, pass_hat_k_ci=hat_k_ci)
 
 
 def count_statuses(runs: Iterable[RunRecord]) -> dict[RunStatus, int]:
