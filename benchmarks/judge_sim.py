@@ -129,6 +129,37 @@ def run_cell(seed: int, theta: float, q0: float, q1: float, labels: int, runs: i
     }
 
 
+def several_cases(judges: list[tuple[float, float]], sessions: int, seed: int, theta: float = 0.6,
+                  labels_per_case: int = 20, runs: int = 30) -> list[tuple[float, float]]:
+    """Cases calibrated together (pooled, each shrunk toward the pool): per case, the corrected
+    interval's coverage and mean bias in points. `judges`: each case's judge (q0, q1)."""
+    rng = random.Random(f"{seed}-several-{judges}")
+    covered, bias, counted = [0] * len(judges), [0.0] * len(judges), [0] * len(judges)
+    for _ in range(sessions):
+        strata, passes = [], []
+        for c, (q0, q1) in enumerate(judges):
+            tp, fn, fp, tn = judge_counts(rng, 300, theta, q0, q1)
+            want_pass = min(labels_per_case // 2, tp + fp)
+            want_fail = min(labels_per_case - want_pass, fn + tn)
+            strata += [Stratum(str(c), "PASS", tp + fp, *draw_labels(rng, tp, fp, want_pass)),
+                       Stratum(str(c), "FAIL", fn + tn, *draw_labels(rng, fn, tn, want_fail))]
+            s_tp, _, s_fp, _ = judge_counts(rng, runs, theta, q0, q1)
+            passes.append(s_tp + s_fp)
+        err = estimate_error(strata)
+        for c in range(len(judges)):
+            fixed = correct(passes[c], runs - passes[c], 0, err.for_case(str(c)))
+            if fixed is not None:
+                counted[c] += 1
+                covered[c] += fixed.lo <= theta <= fixed.hi
+                bias[c] += fixed.rate - theta
+    return [(covered[c] / counted[c], 100 * bias[c] / counted[c]) for c in range(len(judges))]
+
+
+SEVERAL = {"five cases, one judge (0.8, 0.95)": [(0.8, 0.95)] * 5,
+           "five cases, judges (0.8, 0.95) x3, (0.95, 0.8), (0.6, 0.99)":
+               [(0.8, 0.95)] * 3 + [(0.95, 0.8), (0.6, 0.99)]}
+
+
 def grid(seed: int, sessions: int, quick: bool = False) -> list[dict]:
     cells = itertools.product(THETAS, JUDGES, LABELS, RUNS)
     if quick:
@@ -158,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     rows = grid(args.seed, sessions, args.quick)
     print(table(rows))
+    if not args.quick:
+        print("\nseveral cases calibrated together (θ 0.6, 20 labels and 30 runs per case; "
+              f"{sessions // 5} sessions): per case coverage / bias")
+        for name, judges in SEVERAL.items():
+            cells = several_cases(judges, sessions // 5, args.seed)
+            print(f"- {name}: " + ", ".join(f"{cov:.1%} / {b:+.1f}" for cov, b in cells))
     worst = min(rows, key=lambda r: r["cover"])
     print(f"\n{len(rows)} cells x {sessions} sessions in {time.perf_counter() - start:.0f} s; "
           f"lowest corrected coverage {worst['cover']:.1%}, largest |bias| "
