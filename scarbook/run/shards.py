@@ -223,9 +223,9 @@ def record_problem(r: RunRecord, checks: int) -> str | None:
     if len(r.checks) != checks:
         return f"is marked {r.status} with {len(r.checks)} check results, but the case has {checks}"
     for c in r.checks:
-        if c.status in ("fail", "error") or (r.status == "pass" and c.status != "pass"):
+        if c.status in ("fail", "error") or (r.status == RunStatus.PASS and c.status != "pass"):
             return f"is marked {r.status}, but check {c.index + 1} ({c.type}) is {c.status}"
-    if r.status == "unjudged" and all(c.status == "pass" for c in r.checks):
+    if r.status == RunStatus.UNJUDGED and all(c.status == "pass" for c in r.checks):
         return "is marked unjudged, but every check passed"
     return None
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from scarbook.models import RunStatus
 from scarbook.stats.rates import effective_threshold
 
 Decision = Literal["above", "below", "undecided"]
@@ -259,9 +260,9 @@ def read_until_stop(rule: SequentialRule, statuses) -> tuple[int, int]:
     (errors are not evidence); all of them when it did not stop."""
     passes = fails = 0
     for status in statuses:
-        if status == "pass":
+        if status == RunStatus.PASS:
             passes += 1
-        elif status == "fail":
+        elif status == RunStatus.FAIL:
             fails += 1
         else:
             continue
