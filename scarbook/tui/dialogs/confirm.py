@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +14,8 @@ from textual.widgets import Button, Static
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+    def __init__(self, question: str | Text, yes: str = "Yes", no: str = "No") -> None:
+        """`question`: markup text, or a rich Text (how a question quoting a user's name stays literal)."""
         super().__init__()
         self.question, self.yes, self.no = question, yes, no
 

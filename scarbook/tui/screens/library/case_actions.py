@@ -5,6 +5,7 @@ reloads with the cursor on the case the action made (or, after a delete, the row
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -15,10 +16,19 @@ from scarbook.errors import ScarbookError
 from scarbook.text import clean_text
 from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.host import HostScreen
+from scarbook.views.library_rows import LibraryRow
 
 
-class CaseActions:
-    """Mixed into LibraryScreen (which has current_row, shown, reload and land_on)."""
+class CaseActions(HostScreen):
+    """Mixed into LibraryScreen; what it uses of that screen is declared here."""
+
+    shown: list[LibraryRow]
+    land_on: str | None
+
+    if TYPE_CHECKING:
+        def current_row(self) -> LibraryRow | None: ...
+        def reload(self) -> None: ...
 
     def _refuse_live(self, case_id: str) -> bool:
         """This app's own session runs the case: say so (the core refuses too, once its lock is held)."""

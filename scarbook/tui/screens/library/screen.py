@@ -9,6 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets.data_table import ColumnKey
 
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
 from scarbook.text import cut_words, plural
@@ -195,7 +196,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         self.shown.sort(key=SORT_KEYS[self.sort_key], reverse=self.sort_reverse)
         table.clear()
         for key in self.columns:
-            table.columns[key].label = Text(self._column_title(key))
+            table.columns[ColumnKey(key)].label = Text(self._column_title(key))
         for r in self.shown:
             cells = dict(zip([k for k, _ in COLUMNS], self._cells(r), strict=False))
             table.add_row(*[cells[key] for key in self.columns], key=r.key)
@@ -237,9 +238,10 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
             # Relative to the project (its name is the screen's subtitle): short enough to read whole.
             detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
+        assert row.case is not None  # a row is a case or a problem, and the problem was shown above
         lines = [f"{row.key}: {row.case.task}"]
         if row.trend is not None and row.trend.regressed_since is not None:
-            lines.append(regressed_line(row.trend))
+            lines.append(regressed_line(row.trend, row.trend.regressed_since))
         if row.marks:
             lines.append(f"latest session {row.session_id} is {' and '.join(row.marks)}: its rate covers only "
                          f"what that session ran and judged")

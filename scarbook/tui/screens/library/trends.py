@@ -3,10 +3,14 @@ cells are updated; `t` opens the flake view (screens/flakes.py) over them."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from scarbook.stats.trends import CaseTrend, Trends
+from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
+from scarbook.text import pct
+from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import OpenFlakes
 from scarbook.tui.screens.library.notes import notes_text
 from scarbook.tui.widgets.trend import trend_text
@@ -14,14 +18,27 @@ from scarbook.views.library_rows import LibraryRow
 from scarbook.views.trends import project_trends
 
 
-def regressed_line(trend: CaseTrend) -> str:
-    """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test)."""
-    then, now = trend.regressed_since, trend.points[-1]
-    return f"{trend.regressed_note()}: {100 * then.rate:.0f}% then, {100 * now.rate:.0f}% in {now.name}"
+def regressed_line(trend: CaseTrend, then: TrendPoint) -> str:
+    """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test).
+    `then`: the trend's regressed_since."""
+    now = trend.points[-1]
+    return f"{trend.regressed_note()}: {pct(then.rate)} then, {pct(now.rate)} in {now.name}"
 
 
-class TrendActions:
-    """Mixed into LibraryScreen (which has rows, shown, columns, sort_key, trends and its refill)."""
+class TrendActions(HostScreen):
+    """Mixed into LibraryScreen; what it uses of that screen is declared here."""
+
+    rows: list[LibraryRow]
+    shown: list[LibraryRow]
+    sort_key: str
+    columns: dict[str, int]
+    trends: Trends | None
+    trends_loaded: bool
+
+    if TYPE_CHECKING:
+        def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None: ...
+        def _tell_problems(self, history_problems: list[str]) -> None: ...
+        def _show_detail(self) -> None: ...
 
     def _load_trends(self, rows: list[LibraryRow]) -> None:
         """In the library's load worker, after the rows were shown: every case's trend."""
