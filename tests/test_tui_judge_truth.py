@@ -46,3 +46,15 @@ async def test_the_library_says_why_the_raw_rate_stands(tmp_path):
         detail = " ".join(plain(lib.query_one("#detail")).split())
         assert "judge: rates not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)" in detail
         assert "≈" not in detail
+
+
+def test_list_says_the_corrected_rates_as_the_library_does(tmp_path):
+    try:
+        from tests.test_calibrate_files import scarbook
+    except ImportError:
+        from test_calibrate_files import scarbook
+    root = judged_project(tmp_path)
+    out = scarbook(root, "list").output
+    assert "judge: ≈ rates corrected for its measured error (40 labels, last 2026-12-02); the gate decides on them" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("  alpha: ≈ "))
+    assert "corrected for the judge's error (95% CI " in line and "raw 75%" in line

@@ -16,7 +16,14 @@ from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, RunStatus
 from scarbook.reports.table import strip_of
 from scarbook.text import pct, plural
-from scarbook.views.library_rows import LibraryRow, build_rows, human_age, notes_of
+from scarbook.views.library_rows import (
+    LibraryRow,
+    build_rows,
+    correct_rows,
+    corrected_line,
+    human_age,
+    notes_of,
+)
 from scarbook.views.trends import project_trends
 
 
@@ -64,6 +71,12 @@ def list_command(ctx: click.Context) -> None:
     for row in rows:
         if row.case is not None:
             say(format_list_row(row))
+    judge_line = correct_rows(project, rows)  # the library's ≈ rates: corrected for the judge's measured error
+    if judge_line:
+        say("\n" + judge_line)
+        for row in rows:
+            if row.stats is not None and row.stats.corrected is not None:
+                say(f"  {row.key}: {corrected_line(row.stats)}")
     noted = [r for r in rows if r.case is not None and r.history_note]
     if noted:  # why a case with runs under its id shows "never"
         say("\nnotes:")
