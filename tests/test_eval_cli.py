@@ -87,7 +87,7 @@ def test_all_errors_exit_3(project) -> None:
     ("agent: {type: shell}\n", "{path}:1: agent.type must be one of demo, command, python, claude-code, codex, got 'shell' — write e.g. "
      "agent: {type: command, argv: [./agent, \"{task}\"]}"),
     ("agent:\n  type: demo\n  colour: red\n",
-     "{path}:3: unknown key 'colour' for a demo agent — a demo agent takes: type, seed, profile"),
+     "{path}:3: unknown key 'colour' for a demo agent — a demo agent takes: type, seed, profile, draws"),
 ])
 def test_bad_config_exits_2_with_the_message(project, text: str, message: str) -> None:
     path = project.config(text)
