@@ -262,7 +262,8 @@ def test_html_report_of_a_real_session_is_one_self_contained_file_with_everythin
     rows = [attrs["id"] for tag, attrs in page.tags if tag == "tr" and (attrs.get("id") or "").startswith("case-")]
     assert rows == ["case-write-one-line", "case-fix-json-config"]
     row = page.text_after("case-write-one-line", 200)
-    assert row.startswith("write-one-line8120040%22–61%95%0%red80%BELOW · regressed")
+    # pass@k and pass^k carry their 95% intervals since issue 22
+    assert row.startswith("write-one-line8120040%22–61%95% [71–99%]0% [0–9%]red80%BELOW · regressed")
     assert sum(1 for tag, _ in page.tags if tag == "svg") == 2  # each case's distribution
     # the baseline comparison (there is a baseline and this session is not it)
     assert "Against the baseline" in page.all_text()

@@ -148,3 +148,20 @@ def test_runs_auto_decides_and_reports_runs_spent_vs_fixed_n(bundled):
             assert per_case[cid] < 40
         else:
             assert per_case[cid] == 40
+
+
+def test_diff_refuses_two_skip_judge_sessions_they_have_no_rates(bundled):
+    # Issue 22: two --skip-judge sessions compared as 0% vs 0% ("no detectable change" from 2 fails to 8).
+    case_yaml = bundled / "cases" / "write-one-line" / "case.yaml"
+    case_yaml.write_text(case_yaml.read_text().replace(
+        "checks:\n", "checks:\n  - {type: llm_judge, artifact: tmp.txt, rubric: [tmp.txt holds one line]}\n"))
+    for label in ("a", "b"):
+        run(bundled, "eval", "-q", "-n", "3", "write-one-line", "--skip-judge", "-l", label)
+    res = run(bundled, "diff", "a", "b")
+    assert res.exit_code == 2
+    assert "both skipped their judge checks (--skip-judge: partial): their runs that passed the rule checks are " \
+           "unjudged, so neither has a pass rate to compare" in res.stderr
+    forced = run(bundled, "diff", "a", "b", "--force")
+    assert forced.exit_code == 0
+    row = next(line for line in forced.stdout.splitlines() if line.startswith("write-one-line"))
+    assert "n/a" in row and "no detectable change" in row and "%" not in row.split("n/a")[0]

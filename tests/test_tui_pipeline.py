@@ -88,3 +88,29 @@ async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_co
         assert sorted(r.k for r in recorded) == sorted(r.k for r in shown)
     finally:
         server.stop()
+
+
+async def test_the_live_screen_shows_the_gates_decision_when_the_session_ends(project_root):
+    """Issue 22: after a fixed-N session the live table's `decided` column holds the gate's decision
+    for every case (evidence mode: 8/10 and 9/10 cannot show 80%, so undecided), as the CLI decides."""
+    from scarbook.reports.table import build_report
+
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        from textual.widgets import Input
+
+        app.screen.query_one("#runs", Input).value = "10"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        live = app.live
+        report = build_report(live.info, [r for rs in live.runs.values() for r in rs], {c.id: c for c in live.cases},
+                              live.config)
+        assert live.gate == {s.case_id: s.gate for s in report.stats}
+        assert set(live.gate.values()) == {"undecided"}
+        await pilot.pause(0.3)
+        table = app.screen.query_one("#live-table")
+        column = [str(table.get_cell(case.id, "decided")) for case in live.cases]
+        assert column == ["undecided"] * len(live.cases)

@@ -11,11 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scarbook.config import Config
+from scarbook.config import GATE_KEYS, Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
 from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
 from scarbook.stats.corrected import correct, judged_split
+from scarbook.stats.decisions import gate_stats
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 
 
@@ -30,6 +31,8 @@ class LiveSession:
     runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
     decided: dict[str, str] = field(default_factory=dict)  # adaptive N: case id -> above/below/undecided
+    # once the session ended: the gate's decision per case (stats.decisions), what the exit code reads
+    gate: dict[str, str] = field(default_factory=dict)
     tokens: int = 0
     cost_usd: float = 0.0
     started: float = 0.0
@@ -68,6 +71,7 @@ class LiveSession:
             self.infra_retried += bool(r.infra_retries)
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
+            self.gate = self.gate_decisions(ev.session)
             self.finish()
         elif isinstance(ev, CaseDecided):
             self.decided[ev.case_id] = ev.decision
@@ -81,6 +85,21 @@ class LiveSession:
         for cid in self.running:
             self.running[cid] = 0
         self.version += 1
+
+    def gate_decisions(self, info: SessionInfo) -> dict[str, str]:
+        """above / below / undecided / no verdict per case, as the CLI's report decides them (the
+        session's recorded gate, its looks, --runs auto's decisions)."""
+        policy = self.config.gate
+        if info.gate:
+            try:
+                policy = GatePolicy(**{k: info.gate[k] for k in GATE_KEYS if k in info.gate})
+            except (TypeError, ValueError):
+                pass
+        stats = [self.stats(c) for c in self.cases]
+        statuses = {c.id: [r.status for r in sorted(self.runs.get(c.id, []), key=lambda r: r.k)] for c in self.cases}
+        looks = info.gate.get("looks") if isinstance(info.gate.get("looks"), list) else None
+        decided = gate_stats(stats, policy, statuses, looks=looks, sequential=info.decisions or None)
+        return {s.case_id: s.gate for s in decided}
 
     @property
     def finished_runs(self) -> int:

@@ -28,7 +28,7 @@ LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err"
 LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 24, "band": 6, "decided": 9}
 LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "strip", "decided", "band"]
 BAR_MIN, CASE_MAX = 19, 24
-DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow"}
+DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow", "no verdict": "yellow"}
 
 
 def fit_live_columns(width: int, case_width: int) -> dict[str, int]:
@@ -117,7 +117,8 @@ class LiveScreen(HostScreen):
         return [cells[key] for key in self.columns]
 
     def _decided(self, case_id: str) -> Text:
-        decision = self.live.decided.get(case_id, "")
+        # --runs auto's decision as it comes; once the session ends, the gate's for every case
+        decision = self.live.decided.get(case_id) or self.live.gate.get(case_id, "")
         return Text(decision, style=DECIDED_STYLE.get(decision, ""))
 
     def refresh_from_live(self) -> None:
@@ -125,7 +126,8 @@ class LiveScreen(HostScreen):
         table = self.query_one("#live-table", DataTable)
         keys = list(self.columns)
         for case in live.cases:
-            now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id))
+            now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id),
+                   live.gate.get(case.id))
             if self._shown.get(case.id) == now:
                 continue  # only rows that changed since the last tick are redrawn
             self._shown[case.id] = now
