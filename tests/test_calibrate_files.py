@@ -255,3 +255,18 @@ def test_labels_for_rubric_items_a_case_no_longer_has_are_named_and_left_out(pro
         "— label its current items with `scarbook calibrate`")
     doc = json.loads(scarbook(project, "calibrate", "--report", "--json").output)
     assert doc["labels"] == 40 and set(doc["error"]["per_case"]) == {"beta"}
+
+
+def test_the_recorded_calibration_is_the_weighted_one(project):
+    """The library's 'judge: calibrated …, N% agreement' line reads the recorded calibration: it is the
+    agreement weighted back from the stratified sample, not the sample's own (issue 23)."""
+    label_truly(project, 40, lambda r: "PASS" if r["case"] == "alpha" else "FAIL")
+    store = CalibrationStore(project / "workspaces" / "history" / "calibration.json")
+    try:
+        recorded = store.last_calibration()
+        naive = sum(lab.human_verdict == lab.judge_verdict for lab in store.labels()) / 40
+    finally:
+        store.close()
+    weighted = json.loads(scarbook(project, "calibrate", "--report", "--json").output)["error"]["pooled"]["agreement"]
+    assert recorded["agreement"] == pytest.approx(weighted["value"], abs=1e-4) and recorded["n"] == 40
+    assert abs(recorded["agreement"] - naive) > 0.05

@@ -232,7 +232,7 @@ def test_calibrate_grades_hidden_verdicts_and_computes_kappa(project, judge_serv
     assert result.exit_code == 0, result.output
     assert result.output.count("--- artifact ---") == 2
     assert "# tiny-agent" in result.output  # the artifact the judge graded is shown to the human
-    before_report = result.output.split("agreement")[0]
+    before_report = result.output.split("\njudge claude-sonnet-4-6")[0]  # the report starts there
     assert "ok" not in before_report.replace("tiny-agent", "")  # the judge's reasons stay hidden
     store_path = project / "workspaces" / "history" / "calibration.json"
     labels = list(json.loads(store_path.read_text())["labels"].values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -60,16 +61,17 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         if import_from is not None:
             _import(project, store, import_from)
             return
-        if rescore:
+        if rescore:  # a new judge on labels drawn from the old one's verdicts: agreement only, unweighted
             labels = _rescore(project, store)
-        else:
-            labels = _grade_here(project, store, sample, seed)
-            if not labels:
-                click.echo("no labels given")
-                return
-        report = agreement(labels)
-        store.record_calibration(report, settings.model, settings.prompt_digest)
-        click.echo("\n" + format_report(report))
+            report = agreement(labels)
+            store.record_calibration(report, settings.model, settings.prompt_digest)
+            click.echo("\n" + format_report(report))
+            return
+        labels = _grade_here(project, store, sample, seed)
+        if not labels:
+            click.echo("no labels given")
+            return
+        _record_and_show(project, store, labels, judged_items(project.history.iter_all_runs()))
     finally:
         store.close()
 
@@ -132,10 +134,24 @@ def _import(project, store, path: Path) -> None:
                + (f"; {found.unlabelled} rows without a label left for later" if found.unlabelled else "")
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
     if labels:
-        settings = project.config.judge
-        store.record_calibration(agreement(labels), settings.model, settings.prompt_digest)
-        cal = measure(store.labels(), known.values(), settings, _rubrics(project))
-        click.echo("\n" + format_calibration(cal, settings))
+        _record_and_show(project, store, labels, known.values())
+
+
+def _record_and_show(project, store, labels: list, judged) -> None:
+    """After new labels: the judge's error weighted back from the stratified sample (what the library's
+    calibration line then shows: agreement and kappa of the population, not of the sample), and the
+    new labels the judge disagreed with."""
+    settings = project.config.judge
+    cal = measure(store.labels(), judged, settings, _rubrics(project))
+    report = agreement(labels)
+    if cal.error is not None:
+        pooled = cal.error.pooled
+        report = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
+    store.record_calibration(report, settings.model, settings.prompt_digest)
+    click.echo("\n" + format_calibration(cal, settings))
+    naive = format_report(agreement(labels))
+    if "\ndisagreements" in naive:
+        click.echo(naive[naive.index("\ndisagreements"):])
 
 
 def _rescore(project, store):
