@@ -177,6 +177,10 @@ async def test_grade_5_items_see_kappa(judged_root, judged_ab):
         assert re.search(r"judge-b\s*│\s*2\s*│\s*100% \(34–100%\)\s*│\s*n/a \(one class\)", text), text
         assert ("only 5 labels: agreement and kappa can swing widely at this size (the agreement's 95% interval "
                 "is shown) — grade at least 20 before trusting them") in " ".join(text.split())
+        # issue 23: every label of this judge weighted back from the stratified sample (here all five
+        # judged items are labelled, so the weighted figures are the sample's own)
+        assert re.search(r"all 5 labels of this judge, weighted back from the stratified sample: agreement 80% "
+                         r"\(\d+–\d+%\), kappa 0\.55", " ".join(text.split())), text
         # the one disagreement, side by side with the judge's reason
         assert re.search(r"judge-a\s*│\s*tmp\.txt names the case.*│\s*artifact of judge-a run 3\s*│"
                          r"\s*FAIL\s*│\s*PASS\s*│\s*zebra-a3", text), text

@@ -14,6 +14,7 @@ The sampling, storage and statistics live in `scarbook.judge.calibrate`; this sc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from rich.console import Group
 from rich.table import Table
@@ -25,12 +26,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import measure
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
     CalibrationReport,
     CalibrationStore,
     agreement,
+    judged_items,
     pick_items,
 )
 from scarbook.stats.rates import wilson
@@ -115,6 +118,7 @@ class CalibrateScreen(HostScreen):
         self.left = False  # unmounted (the store is closed); `gone` is what the load worker checks
         self.revealed = False  # grading over: the report is on screen
         self.report: CalibrationReport | None = None
+        self.judged: list[CalibrationItem] = []  # every judged item in history (read with the items)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -162,8 +166,9 @@ class CalibrateScreen(HostScreen):
                 skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == "skipped")
                 yield run
 
-        items = pick_items(counted(app.project.history.iter_all_runs()), sample=self.sample, seed=self.seed,
-                           exclude=labeled)
+        runs = list(counted(app.project.history.iter_all_runs()))
+        items = pick_items(runs, sample=self.sample, seed=self.seed, exclude=labeled)
+        self.judged = judged_items(runs)  # the strata's sizes, to weight the labels back at reveal
         app.call_from_thread(self._loaded, items, len(labeled), skipped[0], store)
 
     def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
@@ -259,8 +264,19 @@ class CalibrateScreen(HostScreen):
             return
         report = agreement(self.labels)
         settings = self.app.project.config.judge
+        weighted = ""
         if self.store is not None:
-            self.store.record_calibration(report, settings.model, settings.prompt_digest)
+            # recorded (the library's calibration line) as weighted back from the stratified sample
+            cal = measure(self.store.labels(), self.judged, settings)
+            recorded = report
+            if cal.error is not None:
+                pooled = cal.error.pooled
+                recorded = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
+                agree = pooled.agreement
+                weighted = (f"all {cal.labels} labels of this judge, weighted back from the stratified sample: "
+                            f"agreement {agree.value:.0%} ({100 * agree.lo:.0f}–{100 * agree.hi:.0f}%), kappa "
+                            f"{fmt_kappa(pooled.kappa.value)} — `scarbook calibrate --report` for q0 and q1")
+            self.store.record_calibration(recorded, settings.model, settings.prompt_digest)
         self.report = report
         self._finish_with(f"graded {len(self.labels)} · skipped {self.skipped} · "
                           f"judge {settings.model} — labels saved; press escape to go back")
@@ -270,6 +286,8 @@ class CalibrateScreen(HostScreen):
             table = Group(table, Text(f"only {n} label{'' if n == 1 else 's'}: agreement and kappa can swing "
                                       f"widely at this size (the agreement's 95% interval is shown) — grade at "
                                       f"least {FEW_LABELS} before trusting them", style="yellow"))
+        if weighted:
+            table = Group(table, Text(weighted, style="dim"))
         self.query_one("#calibrate-item", Static).update(table)
         body = (disagreements_table(report.disagreements) if report.disagreements
                 else Text("no disagreements: the judge gave your verdict on every item", style="green"))
