@@ -291,7 +291,7 @@ async def test_c_reads_the_draft_off_the_ui_thread_and_keys_typed_meanwhile_reac
         await wait_until(pilot, lambda: len(app.keys.keys) == 7, what="the keys to be kept")
         assert app.screen is review and highlighted_k(review) == 2
         gate.set()
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen.accepts_keys
                          and app.screen.query_one("#case-id").value == "my-scar",
                          what="the draft with the typed keys in its id")
         assert not (project_root / "cases" / "write-one-line-run2").exists()  # written on save only

@@ -187,3 +187,27 @@ async def test_no_api_key_launch_says_judge_checks_are_skipped_and_runs(project_
         assert [c.id for c in app.live.cases] == ["judged-summary"]
         for run in app.live.runs["judged-summary"]:
             assert run.checks[1].status == "skipped"
+
+
+async def test_launching_while_a_session_runs_says_so_and_the_running_session_goes_on(project_root):
+    """r, Run while this app's session still runs: the launch pipeline refuses (one session at a time),
+    said as a notification; the app stays up and the running session is untouched (the refusal was an
+    exception raised inside the launch dialog's callback, which took the app down)."""
+    app = make_app(project_root, agent_seed=SEED, demo_delay=0.4)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await launch(pilot, runs=20, concurrency=1, label="first")
+        live = app.live
+        await pilot.press("l")  # back to the library, the session running on
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: [n for n in app._notifications if n.title == "cannot start the session"],
+                         what="the refusal")
+        note = next(n for n in app._notifications if n.title == "cannot start the session")
+        assert note.message == "a session is already running — wait for it or cancel it (Escape on the live screen)"
+        assert app.is_running and app.live is live and not live.done
+        assert isinstance(app.screen, LibraryScreen)
+        app.cancel_session()
+        await wait_until(pilot, lambda: live.done, timeout=30, what="the session to stop")
