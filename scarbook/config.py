@@ -384,8 +384,8 @@ def load_config(path: Path | None) -> Config:
                               line=line_of(data, "keep"), fix="write keep: failed")
         cfg.keep = data["keep"]
     if "isolation" in data:
-        if data["isolation"] not in ("none", "sandbox"):
-            raise ConfigError(path, f"isolation must be 'none' or 'sandbox', got {data['isolation']!r}",
+        if data["isolation"] not in ("none", "sandbox", "auto"):
+            raise ConfigError(path, f"isolation must be 'none', 'sandbox' or 'auto', got {data['isolation']!r}",
                               line=line_of(data, "isolation"), fix="write isolation: sandbox")
         cfg.isolation = data["isolation"]
     if "network" in data:

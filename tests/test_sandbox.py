@@ -235,7 +235,7 @@ def test_isolation_is_validated_in_scarbook_yaml(project) -> None:
     project.config("isolation: docker\n")
     result = project.cli("list")
     assert result.exit_code == 2
-    assert "isolation must be 'none' or 'sandbox', got 'docker'" in result.stderr
+    assert "isolation must be 'none', 'sandbox' or 'auto', got 'docker'" in result.stderr  # auto: issue 25
 
 
 def tagged_processes(prefix: str) -> list[int]:

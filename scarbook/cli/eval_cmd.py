@@ -223,7 +223,7 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
               help="Compare each case with the baseline (scarbook-baseline.json, see `scarbook baseline set`) "
               "or a past session, as `scarbook diff` does; exit 1 on a significant (Holm-corrected) regression.")
-@click.option("--isolation", type=click.Choice(["none", "sandbox"]), default=None,
+@click.option("--isolation", type=click.Choice(["none", "sandbox", "auto"]), default=None,
               help="Run agents and command checks unconfined or in a bubblewrap sandbox (Linux); "
                    "default from scarbook.yaml (none). README: Threat model.")
 @click.option("--executor", "executor_kind", type=click.Choice(["local", "ray"]), default=None,
@@ -291,6 +291,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
+    for note in prep.notes:
+        warn(note)
     executor = make_executor(project.config.executor, prep.session, executor_kind)
     if executor is not None:
         note = executor.connect()  # an unreachable cluster is a usage error, said before anything is recorded

@@ -119,6 +119,7 @@ class Preparation:
 
     session: ReadySession | None = None
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said once, before the runs (isolation: auto's choice)
 
 
 def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
@@ -134,7 +135,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     elif plan.adaptive and plan.retry_infra:
         errors.append(RETRY_WITH_AUTO)
     errors.extend(_unwritable(project, plan))
-    spec, agent = _preflight_agent(project, errors)
+    notes: list[str] = []
+    spec, agent = _preflight_agent(project, errors, notes)
     judge = _preflight_judge(project, plan, errors)
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -147,7 +149,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
-    return Preparation(ReadySession(project, plan, spec, agent, judge, decide))
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide), notes=notes)
 
 
 def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:
@@ -194,7 +196,22 @@ def _unwritable(project: Project, plan: SessionPlan) -> list[str]:
     return problems
 
 
-def _preflight_agent(project: Project, errors: list[str]) -> tuple[AgentSpec | None, Agent | None]:
+def _auto_isolation(project: Project, spec: AgentSpec, notes: list[str] | None) -> str:
+    """`isolation: auto`: the sandbox where bubblewrap starts here (tried once per session, now), else
+    none — and then one line says what the agent can reach."""
+    try:
+        make_agent(spec, project.root, isolation="sandbox", network=project.config.network)
+        return "sandbox"
+    except ScarbookError as exc:
+        why = exc.message.removeprefix("isolation: sandbox cannot start: ").removeprefix("isolation: sandbox ")
+        if notes is not None:
+            notes.append(f"isolation: auto runs this session unconfined ({why.split(' — ')[0]}): the agent can "
+                         "read, write and delete anything your user can and reach the network (README: Threat model)")
+        return "none"
+
+
+def _preflight_agent(project: Project, errors: list[str],
+                     notes: list[str] | None = None) -> tuple[AgentSpec | None, Agent | None]:
     try:
         spec = AgentSpec.from_config(project.config.agent)
     except ValueError as exc:  # a type config.py accepts but this version cannot build
@@ -202,6 +219,8 @@ def _preflight_agent(project: Project, errors: list[str]) -> tuple[AgentSpec | N
         return None, None
     try:
         cfg = project.config
+        if cfg.isolation == "auto":
+            cfg.isolation = _auto_isolation(project, spec, notes)
         agent = make_agent(spec, project.root, isolation=cfg.isolation, network=cfg.network)
         agent.preflight()
         return spec, agent
