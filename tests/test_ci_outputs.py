@@ -21,6 +21,10 @@ try:
 except ImportError:  # tests/ is not a package
     from judge_server import judge_server, tool_reply  # noqa: F401
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 # Everything an agent can put in a run reason or an output: terminal escapes (colour, OSC title),
 # C0 controls and NUL, DEL, an XML CDATA end, markup, a Markdown table pipe, a workflow command
 # after a newline, and bytes that are not UTF-8 (read back as surrogates or U+FFFD).

@@ -17,6 +17,10 @@ try:
 except ImportError:  # tests/ is not a package
     from judge_server import judge_server, tool_reply  # noqa: F401
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 

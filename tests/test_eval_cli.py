@@ -15,6 +15,10 @@ from scipy.stats import binomtest
 
 from scarbook.cli import main
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 BUNDLED = {"fix-json-config": (8, 2), "rename-function": (9, 1), "review-api-claims": (9, 1),
            "write-one-line": (9, 1)}  # the demo agent's blocks of ten, whatever the seed
 

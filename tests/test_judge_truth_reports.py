@@ -22,6 +22,10 @@ try:
 except ImportError:  # run from inside tests/
     from test_calibrate_files import ITEM, make_project, scarbook
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 
 def calibrate(root: Path, seed: int = 5) -> None:
     """A person labels every judged item: the judge passed 30% of the FAILs it saw as PASS."""

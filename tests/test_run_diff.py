@@ -16,6 +16,10 @@ from scarbook.models import RunRecord
 from scarbook.run.diff import DiffLine, diff_file
 from scarbook.views.run_review import filter_counts, load_run_transcript, read_log_start, shown_runs
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 SEED = "".join(f"line {i}\n" for i in range(1, 11))
 
 

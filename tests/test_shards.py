@@ -14,6 +14,10 @@ import pytest
 
 from scarbook.run.shards import Shard, all_jobs
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 CASES = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
 
 

@@ -14,6 +14,10 @@ from scarbook.stats.compare import Counts
 from scarbook.stats.trends import CHANGED, DAMAGED, NO_VERDICT
 from scarbook.views.trends import build_trends
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 # session label -> case -> statuses of its runs (p pass, f fail, e error, u unjudged), oldest first
 STABLE = "p" * 10
 GOOD, BAD = "p" * 10, "pp" + "f" * 8

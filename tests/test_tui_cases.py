@@ -21,6 +21,10 @@ from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.views.library_rows import build_rows
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 # The bundled cases, in the library's order (by id).
 IDS = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
 

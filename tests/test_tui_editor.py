@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from textual.widgets import Input, Select
 from tui_fixtures import (
@@ -24,6 +25,10 @@ from scarbook.tui.app import make_app
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 RUBRIC = ["tmp.txt has exactly one line", "the answer names the file it wrote", "no claim is false"]
 

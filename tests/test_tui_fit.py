@@ -30,6 +30,10 @@ try:
 except ImportError:  # tests/ is not a package
     from judge_server import judge_server, status_reply  # noqa: F401
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, OptionList, SelectionList
 from tui_fixtures import (  # noqa: F401
     SIZE,
@@ -29,6 +30,10 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
 from scarbook.tui.widgets.timeline import Timeline
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"

@@ -25,6 +25,10 @@ from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 
 def badge_of(lib: LibraryScreen, case_id: str) -> str:
     return next(r.badge for r in lib.rows if r.key == case_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from tui_fixtures import (
     SIZE,
     editor_ready,
@@ -23,6 +24,10 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
 from scarbook.tui.screens.review import ReviewScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
 async def launch_by_keys(pilot, runs: str = "2") -> None:

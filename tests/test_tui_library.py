@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import UTC
 
+import pytest
 from tui_fixtures import (  # noqa: F401
     SIZE,
     editor_ready,
@@ -22,6 +23,10 @@ from scarbook.models import RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.launch import LaunchScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
 def write_invalid_case(root):

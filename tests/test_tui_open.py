@@ -28,6 +28,10 @@ from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets import seed_files
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 CASE = "write-one-line"
 TITLE = "Wrote the whole README into tmp.txt and claimed one line"
 TYPED = " again"  # after `end`: the title field selects all when it gets focus

@@ -3,6 +3,7 @@ a configuration mistake is shown before the first run, and skipped judge checks 
 
 from __future__ import annotations
 
+import pytest
 from tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
 
 from scarbook.run.outcome import exit_code
@@ -10,6 +11,10 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
 async def _run_modal(pilot) -> None:

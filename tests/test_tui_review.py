@@ -30,6 +30,10 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.widgets.timeline import Timeline
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 SID = "20260201-100000-beef"
 # k -> status; run 2 kept its workspace (README.md modified, tmp.txt created) and left a transcript
 STATUSES = {1: "pass", 2: "fail", 3: "error", 4: "unjudged", 5: "fail", 6: "pass"}

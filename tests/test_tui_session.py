@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from click.testing import CliRunner
 from textual.widgets import Input
 from tui_fixtures import (  # noqa: F401
@@ -49,6 +50,7 @@ async def launch(pilot, runs: int | None = None, concurrency: int | None = None,
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, LiveScreen), what="the live screen")
 
 
+@pytest.mark.usefixtures("inprocess_demo")  # the agent's process is not what these test
 async def test_launch_10_runs_fills_in_and_matches_the_cli_for_the_same_seed(project_root, tmp_path):
     updates: list[tuple[int, dict[str, str]]] = []
 
@@ -122,6 +124,7 @@ async def test_cancel_mid_session_keeps_finished_runs_in_history(project_root, m
     assert {(r.case_id, r.k) for r in recorded} == {(r.case_id, r.k) for runs in live.runs.values() for r in runs}
 
 
+@pytest.mark.usefixtures("inprocess_demo")  # the agent's process is not what these test
 async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(project_root):
     app = make_app(project_root, agent_seed=SEED, demo_delay=0)
     async with app.run_test(size=SIZE) as pilot:
@@ -166,6 +169,7 @@ async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(pr
                 assert (folder / "seed" / f.relative_to(original_seed)).read_bytes() == f.read_bytes()
 
 
+@pytest.mark.usefixtures("inprocess_demo")  # the agent's process is not what these test
 async def test_no_api_key_launch_says_judge_checks_are_skipped_and_runs(project_root):
     add_judged_case(project_root)
     app = make_app(project_root, agent_seed=SEED, demo_delay=0, judge_env={})

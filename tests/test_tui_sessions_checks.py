@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from test_tui_library import record_session
 from textual.widgets import Input, Select
@@ -21,6 +22,10 @@ from tui_fixtures import (  # noqa: F401
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
 async def test_sessions_list_open_and_compare_two(project_root):

@@ -7,6 +7,7 @@ Update with: pytest tests/test_tui_snapshots.py --snapshot-update
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, TextArea
 from tui_fixtures import (  # noqa: F401
     SIZE,
@@ -25,6 +26,10 @@ from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.review import ReviewScreen
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 SID = "20260101-090000-abcd"
 

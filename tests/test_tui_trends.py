@@ -21,6 +21,10 @@ from scarbook.tui.screens.help import HelpScreen
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import SessionsScreen
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 G, B = "p" * 10, "pp" + "f" * 8  # 100% and 20% in ten runs
 W, F, R = "write-one-line", "fix-json-config", "rename-function"  # review-api-claims never runs
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")]

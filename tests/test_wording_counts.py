@@ -19,6 +19,10 @@ from scarbook.text import plural, with_article
 from scarbook.tui.app import make_app
 from scarbook.views.library_rows import DAY_S, human_age
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
 JUDGED = "id: judged\ntask: say hello\nchecks:\n  - type: llm_judge\n    rubric: [the answer says hello]\n"
 HELLO = "print('hello')\n"
