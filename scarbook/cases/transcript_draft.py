@@ -20,7 +20,8 @@ from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
 from scarbook.text import plural
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
-from scarbook.transcripts.model import Transcript
+from scarbook.transcripts.model import Message, Transcript
+from scarbook.transcripts.text import command_label
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -38,6 +39,16 @@ def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candida
         raise ScarbookError(f"there is no artifact {number}: the transcript has {plural(len(cands), 'candidate')} "
                             "(see --list)")
     return cands[number - 1]
+
+
+def _no_work(t: Transcript) -> None:
+    """A log holding only slash commands and harness messages (an `/exit` answered by "You're out of
+    extra usage"): say so rather than "no candidate"."""
+    said = [m for m in t.entries if isinstance(m, Message) and m.kind in ("command", "synthetic")]
+    if said:
+        shown = "; ".join(dict.fromkeys(command_label(m.text) for m in said))
+        raise ScarbookError("the transcript holds no work of the agent to import: only slash commands and "
+                            f"messages the harness wrote in the model's place ({shown})")
 
 
 TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
@@ -85,7 +96,10 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     if folder.exists():
         raise ScarbookError(f"{folder} already exists; choose another --id")
     transcript_path = Path(transcript_path) if transcript_path else t.source
-    artifact = pick_artifact(candidates(t), artifact_index)
+    cands = candidates(t)
+    if not cands:
+        _no_work(t)
+    artifact = pick_artifact(cands, artifact_index)
     data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt")
     if transcript_path is None:
         del data["scar"]["transcript"]

@@ -14,7 +14,7 @@ from typing import Literal
 from scarbook.fs.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import Message, ToolCall, Transcript
-from scarbook.transcripts.text import PLACEHOLDER, human_size, preview, strip_ansi
+from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi
 
 CandidateKind = Literal["final_answer", "file", "tool_result"]
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "tool result"}
@@ -90,7 +90,7 @@ def suggest_task(t: Transcript) -> str:
             # an attached image cannot be replayed as a task: keep only the words
             words = [line for line in clean_task(m.text).splitlines() if not PLACEHOLDER.match(line.strip())]
             task = "\n".join(words).strip()
-            if task:
+            if task and not is_command(task):
                 return task
     return ""
 

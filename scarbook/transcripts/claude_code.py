@@ -20,7 +20,7 @@ from scarbook.transcripts.anthropic_api import add_content, add_usage
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
-from scarbook.transcripts.text import strip_ansi
+from scarbook.transcripts.text import is_command, strip_ansi
 
 FORMAT = "claude-code"
 _REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
@@ -166,6 +166,8 @@ def _conversation_row(r: dict[str, Any], side: bool, *, want_cwd: bool) -> dict[
             row["usage"] = _compact_usage(msg["usage"])
     else:
         row["extra"] = _extras(r)
+    if kind == "assistant" and (msg.get("model") == "<synthetic>" or r.get("isApiErrorMessage")):
+        row["synthetic"] = True  # written by the harness in the model's place (an API error, a usage limit)
     for key, name in (("isMeta", "meta"), ("isCompactSummary", "compact")):
         if r.get(key):
             row[name] = True
@@ -202,14 +204,23 @@ def _timeline_turns(t: Transcript, rows: list[dict[str, Any]],
         content = row["content"]
         if row["kind"] == "assistant":
             _merge_assistant_row(t, row, turns, by_message_id, usage_by_id)
-        elif isinstance(content, str) and (content.startswith(("<command-", "<local-command-")) or row.get("compact")):
+        elif isinstance(content, str) and row.get("compact"):
             turns.append({"role": "system", "blocks": content, "sidechain": side})
+        elif (command := _command(content)) is not None:
+            turns.append({"role": "system", "blocks": command, "sidechain": side, "command": True})
         else:
             turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": row["extra"]})
     if abandoned:
         t.warnings.append(f"{abandoned} records on an abandoned branch (an edited or rewound prompt) were skipped")
     t.date = date_of(last_time)
     return turns, usage_by_id
+
+
+def _command(content: Any) -> str | None:
+    """The text of a user record that is a slash command or its local output, else None."""
+    if isinstance(content, list) and content and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        content = "\n".join(str(b.get("text", "")) for b in content)
+    return content if isinstance(content, str) and is_command(content) else None
 
 
 def _merge_assistant_row(t: Transcript, row: dict[str, Any], turns: list[dict[str, Any]],
@@ -224,7 +235,8 @@ def _merge_assistant_row(t: Transcript, row: dict[str, Any], turns: list[dict[st
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
     turn = by_message_id.get(mid)
     if turn is None:
-        turn = by_message_id[mid] = {"role": "assistant", "blocks": [], "sidechain": row["side"]}
+        turn = by_message_id[mid] = {"role": "assistant", "blocks": [], "sidechain": row["side"],
+                                     "synthetic": bool(row.get("synthetic"))}
         turns.append(turn)
     for b in blocks:
         if b not in turn["blocks"]:  # some versions repeat earlier blocks on later lines
@@ -237,9 +249,14 @@ def _add_turns(t: Transcript, turns: list[dict[str, Any]]) -> None:
     calls: dict[str, ToolCall] = {}
     for turn in turns:
         if turn["role"] == "system":
-            t.entries.append(Message("system", strip_ansi(turn["blocks"]), sidechain=turn["sidechain"]))
+            t.entries.append(Message("system", strip_ansi(turn["blocks"]), sidechain=turn["sidechain"],
+                                     kind="command" if turn.get("command") else "text"))
             continue
         added = add_content(t, turn["role"], turn["blocks"], sidechain=turn["sidechain"])
+        if turn.get("synthetic"):
+            for e in added:
+                if isinstance(e, Message) and e.kind == "text":
+                    e.kind = "synthetic"
         results = [e for e in added if isinstance(e, ToolResult)]
         for e in added:
             if isinstance(e, ToolCall):

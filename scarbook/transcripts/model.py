@@ -18,7 +18,11 @@ from scarbook.models import Usage
 class Message:
     role: str  # user | assistant | system
     text: str
-    kind: Literal["text", "thinking"] = "text"  # thinking/reasoning is shown, never an answer
+    # thinking/reasoning is shown, never an answer; "command" is a slash command the user typed or
+    # its local output (`/exit`, `/clear`), "synthetic" a message the harness wrote in the model's
+    # place (Claude Code `model: <synthetic>`: an API error, "out of extra usage"): neither is the
+    # task nor the artifact.
+    kind: Literal["text", "thinking", "command", "synthetic"] = "text"
     sidechain: bool = False  # a subagent's conversation (Claude Code `isSidechain`)
 
 

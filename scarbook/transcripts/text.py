@@ -51,3 +51,29 @@ def preview(text: str, n: int = 80) -> str:
     """One line of at most `n` characters; the whole text is never cut anywhere else."""
     flat = " ".join(text.split())
     return flat if len(flat) <= n else flat[: max(n - 1, 0)] + "…"
+
+
+# A slash command the user typed in an agent's shell (`/exit`, `/clear`, `/compact keep the plan`):
+# one line, a word after the slash (so "/usr/bin/x fails" is not one).
+_SLASH = re.compile(r"/[A-Za-z][\w:-]*(?:[ \t][^\n]*)?")
+_COMMAND_TAGS = ("<command-", "<local-command-")
+
+
+def is_command(text: str) -> bool:
+    """A slash command or its local output, as Claude Code records them (`<command-name>/exit
+    </command-name>`, `<local-command-stdout>...`) or as typed (`/exit`): not a task."""
+    s = text.strip()
+    return s.startswith(_COMMAND_TAGS) or bool(_SLASH.fullmatch(s))
+
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+
+
+def command_label(text: str) -> str:
+    """A short name for a command message: "/exit", "output of a local command"."""
+    m = _COMMAND_NAME.search(text)
+    if m:
+        return m.group(1)
+    if text.strip().startswith("<local-command-"):
+        return "output of a local command"
+    return preview(text, 60)
