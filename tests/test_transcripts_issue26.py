@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from scarbook.transcripts import candidates, load_transcript, suggest_task
+from scarbook.transcripts import candidates, default_artifact, load_transcript, suggest_task
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts" / "issue26"
 
@@ -37,3 +37,29 @@ def test_slash_commands_and_synthetic_messages_are_not_the_incident(tmp_path):
         "harness wrote in the model's place (/exit; You're out of extra usage · resets 4pm (UTC); "
         "output of a local command)\n")
     assert not (tmp_path / "cases" / "x").exists()
+
+
+def test_edits_of_nothing_create_files_and_the_last_one_is_the_default():
+    """4. Claude Code creates a file with Edit (or MultiEdit) whose first `old_string` is empty: that
+    is the file's whole content, not "edits only", and it (not the answer) is the default."""
+    t = load_transcript(FIX / "cc_edit_creates.jsonl")
+    assert [(f.path, f.content, f.note) for f in t.files_written] == [
+        ("notes.md", "# Release\n- bump\n- tag\n", ""), ("tools/bump.py", "VERSION = '1.1'\nprint(VERSION)\n", "")]
+    cands = candidates(t)
+    assert [(c.number, c.label) for c in cands][:4] == [
+        (1, "final answer"), (2, "file notes.md (final content)"), (3, "file tools/bump.py (final content)"),
+        (4, "plan (ExitPlanMode)")]
+    assert default_artifact(cands) == 3
+
+
+def test_a_rejected_plan_is_a_candidate_and_the_default(tmp_path):
+    """4. In plan mode the plan (ExitPlanMode's `plan`) is the agent's work: offered as a candidate,
+    marked rejected, and the default when it came after the last answer."""
+    res = run(tmp_path, "import", str(FIX / "cc_plan_rejected.jsonl"), "--list")
+    assert res.exit_code == 0
+    assert ("  2  plan         plan (ExitPlanMode, rejected)  [50 B]\n"
+            "     Delete config.py and rewrite every caller by hand.\n") in res.stdout
+    res = run(tmp_path, "import", str(FIX / "cc_plan_rejected.jsonl"), "--id", "plan")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "cases" / "plan" / "scar" / "artifact.txt").read_text() == \
+        "Delete config.py and rewrite every caller by hand."

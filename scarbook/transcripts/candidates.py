@@ -13,11 +13,12 @@ from typing import Literal
 
 from scarbook.fs.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
-from scarbook.transcripts.model import Message, ToolCall, Transcript
+from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi
 
-CandidateKind = Literal["final_answer", "file", "tool_result"]
-_KIND_LABEL = {"final_answer": "answer", "file": "file", "tool_result": "tool result"}
+CandidateKind = Literal["final_answer", "file", "plan", "tool_result"]
+_KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result"}
+_PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Candidate:
     content: str
     path: str | None = None  # the workspace path, for a file artifact
     partial: bool = False  # a file known only by its edits (the original is not in the transcript)
+    entry: int = -1  # where in the timeline it was produced (its turn is the one before it)
 
 
 @dataclass
@@ -53,30 +55,49 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
 def candidates(t: Transcript) -> list[Candidate]:
     out: list[Candidate] = []
 
-    def add(kind: CandidateKind, label: str, content: str, path: str | None = None, partial: bool = False) -> None:
-        out.append(Candidate(len(out) + 1, kind, label, content, path, partial))
+    def add(kind: CandidateKind, label: str, content: str, path: str | None = None, partial: bool = False,
+            entry: int = -1) -> None:
+        out.append(Candidate(len(out) + 1, kind, label, content, path, partial, entry))
 
     if t.final_answer is not None and t.final_answer.strip():
-        add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer)
+        add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer,
+            entry=_answer_entry(t))
     for f in t.files_written:
         if f.content is not None:
-            add("file", f"file {f.path} (final content)", f.content, f.path)
+            add("file", f"file {f.path} (final content)", f.content, f.path, entry=f.entry)
         elif f.fragments:
             why = "original unknown" if f.note.endswith("not in the transcript") else "could not replay them"
-            add("file", f"file {f.path} (edits only, {why})", "\n".join(f.fragments), f.path, partial=True)
+            add("file", f"file {f.path} (edits only, {why})", "\n".join(f.fragments), f.path, partial=True,
+                entry=f.entry)
+    results = {r.call_id: r for r in t.tool_results}
+    for i, e in enumerate(t.entries):  # the plan the agent proposed: in plan mode, its whole work
+        if isinstance(e, ToolCall) and e.name in _PLAN_TOOLS and isinstance(e.input.get("plan"), str) \
+                and e.input["plan"].strip():
+            result = results.get(e.id)
+            add("plan", f"plan ({e.name}{', rejected' if result is not None and result.is_error else ''})",
+                e.input["plan"], entry=i)
     calls = {c.id: c for c in t.tool_calls}  # one dict lookup a result, not a scan of the timeline
-    for r in t.tool_results:
-        if r.text.strip():
+    for i, r in enumerate(t.entries):
+        if isinstance(r, ToolResult) and r.text.strip():
             add("tool_result", f"result of {describe_call(calls.get(r.call_id), t.root or t.cwd)}"
-                + (" (error)" if r.is_error else ""), r.text)
+                + (" (error)" if r.is_error else ""), r.text, entry=i)
     return out
 
 
+def _answer_entry(t: Transcript) -> int:
+    for i in range(len(t.entries) - 1, -1, -1):
+        m = t.entries[i]
+        if isinstance(m, Message) and m.role == "assistant" and m.text == t.final_answer:
+            return i
+    return len(t.entries)
+
+
 def default_artifact(cands: list[Candidate]) -> int:
-    """The candidate to pick when the user names none: the file written last, else the answer, else
-    a file known only by its edits (a part of a file is a poor artifact, never preferred)."""
+    """The candidate to pick when the user names none: the file written last, else the answer or
+    the plan (whichever came later), else a file known only by its edits (a part of a file is a
+    poor artifact, never preferred)."""
     for pick in ([c for c in cands if c.kind == "file" and not c.partial],
-                 [c for c in cands if c.kind == "final_answer"],
+                 sorted((c for c in cands if c.kind in ("final_answer", "plan")), key=lambda c: c.entry),
                  [c for c in cands if c.kind == "file"]):
         if pick:
             return pick[-1].number

@@ -184,8 +184,8 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
     known: dict[str, str] = {}  # path -> content we know it had (read whole), before any write
     reads: list[FileRead] = []
     listed: set[str] = set()  # folders: never a written file
-    for call in t.tool_calls:
-        op = file_operation(call)
+    for index, call in enumerate(t.entries):
+        op = file_operation(call) if isinstance(call, ToolCall) else None
         if op is None:
             continue
         result = results.get(call.id)
@@ -215,6 +215,9 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
                 fw.content = result.original_file
         written[path] = fw  # (re)inserted last: the order is the order of last writes
         fw.tools.append(call.name)
+        fw.entry = index
+        if fw.content is None and op.kind == "edit" and op.edits and op.edits[0][0] == "":
+            fw.content, fw.note, fw.fragments = "", "", []  # an edit of nothing into text creates the file
         if op.kind == "write":
             fw.content, fw.note = op.content, "" if op.content is not None else "the write had no content"
             fw.fragments = []

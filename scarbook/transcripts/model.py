@@ -61,6 +61,7 @@ class FileWritten:
     # The new text of edits that could not be applied (no known earlier content): shown as a
     # partial candidate rather than hidden.
     fragments: list[str] = field(default_factory=list)
+    entry: int = -1  # the timeline index of the last call that wrote it
 
 
 @dataclass
