@@ -36,6 +36,12 @@ def test_noise_on_the_demo_agent_reports_and_stores_its_a_a_spread(project) -> N
     assert quote.startswith(f"write-one-line: this case's A/A spread is ±{round(100 * m.spread)} pts (10 runs per side")
     if abs(m.diff) <= m.spread:
         assert quote.endswith("is within noise")
+    # and `scarbook trends` shows each case's noise floor beside its rates
+    trends = project.cli("trends", "write-one-line")
+    row = next(line for line in trends.stdout.splitlines() if line.startswith("write-one-line "))
+    assert row.endswith(f"A/A ±{round(100 * m.spread)} pts")
+    data = json.loads(project.cli("trends", "--json").stdout)
+    assert next(c for c in data["cases"] if c["case"] == "write-one-line")["aa_spread"] == m.spread
 
 
 def test_noise_needs_two_runs_a_side(project) -> None:

@@ -14,6 +14,8 @@ from scarbook.cli.common import (
     report_case_problems,
     report_history_problems,
 )
+from scarbook.errors import HistoryError
+from scarbook.history.noise import NoiseStore
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
 from scarbook.views.library_rows import format_started
 from scarbook.views.trends import project_trends
@@ -38,7 +40,12 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     trends = project_trends(project, cases, depth)
     report_history_problems(trends.problems)
-    click.echo(json.dumps(trends_json(trends, depth), indent=2) if as_json else format_trends(trends))
+    try:
+        noise = {cid: m.spread for cid, m in NoiseStore(project.workspaces_dir).latest().items() if m.spread is not None}
+    except HistoryError as exc:  # the trends stand without the noise floor; say why it is missing
+        report_history_problems([exc])
+        noise = {}
+    click.echo(json.dumps(trends_json(trends, depth, noise), indent=2) if as_json else format_trends(trends, noise))
 
 
 def _cell(point: TrendPoint | None) -> str:
@@ -49,7 +56,7 @@ def _cell(point: TrendPoint | None) -> str:
     return f"{100 * point.rate:.0f}" + ("*" if point.marks else "")
 
 
-def format_trends(trends: Trends) -> str:
+def format_trends(trends: Trends, noise: dict[str, float] | None = None) -> str:
     """A legend of the sessions (numbered oldest first), then one row per case: flips, a cell per
     session, and the regressed note."""
     if not trends.sessions:
@@ -64,12 +71,16 @@ def format_trends(trends: Trends) -> str:
     for t in ranked:
         by_session = {p.session_id: p for p in t.points}
         cells = " ".join(f"{_cell(by_session.get(s.id)):>4}" for s in trends.sessions)
-        lines.append(f"{t.case_id:<{case_w}}  {t.flips:>5}  {cells}  {_note(t)}".rstrip())
+        aa = f"A/A ±{100 * noise[t.case_id]:.0f} pts" if noise and t.case_id in noise else ""
+        note = "; ".join(x for x in (_note(t), aa) if x)
+        lines.append(f"{t.case_id:<{case_w}}  {t.flips:>5}  {cells}  {note}".rstrip())
     never = sorted(c for c, t in trends.cases.items() if not t.points)
     if never:
         lines += ["", "never run: " + ", ".join(never)]
     lines += ["", "cells: pass rate % (passes / judged runs); * the session was cancelled, interrupted, "
-              "damaged or the case changed; · no rate (judge skipped or no judged run); blank: not run"]
+              "damaged or the case changed; · no rate (judge skipped or no judged run); blank: not run"
+              + ("; A/A ±X: the case's noise floor (`scarbook noise`), a move smaller than it is within noise"
+                 if noise else "")]
     return "\n".join(lines)
 
 
@@ -79,7 +90,7 @@ def _note(t: CaseTrend) -> str:
     return f"{t.regressed_note()} (scarbook diff {t.regressed_since.session_id} {t.points[-1].session_id})"
 
 
-def trends_json(trends: Trends, depth: int) -> dict:
+def trends_json(trends: Trends, depth: int, noise: dict[str, float] | None = None) -> dict:
     def point(p: TrendPoint) -> dict:
         c = p.counts
         return {"session": p.session_id, "label": p.label, "started_at": p.started_at, "rate": p.rate,
@@ -92,6 +103,7 @@ def trends_json(trends: Trends, depth: int) -> dict:
                       "partial": s.partial} for s in trends.sessions],
         "cases": [{"case": t.case_id, "threshold": t.threshold, "flips": t.flips, "spread": t.spread,
                    "regressed_since": t.regressed_since.session_id if t.regressed_since else None,
+                   "aa_spread": (noise or {}).get(t.case_id),  # the noise floor, when measured
                    "points": [point(p) for p in t.points]}
                   for t in [*trends.flakiest(), *(t for t in trends.cases.values() if not t.points)]],
     }
