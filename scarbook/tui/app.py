@@ -21,6 +21,7 @@ from pathlib import Path
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
@@ -166,7 +167,7 @@ class ScarbookApp(Host):
             self.notify(str(exc), title=f"verify {case.id}", severity="error")
             return
         VerificationStore(self.project.workspaces_dir).save([result])
-        severity = "information" if result.outcome in (CATCHES, UNVERIFIED) else "error"
+        severity: SeverityLevel = "information" if result.outcome in (CATCHES, UNVERIFIED) else "error"
         detail = result.detail
         if result.outcome == UNVERIFIED and case.judge_checks and not self.judge_key_present():
             detail += f" — set ${self.project.config.judge.api_key_env} to let the judge run"

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -33,8 +35,8 @@ class ScarbookCommands(Provider):
                 return screen
         return None
 
-    def _entries(self) -> list[tuple[str, object, str]]:
-        out: list[tuple[str, object, str]] = [("new scar", self._new_case, "file a new case from nothing")]
+    def _entries(self) -> list[tuple[str, Callable[[], Any], str]]:
+        out: list[tuple[str, Callable[[], Any], str]] = [("new scar", self._new_case, "file a new case from nothing")]
         seen = {"new scar"}
         for active in self.screen.active_bindings.values():  # the keys of the screen under the palette
             b = active.binding
@@ -75,11 +77,7 @@ class ScarbookCommands(Provider):
             return None
         while self.app.screen is not lib:
             self.app.pop_screen()
-        lib.query_one("#filter").value = ""
-        lib._refill()
-        keys = [r.key for r in lib.shown]
-        if key in keys:
-            lib.query_one("#cases").move_cursor(row=keys.index(key))
+        lib.show_case(key)
         return lib
 
     def _open(self, key: str) -> None:

@@ -22,6 +22,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
@@ -181,7 +182,8 @@ class EditorScreen(HostScreen):
         except Exception as exc:  # never a screen stuck at "loading…": say what went wrong
             self.app.call_from_thread(self._load_failed, f"{folder}: {type(exc).__name__}: {exc}")
             return
-        self.app.call_from_thread(self._show_case, case, listing, preview)
+        # mypy cannot solve Textual's `T | Awaitable[T]` for a coroutine function (it picks Never): the call is right
+        self.app.call_from_thread(self._show_case, case, listing, preview)  # type: ignore[arg-type]
 
     async def _show_case(self, case: Case, listing: list[str], preview: Text | None) -> None:
         if self not in self.app.screen_stack:  # left while it was loading
@@ -213,7 +215,7 @@ class EditorScreen(HostScreen):
 
     def _opened(self) -> None:
         self.sub_title = ("draft case (written when you save it)" if self.scar_files and self.is_new
-                          else "new case" if self.is_new else f"case {self.case.id}")
+                          else f"case {self.case.id}" if self.case is not None and not self.is_new else "new case")
         self.set_focus(self.query_one("#case-id" if self.is_new else "#case-title", Input))
         self.call_after_refresh(self._ready)
 
@@ -255,6 +257,7 @@ class EditorScreen(HostScreen):
         if self.case is None or self.case.scar is None or not self.case.scar.failed_artifact:
             self.notify("this case has no scar.failed_artifact to verify against", severity="warning")
             return
+        assert self.case.root is not None  # an edited case was loaded from its folder (a new one is saved first)
         self.app.post_message(VerifyScar(load_case(self.case.root)))
 
     # -- the case the form describes ----------------------------------------------------------
@@ -315,10 +318,12 @@ class EditorScreen(HostScreen):
         for slot in self.query(f"#err-{name}").results(Static):
             return slot
         anchor = self.query_one(ERROR_UNDER[name])
-        if anchor.parent is not None and anchor.parent.has_class("pair"):
+        if isinstance(anchor.parent, Widget) and anchor.parent.has_class("pair"):
             anchor = anchor.parent
+        form = anchor.parent
+        assert isinstance(form, Widget)  # every field sits in the form
         slot = Static("", id=f"err-{name}", classes="field-error")
-        anchor.parent.mount(slot, after=anchor)
+        form.mount(slot, after=anchor)
         return slot
 
     def show_error(self, error: CaseError | None) -> None:

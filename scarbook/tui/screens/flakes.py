@@ -97,6 +97,7 @@ class FlakeScreen(Screen):
         stop = start + ROWS_AT_ONCE
         if stop < len(self.cases):
             self.call_after_refresh(self._add_rows, stop, generation, cursor)
+        assert self.widths is not None  # rows are added after the grid was laid out
         case_w, cell_w = self.widths
         grid = self.query_one("#flake-grid", DataTable)
         for trend in self.cases[start:stop]:

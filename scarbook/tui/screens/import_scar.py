@@ -215,7 +215,7 @@ class ImportScreen(HostScreen[str | None]):
         text = Text(" · ".join(bits))
         task = suggest_task(t)
         text.append(f"\ntask: {task.splitlines()[0] if task else '(none in the transcript — write it in the editor)'}")
-        if t.traces:
+        if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
             text.append(f"\ntrace {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t shows the next",
                         style="bold")

@@ -63,7 +63,7 @@ class LiveScreen(HostScreen):
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
         self.live = live
-        self._shown: dict[str, tuple[int, int]] = {}  # case id -> (finished, running) last drawn
+        self._shown: dict[str, tuple[int, int, str | None]] = {}  # case id -> (finished, running, decided) last drawn
 
     def compose(self) -> ComposeResult:
         yield Header()

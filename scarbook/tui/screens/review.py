@@ -47,7 +47,7 @@ from scarbook.views.run_review import (
 )
 
 FILTER_NAMES = list(FILTERS)
-FILTER_STYLE = {"failed": "red", **STATUS_STYLE}
+FILTER_STYLE: dict[str, str] = {"failed": "red", **STATUS_STYLE}
 
 
 class ReviewScreen(HostScreen):
@@ -228,6 +228,7 @@ class ReviewScreen(HostScreen):
 
     @work(exclusive=True, group="review-detail")
     async def _load_detail(self, run: RunRecord) -> None:
+        assert self.data is not None  # runs are shown only once the data is read
         detail = await asyncio.to_thread(load_run_detail, self.app.project, run, self.data)
         self.details[run.k] = detail
         if self.current_run is run:
@@ -283,6 +284,7 @@ class ReviewScreen(HostScreen):
         if why:
             self.notify(why, severity="warning")
             return
+        assert run is not None and run.transcript_path  # nothing refused: the run has a transcript file
         self.app.post_message(OpenImport(Path(run.transcript_path)))
 
     def action_draft_case(self) -> None:

@@ -7,7 +7,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.cases.lineage import GIVEN_AWAY
@@ -26,7 +25,7 @@ from scarbook.views.compare import TwoSessions, compare_two_sessions
 from scarbook.views.library_rows import format_started, session_marks
 
 
-def ready(screen: Screen) -> None:
+def ready(screen: SessionTableScreen | CompareScreen) -> None:
     """The screen shows what it read (or why it could not): the keys typed meanwhile act now."""
     screen.loaded = True
     keys_welcome(screen)

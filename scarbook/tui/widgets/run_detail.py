@@ -12,7 +12,7 @@ from scarbook.text import plural
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.run_review import RunDetail
 
-CHECK_STYLE = {**STATUS_STYLE, "skipped": "dim"}
+CHECK_STYLE: dict[str, str] = {**STATUS_STYLE, "skipped": "dim"}
 CAUSE_STYLE = {"agent": "red", "infra": "magenta", "judge": "yellow", "case": "cyan"}
 CHANGE_STYLE = {"created": "green", "modified": "yellow", "deleted": "red"}
 SIGN_STYLE = {"-": "red", "+": "green", " ": "dim", "@": "cyan"}

@@ -121,7 +121,7 @@ class SeedFiles(Vertical):
         self.post_message(self.Changed(self))
         return None
 
-    def remove(self, index: int) -> None:
+    def remove_entry(self, index: int) -> None:
         entries = self.entries()
         if not 0 <= index < len(entries):
             return
@@ -171,4 +171,4 @@ class SeedFiles(Vertical):
         event.stop()
         h = self.query_one("#seed-list", OptionList).highlighted
         if h is not None:
-            self.remove(h)
+            self.remove_entry(h)

@@ -7,7 +7,7 @@ from rich.text import Text
 from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.text import pct
 
-STATUS_STYLE = {RunStatus.PASS: "green", RunStatus.FAIL: "red", RunStatus.ERROR: "yellow", RunStatus.UNJUDGED: "dim"}
+STATUS_STYLE: dict[str, str] = {RunStatus.PASS: "green", RunStatus.FAIL: "red", RunStatus.ERROR: "yellow", RunStatus.UNJUDGED: "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}
 MARK_STYLE = "bold magenta"  # a session that did not run or judge all it planned (library, sessions)
 

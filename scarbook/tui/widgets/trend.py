@@ -29,7 +29,9 @@ def point_style(point: TrendPoint, threshold: float, green: float) -> str:
 def trend_text(trend: CaseTrend | None, green: float, width: int = 8) -> Text:
     """The newest `width` sessions, oldest at the left; empty when the case never ran."""
     text = Text()
-    for p in (trend.points[-width:] if trend else []):
+    if trend is None:
+        return text
+    for p in trend.points[-width:]:
         text.append(NO_RATE if p.rate is None else block(p.rate), style=point_style(p, trend.threshold, green))
     return text
 

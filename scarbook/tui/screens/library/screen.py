@@ -188,6 +188,14 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_key else ""
         return TITLES[key] + arrow
 
+    def show_case(self, key: str) -> None:
+        """Clear the filter and put the cursor on the case `key` (the palette's "open"/"run" a case)."""
+        self.query_one("#filter", Input).value = ""
+        self._refill()
+        keys = [r.key for r in self.shown]
+        if key in keys:
+            self.query_one("#cases", DataTable).move_cursor(row=keys.index(key))
+
     def _refill(self, keep: str | None = None) -> None:
         table = self.query_one("#cases", DataTable)
         keep = keep or self.current_key()
