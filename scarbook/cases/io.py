@@ -133,7 +133,8 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
             why = check_relative(value)
             _need(why is None, path, f"scar.artifact_at: {why}", kline,
                   "use 'output' or a path relative to the workspace root")
-    values = {k: (str(v) if k == "date" else dict(v) if k == "reproduced" else v) for k, v in raw.items()}
+    # each value was checked above against the field it fills
+    values: dict[str, Any] = {k: (str(v) if k == "date" else dict(v) if k == "reproduced" else v) for k, v in raw.items()}
     return Scar(**values)
 
 

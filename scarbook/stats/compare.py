@@ -319,7 +319,8 @@ def compare_sessions(
     tested = [c for c in raw if c.p_value is not None]
     family = [tested[i] for i in tarone_family(
         [min_fisher_p(c.before.judged, c.after.judged, c.before.passes + c.after.passes) for c in tested])]
-    adjusted = dict(zip((c.case_id for c in family), holm_adjust([c.p_value for c in family]), strict=True))
+    adjusted = dict(zip((c.case_id for c in family), holm_adjust([c.p_value for c in family if c.p_value is not None]),
+                        strict=True))
     cases = [compare_case(c.before, c.after, c.case_id, adjusted.get(c.case_id, 1.0)) if c.p_value is not None
              else c for c in raw]
     # a case with a difference has its variance too (compare_case sets both or neither)
