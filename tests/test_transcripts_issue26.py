@@ -63,3 +63,14 @@ def test_a_rejected_plan_is_a_candidate_and_the_default(tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "cases" / "plan" / "scar" / "artifact.txt").read_text() == \
         "Delete config.py and rewrite every caller by hand."
+
+
+def test_text_editor_view_results_lose_the_viewers_line_numbers(tmp_path):
+    """5. `view` results ("1: # tiny-agent", and `cat -n` with its header line) seed the file as it
+    is on disk; the artifact the agent wrote is kept byte for byte, numbers and all."""
+    res = run(tmp_path, "import", str(FIX / "anthropic_editor_view.json"), "--id", "view", "--seed-suggested")
+    assert res.exit_code == 0, res.output
+    seed = tmp_path / "cases" / "view" / "seed"
+    assert (seed / "README.md").read_text() == "# tiny-agent\n\nA tiny agent.\n    indented: kept\n"
+    assert (seed / "src" / "main.py").read_text() == "import sys\n\nprint(sys.argv)\n"
+    assert (tmp_path / "cases" / "view" / "scar" / "artifact.txt").read_text() == "1: # tiny-agent\n"

@@ -173,6 +173,30 @@ def _insert(content: str, line: int, text: str) -> str:
     return "".join(lines[:line]) + text + "".join(lines[line:])
 
 
+_VIEW_HEADER = re.compile(r"\AHere's the result of running `cat -n` on [^\n]*:\n")
+_VIEW_LINE = re.compile(r"^ *(\d+)(?:\t|: ?|\u2192)(.*)$")
+
+
+def strip_viewer_gutter(text: str) -> str:
+    """A text-editor `view` result as the file it shows: without the viewer's header ("Here's the
+    result of running `cat -n` on /repo/a.md:") and its line numbers ("1: # tiny-agent",
+    "     1\t# tiny-agent"). Text not numbered 1, 2, 3... on every line is returned as it is."""
+    body = _VIEW_HEADER.sub("", text)
+    lines = body.split("\n")
+    final_newline = len(lines) > 1 and lines[-1] == ""
+    if final_newline:
+        lines.pop()
+    out = []
+    for k, line in enumerate(lines, start=1):
+        m = _VIEW_LINE.match(line)
+        if not m or int(m.group(1)) != k:
+            return text
+        out.append(m.group(2))
+    if not out:
+        return text
+    return "\n".join(out) + ("\n" if final_newline else "")
+
+
 def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
     """Fill `t.files_written` and `t.files_read` from the timeline (in place). Paths are made
     relative to `t.root` (computed by `touched_root` unless the user named one). Files written are
@@ -197,6 +221,8 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
             if op.kind == "read" and result is not None and not op.partial:
                 content = result.file_content if result.file_content is not None else (
                     result.text if verbatim_reads else None)
+                if content is not None and result.file_content is None and _base_name(call.name) in _EDITOR:
+                    content = strip_viewer_gutter(content)
             if content is not None and path not in written:
                 known.setdefault(path, content)
             if op.kind == "list":
