@@ -64,7 +64,9 @@ checks:
 def write_project(root: Path, *, agent: list[str] | None = None, executor: str = "{type: ray, address: auto}",
                   extra: str = "", cases: dict[str, str] | None = None, demo_seed: int = 7) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    agent_yaml = (f"{{type: demo, seed: {demo_seed}}}" if agent is None
+    # draws: deck in the file, not only in $SCARBOOK_DEMO_DRAWS (conftest): the Ray workers were started
+    # without the test's environment, and the spec travels to them with the run
+    agent_yaml = (f"{{type: demo, seed: {demo_seed}, draws: deck}}" if agent is None
                   else json.dumps({"type": "command", "argv": agent}))
     (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
         agent: {agent_yaml}
