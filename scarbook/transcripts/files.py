@@ -209,7 +209,9 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
     reads: list[FileRead] = []
     listed: set[str] = set()  # folders: never a written file
     for index, call in enumerate(t.entries):
-        op = file_operation(call) if isinstance(call, ToolCall) else None
+        if not isinstance(call, ToolCall):
+            continue
+        op = file_operation(call)
         if op is None:
             continue
         result = results.get(call.id)

@@ -63,7 +63,8 @@ class LiveScreen(HostScreen):
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
         self.live = live
-        self._shown: dict[str, tuple[int, int, str | None]] = {}  # case id -> (finished, running, decided) last drawn
+        # case id -> (finished, running, decided, gate) as last drawn
+        self._shown: dict[str, tuple[int, int, str | None, str | None]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
