@@ -244,25 +244,31 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         written[path] = fw  # (re)inserted last: the order is the order of last writes
         fw.tools.append(call.name)
         fw.entry = index
-        if fw.content is None and op.kind == "edit" and op.edits and op.edits[0][0] == "":
-            fw.content, fw.note, fw.fragments = "", "", []  # an edit of nothing into text creates the file
-        if op.kind == "write":
-            fw.content, fw.note = op.content, "" if op.content is not None else "the write had no content"
-            fw.fragments = []
-        elif fw.content is None:
-            fw.fragments += [new for _, new, _ in op.edits] if op.kind == "edit" else [op.content or ""]
-            if not fw.note:
-                fw.note = f"{call.name} changed a file whose earlier content is not in the transcript"
-        elif op.kind == "insert":
-            fw.content = _insert(fw.content, op.insert_line, op.content or "")
-        else:
-            applied = _apply_edits(fw.content, op.edits) if op.edits else None
-            if applied is None:
-                fw.note = f"could not replay {call.name} (call {call.id}): its old text is not in the file"
-                fw.fragments = [new for _, new, _ in op.edits]
-            fw.content = applied
+        _replay(fw, op, call)
     t.files_written = list(written.values())
     t.files_read = reads
+
+
+def _replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
+    """One write, edit or insert applied to what is known of the file (its content, or the
+    fragments written into a file whose earlier content the transcript does not hold)."""
+    if fw.content is None and op.kind == "edit" and op.edits and op.edits[0][0] == "":
+        fw.content, fw.note, fw.fragments = "", "", []  # an edit of nothing into text creates the file
+    if op.kind == "write":
+        fw.content, fw.note = op.content, "" if op.content is not None else "the write had no content"
+        fw.fragments = []
+    elif fw.content is None:
+        fw.fragments += [new for _, new, _ in op.edits] if op.kind == "edit" else [op.content or ""]
+        if not fw.note:
+            fw.note = f"{call.name} changed a file whose earlier content is not in the transcript"
+    elif op.kind == "insert":
+        fw.content = _insert(fw.content, op.insert_line, op.content or "")
+    else:
+        applied = _apply_edits(fw.content, op.edits) if op.edits else None
+        if applied is None:
+            fw.note = f"could not replay {call.name} (call {call.id}): its old text is not in the file"
+            fw.fragments = [new for _, new, _ in op.edits]
+        fw.content = applied
 
 
 def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcript:
