@@ -8,6 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from scarbook.cases.io import load_case
 from scarbook.cli import main
 from scarbook.transcripts import candidates, default_artifact, load_transcript, suggest_task
 
@@ -74,3 +75,25 @@ def test_text_editor_view_results_lose_the_viewers_line_numbers(tmp_path):
     assert (seed / "README.md").read_text() == "# tiny-agent\n\nA tiny agent.\n    indented: kept\n"
     assert (seed / "src" / "main.py").read_text() == "import sys\n\nprint(sys.argv)\n"
     assert (tmp_path / "cases" / "view" / "scar" / "artifact.txt").read_text() == "1: # tiny-agent\n"
+
+
+def test_an_artifact_outside_the_root_says_to_use_root(tmp_path):
+    """1. Two sessions in one file, the cwd changing: the last write is outside the root. Import
+    names the folder to pass as --root instead of failing on an absolute check path; the read
+    outside the root is named in a warning; with that --root the draft is written."""
+    log = str(FIX / "cc_concatenated_cwds.jsonl")
+    res = run(tmp_path, "import", log, "--id", "x")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        "warning: the parentUuid chain does not cover this file; every record was kept in file order\n"
+        "warning: read /home/dev/tiny/README.md outside the root /home/dev/proj: not a seed suggestion "
+        "(--root /home/dev/tiny would make it one)\n"
+        "scarbook: the artifact /home/dev/tiny/tmp.txt is outside the transcript's root /home/dev/proj, so no "
+        "check can name it: import again with --root /home/dev/tiny (the folder that was the agent's workspace; "
+        "`scarbook import PATH --list --root DIR` shows the paths), or pick another artifact\n")
+    assert not (tmp_path / "cases" / "x").exists()
+    res = run(tmp_path, "import", log, "--id", "x", "--root", "/home/dev/tiny", "--seed-suggested")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "x")
+    assert case.scar.artifact_at == "tmp.txt"
+    assert (tmp_path / "cases" / "x" / "seed" / "README.md").read_text() == "# tiny-agent\nA tiny agent.\n"

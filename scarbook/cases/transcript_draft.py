@@ -9,6 +9,7 @@ file's workspace path, or "output"). `scarbook.cases.io.save_case` validates and
 from __future__ import annotations
 
 import datetime as _dt
+import posixpath
 import re
 import shutil
 from pathlib import Path, PurePosixPath
@@ -20,6 +21,7 @@ from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
 from scarbook.text import plural
 from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
+from scarbook.transcripts.files import is_absolute
 from scarbook.transcripts.model import Message, Transcript
 from scarbook.transcripts.text import command_label
 
@@ -49,6 +51,15 @@ def _no_work(t: Transcript) -> None:
         shown = "; ".join(dict.fromkeys(command_label(m.text) for m in said))
         raise ScarbookError("the transcript holds no work of the agent to import: only slash commands and "
                             f"messages the harness wrote in the model's place ({shown})")
+
+
+def outside_root(t: Transcript, path: str) -> str:
+    """What to do about an artifact the transcript names by a path outside its root."""
+    folder = posixpath.dirname(path) or path
+    where = f"outside the transcript's root {t.root}" if t.root else "outside any root the transcript gives"
+    return (f"the artifact {path} is {where}, so no check can name it: import again with --root {folder} "
+            "(the folder that was the agent's workspace; `scarbook import PATH --list --root DIR` shows the "
+            "paths), or pick another artifact")
 
 
 TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
@@ -100,6 +111,8 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     if not cands:
         _no_work(t)
     artifact = pick_artifact(cands, artifact_index)
+    if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
+        raise ScarbookError(outside_root(t, artifact.path))
     data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt")
     if transcript_path is None:
         del data["scar"]["transcript"]

@@ -197,6 +197,18 @@ def strip_viewer_gutter(text: str) -> str:
     return "\n".join(out) + ("\n" if final_newline else "")
 
 
+def _read_content(call: ToolCall, op: FileOp, result: ToolResult | None, verbatim_reads: bool) -> str | None:
+    """The whole content a read shows, or None (a partial read, no result, a format that does not
+    keep it verbatim)."""
+    if op.kind != "read" or result is None or op.partial:
+        return None
+    if result.file_content is not None:
+        return result.file_content
+    if not verbatim_reads:
+        return None
+    return strip_viewer_gutter(result.text) if _base_name(call.name) in _EDITOR else result.text
+
+
 def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
     """Fill `t.files_written` and `t.files_read` from the timeline (in place). Paths are made
     relative to `t.root` (computed by `touched_root` unless the user named one). Files written are
@@ -219,12 +231,7 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
             continue  # the tool refused: nothing changed, nothing was read
         path = relative_path(op.path, t.root)
         if op.kind in ("read", "list"):
-            content = None
-            if op.kind == "read" and result is not None and not op.partial:
-                content = result.file_content if result.file_content is not None else (
-                    result.text if verbatim_reads else None)
-                if content is not None and result.file_content is None and _base_name(call.name) in _EDITOR:
-                    content = strip_viewer_gutter(content)
+            content = _read_content(call, op, result, verbatim_reads)
             if content is not None and path not in written:
                 known.setdefault(path, content)
             if op.kind == "list":
@@ -247,6 +254,17 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         _replay(fw, op, call)
     t.files_written = list(written.values())
     t.files_read = reads
+    _warn_outside(t, reads)
+
+
+def _warn_outside(t: Transcript, reads: list[FileRead]) -> None:
+    """A file read outside the root cannot be a seed: say so, once a path, with the --root that helps."""
+    outside = dict.fromkeys((r.path, r.kind) for r in reads if not r.written_before and is_absolute(r.path))
+    for path, kind in outside:
+        where = f"outside the root {t.root}" if t.root else "with no root to make it relative to"
+        folder = path if kind == "list" else posixpath.dirname(path) or path
+        t.warnings.append(f"{'read' if kind == 'read' else 'listed'} {path} {where}: not a seed suggestion "
+                          f"(--root {folder} would make it one)")
 
 
 def _replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
