@@ -41,10 +41,17 @@ def test_one_pass_and_nine_errors_exits_3_and_says_why(project) -> None:
         assert "c: its 9 errors could span 10%–100% (had each been a fail, or each a pass)" in result.stdout
 
 
-def test_undecided_fail_is_a_release_gate(project) -> None:
+def test_undecided_fail_is_a_release_gate(project, tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
     project.bundled(gate=None)
-    result = project.cli("eval", "write-one-line", "--runs", "10", "-q", "--undecided", "fail")
+    xpath = tmp_path / "junit.xml"
+    result = project.cli("eval", "write-one-line", "--runs", "10", "-q", "--undecided", "fail", "--junit", str(xpath))
     assert result.exit_code == 3, result.output
+    (tc,) = ET.parse(xpath).getroot().findall("testcase")
+    error = tc.find("error")
+    assert error.get("type") == "undecided" and error.get("message").endswith(
+        "— needs about 40 more runs to show it meets 80%")
     assert ("write-one-line: undecided at 9/10 — needs about 40 more runs to show it meets 80%; counted as a "
             "failure (gate undecided: fail)") in result.stdout
     passed = project.cli("eval", "write-one-line", "--runs", "10", "-q", "--undecided", "pass")
