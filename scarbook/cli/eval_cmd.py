@@ -178,6 +178,17 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
     return finished
 
 
+def judge_cache_notes(runs) -> list[str]:
+    """The damaged judge-cache entries the session's runs met, each named once (they were ignored)."""
+    notes: list[str] = []
+    for run in runs:
+        for check in run.checks:
+            for note in (check.judge or {}).get("cache_notes") or []:
+                if note not in notes:
+                    notes.append(note)
+    return notes
+
+
 def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tuple[str, ...],
                 tags: tuple[str, ...]) -> RerunPick | None:
     """--rerun SESSION --only ...: the source's cases to run again (run/rerun.py), or None without --rerun."""
@@ -217,6 +228,8 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
 @click.option("--keep-all", is_flag=True, help="Keep the workspaces of passing runs too.")
 @click.option("--skip-judge", is_flag=True, help="Run the rule checks only; judge checks are reported as skipped.")
+@click.option("--no-judge-cache", "no_judge_cache", is_flag=True,
+              help="Send every judge sample, even one an earlier session graded identically (see judge.cache).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Stop starting runs once spend (USD) reaches this.")
 @click.option("--dry-run", is_flag=True, help="Estimate runs, judge calls and cost; run nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -247,7 +260,7 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
                  concurrency, label, tags, timeout_s,
-                 json_path, junit_path, keep_all, skip_judge, max_cost, dry_run, quiet, against_ref,
+                 json_path, junit_path, keep_all, skip_judge, no_judge_cache, max_cost, dry_run, quiet, against_ref,
                  isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
@@ -282,7 +295,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
-                                                timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
+                                                judge_cache=not no_judge_cache, timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
                                                 shard=shard, retry_infra=retry_infra, gate=gate,
                                                 max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
@@ -305,6 +318,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     finally:
         progress.close()
     info = finished.session
+    for note in judge_cache_notes(finished.runs):
+        warn(note)
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case
 
@@ -17,10 +19,14 @@ if TYPE_CHECKING:
 
 
 def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = False,
-              env: Mapping[str, str] | None = None) -> Judge | None:
-    """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped."""
+              env: Mapping[str, str] | None = None, workspaces: Path | None = None,
+              use_cache: bool = True) -> Judge | None:
+    """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped.
+    With `workspaces` (and judge.cache on, `use_cache` not turned off by --no-judge-cache) its
+    verdicts are cached in workspaces/judge-cache."""
     if skip or not any(c.judge_checks for c in cases):
         return None
     from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
 
-    return Judge(settings, env=os.environ if env is None else env)
+    cache = VerdictCache(workspaces / FOLDER) if workspaces is not None and use_cache and settings.cache else None
+    return Judge(settings, env=os.environ if env is None else env, cache=cache)

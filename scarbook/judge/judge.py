@@ -12,12 +12,14 @@ import asyncio
 import os
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import anthropic
 
 from scarbook.checks.context import CheckContext
 from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.cache import SampleKey, VerdictCache
 from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
 from scarbook.judge.inputs import read_check_artifact
@@ -33,9 +35,11 @@ MALFORMED = "judge reply malformed: "
 
 
 class Judge:
-    def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] = os.environ) -> None:
+    def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] = os.environ,
+                 cache: VerdictCache | None = None) -> None:
         self.settings = settings or JudgeSettings()
         self._env = env
+        self.cache = cache  # None: every sample is sent (judge.cache: false, --no-judge-cache)
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -107,13 +111,12 @@ class Judge:
         # Kept so a human can later grade the same text (scarbook calibrate) without the workspace.
         record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
         shown_task = task if check.params.get("include_task") else None
-        client = self._client_or_abort()
         samples: list[list[ItemVerdict]] = []
         # Samples run one after another, not gathered: a 401 or an exhausted retry budget stops
         # the rest at once, and the runner already runs many runs concurrently.
         try:
-            for _ in range(self.settings.samples):
-                samples.append(await self._one_sample(client, rubric, artifact, shown_task, record))
+            for index in range(self.settings.samples):
+                samples.append(await self._sample(index, rubric, artifact, shown_task, record))
         except MalformedReply as bad:
             record.error = MALFORMED + str(bad)
             return "error", record.error
@@ -125,8 +128,36 @@ class Judge:
         verdict = record.verdict = overall(decisions)
         return verdict, summarize(decisions)
 
+    async def _sample(self, index: int, rubric: list[str], artifact: Artifact, task: str | None,
+                      record: _Record) -> list[ItemVerdict]:
+        """Sample `index`: from the verdict cache when an earlier session graded the same, else asked."""
+        truncation_note = artifact.truncation_note(self.settings.max_artifact_bytes)
+        cache, key = self.cache, None
+        if cache is not None:
+            s = self.settings
+            key = SampleKey(artifact.text, artifact.label, truncation_note, task, tuple(rubric), s.model,
+                            s.prompt_digest, s.temperature, s.max_tokens, index).digest
+            before = len(cache.warnings)
+            hit = await asyncio.to_thread(cache.get, key, len(rubric))
+            record.cache_notes += cache.warnings[before:]
+            if hit is not None:
+                record.cache_hits += 1
+                record.saved.add(hit.usage)
+                record.graded_at = min(filter(None, (record.graded_at, hit.graded_at)))
+                return hit.verdicts
+        spent = Usage()
+        verdicts = await self._one_sample(self._client_or_abort(), rubric, artifact, task, record, spent)
+        if cache is not None and key is not None:
+            priced_spent = priced(spent, self.settings.model, self.settings.prices)
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            before = len(cache.warnings)
+            await asyncio.to_thread(cache.put, key, verdicts, priced_spent, now)
+            record.cache_notes += cache.warnings[before:]
+        return verdicts
+
     async def _one_sample(
-        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record
+        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record,
+        spent: Usage,
     ) -> list[ItemVerdict]:
         """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
         for attempt in range(2):
@@ -146,6 +177,7 @@ class Judge:
             record.calls += 1
             record.retries += reply.retries
             record.usage.add(reply.usage)
+            spent.add(reply.usage)
             try:
                 if reply.tool_input is None:
                     cut = " (the reply hit max_tokens)" if reply.stop_reason == "max_tokens" else ""
@@ -172,9 +204,19 @@ class _Record:
         self.artifact: dict[str, Any] | None = None
         self.artifact_excerpt: str | None = None
         self.error: str | None = None
+        self.cache_hits = 0  # samples answered by the verdict cache: no call, no tokens, no dollars
+        self.saved = Usage()  # what those samples cost when they were first graded
+        self.graded_at: str | None = None  # the earliest cached verdict's date
+        self.cache_notes: list[str] = []  # damaged cache entries, named
 
     def to_dict(self) -> dict[str, Any]:
         usage = priced(self.usage, self.settings.model, self.settings.prices)
+        extra: dict[str, Any] = {}
+        if self.cache_hits:
+            extra["cache"] = {"hits": self.cache_hits, "saved_usd": self.saved.cost_usd,
+                              "saved_tokens": self.saved.total_tokens, "graded_at": self.graded_at}
+        if self.cache_notes:
+            extra["cache_notes"] = list(self.cache_notes)
         return {
             "verdict": self.verdict,
             "items": self.items,
@@ -189,7 +231,7 @@ class _Record:
             "artifact_excerpt": self.artifact_excerpt,
             "prompt_digest": self.settings.prompt_digest,
             "error": self.error,
-        }
+        } | extra
 
 
 def usage_from_result(result: CheckResult) -> Usage:

@@ -37,6 +37,8 @@ class JudgeSettings:
     correct: bool = True
     calibration_min_labels: int = 30
     calibration_min_per_class: int = 10
+    # issue 27: a sample an earlier session graded identically is read from workspaces/judge-cache
+    cache: bool = True
 
     @property
     def sampling(self) -> Sampling:
@@ -197,6 +199,7 @@ _FIELDS = {
     "correct": _flag,
     "calibration_min_labels": _number(1, integer=True),
     "calibration_min_per_class": _number(1, integer=True),
+    "cache": _flag,
 }
 
 _EXAMPLES = {

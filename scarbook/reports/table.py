@@ -33,6 +33,8 @@ class SessionReport:
     judge_usage: Usage = field(default_factory=Usage)
     judge_calls: int = 0
     judge_calls_saved: int = 0
+    judge_cache_hits: int = 0  # judge samples answered by the verdict cache (issue 27)
+    judge_cache_saved_usd: float = 0.0  # what those samples cost when first graded
     regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
     calibration: Calibration | None = None  # the judge's measured error, when the caller read it
     judged_cases: int = 0  # cases whose verdict depends on an LLM judge
@@ -129,6 +131,10 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
         rep.judge_usage.add(r.judge_usage)
         rep.judge_calls += r.judge_calls
         rep.judge_calls_saved += r.judge_calls_saved
+        for check in r.checks:
+            cached = (check.judge or {}).get("cache") or {}
+            rep.judge_cache_hits += int(cached.get("hits") or 0)
+            rep.judge_cache_saved_usd += float(cached.get("saved_usd") or 0.0)
     return rep
 
 
@@ -220,10 +226,13 @@ def format_summary(rep: SessionReport) -> str:
                      + (f"; {plural(counts[RunStatus.UNJUDGED], 'unjudged run')} "
                         + ("has no verdict and is not" if counts[RunStatus.UNJUDGED] == 1 else "have no verdict and are not")
                         + " in any rate" if counts[RunStatus.UNJUDGED] else ""))
-    if rep.judge_calls or rep.judge_calls_saved:
+    if rep.judge_calls or rep.judge_calls_saved or rep.judge_cache_hits:
         parts.append(f"judge: {plural(rep.judge_calls, 'call')}, {rep.judge_usage.total_tokens} tokens, "
                      f"${rep.judge_usage.cost_usd:.4f}; {plural(rep.judge_calls_saved, 'call')} saved by cheaper checks "
                      "failing first")
+    if rep.judge_cache_hits:
+        parts.append(f"judge calls: {rep.judge_calls + rep.judge_cache_hits}, from cache: {rep.judge_cache_hits}, "
+                     f"saved ${rep.judge_cache_saved_usd:.4f}")
     if rep.agent_usage.total_tokens:
         parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
     if s.decisions:
@@ -298,7 +307,8 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
         "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
-                  "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved},
+                  "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved,
+                  "judge_from_cache": rep.judge_cache_hits, "judge_cache_saved_usd": rep.judge_cache_saved_usd},
         "causes": rep.causes,  # runs that did not pass, per cause
         "retried_after_infra": len(rep.retried),
         "infra_unresolved": rep.infra_unresolved,  # runs whose infra retries ran out (exit 3)

@@ -55,6 +55,7 @@ class SessionPlan:
     concurrency: int | None = None  # None: scarbook.yaml's
     keep_all: bool | None = None  # None: scarbook.yaml's `keep`
     skip_judge: bool = False
+    judge_cache: bool = True  # False: --no-judge-cache (judge.cache: false turns it off for every session)
     judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
     timeout_s: float | None = None
     max_cost: float | None = None
@@ -240,7 +241,8 @@ def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
     from scarbook.judge import judge_for
 
     env = os.environ if plan.judge_env is None else plan.judge_env
-    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env)
+    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env,
+                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache)
     if judge is not None:
         try:
             judge.preflight()  # no key: said before any run starts
