@@ -355,3 +355,19 @@ def test_the_library_says_how_many_infra_runs_are_beside_a_red_rate(project) -> 
     [row] = build_rows(project.load())
     assert row.stats.band == "red" and row.infra_note == "2 infra"
     assert notes_text(row).plain == "2 infra"
+
+
+def test_an_agent_that_finished_and_was_wrong_is_the_agents_whatever_its_log_mentions(project) -> None:
+    """A 429 it retried past (stderr) and a task about rate limits (transcript): it exited 0 and its
+    check failed — the agent's failure, never retried."""
+    _agent(project, """\
+        import json, os, sys
+        print("warning: 429 Too Many Requests, retrying in 2s", file=sys.stderr)
+        with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as fh:
+            fh.write(json.dumps({"type": "final", "text": "I added a rate limit: overloaded callers get a 503"}) + "\\n")
+    """, extra="retry_infra: 2\n")
+    project.case("c", CASE)
+    result, report = _eval(project)
+    [run] = report["runs"]
+    assert run["cause"] == {"kind": "agent", "rule": "check-fail", "evidence": "check 1 (file_exists): ok.txt does not exist"}
+    assert len(run["attempts"]) == 1 and result.exit_code == 1

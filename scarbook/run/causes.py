@@ -24,6 +24,7 @@ from typing import Any
 from scarbook.agents.failure import failure_line
 from scarbook.models import CAUSE_KINDS, RunRecord, RunStatus
 
+AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
 MAX_EVIDENCE = 240
 
@@ -38,6 +39,7 @@ class AgentFacts:
     stage: str = ""  # or "worker-lost" (a cluster lost the run's worker), "scarbook" (scarbook's own code failed)
     error: str = ""  # the error at that stage
     errno: int | None = None
+    crashed: bool = False  # the agent did not finish normally (its adapter said why: AgentResult.crashed)
     timed_out: bool = False
     timeout_s: float = 0.0
     signal: int | None = None  # the agent was killed by this signal (not our timeout's)
@@ -278,9 +280,17 @@ def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Patte
     return _cause("agent", "unexplained", record.reason or record.status)
 
 
+def _finished_normally(v: RunView) -> bool:
+    f = v.facts
+    return not f.crashed and not f.timed_out and f.signal is None and f.exit_code == 0
+
+
 def _match_patterns(v: RunView) -> dict[str, str] | None:
-    if v.facts.stage in ("seed", "start"):
-        return None  # the agent never ran: nothing it printed
+    """Only for an agent that did not finish normally (non-zero exit, signal, timeout, its adapter's
+    failure): an agent that exited 0 and was wrong failed by itself, whatever its log or transcript
+    mention (a task about rate limiting, a 429 it retried past)."""
+    if v.facts.stage in ("seed", "start") or _finished_normally(v):
+        return None  # the agent never ran, or it ran to its end: what it printed is not the machine's
     for source, text in (("stderr", v.facts.stderr_tail), ("transcript", v.facts.transcript_tail)):
         if not text:
             continue

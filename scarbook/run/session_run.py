@@ -33,7 +33,7 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
-from scarbook.run.causes import TAIL_BYTES, AgentFacts, tail_text
+from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
 
@@ -110,7 +110,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         part.facts = AgentFacts(stage="start", error=record.reason, errno=exc.errno)
         record.duration_s = time.monotonic() - start
         return part
-    part.facts = AgentFacts(timed_out=result.timed_out, timeout_s=ctx.timeout_for(case), signal=result.signal,
+    part.facts = AgentFacts(crashed=bool(result.crashed), timed_out=result.timed_out,
+                            timeout_s=ctx.timeout_for(case), signal=result.signal,
                             exit_code=result.exit_code, stderr_tail=result.stderr_tail,
                             transcript_tail=await asyncio.to_thread(_transcript_tail, log_dir, f"{k}.transcript.jsonl"))
     if result.crashed and not result.stderr_tail and not result.timed_out and result.exit_code is None:
@@ -136,7 +137,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     record.agent_usage = read_agent_usage(usage_file, None, record.notes)
     if result.crashed:
         record.status, record.reason = RunStatus.FAIL, result.crashed
-        record.checks = [CheckResult(c.type, "skipped", "not run: the agent did not finish", i)
+        record.checks = [CheckResult(c.type, "skipped", AGENT_DID_NOT_FINISH, i)
                          for i, c in enumerate(case.checks)]
         for r in record.checks:
             emit(CheckDone(ctx.session_id, case.id, k, r))
