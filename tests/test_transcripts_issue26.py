@@ -97,3 +97,26 @@ def test_an_artifact_outside_the_root_says_to_use_root(tmp_path):
     case = load_case(tmp_path / "cases" / "x")
     assert case.scar.artifact_at == "tmp.txt"
     assert (tmp_path / "cases" / "x" / "seed" / "README.md").read_text() == "# tiny-agent\nA tiny agent.\n"
+
+
+def test_the_task_is_the_prompt_of_the_artifacts_turn(tmp_path):
+    """3. After `/compact` the artifact answers turn 2: the task is turn 2's prompt, not turn 1's;
+    --list numbers the turns; --turn 1 picks the first prompt and that turn's artifact."""
+    log = str(FIX / "cc_compact_turns.jsonl")
+    res = run(tmp_path, "import", log, "--list")
+    assert res.exit_code == 0, res.output
+    assert ("turns (* = the one whose prompt is the task: the turn of the artifact, or --turn N):\n"
+            "     1  Write hello to a.txt\n"
+            "  *  2  Now write the changelog to CHANGES.md\n"
+            "task: Now write the changelog to CHANGES.md\n") in res.stdout
+    res = run(tmp_path, "import", log, "--id", "two")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "two")
+    assert (case.task, case.scar.artifact_at) == ("Now write the changelog to CHANGES.md", "CHANGES.md")
+    res = run(tmp_path, "import", log, "--id", "one", "--turn", "1")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "one")
+    assert (case.task, case.scar.artifact_at) == ("Write hello to a.txt", "a.txt")
+    res = run(tmp_path, "import", log, "--id", "three", "--turn", "3")
+    assert res.exit_code == 2
+    assert res.stderr == "scarbook: there is no turn 3: the transcript has 2 turns (see --list)\n"

@@ -20,7 +20,15 @@ from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
 from scarbook.text import plural
-from scarbook.transcripts.candidates import Candidate, candidates, default_artifact, suggest_seeds, suggest_task
+from scarbook.transcripts.candidates import (
+    Candidate,
+    candidates,
+    default_artifact,
+    suggest_seeds,
+    suggest_task,
+    turn_of,
+    turns,
+)
 from scarbook.transcripts.files import is_absolute
 from scarbook.transcripts.model import Message, Transcript
 from scarbook.transcripts.text import command_label
@@ -66,10 +74,31 @@ TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
 RUBRIC_PLACEHOLDER = "TODO: say what the answer must do; the failed artifact must FAIL this item"
 
 
-def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str) -> dict[str, Any]:
+def pick_turn(t: Transcript, cands: list[Candidate], turn: int | None,
+              artifact_index: int | None) -> tuple[int | None, int | None]:
+    """(the turn whose prompt is the task, the artifact number). Default turn: the one that produced
+    the artifact; with a turn and no artifact named, the default artifact among that turn's."""
+    all_turns = turns(t)
+    if turn is not None and not 1 <= turn <= len(all_turns):
+        raise ScarbookError(f"there is no turn {turn}: the transcript has {plural(len(all_turns), 'turn')} "
+                            "(see --list)")
+    if turn is not None and artifact_index is None:
+        mine = [c for c in cands if turn_of(t, c.entry, all_turns) == turn]
+        if mine:
+            artifact_index = default_artifact(mine)
+    if turn is None and cands:
+        number = default_artifact(cands) if artifact_index is None else artifact_index
+        if 1 <= number <= len(cands):
+            turn = turn_of(t, cands[number - 1].entry, all_turns)
+    return turn, artifact_index
+
+
+def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str,
+                    turn: int | None = None) -> dict[str, Any]:
     """The case.yaml content of a draft. A case needs a task and at least one check, so where the
-    transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar."""
-    task = suggest_task(t)
+    transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar.
+    The task is turn `turn`'s prompt (default: the turn that produced the artifact)."""
+    task = suggest_task(t, turn if turn is not None else turn_of(t, artifact.entry))
     title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
     if artifact.kind == "file" and artifact.path:
         checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
@@ -92,7 +121,8 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
 
 
 def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_index: int | None = None,
-                     seed_suggested: bool = False, transcript_path: Path | None = None) -> Path:
+                     seed_suggested: bool = False, transcript_path: Path | None = None,
+                     turn: int | None = None) -> Path:
     """Create `cases/<case_id>/` from the transcript; return the case folder.
 
     `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
@@ -110,10 +140,11 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     cands = candidates(t)
     if not cands:
         _no_work(t)
+    turn, artifact_index = pick_turn(t, cands, turn, artifact_index)
     artifact = pick_artifact(cands, artifact_index)
     if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
         raise ScarbookError(outside_root(t, artifact.path))
-    data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt")
+    data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt", turn)
     if transcript_path is None:
         del data["scar"]["transcript"]
     case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything

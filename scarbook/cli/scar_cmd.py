@@ -22,6 +22,9 @@ from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
 @click.option("--id", "case_id", default=None, help="Id of the draft case to write (cases/<id>/).")
 @click.option("--artifact", "artifact_index", type=click.IntRange(1), default=None,
               help="Candidate number (from --list) that is the failed artifact; default: the last file written, else the final answer.")
+@click.option("--turn", "turn", type=click.IntRange(1), default=None, metavar="N",
+              help="Which prompt of a multi-turn session is the task (--list numbers them); default: the turn "
+                   "that produced the artifact.")
 @click.option("--seed-suggested", is_flag=True, help="Copy every suggested seed file whose content the transcript holds.")
 @click.option("--format", "fmt", default=None, help="Transcript format, skipping detection (claude-code, anthropic, openai, ...).")
 @click.option("--trace", "trace", default=None, metavar="ID",
@@ -33,14 +36,22 @@ from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
 @friendly_errors
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
                    artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
-                   root: str | None) -> None:
+                   root: str | None, turn: int | None) -> None:
     """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case.
 
     What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
     call with no result) is printed on stderr as a warning.
     """
-    from scarbook.cases.transcript_draft import write_draft_case
-    from scarbook.transcripts import candidates, format_candidates, load_transcript, suggest_seeds, suggest_task
+    from scarbook.cases.transcript_draft import pick_turn, write_draft_case
+    from scarbook.transcripts import (
+        candidates,
+        format_candidates,
+        load_transcript,
+        preview,
+        suggest_seeds,
+        suggest_task,
+        turns,
+    )
 
     t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
     for w in t.warnings:
@@ -53,16 +64,23 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                 say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
         if t.root:
             say(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
-        say(f"task: {suggest_task(t) or '(none found)'}")
+        cands = candidates(t)
+        chosen, _ = pick_turn(t, cands, turn, artifact_index)
+        all_turns = turns(t)
+        if len(all_turns) > 1:
+            say("turns (* = the one whose prompt is the task: the turn of the artifact, or --turn N):")
+            for tn in all_turns:
+                say(f"  {'*' if tn.number == chosen else ' '} {tn.number:>2}  {preview(tn.prompt, 70)}")
+        say(f"task: {suggest_task(t, chosen) or '(none found)'}")
         say("candidates:")
-        say(format_candidates(candidates(t)))
+        say(format_candidates(cands))
         seeds = suggest_seeds(t)
         if seeds:
             say("seed suggestions:")
             for s in seeds:
                 say(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
         if not list_only:
-            say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--seed-suggested]")
+            say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
         return
     from scarbook.cases.admin import new_case_id
 
@@ -73,7 +91,8 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                             "or point cases_dir in scarbook.yaml at one")
     with new_case_id(project, case_id):
         try:
-            folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript))
+            folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript),
+                                      turn=turn)
         except OSError as exc:
             raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
                                 f"{describe_os_error(exc)}"

@@ -4,7 +4,7 @@ offer the pieces of a case (candidate artifacts, the task, seed files); scarbook
 Public API (what the CLI and the TUI call):
     load_transcript(path, format=None) -> Transcript        # FORMATS lists the names
     candidates(t) -> list[Candidate]; format_candidates(cands) -> str; default_artifact(cands)
-    suggest_task(t) -> str; suggest_seeds(t) -> list[SeedSuggestion]
+    suggest_task(t, turn=None) -> str; turns(t); turn_of(t, entry); suggest_seeds(t) -> list[SeedSuggestion]
 
     preview(text, n)
 
@@ -21,6 +21,8 @@ from scarbook.transcripts.candidates import (
     format_candidates,
     suggest_seeds,
     suggest_task,
+    turn_of,
+    turns,
 )
 from scarbook.transcripts.detect import FORMATS, load_transcript
 from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
@@ -29,5 +31,5 @@ from scarbook.transcripts.text import preview
 __all__ = [
     "FORMATS", "Candidate", "FileRead", "FileWritten", "Message", "SeedSuggestion", "ToolCall", "ToolResult",
     "Transcript", "candidates", "default_artifact", "describe_call", "format_candidates", "load_transcript",
-    "preview", "suggest_seeds", "suggest_task",
+    "preview", "suggest_seeds", "suggest_task", "turn_of", "turns",
 ]

@@ -101,19 +101,47 @@ def default_artifact(cands: list[Candidate]) -> int:
                  [c for c in cands if c.kind == "file"]):
         if pick:
             return pick[-1].number
-    return 1
+    return cands[0].number if cands else 1
 
 
-def suggest_task(t: Transcript) -> str:
-    """The first thing the user asked (the main conversation, not a subagent's)."""
-    for m in t.entries:
+@dataclass
+class Turn:
+    """One prompt of the user and what followed it, up to the next prompt."""
+
+    number: int  # from 1
+    entry: int  # the prompt's index in the timeline
+    prompt: str
+
+
+def turns(t: Transcript) -> list[Turn]:
+    """The user's prompts in the main conversation (not a subagent's; not slash commands, harness
+    messages or attachments alone), in order."""
+    out: list[Turn] = []
+    for i, m in enumerate(t.entries):
         if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
             # an attached image cannot be replayed as a task: keep only the words
             words = [line for line in clean_task(m.text).splitlines() if not PLACEHOLDER.match(line.strip())]
             task = "\n".join(words).strip()
             if task and not is_command(task):
-                return task
-    return ""
+                out.append(Turn(len(out) + 1, i, task))
+    return out
+
+
+def turn_of(t: Transcript, entry: int, all_turns: list[Turn] | None = None) -> int | None:
+    """The number of the turn whose prompt came last before timeline index `entry`."""
+    number = None
+    for turn in all_turns if all_turns is not None else turns(t):
+        if turn.entry <= entry:
+            number = turn.number
+    return number
+
+
+def suggest_task(t: Transcript, turn: int | None = None) -> str:
+    """The prompt of turn `turn` (default: the first thing the user asked)."""
+    all_turns = turns(t)
+    if not all_turns:
+        return ""
+    return all_turns[(turn or 1) - 1].prompt if 1 <= (turn or 1) <= len(all_turns) else ""
 
 
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
