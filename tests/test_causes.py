@@ -371,3 +371,22 @@ def test_an_agent_that_finished_and_was_wrong_is_the_agents_whatever_its_log_men
     [run] = report["runs"]
     assert run["cause"] == {"kind": "agent", "rule": "check-fail", "evidence": "check 1 (file_exists): ok.txt does not exist"}
     assert len(run["attempts"]) == 1 and result.exit_code == 1
+
+
+def test_history_keeps_old_records_and_refuses_a_forged_cause(project) -> None:
+    """A record from before causes (no cause, no attempts) still counts; one whose cause is not one the
+    runner writes is left out and named."""
+    _agent(project, "print('nothing')\n")
+    project.case("c", CASE)
+    _eval(project, "--runs", "2")
+    runs_file = next((project.workspaces / "history").glob("*/runs-*"))
+    docs = [json.loads(line) for line in runs_file.read_text().splitlines()]
+    del docs[0]["cause"], docs[0]["attempts"]  # as an older scarbook wrote it
+    docs[1]["cause"] = {"kind": "weather", "rule": "rain", "evidence": "it rained"}
+    runs_file.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    from scarbook.history.store import History
+
+    runs = History(project.workspaces).runs(docs[0]["session_id"])
+    assert [r.k for r in runs] == [docs[0]["k"]] and runs[0].cause is None and runs[0].attempts == []
+    assert len(runs.problems) == 1
+    assert "line 2 is not counted: cause kind 'weather' is not one of agent, infra, judge, case" in str(runs.problems[0])
