@@ -233,3 +233,18 @@ async def test_the_grid_fills_in_chunks_and_a_resize_keeps_the_cursor(project_ro
         await pilot.resize_terminal(200, 50)
         await wait_until(pilot, lambda: app.screen.widths == (28, 12) and grid.row_count == 3, what="the rebuild")
         assert app.screen.current()[0].case_id == W and app.screen.current()[2] == sid(5)
+
+
+async def test_the_flake_view_shows_a_cases_noise_floor(project_root):
+    """Issue 24.3: a case with an A/A measurement says its spread in the flake view's detail."""
+    from scarbook.history.noise import NoiseMeasurement, NoiseStore
+
+    write_trend_history(project_root)
+    NoiseStore(project_root / "workspaces").save([NoiseMeasurement(F, [sid(1), sid(2)], 10, 0.8, 0.9, 0.1, 0.34)])
+    app = make_app(project_root)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, FlakeScreen), what="the flake view")
+        detail = str(app.screen.query_one("#flake-detail").render())  # the cursor starts on the flakiest: F
+        assert "A/A spread ±34 pts (`scarbook noise`): a move smaller than that is within noise" in detail

@@ -14,8 +14,6 @@ from scarbook.cli.common import (
     report_case_problems,
     report_history_problems,
 )
-from scarbook.errors import HistoryError
-from scarbook.history.noise import NoiseStore
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
 from scarbook.views.library_rows import format_started
 from scarbook.views.trends import project_trends
@@ -40,11 +38,7 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     trends = project_trends(project, cases, depth)
     report_history_problems(trends.problems)
-    try:
-        noise = {cid: m.spread for cid, m in NoiseStore(project.workspaces_dir).latest().items() if m.spread is not None}
-    except HistoryError as exc:  # the trends stand without the noise floor; say why it is missing
-        report_history_problems([exc])
-        noise = {}
+    noise = trends.aa_spread
     click.echo(json.dumps(trends_json(trends, depth, noise), indent=2) if as_json else format_trends(trends, noise))
 
 

@@ -89,6 +89,7 @@ class Trends:
     cases: dict[str, CaseTrend]
     sessions: list[SessionInfo]  # every session some case's trend shows, oldest first
     problems: list[str] = field(default_factory=list)  # what reading history met (files named, with the fix)
+    aa_spread: dict[str, float] = field(default_factory=dict)  # case id -> its noise floor (`scarbook noise`)
 
     def flakiest(self) -> list[CaseTrend]:
         """Cases with at least one session, flakiest first (then by id)."""

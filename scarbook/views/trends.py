@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session, leave_out_given_away
+from scarbook.errors import HistoryError
 from scarbook.history.counts_cache import session_counts
+from scarbook.history.noise import NoiseStore
 from scarbook.history.store import History
 from scarbook.models import Case, SessionInfo
 from scarbook.project import Project
@@ -125,4 +127,9 @@ def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT
     ids, problems = CaseIdLog(project.workspaces_dir).read()
     trends = build_trends(project.history, thresholds, depth, ids)
     trends.problems = problems + [p for p in trends.problems if p not in problems]
+    try:  # the noise floor beside the trends, when measured (views/noise.py)
+        trends.aa_spread = {cid: m.spread for cid, m in NoiseStore(project.workspaces_dir).latest().items()
+                            if m.spread is not None}
+    except HistoryError as exc:
+        trends.problems.append(exc.message)
     return trends

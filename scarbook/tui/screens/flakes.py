@@ -142,6 +142,9 @@ class FlakeScreen(Screen):
         else:
             lines.append(f"{trend.case_id}: {plural(len(trend.points), 'session')}, "
                          f"crossed its {100 * trend.threshold:.0f}% line {plural(trend.flips, 'time')}")
+        spread = self.trends.aa_spread.get(trend.case_id)
+        if spread is not None:
+            lines.append(f"A/A spread ±{100 * spread:.0f} pts (`scarbook noise`): a move smaller than that is within noise")
         if trend.regressed_since is not None:
             lines.append(trend.regressed_note() + f" (scarbook diff {trend.regressed_since.session_id} "
                          f"{trend.points[-1].session_id})")
