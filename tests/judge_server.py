@@ -8,10 +8,17 @@ The real `anthropic.AsyncAnthropic` reaches it through `base_url`. Each test que
         judge_server.default = status_reply(529)      # what to answer once the queue is empty
         ...
         judge_server.requests[0]["body"]["messages"]
+
+Prompt caching (issue 27): with `judge_server.cache_usage = True`, a reply scripted without its own
+usage reports usage computed from the request as the Messages API does — tokens estimated at 4
+characters each; a prefix up to a `cache_control` breakpoint (tools, system, message blocks, in
+that order, for one model) of at least `cache_min_tokens` is written on first sight
+(cache_creation_input_tokens) and read afterwards (cache_read_input_tokens); input_tokens is the rest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -40,6 +47,7 @@ class ScriptedReply:
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     delay_s: float = 0.0
+    auto_usage: bool = False  # scripted without usage: the server may compute it (cache_usage)
 
 
 def tool_reply(
@@ -58,17 +66,49 @@ def tool_reply(
     if text is not None:
         content.append({"type": "text", "text": text})
     content.append({"type": "tool_use", "id": "toolu_01", "name": TOOL, "input": tool_input})
-    return ScriptedReply(200, _message(content, "tool_use", usage), delay_s)
+    return ScriptedReply(200, _message(content, "tool_use", usage), delay_s, auto_usage=usage is None)
 
 
 def text_reply(text: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
     """A 200 reply without any tool call."""
-    return ScriptedReply(200, _message([{"type": "text", "text": text}], "end_turn", usage))
+    return ScriptedReply(200, _message([{"type": "text", "text": text}], "end_turn", usage), auto_usage=usage is None)
 
 
 def status_reply(status: int, message: str = "scripted error", delay_s: float = 0.0) -> ScriptedReply:
     body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
     return ScriptedReply(status, body, delay_s)
+
+
+OUTPUT_TOKENS = 100
+
+
+def estimate_tokens(part: Any) -> int:
+    """About 4 characters a token, as a rule of thumb for English text and JSON."""
+    return max(1, len(json.dumps(part, sort_keys=True, ensure_ascii=False)) // 4)
+
+
+def _prefix_parts(body: dict[str, Any]) -> list[tuple[Any, bool]]:
+    """The request in cache-prefix order (tools, system, message blocks): (part without its
+    cache_control, whether a breakpoint closes it)."""
+    parts: list[tuple[Any, bool]] = []
+
+    def add(part: Any) -> None:
+        if isinstance(part, dict) and "cache_control" in part:
+            parts.append(({k: v for k, v in part.items() if k != "cache_control"}, True))
+        else:
+            parts.append((part, False))
+
+    for tool in body.get("tools") or []:
+        add(tool)
+    system = body.get("system")
+    for block in system if isinstance(system, list) else ([system] if system else []):
+        add(block)
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        parts.append((message.get("role"), False))
+        for block in content if isinstance(content, list) else [content]:
+            add(block)
+    return parts
 
 
 def _message(content: list[dict[str, Any]], stop_reason: str, usage: dict[str, int] | None) -> dict[str, Any]:
@@ -92,6 +132,9 @@ class JudgeServer:
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
+        self.cache_usage = False  # report prompt-cache usage computed from each request (issue 27)
+        self.cache_min_tokens = 1024  # the shortest cacheable prefix (the Messages API's, for Sonnet)
+        self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -117,6 +160,26 @@ class JudgeServer:
             content = message["content"]
             texts.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
         return texts
+
+    def usage_for(self, body: dict[str, Any]) -> dict[str, int]:
+        """The usage the Messages API would report for `body`, given what this server cached so far."""
+        parts = _prefix_parts(body)
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        tokens = read = written = 0
+        with self._lock:
+            for part, breakpoint in parts:
+                digest.update(json.dumps(part, sort_keys=True).encode())
+                tokens += estimate_tokens(part)
+                if not breakpoint or tokens < self.cache_min_tokens:
+                    continue
+                key = digest.copy().hexdigest()
+                if key in self._cached:
+                    read, written = tokens, 0
+                else:
+                    self._cached.add(key)
+                    written = tokens - read
+        return {"input_tokens": tokens - read - written, "output_tokens": OUTPUT_TOKENS,
+                "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
 
     def start(self) -> JudgeServer:
         self._thread.start()
@@ -161,7 +224,11 @@ class JudgeServer:
                     extra = {}
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                data = json.dumps(reply.body).encode()
+                answer = reply.body
+                if server.cache_usage and reply.auto_usage and isinstance(body, dict) and "messages" in body:
+                    answer = {**answer, "usage": server.usage_for(body)}
+                    seen["usage"] = answer["usage"]
+                data = json.dumps(answer).encode()
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")

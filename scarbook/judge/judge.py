@@ -24,7 +24,7 @@ from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import priced
-from scarbook.judge.prompt import build_request
+from scarbook.judge.prompt import build_request, new_nonce
 from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
 from scarbook.models import Check, CheckResult, CheckStatus, Usage
@@ -112,11 +112,15 @@ class Judge:
         record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
         shown_task = task if check.params.get("include_task") else None
         samples: list[list[ItemVerdict]] = []
+        # The samples of one run share a nonce (still secret: the artifact was written before it was
+        # drawn), so their requests are byte-identical and the later ones read the artifact from the
+        # prompt cache; a re-ask after a malformed reply draws a fresh one.
+        shared = new_nonce(artifact.text) if self.settings.samples > 1 else None
         # Samples run one after another, not gathered: a 401 or an exhausted retry budget stops
         # the rest at once, and the runner already runs many runs concurrently.
         try:
             for index in range(self.settings.samples):
-                samples.append(await self._sample(index, rubric, artifact, shown_task, record))
+                samples.append(await self._sample(index, rubric, artifact, shown_task, record, shared))
         except MalformedReply as bad:
             record.error = MALFORMED + str(bad)
             return "error", record.error
@@ -129,7 +133,7 @@ class Judge:
         return verdict, summarize(decisions)
 
     async def _sample(self, index: int, rubric: list[str], artifact: Artifact, task: str | None,
-                      record: _Record) -> list[ItemVerdict]:
+                      record: _Record, nonce: str | None) -> list[ItemVerdict]:
         """Sample `index`: from the verdict cache when an earlier session graded the same, else asked."""
         truncation_note = artifact.truncation_note(self.settings.max_artifact_bytes)
         cache, key = self.cache, None
@@ -146,7 +150,7 @@ class Judge:
                 record.graded_at = min(filter(None, (record.graded_at, hit.graded_at)))
                 return hit.verdicts
         spent = Usage()
-        verdicts = await self._one_sample(self._client_or_abort(), rubric, artifact, task, record, spent)
+        verdicts = await self._one_sample(self._client_or_abort(), rubric, artifact, task, record, spent, nonce)
         if cache is not None and key is not None:
             priced_spent = priced(spent, self.settings.model, self.settings.prices)
             now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -157,7 +161,7 @@ class Judge:
 
     async def _one_sample(
         self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record,
-        spent: Usage,
+        spent: Usage, nonce: str | None,
     ) -> list[ItemVerdict]:
         """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
         for attempt in range(2):
@@ -168,6 +172,8 @@ class Judge:
                 artifact_label=artifact.label,
                 task=task,
                 truncation_note=artifact.truncation_note(self.settings.max_artifact_bytes),
+                nonce=nonce if attempt == 0 else None,
+                cache_artifact=self.settings.samples > 1,
             )
             try:
                 reply = await call_judge(client, self.settings, request)
