@@ -120,3 +120,19 @@ def test_the_task_is_the_prompt_of_the_artifacts_turn(tmp_path):
     res = run(tmp_path, "import", log, "--id", "three", "--turn", "3")
     assert res.exit_code == 2
     assert res.stderr == "scarbook: there is no turn 3: the transcript has 2 turns (see --list)\n"
+
+
+def test_a_few_bad_bytes_are_named_not_the_whole_file_refused(tmp_path):
+    """8. Three Windows-1252 bytes in a prompt: the log imports, they read as U+FFFD and a warning
+    names their byte offsets; a plain-text log too. A file of NUL bytes is still binary."""
+    res = run(tmp_path, "import", str(FIX / "cc_cp1252_bytes.jsonl"), "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ("warning: 3 bytes are not UTF-8 (at byte offsets 269, 292, 297): read as \ufffd, "
+                          "the rest of the file imported\n")
+    assert "task: Plan and then add the team\ufffds release notes and a \ufffdbump\ufffd script\n" in res.stdout
+    assert "file tools/bump.py (final content)" in res.stdout
+    log = tmp_path / "agent.log"
+    log.write_bytes(b"$ agent run\nwrote caf\xe9.txt\ndone\n")
+    t = load_transcript(log)
+    assert (t.format, t.final_answer) == ("plain", "$ agent run\nwrote caf\ufffd.txt\ndone\n")
+    assert t.warnings == ["1 byte is not UTF-8 (at byte offset 21): read as \ufffd, the rest of the file imported"]

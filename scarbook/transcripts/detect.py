@@ -48,6 +48,7 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
             raise ScarbookError(f"--root {root!r} is not an absolute path; name the folder as the transcript "
                                 "writes it (e.g. /repo or C:\\Users\\me\\repo)")
         set_root(t, root)
+    t.warnings[:0] = src.bad_bytes_warning()
     return t
 
 

@@ -8,7 +8,6 @@ from one JSON document, so detection costs a few kB whatever the size.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import stat
@@ -20,6 +19,31 @@ from typing import Any
 
 _NOT_JSON = object()
 HEAD_BYTES = 65536
+MAX_BAD_SHARE = 100  # a head with more than 1 undecodable byte in this many is binary, not text
+
+
+def decode_lenient(data: bytes, base: int, bad: set[int], *, final: bool = True) -> str:
+    """UTF-8 `data` as text, each byte that does not decode read as U+FFFD and its offset (from
+    `base`) added to `bad`. With `final` False, a multi-byte character cut at the end is dropped,
+    not counted."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    parts: list[str] = []
+    i = 0
+    while i < len(data):
+        try:
+            parts.append(data[i:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            parts.append(data[i:i + e.start].decode("utf-8"))
+            if not final and e.end == len(data) - i and e.reason == "unexpected end of data":
+                break
+            bad.update(range(base + i + e.start, base + i + e.end))
+            parts.append("\ufffd")
+            i += e.end
+    return "".join(parts)
 
 
 @dataclass
@@ -44,6 +68,7 @@ class Source:
     size: int = 0
     head: bytes = b""  # the first HEAD_BYTES bytes
     trace: str | None = None  # OTel: the trace the user picked (--trace)
+    bad_bytes: set[int] = field(default_factory=set)  # offsets of bytes that are not UTF-8 (read as U+FFFD)
 
     @classmethod
     def read(cls, path: Path) -> Source:
@@ -64,25 +89,32 @@ class Source:
 
     @cached_property
     def is_binary(self) -> bool:
-        """NUL bytes or bytes that are not UTF-8 in the head (a cut multi-byte character at its
-        end is not counted)."""
+        """NUL bytes in the head, or more than a few bytes there that are not UTF-8 (a few bad bytes
+        in a text log are read as U+FFFD and named in a warning; a cut multi-byte character at the
+        head's end is not counted)."""
         if b"\x00" in self.head:
             return True
-        try:
-            codecs.getincrementaldecoder("utf-8")().decode(self.head, final=self.size <= len(self.head))
-        except UnicodeDecodeError:
-            return True
-        return False
+        bad: set[int] = set()
+        decode_lenient(self.head, 0, bad, final=self.size <= len(self.head))
+        return len(bad) * MAX_BAD_SHARE > max(len(self.head), 8 * MAX_BAD_SHARE)
 
     @cached_property
     def text(self) -> str | None:
-        """The whole file as text, or None when it is binary (NUL bytes or not UTF-8)."""
+        """The whole file as text, or None when it is binary (see is_binary)."""
         if self.is_binary:
             return None
-        try:
-            return self.data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            return None
+        bom = 3 if self.data.startswith(b"\xef\xbb\xbf") else 0
+        return decode_lenient(self.data[bom:], bom, self.bad_bytes)
+
+    def bad_bytes_warning(self) -> list[str]:
+        """One warning naming the bytes that were not UTF-8, or none."""
+        if not self.bad_bytes:
+            return []
+        offsets = sorted(self.bad_bytes)
+        shown = ", ".join(str(o) for o in offsets[:10]) + (", …" if len(offsets) > 10 else "")
+        n = len(offsets)
+        return [f"{n} {'byte is' if n == 1 else 'bytes are'} not UTF-8 (at byte offset{'' if n == 1 else 's'} "
+                f"{shown}): read as \ufffd, the rest of the file imported"]
 
     @property
     def is_blank(self) -> bool:
@@ -96,8 +128,11 @@ class Source:
         if self.is_binary:
             return _NOT_JSON
         with open(self.path, "rb") as fh:
-            line = fh.readline().removeprefix(b"\xef\xbb\xbf")
+            line = fh.readline()
+            start = 3 if line.startswith(b"\xef\xbb\xbf") else 0
+            line = line[start:]
             while line and not line.strip():
+                start = fh.tell()
                 line = fh.readline()
             rest = fh.read(4096)
             while rest and not rest.strip():
@@ -105,8 +140,8 @@ class Source:
         if not rest:
             return _NOT_JSON
         try:
-            return parse_json(line)
-        except (ValueError, UnicodeDecodeError):
+            return parse_json(decode_lenient(line, start, set()))
+        except ValueError:
             return _NOT_JSON
 
     @cached_property
@@ -139,10 +174,12 @@ class Source:
             return
         pending: tuple[int, str] | None = None  # a bad line that may turn out to be the last
         seen = 0
+        offset = 0
         with open(self.path, "rb") as fh:
             for no, raw in enumerate(fh, start=1):
-                if no == 1:
-                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                start, offset = offset, offset + len(raw)
+                if no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw, start = raw[3:], 3
                 if not raw.strip():
                     continue
                 if pending is not None:
@@ -151,8 +188,8 @@ class Source:
                 seen += 1
                 stats.last_line_no = no
                 try:
-                    value = parse_json(raw)
-                except (ValueError, UnicodeDecodeError) as exc:
+                    value = parse_json(decode_lenient(raw, start, self.bad_bytes))
+                except ValueError as exc:
                     pending = (no, str(exc))
                     continue
                 yield no, value
