@@ -262,7 +262,8 @@ def test_counts_by_case_keeps_unjudged_runs_out_of_the_rate():
     counts = counts_by_case(runs)["a"]
     # issue 22: with unjudged runs there is no rate (the passes could only be unjudged), as in CaseStats
     assert counts == Counts(1, 1, 0, 2) and counts.rate is None
-    assert "+2 unjudged" in format_comparison(compare_sessions({"a": counts}, {"a": counts}))
+    # (issue 26.12: the side names its counts, no fraction — was "n/a   1/2   +2 unjudged")
+    assert "  n/a 1 pass, 1 fail, 2 unjudged" in format_comparison(compare_sessions({"a": counts}, {"a": counts}))
 
 
 # -- issue 22: diff with its real alpha -------------------------------------------------------------
@@ -318,3 +319,28 @@ def test_two_sessions_without_a_rate_refuse_to_compare_rates():
         "--skip-judge)")
     cmp = compare_sessions({"a": (0, 2, 0, 8)}, {"a": (0, 8, 0, 2)})
     assert cmp.cases[0].rate_before is None and cmp.cases[0].diff is None and cmp.regressed == []
+
+
+def test_one_rule_no_verdict_no_rate_and_no_fraction():
+    # Issue 26.12: every screen takes its rate and counts from stats.rates (rate_of, count_text)
+    from scarbook.stats.rates import count_text, rate_of, summarize_counts
+
+    assert rate_of(8, 2) == 0.8 and count_text(8, 2) == "8/10"
+    assert rate_of(0, 1, unjudged=9) is None and count_text(0, 1, 9) == "1 fail, 9 unjudged"
+    assert count_text(0, 1, 9, short=True) == "9 unj"
+    assert rate_of(0, 0) is None and count_text(0, 0) == "no verdict" and count_text(0, 0, short=True) == "–"
+    assert Counts(0, 1, 0, 9).rate is None and summarize_counts("c", 0, 1, 0, 0.8, unjudged=9).rate is None
+
+
+def test_diff_prints_no_fraction_for_a_side_without_a_rate():
+    # Issue 26.12: `diff --force` printed "n/a   0/1 +9 unjudged" (a fraction read as 0%) for 1 fail, 9 unjudged
+    from scarbook.stats.compare import format_side
+
+    assert format_side(Counts(0, 1, 0, 9)) == "  n/a 1 fail, 9 unjudged"
+    assert format_side(Counts(0, 0, 3, 0)) == "  n/a no verdict +3 err"
+    assert format_side(Counts(8, 2, 1, 0)) == "  80%   8/10  +1 err"
+    cmp = compare_sessions({"c": Counts(10, 0)}, {"c": Counts(0, 1, 0, 9)})
+    assert cmp.cases[0].diff is None and cmp.mean_diff is None
+    row = next(line for line in format_comparison(cmp).splitlines() if line.startswith("c "))
+    assert row.split() == ["c", "100%", "10/10", "n/a", "1", "fail,", "9", "unjudged", "—", "—", "no", "detectable",
+                           "change"]

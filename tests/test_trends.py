@@ -113,7 +113,7 @@ def test_a_partial_or_unjudged_session_has_no_rate_and_is_not_compared(history):
     trends = build_trends(history, thresholds("a", "b"))
     a, b = trends.cases["a"], trends.cases["b"]
     assert [p.rate for p in a.points] == [1.0, 0.2, None]
-    assert a.points[-1].marks == ("partial",)
+    assert a.points[-1].marks == ("partial", NO_VERDICT)
     # the latest session judged nothing: no "regressed since", though s2 alone regressed against s1
     assert a.regressed_since is None and b.regressed_since is None
     assert b.points[1].rate is None and b.points[1].marks == (NO_VERDICT,)
@@ -125,8 +125,29 @@ def test_a_partial_earlier_session_is_skipped_for_the_comparison(history):
     record(history, 2, {"a": GOOD}, partial=True)
     record(history, 3, {"a": BAD})
     a = build_trends(history, thresholds("a")).cases["a"]
-    assert a.points[1].rate is None
-    assert a.regressed_since.session_id == sid(1)
+    assert a.points[1].rate == 1.0 and a.points[1].marks == ("partial",)  # every run reached a verdict
+    assert a.regressed_since.session_id == sid(1)  # `diff` refuses partial vs judged: s2 is skipped
+
+
+def test_a_partial_session_whose_runs_all_reached_a_verdict_has_the_rate_the_library_shows(tmp_path):
+    # Issue 26.12: trends showed "·" where the library showed 100% for the same --skip-judge session of
+    # a rule-only case (every run passed its rule checks: verdicts, no judge to skip). One rule for both.
+    from scarbook.project import Project
+    from scarbook.views.library_rows import build_rows
+
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: command, argv: [sh, -c, exit]}\n")
+    for cid in ("rules", "judged"):
+        (tmp_path / "cases" / cid).mkdir(parents=True)
+        (tmp_path / "cases" / cid / "case.yaml").write_text(
+            f"id: {cid}\ntask: t\nchecks:\n  - {{type: output_contains, text: x}}\n")
+    project = Project.at(tmp_path)
+    record(project.history, 1, {"rules": "ppp", "judged": "f" + "u" * 9}, partial=True)
+    rows = {r.key: r for r in build_rows(project)}
+    trends = build_trends(project.history, thresholds("rules", "judged"))
+    assert rows["rules"].stats.rate == 1.0 and trends.cases["rules"].points[0].rate == 1.0
+    assert trends.cases["rules"].points[0].marks == ("partial",)
+    assert rows["judged"].stats.rate is None and trends.cases["judged"].points[0].rate is None
+    assert trends.cases["judged"].points[0].marks == ("partial", NO_VERDICT)
 
 
 def test_cancelled_sessions_keep_their_rate_and_their_mark(history):

@@ -57,6 +57,9 @@ async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(proje
         stats = live.stats(live.cases[0])
         assert stats.rate is None and stats.unjudged == 2 and stats.meets_threshold is None
         assert live.info.partial and exit_code(live.info, [stats]) == 3
+        # issue 26.12: the live row shows no fraction ("0/0" read as a rate) and no rate: the unjudged count
+        table = app.screen.query_one("#live-table")
+        assert [str(table.get_cell("judged-summary", k)) for k in ("count", "rate", "ci")] == ["2 unj", "–", "–"]
 
 
 async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_counts_as_history(project_root):

@@ -149,3 +149,33 @@ async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typ
         table = app.screen_stack[-2].query_one("#session-table")
         rows = [str(table.get_cell_at((i, 0))) for i in range(table.row_count)]
         assert len(rows) == 2 and app.screen.case_id == rows[1]  # `down` acted before `enter`
+
+
+async def test_a_case_with_unjudged_runs_shows_no_rate_nor_fraction_in_compare_and_session_table(project_root):
+    # Issue 26.12: 9 of 10 runs unjudged (the judge skipped) and one rule fail showed "0% (0/1)" in the
+    # compare and "0/1" in the session table: no verdict, no rate (stats.rates.rate_of), no fraction either.
+    record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
+                   {"write-one-line": ["pass"] * 10, "fix-json-config": ["pass"] * 10})
+    record_session(project_root, "20260102-000000-bbbb", "2026-01-02T00:00:00+00:00", "fp",
+                   {"write-one-line": ["fail"] + ["unjudged"] * 9, "fix-json-config": ["error"] * 10})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
+                         what="the sessions list")
+        await pilot.press("space", "down", "space", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded, what="the comparison")
+        cmp = app.screen.query_one("#compare-table")
+        assert [str(cmp.get_cell("write-one-line", k)) for k in ("a", "b", "diff", "ci", "p", "verdict")] == [
+            "100% (10/10)", "– (1 fail, 9 unjudged)", "–", "–", "–", "no detectable change"]
+        assert str(cmp.get_cell("fix-json-config", "b")) == "– (no verdict)"  # all ten errored
+        assert "mean change per case – ·" in plain(app.screen.query_one("#sessions-help"))
+        await pilot.press("escape")
+        await pilot.press("up", "enter")  # the newer session (listed first)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded,
+                         what="the session table")
+        st = app.screen.query_one("#session-table")
+        assert [str(st.get_cell("write-one-line", k)) for k in ("count", "err", "rate", "ci")] == [
+            "1 fail, 9 unjudged", "0", "–", "–"]
+        assert [str(st.get_cell("fix-json-config", k)) for k in ("count", "err", "rate")] == ["no verdict", "10", "–"]

@@ -21,7 +21,7 @@ from statistics import NormalDist
 from typing import Literal, NamedTuple, Protocol
 
 from scarbook.models import RunStatus, SessionInfo
-from scarbook.stats.rates import Z95, wilson
+from scarbook.stats.rates import Z95, count_text, rate_of, wilson
 from scarbook.text import pct
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
@@ -46,7 +46,7 @@ class Counts(NamedTuple):
     def rate(self) -> float | None:
         """None without a judged run, or with any unjudged one (its passes could only be unjudged,
         so the fails alone would read as 0%, as in CaseStats)."""
-        return self.passes / self.judged if self.judged and not self.unjudged else None
+        return rate_of(self.passes, self.fails, self.unjudged)
 
 
 class Outcome(Protocol):
@@ -340,10 +340,12 @@ def compare_sessions(
 
 
 def format_side(c: Counts) -> str:
-    rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
-    text = f"{rate} {c.passes:>3}/{c.judged:<3}"
-    text += f" +{c.errors} err" if c.errors else ""
-    return text + (f" +{c.unjudged} unjudged" if c.unjudged else "")
+    """"80%   8/10 ", or without a rate no fraction either (0/1 would read as 0%): "  n/a 1 fail, 9 unjudged"."""
+    if c.rate is None:
+        text = f"  n/a {count_text(c.passes, c.fails, c.unjudged)}"
+    else:
+        text = f"{c.rate:5.0%} {c.passes:>3}/{c.judged:<3}"
+    return text + (f" +{c.errors} err" if c.errors else "")
 
 
 def _pts(x: float | None, signed: bool = False) -> str:

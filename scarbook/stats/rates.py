@@ -44,6 +44,24 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
     return math.comb(c, k) / math.comb(n, k)
 
 
+def rate_of(passes: int, fails: int, unjudged: int = 0) -> float | None:
+    """The one rule for every rate scarbook shows: passes / (passes + fails), and none at all (None)
+    without a judged run (all errors, or no runs) or with any unjudged run — no verdict, no rate."""
+    judged = passes + fails
+    return passes / judged if judged and not unjudged else None
+
+
+def count_text(passes: int, fails: int, unjudged: int = 0, short: bool = False) -> str:
+    """The counts beside a rate: "8/10" (passes/judged) when there is a rate; without one no
+    fraction (0/1 would read as 0%): "1 fail, 9 unjudged" ("9 unj" short), or "–" with no verdict at all."""
+    if rate_of(passes, fails, unjudged) is not None:
+        return f"{passes}/{passes + fails}"
+    if short:
+        return f"{unjudged} unj" if unjudged else "–"
+    parts = [f"{n} {word}" for n, word in ((passes, "pass"), (fails, "fail"), (unjudged, "unjudged")) if n]
+    return ", ".join(parts) if parts else "no verdict"
+
+
 def effective_threshold(case: Case | None, default: float) -> float:
     """The case's own threshold when it sets one, else the project's (scarbook.yaml `threshold`)."""
     return case.threshold if case is not None and case.threshold is not None else default
@@ -126,7 +144,7 @@ class CaseStats:
 def summarize_counts(case_id: str, passes: int, fails: int, errors: int, threshold: float,
                      green: float = 0.9, k: int | None = None, unjudged: int = 0) -> CaseStats:
     n = passes + fails
-    rate = passes / n if n and not unjudged else None
+    rate = rate_of(passes, fails, unjudged)
     lo, hi = wilson(passes, n)
     k = k or min(n, 5) or 1
     at_k, hat_k = (pass_at_k(n, passes, k), pass_hat_k(n, passes, k)) if rate is not None else (None, None)

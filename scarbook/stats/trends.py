@@ -4,8 +4,9 @@ much it flips, and "regressed since <session>" when `scarbook diff <session> <la
 Plain data (no Textual). The library builds these in the same thread worker as its rows, right after
 the rows are shown; `scarbook list` and `scarbook trends` print them.
 
-A point has a rate only when its session judged the case: a partial (--skip-judge) session, or one
-whose runs of the case all ended in error or unjudged, has none ("no verdict" is not 0%). The
+A point has a rate only when its session reached a verdict on every run of the case that did not
+error (stats.rates.rate_of, the library's rule): a case with an unjudged run, or whose runs all ended
+in error, has none ("no verdict" is not 0%). The
 regression verdict is `compare.compare_sessions`'s own — Newcombe interval and Fisher's exact p,
 Holm-corrected over the cases both sessions ran — never a second test (docs/statistics.md).
 """
@@ -47,9 +48,10 @@ class TrendPoint:
 
     @property
     def rate(self) -> float | None:
-        """passes / judged; None when the session did not judge every run of the case (partial, or
-        NO_VERDICT: as in stats.summarize, a case with unjudged runs has no rate)."""
-        return None if "partial" in self.marks or NO_VERDICT in self.marks else self.counts.rate
+        """passes / judged, by the one rule (stats.rates.rate_of, as the library's rate): None with an
+        unjudged run or no judged one. A partial (--skip-judge) session keeps the rate of a case its
+        runs all reached a verdict in (rule checks only, or every run failed a rule check)."""
+        return None if NO_VERDICT in self.marks else self.counts.rate
 
 
 @dataclass

@@ -31,9 +31,12 @@ TRANSCRIPT_CAP = 32 << 20  # bytes of a transcript the review reads (`t` imports
 MAX_DIFFED = 40  # changed files diffed per run (each read up to run_diff.READ_CAP); the rest are named
 MAX_LISTED = 200  # changed files named per run; the rest are counted
 
-# name -> statuses shown; "failed" is every run that did not pass
+# The runs that failed: a fail verdict or an error. An unjudged run reached no verdict (no verdict, no
+# rate: stats/rates.py), so it is not counted failed; the "unjudged" filter shows those.
+FAILED = frozenset({RunStatus.FAIL, RunStatus.ERROR})
+# name -> statuses shown
 FILTERS: dict[str, frozenset[str] | None] = {
-    "all": None, "failed": frozenset({RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED}),
+    "all": None, "failed": FAILED,
     **{s.value: frozenset({s}) for s in (RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED, RunStatus.PASS)},
 }
 
@@ -54,7 +57,7 @@ def filter_names(runs: list[RunRecord]) -> list[str]:
 def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
     """How many runs each filter shows, in FILTERS' order."""
     c = count_statuses(runs)
-    return {"all": len(runs), "failed": len(runs) - c[RunStatus.PASS],
+    return {"all": len(runs), "failed": c[RunStatus.FAIL] + c[RunStatus.ERROR],
             **{s: c[RunStatus(s)] for s in ("fail", "error", "unjudged", "pass")}, **count_causes(runs)}
 
 

@@ -66,7 +66,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
                 pending.discard(cid)  # this and every older session ran another case under this id
                 continue
             c = found.counts or Counts(0, 0)
-            extra = (NO_VERDICT,) if (not c.judged or c.unjudged) and "partial" not in marks else ()
+            extra = (NO_VERDICT,) if c.rate is None else ()
             point = TrendPoint(info.id, info.label, info.started_at, c, marks + extra + ((DAMAGED,) if damaged else ()))
             newest_first[cid].append(point)
             digests[(info.id, cid)] = info.case_digests.get(cid, "")
@@ -107,7 +107,7 @@ class _Verdicts:
 def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts) -> TrendPoint | None:
     """The newest earlier session against which the latest one regressed (the last session before the
     drop), when the latest session judged the case; else None. Sessions `diff` would refuse to compare
-    (partial, case changed) and those without a rate are skipped."""
+    (only one partial, case changed) and those without a rate are skipped."""
     latest = newest_first[0] if newest_first else None
     if latest is None or latest.rate is None:
         return None
@@ -115,6 +115,8 @@ def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts)
     for before in newest_first[1:]:
         if before.rate is None or CHANGED in before.marks or before.rate <= latest_rate:
             continue  # no rate, another test, or no drop: `diff` cannot call that a regression
+        if ("partial" in before.marks) != ("partial" in latest.marks):
+            continue  # only one graded its judge checks: `diff` refuses the pair (compare.partial_mismatch)
         if judge.regressed(before, latest, cid):
             return before
     return None

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
+from scarbook.stats.rates import count_text
 from scarbook.text import plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
@@ -110,7 +111,7 @@ class LiveScreen(HostScreen):
         runs = self.live.runs.get(case.id, [])
         cells = {"case": Text(case.id),
                  "strip": strip_text(runs, width=LIVE_WIDTHS["strip"] - 2, running=self.live.running.get(case.id, 0)),
-                 "count": f"{s.passes}/{s.judged}", "err": str(s.errors) if s.errors else "",
+                 "count": count_text(s.passes, s.fails, s.unjudged, short=True), "err": str(s.errors) if s.errors else "",
                  "rate": rate_text(s.rate, s.band), "ci": interval_text(s),
                  "bar": rate_bar(s, width=self.columns.get("bar", LIVE_WIDTHS["bar"])),
                  "band": Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),

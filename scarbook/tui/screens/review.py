@@ -35,6 +35,7 @@ from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
 from scarbook.views.run_review import (
+    FAILED,
     FILTERS,
     ReviewData,
     RunDetail,
@@ -133,7 +134,9 @@ class ReviewScreen(HostScreen):
 
     @staticmethod
     def _first_bad(runs: list[RunRecord]) -> int:
-        return next((i for i, r in enumerate(runs) if r.status != RunStatus.PASS), 0)
+        """The first failed run (fail or error), else the first that did not pass (unjudged), else the first."""
+        return next((i for i, r in enumerate(runs) if r.status in FAILED),
+                    next((i for i, r in enumerate(runs) if r.status != RunStatus.PASS), 0))
 
     # -- the runs list and its filter ----------------------------------------------------------
     def _status_line(self) -> Text:
@@ -199,7 +202,7 @@ class ReviewScreen(HostScreen):
     def _jump_failed(self, step: int) -> None:
         if self.data is None:
             return
-        bad = [i for i, r in enumerate(self.shown) if r.status != RunStatus.PASS]
+        bad = [i for i, r in enumerate(self.shown) if r.status in FAILED]
         if not bad:
             where = "" if self.filter == "all" else f" among the {self.filter} runs shown"
             self.notify(f"no failed run{where}", severity="information")

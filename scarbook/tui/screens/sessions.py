@@ -14,7 +14,8 @@ from scarbook.errors import HistoryError, ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
-from scarbook.stats.rates import count_statuses
+from scarbook.stats.compare import Counts
+from scarbook.stats.rates import count_statuses, count_text
 from scarbook.text import pct
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
@@ -170,7 +171,7 @@ class SessionTableScreen(HostScreen):
                            ("ci", "95% CI"), ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]:
             table.add_column(label, key=key)
         for s in rep.stats:
-            table.add_row(Text(s.case_id), Text(f"{s.passes}/{s.judged}"), Text(str(s.errors)),
+            table.add_row(Text(s.case_id), Text(count_text(s.passes, s.fails, s.unjudged)), Text(str(s.errors)),
                           rate_text(s.rate, s.band), Text(interval_text(s)), rate_bar(s),
                           Text(s.band, style=BAND_STYLE[s.band]),
                           Text(strip_of([r for r in runs if r.case_id == s.case_id])), key=s.case_id)
@@ -183,6 +184,11 @@ class SessionTableScreen(HostScreen):
     @on(DataTable.RowSelected, "#session-table")
     def _open(self, event: DataTable.RowSelected) -> None:
         self.app.post_message(OpenReview(self.info.id, str(event.row_key.value)))
+
+
+def _side(rate: float | None, c: Counts) -> str:
+    """One session's side of a compared case: "80% (8/10)", or without a rate its counts ("– (1 fail, 9 unjudged)")."""
+    return f"{pct(rate)} ({count_text(c.passes, c.fails, c.unjudged)})"
 
 
 class CompareScreen(HostScreen):
@@ -231,8 +237,7 @@ class CompareScreen(HostScreen):
         for c in cmp.cases:
             ci = "–" if c.lo is None else f"{pct(c.lo, signed=True)} … {pct(c.hi, signed=True)}"
             style = {"regressed": "red", "improved": "green"}.get(c.verdict, "")
-            table.add_row(Text(c.case_id), Text(f"{pct(c.rate_before)} ({c.before.passes}/{c.before.judged})"),
-                          Text(f"{pct(c.rate_after)} ({c.after.passes}/{c.after.judged})"),
+            table.add_row(Text(c.case_id), Text(_side(c.rate_before, c.before)), Text(_side(c.rate_after, c.after)),
                           Text(pct(c.diff, signed=True)), Text(ci), Text("–" if c.p_value is None else f"{c.p_value:.3f}"),
                           Text(c.verdict, style=style), key=c.case_id)
         for cid in cmp.only_in_a + cmp.only_in_b:
