@@ -136,3 +136,31 @@ def test_a_few_bad_bytes_are_named_not_the_whole_file_refused(tmp_path):
     t = load_transcript(log)
     assert (t.format, t.final_answer) == ("plain", "$ agent run\nwrote caf\ufffd.txt\ndone\n")
     assert t.warnings == ["1 byte is not UTF-8 (at byte offset 21): read as \ufffd, the rest of the file imported"]
+
+
+TRIED = ("(tried scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why "
+         "it does not fit)")
+
+
+def test_detection_names_the_cause(tmp_path):
+    """6. A one-record Claude Code log is Claude Code (not scarbook's format with an empty message);
+    a log of only system/summary records and JSON arrays say what they hold."""
+    t = load_transcript(FIX / "cc_one_record.jsonl")
+    assert (t.format, t.final_answer) == ("claude-code", "tmp.txt now holds the first line of README.md.")
+    res = run(tmp_path, "import", str(FIX / "cc_system_only.jsonl"), "--list")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"scarbook: {FIX / 'cc_system_only.jsonl'}: nothing to import: a Claude Code log with only summary and "
+        "system records, no user or assistant message (the session ended before a prompt, or this is its "
+        "summary file)\n")
+    res = run(tmp_path, "import", str(FIX / "cc_records_array.json"), "--list")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"scarbook: {FIX / 'cc_records_array.json'}: not a transcript scarbook can read: a JSON array of 4 Claude "
+        f"Code records; scarbook reads them as the session log writes them, one per line (JSON lines) {TRIED}\n")
+    nums = tmp_path / "nums.json"
+    nums.write_text("[1, 2]")
+    res = run(tmp_path, "import", str(nums), "--list")
+    assert res.stderr == (
+        f"scarbook: {nums}: not a transcript scarbook can read: a JSON array of 2 int values, not messages (role "
+        f"and content), Responses items (type) or stream events {TRIED}\n")

@@ -18,12 +18,21 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.anthropic_api import add_content, add_usage
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
+from scarbook.transcripts.model import (
+    Message,
+    NothingToImport,
+    NotThisFormat,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    date_of,
+)
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 from scarbook.transcripts.text import is_command, strip_ansi
 
 FORMAT = "claude-code"
 _REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
+_SIDE_KINDS = {"system", "summary", "file-history-snapshot", "queue-operation"}
 _NUMBERED = re.compile(r"^ *(\d+)(?:\t|\u2192)(.*)$")
 
 
@@ -129,6 +138,7 @@ class _Records:
     parent_of: dict[str, str | None] = field(default_factory=dict)
     final_usage: Usage | None = None  # from a stream-json `result` event
     objects: int = 0  # JSON objects seen, records or not
+    kinds: set[str] = field(default_factory=set)  # their `type`s, while only side records are seen
 
 
 def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
@@ -137,6 +147,8 @@ def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
         if not isinstance(r, dict):
             continue
         read.objects += 1
+        if not read.rows and len(read.kinds) < 8:
+            read.kinds.add(str(r.get("type")))
         # a subagent's messages: `isSidechain` in session logs, `parent_tool_use_id` in stream-json output
         uuid, kind, side = r.get("uuid"), r.get("type"), bool(r.get("isSidechain") or r.get("parent_tool_use_id"))
         if isinstance(uuid, str):
@@ -281,7 +293,7 @@ def parse(src: Source) -> Transcript:
     message, a few fields of its tool result record), so a large log costs about its size."""
     if src.is_binary:
         raise NotThisFormat("the file is not UTF-8 text")
-    if src.is_json:
+    if src.is_json and not (isinstance(src.json, dict) and _is_record(src.json)):  # one record is a log too
         raise NotThisFormat("a single JSON document, not JSON lines")
     stats = JsonLines()
     t = Transcript(format=FORMAT, source=src.path)
@@ -291,6 +303,10 @@ def parse(src: Source) -> Transcript:
     if len(stats.bad) >= read.objects:
         raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
     if not any(row["chain"] for row in read.rows):
+        if read.kinds and read.kinds <= _SIDE_KINDS:
+            raise NothingToImport(f"a Claude Code log with only {' and '.join(sorted(read.kinds))} records, no user "
+                                  "or assistant message (the session ended before a prompt, or this is "
+                                  "its summary file)")
         raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
     active, linked = _active_uuids([row for row in read.rows if row["chain"]], read.parent_of)
     read.parent_of.clear()

@@ -14,7 +14,7 @@ from scarbook.errors import ScarbookError
 from scarbook.text import with_article
 from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
-from scarbook.transcripts.model import NotThisFormat, Transcript
+from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import NotARegularFile, Source
 
 Parser = Callable[[Source], Transcript]
@@ -66,6 +66,23 @@ def _open(path: Path) -> Source:
         raise ScarbookError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
+def _describe_array(items: list) -> str:
+    """Why a JSON array is not a transcript, naming what it holds."""
+    if not items:
+        return "an empty JSON array"
+    first = items[0]
+    if isinstance(first, dict):
+        keys = ", ".join(list(first)[:6]) or "none"
+        what = f"objects (the first has keys: {keys})"
+        if first.get("type") in ("user", "assistant", "system", "summary") and ("uuid" in first or "sessionId" in first):
+            return (f"a JSON array of {len(items)} Claude Code records; scarbook reads them as the session log "
+                    "writes them, one per line (JSON lines)")
+    else:
+        what = f"{type(first).__name__} values" if not isinstance(first, list) else "arrays"
+    return (f"a JSON array of {len(items)} {what}, not messages (role and content), Responses items (type) or "
+            "stream events")
+
+
 def _parse(src: Source, path: Path, format: str | None) -> Transcript:
     if format is not None:
         try:
@@ -78,9 +95,13 @@ def _parse(src: Source, path: Path, format: str | None) -> Transcript:
     for parse in PARSERS.values():
         try:
             return parse(src)
+        except NothingToImport as exc:
+            raise ScarbookError(f"{path}: nothing to import: {exc}") from None
         except NotThisFormat as exc:
             plain_reason = str(exc)  # plain text comes last: its reason is the one that says most
-    if src.is_json or plain_reason.startswith("the file is JSON"):
+    if src.is_json and isinstance(src.json, list):
+        plain_reason = _describe_array(src.json)
+    elif src.is_json or plain_reason.startswith("the file is JSON"):
         plain_reason = "JSON, but in none of the shapes scarbook reads"
     raise ScarbookError(f"{path}: not a transcript scarbook can read: {plain_reason} "
                         f"(tried {', '.join(FORMATS)}; name one with --format to see why it does not fit)")

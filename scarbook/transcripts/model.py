@@ -131,5 +131,10 @@ class NotThisFormat(Exception):
     """Raised by a parser when the file is not in its format; the message says why."""
 
 
+class NothingToImport(NotThisFormat):
+    """Raised by a parser that recognises the file as its format but finds no conversation in it:
+    its message is the one the user sees (no other format is blamed)."""
+
+
 
 

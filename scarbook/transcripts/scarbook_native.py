@@ -21,6 +21,8 @@ def _text(value: Any) -> str:
 
 def parse(src: Source) -> Transcript:
     for no, r in src.iter_json_lines():  # streamed: another format's log is refused on its first line
+        if isinstance(r, dict) and isinstance(r.get("message"), dict):
+            raise NotThisFormat(f"line {no} has a `message` object (a Claude Code record, not a scarbook one)")
         if isinstance(r, dict) and r.get("type") not in TYPES:
             what = f"type {r['type']!r}" if "type" in r else "no \"type\""
             raise NotThisFormat(f"line {no} has {what} (scarbook records are {', '.join(sorted(TYPES))})")
