@@ -112,6 +112,8 @@ def test_second_eval_of_unchanged_artifacts_sends_no_judge_call(project, judge_s
         assert record["cache"] == {"hits": 1, "saved_usd": pytest.approx(ONE_CALL_USD), "saved_tokens": 1100,
                                    "graded_at": graded_at}
         assert [i["reason"] for i in record["items"]] == ["one line", "title"]
+    shown = scarbook(project, "show", "judge-me").output
+    assert f"  judge verdict from the cache: 1 sample graded {graded_at}, saved ${ONE_CALL_USD:.4f}" in shown
 
 
 def test_a_changed_artifact_or_rubric_is_graded_again(project, judge_server):
@@ -198,6 +200,16 @@ def test_the_same_session_does_not_serve_its_own_entries(tmp_path, judge_server)
 
     assert asyncio.run(twice()).judge["calls"] == 1
     assert len(judge_server.requests) == 2
+
+
+def test_show_names_prompt_cache_tokens(project, judge_server):
+    judge_server.default = tool_reply([("PASS", "a"), ("PASS", "b")],
+                                      usage={"input_tokens": 40, "output_tokens": 100, "cache_read_input_tokens": 0,
+                                             "cache_creation_input_tokens": 1200})
+    assert eval_json(project, "-n", "1")[0].exit_code == 0
+    cost = (40 * 3 + 100 * 15 + 1200 * 3.75) / 1e6
+    assert f"  judge usage: 40 in / 100 out tokens, prompt cache 1200 written / 0 read, ${cost:.4f}" \
+        in scarbook(project, "show", "judge-me").output
 
 
 def test_judge_cache_must_be_a_flag(tmp_path):

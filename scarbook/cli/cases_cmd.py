@@ -158,7 +158,14 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
             say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
         if r.judge_usage.total_tokens:
             u = r.judge_usage
-            say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens, ${u.cost_usd:.4f}")
+            cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"
+                      if u.cache_write_tokens or u.cache_read_tokens else "")
+            say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens{cached}, ${u.cost_usd:.4f}")
+        for c in r.checks:
+            hit = (c.judge or {}).get("cache")
+            if isinstance(hit, dict):
+                say(f"  judge verdict from the cache: {plural(int(hit.get('hits') or 0), 'sample')} graded "
+                    f"{hit.get('graded_at')}, saved ${float(hit.get('saved_usd') or 0):.4f}")
         if r.agent_usage.total_tokens:
             say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
         if r.node:
