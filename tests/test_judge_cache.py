@@ -223,3 +223,34 @@ def test_judge_cache_must_be_a_flag(tmp_path):
     with pytest.raises(ConfigError) as raised:
         JudgeSettings.from_dict({"caches": False}, tmp_path / "scarbook.yaml")
     assert "unknown key judge.caches" in str(raised.value)
+
+
+def test_concurrent_writers_and_readers_never_see_half_an_entry(tmp_path):
+    import threading
+
+    from scarbook.judge.verdict import ItemVerdict
+    from scarbook.models import Usage
+
+    key = "ab" + "0" * 62
+    writers = [VerdictCache(tmp_path / FOLDER) for _ in range(4)]  # four sessions at once
+    reader = VerdictCache(tmp_path / FOLDER)
+    verdicts = [ItemVerdict(1, "PASS", "x" * 5000), ItemVerdict(2, "FAIL", "y" * 5000)]
+    stop = threading.Event()
+
+    def write(cache):
+        while not stop.is_set():
+            cache.put(key, verdicts, Usage(1000, 100, cost_usd=0.0045), "2026-12-04T00:00:00+00:00")
+
+    threads = [threading.Thread(target=write, args=(c,)) for c in writers]
+    for t in threads:
+        t.start()
+    try:
+        seen = [reader.get(key, 2) for _ in range(300)]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert reader.warnings == []
+    assert any(s is not None for s in seen)
+    assert all(s is None or [v.verdict for v in s.verdicts] == ["PASS", "FAIL"] for s in seen)
+    assert not list((tmp_path / FOLDER).glob("*/.*.tmp"))  # no temp file left behind
