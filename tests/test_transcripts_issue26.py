@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from scarbook.cases.io import load_case
 from scarbook.cli import main
 from scarbook.transcripts import candidates, default_artifact, load_transcript, suggest_task
+from scarbook.transcripts.text import group_warnings
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts" / "issue26"
 
@@ -164,3 +165,16 @@ def test_detection_names_the_cause(tmp_path):
     assert res.stderr == (
         f"scarbook: {nums}: not a transcript scarbook can read: a JSON array of 2 int values, not messages (role "
         f"and content), Responses items (type) or stream events {TRIED}\n")
+
+
+def test_repeated_warnings_are_grouped_with_a_count(tmp_path):
+    """9. Six calls without a result and three cut records: two lines, each with its count, not nine."""
+    res = run(tmp_path, "import", str(FIX / "cc_repeated_warnings.jsonl"), "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        "warning: line 4 is not JSON (Invalid control character at: line 1 column 65 (char 64)); it was skipped "
+        "(and 2 more like this)\n"
+        "warning: tool call toolu_1 (Write part1.md) has no result; assumed it succeeded (and 5 more like this)\n")
+    assert group_warnings(["read /a/x.md outside the root /a/b: not a seed", "read /a/y.md outside the root /a/b: "
+                           "not a seed", "the session ended with an error: 3"]) == [
+        "read /a/x.md outside the root /a/b: not a seed (and 1 more like this)", "the session ended with an error: 3"]

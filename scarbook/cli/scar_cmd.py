@@ -52,9 +52,10 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         suggest_task,
         turns,
     )
+    from scarbook.transcripts.text import group_warnings
 
     t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
-    for w in t.warnings:
+    for w in group_warnings(t.warnings):
         warn(w)
     if list_only or not case_id:
         say(f"format: {t.format}")

@@ -77,3 +77,15 @@ def command_label(text: str) -> str:
     if text.strip().startswith("<local-command-"):
         return "output of a local command"
     return preview(text, 60)
+
+
+_VARIES = re.compile(r"\S*\d\S*|/\S+|\\\S+")  # what differs between warnings of one kind: numbers, ids, paths
+
+
+def group_warnings(warnings: list[str]) -> list[str]:
+    """Warnings of one kind (the same words, other numbers, ids or paths) as one line: the first,
+    and how many more there were. A 52 MB log can have a thousand calls without a result."""
+    groups: dict[str, list[str]] = {}
+    for w in warnings:
+        groups.setdefault(_VARIES.sub("#", w), []).append(w)
+    return [ws[0] if len(ws) == 1 else f"{ws[0]} (and {len(ws) - 1:,} more like this)" for ws in groups.values()]

@@ -41,7 +41,7 @@ from scarbook.transcripts import (
     suggest_seeds,
     suggest_task,
 )
-from scarbook.transcripts.text import human_size
+from scarbook.transcripts.text import group_warnings, human_size
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor
@@ -219,7 +219,7 @@ class ImportScreen(HostScreen[str | None]):
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
             text.append(f"\ntrace {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t shows the next",
                         style="bold")
-        for w in [w for w in t.warnings if not (t.traces and w.startswith("the file holds"))][:3]:
+        for w in group_warnings([w for w in t.warnings if not (t.traces and w.startswith("the file holds"))])[:3]:
             text.append(f"\nwarning: {w}", style="yellow")
         self.query_one("#import-summary", Static).update(text)
 
