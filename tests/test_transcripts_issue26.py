@@ -178,3 +178,30 @@ def test_repeated_warnings_are_grouped_with_a_count(tmp_path):
     assert group_warnings(["read /a/x.md outside the root /a/b: not a seed", "read /a/y.md outside the root /a/b: "
                            "not a seed", "the session ended with an error: 3"]) == [
         "read /a/x.md outside the root /a/b: not a seed (and 1 more like this)", "the session ended with an error: 3"]
+
+
+def test_a_codex_session_log_is_importable(tmp_path):
+    """7. A Codex rollout-*.jsonl: the prompt (not Codex's environment context) is the task, the file
+    apply_patch added is the default artifact, the last token_count is the usage."""
+    log = str(FIX / "codex_rollout.jsonl")
+    t = load_transcript(log)
+    assert (t.format, t.model, t.cwd, t.date) == ("codex", "gpt-5-codex", "/home/dev/tiny", "2026-11-25")
+    assert (t.usage.input_tokens, t.usage.cache_read_tokens, t.usage.output_tokens) == (1500, 7000, 140)
+    assert t.warnings == []
+    res = run(tmp_path, "import", log, "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith(
+        "format: codex\n"
+        "root: /home/dev/tiny (paths are relative to it; change it with --root DIR)\n"
+        "task: Extract the first line of README.md and write it to tmp.txt\n"
+        "candidates:\n"
+        "  1  answer       final answer  [46 B]\n"
+        "     tmp.txt now holds the first line of README.md.\n"
+        "  2  file         file tmp.txt (final content)  [27 B]\n"
+        "     # tiny-agent A tiny agent.\n"
+        "  3  tool result  result of shell: cat README.md  [27 B]\n")
+    res = run(tmp_path, "import", log, "--id", "codex")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "codex")
+    assert (case.task, case.scar.artifact_at) == ("Extract the first line of README.md and write it to tmp.txt", "tmp.txt")
+    assert (tmp_path / "cases" / "codex" / "scar" / "artifact.txt").read_text() == "# tiny-agent\nA tiny agent.\n"

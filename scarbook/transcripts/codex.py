@@ -1,5 +1,6 @@
 """OpenAI Codex CLI `codex exec --json` event streams (JSON lines), as the `codex` agent preset
-saves them as a run's transcript.
+saves them as a run's transcript; Codex's session logs (`rollout-*.jsonl`) are read by
+codex_rollout.
 
 Only `item.completed` events are read (started / updated ones are the same item in progress):
 agent_message -> an assistant message (the last one is the final answer), reasoning -> thinking,
@@ -16,6 +17,7 @@ import json
 from typing import Any
 
 from scarbook.models import Usage
+from scarbook.transcripts.codex_rollout import is_rollout_record, parse_rollout
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
@@ -72,6 +74,10 @@ def _item(t: Transcript, item: dict[str, Any]) -> None:
 def parse(src: Source) -> Transcript:
     if src.is_binary or src.is_json:
         raise NotThisFormat("not JSON lines")
+    for _, first in src.iter_json_lines():
+        if is_rollout_record(first):
+            return parse_rollout(src)  # a session log (~/.codex/sessions), not an `exec --json` stream
+        break
     stats = JsonLines()
     t = Transcript(format=FORMAT, source=src.path)
     usage: Usage | None = None

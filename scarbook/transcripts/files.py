@@ -61,6 +61,8 @@ def file_operation(call: ToolCall) -> FileOp | None:
         return FileOp("list", path or ".")
     if path is None:
         return None
+    if name == "apply_patch":  # Codex: a file the patch adds, with its content (see codex_rollout)
+        return FileOp("write", path, content=inp["content"]) if isinstance(inp.get("content"), str) else None
     if name in _WRITE:
         return FileOp("write", path, content=_first(inp, "content", "contents", "file_text", "text", "data"))
     if name in _EDIT:

@@ -1,0 +1,130 @@
+"""OpenAI Codex CLI session logs: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, what Codex keeps
+for every session (interactive or `codex exec`).
+
+Each line is `{"timestamp", "type", "payload"}`: `session_meta` (the session's id and cwd),
+`turn_context` (the model, the cwd of each turn), `response_item` (the conversation itself, as
+OpenAI Responses API items: messages, reasoning, `function_call` / `function_call_output`,
+`custom_tool_call` such as `apply_patch`) and `event_msg` (what the UI showed: the same messages
+again, and `token_count` with the session's running usage). Only response items build the timeline;
+event messages give the usage. Codex's own context messages (`<environment_context>`,
+`<user_instructions>`) are system messages, not the task. A file an `apply_patch` adds
+(`*** Add File:`) is a file write with its content; updates are kept as calls only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from scarbook.models import Usage
+from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript, date_of
+from scarbook.transcripts.openai import add_item
+from scarbook.transcripts.source import JsonLines, Source, truncation_warning
+
+RECORD_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+_ADD_FILE = re.compile(r"^\*\*\* Add File: (.+)$")
+
+
+def is_rollout_record(r: Any) -> bool:
+    return isinstance(r, dict) and r.get("type") in RECORD_TYPES and isinstance(r.get("payload"), dict)
+
+
+def _added_files(patch: str) -> list[tuple[str, str]]:
+    """(path, content) of each file an apply_patch adds."""
+    out: list[tuple[str, str]] = []
+    current: tuple[str, list[str]] | None = None
+    for line in patch.splitlines():
+        m = _ADD_FILE.match(line)
+        if m:
+            current = (m.group(1).strip(), [])
+            out.append((current[0], ""))
+            continue
+        if line.startswith("*** "):
+            current = None
+        elif current is not None and line.startswith("+"):
+            current[1].append(line[1:])
+            out[-1] = (current[0], "\n".join(current[1]) + "\n")
+    return out
+
+
+def _output(raw: Any) -> tuple[str, bool]:
+    """A tool output's text and whether it failed: Codex wraps it as a JSON string
+    {"output": ..., "metadata": {"exit_code": N}} (newer versions write the text alone)."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text, False
+    if isinstance(value, dict) and isinstance(value.get("output"), str):
+        code = (value.get("metadata") or {}).get("exit_code")
+        return value["output"], isinstance(code, int) and code != 0
+    return text, False
+
+
+def _item(t: Transcript, item: dict[str, Any]) -> None:
+    kind = item.get("type")
+    if kind == "message" and item.get("role") == "user":
+        before = len(t.entries)
+        add_item(t, item)
+        for e in t.entries[before:]:
+            if isinstance(e, Message) and e.text.lstrip().startswith(_CONTEXT):
+                e.role = "system"  # what Codex tells the model about the session, not the user's words
+        return
+    if kind == "function_call" and item.get("name") == "shell":
+        cid = str(item.get("call_id") or item.get("id") or "")
+        try:
+            args = json.loads(item.get("arguments") or "{}")
+        except ValueError:
+            args = {"arguments": item.get("arguments")}
+        cmd = args.get("command") if isinstance(args, dict) else None
+        if isinstance(cmd, list):  # ["bash", "-lc", "head -n 1 README.md"]
+            args["command"] = cmd[-1] if len(cmd) == 3 and cmd[1] in ("-lc", "-c") else " ".join(map(str, cmd))
+        t.entries.append(ToolCall(cid, "shell", args if isinstance(args, dict) else {"arguments": args}))
+        return
+    if kind == "custom_tool_call" and item.get("name") == "apply_patch" and isinstance(item.get("input"), str):
+        cid = str(item.get("call_id") or item.get("id") or "")
+        added = _added_files(item["input"])
+        if not added:
+            t.entries.append(ToolCall(cid, "apply_patch", {"patch": item["input"]}))
+        for path, content in added:
+            t.entries.append(ToolCall(cid, "apply_patch", {"path": path, "content": content}))
+        return
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        text, failed = _output(item.get("output"))
+        t.entries.append(ToolResult(str(item.get("call_id", "")), text, failed))
+        return
+    add_item(t, item)
+
+
+def parse_rollout(src: Source) -> Transcript:
+    stats = JsonLines()
+    t = Transcript(format="codex", source=src.path)
+    usage: Usage | None = None
+    last_time = None
+    for _, r in src.iter_json_lines(stats):
+        if not is_rollout_record(r):
+            continue
+        kind, payload = r["type"], r["payload"]
+        last_time = r.get("timestamp") or last_time
+        if kind == "session_meta":
+            t.cwd = t.cwd or payload.get("cwd")
+        elif kind == "turn_context":
+            t.model = payload.get("model") or t.model
+            t.cwd = t.cwd or payload.get("cwd")
+        elif kind == "response_item":
+            _item(t, payload)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            total = (payload.get("info") or {}).get("total_token_usage")
+            if isinstance(total, dict):  # a running total: the last one is the session's
+                cached = int(total.get("cached_input_tokens") or 0)
+                usage = Usage(input_tokens=max(int(total.get("input_tokens") or 0) - cached, 0),
+                              output_tokens=int(total.get("output_tokens") or 0), cache_read_tokens=cached)
+        elif kind == "event_msg" and payload.get("type") in ("error", "stream_error"):
+            t.warnings.append(f"codex: {payload.get('message', 'error')}")
+    t.warnings[:0] = truncation_warning(stats)
+    t.usage = usage
+    t.date = date_of(last_time)
+    return finish_transcript(t)
