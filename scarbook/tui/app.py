@@ -21,6 +21,7 @@ from pathlib import Path
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
 from textual.notifications import SeverityLevel
 
 from scarbook.errors import ScarbookError
@@ -33,6 +34,7 @@ from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
 from scarbook.tui.messages import (
+    AppRequest,
     BackToLibrary,
     CancelSession,
     CasesChanged,
@@ -81,6 +83,11 @@ class ScarbookApp(Host):
         self.control: SessionControl | None = None
         self._posted_version = -1
         self.keys = KeyQueue(self)  # keys typed while a screen is still opening wait for it
+
+    def post_message(self, message: Message) -> bool:
+        if isinstance(message, AppRequest) and hasattr(self, "keys"):
+            self.keys.request_posted()  # the key being handled waits for this request too (key_queue.py)
+        return super().post_message(message)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and self.keys.hold(event):

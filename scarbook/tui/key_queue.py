@@ -40,6 +40,12 @@ class KeyQueue:
         self.keys: deque[events.Key] = deque()
         self.busy = False  # a key is on its way through the app: the next one waits for it
         self._task: asyncio.Task | None = None
+        self._requested = False  # the key on its way asked the App for something (tui/messages.AppRequest)
+
+    def request_posted(self) -> None:
+        """A screen posted a request to the App (`OpenEditor` for `e`): the key that did it is handled
+        only once the App has handled that request too."""
+        self._requested = True
 
     def hold(self, event: events.Key) -> bool:
         """True: `event` is kept for later (a key before it is still being handled, or the screen on
@@ -89,10 +95,13 @@ class KeyQueue:
         """Wait until the last key sent has been through every queue it goes through: the App's
         (priority bindings, then forwarded to the focused widget), the focused widget's, each parent's
         it bubbles to, and the App's again (the other bindings, such as `e` on the library). A
-        callback follows it the same way. Then one more turn of the App's queue: a key that asks the App
-        for another screen (`e` posts OpenEditor, tui/messages.py) has put that request there, and the
-        next key must find the screen it opens on top."""
+        callback follows it the same way. When the key asked the App for another screen (`e` posts
+        OpenEditor, tui/messages.py), that request is in the App's queue now: one more turn of it, so the
+        next key finds the screen it opens on top."""
         await self._chase()
+        if not self._requested:
+            return
+        self._requested = False
         turned = asyncio.Event()
         if self.app.call_later(turned.set):
             try:

@@ -37,15 +37,20 @@ class SessionEnded(Message):
 
 
 # -- screens to the App: app-wide steps ----------------------------------------------------------------
+class AppRequest(Message):
+    """A screen asks the App for something (another screen, an app-wide step). The App's key queue gives
+    the App's messages one more turn after a key that posted one, so the next key finds its effect."""
+
+
 @dataclass
-class CasesChanged(Message):
+class CasesChanged(AppRequest):
     """A case was saved or created: the library reloads."""
 
     case_id: str | None = None
 
 
 @dataclass
-class StartSession(Message):
+class StartSession(AppRequest):
     """Run `plan` (built by the launch screen as `scarbook eval` builds it) through prepare_session and
     run_session; `executor` is "local", "ray", or None for scarbook.yaml's."""
 
@@ -53,12 +58,12 @@ class StartSession(Message):
     executor: str | None = None
 
 
-class CancelSession(Message):
+class CancelSession(AppRequest):
     """Cancel the running session (the live screen asked first); finished runs are kept."""
 
 
 @dataclass
-class VerifyScar(Message):
+class VerifyScar(AppRequest):
     """Does `case` catch its own scar? Checked in the background; the answer is a notification."""
 
     case: Case
@@ -66,7 +71,7 @@ class VerifyScar(Message):
 
 # -- screens to the App: where to go -------------------------------------------------------------------
 @dataclass
-class OpenEditor(Message):
+class OpenEditor(AppRequest):
     """The case editor: on the case `case_id` (read from disk in a thread), on a `draft` to finish, or
     on a new empty case (neither)."""
 
@@ -75,7 +80,7 @@ class OpenEditor(Message):
 
 
 @dataclass
-class OpenReview(Message):
+class OpenReview(AppRequest):
     """The runs of `case_id` in session `session_id`."""
 
     session_id: str
@@ -83,26 +88,26 @@ class OpenReview(Message):
 
 
 @dataclass
-class OpenImport(Message):
+class OpenImport(AppRequest):
     """The import flow (a draft case from an agent transcript), on `transcript` when it is known."""
 
     transcript: Path | None = None
 
 
-class OpenCalibrate(Message):
+class OpenCalibrate(AppRequest):
     """Grade the judge's verdicts; the library reloads (its calibration line) when it is left."""
 
 
-class OpenSessions(Message):
+class OpenSessions(AppRequest):
     """Past sessions (and the comparison of two)."""
 
 
-class OpenLive(Message):
+class OpenLive(AppRequest):
     """The running (or last) session."""
 
 
 @dataclass
-class OpenLaunch(Message):
+class OpenLaunch(AppRequest):
     """The launch dialog over these scopes of cases (an empty scope is not offered)."""
 
     selected: list[Case] = field(default_factory=list)
@@ -111,12 +116,12 @@ class OpenLaunch(Message):
 
 
 @dataclass
-class OpenFlakes(Message):
+class OpenFlakes(AppRequest):
     """The flake view (cases × sessions) over the trends the library read."""
 
     trends: Trends
     case_ids: list[str]
 
 
-class BackToLibrary(Message):
+class BackToLibrary(AppRequest):
     """Close every screen above the library."""
