@@ -4,6 +4,7 @@ user sees."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -205,3 +206,30 @@ def test_a_codex_session_log_is_importable(tmp_path):
     case = load_case(tmp_path / "cases" / "codex")
     assert (case.task, case.scar.artifact_at) == ("Extract the first line of README.md and write it to tmp.txt", "tmp.txt")
     assert (tmp_path / "cases" / "codex" / "scar" / "artifact.txt").read_text() == "# tiny-agent\nA tiny agent.\n"
+
+
+def test_flat_openinference_spans_are_otel(tmp_path):
+    """6. Spans with a flat `attributes` mapping (console exporter documents one after another, a
+    JSON list, JSON lines) and OpenInference names are read as OTel: task, tool call, file, answer,
+    usage; before, the file was refused as broken JSON."""
+    t = load_transcript(FIX / "openinference_console.json")
+    assert (t.format, t.model, t.date) == ("otel", "gpt-4o-2024-08-06", "2026-11-26")
+    assert suggest_task(t) == "Extract the first line of README.md and write it to tmp.txt"
+    assert (t.final_answer, t.warnings) == ("tmp.txt now holds the first line.", [])
+    assert [(f.path, f.content) for f in t.files_written] == [("tmp.txt", "# tiny-agent\n")]
+    assert (t.usage.input_tokens, t.usage.output_tokens) == (300, 42)
+    spans = list(_documents(FIX / "openinference_console.json"))
+    as_list, as_lines = tmp_path / "spans.json", tmp_path / "spans.jsonl"
+    as_list.write_text(json.dumps(spans))
+    as_lines.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    for path in (as_list, as_lines):
+        other = load_transcript(path)
+        assert (other.format, other.final_answer) == ("otel", "tmp.txt now holds the first line.")
+
+
+def _documents(path: Path):
+    text, decoder, i = path.read_text(), json.JSONDecoder(), 0
+    while text[i:].strip():
+        i = len(text) - len(text[i:].lstrip())
+        value, i = decoder.raw_decode(text, i)
+        yield value

@@ -23,6 +23,7 @@ from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
 from scarbook.transcripts.openai import add_chat_message, parse_arguments
+from scarbook.transcripts.otel_flat import flat_spans
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
 
@@ -68,7 +69,7 @@ def _spans(src: Source) -> list[dict[str, Any]]:
         for rs in export.get("resourceSpans") or []:
             for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
                 spans.extend(s for s in ss.get("spans") or [] if isinstance(s, dict))
-    return spans
+    return spans or flat_spans(src)
 
 
 def _json_attr(value: Any) -> Any:
@@ -285,7 +286,7 @@ def _span_usage(attrs: dict[str, Any]) -> Usage | None:
 def parse(src: Source) -> Transcript:
     spans = _spans(src)
     if not spans:
-        raise NotThisFormat("no OTLP `resourceSpans` with spans")
+        raise NotThisFormat("no OTLP `resourceSpans` with spans, and no spans with an `attributes` mapping")
     t = Transcript(format=FORMAT, source=src.path)
     spans = _pick_trace(t, spans, src.trace)
     ends = [int(s.get("endTimeUnixNano") or s.get("startTimeUnixNano") or 0) for s in spans]

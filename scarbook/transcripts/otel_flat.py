@@ -1,0 +1,137 @@
+"""OTel spans written flat, not as OTLP exports: the OpenTelemetry SDK's console exporter
+(`span.to_json()`: one indented document per span, `attributes` a plain mapping, ISO times,
+`context.trace_id`), a JSON list or JSON lines of such spans, and OpenInference spans (Arize
+Phoenix, `openinference-instrumentation-*`: `llm.input_messages.N.message.role`, `tool.name`,
+`input.value`; `attributes` flat or nested). Each span is rewritten as the OTLP span the otel
+parser reads, OpenInference attributes as their gen_ai equivalents.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+from scarbook.transcripts.source import Source
+
+_OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+_OI_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(?:function\.)?(name|arguments|id)$")
+
+
+def is_flat_span(value: Any) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("attributes"), dict)
+            and (isinstance(value.get("context"), dict) or "span_id" in value or "trace_id" in value
+                 or "start_time" in value))
+
+
+def _documents(src: Source) -> list[Any]:
+    """Every JSON value in the file: one document, JSON lines, or documents one after another."""
+    if src.is_json:
+        value = src.json
+        return value if isinstance(value, list) else [value.get("spans")] if isinstance(value, dict) \
+            and isinstance(value.get("spans"), list) else [value]
+    text = src.text
+    if text is None or not text.lstrip().startswith("{"):
+        return []
+    decoder, docs, i = json.JSONDecoder(), [], 0
+    try:  # the first value says whether the file holds spans at all: nothing more is decoded if not
+        first, _ = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+    except ValueError:
+        return []
+    if not is_flat_span(first):
+        return []
+    while i < len(text):
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text):
+            break
+        try:
+            value, i = decoder.raw_decode(text, i)
+        except ValueError:
+            break
+        docs.append(value)
+    return docs
+
+
+def _flatten(attrs: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested OpenInference attributes ({"llm": {"input_messages": [{"message": ...}]}}) as dotted keys;
+    gen_ai values (JSON strings or lists of messages) are kept whole."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and not name.startswith("gen_ai."):
+            out.update(_flatten(value, name + "."))
+        elif isinstance(value, list) and name.startswith("llm.") and all(isinstance(v, dict) for v in value):
+            for n, item in enumerate(value):
+                out.update(_flatten(item, f"{name}.{n}."))
+        else:
+            out[name] = value
+    return out
+
+
+def _gen_ai(attrs: dict[str, Any]) -> dict[str, Any]:
+    """OpenInference attributes as the gen_ai ones the otel parser reads (gen_ai ones kept)."""
+    out = dict(attrs)
+    for key, value in attrs.items():
+        m = _OI_MESSAGE.match(key)
+        if m:
+            side = "prompt" if m.group(1) == "input" else "completion"
+            field = m.group(3)
+            c = _OI_CALL.match(field)
+            field = f"tool_calls.{c.group(1)}.{c.group(2)}" if c else field
+            out[f"gen_ai.{side}.{m.group(2)}.{field}"] = value
+    kind = str(attrs.get("openinference.span.kind", "")).upper()
+    if kind == "LLM":
+        if "llm.model_name" in attrs:
+            out.setdefault("gen_ai.response.model", attrs["llm.model_name"])
+        for oi, gen in (("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
+                        ("llm.token_count.completion", "gen_ai.usage.output_tokens")):
+            if oi in attrs:
+                out.setdefault(gen, attrs[oi])
+    elif kind == "TOOL":
+        out.setdefault("gen_ai.operation.name", "execute_tool")
+        out.setdefault("gen_ai.tool.name", attrs.get("tool.name", ""))
+        if "input.value" in attrs:
+            out.setdefault("gen_ai.tool.call.arguments", attrs["input.value"])
+        if "output.value" in attrs:
+            out.setdefault("gen_ai.tool.call.result", attrs["output.value"])
+        if "tool_call.id" in attrs:
+            out.setdefault("gen_ai.tool.call.id", attrs["tool_call.id"])
+    return out
+
+
+def _nanos(stamp: Any) -> int:
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        return int(stamp if stamp > 1e14 else stamp * 1e9)
+    if isinstance(stamp, str):
+        try:
+            when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            return 0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return int(when.timestamp() * 1e9)
+    return 0
+
+
+def flat_spans(src: Source) -> list[dict[str, Any]]:
+    """The file's flat spans as OTLP-shaped spans, or [] when it holds none."""
+    values = [v for doc in _documents(src) for v in (doc if isinstance(doc, list) else [doc])]
+    spans = []
+    for v in values:
+        if not is_flat_span(v):
+            continue
+        context = v.get("context") if isinstance(v.get("context"), dict) else {}
+        status = v.get("status") if isinstance(v.get("status"), dict) else {}
+        code = str(status.get("status_code", v.get("status_code", ""))).upper()
+        spans.append({
+            "traceId": str(context.get("trace_id") or v.get("trace_id") or ""),
+            "spanId": str(context.get("span_id") or v.get("span_id") or ""),
+            "name": v.get("name", ""),
+            "startTimeUnixNano": _nanos(v.get("start_time")),
+            "endTimeUnixNano": _nanos(v.get("end_time")),
+            "status": {"code": 2 if code.endswith("ERROR") else 0},
+            "attributes": _gen_ai(_flatten(v["attributes"])),
+        })
+    return spans
