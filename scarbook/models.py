@@ -295,6 +295,9 @@ class SessionInfo:
     shard: dict[str, Any] = field(default_factory=dict)
     # `eval --rerun`: the session whose cases it re-ran, why, and how many runs matched per case
     rerun_of: dict[str, Any] = field(default_factory=dict)
+    # where its runs executed: {"type": "local"} or {"type": "ray", "address": "auto" | "ray://…" | None
+    # (a Ray instance started on this machine)}; {} in records written before it was recorded
+    executor: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

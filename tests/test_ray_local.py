@@ -64,6 +64,10 @@ def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_serve
     report = json.loads((tmp_path / "r.json").read_text())
     assert [r["status"] for r in report["runs"]] == ["pass"] * 3
     assert all(r["node"]["pid"] != str(os.getpid()) for r in report["runs"])  # the agents ran in Ray workers
+    # issue 26.16: the report says where the runs executed (no address: a Ray instance started here), each
+    # run its node
+    assert report["executor"] == report["session"]["executor"] == {"type": "ray", "address": None}
+    assert all({"id", "host", "ip", "pid"} <= set(r["node"]) for r in report["runs"])
     assert [req["pid"] for req in judge_server.requests] == [os.getpid()] * 3  # the judge, here
 
     @ray.remote

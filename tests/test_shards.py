@@ -307,3 +307,87 @@ def test_merge_into_a_history_that_cannot_be_written_is_one_message_and_records_
     assert result.stderr.strip() == (f"scarbook: the session history cannot be written: {history} is a file, not "
                                      f"a folder — make {history} a writable folder, or point workspaces_dir in "
                                      "scarbook.yaml at one")
+
+
+def test_merge_writes_the_step_summary_copies_kept_workspaces_and_says_where_runs_executed(shards, tmp_path,
+                                                                                          monkeypatch):
+    # issue 26.16: merge wrote no $GITHUB_STEP_SUMMARY and left the shards' kept workspaces behind; the JSON
+    # report did not say where the runs executed
+    project, machines, _ = shards
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "one.md"))
+    one = project.cli("eval", "--runs", "10", "-q", "--json", str(tmp_path / "one.json"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "merged.md"))
+    merged = project.cli("merge", *[str(m / "workspaces" / "history") for m in machines],
+                         "--json", str(tmp_path / "merged.json"))
+    assert merged.exit_code == one.exit_code == 0, merged.output
+    one_id = json.loads((tmp_path / "one.json").read_text())["session"]["id"]
+    escaped = one_id.replace("-", "\\-")  # the heading escapes Markdown
+    assert (tmp_path / "merged.md").read_text() == (
+        (tmp_path / "one.md").read_text().replace(escaped, "ci\\-42").replace(one_id, "ci-42"))
+    report = json.loads((tmp_path / "merged.json").read_text())
+    assert report["executor"] == report["session"]["executor"] == {"type": "local"}
+    assert json.loads((tmp_path / "one.json").read_text())["executor"] == {"type": "local"}
+    assert all(run["node"] == {} for run in report["runs"])  # a local run names no Ray node
+    kept = {(r["case_id"], r["k"]) for r in report["runs"] if r["workspace_kept"]}
+    assert kept  # the demo agent's failed runs keep their workspaces
+    copied = {(p.parent.name, int(p.name)) for p in (project.workspaces / "ci-42").glob("*/*") if p.is_dir()}
+    assert copied == kept
+    for r in report["runs"]:
+        if r["workspace_kept"]:
+            here = project.workspaces / "ci-42" / r["case_id"] / str(r["k"])
+            assert r["workspace"] == str(here)
+            there = next(m / "workspaces" for m in machines
+                         if any((m / "workspaces").glob(f"ci-42*/{r['case_id']}/{r['k']}")))
+            source = next(there.glob(f"ci-42*/{r['case_id']}/{r['k']}"))
+            assert sorted(p.relative_to(here).as_posix() for p in here.rglob("*")) == \
+                   sorted(p.relative_to(source).as_posix() for p in source.rglob("*"))
+    assert merged.stderr == ""  # nothing left uncopied
+
+
+def test_a_session_record_says_its_executor_and_an_older_one_without_it_still_reads(tmp_path):
+    from scarbook.history.records import session_from_doc, session_problem
+    from scarbook.models import SessionInfo
+    from scarbook.run.executor import LocalExecutor
+    from scarbook.run.shards import _merged_executor
+
+    assert LocalExecutor(2).where() == {"type": "local"}
+    from scarbook.config import ExecutorSettings
+    from scarbook.run.ray.executor import RayExecutor
+
+    assert RayExecutor(ExecutorSettings(type="ray", address="ray://head:10001"), 2, agent_spec=None,
+                       project_root=tmp_path, keep_all=False).where() == {"type": "ray", "address": "ray://head:10001"}
+    old = {"id": "20260101-000000-aaaa", "label": "", "state": "finished"}  # written before `executor`
+    assert session_problem(old) is None and session_from_doc(old).executor == {}
+    ray = SessionInfo(id="s", executor={"type": "ray", "address": "ray://head:10001"}).to_dict()
+    assert session_problem(ray) is None and session_from_doc(ray).executor == {"type": "ray", "address": "ray://head:10001"}
+    assert session_problem({**old, "executor": "ray"}) == "field executor is a string, not an object with a string type"
+    assert session_problem({**old, "executor": {"type": 3}}) == \
+        "field executor is an object, not an object with a string type"
+    assert _merged_executor([{"type": "local"}, {"type": "local"}]) == {"type": "local"}
+    assert _merged_executor([{"type": "local"}, {"type": "ray", "address": "auto"}]) == {
+        "type": "mixed", "address": None, "shards": [{"type": "local"}, {"type": "ray", "address": "auto"}]}
+
+
+def test_merging_only_the_history_folders_says_once_per_shard_where_its_kept_workspaces_would_be(shards, tmp_path):
+    from scarbook.history.store import History
+
+    project, machines, _ = shards
+    uploaded = []
+    for i, m in enumerate(machines, 1):
+        shutil.copytree(m / "workspaces" / "history", tmp_path / f"shard-{i}" / "history")
+        uploaded.append(tmp_path / f"shard-{i}" / "history")
+    merged = project.cli("merge", *map(str, uploaded), "--json", str(tmp_path / "merged.json"))
+    assert merged.exit_code == 0, merged.output
+    report = json.loads((tmp_path / "merged.json").read_text())
+    per_shard = []
+    for i, h in enumerate(uploaded, 1):
+        folder = next(p for p in h.iterdir() if (p / "session.json").is_file())
+        n = sum(1 for r in History(h.parent).runs(folder.name) if r.workspace_kept)
+        if n:
+            per_shard.append(f"scarbook: kept workspaces not copied: shard {i}/3: its {n} kept "
+                             f"workspace{'s' if n > 1 else ''} would be in {h.parent / folder.name}, which is not "
+                             "there — upload the shard's whole workspaces/ folder (not only workspaces/history) "
+                             "to have them")
+    assert per_shard and merged.stderr.splitlines() == per_shard
+    assert not (project.workspaces / "ci-42").exists()
+    assert any(r["workspace_kept"] for r in report["runs"])  # still kept where the shard left them

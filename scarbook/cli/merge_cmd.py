@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from scarbook.run.shards import (
     check_complete,
     check_records,
     check_session_id,
+    copy_kept_workspaces,
     find_shards,
     merge_shards,
     pick_session,
@@ -80,6 +82,9 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
         raise ScarbookError(f"session {sid} is already in {history.dir} (merged before?) — delete "
                             f"{history.dir / sid} to merge it again")
     _check_writable(history.dir, {"--json": json_path, "--junit": junit_path})
+    # the kept workspaces (failed runs', or all under keep: all) beside this history, as `eval` leaves them
+    for problem in copy_kept_workspaces(found, project.workspaces_dir, sid):
+        click.echo(f"scarbook: kept workspaces not copied: {problem}", err=True)
     history.start_session(info)
     for r in runs:
         history.record_run(r)
@@ -89,7 +94,9 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     click.echo(format_table(rep))
     click.echo(format_summary(rep))
     click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")
-    reports_ok = say_written(write_reports(rep, None, ReportPaths.given(json=json_path, junit=junit_path)))
+    # the GitHub step summary too, as `eval` appends it (when $GITHUB_STEP_SUMMARY is set)
+    reports_ok = say_written(write_reports(rep, None, ReportPaths.given(json=json_path, junit=junit_path),
+                                           summary_env=os.environ))
     # a report file asked for is missing: said above, and never a green exit (the session is recorded)
     ctx.exit(rep.exit_code if reports_ok or rep.exit_code != EXIT_OK else EXIT_USAGE)
 

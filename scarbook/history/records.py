@@ -61,11 +61,16 @@ CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "ju
 CAUSE_FIELDS = {"kind": _STR, "rule": _STR, "evidence": _STR}
 DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
 USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
+def _executor_ok(v: dict) -> bool:
+    """{} (an older record), or {"type": "local"} / {"type": "ray", "address": str or null}."""
+    return not v or (isinstance(v.get("type"), str) and isinstance(v.get("address"), (str, type(None))))
+
+
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
                   "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
                   "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR,
-                  "gate": _DICT, "rerun_of": _DICT}
+                  "gate": _DICT, "rerun_of": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok)}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:

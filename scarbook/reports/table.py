@@ -301,6 +301,9 @@ def fixed_n_for(rep: SessionReport) -> int | None:
 def report_to_dict(rep: SessionReport) -> dict[str, Any]:
     return {
         "session": rep.session.to_dict(),
+        # where the runs executed: {"type": "local"} or {"type": "ray", "address": …}; null for a
+        # session recorded before scarbook kept it. Each run says its Ray node in runs[].node.
+        "executor": rep.session.executor or None,
         "exit_code": rep.exit_code,
         "gate": rep.policy.to_dict() | ({"point_false_red": rep.point_false_red} if rep.policy.mode == "point" else {}),
         "cases": [case_dict(s) for s in rep.stats],

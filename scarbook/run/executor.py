@@ -24,12 +24,18 @@ class Executor(Protocol[J, R]):
     async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
         """Run the worker part of run k of `case` (same arguments as session_run.run_agent_part)."""
 
+    def where(self) -> dict[str, Any]:
+        """Where its runs execute, as the session records it (SessionInfo.executor)."""
+
 
 class LocalExecutor(Generic[J, R]):
     """An asyncio pool of `concurrency` slots in this process."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
+
+    def where(self) -> dict[str, Any]:
+        return {"type": "local"}
 
     async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
         from scarbook.run.session_run import run_agent_part

@@ -22,6 +22,7 @@ import subprocess
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scarbook.cases.io import case_digest
 from scarbook.history.store import now_iso
@@ -148,8 +149,9 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
     yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
 
 
-def open_session(ready: ReadySession) -> SessionInfo:
-    """Claim the session's id (a shard's, or a new one) and record that it started."""
+def open_session(ready: ReadySession, executor: dict[str, Any] | None = None) -> SessionInfo:
+    """Claim the session's id (a shard's, or a new one) and record that it started, with where its
+    runs execute (`executor`: the pool's where(); this machine when not given)."""
     project, plan, judge = ready.project, ready.plan, ready.judge
     cfg, history, shard = project.config, project.history, plan.shard
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
@@ -161,7 +163,7 @@ def open_session(ready: ReadySession) -> SessionInfo:
                        git_revision=git_revision(project.root),
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks},
-                       rerun_of=dict(plan.rerun_of or {}))
+                       rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}))
     history.start_session(info)
     return info
 
@@ -173,7 +175,7 @@ class _SessionRun:
         project, plan, judge = ready.project, ready.plan, ready.judge
         cfg = project.config
         self.ready, self.control, self.history = ready, control, project.history
-        self.info = open_session(ready)
+        self.info = open_session(ready, executor.where() if executor is not None else None)
         sid = self.info.id
         cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
         jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, looks[0] + 1)) for c in cases}

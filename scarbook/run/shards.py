@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.text import plural
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SHARD_SPEC = re.compile(r"(\d+)/(\d+)")
@@ -263,7 +266,8 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
                        partial=first.partial, note="; ".join(notes), gate=dict(first.gate),
-                       shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]})
+                       shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]},
+                       executor=_merged_executor([f.info.executor for f in found]))
     runs = []
     for f in found:
         for r in f.runs:
@@ -271,3 +275,48 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
             runs.append(r)
     runs.sort(key=lambda r: (r.case_id, r.k))
     return info, runs
+
+
+def _merged_executor(executors: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where a merged session's runs executed: the shards' executor when they agree, else
+    {"type": "mixed", "address": None, "shards": [each shard's, in shard order]} ({} from older shards)."""
+    distinct = [e for i, e in enumerate(executors) if e not in executors[:i]]
+    if len(distinct) == 1:
+        return dict(distinct[0])
+    return {"type": "mixed", "address": None, "shards": [dict(e) for e in executors]}
+
+
+def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str) -> list[str]:
+    """Copy each kept workspace (a failed run's, or every run's under keep: all) from the shard's
+    workspaces folder (beside the history folder it left: workspaces/<shard session>/<case>/<k>) to this
+    project's workspaces/<sid>/<case>/<k>, as `eval` leaves them, and point the run record at the copy.
+    Links are copied as links, never followed. Returns what could not be copied, named."""
+    missing: list[str] = []
+    for f in found:
+        source_root = f.folder.parent.parent / f.folder.name
+        kept = [r for r in f.runs if r.workspace_kept and r.workspace]
+        if kept and not source_root.is_dir():  # only the history folder was uploaded: said once per shard
+            missing.append(f"shard {f.shard.label}: its {plural(len(kept), 'kept workspace')} would be in "
+                           f"{source_root}, which is not there — upload the shard's whole workspaces/ folder "
+                           "(not only workspaces/history) to have them")
+            continue
+        for r in kept:
+            parts = Path(r.workspace).parts
+            # the path below the shard's session folder (case/k, or case/k/attempt-N after an infra retry)
+            at = len(parts) - 1 - parts[::-1].index(f.folder.name) if f.folder.name in parts else None
+            rel = Path(*parts[at + 1:]) if at is not None and parts[at + 1:] else None
+            if rel is None or ".." in rel.parts:
+                missing.append(f"{r.case_id} run {r.k}: its workspace {r.workspace} is not in the shard's "
+                               f"folder {f.folder.name}")
+                continue
+            source, dest = source_root / rel, workspaces_dir / sid / rel
+            if not source.is_dir() or source.is_symlink():
+                missing.append(f"{r.case_id} run {r.k}: {source} is not there")
+                continue
+            try:
+                shutil.copytree(source, dest, symlinks=True)
+            except (OSError, shutil.Error) as exc:
+                missing.append(f"{r.case_id} run {r.k}: cannot copy {source}: {exc}")
+                continue
+            r.workspace = str(dest)
+    return missing

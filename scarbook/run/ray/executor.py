@@ -75,6 +75,11 @@ class RayExecutor:
         self._remote: Any = None
         self._ray: Any = None
 
+    def where(self) -> dict[str, Any]:
+        """The cluster its runs go to: executor.address as written ("auto", "ray://head:10001"), or
+        None for a Ray instance started on this machine."""
+        return {"type": "ray", "address": self.settings.address}
+
     # -- connecting ---------------------------------------------------------------------------
     def connect(self) -> str | None:
         """Join the cluster (or start Ray here when no address is set). Blocking; call before the loop.
