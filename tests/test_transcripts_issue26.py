@@ -233,3 +233,11 @@ def _documents(path: Path):
         i = len(text) - len(text[i:].lstrip())
         value, i = decoder.raw_decode(text, i)
         yield value
+
+
+def test_openinference_attributes_alone_are_otel_not_an_openai_request():
+    """6. A span's nested OpenInference attributes (an `input` key, like a Responses request): OTel."""
+    t = load_transcript(FIX / "openinference_attributes.json")
+    assert (t.format, t.model) == ("otel", "gpt-4o-mini-2024-07-18")
+    assert (suggest_task(t), t.final_answer) == ("Summarise CHANGES.md in one line", "Version 1.0 adds a.txt.")
+    assert (t.usage.input_tokens, t.usage.output_tokens) == (21, 7)

@@ -20,9 +20,17 @@ _OI_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(?:function\.)?(name|argu
 
 
 def is_flat_span(value: Any) -> bool:
-    return (isinstance(value, dict) and isinstance(value.get("attributes"), dict)
-            and (isinstance(value.get("context"), dict) or "span_id" in value or "trace_id" in value
-                 or "start_time" in value))
+    return is_attributes(value) or (isinstance(value, dict) and isinstance(value.get("attributes"), dict)
+                                    and (isinstance(value.get("context"), dict) or "span_id" in value
+                                         or "trace_id" in value or "start_time" in value))
+
+
+def is_attributes(value: Any) -> bool:
+    """A span's OpenInference attributes saved alone (Phoenix shows them so: {"llm": {...},
+    "input": {"value": ...}, "openinference": {"span": {"kind": "LLM"}}}), or flat."""
+    return isinstance(value, dict) and "attributes" not in value and (
+        isinstance(value.get("openinference"), dict) or "openinference.span.kind" in value
+        or isinstance(value.get("llm"), dict) and ("input_messages" in value["llm"] or "output_messages" in value["llm"]))
 
 
 def _documents(src: Source) -> list[Any]:
@@ -122,6 +130,8 @@ def flat_spans(src: Source) -> list[dict[str, Any]]:
     for v in values:
         if not is_flat_span(v):
             continue
+        if is_attributes(v):
+            v = {"attributes": v}
         context = v.get("context") if isinstance(v.get("context"), dict) else {}
         status = v.get("status") if isinstance(v.get("status"), dict) else {}
         code = str(status.get("status_code", v.get("status_code", ""))).upper()
