@@ -18,7 +18,7 @@ from scarbook.models import RunRecord, RunStatus
 from scarbook.reports.table import SessionReport
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
-from scarbook.stats.rates import CaseStats
+from scarbook.stats.rates import CaseStats, count_text
 from scarbook.text import clean_text, pct, pct_beside, plural
 
 
@@ -58,11 +58,10 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
 
 
 def _summary(s: CaseStats) -> str:
-    unjudged = getattr(s, "unjudged", 0)
+    """The case's line: without a rate no fraction either ("pass rate – (1 fail, 9 unjudged)", stats.rates)."""
     ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
-    return (f"pass rate {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}), 95% CI {ci}, "
-            f"pass^{s.k} {pct(s.pass_hat_k)}, "
-            f"{plural(s.errors, 'error')}, " + (f"{unjudged} unjudged, " if unjudged else "") + f"threshold {pct(s.threshold)}")
+    return (f"pass rate {pct_beside(s.rate, s.threshold)} ({count_text(s.passes, s.fails, s.unjudged)}), "
+            f"95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, {plural(s.errors, 'error')}, threshold {pct(s.threshold)}")
 
 
 def _run_line(r: RunRecord) -> str:
