@@ -264,3 +264,28 @@ def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (80, 14), (200, 50)], ids=["80x24", "80x14", "200x50"])
+async def test_launch_run_button_is_on_screen_and_reached_by_tab(project_root, size):
+    """Issue 26.14: at 80×24 the launch form was 31 lines and Run sat below the screen (row 29). The
+    fields are one line each and Run / Cancel sit under the scrolling form: on screen at any height."""
+    app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "1")
+        for _ in range(20):
+            if app.focused is not None and app.focused.id == "run":
+                break
+            await pilot.press("tab")
+        assert app.focused is not None and app.focused.id == "run"
+        await pilot.pause()
+        for sel in ("#run", "#cancel"):
+            region = app.screen.query_one(sel).region
+            assert region.height >= 1 and 0 <= region.y and region.bottom <= size[1], (sel, region)
+            assert app.screen.query_one("#launch").region.contains_region(region), (sel, region)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        assert app.live.finished_runs == app.live.planned == len(app.live.cases)  # 1 run per case

@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
 from scarbook.judge.estimate import estimate_judge_calls
@@ -39,36 +39,47 @@ class LaunchScreen(HostModalScreen):
 
     def compose(self) -> ComposeResult:
         cfg = self.app.project.config
-        with VerticalScroll(id="launch"):  # scrolls when the terminal is shorter than the dialog
-            yield Label("Run cases", classes="title")
-            with RadioSet(id="scope"):
-                for name, cases in self.scopes:
-                    what = cases[0].id if name == "selected" else plural(len(cases), "case")
-                    yield RadioButton(f"{name}: {what}", value=(name == "all" if len(self.scopes) > 1 else True),
-                                      id=f"scope-{name}")
-            yield Label("runs per case (a number, or pick a preset)")
-            with Horizontal(id="presets"):
-                yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4)
-                for name, n in cfg.presets.items():
-                    yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset")
-            yield Checkbox("adaptive: stop each case once decided (runs = the cap)", id="adaptive")
-            yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == "ray",
-                           id="ray")
-            with Horizontal(classes="pair"):
-                yield Label("concurrency")
-                yield Input(str(cfg.concurrency), id="concurrency", restrict=r"[0-9]*", max_length=3)
-            with Horizontal(classes="pair"):
-                yield Label("label")
-                yield Input("", id="label", placeholder="e.g. prompt-v2")
-            yield Static("", id="estimate")
-            yield Static("", id="launch-error", classes="error")
-            with Horizontal(classes="buttons"):
-                yield Button("Run", id="run", variant="primary")
-                yield Button("Cancel", id="cancel")
+        # Compact fields (one line each) fit the whole form in 80×24; the form scrolls if it still does not
+        # fit, and Run / Cancel sit below the scrolling part, so they are always on screen.
+        with Vertical(id="launch"):
+            with VerticalScroll(id="launch-form"):
+                yield Label("Run cases", classes="title")
+                with RadioSet(id="scope", compact=True):
+                    for name, cases in self.scopes:
+                        what = cases[0].id if name == "selected" else plural(len(cases), "case")
+                        yield RadioButton(f"{name}: {what}", value=(name == "all" if len(self.scopes) > 1 else True),
+                                          id=f"scope-{name}", compact=True)
+                yield Label("runs per case (a number, or pick a preset)")
+                with Horizontal(id="presets"):
+                    yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4, compact=True)
+                    for name, n in cfg.presets.items():
+                        yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset", compact=True)
+                yield Checkbox("adaptive: stop each case once decided (runs = the cap)", id="adaptive", compact=True)
+                yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == "ray",
+                               id="ray", compact=True)
+                with Horizontal(classes="pair"):
+                    yield Label("concurrency")
+                    yield Input(str(cfg.concurrency), id="concurrency", restrict=r"[0-9]*", max_length=3, compact=True)
+                with Horizontal(classes="pair"):
+                    yield Label("label")
+                    yield Input("", id="label", placeholder="e.g. prompt-v2", compact=True)
+                yield Static("", id="estimate")
+                yield Static("", id="launch-error", classes="error")
+            with Horizontal(classes="buttons", id="launch-buttons"):
+                yield Button("Run", id="run", variant="primary", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#runs", Input).focus()
         self._update_estimate()
+        self._fit_form()
+
+    def on_resize(self) -> None:
+        self._fit_form()
+
+    def _fit_form(self) -> None:
+        """The form scrolls within what the screen leaves beside the border and the Run / Cancel line."""
+        self.query_one("#launch-form").styles.max_height = max(3, self.size.height - 3)
 
     def chosen_cases(self) -> list[Case]:
         radio = self.query_one("#scope", RadioSet)
