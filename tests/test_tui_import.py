@@ -428,3 +428,26 @@ async def test_keys_typed_while_the_transcript_loads_act_once_it_is_shown(projec
         await wait_until(pilot, lambda: candidates.highlighted == 3, what="the two downs to act")
         assert screen.artifact_number == 4
     assert listed_on[0] is not threading.main_thread()
+
+
+async def test_multi_turn_session_the_task_follows_the_artifacts_turn(project_root):
+    """Issue 26 item 3: after /compact the default artifact answers turn 2; the summary, the
+    suggested id and the preview say turn 2's prompt, and picking turn 1's file makes it the task."""
+    log = FIXTURES / "issue26" / "cc_compact_turns.jsonl"
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, log)
+        assert "task: Now write the changelog to CHANGES.md" in plain(screen.query_one("#import-summary"))
+        assert screen.query_one("#import-id", Input).value == suggest_case_id("Now write the changelog to CHANGES.md",
+                                                                              set())
+        assert screen.artifact_number == 3
+        assert plain(screen.query_one("#candidate-preview")).endswith(
+            "\n\ntask (turn 2 of 2): Now write the changelog to CHANGES.md")
+        await pilot.press("up")  # candidate 2: a.txt, written in turn 1
+        assert screen.artifact_number == 2
+        assert plain(screen.query_one("#candidate-preview")).endswith("\n\ntask (turn 1 of 2): Write hello to a.txt")
+        await replace_text(pilot, "#import-id", "turn-one")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the draft")
+    case = load_case(project_root / "cases" / "turn-one")
+    assert (case.task, case.scar.artifact_at) == ("Write hello to a.txt", "a.txt")

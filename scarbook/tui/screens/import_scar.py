@@ -38,8 +38,11 @@ from scarbook.transcripts import (
     candidates,
     default_artifact,
     load_transcript,
+    preview,
     suggest_seeds,
     suggest_task,
+    turn_of,
+    turns,
 )
 from scarbook.transcripts.text import group_warnings, human_size
 from scarbook.tui.host import HostScreen
@@ -202,7 +205,8 @@ class ImportScreen(HostScreen[str | None]):
         self._show_summary(path, t)
         self._fill_candidates()
         self._fill_seeds()
-        self.query_one("#import-id", Input).value = suggest_case_id(suggest_task(t), taken)
+        self.query_one("#import-id", Input).value = suggest_case_id(
+            suggest_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None), taken)
         self.query_one("#candidates", OptionList).focus()
         self.call_after_refresh(self._ready)
 
@@ -213,7 +217,7 @@ class ImportScreen(HostScreen[str | None]):
         if t.usage is not None:
             bits.append(f"{t.usage.input_tokens + t.usage.output_tokens:,} tokens")
         text = Text(" · ".join(bits))
-        task = suggest_task(t)
+        task = suggest_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None)
         text.append(f"\ntask: {task.splitlines()[0] if task else '(none in the transcript — write it in the editor)'}")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
@@ -273,7 +277,19 @@ class ImportScreen(HostScreen[str | None]):
         if number is None:
             pane.update(Text("no candidate artifacts in this transcript" if self.transcript else "", style="dim"))
         else:
-            pane.update(preview_of(self.cands[number - 1]))
+            shown = preview_of(self.cands[number - 1])
+            all_turns = turns(self.transcript) if self.transcript else []
+            turn = self._turn_of(number)
+            if len(all_turns) > 1 and turn is not None:  # a multi-turn session: the task follows the artifact
+                shown.append(f"\n\ntask (turn {turn} of {len(all_turns)}): {preview(all_turns[turn - 1].prompt, 70)}",
+                             style="bold")
+            pane.update(shown)
+
+    def _turn_of(self, number: int) -> int | None:
+        """The turn that produced candidate `number`: its prompt is the draft's task."""
+        if self.transcript is None or not 1 <= number <= len(self.cands):
+            return None
+        return turn_of(self.transcript, self.cands[number - 1].entry)
 
     @on(OptionList.OptionHighlighted, "#candidates")
     def _candidate_highlighted(self) -> None:
