@@ -241,3 +241,16 @@ def test_openinference_attributes_alone_are_otel_not_an_openai_request():
     assert (t.format, t.model) == ("otel", "gpt-4o-mini-2024-07-18")
     assert (suggest_task(t), t.final_answer) == ("Summarise CHANGES.md in one line", "Version 1.0 adds a.txt.")
     assert (t.usage.input_tokens, t.usage.output_tokens) == (21, 7)
+
+
+def test_a_log_damaged_past_its_head_names_the_first_offsets_quickly(tmp_path):
+    """8. 20,000 bad bytes after a clean first 64 kB: read in linear time, the warning says "at least"
+    and shows the first ten offsets."""
+    log = tmp_path / "damaged.log"
+    head = b"step ok\n" * 9000  # 72,000 bytes of text
+    log.write_bytes(head + b"\xff" * 20_000 + b"\nend\n")
+    t = load_transcript(log)
+    assert t.format == "plain"
+    first = ", ".join(str(72_000 + k) for k in range(10))
+    assert t.warnings == [f"at least 10,000 bytes are not UTF-8 (at byte offsets {first}, …): read as \ufffd, "
+                          "the rest of the file imported"]

@@ -8,8 +8,10 @@ from one JSON document, so detection costs a few kB whatever the size.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,30 +22,29 @@ from typing import Any
 _NOT_JSON = object()
 HEAD_BYTES = 65536
 MAX_BAD_SHARE = 100  # a head with more than 1 undecodable byte in this many is binary, not text
+MAX_BAD_NAMED = 10_000  # offsets of bad bytes kept at most (the warning shows ten)
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape spells it
 
 
 def decode_lenient(data: bytes, base: int, bad: set[int], *, final: bool = True) -> str:
     """UTF-8 `data` as text, each byte that does not decode read as U+FFFD and its offset (from
-    `base`) added to `bad`. With `final` False, a multi-byte character cut at the end is dropped,
-    not counted."""
+    `base`) added to `bad` (up to MAX_BAD_NAMED). With `final` False, a multi-byte character cut
+    at the end is dropped, not counted. Linear in the size whatever the number of bad bytes."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    parts: list[str] = []
-    i = 0
-    while i < len(data):
-        try:
-            parts.append(data[i:].decode("utf-8"))
+    text = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(data, final=final)
+    pos, offset = 0, base
+    for m in _ESCAPED.finditer(text):
+        if len(bad) >= MAX_BAD_NAMED:
             break
-        except UnicodeDecodeError as e:
-            parts.append(data[i:i + e.start].decode("utf-8"))
-            if not final and e.end == len(data) - i and e.reason == "unexpected end of data":
-                break
-            bad.update(range(base + i + e.start, base + i + e.end))
-            parts.append("\ufffd")
-            i += e.end
-    return "".join(parts)
+        offset += len(text[pos:m.start()].encode("utf-8", "surrogateescape"))
+        bad.add(offset)
+        offset, pos = offset + 1, m.end()
+    return _ESCAPED.sub("\ufffd", text)
 
 
 @dataclass
@@ -113,7 +114,8 @@ class Source:
         offsets = sorted(self.bad_bytes)
         shown = ", ".join(str(o) for o in offsets[:10]) + (", …" if len(offsets) > 10 else "")
         n = len(offsets)
-        return [f"{n} {'byte is' if n == 1 else 'bytes are'} not UTF-8 (at byte offset{'' if n == 1 else 's'} "
+        count = f"{n:,}" if n < MAX_BAD_NAMED else f"at least {n:,}"
+        return [f"{count} {'byte is' if n == 1 else 'bytes are'} not UTF-8 (at byte offset{'' if n == 1 else 's'} "
                 f"{shown}): read as \ufffd, the rest of the file imported"]
 
     @property
