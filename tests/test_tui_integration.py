@@ -76,12 +76,13 @@ async def test_adaptive_launch_decides_cases_and_the_live_screen_shows_it(projec
         for case in live.cases:
             shown = str(table.get_cell(case.id, "decided"))
             assert shown == live.decided[case.id]
-            # Replay the rule over the runs in the order they finished: once it decided, no new run
-            # of the case started (only those already in flight may finish after it).
+            # Replay the rule over the runs in launch order (issue 22: result k counts only once 1..k-1
+            # are in, so slow failures cannot bias it): once it decided, no new run of the case started
+            # (only those already in flight may finish after it).
             rule = SequentialRule(case.threshold or 0.8, max_runs=30)
             passes = fails = 0
             verdict, decided_after = None, len(live.runs[case.id])
-            for n, run in enumerate(live.runs[case.id], 1):
+            for n, run in enumerate(sorted(live.runs[case.id], key=lambda r: r.k), 1):
                 passes += run.status == "pass"
                 fails += run.status == "fail"
                 verdict = rule.decide(passes, fails)
