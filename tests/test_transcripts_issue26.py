@@ -254,3 +254,52 @@ def test_a_log_damaged_past_its_head_names_the_first_offsets_quickly(tmp_path):
     first = ", ".join(str(72_000 + k) for k in range(10))
     assert t.warnings == [f"at least 10,000 bytes are not UTF-8 (at byte offsets {first}, …): read as \ufffd, "
                           "the rest of the file imported"]
+
+
+def test_every_new_refusal_and_warning_in_its_own_words(tmp_path):
+    """The other wordings of items 1, 6 and 7, each exactly as the user sees it."""
+    # 1. files on two Windows drives: no root at all
+    api = tmp_path / "drives.json"
+    api.write_text(json.dumps({"model": "claude-sonnet-4-5", "messages": [
+        {"role": "user", "content": "Copy C:/src/a.txt to D:/out/b.txt"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "str_replace_based_edit_tool",
+                                           "input": {"command": "view", "path": "C:/src/a.txt"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1: a"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "str_replace_based_edit_tool",
+                                           "input": {"command": "create", "path": "D:/out/b.txt", "file_text": "a\n"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "File created"}]}]}))
+    res = run(tmp_path, "import", str(api), "--id", "drives")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        "warning: read C:/src/a.txt with no root to make it relative to: not a seed suggestion (--root C:/src would "
+        "make it one)\n"
+        "scarbook: the artifact D:/out/b.txt is outside any root the transcript gives, so no check can name it: "
+        "import again with --root D:/out (the folder that was the agent's workspace; `scarbook import PATH --list "
+        "--root DIR` shows the paths), or pick another artifact\n")
+    # 6. JSON arrays of other things
+    for name, value, what in [
+        ("empty.json", [], "an empty JSON array"),
+        ("objs.json", [{"a": 1, "b": 2}], "a JSON array of 1 object (the first has keys: a, b), not messages (role "
+                                          "and content), Responses items (type) or stream events"),
+        ("nested.json", [[1], [2]], "a JSON array of 2 arrays, not messages (role and content), Responses items "
+                                    "(type) or stream events"),
+    ]:
+        path = tmp_path / name
+        path.write_text(json.dumps(value))
+        res = run(tmp_path, "import", str(path), "--list")
+        assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {what} {TRIED}\n"
+    # 6. the reasons --format gives
+    res = run(tmp_path, "import", str(FIX / "cc_one_record.jsonl"), "--format", "scarbook", "--list")
+    assert res.stderr == (f"scarbook: {FIX / 'cc_one_record.jsonl'} is not a scarbook transcript: line 1 has a "
+                          "`message` object (a Claude Code record, not a scarbook one)\n")
+    res = run(tmp_path, "import", str(FIX / "cc_one_record.jsonl"), "--format", "otel", "--list")
+    assert res.stderr == (f"scarbook: {FIX / 'cc_one_record.jsonl'} is not an otel transcript: no OTLP "
+                          "`resourceSpans` with spans, and no spans with an `attributes` mapping\n")
+    # 7. an error Codex reported in its session log
+    log = tmp_path / "rollout-2026-11-25T14-00-00-x.jsonl"
+    lines = (FIX / "codex_rollout.jsonl").read_text().splitlines()[:3]
+    lines.append(json.dumps({"timestamp": "2026-11-25T14:00:02Z", "type": "event_msg",
+                             "payload": {"type": "error", "message": "stream disconnected before completion"}}))
+    log.write_text("\n".join(lines) + "\n")
+    t = load_transcript(log)
+    assert (t.format, t.warnings) == ("codex", ["codex: stream disconnected before completion"])

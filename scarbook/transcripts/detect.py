@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
-from scarbook.text import with_article
+from scarbook.text import plural, with_article
 from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
@@ -70,17 +70,17 @@ def _describe_array(items: list) -> str:
     """Why a JSON array is not a transcript, naming what it holds."""
     if not items:
         return "an empty JSON array"
-    first = items[0]
+    first, n = items[0], len(items)
     if isinstance(first, dict):
-        keys = ", ".join(list(first)[:6]) or "none"
-        what = f"objects (the first has keys: {keys})"
         if first.get("type") in ("user", "assistant", "system", "summary") and ("uuid" in first or "sessionId" in first):
-            return (f"a JSON array of {len(items)} Claude Code records; scarbook reads them as the session log "
+            return (f"a JSON array of {plural(n, 'Claude Code record')}; scarbook reads them as the session log "
                     "writes them, one per line (JSON lines)")
+        what = f"{plural(n, 'object')} (the first has keys: {', '.join(list(first)[:6]) or 'none'})"
+    elif isinstance(first, list):
+        what = plural(n, "array")
     else:
-        what = f"{type(first).__name__} values" if not isinstance(first, list) else "arrays"
-    return (f"a JSON array of {len(items)} {what}, not messages (role and content), Responses items (type) or "
-            "stream events")
+        what = plural(n, f"{type(first).__name__} value")
+    return f"a JSON array of {what}, not messages (role and content), Responses items (type) or stream events"
 
 
 def _parse(src: Source, path: Path, format: str | None) -> Transcript:
