@@ -284,7 +284,7 @@ async def test_launch_run_button_is_on_screen_and_reached_by_tab(project_root, s
         await pilot.pause()
         for sel in ("#run", "#cancel"):
             region = app.screen.query_one(sel).region
-            assert region.height >= 1 and 0 <= region.y and region.bottom <= size[1], (sel, region)
+            assert region.height >= 1 and region.y >= 0 and region.bottom <= size[1], (sel, region)
             assert app.screen.query_one("#launch").region.contains_region(region), (sel, region)
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
