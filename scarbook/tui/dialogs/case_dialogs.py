@@ -26,7 +26,7 @@ class RenameCaseScreen(HostModalScreen[str | None]):
     """Returns the new id, or None (cancelled). The id is checked on every key; Enter on a bad one
     shows why and stays."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel")]
 
     def __init__(self, case_id: str, cases_dir: Path) -> None:
         super().__init__()
@@ -83,7 +83,7 @@ class TrashScreen(HostModalScreen[str | None]):
     the highlighted one for good, after a yes."""
 
     BINDINGS = [Binding("enter,r", "restore", "Restore"), Binding("x,delete", "purge", "Delete for good"),
-                Binding("escape", "close", "Close")]
+                Binding("escape,q", "close", "Close")]
 
     def __init__(self) -> None:
         super().__init__()

@@ -12,7 +12,7 @@ from textual.widgets import Button, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape,q", "answer(False)", "No")]
 
     def __init__(self, question: str | Text, yes: str = "Yes", no: str = "No") -> None:
         """`question`: markup text, or a rich Text (how a question quoting a user's name stays literal)."""

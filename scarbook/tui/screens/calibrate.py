@@ -100,7 +100,7 @@ class CalibrateScreen(HostScreen):
     BINDINGS = [Binding("p", "grade('PASS')", "PASS"),
                 Binding("f", "grade('FAIL')", "FAIL"),
                 Binding("s", "skip", "Skip"),
-                Binding("escape", "stop", "Stop / back")]
+                Binding("escape,q", "stop", "Stop / back")]
     KEYS_NOT_HELD = ("escape",)  # while loading, escape leaves at once (tui/key_queue.py)
     # Screen-scoped layout only (scarbook.tcss belongs to the app): the artifact pane takes the rest.
     def __init__(self, sample: int = 20, seed: int = 0) -> None:

@@ -32,7 +32,7 @@ from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
-from scarbook.tui.key_queue import keys_welcome
+from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, VerifyScar
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
@@ -63,7 +63,7 @@ class EditorScreen(HostScreen):
     AUTO_FOCUS = ""
     BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True),
                 Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
-                Binding("escape", "leave", "Back")]
+                Binding("escape,q", "leave", "Back")]
 
     def __init__(self, case: Case | None, *, draft: CaseDraft | None = None, folder: Path | None = None) -> None:
         """`case` to edit (None: a new case), a `draft` to finish, or the `folder` of a case to read."""
@@ -85,6 +85,11 @@ class EditorScreen(HostScreen):
         self.saving = False  # a save is being written (on a thread)
 
     # -- layout -------------------------------------------------------------------------------
+    @property
+    def KEYS_NOT_HELD(self) -> tuple[str, ...]:  # noqa: N802 (the name tui/key_queue.py reads)
+        """While the case loads, escape leaves at once; while a save is written, it waits for the save."""
+        return () if self.saving else ("escape",)
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="editor-error", classes="error")
@@ -401,6 +406,8 @@ class EditorScreen(HostScreen):
     def action_leave(self) -> None:
         # Not opened, or still being built (nothing typed yet: keys wait for `accepts_keys`): nothing to lose.
         if (self.case is None and not self.is_new) or not self.accepts_keys or not self.dirty:
+            if not self.accepts_keys:  # left while loading: the keys typed for it go nowhere
+                drop_held_keys(self.app)
             self.app.pop_screen()
             return
 

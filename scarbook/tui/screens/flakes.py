@@ -41,7 +41,7 @@ def column_label(name: str, width: int) -> str:
 
 
 class FlakeScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("enter", "open_cell", "Open runs")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("enter", "open_cell", "Open runs")]
 
     def __init__(self, trends: Trends, case_ids: list[str]) -> None:
         super().__init__()

@@ -15,13 +15,28 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 
+def is_own(active: ActiveBinding) -> bool:
+    """A key scarbook binds (in a screen's, the App's or a scarbook widget's BINDINGS), not one Textual's
+    classes bring (cursor keys, Tab, copy)."""
+    for cls in type(active.node).__mro__:
+        if not cls.__module__.startswith("scarbook."):
+            continue
+        for b in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(b, Binding) and (b.action, b.description) == (active.binding.action,
+                                                                         active.binding.description):
+                return True
+    return False
+
+
 def keys_table(title: str, bindings: dict[str, ActiveBinding], key_display) -> Table:
-    """One row per action: its key(s) and what it does (bindings without a description are left out)."""
-    rows: dict[str, list[str]] = {}
+    """One row per action: its key(s) and what it does (bindings without a description are left out).
+    scarbook's own keys come first; the generic keys of the focused widget (cursor, scrolling) after them."""
+    sections: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
     for active in bindings.values():
         b = active.binding
-        if not b.description or b.system:
+        if not b.description or b.system or b.action in ("help", "app.help"):  # "? / F1 this help" below
             continue
+        rows = sections[0 if is_own(active) else 1]
         rows.setdefault(b.description, [])
         shown = key_display(b)
         if shown not in rows[b.description]:
@@ -29,11 +44,21 @@ def keys_table(title: str, bindings: dict[str, ActiveBinding], key_display) -> T
     table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("key", style="bold yellow", no_wrap=True)
     table.add_column("does")
-    for description, keys in rows.items():
+    own, generic = sections
+    for description, keys in own.items():
         table.add_row(" / ".join(keys), description)
     table.add_row("? / F1", "this help")
     table.add_row("Ctrl+P", "command palette: every action by name")
+    if generic:
+        table.add_row("", "")
+        table.add_row(Text("moving around", style="dim"), "")
+        for description, keys in generic.items():
+            table.add_row(" / ".join(keys), description)
     return table
+
+
+Q_MEANS = ("q goes back, like Escape, on every screen and dialog (the editor and a running session ask "
+           "first); on the library, the first screen, it quits. Ctrl+Q quits from anywhere.")
 
 
 class HelpScreen(ModalScreen):
@@ -47,4 +72,5 @@ class HelpScreen(ModalScreen):
         self.table = keys_table(f"keys on {self.title_text}", self.bindings_shown, self.app.get_key_display)
         with VerticalScroll(id="help"):
             yield Static(self.table, id="help-keys")
-            yield Static(Text("Escape closes", style="dim"))
+            yield Static(Text(Q_MEANS, style="dim"), id="help-q")
+            yield Static(Text("Escape or q closes", style="dim"))

@@ -82,7 +82,7 @@ class ImportScreen(HostScreen[str | None]):
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),
         Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
-        Binding("escape", "leave", "Back"),
+        Binding("escape,q", "leave", "Back"),
     ]
     KEYS_NOT_HELD = ("escape",)  # while a transcript loads, escape leaves at once (tui/key_queue.py)
 

@@ -30,7 +30,7 @@ def fewest_adaptive_runs(case: Case, default_threshold: float, cap: int) -> int:
 
 
 class LaunchScreen(HostModalScreen):
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+r", "run", "Run", priority=True)]
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel"), Binding("ctrl+r", "run", "Run", priority=True)]
 
     def __init__(self, selected: list[Case], filtered: list[Case], all_cases: list[Case]) -> None:
         super().__init__()

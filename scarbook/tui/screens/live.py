@@ -56,7 +56,7 @@ def format_elapsed(seconds: float) -> str:
 class LiveScreen(HostScreen):
     watches_session = True
     BINDINGS = [
-        Binding("escape", "leave", "Cancel / back"),
+        Binding("escape,q", "leave", "Cancel / back"),
         Binding("v", "review", "Review runs"),
         Binding("l", "library", "Library"),
     ]

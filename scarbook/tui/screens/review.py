@@ -29,7 +29,7 @@ from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
 from scarbook.tui.host import HostScreen
-from scarbook.tui.key_queue import keys_welcome
+from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
@@ -52,7 +52,7 @@ FILTER_STYLE: dict[str, str] = {"failed": "red", **STATUS_STYLE}
 
 
 class ReviewScreen(HostScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
+    BINDINGS = [Binding("escape,q", "leave", "Back"),
                 Binding("f", "next_failed", "Next failed"),
                 Binding("F", "previous_failed", "Previous failed", show=False),
                 Binding("s", "next_filter", "Filter", show=False),  # the status line says so
@@ -72,6 +72,11 @@ class ReviewScreen(HostScreen):
         self.transcripts: dict[int, tuple[Transcript | None, str]] = {}
         self.accepts_keys = False  # the App keeps keys typed while the runs (or a draft) are read
         self._drafted = False  # a draft case was handed to the editor: keys wait for it, then for this screen
+
+    @property
+    def KEYS_NOT_HELD(self) -> tuple[str, ...]:  # noqa: N802 (the name tui/key_queue.py reads)
+        """While the runs load, escape leaves at once; while a draft is written (`c`), it waits for it."""
+        return () if self.data is not None else ("escape",)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -182,6 +187,11 @@ class ReviewScreen(HostScreen):
         names = filter_names(self.runs)
         self.filter = names[(names.index(self.filter) + step) % len(names)]
         self._refill(prefer=self.current_run)
+
+    def action_leave(self) -> None:
+        if not self.accepts_keys:  # left while loading: the keys typed for it go nowhere
+            drop_held_keys(self.app)
+        self.app.pop_screen()
 
     def action_next_filter(self) -> None:
         self._set_filter(1)

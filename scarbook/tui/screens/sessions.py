@@ -38,7 +38,7 @@ SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("start
 
 
 class SessionsScreen(HostScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("space", "pick", "Pick for compare"),
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("space", "pick", "Pick for compare"),
                 Binding("c", "compare", "Compare the two picked")]
 
     def __init__(self) -> None:
@@ -128,7 +128,7 @@ class SessionsScreen(HostScreen):
 class SessionTableScreen(HostScreen):
     """One session's case x pass-rate table (the same report the CLI prints)."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
 
     accepts_keys = False  # until its runs are read: keys typed meanwhile wait (tui/key_queue.py)
     loaded = False
@@ -194,7 +194,7 @@ def _side(rate: float | None, c: Counts) -> str:
 class CompareScreen(HostScreen):
     """Two sessions side by side per case, with the difference and its 95% interval (scarbook.stats.compare)."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
 
     accepts_keys = False  # until its runs are read: keys typed meanwhile wait (tui/key_queue.py)
     loaded = False
