@@ -155,6 +155,10 @@ def test_detection_names_the_cause(tmp_path):
         f"scarbook: {FIX / 'cc_system_only.jsonl'}: nothing to import: a Claude Code log with only summary and "
         "system records, no user or assistant message (the session ended before a prompt, or this is its "
         "summary file)\n")
+    res = run(tmp_path, "import", str(FIX / "cc_stream_init_only.jsonl"), "--list")
+    assert res.stderr == (
+        f"scarbook: {FIX / 'cc_stream_init_only.jsonl'}: nothing to import: a Claude Code log with only system "
+        "records, no user or assistant message (the session ended before a prompt, or this is its summary file)\n")
     res = run(tmp_path, "import", str(FIX / "cc_records_array.json"), "--list")
     assert res.exit_code == 2
     assert res.stderr == (

@@ -41,6 +41,12 @@ def _is_record(r: dict[str, Any]) -> bool:
         "uuid" in r or "parentUuid" in r or "sessionId" in r or "session_id" in r)
 
 
+def _is_one_record(value: Any) -> bool:
+    """A file of one Claude Code record (a log cut after its first line, a stream that only started)."""
+    return isinstance(value, dict) and (_is_record(value) or value.get("type") in _SIDE_KINDS and any(
+        k in value for k in ("uuid", "sessionId", "session_id", "leafUuid")))
+
+
 def _parent(r: dict[str, Any]) -> str | None:
     return r.get("parentUuid") or r.get("logicalParentUuid")
 
@@ -293,7 +299,7 @@ def parse(src: Source) -> Transcript:
     message, a few fields of its tool result record), so a large log costs about its size."""
     if src.is_binary:
         raise NotThisFormat("the file is not UTF-8 text")
-    if src.is_json and not (isinstance(src.json, dict) and _is_record(src.json)):  # one record is a log too
+    if src.is_json and not _is_one_record(src.json):  # one record is a log too
         raise NotThisFormat("a single JSON document, not JSON lines")
     stats = JsonLines()
     t = Transcript(format=FORMAT, source=src.path)
