@@ -138,6 +138,23 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+@pytest.fixture(autouse=True)
+def _alone_under_xdist(request, tmp_path_factory):
+    """Under pytest-xdist, a test marked `alone` runs while no other test of this run does: it holds a
+    lock file the workers share exclusively, every other test holds it shared. For tests that watch
+    state the whole machine shares (scarbook's sweep of stale processes at each session start)."""
+    import os
+
+    if not os.environ.get("PYTEST_XDIST_WORKER") or os.name != "posix":
+        yield
+        return
+    import fcntl
+
+    with open(tmp_path_factory.getbasetemp().parent / "alone.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if request.node.get_closest_marker("alone") else fcntl.LOCK_SH)
+        yield
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked needs_proc read /proc (Linux); elsewhere they are skipped, not failed. An xdist_group
     (the Ray tests: minutes on one worker) goes first, so the other workers share the rest meanwhile

@@ -55,6 +55,7 @@ def _gone(pid: int, within: float = 10) -> bool:
     return False
 
 
+@pytest.mark.alone  # any scarbook session starting meanwhile (another xdist worker's) would sweep the daemon first
 @pytest.mark.parametrize("portable", [False, True], ids=["epoll-pidfd", "portable"])
 def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable):
     if not sys.platform.startswith("linux"):
