@@ -307,3 +307,18 @@ def test_every_new_refusal_and_warning_in_its_own_words(tmp_path):
     log.write_text("\n".join(lines) + "\n")
     t = load_transcript(log)
     assert (t.format, t.warnings) == ("codex", ["codex: stream disconnected before completion"])
+
+
+def test_the_root_suggested_is_the_sessions_cwd_not_the_files_folder(tmp_path):
+    """1. The write lies in out/ under the second session's cwd: --root names that cwd (the
+    workspace), and the draft checks out/tmp.txt."""
+    log = str(FIX / "cc_concatenated_nested.jsonl")
+    res = run(tmp_path, "import", log, "--id", "y")
+    assert res.exit_code == 2
+    assert res.stderr.endswith(
+        "scarbook: the artifact /home/dev/tiny/out/tmp.txt is outside the transcript's root /home/dev/proj, so no "
+        "check can name it: import again with --root /home/dev/tiny (the folder that was the agent's workspace; "
+        "`scarbook import PATH --list --root DIR` shows the paths), or pick another artifact\n")
+    res = run(tmp_path, "import", log, "--id", "y", "--root", "/home/dev/tiny")
+    assert res.exit_code == 0, res.output
+    assert load_case(tmp_path / "cases" / "y").scar.artifact_at == "out/tmp.txt"

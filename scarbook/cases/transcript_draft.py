@@ -29,7 +29,7 @@ from scarbook.transcripts.candidates import (
     turn_of,
     turns,
 )
-from scarbook.transcripts.files import is_absolute
+from scarbook.transcripts.files import is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Message, Transcript
 from scarbook.transcripts.text import command_label
 
@@ -64,6 +64,9 @@ def _no_work(t: Transcript) -> None:
 def outside_root(t: Transcript, path: str) -> str:
     """What to do about an artifact the transcript names by a path outside its root."""
     folder = posixpath.dirname(path) or path
+    holding = [c for c in (normalise_path(c) for c in t.cwds) if relative_path(path, c) != path]
+    if holding:  # the agent's cwd when it worked there: the workspace, not just the file's folder
+        folder = max(holding, key=len)
     where = f"outside the transcript's root {t.root}" if t.root else "outside any root the transcript gives"
     return (f"the artifact {path} is {where}, so no check can name it: import again with --root {folder} "
             "(the folder that was the agent's workspace; `scarbook import PATH --list --root DIR` shows the "

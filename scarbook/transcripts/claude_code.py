@@ -169,6 +169,8 @@ def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
                               "chain": False})
         elif _is_record(r):
             read.rows.append(_conversation_row(r, side, want_cwd=not read.rows or not t.cwd))
+            if isinstance(r.get("cwd"), str) and not side and r["cwd"] not in t.cwds:
+                t.cwds.append(r["cwd"])  # the folders the session worked in (a log of several sessions has more)
     return read
 
 

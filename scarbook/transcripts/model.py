@@ -83,6 +83,7 @@ class Transcript:
     model: str | None = None
     usage: Usage | None = None
     cwd: str | None = None
+    cwds: list[str] = field(default_factory=list)  # every cwd the log names, in order (Claude Code)
     # Where relative paths start: the cwd, the common root of the files touched, or --root.
     root: str | None = None
     # The day the incident happened (from the transcript's timestamps), ISO "YYYY-MM-DD".
