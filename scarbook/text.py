@@ -144,6 +144,11 @@ def with_article(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
+def cut_chars(text: str, width: int) -> str:
+    """`text` in `width` characters: whole, or cut with `…` (an id has no words to cut at). 0: no limit."""
+    return text if not width or len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
 def cut_words(text: str, width: int) -> str:
     """`text` in at most `width` characters, cut at a word boundary with "…" (never mid-word,
     unless a single word is longer than the width)."""

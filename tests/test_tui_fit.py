@@ -289,3 +289,42 @@ async def test_launch_run_button_is_on_screen_and_reached_by_tab(project_root, s
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
         assert app.live.finished_runs == app.live.planned == len(app.live.cases)  # 1 run per case
+
+
+LONG_ID = "refactor-the-config-loader-keeps-comments"  # 41 characters
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_case_ids_grow_with_the_terminal_and_are_cut_with_an_ellipsis_only_when_narrow(project_root, size):
+    """Issue 26.14: ids were cut at 22 (library) and 24 (live) characters even at 200 columns. At 200
+    the id is whole in the library and on the live screen; at 80 it ends with `…`."""
+    folder = project_root / "cases" / LONG_ID
+    folder.mkdir()
+    (folder / "case.yaml").write_text(f"id: {LONG_ID}\ntitle: Loader keeps comments\ntask: write out.txt\n"
+                                      "checks:\n  - {type: file_exists, path: out.txt}\n")
+    app = make_app(project_root, agent_seed=7, demo_delay=0, clock=lambda: 0.0)
+    async with app.run_test(size=size) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, LONG_ID)
+        table = lib.query_one("#cases")
+        shown = str(table.get_row(LONG_ID)[0])
+        if size[0] == 200:
+            assert shown == LONG_ID and lib.columns["id"] >= len(LONG_ID)
+            assert lib.columns["title"] >= 36  # the title keeps a good width
+        else:
+            assert shown.endswith("…") and len(shown) == lib.columns["id"] and LONG_ID.startswith(shown[:-1])
+        assert sum(w + 2 for w in lib.columns.values()) <= size[0] - 2  # nothing off the right edge
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "1")  # every case, one run each
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        await pilot.pause(0.3)
+        live = app.screen
+        cell = str(live.query_one("#live-table").get_row(LONG_ID)[0])
+        if size[0] == 200:
+            assert cell == LONG_ID and live.columns["case"] == len(LONG_ID)
+        else:
+            assert cell.endswith("…") and LONG_ID.startswith(cell[:-1])
+        assert sum(w + 2 for w in live.columns.values()) <= size[0] - 2

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from scarbook.stats.rates import count_text
-from scarbook.text import plural
+from scarbook.text import cut_chars, plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
@@ -45,6 +45,8 @@ def fit_live_columns(width: int, case_width: int) -> dict[str, int]:
         if used + need <= width:
             chosen.append(key)
             used += need
+    if case_width > widths["case"]:  # a wide terminal: the room left over goes to the ids first
+        widths["case"] += min(case_width - widths["case"], max(0, width - used))
     return {key: widths[key] for key, _ in LIVE_COLUMNS if key in chosen}
 
 
@@ -109,7 +111,7 @@ class LiveScreen(HostScreen):
     def _cells(self, case) -> list:
         s = self.live.stats(case)
         runs = self.live.runs.get(case.id, [])
-        cells = {"case": Text(case.id),
+        cells = {"case": Text(cut_chars(case.id, self.columns.get("case", 0))),
                  "strip": strip_text(runs, width=LIVE_WIDTHS["strip"] - 2, running=self.live.running.get(case.id, 0)),
                  "count": count_text(s.passes, s.fails, s.unjudged, short=True), "err": str(s.errors) if s.errors else "",
                  "rate": rate_text(s.rate, s.band), "ci": interval_text(s),

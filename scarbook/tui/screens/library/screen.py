@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.widgets.data_table import ColumnKey
 
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
-from scarbook.text import cut_words, plural
+from scarbook.text import cut_chars, cut_words, plural
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import (
     OpenCalibrate,
@@ -51,22 +51,38 @@ WIDTHS = {"id": 22, "family": 20, "rate": 5, "ci": 8, "runs": 8, "last": 16, "st
 KEEP_ORDER = ["id", "rate", "notes", "badge", "ci", "runs", "trend", "strip", "last", "family"]
 ESSENTIAL = {"id", "rate", "notes", "badge"}  # kept while the title has TITLE_MIN; the rest need TITLE_GOOD
 TITLE_MIN, TITLE_GOOD, TITLE_MAX = 20, 36, 60
+ID_MAX = 64  # a longer id is cut with … even on the widest terminal
 CELL_PADDING = 2  # DataTable pads each cell by one column on either side
 
 
-def fit_columns(width: int) -> dict[str, int]:
+def fit_columns(width: int, id_width: int = 0) -> dict[str, int]:
     """The columns that fit in `width` terminal columns, in display order, with their widths: a
-    column less useful than the title is shown only when the title still gets TITLE_GOOD."""
+    column less useful than the title is shown only when the title still gets TITLE_GOOD. The case
+    column is as wide as the longest id (`id_width`, up to ID_MAX) when the essential columns still fit
+    beside it (a wide terminal: ids whole, the least useful columns give way); otherwise it is
+    WIDTHS["id"] plus any room left over, and a longer id is cut with `…`."""
+    whole = min(ID_MAX, max(WIDTHS["id"], id_width))
+    widths = _choose_columns(width, whole)
+    if whole > WIDTHS["id"] and not ESSENTIAL <= set(widths):
+        widths = _choose_columns(width, WIDTHS["id"])
+        spare = max(0, width - sum(w + CELL_PADDING for w in widths.values()))
+        widths["id"] += min(whole - widths["id"], spare)
+    return {key: widths[key] for key, _ in COLUMNS if key in widths}
+
+
+def _choose_columns(width: int, id_width: int) -> dict[str, int]:
     chosen: list[str] = []
     used = CELL_PADDING
+    sizes = WIDTHS | {"id": id_width}
     for key in KEEP_ORDER:
-        need = WIDTHS[key] + CELL_PADDING
+        need = sizes[key] + CELL_PADDING
         if used + need + (TITLE_MIN if key in ESSENTIAL else TITLE_GOOD) <= width:
             chosen.append(key)
             used += need
     title = min(TITLE_MAX, max(TITLE_MIN, width - used))
-    widths = {key: WIDTHS[key] for key in chosen} | {"title": title}
-    return {key: widths[key] for key, _ in COLUMNS if key in widths}
+    return {key: sizes[key] for key in chosen} | {"title": title}
+
+
 SORT_KEYS = {
     "id": lambda r: r.key,
     "title": lambda r: r.title.lower(),
@@ -153,6 +169,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
         self._tell_problems(history_problems)
+        self._fit_columns(self.app.size.width)  # the case column fits the longest id
         self._refill(self.land_on)
         self.land_on = None
         self.app.keys.release()  # keys typed before the rows were there act on them now
@@ -173,7 +190,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     def _fit_columns(self, width: int) -> bool:
         """Rebuild the table's columns for this width; True when they changed."""
-        columns = fit_columns(width - 2)  # the scrollbar
+        columns = fit_columns(width - 2, max((len(r.key) for r in self.rows), default=0))  # the scrollbar
         if columns == self.columns:
             return False
         self.columns = columns
@@ -215,11 +232,11 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     def _cells(self, r: LibraryRow) -> list:
         if r.problem is not None:
-            return [Text(r.key, style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", "", ""]
+            return [Text(cut_chars(r.key, self.columns.get("id", 0)), style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", "", ""]
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         title_w, family_w = self.columns.get("title", TITLE_MAX), self.columns.get("family", WIDTHS["family"])
-        return [Text(r.key), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
+        return [Text(cut_chars(r.key, self.columns.get("id", 0))), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
                 Text(runs), Text(r.last_run), strip_text(r.runs), trend_text(r.trend, self.app.project.config.green),
                 notes_text(r, self.columns.get("notes", 0)),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
