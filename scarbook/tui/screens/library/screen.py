@@ -63,7 +63,7 @@ def fit_columns(width: int, id_width: int = 0) -> dict[str, int]:
     WIDTHS["id"] plus any room left over, and a longer id is cut with `…`."""
     whole = min(ID_MAX, max(WIDTHS["id"], id_width))
     widths = _choose_columns(width, whole)
-    if whole > WIDTHS["id"] and not ESSENTIAL <= set(widths):
+    if whole > WIDTHS["id"] and not set(widths) >= ESSENTIAL:
         widths = _choose_columns(width, WIDTHS["id"])
         spare = max(0, width - sum(w + CELL_PADDING for w in widths.values()))
         widths["id"] += min(whole - widths["id"], spare)
