@@ -328,3 +328,69 @@ async def test_case_ids_grow_with_the_terminal_and_are_cut_with_an_ellipsis_only
         else:
             assert cell.endswith("…") and LONG_ID.startswith(cell[:-1])
         assert sum(w + 2 for w in live.columns.values()) <= size[0] - 2
+
+
+async def test_import_panel_headers_wrap_in_their_panes_at_80_columns(project_root, monkeypatch):
+    """Issue 26.14: at 80×24 "timeline (Enter opens a tool call)", "failed artifact (the checks must
+    FAIL it)" and "seed files (space ticks one)" were cut at their pane's edge; they wrap instead."""
+    from tui_fixtures import REPO
+
+    from scarbook.tui.screens.import_scar import ImportScreen
+
+    monkeypatch.chdir(REPO / "tests" / "fixtures" / "transcripts")
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen), what="the import screen")
+        keys = {"_": "underscore", ".": "full_stop"}
+        await pilot.press(*[keys.get(ch, ch) for ch in "claude_code_session.jsonl"], "enter")
+        await wait_until(pilot, lambda: app.screen.transcript is not None and app.screen.accepts_keys,
+                         what="the transcript")
+        await pilot.pause(0.2)
+        headers = list(app.screen.query("#import-body .section"))
+        assert len(headers) == 3
+        for label in headers:
+            text = str(label.render())
+            pane = label.parent.content_region
+            assert pane.contains_region(label.region), (text, label.region, pane)
+            assert label.size.width * label.size.height >= len(text) and label.size.height >= 2, text
+            assert "".join(str(line.text) for line in label.render_lines(label.region.reset_offset)).replace(
+                " ", "") == text.replace(" ", ""), text  # every word drawn
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_compare_headers_are_whole_at_80_columns(project_root, size):
+    """Issue 26.14: the compare table was 93 columns wide, "verdict" cut at 80. At 80 the p column goes,
+    the interval is short ("-98…-49%" under "95% CI") and "no detectable change" wraps; at 200 all."""
+    from test_tui_library import record_session
+
+    from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+
+    record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
+                   {"write-one-line": ["pass"] * 10, "fix-json-config": ["pass"] * 9 + ["fail"]})
+    record_session(project_root, "20260102-000000-bbbb", "2026-01-02T00:00:00+00:00", "fp",
+                   {"write-one-line": ["fail"] * 9 + ["pass"], "fix-json-config": ["pass"] * 9 + ["fail"]})
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
+                         what="the sessions list")
+        await pilot.press("space", "down", "space", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded,
+                         what="the comparison")
+        await pilot.pause(0.2)
+        table = app.screen.query_one("#compare-table")
+        widths = [col.get_render_width(table) for col in table.columns.values()]
+        assert sum(widths) <= table.content_region.width, (widths, table.content_region)
+        for col, width in zip(table.columns.values(), widths, strict=True):
+            assert len(col.label.plain) <= width - 2, col.label.plain
+        labels = [col.label.plain for col in table.columns.values()]
+        if size[0] == 80:
+            assert labels == ["case", "A old", "B old", "B − A", "95% CI", "verdict"]
+            assert str(table.get_cell("write-one-line", "ci")) == "-98…-49%"
+            assert str(table.get_cell("fix-json-config", "verdict")) == "no detectable change"  # wrapped, whole
+        else:
+            assert labels == ["case", "A old", "B old", "B − A", "95% CI of diff", "p", "verdict"]
+            assert str(table.get_cell("write-one-line", "ci")) == "-98% … -49%"

@@ -191,6 +191,21 @@ def _side(rate: float | None, c: Counts) -> str:
     return f"{pct(rate)} ({count_text(c.passes, c.fails, c.unjudged)})"
 
 
+NARROW_VERDICT = len("no detectable")  # "no detectable change" in two lines on a narrow terminal
+
+
+def _interval(ci: tuple[float | None, float | None] | str, short: bool = False) -> str:
+    """The difference's 95% interval: "-98% … -49%", or short "-98…-49%" (a text cell as it is)."""
+    if isinstance(ci, str):
+        return ci
+    lo, hi = ci
+    if lo is None or hi is None:
+        return "–"
+    if short:
+        return f"{pct(lo, signed=True).removesuffix('%')}…{pct(hi, signed=True)}"
+    return f"{pct(lo, signed=True)} … {pct(hi, signed=True)}"
+
+
 class CompareScreen(HostScreen):
     """Two sessions side by side per case, with the difference and its 95% interval (scarbook.stats.compare)."""
 
@@ -231,18 +246,30 @@ class CompareScreen(HostScreen):
         cmp, given_away = two.comparison, two.given_away
         la, lb = self.a.label or self.a.id, self.b.label or self.b.id
         table = self.query_one("#compare-table", DataTable)
-        for key, label in [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
-                           ("ci", "95% CI of diff"), ("p", "p"), ("verdict", "verdict")]:
-            table.add_column(label, key=key)
+        rows = []
         for c in cmp.cases:
-            ci = "–" if c.lo is None else f"{pct(c.lo, signed=True)} … {pct(c.hi, signed=True)}"
             style = {"regressed": "red", "improved": "green"}.get(c.verdict, "")
-            table.add_row(Text(c.case_id), Text(_side(c.rate_before, c.before)), Text(_side(c.rate_after, c.after)),
-                          Text(pct(c.diff, signed=True)), Text(ci), Text("–" if c.p_value is None else f"{c.p_value:.3f}"),
-                          Text(c.verdict, style=style), key=c.case_id)
+            rows.append((c.case_id, _side(c.rate_before, c.before), _side(c.rate_after, c.after),
+                         pct(c.diff, signed=True), (c.lo, c.hi), "–" if c.p_value is None else f"{c.p_value:.3f}",
+                         Text(c.verdict, style=style)))
         for cid in cmp.only_in_a + cmp.only_in_b:
-            side = "A" if cid in cmp.only_in_a else "B"
-            table.add_row(Text(cid), Text(""), Text(""), Text(""), Text(f"only in {side}"), Text(""), Text(""))
+            rows.append((cid, "", "", "", "only in " + ("A" if cid in cmp.only_in_a else "B"), "", Text("")))
+        headers = [("case", "case"), ("a", f"A {la}"), ("b", f"B {lb}"), ("diff", "B − A"),
+                   ("ci", "95% CI of diff"), ("p", "p"), ("verdict", "verdict")]
+        wide = [[r[0], r[1], r[2], r[3], _interval(r[4]), r[5], r[6].plain] for r in rows]
+        need = sum(2 + max([len(h)] + [len(w[i]) for w in wide]) for i, (_, h) in enumerate(headers))
+        # 80 columns: the p-value goes (the verdict says what it means), the interval is written short,
+        # and a long verdict wraps in its cell; every header is whole.
+        narrow = need > self.size.width - 2
+        for key, label in headers:
+            if narrow and key == "p":
+                continue
+            label = "95% CI" if narrow and key == "ci" else label
+            table.add_column(label, key=key, width=NARROW_VERDICT if narrow and key == "verdict" else None)
+        for r in rows:
+            cells = [Text(r[0]), Text(r[1]), Text(r[2]), Text(r[3]), Text(_interval(r[4], short=narrow)),
+                     *([] if narrow else [Text(r[5])]), r[6]]
+            table.add_row(*cells, key=r[0], height=None if narrow else 1)
         mean = "–" if cmp.mean_diff is None else pct(cmp.mean_diff, signed=True)
         help_text = Text(
             f"A = {la} ({self.a.state}) · B = {lb} ({self.b.state}) · mean change per case {mean}"
