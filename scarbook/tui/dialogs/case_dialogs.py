@@ -15,11 +15,11 @@ from textual.widgets import Button, DataTable, Footer, Input, Static
 from scarbook.cases.ids import check_new_case_id
 from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
-from scarbook.text import clean_text, cut_words
+from scarbook.text import clean_text, cut_chars, cut_words
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostModalScreen
 
-TITLE_WIDTH = 22  # what the 72-column dialog leaves beside the id and the time
+CASE_WIDTH, TITLE_WIDTH = 24, 22  # what the 72-column dialog (80-column terminal) has for the id and title
 
 
 class RenameCaseScreen(HostModalScreen[str | None]):
@@ -99,7 +99,7 @@ class TrashScreen(HostModalScreen[str | None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#trash-table", DataTable)
-        table.add_column("case", key="case", width=24)
+        table.add_column("case", key="case", width=CASE_WIDTH)
         table.add_column("deleted (UTC)", key="when", width=16)
         table.add_column("title", key="title", width=TITLE_WIDTH)
         table.focus()
@@ -120,7 +120,7 @@ class TrashScreen(HostModalScreen[str | None]):
         table = self.query_one("#trash-table", DataTable)
         table.clear()
         for e in entries:
-            table.add_row(Text(e.case_id), Text(e.trashed_at[:16].replace("T", " ")),
+            table.add_row(Text(cut_chars(clean_text(e.case_id, one_line=True), CASE_WIDTH)), Text(e.trashed_at[:16].replace("T", " ")),
                           Text(cut_words(clean_text(e.title, one_line=True), TITLE_WIDTH)), key=e.name)
         self.query_one("#trash-help", Static).update(Text(problem) if problem else
             "Enter restores the highlighted case to cases/; x deletes it for good; Esc closes" if entries else
