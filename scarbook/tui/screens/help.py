@@ -57,8 +57,9 @@ def keys_table(title: str, bindings: dict[str, ActiveBinding], key_display) -> T
     return table
 
 
-Q_MEANS = ("q goes back, like Escape, on every screen and dialog (the editor and a running session ask "
-           "first); on the library, the first screen, it quits. Ctrl+Q quits from anywhere.")
+Q_MEANS = ("q goes back, like Escape, on every screen and dialog (the editor with unsaved changes and a "
+           "running session ask first; in a text field q is a letter); on the library, the first screen, it "
+           "quits. Ctrl+Q quits from anywhere.")
 
 
 class HelpScreen(ModalScreen):
