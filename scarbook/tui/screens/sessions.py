@@ -246,7 +246,8 @@ class CompareScreen(HostScreen):
         cmp, given_away = two.comparison, two.given_away
         la, lb = self.a.label or self.a.id, self.b.label or self.b.id
         table = self.query_one("#compare-table", DataTable)
-        rows = []
+        # (case, A, B, diff, the interval or a note in its place, p, verdict)
+        rows: list[tuple[str, str, str, str, tuple[float | None, float | None] | str, str, Text]] = []
         for c in cmp.cases:
             style = {"regressed": "red", "improved": "green"}.get(c.verdict, "")
             rows.append((c.case_id, _side(c.rate_before, c.before), _side(c.rate_after, c.after),
