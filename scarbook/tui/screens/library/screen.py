@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -155,16 +156,19 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     # -- data ---------------------------------------------------------------------------------
     def reload(self) -> None:
-        self._load_rows()
+        # The app is taken here, on the UI thread: in the worker `self.app` is looked up in a context
+        # variable, which is gone when the app is closing as a reload starts (NoActiveAppError).
+        self._load_rows(self.app)
 
     @work(thread=True, exclusive=True, group="library-load")
-    def _load_rows(self) -> None:
-        rows = build_rows(self.app.project)
+    def _load_rows(self, app: Any) -> None:
+        project = app.project
+        rows = build_rows(project)
         problems = [str(p) for p in rows.problems]
-        self.judge_status = "\n".join(line for line in (judge_calibration_line(self.app.project, rows),
-                                                          correct_rows(self.app.project, rows)) if line)
-        self.app.call_from_thread(self._show_rows, rows, problems)
-        self._load_trends(rows)  # trends.py: older sessions, read after the rows are on screen
+        self.judge_status = "\n".join(line for line in (judge_calibration_line(project, rows),
+                                                          correct_rows(project, rows)) if line)
+        app.call_from_thread(self._show_rows, rows, problems)
+        self._load_trends(app, rows)  # trends.py: older sessions, read after the rows are on screen
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True

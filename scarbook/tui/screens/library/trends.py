@@ -3,7 +3,7 @@ cells are updated; `t` opens the flake view (screens/flakes.py) over them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
@@ -40,12 +40,11 @@ class TrendActions(HostScreen):
         def _tell_problems(self, history_problems: list[str]) -> None: ...
         def _show_detail(self) -> None: ...
 
-    def _load_trends(self, rows: list[LibraryRow]) -> None:
+    def _load_trends(self, app: Any, rows: list[LibraryRow]) -> None:
         """In the library's load worker, after the rows were shown: every case's trend."""
-        project = self.app.project
-        trends = project_trends(project, [r.case for r in rows if r.case])
+        trends = project_trends(app.project, [r.case for r in rows if r.case])
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_trends, trends, trends.problems)
+            app.call_from_thread(self._show_trends, trends, trends.problems)
 
     def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
         self.trends, self.trends_loaded = trends, True
