@@ -99,17 +99,19 @@ async def test_the_editor_shows_loading_at_once_and_takes_the_keys_when_ready(pr
     assert saved_title(project_root) == TITLE + TYPED
 
 
-async def test_escape_typed_while_the_case_loads_goes_back_once_it_is_open(project_root, slow_disk):
+async def test_escape_typed_while_the_case_loads_goes_back_at_once(project_root, slow_disk):
+    """Issue 26.17: Escape acts at once while the editor is still loading; the key typed before it was for
+    the editor that never opened and is dropped, so there is nothing to ask about and nothing is saved."""
+    from scarbook.tui.dialogs.confirm import ConfirmScreen
+
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         lib = await library_loaded(pilot)
         await move_library_cursor(pilot, CASE)
-        await pilot.press("e", "x", "escape")  # an edit, then Escape: the editor asks before losing it
-        from scarbook.tui.dialogs.confirm import ConfirmScreen
-
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the unsaved-changes question")
-        await pilot.press("y")
+        await pilot.press("e", "x", "escape")
         await wait_until(pilot, lambda: app.screen is lib, what="the library")
+        await pilot.pause(0.3)
+        assert app.screen is lib and not any(isinstance(s, ConfirmScreen) for s in app.screen_stack)
     assert saved_title(project_root) == TITLE
 
 
