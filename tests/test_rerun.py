@@ -47,7 +47,7 @@ def test_rerun_runs_only_the_failed_cases_as_a_new_linked_session(two) -> None:
     assert {p.name: p.read_bytes() for p in (two.workspaces / "history" / sid).iterdir()
             if p.is_file() and p.name in runs_file_before} == runs_file_before
     again = two.cli("report", sid, "--json", str(two.root / "again.json"))
-    assert again.exit_code in (0, 1), again.output
+    assert again.exit_code == 0, again.output  # report always exits 0 when it could write: eval is the gate
     assert json.loads((two.root / "again.json").read_text())["cases"] == source["cases"]
 
 
