@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scarbook.config import GatePolicy
+from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.rates import CaseStats
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
 
@@ -75,17 +76,6 @@ def binom_sf(c: int, n: int, p: float) -> float:
         return 0.0
     return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c, n + 1)])))
 
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm 1979 step-down adjusted p-values, in the input order:
-    sorted p_(1) <= ... <= p_(m), adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j))."""
-    m = len(p_values)
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:
