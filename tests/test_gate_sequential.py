@@ -136,3 +136,33 @@ def test_runs_auto_undecided_never_exits_0_under_undecided_fail(project) -> None
     passing = project.cli("eval", "write-one-line", "--runs", "auto", "--max-runs", "5", "-q")
     assert passing.exit_code == 0, passing.output
     assert "adaptive rates are bias-adjusted for stopping early" in passing.stdout
+
+
+FIRST_RUN_SLOW = """\
+import os, time
+from pathlib import Path
+if os.environ["SCARBOOK_RUN"] == "1":
+    time.sleep(2.0)   # the first run fails, slowly; every other run passes at once
+else:
+    Path("out.txt").write_text("ok")
+"""
+
+
+def test_runs_auto_launches_at_most_concurrency_runs_past_what_the_rule_has_read(project, tmp_path: Path) -> None:
+    # While run 1 is slow, runs 2..4 finish, but the rule cannot read them before run 1 is in. Launching
+    # on would spend runs the decision never needs (it launched all 40 before the fix); past the read
+    # prefix a case keeps at most the concurrency in flight, so at most concurrency - 1 runs are spent
+    # after the decision.
+    agent = project.root / "agent.py"
+    agent.write_text(FIRST_RUN_SLOW)
+    project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]}}\n"
+                   "timeout_s: 30\n", gate=None)
+    project.case("slowfirst", "id: slowfirst\ntask: t\nchecks: [{type: file_exists, path: out.txt}]\n")
+    out = tmp_path / "r.json"
+    result = project.cli("eval", "--runs", "auto", "--max-runs", "40", "-j", "4", "-q", "--json", str(out))
+    report = json.loads(out.read_text())
+    statuses = [r["status"] for r in sorted(report["runs"], key=lambda r: r["k"])]
+    assert statuses[0] == "fail" and set(statuses[1:]) == {"pass"}, result.output
+    decided_after = sum(read_until_stop(RULE, statuses))
+    assert report["session"]["decisions"] == {"slowfirst": "above"}
+    assert decided_after < len(statuses) <= decided_after + 3

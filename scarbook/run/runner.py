@@ -80,6 +80,9 @@ class _Schedule:
     stop_reason: SessionState | None = None
     abort_message: str = ""
     cursor: int = 0
+    # --runs auto: how far a case may launch past the prefix the rule has read (the concurrency), so a
+    # slow run cannot let the others launch runs its decision will not need
+    lookahead: int | None = None
     records: list[RunRecord] = field(default_factory=list)
     unrecorded: list[RunRecord] = field(default_factory=list)  # finished, but history refused them
     # `undecided: more`: once every run so far has finished, how many runs each undecided case needs next
@@ -113,7 +116,8 @@ class _Schedule:
         for _ in range(len(self.cases)):
             st = self.cases[self.cursor % len(self.cases)]
             self.cursor += 1
-            if st.decided is None and st.todo:
+            ahead = len(st.launched) - st.read
+            if st.decided is None and st.todo and (self.lookahead is None or ahead < self.lookahead):
                 st.started += 1
                 st.launched.append(st.todo.pop(0))
                 return st.case, st.launched[-1]
@@ -180,6 +184,8 @@ class _SessionRun:
         cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
         jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, looks[0] + 1)) for c in cases}
         self.schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
+        if ready.decide is not None:
+            self.schedule.lookahead = max(1, ready.concurrency)
         if len(looks) > 1:  # undecided: more
             thresholds = {c.id: effective_threshold(c, cfg.threshold) for c in cases}
             self.schedule.extend = make_extender(thresholds, ready.gate, looks)
