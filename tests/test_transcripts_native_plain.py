@@ -49,3 +49,29 @@ def test_plain_log_strips_ansi():
     assert rows(t) == [(1, "final_answer", "plain text (the whole log)", None, "$ agent run\nThinking…\nDone: wrote out.txt\n")]
     assert suggest_task(t) == ""
     assert suggest_seeds(t) == []
+
+
+def test_recorder_model_calls_read_through_their_derived_records(tmp_path):
+    """The recorder's `model_call` records (docs/transcript-format.md) are kept out of the timeline:
+    the task, tool calls and usage written after each call are what a reader sees."""
+    call = {"type": "model_call", "n": 1, "api": "anthropic.messages", "model": "claude-test", "stream": False,
+            "request": {"method": "POST", "path": "/v1/messages", "headers": {}, "body": {"messages": []}},
+            "response": {"status": 200, "headers": {}, "body": {}}, "latency_ms": 1.0,
+            "usage": {"input_tokens": 12, "output_tokens": 20}, "digest": "x"}
+    lines = [call,
+             {"type": "task", "call": 1, "text": "Write hello to a.txt"},
+             {"type": "tool_call", "call": 1, "id": "t1", "name": "write_file", "input": {"path": "a.txt", "content": "hello"}},
+             {"type": "usage", "call": 1, "model": "claude-test", "input_tokens": 12, "output_tokens": 20,
+              "cache_read_tokens": 5, "cache_write_tokens": 0},
+             {**call, "n": 2},
+             {"type": "tool_result", "call": 2, "id": "t1", "output": "ok", "is_error": False},
+             {"type": "assistant", "call": 2, "text": "done"},
+             {"type": "usage", "call": 2, "model": "claude-test", "input_tokens": 30, "output_tokens": 2}]
+    import json
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    t = load_transcript(tmp_path / "t.jsonl")
+    assert (t.format, t.model, t.warnings) == ("scarbook", "claude-test", [])
+    assert t.usage == Usage(input_tokens=42, output_tokens=22, cache_read_tokens=5)
+    assert [c.name for c in t.tool_calls] == ["write_file"]
+    assert suggest_task(t) == "Write hello to a.txt"
+    assert [c.label for c in candidates(t)][:2] == ["final answer", "file a.txt (final content)"]

@@ -12,11 +12,18 @@ from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolRes
 from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
 
 FORMAT = "scarbook"
-TYPES = {"task", "assistant", "tool_call", "tool_result", "final", "usage"}
+TYPES = {"task", "assistant", "tool_call", "tool_result", "final", "usage", "model_call"}
+# `model_call` (the recorder's, docs/transcript-format.md) is followed by the ordinary records derived
+# from it: the timeline is read from those, the call itself is kept for replay and for readers that want it.
 
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _count(r: dict[str, Any], key: str) -> int:
+    value = r.get(key)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def parse(src: Source) -> Transcript:
@@ -47,6 +54,8 @@ def parse(src: Source) -> Transcript:
         elif kind == "usage":
             saw_usage = True
             t.model = r.get("model") or t.model
-            usage.add(Usage(input_tokens=int(r.get("input_tokens") or 0), output_tokens=int(r.get("output_tokens") or 0)))
+            usage.add(Usage(input_tokens=_count(r, "input_tokens"), output_tokens=_count(r, "output_tokens"),
+                            cache_read_tokens=_count(r, "cache_read_tokens"),
+                            cache_write_tokens=_count(r, "cache_write_tokens")))
     t.usage = usage if saw_usage else None
     return finish_transcript(t)
