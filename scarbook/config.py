@@ -275,9 +275,10 @@ def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
         if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
             raise ConfigError(path, f"agent.max_output_bytes must be a positive whole number of bytes, got {cap!r}",
                               line=line_of(raw, "max_output_bytes") or line, fix="write e.g. max_output_bytes: 1000000")
-        if raw.get("stdin") is not None and not isinstance(raw["stdin"], bool):
-            raise ConfigError(path, f"agent.stdin must be true or false, got {raw['stdin']!r}",
-                              line=line_of(raw, "stdin") or line, fix="write stdin: true")
+        for key in ("stdin", "transcript"):
+            if raw.get(key) is not None and not isinstance(raw[key], bool):
+                raise ConfigError(path, f"agent.{key} must be true or false, got {raw[key]!r}",
+                                  line=line_of(raw, key) or line, fix=f"write {key}: true")
         return {**dict(raw), "argv": list(argv), "env": list(env)}
     if kind in ("claude-code", "codex"):
         args = raw.get("args", [])

@@ -5,7 +5,8 @@ fields in AgentSpec); config.py reads its AGENT_TYPES and AGENT_KEYS from this t
 Capabilities are declared, not probed:
   transcript  scarbook keeps a transcript of every run without the agent's help (the demo agent
               writes one; the CLI presets' event stream is one). Other agents may still write
-              $SCARBOOK_TRANSCRIPT themselves.
+              $SCARBOOK_TRANSCRIPT themselves; a command agent that always does says `transcript: true`.
+              `keeps_transcript` is the one question the session's preflight asks (trajectory checks).
   usage       token usage (and cost, where the CLI says it) is recorded for every run likewise.
   sandbox     it is a program, so `isolation: sandbox` can run it in bubblewrap; an in-process
               agent (python) cannot be confined.
@@ -78,7 +79,7 @@ _CLI_KEYS = ("type", "args", "env", "max_output_bytes")
 
 AGENT_KINDS: dict[AgentType, AgentKind] = {k.type: k for k in (
     AgentKind(AgentType.DEMO, ("type", "seed", "profile", "draws"), _demo, transcript=True, usage=True),
-    AgentKind(AgentType.COMMAND, ("type", "argv", "stdin", "env", "max_output_bytes"), _command),
+    AgentKind(AgentType.COMMAND, ("type", "argv", "stdin", "env", "max_output_bytes", "transcript"), _command),
     AgentKind(AgentType.PYTHON, ("type", "function"), _python, sandbox=False),
     AgentKind(AgentType.CLAUDE_CODE, _CLI_KEYS, _claude_code, transcript=True, usage=True),
     AgentKind(AgentType.CODEX, _CLI_KEYS, _codex, transcript=True, usage=True),
@@ -87,3 +88,11 @@ AGENT_KINDS: dict[AgentType, AgentKind] = {k.type: k for k in (
 
 def agent_kind(spec: AgentSpec) -> AgentKind:
     return AGENT_KINDS[spec.type]
+
+
+def keeps_transcript(spec: AgentSpec) -> bool:
+    """Whether every run of this agent leaves a transcript the trajectory checks can read: its type
+    keeps one (demo, claude-code, codex), or a command agent says it writes $SCARBOOK_TRANSCRIPT
+    (`transcript: true`). The session refuses trajectory checks before the first run otherwise.
+    (A recorder of the agent's model calls makes every agent keep one: it answers here too.)"""
+    return agent_kind(spec).transcript or spec.transcript

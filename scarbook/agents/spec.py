@@ -42,6 +42,7 @@ class AgentSpec:
     stdin: bool | None = None  # command: None = stdin when argv has no {task}
     env: tuple[str, ...] = ()  # command: variables passed through besides the base set
     max_output_bytes: int = DEFAULT_MAX_OUTPUT  # command
+    transcript: bool = False  # command: the agent writes $SCARBOOK_TRANSCRIPT itself (trajectory checks may read it)
     function: str = ""  # python: module:function
     args: tuple[str, ...] = ()  # claude-code, codex: the user's extra CLI arguments (--model ...)
     seed: int | str | None = None  # demo

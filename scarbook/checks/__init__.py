@@ -10,11 +10,13 @@ import time
 from collections.abc import Callable
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed
-from scarbook.checks.spec import CHECK_SPECS, parse_check
+from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped
+from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
+from scarbook.checks.trajectory import TRAJECTORY_RULES
 from scarbook.models import Check, CheckResult
 
-__all__ = ["CHECK_SPECS", "CheckContext", "parse_check", "run_check", "run_checks"]
+__all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks"]
+ALL_RULES = {**RULES, **TRAJECTORY_RULES}
 
 
 async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckResult:
@@ -26,7 +28,7 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         result.index = index
         result.duration_s = time.perf_counter() - start
         return result
-    rule = RULES[check.type]
+    rule = ALL_RULES[check.type]
     try:
         if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
             outcome = await asyncio.to_thread(rule, ctx, check.params)
@@ -37,6 +39,8 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         ok, detail = outcome
     except CheckFailed as exc:
         ok, detail = False, str(exc)
+    except CheckSkipped as exc:
+        return CheckResult(check.type, "skipped", str(exc), index, duration_s=time.perf_counter() - start)
     except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
         return CheckResult(check.type, "fail", str(exc), index, duration_s=time.perf_counter() - start,
                            cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})

@@ -1,4 +1,5 @@
-"""What a check sees: the workspace after the agent ran, its final output, and the diff."""
+"""What a check sees: the workspace after the agent ran, its final output, the diff, and (for the
+trajectory checks) the run's transcript and the agent's usage."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from scarbook.models import Case, Check, CheckResult, WorkspaceDiff
+from scarbook.models import Case, Check, CheckResult, Usage, WorkspaceDiff
+from scarbook.transcripts.model import Transcript
 
 
 class CheckGrader(Protocol):
@@ -25,3 +27,9 @@ class CheckContext:
     command_timeout_s: float = 60.0
     env_allow: tuple[str, ...] = ()  # the agent's allow-listed variables; a command check gets them too
     sandbox: Any = None  # the agent's scarbook.agents.sandbox.Sandbox: a command check runs in it too
+    # The run's transcript, loaded when the case has a trajectory check. None with `transcript_missing`
+    # saying why: the run should have had one (a trajectory check fails, the case's fault). None with
+    # "" : none is expected here (verify of a good artifact): trajectory checks are skipped.
+    transcript: Transcript | None = None
+    transcript_missing: str = ""
+    agent_usage: Usage | None = None  # what the agent reported in $SCARBOOK_USAGE (or its preset did)

@@ -25,6 +25,11 @@ class CheckFailed(Exception):
     """Raised inside a rule to end it with a failing detail."""
 
 
+class CheckSkipped(Exception):
+    """Raised inside a rule that has nothing to check here (a trajectory check where no transcript is
+    expected): the result is `skipped`, with this detail."""
+
+
 class CheckBroke(Exception):
     """Raised inside a rule that broke (timed out, could not start, crashed): it fails, and the
     fault is the case's, not the agent's (scarbook.run.causes rule `check-broke`)."""

@@ -27,6 +27,7 @@ class CheckSpec:
     one_of: tuple[str, ...] = ()  # at least one of these must be given
     tier: int = 1  # 1 = rule check (free), 2 = command (costs time), 3 = LLM judge (costs money)
     defaults: dict[str, Any] = field(default_factory=dict)
+    transcript: bool = False  # a trajectory check: it reads the run's transcript, not the workspace
 
 
 CHECK_SPECS: dict[str, CheckSpec] = {
@@ -48,6 +49,22 @@ CHECK_SPECS: dict[str, CheckSpec] = {
         CheckSpec("output_contains", "the agent's final output contains a text", {"text": "str"}, ("text",)),
         CheckSpec("output_regex", "the agent's final output matches a regular expression",
                   {"pattern": "str"}, ("pattern",)),
+        # Trajectory checks (scarbook.checks.trajectory): what the agent did, read from the run's transcript.
+        CheckSpec("tool_called", "trajectory: the agent called a tool (name; min times, default 1; max times)",
+                  {"name": "str", "min": "int", "max": "int"}, ("name",), transcript=True),
+        CheckSpec("tool_not_called", "trajectory: the agent never called a tool", {"name": "str"}, ("name",),
+                  transcript=True),
+        CheckSpec("tool_order", "trajectory: the agent called these tools in this order (others may come between)",
+                  {"names": "strs"}, ("names",), transcript=True),
+        CheckSpec("max_tool_calls", "trajectory: at most n tool calls", {"n": "int"}, ("n",), transcript=True),
+        CheckSpec("max_turns", "trajectory: at most n turns (model responses)", {"n": "int"}, ("n",),
+                  transcript=True),
+        CheckSpec("max_tokens", "trajectory: at most n tokens spent (input, output and cache)", {"n": "int"}, ("n",),
+                  transcript=True),
+        CheckSpec("max_cost_usd", "trajectory: at most this many dollars spent", {"usd": "number"}, ("usd",),
+                  transcript=True),
+        CheckSpec("no_writes_outside", "trajectory: the agent's file-writing tool calls wrote only paths matching "
+                  "these globs", {"paths": "paths"}, ("paths",), transcript=True),
         CheckSpec("command", "a shell command run in the workspace exits 0 (it runs agent-written code: it gets "
                   "the agent's allow-listed environment plus the variables named in env)",
                   {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",), tier=2,
@@ -57,6 +74,9 @@ CHECK_SPECS: dict[str, CheckSpec] = {
                   defaults={"artifact": "output"}),
     ]
 }
+
+TRAJECTORY_CHECKS = frozenset(t for t, s in CHECK_SPECS.items() if s.transcript)
+_COUNTS = ("n", "min", "max")  # whole-number fields of the trajectory checks: 0 or more
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
@@ -135,6 +155,8 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
             raise CaseError(path, f"{ctype}.pattern is not a valid regular expression: {exc}",
                             line=line_of(data, "pattern") or line,
                             fix="fix the pattern (Python `re` syntax; quote it in single quotes in YAML)") from None
+    if spec.transcript:
+        _validate_trajectory(ctype, params, data, path, line)
     for key, value in spec.defaults.items():
         params.setdefault(key, value)
     return Check(type=ctype, params=params, line=line)
@@ -151,6 +173,51 @@ def _validate_judge(params: dict[str, Any], path: Path, line: int | None) -> Non
         if why:
             raise CaseError(path, f"llm_judge.artifact: {why}", line=line,
                             fix="use 'output' or a path relative to the workspace root")
+
+
+def _validate_trajectory(ctype: str, params: dict[str, Any], data: dict, path: Path, line: int | None) -> None:
+    for key in _COUNTS:
+        if key in params and params[key] < 0:
+            raise CaseError(path, f"{ctype}.{key} must be 0 or more, got {params[key]}",
+                            line=line_of(data, key) or line, fix=f"write e.g. {key}: {12 if key == 'n' else 1}")
+    if "min" in params and "max" in params and params["min"] > params["max"]:
+        raise CaseError(path, f"{ctype}.min ({params['min']}) is more than max ({params['max']}): no run could pass",
+                        line=line_of(data, "min") or line, fix="make min at most max")
+    names = [params["name"]] if "name" in params else params.get("names", [])
+    if "names" in params and not names:
+        raise CaseError(path, f"{ctype}.names needs at least one tool name", line=line_of(data, "names") or line,
+                        fix="write names: [read_file, write_file]")
+    if any(not n.strip() for n in names):
+        key = "name" if "name" in params else "names"
+        raise CaseError(path, f"{ctype}.{key}: a tool name is empty", line=line_of(data, key) or line,
+                        fix="name the tool as the agent calls it, e.g. write_file or Bash")
+    if "usd" in params and not (math.isfinite(params["usd"]) and params["usd"] >= 0):
+        raise CaseError(path, f"{ctype}.usd must be a number of dollars, 0 or more, got {params['usd']!r}",
+                        line=line_of(data, "usd") or line, fix="write e.g. usd: 0.50")
+    for glob in params.get("paths", []) if ctype == "no_writes_outside" else []:
+        why = glob_problem(glob)
+        if why:
+            raise CaseError(path, f"{ctype}.paths: {glob!r} is not a valid glob: {why}",
+                            line=line_of(data, "paths") or line,
+                            fix="write globs as only_changed does: src/*.py, docs/** ('*' also matches '/')")
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why fnmatch would not read `glob` as the user meant it (an unclosed '['), or None."""
+    i = 0
+    while i < len(glob):
+        if glob[i] == "[":
+            j = i + 1
+            if j < len(glob) and glob[j] in "!^":
+                j += 1
+            if j < len(glob) and glob[j] == "]":
+                j += 1
+            close = glob.find("]", j)
+            if close < 0:
+                return f"the '[' at position {i + 1} is never closed (write [[] for a literal '[')"
+            i = close
+        i += 1
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -145,7 +145,8 @@ def _exited(v: RunView) -> str | None:
 
 
 def _check_cause(v: RunView) -> tuple[str, str] | None:
-    """The check's own rule (check-timed-out, check-could-not-start, check-crashed) and evidence."""
+    """The check's own rule (check-timed-out, check-could-not-start, check-crashed, check-no-transcript,
+    check-no-usage) and evidence."""
     for c in v.record.checks:
         if c.status in ("fail", "error") and c.cause:
             return c.cause.get("rule", "check-broke"), f"check {c.index + 1} ({c.type}): {c.cause.get('evidence', c.detail)}"
@@ -228,7 +229,7 @@ RULES: tuple[Rule, ...] = (
     Rule("agent-exited", "agent", _exited, "the agent exited with a non-zero code"),
     Rule("agent-did-not-finish", "agent", _agent_crashed, "the agent did not finish (its adapter said why)"),
     Rule("check-broke", "case", _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "
-                                               "check-crashed"),
+                                               "check-crashed, check-no-transcript, check-no-usage"),
     Rule("check-error", "case", _check_error, "a rule check could not reach a verdict"),
     Rule("judge-error", "judge", _judge_error, "the judge could not reach a verdict (error, malformed reply)"),
     Rule("judge-contested", "judge", _contested, "the judge said FAIL but its samples split"),

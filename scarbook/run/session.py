@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.agents import Agent, AgentSpec, AgentType, make_agent
+from scarbook.agents import Agent, AgentSpec, AgentType, keeps_transcript, make_agent
+from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
@@ -28,6 +29,7 @@ from scarbook.project import Project
 from scarbook.run.shards import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.judge_error import run_level
+from scarbook.text import with_article
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
 DecideFn = Callable[[Case, int, int], str | None]
@@ -138,6 +140,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     errors.extend(_unwritable(project, plan))
     notes: list[str] = []
     spec, agent = _preflight_agent(project, errors, notes)
+    if spec is not None:
+        errors.extend(_trajectory_problems(plan.cases, spec))
     judge = _preflight_judge(project, plan, errors)
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -235,6 +239,21 @@ def _preflight_agent(project: Project, errors: list[str],
         else:
             errors.append(f"the agent ({spec.type}) could not be prepared: {type(exc).__name__}: {exc}")
     return spec, None
+
+
+def _trajectory_problems(cases: list[Case], spec: AgentSpec) -> list[str]:
+    """Trajectory checks read each run's transcript: an agent that keeps none is refused before the first run."""
+    if keeps_transcript(spec):
+        return []
+    users = [f"{c.id} (check {i + 1}, {ch.type})" for c in cases
+             for i, ch in enumerate(c.checks) if ch.type in TRAJECTORY_CHECKS]
+    if not users:
+        return []
+    shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+    also = (" (or, if the agent writes $SCARBOOK_TRANSCRIPT itself, say so with `transcript: true` under agent:)"
+            if spec.type is AgentType.COMMAND else "")
+    return [f"trajectory checks read the run's transcript, but {with_article(str(spec.type))} agent keeps none: "
+            f"{shown} — turn on record: or use a preset (claude-code, codex){also}"]
 
 
 def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):

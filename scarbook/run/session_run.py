@@ -25,7 +25,7 @@ from pathlib import Path
 
 from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
-from scarbook.checks import CheckContext, run_check
+from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -36,8 +36,11 @@ from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
+from scarbook.transcripts.model import Transcript
+from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
 OUTPUT_EXCERPT = 4000
+TRANSCRIPT_CAP = 256 << 20  # bytes of a run's transcript its trajectory checks read at most
 AWAITING_JUDGE = "waiting for the judge"
 Emit = Callable[[Event], None]
 
@@ -145,7 +148,11 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         part.settled = False
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
                               env_allow=tuple(agent.env_allow),
-                              sandbox=agent.sandbox_for(case.network))  # a command check runs in it too
+                              sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
+                              agent_usage=record.agent_usage)
+        if any(c.type in TRAJECTORY_CHECKS for c in case.checks):  # read (and parsed) off the loop
+            checks.transcript, checks.transcript_missing = await asyncio.to_thread(
+                run_transcript, record.transcript_path)
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part
@@ -221,6 +228,17 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
 
 def _ignore(_event: Event) -> None:
     pass
+
+
+def run_transcript(path: str | None) -> tuple[Transcript | None, str]:
+    """(the run's transcript, "") for its trajectory checks, or (None, why the run has none)."""
+    if not path:
+        return None, ("the run left no transcript for the trajectory checks: the agent wrote nothing to "
+                      "$SCARBOOK_TRANSCRIPT")
+    try:
+        return read_run_transcript(path, TRANSCRIPT_CAP), ""
+    except TranscriptUnreadable as exc:
+        return None, f"the run's transcript could not be read for the trajectory checks: {exc}"
 
 
 def _transcript_tail(log_dir: Path, name: str) -> str:

@@ -9,7 +9,6 @@ safetext.clean_text.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from scarbook.run.causes import count_causes
 from scarbook.run.diff import FileDiff, diff_file
 from scarbook.stats.rates import count_statuses
 from scarbook.text import clean_text
-from scarbook.transcripts import Transcript, load_transcript
+from scarbook.transcripts import Transcript
+from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
 LOG_CHARS = 2000
 LOG_CAP = 1 << 20  # bytes of the stderr log read to show its start
@@ -135,30 +135,14 @@ def load_run_detail(project: Project, run: RunRecord, data: ReviewData) -> RunDe
 
 def load_run_transcript(run: RunRecord, cap: int = TRANSCRIPT_CAP) -> tuple[Transcript | None, str]:
     """(Transcript, "") or (None, one line saying why there is none to show). The file sits beside the
-    workspace where the agent could replace it: it is read through safefs (capped), then parsed from
-    a private copy, so a link to a secret or a pipe there is refused, never followed or opened."""
+    workspace where the agent could replace it: scarbook.transcripts.run_file reads it safely."""
     if not run.transcript_path:
         return None, "this run left no transcript (the agent did not write $SCARBOOK_TRANSCRIPT)"
-    folder, name = os.path.split(run.transcript_path)
     try:
-        data, size = safefs.read_file(folder, name, cap + 1)
-    except safefs.Refused as exc:
+        return read_run_transcript(run.transcript_path, cap), ""
+    except TranscriptUnreadable as exc:
+        if exc.kind == "too-big":
+            return None, f"transcript not shown: {exc.size:,} bytes, more than the {cap:,} the review reads (t imports it)"
+        if exc.kind == "empty":
+            return None, "this run's transcript is empty"
         return None, f"transcript not shown: {exc}"
-    except OSError as exc:
-        return None, f"transcript not shown: cannot read it ({exc.strerror or exc})"
-    if max(size, len(data)) > cap:
-        return None, (f"transcript not shown: {max(size, len(data)):,} bytes, more than the {cap:,} "
-                      "the review reads (t imports it)")
-    if not data.strip():
-        return None, "this run's transcript is empty"
-    with tempfile.TemporaryDirectory(prefix="scarbook-review-") as tmp:
-        copy = Path(tmp) / "transcript.jsonl"
-        copy.write_bytes(data)
-        try:
-            return load_transcript(copy), ""
-        except ScarbookError as exc:
-            why = str(exc).replace(str(copy), name)
-            return None, clean_text(f"transcript not shown: {why}", one_line=True)
-        except Exception as exc:  # noqa: BLE001 — a parser meeting hostile input must not take the review down
-            return None, clean_text(f"transcript not shown: {name} could not be parsed ({type(exc).__name__}: {exc})",
-                                    one_line=True)
