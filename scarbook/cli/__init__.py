@@ -45,6 +45,7 @@ def _register() -> None:
         cases_cmd,
         ci_cmd,
         eval_cmd,
+        export_cmd,
         history_cmd,
         merge_cmd,
         noise_cmd,
@@ -54,7 +55,7 @@ def _register() -> None:
     )
 
     for module in (eval_cmd, cases_cmd, case_cmd, history_cmd, scar_cmd, numbers_cmd, ci_cmd, merge_cmd, trends_cmd,
-                   calibrate_cmd, noise_cmd):
+                   calibrate_cmd, noise_cmd, export_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 
