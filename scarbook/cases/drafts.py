@@ -134,15 +134,17 @@ def write_case_with_files(case: Case, cases_dir: Path, files: dict[str, bytes | 
 # fails the whole folder goes, like a failed draft: no half-made case is left behind.
 
 def create_draft(t: Transcript, cases_dir: Path, case_id: str, artifact_number: int,
-                 seeds: list[SeedSuggestion], transcript_path: Path | None) -> Path:
-    """Write cases/<case_id>/ with the chosen artifact and exactly the ticked `seeds`; return the folder."""
+                 seeds: list[SeedSuggestion], transcript_path: Path | None, good_number: int | None = None) -> Path:
+    """Write cases/<case_id>/ with the chosen artifact (and the good one, when the user marked one)
+    and exactly the ticked `seeds`; return the folder."""
     check_new_case_id(cases_dir, case_id)
     missing = [s.path for s in seeds if s.content is None]
     if missing:
         raise ScarbookError(f"the transcript does not hold the whole content of {', '.join(missing)}; "
                             "add those files in the case editor")
     folder = write_draft_case(t, Path(cases_dir), case_id, artifact_number, seed_suggested=False,
-                              transcript_path=transcript_path)
+                              transcript_path=transcript_path,
+                              good=str(good_number) if good_number is not None else None)
     try:
         for seed in seeds:
             atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")

@@ -96,6 +96,30 @@ def pick_turn(t: Transcript, cands: list[Candidate], turn: int | None,
     return turn, artifact_index
 
 
+def pick_good(cands: list[Candidate], good: str, failed: Candidate) -> tuple[str | None, bytes]:
+    """`--good N|PATH`: (the name it came by, for its extension; its content). A number is a candidate
+    of the transcript (--list numbers them: another answer, a later tool result or file); anything
+    else is a file on disk (write ./3 for a file named 3)."""
+    if good.strip().isdigit():
+        number = int(good)
+        if not 1 <= number <= len(cands):
+            raise ScarbookError(f"--good {good}: there is no artifact {number}: the transcript has "
+                                f"{plural(len(cands), 'candidate')} (see --list)")
+        if number == failed.number:
+            raise ScarbookError(f"--good {good}: candidate {number} is the failed artifact; name the one "
+                                "that shows the right result")
+        c = cands[number - 1]
+        return c.path, c.content.encode("utf-8")
+    path = Path(good).expanduser()
+    if not path.is_file():
+        why = "is not a file" if path.exists() else "does not exist"
+        raise ScarbookError(f"--good {good}: {path} {why}; name a candidate number (see --list) or a file")
+    try:
+        return path.name, path.read_bytes()
+    except OSError as exc:
+        raise ScarbookError(f"--good {good}: cannot read {path}: {exc.strerror or exc}") from None
+
+
 def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str,
                     turn: int | None = None) -> dict[str, Any]:
     """The case.yaml content of a draft. A case needs a task and at least one check, so where the
@@ -125,12 +149,13 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
 
 def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_index: int | None = None,
                      seed_suggested: bool = False, transcript_path: Path | None = None,
-                     turn: int | None = None) -> Path:
+                     turn: int | None = None, good: str | None = None) -> Path:
     """Create `cases/<case_id>/` from the transcript; return the case folder.
 
     `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
     `default_artifact`. With `seed_suggested`, each suggested seed whose content the transcript
-    holds is copied into seed/ (suggestions without content are left for the user).
+    holds is copied into seed/ (suggestions without content are left for the user). `good` (a
+    candidate number or a file, `pick_good`) is copied to scar/good<ext> as scar.good_artifact.
     """
     if not CASE_ID.match(case_id):
         raise ScarbookError(f"case id {case_id!r} is not valid: use lowercase letters, digits, '-' and '_', "
@@ -150,6 +175,9 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt", turn)
     if transcript_path is None:
         del data["scar"]["transcript"]
+    good_artifact = pick_good(cands, good, artifact) if good is not None else None
+    if good_artifact is not None:
+        data["scar"]["good_artifact"] = f"scar/good{_ext(good_artifact[0])}"
     case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything
     seeds = [(s.path, s.content) for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
     (folder / "scar").mkdir(parents=True)
@@ -157,6 +185,8 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
         if transcript_path is not None:
             shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
         atomic_write_bytes(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
+        if good_artifact is not None:
+            atomic_write_bytes(folder / data["scar"]["good_artifact"], good_artifact[1])
         for seed_path, content in seeds:
             (folder / "seed").mkdir(exist_ok=True)
             target = resolve_inside(folder / "seed", seed_path)

@@ -83,7 +83,19 @@ class VerificationStore:
         v = latest.get(case.id)
         if v is None or v.digest != case_digest(case):
             return "unverified"
-        if v.certified:
-            return CERTIFIED
-        return {CATCHES: VERIFIED, MISSES: "misses", REJECTS_GOOD: "rejects good",
-                JUDGE_UNSTABLE: "judge unstable"}.get(v.outcome, "unverified")
+        return badge_of(v)
+
+
+def badge_of(v: Verification) -> str:
+    """The library badge a fresh verification earns."""
+    if v.certified:
+        return CERTIFIED
+    return {CATCHES: VERIFIED, MISSES: "misses", REJECTS_GOOD: "rejects good",
+            JUDGE_UNSTABLE: "judge unstable"}.get(v.outcome, "unverified")
+
+
+def partial_note(v: Verification) -> str:
+    """What a certification without a good artifact checked, and what it could not."""
+    said = {"fail": "fails its checks", "pass": "passes every check"}.get(v.failed_verdict or "", "was not decided")
+    return (f"certification partial: only (a) was checked — the failed artifact {said}; the scar has no good "
+            "artifact, so (b) that a right result passes was not checked")

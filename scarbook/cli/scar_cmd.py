@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from scarbook.cases.io import save_case
-from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
+from scarbook.cases.io import load_case, save_case
+from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore, badge_of, partial_note
 from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
@@ -32,12 +32,22 @@ from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
 @click.option("--root", "root", default=None, metavar="DIR",
               help="Folder the transcript's absolute paths are made relative to (default: the agent's cwd, "
                    "else the common root of the files it touched; --list shows it).")
+@click.option("--good", "good", default=None, metavar="N|PATH",
+              help="The good artifact (scar.good_artifact, a result that must PASS): a candidate number from "
+                   "--list (a later answer or file of the transcript), or a file. The draft is then certified.")
+@click.option("--skip-judge", is_flag=True, help="Certify the draft with rule checks only.")
+@click.option("--judged", "times", type=click.IntRange(1), default=JUDGED_TIMES, show_default=True,
+              help="Judge each artifact this many times when certifying the draft (as verify --judged).")
 @click.pass_context
 @friendly_errors
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
                    artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
-                   root: str | None, turn: int | None) -> None:
+                   root: str | None, turn: int | None, good: str | None, skip_judge: bool, times: int) -> None:
     """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case.
+
+    The draft is then certified as `scarbook verify` does: with --good, fully (the failed artifact
+    must fail, the good one pass); without, partially (the failed artifact only), and it says so.
+    The exit code is 0 once the draft is written, whatever the certification says.
 
     What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
     call with no result) is printed on stderr as a warning.
@@ -93,14 +103,54 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     with new_case_id(project, case_id):
         try:
             folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript),
-                                      turn=turn)
+                                      turn=turn, good=good)
         except OSError as exc:
             raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
                                 f"{describe_os_error(exc)}"
                                 + (f" ({exc.filename})" if exc.filename else "")
                                 + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
-    say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
+    if not _certify_draft(project, load_case(folder), skip_judge, times):
+        say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
+
+
+def _judge(project, cases, skip_judge: bool, quiet: bool = False):
+    """The judge verify uses; None (said on stderr unless `quiet`) when its key is not set."""
+    from scarbook.judge import judge_for
+
+    judge = judge_for(cases, project.config.judge, skip=skip_judge)
+    if judge is not None and not judge.api_key_present():
+        # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
+        if not quiet:
+            say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
+                       "a scar only the judge can catch stays unverified", err=True)
+        judge = None
+    return judge
+
+
+def _certify_draft(project, case, skip_judge: bool, times: int) -> bool:
+    """The certification `verify` gives, on the draft just written (issue 24.4); True when certified."""
+    # no key: the verification's own line says the judge did not run (a warning on stderr would
+    # follow every import of an answer, whose draft check is an llm_judge)
+    v = asyncio.run(verify_case(case, _judge(project, [case], skip_judge, quiet=True), times))
+    VerificationStore(project.workspaces_dir).save([v])
+    _say_verification(v, len(case.id))
+    if case.scar is not None and case.scar.good_artifact:
+        say(f"certification: {badge_of(v)}")
+    else:
+        say(f"{partial_note(v)} (badge: {badge_of(v)}) — import with --good N|PATH, or add "
+            f"scar.good_artifact and run `scarbook verify {case.id}`")
+    return v.certified
+
+
+def _say_verification(v, width: int) -> None:
+    colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
+    say(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
+    if v.certified:
+        how = (f"the judge gave the same verdicts all {v.judged} times" if v.judge_stable
+               else "rule checks only, no judge to disagree")
+        say(f"{'':<{width}}  {click.style('certified', fg='green')}: the failed artifact fails, the good one "
+            f"passes; {how}")
 
 
 @click.command("verify")
@@ -125,16 +175,10 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     Exit 1 when a case misses its scar, rejects its good artifact or its judge is unstable, 3 on errors.
     """
     from scarbook.cli.eval_cmd import select_cases
-    from scarbook.judge import judge_for
 
     project = get_project(ctx)
     cases = select_cases(project, case_ids, ())
-    judge = judge_for(cases, project.config.judge, skip=skip_judge)
-    if judge is not None and not judge.api_key_present():
-        # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
-        say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
-                   "a scar only the judge can catch stays unverified", err=True)
-        judge = None
+    judge = _judge(project, cases, skip_judge)
 
     async def go():
         return [await verify_case(c, judge, times) for c in cases]
@@ -143,13 +187,7 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     VerificationStore(project.workspaces_dir).save(results)
     width = max(len(c.id) for c in cases)
     for v in results:
-        colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
-        say(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
-        if v.certified:
-            how = (f"the judge gave the same verdicts all {v.judged} times" if v.judge_stable
-                   else "rule checks only, no judge to disagree")
-            say(f"{'':<{width}}  {click.style('certified', fg='green')}: the failed artifact fails, the good one "
-                f"passes; {how}")
+        _say_verification(v, width)
     if reproduce:
         _reproduce(ctx, project, cases, reproduce, width)
     bad = [v for v in results if v.outcome not in (CATCHES, UNVERIFIED, ERROR)]

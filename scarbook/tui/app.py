@@ -161,9 +161,10 @@ class ScarbookApp(Host):
             self._flush_live()
 
     @work(exclusive=True, group="verify", exit_on_error=False)
-    async def verify_in_background(self, case: Case) -> None:
-        """Does the case catch its own scar? Shown as a notification and as the library badge."""
-        from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore
+    async def verify_in_background(self, case: Case, imported: bool = False) -> None:
+        """Does the case catch its own scar? Shown as a notification and as the library badge; for a
+        draft just `imported`, titled with its certification (partial without a good artifact)."""
+        from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore, badge_of, partial_note
         from scarbook.judge import judge_for
         from scarbook.run.verify import verify_case
 
@@ -178,7 +179,14 @@ class ScarbookApp(Host):
         detail = result.detail
         if result.outcome == UNVERIFIED and case.judge_checks and not self.judge_key_present():
             detail += f" — set ${self.project.config.judge.api_key_env} to let the judge run"
-        self.notify(detail, title=f"{case.id}: {result.outcome}", severity=severity, timeout=8)
+        title = f"{case.id}: {result.outcome}"
+        if imported:
+            title = f"{case.id}: certification: {badge_of(result)}"
+            if case.scar is None or not case.scar.good_artifact:
+                title = f"{case.id}: certification partial ({badge_of(result)})"
+                detail += f"\n{partial_note(result)} — mark one with g on the import screen, or add scar.good_artifact"
+        # the detail quotes checks and the judge's reasons: text, never markup
+        self.notify(detail, title=title, severity=severity, timeout=8, markup=False)
         self.query_library_reload()
 
     def _flush_live(self) -> None:
@@ -209,7 +217,7 @@ class ScarbookApp(Host):
         self.cancel_session()
 
     def on_verify_scar(self, message: VerifyScar) -> None:
-        self.verify_in_background(message.case)
+        self.verify_in_background(message.case, message.imported)
 
     def on_cases_changed(self, _: CasesChanged) -> None:
         self.query_library_reload()

@@ -64,9 +64,12 @@ class CancelSession(AppRequest):
 
 @dataclass
 class VerifyScar(AppRequest):
-    """Does `case` catch its own scar? Checked in the background; the answer is a notification."""
+    """Does `case` catch its own scar? Checked in the background; the answer is a notification.
+    `imported`: the draft the import screen just wrote — the notification says its certification,
+    partial when the scar has no good artifact."""
 
     case: Case
+    imported: bool = False
 
 
 # -- screens to the App: where to go -------------------------------------------------------------------

@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 from scarbook.cases.admin import new_case_id
 from scarbook.cases.drafts import create_draft
 from scarbook.cases.ids import suggest_case_id
+from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.text import plural
 from scarbook.transcripts import (
@@ -47,7 +48,7 @@ from scarbook.transcripts import (
 from scarbook.transcripts.text import group_warnings, human_size
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
-from scarbook.tui.messages import CasesChanged, OpenEditor
+from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
 
@@ -59,10 +60,11 @@ def list_case_ids(cases_dir: Path) -> set[str]:
     return {p.name for p in cases_dir.iterdir()} if cases_dir.is_dir() else set()
 
 
-def candidate_prompt(c: Candidate) -> Text:
+def candidate_prompt(c: Candidate, good: bool = False) -> Text:
     size = human_size(len(c.content.encode("utf-8")))
     style = "cyan" if c.kind == "file" else "green" if c.kind == "final_answer" else ""
-    text = Text.assemble((f"{c.number:>2} ", "bold"), (c.label, style), (f"  {size}", "dim"))
+    text = Text.assemble((f"{c.number:>2} ", "bold"), ("good ", "bold green") if good else "", (c.label, style),
+                         (f"  {size}", "dim"))
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per candidate; the pane shows the rest
     return text
 
@@ -82,6 +84,7 @@ class ImportScreen(HostScreen[str | None]):
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),
         Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
+        Binding("g", "mark_good", "Good artifact"),  # the highlighted candidate must PASS: certification
         Binding("escape,q", "leave", "Back"),
     ]
     KEYS_NOT_HELD = ("escape",)  # while a transcript loads, escape leaves at once (tui/key_queue.py)
@@ -93,6 +96,7 @@ class ImportScreen(HostScreen[str | None]):
         self.transcript_path: Path | None = None
         self.cands: list[Candidate] = []
         self.seeds: list[SeedSuggestion] = []
+        self.good_number: int | None = None  # the candidate marked good (g): the draft is then certified
         # False while a transcript is read: keys typed meanwhile wait in the App's key queue and act on
         # the screen it fills (a `down` typed early moves through its candidates).
         self.accepts_keys = True
@@ -201,6 +205,7 @@ class ImportScreen(HostScreen[str | None]):
         self.transcript, self.transcript_path = t, path
         self.refresh_bindings()
         self.cands, self.seeds = candidates(t), suggest_seeds(t)
+        self.good_number = None
         self.query_one("#timeline", Timeline).show(t)
         self._show_summary(path, t)
         self._fill_candidates()
@@ -230,10 +235,24 @@ class ImportScreen(HostScreen[str | None]):
     def _fill_candidates(self) -> None:
         options = self.query_one("#candidates", OptionList)
         options.clear_options()
-        options.add_options([Option(candidate_prompt(c), id=str(c.number)) for c in self.cands])
+        options.add_options([Option(candidate_prompt(c, c.number == self.good_number), id=str(c.number))
+                             for c in self.cands])
         if self.cands:
             options.highlighted = default_artifact(self.cands) - 1
         self._show_preview()
+
+    def action_mark_good(self) -> None:
+        """g: the highlighted candidate is the good artifact (g again unmarks it). The failed one is
+        the artifact highlighted when the draft is created."""
+        options = self.query_one("#candidates", OptionList)
+        number = self.artifact_number
+        if number is None:
+            return
+        self.good_number = None if self.good_number == number else number
+        for c in self.cands:
+            options.replace_option_prompt(str(c.number), candidate_prompt(c, c.number == self.good_number))
+        self.notify(f"good artifact: candidate {number} — now highlight the failed one" if self.good_number
+                    else f"candidate {number} is no longer the good artifact", markup=False)
 
     def _fill_seeds(self) -> None:
         seeds = self.query_one("#seeds", SelectionList)
@@ -355,8 +374,11 @@ class ImportScreen(HostScreen[str | None]):
         project = self.app.project
         try:
             with new_case_id(project, case_id):
+                if number == self.good_number:
+                    raise ScarbookError(f"candidate {number} is marked as the good artifact: highlight the "
+                                        "failed one (or press g to unmark it)")
                 folder = create_draft(self.transcript, project.cases_dir, case_id, number, self.ticked_seeds,
-                                      self.transcript_path)
+                                      self.transcript_path, self.good_number)
         except (ScarbookError, OSError) as exc:
             self.show_error(f"not created: {exc}")
             self.query_one("#import-id", Input).focus()
@@ -367,4 +389,8 @@ class ImportScreen(HostScreen[str | None]):
         self.app.post_message(CasesChanged(case_id))
         self.dismiss(case_id)
         self.app.post_message(OpenEditor(case_id))
+        try:  # the same certification `scarbook import` ends with (a notification and the library badge)
+            self.app.post_message(VerifyScar(load_case(folder), imported=True))
+        except ScarbookError as exc:
+            self.notify(f"not certified: {exc}", severity="error", markup=False)
         return case_id
