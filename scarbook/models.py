@@ -246,6 +246,9 @@ class RunRecord:
     # a run retried after infra errors: every attempt in order ({attempt, status, reason, cause, ...}),
     # the last one being this record; empty for a run that ran once
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    # the artifact each llm_judge check was given, kept for `scarbook rejudge` (judge/artifact_store.py):
+    # check index (as a string) -> {"sha256": …}, {"not_kept": why} or {"refused": why}; {} if none was read
+    judge_artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
@@ -257,6 +260,7 @@ class RunRecord:
         d["judge_usage"] = self.judge_usage.to_dict()
         d["cause"] = dict(self.cause) if self.cause is not None else None
         d["attempts"] = [dict(a) for a in self.attempts]
+        d["judge_artifacts"] = {i: dict(a) for i, a in self.judge_artifacts.items()}
         return d
 
     @classmethod

@@ -56,7 +56,7 @@ def test_temperature_null_sends_none():
         (
             {"modle": "x"},
             "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, cache, calibration_min_labels, "
-            "calibration_min_per_class, correct, max_artifact_bytes, max_retries, max_tokens, model, prices, samples, "
+            "calibration_min_per_class, correct, keep_artifacts, max_artifact_bytes, max_retries, max_tokens, model, prices, samples, "
             "temperature, timeout_s",
         ),
         (["model"], "/proj/scarbook.yaml: judge must be a mapping, not a list — write `judge:` followed by indented keys such as `model: ...`"),

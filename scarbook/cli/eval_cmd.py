@@ -178,6 +178,21 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
     return finished
 
 
+def drive_session(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
+    """Run the session under `progress`; then say the damaged judge-cache entries its runs met and why
+    it aborted or crashed (once, here: not repeated in the summary)."""
+    try:
+        finished = asyncio.run(_drive(ready, progress, executor))
+    finally:
+        progress.close()
+    for note in judge_cache_notes(finished.runs):
+        warn(note)
+    info = finished.session
+    if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
+        click.echo(f"scarbook: {info.note}", err=True)
+    return finished
+
+
 def judge_cache_notes(runs) -> list[str]:
     """The damaged judge-cache entries the session's runs met, each named once (they were ignored)."""
     notes: list[str] = []
@@ -312,16 +327,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
         if note:
             warn(note)
     total = sum(map(len, shard.jobs([c.id for c in cases], n).values())) if shard else n * len(cases)
-    progress = Progress(total, quiet)
-    try:
-        finished = asyncio.run(_drive(prep.session, progress, executor))
-    finally:
-        progress.close()
+    finished = drive_session(prep.session, Progress(total, quiet), executor)
     info = finished.session
-    for note in judge_cache_notes(finished.runs):
-        warn(note)
-    if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
-        click.echo(f"scarbook: {info.note}", err=True)  # said once, here; not repeated in the summary
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
                        calibration_for(project.history, project.workspaces_dir, project.config.judge,
                                        {c.id: c for c in cases}), policy=gate)

@@ -15,6 +15,7 @@ from scarbook.cli.common import (
 )
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for, diff_note
+from scarbook.run.rejudge import is_rejudge_of
 from scarbook.stats.compare import format_comparison
 from scarbook.text import plural
 from scarbook.views.compare import compare_two_sessions
@@ -39,7 +40,8 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     if a.id == b.id:
         raise ScarbookError(f"{before!r} and {after!r} are the same session ({a.id})")
     two = compare_two_sessions(project, a, b, history)
-    if two.changed and not force:
+    rejudged = is_rejudge_of(b, a)  # the same artifacts graded twice: the rubric change is what is measured
+    if two.changed and not force and not rejudged:
         raise ScarbookError(f"cases changed their task or checks between the sessions: {', '.join(two.changed)} — "
                             "their rates measure different things; re-run them, or pass --force")
     mismatch = two.mismatch
@@ -49,6 +51,10 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     # runs left out (damaged, forged): named, not silently uncounted
     report_history_problems([*listed.problems, *two.problems])
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
+    if rejudged:
+        click.echo("note: one session grades the other's kept artifacts again (scarbook rejudge): the agent's work "
+                   "is the same, so each difference is the rubric's or the judge's"
+                   + (f" (changed checks: {', '.join(two.changed)})" if two.changed else ""))
     if a.fingerprint != b.fingerprint:
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
     if mismatch:

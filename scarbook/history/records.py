@@ -48,13 +48,16 @@ _OPT_DICT = ({dict, _NONE}, "an object or null", None)
 _LIST = ({list}, "a list", None)
 _STR_LIST = ({list}, "a list of strings", _all_str)
 _STR_MAP = ({dict}, "a map of case id to text", _all_str)
+_ARTIFACT_MAP = ({dict}, "a map of check index to {sha256 | not_kept | refused: text}",
+                 lambda v: all(type(a) is dict and _all_str(a) for a in v.values()))
 
 RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "reason": _STR,
               "checks": _LIST, "output_excerpt": _STR, "output_truncated": _BOOL, "exit_code": _OPT_INT,
               "duration_s": _NUM, "started_at": _STR, "workspace": _STR, "workspace_kept": _BOOL,
               "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
               "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR,
-              "notes": _STR_LIST, "cause": _OPT_DICT, "attempts": _LIST}
+              "notes": _STR_LIST, "cause": _OPT_DICT, "attempts": _LIST,
+              "judge_artifacts": _ARTIFACT_MAP}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM, "cause": _OPT_DICT}

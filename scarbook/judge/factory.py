@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scarbook.judge.artifact_store import FOLDER as ARTIFACTS_FOLDER
+from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case
@@ -23,10 +25,14 @@ def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = Fa
               use_cache: bool = True) -> Judge | None:
     """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped.
     With `workspaces` (and judge.cache on, `use_cache` not turned off by --no-judge-cache) its
-    verdicts are cached in workspaces/judge-cache."""
+    verdicts are cached in workspaces/judge-cache, and (judge.keep_artifacts) the artifacts it grades
+    are kept in workspaces/judge-artifacts for `scarbook rejudge`."""
     if skip or not any(c.judge_checks for c in cases):
         return None
     from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
 
     cache = VerdictCache(workspaces / FOLDER) if workspaces is not None and use_cache and settings.cache else None
-    return Judge(settings, env=os.environ if env is None else env, cache=cache)
+    judge = Judge(settings, env=os.environ if env is None else env, cache=cache)
+    if workspaces is not None and settings.keep_artifacts:
+        judge.artifacts = ArtifactStore(workspaces / ARTIFACTS_FOLDER)
+    return judge

@@ -11,12 +11,14 @@ from typing import Protocol
 
 from scarbook.checks.context import CheckContext, CheckGrader
 from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Check, CheckResult
 
 
 class Grader(CheckGrader, Protocol):
     settings: JudgeSettings
+    artifacts: ArtifactStore | None  # None: the artifacts it grades are not kept (no rejudge)
 
     def preflight(self) -> None:
         """Raise a ScarbookError (e.g. no API key) before any run starts."""

@@ -19,6 +19,7 @@ import anthropic
 
 from scarbook.checks.context import CheckContext
 from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.cache import SampleKey, VerdictCache
 from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
@@ -40,6 +41,7 @@ class Judge:
         self.settings = settings or JudgeSettings()
         self._env = env
         self.cache = cache  # None: every sample is sent (judge.cache: false, --no-judge-cache)
+        self.artifacts: ArtifactStore | None = None  # where graded artifacts are kept (judge_for sets it)
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 

@@ -39,6 +39,8 @@ class JudgeSettings:
     calibration_min_per_class: int = 10
     # issue 27: a sample an earlier session graded identically is read from workspaces/judge-cache
     cache: bool = True
+    # issue 27: each judged run keeps the artifact the judge saw (workspaces/judge-artifacts) for rejudge
+    keep_artifacts: bool = True
 
     @property
     def sampling(self) -> Sampling:
@@ -200,6 +202,7 @@ _FIELDS = {
     "calibration_min_labels": _number(1, integer=True),
     "calibration_min_per_class": _number(1, integer=True),
     "cache": _flag,
+    "keep_artifacts": _flag,
 }
 
 _EXAMPLES = {

@@ -74,7 +74,8 @@ class RunAttempts:
             part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
             facts = part.facts
             record = await judge_part(part, case, self.judge, emit)
-            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled)
+            if not part.carried:
+                record.cause = attribute(record, facts, self.patterns, compiled=self.compiled)
             return record, None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else blank_record(run_ctx, case, k)

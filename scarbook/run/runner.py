@@ -182,7 +182,8 @@ class _SessionRun:
         self.info = open_session(ready, executor.where() if executor is not None else None)
         sid = self.info.id
         cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
-        jobs = shard.jobs([c.id for c in cases], runs) if shard else {c.id: list(range(1, looks[0] + 1)) for c in cases}
+        jobs = (shard.jobs([c.id for c in cases], runs) if shard else
+                {c.id: list(plan.jobs[c.id]) if plan.jobs is not None else list(range(1, looks[0] + 1)) for c in cases})
         self.schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
         if ready.decide is not None:
             self.schedule.lookahead = max(1, ready.concurrency)

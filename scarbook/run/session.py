@@ -69,6 +69,7 @@ class SessionPlan:
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
+    jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
 
 
 @dataclass

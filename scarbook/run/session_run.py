@@ -77,6 +77,7 @@ class AgentPart:
     judge_inputs: list[JudgeInput] = field(default_factory=list)
     settled: bool = False  # the status is final already (the agent did not start or did not finish)
     facts: AgentFacts = field(default_factory=AgentFacts)  # what the agent did, for the run's cause
+    carried: bool = False  # a rejudge's run kept as its source ended (rule checks failed): its cause stands
 
 
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
@@ -199,6 +200,8 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
     emit = emit or _ignore
     record = part.record
     start = time.monotonic()
+    if judge is not None and part.judge_inputs:
+        record.judge_artifacts = await asyncio.to_thread(keep_artifacts, judge, part.judge_inputs)
     stopped: CheckResult | None = None
     for inp in part.judge_inputs:
         if stopped is not None:
@@ -224,6 +227,20 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
     return record
 
 
+
+
+def keep_artifacts(judge: Grader, inputs: list[JudgeInput]) -> dict[str, dict[str, str]]:
+    """Keep every judge check's artifact (all of them: a later check the first one's FAIL stops may be
+    graded when the run is judged again), before any is graded; what the run records of each."""
+    kept: dict[str, dict[str, str]] = {}
+    for inp in inputs:
+        if isinstance(inp.artifact, ArtifactRefused):
+            kept[str(inp.index)] = {"refused": inp.artifact.detail}
+        elif judge.artifacts is not None:
+            kept[str(inp.index)] = judge.artifacts.keep(inp.artifact)
+        elif not judge.settings.keep_artifacts:
+            kept[str(inp.index)] = {"not_kept": "judge.keep_artifacts was false"}
+    return kept
 
 
 def _ignore(_event: Event) -> None:

@@ -1,0 +1,63 @@
+"""`scarbook rejudge SESSION [CASE...]`: grade a session's kept artifacts again, no agent runs (run/rejudge.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems
+from scarbook.cli.eval_cmd import Progress, drive_session, say_outcome
+from scarbook.history.judge_truth import calibration_for
+from scarbook.reports.table import build_report
+from scarbook.reports.write import ReportPaths
+from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
+from scarbook.text import plural
+
+
+@click.command("rejudge")
+@click.argument("session_ref", metavar="SESSION")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.option("--judge-model", default=None, metavar="MODEL", help="Grade with this judge model instead of "
+              "scarbook.yaml's judge.model.")
+@click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Judge calls at once.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.pass_context
+@friendly_errors
+def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, concurrency, json_path, junit_path,
+                    quiet) -> None:
+    """Grade the artifacts SESSION's judge saw (id, label, `latest`) again under today's rubrics and judge
+    settings, with no agent runs, as a new session linked to it (`scarbook diff SESSION latest` then shows
+    what the rubric or judge change did). Rule checks are not run again: each run keeps its source's
+    results; a run whose rule checks failed stays failed with no judge call. Runs whose artifact was not
+    kept are listed as not re-judgeable. Exit codes as `scarbook eval`'s.
+    """
+    project = get_project(ctx)
+    pick = pick_rejudge(project, session_ref, case_ids, judge_model)
+    report_history_problems(pick.problems)
+    click.echo(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "
+               f"{pick.carried} carried (rule checks failed: no judge call), no agent runs", err=True)
+    if pick.not_rejudgeable:
+        click.echo(f"{plural(len(pick.not_rejudgeable), 'run')} not re-judgeable (left out):", err=True)
+        for line in unjudgeable_lines(pick):
+            click.echo(line, err=True)
+    reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}
+    prep = prepare_rejudge(project, pick, concurrency=concurrency, reports=reports)
+    if prep.session is None:
+        for error in prep.errors:
+            click.echo(f"scarbook: {error}", err=True)
+        ctx.exit(EXIT_USAGE)
+    ready = prep.session
+    finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))
+    info = finished.session
+    cases = {c.id: c for c in pick.cases}
+    rep = build_report(info, finished.runs, cases, ready.project.config,
+                       calibration_for(project.history, project.workspaces_dir, ready.project.config.judge, cases),
+                       policy=ready.gate)
+    ctx.exit(say_outcome(project, rep, None, info, None, ReportPaths.given(json=json_path, junit=junit_path)))
+
+
+COMMANDS = [rejudge_command]

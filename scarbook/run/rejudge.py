@@ -1,0 +1,279 @@
+"""`scarbook rejudge SESSION [CASE...]`: grade a session's kept artifacts again, with no agent runs.
+
+Each judged run kept the artifacts its judge checks were given (judge/artifact_store.py). A rejudge
+grades them again under today's rubric and judge settings, through the same session pipeline as an
+eval (run_session: history, events, the live screen, the report), with an executor whose worker part
+never starts the agent: it hands the runner the source run's record with its rule-check results
+carried over and its judge checks waiting for the judge. So a rejudge costs judge time only.
+
+Per source run:
+  - judged, its artifacts kept      graded again: its rule checks carried, its judge checks graded anew
+  - its rule checks failed, or the  carried as it was (fail or error), no judge call, as in an eval
+    agent did not finish
+  - anything else                   not re-judgeable, listed with why (artifact not kept or gone, judge
+                                    skipped in the source, the case's checks changed beyond rubrics)
+
+Rule checks are not run again (the workspace may be pruned): a change to a rule check is not
+measured by a rejudge; an eval is. The new session is linked to its source (SessionInfo.rerun_of,
+with "rejudge": true), its label says so, and `scarbook diff SOURCE NEW` compares the two even though
+the rubric changed in between: that change is what the diff measures. The verdict cache is used as
+in an eval: an unchanged rubric and judge are answered from it (the summary says "from cache"); a
+changed rubric or model is a different key, so it is graded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from scarbook.agents import AgentSpec
+from scarbook.config import GatePolicy
+from scarbook.errors import ScarbookError
+from scarbook.history.store import now_iso
+from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
+from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
+from scarbook.models import Case, CheckResult, RunRecord, RunStatus, SessionInfo, Usage
+from scarbook.project import Project
+from scarbook.run.causes import AgentFacts
+from scarbook.run.events import RunStarted
+from scarbook.run.executor import LocalExecutor
+from scarbook.run.session import Preparation, ReadySession, SessionPlan, _preflight_judge, _unwritable
+from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, JudgeInput
+from scarbook.text import plural
+
+LISTED = 10  # not re-judgeable runs named one by one; the rest counted
+
+
+@dataclass
+class RejudgeRun:
+    source: RunRecord
+    inputs: list[JudgeInput] = field(default_factory=list)  # empty: carried as it was, no judge call
+
+
+@dataclass
+class RejudgePick:
+    source: SessionInfo
+    cases: list[Case]  # today's cases, in the source's order
+    runs: dict[tuple[str, int], RejudgeRun] = field(default_factory=dict)
+    not_rejudgeable: list[tuple[str, int, str]] = field(default_factory=list)  # (case, k, why)
+    judge_model: str | None = None  # --judge-model, else scarbook.yaml's
+    problems: list = field(default_factory=list)  # source runs history left out (damaged, forged)
+
+    @property
+    def regraded(self) -> int:
+        return sum(1 for r in self.runs.values() if r.inputs)
+
+    @property
+    def carried(self) -> int:
+        return sum(1 for r in self.runs.values() if not r.inputs)
+
+    @property
+    def jobs(self) -> dict[str, list[int]]:
+        jobs: dict[str, list[int]] = {c.id: [] for c in self.cases}
+        for cid, k in sorted(self.runs):
+            jobs[cid].append(k)
+        return jobs
+
+    @property
+    def label(self) -> str:
+        return f"rejudge of {self.source.label or self.source.id}"
+
+    def link(self) -> dict[str, Any]:
+        """What the new session records of its source (SessionInfo.rerun_of, as eval --rerun's)."""
+        return {"session": self.source.id, "rejudge": True, "judge_model": self.judge_model or "",
+                "cases": {cid: len(ks) for cid, ks in self.jobs.items()},
+                "regraded": self.regraded, "carried": self.carried,
+                "not_rejudgeable": [{"case": c, "k": k, "why": why} for c, k, why in self.not_rejudgeable]}
+
+
+def is_rejudge_of(b: SessionInfo, a: SessionInfo) -> bool:
+    """Session b grades session a's artifacts again (or a grades b's)."""
+    return any(y.rerun_of.get("rejudge") is True and y.rerun_of.get("session") == x.id for x, y in ((a, b), (b, a)))
+
+
+def rejudge_line(link: dict[str, Any]) -> str:
+    """The report's line: what this session graded again, from what."""
+    unjudgeable = link.get("not_rejudgeable") or []
+    model = f" with judge {link['judge_model']}" if link.get("judge_model") else ""
+    tail = f"; {plural(len(unjudgeable), 'run')} not re-judgeable" if unjudgeable else ""
+    return (f"rejudge of session {link.get('session')}{model}: {plural(int(link.get('regraded') or 0), 'run')} "
+            f"graded again from kept artifacts, {int(link.get('carried') or 0)} carried (rule checks failed), "
+            f"no agent runs{tail}; the source session's rates are unchanged")
+
+
+def unjudgeable_lines(pick: RejudgePick) -> list[str]:
+    lines = [f"  {cid} #{k}: {why}" for cid, k, why in pick.not_rejudgeable[:LISTED]]
+    if len(pick.not_rejudgeable) > LISTED:
+        lines.append(f"  … and {len(pick.not_rejudgeable) - LISTED} more")
+    return lines
+
+
+def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_model: str | None = None) -> RejudgePick:
+    """The runs of session `ref` (of the cases named, else all) that can be graded again; a
+    ScarbookError saying why when none can."""
+    history = project.history
+    source = history.resolve(ref)
+    for name in names:
+        if name not in source.case_ids:
+            raise ScarbookError(f"case {name!r} is not in session {source.id} (its cases: {', '.join(source.case_ids)})")
+    found = project.load_cases().by_id()
+    wanted = list(dict.fromkeys(names)) or list(source.case_ids)
+    runs = history.runs(source.id, info=source)
+    store = ArtifactStore(project.workspaces_dir / FOLDER)
+    cap = project.config.judge.max_artifact_bytes
+    pick = RejudgePick(source, [found[c] for c in wanted if c in found], judge_model=judge_model,
+                       problems=list(runs.problems))
+    judged = 0
+    for record in runs:
+        if record.case_id not in wanted:
+            continue
+        case = found.get(record.case_id)
+        judged += bool(record.judge_artifacts or _reached_judge(record))
+        why = _not_rejudgeable(record, case)
+        if why is None:
+            assert case is not None
+            try:
+                inputs = _inputs(record, case, store, cap)
+            except NotKept as gone:
+                why = str(gone)
+        if why is not None:
+            pick.not_rejudgeable.append((record.case_id, record.k, why))
+            continue
+        pick.runs[(record.case_id, record.k)] = RejudgeRun(record, inputs)
+    if not judged:
+        of = f" of {', '.join(names)}" if names else ""
+        raise ScarbookError(f"session {source.id} has no judged runs{of}: nothing to grade again (its judge checks "
+                            "were skipped or never reached) — run scarbook eval")
+    if not pick.regraded:
+        raise ScarbookError("\n".join([f"no judged run of session {source.id} can be graded again "
+                                       f"({plural(len(pick.not_rejudgeable), 'run')} not re-judgeable):",
+                                       *unjudgeable_lines(pick)]))
+    pick.cases = [c for c in pick.cases if pick.jobs[c.id]]
+    return pick
+
+
+def _reached_judge(record: RunRecord) -> bool:
+    return any(c.type == "llm_judge" and c.judge is not None for c in record.checks)
+
+
+def _not_rejudgeable(record: RunRecord, case: Case | None) -> str | None:
+    """Why this run cannot be graded again (None: it can be, or it is carried as it was)."""
+    if case is None:
+        return f"case {record.case_id!r} is no longer in the collection"
+    if not case.judge_checks:
+        return "the case has no llm_judge check now"
+    if record.checks and [c.type for c in record.checks] != [c.type for c in case.checks]:
+        return "the case's checks changed beyond their rubrics since (rule checks are not run again: run scarbook eval)"
+    kept = record.judge_artifacts
+    for i, check in enumerate(case.checks):
+        entry = kept.get(str(i))
+        if check.is_judge and entry is not None and "not_kept" in entry:
+            return f"its artifact was not kept ({entry['not_kept']})"
+    if kept and any(str(i) not in kept for i, c in enumerate(case.checks) if c.is_judge):
+        return "an artifact of one of its judge checks was not kept"
+    if not kept and _reached_judge(record):
+        return "its artifact was not kept (the session predates kept artifacts, or judge.keep_artifacts was false)"
+    if not kept and record.status == RunStatus.UNJUDGED:
+        return "its judge checks were skipped (no artifact was read)"
+    return None
+
+
+def _inputs(record: RunRecord, case: Case, store: ArtifactStore, cap: int) -> list[JudgeInput]:
+    """The judge checks to grade again with their kept artifacts; [] for a run carried as it was."""
+    inputs = []
+    for i, check in enumerate(case.checks):
+        entry = record.judge_artifacts.get(str(i))
+        if not check.is_judge or entry is None:
+            continue
+        if "refused" in entry:
+            inputs.append(JudgeInput(i, check, ArtifactRefused(entry["refused"])))
+            continue
+        artifact = store.load(entry.get("sha256", ""))
+        wanted = str(check.params.get("artifact", OUTPUT))
+        if artifact.source != wanted:
+            raise NotKept(f"check {i + 1} now grades {wanted!r}; the kept artifact is {artifact.source!r}")
+        inputs.append(JudgeInput(i, check, _recap(artifact, cap)))
+    return inputs
+
+
+def _recap(artifact: Artifact, cap: int) -> Artifact:
+    """Today's judge.max_artifact_bytes over a kept artifact (a larger cap cannot give back what was cut)."""
+    data = artifact.text.encode("utf-8")
+    if len(data) <= cap:
+        return artifact
+    return Artifact(data[:cap].decode("utf-8", errors="ignore"), artifact.label, artifact.source,
+                    artifact.size_bytes, True)
+
+
+class SourceAgent:
+    """The agent of a rejudge: never run. Its label is the source session's agent."""
+
+    env_allow: tuple[str, ...] = ()
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def sandbox_for(self, network: bool | None) -> None:
+        return None
+
+    def preflight(self) -> None:
+        pass
+
+    async def run(self, *args: Any, **kwargs: Any):
+        raise RuntimeError("a rejudge never runs the agent")
+
+
+class RejudgeExecutor(LocalExecutor):
+    """The local pool, whose worker part hands back the source run instead of running the agent."""
+
+    def __init__(self, concurrency: int, pick: RejudgePick) -> None:
+        super().__init__(concurrency)
+        self.pick = pick
+
+    def where(self) -> dict[str, Any]:
+        return {"type": "local", "rejudge": True}
+
+    async def agent_part(self, ctx: Any, agent: Any, case: Case, k: int, manifests: dict,
+                         emit: Callable) -> AgentPart:
+        run = self.pick.runs[(case.id, k)]
+        record = carried_record(run.source, ctx.session_id, self.pick.source.id)
+        emit(RunStarted(ctx.session_id, case.id, k, record.workspace))
+        if not run.inputs:
+            return AgentPart(record, settled=True, carried=True)
+        for inp in run.inputs:
+            record.checks[inp.index] = CheckResult(inp.check.type, "skipped", AWAITING_JUDGE, inp.index)
+        facts = AgentFacts(exit_code=record.exit_code, timeout_s=ctx.timeout_for(case))
+        return AgentPart(record, list(run.inputs), settled=False, facts=facts)
+
+
+def carried_record(source: RunRecord, session_id: str, source_id: str) -> RunRecord:
+    """The source run as the new session's: its agent's work and rule checks kept, no spend of its own yet."""
+    record = RunRecord.from_dict(source.to_dict())
+    record.session_id, record.started_at, record.duration_s = session_id, now_iso(), 0.0
+    record.agent_usage, record.judge_usage, record.judge_calls = Usage(), Usage(), 0
+    record.notes = [*record.notes, f"rejudge of session {source_id} run {source.k}: the agent's work and rule "
+                                   "checks are the source run's; only the judge checks were graded again"]
+    return record
+
+
+def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | None = None,
+                    gate: GatePolicy | None = None, judge_env=None,
+                    reports: dict[str, Path] | None = None) -> Preparation:
+    """A ready session that grades `pick` again (no agent is built or preflighted), or the errors."""
+    if pick.judge_model:
+        cfg = project.config
+        project = replace(project, config=replace(cfg, judge=replace(cfg.judge, model=pick.judge_model)))
+    plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
+                       keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
+                       gate=gate, reports=dict(reports or {}))
+    errors = _unwritable(project, plan)
+    judge = _preflight_judge(project, plan, errors)
+    if errors:
+        return Preparation(errors=errors)
+    try:
+        spec = AgentSpec.from_config(project.config.agent)
+    except ValueError:
+        spec = AgentSpec()  # only a cluster executor reads it; a rejudge runs locally
+    return Preparation(ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None))
