@@ -128,3 +128,43 @@ def test_design_example_case_only_hints_the_repeated_line_count():
         case_id="write-one-line",
     )
     assert rules(lint_case(c)) == [("rule-decidable", 4, 0)]
+
+
+@pytest.mark.parametrize("item,check", [
+    ("the agent calls the search tool before answering", {"type": "tool_called", "name": "search"}),
+    ("it runs `read_file` before `write_file`", {"type": "tool_order", "names": ["read_file", "write_file"]}),
+    ("the agent never calls Bash", {"type": "tool_not_called", "name": "Bash"}),
+    ("uses at most 12 tool calls", {"type": "max_tool_calls", "n": 12}),
+    ("fewer than 10 tool calls", {"type": "max_tool_calls", "n": 9}),
+    ("finishes in no more than five turns", {"type": "max_turns", "n": 5}),
+    ("it calls the `web_search` tool", {"type": "tool_called", "name": "web_search"}),
+])
+def test_items_about_what_the_agent_did_suggest_a_trajectory_check(item, check):
+    [hint] = lint_case(with_rule(item))
+    assert (hint.rule, hint.suggested_check) == ("trajectory-item", check)
+    assert hint.message == f"{item!r} is about what the agent did, which the judge does not see (it grades the artifact)"
+    shown = "{" + ", ".join(f"{k}: {v}" for k, v in check.items()) + "}"
+    assert hint.suggestion == f"add {shown}: it decides this from the run's transcript, free"
+
+
+def test_a_trajectory_item_already_checked_says_which_check_decides_it():
+    c = case(Check("max_tool_calls", {"n": 12}), judge("uses at most 12 tool calls"))
+    [hint] = lint_case(c)
+    assert hint.suggestion == "drop it from the rubric: check 1 (max_tool_calls) decides it from the run's transcript"
+    assert hint.suggested_check is None
+
+
+def test_trajectory_checks_that_cannot_fail_or_say_little_are_flagged():
+    c = case(Check("tool_called", {"name": "search", "min": 0}), Check("tool_order", {"names": ["search"]}),
+             Check("tool_called", {"name": "search", "min": 0, "max": 2}))
+    assert [(h.rule, h.check_index, h.message) for h in lint_case(c)] == [
+        ("trajectory-vacuous", 0, "tool_called 'search' with min 0 and no max passes every run"),
+        ("trajectory-vacuous", 1, "tool_order with one name only says 'search' was called"),
+    ]
+
+
+@pytest.mark.parametrize("item", ["the summary uses the word 'foo'", "never uses passive voice",
+                                  "the review calls out the bug", "the function calls helper() twice",
+                                  "the agent runs the tests before answering"])
+def test_items_that_only_look_like_tool_use_get_no_trajectory_hint(item):
+    assert [h.rule for h in lint_case(with_rule(item)) if h.rule == "trajectory-item"] == []

@@ -9,6 +9,11 @@ Rules (each `LintHint.rule`):
                      "X", parses as JSON); suggests the check dict, or names the check that
                      already decides it.
 - `duplicate-item`   the same item twice in one case.
+- `trajectory-item`  an item about what the agent did (called a tool, in an order, how many calls or
+                     turns): the judge sees the artifact, not the run; suggests the trajectory check
+                     that decides it from the run's transcript.
+- `trajectory-vacuous` a trajectory check no run can fail (tool_called with min 0 and no max) or one
+                     that says less than it seems (tool_order with one name).
 - `judge-only`       a case whose only checks are LLM judges.
 The word lists are plain data below; a new rule is one function added to RULES.
 """
@@ -52,6 +57,21 @@ _CONTAINS_RE = re.compile(
     r"\b(?P<neg>does not |doesn't |never )?(?:contains?|includes?|mentions?|says|has|have)\s+(?:the\s+)?"
     r"(?:(?:exact\s+)?(?:text|string|phrase|word|line|heading|words)\s+)?[\"“'`](?P<text>[^\"”'`]+)[\"”'`]"
 )
+# A tool, as a rubric names one: quoted or in backticks, or followed by "tool"; after "call" or
+# "invoke" a bare name will do when it looks like one ("never calls Bash", "calls read_file"), after
+# "use" or "run" it will not ("uses the word").
+_NAME = r"[A-Za-z_][\w.:*-]*"
+_TOOL = (r"(?:[`'\"“](?P<{0}q>" + _NAME + r")[`'\"”](?:\s+tool)?|(?P<{0}t>" + _NAME + r")\s+tool\b"
+         r"|(?P<{0}b>" + _NAME + r"))")
+_TOOLISH = re.compile(r"[A-Z][\w.:-]*|\w+_[\w.:-]+")  # Bash, WebSearch, read_file: a bare word that is a tool
+_NEG = r"\b(?:never|does not|doesn't|do not|don't|must not|should not|without)\s+"
+_VERB = r"(?P<verb>call|invok|us|runn|run)(?:s|es|e|ed|ing)?\s+(?:the\s+)?"
+_NEVER_CALLS_RE = re.compile(_NEG + _VERB + _TOOL.format("name"), re.IGNORECASE)
+_ORDER_RE = re.compile(r"\b" + _VERB + _TOOL.format("first") + r"\s+before\s+(?:calling\s+|using\s+|running\s+)?"
+                       r"(?:the\s+)?" + _TOOL.format("then"), re.IGNORECASE)
+_CALLS_RE = re.compile(r"\b" + _VERB + _TOOL.format("name"), re.IGNORECASE)
+_AT_MOST_RE = re.compile(rf"\b(?:at most|no more than|fewer than|under|within)\s+{_COUNT}\s+"
+                         r"(?P<what>tool calls?|turns?|steps?|calls?|tokens?)\b", re.IGNORECASE)
 _JSON_RE = re.compile(r"\bvalid json\b|\bparses? as json\b|\bis (?:well-formed )?json\b|\bparseable json\b")
 
 
@@ -149,6 +169,58 @@ def _rule_check(item: str, artifact: str) -> dict[str, Any] | None:
     return None
 
 
+def _tool(m: re.Match[str], group: str, bare: bool) -> str | None:
+    """The tool name the match holds; a bare word counts only when `bare` (after "call", "invoke")."""
+    word = m.group(f"{group}b") if bare else None
+    if word and not (_TOOLISH.fullmatch(word) and not m.string[m.end(f"{group}b"):].startswith("(")):
+        word = None  # "calls out the bug", "calls helper()": not a tool
+    return m.group(f"{group}q") or m.group(f"{group}t") or word
+
+
+def _calls(m: re.Match[str]) -> bool:
+    return m.group("verb").lower() in ("call", "invok")
+
+
+def _trajectory_check(item: str) -> dict[str, Any] | None:
+    """The trajectory check that decides this item from the run's transcript, if one does."""
+    if m := _AT_MOST_RE.search(item):
+        n = m.group("n").lower()
+        count = int(n) if n.isdigit() else NUMBERS[n]
+        count -= 1 if item[m.start():m.start() + 5].lower() in ("fewer", "under") else 0
+        what = m.group("what").lower()
+        kind = "max_turns" if what.startswith(("turn", "step")) else "max_tokens" if what.startswith("token") \
+            else "max_tool_calls"
+        return {"type": kind, "n": max(count, 0)}
+    if (m := _ORDER_RE.search(item)) and (first := _tool(m, "first", _calls(m))):
+        then = _tool(m, "then", True)
+        if then is None or (then.endswith("ing") and then.islower() and not m.group("thenq")):
+            return {"type": "tool_called", "name": first}  # "before answering": a verb, not a tool
+        return {"type": "tool_order", "names": [first, then]}
+    if (m := _NEVER_CALLS_RE.search(item)) and (name := _tool(m, "name", _calls(m))):
+        return {"type": "tool_not_called", "name": name}
+    m = _CALLS_RE.search(item)
+    if m and not re.search(_NEG + r"$", item[: m.start()]) and (name := _tool(m, "name", _calls(m))):
+        return {"type": "tool_called", "name": name}
+    return None
+
+
+def _lint_trajectory(case: Case) -> list[LintHint]:
+    hints = []
+    for ci, check in enumerate(case.checks):
+        p = check.params
+        if check.type == "tool_called" and p.get("min", 1) == 0 and "max" not in p:
+            hints.append(LintHint(case.id, ci, None, "trajectory-vacuous",
+                                  f"tool_called {p.get('name')!r} with min 0 and no max passes every run",
+                                  "give it a max (max: 0 is tool_not_called), or drop it", None, None))
+        elif check.type == "tool_order" and len(p.get("names") or []) == 1:
+            name = p["names"][0]
+            hints.append(LintHint(case.id, ci, None, "trajectory-vacuous",
+                                  f"tool_order with one name only says {name!r} was called",
+                                  f"name the tool that must come before or after it, or write "
+                                  f"{{type: tool_called, name: {name}}}", {"type": "tool_called", "name": name}, None))
+    return hints
+
+
 def _covered_by(case: Case, suggested: dict[str, Any]) -> int | None:
     for i, check in enumerate(case.checks):
         if check.type == suggested["type"] and all(check.params.get(k) == v for k, v in suggested.items() if k != "type"):
@@ -169,7 +241,17 @@ def _lint_items(case: Case) -> list[LintHint]:
                 if found := fn(item, artifact):
                     message, suggestion, chk, items = found
                     hints.append(LintHint(case.id, ci, ii, rule, message, suggestion, chk, items))
-            if suggested := _rule_check(item, artifact):
+            if trajectory := _trajectory_check(item):
+                covered = _covered_by(case, trajectory)
+                shown = "{" + ", ".join(f"{k}: {v}" for k, v in trajectory.items()) + "}"
+                hints.append(LintHint(
+                    case.id, ci, ii, "trajectory-item",
+                    f"{item!r} is about what the agent did, which the judge does not see (it grades the artifact)",
+                    f"drop it from the rubric: check {covered + 1} ({trajectory['type']}) decides it from the run's "
+                    "transcript" if covered is not None else
+                    f"add {shown}: it decides this from the run's transcript, free",
+                    None if covered is not None else trajectory, None))
+            elif suggested := _rule_check(item, artifact):
                 covered = _covered_by(case, suggested)
                 if covered is not None:
                     hints.append(LintHint(case.id, ci, ii, "rule-decidable",
@@ -202,7 +284,7 @@ def _lint_judge_only(case: Case) -> list[LintHint]:
 
 def lint_case(case: Case) -> list[LintHint]:
     """All hints for one case, in check and item order; the case-level hint last."""
-    return _lint_items(case) + _lint_judge_only(case)
+    return _lint_items(case) + _lint_trajectory(case) + _lint_judge_only(case)
 
 
 def lint_cases(cases: list[Case]) -> list[LintHint]:
