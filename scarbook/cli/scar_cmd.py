@@ -90,6 +90,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             say("seed suggestions:")
             for s in seeds:
                 say(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
+        _say_trajectory_hints(t, cands, turn, artifact_index)
         if not list_only:
             say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
         return
@@ -110,6 +111,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                                 + (f" ({exc.filename})" if exc.filename else "")
                                 + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
+    _say_trajectory_hints(t, candidates(t), turn, artifact_index)
     if not _certify_draft(project, load_case(folder), skip_judge, times):
         say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 
@@ -151,6 +153,23 @@ def _say_verification(v, width: int) -> None:
                else "rule checks only, no judge to disagree")
         say(f"{'':<{width}}  {click.style('certified', fg='green')}: the failed artifact fails, the good one "
             f"passes; {how}")
+
+
+def _say_trajectory_hints(t, cands, turn: int | None, artifact_index: int | None) -> None:
+    """The trajectory checks the incident suggests (scarbook.cases.trajectory_hints), as case.yaml lines."""
+    from scarbook.cases.trajectory_hints import suggest_trajectory_checks
+    from scarbook.cases.transcript_draft import pick_turn
+    from scarbook.transcripts import default_artifact
+
+    _, number = pick_turn(t, cands, turn, artifact_index)
+    number = number or (default_artifact(cands) if cands else None)
+    artifact = cands[number - 1] if number and 1 <= number <= len(cands) else None
+    hints = suggest_trajectory_checks(t, artifact)
+    if hints:
+        say("trajectory checks the incident suggests (add them under checks: — they read each run's transcript, "
+            "so the agent needs record:, a preset, or transcript: true):")
+        for h in hints:
+            say(f"  - {h.yaml()}   # {h.why}")
 
 
 @click.command("verify")

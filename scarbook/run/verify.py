@@ -2,7 +2,7 @@
 
 The scar's failed artifact is put into a fresh seeded workspace (a file artifact at its path, an
 output artifact as the final output) and the case's checks run on it without the agent: they must
-FAIL. A good artifact, when the scar has one, must PASS. A case whose checks pass the failed artifact
+FAIL. Its trajectory checks read the scar's transcript, what the agent did in the incident. A good artifact, when the scar has one, must PASS. A case whose checks pass the failed artifact
 *misses its scar* — the vague-rubric trap.
 """
 
@@ -22,7 +22,7 @@ from scarbook.cases.verifications import (
     UNVERIFIED,
     Verification,
 )
-from scarbook.checks import CheckContext, run_checks
+from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_checks
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -32,6 +32,7 @@ from scarbook.run.events import SessionFinished
 from scarbook.run.runner import run_session
 from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
+from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
 MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
 PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count", "json_valid")
@@ -52,11 +53,19 @@ def artifact_target(case: Case) -> str:
     return "output"
 
 
-async def check_artifact(case: Case, artifact: str, judge: Grader | None = None) -> tuple[RunStatus, str, list[CheckResult]]:
-    """Run the case's checks on the case file `artifact` placed where it belongs.
-    Returns (status, reason, results)."""
+async def check_artifact(case: Case, artifact: str, judge: Grader | None = None, *,
+                         incident: bool = False) -> tuple[RunStatus, str, list[CheckResult]]:
+    """Run the case's checks on the case file `artifact` placed where it belongs. With `incident` (the
+    failed artifact), the trajectory checks read the scar's transcript (what the agent did then); else
+    they are skipped: a good artifact comes with no run. Returns (status, reason, results)."""
     assert case.root is not None  # a case loaded from its folder (verify_case checks)
     target = artifact_target(case)
+    transcript = None
+    if incident and case.scar and case.scar.transcript and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+        try:
+            transcript = read_run_transcript(case.root / case.scar.transcript, MAX_ARTIFACT)
+        except TranscriptUnreadable as exc:
+            return RunStatus.ERROR, f"the trajectory checks cannot read scar.transcript {case.scar.transcript}: {exc}", []
     try:  # a case file, read as a workspace file is: no link followed, a regular file only
         data, _ = safefs.read_file(case.root, artifact, MAX_ARTIFACT)
     except (safefs.Refused, OSError) as exc:
@@ -76,7 +85,8 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None)
             except IsADirectoryError:  # or a folder the seed holds
                 return RunStatus.ERROR, (f"scar.artifact_at {target!r} names a folder, not a file: "
                                  "write the workspace path of the file the artifact belongs in"), []
-        ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge)
+        ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge,
+                           transcript=transcript)
         results = await run_checks(case.checks, ctx)
         status, reason = verdict_of(results)
         return status, reason, results
@@ -103,11 +113,12 @@ async def reproduce_incident(ready: ReadySession) -> dict | None:
 JUDGED_TIMES = 3  # each artifact is judged this many times, so an unstable judge shows
 
 
-async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int) -> tuple[list[str], str]:
+async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int,
+                    incident: bool = False) -> tuple[list[str], str]:
     """The artifact's verdict each of `times` times, and the reason of the first."""
     votes, first = [], ""
     for _ in range(times):
-        status, reason, _ = await check_artifact(case, artifact, judge)
+        status, reason, _ = await check_artifact(case, artifact, judge, incident=incident)
         votes.append(str(status))
         first = first or reason
         if status == RunStatus.ERROR:
@@ -125,7 +136,7 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
     judged = judge is not None and bool(case.judge_checks)
     k = max(1, times) if judged else 1
-    votes, reason = await _verdicts(case, scar.failed_artifact, judge, k)
+    votes, reason = await _verdicts(case, scar.failed_artifact, judge, k, incident=True)
     status = RunStatus(votes[0])
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso(), judged=k, failed_votes=votes, needs_judge=bool(case.judge_checks))
