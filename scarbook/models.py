@@ -48,6 +48,9 @@ class SessionState(StrEnum):
     ABORTED = "aborted"  # the same error would hit every run (the judge rejected the key)
     CRASHED = "crashed"  # an unexpected exception in the runner itself; traceback in crash.txt
     INTERRUPTED = "interrupted"  # its process died without finishing it (read from history)
+    # its runs are done, its judge's requests wait in a Message Batch (eval --judge-batch): no verdict
+    # until the results are in (`scarbook resume SESSION`); never read by a gate
+    JUDGING = "judging"
 
     def __repr__(self) -> str:  # reads as the string it is in messages that quote it ({state!r})
         return repr(self.value)
@@ -302,6 +305,9 @@ class SessionInfo:
     # where its runs executed: {"type": "local"} or {"type": "ray", "address": "auto" | "ray://…" | None
     # (a Ray instance started on this machine)}; {} in records written before it was recorded
     executor: dict[str, Any] = field(default_factory=dict)
+    # eval --judge-batch: {"id": the Message Batch's id (None until it exists), "requests": how many,
+    # "submitted_at"}; {} for a session judged online
+    batch: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

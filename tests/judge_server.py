@@ -14,12 +14,22 @@ usage reports usage computed from the request as the Messages API does — token
 characters each; a prefix up to a `cache_control` breakpoint (tools, system, message blocks, in
 that order, for one model) of at least `cache_min_tokens` is written on first sight
 (cache_creation_input_tokens) and read afterwards (cache_read_input_tokens); input_tokens is the rest.
+
+Message Batches (issue 27): POST /v1/messages/batches creates a batch (custom_id checked as the API
+does: 1-64 of [a-zA-Z0-9_-], unique), GET /v1/messages/batches/ID retrieves it (processing_status,
+request_counts, results_url once ended), GET .../results gives one JSON line per request, in reverse
+order (the API does not promise request order). A batch ends at its first retrieve, unless
+`hold_batches` is set: then it stays in_progress until `end_batches()`. Each request is answered when
+its batch ends, from the same queue as online calls (`batch_reply("expired")` / "canceled" script
+those outcomes; an HTTP error status becomes an "errored" result).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import secrets
 import threading
 import time
 from collections import deque
@@ -48,6 +58,12 @@ class ScriptedReply:
     body: dict[str, Any] = field(default_factory=dict)
     delay_s: float = 0.0
     auto_usage: bool = False  # scripted without usage: the server may compute it (cache_usage)
+    batch_outcome: str = ""  # in a batch: "expired" or "canceled" instead of an answer
+
+
+def batch_reply(outcome: str) -> ScriptedReply:
+    """A batch request's result that is no answer: "expired" or "canceled"."""
+    return ScriptedReply(0, {}, batch_outcome=outcome)
 
 
 def tool_reply(
@@ -135,6 +151,8 @@ class JudgeServer:
         self.cache_usage = False  # report prompt-cache usage computed from each request (issue 27)
         self.cache_min_tokens = 1024  # the shortest cacheable prefix (the Messages API's, for Sonnet)
         self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
+        self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests", "status", "results"}
+        self.hold_batches = False  # batches stay in_progress until end_batches()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -181,6 +199,53 @@ class JudgeServer:
         return {"input_tokens": tokens - read - written, "output_tokens": OUTPUT_TOKENS,
                 "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
 
+    def end_batches(self) -> None:
+        """Every batch held in_progress ends now (its requests answered)."""
+        with self._lock:
+            held = [b for b in self.batches.values() if b["status"] == "in_progress"]
+        for batch in held:
+            self._end(batch)
+
+    def batch_requests(self) -> list[dict[str, Any]]:
+        """Every request of every batch, in the order they were submitted ({"custom_id", "params"})."""
+        with self._lock:
+            return [r for b in self.batches.values() for r in b["requests"]]
+
+    def _end(self, batch: dict[str, Any]) -> None:
+        results = []
+        for request in batch["requests"]:
+            reply = self._next()
+            if reply is None:
+                self.unscripted += 1
+                reply = status_reply(400, "judge_server: no scripted reply left")
+            if reply.batch_outcome:
+                result: dict[str, Any] = {"type": reply.batch_outcome}
+            elif reply.status != 200:
+                result = {"type": "errored", "error": reply.body}
+            else:
+                message = reply.body
+                if self.cache_usage and reply.auto_usage:
+                    message = {**message, "usage": self.usage_for(request["params"])}
+                result = {"type": "succeeded", "message": message}
+            results.append({"custom_id": request["custom_id"], "result": result})
+        with self._lock:
+            batch["results"] = results[::-1]
+            batch["status"] = "ended"
+            batch["ended_at"] = _now()
+
+    def _batch_json(self, batch: dict[str, Any]) -> dict[str, Any]:
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if batch["status"] == "ended":
+            for line in batch["results"]:
+                counts[line["result"]["type"]] += 1
+        else:
+            counts["processing"] = len(batch["requests"])
+        ended = batch["status"] == "ended"
+        return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
+                "request_counts": counts, "created_at": batch["created_at"], "expires_at": batch["created_at"],
+                "ended_at": batch.get("ended_at"), "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"{self.url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+
     def start(self) -> JudgeServer:
         self._thread.start()
         return self
@@ -214,6 +279,9 @@ class JudgeServer:
                     seen.update(server.on_request(self.client_address))
                 with server._lock:
                     server.requests.append(seen)
+                if self.path.split("?")[0] == "/v1/messages/batches":
+                    self._create_batch(body)
+                    return
                 reply = server._next()
                 if reply is None:
                     server.unscripted += 1
@@ -242,7 +310,58 @@ class JudgeServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
 
+            def _send(self, status: int, data: bytes, kind: str = "application/json") -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", kind)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _error(self, status: int, message: str) -> None:
+                self._send(status, json.dumps(status_reply(status, message).body).encode())
+
+            def _create_batch(self, body: Any) -> None:
+                requests = body.get("requests") if isinstance(body, dict) else None
+                if not isinstance(requests, list) or not requests:
+                    return self._error(400, "requests: at least one request is required")
+                seen_ids: set[str] = set()
+                for request in requests:
+                    custom_id = request.get("custom_id") if isinstance(request, dict) else None
+                    if not isinstance(custom_id, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", custom_id):
+                        return self._error(400, f"custom_id {custom_id!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+                    if custom_id in seen_ids:
+                        return self._error(400, f"custom_id {custom_id!r} is not unique in the batch")
+                    if not isinstance(request.get("params"), dict):
+                        return self._error(400, f"request {custom_id}: params must be an object")
+                    seen_ids.add(custom_id)
+                batch = {"id": "msgbatch_" + secrets.token_hex(12), "requests": requests, "status": "in_progress",
+                         "results": [], "created_at": _now()}
+                with server._lock:
+                    server.batches[batch["id"]] = batch
+                self._send(200, json.dumps(server._batch_json(batch)).encode())
+
+            def do_GET(self) -> None:
+                m = re.fullmatch(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?", self.path.split("?")[0])
+                batch = server.batches.get(m.group(1)) if m else None
+                if batch is None:
+                    return self._error(404, f"no batch at {self.path}")
+                if batch["status"] == "in_progress" and not server.hold_batches:
+                    server._end(batch)
+                if m.group(2):
+                    if batch["status"] != "ended":
+                        return self._error(400, "the batch is still processing: no results yet")
+                    lines = "".join(json.dumps(line) + "\n" for line in batch["results"])
+                    return self._send(200, lines.encode(), "application/binary")
+                self._send(200, json.dumps(server._batch_json(batch)).encode())
+
         return Handler
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 @pytest.fixture

@@ -39,7 +39,8 @@ def test_history_gives_the_mean_tokens_per_call_repriced():
         "mean judge tokens of 2 past judged runs (1 case); priced for claude-sonnet-4-6, 3 samples per check; "
         "upper bound: assumes every run reaches the judge"
     )
-    assert estimate.per_case == {"a": {"calls": 30, "cost_usd": pytest.approx(30 * per_call)}}
+    assert estimate.per_case == {"a": {"calls": 30, "cost_usd": pytest.approx(30 * per_call),
+                                   "batch_cost_usd": pytest.approx(15 * per_call)}}  # issue 27: the batch price too
 
 
 def test_without_history_a_rough_token_estimate_grows_with_the_artifact(tmp_path):

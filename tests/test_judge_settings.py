@@ -55,7 +55,7 @@ def test_temperature_null_sends_none():
     [
         (
             {"modle": "x"},
-            "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, cache, calibration_min_labels, "
+            "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, batch, batch_poll_s, cache, calibration_min_labels, "
             "calibration_min_per_class, correct, keep_artifacts, max_artifact_bytes, max_retries, max_tokens, model, prices, samples, "
             "temperature, timeout_s",
         ),
@@ -78,8 +78,16 @@ def test_temperature_null_sends_none():
         ),
         (
             {"prices": {"m": {"input": 1, "output": 2, "cache": 1}}},
-            "/proj/scarbook.yaml: unknown key judge.prices.m.cache — use input, output, cache_read, cache_write (USD per million tokens)",
+            "/proj/scarbook.yaml: unknown key judge.prices.m.cache — use input, output, cache_read, cache_write (USD per "
+            "million tokens) or batch (the Message Batches price as a multiple of the online one, 0.5 by default)",
         ),
+        (
+            {"prices": {"m": {"input": 1, "output": 2, "batch": "half"}}},
+            "/proj/scarbook.yaml: judge.prices.m.batch must be a multiplier of the online price, not 'half' — write e.g. "
+            "`batch: 0.5` (the Message Batches API bills half the online price)",
+        ),
+        ({"batch": "yes"}, "/proj/scarbook.yaml: judge.batch must be true or false, not a string — write `batch: false` to turn it off"),
+        ({"batch_poll_s": 0}, "/proj/scarbook.yaml: judge.batch_poll_s must be greater than 0, got 0 — write e.g. `batch_poll_s: 30`"),
         (
             {"prices": {"m": {"input": "cheap", "output": 2}}},
             "/proj/scarbook.yaml: judge.prices.m.input must be a number of USD per million tokens, not 'cheap' — write e.g. `prices: {claude-sonnet-4-6: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}}` (USD per million tokens)",
@@ -108,6 +116,15 @@ def test_priced_usage_cost():
     assert got.cost_usd == pytest.approx(5.0 + 2.5 + 0.1 + 0.25)
     assert got.input_tokens == 1_000_000
     assert priced(usage, "unknown-model", DEFAULT_PRICES).cost_usd == 0.0
+
+
+def test_batch_price_is_half_and_overridable():
+    usage = Usage(input_tokens=1_000_000, output_tokens=100_000)
+    assert priced(usage, "claude-opus-4-6", DEFAULT_PRICES, batch=True).cost_usd == pytest.approx((5.0 + 2.5) / 2)
+    settings = JudgeSettings.from_dict({"prices": {"claude-opus-4-6": {"input": 5, "output": 25, "batch": 0.25}},
+                                        "batch": True, "batch_poll_s": 0.5}, CONFIG)
+    assert settings.batch and settings.batch_poll_s == 0.5
+    assert priced(usage, "claude-opus-4-6", settings.prices, batch=True).cost_usd == pytest.approx(7.5 / 4)
 
 
 def test_price_usage_for_agent_lines_and_prompt_digest():

@@ -51,12 +51,13 @@ def _register() -> None:
         noise_cmd,
         numbers_cmd,
         rejudge_cmd,
+        resume_cmd,
         scar_cmd,
         trends_cmd,
     )
 
     for module in (eval_cmd, cases_cmd, case_cmd, history_cmd, scar_cmd, numbers_cmd, ci_cmd, merge_cmd, trends_cmd,
-                   calibrate_cmd, noise_cmd, export_cmd, rejudge_cmd):
+                   calibrate_cmd, noise_cmd, export_cmd, rejudge_cmd, resume_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -13,7 +13,7 @@ from scarbook.history.baseline import (
     load_baseline,
     partial_mismatch_with,
 )
-from scarbook.models import Case
+from scarbook.models import Case, SessionInfo, SessionState
 from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
 from scarbook.views.noise import noise_notes
@@ -24,9 +24,17 @@ def load_against(project: Project, ref: str) -> Baseline:
     if ref == "baseline":
         return load_baseline(project.root)
     info = project.history.resolve(ref)
+    refuse_judging(info)
     baseline = baseline_from_session(info, project.history.runs(info.id), info.finished_at or info.started_at)
     baseline.source = "session"
     return baseline
+
+
+def refuse_judging(info: SessionInfo) -> None:
+    """A session whose judge batch is not collected has no verdicts: no gate or baseline reads it."""
+    if info.state == SessionState.JUDGING:
+        raise ScarbookError(f"session {info.id} is still judging (its judge batch is not collected): it has no "
+                            f"verdicts yet — `scarbook resume {info.id}` collects them")
 
 
 def resolve_against(project: Project, ref: str, cases: list[Case], skip_judge: bool) -> Baseline:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.against import echo_against, load_against
+from scarbook.cli.against import echo_against, load_against, refuse_judging
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
@@ -41,6 +41,7 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
     """Record SESSION (id, label, `latest`; default latest) as the baseline in scarbook-baseline.json."""
     project = get_project(ctx)
     info = project.history.resolve(session)
+    refuse_judging(info)  # even with --force: it has no verdicts yet
     if info.state not in COMPLETE_STATES and not force:
         raise ScarbookError(f"session {info.id} is {info.state!r}, not finished: its runs are only part of what it "
                             "planned — bless a finished session, or pass --force")

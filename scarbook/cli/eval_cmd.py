@@ -29,7 +29,7 @@ from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.reports.table import build_report, format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
-from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
@@ -167,6 +167,8 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
             progress.run_finished(ev)
         elif isinstance(ev, CaseDecided):
             progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
+        elif isinstance(ev, BatchProgress):
+            progress.note(batch_progress_line(ev))
         elif isinstance(ev, SessionStarted):
             progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
             if ev.stale_killed:
@@ -191,6 +193,13 @@ def drive_session(ready: ReadySession, progress: Progress, executor=None) -> Ses
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         click.echo(f"scarbook: {info.note}", err=True)
     return finished
+
+
+def batch_progress_line(ev: BatchProgress) -> str:
+    """One line per change of the judge's batch: submitted / done."""
+    return (f"judge batch {ev.batch_id}: {ev.done}/{plural(ev.submitted, 'request')} done"
+            + ("" if ev.status == "ended" else f" ({ev.status.replace('_', ' ')}; Ctrl-C leaves it to "
+                                                 f"`scarbook resume {ev.session_id}`)"))
 
 
 def judge_cache_notes(runs) -> list[str]:
@@ -245,6 +254,9 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @click.option("--skip-judge", is_flag=True, help="Run the rule checks only; judge checks are reported as skipped.")
 @click.option("--no-judge-cache", "no_judge_cache", is_flag=True,
               help="Send every judge sample, even one an earlier session graded identically (see judge.cache).")
+@click.option("--judge-batch", "judge_batch", is_flag=True,
+              help="Send the judge's requests as one Message Batch once the agents are done: half the price, "
+              "answered within 24 hours; killed meanwhile, `scarbook resume SESSION` finishes it (see judge.batch).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Stop starting runs once spend (USD) reaches this.")
 @click.option("--dry-run", is_flag=True, help="Estimate runs, judge calls and cost; run nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -275,7 +287,7 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
                  concurrency, label, tags, timeout_s,
-                 json_path, junit_path, keep_all, skip_judge, no_judge_cache, max_cost, dry_run, quiet, against_ref,
+                 json_path, junit_path, keep_all, skip_judge, no_judge_cache, judge_batch, max_cost, dry_run, quiet, against_ref,
                  isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
@@ -304,13 +316,14 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     if dry_run:
         from scarbook.cli.estimate import print_estimate
 
-        print_estimate(project, cases, n, skip_judge)
+        print_estimate(project, cases, n, skip_judge, batch=judge_batch or project.config.judge.batch)
         return
     gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts, sharded=shard is not None)
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
-                                                judge_cache=not no_judge_cache, timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
+                                                judge_cache=not no_judge_cache,
+                                                judge_batch=judge_batch or project.config.judge.batch, timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
                                                 shard=shard, retry_infra=retry_infra, gate=gate,
                                                 max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
@@ -329,6 +342,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     total = sum(map(len, shard.jobs([c.id for c in cases], n).values())) if shard else n * len(cases)
     finished = drive_session(prep.session, Progress(total, quiet), executor)
     info = finished.session
+    if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
+        click.echo(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
     rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
                        calibration_for(project.history, project.workspaces_dir, project.config.judge,
                                        {c.id: c for c in cases}), policy=gate)

@@ -73,7 +73,7 @@ SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": 
                   "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
                   "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR,
-                  "gate": _DICT, "rerun_of": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok)}
+                  "gate": _DICT, "rerun_of": _DICT, "batch": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok)}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:

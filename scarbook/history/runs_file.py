@@ -26,7 +26,7 @@ from tinydb.storages import Storage
 from tinydb.table import Table
 
 from scarbook.errors import HistoryError
-from scarbook.fs.files import atomic_write_text
+from scarbook.fs.files import atomic_write_bytes, atomic_write_text
 from scarbook.fs.json_store import damaged_message, read_history_file
 
 SUFFIX = ".jsonl"
@@ -156,6 +156,19 @@ class AppendTable(Table):
 
 class RunsDB(TinyDB):
     table_class = AppendTable
+
+
+def replace_lines(path: Path, session_id: str, by_k: dict[int, dict[str, Any]]) -> None:
+    """Rewrite a runs file with the line of each run k in `by_k` replaced by its new record (the
+    session's own lines only); every other line is kept byte for byte. Atomic (OSError on failure)."""
+    by_k = dict(by_k)
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        doc, why = _parse_line(line) if line.strip() else (None, "empty")
+        if why is None and isinstance(doc, dict) and doc.get("session_id") == session_id and doc.get("k") in by_k:
+            line = _ENCODE(by_k.pop(doc["k"])).encode("utf-8")
+        out.append(line)
+    atomic_write_bytes(path, b"\n".join(out))
 
 
 def open_runs(path: Path) -> RunsDB:

@@ -38,7 +38,7 @@ from scarbook.history.records import (
     session_problem,
     sort_runs,
 )
-from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs
+from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.text import clean_record_text
 
@@ -132,6 +132,37 @@ class History:
         lock.acquire()
         self._locks[info.id] = lock
         self._write_session(info)
+
+    def update_session(self, info: SessionInfo) -> None:
+        """Write the session record of a session this process holds (its state, its batch)."""
+        self._write_session(info)
+
+    def hold_session(self, info: SessionInfo) -> None:
+        """Take over a recorded session to finish it (`scarbook resume`): its lock, as start_session
+        holds it; a HistoryError when another live scarbook holds it."""
+        folder = self.dir / info.id
+        lock = FileLock(str(folder / ".lock"), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise HistoryError(f"session {info.id} is held by another scarbook that is still running "
+                               "(it collects the verdicts itself): wait for it, or stop it first") from None
+        self._locks[info.id] = lock
+
+    def replace_runs(self, sid: str, case_id: str, runs: list[RunRecord]) -> None:
+        """Put `runs` in place of the lines of the same k in the session's runs file of `case_id` (a
+        --judge-batch session's runs, once judged); every other line is kept as it is. Atomic: a
+        crash leaves the old file or the new one."""
+        path = self.dir / sid / f"runs-{case_id}{SUFFIX}"
+        writer = self._writers.pop((sid, case_id), None)
+        if writer is not None:
+            writer.close()
+        for run in runs:
+            clean_record_text(run)
+        try:
+            replace_lines(path, sid, {r.k: r.to_dict() for r in runs})
+        except OSError as exc:
+            raise HistoryError(f"could not rewrite {path}: {describe_os_error(exc)} — {_fix_for(exc)}") from None
 
     def _write_session(self, info: SessionInfo) -> None:
         path = self.dir / info.id / "session.json"

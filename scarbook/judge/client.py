@@ -7,8 +7,9 @@ JudgeUnavailable (the run errors), or a JudgeAuthError (the session aborts).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 
@@ -17,6 +18,8 @@ from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Usage
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -37,9 +40,27 @@ def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthrop
 
 
 async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any]) -> Reply:
-    try:
+    async def create() -> tuple[Any, Any]:
         raw = await client.messages.with_raw_response.create(**request)
-        message = await raw.parse()
+        return raw, await raw.parse()
+
+    raw, message = await api_call(client, settings, create)
+    tool_input = tool_input_of(message)
+    return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
+
+
+def tool_input_of(message: Any) -> Any:
+    """The forced tool call's input in a reply, or None."""
+    for block in message.content:
+        if block.type == "tool_use" and block.name == TOOL_NAME:
+            return block.input
+    return None
+
+
+async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]]) -> T:
+    """`call()` (one SDK request, its retries the SDK's), with what is left of its errors in our terms."""
+    try:
+        return await call()
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
         raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, _where(client))) from None
     except anthropic.APITimeoutError:
@@ -56,12 +77,6 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
         if retried:
             what += f" ({_tries(retried)})"
         raise JudgeUnavailable(f"{what}: {_api_message(exc)}", retried) from None
-    tool_input = None
-    for block in message.content:
-        if block.type == "tool_use" and block.name == TOOL_NAME:
-            tool_input = block.input
-            break
-    return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
 
 
 def _where(client: anthropic.AsyncAnthropic) -> str:

@@ -30,7 +30,8 @@ class JudgeEstimate:
     calls: int
     cost_usd: float
     basis: str  # one line: where the numbers come from
-    per_case: dict[str, dict[str, float]] = field(default_factory=dict)  # case id -> {"calls", "cost_usd"}
+    per_case: dict[str, dict[str, float]] = field(default_factory=dict)  # case id -> {"calls", "cost_usd", "batch_cost_usd"}
+    batch_cost_usd: float = 0.0  # the same calls through the Message Batches API (the price table's batch multiplier)
 
 
 def estimate_judge_calls(
@@ -41,7 +42,7 @@ def estimate_judge_calls(
 ) -> JudgeEstimate:
     settings = settings or JudgeSettings()
     past = _tokens_per_call_by_case(history_runs, settings)
-    total_calls, total_cost = 0, 0.0
+    total_calls, total_cost, total_batch = 0, 0.0, 0.0
     from_history, from_guess, runs_used = 0, 0, 0
     per_case: dict[str, dict[str, float]] = {}
     for case in cases:
@@ -57,10 +58,13 @@ def estimate_judge_calls(
             per_call = _rough_usage_per_call(case, settings)
             from_guess += 1
         cost = priced(per_call, settings.model, settings.prices).cost_usd * calls
-        per_case[case.id] = {"calls": calls, "cost_usd": cost}
+        batch = priced(per_call, settings.model, settings.prices, batch=True).cost_usd * calls
+        per_case[case.id] = {"calls": calls, "cost_usd": cost, "batch_cost_usd": batch}
         total_calls += calls
         total_cost += cost
-    return JudgeEstimate(total_calls, total_cost, _basis(from_history, runs_used, from_guess, settings), per_case)
+        total_batch += batch
+    return JudgeEstimate(total_calls, total_cost, _basis(from_history, runs_used, from_guess, settings), per_case,
+                         total_batch)
 
 
 def _tokens_per_call_by_case(history_runs: Iterable[RunRecord], settings: JudgeSettings) -> dict[str, tuple[Usage, int]]:

@@ -17,16 +17,18 @@ from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case
 
 if TYPE_CHECKING:
+    from scarbook.judge.batch import BatchGrader
     from scarbook.judge.judge import Judge
 
 
 def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = False,
               env: Mapping[str, str] | None = None, workspaces: Path | None = None,
-              use_cache: bool = True) -> Judge | None:
+              use_cache: bool = True, batch: bool = False) -> Judge | BatchGrader | None:
     """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped.
     With `workspaces` (and judge.cache on, `use_cache` not turned off by --no-judge-cache) its
     verdicts are cached in workspaces/judge-cache, and (judge.keep_artifacts) the artifacts it grades
-    are kept in workspaces/judge-artifacts for `scarbook rejudge`."""
+    are kept in workspaces/judge-artifacts for `scarbook rejudge`. `batch` (eval --judge-batch): its
+    requests wait for one Message Batch (scarbook.judge.batch)."""
     if skip or not any(c.judge_checks for c in cases):
         return None
     from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
@@ -35,4 +37,8 @@ def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = Fa
     judge = Judge(settings, env=os.environ if env is None else env, cache=cache)
     if workspaces is not None and settings.keep_artifacts:
         judge.artifacts = ArtifactStore(workspaces / ARTIFACTS_FOLDER)
+    if batch:
+        from scarbook.judge.batch import BatchGrader
+
+        return BatchGrader(judge)
     return judge

@@ -28,3 +28,9 @@ class Grader(CheckGrader, Protocol):
 
     async def grade_artifact(self, check: Check, artifact: Artifact | ArtifactRefused, task: str) -> CheckResult:
         """Grade an llm_judge check against an artifact read earlier (where the agent ran)."""
+
+
+def is_batched(grader: object) -> bool:
+    """A --judge-batch session's grader (scarbook.judge.batch.BatchGrader): its judge checks wait for
+    a Message Batch. Asked without importing that module (it loads the SDK)."""
+    return bool(getattr(grader, "batched", False))

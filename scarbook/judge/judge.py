@@ -75,7 +75,7 @@ class Judge:
     # -- grading -----------------------------------------------------------------------------
     async def grade(self, check: Check, ctx: CheckContext) -> CheckResult:
         started = time.monotonic()
-        record = _Record(self.settings)
+        record = JudgeRecord(self.settings)
         status, detail = await self._grade(check, ctx, record)
         return CheckResult(
             type=check.type,
@@ -89,12 +89,12 @@ class Judge:
         """Grade an artifact read earlier (on the machine that ran the agent, capped at
         settings.max_artifact_bytes by `read_check_artifact`); `task` is the case's task."""
         started = time.monotonic()
-        record = _Record(self.settings)
+        record = JudgeRecord(self.settings)
         status, detail = await self._grade(check, None, record, artifact, task)
         return CheckResult(type=check.type, status=status, detail=detail, judge=record.to_dict(),
                            duration_s=time.monotonic() - started)
 
-    async def _grade(self, check: Check, ctx: CheckContext | None, record: _Record,
+    async def _grade(self, check: Check, ctx: CheckContext | None, record: JudgeRecord,
                      artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[CheckStatus, str]:
         rubric = [str(item) for item in check.params.get("rubric") or []]
         if not rubric:
@@ -129,54 +129,76 @@ class Judge:
         except JudgeUnavailable as down:
             record.error = down.detail
             return "error", down.detail
-        decisions = decide(rubric, samples)
-        record.items = [d.to_dict() for d in decisions]
-        verdict = record.verdict = overall(decisions)
-        return verdict, summarize(decisions)
+        return record.decide(rubric, samples)
 
     async def _sample(self, index: int, rubric: list[str], artifact: Artifact, task: str | None,
-                      record: _Record, nonce: str | None) -> list[ItemVerdict]:
+                      record: JudgeRecord, nonce: str | None) -> list[ItemVerdict]:
         """Sample `index`: from the verdict cache when an earlier session graded the same, else asked."""
-        truncation_note = artifact.truncation_note(self.settings.max_artifact_bytes)
-        cache, key = self.cache, None
-        if cache is not None:
-            s = self.settings
-            key = SampleKey(artifact.text, artifact.label, truncation_note, task, tuple(rubric), s.model,
-                            s.prompt_digest, s.temperature, s.max_tokens, index).digest
-            before = len(cache.warnings)
-            hit = await asyncio.to_thread(cache.get, key, len(rubric))
-            record.cache_notes += cache.warnings[before:]
-            if hit is not None:
-                record.cache_hits += 1
-                record.saved.add(hit.usage)
-                record.graded_at = min(filter(None, (record.graded_at, hit.graded_at)))
-                return hit.verdicts
+        key = self.sample_key(index, rubric, artifact, task)
+        hit = await self.cached(key, len(rubric), record)
+        if hit is not None:
+            return hit
         spent = Usage()
         verdicts = await self._one_sample(self._client_or_abort(), rubric, artifact, task, record, spent, nonce)
-        if cache is not None and key is not None:
-            priced_spent = priced(spent, self.settings.model, self.settings.prices)
-            now = datetime.now(UTC).isoformat(timespec="seconds")
-            before = len(cache.warnings)
-            await asyncio.to_thread(cache.put, key, verdicts, priced_spent, now)
-            record.cache_notes += cache.warnings[before:]
+        await self.remember(key, verdicts, spent, record)
         return verdicts
 
+    def sample_key(self, index: int, rubric: list[str], artifact: Artifact, task: str | None) -> str | None:
+        """The verdict cache's key of sample `index` (None: no cache)."""
+        if self.cache is None:
+            return None
+        s = self.settings
+        return SampleKey(artifact.text, artifact.label, artifact.truncation_note(s.max_artifact_bytes), task,
+                         tuple(rubric), s.model, s.prompt_digest, s.temperature, s.max_tokens, index).digest
+
+    async def cached(self, key: str | None, n_items: int, record: JudgeRecord) -> list[ItemVerdict] | None:
+        """The cached verdicts of a sample (counted on `record` as a hit), or None."""
+        cache = self.cache
+        if cache is None or key is None:
+            return None
+        before = len(cache.warnings)
+        hit = await asyncio.to_thread(cache.get, key, n_items)
+        record.cache_notes += cache.warnings[before:]
+        if hit is None:
+            return None
+        record.cache_hits += 1
+        record.saved.add(hit.usage)
+        record.graded_at = min(filter(None, (record.graded_at, hit.graded_at)))
+        return hit.verdicts
+
+    async def remember(self, key: str | None, verdicts: list[ItemVerdict], spent: Usage, record: JudgeRecord, *,
+                       batch: bool = False) -> None:
+        """Cache a sample's verdicts with what they cost (at the batch price when `batch`)."""
+        cache = self.cache
+        if cache is None or key is None:
+            return
+        priced_spent = priced(spent, self.settings.model, self.settings.prices, batch=batch)
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        before = len(cache.warnings)
+        await asyncio.to_thread(cache.put, key, verdicts, priced_spent, now)
+        record.cache_notes += cache.warnings[before:]
+
+    def request(self, rubric: list[str], artifact: Artifact, task: str | None, nonce: str | None) -> dict[str, Any]:
+        """The keyword arguments of one judge call (online and in a batch alike)."""
+        return build_request(
+            self.settings.sampling,
+            rubric=rubric,
+            artifact=artifact.text,
+            artifact_label=artifact.label,
+            task=task,
+            truncation_note=artifact.truncation_note(self.settings.max_artifact_bytes),
+            nonce=nonce,
+            cache_artifact=self.settings.samples > 1,
+        )
+
     async def _one_sample(
-        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: _Record,
-        spent: Usage, nonce: str | None,
+        self, client: anthropic.AsyncAnthropic, rubric: list[str], artifact: Artifact, task: str | None, record: JudgeRecord,
+        spent: Usage, nonce: str | None, first_attempt: int = 0,
     ) -> list[ItemVerdict]:
-        """One independent judgement; a malformed reply is asked again once, with a fresh nonce."""
-        for attempt in range(2):
-            request = build_request(
-                self.settings.sampling,
-                rubric=rubric,
-                artifact=artifact.text,
-                artifact_label=artifact.label,
-                task=task,
-                truncation_note=artifact.truncation_note(self.settings.max_artifact_bytes),
-                nonce=nonce if attempt == 0 else None,
-                cache_artifact=self.settings.samples > 1,
-            )
+        """One independent judgement; a malformed reply is asked again once, with a fresh nonce.
+        `first_attempt=1`: only that re-ask (the first attempt's reply came from a batch)."""
+        for attempt in range(first_attempt, 2):
+            request = self.request(rubric, artifact, task, nonce if attempt == 0 else None)
             try:
                 reply = await call_judge(client, self.settings, request)
             except JudgeUnavailable as down:
@@ -198,7 +220,18 @@ class Judge:
         raise AssertionError("unreachable")
 
 
-class _Record:
+    async def reask(self, rubric: list[str], artifact: Artifact, task: str | None, record: JudgeRecord,
+                    spent: Usage) -> list[ItemVerdict]:
+        """The one online re-ask of a sample whose batch reply was malformed (fresh nonce), as online."""
+        record.reasks += 1
+        return await self._one_sample(self._client_or_abort(), rubric, artifact, task, record, spent, None, 1)
+
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client of this event loop (JudgeAuthError without a key)."""
+        return self._client_or_abort()
+
+
+class JudgeRecord:
     """What a judged run keeps in history: items, model, samples, usage, calls, retries."""
 
     def __init__(self, settings: JudgeSettings) -> None:
@@ -216,10 +249,22 @@ class _Record:
         self.saved = Usage()  # what those samples cost when they were first graded
         self.graded_at: str | None = None  # the earliest cached verdict's date
         self.cache_notes: list[str] = []  # damaged cache entries, named
+        self.batch_usage = Usage()  # tokens answered through the Message Batches API (batch price)
+        self.batch: dict[str, Any] | None = None  # {"id", "calls"} when a batch answered
+
+    def decide(self, rubric: list[str], samples: list[list[ItemVerdict]]) -> tuple[CheckStatus, str]:
+        """The verdict of every sample's items by majority, kept on the record; (status, detail)."""
+        decisions = decide(rubric, samples)
+        self.items = [d.to_dict() for d in decisions]
+        verdict = self.verdict = overall(decisions)
+        return verdict, summarize(decisions)
 
     def to_dict(self) -> dict[str, Any]:
         usage = priced(self.usage, self.settings.model, self.settings.prices)
+        usage.add(priced(self.batch_usage, self.settings.model, self.settings.prices, batch=True))
         extra: dict[str, Any] = {}
+        if self.batch is not None:
+            extra["batch"] = dict(self.batch)
         if self.cache_hits:
             extra["cache"] = {"hits": self.cache_hits, "saved_usd": self.saved.cost_usd,
                               "saved_tokens": self.saved.total_tokens, "graded_at": self.graded_at}

@@ -12,6 +12,9 @@ from typing import Any
 
 from scarbook.models import Usage
 
+# The Message Batches API bills every token at half the online price (issue 27).
+BATCH_MULTIPLIER = 0.5
+
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -21,22 +24,25 @@ class ModelPrice:
     output: float
     cache_read: float
     cache_write: float
+    batch: float = BATCH_MULTIPLIER  # what a Message Batches request costs, times the online price
 
     @classmethod
     def from_input_output(cls, input: float, output: float) -> ModelPrice:
         # Anthropic bills cache reads at 0.1x and 5-minute cache writes at 1.25x the input rate.
         return cls(input=input, output=output, cache_read=input * 0.1, cache_write=input * 1.25)
 
-    def cost(self, usage: Usage) -> float:
-        return (
+    def cost(self, usage: Usage, *, batch: bool = False) -> float:
+        online = (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
             + usage.cache_read_tokens * self.cache_read
             + usage.cache_write_tokens * self.cache_write
         ) / 1_000_000
+        return online * self.batch if batch else online
 
     def to_dict(self) -> dict[str, float]:
-        return {"input": self.input, "output": self.output, "cache_read": self.cache_read, "cache_write": self.cache_write}
+        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
+                "cache_write": self.cache_write, "batch": self.batch}
 
 
 _OPUS = ModelPrice.from_input_output(5.0, 25.0)
@@ -62,7 +68,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 # (claude-sonnet-4-6-20260101) or a new minor version is not silently free.
 _FAMILIES: tuple[tuple[str, ModelPrice], ...] = (("opus", _OPUS), ("sonnet", _SONNET), ("haiku", _HAIKU))
 
-PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
+PRICE_FIELDS = ("input", "output", "cache_read", "cache_write", "batch")
 
 
 def price_for(model: str, prices: dict[str, ModelPrice]) -> ModelPrice | None:
@@ -88,10 +94,11 @@ def usage_from_sdk(sdk_usage: Any) -> Usage:
     )
 
 
-def priced(usage: Usage, model: str, prices: dict[str, ModelPrice]) -> Usage:
-    """`usage` with cost_usd filled in from the table (0.0 when the model has no price)."""
+def priced(usage: Usage, model: str, prices: dict[str, ModelPrice], *, batch: bool = False) -> Usage:
+    """`usage` with cost_usd filled in from the table (0.0 when the model has no price); `batch`:
+    answered through the Message Batches API, at the table's batch multiplier."""
     price = price_for(model, prices)
-    cost = price.cost(usage) if price else 0.0
+    cost = price.cost(usage, batch=batch) if price else 0.0
     return Usage(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

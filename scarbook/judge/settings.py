@@ -41,6 +41,9 @@ class JudgeSettings:
     cache: bool = True
     # issue 27: each judged run keeps the artifact the judge saw (workspaces/judge-artifacts) for rejudge
     keep_artifacts: bool = True
+    # issue 27: grade through the Message Batches API (half price, results within 24 h; eval --judge-batch)
+    batch: bool = False
+    batch_poll_s: float = 30.0  # how often a batch's progress is asked for
 
     @property
     def sampling(self) -> Sampling:
@@ -166,13 +169,17 @@ def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
             raise ConfigError(path, f"{where} must be a mapping, not {_kind(entry)}", fix=_PRICE_FIX)
         unknown = sorted(set(entry) - set(PRICE_FIELDS))
         if unknown:
-            raise ConfigError(path, f"unknown key {where}.{unknown[0]}", fix=f"use {', '.join(PRICE_FIELDS)} (USD per million tokens)")
+            raise ConfigError(path, f"unknown key {where}.{unknown[0]}", fix="use input, output, cache_read, cache_write (USD per million tokens) or batch (the "
+                              "Message Batches price as a multiple of the online one, 0.5 by default)")
         for required in ("input", "output"):
             if required not in entry:
                 raise ConfigError(path, f"{where} is missing {required}", fix=_PRICE_FIX)
         numbers = {}
         for name, value in entry.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                if name == "batch":
+                    raise ConfigError(path, f"{where}.batch must be a multiplier of the online price, not {value!r}",
+                                      fix="write e.g. `batch: 0.5` (the Message Batches API bills half the online price)")
                 raise ConfigError(path, f"{where}.{name} must be a number of USD per million tokens, not {value!r}", fix=_PRICE_FIX)
             numbers[name] = float(value)
         base = ModelPrice.from_input_output(numbers["input"], numbers["output"])
@@ -181,6 +188,7 @@ def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
             output=base.output,
             cache_read=numbers.get("cache_read", base.cache_read),
             cache_write=numbers.get("cache_write", base.cache_write),
+            batch=numbers.get("batch", base.batch),
         )
     return table
 
@@ -203,6 +211,8 @@ _FIELDS = {
     "calibration_min_per_class": _number(1, integer=True),
     "cache": _flag,
     "keep_artifacts": _flag,
+    "batch": _flag,
+    "batch_poll_s": _number(0, integer=False, above=True),
 }
 
 _EXAMPLES = {
@@ -217,4 +227,5 @@ _EXAMPLES = {
     "judge.max_artifact_bytes": "100000",
     "judge.calibration_min_labels": "30",
     "judge.calibration_min_per_class": "10",
+    "judge.batch_poll_s": "30",
 }

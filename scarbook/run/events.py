@@ -46,9 +46,20 @@ class CaseDecided:
 
 
 @dataclass
+class BatchProgress:
+    """eval --judge-batch: the judge's Message Batch was submitted, or moved on (`done` of `submitted`)."""
+
+    session_id: str
+    batch_id: str
+    submitted: int
+    done: int
+    status: str  # in_progress | canceling | ended
+
+
+@dataclass
 class SessionFinished:
     session: SessionInfo
     runs: list[RunRecord] = field(default_factory=list)
 
 
-Event = SessionStarted | RunStarted | CheckDone | RunFinished | CaseDecided | SessionFinished
+Event = SessionStarted | RunStarted | CheckDone | RunFinished | CaseDecided | BatchProgress | SessionFinished

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.cases.io import case_digest
+from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
+from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc.leftovers import kill_leftovers, kill_stale, session_prefix
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
@@ -147,6 +149,10 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
         while (event := await session.queue.get()) is not None:
             yield event
         session.settle(driver)
+        if session.batch_waits():  # eval --judge-batch: the runs are in, the judge's requests go now
+            driver = session.launch_judging()
+            while (event := await session.queue.get()) is not None:
+                yield event
     finally:
         await session.stop_if_abandoned(driver)
         session.close()
@@ -264,6 +270,39 @@ class _SessionRun:
             self.info.decisions[st.case.id] = st.decided
             self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails))
 
+    # -- eval --judge-batch ------------------------------------------------------------------------
+    def batch_waits(self) -> bool:
+        """The runs ended as planned (or at --max-cost) and a batch grader holds waiting checks."""
+        judge = self.ready.judge
+        return (is_batched(judge) and self.info.state == SessionState.RUNNING and not self.schedule.abort_message
+                and not self.control.cancelled)
+
+    def launch_judging(self) -> asyncio.Future:
+        task = asyncio.ensure_future(self.judge_batch())
+        self.control.driver = task  # Ctrl-C now stops the wait; the session stays judging
+        task.add_done_callback(lambda _t: self.queue.put_nowait(None))
+        return task
+
+    async def judge_batch(self) -> None:
+        # Loaded here, not at the top: it imports the SDK, which only a session with a judge may load.
+        from scarbook.run import batch_session as batch
+
+        grader = self.ready.judge
+        waiting = batch.waiting_checks(self.schedule.records, grader.take)  # type: ignore[union-attr]
+        if not waiting:
+            return
+        plan = batch.BatchPlan(waiting, {o: str(p) for o, p in self.ready.plan.reports.items()})
+        try:
+            await batch.judge_in_batch(self.history, self.info, grader.judge, plan,  # type: ignore[union-attr]
+                                       self.schedule.records, self.attempts.patterns, grader.settings.batch_poll_s,
+                                       self.queue.put_nowait)
+        except batch.StillJudging as why:
+            self.info.note = batch.batch_note(self.info, str(why))
+        except AbortSession as exc:
+            self.schedule.abort_message = exc.message
+        except asyncio.CancelledError:
+            self.info.note = batch.batch_note(self.info, "scarbook stopped waiting for it")
+
     # -- how it ended ----------------------------------------------------------------------------
     def settle(self, driver: asyncio.Future) -> None:
         """The driver finished: cancelled, or crashed (the traceback written, the refused runs kept)."""
@@ -284,7 +323,8 @@ class _SessionRun:
             self.control.cancelled = True
             driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
-            self.info.state = SessionState.CANCELLED
+            if self.info.state != SessionState.JUDGING:  # a submitted batch is collected by `scarbook resume`
+                self.info.state = SessionState.CANCELLED
 
     def close(self) -> None:
         """The session's final state; pruned workspaces and leftover processes gone; its record written."""

@@ -58,6 +58,7 @@ class SessionPlan:
     keep_all: bool | None = None  # None: scarbook.yaml's `keep`
     skip_judge: bool = False
     judge_cache: bool = True  # False: --no-judge-cache (judge.cache: false turns it off for every session)
+    judge_batch: bool = False  # --judge-batch / judge.batch: the judge's requests go in one Message Batch
     judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
     timeout_s: float | None = None
     max_cost: float | None = None
@@ -134,6 +135,9 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"runs must be a positive number, got {plan.runs}")
     if plan.shard is not None:
         errors.extend(_shard_problems(project, plan, plan.shard))
+        if plan.judge_batch:
+            errors.append("--judge-batch cannot be combined with --shard: `scarbook merge` gates on the shards' "
+                          "verdicts, which a batch would leave waiting; judge shards online")
     if plan.retry_infra is not None and plan.retry_infra < 0:
         errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
     elif plan.adaptive and plan.retry_infra:
@@ -262,7 +266,7 @@ def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
 
     env = os.environ if plan.judge_env is None else plan.judge_env
     judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env,
-                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache)
+                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch)
     if judge is not None:
         try:
             judge.preflight()  # no key: said before any run starts

@@ -1,0 +1,97 @@
+"""`scarbook resume SESSION`: collect a --judge-batch session's verdicts and finish it (issue 27).
+
+The session waits in state `judging` when scarbook was killed, stopped (Ctrl-C) or could not reach the
+API between submitting the judge's batch and reading its results. Resume polls the recorded batch
+until it ends, grades the waiting runs as the eval would have, finishes the session and writes the
+reports the eval was asked for (its --json / --junit), with the eval's exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import click
+
+from scarbook.cli.common import friendly_errors, get_project, warn
+from scarbook.cli.eval_cmd import Progress, batch_progress_line, judge_cache_notes, say_outcome
+from scarbook.errors import AbortSession, ScarbookError
+from scarbook.history.judge_truth import calibration_for
+from scarbook.judge.cache import FOLDER, VerdictCache
+from scarbook.models import SessionState
+from scarbook.reports.table import build_report
+from scarbook.reports.write import ReportPaths
+from scarbook.run.causes import all_patterns, project_patterns
+from scarbook.run.events import BatchProgress, Event
+from scarbook.run.outcome import EXIT_NO_VERDICT
+
+
+@click.command("resume")
+@click.argument("session", default="latest")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.pass_context
+@friendly_errors
+def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
+    """Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it.
+
+    Polls the batch until it ends (every judge.batch_poll_s seconds), grades the runs that waited,
+    writes the reports the eval was asked for and exits as the eval would have (0, 1 or 3). A
+    session that is not judging has nothing to resume."""
+    project = get_project(ctx)
+    history = project.history
+    info = history.resolve(session)
+    if info.state != SessionState.JUDGING:
+        raise ScarbookError(f"session {info.id} is {info.state!r}, not judging: it has no judge batch to collect "
+                            "(only a session run with --judge-batch waits for one)")
+    # loaded here: both import the SDK, which a CLI start must not wait for (issue 26.13)
+    from scarbook.judge.judge import Judge
+    from scarbook.run import batch_session as batch
+
+    plan = batch.BatchPlan.read(history.dir / info.id)
+    settings = project.config.judge
+    cache = VerdictCache(project.workspaces_dir / FOLDER) if settings.cache else None
+    judge = Judge(settings, env=os.environ, cache=cache)
+    judge.preflight()
+    history.hold_session(info)
+    runs = list(history.runs(info.id, info=info))
+    progress = Progress(0, quiet)
+
+    def emit(event: Event) -> None:
+        if isinstance(event, BatchProgress):
+            progress.note(batch_progress_line(event))
+
+    patterns = all_patterns(project_patterns(project.config.cause_patterns))
+    try:
+        runs = asyncio.run(_collect(batch.judge_in_batch(history, info, judge, plan, runs, patterns,
+                                                         settings.batch_poll_s, emit), judge))
+        info.state, info.note = SessionState.FINISHED, ""
+    except batch.StillJudging as why:
+        info.note = batch.batch_note(info, str(why))
+    except AbortSession as exc:
+        info.state, info.note = SessionState.ABORTED, f"session aborted: {exc.message}"
+    except KeyboardInterrupt:
+        info.note = batch.batch_note(info, "scarbook stopped waiting for it")
+    finally:
+        progress.close()
+        info.finished_at = None
+        history.finish_session(info)
+    for note in judge_cache_notes(runs):
+        warn(note)
+    if info.state != SessionState.FINISHED:
+        click.echo(f"scarbook: {info.note}", err=True)
+    cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
+    rep = build_report(info, runs, cases, project.config,
+                       calibration_for(history, project.workspaces_dir, settings, cases))
+    paths = ReportPaths.given(json=plan.reports.get("--json"), junit=plan.reports.get("--junit"))
+    code = say_outcome(project, rep, None, info, None, paths)
+    ctx.exit(code if info.state == SessionState.FINISHED else EXIT_NO_VERDICT)
+
+
+async def _collect(work, judge):
+    try:
+        return await work
+    finally:
+        await judge.aclose()
+
+
+COMMANDS = [resume_command]

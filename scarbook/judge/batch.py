@@ -1,0 +1,234 @@
+"""Judging through the Message Batches API (issue 27): the same requests as online, at the batch price.
+
+`BatchGrader` is the Grader of a session run with `eval --judge-batch` (or `judge.batch: true`). Its
+`grade_artifact` sends nothing: it answers what the verdict cache holds, builds each other sample's
+request exactly as the online judge would (`Judge.request`: same prompt, same cache breakpoints, same
+nonce rule), and hands back the check as waiting (`PendingCheck`, a "judge skipped" result, so the
+run has no verdict yet). A check every sample of which is cached is graded at once, never batched.
+
+The session (scarbook.run.batch_session) submits every waiting request as one batch (`submit`),
+polls it (`poll`), reads its results (`results`, mapped back by custom_id: the API does not keep
+request order) and grades each check with `grade_pending`, as the online judge grades: a malformed
+reply is asked again once (online, fresh nonce); an errored, expired or canceled request, or one with
+no result, makes the check an error (cause: judge). Tokens answered by the batch are priced at the
+price table's batch multiplier.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import anthropic
+
+from scarbook.checks.context import CheckContext
+from scarbook.checks.verdict import JUDGE_SKIPPED
+from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.client import api_call, tool_input_of
+from scarbook.judge.errors import JudgeUnavailable
+from scarbook.judge.judge import MALFORMED, Judge, JudgeRecord
+from scarbook.judge.pricing import usage_from_sdk
+from scarbook.judge.prompt import new_nonce
+from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
+from scarbook.models import Check, CheckResult, Usage
+
+WAITING = f"{JUDGE_SKIPPED} (waiting for the batch judge)"
+PENDING = "pending"  # CheckResult.judge["batch"] of a check the batch has not answered yet
+
+
+def batch_params(request: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of `messages.create` as a batch request's params (the body fields that
+    travel in extra_body online, such as temperature, are plain fields of params)."""
+    params = {k: v for k, v in request.items() if k != "extra_body"}
+    params.update(request.get("extra_body") or {})
+    return params
+
+
+@dataclass
+class PendingCheck:
+    """One llm_judge check of one run, waiting for the batch. Plain data (written to batch.json)."""
+
+    ref: str  # hands the check from the grader to the session
+    type: str
+    rubric: list[str]
+    artifact: dict[str, Any]  # the Artifact's fields
+    task: str | None  # the task as the judge is shown it (None: not shown)
+    # per sample: {"sample", "key"} and either "custom_id" + "params" (asked in the batch) or "cached"
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)  # {"hits", "saved", "graded_at", "notes"} of cached samples
+    case_id: str = ""
+    k: int = 0
+    index: int = 0
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [{"custom_id": s["custom_id"], "params": s["params"]} for s in self.samples if "custom_id" in s]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingCheck:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class BatchGrader:
+    """The Grader of a --judge-batch session: judge checks wait for the batch instead of calling."""
+
+    batched = True
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.settings = judge.settings
+        self.artifacts = judge.artifacts  # kept for `scarbook rejudge`, as online
+        self.pending: dict[str, PendingCheck] = {}
+        self._count = 0
+        self._prefix = secrets.token_hex(3)  # custom ids stay unique if a session submits a second batch
+
+    def preflight(self) -> None:
+        self.judge.preflight()
+
+    async def grade(self, check: Check, ctx: CheckContext) -> CheckResult:
+        return await self.judge.grade(check, ctx)
+
+    async def grade_artifact(self, check: Check, artifact: Artifact | ArtifactRefused, task: str) -> CheckResult:
+        rubric = [str(item) for item in check.params.get("rubric") or []]
+        if not rubric or isinstance(artifact, ArtifactRefused):
+            return await self.judge.grade_artifact(check, artifact, task)  # no call either way
+        judge, record = self.judge, JudgeRecord(self.settings)
+        shown = task if check.params.get("include_task") else None
+        pending = PendingCheck(secrets.token_hex(8), check.type, rubric, asdict(artifact), shown)
+        nonce = new_nonce(artifact.text) if self.settings.samples > 1 else None  # the run's samples share one, as online
+        for index in range(self.settings.samples):
+            key = judge.sample_key(index, rubric, artifact, shown)
+            hit = await judge.cached(key, len(rubric), record)
+            if hit is not None:
+                pending.samples.append({"sample": index, "key": key, "cached": [asdict(v) for v in hit]})
+                continue
+            self._count += 1
+            pending.samples.append({"sample": index, "key": key, "custom_id": f"judge-{self._prefix}-{self._count}",
+                                    "params": batch_params(judge.request(rubric, artifact, shown, nonce))})
+        if not pending.requests():
+            return await judge.grade_artifact(check, artifact, task)  # all cached: graded now, not batched
+        pending.cache = {"hits": record.cache_hits, "saved": record.saved.to_dict(), "graded_at": record.graded_at,
+                         "notes": list(record.cache_notes)}
+        self.pending[pending.ref] = pending
+        return CheckResult(type=check.type, status="skipped", detail=WAITING,
+                           judge={"batch": PENDING, "ref": pending.ref, "model": self.settings.model,
+                                  "artifact": artifact.describe()})
+
+    def take(self, result: CheckResult) -> PendingCheck | None:
+        """The pending check a result stands for (removed from the grader), or None."""
+        judge = result.judge or {}
+        if judge.get("batch") != PENDING:
+            return None
+        return self.pending.pop(str(judge.get("ref")), None)
+
+
+@dataclass
+class BatchStatus:
+    id: str
+    processing_status: str  # in_progress | canceling | ended
+    submitted: int
+    done: int  # requests no longer processing
+
+
+async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
+    """Create one batch of every waiting request (JudgeUnavailable, JudgeAuthError as online)."""
+    requests = [r for c in checks for r in c.requests()]
+    client = judge.client()
+    batch = await api_call(client, judge.settings, lambda: client.messages.batches.create(requests=requests))
+    return _status(batch)
+
+
+async def poll(judge: Judge, batch_id: str) -> BatchStatus:
+    client = judge.client()
+    return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id)))
+
+
+def _status(batch: Any) -> BatchStatus:
+    counts = batch.request_counts
+    total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+    return BatchStatus(batch.id, batch.processing_status, total, total - counts.processing)
+
+
+async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
+    """custom_id -> the request's result (an ended batch's results file, read whole)."""
+    client = judge.client()
+
+    async def read() -> dict[str, Any]:
+        try:
+            stream = await client.messages.batches.results(batch_id)
+        except anthropic.APIStatusError:
+            raise
+        except anthropic.AnthropicError as exc:  # no results_url: not ended
+            raise JudgeUnavailable(f"judge batch {batch_id} has no results yet: {exc}", 0) from None
+        return {line.custom_id: line.result async for line in stream}
+
+    return await api_call(client, judge.settings, read)
+
+
+async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, Any], batch_id: str) -> CheckResult:
+    """Grade one waiting check from the batch's answers, as the online judge would have."""
+    record = JudgeRecord(judge.settings)
+    artifact = Artifact(**pending.artifact)
+    record.artifact = artifact.describe()
+    record.artifact_excerpt = artifact.text[:20_000]
+    cache = pending.cache
+    record.cache_hits = int(cache.get("hits") or 0)
+    record.saved = Usage(**(cache.get("saved") or {}))
+    record.graded_at = cache.get("graded_at")
+    record.cache_notes = list(cache.get("notes") or [])
+    record.batch = {"id": batch_id, "calls": 0}
+    rubric = pending.rubric
+    samples: list[list[ItemVerdict]] = []
+    try:
+        for sample in pending.samples:
+            if "cached" in sample:
+                samples.append([ItemVerdict(**v) for v in sample["cached"]])
+            else:
+                samples.append(await _answered(judge, pending, sample, answers, batch_id, record, artifact))
+    except MalformedReply as bad:
+        record.error = MALFORMED + str(bad)
+        status, detail = "error", record.error
+    except JudgeUnavailable as down:
+        record.error = down.detail
+        status, detail = "error", down.detail
+    else:
+        status, detail = record.decide(rubric, samples)
+    return CheckResult(type=pending.type, status=status, detail=detail, index=pending.index, judge=record.to_dict())
+
+
+async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any], answers: dict[str, Any],
+                    batch_id: str, record: JudgeRecord, artifact: Artifact) -> list[ItemVerdict]:
+    custom_id = sample["custom_id"]
+    result = answers.get(custom_id)
+    if result is None:
+        raise JudgeUnavailable(f"judge batch {batch_id} has no result for request {custom_id}", 0)
+    if result.type == "errored":
+        error = getattr(result.error, "error", None)
+        what = f"{getattr(error, 'type', 'error')}: {' '.join(str(getattr(error, 'message', '')).split())[:200]}"
+        raise JudgeUnavailable(f"judge batch request {custom_id} errored ({what})", 0)
+    if result.type == "expired":
+        raise JudgeUnavailable(f"judge batch request {custom_id} expired: the batch did not answer it within "
+                               "24 hours — run the case again", 0)
+    if result.type == "canceled":
+        raise JudgeUnavailable(f"judge batch request {custom_id} was canceled (the batch {batch_id} was canceled)", 0)
+    message = result.message
+    spent = usage_from_sdk(message.usage)
+    record.calls += 1
+    record.batch["calls"] += 1
+    record.batch_usage.add(spent)
+    tool_input = tool_input_of(message)
+    try:
+        if tool_input is None:
+            cut = " (the reply hit max_tokens)" if message.stop_reason == "max_tokens" else ""
+            raise MalformedReply(f"no {pending.samples[0]['params']['tool_choice']['name']} tool call in the reply{cut}")
+        verdicts = parse_tool_input(tool_input, len(pending.rubric))
+        await judge.remember(sample["key"], verdicts, spent, record, batch=True)
+        return verdicts
+    except MalformedReply:
+        online = Usage()
+        verdicts = await judge.reask(pending.rubric, artifact, pending.task, record, online)
+        await judge.remember(sample["key"], verdicts, online, record)
+        return verdicts

@@ -1,0 +1,173 @@
+"""A --judge-batch session's last step: submit the judge's requests as one Message Batch, wait for it,
+grade the runs that waited, and leave the session ready to finish (issue 27).
+
+Kill-safe. The runs that wait are recorded in history like any run, as unjudged (their judge check
+"waiting for the batch judge"). Before anything is sent, every waiting check, with its requests, is
+written to <history>/<session>/batch.json and the session is recorded as `judging`; the batch's id
+is recorded the moment the batch exists. A scarbook killed after that loses nothing: `scarbook
+resume SESSION` reads batch.json, polls the recorded batch (or submits it, when scarbook died before
+its id was recorded), grades, puts the judged runs in place of the waiting ones and finishes the
+session as the eval would have. Until then the session has no verdict: a gate never reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarbook.agents.usage import usage_of_checks
+from scarbook.checks.verdict import verdict_of
+from scarbook.errors import AbortSession, HistoryError
+from scarbook.fs.files import atomic_write_text, describe_os_error
+from scarbook.history.store import History, now_iso
+from scarbook.judge.batch import BatchStatus, PendingCheck, grade_pending, poll, results, submit
+from scarbook.judge.errors import JudgeUnavailable
+from scarbook.judge.judge import Judge
+from scarbook.models import CheckResult, RunRecord, SessionInfo, SessionState
+from scarbook.run.causes import AgentFacts, Pattern, attribute
+from scarbook.run.events import BatchProgress, Event
+
+BATCH_FILE = "batch.json"
+VERSION = 1
+
+
+@dataclass
+class BatchPlan:
+    """What a judging session needs to be finished later: its waiting checks and the reports asked for."""
+
+    checks: list[PendingCheck]
+    reports: dict[str, str] = field(default_factory=dict)  # option ("--json", "--junit") -> path
+
+    def write(self, folder: Path) -> None:
+        data = {"version": VERSION, "checks": [c.to_dict() for c in self.checks], "reports": self.reports}
+        atomic_write_text(folder / BATCH_FILE, json.dumps(data, ensure_ascii=False))
+
+    @classmethod
+    def read(cls, folder: Path) -> BatchPlan:
+        path = folder / BATCH_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") != VERSION:
+                raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
+            return cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}))
+        except OSError as exc:
+            raise HistoryError(f"could not read {path}: {describe_os_error(exc)} — the judge's waiting requests "
+                               "are recorded there; without it the session cannot be finished") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise HistoryError(f"{path} is damaged ({exc}): the session's waiting judge requests cannot be read") from None
+
+
+class StillJudging(Exception):
+    """The batch's results are not in (cancelled while waiting, or the API could not be reached):
+    the session stays `judging`; str() says why."""
+
+
+def resume_hint(sid: str) -> str:
+    return f"`scarbook resume {sid}` collects the verdicts and finishes the session"
+
+
+async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan: BatchPlan, runs: list[RunRecord],
+                         patterns: tuple[Pattern, ...], poll_s: float, emit: Callable[[Event], None]) -> list[RunRecord]:
+    """Submit (unless a batch is recorded), wait, grade; the session's runs with the waiting ones judged
+    (written to history in their place). Raises StillJudging when the results are not in; AbortSession
+    when the judge rejected the key (the waiting runs are then recorded as errors)."""
+    folder = history.dir / info.id
+    if not info.batch.get("id"):
+        if not info.batch:
+            plan.write(folder)
+        info.state = SessionState.JUDGING
+        info.batch = {"id": None, "requests": sum(len(c.requests()) for c in plan.checks)}
+        history.update_session(info)
+        try:
+            status = await submit(judge, plan.checks)
+        except JudgeUnavailable as down:  # as online: the judge could not be reached, each waiting run errors
+            return _finish(history, info, plan, runs, patterns,
+                           _all_failed(plan, f"the judge batch could not be submitted: {down.detail}"))
+        except AbortSession as exc:
+            _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message))
+            raise
+        info.batch.update(id=status.id, submitted_at=now_iso())
+        history.update_session(info)
+        emit(BatchProgress(info.id, status.id, status.submitted, status.done, status.processing_status))
+    batch_id = info.batch["id"]
+    await _wait(judge, info, batch_id, poll_s, emit)
+    try:
+        answers = await results(judge, batch_id)
+    except JudgeUnavailable as down:
+        raise StillJudging(f"the results of judge batch {batch_id} could not be read: {down.detail}") from None
+    graded = []
+    for pending in plan.checks:
+        try:
+            graded.append(await grade_pending(judge, pending, answers, batch_id))
+        except AbortSession as exc:  # a malformed reply's online re-ask met a rejected key
+            graded.append(_failed(pending, exc.message))
+    return _finish(history, info, plan, runs, patterns, graded)
+
+
+async def _wait(judge: Judge, info: SessionInfo, batch_id: str, poll_s: float, emit: Callable[[Event], None]) -> BatchStatus:
+    said = None
+    while True:
+        try:
+            status = await poll(judge, batch_id)
+        except JudgeUnavailable as down:
+            raise StillJudging(f"judge batch {batch_id} could not be polled: {down.detail}") from None
+        if (status.done, status.processing_status) != said:
+            said = (status.done, status.processing_status)
+            emit(BatchProgress(info.id, batch_id, status.submitted, status.done, status.processing_status))
+        if status.processing_status == "ended":
+            return status
+        await asyncio.sleep(poll_s)
+
+
+def _failed(pending: PendingCheck, why: str) -> CheckResult:
+    return CheckResult(type=pending.type, status="error", detail=why, index=pending.index,
+                       judge={"verdict": None, "error": why, "model": "", "artifact": None})
+
+
+def _all_failed(plan: BatchPlan, why: str) -> list[CheckResult]:
+    return [_failed(p, why) for p in plan.checks]
+
+
+def _finish(history: History, info: SessionInfo, plan: BatchPlan, runs: list[RunRecord],
+            patterns: tuple[Pattern, ...], graded: list[CheckResult]) -> list[RunRecord]:
+    """Put each graded check in its run, give the run its verdict and cause, rewrite those runs."""
+    by_run = {(r.case_id, r.k): r for r in runs}
+    touched: dict[str, list[RunRecord]] = {}
+    for pending, result in zip(plan.checks, graded, strict=True):
+        run = by_run.get((pending.case_id, pending.k))
+        if run is None or pending.index >= len(run.checks):
+            continue  # not in the history read back (left out as damaged): nothing to put it in
+        run.checks[pending.index] = result
+        if run not in touched.setdefault(run.case_id, []):
+            touched[run.case_id].append(run)
+    for case_runs in touched.values():
+        for run in case_runs:
+            run.status, run.reason = verdict_of(run.checks)
+            run.judge_usage, run.judge_calls = usage_of_checks(run.checks)
+            # the run reached the judge, so its agent finished (not crashed, not timed out)
+            run.cause = attribute(run, AgentFacts(exit_code=run.exit_code), patterns)
+    for case_id, case_runs in touched.items():
+        history.replace_runs(info.id, case_id, case_runs)
+    info.state = SessionState.RUNNING  # judged: the session ends as a normal one now
+    return runs
+
+
+def waiting_checks(runs: list[RunRecord], take: Callable[[CheckResult], PendingCheck | None]) -> list[PendingCheck]:
+    """The checks of finished runs that wait for the batch (`take`: the grader's), each told its run."""
+    found = []
+    for run in runs:
+        for check in run.checks:
+            pending = take(check)
+            if pending is not None:
+                pending.case_id, pending.k, pending.index = run.case_id, run.k, check.index
+                found.append(pending)
+    return found
+
+
+def batch_note(info: SessionInfo, why: str = "") -> str:
+    batch = info.batch.get("id") or "(not yet submitted)"
+    return (f"session {info.id} is judging: its judge requests wait in batch {batch}"
+            + (f" ({why})" if why else "") + f" — {resume_hint(info.id)}")

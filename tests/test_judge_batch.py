@@ -1,0 +1,234 @@
+"""Issue 27.3: `scarbook eval --judge-batch` — the judge's requests go through the Message Batches API
+(the tests' server's /v1/messages/batches, through the real SDK); a killed scarbook loses nothing
+(`scarbook resume`); batch errors are judge errors on the right runs; --dry-run prices both ways."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scarbook.cli import main
+from scarbook.history.store import History
+
+try:
+    from tests.judge_server import batch_reply, judge_server, status_reply, tool_reply  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from judge_server import batch_reply, judge_server, status_reply, tool_reply  # noqa: F401
+
+SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
+
+AGENT = """\
+import os
+from pathlib import Path
+Path("tmp.txt").write_text("# tiny-agent\\n")
+print("run", os.environ["SCARBOOK_RUN"])
+"""
+
+CASE = """\
+id: judge-me
+title: Claimed one line
+task: Extract the first line of README.md and write it to tmp.txt
+checks:
+  - {type: file_exists, path: tmp.txt}
+  - type: llm_judge
+    artifact: tmp.txt
+    rubric:
+      - tmp.txt contains exactly one line
+      - that line is the README's title
+"""
+
+REPLIES = [[("PASS", "one line"), ("PASS", "title")], [("PASS", "one line"), ("FAIL", "not the title")],
+           [("PASS", "one line"), ("PASS", "title")]]
+
+
+@pytest.fixture
+def project(tmp_path, judge_server, monkeypatch):
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+        agent:
+          type: command
+          argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}]
+        runs: 3
+        concurrency: 1
+        threshold: 0.8
+        gate: {{mode: point}}
+        judge:
+          model: claude-sonnet-4-6
+          base_url: {judge_server.url}
+          max_retries: 1
+          timeout_s: 5
+          batch_poll_s: 0.02
+        """))
+    (tmp_path / "cases" / "judge-me").mkdir(parents=True)
+    (tmp_path / "cases" / "judge-me" / "case.yaml").write_text(CASE)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-batch")
+    return tmp_path
+
+
+def scarbook(project, *args):
+    return CliRunner().invoke(main, ["-C", str(project), *args], catch_exceptions=False)
+
+
+def verdicts(report: Path) -> list[tuple[int, str, str]]:
+    runs = json.loads(report.read_text())["runs"]
+    return sorted((r["k"], r["status"], r["reason"]) for r in runs)
+
+
+def _same_but_nonce(body: dict) -> str:
+    return re.sub(r"[0-9a-f]{32}", "NONCE", json.dumps(body, sort_keys=True))
+
+
+def test_batch_sends_the_online_requests_and_gives_the_online_verdicts_at_half_price(project, judge_server):
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    online = scarbook(project, "eval", "-q", "--no-judge-cache", "--json", str(project / "online.json"))
+    assert online.exit_code == 1, online.output
+
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    batch = scarbook(project, "eval", "--no-judge-cache", "--judge-batch", "--json", str(project / "batch.json"))
+    assert batch.exit_code == 1, batch.output
+    assert verdicts(project / "batch.json") == verdicts(project / "online.json")
+    assert len(judge_server.batches) == 1  # one batch for the session's three runs
+    sent = judge_server.batch_requests()
+    online_bodies = [r["body"] for r in judge_server.requests if r["path"] == "/v1/messages"]
+    assert len(sent) == len(online_bodies) == 3
+    # the same request, prompt cache breakpoints and temperature included; only the nonce is fresh
+    assert [_same_but_nonce(r["params"]) for r in sent] == [_same_but_nonce(b) for b in online_bodies]
+    runs = json.loads((project / "batch.json").read_text())["runs"]
+    usage = runs[0]["judge_usage"]
+    assert usage["input_tokens"] == 1000 and usage["cost_usd"] == pytest.approx((1000 * 3 + 100 * 15) / 1e6 / 2)
+    judge = [c for c in runs[0]["checks"] if c["type"] == "llm_judge"][0]["judge"]
+    assert judge["batch"] == {"id": next(iter(judge_server.batches)), "calls": 1}
+    assert f"judge batch {next(iter(judge_server.batches))}: 3/3 requests done" in batch.output
+    info = History(project / "workspaces").sessions()[0]
+    assert info.state == "finished" and info.batch["id"] == next(iter(judge_server.batches))
+
+
+def test_a_cached_verdict_skips_the_batch(project, judge_server):
+    judge_server.default = tool_reply(REPLIES[0])
+    assert scarbook(project, "eval", "-q", "--judge-batch").exit_code == 0
+    assert len(judge_server.batches) == 1
+    second = scarbook(project, "eval", "-q", "--judge-batch")
+    assert second.exit_code == 0, second.output
+    assert len(judge_server.batches) == 1  # every sample came from the verdict cache: no second batch
+    assert "from cache: 3" in second.output
+
+
+def test_errored_expired_and_canceled_requests_are_judge_errors_on_their_runs(project, judge_server):
+    judge_server.push(status_reply(500, "the model is on fire"), batch_reply("expired"), batch_reply("canceled"))
+    result = scarbook(project, "eval", "-q", "--judge-batch", "--json", str(project / "r.json"))
+    assert result.exit_code == 3, result.output  # no run has a verdict
+    runs = sorted(json.loads((project / "r.json").read_text())["runs"], key=lambda r: r["k"])
+    assert [r["status"] for r in runs] == ["error", "error", "error"]
+    assert [r["cause"]["kind"] for r in runs] == ["judge", "judge", "judge"]
+    ids = [c["custom_id"] for c in judge_server.batch_requests()]
+    assert [r["reason"] for r in runs] == [
+        f"check 2 (llm_judge): judge batch request {ids[0]} errored (api_error: the model is on fire)",
+        f"check 2 (llm_judge): judge batch request {ids[1]} expired: the batch did not answer it within 24 hours "
+        "— run the case again",
+        f"check 2 (llm_judge): judge batch request {ids[2]} was canceled (the batch "
+        f"{next(iter(judge_server.batches))} was canceled)",
+    ]
+
+
+def test_dry_run_prints_online_and_batch_cost(project, judge_server):
+    result = scarbook(project, "eval", "--dry-run", "-n", "4")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("judge: at most"))
+    online, batch = (float(x) for x in re.findall(r"\$([0-9.]+)", line))
+    assert line.startswith("judge: at most 4 calls, about $") and " online, $" in line and " as a batch (" in line
+    assert batch == pytest.approx(online / 2, abs=1e-4)
+    assert "this session judges online; --judge-batch would send" in result.output
+    assert judge_server.requests == []
+
+
+def _wait_for_batch(project: Path, pid: subprocess.Popen, within: float = 60) -> str:
+    history = History(project / "workspaces")
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        assert pid.poll() is None, pid.communicate()
+        for info in history.sessions():
+            if info.batch.get("id"):
+                return info.id
+        time.sleep(0.05)
+    raise AssertionError("the batch was never recorded")
+
+
+@pytest.mark.needs_proc
+def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, judge_server):
+    """Real kill -9 of a `scarbook eval --judge-batch` process while its batch is in progress (the
+    server holds it); `scarbook resume` then collects it and gives the online verdicts and exit code.
+    (~3 s: a scarbook subprocess starting, with the SDK, is what is tested.)"""
+    judge_server.hold_batches = True
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    report = project / "report.json"
+    proc = subprocess.Popen([*SCARBOOK, "-C", str(project), "eval", "-q", "--judge-batch", "--json", str(report)],
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sid = _wait_for_batch(project, proc)
+    time.sleep(0.1)  # it is polling now
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert not report.exists()
+
+    info = History(project / "workspaces").read_session(sid)
+    assert info.state == "judging"  # not "interrupted": nothing is lost, the batch is recorded
+    shown = scarbook(project, "report", sid)
+    assert "judging" in shown.output and "3 unjudged" in shown.output
+    against = scarbook(project, "eval", "-q", "--against", sid)
+    assert against.exit_code == 2
+    assert (f"session {sid} is still judging (its judge batch is not collected): it has no verdicts yet — "
+            f"`scarbook resume {sid}` collects them") in against.output
+
+    judge_server.end_batches()
+    resumed = scarbook(project, "resume", "latest")
+    assert resumed.exit_code == 1, resumed.output  # 2/3 below 0.8, as online
+    assert len(judge_server.batches) == 1  # collected, not submitted again
+    assert [(k, s) for k, s, _ in verdicts(report)] == [(1, "pass"), (2, "fail"), (3, "pass")]
+    assert verdicts(report)[1][2] == "check 2 (llm_judge): 1/2 rubric items PASS; FAIL item 2: not the title"
+    assert History(project / "workspaces").read_session(sid).state == "finished"
+    again = scarbook(project, "resume", sid)
+    assert again.exit_code == 2
+    assert f"session {sid} is 'finished', not judging: it has no judge batch to collect" in again.output
+
+
+def test_ctrl_c_while_waiting_leaves_the_session_judging_with_exit_3(project, judge_server):
+    """The batch never ends here: the wait is stopped as Ctrl-C stops it (control.cancel)."""
+    import asyncio
+
+    from scarbook.models import SessionState
+    from scarbook.project import Project
+    from scarbook.run.events import BatchProgress
+    from scarbook.run.runner import SessionControl, run_session
+    from scarbook.run.session import SessionPlan, ready_session
+
+    judge_server.hold_batches = True
+    judge_server.default = tool_reply(REPLIES[0])
+    proj = Project.open(project)
+    ready = ready_session(proj, SessionPlan(proj.load_cases().cases, 2, judge_batch=True))
+
+    async def go():
+        control = SessionControl()
+        async for ev in run_session(ready, control=control):
+            if isinstance(ev, BatchProgress):
+                control.cancel()
+            last = ev
+        return last
+
+    finished = asyncio.run(go())
+    info = finished.session
+    assert info.state == SessionState.JUDGING
+    assert info.note == (f"session {info.id} is judging: its judge requests wait in batch {info.batch['id']} "
+                         f"(scarbook stopped waiting for it) — `scarbook resume {info.id}` collects the verdicts "
+                         "and finishes the session")
+    assert [r.status for r in finished.runs] == ["unjudged", "unjudged"]
+    assert History(project / "workspaces").read_session(info.id).state == "judging"
