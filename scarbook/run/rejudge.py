@@ -31,7 +31,7 @@ from typing import Any
 from scarbook.agents import AgentSpec
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
-from scarbook.history.store import now_iso
+from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
 from scarbook.models import Case, CheckResult, RunRecord, RunStatus, SessionInfo, Usage
@@ -154,6 +154,16 @@ def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_
     return pick
 
 
+def last_kept(history: History, case_id: str) -> tuple[SessionInfo, int] | None:
+    """The newest session that ran `case_id`, with how many of its runs of it kept an artifact (the
+    editor's offer after a rubric change); None when that session kept none."""
+    latest = history.latest_by_case([case_id]).get(case_id)
+    if latest is None:
+        return None
+    kept = sum(1 for r in latest.runs if any("sha256" in a for a in r.judge_artifacts.values()))
+    return (latest.session, kept) if kept else None
+
+
 def _reached_judge(record: RunRecord) -> bool:
     return any(c.type == "llm_judge" and c.judge is not None for c in record.checks)
 
@@ -234,6 +244,10 @@ class RejudgeExecutor(LocalExecutor):
 
     def where(self) -> dict[str, Any]:
         return {"type": "local", "rejudge": True}
+
+    def connect(self) -> str | None:
+        """Nothing to join (the TUI connects a cluster executor before its session)."""
+        return None
 
     async def agent_part(self, ctx: Any, agent: Any, case: Case, k: int, manifests: dict,
                          emit: Callable) -> AgentPart:

@@ -28,8 +28,9 @@ from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
+from scarbook.run.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import ReadySession, SessionPlan, prepare_session
+from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
@@ -46,6 +47,7 @@ from scarbook.tui.messages import (
     OpenLive,
     OpenReview,
     OpenSessions,
+    RejudgeSession,
     SessionEnded,
     SessionUpdated,
     StartSession,
@@ -117,20 +119,40 @@ class ScarbookApp(Host):
     def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
         them and start nothing, else open the live screen and start the worker (one at a time)."""
+        self._refuse_second_session()
+        from scarbook.run.ray.executor import make_executor
+
+        return self._launch(prepare_session(self.project, plan),
+                            lambda ready: make_executor(self.project.config.executor, ready, executor))
+
+    def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> LiveSession | None:
+        """`scarbook rejudge`'s pipeline (run/rejudge.py): the session's kept artifacts graded again, no
+        agent runs, shown on the live screen; why not, as a notification."""
+        self._refuse_second_session()
+        try:
+            pick = pick_rejudge(self.project, session_id, case_ids)
+        except ScarbookError as exc:
+            self.notify(str(exc), title="cannot rejudge", severity="error", timeout=15, markup=False)
+            return None
+        return self._launch(prepare_rejudge(self.project, pick, judge_env=self.judge_env),
+                            lambda ready: RejudgeExecutor(ready.concurrency, pick))
+
+    def _refuse_second_session(self) -> None:
         if self.session_running:
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
-        prep = prepare_session(self.project, plan)
+
+    def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object]) -> LiveSession | None:
+        """On configuration errors show them and start nothing, else open the live screen and start
+        the worker (one at a time)."""
         if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
             return None
+        plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
-        from scarbook.run.ray.executor import make_executor
-
-        self._run_session(prep.session, self.live, self.control,
-                          make_executor(self.project.config.executor, prep.session, executor))
+        self._run_session(prep.session, self.live, self.control, executor_for(prep.session))
         return self.live
 
     def cancel_session(self) -> None:
@@ -212,6 +234,12 @@ class ScarbookApp(Host):
             self.start_session(message.plan, message.executor)
         except ScarbookError as exc:
             self.notify(str(exc), title="cannot start the session", severity="error", timeout=15, markup=False)
+
+    def on_rejudge_session(self, message: RejudgeSession) -> None:
+        try:
+            self.start_rejudge(message.session_id, message.case_ids)
+        except ScarbookError as exc:
+            self.notify(str(exc), title="cannot rejudge", severity="error", timeout=15, markup=False)
 
     def on_cancel_session(self, _: CancelSession) -> None:
         self.cancel_session()

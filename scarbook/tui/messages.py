@@ -58,6 +58,15 @@ class StartSession(AppRequest):
     executor: str | None = None
 
 
+@dataclass
+class RejudgeSession(AppRequest):
+    """Grade session `session_id`'s kept artifacts of `case_ids` (all: empty) again under today's rubric
+    and judge, with no agent runs: `scarbook rejudge`'s pipeline, shown on the live screen."""
+
+    session_id: str
+    case_ids: tuple[str, ...] = ()
+
+
 class CancelSession(AppRequest):
     """Cancel the running session (the live screen asked first); finished runs are kept."""
 

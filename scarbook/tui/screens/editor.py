@@ -31,6 +31,7 @@ from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, VerifyScar
@@ -391,7 +392,7 @@ class EditorScreen(HostScreen):
         self.scar_files = {}
         self.query_one("#seed", SeedFiles).applied(saved.path.parent / "seed", saved.seed_listing)
         self.show_error(None)
-        self.case, self.is_new = case, False
+        before, self.case, self.is_new = self.case, case, False
         self.query_one("#case-id", Input).disabled = True
         self.sub_title = f"case {case.id}"
         self._mark_clean()
@@ -401,6 +402,7 @@ class EditorScreen(HostScreen):
         self.app.post_message(CasesChanged(case.id))
         if verify:
             self._verify()
+        offer_rejudge(self, before, case)  # a changed rubric: grade the last session's kept artifacts with it
         keys_welcome(self)
 
     def action_leave(self) -> None:
