@@ -13,6 +13,7 @@ from scarbook.agents.registry import AGENT_KINDS
 from scarbook.errors import ConfigError
 from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
+from scarbook.record.settings import RecordSettings, parse_record
 from scarbook.text import with_article
 
 CONFIG_FILE = "scarbook.yaml"
@@ -20,7 +21,7 @@ AGENT_TYPES: tuple[str, ...] = tuple(str(t) for t in AGENT_KINDS)  # from the on
 AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT_KINDS.items()}
 TOP_KEYS = ("agent", "runs", "concurrency", "timeout_s", "threshold", "bands", "presets", "judge",
             "stale_after_days", "keep", "cases_dir", "workspaces_dir", "isolation", "network",
-            "executor", "retry_infra", "causes", "gate")
+            "executor", "retry_infra", "causes", "gate", "record")
 DEFAULT_PRESETS = {"daily": 5, "prompt-change": 10, "release": 20}
 
 STARTER_CONFIG = """\
@@ -55,6 +56,7 @@ retry_infra: 1          # a run the machine failed (rate limit, 5xx, OOM, killed
 isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
 network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
 # executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
+# record: true          # record every model call into the run's transcript (agents get base URLs and a dummy key)
 
 # How pass rates become the gate (docs/statistics.md). evidence: a case is red only when its runs
 # show it is below its threshold (family-wise false red <= alpha); point: red when rate < threshold.
@@ -211,6 +213,7 @@ class Config:
     # extra stderr/transcript patterns per cause, (kind, regex) in the file's order (run/causes.py)
     cause_patterns: tuple[tuple[str, str], ...] = ()
     gate: GatePolicy = field(default_factory=GatePolicy)
+    record: RecordSettings | None = None  # record: (scarbook.record): None records nothing
 
     @property
     def green(self) -> float:
@@ -414,11 +417,13 @@ def load_config(path: Path | None) -> Config:
 
 
 def _parse_sections(cfg: Config, data: dict, path: Path) -> None:
-    """The sections with their own parsers: executor: and gate:."""
+    """The sections with their own parsers: executor:, gate: and record:."""
     if "executor" in data:
         cfg.executor = ExecutorSettings.from_dict(data["executor"], path)
     if "gate" in data:
         cfg.gate = GatePolicy.from_dict(data["gate"], path, line_of(data, "gate"))
+    if "record" in data:
+        cfg.record = parse_record(data["record"], path)
 
 
 def _attach_judge(cfg: Config, raw: Any, path: Path) -> None:

@@ -59,6 +59,8 @@ class ScriptedReply:
     delay_s: float = 0.0
     auto_usage: bool = False  # scripted without usage: the server may compute it (cache_usage)
     batch_outcome: str = ""  # in a batch: "expired" or "canceled" instead of an answer
+    raw: bytes | None = None  # sent as it is (content type `content_type`) instead of `body` as JSON
+    content_type: str = "application/json"
 
 
 def batch_reply(outcome: str) -> ScriptedReply:
@@ -93,6 +95,77 @@ def text_reply(text: str, *, usage: dict[str, int] | None = None) -> ScriptedRep
 def status_reply(status: int, message: str = "scripted error", delay_s: float = 0.0) -> ScriptedReply:
     body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
     return ScriptedReply(status, body, delay_s)
+
+
+def chat_reply(text: str | None = None, tool_calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+               usage: dict[str, int] | None = None) -> ScriptedReply:
+    """A 200 OpenAI Chat Completions reply: text and/or tool calls [(id, name, arguments)]."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                                 for i, n, a in tool_calls]
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+            "usage": usage or {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}
+    return ScriptedReply(200, body)
+
+
+def raw_reply(data: bytes, content_type: str = "application/json", status: int = 200) -> ScriptedReply:
+    """Bytes sent as they are (a response no parser knows, a huge one)."""
+    return ScriptedReply(status, {}, raw=data, content_type=content_type)
+
+
+def _sse(events: list[tuple[str | None, Any]]) -> list[bytes]:
+    out = []
+    for name, data in events:
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode())
+    return out
+
+
+def anthropic_stream(message: dict[str, Any]) -> list[bytes]:
+    """A Messages response as the API streams it: message_start, each block's start, deltas, stop."""
+    usage = message.get("usage") or {}
+    start = {**message, "content": [], "stop_reason": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(message.get("content") or []):
+        if block.get("type") == "text":
+            events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                   "content_block": {"type": "text", "text": ""}}))
+            text = block["text"]
+            for part in (text[: len(text) // 2], text[len(text) // 2:]):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                       "delta": {"type": "text_delta", "text": part}}))
+        else:
+            events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                   "content_block": {**block, "input": {}}}))
+            args = json.dumps(block.get("input") or {})
+            for part in (args[: len(args) // 2], args[len(args) // 2:]):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                       "delta": {"type": "input_json_delta", "partial_json": part}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason")},
+                                     "usage": {"output_tokens": usage.get("output_tokens", 0)}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return _sse(events)
+
+
+def chat_stream(body: dict[str, Any]) -> list[bytes]:
+    """A Chat Completions response as the API streams it (usage in the last chunk)."""
+    message = body["choices"][0]["message"]
+    base = {"id": body.get("id"), "object": "chat.completion.chunk", "model": body.get("model")}
+    chunks: list[tuple[str | None, Any]] = [(None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]})]
+    if message.get("content"):
+        chunks.append((None, {**base, "choices": [{"index": 0, "delta": {"content": message["content"]}}]}))
+    for n, call in enumerate(message.get("tool_calls") or []):
+        chunks.append((None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": n, "id": call["id"], "type": "function",
+             "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}}]}}]}))
+    chunks.append((None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0].get("finish_reason")}],
+                          "usage": body.get("usage")}))
+    chunks.append((None, "[DONE]"))
+    return _sse(chunks)
 
 
 OUTPUT_TOKENS = 100
@@ -296,10 +369,15 @@ class JudgeServer:
                 if server.cache_usage and reply.auto_usage and isinstance(body, dict) and "messages" in body:
                     answer = {**answer, "usage": server.usage_for(body)}
                     seen["usage"] = answer["usage"]
-                data = json.dumps(answer).encode()
+                data = json.dumps(answer).encode() if reply.raw is None else reply.raw
+                ctype = reply.content_type
+                if reply.raw is None and reply.status == 200 and isinstance(body, dict) and body.get("stream"):
+                    parts = anthropic_stream(answer) if self.path.endswith("messages") else chat_stream(answer)
+                    self._stream(parts)
+                    return
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", ctype)
                     self.send_header("content-length", str(len(data)))
                     # The SDK honours retry-after-ms, so retry backoff costs a millisecond in tests.
                     self.send_header("retry-after-ms", "1")
@@ -356,6 +434,21 @@ class JudgeServer:
                     lines = "".join(json.dumps(line) + "\n" for line in batch["results"])
                     return self._send(200, lines.encode(), "application/binary")
                 self._send(200, json.dumps(server._batch_json(batch)).encode())
+
+            def _stream(self, parts: list[bytes]) -> None:
+                """Server-sent events, one write each (a client sees them arrive one by one)."""
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("cache-control", "no-cache")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    for part in parts:
+                        self.wfile.write(part)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
         return Handler
 

@@ -27,6 +27,7 @@ from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
+from scarbook.record import RecordSettings
 from scarbook.reports.table import build_report, format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, SessionFinished, SessionStarted
@@ -226,6 +227,18 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
     return pick_rerun(project.history, rerun_ref, only)
 
 
+def record_option(project: Project, record: bool, replay_ref: str | None, fork_at: int | None):
+    """--record / --replay SESSION [--fork-at K] over scarbook.yaml's record: (its upstreams kept)."""
+    if fork_at is not None and replay_ref is None:
+        raise ScarbookError("--fork-at K goes with --replay SESSION: it replays the first K calls of each run")
+    if not record and replay_ref is None:
+        return None
+    base = project.config.record or RecordSettings()
+    if replay_ref is None:
+        return replace(base, mode="record", source=None, fork_at=None)
+    return replace(base, mode="replay", source=replay_ref, fork_at=fork_at)
+
+
 @click.command("eval")
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
@@ -283,12 +296,21 @@ def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tu
 @click.option("--only", "only", metavar="WHAT", default=DEFAULT_ONLY, show_default=True,
               help="With --rerun: which runs pick their case — statuses (fail, error, unjudged) and causes "
               "(agent, infra, judge, case), comma-separated.")
+@click.option("--record", "record", is_flag=True,
+              help="Record every model call of every run into its transcript: agents get ANTHROPIC_BASE_URL / "
+              "OPENAI_BASE_URL pointing at a local proxy and a dummy key (scarbook.yaml's record: sets the upstreams).")
+@click.option("--replay", "replay_ref", metavar="SESSION", default=None,
+              help="Answer each run's model calls from SESSION's recordings, in order, offline and free; a request "
+              "that differs from the recorded one makes the run an error (replay diverged).")
+@click.option("--fork-at", "fork_at", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --replay: replay the first K calls of each run, then call the model live.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
                  concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, no_judge_cache, judge_batch, max_cost, dry_run, quiet, against_ref,
-                 isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only) -> None:
+                 isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only,
+                 record, replay_ref, fork_at) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 no case decided below its threshold; 1 some case decided below (see --gate),
@@ -319,6 +341,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
         print_estimate(project, cases, n, skip_judge, batch=judge_batch or project.config.judge.batch)
         return
     gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts, sharded=shard is not None)
+    recording = record_option(project, record, replay_ref, fork_at)
     baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
     prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
                                                 keep_all=keep_all or None, skip_judge=skip_judge,
@@ -327,7 +350,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
                                                 shard=shard, retry_infra=retry_infra, gate=gate,
                                                 max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
-                                                                                 ("--junit", junit_path)) if p}))
+                                                                                 ("--junit", junit_path)) if p},
+                                                record=recording))
     if prep.session is None:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)

@@ -20,11 +20,13 @@ from scarbook.agents import Agent
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, RunRecord, RunStatus
+from scarbook.models import Case, RunRecord, RunStatus, Usage
+from scarbook.record import Recorder, RunSummary
 from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunStarted
 from scarbook.run.executor import Executor
-from scarbook.run.session_run import AgentPart, RunContext, judge_part
+from scarbook.run.recorded import apply_recording, recorded_cause
+from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
 
 Emit = Callable[[Event], None]
 
@@ -43,6 +45,8 @@ class RunAttempts:
     patterns: tuple[Pattern, ...]
     retry_infra: int
     compiled: dict[str, re.Pattern] = field(default_factory=dict)
+    recorder: Recorder | None = None  # record: every model call of every run goes through it
+    price: Callable[[str, Usage], float] | None = None  # prices the recorder's measured tokens
 
     def __post_init__(self) -> None:
         self.compiled = compile_patterns(self.patterns)
@@ -70,12 +74,20 @@ class RunAttempts:
     async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit) -> tuple[RunRecord, AbortSession | None]:
         part: AgentPart | None = None
         facts = None
+        token = None
+        if self.recorder is not None:
+            token = self.recorder.open_run(case.id, k, transcript_file(run_ctx, case.id, k))
+            run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token))
         try:
             part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
             facts = part.facts
+            summary = self._recorded(part, token)
             record = await judge_part(part, case, self.judge, emit)
             if not part.carried:
-                record.cause = attribute(record, facts, self.patterns, compiled=self.compiled)
+                if summary is not None:
+                    apply_recording(record, summary, self.price)
+                record.cause = (recorded_cause(record, summary) if summary is not None else None) or \
+                    attribute(record, facts, self.patterns, compiled=self.compiled)
             return record, None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else blank_record(run_ctx, case, k)
@@ -85,12 +97,28 @@ class RunAttempts:
         except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
             record = part.record if part is not None else blank_record(run_ctx, case, k)
             record.status = RunStatus.ERROR
-            name = f"{case.id}-{k}" + ("" if run_ctx is self.ctx else f"-{Path(run_ctx.session_dir).name}")
+            name = f"{case.id}-{k}" + ("" if run_ctx.session_dir == self.ctx.session_dir
+                                       else f"-{Path(run_ctx.session_dir).name}")
             record.reason = f"scarbook could not finish this run: {one_line(exc)} " \
                             f"(traceback in {write_traceback(self.history_dir / f'{name}.traceback.txt')})"
             record.cause = attribute(record, facts, self.patterns, compiled=self.compiled,
                                      scarbook_error=record.reason)
             return record, None
+        finally:
+            if self.recorder is not None and token is not None:
+                self.recorder.close_run(token)  # (a no-op once _recorded closed it)
+
+    def _recorded(self, part: AgentPart, token: str | None) -> RunSummary | None:
+        """The run's recording, closed now the agent is done; a replay that diverged is not judged."""
+        if self.recorder is None or token is None:
+            return None
+        summary = self.recorder.close_run(token)
+        if summary.diverged and part.judge_inputs:
+            for inp in part.judge_inputs:
+                if part.record.checks[inp.index].detail == AWAITING_JUDGE:
+                    part.record.checks[inp.index].detail = "not run: the replay diverged"
+            part.judge_inputs = []
+        return summary
 
 
 def _still_running(put: Emit) -> Emit:

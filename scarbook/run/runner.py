@@ -30,6 +30,7 @@ from scarbook.history.store import now_iso
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc.leftovers import kill_leftovers, kill_stale, session_prefix
+from scarbook.record import Recorder
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
@@ -144,6 +145,9 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
     session = _SessionRun(ready, control or SessionControl(), executor)
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
                          stale_killed=stale)
+    recorder = session.attempts.recorder
+    if recorder is not None:
+        await recorder.start()  # 127.0.0.1, a random port: before the first run gets its base URLs
     driver = session.launch()
     try:
         while (event := await session.queue.get()) is not None:
@@ -155,6 +159,8 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
                 yield event
     finally:
         await session.stop_if_abandoned(driver)
+        if recorder is not None:
+            await recorder.stop()
         session.close()
     yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
 
@@ -206,6 +212,9 @@ class _SessionRun:
         self.attempts = RunAttempts(self.ctx, self.pool, ready.agent, judge, manifests, self.history.dir / sid,
                                     self.queue.put_nowait, all_patterns(project_patterns(cfg.cause_patterns)),
                                     ready.retry_infra)
+        if ready.record is not None:  # record: (or --record / --replay): one proxy for every run
+            self.attempts.recorder = Recorder(ready.record, ready.replay)
+            self.attempts.price = cfg.judge.price_usage
 
     # -- while it runs ---------------------------------------------------------------------------
     def launch(self) -> asyncio.Future:

@@ -26,6 +26,7 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case
 from scarbook.project import Project
+from scarbook.record import RecordSettings, ReplaySource, load_replay
 from scarbook.run.shards import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.judge_error import run_level
@@ -71,6 +72,7 @@ class SessionPlan:
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
     jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
+    record: RecordSettings | None = None  # eval --record / --replay; None: scarbook.yaml's record:
 
 
 @dataclass
@@ -83,6 +85,8 @@ class ReadySession:
     agent: Agent
     judge: Grader | None = None  # None: no judge checks, or judging skipped
     decide: DecideFn | None = None
+    record: RecordSettings | None = None  # the model-call recorder's settings; None: no recorder
+    replay: ReplaySource | None = None  # record.mode replay: the recorded calls, loaded before any run
 
     @property
     def partial(self) -> bool:
@@ -157,9 +161,24 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
                                   _judge_rates(project, plan) if judge is not None else None)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
+    record = plan.record if plan.record is not None else project.config.record
+    replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
-    return Preparation(ReadySession(project, plan, spec, agent, judge, decide), notes=notes)
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay), notes=notes)
+
+
+def _load_replay(project: Project, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:
+    """record.mode replay: the source session's recorded calls (a source with none is refused here)."""
+    if record is None or not record.replay or record.source is None:
+        return None
+    try:
+        info = project.history.resolve(record.source)
+        transcripts = {(r.case_id, r.k): r.transcript_path for r in project.history.runs(info.id, info=info)}
+        return load_replay(info.id, transcripts, record.fork_at)
+    except ScarbookError as exc:
+        errors.append(exc.message if exc.message.startswith("--replay") else f"--replay {record.source}: {exc.message}")
+        return None
 
 
 def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:

@@ -55,6 +55,7 @@ class RunContext:
     timeout_s: float | None = None  # --timeout: beats the case's own
     judge_max_bytes: int | None = None  # the judge's artifact cap; None: this session has no judge
     judge_skipped_why: str = "--skip-judge"  # said in the detail of skipped judge checks
+    record_env: dict[str, str] | None = None  # this run's recorder: base URLs with its token, dummy keys
 
     def timeout_for(self, case: Case) -> float:
         return self.timeout_s or case.timeout_s or self.default_timeout_s
@@ -80,6 +81,11 @@ class AgentPart:
     carried: bool = False  # a rejudge's run kept as its source ended (rule checks failed): its cause stands
 
 
+def transcript_file(ctx: RunContext, case_id: str, k: int) -> str:
+    """$SCARBOOK_TRANSCRIPT of run k: beside its workspace (the recorder appends to it too)."""
+    return f"{Path(ctx.session_dir) / case_id}/{k}.transcript.jsonl"
+
+
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                          manifests: dict[str, SeedManifest] | None = None, emit: Emit | None = None) -> AgentPart:
     """Prepare the workspace, run the agent, diff, run the rule checks, read the judge's artifacts."""
@@ -101,9 +107,10 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         part.facts = AgentFacts(stage="seed", error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part
-    transcript, usage_file = f"{log_dir}/{k}.transcript.jsonl", f"{log_dir}/{k}.usage.jsonl"
+    transcript, usage_file = transcript_file(ctx, case.id, k), f"{log_dir}/{k}.usage.jsonl"
     env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
-           "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": ctx.session_id}
+           "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": ctx.session_id,
+           **(ctx.record_env or {})}
     try:
         result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
     except OSError as exc:

@@ -1,0 +1,24 @@
+"""The model-call recorder: a local HTTP proxy between each run's agent and its model.
+
+    recorder = Recorder(settings, replay=None)      # one per session (record: in scarbook.yaml)
+    base = await recorder.start()                   # http://127.0.0.1:PORT
+    token = recorder.open_run(case_id, k, transcript_path)
+    env = recorder.env_for(token)                   # ANTHROPIC_BASE_URL, OPENAI_BASE_URL, dummy keys
+    ...                                              # the agent runs; every call is forwarded and recorded
+    summary = recorder.close_run(token)             # calls, usage, warnings, divergence, upstream failures
+    await recorder.stop()
+
+settings.py parses `record:`; apis.py knows the request and response shapes (Anthropic Messages,
+OpenAI Chat Completions and Responses, streamed or not); recording.py appends each call to the run's
+transcript (docs/transcript-format.md: `model_call` and the records derived from it); replay.py
+answers from a recorded session's calls; proxy.py is the aiohttp server.
+
+May use: fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
+"""
+
+from scarbook.record.proxy import Recorder
+from scarbook.record.recording import RunSummary
+from scarbook.record.replay import ReplaySource, load_replay
+from scarbook.record.settings import RecordSettings, parse_record
+
+__all__ = ["RecordSettings", "Recorder", "ReplaySource", "RunSummary", "load_replay", "parse_record"]

@@ -1,0 +1,252 @@
+"""The recorder's HTTP proxy: one aiohttp server per session on 127.0.0.1 (a random port).
+
+Each run's agent gets base URLs with a per-run token in the path (`/<token>/anthropic/…`,
+`/<token>/openai/…`) and a dummy key; the proxy swaps in the real credentials from scarbook's own
+environment, forwards to the upstream, and passes the response through chunk by chunk as it arrives
+(SSE too). When the response has ended, the call is appended to the run's transcript (recording.py).
+Under replay the answer comes from the recorded session instead (replay.py), until the fork.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from scarbook.record import apis
+from scarbook.record.recording import SECRET_HEADERS, Body, RunRecording, RunSummary, safe_headers
+from scarbook.record.replay import ReplaySource, difference, recorded_request, replay_body
+from scarbook.record.settings import RecordSettings
+
+DUMMY_KEY = "scarbook-recorder-no-real-key"  # what the agent gets: the proxy adds the real one
+HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
+                 "trailer", "proxy-connection", "accept-encoding"})
+MAX_REQUEST = 512 * 1024 * 1024
+UPSTREAM_FAILURE = (429, 529)  # and every 5xx: the model's side failed, not the agent
+
+
+class Recorder:
+    def __init__(self, settings: RecordSettings, replay: ReplaySource | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.settings, self.replay = settings, replay
+        self.env = os.environ if env is None else env
+        self.runs: dict[str, RunRecording] = {}
+        self.url = ""
+        self.upstream_calls = 0
+        self._runner: web.AppRunner | None = None
+        self._client: aiohttp.ClientSession | None = None
+
+    # -- the session's side ----------------------------------------------------------------------
+    async def start(self) -> str:
+        app = web.Application(client_max_size=MAX_REQUEST)
+        app.router.add_route("*", "/{token}/{vendor}/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = getattr(site, "_server", None)
+        port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else 0
+        self.url = f"http://127.0.0.1:{port}"
+        self._client = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30), auto_decompress=False,
+            connector=aiohttp.TCPConnector(limit=0), skip_auto_headers=("User-Agent",))
+        return self.url
+
+    async def stop(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def open_run(self, case_id: str, k: int, transcript: Path | str) -> str:
+        token = secrets.token_urlsafe(16)
+        self.runs[token] = RunRecording(case_id, k, Path(transcript), self.settings.max_body_bytes)
+        return token
+
+    def close_run(self, token: str) -> RunSummary:
+        run = self.runs.pop(token, None)
+        if run is None:
+            return RunSummary()
+        run.closed = True
+        return run.summary
+
+    def env_for(self, token: str) -> dict[str, str]:
+        base = f"{self.url}/{token}"
+        return {"ANTHROPIC_BASE_URL": f"{base}/anthropic", "OPENAI_BASE_URL": f"{base}/openai",
+                "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
+
+    # -- one call ------------------------------------------------------------------------------------
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        start = time.perf_counter()
+        run = self.runs.get(request.match_info["token"])
+        vendor, tail = request.match_info["vendor"], request.match_info["tail"]
+        if run is None or vendor not in ("anthropic", "openai"):
+            what = "this run has ended or the token is wrong" if run is None else f"no API {vendor!r} (anthropic, openai)"
+            return _error(404, "not_found_error", f"scarbook recorder: {what}")
+        data = await request.read()
+        api = apis.api_of(vendor, tail)
+        body = apis.parse_json(data) if data else None
+        norm = apis.normalized(request.method, api, tail, body if body is not None else data.decode("utf-8", "replace"))
+        n = run.next_call()
+        req: dict[str, Any] = {"method": request.method, "path": tail, "headers": safe_headers(request.headers)}
+        if body is not None and len(data) <= run.cap:
+            req["body"] = body
+        elif data:
+            req["raw"] = data[:run.cap].decode("utf-8", "replace")
+            if len(data) > run.cap:
+                req["truncated"], req["bytes"] = True, len(data)
+        call: dict[str, Any] = {"type": "model_call", "n": n, "api": api,
+                                "model": str(body.get("model") or "") if isinstance(body, dict) else "",
+                                "stream": bool(isinstance(body, dict) and body.get("stream")),
+                                "request": req, "digest": apis.digest(norm)}
+        if self.replay is not None:
+            answered = await self._replayed(request, run, call, norm, start)
+            if answered is not None:
+                return answered
+        return await self._forward(request, run, call, vendor, tail, data, body, start)
+
+    async def _replayed(self, request: web.Request, run: RunRecording, call: dict[str, Any], norm: str,
+                        start: float) -> web.StreamResponse | None:
+        """The recorded answer to call n, a divergence error, or None (past the fork: go live)."""
+        assert self.replay is not None
+        n, fork = call["n"], self.replay.fork_at
+        if fork is not None and n > fork and not run.summary.diverged:
+            return None
+        recorded = self.replay.calls_for(run.case_id, run.k)
+        why = ""
+        if run.summary.diverged:
+            why = run.summary.diverged
+        elif n > len(recorded):
+            why = f"replay diverged at call {n}: the recorded run made only {len(recorded)} model calls"
+        elif recorded[n - 1].get("digest") != call["digest"]:
+            why = f"replay diverged at call {n}: {difference(recorded_request(recorded[n - 1]), norm)}"
+        else:
+            answer = replay_body(recorded[n - 1])
+            if isinstance(answer, str):
+                why = f"replay cannot answer call {n}: {answer}"
+        if why:
+            run.summary.diverged = run.summary.diverged or why
+            call["error"] = why
+            call["response"] = {"status": 409}
+            call["latency_ms"] = _ms(start)
+            run.add(call, call["api"], None, None)
+            return _error(409, "invalid_request_error", f"scarbook: {why}")
+        status, ctype, payload = answer  # type: ignore[misc]
+        resp = web.StreamResponse(status=status, headers={"content-type": ctype})
+        await resp.prepare(request)
+        await resp.write(payload)
+        await resp.write_eof()
+        src = recorded[n - 1]
+        call.update(response=src["response"], replayed=True, latency_ms=_ms(start), first_byte_ms=_ms(start),
+                    usage=src.get("usage") or {})
+        run.summary.replayed += 1
+        self._record(run, call, src["response"])
+        return resp
+
+    async def _forward(self, request: web.Request, run: RunRecording, call: dict[str, Any], vendor: str, tail: str,
+                       data: bytes, body: Any, start: float) -> web.StreamResponse:
+        assert self._client is not None
+        upstream = self.settings.anthropic if vendor == "anthropic" else self.settings.openai
+        url = f"{upstream}/{tail}" + (f"?{request.query_string}" if request.query_string else "")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and k.lower() not in SECRET_HEADERS}
+        headers.update(self._credentials(vendor))
+        headers["accept-encoding"] = "identity"
+        kept = Body(run.cap)
+        first: float | None = None
+        resp: web.StreamResponse | None = None
+        run.summary.live += 1
+        self.upstream_calls += 1
+        try:
+            async with self._client.request(request.method, url, data=data, headers=headers) as up:
+                resp = web.StreamResponse(status=up.status, reason=up.reason)
+                for key, value in up.headers.items():
+                    if key.lower() not in HOP and key.lower() not in ("content-encoding",):
+                        resp.headers.add(key, value)
+                if up.headers.get("content-encoding"):
+                    resp.headers["content-encoding"] = up.headers["content-encoding"]
+                await resp.prepare(request)
+                async for chunk in up.content.iter_any():
+                    if first is None:
+                        first = time.perf_counter()
+                    kept.add(chunk)
+                    await resp.write(chunk)
+                await resp.write_eof()
+                response: dict[str, Any] = {"status": up.status, "headers": safe_headers(up.headers)}
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            what = f"{type(exc).__name__}: {exc}".strip()
+            if resp is None:  # nothing sent yet: the agent gets a gateway error, as from any proxy
+                why = f"the model API at {upstream} could not be reached ({what})"
+                run.summary.upstream_failure = run.summary.upstream_failure or f"recorder: call {call['n']}: {why}"
+                call.update(response={"status": 502}, error=why, latency_ms=_ms(start))
+                run.add(call, call["api"], body, None)
+                return _error(502, "api_error", f"scarbook recorder: {why}")
+            response = {"status": resp.status, "headers": {}}
+            call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
+        call.update(latency_ms=_ms(start), first_byte_ms=_ms(start, first) if first is not None else None)
+        status = response["status"]
+        if status >= 500 or status in UPSTREAM_FAILURE:
+            run.summary.upstream_failure = run.summary.upstream_failure or \
+                f"recorder: the model API answered call {call['n']} with HTTP {status}"
+        self._fill(response, kept, call, run)
+        self._record(run, call, response, body)
+        return resp
+
+    def _fill(self, response: dict[str, Any], kept: Body, call: dict[str, Any], run: RunRecording) -> None:
+        """The response as recorded: JSON `body`, SSE text `sse`, else `raw`; capped and marked."""
+        raw = kept.bytes()
+        ctype = str(response.get("headers", {}).get("content-type", ""))
+        if kept.truncated:
+            response.update(truncated=True, bytes=kept.size)
+            run.warn(f"recorder: call {call['n']}: response of {kept.size} bytes recorded only to "
+                     f"{run.cap} bytes (record.max_body_bytes); the agent got all of it")
+        if "text/event-stream" in ctype:
+            response["sse"] = raw.decode("utf-8", "replace")
+            return
+        parsed = None if kept.truncated else apis.parse_json(raw)
+        if parsed is not None:
+            response["body"] = parsed
+        else:
+            response["raw"] = raw.decode("utf-8", "replace")
+
+    def _record(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], body: Any = None) -> None:
+        api = call["api"]
+        if body is None:
+            body = call["request"].get("body")
+        reply = None
+        if not response.get("truncated"):
+            events = apis.sse_events(response["sse"]) if "sse" in response else None
+            reply = apis.fold(api, response.get("body"), events)
+        ok = 200 <= int(response.get("status") or 0) < 300
+        if reply is None and ok and api != "other" and not response.get("truncated") and "error" not in call:
+            call["warning"] = f"the response is not {api} JSON or a stream of it: passed through, recorded raw"
+            run.warn(f"recorder: call {call['n']}: {call['warning']}")
+        if reply is not None and "usage" not in call:
+            call["usage"] = reply.usage
+            if reply.model:
+                call["model"] = reply.model
+        call["response"] = response
+        run.add(call, api, body, reply)
+
+    def _credentials(self, vendor: str) -> dict[str, str]:
+        if vendor == "anthropic":
+            if self.env.get("ANTHROPIC_API_KEY"):
+                return {"x-api-key": self.env["ANTHROPIC_API_KEY"]}
+            if self.env.get("ANTHROPIC_AUTH_TOKEN"):
+                return {"authorization": f"Bearer {self.env['ANTHROPIC_AUTH_TOKEN']}"}
+            return {}
+        return {"authorization": f"Bearer {self.env['OPENAI_API_KEY']}"} if self.env.get("OPENAI_API_KEY") else {}
+
+
+def _ms(start: float, end: float | None = None) -> float:
+    return round(((time.perf_counter() if end is None else end) - start) * 1000, 3)
+
+
+def _error(status: int, kind: str, message: str) -> web.Response:
+    return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)

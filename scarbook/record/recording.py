@@ -1,0 +1,143 @@
+"""One run's recording: each model call appended to the run's transcript as it finishes, and what
+the runner needs afterwards (calls, tokens, warnings, an upstream failure, a replay divergence).
+
+The transcript is the file the agent may append to too ($SCARBOOK_TRANSCRIPT): it is opened here
+without following a link the agent may have planted, appended to with one write per call (so lines
+never interleave with the agent's), and created when the agent wrote nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.fs import safefs
+from scarbook.record import apis
+
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie", "set-cookie", "proxy-authorization",
+                            "openai-organization", "openai-project", "anthropic-admin-key"})
+MAX_WARNINGS = 3
+
+
+def safe_headers(headers: Any) -> dict[str, str]:
+    """The headers worth keeping, credentials never among them."""
+    return {k.lower(): v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
+
+
+@dataclass
+class RunSummary:
+    """What a run's calls came to: the runner turns it into the run's usage, notes and status."""
+
+    calls: int = 0
+    replayed: int = 0
+    live: int = 0
+    usage: dict[str, int] = field(default_factory=dict)  # the live calls' tokens (replayed ones are free)
+    models: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> its tokens (for pricing)
+    warnings: list[str] = field(default_factory=list)
+    upstream_failure: str = ""  # the first call the model's side failed (down, 5xx, 429): the run's cause is infra
+    diverged: str = ""  # "replay diverged at call i: …"
+    write_error: str = ""  # the transcript could not be written
+
+
+@dataclass
+class Body:
+    """A request or response body as kept: capped at `cap` bytes, its whole size counted."""
+
+    cap: int
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    kept: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        room = self.cap - self.kept
+        if room > 0:
+            part = chunk[:room]
+            self.chunks.append(part)
+            self.kept += len(part)
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > self.kept
+
+    def bytes(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+class RunRecording:
+    """The calls of one run (case, k), in order."""
+
+    def __init__(self, case_id: str, k: int, transcript: Path, cap: int) -> None:
+        self.case_id, self.k, self.transcript, self.cap = case_id, k, Path(transcript), cap
+        self.summary = RunSummary()
+        self.results_seen: set[str] = set()
+        self.calls_seen: set[str] = set()
+        self.closed = False
+
+    def next_call(self) -> int:
+        self.summary.calls += 1
+        return self.summary.calls
+
+    def warn(self, text: str) -> None:
+        w = self.summary.warnings
+        if len(w) < MAX_WARNINGS:
+            w.append(text)
+        elif len(w) == MAX_WARNINGS:
+            w.append("recorder: more warnings not shown")
+
+    def add(self, call: dict[str, Any], api: str, req_body: Any, reply: apis.Reply | None) -> None:
+        """Append the call and the records derived from it (docs/transcript-format.md)."""
+        n = call["n"]
+        lines = [call]
+        if n == 1:
+            task = apis.first_user_text(api, req_body)
+            if task:
+                lines.append({"type": "task", "call": n, "text": task})
+        for cid, output, is_error in apis.tool_results(api, req_body):
+            if cid in self.calls_seen and cid not in self.results_seen:
+                self.results_seen.add(cid)
+                lines.append({"type": "tool_result", "call": n, "id": cid, "output": output, "is_error": is_error})
+        if reply is not None:
+            for text in reply.texts:
+                lines.append({"type": "assistant", "call": n, "text": text})
+            for cid, name, inp in reply.tool_calls:
+                self.calls_seen.add(cid)
+                lines.append({"type": "tool_call", "call": n, "id": cid, "name": name, "input": inp})
+            if reply.usage:
+                model = reply.model or call.get("model") or ""
+                lines.append({"type": "usage", "call": n, "model": model, **reply.usage})
+                if not call.get("replayed"):  # a replayed call cost nothing this time
+                    self._count(model, reply.usage)
+        self._append("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8"))
+
+    def _count(self, model: str, usage: dict[str, int]) -> None:
+        for target in (self.summary.usage, self.summary.models.setdefault(model, {})):
+            for key, value in usage.items():
+                target[key] = target.get(key, 0) + value
+
+    def _append(self, data: bytes) -> None:
+        folder, name = os.path.split(self.transcript)
+        try:
+            fd = safefs.open_dir(folder, create=True)
+            try:
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                out = os.open(name, flags, 0o644, dir_fd=fd)
+            finally:
+                os.close(fd)
+            try:
+                if not _is_regular(out):
+                    raise OSError(f"{self.transcript} is not a regular file")
+                os.write(out, data)
+            finally:
+                os.close(out)
+        except (OSError, safefs.Refused) as exc:
+            if not self.summary.write_error:
+                self.summary.write_error = f"recorder: could not append to {self.transcript}: {exc}"
+
+
+def _is_regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)

@@ -1,0 +1,99 @@
+"""Replay: answer each run's model calls from a recorded session's, in order, offline and free.
+
+Run (case, k) of the new session replays run (case, k) of the recorded one. Call i must be the
+request recorded as call i (the same digest of the normalized request, apis.normalized); else the
+run is an error "replay diverged at call i" with the two requests' difference — never a live call.
+With fork_at K the first K calls are replayed and the rest go to the model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
+from scarbook.record import apis
+
+MAX_TRANSCRIPT = 2_000_000_000  # bytes of a recorded transcript read at most
+DIFF_LINES = 12
+
+
+@dataclass
+class ReplaySource:
+    session_id: str
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)  # (case, k) -> model_call records
+    fork_at: int | None = None
+
+    def calls_for(self, case_id: str, k: int) -> list[dict[str, Any]]:
+        return self.runs.get((case_id, k), [])
+
+    @property
+    def total(self) -> int:
+        return sum(map(len, self.runs.values()))
+
+
+def read_calls(path: Path | str) -> list[dict[str, Any]]:
+    """The `model_call` records of a transcript, in order (a line that does not parse is skipped)."""
+    folder, name = os.path.split(os.fspath(path))
+    try:
+        data, _ = safefs.read_file(folder, name, MAX_TRANSCRIPT)
+    except (safefs.Refused, OSError):
+        return []
+    calls = []
+    for line in data.splitlines():
+        if b'"model_call"' not in line:
+            continue
+        r = apis.parse_json(line)
+        if isinstance(r, dict) and r.get("type") == "model_call" and isinstance(r.get("request"), dict) \
+                and isinstance(r.get("response"), dict):
+            calls.append(r)
+    return calls
+
+
+def load_replay(session_id: str, transcripts: dict[tuple[str, int], str | None], fork_at: int | None) -> ReplaySource:
+    """The recorded calls of each run of `session_id` (its runs' transcripts); refused when it has none."""
+    source = ReplaySource(session_id, fork_at=fork_at)
+    for key, path in transcripts.items():
+        if path:
+            calls = read_calls(path)
+            if calls:
+                source.runs[key] = calls
+    if not source.runs:
+        raise ScarbookError(f"--replay {session_id}: that session has no recorded model calls (its runs' transcripts "
+                            "hold no model_call records) — replay a session that ran with record: (or eval --record)")
+    return source
+
+
+def recorded_request(call: dict[str, Any]) -> str:
+    req = call["request"]
+    body = req.get("body") if "body" in req else req.get("raw")
+    return apis.normalized(str(req.get("method", "POST")), str(call.get("api", "other")), str(req.get("path", "")), body)
+
+
+def difference(recorded: str, now: str) -> str:
+    """The lines of the two normalized requests that differ (recorded `-`, now `+`), a few at most."""
+    lines = [line for line in difflib.unified_diff(recorded.splitlines(), now.splitlines(), lineterm="", n=0)
+             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    shown = [(line[:200] + "…") if len(line) > 200 else line for line in lines[:DIFF_LINES]]
+    more = f" (+{len(lines) - DIFF_LINES} more lines)" if len(lines) > DIFF_LINES else ""
+    return "; ".join(" ".join(s.split()) for s in shown) + more
+
+
+def replay_body(call: dict[str, Any]) -> tuple[int, str, bytes] | str:
+    """(status, content type, body bytes) of a recorded response, or why it cannot be replayed."""
+    resp = call["response"]
+    if resp.get("truncated"):
+        return (f"its recorded response was cut at the recording cap ({resp.get('bytes')} bytes; "
+                "raise record.max_body_bytes and record again)")
+    headers = resp.get("headers") if isinstance(resp.get("headers"), dict) else {}
+    status = int(resp.get("status") or 200)
+    if "sse" in resp:
+        return status, headers.get("content-type", "text/event-stream"), str(resp["sse"]).encode("utf-8")
+    if "body" in resp:
+        return status, headers.get("content-type", "application/json"), json.dumps(resp["body"]).encode("utf-8")
+    return status, headers.get("content-type", "application/octet-stream"), str(resp.get("raw", "")).encode("utf-8")

@@ -1,0 +1,51 @@
+"""What the model-call recorder saw of one run, put on its record: the measured tokens and dollars,
+its warnings, a replay divergence (the run is an error) and a failure on the model's side (the
+run's cause is infra). The recorder itself is scarbook.record; the runner starts it per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scarbook.models import RunRecord, RunStatus, Usage
+from scarbook.record import RunSummary
+from scarbook.run.causes import MAX_EVIDENCE
+
+NO_CALLS = ("no model calls recorded: the agent did not use ANTHROPIC_BASE_URL or OPENAI_BASE_URL "
+            "(record: is on; an agent with its own endpoint setting must read them)")
+
+
+def measured_usage(summary: RunSummary, price: Callable[[str, Usage], float] | None) -> Usage:
+    total = Usage()
+    for model, counts in summary.models.items():
+        u = Usage(input_tokens=counts.get("input_tokens", 0), output_tokens=counts.get("output_tokens", 0),
+                  cache_read_tokens=counts.get("cache_read_tokens", 0),
+                  cache_write_tokens=counts.get("cache_write_tokens", 0))
+        u.cost_usd = price(model, u) if price is not None else 0.0
+        total.add(u)
+    return total
+
+
+def apply_recording(record: RunRecord, summary: RunSummary, price: Callable[[str, Usage], float] | None) -> None:
+    """Before attribution: usage, notes, and the replay's verdict on the run."""
+    if summary.calls == 0:
+        record.notes.append(NO_CALLS)
+    record.notes.extend(summary.warnings)
+    if summary.write_error:
+        record.notes.append(summary.write_error)
+    if summary.models:  # measured by scarbook: beats what the agent reported about the same calls
+        record.agent_usage = measured_usage(summary, price)
+    if summary.diverged:
+        record.status, record.reason = RunStatus.ERROR, summary.diverged
+
+
+def recorded_cause(record: RunRecord, summary: RunSummary) -> dict[str, str] | None:
+    """The cause the recorder knows better than the logs: a divergence (the agent changed) or the
+    model's side failing (infra), for a run that did not pass; None to keep the attributed one."""
+    if record.status == RunStatus.PASS:
+        return None
+    if summary.diverged:
+        return {"kind": "agent", "rule": "replay-diverged", "evidence": summary.diverged[:MAX_EVIDENCE]}
+    if summary.upstream_failure:
+        return {"kind": "infra", "rule": "model-api", "evidence": summary.upstream_failure[:MAX_EVIDENCE]}
+    return None
