@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "scarbook"
-WINGS = ("fs", "proc", "transcripts", "checks", "agents", "judge", "stats", "history", "cases", "run", "views",
+WINGS = ("fs", "proc", "transcripts", "checks", "agents", "judge", "record", "stats", "history", "cases", "run", "views",
          "reports", "cli", "tui")
 
 

@@ -28,10 +28,6 @@ checks:
 """
 
 
-def write_call(content: str = "hello", cid: str = "toolu_1"):
-    return tool_reply(tool_input={"path": "out.txt", "content": content}, usage={"input_tokens": 1000, "output_tokens": 100})
-
-
 def scripted(server, calls: int = 1) -> None:
     """Each run: a write_file tool call, then a final text."""
     for _ in range(calls):
@@ -39,6 +35,20 @@ def scripted(server, calls: int = 1) -> None:
                        usage={"input_tokens": 1000, "output_tokens": 100})
         r.body["content"][0]["name"] = "write_file"
         server.push(r, text_reply("done", usage={"input_tokens": 1200, "output_tokens": 10}))
+
+
+def use_agent(project, script: str, extra: str = "") -> None:
+    """Point the project's command agent at another script (same record: section)."""
+    path = project.root / "scarbook.yaml"
+    text = path.read_text().replace("sdk_agent.py", script)
+    path.write_text(text + extra)
+
+
+def openai_calls(server, calls: int = 1, content: str = "hello") -> None:
+    """Each run (OpenAI Chat Completions): a write_file tool call, then a final text."""
+    for _ in range(calls):
+        server.push(chat_reply(tool_calls=[("call_1", "write_file", {"path": "out.txt", "content": content})]),
+                    chat_reply("done", usage={"prompt_tokens": 80, "completion_tokens": 5, "total_tokens": 85}))
 
 
 @pytest.fixture
@@ -103,3 +113,102 @@ def test_sdk_agent_calls_are_recorded_with_usage_and_dollars_and_no_key(rec_proj
                         "input": {"path": "out.txt", "content": "hello"}}
     assert lines[5]["output"] == "wrote 5 bytes to out.txt" and second["n"] == 2
     assert lines[6]["text"] == "done"
+
+
+@pytest.mark.parametrize("stream", ["", "1"], ids=["json", "sse"])
+def test_raw_http_openai_agent_is_recorded(rec_project, judge_server, monkeypatch, stream):
+    monkeypatch.setenv("AGENT_STREAM", stream)
+    use_agent(rec_project, "http_openai_agent.py")
+    openai_calls(judge_server)
+    result, report = eval_json(rec_project)
+    assert result.exit_code == 0, result.output + result.stderr
+    (run,) = report["runs"]
+    assert [r["path"] for r in judge_server.requests] == ["/v1/chat/completions"] * 2
+    assert [r["headers"]["authorization"] for r in judge_server.requests] == [f"Bearer {SECRET}"] * 2
+    assert run["agent_usage"]["input_tokens"] == 130 and run["agent_usage"]["output_tokens"] == 15
+    assert run["agent_usage"]["cost_usd"] == pytest.approx((130 * 1 + 15 * 2) / 1_000_000)
+    lines = transcript_lines(rec_project, report)
+    assert [r["type"] for r in lines] == ["model_call", "task", "tool_call", "usage",
+                                          "model_call", "tool_result", "assistant", "usage"]
+    assert lines[0]["api"] == "openai.chat" and lines[0]["stream"] == bool(stream)
+    assert lines[2]["input"] == {"path": "out.txt", "content": "hello"} and lines[5]["id"] == "call_1"
+    assert SECRET not in Path(run["transcript_path"]).read_text()
+
+
+def recorded_session(project, server, runs: int = 2) -> tuple[str, dict]:
+    use_agent(project, "http_openai_agent.py")
+    openai_calls(server, runs)
+    result, report = eval_json(project, "-n", str(runs))
+    assert result.exit_code == 0, result.output + result.stderr
+    assert len(server.requests) == 2 * runs
+    return report["session"]["id"], report
+
+
+def test_replay_gives_the_same_verdicts_with_no_upstream_call(rec_project, judge_server):
+    sid, first = recorded_session(rec_project, judge_server)
+    result, again = eval_json(rec_project, "-n", "2", "--replay", sid)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert len(judge_server.requests) == 4  # the server's log: not one call more
+    assert [(r["k"], r["status"], [c["status"] for c in r["checks"]]) for r in again["runs"]] == \
+        [(r["k"], r["status"], [c["status"] for c in r["checks"]]) for r in first["runs"]]
+    assert all(r["agent_usage"]["cost_usd"] == 0 for r in again["runs"])  # offline and free
+    calls = [r for r in transcript_lines(rec_project, {"runs": again["runs"][:1]}) if r["type"] == "model_call"]
+    assert [(c["n"], c.get("replayed")) for c in calls] == [(1, True), (2, True)]
+
+
+def test_fork_at_k_replays_k_calls_then_goes_live(rec_project, judge_server):
+    sid, _ = recorded_session(rec_project, judge_server)
+    judge_server.push(chat_reply("live answer"), chat_reply("live answer"))
+    result, forked = eval_json(rec_project, "-n", "2", "--replay", sid, "--fork-at", "1")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert len(judge_server.requests) == 4 + 2  # exactly the calls after K=1, one per run
+    assert [len(r["body"]["messages"]) for r in judge_server.requests[4:]] == [3, 3]  # call 2's request, live
+    assert [r["output_excerpt"].strip() for r in forked["runs"]] == ["live answer", "live answer"]
+    calls = [r for r in transcript_lines(rec_project, {"runs": forked["runs"][:1]}) if r["type"] == "model_call"]
+    assert [(c["n"], c.get("replayed", False)) for c in calls] == [(1, True), (2, False)]
+
+
+def test_a_request_that_differs_is_a_run_error_with_the_difference(rec_project, judge_server):
+    sid, _ = recorded_session(rec_project, judge_server, runs=1)
+    rec_project.case("write-hello", CASE.replace("write hello to out.txt", "write hi to out.txt"))
+    result, report = eval_json(rec_project, "--replay", sid)
+    (run,) = report["runs"]
+    assert run["status"] == "error"
+    assert run["reason"] == ('replay diverged at call 1 (recorded -, now +): - "content": "write hello to out.txt",; '
+                             '+ "content": "write hi to out.txt",')
+    assert run["cause"]["rule"] == "replay-diverged"
+    assert len(judge_server.requests) == 2  # never a silent live call
+
+
+def quiet_agent(project, record: str = "") -> None:
+    """A command agent that calls no model at all (it ignores the base URLs)."""
+    project.config(textwrap.dedent(f"""\
+        agent:
+          type: command
+          argv: [{json.dumps(sys.executable)}, -c, "print('no model here')"]
+        runs: 1
+        timeout_s: 30
+        """) + record)
+
+
+def test_replay_of_a_session_without_recordings_is_refused_before_any_run(project):
+    project.case("write-hello", CASE)
+    quiet_agent(project)
+    result, report = eval_json(project)
+    sid = report["session"]["id"]
+    sessions = sorted(p.name for p in (project.load().history.dir).iterdir())
+    result = project.cli("eval", "-q", "--replay", sid)
+    assert result.exit_code == 2
+    assert result.stderr == (f"scarbook: --replay {sid}: that session has no recorded model calls (its runs' "
+                             "transcripts hold no model_call records) — replay a session that ran with record: "
+                             "(or eval --record)\n")
+    assert sorted(p.name for p in (project.load().history.dir).iterdir()) == sessions  # no run
+
+
+def test_an_agent_that_ignores_the_base_url_is_told(project):
+    project.case("write-hello", CASE)
+    quiet_agent(project, "record: true\n")
+    result, report = eval_json(project)
+    (run,) = report["runs"]
+    assert run["notes"] == ["no model calls recorded: the agent did not use ANTHROPIC_BASE_URL or OPENAI_BASE_URL "
+                            "(record: is on; an agent with its own endpoint setting must read them)"]

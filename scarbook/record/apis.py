@@ -146,6 +146,10 @@ def _anthropic_stream(events: list[Any]) -> Reply | None:
         if not isinstance(e, dict):
             continue
         kind, i = e.get("type"), e.get("index")
+        if kind == "message_delta" and isinstance(e.get("usage"), dict):
+            usage.update({k: v for k, v in e["usage"].items() if v is not None})
+        if not isinstance(i, int):
+            continue
         if kind == "content_block_start" and isinstance(e.get("content_block"), dict):
             blocks[i] = dict(e["content_block"])
         elif kind == "content_block_delta" and i in blocks and isinstance(e.get("delta"), dict):
@@ -154,11 +158,9 @@ def _anthropic_stream(events: list[Any]) -> Reply | None:
                 blocks[i]["text"] = blocks[i].get("text", "") + str(d.get("text", ""))
             elif d.get("type") == "input_json_delta":
                 partial[i] = partial.get(i, "") + str(d.get("partial_json", ""))
-        elif kind == "message_delta" and isinstance(e.get("usage"), dict):
-            usage.update({k: v for k, v in e["usage"].items() if v is not None})
     for i, text in partial.items():
         blocks[i]["input"] = _args(text)
-    message["content"] = [blocks[i] for i in sorted(blocks, key=lambda x: (x is None, x))]
+    message["content"] = [blocks[i] for i in sorted(blocks)]
     message["usage"] = usage
     message.setdefault("type", "message")
     return _anthropic(message)
@@ -232,9 +234,9 @@ def first_user_text(api: str, body: Any) -> str:
         items = body.get("input")
         if isinstance(items, str):
             return items
-        messages = items if isinstance(items, list) else []
+        messages: list[Any] = items if isinstance(items, list) else []
     else:
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        messages = body["messages"] if isinstance(body.get("messages"), list) else []
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "user":
             return _text_of(m.get("content"))
@@ -256,12 +258,12 @@ def tool_results(api: str, body: Any) -> list[tuple[str, str, bool]]:
         return []
     found: list[tuple[str, str, bool]] = []
     if api == "openai.responses":
-        for item in body.get("input") if isinstance(body.get("input"), list) else []:
+        for item in body["input"] if isinstance(body.get("input"), list) else []:
             if isinstance(item, dict) and item.get("type") == "function_call_output":
                 found.append((str(item.get("call_id", "")), _text_of(item.get("output")) or str(item.get("output", "")),
                               False))
         return found
-    for m in body.get("messages") if isinstance(body.get("messages"), list) else []:
+    for m in body["messages"] if isinstance(body.get("messages"), list) else []:
         if not isinstance(m, dict):
             continue
         if api == "openai.chat" and m.get("role") == "tool":

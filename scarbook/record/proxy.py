@@ -9,7 +9,6 @@ Under replay the answer comes from the recorded session instead (replay.py), unt
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import time
@@ -121,24 +120,27 @@ class Recorder:
             return None
         recorded = self.replay.calls_for(run.case_id, run.k)
         why = ""
+        answer: tuple[int, str, bytes] | str = ""
         if run.summary.diverged:
             why = run.summary.diverged
         elif n > len(recorded):
             why = f"replay diverged at call {n}: the recorded run made only {len(recorded)} model calls"
         elif recorded[n - 1].get("digest") != call["digest"]:
-            why = f"replay diverged at call {n}: {difference(recorded_request(recorded[n - 1]), norm)}"
+            why = (f"replay diverged at call {n} (recorded -, now +): "
+                   f"{difference(recorded_request(recorded[n - 1]), norm)}")
         else:
             answer = replay_body(recorded[n - 1])
             if isinstance(answer, str):
                 why = f"replay cannot answer call {n}: {answer}"
-        if why:
+        if why or isinstance(answer, str):
+            why = why or "replay has no answer"
             run.summary.diverged = run.summary.diverged or why
             call["error"] = why
             call["response"] = {"status": 409}
             call["latency_ms"] = _ms(start)
             run.add(call, call["api"], None, None)
             return _error(409, "invalid_request_error", f"scarbook: {why}")
-        status, ctype, payload = answer  # type: ignore[misc]
+        status, ctype, payload = answer
         resp = web.StreamResponse(status=status, headers={"content-type": ctype})
         await resp.prepare(request)
         await resp.write(payload)
@@ -179,7 +181,7 @@ class Recorder:
                     await resp.write(chunk)
                 await resp.write_eof()
                 response: dict[str, Any] = {"status": up.status, "headers": safe_headers(up.headers)}
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             what = f"{type(exc).__name__}: {exc}".strip()
             if resp is None:  # nothing sent yet: the agent gets a gateway error, as from any proxy
                 why = f"the model API at {upstream} could not be reached ({what})"
