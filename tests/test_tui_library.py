@@ -193,3 +193,30 @@ async def test_a_damaged_history_file_is_said_in_the_library_once(project_root):
         await wait_until(pilot, lambda: lib.loaded, what="the reload")
         await pilot.pause(0.2)
         assert len([n for n in app._notifications if n.title == "history"]) == 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_the_line_under_the_table_has_the_highlighted_cases_figures_at_any_width(project_root, size):
+    # issue 26.14: the README promises the line under the table always has the highlighted case's figures;
+    # at 80 columns the rate, interval and runs columns are dropped, and it showed only the task
+    from datetime import datetime
+
+    from scarbook.project import Project
+
+    fp = Project.discover(project_root).config.fingerprint()
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    record_session(project_root, "20261101-100000-000aa", now, fp,
+                   {"write-one-line": ["pass"] * 7 + ["fail", "error", "pass"]})
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        detail = lib.query_one("#detail")
+        lines = plain(detail).splitlines()
+        assert lines[0].startswith("write-one-line: 89% (8/9), 95% CI 57–98%, threshold 80% · ")
+        assert "threshold 80% · 1 error · 10 runs · last run " in lines[0]
+        assert lines[1].startswith("task: ")
+        # nothing of the figures is cut: the line fits the widget's width or wraps inside its height
+        assert detail.content_region.height >= sum(-(-len(ln) // detail.content_region.width) for ln in lines[:2])
+        await move_library_cursor(pilot, "fix-json-config")
+        assert plain(detail).splitlines()[0] == "fix-json-config: never run"

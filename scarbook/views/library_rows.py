@@ -20,7 +20,7 @@ from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
-from scarbook.text import plural
+from scarbook.text import pct, pct_beside, plural
 
 if TYPE_CHECKING:
     from scarbook.stats.trends import CaseTrend
@@ -223,3 +223,27 @@ def corrected_line(stats: CaseStats | None) -> str:
     return (f"≈ {100 * c.rate:.0f}% corrected for the judge's error (95% CI {100 * c.lo:.0f}–{100 * c.hi:.0f}%; "
             f"raw {100 * stats.rate:.0f}%)"
             + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))
+
+
+def figures_line(row: LibraryRow) -> str:
+    """The highlighted case's figures, whole, whatever columns the table had room for: the first line
+    under the library table. "80% (8/10), 95% CI 49–94%, threshold 80% · 1 error · 11 runs · last run
+    2026-11-14 09:30" (": above" after the threshold once a gate has decided the case); a case never
+    run, or run without a verdict, says so instead of a rate."""
+    s = row.stats
+    if s is None or not row.runs:
+        return f"{row.key}: never run"
+    if s.rate is None:
+        head = f"{row.key}: no verdict ({plural(s.judged, 'judged run')})"
+    else:
+        head = (f"{row.key}: {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}), 95% CI {pct(s.lo, unit='')}–{pct(s.hi)}, "
+                f"threshold {pct(s.threshold)}" + (f": {s.decision}" if s.decision else ""))
+    parts = [head, plural(s.errors, "error")]
+    if s.unjudged:
+        parts.append(f"{s.unjudged} unjudged")
+    if row.infra_note:
+        parts.append(row.infra_note)
+    parts.append(plural(len(row.runs), "run"))
+    if row.last_run:
+        parts.append(f"last run {row.last_run}")
+    return " · ".join(parts)

@@ -37,6 +37,7 @@ from scarbook.views.library_rows import (
     correct_rows,
     corrected_line,
     damage_line,
+    figures_line,
     judge_calibration_line,
 )
 
@@ -268,7 +269,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
             detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
         assert row.case is not None  # a row is a case or a problem, and the problem was shown above
-        lines = [f"{row.key}: {row.case.task}"]
+        lines = [figures_line(row), f"task: {row.case.task}"]
         if row.trend is not None and row.trend.regressed_since is not None:
             lines.append(regressed_line(row.trend, row.trend.regressed_since))
         if row.marks:
@@ -285,9 +286,6 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         if corrected_line(row.stats):
             lines.append(corrected_line(row.stats))
         invalid = sum(1 for r in self.rows if r.problem)
-        s = row.stats
-        if "rate" not in self.columns and s is not None and s.rate is not None:
-            lines.append(f"rate {100 * s.rate:.0f}% ({s.passes}/{s.judged})")
         direction = "descending" if self.sort_reverse else "ascending"
         lines.append(f"{plural(len(self.shown), 'case')} of {len(self.rows)} shown"
                      + (f", {invalid} invalid" if invalid else "")
