@@ -30,14 +30,14 @@ from scarbook.project import Project
 from scarbook.record import RecordSettings
 from scarbook.reports.table import build_report, format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
-from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
 from scarbook.run.shards import Shard
-from scarbook.text import clean_text, plural
+from scarbook.text import clean_text, cut_chars, plural
 from scarbook.views.compare import compare_with_baseline
 
 
@@ -129,7 +129,7 @@ class Progress:
 
     def note(self, text: str) -> None:
         if self.bar is not None:
-            self.bar.console.print(text)
+            self.bar.console.print(text, markup=False, highlight=False)  # run text is never markup
         elif not self.quiet:
             click.echo(text, err=True)
 
@@ -170,6 +170,8 @@ async def _drive(ready: ReadySession, progress: Progress, executor=None) -> Sess
             progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
         elif isinstance(ev, BatchProgress):
             progress.note(batch_progress_line(ev))
+        elif isinstance(ev, RunRetried):
+            progress.note(retry_note(ev))
         elif isinstance(ev, SessionStarted):
             progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
             if ev.stale_killed:
@@ -201,6 +203,14 @@ def batch_progress_line(ev: BatchProgress) -> str:
     return (f"judge batch {ev.batch_id}: {ev.done}/{plural(ev.submitted, 'request')} done"
             + ("" if ev.status == "ended" else f" ({ev.status.replace('_', ' ')}; Ctrl-C leaves it to "
                                                  f"`scarbook resume {ev.session_id}`)"))
+
+
+def retry_note(ev: RunRetried) -> str:
+    """The progress line of a run retried after an infra error (the evidence is the agent's text)."""
+    rule = ev.cause.get("rule") or "infra"
+    evidence = clean_text(str(ev.cause.get("evidence") or ""), one_line=True)
+    return (f"{ev.case_id} #{ev.k}: infra error ({rule}{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
+            f"retrying, attempt {ev.attempt} of {ev.of}")
 
 
 def judge_cache_notes(runs) -> list[str]:

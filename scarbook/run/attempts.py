@@ -23,7 +23,7 @@ from scarbook.judge.grader import Grader
 from scarbook.models import Case, RunRecord, RunStatus, Usage
 from scarbook.record import Recorder, RunSummary
 from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
-from scarbook.run.events import Event, RunStarted
+from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, recorded_cause
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
@@ -64,6 +64,9 @@ class RunAttempts:
             if abort is not None or not is_infra(record) or retried >= self.retry_infra or cancelled():
                 break
             attempts.append(attempt_entry(record, len(attempts) + 1))
+            # said as it happens (the live screen, the CLI's progress), not only in the final record
+            self.emit(RunRetried(self.ctx.session_id, case.id, k, len(attempts) + 1,
+                                 self.retry_infra - record.infra_retries + 1, dict(record.cause or {})))
             spent += max(record.agent_usage.cost_usd, 0.0) + max(record.judge_usage.cost_usd, 0.0)
             run_ctx = replace(self.ctx, session_dir=str(Path(self.ctx.session_dir) / f"attempt-{len(attempts) + 1}"))
             emit = _still_running(self.emit)

@@ -36,6 +36,20 @@ class RunFinished:
 
 
 @dataclass
+class RunRetried:
+    """A run the machine failed (cause infra) starts again (`--retry-infra`): its attempt number
+    `attempt` of at most `of`, and the cause of the attempt before it. Its RunStarted is not sent
+    again (the run was counted as started); its RunFinished comes once, after its last attempt."""
+
+    session_id: str
+    case_id: str
+    k: int
+    attempt: int
+    of: int
+    cause: dict
+
+
+@dataclass
 class CaseDecided:
     """Adaptive N (`--runs auto`): the evidence has decided this case; no more runs of it start."""
 
@@ -62,4 +76,5 @@ class SessionFinished:
     runs: list[RunRecord] = field(default_factory=list)
 
 
-Event = SessionStarted | RunStarted | CheckDone | RunFinished | CaseDecided | BatchProgress | SessionFinished
+Event = (SessionStarted | RunStarted | CheckDone | RunRetried | RunFinished | CaseDecided | BatchProgress
+         | SessionFinished)

@@ -14,10 +14,20 @@ from typing import Any
 from scarbook.config import GATE_KEYS, Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
-from scarbook.run.events import CaseDecided, CheckDone, Event, RunFinished, RunStarted, SessionFinished, SessionStarted
+from scarbook.run.events import (
+    CaseDecided,
+    CheckDone,
+    Event,
+    RunFinished,
+    RunRetried,
+    RunStarted,
+    SessionFinished,
+    SessionStarted,
+)
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+from scarbook.text import plural
 
 
 @dataclass
@@ -43,6 +53,11 @@ class LiveSession:
     version: int = 0  # bumped on every change, so the refresh timer can skip idle ticks
     nodes: set[str] = field(default_factory=set)  # Ray nodes the finished runs ran on (cluster executor)
     infra_retried: int = 0  # runs submitted again after a lost Ray worker or node
+    # --retry-infra, as it happens (RunRetried): retries started per case, the runs retried, those
+    # whose retry is running now
+    retries: dict[str, int] = field(default_factory=dict)
+    retried_runs: set[tuple[str, int]] = field(default_factory=set)
+    retrying: set[tuple[str, int]] = field(default_factory=set)
     calibration: Calibration | None = None  # the judge's measured error, read as the session starts
     _corrected: dict[str, tuple[int, Any]] = field(default_factory=dict)  # case id -> (runs seen, Corrected)
 
@@ -69,6 +84,11 @@ class LiveSession:
             if r.node:
                 self.nodes.add(r.node.get("id", ""))
             self.infra_retried += bool(r.infra_retries)
+            self.retrying.discard((r.case_id, r.k))
+        elif isinstance(ev, RunRetried):
+            self.retries[ev.case_id] = self.retries.get(ev.case_id, 0) + 1
+            self.retried_runs.add((ev.case_id, ev.k))
+            self.retrying.add((ev.case_id, ev.k))
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
             self.gate = self.gate_decisions(ev.session)
@@ -84,6 +104,7 @@ class LiveSession:
         self.ended = self.ended if self.ended is not None else self.clock()
         for cid in self.running:
             self.running[cid] = 0
+        self.retrying.clear()
         self.version += 1
 
     def gate_decisions(self, info: SessionInfo) -> dict[str, str]:
@@ -113,6 +134,17 @@ class LiveSession:
         if not finished or not self.decided:
             return 0
         return max(0, self.planned - self.finished_runs)
+
+    def retrying_in(self, case_id: str) -> int:
+        return sum(1 for cid, _ in self.retrying if cid == case_id)
+
+    def retried_line(self) -> str:
+        """'2 runs retried after infra errors (1 running again)' for the figures; "" before any retry."""
+        if not self.retried_runs:
+            return ""
+        now = len(self.retrying)
+        return (f"{plural(len(self.retried_runs), 'run')} retried after infra errors"
+                + (f" ({now} running again)" if now else ""))
 
     @property
     def errors(self) -> int:

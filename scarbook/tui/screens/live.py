@@ -20,24 +20,27 @@ from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
 from scarbook.views.live_state import LiveSession
 
-LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err", "err"),
+LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err", "err"), ("retried", "retried"),
                 ("rate", "rate"), ("ci", "95% CI"), ("bar", "0–100%, | threshold"),
                 ("band", "band"), ("decided", "decided")]
 # Rows start empty, so every column gets its final width up front. On a narrow terminal the columns
 # are dropped in the reverse of LIVE_KEEP (the least useful first: the band repeats the rate's colour,
 # the strip the progress bar) and the interval bar narrows to BAR_MIN before it goes.
-LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 24, "band": 6, "decided": 9}
-LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "strip", "decided", "band"]
+LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "retried": 7, "rate": 5, "ci": 8, "bar": 24, "band": 6, "decided": 9}
+LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "retried", "strip", "decided", "band"]
 BAR_MIN, CASE_MAX = 19, 24
 DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow", "no verdict": "yellow"}
 
 
-def fit_live_columns(width: int, case_width: int) -> dict[str, int]:
+def fit_live_columns(width: int, case_width: int, retried: bool = False) -> dict[str, int]:
     """The live table's columns that fit in `width` terminal columns, in display order, with their
-    widths (each cell is padded by one column on either side)."""
+    widths (each cell is padded by one column on either side). The retried column comes only once a
+    run was retried after an infra error."""
     widths = {"case": min(CASE_MAX, max(4, case_width))} | LIVE_WIDTHS
     chosen, used = [], 0
     for key in LIVE_KEEP:
+        if key == "retried" and not retried:
+            continue
         need = widths[key] + 2
         if key == "bar" and used + need > width and used + BAR_MIN + 2 <= width:
             widths["bar"] = width - used - 2
@@ -66,8 +69,8 @@ class LiveScreen(HostScreen):
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
         self.live = live
-        # case id -> (finished, running, decided, gate) as last drawn
-        self._shown: dict[str, tuple[int, int, str | None, str | None]] = {}
+        # case id -> (finished, running, decided, gate, retries, retrying) as last drawn
+        self._shown: dict[str, tuple] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -91,7 +94,8 @@ class LiveScreen(HostScreen):
 
     def _fit_columns(self, width: int) -> bool:
         """Rebuild the table for this width (its rows too); True when the columns changed."""
-        columns = fit_live_columns(width - 2, max((len(c.id) for c in self.live.cases), default=4))  # scrollbar
+        columns = fit_live_columns(width - 2, max((len(c.id) for c in self.live.cases), default=4),  # scrollbar
+                                   retried=bool(self.live.retried_runs))
         if columns == self.columns:
             return False
         self.columns = columns
@@ -114,11 +118,17 @@ class LiveScreen(HostScreen):
         cells = {"case": Text(cut_chars(case.id, self.columns.get("case", 0))),
                  "strip": strip_text(runs, width=LIVE_WIDTHS["strip"] - 2, running=self.live.running.get(case.id, 0)),
                  "count": count_text(s.passes, s.fails, s.unjudged, short=True), "err": str(s.errors) if s.errors else "",
+                 "retried": self._retried(case.id),
                  "rate": rate_text(s.rate, s.band), "ci": interval_text(s),
                  "bar": rate_bar(s, width=self.columns.get("bar", LIVE_WIDTHS["bar"])),
                  "band": Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
                  "decided": self._decided(case.id)}
         return [cells[key] for key in self.columns]
+
+    def _retried(self, case_id: str) -> Text:
+        # retries started for the case's runs after infra errors; "now" while one runs
+        n = self.live.retries.get(case_id, 0)
+        return Text(f"{n}{' now' if self.live.retrying_in(case_id) else ''}" if n else "", style="yellow")
 
     def _decided(self, case_id: str) -> Text:
         # --runs auto's decision as it comes; once the session ends, the gate's for every case
@@ -127,11 +137,13 @@ class LiveScreen(HostScreen):
 
     def refresh_from_live(self) -> None:
         live = self.live
+        if live.retried_runs and "retried" not in self.columns:  # the first retry: its column comes
+            self._fit_columns(self.app.size.width)
         table = self.query_one("#live-table", DataTable)
         keys = list(self.columns)
         for case in live.cases:
             now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id),
-                   live.gate.get(case.id))
+                   live.gate.get(case.id), live.retries.get(case.id, 0), live.retrying_in(case.id))
             if self._shown.get(case.id) == now:
                 continue  # only rows that changed since the last tick are redrawn
             self._shown[case.id] = now
@@ -149,6 +161,8 @@ class LiveScreen(HostScreen):
                    + f" · {live.tokens:,} {'token' if live.tokens == 1 else 'tokens'}")
         if live.cost_usd:
             figures += f" · ${live.cost_usd:.4f}"
+        if live.retried_line():
+            figures += f" · {live.retried_line()}"
         if live.nodes:
             figures += f" · on {len(live.nodes)} Ray node{'s' if len(live.nodes) != 1 else ''}" + (
                 f", {live.infra_retried} retried after a lost worker" if live.infra_retried else "")
