@@ -84,8 +84,9 @@ def test_a_good_candidate_judged_by_a_stable_judge_certifies(tmp_path, judge_ser
     res = run(root, "--id", "said-done", "--artifact", "1", "--good", "3")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[1].startswith("said-done  catches the scar: the failed artifact fails: ")
-    assert lines[2:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
+    at = next(i for i, line in enumerate(lines) if line.startswith("said-done  catches the scar: the failed artifact "
+                                                                   "fails: "))
+    assert lines[at + 1:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
                          "same verdicts all 3 times",
                          "certification: certified"]
     assert len(judge_server.requests) == 6
