@@ -113,6 +113,17 @@ def test_sdk_agent_calls_are_recorded_with_usage_and_dollars_and_no_key(rec_proj
                         "input": {"path": "out.txt", "content": "hello"}}
     assert lines[5]["output"] == "wrote 5 bytes to out.txt" and second["n"] == 2
     assert lines[6]["text"] == "done"
+    # review reads the recorded transcript as a timeline; the HTML report shows the spend
+    from scarbook.views.run_review import load_run_transcript
+
+    history = rec_project.load().history
+    (record,) = history.runs(report["session"]["id"])
+    t, why = load_run_transcript(record)
+    assert why == "" and [c.name for c in t.tool_calls] == ["write_file"] and t.model == "claude-test"
+    assert [(e.role, e.text) for e in t.messages] == [("user", "write hello to out.txt"), ("assistant", "done")]
+    html = rec_project.root / "r.html"
+    assert rec_project.cli("report", report["session"]["id"], "--html", str(html)).exit_code == 0
+    assert "agent 2,310 tokens $0.0083" in html.read_text()
 
 
 @pytest.mark.parametrize("stream", ["", "1"], ids=["json", "sse"])
@@ -212,3 +223,60 @@ def test_an_agent_that_ignores_the_base_url_is_told(project):
     (run,) = report["runs"]
     assert run["notes"] == ["no model calls recorded: the agent did not use ANTHROPIC_BASE_URL or OPENAI_BASE_URL "
                             "(record: is on; an agent with its own endpoint setting must read them)"]
+
+
+def test_a_failing_model_api_reaches_the_agent_and_makes_the_cause_infra(rec_project, judge_server):
+    use_agent(rec_project, "http_openai_agent.py")
+    judge_server.push(status_reply(503, "overloaded"))
+    result, report = eval_json(rec_project, "--retry-infra", "0")
+    (run,) = report["runs"]
+    assert run["status"] == "fail"
+    assert "model call failed: HTTP 503" in Path(run["stderr_path"]).read_text()  # the agent saw the same status
+    assert run["cause"] == {"kind": "infra", "rule": "model-api",
+                            "evidence": "recorder: the model API answered call 1 with HTTP 503"}
+
+
+def test_an_unreachable_model_api_is_a_gateway_error_and_infra(rec_project, judge_server):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = rec_project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace(f"{judge_server.url}/v1", f"http://127.0.0.1:{port}/v1"))
+    use_agent(rec_project, "http_openai_agent.py")
+    result, report = eval_json(rec_project, "--retry-infra", "0")
+    (run,) = report["runs"]
+    assert "model call failed: HTTP 502" in Path(run["stderr_path"]).read_text()
+    assert run["cause"]["kind"] == "infra" and run["cause"]["rule"] == "model-api"
+    assert run["cause"]["evidence"].startswith(f"recorder: call 1: the model API at http://127.0.0.1:{port}/v1 "
+                                               "could not be reached (ClientConnectorError")
+
+
+def test_a_response_the_recorder_cannot_parse_is_passed_through_and_recorded_raw(rec_project, judge_server):
+    use_agent(rec_project, "http_openai_agent.py")
+    judge_server.push(raw_reply(b'{"choices": "not a list"}'))
+    result, report = eval_json(rec_project)
+    (run,) = report["runs"]
+    assert "TypeError: string indices" in Path(run["stderr_path"]).read_text()  # the agent got it as sent
+    assert run["notes"] == ["recorder: call 1: the response is not openai.chat JSON or a stream of it: passed "
+                            "through, recorded raw"]
+    (call,) = [r for r in transcript_lines(rec_project, report) if r["type"] == "model_call"]
+    assert call["response"]["body"] == {"choices": "not a list"} and "warning" in call
+
+
+def test_a_huge_response_reaches_the_agent_whole_and_its_recording_is_capped(rec_project, judge_server):
+    path = rec_project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace("openai: ", "max_body_bytes: 50000, openai: "))
+    use_agent(rec_project, "http_openai_agent.py")
+    big = "hello" + "x" * 3_000_000
+    openai_calls(judge_server, content=big)
+    result, report = eval_json(rec_project, "--keep-all")
+    (run,) = report["runs"]
+    assert run["status"] == "pass"
+    assert (Path(run["workspace"]) / "out.txt").stat().st_size == len(big)
+    first = next(r for r in transcript_lines(rec_project, report) if r["type"] == "model_call")
+    assert first["response"]["truncated"] is True and first["response"]["bytes"] > 3_000_000
+    assert len(first["response"]["raw"]) == 50000
+    assert run["notes"] == [f"recorder: call 1: response of {first['response']['bytes']} bytes recorded only to "
+                            "50000 bytes (record.max_body_bytes); the agent got all of it"]

@@ -94,6 +94,9 @@ def _header(rep: SessionReport) -> list[str]:
     if any(rep.causes.values()):
         rows.append(("why runs did not pass", causes_line(rep.causes)))
     rows += [("infra retries", line) for line in format_retries(rep)]
+    if rep.agent_usage.total_tokens or rep.judge_usage.total_tokens:
+        rows.append(("spend", f"agent {rep.agent_usage.total_tokens:,} tokens ${rep.agent_usage.cost_usd:.4f} · "
+                              f"judge {rep.judge_usage.total_tokens:,} tokens ${rep.judge_usage.cost_usd:.4f}"))
     if s.note:
         rows.append(("note", s.note))
     return ["<table>", *(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows), "</table>"]
