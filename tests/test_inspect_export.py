@@ -93,6 +93,9 @@ def test_export_cli_writes_a_log_inspect_reads_and_its_viewer_lists(project, tmp
     from inspect_ai.log import list_eval_logs
 
     assert [info.name for info in list_eval_logs(str(out))] == [path.resolve().as_uri()]
+    # and scarbook imports its own export like any Inspect log: a run becomes a case again
+    r = project.cli("import", str(path), "--sample", "one:2", "--list")
+    assert r.exit_code == 0 and "format: inspect" in r.stdout and "task: write ok to out.txt" in r.stdout
 
     # a file name the viewer would not list: written, with a warning saying so
     r = project.cli("export", "--format", "inspect", "-o", str(tmp_path / "log.json"))

@@ -172,8 +172,10 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     artifact = pick_artifact(cands, artifact_index)
     if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
         raise ScarbookError(outside_root(t, artifact.path))
-    data = draft_case_data(t, case_id, artifact, transcript_path.name if transcript_path else "transcript.txt", turn)
-    if transcript_path is None:
+    # a log of many samples (Inspect) keeps only the one imported, as a log the same reader reads
+    kept_name = f"transcript{t.excerpt[0]}" if t.excerpt else transcript_path.name if transcript_path else "transcript.txt"
+    data = draft_case_data(t, case_id, artifact, kept_name, turn)
+    if transcript_path is None and t.excerpt is None:
         del data["scar"]["transcript"]
     good_artifact = pick_good(cands, good, artifact) if good is not None else None
     if good_artifact is not None:
@@ -182,7 +184,9 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     seeds = [(s.path, s.content) for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
     (folder / "scar").mkdir(parents=True)
     try:
-        if transcript_path is not None:
+        if t.excerpt is not None:
+            atomic_write_bytes(folder / data["scar"]["transcript"], t.excerpt[1])
+        elif transcript_path is not None:
             shutil.copyfile(transcript_path, folder / data["scar"]["transcript"])
         atomic_write_bytes(folder / data["scar"]["failed_artifact"], artifact.content.encode("utf-8"))
         if good_artifact is not None:

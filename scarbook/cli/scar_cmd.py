@@ -29,6 +29,8 @@ from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
 @click.option("--format", "fmt", default=None, help="Transcript format, skipping detection (claude-code, anthropic, openai, ...).")
 @click.option("--trace", "trace", default=None, metavar="ID",
               help="OTel file with several traces: the trace to import (--list shows them; default: the latest).")
+@click.option("--sample", "sample", default=None, metavar="ID[:EPOCH]",
+              help="Inspect log: the sample to import (--list shows them; default: the first that did not pass).")
 @click.option("--root", "root", default=None, metavar="DIR",
               help="Folder the transcript's absolute paths are made relative to (default: the agent's cwd, "
                    "else the common root of the files it touched; --list shows it).")
@@ -42,8 +44,10 @@ from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
 @friendly_errors
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
                    artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
-                   root: str | None, turn: int | None, good: str | None, skip_judge: bool, times: int) -> None:
-    """Turn an agent transcript (Claude Code log, Messages API JSON, OpenAI, OTel, text) into a draft case.
+                   root: str | None, turn: int | None, good: str | None, skip_judge: bool, times: int,
+                   sample: str | None) -> None:
+    """Turn an agent transcript (Claude Code log, Codex, Messages API JSON, OpenAI, OTel, an Inspect eval
+    log's sample, text) into a draft case.
 
     The draft is then certified as `scarbook verify` does: with --good, fully (the failed artifact
     must fail, the good one pass); without, partially (the failed artifact only), and it says so.
@@ -64,13 +68,14 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     )
     from scarbook.transcripts.text import group_warnings
 
-    t = load_transcript(Path(transcript), fmt, trace=trace, root=root)
+    t = load_transcript(Path(transcript), fmt, trace=trace, sample=sample, root=root)
     for w in group_warnings(t.warnings):
         warn(w)
     if list_only or not case_id:
         say(f"format: {t.format}")
         if t.traces:
-            say("traces (pick one with --trace ID):")
+            say("samples (pick one with --sample ID[:EPOCH]):" if t.format == "inspect" else
+                "traces (pick one with --trace ID):")
             for tid, summary in t.traces:
                 say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
         if t.root:

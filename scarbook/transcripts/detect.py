@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.text import plural, with_article
-from scarbook.transcripts import anthropic_api, claude_code, codex, openai, otel, plain, scarbook_native
+from scarbook.transcripts import anthropic_api, claude_code, codex, inspect_log, openai, otel, plain, scarbook_native
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import NotARegularFile, Source
@@ -23,6 +23,7 @@ PARSERS: dict[str, Parser] = {
     claude_code.FORMAT: claude_code.parse,
     codex.FORMAT: codex.parse,
     otel.FORMAT: otel.parse,
+    inspect_log.FORMAT: inspect_log.parse,  # a JSON log (before the formats of bare messages) or a .eval zip
     anthropic_api.FORMAT: anthropic_api.parse,
     openai.FORMAT: openai.parse,
     plain.FORMAT: plain.parse,
@@ -31,18 +32,21 @@ FORMATS: tuple[str, ...] = tuple(PARSERS)  # the names `--format` accepts
 
 
 def load_transcript(path: Path | str, format: str | None = None, *, trace: str | None = None,
-                    root: str | None = None) -> Transcript:
+                    sample: str | None = None, root: str | None = None) -> Transcript:
     """Parse `path` into a Transcript; `format` (one of FORMATS) skips detection. `trace` picks one
-    trace of an OTel file holding several; `root` is the folder paths are made relative to
-    (default: the agent's cwd, else the common root of the files the transcript touched)."""
+    trace of an OTel file holding several (or one sample of an Inspect log: what `t.traces` lists);
+    `sample` one sample of an Inspect log (`ID` or `ID:EPOCH`); `root` is the folder paths are made
+    relative to (default: the agent's cwd, else the common root of the files the transcript touched)."""
     path = Path(path)
     if format is not None and format not in PARSERS:
         raise ScarbookError(f"unknown transcript format {format!r}; choose one of: {', '.join(FORMATS)}")
     src = _open(path)
-    src.trace = trace
+    src.trace = trace if trace is not None else sample
     t = _parse(src, path, format)
-    if trace is not None and t.format != otel.FORMAT:
+    if trace is not None and t.format not in (otel.FORMAT, inspect_log.FORMAT):
         raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is {with_article(t.format)} transcript")
+    if sample is not None and t.format != inspect_log.FORMAT:
+        raise ScarbookError(f"{path}: --sample picks one sample of an Inspect log; this is {with_article(t.format)} transcript")
     if root is not None:
         if not is_absolute(normalise_path(root)):
             raise ScarbookError(f"--root {root!r} is not an absolute path; name the folder as the transcript "

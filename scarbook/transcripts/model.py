@@ -89,9 +89,13 @@ class Transcript:
     # The day the incident happened (from the transcript's timestamps), ISO "YYYY-MM-DD".
     date: str | None = None
     # OTel: every trace in the file (id, first user words) when it holds several; `trace` is shown.
+    # An Inspect log: every sample ("ID:EPOCH", its scores and input) when it holds several.
     traces: list[tuple[str, str]] = field(default_factory=list)
     trace: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # What a draft case keeps as its scar's transcript instead of a copy of the whole file: (suffix,
+    # bytes). An Inspect log of many samples keeps the one imported, as a one-sample log.
+    excerpt: tuple[str, bytes] | None = None
     files_written: list[FileWritten] = field(default_factory=list)
     files_read: list[FileRead] = field(default_factory=list)
     source: Path | None = None

@@ -226,7 +226,8 @@ class ImportScreen(HostScreen[str | None]):
         text.append(f"\ntask: {task.splitlines()[0] if task else '(none in the transcript — write it in the editor)'}")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
-            text.append(f"\ntrace {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t shows the next",
+            what = "sample" if t.format == "inspect" else "trace"  # an Inspect log's samples, an OTel file's traces
+            text.append(f"\n{what} {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t shows the next",
                         style="bold")
         for w in group_warnings([w for w in t.warnings if not (t.traces and w.startswith("the file holds"))])[:3]:
             text.append(f"\nwarning: {w}", style="yellow")
