@@ -280,3 +280,35 @@ def test_a_huge_response_reaches_the_agent_whole_and_its_recording_is_capped(rec
     assert len(first["response"]["raw"]) == 50000
     assert run["notes"] == [f"recorder: call 1: response of {first['response']['bytes']} bytes recorded only to "
                             "50000 bytes (record.max_body_bytes); the agent got all of it"]
+
+
+def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_project, judge_server):
+    """isolation: sandbox without network: the base URL's port is opened inside the sandbox and leads
+    only to the recorder's socket; the model server itself (another loopback port) is out of reach."""
+    from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
+
+    try:
+        require_sandbox(rec_project.root)
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    probe = rec_project.root / "probe.py"  # (the project is visible in the sandbox) tries the model server, then the recorder
+    probe.write_text(textwrap.dedent(f"""\
+        import os, sys, urllib.request
+        try:
+            urllib.request.urlopen({judge_server.url!r} + "/v1/models", timeout=3)
+            print("direct: reached")
+        except OSError as exc:
+            print("direct: blocked")
+        sys.argv = [sys.argv[0], sys.argv[1]]
+        exec(open({str(AGENTS / "http_openai_agent.py")!r}).read(), {{"__name__": "__main__"}})
+        """))
+    path = rec_project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace(json.dumps(str(AGENTS / "sdk_agent.py")), json.dumps(str(probe)))
+                    + "isolation: sandbox\n")
+    openai_calls(judge_server)
+    result, report = eval_json(rec_project)
+    (run,) = report["runs"]
+    assert run["status"] == "pass", run
+    assert run["output_excerpt"].splitlines()[0] == "direct: blocked"
+    assert len(judge_server.requests) == 2 and judge_server.requests[0]["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert [r["type"] for r in transcript_lines(rec_project, report)][:3] == ["model_call", "task", "tool_call"]

@@ -91,7 +91,7 @@ class CommandAgent:
             sandbox = self.sandbox_for(network)
             if sandbox is not None:
                 shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
-                argv = sandbox.wrap(argv, cwd, shared)
+                argv = sandbox.wrap(argv, cwd, shared, env)
             done = await run_program(argv, cwd=cwd, env=self.build_env(env),
                                      stdin_data=task.encode() if self.stdin else None,
                                      on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s)

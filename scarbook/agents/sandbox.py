@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
+from scarbook.proc import bridge
 
 ISOLATIONS = ("none", "sandbox")
 INSTALL_HINT = "pip install 'scarbook[sandbox]' (bundles bwrap) or install bubblewrap (apt install bubblewrap)"
@@ -87,9 +88,12 @@ class Sandbox:
     network: bool = False
     hidden: tuple[str, ...] = field(default_factory=lambda: _hidden_dirs())
 
-    def wrap(self, argv: list[str], workspace: Path, writable_files: tuple[str, ...] = ()) -> list[str]:
+    def wrap(self, argv: list[str], workspace: Path, writable_files: tuple[str, ...] = (),
+             env: dict[str, str] | None = None) -> list[str]:
         """The bwrap command line that runs `argv` in `workspace` inside the sandbox. Every file in
-        `writable_files` must exist (a bind mount needs its source)."""
+        `writable_files` must exist (a bind mount needs its source). With the model-call recorder
+        in `env` and no network, the recorder's port is opened inside (proc/bridge.py) and leads to
+        its socket: the one way out."""
         ws = str(workspace)
         args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
         if self.network:
@@ -102,6 +106,10 @@ class Sandbox:
         args += ["--bind", ws, ws]
         for f in writable_files:
             args += ["--bind", f, f]
+        sock, port = (env or {}).get("SCARBOOK_RECORDER_SOCKET"), (env or {}).get("SCARBOOK_RECORDER_PORT")
+        if sock and port and not self.network and os.path.exists(sock):
+            args += ["--bind", sock, sock]
+            argv = [sys.executable, "-I", bridge.__file__, sock, port, "--", *argv]
         return args + ["--chdir", ws, "--", *argv]
 
     def describe(self) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,7 +39,7 @@ class Recorder:
         self.settings, self.replay = settings, replay
         self.env = os.environ if env is None else env
         self.runs: dict[str, RunRecording] = {}
-        self.url = ""
+        self.url, self.port, self.socket, self._socket_dir = "", 0, "", ""
         self.upstream_calls = 0
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
@@ -52,7 +54,11 @@ class Recorder:
         await site.start()
         server = getattr(site, "_server", None)
         port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else 0
-        self.url = f"http://127.0.0.1:{port}"
+        self.url, self.port = f"http://127.0.0.1:{port}", port
+        # the same server on a Unix socket: a sandbox without network reaches it only so (proc/bridge.py)
+        self._socket_dir = tempfile.mkdtemp(prefix="scarbook-rec-")
+        self.socket = os.path.join(self._socket_dir, "s")
+        await web.UnixSite(self._runner, self.socket).start()
         self._client = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30), auto_decompress=False,
             connector=aiohttp.TCPConnector(limit=0), skip_auto_headers=("User-Agent",))
@@ -63,6 +69,8 @@ class Recorder:
             await self._client.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._socket_dir:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     def open_run(self, case_id: str, k: int, transcript: Path | str) -> str:
         token = secrets.token_urlsafe(16)
@@ -79,7 +87,9 @@ class Recorder:
     def env_for(self, token: str) -> dict[str, str]:
         base = f"{self.url}/{token}"
         return {"ANTHROPIC_BASE_URL": f"{base}/anthropic", "OPENAI_BASE_URL": f"{base}/openai",
-                "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
+                "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY,
+                # for a sandbox without network: the port its bridge opens inside, the socket it leads to
+                "SCARBOOK_RECORDER_PORT": str(self.port), "SCARBOOK_RECORDER_SOCKET": self.socket}
 
     # -- one call ------------------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
