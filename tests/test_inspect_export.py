@@ -4,11 +4,16 @@ own reader (the test extra), so what `inspect view` opens is what scarbook recor
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from scarbook.models import Case, CheckResult, RunRecord, RunStatus, SessionInfo, Usage
 from scarbook.reports.inspect_log import default_log_name, write_inspect_log
+from scarbook.transcripts import load_transcript
+
+CLAUDE_LOG = Path(__file__).parent / "fixtures" / "transcripts" / "claude_code_session.jsonl"
 
 # inspect_ai takes ~2 s to import: once, for the tests that read a log with it, on one worker
 pytestmark = [pytest.mark.xdist_group("inspect_ai"), pytest.mark.usefixtures("inprocess_demo")]
@@ -37,6 +42,8 @@ def test_runs_are_samples_checks_are_scores_and_statuses_map_onto_inspect(tmp_pa
                  reason="agent exited with code 3"),
             _run("b", 2, RunStatus.UNJUDGED, [ok, CheckResult("llm_judge", "skipped", "skipped (--skip-judge)", 1)])]
     cases = {"a": Case("a", "Write one line to tmp.txt"), "b": Case("b", "Fix the config")}
+    runs[1].transcript_path = str(shutil.copy(CLAUDE_LOG, tmp_path / "transcript.jsonl"))  # a Claude Code run
+    runs[2].transcript_path = str(tmp_path / "gone.jsonl")
     path = tmp_path / default_log_name(info)
     assert write_inspect_log(path, info, runs, cases) == 4
     assert path.stat().st_mode & 0o777 == 0o644
@@ -56,6 +63,15 @@ def test_runs_are_samples_checks_are_scores_and_statuses_map_onto_inspect(tmp_pa
     # an error run is a sample error, with no verdict; a check that broke has no score
     assert b1.error.message == "agent exited with code 3" and b1.scores == {}
     assert b1.metadata["status"] == "error" and b1.metadata["checks"][0]["detail"] == "check timed out after 5s"
+    assert b1.metadata["transcript_note"].startswith("the run's transcript is not in the log: ")
+    # a run's transcript is its messages: tool calls on the assistant's message, results as tool messages
+    msgs = a2.messages
+    assert [m.role for m in msgs[:4]] == ["user", "assistant", "tool", "assistant"]
+    assert [c.function for c in msgs[1].tool_calls] == ["Read"] and msgs[2].tool_call_id == "toolu_01"
+    failed = [m for m in msgs if m.role == "tool" and m.error is not None]
+    assert [(m.function, m.error.message) for m in failed] == [("Edit", "<tool_use_error>File does not exist.</tool_use_error>")]
+    assert "List TODO comments in src/" not in [m.text for m in msgs]  # the subagent's side conversation
+    assert msgs[-1].text == "Done — tmp.txt now holds the first line of README.md."
     # unjudged: no verdict (no verdict, no rate); the skipped judge check has no score either
     assert b2.error is None and {k: v.value for k, v in b2.scores.items()} == {"file_exists": "C"}
     assert b2.metadata["status"] == "unjudged"
@@ -68,6 +84,9 @@ def test_runs_are_samples_checks_are_scores_and_statuses_map_onto_inspect(tmp_pa
     assert log.results.total_samples == 4 and log.results.completed_samples == 3
     [reduction] = log.reductions
     assert [(r.sample_id, r.value) for r in reduction.samples] == [("a", 0.5)]
+    # imported back, the run's files come out of its tool calls again
+    t = load_transcript(path, sample="a:2")
+    assert [(f.path, f.content) for f in t.files_written] == [("tmp.txt", "# tiny-agent\nA tiny agent!\n")]
 
 
 def test_export_cli_writes_a_log_inspect_reads_and_its_viewer_lists(project, tmp_path, read_eval_log):

@@ -6,8 +6,10 @@ it; scarbook never needs inspect_ai to write it. The mapping (docs/inspect.md sa
 
 - the session is the eval: task `scarbook`, its label (or id) as the display name, the agent as the
   model, `epochs` the session's runs per case, the session's facts in the eval's metadata;
-- each run is a sample: sample id = case id, epoch = the run's k; input = the case's task, the
-  agent's output as the assistant's message and the sample's output;
+- each run is a sample: sample id = case id, epoch = the run's k; input = the case's task; its
+  messages are the run's transcript when the agent left one (messages, thinking, tool calls and their
+  results, as `scarbook import` reads it), else the task and the agent's output; the output is the
+  agent's output;
 - scores: `verdict` is the run's status (pass `C`, fail `I`); each check is a score named by its
   type (a second check of the same type gets `#2`, ...), `C` when it passed and `I` when it failed,
   its detail the explanation. A check that was skipped (a judge check under --skip-judge) or broke
@@ -32,8 +34,11 @@ from scarbook import __version__
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.text import clean_text
+from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
 LOG_VERSION = 2
+TRANSCRIPT_CAP = 8 << 20  # bytes of a run's transcript put in the log; a larger one is named, not copied
 VERDICT = "verdict"  # the score that is the run's status
 CORRECT, INCORRECT = "C", "I"  # Inspect's values for a correct / incorrect answer
 _LISTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")  # Inspect's log_file_pattern
@@ -88,13 +93,62 @@ def _scores(run: RunRecord) -> dict[str, dict[str, Any]]:
     return scores
 
 
+def transcript_messages(t: Transcript, task: str, model: str) -> list[dict[str, Any]]:
+    """A transcript's timeline as Inspect chat messages: a tool call joins the assistant message before
+    it, its result is a `tool` message (an error result carries a ToolCallError); a subagent's side
+    conversation is left out. The task leads when the transcript does not start with a user message."""
+    msgs: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for e in t.entries:
+        if getattr(e, "sidechain", False):
+            continue
+        if isinstance(e, Message):
+            if e.role not in ("system", "user", "assistant"):
+                continue
+            content: Any = [{"type": "reasoning", "reasoning": clean_text(e.text)}] if e.kind == "thinking" \
+                else clean_text(e.text)
+            msg: dict[str, Any] = {"role": e.role, "content": content}
+            if e.role == "assistant":
+                msg["model"] = model
+            msgs.append(msg)
+        elif isinstance(e, ToolCall):
+            names[e.id] = e.name
+            if not msgs or msgs[-1]["role"] != "assistant":
+                msgs.append({"role": "assistant", "content": "", "model": model})
+            msgs[-1].setdefault("tool_calls", []).append(
+                {"id": e.id, "function": e.name, "arguments": e.input if isinstance(e.input, dict) else {}, "type": "function"})
+        elif isinstance(e, ToolResult):
+            result: dict[str, Any] = {"role": "tool", "content": clean_text(e.text), "tool_call_id": e.call_id,
+                                      "function": names.get(e.call_id)}
+            if e.is_error:
+                result["error"] = {"type": "unknown", "message": clean_text(e.text)}
+            msgs.append(result)
+    if not msgs or msgs[0]["role"] not in ("system", "user"):
+        msgs.insert(0, {"role": "user", "content": task, "source": "input"})
+    return msgs
+
+
+def _messages(run: RunRecord, task: str, output: str, model: str) -> tuple[list[dict[str, Any]], str]:
+    """The sample's messages, and a note when the run's transcript could not be used."""
+    plain = [{"role": "user", "content": task, "source": "input"},
+             {"role": "assistant", "content": output, "source": "generate", "model": model}]
+    if not run.transcript_path:
+        return plain, ""
+    try:
+        t = read_run_transcript(run.transcript_path, TRANSCRIPT_CAP)
+    except TranscriptUnreadable as exc:
+        return plain, f"the run's transcript is not in the log: {exc}"
+    return transcript_messages(t, task, model), ""
+
+
 def _sample(run: RunRecord, case: Case | None, info: SessionInfo) -> dict[str, Any]:
     task = case.task if case is not None else run.case_id
     output = clean_text(run.output_excerpt)
     assistant = {"role": "assistant", "content": output, "source": "generate", "model": _model(info)}
+    messages, note = _messages(run, task, output, _model(info))
     sample: dict[str, Any] = {
         "id": run.case_id, "epoch": run.k, "input": task, "target": "",
-        "messages": [{"role": "user", "content": task, "source": "input"}, assistant],
+        "messages": messages,
         "output": {"model": _model(info), "completion": output,
                    "choices": [{"message": assistant, "stop_reason": "stop"}]},
         "scores": _scores(run),
@@ -109,6 +163,8 @@ def _sample(run: RunRecord, case: Case | None, info: SessionInfo) -> dict[str, A
     }
     if _iso(run.started_at):
         sample["started_at"] = _iso(run.started_at)
+    if note:
+        sample["metadata"]["transcript_note"] = note
     if run.status == RunStatus.ERROR:
         sample["error"] = {"message": clean_text(run.reason), "traceback": "", "traceback_ansi": ""}
     return sample
