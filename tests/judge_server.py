@@ -21,7 +21,8 @@ request_counts, results_url once ended), GET .../results gives one JSON line per
 order (the API does not promise request order). A batch ends at its first retrieve, unless
 `hold_batches` is set: then it stays in_progress until `end_batches()`. Each request is answered when
 its batch ends, from the same queue as online calls (`batch_reply("expired")` / "canceled" script
-those outcomes; an HTTP error status becomes an "errored" result).
+those outcomes; an HTTP error status becomes an "errored" result). `batch_read_status` makes every
+GET of a batch answer that HTTP status instead (an outage while scarbook waits).
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ class JudgeServer:
         self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
         self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests", "status", "results"}
         self.hold_batches = False  # batches stay in_progress until end_batches()
+        self.batch_read_status = 200  # another status: every GET of a batch answers it (an outage)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -393,6 +395,7 @@ class JudgeServer:
                     self.send_response(status)
                     self.send_header("content-type", kind)
                     self.send_header("content-length", str(len(data)))
+                    self.send_header("retry-after-ms", "1")
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -422,6 +425,8 @@ class JudgeServer:
                 self._send(200, json.dumps(server._batch_json(batch)).encode())
 
             def do_GET(self) -> None:
+                if server.batch_read_status != 200:
+                    return self._error(server.batch_read_status, "scripted outage")
                 m = re.fullmatch(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?", self.path.split("?")[0])
                 batch = server.batches.get(m.group(1)) if m else None
                 if batch is None:

@@ -201,20 +201,20 @@ def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, jud
     assert f"session {sid} is 'finished', not judging: it has no judge batch to collect" in again.output
 
 
-def test_ctrl_c_while_waiting_leaves_the_session_judging_with_exit_3(project, judge_server):
-    """The batch never ends here: the wait is stopped as Ctrl-C stops it (control.cancel)."""
+def _judging_session(project: Path, judge_server, runs: int = 2, label: str = ""):
+    """A --judge-batch session left judging: its batch never ends, and the wait is stopped as Ctrl-C
+    stops it (control.cancel) once the batch is submitted."""
     import asyncio
 
-    from scarbook.models import SessionState
     from scarbook.project import Project
     from scarbook.run.events import BatchProgress
     from scarbook.run.runner import SessionControl, run_session
     from scarbook.run.session import SessionPlan, ready_session
 
     judge_server.hold_batches = True
-    judge_server.default = tool_reply(REPLIES[0])
     proj = Project.open(project)
-    ready = ready_session(proj, SessionPlan(proj.load_cases().cases, 2, judge_batch=True))
+    ready = ready_session(proj, SessionPlan(proj.load_cases().cases, runs, label=label, judge_batch=True,
+                                            judge_cache=False))
 
     async def go():
         control = SessionControl()
@@ -224,11 +224,59 @@ def test_ctrl_c_while_waiting_leaves_the_session_judging_with_exit_3(project, ju
             last = ev
         return last
 
-    finished = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_ctrl_c_while_waiting_leaves_the_session_judging(project, judge_server):
+    judge_server.default = tool_reply(REPLIES[0])
+    finished = _judging_session(project, judge_server)
     info = finished.session
-    assert info.state == SessionState.JUDGING
+    assert info.state == "judging"
     assert info.note == (f"session {info.id} is judging: its judge requests wait in batch {info.batch['id']} "
                          f"(scarbook stopped waiting for it) — `scarbook resume {info.id}` collects the verdicts "
                          "and finishes the session")
     assert [r.status for r in finished.runs] == ["unjudged", "unjudged"]
     assert History(project / "workspaces").read_session(info.id).state == "judging"
+
+
+def test_a_judging_session_has_no_verdict_in_any_view(project, judge_server):
+    judge_server.default = tool_reply(REPLIES[0])
+    assert scarbook(project, "eval", "-q", "-l", "online").exit_code == 0
+    sid = _judging_session(project, judge_server, label="batched").session.id
+
+    report = scarbook(project, "report", "latest")
+    assert "judge-me                    0    0    0    2   –         –" in report.output
+    assert f"session {sid} [batched]: judging; 2 runs — 0 pass, 0 fail, 0 error, 2 unjudged" in report.output
+    assert ("gate: no verdict yet — the session is judging (its judge batch is not collected): exit 3"
+            in report.output)
+    sessions = scarbook(project, "sessions").output.splitlines()
+    assert any(line.startswith(sid) and " judging " in line and line.split()[-3] == "judging" for line in sessions)
+    listed = scarbook(project, "list").output
+    assert re.search(r"judge-me\s+–\s+0/0/0 .* judging ", listed), listed
+    diff = scarbook(project, "diff", "online", "batched").output
+    assert "n/a 2 unjudged" in diff
+    assert (f"note: session {sid} is judging: no verdicts yet (its judge batch is not collected) — "
+            f"`scarbook resume {sid}` collects them") in diff
+    trends = scarbook(project, "trends").output
+    assert re.search(r"judge-me\s+0\s+100\s+·", trends), trends
+    baseline = scarbook(project, "baseline", "set", "latest", "--force")
+    assert baseline.exit_code == 2 and f"session {sid} is still judging" in baseline.output
+
+
+def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judge_server):
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.hold_batches = True
+    judge_server.batch_read_status = 503
+    result = scarbook(project, "eval", "-q", "--judge-batch")
+    assert result.exit_code == 3
+    info = History(project / "workspaces").sessions()[0]
+    assert info.state == "judging"
+    assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {info.batch['id']} (judge "
+            f"batch {info.batch['id']} could not be polled: judge answered HTTP 503 (after 1 retry): scripted "
+            f"outage) — `scarbook resume {info.id}` collects the verdicts and finishes the session (exit 3: no "
+            "verdict until then)") in result.output
+    judge_server.batch_read_status = 200
+    judge_server.end_batches()
+    resumed = scarbook(project, "resume")
+    assert resumed.exit_code == 1, resumed.output
+    assert f"session {info.id}: finished; 3 runs — 2 pass, 1 fail, 0 error" in resumed.output

@@ -14,6 +14,7 @@ from scarbook.cli.common import (
     report_history_problems,
 )
 from scarbook.errors import ScarbookError
+from scarbook.models import SessionState
 from scarbook.history.judge_truth import calibration_for, diff_note
 from scarbook.run.rejudge import is_rejudge_of
 from scarbook.stats.compare import format_comparison
@@ -59,6 +60,10 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
     if mismatch:
         click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
+    for info in (a, b):
+        if info.state == SessionState.JUDGING:  # its runs wait for the judge: unjudged, no rate
+            click.echo(f"note: session {info.id} is judging: no verdicts yet (its judge batch is not collected) — "
+                       f"`scarbook resume {info.id}` collects them")
     click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
     for line in noise_notes(project, cmp):  # each case's A/A spread (`scarbook noise`), when measured
         click.echo(line)

@@ -264,6 +264,8 @@ def gate_lines(rep: SessionReport) -> list[str]:
     """What the gate decided beyond ok/BELOW: each undecided case and what would decide it, each
     case without a verdict and why, and (point mode) the chance of a false red."""
     p = rep.policy
+    if rep.session.state == SessionState.JUDGING:  # no verdict yet: nothing the gate says would hold
+        return ["gate: no verdict yet — the session is judging (its judge batch is not collected): exit 3"]
     lines = []
     if p.mode == "point":
         lines.append(f"gate: point mode (red when a rate is below its threshold); at the observed rates the chance "
