@@ -14,8 +14,8 @@ from scarbook.cli.common import (
     report_history_problems,
 )
 from scarbook.errors import ScarbookError
-from scarbook.models import SessionState
 from scarbook.history.judge_truth import calibration_for, diff_note
+from scarbook.models import SessionState
 from scarbook.run.rejudge import is_rejudge_of
 from scarbook.stats.compare import format_comparison
 from scarbook.text import plural

@@ -77,7 +77,8 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
     """Every planned case of the session: its counts and the problems its runs file has (from the
     cache just as from a fresh read: the caller says them)."""
     folder = history.dir / info.id
-    ended = str(info.state) != "running"  # a live session is still appending: never cached
+    # a live session is still appending, a judging one will have its runs replaced: never cached
+    ended = str(info.state) not in ("running", "judging")
     session_stamp = _stamp(str(folder / "session.json"))
     cached = _load(folder / CACHE_NAME, folder, session_stamp) if ended else {}
     out: dict[str, CaseCounts] = {}
