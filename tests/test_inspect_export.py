@@ -122,3 +122,12 @@ def test_export_cli_writes_a_log_inspect_reads_and_its_viewer_lists(project, tmp
     assert json.loads((tmp_path / "log.json").read_text())["eval"]["task"] == "scarbook"
     assert r.stderr == (f"warning: inspect view lists a .json log only when its name starts with the time, as "
                         f"{path.name} does: rename it, or give -o a folder\n")
+    # a path that cannot be written, and a session that does not exist: one line each, exit 2
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    r = project.cli("export", "--format", "inspect", "-o", str(blocker / "log.json"))
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"scarbook: cannot write {blocker / 'log.json'}: Not a directory — choose a writable path\n"
+    r = project.cli("export", "nosuch", "--format", "inspect")
+    assert r.stderr == ("scarbook: no session matches 'nosuch' (by id, label, 'latest' or 'previous') — see "
+                        "`scarbook sessions`\n")
