@@ -280,3 +280,19 @@ def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judg
     resumed = scarbook(project, "resume")
     assert resumed.exit_code == 1, resumed.output
     assert f"session {info.id}: finished; 3 runs — 2 pass, 1 fail, 0 error" in resumed.output
+
+
+def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(project, judge_server):
+    """batch.json and the `judging` state are written before the batch is created; a scarbook killed
+    in between leaves no id: resume submits the recorded requests then."""
+    judge_server.default = tool_reply(REPLIES[1])
+    info = _judging_session(project, judge_server).session
+    history = History(project / "workspaces")
+    info.batch["id"] = None
+    history.update_session(info)
+    judge_server.hold_batches = False
+    resumed = scarbook(project, "resume", info.id)
+    assert resumed.exit_code == 1, resumed.output
+    assert len(judge_server.batches) == 2  # the first one's id was lost: its requests were sent again
+    assert history.read_session(info.id).batch["id"] == list(judge_server.batches)[1]
+    assert [r.status for r in history.runs(info.id)] == ["fail", "fail"]
