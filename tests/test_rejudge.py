@@ -151,6 +151,7 @@ def test_a_changed_rubric_is_graded_again_with_no_agent_run_and_diff_shows_it(pr
     assert diff.exit_code == 0, diff.output  # the rubric changed in between: a rejudge pair is still compared
     assert "grades the other's kept artifacts again (scarbook rejudge)" in diff.stdout
     assert "(changed checks: judge-me)" in diff.stdout
+    assert "the config differs" not in diff.stdout  # the agent's config changed since, not its work
     assert "regressed" in diff.stdout or "no detectable change" in diff.stdout
     plain = scarbook(project, "diff", "prompt-v1", "latest", "--fail-on-regression")
     assert plain.exit_code in (0, 1)
@@ -170,6 +171,9 @@ def test_an_unchanged_rubric_is_answered_from_the_cache_and_a_new_model_is_not(p
     assert {b["model"] for b in judge_server.bodies()[3:]} == {"claude-haiku-4-5"}
     assert report["session"]["judge_model"] == "claude-haiku-4-5"
     assert "with judge claude-haiku-4-5" in result.stdout
+    diff = scarbook(project, "diff")  # previous (the first rejudge) against latest (its rejudge by haiku)
+    assert diff.exit_code == 0, diff.output
+    assert "(judge 'claude-sonnet-4-6' -> 'claude-haiku-4-5')" in diff.stdout
     assert not (project / "ran.txt").exists()
 
 
@@ -269,3 +273,16 @@ def test_rejudge_of_a_100_run_session_takes_judge_time_only(project, judge_serve
     assert all(r["agent_usage"]["cost_usd"] == 0 and r["judge_calls"] == 1 for r in report["runs"])
     judge_s = sum(judged(r)["duration_s"] for r in report["runs"])
     print(f"rejudge of 100 runs: {took:.2f}s wall, {judge_s:.2f}s of judge calls summed over runs")
+
+
+def test_an_invalid_case_is_named_not_called_missing(project, judge_server):
+    first, source = run_json(project, "eval", "-q", "-n", "1")
+    assert first.exit_code == 0, first.output
+    case = project / "cases" / "judge-me" / "case.yaml"
+    case.write_text("- not a case\n")
+    result = scarbook(project, "rejudge", "latest")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"scarbook: case 'judge-me' of session {source['session']['id']} cannot be read now, so it has no rubric to "
+        f"grade with: {case}:1: a case file must be a mapping of keys (id, task, checks, ...) — start the file with "
+        "'id: <case-id>' — fix it, or name the session's other cases\n")

@@ -52,11 +52,14 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     # runs left out (damaged, forged): named, not silently uncounted
     report_history_problems([*listed.problems, *two.problems])
     click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
-    if rejudged:
+    if rejudged:  # the agent's work is the same by construction: only the rubric and the judge can differ
+        changes = [f"changed checks: {', '.join(two.changed)}"] if two.changed else []
+        if a.judge_model != b.judge_model:
+            changes.append(f"judge {a.judge_model!r} -> {b.judge_model!r}")
         click.echo("note: one session grades the other's kept artifacts again (scarbook rejudge): the agent's work "
                    "is the same, so each difference is the rubric's or the judge's"
-                   + (f" (changed checks: {', '.join(two.changed)})" if two.changed else ""))
-    if a.fingerprint != b.fingerprint:
+                   + (f" ({'; '.join(changes)})" if changes else ""))
+    elif a.fingerprint != b.fingerprint:
         click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
     if mismatch:
         click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")

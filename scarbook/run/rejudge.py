@@ -118,8 +118,14 @@ def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_
     for name in names:
         if name not in source.case_ids:
             raise ScarbookError(f"case {name!r} is not in session {source.id} (its cases: {', '.join(source.case_ids)})")
-    found = project.load_cases().by_id()
+    loaded = project.load_cases()
+    found = loaded.by_id()
     wanted = list(dict.fromkeys(names)) or list(source.case_ids)
+    for problem in loaded.problems:  # today's rubric cannot be read: say so, rather than "not in the collection"
+        folder = problem.path.parent if problem.path.suffix in (".yaml", ".yml") else problem.path
+        if folder.name in wanted and folder.name not in found:
+            raise ScarbookError(f"case {folder.name!r} of session {source.id} cannot be read now, so it has no rubric "
+                                f"to grade with: {problem} — fix it, or name the session's other cases")
     runs = history.runs(source.id, info=source)
     store = ArtifactStore(project.workspaces_dir / FOLDER)
     cap = project.config.judge.max_artifact_bytes
