@@ -37,7 +37,7 @@ def test_runs_are_samples_checks_are_scores_and_statuses_map_onto_inspect(tmp_pa
                        runs_per_case=2, case_ids=["a", "b"], agent="demo", judge_model="m", git_revision="abc123")
     ok, bad = CheckResult("file_exists", "pass", "tmp.txt exists"), CheckResult("contains", "fail", "no '# x' in tmp.txt", 1)
     runs = [_run("a", 1, RunStatus.PASS, [ok, CheckResult("contains", "pass", "found", 1)]),
-            _run("a", 2, RunStatus.FAIL, [ok, bad]),
+            _run("a", 2, RunStatus.FAIL, [ok, bad, CheckResult("contains", "pass", "found '# y'", 2)]),
             _run("b", 1, RunStatus.ERROR, [CheckResult("command", "error", "check timed out after 5s")],
                  reason="agent exited with code 3"),
             _run("b", 2, RunStatus.UNJUDGED, [ok, CheckResult("llm_judge", "skipped", "skipped (--skip-judge)", 1)])]
@@ -58,7 +58,9 @@ def test_runs_are_samples_checks_are_scores_and_statuses_map_onto_inspect(tmp_pa
     assert a1.input == "Write one line to tmp.txt" and a1.output.completion == "out a 1"
     assert [m.role for m in a1.messages] == ["user", "assistant"]
     assert {k: v.value for k, v in a1.scores.items()} == {"verdict": "C", "file_exists": "C", "contains": "C"}
-    assert {k: v.value for k, v in a2.scores.items()} == {"verdict": "I", "file_exists": "C", "contains": "I"}
+    # a second check of one type is named as Inspect names a second scorer of one name
+    assert {k: v.value for k, v in a2.scores.items()} == {"verdict": "I", "file_exists": "C", "contains": "I",
+                                                          "contains1": "C"}
     assert a2.scores["contains"].explanation == "no '# x' in tmp.txt"
     # an error run is a sample error, with no verdict; a check that broke has no score
     assert b1.error.message == "agent exited with code 3" and b1.scores == {}

@@ -11,8 +11,8 @@ it; scarbook never needs inspect_ai to write it. The mapping (docs/inspect.md sa
   results, as `scarbook import` reads it), else the task and the agent's output; the output is the
   agent's output;
 - scores: `verdict` is the run's status (pass `C`, fail `I`); each check is a score named by its
-  type (a second check of the same type gets `#2`, ...), `C` when it passed and `I` when it failed,
-  its detail the explanation. A check that was skipped (a judge check under --skip-judge) or broke
+  type (a second check of the same type is `type1`, as Inspect names scorers), `C` when it passed
+  and `I` when it failed, its detail the explanation. A check that was skipped (a judge check under --skip-judge) or broke
   has no score, an error check carries its detail in the sample's metadata;
 - an `error` run is a sample error (its reason as the message) with no verdict; an `unjudged` run
   has no `verdict` score either (no verdict, no rate); both are listed in the sample's metadata
@@ -69,12 +69,13 @@ def _usage(u: Usage) -> dict[str, Any]:
 
 
 def check_score_names(run: RunRecord) -> list[str]:
-    """Each check's score name: its type, then `type#2`, `type#3` for further checks of that type."""
+    """Each check's score name: its type, then `type1`, `type2` for further checks of that type (as
+    Inspect names a task's scorers of one name)."""
     seen: dict[str, int] = {}
     names = []
     for c in run.checks:
-        seen[c.type] = seen.get(c.type, 0) + 1
-        names.append(c.type if seen[c.type] == 1 else f"{c.type}#{seen[c.type]}")
+        n = seen[c.type] = seen.get(c.type, -1) + 1
+        names.append(f"{c.type}{n}" if n else c.type)
     return names
 
 
