@@ -56,8 +56,10 @@ def _gone(pid: int, within: float = 10) -> bool:
 
 
 @pytest.mark.alone  # any scarbook session starting meanwhile (another xdist worker's) would sweep the daemon first
-@pytest.mark.parametrize("portable", [False, True], ids=["epoll-pidfd", "portable"])
-def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable):
+@pytest.mark.parametrize("portable, pdeathsig", [(False, "setpriv"), (True, "setpriv"), (False, "preexec")],
+                         ids=["epoll-pidfd", "portable", "preexec-hook"])
+def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable,
+                                                                                     pdeathsig):
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG and /proc are Linux's")
     notes = tmp_path / "pids"
@@ -67,6 +69,7 @@ def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
     env = {**os.environ, "SCARBOOK_PORTABLE_SPAWN": "1"} if portable else \
         {k: v for k, v in os.environ.items() if k != "SCARBOOK_PORTABLE_SPAWN"}
+    env["SCARBOOK_PDEATHSIG"] = pdeathsig  # setpriv --pdeathsig (the default) or the preexec_fn fallback
     eval_ = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "1", "-q"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     survivors: list[int] = []
@@ -126,3 +129,28 @@ def test_without_pdeathsig_the_fallback_starts_programs_and_finds_nothing(monkey
             return await agent.run("t", Path(d), {}, 20, Path(d), "1")
 
     assert asyncio.run(go()).output.strip() == "ran"
+
+
+def test_programs_start_through_setpriv_unless_they_cannot_start(tmp_path, monkeypatch) -> None:
+    """PR_SET_PDEATHSIG through `setpriv` (no preexec_fn, so Python can vfork: ~2 ms a start, not ~18);
+    a program that cannot start keeps the preexec_fn path, so Popen raises its own error for it."""
+    if not sys.platform.startswith("linux") or leftovers.shutil.which("setpriv") is None:
+        pytest.skip("setpriv is util-linux's")
+    monkeypatch.delenv("SCARBOOK_PDEATHSIG", raising=False)
+    env = {"PATH": os.environ["PATH"]}
+    argv, hook = leftovers.dying_with_parent(["sh", "-c", "true"], cwd=tmp_path, env=env)
+    assert argv[1:] == ["--pdeathsig", "KILL", "--", "sh", "-c", "true"] and hook is None
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    assert leftovers.dying_with_parent(["./agent.sh"], cwd=tmp_path, env=env)[1] is not None  # not executable
+    script.chmod(0o755)
+    assert leftovers.dying_with_parent(["./agent.sh"], cwd=tmp_path, env=env)[1] is None  # from the run's cwd
+    script.write_text("#!/no/such/interpreter\n")  # execve's ENOENT: Popen says it, not setpriv's status
+    assert leftovers.dying_with_parent(["./agent.sh"], cwd=tmp_path, env=env)[1] is not None
+    argv, hook = leftovers.dying_with_parent(["no-such-program-x"], cwd=tmp_path, env=env)
+    assert argv == ["no-such-program-x"] and hook is not None
+    with pytest.raises(FileNotFoundError):
+        subprocess.Popen(argv, preexec_fn=hook)
+    monkeypatch.setenv("SCARBOOK_PDEATHSIG", "preexec")
+    argv, hook = leftovers.dying_with_parent(["sh"], cwd=tmp_path, env=env)
+    assert argv == ["sh"] and hook is not None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -35,6 +36,7 @@ PR_SET_CHILD_SUBREAPER = 36
 _serial = itertools.count(1)
 _subreaper: bool | None = None
 _prctl: Callable[..., int] | None = None
+_setpriv: str | None = None  # "" once looked up and not found
 leaders: set[int] = set()  # pids of the programs scarbook is running now (never leftovers)
 
 
@@ -81,6 +83,48 @@ def die_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return hook
+
+
+def dying_with_parent(argv: list[str], *, cwd, env: dict[str, str]) -> tuple[list[str], Callable[[], None] | None]:
+    """`argv` and the preexec_fn to start it with so that it dies (SIGKILL) with scarbook.
+
+    A preexec_fn makes Python fork the whole scarbook process and run Python in the child before the
+    exec: 17-20 ms a start against ~2 ms for the vfork it otherwise uses (measured with the CLI's
+    modules loaded, 200 starts of `true`). So on Linux the program is started through util-linux's
+    `setpriv --pdeathsig KILL` instead, which sets the same PR_SET_PDEATHSIG and execs it: no
+    preexec_fn. setpriv is used only when it exists and `argv[0]` resolves (by the child's PATH, from
+    its cwd) to an executable file; otherwise, or with SCARBOOK_PDEATHSIG=preexec, the preexec_fn
+    (`die_with_parent`), so a program that cannot start fails exactly as it always did (Popen's
+    FileNotFoundError / PermissionError, never setpriv's exit status)."""
+    hook = die_with_parent()
+    if hook is None or os.environ.get("SCARBOOK_PDEATHSIG") == "preexec":
+        return argv, hook
+    global _setpriv
+    if _setpriv is None:
+        _setpriv = shutil.which("setpriv") or ""
+    program = argv[0] if argv else ""
+    if os.sep in program and not os.path.isabs(program):
+        program = os.path.join(os.fspath(cwd or "."), program)
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if not _setpriv or found is None or not _execs(found):
+        return argv, hook
+    return [_setpriv, "--pdeathsig", "KILL", "--", *argv], None
+
+
+def _execs(path: str) -> bool:
+    """Whether execve would run `path`: a binary, or a script whose #! interpreter is executable (a
+    script without #!, or with a missing interpreter, is left to Popen and its own error)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return False
+    if head.startswith(b"\x7fELF"):
+        return True
+    if not head.startswith(b"#!"):
+        return False
+    interpreter = head[2:].split(b"\n", 1)[0].strip().split(maxsplit=1)
+    return bool(interpreter) and os.access(interpreter[0], os.X_OK) and os.path.isfile(interpreter[0])
 
 
 def kill_stale() -> list[str]:

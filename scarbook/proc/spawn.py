@@ -115,8 +115,9 @@ class _Watch:
                 if not rest:  # all of it is in the pipe: the program reads it, then end of file
                     mine.remove(in_w)
                     os.close(in_w)
+            argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
             self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
-                                         start_new_session=True, preexec_fn=leftovers.die_with_parent())
+                                         start_new_session=True, preexec_fn=hook)
         except BaseException:
             for fd in mine:
                 os.close(fd)

@@ -54,7 +54,8 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
     if sys.platform == "win32":  # spelled out (not WINDOWS): mypy checks each platform's branch on it
         group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     else:
-        group = {"start_new_session": True, "preexec_fn": leftovers.die_with_parent()}
+        argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
+        group = {"start_new_session": True, "preexec_fn": hook}
     transport, proto = await loop.subprocess_exec(
         lambda: _Protocol(on_stdout, on_stderr, loop), *argv, cwd=cwd, env=env,
         stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
