@@ -237,18 +237,20 @@ def test_bad_input_is_said_and_nothing_is_recorded(project, judge_server):
     first, source = run_json(project, "eval", "-q", "-n", "1", "-l", "v1")
     assert first.exit_code == 0, first.output
     sid = source["session"]["id"]
-    skipped, _ = run_json(project, "eval", "-q", "-n", "1", "-l", "skipped", "--skip-judge")
+    skipped, unjudged = run_json(project, "eval", "-q", "-n", "1", "-l", "skipped", "--skip-judge")
     assert skipped.exit_code == 3
     sessions = sorted(p.name for p in (project / "workspaces" / "history").iterdir())
     for args, message in [
         (("nope",), "no session matches 'nope' (by id, label, 'latest' or 'previous') — see `scarbook sessions`"),
         (("v1", "other"), f"case 'other' is not in session {sid} (its cases: judge-me)"),
-        (("skipped",), "has no judged runs: nothing to grade again (its judge checks were skipped or never "
+        (("skipped", "judge-me"), f"session {unjudged['session']['id']} has no judged runs of judge-me: nothing to "
+                                  "grade again (its judge checks were skipped or never reached) — run scarbook eval"),
+        (("skipped",), f"session {unjudged['session']['id']} has no judged runs: nothing to grade again (its judge checks were skipped or never "
                        "reached) — run scarbook eval"),
     ]:
         result = scarbook(project, "rejudge", *args)
         assert result.exit_code == 2, result.output
-        assert result.stderr.startswith("scarbook: ") and result.stderr.endswith(message + "\n"), result.stderr
+        assert result.stderr == f"scarbook: {message}\n"
     assert sorted(p.name for p in (project / "workspaces" / "history").iterdir()) == sessions
     assert len(judge_server.requests) == 1
 

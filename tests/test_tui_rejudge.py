@@ -61,15 +61,20 @@ async def test_a_saved_rubric_change_offers_the_rejudge_and_y_runs_it_without_th
         await pilot.press("ctrl+s")  # the rubric did not change: nothing is offered
         await save_done(pilot)
         assert isinstance(app.screen, EditorScreen)
-        options = ed.query_one("#rubric-list")
-        options.focus()
-        options.highlighted = 0
-        await pilot.press("enter")  # the first item into the input
-        ed.query_one("#rubric-input", Input).value = "tmp.txt holds one line and no trailing newline"
-        await click(pilot, "#rubric-update")
-        await pilot.press("ctrl+s")
-        await save_done(pilot)
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the rejudge offer")
+        for wording, answer in (("tmp.txt holds one line", "n"), ("tmp.txt holds one line and no trailing newline", "y")):
+            options = ed.query_one("#rubric-list")
+            options.focus()
+            options.highlighted = 0
+            await pilot.press("enter")  # the first item into the input
+            ed.query_one("#rubric-input", Input).value = wording
+            await click(pilot, "#rubric-update")
+            await pilot.press("ctrl+s")
+            await save_done(pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the rejudge offer")
+            if answer == "n":  # not now: back in the editor, nothing started
+                await pilot.press("n")
+                await wait_until(pilot, lambda: app.screen is ed, what="the editor again")
+                assert app.live is None and len(judge_server.requests) == 3
         question = str(app.screen.question)
         assert question == (f"The rubric of judge-me changed. Rejudge the last session, {sid} (before-edit), with "
                             "this rubric? 3 kept artifacts graded again: judge calls only, no agent runs.")
