@@ -66,7 +66,7 @@ def logs(tmp_path_factory) -> Path:
                           model_usage={"mockllm/model": ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120)},
                           started_at="2026-11-14T09:00:00+00:00")
 
-    spec = {"created": "2026-11-14T09:00:00+00:00", "task": "tiny", "dataset": EvalDataset(name="d", samples=2),
+    spec = {"created": "2026-11-14T09:00:00+00:00", "task": "tiny", "dataset": EvalDataset(name="d", samples=2, sample_ids=["first-line", 7]),
             "model": "mockllm/model"}
     multi = EvalLog(eval=EvalSpec(**spec, config=EvalConfig(epochs=2)),
                     samples=[sample("first-line", 1, True), sample(7, 1, True), sample("first-line", 2, False),
@@ -86,9 +86,10 @@ def test_a_samples_messages_tool_calls_and_files_from_json_and_eval_logs(logs, p
         assert r.stderr == ("warning: the file holds 4 samples; showing first-line:2 (the first that did not pass); "
                             "pick another with --sample ID[:EPOCH] (see --list)\n")
         lines = r.stdout.splitlines()
+        # in the dataset's order (the log holds them as they finished), then by epoch
         assert lines[:6] == ["format: inspect", "samples (pick one with --sample ID[:EPOCH]):",
-                             f"    7:1  includes C; {TASK}", f"    7:2  includes C; {TASK}",
-                             f"    first-line:1  includes C; {TASK}", f"  * first-line:2  includes I; {TASK}"]
+                             f"    first-line:1  includes C; {TASK}", f"  * first-line:2  includes I; {TASK}",
+                             f"    7:1  includes C; {TASK}", f"    7:2  includes C; {TASK}"]
         assert f"task: {TASK}" in lines
         assert "  2  file         file tmp.txt (final content)  [27 B]" in lines  # written with text_editor create
         assert "  README.md — read by text_editor; content from its result" in lines
@@ -129,8 +130,8 @@ def test_logs_that_cannot_be_imported_say_why(logs, project, tmp_path, monkeypat
     for name in ("empty.json", "empty.eval"):
         assert error(str(logs / name)) == f"scarbook: {logs / name}: {NO_SAMPLES}\n"
     assert error(str(logs / "multi.json"), "--sample", "first-line:9") == (
-        f"scarbook: {logs / 'multi.json'}: no sample 'first-line:9' in this Inspect log; it holds 7:1, 7:2, "
-        "first-line:1, first-line:2 (--sample ID or ID:EPOCH; --list shows them)\n")
+        f"scarbook: {logs / 'multi.json'}: no sample 'first-line:9' in this Inspect log; it holds first-line:1, "
+        "first-line:2, 7:1, 7:2 (--sample ID or ID:EPOCH; --list shows them)\n")
     plain = tmp_path / "notes.txt"
     plain.write_text("the agent said it was done\n")
     assert error(str(plain), "--sample", "7") == (

@@ -119,14 +119,26 @@ def _refs_from_json(log: dict[str, Any]) -> list[SampleRef]:
             for s in samples or [] if isinstance(s, dict)]
 
 
-def _pick(t: Transcript, refs: list[SampleRef], wanted: str | None, where: str) -> SampleRef:
+def _dataset_order(header: dict[str, Any]) -> dict[str, int]:
+    """Sample id -> its place in the eval's dataset (`eval.dataset.sample_ids`), which Inspect lists in
+    the dataset's order while the samples are logged as they finish."""
+    spec = header.get("eval")
+    dataset = spec.get("dataset") if isinstance(spec, dict) else None
+    ids = dataset.get("sample_ids") if isinstance(dataset, dict) else None
+    order: dict[str, int] = {}
+    for sid in ids if isinstance(ids, list) else []:
+        order.setdefault(str(sid), len(order))
+    return order
+
+
+def _pick(t: Transcript, refs: list[SampleRef], header: dict[str, Any], wanted: str | None, where: str) -> SampleRef:
     """The sample to import (see the module's docstring); `t.traces` lists them all when there are several."""
     if not refs:
         raise NothingToImport(NO_SAMPLES)
-    order: dict[str, int] = {}
-    for r in refs:
+    order = _dataset_order(header)
+    for r in refs:  # samples the dataset does not list: after it, in the log's order
         order.setdefault(r.id, len(order))
-    refs = sorted(refs, key=lambda r: (order[r.id], r.epoch))  # by sample in the log's order, then epoch
+    refs = sorted(refs, key=lambda r: (order[r.id], r.epoch))  # as the dataset lists them, then by epoch
     if len(refs) > 1:
         t.traces = [(r.key, r.describe()) for r in refs]
     if wanted is not None:
@@ -217,8 +229,8 @@ def parse(src: Source) -> Transcript:
             summaries = {(str(s.get("id")), int(s.get("epoch") or 1)): s for s in z.summaries()}
             refs = [SampleRef(sid, epoch, summaries.get((sid, epoch), {"id": sid, "epoch": epoch}))
                     for sid, epoch in members]
-            ref = _pick(t, refs, src.trace, where)
             header = z.header()
+            ref = _pick(t, refs, header, src.trace, where)
             sample = z.member(members[(ref.id, ref.epoch)])
         finally:
             z.close()
@@ -226,7 +238,7 @@ def parse(src: Source) -> Transcript:
             raise ScarbookError(f"{where}: sample {ref.key} of this Inspect .eval log is not a JSON object")
     elif src.is_json and is_inspect_log(src.json):
         header = src.json
-        ref = _pick(t, _refs_from_json(header), src.trace, where)
+        ref = _pick(t, _refs_from_json(header), header, src.trace, where)
         sample = ref.summary
     else:
         raise NotThisFormat("not an Inspect eval log (a .eval archive, or JSON with version and eval.task)")
