@@ -22,7 +22,8 @@ order (the API does not promise request order). A batch ends at its first retrie
 `hold_batches` is set: then it stays in_progress until `end_batches()`. Each request is answered when
 its batch ends, from the same queue as online calls (`batch_reply("expired")` / "canceled" script
 those outcomes; an HTTP error status becomes an "errored" result). `batch_read_status` makes every
-GET of a batch answer that HTTP status instead (an outage while scarbook waits).
+GET of a batch answer that HTTP status instead (an outage while scarbook waits);
+`batch_create_statuses` scripts the answers to the next creates.
 """
 
 from __future__ import annotations
@@ -228,6 +229,7 @@ class JudgeServer:
         self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests", "status", "results"}
         self.hold_batches = False  # batches stay in_progress until end_batches()
         self.batch_read_status = 200  # another status: every GET of a batch answers it (an outage)
+        self.batch_create_statuses: deque[int] = deque()  # the next batch creates answer these (200: create)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -405,6 +407,10 @@ class JudgeServer:
                 self._send(status, json.dumps(status_reply(status, message).body).encode())
 
             def _create_batch(self, body: Any) -> None:
+                with server._lock:
+                    scripted = server.batch_create_statuses.popleft() if server.batch_create_statuses else 200
+                if scripted != 200:
+                    return self._error(scripted, "scripted create failure")
                 requests = body.get("requests") if isinstance(body, dict) else None
                 if not isinstance(requests, list) or not requests:
                     return self._error(400, "requests: at least one request is required")

@@ -27,23 +27,15 @@ except ImportError:  # tests/ is not a package
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 
-AGENT = """\
-import os
-from pathlib import Path
-Path("tmp.txt").write_text("# tiny-agent\\n")
-print("run", os.environ["SCARBOOK_RUN"])
-"""
-
 CASE = """\
 id: judge-me
 title: Claimed one line
 task: Extract the first line of README.md and write it to tmp.txt
 checks:
-  - {type: file_exists, path: tmp.txt}
   - type: llm_judge
-    artifact: tmp.txt
+    artifact: output
     rubric:
-      - tmp.txt contains exactly one line
+      - the answer says tmp.txt holds one line
       - that line is the README's title
 """
 
@@ -52,12 +44,12 @@ REPLIES = [[("PASS", "one line"), ("PASS", "title")], [("PASS", "one line"), ("F
 
 
 @pytest.fixture
-def project(tmp_path, judge_server, monkeypatch):
-    (tmp_path / "agent.py").write_text(AGENT)
+def project(tmp_path, judge_server, monkeypatch, inprocess_demo):
+    """The demo agent (in this process: its runs are not what is tested; the kill -9 test's scarbook
+    subprocess runs it as a program) and one case graded by the judge alone."""
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
     (tmp_path / "scarbook.yaml").write_text(textwrap.dedent(f"""\
-        agent:
-          type: command
-          argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}]
+        agent: {{type: demo, seed: 7}}
         runs: 3
         concurrency: 1
         threshold: 0.8
@@ -132,10 +124,10 @@ def test_errored_expired_and_canceled_requests_are_judge_errors_on_their_runs(pr
     assert [r["cause"]["kind"] for r in runs] == ["judge", "judge", "judge"]
     ids = [c["custom_id"] for c in judge_server.batch_requests()]
     assert [r["reason"] for r in runs] == [
-        f"check 2 (llm_judge): judge batch request {ids[0]} errored (api_error: the model is on fire)",
-        f"check 2 (llm_judge): judge batch request {ids[1]} expired: the batch did not answer it within 24 hours "
+        f"check 1 (llm_judge): judge batch request {ids[0]} errored (api_error: the model is on fire)",
+        f"check 1 (llm_judge): judge batch request {ids[1]} expired: the batch did not answer it within 24 hours "
         "— run the case again",
-        f"check 2 (llm_judge): judge batch request {ids[2]} was canceled (the batch "
+        f"check 1 (llm_judge): judge batch request {ids[2]} was canceled (the batch "
         f"{next(iter(judge_server.batches))} was canceled)",
     ]
 
@@ -167,7 +159,7 @@ def _wait_for_batch(project: Path, pid: subprocess.Popen, within: float = 60) ->
 def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, judge_server):
     """Real kill -9 of a `scarbook eval --judge-batch` process while its batch is in progress (the
     server holds it); `scarbook resume` then collects it and gives the online verdicts and exit code.
-    (~3 s: a scarbook subprocess starting, with the SDK, is what is tested.)"""
+    (Seconds: a real scarbook process, started and killed, with its SDK import, is what is tested.)"""
     judge_server.hold_batches = True
     judge_server.push(*(tool_reply(r) for r in REPLIES))
     report = project / "report.json"
@@ -194,7 +186,7 @@ def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, jud
     assert resumed.exit_code == 1, resumed.output  # 2/3 below 0.8, as online
     assert len(judge_server.batches) == 1  # collected, not submitted again
     assert [(k, s) for k, s, _ in verdicts(report)] == [(1, "pass"), (2, "fail"), (3, "pass")]
-    assert verdicts(report)[1][2] == "check 2 (llm_judge): 1/2 rubric items PASS; FAIL item 2: not the title"
+    assert verdicts(report)[1][2] == "check 1 (llm_judge): 1/2 rubric items PASS; FAIL item 2: not the title"
     assert History(project / "workspaces").read_session(sid).state == "finished"
     again = scarbook(project, "resume", sid)
     assert again.exit_code == 2
@@ -288,7 +280,7 @@ def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(
     judge_server.default = tool_reply(REPLIES[1])
     info = _judging_session(project, judge_server).session
     history = History(project / "workspaces")
-    info.batch["id"] = None
+    info.batch.update(id=None, ids=[None])
     history.update_session(info)
     judge_server.hold_batches = False
     resumed = scarbook(project, "resume", info.id)
@@ -296,3 +288,38 @@ def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(
     assert len(judge_server.batches) == 2  # the first one's id was lost: its requests were sent again
     assert history.read_session(info.id).batch["id"] == list(judge_server.batches)[1]
     assert [r.status for r in history.runs(info.id)] == ["fail", "fail"]
+
+
+def test_a_session_past_the_batch_limits_is_sent_in_chunks(project, judge_server, monkeypatch):
+    from scarbook.run import batch_session
+
+    monkeypatch.setattr(batch_session, "MAX_REQUESTS", 2)  # the API's is 100,000 requests (and 256 MB)
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    result = scarbook(project, "eval", "--judge-batch", "--no-judge-cache", "--json", str(project / "r.json"))
+    assert result.exit_code == 1, result.output
+    first, second = judge_server.batches
+    assert [len(b["requests"]) for b in judge_server.batches.values()] == [2, 1]
+    assert f"judge batch {first}: 2/2 requests done" in result.output
+    assert f"judge batch {second}: 1/1 request done" in result.output
+    assert [(k, s) for k, s, _ in verdicts(project / "r.json")] == [(1, "pass"), (2, "fail"), (3, "pass")]
+    info = History(project / "workspaces").sessions()[0]
+    assert info.batch["ids"] == [first, second] and info.batch["requests"] == 3
+
+
+def test_a_chunk_that_could_not_be_sent_is_sent_by_resume(project, judge_server, monkeypatch):
+    from scarbook.run import batch_session
+
+    monkeypatch.setattr(batch_session, "MAX_REQUESTS", 2)
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.batch_create_statuses.extend([200, 500, 500])  # the second chunk: 500, and 500 on the retry
+    result = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache")
+    assert result.exit_code == 3
+    info = History(project / "workspaces").sessions()[0]
+    first = next(iter(judge_server.batches))
+    assert info.state == "judging" and info.batch["ids"] == [first, None]
+    assert (f"session {info.id} is judging: its judge requests wait in batch {first} (judge batch 2 of 2 could not "
+            "be submitted: judge answered HTTP 500 (after 1 retry): scripted create failure)") in result.output
+    resumed = scarbook(project, "resume", "-q")
+    assert resumed.exit_code == 1, resumed.output
+    assert [len(b["requests"]) for b in judge_server.batches.values()] == [2, 1]  # only the unsent chunk again
+    assert [r.status for r in History(project / "workspaces").runs(info.id)] == ["pass", "fail", "pass"]

@@ -17,13 +17,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scarbook.agents.usage import usage_of_checks
 from scarbook.checks.verdict import verdict_of
 from scarbook.errors import AbortSession, HistoryError
 from scarbook.fs.files import atomic_write_text, describe_os_error
 from scarbook.history.store import History, now_iso
-from scarbook.judge.batch import BatchStatus, PendingCheck, grade_pending, poll, results, submit
+from scarbook.judge.batch import PendingCheck, grade_pending, poll, results, submit
 from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import Judge
 from scarbook.models import CheckResult, RunRecord, SessionInfo, SessionState
@@ -32,6 +33,10 @@ from scarbook.run.events import BatchProgress, Event
 
 BATCH_FILE = "batch.json"
 VERSION = 1
+# One Message Batch holds at most 100,000 requests and 256 MB: a session past either is sent in chunks
+# (a check's samples always in one), each recorded as it is created.
+MAX_REQUESTS = 100_000
+MAX_BYTES = 200 * 1024 * 1024  # below 256 MB: room for the envelope
 
 
 @dataclass
@@ -44,6 +49,20 @@ class BatchPlan:
     def write(self, folder: Path) -> None:
         data = {"version": VERSION, "checks": [c.to_dict() for c in self.checks], "reports": self.reports}
         atomic_write_text(folder / BATCH_FILE, json.dumps(data, ensure_ascii=False))
+
+    def chunks(self, max_requests: int, max_bytes: int) -> list[list[PendingCheck]]:
+        """The checks in batches within the API's limits, in order (the same split on every call)."""
+        parts: list[list[PendingCheck]] = [[]]
+        count = size = 0
+        for check in self.checks:
+            requests = check.requests()
+            n, b = len(requests), sum(len(json.dumps(r, ensure_ascii=False).encode()) for r in requests)
+            if parts[-1] and (count + n > max_requests or size + b > max_bytes):
+                parts.append([])
+                count = size = 0
+            parts[-1].append(check)
+            count, size = count + n, size + b
+        return parts
 
     @classmethod
     def read(cls, folder: Path) -> BatchPlan:
@@ -71,54 +90,75 @@ def resume_hint(sid: str) -> str:
 
 async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan: BatchPlan, runs: list[RunRecord],
                          patterns: tuple[Pattern, ...], poll_s: float, emit: Callable[[Event], None]) -> list[RunRecord]:
-    """Submit (unless a batch is recorded), wait, grade; the session's runs with the waiting ones judged
-    (written to history in their place). Raises StillJudging when the results are not in; AbortSession
-    when the judge rejected the key (the waiting runs are then recorded as errors)."""
-    folder = history.dir / info.id
-    if not info.batch.get("id"):
+    """Submit (what no recorded batch holds), wait, grade; the session's runs with the waiting ones
+    judged (written to history in their place). Raises StillJudging when the results are not in;
+    AbortSession when the judge rejected the key (the waiting runs are then recorded as errors)."""
+    parts = plan.chunks(MAX_REQUESTS, MAX_BYTES)
+    ids = recorded_ids(info, len(parts))
+    if not any(ids):
         if not info.batch:
-            plan.write(folder)
+            plan.write(history.dir / info.id)
         info.state = SessionState.JUDGING
-        info.batch = {"id": None, "requests": sum(len(c.requests()) for c in plan.checks)}
+        info.batch = {"id": None, "ids": ids, "requests": sum(len(c.requests()) for c in plan.checks)}
         history.update_session(info)
+    for n, part in enumerate(parts):
+        if ids[n]:
+            continue
         try:
-            status = await submit(judge, plan.checks)
-        except JudgeUnavailable as down:  # as online: the judge could not be reached, each waiting run errors
+            status = await submit(judge, part)
+        except JudgeUnavailable as down:
+            if any(ids):  # part of it is sent (and paid for): resume sends the rest
+                raise StillJudging(f"judge batch {n + 1} of {len(parts)} could not be submitted: {down.detail}") from None
+            # as online: the judge could not be reached, each waiting run errors
             return _finish(history, info, plan, runs, patterns,
                            _all_failed(plan, f"the judge batch could not be submitted: {down.detail}"))
         except AbortSession as exc:
             _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message))
             raise
-        info.batch.update(id=status.id, submitted_at=now_iso())
+        ids[n] = status.id
+        info.batch.update(id=ids[0], ids=ids, submitted_at=now_iso())
         history.update_session(info)
         emit(BatchProgress(info.id, status.id, status.submitted, status.done, status.processing_status))
-    batch_id = info.batch["id"]
-    await _wait(judge, info, batch_id, poll_s, emit)
-    try:
-        answers = await results(judge, batch_id)
-    except JudgeUnavailable as down:
-        raise StillJudging(f"the results of judge batch {batch_id} could not be read: {down.detail}") from None
+    await _wait(judge, info, ids, poll_s, emit)
+    answers: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for batch_id, part in zip(ids, parts, strict=True):
+        try:
+            answers.update(await results(judge, batch_id))
+        except JudgeUnavailable as down:
+            raise StillJudging(f"the results of judge batch {batch_id} could not be read: {down.detail}") from None
+        owner.update((c.ref, batch_id) for c in part)
     graded = []
     for pending in plan.checks:
         try:
-            graded.append(await grade_pending(judge, pending, answers, batch_id))
+            graded.append(await grade_pending(judge, pending, answers, owner[pending.ref]))
         except AbortSession as exc:  # a malformed reply's online re-ask met a rejected key
             graded.append(_failed(pending, exc.message))
     return _finish(history, info, plan, runs, patterns, graded)
 
 
-async def _wait(judge: Judge, info: SessionInfo, batch_id: str, poll_s: float, emit: Callable[[Event], None]) -> BatchStatus:
-    said = None
+def recorded_ids(info: SessionInfo, count: int) -> list[str | None]:
+    """The id of each of the session's `count` batches, None where none was recorded."""
+    ids = list(info.batch.get("ids") or [info.batch.get("id")])
+    return [*ids, *[None] * (count - len(ids))][:count]
+
+
+async def _wait(judge: Judge, info: SessionInfo, ids: list[str], poll_s: float, emit: Callable[[Event], None]) -> None:
+    said: dict[str, tuple[int, str]] = {}
+    waiting = list(ids)
     while True:
-        try:
-            status = await poll(judge, batch_id)
-        except JudgeUnavailable as down:
-            raise StillJudging(f"judge batch {batch_id} could not be polled: {down.detail}") from None
-        if (status.done, status.processing_status) != said:
-            said = (status.done, status.processing_status)
-            emit(BatchProgress(info.id, batch_id, status.submitted, status.done, status.processing_status))
-        if status.processing_status == "ended":
-            return status
+        for batch_id in list(waiting):
+            try:
+                status = await poll(judge, batch_id)
+            except JudgeUnavailable as down:
+                raise StillJudging(f"judge batch {batch_id} could not be polled: {down.detail}") from None
+            if (status.done, status.processing_status) != said.get(batch_id):
+                said[batch_id] = (status.done, status.processing_status)
+                emit(BatchProgress(info.id, batch_id, status.submitted, status.done, status.processing_status))
+            if status.processing_status == "ended":
+                waiting.remove(batch_id)
+        if not waiting:
+            return
         await asyncio.sleep(poll_s)
 
 
@@ -168,6 +208,7 @@ def waiting_checks(runs: list[RunRecord], take: Callable[[CheckResult], PendingC
 
 
 def batch_note(info: SessionInfo, why: str = "") -> str:
-    batch = info.batch.get("id") or "(not yet submitted)"
-    return (f"session {info.id} is judging: its judge requests wait in batch {batch}"
+    ids = [i for i in info.batch.get("ids") or [info.batch.get("id")] if i]
+    batch = f"batch {ids[0]}" if len(ids) == 1 else f"batches {', '.join(ids)}" if ids else "a batch not yet submitted"
+    return (f"session {info.id} is judging: its judge requests wait in {batch}"
             + (f" ({why})" if why else "") + f" — {resume_hint(info.id)}")
