@@ -27,12 +27,16 @@ def api_of(vendor: str, tail: str) -> str:
     return "other"
 
 
-def normalized(method: str, api: str, tail: str, body: Any) -> str:
-    """The request as replay compares it: method, API, path and the body (keys sorted, volatile ids out)."""
+def normalized(method: str, api: str, tail: str, body: Any, *, pretty: bool = False) -> str:
+    """The request as replay compares it: method, API, path and the body (keys sorted, volatile ids
+    out). Compact for the digest (the C encoder: this runs on every call); `pretty` (a line per
+    value) only for showing a divergence."""
     if isinstance(body, dict):
         body = {k: v for k, v in body.items() if k not in VOLATILE}
-    return json.dumps({"method": method, "api": api, "path": tail, "body": body}, sort_keys=True, indent=1,
-                      ensure_ascii=False)
+    value = {"method": method, "api": api, "path": tail, "body": body}
+    if pretty:
+        return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def digest(text: str) -> str:

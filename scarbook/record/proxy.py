@@ -102,7 +102,8 @@ class Recorder:
         data = await request.read()
         api = apis.api_of(vendor, tail)
         body = apis.parse_json(data) if data else None
-        norm = apis.normalized(request.method, api, tail, body if body is not None else data.decode("utf-8", "replace"))
+        sent = body if body is not None else data.decode("utf-8", "replace")
+        norm = apis.normalized(request.method, api, tail, sent)
         n = run.next_call()
         req: dict[str, Any] = {"method": request.method, "path": tail, "headers": safe_headers(request.headers)}
         if body is not None and len(data) <= run.cap:
@@ -116,7 +117,8 @@ class Recorder:
                                 "stream": bool(isinstance(body, dict) and body.get("stream")),
                                 "request": req, "digest": apis.digest(norm)}
         if self.replay is not None:
-            answered = await self._replayed(request, run, call, norm, start)
+            answered = await self._replayed(request, run, call, apis.normalized(request.method, api, tail, sent,
+                                                                                pretty=True), start)
             if answered is not None:
                 return answered
         return await self._forward(request, run, call, vendor, tail, data, body, start)
@@ -154,12 +156,12 @@ class Recorder:
         resp = web.StreamResponse(status=status, headers={"content-type": ctype})
         await resp.prepare(request)
         await resp.write(payload)
-        await resp.write_eof()
         src = recorded[n - 1]
         call.update(response=src["response"], replayed=True, latency_ms=_ms(start), first_byte_ms=_ms(start),
                     usage=src.get("usage") or {})
         run.summary.replayed += 1
-        self._record(run, call, src["response"])
+        self._record(run, call, src["response"])  # before the end, as a live call's
+        await resp.write_eof()
         return resp
 
     async def _forward(self, request: web.Request, run: RunRecording, call: dict[str, Any], vendor: str, tail: str,
@@ -175,6 +177,7 @@ class Recorder:
         resp: web.StreamResponse | None = None
         run.summary.live += 1
         self.upstream_calls += 1
+        done = False
         try:
             async with self._client.request(request.method, url, data=data, headers=headers) as up:
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
@@ -189,8 +192,11 @@ class Recorder:
                         first = time.perf_counter()
                     kept.add(chunk)
                     await resp.write(chunk)
+                # recorded before the response ends: an agent that exits on its last answer finds its
+                # run's recording whole (the run is closed when the agent is done)
+                done = True
+                self._done(run, call, {"status": up.status, "headers": safe_headers(up.headers)}, kept, body, start, first)
                 await resp.write_eof()
-                response: dict[str, Any] = {"status": up.status, "headers": safe_headers(up.headers)}
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             what = f"{type(exc).__name__}: {exc}".strip()
             if resp is None:  # nothing sent yet: the agent gets a gateway error, as from any proxy
@@ -199,8 +205,13 @@ class Recorder:
                 call.update(response={"status": 502}, error=why, latency_ms=_ms(start))
                 run.add(call, call["api"], body, None)
                 return _error(502, "api_error", f"scarbook recorder: {why}")
-            response = {"status": resp.status, "headers": {}}
-            call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
+            if not done:
+                call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
+                self._done(run, call, {"status": resp.status, "headers": {}}, kept, body, start, first)
+        return resp
+
+    def _done(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], kept: Body, body: Any,
+              start: float, first: float | None) -> None:
         call.update(latency_ms=_ms(start), first_byte_ms=_ms(start, first) if first is not None else None)
         status = response["status"]
         if status >= 500 or status in UPSTREAM_FAILURE:
@@ -208,7 +219,6 @@ class Recorder:
                 f"recorder: the model API answered call {call['n']} with HTTP {status}"
         self._fill(response, kept, call, run)
         self._record(run, call, response, body)
-        return resp
 
     def _fill(self, response: dict[str, Any], kept: Body, call: dict[str, Any], run: RunRecording) -> None:
         """The response as recorded: JSON `body`, SSE text `sse`, else `raw`; capped and marked."""

@@ -69,10 +69,12 @@ def load_replay(session_id: str, transcripts: dict[tuple[str, int], str | None],
     return source
 
 
-def recorded_request(call: dict[str, Any]) -> str:
+def recorded_request(call: dict[str, Any], *, pretty: bool = True) -> str:
+    """A recorded call's request, normalized as apis.normalized (pretty: for a difference)."""
     req = call["request"]
     body = req.get("body") if "body" in req else req.get("raw")
-    return apis.normalized(str(req.get("method", "POST")), str(call.get("api", "other")), str(req.get("path", "")), body)
+    return apis.normalized(str(req.get("method", "POST")), str(call.get("api", "other")), str(req.get("path", "")),
+                           body, pretty=pretty)
 
 
 def difference(recorded: str, now: str) -> str:
