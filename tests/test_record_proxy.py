@@ -1,0 +1,79 @@
+"""The recorder's proxy on its own (no session): its Recorder driven by an aiohttp client in the
+test's event loop, against the tests' local Messages server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+
+from scarbook.record import RecordSettings, Recorder
+from scarbook.record.apis import fold, sse_events
+
+try:
+    from tests.judge_server import judge_server, text_reply  # noqa: F401
+except ImportError:
+    from judge_server import judge_server, text_reply  # noqa: F401
+
+
+def test_the_last_call_is_in_the_summary_the_moment_its_response_has_ended(judge_server, tmp_path):
+    """A run is closed as soon as its agent exits, and an agent exits on its last answer: the call is
+    recorded before the response ends, so the summary taken at once has it."""
+    judge_server.default = text_reply("ok", usage={"input_tokens": 7, "output_tokens": 3})
+
+    async def go() -> list[int]:
+        recorder = Recorder(RecordSettings(anthropic=judge_server.url), env={"ANTHROPIC_API_KEY": "k"})
+        await recorder.start()
+        calls = []
+        try:
+            async with aiohttp.ClientSession() as session:
+                for i in range(20):
+                    token = recorder.open_run("c", i, tmp_path / f"{i}.jsonl")
+                    async with session.post(f"{recorder.url}/{token}/anthropic/v1/messages",
+                                            json={"model": "m", "messages": []}) as resp:
+                        await resp.read()
+                    summary = recorder.close_run(token)  # at once, as the runner does when the agent exits
+                    calls.append(summary.usage.get("input_tokens", 0))
+        finally:
+            await recorder.stop()
+        return calls
+
+    assert asyncio.run(go()) == [7] * 20
+
+
+def test_a_responses_stream_and_a_chat_stream_fold_into_their_tool_calls():
+    responses = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in [
+        {"type": "response.created", "response": {"output": []}},
+        {"type": "response.completed", "response": {"model": "gpt-5", "output": [
+            {"type": "message", "content": [{"type": "output_text", "text": "reading"}]},
+            {"type": "function_call", "call_id": "fc_1", "name": "read_file", "arguments": "{\"path\": \"a\"}"}],
+            "usage": {"input_tokens": 30, "output_tokens": 4, "input_tokens_details": {"cached_tokens": 10}}}}])
+    r = fold("openai.responses", None, sse_events(responses))
+    assert r is not None
+    assert (r.model, r.texts, r.tool_calls) == ("gpt-5", ["reading"], [("fc_1", "read_file", {"path": "a"})])
+    assert r.usage == {"input_tokens": 20, "output_tokens": 4, "cache_read_tokens": 10, "cache_write_tokens": 0}
+    assert fold("openai.responses", {"output": "nope"}, None) is None
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    ("record: yes-please", "record must be true, false or a mapping, got 'yes-please'"),
+    ("record: {mode: replay}", "record.mode: replay needs record.from (the session to replay)"),
+    ("record: {mode: live}", "record.mode must be 'record' or 'replay', got 'live'"),
+    ("record: {anthropic: api.anthropic.com}", "record.anthropic must be an http(s) URL, got 'api.anthropic.com'"),
+    ("record: {fork_at: 2}", "record.from and record.fork_at are for record.mode: replay"),
+    ("record: {upstream: x}", "unknown key record.upstream"),
+])
+def test_a_bad_record_section_is_a_config_error(project, raw, why):
+    project.config(f"agent: {{type: demo}}\n{raw}\n")
+    result = project.cli("eval", "-q")
+    assert result.exit_code == 2
+    assert why in result.stderr
+
+
+def test_fork_at_without_replay_is_refused(project):
+    project.case("c", "id: c\ntask: t\nchecks:\n  - type: output_contains\n    text: x\n")
+    result = project.cli("eval", "-q", "--fork-at", "2")
+    assert result.exit_code == 2
+    assert result.stderr == "scarbook: --fork-at K goes with --replay SESSION: it replays the first K calls of each run\n"
