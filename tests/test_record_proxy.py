@@ -9,7 +9,7 @@ import json
 import aiohttp
 import pytest
 
-from scarbook.record import RecordSettings, Recorder
+from scarbook.record import Recorder, RecordSettings
 from scarbook.record.apis import fold, sse_events
 
 try:
