@@ -3,8 +3,12 @@ seed suggestions), printed as ratios (a script, not a test).
 
     .venv/bin/python benchmarks/transcript_bench.py              # 5, 10, 20 and 50 MB logs
     .venv/bin/python benchmarks/transcript_bench.py --quick      # 5, 10, 20 MB
+    .venv/bin/python benchmarks/transcript_bench.py --shape simple   # the earlier, simpler logs
 
-Each log is generated like a long real session: user turns, assistant text split over several
+By default each log is shaped like a real Claude Code session (`generate_real`, issue 26.9: every
+content block its own record with the whole envelope, thinking signatures, Bash output repeated in
+toolUseResult, Grep path lists, TodoWrite, structuredPatch, hook and file-history records). The
+simpler shape (`--shape simple`, the first benchmark) is generated like a long real session: user turns, assistant text split over several
 records, Read calls whose results carry the `cat -n` gutter *and* `toolUseResult.file.content`,
 Writes, Edits whose `toolUseResult` repeats the whole `originalFile`, a sidechain, summaries. Each
 size is imported in a fresh process: peak memory is the growth of its max RSS over the RSS right
@@ -124,6 +128,125 @@ def generate(path: Path, target_bytes: int, seed: int = 7) -> None:
                 written += len(line)
 
 
+def generate_real(path: Path, target_bytes: int, seed: int = 7) -> None:
+    """Write a log shaped like a real Claude Code 1.0.8x-2.x session (issue 26.9: the generated logs
+    above understate memory): every content block of a reply is its own record carrying the whole
+    envelope and usage; thinking blocks with their signatures; Bash results whose output is repeated
+    in `toolUseResult.stdout`; Grep/Glob results listing many paths; TodoWrite with old and new
+    todos; Edits with a `structuredPatch`; and the many small records between them (hook `system`
+    records, `file-history-snapshot`s, sidechain task records)."""
+    rng = random.Random(seed)
+    cwd = "/home/dev/project"
+    files: dict[str, str] = {}
+    parent = None
+    n = 0
+
+    def rec(kind: str, message: dict | None, **extra) -> str:
+        nonlocal parent, n
+        n += 1
+        uuid = f"{n:08x}-1c2d-4e5f-8a9b-{rng.getrandbits(48):012x}"
+        r = {"parentUuid": parent, "isSidechain": extra.pop("sidechain", False), "userType": "external",
+             "cwd": cwd, "sessionId": "0f6a3c52-5d7e-4b8a-9c1d-2e3f4a5b6c7d", "version": "1.0.98",
+             "gitBranch": "main", "type": kind, "uuid": uuid,
+             "timestamp": f"2026-11-14T09:{(n // 60) % 60:02d}:{n % 60:02d}.{n % 1000:03d}Z", **extra}
+        if message is not None:
+            r["message"] = message
+        parent = uuid
+        return json.dumps(r) + "\n"
+
+    def reply(blocks: list, mid: str) -> list[str]:
+        usage = {"input_tokens": rng.randint(3, 9), "cache_creation_input_tokens": rng.randint(100, 4000),
+                 "cache_read_input_tokens": rng.randint(10000, 90000), "output_tokens": rng.randint(20, 900),
+                 "service_tier": "standard", "server_tool_use": {"web_search_requests": 0}}
+        return [rec("assistant", {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                                  "content": [b], "stop_reason": None, "stop_sequence": None, "usage": usage},
+                    requestId=f"req_011C{rng.getrandbits(64):016x}") for b in blocks]
+
+    def thinking() -> dict:
+        return {"type": "thinking", "thinking": _text(rng, rng.randint(20, 150)),
+                "signature": "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                                     for _ in range(rng.randint(400, 1600)))}
+
+    def result(tid: str, content, extra: dict | None = None) -> str:
+        return rec("user", {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": content}]},
+                   **({"toolUseResult": extra} if extra else {}))
+
+    def small() -> list[str]:
+        out = []
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.5:
+                out.append(rec("system", None, subtype="informational", level="info", isMeta=False,
+                               content=f"PostToolUse:Edit [ruff check --fix] completed successfully",
+                               toolUseID=f"toolu_{rng.getrandbits(40):010x}"))
+            else:
+                out.append(json.dumps({"type": "file-history-snapshot", "messageId": f"m{n}", "isSnapshotUpdate": True,
+                                       "snapshot": {"messageId": f"m{n}", "timestamp": "2026-11-14T09:00:00.000Z",
+                                                    "trackedFileBackups": {f"src/mod{i}.py": {"backupFileName": f"{i:x}@v2",
+                                                                                              "version": 2}
+                                                                           for i in range(rng.randint(0, 6))}}}) + "\n")
+        return out
+
+    written = 0
+    with open(path, "w") as fh:
+        turn = 0
+        while written < target_bytes:
+            turn += 1
+            lines = [rec("user", {"role": "user", "content": f"Step {turn}: {_text(rng, 20)}"})] + small()
+            tid, mid = f"toolu_01{rng.getrandbits(64):016x}", f"msg_01{rng.getrandbits(64):016x}"
+            name = f"src/mod{rng.randint(0, 40)}.py"
+            pick = rng.random()
+            if pick < 0.3:  # Bash: a test run's output, repeated in toolUseResult
+                output = _file(rng, rng.randint(20, 400))
+                lines += reply([thinking(), {"type": "text", "text": _text(rng, 20)},
+                                {"type": "tool_use", "id": tid, "name": "Bash",
+                                 "input": {"command": "pytest -q tests/", "description": "Run the tests"}}], mid)
+                lines.append(result(tid, output, {"stdout": output, "stderr": "", "interrupted": False,
+                                                  "isImage": False}))
+            elif pick < 0.45:  # Grep/Glob: many paths
+                paths = [f"{cwd}/src/pkg{rng.randint(0, 9)}/mod{rng.randint(0, 999)}.py" for _ in range(rng.randint(10, 200))]
+                lines += reply([{"type": "tool_use", "id": tid, "name": "Grep",
+                                 "input": {"pattern": "def main", "output_mode": "files_with_matches"}}], mid)
+                lines.append(result(tid, f"Found {len(paths)} files\n" + "\n".join(paths),
+                                    {"mode": "files_with_matches", "filenames": paths, "numFiles": len(paths)}))
+            elif pick < 0.55:  # TodoWrite: old and new todos
+                todos = [{"content": _text(rng, 8), "status": rng.choice(["pending", "in_progress", "completed"]),
+                          "activeForm": _text(rng, 6)} for _ in range(rng.randint(3, 12))]
+                lines += reply([{"type": "tool_use", "id": tid, "name": "TodoWrite", "input": {"todos": todos}}], mid)
+                lines.append(result(tid, "Todos have been modified successfully.", {"oldTodos": todos[1:], "newTodos": todos}))
+            elif name in files and pick < 0.75:  # Edit with a structuredPatch and the original file
+                old = files[name].splitlines(keepends=True)[0]
+                new = _text(rng, 8) + "\n"
+                lines += reply([thinking(), {"type": "tool_use", "id": tid, "name": "Edit",
+                                             "input": {"file_path": f"{cwd}/{name}", "old_string": old, "new_string": new}}], mid)
+                lines.append(result(tid, f"The file {cwd}/{name} has been updated. Here's the result of running `cat -n`...",
+                                    {"filePath": f"{cwd}/{name}", "oldString": old, "newString": new,
+                                     "originalFile": files[name], "userModified": False, "replaceAll": False,
+                                     "structuredPatch": [{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+                                                          "lines": ["-" + old.rstrip(), "+" + new.rstrip(),
+                                                                    *(" " + ln for ln in files[name].splitlines()[1:3])]}]}))
+                files[name] = files[name].replace(old, new, 1)
+            elif name in files:  # Read: gutter text and the file again in toolUseResult
+                content = files[name]
+                gutter = "".join(f"{i:>6}\u2192{ln}\n" for i, ln in enumerate(content.splitlines(), 1))
+                lines += reply([{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": f"{cwd}/{name}"}}], mid)
+                lines.append(result(tid, gutter, {"type": "text", "file": {
+                    "filePath": f"{cwd}/{name}", "content": content, "numLines": content.count("\n"),
+                    "startLine": 1, "totalLines": content.count("\n")}}))
+            else:  # Write
+                files[name] = _file(rng, rng.randint(20, 200))
+                lines += reply([{"type": "text", "text": _text(rng, 15)},
+                                {"type": "tool_use", "id": tid, "name": "Write",
+                                 "input": {"file_path": f"{cwd}/{name}", "content": files[name]}}], mid)
+                lines.append(result(tid, f"File created successfully at: {cwd}/{name}",
+                                    {"type": "create", "filePath": f"{cwd}/{name}", "content": files[name],
+                                     "structuredPatch": []}))
+            lines += small()
+            lines += reply([{"type": "text", "text": _text(rng, 60)}], f"msg_01{rng.getrandbits(64):016x}")
+            for line in lines:
+                fh.write(line)
+                written += len(line)
+
+
 def measure(path: Path) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -132,13 +255,18 @@ def measure(path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="5, 10 and 20 MB only")
+    parser.add_argument("--shape", choices=["real", "simple"], default="real",
+                        help="real (default): records shaped like real Claude Code logs (generate_real); "
+                             "simple: the earlier generated log, which understates memory")
     args = parser.parse_args()
     sizes = [5, 10, 20] if args.quick else [5, 10, 20, 50]
+    make = generate_real if args.shape == "real" else generate
     rows = []
+    print(f"logs shaped: {args.shape}")
     with tempfile.TemporaryDirectory(prefix="scarbook-transcript-bench-") as tmp:
         for mb in sizes:
             path = Path(tmp) / f"session-{mb}mb.jsonl"
-            generate(path, mb * 1_000_000)
+            make(path, mb * 1_000_000)
             size = path.stat().st_size
             m = measure(path)
             rows.append((mb, size, m))
