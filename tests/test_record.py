@@ -130,12 +130,16 @@ def test_sdk_agent_calls_are_recorded_with_usage_and_dollars_and_no_key(rec_proj
 def test_raw_http_openai_agent_is_recorded(rec_project, judge_server, monkeypatch, stream):
     monkeypatch.setenv("AGENT_STREAM", stream)
     use_agent(rec_project, "http_openai_agent.py")
+    path = rec_project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace("env: [PATH, AGENT_STREAM]", "env: [PATH, AGENT_STREAM, OPENAI_API_KEY]"))
     openai_calls(judge_server)
     result, report = eval_json(rec_project)
     assert result.exit_code == 0, result.output + result.stderr
     (run,) = report["runs"]
     assert [r["path"] for r in judge_server.requests] == ["/v1/chat/completions"] * 2
     assert [r["headers"]["authorization"] for r in judge_server.requests] == [f"Bearer {SECRET}"] * 2
+    # the agent had only the dummy key, even with the real one allow-listed (env: [..., OPENAI_API_KEY])
+    assert Path(run["stderr_path"]).read_text() == "key in my environment: scarbook-recorder-no-real-key\n"
     assert run["agent_usage"]["input_tokens"] == 130 and run["agent_usage"]["output_tokens"] == 15
     assert run["agent_usage"]["cost_usd"] == pytest.approx((130 * 1 + 15 * 2) / 1_000_000)
     lines = transcript_lines(rec_project, report)
@@ -312,3 +316,21 @@ def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_proj
     assert run["output_excerpt"].splitlines()[0] == "direct: blocked"
     assert len(judge_server.requests) == 2 and judge_server.requests[0]["headers"]["authorization"] == f"Bearer {SECRET}"
     assert [r["type"] for r in transcript_lines(rec_project, report)][:3] == ["model_call", "task", "tool_call"]
+
+
+def test_trajectory_checks_read_a_recorded_run(rec_project, judge_server):
+    """A command agent that keeps no transcript of its own may have trajectory checks once record: is
+    on (the recorder writes one for every run): the tool calls are the model's tool uses."""
+    use_agent(rec_project, "http_openai_agent.py")
+    rec_project.case("write-hello", CASE + "  - type: tool_called\n    name: write_file\n"
+                                          "  - type: max_tool_calls\n    n: 1\n")
+    rec_project.case("no-writes", CASE.replace("write-hello", "no-writes").replace("  - type: contains\n    path: out.txt\n"
+                                                                                 "    text: hello\n", "")
+                     + "  - type: tool_not_called\n    name: write_file\n")
+    openai_calls(judge_server, 2)
+    result, report = eval_json(rec_project)
+    runs = {r["case_id"]: r for r in report["runs"]}
+    assert runs["write-hello"]["status"] == "pass", runs["write-hello"]
+    assert runs["no-writes"]["status"] == "fail"
+    (failed,) = [c for c in runs["no-writes"]["checks"] if c["status"] == "fail"]
+    assert failed["detail"].startswith('call 1 (write_file {"path": "out.txt", "content": "hello"}) called write_file')

@@ -149,7 +149,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     errors.extend(_unwritable(project, plan))
     notes: list[str] = []
     spec, agent = _preflight_agent(project, errors, notes)
-    if spec is not None:
+    record = plan.record if plan.record is not None else project.config.record
+    if spec is not None and record is None:  # the recorder writes every run's transcript
         errors.extend(_trajectory_problems(plan.cases, spec))
     judge = _preflight_judge(project, plan, errors)
     decide = None
@@ -161,7 +162,6 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
                                   _judge_rates(project, plan) if judge is not None else None)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
-    record = plan.record if plan.record is not None else project.config.record
     replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
