@@ -334,3 +334,24 @@ def test_trajectory_checks_read_a_recorded_run(rec_project, judge_server):
     assert runs["no-writes"]["status"] == "fail"
     (failed,) = [c for c in runs["no-writes"]["checks"] if c["status"] == "fail"]
     assert failed["detail"].startswith('call 1 (write_file {"path": "out.txt", "content": "hello"}) called write_file')
+
+
+def test_a_node_agent_streaming_over_fetch_is_recorded(rec_project, judge_server):
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    path = rec_project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace(json.dumps(sys.executable), json.dumps(node))
+                    .replace("sdk_agent.py", "node_agent.mjs"))
+    scripted(judge_server)
+    result, report = eval_json(rec_project)
+    (run,) = report["runs"]
+    assert run["status"] == "pass", run
+    assert run["output_excerpt"] == "done\n"
+    lines = transcript_lines(rec_project, report)
+    assert [r["type"] for r in lines] == ["model_call", "task", "tool_call", "usage",
+                                          "model_call", "tool_result", "assistant", "usage"]
+    assert lines[0]["stream"] is True and lines[0]["response"]["sse"].startswith("event: message_start")
+    assert run["agent_usage"]["input_tokens"] == 2200
