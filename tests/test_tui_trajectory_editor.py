@@ -1,0 +1,97 @@
+"""The case editor adds trajectory checks (issue 28.4) by key presses, as a user would: pick the type in
+the check-type list, fill its fields, Add, save; a bad value is refused in the core's words."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from tui_fixtures import (  # noqa: F401  (fixtures)
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    plain,
+    project_root,
+    save_done,
+    wait_until,
+)
+
+from scarbook.checks.spec import CHECK_SPECS
+from scarbook.tui.app import make_app
+
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+KEYS = {" ": "space", "-": "minus", ".": "full_stop", "/": "slash", "_": "underscore", "|": "vertical_line",
+        "*": "asterisk"}
+
+
+async def type_keys(pilot, text: str) -> None:
+    await pilot.press(*[KEYS.get(ch, ch) for ch in text])
+
+
+async def tab_to(pilot, widget_id: str, limit: int = 60, key: str = "tab") -> None:
+    """Press Tab (or `key`: shift+tab goes back) until the widget with this id has focus."""
+    for _ in range(limit):
+        if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
+            return
+        await pilot.press(key)
+    raise AssertionError(f"Tab never reached #{widget_id}")
+
+
+async def add_check(pilot, ctype: str, fields: dict[str, str]) -> None:
+    """Open the check-type list, walk down to `ctype`, fill each field, press Add. (The Add button is just
+    after the list and the fields just after the buttons: Shift+Tab goes back to them.)"""
+    await tab_to(pilot, "check-type", key="shift+tab")
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("home", *["down"] * (list(CHECK_SPECS).index(ctype) + 1), "enter")  # row 0 is the blank
+    first = next(iter(fields))
+    await wait_until(pilot, lambda: pilot.app.screen.query_one("#check-type").value == ctype
+                     and pilot.app.screen.query(f"#cf-{first}"), what=f"the {ctype} fields")
+    for key, text in fields.items():
+        await tab_to(pilot, f"cf-{key}")
+        await type_keys(pilot, text)
+    await tab_to(pilot, "check-add", key="shift+tab")
+    await pilot.press("enter")
+
+
+async def new_case(pilot, case_id: str) -> None:
+    await library_loaded(pilot)
+    await pilot.press("n")
+    await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor")
+    await type_keys(pilot, case_id)  # the id field has focus
+    await tab_to(pilot, "task")
+    await type_keys(pilot, "write the summary")
+    pilot.app.screen.query_one("#check-type").focus()  # the form between is not what is tested here
+    await wait_until(pilot, lambda: pilot.app.focused is not None and pilot.app.focused.id == "check-type",
+                     what="the check-type list to have focus")
+
+
+async def test_the_editor_adds_trajectory_checks_by_keys(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await new_case(pilot, "looped")
+        await add_check(pilot, "no_writes_outside", {"paths": "out.txt|docs/*"})
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        path = project_root / "cases" / "looped" / "case.yaml"
+        assert path.is_file(), plain(app.screen.query_one("#editor-error"))
+    assert yaml.safe_load(path.read_text())["checks"] == [
+        {"type": "no_writes_outside", "paths": ["out.txt", "docs/*"]},
+    ]
+
+
+async def test_a_negative_bound_is_refused_in_the_cores_words(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await new_case(pilot, "bounded")
+        ed = app.screen
+        ed.query_one("#check-type").value = "max_turns"
+        await wait_until(pilot, lambda: bool(ed.query("#cf-n")), what="the max_turns fields")
+        ed.query_one("#cf-n").value = "-3"
+        ed.query_one("#check-add").press()
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        assert plain(app.screen.query_one("#editor-error")) == (
+            "not saved: max_turns.n must be 0 or more, got -3 — write e.g. n: 12")
+    assert not (project_root / "cases" / "bounded").exists()
