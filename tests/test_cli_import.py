@@ -15,7 +15,7 @@ from scarbook.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = FIXTURES / "real"
-TRIED = "(tried scarbook, claude-code, codex, otel, inspect, anthropic, openai, plain; name one with --format to see why it does not fit)"
+TRIED = "(tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why it does not fit)"
 
 
 def run(root: Path, *args: str):

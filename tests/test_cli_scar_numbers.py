@@ -69,7 +69,7 @@ def test_import_unknown_file_names_the_formats_tried_in_one_line(tmp_path):
     assert res.exit_code == 2
     assert res.output == (
         f"scarbook: {FIXTURES / 'unknown.json'}: not a transcript scarbook can read: JSON, but in none of the "
-        "shapes scarbook reads (tried scarbook, claude-code, codex, otel, inspect, anthropic, openai, plain; name one with "
+        "shapes scarbook reads (tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with "
         "--format to see why it does not fit)\n")
 
 

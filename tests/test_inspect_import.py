@@ -172,3 +172,40 @@ def test_an_older_deflate_eval_log_reads_without_zstd(logs, tmp_path, monkeypatc
     monkeypatch.setitem(sys.modules, "zstandard", None)
     t = load_transcript(old, sample="7:2")
     assert (t.format, t.trace, t.final_answer) == ("inspect", "7:2", "Done: tmp.txt holds one line.")
+
+
+def test_a_large_json_log_is_read_a_sample_at_a_time(logs, project, tmp_path):
+    """A .json log is held once as text, its samples parsed one by one (parsed whole, the log took
+    7.4x its size): import peaks at about twice the file, and a file cut short keeps the samples before the cut."""
+    import copy
+    import json
+    import tracemalloc
+
+    log = json.loads((logs / "multi.json").read_text(encoding="utf-8"))
+    one = log["samples"][0]
+    log["samples"] = []
+    for i in range(400):  # ~2 MB, with text that is not ASCII in every sample
+        s = copy.deepcopy(one)
+        s["id"], s["messages"][1]["content"] = f"s{i}", f"{TASK} — é🙂 {i}"
+        log["samples"].append(s)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(log, ensure_ascii=False, indent=2), encoding="utf-8")
+    size = big.stat().st_size
+    tracemalloc.start()
+    try:
+        t = load_transcript(big, sample="s399")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.2 * size, f"{peak / size:.2f}x the file"
+    assert t.entries[1] == Message("user", f"{TASK} — é🙂 399")  # UTF-8 read back right
+    assert len(t.traces) == 400 and t.trace == "s399:1"
+
+    cut = tmp_path / "cut.json"  # the writer died half way through
+    cut.write_bytes(big.read_bytes()[: size // 2])
+    r = project.cli("import", str(cut), "--sample", "s3", "--list")
+    assert r.exit_code == 0 and "task: " + TASK + " — é🙂 3" in r.stdout
+    [warning] = r.stderr.splitlines()
+    n = int(warning.split("the ")[-1].split(" samples")[0])
+    assert 150 < n < 250 and warning.startswith(f"warning: the file is cut short or damaged in its sample {n + 1} (byte ")
+    assert warning.endswith(f"): the {n} samples before it can be imported")

@@ -23,7 +23,7 @@ def test_every_fixture_is_detected(name, fmt):
     assert load_transcript(FIX / name).format == fmt
 
 
-TRIED = "(tried scarbook, claude-code, codex, otel, inspect, anthropic, openai, plain; name one with --format to see why it does not fit)"
+TRIED = "(tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why it does not fit)"
 
 
 @pytest.mark.parametrize("name, data, why", [
@@ -65,8 +65,8 @@ def test_format_override(tmp_path):
     with pytest.raises(ScarbookError) as exc:
         load_transcript(FIX / "terminal.log", format="langchain")
     assert str(exc.value) == ("unknown transcript format 'langchain'; choose one of: "
-                              "scarbook, claude-code, codex, otel, inspect, anthropic, openai, plain")
-    assert FORMATS == ("scarbook", "claude-code", "codex", "otel", "inspect", "anthropic", "openai", "plain")
+                              "inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain")
+    assert FORMATS == ("inspect", "scarbook", "claude-code", "codex", "otel", "anthropic", "openai", "plain")
 
 
 def test_missing_file(tmp_path):

@@ -140,7 +140,7 @@ def test_a_few_bad_bytes_are_named_not_the_whole_file_refused(tmp_path):
     assert t.warnings == ["1 byte is not UTF-8 (at byte offset 21): read as \ufffd, the rest of the file imported"]
 
 
-TRIED = ("(tried scarbook, claude-code, codex, otel, inspect, anthropic, openai, plain; name one with --format to see why "
+TRIED = ("(tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why "
          "it does not fit)")
 
 

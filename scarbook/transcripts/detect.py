@@ -19,11 +19,13 @@ from scarbook.transcripts.source import NotARegularFile, Source
 
 Parser = Callable[[Source], Transcript]
 PARSERS: dict[str, Parser] = {
+    # first: a .eval zip, or a JSON log read a sample at a time, known by its head (the other formats
+    # would parse a JSON document whole)
+    inspect_log.FORMAT: inspect_log.parse,
     scarbook_native.FORMAT: scarbook_native.parse,
     claude_code.FORMAT: claude_code.parse,
     codex.FORMAT: codex.parse,
     otel.FORMAT: otel.parse,
-    inspect_log.FORMAT: inspect_log.parse,  # a JSON log (before the formats of bare messages) or a .eval zip
     anthropic_api.FORMAT: anthropic_api.parse,
     openai.FORMAT: openai.parse,
     plain.FORMAT: plain.parse,

@@ -20,7 +20,9 @@ from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.models import Usage
+from scarbook.text import plural
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.inspect_json import NotInspectJson, read_json_log, starts_like_inspect_json
 from scarbook.transcripts.inspect_zip import EvalZip, looks_like_eval_zip
 from scarbook.transcripts.model import (
     Message,
@@ -236,6 +238,25 @@ def parse(src: Source) -> Transcript:
             z.close()
         if not isinstance(sample, dict):
             raise ScarbookError(f"{where}: sample {ref.key} of this Inspect .eval log is not a JSON object")
+    elif starts_like_inspect_json(src.head):
+        try:
+            log = read_json_log(src.path, lambda value: preview(_input_text(value), 60))
+        except NotInspectJson as exc:
+            raise NotThisFormat(f"not an Inspect eval log: {exc}") from None
+        if log.cut:
+            if not log.samples:
+                raise NothingToImport(f"{log.cut}, before any whole sample")
+            t.warnings.append(f"{log.cut}: the {plural(len(log.samples), 'sample')} before it can be imported")
+        header = log.header
+        offsets = {}
+        refs = []
+        for offset, reduced in log.samples:
+            ref = SampleRef(str(reduced.get("id")), int(reduced.get("epoch") or 1), reduced)
+            offsets[ref.key] = offset
+            refs.append(ref)
+        ref = _pick(t, refs, header, src.trace, where)
+        sample = log.sample(offsets[ref.key])
+        del log
     elif src.is_json and is_inspect_log(src.json):
         header = src.json
         ref = _pick(t, _refs_from_json(header), header, src.trace, where)
