@@ -101,6 +101,8 @@ def test_batch_sends_the_online_requests_and_gives_the_online_verdicts_at_half_p
     judge = [c for c in runs[0]["checks"] if c["type"] == "llm_judge"][0]["judge"]
     assert judge["batch"] == {"id": next(iter(judge_server.batches)), "calls": 1}
     assert f"judge batch {next(iter(judge_server.batches))}: 3/3 requests done" in batch.output
+    assert ("judge: 3 calls, 3300 tokens, $0.0067; 0 calls saved by cheaper checks failing first; 3 answered in a "
+            "Message Batch, at the batch price") in batch.output
     info = History(project / "workspaces").sessions()[0]
     assert info.state == "finished" and info.batch["id"] == next(iter(judge_server.batches))
 

@@ -35,6 +35,7 @@ class SessionReport:
     judge_calls_saved: int = 0
     judge_cache_hits: int = 0  # judge samples answered by the verdict cache (issue 27)
     judge_cache_saved_usd: float = 0.0  # what those samples cost when first graded
+    judge_batched: int = 0  # judge calls answered through the Message Batches API (eval --judge-batch)
     regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
     calibration: Calibration | None = None  # the judge's measured error, when the caller read it
     judged_cases: int = 0  # cases whose verdict depends on an LLM judge
@@ -135,6 +136,8 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
             cached = (check.judge or {}).get("cache") or {}
             rep.judge_cache_hits += int(cached.get("hits") or 0)
             rep.judge_cache_saved_usd += float(cached.get("saved_usd") or 0.0)
+            batch = (check.judge or {}).get("batch")
+            rep.judge_batched += int(batch.get("calls") or 0) if isinstance(batch, dict) else 0
     return rep
 
 
@@ -229,7 +232,8 @@ def format_summary(rep: SessionReport) -> str:
     if rep.judge_calls or rep.judge_calls_saved or rep.judge_cache_hits:
         parts.append(f"judge: {plural(rep.judge_calls, 'call')}, {rep.judge_usage.total_tokens} tokens, "
                      f"${rep.judge_usage.cost_usd:.4f}; {plural(rep.judge_calls_saved, 'call')} saved by cheaper checks "
-                     "failing first")
+                     "failing first" + (f"; {rep.judge_batched} answered in a Message Batch, at the batch price"
+                                        if rep.judge_batched else ""))
     if rep.judge_cache_hits:
         parts.append(f"judge calls: {rep.judge_calls + rep.judge_cache_hits}, from cache: {rep.judge_cache_hits}, "
                      f"saved ${rep.judge_cache_saved_usd:.4f}")
