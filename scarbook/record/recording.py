@@ -122,7 +122,10 @@ class RunRecording:
     def _append(self, data: bytes) -> None:
         folder, name = os.path.split(self.transcript)
         try:
-            fd = safefs.open_dir(folder, create=True)
+            try:  # the run's folder is there (its workspace is in it): no mkdir on every call
+                fd = safefs.open_dir(folder)
+            except FileNotFoundError:
+                fd = safefs.open_dir(folder, create=True)
             try:
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                 out = os.open(name, flags, 0o644, dir_fd=fd)
