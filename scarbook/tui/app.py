@@ -31,6 +31,7 @@ from scarbook.project import Project
 from scarbook.run.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
+from scarbook.text import clean_text
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
@@ -111,6 +112,14 @@ class ScarbookApp(Host):
     @property
     def session_running(self) -> bool:
         return self.live is not None and not self.live.done
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification is plain text (issue 25.4): scarbook's messages quote paths, case files and
+        the agent's or a transcript's text, so none is read as markup (a "[bold]" in a folder name, a
+        "[/]" in an error) and their control sequences are removed. `markup` is ignored."""
+        super().notify(clean_text(str(message)), title=clean_text(title, one_line=True), severity=severity,
+                       timeout=timeout, markup=False)
 
     def judge_key_present(self) -> bool:
         env_name = self.project.config.judge.api_key_env

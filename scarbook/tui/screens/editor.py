@@ -30,6 +30,7 @@ from scarbook.cases.editing import SavedCase, SeedChanges, save_form_case
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
+from scarbook.text import clean_text
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
@@ -132,7 +133,7 @@ class EditorScreen(HostScreen):
                                placeholder="where it goes: output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
-            yield Static(Text(f"failed artifact {scar.failed_artifact}:\n", style="bold") + preview,
+            yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact, one_line=True)}:\n", style="bold") + preview,
                          id="artifact-preview")
 
     def _form_below(self) -> ComposeResult:
@@ -156,7 +157,7 @@ class EditorScreen(HostScreen):
             return None
         staged = self.scar_files.get(rel)
         if isinstance(staged, bytes):
-            return Text(staged[:2000].decode("utf-8", errors="replace"))
+            return Text(clean_text(staged[:2000].decode("utf-8", errors="replace")))  # the agent's bytes
         path = staged if isinstance(staged, Path) else (self.case.root / rel if self.case and self.case.root else None)
         return Text(preview_text(path)) if path is not None else None
 

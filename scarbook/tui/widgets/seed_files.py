@@ -19,7 +19,7 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 
 from scarbook.cases.editing import SeedChanges, list_seed
-from scarbook.text import plural
+from scarbook.text import clean_text, plural
 
 PREVIEW_CHARS = 1500
 
@@ -48,6 +48,8 @@ class PathSuggester(Suggester):
 
 
 def preview_text(path: Path) -> str:
+    """The start of a seed or scar file as text to show: a seed a transcript suggested, an artifact the
+    agent wrote — their control sequences removed (scarbook.text.clean_text)."""
     try:
         if path.is_dir():
             return f"(folder with {plural(sum(1 for _ in path.rglob('*')), 'entry', 'entries')})"
@@ -57,7 +59,7 @@ def preview_text(path: Path) -> str:
     if b"\0" in data:
         return f"(binary file, {path.stat().st_size} bytes)"
     text = data.decode("utf-8", errors="replace")
-    return text[:PREVIEW_CHARS] + ("\n…" if len(text) > PREVIEW_CHARS else "")
+    return clean_text(text[:PREVIEW_CHARS]) + ("\n…" if len(text) > PREVIEW_CHARS else "")
 
 
 class SeedFiles(Vertical):
@@ -96,7 +98,7 @@ class SeedFiles(Vertical):
         ol = self.query_one("#seed-list", OptionList)
         ol.clear_options()
         entries = self.entries()
-        ol.add_options([Text(name + (f"   ({note})" if note else "")) for name, note in entries]
+        ol.add_options([Text(clean_text(name + (f"   ({note})" if note else ""), one_line=True)) for name, note in entries]
                        or [Text("(no seed files: the workspace starts empty)", style="dim")])
 
     @property
@@ -154,7 +156,8 @@ class SeedFiles(Vertical):
         name = entries[event.option_index][0]
         path = self.pending.get(name) or (self.seed_dir / name if self.seed_dir else None)
         if path is not None:
-            self.query_one("#seed-preview", Static).update(Text(f"{name}\n", style="bold") + Text(preview_text(path)))
+            self.query_one("#seed-preview", Static).update(Text(f"{clean_text(name, one_line=True)}\n", style="bold")
+                                                           + Text(preview_text(path)))
 
     @on(Input.Submitted, "#seed-path")
     @on(Button.Pressed, "#seed-attach")
