@@ -37,16 +37,13 @@ FNAME = f"f{OSC0}\n[bold red]name.txt"  # no [/]: a slash would make it a path
 
 AGENT = f"""\
 import json, os, sys
-H = {HOSTILE!r}
-F = {FNAME!r}
-open("tmp.txt", "w").write(H)
-open(F, "w").write(H)
-with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as fh:
-    for rec in ({{"type": "task", "text": "Task " + H}},
-                {{"type": "tool_call", "id": "c1", "name": "write_file", "input": {{"path": F, "content": H}}}},
-                {{"type": "tool_result", "id": "c1", "output": H, "is_error": False}},
-                {{"type": "final", "text": H}}):
-        fh.write(json.dumps(rec) + "\\n")
+H, F = {HOSTILE!r}, {FNAME!r}
+for name in ("tmp.txt", F):  # a file's content, and a file name
+    open(name, "w").write(H)
+said = [{{"type": "task", "text": "Task " + H}},
+        {{"type": "tool_call", "id": "c1", "name": "write_file", "input": {{"path": F, "content": H}}}},
+        {{"type": "tool_result", "id": "c1", "output": H, "is_error": False}}, {{"type": "final", "text": H}}]
+open(os.environ["SCARBOOK_TRANSCRIPT"], "a").write("".join(json.dumps(r) + "\\n" for r in said))
 print(H)
 print(H, file=sys.stderr)
 """
