@@ -451,3 +451,35 @@ async def test_multi_turn_session_the_task_follows_the_artifacts_turn(project_ro
         await wait_until(pilot, lambda: results, what="the draft")
     case = load_case(project_root / "cases" / "turn-one")
     assert (case.task, case.scar.artifact_at) == ("Write hello to a.txt", "a.txt")
+
+
+async def test_inspect_log_with_several_samples_lets_the_user_pick_one_by_key(project_root, tmp_path):
+    """Issue 26 item 18: an Inspect eval log (written here by scarbook's exporter, whose logs Inspect's
+    own reader reads in test_inspect_export) shows one sample, the first that did not pass; ctrl+t
+    moves to the next, and the draft is made from the sample on screen."""
+    from scarbook.models import RunRecord, RunStatus, SessionInfo
+    from scarbook.models import Case as CaseModel
+    from scarbook.reports.inspect_log import write_inspect_log
+
+    log = tmp_path / "2026-11-12T17-30-00-00-00_scarbook_s1.json"
+    runs = [RunRecord("s1", "greet", 1, RunStatus.PASS, "ok", output_excerpt="hello!"),
+            RunRecord("s1", "french", 1, RunStatus.FAIL, "no 'Bonjour'", output_excerpt="Hola")]
+    write_inspect_log(log, SessionInfo(id="s1", started_at="2026-11-12T17:30:00+00:00", runs_per_case=1,
+                                       case_ids=["greet", "french"], agent="demo"), runs,
+                      {"greet": CaseModel("greet", "Say hello"), "french": CaseModel("french", "Translate hello to French")})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, results = await open_import(pilot, log)
+        summary = plain(screen.query_one("#import-summary"))
+        assert "task: Translate hello to French" in summary
+        assert "sample 2 of 2: french:1 (verdict I; Translate hello to French) — ctrl+t shows the next" in summary
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: screen.transcript.trace == "greet:1", what="the other sample")
+        await pilot.pause()
+        summary = plain(screen.query_one("#import-summary"))
+        assert "task: Say hello" in summary and "sample 1 of 2: greet:1" in summary
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the draft")
+        case = load_case(project_root / "cases" / results[0])
+        assert case.task == "Say hello"
+        assert (case.root / case.scar.failed_artifact).read_text() == "hello!"
