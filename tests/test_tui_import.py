@@ -457,8 +457,8 @@ async def test_inspect_log_with_several_samples_lets_the_user_pick_one_by_key(pr
     """Issue 26 item 18: an Inspect eval log (written here by scarbook's exporter, whose logs Inspect's
     own reader reads in test_inspect_export) shows one sample, the first that did not pass; ctrl+t
     moves to the next, and the draft is made from the sample on screen."""
-    from scarbook.models import RunRecord, RunStatus, SessionInfo
     from scarbook.models import Case as CaseModel
+    from scarbook.models import RunRecord, RunStatus, SessionInfo
     from scarbook.reports.inspect_log import write_inspect_log
 
     log = tmp_path / "2026-11-12T17-30-00-00-00_scarbook_s1.json"
