@@ -272,7 +272,10 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         lines = [figures_line(row), f"task: {row.case.task}"]
         if row.trend is not None and row.trend.regressed_since is not None:
             lines.append(regressed_line(row.trend, row.trend.regressed_since))
-        if row.marks:
+        if "judging" in row.marks:  # eval --judge-batch: its runs wait for the judge's batch
+            lines.append(f"latest session {row.session_id} is judging: no verdicts until its judge batch is "
+                         f"collected (`scarbook resume {row.session_id}`)")
+        elif row.marks:
             lines.append(f"latest session {row.session_id} is {' and '.join(row.marks)}: its rate covers only "
                          f"what that session ran and judged")
         if row.damaged:
