@@ -223,6 +223,7 @@ class JudgeServer:
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
+        self.stream_gap_s = 0.0  # a pause after the first server-sent event (streaming pass-through tests)
         self.cache_usage = False  # report prompt-cache usage computed from each request (issue 27)
         self.cache_min_tokens = 1024  # the shortest cacheable prefix (the Messages API's, for Sonnet)
         self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
@@ -454,7 +455,9 @@ class JudgeServer:
                     self.send_header("cache-control", "no-cache")
                     self.send_header("connection", "close")
                     self.end_headers()
-                    for part in parts:
+                    for i, part in enumerate(parts):
+                        if i == 1 and server.stream_gap_s:
+                            time.sleep(server.stream_gap_s)
                         self.wfile.write(part)
                         self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

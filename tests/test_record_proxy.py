@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import aiohttp
 import pytest
@@ -13,9 +14,9 @@ from scarbook.record import Recorder, RecordSettings
 from scarbook.record.apis import fold, sse_events
 
 try:
-    from tests.judge_server import judge_server, text_reply  # noqa: F401
+    from tests.judge_server import ScriptedReply, judge_server, text_reply  # noqa: F401
 except ImportError:
-    from judge_server import judge_server, text_reply  # noqa: F401
+    from judge_server import ScriptedReply, judge_server, text_reply  # noqa: F401
 
 
 def test_the_last_call_is_in_the_summary_the_moment_its_response_has_ended(judge_server, tmp_path):
@@ -41,6 +42,46 @@ def test_the_last_call_is_in_the_summary_the_moment_its_response_has_ended(judge
         return calls
 
     assert asyncio.run(go()) == [7] * 20
+
+
+def test_a_stream_reaches_the_agent_as_it_arrives_and_a_responses_call_is_recorded(judge_server, tmp_path):
+    """The first event is passed on while the server still holds the rest (for a second);
+    an OpenAI Responses call's function call and usage land in the transcript."""
+    judge_server.stream_gap_s = 1.0
+    judge_server.push(text_reply("streamed words"))
+    judge_server.push(ScriptedReply(200, {"object": "response", "model": "gpt-5", "output": [
+        {"type": "function_call", "call_id": "fc_1", "name": "read_file", "arguments": "{\"path\": \"a\"}"}],
+        "usage": {"input_tokens": 30, "output_tokens": 4}}))
+
+    async def go() -> tuple[float, float, int]:
+        recorder = Recorder(RecordSettings(anthropic=judge_server.url, openai=judge_server.url + "/v1"), env={})
+        await recorder.start()
+        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        try:
+            async with aiohttp.ClientSession() as session:
+                start = time.perf_counter()
+                async with session.post(f"{recorder.url}/{token}/anthropic/v1/messages",
+                                        json={"model": "m", "messages": [], "stream": True}) as resp:
+                    await resp.content.readany()
+                    first = time.perf_counter() - start
+                    await resp.read()
+                    whole = time.perf_counter() - start
+                async with session.post(f"{recorder.url}/{token}/openai/responses",
+                                        json={"model": "gpt-5", "input": "read a"}) as resp:
+                    status = resp.status
+        finally:
+            recorder.close_run(token)
+            await recorder.stop()
+        return first, whole, status
+
+    first, whole, status = asyncio.run(go())
+    assert first < 0.8 and whole >= 1.0 and status == 200
+    assert judge_server.requests[1]["path"] == "/v1/responses"
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [r["type"] for r in lines] == ["model_call", "assistant", "usage", "model_call", "tool_call", "usage"]
+    assert lines[3]["api"] == "openai.responses"
+    assert lines[4] == {"type": "tool_call", "call": 2, "id": "fc_1", "name": "read_file", "input": {"path": "a"}}
+    assert lines[5]["input_tokens"] == 30 and lines[1]["text"] == "streamed words"
 
 
 def test_a_responses_stream_and_a_chat_stream_fold_into_their_tool_calls():

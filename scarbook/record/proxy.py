@@ -135,6 +135,9 @@ class Recorder:
         answer: tuple[int, str, bytes] | str = ""
         if run.summary.diverged:
             why = run.summary.diverged
+        elif not recorded:
+            why = (f"replay diverged at call {n}: session {self.replay.session_id} recorded no model calls for "
+                   f"run {run.k} of {run.case_id}")
         elif n > len(recorded):
             why = f"replay diverged at call {n}: the recorded run made only {len(recorded)} model calls"
         elif recorded[n - 1].get("digest") != call["digest"]:
