@@ -257,17 +257,21 @@ def test_a_judging_session_has_no_verdict_in_any_view(project, judge_server):
     assert baseline.exit_code == 2 and f"session {sid} is still judging" in baseline.output
 
 
-def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judge_server):
+@pytest.mark.parametrize("status, why", [
+    (503, "judge answered HTTP 503 (after 1 retry): scripted outage"),
+    (401, "the judge at {url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401)"),  # a key revoked meanwhile
+])
+def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judge_server, status, why):
     judge_server.push(*(tool_reply(r) for r in REPLIES))
     judge_server.hold_batches = True
-    judge_server.batch_read_status = 503
+    judge_server.batch_read_status = status
     result = scarbook(project, "eval", "-q", "--judge-batch")
     assert result.exit_code == 3
     info = History(project / "workspaces").sessions()[0]
-    assert info.state == "judging"
+    assert info.state == "judging"  # the batch is not given up: its results can still be collected
     assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {info.batch['id']} (judge "
-            f"batch {info.batch['id']} could not be polled: judge answered HTTP 503 (after 1 retry): scripted "
-            f"outage) — `scarbook resume {info.id}` collects the verdicts and finishes the session (exit 3: no "
+            f"batch {info.batch['id']} could not be polled: {why.format(url=judge_server.url)}") in result.output
+    assert (f"— `scarbook resume {info.id}` collects the verdicts and finishes the session (exit 3: no "
             "verdict until then)") in result.output
     judge_server.batch_read_status = 200
     judge_server.end_batches()

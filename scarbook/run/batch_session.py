@@ -127,6 +127,8 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
             answers.update(await results(judge, batch_id))
         except JudgeUnavailable as down:
             raise StillJudging(f"the results of judge batch {batch_id} could not be read: {down.detail}") from None
+        except AbortSession as exc:  # the key was rejected now: the batch stays, a fixed key collects it
+            raise StillJudging(f"the results of judge batch {batch_id} could not be read: {exc.message}") from None
         owner.update((c.ref, batch_id) for c in part)
     graded = []
     for pending in plan.checks:
@@ -152,6 +154,8 @@ async def _wait(judge: Judge, info: SessionInfo, ids: list[str], poll_s: float, 
                 status = await poll(judge, batch_id)
             except JudgeUnavailable as down:
                 raise StillJudging(f"judge batch {batch_id} could not be polled: {down.detail}") from None
+            except AbortSession as exc:  # the key was rejected now: the batch stays, a fixed key collects it
+                raise StillJudging(f"judge batch {batch_id} could not be polled: {exc.message}") from None
             if (status.done, status.processing_status) != said.get(batch_id):
                 said[batch_id] = (status.done, status.processing_status)
                 emit(BatchProgress(info.id, batch_id, status.submitted, status.done, status.processing_status))
