@@ -176,7 +176,7 @@ def generate_real(path: Path, target_bytes: int, seed: int = 7) -> None:
         for _ in range(rng.randint(1, 4)):
             if rng.random() < 0.5:
                 out.append(rec("system", None, subtype="informational", level="info", isMeta=False,
-                               content=f"PostToolUse:Edit [ruff check --fix] completed successfully",
+                               content="PostToolUse:Edit [ruff check --fix] completed successfully",
                                toolUseID=f"toolu_{rng.getrandbits(40):010x}"))
             else:
                 out.append(json.dumps({"type": "file-history-snapshot", "messageId": f"m{n}", "isSnapshotUpdate": True,
