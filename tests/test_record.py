@@ -148,6 +148,10 @@ def test_raw_http_openai_agent_is_recorded(rec_project, judge_server, monkeypatc
     assert lines[0]["api"] == "openai.chat" and lines[0]["stream"] == bool(stream)
     assert lines[2]["input"] == {"path": "out.txt", "content": "hello"} and lines[5]["id"] == "call_1"
     assert SECRET not in Path(run["transcript_path"]).read_text()
+    if not stream:  # `scarbook import` turns the recorded run into a scar: the task and the file written
+        listed = rec_project.cli("import", run["transcript_path"], "--list")
+        assert listed.exit_code == 0, listed.output + listed.stderr
+        assert "write hello to out.txt" in listed.output and "file out.txt (final content)" in listed.output
 
 
 def recorded_session(project, server, runs: int = 2) -> tuple[str, dict]:
