@@ -138,8 +138,8 @@ def test_usage_comes_from_the_transcript_when_the_agent_reported_none(ctx) -> No
         "1,200 tokens spent (1,000 in, 200 out), at most 1,199 allowed")
     result = _check({"type": "max_cost_usd", "usd": 1}, ctx)  # tokens but no dollars: the case cannot be checked so
     assert (result.status, result.cause["rule"]) == ("fail", "check-no-usage")
-    assert result.detail == ("the run recorded 1,200 tokens but no cost: have the agent write cost_usd to "
-                             "$SCARBOOK_USAGE, or check max_tokens instead")
+    assert result.detail == ("the run recorded 1,200 tokens but no cost (no price for m): add its price under "
+                             "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
 
 
 def test_a_run_without_its_transcript_fails_the_check_as_the_cases_fault_and_verify_skips_it(ctx) -> None:
@@ -266,3 +266,32 @@ def test_agent_transcript_must_be_a_boolean(project) -> None:
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n")
     result = project.cli("eval", "-q")
     assert "agent.transcript must be true or false, got 'yes please'" in result.stderr
+
+
+def test_tokens_without_dollars_are_priced_from_the_judge_price_table(ctx) -> None:
+    from scarbook.judge.pricing import DEFAULT_PRICES, priced
+
+    ctx.agent_usage = Usage()
+    ctx.price = lambda model, usage: priced(usage, model, DEFAULT_PRICES).cost_usd
+    result = _check({"type": "max_cost_usd", "usd": 1}, ctx)  # the transcript's model "m" has no price
+    assert (result.status, result.cause["rule"], result.detail) == (
+        "fail", "check-no-usage", "the run recorded 1,200 tokens but no cost (no price for m): add its price under "
+        "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
+    ctx.transcript.model = "claude-sonnet-4-5"  # $3 in, $15 out per million
+    assert _check({"type": "max_cost_usd", "usd": 0.005}, ctx).detail == (
+        "$0.0060 spent (1,200 tokens at claude-sonnet-4-5's price), at most $0.005 allowed")
+
+
+def test_recorded_model_calls_are_the_turns(tmp_path) -> None:
+    """Two model calls with no tool result between them (the second continues the first): the timeline
+    shows one turn, the recorder's model_call records say two."""
+    call = {"type": "model_call", "n": 1, "api": "anthropic.messages", "request": {}, "response": {}}
+    records = [call, {"type": "task", "call": 1, "text": "go"},
+               {"type": "assistant", "call": 1, "text": "part one"}, {**call, "n": 2},
+               {"type": "assistant", "call": 2, "text": "part two"}]
+    t = load_transcript(_write_transcript(tmp_path / "t.jsonl", records))
+    assert t.model_calls == 2
+    ctx = CheckContext(case=Case(id="c", task="t"), workspace=tmp_path, output="", transcript=t)
+    assert _check({"type": "max_turns", "n": 1}, ctx).detail == (
+        "2 turns (model calls), at most 1 allowed: model call 2 went past it")
+    assert _check({"type": "max_turns", "n": 2}, ctx).detail == "2 turns (model calls) (at most 2)"

@@ -90,9 +90,9 @@ def agent_kind(spec: AgentSpec) -> AgentKind:
     return AGENT_KINDS[spec.type]
 
 
-def keeps_transcript(spec: AgentSpec) -> bool:
-    """Whether every run of this agent leaves a transcript the trajectory checks can read: its type
-    keeps one (demo, claude-code, codex), or a command agent says it writes $SCARBOOK_TRANSCRIPT
-    (`transcript: true`). The session refuses trajectory checks before the first run otherwise.
-    (A recorder of the agent's model calls makes every agent keep one: it answers here too.)"""
-    return agent_kind(spec).transcript or spec.transcript
+def keeps_transcript(spec: AgentSpec, *, recorded: bool = False) -> bool:
+    """Whether every run of this agent leaves a transcript the trajectory checks can read: the session
+    records its model calls (`record:`: the recorder writes one for every run), its type keeps one
+    (demo, claude-code, codex), or a command agent says it writes $SCARBOOK_TRANSCRIPT (`transcript:
+    true`). The session refuses trajectory checks before the first run otherwise."""
+    return recorded or agent_kind(spec).transcript or spec.transcript

@@ -3,6 +3,7 @@ trajectory checks) the run's transcript and the agent's usage."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,3 +34,4 @@ class CheckContext:
     transcript: Transcript | None = None
     transcript_missing: str = ""
     agent_usage: Usage | None = None  # what the agent reported in $SCARBOOK_USAGE (or its preset did)
+    price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)

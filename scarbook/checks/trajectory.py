@@ -7,7 +7,7 @@ the call that broke the rule: its number among the run's tool calls, the tool, a
 Words used:
   tool call  a ToolCall entry of the transcript (a subagent's calls count too).
   turn       one model response: the agent's text and the tool calls it makes at once, up to the
-             next tool result or user message.
+             next tool result or user message; with the recorder, one `model_call` record.
   tokens     input + output + cache read + cache write (models.Usage.total_tokens): the agent's own
              report ($SCARBOOK_USAGE, or its preset's) when there is one, else the transcript's.
 """
@@ -137,6 +137,11 @@ def agent_turns(t: Transcript) -> list[list[Entry]]:
 def max_turns(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     t = _transcript(ctx)
     turns, n = agent_turns(t), p["n"]
+    if t.model_calls and t.model_calls != len(turns):  # the recorder counted the model calls: they are the turns
+        said = plural(t.model_calls, "turn") + " (model calls)"
+        if t.model_calls <= n:
+            return True, f"{said} (at most {n})"
+        return False, f"{said}, at most {n} allowed: model call {n + 1} went past it"
     if len(turns) <= n:
         return True, f"{plural(len(turns), 'turn')} (at most {n})"
     first = turns[n]
@@ -175,16 +180,21 @@ def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 
 def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    usage = _usage(ctx, _transcript(ctx))
-    if usage is None or not usage.cost_usd:
+    t = _transcript(ctx)
+    usage = _usage(ctx, t)
+    cost, priced = (usage.cost_usd if usage else 0.0), ""
+    if usage is not None and usage.total_tokens and not cost and ctx.price is not None and t.model:
+        cost, priced = ctx.price(t.model, usage), f" ({usage.total_tokens:,} tokens at {t.model}'s price)"
+    if not cost:
         if usage is not None and usage.total_tokens:
-            raise CheckBroke("check-no-usage", f"the run recorded {usage.total_tokens:,} tokens but no cost: "
-                             "have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens instead")
+            raise CheckBroke("check-no-usage", f"the run recorded {usage.total_tokens:,} tokens but no cost "
+                             f"({'no model named' if not t.model else f'no price for {t.model}'}): add its price under "
+                             "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
         raise _no_usage("cost")
-    usd, cost = p["usd"], usage.cost_usd
+    usd = p["usd"]
     if cost > usd:
-        return False, f"${cost:.4f} spent, at most ${usd:g} allowed"
-    return True, f"${cost:.4f} spent, at most ${usd:g}"
+        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed"
+    return True, f"${cost:.4f} spent{priced}, at most ${usd:g}"
 
 
 def _workspace_path(path: str, roots: list[str]) -> str:

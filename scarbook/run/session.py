@@ -150,8 +150,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     notes: list[str] = []
     spec, agent = _preflight_agent(project, errors, notes)
     record = plan.record if plan.record is not None else project.config.record
-    if spec is not None and record is None:  # the recorder writes every run's transcript
-        errors.extend(_trajectory_problems(plan.cases, spec))
+    if spec is not None:
+        errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
     judge = _preflight_judge(project, plan, errors)
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -265,9 +265,9 @@ def _preflight_agent(project: Project, errors: list[str],
     return spec, None
 
 
-def _trajectory_problems(cases: list[Case], spec: AgentSpec) -> list[str]:
+def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) -> list[str]:
     """Trajectory checks read each run's transcript: an agent that keeps none is refused before the first run."""
-    if keeps_transcript(spec):
+    if keeps_transcript(spec, recorded=recorded):
         return []
     users = [f"{c.id} (check {i + 1}, {ch.type})" for c in cases
              for i, ch in enumerate(c.checks) if ch.type in TRAJECTORY_CHECKS]

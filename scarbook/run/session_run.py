@@ -32,7 +32,8 @@ from scarbook.history.store import now_iso
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
-from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus
+from scarbook.judge.pricing import ModelPrice, priced
+from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus, Usage
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
@@ -56,6 +57,8 @@ class RunContext:
     judge_max_bytes: int | None = None  # the judge's artifact cap; None: this session has no judge
     judge_skipped_why: str = "--skip-judge"  # said in the detail of skipped judge checks
     record_env: dict[str, str] | None = None  # this run's recorder: base URLs with its token, dummy keys
+    # The judge settings' price table: a max_cost_usd check prices tokens reported without dollars.
+    prices: dict[str, ModelPrice] | None = None
 
     def timeout_for(self, case: Case) -> float:
         return self.timeout_s or case.timeout_s or self.default_timeout_s
@@ -158,9 +161,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                               env_allow=tuple(agent.env_allow),
                               sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
                               agent_usage=record.agent_usage)
-        if any(c.type in TRAJECTORY_CHECKS for c in case.checks):  # read (and parsed) off the loop
-            checks.transcript, checks.transcript_missing = await asyncio.to_thread(
-                run_transcript, record.transcript_path)
+        if any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+            await _trajectory_inputs(checks, ctx, record, usage_file)
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part
@@ -252,6 +254,20 @@ def keep_artifacts(judge: Grader, inputs: list[JudgeInput]) -> dict[str, dict[st
 
 def _ignore(_event: Event) -> None:
     pass
+
+
+async def _trajectory_inputs(checks: CheckContext, ctx: RunContext, record: RunRecord, usage_file: str) -> None:
+    """What the trajectory checks read: the run's transcript (parsed off the loop), and prices for
+    tokens reported without dollars."""
+    checks.transcript, checks.transcript_missing = await asyncio.to_thread(run_transcript, record.transcript_path)
+    if ctx.prices is not None:
+        checks.price = _pricer(ctx.prices)
+        if record.agent_usage.total_tokens and not record.agent_usage.cost_usd:  # its lines may name a model
+            checks.agent_usage = read_agent_usage(usage_file, checks.price)
+
+
+def _pricer(prices: dict[str, ModelPrice]) -> Callable[[str, Usage], float]:
+    return lambda model, usage: priced(usage, model, prices).cost_usd
 
 
 def run_transcript(path: str | None) -> tuple[Transcript | None, str]:

@@ -100,6 +100,7 @@ class Transcript:
     files_read: list[FileRead] = field(default_factory=list)
     source: Path | None = None
     derive_mark: tuple[int, bool] = (0, True)  # warnings before files were derived; verbatim reads
+    model_calls: int = 0  # the recorder's `model_call` records: one per turn of the agent (0: not recorded)
 
     @property
     def messages(self) -> list[Message]:

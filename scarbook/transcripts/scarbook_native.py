@@ -51,6 +51,8 @@ def parse(src: Source) -> Transcript:
         elif kind == "final":
             t.final_answer = _text(r.get("text", ""))
             t.entries.append(Message("assistant", t.final_answer))
+        elif kind == "model_call":
+            t.model_calls += 1
         elif kind == "usage":
             saw_usage = True
             t.model = r.get("model") or t.model
