@@ -118,3 +118,28 @@ def test_fork_at_without_replay_is_refused(project):
     result = project.cli("eval", "-q", "--fork-at", "2")
     assert result.exit_code == 2
     assert result.stderr == "scarbook: --fork-at K goes with --replay SESSION: it replays the first K calls of each run\n"
+
+
+def test_a_response_of_an_unforeseen_shape_still_reaches_the_agent(judge_server, tmp_path):
+    """Chat Completions JSON whose tool_calls hold a string, not objects: the agent gets it as sent and
+    the run says the call could not be recorded (the recorder's parser raised on it)."""
+    weird = {"choices": [{"message": {"content": "x", "tool_calls": ["not an object"]}}], "model": "gpt"}
+    judge_server.push(ScriptedReply(200, weird))
+
+    async def go():
+        recorder = Recorder(RecordSettings(openai=judge_server.url + "/v1"), env={})
+        await recorder.start()
+        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        try:
+            async with aiohttp.ClientSession() as session:
+                async with session.post(f"{recorder.url}/{token}/openai/chat/completions", json={"messages": []}) as r:
+                    got = (r.status, await r.json())
+        finally:
+            summary = recorder.close_run(token)
+            await recorder.stop()
+        return got, summary
+
+    (status, body), summary = asyncio.run(go())
+    assert (status, body) == (200, weird)
+    assert summary.warnings == ["recorder: call 1 could not be recorded (AttributeError: 'str' object has no "
+                                "attribute 'get'); the agent got the response"]

@@ -215,6 +215,15 @@ class Recorder:
 
     def _done(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], kept: Body, body: Any,
               start: float, first: float | None) -> None:
+        """Record the call; a recording that fails never breaks the agent's answer (said on the run)."""
+        try:
+            self._finish(run, call, response, kept, body, start, first)
+        except Exception as exc:  # noqa: BLE001 — a response of a shape nobody foresaw
+            run.warn(f"recorder: call {call['n']} could not be recorded ({type(exc).__name__}: {exc}); "
+                     "the agent got the response")
+
+    def _finish(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], kept: Body, body: Any,
+                start: float, first: float | None) -> None:
         call.update(latency_ms=_ms(start), first_byte_ms=_ms(start, first) if first is not None else None)
         status = response["status"]
         if status >= 500 or status in UPSTREAM_FAILURE:
