@@ -131,9 +131,9 @@ def test_a_response_of_an_unforeseen_shape_still_reaches_the_agent(judge_server,
         await recorder.start()
         token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
         try:
-            async with aiohttp.ClientSession() as session:
-                async with session.post(f"{recorder.url}/{token}/openai/chat/completions", json={"messages": []}) as r:
-                    got = (r.status, await r.json())
+            async with aiohttp.ClientSession() as session, \
+                    session.post(f"{recorder.url}/{token}/openai/chat/completions", json={"messages": []}) as r:
+                got = (r.status, await r.json())
         finally:
             summary = recorder.close_run(token)
             await recorder.stop()
