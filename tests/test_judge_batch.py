@@ -262,10 +262,13 @@ def test_a_judging_session_has_no_verdict_in_any_view(project, judge_server):
     (401, "the judge at {url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401)"),  # a key revoked meanwhile
 ])
 def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judge_server, status, why):
+    judge_server.push(*(tool_reply(REPLIES[0]) for _ in range(3)))
+    assert scarbook(project, "eval", "-q", "-l", "before").exit_code == 0
+    before = History(project / "workspaces").sessions()[0].id
     judge_server.push(*(tool_reply(r) for r in REPLIES))
     judge_server.hold_batches = True
     judge_server.batch_read_status = status
-    result = scarbook(project, "eval", "-q", "--judge-batch")
+    result = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache", "--against", "before")
     assert result.exit_code == 3
     info = History(project / "workspaces").sessions()[0]
     assert info.state == "judging"  # the batch is not given up: its results can still be collected
@@ -278,6 +281,9 @@ def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judg
     resumed = scarbook(project, "resume")
     assert resumed.exit_code == 1, resumed.output
     assert f"session {info.id}: finished; 3 runs — 2 pass, 1 fail, 0 error" in resumed.output
+    # the eval's --against, compared once the verdicts are in
+    assert f"against the baseline (session: session {before}" in resumed.output
+    assert re.search(r"judge-me +100% +3/3 +67% +2/3 +-33 ", resumed.output), resumed.output
 
 
 def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(project, judge_server):

@@ -359,6 +359,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
                                                 judge_batch=judge_batch or project.config.judge.batch, timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
                                                 shard=shard, retry_infra=retry_infra, gate=gate,
                                                 max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
+                                                against=_against_ref(against_ref, baseline),
                                                 reports={o: Path(p) for o, p in (("--json", json_path),
                                                                                  ("--junit", junit_path)) if p},
                                                 record=recording))
@@ -384,6 +385,14 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
     rep.regressed = against.regressed if against else []
     ctx.exit(say_outcome(project, rep, against, info, shard, ReportPaths.given(json=json_path, junit=junit_path)))
+
+
+def _against_ref(ref: str | None, baseline) -> str:
+    """What `scarbook resume` compares a judged batch session with: the baseline file, or the session
+    --against named (by id: `previous` means another session by then)."""
+    if baseline is None:
+        return ""
+    return "baseline" if ref == "baseline" else baseline.session_id
 
 
 def say_outcome(project: Project, rep, against, info, shard: Shard | None, paths: ReportPaths) -> int:

@@ -13,6 +13,7 @@ import os
 
 import click
 
+from scarbook.cli.against import load_against
 from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.cli.eval_cmd import Progress, batch_progress_line, judge_cache_notes, say_outcome
 from scarbook.errors import AbortSession, ScarbookError
@@ -24,6 +25,7 @@ from scarbook.reports.write import ReportPaths
 from scarbook.run.causes import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
+from scarbook.views.compare import compare_with_baseline
 
 
 @click.command("resume")
@@ -35,8 +37,9 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     """Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it.
 
     Polls the batch until it ends (every judge.batch_poll_s seconds), grades the runs that waited,
-    writes the reports the eval was asked for and exits as the eval would have (0, 1 or 3). A
-    session that is not judging has nothing to resume."""
+    writes the reports the eval was asked for (--json, --junit), compares with what its --against
+    named, and exits as the eval would have (0, 1 or 3). A session that is not judging has nothing
+    to resume."""
     project = get_project(ctx)
     history = project.history
     info = history.resolve(session)
@@ -82,8 +85,12 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
     rep = build_report(info, runs, cases, project.config,
                        calibration_for(history, project.workspaces_dir, settings, cases))
+    against = None
+    if plan.against:  # the eval's --against, compared now that the verdicts are in
+        against = compare_with_baseline(project, load_against(project, plan.against), info, runs)
+        rep.regressed = against.regressed
     paths = ReportPaths.given(json=plan.reports.get("--json"), junit=plan.reports.get("--junit"))
-    code = say_outcome(project, rep, None, info, None, paths)
+    code = say_outcome(project, rep, against, info, None, paths)
     ctx.exit(code if info.state == SessionState.FINISHED else EXIT_NO_VERDICT)
 
 

@@ -45,9 +45,11 @@ class BatchPlan:
 
     checks: list[PendingCheck]
     reports: dict[str, str] = field(default_factory=dict)  # option ("--json", "--junit") -> path
+    against: str = ""  # eval --against: "baseline" or a session id
 
     def write(self, folder: Path) -> None:
-        data = {"version": VERSION, "checks": [c.to_dict() for c in self.checks], "reports": self.reports}
+        data = {"version": VERSION, "checks": [c.to_dict() for c in self.checks], "reports": self.reports,
+                "against": self.against}
         atomic_write_text(folder / BATCH_FILE, json.dumps(data, ensure_ascii=False))
 
     def chunks(self, max_requests: int, max_bytes: int) -> list[list[PendingCheck]]:
@@ -71,7 +73,8 @@ class BatchPlan:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
-            return cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}))
+            return cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}),
+                       str(data.get("against") or ""))
         except OSError as exc:
             raise HistoryError(f"could not read {path}: {describe_os_error(exc)} — the judge's waiting requests "
                                "are recorded there; without it the session cannot be finished") from None

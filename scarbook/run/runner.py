@@ -301,7 +301,8 @@ class _SessionRun:
         waiting = batch.waiting_checks(self.schedule.records, grader.take)  # type: ignore[union-attr]
         if not waiting:
             return
-        plan = batch.BatchPlan(waiting, {o: str(p) for o, p in self.ready.plan.reports.items()})
+        plan = batch.BatchPlan(waiting, {o: str(p) for o, p in self.ready.plan.reports.items()},
+                               self.ready.plan.against)
         try:
             await batch.judge_in_batch(self.history, self.info, grader.judge, plan,  # type: ignore[union-attr]
                                        self.schedule.records, self.attempts.patterns, grader.settings.batch_poll_s,

@@ -69,6 +69,7 @@ class SessionPlan:
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
     rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (run/rerun.py)
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
+    against: str = ""  # eval --against: "baseline" or the session id compared with (kept for `scarbook resume`)
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
     jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
