@@ -117,7 +117,12 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                                 + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
     _say_trajectory_hints(t, candidates(t), turn, artifact_index)
-    if not _certify_draft(project, load_case(folder), skip_judge, times):
+    try:
+        certified = _certify_draft(project, load_case(folder), skip_judge, times)
+    except (ScarbookError, OSError) as exc:  # the draft is written: say why it was not certified
+        say(f"certification not run: {exc}", err=True)
+        certified = False
+    if not certified:
         say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 
 
