@@ -335,3 +335,14 @@ def test_a_chunk_that_could_not_be_sent_is_sent_by_resume(project, judge_server,
     assert resumed.exit_code == 1, resumed.output
     assert [len(b["requests"]) for b in judge_server.batches.values()] == [2, 1]  # only the unsent chunk again
     assert [r.status for r in History(project / "workspaces").runs(info.id)] == ["pass", "fail", "pass"]
+
+
+def test_judge_batch_true_in_scarbook_yaml_judges_every_eval_in_a_batch(project, judge_server):
+    config = project / "scarbook.yaml"
+    config.write_text(config.read_text().replace("  batch_poll_s: 0.02\n", "  batch_poll_s: 0.02\n  batch: true\n"))
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--no-judge-cache")
+    assert result.exit_code == 0, result.output
+    assert len(judge_server.batches) == 1 and not [r for r in judge_server.requests if r["path"] == "/v1/messages"]
+    dry = scarbook(project, "eval", "--dry-run")
+    assert "this session judges as a batch (--judge-batch): half the price, verdicts within 24 hours" in dry.output
