@@ -346,3 +346,29 @@ def test_judge_batch_true_in_scarbook_yaml_judges_every_eval_in_a_batch(project,
     assert len(judge_server.batches) == 1 and not [r for r in judge_server.requests if r["path"] == "/v1/messages"]
     dry = scarbook(project, "eval", "--dry-run")
     assert "this session judges as a batch (--judge-batch): half the price, verdicts within 24 hours" in dry.output
+
+
+TWO_JUDGES = """\
+id: two-judges
+title: Two judge checks
+task: Extract the first line of README.md and write it to tmp.txt
+checks:
+  - {type: llm_judge, artifact: output, rubric: [the answer names tmp.txt]}
+  - {type: llm_judge, artifact: output, rubric: [the answer is polite]}
+"""
+
+
+def test_judge_checks_count_in_order_up_to_the_first_miss_as_online(project, judge_server):
+    """Online, the second judge check is not asked once the first FAILs; a batch sent both: the
+    second's answer (here: expired, which would make the run an error) does not count."""
+    (project / "cases" / "two-judges").mkdir()
+    (project / "cases" / "two-judges" / "case.yaml").write_text(TWO_JUDGES)
+    judge_server.push(tool_reply([("FAIL", "no file named")]), batch_reply("expired"))
+    result = scarbook(project, "eval", "-q", "-n", "1", "--judge-batch", "--json", str(project / "r.json"), "two-judges")
+    assert result.exit_code == 1, result.output
+    (run,) = json.loads((project / "r.json").read_text())["runs"]
+    assert (run["status"], run["reason"]) == ("fail", "check 1 (llm_judge): 0/1 rubric items PASS; FAIL item 1: no file named")
+    second = run["checks"][1]
+    assert (second["status"], second["detail"]) == (
+        "skipped", "not run: check 1 (llm_judge) did not pass (graded in the batch, not counted)")
+    assert run["cause"]["kind"] == "agent"

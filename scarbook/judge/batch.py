@@ -27,9 +27,9 @@ from scarbook.checks.verdict import JUDGE_SKIPPED
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.client import api_call, tool_input_of
 from scarbook.judge.errors import JudgeUnavailable
-from scarbook.judge.judge import MALFORMED, Judge, JudgeRecord
+from scarbook.judge.judge import ARTIFACT_EXCERPT, MALFORMED, Judge, JudgeRecord
 from scarbook.judge.pricing import usage_from_sdk
-from scarbook.judge.prompt import new_nonce
+from scarbook.judge.prompt import TOOL_NAME, new_nonce
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
 from scarbook.models import Check, CheckResult, Usage
 
@@ -173,7 +173,7 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
     record = JudgeRecord(judge.settings)
     artifact = Artifact(**pending.artifact)
     record.artifact = artifact.describe()
-    record.artifact_excerpt = artifact.text[:20_000]
+    record.artifact_excerpt = artifact.text[:ARTIFACT_EXCERPT]
     cache = pending.cache
     record.cache_hits = int(cache.get("hits") or 0)
     record.saved = Usage(**(cache.get("saved") or {}))
@@ -223,7 +223,7 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
     try:
         if tool_input is None:
             cut = " (the reply hit max_tokens)" if message.stop_reason == "max_tokens" else ""
-            raise MalformedReply(f"no {pending.samples[0]['params']['tool_choice']['name']} tool call in the reply{cut}")
+            raise MalformedReply(f"no {TOOL_NAME} tool call in the reply{cut}")
         verdicts = parse_tool_input(tool_input, len(pending.rubric))
         await judge.remember(sample["key"], verdicts, spent, record, batch=True)
         return verdicts

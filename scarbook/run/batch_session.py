@@ -190,8 +190,10 @@ def _finish(history: History, info: SessionInfo, plan: BatchPlan, runs: list[Run
         run.checks[pending.index] = result
         if run not in touched.setdefault(run.case_id, []):
             touched[run.case_id].append(run)
+    waited = {(p.case_id, p.k, p.index) for p in plan.checks}
     for case_runs in touched.values():
         for run in case_runs:
+            _stop_after_first_miss(run, sorted(i for c, k, i in waited if (c, k) == (run.case_id, run.k)))
             run.status, run.reason = verdict_of(run.checks)
             run.judge_usage, run.judge_calls = usage_of_checks(run.checks)
             # the run reached the judge, so its agent finished (not crashed, not timed out)
@@ -200,6 +202,21 @@ def _finish(history: History, info: SessionInfo, plan: BatchPlan, runs: list[Run
         history.replace_runs(info.id, case_id, case_runs)
     info.state = SessionState.RUNNING  # judged: the session ends as a normal one now
     return runs
+
+
+def _stop_after_first_miss(run: RunRecord, indexes: list[int]) -> None:
+    """As online, judge checks count in order up to the first that does not pass; the batch graded
+    the later ones too (all were sent at once): they are `not run`, keeping only what they cost."""
+    stopped: CheckResult | None = None
+    for i in indexes:
+        result = run.checks[i]
+        if stopped is not None:
+            spent = {k: v for k, v in (result.judge or {}).items() if k in ("usage", "calls", "batch")}
+            run.checks[i] = CheckResult(result.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) "
+                                        "did not pass (graded in the batch, not counted)", i,
+                                        judge={"verdict": None, **spent})
+        elif result.status in ("fail", "error"):
+            stopped = result
 
 
 def waiting_checks(runs: list[RunRecord], take: Callable[[CheckResult], PendingCheck | None]) -> list[PendingCheck]:
