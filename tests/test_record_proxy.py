@@ -143,3 +143,29 @@ def test_a_response_of_an_unforeseen_shape_still_reaches_the_agent(judge_server,
     assert (status, body) == (200, weird)
     assert summary.warnings == ["recorder: call 1 could not be recorded (AttributeError: 'str' object has no "
                                 "attribute 'get'); the agent got the response"]
+
+
+def test_a_conversation_is_recorded_once_and_put_back_whole_for_replay(tmp_path):
+    """Each request repeats the conversation so far: the recording keeps the messages the previous
+    call already had as a prefix reference, and replay reads every request whole again."""
+    from scarbook.record.recording import RunRecording
+    from scarbook.record.replay import read_calls
+
+    run = RunRecording("c", 1, tmp_path / "t.jsonl", 10_000)
+    conversation = [{"role": "user", "content": "task"}]
+    sent = []
+    for n in range(1, 4):
+        body = {"model": "m", "messages": list(conversation)}
+        sent.append(json.loads(json.dumps(body)))
+        req = {"method": "POST", "path": "v1/messages", "headers": {}}
+        run.next_call()
+        req["body"] = run.compact(body, req)
+        run.add({"type": "model_call", "n": n, "api": "anthropic.messages", "request": req,
+                 "response": {"status": 200, "body": {}}, "digest": str(n)}, "anthropic.messages", body, None)
+        conversation += [{"role": "assistant", "content": f"a{n}"}, {"role": "user", "content": f"u{n}"}]
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    calls = [r for r in lines if r["type"] == "model_call"]
+    assert [c["request"].get("prefix") for c in calls] == [
+        None, {"call": 1, "key": "messages", "count": 1}, {"call": 2, "key": "messages", "count": 3}]
+    assert [len(c["request"]["body"]["messages"]) for c in calls] == [1, 2, 2]  # only the new ones kept
+    assert [c["request"]["body"] for c in read_calls(tmp_path / "t.jsonl")] == sent

@@ -107,7 +107,7 @@ class Recorder:
         n = run.next_call()
         req: dict[str, Any] = {"method": request.method, "path": tail, "headers": safe_headers(request.headers)}
         if body is not None and len(data) <= run.cap:
-            req["body"] = body
+            req["body"] = run.compact(body, req)
         elif data:
             req["raw"] = data[:run.cap].decode("utf-8", "replace")
             if len(data) > run.cap:
@@ -118,13 +118,13 @@ class Recorder:
                                 "request": req, "digest": apis.digest(norm)}
         if self.replay is not None:
             answered = await self._replayed(request, run, call, apis.normalized(request.method, api, tail, sent,
-                                                                                pretty=True), start)
+                                                                                pretty=True), start, body)
             if answered is not None:
                 return answered
         return await self._forward(request, run, call, vendor, tail, data, body, start)
 
     async def _replayed(self, request: web.Request, run: RunRecording, call: dict[str, Any], norm: str,
-                        start: float) -> web.StreamResponse | None:
+                        start: float, body: Any) -> web.StreamResponse | None:
         """The recorded answer to call n, a divergence error, or None (past the fork: go live)."""
         assert self.replay is not None
         n, fork = call["n"], self.replay.fork_at
@@ -153,7 +153,7 @@ class Recorder:
             call["error"] = why
             call["response"] = {"status": 409}
             call["latency_ms"] = _ms(start)
-            run.add(call, call["api"], None, None)
+            run.add(call, call["api"], body, None)
             return _error(409, "invalid_request_error", f"scarbook: {why}")
         status, ctype, payload = answer
         resp = web.StreamResponse(status=status, headers={"content-type": ctype})
@@ -163,7 +163,7 @@ class Recorder:
         call.update(response=src["response"], replayed=True, latency_ms=_ms(start), first_byte_ms=_ms(start),
                     usage=src.get("usage") or {})
         run.summary.replayed += 1
-        self._record(run, call, src["response"])  # before the end, as a live call's
+        self._record(run, call, src["response"], body)  # before the end, as a live call's
         await resp.write_eof()
         return resp
 

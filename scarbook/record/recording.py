@@ -77,6 +77,30 @@ class RunRecording:
         self.results_seen: set[str] = set()
         self.calls_seen: set[str] = set()
         self.closed = False
+        self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
+
+    def compact(self, body: Any, req: dict[str, Any]) -> Any:
+        """The request body as recorded: a conversation's messages (`messages`, or a Responses `input`
+        list) that start as the previous call's did are kept once — the body holds the new ones and
+        `req["prefix"] = {call, key, count}` says how many of that call's come first (an agent's
+        every request repeats the whole conversation: kept whole, a run's recording grows with the
+        square of its length). replay.expand_prefixes puts them back."""
+        key = "messages" if isinstance(body, dict) and isinstance(body.get("messages"), list) else \
+            "input" if isinstance(body, dict) and isinstance(body.get("input"), list) else None
+        if key is None:
+            return body
+        items = body[key]
+        prev_call, prev_key, prev = self.last_list
+        self.last_list = (self.summary.calls, key, items)
+        count = 0
+        if prev_key == key:
+            limit = min(len(prev), len(items))
+            while count < limit and items[count] == prev[count]:
+                count += 1
+        if count == 0:
+            return body
+        req["prefix"] = {"call": prev_call, "key": key, "count": count}
+        return {**body, key: items[count:]}
 
     def next_call(self) -> int:
         self.summary.calls += 1

@@ -44,7 +44,7 @@ def read_calls(path: Path | str) -> list[dict[str, Any]]:
         data, _ = safefs.read_file(folder, name, MAX_TRANSCRIPT)
     except (safefs.Refused, OSError):
         return []
-    calls = []
+    calls: list[dict[str, Any]] = []
     for line in data.splitlines():
         if b'"model_call"' not in line:
             continue
@@ -52,6 +52,27 @@ def read_calls(path: Path | str) -> list[dict[str, Any]]:
         if isinstance(r, dict) and r.get("type") == "model_call" and isinstance(r.get("request"), dict) \
                 and isinstance(r.get("response"), dict):
             calls.append(r)
+    return expand_prefixes(calls)
+
+
+def expand_prefixes(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each recorded request whole again: a `prefix` ({call, key, count}: the first `count` items of
+    that call's conversation come first) is put back in front of the body's own (recording.compact)."""
+    whole: dict[int, list[Any]] = {}
+    for call in calls:
+        req = call["request"]
+        body, prefix = req.get("body"), req.get("prefix")
+        if isinstance(prefix, dict) and isinstance(body, dict):
+            key, earlier = str(prefix.get("key")), whole.get(int(prefix.get("call") or 0), [])
+            if isinstance(body.get(key), list):
+                req["body"] = {**body, key: earlier[: int(prefix.get("count") or 0)] + body[key]}
+                del req["prefix"]
+        body = req.get("body")
+        if isinstance(body, dict):
+            for key in ("messages", "input"):
+                if isinstance(body.get(key), list):
+                    whole[int(call.get("n") or 0)] = body[key]
+                    break
     return calls
 
 
