@@ -372,3 +372,16 @@ def test_judge_checks_count_in_order_up_to_the_first_miss_as_online(project, jud
     assert (second["status"], second["detail"]) == (
         "skipped", "not run: check 1 (llm_judge) did not pass (graded in the batch, not counted)")
     assert run["cause"]["kind"] == "agent"
+
+
+def test_resume_refuses_a_session_another_scarbook_still_collects(project, judge_server):
+    from filelock import FileLock
+
+    judge_server.default = tool_reply(REPLIES[0])
+    info = _judging_session(project, judge_server).session
+    with FileLock(str(project / "workspaces" / "history" / info.id / ".lock")):  # as the live eval holds it
+        held = scarbook(project, "resume", info.id)
+    assert held.exit_code == 2
+    assert (f"session {info.id} is held by another scarbook that is still running (it collects the verdicts "
+            "itself): wait for it, or stop it first") in held.output
+    assert History(project / "workspaces").read_session(info.id).state == "judging"
