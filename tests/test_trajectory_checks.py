@@ -108,6 +108,7 @@ def test_tool_called_max_names_the_first_call_past_it_and_names_may_be_globs(ctx
     result = _check({"type": "tool_called", "name": "write_*", "max": 1}, ctx)
     assert result.detail == f"{README_CALL} is write_* call 2; at most 1 allowed (2 calls in all)"
     assert _check({"type": "tool_called", "name": "write_file", "min": 2, "max": 2}, ctx).status == "pass"
+    assert _check({"type": "tool_called", "name": "Bash", "max": 0}, ctx).detail == "Bash was called 0 times"
 
 
 def test_no_writes_outside_sees_absolute_paths_in_the_workspace_and_skips_failed_writes(tmp_path) -> None:

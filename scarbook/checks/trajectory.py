@@ -68,7 +68,8 @@ def _tally(calls: list[ToolCall]) -> str:
 
 def tool_called(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     calls = _calls(_transcript(ctx))
-    name, low, high = p["name"], p.get("min", 1), p.get("max")
+    name, high = p["name"], p.get("max")
+    low = p.get("min", 1 if high is None else min(1, high))  # max: 0 alone means "never": min 0
     hits = [(i, c) for i, c in enumerate(calls, 1) if _named(name, c.name)]
     if high is not None and len(hits) > high:
         i, call = hits[high]
