@@ -84,3 +84,20 @@ def test_verify_runs_trajectory_checks_on_the_scars_transcript(tmp_path) -> None
     assert res.exit_code == 3, res.output
     assert ("could not reach a verdict on the failed artifact: the trajectory checks cannot read scar.transcript "
             "scar/transcript.jsonl: transcript.jsonl is empty") in res.stdout
+
+
+def test_in_a_multi_turn_session_only_the_artifacts_turn_is_the_incident() -> None:
+    """Turn 1 asked for a.txt, turn 2 for CHANGES.md: with CHANGES.md as the artifact, writing a.txt
+    was turn 1's task, not the incident (it was suggested as a write outside before)."""
+    t = load_transcript(FIXTURES / "issue26" / "cc_compact_turns.jsonl")
+    cands = candidates(t)
+    changes = next(c for c in cands if c.path == "CHANGES.md")
+    assert suggest_trajectory_checks(t, changes) == []
+    a_txt = next(c for c in cands if c.path == "a.txt")
+    assert suggest_trajectory_checks(t, a_txt) == []
+
+
+def test_a_tool_result_as_the_artifact_suggests_no_write_bound() -> None:
+    t = load_transcript(LOOPED)
+    result = next(c for c in candidates(t) if c.kind == "tool_result")
+    assert [h.check["type"] for h in suggest_trajectory_checks(t, result)] == ["max_tool_calls"]

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.text import plural
-from scarbook.transcripts.candidates import Candidate
+from scarbook.transcripts.candidates import Candidate, turn_of, turns
 from scarbook.transcripts.files import file_operation, relative_path
-from scarbook.transcripts.model import Transcript
+from scarbook.transcripts.model import ToolCall, Transcript
 
 MANY_CALLS = 20  # an incident with at least this many tool calls suggests a bound
 REPEATS = 3  # the same call (tool and input) this many times is a loop
@@ -38,23 +38,41 @@ class TrajectoryHint:
 
 
 def suggest_trajectory_checks(t: Transcript, artifact: Candidate | None = None) -> list[TrajectoryHint]:
-    """The trajectory checks that would catch this incident, most telling first."""
-    return [h for h in (_writes(t, artifact), _loop(t)) if h is not None]
+    """The trajectory checks that would catch this incident, most telling first. In a multi-turn
+    session only the artifact's turn counts (its prompt is the case's task; what earlier prompts
+    asked for is not the incident)."""
+    start, end = _turn_span(t, artifact)
+    calls = [(i, e) for i, e in enumerate(t.entries) if isinstance(e, ToolCall)]
+    return [h for h in (_writes(t, artifact, calls, start, end), _loop([c for i, c in calls if start <= i < end]))
+            if h is not None]
 
 
-def _writes(t: Transcript, artifact: Candidate | None) -> TrajectoryHint | None:
+def _turn_span(t: Transcript, artifact: Candidate | None) -> tuple[int, int]:
+    """The timeline indexes [start, end) of the turn that produced the artifact (all of it: no turns)."""
+    all_turns = turns(t)
+    number = turn_of(t, artifact.entry, all_turns) if artifact is not None and artifact.entry >= 0 else None
+    if number is None:
+        return 0, len(t.entries)
+    end = all_turns[number].entry if number < len(all_turns) else len(t.entries)
+    return all_turns[number - 1].entry, end
+
+
+def _writes(t: Transcript, artifact: Candidate | None, calls: list[tuple[int, ToolCall]], start: int,
+            end: int) -> TrajectoryHint | None:
+    if artifact is not None and artifact.kind not in ("file", "final_answer"):
+        return None  # a tool's output is the artifact: which files the agent should write is not said
     keep = artifact.path if artifact is not None and artifact.kind == "file" and artifact.path else None
     failed = {r.call_id for r in t.tool_results if r.is_error}
     read_before: set[str] = set()
     others: dict[str, str] = {}  # path -> how it was written
-    for call in t.tool_calls:
+    for index, call in calls:
         op = file_operation(call)
-        if op is None or (call.id and call.id in failed):
-            continue  # not a file tool, or the tool refused: nothing changed
+        if op is None or (call.id and call.id in failed) or index >= end:
+            continue  # not a file tool, the tool refused (nothing changed), or a later turn
         path = relative_path(op.path, t.root)
         if op.kind == "read":
             read_before.add(path)
-        elif op.kind in ("write", "edit", "insert") and path != keep:
+        elif op.kind in ("write", "edit", "insert") and path != keep and index >= start:
             whole = op.kind == "write" and path in read_before
             others[path] = others.get(path) or ("rewrote it whole" if whole else "")
     if not others:
@@ -66,8 +84,7 @@ def _writes(t: Transcript, artifact: Candidate | None) -> TrajectoryHint | None:
                           f"the incident wrote {', '.join(named)}{more}{besides}")
 
 
-def _loop(t: Transcript) -> TrajectoryHint | None:
-    calls = t.tool_calls
+def _loop(calls: list[ToolCall]) -> TrajectoryHint | None:
     seen: dict[str, int] = {}
     for c in calls:
         key = c.name + json.dumps(c.input, sort_keys=True, default=str)

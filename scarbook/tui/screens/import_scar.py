@@ -29,6 +29,7 @@ from scarbook.cases.admin import new_case_id
 from scarbook.cases.drafts import create_draft
 from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
+from scarbook.cases.trajectory_hints import TrajectoryHint, suggest_trajectory_checks
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, plural
 from scarbook.transcripts import (
@@ -97,6 +98,7 @@ class ImportScreen(HostScreen[str | None]):
         self.transcript_path: Path | None = None
         self.cands: list[Candidate] = []
         self.seeds: list[SeedSuggestion] = []
+        self.hints: dict[int, list[TrajectoryHint]] = {}  # candidate number -> trajectory checks it suggests
         self.good_number: int | None = None  # the candidate marked good (g): the draft is then certified
         # False while a transcript is read: keys typed meanwhile wait in the App's key queue and act on
         # the screen it fills (a `down` typed early moves through its candidates).
@@ -206,7 +208,7 @@ class ImportScreen(HostScreen[str | None]):
             return
         self.transcript, self.transcript_path = t, path
         self.refresh_bindings()
-        self.cands, self.seeds = candidates(t), suggest_seeds(t)
+        self.cands, self.seeds, self.hints = candidates(t), suggest_seeds(t), {}
         self.good_number = None
         self.query_one("#timeline", Timeline).show(t)
         self._show_summary(path, t)
@@ -310,7 +312,18 @@ class ImportScreen(HostScreen[str | None]):
                 shown.append(f"\n\ntask (turn {turn} of {len(all_turns)}): "
                              f"{clean_text(preview(all_turns[turn - 1].prompt, 70), one_line=True)}",
                              style="bold")
+            for hint in self._hints(number):  # what the incident did, as trajectory checks
+                shown.append("\n\n")
+                shown.append(clean_text(f"suggested check {hint.yaml()}: {hint.why}", one_line=True), style="cyan")
             pane.update(shown)
+
+    def _hints(self, number: int) -> list[TrajectoryHint]:
+        """The trajectory checks suggested with candidate `number` as the artifact (worked out once each)."""
+        if self.transcript is None:
+            return []
+        if number not in self.hints:
+            self.hints[number] = suggest_trajectory_checks(self.transcript, self.cands[number - 1])
+        return self.hints[number]
 
     def _turn_of(self, number: int) -> int | None:
         """The turn that produced candidate `number`: its prompt is the draft's task."""

@@ -1,20 +1,12 @@
-"""The case editor adds trajectory checks (issue 28.4) by key presses, as a user would: pick the type in
-the check-type list, fill its fields, Add, save; a bad value is refused in the core's words."""
+"""Trajectory checks in the TUI (issue 28.4): the case editor adds them by key presses, as a user would (pick the type in
+the check-type list, fill its fields, Add, save; a bad value is refused in the core's words), and the import screen
+shows the ones the incident suggests."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from tui_fixtures import (  # noqa: F401  (fixtures)
-    SIZE,
-    editor_ready,
-    fast_demo,
-    library_loaded,
-    plain,
-    project_root,
-    save_done,
-    wait_until,
-)
+from tui_fixtures import SIZE, editor_ready, fast_demo, library_loaded, plain, project_root, save_done, wait_until  # noqa: F401  (the fixtures these tests use)
 
 from scarbook.checks.spec import CHECK_SPECS
 from scarbook.tui.app import make_app
@@ -95,3 +87,29 @@ async def test_a_negative_bound_is_refused_in_the_cores_words(project_root):
         assert plain(app.screen.query_one("#editor-error")) == (
             "not saved: max_turns.n must be 0 or more, got -3 — write e.g. n: 12")
     assert not (project_root / "cases" / "bounded").exists()
+
+
+async def test_the_import_screen_shows_the_trajectory_checks_the_incident_suggests(project_root):
+    """With the artifact picked, the preview says which trajectory checks would catch the incident;
+    picking another artifact changes them (the answer: no file write was wanted at all)."""
+    from pathlib import Path
+
+    from scarbook.tui.screens.import_scar import ImportScreen
+
+    looped = Path(__file__).parent / "fixtures" / "transcripts" / "looped_readme.jsonl"
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        screen = ImportScreen(looped)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.transcript is not None and screen.is_mounted, what="the transcript")
+        await pilot.pause()
+        preview = plain(screen.query_one("#candidate-preview"))
+        assert screen.cands[screen.artifact_number - 1].path == "docs/usage.md"  # the default: the last file written
+        assert ('suggested check {type: no_writes_outside, paths: ["docs/usage.md"]}: the incident wrote README.md '
+                "(rewrote it whole) besides the artifact docs/usage.md") in preview
+        assert ("suggested check {type: max_tool_calls, n: 20}: the incident made 41 tool calls, the same run_tests "
+                "call 38 times (a loop); a run past 20 fails") in preview
+        await pilot.press("home")  # candidate 1: the final answer
+        await pilot.pause()
+        assert "suggested check {type: no_writes_outside, paths: []}" in plain(screen.query_one("#candidate-preview"))
