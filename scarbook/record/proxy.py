@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -55,10 +56,14 @@ class Recorder:
         server = getattr(site, "_server", None)
         port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else 0
         self.url, self.port = f"http://127.0.0.1:{port}", port
-        # the same server on a Unix socket: a sandbox without network reaches it only so (proc/bridge.py)
-        self._socket_dir = tempfile.mkdtemp(prefix="scarbook-rec-")
-        self.socket = os.path.join(self._socket_dir, "s")
-        await web.UnixSite(self._runner, self.socket).start()
+        if sys.platform != "win32":  # (the sandbox is Linux's; Windows' asyncio has no Unix sockets)
+            # the same server on a Unix socket: a sandbox without network reaches it only so (proc/bridge.py)
+            self._socket_dir = tempfile.mkdtemp(prefix="scarbook-rec-")
+            try:
+                await web.UnixSite(self._runner, os.path.join(self._socket_dir, "s")).start()
+                self.socket = os.path.join(self._socket_dir, "s")
+            except OSError:  # no socket: a sandboxed agent then cannot reach the recorder (said as no calls)
+                pass
         self._client = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30), auto_decompress=False,
             connector=aiohttp.TCPConnector(limit=0), skip_auto_headers=("User-Agent",))
