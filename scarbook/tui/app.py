@@ -199,7 +199,9 @@ class ScarbookApp(Host):
         from scarbook.judge import judge_for
         from scarbook.run.verify import verify_case
 
-        judge = judge_for([case], self.project.config.judge, skip=not self.judge_key_present(), env=self.judge_env)
+        # the judge's SDK is imported on first use (seconds on a loaded machine): not on the UI's loop
+        judge = await asyncio.to_thread(judge_for, [case], self.project.config.judge,
+                                        skip=not self.judge_key_present(), env=self.judge_env)
         try:
             result = await verify_case(case, judge)
         except ScarbookError as exc:
