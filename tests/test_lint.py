@@ -168,3 +168,10 @@ def test_trajectory_checks_that_cannot_fail_or_say_little_are_flagged():
                                   "the agent runs the tests before answering"])
 def test_items_that_only_look_like_tool_use_get_no_trajectory_hint(item):
     assert [h.rule for h in lint_case(with_rule(item)) if h.rule == "trajectory-item"] == []
+
+
+def test_the_judge_only_hint_names_the_trajectory_checks_too():
+    [hint] = lint_case(case(judge(SHARP)))
+    assert hint.suggestion == ("add a rule check that fails on the scar (file_exists, contains, line_count, json_valid, "
+                               "only_changed) before the judge — or, when the scar is what the agent did, a trajectory "
+                               "check (tool_not_called, max_tool_calls, no_writes_outside)")

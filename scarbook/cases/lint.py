@@ -277,7 +277,9 @@ def _lint_judge_only(case: Case) -> list[LintHint]:
     if case.checks and all(c.is_judge for c in case.checks):
         return [LintHint(case.id, None, None, "judge-only",
                          "every check of this case is an LLM judge: each run costs a judge call, and the verdict is only as good as the judge",
-                         "add a rule check that fails on the scar (file_exists, contains, line_count, json_valid, only_changed) before the judge",
+                         "add a rule check that fails on the scar (file_exists, contains, line_count, json_valid, only_changed) "
+                         "before the judge — or, when the scar is what the agent did, a trajectory check "
+                         "(tool_not_called, max_tool_calls, no_writes_outside)",
                          None, None)]
     return []
 
