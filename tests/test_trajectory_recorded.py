@@ -37,8 +37,11 @@ FAILING = {
                    f"no write_file call after write_file at {README}; it was called before, at {OUT}"),
     "max_tool_calls": ({"n": 1}, f"2 tool calls, at most 1 allowed: {README} went past it (calls: write_file ×2)"),
     "max_turns": ({"n": 1}, "2 turns, at most 1 allowed: turn 2 began with its message 'done'"),
-    "max_tokens": ({"n": 100}, "145 tokens spent (130 in, 15 out), at most 100 allowed"),
-    "max_cost_usd": ({"usd": 0.0001}, "$0.0002 spent (145 tokens at gpt-test's price), at most $0.0001 allowed"),
+    # the recorder's usage record per model call says where the budget was passed
+    "max_tokens": ({"n": 50}, f"145 tokens spent (130 in, 15 out), at most 50 allowed; passed at model call 1, "
+                              f"which made {OUT}"),
+    "max_cost_usd": ({"usd": 0.0001}, "$0.0002 spent (145 tokens at gpt-test's price), at most $0.0001 allowed; "
+                                      "passed at model call 2"),
     "no_writes_outside": ({"paths": ["out.txt"]}, f"{README} wrote README.md, outside out.txt"),
 }
 

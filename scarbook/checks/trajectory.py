@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from scarbook.checks.context import CheckContext
@@ -161,6 +162,23 @@ def _usage(ctx: CheckContext, t: Transcript) -> Usage | None:
     return t.usage
 
 
+def _step_past(t: Transcript, amount: Callable[[Usage, str | None], float], limit: float) -> str:
+    """Where a budget was passed, when the transcript reports usage step by step (the recorder writes one
+    usage record per model call): `; passed at model call 3, which made call 5 (write_file {...})`."""
+    if len(t.usage_steps) < 2:
+        return ""
+    calls = [(i, e) for i, e in enumerate(t.entries) if isinstance(e, ToolCall)]
+    step_word = "model call" if t.model_calls == len(t.usage_steps) else "usage record"
+    spent, since = 0.0, 0
+    for step, (at, model, u) in enumerate(t.usage_steps, 1):
+        spent += amount(u, model or t.model)
+        if spent > limit:
+            made = [(n, c) for n, (i, c) in enumerate(calls, 1) if since <= i < at]
+            return f"; passed at {step_word} {step}" + (f", which made {describe_call(*made[0])}" if made else "")
+        since = at
+    return ""
+
+
 def _no_usage(what: str) -> CheckBroke:
     return CheckBroke("check-no-usage", f"the run recorded no {what}: the agent reported none (in $SCARBOOK_USAGE or "
                                         "its transcript's usage records) — turn on record: or use a preset, "
@@ -171,12 +189,13 @@ def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     usage = _usage(ctx, _transcript(ctx))
     if usage is None or not usage.total_tokens:
         raise _no_usage("tokens")
-    n, total = p["n"], usage.total_tokens
+    t, n, total = ctx.transcript, p["n"], usage.total_tokens
     parts = f"{usage.input_tokens:,} in, {usage.output_tokens:,} out" + (
         f", {usage.cache_read_tokens + usage.cache_write_tokens:,} cache" if usage.cache_read_tokens
         or usage.cache_write_tokens else "")
     if total > n:
-        return False, f"{total:,} tokens spent ({parts}), at most {n:,} allowed"
+        where = _step_past(t, lambda u, _m: u.total_tokens, n) if t is not None and usage is t.usage else ""
+        return False, f"{total:,} tokens spent ({parts}), at most {n:,} allowed{where}"
     return True, f"{total:,} tokens spent ({parts}), at most {n:,}"
 
 
@@ -194,7 +213,11 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         raise _no_usage("cost")
     usd = p["usd"]
     if cost > usd:
-        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed"
+        where = ""
+        if usage is t.usage and ctx.price is not None:  # the transcript's own steps, priced one by one
+            price = ctx.price
+            where = _step_past(t, lambda u, m: price(m, u) if m else 0.0, usd)
+        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed{where}"
     return True, f"${cost:.4f} spent{priced}, at most ${usd:g}"
 
 

@@ -101,6 +101,9 @@ class Transcript:
     source: Path | None = None
     derive_mark: tuple[int, bool] = (0, True)  # warnings before files were derived; verbatim reads
     model_calls: int = 0  # the recorder's `model_call` records: one per turn of the agent (0: not recorded)
+    # Each usage record as it came (entries before it, its model, its tokens): the budget checks say at
+    # which step a budget was passed (scarbook's own format; the recorder writes one per model call).
+    usage_steps: list[tuple[int, str | None, Usage]] = field(default_factory=list)
 
     @property
     def messages(self) -> list[Message]:

@@ -56,8 +56,9 @@ def parse(src: Source) -> Transcript:
         elif kind == "usage":
             saw_usage = True
             t.model = r.get("model") or t.model
-            usage.add(Usage(input_tokens=_count(r, "input_tokens"), output_tokens=_count(r, "output_tokens"),
-                            cache_read_tokens=_count(r, "cache_read_tokens"),
-                            cache_write_tokens=_count(r, "cache_write_tokens")))
+            step = Usage(input_tokens=_count(r, "input_tokens"), output_tokens=_count(r, "output_tokens"),
+                         cache_read_tokens=_count(r, "cache_read_tokens"), cache_write_tokens=_count(r, "cache_write_tokens"))
+            usage.add(step)
+            t.usage_steps.append((len(t.entries), r.get("model") if isinstance(r.get("model"), str) else None, step))
     t.usage = usage if saw_usage else None
     return finish_transcript(t)
