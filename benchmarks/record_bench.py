@@ -34,12 +34,15 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
-async def timed(urls: list[str], stream: bool, calls: int, session: aiohttp.ClientSession) -> list[float]:
-    """`calls` calls from each of len(urls) concurrent workers, each to its own URL: every latency (ms)."""
+async def timed(urls: list[str], stream: bool, calls: int, session: aiohttp.ClientSession,
+                stagger_s: float = 0.0) -> list[float]:
+    """`calls` calls from each of len(urls) concurrent workers, each to its own URL: every latency (ms).
+    Worker i starts i x `stagger_s` late (runs do not call their model in lockstep)."""
     body = json.dumps({**BODY, "stream": stream}).encode()
     out: list[float] = []
 
-    async def worker(url: str) -> None:
+    async def worker(i: int, url: str) -> None:
+        await asyncio.sleep(i * stagger_s)
         for _ in range(calls):
             start = time.perf_counter()
             async with session.post(url, data=body, headers={"content-type": "application/json",
@@ -48,7 +51,7 @@ async def timed(urls: list[str], stream: bool, calls: int, session: aiohttp.Clie
                 assert resp.status == 200, resp.status
             out.append((time.perf_counter() - start) * 1000)
 
-    await asyncio.gather(*(worker(url) for url in urls))
+    await asyncio.gather(*(worker(i, url) for i, url in enumerate(urls)))
     return out
 
 
@@ -95,6 +98,7 @@ async def main(calls: int, concurrency: int, rounds: int, upstream_ms: float) ->
     routes = {"direct": [f"{server_url}/v1/messages"] * concurrency,
               "proxied": [f"{proxy_url}/{t}/anthropic/v1/messages" for t in tokens]}
     results: dict[tuple[str, str], list[float]] = {}
+    cpu_at_start = _cpu_seconds(proxy.pid)  # (its start-up and imports are not a call's cost)
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
             for mode, stream in (("json", False), ("sse", True)):
@@ -102,8 +106,9 @@ async def main(calls: int, concurrency: int, rounds: int, upstream_ms: float) ->
                     await timed(route[:2], stream, 3, session)
                 for r in range(rounds):
                     for route in (("direct", "proxied") if r % 2 == 0 else ("proxied", "direct")):
-                        results.setdefault((mode, route), []).extend(await timed(routes[route], stream, calls, session))
-        cpu = _cpu_seconds(proxy.pid)
+                        results.setdefault((mode, route), []).extend(
+                            await timed(routes[route], stream, calls, session, upstream_ms / 1000 / concurrency))
+        cpu = _cpu_seconds(proxy.pid) - cpu_at_start
     finally:
         for proc in (proxy, upstream):
             proc.kill()
@@ -135,6 +140,7 @@ if __name__ == "__main__":
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--upstream-ms", type=float, default=0.0,
-                    help="the local model server's think time per call (0: the worst case, calls back to back)")
+                    help="the local model server's think time per call (0: the worst case, calls back to back); "
+                    "the runs then start that time / N apart, as runs that do not call in lockstep")
     a = ap.parse_args()
     asyncio.run(main(a.calls, a.concurrency, a.rounds, a.upstream_ms))
