@@ -296,3 +296,16 @@ def test_recorded_model_calls_are_the_turns(tmp_path) -> None:
     assert _check({"type": "max_turns", "n": 1}, ctx).detail == (
         "2 turns (model calls), at most 1 allowed: model call 2 went past it")
     assert _check({"type": "max_turns", "n": 2}, ctx).detail == "2 turns (model calls) (at most 2)"
+
+
+def test_usage_records_of_two_models_are_each_priced_at_their_own_model(tmp_path) -> None:
+    from scarbook.judge.pricing import DEFAULT_PRICES, priced
+
+    records = [{"type": "usage", "model": "claude-haiku-4-5", "input_tokens": 1_000_000, "output_tokens": 0},
+               {"type": "usage", "model": "claude-sonnet-4-5", "input_tokens": 1_000_000, "output_tokens": 0}]
+    t = load_transcript(_write_transcript(tmp_path / "t.jsonl", [{"type": "task", "text": "x"}, *records]))
+    ctx = CheckContext(case=Case(id="c", task="t"), workspace=tmp_path, output="", transcript=t,
+                       price=lambda model, usage: priced(usage, model, DEFAULT_PRICES).cost_usd)
+    assert _check({"type": "max_cost_usd", "usd": 2}, ctx).detail == (  # $1 (haiku) + $3 (sonnet), not 2 x $3
+        "$4.0000 spent (2,000,000 tokens at the prices of claude-haiku-4-5, claude-sonnet-4-5), at most $2 allowed; "
+        "passed at usage record 2")

@@ -204,7 +204,13 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     usage = _usage(ctx, t)
     cost, priced = (usage.cost_usd if usage else 0.0), ""
     if usage is not None and usage.total_tokens and not cost and ctx.price is not None and t.model:
-        cost, priced = ctx.price(t.model, usage), f" ({usage.total_tokens:,} tokens at {t.model}'s price)"
+        price = ctx.price
+        models = {m or t.model for _, m, _ in t.usage_steps} if usage is t.usage else {t.model}
+        if usage is t.usage and len(models) > 1:  # each step at its own model's price
+            cost = sum(price(m or t.model, u) for _, m, u in t.usage_steps)
+            priced = f" ({usage.total_tokens:,} tokens at the prices of {', '.join(sorted(models))})"
+        else:
+            cost, priced = price(t.model, usage), f" ({usage.total_tokens:,} tokens at {t.model}'s price)"
     if not cost:
         if usage is not None and usage.total_tokens:
             raise CheckBroke("check-no-usage", f"the run recorded {usage.total_tokens:,} tokens but no cost "
@@ -215,8 +221,8 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     if cost > usd:
         where = ""
         if usage is t.usage and ctx.price is not None:  # the transcript's own steps, priced one by one
-            price = ctx.price
-            where = _step_past(t, lambda u, m: price(m, u) if m else 0.0, usd)
+            step_price = ctx.price
+            where = _step_past(t, lambda u, m: step_price(m, u) if m else 0.0, usd)
         return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed{where}"
     return True, f"${cost:.4f} spent{priced}, at most ${usd:g}"
 
