@@ -169,3 +169,24 @@ def test_a_conversation_is_recorded_once_and_put_back_whole_for_replay(tmp_path)
         None, {"call": 1, "key": "messages", "count": 1}, {"call": 2, "key": "messages", "count": 3}]
     assert [len(c["request"]["body"]["messages"]) for c in calls] == [1, 2, 2]  # only the new ones kept
     assert [c["request"]["body"] for c in read_calls(tmp_path / "t.jsonl")] == sent
+
+
+def test_the_recorder_stops_at_once_when_an_agent_left_a_call_hanging(judge_server, tmp_path):
+    """A run killed mid-call (timeout, Ctrl-C) leaves its request waiting on the model: the session's
+    end must not wait for the model's answer (aiohttp's default waits up to 60 s for handlers)."""
+    judge_server.push(text_reply("late"))
+    judge_server.queue[0].delay_s = 3.0
+
+    async def go() -> float:
+        recorder = Recorder(RecordSettings(anthropic=judge_server.url), env={})
+        await recorder.start()
+        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(session.post(f"{recorder.url}/{token}/anthropic/v1/messages", json={}), 0.2)
+        recorder.close_run(token)
+        start = time.perf_counter()
+        await recorder.stop()
+        return time.perf_counter() - start
+
+    assert asyncio.run(go()) < 1.5
