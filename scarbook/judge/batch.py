@@ -31,7 +31,7 @@ from scarbook.judge.judge import ARTIFACT_EXCERPT, MALFORMED, Judge, JudgeRecord
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME, new_nonce
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
-from scarbook.models import Check, CheckResult, Usage
+from scarbook.models import Check, CheckResult, CheckStatus, Usage
 
 WAITING = f"{JUDGE_SKIPPED} (waiting for the batch judge)"
 PENDING = "pending"  # CheckResult.judge["batch"] of a check the batch has not answered yet
@@ -88,6 +88,9 @@ class BatchGrader:
     def preflight(self) -> None:
         self.judge.preflight()
 
+    def api_key_present(self) -> bool:
+        return self.judge.api_key_present()
+
     async def grade(self, check: Check, ctx: CheckContext) -> CheckResult:
         return await self.judge.grade(check, ctx)
 
@@ -137,7 +140,8 @@ async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
     """Create one batch of every waiting request (JudgeUnavailable, JudgeAuthError as online)."""
     requests = [r for c in checks for r in c.requests()]
     client = judge.client()
-    batch = await api_call(client, judge.settings, lambda: client.messages.batches.create(requests=requests))
+    batch = await api_call(client, judge.settings,
+                           lambda: client.messages.batches.create(requests=requests))  # type: ignore[arg-type]  # plain dicts of the Request shape
     return _status(batch)
 
 
@@ -182,6 +186,7 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
     record.batch = {"id": batch_id, "calls": 0}
     rubric = pending.rubric
     samples: list[list[ItemVerdict]] = []
+    status: CheckStatus
     try:
         for sample in pending.samples:
             if "cached" in sample:
@@ -217,6 +222,7 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
     message = result.message
     spent = usage_from_sdk(message.usage)
     record.calls += 1
+    assert record.batch is not None  # set when the batch's answers were taken (the caller's first step)
     record.batch["calls"] += 1
     record.batch_usage.add(spent)
     tool_input = tool_input_of(message)

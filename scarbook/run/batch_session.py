@@ -122,10 +122,12 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
         info.batch.update(id=ids[0], ids=ids, submitted_at=now_iso())
         history.update_session(info)
         emit(BatchProgress(info.id, status.id, status.submitted, status.done, status.processing_status))
-    await _wait(judge, info, ids, poll_s, emit)
+    sent = [i for i in ids if i is not None]
+    assert len(sent) == len(ids)  # every part was sent above (or the loop raised)
+    await _wait(judge, info, sent, poll_s, emit)
     answers: dict[str, Any] = {}
     owner: dict[str, str] = {}
-    for batch_id, part in zip(ids, parts, strict=True):
+    for batch_id, part in zip(sent, parts, strict=True):
         try:
             answers.update(await results(judge, batch_id))
         except JudgeUnavailable as down:

@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scarbook.cases.io import case_digest
 from scarbook.errors import AbortSession
@@ -41,6 +41,9 @@ from scarbook.run.workspace import Janitor, SeedManifest
 from scarbook.stats.decisions import make_extender
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import plural
+
+if TYPE_CHECKING:
+    from scarbook.judge.batch import BatchGrader
 
 
 @dataclass
@@ -297,14 +300,14 @@ class _SessionRun:
         # Loaded here, not at the top: it imports the SDK, which only a session with a judge may load.
         from scarbook.run import batch_session as batch
 
-        grader = self.ready.judge
-        waiting = batch.waiting_checks(self.schedule.records, grader.take)  # type: ignore[union-attr]
+        grader = cast("BatchGrader", self.ready.judge)  # a --judge-batch session's grader
+        waiting = batch.waiting_checks(self.schedule.records, grader.take)
         if not waiting:
             return
         plan = batch.BatchPlan(waiting, {o: str(p) for o, p in self.ready.plan.reports.items()},
                                self.ready.plan.against)
         try:
-            await batch.judge_in_batch(self.history, self.info, grader.judge, plan,  # type: ignore[union-attr]
+            await batch.judge_in_batch(self.history, self.info, grader.judge, plan,
                                        self.schedule.records, self.attempts.patterns, grader.settings.batch_poll_s,
                                        self.queue.put_nowait)
         except batch.StillJudging as why:

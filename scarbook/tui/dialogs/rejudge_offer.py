@@ -8,6 +8,8 @@ case kept artifacts of it (history is read on a thread). Accepting asks the App 
 
 from __future__ import annotations
 
+from typing import cast
+
 from rich.text import Text
 from textual.screen import Screen
 
@@ -15,6 +17,7 @@ from scarbook.models import Case, SessionInfo
 from scarbook.run.rejudge import last_kept
 from scarbook.text import plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.host import Host
 from scarbook.tui.messages import RejudgeSession
 
 
@@ -26,7 +29,7 @@ def offer_rejudge(screen: Screen, before: Case | None, after: Case) -> None:
     """Offer the rejudge when `after`'s rubric differs from `before`'s (None: a new case: nothing to rejudge)."""
     if before is None or before.id != after.id or rubrics(before) == rubrics(after):
         return
-    app = screen.app
+    app = cast(Host, screen.app)  # every scarbook screen's app is a Host (scarbook.tui.host)
     history = app.project.history
 
     def look() -> None:

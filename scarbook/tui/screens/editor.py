@@ -133,7 +133,7 @@ class EditorScreen(HostScreen):
                                placeholder="where it goes: output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
-            yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact, one_line=True)}:\n", style="bold") + preview,
+            yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact or '', one_line=True)}:\n", style="bold") + preview,
                          id="artifact-preview")
 
     def _form_below(self) -> ComposeResult:
