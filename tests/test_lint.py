@@ -175,3 +175,14 @@ def test_the_judge_only_hint_names_the_trajectory_checks_too():
     assert hint.suggestion == ("add a rule check that fails on the scar (file_exists, contains, line_count, json_valid, "
                                "only_changed) before the judge — or, when the scar is what the agent did, a trajectory "
                                "check (tool_not_called, max_tool_calls, no_writes_outside)")
+
+
+def test_a_trajectory_check_where_the_agent_keeps_no_transcript_is_flagged():
+    c = case(Check("file_exists", {"path": "a"}), Check("max_tool_calls", {"n": 3}))
+    assert lint_case(c) == []  # the agent unknown (the default): nothing to say
+    [hint] = lint_case(c, keeps_transcript=False)
+    assert (hint.rule, hint.check_index) == ("needs-transcript", 1)
+    assert hint.message == ("max_tool_calls reads each run's transcript, but the project's agent keeps none: the "
+                            "session will refuse this case")
+    assert hint.suggestion == ("turn on record: in scarbook.yaml, use a preset (claude-code, codex), or set "
+                               "transcript: true under agent: if the agent writes $SCARBOOK_TRANSCRIPT itself")

@@ -309,3 +309,13 @@ def test_usage_records_of_two_models_are_each_priced_at_their_own_model(tmp_path
     assert _check({"type": "max_cost_usd", "usd": 2}, ctx).detail == (  # $1 (haiku) + $3 (sonnet), not 2 x $3
         "$4.0000 spent (2,000,000 tokens at the prices of claude-haiku-4-5, claude-sonnet-4-5), at most $2 allowed; "
         "passed at usage record 2")
+
+
+def test_scarbook_lint_says_when_the_agent_keeps_no_transcript(project) -> None:
+    _command_agent(project, transcript=False)
+    _case(project, "good", [{"type": "max_turns", "n": 4}])
+    result = project.cli("lint")
+    assert result.stdout.startswith("good check 1 [needs-transcript] max_turns reads each run's transcript, but the "
+                                    "project's agent keeps none: the session will refuse this case\n")
+    _command_agent(project, transcript=True)
+    assert project.cli("lint").stdout == "no hints for 1 case\n"

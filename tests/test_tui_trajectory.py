@@ -73,6 +73,10 @@ async def test_the_editor_adds_trajectory_checks_by_keys(project_root):
 
 
 async def test_a_negative_bound_is_refused_in_the_cores_words(project_root):
+    """The project's agent is a command agent that keeps no transcript: the editor's hints say so."""
+    yaml_file = project_root / "scarbook.yaml"
+    yaml_file.write_text(yaml_file.read_text().replace("agent:\n  type: demo\n", "agent:\n  type: command\n  argv: [x]\n"))
+    assert "type: command" in yaml_file.read_text()
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         await new_case(pilot, "bounded")
@@ -81,7 +85,9 @@ async def test_a_negative_bound_is_refused_in_the_cores_words(project_root):
         await wait_until(pilot, lambda: bool(ed.query("#cf-n")), what="the max_turns fields")
         ed.query_one("#cf-n").value = "-3"
         ed.query_one("#check-add").press()
-        await pilot.pause()
+        await wait_until(pilot, lambda: "needs-transcript" in plain(ed.query_one("#lint-hints")), what="the hint")
+        assert "hint (needs-transcript): max_turns reads each run's transcript, but the project's agent keeps none" \
+            in plain(ed.query_one("#lint-hints"))
         await pilot.press("ctrl+s")
         await save_done(pilot)
         assert plain(app.screen.query_one("#editor-error")) == (

@@ -12,10 +12,10 @@ from typing import Any, cast
 from scarbook.agents.base import Agent
 from scarbook.agents.command import CommandAgent
 from scarbook.agents.python import PythonAgent
-from scarbook.agents.registry import AGENT_KINDS, AgentKind, agent_kind, keeps_transcript
+from scarbook.agents.registry import AGENT_KINDS, AgentKind, agent_kind, keeps_transcript, project_keeps_transcript
 from scarbook.agents.spec import AgentSpec, AgentType
 
-__all__ = ["AGENT_KINDS", "Agent", "AgentKind", "AgentSpec", "AgentType", "CommandAgent", "PythonAgent", "agent_kind", "keeps_transcript",
+__all__ = ["AGENT_KINDS", "Agent", "AgentKind", "AgentSpec", "AgentType", "CommandAgent", "PythonAgent", "agent_kind", "keeps_transcript", "project_keeps_transcript",
            "make_agent"]
 
 

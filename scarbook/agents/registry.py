@@ -96,3 +96,13 @@ def keeps_transcript(spec: AgentSpec, *, recorded: bool = False) -> bool:
     (demo, claude-code, codex), or a command agent says it writes $SCARBOOK_TRANSCRIPT (`transcript:
     true`). The session refuses trajectory checks before the first run otherwise."""
     return recorded or agent_kind(spec).transcript or spec.transcript
+
+
+def project_keeps_transcript(agent: object, record: object) -> bool:
+    """keeps_transcript for scarbook.yaml's `agent:` and `record:` as config.Config holds them (lint and the
+    editor ask it; an agent type this version cannot build is the session's error to say: True here)."""
+    try:
+        spec = AgentSpec.from_config(agent)  # type: ignore[arg-type]
+    except ValueError:
+        return True
+    return keeps_transcript(spec, recorded=record is not None)

@@ -14,6 +14,8 @@ Rules (each `LintHint.rule`):
                      that decides it from the run's transcript.
 - `trajectory-vacuous` a trajectory check no run can fail (tool_called with min 0 and no max) or one
                      that says less than it seems (tool_order with one name).
+- `needs-transcript` a trajectory check in a project whose agent keeps no transcript (the session would
+                     refuse it): said when the caller knows the agent (`keeps_transcript=False`).
 - `judge-only`       a case whose only checks are LLM judges.
 The word lists are plain data below; a new rule is one function added to RULES.
 """
@@ -24,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from scarbook.checks.spec import TRAJECTORY_CHECKS
 from scarbook.models import Case
 
 VAGUE_TERMS = (
@@ -284,13 +287,24 @@ def _lint_judge_only(case: Case) -> list[LintHint]:
     return []
 
 
-def lint_case(case: Case) -> list[LintHint]:
-    """All hints for one case, in check and item order; the case-level hint last."""
-    return _lint_items(case) + _lint_trajectory(case) + _lint_judge_only(case)
+def _lint_needs_transcript(case: Case) -> list[LintHint]:
+    return [LintHint(case.id, i, None, "needs-transcript",
+                     f"{check.type} reads each run's transcript, but the project's agent keeps none: the session "
+                     "will refuse this case",
+                     "turn on record: in scarbook.yaml, use a preset (claude-code, codex), or set transcript: true "
+                     "under agent: if the agent writes $SCARBOOK_TRANSCRIPT itself", None, None)
+            for i, check in enumerate(case.checks) if check.type in TRAJECTORY_CHECKS]
 
 
-def lint_cases(cases: list[Case]) -> list[LintHint]:
-    return [hint for case in cases for hint in lint_case(case)]
+def lint_case(case: Case, *, keeps_transcript: bool = True) -> list[LintHint]:
+    """All hints for one case, in check and item order; the case-level hint last. `keeps_transcript`:
+    whether the project's agent leaves a transcript the trajectory checks can read."""
+    missing = [] if keeps_transcript else _lint_needs_transcript(case)
+    return _lint_items(case) + _lint_trajectory(case) + missing + _lint_judge_only(case)
+
+
+def lint_cases(cases: list[Case], *, keeps_transcript: bool = True) -> list[LintHint]:
+    return [hint for case in cases for hint in lint_case(case, keeps_transcript=keeps_transcript)]
 
 
 def format_hints(hints: list[LintHint]) -> str:

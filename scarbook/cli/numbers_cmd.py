@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from scarbook.agents import project_keeps_transcript
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.cases.lint import format_hints, lint_cases
 from scarbook.cli.common import (
@@ -91,7 +92,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     report_case_problems(found.problems)
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
-    hints = lint_cases(cases)
+    hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))
     click.echo(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
 
 

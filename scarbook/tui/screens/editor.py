@@ -242,11 +242,14 @@ class EditorScreen(HostScreen):
     @on(ItemList.Changed)
     @on(CheckEditor.Changed)
     def update_hints(self, _event=None) -> None:
+        from scarbook.agents import project_keeps_transcript
         from scarbook.cases.lint import lint_case
 
         try:
             case = self.build_case()
-            hints = lint_case(case) if case.checks else []
+            cfg = self.app.project.config
+            hints = lint_case(case, keeps_transcript=project_keeps_transcript(cfg.agent, cfg.record)) if case.checks \
+                else []
         except (TypeError, ValueError, AttributeError, KeyError):
             hints = []  # a half-typed form: the hints wait until it makes sense
         text = "\n".join(f"hint ({h.rule}): {h.message}" + (f" — {h.suggestion}" if h.suggestion else "")
