@@ -223,7 +223,9 @@ class JudgeServer:
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
-        self.stream_gap_s = 0.0  # a pause after the first server-sent event (streaming pass-through tests)
+        # set: the rest of a stream waits for it after the first event (at most 5 s), so a test can
+        # show the first event got through before the rest was sent
+        self.stream_gate: threading.Event | None = None
         self.cache_usage = False  # report prompt-cache usage computed from each request (issue 27)
         self.cache_min_tokens = 1024  # the shortest cacheable prefix (the Messages API's, for Sonnet)
         self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
@@ -456,8 +458,8 @@ class JudgeServer:
                     self.send_header("connection", "close")
                     self.end_headers()
                     for i, part in enumerate(parts):
-                        if i == 1 and server.stream_gap_s:
-                            time.sleep(server.stream_gap_s)
+                        if i == 1 and server.stream_gate is not None:
+                            server.stream_gate.wait(5)
                         self.wfile.write(part)
                         self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

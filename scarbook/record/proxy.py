@@ -178,7 +178,13 @@ class Recorder:
         upstream = self.settings.anthropic if vendor == "anthropic" else self.settings.openai
         url = f"{upstream}/{tail}" + (f"?{request.query_string}" if request.query_string else "")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and k.lower() not in SECRET_HEADERS}
-        headers.update(self._credentials(vendor))
+        credentials = self._credentials(vendor)
+        if not credentials and not run.keyless_said:
+            run.keyless_said = True
+            names = "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN" if vendor == "anthropic" else "OPENAI_API_KEY"
+            run.warn(f"recorder: call {call['n']} went to {upstream} with no key: scarbook's own environment has no "
+                     f"{names} (the agent's key is never passed on; set it where scarbook runs)")
+        headers.update(credentials)
         headers["accept-encoding"] = "identity"
         kept = Body(run.cap)
         first: float | None = None

@@ -77,6 +77,7 @@ class RunRecording:
         self.results_seen: set[str] = set()
         self.calls_seen: set[str] = set()
         self.closed = False
+        self.keyless_said = False  # a call went upstream without credentials (said once)
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
 
     def compact(self, body: Any, req: dict[str, Any]) -> Any:
