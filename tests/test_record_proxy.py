@@ -70,6 +70,7 @@ def test_a_stream_reaches_the_agent_as_it_arrives_and_a_responses_call_is_record
                 async with session.post(f"{recorder.url}/{token}/openai/responses",
                                         json={"model": "gpt-5", "input": "read a"}) as resp:
                     status = resp.status
+                    await resp.read()  # its end comes after its recording
         finally:
             recorder.close_run(token)
             await recorder.stop()

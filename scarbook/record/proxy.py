@@ -49,7 +49,7 @@ class Recorder:
     async def start(self) -> str:
         app = web.Application(client_max_size=MAX_REQUEST)
         app.router.add_route("*", "/{token}/{vendor}/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
