@@ -140,6 +140,8 @@ class CheckResult:
     duration_s: float = 0.0
     # the check itself broke (timed out, could not start, crashed): {kind: "case", rule, evidence}
     cause: dict[str, str] | None = None
+    # a trajectory check's failure: the tool call that broke it, {index (from 1), tool, input (an excerpt)}
+    call: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -153,6 +155,10 @@ class CheckResult:
             del d["cause"]  # most checks: history stays as it was
         else:
             d["cause"] = dict(self.cause)
+        if self.call is None:
+            del d["call"]
+        else:
+            d["call"] = dict(self.call)
         return d
 
 

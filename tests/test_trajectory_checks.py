@@ -97,6 +97,20 @@ def test_each_trajectory_check_fails_naming_the_call_that_broke_it(ctx, data, de
     assert (result.status, result.detail) == ("fail", detail)
 
 
+README_REF = {"index": 4, "tool": "write_file", "input": '{"path": "README.md", "content": "# gone\\n"}'}
+OUT_REF = {"index": 3, "tool": "write_file", "input": '{"path": "out.txt", "content": "a summary\\n"}'}
+
+
+def test_the_call_that_broke_a_check_is_kept_as_data_too(ctx) -> None:
+    """CheckResult.call: what the detail names, for the JSON report and the history."""
+    calls = {d["type"]: _check(d, ctx).call for d, _ in FAILING}
+    assert calls == {"tool_called": None, "tool_not_called": OUT_REF,  # never called: no call to name
+                     "tool_order": {"index": 2, "tool": "search", "input": '{"query": "summary style"}'},
+                     "max_tool_calls": README_REF, "max_turns": OUT_REF, "max_tokens": None, "max_cost_usd": None,
+                     "no_writes_outside": README_REF}
+    assert all(_check(d, ctx).call is None for d in PASSING)
+
+
 def test_pass_details_say_what_was_counted(ctx) -> None:
     assert _check(PASSING[0], ctx).detail == "read_file was called 1 time, first at call 1"
     assert _check(PASSING[2], ctx).detail == "called in order: read_file (call 1), write_file (call 3)"
@@ -229,6 +243,12 @@ def test_real_runs_pass_and_fail_each_trajectory_check_naming_the_call(project) 
     got = {cid: (r["checks"][0]["type"], r["checks"][0]["detail"]) for cid, r in runs.items()}
     assert got == expected
     assert all(r["status"] == "fail" and r["cause"]["rule"] == "check-fail" for r in runs.values())
+    assert runs["bad-no-writes-outside"]["checks"][0]["call"] == README_REF
+    from scarbook.project import Project
+
+    history = Project.at(project.root).history
+    [kept] = [r for r in history.runs(history.sessions()[0].id) if r.case_id == "bad-no-writes-outside"]
+    assert kept.checks[0].call == README_REF  # the history keeps it
 
 
 def test_an_agent_that_keeps_no_transcript_is_refused_before_the_first_run(project) -> None:

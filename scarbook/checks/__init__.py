@@ -36,9 +36,9 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
             outcome = rule(ctx, check.params)
         if inspect.isawaitable(outcome):
             outcome = await outcome
-        ok, detail = outcome
+        ok, detail, *more = outcome  # a trajectory rule adds the tool call that broke it
     except CheckFailed as exc:
-        ok, detail = False, str(exc)
+        ok, detail, more = False, str(exc), []
     except CheckSkipped as exc:
         return CheckResult(check.type, "skipped", str(exc), index, duration_s=time.perf_counter() - start)
     except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
@@ -46,13 +46,13 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
                            cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})
     except OSError as exc:
         # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
-        ok, detail = False, f"could not read the workspace: {exc.strerror or exc}"
+        ok, detail, more = False, f"could not read the workspace: {exc.strerror or exc}", []
     except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
         detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
         return CheckResult(check.type, "error", detail, index, duration_s=time.perf_counter() - start,
                            cause={"kind": "case", "rule": "check-crashed", "evidence": detail})
     return CheckResult(check.type, "pass" if ok else "fail", detail, index,
-                       duration_s=time.perf_counter() - start)
+                       duration_s=time.perf_counter() - start, call=more[0] if more else None)
 
 
 async def run_checks(checks: list[Check], ctx: CheckContext,

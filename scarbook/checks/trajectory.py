@@ -21,13 +21,15 @@ from collections.abc import Callable
 from typing import Any
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import CheckBroke, CheckSkipped, Outcome, _excerpt
+from scarbook.checks.rules import CheckBroke, CheckSkipped, _excerpt
 from scarbook.models import Usage
 from scarbook.text import plural
 from scarbook.transcripts.files import file_operation, is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Entry, Message, ToolCall, Transcript
 
 INPUT_EXCERPT = 80
+# (ok, detail) or, failing at a tool call, (ok, detail, call_ref(...)): run_check keeps it as CheckResult.call
+Outcome = tuple[bool, str] | tuple[bool, str, dict[str, Any] | None]
 NO_TRANSCRIPT_RULE = "check-no-transcript"
 
 
@@ -44,13 +46,22 @@ def _named(pattern: str, name: str) -> bool:
     return name == pattern or (any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(name, pattern))
 
 
-def describe_call(number: int, call: ToolCall) -> str:
-    """`call 3 (write_file {"path": "README.md", ...})`: its 1-based number among the tool calls."""
+def _input_excerpt(call: ToolCall) -> str:
     try:
         shown = json.dumps(call.input, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         shown = repr(call.input)
-    return f"call {number} ({call.name} {_excerpt(shown, INPUT_EXCERPT)})"
+    return _excerpt(shown, INPUT_EXCERPT)
+
+
+def describe_call(number: int, call: ToolCall) -> str:
+    """`call 3 (write_file {"path": "README.md", ...})`: its 1-based number among the tool calls."""
+    return f"call {number} ({call.name} {_input_excerpt(call)})"
+
+
+def call_ref(number: int, call: ToolCall) -> dict[str, Any]:
+    """The call a failing result names, as data (CheckResult.call): {index, tool, input (an excerpt)}."""
+    return {"index": number, "tool": call.name, "input": _input_excerpt(call)}
 
 
 def _calls(t: Transcript) -> list[ToolCall]:
@@ -75,7 +86,7 @@ def tool_called(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     if high is not None and len(hits) > high:
         i, call = hits[high]
         return False, (f"{describe_call(i, call)} is {name} call {high + 1}; at most {high} allowed "
-                       f"({plural(len(hits), 'call')} in all)")
+                       f"({plural(len(hits), 'call')} in all)"), call_ref(i, call)
     if len(hits) < low:
         last = f"; the last call was {describe_call(len(calls), calls[-1])}" if calls else ""
         return False, (f"{name} was called {plural(len(hits), 'time')}, expected at least {low} "
@@ -89,7 +100,7 @@ def tool_not_called(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     if hits:
         i, call = hits[0]
         more = f" ({plural(len(hits), 'call')} in all)" if len(hits) > 1 else ""
-        return False, f"{describe_call(i, call)} called {p['name']}, which must not be called{more}"
+        return False, f"{describe_call(i, call)} called {p['name']}, which must not be called{more}", call_ref(i, call)
     return True, f"{p['name']} was never called ({plural(len(calls), 'tool call')})"
 
 
@@ -106,7 +117,8 @@ def tool_order(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
             earlier = next((i for i in range(prev) if _named(want, calls[i].name)), None)
             why = (f"; it was called before, at {describe_call(earlier + 1, calls[earlier])}"
                    if earlier is not None else "; it was never called")
-            return False, f"no {want} call after {names[len(matched) - 1]} at {describe_call(prev + 1, calls[prev])}{why}"
+            return False, (f"no {want} call after {names[len(matched) - 1]} at {describe_call(prev + 1, calls[prev])}"
+                           f"{why}"), call_ref(prev + 1, calls[prev])
         matched.append(found)
         at = found + 1
     return True, "called in order: " + ", ".join(f"{n} (call {i + 1})" for n, i in zip(names, matched, strict=True))
@@ -117,7 +129,7 @@ def max_tool_calls(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     n = p["n"]
     if len(calls) > n:
         return False, (f"{plural(len(calls), 'tool call')}, at most {n} allowed: {describe_call(n + 1, calls[n])} "
-                       f"went past it ({_tally(calls)})")
+                       f"went past it ({_tally(calls)})"), call_ref(n + 1, calls[n])
     return True, f"{plural(len(calls), 'tool call')} (at most {n})"
 
 
@@ -148,12 +160,12 @@ def max_turns(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         return True, f"{plural(len(turns), 'turn')} (at most {n})"
     first = turns[n]
     call = next((e for e in first if isinstance(e, ToolCall)), None)
-    if call is not None:
-        where = describe_call(_calls(t).index(call) + 1, call)
-    else:
+    said = f"{plural(len(turns), 'turn')}, at most {n} allowed: turn {n + 1} began with "
+    if call is None:
         text = next((e.text for e in first if isinstance(e, Message)), "")
-        where = f"its message {_excerpt(' '.join(text.split()), INPUT_EXCERPT)!r}"
-    return False, f"{plural(len(turns), 'turn')}, at most {n} allowed: turn {n + 1} began with {where}"
+        return False, said + f"its message {_excerpt(' '.join(text.split()), INPUT_EXCERPT)!r}"
+    number = _calls(t).index(call) + 1
+    return False, said + describe_call(number, call), call_ref(number, call)
 
 
 def _usage(ctx: CheckContext, t: Transcript) -> Usage | None:
@@ -162,11 +174,12 @@ def _usage(ctx: CheckContext, t: Transcript) -> Usage | None:
     return t.usage
 
 
-def _step_past(t: Transcript, amount: Callable[[Usage, str | None], float], limit: float) -> str:
+def _step_past(t: Transcript, amount: Callable[[Usage, str | None], float],
+               limit: float) -> tuple[str, dict[str, Any] | None]:
     """Where a budget was passed, when the transcript reports usage step by step (the recorder writes one
     usage record per model call): `; passed at model call 3, which made call 5 (write_file {...})`."""
     if len(t.usage_steps) < 2:
-        return ""
+        return "", None
     calls = [(i, e) for i, e in enumerate(t.entries) if isinstance(e, ToolCall)]
     step_word = "model call" if t.model_calls == len(t.usage_steps) else "usage record"
     spent, since = 0.0, 0
@@ -174,9 +187,11 @@ def _step_past(t: Transcript, amount: Callable[[Usage, str | None], float], limi
         spent += amount(u, model or t.model)
         if spent > limit:
             made = [(n, c) for n, (i, c) in enumerate(calls, 1) if since <= i < at]
-            return f"; passed at {step_word} {step}" + (f", which made {describe_call(*made[0])}" if made else "")
+            if not made:
+                return f"; passed at {step_word} {step}", None
+            return f"; passed at {step_word} {step}, which made {describe_call(*made[0])}", call_ref(*made[0])
         since = at
-    return ""
+    return "", None
 
 
 def _no_usage(what: str) -> CheckBroke:
@@ -194,8 +209,9 @@ def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         f", {usage.cache_read_tokens + usage.cache_write_tokens:,} cache" if usage.cache_read_tokens
         or usage.cache_write_tokens else "")
     if total > n:
-        where = _step_past(t, lambda u, _m: u.total_tokens, n) if t is not None and usage is t.usage else ""
-        return False, f"{total:,} tokens spent ({parts}), at most {n:,} allowed{where}"
+        where, ref = _step_past(t, lambda u, _m: u.total_tokens, n) if t is not None and usage is t.usage \
+            else ("", None)
+        return False, f"{total:,} tokens spent ({parts}), at most {n:,} allowed{where}", ref
     return True, f"{total:,} tokens spent ({parts}), at most {n:,}"
 
 
@@ -219,11 +235,11 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         raise _no_usage("cost")
     usd = p["usd"]
     if cost > usd:
-        where = ""
+        where, ref = "", None
         if usage is t.usage and ctx.price is not None:  # the transcript's own steps, priced one by one
             step_price = ctx.price
-            where = _step_past(t, lambda u, m: step_price(m, u) if m else 0.0, usd)
-        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed{where}"
+            where, ref = _step_past(t, lambda u, m: step_price(m, u) if m else 0.0, usd)
+        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed{where}", ref
     return True, f"${cost:.4f} spent{priced}, at most ${usd:g}"
 
 
@@ -250,10 +266,10 @@ def no_writes_outside(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         rel = _workspace_path(op.path, roots)
         inside = not is_absolute(rel) and rel != ".." and not rel.startswith("../")
         if not inside:
-            return False, f"{describe_call(number, call)} wrote {rel}, outside the workspace"
+            return False, f"{describe_call(number, call)} wrote {rel}, outside the workspace", call_ref(number, call)
         if not any(fnmatch.fnmatchcase(rel, g) for g in allowed):
             where = f"outside {', '.join(allowed)}" if allowed else "and no writes are allowed"
-            return False, f"{describe_call(number, call)} wrote {rel}, {where}"
+            return False, f"{describe_call(number, call)} wrote {rel}, {where}", call_ref(number, call)
     if not writes:
         return True, "no file-writing tool calls"
     return True, f"{plural(writes, 'write')}, all inside {', '.join(allowed)}"

@@ -60,7 +60,7 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
               "judge_artifacts": _ARTIFACT_MAP}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
-                "duration_s": _NUM, "cause": _OPT_DICT}
+                "duration_s": _NUM, "cause": _OPT_DICT, "call": _OPT_DICT}
 CAUSE_FIELDS = {"kind": _STR, "rule": _STR, "evidence": _STR}
 DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
 USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
