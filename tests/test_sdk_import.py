@@ -16,7 +16,7 @@ try:
 except BaseException as exc:
     print("EXIT", type(exc).__name__, file=sys.stderr)
 finally:
-    print("SDK:", "anthropic" in sys.modules)
+    print("SDK:", "anthropic" in sys.modules, "aiohttp:", "aiohttp" in sys.modules)
 """
 
 RULES_ONLY = "id: {cid}\ntitle: Rules only\ntask: write a\nchecks: [{{type: file_exists, path: a}}]\n"
@@ -33,10 +33,16 @@ def probe(project, *args: str) -> str:
 @pytest.mark.parametrize("args", [("eval", "--runs", "1", "-q"), ("verify",)])
 def test_rule_checks_only_never_load_the_sdk(project, args) -> None:
     project.case("plain", RULES_ONLY.format(cid="plain"))
-    assert probe(project, *args) == "SDK: False"
+    assert probe(project, *args) == "SDK: False aiohttp: False"  # aiohttp: only a session that records
 
 
 def test_a_judged_case_does_load_it(project) -> None:
     """The probe above can fail: with an llm_judge check to grade, the SDK is imported."""
     project.case("judged", JUDGED)
-    assert probe(project, "verify") == "SDK: True"
+    assert probe(project, "verify").startswith("SDK: True ")  # (the SDK may load aiohttp itself)
+
+
+def test_a_recording_session_loads_aiohttp(project) -> None:
+    """The probe can fail for aiohttp too: `--record` starts the recorder, which is an aiohttp server."""
+    project.case("plain", RULES_ONLY.format(cid="plain"))
+    assert probe(project, "eval", "--runs", "1", "-q", "--record") == "SDK: False aiohttp: True"

@@ -16,9 +16,22 @@ answers from a recorded session's calls; proxy.py is the aiohttp server.
 May use: fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
 """
 
-from scarbook.record.proxy import Recorder
+from typing import TYPE_CHECKING, Any
+
 from scarbook.record.recording import RunSummary
 from scarbook.record.replay import ReplaySource, load_replay
 from scarbook.record.settings import RecordSettings, parse_record
 
+if TYPE_CHECKING:
+    from scarbook.record.proxy import Recorder
+
 __all__ = ["RecordSettings", "Recorder", "ReplaySource", "RunSummary", "load_replay", "parse_record"]
+
+
+def __getattr__(name: str) -> Any:
+    """`Recorder` (and aiohttp with it: ~0.1-0.3 s) loads when a session records, never with the CLI."""
+    if name == "Recorder":
+        from scarbook.record.proxy import Recorder
+
+        return Recorder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

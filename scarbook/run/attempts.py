@@ -15,18 +15,22 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scarbook.agents import Agent
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, RunRecord, RunStatus, Usage
-from scarbook.record import Recorder, RunSummary
+from scarbook.record import RunSummary
 from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, recorded_cause
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
+
+if TYPE_CHECKING:
+    from scarbook.record.proxy import Recorder
 
 Emit = Callable[[Event], None]
 

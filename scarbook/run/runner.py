@@ -30,7 +30,6 @@ from scarbook.history.store import now_iso
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc.leftovers import kill_leftovers, kill_stale, session_prefix
-from scarbook.record import Recorder
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
@@ -217,6 +216,8 @@ class _SessionRun:
                                     self.queue.put_nowait, all_patterns(project_patterns(cfg.cause_patterns)),
                                     ready.retry_infra)
         if ready.record is not None:  # record: (or --record / --replay): one proxy for every run
+            from scarbook.record.proxy import Recorder  # aiohttp loads only for a session that records
+
             self.attempts.recorder = Recorder(ready.record, ready.replay)
             self.attempts.price = cfg.judge.price_usage
 
