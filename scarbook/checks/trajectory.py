@@ -107,7 +107,7 @@ def tool_not_called(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 def tool_order(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     calls = _calls(_transcript(ctx))
     names: list[str] = p["names"]
-    at, matched = 0, []  # greedy: each name at its first call after the previous name's
+    at, matched = 0, list[int]()  # greedy: each name at its first call after the previous name's
     for want in names:
         found = next((i for i in range(at, len(calls)) if _named(want, calls[i].name)), None)
         if found is None:
