@@ -53,8 +53,9 @@ stale_after_days: 7     # the library marks results older than this as stale
 keep: failed            # keep workspaces of failed/errored runs; "all" keeps every run
 retry_infra: 1          # a run the machine failed (rate limit, 5xx, OOM, killed) runs again at most this often
 # causes: {infra: ['quota exceeded']}   # extra stderr/transcript patterns per cause: infra, judge, case, agent
-isolation: none         # "sandbox": agents and command checks run under bubblewrap (Linux; README: Threat model)
-network: false          # with isolation: sandbox, let the agent reach the network (e.g. a model API)
+isolation: auto         # agents and command checks in a bubblewrap sandbox where it starts (Linux), else unconfined
+                        # and said; "sandbox": refuse to run without it; "none": unconfined (README: Threat model)
+network: false          # in the sandbox, let the agent reach the network (claude-code / codex need it for their API)
 # executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
 # record: true          # record every model call into the run's transcript (agents get base URLs and a dummy key)
 
@@ -204,7 +205,7 @@ class Config:
     keep: str = "failed"
     cases_dir: str = "cases"
     workspaces_dir: str = "workspaces"
-    isolation: str = "none"  # "none" | "sandbox" (scarbook.agents.sandbox)
+    isolation: str = "auto"  # "auto" (sandbox where it starts) | "sandbox" | "none" (scarbook.run.session.choose_isolation)
     network: bool = False  # the sandbox's network; no effect with isolation: none
     judge_raw: dict[str, Any] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
@@ -390,7 +391,7 @@ def load_config(path: Path | None) -> Config:
     if "isolation" in data:
         if data["isolation"] not in ("none", "sandbox", "auto"):
             raise ConfigError(path, f"isolation must be 'none', 'sandbox' or 'auto', got {data['isolation']!r}",
-                              line=line_of(data, "isolation"), fix="write isolation: sandbox")
+                              line=line_of(data, "isolation"), fix="write isolation: auto")
         cfg.isolation = data["isolation"]
     if "network" in data:
         if not isinstance(data["network"], bool):

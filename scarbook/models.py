@@ -314,6 +314,9 @@ class SessionInfo:
     # eval --judge-batch: {"id": the Message Batch's id (None until it exists), "requests": how many,
     # "submitted_at"}; {} for a session judged online
     batch: dict[str, Any] = field(default_factory=dict)
+    # what confined its agent: {"ran": "sandbox" | "none", "asked": "auto" | "sandbox" | "none", "network":
+    # bool (sandbox), "why": str (auto fell back to none)} (scarbook.run.session.choose_isolation); {} before 25.1
+    isolation: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

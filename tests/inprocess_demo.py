@@ -69,6 +69,9 @@ def inprocess_demo(monkeypatch) -> list[InProcessDemoAgent]:
         built.append(InProcessDemoAgent(spec))
         return built[-1]
 
+    # It keeps the demo's `sandbox` capability: a session records the isolation the demo program would
+    # have run under (the default sandbox), and says no "unconfined" line the program would not cause.
+    # What it runs is scarbook's own demo code, on a thread; nothing of it is confined.
     kind = AGENT_KINDS[AgentType.DEMO]
-    monkeypatch.setitem(AGENT_KINDS, AgentType.DEMO, dataclasses.replace(kind, build=build, sandbox=False))
+    monkeypatch.setitem(AGENT_KINDS, AgentType.DEMO, dataclasses.replace(kind, build=build))
     return built

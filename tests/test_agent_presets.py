@@ -166,7 +166,9 @@ def test_eval_with_the_claude_code_preset_records_transcript_and_cost_and_import
     """End to end: `scarbook eval` runs the preset; the run's transcript and cost are stored, and
     `scarbook import` turns the run's transcript into a new scar."""
     stand_in(on_path, "claude", CLAUDE_STREAM, writes={"tmp.txt": "# tiny-agent\nA tiny agent.\n"})
-    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code, args: [--model, claude-sonnet-4-5]}\n")
+    # isolation: none — the stand-in records its call beside itself, outside the workspace
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code, args: [--model, claude-sonnet-4-5]}\n"
+                                            "isolation: none\n")
     case = tmp_path / "cases" / "one-line"
     case.mkdir(parents=True)
     (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"
@@ -212,7 +214,7 @@ async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, 
     from scarbook.tui.screens.review import ReviewScreen
 
     stand_in(on_path, "claude", CLAUDE_STREAM, writes={"tmp.txt": "# tiny-agent\nA tiny agent.\n"})
-    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\ngate: {mode: point}\n")
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: claude-code}\ngate: {mode: point}\nisolation: none\n")
     case = tmp_path / "cases" / "one-line"
     case.mkdir(parents=True)
     (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"

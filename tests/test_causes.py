@@ -1,7 +1,9 @@
 """Whose fault is a red (issue 24): each cause driven by a real process, seen in the JSON report.
 
 The agents are small Python programs run by the `command` adapter; the judge is the loopback
-Messages API (tests/judge_server.py) reached by the real anthropic SDK.
+Messages API (tests/judge_server.py) reached by the real anthropic SDK. They run with isolation:
+none: some keep a marker outside their workspace, and the reasons read as unconfined ones (no
+"[in the sandbox: …]" suffix); test_sandbox covers a sandboxed agent's signal.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def _agent(project, body: str, *, extra: str = "") -> None:
     script = project.root / "agent.py"
     script.write_text(textwrap.dedent(body))
     project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {json.dumps(str(script))}]}}\n"
-                   "runs: 1\nconcurrency: 1\ntimeout_s: 30\nthreshold: 0.8\n" + extra)
+                   "runs: 1\nconcurrency: 1\ntimeout_s: 30\nthreshold: 0.8\n" + extra + "isolation: none\n")
 
 
 def _eval(project, *args: str):

@@ -14,6 +14,7 @@ import pytest
 from scipy.stats import binomtest
 
 from scarbook.cli import main
+from scarbook.run.session import NONE_NOTE
 
 # the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
 # shows and computes, not about the agent's process
@@ -74,7 +75,8 @@ def test_all_errors_exit_3(project) -> None:
     bad = project.root / "agent.sh"
     bad.write_text("#!/nonexistent/interpreter\n")  # executable, but exec fails: the harness cannot run it
     bad.chmod(0o755)
-    project.config("agent: {type: command, argv: [./agent.sh]}\n")
+    # unconfined: the spawn itself fails (in the sandbox bwrap starts, then cannot exec it: a failed run, infra)
+    project.config("agent: {type: command, argv: [./agent.sh]}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: a}]\n")
     result = project.cli("eval", "--runs", "2", "-q")
     assert result.exit_code == 3
@@ -174,13 +176,14 @@ def test_a_report_whose_folder_goes_away_during_the_session_is_said_and_the_runs
     out = tmp_path / "out"
     out.mkdir()
     swap = f"import os, pathlib; p = pathlib.Path({str(out)!r}); p.is_dir() and (os.rmdir(p), p.write_text('')); open('a', 'w')"
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, {json.dumps(swap)}]}}\nconcurrency: 1\n")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, {json.dumps(swap)}]}}\nconcurrency: 1\n"
+                   "isolation: none\n")  # it reaches outside its workspace
     project.case("c", "id: c\ntask: t\nthreshold: 0.1\nchecks: [{type: file_exists, path: a}]\n")
     jpath, xpath = out / "report.json", tmp_path / "junit.xml"
     result = project.cli("eval", "--runs", "6", "-q", "--json", str(jpath), "--junit", str(xpath))
     assert out.is_file() and "6 pass, 0 fail, 0 error" in result.stdout  # the gate alone would exit 0
     assert (result.exit_code, result.stderr) == (
-        2, f"scarbook: cannot write {jpath}: Not a directory — choose a writable path\n")
+        2, f"warning: {NONE_NOTE}\nscarbook: cannot write {jpath}: Not a directory — choose a writable path\n")
     assert "Traceback" not in result.output
     assert ET.parse(xpath).getroot().get("tests") == "1"
     history = History(project.workspaces)

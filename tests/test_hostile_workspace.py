@@ -1,5 +1,7 @@
 """A hostile agent attacks what the harness does after it exits: the command check, the reads the checks
-and the judge make, the workspace diff. Real agent processes, real files, whole sessions."""
+and the judge make, the workspace diff. Real agent processes, real files, whole sessions. The agents run
+with isolation: none, where they can do the most (they reach outside their workspace to plant links):
+what is tested is scarbook's own reads and writes, which must hold without the sandbox."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ PY = sys.executable
 
 
 def _session(project, argv: list[str], checks: str, seed: dict[str, str] | None = None, *extra: str):
-    project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", f"id: c\ntask: Write tmp.txt\nchecks:\n{checks}", seed or {"README.md": "# tiny-agent\n"})
     result = project.cli("eval", "--runs", "1", "-q", *extra)
     history = project.load().history
@@ -57,7 +59,7 @@ def test_a_command_check_gets_the_variables_the_case_names(project, monkeypatch)
 
 def test_a_command_check_gets_what_the_agent_is_allowed(project, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-AGENTS")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', REWRITE_CHECK])}, env: [ANTHROPIC_API_KEY]}}\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', REWRITE_CHECK])}, env: [ANTHROPIC_API_KEY]}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: command, run: sh check.sh}\n", {"check.sh": "exit 0\n"})
     project.cli("eval", "--runs", "1", "-q")
     history = project.load().history
@@ -176,7 +178,7 @@ def test_a_session_with_a_swapping_leftover_never_passes_by_reading_outside(proj
     pids = tmp_path / "pids"
     pids.mkdir()
     argv = [PY, "-c", SWAP_AGENT, str(secret), SWAPPER, str(pids)]
-    project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\ntimeout_s: 20\nconcurrency: 4\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\nisolation: none\ntimeout_s: 20\nconcurrency: 4\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: contains, path: tmp.txt, text: TOPSECRET}\n")
     try:
         result = project.cli("eval", "--runs", "25", "-q")
@@ -200,7 +202,7 @@ def _eval_in_subprocess(project, timeout_s: float = 30) -> subprocess.CompletedP
 
 def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(project) -> None:
     agent = "import os; os.remove('empty.txt'); os.mkfifo('empty.txt'); os.mkfifo('new.fifo'); print('done')"
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [other.txt]}\n"
                       "  - {type: contains, path: empty.txt, text: x}\n", {"empty.txt": ""})
     start = time.monotonic()
@@ -219,7 +221,7 @@ def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(projec
 
 def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(project) -> None:
     agent = "import os\nfor _ in range(1200):\n    os.mkdir('d'); os.chdir('d')\nprint('done')"
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [tmp.txt]}\n")
     try:
         done = _eval_in_subprocess(project)
@@ -255,7 +257,7 @@ print("x" * 5000)
 def test_pipes_and_links_planted_where_scarbook_writes_its_logs_neither_hang_nor_redirect(project, tmp_path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text('{"input_tokens": 1000000}\n')
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', PLANT, str(victim)])}}}\n"
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', PLANT, str(victim)])}}}\nisolation: none\n"
                    "timeout_s: 20\nconcurrency: 1\nkeep: all\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: xxx}\n")
     done = _eval_in_subprocess(project)
@@ -283,7 +285,7 @@ sys.exit(1)
 
 
 def test_a_stderr_log_swapped_for_a_pipe_before_scarbook_reads_its_last_line(project) -> None:
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', SWAP_LOG])}}}\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', SWAP_LOG])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: x}\n")
     done = _eval_in_subprocess(project)
     assert done.returncode == 1, done.stderr
@@ -308,7 +310,7 @@ def test_a_draft_case_from_a_failed_run_never_copies_a_linked_secret(project, tm
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LINK_OUT, str(secret)])}}}\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LINK_OUT, str(secret)])}}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
     assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
     loaded = project.load()
@@ -339,7 +341,7 @@ def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LEAVE_PIPE_AND_LINK, str(secret)])}}}\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LEAVE_PIPE_AND_LINK, str(secret)])}}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
     assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
     loaded = project.load()

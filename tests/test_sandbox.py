@@ -262,3 +262,37 @@ def test_a_daemon_started_in_the_sandbox_ends_with_its_run(project) -> None:
     result, run = eval_agent(project, ESCAPE_DAEMON, isolation="sandbox")
     assert run.status == "pass", run.reason
     assert tagged_processes(f"{os.getpid()}.") == []
+
+
+def test_a_program_in_a_hidden_folder_is_shown_by_the_path_it_runs_by_never_the_whole_home(tmp_path,
+                                                                                           monkeypatch) -> None:
+    """A `python` on PATH that links to the real one (a venv's bin/python) runs by its link's path:
+    that folder is shown read-only; a program in ~/bin shows ~/bin, not the home it would hide."""
+    from scarbook.agents.sandbox import Sandbox
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "venv" / "bin").mkdir(parents=True)
+    (home / "venv" / "bin" / "python").symlink_to(sys.executable)
+    (home / "bin" / "agent").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("HOME", str(home))
+    ws = tmp_path / "ws"
+
+    def shown(program: Path) -> list[str]:
+        args = Sandbox("bwrap", tmp_path / "proj").wrap([str(program)], ws)
+        return [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind" and args[i + 1] != "/"]
+
+    assert str(home / "venv") in shown(home / "venv" / "bin" / "python")
+    assert str(home / "bin") in shown(home / "bin" / "agent")
+    assert str(home) not in shown(home / "bin" / "agent")
+
+
+@needs_sandbox
+def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_137(project) -> None:
+    """bwrap exits 128+N when its program dies of signal N: the run says the signal, so an agent the
+    OOM killer took is an infra failure (retried) as it is unconfined, not the agent's exit 137."""
+    result, run = eval_agent(project, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                             isolation="sandbox", extra_config="retry_infra: 0\n")
+    assert result.exit_code == 3, result.output  # infra, no retry left: no verdict
+    assert run.reason == f"agent was killed by signal 9 {SANDBOXED}"
+    assert run.cause["kind"] == "infra" and run.cause["rule"] == "killed-by-signal"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
+from scarbook.run.session import NONE_NOTE
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 RO_BIND = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
@@ -134,7 +135,8 @@ def test_history_going_read_only_mid_session_exits_3_with_crash_txt_and_loses_no
         crash = project.workspaces / info.id / "crash.txt"
         unrecorded = project.workspaces / info.id / "unrecorded-runs.jsonl"
         why = "Read-only file system" if os.geteuid() == 0 else "Permission denied"
-        assert out.stderr.splitlines()[0] == (
+        assert out.stderr.splitlines()[0] == f"warning: {NONE_NOTE}"  # isolation: none, said first (issue 25.1)
+        assert out.stderr.splitlines()[1] == (
             f"scarbook: session crashed: HistoryError: could not record run b#1 in {folder}: {why} — make that "
             f"folder writable (the runs recorded before it are kept) — traceback in {crash}; 1 finished run "
             f"history could not take are in {unrecorded}; the session record could not be written: "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import BinaryIO
@@ -102,6 +103,9 @@ class CommandAgent:
                              output_truncated=out.truncated, duration_s=time.monotonic() - start,
                              timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"))
         code = done.returncode
+        if sandbox is not None and code is not None and _signal_number(code - 128):
+            # bwrap exits 128+N when the program it runs is killed by signal N (the OOM killer): read as outside
+            code = result.exit_code = 128 - code
         if done.timed_out:
             result.exit_code = None
             result.crashed = f"timed out after {timeout_s:g}s"
@@ -112,6 +116,10 @@ class CommandAgent:
             if sandbox is not None:
                 result.crashed += f" [{sandbox.describe()}]"
         return result
+
+
+def _signal_number(n: int) -> bool:
+    return 0 < n < signal.NSIG
 
 
 def _create_files(*paths: str | None) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ Capabilities are declared, not probed:
   usage       token usage (and cost, where the CLI says it) is recorded for every run likewise.
   sandbox     it is a program, so `isolation: sandbox` can run it in bubblewrap; an in-process
               agent (python) cannot be confined.
+  network     it cannot work offline (a CLI preset calls its model's API): in the sandbox it needs
+              `network: true`, else preflight refuses the session instead of failing every run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class AgentKind:
     transcript: bool = False
     usage: bool = False
     sandbox: bool = True
+    network: bool = False
 
 
 def _command(spec: AgentSpec, project_root: Path | None) -> Agent:
@@ -81,8 +84,8 @@ AGENT_KINDS: dict[AgentType, AgentKind] = {k.type: k for k in (
     AgentKind(AgentType.DEMO, ("type", "seed", "profile", "draws"), _demo, transcript=True, usage=True),
     AgentKind(AgentType.COMMAND, ("type", "argv", "stdin", "env", "max_output_bytes", "transcript"), _command),
     AgentKind(AgentType.PYTHON, ("type", "function"), _python, sandbox=False),
-    AgentKind(AgentType.CLAUDE_CODE, _CLI_KEYS, _claude_code, transcript=True, usage=True),
-    AgentKind(AgentType.CODEX, _CLI_KEYS, _codex, transcript=True, usage=True),
+    AgentKind(AgentType.CLAUDE_CODE, _CLI_KEYS, _claude_code, transcript=True, usage=True, network=True),
+    AgentKind(AgentType.CODEX, _CLI_KEYS, _codex, transcript=True, usage=True, network=True),
 )}
 
 

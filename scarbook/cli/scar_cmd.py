@@ -237,6 +237,8 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
             for error in prep.errors:
                 say(f"scarbook: {error}", err=True)
             ctx.exit(2)
+        for note in prep.notes:
+            warn(note)
         counts = asyncio.run(reproduce_incident(prep.session))
         if counts is None:
             say(f"{case.id:<{width}}  reproduce: the session did not finish — nothing recorded", err=True)

@@ -181,7 +181,8 @@ def open_session(ready: ReadySession, executor: dict[str, Any] | None = None) ->
                        git_revision=git_revision(project.root),
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks},
-                       rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}))
+                       rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}),
+                       isolation=dict(ready.isolation))
     history.start_session(info)
     return info
 

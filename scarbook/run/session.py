@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.agents import Agent, AgentSpec, AgentType, keeps_transcript, make_agent
+from scarbook.agents import Agent, AgentSpec, AgentType, agent_kind, keeps_transcript, make_agent
+from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
@@ -88,6 +89,10 @@ class ReadySession:
     decide: DecideFn | None = None
     record: RecordSettings | None = None  # the model-call recorder's settings; None: no recorder
     replay: ReplaySource | None = None  # record.mode replay: the recorded calls, loaded before any run
+    # what confines the agent this session (SessionInfo.isolation): {"ran": "sandbox" | "none",
+    # "asked": scarbook.yaml's / --isolation's value, "network": bool (sandbox), "why": str (auto's fallback)};
+    # {} when no agent runs (a rejudge)
+    isolation: dict[str, Any] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -129,7 +134,7 @@ class Preparation:
 
     session: ReadySession | None = None
     errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # said once, before the runs (isolation: auto's choice)
+    notes: list[str] = field(default_factory=list)  # said once, before the runs (an unconfined agent)
 
 
 def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
@@ -149,10 +154,13 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(RETRY_WITH_AUTO)
     errors.extend(_unwritable(project, plan))
     notes: list[str] = []
-    spec, agent = _preflight_agent(project, errors, notes)
+    isolation: dict[str, Any] = {}
+    spec, agent = _preflight_agent(project, errors, notes, isolation)
     record = plan.record if plan.record is not None else project.config.record
     if spec is not None:
         errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
+    if spec is not None and isolation.get("ran") == "sandbox":
+        errors.extend(_offline_problem(spec, project.config.network, plan.cases))
     judge = _preflight_judge(project, plan, errors)
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -166,7 +174,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
-    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay), notes=notes)
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation), notes=notes)
 
 
 def _load_replay(project: Project, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:
@@ -226,32 +234,57 @@ def _unwritable(project: Project, plan: SessionPlan) -> list[str]:
     return problems
 
 
-def _auto_isolation(project: Project, spec: AgentSpec, notes: list[str] | None) -> str:
-    """`isolation: auto`: the sandbox where bubblewrap starts here (tried once per session, now), else
-    none — and then one line says what the agent can reach."""
-    try:
-        make_agent(spec, project.root, isolation="sandbox", network=project.config.network)
-        return "sandbox"
-    except ScarbookError as exc:
-        why = exc.message.removeprefix("isolation: sandbox cannot start: ").removeprefix("isolation: sandbox ")
-        if notes is not None:
-            notes.append(f"isolation: auto runs this session unconfined ({why.split(' — ')[0]}): the agent can "
-                         "read, write and delete anything your user can and reach the network (README: Threat model)")
-        return "none"
+# What an unconfined agent can reach, said once per session whenever it runs without the sandbox.
+UNCONFINED = ("the agent can read, write and delete anything your user can, reach the network and signal your "
+              "other processes (README: Threat model)")
+NONE_NOTE = f"isolation: none — this session runs unconfined: {UNCONFINED}"
 
 
-def _preflight_agent(project: Project, errors: list[str],
-                     notes: list[str] | None = None) -> tuple[AgentSpec | None, Agent | None]:
+def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> dict[str, Any]:
+    """What confines the agent this session (ReadySession.isolation). `auto` (the default) is the
+    sandbox where bubblewrap starts here (tried once per process, now) and the agent is a program;
+    else none, and one note says why and what the agent can reach. `none` asked for says the same
+    without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
+    cfg = project.config
+    if cfg.isolation == "sandbox":
+        return {"ran": "sandbox", "asked": "sandbox", "network": cfg.network}
+    if cfg.isolation == "none":
+        notes.append(NONE_NOTE)
+        return {"ran": "none", "asked": "none"}
+    if not agent_kind(spec).sandbox:
+        why = f"a {spec.type} agent runs inside scarbook's own process"
+    else:
+        try:
+            require_sandbox(project.root, cfg.network)
+            return {"ran": "sandbox", "asked": cfg.isolation, "network": cfg.network}
+        except SandboxUnavailable as exc:
+            why = exc.message.removeprefix("isolation: sandbox cannot start: ").split(" — ")[0]
+    notes.append(f"isolation: no sandbox here ({why}), so this session runs unconfined: {UNCONFINED}")
+    return {"ran": "none", "asked": cfg.isolation, "why": why}
+
+
+def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[str]:
+    """An agent that needs the network (a CLI preset) in a sandbox without it, for some case: refused
+    before the runs, which would all fail to reach the model."""
+    offline = [c.id for c in cases if not (network if c.network is None else c.network)]
+    if not agent_kind(spec).network or not offline:
+        return []
+    return [f"the {spec.type} agent needs the network to reach its model's API, and the sandbox gives "
+            f"{'case ' + offline[0] if len(offline) == 1 else str(len(offline)) + ' cases'} none — set "
+            "network: true in scarbook.yaml (the sandbox then shares your network; files stay confined), "
+            "or isolation: none"]
+
+
+def _preflight_agent(project: Project, errors: list[str], notes: list[str],
+                     isolation: dict[str, Any]) -> tuple[AgentSpec | None, Agent | None]:
     try:
         spec = AgentSpec.from_config(project.config.agent)
     except ValueError as exc:  # a type config.py accepts but this version cannot build
         errors.append(f"agent: {exc} — scarbook can run agents of type {', '.join(AgentType)}")
         return None, None
     try:
-        cfg = project.config
-        if cfg.isolation == "auto":
-            cfg.isolation = _auto_isolation(project, spec, notes)
-        agent = make_agent(spec, project.root, isolation=cfg.isolation, network=cfg.network)
+        isolation.update(choose_isolation(project, spec, notes))
+        agent = make_agent(spec, project.root, isolation=isolation["ran"], network=project.config.network)
         agent.preflight()
         return spec, agent
     except ScarbookError as exc:

@@ -267,7 +267,8 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
                        partial=first.partial, note="; ".join(notes), gate=dict(first.gate),
                        shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]},
-                       executor=_merged_executor([f.info.executor for f in found]))
+                       executor=_merged_executor([f.info.executor for f in found]),
+                       isolation=_merged_isolation([f.info.isolation for f in found]))
     runs = []
     for f in found:
         for r in f.runs:
@@ -284,6 +285,15 @@ def _merged_executor(executors: list[dict[str, Any]]) -> dict[str, Any]:
     if len(distinct) == 1:
         return dict(distinct[0])
     return {"type": "mixed", "address": None, "shards": [dict(e) for e in executors]}
+
+
+def _merged_isolation(isolations: list[dict[str, Any]]) -> dict[str, Any]:
+    """What confined a merged session's agents: the shards' isolation when they agree, else
+    {"ran": "mixed", "shards": [each shard's, in shard order]} ({} from older shards)."""
+    distinct = [e for i, e in enumerate(isolations) if e not in isolations[:i]]
+    if len(distinct) == 1:
+        return dict(distinct[0])
+    return {"ran": "mixed", "shards": [dict(e) for e in isolations]}
 
 
 def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str) -> list[str]:

@@ -156,6 +156,8 @@ class ScarbookApp(Host):
         if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
             return None
+        for note in prep.notes:  # an unconfined agent: what it can reach, once per session
+            self.notify(note, title="isolation", severity="warning", timeout=10)
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()

@@ -252,4 +252,4 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     if key_env in ready.agent_spec.env:
         key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
     return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
-                       keep_all=ready.keep_all, isolation=cfg.isolation, network=cfg.network, judge_key_env=key_env)
+                       keep_all=ready.keep_all, isolation=ready.isolation.get("ran", "none"), network=cfg.network, judge_key_env=key_env)
