@@ -40,7 +40,8 @@ def test_clean_text_one_line() -> None:
 def test_a_hostile_agents_escapes_reach_no_terminal_and_no_report(project) -> None:
     agent = project.root / "hostile.py"
     agent.write_text(HOSTILE)
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\n")
+    # isolation: none — its failure reason as unconfined (no "[in the sandbox: …]" suffix)
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: nope}]\n")
     junit = project.root / "junit.xml"
     result = project.cli("eval", "--runs", "1", "--junit", str(junit))

@@ -27,7 +27,8 @@ def test_one_pass_and_nine_errors_exits_3_and_says_why(project) -> None:
     agent = project.root / "agent.py"
     agent.write_text(ONE_THEN_BROKEN.format(python=sys.executable))
     agent.chmod(0o755)
-    project.config(f"agent: {{type: command, argv: [{json.dumps(str(agent))}]}}\n", gate=None)
+    # isolation: none — the agent breaks its own #! line in the project folder, and unconfined the spawn errors
+    project.config(f"agent: {{type: command, argv: [{json.dumps(str(agent))}]}}\nisolation: none\n", gate=None)
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: out.txt}]\n")
     for mode in ("evidence", "point"):
         agent.write_text(ONE_THEN_BROKEN.format(python=sys.executable))

@@ -43,7 +43,9 @@ def test_ctrl_c_keeps_finished_runs_and_kills_running_agents(project) -> None:
                      "open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close()\n"
                      "time.sleep(0.3 if int(os.environ['SCARBOOK_RUN']) <= 3 else 60)\n"  # runs 4+ hang
                      "open('tmp.txt', 'w').write('ok\\n')\nprint('done')\n")
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {pids}]}}\nconcurrency: 2\n")
+    # isolation: none — the agents note their pids outside their workspaces, for the test to check
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {pids}]}}\nconcurrency: 2\n"
+                   "isolation: none\n")
     project.case("slow", "id: slow\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
     proc = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "30"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -1,6 +1,7 @@
 """A hostile agent that forges its own history: a real `command` agent finds the session's runs file
 through the $SCARBOOK_* variables it is given and appends `pass` records. None of them counts, and
-each is named: the numbers come only from the runs the runner started and recorded."""
+each is named: the numbers come only from the runs the runner started and recorded. The agents run
+with isolation: none, where history is theirs to write (in the sandbox it is read-only)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ print("I did nothing")  # the check fails: tmp.txt is never written
 def test_forged_pass_records_are_not_counted_and_are_named(project) -> None:
     agent = project.root / "forger.py"
     agent.write_text(FORGER)
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nconcurrency: 1\n")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nconcurrency: 1\nisolation: none\n")
     project.case("victim", "id: victim\ntask: write tmp.txt\nchecks: [{type: file_exists, path: tmp.txt}]\n")
     result = project.cli("eval", "--runs", "2", "-q")
     assert result.exit_code == 1  # both runs failed, in the session's own report too
@@ -93,7 +94,7 @@ else:  # a copy of every planned run, so each real one is a duplicate and none c
 def test_an_agent_that_spoils_its_own_session_does_not_bring_back_an_older_rate(project) -> None:
     agent = project.root / "wiper.py"
     agent.write_text(WIPER)
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nconcurrency: 1\n")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}]}}\nconcurrency: 1\nisolation: none\n")
     project.case("victim", "id: victim\ntask: write tmp.txt\nchecks: [{type: file_exists, path: tmp.txt}]\n")
     (project.root / "behave").write_text("")
     assert project.cli("eval", "--runs", "2", "-q").exit_code == 0  # an older session: 2/2 pass

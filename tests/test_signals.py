@@ -46,7 +46,9 @@ def start_eval(project, quick: int, runs: int) -> tuple[subprocess.Popen, Path]:
     pids.mkdir()
     agent = project.root / "agent.py"
     agent.write_text(ESCAPING_AGENT.replace("{quick}", str(quick)))
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {pids}]}}\nconcurrency: 2\n")
+    # isolation: none — the agents note their pids outside their workspaces, for the test to check
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {pids}]}}\nconcurrency: 2\n"
+                   "isolation: none\n")
     project.case("slow", "id: slow\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
     proc = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", str(runs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
