@@ -68,6 +68,8 @@ def write_project(root: Path, *, agent: list[str] | None = None, executor: str =
     # without the test's environment, and the spec travels to them with the run
     agent_yaml = (f"{{type: demo, seed: {demo_seed}, draws: deck}}" if agent is None
                   else json.dumps({"type": "command", "argv": agent}))
+    if agent is not None:  # a command agent's script sits beside the project, which the sandbox hides (/tmp)
+        extra = "isolation: none\n" + extra
     (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
         agent: {agent_yaml}
         runs: 2

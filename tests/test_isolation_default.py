@@ -9,6 +9,7 @@ import json
 import sys
 
 import pytest
+from tui_fixtures import fast_demo, project_root  # noqa: F401
 
 from scarbook.agents.sandbox import require_sandbox
 from scarbook.errors import ScarbookError
@@ -121,3 +122,24 @@ def test_a_cli_preset_in_the_sandbox_without_network_is_refused_before_the_runs(
     assert project.load().history.sessions() == []
     # a case that asks for the network has it: that case alone is not refused
     assert project.cli("eval", "online", "--runs", "1", "-q").exit_code == 1  # (the stand-in writes no tmp.txt)
+
+
+@pytest.mark.usefixtures("inprocess_demo")  # the agent's process is not what this tests
+async def test_the_tui_says_the_unconfined_line_once_per_session(project_root) -> None:
+    from tui_fixtures import SIZE, library_loaded, wait_until  # (the TUI's module imports, for this test only)
+
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.launch import LaunchScreen
+
+    with open(project_root / "scarbook.yaml", "a") as fh:
+        fh.write("isolation: none\n")
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        app.screen.query_one("#runs").value = "2"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=60, what="the session")
+        said = [n.message for n in app._notifications if n.title == "isolation"]
+        assert said == [f"isolation: none — {REACH}"]  # 4 cases x 2 runs, one notification
