@@ -43,7 +43,8 @@ def retry_project(tmp_path, wait_for_go: bool = True):
     """))
     (root / "scarbook.yaml").write_text(
         f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / 'agent.py'))}]}}\n"
-        "runs: 1\nconcurrency: 1\ntimeout_s: 30\nretry_infra: 2\n")
+        "runs: 1\nconcurrency: 1\ntimeout_s: 30\nretry_infra: 2\n"
+        "isolation: none\n")  # the agent keeps its markers beside the project, outside its workspace
     if not wait_for_go:
         go.write_text("go")
     return root, go
@@ -54,7 +55,7 @@ def test_the_cli_progress_says_a_run_is_retried_as_it_starts_again(tmp_path):
     res = CliRunner().invoke(main, ["-C", str(root), "eval"])
     assert res.exit_code == 0, res.output
     said = f"c #1: infra error (api-overloaded: stderr: {OVERLOADED[:91]}…) — retrying, attempt 2 of 3"
-    assert res.stderr.splitlines()[1:] == [said, "[1/1] c #1: pass — all checks passed"]
+    assert res.stderr.splitlines()[2:] == [said, "[1/1] c #1: pass — all checks passed"]  # after isolation: none's line
 
 
 async def test_a_run_retried_after_an_infra_error_is_shown_while_it_runs_again(tmp_path):

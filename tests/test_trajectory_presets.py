@@ -13,7 +13,9 @@ from scarbook.cli import main
 
 
 def _eval(tmp_path, agent: str, cases: dict[str, list[dict]]) -> dict[str, dict]:
-    (tmp_path / "scarbook.yaml").write_text(f"agent: {{type: {agent}}}\nconcurrency: 2\ngate: {{mode: point}}\n")
+    # isolation: none — the stand-in CLIs record their calls beside themselves, outside the workspace
+    (tmp_path / "scarbook.yaml").write_text(f"agent: {{type: {agent}}}\nconcurrency: 2\ngate: {{mode: point}}\n"
+                                            "isolation: none\n")
     for cid, checks in cases.items():
         folder = tmp_path / "cases" / cid
         folder.mkdir(parents=True)
