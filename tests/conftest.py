@@ -3,7 +3,9 @@ click's CliRunner. Other test modules keep their own fixtures in their own modul
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +91,22 @@ class ProjectDir:
         return Project.discover(self.root)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def python3_is_this_interpreter(tmp_path_factory):
+    """`python3` on PATH is the interpreter running the tests (the bundled rename-function case's check
+    runs `python3 main.py` in hundreds of runs). A version manager's shim first on PATH costs far more
+    than the check: pyenv's runs a bash script and two dozen processes, about 0.1 s of CPU, per call."""
+    if os.name != "posix":
+        yield
+        return
+    bin_dir = tmp_path_factory.mktemp("python3-bin")
+    (bin_dir / "python3").symlink_to(sys.executable)
+    before = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{before}"
+    yield
+    os.environ["PATH"] = before
+
+
 @pytest.fixture(autouse=True)
 def demo_deck(monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo agent draws each run on its own since issue 22; the tests written for its old blocks
@@ -143,8 +161,6 @@ def _alone_under_xdist(request, tmp_path_factory):
     """Under pytest-xdist, a test marked `alone` runs while no other test of this run does: it holds a
     lock file the workers share exclusively, every other test holds it shared. For tests that watch
     state the whole machine shares (scarbook's sweep of stale processes at each session start)."""
-    import os
-
     if not os.environ.get("PYTEST_XDIST_WORKER") or os.name != "posix":
         yield
         return
@@ -159,8 +175,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked needs_proc read /proc (Linux); elsewhere they are skipped, not failed. An xdist_group
     (the Ray tests: minutes on one worker) goes first, so the other workers share the rest meanwhile
     instead of waiting for it at the end."""
-    import os
-
     items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)  # stable: otherwise in order
     if os.path.isdir("/proc/self"):
         return
