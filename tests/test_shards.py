@@ -327,6 +327,7 @@ def test_merge_writes_the_step_summary_copies_kept_workspaces_and_says_where_run
     report = json.loads((tmp_path / "merged.json").read_text())
     assert report["executor"] == report["session"]["executor"] == {"type": "local"}
     assert json.loads((tmp_path / "one.json").read_text())["executor"] == {"type": "local"}
+    assert report["isolation"] == json.loads((tmp_path / "one.json").read_text())["isolation"]  # issue 25.1
     assert all(run["node"] == {} for run in report["runs"])  # a local run names no Ray node
     kept = {(r["case_id"], r["k"]) for r in report["runs"] if r["workspace_kept"]}
     assert kept  # the demo agent's failed runs keep their workspaces
@@ -364,6 +365,15 @@ def test_a_session_record_says_its_executor_and_an_older_one_without_it_still_re
     assert session_problem({**old, "executor": {"type": 3}}) == \
         "field executor is an object, not an object with a string type"
     assert _merged_executor([{"type": "local"}, {"type": "local"}]) == {"type": "local"}
+    # issue 25.1: which isolation ran, recorded and merged the same way
+    from scarbook.run.shards import _merged_isolation
+
+    assert session_from_doc(old).isolation == {}
+    assert session_problem({**old, "isolation": "sandbox"}) == "field isolation is a string, not an object with a string `ran`"
+    sandboxed = {"ran": "sandbox", "asked": "auto", "network": False}
+    assert _merged_isolation([sandboxed, dict(sandboxed)]) == sandboxed
+    assert _merged_isolation([sandboxed, {"ran": "none", "asked": "none"}]) == {
+        "ran": "mixed", "shards": [sandboxed, {"ran": "none", "asked": "none"}]}
     assert _merged_executor([{"type": "local"}, {"type": "ray", "address": "auto"}]) == {
         "type": "mixed", "address": None, "shards": [{"type": "local"}, {"type": "ray", "address": "auto"}]}
 

@@ -69,11 +69,17 @@ def _executor_ok(v: dict) -> bool:
     return not v or (isinstance(v.get("type"), str) and isinstance(v.get("address"), (str, type(None))))
 
 
+def _isolation_ok(v: dict) -> bool:
+    """{} (an older record, a rejudge), or {"ran": "sandbox" | "none" | "mixed", ...}."""
+    return not v or isinstance(v.get("ran"), str)
+
+
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
                   "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
                   "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR,
-                  "gate": _DICT, "rerun_of": _DICT, "batch": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok)}
+                  "gate": _DICT, "rerun_of": _DICT, "batch": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok),
+                  "isolation": ({dict}, "an object with a string `ran`", _isolation_ok)}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:
