@@ -122,6 +122,10 @@ def test_a_cli_preset_in_the_sandbox_without_network_is_refused_before_the_runs(
     assert project.load().history.sessions() == []
     # a case that asks for the network has it: that case alone is not refused
     assert project.cli("eval", "online", "--runs", "1", "-q").exit_code == 1  # (the stand-in writes no tmp.txt)
+    # a recorded session reaches the model through the recorder's proxy, without the network
+    project.config(f"agent: {{type: {kind}}}\nrecord: {{anthropic: 'http://127.0.0.1:9', openai: 'http://127.0.0.1:9/v1'}}\n")
+    result = project.cli("eval", "c", "--runs", "1", "-q")
+    assert result.exit_code == 1, result.output
 
 
 @pytest.mark.usefixtures("inprocess_demo")  # the agent's process is not what this tests

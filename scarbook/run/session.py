@@ -159,7 +159,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     record = plan.record if plan.record is not None else project.config.record
     if spec is not None:
         errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
-    if spec is not None and isolation.get("ran") == "sandbox":
+    if spec is not None and isolation.get("ran") == "sandbox" and record is None:  # (recorded: the proxy is its way out)
         errors.extend(_offline_problem(spec, project.config.network, plan.cases))
     judge = _preflight_judge(project, plan, errors)
     decide = None
@@ -265,7 +265,8 @@ def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> dic
 
 def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[str]:
     """An agent that needs the network (a CLI preset) in a sandbox without it, for some case: refused
-    before the runs, which would all fail to reach the model."""
+    before the runs, which would all fail to reach the model. Not asked when the session records its
+    model calls: the recorder's proxy reaches the sandbox without the network (proc/bridge.py)."""
     offline = [c.id for c in cases if not (network if c.network is None else c.network)]
     if not agent_kind(spec).network or not offline:
         return []
