@@ -16,7 +16,8 @@ from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, Scar
 
 CHECK_TYPES = ("file_exists, file_absent, contains, not_contains, regex, line_count, json_valid, only_changed, "
-               "output_contains, output_regex, command, llm_judge")
+               "output_contains, output_regex, tool_called, tool_not_called, tool_order, max_tool_calls, max_turns, "
+               "max_tokens, max_cost_usd, no_writes_outside, command, llm_judge")  # cost order (issue 28: trajectory)
 PATH_FIX = "use a path relative to the workspace root, inside it"
 
 
