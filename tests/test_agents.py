@@ -400,8 +400,7 @@ def test_script_with_a_missing_interpreter_is_an_error_that_says_so(tmp_path, mo
     script = tmp_path / "agent.sh"
     script.write_text("#!/no/such/interpreter\necho hi\n")
     os.chmod(script, 0o755)
-    # unconfined: scarbook's own spawn fails (in the sandbox bwrap starts, then cannot exec it: a failed run)
-    (tmp_path / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{script}]}}\nisolation: none\n")
+    (tmp_path / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{script}]}}\n")
     (tmp_path / "cases" / "c").mkdir(parents=True)
     (tmp_path / "cases" / "c" / "case.yaml").write_text("id: c\ntask: t\nchecks:\n  - {type: output_contains, text: hi}\n")
     project = Project.at(tmp_path)

@@ -75,8 +75,7 @@ def test_all_errors_exit_3(project) -> None:
     bad = project.root / "agent.sh"
     bad.write_text("#!/nonexistent/interpreter\n")  # executable, but exec fails: the harness cannot run it
     bad.chmod(0o755)
-    # unconfined: the spawn itself fails (in the sandbox bwrap starts, then cannot exec it: a failed run, infra)
-    project.config("agent: {type: command, argv: [./agent.sh]}\nisolation: none\n")
+    project.config("agent: {type: command, argv: [./agent.sh]}\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: a}]\n")
     result = project.cli("eval", "--runs", "2", "-q")
     assert result.exit_code == 3

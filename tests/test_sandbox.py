@@ -296,3 +296,20 @@ def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_
     assert result.exit_code == 3, result.output  # infra, no retry left: no verdict
     assert run.reason == f"agent was killed by signal 9 {SANDBOXED}"
     assert run.cause["kind"] == "infra" and run.cause["rule"] == "killed-by-signal"
+
+
+@needs_sandbox
+def test_a_script_whose_interpreter_is_missing_is_a_run_error_in_the_sandbox_too(project) -> None:
+    """Unconfined the spawn fails (a run error naming the #! line); in the sandbox bwrap would start and
+    then fail to exec it (a failed run): scarbook says it the same way in both."""
+    script = project.root / "agent.sh"
+    script.write_text("#!/no/such/interpreter\necho hi\n")
+    script.chmod(0o755)
+    project.config(f"agent: {{type: command, argv: [{script}]}}\nisolation: sandbox\n")
+    project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: hi}]\n")
+    result = project.cli("eval", "--runs", "1", "-q")
+    assert result.exit_code == 3, result.output  # every run an error: no verdict
+    (run,) = project.load().history.runs(project.load().history.sessions()[0].id)
+    assert (run.status, run.reason) == ("error", f"could not start the agent (command: {script}): No such file or "
+                                                 "directory — the agent program exists, so check the interpreter on "
+                                                 "its #! line")

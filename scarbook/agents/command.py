@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import shutil
 import signal
@@ -91,6 +92,7 @@ class CommandAgent:
         try:
             sandbox = self.sandbox_for(network)
             if sandbox is not None:
+                _interpreter_must_exist(exe)
                 shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
                 argv = sandbox.wrap(argv, cwd, shared, env)
             done = await run_program(argv, cwd=cwd, env=self.build_env(env),
@@ -116,6 +118,21 @@ class CommandAgent:
             if sandbox is not None:
                 result.crashed += f" [{sandbox.describe()}]"
         return result
+
+
+def _interpreter_must_exist(program: str) -> None:
+    """In the sandbox bwrap starts and then cannot exec a script whose #! interpreter is missing (a
+    failed run); unconfined the start itself fails (a run error). Said the same way in both: the
+    OSError a spawn gives (scarbook.run.session_run names the #! line)."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return  # bwrap says why
+    if head.startswith(b"#!"):
+        interpreter = head[2:].split(b"\n", 1)[0].strip().split(b" ", 1)[0]
+        if interpreter.startswith(b"/") and not os.path.exists(interpreter):
+            raise OSError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _signal_number(n: int) -> bool:
