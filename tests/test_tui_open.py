@@ -3,6 +3,8 @@ they wait until the form is ready, then act in the order they were typed."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 
@@ -112,6 +114,7 @@ async def test_escape_typed_while_the_case_loads_goes_back_at_once(project_root,
         await wait_until(pilot, lambda: app.screen is lib, what="the library")
         await pilot.pause(0.3)
         assert app.screen is lib and not any(isinstance(s, ConfirmScreen) for s in app.screen_stack)
+    print("D", flush=True)
     assert saved_title(project_root) == TITLE
 
 
@@ -185,3 +188,88 @@ async def test_the_save_runs_off_the_ui_thread_and_keys_typed_meanwhile_wait_for
         await wait_until(pilot, lambda: ed.query_one("#case-title", Input).value == TITLE + TYPED + "x",
                          what="the key typed during the save")
         assert ed.dirty and not ed.saving
+
+
+@pytest.fixture
+def rest_gated(monkeypatch):
+    """The part of the form below the first screenful (the check editor) finishes mounting only once the
+    test sets the returned event: what the user types meanwhile is seen while the rest is being built.
+    (Pilot's press and pause wait for every widget on the screen, the gated one too: while it is closed
+    the test types with `type_at_once` and waits with `until`.)"""
+    from scarbook.tui.widgets.check_editor import CheckEditor
+
+    gate = asyncio.Event()
+    real = CheckEditor.on_mount
+
+    async def gated(self) -> None:
+        with contextlib.suppress(TimeoutError):  # a failed test still ends (after `until` gave up)
+            await asyncio.wait_for(gate.wait(), 20)
+        real(self)
+
+    monkeypatch.setattr(CheckEditor, "on_mount", gated)
+    return gate
+
+
+async def until(condition, what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+async def test_keys_typed_right_after_e_land_in_the_title_while_the_rest_of_the_form_is_built(
+        project_root, rest_gated):
+    """Issue 26.17: the editor takes keys once its first screenful is built, before the rubric, checks
+    and seed files below it are. Typing goes into the title at once; Tab (which may go to the part not
+    built yet) waits for it, and the keys typed after Tab wait behind it, so each lands in its field;
+    Ctrl+S saves the whole form. Before: every key waited for the whole form."""
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        type_at_once(app, ["e", *KEYS, "tab", "y", "ctrl+s"])
+        await until(lambda: isinstance(app.screen, EditorScreen) and app.screen.accepts_keys
+                    and app.screen.query_one("#case-title", Input).value == TITLE + TYPED,
+                    "the typed title while the rest of the form is built")
+        ed = app.screen
+        assert isinstance(ed, EditorScreen) and not ed.built and ed.focused is ed.query_one("#case-title")
+        await until(lambda: ed.query("#checks"), "the rest of the form to be mounting")
+        await asyncio.sleep(0.2)
+        assert [k.key for k in app.keys.keys] == ["tab", "y", "ctrl+s"]  # they wait for the whole form
+        assert ed.query_one("#case-tags", Input).value == "files, false-claim" and not ed.built
+        rest_gated.set()
+        await wait_until(pilot, lambda: saved_title(project_root) != TITLE, what="the case to be saved")
+        await save_done(pilot)
+        assert ed.built and ed.query_one("#case-tags", Input).value == "y"  # Tab selected the tags: y replaced them
+        assert not ed.dirty
+    saved = yaml.safe_load((project_root / "cases" / CASE / "case.yaml").read_text())
+    assert (saved["title"], saved["tags"]) == (TITLE + TYPED, ["y"])
+    assert [c["type"] for c in saved["checks"]] == ["file_exists", "contains", "line_count", "only_changed"]
+
+
+async def test_escape_while_the_rest_of_the_form_is_built_asks_about_what_was_typed(project_root, rest_gated):
+    """Escape acts at once while the rest of the form is still built: after typing it asks about the
+    unsaved change, and Keep editing keeps it (before: Escape left while the editor was not ready and
+    the typed key was dropped without asking)."""
+    from scarbook.tui.dialogs.confirm import ConfirmScreen
+
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        type_at_once(app, ["e", "end", "x", "escape"])
+        await until(lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        ed = app.screen_stack[-2]
+        assert isinstance(ed, EditorScreen) and not ed.built and ed.dirty
+        type_at_once(app, ["n"])  # keep editing
+        await until(lambda: app.screen is ed, "the editor again")
+        await until(lambda: ed.query("#checks"), "the rest of the form to be mounting")
+        assert not ed.built
+        rest_gated.set()
+        await wait_until(pilot, lambda: editor_ready(app), what="the whole form")
+        assert ed.query_one("#case-title", Input).value == TITLE + "x" and ed.dirty
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is lib, what="the library")
+    assert saved_title(project_root) == TITLE

@@ -74,11 +74,12 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
 
 
 def editor_ready(app) -> bool:
-    """The editor is on top with its form built: opening a case reads it in a thread first, and a
-    test that ends while the form is still mounting tears Textual's widgets down mid-mount."""
+    """The editor is on top with its whole form built: opening a case reads it in a thread first, then
+    builds the first screenful (typing goes in from then on) and the rest; a test that ends while the
+    form is still mounting tears Textual's widgets down mid-mount."""
     from scarbook.tui.screens.editor import EditorScreen
 
-    return isinstance(app.screen, EditorScreen) and app.screen.accepts_keys
+    return isinstance(app.screen, EditorScreen) and app.screen.built and app.screen.accepts_keys
 
 
 async def save_done(pilot) -> None:

@@ -8,12 +8,17 @@ by which time the keys typed after it have already gone to the library's table. 
 handled all the way (by the focused widget, its parents, and the bindings), and while the screen on top
 says `accepts_keys` is False they wait here until it calls `release()`. So "e, type a title, Ctrl+S"
 saves the title, however fast it is typed. Quitting (Ctrl+Q) never waits.
+
+A screen built in steps may take some keys before others: `takes_key(event)` False keeps that key (and
+every key typed after it, so the order holds) until the screen's next `release()`. The editor takes
+typing into its first fields once they are built and keeps Tab and Ctrl+S until the whole form is.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
 from textual import events
 from textual.app import App
@@ -26,6 +31,14 @@ SETTLE_TIMEOUT_S = 5.0  # one key's handling; past it the next key goes anyway
 def accepts_keys(screen) -> bool:
     """A screen that opens in steps says when it is ready with `accepts_keys`; others always are."""
     return bool(getattr(screen, "accepts_keys", True))
+
+
+def takes(screen, event: events.Key) -> bool:
+    """`screen` takes `event` now: it accepts keys, and (a screen built in steps) this one already."""
+    if not accepts_keys(screen):
+        return False
+    takes_key = getattr(screen, "takes_key", None)
+    return takes_key is None or bool(takes_key(event))
 
 
 def passes_while_loading(screen, key: str) -> bool:
@@ -41,6 +54,7 @@ class KeyQueue:
         self.busy = False  # a key is on its way through the app: the next one waits for it
         self._task: asyncio.Task | None = None
         self._requested = False  # the key on its way asked the App for something (tui/messages.AppRequest)
+        self._after_keys: list[Callable[[], object]] = []  # waiting for the keys on their way (`when_handled`)
 
     def request_posted(self) -> None:
         """A screen posted a request to the App (`OpenEditor` for `e`): the key that did it is handled
@@ -53,7 +67,7 @@ class KeyQueue:
         if (getattr(event, REPLAYED, False) or event.key in PASS_THROUGH
                 or passes_while_loading(self.app.screen, event.key)):
             return False
-        if self.busy or not accepts_keys(self.app.screen):
+        if self.busy or not takes(self.app.screen, event):
             self.keys.append(event)
             return True
         if self.keys:  # held for a screen that went without release(): they go first, then this one
@@ -64,9 +78,17 @@ class KeyQueue:
         return False
 
     def release(self) -> None:
-        """The screen on top became ready: send it the keys typed meanwhile."""
+        """The screen on top became ready (or readier): send it the keys typed meanwhile that it takes."""
         if self.keys and not self.busy:
             self._pump(first_sent=False)
+
+    def when_handled(self, callback: Callable[[], object]) -> None:
+        """Call `callback` once the keys on their way have acted (at once when none are): the keys a
+        screen takes now go before the work it has left (the editor builds the rest of its form after)."""
+        if self.busy:
+            self._after_keys.append(callback)
+        else:
+            callback()
 
     def drop(self) -> None:
         """The screen the held keys were typed for is left before it was ready: they go nowhere."""
@@ -81,7 +103,7 @@ class KeyQueue:
             if first_sent:
                 await self._handled()
             # A key may open a screen that is not ready yet (`e`): the rest wait for its release().
-            while self.keys and accepts_keys(self.app.screen):
+            while self.keys and takes(self.app.screen, self.keys[0]):
                 held = self.keys.popleft()
                 key = events.Key(held.key, held.character)
                 setattr(key, REPLAYED, True)
@@ -90,6 +112,9 @@ class KeyQueue:
                 await self._handled()
         finally:
             self.busy = False
+            waiting, self._after_keys = self._after_keys, []
+            for callback in waiting:
+                callback()
 
     async def _handled(self) -> None:
         """Wait until the last key sent has been through every queue it goes through: the App's
@@ -143,6 +168,15 @@ def release_held_keys(app: App) -> None:
     queue = getattr(app, "keys", None)
     if isinstance(queue, KeyQueue):
         queue.release()
+
+
+def when_keys_handled(app: App, callback: Callable[[], object]) -> None:
+    """`callback` once the keys on their way on `app` have acted (an app without a queue: at once)."""
+    queue = getattr(app, "keys", None)
+    if isinstance(queue, KeyQueue):
+        queue.when_handled(callback)
+    else:
+        callback()
 
 
 def drop_held_keys(app: App) -> None:

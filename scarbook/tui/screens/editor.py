@@ -6,9 +6,12 @@ CaseError is shown at the top and next to the field it is about. A new case is t
 a draft (from a failed run) is a new case whose files are written only when it is saved.
 
 An existing case is opened by its folder: the screen shows "loading…" at once and reads the case, its
-seed listing and its artifact preview in a thread, then builds the form. Until then (and until the
-form's clean state is taken) `accepts_keys` is False, so the App keeps the keys typed meanwhile and
-hands them over in order once it is ready (tui/key_queue.py).
+seed listing and its artifact preview in a thread, then builds the form in two steps. Until the first
+screenful (the id to the artifact preview) is built and the form's clean state taken, `accepts_keys` is
+False, so the App keeps the keys typed meanwhile and hands them over in order once it is ready
+(tui/key_queue.py). Typing into those fields (and Escape) goes in from then on, while the rest of the
+form (rubric, checks, seed files) is built after that screenful is painted; a key that may need the
+rest (Tab, Ctrl+S, an arrow...) waits for it, with every key typed after it (`takes_key`, `built`).
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Footer, Header, Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
@@ -34,7 +37,7 @@ from scarbook.text import clean_text
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
-from scarbook.tui.key_queue import drop_held_keys, keys_welcome
+from scarbook.tui.key_queue import drop_held_keys, keys_welcome, release_held_keys, when_keys_handled
 from scarbook.tui.messages import CasesChanged, VerifyScar
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
@@ -47,6 +50,10 @@ FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task",
                     ("scar", "scar")]
 FIELDS = ("id", "title", "tags", "threshold", "task", "rubric", "checks", "seed", "scar")
 SCAR_INPUTS = {"failed_artifact": "#scar-failed", "good_artifact": "#scar-good"}
+# Keys that act inside the focused field (with the printable ones): typed while the rest of the form is
+# still being built they go in at once; any other key (Tab, Ctrl+S, Enter, an arrow up or down...) may
+# reach the part not built yet, so it waits for it (and the keys after it wait behind it).
+FIELD_KEYS = frozenset({"backspace", "delete", "left", "right", "home", "end", "escape"})
 ERROR_UNDER = {"id": "#case-id", "title": "#case-title", "tags": "#case-tags", "threshold": "#case-threshold",
                "task": "#task", "scar": "#scar-at", "rubric": "#rubric", "checks": "#checks", "seed": "#seed"}
 
@@ -74,7 +81,8 @@ class EditorScreen(HostScreen):
         self.is_new = case is None and folder is None
         self.folder = folder if self.case is None else None  # read in a thread when the screen opens
         self.load_error = ""
-        self.accepts_keys = False  # until the form is built and its clean state taken
+        self.accepts_keys = False  # until the first screenful is built and the form's clean state taken
+        self.built = False  # the whole form is built (the rubric, checks and seed files below the first screenful)
         self.shown = folder is None  # a case read from its folder: once its first screenful is painted
         self._seed_listing: list[str] | None = None  # read with the case (None: SeedFiles lists it)
         self._preview: Text | None = None
@@ -92,6 +100,12 @@ class EditorScreen(HostScreen):
         """While the case loads, escape leaves at once; while a save is written, it waits for the save."""
         return () if self.saving else ("escape",)
 
+    def takes_key(self, event: events.Key) -> bool:
+        """Once the first screenful is built (`accepts_keys`), typing into its fields and Escape act at
+        once; other keys wait until the whole form is (`built`): Tab must reach the rubric, a save needs
+        every field."""
+        return self.built or event.is_printable or event.key in FIELD_KEYS
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="editor-error", classes="error")
@@ -99,12 +113,8 @@ class EditorScreen(HostScreen):
             if self.folder is not None:
                 yield Static(f"loading {self.folder.name}…", id="editor-loading")
             else:
-                yield from self._form()
+                yield from self._form_top()
         yield Footer()
-
-    def _form(self) -> ComposeResult:
-        yield from self._form_top()
-        yield from self._form_below()
 
     def _form_top(self) -> ComposeResult:
         """The fields a first screenful shows (at 80x24 and wide): the id to the artifact preview."""
@@ -170,7 +180,7 @@ class EditorScreen(HostScreen):
             self.sub_title = f"case {self.folder.name} — loading…"
             self._load(self.folder)
         else:
-            self._opened()
+            self._top_built()
 
     @work(thread=True, exclusive=True, group="editor-load", exit_on_error=False)
     def _load(self, folder: Path) -> None:
@@ -196,41 +206,45 @@ class EditorScreen(HostScreen):
         if self not in self.app.screen_stack:  # left while it was loading
             return
         self.case, self.folder, self._seed_listing, self._preview = case, None, listing, preview
-        # The first screenful is built and painted first; the rest (about half the form's widgets: the
-        # rubric list, the check editor, the seed files) is mounted after that paint, in one batch, so
-        # the case shows in about half the time (benchmarks/tui_bench.py). Keys still wait for the
-        # whole form (`accepts_keys`): the clean state and a save need every field.
         await self.query_one("#editor-loading").remove()
         await self.query_one("#editor-body").mount_all(self._form_top())
-        self.sub_title = f"case {case.id}"
-        self.set_focus(self.query_one("#case-title", Input))
-        self.call_after_refresh(self._show_rest)
+        self._top_built()
 
-    async def _show_rest(self) -> None:
-        self.shown = True  # the first screenful is painted (what benchmarks/tui_bench.py times)
-        if self not in self.app.screen_stack:
-            return
-        await self.query_one("#editor-body").mount_all(self._form_below())
-        self._opened()
-
-    def _load_failed(self, message: str) -> None:
-        self.load_error, self.shown = message, True
-        self.sub_title = f"case {self.folder.name if self.folder else ''} — not opened"
-        self.query_one("#editor-loading", Static).update(Text(f"cannot open the case: {message}\n"
-                                                               "Escape goes back", style="red"))
-        self._ready()
-
-    def _opened(self) -> None:
+    def _top_built(self) -> None:
+        """The first screenful is built: its fields take keys now (those typed meanwhile first). The rest
+        (about half the form's widgets: the rubric list, the check editor, the seed files) is mounted
+        after those keys and this screenful's paint, in one batch (benchmarks/tui_bench.py times both)."""
         self.sub_title = ("draft case (written when you save it)" if self.scar_files and self.is_new
                           else f"case {self.case.id}" if self.case is not None and not self.is_new else "new case")
         self.set_focus(self.query_one("#case-id" if self.is_new else "#case-title", Input))
-        self.call_after_refresh(self._ready)
+        self._mark_clean()  # the part not built yet counts as the case's own (build_case)
+        keys_welcome(self)
+        # The keys typed meanwhile act first (a burst of them takes milliseconds when nothing competes),
+        # then this screenful is painted, then the rest is built.
+        when_keys_handled(self.app, lambda: self.call_after_refresh(self._show_rest))
 
-    def _ready(self) -> None:
-        """The form is built: take its clean state, then let the keys typed meanwhile in."""
-        if not self.load_error:
-            self._mark_clean()
-            self.update_hints()
+    def _show_rest(self) -> None:
+        self.shown = True  # the first screenful is painted (what benchmarks/tui_bench.py times)
+        if self not in self.app.screen_stack:
+            return
+        self._rest_mounted(self.query_one("#editor-body").mount_all(self._form_below()))
+
+    @work(exclusive=True, group="editor-rest", exit_on_error=False)
+    async def _rest_mounted(self, mounting: AwaitMount) -> None:
+        """Waits for the rest of the form in a worker of its own: awaited in the screen's handler it would
+        hold the screen's queue, which every key typed meanwhile passes through (tui/key_queue.py)."""
+        await mounting
+        if self not in self.app.screen_stack:  # left (Escape) while the rest was built
+            return
+        self.built = True
+        self.update_hints()
+        release_held_keys(self.app)  # the keys that waited for the whole form (Tab, Ctrl+S...)
+
+    def _load_failed(self, message: str) -> None:
+        self.load_error, self.shown, self.built = message, True, True
+        self.sub_title = f"case {self.folder.name if self.folder else ''} — not opened"
+        self.query_one("#editor-loading", Static).update(Text(f"cannot open the case: {message}\n"
+                                                               "Escape goes back", style="red"))
         keys_welcome(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -284,8 +298,11 @@ class EditorScreen(HostScreen):
                 threshold = float(threshold_text)
             except ValueError:
                 threshold = threshold_text  # save_case reports it: "threshold must be a number ..."
-        checks = [dict(c) for c in self.query_one("#checks", CheckEditor).checks]
-        rubric = list(self.query_one("#rubric", ItemList).items)
+        if self.built:
+            checks = [dict(c) for c in self.query_one("#checks", CheckEditor).checks]
+            rubric = list(self.query_one("#rubric", ItemList).items)
+        else:  # the part of the form below the first screenful is not built yet: it shows the case's own
+            checks, rubric = [ch.to_dict() for ch in base.checks] if base else [], self._rubric()
         judge_at = next((i for i, c in enumerate(checks) if c.get("type") == "llm_judge"), None)
         if judge_at is None and rubric:
             checks.append({"type": "llm_judge", "artifact": "output", "rubric": rubric})
@@ -308,10 +325,10 @@ class EditorScreen(HostScreen):
 
     def _form_state(self) -> str:
         case = self.build_case()
-        seed = self.query_one("#seed", SeedFiles)
+        seed = self.query_one("#seed", SeedFiles).changes() if self.built else SeedChanges(self.staged_seed, set())
         return json.dumps([case.id, case.task, case.title, case.tags, str(case.threshold),
                            [c.to_dict() for c in case.checks], case.scar.to_dict() if case.scar else None,
-                           sorted(seed.pending), sorted(seed.removed)], sort_keys=True, default=str)
+                           sorted(seed.add), sorted(seed.remove)], sort_keys=True, default=str)
 
     def _mark_clean(self) -> None:
         self._clean_state = self._form_state()
@@ -354,7 +371,7 @@ class EditorScreen(HostScreen):
         return self._start_save(verify=False)
 
     def _start_save(self, verify: bool) -> bool:
-        if not self.accepts_keys or self.saving:  # a click on the footer before the whole form is built
+        if not self.built or not self.accepts_keys or self.saving:  # a click on the footer before the whole form is built
             return False
         self.saving, self.accepts_keys = True, False
         seed = self.query_one("#seed", SeedFiles)
