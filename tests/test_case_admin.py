@@ -19,6 +19,10 @@ from scarbook.errors import ScarbookError
 from scarbook.models import SessionInfo
 from scarbook.views.library_rows import build_rows
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 CASE = """\
 id: {cid}
 # why this case exists: keep this comment

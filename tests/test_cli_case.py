@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
 
 CASE = """\

@@ -7,7 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from scarbook.stats.decisions import binom_sf
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 ONE_THEN_BROKEN = """\
 #!{python}

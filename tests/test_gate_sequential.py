@@ -26,6 +26,10 @@ from scarbook.stats.sequential import (
     stopped_interval,
 )
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 RULE = SequentialRule(0.8)
 
 

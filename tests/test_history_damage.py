@@ -15,6 +15,10 @@ import pytest
 
 from scarbook.history.store import History
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 CASE = "write-one-line"
 

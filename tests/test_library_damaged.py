@@ -12,6 +12,10 @@ from scarbook.history.store import History
 from scarbook.tui.app import make_app
 from scarbook.views.library_rows import build_rows
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 CASE = "write-one-line"
 LINE4 = ("history file {p} line 4 is not counted: it lacks session_id, case_id, k, status, reason — the runner "
          "never writes that (forged or damaged); delete it to silence this: sed -i '4d' {p}")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from scarbook.history.noise import NoiseStore
+
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
 def test_noise_on_the_demo_agent_reports_and_stores_its_a_a_spread(project) -> None:

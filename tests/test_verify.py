@@ -13,6 +13,10 @@ from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFI
 from scarbook.cli import main
 from scarbook.run.verify import verify_case
 
+# the demo agent runs in this process (tests/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
 REPO = Path(__file__).resolve().parents[1]
 
 
