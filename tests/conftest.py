@@ -171,6 +171,12 @@ def _alone_under_xdist(request, tmp_path_factory):
         yield
 
 
+def pytest_configure(config) -> None:
+    from textual_css_cache import share_parsed_css
+
+    share_parsed_css()
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked needs_proc read /proc (Linux); elsewhere they are skipped, not failed. An xdist_group
     (the Ray tests: minutes on one worker) goes first, so the other workers share the rest meanwhile
