@@ -36,10 +36,10 @@ _script = Path(sys.executable).with_name("scarbook")
 SCARBOOK = [str(_script)] if _script.exists() else [sys.executable, "-c", "from scarbook.entry import main; main()"]
 
 
-def make_project(root: Path, n_cases: int) -> None:
+def make_project(root: Path, n_cases: int, isolation: str = "none") -> None:
     (root / "cases").mkdir(parents=True)
     argv = ", ".join(f'"{a}"' for a in AGENT)
-    (root / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{argv}]}}\nisolation: none\n")
+    (root / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{argv}]}}\nisolation: {isolation}\n")
     for i in range(n_cases):
         case = root / "cases" / f"case-{i:02d}"
         (case / "seed").mkdir(parents=True)
@@ -76,12 +76,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="200 runs (10 cases x 20) instead of 1,000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--isolation", default="none", choices=["none", "auto", "sandbox"],
+                    help="none (default): the same unconfined spawn as the floor; auto/sandbox: what the "
+                         "sandbox (the default on Linux) adds on top")
     args = ap.parse_args()
     n_cases, runs = 10, (20 if args.quick else 100)
     n = n_cases * runs
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "proj"
-        make_project(root, n_cases)
+        make_project(root, n_cases, args.isolation)
         seed_dir = root / "cases" / "case-00" / "seed"
         floor(20, seed_dir)  # warm the page cache and the fork path
         pairs = []
@@ -93,7 +96,7 @@ def main() -> int:
                   f"ratio {h / f:.2f}", flush=True)
     ratios = sorted(p[0] for p in pairs)
     print(f"scarbook eval, whole process, {n} runs of a trivial shell agent (concurrency 1) over the serial floor: "
-          f"best {ratios[0]:.2f}, median {ratios[len(ratios) // 2]:.2f} (target <= 1.8; load "
+          f"isolation {args.isolation}: best {ratios[0]:.2f}, median {ratios[len(ratios) // 2]:.2f} (target <= 1.8; load "
           f"{os.getloadavg()[0]:.1f} at the end on {os.cpu_count()} cores)")
     return 0
 
