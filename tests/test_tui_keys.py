@@ -86,13 +86,13 @@ async def test_review_shows_each_judge_item_with_its_number_and_text(project_roo
         assert "?." not in body
 
 
-async def tab_to(pilot, widget_id: str, limit: int = 60) -> None:
-    """Press Tab until the widget with this id has focus, as a user would."""
+async def tab_to(pilot, widget_id: str, limit: int = 60, key: str = "tab") -> None:
+    """Press Tab (or `key`: shift+tab goes back) until the widget with this id has focus, as a user would."""
     for _ in range(limit):
         if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
             return
-        await pilot.press("tab")
-    raise AssertionError(f"Tab never reached #{widget_id}")
+        await pilot.press(key)
+    raise AssertionError(f"{key} never reached #{widget_id}")
 
 
 async def test_enter_on_a_rubric_item_edits_it_in_place(project_root):
@@ -236,7 +236,7 @@ async def test_a_new_case_gets_its_scar_files_in_the_editor_and_verifies(project
         await type_text(pilot, "tmp.txt")
         await tab_to(pilot, "cf-equals")
         await type_text(pilot, "1")
-        await tab_to(pilot, "check-add")
+        await tab_to(pilot, "check-add", key="shift+tab")  # just above the fields (Tab goes round the form)
         await pilot.press("enter")
         await pilot.press("ctrl+t")  # save, then verify against the scar
         await wait_until(pilot, lambda: [n for n in app._notifications if n.title.startswith("one-line:")],
