@@ -175,9 +175,10 @@ def _alone_under_xdist(request, tmp_path_factory):
 
 
 def pytest_configure(config) -> None:
-    from textual_css_cache import share_parsed_css
+    from textual_speed import share_parsed_css, shorter_idle_waits
 
     share_parsed_css()
+    shorter_idle_waits()
 
 
 def pytest_collection_modifyitems(config, items) -> None:
