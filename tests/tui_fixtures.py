@@ -127,9 +127,14 @@ def plain(widget) -> str:
 
 async def click(pilot, selector: str) -> None:
     """Scroll the widget into view (the editor is taller than the terminal), then click it."""
-    widget = pilot.app.screen.query_one(selector)
+    screen = pilot.app.screen
+    widget = screen.query_one(selector)
     widget.scroll_visible(animate=False)
     await pilot.pause()
+    # the scroll may land with a later refresh with a later refresh: wait for it (Pilot.click raises OutOfBounds when the widget's
+    # corner is off the screen)
+    await wait_until(pilot, lambda: widget.region.offset in screen.size.region, timeout=10,
+                     what=f"{selector} to scroll into view")
     await pilot.click(selector)
     await pilot.pause()
 
