@@ -220,3 +220,15 @@ async def test_the_line_under_the_table_has_the_highlighted_cases_figures_at_any
         assert detail.content_region.height >= sum(-(-len(ln) // detail.content_region.width) for ln in lines[:2])
         await move_library_cursor(pilot, "fix-json-config")
         assert plain(detail).splitlines()[0] == "fix-json-config: never run"
+
+
+async def test_trends_read_as_the_app_closes_are_dropped_not_a_crash(project_root):
+    """The library's reload worker hands its trends to the UI thread; when the app is closing by then
+    (the table already taken down) they are dropped. Before: NoMatches('#cases') failed the worker, and
+    the app's exit raised WorkerFailed (test_tui_pipeline's rejected-judge-key test did, in a full run)."""
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        await lib.query_one("#cases").remove()  # as the app's shutdown does, before the screen goes
+        lib._show_trends(lib.trends, [])
+        assert lib.trends_loaded

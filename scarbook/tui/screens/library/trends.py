@@ -49,6 +49,8 @@ class TrendActions(HostScreen):
 
     def _show_trends(self, trends: Trends, history_problems: list[str]) -> None:
         self.trends, self.trends_loaded = trends, True
+        if not self.query("#cases"):
+            return  # read as the app closed: the table is already taken down
         if gc.get_freeze_count() == 0 and self.app.screen is self:
             # The rows hold the latest session's runs (1,000 cases: ~200,000 objects) and Python's full
             # collections scan every object: one ran at nearly every `e` and took 0.2-0.28 s of it.
