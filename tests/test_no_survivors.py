@@ -147,6 +147,8 @@ def test_programs_start_through_setpriv_unless_they_cannot_start(tmp_path, monke
     assert leftovers.dying_with_parent(["./agent.sh"], cwd=tmp_path, env=env)[1] is None  # from the run's cwd
     script.write_text("#!/no/such/interpreter\n")  # execve's ENOENT: Popen says it, not setpriv's status
     assert leftovers.dying_with_parent(["./agent.sh"], cwd=tmp_path, env=env)[1] is not None
+    bwrap = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "sh"]  # agents/sandbox.py's line
+    assert leftovers.dying_with_parent(bwrap, cwd=tmp_path, env=env) == (bwrap, None)  # bwrap does it itself
     argv, hook = leftovers.dying_with_parent(["no-such-program-x"], cwd=tmp_path, env=env)
     assert argv == ["no-such-program-x"] and hook is not None
     with pytest.raises(FileNotFoundError):

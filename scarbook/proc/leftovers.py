@@ -96,6 +96,8 @@ def dying_with_parent(argv: list[str], *, cwd, env: dict[str, str]) -> tuple[lis
     its cwd) to an executable file; otherwise, or with SCARBOOK_PDEATHSIG=preexec, the preexec_fn
     (`die_with_parent`), so a program that cannot start fails exactly as it always did (Popen's
     FileNotFoundError / PermissionError, never setpriv's exit status)."""
+    if argv[1:3] == ["--unshare-all", "--die-with-parent"]:
+        return argv, None  # the sandbox's bwrap line (agents/sandbox.py) does it itself: no setpriv exec
     hook = die_with_parent()
     if hook is None or os.environ.get("SCARBOOK_PDEATHSIG") == "preexec":
         return argv, hook
