@@ -154,7 +154,7 @@ def test_a_changed_rubric_is_graded_again_with_no_agent_run_and_diff_shows_it(pr
     assert "the config differs" not in diff.stdout  # the agent's config changed since, not its work
     assert "regressed" in diff.stdout or "no detectable change" in diff.stdout
     plain = scarbook(project, "diff", "prompt-v1", "latest", "--fail-on-regression")
-    assert plain.exit_code in (0, 1)
+    assert plain.exit_code == 0, plain.output  # 3 runs a side: no case can reach significance (Tarone), so nothing regressed
 
 
 def test_an_unchanged_rubric_is_answered_from_the_cache_and_a_new_model_is_not(project, judge_server):
