@@ -56,8 +56,9 @@ def _gone(pid: int, within: float = 10) -> bool:
 
 
 @pytest.mark.alone  # any scarbook session starting meanwhile (another xdist worker's) would sweep the daemon first
-@pytest.mark.parametrize("portable, pdeathsig", [(False, "setpriv"), (True, "setpriv"), (False, "preexec")],
-                         ids=["epoll-pidfd", "portable", "preexec-hook"])
+@pytest.mark.parametrize("portable, pdeathsig", [(False, "watchdog"), (True, "watchdog"), (False, "setpriv"),
+                                               (False, "preexec")],
+                         ids=["epoll-pidfd", "portable", "setpriv", "preexec-hook"])
 def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable,
                                                                                      pdeathsig):
     if not sys.platform.startswith("linux"):
@@ -69,7 +70,7 @@ def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
     env = {**os.environ, "SCARBOOK_PORTABLE_SPAWN": "1"} if portable else \
         {k: v for k, v in os.environ.items() if k != "SCARBOOK_PORTABLE_SPAWN"}
-    env["SCARBOOK_PDEATHSIG"] = pdeathsig  # setpriv --pdeathsig (the default) or the preexec_fn fallback
+    env["SCARBOOK_PDEATHSIG"] = pdeathsig  # the watchdog (the default), setpriv --pdeathsig or the preexec_fn
     eval_ = subprocess.Popen([*SCARBOOK, "-C", str(project.root), "eval", "--runs", "1", "-q"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     survivors: list[int] = []
@@ -136,7 +137,7 @@ def test_programs_start_through_setpriv_unless_they_cannot_start(tmp_path, monke
     a program that cannot start keeps the preexec_fn path, so Popen raises its own error for it."""
     if not sys.platform.startswith("linux") or leftovers.shutil.which("setpriv") is None:
         pytest.skip("setpriv is util-linux's")
-    monkeypatch.delenv("SCARBOOK_PDEATHSIG", raising=False)
+    monkeypatch.setenv("SCARBOOK_PDEATHSIG", "setpriv")  # (the default is the watchdog: no wrapper at all)
     env = {"PATH": os.environ["PATH"]}
     argv, hook = leftovers.dying_with_parent(["sh", "-c", "true"], cwd=tmp_path, env=env)
     assert argv[1:] == ["--pdeathsig", "KILL", "--", "sh", "-c", "true"] and hook is None
@@ -156,3 +157,34 @@ def test_programs_start_through_setpriv_unless_they_cannot_start(tmp_path, monke
     monkeypatch.setenv("SCARBOOK_PDEATHSIG", "preexec")
     argv, hook = leftovers.dying_with_parent(["sh"], cwd=tmp_path, env=env)
     assert argv == ["sh"] and hook is not None
+
+
+def test_the_watchdog_kills_a_watched_group_when_its_scarbook_dies_and_spares_an_unwatched_one(tmp_path) -> None:
+    """The default on Linux: no wrapper, no hook; one watchdog process per scarbook kills the process
+    groups still listed when its pipe from scarbook closes (here: the process dies with os._exit)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the watchdog is Linux's here")
+    pids = tmp_path / "pids"
+    code = textwrap.dedent(f"""
+        import os, subprocess, sys
+        from scarbook.proc import leftovers, watchdog
+        assert leftovers.dying_with_parent(["sleep", "60"], cwd=".", env=dict(os.environ)) == (["sleep", "60"], None)
+        kept = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        gone = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        leftovers.started(kept.pid); leftovers.started(gone.pid)
+        leftovers.ended(kept.pid)  # its run is over: no longer the watchdog's
+        open({str(pids)!r}, "w").write(f"{{kept.pid}} {{gone.pid}}")
+        os._exit(0)  # no cleanup: as if killed
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "SCARBOOK_PDEATHSIG"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    kept, gone = map(int, pids.read_text().split())
+    try:
+        assert _gone(gone), "the watched group outlived its scarbook"
+        assert alive(kept), "a group whose run was over was killed too"
+    finally:
+        for pid in (kept, gone):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -8,7 +8,8 @@ scarbook instead of init. Every program scarbook starts carries a tag in its env
 holds a run's tag is a leftover of that run, and is killed and reaped.
 
 If scarbook itself is killed (SIGKILL, OOM), nothing of that runs. So on Linux each program it
-starts gets PR_SET_PDEATHSIG (SIGKILL when scarbook dies: `die_with_parent`), and a session's start
+starts dies with it: its process group is handed to the watchdog (proc/watchdog.py), which SIGKILLs it
+when scarbook's pipe to it closes (or PR_SET_PDEATHSIG: `dying_with_parent`), and a session's start
 kills the processes still carrying the tag of a scarbook process that is gone (`kill_stale`): the
 grandchildren that had left the group. A tag is `<pid>.<start time>.<n>`, so a reused pid is not
 taken for the scarbook that ran them.
@@ -28,6 +29,8 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable
+
+from scarbook.proc import watchdog
 
 TAG_VAR = "SCARBOOK_RUN_TAG"
 PR_SET_PDEATHSIG = 1
@@ -85,10 +88,25 @@ def die_with_parent() -> Callable[[], None] | None:
     return hook
 
 
+def started(pid: int) -> None:
+    """A program scarbook started (the leader of its own process group) is running: never a
+    leftover, and its group dies with scarbook (the watchdog, where it is the way)."""
+    leaders.add(pid)
+    if watchdog.available():
+        watchdog.watch(pid)
+
+
+def ended(pid: int) -> None:
+    leaders.discard(pid)
+    watchdog.unwatch(pid)
+
+
 def dying_with_parent(argv: list[str], *, cwd, env: dict[str, str]) -> tuple[list[str], Callable[[], None] | None]:
     """`argv` and the preexec_fn to start it with so that it dies (SIGKILL) with scarbook.
 
-    A preexec_fn makes Python fork the whole scarbook process and run Python in the child before the
+    On Linux the default is neither: the program starts plainly and `started` hands its process group
+    to the watchdog (proc/watchdog.py), which kills it if scarbook dies; SCARBOOK_PDEATHSIG=setpriv or
+    =preexec picks the ways below. A preexec_fn makes Python fork the whole scarbook process and run Python in the child before the
     exec: 17-20 ms a start against ~2 ms for the vfork it otherwise uses (measured with the CLI's
     modules loaded, 200 starts of `true`). So on Linux the program is started through util-linux's
     `setpriv --pdeathsig KILL` instead, which sets the same PR_SET_PDEATHSIG and execs it: no
@@ -98,6 +116,8 @@ def dying_with_parent(argv: list[str], *, cwd, env: dict[str, str]) -> tuple[lis
     FileNotFoundError / PermissionError, never setpriv's exit status)."""
     if argv[1:3] == ["--unshare-all", "--die-with-parent"]:
         return argv, None  # the sandbox's bwrap line (agents/sandbox.py) does it itself: no setpriv exec
+    if watchdog.available():
+        return argv, None  # the watchdog kills its group (`started`): no exec, no hook
     hook = die_with_parent()
     if hook is None or os.environ.get("SCARBOOK_PDEATHSIG") == "preexec":
         return argv, hook

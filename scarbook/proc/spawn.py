@@ -125,7 +125,7 @@ class _Watch:
         finally:
             for fd in child_ends:
                 os.close(fd)
-        leftovers.leaders.add(self.proc.pid)
+        leftovers.started(self.proc.pid)
         # The exit is watched from the start: a leftover may hold the pipes open long after it.
         self._pidfd: int | None = os.pidfd_open(self.proc.pid)
         self._fds.add(self._pidfd, self._on_exit)
@@ -202,7 +202,7 @@ class _Watch:
         self._pidfd = None
         _killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        leftovers.leaders.discard(self.proc.pid)
+        leftovers.ended(self.proc.pid)
         leftovers.kill_leftovers(self.tag)
         self.exited.set_result(self.proc.returncode)
         self._close_stdin()

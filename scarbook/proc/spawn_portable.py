@@ -61,7 +61,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
         stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE, **group)
     pid = transport.get_pid()
-    leftovers.leaders.add(pid)  # a running program is never someone's leftover
+    leftovers.started(pid)  # a running program is never someone's leftover
     if stdin_data is not None:
         stdin = transport.get_pipe_transport(0)
         assert isinstance(stdin, asyncio.WriteTransport)  # stdin=PIPE: the child's stdin, which we write
@@ -85,7 +85,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
         _kill_group(pid, transport)
         raise
     finally:
-        leftovers.leaders.discard(pid)
+        leftovers.ended(pid)
         transport.close()
     return Finished(transport.get_returncode(), timed_out=timed_out)
 
