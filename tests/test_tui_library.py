@@ -232,3 +232,16 @@ async def test_trends_read_as_the_app_closes_are_dropped_not_a_crash(project_roo
         await lib.query_one("#cases").remove()  # as the app's shutdown does, before the screen goes
         lib._show_trends(lib.trends, [])
         assert lib.trends_loaded
+
+
+async def test_rows_read_as_the_app_closes_are_dropped_not_a_crash(project_root):
+    """The same for the rows a reload hands over (a save's reload finishing as the app quits: Before,
+    NoMatches('#cases') in _refill failed the worker and the app's exit raised WorkerFailed —
+    test_tui_open's loading test did, in a full run)."""
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        rows = lib.rows
+        await lib.query_one("#cases").remove()  # as the app's shutdown does, before the screen goes
+        lib._show_rows(rows, [])
+        assert lib.rows is rows and lib.loaded

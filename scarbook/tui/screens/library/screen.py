@@ -173,6 +173,8 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     def _show_rows(self, rows: list[LibraryRow], history_problems: list[str]) -> None:
         self.rows, self.loaded = rows, True
+        if not self.query("#cases"):
+            return  # read as the app closed (a reload after a save, say): the table is already taken down
         self._tell_problems(history_problems)
         self._fit_columns(self.app.size.width)  # the case column fits the longest id
         self._refill(self.land_on)
