@@ -188,3 +188,21 @@ def test_the_watchdog_kills_a_watched_group_when_its_scarbook_dies_and_spares_an
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_a_watchdog_that_cannot_start_falls_back_to_pdeathsig_not_to_nothing(monkeypatch) -> None:
+    """No watchdog (its interpreter could not be started): the program gets PR_SET_PDEATHSIG (through
+    setpriv, or the hook) instead of starting with no way to die with scarbook."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the watchdog is Linux's here")
+    from scarbook.proc import watchdog
+
+    def no_start(*args, **kw):
+        raise OSError("no interpreter")
+
+    monkeypatch.delenv("SCARBOOK_PDEATHSIG", raising=False)
+    monkeypatch.setattr(watchdog, "_pipe", None)
+    monkeypatch.setattr(watchdog.subprocess, "Popen", no_start)
+    argv, hook = leftovers.dying_with_parent(["sh", "-c", "true"], cwd=".", env={"PATH": os.environ["PATH"]})
+    assert argv[-3:] == ["sh", "-c", "true"]
+    assert hook is not None or argv[1:4] == ["--pdeathsig", "KILL", "--"]

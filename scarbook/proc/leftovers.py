@@ -92,7 +92,7 @@ def started(pid: int) -> None:
     """A program scarbook started (the leader of its own process group) is running: never a
     leftover, and its group dies with scarbook (the watchdog, where it is the way)."""
     leaders.add(pid)
-    if watchdog.available():
+    if watchdog.available():  # (started by dying_with_parent's question already: no second start)
         watchdog.watch(pid)
 
 

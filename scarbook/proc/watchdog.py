@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 WATCHDOG = """
 import os, signal, sys
@@ -34,14 +35,24 @@ for pg in live:
 _pipe: int | None = None
 _keep: subprocess.Popen | None = None  # dropping it (or its stdin) would close the fd
 _owner: int | None = None  # the pid that started it (a forked child starts its own)
+_lock = threading.Lock()  # two threads starting two watchdogs would drop one's pipe: its groups killed
 
 
 def available() -> bool:
-    """POSIX process groups and a pipe: Linux (macOS would do too; only Linux is tested here)."""
-    return sys.platform == "linux" and os.environ.get("SCARBOOK_PDEATHSIG", "watchdog") == "watchdog"
+    """The way agents die with scarbook here: Linux (macOS would do too; only Linux is tested), not
+    turned off by SCARBOOK_PDEATHSIG, and the watchdog running (started now if need be). False when it
+    cannot start, so the caller falls back to PR_SET_PDEATHSIG rather than to nothing."""
+    if sys.platform != "linux" or os.environ.get("SCARBOOK_PDEATHSIG", "watchdog") != "watchdog":
+        return False
+    return _ensure() is not None
 
 
 def _ensure() -> int | None:
+    with _lock:
+        return _start()
+
+
+def _start() -> int | None:
     global _pipe, _owner, _keep
     if _pipe is not None and _owner == os.getpid():
         return _pipe
