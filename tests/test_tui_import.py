@@ -171,6 +171,8 @@ async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypa
         assert screen.transcript is None
         # nothing loaded: creating says so instead of writing anything
         await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: plain(error) != "" and "not a transcript" not in plain(error),
+                         what="ctrl+s's answer")  # (the key may still be queued behind the read under load)
         assert plain(error) == "load a transcript first: type its path and press Enter"
         assert results == [] and app.screen is screen
 
