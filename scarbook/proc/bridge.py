@@ -36,7 +36,17 @@ async def _connect(sock: str, reader: asyncio.StreamReader, writer: asyncio.Stre
     except OSError:
         writer.close()
         return
-    await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True)
+    except asyncio.CancelledError:  # the program ended first: see below
+        writer.close()
+        return
+    try:
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True)
+    except asyncio.CancelledError:
+        # The program ended with this connection still open (a keep-alive): asyncio.run cancels it.
+        # Ended here as a plain return, not as cancelled: Python 3.11's stream callback reads a
+        # cancelled task's exception and prints "Exception in callback ... CancelledError" to the
+        # agent's stderr, which is the run's.
+        pass
     for w in (writer, up_writer):
         w.close()
 
