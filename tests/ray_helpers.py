@@ -36,11 +36,15 @@ open(os.path.join(sys.argv[1], str(os.getpid())), "w").write("")
 time.sleep(120)
 """
 
-# An agent that says where it is, naps, then does its task (for losing a node under it).
+# An agent that says where it is, waits until the file sys.argv[2] exists (at most a minute), then does its
+# task (for losing a node under it: the test releases the runs once the node is gone).
 NAPPER = """\
 import os, sys, time
 open(os.path.join(sys.argv[1], str(os.getpid())), "w").write("")
-time.sleep(float(sys.argv[2]))
+for _ in range(1200):
+    if os.path.exists(sys.argv[2]):
+        break
+    time.sleep(0.05)
 open("out.txt", "w").write("done\\n")
 print("done")
 """

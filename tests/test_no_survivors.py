@@ -55,12 +55,11 @@ def _gone(pid: int, within: float = 10) -> bool:
     return False
 
 
-@pytest.mark.alone  # any scarbook session starting meanwhile (another xdist worker's) would sweep the daemon first
 @pytest.mark.parametrize("portable, pdeathsig", [(False, "watchdog"), (True, "watchdog"), (False, "setpriv"),
                                                (False, "preexec")],
                          ids=["epoll-pidfd", "portable", "setpriv", "preexec-hook"])
 def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_rest(project, tmp_path, portable,
-                                                                                     pdeathsig):
+                                                                                     pdeathsig, alone):
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG and /proc are Linux's")
     notes = tmp_path / "pids"
@@ -77,13 +76,16 @@ def test_a_killed_scarbook_takes_its_agent_along_and_the_next_session_kills_the_
     try:
         agent_pid, daemon_pid = _wait_for(notes)
         survivors = [agent_pid, daemon_pid]
-        eval_.send_signal(signal.SIGKILL)
-        eval_.wait(10)
-        assert _gone(agent_pid), "the agent outlived the scarbook that ran it"
-        assert alive(daemon_pid)  # left the group and the session: only a sweep finds it
         project.case("d", "id: d\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
         project.config("agent: {type: command, argv: [\"true\"]}\nisolation: none\n")
-        result = project.cli("eval", "d", "--runs", "1", "-q")
+        # once its scarbook is killed, the daemon is anybody's to sweep: any session starting meanwhile (another
+        # xdist worker's) would kill it before this test's session could
+        with alone():
+            eval_.send_signal(signal.SIGKILL)
+            eval_.wait(10)
+            assert _gone(agent_pid), "the agent outlived the scarbook that ran it"
+            assert alive(daemon_pid)  # left the group and the session: only a sweep finds it
+            result = project.cli("eval", "d", "--runs", "1", "-q")
         assert _gone(daemon_pid, 5), result.output
         assert (f"warning: killed 1 process an earlier scarbook left running when it was killed: pid {daemon_pid} "
                 f"(python") in result.stderr, result.stderr

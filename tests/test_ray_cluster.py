@@ -219,7 +219,8 @@ async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
 def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
-    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), "4")
+    release = tmp_path / "release"
+    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), str(release))
     root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
     project = Project.at(root)
     ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=4, concurrency=4)).session
@@ -234,6 +235,7 @@ def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
                 lost = True
                 await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
                 await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
+                release.touch()  # the 2 on the head node end; the 2 lost ones end as soon as they run again
             if isinstance(ev, SessionFinished):
                 return ev
 

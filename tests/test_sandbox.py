@@ -10,6 +10,7 @@ import socket
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,15 @@ def listener():
     srv.close()
 
 
+def _arrived(got: list[bytes]) -> list[bytes]:
+    """What the listener got, once it got something (at most 5 s): the agent's run can end before the
+    listener's thread has read and kept what it sent."""
+    deadline = time.monotonic() + 5
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return got
+
+
 CONNECT = """
     import socket
     with socket.create_connection(("127.0.0.1", {port}), timeout=5) as s:
@@ -133,7 +143,7 @@ def test_opening_a_socket_is_stopped_unless_network_is_allowed(project, listener
 
     result, run = eval_agent(project, code, isolation="sandbox", extra_config="network: true\n")
     assert run.status == "pass", run.reason
-    assert got == [b"LEAK"]
+    assert _arrived(got) == [b"LEAK"]
 
 
 @needs_sandbox
@@ -142,7 +152,7 @@ def test_a_case_says_whether_its_agent_gets_the_network(project, listener) -> No
     code = CONNECT.replace("{port}", str(port))
     result, run = eval_agent(project, code, isolation="sandbox", extra_case="network: true\n")
     assert run.status == "pass", run.reason
-    assert got == [b"LEAK"]
+    assert _arrived(got) == [b"LEAK"]
     result, run = eval_agent(project, code, isolation="sandbox", extra_config="network: true\n",
                              extra_case="network: false\n")
     assert run.status == "fail" and got == [b"LEAK"]

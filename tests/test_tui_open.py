@@ -285,11 +285,14 @@ async def test_escape_while_the_rest_of_the_form_is_built_asks_about_what_was_ty
     assert saved_title(project_root) == TITLE
 
 
-async def test_the_library_read_is_frozen_out_of_the_collectors_full_scans(project_root):
+async def test_the_library_read_is_frozen_out_of_the_collectors_full_scans(project_root, monkeypatch):
     """Issue 26.17: a full garbage collection scanned the library's rows (with 1,000 cases ~200,000
     objects) at nearly every `e`, 0.2-0.28 s of the editor's open: once the library is read, alone on
     screen, what is alive is frozen out of the collector's scans (gc.freeze), once per process."""
-    gc.unfreeze()  # another test's app may have frozen its own already
+    from scarbook.tui.screens.library import trends
+
+    gc.unfreeze()  # another test's app may have frozen its own already: as in a new process
+    monkeypatch.setattr(trends, "_frozen", False)
     try:
         app = make_app(project_root)
         async with app.run_test(size=SIZE) as pilot:

@@ -14,6 +14,7 @@ the table can show them. Pure Python: no scipy at runtime (the tests check the n
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ def newcombe_interval(c1: int, n1: int, c2: int, n2: int, z: float = Z95) -> tup
     return max(-1.0, lo), min(1.0, hi)
 
 
+@functools.lru_cache(maxsize=4096)  # (pure in its counts: a suite, a simulation, asks the same tables again)
 def fisher_exact_p(c1: int, n1: int, c2: int, n2: int) -> float:
     """Two-sided Fisher exact p-value for the table [[c1, n1-c1], [c2, n2-c2]].
 
@@ -149,6 +151,7 @@ def _log_sum(logs: list[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in logs))
 
 
+@functools.lru_cache(maxsize=4096)
 def min_fisher_p(n1: int, n2: int, passes: int) -> float:
     """The smallest two-sided Fisher p-value any table with these margins can reach (the most
     extreme split of the passes). A case that cannot reach p < alpha / K cannot be significant in

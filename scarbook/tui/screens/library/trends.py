@@ -18,6 +18,10 @@ from scarbook.tui.widgets.trend import trend_text
 from scarbook.views.library_rows import LibraryRow
 from scarbook.views.trends import project_trends
 
+# Whether this process froze the garbage collector's objects yet (once only). Not gc.get_freeze_count():
+# it walks every frozen object, 10+ ms a call once a long-lived process has frozen a few hundred thousand.
+_frozen = False
+
 
 def regressed_line(trend: CaseTrend, then: TrendPoint) -> str:
     """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test).
@@ -51,13 +55,15 @@ class TrendActions(HostScreen):
         self.trends, self.trends_loaded = trends, True
         if not self.query("#cases"):
             return  # read as the app closed: the table is already taken down
-        if gc.get_freeze_count() == 0 and self.app.screen is self:
+        global _frozen
+        if not _frozen and self.app.screen is self:
             # The rows hold the latest session's runs (1,000 cases: ~200,000 objects) and Python's full
             # collections scan every object: one ran at nearly every `e` and took 0.2-0.28 s of it.
             # Frozen out of those scans once the library is read, no screen above it: what
             # is alive then lives as long as the app (frozen objects are never collected as cycles, so
             # once only, and never with another screen whose widgets will go).
             gc.freeze()
+            _frozen = True
         for row in self.rows:
             row.trend = trends.cases.get(row.key)
         if self.sort_key == "trend":
