@@ -151,12 +151,13 @@ def spawn_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def pytest_xdist_auto_num_workers(config) -> int | None:
-    """`-n auto` (pyproject.toml's addopts): for the whole suite, one xdist worker per CPU this process may
-    use, plus one. A worker waits much of its time (Textual's Pilot waits for the app to go idle after each
-    key; agents, Ray and judge servers are other processes): on 2 CPUs, 2 workers kept them busy about 55%
-    of the run (254 s), 3 workers 70% (230 s). A run that names test files or tests (not folders) stays in one process: each worker imports and
-    collects on its own, which costs a focused run more than it saves. `-n N`, or
-    PYTEST_XDIST_AUTO_NUM_WORKERS=N, spreads such a run anyway."""
+    """`-n auto` (pyproject.toml's addopts): for the whole suite, two xdist workers per CPU this process may
+    use (at most 4 more than the CPUs: each worker imports and collects the whole suite, ~5 s of CPU). A
+    worker waits much of its time (Textual's Pilot waits for the app to go idle after each key; agents,
+    Ray and judge servers are other processes). On 2 CPUs, fresh checkout, quiet machine: 3 workers took
+    148 s, 4 took 136 s, 5 took 139 s. A run that names test files or tests (not folders) stays in one
+    process: each worker imports and collects on its own, which costs a focused run more than it saves.
+    `-n N`, or PYTEST_XDIST_AUTO_NUM_WORKERS=N, spreads such a run anyway."""
     import os
 
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
@@ -165,7 +166,7 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
             Path(arg.split("::")[0]).is_dir() for arg in config.args):
         return 0
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cpus + 1
+    return cpus + min(cpus, 4)
 
 
 class _AloneLock:
