@@ -233,13 +233,15 @@ def pytest_configure(config) -> None:
 
     share_parsed_css()
     shorter_idle_waits()
+    _import_own_share(config)
 
 
-def pytest_collection(session) -> None:
-    """Each xdist worker first imports its own share of the test modules (gw0 the 1st, 4th, ...), then
+def _import_own_share(config) -> None:
+    """An xdist worker first imports its own share of the test modules (gw0 the 1st, 5th, ...), then
     collects as usual. On a fresh checkout the workers so rewrite and compile each module once between
     them, instead of each all of them in the same order at the same time; the rest are read from the
-    bytecode another worker wrote. Collection itself, and what it collects, is unchanged."""
+    bytecode another worker wrote. Collection itself, and what it collects, is unchanged. (From
+    pytest_configure: a worker loads this conftest as collection reaches tests/, before any module.)"""
     import importlib
 
     worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
@@ -247,7 +249,11 @@ def pytest_collection(session) -> None:
         return
     if str(TESTS) not in sys.path:  # pytest's "prepend" import mode puts it there, as importing conftest did
         return
-    for path in sorted(TESTS.glob("test_*.py"))[int(worker[2:])::int(count)]:
+    here = config.invocation_params.dir
+    folders = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    folders = [f for f in folders if f.is_dir()]  # (a run naming files collects only those: nothing to share)
+    modules = [p for p in sorted(TESTS.glob("test_*.py")) if any(p.is_relative_to(f) for f in folders)]
+    for path in modules[int(worker[2:])::int(count)]:
         try:
             importlib.import_module(path.stem)
         except Exception:  # noqa: BLE001  (collection will import it again and report what is wrong)
