@@ -16,10 +16,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = REPO / "tests"
 
 # Bytecode is written and reused, whatever PYTHONDONTWRITEBYTECODE says: without it every xdist worker
-# rewrites and compiles all 140 test modules (3.8 s of CPU each) and every `scarbook` the tests start
+# rewrites and compiles all 130 test modules (3.8 s of CPU each) and every `scarbook` the tests start
 # compiles the package again (0.17 s of its 0.4 s). The .pyc files land in __pycache__/ (git ignores it).
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -233,31 +232,6 @@ def pytest_configure(config) -> None:
 
     share_parsed_css()
     shorter_idle_waits()
-    _import_own_share(config)
-
-
-def _import_own_share(config) -> None:
-    """An xdist worker first imports its own share of the test modules (gw0 the 1st, 5th, ...), then
-    collects as usual. On a fresh checkout the workers so rewrite and compile each module once between
-    them, instead of each all of them in the same order at the same time; the rest are read from the
-    bytecode another worker wrote. Collection itself, and what it collects, is unchanged. (From
-    pytest_configure: a worker loads this conftest as collection reaches tests/, before any module.)"""
-    import importlib
-
-    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-    if not (worker.startswith("gw") and worker[2:].isdigit() and count.isdigit()) or int(count) < 2:
-        return
-    if str(TESTS) not in sys.path:  # pytest's "prepend" import mode puts it there, as importing conftest did
-        return
-    here = config.invocation_params.dir
-    folders = [(here / arg.split("::")[0]).resolve() for arg in config.args]
-    folders = [f for f in folders if f.is_dir()]  # (a run naming files collects only those: nothing to share)
-    modules = [p for p in sorted(TESTS.glob("test_*.py")) if any(p.is_relative_to(f) for f in folders)]
-    for path in modules[int(worker[2:])::int(count)]:
-        try:
-            importlib.import_module(path.stem)
-        except Exception:  # noqa: BLE001  (collection will import it again and report what is wrong)
-            sys.modules.pop(path.stem, None)
 
 
 def pytest_collection_modifyitems(config, items) -> None:

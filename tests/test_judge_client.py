@@ -22,7 +22,7 @@ except ImportError:  # tests/ is not a package
 def ca_loads(monkeypatch) -> list[object]:
     """Each time a TLS context reads a CA bundle (what makes building one cost ~20 ms), from a process
     that has built none yet."""
-    monkeypatch.setattr(judge_client, "_tls", None, raising=False)
+    judge_client.shared_tls.cache_clear()  # as in a process that has built none yet
     loads: list[object] = []
     load = ssl.SSLContext.load_verify_locations
 

@@ -7,9 +7,9 @@ JudgeUnavailable (the run errors), or a JudgeAuthError (the session aborts).
 
 from __future__ import annotations
 
+import functools
 import ssl
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -33,25 +33,18 @@ class Reply:
     retries: int  # transport retries the SDK took for this call
 
 
-_tls: ssl.SSLContext | None = None
-_tls_lock = threading.Lock()
-
-
+@functools.cache  # once per process (two threads racing at the start may each build one: harmless)
 def shared_tls() -> ssl.SSLContext | None:
     """The TLS context every judge client of this process uses: the default one of the HTTP library the
     SDK is built on (httpx, or httpx2 from anthropic 2.x: the CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR),
     built once. Left to itself the SDK builds one per client, reading the CA bundle each time (about
     20 ms of CPU), and there is a client per event loop: per session, per TUI screen. None where that
     library is not found: each client then builds its own, as before."""
-    global _tls
-    with _tls_lock:
-        if _tls is None:
-            for cls in anthropic.DefaultAsyncHttpxClient.__mro__:
-                library = sys.modules.get(cls.__module__.partition(".")[0])
-                if library is not None and callable(getattr(library, "create_ssl_context", None)):
-                    _tls = library.create_ssl_context()
-                    break
-        return _tls
+    for cls in anthropic.DefaultAsyncHttpxClient.__mro__:
+        library = sys.modules.get(cls.__module__.partition(".")[0])
+        if library is not None and callable(getattr(library, "create_ssl_context", None)):
+            return library.create_ssl_context()
+    return None
 
 
 def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthropic:
