@@ -112,15 +112,27 @@ def pct(x: float | None, *, signed: bool = False, unit: str = "%", none: str = "
     return f"{100 * x:{'+' if signed else ''}{width or ''}.0f}{unit}"
 
 
-def pct_beside(x: float | None, line: float, *, width: int = 0, none: str = "–") -> str:
-    """A rate as a percent that never rounds across its own threshold `line`: 39/49 against 80% is
-    "79.6%", not "80%" (which would read as meeting it); whole percents otherwise."""
+def pct_beside(x: float | None, line: float, *, width: int = 0, none: str = "–", unit: str = "%") -> str:
+    """THE rate formatter: a rate (or an interval's end) as a percent that never rounds across its
+    case's threshold `line`. Whole percents, one more digit each time rounding would put it on the
+    other side: 39/49 against 80% is "79.6%", not "80%" (which would read as meeting it); 0.7996 is
+    "79.96%". Every face (CLI, TUI, HTML, JUnit, step summary) prints rates through it."""
     if x is None:
         return none
-    for digits in range(4):
+    for digits in range(5):
         if (round(100 * x, digits) >= round(100 * line, 9)) == (x >= line):
-            return f"{100 * x:{width}.{digits}f}%"
-    return f"{100 * x:{width}.4f}%"
+            return f"{100 * x:{width}.{digits}f}{unit}"
+    return f"{100 * x:{width}.6f}{unit}"
+
+
+def interval_beside(lo: float, hi: float, line: float, *, sep: str = "–", width: int = 0) -> str:
+    """An interval "49–94%" whose ends never round across the threshold `line` (pct_beside)."""
+    return f"{pct_beside(lo, line, unit='', width=width)}{sep}{pct_beside(hi, line, width=width)}"
+
+
+def threshold_pct(line: float) -> str:
+    """A threshold as the percent it is: 0.8 -> "80%", 0.795 -> "79.5%" (never rounded)."""
+    return f"{round(100 * line, 6):g}%"
 
 
 def k_note(ks: dict[str, int]) -> str:

@@ -15,7 +15,7 @@ from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, RunStatus
 from scarbook.reports.table import strip_of
-from scarbook.text import pct, plural
+from scarbook.text import interval_beside, pct_beside, plural
 from scarbook.views.library_rows import (
     LibraryRow,
     build_rows,
@@ -93,8 +93,8 @@ def format_list_row(row: LibraryRow) -> str:
     if s is None or (not row.runs and not row.damaged):
         notes = f"{row.history_mark} (note)" if row.history_mark else ""
         return f"{row.key[:24]:<24} {'–':>5} {'':<10} {'':<9} {'never':<12} {'':<12} {notes:<16} {row.title}"
-    rate = pct(s.rate)
-    ci = "" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
+    rate = pct_beside(s.rate, s.threshold)
+    ci = "" if s.rate is None else interval_beside(s.lo, s.hi, s.threshold)
     notes = ",".join(notes_of(row)) or "-"
     colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
     return (f"{row.key[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "

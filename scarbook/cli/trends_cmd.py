@@ -15,6 +15,7 @@ from scarbook.cli.common import (
     report_history_problems,
 )
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
+from scarbook.text import pct_beside
 from scarbook.views.library_rows import format_started
 from scarbook.views.trends import project_trends
 
@@ -42,12 +43,12 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     click.echo(json.dumps(trends_json(trends, depth, noise), indent=2) if as_json else format_trends(trends, noise))
 
 
-def _cell(point: TrendPoint | None) -> str:
+def _cell(point: TrendPoint | None, threshold: float) -> str:
     if point is None:
         return ""
     if point.rate is None:
         return "·"
-    return f"{100 * point.rate:.0f}" + ("*" if point.marks else "")
+    return pct_beside(point.rate, threshold, unit="") + ("*" if point.marks else "")
 
 
 def format_trends(trends: Trends, noise: dict[str, float] | None = None) -> str:
@@ -64,7 +65,7 @@ def format_trends(trends: Trends, noise: dict[str, float] | None = None) -> str:
     lines += ["", head.rstrip() + "  note", "-" * (len(head) + 6)]
     for t in ranked:
         by_session = {p.session_id: p for p in t.points}
-        cells = " ".join(f"{_cell(by_session.get(s.id)):>4}" for s in trends.sessions)
+        cells = " ".join(f"{_cell(by_session.get(s.id), t.threshold):>4}" for s in trends.sessions)
         aa = f"A/A ±{100 * noise[t.case_id]:.0f} pts" if noise and t.case_id in noise else ""
         note = "; ".join(x for x in (_note(t), aa) if x)
         lines.append(f"{t.case_id:<{case_w}}  {t.flips:>5}  {cells}  {note}".rstrip())

@@ -20,7 +20,7 @@ from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunStatus
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.stats.compare import comparison_notes, format_p, format_side
-from scarbook.text import clean_text, k_note, pct, pct_beside, plural
+from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error",
@@ -59,7 +59,7 @@ def _corrected_md(st) -> str:
     c = st.corrected
     if c is None:
         return "–"
-    return f"≈{pct(c.rate)} ({100 * c.lo:.0f}–{100 * c.hi:.0f}%)" + (" judge-limited" if c.judge_limited else "")
+    return f"≈{pct_beside(c.rate, st.threshold)} ({interval_beside(c.lo, c.hi, st.threshold)})" + (" judge-limited" if c.judge_limited else "")
 
 
 def step_summary(rep: SessionReport, against: BaselineComparison | None = None) -> str:
@@ -77,7 +77,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
            + "pass^k | band | gate | pass / fail / err |",
            "|---|---:|---|" + ("---|" if fix else "") + "---:|---|---|---|"]
     for st in rep.stats:
-        ci = "–" if st.rate is None else f"{100 * st.lo:.0f}–{100 * st.hi:.0f}%"
+        ci = "–" if st.rate is None else interval_beside(st.lo, st.hi, st.threshold)
         out.append(f"| `{st.case_id}` | {pct_beside(st.rate, st.threshold)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
                    + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
     out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with "
@@ -160,7 +160,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
         errors, warnings = [], []
         if s.gate == "below":
             errors.append(f"below threshold: pass rate {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}, 95% CI "
-                          f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%) < {pct(s.threshold)}")
+                          f"{interval_beside(s.lo, s.hi, s.threshold)}) < {threshold_pct(s.threshold)}")
         if s.case_id in regressed:
             c = regressed[s.case_id]
             errors.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "

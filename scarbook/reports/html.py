@@ -21,7 +21,7 @@ from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, forma
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, k_note, pct, pct_beside, plural
+from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "unjudged": "#757575"}
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
@@ -114,14 +114,14 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
             gate += f'<br><span class="muted">{esc(s.gate_note)}</span>'
         if s.case_id in regressed:
             gate += ' · <span class="regressed">regressed</span>'
-        ci = "–" if s.rate is None else f"{100 * s.lo:.0f}–{100 * s.hi:.0f}%"
+        ci = "–" if s.rate is None else interval_beside(s.lo, s.hi, s.threshold)
         out.append(
             f'<tr id="case-{esc(s.case_id)}"><td>{esc(s.case_id)}</td><td class="n">{s.passes}</td>'
             f'<td class="n">{s.fails}</td><td class="n">{s.errors}</td><td class="n">{getattr(s, "unjudged", 0)}</td>'
             f'<td class="n">{pct_beside(s.rate, s.threshold)}</td><td>{ci}</td>' + (f"<td>{_corrected_cell(s)}</td>" if fix else "")
             + f'<td class="n">{pct(s.pass_at_k)}{_span(s.pass_at_k_ci)}</td>'
             f'<td class="n">{pct(s.pass_hat_k)}{_span(s.pass_hat_k_ci)}</td><td style="color:{BAND_COLORS.get(s.band, "#555")}">{esc(s.band)}</td>'
-            f'<td class="n">{pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
+            f'<td class="n">{threshold_pct(s.threshold)}</td><td>{gate}</td><td>{_interval_svg(s)}</td>'
             f'<td class="strip">{_strip(by_case.get(s.case_id, []))}</td>'
             f'<td>{esc(causes_line(count_causes(by_case.get(s.case_id, []))) or "–")}</td></tr>')
     out.append("</table>")
@@ -138,7 +138,7 @@ def _corrected_cell(s: CaseStats) -> str:
     c = s.corrected
     if c is None:
         return "–"
-    return (f"≈{pct(c.rate)} ({100 * c.lo:.0f}–{100 * c.hi:.0f}%)"
+    return (f"≈{pct_beside(c.rate, s.threshold)} ({interval_beside(c.lo, c.hi, s.threshold)})"
             + (' <span class="regressed">judge-limited</span>' if c.judge_limited else ""))
 
 

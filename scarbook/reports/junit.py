@@ -19,7 +19,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
-from scarbook.text import clean_text, pct, pct_beside, plural
+from scarbook.text import clean_text, interval_beside, pct, pct_beside, plural, threshold_pct
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -59,9 +59,9 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
 
 def _summary(s: CaseStats) -> str:
     """The case's line: without a rate no fraction either ("pass rate – (1 fail, 9 unjudged)", stats.rates)."""
-    ci = "–" if s.rate is None else f"{100 * s.lo:.0f}-{100 * s.hi:.0f}%"
+    ci = "–" if s.rate is None else interval_beside(s.lo, s.hi, s.threshold, sep="-")
     return (f"pass rate {pct_beside(s.rate, s.threshold)} ({count_text(s.passes, s.fails, s.unjudged)}), "
-            f"95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, {plural(s.errors, 'error')}, threshold {pct(s.threshold)}")
+            f"95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, {plural(s.errors, 'error')}, threshold {threshold_pct(s.threshold)}")
 
 
 def _run_line(r: RunRecord) -> str:

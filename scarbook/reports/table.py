@@ -19,7 +19,7 @@ from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
 from scarbook.stats.sequential import SequentialRule, matched_fixed_n
-from scarbook.text import k_note, pct, pct_beside, plural
+from scarbook.text import interval_beside, k_note, pct, pct_beside, plural
 
 GATE_WORDS = {"above": "ok", "below": "BELOW", "undecided": "undecided", "no verdict": "no verdict"}
 
@@ -157,7 +157,7 @@ def format_table(rep: SessionReport) -> str:
     for r in rep.runs:
         by_case.setdefault(r.case_id, []).append(r)
     for s in rep.stats:
-        ci = "     –     " if s.rate is None else f"{100 * s.lo:3.0f}–{100 * s.hi:3.0f}%  "
+        ci = "     –     " if s.rate is None else interval_beside(s.lo, s.hi, s.threshold, width=3) + "  "
         gate = GATE_WORDS[s.gate]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
                      + (f"{s.unjudged:>4} " if unj else "") + f"{pct_beside(s.rate, s.threshold, width=4, none='  –  '):>5}  {ci:<11} "
@@ -178,8 +178,8 @@ def _corrected_cells(s: CaseStats) -> str:
     c = s.corrected
     if c is None:
         return f"{'–':>5}  {'':<11} "
-    ci = f"{100 * c.lo:3.0f}–{100 * c.hi:3.0f}%" + ("*" if c.judge_limited else " ")
-    return f"{pct(c.rate, width=4):>5}  {ci:<11} "
+    ci = interval_beside(c.lo, c.hi, s.threshold, width=3) + ("*" if c.judge_limited else " ")
+    return f"{pct_beside(c.rate, s.threshold, width=4):>5}  {ci:<11} "
 
 
 def causes_line(counts: dict[str, int]) -> str:
@@ -283,7 +283,7 @@ def gate_lines(rep: SessionReport) -> list[str]:
             lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
         if s.error_span is not None:
             lo, hi = s.error_span
-            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {pct(lo)}–{pct(hi)} "
+            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {interval_beside(lo, hi, s.threshold)} "
                          "(had each been a fail, or each a pass)")
     if any(s.gate == "undecided" for s in rep.stats) and p.mode == "evidence":
         lines.append(f"gate: evidence mode — a case is red only when its runs show it is below its threshold "

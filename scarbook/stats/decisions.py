@@ -38,6 +38,7 @@ from scarbook.config import GatePolicy
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.rates import CaseStats
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
+from scarbook.text import threshold_pct
 
 Decision = Literal["above", "below", "undecided", "no verdict"]
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
@@ -221,7 +222,7 @@ def corrected_tails(estimate: float, se: float, threshold: float) -> tuple[float
 
 def undecided_note(e: CaseEvidence, needed: int | None) -> str:
     """'needs about 12 more runs to show it meets 80%' (or that it is below, or that no count will)."""
-    line = f"{e.threshold * 100:g}%"
+    line = threshold_pct(e.threshold)
     if e.corrected is not None:
         return f"its rate corrected for the judge's error is too close to {line} to call (more runs or more labels)"
     if e.threshold >= 1:

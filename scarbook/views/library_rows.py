@@ -20,7 +20,7 @@ from scarbook.models import Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
-from scarbook.text import pct, pct_beside, plural
+from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
 
 if TYPE_CHECKING:
     from scarbook.stats.trends import CaseTrend
@@ -220,8 +220,9 @@ def corrected_line(stats: CaseStats | None) -> str:
     if stats is None or stats.corrected is None or stats.rate is None:  # corrected only when there is a rate
         return ""
     c = stats.corrected
-    return (f"≈ {100 * c.rate:.0f}% corrected for the judge's error (95% CI {100 * c.lo:.0f}–{100 * c.hi:.0f}%; "
-            f"raw {100 * stats.rate:.0f}%)"
+    t = stats.threshold
+    return (f"≈ {pct_beside(c.rate, t)} corrected for the judge's error (95% CI {interval_beside(c.lo, c.hi, t)}; "
+            f"raw {pct_beside(stats.rate, t)})"
             + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))
 
 
@@ -236,8 +237,8 @@ def figures_line(row: LibraryRow) -> str:
     if s.rate is None:
         head = f"{row.key}: no verdict ({plural(s.judged, 'judged run')})"
     else:
-        head = (f"{row.key}: {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}), 95% CI {pct(s.lo, unit='')}–{pct(s.hi)}, "
-                f"threshold {pct(s.threshold)}" + (f": {s.decision}" if s.decision else ""))
+        head = (f"{row.key}: {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}), 95% CI {interval_beside(s.lo, s.hi, s.threshold)}, "
+                f"threshold {threshold_pct(s.threshold)}" + (f": {s.decision}" if s.decision else ""))
     parts = [head, plural(s.errors, "error")]
     if s.unjudged:
         parts.append(f"{s.unjudged} unjudged")

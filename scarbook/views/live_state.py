@@ -27,7 +27,7 @@ from scarbook.run.events import (
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
-from scarbook.text import plural
+from scarbook.text import interval_beside, pct_beside, plural
 
 
 @dataclass
@@ -177,8 +177,8 @@ class LiveSession:
 
     def corrected_line(self) -> str:
         """'≈ judge-corrected: alpha 48% (6–80%), …' for the status line; "" when nothing is corrected."""
-        found = [(c.id, s.corrected) for c in self.cases if (s := self.stats(c)).corrected is not None]
+        found = [(c.id, s.corrected, s.threshold) for c in self.cases if (s := self.stats(c)).corrected is not None]
         if not found:
             return ""
-        shown = ", ".join(f"{cid} {100 * f.rate:.0f}% ({100 * f.lo:.0f}–{100 * f.hi:.0f}%)" for cid, f in found[:4])
+        shown = ", ".join(f"{cid} {pct_beside(f.rate, t)} ({interval_beside(f.lo, f.hi, t)})" for cid, f, t in found[:4])
         return "≈ corrected for the judge's measured error: " + shown + (", …" if len(found) > 4 else "")

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
-from scarbook.text import plural
+from scarbook.text import pct_beside, plural, threshold_pct
 from scarbook.tui.messages import OpenReview
 from scarbook.tui.widgets.trend import grid_cell
 
@@ -104,7 +104,7 @@ class FlakeScreen(Screen):
             by_session = {p.session_id: p for p in trend.points}
             style = "bold red" if trend.regressed_since else ""
             grid.add_row(Text(trend.case_id[:case_w], style=style), Text(f"{trend.flips:>{FLIPS_W}}"),
-                         *[grid_cell(by_session.get(info.id), cell_w) for info in self.sessions],
+                         *[grid_cell(by_session.get(info.id), trend.threshold, cell_w) for info in self.sessions],
                          key=trend.case_id)
         if start <= cursor.row < stop or (start == 0 and cursor.row >= stop and grid.row_count):
             grid.cursor_coordinate = cursor  # back where it was before a resize (clamped until its row is in)
@@ -132,7 +132,7 @@ class FlakeScreen(Screen):
         lines = []
         if point is not None:
             c = point.counts
-            rate = "no rate" if point.rate is None else f"{100 * point.rate:.0f}%"
+            rate = "no rate" if point.rate is None else pct_beside(point.rate, trend.threshold)
             figures = f"{c.passes} pass, {c.fails} fail" + (f", {c.errors} err" if c.errors else "") + \
                       (f", {c.unjudged} unjudged" if c.unjudged else "")
             lines.append(f"{trend.case_id} in {point.name} ({point.session_id}): {rate} ({figures})"
@@ -141,7 +141,7 @@ class FlakeScreen(Screen):
             lines.append(f"{trend.case_id} did not run in session {sid}")
         else:
             lines.append(f"{trend.case_id}: {plural(len(trend.points), 'session')}, "
-                         f"crossed its {100 * trend.threshold:.0f}% line {plural(trend.flips, 'time')}")
+                         f"crossed its {threshold_pct(trend.threshold)} line {plural(trend.flips, 'time')}")
         spread = self.trends.aa_spread.get(trend.case_id)
         if spread is not None:
             lines.append(f"A/A spread ±{100 * spread:.0f} pts (`scarbook noise`): a move smaller than that is within noise")

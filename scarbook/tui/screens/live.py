@@ -119,7 +119,7 @@ class LiveScreen(HostScreen):
                  "strip": strip_text(runs, width=LIVE_WIDTHS["strip"] - 2, running=self.live.running.get(case.id, 0)),
                  "count": count_text(s.passes, s.fails, s.unjudged, short=True), "err": str(s.errors) if s.errors else "",
                  "retried": self._retried(case.id),
-                 "rate": rate_text(s.rate, s.band), "ci": interval_text(s),
+                 "rate": rate_text(s.rate, s.band, s.threshold), "ci": interval_text(s),
                  "bar": rate_bar(s, width=self.columns.get("bar", LIVE_WIDTHS["bar"])),
                  "band": Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
                  "decided": self._decided(case.id)}

@@ -172,7 +172,7 @@ class SessionTableScreen(HostScreen):
             table.add_column(label, key=key)
         for s in rep.stats:
             table.add_row(Text(s.case_id), Text(count_text(s.passes, s.fails, s.unjudged)), Text(str(s.errors)),
-                          rate_text(s.rate, s.band), Text(interval_text(s)), rate_bar(s),
+                          rate_text(s.rate, s.band, s.threshold), Text(interval_text(s)), rate_bar(s),
                           Text(s.band, style=BAND_STYLE[s.band]),
                           Text(strip_of([r for r in runs if r.case_id == s.case_id])), key=s.case_id)
         self.sub_title = f"session {self.info.label or self.info.id}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from scarbook.stats.rates import CaseStats
+from scarbook.text import interval_beside
 from scarbook.tui.widgets.strip import BAND_STYLE
 
 ON_THE_LINE = "Φ"  # the rate's dot and the threshold's bar in one cell
@@ -36,4 +37,4 @@ def rate_bar(stats: CaseStats, width: int = 24) -> Text:
 
 
 def interval_text(stats: CaseStats) -> str:
-    return "–" if stats.rate is None else f"{100 * stats.lo:.0f}–{100 * stats.hi:.0f}%"
+    return "–" if stats.rate is None else interval_beside(stats.lo, stats.hi, stats.threshold)

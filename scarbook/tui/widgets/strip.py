@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
-from scarbook.text import pct
+from scarbook.text import pct_beside
 
 STATUS_STYLE: dict[str, str] = {RunStatus.PASS: "green", RunStatus.FAIL: "red", RunStatus.ERROR: "yellow", RunStatus.UNJUDGED: "dim"}
 BAND_STYLE = {"green": "bold green", "yellow": "bold yellow", "red": "bold red", "none": "dim"}
@@ -22,5 +22,6 @@ def strip_text(runs: list[RunRecord], width: int = 20, running: int = 0) -> Text
     return text
 
 
-def rate_text(rate: float | None, band: str) -> Text:
-    return Text(pct(rate), style=BAND_STYLE.get(band, ""))
+def rate_text(rate: float | None, band: str, threshold: float) -> Text:
+    """The rate coloured by band, never rounded across the case's threshold (scarbook.text.pct_beside)."""
+    return Text(pct_beside(rate, threshold), style=BAND_STYLE.get(band, ""))

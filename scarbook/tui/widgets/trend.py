@@ -7,6 +7,7 @@ from rich.text import Text
 
 from scarbook.stats.rates import band
 from scarbook.stats.trends import CaseTrend, TrendPoint
+from scarbook.text import pct_beside
 from scarbook.tui.widgets.strip import BAND_STYLE
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -36,12 +37,12 @@ def trend_text(trend: CaseTrend | None, green: float, width: int = 8) -> Text:
     return text
 
 
-def grid_cell(point: TrendPoint | None, width: int = 5) -> Text:
+def grid_cell(point: TrendPoint | None, threshold: float, width: int = 5) -> Text:
     """One cell of the flake grid: the rate on a background by rate, `·` without one, blank if not run."""
     if point is None:
         return Text(" " * width)
     if point.rate is None:
         return Text(f"{NO_RATE:^{width}}", style=MARK_STYLE)
     shade = RAMP[min(len(RAMP) - 1, int(point.rate * len(RAMP)))]
-    label = f"{100 * point.rate:.0f}" + ("*" if point.marks else "")
+    label = pct_beside(point.rate, threshold, unit="") + ("*" if point.marks else "")
     return Text(f"{label:^{width}}", style=f"bold white on {shade}")

@@ -243,7 +243,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         title_w, family_w = self.columns.get("title", TITLE_MAX), self.columns.get("family", WIDTHS["family"])
-        return [Text(cut_chars(r.key, self.columns.get("id", 0))), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band) if s else "", interval_text(s) if s else "",
+        return [Text(cut_chars(r.key, self.columns.get("id", 0))), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band, s.threshold) if s else "", interval_text(s) if s else "",
                 Text(runs), Text(r.last_run), strip_text(r.runs), trend_text(r.trend, self.app.project.config.green),
                 notes_text(r, self.columns.get("notes", 0)),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
-from scarbook.text import pct
+from scarbook.text import pct_beside
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import OpenFlakes
 from scarbook.tui.screens.library.notes import notes_text
@@ -27,7 +27,8 @@ def regressed_line(trend: CaseTrend, then: TrendPoint) -> str:
     """"regressed since v3: 100% then, 20% in v5" (t shows the sessions, `scarbook diff` the test).
     `then`: the trend's regressed_since."""
     now = trend.points[-1]
-    return f"{trend.regressed_note()}: {pct(then.rate)} then, {pct(now.rate)} in {now.name}"
+    return (f"{trend.regressed_note()}: {pct_beside(then.rate, trend.threshold)} then, "
+            f"{pct_beside(now.rate, trend.threshold)} in {now.name}")
 
 
 class TrendActions(HostScreen):
