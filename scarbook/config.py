@@ -13,6 +13,7 @@ from scarbook.agents.registry import AGENT_KINDS
 from scarbook.errors import ConfigError
 from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
+from scarbook.models import GateMode, Isolation, Keep, Undecided
 from scarbook.record.settings import RecordSettings, parse_record
 from scarbook.text import with_article
 
@@ -144,8 +145,8 @@ class ExecutorSettings:
 
 
 # The `gate:` section of scarbook.yaml: how pass rates become the exit code (scarbook.stats.decisions).
-GATE_MODES = ("evidence", "point")
-UNDECIDED_POLICIES = ("fail", "pass", "more")
+GATE_MODES = tuple(GateMode)
+UNDECIDED_POLICIES = tuple(Undecided)
 GATE_KEYS = ("mode", "alpha", "undecided", "min_verdicts")
 
 
@@ -384,12 +385,12 @@ def load_config(path: Path | None) -> Config:
                               line=line_of(data, "presets"), fix="write presets: {daily: 5, release: 20}")
         cfg.presets = {str(k): int(v) for k, v in presets.items()}
     if "keep" in data:
-        if data["keep"] not in ("failed", "all"):
+        if data["keep"] not in tuple(Keep):
             raise ConfigError(path, f"keep must be 'failed' or 'all', got {data['keep']!r}",
                               line=line_of(data, "keep"), fix="write keep: failed")
         cfg.keep = data["keep"]
     if "isolation" in data:
-        if data["isolation"] not in ("none", "sandbox", "auto"):
+        if data["isolation"] not in tuple(Isolation):
             raise ConfigError(path, f"isolation must be 'none', 'sandbox' or 'auto', got {data['isolation']!r}",
                               line=line_of(data, "isolation"), fix="write isolation: auto")
         cfg.isolation = data["isolation"]

@@ -38,6 +38,45 @@ STATUS_GLYPH: dict[str, str] = {RunStatus.PASS: "✓", RunStatus.FAIL: "✗", Ru
 CAUSE_KINDS = ("agent", "infra", "judge", "case")
 
 
+class _Word(StrEnum):
+    """A word of scarbook.yaml or the command line: reads as the string it is in messages ({x!r})."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+# The words scarbook.yaml's settings take (scarbook/config.py declares where each is used); the order of
+# the members is the order messages list them in.
+class GateMode(_Word):
+    """gate.mode / --gate: how pass rates become the exit code (scarbook.stats.decisions)."""
+
+    EVIDENCE = "evidence"  # a case is red only when its runs show it below its threshold
+    POINT = "point"  # red when its rate is below (the seed's rate >= threshold rule)
+
+
+class Undecided(_Word):
+    """gate.undecided / --undecided: what a case the evidence cannot decide does to the gate."""
+
+    FAIL = "fail"  # no verdict: exit 3 (release gates)
+    PASS = "pass"  # passes with a warning
+    MORE = "more"  # runs again, up to --max-runs, until it decides
+
+
+class Isolation(_Word):
+    """isolation / --isolation: what confines the agent (scarbook.run.session.choose_isolation)."""
+
+    NONE = "none"  # unconfined
+    SANDBOX = "sandbox"  # refuse to run without it
+    AUTO = "auto"  # the sandbox where it starts, else unconfined and said
+
+
+class Keep(_Word):
+    """keep: which runs' workspaces stay after the session."""
+
+    FAILED = "failed"  # failed and errored runs
+    ALL = "all"  # every run (--keep-all)
+
+
 class SessionState(StrEnum):
     """How a session ended (or that it is still running). Only FINISHED can gate green."""
 
