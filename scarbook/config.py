@@ -174,6 +174,11 @@ class GatePolicy:
         return {"mode": self.mode, "alpha": self.alpha, "undecided": self.undecided, "min_verdicts": self.min_verdicts}
 
     @classmethod
+    def from_record(cls, raw: dict[str, Any]) -> GatePolicy:
+        """The policy a session recorded (session.json's gate: these keys, its looks beside them)."""
+        return cls(**{k: raw[k] for k in GATE_KEYS if k in raw})
+
+    @classmethod
     def from_dict(cls, raw: Any, path: Path, line: int | None = None) -> GatePolicy:
         if not isinstance(raw, dict):
             raise ConfigError(path, f"gate must be a mapping, got {raw!r}", line=line_of(raw) or line,

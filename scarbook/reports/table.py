@@ -7,17 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.config import GATE_KEYS, Config, GatePolicy
+from scarbook.config import Config, GatePolicy
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.run.causes import count_causes
+from scarbook.run.gate import case_stats, decide_gate, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.rerun import rerun_line
-from scarbook.stats.corrected import correct, judged_split
-from scarbook.stats.decisions import CaseEvidence, gate_stats, point_false_red_chance
-from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold, summarize
+from scarbook.stats.corrected import judged_split
+from scarbook.stats.decisions import CaseEvidence, point_false_red_chance
+from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold
 from scarbook.stats.sequential import SequentialRule, matched_fixed_n
 from scarbook.text import interval_beside, k_note, pct, pct_beside, plural
 
@@ -94,39 +95,20 @@ class SessionReport:
         return sum(s.unjudged for s in self.stats)
 
 
-def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
-    """The gate a session ran under (recorded in its session.json), else scarbook.yaml's."""
-    try:
-        return GatePolicy(**{k: session.gate[k] for k in GATE_KEYS if k in session.gate}) if session.gate else cfg.gate
-    except (TypeError, ValueError):  # a damaged or foreign record: the project's gate decides
-        return cfg.gate
-
-
 def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config,
                  calibration: Calibration | None = None, policy: GatePolicy | None = None) -> SessionReport:
     """The session's numbers; with `calibration` (history.judge_truth.calibration_for), a judged
     case's rate corrected for the judge's measured error beside the raw one. Its gate is `policy`,
-    else the one the session ran under."""
-    stats = []
+    else the one the session ran under (run/gate.py: the live screen decides the same way)."""
     by_case: dict[str, list[RunRecord]] = {}
     for r in sorted(runs, key=lambda r: r.k):
         by_case.setdefault(r.case_id, []).append(r)
-    for cid in session.case_ids:
-        case = cases.get(cid)
-        stats.append(summarize(cid, by_case.get(cid, []), effective_threshold(case, cfg.threshold), cfg.green))
+    stats = [case_stats(cid, by_case.get(cid, []), effective_threshold(cases.get(cid), cfg.threshold), cfg.green,
+                        calibration) for cid in session.case_ids]
     policy = policy or session_policy(session, cfg)
     rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
-    error = calibration.usable_error if calibration is not None else None
-    for st in stats:
-        split = judged_split(by_case.get(st.case_id, []))
-        rep.judged_cases += split is not None
-        if split is not None and st.rate is not None and calibration is not None and error is not None:
-            passes, judge_fails, rule_fails, items = split
-            st.corrected = correct(passes, judge_fails, rule_fails, error.for_case(st.case_id),
-                                   items=items, threshold=st.threshold, calibrated_at=calibration.calibrated_at)
-    looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
-    rep.stats = gate_stats(stats, policy, {cid: [r.status for r in rs] for cid, rs in by_case.items()},
-                           looks=looks, sequential=session.decisions or None, sequential_cap=session.runs_per_case)
+    rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
+    rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)
         rep.judge_usage.add(r.judge_usage)

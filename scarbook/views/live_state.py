@@ -9,9 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from scarbook.config import GATE_KEYS, Config, GatePolicy
+from scarbook.config import Config
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
 from scarbook.run.events import (
@@ -24,9 +23,8 @@ from scarbook.run.events import (
     SessionFinished,
     SessionStarted,
 )
-from scarbook.stats.corrected import correct, judged_split
-from scarbook.stats.decisions import gate_stats
-from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+from scarbook.run.gate import case_stats, decide_gate, session_policy
+from scarbook.stats.rates import CaseStats, effective_threshold
 from scarbook.text import interval_beside, pct_beside, plural
 
 
@@ -41,8 +39,10 @@ class LiveSession:
     runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
     decided: dict[str, str] = field(default_factory=dict)  # adaptive N: case id -> above/below/undecided
-    # once the session ended: the gate's decision per case (stats.decisions), what the exit code reads
+    # once the session ended: the gate's decision per case (run/gate.py, as the CLI's report decides it)
     gate: dict[str, str] = field(default_factory=dict)
+    # once the session ended: each case's numbers as the gate read them (--runs auto: the adjusted rate)
+    final: dict[str, CaseStats] = field(default_factory=dict)
     tokens: int = 0
     cost_usd: float = 0.0
     started: float = 0.0
@@ -59,7 +59,8 @@ class LiveSession:
     retried_runs: set[tuple[str, int]] = field(default_factory=set)
     retrying: set[tuple[str, int]] = field(default_factory=set)
     calibration: Calibration | None = None  # the judge's measured error, read as the session starts
-    _corrected: dict[str, tuple[int, Any]] = field(default_factory=dict)  # case id -> (runs seen, Corrected)
+    # case id -> ((runs seen, the calibration read), its stats so far)
+    _stats: dict[str, tuple[tuple[int, Calibration | None], CaseStats]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -91,7 +92,8 @@ class LiveSession:
             self.retrying.add((ev.case_id, ev.k))
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
-            self.gate = self.gate_decisions(ev.session)
+            self.final = {s.case_id: s for s in self.decide(ev.session)}
+            self.gate = {cid: s.gate for cid, s in self.final.items()}
             self.finish()
         elif isinstance(ev, CaseDecided):
             self.decided[ev.case_id] = ev.decision
@@ -107,20 +109,11 @@ class LiveSession:
         self.retrying.clear()
         self.version += 1
 
-    def gate_decisions(self, info: SessionInfo) -> dict[str, str]:
-        """above / below / undecided / no verdict per case, as the CLI's report decides them (the
-        session's recorded gate, its looks, --runs auto's decisions)."""
-        policy = self.config.gate
-        if info.gate:
-            try:
-                policy = GatePolicy(**{k: info.gate[k] for k in GATE_KEYS if k in info.gate})
-            except (TypeError, ValueError):
-                pass
-        stats = [self.stats(c) for c in self.cases]
+    def decide(self, info: SessionInfo) -> list[CaseStats]:
+        """Each case's numbers with the gate's decision, as the CLI's report decides them (run/gate.py:
+        the session's recorded gate, its looks, --runs auto's decisions and adjusted rates)."""
         statuses = {c.id: [r.status for r in sorted(self.runs.get(c.id, []), key=lambda r: r.k)] for c in self.cases}
-        looks = info.gate.get("looks") if isinstance(info.gate.get("looks"), list) else None
-        decided = gate_stats(stats, policy, statuses, looks=looks, sequential=info.decisions or None)
-        return {s.case_id: s.gate for s in decided}
+        return decide_gate(info, [self.stats(c) for c in self.cases], statuses, session_policy(info, self.config))
 
     @property
     def finished_runs(self) -> int:
@@ -158,21 +151,18 @@ class LiveSession:
         return effective_threshold(case, self.config.threshold)
 
     def stats(self, case: Case) -> CaseStats:
-        """The case's numbers so far; with a usable calibration, its judged rate corrected for the
-        judge's measured error too (stats.corrected)."""
+        """The case's numbers so far (run/gate.case_stats: with a usable calibration, its judged rate
+        corrected for the judge's measured error too); once the session ended, as the gate read them."""
+        if case.id in self.final:
+            return self.final[case.id]
         runs = self.runs.get(case.id, [])
-        s = summarize(case.id, runs, self.threshold_of(case), self.config.green)
-        cal = self.calibration
-        error = cal.usable_error if cal is not None else None
-        split = judged_split(runs) if error is not None and s.rate is not None else None
-        if cal is not None and error is not None and split is not None:
-            seen, fixed = self._corrected.get(case.id, (-1, None))
-            if seen != len(runs):  # the screen asks every tick: computed once per new run
-                passes, judge_fails, rule_fails, items = split
-                fixed = correct(passes, judge_fails, rule_fails, error.for_case(case.id), items=items,
-                                threshold=s.threshold, calibrated_at=cal.calibrated_at)
-                self._corrected[case.id] = (len(runs), fixed)
-            s.corrected = fixed
+        key = (len(runs), self.calibration)
+        seen, s = self._stats.get(case.id, (None, None))
+        if s is None or seen is None or seen[0] != key[0] or seen[1] is not key[1]:
+            # the screen asks every tick: computed once per new run (or once the calibration is read)
+            s = case_stats(case.id, sorted(runs, key=lambda r: r.k), self.threshold_of(case), self.config.green,
+                           self.calibration)
+            self._stats[case.id] = (key, s)
         return s
 
     def corrected_line(self) -> str:

@@ -1,0 +1,54 @@
+"""A session's gate, in one place: each case's numbers from its runs, then its decision.
+
+    stats = [case_stats(c.id, runs[c.id], threshold_of(c), cfg.green, calibration) for c in cases]
+    decided = decide_gate(info, stats, statuses, session_policy(info, cfg))
+
+The report every command prints (reports/table.build_report) and the live screen once its session
+ends (views/live_state.LiveSession) both call these, so the two faces show one rate, interval and
+decision per case: for `--runs auto`, the rate bias-adjusted for stopping early and the interval
+valid after the stop; with a calibrated judge, the rate corrected for its measured error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from scarbook.config import Config, GatePolicy
+from scarbook.history.judge_truth import Calibration
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.stats.corrected import correct, judged_split
+from scarbook.stats.decisions import gate_stats
+from scarbook.stats.rates import CaseStats, summarize
+
+
+def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
+    """The gate a session ran under (recorded in its session.json), else scarbook.yaml's."""
+    try:
+        return GatePolicy.from_record(session.gate) if session.gate else cfg.gate
+    except (TypeError, ValueError):  # a damaged or foreign record: the project's gate decides
+        return cfg.gate
+
+
+def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float,
+               calibration: Calibration | None = None) -> CaseStats:
+    """The case's rate, interval, pass@k and band from its runs; with a usable calibration of the judge,
+    its judged rate corrected for the judge's measured error too (CaseStats.corrected)."""
+    runs = list(runs)
+    s = summarize(case_id, runs, threshold, green)
+    error = calibration.usable_error if calibration is not None else None
+    split = judged_split(runs) if error is not None and s.rate is not None else None
+    if calibration is not None and error is not None and split is not None:
+        passes, judge_fails, rule_fails, items = split
+        s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(case_id), items=items,
+                              threshold=s.threshold, calibrated_at=calibration.calibrated_at)
+    return s
+
+
+def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],
+                policy: GatePolicy) -> list[CaseStats]:
+    """`stats` with the gate's decision filled in, as the session ran: its looks (`undecided: more`),
+    --runs auto's recorded decisions with the rate adjusted for the stop (capped at the session's runs
+    per case). `statuses`: each case's run statuses in k order."""
+    looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
+    return gate_stats(stats, policy, statuses, looks=looks, sequential=session.decisions or None,
+                      sequential_cap=session.runs_per_case)
