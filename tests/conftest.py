@@ -247,4 +247,23 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(skip)
 
 
+_TERMINAL_SUMMARIES: list[str] = []
+
+
+def pytest_runtest_logreport(report) -> None:
+    """A test may hand a text to the end of the run's output with
+    `record_property("terminal_summary", text)` (the corpus table's totals); the user properties travel
+    from xdist workers to the process that prints."""
+    if report.when == "call":
+        _TERMINAL_SUMMARIES.extend(str(value) for name, value in report.user_properties if name == "terminal_summary")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for text in _TERMINAL_SUMMARIES:
+        title, _, body = text.partition("\n")
+        terminalreporter.write_sep("-", title)
+        terminalreporter.write_line(body)
+
+
 from inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)
+
