@@ -275,6 +275,9 @@ def test_a_response_the_recorder_cannot_parse_is_passed_through_and_recorded_raw
 
 
 def test_a_huge_response_reaches_the_agent_whole_and_its_recording_is_capped(rec_project, judge_server):
+    """The 3 MB response goes to the agent whole and is recorded to the cap. The agent's next request
+    repeats it (a conversation): over record.max_body_bytes, that request is refused (issue 33.4), so
+    this run fails where it passed before the cap held for requests."""
     path = rec_project.root / "scarbook.yaml"
     path.write_text(path.read_text().replace("openai: ", "max_body_bytes: 50000, openai: "))
     use_agent(rec_project, "http_openai_agent.py")
@@ -282,13 +285,17 @@ def test_a_huge_response_reaches_the_agent_whole_and_its_recording_is_capped(rec
     openai_calls(judge_server, content=big)
     result, report = eval_json(rec_project, "--keep-all")
     (run,) = report["runs"]
-    assert run["status"] == "pass"
     assert (Path(run["workspace"]) / "out.txt").stat().st_size == len(big)
-    first = next(r for r in transcript_lines(rec_project, report) if r["type"] == "model_call")
+    first, second = [r for r in transcript_lines(rec_project, report) if r["type"] == "model_call"]
     assert first["response"]["truncated"] is True and first["response"]["bytes"] > 3_000_000
     assert len(first["response"]["raw"]) == 50000
+    assert second["response"]["status"] == 413 and second["request"]["bytes"] > 3_000_000
+    assert len(judge_server.requests) == 1
+    assert run["status"] == "fail" and "model call failed: HTTP 413" in Path(run["stderr_path"]).read_text()
     assert run["notes"] == [f"recorder: call 1: response of {first['response']['bytes']} bytes recorded only to "
-                            "50000 bytes (record.max_body_bytes); the agent got all of it"]
+                            "50000 bytes (record.max_body_bytes); the agent got all of it",
+                            "recorder: call 2: a request of more than 50000 bytes was refused (record.max_body_bytes; "
+                            "raise it in scarbook.yaml to let such requests through)"]
 
 
 def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_project, judge_server):

@@ -32,8 +32,8 @@ def test_the_last_call_is_in_the_summary_the_moment_its_response_has_ended(judge
         try:
             async with aiohttp.ClientSession() as session:
                 for i in range(20):
-                    token = recorder.open_run("c", i, tmp_path / f"{i}.jsonl")
-                    async with session.post(f"{recorder.url}/{token}/anthropic/v1/messages",
+                    token = await recorder.open_run("c", i, tmp_path / f"{i}.jsonl")
+                    async with session.post(f"{recorder.base_url(token)}/anthropic/v1/messages",
                                             json={"model": "m", "messages": []}) as resp:
                         await resp.read()
                     summary = recorder.close_run(token)  # at once, as the runner does when the agent exits
@@ -57,17 +57,17 @@ def test_a_stream_reaches_the_agent_as_it_arrives_and_a_responses_call_is_record
     async def go() -> tuple[float, bytes, int]:
         recorder = Recorder(RecordSettings(anthropic=judge_server.url, openai=judge_server.url + "/v1"), env={})
         await recorder.start()
-        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        token = await recorder.open_run("c", 1, tmp_path / "t.jsonl")
         try:
             async with aiohttp.ClientSession() as session:
                 start = time.perf_counter()
-                async with session.post(f"{recorder.url}/{token}/anthropic/v1/messages",
+                async with session.post(f"{recorder.base_url(token)}/anthropic/v1/messages",
                                         json={"model": "m", "messages": [], "stream": True}) as resp:
                     await resp.content.readany()
                     first = time.perf_counter() - start
                     judge_server.stream_gate.set()  # now the server sends the rest
                     rest = await resp.read()
-                async with session.post(f"{recorder.url}/{token}/openai/responses",
+                async with session.post(f"{recorder.base_url(token)}/openai/responses",
                                         json={"model": "gpt-5", "input": "read a"}) as resp:
                     status = resp.status
                     await resp.read()  # its end comes after its recording
@@ -131,10 +131,10 @@ def test_a_response_of_an_unforeseen_shape_still_reaches_the_agent(judge_server,
     async def go():
         recorder = Recorder(RecordSettings(openai=judge_server.url + "/v1"), env={})
         await recorder.start()
-        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        token = await recorder.open_run("c", 1, tmp_path / "t.jsonl")
         try:
             async with aiohttp.ClientSession() as session, \
-                    session.post(f"{recorder.url}/{token}/openai/chat/completions", json={"messages": []}) as r:
+                    session.post(f"{recorder.base_url(token)}/openai/chat/completions", json={"messages": []}) as r:
                 got = (r.status, await r.json())
         finally:
             summary = recorder.close_run(token)
@@ -185,10 +185,10 @@ def test_the_recorder_stops_at_once_when_an_agent_left_a_call_hanging(judge_serv
     async def go() -> float:
         recorder = Recorder(RecordSettings(anthropic=judge_server.url), env={})
         await recorder.start()
-        token = recorder.open_run("c", 1, tmp_path / "t.jsonl")
+        token = await recorder.open_run("c", 1, tmp_path / "t.jsonl")
         async with aiohttp.ClientSession() as session:
             with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(session.post(f"{recorder.url}/{token}/anthropic/v1/messages", json={}), 0.2)
+                await asyncio.wait_for(session.post(f"{recorder.base_url(token)}/anthropic/v1/messages", json={}), 0.2)
         recorder.close_run(token)
         start = time.perf_counter()
         await recorder.stop()

@@ -262,6 +262,41 @@ def create_file(folder: os.PathLike | str, name: str) -> int:
             os.close(dir_fd)
 
 
+def open_append(folder: os.PathLike | str, name: str) -> int:
+    """An fd appending to the regular file `name` in `folder`, made (with the folder) when missing: a
+    file the agent may append to as well ($SCARBOOK_TRANSCRIPT), so it is opened as every file scarbook
+    writes — no link followed (the folder's own name included), a pipe cannot block the open, and a
+    file with more than one name (a hard link the agent made to a file outside) is Refused."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    if MODE == "portable":
+        path, dir_fd = os.path.join(os.fspath(folder), name), None
+        os.makedirs(os.fspath(folder), exist_ok=True)
+        if os.path.islink(path):
+            raise Refused("it is a symlink")
+    else:
+        try:  # the run's folder is there (its workspace is in it): no mkdir on every call
+            dir_fd = open_dir(folder)
+        except FileNotFoundError:
+            dir_fd = open_dir(folder, create=True)
+        path = name
+    try:
+        fd = os.open(path, flags, 0o644, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise Refused("it is a symlink") from None
+        raise
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    st = os.fstat(fd)
+    why = "it is not a regular file" if not stat.S_ISREG(st.st_mode) else \
+        f"it has {st.st_nlink} links (one may lead outside the run's folder)" if st.st_nlink > 1 else ""
+    if why:
+        os.close(fd)
+        raise Refused(why)
+    return fd
+
+
 def open_dir(folder: os.PathLike | str, parts: tuple[str, ...] | list[str] = (), *, create: bool = False) -> int:
     """An fd on the folder `folder`/`parts`..., each of `parts` — and `folder`'s own last component —
     opened with O_NOFOLLOW|O_DIRECTORY relative to the one before (made first with `create`). A link

@@ -1,17 +1,18 @@
 """The model-call recorder: a local HTTP proxy between each run's agent and its model.
 
     recorder = Recorder(settings, replay=None)      # one per session (record: in scarbook.yaml)
-    base = await recorder.start()                   # http://127.0.0.1:PORT
-    token = recorder.open_run(case_id, k, transcript_path)
+    await recorder.start()
+    token = await recorder.open_run(case_id, k, transcript_path)   # the run's door: its own port
     env = recorder.env_for(token)                   # ANTHROPIC_BASE_URL, OPENAI_BASE_URL, dummy keys
     ...                                              # the agent runs; every call is forwarded and recorded
-    summary = recorder.close_run(token)             # calls, usage, warnings, divergence, upstream failures
+    summary = recorder.close_run(token)             # calls, usage, warnings, divergence, upstream failures; door shut
     await recorder.stop()
 
 settings.py parses `record:`; apis.py knows the request and response shapes (Anthropic Messages,
 OpenAI Chat Completions and Responses, streamed or not); recording.py appends each call to the run's
 transcript (docs/transcript-format.md: `model_call` and the records derived from it); replay.py
-answers from a recorded session's calls; proxy.py is the aiohttp server.
+answers from a recorded session's calls; proxy.py forwards a call; door.py is a run's own listener;
+endpoints.py the paths that may be forwarded.
 
 May use: fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
 """

@@ -1,14 +1,19 @@
-"""The recorder's HTTP proxy: one aiohttp server per session on 127.0.0.1 (a random port).
+"""The recorder's HTTP proxy: one aiohttp client per session, and a door per run (door.py: its own
+port on 127.0.0.1 and its own Unix socket, open while the run runs).
 
 Each run's agent gets base URLs with a per-run token in the path (`/<token>/anthropic/…`,
-`/<token>/openai/…`) and a dummy key; the proxy swaps in the real credentials from scarbook's own
-environment, forwards to the upstream, and passes the response through chunk by chunk as it arrives
-(SSE too). When the response has ended, the call is appended to the run's transcript (recording.py).
-Under replay the answer comes from the recorded session instead (replay.py), until the fork.
+`/<token>/openai/…`) and a dummy key for every credential variable (proc/credentials.py); the proxy
+forwards only the API endpoints it knows (endpoints.py), swaps in the real credentials from
+scarbook's own environment, never follows a redirect (the agent gets it as is), refuses a request
+body over record.max_body_bytes before it is read whole, and passes the response through chunk by
+chunk as it arrives (SSE too). When the response has ended, the call is appended to the run's
+transcript (recording.py). Under replay the answer comes from the recorded session instead
+(replay.py), until the fork.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shutil
@@ -16,13 +21,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from scarbook.record import apis
+from scarbook.record.door import Budget, Door, accept_trouble, fd_budget
+from scarbook.record.endpoints import SHOWN, known, split_target
 from scarbook.record.recording import SECRET_HEADERS, Body, RunRecording, RunSummary, safe_headers
 from scarbook.record.replay import ReplaySource, difference, recorded_request, replay_body
 from scarbook.record.settings import RecordSettings
@@ -30,7 +39,6 @@ from scarbook.record.settings import RecordSettings
 DUMMY_KEY = "scarbook-recorder-no-real-key"  # what the agent gets: the proxy adds the real one
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
                  "trailer", "proxy-connection", "accept-encoding"})
-MAX_REQUEST = 512 * 1024 * 1024
 UPSTREAM_FAILURE = (429, 529)  # and every 5xx: the model's side failed, not the agent
 
 
@@ -40,83 +48,115 @@ class Recorder:
         self.settings, self.replay = settings, replay
         self.env = os.environ if env is None else env
         self.runs: dict[str, RunRecording] = {}
-        self.url, self.port, self.socket, self._socket_dir = "", 0, "", ""
+        self.doors: dict[str, Door] = {}
+        self.hosts: tuple[str, ...] = ("127.0.0.1",)
         self.upstream_calls = 0
-        self._runner: web.AppRunner | None = None
+        self._socket_dir = ""
+        self._sockets = 0
+        self._budget = Budget(cap=0)
         self._client: aiohttp.ClientSession | None = None
+        self._closing: set[asyncio.Task] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._handler_before: Any = None
 
     # -- the session's side ----------------------------------------------------------------------
-    async def start(self) -> str:
-        app = web.Application(client_max_size=MAX_REQUEST)
-        app.router.add_route("*", "/{token}/{vendor}/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = getattr(site, "_server", None)
-        port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else 0
-        self.url, self.port = f"http://127.0.0.1:{port}", port
+    async def start(self, hosts: tuple[str, ...] = ("127.0.0.1",)) -> None:
+        """Ready to open runs; each run's door listens on `hosts` (127.0.0.1, and the address Ray's
+        nodes reach this machine at when runs go to a cluster)."""
+        self.hosts = hosts
+        self._budget = fd_budget()
         if sys.platform != "win32":  # (the sandbox is Linux's; Windows' asyncio has no Unix sockets)
-            # the same server on a Unix socket: a sandbox without network reaches it only so (proc/bridge.py)
+            # each door on a Unix socket too: a sandbox without network reaches it only so (proc/bridge.py)
             self._socket_dir = tempfile.mkdtemp(prefix="scarbook-rec-")
-            try:
-                await web.UnixSite(self._runner, os.path.join(self._socket_dir, "s")).start()
-                self.socket = os.path.join(self._socket_dir, "s")
-            except OSError:  # no socket: a sandboxed agent then cannot reach the recorder (said as no calls)
-                pass
         self._client = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30), auto_decompress=False,
             connector=aiohttp.TCPConnector(limit=0), skip_auto_headers=("User-Agent",))
-        return self.url
+        self._loop = asyncio.get_running_loop()
+        self._handler_before = self._loop.get_exception_handler()
+        self._loop.set_exception_handler(accept_trouble(self._trouble_of))
 
     async def stop(self) -> None:
+        for token in list(self.doors):
+            self.close_run(token)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         if self._client is not None:
             await self._client.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._loop is not None:
+            self._loop.set_exception_handler(self._handler_before)
+            self._loop = None
         if self._socket_dir:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
 
-    def open_run(self, case_id: str, k: int, transcript: Path | str) -> str:
+    async def open_run(self, case_id: str, k: int, transcript: Path | str) -> str:
+        """A new run's token, its door open."""
         token = secrets.token_urlsafe(16)
-        self.runs[token] = RunRecording(case_id, k, Path(transcript), self.settings.max_body_bytes)
+        run = RunRecording(case_id, k, Path(transcript), self.settings.max_body_bytes, secrets=self._secrets())
+        door = Door(partial(self._handle, token), run.note_trouble, self._budget)
+        self._sockets += 1
+        await door.open(self.hosts, os.path.join(self._socket_dir, f"{self._sockets}.s") if self._socket_dir else "")
+        self.runs[token], self.doors[token] = run, door
         return token
 
     def close_run(self, token: str) -> RunSummary:
-        run = self.runs.pop(token, None)
+        """The run's summary; its door closes (its token and port stop working now)."""
+        run, door = self.runs.pop(token, None), self.doors.pop(token, None)
+        if door is not None:
+            task = asyncio.ensure_future(door.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
         if run is None:
             return RunSummary()
         run.closed = True
+        run.summary.warnings.extend(run.trouble_lines())
         return run.summary
 
+    def base_url(self, token: str) -> str:
+        return f"http://127.0.0.1:{self.doors[token].port}/{token}"
+
     def env_for(self, token: str) -> dict[str, str]:
-        base = f"{self.url}/{token}"
+        door, base = self.doors[token], self.base_url(token)
         return {"ANTHROPIC_BASE_URL": f"{base}/anthropic", "OPENAI_BASE_URL": f"{base}/openai",
                 "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY,
                 # for a sandbox without network: the port its bridge opens inside, the socket it leads to
-                "SCARBOOK_RECORDER_PORT": str(self.port), "SCARBOOK_RECORDER_SOCKET": self.socket}
+                "SCARBOOK_RECORDER_PORT": str(door.port), "SCARBOOK_RECORDER_SOCKET": door.socket}
+
+    def _trouble_of(self, fd: int):
+        for token, door in self.doors.items():
+            if fd in door.listening:
+                return self.runs[token].note_trouble
+        return None
+
+    def _secrets(self) -> tuple[str, ...]:
+        return tuple(v for vendor in ("anthropic", "openai") for h in self._credentials(vendor).values()
+                     for v in (h, h.removeprefix("Bearer ")))
 
     # -- one call ------------------------------------------------------------------------------------
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, token: str, request: web.BaseRequest) -> web.StreamResponse:
         start = time.perf_counter()
-        run = self.runs.get(request.match_info["token"])
-        vendor, tail = request.match_info["vendor"], request.match_info["tail"]
-        if run is None or vendor not in ("anthropic", "openai"):
-            what = "this run has ended or the token is wrong" if run is None else f"no API {vendor!r} (anthropic, openai)"
-            return _error(404, "not_found_error", f"scarbook recorder: {what}")
-        data = await request.read()
+        run = self.runs.get(token)
+        target = split_target(request.raw_path, token) if run is not None else None
+        if run is None or target is None:
+            return _error(404, "not_found_error", "scarbook recorder: this run has ended or the token is wrong")
+        vendor, tail, query = target
+        if not known(vendor, tail):
+            asked = request.raw_path.partition("?")[0][len(token) + 1:]
+            run.note_trouble("path", asked[:200])
+            return _error(404, "not_found_error", f"scarbook recorder: {asked[:200]} is not an API endpoint the "
+                                                  f"recorder forwards ({SHOWN})")
         api = apis.api_of(vendor, tail)
+        data, size = await _read_capped(request, run.cap)
+        if data is None:
+            return self._too_big(run, request, api, tail, size, start)
         body = apis.parse_json(data) if data else None
         sent = body if body is not None else data.decode("utf-8", "replace")
         norm = apis.normalized(request.method, api, tail, sent)
         n = run.next_call()
         req: dict[str, Any] = {"method": request.method, "path": tail, "headers": safe_headers(request.headers)}
-        if body is not None and len(data) <= run.cap:
+        if body is not None:
             req["body"] = run.compact(body, req)
         elif data:
-            req["raw"] = data[:run.cap].decode("utf-8", "replace")
-            if len(data) > run.cap:
-                req["truncated"], req["bytes"] = True, len(data)
+            req["raw"] = data.decode("utf-8", "replace")
         call: dict[str, Any] = {"type": "model_call", "n": n, "api": api,
                                 "model": str(body.get("model") or "") if isinstance(body, dict) else "",
                                 "stream": bool(isinstance(body, dict) and body.get("stream")),
@@ -126,9 +166,23 @@ class Recorder:
                                                                                 pretty=True), start, body)
             if answered is not None:
                 return answered
-        return await self._forward(request, run, call, vendor, tail, data, body, start)
+        return await self._forward(request, run, call, vendor, tail + (f"?{query}" if query else ""), data, body, start)
 
-    async def _replayed(self, request: web.Request, run: RunRecording, call: dict[str, Any], norm: str,
+    def _too_big(self, run: RunRecording, request: web.BaseRequest, api: str, tail: str, size: int,
+                 start: float) -> web.StreamResponse:
+        """A request over record.max_body_bytes: refused before it was read whole, never forwarded."""
+        n, cap = run.next_call(), run.cap
+        why = f"the request body is over record.max_body_bytes ({cap} bytes)"
+        run.warn(f"recorder: call {n}: a request of more than {cap} bytes was refused (record.max_body_bytes; "
+                 "raise it in scarbook.yaml to let such requests through)")
+        run.add({"type": "model_call", "n": n, "api": api, "model": "", "stream": False,
+                 "request": {"method": request.method, "path": tail, "headers": safe_headers(request.headers),
+                             "truncated": True, "bytes": size},
+                 "response": {"status": 413}, "error": why, "latency_ms": _ms(start)}, api, None, None)
+        return _error(413, "request_too_large", f"scarbook recorder: {why}: not sent to the model API — raise "
+                                                "record.max_body_bytes in scarbook.yaml")
+
+    async def _replayed(self, request: web.BaseRequest, run: RunRecording, call: dict[str, Any], norm: str,
                         start: float, body: Any) -> web.StreamResponse | None:
         """The recorded answer to call n, a divergence error, or None (past the fork: go live)."""
         assert self.replay is not None
@@ -172,11 +226,12 @@ class Recorder:
         await resp.write_eof()
         return resp
 
-    async def _forward(self, request: web.Request, run: RunRecording, call: dict[str, Any], vendor: str, tail: str,
-                       data: bytes, body: Any, start: float) -> web.StreamResponse:
+    async def _forward(self, request: web.BaseRequest, run: RunRecording, call: dict[str, Any], vendor: str,
+                       target: str, data: bytes, body: Any, start: float) -> web.StreamResponse:
         assert self._client is not None
         upstream = self.settings.anthropic if vendor == "anthropic" else self.settings.openai
-        url = f"{upstream}/{tail}" + (f"?{request.query_string}" if request.query_string else "")
+        # as matched (endpoints.py): nothing to decode or normalise, and yarl must not do either
+        url = URL(f"{upstream}/{target}", encoded=True)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and k.lower() not in SECRET_HEADERS}
         credentials = self._credentials(vendor)
         if not credentials and not run.keyless_said:
@@ -193,10 +248,13 @@ class Recorder:
         self.upstream_calls += 1
         done = False
         try:
-            async with self._client.request(request.method, url, data=data, headers=headers) as up:
+            # a redirect is the agent's to follow or not: followed here, it would take the real key along
+            async with self._client.request(request.method, url, data=data, headers=headers,
+                                            allow_redirects=False) as up:
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
                 for key, value in up.headers.items():
-                    if key.lower() not in HOP and key.lower() not in ("content-encoding",):
+                    if key.lower() not in HOP and key.lower() not in ("content-encoding",) and \
+                            key.lower() not in SECRET_HEADERS and not any(s in value for s in run.secret_texts):
                         resp.headers.add(key, value)
                 if up.headers.get("content-encoding"):
                     resp.headers["content-encoding"] = up.headers["content-encoding"]
@@ -287,6 +345,20 @@ class Recorder:
                 return {"authorization": f"Bearer {self.env['ANTHROPIC_AUTH_TOKEN']}"}
             return {}
         return {"authorization": f"Bearer {self.env['OPENAI_API_KEY']}"} if self.env.get("OPENAI_API_KEY") else {}
+
+
+async def _read_capped(request: web.BaseRequest, cap: int) -> tuple[bytes | None, int]:
+    """The request's body and its size, or (None, the size seen) as soon as it is over `cap`: a body
+    over the cap is never held whole, streamed (chunked) or not."""
+    if request.content_length is not None and request.content_length > cap:
+        return None, request.content_length
+    chunks, size = [], 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > cap:
+            return None, size
+        chunks.append(chunk)
+    return b"".join(chunks), size
 
 
 def _ms(start: float, end: float | None = None) -> float:

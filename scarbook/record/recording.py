@@ -2,15 +2,17 @@
 the runner needs afterwards (calls, tokens, warnings, an upstream failure, a replay divergence).
 
 The transcript is the file the agent may append to too ($SCARBOOK_TRANSCRIPT): it is opened here
-without following a link the agent may have planted, appended to with one write per call (so lines
-never interleave with the agent's), and created when the agent wrote nothing.
+as scarbook opens every file it writes (safefs.open_append: no link followed, a file with more than
+one name refused), appended to with one write per call (so lines never interleave with the agent's),
+and created when the agent wrote nothing. Every text a record derives from a call is capped at
+FIELD_CAP characters (the call's own record holds the whole body, itself capped at max_body_bytes),
+and the real credentials are blanked from every line, whatever an upstream echoed back.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,16 @@ from scarbook.record import apis
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie", "set-cookie", "proxy-authorization",
                             "openai-organization", "openai-project", "anthropic-admin-key"})
 MAX_WARNINGS = 3
+FIELD_CAP = 65_536  # characters of a derived record's text (task, assistant, tool_result)
+REDACTED = b"[scarbook: a credential was here]"
+# What an agent did to its door (door.py), said once per kind at the end of its run.
+TROUBLE = {
+    "refused": "recorder: {n} connection{s} refused: {first}",
+    "malformed": "recorder: {n} malformed request{s} answered 400 (the first: {first})",
+    "accept": "recorder: {n} connection{s} could not be accepted: scarbook ran out of file descriptors ({first})",
+    "path": "recorder: {n} request{s} for paths the recorder does not forward refused with 404 (the first: {first})",
+    "failed": "recorder: {n} request{s} failed inside the recorder (the first: {first})",
+}
 
 
 def safe_headers(headers: Any) -> dict[str, str]:
@@ -71,13 +83,17 @@ class Body:
 class RunRecording:
     """The calls of one run (case, k), in order."""
 
-    def __init__(self, case_id: str, k: int, transcript: Path, cap: int) -> None:
+    def __init__(self, case_id: str, k: int, transcript: Path, cap: int, secrets: tuple[str, ...] = ()) -> None:
         self.case_id, self.k, self.transcript, self.cap = case_id, k, Path(transcript), cap
+        self.secret_texts = tuple(s for s in secrets if len(s) >= 8)  # never passed on in a header
+        self.secrets = tuple(s.encode() for s in self.secret_texts)  # blanked from every line written
+        self.trouble: dict[str, list[Any]] = {}  # kind -> [count, the first one's detail]
         self.summary = RunSummary()
         self.results_seen: set[str] = set()
         self.calls_seen: set[str] = set()
         self.closed = False
         self.keyless_said = False  # a call went upstream without credentials (said once)
+        self.task_said = False  # the first call with a body was seen: the run's `task` comes from it
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
 
     def compact(self, body: Any, req: dict[str, Any]) -> Any:
@@ -107,6 +123,14 @@ class RunRecording:
         self.summary.calls += 1
         return self.summary.calls
 
+    def note_trouble(self, kind: str, detail: str) -> None:
+        seen = self.trouble.setdefault(kind, [0, detail])
+        seen[0] += 1
+
+    def trouble_lines(self) -> list[str]:
+        return [TROUBLE[kind].format(n=f"{n:,}", s="" if n == 1 else "s", first=first)
+                for kind, (n, first) in self.trouble.items()]
+
     def warn(self, text: str) -> None:
         w = self.summary.warnings
         if len(w) < MAX_WARNINGS:
@@ -118,17 +142,19 @@ class RunRecording:
         """Append the call and the records derived from it (docs/transcript-format.md)."""
         n = call["n"]
         lines = [call]
-        if n == 1:
+        if not self.task_said and req_body is not None:  # the first call with a body (a refused one has none)
+            self.task_said = True
             task = apis.first_user_text(api, req_body)
             if task:
-                lines.append({"type": "task", "call": n, "text": task})
+                lines.append({"type": "task", "call": n, "text": clip(task, n)})
         for cid, output, is_error in apis.tool_results(api, req_body):
             if cid in self.calls_seen and cid not in self.results_seen:
                 self.results_seen.add(cid)
-                lines.append({"type": "tool_result", "call": n, "id": cid, "output": output, "is_error": is_error})
+                lines.append({"type": "tool_result", "call": n, "id": cid, "output": clip(output, n),
+                              "is_error": is_error})
         if reply is not None:
             for text in reply.texts:
-                lines.append({"type": "assistant", "call": n, "text": text})
+                lines.append({"type": "assistant", "call": n, "text": clip(text, n)})
             for cid, name, inp in reply.tool_calls:
                 self.calls_seen.add(cid)
                 lines.append({"type": "tool_call", "call": n, "id": cid, "name": name, "input": inp})
@@ -145,27 +171,26 @@ class RunRecording:
                 target[key] = target.get(key, 0) + value
 
     def _append(self, data: bytes) -> None:
+        for secret in self.secrets:
+            if secret in data:
+                data = data.replace(secret, REDACTED)
         folder, name = os.path.split(self.transcript)
         try:
-            try:  # the run's folder is there (its workspace is in it): no mkdir on every call
-                fd = safefs.open_dir(folder)
-            except FileNotFoundError:
-                fd = safefs.open_dir(folder, create=True)
+            out = safefs.open_append(folder, name)
             try:
-                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                out = os.open(name, flags, 0o644, dir_fd=fd)
-            finally:
-                os.close(fd)
-            try:
-                if not _is_regular(out):
-                    raise OSError(f"{self.transcript} is not a regular file")
                 os.write(out, data)
             finally:
                 os.close(out)
         except (OSError, safefs.Refused) as exc:
             if not self.summary.write_error:
-                self.summary.write_error = f"recorder: could not append to {self.transcript}: {exc}"
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                self.summary.write_error = (f"recorder: could not append to {self.transcript}: {why}; the run's model "
+                                            "calls are not in its transcript")
 
 
-def _is_regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
+def clip(text: str, call: int) -> str:
+    """`text` as a derived record keeps it: at most FIELD_CAP characters, and a cut one says so."""
+    if len(text) <= FIELD_CAP:
+        return text
+    return text[:FIELD_CAP] + f"… [scarbook: cut at {FIELD_CAP:,} of {len(text):,} characters in all; " \
+                              f"the whole text is in model_call {call}]"

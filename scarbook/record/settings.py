@@ -1,7 +1,7 @@
 """The `record:` section of scarbook.yaml (and eval's --record / --replay / --fork-at).
 
     record: true                                          # record, to the vendors' APIs
-    record: {anthropic: http://127.0.0.1:8080, openai: https://api.openai.com/v1, max_body_bytes: 10000000}
+    record: {anthropic: http://127.0.0.1:8080, openai: https://api.openai.com/v1, max_body_bytes: 33554432}
     record: {mode: replay, from: SESSION, fork_at: 3}     # answer from SESSION's recordings (the first 3 calls)
 
 Every unknown key or wrong value is a ConfigError naming `record.<key>` and its line.
@@ -18,7 +18,9 @@ from scarbook.fs.yamlio import line_of
 
 ANTHROPIC = "https://api.anthropic.com"
 OPENAI = "https://api.openai.com/v1"
-MAX_BODY_BYTES = 10_000_000  # each request and response body kept in a recording at most (the agent gets it all)
+# A request body over it is refused (413, never forwarded); a response body is recorded up to it (the agent gets all
+# of it). 32 MiB: the largest request the Messages API itself takes, so no request it would take is refused.
+MAX_BODY_BYTES = 32 * 1024 * 1024
 KEYS = ("mode", "from", "fork_at", "anthropic", "openai", "max_body_bytes")
 
 
@@ -66,7 +68,7 @@ def parse_record(raw: Any, path: Path) -> RecordSettings | None:
         cap = raw["max_body_bytes"]
         if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
             raise ConfigError(path, f"record.max_body_bytes must be a whole number of bytes, got {cap!r}",
-                              line=line_of(raw, "max_body_bytes"), fix="write record: {max_body_bytes: 10000000}")
+                              line=line_of(raw, "max_body_bytes"), fix="write record: {max_body_bytes: 33554432}")
         s.max_body_bytes = cap
     if "from" in raw:
         s.source = str(raw["from"])

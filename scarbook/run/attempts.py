@@ -83,7 +83,7 @@ class RunAttempts:
         facts = None
         token = None
         if self.recorder is not None:
-            token = self.recorder.open_run(case.id, k, transcript_file(run_ctx, case.id, k))
+            token = await self.recorder.open_run(case.id, k, transcript_file(run_ctx, case.id, k))
             run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token))
         try:
             part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)

@@ -149,7 +149,7 @@ async def run_session(ready: ReadySession, *, control: SessionControl | None = N
                          stale_killed=stale)
     recorder = session.attempts.recorder
     if recorder is not None:
-        await recorder.start()  # 127.0.0.1, a random port: before the first run gets its base URLs
+        await recorder.start()  # before the first run opens its door
     driver = session.launch()
     try:
         while (event := await session.queue.get()) is not None:
