@@ -15,7 +15,6 @@ from scarbook.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = FIXTURES / "real"
-TRIED = "(tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why it does not fit)"
 
 
 def run(root: Path, *args: str):
@@ -89,20 +88,25 @@ def test_import_of_a_write_to_the_cwd_offers_no_folder(tmp_path):
 
 
 @pytest.mark.parametrize("name, data, why", [
-    ("deep.json", b"[" * 2000 + b"]" * 2000, "the file looks like JSON but is cut off or broken: nested too deeply to read"),
-    ("cut.json", b'{"role": "user", "content": "Fix the bu', "the file looks like JSON but is cut off or broken: "
-     "Unterminated string starting at: line 1 column 29 (char 28)"),
-    ("bom.txt", b"\xef\xbb\xbf", "the file is empty"),
-    ("unknown.json", None, "JSON, but in none of the shapes scarbook reads"),
+    ("deep.json", b"[" * 2000 + b"]" * 2000, "a JSON array, nested deeper than 200 levels; no agent log nests so deep "
+     "— check that this is the file you meant"),
+    ("cut.json", b'{"role": "user", "content": "Fix the bu', "JSON cut off or broken (Unterminated string starting at: "
+     "line 1 column 29 (char 28)), a JSON object with keys role, content; closest format: anthropic-messages; repair "
+     "or export it again; `--format plain` keeps the whole file as the failed artifact"),
+    ("bom.txt", b"\xef\xbb\xbf", "an empty file; no format is close; the file holds nothing: import the log the "
+     "agent wrote"),
+    ("unknown.json", None, "a JSON object with keys hello; no format is close; `--format plain` keeps the whole file "
+     "as the failed artifact"),
 ])
 def test_refusals_are_one_line_and_exit_2(tmp_path, name, data, why):
-    """7. Each refusal: one clear line on stderr, exit 2, nothing written."""
+    """7. Each refusal: one clear line on stderr naming what was seen, the closest format and what to do;
+    exit 2, nothing written."""
     path = FIXTURES / name if data is None else tmp_path / name
     if data is not None:
         path.write_bytes(data)
     res = run(tmp_path, "import", str(path), "--id", "x")
     assert res.exit_code == 2
-    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why} {TRIED}\n"
+    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why}\n"
     assert not (tmp_path / "cases").exists()
 
 

@@ -64,13 +64,12 @@ def test_import_list_writes_nothing(tmp_path):
     assert not (tmp_path / "cases").exists()
 
 
-def test_import_unknown_file_names_the_formats_tried_in_one_line(tmp_path):
+def test_import_unknown_file_names_what_it_saw_in_one_line(tmp_path):
     res = run(tmp_path, "import", str(FIXTURES / "unknown.json"), "--list")
     assert res.exit_code == 2
     assert res.output == (
-        f"scarbook: {FIXTURES / 'unknown.json'}: not a transcript scarbook can read: JSON, but in none of the "
-        "shapes scarbook reads (tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with "
-        "--format to see why it does not fit)\n")
+        f"scarbook: {FIXTURES / 'unknown.json'}: not a transcript scarbook can read: a JSON object with keys hello; "
+        "no format is close; `--format plain` keeps the whole file as the failed artifact\n")
 
 
 def test_diff_names_the_regressed_case_and_gates_with_fail_on_regression(bundled):

@@ -184,8 +184,8 @@ def test_a_runs_transcript_is_parsed_into_its_tool_calls(tmp_path):
     ("missing", "transcript not shown: 1.transcript.jsonl does not exist"),
     ("empty", "this run's transcript is empty"),
     ("huge", "transcript not shown: 4,096 bytes, more than the 1,000 the review reads (t imports it)"),
-    ("json", "transcript not shown: 1.transcript.jsonl: not a transcript scarbook can read: JSON, but in none of "
-             "the shapes scarbook reads (tried "),
+    ("json", "transcript not shown: 1.transcript.jsonl: not a transcript scarbook can read: a JSON object with "
+             "keys "),
 ])
 def test_a_missing_or_hostile_transcript_is_one_clear_line(tmp_path, make, why):
     path = tmp_path / "1.transcript.jsonl"

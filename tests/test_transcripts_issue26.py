@@ -140,8 +140,7 @@ def test_a_few_bad_bytes_are_named_not_the_whole_file_refused(tmp_path):
     assert t.warnings == ["1 byte is not UTF-8 (at byte offset 21): read as \ufffd, the rest of the file imported"]
 
 
-TRIED = ("(tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; name one with --format to see why "
-         "it does not fit)")
+PLAIN = "`--format plain` keeps the whole file as the failed artifact"
 
 
 def test_detection_names_the_cause(tmp_path):
@@ -159,17 +158,16 @@ def test_detection_names_the_cause(tmp_path):
     assert res.stderr == (
         f"scarbook: {FIX / 'cc_stream_init_only.jsonl'}: nothing to import: a Claude Code log with only system "
         "records, no user or assistant message (the session ended before a prompt, or this is its summary file)\n")
+    # a JSON array of Claude Code records is what `claude -p --output-format json --verbose` prints (issue 34.4)
     res = run(tmp_path, "import", str(FIX / "cc_records_array.json"), "--list")
-    assert res.exit_code == 2
-    assert res.stderr == (
-        f"scarbook: {FIX / 'cc_records_array.json'}: not a transcript scarbook can read: a JSON array of 4 Claude "
-        f"Code records; scarbook reads them as the session log writes them, one per line (JSON lines) {TRIED}\n")
+    assert res.exit_code == 0, res.output
+    assert "format: claude-json\n" in res.stdout
     nums = tmp_path / "nums.json"
     nums.write_text("[1, 2]")
     res = run(tmp_path, "import", str(nums), "--list")
     assert res.stderr == (
-        f"scarbook: {nums}: not a transcript scarbook can read: a JSON array of 2 int values, not messages (role "
-        f"and content), Responses items (type) or stream events {TRIED}\n")
+        f"scarbook: {nums}: not a transcript scarbook can read: a JSON array of 2 int values; no format is close; "
+        f"{PLAIN}\n")
 
 
 def test_repeated_warnings_are_grouped_with_a_count(tmp_path):
@@ -282,23 +280,25 @@ def test_every_new_refusal_and_warning_in_its_own_words(tmp_path):
         "--root DIR` shows the paths), or pick another artifact\n")
     # 6. JSON arrays of other things
     for name, value, what in [
-        ("empty.json", [], "an empty JSON array"),
-        ("objs.json", [{"a": 1, "b": 2}], "a JSON array of 1 object (the first has keys: a, b), not messages (role "
-                                          "and content), Responses items (type) or stream events"),
-        ("nested.json", [[1], [2]], "a JSON array of 2 arrays, not messages (role and content), Responses items "
-                                    "(type) or stream events"),
+        ("empty.json", [], f"an empty JSON array; no format is close; {PLAIN}"),
+        ("objs.json", [{"a": 1, "b": 2}], f"a JSON array whose first item has keys a, b; no format is close; {PLAIN}"),
+        ("nested.json", [[1], [2]], f"a JSON array of 2 list values; no format is close; {PLAIN}"),
     ]:
         path = tmp_path / name
         path.write_text(json.dumps(value))
         res = run(tmp_path, "import", str(path), "--list")
-        assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {what} {TRIED}\n"
+        what = what.replace("{path}", str(path))
+        assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {what}\n"
     # 6. the reasons --format gives
     res = run(tmp_path, "import", str(FIX / "cc_one_record.jsonl"), "--format", "scarbook", "--list")
+    seen = ("seen: a JSON object (type 'assistant') with keys parentUuid, isSidechain, userType, cwd, sessionId, "
+            "version, gitBranch, type, …; it looks closest to claude-code: import it without --format, or "
+            "with --format claude-code\n")
     assert res.stderr == (f"scarbook: {FIX / 'cc_one_record.jsonl'} is not a scarbook transcript: line 1 has a "
-                          "`message` object (a Claude Code record, not a scarbook one)\n")
+                          f"`message` object (a Claude Code record, not a scarbook one); {seen}")
     res = run(tmp_path, "import", str(FIX / "cc_one_record.jsonl"), "--format", "otel", "--list")
     assert res.stderr == (f"scarbook: {FIX / 'cc_one_record.jsonl'} is not an otel transcript: no OTLP "
-                          "`resourceSpans` with spans, and no spans with an `attributes` mapping\n")
+                          f"`resourceSpans` with spans, and no spans with an `attributes` mapping; {seen}")
     # 7. an error Codex reported in its session log
     log = tmp_path / "rollout-2026-11-25T14-00-00-x.jsonl"
     lines = (FIX / "codex_rollout.jsonl").read_text().splitlines()[:3]

@@ -165,9 +165,8 @@ async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypa
         await pilot.press("enter")
         error = screen.query_one("#import-error")
         await wait_until(pilot, lambda: plain(error) != "", what="the error")
-        assert plain(error) == (f"{bad}: not a transcript scarbook can read: JSON, but in none of the shapes "
-                                "scarbook reads (tried inspect, scarbook, claude-code, codex, otel, anthropic, openai, plain; "
-                                "name one with --format to see why it does not fit)")
+        assert plain(error) == (f"{bad}: not a transcript scarbook can read: a JSON object with keys hello; no format "
+                                "is close; `--format plain` keeps the whole file as the failed artifact")
         assert screen.transcript is None
         # nothing loaded: creating says so instead of writing anything
         await pilot.press("ctrl+s")

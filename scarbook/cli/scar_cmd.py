@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import click
@@ -130,13 +131,14 @@ def _judge(project, cases, skip_judge: bool, quiet: bool = False):
     """The judge verify uses; None (said on stderr unless `quiet`) when its key is not set."""
     from scarbook.judge import judge_for
 
-    judge = judge_for(cases, project.config.judge, skip=skip_judge)
-    if judge is not None and not judge.api_key_present():
+    # no key, no judge: asked before one is built, so the SDK is never imported for a judge that cannot be called
+    if os.environ.get(project.config.judge.api_key_env, "").strip():
+        return judge_for(cases, project.config.judge, skip=skip_judge)
+    if not skip_judge and not quiet and any(c.judge_checks for c in cases):
         # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
-        if not quiet:
-            say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
-                       "a scar only the judge can catch stays unverified", err=True)
-        judge = None
+        say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
+            "a scar only the judge can catch stays unverified", err=True)
+    judge = None
     return judge
 
 

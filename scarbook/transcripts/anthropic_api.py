@@ -203,15 +203,24 @@ def _parse_stream(t: Transcript, events: list[dict[str, Any]]) -> None:
 
 
 def parse(src: Source) -> Transcript:
-    t = Transcript(format="anthropic-messages", source=src.path)
     events = _stream_events(src)
     if events is not None:
-        t.format = "anthropic-stream"
+        t = Transcript(format="anthropic-stream", source=src.path)
         _parse_stream(t, events)
         return finish_transcript(t)
-    value = src.json
-    if value is None and not src.is_json:
+    if not src.is_json:
         raise NotThisFormat("not a JSON document or a stream of message events")
+    return finish_transcript(read_value(src.json, src.path))
+
+
+def read_stream(events: list[dict[str, Any]], t: Transcript) -> None:
+    """Add a saved stream of Messages API events (one reply) to `t`."""
+    _parse_stream(t, events)
+
+
+def read_value(value: Any, source: Any = None) -> Transcript:
+    """The timeline of one Messages API body, list or {request, response} pair (files not yet derived)."""
+    t = Transcript(format="anthropic-messages", source=source)
     usage = Usage()
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
         request, response = value["request"], value.get("response")
@@ -225,7 +234,7 @@ def parse(src: Source) -> Transcript:
         raise NotThisFormat("no `messages` list, `type: message` response or stream events")
     if request is not None:
         messages = _check_messages(request.get("messages"), "messages")
-        t.model = request.get("model")
+        t.model = request.get("model") if isinstance(request.get("model"), str) else None
         if request.get("system"):
             t.entries.append(Message("system", _system_text(request["system"])))
         for m in messages:
@@ -238,4 +247,4 @@ def parse(src: Source) -> Transcript:
         add_content(t, "assistant", response["content"])
         add_usage(usage, response.get("usage"))
         t.usage = usage
-    return finish_transcript(t)
+    return t

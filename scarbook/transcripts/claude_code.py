@@ -12,6 +12,7 @@ crash is skipped with a warning.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +37,20 @@ _SIDE_KINDS = {"system", "summary", "file-history-snapshot", "queue-operation"}
 _NUMBERED = re.compile(r"^ *(\d+)(?:\t|\u2192)(.*)$")
 
 
-def _is_record(r: dict[str, Any]) -> bool:
+def _is_record(r: dict[str, Any], loose: bool = False) -> bool:
+    """A user or assistant record; `loose`: in a document of records (`{"loglines": [...]}`, a JSON
+    array) the ids may be missing, as exporters drop them."""
     return r.get("type") in ("user", "assistant") and isinstance(r.get("message"), dict) and (
-        "uuid" in r or "parentUuid" in r or "sessionId" in r or "session_id" in r)
+        loose or "uuid" in r or "parentUuid" in r or "sessionId" in r or "session_id" in r)
+
+
+def is_record_like(value: Any) -> bool:
+    """A Claude Code record of any kind (session log, stream-json, the web export's loglines)."""
+    if not isinstance(value, dict):
+        return False
+    kind = value.get("type")
+    return _is_one_record(value) or (kind in ("user", "assistant") and isinstance(value.get("message"), dict)) or (
+        kind == "system" and value.get("subtype") == "init" and "session_id" in value)
 
 
 def _is_one_record(value: Any) -> bool:
@@ -147,9 +159,9 @@ class _Records:
     kinds: set[str] = field(default_factory=set)  # their `type`s, while only side records are seen
 
 
-def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
+def _read_records(records: Iterable[Any], t: Transcript, loose: bool = False) -> _Records:
     read = _Records()
-    for _, r in src.iter_json_lines(stats):
+    for r in records:
         if not isinstance(r, dict):
             continue
         read.objects += 1
@@ -167,7 +179,7 @@ def _read_records(src: Source, t: Transcript, stats: JsonLines) -> _Records:
         elif kind == "system" and r.get("content"):
             read.rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]),
                               "chain": False})
-        elif _is_record(r):
+        elif _is_record(r, loose):
             read.rows.append(_conversation_row(r, side, want_cwd=not read.rows or not t.cwd))
             if isinstance(r.get("cwd"), str) and not side and r["cwd"] not in t.cwds:
                 t.cwds.append(r["cwd"])  # the folders the session worked in (a log of several sessions has more)
@@ -298,17 +310,49 @@ def _summed_usage(usage_by_id: dict[str, Usage]) -> Usage | None:
 
 def parse(src: Source) -> Transcript:
     """One streamed pass: each record is parsed once and only what the timeline needs is kept (the
-    message, a few fields of its tool result record), so a large log costs about its size."""
+    message, a few fields of its tool result record), so a large log costs about its size. A JSON
+    document of records (`{"loglines": [...]}`, the web export) is read the same way."""
     if src.is_binary:
         raise NotThisFormat("the file is not UTF-8 text")
-    if src.is_json and not _is_one_record(src.json):  # one record is a log too
-        raise NotThisFormat("a single JSON document, not JSON lines")
+    if src.is_json:
+        value = src.json
+        if isinstance(value, dict) and isinstance(value.get("loglines"), list):
+            return _from_records(src, value["loglines"], FORMAT, loose=True)
+        if not _is_one_record(value):  # one record is a log too
+            raise NotThisFormat("a single JSON document, not JSON lines")
     stats = JsonLines()
-    t = Transcript(format=FORMAT, source=src.path)
-    read = _read_records(src, t, stats)
+    t = _from_records(src, (r for _, r in src.iter_json_lines(stats)), FORMAT, stats=stats)
+    return t
+
+
+def parse_json_output(src: Source) -> Transcript:
+    """`claude -p --output-format json`: one `result` object (the final answer, usage and cost only),
+    or with --verbose a JSON array of the session's messages, as stream-json prints them."""
+    value = src.json
+    if isinstance(value, list):
+        if not any(is_record_like(v) for v in value[:8]):
+            raise NotThisFormat("a JSON array, but its first items are not Claude Code messages")
+        return _from_records(src, value, "claude-json", loose=True)
+    if not (isinstance(value, dict) and value.get("type") == "result"):
+        raise NotThisFormat("not a `claude -p --output-format json` result (type: result) or message array")
+    t = Transcript(format="claude-json", source=src.path)
+    t.usage = _result_event(t, value)
+    if t.final_answer is None:
+        raise NothingToImport("a `claude -p` result with no answer"
+                              + (f" (it ended with {value.get('subtype')})" if value.get("subtype") else ""))
+    t.entries.append(Message("assistant", t.final_answer))
+    t.warnings.append("a `claude -p --output-format json` result holds the final answer only: no task, no tool "
+                      "calls; `--output-format stream-json --verbose` (or the session log) keeps the whole session")
+    return finish_transcript(t, verbatim_reads=False)
+
+
+def _from_records(src: Source, records: Iterable[Any], fmt: str, *, loose: bool = False,
+                  stats: JsonLines | None = None) -> Transcript:
+    t = Transcript(format=fmt, source=src.path)
+    read = _read_records(records, t, loose)
     if not read.objects:
         raise NotThisFormat("not JSON lines")
-    if len(stats.bad) >= read.objects:
+    if stats is not None and len(stats.bad) >= read.objects:
         raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
     if not any(row["chain"] for row in read.rows):
         if read.kinds and read.kinds <= _SIDE_KINDS:
@@ -318,7 +362,8 @@ def parse(src: Source) -> Transcript:
         raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
     active, linked = _active_uuids([row for row in read.rows if row["chain"]], read.parent_of)
     read.parent_of.clear()
-    t.warnings.extend(truncation_warning(stats))
+    if stats is not None:
+        t.warnings.extend(truncation_warning(stats))
     if active is None and linked:
         t.warnings.append("the parentUuid chain does not cover this file; every record was kept in file order")
     turns, usage_by_id = _timeline_turns(t, read.rows, active)

@@ -1,36 +1,26 @@
 """Load a transcript file in any supported format, detecting which one it is.
 
-Formats are tried in a fixed order, most specific first; plain text is the fallback for
-anything that is text but not JSON. A file nothing accepts gets one line saying why (empty,
-binary, JSON cut off, JSON of no known shape) and the formats tried.
+Detection looks at a bounded prefix of the file only (`Source.shape`: the kind of file, its keys,
+its first records' types): each format claims the shapes it reads (`scarbook.transcripts.formats`),
+and only the formats that claim the file parse it, in a fixed order, most specific first. The names
+are one set everywhere: what `--list` prints as the format is what `--format` takes. A file nothing
+reads gets one line naming what was seen, the closest format and what to do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
-from scarbook.text import plural, with_article
-from scarbook.transcripts import anthropic_api, claude_code, codex, inspect_log, openai, otel, plain, scarbook_native
+from scarbook.text import with_article
+from scarbook.transcripts import formats, otel
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
+from scarbook.transcripts.shape import MAX_DEPTH
 from scarbook.transcripts.source import NotARegularFile, Source
 
-Parser = Callable[[Source], Transcript]
-PARSERS: dict[str, Parser] = {
-    # first: a .eval zip, or a JSON log read a sample at a time, known by its head (the other formats
-    # would parse a JSON document whole)
-    inspect_log.FORMAT: inspect_log.parse,
-    scarbook_native.FORMAT: scarbook_native.parse,
-    claude_code.FORMAT: claude_code.parse,
-    codex.FORMAT: codex.parse,
-    otel.FORMAT: otel.parse,
-    anthropic_api.FORMAT: anthropic_api.parse,
-    openai.FORMAT: openai.parse,
-    plain.FORMAT: plain.parse,
-}
-FORMATS: tuple[str, ...] = tuple(PARSERS)  # the names `--format` accepts
+FORMATS: tuple[str, ...] = formats.NAMES  # the names `--format` accepts and `--list` prints
+_PICKS_ONE = {otel.FORMAT: "trace", "inspect": "sample"}
 
 
 def load_transcript(path: Path | str, format: str | None = None, *, trace: str | None = None,
@@ -40,14 +30,18 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
     `sample` one sample of an Inspect log (`ID` or `ID:EPOCH`); `root` is the folder paths are made
     relative to (default: the agent's cwd, else the common root of the files the transcript touched)."""
     path = Path(path)
-    if format is not None and format not in PARSERS:
+    if format is not None and format not in formats.READERS:
         raise ScarbookError(f"unknown transcript format {format!r}; choose one of: {', '.join(FORMATS)}")
     src = _open(path)
     src.trace = trace if trace is not None else sample
-    t = _parse(src, path, format)
-    if trace is not None and t.format not in (otel.FORMAT, inspect_log.FORMAT):
+    try:
+        t = _parse(src, path, format)
+    except RecursionError:
+        raise ScarbookError(f"{path}: not a transcript scarbook can read: it is nested deeper than {MAX_DEPTH} "
+                            "levels; no agent log nests so deep — check that this is the file you meant") from None
+    if trace is not None and t.format not in _PICKS_ONE:
         raise ScarbookError(f"{path}: --trace picks one trace of an OTel file; this is {with_article(t.format)} transcript")
-    if sample is not None and t.format != inspect_log.FORMAT:
+    if sample is not None and t.format != "inspect":
         raise ScarbookError(f"{path}: --sample picks one sample of an Inspect log; this is {with_article(t.format)} transcript")
     if root is not None:
         if not is_absolute(normalise_path(root)):
@@ -72,42 +66,26 @@ def _open(path: Path) -> Source:
         raise ScarbookError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
-def _describe_array(items: list) -> str:
-    """Why a JSON array is not a transcript, naming what it holds."""
-    if not items:
-        return "an empty JSON array"
-    first, n = items[0], len(items)
-    if isinstance(first, dict):
-        if first.get("type") in ("user", "assistant", "system", "summary") and ("uuid" in first or "sessionId" in first):
-            return (f"a JSON array of {plural(n, 'Claude Code record')}; scarbook reads them as the session log "
-                    "writes them, one per line (JSON lines)")
-        what = f"{plural(n, 'object')} (the first has keys: {', '.join(list(first)[:6]) or 'none'})"
-    elif isinstance(first, list):
-        what = plural(n, "array")
-    else:
-        what = plural(n, f"{type(first).__name__} value")
-    return f"a JSON array of {what}, not messages (role and content), Responses items (type) or stream events"
-
-
 def _parse(src: Source, path: Path, format: str | None) -> Transcript:
     if format is not None:
         try:
-            if format == plain.FORMAT:
-                return plain.parse(src, allow_json=True)
-            return PARSERS[format](src)
+            t = formats.READERS[format].read(src, True)
         except NotThisFormat as exc:
-            raise ScarbookError(f"{path} is not {with_article(format)} transcript: {exc}") from None
-    plain_reason = ""
-    for parse in PARSERS.values():
+            raise ScarbookError(formats.forced_refusal(path, src, format, str(exc))) from None
+        if t.format != format:
+            raise ScarbookError(f"{path} is not {with_article(format)} transcript: it is {with_article(t.format)} "
+                                f"one; import it with --format {t.format} (or without --format)")
+        return t
+    shape = src.shape
+    if shape.depth > MAX_DEPTH:
+        raise ScarbookError(f"{path}: not a transcript scarbook can read: {shape.describe()}, nested deeper than "
+                            f"{MAX_DEPTH} levels; no agent log nests so deep — check that this is the file you meant")
+    tried: list[tuple[str, str]] = []
+    for reader in formats.claiming(src):
         try:
-            return parse(src)
+            return reader.read(src, False)
         except NothingToImport as exc:
             raise ScarbookError(f"{path}: nothing to import: {exc}") from None
         except NotThisFormat as exc:
-            plain_reason = str(exc)  # plain text comes last: its reason is the one that says most
-    if src.is_json and isinstance(src.json, list):
-        plain_reason = _describe_array(src.json)
-    elif src.is_json or plain_reason.startswith("the file is JSON"):
-        plain_reason = "JSON, but in none of the shapes scarbook reads"
-    raise ScarbookError(f"{path}: not a transcript scarbook can read: {plain_reason} "
-                        f"(tried {', '.join(FORMATS)}; name one with --format to see why it does not fit)")
+            tried.append((reader.name, str(exc)))
+    raise ScarbookError(formats.refusal(path, src, tried))

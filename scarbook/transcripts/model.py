@@ -136,6 +136,25 @@ def date_of(stamp: Any) -> str | None:
     return None
 
 
+def as_int(value: Any) -> int:
+    """A count from a log, whatever type it came as: an int, a whole float, a decimal string; else 0."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            try:
+                return as_int(float(value))
+            except ValueError:
+                return 0
+    return 0
+
+
 class NotThisFormat(Exception):
     """Raised by a parser when the file is not in its format; the message says why."""
 

@@ -142,9 +142,13 @@ def _is_items(value: Any) -> bool:
 
 
 def parse(src: Source) -> Transcript:
-    value = src.json
     if not src.is_json:
         raise NotThisFormat("not a JSON document")
+    return finish_transcript(read_value(src.json, src.path))
+
+
+def read_value(value: Any, source: Any = None) -> Transcript:
+    """The timeline of one OpenAI body, list or {request, response} pair (files not yet derived)."""
     request = response = None
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
         request, response = value["request"], value.get("response")
@@ -158,7 +162,7 @@ def parse(src: Source) -> Transcript:
         raise NotThisFormat("no `messages`, `input`, `choices` or `output`")
     responses_api = (request is not None and "input" in request) or (
         isinstance(response, dict) and (response.get("object") == "response" or "output" in response))
-    t = Transcript(format="openai-responses" if responses_api else "openai-chat", source=src.path)
+    t = Transcript(format="openai-responses" if responses_api else "openai-chat", source=source)
     fn_ids: list[str] = []
     if request is not None:
         t.model = request.get("model")
@@ -177,8 +181,9 @@ def parse(src: Source) -> Transcript:
                 add_item(t, item)
         else:
             choices = response.get("choices")
-            if not isinstance(choices, list) or not choices or not isinstance(choices[0].get("message"), dict):
+            if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+                    or not isinstance(choices[0].get("message"), dict):
                 raise NotThisFormat("the response has no choices[0].message")
             add_chat_message(t, choices[0]["message"], fn_ids)
         t.usage = _usage(response.get("usage"))
-    return finish_transcript(t)
+    return t

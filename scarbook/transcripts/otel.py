@@ -21,9 +21,18 @@ from typing import Any
 from scarbook.errors import ScarbookError
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import Entry, Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of
+from scarbook.transcripts.model import (
+    Entry,
+    Message,
+    NotThisFormat,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    as_int,
+    date_of,
+)
 from scarbook.transcripts.openai import add_chat_message, parse_arguments
-from scarbook.transcripts.otel_flat import flat_spans
+from scarbook.transcripts.otel_flat import flat_spans, nanos
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
 
@@ -38,7 +47,7 @@ def any_value(v: Any) -> Any:
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
-        return int(v["intValue"])
+        return as_int(v["intValue"])
     if "doubleValue" in v:
         return float(v["doubleValue"])
     if "boolValue" in v:
@@ -169,6 +178,44 @@ def _messages(attrs: dict[str, Any], side: str) -> list[Any]:
     return _indexed(attrs, old.split(".")[1])
 
 
+_EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+
+
+def _with_events(span: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
+    """The GenAI semantic conventions' events form (span events `gen_ai.user.message`, `gen_ai.choice`,
+    or `gen_ai.content.prompt` / `.completion` holding the JSON) as the attribute form the rest reads."""
+    events = span.get("events")
+    if not isinstance(events, list) or "gen_ai.input.messages" in attrs or "gen_ai.prompt" in attrs:
+        return attrs
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    for ev in events:
+        if not isinstance(ev, dict) or not isinstance(ev.get("name"), str):
+            continue
+        name, ev_attrs = ev["name"], attributes(ev)
+        body: dict[str, Any] = ev["body"] if isinstance(ev.get("body"), dict) else {}
+        if name in _EVENT_ROLES:
+            msg = {"role": _EVENT_ROLES[name], "content": ev_attrs.get("content", body.get("content", ""))}
+            calls = _json_attr(ev_attrs.get("tool_calls", body.get("tool_calls")))
+            if isinstance(calls, list):
+                msg["tool_calls"] = calls
+            if name == "gen_ai.tool.message":
+                msg["tool_call_id"] = str(ev_attrs.get("id", body.get("id", "")))
+            inputs.append(msg)
+        elif name == "gen_ai.choice":
+            message = _json_attr(ev_attrs.get("message", body.get("message")))
+            outputs.append(message if isinstance(message, dict) else
+                           {"role": "assistant", "content": ev_attrs.get("content", "")})
+        elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+            key = "gen_ai.prompt" if name.endswith("prompt") else "gen_ai.completion"
+            value = _json_attr(ev_attrs.get(key))
+            (inputs if key == "gen_ai.prompt" else outputs).extend(value if isinstance(value, list) else [value])
+    if not inputs and not outputs:
+        return attrs
+    return {**attrs, "gen_ai.input.messages": inputs, "gen_ai.output.messages": outputs}
+
+
 def _is_model_span(attrs: dict[str, Any]) -> bool:
     return any(k.startswith(("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion"))
                for k in attrs if k)
@@ -186,7 +233,7 @@ def _pick_trace(t: Transcript, spans: list[dict[str, Any]], wanted: str | None) 
         by_trace.setdefault(str(span.get("traceId") or ""), []).append(span)
     if wanted is None and len(by_trace) < 2:
         return spans
-    start = {tid: min(int(s.get("startTimeUnixNano") or 0) for s in group) for tid, group in by_trace.items()}
+    start = {tid: min(nanos(s.get("startTimeUnixNano")) for s in group) for tid, group in by_trace.items()}
     order = sorted(by_trace, key=lambda tid: start[tid])
     t.traces = [(tid, f"{len(by_trace[tid])} spans, started {_when(start[tid])}") for tid in order]
     if wanted is not None and wanted not in by_trace:
@@ -219,8 +266,8 @@ def _timeline(spans: list[dict[str, Any]]) -> list[_Moment]:
     end), in time order; at one instant, what ends comes before what starts."""
     timeline: list[_Moment] = []
     for seq, span in enumerate(spans):
-        attrs = attributes(span)
-        start, end = int(span.get("startTimeUnixNano") or 0), int(span.get("endTimeUnixNano") or 0)
+        attrs = _with_events(span, attributes(span))
+        start, end = nanos(span.get("startTimeUnixNano")), nanos(span.get("endTimeUnixNano"))
         if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
             timeline += [(start, seq, "tool_start", span, attrs), (end, seq, "tool_end", span, attrs)]
         elif _is_model_span(attrs):
@@ -280,7 +327,7 @@ def _span_usage(attrs: dict[str, Any]) -> Usage | None:
     out = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
     if inp is None and out is None:
         return None
-    return Usage(input_tokens=int(inp or 0), output_tokens=int(out or 0))
+    return Usage(input_tokens=as_int(inp), output_tokens=as_int(out))
 
 
 def parse(src: Source) -> Transcript:
@@ -289,7 +336,7 @@ def parse(src: Source) -> Transcript:
         raise NotThisFormat("no OTLP `resourceSpans` with spans, and no spans with an `attributes` mapping")
     t = Transcript(format=FORMAT, source=src.path)
     spans = _pick_trace(t, spans, src.trace)
-    ends = [int(s.get("endTimeUnixNano") or s.get("startTimeUnixNano") or 0) for s in spans]
+    ends = [nanos(s.get("endTimeUnixNano")) or nanos(s.get("startTimeUnixNano")) for s in spans]
     t.date = date_of(max(ends)) if any(ends) else None
     timeline = _timeline(spans)
     if not timeline:

@@ -30,7 +30,14 @@ def is_attributes(value: Any) -> bool:
     "input": {"value": ...}, "openinference": {"span": {"kind": "LLM"}}}), or flat."""
     return isinstance(value, dict) and "attributes" not in value and (
         isinstance(value.get("openinference"), dict) or "openinference.span.kind" in value
-        or isinstance(value.get("llm"), dict) and ("input_messages" in value["llm"] or "output_messages" in value["llm"]))
+        or isinstance(value.get("llm"), dict) and ("input_messages" in value["llm"] or "output_messages" in value["llm"])
+        or isinstance(value.get("gen_ai"), dict) or any(isinstance(k, str) and k.startswith(_FLAT) for k in value))
+
+
+# flat GenAI / OpenInference attributes saved alone (the attribute form of the semantic conventions)
+_FLAT = ("gen_ai.input", "gen_ai.output", "gen_ai.prompt", "gen_ai.completion", "llm.input_messages",
+         "llm.output_messages")
+_OI_PART = re.compile(r"^contents\.(\d+)\.message_content\.(text|type|image\.image\.url)$")
 
 
 def _documents(src: Source) -> list[Any]:
@@ -81,14 +88,23 @@ def _flatten(attrs: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def _gen_ai(attrs: dict[str, Any]) -> dict[str, Any]:
     """OpenInference attributes as the gen_ai ones the otel parser reads (gen_ai ones kept)."""
     out = dict(attrs)
+    parts: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}  # (side, message) -> part number -> fields
     for key, value in attrs.items():
         m = _OI_MESSAGE.match(key)
         if m:
             side = "prompt" if m.group(1) == "input" else "completion"
             field = m.group(3)
+            part = _OI_PART.match(field)
+            if part:  # `message.contents.M.message_content.text`: a message given as parts
+                parts.setdefault((side, m.group(2)), {}).setdefault(int(part.group(1)), {})[part.group(2)] = value
+                continue
             c = _OI_CALL.match(field)
             field = f"tool_calls.{c.group(1)}.{c.group(2)}" if c else field
             out[f"gen_ai.{side}.{m.group(2)}.{field}"] = value
+    for (side, n), numbered in parts.items():
+        text = [str(p["text"]) if "text" in p else f"[image: {p.get('image.image.url', 'attached')}]"
+                if p.get("type") == "image" else "" for _, p in sorted(numbered.items())]
+        out.setdefault(f"gen_ai.{side}.{n}.content", "\n".join(t for t in text if t))
     kind = str(attrs.get("openinference.span.kind", "")).upper()
     if kind == "LLM":
         if "llm.model_name" in attrs:
@@ -109,8 +125,18 @@ def _gen_ai(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _nanos(stamp: Any) -> int:
+def nanos(stamp: Any) -> int:
+    """Nanoseconds since the epoch from what exporters write: an integer (nanoseconds, or seconds), a
+    decimal string (OTLP JSON's uint64), a float or an ISO time; 0 for anything else."""
+    if isinstance(stamp, str):
+        text = stamp.strip()
+        try:
+            stamp = float(text) if text and text.lstrip("-").replace(".", "", 1).isdigit() else stamp
+        except ValueError:
+            pass
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        if stamp != stamp or stamp in (float("inf"), float("-inf")) or stamp <= 0:
+            return 0
         return int(stamp if stamp > 1e14 else stamp * 1e9)
     if isinstance(stamp, str):
         try:
@@ -139,8 +165,8 @@ def flat_spans(src: Source) -> list[dict[str, Any]]:
             "traceId": str(context.get("trace_id") or v.get("trace_id") or ""),
             "spanId": str(context.get("span_id") or v.get("span_id") or ""),
             "name": v.get("name", ""),
-            "startTimeUnixNano": _nanos(v.get("start_time")),
-            "endTimeUnixNano": _nanos(v.get("end_time")),
+            "startTimeUnixNano": nanos(v.get("start_time")),
+            "endTimeUnixNano": nanos(v.get("end_time")),
             "status": {"code": 2 if code.endswith("ERROR") else 0},
             "attributes": _gen_ai(_flatten(v["attributes"])),
         })

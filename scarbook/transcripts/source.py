@@ -19,8 +19,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from scarbook.transcripts.shape import HEAD_RECORDS, Shape, shape_of
+
 _NOT_JSON = object()
+_BAD_FIRST = object()  # JSON lines whose first record does not parse (it is named as a bad line)
 HEAD_BYTES = 65536
+RECORDS_BYTES = 4 * 1024 * 1024  # detection reads the first records from at most this much of a JSON-lines file
 MAX_BAD_SHARE = 100  # a head with more than 1 undecodable byte in this many is binary, not text
 MAX_BAD_NAMED = 10_000  # offsets of bad bytes kept at most (the warning shows ten)
 
@@ -144,14 +148,58 @@ class Source:
         try:
             return parse_json(decode_lenient(line, start, set()))
         except ValueError:
+            # a record too deep (or damaged) to read, followed by another record: still JSON lines
+            if line.rstrip().endswith(b"}") and rest.lstrip().startswith(b"{") and line.lstrip().startswith(b"{"):
+                return _BAD_FIRST
             return _NOT_JSON
+
+    @property
+    def is_json_lines(self) -> bool:
+        """The first line is one JSON value and more follows: JSON lines, not one document."""
+        return self._first_line is not _NOT_JSON
+
+    @cached_property
+    def head_records(self) -> list[Any]:
+        """The first JSON lines (at most HEAD_RECORDS, read from at most RECORDS_BYTES), parsed: what
+        detection looks at. A line that does not parse is left out (its parser names it)."""
+        if not self.is_json_lines:
+            return []
+        out: list[Any] = []
+        read = 0
+        with open(self.path, "rb") as fh:
+            for raw in fh:
+                read += len(raw)
+                if len(out) >= HEAD_RECORDS or read > RECORDS_BYTES:
+                    break
+                if raw.strip():
+                    try:
+                        out.append(parse_json(decode_lenient(raw.lstrip(b"\xef\xbb\xbf"), 0, set())))
+                    except ValueError:
+                        continue
+        return out
+
+    @cached_property
+    def shape(self) -> Shape:
+        """What the file looks like from its head alone (scarbook.transcripts.shape)."""
+        whole = self.size <= len(self.head)
+        if self.is_blank:
+            return Shape("empty", whole=whole)
+        if self.is_binary:
+            return Shape("binary", whole=whole)
+        head = decode_lenient(self.head.lstrip(b"\xef\xbb\xbf"), 0, set(), final=whole)
+        if head.lstrip().startswith(("event:", "data:")):
+            return shape_of(head, whole=whole, lines=None, sse=True)
+        if self.is_json_lines:
+            return shape_of(head, whole=whole, lines=self.head_records)
+        value = self.json if whole and self.is_json else None
+        return shape_of(head, whole_value=value, whole=whole, lines=None)
 
     @cached_property
     def json_error(self) -> str | None:
         """Why the file is not one JSON document, or None when it is one."""
         if self.is_binary:
             return "the file is not UTF-8 text"
-        if self._first_line is not _NOT_JSON:
+        if self.is_json_lines:
             return "JSON lines, not one JSON document"
         try:
             self.__dict__["_json"] = parse_json(self.text) if self.text is not None else _NOT_JSON
