@@ -36,7 +36,8 @@ def test_slash_commands_and_synthetic_messages_are_not_the_incident(tmp_path):
     res = run(tmp_path, "import", str(FIX / "cc_exit_synthetic.jsonl"), "--id", "x")
     assert res.exit_code == 2
     assert res.stderr == (
-        "scarbook: the transcript holds no work of the agent to import: only slash commands and messages the "
+        f"scarbook: {FIX / 'cc_exit_synthetic.jsonl'}: the transcript holds no work of the agent to import: only "
+        "slash commands and messages the "
         "harness wrote in the model's place (/exit; You're out of extra usage · resets 4pm (UTC); "
         "output of a local command)\n")
     assert not (tmp_path / "cases" / "x").exists()

@@ -41,9 +41,12 @@ def _ext(name: str | None, default: str = ".txt") -> str:
     return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix or "") else default
 
 
-def pick_artifact(cands: list[Candidate], artifact_index: int | None) -> Candidate:
+def pick_artifact(cands: list[Candidate], artifact_index: int | None, source: Path | None = None) -> Candidate:
     if not cands:
-        raise ScarbookError("the transcript has no candidate artifact (no final answer, file or tool result)")
+        where = f"{source}: " if source is not None else ""
+        raise ScarbookError(f"{where}the transcript has no candidate artifact (no final answer, file or tool "
+                            "result): the agent answered nothing and wrote nothing; import a log that holds the "
+                            "failed artifact")
     number = default_artifact(cands) if artifact_index is None else artifact_index
     if not 1 <= number <= len(cands):
         raise ScarbookError(f"there is no artifact {number}: the transcript has {plural(len(cands), 'candidate')} "
@@ -57,7 +60,8 @@ def _no_work(t: Transcript) -> None:
     said = [m for m in t.entries if isinstance(m, Message) and m.kind in ("command", "synthetic")]
     if said:
         shown = "; ".join(dict.fromkeys(command_label(m.text) for m in said))
-        raise ScarbookError("the transcript holds no work of the agent to import: only slash commands and "
+        where = f"{t.source}: " if t.source is not None else ""
+        raise ScarbookError(f"{where}the transcript holds no work of the agent to import: only slash commands and "
                             f"messages the harness wrote in the model's place ({shown})")
 
 
@@ -169,7 +173,7 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     if not cands:
         _no_work(t)
     turn, artifact_index = pick_turn(t, cands, turn, artifact_index)
-    artifact = pick_artifact(cands, artifact_index)
+    artifact = pick_artifact(cands, artifact_index, t.source)
     if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
         raise ScarbookError(outside_root(t, artifact.path))
     # a log of many samples (Inspect) keeps only the one imported, as a log the same reader reads

@@ -54,6 +54,8 @@ def _body(part: Any) -> Any:
     if not isinstance(part, dict):
         return None
     body = part.get("body", part.get("content"))
+    if isinstance(body, dict) and body.get("type") in ("json", "text", "base64") and "content" in body:
+        body = body["content"]  # pydantic-ai's cassettes: {type: json, content: {...}}
     if isinstance(body, dict) and ("string" in body or "base64_string" in body):
         body = body.get("string", body.get("base64_string"))
     if isinstance(body, bytes):

@@ -120,11 +120,17 @@ def _claims_cassette(src: Source, shape: Shape) -> bool:
 
 def _claims_swe_agent(src: Source, shape: Shape) -> bool:
     keys = set(shape.keys)
-    return shape.kind == "json-object" and "trajectory" in keys and bool({"history", "info", "environment"} & keys)
+    return shape.kind == "json-object" and (("trajectory" in keys and bool({"history", "info", "environment"} & keys))
+                                            or ("history" in keys and b'"message_type"' in src.head))
+
+
+_MINI_MARKS = (b"<returncode>", b"mswea_bash_command", b"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
 
 
 def _claims_mini(src: Source, shape: Shape) -> bool:
     keys = set(shape.keys)
+    if shape.kind == "json-array":  # the messages alone
+        return {"role", "content"} <= keys and any(m in src.head for m in _MINI_MARKS)
     return shape.kind == "json-object" and ("trajectory_format" in keys or {"messages", "info"} <= keys)
 
 

@@ -268,6 +268,7 @@ def _timeline(spans: list[dict[str, Any]]) -> list[_Moment]:
     for seq, span in enumerate(spans):
         attrs = _with_events(span, attributes(span))
         start, end = nanos(span.get("startTimeUnixNano")), nanos(span.get("endTimeUnixNano"))
+        end = max(end, start + 1)  # a span saved without times (or ending as it starts): its input comes first
         if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
             timeline += [(start, seq, "tool_start", span, attrs), (end, seq, "tool_end", span, attrs)]
         elif _is_model_span(attrs):
