@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scarbook.config import GatePolicy
+from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.rates import CaseStats
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
@@ -42,41 +43,6 @@ from scarbook.text import threshold_pct
 
 Decision = Literal["above", "below", "undecided", "no verdict"]
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
-
-
-def _log_pmf(x: int, n: int, p: float) -> float:
-    if p <= 0.0:
-        return 0.0 if x == 0 else -math.inf
-    if p >= 1.0:
-        return 0.0 if x == n else -math.inf
-    return (math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-            + x * math.log(p) + (n - x) * math.log1p(-p))
-
-
-def _log_sum(logs: Sequence[float]) -> float:
-    top = max(logs, default=-math.inf)
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(sum(math.exp(v - top) for v in logs))
-
-
-def binom_cdf(c: int, n: int, p: float) -> float:
-    """P(X <= c) for X ~ Binomial(n, p), summed in log space (no overflow or underflow at any n)."""
-    if c < 0:
-        return 0.0
-    if c >= n:
-        return 1.0
-    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c + 1)])))
-
-
-def binom_sf(c: int, n: int, p: float) -> float:
-    """P(X >= c) for X ~ Binomial(n, p)."""
-    if c <= 0:
-        return 1.0
-    if c > n:
-        return 0.0
-    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c, n + 1)])))
-
 
 
 def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:

@@ -45,6 +45,7 @@ from functools import lru_cache
 from typing import Literal
 
 from scarbook.models import RunStatus
+from scarbook.stats.binomial import binom_sf, smallest_cut
 from scarbook.stats.rates import effective_threshold
 
 Decision = Literal["above", "below", "undecided"]
@@ -134,11 +135,6 @@ class SequentialRule:
         return expected_fixed_n(self.threshold, self.alpha, self.beta, self.delta)
 
 
-def _binom_sf(c: int, n: int, p: float) -> float:
-    """P(X >= c) for X ~ Binomial(n, p)."""
-    return sum(math.comb(n, x) * p**x * (1 - p) ** (n - x) for x in range(c, n + 1))
-
-
 def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.1, limit: int = 2000) -> int:
     """Smallest fixed N whose exact binomial test has the SPRT's error rates.
 
@@ -149,8 +145,8 @@ def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, 
     p0, p1 = _hypotheses(threshold, delta)
     for n in range(1, limit + 1):
         # The smallest cut-off that keeps the alpha side is the best one for the beta side.
-        c = next(c for c in range(n + 2) if c > n or _binom_sf(c, n, p0) <= alpha)
-        if c <= n and 1 - _binom_sf(c, n, p1) <= beta:
+        c = smallest_cut(n, p0, alpha)
+        if c <= n and 1 - binom_sf(c, n, p1) <= beta:
             return n
     raise ValueError(f"no fixed N up to {limit} reaches alpha={alpha}, beta={beta} with delta={delta}")
 
@@ -279,7 +275,7 @@ def matched_fixed_n(rule: SequentialRule, limit: int = 2000) -> int:
     right0 = decision_chances(rule, rule.p0)["below"]
     right1 = decision_chances(rule, rule.p1)["above"]
     for n in range(1, limit + 1):
-        c = next(c for c in range(n + 2) if c > n or _binom_sf(c, n, rule.p0) <= 1 - right0)
-        if c <= n and _binom_sf(c, n, rule.p1) >= right1:
+        c = smallest_cut(n, rule.p0, 1 - right0)
+        if c <= n and binom_sf(c, n, rule.p1) >= right1:
             return n
     raise ValueError(f"no fixed N up to {limit} is right as often as the sequential rule")
