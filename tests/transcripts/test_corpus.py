@@ -122,8 +122,13 @@ def judge(row: dict[str, Any], tmp: Path) -> Result:
     if "refusal" in row:
         return Result(row, WRONG, draft.format, [f"should refuse ({row['refusal']}); drafted task "
                                                  f"{draft.data['task'][:80]!r}"])
-    problems = task_problems(row, draft.data["task"]) + artifact_problems(row, draft) + seed_problems(row, draft)
+    tried = [expectation_problems(want, draft) for want in row.get("alternatives", [row])]
+    problems = [] if [] in tried else [p for ps in tried for p in ps]
     return Result(row, WRONG if problems else CORRECT, draft.format, problems)
+
+
+def expectation_problems(want: dict[str, Any], draft: Draft) -> list[str]:
+    return task_problems(want, draft.data["task"]) + artifact_problems(want, draft) + seed_problems(want, draft)
 
 
 def totals(results: list[Result]) -> str:
@@ -158,7 +163,8 @@ def test_the_table_covers_every_log_and_names_its_source():
     for row in ROWS:
         source = row["source"]
         assert {"repo", "path", "commit", "licence"} <= set(source), row["file"]
-        assert ("refusal" in row) != ({"task", "artifact", "seeds"} <= set(row)), row["file"]
+        expectations = row.get("alternatives", [row])
+        assert ("refusal" in row) != all({"task", "artifact", "seeds"} <= set(e) for e in expectations), row["file"]
 
 
 def test_no_log_crashes_the_import(results, record_property):
@@ -168,7 +174,7 @@ def test_no_log_crashes_the_import(results, record_property):
 
 
 @pytest.mark.xfail(strict=False, reason="issue 34: the transcript readers are being fixed (frontdoor); "
-                   "at landing 9 of 46 logs were drafted right")
+                   "at landing 17 of 58 logs were drafted right")
 def test_at_least_nine_in_ten_logs_draft_right(results):
     correct = sum(r.outcome == CORRECT for r in results)
     assert correct >= TARGET * len(results), f"{correct}/{len(results)} correct\n{totals(results)}"
