@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -30,3 +31,18 @@ if os.fork() == 0:
     os._exit(0)
 os.wait()
 """
+
+
+def tagged(prefix: str) -> list[int]:
+    """The pids of processes whose run tag starts with `prefix` (any user's readable environment)."""
+    needle = f"\0SCARBOOK_RUN_TAG={prefix}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    if needle in b"\0" + fh.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found

@@ -17,6 +17,7 @@ import pytest
 
 from scarbook.agents import CommandAgent, PythonAgent, make_agent
 from scarbook.errors import ScarbookError
+from scarbook.proc.leftovers import project_tag
 
 try:
     from tests.proc_helpers import alive as _alive
@@ -331,7 +332,9 @@ def test_runner_passes_scarbook_variables_and_keeps_output(project) -> None:
     env = json.loads(run.output_excerpt)
     sid = run.session_id
     case_dir = project.workspaces / sid / "c"
-    assert env.pop("SCARBOOK_RUN_TAG").startswith(f"{os.getpid()}.")  # how leftovers are recognised
+    tag = project_tag(project.root)  # whose leftovers they are
+    assert env.pop("SCARBOOK_RUN_TAG").startswith(f"{tag}:{os.getpid()}.")  # how leftovers are recognised
+    assert env.pop("SCARBOOK_PROJECT") == tag
     assert env == {"SCARBOOK_TRANSCRIPT": str(case_dir / "1.transcript.jsonl"),
                    "SCARBOOK_USAGE": str(case_dir / "1.usage.jsonl"), "SCARBOOK_WORKSPACE": str(case_dir / "1"),
                    "SCARBOOK_CASE": "c", "SCARBOOK_RUN": "1", "SCARBOOK_SESSION": sid}

@@ -103,10 +103,10 @@ def test_a_process_whose_scarbook_still_runs_is_not_stale() -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("/proc is Linux's")
     tagged = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
-                              env={**os.environ, leftovers.TAG_VAR: leftovers.new_tag()})
+                              env={**os.environ, leftovers.TAG_VAR: leftovers.new_tag("p")})
     try:
         time.sleep(0.2)
-        assert f"pid {tagged.pid} (python" not in " ".join(leftovers.kill_stale())
+        assert f"pid {tagged.pid} (python" not in " ".join(leftovers.kill_stale("p"))
         assert tagged.poll() is None
     finally:
         tagged.kill()
@@ -122,7 +122,7 @@ def test_without_pdeathsig_the_fallback_starts_programs_and_finds_nothing(monkey
 
     monkeypatch.setattr(leftovers, "sys", types.SimpleNamespace(platform="darwin"))
     assert leftovers.die_with_parent() is None
-    assert leftovers.kill_stale() == []
+    assert leftovers.kill_stale("p") == []
     agent = CommandAgent([sys.executable, "-c", "print('ran')"], stdin=False)
 
     async def go():
@@ -169,12 +169,13 @@ def test_the_watchdog_kills_a_watched_group_when_its_scarbook_dies_and_spares_an
     pids = tmp_path / "pids"
     code = textwrap.dedent(f"""
         import os, subprocess, sys
-        from scarbook.proc import leftovers, watchdog
+        from scarbook.proc import leftovers, reaper, watchdog
         assert leftovers.dying_with_parent(["sleep", "60"], cwd=".", env=dict(os.environ)) == (["sleep", "60"], None)
         kept = subprocess.Popen(["sleep", "60"], start_new_session=True)
         gone = subprocess.Popen(["sleep", "60"], start_new_session=True)
-        leftovers.started(kept.pid); leftovers.started(gone.pid)
-        leftovers.ended(kept.pid)  # its run is over: no longer the watchdog's
+        runs = [reaper.Run(leftovers.new_tag(), confined=True) for _ in range(2)]
+        runs[0].started(kept.pid); runs[1].started(gone.pid)
+        runs[0].ended()  # its run is over: no longer the watchdog's
         open({str(pids)!r}, "w").write(f"{{kept.pid}} {{gone.pid}}")
         os._exit(0)  # no cleanup: as if killed
     """)

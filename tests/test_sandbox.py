@@ -17,11 +17,12 @@ import pytest
 
 from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
+from scarbook.proc.leftovers import project_tag
 
 try:
-    from tests.proc_helpers import DAEMON
+    from tests.proc_helpers import DAEMON, tagged
 except ImportError:  # tests/ is not a package
-    from proc_helpers import DAEMON, alive
+    from proc_helpers import DAEMON, alive, tagged
 
 SANDBOXED = "[in the sandbox: only the workspace is writable; no network]"
 
@@ -248,21 +249,6 @@ def test_isolation_is_validated_in_scarbook_yaml(project) -> None:
     assert "isolation must be 'none', 'sandbox' or 'auto', got 'docker'" in result.stderr  # auto: issue 25
 
 
-def tagged_processes(prefix: str) -> list[int]:
-    """Running processes whose environment carries a run tag of this scarbook process."""
-    needle = f"\0SCARBOOK_RUN_TAG={prefix}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as fh:
-                    if needle in b"\0" + fh.read():
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 ESCAPE_DAEMON = "import os, time\nnote = print\n" + DAEMON + "open('tmp.txt', 'w').write('ok')\n"
 
 
@@ -271,7 +257,7 @@ ESCAPE_DAEMON = "import os, time\nnote = print\n" + DAEMON + "open('tmp.txt', 'w
 def test_a_daemon_started_in_the_sandbox_ends_with_its_run(project) -> None:
     result, run = eval_agent(project, ESCAPE_DAEMON, isolation="sandbox")
     assert run.status == "pass", run.reason
-    assert tagged_processes(f"{os.getpid()}.") == []
+    assert tagged(f"{project_tag(project.root)}:{os.getpid()}.") == []
 
 
 def test_a_program_in_a_hidden_folder_is_shown_by_the_path_it_runs_by_never_the_whole_home(tmp_path,

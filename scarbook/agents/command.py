@@ -97,7 +97,8 @@ class CommandAgent:
                 argv = sandbox.wrap(argv, cwd, shared, env)
             done = await run_program(argv, cwd=cwd, env=self.build_env(env),
                                      stdin_data=task.encode() if self.stdin else None,
-                                     on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s)
+                                     on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s,
+                                     confined=sandbox is not None)
         finally:
             err.close()
             _remove_if_empty(shared)

@@ -35,3 +35,4 @@ class CheckContext:
     transcript_missing: str = ""
     agent_usage: Usage | None = None  # what the agent reported in $SCARBOOK_USAGE (or its preset did)
     price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)
+    project_tag: str = ""  # $SCARBOOK_PROJECT for a command check's program (proc/leftovers.py)

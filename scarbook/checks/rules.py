@@ -14,6 +14,7 @@ from typing import Any
 from scarbook.checks.context import CheckContext
 from scarbook.fs import safefs
 from scarbook.proc.common import BASE_ENV, shell_argv
+from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.spawn import run_program
 from scarbook.text import plural
 
@@ -205,12 +206,15 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     # gets (the base variables and the agent's allow-list) plus what the case names, never all of ours.
     names = (*BASE_ENV, *ctx.env_allow, *p.get("env", ()))
     env = {k: os.environ[k] for k in names if k in os.environ}
+    if ctx.project_tag:
+        env[PROJECT_VAR] = ctx.project_tag
     argv = shell_argv(p["run"])
     if ctx.sandbox is not None:  # agent-written code gets the agent's confinement
         argv = ctx.sandbox.wrap(argv, ctx.workspace)
     try:
         done = await run_program(argv, cwd=ctx.workspace, env=env, stdin_data=None,
-                                 on_stdout=keep_tail, on_stderr=None, timeout_s=timeout)
+                                 on_stdout=keep_tail, on_stderr=None, timeout_s=timeout,
+                                 confined=ctx.sandbox is not None)
     except OSError as exc:
         if not os.path.isdir(ctx.workspace):  # the agent removed its workspace: the agent's doing
             raise

@@ -1,28 +1,29 @@
-"""Processes a run left behind: found after the run's program exits, and killed.
+"""Tags that tie a process to the run (and the project) that started it, the stale sweep, and the
+ways a program dies with scarbook.
 
-Killing the program's process group catches children that stayed in it. A child that called
-`setsid` (a double fork, a daemon) leaves the group; on Linux scarbook becomes a child subreaper
-(prctl PR_SET_CHILD_SUBREAPER), so such a process, once its parent exits, becomes a child of
-scarbook instead of init. Every program scarbook starts carries a tag in its environment
-(`SCARBOOK_RUN_TAG`); a child of scarbook that scarbook did not start itself and whose environment
-holds a run's tag is a leftover of that run, and is killed and reaped.
+Every program scarbook starts carries `SCARBOOK_RUN_TAG=<project>:<pid>.<start time>.<n>` in its
+environment: the project's tag (a digest of its folder, handed in as `$SCARBOOK_PROJECT` by the run;
+empty outside a session), then the pid and start time of this scarbook process (so a reused pid is not
+taken for the scarbook that ran it). What a run leaves behind while scarbook lives is reaped by
+proc/reaper.py.
 
 If scarbook itself is killed (SIGKILL, OOM), nothing of that runs. So on Linux each program it
 starts dies with it: its process group is handed to the watchdog (proc/watchdog.py), which SIGKILLs it
 when scarbook's pipe to it closes (or PR_SET_PDEATHSIG: `dying_with_parent`), and a session's start
-kills the processes still carrying the tag of a scarbook process that is gone (`kill_stale`): the
-grandchildren that had left the group. A tag is `<pid>.<start time>.<n>`, so a reused pid is not
-taken for the scarbook that ran them.
+kills the processes still carrying the tag of a scarbook process that is gone *and this project's
+tag* (`kill_stale`): the grandchildren that had left the group. Another project's leftovers are that
+project's to sweep (its next session does), never this one's.
 
 Limits (the README's threat model says them): a leftover that re-executes itself with the tag
-removed from its environment is not recognised, and where there is no subreaper (macOS, Windows)
-a process that left the group is not found at all; there, a program outlives a killed scarbook
-(no PR_SET_PDEATHSIG: `die_with_parent` is None). The sandbox's PID namespace has neither hole.
+removed from its environment is not recognised; where there is no subreaper (macOS, Windows) a
+process that left the group is not found at all, and a program outlives a killed scarbook (no
+PR_SET_PDEATHSIG: `die_with_parent` is None). The sandbox's PID namespace has neither hole.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import itertools
 import os
 import shutil
@@ -33,14 +34,12 @@ from collections.abc import Callable
 from scarbook.proc import watchdog
 
 TAG_VAR = "SCARBOOK_RUN_TAG"
+PROJECT_VAR = "SCARBOOK_PROJECT"
 PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 
 _serial = itertools.count(1)
-_subreaper: bool | None = None
 _prctl: Callable[..., int] | None = None
 _setpriv: str | None = None  # "" once looked up and not found
-leaders: set[int] = set()  # pids of the programs scarbook is running now (never leftovers)
 
 
 def _start_time(pid: int | str) -> str | None:
@@ -55,9 +54,19 @@ def _start_time(pid: int | str) -> str | None:
 _STAMP = (_start_time(os.getpid()) if sys.platform == "linux" else None) or "0"
 
 
-def new_tag() -> str:
-    """A tag unique to one program start; the prefix names this scarbook process (pid, start time)."""
-    return f"{session_prefix()}{next(_serial)}"
+def new_tag(project: str = "") -> str:
+    """A tag unique to one program start: `project`'s tag, then this scarbook process (pid, start time)."""
+    return f"{project}:{session_prefix()}{next(_serial)}"
+
+
+def owner_part(tag: str) -> str:
+    """The part of a run tag after its project: `<pid>.<start time>.<n>`."""
+    return tag.rpartition(":")[2]
+
+
+def project_tag(root: os.PathLike | str) -> str:
+    """The tag of the project at `root` (its resolved folder, digested): what `kill_stale` sweeps."""
+    return hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:16]
 
 
 def session_prefix() -> str:
@@ -66,10 +75,8 @@ def session_prefix() -> str:
     return f"{os.getpid()}.{_STAMP}."
 
 
-def die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn that has the started program killed (SIGKILL) when scarbook dies, however it
-    dies (Linux: prctl PR_SET_PDEATHSIG); None where there is none (macOS, Windows), and the program
-    is started without it. It runs between fork and exec: prctl is looked up here, beforehand."""
+def libc_prctl() -> Callable[..., int] | None:
+    """Linux's prctl(2) through ctypes (looked up once); None elsewhere."""
     global _prctl
     if sys.platform != "linux":
         return None
@@ -78,7 +85,17 @@ def die_with_parent() -> Callable[[], None] | None:
             _prctl = ctypes.CDLL(None, use_errno=True).prctl
         except (OSError, AttributeError):
             return None
-    prctl, parent, kill = _prctl, os.getpid(), int(signal.SIGKILL)
+    return _prctl
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the started program killed (SIGKILL) when scarbook dies, however it
+    dies (Linux: prctl PR_SET_PDEATHSIG); None where there is none (macOS, Windows), and the program
+    is started without it. It runs between fork and exec: prctl is looked up here, beforehand."""
+    prctl = libc_prctl()
+    if prctl is None:
+        return None
+    parent, kill = os.getpid(), int(signal.SIGKILL)
 
     def hook() -> None:
         prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
@@ -86,19 +103,6 @@ def die_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return hook
-
-
-def started(pid: int) -> None:
-    """A program scarbook started (the leader of its own process group) is running: never a
-    leftover, and its group dies with scarbook (the watchdog, where it is the way)."""
-    leaders.add(pid)
-    if watchdog.available():  # (started by dying_with_parent's question already: no second start)
-        watchdog.watch(pid)
-
-
-def ended(pid: int) -> None:
-    leaders.discard(pid)
-    watchdog.unwatch(pid)
 
 
 def dying_with_parent(argv: list[str], *, cwd, env: dict[str, str]) -> tuple[list[str], Callable[[], None] | None]:
@@ -149,14 +153,16 @@ def _execs(path: str) -> bool:
     return bool(interpreter) and os.access(interpreter[0], os.X_OK) and os.path.isfile(interpreter[0])
 
 
-def kill_stale() -> list[str]:
-    """Kill (SIGKILL) every process whose environment carries the run tag of a scarbook process that
-    is no longer running — the agents and grandchildren of a scarbook that was killed — and say each
-    ("pid 123 (sleep)"). Linux only (/proc); elsewhere nothing is found."""
-    if sys.platform != "linux":
+def kill_stale(project: str) -> list[str]:
+    """Kill (SIGKILL) every process whose run tag names `project` (`project_tag`) and a scarbook
+    process that is no longer running — the agents and grandchildren of a scarbook that was killed
+    while it ran this project — and say each ("pid 123 (sleep)"). What another project's scarbook
+    left is not touched. Linux only (/proc); elsewhere nothing is found. It reads every process's
+    environment: call it off the event loop, once per session."""
+    if sys.platform != "linux" or not project:
         return []
     killed = []
-    needle = f"\0{TAG_VAR}=".encode()
+    needle = f"\0{TAG_VAR}={project}:".encode()
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
@@ -192,60 +198,3 @@ def _comm(pid: str) -> str:
             return fh.read().decode("utf-8", "replace").strip()
     except OSError:
         return "?"
-
-
-def become_subreaper() -> bool:
-    """Make this process the reaper of orphans it started (Linux); once per process."""
-    global _subreaper
-    if _subreaper is None:
-        _subreaper = False
-        if sys.platform == "linux":
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                _subreaper = False
-    return _subreaper
-
-
-def kill_leftovers(tag_prefix: str) -> list[int]:
-    """Kill (SIGKILL) and reap every child of this process whose environment holds a tag starting
-    with `tag_prefix` (one run's tag, or `session_prefix()` for all of them). Returns their pids."""
-    if not _subreaper:
-        return []
-    needle = f"\0{TAG_VAR}={tag_prefix}".encode()
-    killed = []
-    for pid in _children():
-        if pid in leaders:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                environ = b"\0" + fh.read()
-        except OSError:  # gone, or a zombie already: nothing runs
-            continue
-        if needle not in environ:
-            continue  # a child of some library (git, a Ray worker): not ours to kill
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            continue
-        killed.append(pid)
-    return killed
-
-
-def _children() -> list[int]:
-    """This process's children, from every thread's /proc children list (an orphan is handed to
-    one of the subreaper's threads)."""
-    pids: list[int] = []
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return pids
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children", "rb") as fh:
-                pids.extend(int(p) for p in fh.read().split())
-        except OSError:
-            continue
-    return pids

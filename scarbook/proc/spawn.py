@@ -11,7 +11,7 @@ The program gets its own process group. When it exits, whatever is left of that 
 once (a grandchild must not outlive its run, nor hold stdout open and turn an exit 0 into a timeout);
 output already in the pipes is read for LEFTOVER_GRACE_S more, then the pipes are closed whoever holds
 them. A timeout or a cancel terminates, then kills, the whole group. Processes that left the group
-(setsid) are found through the subreaper, see leftovers.py.
+(setsid) are found through the subreaper while unconfined programs run, see reaper.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import select
 import signal
 import subprocess
 
-from scarbook.proc import leftovers
+from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
 from scarbook.proc.fdwatch import readers_for
 from scarbook.proc.spawn_portable import run_portable
@@ -48,19 +48,26 @@ _kernel_ok: bool | None = None
 
 
 async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
-                      on_stdout: Sink, on_stderr: Sink | None, timeout_s: float) -> Finished:
+                      on_stdout: Sink, on_stderr: Sink | None, timeout_s: float,
+                      confined: bool = False) -> Finished:
     """Start `argv`, feed it `stdin_data` (None: /dev/null), hand every chunk it prints to the sinks
     (on_stderr None: stderr joins stdout) and return once it has exited (and its pipes closed, or
-    LEFTOVER_GRACE_S passed). After `timeout_s` the whole process group is terminated, then killed.
-    Cancelling kills it too. OSError from the spawn itself (program not found, cwd gone) propagates."""
-    tag = leftovers.new_tag()
+    LEFTOVER_GRACE_S passed) and what it left is killed. After `timeout_s` the whole process group is
+    terminated, then killed. Cancelling kills it too. OSError from the spawn itself (program not found,
+    cwd gone) propagates. `confined`: `argv` is the sandbox's bwrap line, whose PID namespace takes
+    every process along (no sweep, no subreaper)."""
+    tag = leftovers.new_tag(env.get(leftovers.PROJECT_VAR, "") if env is not None else "")
     env = {**(os.environ if env is None else env), leftovers.TAG_VAR: tag}
-    leftovers.become_subreaper()
+    run = reaper.Run(tag, confined=confined)
     if not fast_path_available():
         return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
-                                  on_stderr=on_stderr, timeout_s=timeout_s, tag=tag)
+                                  on_stderr=on_stderr, timeout_s=timeout_s, run=run)
     loop = asyncio.get_running_loop()
-    watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr, tag)
+    try:
+        watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr, run)
+    except BaseException:
+        run.not_started()
+        raise
     timer = loop.call_later(timeout_s, watch.expire)
     try:
         await watch.done
@@ -70,6 +77,7 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
             await watch.stop()
         finally:
             watch.close()
+        await watch.swept()
         raise
     timer.cancel()
     if watch.timed_out:
@@ -77,14 +85,16 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
             await watch.stop()
         finally:
             watch.close()
+    await watch.swept()
     return Finished(watch.proc.returncode, timed_out=watch.timed_out)
 
 
 class _Watch:
     def __init__(self, loop: asyncio.AbstractEventLoop, argv, cwd, env, stdin_data: bytes | None,
-                 on_stdout: Sink, on_stderr: Sink | None, tag: str) -> None:
+                 on_stdout: Sink, on_stderr: Sink | None, run: reaper.Run) -> None:
         self.loop = loop
-        self.tag = tag
+        self.run = run
+        self.sweeping: asyncio.Future | None = None
         self._fds = readers_for(loop)
         self.timed_out = False
         self.done: asyncio.Future = loop.create_future()
@@ -125,7 +135,7 @@ class _Watch:
         finally:
             for fd in child_ends:
                 os.close(fd)
-        leftovers.started(self.proc.pid)
+        run.started(self.proc.pid)
         # The exit is watched from the start: a leftover may hold the pipes open long after it.
         self._pidfd: int | None = os.pidfd_open(self.proc.pid)
         self._fds.add(self._pidfd, self._on_exit)
@@ -195,15 +205,16 @@ class _Watch:
     # exit -------------------------------------------------------------------------------------
     def _on_exit(self) -> None:
         """The program exited. Until it is reaped its pid (so its group id) cannot be reused, so the
-        group is killed first, then the program reaped, then leftovers that left the group killed."""
+        group is killed first, then the program reaped, then what left the group swept (reaper.py:
+        nothing for a sandboxed program, else one read, and a thread when something is left)."""
         assert self._pidfd is not None  # seen once: the watch on it ends right here
         self._fds.remove(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None
         _killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        leftovers.ended(self.proc.pid)
-        leftovers.kill_leftovers(self.tag)
+        self.run.ended()
+        self.sweeping = self.run.sweep_soon(self.loop)
         self.exited.set_result(self.proc.returncode)
         self._close_stdin()
         if self._readers and not self.done.done():
@@ -233,6 +244,11 @@ class _Watch:
                 await asyncio.wait_for(asyncio.shield(self.exited), wait)
             except TimeoutError:
                 continue
+
+    async def swept(self) -> None:
+        """Wait for the sweep of what the program left (if it needed one)."""
+        if self.sweeping is not None:
+            await asyncio.shield(self.sweeping)
 
     def close(self) -> None:
         """Stop watching the pipes (a leftover may hold one for ever). The exit stays watched if the

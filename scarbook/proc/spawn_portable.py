@@ -21,7 +21,7 @@ import subprocess
 import sys
 from typing import Any
 
-from scarbook.proc import leftovers
+from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, Finished, Sink
 
 WINDOWS = sys.platform == "win32"
@@ -48,7 +48,7 @@ class _Protocol(asyncio.SubprocessProtocol):
 
 
 async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data: bytes | None,
-                       on_stdout: Sink, on_stderr: Sink | None, timeout_s: float, tag: str) -> Finished:
+                       on_stdout: Sink, on_stderr: Sink | None, timeout_s: float, run: reaper.Run) -> Finished:
     loop = asyncio.get_running_loop()
     group: dict[str, Any]
     if sys.platform == "win32":  # spelled out (not WINDOWS): mypy checks each platform's branch on it
@@ -56,12 +56,16 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
     else:
         argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
         group = {"start_new_session": True, "preexec_fn": hook}
-    transport, proto = await loop.subprocess_exec(
-        lambda: _Protocol(on_stdout, on_stderr, loop), *argv, cwd=cwd, env=env,
-        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE, **group)
+    try:
+        transport, proto = await loop.subprocess_exec(
+            lambda: _Protocol(on_stdout, on_stderr, loop), *argv, cwd=cwd, env=env,
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE, **group)
+    except BaseException:
+        run.not_started()
+        raise
     pid = transport.get_pid()
-    leftovers.started(pid)  # a running program is never someone's leftover
+    run.started(pid)  # a running program is never someone's leftover
     if stdin_data is not None:
         stdin = transport.get_pipe_transport(0)
         assert isinstance(stdin, asyncio.WriteTransport)  # stdin=PIPE: the child's stdin, which we write
@@ -75,7 +79,8 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
             timed_out = True
             await _stop(transport, pid, proto)
         _kill_group(pid, transport)  # leftovers of the program: nothing outlives its run
-        leftovers.kill_leftovers(tag)
+        run.ended()
+        await run.settle()
         try:  # the program's last output, unless a leftover holds the pipes
             await asyncio.wait_for(asyncio.shield(proto.pipes_closed), LEFTOVER_GRACE_S)
         except TimeoutError:
@@ -83,9 +88,12 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
     except asyncio.CancelledError:
         await _stop(transport, pid, proto)
         _kill_group(pid, transport)
+        run.ended()
+        await run.settle()
         raise
     finally:
-        leftovers.ended(pid)
+        run.ended()
+        run.close()
         transport.close()
     return Finished(transport.get_returncode(), timed_out=timed_out)
 

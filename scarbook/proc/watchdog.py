@@ -80,6 +80,11 @@ def _say(line: str) -> bool:
         return False
 
 
+def pid() -> int | None:
+    """The watchdog's pid (a child of this scarbook, never a run's leftover), if one runs."""
+    return _keep.pid if _keep is not None and _owner == os.getpid() else None
+
+
 def watch(pgid: int) -> bool:
     """Kill group `pgid` if scarbook dies before `unwatch(pgid)`. False: no watchdog could be had."""
     return _say(f"+{pgid}\n")

@@ -29,7 +29,8 @@ from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
-from scarbook.proc.leftovers import kill_leftovers, kill_stale, session_prefix
+from scarbook.proc import reaper
+from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
@@ -143,7 +144,9 @@ def git_revision(root: Path) -> str | None:
 async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
                       executor: Executor | None = None) -> AsyncIterator[Event]:
     """Run the session; every event as it happens, SessionFinished last (whatever happened)."""
-    stale = kill_stale()  # what a killed scarbook left running (its agents' setsid grandchildren)
+    # what a killed scarbook left running for this project (its agents' setsid grandchildren): every
+    # process's environment is read, so on a thread
+    stale = await asyncio.to_thread(kill_stale, project_tag(ready.project.root))
     session = _SessionRun(ready, control or SessionControl(), executor)
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
                          stale_killed=stale)
@@ -209,7 +212,7 @@ class _SessionRun:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                               judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why,
-                              prices=cfg.judge.prices)
+                              prices=cfg.judge.prices, project_tag=project_tag(project.root))
         manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
         self.janitor = Janitor()
         self.pool = executor or LocalExecutor(ready.concurrency)
@@ -352,7 +355,7 @@ class _SessionRun:
                                                   else SessionState.FINISHED)
             info.note = info.note or (budget_note(schedule) if info.state == SessionState.STOPPED_BUDGET else "")
         self.janitor.close()  # every pruned workspace is gone before the session says it is over
-        kill_leftovers(session_prefix())  # a process a run left behind (setsid) ends with the session
+        reaper.sweep_all()  # a process a run left behind (setsid) ends with the session at the latest
         try:
             self.history.finish_session(info)
         except Exception as exc:  # noqa: BLE001 — the runs are recorded; say the ending could not be

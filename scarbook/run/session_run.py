@@ -34,6 +34,7 @@ from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import ModelPrice, priced
 from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus, Usage
+from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
@@ -59,6 +60,7 @@ class RunContext:
     record_env: dict[str, str] | None = None  # this run's recorder: base URLs with its token, dummy keys
     # The judge settings' price table: a max_cost_usd check prices tokens reported without dollars.
     prices: dict[str, ModelPrice] | None = None
+    project_tag: str = ""  # $SCARBOOK_PROJECT of its programs: a session's start sweeps only this project's
 
     def timeout_for(self, case: Case) -> float:
         return self.timeout_s or case.timeout_s or self.default_timeout_s
@@ -113,7 +115,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     transcript, usage_file = transcript_file(ctx, case.id, k), f"{log_dir}/{k}.usage.jsonl"
     env = {"SCARBOOK_TRANSCRIPT": transcript, "SCARBOOK_USAGE": usage_file, "SCARBOOK_WORKSPACE": record.workspace,
            "SCARBOOK_CASE": case.id, "SCARBOOK_RUN": str(k), "SCARBOOK_SESSION": ctx.session_id,
-           **(ctx.record_env or {})}
+           **({PROJECT_VAR: ctx.project_tag} if ctx.project_tag else {}), **(ctx.record_env or {})}
     try:
         result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
     except OSError as exc:
@@ -160,7 +162,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
                               env_allow=tuple(agent.env_allow),
                               sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
-                              agent_usage=record.agent_usage)
+                              agent_usage=record.agent_usage, project_tag=ctx.project_tag)
         if any(c.type in TRAJECTORY_CHECKS for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
         await _rule_checks(part, ctx, checks, result.output, emit)

@@ -69,9 +69,9 @@ def run_remote(ctx: RunContext, recipe: AgentRecipe, shipped: tuple[Case, SeedMa
         bundle = pack(case_dir, cap, skip=() if keep else (str(k),))
         return RemoteRun(part, scratch, bundle, keep, node_info())
     finally:
-        from scarbook.proc.leftovers import kill_leftovers, session_prefix
+        from scarbook.proc import reaper
 
-        kill_leftovers(session_prefix())  # one task at a time per worker: whatever this one left, goes
+        reaper.sweep_all()  # one task at a time per worker: whatever this one left, goes
         shutil.rmtree(scratch, ignore_errors=True)
 
 
