@@ -24,8 +24,8 @@ from scarbook.transcripts.candidates import (
     Candidate,
     candidates,
     default_artifact,
+    pick_task,
     suggest_seeds,
-    suggest_task,
     turn_of,
     turns,
 )
@@ -125,11 +125,12 @@ def pick_good(cands: list[Candidate], good: str, failed: Candidate) -> tuple[str
 
 
 def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str,
-                    turn: int | None = None) -> dict[str, Any]:
+                    turn: int | None = None, *, exact: bool = False) -> dict[str, Any]:
     """The case.yaml content of a draft. A case needs a task and at least one check, so where the
     transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar.
-    The task is turn `turn`'s prompt (default: the turn that produced the artifact)."""
-    task = suggest_task(t, turn if turn is not None else turn_of(t, artifact.entry))
+    The task is turn `turn`'s prompt (default: the turn that produced the artifact), joined with the
+    request it follows when it is a follow-up ("continue"), unless `exact` (the user's --turn N)."""
+    task = pick_task(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact).text
     title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
     if artifact.kind == "file" and artifact.path:
         checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
@@ -172,13 +173,14 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     cands = candidates(t)
     if not cands:
         _no_work(t)
+    exact = turn is not None  # --turn N is that prompt exactly
     turn, artifact_index = pick_turn(t, cands, turn, artifact_index)
     artifact = pick_artifact(cands, artifact_index, t.source)
     if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
         raise ScarbookError(outside_root(t, artifact.path))
     # a log of many samples (Inspect) keeps only the one imported, as a log the same reader reads
     kept_name = f"transcript{t.excerpt[0]}" if t.excerpt else transcript_path.name if transcript_path else "transcript.txt"
-    data = draft_case_data(t, case_id, artifact, kept_name, turn)
+    data = draft_case_data(t, case_id, artifact, kept_name, turn, exact=exact)
     if transcript_path is None and t.excerpt is None:
         del data["scar"]["transcript"]
     good_artifact = pick_good(cands, good, artifact) if good is not None else None

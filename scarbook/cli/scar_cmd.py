@@ -62,9 +62,9 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         candidates,
         format_candidates,
         load_transcript,
+        pick_task,
         preview,
         suggest_seeds,
-        suggest_task,
         turns,
     )
     from scarbook.transcripts.text import group_warnings
@@ -88,7 +88,10 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             say("turns (* = the one whose prompt is the task: the turn of the artifact, or --turn N):")
             for tn in all_turns:
                 say(f"  {'*' if tn.number == chosen else ' '} {tn.number:>2}  {preview(tn.prompt, 70)}")
-        say(f"task: {suggest_task(t, chosen) or '(none found)'}")
+        task = pick_task(t, chosen, exact=turn is not None)
+        say(f"task: {task.text or '(none found)'}")
+        if task.note:
+            say(task.note)
         say("candidates:")
         say(format_candidates(cands))
         seeds = suggest_seeds(t)
@@ -117,6 +120,9 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                                 + (f" ({exc.filename})" if exc.filename else "")
                                 + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
+    joined = pick_task(t, pick_turn(t, candidates(t), turn, artifact_index)[0], exact=turn is not None).note
+    if joined:
+        say(joined)
     _say_trajectory_hints(t, candidates(t), turn, artifact_index)
     try:
         certified = _certify_draft(project, load_case(folder), skip_judge, times)

@@ -4,7 +4,7 @@ offer the pieces of a case (candidate artifacts, the task, seed files); scarbook
 Public API (what the CLI and the TUI call):
     load_transcript(path, format=None) -> Transcript        # FORMATS lists the names
     candidates(t) -> list[Candidate]; format_candidates(cands) -> str; default_artifact(cands)
-    suggest_task(t, turn=None) -> str; turns(t); turn_of(t, entry); suggest_seeds(t) -> list[SeedSuggestion]
+    suggest_task(t, turn=None) -> str; pick_task(t, turn, exact=False) -> TaskPick (follow-ups joined); turns(t); turn_of(t, entry); suggest_seeds(t) -> list[SeedSuggestion]
 
     preview(text, n)
 
@@ -15,10 +15,13 @@ wing imports transcripts (the codex preset reads its stream with transcripts.cod
 from scarbook.transcripts.candidates import (
     Candidate,
     SeedSuggestion,
+    TaskPick,
     candidates,
     default_artifact,
     describe_call,
     format_candidates,
+    is_follow_up,
+    pick_task,
     suggest_seeds,
     suggest_task,
     turn_of,
@@ -29,7 +32,7 @@ from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall,
 from scarbook.transcripts.text import preview
 
 __all__ = [
-    "FORMATS", "Candidate", "FileRead", "FileWritten", "Message", "SeedSuggestion", "ToolCall", "ToolResult",
+    "FORMATS", "Candidate", "TaskPick", "is_follow_up", "pick_task", "FileRead", "FileWritten", "Message", "SeedSuggestion", "ToolCall", "ToolResult",
     "Transcript", "candidates", "default_artifact", "describe_call", "format_candidates", "load_transcript",
     "preview", "suggest_seeds", "suggest_task", "turn_of", "turns",
 ]

@@ -14,7 +14,7 @@ from typing import Literal
 from scarbook.fs.paths import check_relative
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
-from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi
+from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
 
 CandidateKind = Literal["final_answer", "file", "plan", "tool_result"]
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result"}
@@ -120,7 +120,8 @@ def turns(t: Transcript) -> list[Turn]:
     for i, m in enumerate(t.entries):
         if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
             # an attached image cannot be replayed as a task: keep only the words
-            words = [line for line in clean_task(m.text).splitlines() if not PLACEHOLDER.match(line.strip())]
+            words = [line for line in strip_harness(clean_task(m.text)).splitlines()
+                     if not PLACEHOLDER.match(line.strip())]
             task = "\n".join(words).strip()
             if task and not is_command(task):
                 out.append(Turn(len(out) + 1, i, task))
@@ -142,6 +143,53 @@ def suggest_task(t: Transcript, turn: int | None = None) -> str:
     if not all_turns:
         return ""
     return all_turns[(turn or 1) - 1].prompt if 1 <= (turn or 1) <= len(all_turns) else ""
+
+
+# A prompt that only makes sense with what came before it: "continue", "go on", "fix it", "yes".
+_FOLLOW_UP = re.compile(
+    r"\A(?:please\s+)?(?:continue|go on|go ahead|keep going|carry on|proceed|resume|next|yes|yep|yeah|y|ok|okay|sure|"
+    r"do it|do that|fix it|fix that|try again|again|retry|same|that'?s wrong|still (?:broken|failing|wrong)|"
+    r"it (?:still )?(?:fails|failed|doesn'?t work)|didn'?t work|now do the rest|and the rest|finish it|"
+    r"finish|complete it|go|lgtm|looks good)\b", re.I)
+
+
+def is_follow_up(prompt: str) -> bool:
+    """A prompt that continues the one before it rather than asking something new."""
+    text = prompt.strip().rstrip(".!")
+    return len(text.split()) <= 8 and bool(_FOLLOW_UP.match(text))
+
+
+@dataclass
+class TaskPick:
+    text: str
+    turns: list[int]  # the turns whose prompts make the task, in order
+
+    @property
+    def note(self) -> str:
+        """What the draft says about a joined task ("" for one turn)."""
+        if len(self.turns) < 2:
+            return ""
+        return (f"the task joins turns {', '.join(map(str, self.turns))}: turn {self.turns[-1]} only continues "
+                f"turn {self.turns[0]}'s request")
+
+
+def pick_task(t: Transcript, turn: int | None, *, exact: bool = False) -> TaskPick:
+    """The task for turn `turn` (default 1): its prompt, or — when that prompt is a follow-up
+    ("continue", "fix it") and `exact` is off — the request it follows and every turn since, each
+    marked with its number. `exact` (`--turn N`) is that one prompt alone."""
+    all_turns = turns(t)
+    number = turn or 1
+    if not 1 <= number <= len(all_turns):
+        return TaskPick("", [])
+    if exact or not is_follow_up(all_turns[number - 1].prompt):
+        return TaskPick(all_turns[number - 1].prompt, [number])
+    start = number
+    while start > 1 and is_follow_up(all_turns[start - 1].prompt):
+        start -= 1
+    chosen = all_turns[start - 1:number]
+    if len(chosen) == 1:
+        return TaskPick(chosen[0].prompt, [number])
+    return TaskPick("\n\n".join(f"[turn {tn.number}] {tn.prompt}" for tn in chosen), [tn.number for tn in chosen])
 
 
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)

@@ -29,7 +29,7 @@ from scarbook.transcripts.model import (
     date_of,
 )
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
-from scarbook.transcripts.text import is_command, strip_ansi
+from scarbook.transcripts.text import command_args, is_command, strip_ansi
 
 FORMAT = "claude-code"
 _REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
@@ -55,7 +55,8 @@ def is_record_like(value: Any) -> bool:
 
 def _is_one_record(value: Any) -> bool:
     """A file of one Claude Code record (a log cut after its first line, a stream that only started)."""
-    return isinstance(value, dict) and (_is_record(value) or value.get("type") in _SIDE_KINDS and any(
+    return isinstance(value, dict) and (_is_record(value) or isinstance(value.get("type"), str)
+                                        and value["type"] in _SIDE_KINDS and any(
         k in value for k in ("uuid", "sessionId", "session_id", "leafUuid")))
 
 
@@ -239,6 +240,9 @@ def _timeline_turns(t: Transcript, rows: list[dict[str, Any]],
         elif isinstance(content, str) and row.get("compact"):
             turns.append({"role": "system", "blocks": content, "sidechain": side})
         elif (command := _command(content)) is not None:
+            args = command_args(command)
+            if args:  # a custom slash command: its arguments are the user's request
+                turns.append({"role": "user", "blocks": args, "sidechain": side, "extra": None})
             turns.append({"role": "system", "blocks": command, "sidechain": side, "command": True})
         else:
             turns.append({"role": "user", "blocks": content, "sidechain": side, "extra": row["extra"]})
@@ -360,6 +364,12 @@ def _from_records(src: Source, records: Iterable[Any], fmt: str, *, loose: bool 
                                   "or assistant message (the session ended before a prompt, or this is "
                                   "its summary file)")
         raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
+    if all(row["side"] for row in read.rows if row["chain"]):
+        # a subagent's own file (`agent-*.jsonl`, every record a sidechain): its conversation is the one here
+        for row in read.rows:
+            row["side"] = False
+        t.warnings.append("a subagent's log (every record is a sidechain): the task is its prompt, the artifact "
+                          "its answer or the last file it wrote")
     active, linked = _active_uuids([row for row in read.rows if row["chain"]], read.parent_of)
     read.parent_of.clear()
     if stats is not None:

@@ -29,7 +29,7 @@ from scarbook.transcripts import (
 )
 from scarbook.transcripts.inspect_json import starts_like_inspect_json
 from scarbook.transcripts.inspect_zip import looks_like_eval_zip
-from scarbook.transcripts.model import Transcript
+from scarbook.transcripts.model import NotThisFormat, Transcript
 from scarbook.transcripts.shape import Shape
 from scarbook.transcripts.source import Source
 
@@ -42,7 +42,12 @@ class Reader:
     marks: frozenset[str]  # keys and record types that mark the format
 
     def read(self, src: Source, forced: bool) -> Transcript:
-        return self.parse(src, forced)
+        try:
+            return self.parse(src, forced)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, UnicodeError) as exc:
+            # a value of a type the reader did not expect where its format has another: this file is not
+            # one this reader can read — a refusal like any other, never a traceback
+            raise NotThisFormat(f"a value of an unexpected type ({type(exc).__name__}: {str(exc)[:80]})") from None
 
 
 def _first(shape: Shape) -> dict[str, Any]:

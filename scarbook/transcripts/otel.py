@@ -69,15 +69,19 @@ def attributes(span: dict[str, Any]) -> dict[str, Any]:
     return {a["key"]: any_value(a.get("value")) for a in attrs if isinstance(a, dict) and isinstance(a.get("key"), str)}
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _spans(src: Source) -> list[dict[str, Any]]:
     exports = [src.json] if src.is_json else src.objects()
     spans: list[dict[str, Any]] = []
     for export in exports:
         if not isinstance(export, dict) or "resourceSpans" not in export:
             continue
-        for rs in export.get("resourceSpans") or []:
-            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                spans.extend(s for s in ss.get("spans") or [] if isinstance(s, dict))
+        for rs in _dicts(export.get("resourceSpans")):
+            for ss in _dicts(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
+                spans.extend(_dicts(ss.get("spans")))
     return spans or flat_spans(src)
 
 

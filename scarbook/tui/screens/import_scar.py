@@ -40,6 +40,7 @@ from scarbook.transcripts import (
     candidates,
     default_artifact,
     load_transcript,
+    pick_task,
     preview,
     suggest_seeds,
     suggest_task,
@@ -227,9 +228,11 @@ class ImportScreen(HostScreen[str | None]):
         if t.usage is not None:
             bits.append(f"{t.usage.input_tokens + t.usage.output_tokens:,} tokens")
         text = Text(clean_text(" · ".join(bits), one_line=True))
-        task = suggest_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None)
-        task_line = clean_text(task.splitlines()[0], one_line=True) if task else None
+        task = pick_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None)
+        task_line = clean_text(task.text.splitlines()[0], one_line=True) if task.text else None
         text.append(f"\ntask: {task_line or '(none in the transcript — write it in the editor)'}")
+        if task.note:  # a follow-up ("continue") joined with the request it continues
+            text.append(f"\n{task.note}", style="bold")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
             what = "sample" if t.format == "inspect" else "trace"  # an Inspect log's samples, an OTel file's traces
