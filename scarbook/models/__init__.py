@@ -1,0 +1,32 @@
+"""The nouns of scarbook, as plain data: Case, Check, Scar, Run, Session, and the words their states take.
+
+Everything here is pure data (no I/O) so the CLI, the TUI, history and the judge share one shape. Each
+record is defined once, in the module named for what it is about; import them from `scarbook.models`.
+
+    words.py      the state words (StrEnums): RunStatus, SessionState, GateMode, Undecided, Isolation, Keep, ...
+    case.py       Case, Check, Scar
+    run.py        CheckResult, WorkspaceDiff, Usage, AgentResult, RunRecord
+    session.py    SessionInfo
+"""
+
+from scarbook.models.case import Case, Check, Scar
+from scarbook.models.run import AgentResult, CheckResult, FileChange, RunRecord, Usage, WorkspaceDiff
+from scarbook.models.session import SessionInfo
+from scarbook.models.words import (
+    CAUSE_KINDS,
+    RUN_STATUSES,
+    STATUS_GLYPH,
+    CheckStatus,
+    GateMode,
+    Isolation,
+    Keep,
+    RunStatus,
+    SessionState,
+    Undecided,
+)
+
+__all__ = [
+    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "Case", "Check", "CheckResult", "CheckStatus",
+    "FileChange", "GateMode", "Isolation", "Keep", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState",
+    "Undecided", "Usage", "WorkspaceDiff",
+]

@@ -1,0 +1,167 @@
+"""One run: its check results, workspace diff, usage, the agent's result and the record history keeps."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from scarbook.models.words import CheckStatus, RunStatus
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, one level deep (callers convert nested values themselves)."""
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
+
+
+@dataclass
+class CheckResult:
+    type: str
+    status: CheckStatus
+    detail: str
+    index: int = 0  # position in the case's check list
+    judge: dict[str, Any] | None = None  # per-item verdicts, model, samples, usage (llm_judge)
+    duration_s: float = 0.0
+    # the check itself broke (timed out, could not start, crashed): {kind: "case", rule, evidence}
+    cause: dict[str, str] | None = None
+    # a trajectory check's failure: the tool call that broke it, {index (from 1), tool, input (an excerpt)}
+    call: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields(self)
+        if self.judge is not None:
+            d["judge"] = copy.deepcopy(self.judge)
+        if self.cause is None:
+            del d["cause"]  # most checks: history stays as it was
+        else:
+            d["cause"] = dict(self.cause)
+        if self.call is None:
+            del d["call"]
+        else:
+            d["call"] = dict(self.call)
+        return d
+
+
+@dataclass
+class FileChange:
+    path: str
+    kind: Literal["created", "modified", "deleted"]
+
+
+@dataclass
+class WorkspaceDiff:
+    created: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        return sorted({*self.created, *self.modified, *self.deleted})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"created": list(self.created), "modified": list(self.modified), "deleted": list(self.deleted)}
+
+
+@dataclass
+class Usage:
+    """Token counts for one party (agent or judge)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.cost_usd += other.cost_usd
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return _fields(self)
+
+
+@dataclass
+class AgentResult:
+    """What an agent adapter reports about one run of the agent."""
+
+    output: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    crashed: str | None = None  # why the agent did not finish normally (not a harness error)
+    signal: int | None = None  # it was killed by this signal, and not by scarbook's timeout
+    stderr_tail: str = ""  # the end of its stderr, as it was printed (for scarbook.run.causes)
+    output_truncated: bool = False
+    stderr_path: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class RunRecord:
+    """One case, once. Exactly one status: pass, fail, error or unjudged."""
+
+    session_id: str
+    case_id: str
+    k: int
+    status: RunStatus
+    reason: str  # one line: why this status
+    checks: list[CheckResult] = field(default_factory=list)
+    output_excerpt: str = ""
+    output_truncated: bool = False
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    started_at: str = ""
+    workspace: str = ""
+    workspace_kept: bool = True
+    diff: WorkspaceDiff = field(default_factory=WorkspaceDiff)
+    agent_usage: Usage = field(default_factory=Usage)
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_calls: int = 0
+    judge_calls_saved: int = 0  # judge checks not run because a cheaper check failed first
+    transcript_path: str | None = None
+    stderr_path: str | None = None
+    node: dict[str, str] = field(default_factory=dict)  # where it ran on a cluster: id, host, ip, pid
+    infra_retries: int = 0  # times it was submitted again because its worker or node was lost
+    workspace_note: str = ""  # a remote run: what of its folder came back to the driver (cap reported)
+    notes: list[str] = field(default_factory=list)  # warnings about the run, e.g. ignored $SCARBOOK_USAGE values
+    # whose fault a run that did not pass is: {kind: agent|infra|judge|case, rule, evidence} (run/causes.py)
+    cause: dict[str, str] | None = None
+    # a run retried after infra errors: every attempt in order ({attempt, status, reason, cause, ...}),
+    # the last one being this record; empty for a run that ran once
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    # the artifact each llm_judge check was given, kept for `scarbook rejudge` (judge/artifact_store.py):
+    # check index (as a string) -> {"sha256": …}, {"not_kept": why} or {"refused": why}; {} if none was read
+    judge_artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
+        # largest Python-level cost of recording a run.
+        d = _fields(self)
+        d["checks"] = [c.to_dict() for c in self.checks]
+        d["diff"] = self.diff.to_dict()
+        d["agent_usage"] = self.agent_usage.to_dict()
+        d["judge_usage"] = self.judge_usage.to_dict()
+        d["cause"] = dict(self.cause) if self.cause is not None else None
+        d["attempts"] = [dict(a) for a in self.attempts]
+        d["judge_artifacts"] = {i: dict(a) for i, a in self.judge_artifacts.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
+        d = dict(d)
+        d["checks"] = [CheckResult(**c) for c in d.get("checks", [])]
+        d["diff"] = WorkspaceDiff(**d.get("diff", {}))
+        d["agent_usage"] = Usage(**d.get("agent_usage", {}))
+        d["judge_usage"] = Usage(**d.get("judge_usage", {}))
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in known})

@@ -1,0 +1,56 @@
+"""One session: a launch of cases x runs, as session.json keeps it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from scarbook.models.words import SessionState
+
+
+@dataclass
+class SessionInfo:
+    """One launch: cases × runs, with a label and the config fingerprint."""
+
+    id: str
+    label: str = ""
+    started_at: str = ""
+    finished_at: str | None = None
+    state: SessionState | str = SessionState.RUNNING
+    runs_per_case: int = 0
+    case_ids: list[str] = field(default_factory=list)
+    fingerprint: str = ""
+    agent: str = ""
+    judge_model: str = ""
+    git_revision: str | None = None
+    case_digests: dict[str, str] = field(default_factory=dict)  # case id -> digest of its checks
+    partial: bool = False  # e.g. --skip-judge: judge items were not graded
+    decisions: dict[str, str] = field(default_factory=dict)  # --runs auto: case id -> above/below/undecided
+    # the gate it ran under: {mode, alpha, undecided, min_verdicts, looks} (scarbook.stats.decisions)
+    gate: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+    # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
+    shard: dict[str, Any] = field(default_factory=dict)
+    # `eval --rerun`: the session whose cases it re-ran, why, and how many runs matched per case
+    rerun_of: dict[str, Any] = field(default_factory=dict)
+    # where its runs executed: {"type": "local"} or {"type": "ray", "address": "auto" | "ray://…" | None
+    # (a Ray instance started on this machine)}; {} in records written before it was recorded
+    executor: dict[str, Any] = field(default_factory=dict)
+    # eval --judge-batch: {"id": the Message Batch's id (None until it exists), "requests": how many,
+    # "submitted_at"}; {} for a session judged online
+    batch: dict[str, Any] = field(default_factory=dict)
+    # what confined its agent: {"ran": "sandbox" | "none", "asked": "auto" | "sandbox" | "none", "network":
+    # bool (sandbox), "why": str (auto fell back to none)} (scarbook.run.session.choose_isolation); {} before 25.1
+    isolation: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = str(self.state)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SessionInfo:
+        known = cls.__dataclass_fields__
+        info = cls(**{k: v for k, v in d.items() if k in known})
+        info.state = SessionState.parse(info.state)
+        return info
