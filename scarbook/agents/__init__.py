@@ -5,7 +5,9 @@ May use: transcripts, proc, fs, models, errors, text. Never checks, judge or abo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,9 +22,10 @@ __all__ = ["AGENT_KINDS", "Agent", "AgentKind", "AgentSpec", "AgentType", "Comma
 
 
 def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = None, *,
-               isolation: str = "none", network: bool = False) -> Agent:
+               isolation: str = "none", network: bool = False, private: tuple[str, ...] = ()) -> Agent:
     """The agent `spec` describes. isolation "sandbox" puts a program agent in bubblewrap, or raises
-    SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without."""
+    SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without. `private`:
+    folders the sandbox hides (the project's workspaces/: every run's but the run's own)."""
     spec = AgentSpec.from_config(spec)
     kind = agent_kind(spec)
     agent = kind.build(spec, project_root)
@@ -34,5 +37,6 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
                 "isolation: sandbox cannot hold a python agent: it runs inside scarbook's own process — "
                 "run it as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) "
                 "or set isolation: none")
-        cast(CommandAgent, agent).sandbox = require_sandbox(project_root or Path.cwd(), network)  # every program agent is one
+        sandbox = require_sandbox(project_root or Path.cwd(), network)
+        cast(CommandAgent, agent).sandbox = replace(sandbox, private=tuple(os.path.realpath(p) for p in private))
     return agent

@@ -3,9 +3,10 @@ and `command` checks run under bubblewrap.
 
 Inside, the whole filesystem is read-only; /tmp and the user's home are empty private tmpfs; the
 project folder (which holds the agent's own files) is visible read-only, and so are the Python that
-runs scarbook and the program's install folder when they live in a hidden place; the run's workspace
-is the only writable directory, plus the two files the agent may append to ($SCARBOOK_TRANSCRIPT,
-$SCARBOOK_USAGE). The session history is therefore readable but not writable. The sandbox has its
+runs scarbook and the program's install folder when they live in a hidden place; the project's
+workspaces/ is an empty tmpfs too (`private`: no other run, no history, no judge cache, no other
+run's recorder URL) but for the run's workspace — the only writable directory — and the two files
+the agent may append to ($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE). The sandbox has its
 own PID namespace (nothing started inside outlives it: when its first process exits the kernel
 kills the rest), its own IPC/UTS/cgroup namespaces, and no network unless `network: true`.
 
@@ -90,6 +91,7 @@ class Sandbox:
     project_root: Path
     network: bool = False
     hidden: tuple[str, ...] = field(default_factory=lambda: _hidden_dirs())
+    private: tuple[str, ...] = ()  # hidden even where a shown folder holds them (the project's workspaces/)
 
     def wrap(self, argv: list[str], workspace: Path, writable_files: tuple[str, ...] = (),
              env: dict[str, str] | None = None) -> list[str]:
@@ -106,9 +108,14 @@ class Sandbox:
             args += ["--tmpfs", d]
         for d in self._visible_again(argv[0]):
             args += ["--ro-bind", d, d]
+        private = [d for d in self.private if os.path.isdir(d)]
+        for d in private:  # after the project is shown again: the run's own folder is bound back below
+            args += ["--tmpfs", d]
         args += ["--bind", ws, ws]
         for f in writable_files:
             args += ["--bind", f, f]
+        for d in private:  # read-only as the rest, once the run's own mounts are made in it
+            args += ["--remount-ro", d]
         sock, port = (env or {}).get("SCARBOOK_RECORDER_SOCKET"), (env or {}).get("SCARBOOK_RECORDER_PORT")
         if sock and port and not self.network and os.path.exists(sock):
             args += ["--bind", sock, sock]

@@ -285,7 +285,8 @@ def _preflight_agent(project: Project, errors: list[str], notes: list[str],
         return None, None
     try:
         isolation.update(choose_isolation(project, spec, notes))
-        agent = make_agent(spec, project.root, isolation=isolation["ran"], network=project.config.network)
+        agent = make_agent(spec, project.root, isolation=isolation["ran"], network=project.config.network,
+                           private=(str(project.workspaces_dir),))
         agent.preflight()
         return spec, agent
     except ScarbookError as exc:

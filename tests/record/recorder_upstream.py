@@ -5,7 +5,7 @@ command agent is that script, recorded.
     up = Upstream().start()        # answers /v1/messages and /chat/completions; anything else: 200 "reached"
     up.redirect_to = other.url     # answer the Messages call with a 307 there instead
     up.statuses.append(529)        # answer the next call with this status
-    up.requests                    # [{"method", "path", "headers", "bytes"}] in arrival order
+    up.requests                    # [{"method", "path", "headers", "bytes", "text"}] in arrival order
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class Upstream:
                 size = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(size) if size else b""
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                up.requests.append({"method": self.command, "path": self.path, "headers": headers, "bytes": len(body)})
+                up.requests.append({"method": self.command, "path": self.path, "headers": headers, "bytes": len(body),
+                                    "text": body[:2000].decode("utf-8", "replace")})
                 if up.echo_headers:
                     return self._send(200, json.dumps({"stolen": headers}).encode())
                 if up.redirect_to and self.path.startswith("/v1/messages"):
@@ -156,25 +157,46 @@ checks:
 """
 
 
+# A model call as a hostile agent script makes it: `call(url, text)` POSTs one Messages request to the base
+# URL `url` (any run's), reads the whole answer, and gives its status (or the name of the error).
+CALL = r'''
+import http.client, json, urllib.parse
+def call(url, text):
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        body = json.dumps({"model": "claude-test", "max_tokens": 5, "messages": [{"role": "user", "content": text}]})
+        c.request("POST", u.path + "/v1/messages", body, {"content-type": "application/json"})
+        r = c.getresponse()
+        r.read()  # the whole answer, as a client does: its recording is in before its end
+        return r.status
+    except OSError as exc:
+        return type(exc).__name__
+    finally:
+        c.close()
+'''
+
+
 def hostile_project(project, upstream: Upstream, attack: list[str], *, isolation: str = "none",
-                    record: str = "", extra: str = "") -> Path:
-    """The project's agent: ATTACKER (in the project folder, which the sandbox shows) with `attack` as
-    its arguments; recorded, upstream `upstream`; the real key in scarbook's environment (the caller's
-    monkeypatch)."""
-    script = project.root / "attacker.py"
-    script.write_text(ATTACKER)
-    argv = json.dumps([sys.executable, str(script), *attack])
+                    record: str = "", extra: str = "", script: str = ATTACKER, runs: int = 1,
+                    concurrency: int | None = None) -> Path:
+    """The project's agent: `script` (ATTACKER; in the project folder, which the sandbox shows) with
+    `attack` as its arguments; `runs` runs (all at once unless `concurrency`); recorded, upstream
+    `upstream`; the real key in scarbook's environment (the caller's monkeypatch)."""
+    path = project.root / "agent.py"
+    path.write_text(script)
+    argv = json.dumps([sys.executable, str(path), *attack])
     project.config(textwrap.dedent(f"""\
         agent: {{type: command, argv: {argv}}}
-        runs: 1
-        concurrency: 1
+        runs: {runs}
+        concurrency: {concurrency or runs}
         timeout_s: 60
         retry_infra: 0
         isolation: {isolation}
         record: {{anthropic: {upstream.url}, openai: {upstream.url}/v1{record}}}
         """) + extra)
     project.case("c", CASE)
-    return script
+    return path
 
 
 def sandbox_or_skip(root: Path) -> None:

@@ -251,5 +251,8 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     key_env: str | None = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
     if key_env in ready.agent_spec.env:
         key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
-    return RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
-                       keep_all=ready.keep_all, isolation=ready.isolation.get("ran", "none"), network=cfg.network, judge_key_env=key_env)
+    ex = RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
+                     keep_all=ready.keep_all, isolation=ready.isolation.get("ran", "none"), network=cfg.network,
+                     judge_key_env=key_env)
+    ex.recipe = replace(ex.recipe, private=(str(ready.project.workspaces_dir),))  # hidden in a node's sandbox
+    return ex

@@ -41,6 +41,7 @@ class AgentRecipe:
     project_root: str
     isolation: str = "none"
     network: bool = False
+    private: tuple[str, ...] = ()  # hidden in the sandbox (the project's workspaces/, where it exists on the node)
 
 
 @dataclass
@@ -90,10 +91,10 @@ def _agent(recipe: AgentRecipe):
     """The session's agent, built here as the driver built it (the same sandbox, if any)."""
     from scarbook.agents import make_agent
 
-    key = (repr(recipe.spec), recipe.project_root, recipe.isolation, recipe.network)
+    key = (repr(recipe.spec), recipe.project_root, recipe.isolation, recipe.network, recipe.private)
     if key not in _agents:
         _agents[key] = make_agent(recipe.spec, Path(recipe.project_root), isolation=recipe.isolation,
-                                  network=recipe.network)
+                                  network=recipe.network, private=recipe.private)
     return _agents[key]
 
 
