@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,8 @@ from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
 from scarbook.stats.label_plan import CaseTarget, allocate
 from scarbook.stats.rates import Z95, effective_threshold
 from scarbook.text import plural
+
+NO_JUDGED_CASE = "no case has an llm_judge check"
 
 
 @dataclass
@@ -156,18 +158,29 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
                     cases: Mapping[str, Case] | None = None) -> Calibration:
     """The Calibration of the judge in use, from workspaces/history/calibration.json and history;
     a calibration file that cannot be read leaves the raw rates, saying why. With `cases`, labels for
-    rubric items a case no longer has are left out (Calibration.notes says which)."""
+    rubric items a case no longer has are left out (Calibration.notes says which).
+
+    Nothing is read when there are `cases` and none has an llm_judge check, and history's runs only when some
+    label was made on the judge in use (the strata's sizes come from them): a report of one session
+    in a project without labels costs the same whatever the history holds."""
+    if cases and not any(c.judge_checks for c in cases.values()):  # (none at all: the cases' files are gone)
+        return Calibration(None, NO_JUDGED_CASE)
     try:
         store = CalibrationStore(workspaces_dir / "history" / "calibration.json")
     except (ScarbookError, OSError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     try:
         rubrics = {cid: set(c.rubric_items) for cid, c in cases.items()} if cases is not None else None
-        return measure(store.labels(), judged_items(history.iter_all_runs()), settings, rubrics)
+        return measure(store.labels(), _judged_in(history), settings, rubrics)
     except (ScarbookError, TypeError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     finally:
         store.close()
+
+
+def _judged_in(history: History) -> Iterator[CalibrationItem]:
+    """History's judged items, read only if iterated (`measure` needs them once labels are current)."""
+    yield from judged_items(history.iter_all_runs())
 
 
 def case_targets(history: History, cases: dict[str, Case], default_threshold: float) -> list[CaseTarget]:
