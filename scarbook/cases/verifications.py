@@ -9,7 +9,7 @@ from tinydb import Query, TinyDB
 
 from scarbook.cases.io import case_digest
 from scarbook.fs.json_store import AtomicJSONStorage
-from scarbook.models import Case
+from scarbook.models import Case, RunStatus
 
 CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
     "catches the scar", "misses the scar", "rejects the good artifact", "unverified", "error")
@@ -24,8 +24,8 @@ class Verification:
     case_id: str
     outcome: str
     detail: str
-    failed_verdict: str | None = None  # pass / fail / error on the failed artifact
-    good_verdict: str | None = None
+    failed_verdict: RunStatus | str | None = None  # pass / fail / error on the failed artifact
+    good_verdict: RunStatus | str | None = None
     digest: str = ""
     at: str = ""
     judged: int = 1  # how many times each artifact went through the checks (K: the judge is asked K times)
@@ -36,7 +36,7 @@ class Verification:
 
     @property
     def certified(self) -> bool:
-        return (self.outcome == CATCHES and self.good_verdict == "pass" and self.judge_stable is not False
+        return (self.outcome == CATCHES and self.good_verdict == RunStatus.PASS and self.judge_stable is not False
                 and (self.judge_stable is True or not self.needs_judge))
 
     @property
@@ -96,6 +96,7 @@ def badge_of(v: Verification) -> str:
 
 def partial_note(v: Verification) -> str:
     """What a certification without a good artifact checked, and what it could not."""
-    said = {"fail": "fails its checks", "pass": "passes every check"}.get(v.failed_verdict or "", "was not decided")
+    says: dict[str, str] = {RunStatus.FAIL: "fails its checks", RunStatus.PASS: "passes every check"}
+    said = says.get(v.failed_verdict or "", "was not decided")
     return (f"certification partial: only (a) was checked — the failed artifact {said}; the scar has no good "
             "artifact, so (b) that a right result passes was not checked")

@@ -13,7 +13,7 @@ from scarbook.checks.context import CheckContext
 from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped
 from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
 from scarbook.checks.trajectory import TRAJECTORY_RULES
-from scarbook.models import Check, CheckResult
+from scarbook.models import Check, CheckResult, CheckStatus
 
 __all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks"]
 ALL_RULES = {**RULES, **TRAJECTORY_RULES}
@@ -23,7 +23,7 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
     start = time.perf_counter()
     if check.is_judge:
         if ctx.judge is None:
-            return CheckResult("llm_judge", "skipped", "judge skipped (--skip-judge)", index)
+            return CheckResult("llm_judge", CheckStatus.SKIPPED, "judge skipped (--skip-judge)", index)
         result = await ctx.judge.grade(check, ctx)
         result.index = index
         result.duration_s = time.perf_counter() - start
@@ -40,18 +40,18 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
     except CheckFailed as exc:
         ok, detail, more = False, str(exc), []
     except CheckSkipped as exc:
-        return CheckResult(check.type, "skipped", str(exc), index, duration_s=time.perf_counter() - start)
+        return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
     except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
-        return CheckResult(check.type, "fail", str(exc), index, duration_s=time.perf_counter() - start,
+        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
                            cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})
     except OSError as exc:
         # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
         ok, detail, more = False, f"could not read the workspace: {exc.strerror or exc}", []
     except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
         detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
-        return CheckResult(check.type, "error", detail, index, duration_s=time.perf_counter() - start,
+        return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
                            cause={"kind": "case", "rule": "check-crashed", "evidence": detail})
-    return CheckResult(check.type, "pass" if ok else "fail", detail, index,
+    return CheckResult(check.type, CheckStatus.PASS if ok else CheckStatus.FAIL, detail, index,
                        duration_s=time.perf_counter() - start, call=more[0] if more else None)
 
 
@@ -62,11 +62,11 @@ async def run_checks(checks: list[Check], ctx: CheckContext,
     stopped: CheckResult | None = None
     for i, check in enumerate(checks):
         if stopped is not None:
-            result = CheckResult(check.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) "
+            result = CheckResult(check.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) "
                                  f"did not pass", i)
         else:
             result = await run_check(check, ctx, i)
-            if result.status in ("fail", "error"):
+            if result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
                 stopped = result
         results.append(result)
         if on_result:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scarbook.models import CheckResult, RunStatus
+from scarbook.models import CheckResult, CheckStatus, RunStatus
 
 JUDGE_SKIPPED = "judge skipped"  # a skipped judge check's detail starts with this
 
@@ -11,12 +11,12 @@ def verdict_of(results: list[CheckResult]) -> tuple[RunStatus, str]:
     """error if any check could not reach a verdict; fail on the first failing check; unjudged if the
     rest passed but a judge check was skipped for want of a judge; else pass."""
     for i, r in enumerate(results):
-        if r.status == "error":
+        if r.status == CheckStatus.ERROR:
             return RunStatus.ERROR, f"check {i + 1} ({r.type}): {r.detail}"
     for i, r in enumerate(results):
-        if r.status == "fail":
+        if r.status == CheckStatus.FAIL:
             return RunStatus.FAIL, f"check {i + 1} ({r.type}): {r.detail}"
-    unjudged = [r for r in results if r.status == "skipped" and r.detail.startswith(JUDGE_SKIPPED)]
+    unjudged = [r for r in results if r.status == CheckStatus.SKIPPED and r.detail.startswith(JUDGE_SKIPPED)]
     if unjudged:
         why = unjudged[0].detail[len(JUDGE_SKIPPED):].strip()
         checks = "check" if len(unjudged) == 1 else "checks"

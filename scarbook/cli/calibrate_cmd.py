@@ -16,6 +16,7 @@ from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import case_targets, format_calibration, label_advice, measure, next_items
 from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items
 from scarbook.judge.label_files import file_format, read_labels, render_items
+from scarbook.models import CheckStatus
 from scarbook.text import plural
 
 
@@ -174,7 +175,7 @@ def _rescore(project, store):
             ctx = CheckContext(case=case, workspace=project.workspaces_dir, output=lab.artifact, judge=judge)
             result = await judge.grade(check, ctx)
             items = (result.judge or {}).get("items") or []
-            if result.status != "error" and items:
+            if result.status != CheckStatus.ERROR and items:
                 verdicts[lab.key] = items[0].get("verdict", "")
         return verdicts
 

@@ -28,7 +28,7 @@ from scarbook.judge.calibrate import (
     stratum_counts,
 )
 from scarbook.judge.settings import JudgeSettings
-from scarbook.models import Case, SessionInfo
+from scarbook.models import Case, SessionInfo, Vote
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
 from scarbook.stats.label_plan import CaseTarget, allocate
@@ -73,8 +73,8 @@ def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[Calibration
     for lab in labels:
         tally[(lab.case_id, lab.judge_verdict, lab.human_verdict)] += 1
     cases = sorted({c for c, _ in population} | {c for c, _, _ in tally})
-    return [Stratum(c, v, population[(c, v)], tally[(c, v, "PASS")], tally[(c, v, "FAIL")])
-            for c in cases for v in ("PASS", "FAIL")]
+    return [Stratum(c, v, population[(c, v)], tally[(c, v, Vote.PASS)], tally[(c, v, Vote.FAIL)])
+            for c in cases for v in Vote]
 
 
 def current_labels(labels: Iterable[CalibrationLabel], settings: JudgeSettings) -> list[CalibrationLabel]:
@@ -137,12 +137,12 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], 
     found = Calibration(error, None, n, when)
     if len(human) == 1:
         only = next(iter(human))
-        unmeasured = "FAIL" if only == "PASS" else "PASS"
+        unmeasured = Vote.FAIL if only == Vote.PASS else Vote.PASS
         found.reason = (f"one class only: all {plural(n, 'label')} say {only}, so the judge's error on {unmeasured} items "
-                        f"is not measured — label items the judge {'failed' if unmeasured == 'FAIL' else 'passed'} "
+                        f"is not measured — label items the judge {'failed' if unmeasured == Vote.FAIL else 'passed'} "
                         "with `scarbook calibrate`")
-    elif n < settings.calibration_min_labels or min(human["PASS"], human["FAIL"]) < settings.calibration_min_per_class:
-        found.reason = (f"too few labels: {n} ({human['PASS']} PASS, {human['FAIL']} FAIL); correcting needs "
+    elif n < settings.calibration_min_labels or min(human[Vote.PASS], human[Vote.FAIL]) < settings.calibration_min_per_class:
+        found.reason = (f"too few labels: {n} ({human[Vote.PASS]} PASS, {human[Vote.FAIL]} FAIL); correcting needs "
                         f"{settings.calibration_min_labels} with {settings.calibration_min_per_class} of each class "
                         "(judge.calibration_min_labels, judge.calibration_min_per_class) — label more with "
                         "`scarbook calibrate`")

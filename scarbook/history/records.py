@@ -15,13 +15,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scarbook.models import CAUSE_KINDS, RUN_STATUSES, CheckResult, RunRecord, SessionInfo, Usage, WorkspaceDiff
+from scarbook.models import (
+    CAUSE_KINDS,
+    RUN_STATUSES,
+    CheckResult,
+    CheckStatus,
+    RunRecord,
+    SessionInfo,
+    Usage,
+    WorkspaceDiff,
+)
 from scarbook.text import clean_record_text, clean_text
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-_CHECK_STATUSES = ("pass", "fail", "error", "skipped")
+_CHECK_STATUSES: tuple[CheckStatus, ...] = tuple(CheckStatus)
 
 
 _NONE = type(None)
@@ -159,7 +168,7 @@ def _cause_problem(cause: Any, where: str) -> str | None:
     """Why a cause ({kind, rule, evidence}) is not one the runner writes; None when absent or fine."""
     if cause is None:
         return None
-    if type(cause) is not dict or not {"kind", "rule", "evidence"} <= cause.keys():
+    if type(cause) is not dict or not CAUSE_FIELDS.keys() <= cause.keys():
         return f"{where} is not a cause (kind, rule, evidence)"
     why = _type_problem(cause, CAUSE_FIELDS, f"{where} ")
     if why:

@@ -116,7 +116,7 @@ class BatchGrader:
         pending.cache = {"hits": record.cache_hits, "saved": record.saved.to_dict(), "graded_at": record.graded_at,
                          "notes": list(record.cache_notes)}
         self.pending[pending.ref] = pending
-        return CheckResult(type=check.type, status="skipped", detail=WAITING,
+        return CheckResult(type=check.type, status=CheckStatus.SKIPPED, detail=WAITING,
                            judge={"batch": PENDING, "ref": pending.ref, "model": self.settings.model,
                                   "artifact": artifact.describe()})
 
@@ -195,10 +195,10 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
                 samples.append(await _answered(judge, pending, sample, answers, batch_id, record, artifact))
     except MalformedReply as bad:
         record.error = MALFORMED + str(bad)
-        status, detail = "error", record.error
+        status, detail = CheckStatus.ERROR, record.error
     except JudgeUnavailable as down:
         record.error = down.detail
-        status, detail = "error", down.detail
+        status, detail = CheckStatus.ERROR, down.detail
     else:
         status, detail = record.decide(rubric, samples)
     return CheckResult(type=pending.type, status=status, detail=detail, index=pending.index, judge=record.to_dict())

@@ -30,10 +30,10 @@ from tinydb import Query, TinyDB
 
 from scarbook.errors import HistoryError
 from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
-from scarbook.models import CheckResult, RunRecord
+from scarbook.judge.verdict import VERDICTS
+from scarbook.models import CheckResult, RunRecord, Vote
 
 LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
-VERDICTS = ("PASS", "FAIL")
 
 
 def artifact_digest(text: str) -> str:
@@ -121,7 +121,7 @@ def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0
     alternating the judge's FAIL and PASS verdicts (seeded shuffle inside each stratum)."""
     rng = random.Random(seed)
     seen = set(exclude)
-    strata: dict[str, dict[str, list[CalibrationItem]]] = defaultdict(lambda: {"FAIL": [], "PASS": []})
+    strata: dict[str, dict[str, list[CalibrationItem]]] = defaultdict(lambda: {Vote.FAIL: [], Vote.PASS: []})
     for item in judged_items(judged_runs):
         if item.key not in seen:
             seen.add(item.key)
@@ -129,14 +129,14 @@ def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0
     for by_verdict in strata.values():
         for queue in by_verdict.values():
             rng.shuffle(queue)
-    prefer = {case: "FAIL" for case in strata}  # FAILs are rarer: take one first
+    prefer = {case: Vote.FAIL for case in strata}  # FAILs are rarer: take one first
     picked: list[CalibrationItem] = []
     while len(picked) < sample and any(q for s in strata.values() for q in s.values()):
         for case in sorted(strata):
             if len(picked) >= sample:
                 break
             first = prefer[case]
-            other = "PASS" if first == "FAIL" else "FAIL"
+            other = Vote.PASS if first == Vote.FAIL else Vote.FAIL
             queue = strata[case][first] or strata[case][other]
             if queue:
                 picked.append(queue.pop())

@@ -99,7 +99,7 @@ class Judge:
         rubric = [str(item) for item in check.params.get("rubric") or []]
         if not rubric:
             record.error = "llm_judge check has no rubric items"
-            return "error", record.error
+            return CheckStatus.ERROR, record.error
         if ctx is not None:
             # Off the event loop: a read of an agent-written file is never done on it.
             artifact = await asyncio.to_thread(read_check_artifact, check, ctx.workspace, ctx.output,
@@ -107,7 +107,7 @@ class Judge:
             task = ctx.case.task
         if isinstance(artifact, ArtifactRefused):
             record.error = artifact.detail
-            return "fail", artifact.detail
+            return CheckStatus.FAIL, artifact.detail
         assert artifact is not None
         record.artifact = artifact.describe()
         # Kept so a human can later grade the same text (scarbook calibrate) without the workspace.
@@ -125,10 +125,10 @@ class Judge:
                 samples.append(await self._sample(index, rubric, artifact, shown_task, record, shared))
         except MalformedReply as bad:
             record.error = MALFORMED + str(bad)
-            return "error", record.error
+            return CheckStatus.ERROR, record.error
         except JudgeUnavailable as down:
             record.error = down.detail
-            return "error", down.detail
+            return CheckStatus.ERROR, down.detail
         return record.decide(rubric, samples)
 
     async def _sample(self, index: int, rubric: list[str], artifact: Artifact, task: str | None,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-VERDICTS = ("PASS", "FAIL")
+from scarbook.models import CheckStatus, Vote
+
+VERDICTS: tuple[Vote, ...] = tuple(Vote)
 
 
 class MalformedReply(Exception):
@@ -20,7 +22,7 @@ class MalformedReply(Exception):
 @dataclass
 class ItemVerdict:
     item: int  # 1-based rubric number
-    verdict: str  # "PASS" | "FAIL"
+    verdict: Vote
     reason: str
 
 
@@ -30,9 +32,9 @@ class ItemDecision:
 
     item: int
     text: str
-    verdict: str
+    verdict: Vote
     reason: str
-    votes: list[str] = field(default_factory=list)
+    votes: list[Vote] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,7 +87,7 @@ def _parse_entry(entry: Any, position: int, n_items: int) -> ItemVerdict:
     reason = entry.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise MalformedReply(f"item {item} has no reason")
-    return ItemVerdict(item=item, verdict=verdict, reason=one_line(reason))
+    return ItemVerdict(item=item, verdict=Vote(verdict), reason=one_line(reason))
 
 
 def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDecision]:
@@ -100,16 +102,16 @@ def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDeci
     return decisions
 
 
-def overall(decisions: list[ItemDecision]) -> Literal["pass", "fail"]:
-    """"pass" only if every item passes."""
-    return "pass" if decisions and all(d.verdict == "PASS" for d in decisions) else "fail"
+def overall(decisions: list[ItemDecision]) -> CheckStatus:
+    """PASS only if every item passes."""
+    return CheckStatus.PASS if decisions and all(d.verdict == Vote.PASS for d in decisions) else CheckStatus.FAIL
 
 
 def summarize(decisions: list[ItemDecision]) -> str:
     """One line: "2/3 rubric items PASS; FAIL item 2: <reason>"."""
-    passed = sum(d.verdict == "PASS" for d in decisions)
+    passed = sum(d.verdict == Vote.PASS for d in decisions)
     line = f"{passed}/{len(decisions)} rubric items PASS"
-    failed = [d for d in decisions if d.verdict == "FAIL"]
+    failed = [d for d in decisions if d.verdict == Vote.FAIL]
     if failed:
         first = failed[0]
         line += f"; FAIL item {first.item}: {first.reason}"

@@ -3,7 +3,7 @@
 Everything here is pure data (no I/O) so the CLI, the TUI, history and the judge share one shape. Each
 record is defined once, in the module named for what it is about; import them from `scarbook.models`.
 
-    words.py      the state words (StrEnums): RunStatus, SessionState, GateMode, Undecided, Isolation, Keep, ...
+    words.py      the state words (StrEnums): RunStatus, CheckStatus, Decision, CauseKind, GateMode, Isolation, ...
     case.py       Case, Check, Scar
     run.py        CheckResult, WorkspaceDiff, Usage, AgentResult, RunRecord
     session.py    SessionInfo
@@ -16,17 +16,23 @@ from scarbook.models.words import (
     CAUSE_KINDS,
     RUN_STATUSES,
     STATUS_GLYPH,
+    AgentStage,
+    Band,
+    CauseKind,
     CheckStatus,
+    Decision,
+    ExecutorType,
     GateMode,
     Isolation,
     Keep,
     RunStatus,
     SessionState,
     Undecided,
+    Vote,
 )
 
 __all__ = [
-    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "Case", "Check", "CheckResult", "CheckStatus",
-    "FileChange", "GateMode", "Isolation", "Keep", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState",
-    "Undecided", "Usage", "WorkspaceDiff",
+    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Band", "Case", "CauseKind", "Check",
+    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "FileChange", "GateMode", "Isolation", "Keep",
+    "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Vote", "WorkspaceDiff",
 ]

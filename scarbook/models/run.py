@@ -29,7 +29,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "pass"
+        return self.status == CheckStatus.PASS
 
     def to_dict(self) -> dict[str, Any]:
         d = _fields(self)

@@ -1,15 +1,26 @@
 """The state words of scarbook as StrEnums: a run's status, a session's state, the gate's words, the
-settings' words. A StrEnum is its string: history, JSON, YAML and messages keep the plain words, while
-mypy checks every comparison.
+settings' words. A StrEnum is its string: history, JSON, YAML text and messages keep the plain words,
+while mypy checks every comparison and assignment. Outside the enum definitions no state word is
+compared or assigned as a bare string (tests/models/test_state_words.py greps for them).
+
+Words only one wing speaks are defined in that wing (the demo agent's draws, the recorder's mode, a
+Message Batch's state); the words here cross wings.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 
-class RunStatus(StrEnum):
+class _Word(StrEnum):
+    """A state word: reads as the string it is in messages that quote it ({x!r})."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class RunStatus(_Word):
     """A run's one status. String values: history, JSON and reports hold the plain words."""
 
     PASS = "pass"
@@ -19,27 +30,72 @@ class RunStatus(StrEnum):
     # (--skip-judge, or no API key in the TUI): no verdict, counted apart, never in a rate.
     UNJUDGED = "unjudged"
 
-    def __repr__(self) -> str:  # reads as the string it is in messages that quote it ({status!r})
-        return repr(self.value)
 
-
-CheckStatus = Literal["pass", "fail", "error", "skipped"]
 RUN_STATUSES: tuple[RunStatus, ...] = tuple(RunStatus)
+
+
+class CheckStatus(_Word):
+    """One check's result. A check after the first failure is SKIPPED (short-circuit, cost order)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # the check could not reach a verdict (the judge failed, the check broke)
+    SKIPPED = "skipped"
+
 
 # The one glyph of each status, run or check (the strip of a case's runs, a run's checks), shared by
 # the CLI table, the reports and the TUI.
 STATUS_GLYPH: dict[str, str] = {RunStatus.PASS: "✓", RunStatus.FAIL: "✗", RunStatus.ERROR: "!",
-                                RunStatus.UNJUDGED: "?", "skipped": "-"}
-# Whose fault a run that did not pass is (scarbook.run.causes): the agent's, the machine's, the
-# judge's or the case's own.
-CAUSE_KINDS = ("agent", "infra", "judge", "case")
+                                RunStatus.UNJUDGED: "?", CheckStatus.SKIPPED: "-"}
 
 
-class _Word(StrEnum):
-    """A word of scarbook.yaml or the command line: reads as the string it is in messages ({x!r})."""
+class Vote(_Word):
+    """The judge's verdict on one rubric item (upper case, as the judge's tool call gives it)."""
 
-    def __repr__(self) -> str:
-        return repr(self.value)
+    PASS = "PASS"
+    FAIL = "FAIL"
+
+
+class CauseKind(_Word):
+    """Whose fault a run that did not pass is (scarbook.run.causes); only INFRA is retried."""
+
+    AGENT = "agent"
+    INFRA = "infra"  # the machine's: rate limits, 5xx, OOM, a lost worker
+    JUDGE = "judge"
+    CASE = "case"  # the case's own: a check that broke, a seed that could not be laid
+
+
+CAUSE_KINDS: tuple[CauseKind, ...] = tuple(CauseKind)
+
+
+class AgentStage(_Word):
+    """Where a run stopped short of the agent's end (scarbook.run.causes.AgentFacts.stage)."""
+
+    RAN = ""  # it ran to its end (whatever it did)
+    SEED = "seed"  # the workspace could not be laid
+    START = "start"  # the agent could not be started
+    DIFF = "diff"  # its workspace could not be read back
+    WORKER_LOST = "worker-lost"  # a cluster lost the run's worker
+    SCARBOOK = "scarbook"  # scarbook's own code failed inside the run
+
+
+class Decision(_Word):
+    """The gate's word for a case against its threshold (scarbook.stats.decisions, the SPRT's first three)."""
+
+    ABOVE = "above"
+    BELOW = "below"
+    UNDECIDED = "undecided"
+    NO_VERDICT = "no verdict"  # too few judged runs: none, whatever its few runs say
+
+
+class Band(_Word):
+    """The colour band of a pass rate: green at or above bands.green, yellow at or above the threshold."""
+
+    GREEN = "green"
+    YELLOW = "yellow"
+    RED = "red"
+    NONE = "none"  # no rate to colour (no verdict)
+
 
 
 # The words scarbook.yaml's settings take (scarbook/config.py declares where each is used); the order of
@@ -74,7 +130,14 @@ class Keep(_Word):
     ALL = "all"  # every run (--keep-all)
 
 
-class SessionState(StrEnum):
+class ExecutorType(_Word):
+    """executor.type: where runs execute."""
+
+    LOCAL = "local"  # an asyncio pool on this machine
+    RAY = "ray"  # a Ray cluster (scarbook.run.ray)
+
+
+class SessionState(_Word):
     """How a session ended (or that it is still running). Only FINISHED can gate green."""
 
     RUNNING = "running"
@@ -87,9 +150,6 @@ class SessionState(StrEnum):
     # its runs are done, its judge's requests wait in a Message Batch (eval --judge-batch): no verdict
     # until the results are in (`scarbook resume SESSION`); never read by a gate
     JUDGING = "judging"
-
-    def __repr__(self) -> str:  # reads as the string it is in messages that quote it ({state!r})
-        return repr(self.value)
 
     @classmethod
     def parse(cls, value: Any) -> SessionState | str:

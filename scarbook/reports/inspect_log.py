@@ -32,7 +32,7 @@ from typing import Any
 
 from scarbook import __version__
 from scarbook.fs.yamlio import atomic_write_text
-from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.models import Case, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.text import clean_text
 from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
@@ -43,7 +43,7 @@ VERDICT = "verdict"  # the score that is the run's status
 CORRECT, INCORRECT = "C", "I"  # Inspect's values for a correct / incorrect answer
 _LISTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")  # Inspect's log_file_pattern
 _VERDICT_VALUE = {RunStatus.PASS: CORRECT, RunStatus.FAIL: INCORRECT}
-_CHECK_VALUE = {"pass": CORRECT, "fail": INCORRECT}
+_CHECK_VALUE = {CheckStatus.PASS: CORRECT, CheckStatus.FAIL: INCORRECT}
 _LOG_STATUS = {SessionState.FINISHED: "success", SessionState.RUNNING: "started",
                SessionState.CANCELLED: "cancelled", SessionState.STOPPED_BUDGET: "cancelled"}
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.agents.failure import failure_line
-from scarbook.models import CAUSE_KINDS, RunRecord, RunStatus
+from scarbook.models import CAUSE_KINDS, CheckStatus, RunRecord, RunStatus
 
 AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
@@ -148,14 +148,14 @@ def _check_cause(v: RunView) -> tuple[str, str] | None:
     """The check's own rule (check-timed-out, check-could-not-start, check-crashed, check-no-transcript,
     check-no-usage) and evidence."""
     for c in v.record.checks:
-        if c.status in ("fail", "error") and c.cause:
+        if c.status in (CheckStatus.FAIL, CheckStatus.ERROR) and c.cause:
             return c.cause.get("rule", "check-broke"), f"check {c.index + 1} ({c.type}): {c.cause.get('evidence', c.detail)}"
     return None
 
 
 def _judge_error(v: RunView) -> str | None:
     for c in v.record.checks:
-        if c.type == "llm_judge" and c.status == "error":
+        if c.type == "llm_judge" and c.status == CheckStatus.ERROR:
             return f"check {c.index + 1} (llm_judge): {c.detail}"
     return None
 
@@ -163,7 +163,7 @@ def _judge_error(v: RunView) -> str | None:
 def _contested(v: RunView) -> str | None:
     """A judge FAIL whose samples split: with other samples the run could have passed."""
     for c in v.record.checks:
-        if c.type != "llm_judge" or c.status != "fail" or not c.judge:
+        if c.type != "llm_judge" or c.status != CheckStatus.FAIL or not c.judge:
             continue
         for item in c.judge.get("items") or []:
             votes = item.get("votes") if isinstance(item, dict) else None
@@ -175,21 +175,21 @@ def _contested(v: RunView) -> str | None:
 
 def _check_error(v: RunView) -> str | None:
     for c in v.record.checks:
-        if c.status == "error" and c.type != "llm_judge":
+        if c.status == CheckStatus.ERROR and c.type != "llm_judge":
             return f"check {c.index + 1} ({c.type}): {c.detail}"
     return None
 
 
 def _judge_fail(v: RunView) -> str | None:
     for c in v.record.checks:
-        if c.type == "llm_judge" and c.status == "fail":
+        if c.type == "llm_judge" and c.status == CheckStatus.FAIL:
             return f"check {c.index + 1} (llm_judge): {c.detail}"
     return None
 
 
 def _check_fail(v: RunView) -> str | None:
     for c in v.record.checks:
-        if c.status == "fail":
+        if c.status == CheckStatus.FAIL:
             return f"check {c.index + 1} ({c.type}): {c.detail}"
     return None
 
@@ -332,7 +332,7 @@ def is_infra(record: RunRecord) -> bool:
 
 def count_causes(records: Iterable[Any]) -> dict[str, int]:
     """Runs per cause kind (every kind, zeros included), for the reports."""
-    counts = dict.fromkeys(CAUSE_KINDS, 0)
+    counts: dict[str, int] = dict.fromkeys(CAUSE_KINDS, 0)
     for r in records:
         cause = getattr(r, "cause", None)
         if cause and cause.get("kind") in counts:

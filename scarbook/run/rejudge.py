@@ -34,7 +34,7 @@ from scarbook.errors import ScarbookError
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
-from scarbook.models import Case, CheckResult, RunRecord, RunStatus, SessionInfo, Usage
+from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, Usage
 from scarbook.project import Project
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import RunStarted
@@ -263,7 +263,7 @@ class RejudgeExecutor(LocalExecutor):
         if not run.inputs:
             return AgentPart(record, settled=True, carried=True)
         for inp in run.inputs:
-            record.checks[inp.index] = CheckResult(inp.check.type, "skipped", AWAITING_JUDGE, inp.index)
+            record.checks[inp.index] = CheckResult(inp.check.type, CheckStatus.SKIPPED, AWAITING_JUDGE, inp.index)
         facts = AgentFacts(exit_code=record.exit_code, timeout_s=ctx.timeout_for(case))
         return AgentPart(record, list(run.inputs), settled=False, facts=facts)
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.history.store import History
-from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, SessionInfo
+from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, RunStatus, SessionInfo
 from scarbook.run.rejudge import rejudge_line
 
 DEFAULT_ONLY = "fail,error,infra"
-ONLY_WORDS = (*(s for s in RUN_STATUSES if s != "pass"), *CAUSE_KINDS)
+ONLY_WORDS = (*(s for s in RUN_STATUSES if s != RunStatus.PASS), *CAUSE_KINDS)
 
 
 @dataclass

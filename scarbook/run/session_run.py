@@ -33,7 +33,7 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import ModelPrice, priced
-from scarbook.models import Case, Check, CheckResult, RunRecord, RunStatus, Usage
+from scarbook.models import Case, Check, CheckResult, CheckStatus, RunRecord, RunStatus, Usage
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
@@ -153,7 +153,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     record.agent_usage = read_agent_usage(usage_file, None, record.notes)
     if result.crashed:
         record.status, record.reason = RunStatus.FAIL, result.crashed
-        record.checks = [CheckResult(c.type, "skipped", AGENT_DID_NOT_FINISH, i)
+        record.checks = [CheckResult(c.type, CheckStatus.SKIPPED, AGENT_DID_NOT_FINISH, i)
                          for i, c in enumerate(case.checks)]
         for r in record.checks:
             emit(CheckDone(ctx.session_id, case.id, k, r))
@@ -178,7 +178,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
         if check.is_judge:
             continue
         result = _not_run(check, i, stopped) if stopped else await run_check(check, checks, i)
-        if stopped is None and result.status in ("fail", "error"):
+        if stopped is None and result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
             stopped = result
         results[i] = result
         emit(CheckDone(record.session_id, record.case_id, record.k, result))
@@ -188,9 +188,9 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
         if stopped is not None:
             result = results[i] = _not_run(check, i, stopped)
         elif ctx.judge_max_bytes is None:
-            result = results[i] = CheckResult(check.type, "skipped", f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
+            result = results[i] = CheckResult(check.type, CheckStatus.SKIPPED, f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
         else:
-            results[i] = CheckResult(check.type, "skipped", AWAITING_JUDGE, i)
+            results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_JUDGE, i)
             artifact = await asyncio.to_thread(read_check_artifact, check, checks.workspace, output,
                                                ctx.judge_max_bytes)  # an agent-written file: off the loop
             part.judge_inputs.append(JudgeInput(i, check, artifact))
@@ -200,7 +200,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
 
 
 def _not_run(check: Check, index: int, stopped: CheckResult) -> CheckResult:
-    return CheckResult(check.type, "skipped", f"not run: check {stopped.index + 1} ({stopped.type}) did not pass", index)
+    return CheckResult(check.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) did not pass", index)
 
 
 async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Emit | None = None) -> RunRecord:
@@ -221,7 +221,7 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
             assert judge is not None  # judge inputs are gathered only when there is a judge
             result = await judge.grade_artifact(inp.check, inp.artifact, case.task)
             result.index = inp.index
-            if result.status in ("fail", "error"):
+            if result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
                 stopped = result
         record.checks[inp.index] = result
         emit(CheckDone(record.session_id, record.case_id, record.k, result))
@@ -229,7 +229,7 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
         record.status, record.reason = verdict_of(record.checks)
     record.judge_usage, record.judge_calls = usage_of_checks(record.checks)
     record.judge_calls_saved = sum(1 for c, r in zip(case.checks, record.checks, strict=False)
-                                   if c.is_judge and r.status == "skipped" and r.detail.startswith("not run"))
+                                   if c.is_judge and r.status == CheckStatus.SKIPPED and r.detail.startswith("not run"))
     if record.agent_usage.total_tokens and not record.agent_usage.cost_usd and judge is not None:
         # priced here, where the judge's price table is: the worker does not load it
         record.agent_usage = read_agent_usage(Path(record.workspace).parent / f"{record.k}.usage.jsonl",

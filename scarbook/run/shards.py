@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import HistoryError, ScarbookError
-from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.models import CheckStatus, RunRecord, RunStatus, SessionInfo
 from scarbook.text import plural
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -226,9 +226,9 @@ def record_problem(r: RunRecord, checks: int) -> str | None:
     if len(r.checks) != checks:
         return f"is marked {r.status} with {len(r.checks)} check results, but the case has {checks}"
     for c in r.checks:
-        if c.status in ("fail", "error") or (r.status == RunStatus.PASS and c.status != "pass"):
+        if c.status in (CheckStatus.FAIL, CheckStatus.ERROR) or (r.status == RunStatus.PASS and c.status != CheckStatus.PASS):
             return f"is marked {r.status}, but check {c.index + 1} ({c.type}) is {c.status}"
-    if r.status == RunStatus.UNJUDGED and all(c.status == "pass" for c in r.checks):
+    if r.status == RunStatus.UNJUDGED and all(c.status == CheckStatus.PASS for c in r.checks):
         return "is marked unjudged, but every check passed"
     return None
 

@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scarbook.models import RunRecord, RunStatus
+from scarbook.models import CheckStatus, RunRecord, RunStatus
 from scarbook.stats.judge_error import ErrorModel, Param, cells, gradient, proportion, q0_of, q1_of
 from scarbook.stats.rates import Z95
 
@@ -145,7 +145,7 @@ def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
         if run.status == RunStatus.PASS:
             passes += 1
         elif run.status == RunStatus.FAIL:
-            if any(c.type != "llm_judge" and c.status == "fail" for c in run.checks):
+            if any(c.type != "llm_judge" and c.status == CheckStatus.FAIL for c in run.checks):
                 rule_fails += 1
             else:
                 judge_fails += 1

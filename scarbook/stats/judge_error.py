@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from scarbook.models import Vote
 from scarbook.stats.rates import Z95
 
 PRIOR_LABELS = 5.0  # how many labels' weight the pool has when a case's own labels are few
@@ -42,7 +43,7 @@ class Stratum:
     person's labels on the ones drawn from it."""
 
     case_id: str
-    judge: str  # "PASS" | "FAIL": the judge's verdict on every item in the stratum
+    judge: Vote | str  # the judge's verdict on every item in the stratum
     population: int
     human_pass: int
     human_fail: int
@@ -210,10 +211,10 @@ class JudgeError:
 def _judge_share(strata: Sequence[Stratum]) -> Param:
     """W: the judge's PASS share among the case's judged items (from history; the labels' own
     counts when history holds fewer items than were labelled)."""
-    passed = max((s.population for s in strata if s.judge == "PASS"), default=0)
-    failed = max((s.population for s in strata if s.judge == "FAIL"), default=0)
-    lab_p = sum(s.n for s in strata if s.judge == "PASS")
-    lab_f = sum(s.n for s in strata if s.judge == "FAIL")
+    passed = max((s.population for s in strata if s.judge == Vote.PASS), default=0)
+    failed = max((s.population for s in strata if s.judge == Vote.FAIL), default=0)
+    lab_p = sum(s.n for s in strata if s.judge == Vote.PASS)
+    lab_f = sum(s.n for s in strata if s.judge == Vote.FAIL)
     passed, failed = max(passed, lab_p), max(failed, lab_f)
     return proportion(passed, passed + failed) if passed + failed else Param(0.5, 0.25)
 
@@ -231,13 +232,13 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
         by_case.setdefault(s.case_id, []).append(s)
     labelled = {c: ss for c, ss in by_case.items() if sum(s.n for s in ss)}
     # the plain pooled share per judge verdict: stands in for a stratum a case has no labels in
-    naive = {v: proportion(*_stratum([s for ss in labelled.values() for s in ss], v)) for v in ("PASS", "FAIL")}
+    naive = {v: proportion(*_stratum([s for ss in labelled.values() for s in ss], v)) for v in Vote}
     sizes = {c: sum(max(s.population, s.n) for s in ss) for c, ss in labelled.items()}
     total = sum(sizes.values()) or 1
     components = []
     for case, ss in sorted(labelled.items()):
         rs = []
-        for v in ("PASS", "FAIL"):
+        for v in Vote:
             x, n = _stratum(ss, v)
             rs.append(proportion(x, n) if n else naive[v])
         components.append(Component(sizes[case] / total, _judge_share(ss), *rs))
@@ -245,12 +246,12 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
     hp, hf = sum(c[0] for c in counts), sum(c[1] for c in counts)
     pooled = ErrorModel(components, hp + hf, hp, hf)
     # the pool's r_P, r_F (population-weighted over cases), to shrink each case toward
-    pool_r = {v: _pooled_r(components, v) if components else naive[v] for v in ("PASS", "FAIL")}
-    shares = {v: _pool_shares(components, v) for v in ("PASS", "FAIL")}
+    pool_r = {v: _pooled_r(components, v) if components else naive[v] for v in Vote}
+    shares = {v: _pool_shares(components, v) for v in Vote}
     per_case = {}
     for i, (case, ss) in enumerate(sorted(labelled.items())):
         rs = []
-        for v in ("PASS", "FAIL"):
+        for v in Vote:
             x, n = _stratum(ss, v)
             pr, m = pool_r[v], prior_labels
             value = (x + m * pr.value) / (n + m)
@@ -265,7 +266,7 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
 
 def _pool_shares(components: Sequence[Component], verdict: str) -> list[float]:
     """Each case's weight in the pooled r_P (or r_F): its share of the judge's PASSes (FAILs)."""
-    raw = [c.weight * (c.w.value if verdict == "PASS" else 1 - c.w.value) for c in components]
+    raw = [c.weight * (c.w.value if verdict == Vote.PASS else 1 - c.w.value) for c in components]
     total = sum(raw) or 1.0
     return [r / total for r in raw]
 
@@ -273,7 +274,7 @@ def _pool_shares(components: Sequence[Component], verdict: str) -> list[float]:
 def _pooled_r(components: Sequence[Component], verdict: str) -> Param:
     """r_P (or r_F) over the pooled cases, each weighted by its share of the judge's PASSes (FAILs)."""
     shares = _pool_shares(components, verdict)
-    rs = [c.r_pass if verdict == "PASS" else c.r_fail for c in components]
+    rs = [c.r_pass if verdict == Vote.PASS else c.r_fail for c in components]
     return Param(sum(s * r.value for s, r in zip(shares, rs, strict=True)),
                  sum(s * s * r.var for s, r in zip(shares, rs, strict=True)))
 

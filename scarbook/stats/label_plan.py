@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from scarbook.models import Vote
 from scarbook.stats.corrected import Corrected, correct
 from scarbook.stats.judge_error import PRIOR_LABELS, ErrorModel
 
@@ -45,7 +46,7 @@ def stratum_weights(target: CaseTarget, model: ErrorModel) -> dict[str, float]:
     fixed = target.corrected(model)
     if fixed is None or len(fixed.judge_parts) != 3:
         return {}
-    return {"PASS": fixed.judge_parts[1], "FAIL": fixed.judge_parts[2]}
+    return {Vote.PASS: fixed.judge_parts[1], Vote.FAIL: fixed.judge_parts[2]}
 
 
 def allocate(targets: list[CaseTarget], models: Mapping[str, ErrorModel], labelled: Mapping[Stratum, int],

@@ -36,6 +36,7 @@ from scarbook.judge.calibrate import (
     judged_items,
     pick_items,
 )
+from scarbook.models import CheckStatus
 from scarbook.stats.rates import wilson
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
@@ -163,7 +164,7 @@ class CalibrateScreen(HostScreen):
 
         def counted(runs):
             for run in runs:
-                skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == "skipped")
+                skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == CheckStatus.SKIPPED)
                 yield run
 
         runs = list(counted(app.project.history.iter_all_runs()))
