@@ -23,7 +23,7 @@ class Project:
         for folder in (start, *start.parents):
             if (folder / CONFIG_FILE).is_file():
                 return cls(folder, load_config(folder / CONFIG_FILE))
-        return cls(start, load_config(None))  # config.path None: no scarbook.yaml found
+        return cls(start, load_config(None))  # no scarbook.yaml found: all defaults
 
     @classmethod
     def open(cls, root: Path | None = None) -> Project:
@@ -37,7 +37,7 @@ class Project:
                                     f"run `scarbook init {root}` to start one there")
             return cls.at(root)
         project = cls.discover()
-        if project.config.path is None or not project.config.path.is_file():
+        if not (project.root / CONFIG_FILE).is_file():
             raise ScarbookError(f"no {CONFIG_FILE} in {project.root} or any folder above it — "
                                 "run `scarbook init` to start a scarbook project here, or pass -C PROJECT")
         return project

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from scarbook.agents import AgentSpec, AgentType, make_agent
@@ -45,7 +47,7 @@ def test_root_in_the_program_itself(tmp_path):
 
 def test_an_agent_type_this_version_cannot_build_is_a_configuration_error(project):
     p = project.load()
-    p.config.agent = {"type": "telepathy"}
+    p = replace(p, config=p.config.with_overrides(agent={"type": "telepathy"}))  # the config is immutable
     prep = prepare_session(p, SessionPlan(p.load_cases().cases or [], runs=1))
     assert prep.session is None
     from scarbook.agents import AgentType

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import click
+import msgspec
 
 from scarbook.cli.against import echo_against, echo_annotations, resolve_against
 from scarbook.cli.common import (
@@ -25,7 +26,7 @@ from scarbook.cli.common import (
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
-from scarbook.models import Case, SessionState
+from scarbook.models import Case, GateMode, Isolation, SessionState, Undecided
 from scarbook.project import Project
 from scarbook.record import RecordSettings
 from scarbook.reports.table import build_report, format_summary, format_table
@@ -82,8 +83,9 @@ def gate_policy(project: Project, mode: str | None, alpha: float | None, undecid
                 min_verdicts: int | None, *, sharded: bool = False) -> GatePolicy:
     """scarbook.yaml's gate with the command line's flags over it."""
     gate = project.config.gate
-    gate = replace(gate, mode=gate.mode if mode is None else mode, alpha=gate.alpha if alpha is None else alpha,
-                   undecided=gate.undecided if undecided is None else undecided,
+    gate = msgspec.structs.replace(gate, mode=gate.mode if mode is None else GateMode(mode),
+                                   alpha=gate.alpha if alpha is None else alpha,
+                                   undecided=gate.undecided if undecided is None else Undecided(undecided),
                    min_verdicts=gate.min_verdicts if min_verdicts is None else min_verdicts)
     if gate.undecided == "more" and sharded:
         raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
@@ -245,8 +247,8 @@ def record_option(project: Project, record: bool, replay_ref: str | None, fork_a
         return None
     base = project.config.record or RecordSettings()
     if replay_ref is None:
-        return replace(base, mode="record", source=None, fork_at=None)
-    return replace(base, mode="replay", source=replay_ref, fork_at=fork_at)
+        return msgspec.structs.replace(base, mode="record", source=None, fork_at=None)
+    return msgspec.structs.replace(base, mode="replay", source=replay_ref, fork_at=fork_at)
 
 
 @click.command("eval")
@@ -336,8 +338,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
-    if isolation is not None:
-        project.config.isolation = isolation
+    if isolation is not None:  # this session's: a new config, the project's stays as read
+        project = replace(project, config=project.config.with_overrides(isolation=Isolation(isolation)))
     if session_id is not None and shard_spec is None:
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
     shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None

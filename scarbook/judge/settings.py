@@ -1,15 +1,17 @@
-"""The `judge:` section of scarbook.yaml, validated into JudgeSettings.
+"""The `judge:` section of scarbook.yaml, declared as JudgeSettings (scarbook/fs/settings.py reads it).
 
 Every unknown key or wrong type is a ConfigError naming `judge.<key>`, never a silent ignore.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from scarbook.errors import ConfigError
+import msgspec
+from msgspec import Meta
+
+from scarbook.fs.settings import Problem, Words, convert, kind_of
 from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice, priced
 from scarbook.judge.prompt import Sampling, prompt_digest
 from scarbook.models import Usage
@@ -18,32 +20,69 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
-@dataclass
-class JudgeSettings:
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None  # None: the SDK default (api.anthropic.com or $ANTHROPIC_BASE_URL)
-    api_key_env: str = DEFAULT_API_KEY_ENV
+def _example(value: Any, *, ge: float | None = None, gt: float | None = None) -> Meta:
+    """A judge field's bounds, and the value its fix shows (`write e.g. `samples: 3``)."""
+    extra = {"fix": f"write e.g. `{{key}}: {value}`"}
+    return Meta(gt=gt, extra=extra) if gt is not None else Meta(ge=ge, extra=extra)
+
+
+_PRICE_FIX = "write e.g. `prices: {claude-sonnet-4-6: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}}` (USD per million tokens)"
+_TEXT = Annotated[str, Meta(min_length=1, extra={"fix": "write e.g. `{key}: {default}`"})]
+_FLAG = Annotated[bool, Meta(extra={"fix": "write `{key}: false` to turn it off"})]
+
+
+class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """scarbook.yaml's `judge:` section, declared: each key, its default and its bounds."""
+
+    NAME: ClassVar[str] = "judge"
+    VOICE: ClassVar[str] = "typed"
+    UNKNOWN: ClassVar[str] = "unknown key judge.{key}"
+    TAKES: ClassVar[str] = "use one of: {keys}"
+    SORTED_KEYS: ClassVar[bool] = True
+    NOT_MAPPING: ClassVar[str] = "judge must be a mapping, not {kind}"
+    NOT_MAPPING_FIX: ClassVar[str] = "write `judge:` followed by indented keys such as `model: ...`"
+
+    model: _TEXT = DEFAULT_MODEL
+    # None: the SDK default (api.anthropic.com or $ANTHROPIC_BASE_URL)
+    base_url: Annotated[str | None, Meta(extra={"fix": "write e.g. `{key}: https://api.anthropic.com`"})] = None
+    api_key_env: _TEXT = DEFAULT_API_KEY_ENV
     # 0 for the most repeatable grading; None (`temperature: null`) sends none, for models or
     # vendors that reject the parameter (newer Claude models accept only the default).
-    temperature: float | None = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 60.0
-    max_retries: int = 2
-    samples: int = 1  # odd: each item's verdict is the majority of this many independent calls
-    max_artifact_bytes: int = 100_000
-    prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    temperature: Annotated[Annotated[float, Meta(ge=0, le=1)] | None, Meta(extra={
+        "fix": "write e.g. `{key}: 0`", "range_fix": "use 0 for the most repeatable grading, or null to send no temperature"})] = 0.0
+    max_tokens: Annotated[int, _example(1024, ge=1)] = 1024
+    timeout_s: Annotated[float, _example(60, gt=0)] = 60.0
+    max_retries: Annotated[int, _example(2, ge=0)] = 2
+    samples: Annotated[int, _example(3, ge=1)] = 1  # odd: each item's verdict is the majority of this many calls
+    max_artifact_bytes: Annotated[int, _example(100000, ge=1)] = 100_000
+    # USD per million tokens per model: scarbook.yaml's entries over DEFAULT_PRICES (checked in __post_init__)
+    prices: Annotated[dict[str, Any], Meta(extra={"must": "must be a mapping of model name to prices, not {kind}",
+                                                  "fix": _PRICE_FIX})] = msgspec.field(default_factory=lambda: dict(DEFAULT_PRICES))
     # judge truth (issue 23): correct judged rates for the judge's measured error when a fresh
     # calibration has at least this many labels, and this many of each class
-    correct: bool = True
-    calibration_min_labels: int = 30
-    calibration_min_per_class: int = 10
+    correct: _FLAG = True
+    calibration_min_labels: Annotated[int, _example(30, ge=1)] = 30
+    calibration_min_per_class: Annotated[int, _example(10, ge=1)] = 10
     # issue 27: a sample an earlier session graded identically is read from workspaces/judge-cache
-    cache: bool = True
+    cache: _FLAG = True
     # issue 27: each judged run keeps the artifact the judge saw (workspaces/judge-artifacts) for rejudge
-    keep_artifacts: bool = True
+    keep_artifacts: _FLAG = True
     # issue 27: grade through the Message Batches API (half price, results within 24 h; eval --judge-batch)
-    batch: bool = False
-    batch_poll_s: float = 30.0  # how often a batch's progress is asked for
+    batch: _FLAG = False
+    batch_poll_s: Annotated[float, _example(30, gt=0)] = 30.0  # how often a batch's progress is asked for
+
+    def __post_init__(self) -> None:
+        for key in ("model", "api_key_env", "base_url"):
+            text = getattr(self, key)
+            if text is not None and not text.strip():
+                raise Problem(key, f"judge.{key} is empty", fix=f"write e.g. `{key}: {_DEFAULT_TEXT[key]}`")
+            if text is not None:
+                msgspec.structs.force_setattr(self, key, text.strip())
+        if self.samples % 2 == 0:
+            raise Problem("samples", f"judge.samples must be an odd number, got {self.samples}",
+                          fix="use 1, 3 or 5 so every rubric item has a strict majority")
+        if self.prices is not DEFAULT_PRICES and any(not isinstance(p, ModelPrice) for p in self.prices.values()):
+            msgspec.structs.force_setattr(self, "prices", {**DEFAULT_PRICES, **_prices(self.prices)})
 
     @property
     def sampling(self) -> Sampling:
@@ -52,30 +91,7 @@ class JudgeSettings:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, path: Path) -> JudgeSettings:
         """Validate the raw `judge:` mapping of scarbook.yaml (None or missing: all defaults)."""
-        if data is None:
-            return cls()
-        if not isinstance(data, dict):
-            raise ConfigError(path, f"judge must be a mapping, not {_kind(data)}", fix="write `judge:` followed by indented keys such as `model: ...`")
-        unknown = sorted(set(data) - set(_FIELDS))
-        if unknown:
-            raise ConfigError(
-                path,
-                f"unknown key judge.{unknown[0]}",
-                fix=f"use one of: {', '.join(sorted(_FIELDS))}",
-            )
-        values: dict[str, Any] = {}
-        for key, raw in data.items():
-            values[key] = _FIELDS[key](raw, path, f"judge.{key}")
-        if "prices" in values:
-            values["prices"] = {**DEFAULT_PRICES, **values["prices"]}
-        samples = values.get("samples", 1)
-        if samples % 2 == 0:
-            raise ConfigError(
-                path,
-                f"judge.samples must be an odd number, got {samples}",
-                fix="use 1, 3 or 5 so every rubric item has a strict majority",
-            )
-        return cls(**values)
+        return cls() if data is None else convert(data, cls, path)
 
     @property
     def sampling_key(self) -> str:
@@ -109,78 +125,29 @@ class JudgeSettings:
         }
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "empty"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _text(raw: Any, path: Path, key: str) -> str:
-    fix = f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`"
-    if not isinstance(raw, str):
-        raise ConfigError(path, f"{key} must be a string, not {_kind(raw)}", fix=fix)
-    if not raw.strip():
-        raise ConfigError(path, f"{key} is empty", fix=fix)
-    return raw.strip()
-
-
-def _optional_text(raw: Any, path: Path, key: str) -> str | None:
-    return None if raw is None else _text(raw, path, key)
-
-
-def _number(minimum: float, *, integer: bool, above: bool = False):
-    def parse(raw: Any, path: Path, key: str) -> float | int:
-        ok_type = isinstance(raw, int) if integer else isinstance(raw, (int, float))
-        if isinstance(raw, bool) or not ok_type:
-            what = "a whole number" if integer else "a number"
-            raise ConfigError(path, f"{key} must be {what}, not {_kind(raw)}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
-        if raw < minimum or (above and raw == minimum):
-            bound = f"greater than {minimum:g}" if above else f"at least {minimum:g}"
-            raise ConfigError(path, f"{key} must be {bound}, got {raw}", fix=f"write e.g. `{key.split('.')[-1]}: {_EXAMPLES[key]}`")
-        return raw if integer else float(raw)
-
-    return parse
-
-
-def _temperature(raw: Any, path: Path, key: str) -> float | None:
-    if raw is None:
-        return None
-    value = _number(0.0, integer=False)(raw, path, key)
-    if value > 1.0:
-        raise ConfigError(path, f"{key} must be between 0 and 1, got {raw}", fix="use 0 for the most repeatable grading, or null to send no temperature")
-    return value
-
-
-def _flag(raw: Any, path: Path, key: str) -> bool:
-    if not isinstance(raw, bool):
-        raise ConfigError(path, f"{key} must be true or false, not {_kind(raw)}", fix=f"write `{key.split('.')[-1]}: false` to turn it off")
-    return raw
-
-
-def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
-    if not isinstance(raw, dict):
-        raise ConfigError(path, f"{key} must be a mapping of model name to prices, not {_kind(raw)}", fix=_PRICE_FIX)
+def _prices(raw: dict[str, Any]) -> dict[str, ModelPrice]:
+    """`judge.prices` as written: each model's entry checked and completed (cache prices from the input's)."""
+    key = "judge.prices"
     table: dict[str, ModelPrice] = {}
     for model, entry in raw.items():
         where = f"{key}.{model}"
         if not isinstance(entry, dict):
-            raise ConfigError(path, f"{where} must be a mapping, not {_kind(entry)}", fix=_PRICE_FIX)
+            raise Problem("prices", f"{where} must be a mapping, not {kind_of(entry)}", fix=_PRICE_FIX)
         unknown = sorted(set(entry) - set(PRICE_FIELDS))
         if unknown:
-            raise ConfigError(path, f"unknown key {where}.{unknown[0]}", fix="use input, output, cache_read, cache_write (USD per million tokens) or batch (the "
+            raise Problem("prices", f"unknown key {where}.{unknown[0]}", fix="use input, output, cache_read, cache_write (USD per million tokens) or batch (the "
                               "Message Batches price as a multiple of the online one, 0.5 by default)")
         for required in ("input", "output"):
             if required not in entry:
-                raise ConfigError(path, f"{where} is missing {required}", fix=_PRICE_FIX)
+                raise Problem("prices", f"{where} is missing {required}", fix=_PRICE_FIX)
         numbers = {}
         for name, value in entry.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 if name == "batch":
-                    raise ConfigError(path, f"{where}.batch must be a multiplier of the online price, not {value!r}",
+                    raise Problem("prices", f"{where}.batch must be a multiplier of the online price, not {value!r}",
                                       fix="write e.g. `batch: 0.5` (the Message Batches API bills half the online price)")
-                raise ConfigError(path, f"{where}.{name} must be a number of USD per million tokens, not {value!r}", fix=_PRICE_FIX)
+                raise Problem("prices", f"{where}.{name} must be a number of USD per million tokens, not {value!r}",
+                              fix=_PRICE_FIX)
             numbers[name] = float(value)
         base = ModelPrice.from_input_output(numbers["input"], numbers["output"])
         table[str(model)] = ModelPrice(
@@ -193,39 +160,5 @@ def _prices(raw: Any, path: Path, key: str) -> dict[str, ModelPrice]:
     return table
 
 
-_PRICE_FIX = "write e.g. `prices: {claude-sonnet-4-6: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}}` (USD per million tokens)"
 
-_FIELDS = {
-    "model": _text,
-    "base_url": _optional_text,
-    "api_key_env": _text,
-    "temperature": _temperature,
-    "max_tokens": _number(1, integer=True),
-    "timeout_s": _number(0, integer=False, above=True),
-    "max_retries": _number(0, integer=True),
-    "samples": _number(1, integer=True),
-    "max_artifact_bytes": _number(1, integer=True),
-    "prices": _prices,
-    "correct": _flag,
-    "calibration_min_labels": _number(1, integer=True),
-    "calibration_min_per_class": _number(1, integer=True),
-    "cache": _flag,
-    "keep_artifacts": _flag,
-    "batch": _flag,
-    "batch_poll_s": _number(0, integer=False, above=True),
-}
-
-_EXAMPLES = {
-    "judge.model": DEFAULT_MODEL,
-    "judge.base_url": "https://api.anthropic.com",
-    "judge.api_key_env": DEFAULT_API_KEY_ENV,
-    "judge.temperature": "0",
-    "judge.max_tokens": "1024",
-    "judge.timeout_s": "60",
-    "judge.max_retries": "2",
-    "judge.samples": "3",
-    "judge.max_artifact_bytes": "100000",
-    "judge.calibration_min_labels": "30",
-    "judge.calibration_min_per_class": "10",
-    "judge.batch_poll_s": "30",
-}
+_DEFAULT_TEXT = {"model": DEFAULT_MODEL, "api_key_env": DEFAULT_API_KEY_ENV, "base_url": "https://api.anthropic.com"}

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from scarbook.agents import AgentSpec
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
@@ -284,7 +286,7 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
     """A ready session that grades `pick` again (no agent is built or preflighted), or the errors."""
     if pick.judge_model:
         cfg = project.config
-        project = replace(project, config=replace(cfg, judge=replace(cfg.judge, model=pick.judge_model)))
+        project = replace(project, config=cfg.with_overrides(judge=msgspec.structs.replace(cfg.judge, model=pick.judge_model)))
     plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
                        gate=gate, reports=dict(reports or {}))

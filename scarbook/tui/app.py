@@ -16,6 +16,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from textual import events, work
@@ -304,6 +305,6 @@ def make_app(root: Path, *, agent_seed: int | str | None = None, demo_delay: flo
     sets its seconds per run (both go into this app's agent spec; the process environment is left alone)."""
     project = Project.discover(Path(root))
     demo = {key: value for key, value in (("seed", agent_seed), ("delay", demo_delay)) if value is not None}
-    if demo and project.config.agent.get("type", "demo") == "demo":
-        project.config.agent = {**project.config.agent, **demo}
+    if demo and project.config.agent.get("type", "demo") == "demo":  # this app's agent: a new config, not a change
+        project = replace(project, config=project.config.with_overrides(agent={**project.config.agent, **demo}))
     return ScarbookApp(project, **kw)

@@ -24,7 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from scarbook.config import ExecutorSettings
+import msgspec
+
+from scarbook.config import ExecutorSettings, ExecutorType
 from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
 from scarbook.models import Case, RunRecord, RunStatus
@@ -246,7 +248,7 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     if kind == "local":
         return None  # the runner's default LocalExecutor
     if choice == "ray" and settings.type != "ray":
-        settings = replace(settings, type="ray")
+        settings = msgspec.structs.replace(settings, type=ExecutorType.RAY)
     judge, cfg = ready.judge, ready.project.config
     key_env: str | None = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
     if key_env in ready.agent_spec.env:

@@ -1,0 +1,82 @@
+"""scarbook.yaml declared once (issue 32.3): defaults only in the declaration, one translator from a
+validation error to the user's message (file, line, key, fix), and a config that never changes
+after load — a session's override is a new value."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import msgspec
+import pytest
+
+from scarbook.config import STARTER_CONFIG, Config, GatePolicy, load_config
+from scarbook.errors import ConfigError
+from scarbook.judge.settings import JudgeSettings
+from scarbook.models import GateMode, Isolation, Undecided
+
+
+def test_the_starter_file_shows_exactly_the_declared_defaults(tmp_path) -> None:
+    path = tmp_path / "scarbook.yaml"
+    path.write_text(STARTER_CONFIG)
+    assert load_config(path) == Config()
+    assert load_config(tmp_path / "missing.yaml") == Config()
+
+
+def test_a_loaded_config_cannot_be_changed_and_an_override_is_a_new_value(project) -> None:
+    cfg = project.load().config
+    with pytest.raises(AttributeError):
+        cfg.isolation = Isolation.NONE  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        cfg.judge.model = "other"  # type: ignore[misc]
+    session = cfg.with_overrides(isolation=Isolation.NONE)
+    assert session.isolation == "none" and cfg.isolation == "auto" and session.runs == cfg.runs
+
+
+def test_the_tui_demo_seed_is_its_own_config_not_a_change_to_the_project(project) -> None:
+    from scarbook.tui.app import make_app
+
+    app = make_app(project.root, agent_seed=11, demo_delay=0)
+    assert app.project.config.agent == {"type": "demo", "seed": 11, "delay": 0}
+    assert project.load().config.agent == {"type": "demo", "seed": 7}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # the judge's mistakes now name their line as every other section's do
+    ("judge:\n  model: x\n  samples: 2\n", "3: judge.samples must be an odd number, got 2 — use 1, 3 or 5 so every "
+                                            "rubric item has a strict majority"),
+    ("judge:\n  timeout_s: soon\n", "2: judge.timeout_s must be a number, not a string — write e.g. `timeout_s: 60`"),
+    ("judge:\n  modle: x\n", "2: unknown key judge.modle — use one of: api_key_env, base_url, batch, batch_poll_s, "
+                             "cache, calibration_min_labels, calibration_min_per_class, correct, keep_artifacts, "
+                             "max_artifact_bytes, max_retries, max_tokens, model, prices, samples, temperature, timeout_s"),
+    ("runs: 3\nrecord:\n  mode: replay\n", "3: record.mode: replay needs record.from (the session to replay) — "
+                                           "write record: {mode: replay, from: SESSION}"),
+    ("executor:\n  type: local\n  num_cpus: 2\n", "3: unknown key executor.num_cpus for a local executor — "
+                                                 "a local executor takes: type"),
+    ("bands:\n  green: 2\n", "2: bands.green must be a number between 0 and 1, got 2 — write bands: {green: 0.9}"),
+    ("presets:\n  daily: 0\n", "1: presets must map a name to a positive number of runs — write presets: "
+                               "{daily: 5, release: 20}"),
+    ("stale_after_days: true\n", "1: stale_after_days must be a number of at least 0, got True — write e.g. "
+                                 "stale_after_days: 7"),
+    ("- runs\n", "1: scarbook.yaml must be a mapping of keys — see `scarbook init` for a starter file"),
+])
+def test_each_mistake_names_the_file_line_key_and_fix(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "scarbook.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}:{message}"
+
+
+def test_a_gate_built_in_code_holds_the_enums_and_is_checked_like_the_file() -> None:
+    gate = GatePolicy.from_record({"mode": "point", "alpha": 0.01, "undecided": "fail", "looks": [5, 10]})
+    assert (gate.mode, gate.undecided) == (GateMode.POINT, Undecided.FAIL)
+    assert gate.to_dict() == {"mode": "point", "alpha": 0.01, "undecided": "fail", "min_verdicts": None}
+    with pytest.raises(ValueError, match="gate alpha must be between 0 and 0.5, got 0.7"):
+        msgspec.structs.replace(gate, alpha=0.7).__post_init__()
+
+
+def test_every_section_is_a_frozen_declaration() -> None:
+    for section in (Config, GatePolicy, JudgeSettings):
+        assert issubclass(section, msgspec.Struct) and section.__struct_config__.frozen
+        assert section.__struct_config__.forbid_unknown_fields
+        assert not dataclasses.is_dataclass(section)
