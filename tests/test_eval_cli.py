@@ -281,7 +281,9 @@ def test_init_in_an_empty_folder(tmp_path: Path) -> None:
 
 
 def _all_commands(group: click.Group, prefix: str = ""):
-    for name, cmd in group.commands.items():
+    for name in group.list_commands(click.Context(group)):  # (the top level loads each command's module here)
+        cmd = group.get_command(click.Context(group), name)
+        assert cmd is not None, name
         yield prefix + name, cmd
         if isinstance(cmd, click.Group):
             yield from _all_commands(cmd, prefix + name + " ")

@@ -7,21 +7,26 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scarbook.errors import ScarbookError
-from scarbook.project import Project
-from scarbook.reports.write import WrittenReports
 from scarbook.text import terminal_text
+
+if TYPE_CHECKING:
+    from scarbook.project import Project
+    from scarbook.reports.write import WrittenReports
 
 
 def get_project(ctx: click.Context) -> Project:
     obj = ctx.find_root().obj or {}
     if "project" not in obj:
         root = obj.get("root")
-        # An explicit -C is the project itself; otherwise look upward like git does.
+        # An explicit -C is the project itself; otherwise look upward like git does. (Imported here:
+        # `scarbook --help` and a command's --help never load a project, nor what loading one imports.)
+        from scarbook.project import Project
+
         obj["project"] = Project.open(Path(root) if root else None)
         ctx.find_root().obj = obj
     return obj["project"]
