@@ -6,7 +6,6 @@ import hashlib
 import json
 import re
 import string
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -18,7 +17,7 @@ from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
 from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
-from scarbook.models import GateMode, Isolation, Keep, Undecided
+from scarbook.models import ExecutorType, GateMode, Isolation, Keep, Undecided
 from scarbook.record.settings import RecordSettings
 from scarbook.text import with_article
 
@@ -34,11 +33,6 @@ AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT
 #     executor: {type: ray, address: auto, num_cpus: 1, resources: {gpu_box: 1}}
 
 DEFAULT_WORKSPACE_BYTES = 16 << 20
-
-
-class ExecutorType(StrEnum):
-    LOCAL = "local"
-    RAY = "ray"
 
 
 class ExecutorSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True):

@@ -26,10 +26,10 @@ from typing import Any
 
 import msgspec
 
-from scarbook.config import ExecutorSettings, ExecutorType
+from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
-from scarbook.models import Case, RunRecord, RunStatus
+from scarbook.models import Case, ExecutorType, RunRecord, RunStatus
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
