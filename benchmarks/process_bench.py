@@ -1,103 +1,214 @@
-"""`scarbook eval` as a whole process against the floor any harness has to pay (issue 26.13), printed
-as a ratio (a script, not a test).
+"""scarbook's cost per run, as whole processes, against the floor any harness pays (issues 26.13, 38): one
+command, every figure issue 38 asks for, printed as ratios.
 
-    .venv/bin/python benchmarks/process_bench.py              # 1,000 runs (10 cases x 100), 3 rounds
-    .venv/bin/python benchmarks/process_bench.py --quick      # 200 runs, 3 rounds
+    .venv/bin/python benchmarks/process_bench.py            # 1,000 and 10,000 runs, report, TUI, start-up
+    .venv/bin/python benchmarks/process_bench.py --quick    # 200 and 1,000 runs, smaller report and TUI
+    .venv/bin/python benchmarks/process_bench.py --parts runs --sizes 1000 --rounds 3
 
-The harness side is the real program, start to finish: `scarbook eval --runs N -j 1 -q` in a fresh
-process (interpreter start, imports, case loading, history, the report) over a project of cases
-whose agent is a trivial shell command (`sh -c 'cat README.md > out.txt'`) and whose checks are cheap
-rule checks. The floor is a serial loop in one process that does per run only what any harness must:
-make a temporary folder, copy the seed into it, spawn the same agent there, check its file, remove
-the folder. Floor and harness take turns each round, so a burst of load elsewhere on the machine
-lands on both; each round's ratio is harness / floor, and the best and median are printed.
+runs: a project of 100 cases (20 with --quick) whose agent is a trivial shell command (`sh -c 'cat
+README.md > out.txt'`) and whose one check is `contains`. Each configuration is `scarbook eval --runs N
+-j J -q` in a fresh process — the default (`isolation: auto`: the sandbox on Linux) and `isolation: none`,
+at -j1 and -j16 — started through a small wrapper that prints the process's own CPU time and how many
+zombie children it holds at the end. The floor does per run only what any harness must: a temporary
+folder, the seed copied in, the same agent spawned there, its file checked, the folder removed; serially,
+and on 16 threads. Within a round the configurations take turns (the order reversed every other round),
+so a burst of load lands on all of them; each ratio is taken within a round, and the median is printed.
 
-Target: ratio <= 1.8 (the issue measured 2.5-3.0 when every process waited ~2.4 s for the anthropic
-SDK import; the SDK is now loaded only when a judge check will grade).
+report: `scarbook report SESSION --html` of one session of 2,000 runs (500 with --quick) in a history
+that holds only it, then in one of 20,000 runs (5,000): the CPU time of each (the ratio should be ~1).
+
+tui: the library over 1,000 cases (200 with --quick) and a 10,000-run history (2,000): the time from
+launch to the first paint, to a key typed at the first paint being on the screen (the filter shows it),
+and to the rows holding their history figures.
+
+start-up: `scarbook --help` and `scarbook eval --dry-run` against `python -c pass`, 10 interleaved runs.
+
+Targets (issue 38, on a quiet 2-core machine): default <= 1.5x none at -j16; per run at 10,000 runs
+<= 1.2x per run at 1,000; -j16 >= 1.5x faster than -j1 unconfined; unconfined -j1 <= 1.5x the serial
+floor; 0 zombies; report within 1.2x; TUI keys <= 1 s; --help <= 3x python -c pass.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 AGENT = ["sh", "-c", "cat README.md > out.txt"]
 SEED = "# tiny-agent\n\nA small agent that answers in one line.\n" * 4
-
-
-# the installed program, as a user starts it (its console script beside this interpreter)
 _script = Path(sys.executable).with_name("scarbook")
 SCARBOOK = [str(_script)] if _script.exists() else [sys.executable, "-c", "from scarbook.entry import main; main()"]
 
+# scarbook's own program, plus what it held and spent by its end: its own CPU (not its agents') and its
+# zombie children (after the session, as the process is about to exit)
+WRAPPED = """
+import json, os, resource, sys
+from scarbook.entry import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+zombies = 0
+for tid in os.listdir("/proc/self/task"):
+    try:
+        kids = open(f"/proc/self/task/{tid}/children").read().split()
+    except OSError:
+        continue
+    for kid in kids:
+        try:
+            zombies += open(f"/proc/{kid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            pass
+me = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"code": code, "zombies": zombies, "cpu": me.ru_utime + me.ru_stime}), file=sys.__stderr__)
+"""
 
-def make_project(root: Path, n_cases: int, isolation: str = "none") -> None:
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
+
+
+def make_project(root: Path, n_cases: int, isolation: str) -> None:
     (root / "cases").mkdir(parents=True)
     argv = ", ".join(f'"{a}"' for a in AGENT)
-    (root / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{argv}]}}\nisolation: {isolation}\n")
+    isolation_line = "" if isolation == "default" else f"isolation: {isolation}\n"
+    (root / "scarbook.yaml").write_text(f"agent: {{type: command, argv: [{argv}]}}\n{isolation_line}")
     for i in range(n_cases):
-        case = root / "cases" / f"case-{i:02d}"
+        case = root / "cases" / f"case-{i:03d}"
         (case / "seed").mkdir(parents=True)
         (case / "seed" / "README.md").write_text(SEED)
-        (case / "case.yaml").write_text(
-            f"id: case-{i:02d}\ntask: copy the README to out.txt\nchecks:\n"
-            "  - {type: file_exists, path: out.txt}\n  - {type: contains, path: out.txt, text: tiny-agent}\n")
+        (case / "case.yaml").write_text(f"id: case-{i:03d}\ntask: copy the README to out.txt\nchecks:\n"
+                                        "  - {type: contains, path: out.txt, text: tiny-agent}\n")
 
 
-def floor(n_runs: int, seed_dir: Path) -> float:
-    """Per run only what any harness must do: a fresh folder, the seed, the agent, a check, cleanup."""
+def _one_floor_run(seed_dir: Path) -> None:
+    d = tempfile.mkdtemp()
+    shutil.copytree(seed_dir, d, dirs_exist_ok=True)
+    subprocess.run(AGENT, cwd=d, check=True)
+    assert "tiny-agent" in Path(d, "out.txt").read_text()
+    shutil.rmtree(d)
+
+
+def floor(n_runs: int, seed_dir: Path, threads: int) -> dict:
     start = time.perf_counter()
-    for _ in range(n_runs):
-        d = tempfile.mkdtemp()
-        shutil.copytree(seed_dir, d, dirs_exist_ok=True)
-        subprocess.run(AGENT, cwd=d, check=True)
-        assert "tiny-agent" in Path(d, "out.txt").read_text()
-        shutil.rmtree(d)
-    return time.perf_counter() - start
+    if threads == 1:
+        for _ in range(n_runs):
+            _one_floor_run(seed_dir)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(lambda _: _one_floor_run(seed_dir), range(n_runs)))
+    return {"wall": time.perf_counter() - start, "zombies": 0, "cpu": None}
 
 
-def harness(root: Path, runs: int) -> float:
+def eval_once(root: Path, runs_per_case: int, jobs: int) -> dict:
     shutil.rmtree(root / "workspaces", ignore_errors=True)  # every round starts with an empty history
     start = time.perf_counter()
-    out = subprocess.run([*SCARBOOK, "eval", "--runs", str(runs), "-j", "1", "-q",
-                          "--no-judge-cache"], cwd=root, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", WRAPPED, "-C", str(root), "eval", "--runs", str(runs_per_case),
+                          "-j", str(jobs), "-q", "--no-judge-cache"], capture_output=True, text=True)
     took = time.perf_counter() - start
-    if out.returncode != 0:
-        sys.exit(f"scarbook eval exited {out.returncode}:\n{out.stdout}\n{out.stderr}")
-    return took
+    seen = json.loads(out.stderr.strip().splitlines()[-1])
+    if seen["code"] != 0:
+        sys.exit(f"scarbook eval exited {seen['code']} in {root}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return {"wall": took, "zombies": seen["zombies"], "cpu": seen["cpu"]}
+
+
+CONFIGS = [("floor, serial", "floor", 1), ("floor, 16 threads", "floor", 16), ("none", "none", 1),
+           ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16)]
+
+
+def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]) -> list[str]:
+    lines = []
+    roots = {}
+    for isolation in ("none", "default"):
+        roots[isolation] = tmp / f"proj-{isolation}"
+        make_project(roots[isolation], n_cases, isolation)
+    seed_dir = roots["none"] / "cases" / "case-000" / "seed"
+    floor(20, seed_dir, 1)  # warm the page cache and the fork path
+    results: dict[tuple[int, str, int], list[dict]] = {}
+    for n in sizes:
+        per_case = n // n_cases
+        for r in range(rounds[n]):
+            order = CONFIGS if r % 2 == 0 else CONFIGS[::-1]
+            for name, kind, jobs in order:
+                got = floor(n, seed_dir, jobs) if kind == "floor" else eval_once(roots[kind], per_case, jobs)
+                results.setdefault((n, kind, jobs), []).append(got)
+                print(f"  {n:>6} runs  {name:<18} -j{jobs:<3} {got['wall']:8.2f} s  ({load()})", flush=True)
+    lines.append(f"{'runs':>6}  {'configuration':<18} {'-j':>3}  {'wall s':>8} {'ms/run':>7} {'main CPU ms/run':>16} "
+                 f"{'zombies':>8}")
+    for n in sizes:
+        for name, kind, jobs in CONFIGS:
+            got = results[(n, kind, jobs)]
+            wall = statistics.median(g["wall"] for g in got)
+            cpu = [g["cpu"] for g in got if g["cpu"] is not None]
+            lines.append(f"{n:>6}  {name:<18} {jobs:>3}  {wall:8.2f} {1000 * wall / n:7.2f} "
+                         f"{(f'{1000 * statistics.median(cpu) / n:.2f}' if cpu else '-'):>16} "
+                         f"{max(g['zombies'] for g in got):>8}")
+
+    def ratio(a: tuple[int, str, int], b: tuple[int, str, int], scale: float = 1.0) -> str:
+        pairs = [x["wall"] / y["wall"] * scale for x, y in zip(results[a], results[b], strict=False)]
+        return f"{statistics.median(pairs):.2f}" + (f" ({min(pairs):.2f}-{max(pairs):.2f})" if len(pairs) > 1 else "")
+
+    lines.append("ratios (median of the rounds' ratios; min-max):")
+    for n in sizes:
+        lines.append(f"  {n:>6} runs: default/none -j16 {ratio((n, 'default', 16), (n, 'none', 16))} (<= 1.5); "
+                     f"-j1 {ratio((n, 'default', 1), (n, 'none', 1))}; none -j1 / serial floor "
+                     f"{ratio((n, 'none', 1), (n, 'floor', 1))} (<= 1.5); none -j16 / 16-thread floor "
+                     f"{ratio((n, 'none', 16), (n, 'floor', 16))}; none -j1 / -j16 "
+                     f"{ratio((n, 'none', 1), (n, 'none', 16))} (>= 1.5); floor serial / 16 threads "
+                     f"{ratio((n, 'floor', 1), (n, 'floor', 16))}")
+    if len(sizes) > 1:
+        small, big = sizes[0], sizes[-1]
+        for kind, jobs in (("none", 16), ("default", 16), ("none", 1), ("default", 1)):
+            a = statistics.median(g["wall"] for g in results[(big, kind, jobs)]) / big
+            b = statistics.median(g["wall"] for g in results[(small, kind, jobs)]) / small
+            lines.append(f"  a run at {big} runs / a run at {small}: {kind} -j{jobs} {a / b:.2f} (<= 1.2)")
+    zombies = max(g["zombies"] for got in results.values() for g in got)
+    lines.append(f"  zombie children at the end of any session: {zombies} (target 0)")
+    return lines
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="200 runs (10 cases x 20) instead of 1,000")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--isolation", default="none", choices=["none", "auto", "sandbox"],
-                    help="none (default): the same unconfined spawn as the floor; auto/sandbox: what the "
-                         "sandbox (the default on Linux) adds on top")
+    ap.add_argument("--quick", action="store_true", help="200 and 1,000 runs of 20 cases; smaller report and TUI")
+    ap.add_argument("--parts", default="runs,report,tui,startup", help="which parts (comma-separated)")
+    ap.add_argument("--sizes", default=None, help="run counts (default 1000,10000; --quick 200,1000)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds at each size but the largest (default 3)")
+    ap.add_argument("--big-rounds", type=int, default=1, help="rounds at the largest size (default 1)")
     args = ap.parse_args()
-    n_cases, runs = 10, (20 if args.quick else 100)
-    n = n_cases * runs
+    parts = set(args.parts.split(","))
+    sizes = [int(s) for s in (args.sizes or ("200,1000" if args.quick else "1000,10000")).split(",")]
+    n_cases = 20 if args.quick else 100
+    rounds = {n: (args.big_rounds if n == sizes[-1] and len(sizes) > 1 else args.rounds) for n in sizes}
+    out: list[str] = [f"process_bench{' --quick' if args.quick else ''}: {load()} at the start"]
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "proj"
-        make_project(root, n_cases, args.isolation)
-        seed_dir = root / "cases" / "case-00" / "seed"
-        floor(20, seed_dir)  # warm the page cache and the fork path
-        pairs = []
-        for r in range(args.rounds):
-            f = floor(n, seed_dir)
-            h = harness(root, runs)
-            pairs.append((h / f, h, f))
-            print(f"round {r + 1}: scarbook {1000 * h / n:.2f} ms/run, floor {1000 * f / n:.2f} ms/run: "
-                  f"ratio {h / f:.2f}", flush=True)
-    ratios = sorted(p[0] for p in pairs)
-    print(f"scarbook eval, whole process, {n} runs of a trivial shell agent (concurrency 1) over the serial floor: "
-          f"isolation {args.isolation}: best {ratios[0]:.2f}, median {ratios[len(ratios) // 2]:.2f} (target <= 1.8; load "
-          f"{os.getloadavg()[0]:.1f} at the end on {os.cpu_count()} cores)")
+        if "runs" in parts:
+            out += ["", f"runs ({n_cases} cases, a trivial shell agent, one contains check):",
+                    *bench_runs(Path(tmp), sizes, n_cases, rounds)]
+        if "report" in parts:
+            from process_bench_more import bench_report
+
+            out += ["", *bench_report(Path(tmp), 500 if args.quick else 2000, 5000 if args.quick else 20000)]
+        if "tui" in parts:
+            from process_bench_more import bench_tui
+
+            out += ["", *bench_tui(Path(tmp), 200 if args.quick else 1000, 10)]
+        if "startup" in parts:
+            from process_bench_more import bench_startup
+
+            out += ["", *bench_startup(Path(tmp))]
+    out.append(f"{load()} at the end")
+    print("\n" + "\n".join(out))
     return 0
 
 
