@@ -45,7 +45,7 @@ def test_one_pass_and_nine_errors_exits_3_and_says_why(project) -> None:
         assert "no verdict" in " ".join(row)
         assert ("c: no verdict — only 1 of its 10 runs reached a verdict; the gate needs at least 5 (errors "
                 "cannot count as evidence)") in result.stdout
-        assert "c: its 9 errors could span 10%–100% (had each been a fail, or each a pass)" in result.stdout
+        assert "c: its 9 errors could span 10–100% (had each been a fail, or each a pass)" in result.stdout
 
 
 def test_undecided_fail_is_a_release_gate(project, tmp_path: Path) -> None:
