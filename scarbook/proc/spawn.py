@@ -22,6 +22,8 @@ import os
 import select
 import signal
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
@@ -45,6 +47,7 @@ def fast_path_available() -> bool:
 
 
 _kernel_ok: bool | None = None
+SPAWN_THREADS = 4  # programs started at once while others run (each start waits for its exec)
 
 
 async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
@@ -63,13 +66,28 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
         return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
                                   on_stderr=on_stderr, timeout_s=timeout_s, run=run)
     loop = asyncio.get_running_loop()
-    try:
-        watch = _Watch(loop, argv, cwd, env, stdin_data, on_stdout, on_stderr, run)
-    except BaseException:
-        run.not_started()
-        raise
+    spawn = functools.partial(_spawn, argv, cwd, env, stdin_data, on_stderr is not None, run)
+    cancelled = False
+    if not reaper.leaders:  # nothing else runs: nothing to serve meanwhile
+        spawned = spawn()
+    else:  # other programs run: the loop serves them while this one starts (vfork waits for its exec)
+        starting = loop.run_in_executor(_spawner(), spawn)
+        while True:
+            try:
+                spawned = await asyncio.shield(starting)
+                break
+            except asyncio.CancelledError:  # it starts anyway: once it has, it is stopped as below
+                cancelled = True
+                if starting.done():
+                    if starting.exception() is not None:
+                        raise
+                    spawned = starting.result()
+                    break
+    watch = _Watch(loop, spawned, on_stdout, on_stderr, run)
     timer = loop.call_later(timeout_s, watch.expire)
     try:
+        if cancelled:
+            raise asyncio.CancelledError
         await watch.done
     except asyncio.CancelledError:
         timer.cancel()
@@ -89,11 +107,73 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
     return Finished(watch.proc.returncode, timed_out=watch.timed_out)
 
 
+@dataclass
+class _Spawned:
+    proc: subprocess.Popen
+    out_r: int
+    err_r: int | None
+    stdin: tuple[int, memoryview] | None  # the task's part that did not fit in the pipe, and the pipe
+
+
+def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: reaper.Run) -> _Spawned:
+    """Make the pipes and start the program (on the loop's thread, or the spawner's). OSError from
+    the start propagates, the pipes closed and `run` told."""
+    child_ends: list[int] = []
+    mine: list[int] = []
+    try:
+        out_r, out_w = os.pipe()
+        mine.append(out_r)
+        child_ends.append(out_w)
+        err_r, err_w = None, out_w
+        if separate_err:
+            err_r, err_w = os.pipe()
+            mine.append(err_r)
+            child_ends.append(err_w)
+        in_fd: int = _devnull()
+        stdin = None
+        if stdin_data is not None:
+            in_fd, in_w = os.pipe()
+            mine.append(in_w)
+            child_ends.append(in_fd)
+            os.set_blocking(in_w, False)
+            rest = _fill(in_w, memoryview(stdin_data))
+            if rest:  # a task larger than the pipe: the rest goes as the program reads
+                stdin = (in_w, rest)
+            else:  # all of it is in the pipe: the program reads it, then end of file
+                mine.remove(in_w)
+                os.close(in_w)
+        argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
+                                start_new_session=True, preexec_fn=hook)
+    except BaseException:
+        for fd in mine:
+            os.close(fd)
+        run.not_started()
+        raise
+    finally:
+        for fd in child_ends:
+            os.close(fd)
+    run.started(proc.pid)
+    return _Spawned(proc, out_r, err_r, stdin)
+
+
+_spawner_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """The threads that start programs while others run (one set per process: a fork makes its own)."""
+    global _spawner_pool
+    if _spawner_pool is None or _spawner_pool[0] != os.getpid():
+        _spawner_pool = (os.getpid(), ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="scarbook-spawn"))
+    return _spawner_pool[1]
+
+
 class _Watch:
-    def __init__(self, loop: asyncio.AbstractEventLoop, argv, cwd, env, stdin_data: bytes | None,
-                 on_stdout: Sink, on_stderr: Sink | None, run: reaper.Run) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, spawned: _Spawned, on_stdout: Sink,
+                 on_stderr: Sink | None, run: reaper.Run) -> None:
         self.loop = loop
         self.run = run
+        self.proc = spawned.proc
         self.sweeping: asyncio.Future | None = None
         self._fds = readers_for(loop)
         self.timed_out = False
@@ -103,47 +183,14 @@ class _Watch:
         self._stdin: tuple[int, memoryview] | None = None
         self._writing = False
         self._grace: asyncio.TimerHandle | None = None
-        child_ends: list[int] = []
-        mine: list[int] = []
-        try:
-            out_r, out_w = os.pipe()
-            mine.append(out_r)
-            child_ends.append(out_w)
-            err_w = out_w
-            if on_stderr is not None:
-                err_r, err_w = os.pipe()
-                mine.append(err_r)
-                child_ends.append(err_w)
-            in_fd: int = _devnull()
-            rest = memoryview(b"")
-            if stdin_data is not None:
-                in_fd, in_w = os.pipe()
-                mine.append(in_w)
-                child_ends.append(in_fd)
-                os.set_blocking(in_w, False)
-                rest = _fill(in_w, memoryview(stdin_data))
-                if not rest:  # all of it is in the pipe: the program reads it, then end of file
-                    mine.remove(in_w)
-                    os.close(in_w)
-            argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
-            self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
-                                         start_new_session=True, preexec_fn=hook)
-        except BaseException:
-            for fd in mine:
-                os.close(fd)
-            raise
-        finally:
-            for fd in child_ends:
-                os.close(fd)
-        run.started(self.proc.pid)
         # The exit is watched from the start: a leftover may hold the pipes open long after it.
         self._pidfd: int | None = os.pidfd_open(self.proc.pid)
         self._fds.add(self._pidfd, self._on_exit)
-        self._watch_reader(out_r, on_stdout)
-        if on_stderr is not None:
-            self._watch_reader(err_r, on_stderr)
-        if rest:  # a task larger than the pipe: the rest goes as the program reads
-            self._stdin = (in_w, rest)
+        self._watch_reader(spawned.out_r, on_stdout)
+        if spawned.err_r is not None and on_stderr is not None:
+            self._watch_reader(spawned.err_r, on_stderr)
+        if spawned.stdin is not None:
+            self._stdin = spawned.stdin
             self._write_stdin()
 
     # pipes ------------------------------------------------------------------------------------
