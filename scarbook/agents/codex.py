@@ -21,7 +21,7 @@ from scarbook.transcripts.codex import turn_usage
 KIND = "codex"
 INSTALL = "npm install -g @openai/codex"
 BASE_ARGV = ["codex", "exec", "--json", "--skip-git-repo-check"]
-ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME")
+ENV = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME")
 TASK_EVENT = "scarbook.task"
 
 

@@ -16,6 +16,7 @@ from scarbook.agents.sandbox import Sandbox
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import AgentResult
+from scarbook.proc import credentials
 from scarbook.proc.common import BASE_ENV
 from scarbook.proc.spawn import run_program
 
@@ -63,7 +64,8 @@ class CommandAgent:
     def build_env(self, extra: dict[str, str]) -> dict[str, str]:
         # The allowed part of the environment is read once per agent (one session), not per run.
         if self._base_env is None:
-            self._base_env = {k: os.environ[k] for k in (*BASE_ENV, *self.env_allow) if k in os.environ}
+            environ = credentials.environ()  # (a session withholds the keys from os.environ)
+            self._base_env = {k: environ[k] for k in (*BASE_ENV, *self.env_allow) if k in environ}
         return {**self._base_env, **extra}
 
     def sandbox_for(self, network: bool | None) -> Sandbox | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from scarbook.checks.context import CheckContext
 from scarbook.fs import safefs
+from scarbook.proc import credentials
 from scarbook.proc.common import BASE_ENV, shell_argv
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.spawn import run_program
@@ -205,7 +206,8 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     # The workspace is agent-written, so the command may run the agent's code: it gets what the agent
     # gets (the base variables and the agent's allow-list) plus what the case names, never all of ours.
     names = (*BASE_ENV, *ctx.env_allow, *p.get("env", ()))
-    env = {k: os.environ[k] for k in names if k in os.environ}
+    environ = credentials.environ()  # (a session withholds the keys from os.environ)
+    env = {k: environ[k] for k in names if k in environ}
     if ctx.project_tag:
         env[PROJECT_VAR] = ctx.project_tag
     argv = shell_argv(p["run"])

@@ -9,7 +9,6 @@ reports the eval was asked for (its --json / --junit), with the eval's exit code
 from __future__ import annotations
 
 import asyncio
-import os
 
 import click
 
@@ -53,7 +52,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     plan = batch.BatchPlan.read(history.dir / info.id)
     settings = project.config.judge
     cache = VerdictCache(project.workspaces_dir / FOLDER) if settings.cache else None
-    judge = Judge(settings, env=os.environ, cache=cache)
+    judge = Judge(settings, cache=cache)
     judge.preflight()
     history.hold_session(info)
     runs = list(history.runs(info.id, info=info))

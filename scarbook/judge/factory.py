@@ -5,7 +5,6 @@ or the TUI's first run whose cases have no `llm_judge` check must not wait for i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +33,7 @@ def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = Fa
     from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
 
     cache = VerdictCache(workspaces / FOLDER) if workspaces is not None and use_cache and settings.cache else None
-    judge = Judge(settings, env=os.environ if env is None else env, cache=cache)
+    judge = Judge(settings, env=env, cache=cache)
     if workspaces is not None and settings.keep_artifacts:
         judge.artifacts = ArtifactStore(workspaces / ARTIFACTS_FOLDER)
     if batch:

@@ -9,7 +9,6 @@ raises JudgeAuthError so the runner aborts the session once instead of erroring 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from scarbook.judge.prompt import build_request, new_nonce
 from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
 from scarbook.models import Check, CheckResult, CheckStatus, Usage
+from scarbook.proc import credentials
 
 ARTIFACT_EXCERPT = 20_000
 
@@ -36,10 +36,10 @@ MALFORMED = "judge reply malformed: "
 
 
 class Judge:
-    def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] = os.environ,
+    def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] | None = None,
                  cache: VerdictCache | None = None) -> None:
         self.settings = settings or JudgeSettings()
-        self._env = env
+        self._env = credentials.environ() if env is None else env  # (a session withholds the key from os.environ)
         self.cache = cache  # None: every sample is sent (judge.cache: false, --no-judge-cache)
         self.artifacts: ArtifactStore | None = None  # where graded artifacts are kept (judge_for sets it)
         self._client: anthropic.AsyncAnthropic | None = None

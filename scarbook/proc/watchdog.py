@@ -57,7 +57,8 @@ def _start() -> int | None:
     if _pipe is not None and _owner == os.getpid():
         return _pipe
     try:
-        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG], stdin=subprocess.PIPE,
+        # an empty environment: an agent that reads /proc/<pid>/environ finds no key in it (issue 33.21)
+        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG], stdin=subprocess.PIPE, env={},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return None

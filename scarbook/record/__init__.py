@@ -14,7 +14,7 @@ transcript (docs/transcript-format.md: `model_call` and the records derived from
 answers from a recorded session's calls; proxy.py forwards a call; door.py is a run's own listener;
 endpoints.py the paths that may be forwarded.
 
-May use: fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
+May use: proc (credentials), fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -2,7 +2,7 @@
 port on 127.0.0.1 and its own Unix socket, open while the run runs).
 
 Each run's agent gets base URLs with a per-run token in the path (`/<token>/anthropic/…`,
-`/<token>/openai/…`) and a dummy key for every credential variable (proc/credentials.py); the proxy
+`/<token>/openai/…`) and a dummy in every credential variable it is passed (proc/credentials.py); the proxy
 forwards only the API endpoints it knows (endpoints.py), swaps in the real credentials from
 scarbook's own environment, never follows a redirect (the agent gets it as is), refuses a request
 body over record.max_body_bytes before it is read whole, and passes the response through chunk by
@@ -20,7 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from scarbook.proc import credentials
 from scarbook.record import apis
 from scarbook.record.door import Budget, Door, accept_trouble, fd_budget
 from scarbook.record.endpoints import SHOWN, known, split_target
@@ -37,6 +38,7 @@ from scarbook.record.replay import ReplaySource, difference, recorded_request, r
 from scarbook.record.settings import RecordSettings
 
 DUMMY_KEY = "scarbook-recorder-no-real-key"  # what the agent gets: the proxy adds the real one
+ALWAYS_DUMMY = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")  # an SDK refuses to start without one
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
                  "trailer", "proxy-connection", "accept-encoding"})
 UPSTREAM_FAILURE = (429, 529)  # and every 5xx: the model's side failed, not the agent
@@ -46,7 +48,7 @@ class Recorder:
     def __init__(self, settings: RecordSettings, replay: ReplaySource | None = None,
                  env: Mapping[str, str] | None = None) -> None:
         self.settings, self.replay = settings, replay
-        self.env = os.environ if env is None else env
+        self.env = credentials.environ() if env is None else env  # (a session withholds them from os.environ)
         self.runs: dict[str, RunRecording] = {}
         self.doors: dict[str, Door] = {}
         self.hosts: tuple[str, ...] = ("127.0.0.1",)
@@ -114,10 +116,12 @@ class Recorder:
     def base_url(self, token: str) -> str:
         return f"http://127.0.0.1:{self.doors[token].port}/{token}"
 
-    def env_for(self, token: str) -> dict[str, str]:
+    def env_for(self, token: str, passed: Sequence[str] = ()) -> dict[str, str]:
+        """The run's variables: base URLs with its token, and the dummy in every credential variable the
+        agent is passed (`passed`: its allow-list; ANTHROPIC_API_KEY and OPENAI_API_KEY always, for the SDKs)."""
         door, base = self.doors[token], self.base_url(token)
-        return {"ANTHROPIC_BASE_URL": f"{base}/anthropic", "OPENAI_BASE_URL": f"{base}/openai",
-                "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY,
+        dummies = {n: DUMMY_KEY for n in credentials.CREDENTIALS if n in passed or n in ALWAYS_DUMMY}
+        return {"ANTHROPIC_BASE_URL": f"{base}/anthropic", "OPENAI_BASE_URL": f"{base}/openai", **dummies,
                 # for a sandbox without network: the port its bridge opens inside, the socket it leads to
                 "SCARBOOK_RECORDER_PORT": str(door.port), "SCARBOOK_RECORDER_SOCKET": door.socket}
 

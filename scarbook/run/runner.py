@@ -19,17 +19,19 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from scarbook.agents import PythonAgent
 from scarbook.cases.io import case_digest
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
-from scarbook.proc import reaper
+from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
@@ -144,6 +146,24 @@ def git_revision(root: Path) -> str | None:
 async def run_session(ready: ReadySession, *, control: SessionControl | None = None,
                       executor: Executor | None = None) -> AsyncIterator[Event]:
     """Run the session; every event as it happens, SessionFinished last (whatever happened)."""
+    with credentials.withheld(_withheld(ready)):
+        async with aclosing(_run_session(ready, control, executor)) as events:  # closed with this one
+            async for event in events:
+                yield event
+
+
+def _withheld(ready: ReadySession) -> list[str]:
+    """The variables a session keeps out of scarbook's environment while its agents run (an agent can
+    read /proc/<scarbook>/environ): every model-API credential and the judge's key. None for a python
+    agent: it runs inside scarbook's process and reads os.environ itself."""
+    if isinstance(ready.agent, PythonAgent):
+        return []
+    judge = ready.judge.settings if ready.judge is not None else ready.project.config.judge
+    return [*credentials.CREDENTIALS, judge.api_key_env]
+
+
+async def _run_session(ready: ReadySession, control: SessionControl | None,
+                       executor: Executor | None) -> AsyncGenerator[Event, None]:
     # what a killed scarbook left running for this project (its agents' setsid grandchildren): every
     # process's environment is read, so on a thread
     stale = await asyncio.to_thread(kill_stale, project_tag(ready.project.root))

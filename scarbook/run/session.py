@@ -11,7 +11,6 @@ So a configuration mistake is said once, before the first run, instead of as N f
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +64,7 @@ class SessionPlan:
     timeout_s: float | None = None
     max_cost: float | None = None
     adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
-    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default os.environ)
+    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default proc.credentials.environ())
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
     rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (run/rerun.py)
@@ -319,8 +318,7 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
 def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
     from scarbook.judge import judge_for
 
-    env = os.environ if plan.judge_env is None else plan.judge_env
-    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=env,
+    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=plan.judge_env,
                       workspaces=project.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch)
     if judge is not None:
         try:

@@ -160,7 +160,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     else:
         part.settled = False
         checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
-                              env_allow=tuple(agent.env_allow),
+                              # under record the agent's credentials are dummies: never the real ones for a check
+                              env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
                               sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
                               agent_usage=record.agent_usage, project_tag=ctx.project_tag)
         if any(c.type in TRAJECTORY_CHECKS for c in case.checks):

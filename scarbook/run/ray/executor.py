@@ -30,6 +30,7 @@ from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
 from scarbook.history.store import now_iso
 from scarbook.models import Case, ExecutorType, RunRecord, RunStatus
+from scarbook.proc import credentials
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
@@ -63,14 +64,14 @@ class RayExecutor:
     """The runner's executor for `executor: {type: ray}` (see module doc)."""
 
     def __init__(self, settings: ExecutorSettings, concurrency: int, *, agent_spec: Any, project_root: Path,
-                 keep_all: bool, judge_key_env: str | None = None, isolation: str = "none",
+                 keep_all: bool, hidden_env: tuple[str, ...] = (), isolation: str = "none",
                  network: bool = False) -> None:
         self.settings = settings
         self.concurrency = max(1, concurrency)
         # the agent (and its sandbox) as the workers rebuild it
         self.recipe = AgentRecipe(agent_spec, str(project_root), isolation, network)
         self.keep_all = keep_all
-        self.judge_key_env = judge_key_env
+        self.hidden_env = hidden_env  # kept from the Ray processes started here (the judge's key, credentials)
         self.seeds_shipped = 0
         self._seeds: dict[str, Any] = {}  # case id -> ObjectRef of (case, inline manifest)
         # Ray ships no type information: the module and the remote function are Any to mypy.
@@ -96,7 +97,7 @@ class RayExecutor:
                 if self.settings.address:
                     ray.init(address=self.settings.address, **kwargs)
                 else:
-                    with _without_secrets(self.judge_key_env):
+                    with _without_secrets(self.hidden_env):
                         ray.init(include_dashboard=False, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = self.settings.address or "a new local instance"
@@ -231,10 +232,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def _without_secrets(judge_key_env: str | None):
-    """Hide the judge's key from the Ray processes started here (they inherit this environment).
-    Other variables stay: an agent's allow-listed variables come from its worker's environment."""
-    saved = {n: os.environ.pop(n) for n in [judge_key_env] if n and n in os.environ}
+def _without_secrets(names: tuple[str, ...]):
+    """Hide `names` (the judge's key, the credentials the agent is not passed) from the Ray processes
+    started here: they inherit this environment, and an agent can read theirs. Other variables stay:
+    an agent's allow-listed variables come from its worker's environment."""
+    saved = {n: os.environ.pop(n) for n in names if n and n in os.environ}
     try:
         yield
     finally:
@@ -250,11 +252,13 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     if choice == "ray" and settings.type != "ray":
         settings = msgspec.structs.replace(settings, type=ExecutorType.RAY)
     judge, cfg = ready.judge, ready.project.config
-    key_env: str | None = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
-    if key_env in ready.agent_spec.env:
-        key_env = None  # the user hands this variable to the agent: the agent on the worker needs it
+    key_env: str = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
+    # what the agent on a worker is passed comes from the worker's environment: kept, unless the session
+    # records (its agent then gets the recorder's dummies); every other credential stays here
+    passed = [n for n in ready.agent.env_allow if ready.record is None or n not in credentials.CREDENTIALS]
+    hidden = tuple(n for n in dict.fromkeys([key_env, *credentials.CREDENTIALS]) if n not in passed)
     ex = RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
                      keep_all=ready.keep_all, isolation=ready.isolation.get("ran", "none"), network=cfg.network,
-                     judge_key_env=key_env)
+                     hidden_env=hidden)
     ex.recipe = replace(ex.recipe, private=(str(ready.project.workspaces_dir),))  # hidden in a node's sandbox
     return ex
