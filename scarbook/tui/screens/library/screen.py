@@ -103,6 +103,10 @@ BADGE_STYLE = {"certified": "bold green", "verified": "green", "misses": "bold r
                "judge unstable": "yellow", "unverified": "dim"}
 
 
+# keys that act on no case: taken before the rows are there
+NOT_ON_A_ROW = frozenset({"slash", "question_mark", "ctrl+p", "q", "tab", "shift+tab", "escape"})
+
+
 class LibraryScreen(CaseActions, TrendActions, HostScreen):
     # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
@@ -183,7 +187,15 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     @property
     def accepts_keys(self) -> bool:
-        return self.loaded
+        return True  # from the first paint; `takes_key` holds what needs the rows until they are there
+
+    def takes_key(self, event) -> bool:
+        """Keys go at once from the first paint (issue 38.5), except those that act on a case while the
+        rows are still being read: they wait (with every key after them) until the rows are there, and
+        then act on them. Typing into the filter, `/`, `?`, the palette, Tab and quitting never wait."""
+        if self.loaded or isinstance(self.app.focused, Input):
+            return True
+        return event.key in NOT_ON_A_ROW
 
     def _tell_problems(self, history_problems: list[str]) -> None:
         for problem in history_problems:  # a damaged history file: said once, not at every reload
