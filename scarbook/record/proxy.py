@@ -277,7 +277,7 @@ class Recorder:
             what = f"{type(exc).__name__}: {exc}".strip()
             if resp is None:  # nothing sent yet: the agent gets a gateway error, as from any proxy
                 why = f"the model API at {upstream} could not be reached ({what})"
-                run.summary.upstream_failure = run.summary.upstream_failure or f"recorder: call {call['n']}: {why}"
+                run.summary.failed_upstream(f"recorder: call {call['n']}: {why}")
                 call.update(response={"status": 502}, error=why, latency_ms=_ms(start))
                 run.add(call, call["api"], body, None)
                 return _error(502, "api_error", f"scarbook recorder: {why}")
@@ -300,8 +300,9 @@ class Recorder:
         call.update(latency_ms=_ms(start), first_byte_ms=_ms(start, first) if first is not None else None)
         status = response["status"]
         if status >= 500 or status in UPSTREAM_FAILURE:
-            run.summary.upstream_failure = run.summary.upstream_failure or \
-                f"recorder: the model API answered call {call['n']} with HTTP {status}"
+            run.summary.failed_upstream(f"recorder: the model API answered call {call['n']} with HTTP {status}")
+        elif 200 <= status < 300:
+            run.summary.succeeded(call["n"])
         self._fill(response, kept, call, run)
         self._record(run, call, response, body)
 

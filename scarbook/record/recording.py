@@ -50,9 +50,20 @@ class RunSummary:
     usage: dict[str, int] = field(default_factory=dict)  # the live calls' tokens (replayed ones are free)
     models: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> its tokens (for pricing)
     warnings: list[str] = field(default_factory=list)
-    upstream_failure: str = ""  # the first call the model's side failed (down, 5xx, 429): the run's cause is infra
+    # The latest call the model's side failed (down, 5xx, 429), while no call after it succeeded: the run's cause
+    # is infra. A failure a later call got past is `recovered` (a note): what the run then did is the agent's.
+    upstream_failure: str = ""
+    recovered: str = ""
     diverged: str = ""  # "replay diverged at call i: …"
     write_error: str = ""  # the transcript could not be written
+
+    def failed_upstream(self, why: str) -> None:
+        self.upstream_failure = why
+
+    def succeeded(self, n: int) -> None:
+        if self.upstream_failure:
+            self.recovered = f"{self.upstream_failure}; call {n} then succeeded, so the run's outcome is the agent's"
+            self.upstream_failure = ""
 
 
 @dataclass

@@ -26,7 +26,7 @@ from scarbook.record import RunSummary
 from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
-from scarbook.run.recorded import apply_recording, recorded_cause
+from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class RunAttempts:
                 if summary is not None:
                     apply_recording(record, summary, self.price)
                 record.cause = (recorded_cause(record, summary) if summary is not None else None) or \
-                    attribute(record, facts, self.patterns, compiled=self.compiled)
+                    attribute(record, facts, patterns_with(self.patterns, summary), compiled=self.compiled)
             return record, None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else blank_record(run_ctx, case, k)

@@ -1,6 +1,7 @@
 """What the model-call recorder saw of one run, put on its record: the measured tokens and dollars,
 its warnings, a replay divergence (the run is an error) and a failure on the model's side (the
-run's cause is infra). The recorder itself is scarbook.record; the runner starts it per session.
+run's cause is infra — unless a later call succeeded: then the failure is a note, and what the run
+did afterwards is the agent's). The recorder itself is scarbook.record; the runner starts it per session.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Callable
 
 from scarbook.models import RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
-from scarbook.run.causes import MAX_EVIDENCE
+from scarbook.run.causes import MAX_EVIDENCE, Pattern
 
 NO_CALLS = ("no model calls recorded: the agent did not use ANTHROPIC_BASE_URL or OPENAI_BASE_URL "
             "(record: is on; an agent with its own endpoint setting must read them)")
@@ -33,15 +34,30 @@ def apply_recording(record: RunRecord, summary: RunSummary, price: Callable[[str
     record.notes.extend(summary.warnings)
     if summary.write_error:
         record.notes.append(summary.write_error)
+    if summary.recovered:
+        record.notes.append(summary.recovered)
     if summary.models:  # measured by scarbook: beats what the agent reported about the same calls
         record.agent_usage = measured_usage(summary, price)
     if summary.diverged:
         record.status, record.reason = RunStatus.ERROR, summary.diverged
 
 
+MODEL_API_RULES = ("api-overloaded", "api-rate-limited", "api-server-error")
+
+
+def patterns_with(patterns: tuple[Pattern, ...], summary: RunSummary | None) -> tuple[Pattern, ...]:
+    """The cause patterns for a run's logs, given what the recorder saw: where it saw the model API
+    answer and no failure stand unanswered at the end, a 529 or 429 in the agent's stderr is one the
+    agent got past, never why the run failed — the model-API patterns are left out."""
+    if summary is None or not summary.live or summary.upstream_failure:
+        return patterns
+    return tuple(p for p in patterns if p.rule not in MODEL_API_RULES)
+
+
 def recorded_cause(record: RunRecord, summary: RunSummary) -> dict[str, str] | None:
     """The cause the recorder knows better than the logs: a divergence (the agent changed) or the
-    model's side failing (infra), for a run that did not pass; None to keep the attributed one."""
+    model's side failing with no call after it succeeding (infra), for a run that did not pass; None
+    to keep the attributed one."""
     if record.status == RunStatus.PASS:
         return None
     if summary.diverged:

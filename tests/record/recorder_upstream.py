@@ -179,7 +179,7 @@ def call(url, text):
 
 def hostile_project(project, upstream: Upstream, attack: list[str], *, isolation: str = "none",
                     record: str = "", extra: str = "", script: str = ATTACKER, runs: int = 1,
-                    concurrency: int | None = None) -> Path:
+                    concurrency: int | None = None, retry_infra: int = 0) -> Path:
     """The project's agent: `script` (ATTACKER; in the project folder, which the sandbox shows) with
     `attack` as its arguments; `runs` runs (all at once unless `concurrency`); recorded, upstream
     `upstream`; the real key in scarbook's environment (the caller's monkeypatch)."""
@@ -191,7 +191,7 @@ def hostile_project(project, upstream: Upstream, attack: list[str], *, isolation
         runs: {runs}
         concurrency: {concurrency or runs}
         timeout_s: 60
-        retry_infra: 0
+        retry_infra: {retry_infra}
         isolation: {isolation}
         record: {{anthropic: {upstream.url}, openai: {upstream.url}/v1{record}}}
         """) + extra)
