@@ -305,16 +305,22 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "causes": rep.causes,  # runs that did not pass, per cause
         "retried_after_infra": len(rep.retried),
         "infra_unresolved": rep.infra_unresolved,  # runs whose infra retries ran out (exit 3)
-        "runs": [_run_dict(r) for r in rep.runs],
+        "runs": [run_json(r) for r in rep.runs],
     }
 
 
-def _run_dict(r: RunRecord) -> dict[str, Any]:
+def run_json(r: RunRecord) -> dict[str, Any]:
     """A run as the JSON report shows it: its record, with `attempts` always listing at least this one."""
     d = r.to_dict()
     if not d["attempts"]:  # ran once: its one attempt is the run itself (its paths and times are above)
         d["attempts"] = [{"attempt": 1, "status": r.status, "cause": d["cause"]}]
     return d
+
+
+def report_run_from_dict(d: dict[str, Any]) -> RunRecord:
+    """A run of a JSON report (what run_json wrote) as its record: a run that ran once lists itself as
+    its one attempt there, and has none in history (a retried run has two or more)."""
+    return RunRecord.from_dict(d | {"attempts": []} if len(d.get("attempts") or []) == 1 else d)
 
 
 def case_dict(s: CaseStats) -> dict[str, Any]:

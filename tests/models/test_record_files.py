@@ -1,0 +1,87 @@
+"""History files and JSON reports written by real sessions (tests/fixtures/records, made by its
+make_fixtures.py: the demo agent, a case judged through the loopback Messages API with the real SDK,
+the verdict cache, a Message Batch, every cause, infra retries, shards, a rerun, the sandbox, Ray) read
+back into the typed records and written out again: byte for byte what was on disk.
+
+History goes through the real store: read with `History`, then recorded into a fresh history with
+`start_session` / `record_run` / `finish_session` (the writers a session uses). A JSON report's
+session and runs are read back into `SessionInfo` / `RunRecord` and the report written again with the
+report's own encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scarbook.history.store import History
+from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.reports.table import report_run_from_dict, run_json
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records"
+SESSIONS = sorted(p for p in FIXTURES.glob("*/history/*") if p.is_dir())
+REPORTS = sorted(FIXTURES.glob("*/reports/*.json"))
+
+
+def _session_doc(folder: Path) -> dict:
+    return json.loads((folder / "session.json").read_text())["session"]["1"]
+
+
+@pytest.mark.parametrize("folder", SESSIONS, ids=lambda p: f"{p.parents[1].name}/{p.name}")
+def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp_path, monkeypatch):
+    source = History(tmp_path / "old")
+    shutil.copytree(folder, source.dir / folder.name)
+    info = source.read_session(folder.name)
+    runs = source.runs(folder.name)
+    assert not runs.problems
+    files = sorted(folder.glob("runs-*.jsonl"))
+    assert len(runs) == sum(len(f.read_bytes().splitlines()) for f in files) > 0
+    for run in runs:
+        assert isinstance(run, RunRecord) and all(isinstance(c, CheckResult) for c in run.checks)
+
+    monkeypatch.setattr(os, "getpid", lambda: _session_doc(folder)["pid"])  # the pid session.json keeps
+    again = History(tmp_path / "new")
+    again.start_session(info)
+    for path in files:  # each runs file in its own line order (the order the runs ended in)
+        order = [json.loads(line)["k"] for line in path.read_bytes().splitlines()]
+        case_id = path.name.removeprefix("runs-").removesuffix(".jsonl")
+        by_k = {r.k: r for r in runs if r.case_id == case_id}
+        for k in order:
+            again.record_run(by_k[k])
+    if info.finished_at is None:  # a session still judging (its Message Batch not collected)
+        again.update_session(info)
+    else:
+        again.finish_session(info)
+    for path in [folder / "session.json", *files]:
+        assert (again.dir / folder.name / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parents[1].name}/{p.name}")
+def test_json_report_reads_into_records_and_writes_back_byte_equal(path: Path):
+    report = json.loads(path.read_text())
+    session = SessionInfo.from_dict(report["session"])
+    runs = [report_run_from_dict(r) for r in report["runs"]]
+    assert all(isinstance(r, RunRecord) for r in runs) and runs
+    written = json.dumps(report | {"session": session.to_dict(), "runs": [run_json(r) for r in runs]}, indent=2)
+    assert written == path.read_text()
+
+
+def test_the_fixtures_hold_every_shape_they_are_for():
+    """So the two tests above can fail: the fixtures hold the shapes the typed records must keep."""
+    lines = [json.loads(line) for p in FIXTURES.glob("*/history/*/runs-*.jsonl") for line in p.read_text().splitlines()]
+    judges = [c["judge"] for r in lines for c in r["checks"] if c.get("judge")]
+    keys = {k for j in judges for k in j}
+    assert {"items", "cache", "batch", "ref", "error", "reasks", "artifact_excerpt"} <= keys
+    assert any(j.get("batch") == "pending" for j in judges)  # a check still waiting for its Message Batch
+    assert any(len(r["attempts"]) > 1 for r in lines)  # infra retries
+    assert {r["cause"]["kind"] for r in lines if r["cause"]} == {"agent", "infra", "judge", "case"}
+    assert any(c.get("cause") for r in lines for c in r["checks"])  # a check that broke
+    assert any(r["node"] for r in lines)  # a run on Ray
+    sessions = [_session_doc(p) for p in SESSIONS]
+    for field in ("decisions", "shard", "rerun_of", "batch", "executor", "isolation"):
+        assert any(s[field] for s in sessions), field
+    assert {s["state"] for s in sessions} == {"finished", "judging"}
