@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from scarbook.agents import shims
 from scarbook.agents.failure import failure_line
 from scarbook.agents.sandbox import Sandbox
 from scarbook.errors import ScarbookError
@@ -56,10 +57,22 @@ class CommandAgent:
         return shutil.which(exe)
 
     def preflight(self) -> None:
-        if self._executable() is None:
+        exe = self._executable()
+        if exe is None:
             raise ScarbookError(
                 f"agent command not found: {self.argv[0]!r} (agent.argv in scarbook.yaml) — "
                 "install it, fix the path, or make the file executable")
+        self._ready_for_sandbox(exe)
+
+    def _ready_for_sandbox(self, exe: str) -> None:
+        """In the sandbox a version manager's shim cannot start (its manager is in the hidden home):
+        the runs start the program it leads to, or the session is refused naming the fix (shims.py)."""
+        if self.sandbox is None:
+            return
+        why = shims.env_interpreter_shim(exe)
+        if why:
+            raise ScarbookError(why)
+        self._resolved = shims.resolve(exe, self.argv[0], self.project_root)
 
     def build_env(self, extra: dict[str, str]) -> dict[str, str]:
         # The allowed part of the environment is read once per agent (one session), not per run.

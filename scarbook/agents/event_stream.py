@@ -121,10 +121,12 @@ class EventStreamAgent(CommandAgent):
         self.reader = reader
 
     def preflight(self) -> None:
-        if self._executable() is None:
+        exe = self._executable()
+        if exe is None:
             raise ScarbookError(
                 f"agent type {self.kind} runs the `{self.argv[0]}` CLI, which is not on PATH: "
                 f"install it with `{self.install}` (or put it on PATH), then run again")
+        self._ready_for_sandbox(exe)
 
     def first_line(self, task: str) -> dict[str, Any] | None:
         """A line written before the stream so the transcript also holds the task (the CLIs do not

@@ -144,6 +144,18 @@ def _exited(v: RunView) -> str | None:
     return None
 
 
+_NOT_EXECUTED = re.compile(r"(?:No such file or directory|: not found|command not found|Permission denied)\s*$")
+
+
+def _could_not_exec(v: RunView) -> str | None:
+    """The program started but could not run what it execs (a shell's 127/126: a version manager's shim
+    whose manager the sandbox hides, an interpreter that is not there) and did nothing: it never ran."""
+    code, line = v.facts.exit_code, _last_error_line(v.facts.stderr_tail)
+    if v.facts.stage or code not in (126, 127) or v.record.diff.changed or v.record.output_excerpt.strip():
+        return None
+    return f"exit code {code} with nothing done; stderr: {line}" if _NOT_EXECUTED.search(line) else None
+
+
 def _check_cause(v: RunView) -> tuple[str, str] | None:
     """The check's own rule (check-timed-out, check-could-not-start, check-crashed, check-no-transcript,
     check-no-usage) and evidence."""
@@ -226,6 +238,8 @@ RULES: tuple[Rule, ...] = (
     Rule("killed-by-signal", "infra", _killed, "the agent was killed by a signal that was not scarbook's timeout"),
     Rule("patterns", "", _patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
     Rule("agent-timed-out", "agent", _timed_out, "the agent ran past the run's timeout"),
+    Rule("agent-could-not-exec", "infra", _could_not_exec, "the agent's program started but could not exec what it "
+                                                           "runs (exit 126/127, nothing done): it never ran"),
     Rule("agent-exited", "agent", _exited, "the agent exited with a non-zero code"),
     Rule("agent-did-not-finish", "agent", _agent_crashed, "the agent did not finish (its adapter said why)"),
     Rule("check-broke", "case", _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "

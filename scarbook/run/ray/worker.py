@@ -93,8 +93,11 @@ def _agent(recipe: AgentRecipe):
 
     key = (repr(recipe.spec), recipe.project_root, recipe.isolation, recipe.network, recipe.private)
     if key not in _agents:
-        _agents[key] = make_agent(recipe.spec, Path(recipe.project_root), isolation=recipe.isolation,
-                                  network=recipe.network, private=recipe.private)
+        agent = make_agent(recipe.spec, Path(recipe.project_root), isolation=recipe.isolation,
+                           network=recipe.network, private=recipe.private)
+        if recipe.isolation == "sandbox":  # this node's shims resolved, as the driver's were (agents/shims.py)
+            agent.preflight()
+        _agents[key] = agent
     return _agents[key]
 
 
