@@ -1,5 +1,5 @@
 """The gate by simulation, with the product's own decision functions (issue 22). Prints the tables
-docs/statistics.md shows; tests/test_gate_sim.py runs small cells of the same engine.
+docs/statistics.md shows; tests/stats/test_gate_sim.py runs small cells of the same engine.
 
     .venv/bin/python benchmarks/gate_sim.py            # the documented sizes (about a minute)
     .venv/bin/python benchmarks/gate_sim.py --quick    # smaller grids and samples

@@ -1,7 +1,7 @@
 """Prompt caching (issue 27.2): input tokens billed per 100 judged runs of one case, with and without.
 
 The real Judge (real anthropic SDK) grades 100 runs of one case — each run's artifact differs, as an
-agent's output does — against the tests' local Messages server (tests/judge_server.py) with
+agent's output does — against the tests' local Messages server (tests/helpers/judge_server.py) with
 `cache_usage` on: it reports usage as the API does (about 4 characters a token; a prefix up to a
 cache_control breakpoint of at least 1024 tokens is written once, then read). "Without" is the same
 requests with nothing cached (the minimum set out of reach): every input token at the input price.
@@ -22,13 +22,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from judge_server import JudgeServer, _prefix_parts, estimate_tokens, tool_reply  # noqa: E402
 
 from scarbook.judge import Judge, JudgeSettings  # noqa: E402
 from scarbook.judge.artifact import Artifact  # noqa: E402
 from scarbook.models import Check, Usage  # noqa: E402
+from tests.helpers.judge_server import JudgeServer, _prefix_parts, estimate_tokens, tool_reply  # noqa: E402
 
 TASK = ("Profile the nightly ingest job on the staging data set and write report.md: the wall time of each "
         "of its stages (fetch, parse, validate, dedupe, enrich, write), the peak resident memory, the three "

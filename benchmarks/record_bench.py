@@ -1,7 +1,7 @@
 """The model-call recorder's cost (issue 28.5): latency a call gains by going through the proxy.
 
 16 concurrent "runs" (each with its own recorder token, as in a session) call the tests' local
-Messages server (tests/judge_server.py) directly and through scarbook's recorder, non-streamed and
+Messages server (tests/helpers/judge_server.py) directly and through scarbook's recorder, non-streamed and
 streamed (SSE), in alternating rounds so both routes see the same machine load. A call's latency is
 from sending the request to having read the whole response. Added latency = the proxied
 percentile minus the direct one; every proxied call is recorded into its run's transcript, as in an
@@ -62,7 +62,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ThreadingHTTPServer.request_queue_size = 256  # 16 clients at once: the default backlog of 5 drops SYNs (1 s retries)
 BaseHTTPRequestHandler.protocol_version = "HTTP/1.1"  # keep-alive, as the vendors' APIs (a stream still closes)
 BaseHTTPRequestHandler.disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
-from judge_server import JudgeServer, text_reply
+from tests.helpers.judge_server import JudgeServer, text_reply
 server = JudgeServer().start()
 server.default = text_reply("ok", usage={{"input_tokens": 200, "output_tokens": 2}})
 server.default.delay_s = {delay_s}
@@ -91,7 +91,7 @@ async def spawn(code: str, *args: str) -> tuple[asyncio.subprocess.Process, list
 
 
 async def main(calls: int, concurrency: int, rounds: int, upstream_ms: float) -> None:
-    paths = [str(ROOT), str(ROOT / "tests")]
+    paths = [str(ROOT)]
     folder = Path(tempfile.mkdtemp(prefix="record-bench-"))
     upstream, (server_url,) = await spawn(UPSTREAM.format(paths=paths, delay_s=upstream_ms / 1000))
     proxy, (proxy_url, *tokens) = await spawn(PROXY.format(paths=paths, n=concurrency), server_url, str(folder))

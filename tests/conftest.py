@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
 
 # Bytecode is written and reused, whatever PYTHONDONTWRITEBYTECODE says: without it every xdist worker
 # rewrites and compiles all 130 test modules (3.8 s of CPU each) and every `scarbook` the tests start
@@ -25,7 +25,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 BUNDLED_CASES = REPO / "cases"
 
 # Tests of other things run 1-2 runs and read exit 1 as "a run failed": they keep the point rule
-# (rate >= threshold). The gate's own tests (test_gate_cli, test_decisions) use the evidence default.
+# (rate >= threshold). The gate's own tests (tests/cli/test_gate, test_decisions) use the evidence default.
 DEFAULT_CONFIG = """\
 agent: {type: demo, seed: 7}
 runs: 2
@@ -119,7 +119,7 @@ def python3_is_this_interpreter(tmp_path_factory):
 def demo_deck(monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo agent draws each run on its own since issue 22; the tests written for its old blocks
     of ten (exactly 8/10 or 9/10 per ten runs, and the TUI snapshots) keep them through
-    $SCARBOOK_DEMO_DRAWS. test_demo_agent unsets it to test the independent draws."""
+    $SCARBOOK_DEMO_DRAWS. tests/agents/test_demo unsets it to test the independent draws."""
     monkeypatch.setenv("SCARBOOK_DEMO_DRAWS", "deck")
 
 
@@ -228,7 +228,7 @@ def alone(_run_lock: _AloneLock) -> Callable[[], contextlib.AbstractContextManag
 
 
 def pytest_configure(config) -> None:
-    from textual_speed import share_parsed_css, shorter_idle_waits
+    from tests.helpers.textual_speed import share_parsed_css, shorter_idle_waits
 
     share_parsed_css()
     shorter_idle_waits()
@@ -265,5 +265,4 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(body)
 
 
-from inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)
-
+from tests.helpers.inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)

@@ -17,14 +17,7 @@ import pytest
 from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
 from scarbook.proc import leftovers, reaper
-
-try:
-    from tests.helpers.proc_helpers import DAEMON, alive, tagged
-except ImportError:
-    try:
-        from tests.proc_helpers import DAEMON, alive, tagged
-    except ImportError:  # tests/ is not a package
-        from proc_helpers import DAEMON, alive, tagged
+from tests.helpers.proc_helpers import DAEMON, alive, tagged
 
 pytestmark = [pytest.mark.needs_proc]
 LINUX = sys.platform.startswith("linux")

@@ -13,14 +13,7 @@ import pytest
 
 from scarbook.proc import reaper, spawn
 from scarbook.proc.spawn import run_program
-
-try:
-    from tests.helpers.proc_helpers import alive
-except ImportError:
-    try:
-        from tests.proc_helpers import alive
-    except ImportError:  # tests/ is not a package
-        from proc_helpers import alive
+from tests.helpers.proc_helpers import alive
 
 pytestmark = [pytest.mark.needs_proc]
 

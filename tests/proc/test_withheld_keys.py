@@ -14,13 +14,9 @@ import textwrap
 
 import pytest
 
-pytestmark = [pytest.mark.needs_proc, pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")]
+from tests.helpers.recorder_upstream import CALL, Upstream
 
-try:
-    from tests.record.recorder_upstream import CALL, Upstream
-except ImportError:  # tests/ is not a package
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "record"))
-    from recorder_upstream import CALL, Upstream
+pytestmark = [pytest.mark.needs_proc, pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")]
 
 LOOTER = CALL + r'''
 import os, sys

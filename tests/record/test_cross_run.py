@@ -15,10 +15,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from tests.record.recorder_upstream import CALL, SECRET, Upstream, hostile_project, sandbox_or_skip
-except ImportError:  # tests/ is not a package
-    from recorder_upstream import CALL, SECRET, Upstream, hostile_project, sandbox_or_skip
+from tests.helpers.recorder_upstream import CALL, SECRET, Upstream, hostile_project, sandbox_or_skip
 
 THIEF = CALL + r'''
 import os, sys, time

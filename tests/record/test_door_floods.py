@@ -13,10 +13,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from tests.record.recorder_upstream import SECRET, Upstream, hostile_project
-except ImportError:  # tests/ is not a package
-    from recorder_upstream import SECRET, Upstream, hostile_project
+from tests.helpers.recorder_upstream import SECRET, Upstream, hostile_project
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_NOFILE and the flood are Linux's")
 

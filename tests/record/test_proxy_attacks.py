@@ -11,10 +11,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from tests.record.recorder_upstream import SECRET, Upstream, hostile_project, sandbox_or_skip
-except ImportError:  # tests/ is not a package
-    from recorder_upstream import SECRET, Upstream, hostile_project, sandbox_or_skip
+from tests.helpers.recorder_upstream import SECRET, Upstream, hostile_project, sandbox_or_skip
 
 
 @pytest.fixture

@@ -10,11 +10,7 @@ import sys
 
 import pytest
 
-try:
-    from tests.record.recorder_upstream import CALL, SECRET, Upstream, hostile_project
-except ImportError:  # tests/ is not a package
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "record"))
-    from recorder_upstream import CALL, SECRET, Upstream, hostile_project
+from tests.helpers.recorder_upstream import CALL, SECRET, Upstream, hostile_project
 
 # Calls until a call succeeds (an SDK's retry, printing the failure as the anthropic SDK does), then writes
 # the wrong file; argv[1] "exit" makes it exit 1 afterwards, "give-up" stops after the first failure.

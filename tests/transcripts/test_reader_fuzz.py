@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from scarbook.errors import ScarbookError
 from scarbook.transcripts import FORMATS, candidates, load_transcript, pick_task, suggest_seeds
+from tests.helpers.paths import TRANSCRIPTS
 
-FIX = Path(__file__).parent.parent / "fixtures" / "transcripts"
+FIX = TRANSCRIPTS
 SAMPLES = sorted(p for p in [*FIX.glob("*.*"), *(FIX / "formats").glob("*"), *(FIX / "real").glob("*"),
-                             *(FIX / "issue26").glob("*.json*")] if p.is_file() and p.stat().st_size < 20_000)
+                             *(FIX / "public_shapes").glob("*.json*")] if p.is_file() and p.stat().st_size < 20_000)
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 json_values = st.recursive(

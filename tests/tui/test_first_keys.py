@@ -13,11 +13,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.library import screen as library_screen
-
-try:
-    from tests.helpers.tui_fixtures import SIZE, editor_ready, fast_demo, project_root, type_at_once, wait_until  # noqa: F401
-except ImportError:
-    from tui_fixtures import SIZE, editor_ready, fast_demo, project_root, type_at_once, wait_until  # noqa: F401
+from tests.helpers.tui_fixtures import SIZE, editor_ready, fast_demo, project_root, type_at_once, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 

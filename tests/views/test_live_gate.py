@@ -14,7 +14,7 @@ from scarbook.run.session import SessionPlan, ready_session
 from scarbook.views.live_state import LiveSession
 
 # run k fails when k is odd and passes when it is even: F P F P F P F, which the sequential rule
-# decides below after 7 runs (tests/test_gate_sequential.py), a raw rate of 3/7
+# decides below after 7 runs (tests/stats/test_gate_sequential.py), a raw rate of 3/7
 ALTERNATING = """\
 import os
 from pathlib import Path

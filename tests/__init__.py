@@ -1,0 +1,1 @@
+"""scarbook's tests, by wing: tests/<wing>/ mirrors scarbook/<wing>/."""

@@ -1,0 +1,1 @@
+"""scarbook/agents: the agent adapters, presets, the demo agent and the sandbox."""

@@ -1,0 +1,1 @@
+"""scarbook/cases: the scar collection on disk."""

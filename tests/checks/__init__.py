@@ -1,0 +1,1 @@
+"""scarbook/checks: rule and trajectory checks."""

@@ -1,0 +1,1 @@
+"""scarbook/cli: the commands, driven through click's CliRunner or a subprocess."""

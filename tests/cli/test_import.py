@@ -1,0 +1,141 @@
+"""`scarbook import` / `verify` on the logs of issue 15: what the user sees on stdout and stderr,
+and the exit code. Real files in tmp_path, click's CliRunner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from scarbook.cases.io import load_case
+from scarbook.cli import main
+from tests.helpers.paths import TRANSCRIPTS
+
+REAL = TRANSCRIPTS / "real"
+
+
+def run(root: Path, *args: str):
+    if not (root / "scarbook.yaml").exists():  # a project (every command needs one): all defaults
+        (root / "scarbook.yaml").write_text("")
+    return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
+
+
+def test_warnings_of_the_transcript_are_printed_on_stderr(tmp_path):
+    """6. The CLI says what the TUI says: a cut-off line, a dropped branch."""
+    res = run(tmp_path, "import", str(TRANSCRIPTS / "claude_code_session.jsonl"), "--list")
+    assert res.exit_code == 0
+    assert res.stderr == (
+        "warning: last line truncated by a crash (line 25); it was skipped\n"
+        "warning: 1 records on an abandoned branch (an edited or rewound prompt) were skipped\n")
+    assert "warning" not in res.stdout
+
+
+def test_records_with_null_parents_import_whole(tmp_path):
+    """1. Through the CLI: the task is found and the written file is the default artifact."""
+    res = run(tmp_path, "import", str(REAL / "cc_parent_null.jsonl"), "--id", "notes")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ""
+    case = load_case(tmp_path / "cases" / "notes")
+    assert case.task == "Write the release notes to NOTES.md"
+    assert case.scar.artifact_at == "NOTES.md"
+    assert str(case.scar.date) == "2025-03-01"
+
+
+def test_absolute_paths_without_cwd_import_relative_to_the_common_root(tmp_path):
+    """4. `/repo/tmp.txt` (Anthropic text editor tool, no cwd): --list shows the root, import works,
+    --root overrides it."""
+    res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--list")
+    assert res.exit_code == 0
+    assert "root: /repo (paths are relative to it; change it with --root DIR)\n" in res.stdout
+    assert "  2  file         file tmp.txt (final content)  [7 B]" in res.stdout
+    res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--id", "title")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "title")
+    assert case.scar.artifact_at == "tmp.txt"
+    assert (case.root / case.scar.failed_artifact).read_text() == "# repo\n"
+    res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--list", "--root", "/")
+    assert "root: / (paths are relative to it; change it with --root DIR)\n" in res.stdout
+    assert "file repo/tmp.txt (final content)" in res.stdout
+    res = run(tmp_path, "import", str(REAL / "anthropic_editor_abs.json"), "--list", "--root", "repo")
+    assert res.exit_code == 2
+    assert res.stderr == ("scarbook: --root 'repo' is not an absolute path; name the folder as the transcript "
+                          "writes it (e.g. /repo or C:\\Users\\me\\repo)\n")
+
+
+def test_verify_of_an_artifact_at_a_folder_is_an_error_not_a_traceback(tmp_path):
+    """3. A case saying `artifact_at: .` (as older imports wrote): verify reports it, exit 3."""
+    case = tmp_path / "cases" / "dot"
+    (case / "scar").mkdir(parents=True)
+    (case / "scar" / "artifact.txt").write_text("x")
+    (case / "case.yaml").write_text(yaml.safe_dump({
+        "id": "dot", "title": "t", "task": "t", "checks": [{"type": "file_exists", "path": "a.txt"}],
+        "scar": {"failed_artifact": "scar/artifact.txt", "artifact_at": "."}}))
+    res = run(tmp_path, "verify", "dot")
+    assert res.exit_code == 3
+    assert res.stdout == ("dot  error: could not reach a verdict on the failed artifact: scar.artifact_at '.' "
+                          "names a folder, not a file: write the workspace path of the file the artifact belongs in\n")
+
+
+def test_import_of_a_write_to_the_cwd_offers_no_folder(tmp_path):
+    """3. The Write to the cwd is not a candidate, so the draft's artifact is the answer."""
+    res = run(tmp_path, "import", str(REAL / "cc_write_cwd.jsonl"), "--id", "mkdir")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == "warning: Write /home/dev/tiny names a folder, not a file; it is not a candidate\n"
+    assert load_case(tmp_path / "cases" / "mkdir").scar.artifact_at == "output"
+
+
+@pytest.mark.parametrize("name, data, why", [
+    ("deep.json", b"[" * 2000 + b"]" * 2000, "a JSON array, nested deeper than 200 levels; no agent log nests so deep "
+     "— check that this is the file you meant"),
+    ("cut.json", b'{"role": "user", "content": "Fix the bu', "JSON cut off or broken (Unterminated string starting at: "
+     "line 1 column 29 (char 28)), a JSON object with keys role, content; closest format: anthropic-messages; repair "
+     "or export it again; `--format plain` keeps the whole file as the failed artifact"),
+    ("bom.txt", b"\xef\xbb\xbf", "an empty file; no format is close; the file holds nothing: import the log the "
+     "agent wrote"),
+    ("unknown.json", None, "a JSON object with keys hello; no format is close; `--format plain` keeps the whole file "
+     "as the failed artifact"),
+])
+def test_refusals_are_one_line_and_exit_2(tmp_path, name, data, why):
+    """7. Each refusal: one clear line on stderr naming what was seen, the closest format and what to do;
+    exit 2, nothing written."""
+    path = TRANSCRIPTS / name if data is None else tmp_path / name
+    if data is not None:
+        path.write_bytes(data)
+    res = run(tmp_path, "import", str(path), "--id", "x")
+    assert res.exit_code == 2
+    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why}\n"
+    assert not (tmp_path / "cases").exists()
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    """7. A FIFO would block the read forever: refused before it is opened."""
+    fifo = tmp_path / "live.jsonl"
+    os.mkfifo(fifo)
+    res = run(tmp_path, "import", str(fifo), "--list")
+    assert res.exit_code == 2
+    assert res.stderr == f"scarbook: {fifo}: not a regular file (a FIFO, socket or device); save the transcript to a file first\n"
+
+
+def test_otel_traces_are_listed_and_picked_with_trace(tmp_path):
+    """9. --list names every trace (the shown one starred); --trace picks; an unknown id is refused."""
+    path = REAL / "otel_two_traces.jsonl"
+    res = run(tmp_path, "import", str(path), "--list")
+    assert res.exit_code == 0
+    assert ("traces (pick one with --trace ID):\n"
+            "    aaaa0000000000000000000000000001  2 spans, started 2026-11-10 08:00:00 UTC\n"
+            "  * bbbb0000000000000000000000000002  2 spans, started 2026-11-12 17:30:00 UTC\n") in res.stdout
+    assert "task: Summarise the incident report\n" in res.stdout
+    assert res.stderr == ("warning: the file holds 2 traces; showing bbbb0000000000000000000000000002 (the latest); "
+                          "pick another with --trace ID (see --list)\n")
+    res = run(tmp_path, "import", str(path), "--trace", "aaaa0000000000000000000000000001", "--id", "fr")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "fr")
+    assert (case.task, str(case.scar.date)) == ("Translate hello to French", "2026-11-10")
+    assert (case.root / case.scar.failed_artifact).read_text() == "Bonjour"
+    res = run(tmp_path, "import", str(path), "--trace", "nope", "--list")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: {path}: no trace 'nope' in this file; it holds "
+                          "aaaa0000000000000000000000000001, bbbb0000000000000000000000000002\n")

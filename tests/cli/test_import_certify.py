@@ -1,0 +1,104 @@
+"""`scarbook import --id X` ends with the certification `scarbook verify` gives (issue 24.4): fully when
+the user names a good artifact (--good N|PATH), partially — and saying what was checked — when not.
+Real transcript files in tmp_path, the real judge SDK against tests/helpers/judge_server.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from scarbook.cases.io import load_case
+from scarbook.cases.verifications import VerificationStore
+from scarbook.cli import main
+from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+
+# The agent wrote tmp.txt with two lines where one was asked, then said it was done.
+TRANSCRIPT = {"model": "claude-sonnet-4-5", "messages": [
+    {"role": "user", "content": "Write the first line of README.md to tmp.txt"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "write_file",
+                                       "input": {"path": "tmp.txt", "content": "# tiny\nmore\n"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "wrote tmp.txt"}]},
+    {"role": "assistant", "content": "Done: tmp.txt holds the first line."},
+]}
+
+
+def project(tmp_path: Path, config: str = "") -> Path:
+    (tmp_path / "scarbook.yaml").write_text(config)
+    (tmp_path / "t.json").write_text(json.dumps(TRANSCRIPT))
+    (tmp_path / "good.txt").write_text("# tiny\n")
+    return tmp_path
+
+
+def run(root: Path, *args: str):
+    return CliRunner().invoke(main, ["-C", str(root), "import", str(root / "t.json"), *args])
+
+
+def badge(root: Path, case_id: str) -> str:
+    store = VerificationStore(root / "workspaces")
+    return store.badge(load_case(root / "cases" / case_id), store.load())
+
+
+def test_a_good_file_is_copied_into_the_scar_and_the_draft_is_certified(tmp_path, monkeypatch):
+    """The draft's only check (file_exists) passes the failed artifact too: certification says the
+    case misses its scar — the same words `verify` uses — and the library badge is set."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    root = project(tmp_path)
+    res = run(root, "--id", "first-line", "--good", str(root / "good.txt"))
+    assert res.exit_code == 0, res.output  # the draft is written; certification informs
+    assert res.stdout == (
+        f"wrote draft case {root / 'cases' / 'first-line'}\n"
+        "first-line  misses the scar: every check passes the failed artifact — the case would not have caught "
+        "the incident; sharpen the checks or rubric\n"
+        "certification: misses\n"
+        "next: add checks that the failed artifact must fail, then `scarbook verify first-line`\n")
+    case = load_case(root / "cases" / "first-line")
+    assert case.scar.good_artifact == "scar/good.txt"
+    assert (case.root / case.scar.good_artifact).read_text() == "# tiny\n"
+    assert badge(root, "first-line") == "misses"
+
+
+def test_without_a_good_artifact_certification_says_it_was_partial(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    root = project(tmp_path)
+    res = run(root, "--id", "first-line")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[2] == (
+        "certification partial: only (a) was checked — the failed artifact passes every check; the scar has no "
+        "good artifact, so (b) that a right result passes was not checked (badge: misses) — import with --good "
+        "N|PATH, or add scar.good_artifact and run `scarbook verify first-line`")
+    assert load_case(root / "cases" / "first-line").scar.good_artifact is None
+
+
+def test_a_good_candidate_judged_by_a_stable_judge_certifies(tmp_path, judge_server, monkeypatch):
+    """The final answer is the failed artifact (the draft gets an llm_judge check); candidate 3 of the
+    transcript is named good. The judge fails the one and passes the other all 3 times: certified."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    root = project(tmp_path, f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n")
+    judge_server.push(*[tool_reply([("FAIL", "claims done")])] * 3, *[tool_reply([("PASS", "fine")])] * 3)
+    res = run(root, "--id", "said-done", "--artifact", "1", "--good", "3")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("said-done  catches the scar: the failed artifact "
+                                                                   "fails: "))
+    assert lines[at + 1:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
+                         "same verdicts all 3 times",
+                         "certification: certified"]
+    assert len(judge_server.requests) == 6
+    case = load_case(root / "cases" / "said-done")
+    assert (case.root / case.scar.good_artifact).read_text() == "wrote tmp.txt"
+    assert badge(root, "said-done") == "certified"
+
+
+def test_a_bad_good_artifact_is_refused_and_nothing_is_written(tmp_path):
+    root = project(tmp_path)
+    for good, message in [
+        ("nope.txt", "scarbook: --good nope.txt: nope.txt does not exist; name a candidate number (see --list) "
+                     "or a file\n"),
+        ("9", "scarbook: --good 9: there is no artifact 9: the transcript has 3 candidates (see --list)\n"),
+        ("2", "scarbook: --good 2: candidate 2 is the failed artifact; name the one that shows the right result\n"),
+    ]:
+        res = run(root, "--id", "x", "--good", good)
+        assert (res.exit_code, res.stderr, res.stdout) == (2, message, ""), good
+        assert not (root / "cases" / "x").exists()

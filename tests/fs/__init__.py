@@ -1,0 +1,1 @@
+"""scarbook/fs: files, safe reads, YAML."""

@@ -1,0 +1,152 @@
+"""Shared fixtures and helpers for the TUI tests: a copy of the bundled project in tmp_path,
+the demo agent at full speed, and small waits on real app state (no sleeps-and-hope)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import REPO
+
+SIZE = (140, 45)
+
+
+@pytest.fixture
+def fast_demo(monkeypatch):
+    """The demo agent reads SCARBOOK_DEMO_DELAY; 0 makes a run take milliseconds."""
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+
+
+@pytest.fixture
+def project_root(tmp_path: Path, fast_demo) -> Path:
+    """A copy of the bundled scar collection and scarbook.yaml."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copytree(REPO / "cases", root / "cases")
+    shutil.copy(REPO / "scarbook.yaml", root / "scarbook.yaml")
+    return root
+
+
+def copy_project(src: Path, dest: Path, agent_seed=None) -> Path:
+    shutil.copytree(src / "cases", dest / "cases")
+    text = (src / "scarbook.yaml").read_text()
+    if agent_seed is not None:
+        text = text.replace("agent:\n  type: demo\n", f"agent:\n  type: demo\n  seed: {agent_seed}\n")
+        assert f"seed: {agent_seed}" in text
+    (dest / "scarbook.yaml").write_text(text)
+    return dest
+
+
+JUDGED_CASE = """\
+id: judged-summary
+title: Summary claimed tests passed
+task: Summarise the test log in summary.md
+checks:
+  - {type: file_exists, path: summary.md}
+  - type: llm_judge
+    artifact: summary.md
+    rubric:
+      - the summary names the failing test
+      - the summary does not claim all tests passed
+      - the summary is under five lines
+"""
+
+
+def add_judged_case(root: Path) -> Path:
+    folder = root / "cases" / "judged-summary"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(JUDGED_CASE)
+    return folder
+
+
+async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            app = pilot.app
+            raise AssertionError(f"timed out after {timeout}s waiting for {what} (screens: "
+                                 f"{[type(s).__name__ for s in app.screen_stack]}, top says "
+                                 f"{getattr(app.screen, 'sub_title', '')!r})")
+        await pilot.pause(0.02)
+
+
+def editor_ready(app) -> bool:
+    """The editor is on top with its whole form built: opening a case reads it in a thread first, then
+    builds the first screenful (typing goes in from then on) and the rest; a test that ends while the
+    form is still mounting tears Textual's widgets down mid-mount."""
+    from scarbook.tui.screens.editor import EditorScreen
+
+    return isinstance(app.screen, EditorScreen) and app.screen.built and app.screen.accepts_keys
+
+
+async def save_done(pilot) -> None:
+    """The editor's save runs on a thread (scarbook.cases.editing): wait for its result on screen (the
+    case saved, or why not). Keys typed meanwhile wait for it in the key queue, as a user's would."""
+    await wait_until(pilot, lambda: not getattr(pilot.app.screen, "saving", False), what="the editor's save")
+    await pilot.pause()
+
+
+async def library_loaded(pilot):
+    from scarbook.tui.screens.library import LibraryScreen
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LibraryScreen) and pilot.app.screen.loaded
+                     and pilot.app.screen.trends_loaded, what="the library and its trends to load")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def review_loaded(pilot):
+    """The run review is on screen with its runs and the highlighted run's detail read."""
+    from scarbook.tui.screens.review import ReviewScreen
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen) and pilot.app.screen.loaded,
+                     what="the run review to load")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def type_text(pilot, text: str) -> None:
+    keys = {" ": "space", "-": "minus", ".": "full_stop", "/": "slash", ",": "comma", "'": "apostrophe"}
+    await pilot.press(*[keys.get(ch, ch) for ch in text])
+
+
+async def move_library_cursor(pilot, case_id: str) -> None:
+    lib = pilot.app.screen
+    keys = [r.key for r in lib.shown]
+    lib.query_one("#cases").move_cursor(row=keys.index(case_id))
+    await pilot.pause()
+
+
+def plain(widget) -> str:
+    """The text a Static currently shows."""
+    return str(widget.render())
+
+
+async def click(pilot, selector: str) -> None:
+    """Scroll the widget into view (the editor is taller than the terminal), then click it."""
+    screen = pilot.app.screen
+    widget = screen.query_one(selector)
+    widget.scroll_visible(animate=False)
+    await pilot.pause()
+    # the scroll may land with a later refresh with a later refresh: wait for it (Pilot.click raises OutOfBounds when the widget's
+    # corner is off the screen)
+    await wait_until(pilot, lambda: widget.region.offset in screen.size.region, timeout=10,
+                     what=f"{selector} to scroll into view")
+    await pilot.click(selector)
+    await pilot.pause()
+
+
+def type_at_once(app, keys: list[str]) -> None:
+    """Keys as a terminal delivers a burst of typing: all queued at once, with no wait between them
+    (Pilot.press waits for the app to go idle after each key, which hides a lost key)."""
+    from textual import events
+
+    chars = {"space": " "}
+    for key in keys:
+        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
+        event.set_sender(app)
+        app._driver.send_message(event)

@@ -1,0 +1,1 @@
+"""scarbook/history: session and runs files, baselines, damage."""

@@ -1,0 +1,1 @@
+"""scarbook/judge: the LLM judge against the loopback Messages API (tests/helpers/judge_server.py)."""

@@ -1,0 +1,1 @@
+"""scarbook/models: the records and their JSON shapes."""

@@ -1,0 +1,1 @@
+"""scarbook/proc: starting, watching and killing programs."""

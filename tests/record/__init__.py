@@ -1,0 +1,1 @@
+"""scarbook/record: the model-call recorder and its proxy."""

@@ -1,0 +1,1 @@
+"""scarbook/reports: the table, JSON, JUnit, GitHub summary, HTML and Inspect logs."""

@@ -1,0 +1,177 @@
+"""Corrected rates in every report (issue 23): a session graded by a calibrated judge shows the raw
+rate and the rate corrected for the judge's measured error side by side — table, JSON, JUnit, step
+summary, HTML — and a stale or switched-off calibration leaves the raw rates, saying why."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from scarbook.history.judge_truth import calibration_for
+from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.project import Project
+from scarbook.reports.github import step_summary
+from scarbook.reports.table import build_report
+from tests.judge.test_label_files import ITEM, make_project, scarbook
+
+# the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+
+def calibrate(root: Path, seed: int = 5) -> None:
+    """A person labels every judged item: the judge passed 30% of the FAILs it saw as PASS."""
+    rng = random.Random(seed)
+    project = Project.discover(root)
+    store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
+    try:
+        for item in judged_items(project.history.iter_all_runs()):
+            truth = item.judge_verdict if item.judge_verdict == "FAIL" or rng.random() < 0.7 else "FAIL"
+            store.save_label(item, truth, labeled_at="2026-12-02")
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = make_project(tmp_path, {"alpha": "p" * 30 + "f" * 10, "rules-only": ""})
+    calibrate(root)
+    return root
+
+
+def test_report_shows_raw_and_corrected_side_by_side(project):
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out), "--junit", str(project / "j.xml"),
+                   "--html", str(project / "r.html"))
+    assert res.exit_code == 0, res.output
+    head = res.output.splitlines()[0].split()
+    assert head[head.index("rate"):head.index("rate") + 6] == ["rate", "95%", "CI", "≈rate", "≈95%", "CI"]
+    assert ("judge: ≈ rates corrected for the judge's measured error (40 labels, last 2026-12-02; docs/statistics.md); "
+            "the gate decides on them") in res.output
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["rate"] == 0.75
+    fixed = case["corrected"]
+    assert set(fixed) == {"rate", "ci", "q0", "q1", "labels", "calibrated_at", "judge_limited", "labels_to_decide"}
+    # about 30% of the judge's PASSes were FAILs: the corrected rate is lower, and its interval holds it
+    assert fixed["rate"] < 0.7 and fixed["ci"][0] <= fixed["rate"] <= fixed["ci"][1]
+    assert fixed["labels"] == 40 and fixed["calibrated_at"] == "2026-12-02"
+    props = {p.get("name"): p.get("value") for p in ET.parse(project / "j.xml").iter("property")}
+    assert props["corrected_rate"] == f"{fixed['rate']:.4f}" and props["corrected_labels"] == "40"
+    assert props["judge_limited"] in ("true", "false")
+    html = (project / "r.html").read_text()
+    assert f"≈{round(100 * fixed['rate'])}%" in html and "rates corrected for the judge" in html
+
+
+def test_step_summary_has_the_corrected_column(project):
+    p = Project.discover(project)
+    info = p.history.resolve("latest")
+    rep = build_report(info, p.history.runs(info.id), {}, p.config,
+                       calibration_for(p.history, p.workspaces_dir, p.config.judge))
+    text = step_summary(rep)
+    assert "| case | rate | 95% CI | ≈rate (judge-corrected) | pass^k |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `alpha`"))
+    assert f"≈{round(100 * rep.stats[0].corrected.rate)}% (" in row
+
+
+def test_a_stale_calibration_leaves_the_raw_rates_and_says_why(project):
+    (project / "scarbook.yaml").write_text("judge:\n  model: claude-newer\n")
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out))
+    assert "≈rate" not in res.output
+    assert "judge: rates not corrected for the judge's error — stale: the labels were made on judge " in res.output
+    doc = json.loads(out.read_text())
+    assert doc["cases"][0]["corrected"] is None
+    assert doc["judge_calibration"]["reason"].startswith("stale: ")
+
+
+def test_judge_correct_false_turns_it_off(project):
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    res = scarbook(project, "report")
+    assert "≈rate" not in res.output
+    assert "judge: rates not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)" in res.output
+
+
+def test_the_gate_decides_on_the_corrected_rate(project):
+    """alpha reads 75% raw; about 30% of the judge's PASSes were FAILs. Against a threshold of 70%
+    the raw rate passes and the corrected one does not: the gate (exit code, gate column) says BELOW."""
+    (project / "scarbook.yaml").write_text("threshold: 0.7\ngate: {mode: point}\n")
+    out = project / "r.json"
+    res = scarbook(project, "report", "--json", str(out))
+    row = next(line for line in res.output.splitlines() if line.startswith("alpha"))
+    assert " 75% " in row and "BELOW" in row
+    doc = json.loads(out.read_text())
+    assert doc["cases"][0]["meets_threshold"] is False and doc["exit_code"] == 1
+    (project / "scarbook.yaml").write_text("threshold: 0.7\ngate: {mode: point}\njudge:\n  correct: false\n")
+    res = scarbook(project, "report", "--json", str(out))
+    assert json.loads(out.read_text())["cases"][0]["meets_threshold"] is True
+
+
+def test_the_evidence_gate_decides_on_the_corrected_interval(project):
+    """30/40 raw is shown above 60% by the exact test (p = .04); the corrected rate's interval spans
+    60%, so the evidence gate leaves it undecided and says more runs or labels would decide it."""
+    (project / "scarbook.yaml").write_text("threshold: 0.6\njudge:\n  correct: false\n")
+    out = project / "r.json"
+    scarbook(project, "report", "--json", str(out))
+    assert json.loads(out.read_text())["cases"][0]["decision"] == "above"
+    (project / "scarbook.yaml").write_text("threshold: 0.6\n")
+    scarbook(project, "report", "--json", str(out))
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["corrected"]["ci"][0] < 0.6 < case["corrected"]["ci"][1]
+    assert case["decision"] == "undecided"
+    assert case["gate_note"] == ("its rate corrected for the judge's error is too close to 60% to call (more runs or "
+                                 "more labels)")
+
+
+def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
+    from scarbook.models import Case, Check
+    from scarbook.run.session import SessionPlan, _judge_rates
+    from scarbook.stats.sequential import make_decider
+
+    judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": [ITEM]})])
+    rules_only = Case(id="rules", task="t", checks=[Check("file_exists", {"path": "x"})])
+    plan = SessionPlan(cases=[judged, rules_only], runs=40, adaptive=True)
+    p = Project.discover(project)
+    rates = _judge_rates(p, plan)
+    assert set(rates) == {"alpha"}
+    q0, q1 = rates["alpha"]
+    model = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.for_case("alpha")
+    assert (q0, q1) == (model.q0.value, model.q1.value)
+    # the judge passes many true FAILs: 27 PASSes of 30 decide "above" on the raw scale, not on the true one
+    raw = make_decider(plan.cases, 0.7, 40)
+    fixed = make_decider(plan.cases, 0.7, 40, rates)
+    assert raw(judged, 27, 3) == "above" and fixed(judged, 27, 3) != "above"
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    assert _judge_rates(Project.discover(project), plan) == {}
+
+
+def second_session(root: Path, marks: str, model: str = "claude-sonnet-4-6") -> None:
+    from scarbook.history.store import History
+    from scarbook.models import SessionInfo
+    from tests.judge.test_label_files import judged_run
+    history = History(root / "workspaces")
+    info = SessionInfo(id="20261203-000001-000b", started_at="2026-12-03T09:00:00+00:00", case_ids=["alpha"],
+                       runs_per_case=len(marks), judge_model=model)
+    history.start_session(info)
+    for k, mark in enumerate(marks, 1):
+        history.record_run(judged_run(info.id, "alpha", k, "PASS" if mark == "p" else "FAIL", model))
+    info.state = "finished"
+    history.finish_session(info)
+
+
+def test_diff_says_what_the_judges_error_does_to_a_difference(project):
+    second_session(project, "p" * 20 + "f" * 20)
+    res = scarbook(project, "diff")
+    assert res.exit_code == 0, res.output
+    p = Project.discover(project)
+    pooled = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.pooled
+    den = pooled.q0.value + pooled.q1.value - 1
+    assert (f"judge: with its measured error (q0 {pooled.q0.value:.2f}, q1 {pooled.q1.value:.2f}, 40 labels) a true "
+            f"difference reads × {den:.2f}: the agent's differences are about {1 / den:.1f}× those above; the same "
+            "judge graded both sessions, so the verdicts stand (one-item rubrics; docs/statistics.md)") in res.output
+    (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
+    assert ("judge: differences not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)"
+            in scarbook(project, "diff").output)

@@ -1,0 +1,257 @@
+"""The Ray executor on a real two-node Ray cluster on this machine (ray.cluster_utils.Cluster).
+
+One cluster for the whole module (starting one costs seconds); small run counts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+
+import pytest
+
+from scarbook.cli.eval_cmd import select_cases
+from scarbook.project import Project
+from scarbook.run.events import RunStarted, SessionFinished
+from scarbook.run.ray.executor import RayExecutor, make_executor
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.run.session import SessionPlan, prepare_session
+from tests.helpers.paths import REPO
+from tests.helpers.ray_helpers import (
+    KILLER,
+    NAPPER,
+    ONE_CHECK_CASE,
+    SLEEPER,
+    SPENDER,
+    alive,
+    cli,
+    cpus_free,
+    python_agent,
+    ray,
+    wait_until,
+    write_project,
+)
+
+REPO_CASES = str(REPO / "cases")
+
+
+# One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
+pytestmark = pytest.mark.xdist_group("ray")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+    c.add_node(num_cpus=2)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def fast_demo(monkeypatch):
+    monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
+
+
+def _statuses(root) -> dict[tuple[str, int], str]:
+    from scarbook.history.store import History
+
+    history = History(root / "workspaces")
+    (info,) = history.sessions()
+    return {(r.case_id, r.k): r.status for r in history.runs(info.id)}, history.runs(info.id)
+
+
+def test_same_verdicts_as_the_local_executor_with_failed_workspaces_brought_back(cluster, tmp_path):
+    local = write_project(tmp_path / "local", executor="{type: local}", demo_seed=3)  # 2 fails in 12
+    shutil.copytree(REPO_CASES, local / "cases")
+    remote = write_project(tmp_path / "remote", executor="{type: local}", demo_seed=3)
+    shutil.copytree(REPO_CASES, remote / "cases")
+    # the point rule (rate >= threshold): 3 runs are too few for the evidence gate to call a case below
+    assert cli(local, "eval", "--runs", "3", "-q", "--gate", "point").exit_code == 1  # a fail in 3 is below 0.8
+    result = cli(remote, "eval", "--runs", "3", "-q", "--gate", "point", "--executor", "ray")
+    assert result.exit_code == 1, result.output
+    want, _ = _statuses(local)
+    got, runs = _statuses(remote)
+    assert got == want and len(got) == 12
+    assert "fail" in got.values() and "pass" in got.values()
+    node_ids = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    for r in runs:
+        assert r.node["id"] in node_ids and r.node["host"] and r.infra_retries == 0
+        ws = remote / "workspaces" / r.session_id / r.case_id / str(r.k)
+        assert r.workspace == str(ws)
+        if r.status == "pass":
+            assert not r.workspace_kept and not ws.exists()
+            assert r.workspace_note.startswith(f"passed on node {r.node['id'][:12]}")
+        else:  # review, verify and "new scar from this run" read it here, as for a local run
+            assert r.workspace_kept and ws.is_dir() and any(ws.iterdir())
+            assert r.workspace_note.startswith(f"brought back from node {r.node['id'][:12]} ({r.node['host']}): ")
+            assert r.transcript_path and os.path.isfile(r.transcript_path)
+    shown = cli(remote, "show", "write-one-line")
+    assert f"ran on node {runs[-1].node['id'][:12]} ({runs[-1].node['host']})" in shown.stdout
+
+
+def test_a_killed_worker_is_retried_once_and_counted_apart(cluster, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # run 1 loses its worker once (then passes); run 2 loses it twice (an error, never a fail)
+    agent = python_agent(tmp_path, "killer.py", KILLER, str(marks), "1:1,2:1,2:2")
+    root = write_project(tmp_path / "p", agent=agent, cases={"survive": ONE_CHECK_CASE.format(cid="survive")})
+    result = cli(root, "eval", "--runs", "2", "-j", "1")
+    by_k = {r.k: r for r in _statuses(root)[1]}
+    assert by_k[1].status == "pass" and by_k[1].infra_retries == 1
+    assert "retried once: the first attempt lost its worker: WorkerCrashedError" in by_k[1].workspace_note
+    assert by_k[2].status == "error" and by_k[2].infra_retries == 1
+    assert by_k[2].reason.startswith("infrastructure: lost its Ray worker twice (WorkerCrashedError")
+    assert by_k[2].reason.endswith(") — no verdict")
+    # issue 24: the machine's fault, and the executor's own retry used the retry_infra budget (1): not run a third time
+    assert (by_k[2].cause["kind"], by_k[2].cause["rule"]) == ("infra", "worker-lost") and by_k[2].attempts == []
+    assert "infrastructure: 2 runs retried after a lost Ray worker or node (1 lost again: error)" in result.stdout
+
+
+def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    agent = python_agent(tmp_path, "sleeper.py", SLEEPER, str(pids))
+    root = write_project(tmp_path / "p", agent=agent, cases={"sleepy": ONE_CHECK_CASE.format(cid="sleepy")})
+    project = Project.at(root)
+    ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=8, concurrency=4)).session
+    executor = make_executor(project.config.executor, ready)
+
+    async def go():
+        control = SessionControl()
+        async for ev in run_session(ready, control=control, executor=executor):
+            if isinstance(ev, RunStarted) and len(os.listdir(pids)) < 4:
+                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                control.cancel()
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    finished = asyncio.run(go())
+    assert finished.session.state == "cancelled"
+    assert finished.runs == []  # nothing finished: nothing recorded, nothing made up
+    started = [int(p) for p in os.listdir(pids)]
+    assert len(started) == 4
+    assert wait_until(lambda: not any(alive(p) for p in started), 10)
+    assert wait_until(cpus_free, 10), ray.available_resources()
+
+
+def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, tmp_path):
+    root = write_project(tmp_path / "p", executor="{type: local}")
+    shutil.copytree(os.path.join(REPO_CASES, "rename-function"), root / "cases" / "rename-function")
+    shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")
+    project = Project.at(root)
+    plan = SessionPlan(select_cases(project, (), ()), runs=12, concurrency=4, adaptive=True)
+    ready = prepare_session(project, plan).session
+    executor = make_executor(project.config.executor, ready, "ray")
+    assert isinstance(executor, RayExecutor)
+
+    async def go():
+        async for ev in run_session(ready, executor=executor):
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    finished = asyncio.run(go())
+    assert finished.session.state == "finished"
+    assert executor.seeds_shipped == 2
+    assert sorted(finished.session.decisions) == ["rename-function", "write-one-line"]
+    assert len(finished.runs) > 2
+    report = json.loads(json.dumps([r.to_dict() for r in finished.runs]))
+    assert all(r["node"]["id"] for r in report)
+
+
+async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
+    from textual.widgets import Checkbox, Input
+
+    from scarbook.history.store import History
+    from scarbook.tui.app import make_app
+    from scarbook.tui.screens.launch import LaunchScreen
+    from scarbook.tui.screens.live import LiveScreen
+    from tests.helpers.tui_fixtures import SIZE, library_loaded
+    from tests.helpers.tui_fixtures import wait_until as wait_in_app
+
+    root = write_project(tmp_path / "p", executor="{type: local}")
+    shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")
+    app = make_app(root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_in_app(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        assert app.screen.query_one("#ray", Checkbox).value is False  # scarbook.yaml says local
+        app.screen.query_one("#runs", Input).value = "3"
+        await pilot.click("#ray")
+        assert app.screen.query_one("#ray", Checkbox).value is True
+        await pilot.press("ctrl+r")
+        await wait_in_app(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
+        await wait_in_app(pilot, lambda: app.live.done, timeout=120, what="the session to finish")
+        assert app.live.finished_runs == 3 and app.live.info.state == "finished"
+        await pilot.pause(0.3)
+        figures = str(app.screen.query_one("#live-figures").render())
+        assert f"on {len(app.live.nodes)} Ray node" in figures and app.live.nodes
+    history = History(root / "workspaces")
+    runs = history.runs(history.sessions()[0].id)
+    node_ids = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    assert len(runs) == 3 and all(r.node["id"] in node_ids for r in runs)
+
+
+def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    release = tmp_path / "release"
+    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), str(release))
+    root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
+    project = Project.at(root)
+    ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=4, concurrency=4)).session
+    executor = make_executor(project.config.executor, ready)
+    head_id = cluster.head_node.node_id
+    (worker,) = [n for n in cluster.list_all_nodes() if n.node_id != head_id]
+
+    async def go():
+        lost = False
+        async for ev in run_session(ready, executor=executor):
+            if isinstance(ev, RunStarted) and not lost:
+                lost = True
+                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
+                release.touch()  # the 2 on the head node end; the 2 lost ones end as soon as they run again
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    try:
+        finished = asyncio.run(go())
+    finally:
+        cluster.add_node(num_cpus=2)  # the other tests of this module keep their two nodes
+        cluster.wait_for_nodes()
+    runs = finished.runs
+    assert [r.status for r in runs] == ["pass"] * 4, [r.reason for r in runs]
+    retried = [r for r in runs if r.infra_retries]
+    assert len(retried) == 2 and all(r.node["id"] == head_id for r in retried)
+    assert all("the first attempt lost its worker" in r.workspace_note for r in retried)
+
+
+def test_a_run_no_node_can_hold_is_said_before_it_waits(cluster, tmp_path):
+    from scarbook.config import ExecutorSettings
+
+    fits = RayExecutor(ExecutorSettings("ray", num_cpus=2), 1, agent_spec=None, project_root=tmp_path, keep_all=False)
+    assert fits.connect() is None
+    too_big = RayExecutor(ExecutorSettings("ray", num_cpus=3, resources={"gpu_box": 1}), 1, agent_spec=None,
+                          project_root=tmp_path, keep_all=False)
+    assert too_big.connect() == (
+        "no Ray node offers what one run needs (CPU: 3, gpu_box: 1); the runs wait until such a node joins — "
+        "lower executor.num_cpus or executor.resources in scarbook.yaml, or start a node with them")
+
+
+def test_max_cost_stops_a_ray_session_as_a_local_one(cluster, tmp_path):
+    agent = python_agent(tmp_path, "spender.py", SPENDER)
+    root = write_project(tmp_path / "p", agent=agent, cases={"spend": ONE_CHECK_CASE.format(cid="spend")})
+    result = cli(root, "eval", "--runs", "10", "-j", "1", "--max-cost", "2", "-q")
+    assert result.exit_code == 3
+    assert "session " in result.stdout and ": stopped: budget; 2 runs — 2 pass, 0 fail, 0 error" in result.stdout
+    _, runs = _statuses(root)
+    assert [r.agent_usage.cost_usd for r in runs] == [1.0, 1.0] and all(r.node for r in runs)

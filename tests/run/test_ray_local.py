@@ -1,0 +1,84 @@
+"""The Ray executor with no address: scarbook starts a local Ray instance itself (once per process).
+
+The judge is called from the driver only, and the key never reaches Ray's processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.ray_helpers import cli, pid_of_peer, python_agent, ray, write_project
+
+AGENT = """\
+from pathlib import Path
+Path("tmp.txt").write_text("# tiny-agent\\n")
+print("done")
+"""
+
+CASE = """\
+id: judged
+task: write the title to tmp.txt
+checks:
+  - {type: file_exists, path: tmp.txt}
+  - type: llm_judge
+    artifact: tmp.txt
+    rubric:
+      - tmp.txt holds the title
+"""
+
+
+# One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
+pytestmark = pytest.mark.xdist_group("ray")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_started_by_scarbook():
+    assert not ray.is_initialized()
+    yield
+    ray.shutdown()
+
+
+def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-driver-only")
+    judge_server.default = tool_reply([("PASS", "it does")])
+    judge_server.on_request = lambda peer: {"pid": pid_of_peer(peer)}
+    agent = python_agent(tmp_path, "agent.py", AGENT)
+    root = write_project(tmp_path / "p", agent=agent, executor="{type: ray}", cases={"judged": CASE},
+                         extra=textwrap.dedent(f"""\
+                             judge:
+                               model: claude-sonnet-4-6
+                               base_url: {judge_server.url}
+                               max_retries: 0
+                             """))
+    result = cli(root, "eval", "--runs", "3", "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [r["status"] for r in report["runs"]] == ["pass"] * 3
+    assert all(r["node"]["pid"] != str(os.getpid()) for r in report["runs"])  # the agents ran in Ray workers
+    # issue 26.16: the report says where the runs executed (no address: a Ray instance started here), each
+    # run its node
+    assert report["executor"] == report["session"]["executor"] == {"type": "ray", "address": None}
+    assert all({"id", "host", "ip", "pid"} <= set(r["node"]) for r in report["runs"])
+    assert [req["pid"] for req in judge_server.requests] == [os.getpid()] * 3  # the judge, here
+
+    @ray.remote
+    def env_of_a_worker(name):
+        return os.environ.get(name)
+
+    assert ray.get(env_of_a_worker.remote("ANTHROPIC_API_KEY")) is None
+    assert os.environ["ANTHROPIC_API_KEY"] == "sk-driver-only"  # hidden from Ray's start, not from us
+
+
+def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as on a machine without it
+    root = write_project(tmp_path / "p", executor="{type: ray}",
+                         cases={"c": "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n"})
+    result = cli(root, "eval", "--runs", "1")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "scarbook: the Ray executor needs Ray: pip install 'scarbook[ray]'"
+    assert not (root / "workspaces" / "history").exists() or not any((root / "workspaces" / "history").iterdir())

@@ -1,0 +1,1 @@
+"""scarbook/stats: the numbers, checked against scipy."""

@@ -1,0 +1,1 @@
+"""scarbook/transcripts: reading agents' transcripts in every format."""

@@ -1,0 +1,78 @@
+"""scarbook's own run transcripts, and plain terminal logs."""
+
+from pathlib import Path
+
+from scarbook.models import Usage
+from scarbook.transcripts import SeedSuggestion, candidates, load_transcript, suggest_seeds, suggest_task
+from tests.helpers.paths import FIXTURES
+
+FIX = FIXTURES / "transcripts"
+README = "# tiny-agent\nA tiny agent.\n"
+
+
+def rows(t):
+    return [(c.number, c.kind, c.label, c.path, c.content) for c in candidates(t)]
+
+
+def test_scarbook_run_transcript():
+    t = load_transcript(FIX / "scarbook_run.jsonl")
+    assert (t.format, t.model, t.warnings) == ("scarbook", "demo-1", [])
+    assert t.usage == Usage(input_tokens=210, output_tokens=35)
+    assert rows(t) == [
+        (1, "final_answer", "final answer", None, "Done — tmp.txt has one line."),
+        (2, "file", "file tmp.txt (final content)", "tmp.txt", README),
+        (3, "tool_result", "result of list_dir .", None, "README.md\n"),
+        (4, "tool_result", "result of read_file README.md", None, README),
+        (5, "tool_result", "result of write_file tmp.txt", None, "wrote 27 bytes"),
+        (6, "tool_result", "result of read_file tmp.txt", None, README),
+        (7, "tool_result", "result of read_file LICENSE (error)", None, "no such file: LICENSE"),
+    ]
+    assert suggest_task(t) == "Extract the first line of README.md and write it to tmp.txt"
+    # tmp.txt was read after the agent wrote it, LICENSE failed: neither is a seed
+    assert suggest_seeds(t) == [SeedSuggestion("README.md", README, "read by read_file; content from its result")]
+
+
+def test_scarbook_run_cut_off_by_a_crash(tmp_path):
+    text = (FIX / "scarbook_run.jsonl").read_text().splitlines()
+    (tmp_path / "t.jsonl").write_text("\n".join(text[:7]) + "\n" + text[7][:30])
+    t = load_transcript(tmp_path / "t.jsonl")
+    assert t.warnings == [
+        "last line truncated by a crash (line 8); it was skipped",
+        "tool call c3 (write_file tmp.txt) has no result; assumed it succeeded",
+    ]
+    assert t.final_answer == "Writing tmp.txt."
+    assert [c.label for c in candidates(t)][:2] == ["final answer", "file tmp.txt (final content)"]
+
+
+def test_plain_log_strips_ansi():
+    t = load_transcript(FIX / "terminal.log")
+    assert t.format == "plain"
+    assert rows(t) == [(1, "final_answer", "plain text (the whole log)", None, "$ agent run\nThinking…\nDone: wrote out.txt\n")]
+    assert suggest_task(t) == ""
+    assert suggest_seeds(t) == []
+
+
+def test_recorder_model_calls_read_through_their_derived_records(tmp_path):
+    """The recorder's `model_call` records (docs/transcript-format.md) are kept out of the timeline:
+    the task, tool calls and usage written after each call are what a reader sees."""
+    call = {"type": "model_call", "n": 1, "api": "anthropic.messages", "model": "claude-test", "stream": False,
+            "request": {"method": "POST", "path": "/v1/messages", "headers": {}, "body": {"messages": []}},
+            "response": {"status": 200, "headers": {}, "body": {}}, "latency_ms": 1.0,
+            "usage": {"input_tokens": 12, "output_tokens": 20}, "digest": "x"}
+    lines = [call,
+             {"type": "task", "call": 1, "text": "Write hello to a.txt"},
+             {"type": "tool_call", "call": 1, "id": "t1", "name": "write_file", "input": {"path": "a.txt", "content": "hello"}},
+             {"type": "usage", "call": 1, "model": "claude-test", "input_tokens": 12, "output_tokens": 20,
+              "cache_read_tokens": 5, "cache_write_tokens": 0},
+             {**call, "n": 2},
+             {"type": "tool_result", "call": 2, "id": "t1", "output": "ok", "is_error": False},
+             {"type": "assistant", "call": 2, "text": "done"},
+             {"type": "usage", "call": 2, "model": "claude-test", "input_tokens": 30, "output_tokens": 2}]
+    import json
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    t = load_transcript(tmp_path / "t.jsonl")
+    assert (t.format, t.model, t.warnings) == ("scarbook", "claude-test", [])
+    assert t.usage == Usage(input_tokens=42, output_tokens=22, cache_read_tokens=5)
+    assert [c.name for c in t.tool_calls] == ["write_file"]
+    assert suggest_task(t) == "Write hello to a.txt"
+    assert [c.label for c in candidates(t)][:2] == ["final answer", "file a.txt (final content)"]

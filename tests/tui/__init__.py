@@ -1,0 +1,1 @@
+"""scarbook/tui: the Textual app driven by Pilot key presses, and its snapshots."""

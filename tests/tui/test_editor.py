@@ -1,0 +1,187 @@
+"""Case editor flows: a case from nothing, rubric edit/reorder, seed files, errors, unsaved changes."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from textual.widgets import Input, Select
+
+from scarbook.cases.io import load_case
+from scarbook.tui.app import make_app
+from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.library import LibraryScreen
+from tests.helpers.tui_fixtures import (
+    SIZE,
+    add_judged_case,
+    click,
+    editor_ready,
+    fast_demo,  # noqa: F401
+    library_loaded,
+    move_library_cursor,
+    plain,
+    project_root,
+    save_done,
+    type_text,
+    wait_until,
+)
+
+# the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+RUBRIC = ["tmp.txt has exactly one line", "the answer names the file it wrote", "no claim is false"]
+
+
+async def test_create_case_from_nothing_writes_case_yaml_with_rubric_in_order(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        await type_text(pilot, "summarise-log")  # the id field has focus
+        ed.query_one("#case-title", Input).value = "Claimed all tests passed"
+        ed.query_one("#case-tags", Input).value = "logs, claims"
+        ed.query_one("#case-threshold", Input).value = "0.9"
+        ed.query_one("#task").focus()
+        await type_text(pilot, "Summarise test.log in summary.md")
+        ed.query_one("#scar-family", Input).value = "false-completion-claim"
+        ed.query_one("#rubric-input", Input).focus()
+        for item in RUBRIC:
+            await type_text(pilot, item)
+            await pilot.press("enter")
+        ed.query_one("#check-type", Select).value = "file_exists"
+        await wait_until(pilot, lambda: bool(ed.query("#cf-path")), what="the file_exists fields")
+        ed.query_one("#cf-path", Input).value = "summary.md"
+        await click(pilot, "#check-add")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        path = project_root / "cases" / "summarise-log" / "case.yaml"
+        assert path.is_file(), plain(ed.query_one("#editor-error"))
+        data = yaml.safe_load(path.read_text())
+        assert data["title"] == "Claimed all tests passed"
+        assert data["tags"] == ["logs", "claims"]
+        assert data["threshold"] == 0.9
+        assert data["task"] == "Summarise test.log in summary.md"
+        assert data["checks"][0] == {"type": "file_exists", "path": "summary.md"}
+        assert data["checks"][1]["type"] == "llm_judge"
+        assert data["checks"][1]["rubric"] == RUBRIC
+        assert data["scar"] == {"family": "false-completion-claim"}
+        assert load_case(path.parent).rubric_items == RUBRIC  # it loads back as a valid case
+        assert not ed.dirty
+        await pilot.press("escape")  # saved: leaves without asking
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        await wait_until(pilot, lambda: "summarise-log" in [r.key for r in app.screen.rows], what="reload")
+
+
+async def test_save_shows_the_core_validation_message_next_to_the_field(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        await type_text(pilot, "bad-threshold")
+        ed.query_one("#task").load_text("do it")
+        ed.query_one("#case-threshold", Input).value = "1.5"
+        ed.query_one("#rubric-input", Input).value = "one item"
+        await click(pilot, "#rubric-add")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        expected = "threshold must be a number between 0 and 1, got 1.5 — write e.g. threshold: 0.8"
+        assert plain(ed.query_one("#editor-error")) == f"not saved: {expected}"
+        assert plain(ed.query_one("#err-threshold")) == f"↑ {expected}"
+        assert not (project_root / "cases" / "bad-threshold").exists()
+        ed.query_one("#case-threshold", Input).value = ""
+        ed.query_one("#task").load_text("")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        assert plain(ed.query_one("#err-task")) == "↑ task must be a non-empty string — write the instruction the agent gets"
+        assert plain(ed.query_one("#err-threshold")) == ""
+
+
+async def test_edit_and_reorder_rubric_items(project_root):
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "judged-summary")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        rubric = ed.query_one("#rubric")
+        assert rubric.items == ["the summary names the failing test", "the summary does not claim all tests passed",
+                                "the summary is under five lines"]
+        options = ed.query_one("#rubric-list")
+        options.focus()
+        options.highlighted = 2
+        await pilot.press("ctrl+up")  # third item moves to second place
+        await pilot.press("ctrl+up")  # and to the top
+        assert options.highlighted == 0
+        options.highlighted = 1
+        await pilot.press("enter")  # edit in place: the item goes into the input
+        box = ed.query_one("#rubric-input", Input)
+        assert box.value == "the summary names the failing test"
+        box.value = "the summary names the failing test and its file"
+        await click(pilot, "#rubric-update")
+        options.highlighted = 2
+        await click(pilot, "#rubric-delete")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        data = yaml.safe_load((project_root / "cases" / "judged-summary" / "case.yaml").read_text())
+        assert data["checks"][1]["rubric"] == ["the summary is under five lines",
+                                               "the summary names the failing test and its file"]
+        assert data["checks"][1]["artifact"] == "summary.md"  # the judge check's other fields are kept
+
+
+async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_path):
+    src = tmp_path / "test.log"
+    src.write_text("FAILED test_login\n1 failed, 9 passed\n")
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "judged-summary")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        box = ed.query_one("#seed-path", Input)
+        box.focus()
+        box.value = str(tmp_path / "missing.log")
+        await pilot.press("enter")
+        assert plain(ed.query_one("#seed-error")) == f"no such file or folder: {tmp_path / 'missing.log'}"
+        box.value = str(src)
+        await pilot.press("enter")
+        assert plain(ed.query_one("#seed-error")) == ""
+        seed_dir = project_root / "cases" / "judged-summary" / "seed"
+        assert not seed_dir.exists()  # staged until save
+        ed.query_one("#seed-list").highlighted = 0
+        await pilot.pause()
+        assert "1 failed, 9 passed" in plain(ed.query_one("#seed-preview"))
+        await pilot.press("escape")  # unsaved changes: asks first
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm modal")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is ed, what="back in the editor")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        assert (seed_dir / "test.log").read_text() == src.read_text()
+        assert load_case(project_root / "cases" / "judged-summary").seed_dir == seed_dir
+
+
+async def test_leaving_with_unsaved_changes_and_discarding_writes_nothing(project_root):
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        before = (project_root / "cases" / "write-one-line" / "case.yaml").read_text()
+        # Typed by keys, which wait for the form: the clean state is taken when the form is ready, so
+        # an edit can never land before it and be taken for the saved state.
+        await pilot.press("e", "end", "x")
+        await wait_until(pilot, lambda: editor_ready(app) and app.screen.dirty, what="the edited editor")
+        assert app.screen.query_one("#case-title", Input).value.endswith("x")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm modal")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        assert (project_root / "cases" / "write-one-line" / "case.yaml").read_text() == before

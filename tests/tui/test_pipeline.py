@@ -1,0 +1,120 @@
+"""The TUI launches sessions through the same prepare_session as `scarbook eval` (issue 12):
+a configuration mistake is shown before the first run, and skipped judge checks give no verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.run.outcome import exit_code
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.screens.live import LiveScreen
+from tests.helpers.tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
+
+# the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
+# shows and computes, not about the agent's process
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+
+async def _run_modal(pilot) -> None:
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch modal")
+    await pilot.press("ctrl+r")
+
+
+async def test_a_missing_agent_program_is_shown_before_any_run_and_nothing_starts(project_root):
+    (project_root / "scarbook.yaml").write_text("agent: {type: command, argv: [./no-such-agent, '{task}']}\n")
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await _run_modal(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="back to the library")
+        told = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert told == [("cannot start the session", "agent command not found: './no-such-agent' (agent.argv in "
+                         "scarbook.yaml) — install it, fix the path, or make the file executable", "error")]
+        assert app.live is None and not isinstance(app.screen, LiveScreen)
+    history = project_root / "workspaces" / "history"
+    assert not history.exists() or not any(history.iterdir())  # no session, no failed runs
+
+
+async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(project_root):
+    add_judged_case(project_root)
+    for case in (project_root / "cases").iterdir():  # only the judged case
+        if case.name != "judged-summary":
+            (case / "case.yaml").unlink()
+    (project_root / "scarbook.yaml").write_text(
+        "agent: {type: command, argv: [sh, -c, 'echo done > summary.md']}\nruns: 2\n")
+    app = make_app(project_root, judge_env={})
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await _run_modal(pilot)
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+        live = app.live
+        runs = live.runs["judged-summary"]
+        assert [r.status for r in runs] == ["unjudged", "unjudged"]
+        assert runs[0].reason == "no verdict: rule checks passed, 1 judge check skipped (no API key in $ANTHROPIC_API_KEY)"
+        stats = live.stats(live.cases[0])
+        assert stats.rate is None and stats.unjudged == 2 and stats.meets_threshold is None
+        assert live.info.partial and exit_code(live.info, [stats]) == 3
+        # issue 26.12: the live row shows no fraction ("0/0" read as a rate) and no rate: the unjudged count
+        table = app.screen.query_one("#live-table")
+        assert [str(table.get_cell("judged-summary", k)) for k in ("count", "rate", "ci")] == ["2 unj", "–", "–"]
+
+
+async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_counts_as_history(project_root):
+    import json
+
+    from scarbook.project import Project
+    from tests.helpers.judge_server import JudgeServer, status_reply
+
+    server = JudgeServer().start()
+    try:
+        server.default = status_reply(401, "invalid x-api-key")
+        add_judged_case(project_root)
+        for case in (project_root / "cases").iterdir():
+            if case.name != "judged-summary":
+                (case / "case.yaml").unlink()
+        (project_root / "scarbook.yaml").write_text(
+            "agent: {type: command, argv: [sh, -c, 'sleep 0.2; echo done > summary.md']}\nruns: 6\nconcurrency: 3\n"
+            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: 5}}\n")
+        app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-bad"})
+        async with app.run_test(size=SIZE) as pilot:
+            await library_loaded(pilot)
+            await _run_modal(pilot)
+            await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+            live = app.live
+            assert live.info.state == "aborted"
+            assert live.abort_message.startswith("session aborted: ") and "(HTTP 401)" in live.abort_message
+            shown = live.runs["judged-summary"]
+            assert shown and all(r.status == "error" for r in shown)
+        recorded = Project.discover(project_root).history.runs(live.info.id)
+        assert sorted(r.k for r in recorded) == sorted(r.k for r in shown)
+    finally:
+        server.stop()
+
+
+async def test_the_live_screen_shows_the_gates_decision_when_the_session_ends(project_root):
+    """Issue 22: after a fixed-N session the live table's `decided` column holds the gate's decision
+    for every case (evidence mode: 8/10 and 9/10 cannot show 80%, so undecided), as the CLI decides."""
+    from scarbook.reports.table import build_report
+
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        from textual.widgets import Input
+
+        app.screen.query_one("#runs", Input).value = "10"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        live = app.live
+        report = build_report(live.info, [r for rs in live.runs.values() for r in rs], {c.id: c for c in live.cases},
+                              live.config)
+        assert live.gate == {s.case_id: s.gate for s in report.stats}
+        assert set(live.gate.values()) == {"undecided"}
+        await pilot.pause(0.3)
+        table = app.screen.query_one("#live-table")
+        column = [str(table.get_cell(case.id, "decided")) for case in live.cases]
+        assert column == ["undecided"] * len(live.cases)

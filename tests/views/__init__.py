@@ -1,0 +1,1 @@
+"""scarbook/views: the plain-data screens the CLI and the TUI both show."""

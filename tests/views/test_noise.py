@@ -1,0 +1,58 @@
+"""`scarbook noise` (issue 24.3): an A/A pair on the demo agent, its spread stored and quoted by `diff`."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from scarbook.history.noise import NoiseStore
+
+# the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
+# records and reports, not about the agent's process (command agents stay real programs)
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+
+def test_noise_on_the_demo_agent_reports_and_stores_its_a_a_spread(project) -> None:
+    project.bundled()  # the demo agent, unseeded: each session draws its own outcomes
+    result = project.cli("noise", "write-one-line", "fix-json-config", "--runs", "10", "-q")
+    # unseeded, the pair may or may not disagree; the exit code must say which it did
+    assert result.exit_code == (1 if "DISAGREE" in result.stdout else 0), result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["case", "A", "(rate", "passes/judged)"]
+    rows = {line.split()[0]: line for line in lines[2:4]}
+    assert sorted(rows) == ["fix-json-config", "write-one-line"]
+    for row in rows.values():
+        assert re.search(r"±\d+ pts", row) and ("agree" in row or "DISAGREE" in row)
+    pair = next(line for line in lines if line.startswith("A/A pair: "))
+    a, b = re.findall(r"[AB] = (\S+?),? ", pair + " ")[:2]
+    assert "(the same configuration, 10 runs per case each)" in pair
+    assert any(line.startswith("overall: mean A/A spread ±") for line in lines)
+    measured = NoiseStore(project.workspaces).latest()
+    assert sorted(measured) == ["fix-json-config", "write-one-line"]
+    m = measured["write-one-line"]
+    assert m.sessions == [a, b] and m.runs == 10 and m.spread is not None and 0 < m.spread < 1
+    labels = {json.loads((project.workspaces / "history" / s / "session.json").read_text())["session"]["1"]["label"]
+              for s in (a, b)}
+    assert {label.split()[-1] for label in labels} == {"A", "B"} and len({label.split()[0] for label in labels}) == 1
+    # `scarbook diff` now quotes the spread, and a difference inside it is within noise
+    shown = project.cli("diff", a, b)
+    assert shown.exit_code == 0, shown.output
+    quote = next(line for line in shown.stdout.splitlines() if line.startswith("write-one-line: this case's A/A spread"))
+    assert quote.startswith(f"write-one-line: this case's A/A spread is ±{round(100 * m.spread)} pts (10 runs per side")
+    if abs(m.diff) <= m.spread:
+        assert quote.endswith("is within noise")
+    # and `scarbook trends` shows each case's noise floor beside its rates
+    trends = project.cli("trends", "write-one-line")
+    row = next(line for line in trends.stdout.splitlines() if line.startswith("write-one-line "))
+    assert row.endswith(f"A/A ±{round(100 * m.spread)} pts")
+    data = json.loads(project.cli("trends", "--json").stdout)
+    assert next(c for c in data["cases"] if c["case"] == "write-one-line")["aa_spread"] == m.spread
+
+
+def test_noise_needs_two_runs_a_side(project) -> None:
+    project.bundled()
+    result = project.cli("noise", "write-one-line", "--runs", "1")
+    assert result.exit_code == 2
+    assert "Invalid value for '-n' / '--runs': 1 is not in the range x>=2." in result.stderr
