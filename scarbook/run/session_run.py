@@ -33,7 +33,7 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import ModelPrice, priced
-from scarbook.models import Case, Check, CheckResult, CheckStatus, RunRecord, RunStatus, Usage
+from scarbook.models import Case, Check, CheckResult, CheckStatus, RunRecord, RunStatus, Usage, WorkspaceDiff
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
@@ -106,7 +106,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         manifests = {} if manifests is None else manifests
         if case.id not in manifests:
             manifests[case.id] = seed_manifest(case)
-        snap = prepare_workspace(case, ws, manifests[case.id])
+        # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
+        snap = await asyncio.to_thread(prepare_workspace, case, ws, manifests[case.id])
     except (OSError, safefs.Refused) as exc:
         record.reason = f"could not prepare the workspace {ws}: {getattr(exc, 'strerror', None) or exc}"
         part.facts = AgentFacts(stage="seed", error=record.reason, errno=getattr(exc, "errno", None))
@@ -144,13 +145,12 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
             pass
     record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
     try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)
-        record.diff = await asyncio.to_thread(diff_workspace, snap, ws)
+        record.diff, record.agent_usage = await asyncio.to_thread(_diff_and_usage, snap, ws, usage_file, record.notes)
     except (safefs.Refused, OSError) as exc:
         record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
         part.facts.stage, part.facts.error = "diff", record.reason
         record.duration_s = time.monotonic() - start
         return part
-    record.agent_usage = read_agent_usage(usage_file, None, record.notes)
     if result.crashed:
         record.status, record.reason = RunStatus.FAIL, result.crashed
         record.checks = [CheckResult(c.type, CheckStatus.SKIPPED, AGENT_DID_NOT_FINISH, i)
@@ -169,6 +169,12 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
     return part
+
+
+def _diff_and_usage(snap, ws: Path, usage_file: str, notes: list[str]) -> tuple[WorkspaceDiff, Usage]:
+    """What the agent changed, then what it reported spending: one trip off the loop for both reads."""
+    diff = diff_workspace(snap, ws)
+    return diff, read_agent_usage(usage_file, None, notes)
 
 
 async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, output: str, emit: Emit) -> None:
