@@ -12,30 +12,31 @@ import click
 from scarbook import __version__
 from scarbook.cli.common import friendly_errors, get_project
 
-# Each command's module, and the first sentence of its help: `scarbook --help` lists the commands from
-# here and `scarbook CMD` imports only CMD's module, so neither pays for every command's imports
-# (tests/cli/test_startup.py checks this table against the commands themselves).
+# Each command's module (`scarbook X` is scarbook/cli/X_cmd.py, one command a module) and the first sentence
+# of its help: `scarbook --help` lists the commands from here and `scarbook CMD` imports only CMD's module,
+# so neither pays for every command's imports (tests/cli/test_startup.py checks this table against the
+# commands themselves).
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd", "Run the selected cases (default: all) N times and print the case x pass-rate table."),
-    "init": ("cases_cmd", "Start a scar collection here: a commented scarbook.yaml, cases/, and workspaces/ in .gitignore."),
-    "list": ("cases_cmd", "The cases with their latest pass rate, as the TUI library shows them; notes say when that "
+    "init": ("init_cmd", "Start a scar collection here: a commented scarbook.yaml, cases/, and workspaces/ in .gitignore."),
+    "list": ("list_cmd", "The cases with their latest pass rate, as the TUI library shows them; notes say when that "
                           "session was cancelled, partial, interrupted or stale, and \"regressed since S\" when `scarbook "
                           "diff S` against it calls the case regressed."),
-    "show": ("cases_cmd", "The runs of CASE in its latest session, with every check's detail and judge verdicts."),
-    "import-cases": ("cases_cmd", "Convert a JSON case list (e.g. evals/cases.json) into case folders under cases/."),
+    "show": ("show_cmd", "The runs of CASE in its latest session, with every check's detail and judge verdicts."),
+    "import-cases": ("import_cases_cmd", "Convert a JSON case list (e.g. evals/cases.json) into case folders under cases/."),
     "case": ("case_cmd", "Delete, restore, rename or duplicate a case folder in cases/; empty the trash."),
-    "sessions": ("history_cmd", "Past sessions, newest first: label, state, runs, config fingerprint and git revision."),
-    "import": ("scar_cmd", "Turn an agent transcript (Claude Code log, Codex, Messages API JSON, OpenAI, OTel, an Inspect "
+    "sessions": ("sessions_cmd", "Past sessions, newest first: label, state, runs, config fingerprint and git revision."),
+    "import": ("import_cmd", "Turn an agent transcript (Claude Code log, Codex, Messages API JSON, OpenAI, OTel, an Inspect "
                            "eval log's sample, text) into a draft case."),
-    "verify": ("scar_cmd", "Certify each case's scar: (a) the failed artifact must FAIL the checks, (b) the good one PASS, "
+    "verify": ("verify_cmd", "Certify each case's scar: (a) the failed artifact must FAIL the checks, (b) the good one PASS, "
                            "both judged --judged times so an unstable judge shows; with --reproduce N, (c) how often the "
                            "agent reproduces the incident."),
-    "diff": ("numbers_cmd", "Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% "
+    "diff": ("diff_cmd", "Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% "
                             "Newcombe interval, Fisher's exact p, and improved / regressed / no detectable change."),
-    "lint": ("numbers_cmd", "Advice on rubrics: vague items, joined criteria, items a rule check decides for free, "
+    "lint": ("lint_cmd", "Advice on rubrics: vague items, joined criteria, items a rule check decides for free, "
                             "duplicates, judge-only cases."),
-    "baseline": ("ci_cmd", "The blessed session CI gates against: scarbook-baseline.json at the project root."),
-    "report": ("ci_cmd", "The report of a past SESSION (id, label, `latest`; default latest): the case table, and the "
+    "baseline": ("baseline_cmd", "The blessed session CI gates against: scarbook-baseline.json at the project root."),
+    "report": ("report_cmd", "The report of a past SESSION (id, label, `latest`; default latest): the case table, and the "
                          "files --html, --junit, --json."),
     "merge": ("merge_cmd", "Merge the shards of a session into one session, as if it had run on one machine."),
     "trends": ("trends_cmd", "Each case's pass rate in the last N sessions that ran it, flakiest first (most crossings "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -33,7 +34,7 @@ def test_scarbook_help_imports_no_command_and_nothing_they_need() -> None:
 
 def test_a_commands_help_imports_its_own_module_only() -> None:
     loaded = {m for m in _modules_after("sessions", "--help") if m.startswith("scarbook.cli.")}
-    assert loaded == {"scarbook.cli.common", "scarbook.cli.history_cmd"}
+    assert loaded == {"scarbook.cli.common", "scarbook.cli.sessions_cmd"}
 
 
 def test_the_table_names_every_command_with_its_module_and_lists_it_as_click_would() -> None:
@@ -51,6 +52,18 @@ def test_the_table_names_every_command_with_its_module_and_lists_it_as_click_wou
         stand_in = click.Command(name, help=LAZY_COMMANDS[name][1])
         for limit in (20, 45, 72, 120, 400):
             assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), (name, limit)
+
+
+def test_each_command_has_its_own_module_named_after_it() -> None:
+    """`scarbook X` is in scarbook/cli/X_cmd.py, alone; every *_cmd.py module is a command's (issue 32.5: `diff`
+    and `lint` were in numbers_cmd.py, `case` and `init`/`list`/`show` in case_cmd.py and cases_cmd.py)."""
+    import scarbook.cli
+
+    for name, (module, _) in LAZY_COMMANDS.items():
+        assert module == name.replace("-", "_") + "_cmd", name
+        assert [c.name for c in load_commands(module)] == [name], module
+    on_disk = {p.stem for p in Path(scarbook.cli.__file__).parent.glob("*_cmd.py")}
+    assert on_disk == {module for module, _ in LAZY_COMMANDS.values()}
 
 
 LOADED_FIRST = ("from scarbook.cli import LAZY_COMMANDS, load_commands\n"

@@ -1,4 +1,4 @@
-"""Commands about past sessions."""
+"""`scarbook sessions`: past sessions, newest first."""
 
 from __future__ import annotations
 

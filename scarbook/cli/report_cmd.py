@@ -1,73 +1,21 @@
-"""Commands for CI: `scarbook baseline set|show` and `scarbook report`."""
+"""`scarbook report`: the report of a past session, and its files."""
 
 from __future__ import annotations
 
 import click
 
-from scarbook.cli.against import echo_against, load_against, refuse_judging
+from scarbook.cli.against import echo_against, load_against
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
-    BASELINE_FILE,
-    COMPLETE_STATES,
-    baseline_from_session,
     baseline_path,
     load_baseline,
     partial_mismatch_with,
-    write_baseline,
 )
 from scarbook.history.judge_truth import calibration_for
-from scarbook.history.store import now_iso
 from scarbook.run.outcome import EXIT_USAGE
 from scarbook.text import plural
 from scarbook.views.compare import compare_with_baseline
-
-
-@click.group("baseline")
-def baseline_group() -> None:
-    """The blessed session CI gates against: scarbook-baseline.json at the project root.
-
-    Commit the file: it carries each case's counts, so it travels with the branch (history under
-    workspaces/ does not). `scarbook eval --against baseline` compares every case with it.
-    """
-
-
-@baseline_group.command("set")
-@click.argument("session", default="latest")
-@click.option("--force", is_flag=True, help="Record a session that did not finish (cancelled, stopped, aborted).")
-@click.pass_context
-@friendly_errors
-def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
-    """Record SESSION (id, label, `latest`; default latest) as the baseline in scarbook-baseline.json."""
-    project = get_project(ctx)
-    info = project.history.resolve(session)
-    refuse_judging(info)  # even with --force: it has no verdicts yet
-    if info.state not in COMPLETE_STATES and not force:
-        raise ScarbookError(f"session {info.id} is {info.state!r}, not finished: its runs are only part of what it "
-                            "planned — bless a finished session, or pass --force")
-    baseline = baseline_from_session(info, project.history.runs(info.id), now_iso())
-    path = write_baseline(project.root, baseline)
-    judged = sum(c.judged for c in baseline.cases.values())
-    click.echo(f"baseline: session {baseline.name}, {plural(len(baseline.cases), 'case')}, {plural(judged, 'judged run')} -> {path}")
-    if baseline.partial:
-        click.echo("note: this session skipped its judge checks (--skip-judge): only sessions that skip them too "
-                   "can be compared with it")
-    click.echo(f"commit {BASELINE_FILE} so CI gates against it: scarbook eval --against baseline")
-
-
-@baseline_group.command("show")
-@click.pass_context
-@friendly_errors
-def baseline_show(ctx: click.Context) -> None:
-    """Print the recorded baseline: its session and each case's counts."""
-    baseline = load_baseline(get_project(ctx).root)
-    click.echo(f"baseline: session {baseline.name}, state {baseline.state}, recorded {baseline.recorded_at}, "
-               f"git {baseline.git_revision or '-'}, agent {baseline.agent or '-'}"
-               + (", partial (--skip-judge)" if baseline.partial else ""))
-    click.echo(f"{'case':<28} {'pass':>5} {'fail':>5} {'err':>4} {'rate':>5}")
-    for cid, c in baseline.cases.items():
-        rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
-        click.echo(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
 
 
 @click.command("report")
@@ -137,4 +85,4 @@ def _report_baseline(project, info, runs, against_ref: str | None):
     return compare_with_baseline(project, baseline, info, runs)
 
 
-COMMANDS = [baseline_group, report_command]
+COMMANDS = [report_command]

@@ -1,0 +1,68 @@
+"""`scarbook baseline set` and `show`: the blessed session CI gates against."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.cli.against import refuse_judging
+from scarbook.cli.common import friendly_errors, get_project
+from scarbook.errors import ScarbookError
+from scarbook.history.baseline import (
+    BASELINE_FILE,
+    COMPLETE_STATES,
+    baseline_from_session,
+    load_baseline,
+    write_baseline,
+)
+from scarbook.history.store import now_iso
+from scarbook.text import plural
+
+
+@click.group("baseline")
+def baseline_group() -> None:
+    """The blessed session CI gates against: scarbook-baseline.json at the project root.
+
+    Commit the file: it carries each case's counts, so it travels with the branch (history under
+    workspaces/ does not). `scarbook eval --against baseline` compares every case with it.
+    """
+
+
+@baseline_group.command("set")
+@click.argument("session", default="latest")
+@click.option("--force", is_flag=True, help="Record a session that did not finish (cancelled, stopped, aborted).")
+@click.pass_context
+@friendly_errors
+def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
+    """Record SESSION (id, label, `latest`; default latest) as the baseline in scarbook-baseline.json."""
+    project = get_project(ctx)
+    info = project.history.resolve(session)
+    refuse_judging(info)  # even with --force: it has no verdicts yet
+    if info.state not in COMPLETE_STATES and not force:
+        raise ScarbookError(f"session {info.id} is {info.state!r}, not finished: its runs are only part of what it "
+                            "planned — bless a finished session, or pass --force")
+    baseline = baseline_from_session(info, project.history.runs(info.id), now_iso())
+    path = write_baseline(project.root, baseline)
+    judged = sum(c.judged for c in baseline.cases.values())
+    click.echo(f"baseline: session {baseline.name}, {plural(len(baseline.cases), 'case')}, {plural(judged, 'judged run')} -> {path}")
+    if baseline.partial:
+        click.echo("note: this session skipped its judge checks (--skip-judge): only sessions that skip them too "
+                   "can be compared with it")
+    click.echo(f"commit {BASELINE_FILE} so CI gates against it: scarbook eval --against baseline")
+
+
+@baseline_group.command("show")
+@click.pass_context
+@friendly_errors
+def baseline_show(ctx: click.Context) -> None:
+    """Print the recorded baseline: its session and each case's counts."""
+    baseline = load_baseline(get_project(ctx).root)
+    click.echo(f"baseline: session {baseline.name}, state {baseline.state}, recorded {baseline.recorded_at}, "
+               f"git {baseline.git_revision or '-'}, agent {baseline.agent or '-'}"
+               + (", partial (--skip-judge)" if baseline.partial else ""))
+    click.echo(f"{'case':<28} {'pass':>5} {'fail':>5} {'err':>4} {'rate':>5}")
+    for cid, c in baseline.cases.items():
+        rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
+        click.echo(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
+
+
+COMMANDS = [baseline_group]

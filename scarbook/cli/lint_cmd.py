@@ -1,0 +1,34 @@
+"""`scarbook lint`: advice on rubrics."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.agents import project_keeps_transcript
+from scarbook.cases.lint import format_hints, lint_cases
+from scarbook.cli.common import (
+    friendly_errors,
+    get_project,
+    refuse_unknown_cases,
+    report_case_problems,
+)
+from scarbook.text import plural
+
+
+@click.command("lint")
+@click.argument("case_ids", metavar="[CASE]...", nargs=-1)
+@click.pass_context
+@friendly_errors
+def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
+    """Advice on rubrics: vague items, joined criteria, items a rule check decides for free,
+    duplicates, judge-only cases. Advice only: always exits 0 unless a case is invalid."""
+    project = get_project(ctx)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    refuse_unknown_cases(project, found, case_ids)
+    cases = [c for c in found.cases if not case_ids or c.id in case_ids]
+    hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))
+    click.echo(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
+
+
+COMMANDS = [lint_command]

@@ -1,0 +1,95 @@
+"""`scarbook show CASE`: the runs of a case in a session, with every check's detail and judge verdicts."""
+
+from __future__ import annotations
+
+import click
+
+from scarbook.cases.lineage import CaseIdLog, counts_session
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
+from scarbook.errors import ScarbookError
+from scarbook.models import RunStatus
+from scarbook.text import plural
+
+
+@click.command("show")
+@click.argument("case_id")
+@click.option("--session", "session_ref", default=None, help="Session id or label (default: the latest that ran the case).")
+@click.pass_context
+@friendly_errors
+def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> None:
+    """The runs of CASE in its latest session, with every check's detail and judge verdicts."""
+    project = get_project(ctx)
+    history = project.history
+    entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
+    earlier = ""
+    listed = history.sessions()
+    problems = list(listed.problems)  # said after the runs, with what reading them met
+    if session_ref:
+        info = history.resolve(session_ref, listed)
+        runs = history.runs(info.id, case_id, info)
+        problems += runs.problems
+        if entry is not None and not counts_session(entry, info.id, info.started_at):  # shown, but said whose
+            earlier = (f"note: these runs are not the present case {case_id}'s: session {info.id} ran the case "
+                       f"that had the id before ({entry.note(case_id)})")
+    else:
+        hit = history.latest_by_case([case_id], listed).get(case_id)
+        problems += hit.problems if hit is not None else []
+        if hit is not None and not counts_session(entry, hit.session.id, hit.session.started_at):
+            hit = None  # those runs are another case's, recorded before this one got the id
+        if hit is None:
+            if not (project.cases_dir / case_id).is_dir():
+                raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} and no recorded runs of it — "
+                                    "`scarbook list` shows the cases")
+            raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
+                                + (f" ({entry.note(case_id)})" if entry else ""))
+        info, runs = hit.session, hit.runs
+    say(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
+               f"agent {info.agent}")
+    if earlier:
+        say(earlier)
+    for r in runs:
+        mark = {RunStatus.PASS: click.style("PASS", fg="green"), RunStatus.FAIL: click.style("FAIL", fg="red"),
+                RunStatus.ERROR: click.style("ERROR", fg="magenta"),
+                RunStatus.UNJUDGED: click.style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
+        say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
+        if r.cause:
+            say(f"  cause: {r.cause['kind']} ({r.cause['rule']}) — {r.cause['evidence']}")
+        for a in r.attempts[:-1]:  # the last attempt is this record
+            why = a.get("cause") or {}
+            say(f"  attempt {a.get('attempt')}: {a.get('status')} — {why.get('kind', '?')} ({why.get('rule', '?')}): "
+                f"{a.get('reason')}; workspace {a.get('workspace')}")
+        for c in r.checks:
+            say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
+            for item in (c.judge or {}).get("items", []):
+                say(f"            item {item.get('item')}: {item.get('verdict')} — {item.get('text')}: "
+                           f"{item.get('reason')}")
+        if r.diff.changed:
+            say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
+        if r.judge_usage.total_tokens:
+            u = r.judge_usage
+            cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"
+                      if u.cache_write_tokens or u.cache_read_tokens else "")
+            say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens{cached}, ${u.cost_usd:.4f}")
+        for c in r.checks:
+            hit = (c.judge or {}).get("cache")
+            if isinstance(hit, dict):
+                say(f"  judge verdict from the cache: {plural(int(hit.get('hits') or 0), 'sample')} graded "
+                    f"{hit.get('graded_at')}, saved ${float(hit.get('saved_usd') or 0):.4f}")
+        if r.agent_usage.total_tokens:
+            say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
+        if r.node:
+            say(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
+                       + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
+        if r.workspace_note:
+            say(f"  {r.workspace_note}")
+        for note in r.notes:
+            say(f"  note: {note}")
+        if r.workspace_kept:
+            say(f"  workspace: {r.workspace}")
+        excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
+        if excerpt:
+            say(f"  output: {excerpt[:400]}")
+    report_history_problems(problems)
+
+
+COMMANDS = [show_command]
