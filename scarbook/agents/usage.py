@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,44 +10,17 @@ from typing import Any
 
 from scarbook.fs import safefs
 from scarbook.models import CheckResult, Usage
+from scarbook.models.reported import reported_usage
 
 MAX_USAGE = 20_000_000  # bytes of $SCARBOOK_USAGE read at most
-# The agent writes $SCARBOOK_USAGE (in the sandbox too): nothing there is trusted as a number. A value
-# must be finite, not negative and at most these (per line: more is no real count), else it is ignored
-# and the run says so. A negative cost would otherwise let a run's spend cancel the judge's (--max-cost).
-MAX_TOKENS = 1_000_000_000
-MAX_COST_USD = 10_000.0
+# The agent writes $SCARBOOK_USAGE (in the sandbox too): nothing there is trusted as a number
+# (models/reported.py). A negative cost would otherwise let a run's spend cancel the judge's (--max-cost).
 MAX_NOTES = 3  # problems said per run; the rest are counted
-_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
-           "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens",
-           "cache_read_tokens": "cache_read_tokens", "cache_write_tokens": "cache_write_tokens"}
-
-
-def _valid(value: Any, cap: float, key: str, problems: list[str] | None, where: str) -> float | None:
-    """`value` if it is a number a count can be (finite, 0..cap), else None (and why, in `problems`)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None  # not a number at all: not the agent's figure for this field (as before)
-    why = ("is not finite" if isinstance(value, float) and not math.isfinite(value)
-           else "is negative" if value < 0 else f"is over {cap:g}" if value > cap else "")
-    if not why:
-        return value
-    if problems is not None:
-        problems.append(f"$SCARBOOK_USAGE{where}: {key} {value!r} {why}; ignored")
-    return None
 
 
 def usage_from_dict(d: dict[str, Any], problems: list[str] | None = None, where: str = "") -> Usage:
-    """The tokens and dollars of one usage line; a value that is not finite, is negative or is over the
-    cap is left out (and said in `problems`)."""
-    u = Usage()
-    for key, attr in _FIELDS.items():
-        value = _valid(d.get(key), MAX_TOKENS, key, problems, where)
-        if value is not None:
-            setattr(u, attr, getattr(u, attr) + int(value))
-    cost = _valid(d.get("cost_usd"), MAX_COST_USD, "cost_usd", problems, where)
-    if cost is not None:
-        u.cost_usd = float(cost)
-    return u
+    """The tokens and dollars of one $SCARBOOK_USAGE line (models/reported.py: bad values left out, said)."""
+    return reported_usage(d, problems, f"$SCARBOOK_USAGE{where}")
 
 
 def read_agent_usage(path: Path | str, prices: Callable[[str, Usage], float] | None = None,

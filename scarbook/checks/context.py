@@ -34,5 +34,8 @@ class CheckContext:
     transcript: Transcript | None = None
     transcript_missing: str = ""
     agent_usage: Usage | None = None  # what the agent reported in $SCARBOOK_USAGE (or its preset did)
+    # True: `transcript` is the recorder's own list of the run's calls and its usage was measured by scarbook;
+    # False: the figures are the agent's own report (its files), and the budget checks say "reported".
+    measured: bool = False
     price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)
     project_tag: str = ""  # $SCARBOOK_PROJECT for a command check's program (proc/leftovers.py)

@@ -8,8 +8,10 @@ Words used:
   tool call  a ToolCall entry of the transcript (a subagent's calls count too).
   turn       one model response: the agent's text and the tool calls it makes at once, up to the
              next tool result or user message; with the recorder, one `model_call` record.
-  tokens     input + output + cache read + cache write (models.Usage.total_tokens): the agent's own
-             report ($SCARBOOK_USAGE, or its preset's) when there is one, else the transcript's.
+  tokens     input + output + cache read + cache write (models.Usage.total_tokens). With the recorder,
+             what it measured (the transcript is then its own list of calls: run/recorded_checks.py);
+             without, the agent's own report ($SCARBOOK_USAGE, or its preset's) when there is one, else
+             the transcript's — "reported by the agent" in the detail, its impossible values left out.
 """
 
 from __future__ import annotations
@@ -169,9 +171,14 @@ def max_turns(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 
 def _usage(ctx: CheckContext, t: Transcript) -> Usage | None:
-    if ctx.agent_usage is not None and (ctx.agent_usage.total_tokens or ctx.agent_usage.cost_usd):
+    if not ctx.measured and ctx.agent_usage is not None and (ctx.agent_usage.total_tokens or ctx.agent_usage.cost_usd):
         return ctx.agent_usage
     return t.usage
+
+
+def _spent(ctx: CheckContext) -> str:
+    """How the figures were had: measured by scarbook's recorder, or the agent's own word for them."""
+    return "spent" if ctx.measured else "reported by the agent"
 
 
 def _step_past(t: Transcript, amount: Callable[[Usage, str | None], float],
@@ -211,8 +218,8 @@ def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     if total > n:
         where, ref = _step_past(t, lambda u, _m: u.total_tokens, n) if t is not None and usage is t.usage \
             else ("", None)
-        return False, f"{total:,} tokens spent ({parts}), at most {n:,} allowed{where}", ref
-    return True, f"{total:,} tokens spent ({parts}), at most {n:,}"
+        return False, f"{total:,} tokens {_spent(ctx)} ({parts}), at most {n:,} allowed{where}", ref
+    return True, f"{total:,} tokens {_spent(ctx)} ({parts}), at most {n:,}"
 
 
 def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
@@ -239,8 +246,8 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         if usage is t.usage and ctx.price is not None:  # the transcript's own steps, priced one by one
             step_price = ctx.price
             where, ref = _step_past(t, lambda u, m: step_price(m, u) if m else 0.0, usd)
-        return False, f"${cost:.4f} spent{priced}, at most ${usd:g} allowed{where}", ref
-    return True, f"${cost:.4f} spent{priced}, at most ${usd:g}"
+        return False, f"${cost:.4f} {_spent(ctx)}{priced}, at most ${usd:g} allowed{where}", ref
+    return True, f"${cost:.4f} {_spent(ctx)}{priced}, at most ${usd:g}"
 
 
 def _workspace_path(path: str, roots: list[str]) -> str:

@@ -56,6 +56,9 @@ class RunSummary:
     recovered: str = ""
     diverged: str = ""  # "replay diverged at call i: …"
     write_error: str = ""  # the transcript could not be written
+    # The transcript records the recorder wrote, in order, kept in memory (each `model_call` without
+    # its bodies): what the run's trajectory checks read, since the agent can rewrite the file.
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
     def failed_upstream(self, why: str) -> None:
         self.upstream_failure = why
@@ -174,17 +177,22 @@ class RunRecording:
                 lines.append({"type": "usage", "call": n, "model": model, **reply.usage})
                 if not call.get("replayed"):  # a replayed call cost nothing this time
                     self._count(model, reply.usage)
-        self._append("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8"))
+        encoded = [self._blank(json.dumps(line, ensure_ascii=False).encode("utf-8")) for line in lines]
+        self.summary.timeline += [{"type": "model_call", "n": n}, *(json.loads(e) for e in encoded[1:])]
+        self._append(b"".join(e + b"\n" for e in encoded))
 
     def _count(self, model: str, usage: dict[str, int]) -> None:
         for target in (self.summary.usage, self.summary.models.setdefault(model, {})):
             for key, value in usage.items():
                 target[key] = target.get(key, 0) + value
 
-    def _append(self, data: bytes) -> None:
+    def _blank(self, data: bytes) -> bytes:
         for secret in self.secrets:
             if secret in data:
                 data = data.replace(secret, REDACTED)
+        return data
+
+    def _append(self, data: bytes) -> None:
         folder, name = os.path.split(self.transcript)
         try:
             out = safefs.open_append(folder, name)

@@ -27,6 +27,7 @@ from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patte
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause
+from scarbook.run.recorded_checks import check_recorded
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ class RunAttempts:
             part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
             facts = part.facts
             summary = self._recorded(part, token)
+            if summary is not None:  # the trajectory checks read the recorder's own calls, not the agent's files
+                await check_recorded(part, case, summary, self.price, emit)
             record = await judge_part(part, case, self.judge, emit)
             if not part.carried:
                 if summary is not None:

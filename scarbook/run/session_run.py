@@ -44,6 +44,10 @@ from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcr
 OUTPUT_EXCERPT = 4000
 TRANSCRIPT_CAP = 256 << 20  # bytes of a run's transcript its trajectory checks read at most
 AWAITING_JUDGE = "waiting for the judge"
+# A recorded run's trajectory checks read the recorder's own calls, on the driver once the run's door is
+# shut (run/recorded_checks.py), never the files the agent could rewrite.
+AWAITING_RECORDER = "waiting for the recorder's calls"
+MAX_USAGE_NOTES = 3  # a transcript's ignored usage values said per run; the rest counted
 Emit = Callable[[Event], None]
 
 
@@ -84,6 +88,7 @@ class AgentPart:
     settled: bool = False  # the status is final already (the agent did not start or did not finish)
     facts: AgentFacts = field(default_factory=AgentFacts)  # what the agent did, for the run's cause
     carried: bool = False  # a rejudge's run kept as its source ended (rule checks failed): its cause stands
+    recorded_checks: list[int] = field(default_factory=list)  # trajectory checks left for the recorder's calls
 
 
 def transcript_file(ctx: RunContext, case_id: str, k: int) -> str:
@@ -164,7 +169,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                               env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
                               sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
                               agent_usage=record.agent_usage, project_tag=ctx.project_tag)
-        if any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+        if ctx.record_env is None and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
         await _rule_checks(part, ctx, checks, result.output, emit)
     record.duration_s = time.monotonic() - start
@@ -184,7 +189,11 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
     for i, check in enumerate(case.checks):
         if check.is_judge:
             continue
-        result = _not_run(check, i, stopped) if stopped else await run_check(check, checks, i)
+        if stopped is None and ctx.record_env is not None and check.type in TRAJECTORY_CHECKS:
+            results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_RECORDER, i)
+            part.recorded_checks.append(i)
+            continue
+        result = not_run(check, i, stopped) if stopped else await run_check(check, checks, i)
         if stopped is None and result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
             stopped = result
         results[i] = result
@@ -193,7 +202,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
         if not check.is_judge:
             continue
         if stopped is not None:
-            result = results[i] = _not_run(check, i, stopped)
+            result = results[i] = not_run(check, i, stopped)
         elif ctx.judge_max_bytes is None:
             result = results[i] = CheckResult(check.type, CheckStatus.SKIPPED, f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
         else:
@@ -206,7 +215,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
     record.checks = [r for r in results if r is not None]
 
 
-def _not_run(check: Check, index: int, stopped: CheckResult) -> CheckResult:
+def not_run(check: Check, index: int, stopped: CheckResult) -> CheckResult:
     return CheckResult(check.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) did not pass", index)
 
 
@@ -223,7 +232,7 @@ async def judge_part(part: AgentPart, case: Case, judge: Grader | None, emit: Em
     stopped: CheckResult | None = None
     for inp in part.judge_inputs:
         if stopped is not None:
-            result = _not_run(inp.check, inp.index, stopped)
+            result = not_run(inp.check, inp.index, stopped)
         else:
             assert judge is not None  # judge inputs are gathered only when there is a judge
             result = await judge.grade_artifact(inp.check, inp.artifact, case.task)
@@ -269,6 +278,11 @@ async def _trajectory_inputs(checks: CheckContext, ctx: RunContext, record: RunR
     """What the trajectory checks read: the run's transcript (parsed off the loop), and prices for
     tokens reported without dollars."""
     checks.transcript, checks.transcript_missing = await asyncio.to_thread(run_transcript, record.transcript_path)
+    if checks.transcript is not None and checks.transcript.usage_problems:  # the agent's numbers, left out: said
+        said = checks.transcript.usage_problems
+        record.notes.extend(said[:MAX_USAGE_NOTES])
+        if len(said) > MAX_USAGE_NOTES:
+            record.notes.append(f"transcript: {len(said) - MAX_USAGE_NOTES} more usage values ignored")
     if ctx.prices is not None:
         checks.price = _pricer(ctx.prices)
         if record.agent_usage.total_tokens and not record.agent_usage.cost_usd:  # its lines may name a model

@@ -104,6 +104,8 @@ class Transcript:
     # Each usage record as it came (entries before it, its model, its tokens): the budget checks say at
     # which step a budget was passed (scarbook's own format; the recorder writes one per model call).
     usage_steps: list[tuple[int, str | None, Usage]] = field(default_factory=list)
+    # Counts of those records no count can be (negative, not finite, over the cap), left out: what the run says.
+    usage_problems: list[str] = field(default_factory=list)
 
     @property
     def messages(self) -> list[Message]:

@@ -7,11 +7,13 @@ import json
 from typing import Any
 
 from scarbook.models import Usage
+from scarbook.models.reported import MAX_TOKENS, reported_number
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
 
 FORMAT = "scarbook"
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 TYPES = {"task", "assistant", "tool_call", "tool_result", "final", "usage", "model_call"}
 # `model_call` (the recorder's, docs/transcript-format.md) is followed by the ordinary records derived
 # from it: the timeline is read from those, the call itself is kept for replay and for readers that want it.
@@ -21,9 +23,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _count(r: dict[str, Any], key: str) -> int:
-    value = r.get(key)
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def _count(r: dict[str, Any], key: str, problems: list[str], where: str) -> int:
+    """A usage record's count; one that no count can be (negative, not finite, over the cap: the agent
+    wrote it) is 0, said in `problems`."""
+    value = reported_number(r.get(key), MAX_TOKENS, key, problems, where)
+    return int(value) if value is not None else 0
 
 
 def parse(src: Source) -> Transcript:
@@ -33,8 +37,12 @@ def parse(src: Source) -> Transcript:
         if isinstance(r, dict) and r.get("type") not in TYPES:
             what = f"type {r['type']!r}" if "type" in r else "no \"type\""
             raise NotThisFormat(f"line {no} has {what} (scarbook records are {', '.join(sorted(TYPES))})")
-    records = json_line_objects(src)
-    t = Transcript(format=FORMAT, source=src.path, warnings=truncation_warning(src))
+    return from_records(json_line_objects(src), Transcript(format=FORMAT, source=src.path,
+                                                           warnings=truncation_warning(src)))
+
+
+def from_records(records: list[Any], t: Transcript) -> Transcript:
+    """`t` filled from scarbook transcript records (a file's lines, or the recorder's own list of them)."""
     usage, saw_usage = Usage(), False
     for r in records:
         kind = r["type"]
@@ -56,8 +64,8 @@ def parse(src: Source) -> Transcript:
         elif kind == "usage":
             saw_usage = True
             t.model = r.get("model") or t.model
-            step = Usage(input_tokens=_count(r, "input_tokens"), output_tokens=_count(r, "output_tokens"),
-                         cache_read_tokens=_count(r, "cache_read_tokens"), cache_write_tokens=_count(r, "cache_write_tokens"))
+            where = f"transcript usage record {len(t.usage_steps) + 1}"
+            step = Usage(**{key: _count(r, key, t.usage_problems, where) for key in USAGE_KEYS})
             usage.add(step)
             t.usage_steps.append((len(t.entries), r.get("model") if isinstance(r.get("model"), str) else None, step))
     t.usage = usage if saw_usage else None

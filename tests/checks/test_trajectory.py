@@ -62,8 +62,8 @@ FAILING = [
     ({"type": "max_turns", "n": 2},
      "4 turns, at most 2 allowed: turn 3 began with "
      "call 3 (write_file {\"path\": \"out.txt\", \"content\": \"a summary\\n\"})"),
-    ({"type": "max_tokens", "n": 1000}, "1,200 tokens spent (1,000 in, 200 out), at most 1,000 allowed"),
-    ({"type": "max_cost_usd", "usd": 0.02}, "$0.0300 spent, at most $0.02 allowed"),
+    ({"type": "max_tokens", "n": 1000}, "1,200 tokens reported by the agent (1,000 in, 200 out), at most 1,000 allowed"),
+    ({"type": "max_cost_usd", "usd": 0.02}, "$0.0300 reported by the agent, at most $0.02 allowed"),
     ({"type": "no_writes_outside", "paths": ["out.txt"]}, f"{README_CALL} wrote README.md, outside out.txt"),
 ]
 
@@ -150,7 +150,7 @@ def test_no_writes_outside_sees_absolute_paths_in_the_workspace_and_skips_failed
 def test_usage_comes_from_the_transcript_when_the_agent_reported_none(ctx) -> None:
     ctx.agent_usage = Usage()
     assert _check({"type": "max_tokens", "n": 1199}, ctx).detail == (
-        "1,200 tokens spent (1,000 in, 200 out), at most 1,199 allowed")
+        "1,200 tokens reported by the agent (1,000 in, 200 out), at most 1,199 allowed")
     result = _check({"type": "max_cost_usd", "usd": 1}, ctx)  # tokens but no dollars: the case cannot be checked so
     assert (result.status, result.cause["rule"]) == ("fail", "check-no-usage")
     assert result.detail == ("the run recorded 1,200 tokens but no cost (no price for m): add its price under "
@@ -300,7 +300,7 @@ def test_tokens_without_dollars_are_priced_from_the_judge_price_table(ctx) -> No
         "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
     ctx.transcript.model = "claude-sonnet-4-5"  # $3 in, $15 out per million
     assert _check({"type": "max_cost_usd", "usd": 0.005}, ctx).detail == (
-        "$0.0060 spent (1,200 tokens at claude-sonnet-4-5's price), at most $0.005 allowed")
+        "$0.0060 reported by the agent (1,200 tokens at claude-sonnet-4-5's price), at most $0.005 allowed")
 
 
 def test_recorded_model_calls_are_the_turns(tmp_path) -> None:
@@ -327,7 +327,7 @@ def test_usage_records_of_two_models_are_each_priced_at_their_own_model(tmp_path
     ctx = CheckContext(case=Case(id="c", task="t"), workspace=tmp_path, output="", transcript=t,
                        price=lambda model, usage: priced(usage, model, DEFAULT_PRICES).cost_usd)
     assert _check({"type": "max_cost_usd", "usd": 2}, ctx).detail == (  # $1 (haiku) + $3 (sonnet), not 2 x $3
-        "$4.0000 spent (2,000,000 tokens at the prices of claude-haiku-4-5, claude-sonnet-4-5), at most $2 allowed; "
+        "$4.0000 reported by the agent (2,000,000 tokens at the prices of claude-haiku-4-5, claude-sonnet-4-5), at most $2 allowed; "
         "passed at usage record 2")
 
 

@@ -37,8 +37,8 @@ def test_claude_code_runs_are_checked_on_their_stream(tmp_path, on_path) -> None
     assert runs["good"]["status"] == "pass", runs["good"]["checks"]
     assert [c["detail"] for c in runs["good"]["checks"]] == [
         "called in order: Read (call 1), Write (call 2)", "3 turns (at most 3)", "1 write, all inside tmp.txt",
-        "$0.0213 spent, at most $0.05"]  # the write's /tmp/ws/tmp.txt is under the stream's cwd
-    assert runs["bad"]["checks"][0]["detail"] == "$0.0213 spent, at most $0.01 allowed"
+        "$0.0213 reported by the agent, at most $0.05"]  # the write's /tmp/ws/tmp.txt is under the stream's cwd
+    assert runs["bad"]["checks"][0]["detail"] == "$0.0213 reported by the agent, at most $0.01 allowed"
 
 
 def test_codex_runs_are_checked_on_their_stream(tmp_path, on_path) -> None:
