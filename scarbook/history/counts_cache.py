@@ -35,7 +35,7 @@ class CaseCounts(NamedTuple):
     problems: tuple[str, ...]  # what reading its runs file told (damaged or forged lines, ...)
 
 
-def _stamp(path: str) -> list[int] | None:
+def file_stamp(path: str) -> list[int] | None:
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
@@ -43,9 +43,9 @@ def _stamp(path: str) -> list[int] | None:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _stamps(folder: str, cid: str) -> list:
+def case_stamps(folder: str, cid: str) -> list:
     # plain strings: pathlib's joins cost more than the stat itself, 16,000 times over
-    return [_stamp(f"{folder}{os.sep}runs-{cid}{SUFFIX}"), _stamp(f"{folder}{os.sep}runs-{cid}{LEGACY_SUFFIX}")]
+    return [file_stamp(f"{folder}{os.sep}runs-{cid}{SUFFIX}"), file_stamp(f"{folder}{os.sep}runs-{cid}{LEGACY_SUFFIX}")]
 
 
 def _load(path: Path, folder: Path, session_stamp: list[int] | None) -> dict[str, Any]:
@@ -79,13 +79,13 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
     folder = history.dir / info.id
     # a live session is still appending, a judging one will have its runs replaced: never cached
     ended = str(info.state) not in ("running", "judging")
-    session_stamp = _stamp(str(folder / "session.json"))
+    session_stamp = file_stamp(str(folder / "session.json"))
     cached = _load(folder / CACHE_NAME, folder, session_stamp) if ended else {}
     out: dict[str, CaseCounts] = {}
     fresh = False
     entries: dict[str, Any] = {}
     for cid in info.case_ids:
-        stamps = _stamps(str(folder), cid)
+        stamps = case_stamps(str(folder), cid)
         hit = _entry(cached.get(cid), stamps)
         if hit is None:
             fresh = True

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
+from scarbook.history.judged_index import JudgedItem, judged_in_history
 from scarbook.history.store import History
 from scarbook.judge.calibrate import (
     CalibrationItem,
@@ -61,7 +62,7 @@ class Calibration:
                 **({"error": self.error.to_dict()} if self.error is not None else {})}
 
 
-def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[CalibrationItem]) -> list[Stratum]:
+def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem]) -> list[Stratum]:
     """(case, judge verdict) strata: the distinct judged items in history and the labels in each."""
     seen: set[tuple[str, str, str]] = set()
     population: Counter[tuple[str, str]] = Counter()
@@ -100,7 +101,7 @@ def gone_items(labels: list[CalibrationLabel], rubrics: Mapping[str, Collection[
     return kept, notes
 
 
-def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], settings: JudgeSettings,
+def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem], settings: JudgeSettings,
             rubrics: Mapping[str, Collection[str]] | None = None) -> Calibration:
     """The judge's error from the stored labels (all of them, every judge) and the judged items of
     history, for the judge configured in `settings`; with the reason it cannot correct, if any.
@@ -114,7 +115,7 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], s
     return found
 
 
-def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem], settings: JudgeSettings) -> Calibration:
+def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem], settings: JudgeSettings) -> Calibration:
     mine = current_labels(labels, settings)
     when = max((lab.labeled_at for lab in mine), default="")
     if not labels:
@@ -178,9 +179,10 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
         store.close()
 
 
-def _judged_in(history: History) -> Iterator[CalibrationItem]:
-    """History's judged items, read only if iterated (`measure` needs them once labels are current)."""
-    yield from judged_items(history.iter_all_runs())
+def _judged_in(history: History) -> Iterator[JudgedItem]:
+    """History's judged items, read only if iterated (`measure` needs them once labels are current),
+    from each session's index (judged_index.py) rather than from every run ever recorded."""
+    yield from judged_in_history(history)
 
 
 def case_targets(history: History, cases: dict[str, Case], default_threshold: float) -> list[CaseTarget]:
