@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.text import plural
-from scarbook.transcripts.candidates import Candidate, turn_of, turns
+from scarbook.transcripts.case_pieces import Candidate, turn_of, turns
 from scarbook.transcripts.files import file_operation, relative_path
 from scarbook.transcripts.model import ToolCall, Transcript
 

@@ -20,7 +20,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
 from scarbook.text import plural
-from scarbook.transcripts.candidates import (
+from scarbook.transcripts.case_pieces import (
     Candidate,
     candidates,
     default_artifact,

@@ -12,7 +12,7 @@ May use: fs, models, errors, text. Never checks, agents or anything above: the a
 wing imports transcripts (the codex preset reads its stream with transcripts.codex).
 """
 
-from scarbook.transcripts.candidates import (
+from scarbook.transcripts.case_pieces import (
     Candidate,
     SeedSuggestion,
     TaskPick,

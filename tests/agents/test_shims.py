@@ -14,11 +14,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from tests.record.recorder_upstream import sandbox_or_skip
-except ImportError:  # tests/ is not a package
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "record"))
-    from recorder_upstream import sandbox_or_skip
+from tests.helpers.recorder_upstream import sandbox_or_skip
 
 SHIM = """#!/usr/bin/env bash
 set -e

@@ -132,3 +132,24 @@ def test_the_architecture_doc_names_every_wing_and_only_files_that_exist():
     named = set(re.findall(r"scarbook/[\w/]+\.(?:py|tcss)", text))
     missing = sorted(p for p in named if not (ROOT / p).exists())
     assert not missing, f"docs/ARCHITECTURE.md names files that do not exist: {missing}"
+
+
+def test_no_name_in_a_package_shadows_one_of_its_modules():
+    """`scarbook.transcripts.candidates` was the function, not the module candidates.py (issue 32.5): a
+    package's name that is also one of its modules hides that module from `import a.b as m` readers."""
+    import importlib
+    import pkgutil
+    import types
+
+    import scarbook
+
+    shadowed = []
+    for info in pkgutil.walk_packages(scarbook.__path__, "scarbook."):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(info.name)
+        for sub in pkgutil.iter_modules(package.__path__):
+            value = getattr(package, sub.name, None)
+            if value is not None and not isinstance(value, types.ModuleType):
+                shadowed.append(f"{info.name}.{sub.name}")
+    assert shadowed == []
