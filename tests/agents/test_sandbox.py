@@ -280,6 +280,25 @@ def test_a_program_in_a_hidden_folder_is_shown_by_the_path_it_runs_by_never_the_
     assert str(home) not in shown(home / "bin" / "agent")
 
 
+def test_the_folders_a_program_needs_are_worked_out_once_per_sandbox(tmp_path, monkeypatch) -> None:
+    """Issue 38.3: each run looked its program's folders up again (0.8 ms of the event loop a run);
+    the second run's bwrap line is the same, from what the first found."""
+    from scarbook.agents.sandbox import Sandbox
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "agent").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("HOME", str(home))
+    box = Sandbox("bwrap", tmp_path / "proj")
+    looked: list[str] = []
+    find = Sandbox._find_visible_again
+    monkeypatch.setattr(Sandbox, "_find_visible_again", lambda self, p: looked.append(p) or find(self, p))
+    first = box.wrap([str(home / "bin" / "agent")], tmp_path / "ws1")
+    second = box.wrap([str(home / "bin" / "agent")], tmp_path / "ws2")
+    assert looked == [str(home / "bin" / "agent")]
+    assert second == [a.replace("ws1", "ws2") for a in first] and str(home / "bin") in second
+
+
 @needs_sandbox
 def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_137(project) -> None:
     """bwrap exits 128+N when its program dies of signal N: the run says the signal, so an agent the
