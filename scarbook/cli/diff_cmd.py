@@ -13,8 +13,8 @@ from scarbook.cli.common import (
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for, diff_note
 from scarbook.models import SessionState
-from scarbook.run.rejudge import is_rejudge_of
 from scarbook.stats.compare import format_comparison
+from scarbook.tools.rejudge import is_rejudge_of
 from scarbook.views.compare import compare_two_sessions
 from scarbook.views.noise import noise_notes
 

@@ -34,11 +34,11 @@ from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
-from scarbook.run.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession, SessionPlan, prepare_session
-from scarbook.run.shards import Shard
+from scarbook.run.shard import Shard
 from scarbook.text import clean_text, cut_chars, plural
+from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 from scarbook.views.compare import compare_with_baseline
 
 
@@ -228,7 +228,7 @@ def judge_cache_notes(runs) -> list[str]:
 
 def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tuple[str, ...],
                 tags: tuple[str, ...]) -> RerunPick | None:
-    """--rerun SESSION --only ...: the source's cases to run again (run/rerun.py), or None without --rerun."""
+    """--rerun SESSION --only ...: the source's cases to run again (tools/rerun.py), or None without --rerun."""
     if rerun_ref is None:
         if only != DEFAULT_ONLY:
             raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")

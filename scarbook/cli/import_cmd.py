@@ -13,7 +13,7 @@ from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.cli.verify_cmd import say_verification, verify_judge
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
-from scarbook.run.verify import JUDGED_TIMES, verify_case
+from scarbook.tools.verify import JUDGED_TIMES, verify_case
 
 
 @click.command("import")

@@ -17,16 +17,16 @@ from scarbook.project import Project
 from scarbook.reports.table import build_report, format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
-from scarbook.run.shards import (
+from scarbook.run.shard import check_session_id
+from scarbook.text import plural
+from scarbook.tools.merge import (
     check_complete,
     check_records,
-    check_session_id,
     copy_kept_workspaces,
     find_shards,
     merge_shards,
     pick_session,
 )
-from scarbook.text import plural
 
 
 def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:

@@ -1,4 +1,4 @@
-"""`scarbook rejudge SESSION [CASE...]`: grade a session's kept artifacts again, no agent runs (run/rejudge.py)."""
+"""`scarbook rejudge SESSION [CASE...]`: grade a session's kept artifacts again, no agent runs (tools/rejudge.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.reports.table import build_report
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
-from scarbook.run.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
 from scarbook.text import plural
+from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
 
 
 @click.command("rejudge")

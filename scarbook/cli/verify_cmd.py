@@ -12,7 +12,7 @@ from scarbook.cases.io import save_case
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
 from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.run.session import SessionPlan, prepare_session
-from scarbook.run.verify import JUDGED_TIMES, reproduce_incident, verify_case
+from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident, verify_case
 
 
 @click.command("verify")

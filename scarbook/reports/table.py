@@ -11,11 +11,11 @@ from scarbook.config import Config, GatePolicy
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.reports.rerun_note import rerun_line
 from scarbook.run.causes import count_causes
 from scarbook.run.gate import case_stats, decide_gate, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
-from scarbook.run.rerun import rerun_line
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.decisions import CaseEvidence, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold

@@ -27,7 +27,7 @@ from scarbook.judge.grader import Grader
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
-from scarbook.run.shards import Shard
+from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.judge_error import run_level
 from scarbook.text import with_article
@@ -67,7 +67,7 @@ class SessionPlan:
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default proc.credentials.environ())
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
-    rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (run/rerun.py)
+    rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (tools/rerun.py)
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
     against: str = ""  # eval --against: "baseline" or the session id compared with (kept for `scarbook resume`)
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`

@@ -29,10 +29,10 @@ from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.run.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
 from scarbook.text import clean_text
+from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
@@ -136,7 +136,7 @@ class ScarbookApp(Host):
                             lambda ready: make_executor(self.project.config.executor, ready, executor))
 
     def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> LiveSession | None:
-        """`scarbook rejudge`'s pipeline (run/rejudge.py): the session's kept artifacts graded again, no
+        """`scarbook rejudge`'s pipeline (tools/rejudge.py): the session's kept artifacts graded again, no
         agent runs, shown on the live screen; why not, as a notification."""
         self._refuse_second_session()
         try:
@@ -200,7 +200,7 @@ class ScarbookApp(Host):
         draft just `imported`, titled with its certification (partial without a good artifact)."""
         from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore, badge_of, partial_note
         from scarbook.judge import judge_for
-        from scarbook.run.verify import verify_case
+        from scarbook.tools.verify import verify_case
 
         # the judge's SDK is imported on first use (seconds on a loaded machine): not on the UI's loop
         judge = await asyncio.to_thread(judge_for, [case], self.project.config.judge,

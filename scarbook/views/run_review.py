@@ -19,16 +19,16 @@ from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, Case, RunRecord, RunStatus
 from scarbook.project import Project
 from scarbook.run.causes import count_causes
-from scarbook.run.diff import FileDiff, diff_file
 from scarbook.stats.rates import count_statuses
 from scarbook.text import clean_text
 from scarbook.transcripts import Transcript
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
+from scarbook.views.file_diff import FileDiff, diff_file
 
 LOG_CHARS = 2000
 LOG_CAP = 1 << 20  # bytes of the stderr log read to show its start
 TRANSCRIPT_CAP = 32 << 20  # bytes of a transcript the review reads (`t` imports any size)
-MAX_DIFFED = 40  # changed files diffed per run (each read up to run_diff.READ_CAP); the rest are named
+MAX_DIFFED = 40  # changed files diffed per run (each read up to file_diff.READ_CAP); the rest are named
 MAX_LISTED = 200  # changed files named per run; the rest are counted
 
 # The runs that failed: a fail verdict or an error. An unjudged run reached no verdict (no verdict, no

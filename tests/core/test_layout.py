@@ -19,7 +19,7 @@ from tests.helpers.paths import REPO
 ROOT = REPO
 PKG = ROOT / "scarbook"
 WINGS = ("fs", "proc", "transcripts", "checks", "agents", "judge", "record", "stats", "history", "cases", "run", "views",
-         "reports", "cli", "tui")
+         "reports", "tools", "cli", "tui")
 
 
 def module_name(path: Path) -> str:

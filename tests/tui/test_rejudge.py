@@ -27,7 +27,7 @@ from tests.helpers.tui_fixtures import (
     save_done,
     wait_until,
 )
-from tests.run.test_rejudge import AGENT, CASE, exploding_agent, write_config
+from tests.tools.test_rejudge import AGENT, CASE, exploding_agent, write_config
 
 
 @pytest.fixture

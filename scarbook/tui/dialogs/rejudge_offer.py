@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.screen import Screen
 
 from scarbook.models import Case, SessionInfo
-from scarbook.run.rejudge import last_kept
 from scarbook.text import plural
+from scarbook.tools.rejudge import last_kept
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import Host
 from scarbook.tui.messages import RejudgeSession

@@ -7,9 +7,9 @@ from __future__ import annotations
 from rich.text import Text
 
 from scarbook.models import STATUS_GLYPH, RunRecord
-from scarbook.run.diff import FileDiff
 from scarbook.text import plural
 from scarbook.tui.widgets.strip import STATUS_STYLE
+from scarbook.views.file_diff import FileDiff
 from scarbook.views.run_review import RunDetail
 
 CHECK_STYLE: dict[str, str] = {**STATUS_STYLE, "skipped": "dim"}

@@ -14,7 +14,6 @@ from typing import Any
 from scarbook.errors import ScarbookError
 from scarbook.history.store import History
 from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, RunStatus, SessionInfo
-from scarbook.run.rejudge import rejudge_line
 
 DEFAULT_ONLY = "fail,error,infra"
 ONLY_WORDS = (*(s for s in RUN_STATUSES if s != RunStatus.PASS), *CAUSE_KINDS)
@@ -62,14 +61,3 @@ def pick_rerun(history: History, ref: str, only_text: str) -> RerunPick:
     if not pick.matched:
         raise ScarbookError(f"session {source.id} has no {' / '.join(only)} runs: nothing to re-run")
     return pick
-
-
-def rerun_line(link: dict[str, Any]) -> str:
-    """The report's line: what this session re-ran (or graded again: `scarbook rejudge`), from what."""
-    if link.get("rejudge"):
-        return rejudge_line(link)
-    cases = link.get("cases") or {}
-    listed = ", ".join(f"{cid} ({n})" for cid, n in cases.items())
-    return (f"re-run of session {link.get('session')} (only {', '.join(link.get('only') or [])}): "
-            f"{len(cases)} case{'s' if len(cases) != 1 else ''} — {listed} (matching runs in the source); "
-            "the source session's rates are unchanged")

@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from scarbook.run.shards import Shard, all_jobs
+from scarbook.run.shard import Shard, all_jobs
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # shows and computes, not about the agent's process
@@ -349,7 +349,7 @@ def test_a_session_record_says_its_executor_and_an_older_one_without_it_still_re
     from scarbook.history.records import session_from_doc, session_problem
     from scarbook.models import SessionInfo
     from scarbook.run.executor import LocalExecutor
-    from scarbook.run.shards import _merged_executor
+    from scarbook.tools.merge import _merged_executor
 
     assert LocalExecutor(2).where() == {"type": "local"}
     from scarbook.config import ExecutorSettings
@@ -366,7 +366,7 @@ def test_a_session_record_says_its_executor_and_an_older_one_without_it_still_re
         "field executor is an object, not an object with a string type"
     assert _merged_executor([{"type": "local"}, {"type": "local"}]) == {"type": "local"}
     # issue 25.1: which isolation ran, recorded and merged the same way
-    from scarbook.run.shards import _merged_isolation
+    from scarbook.tools.merge import _merged_isolation
 
     assert session_from_doc(old).isolation == {}
     assert session_problem({**old, "isolation": "sandbox"}) == "field isolation is a string, not an object with a string `ran`"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from scarbook.cases.io import load_case
 from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore
 from scarbook.cli import main
-from scarbook.run.verify import verify_case
+from scarbook.tools.verify import verify_case
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.paths import REPO
 

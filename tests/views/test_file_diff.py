@@ -1,4 +1,4 @@
-"""The run review's −/+ diff (scarbook.run.diff) and what the review reads (scarbook.views.run_review):
+"""The run review's −/+ diff (scarbook.views.file_diff) and what the review reads (scarbook.views.run_review):
 the workspace side through safefs (a link, a pipe, a huge or non-UTF-8 file never hang, leak or
 flood it), the seed side as seeding reads it, and a run's transcript read safely."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from scarbook.cases.io import load_case
 from scarbook.models import RunRecord
-from scarbook.run.diff import DiffLine, diff_file
+from scarbook.views.file_diff import DiffLine, diff_file
 from scarbook.views.run_review import filter_counts, load_run_transcript, read_log_start, shown_runs
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook

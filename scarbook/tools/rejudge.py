@@ -95,16 +95,6 @@ def is_rejudge_of(b: SessionInfo, a: SessionInfo) -> bool:
     return any(y.rerun_of.get("rejudge") is True and y.rerun_of.get("session") == x.id for x, y in ((a, b), (b, a)))
 
 
-def rejudge_line(link: dict[str, Any]) -> str:
-    """The report's line: what this session graded again, from what."""
-    unjudgeable = link.get("not_rejudgeable") or []
-    model = f" with judge {link['judge_model']}" if link.get("judge_model") else ""
-    tail = f"; {plural(len(unjudgeable), 'run')} not re-judgeable" if unjudgeable else ""
-    return (f"rejudge of session {link.get('session')}{model}: {plural(int(link.get('regraded') or 0), 'run')} "
-            f"graded again from kept artifacts, {int(link.get('carried') or 0)} carried (rule checks failed), "
-            f"no agent runs{tail}; the source session's rates are unchanged")
-
-
 def unjudgeable_lines(pick: RejudgePick) -> list[str]:
     lines = [f"  {cid} #{k}: {why}" for cid, k, why in pick.not_rejudgeable[:LISTED]]
     if len(pick.not_rejudgeable) > LISTED:

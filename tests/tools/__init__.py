@@ -1,0 +1,1 @@
+"""scarbook/tools: verify, rerun, rejudge, merge — the tools built on the runner."""
