@@ -38,15 +38,15 @@ def make_project(root: Path, sleep_s: float, concurrency: int) -> Path:
 
 def run(root: Path, runs: int, executor_kind: str) -> tuple[float, float, int]:
     """(wall seconds, driver CPU seconds, passes) of one session."""
-    from scarbook.cli.eval_cmd import select_cases
     from scarbook.project import Project
     from scarbook.run.events import SessionFinished
     from scarbook.run.ray.executor import make_executor
     from scarbook.run.runner import run_session
     from scarbook.run.session import SessionPlan, prepare_session
+    from scarbook.session.plan import select_cases
 
     project = Project.at(root)
-    ready = prepare_session(project, SessionPlan(select_cases(project, (), ()), runs=runs)).session
+    ready = prepare_session(project, SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=runs)).session
     executor = make_executor(project.config.executor, ready, executor_kind)
     if executor is not None:
         executor.connect()

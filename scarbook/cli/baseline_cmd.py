@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.against import refuse_judging
 from scarbook.cli.common import friendly_errors, get_project
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
@@ -15,6 +14,7 @@ from scarbook.history.baseline import (
     write_baseline,
 )
 from scarbook.history.store import now_iso
+from scarbook.session.against import refuse_judging
 from scarbook.text import plural
 
 

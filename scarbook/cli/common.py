@@ -85,30 +85,3 @@ def report_case_problems(problems: list) -> None:
 
 def resolve_root(path: str | None) -> Path | None:
     return Path(path) if path else None
-
-
-def case_id_of_arg(project: Project, arg: str) -> str:
-    """A case named on the command line: its id, or its folder (`cases/write-one-line`, as a shell completes
-    it), which names the same case when it lies directly in the project's cases folder."""
-    if "/" not in arg and "\\" not in arg:
-        return arg
-    folder = Path(arg.rstrip("/\\"))
-    folder = folder if folder.is_absolute() else Path.cwd() / folder
-    try:
-        if folder.resolve().parent == project.cases_dir.resolve():
-            return folder.name
-    except OSError:
-        pass
-    raise ScarbookError(f"{arg} is not a case folder of this project — name a case by its id, or a folder directly "
-                        f"in {project.cases_dir}")
-
-
-def refuse_unknown_cases(project: Project, found: Any, names: tuple[str, ...] | list[str]) -> None:
-    """Raise (exit 2) when a case named on the command line is not in the collection; a case whose
-    case.yaml is invalid says so, since its problem was printed just before."""
-    by_id = found.by_id()
-    unknown = [n for n in names if n not in by_id]
-    if unknown:
-        bad = {p.path.parent.name for p in found.problems}
-        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
-        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")

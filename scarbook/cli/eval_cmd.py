@@ -1,254 +1,27 @@
-"""`scarbook eval`: run the scar collection N times and gate CI on the pass rates."""
+"""`scarbook eval`: run the scar collection N times and gate CI on the pass rates.
+
+It parses the options and prints; what they mean is the session layer's (scarbook/session/): the plan
+(session/plan.py), the estimate (--dry-run), the report and its gate (session/report.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 import click
-import msgspec
 
-from scarbook.cli.against import echo_against, echo_annotations, resolve_against
-from scarbook.cli.common import (
-    case_id_of_arg,
-    friendly_errors,
-    get_project,
-    refuse_unknown_cases,
-    report_case_problems,
-    say_written,
-    warn,
-)
-from scarbook.config import GatePolicy
-from scarbook.errors import ScarbookError
-from scarbook.history.judge_truth import calibration_for
-from scarbook.models import Case, GateMode, Isolation, SessionState, Undecided
-from scarbook.project import Project
-from scarbook.record import RecordSettings
-from scarbook.reports.table import build_report, format_summary, format_table
-from scarbook.reports.write import ReportPaths, write_reports
-from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
-from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
+from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.estimate import print_estimate
+from scarbook.cli.outcome import say_outcome
+from scarbook.models import Isolation, SessionState
+from scarbook.reports.write import ReportPaths
+from scarbook.run.outcome import EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
-from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import ReadySession, SessionPlan, prepare_session
-from scarbook.run.shard import Shard
-from scarbook.text import clean_text, cut_chars, plural
-from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
-from scarbook.views.compare import compare_with_baseline
-
-
-def select_cases(project: Project, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
-    found = project.load_cases()
-    report_case_problems(found.problems)
-    names = tuple(case_id_of_arg(project, n) for n in names)
-    refuse_unknown_cases(project, found, names)
-    if found.problems and not names:
-        # A gate that skips a broken case would go green without it: nothing runs (docs/ci.md, exit 2).
-        raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {project.cases_dir} (see above) — "
-                            "fix it, or name the cases to run: scarbook eval CASE...")
-    by_id = found.by_id()
-    cases = [by_id[n] for n in names] if names else list(found.cases)
-    if tags:
-        cases = [c for c in cases if set(tags) & set(c.tags)]
-    if not cases:
-        raise ScarbookError(f"no cases to run in {project.cases_dir}"
-                            + (f" with tag {', '.join(tags)}" if tags else "")
-                            + " — add one with the TUI (`scarbook`) or `scarbook import`")
-    return cases
-
-
-def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | Literal["auto"]:
-    if runs and preset:
-        raise ScarbookError("give --runs or --preset, not both")
-    if preset:
-        presets = project.config.presets
-        if preset not in presets:
-            raise ScarbookError(f"no preset {preset!r} — scarbook.yaml defines: {', '.join(presets)}")
-        return presets[preset]
-    if runs is None:
-        return project.config.runs
-    if runs == "auto":
-        return "auto"
-    if not runs.isdigit() or int(runs) < 1:
-        raise ScarbookError(f"--runs must be a positive number or 'auto', got {runs!r}")
-    return int(runs)
-
-
-def gate_policy(project: Project, mode: str | None, alpha: float | None, undecided: str | None,
-                min_verdicts: int | None, *, sharded: bool = False) -> GatePolicy:
-    """scarbook.yaml's gate with the command line's flags over it."""
-    gate = project.config.gate
-    gate = msgspec.structs.replace(gate, mode=gate.mode if mode is None else GateMode(mode),
-                                   alpha=gate.alpha if alpha is None else alpha,
-                                   undecided=gate.undecided if undecided is None else Undecided(undecided),
-                   min_verdicts=gate.min_verdicts if min_verdicts is None else min_verdicts)
-    if gate.undecided == "more" and sharded:
-        raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
-                            "(use --undecided pass or fail with --shard)")
-    return gate
-
-
-def make_judge(project: Project, cases: list[Case], skip_judge: bool):
-    """The judge for `scarbook verify` (preflighted: no key is said before anything runs)."""
-    from scarbook.judge import judge_for
-
-    judge = judge_for(cases, project.config.judge, skip=skip_judge)
-    if judge is not None:
-        judge.preflight()
-    return judge
-
-
-class Progress:
-    """A rich progress bar on a terminal; plain lines otherwise (CI logs)."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.done, self.quiet = total, 0, quiet
-        self.tty = sys.stderr.isatty() and not quiet
-        self.bar = None
-        if self.tty:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, TimeElapsedColumn
-            from rich.progress import Progress as Bar
-
-            self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-            self.task = self.bar.add_task("running", total=total)
-            self.bar.start()
-
-    def run_finished(self, ev: RunFinished) -> None:
-        self.done += 1
-        r = ev.run
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=f"{r.case_id} #{r.k} {r.status}")
-        elif not self.quiet:
-            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
-                       err=True)
-
-    def note(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.console.print(text, markup=False, highlight=False)  # run text is never markup
-        elif not self.quiet:
-            click.echo(text, err=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-async def _drive(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
-    control = SessionControl()
-    loop = asyncio.get_running_loop()
-    interrupted = {"n": 0}
-    # SIGTERM (a CI runner cancelling the job) and SIGHUP (the terminal closed) stop like Ctrl-C.
-    signals = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
-
-    def on_signal(sig: signal.Signals) -> None:
-        interrupted["n"] += 1
-        if interrupted["n"] == 1:
-            said = "interrupted" if sig == signal.SIGINT else f"{sig.name} received"
-            progress.note(f"{said}: stopping — running agents are killed, finished runs are kept "
-                          "(Ctrl-C again to quit at once)")
-            control.cancel()
-        else:
-            for s in signals:
-                loop.remove_signal_handler(s)
-            raise KeyboardInterrupt
-
-    for sig in signals:
-        try:
-            loop.add_signal_handler(sig, on_signal, sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    finished = None
-    async for ev in run_session(ready, control=control, executor=executor):
-        if isinstance(ev, RunFinished):
-            progress.run_finished(ev)
-        elif isinstance(ev, CaseDecided):
-            progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
-        elif isinstance(ev, BatchProgress):
-            progress.note(batch_progress_line(ev))
-        elif isinstance(ev, RunRetried):
-            progress.note(retry_note(ev))
-        elif isinstance(ev, SessionStarted):
-            progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
-            if ev.stale_killed:
-                warn(f"killed {plural(len(ev.stale_killed), 'process', 'processes')} an earlier scarbook left "
-                     f"running when it was killed: {', '.join(ev.stale_killed)}")
-        elif isinstance(ev, SessionFinished):
-            finished = ev
-    assert finished is not None  # run_session's last event, however the session ended
-    return finished
-
-
-def drive_session(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
-    """Run the session under `progress`; then say the damaged judge-cache entries its runs met and why
-    it aborted or crashed (once, here: not repeated in the summary)."""
-    try:
-        finished = asyncio.run(_drive(ready, progress, executor))
-    finally:
-        progress.close()
-    for note in judge_cache_notes(finished.runs):
-        warn(note)
-    info = finished.session
-    if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
-        click.echo(f"scarbook: {info.note}", err=True)
-    return finished
-
-
-def batch_progress_line(ev: BatchProgress) -> str:
-    """One line per change of the judge's batch: submitted / done."""
-    return (f"judge batch {ev.batch_id}: {ev.done}/{plural(ev.submitted, 'request')} done"
-            + ("" if ev.status == "ended" else f" ({ev.status.replace('_', ' ')}; Ctrl-C leaves it to "
-                                                 f"`scarbook resume {ev.session_id}`)"))
-
-
-def retry_note(ev: RunRetried) -> str:
-    """The progress line of a run retried after an infra error (the evidence is the agent's text)."""
-    rule = ev.cause.get("rule") or "infra"
-    evidence = clean_text(str(ev.cause.get("evidence") or ""), one_line=True)
-    return (f"{ev.case_id} #{ev.k}: infra error ({rule}{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
-            f"retrying, attempt {ev.attempt} of {ev.of}")
-
-
-def judge_cache_notes(runs) -> list[str]:
-    """The damaged judge-cache entries the session's runs met, each named once (they were ignored)."""
-    notes: list[str] = []
-    for run in runs:
-        for check in run.checks:
-            for note in (check.judge or {}).get("cache_notes") or []:
-                if note not in notes:
-                    notes.append(note)
-    return notes
-
-
-def _pick_rerun(project: Project, rerun_ref: str | None, only: str, case_ids: tuple[str, ...],
-                tags: tuple[str, ...]) -> RerunPick | None:
-    """--rerun SESSION --only ...: the source's cases to run again (tools/rerun.py), or None without --rerun."""
-    if rerun_ref is None:
-        if only != DEFAULT_ONLY:
-            raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")
-        return None
-    if case_ids or tags:
-        raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
-                            "give no CASE names or --tag")
-    return pick_rerun(project.history, rerun_ref, only)
-
-
-def record_option(project: Project, record: bool, replay_ref: str | None, fork_at: int | None):
-    """--record / --replay SESSION [--fork-at K] over scarbook.yaml's record: (its upstreams kept)."""
-    if fork_at is not None and replay_ref is None:
-        raise ScarbookError("--fork-at K goes with --replay SESSION: it replays the first K calls of each run")
-    if not record and replay_ref is None:
-        return None
-    base = project.config.record or RecordSettings()
-    if replay_ref is None:
-        return msgspec.structs.replace(base, mode="record", source=None, fork_at=None)
-    return msgspec.structs.replace(base, mode="replay", source=replay_ref, fork_at=fork_at)
+from scarbook.run.session import prepare_session
+from scarbook.session.plan import EvalRequest, plan_eval
+from scarbook.session.report import report_session
+from scarbook.tools.rerun import DEFAULT_ONLY
 
 
 @click.command("eval")
@@ -340,78 +113,45 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     project = get_project(ctx)
     if isolation is not None:  # this session's: a new config, the project's stays as read
         project = replace(project, config=project.config.with_overrides(isolation=Isolation(isolation)))
-    if session_id is not None and shard_spec is None:
-        raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
-    shard = Shard.parse(shard_spec, session_id) if shard_spec is not None else None
-    rerun = _pick_rerun(project, rerun_ref, only, case_ids, tags)
-    cases = select_cases(project, tuple(rerun.case_ids) if rerun else case_ids, tags)
-    asked = resolve_runs(project, runs, preset)
-    adaptive = asked == "auto"  # each case decided by its evidence, at most --max-runs runs
-    n = asked if isinstance(asked, int) else max_runs
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    planned = plan_eval(project, found, EvalRequest(
+        case_ids=case_ids, tags=tags, runs=runs, preset=preset, max_runs=max_runs, gate_mode=gate_mode, alpha=alpha,
+        undecided=undecided, min_verdicts=min_verdicts, concurrency=concurrency, label=label, timeout_s=timeout_s,
+        keep_all=keep_all, skip_judge=skip_judge, judge_cache=not no_judge_cache, judge_batch=judge_batch,
+        max_cost=max_cost, against=against_ref, shard=shard_spec, session_id=session_id, retry_infra=retry_infra,
+        rerun=rerun_ref, only=only, record=record, replay=replay_ref, fork_at=fork_at, dry_run=dry_run,
+        reports={o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}))
+    plan = planned.plan
     if dry_run:
-        from scarbook.cli.estimate import print_estimate
-
-        print_estimate(project, cases, n, skip_judge, batch=judge_batch or project.config.judge.batch)
+        print_estimate(project, plan)
         return
-    gate = gate_policy(project, gate_mode, alpha, undecided, min_verdicts, sharded=shard is not None)
-    recording = record_option(project, record, replay_ref, fork_at)
-    baseline = resolve_against(project, against_ref, cases, skip_judge) if against_ref else None
-    prep = prepare_session(project, SessionPlan(cases, n, label=label, concurrency=concurrency,
-                                                keep_all=keep_all or None, skip_judge=skip_judge,
-                                                judge_cache=not no_judge_cache,
-                                                judge_batch=judge_batch or project.config.judge.batch, timeout_s=timeout_s, max_cost=max_cost, adaptive=adaptive,
-                                                shard=shard, retry_infra=retry_infra, gate=gate,
-                                                max_runs=max(n, max_runs), rerun_of=rerun.link() if rerun else None,
-                                                against=_against_ref(against_ref, baseline),
-                                                reports={o: Path(p) for o, p in (("--json", json_path),
-                                                                                 ("--junit", junit_path)) if p},
-                                                record=recording))
+    prep = prepare_session(project, plan)
     if prep.session is None:
         for error in prep.errors:
             click.echo(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
     for note in prep.notes:
         warn(note)
-    executor = make_executor(project.config.executor, prep.session, executor_kind)
-    if executor is not None:
-        note = executor.connect()  # an unreachable cluster is a usage error, said before anything is recorded
-        if note:
-            warn(note)
-    total = sum(map(len, shard.jobs([c.id for c in cases], n).values())) if shard else n * len(cases)
-    finished = drive_session(prep.session, Progress(total, quiet), executor)
+    executor = connect_executor(project, prep.session, executor_kind)
+    finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
         click.echo(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
-    rep = build_report(info, finished.runs, {c.id: c for c in cases}, project.config,
-                       calibration_for(project.history, project.workspaces_dir, project.config.judge,
-                                       {c.id: c for c in cases}), policy=gate)
-    against = compare_with_baseline(project, baseline, finished.session, finished.runs) if baseline else None
-    rep.regressed = against.regressed if against else []
-    ctx.exit(say_outcome(project, rep, against, info, shard, ReportPaths.given(json=json_path, junit=junit_path)))
+    outcome = report_session(project, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
+                             baseline=planned.baseline)
+    ctx.exit(say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path)))
 
 
-def _against_ref(ref: str | None, baseline) -> str:
-    """What `scarbook resume` compares a judged batch session with: the baseline file, or the session
-    --against named (by id: `previous` means another session by then)."""
-    if baseline is None:
-        return ""
-    return "baseline" if ref == "baseline" else baseline.session_id
+def connect_executor(project, ready, choice: str | None):
+    """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
+    usage error, said before anything is recorded); None: the local pool."""
+    executor = make_executor(project.config.executor, ready, choice)
+    if executor is not None:
+        note = executor.connect()
+        if note:
+            warn(note)
+    return executor
 
-
-def say_outcome(project: Project, rep, against, info, shard: Shard | None, paths: ReportPaths) -> int:
-    """Print the table, the summary and the comparison, write the reports; the exit code."""
-    click.echo(format_table(rep))
-    click.echo(format_summary(rep))
-    if against:
-        echo_against(against, project)
-    echo_annotations(project, rep, against)
-    reports_ok = say_written(write_reports(rep, against, paths, summary_env=os.environ))
-    code = rep.exit_code
-    if shard is not None:
-        click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
-                   f"over all {shard.count} shards")
-        code = EXIT_OK if info.state == SessionState.FINISHED else rep.exit_code
-    # a report file asked for is missing: said above, and never a green exit (the session is recorded)
-    return code if reports_ok or code != EXIT_OK else EXIT_USAGE
 
 COMMANDS = [eval_command]

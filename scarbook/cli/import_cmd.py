@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import load_case
-from scarbook.cases.verifications import VerificationStore, badge_of, partial_note
+from scarbook.cases.verifications import badge_of, partial_note
 from scarbook.cli.common import friendly_errors, get_project, say, warn
-from scarbook.cli.verify_cmd import say_verification, verify_judge
+from scarbook.cli.verify_cmd import say_verification
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
-from scarbook.tools.verify import JUDGED_TIMES, verify_case
+from scarbook.session.certify import verify_cases
+from scarbook.tools.verify import JUDGED_TIMES
 
 
 @click.command("import")
@@ -136,8 +137,7 @@ def _certify_draft(project, case, skip_judge: bool, times: int) -> bool:
     """The certification `verify` gives, on the draft just written (issue 24.4); True when certified."""
     # no key: the verification's own line says the judge did not run (a warning on stderr would
     # follow every import of an answer, whose draft check is an llm_judge)
-    v = asyncio.run(verify_case(case, verify_judge(project, [case], skip_judge, quiet=True), times))
-    VerificationStore(project.workspaces_dir).save([v])
+    [v] = asyncio.run(verify_cases(project, [case], skip_judge=skip_judge, times=times)).results
     say_verification(v, len(case.id))
     if case.scar is not None and case.scar.good_artifact:
         say(f"certification: {badge_of(v)}")

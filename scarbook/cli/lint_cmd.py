@@ -9,9 +9,9 @@ from scarbook.cases.lint import format_hints, lint_cases
 from scarbook.cli.common import (
     friendly_errors,
     get_project,
-    refuse_unknown_cases,
     report_case_problems,
 )
+from scarbook.session.plan import refuse_unknown_cases
 from scarbook.text import plural
 
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, warn
-from scarbook.cli.eval_cmd import Progress, _drive, select_cases
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
+from scarbook.cli.drive import Progress, drive_session
 from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
 from scarbook.models import SessionState
 from scarbook.run.outcome import EXIT_BELOW, EXIT_NO_VERDICT, EXIT_OK, EXIT_USAGE
 from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.session.plan import select_cases
 from scarbook.views.noise import format_noise, measure_noise
 
 
@@ -35,7 +35,9 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
     Exit codes: 0 A and A agree on every case; 1 they disagree on some case (something besides the
     agent moves it); 2 usage or config error; 3 a session did not finish (no measurement stored)."""
     project = get_project(ctx)
-    cases = select_cases(project, case_ids, tags)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    cases = select_cases(project, found, case_ids, tags)
     n = runs or project.config.runs
     if n < 2:
         raise ScarbookError(f"an A/A pair needs at least 2 runs per case per side, got {n} — pass --runs 10")
@@ -50,11 +52,7 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
             ctx.exit(EXIT_USAGE)
         for note in prep.notes if side == "A" else ():  # the pair's two sessions run alike: said once
             warn(note)
-        progress = Progress(n * len(cases), quiet)
-        try:
-            finished = asyncio.run(_drive(prep.session, progress))
-        finally:
-            progress.close()
+        finished = drive_session(prep.session, Progress(n * len(cases), quiet))
         info = finished.session
         if info.state != SessionState.FINISHED:
             click.echo(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems
-from scarbook.cli.eval_cmd import Progress, drive_session, say_outcome
-from scarbook.history.judge_truth import calibration_for
-from scarbook.reports.table import build_report
+from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.session.report import report_session
 from scarbook.text import plural
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
 
@@ -54,10 +54,8 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))
     info = finished.session
     cases = {c.id: c for c in pick.cases}
-    rep = build_report(info, finished.runs, cases, ready.project.config,
-                       calibration_for(project.history, project.workspaces_dir, ready.project.config.judge, cases),
-                       policy=ready.gate)
-    ctx.exit(say_outcome(project, rep, None, info, None, ReportPaths.given(json=json_path, junit=junit_path)))
+    outcome = report_session(ready.project, info, finished.runs, cases, policy=ready.gate)
+    ctx.exit(say_outcome(project, outcome, info, None, ReportPaths.given(json=json_path, junit=junit_path)))
 
 
 COMMANDS = [rejudge_command]

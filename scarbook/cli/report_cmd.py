@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.against import echo_against, load_against
+from scarbook.cli.against import echo_against
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
@@ -14,6 +14,7 @@ from scarbook.history.baseline import (
 )
 from scarbook.history.judge_truth import calibration_for
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.session.against import load_against
 from scarbook.text import plural
 from scarbook.views.compare import compare_with_baseline
 

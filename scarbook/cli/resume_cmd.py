@@ -12,19 +12,18 @@ import asyncio
 
 import click
 
-from scarbook.cli.against import load_against
 from scarbook.cli.common import friendly_errors, get_project, warn
-from scarbook.cli.eval_cmd import Progress, batch_progress_line, judge_cache_notes, say_outcome
+from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
+from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession, ScarbookError
-from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.models import SessionState
-from scarbook.reports.table import build_report
 from scarbook.reports.write import ReportPaths
 from scarbook.run.causes import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
-from scarbook.views.compare import compare_with_baseline
+from scarbook.session.against import load_against
+from scarbook.session.report import report_session
 
 
 @click.command("resume")
@@ -82,14 +81,11 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     if info.state != SessionState.FINISHED:
         click.echo(f"scarbook: {info.note}", err=True)
     cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
-    rep = build_report(info, runs, cases, project.config,
-                       calibration_for(history, project.workspaces_dir, settings, cases))
-    against = None
-    if plan.against:  # the eval's --against, compared now that the verdicts are in
-        against = compare_with_baseline(project, load_against(project, plan.against), info, runs)
-        rep.regressed = against.regressed
+    # the eval's --against, compared now that the verdicts are in
+    baseline = load_against(project, plan.against) if plan.against else None
+    outcome = report_session(project, info, runs, cases, baseline=baseline)
     paths = ReportPaths.given(json=plan.reports.get("--json"), junit=plan.reports.get("--junit"))
-    code = say_outcome(project, rep, against, info, None, paths)
+    code = say_outcome(project, outcome, info, None, paths)
     ctx.exit(code if info.state == SessionState.FINISHED else EXIT_NO_VERDICT)
 
 

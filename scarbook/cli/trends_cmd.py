@@ -10,10 +10,10 @@ import click
 from scarbook.cli.common import (
     friendly_errors,
     get_project,
-    refuse_unknown_cases,
     report_case_problems,
     report_history_problems,
 )
+from scarbook.session.plan import refuse_unknown_cases
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
 from scarbook.text import pct_beside
 from scarbook.views.library_rows import format_started

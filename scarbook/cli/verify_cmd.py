@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
 import click
 
 from scarbook.cases.io import save_case
-from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, VerificationStore
-from scarbook.cli.common import friendly_errors, get_project, say, warn
+from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.run.session import SessionPlan, prepare_session
-from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident, verify_case
+from scarbook.session.certify import verify_cases
+from scarbook.session.plan import select_cases
+from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident
 
 
 @click.command("verify")
@@ -36,17 +37,15 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
 
     Exit 1 when a case misses its scar, rejects its good artifact or its judge is unstable, 3 on errors.
     """
-    from scarbook.cli.eval_cmd import select_cases
-
     project = get_project(ctx)
-    cases = select_cases(project, case_ids, ())
-    judge = verify_judge(project, cases, skip_judge)
-
-    async def go():
-        return [await verify_case(c, judge, times) for c in cases]
-
-    results = asyncio.run(go())
-    VerificationStore(project.workspaces_dir).save(results)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    cases = select_cases(project, found, case_ids, ())
+    verified = asyncio.run(verify_cases(project, cases, skip_judge=skip_judge, times=times))
+    if verified.judge_missing:  # rule checks still decide every scar they can
+        say(f"verify: {verified.judge_missing}: llm_judge checks are skipped; a scar only the judge can catch "
+            "stays unverified", err=True)
+    results = verified.results
     width = max(len(c.id) for c in cases)
     for v in results:
         say_verification(v, width)
@@ -80,21 +79,6 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
         save_case(case, project.cases_dir)
         say(f"{case.id:<{width}}  reproduced the incident in {counts['fails']} of {counts['runs']} runs "
             f"(session {counts['session']}; recorded as scar.reproduced)")
-
-
-def verify_judge(project, cases, skip_judge: bool, quiet: bool = False):
-    """The judge verify uses; None (said on stderr unless `quiet`) when its key is not set."""
-    from scarbook.judge import judge_for
-
-    # no key, no judge: asked before one is built, so the SDK is never imported for a judge that cannot be called
-    if os.environ.get(project.config.judge.api_key_env, "").strip():
-        return judge_for(cases, project.config.judge, skip=skip_judge)
-    if not skip_judge and not quiet and any(c.judge_checks for c in cases):
-        # Rule checks still decide every scar they can; only one that needs the judge stays unverified.
-        say(f"verify: no judge key in ${project.config.judge.api_key_env}: llm_judge checks are skipped; "
-            "a scar only the judge can catch stays unverified", err=True)
-    judge = None
-    return judge
 
 
 def say_verification(v, width: int) -> None:

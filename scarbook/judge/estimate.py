@@ -39,9 +39,12 @@ def estimate_judge_calls(
     runs: int,
     history_runs: Iterable[RunRecord],
     settings: JudgeSettings | None = None,
+    *,
+    past: dict[str, tuple[Usage, int]] | None = None,
 ) -> JudgeEstimate:
+    """`past`: judge_tokens_by_case(history_runs) read once before (the TUI re-estimates on every key)."""
     settings = settings or JudgeSettings()
-    past = _tokens_per_call_by_case(history_runs, settings)
+    past = judge_tokens_by_case(history_runs) if past is None else past
     total_calls, total_cost, total_batch = 0, 0.0, 0.0
     from_history, from_guess, runs_used = 0, 0, 0
     per_case: dict[str, dict[str, float]] = {}
@@ -67,7 +70,8 @@ def estimate_judge_calls(
                          total_batch)
 
 
-def _tokens_per_call_by_case(history_runs: Iterable[RunRecord], settings: JudgeSettings) -> dict[str, tuple[Usage, int]]:
+def judge_tokens_by_case(history_runs: Iterable[RunRecord]) -> dict[str, tuple[Usage, int]]:
+    """Each case's mean judge tokens per call over the judged runs of history, and how many runs that is."""
     sums: dict[str, Usage] = {}
     calls: dict[str, int] = {}
     seen: dict[str, int] = {}

@@ -31,6 +31,7 @@ from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
+from scarbook.session.certify import verify_cases
 from scarbook.text import clean_text
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.tui.commands import ScarbookCommands
@@ -198,19 +199,14 @@ class ScarbookApp(Host):
     async def verify_in_background(self, case: Case, imported: bool = False) -> None:
         """Does the case catch its own scar? Shown as a notification and as the library badge; for a
         draft just `imported`, titled with its certification (partial without a good artifact)."""
-        from scarbook.cases.verifications import CATCHES, UNVERIFIED, VerificationStore, badge_of, partial_note
-        from scarbook.judge import judge_for
-        from scarbook.tools.verify import verify_case
+        from scarbook.cases.verifications import CATCHES, UNVERIFIED, badge_of, partial_note
 
-        # the judge's SDK is imported on first use (seconds on a loaded machine): not on the UI's loop
-        judge = await asyncio.to_thread(judge_for, [case], self.project.config.judge,
-                                        skip=not self.judge_key_present(), env=self.judge_env)
         try:
-            result = await verify_case(case, judge)
+            [result] = (await verify_cases(self.project, [case], skip_judge=not self.judge_key_present(),
+                                           env=self.judge_env)).results
         except ScarbookError as exc:
             self.notify(str(exc), title=f"verify {case.id}", severity="error")
             return
-        VerificationStore(self.project.workspaces_dir).save([result])
         severity: SeverityLevel = "information" if result.outcome in (CATCHES, UNVERIFIED) else "error"
         detail = result.detail
         if result.outcome == UNVERIFIED and case.judge_checks and not self.judge_key_present():

@@ -11,22 +11,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
-from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.models import Case
 from scarbook.run.session import SessionPlan
-from scarbook.stats.rates import effective_threshold
+from scarbook.session.estimate import JudgeHistory, estimate_plan, price, read_judge_history
 from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
 from scarbook.tui.host import HostModalScreen
 from scarbook.tui.messages import StartSession
 
 MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs
-
-
-def fewest_adaptive_runs(case: Case, default_threshold: float, cap: int) -> int:
-    """The fewest runs after which the adaptive rule can stop this case (all passes or all fails)."""
-    rule = SequentialRule(effective_threshold(case, default_threshold), max_runs=cap)
-    return next(n for n in range(1, cap + 1) if rule.decide(n, 0) or rule.decide(0, n))
 
 
 class LaunchScreen(HostModalScreen):
@@ -36,6 +29,7 @@ class LaunchScreen(HostModalScreen):
         super().__init__()
         self.scopes = [("selected", selected), ("filtered", filtered), ("all", all_cases)]
         self.scopes = [(name, cases) for name, cases in self.scopes if cases]
+        self.judge_history: JudgeHistory | None = None  # read on a thread once the form is up
 
     def compose(self) -> ComposeResult:
         cfg = self.app.project.config
@@ -73,6 +67,18 @@ class LaunchScreen(HostModalScreen):
         self.query_one("#runs", Input).focus()
         self._update_estimate()
         self._fit_form()
+        if any(c.judge_checks for _, cases in self.scopes for c in cases):
+            self.run_worker(self._read_judge_history, thread=True, exit_on_error=False)
+
+    def _read_judge_history(self) -> None:
+        """History's judge tokens per call (every session is read: off the UI's loop), then the price from them,
+        as `scarbook eval --dry-run` prices the same plan."""
+        history = read_judge_history(self.app.project)
+        self.app.call_from_thread(self._priced, history)
+
+    def _priced(self, history: JudgeHistory) -> None:
+        self.judge_history = history
+        self._update_estimate()
 
     def on_resize(self) -> None:
         self._fit_form()
@@ -99,29 +105,32 @@ class LaunchScreen(HostModalScreen):
         if runs is None:
             out.update("runs must be a positive number")
             return
-        judged = [c for c in cases if c.judge_checks]
         adaptive = self.query_one("#adaptive", Checkbox).value
         if adaptive and runs < MIN_ADAPTIVE_CAP:
             out.update(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
             return
+        skip = self.skip_judge(cases)
+        est = estimate_plan(self.app.project, cases, runs, skip_judge=skip or self.judge_history is None,
+                            adaptive=adaptive, history=self.judge_history)
         if adaptive:
-            fewest = sum(fewest_adaptive_runs(c, self.app.project.config.threshold, runs) for c in cases)
-            lines = [f"{fewest} to {runs * len(cases)} runs: {plural(len(cases), 'case')}, each stops once the "
+            lines = [f"{est.fewest} to {est.agent_runs} runs: {plural(len(cases), 'case')}, each stops once the "
                      f"evidence decides it (at most {runs})"]
         else:
-            lines = [f"{runs * len(cases)} runs: {plural(len(cases), 'case')} × {runs}"]
+            lines = [f"{est.agent_runs} runs: {plural(len(cases), 'case')} × {runs}"]
         upto = "up to " if adaptive else ""
+        judged = est.judged
         if not judged:
             lines.append("judge calls: 0 (no case has an llm_judge check)")
-        elif self.skip_judge(cases):
+        elif skip:
             env = self.app.project.config.judge.api_key_env
             lines.append(f"no API key in ${env}: judge checks will be skipped "
-                         f"({plural(len(judged), 'case')} {'has' if len(judged) == 1 else 'have'} llm_judge checks; "
+                         f"({plural(judged, 'case')} {'has' if judged == 1 else 'have'} llm_judge checks; "
                          "the session is marked partial)")
         else:
-            est = estimate_judge_calls(cases, runs, [], self.app.project.config.judge)
-            lines.append(f"judge calls: {upto}{runs} × {plural(len(judged), 'case')} with llm_judge = "
-                         f"{upto}{runs * len(judged)} ({est.calls} API calls, about ${est.cost_usd:.2f})")
+            cost = (f"{est.judge.calls} API calls, about {price(est.judge.cost_usd)}" if est.judge is not None
+                    else "pricing from past sessions…")
+            lines.append(f"judge calls: {upto}{runs} × {plural(judged, 'case')} with llm_judge = "
+                         f"{upto}{runs * judged} ({cost})")
         out.update("\n".join(lines))
 
     @on(RadioSet.Changed, "#scope")

@@ -1,0 +1,143 @@
+"""A session on a terminal: progress lines (or a bar), Ctrl-C / SIGTERM / SIGHUP, and what the runs met
+that the user must hear once (damaged judge-cache entries, an aborted or crashed session). `eval`,
+`noise`, `rejudge`, `resume` and `verify --reproduce` drive their sessions through it."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import click
+
+from scarbook.cli.common import warn
+from scarbook.models import SessionState
+from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
+from scarbook.run.runner import SessionControl, run_session
+from scarbook.run.session import ReadySession
+from scarbook.text import clean_text, cut_chars, plural
+
+
+class Progress:
+    """A rich progress bar on a terminal; plain lines otherwise (CI logs)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.tty = sys.stderr.isatty() and not quiet
+        self.bar = None
+        if self.tty:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
+
+            self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.task = self.bar.add_task("running", total=total)
+            self.bar.start()
+
+    def run_finished(self, ev: RunFinished) -> None:
+        self.done += 1
+        r = ev.run
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=f"{r.case_id} #{r.k} {r.status}")
+        elif not self.quiet:
+            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
+                       err=True)
+
+    def note(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, markup=False, highlight=False)  # run text is never markup
+        elif not self.quiet:
+            click.echo(text, err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+async def drive(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
+    control = SessionControl()
+    loop = asyncio.get_running_loop()
+    interrupted = {"n": 0}
+    # SIGTERM (a CI runner cancelling the job) and SIGHUP (the terminal closed) stop like Ctrl-C.
+    signals = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+
+    def on_signal(sig: signal.Signals) -> None:
+        interrupted["n"] += 1
+        if interrupted["n"] == 1:
+            said = "interrupted" if sig == signal.SIGINT else f"{sig.name} received"
+            progress.note(f"{said}: stopping — running agents are killed, finished runs are kept "
+                          "(Ctrl-C again to quit at once)")
+            control.cancel()
+        else:
+            for s in signals:
+                loop.remove_signal_handler(s)
+            raise KeyboardInterrupt
+
+    for sig in signals:
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    finished = None
+    async for ev in run_session(ready, control=control, executor=executor):
+        if isinstance(ev, RunFinished):
+            progress.run_finished(ev)
+        elif isinstance(ev, CaseDecided):
+            progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
+        elif isinstance(ev, BatchProgress):
+            progress.note(batch_progress_line(ev))
+        elif isinstance(ev, RunRetried):
+            progress.note(retry_note(ev))
+        elif isinstance(ev, SessionStarted):
+            progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
+            if ev.stale_killed:
+                warn(f"killed {plural(len(ev.stale_killed), 'process', 'processes')} an earlier scarbook left "
+                     f"running when it was killed: {', '.join(ev.stale_killed)}")
+        elif isinstance(ev, SessionFinished):
+            finished = ev
+    assert finished is not None  # run_session's last event, however the session ended
+    return finished
+
+
+def drive_session(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:
+    """Run the session under `progress`; then say the damaged judge-cache entries its runs met and why
+    it aborted or crashed (once, here: not repeated in the summary)."""
+    try:
+        finished = asyncio.run(drive(ready, progress, executor))
+    finally:
+        progress.close()
+    for note in judge_cache_notes(finished.runs):
+        warn(note)
+    info = finished.session
+    if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
+        click.echo(f"scarbook: {info.note}", err=True)
+    return finished
+
+
+def batch_progress_line(ev: BatchProgress) -> str:
+    """One line per change of the judge's batch: submitted / done."""
+    return (f"judge batch {ev.batch_id}: {ev.done}/{plural(ev.submitted, 'request')} done"
+            + ("" if ev.status == "ended" else f" ({ev.status.replace('_', ' ')}; Ctrl-C leaves it to "
+                                                 f"`scarbook resume {ev.session_id}`)"))
+
+
+def retry_note(ev: RunRetried) -> str:
+    """The progress line of a run retried after an infra error (the evidence is the agent's text)."""
+    rule = ev.cause.get("rule") or "infra"
+    evidence = clean_text(str(ev.cause.get("evidence") or ""), one_line=True)
+    return (f"{ev.case_id} #{ev.k}: infra error ({rule}{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
+            f"retrying, attempt {ev.attempt} of {ev.of}")
+
+
+def judge_cache_notes(runs) -> list[str]:
+    """The damaged judge-cache entries the session's runs met, each named once (they were ignored)."""
+    notes: list[str] = []
+    for run in runs:
+        for check in run.checks:
+            for note in (check.judge or {}).get("cache_notes") or []:
+                if note not in notes:
+                    notes.append(note)
+    return notes
+
+

@@ -1,0 +1,214 @@
+"""What the user asked for, made into a SessionPlan: `scarbook eval`'s options and the TUI's launch
+screen both end here, so a plan means the same from either face.
+
+    planned = plan_eval(project, project.load_cases(), EvalRequest(case_ids=("a",), runs="auto"))
+    prep = prepare_session(project, planned.plan)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from scarbook.cases.io import CaseSet
+from scarbook.config import GatePolicy
+from scarbook.errors import ScarbookError
+from scarbook.history.baseline import Baseline
+from scarbook.models import Case, GateMode, Undecided
+from scarbook.project import Project
+from scarbook.record import RecordSettings
+from scarbook.run.session import SessionPlan
+from scarbook.run.shard import Shard
+from scarbook.session.against import resolve_against
+from scarbook.text import plural
+from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """`scarbook eval`'s options as given (None: scarbook.yaml's)."""
+
+    case_ids: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    runs: str | None = None  # a number, or "auto"
+    preset: str | None = None
+    max_runs: int = 40
+    gate_mode: str | None = None
+    alpha: float | None = None
+    undecided: str | None = None
+    min_verdicts: int | None = None
+    concurrency: int | None = None
+    label: str = ""
+    timeout_s: float | None = None
+    keep_all: bool = False
+    skip_judge: bool = False
+    judge_cache: bool = True
+    judge_batch: bool = False
+    max_cost: float | None = None
+    against: str | None = None  # baseline | SESSION
+    shard: str | None = None  # I/N
+    session_id: str | None = None
+    retry_infra: int | None = None
+    rerun: str | None = None
+    only: str = DEFAULT_ONLY
+    record: bool = False
+    replay: str | None = None
+    fork_at: int | None = None
+    reports: Mapping[str, Path] = field(default_factory=dict)  # option -> path (--json, --junit)
+    dry_run: bool = False  # only the cases and runs are planned (what --dry-run estimates)
+
+
+@dataclass
+class EvalPlan:
+    """A request made into a plan, with what the face needs around it."""
+
+    plan: SessionPlan
+    shard: Shard | None = None
+    baseline: Baseline | None = None  # --against, loaded and checked before any run
+
+    @property
+    def total_runs(self) -> int:
+        """Runs this process will start at most (a shard's share; the cap under --runs auto)."""
+        plan = self.plan
+        if self.shard is not None:
+            return sum(map(len, self.shard.jobs([c.id for c in plan.cases], plan.runs).values()))
+        return plan.runs * len(plan.cases)
+
+
+def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPlan:
+    """The plan `request` asks for, or a ScarbookError (exit 2) naming the option that cannot be."""
+    if request.session_id is not None and request.shard is None:
+        raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
+    shard = Shard.parse(request.shard, request.session_id) if request.shard is not None else None
+    rerun = _pick_rerun(project, request)
+    cases = select_cases(project, found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
+    asked = resolve_runs(project, request.runs, request.preset)
+    n = asked if isinstance(asked, int) else request.max_runs
+    judge_batch = request.judge_batch or project.config.judge.batch
+    if request.dry_run:
+        return EvalPlan(SessionPlan(cases, n, skip_judge=request.skip_judge, judge_batch=judge_batch,
+                                    adaptive=asked == "auto"), shard)
+    gate = gate_policy(project, request, sharded=shard is not None)
+    baseline = resolve_against(project, request.against, cases, request.skip_judge) if request.against else None
+    plan = SessionPlan(cases, n, label=request.label, concurrency=request.concurrency,
+                       keep_all=request.keep_all or None, skip_judge=request.skip_judge,
+                       judge_cache=request.judge_cache, judge_batch=judge_batch, timeout_s=request.timeout_s,
+                       max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,
+                       retry_infra=request.retry_infra, gate=gate, max_runs=max(n, request.max_runs),
+                       rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
+                       reports=dict(request.reports), record=record_option(project, request))
+    return EvalPlan(plan, shard, baseline)
+
+
+def case_id_of_arg(project: Project, arg: str) -> str:
+    """A case named on the command line: its id, or its folder (`cases/write-one-line`, as a shell completes
+    it), which names the same case when it lies directly in the project's cases folder."""
+    if "/" not in arg and "\\" not in arg:
+        return arg
+    folder = Path(arg.rstrip("/\\"))
+    folder = folder if folder.is_absolute() else Path.cwd() / folder
+    try:
+        if folder.resolve().parent == project.cases_dir.resolve():
+            return folder.name
+    except OSError:
+        pass
+    raise ScarbookError(f"{arg} is not a case folder of this project — name a case by its id, or a folder directly "
+                        f"in {project.cases_dir}")
+
+
+def refuse_unknown_cases(project: Project, found: CaseSet, names: tuple[str, ...] | list[str]) -> None:
+    """Raise (exit 2) when a case named is not in the collection; a case whose case.yaml is invalid
+    says so (its problem is the face's to show, before this)."""
+    by_id = found.by_id()
+    unknown = [n for n in names if n not in by_id]
+    if unknown:
+        bad = {p.path.parent.name for p in found.problems}
+        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
+        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")
+
+
+def select_cases(project: Project, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
+    """The cases named (ids or folders; default: all), then those with a tag; `found` is the collection
+    as read (its problems already shown by the face)."""
+    names = tuple(case_id_of_arg(project, n) for n in names)
+    refuse_unknown_cases(project, found, names)
+    if found.problems and not names:
+        # A gate that skips a broken case would go green without it: nothing runs (docs/ci.md, exit 2).
+        raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {project.cases_dir} (see above) — "
+                            "fix it, or name the cases to run: scarbook eval CASE...")
+    by_id = found.by_id()
+    cases = [by_id[n] for n in names] if names else list(found.cases)
+    if tags:
+        cases = [c for c in cases if set(tags) & set(c.tags)]
+    if not cases:
+        raise ScarbookError(f"no cases to run in {project.cases_dir}"
+                            + (f" with tag {', '.join(tags)}" if tags else "")
+                            + " — add one with the TUI (`scarbook`) or `scarbook import`")
+    return cases
+
+
+def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | Literal["auto"]:
+    if runs and preset:
+        raise ScarbookError("give --runs or --preset, not both")
+    if preset:
+        presets = project.config.presets
+        if preset not in presets:
+            raise ScarbookError(f"no preset {preset!r} — scarbook.yaml defines: {', '.join(presets)}")
+        return presets[preset]
+    if runs is None:
+        return project.config.runs
+    if runs == "auto":
+        return "auto"
+    if not runs.isdigit() or int(runs) < 1:
+        raise ScarbookError(f"--runs must be a positive number or 'auto', got {runs!r}")
+    return int(runs)
+
+
+def gate_policy(project: Project, request: EvalRequest, *, sharded: bool = False) -> GatePolicy:
+    """scarbook.yaml's gate with the command line's flags over it."""
+    gate = project.config.gate
+    gate = msgspec.structs.replace(
+        gate, mode=gate.mode if request.gate_mode is None else GateMode(request.gate_mode),
+        alpha=gate.alpha if request.alpha is None else request.alpha,
+        undecided=gate.undecided if request.undecided is None else Undecided(request.undecided),
+        min_verdicts=gate.min_verdicts if request.min_verdicts is None else request.min_verdicts)
+    if gate.undecided == Undecided.MORE and sharded:
+        raise ScarbookError("--undecided more adds runs as the evidence comes in: it cannot run as a shard "
+                            "(use --undecided pass or fail with --shard)")
+    return gate
+
+
+def record_option(project: Project, request: EvalRequest) -> RecordSettings | None:
+    """--record / --replay SESSION [--fork-at K] over scarbook.yaml's record: (its upstreams kept)."""
+    if request.fork_at is not None and request.replay is None:
+        raise ScarbookError("--fork-at K goes with --replay SESSION: it replays the first K calls of each run")
+    if not request.record and request.replay is None:
+        return None
+    base = project.config.record or RecordSettings()
+    if request.replay is None:
+        return msgspec.structs.replace(base, mode="record", source=None, fork_at=None)
+    return msgspec.structs.replace(base, mode="replay", source=request.replay, fork_at=request.fork_at)
+
+
+def _pick_rerun(project: Project, request: EvalRequest) -> RerunPick | None:
+    """--rerun SESSION --only ...: the source's cases to run again (tools/rerun.py), or None without --rerun."""
+    if request.rerun is None:
+        if request.only != DEFAULT_ONLY:
+            raise ScarbookError("--only chooses which runs of --rerun's session pick their case: give --rerun SESSION")
+        return None
+    if request.case_ids or request.tags:
+        raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
+                            "give no CASE names or --tag")
+    return pick_rerun(project.history, request.rerun, request.only)
+
+
+def _against_ref(ref: str | None, baseline: Baseline | None) -> str:
+    """What `scarbook resume` compares a judged batch session with: the baseline file, or the session
+    --against named (by id: `previous` means another session by then)."""
+    if baseline is None:
+        return ""
+    return "baseline" if ref == "baseline" else baseline.session_id
