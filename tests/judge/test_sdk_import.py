@@ -3,6 +3,7 @@ waited 4-10 s for it on a loaded machine, even when no case had an llm_judge che
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -24,9 +25,10 @@ JUDGED = ("id: judged\ntitle: Judged\ntask: write a\nchecks:\n  - type: llm_judg
           "    rubric: [the answer says a was written]\n")
 
 
-def probe(project, *args: str) -> str:
+def probe(project, *args: str, env: dict[str, str] | None = None) -> str:
     code = PROBE.format(args=["-C", str(project.root), *args])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=None if env is None else {**os.environ, **env})
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -37,9 +39,13 @@ def test_rule_checks_only_never_load_the_sdk(project, args) -> None:
 
 
 def test_a_judged_case_does_load_it(project) -> None:
-    """The probe above can fail: with an llm_judge check to grade, the SDK is imported."""
+    """The probe above can fail: with an llm_judge check to grade and a key to grade with, the SDK is
+    imported. (Without a key no judge can be called, and issue 34.6 keeps the SDK out then too.) The judge
+    points at a closed loopback port: the call fails, but only after the SDK was loaded to make it."""
+    project.config(project.root.joinpath("scarbook.yaml").read_text()
+                   + "judge:\n  base_url: http://127.0.0.1:9\n  max_retries: 0\n")
     project.case("judged", JUDGED)
-    assert probe(project, "verify").startswith("SDK: True ")  # (the SDK may load aiohttp itself)
+    assert probe(project, "verify", env={"ANTHROPIC_API_KEY": "sk-test"}).startswith("SDK: True ")  # (the SDK may load aiohttp itself)
 
 
 def test_a_recording_session_loads_aiohttp(project) -> None:
