@@ -13,6 +13,7 @@ import msgspec
 from msgspec import Meta
 
 from scarbook.agents.registry import AGENT_KINDS
+from scarbook.checks.context import MAX_READ
 from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
 from scarbook.fs.yamlio import line_of, load_yaml_file
@@ -159,6 +160,9 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     # the sandbox's network; no effect with isolation: none
     network: Annotated[bool, Meta(extra={"must": "must be true or false, got {value!r}", "fix": "write network: true"})] = False
     executor: ExecutorSettings = ExecutorSettings()
+    # bytes of one workspace file a rule check reads at most (contains, regex, line_count, json_valid):
+    # a bigger file is that check's error, never a verdict on the part read
+    max_read_bytes: Annotated[int, _number(integer=True, lo=1)] = MAX_READ
     # a run the machine failed (cause infra) runs again at most this many times
     retry_infra: Annotated[int, _number(integer=True, lo=0)] = 1
     # extra stderr/transcript patterns per cause (run/causes.py), checked with their lines by parse_causes

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped
+from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
 from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
 from scarbook.checks.trajectory import TRAJECTORY_RULES
 from scarbook.models import Check, CheckResult, CheckStatus
@@ -41,6 +41,9 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         ok, detail, more = False, str(exc), []
     except CheckSkipped as exc:
         return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
+    except CheckUnread as exc:  # a file past the read cap: no verdict on part of it
+        return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
+                           cause={"kind": "case", "rule": "check-read-cap", "evidence": str(exc)})
     except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
         return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
                            cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})

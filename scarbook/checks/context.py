@@ -11,6 +11,9 @@ from typing import Any, Protocol
 from scarbook.models import Case, Check, CheckResult, Usage, WorkspaceDiff
 from scarbook.transcripts.model import Transcript
 
+# Bytes of one file a rule check reads at most, unless scarbook.yaml's max_read_bytes says otherwise.
+MAX_READ = 20_000_000
+
 
 class CheckGrader(Protocol):
     """What an llm_judge check asks of the judge (scarbook.judge.Grader is the whole protocol)."""
@@ -38,4 +41,5 @@ class CheckContext:
     # False: the figures are the agent's own report (its files), and the budget checks say "reported".
     measured: bool = False
     price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)
+    max_read: int = MAX_READ  # bytes of a file a rule check reads at most (scarbook.yaml's max_read_bytes)
     project_tag: str = ""  # $SCARBOOK_PROJECT for a command check's program (proc/leftovers.py)

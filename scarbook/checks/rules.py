@@ -20,7 +20,6 @@ from scarbook.proc.spawn import run_program
 from scarbook.text import plural
 
 Outcome = tuple[bool, str]
-MAX_READ = 20_000_000  # a rule check reads at most this much of a file
 
 
 class CheckFailed(Exception):
@@ -30,6 +29,11 @@ class CheckFailed(Exception):
 class CheckSkipped(Exception):
     """Raised inside a rule that has nothing to check here (a trajectory check where no transcript is
     expected): the result is `skipped`, with this detail."""
+
+
+class CheckUnread(Exception):
+    """Raised inside a rule whose file is bigger than it may read: an error (no verdict on part of a
+    file), the case's to fix — the cap is a setting."""
 
 
 class CheckBroke(Exception):
@@ -59,11 +63,16 @@ def _file(ctx: CheckContext, rel: str) -> os.stat_result:
 
 
 def _text(ctx: CheckContext, rel: str) -> str:
-    """The file's text (at most MAX_READ bytes); a link, a pipe or a folder fails the check unread."""
+    """The file's text; a link, a pipe or a folder fails the check unread, and a file bigger than the
+    read cap is the check's error (what lies past the cap could change the verdict)."""
+    cap = ctx.max_read
     try:
-        data, _ = safefs.read_file(ctx.workspace, rel, MAX_READ)
+        data, size = safefs.read_file(ctx.workspace, rel, cap + 1)
     except safefs.Refused as exc:
         raise CheckFailed(str(exc)) from None
+    if max(size, len(data)) > cap:
+        raise CheckUnread(f"{rel} is {max(size, len(data)):,} bytes, more than the {cap:,} a rule check reads: "
+                          "not checked — raise max_read_bytes in scarbook.yaml to check it")
     return data.decode("utf-8", errors="replace")
 
 

@@ -232,7 +232,8 @@ class _SessionRun:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                               judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why,
-                              prices=cfg.judge.prices, project_tag=project_tag(project.root))
+                              prices=cfg.judge.prices, project_tag=project_tag(project.root),
+                              max_read=cfg.max_read_bytes)
         manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
         self.janitor = Janitor()
         self.pool = executor or LocalExecutor(ready.concurrency)

@@ -26,6 +26,7 @@ from pathlib import Path
 from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
 from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check
+from scarbook.checks.context import MAX_READ
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -65,6 +66,7 @@ class RunContext:
     # The judge settings' price table: a max_cost_usd check prices tokens reported without dollars.
     prices: dict[str, ModelPrice] | None = None
     project_tag: str = ""  # $SCARBOOK_PROJECT of its programs: a session's start sweeps only this project's
+    max_read: int = MAX_READ  # scarbook.yaml's max_read_bytes: bytes of a file a rule check reads at most
 
     def timeout_for(self, case: Case) -> float:
         return self.timeout_s or case.timeout_s or self.default_timeout_s
@@ -168,7 +170,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                               # under record the agent's credentials are dummies: never the real ones for a check
                               env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
                               sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
-                              agent_usage=record.agent_usage, project_tag=ctx.project_tag)
+                              agent_usage=record.agent_usage, project_tag=ctx.project_tag, max_read=ctx.max_read)
         if ctx.record_env is None and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
         await _rule_checks(part, ctx, checks, result.output, emit)

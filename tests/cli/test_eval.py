@@ -88,7 +88,7 @@ def test_all_errors_exit_3(project) -> None:
     ("agent: {type: demo}\nthreshhold: 0.8\n",
      "{path}:2: unknown key 'threshhold' — scarbook.yaml takes: agent, runs, concurrency, timeout_s, threshold, "
      "bands, presets, judge, stale_after_days, keep, cases_dir, workspaces_dir, isolation, network, executor, "
-         "retry_infra, causes, gate, record"),
+         "max_read_bytes, retry_infra, causes, gate, record"),
     ("agent: {type: shell}\n", "{path}:1: agent.type must be one of demo, command, python, claude-code, codex, got 'shell' — write e.g. "
      "agent: {type: command, argv: [./agent, \"{task}\"]}"),
     ("agent:\n  type: demo\n  colour: red\n",
