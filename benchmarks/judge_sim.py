@@ -95,7 +95,7 @@ def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: 
     f_pass, f_fail = draw_labels(rng, fn, tn, want_fail)
     model = estimate_error([Stratum("c", "PASS", tp + fp, p_pass, p_fail),
                             Stratum("c", "FAIL", fn + tn, f_pass, f_fail)]).for_case("c")
-    s_tp, s_fn, s_fp, _ = judge_counts(rng, runs, theta, q0, q1)
+    s_tp, _, s_fp, _ = judge_counts(rng, runs, theta, q0, q1)
     passes = s_tp + s_fp
     lo, hi = wilson(passes, runs)
     raw = passes / runs

@@ -46,7 +46,6 @@ class StreamOutput:
         self.reader = reader
         self.max_answer = max_answer
         self.written = 0
-        self.transcript_cut = False
         self._line = bytearray()
         self._skipping = False  # inside a line longer than MAX_LINE
         # created fresh: the agent knows the name and may have planted a link or a pipe there.
@@ -62,7 +61,6 @@ class StreamOutput:
         self._fh.write(data[:room])
         self.written += min(len(data), room)
         if len(data) > room:
-            self.transcript_cut = True
             self._fh.write(b"\n")
 
     def feed(self, chunk: bytes) -> None:

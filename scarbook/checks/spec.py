@@ -25,7 +25,6 @@ class CheckSpec:
     fields: dict[str, str]
     required: tuple[str, ...] = ()
     one_of: tuple[str, ...] = ()  # at least one of these must be given
-    tier: int = 1  # 1 = rule check (free), 2 = command (costs time), 3 = LLM judge (costs money)
     defaults: dict[str, Any] = field(default_factory=dict)
     transcript: bool = False  # a trajectory check: it reads the run's transcript, not the workspace
 
@@ -67,10 +66,10 @@ CHECK_SPECS: dict[str, CheckSpec] = {
                   "these globs", {"paths": "paths"}, ("paths",), transcript=True),
         CheckSpec("command", "a shell command run in the workspace exits 0 (it runs agent-written code: it gets "
                   "the agent's allow-listed environment plus the variables named in env)",
-                  {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",), tier=2,
+                  {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",),
                   defaults={"timeout_s": 60}),
         CheckSpec("llm_judge", "an LLM judge grades each rubric item PASS/FAIL",
-                  {"rubric": "strs", "artifact": "str", "include_task": "bool"}, ("rubric",), tier=3,
+                  {"rubric": "strs", "artifact": "str", "include_task": "bool"}, ("rubric",),
                   defaults={"artifact": "output"}),
     ]
 }

@@ -82,6 +82,3 @@ def report_case_problems(problems: list) -> None:
     for p in problems:
         say(click.style("invalid case: ", fg="red") + str(p), err=True)
 
-
-def resolve_root(path: str | None) -> Path | None:
-    return Path(path) if path else None

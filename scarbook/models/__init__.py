@@ -10,7 +10,7 @@ record is defined once, in the module named for what it is about; import them fr
 """
 
 from scarbook.models.case import Case, Check, Scar
-from scarbook.models.run import AgentResult, CheckResult, FileChange, RunRecord, Usage, WorkspaceDiff
+from scarbook.models.run import AgentResult, CheckResult, RunRecord, Usage, WorkspaceDiff
 from scarbook.models.session import SessionInfo
 from scarbook.models.words import (
     CAUSE_KINDS,
@@ -33,6 +33,6 @@ from scarbook.models.words import (
 
 __all__ = [
     "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Band", "Case", "CauseKind", "Check",
-    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "FileChange", "GateMode", "Isolation", "Keep",
+    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
     "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Vote", "WorkspaceDiff",
 ]

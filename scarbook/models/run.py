@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from scarbook.models.words import CheckStatus, RunStatus
 
@@ -44,12 +44,6 @@ class CheckResult:
         else:
             d["call"] = dict(self.call)
         return d
-
-
-@dataclass
-class FileChange:
-    path: str
-    kind: Literal["created", "modified", "deleted"]
 
 
 @dataclass

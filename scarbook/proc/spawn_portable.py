@@ -24,8 +24,6 @@ from typing import Any
 from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, Finished, Sink
 
-WINDOWS = sys.platform == "win32"
-
 
 class _Protocol(asyncio.SubprocessProtocol):
     def __init__(self, on_stdout: Sink, on_stderr: Sink | None, loop: asyncio.AbstractEventLoop) -> None:
@@ -51,7 +49,7 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
                        on_stdout: Sink, on_stderr: Sink | None, timeout_s: float, run: reaper.Run) -> Finished:
     loop = asyncio.get_running_loop()
     group: dict[str, Any]
-    if sys.platform == "win32":  # spelled out (not WINDOWS): mypy checks each platform's branch on it
+    if sys.platform == "win32":  # spelled out: mypy checks each platform's branch on it
         group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     else:
         argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)

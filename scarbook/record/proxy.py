@@ -52,7 +52,6 @@ class Recorder:
         self.runs: dict[str, RunRecording] = {}
         self.doors: dict[str, Door] = {}
         self.hosts: tuple[str, ...] = ("127.0.0.1",)
-        self.upstream_calls = 0
         self._socket_dir = ""
         self._sockets = 0
         self._budget = Budget(cap=0)
@@ -109,7 +108,6 @@ class Recorder:
             task.add_done_callback(self._closing.discard)
         if run is None:
             return RunSummary()
-        run.closed = True
         run.summary.warnings.extend(run.trouble_lines())
         return run.summary
 
@@ -225,7 +223,6 @@ class Recorder:
         src = recorded[n - 1]
         call.update(response=src["response"], replayed=True, latency_ms=_ms(start), first_byte_ms=_ms(start),
                     usage=src.get("usage") or {})
-        run.summary.replayed += 1
         self._record(run, call, src["response"], body)  # before the end, as a live call's
         await resp.write_eof()
         return resp
@@ -249,7 +246,6 @@ class Recorder:
         first: float | None = None
         resp: web.StreamResponse | None = None
         run.summary.live += 1
-        self.upstream_calls += 1
         done = False
         try:
             # a redirect is the agent's to follow or not: followed here, it would take the real key along

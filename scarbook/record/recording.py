@@ -45,7 +45,6 @@ class RunSummary:
     """What a run's calls came to: the runner turns it into the run's usage, notes and status."""
 
     calls: int = 0
-    replayed: int = 0
     live: int = 0
     usage: dict[str, int] = field(default_factory=dict)  # the live calls' tokens (replayed ones are free)
     models: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> its tokens (for pricing)
@@ -105,7 +104,6 @@ class RunRecording:
         self.summary = RunSummary()
         self.results_seen: set[str] = set()
         self.calls_seen: set[str] = set()
-        self.closed = False
         self.keyless_said = False  # a call went upstream without credentials (said once)
         self.task_said = False  # the first call with a body was seen: the run's `task` comes from it
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)

@@ -89,13 +89,13 @@ class RunView:
 
 
 # A rule's test: the evidence when it holds (or a more specific rule name and the evidence), else None.
-Test = Callable[[RunView], str | tuple[str, str] | None]
+Test = Callable[[RunView], str | tuple[str, str] | dict[str, str] | None]
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
-    kind: str  # one of CAUSE_KINDS; "" for the pattern row, whose patterns carry their own
+    kind: str  # one of CAUSE_KINDS; "" for the pattern row, whose test names the kind with the whole cause
     test: Test
     means: str  # one line, for `scarbook` docs and --help: when it applies
 
@@ -219,8 +219,31 @@ def _scarbook(v: RunView) -> str | None:
     return v.scarbook_error or (v.facts.error if v.facts.stage == "scarbook" else None)
 
 
-def _patterns(v: RunView) -> str | None:  # placeholder: the pattern row is expanded in attribute()
+def _finished_normally(v: RunView) -> bool:
+    f = v.facts
+    return not f.crashed and not f.timed_out and f.signal is None and f.exit_code == 0
+
+
+def _match_patterns(v: RunView) -> dict[str, str] | None:
+    """Only for an agent that did not finish normally (non-zero exit, signal, timeout, its adapter's
+    failure): an agent that exited 0 and was wrong failed by itself, whatever its log or transcript
+    mention (a task about rate limiting, a 429 it retried past)."""
+    if v.facts.stage in ("seed", "start") or _finished_normally(v):
+        return None  # the agent never ran, or it ran to its end: what it printed is not the machine's
+    for source, text in (("stderr", v.facts.stderr_tail), ("transcript", v.facts.transcript_tail)):
+        if not text:
+            continue
+        for p in v.patterns:
+            m = v.compiled[p.regex].search(text)
+            if m:
+                return _cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
     return None
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start:end if end >= 0 else len(text)].strip()
 
 
 # The table. Order matters: what stopped the run first beats what it then looked like (a seed
@@ -236,7 +259,7 @@ RULES: tuple[Rule, ...] = (
                                                "retries once itself)"),
     Rule("judge-rejected-key", "judge", _judge_rejected, "the judge's API rejected the key"),
     Rule("killed-by-signal", "infra", _killed, "the agent was killed by a signal that was not scarbook's timeout"),
-    Rule("patterns", "", _patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
+    Rule("patterns", "", _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
     Rule("agent-timed-out", "agent", _timed_out, "the agent ran past the run's timeout"),
     Rule("agent-could-not-exec", "infra", _could_not_exec, "the agent's program started but could not exec what it "
                                                            "runs (exit 126/127, nothing done): it never ran"),
@@ -282,44 +305,14 @@ def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Patte
     view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
                    scarbook_error, judge_aborted)
     for rule in RULES:
-        if rule.name == "patterns":
-            hit = _match_patterns(view)
-            if hit is not None:
-                return hit
-            continue
         evidence = rule.test(view)
+        if isinstance(evidence, dict):  # the pattern row: the matched pattern names the kind and the rule
+            return evidence
         if isinstance(evidence, tuple):
             return _cause(rule.kind, *evidence)
         if evidence:
             return _cause(rule.kind, rule.name, evidence)
     return _cause("agent", "unexplained", record.reason or record.status)
-
-
-def _finished_normally(v: RunView) -> bool:
-    f = v.facts
-    return not f.crashed and not f.timed_out and f.signal is None and f.exit_code == 0
-
-
-def _match_patterns(v: RunView) -> dict[str, str] | None:
-    """Only for an agent that did not finish normally (non-zero exit, signal, timeout, its adapter's
-    failure): an agent that exited 0 and was wrong failed by itself, whatever its log or transcript
-    mention (a task about rate limiting, a 429 it retried past)."""
-    if v.facts.stage in ("seed", "start") or _finished_normally(v):
-        return None  # the agent never ran, or it ran to its end: what it printed is not the machine's
-    for source, text in (("stderr", v.facts.stderr_tail), ("transcript", v.facts.transcript_tail)):
-        if not text:
-            continue
-        for p in v.patterns:
-            m = v.compiled[p.regex].search(text)
-            if m:
-                return _cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
-    return None
-
-
-def _line_at(text: str, pos: int) -> str:
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    return text[start:end if end >= 0 else len(text)].strip()
 
 
 def _last_error_line(text: str) -> str:

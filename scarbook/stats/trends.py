@@ -78,10 +78,6 @@ class CaseTrend:
         rates = self.rates
         return pvariance(rates) if len(rates) > 1 else 0.0
 
-    def flakiness(self) -> tuple[int, float]:
-        """Sort key, larger = flakier: threshold crossings first, then the spread of the rates."""
-        return self.flips, self.spread
-
     def regressed_note(self) -> str:
         return f"regressed since {self.regressed_since.name}" if self.regressed_since else ""
 

@@ -50,10 +50,6 @@ class Shape:
                 "yaml": f"a YAML document with keys {keys}", "text": "plain text"}[self.kind]
 
 
-def _strip_bom(head: bytes) -> bytes:
-    return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
-
-
 def scan_keys(text: str, limit: int = MAX_DEPTH) -> tuple[list[str], dict[str, Any], list[str], int]:
     """(keys of the top object or of the first array item, their scalar values, the `type`s of the
     array's first items, the deepest nesting) of a JSON text that may be cut anywhere — without

@@ -183,7 +183,7 @@ def _reuse_write_one_line(project) -> tuple[str, str]:
     """Session A ran write-one-line; the case is deleted and a case with the same id (and the same
     checks) is filed by hand; session B runs the new one. Returns (A, B)."""
     import shutil
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from scarbook.history.store import History
     from tests.tui.test_library import record_session

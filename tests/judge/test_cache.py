@@ -87,7 +87,7 @@ def cache_files(project) -> list[Path]:
 
 
 def test_second_eval_of_unchanged_artifacts_sends_no_judge_call(project, judge_server):
-    first, report1 = eval_json(project)
+    first, _ = eval_json(project)
     assert first.exit_code == 0, first.output
     assert len(judge_server.requests) == 3  # the runs of one session are graded independently
     assert "from cache" not in first.output

@@ -26,9 +26,6 @@ from tests.tui.test_snapshots import freeze_cursors
 # shows and computes, not about the agent's process
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
-# The bundled cases, in the library's order (by id).
-IDS = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
-
 
 def keys_of(lib) -> list[str]:
     return [r.key for r in lib.rows]
@@ -235,7 +232,7 @@ async def test_delete_and_rename_are_refused_while_a_session_runs_the_case(proje
 
 
 def freed_note(cid: str) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     return (f"the id {cid} was freed on {day} (deleted or renamed): the runs recorded under it before then "

@@ -12,7 +12,6 @@ from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
 from scarbook.project import Project
 from scarbook.transcripts import Message, ToolCall, ToolResult
-from scarbook.tui import app as tui_app
 from scarbook.tui.app import ScarbookApp, make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.import_scar import ImportScreen

@@ -99,7 +99,7 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
     current = Project.discover(project_root).config.fingerprint()
     record_session(project_root, "20200101-000000-aaaa", "2020-01-01T00:00:00+00:00", current,
                    {"write-one-line": ["pass", "fail", "pass"]})
-    from datetime import datetime, timezone
+    from datetime import datetime
     now = datetime.now(UTC).isoformat(timespec="seconds")
     record_session(project_root, "29990101-000000-bbbb", now, "another-config", {"fix-json-config": ["pass"] * 3})
     app = make_app(project_root)
@@ -119,7 +119,7 @@ async def test_stale_mark_for_old_sessions_and_other_configs(project_root):
 async def test_list_and_the_library_show_the_same_rates_and_marks(project_root):
     """`scarbook list` prints the library's rows: same rate, same marks for a latest session that was
     cancelled, partial (judge skipped) or interrupted (its process died: state left at running)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from scarbook.project import Project
     from tests.conftest import run_cli

@@ -51,10 +51,6 @@ FEW_LABELS = 20  # below this many labels, agreement and kappa swing widely from
 HELP = "p PASS · f FAIL · s skip · escape stop and see the agreement · arrows/page keys scroll the artifact"
 
 
-def fmt_rate(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.0%}"
-
-
 def fmt_agreement(x: float, n: int) -> str:
     """"67% (21–94%)": the agreement rate with its 95% Wilson interval over n labels."""
     if math.isnan(x) or n == 0:

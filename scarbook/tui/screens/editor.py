@@ -80,7 +80,6 @@ class EditorScreen(HostScreen):
         self.case = draft.case if draft else case
         self.is_new = case is None and folder is None
         self.folder = folder if self.case is None else None  # read in a thread when the screen opens
-        self.load_error = ""
         self.accepts_keys = False  # until the first screenful is built and the form's clean state taken
         self.built = False  # the whole form is built (the rubric, checks and seed files below the first screenful)
         self.shown = folder is None  # a case read from its folder: once its first screenful is painted
@@ -241,7 +240,7 @@ class EditorScreen(HostScreen):
         release_held_keys(self.app)  # the keys that waited for the whole form (Tab, Ctrl+S...)
 
     def _load_failed(self, message: str) -> None:
-        self.load_error, self.shown, self.built = message, True, True
+        self.shown, self.built = True, True
         self.sub_title = f"case {self.folder.name if self.folder else ''} — not opened"
         self.query_one("#editor-loading", Static).update(Text(f"cannot open the case: {message}\n"
                                                                "Escape goes back", style="red"))

@@ -1,0 +1,23 @@
+"""Names vulture (the dead-code step of .ci/run; settings in pyproject.toml's [tool.vulture]) cannot see used,
+each with why it is used. vulture only reads this file: `_` stands for any object. Add a name here only when it is
+used from outside the Python vulture reads; a name nothing uses is removed instead."""
+
+_ = None
+
+# Every word of a state is declared, though the code names only some: the others are read by value (from
+# history files, scarbook.yaml and JSON) and compared as the enum (scarbook/models/words.py).
+_.INFRA, _.RAN, _.START, _.DIFF, _.WORKER_LOST, _.ABOVE, _.BELOW, _.UNDECIDED
+_.GREEN, _.YELLOW, _.RED, _.MORE, _.SANDBOX, _.ALL, _.INTERRUPTED
+
+# Attributes a library reads: click's Group.format_commands (the lazy command listing), ruamel.yaml's
+# YAML.preserve_quotes, TinyDB's table_class, BaseHTTPRequestHandler.close_connection (tests' judge server),
+# sys.dont_write_bytecode (tests/conftest.py), textual._wait.SLEEP_IDLE and a rich Console's _stack (tests).
+_.format_commands, _.preserve_quotes, _.table_class, _.close_connection, _.dont_write_bytecode, _.SLEEP_IDLE
+_._stack
+
+# A parameter an override must accept (App.notify's markup), a Message's field (ItemList.Changed.item_list), and
+# the reference that keeps the key queue's task from being collected (key_queue._task).
+_.markup, _.item_list, _._task
+
+# pytest fixtures asked for by name for what they do, not for a value.
+_.fs_mode, _.slow_disk, _.python_on_path, _.skipped_judge, _.fast_demo, _.inprocess_demo
