@@ -227,3 +227,30 @@ def test_the_subreaper_is_on_only_while_an_unconfined_program_runs(tmp_path) -> 
     assert seen == [(True, 1)] and not reaper.subreaper_on()
     asyncio.run(go(True))  # (a plain program said to be confined: the flag is what counts)
     assert seen[1] == (False, 0)
+
+
+@needs_sandbox
+async def test_a_sandboxed_run_that_ends_while_an_unconfined_one_runs_leaves_no_zombie(tmp_path) -> None:
+    """The subreaper is on for the unconfined program, so bwrap's namespace init is handed to scarbook
+    when the sandboxed program ends: that run is swept too, and the init reaped."""
+    import asyncio
+
+    from scarbook.proc.spawn import run_program
+
+    box = require_sandbox(tmp_path)
+    (tmp_path / "ws").mkdir()
+
+    async def run(argv, confined):
+        return await run_program(argv, cwd=tmp_path / "ws", env=None, stdin_data=None, on_stdout=lambda b: None,
+                                 on_stderr=None, timeout_s=60, confined=confined)
+
+    unconfined = asyncio.ensure_future(run(["sh", "-c", "sleep 3"], False))
+    while not reaper.subreaper_on():
+        await asyncio.sleep(0.01)
+    for _ in range(5):
+        done = await run(box.wrap(["/bin/sh", "-c", "true"], tmp_path / "ws"), True)
+        assert done.returncode == 0
+    zombies = [pid for pid in reaper._main_children() if reaper._stat(pid) and reaper._stat(pid)[0] == "Z"]
+    assert zombies == [], f"zombie children {zombies} after 5 sandboxed runs beside an unconfined one"
+    assert (await unconfined).returncode == 0
+    assert not reaper.subreaper_on()
