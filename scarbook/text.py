@@ -153,7 +153,8 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
 def with_article(noun: str) -> str:
     """"a claude-code transcript", "an openai transcript": the article the spoken word takes (by its
     first letter, which is right for the names scarbook prints: formats, agent and executor kinds)."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+    vowel = noun[:1].lower() in "aeiou" or noun.lower().startswith("http")  # "an HTTP cassette"
+    return f"{'an' if vowel else 'a'} {noun}"
 
 
 def cut_chars(text: str, width: int) -> str:

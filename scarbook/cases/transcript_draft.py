@@ -31,7 +31,7 @@ from scarbook.transcripts.case_pieces import (
 )
 from scarbook.transcripts.files import is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Message, Transcript
-from scarbook.transcripts.text import command_label
+from scarbook.transcripts.text import command_label, preview
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -51,7 +51,22 @@ def pick_artifact(cands: list[Candidate], artifact_index: int | None, source: Pa
     if not 1 <= number <= len(cands):
         raise ScarbookError(f"there is no artifact {number}: the transcript has {plural(len(cands), 'candidate')} "
                             "(see --list)")
+    if artifact_index is None and not cands[number - 1].made_by_agent:
+        raise ScarbookError(_nothing_made(cands, source))
     return cands[number - 1]
+
+
+def _nothing_made(cands: list[Candidate], source: Path | None) -> str:
+    """Why a log whose candidates are only tool output (and words before a tool call) gets no draft of its own
+    choosing: a tool's output is not what the agent handed in, so the user says which one failed."""
+    where = f"{source}: " if source is not None else ""
+    preamble = next((c for c in cands if c.preamble), None)
+    said = f'its last words ("{preview(preamble.content, 50)}") come before a tool call the log ends with' \
+        if preamble is not None else "it never answered"
+    results = sum(c.kind == "tool_result" for c in cands)
+    return (f"{where}the agent handed in nothing to file: {said}, it wrote no file, and the rest "
+            f"{'is' if results == 1 else 'are'} {plural(results, 'tool result')}; if one of them is the failure, "
+            "name it with --artifact N (`--list` numbers them), or import a log that holds the agent's answer")
 
 
 def _no_work(t: Transcript) -> None:

@@ -57,6 +57,22 @@ def content_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
+def is_result_block(kind: str) -> bool:
+    """A tool's result: `tool_result`, or a server tool's (`web_search_tool_result`,
+    `text_editor_code_execution_tool_result`, `bash_code_execution_tool_result`, …)."""
+    return kind == "tool_result" or kind.endswith("_tool_result")
+
+
+def server_result_text(content: Any) -> str:
+    """A result's text; a server tool's result object by what it holds (a file's content, stdout, an error)."""
+    if isinstance(content, dict):
+        for key in ("content", "stdout", "error_message", "text"):
+            if isinstance(content.get(key), str):
+                return content[key]
+        return json.dumps(content, ensure_ascii=False)
+    return content_text(content)
+
+
 def add_content(t: Transcript, role: str, content: Any, *, sidechain: bool = False) -> list[Any]:
     """Append one API message (string or block list) to the timeline; return the entries added."""
     added: list[Any] = []
@@ -84,10 +100,13 @@ def add_content(t: Transcript, role: str, content: Any, *, sidechain: bool = Fal
             inp = b.get("input")
             added.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")),
                                   inp if isinstance(inp, dict) else {"input": inp}, sidechain=sidechain))
-        elif kind == "tool_result" or kind == "web_search_tool_result":
+        elif isinstance(kind, str) and is_result_block(kind):
             flush()
-            added.append(ToolResult(str(b.get("tool_use_id", "")), content_text(b.get("content")),
-                                    bool(b.get("is_error")), sidechain=sidechain))
+            content = b.get("content")
+            error = bool(b.get("is_error")) or (isinstance(content, dict) and str(content.get("type", "")).endswith(
+                "_error"))
+            added.append(ToolResult(str(b.get("tool_use_id", "")), server_result_text(content), error,
+                                    sidechain=sidechain))
     flush()
     t.entries.extend(added)
     return added
@@ -117,7 +136,7 @@ def _check_messages(messages: Any, what: str) -> list[dict[str, Any]]:
         if isinstance(m["content"], list):
             for b in m["content"]:
                 kind = b.get("type") if isinstance(b, dict) else None
-                if kind not in BLOCK_TYPES:
+                if kind not in BLOCK_TYPES and not (isinstance(kind, str) and is_result_block(kind)):
                     raise NotThisFormat(f"{what}[{i}] has a content block of type {kind!r}")
         elif not isinstance(m["content"], str):
             raise NotThisFormat(f"{what}[{i}] content is neither text nor a list of blocks")

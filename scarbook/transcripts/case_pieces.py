@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scarbook.fs.paths import check_relative
-from scarbook.transcripts.files import file_operation, relative_path
+from scarbook.transcripts.files import file_operation, is_absolute, relative_path
 from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
 
@@ -30,6 +30,14 @@ class Candidate:
     path: str | None = None  # the workspace path, for a file artifact
     partial: bool = False  # a file known only by its edits (the original is not in the transcript)
     entry: int = -1  # where in the timeline it was produced (its turn is the one before it)
+    preamble: bool = False  # an answer that is only the words before tool calls the log ends with
+    astray: bool = False  # a file outside the root and outside every cwd the log names (~/.claude/memory/…)
+
+    @property
+    def made_by_agent(self) -> bool:
+        """Something the agent handed in (an answer, a file, a plan), not a tool's output or its words
+        before a tool call: what a draft files when the user names no artifact."""
+        return self.kind != "tool_result" and not self.preamble
 
 
 @dataclass
@@ -62,6 +70,7 @@ def candidates(t: Transcript) -> list[Candidate]:
     if t.final_answer is not None and t.final_answer.strip():
         add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer,
             entry=_answer_entry(t))
+        out[-1].preamble = t.preamble
     for f in t.files_written:
         if f.content is not None:
             add("file", f"file {f.path} (final content)", f.content, f.path, entry=f.entry)
@@ -69,6 +78,9 @@ def candidates(t: Transcript) -> list[Candidate]:
             why = "original unknown" if f.note.endswith("not in the transcript") else "could not replay them"
             add("file", f"file {f.path} (edits only, {why})", "\n".join(f.fragments), f.path, partial=True,
                 entry=f.entry)
+        else:
+            continue
+        out[-1].astray = is_absolute(f.path) and all(relative_path(f.path, cwd) == f.path for cwd in t.cwds)
     results = {r.call_id: r for r in t.tool_results}
     for i, e in enumerate(t.entries):  # the plan the agent proposed: in plan mode, its whole work
         if isinstance(e, ToolCall) and e.name in _PLAN_TOOLS and isinstance(e.input.get("plan"), str) \
@@ -93,11 +105,15 @@ def _answer_entry(t: Transcript) -> int:
 
 
 def default_artifact(cands: list[Candidate]) -> int:
-    """The candidate to pick when the user names none: the file written last, else the answer or
-    the plan (whichever came later), else a file known only by its edits (a part of a file is a
-    poor artifact, never preferred)."""
-    for pick in ([c for c in cands if c.kind == "file" and not c.partial],
-                 sorted((c for c in cands if c.kind in ("final_answer", "plan")), key=lambda c: c.entry),
+    """The candidate to pick when the user names none: the file written last (inside the root), else the
+    answer or the plan (whichever came later), else a file known only by its edits (a part of a file is a
+    poor artifact), else a file outside every folder the agent worked in (memory, a temp file: no check
+    can name it). A preamble or a tool result only when nothing else is there (`Candidate.made_by_agent`
+    says the draft must then ask)."""
+    for pick in ([c for c in cands if c.kind == "file" and not c.partial and not c.astray],
+                 sorted((c for c in cands if c.kind in ("final_answer", "plan") and not c.preamble),
+                        key=lambda c: c.entry),
+                 [c for c in cands if c.kind == "file" and not c.astray],
                  [c for c in cands if c.kind == "file"]):
         if pick:
             return pick[-1].number
@@ -164,32 +180,46 @@ class TaskPick:
     text: str
     turns: list[int]  # the turns whose prompts make the task, in order
 
+    one_input: bool = False  # joined because they are one model call's input
+
     @property
     def note(self) -> str:
         """What the draft says about a joined task ("" for one turn)."""
         if len(self.turns) < 2:
             return ""
+        if self.one_input:
+            return (f"the task joins turns {', '.join(map(str, self.turns))}: the model answered them as one input, "
+                    "each message in the context of those before it")
         return (f"the task joins turns {', '.join(map(str, self.turns))}: turn {self.turns[-1]} only continues "
                 f"turn {self.turns[0]}'s request")
+
+
+# Formats whose timeline is what one model call was given (a request body, a recorded call, a traced
+# call, an eval sample's input): every user message in it is context of the answer, not a separate request.
+ONE_INPUT = frozenset({"anthropic-messages", "anthropic-stream", "openai-chat", "openai-responses", "http-cassette",
+                       "otel", "inspect"})
 
 
 def pick_task(t: Transcript, turn: int | None, *, exact: bool = False) -> TaskPick:
     """The task for turn `turn` (default 1): its prompt, or — when that prompt is a follow-up
     ("continue", "fix it") and `exact` is off — the request it follows and every turn since, each
-    marked with its number. `exact` (`--turn N`) is that one prompt alone."""
+    marked with its number. In a model call's input (`ONE_INPUT`) every earlier user message is part of
+    the request the answer was given to, so they all join. `exact` (`--turn N`) is that one prompt alone."""
     all_turns = turns(t)
     number = turn or 1
     if not 1 <= number <= len(all_turns):
         return TaskPick("", [])
-    if exact or not is_follow_up(all_turns[number - 1].prompt):
+    one_input = t.format in ONE_INPUT
+    if exact or not (one_input or is_follow_up(all_turns[number - 1].prompt)):
         return TaskPick(all_turns[number - 1].prompt, [number])
-    start = number
+    start = 1 if one_input else number
     while start > 1 and is_follow_up(all_turns[start - 1].prompt):
         start -= 1
     chosen = all_turns[start - 1:number]
     if len(chosen) == 1:
         return TaskPick(chosen[0].prompt, [number])
-    return TaskPick("\n\n".join(f"[turn {tn.number}] {tn.prompt}" for tn in chosen), [tn.number for tn in chosen])
+    return TaskPick("\n\n".join(f"[turn {tn.number}] {tn.prompt}" for tn in chosen), [tn.number for tn in chosen],
+                    one_input=one_input)
 
 
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)

@@ -1,17 +1,22 @@
 """HTTP cassettes of model calls: VCR / pytest-recording YAML (`interactions: [{request, response}]`),
-the same as JSON, and one `{request, response: {status, headers, body}}` exchange saved as JSON.
+the same as JSON, one `{request, response: {status, headers, body}}` exchange saved as JSON, and a
+recorded response alone (`{status, headers, body}`: the answer, with no request to take a task from).
 
 Each interaction is an HTTP exchange; those that call the Anthropic Messages API or OpenAI (Chat
 Completions or Responses) are read. An agent's calls each repeat the conversation before them, so
 the last model call (its request's history and its reply) is the conversation; the number of calls
-is said in a warning when there are several. A reply saved as a server-sent event stream is folded
-back into one message. Bodies may be JSON text, a `{string: ...}` wrapper, or gzip bytes.
+is said in a warning when there are several; a Responses API call that continues an earlier one
+(`previous_response_id`) carries that call's conversation before its own. A reply saved as a
+server-sent event stream is folded back into one message. Bodies may be JSON text, a `{string: ...}`
+wrapper, gzip bytes, or already parsed (`parsed_body`, pydantic-ai's `{type: json, content}`). The
+legacy Text Completions API (`/v1/complete`: a `Human:` / `Assistant:` prompt) is read as messages.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 from typing import Any
 
 import yaml
@@ -19,7 +24,7 @@ import yaml
 from scarbook.text import plural
 from scarbook.transcripts import anthropic_api, openai
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import NotThisFormat, Transcript
+from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
 
 FORMAT = "http-cassette"
@@ -39,6 +44,11 @@ def _document(src: Source) -> Any:
         raise NotThisFormat(f"YAML that does not parse{where}") from None
 
 
+def is_response_alone(doc: Any) -> bool:
+    """A recorded HTTP response without its request: `{status, headers, body}`."""
+    return isinstance(doc, dict) and "body" in doc and "status" in doc and "request" not in doc
+
+
 def _interactions(doc: Any) -> list[dict[str, Any]]:
     if isinstance(doc, dict) and isinstance(doc.get("interactions"), list):
         return [i for i in doc["interactions"] if isinstance(i, dict)]
@@ -46,14 +56,17 @@ def _interactions(doc: Any) -> list[dict[str, Any]]:
         return [i for i in doc if isinstance(i, dict) and "request" in i]
     if isinstance(doc, dict) and isinstance(doc.get("request"), dict) and isinstance(doc.get("response"), dict):
         return [doc]
-    raise NotThisFormat("no `interactions` list and no {request, response} exchange")
+    if is_response_alone(doc):
+        return [{"request": {}, "response": doc}]
+    raise NotThisFormat("no `interactions` list, no {request, response} exchange and no {status, headers, body} "
+                        "response")
 
 
 def _body(part: Any) -> Any:
     """A request's or response's body, as JSON when it is JSON, else text (an SSE stream)."""
     if not isinstance(part, dict):
         return None
-    body = part.get("body", part.get("content"))
+    body = part["parsed_body"] if "parsed_body" in part else part.get("body", part.get("content"))
     if isinstance(body, dict) and body.get("type") in ("json", "text", "base64") and "content" in body:
         body = body["content"]  # pydantic-ai's cassettes: {type: json, content: {...}}
     if isinstance(body, dict) and ("string" in body or "base64_string" in body):
@@ -77,6 +90,8 @@ def _url(request: dict[str, Any]) -> str:
 
 
 def _api(url: str, body: Any) -> str | None:
+    if "/v1/complete" in url and not url.rstrip("/").endswith("completions"):
+        return "anthropic-complete"
     if url.endswith("/messages") or "/v1/messages" in url:
         return "anthropic"
     if "/chat/completions" in url:
@@ -86,6 +101,45 @@ def _api(url: str, body: Any) -> str | None:
     if isinstance(body, dict) and ("messages" in body or "input" in body):
         return "anthropic" if "max_tokens" in body and "messages" in body and "system" in body else "openai"
     return None
+
+
+def _reply_api(body: Any) -> str | None:
+    """Which API a response body alone comes from (a response recorded without its request)."""
+    if isinstance(body, str) and "message_start" in body:
+        return "anthropic"
+    if isinstance(body, str) and "data:" in body and "choices" in body:
+        return "openai"
+    if not isinstance(body, dict):
+        return None
+    if body.get("type") == "message" and isinstance(body.get("content"), list):
+        return "anthropic"
+    if "choices" in body or body.get("object") == "response" or isinstance(body.get("output"), list):
+        return "openai"
+    if isinstance(body.get("completion"), str):
+        return "anthropic-complete"
+    return None
+
+
+_TURN = re.compile(r"\n\n(Human|Assistant):")
+
+
+def _complete_as_messages(request: Any, response: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A Text Completions exchange (`prompt: "\\n\\nHuman: …\\n\\nAssistant:"`, reply `completion`) as a
+    Messages API request and response."""
+    prompt = request.get("prompt") if isinstance(request, dict) else None
+    messages: list[dict[str, Any]] = []
+    if isinstance(prompt, str):
+        parts = _TURN.split("\n\n" + prompt.lstrip("\n"))
+        for role, text in zip(parts[1::2], parts[2::2], strict=False):
+            if text.strip():
+                messages.append({"role": "user" if role == "Human" else "assistant", "content": text.strip()})
+    body: dict[str, Any] = {"model": request.get("model") if isinstance(request, dict) else None,
+                            "messages": messages or [{"role": "user", "content": ""}]}
+    reply = None
+    if isinstance(response, dict) and isinstance(response.get("completion"), str):
+        reply = {"type": "message", "role": "assistant", "model": response.get("model"),
+                 "content": [{"type": "text", "text": response["completion"].strip()}]}
+    return body, reply
 
 
 def _sse_events(text: str) -> list[dict[str, Any]]:
@@ -129,41 +183,84 @@ def _openai_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"object": "chat.completion", "model": model, "choices": [{"message": message}]}
 
 
-def _exchange(request: dict[str, Any], response: dict[str, Any], src: Source) -> Transcript:
-    req_body, resp_body = _body(request), _body(response)
-    api = _api(_url(request), req_body)
-    if api is None:
-        raise NotThisFormat(f"the request to {_url(request) or 'an unknown URL'} is not a model call")
-    status = response.get("status")
-    code = status.get("code") if isinstance(status, dict) else status
+def _exchange(api: str, req_body: Any, resp_body: Any, code: Any, src: Source) -> Transcript:
+    if api == "anthropic-complete":
+        req_body, resp_body = _complete_as_messages(req_body, resp_body)
+        api = "anthropic"
+    request = req_body if isinstance(req_body, dict) and req_body else None
+    stream = False
     if api == "anthropic":
         stream = isinstance(resp_body, str) and "message_start" in resp_body
         if isinstance(resp_body, dict) and isinstance(resp_body.get("content"), list):
             resp_body = {"type": "message", "role": "assistant", **resp_body}  # some recorders drop them
-        pair = {"request": req_body, "response": None if stream or not isinstance(resp_body, dict)
-                or resp_body.get("type") != "message" else resp_body}
-        t = anthropic_api.read_value(pair, src.path)
+        reply = None if stream or not isinstance(resp_body, dict) or resp_body.get("type") != "message" else resp_body
+        t = anthropic_api.read_value({"request": request, "response": reply} if request else reply or {}, src.path)
         if stream:
             anthropic_api.read_stream(_sse_events(resp_body), t)
     else:
         if isinstance(resp_body, str) and "data:" in resp_body:
             resp_body = _openai_stream(_sse_events(resp_body))
-        pair = {"request": req_body, "response": resp_body if isinstance(resp_body, dict)
-                and ("choices" in resp_body or "output" in resp_body) else None}
-        t = openai.read_value(pair, src.path)
+        reply = resp_body if isinstance(resp_body, dict) and ("choices" in resp_body or "output" in resp_body) else None
+        t = openai.read_value({"request": request, "response": reply} if request else reply or {}, src.path)
     if isinstance(code, int) and code >= 400:
         t.warnings.append(f"the model call answered HTTP {code}: {str(resp_body)[:200]}")
+    elif reply is None and not stream:
+        seen = f"keys {', '.join(map(str, resp_body))}" if isinstance(resp_body, dict) and resp_body else \
+            "no body" if resp_body in (None, "", {}) else f"{str(resp_body)[:60]!r}"
+        raise NothingToImport(f"the last model call's response ({seen}) is not a reply of the "
+                              f"{'Anthropic Messages API' if api == 'anthropic' else 'OpenAI API'}: the model's "
+                              "answer is not in the log; import a cassette that recorded the response")
     return t
+
+
+def _status(response: dict[str, Any]) -> Any:
+    status = response.get("status")
+    return status.get("code") if isinstance(status, dict) else status
+
+
+def _call(interaction: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:
+    """(api, request body, response body, HTTP status) of an interaction that is a model call."""
+    request, response = interaction.get("request"), interaction.get("response") or {}
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        return None
+    req_body, resp_body = _body(request), _body(response)
+    api = _api(_url(request), req_body) if request else _reply_api(resp_body)
+    return (api, req_body, resp_body, _status(response)) if api is not None else None
+
+
+def _chained(calls: list[tuple[str, Any, Any, Any]]) -> tuple[str, Any, Any, Any]:
+    """The last call, with the input of the Responses API calls it continues (`previous_response_id`:
+    the server keeps the history, the request holds only the new turn) put before its own."""
+    api, req, resp, code = calls[-1]
+    by_id = {r["id"]: (q, r) for _, q, r, _ in calls if isinstance(q, dict) and isinstance(r, dict)
+             and isinstance(r.get("id"), str)}
+    if not isinstance(req, dict) or not isinstance(req.get("input"), (list, str)):
+        return calls[-1]
+    items = _items(req["input"])
+    seen: set[str] = set()
+    previous = req.get("previous_response_id")
+    while isinstance(previous, str) and previous in by_id and previous not in seen:
+        seen.add(previous)
+        earlier_req, earlier_resp = by_id[previous]
+        earlier_out = [i for i in earlier_resp.get("output") or [] if isinstance(i, dict) and i.get("type") == "message"]
+        items = _items(earlier_req.get("input")) + earlier_out + items
+        previous = earlier_req.get("previous_response_id")
+    return api, {**req, "input": items}, resp, code
+
+
+def _items(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return list(value) if isinstance(value, list) else []
 
 
 def parse(src: Source) -> Transcript:
     interactions = _interactions(_document(src))
-    calls = [(i["request"], i.get("response") or {}) for i in interactions
-             if isinstance(i.get("request"), dict) and _api(_url(i["request"]), _body(i["request"])) is not None]
+    calls = [c for c in map(_call, interactions) if c is not None]
     if not calls:
         raise NotThisFormat(f"{plural(len(interactions), 'HTTP exchange')}, none of them a call to the "
                             "Anthropic Messages API or OpenAI")
-    t = _exchange(*calls[-1], src)
+    t = _exchange(*_chained(calls), src)
     t.format = FORMAT
     if len(calls) > 1:
         t.warnings.append(f"the cassette holds {plural(len(calls), 'model call')}; the last one's conversation is "

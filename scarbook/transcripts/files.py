@@ -9,6 +9,7 @@ write files cannot be reconstructed and are not guessed at.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall,
 _WRITE = {"write", "write_file", "create_file", "save_file", "writefile", "create"}
 _EDIT = {"edit", "edit_file", "str_replace", "replace_in_file", "apply_edit"}
 _MULTI = {"multiedit", "multi_edit"}
-_EDITOR = {"str_replace_based_edit_tool", "str_replace_editor", "text_editor"}
+_EDITOR = {"str_replace_based_edit_tool", "str_replace_editor", "text_editor", "text_editor_code_execution"}
 _READ = {"read", "read_file", "view", "view_file", "open_file", "cat", "readfile"}
 _LIST = {"ls", "list_dir", "list_directory", "list_files", "listdir", "glob"}
 _RANGE_KEYS = {"offset", "limit", "start_line", "end_line", "view_range", "line_range", "lines"}
@@ -291,6 +292,31 @@ def _replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
         fw.content = applied
 
 
+# Tools an agent framework gives the model to hand in its result (pydantic-ai's output tool, smolagents'):
+# the call's input is the answer.
+_OUTPUT_TOOLS = re.compile(r"\A(?:final_result(?:_\w+)?|final_answer)\Z")
+
+
+def final_answer(entries: list[Any]) -> tuple[str | None, bool]:
+    """(the agent's last word in the main conversation, whether it was only a preamble): the input of an
+    output tool it ended with, else its last text — a preamble ("Let me check…") when it called a tool
+    after that text, the log ending before it answered."""
+    called = False
+    for e in reversed(entries):
+        if getattr(e, "sidechain", False):
+            continue
+        if isinstance(e, ToolCall):
+            if not called and _OUTPUT_TOOLS.match(_base_name(e.name)):
+                values = list(e.input.values())
+                if len(values) == 1 and isinstance(values[0], str):
+                    return values[0], False
+                return json.dumps(e.input, ensure_ascii=False, indent=2), False
+            called = True
+        elif isinstance(e, Message) and e.role == "assistant" and e.kind == "text" and e.text.strip():
+            return e.text, called
+    return None, False
+
+
 def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcript:
     """Derive files and the final answer once a parser has filled the timeline.
 
@@ -300,11 +326,7 @@ def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcri
 
 
     if t.final_answer is None:
-        for m in reversed(t.entries):
-            if (isinstance(m, Message) and m.role == "assistant" and m.kind == "text" and not m.sidechain
-                    and m.text.strip()):
-                t.final_answer = m.text
-                break
+        t.final_answer, t.preamble = final_answer(t.entries)
     t.derive_mark = (len(t.warnings), verbatim_reads)
     derive_files(t, verbatim_reads=verbatim_reads)
     return t

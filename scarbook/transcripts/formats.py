@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scarbook.text import with_article
 from scarbook.transcripts import (
     anthropic_api,
     cassette,
@@ -120,6 +121,8 @@ def _claims_cassette(src: Source, shape: Shape) -> bool:
     if shape.kind == "yaml":
         return "interactions" in shape.keys
     keys = set(shape.keys)
+    if shape.kind == "json-object" and {"status", "body"} <= keys and "request" not in keys:
+        return True  # a response recorded alone
     return shape.kind in ("json-object", "json-lines") and ("interactions" in keys or {"request", "response"} <= keys)
 
 
@@ -160,7 +163,7 @@ def _plainly(parse: Callable[[Source], Transcript]) -> Callable[[Source, bool], 
 
 
 _MARKS: dict[str, set[str]] = {
-    "inspect": {"version", "eval", "samples", "results", "stats", "plan"},
+    "inspect": {"eval", "samples", "results", "stats", "plan"},  # not `version`: cassettes have one too
     "scarbook": {"task", "tool_call", "tool_result", "final", "usage", "model_call"},
     "claude-code": {"message", "uuid", "parentUuid", "sessionId", "isSidechain", "cwd", "loglines", "user",
                     "assistant", "summary", "toolUseResult"},
@@ -242,7 +245,7 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
 def forced_refusal(path: Path, src: Source, format: str, why: str) -> str:
     """The one line for `--format NAME` on a file that reader does not take."""
     name, _ = closest(src.shape)
-    return (f"{path} is not a{'n' if format[0] in 'aeio' else ''} {format} transcript: {why}; seen: "
+    return (f"{path} is not {with_article(format)} transcript: {why}; seen: "
             f"{src.shape.describe()}; {todo(path, src.shape, name, forced=format)}")
 
 

@@ -80,6 +80,9 @@ class Transcript:
     format: str
     entries: list[Entry] = field(default_factory=list)
     final_answer: str | None = None
+    # The final answer is only the agent's last text before tool calls the log ends with ("Let me check…"):
+    # shown as a candidate, never the default artifact.
+    preamble: bool = False
     model: str | None = None
     usage: Usage | None = None
     cwd: str | None = None

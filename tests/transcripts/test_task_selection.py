@@ -108,3 +108,19 @@ def test_a_subagent_file_alone_is_its_own_conversation(tmp_path):
     assert t.final_answer == "It is set in src/net.py line 3 (MAX_RETRIES = 5)."
     assert t.warnings == ["a subagent's log (every record is a sidechain): the task is its prompt, the artifact its "
                           "answer or the last file it wrote"]
+
+
+def test_a_teammates_message_and_a_frameworks_retry_prompt_are_not_turns(tmp_path):
+    """Claude Code delivers a teammate's report as a user record ("Another Claude session sent a message:
+    <teammate-message …>"); pydantic-ai asks again after a reply fails validation ("Validation feedback: …
+    Fix the errors and try again."). Both were taken as the task."""
+    log = _log(tmp_path, [
+        ("user", "Coordinate the indexer and the reviewer"),
+        ("assistant", [{"type": "text", "text": "Spawned both."}]),
+        ("user", 'Another Claude session sent a message:\n<teammate-message teammate_id="indexer" color="blue">\n'
+                 "Index rebuilt.\n</teammate-message>"),
+        ("user", "Validation feedback:\nPlease return text.\n\nFix the errors and try again."),
+        ("user", "Some output\n\nFix the errors and try again."),
+        ("assistant", [{"type": "text", "text": "All reports are in."}])])
+    t = load_transcript(log)
+    assert [tn.prompt for tn in turns(t)] == ["Coordinate the indexer and the reviewer"]
