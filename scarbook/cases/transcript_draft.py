@@ -25,12 +25,12 @@ from scarbook.transcripts.case_pieces import (
     candidates,
     default_artifact,
     pick_task,
-    suggest_seeds,
     turn_of,
     turns,
 )
 from scarbook.transcripts.files import is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Message, Transcript
+from scarbook.transcripts.seeds import suggest_seeds, task_start
 from scarbook.transcripts.text import command_label, preview
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -173,8 +173,9 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     """Create `cases/<case_id>/` from the transcript; return the case folder.
 
     `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
-    `default_artifact`. With `seed_suggested`, each suggested seed whose content the transcript
-    holds is copied into seed/ (suggestions without content are left for the user). `good` (a
+    `default_artifact`. With `seed_suggested`, each file of the project as it stood when the task began
+    (`suggest_seeds`) whose content the transcript holds is copied into seed/ (suggestions without content
+    are left for the user: `scarbook import` names them). `good` (a
     candidate number or a file, `pick_good`) is copied to scar/good<ext> as scar.good_artifact.
     """
     if not CASE_ID.match(case_id):
@@ -202,7 +203,8 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     if good_artifact is not None:
         data["scar"]["good_artifact"] = f"scar/good{_ext(good_artifact[0])}"
     case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything
-    seeds = [(s.path, s.content) for s in suggest_seeds(t) if s.content is not None] if seed_suggested else []
+    start = task_start(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact)
+    seeds = [(s.path, s.content) for s in suggest_seeds(t, start) if s.content is not None] if seed_suggested else []
     (folder / "scar").mkdir(parents=True)
     try:
         if t.excerpt is not None:

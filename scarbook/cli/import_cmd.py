@@ -65,6 +65,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         pick_task,
         preview,
         suggest_seeds,
+        task_start,
         turns,
     )
     from scarbook.transcripts.text import group_warnings
@@ -94,7 +95,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             say(task.note)
         say("candidates:")
         say(format_candidates(cands))
-        seeds = suggest_seeds(t)
+        seeds = suggest_seeds(t, task_start(t, chosen, exact=turn is not None))
         if seeds:
             say("seed suggestions:")
             for s in seeds:
@@ -120,9 +121,13 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                                 + (f" ({exc.filename})" if exc.filename else "")
                                 + " — make that folder writable") from None
     say(f"wrote draft case {folder}")
-    joined = pick_task(t, pick_turn(t, candidates(t), turn, artifact_index)[0], exact=turn is not None).note
+    chosen = pick_turn(t, candidates(t), turn, artifact_index)[0]
+    joined = pick_task(t, chosen, exact=turn is not None).note
     if joined:
         say(joined)
+    for seed in suggest_seeds(t, task_start(t, chosen, exact=turn is not None)):
+        if seed.content is None:  # the state before the task that the log cannot give: the user adds it
+            warn(f"not seeded: {seed.path} — {seed.reason}")
     _say_trajectory_hints(t, candidates(t), turn, artifact_index)
     try:
         certified = _certify_draft(project, load_case(folder), skip_judge, times)

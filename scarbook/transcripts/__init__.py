@@ -4,7 +4,9 @@ offer the pieces of a case (candidate artifacts, the task, seed files); scarbook
 Public API (what the CLI and the TUI call):
     load_transcript(path, format=None) -> Transcript        # FORMATS lists the names
     candidates(t) -> list[Candidate]; format_candidates(cands) -> str; default_artifact(cands)
-    suggest_task(t, turn=None) -> str; pick_task(t, turn, exact=False) -> TaskPick (follow-ups joined); turns(t); turn_of(t, entry); suggest_seeds(t) -> list[SeedSuggestion]
+    suggest_task(t, turn=None) -> str; pick_task(t, turn, exact=False) -> TaskPick (follow-ups joined); turns(t); turn_of(t, entry)
+    suggest_seeds(t, start=None) -> list[SeedSuggestion] (the project as it stood when the task began at entry
+    `start`: task_start(t, turn, exact)); default: the default draft's task
 
     preview(text, n)
 
@@ -14,7 +16,6 @@ wing imports transcripts (the codex preset reads its stream with transcripts.cod
 
 from scarbook.transcripts.case_pieces import (
     Candidate,
-    SeedSuggestion,
     TaskPick,
     candidates,
     default_artifact,
@@ -22,17 +23,17 @@ from scarbook.transcripts.case_pieces import (
     format_candidates,
     is_follow_up,
     pick_task,
-    suggest_seeds,
     suggest_task,
     turn_of,
     turns,
 )
 from scarbook.transcripts.detect import FORMATS, load_transcript
 from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.seeds import SeedSuggestion, suggest_seeds, task_start
 from scarbook.transcripts.text import preview
 
 __all__ = [
     "FORMATS", "Candidate", "TaskPick", "is_follow_up", "pick_task", "FileRead", "FileWritten", "Message", "SeedSuggestion", "ToolCall", "ToolResult",
     "Transcript", "candidates", "default_artifact", "describe_call", "format_candidates", "load_transcript",
-    "preview", "suggest_seeds", "suggest_task", "turn_of", "turns",
+    "preview", "suggest_seeds", "suggest_task", "task_start", "turn_of", "turns",
 ]

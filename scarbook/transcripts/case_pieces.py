@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from scarbook.fs.paths import check_relative
 from scarbook.transcripts.files import file_operation, is_absolute, relative_path
 from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
@@ -38,13 +37,6 @@ class Candidate:
         """Something the agent handed in (an answer, a file, a plan), not a tool's output or its words
         before a tool call: what a draft files when the user names no artifact."""
         return self.kind != "tool_result" and not self.preamble
-
-
-@dataclass
-class SeedSuggestion:
-    path: str
-    content: str | None  # None when no tool result holds the whole file
-    reason: str
 
 
 def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
@@ -231,26 +223,6 @@ def clean_task(text: str) -> str:
     codes or raw control characters (tabs and newlines stay)."""
     text = strip_ansi(_REMINDER.sub("", text)).replace("\r\n", "\n")
     return _CONTROL.sub("", text)
-
-
-def suggest_seeds(t: Transcript) -> list[SeedSuggestion]:
-    """Files the agent read or listed before writing them itself, once each, in order."""
-    by_path: dict[str, SeedSuggestion] = {}
-    for f in t.files_read:
-        if f.written_before or f.path in (".", "") or check_relative(f.path):
-            continue
-        verb = "read" if f.kind == "read" else "listed"
-        have = by_path.get(f.path)
-        if have is not None and (have.content is not None or f.content is None):
-            continue
-        if f.content is not None:
-            reason = f"{verb} by {f.tool}; content from its result"
-        elif f.kind == "list":
-            reason = f"listed by {f.tool}; a directory, add its files yourself"
-        else:
-            reason = f"{verb} by {f.tool}; its whole content is not in the transcript"
-        by_path[f.path] = SeedSuggestion(f.path, f.content, reason)
-    return list(by_path.values())
 
 
 def format_candidates(cands: list[Candidate]) -> str:

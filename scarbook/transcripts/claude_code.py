@@ -29,7 +29,7 @@ from scarbook.transcripts.model import (
     date_of,
 )
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
-from scarbook.transcripts.text import command_args, is_command, strip_ansi
+from scarbook.transcripts.text import PLACEHOLDER, command_args, is_command, strip_ansi
 
 FORMAT = "claude-code"
 _REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
@@ -83,6 +83,9 @@ def _active_uuids(rows: list[dict[str, Any]], parent_of: dict[str, str | None]) 
     return active, linked
 
 
+_CUT_SHORT = re.compile(r"truncated|too large|exceeds|more lines", re.I)
+
+
 def _read_content(text: str, call_input: dict[str, Any]) -> str | None:
     """The whole file from a Read result's `cat -n` text, or None when it shows only a part."""
     if call_input.get("offset") or call_input.get("limit"):
@@ -91,6 +94,10 @@ def _read_content(text: str, call_input: dict[str, Any]) -> str | None:
     body = _REMINDER.sub("\n", text).strip("\n")
     if not body:
         return "" if "empty" in reminders else None
+    if not any(_NUMBERED.match(line) for line in body.split("\n")[:3]):
+        # no `cat -n` gutter at all: an SDK or an older version that hands the file back as it is
+        cut = _CUT_SHORT.search(reminders + body[-200:]) or PLACEHOLDER.match(body.strip())  # an image is no text
+        return None if cut else body
     lines: list[str] = []
     for k, line in enumerate(body.split("\n"), start=1):
         m = _NUMBERED.match(line)

@@ -12,28 +12,20 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import shlex
+from collections.abc import Iterator
+from typing import Any
 
-from scarbook.transcripts.model import FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import FileOp, FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.shell import SHELL_TOOLS, shell_ops, whole_output, window_content
 
 _WRITE = {"write", "write_file", "create_file", "save_file", "writefile", "create"}
 _EDIT = {"edit", "edit_file", "str_replace", "replace_in_file", "apply_edit"}
 _MULTI = {"multiedit", "multi_edit"}
 _EDITOR = {"str_replace_based_edit_tool", "str_replace_editor", "text_editor", "text_editor_code_execution"}
-_READ = {"read", "read_file", "view", "view_file", "open_file", "cat", "readfile"}
+_READ = {"read", "read_file", "view", "view_file", "open_file", "open", "cat", "readfile"}
 _LIST = {"ls", "list_dir", "list_directory", "list_files", "listdir", "glob"}
 _RANGE_KEYS = {"offset", "limit", "start_line", "end_line", "view_range", "line_range", "lines"}
-
-
-@dataclass
-class FileOp:
-    kind: Literal["write", "edit", "insert", "read", "list"]
-    path: str
-    content: str | None = None
-    edits: list[tuple[str, str, bool]] = field(default_factory=list)  # (old, new, replace_all)
-    insert_line: int = 0
-    partial: bool = False  # a read of only some lines
 
 
 def _first(d: dict[str, Any], *keys: str) -> Any:
@@ -53,7 +45,7 @@ def _base_name(name: str) -> str:
 def file_operation(call: ToolCall) -> FileOp | None:
     """What a tool call does to the file system, or None for tools that are not file tools."""
     name, inp = _base_name(call.name), call.input if isinstance(call.input, dict) else {}
-    path = _first(inp, "file_path", "path", "filename", "file", "notebook_path")
+    path = _first(inp, "file_path", "path", "filename", "file", "notebook_path") or call.target
     if name in _EDITOR:
         command = inp.get("command")  # the model wrote it: may be anything JSON holds
         name = {"create": "write", "str_replace": "edit", "view": "read", "insert": "insert"}.get(
@@ -67,11 +59,11 @@ def file_operation(call: ToolCall) -> FileOp | None:
     if name in _WRITE:
         return FileOp("write", path, content=_first(inp, "content", "contents", "file_text", "text", "data"))
     if name in _EDIT:
-        old = _first(inp, "old_string", "old_str", "old_text")
-        new = _first(inp, "new_string", "new_str", "new_text")
+        old = _first(inp, "old_string", "old_str", "old_text", "search")
+        new = _first(inp, "new_string", "new_str", "new_text", "replace")
         if old is None or new is None:
             return FileOp("edit", path)
-        return FileOp("edit", path, edits=[(old, new, bool(inp.get("replace_all")))])
+        return FileOp("edit", path, edits=[(old, new, bool(inp.get("replace_all") or inp.get("replace-all")))])
     if name in _MULTI:
         edits = [
             (e.get("old_string", ""), e.get("new_string", ""), bool(e.get("replace_all")))
@@ -82,8 +74,28 @@ def file_operation(call: ToolCall) -> FileOp | None:
         return FileOp("insert", path, content=_first(inp, "new_str", "insert_text", "text"),
                       insert_line=int(inp.get("insert_line", 0) or 0))
     if name in _READ:
-        return FileOp("read", path, partial=bool(_RANGE_KEYS & {k for k, v in inp.items() if v}))
+        partial = bool(_RANGE_KEYS & {k for k, v in inp.items() if v})
+        if _base_name(call.name) in _EDITOR:
+            return FileOp("read", path, partial=partial, view="gutter")
+        return FileOp("read", path, partial=partial, view="window" if name == "open" else "verbatim")
     return None
+
+
+def file_operations(call: ToolCall, *, swe_agent: bool = False) -> list[FileOp]:
+    """Every file operation of a call: a file tool's one, or what a shell command's text shows
+    (`scarbook.transcripts.shell`: `cat FILE`, heredoc writes, `sed -i`; with `swe_agent`, its
+    open/create/edit commands)."""
+    op = file_operation(call)
+    if op is not None:
+        return [op]
+    inp = call.input if isinstance(call.input, dict) else {}
+    command = _first(inp, "command", "cmd")
+    if isinstance(inp.get("command"), list) and all(isinstance(w, str) for w in inp["command"]):
+        words = inp["command"]  # Codex: ["bash", "-lc", "cat a.py"]
+        command = words[2] if len(words) == 3 and words[1] in ("-c", "-lc") else shlex.join(words)
+    if command is None or _base_name(call.name) not in SHELL_TOOLS:
+        return []
+    return shell_ops(command, call.target, swe_agent=swe_agent)
 
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?=/|$)")
@@ -200,16 +212,33 @@ def strip_viewer_gutter(text: str) -> str:
     return "\n".join(out) + ("\n" if final_newline else "")
 
 
-def _read_content(call: ToolCall, op: FileOp, result: ToolResult | None, verbatim_reads: bool) -> str | None:
+def read_content(op: FileOp, result: ToolResult | None, verbatim_reads: bool) -> str | None:
     """The whole content a read shows, or None (a partial read, no result, a format that does not
-    keep it verbatim)."""
+    keep it verbatim, an output the harness cut)."""
     if op.kind != "read" or result is None or op.partial:
         return None
     if result.file_content is not None:
         return result.file_content
-    if not verbatim_reads:
-        return None
-    return strip_viewer_gutter(result.text) if _base_name(call.name) in _EDITOR else result.text
+    if op.view == "window":
+        return window_content(result.text)
+    if op.view == "gutter":
+        return strip_viewer_gutter(result.text) if verbatim_reads else None
+    return result.text if verbatim_reads and whole_output(result.text) else None
+
+
+def file_events(t: Transcript) -> Iterator[tuple[int, ToolCall, ToolResult | None, FileOp, str]]:
+    """Every file operation of the timeline that took effect, in order: (its call's index, the call, its
+    result, the operation, the path relative to `t.root`). A call whose tool refused (an error result)
+    changed nothing and read nothing."""
+    results: dict[str, ToolResult] = {r.call_id: r for r in t.tool_results}
+    for index, call in enumerate(t.entries):
+        if not isinstance(call, ToolCall):
+            continue
+        result = results.get(call.id)
+        if result is not None and result.is_error:
+            continue
+        for op in file_operations(call, swe_agent=t.format == "swe-agent"):
+            yield index, call, result, op, relative_path(op.path, t.root)
 
 
 def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
@@ -218,23 +247,13 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
     in order of their last write, so the last one is the natural default artifact."""
     if t.root is None:
         t.root = touched_root(t)
-    results: dict[str, ToolResult] = {r.call_id: r for r in t.tool_results}
     written: dict[str, FileWritten] = {}
     known: dict[str, str] = {}  # path -> content we know it had (read whole), before any write
     reads: list[FileRead] = []
     listed: set[str] = set()  # folders: never a written file
-    for index, call in enumerate(t.entries):
-        if not isinstance(call, ToolCall):
-            continue
-        op = file_operation(call)
-        if op is None:
-            continue
-        result = results.get(call.id)
-        if result is not None and result.is_error:
-            continue  # the tool refused: nothing changed, nothing was read
-        path = relative_path(op.path, t.root)
+    for index, call, result, op, path in file_events(t):
         if op.kind in ("read", "list"):
-            content = _read_content(call, op, result, verbatim_reads)
+            content = read_content(op, result, verbatim_reads or is_shell(call))
             if content is not None and path not in written:
                 known.setdefault(path, content)
             if op.kind == "list":
@@ -244,7 +263,7 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         if path in (".", "/") or path in listed or op.path.endswith(("/", "\\")):
             t.warnings.append(f"{call.name} {op.path} names a folder, not a file; it is not a candidate")
             continue
-        if result is None:
+        if result is None and op.kind != "changed":
             t.warnings.append(f"tool call {call.id} ({call.name} {path}) has no result; assumed it succeeded")
         fw = written.pop(path, None)
         if fw is None:
@@ -254,10 +273,15 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         written[path] = fw  # (re)inserted last: the order is the order of last writes
         fw.tools.append(call.name)
         fw.entry = index
-        _replay(fw, op, call)
+        replay(fw, op, call)
     t.files_written = list(written.values())
     t.files_read = reads
     _warn_outside(t, reads)
+
+
+def is_shell(call: ToolCall) -> bool:
+    """A shell command's output is what the command printed, verbatim in every format."""
+    return _base_name(call.name) in SHELL_TOOLS
 
 
 def _warn_outside(t: Transcript, reads: list[FileRead]) -> None:
@@ -270,7 +294,7 @@ def _warn_outside(t: Transcript, reads: list[FileRead]) -> None:
                           f"(--root {folder} would make it one)")
 
 
-def _replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
+def replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
     """One write, edit or insert applied to what is known of the file (its content, or the
     fragments written into a file whose earlier content the transcript does not hold)."""
     if fw.content is None and op.kind == "edit" and op.edits and op.edits[0][0] == "":
@@ -278,18 +302,31 @@ def _replay(fw: FileWritten, op: FileOp, call: ToolCall) -> None:
     if op.kind == "write":
         fw.content, fw.note = op.content, "" if op.content is not None else "the write had no content"
         fw.fragments = []
+    elif op.kind == "changed":
+        fw.content, fw.fragments = None, []
+        fw.note = f"changed by a shell command ({call.name}) whose effect the log does not show"
     elif fw.content is None:
         fw.fragments += [new for _, new, _ in op.edits] if op.kind == "edit" else [op.content or ""]
         if not fw.note:
             fw.note = f"{call.name} changed a file whose earlier content is not in the transcript"
     elif op.kind == "insert":
         fw.content = _insert(fw.content, op.insert_line, op.content or "")
+    elif op.kind == "lines":
+        fw.content = _replace_lines(fw.content, op.insert_line, op.end_line, op.content or "")
     else:
         applied = _apply_edits(fw.content, op.edits) if op.edits else None
         if applied is None:
             fw.note = f"could not replay {call.name} (call {call.id}): its old text is not in the file"
             fw.fragments = [new for _, new, _ in op.edits]
         fw.content = applied
+
+
+def _replace_lines(content: str, first: int, last: int, text: str) -> str:
+    """Lines first..last (from 1, inclusive) replaced by `text` (SWE-agent's `edit N:M`)."""
+    lines = content.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return "".join(lines[:max(first - 1, 0)]) + text + "".join(lines[last:])
 
 
 # Tools an agent framework gives the model to hand in its result (pydantic-ai's output tool, smolagents'):

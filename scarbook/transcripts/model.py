@@ -32,6 +32,8 @@ class ToolCall:
     name: str
     input: dict[str, Any]
     sidechain: bool = False
+    # The file the call acts on when its input does not name it (SWE-agent's `edit` changes the open file).
+    target: str | None = None
 
 
 @dataclass
@@ -48,6 +50,25 @@ class ToolResult:
 
 
 Entry = Message | ToolCall | ToolResult
+
+
+@dataclass
+class FileOp:
+    """What one tool call did to one file, as far as its input and result say."""
+
+    # write: whole new content; edit: (old, new) replacements; insert: text at a line; lines: lines
+    # insert_line..end_line replaced (SWE-agent's `edit N:M`); changed: changed in a way the log does not
+    # show (sed -i, a redirection); read; list
+    kind: Literal["write", "edit", "insert", "lines", "changed", "read", "list"]
+    path: str
+    content: str | None = None
+    edits: list[tuple[str, str, bool]] = field(default_factory=list)  # (old, new, replace_all)
+    insert_line: int = 0
+    end_line: int = 0
+    partial: bool = False  # a read of only some lines; a change in place (sed -i, >>) of a file that was there
+    # how a read's result shows the file: as it is, numbered by a text editor's `view` (gutter), or
+    # SWE-agent's `open` window ("[File: a.py (10 lines total)]", "1:line")
+    view: Literal["verbatim", "gutter", "window"] = "verbatim"
 
 
 @dataclass

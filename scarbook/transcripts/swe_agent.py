@@ -18,6 +18,7 @@ from typing import Any
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.openai import add_chat_message, content_text
+from scarbook.transcripts.shell import window_path
 from scarbook.transcripts.source import Source
 
 _ISSUE = [re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S),
@@ -40,6 +41,15 @@ def issue_of(prompt: str) -> str:
     return prompt.strip()
 
 
+_DEMO = re.compile(r"\A\s*Here is a demonstration of how to correctly accomplish this task")
+
+
+def is_demonstration(message: dict[str, Any]) -> bool:
+    """The worked example of another issue SWE-agent shows the model before its own (`is_demo`, or its
+    opening words): never the task."""
+    return bool(message.get("is_demo")) or bool(_DEMO.match(_text(message.get("content"))))
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else content_text(value)
 
@@ -51,8 +61,50 @@ def _document(src: Source, what: str) -> dict[str, Any]:
     return value
 
 
-def _finish(t: Transcript, info: Any) -> Transcript:
+_FOOTER = re.compile(r"\n?\(Open file: (?P<open>[^\n]*)\)\n\(Current directory: (?P<cwd>[^\n]*)\)\n?(?:bash-\$)?\s*\Z")
+
+
+def _clean_outputs(t: Transcript) -> None:
+    """SWE-agent's terminal: each output ends with "(Open file: …)\\n(Current directory: …)\\nbash-$" and
+    its lines with CRLF. The output is what the command printed; the footer says where the agent stood."""
+    for r in t.tool_results:
+        text = r.text.replace("\r\n", "\n")
+        m = _FOOTER.search(text)
+        if m:
+            text = text[:m.start()]
+            if t.cwd is None and m.group("cwd").startswith("/"):
+                t.cwd = m.group("cwd")
+        r.text = text
+
+
+def _follow_open_file(t: Transcript) -> None:
+    """SWE-agent's `edit` changes the file it has open: name it on each edit call (`ToolCall.target`). The
+    file opened or created last is the open one; an `open` of a relative path whose window names the
+    absolute one also says where the agent worked (its cwd)."""
+    results = {r.call_id: r for r in t.tool_results}
+    open_file: str | None = None
+    for call in t.tool_calls:
+        command = call.input.get("command") if call.name == "bash" else None
+        words = command.split(maxsplit=2) if isinstance(command, str) else []
+        verb = call.name if call.name in ("open", "create", "edit") else words[0] if words else ""
+        result = results.get(call.id)
+        if verb in ("open", "create"):
+            named = call.input.get("path") if call.name == verb else words[1] if len(words) > 1 else None
+            shown = window_path(result.text) if result is not None else None
+            if isinstance(named, str):
+                open_file = shown if shown and shown.startswith("/") else named.strip("'\"")
+                if t.cwd is None and shown and shown.startswith("/") and not named.strip("'\"").startswith("/") \
+                        and shown.endswith("/" + named.strip("'\"")):
+                    t.cwd = shown[: -len(named.strip("'\"")) - 1] or "/"
+        elif verb == "edit" and open_file is not None:
+            call.target = open_file
+
+
+def _finish(t: Transcript, info: Any, history_cwd: str | None = None) -> Transcript:
     info = info if isinstance(info, dict) else {}
+    _clean_outputs(t)
+    _follow_open_file(t)
+    t.cwd = t.cwd or history_cwd
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
         t.final_answer = submission
@@ -73,7 +125,7 @@ def parse_swe_agent(src: Source) -> Transcript:
     if not isinstance(steps, list) and not isinstance(history, list):
         raise NotThisFormat("no `trajectory` or `history` list (a SWE-agent .traj file)")
     t = Transcript(format="swe-agent", source=src.path)
-    users = [m for m in history or [] if isinstance(m, dict) and m.get("role") == "user"]
+    users = [m for m in history or [] if isinstance(m, dict) and m.get("role") == "user" and not is_demonstration(m)]
     prompt = next((m for m in users if m.get("agent") in ("primary", "main")), users[0] if users else None)
     if prompt is not None:
         t.entries.append(Message("user", issue_of(_text(prompt.get("content")))))
@@ -104,7 +156,19 @@ def parse_swe_agent(src: Source) -> Transcript:
             add_chat_message(t, {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")},
                              fn_ids)
     _submission_from_submit(t)
-    return _finish(t, doc.get("info"))
+    return _finish(t, doc.get("info"), _cwd_in_history(history))
+
+
+_CWD = re.compile(r"\(Current directory: (/[^\n)]*)\)")
+
+
+def _cwd_in_history(history: Any) -> str | None:
+    """Where the agent worked, as the terminal's footer in the history says it ("(Current directory: /repo)")."""
+    for m in history if isinstance(history, list) else []:
+        found = _CWD.search(_text(m.get("content"))) if isinstance(m, dict) and not is_demonstration(m) else None
+        if found:
+            return found.group(1)
+    return None
 
 
 def _submission_from_submit(t: Transcript) -> None:

@@ -173,8 +173,6 @@ def test_no_log_crashes_the_import(results, record_property):
     assert not crashed, "\n".join(crashed)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 34: the transcript readers are being fixed (frontdoor); "
-                   "at landing 91 of 102 logs were drafted right")
 def test_at_least_nine_in_ten_logs_draft_right(results):
     correct = sum(r.outcome == CORRECT for r in results)
     assert correct >= TARGET * len(results), f"{correct}/{len(results)} correct\n{totals(results)}"
