@@ -164,10 +164,10 @@ def _withheld(ready: ReadySession) -> list[str]:
 
 async def _run_session(ready: ReadySession, control: SessionControl | None,
                        executor: Executor | None) -> AsyncGenerator[Event, None]:
-    # what a killed scarbook left running for this project (its agents' setsid grandchildren): every
-    # process's environment is read, so on a thread
-    stale = await asyncio.to_thread(kill_stale, project_tag(ready.project.root))
-    session = _SessionRun(ready, control or SessionControl(), executor)
+    # what a killed scarbook left running for this project (its agents' setsid grandchildren: every
+    # process's environment is read), and git's revision (a program): on a thread, off the loop
+    stale, revision = await asyncio.to_thread(_before_session, ready.project.root)
+    session = _SessionRun(ready, control or SessionControl(), executor, revision)
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
                          stale_killed=stale)
     recorder = session.attempts.recorder
@@ -190,9 +190,13 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
     yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
 
 
-def open_session(ready: ReadySession, executor: dict[str, Any] | None = None) -> SessionInfo:
+def _before_session(root: Path) -> tuple[list[str], str | None]:
+    return kill_stale(project_tag(root)), git_revision(root)
+
+
+def open_session(ready: ReadySession, executor: dict[str, Any] | None, revision: str | None) -> SessionInfo:
     """Claim the session's id (a shard's, or a new one) and record that it started, with where its
-    runs execute (`executor`: the pool's where(); this machine when not given)."""
+    runs execute (`executor`: the pool's where(); this machine when None) and at which git `revision`."""
     project, plan, judge = ready.project, ready.plan, ready.judge
     cfg, history, shard = project.config, project.history, plan.shard
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
@@ -201,7 +205,7 @@ def open_session(ready: ReadySession, executor: dict[str, Any] | None = None) ->
     info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=ready.looks[-1],
                        case_ids=[c.id for c in plan.cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
                        judge_model=cfg.judge_model if judge is not None else "",
-                       git_revision=git_revision(project.root),
+                       git_revision=revision,
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks},
                        rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}),
@@ -213,11 +217,12 @@ def open_session(ready: ReadySession, executor: dict[str, Any] | None = None) ->
 class _SessionRun:
     """One session under way: what run_session's named steps share."""
 
-    def __init__(self, ready: ReadySession, control: SessionControl, executor: Executor | None) -> None:
+    def __init__(self, ready: ReadySession, control: SessionControl, executor: Executor | None,
+                 revision: str | None) -> None:
         project, plan, judge = ready.project, ready.plan, ready.judge
         cfg = project.config
         self.ready, self.control, self.history = ready, control, project.history
-        self.info = open_session(ready, executor.where() if executor is not None else None)
+        self.info = open_session(ready, executor.where() if executor is not None else None, revision)
         sid = self.info.id
         cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
         jobs = (shard.jobs([c.id for c in cases], runs) if shard else
