@@ -91,8 +91,13 @@ def test_200_runs_leave_no_zombie_behind_nor_pile_them_up_while_they_run(project
 
 # The agent starts a daemon (double fork + setsid, tag kept), notes its pid beside the workspace, writes out.txt.
 DAEMON_AGENT = ("import os, sys, time\n"
-                "def note(pid):\n    open(os.path.join(os.environ['NOTES'], f'pid-{pid}'), 'w').close()\n"
-                + textwrap.dedent(DAEMON) + "open('out.txt', 'w').write('x')\n")
+                "RUN = os.environ['SCARBOOK_RUN']\n"
+                "def note(pid):\n    open(os.path.join(os.environ['NOTES'], f'pid-{pid}-run{RUN}'), 'w').close()\n"
+                + textwrap.dedent(DAEMON)
+                + "for _ in range(1000):  # until this run's daemon has noted itself (then it only sleeps)\n"
+                  "    if any(f.endswith(f'-run{RUN}') for f in os.listdir(os.environ['NOTES'])):\n        break\n"
+                  "    time.sleep(0.01)\n"
+                + "open('out.txt', 'w').write('x')\n")
 
 
 def _daemon_project(project, tmp_path: Path, isolation: str) -> Path:
