@@ -109,6 +109,7 @@ async def main():
         while "keys taken" not in seen or "rows filled" not in seen:
             if "keys taken" not in seen and library.query_one("#filter", Input).value == "x":
                 seen["keys taken"] = time.perf_counter() - t0
+                seen["keys taken, CPU"] = time.process_time()  # the process's CPU since it started
             if "rows filled" not in seen and library.loaded:
                 seen["rows filled"] = time.perf_counter() - t0
             await asyncio.sleep(0.002)
@@ -135,7 +136,7 @@ def bench_tui(tmp: Path, n_cases: int, sessions: int, rounds: int = 3) -> list[s
     return [f"TUI over {n_cases:,} cases and a {total:,}-run history, from the process's start (median of {rounds}; "
             f"{load()}):",
             "  " + "; ".join(f"{what} {statistics.median(s):.2f} s ({min(s):.2f}-{max(s):.2f})" for what, s in got.items())
-            + " (keys taken: target <= 1 s)"]
+            + " (keys taken: target <= 1 s; CPU is the process's own, what load elsewhere does not inflate)"]
 
 
 def bench_startup(tmp: Path, rounds: int = 10) -> list[str]:
