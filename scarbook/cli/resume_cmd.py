@@ -50,7 +50,9 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
 
     plan = batch.BatchPlan.read(history.dir / info.id)
     settings = project.config.judge
-    cache = VerdictCache(project.workspaces_dir / FOLDER) if settings.cache else None
+    # its answers go to the part of the cache the session's agents could not reach if they were sandboxed
+    confined = (info.isolation or {}).get("ran") == "sandbox"
+    cache = VerdictCache(project.workspaces_dir / FOLDER, confined=confined) if settings.cache else None
     judge = Judge(settings, cache=cache)
     judge.preflight()
     history.hold_session(info)

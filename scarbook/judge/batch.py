@@ -25,6 +25,7 @@ import anthropic
 from scarbook.checks.context import CheckContext
 from scarbook.checks.verdict import JUDGE_SKIPPED
 from scarbook.judge.artifact import Artifact, ArtifactRefused
+from scarbook.judge.cache import SampleKey
 from scarbook.judge.client import api_call, tool_input_of
 from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import ARTIFACT_EXCERPT, MALFORMED, Judge, JudgeRecord
@@ -35,6 +36,10 @@ from scarbook.models import Check, CheckResult, CheckStatus, Usage
 
 WAITING = f"{JUDGE_SKIPPED} (waiting for the batch judge)"
 PENDING = "pending"  # CheckResult.judge["batch"] of a check the batch has not answered yet
+
+
+def _digest(key: SampleKey | None) -> str | None:
+    return key.digest if key is not None else None
 
 
 def batch_params(request: dict[str, Any]) -> dict[str, Any]:
@@ -81,6 +86,7 @@ class BatchGrader:
         self.judge = judge
         self.settings = judge.settings
         self.artifacts = judge.artifacts  # kept for `scarbook rejudge`, as online
+        self.cache = judge.cache
         self.pending: dict[str, PendingCheck] = {}
         self._count = 0
         self._prefix = secrets.token_hex(3)  # custom ids stay unique if a session submits a second batch
@@ -106,10 +112,10 @@ class BatchGrader:
             key = judge.sample_key(index, rubric, artifact, shown)
             hit = await judge.cached(key, len(rubric), record)
             if hit is not None:
-                pending.samples.append({"sample": index, "key": key, "cached": [asdict(v) for v in hit]})
+                pending.samples.append({"sample": index, "key": _digest(key), "cached": [asdict(v) for v in hit]})
                 continue
             self._count += 1
-            pending.samples.append({"sample": index, "key": key, "custom_id": f"judge-{self._prefix}-{self._count}",
+            pending.samples.append({"sample": index, "key": _digest(key), "custom_id": f"judge-{self._prefix}-{self._count}",
                                     "params": batch_params(judge.request(rubric, artifact, shown, nonce))})
         if not pending.requests():
             return await judge.grade_artifact(check, artifact, task)  # all cached: graded now, not batched
@@ -221,6 +227,8 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
         raise JudgeUnavailable(f"judge batch request {custom_id} was canceled (the batch {batch_id} was canceled)", 0)
     message = result.message
     spent = usage_from_sdk(message.usage)
+    # cached under the key of what was asked, worked out again: never a key read back from batch.json
+    key = judge.sample_key(int(sample.get("sample") or 0), pending.rubric, artifact, pending.task)
     record.calls += 1
     assert record.batch is not None  # set when the batch's answers were taken (the caller's first step)
     record.batch["calls"] += 1
@@ -231,10 +239,10 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
             cut = " (the reply hit max_tokens)" if message.stop_reason == "max_tokens" else ""
             raise MalformedReply(f"no {TOOL_NAME} tool call in the reply{cut}")
         verdicts = parse_tool_input(tool_input, len(pending.rubric))
-        await judge.remember(sample["key"], verdicts, spent, record, batch=True)
+        await judge.remember(key, verdicts, spent, record, batch=True)
         return verdicts
     except MalformedReply:
         online = Usage()
         verdicts = await judge.reask(pending.rubric, artifact, pending.task, record, online)
-        await judge.remember(sample["key"], verdicts, online, record)
+        await judge.remember(key, verdicts, online, record)
         return verdicts

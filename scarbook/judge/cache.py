@@ -8,9 +8,12 @@ nothing the judge is asked.
 
 Storage: one JSON file per key under workspaces/judge-cache/<2 hex>/<key>.json, written atomically
 (scarbook.fs.files), so concurrent sessions and a killed scarbook leave either no entry or a whole
-one. An entry is trusted only whole: a file that does not parse, names another key, or holds
-verdicts that do not fit the rubric is named in a warning and ignored (the judge is asked again and
-the entry rewritten), never used in part.
+one. An entry is trusted only whole: a file that does not parse, whose inputs (the artifact's hash,
+the rubric, model and settings, kept in it) do not hash to the key it claims or that names another
+key, or holds verdicts that do not fit the rubric, is named in a warning and ignored (the judge is
+asked again and the entry rewritten), never used in part. Which entries a session may read at all
+(an unconfined agent can write them) is cache_trust.py's to say: a sandboxed session never uses one
+written while an unconfined agent ran.
 
 Only verdicts from earlier sessions are served: the runs of one session stay independent samples of
 the judge (what a session measures), so a second eval of unchanged artifacts costs nothing, while
@@ -27,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.fs.files import atomic_write_bytes, describe_os_error, read_regular_bytes
+from scarbook.judge.cache_trust import UNCONFINED, Window, changed_since, open_since
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
 from scarbook.models import Usage
 
 FOLDER = "judge-cache"
-VERSION = 1
+VERSION = 2  # 2: an entry keeps the inputs its key is the hash of (1's entries are a quiet miss, rewritten)
 _MAX_ENTRY_BYTES = 1_000_000
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
 
@@ -51,14 +55,26 @@ class SampleKey:
     max_tokens: int
     sample: int
 
+    def inputs(self) -> dict[str, Any]:
+        """What the key is the hash of, as an entry keeps it (the artifact and task by their hashes)."""
+        return {"artifact_sha256": _sha256(self.artifact), "label": self.artifact_label,
+                "truncation_note": self.truncation_note, "task_sha256": None if self.task is None else _sha256(self.task),
+                "rubric": list(self.rubric), "model": self.model, "prompt": self.prompt_digest,
+                "temperature": self.temperature, "max_tokens": self.max_tokens, "sample": self.sample}
+
     @property
     def digest(self) -> str:
-        blob = json.dumps({"v": VERSION, "artifact": self.artifact, "label": self.artifact_label,
-                           "truncation_note": self.truncation_note, "task": self.task, "rubric": list(self.rubric),
-                           "model": self.model, "prompt": self.prompt_digest, "temperature": self.temperature,
-                           "max_tokens": self.max_tokens, "sample": self.sample},
-                          sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return digest_of(self.inputs())
+
+
+def digest_of(inputs: Any) -> str:
+    """The cache key of a sample's inputs (SampleKey.inputs())."""
+    blob = json.dumps({"v": VERSION, "inputs": inputs}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -69,43 +85,61 @@ class CachedSample:
 
 
 class VerdictCache:
-    """Judge verdicts per sample key, under `folder` (workspaces/judge-cache)."""
+    """Judge verdicts per sample key, under `folder` (workspaces/judge-cache). `confined`: this session's
+    agents run in the sandbox — it reads and writes only the part no unconfined session wrote
+    (cache_trust.py); otherwise it reads both parts and writes the unconfined one."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, confined: bool = False) -> None:
         self.folder = Path(folder)
+        self.confined = confined
+        self.window: Window | None = None  # this session's own, while its unconfined agents run (the runner's)
         self.warnings: list[str] = []  # damaged or unwritable entries, each said once
         self._session = secrets.token_hex(8)  # entries this cache wrote are not served back to it
 
-    def path_for(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    def path_for(self, key: str, part: Path | None = None) -> Path:
+        return (part or self._written_part) / key[:2] / f"{key}.json"
 
-    def get(self, key: str, n_items: int) -> CachedSample | None:
-        path = self.path_for(key)
-        try:
-            data = read_regular_bytes(path, limit=_MAX_ENTRY_BYTES)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self._warn(f"judge cache entry {path} could not be read ({describe_os_error(exc)}); ignored")
-            return None
-        try:
-            entry = _parse(data, key, n_items)
-        except _Damaged as why:
-            self._warn(f"judge cache entry {path} is damaged ({why}); ignored, the judge grades it again")
-            return None
-        sample, session = entry
-        return None if session == self._session else sample  # this session's own: runs stay independent
+    @property
+    def _written_part(self) -> Path:
+        return self.folder if self.confined else self.folder / UNCONFINED
 
-    def put(self, key: str, verdicts: list[ItemVerdict], usage: Usage, graded_at: str) -> None:
+    def get(self, key: SampleKey, n_items: int) -> CachedSample | None:
+        digest = key.digest
+        since = self._suspect_since()
+        for part in ([self.folder] if self.confined else [self.folder / UNCONFINED, self.folder]):
+            path = self.path_for(digest, part)
+            try:
+                data = read_regular_bytes(path, limit=_MAX_ENTRY_BYTES)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                self._warn(f"judge cache entry {path} could not be read ({describe_os_error(exc)}); ignored")
+                continue
+            if since is not None and changed_since(path, since, root=self.confined):
+                continue  # changed while an unconfined agent ran: not used
+            try:
+                entry = _parse(data, digest, n_items)
+            except _Old:
+                continue
+            except _Damaged as why:
+                self._warn(f"judge cache entry {path} is damaged ({why}); ignored, the judge grades it again")
+                continue
+            sample, session = entry
+            return None if session == self._session else sample  # this session's own: runs stay independent
+        return None
+
+    def put(self, key: SampleKey, verdicts: list[ItemVerdict], usage: Usage, graded_at: str) -> None:
+        digest = key.digest
         entry = {
             "version": VERSION,
-            "key": key,
+            "key": digest,
+            "inputs": key.inputs(),
             "session": self._session,
             "graded_at": graded_at,
             "usage": usage.to_dict(),
             "items": [{"item": v.item, "verdict": v.verdict, "reason": v.reason} for v in verdicts],
         }
-        path = self.path_for(key)
+        path = self.path_for(digest)
         try:
             # durable=False: an entry lost to power loss is only a verdict paid for again
             atomic_write_bytes(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"), durable=False)
@@ -113,9 +147,19 @@ class VerdictCache:
             self._warn(f"judge cache entry {path} could not be written ({describe_os_error(exc)}); "
                        "verdicts are not cached")
 
+    def _suspect_since(self) -> int | None:
+        """Entries changed at this time or later are not used: an unconfined session (this one, or
+        another still running in the project) had agents that could write them."""
+        times = [t for t in (open_since(self.folder), self.window.since_ns if self.window else None) if t is not None]
+        return min(times) if times else None
+
     def _warn(self, text: str) -> None:
         if text not in self.warnings:
             self.warnings.append(text)
+
+
+class _Old(Exception):
+    """An entry of an earlier version: a quiet miss (the judge's answer rewrites it)."""
 
 
 class _Damaged(Exception):
@@ -129,8 +173,12 @@ def _parse(data: bytes, key: str, n_items: int) -> tuple[CachedSample, Any]:
         raise _Damaged(f"not JSON: {exc}") from None
     if not isinstance(entry, dict):
         raise _Damaged("not a JSON object")
+    if entry.get("version") == 1:
+        raise _Old
     if entry.get("version") != VERSION:
         raise _Damaged(f"version {entry.get('version')!r}, expected {VERSION}")
+    if digest_of(entry.get("inputs")) != entry.get("key"):
+        raise _Damaged("its inputs do not hash to the key it claims")
     if entry.get("key") != key:
         raise _Damaged("it names another key")
     graded_at = entry.get("graded_at")

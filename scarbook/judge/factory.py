@@ -22,17 +22,19 @@ if TYPE_CHECKING:
 
 def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = False,
               env: Mapping[str, str] | None = None, workspaces: Path | None = None,
-              use_cache: bool = True, batch: bool = False) -> Judge | BatchGrader | None:
+              use_cache: bool = True, batch: bool = False, confined: bool = False) -> Judge | BatchGrader | None:
     """The judge a set of cases needs: None when none has an llm_judge check, or judging is skipped.
     With `workspaces` (and judge.cache on, `use_cache` not turned off by --no-judge-cache) its
     verdicts are cached in workspaces/judge-cache, and (judge.keep_artifacts) the artifacts it grades
     are kept in workspaces/judge-artifacts for `scarbook rejudge`. `batch` (eval --judge-batch): its
-    requests wait for one Message Batch (scarbook.judge.batch)."""
+    requests wait for one Message Batch (scarbook.judge.batch). `confined`: the session's agents run in the
+    sandbox, so its cache never reads what an unconfined agent could have written (judge/cache_trust.py)."""
     if skip or not any(c.judge_checks for c in cases):
         return None
     from scarbook.judge.judge import Judge  # the SDK loads here, only when a judge will grade
 
-    cache = VerdictCache(workspaces / FOLDER) if workspaces is not None and use_cache and settings.cache else None
+    cache = VerdictCache(workspaces / FOLDER, confined=confined) \
+        if workspaces is not None and use_cache and settings.cache else None
     judge = Judge(settings, env=env, cache=cache)
     if workspaces is not None and settings.keep_artifacts:
         judge.artifacts = ArtifactStore(workspaces / ARTIFACTS_FOLDER)

@@ -143,15 +143,15 @@ class Judge:
         await self.remember(key, verdicts, spent, record)
         return verdicts
 
-    def sample_key(self, index: int, rubric: list[str], artifact: Artifact, task: str | None) -> str | None:
+    def sample_key(self, index: int, rubric: list[str], artifact: Artifact, task: str | None) -> SampleKey | None:
         """The verdict cache's key of sample `index` (None: no cache)."""
         if self.cache is None:
             return None
         s = self.settings
         return SampleKey(artifact.text, artifact.label, artifact.truncation_note(s.max_artifact_bytes), task,
-                         tuple(rubric), s.model, s.prompt_digest, s.temperature, s.max_tokens, index).digest
+                         tuple(rubric), s.model, s.prompt_digest, s.temperature, s.max_tokens, index)
 
-    async def cached(self, key: str | None, n_items: int, record: JudgeRecord) -> list[ItemVerdict] | None:
+    async def cached(self, key: SampleKey | None, n_items: int, record: JudgeRecord) -> list[ItemVerdict] | None:
         """The cached verdicts of a sample (counted on `record` as a hit), or None."""
         cache = self.cache
         if cache is None or key is None:
@@ -166,7 +166,7 @@ class Judge:
         record.graded_at = min(filter(None, (record.graded_at, hit.graded_at)))
         return hit.verdicts
 
-    async def remember(self, key: str | None, verdicts: list[ItemVerdict], spent: Usage, record: JudgeRecord, *,
+    async def remember(self, key: SampleKey | None, verdicts: list[ItemVerdict], spent: Usage, record: JudgeRecord, *,
                        batch: bool = False) -> None:
         """Cache a sample's verdicts with what they cost (at the batch price when `batch`)."""
         cache = self.cache

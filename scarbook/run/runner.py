@@ -29,6 +29,8 @@ from scarbook.agents import PythonAgent
 from scarbook.cases.io import case_digest
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
+from scarbook.judge.cache import FOLDER as CACHE_FOLDER
+from scarbook.judge.cache_trust import Window, close_window, open_window
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.proc import credentials, reaper
@@ -173,6 +175,7 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
     recorder = session.attempts.recorder
     if recorder is not None:
         await recorder.start()  # before the first run opens its door
+    window = await asyncio.to_thread(_open_unconfined, ready)
     driver = session.launch()
     try:
         while (event := await session.queue.get()) is not None:
@@ -186,8 +189,23 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
         await session.stop_if_abandoned(driver)
         if recorder is not None:
             await recorder.stop()
+        if window is not None:  # its agents are gone: what they could have written to the verdict cache is set aside
+            await asyncio.to_thread(close_window, ready.project.workspaces_dir / CACHE_FOLDER, window)
         session.close()
     yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
+
+
+def _open_unconfined(ready: ReadySession) -> Window | None:
+    """An unconfined session's window on the verdict cache (judge/cache_trust.py): while its agents run,
+    no session uses an entry changed in it, and at its end the sandboxed part's changed entries move
+    aside. None for a sandboxed session, or one that runs no agent (rejudge)."""
+    if ready.isolation.get("ran") != "none":
+        return None
+    window = open_window(ready.project.workspaces_dir / CACHE_FOLDER)
+    cache = getattr(ready.judge, "cache", None)
+    if cache is not None:
+        cache.window = window
+    return window
 
 
 def _before_session(root: Path) -> tuple[list[str], str | None]:

@@ -160,7 +160,7 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
     if spec is not None and isolation.get("ran") == "sandbox" and record is None:  # (recorded: the proxy is its way out)
         errors.extend(_offline_problem(spec, project.config.network, plan.cases))
-    judge = _preflight_judge(project, plan, errors)
+    judge = _preflight_judge(project, plan, errors, confined=isolation.get("ran") == "sandbox")
     decide = None
     if plan.adaptive and plan.cases and plan.runs >= 1:
         from scarbook.stats.sequential import make_decider
@@ -315,11 +315,12 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
             f"{shown} — turn on record: or use a preset (claude-code, codex){also}"]
 
 
-def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str]):
+def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str], *, confined: bool):
     from scarbook.judge import judge_for
 
     judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=plan.judge_env,
-                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch)
+                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
+                      confined=confined)
     if judge is not None:
         try:
             judge.preflight()  # no key: said before any run starts

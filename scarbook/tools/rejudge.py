@@ -281,7 +281,8 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
                        gate=gate, reports=dict(reports or {}))
     errors = _unwritable(project, plan)
-    judge = _preflight_judge(project, plan, errors)
+    # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
+    judge = _preflight_judge(project, plan, errors, confined=(pick.source.isolation or {}).get("ran") == "sandbox")
     if errors:
         return Preparation(errors=errors)
     try:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from scarbook.cli import main
 from scarbook.judge.artifact import Artifact
-from scarbook.judge.cache import FOLDER, VerdictCache
+from scarbook.judge.cache import FOLDER, SampleKey, VerdictCache
 from scarbook.models import Check
 from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # noqa: F401
 
@@ -227,7 +227,7 @@ def test_concurrent_writers_and_readers_never_see_half_an_entry(tmp_path):
     from scarbook.judge.verdict import ItemVerdict
     from scarbook.models import Usage
 
-    key = "ab" + "0" * 62
+    key = SampleKey("the artifact", "out.txt", None, None, ("one", "two"), "claude-sonnet-4-6", "p", 0.0, 1024, 0)
     writers = [VerdictCache(tmp_path / FOLDER) for _ in range(4)]  # four sessions at once
     reader = VerdictCache(tmp_path / FOLDER)
     verdicts = [ItemVerdict(1, "PASS", "x" * 5000), ItemVerdict(2, "FAIL", "y" * 5000)]
@@ -249,4 +249,4 @@ def test_concurrent_writers_and_readers_never_see_half_an_entry(tmp_path):
     assert reader.warnings == []
     assert any(s is not None for s in seen)
     assert all(s is None or [v.verdict for v in s.verdicts] == ["PASS", "FAIL"] for s in seen)
-    assert not list((tmp_path / FOLDER).glob("*/.*.tmp"))  # no temp file left behind
+    assert not list((tmp_path / FOLDER).glob("**/.*.tmp"))  # no temp file left behind
