@@ -265,4 +265,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(body)
 
 
+# a dead xdist worker ends the run with a failure that says why, never a hang (tests/helpers/dead_workers.py)
+from tests.helpers.dead_workers import (  # noqa: E402, F401
+    pytest_handlecrashitem,
+    pytest_timeout_set_timer,
+    pytest_xdist_make_scheduler,
+)
 from tests.helpers.inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)

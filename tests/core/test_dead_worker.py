@@ -1,0 +1,69 @@
+"""A dead xdist worker ends the run with a failure that says why, never a hang (issue 37.1;
+tests/helpers/dead_workers.py). A real pytest with pytest-xdist, in a subprocess, on a few tests of which
+one outlives its timeout (pytest-timeout's thread method ends its worker) and one kills its worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.helpers.paths import REPO
+
+TESTS = """\
+import os, time
+import pytest
+
+def test_a(): pass
+def test_b(): pass
+def test_c(): pass
+
+@pytest.mark.xdist_group("g")
+def test_g1(): pass
+
+@pytest.mark.xdist_group("g")
+@pytest.mark.timeout(3)
+def test_g2_hangs(): time.sleep(60)
+
+@pytest.mark.xdist_group("g")
+def test_g3(): pass
+
+def test_z_kills_its_worker(): os._exit(1)
+"""
+
+HOOKS = """\
+from tests.helpers.dead_workers import pytest_handlecrashitem, pytest_timeout_set_timer, pytest_xdist_make_scheduler
+"""
+
+
+def test_a_run_whose_workers_die_ends_and_says_which_tests_and_why(tmp_path: Path) -> None:
+    """Before: after the first dead worker the controller waited forever (loadgroup handed its replacement a
+    unit the dead worker had already finished), and a timeout's stacks were lost ('node down: Not properly
+    terminated' alone)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntimeout = 60\ntimeout_method = thread\n")
+    (tmp_path / "conftest.py").write_text(HOOKS)
+    (tmp_path / "test_dying.py").write_text(TESTS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # (this run's own xdist worker's)
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadgroup", "-p", "no:cacheprovider",
+                             "--basetemp", str(tmp_path / "tmp"), "-rf", "test_dying.py"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        raise AssertionError(f"the run never ended:\n{out}") from None
+    assert proc.returncode == 1, out
+    assert "2 failed, 5 passed" in out, out
+    hung = out[out.index("worker 'gw0' crashed while running 'test_dying.py::test_g2_hangs@g'"):]
+    assert "\ntest_dying.py::test_g2_hangs@g outlived its 3 s limit; its threads:\n" in hung, out
+    assert "def test_g2_hangs(): time.sleep(60)" in hung.partition("worker 'gw1' crashed")[0], out  # its stack
+    assert textwrap.dedent("""\
+        worker 'gw1' crashed while running 'test_dying.py::test_z_kills_its_worker'
+        The worker left no timeout stacks: it was killed (a signal, the OOM killer), crashed in C, or called os._exit
+        """) in out, out
