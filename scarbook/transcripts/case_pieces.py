@@ -60,7 +60,8 @@ def candidates(t: Transcript) -> list[Candidate]:
         out.append(Candidate(len(out) + 1, kind, label, content, path, partial, entry))
 
     if t.final_answer is not None and t.final_answer.strip():
-        add("final_answer", "plain text (the whole log)" if t.format == "plain" else "final answer", t.final_answer,
+        whole = t.format == "plain" and not t.entries  # a log with no shape to read: all of it is the answer
+        add("final_answer", "plain text (the whole log)" if whole else "final answer", t.final_answer,
             entry=_answer_entry(t))
         out[-1].preamble = t.preamble
     for f in t.files_written:
@@ -161,10 +162,19 @@ _FOLLOW_UP = re.compile(
     r"finish|complete it|go|lgtm|looks good)\b", re.I)
 
 
+# A short prompt that corrects the one before ("actually, the parser first") or points back at what was
+# said ("the context you asked for", "the word you just gave me"): it only makes sense with what came before.
+_CORRECTION = re.compile(r"\A(?:actually|instead|wait|no,|oh,? and|also,)\b", re.I)
+_BACK_REFERENCE = re.compile(r"\b(?:you (?:just |already )?(?:asked|gave|said|wrote|suggested|mentioned|proposed|"
+                             r"made|did)|(?:as|like) (?:i|you) said|the above|as before)\b", re.I)
+
+
 def is_follow_up(prompt: str) -> bool:
     """A prompt that continues the one before it rather than asking something new."""
     text = prompt.strip().rstrip(".!")
-    return len(text.split()) <= 8 and bool(_FOLLOW_UP.match(text))
+    words = len(text.split())
+    return (words <= 8 and bool(_FOLLOW_UP.match(text))
+            or words <= 15 and bool(_CORRECTION.match(text) or _BACK_REFERENCE.search(text)))
 
 
 @dataclass

@@ -184,6 +184,9 @@ def _read_records(records: Iterable[Any], t: Transcript, loose: bool = False) ->
         elif kind == "system" and r.get("subtype") == "init":
             t.cwd = t.cwd or r.get("cwd")
             t.model = t.model or r.get("model")
+        elif kind == "queue-operation" and isinstance(r.get("content"), str) and r["content"].strip():
+            # what the user typed while the agent worked (queued, then handed to it): their words too
+            read.rows.append({"uuid": None, "parent": None, "side": False, "queued": r["content"], "chain": False})
         elif kind == "system" and r.get("content"):
             read.rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]),
                               "chain": False})
@@ -228,8 +231,15 @@ def _timeline_turns(t: Transcript, rows: list[dict[str, Any]],
     usage_by_id: dict[str, Usage] = {}
     abandoned = 0
     last_time: str | None = None
+    prompts = {_prompt_text(row["content"]) for row in rows if row.get("kind") == "user"}
     for row in rows:
         side = row["side"]
+        if "queued" in row:
+            text = row["queued"].strip()
+            if text not in prompts:  # not delivered later as a prompt of its own: it steered the turn under way
+                prompts.add(text)
+                turns.append({"role": "user", "blocks": text, "sidechain": False, "extra": None})
+            continue
         if "system" in row:
             turns.append({"role": "system", "blocks": row["system"], "sidechain": side})
             continue
@@ -257,6 +267,12 @@ def _timeline_turns(t: Transcript, rows: list[dict[str, Any]],
         t.warnings.append(f"{abandoned} records on an abandoned branch (an edited or rewound prompt) were skipped")
     t.date = date_of(last_time)
     return turns, usage_by_id
+
+
+def _prompt_text(content: Any) -> str:
+    if isinstance(content, list):
+        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return content.strip() if isinstance(content, str) else ""
 
 
 def _command(content: Any) -> str | None:

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from scarbook.models import Usage
-from scarbook.transcripts.codex_rollout import is_rollout_record, parse_rollout
+from scarbook.transcripts.codex_rollout import is_legacy_rollout, is_rollout_record, parse_rollout
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
@@ -75,7 +75,7 @@ def parse(src: Source) -> Transcript:
     if src.is_binary or src.is_json:
         raise NotThisFormat("not JSON lines")
     for _, first in src.iter_json_lines():
-        if is_rollout_record(first):
+        if is_rollout_record(first) or is_legacy_rollout(src.shape.records):
             return parse_rollout(src)  # a session log (~/.codex/sessions), not an `exec --json` stream
         break
     stats = JsonLines()

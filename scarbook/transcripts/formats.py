@@ -98,7 +98,8 @@ def _claims_claude_json(src: Source, shape: Shape) -> bool:
 
 def _claims_codex(src: Source, shape: Shape) -> bool:
     first = _first(shape)
-    return shape.kind == "json-lines" and (first.get("type") in codex.EVENTS or codex_rollout.is_rollout_record(first))
+    return shape.kind == "json-lines" and (first.get("type") in codex.EVENTS or codex_rollout.is_rollout_record(first)
+                                           or codex_rollout.is_legacy_rollout(shape.records))
 
 
 def _claims_otel(src: Source, shape: Shape) -> bool:

@@ -109,6 +109,8 @@ def _gen_ai(attrs: dict[str, Any]) -> dict[str, Any]:
     if kind == "LLM":
         if "llm.model_name" in attrs:
             out.setdefault("gen_ai.response.model", attrs["llm.model_name"])
+        if not any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.", "gen_ai.input", "gen_ai.output")) for k in out):
+            out.update(_values_as_messages(attrs))
         for oi, gen in (("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
                         ("llm.token_count.completion", "gen_ai.usage.output_tokens")):
             if oi in attrs:
@@ -123,6 +125,39 @@ def _gen_ai(attrs: dict[str, Any]) -> dict[str, Any]:
         if "tool_call.id" in attrs:
             out.setdefault("gen_ai.tool.call.id", attrs["tool_call.id"])
     return out
+
+
+def _values_as_messages(attrs: dict[str, Any]) -> dict[str, Any]:
+    """An LLM span that keeps only `input.value` and `output.value` (OpenInference's fallback): the input a
+    JSON list of messages (GenAI `parts` or chat-shaped), or text; the output a chat completion, a
+    `{text}` object, a message, or text."""
+    out: dict[str, Any] = {}
+    given, answer = _json_or_text(attrs.get("input.value")), _json_or_text(attrs.get("output.value"))
+    if isinstance(given, dict) and isinstance(given.get("messages"), list):
+        given = given["messages"]  # a request body
+    if isinstance(given, list) and given:
+        out["gen_ai.input.messages"] = given
+    elif isinstance(given, str) and given.strip():
+        out["gen_ai.input.messages"] = [{"role": "user", "content": given}]
+    if isinstance(answer, dict) and isinstance(answer.get("choices"), list) and answer["choices"] \
+            and isinstance(answer["choices"][0], dict) and isinstance(answer["choices"][0].get("message"), dict):
+        answer = answer["choices"][0]["message"]
+    if isinstance(answer, dict) and ("role" in answer or "parts" in answer):
+        out["gen_ai.output.messages"] = [{"role": "assistant", **answer}]
+    elif isinstance(answer, dict) and isinstance(answer.get("text") or answer.get("content"), str):
+        out["gen_ai.output.messages"] = [{"role": "assistant", "content": answer.get("text") or answer["content"]}]
+    elif isinstance(answer, str) and answer.strip():
+        out["gen_ai.output.messages"] = [{"role": "assistant", "content": answer}]
+    return out
+
+
+def _json_or_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def nanos(stamp: Any) -> int:

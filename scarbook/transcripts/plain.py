@@ -1,11 +1,16 @@
-"""Plain text (terminal logs): ANSI codes stripped, the whole text is the one candidate artifact."""
+"""Plain text (terminal logs): ANSI codes stripped, the whole text is the one candidate artifact.
+
+Aider's chat history (`.aider.chat.history.md`) is plain text with a shape: `#### ` lines are what the
+user typed, `> ` lines aider's own output, the rest the model's replies. It is read as that
+conversation: the request is the task, the last reply the answer.
+"""
 
 from __future__ import annotations
 
 import re
 
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import NotThisFormat, Transcript
+from scarbook.transcripts.model import Message, NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import strip_ansi
 
@@ -29,4 +34,39 @@ def parse(src: Source, *, allow_json: bool = False) -> Transcript:
         why = why[len("not JSON ("):-1] if why.startswith("not JSON (") else why
         raise NotThisFormat(f"the file looks like JSON but is cut off or broken: {why}")
     text = strip_ansi(src.text).replace("\r\n", "\n")
+    if _AIDER.search(text):
+        return finish_transcript(_aider_chat(text, Transcript(format=FORMAT, source=src.path)))
     return finish_transcript(Transcript(format=FORMAT, final_answer=text, source=src.path))
+
+
+_AIDER = re.compile(r"\A\s*# aider chat started at |^#### \S", re.M)
+
+
+def _aider_chat(text: str, t: Transcript) -> Transcript:
+    """Aider's chat history: `#### ` user lines, `> ` aider's output, the model's replies between."""
+    role, lines = "", list[str]()
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body:
+            t.entries.append(Message(role, body))
+        lines.clear()
+
+    for line in text.split("\n"):
+        if line.startswith("#### "):
+            kind, line = "user", line[5:].rstrip()
+        elif line.startswith(("> ", "# aider chat started")) or line == ">":
+            kind, line = "system", line[1:].strip()
+        elif not line.strip():
+            if role == "user":
+                flush()  # each prompt is its own `#### ` block: a blank line ends it
+            lines.append("")
+            continue
+        else:
+            kind, line = "assistant", line.rstrip()
+        if kind != role:
+            flush()
+            role = kind
+        lines.append(line)
+    flush()
+    return t

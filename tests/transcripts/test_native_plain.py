@@ -76,3 +76,19 @@ def test_recorder_model_calls_read_through_their_derived_records(tmp_path):
     assert [c.name for c in t.tool_calls] == ["write_file"]
     assert suggest_task(t) == "Write hello to a.txt"
     assert [c.label for c in candidates(t)][:2] == ["final answer", "file a.txt (final content)"]
+
+
+def test_an_aider_chat_history_is_read_as_its_conversation(tmp_path):
+    """Issue 34 (corpus worklist): `.aider.chat.history.md` was one blob of text with no task; its `#### `
+    lines are what the user typed, `> ` lines aider's own output, the rest the model's reply."""
+    log = tmp_path / ".aider.chat.history.md"
+    log.write_text("# aider chat started at 2024-08-05 19:33:32\n\n> Aider v0.47.2-dev  \n> Added utils.py to the "
+                   "chat.  \n\n#### Use the Spinner instead of the inlined spinner  \n\nCertainly! Here's the change:"
+                   "\n\nutils.py\n```python\n<<<<<<< SEARCH\nspin = cycle('|/-')\n=======\nspin = Spinner('Installing')"
+                   "\n>>>>>>> REPLACE\n```\n\nThis uses the Spinner.\n\n> Applied edit to utils.py  \n\n#### /diff  \n\n"
+                   "#### /ex  \n")
+    t = load_transcript(log)
+    assert (t.format, suggest_task(t)) == ("plain", "Use the Spinner instead of the inlined spinner")
+    assert t.final_answer is not None and t.final_answer.startswith("Certainly! Here's the change:")
+    assert ">>>>>>> REPLACE" in t.final_answer and t.final_answer.endswith("This uses the Spinner.")
+    assert [c.label for c in candidates(t)] == ["final answer"]

@@ -64,3 +64,18 @@ def test_attributes_without_a_string_key_are_ignored(tmp_path):
     clean = load_transcript(FIX / "otel_genai.json")
     assert (t.format, t.model, t.warnings, t.usage) == ("otel", "gpt-4.1-2025-04-14", [], clean.usage)
     assert t.entries == clean.entries
+
+
+def test_an_openinference_span_with_only_input_and_output_values(tmp_path):
+    """Issue 34 (corpus worklist): `input.value` (the messages as JSON) and `output.value` (a `{text}` object)
+    were all the span held, and it was refused as "no format is close"."""
+    span = tmp_path / "span.json"
+    span.write_text(json.dumps({
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4-0613",
+        "input.value": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]),
+        "input.mime_type": "application/json",
+        "output.value": json.dumps({"text": "Rainy, 57F.", "finish_reason": "stop"}),
+        "llm.token_count.prompt": 9, "llm.token_count.completion": 4}))
+    t = load_transcript(span)
+    assert (t.format, suggest_task(t), t.final_answer, t.usage) == (
+        "otel", "Weather in Paris?", "Rainy, 57F.", Usage(input_tokens=9, output_tokens=4))

@@ -124,3 +124,31 @@ def test_a_teammates_message_and_a_frameworks_retry_prompt_are_not_turns(tmp_pat
         ("assistant", [{"type": "text", "text": "All reports are in."}])])
     t = load_transcript(log)
     assert [tn.prompt for tn in turns(t)] == ["Coordinate the indexer and the reviewer"]
+
+
+def test_a_message_queued_while_the_agent_worked_and_a_correction_join_the_request(tmp_path):
+    """Claude Code's `queue-operation` records hold what the user typed while the agent worked; that steering
+    was dropped, and "Here is the extra context you asked for." became the whole task."""
+    log = _log(tmp_path, [
+        ("user", "Please start the migration."),
+        ("assistant", [{"type": "text", "text": "Starting; what should go first?"}]),
+        ("user", "Here is the extra context you asked for."),
+        ("assistant", [{"type": "text", "text": "Understood: parser first, done."}])])
+    lines = log.read_text().splitlines()
+    lines.insert(2, json.dumps({"type": "queue-operation", "operation": "enqueue", "sessionId": "s",
+                                "timestamp": "2026-01-02T03:04:05Z", "content": "actually, focus on the parser first"}))
+    lines.insert(3, json.dumps({"type": "queue-operation", "operation": "remove", "sessionId": "s",
+                                "timestamp": "2026-01-02T03:04:06Z", "content": "actually, focus on the parser first"}))
+    log.write_text("\n".join(lines) + "\n")
+    t = load_transcript(log)
+    assert pick_task(t, 3).text == ("[turn 1] Please start the migration.\n\n[turn 2] actually, focus on the parser "
+                                    "first\n\n[turn 3] Here is the extra context you asked for.")
+
+
+def test_what_is_a_follow_up():
+    from scarbook.transcripts import is_follow_up
+    assert is_follow_up("actually — focus on the parser first")
+    assert is_follow_up("Now, generate a sentence using the word you just gave me.")
+    assert is_follow_up("continue until all are done")
+    assert not is_follow_up("Add a --all flag that migrates every table")
+    assert not is_follow_up("Now write the release notes")
