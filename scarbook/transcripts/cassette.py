@@ -15,14 +15,17 @@ legacy Text Completions API (`/v1/complete`: a `Human:` / `Assistant:` prompt) i
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 from typing import Any
 
 import yaml
 
+from scarbook.errors import ScarbookError
 from scarbook.text import plural
 from scarbook.transcripts import anthropic_api, openai
+from scarbook.transcripts.expand import TooExpanded, read_expanded
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
@@ -72,8 +75,9 @@ def _body(part: Any) -> Any:
     if isinstance(body, dict) and ("string" in body or "base64_string" in body):
         body = body.get("string", body.get("base64_string"))
     if isinstance(body, bytes):
-        try:
-            body = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
+        try:  # capped (expand.py): a gzip bomb in a cassette is refused, never expanded
+            body = read_expanded(gzip.GzipFile(fileobj=io.BytesIO(body)), "a gzip body", len(body)) \
+                if body[:2] == b"\x1f\x8b" else body
         except (OSError, EOFError):
             return None
         body = body.decode("utf-8", "replace")
@@ -256,7 +260,10 @@ def _items(value: Any) -> list[Any]:
 
 def parse(src: Source) -> Transcript:
     interactions = _interactions(_document(src))
-    calls = [c for c in map(_call, interactions) if c is not None]
+    try:
+        calls = [c for c in map(_call, interactions) if c is not None]
+    except TooExpanded as exc:
+        raise ScarbookError(f"{src.path}: this cassette is refused: {exc}") from None
     if not calls:
         raise NotThisFormat(f"{plural(len(interactions), 'HTTP exchange')}, none of them a call to the "
                             "Anthropic Messages API or OpenAI")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import ScarbookError
+from scarbook.transcripts.expand import TooExpanded, check_declared, read_expanded
 
 ZSTD = 93  # the zip compression method number of zstd
 SAMPLE_NAME = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
@@ -37,15 +38,16 @@ def looks_like_eval_zip(head: bytes, path: Path) -> bool:
     return head[30:30 + n].decode("utf-8", "replace").startswith(_INSPECT_NAMES)
 
 
-def _zstd_decompress(raw: bytes) -> bytes:
-    """Every zstd frame of `raw`, decompressed; ValueError when they are damaged."""
+def _zstd_decompress(raw: bytes, name: str) -> bytes:
+    """Every zstd frame of `raw`, decompressed (at most its allowance: expand.py); ValueError when they are damaged."""
     try:
         from compression import zstd  # type: ignore[import-not-found, unused-ignore]  # Python 3.14+
     except ImportError:
         zstd = None
     if zstd is not None:
         try:
-            return zstd.decompress(raw)
+            with zstd.ZstdFile(io.BytesIO(raw)) as reader:
+                return read_expanded(reader, name, len(raw))
         except zstd.ZstdError as exc:
             raise ValueError(str(exc)) from None
     try:
@@ -53,7 +55,8 @@ def _zstd_decompress(raw: bytes) -> bytes:
     except ImportError:
         raise ZstdMissing() from None
     try:
-        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True).read()
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+        return read_expanded(reader, name, len(raw))
     except zstandard.ZstdError as exc:
         raise ValueError(str(exc)) from None
 
@@ -80,8 +83,10 @@ class EvalZip:
     def read(self, name: str) -> bytes:
         info = self.zip.getinfo(name)
         try:
+            check_declared(name, info.compress_size, info.file_size)
             if info.compress_type != ZSTD:
-                return self.zip.read(info)
+                with self.zip.open(info) as member:
+                    return read_expanded(member, name, info.compress_size)
             fh = self.zip.fp
             assert fh is not None
             fh.seek(info.header_offset)
@@ -90,7 +95,10 @@ class EvalZip:
                 raise zipfile.BadZipFile(f"no local header for {name}")
             name_len, extra_len = struct.unpack("<HH", header[26:30])
             fh.seek(info.header_offset + 30 + name_len + extra_len)
-            data = _zstd_decompress(fh.read(info.compress_size))
+            data = _zstd_decompress(fh.read(info.compress_size), name)
+        except TooExpanded as exc:
+            raise ScarbookError(f"{self.path}: this Inspect .eval log is refused: {exc}; import a log you trust, "
+                                "or convert it (inspect log convert --to json) and check what it holds") from None
         except ZstdMissing:
             raise ScarbookError(f"{self.path}: this Inspect .eval log is compressed with zstd, which this Python "
                                 "cannot read: pip install zstandard (or 'scarbook[inspect]'), or convert the log: "
