@@ -80,6 +80,8 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
                 "traces (pick one with --trace ID):")
             for tid, summary in t.traces:
                 say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
+        if t.parent is not None:
+            say(f"parent session: {t.parent} (this is one of its subagents; import it to file the session)")
         if t.root:
             say(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
         cands = candidates(t)

@@ -31,6 +31,7 @@ class Candidate:
     entry: int = -1  # where in the timeline it was produced (its turn is the one before it)
     preamble: bool = False  # an answer that is only the words before tool calls the log ends with
     astray: bool = False  # a file outside the root and outside every cwd the log names (~/.claude/memory/…)
+    summary: bool = False  # a compaction's summary: the answer it was asked for, the default before any file
 
     @property
     def made_by_agent(self) -> bool:
@@ -64,6 +65,7 @@ def candidates(t: Transcript) -> list[Candidate]:
         add("final_answer", "plain text (the whole log)" if whole else "final answer", t.final_answer,
             entry=_answer_entry(t))
         out[-1].preamble = t.preamble
+        out[-1].summary = t.compaction
     for f in t.files_written:
         if f.content is not None:
             add("file", f"file {f.path} (final content)", f.content, f.path, entry=f.entry)
@@ -103,7 +105,8 @@ def default_artifact(cands: list[Candidate]) -> int:
     poor artifact), else a file outside every folder the agent worked in (memory, a temp file: no check
     can name it). A preamble or a tool result only when nothing else is there (`Candidate.made_by_agent`
     says the draft must then ask)."""
-    for pick in ([c for c in cands if c.kind == "file" and not c.partial and not c.astray],
+    for pick in ([c for c in cands if c.summary],
+                 [c for c in cands if c.kind == "file" and not c.partial and not c.astray],
                  sorted((c for c in cands if c.kind in ("final_answer", "plan") and not c.preamble),
                         key=lambda c: c.entry),
                  [c for c in cands if c.kind == "file" and not c.astray],

@@ -29,6 +29,7 @@ from scarbook.transcripts.model import (
     date_of,
 )
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
+from scarbook.transcripts.subagents import read_as_subagent, summary_of
 from scarbook.transcripts.text import PLACEHOLDER, command_args, is_command, strip_ansi
 
 FORMAT = "claude-code"
@@ -164,6 +165,8 @@ class _Records:
     parent_of: dict[str, str | None] = field(default_factory=dict)
     final_usage: Usage | None = None  # from a stream-json `result` event
     objects: int = 0  # JSON objects seen, records or not
+    session_id: str | None = None  # of the first conversation record: a subagent's parent session
+    agent_id: str | None = None  # a subagent's id (`agentId`), which its parent's Task result names
     kinds: set[str] = field(default_factory=set)  # their `type`s, while only side records are seen
 
 
@@ -191,6 +194,9 @@ def _read_records(records: Iterable[Any], t: Transcript, loose: bool = False) ->
             read.rows.append({"uuid": uuid, "parent": _parent(r), "side": side, "system": str(r["content"]),
                               "chain": False})
         elif _is_record(r, loose):
+            if not read.rows:
+                read.session_id = r["sessionId"] if isinstance(r.get("sessionId"), str) else None
+                read.agent_id = r["agentId"] if isinstance(r.get("agentId"), str) else None
             read.rows.append(_conversation_row(r, side, want_cwd=not read.rows or not t.cwd))
             if isinstance(r.get("cwd"), str) and not side and r["cwd"] not in t.cwds:
                 t.cwds.append(r["cwd"])  # the folders the session worked in (a log of several sessions has more)
@@ -387,12 +393,10 @@ def _from_records(src: Source, records: Iterable[Any], fmt: str, *, loose: bool 
                                   "or assistant message (the session ended before a prompt, or this is "
                                   "its summary file)")
         raise NotThisFormat("no user/assistant records with uuid/parentUuid/sessionId")
-    if all(row["side"] for row in read.rows if row["chain"]):
-        # a subagent's own file (`agent-*.jsonl`, every record a sidechain): its conversation is the one here
+    subagent = all(row["side"] for row in read.rows if row["chain"])
+    if subagent:  # a subagent's own file (`agent-*.jsonl`, every record a sidechain): its conversation is here
         for row in read.rows:
             row["side"] = False
-        t.warnings.append("a subagent's log (every record is a sidechain): the task is its prompt, the artifact "
-                          "its answer or the last file it wrote")
     active, linked = _active_uuids([row for row in read.rows if row["chain"]], read.parent_of)
     read.parent_of.clear()
     if stats is not None:
@@ -404,4 +408,9 @@ def _from_records(src: Source, records: Iterable[Any], fmt: str, *, loose: bool 
     _add_turns(t, turns)
     turns.clear()
     t.usage = read.final_usage if read.final_usage is not None else _summed_usage(usage_by_id)
-    return finish_transcript(t, verbatim_reads=False)
+    if subagent:
+        read_as_subagent(t, src.path, read.session_id, read.agent_id)
+    finish_transcript(t, verbatim_reads=False)
+    if t.compaction:
+        t.final_answer = summary_of(t.final_answer)
+    return t

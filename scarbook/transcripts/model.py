@@ -104,6 +104,11 @@ class Transcript:
     # The final answer is only the agent's last text before tool calls the log ends with ("Let me check…"):
     # shown as a candidate, never the default artifact.
     preamble: bool = False
+    # A Claude Code subagent's file: the session it belongs to, when it sits beside it (`--list` names it).
+    parent: Path | None = None
+    # A compaction file (Claude Code's auto-compact): its summary is the answer, whatever files the conversation
+    # it re-emits wrote.
+    compaction: bool = False
     model: str | None = None
     usage: Usage | None = None
     cwd: str | None = None
