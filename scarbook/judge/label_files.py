@@ -8,6 +8,12 @@ field, or two rows giving one item contradicting labels are errors naming the fi
 and then nothing is imported. Rows for items history no longer has (the rubric or the artifact
 changed) are named and skipped; an empty label is a row not labelled yet; a repeated row with the
 same label counts once.
+
+A CSV file is opened by a spreadsheet, which runs a cell starting with `=` `+` `-` `@` (or a tab or
+carriage return before one) as a formula — and the excerpt is the agent's artifact, the items the
+case's rubric. So every such cell is written with a `'` before it (OWASP's CSV injection rule), the
+file's first line says so (`NOTE`), and reading takes the `'` off again. A row with more cells than
+the header is refused: a cell split at an unquoted comma is no label.
 """
 
 from __future__ import annotations
@@ -21,9 +27,25 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.judge.calibrate import VERDICTS, CalibrationItem, LabelKey
+from scarbook.text import plural
 
 FIELDS = ("case", "item", "artifact_digest", "excerpt", "label")
 EXCERPT_CHARS = 1000
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP: a cell starting so is a formula to a spreadsheet
+GUARD = "'"
+NOTE = ("# scarbook: a cell that starts with = + - @ tab or CR has a ' put before it, so a spreadsheet shows it as "
+        "text and never runs it as a formula (OWASP's CSV injection rule); scarbook calibrate --import takes it "
+        "off again. Fill the label column with PASS or FAIL.")
+
+
+def guard_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a ' before it."""
+    return GUARD + text if text.startswith(FORMULA_START) else text
+
+
+def unguard_cell(text: str) -> str:
+    """The cell as it was before guard_cell."""
+    return text[1:] if text.startswith(GUARD) and text[1:].startswith(FORMULA_START) else text
 
 
 def file_format(path: Path) -> str:
@@ -43,9 +65,10 @@ def render_items(items: Iterable[CalibrationItem], fmt: str) -> str:
     if fmt == "jsonl":
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     out = io.StringIO()
+    out.write(NOTE + "\n")
     writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: guard_cell(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 
@@ -77,16 +100,28 @@ def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int,
                 continue
             found.append((number, row))
         return found
+    noted = 0
+    while text.startswith("#"):  # the export's note (NOTE), and any like it a person kept
+        line_end = text.find("\n")
+        text = "" if line_end < 0 else text[line_end + 1:]
+        noted += 1
     reader = csv.DictReader(io.StringIO(text))
     missing = [f for f in ("case", "item", "artifact_digest", "label") if f not in (reader.fieldnames or [])]
     if missing:
-        errors.append(f"{path} line 1: the header lacks {', '.join(missing)} — keep the header row "
+        errors.append(f"{path} line {noted + 1}: the header lacks {', '.join(missing)} — keep the header row "
                       f"`scarbook calibrate --export` wrote ({','.join(FIELDS)})")
         return found
-    start = 2
+    columns = len(reader.fieldnames or ())
+    start = noted + 2
     for row in reader:
-        found.append((start, row))
-        start = reader.line_num + 1
+        extra = row.pop(None, None)  # DictReader keeps a row's extra cells under None
+        if extra:
+            errors.append(f"{path} line {start}: {plural(len(extra), 'more cell')} than the header's {columns} "
+                          "columns — a cell holding a comma must be quoted; keep the columns "
+                          "`scarbook calibrate --export` wrote")
+        else:
+            found.append((start, {k: unguard_cell(v) if isinstance(v, str) else v for k, v in row.items()}))
+        start = noted + reader.line_num + 1
     return found
 
 

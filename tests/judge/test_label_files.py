@@ -82,6 +82,7 @@ def test_export_writes_items_to_label_without_the_judges_verdict(project):
     sheet = project / "to-label.csv"
     assert scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4").exit_code == 0
     with sheet.open() as fh:
+        assert fh.readline().startswith("# scarbook: a cell that starts with = + - @ tab or CR")  # issue 33.17
         assert [r["label"] for r in csv.DictReader(fh)] == [""] * 4
 
 
@@ -89,6 +90,7 @@ def test_import_round_trip_csv_stores_labels_and_reports(project):
     sheet = project / "s.csv"
     scarbook(project, "calibrate", "--export", str(sheet), "--sample", "8")
     with sheet.open() as fh:
+        fh.readline()  # the note on formula cells (a sheet saved without it reads the same)
         rows = list(csv.DictReader(fh))
     rows[0]["label"] = ""  # not labelled yet
     for row in rows[1:]:
