@@ -45,6 +45,9 @@ def clean_text(text: str, *, one_line: bool = False) -> str:
 # but colour is dropped with the rest.
 _SGR = re.compile(r"\x1b\[([0-9;]*)m")
 _STYLES = {0, 1, 2, 3, 4, 22, 23, 24, 39, 49, *range(30, 38), *range(40, 48), *range(90, 98), *range(100, 108)}
+# The bidirectional controls (marks, embeddings, overrides, isolates): U+202E makes a terminal show
+# "gnp.exe" for "exe.png" — a name or a line that reads other than it is. Escaped where text is printed.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # A GitHub Actions runner acts on a log line that starts with `::` (leading blanks aside), and on `##[`.
 _CI_COMMAND = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)
 
@@ -53,22 +56,26 @@ def _style_ok(params: str) -> bool:
     return all(p.isdigit() and int(p) in _STYLES for p in params.split(";")) if params else True
 
 
-def terminal_text(text: str, *, ci: bool = False) -> str:
+def terminal_text(text: str, *, ci: bool = False, keep_colour: bool = True) -> str:
     """`text` as it may reach a terminal or a CI log, whatever the agent or a transcript put in it.
 
     Every control sequence (CSI, OSC, DCS, ...) is dropped and every other control character but tab
-    and newline escaped, as in `clean_text`; colour (SGR) sequences stay, so the CLI's own styling
-    shows. With `ci` (a CI runner's log) no line starts with `::` and no `##[` is left: those would be
-    workflow commands (`::error::`, `::add-mask::`, ...); the first `:` or `#` becomes `\x3a` / `\x23`."""
+    and newline escaped, as in `clean_text`, and so is every bidirectional control (`\\u202e`); colour
+    (SGR) sequences stay unless `keep_colour` is false (the CLI's writer drops them all and puts back
+    only its own styles: cli/common.style). With `ci` (a CI runner's log) no line starts with `::` and
+    no `##[` is left: those would be workflow commands (`::error::`, `::add-mask::`, ...); the first
+    `:` or `#` becomes `\x3a` / `\x23`."""
     if "\x1b" in text or _UNSAFE.search(text):
         out, pos = [], 0
         for m in _SGR.finditer(text):
             out.append(clean_text(text[pos:m.start()]))
-            if _style_ok(m.group(1)):
+            if keep_colour and _style_ok(m.group(1)):
                 out.append(m.group())
             pos = m.end()
         out.append(clean_text(text[pos:]))
         text = "".join(out)
+    if _BIDI.search(text):
+        text = _BIDI.sub(_escape, text)
     if ci:
         text = _CI_COMMAND.sub(lambda m: m.group(1) + "\\x3a", text).replace("##[", "\\x23#[")
     return text

@@ -10,7 +10,7 @@ import importlib
 import click
 
 from scarbook import __version__
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, say
 
 # Each command's module (`scarbook X` is scarbook/cli/X_cmd.py, one command a module) and the first sentence
 # of its help: `scarbook --help` lists the commands from here and `scarbook CMD` imports only CMD's module,
@@ -100,7 +100,7 @@ def open_tui(ctx: click.Context) -> None:
     project = get_project(ctx)
     opener = ctx.obj.get("open_tui")  # handed in by scarbook.entry, which sits above the CLI and the TUI
     if opener is None:
-        click.echo(ctx.get_help())
+        say(ctx.get_help())
         return
     opener(project.root)
 

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import click
-
 from scarbook.cases.lineage import GIVEN_AWAY
+from scarbook.cli.common import say
 from scarbook.history.baseline import BaselineComparison
 from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
@@ -29,11 +28,11 @@ def format_against(bc: BaselineComparison) -> str:
 
 
 def echo_against(bc: BaselineComparison, project: Project | None = None) -> None:
-    click.echo("")
-    click.echo(format_against(bc))
+    say("")
+    say(format_against(bc))
     if project is not None:
         for line in noise_notes(project, bc.comparison):  # each case's A/A spread, when measured
-            click.echo(line)
+            say(line)
 
 
 def echo_annotations(project: Project, rep, against: BaselineComparison | None) -> None:
@@ -44,4 +43,4 @@ def echo_annotations(project: Project, rep, against: BaselineComparison | None) 
     from scarbook.reports.github import annotation_lines
 
     for line in annotation_lines(rep, against, project.root, project.cases_dir, os.environ):
-        click.echo(line)
+        say(line)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, say
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     BASELINE_FILE,
@@ -43,11 +43,11 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
     baseline = baseline_from_session(info, project.history.runs(info.id), now_iso())
     path = write_baseline(project.root, baseline)
     judged = sum(c.judged for c in baseline.cases.values())
-    click.echo(f"baseline: session {baseline.name}, {plural(len(baseline.cases), 'case')}, {plural(judged, 'judged run')} -> {path}")
+    say(f"baseline: session {baseline.name}, {plural(len(baseline.cases), 'case')}, {plural(judged, 'judged run')} -> {path}")
     if baseline.partial:
-        click.echo("note: this session skipped its judge checks (--skip-judge): only sessions that skip them too "
+        say("note: this session skipped its judge checks (--skip-judge): only sessions that skip them too "
                    "can be compared with it")
-    click.echo(f"commit {BASELINE_FILE} so CI gates against it: scarbook eval --against baseline")
+    say(f"commit {BASELINE_FILE} so CI gates against it: scarbook eval --against baseline")
 
 
 @baseline_group.command("show")
@@ -56,13 +56,13 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
 def baseline_show(ctx: click.Context) -> None:
     """Print the recorded baseline: its session and each case's counts."""
     baseline = load_baseline(get_project(ctx).root)
-    click.echo(f"baseline: session {baseline.name}, state {baseline.state}, recorded {baseline.recorded_at}, "
+    say(f"baseline: session {baseline.name}, state {baseline.state}, recorded {baseline.recorded_at}, "
                f"git {baseline.git_revision or '-'}, agent {baseline.agent or '-'}"
                + (", partial (--skip-judge)" if baseline.partial else ""))
-    click.echo(f"{'case':<28} {'pass':>5} {'fail':>5} {'err':>4} {'rate':>5}")
+    say(f"{'case':<28} {'pass':>5} {'fail':>5} {'err':>4} {'rate':>5}")
     for cid, c in baseline.cases.items():
         rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
-        click.echo(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
+        say(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
 
 
 COMMANDS = [baseline_group]

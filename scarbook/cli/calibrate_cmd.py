@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import case_targets, format_calibration, label_advice, measure, next_items
@@ -51,9 +51,9 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
             advice = label_advice(cal, _targets(project))
             report_history_problems(runs.problems)
             if as_json:
-                click.echo(json.dumps(cal.to_dict() | {"advice": advice}, indent=2))
+                say(json.dumps(cal.to_dict() | {"advice": advice}, indent=2))
             else:
-                click.echo(format_calibration(cal, settings)
+                say(format_calibration(cal, settings)
                            + ("\n\nwhere labels help most:\n" + "\n".join(f"  {line}" for line in advice) if advice else ""))
             return
         if export_to is not None:
@@ -66,11 +66,11 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
             labels = _rescore(project, store)
             report = agreement(labels)
             store.record_calibration(report, settings.model, settings.prompt_digest)
-            click.echo("\n" + format_report(report))
+            say("\n" + format_report(report))
             return
         labels = _grade_here(project, store, sample, seed)
         if not labels:
-            click.echo("no labels given")
+            say("no labels given")
             return
         _record_and_show(project, store, labels, judged_items(project.history.iter_all_runs()))
     finally:
@@ -89,7 +89,7 @@ def _pick(project, store, sample: int, seed: int) -> list:
     items, planned = next_items(store.labels(), project.history.iter_all_runs(), _targets(project),
                                 project.config.judge, sample, seed)
     if planned:
-        click.echo("picked where labels shrink the corrected intervals most (cases near their threshold "
+        say("picked where labels shrink the corrected intervals most (cases near their threshold "
                    "first; at random within each case's judge-PASS and judge-FAIL items)")
     return items
 
@@ -100,7 +100,7 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
         raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
     labels = []
     for n, item in enumerate(items, 1):
-        click.echo(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
+        say(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
                    f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
         answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
                               type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
@@ -118,7 +118,7 @@ def _export(project, store, path: Path, sample: int, seed: int) -> None:
     if not items:
         raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
     atomic_write_text(path, render_items(items, fmt))
-    click.echo(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
+    say(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
                f"(leave it empty to skip), then `scarbook calibrate --import {path}`")
 
 
@@ -126,12 +126,12 @@ def _import(project, store, path: Path) -> None:
     known = {item.key: item for item in judged_items(project.history.iter_all_runs())}
     found = read_labels(path, known)
     for line in found.skipped + found.notes:
-        click.echo(f"note: {line}", err=True)
+        say(f"note: {line}", err=True)
     if found.errors:
         raise ScarbookError("\n".join(found.errors) + f"\nnothing imported from {path}: fix "
                             + ("these lines" if len(found.errors) > 1 else "this line") + " and import it again")
     labels = [store.save_label(item, verdict) for item, verdict in found.labels]
-    click.echo(f"imported {plural(len(labels), 'label')} from {path}"
+    say(f"imported {plural(len(labels), 'label')} from {path}"
                + (f"; {found.unlabelled} rows without a label left for later" if found.unlabelled else "")
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
     if labels:
@@ -149,10 +149,10 @@ def _record_and_show(project, store, labels: list, judged) -> None:
         pooled = cal.error.pooled
         report = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
     store.record_calibration(report, settings.model, settings.prompt_digest)
-    click.echo("\n" + format_calibration(cal, settings))
+    say("\n" + format_calibration(cal, settings))
     naive = format_report(agreement(labels))
     if "\ndisagreements" in naive:
-        click.echo(naive[naive.index("\ndisagreements"):])
+        say(naive[naive.index("\ndisagreements"):])
 
 
 def _rescore(project, store):

@@ -6,7 +6,7 @@ import click
 
 from scarbook.cases.admin import duplicate_case, rename_case, trash_dir
 from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, safe_text, say
 
 
 @click.group("case")
@@ -27,7 +27,7 @@ def rm_command(ctx: click.Context, case_id: str) -> None:
     """Move CASE_ID's folder to the trash (restore it with `scarbook case restore CASE_ID`)."""
     project = get_project(ctx)
     entry = trash_case(project, case_id)
-    click.echo(f"moved {entry.origin} to the trash ({entry.path}); "
+    say(f"moved {entry.origin} to the trash ({entry.path}); "
                f"`scarbook case restore {case_id}` puts it back")
 
 
@@ -40,7 +40,7 @@ def restore_command(ctx: click.Context, ref: str) -> None:
     `scarbook case trash`). Refused while another case has that id."""
     project = get_project(ctx)
     entry = restore_case(project, ref)
-    click.echo(f"restored {entry.case_id} to {project.cases_dir / entry.case_id}")
+    say(f"restored {entry.case_id} to {project.cases_dir / entry.case_id}")
 
 
 @case_group.command("mv")
@@ -53,7 +53,7 @@ def mv_command(ctx: click.Context, old: str, new: str) -> None:
     there (`scarbook show OLD`); NEW starts with none. Its scar verification moves with it."""
     project = get_project(ctx)
     rename_case(project, old, new)
-    click.echo(f"renamed {old} to {new} ({project.cases_dir / new}); its earlier runs stay recorded under {old}")
+    say(f"renamed {old} to {new} ({project.cases_dir / new}); its earlier runs stay recorded under {old}")
 
 
 @case_group.command("cp")
@@ -66,7 +66,7 @@ def cp_command(ctx: click.Context, case_id: str, new: str | None) -> None:
     other file; symlinks are copied as links, never followed. The title is marked "(copy)"."""
     project = get_project(ctx)
     case = duplicate_case(project, case_id, new)
-    click.echo(f"copied {case_id} to {case.id} ({case.root})")
+    say(f"copied {case_id} to {case.id} ({case.root})")
 
 
 @case_group.command("trash")
@@ -77,15 +77,15 @@ def trash_command(ctx: click.Context) -> None:
     project = get_project(ctx)
     entries = list_trash(project)
     if not entries:
-        click.echo(f"the trash is empty ({trash_dir(project)})")
+        say(f"the trash is empty ({trash_dir(project)})")
         return
-    click.echo(f"{'case':<24} {'deleted (UTC)':<17} {'trash folder':<40} title")
+    say(f"{'case':<24} {'deleted (UTC)':<17} {'trash folder':<40} title")
     for e in entries:
         when = e.trashed_at[:16].replace("T", " ")
-        click.echo(f"{e.case_id[:24]:<24} {when:<17} {e.name:<40} {e.title}")
+        say(f"{e.case_id[:24]:<24} {when:<17} {e.name:<40} {e.title}")
     for e in entries:
         if e.problem:
-            click.echo(f"refused: {e.problem}", err=True)
+            say(f"refused: {e.problem}", err=True)
 
 
 @case_group.command("purge")
@@ -103,15 +103,15 @@ def purge_command(ctx: click.Context, ref: str | None, purge_all: bool, yes: boo
     project = get_project(ctx)
     entries = to_purge(project, ref)
     if not entries:
-        click.echo(f"the trash is empty ({trash_dir(project)})")
+        say(f"the trash is empty ({trash_dir(project)})")
         return
     names = ", ".join(e.name for e in entries)
-    if not yes and not click.confirm(f"delete {len(entries)} trashed case folder(s) for good ({names})? "
-                                     "This cannot be undone", default=False):
-        click.echo("nothing deleted")
+    if not yes and not click.confirm(safe_text(f"delete {len(entries)} trashed case folder(s) for good ({names})? "
+                                               "This cannot be undone"), default=False):
+        say("nothing deleted")
         ctx.exit(1)
     done = purge_trash(project, entries)
-    click.echo(f"deleted for good: {', '.join(e.name for e in done)}")
+    say(f"deleted for good: {', '.join(e.name for e in done)}")
 
 
 COMMANDS = [case_group]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import secrets
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -47,14 +49,34 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def say(text: str = "", *, err: bool = False) -> None:
-    """The terminal-safe writer: every line that can carry agent- or transcript-derived text (a run's
-    output, a file name, a transcript's task, a history note) is printed through it. Control sequences
-    go (colour stays), and on a CI runner (GITHUB_ACTIONS=true) no line can be a workflow command."""
-    click.echo(terminal_text(text, ci=os.environ.get("GITHUB_ACTIONS") == "true"), err=err)
+    """The terminal-safe writer: every line the CLI prints goes through it (tests/cli/test_one_writer.py
+    checks), since any of them can carry agent- or transcript-derived text (a run's output, a file name,
+    a case title, a transcript's task, a history note). Every control sequence goes — colour too, but
+    for the CLI's own (`style`) — bidirectional controls are escaped, and on a CI runner
+    (GITHUB_ACTIONS=true) no line can be a workflow command."""
+    click.echo(safe_text(text), err=err)
+
+
+# The CLI's own colours travel to the writer as marks no other text can hold (a private-use character
+# and this process's nonce), so the writer drops every escape a text brought and puts back only these.
+_NONCE = secrets.token_hex(4)
+_OWN = re.compile("\ue000" + _NONCE + r"([0-9;]*)\ue001")
+_SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def style(text: str, fg: str | None = None, bold: bool | None = None) -> str:
+    """click.style's colour, for a line `say` prints (elsewhere the marks would show)."""
+    return _SGR.sub(lambda m: f"\ue000{_NONCE}{m.group(1)}\ue001", click.style(text, fg=fg, bold=bold))
+
+
+def safe_text(text: str) -> str:
+    """`text` as `say` prints it: for what prints it another way (a prompt, the progress bar's console)."""
+    cleaned = terminal_text(text, ci=os.environ.get("GITHUB_ACTIONS") == "true", keep_colour=False)
+    return _OWN.sub(lambda m: f"\x1b[{m.group(1)}m", cleaned) if "\ue000" in cleaned else cleaned
 
 
 def warn(text: str) -> None:
-    say(click.style("warning: ", fg="yellow") + text, err=True)
+    say(style("warning: ", fg="yellow") + text, err=True)
 
 
 def report_history_problems(problems: Iterable[Any], said: Iterable[str] = ()) -> list[str]:
@@ -64,7 +86,7 @@ def report_history_problems(problems: Iterable[Any], said: Iterable[str] = ()) -
     for problem in map(str, problems):
         if problem not in out:
             out.append(problem)
-            say(click.style("history: ", fg="yellow") + problem, err=True)
+            say(style("history: ", fg="yellow") + problem, err=True)
     return out
 
 
@@ -80,5 +102,5 @@ def say_written(written: WrittenReports) -> bool:
 
 def report_case_problems(problems: list) -> None:
     for p in problems:
-        say(click.style("invalid case: ", fg="red") + str(p), err=True)
+        say(style("invalid case: ", fg="red") + str(p), err=True)
 

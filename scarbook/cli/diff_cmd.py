@@ -9,6 +9,7 @@ from scarbook.cli.common import (
     friendly_errors,
     get_project,
     report_history_problems,
+    say,
 )
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for, diff_note
@@ -47,30 +48,30 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     cmp, given_away = two.comparison, two.given_away
     # runs left out (damaged, forged): named, not silently uncounted
     report_history_problems([*listed.problems, *two.problems])
-    click.echo(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
+    say(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if rejudged:  # the agent's work is the same by construction: only the rubric and the judge can differ
         changes = [f"changed checks: {', '.join(two.changed)}"] if two.changed else []
         if a.judge_model != b.judge_model:
             changes.append(f"judge {a.judge_model!r} -> {b.judge_model!r}")
-        click.echo("note: one session grades the other's kept artifacts again (scarbook rejudge): the agent's work "
+        say("note: one session grades the other's kept artifacts again (scarbook rejudge): the agent's work "
                    "is the same, so each difference is the rubric's or the judge's"
                    + (f" ({'; '.join(changes)})" if changes else ""))
     elif a.fingerprint != b.fingerprint:
-        click.echo(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
+        say(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
     if mismatch:
-        click.echo(f"warning (--force): {mismatch.split(' — ')[0]}")
+        say(f"warning (--force): {mismatch.split(' — ')[0]}")
     for info in (a, b):
         if info.state == SessionState.JUDGING:  # its runs wait for the judge: unjudged, no rate
-            click.echo(f"note: session {info.id} is judging: no verdicts yet (its judge batch is not collected) — "
+            say(f"note: session {info.id} is judging: no verdicts yet (its judge batch is not collected) — "
                        f"`scarbook resume {info.id}` collects them")
-    click.echo(format_comparison(cmp, a.label or "A", b.label or "B"))
+    say(format_comparison(cmp, a.label or "A", b.label or "B"))
     for line in noise_notes(project, cmp):  # each case's A/A spread (`scarbook noise`), when measured
-        click.echo(line)
+        say(line)
     note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge)
     if note:
-        click.echo(note)
+        say(note)
     if given_away:
-        click.echo(GIVEN_AWAY + ", ".join(given_away))
+        say(GIVEN_AWAY + ", ".join(given_away))
     if fail_on_regression and cmp.regressed:
         ctx.exit(1)
 

@@ -8,9 +8,7 @@ import asyncio
 import signal
 import sys
 
-import click
-
-from scarbook.cli.common import warn
+from scarbook.cli.common import safe_text, say, warn
 from scarbook.models import SessionState
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
 from scarbook.run.runner import SessionControl, run_session
@@ -39,16 +37,16 @@ class Progress:
         self.done += 1
         r = ev.run
         if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=f"{r.case_id} #{r.k} {r.status}")
+            self.bar.update(self.task, advance=1, description=safe_text(f"{r.case_id} #{r.k} {r.status}"))
         elif not self.quiet:
-            click.echo(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
+            say(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
                        err=True)
 
     def note(self, text: str) -> None:
         if self.bar is not None:
-            self.bar.console.print(text, markup=False, highlight=False)  # run text is never markup
+            self.bar.console.print(safe_text(text), markup=False, highlight=False)  # run text is never markup
         elif not self.quiet:
-            click.echo(text, err=True)
+            say(text, err=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -111,7 +109,7 @@ def drive_session(ready: ReadySession, progress: Progress, executor=None) -> Ses
         warn(note)
     info = finished.session
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
-        click.echo(f"scarbook: {info.note}", err=True)
+        say(f"scarbook: {info.note}", err=True)
     return finished
 
 

@@ -3,8 +3,7 @@ the launch screen prints the same estimate)."""
 
 from __future__ import annotations
 
-import click
-
+from scarbook.cli.common import say
 from scarbook.project import Project
 from scarbook.run.session import SessionPlan
 from scarbook.session.estimate import estimate_plan, price
@@ -14,17 +13,17 @@ from scarbook.text import plural
 def print_estimate(project: Project, plan: SessionPlan) -> None:
     cases, runs = plan.cases, plan.runs
     est = estimate_plan(project, cases, runs, skip_judge=plan.skip_judge)
-    click.echo(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')} = {plural(est.agent_runs, 'agent run')}")
+    say(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')} = {plural(est.agent_runs, 'agent run')}")
     if est.judge is None:
-        click.echo("judge: no calls" + (" (--skip-judge)" if est.judged else " (no llm_judge checks selected)"))
+        say("judge: no calls" + (" (--skip-judge)" if est.judged else " (no llm_judge checks selected)"))
         return
     judge = est.judge
-    click.echo(f"judge: at most {plural(judge.calls, 'call')}, about {price(judge.cost_usd)} online, "
+    say(f"judge: at most {plural(judge.calls, 'call')}, about {price(judge.cost_usd)} online, "
                f"{price(judge.batch_cost_usd)} as a batch ({judge.basis})")
     for cid, figures in judge.per_case.items():
-        click.echo(f"  {cid}: {plural(int(figures['calls']), 'call')}, {price(figures['cost_usd'])} online, "
+        say(f"  {cid}: {plural(int(figures['calls']), 'call')}, {price(figures['cost_usd'])} online, "
                    f"{price(figures['batch_cost_usd'])} batch")
-    click.echo("this session judges " + ("as a batch (--judge-batch): half the price, verdicts within 24 hours"
+    say("this session judges " + ("as a batch (--judge-batch): half the price, verdicts within 24 hours"
                                          if plan.judge_batch else "online; --judge-batch would send the judge's "
                                          "requests as one batch, answered within 24 hours"))
-    click.echo("cheaper checks that fail first skip the judge, so the real figure is usually lower")
+    say("cheaper checks that fail first skip the judge, so the real figure is usually lower")

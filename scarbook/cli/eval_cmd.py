@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.estimate import print_estimate
 from scarbook.cli.outcome import say_outcome
@@ -129,7 +129,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     prep = prepare_session(project, plan)
     if prep.session is None:
         for error in prep.errors:
-            click.echo(f"scarbook: {error}", err=True)
+            say(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
     for note in prep.notes:
         warn(note)
@@ -137,7 +137,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
-        click.echo(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
+        say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
     outcome = report_session(project, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
                              baseline=planned.baseline)
     ctx.exit(say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path)))

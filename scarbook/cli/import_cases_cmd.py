@@ -9,7 +9,7 @@ import click
 
 from scarbook.cases.admin import new_case_id
 from scarbook.cases.io import save_case, validate_case_data
-from scarbook.cli.common import friendly_errors, get_project
+from scarbook.cli.common import friendly_errors, get_project, say
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case
 from scarbook.text import plural
@@ -64,8 +64,8 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
     for c in cases:
         with new_case_id(project, c.id):
             path = save_case(c, project.cases_dir)
-        click.echo(f"wrote {path}")
-    click.echo(f"imported {plural(len(cases), 'case')}; cases that need files in the workspace need a seed/ folder")
+        say(f"wrote {path}")
+    say(f"imported {plural(len(cases), 'case')}; cases that need files in the workspace need a seed/ folder")
 
 
 COMMANDS = [import_cases_command]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors
+from scarbook.cli.common import friendly_errors, say
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 
 
@@ -19,10 +19,10 @@ def init_command(folder: str) -> None:
     root.mkdir(parents=True, exist_ok=True)
     cfg = root / CONFIG_FILE
     if cfg.exists():
-        click.echo(f"{cfg} already exists; left as it is")
+        say(f"{cfg} already exists; left as it is")
     else:
         cfg.write_text(STARTER_CONFIG, encoding="utf-8")
-        click.echo(f"wrote {cfg}")
+        say(f"wrote {cfg}")
     (root / "cases").mkdir(exist_ok=True)
     gi = root / ".gitignore"
     lines = gi.read_text(encoding="utf-8").splitlines() if gi.exists() else []
@@ -31,8 +31,8 @@ def init_command(folder: str) -> None:
             if lines and lines[-1] != "":
                 fh.write("\n")
             fh.write("# scarbook: run scratch dirs and history\n/workspaces/\n")
-        click.echo(f"added /workspaces/ to {gi}")
-    click.echo("next: file your first scar with `scarbook` (the TUI) or `scarbook import TRANSCRIPT`")
+        say(f"added /workspaces/ to {gi}")
+    say("next: file your first scar with `scarbook` (the TUI) or `scarbook import TRANSCRIPT`")
 
 
 COMMANDS = [init_command]

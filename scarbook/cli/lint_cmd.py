@@ -10,6 +10,7 @@ from scarbook.cli.common import (
     friendly_errors,
     get_project,
     report_case_problems,
+    say,
 )
 from scarbook.session.plan import refuse_unknown_cases
 from scarbook.text import plural
@@ -28,7 +29,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))
-    click.echo(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
+    say(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
 
 
 COMMANDS = [lint_command]

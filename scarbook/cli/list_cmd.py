@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems, say
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems, say, style
 from scarbook.reports.table import strip_of
 from scarbook.text import interval_beside, pct_beside
 from scarbook.views.library_rows import (
@@ -63,7 +63,7 @@ def format_list_row(row: LibraryRow) -> str:
     ci = "" if s.rate is None else interval_beside(s.lo, s.hi, s.threshold)
     notes = ",".join(notes_of(row)) or "-"
     colour = {"green": "green", "yellow": "yellow", "red": "red"}.get(s.band)
-    return (f"{row.key[:24]:<24} {click.style(f'{rate:>5}', fg=colour)} {ci:<10} "
+    return (f"{row.key[:24]:<24} {style(f'{rate:>5}', fg=colour)} {ci:<10} "
             f"{f'{s.passes}/{s.fails}/{s.errors}':<9} {human_age(row.age_s):<12} {strip_of(row.runs, 12):<12} "
             f"{notes:<16} {row.title}")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import case_digest
-from scarbook.cli.common import friendly_errors, get_project, say_written
+from scarbook.cli.common import friendly_errors, get_project, say, say_written
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
@@ -84,16 +84,16 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     _check_writable(history.dir, {"--json": json_path, "--junit": junit_path})
     # the kept workspaces (failed runs', or all under keep: all) beside this history, as `eval` leaves them
     for problem in copy_kept_workspaces(found, project.workspaces_dir, sid):
-        click.echo(f"scarbook: kept workspaces not copied: {problem}", err=True)
+        say(f"scarbook: kept workspaces not copied: {problem}", err=True)
     history.start_session(info)
     for r in runs:
         history.record_run(r)
     history.finish_session(info)
     rep = build_report(info, runs, cases, project.config,
                        calibration_for(project.history, project.workspaces_dir, project.config.judge, cases))
-    click.echo(format_table(rep))
-    click.echo(format_summary(rep))
-    click.echo(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")
+    say(format_table(rep))
+    say(format_summary(rep))
+    say(f"merged {plural(len(found), 'shard')} into session {sid} in {history.dir / sid}")
     # the GitHub step summary too, as `eval` appends it (when $GITHUB_STEP_SUMMARY is set)
     reports_ok = say_written(write_reports(rep, None, ReportPaths.given(json=json_path, junit=junit_path),
                                            summary_env=os.environ))

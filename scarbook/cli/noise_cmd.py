@@ -6,7 +6,7 @@ import time
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, warn
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
@@ -48,19 +48,19 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
         prep = prepare_session(project, SessionPlan(cases, n, label=f"{pair} {side}", concurrency=concurrency))
         if prep.session is None:
             for error in prep.errors:
-                click.echo(f"scarbook: {error}", err=True)
+                say(f"scarbook: {error}", err=True)
             ctx.exit(EXIT_USAGE)
         for note in prep.notes if side == "A" else ():  # the pair's two sessions run alike: said once
             warn(note)
         finished = drive_session(prep.session, Progress(n * len(cases), quiet))
         info = finished.session
         if info.state != SessionState.FINISHED:
-            click.echo(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)
+            say(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)
             ctx.exit(EXIT_NO_VERDICT)
         sessions.append(info)
     result = measure_noise(project, *sessions)
     NoiseStore(project.workspaces_dir).save(result.measured)
-    click.echo(format_noise(result))
+    say(format_noise(result))
     ctx.exit(EXIT_BELOW if result.disagree else EXIT_OK)
 
 

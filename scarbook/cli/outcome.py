@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import os
 
-import click
-
 from scarbook.cli.against import echo_against, echo_annotations
-from scarbook.cli.common import say_written
+from scarbook.cli.common import say, say_written
 from scarbook.models import SessionInfo, SessionState
 from scarbook.project import Project
 from scarbook.reports.table import format_summary, format_table
@@ -21,15 +19,15 @@ from scarbook.session.report import Outcome
 def say_outcome(project: Project, outcome: Outcome, info: SessionInfo, shard: Shard | None, paths: ReportPaths) -> int:
     """Print the table, the summary and the comparison, write the reports; the exit code."""
     rep, against = outcome.report, outcome.against
-    click.echo(format_table(rep))
-    click.echo(format_summary(rep))
+    say(format_table(rep))
+    say(format_summary(rep))
     if against:
         echo_against(against, project)
     echo_annotations(project, rep, against)
     reports_ok = say_written(write_reports(rep, against, paths, summary_env=os.environ))
     code = rep.exit_code
     if shard is not None:
-        click.echo(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
+        say(f"shard {shard.label} of session {shard.session_id}: the gate is decided by `scarbook merge` "
                    f"over all {shard.count} shards")
         code = EXIT_OK if info.state == SessionState.FINISHED else rep.exit_code
     # a report file asked for is missing: said above, and never a green exit (the session is recorded)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
@@ -38,17 +38,17 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     project = get_project(ctx)
     pick = pick_rejudge(project, session_ref, case_ids, judge_model)
     report_history_problems(pick.problems)
-    click.echo(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "
+    say(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "
                f"{pick.carried} carried (rule checks failed: no judge call), no agent runs", err=True)
     if pick.not_rejudgeable:
-        click.echo(f"{plural(len(pick.not_rejudgeable), 'run')} not re-judgeable (left out):", err=True)
+        say(f"{plural(len(pick.not_rejudgeable), 'run')} not re-judgeable (left out):", err=True)
         for line in unjudgeable_lines(pick):
-            click.echo(line, err=True)
+            say(line, err=True)
     reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}
     prep = prepare_rejudge(project, pick, concurrency=concurrency, reports=reports)
     if prep.session is None:
         for error in prep.errors:
-            click.echo(f"scarbook: {error}", err=True)
+            say(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
     ready = prep.session
     finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))

@@ -12,7 +12,7 @@ import asyncio
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, warn
+from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession, ScarbookError
@@ -81,7 +81,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     for note in judge_cache_notes(runs):
         warn(note)
     if info.state != SessionState.FINISHED:
-        click.echo(f"scarbook: {info.note}", err=True)
+        say(f"scarbook: {info.note}", err=True)
     cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
     # the eval's --against, compared now that the verdicts are in
     baseline = load_against(project, plan.against) if plan.against else None

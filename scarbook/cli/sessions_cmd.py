@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import HistoryError
 from scarbook.history.store import ReadResult
 from scarbook.models import RunRecord, RunStatus
@@ -36,7 +36,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
             runs = history.runs(info.id, info=info)  # a bad file or line is left out and told below
             left_out.add_problems(runs.problems)
         except HistoryError as exc:  # session.json went away since it was listed
-            say(click.style("history: ", fg="yellow") + str(exc), err=True)
+            say(style("history: ", fg="yellow") + str(exc), err=True)
             continue
         counts = count_statuses(runs)
         notes = ",".join(session_marks(info)) or "-"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from scarbook.cases.lineage import CaseIdLog, counts_session
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
+from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
 from scarbook.models import RunStatus
 from scarbook.text import plural
@@ -48,9 +48,9 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
     if earlier:
         say(earlier)
     for r in runs:
-        mark = {RunStatus.PASS: click.style("PASS", fg="green"), RunStatus.FAIL: click.style("FAIL", fg="red"),
-                RunStatus.ERROR: click.style("ERROR", fg="magenta"),
-                RunStatus.UNJUDGED: click.style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
+        mark = {RunStatus.PASS: style("PASS", fg="green"), RunStatus.FAIL: style("FAIL", fg="red"),
+                RunStatus.ERROR: style("ERROR", fg="magenta"),
+                RunStatus.UNJUDGED: style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
         say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
         if r.cause:
             say(f"  cause: {r.cause['kind']} ({r.cause['rule']}) — {r.cause['evidence']}")

@@ -12,6 +12,7 @@ from scarbook.cli.common import (
     get_project,
     report_case_problems,
     report_history_problems,
+    say,
 )
 from scarbook.session.plan import refuse_unknown_cases
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
@@ -40,7 +41,7 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     trends = project_trends(project, cases, depth)
     report_history_problems(trends.problems)
     noise = trends.aa_spread
-    click.echo(json.dumps(trends_json(trends, depth, noise), indent=2) if as_json else format_trends(trends, noise))
+    say(json.dumps(trends_json(trends, depth, noise), indent=2) if as_json else format_trends(trends, noise))
 
 
 def _cell(point: TrendPoint | None, threshold: float) -> str:

@@ -9,7 +9,7 @@ import click
 
 from scarbook.cases.io import save_case
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, style, warn
 from scarbook.run.session import SessionPlan, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import select_cases
@@ -83,11 +83,11 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
 
 def say_verification(v, width: int) -> None:
     colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
-    say(f"{v.case_id:<{width}}  {click.style(v.outcome, fg=colour)}: {v.detail}")
+    say(f"{v.case_id:<{width}}  {style(v.outcome, fg=colour)}: {v.detail}")
     if v.certified:
         how = (f"the judge gave the same verdicts all {v.judged} times" if v.judge_stable
                else "rule checks only, no judge to disagree")
-        say(f"{'':<{width}}  {click.style('certified', fg='green')}: the failed artifact fails, the good one "
+        say(f"{'':<{width}}  {style('certified', fg='green')}: the failed artifact fails, the good one "
             f"passes; {how}")
 
 

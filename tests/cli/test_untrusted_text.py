@@ -102,6 +102,8 @@ def test_hostile_text_never_reaches_the_terminal_raw(hostile, command: str) -> N
 
 def test_the_writer_keeps_colour_and_leaves_ordinary_text_alone() -> None:
     assert terminal_text("\x1b[32mPASS\x1b[0m — a::b", ci=True) == "\x1b[32mPASS\x1b[0m — a::b"
+    # the CLI's writer drops a text's colour too and keeps only its own (tests/cli/test_one_writer.py)
+    assert terminal_text("\x1b[32mPASS\x1b[0m — a::b", keep_colour=False) == "PASS — a::b"
     assert terminal_text("\x1b[8mhidden\x1b[0m") == "hidden\x1b[0m"  # conceal is not colour
     assert terminal_text("x\n ::set-env name=A::1", ci=False) == "x\n ::set-env name=A::1"  # not a CI log
     assert terminal_text("x\n ::set-env name=A::1", ci=True) == "x\n \\x3a:set-env name=A::1"
