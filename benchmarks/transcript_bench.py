@@ -1,19 +1,26 @@
-"""Large Claude Code logs: peak memory and time of `scarbook import --list`'s work (load, candidates,
-seed suggestions), printed as ratios (a script, not a test).
+"""Transcript import at scale: peak memory and CPU of `scarbook import --list`'s work (load, candidates,
+seed suggestions, task), printed as ratios (a script, not a test).
 
-    .venv/bin/python benchmarks/transcript_bench.py              # 5, 10, 20 and 50 MB logs
-    .venv/bin/python benchmarks/transcript_bench.py --quick      # 5, 10, 20 MB
-    .venv/bin/python benchmarks/transcript_bench.py --shape simple   # the earlier, simpler logs
+    .venv/bin/python benchmarks/transcript_bench.py                  # every format at 200,000 records
+    .venv/bin/python benchmarks/transcript_bench.py --records 20000  # smaller
+    .venv/bin/python benchmarks/transcript_bench.py --formats claude-code,plain
+    .venv/bin/python benchmarks/transcript_bench.py --sizes          # Claude Code logs of 5, 10, 20 and 50 MB
+    .venv/bin/python benchmarks/transcript_bench.py --sizes --shape simple   # the earlier, simpler logs
 
-By default each log is shaped like a real Claude Code session (`generate_real`, issue 26.9: every
-content block its own record with the whole envelope, thinking signatures, Bash output repeated in
-toolUseResult, Grep path lists, TodoWrite, structuredPatch, hook and file-history records). The
-simpler shape (`--shape simple`, the first benchmark) is generated like a long real session: user turns, assistant text split over several
-records, Read calls whose results carry the `cat -n` gutter *and* `toolUseResult.file.content`,
-Writes, Edits whose `toolUseResult` repeats the whole `originalFile`, a sidechain, summaries. Each
-size is imported in a fresh process: peak memory is the growth of its max RSS over the RSS right
-after imports. Targets: peak <= 2x the file size; time linear in size (seconds per MB roughly
-constant from 5 MB to the largest).
+Issue 34.7's targets, for every format at 200,000 records: peak memory <= 2x the file size, and CPU
+<= 3x a bare json.loads loop over the same file (one json.loads per line of a JSON-lines file, one of
+the whole document, one per `data:` line of an event stream, one per line of text read as a JSON
+string). Each format's log is real-shaped (benchmarks/transcript_shapes.py; Claude Code logs by
+`generate_real` below) and measured in fresh processes: the bare loop in one, the import in another;
+peak memory is the growth of max RSS over the RSS right after imports.
+
+`--sizes`: each Claude Code log shaped like a real session (`generate_real`, issue 26.9: every content
+block its own record with the whole envelope, thinking signatures, Bash output repeated in
+toolUseResult, Grep path lists, TodoWrite, structuredPatch, hook and file-history records), or the
+simpler shape (`--shape simple`: user turns, assistant text split over several records, Read calls
+whose results carry the `cat -n` gutter *and* `toolUseResult.file.content`, Writes, Edits whose
+`toolUseResult` repeats the whole `originalFile`, a sidechain, summaries). Targets: peak <= 2x the
+file size; time linear in size (seconds per MB roughly constant from 5 MB to the largest).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from transcript_shapes import SHAPES, write_shape
 
 CHILD = r"""
 import json, resource, sys, time
@@ -38,15 +47,45 @@ def rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 base = rss_kb()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 t = load_transcript(sys.argv[1])
 cands = candidates(t)
 seeds = suggest_seeds(t)
 task = suggest_task(t)
-took = time.perf_counter() - start
+took, cpu = time.perf_counter() - start, time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
-print(json.dumps({"seconds": took, "peak_kb": peak - base, "entries": len(t.entries),
-                  "files": len(t.files_written), "candidates": len(cands), "task": bool(task)}))
+print(json.dumps({"seconds": took, "cpu": cpu, "peak_kb": peak - base, "entries": len(t.entries),
+                  "files": len(t.files_written), "candidates": len(cands), "task": bool(task), "format": t.format}))
+"""
+
+# The floor each format is held to: one bare json.loads pass over the file, in its own process.
+BARE = r"""
+import json, resource, sys, time
+
+def rss_kb():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+path, kind = sys.argv[1], sys.argv[2]
+base = rss_kb()
+cpu = time.process_time()
+if kind == "document":
+    with open(path, "rb") as fh:
+        json.loads(fh.read())
+else:
+    with open(path, "rb") as fh:
+        for line in fh:
+            if kind == "lines" and line.strip():
+                json.loads(line)
+            elif kind == "sse" and line.startswith(b"data:"):
+                json.loads(line[5:])
+            elif kind == "text":
+                json.loads(b'"' + line.rstrip(b"\n").replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"')
+cpu = time.process_time() - cpu
+print(json.dumps({"cpu": cpu, "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}))
 """
 
 WORDS = ["the", "agent", "reads", "the", "file", "then", "writes", "a", "summary", "of", "each", "section", "and", "checks", "the", "result", "again", "before", "it", "answers", "with", "what", "it", "did", "and", "why", "it", "chose", "that", "way"]
@@ -128,7 +167,7 @@ def generate(path: Path, target_bytes: int, seed: int = 7) -> None:
                 written += len(line)
 
 
-def generate_real(path: Path, target_bytes: int, seed: int = 7) -> None:
+def generate_real(path: Path, target_bytes: int, seed: int = 7, records: int | None = None) -> None:
     """Write a log shaped like a real Claude Code 1.0.8x-2.x session (issue 26.9: the generated logs
     above understate memory): every content block of a reply is its own record carrying the whole
     envelope and usage; thinking blocks with their signatures; Bash results whose output is repeated
@@ -186,10 +225,10 @@ def generate_real(path: Path, target_bytes: int, seed: int = 7) -> None:
                                                                            for i in range(rng.randint(0, 6))}}}) + "\n")
         return out
 
-    written = 0
+    written = lines_written = 0
     with open(path, "w") as fh:
         turn = 0
-        while written < target_bytes:
+        while written < target_bytes if records is None else lines_written < records:
             turn += 1
             lines = [rec("user", {"role": "user", "content": f"Step {turn}: {_text(rng, 20)}"})] + small()
             tid, mid = f"toolu_01{rng.getrandbits(64):016x}", f"msg_01{rng.getrandbits(64):016x}"
@@ -242,9 +281,10 @@ def generate_real(path: Path, target_bytes: int, seed: int = 7) -> None:
                                      "structuredPatch": []}))
             lines += small()
             lines += reply([{"type": "text", "text": _text(rng, 60)}], f"msg_01{rng.getrandbits(64):016x}")
-            for line in lines:
+            for line in lines[: None if records is None else records - lines_written]:
                 fh.write(line)
                 written += len(line)
+                lines_written += 1
 
 
 def measure(path: Path) -> dict:
@@ -252,17 +292,49 @@ def measure(path: Path) -> dict:
     return json.loads(out.stdout)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="5, 10 and 20 MB only")
-    parser.add_argument("--shape", choices=["real", "simple"], default="real",
-                        help="real (default): records shaped like real Claude Code logs (generate_real); "
-                             "simple: the earlier generated log, which understates memory")
-    args = parser.parse_args()
-    sizes = [5, 10, 20] if args.quick else [5, 10, 20, 50]
-    make = generate_real if args.shape == "real" else generate
+def bare(path: Path, kind: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", BARE, str(path), kind], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def by_format(names: list[str], records: int) -> None:
+    """Every format at `records` records: the import's CPU over the bare json.loads pass's, its peak over
+    the file's size."""
     rows = []
-    print(f"logs shaped: {args.shape}")
+    with tempfile.TemporaryDirectory(prefix="scarbook-transcript-bench-") as tmp:
+        for name in names:
+            path = Path(tmp) / f"{name}.log"
+            if name == "claude-code":
+                generate_real(path, 0, records=records)
+                kind, fmt = "lines", "claude-code"
+            else:
+                write_shape(name, path, records)
+                _, kind, fmt = SHAPES[name]
+            size = path.stat().st_size
+            floor, m = bare(path, kind), measure(path)
+            rows.append((name, fmt, size, floor, m))
+            path.unlink()
+            print(f"  measured {name}", file=sys.stderr)
+    print(f"{records:,} records a log")
+    print(f"{'format':<20} {'size MB':>8} {'bare s':>7} {'import s':>9} {'CPU x':>6} {'peak MB':>8} {'peak/size':>9}  "
+          "targets")
+    for name, fmt, size, floor, m in rows:
+        cpu_x = m["cpu"] / max(floor["cpu"], 1e-6)
+        mem_x = m["peak_kb"] * 1e3 / size
+        met = ("cpu ok" if cpu_x <= 3 else "CPU OVER") + ", " + ("mem ok" if mem_x <= 2 else "MEM OVER")
+        wrong = "" if m["format"] == fmt else f" (read as {m['format']}!)"
+        print(f"{name:<20} {size / 1e6:>8.1f} {floor['cpu']:>7.2f} {m['cpu']:>9.2f} {cpu_x:>6.2f} "
+              f"{m['peak_kb'] / 1e3:>8.1f} {mem_x:>9.2f}  {met}{wrong}")
+    worst_cpu = max(m["cpu"] / max(f["cpu"], 1e-6) for *_, f, m in rows)
+    worst_mem = max(m["peak_kb"] * 1e3 / size for _, _, size, _, m in rows)
+    print(f"\nworst CPU / bare json.loads: {worst_cpu:.2f}x (target <= 3x); worst peak / file size: {worst_mem:.2f}x "
+          "(target <= 2x)")
+
+
+def by_size(shape: str, sizes: list[int]) -> None:
+    make = generate_real if shape == "real" else generate
+    rows = []
+    print(f"logs shaped: {shape}")
     with tempfile.TemporaryDirectory(prefix="scarbook-transcript-bench-") as tmp:
         for mb in sizes:
             path = Path(tmp) / f"session-{mb}mb.jsonl"
@@ -279,6 +351,22 @@ def main() -> None:
     per_mb = [m["seconds"] / (size / 1e6) for _, size, m in rows]
     print(f"\npeak memory / file size, worst: {worst:.2f}x (target <= 2x)")
     print(f"time per MB, largest / smallest log: {per_mb[-1] / per_mb[0]:.2f} (linear in size: about 1)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=200_000, help="records a log (default 200,000)")
+    parser.add_argument("--formats", default=",".join(["claude-code", *SHAPES]),
+                        help="comma-separated: claude-code, " + ", ".join(SHAPES))
+    parser.add_argument("--sizes", action="store_true", help="Claude Code logs of 5, 10, 20 and 50 MB instead")
+    parser.add_argument("--quick", action="store_true", help="with --sizes: 5, 10 and 20 MB only")
+    parser.add_argument("--shape", choices=["real", "simple"], default="real",
+                        help="with --sizes: real (default, generate_real) or simple (the earlier generated log)")
+    args = parser.parse_args()
+    if args.sizes:
+        by_size(args.shape, [5, 10, 20] if args.quick else [5, 10, 20, 50])
+    else:
+        by_format([n.strip() for n in args.formats.split(",") if n.strip()], args.records)
 
 
 if __name__ == "__main__":

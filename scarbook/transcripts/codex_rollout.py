@@ -33,7 +33,8 @@ _ADD_FILE = re.compile(r"^\*\*\* Add File: (.+)$")
 
 
 def is_rollout_record(r: Any) -> bool:
-    return isinstance(r, dict) and r.get("type") in RECORD_TYPES and isinstance(r.get("payload"), dict)
+    return isinstance(r, dict) and isinstance(r.get("type"), str) and r["type"] in RECORD_TYPES \
+        and isinstance(r.get("payload"), dict)
 
 
 def is_legacy_rollout(records: list[Any]) -> bool:
@@ -42,7 +43,8 @@ def is_legacy_rollout(records: list[Any]) -> bool:
     head = records[0] if records else None
     if not (isinstance(head, dict) and {"id", "timestamp"} <= set(head) and "type" not in head):
         return False
-    return any(isinstance(r, dict) and (r.get("type") in ITEM_TYPES or r.get("record_type") == "state")
+    return any(isinstance(r, dict) and (isinstance(r.get("type"), str) and r["type"] in ITEM_TYPES
+                                        or r.get("record_type") == "state")
                for r in records[1:6])
 
 

@@ -59,6 +59,12 @@ def _first(shape: Shape) -> dict[str, Any]:
     return {}
 
 
+def _kind(record: dict[str, Any]) -> str | None:
+    """A record's `type` when it is a string (a list there is wrongly typed input, and unhashable)."""
+    kind = record.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _is_json(shape: Shape) -> bool:
     return shape.kind in ("json-object", "json-array")
 
@@ -75,7 +81,7 @@ def _claims_inspect(src: Source, shape: Shape) -> bool:
 
 def _claims_scarbook(src: Source, shape: Shape) -> bool:
     first = _first(shape)
-    return shape.kind == "json-lines" and first.get("type") in scarbook_native.TYPES and \
+    return shape.kind == "json-lines" and _kind(first) in scarbook_native.TYPES and \
         not isinstance(first.get("message"), dict)
 
 
@@ -98,7 +104,7 @@ def _claims_claude_json(src: Source, shape: Shape) -> bool:
 
 def _claims_codex(src: Source, shape: Shape) -> bool:
     first = _first(shape)
-    return shape.kind == "json-lines" and (first.get("type") in codex.EVENTS or codex_rollout.is_rollout_record(first)
+    return shape.kind == "json-lines" and (_kind(first) in codex.EVENTS or codex_rollout.is_rollout_record(first)
                                            or codex_rollout.is_legacy_rollout(shape.records))
 
 

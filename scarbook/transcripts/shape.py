@@ -146,6 +146,8 @@ def shape_of(head: str, *, whole_value: Any = None, whole: bool, lines: list[Any
         types = list(dict.fromkeys(str(r["type"]) for r in lines if isinstance(r, dict) and isinstance(r.get("type"), str)))
         return Shape("json-lines", keys=list(first) if first else [], values=_scalars(first), types=types,
                      records=lines, depth=max((depth_of(r) for r in lines), default=0), whole=whole)
+    if text.startswith(("{", "[")) and lines is None and whole_value is None and _bracketed_text(text):
+        return Shape("text", whole=whole)
     if text.startswith(("{", "[")):
         if whole and whole_value is not None:
             value = whole_value
@@ -167,6 +169,21 @@ def shape_of(head: str, *, whole_value: Any = None, whole: bool, lines: list[Any
     if text.startswith("---") or _YAML_KEY.match(text):
         return Shape("yaml", keys=list(dict.fromkeys(_YAML_KEY.findall(text))), whole=whole)
     return Shape("text", whole=whole)
+
+
+def _bracketed_text(text: str) -> bool:
+    """A text log whose first line opens with a bracket ("[INFO] started", "[2026-11-14 09:00] build",
+    "{build} ok"), not JSON: its first line fails to parse at its first word, before any string, key or
+    nesting (a JSON file cut short, or a JSON line broken further in, fails later)."""
+    first = text.partition("\n")[0].rstrip()
+    try:
+        json.loads(first)
+    except json.JSONDecodeError as exc:
+        seen = first[1:exc.pos]
+        return 0 < exc.pos < len(first) and not any(c in seen for c in '"{}[]:')
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def _scalars(record: Any) -> dict[str, Any]:

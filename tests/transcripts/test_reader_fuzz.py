@@ -80,3 +80,21 @@ def test_deep_nesting_is_refused_never_a_recursion_error(fmt, depth, opener, as_
 @given(parts=st.lists(st.sampled_from(SAMPLES), min_size=2, max_size=3), sep=st.sampled_from([b"\n", b"", b"\n\n"]))
 def test_mixed_formats_in_one_file_are_read_or_refused(fmt, parts, sep):
     _import(sep.join(p.read_bytes() for p in parts), fmt)
+
+
+@pytest.mark.parametrize("record", [{"type": []}, {"type": {"a": 1}, "payload": {}}, {"id": "x", "timestamp": "t"}])
+def test_a_record_type_of_a_list_or_an_object_is_refused_not_a_traceback(record):
+    """Found by the fuzz above: `null` then `{"type": []}` as JSON lines crashed detection (TypeError:
+    unhashable type: 'list', from a claim that looked the type up in a set)."""
+    _import(("null\n" + json.dumps(record) + "\n" + json.dumps({"type": ["message"], "role": "user"}) + "\n").encode(),
+            None)
+
+
+@pytest.mark.parametrize("line", ["[INFO] started the build", "[2026-11-14 09:00] build ok", "[0000001] step 1: ok",
+                                  "{build} ok"])
+def test_a_text_log_whose_lines_open_with_a_bracket_is_plain_text(tmp_path, line):
+    """Refused as "JSON cut off or broken (Expecting ',' delimiter …)": a bracket at the start is not JSON."""
+    log = tmp_path / "build.log"
+    log.write_text(f"{line}\nsecond line\n")
+    t = load_transcript(log)
+    assert (t.format, t.final_answer) == ("plain", f"{line}\nsecond line\n")
