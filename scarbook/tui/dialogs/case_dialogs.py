@@ -18,6 +18,7 @@ from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, cut_chars, cut_words
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostModalScreen
+from scarbook.tui.mounting import unless_removed
 
 CASE_WIDTH, TITLE_WIDTH = 24, 22  # what the 72-column dialog (80-column terminal) has for the id and title
 
@@ -43,6 +44,7 @@ class RenameCaseScreen(HostModalScreen[str | None]):
                 yield Button("Rename", id="rename", variant="primary")
                 yield Button("Cancel (Esc)", id="cancel")
 
+    @unless_removed
     def on_mount(self) -> None:
         self.query_one("#new-id", Input).focus()
 
@@ -97,6 +99,7 @@ class TrashScreen(HostModalScreen[str | None]):
             yield Static("reading the trash…", id="trash-help", classes="hint")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         table = self.query_one("#trash-table", DataTable)
         table.add_column("case", key="case", width=CASE_WIDTH)

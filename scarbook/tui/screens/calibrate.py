@@ -23,7 +23,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import measure
@@ -40,6 +40,8 @@ from scarbook.models import CheckStatus
 from scarbook.stats.rates import wilson
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Header
 
 NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks first"
 ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
@@ -126,6 +128,7 @@ class CalibrateScreen(HostScreen):
             yield Static("", id="calibrate-artifact-text")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.sub_title = "calibrate the judge"
         self.query_one("#calibrate-artifact").border_title = "artifact the judge graded"

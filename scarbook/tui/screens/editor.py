@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import AwaitMount, Widget
-from textual.widgets import Footer, Header, Input, Label, Static, TextArea
+from textual.widgets import Footer, Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
 from scarbook.cases.editing import SavedCase, SeedChanges, save_form_case
@@ -39,8 +39,10 @@ from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome, release_held_keys, when_keys_handled
 from scarbook.tui.messages import CasesChanged, VerifyScar
+from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.seed_files import SeedFiles, list_seed, preview_text
 
 # Which field a core validation message is about (by the words it starts with).
@@ -174,6 +176,7 @@ class EditorScreen(HostScreen):
         judges = self.case.judge_checks if self.case else []
         return list(judges[0].params.get("rubric", [])) if judges else []
 
+    @unless_removed
     def on_mount(self) -> None:
         if self.folder is not None:
             self.sub_title = f"case {self.folder.name} — loading…"

@@ -12,11 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
 from scarbook.text import pct_beside, plural, threshold_pct
 from scarbook.tui.messages import OpenReview
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.trend import grid_cell
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
@@ -61,6 +63,7 @@ class FlakeScreen(Screen):
         yield Static("", id="flake-detail")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.sub_title = f"{plural(len(self.cases), 'case')} × {plural(len(self.sessions), 'session')}"
         grid = self.query_one("#flake-grid", DataTable)
@@ -71,6 +74,7 @@ class FlakeScreen(Screen):
             grid.move_cursor(row=0, column=len(self.sessions) + 1)
         self._show_detail()
 
+    @unless_removed
     def on_resize(self, event) -> None:
         self._build(event.size.width)
 

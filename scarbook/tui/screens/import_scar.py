@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Footer, Header, Input, Label, OptionList, SelectionList, Static, Tree
+from textual.widgets import Button, Footer, Input, Label, OptionList, SelectionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
@@ -51,6 +51,8 @@ from scarbook.transcripts.text import group_warnings, human_size
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.path_suggester import PathSuggester
 from scarbook.tui.widgets.timeline import Timeline
 
@@ -135,6 +137,7 @@ class ImportScreen(HostScreen[str | None]):
             yield Button("Create draft", id="create", variant="primary")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.sub_title = "import a transcript"
         if self.initial_path is not None:

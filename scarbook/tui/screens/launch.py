@@ -18,6 +18,7 @@ from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
 from scarbook.tui.host import HostModalScreen
 from scarbook.tui.messages import StartSession
+from scarbook.tui.mounting import unless_removed
 
 MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before this many runs
 
@@ -63,6 +64,7 @@ class LaunchScreen(HostModalScreen):
                 yield Button("Run", id="run", variant="primary", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
 
+    @unless_removed
     def on_mount(self) -> None:
         self.query_one("#runs", Input).focus()
         self._update_estimate()
@@ -80,6 +82,7 @@ class LaunchScreen(HostModalScreen):
         self.judge_history = history
         self._update_estimate()
 
+    @unless_removed
     def on_resize(self) -> None:
         self._fit_form()
 

@@ -8,14 +8,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from scarbook.stats.rates import count_text
 from scarbook.text import cut_chars, plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
+from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.distribution import Distribution
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
 from scarbook.views.live_state import LiveSession
@@ -71,6 +73,7 @@ class LiveScreen(HostScreen):
         self.live = live
         # case id -> (finished, running, decided, gate, retries, retrying) as last drawn
         self._shown: dict[str, tuple] = {}
+        self.columns: dict[str, int] = {}  # the table's columns and their widths, fitted to the terminal
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -82,12 +85,13 @@ class LiveScreen(HostScreen):
         yield Distribution(id="histogram")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
-        self.columns: dict[str, int] = {}
         self._fit_columns(self.app.size.width)
         self.query_one("#live-table", DataTable).focus()
         self.refresh_from_live()
 
+    @unless_removed
     def on_resize(self, event) -> None:
         if self._fit_columns(event.size.width):
             self.refresh_from_live()

@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import ContentSwitcher, Footer, Header, OptionList, Static
+from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 
 from scarbook.cases.drafts import draft_from_run
 from scarbook.cases.io import load_case
@@ -31,6 +31,8 @@ from scarbook.transcripts import Transcript
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.tui.widgets.timeline import Timeline
@@ -92,6 +94,7 @@ class ReviewScreen(HostScreen):
                     yield Timeline(id="run-timeline")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.sub_title = f"{self.case_id} · loading…"
         self._load()

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.errors import HistoryError, ScarbookError
@@ -20,6 +20,8 @@ from scarbook.text import pct
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenReview
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, MARK_STYLE, rate_text
 from scarbook.views.compare import TwoSessions, compare_two_sessions
@@ -54,6 +56,7 @@ class SessionsScreen(HostScreen):
         yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         table = self.query_one("#sessions-table", DataTable)
         for key, label in SESSION_COLUMNS:
@@ -143,6 +146,7 @@ class SessionTableScreen(HostScreen):
         yield DataTable(id="session-table", cursor_type="row")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.query_one("#sessions-help", Static).update(Text("loading…", style="dim"))
         self._read(self.app)
@@ -224,6 +228,7 @@ class CompareScreen(HostScreen):
         yield DataTable(id="compare-table", cursor_type="row")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         self.query_one("#sessions-help", Static).update(Text("loading…", style="dim"))
         self._read(self.app)

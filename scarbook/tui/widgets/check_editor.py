@@ -16,9 +16,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Input, Label, OptionList, Select
+from textual.widgets import Button, Input, Label, OptionList
 
 from scarbook.checks.spec import _KIND_WORDS, CHECK_SPECS
+from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.mount_safe import Select
 
 LIST_SEP = "|"
 # The first llm_judge check's rubric is edited in the rubric list, not here.
@@ -83,6 +85,7 @@ class CheckEditor(Vertical):
             yield Button("↓", id="check-down")
         yield Vertical(id="check-fields")
 
+    @unless_removed
     def on_mount(self) -> None:
         self._refill()
 

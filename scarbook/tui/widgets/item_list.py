@@ -17,6 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, OptionList
 
+from scarbook.tui.mounting import unless_removed
+
 
 class ItemList(Vertical):
     BINDINGS = [Binding("ctrl+up", "move(-1)", "Move up"), Binding("ctrl+down", "move(1)", "Move down"),
@@ -43,6 +45,7 @@ class ItemList(Vertical):
             yield Button("↑", id=f"{self.prefix}-up")
             yield Button("↓", id=f"{self.prefix}-down")
 
+    @unless_removed
     def on_mount(self) -> None:
         self._refill()
 

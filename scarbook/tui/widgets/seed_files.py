@@ -20,6 +20,7 @@ from textual.widgets import Button, Input, OptionList, Static
 
 from scarbook.cases.editing import SeedChanges, list_seed
 from scarbook.text import clean_text, plural
+from scarbook.tui.mounting import unless_removed
 
 PREVIEW_CHARS = 1500
 
@@ -86,6 +87,7 @@ class SeedFiles(Vertical):
         yield Static("", id="seed-error", classes="field-error")
         yield Static(Text("(highlight a seed file to preview it)", style="dim"), id="seed-preview")
 
+    @unless_removed
     def on_mount(self) -> None:
         self._refill()
 

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import ColumnKey
 
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
@@ -25,9 +25,11 @@ from scarbook.tui.messages import (
     OpenSessions,
     VerifyScar,
 )
+from scarbook.tui.mounting import unless_removed
 from scarbook.tui.screens.library.case_actions import CaseActions
 from scarbook.tui.screens.library.notes import notes_text
 from scarbook.tui.screens.library.trends import TrendActions, regressed_line
+from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
@@ -143,6 +145,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         self.land_on: str | None = None  # the case the cursor goes to at the next reload
         self.trends: Trends | None = None  # read after the rows, in the same worker (trends.py)
         self.trends_loaded = False
+        self.columns: dict[str, int] = {}  # the table's columns and their widths, fitted to the terminal
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -151,9 +154,9 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         yield Static("loading cases and history…", id="detail")
         yield Footer()
 
+    @unless_removed
     def on_mount(self) -> None:
         table = self.query_one("#cases", DataTable)
-        self.columns: dict[str, int] = {}
         self._fit_columns(self.app.size.width)
         self.sub_title = self.app.project.root.name  # the folder name: no machine-specific path in the frame
         table.focus()
@@ -203,6 +206,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
                 self._told.add(problem)
                 self.notify(problem, title="history", severity="warning", timeout=20, markup=False)
 
+    @unless_removed
     def on_resize(self, event) -> None:
         if self._fit_columns(event.size.width):
             self._refill()
