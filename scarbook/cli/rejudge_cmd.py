@@ -33,7 +33,8 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     settings, with no agent runs, as a new session linked to it (`scarbook diff SESSION latest` then shows
     what the rubric or judge change did). Rule checks are not run again: each run keeps its source's
     results; a run whose rule checks failed stays failed with no judge call. Runs whose artifact was not
-    kept are listed as not re-judgeable. Exit codes as `scarbook eval`'s.
+    kept (or was altered since) are listed as not re-judgeable and kept without a verdict, so their case
+    has none (exit 3). Exit codes as `scarbook eval`'s.
     """
     project = get_project(ctx)
     pick = pick_rejudge(project, session_ref, case_ids, judge_model)
@@ -41,7 +42,12 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     say(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "
                f"{pick.carried} carried (rule checks failed: no judge call), no agent runs", err=True)
     if pick.not_rejudgeable:
-        say(f"{plural(len(pick.not_rejudgeable), 'run')} not re-judgeable (left out):", err=True)
+        n = pick.kept_unjudged
+        kept = f"{n} kept without a verdict, so {'its case has' if n == 1 else 'their cases have'} none" if n else ""
+        gone = len(pick.not_rejudgeable) - pick.kept_unjudged
+        left = f"{gone} left out: their case is gone or judges nothing now" if gone else ""
+        say(f"{plural(len(pick.not_rejudgeable), 'run')} not re-judgeable ({'; '.join(filter(None, (kept, left)))}):",
+            err=True)
         for line in unjudgeable_lines(pick):
             say(line, err=True)
     reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}

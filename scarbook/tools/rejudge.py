@@ -10,8 +10,12 @@ Per source run:
   - judged, its artifacts kept      graded again: its rule checks carried, its judge checks graded anew
   - its rule checks failed, or the  carried as it was (fail or error), no judge call, as in an eval
     agent did not finish
-  - anything else                   not re-judgeable, listed with why (artifact not kept or gone, judge
-                                    skipped in the source, the case's checks changed beyond rubrics)
+  - anything else                   not re-judgeable, listed with why (artifact not kept, gone or altered,
+                                    judge skipped in the source, the case's checks changed beyond rubrics):
+                                    kept in the new session as `unjudged`, so its case has no verdict
+                                    (exit 3) — leaving it out would let a rejudge decide a case on the runs
+                                    whose artifacts survived (alter the failing runs', and it passes).
+                                    Only a run whose case is gone, or has no judge check now, is left out.
 
 Rule checks are not run again (the workspace may be pruned): a change to a rule check is not
 measured by a rejudge; an eval is. The new session is linked to its source (SessionInfo.rerun_of,
@@ -52,6 +56,7 @@ LISTED = 10  # not re-judgeable runs named one by one; the rest counted
 class RejudgeRun:
     source: RunRecord
     inputs: list[JudgeInput] = field(default_factory=list)  # empty: carried as it was, no judge call
+    unjudgeable: str = ""  # why it cannot be graded again: kept as unjudged, its case without a verdict
 
 
 @dataclass
@@ -69,7 +74,12 @@ class RejudgePick:
 
     @property
     def carried(self) -> int:
-        return sum(1 for r in self.runs.values() if not r.inputs)
+        return sum(1 for r in self.runs.values() if not r.inputs and not r.unjudgeable)
+
+    @property
+    def kept_unjudged(self) -> int:
+        """Runs that cannot be graded again but whose case is still judged: in the session, without a verdict."""
+        return sum(1 for r in self.runs.values() if r.unjudgeable)
 
     @property
     def jobs(self) -> dict[str, list[int]]:
@@ -138,6 +148,8 @@ def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_
                 why = str(gone)
         if why is not None:
             pick.not_rejudgeable.append((record.case_id, record.k, why))
+            if case is not None and case.judge_checks:  # its case stays, with no verdict
+                pick.runs[(record.case_id, record.k)] = RejudgeRun(record, unjudgeable=why)
             continue
         pick.runs[(record.case_id, record.k)] = RejudgeRun(record, inputs)
     if not judged:
@@ -252,6 +264,8 @@ class RejudgeExecutor(LocalExecutor):
         run = self.pick.runs[(case.id, k)]
         record = carried_record(run.source, ctx.session_id, self.pick.source.id)
         emit(RunStarted(ctx.session_id, case.id, k, record.workspace))
+        if run.unjudgeable:
+            return AgentPart(unjudged_record(record, run.unjudgeable), settled=True, carried=True)
         if not run.inputs:
             return AgentPart(record, settled=True, carried=True)
         for inp in run.inputs:
@@ -267,6 +281,17 @@ def carried_record(source: RunRecord, session_id: str, source_id: str) -> RunRec
     record.agent_usage, record.judge_usage, record.judge_calls = Usage(), Usage(), 0
     record.notes = [*record.notes, f"rejudge of session {source_id} run {source.k}: the agent's work and rule "
                                    "checks are the source run's; only the judge checks were graded again"]
+    return record
+
+
+def unjudged_record(record: RunRecord, why: str) -> RunRecord:
+    """A run that cannot be graded again, as the new session keeps it: unjudged (no verdict, so its case
+    has none), its judge checks skipped saying why, no cause (nothing failed: nothing was graded)."""
+    said = f"not re-judgeable: {why}"
+    for i, check in enumerate(record.checks):
+        if check.type == "llm_judge":
+            record.checks[i] = CheckResult(check.type, CheckStatus.SKIPPED, said, i)
+    record.status, record.reason, record.cause = RunStatus.UNJUDGED, said, None
     return record
 
 

@@ -35,6 +35,7 @@ import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -220,6 +221,8 @@ class JudgeServer:
     def __init__(self) -> None:
         self.queue: deque[ScriptedReply] = deque()
         self.default: ScriptedReply | None = None
+        # with the queue empty: called with each online request's body; its reply (None: the default)
+        self.responder: Callable[[dict[str, Any]], ScriptedReply | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
@@ -334,11 +337,15 @@ class JudgeServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _next(self) -> ScriptedReply | None:
+    def _next(self, body: Any = None) -> ScriptedReply | None:
         with self._lock:
             if self.queue:
                 return self.queue.popleft()
-            return self.default
+        if self.responder is not None and isinstance(body, dict):  # a reply chosen by what was asked
+            reply = self.responder(body)
+            if reply is not None:
+                return reply
+        return self.default
 
     def _handler(self):
         server = self
@@ -362,7 +369,7 @@ class JudgeServer:
                 if self.path.split("?")[0] == "/v1/messages/batches":
                     self._create_batch(body)
                     return
-                reply = server._next()
+                reply = server._next(body)
                 if reply is None:
                     server.unscripted += 1
                     # x-should-retry: false so an unscripted request fails fast instead of retrying.

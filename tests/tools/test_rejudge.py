@@ -201,12 +201,13 @@ def test_rule_check_failures_are_carried_and_unkept_artifacts_listed(project, ju
     (project / "elsewhere.json").rename(kept)
     write_config(project, judge_server.url, exploding_agent(project))
     result, report = run_json(project, "rejudge", sid)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # run 4 cannot be graded again: its case has no verdict (issue 33.15)
     assert len(judge_server.requests) == 5  # runs 1 and 3
-    assert [(r["k"], r["status"]) for r in report["runs"]] == [(1, "pass"), (2, "fail"), (3, "pass")]
+    assert [(r["k"], r["status"]) for r in report["runs"]] == [(1, "pass"), (2, "fail"), (3, "pass"), (4, "unjudged")]
     assert report["runs"][1]["judge_calls"] == 0 and report["runs"][1]["cause"] == source["runs"][1]["cause"]
-    assert ("1 run not re-judgeable (left out):\n  judge-me #4: its artifact was not kept (the session predates "
-            "kept artifacts, or judge.keep_artifacts was false)\n") in result.stderr
+    assert report["runs"][3]["judge_calls"] == 0 and report["runs"][3]["cause"] is None
+    assert ("1 run not re-judgeable (1 kept without a verdict, so its case has none):\n  judge-me #4: its artifact "
+            "was not kept (the session predates kept artifacts, or judge.keep_artifacts was false)\n") in result.stderr
     assert "2 runs graded again from kept artifacts, 1 carried (rule checks failed), no agent runs; 1 run not " \
            "re-judgeable" in result.stdout
     assert report["session"]["rerun_of"]["not_rejudgeable"] == [
