@@ -48,7 +48,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     from scarbook.judge.judge import Judge
     from scarbook.run import batch_session as batch
 
-    plan = batch.BatchPlan.read(history.dir / info.id)
+    plan = batch.BatchPlan.read(history.dir / info.id, info)  # refused unless it is what was submitted
     settings = project.config.judge
     # its answers go to the part of the cache the session's agents could not reach if they were sandboxed
     confined = (info.isolation or {}).get("ran") == "sandbox"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import anthropic
@@ -149,6 +150,40 @@ async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
     batch = await api_call(client, judge.settings,
                            lambda: client.messages.batches.create(requests=requests))  # type: ignore[arg-type]  # plain dicts of the Request shape
     return _status(batch)
+
+
+# How far before its recorded send a batch's creation may look (the API's clock is not this machine's).
+CLOCK_SLACK = timedelta(minutes=10)
+
+
+async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, taken: list[str | None]) -> BatchStatus | None:
+    """The batch of `checks` a scarbook sent at `sent_at` and was killed before hearing of, or None.
+
+    The Batches API keeps no name or metadata on a batch, so it is found by what can be seen: created
+    since the send (less CLOCK_SLACK), holding as many requests, not one of this session's already, and —
+    once it has ended and its results can be read — holding exactly these custom ids (a batch still in
+    progress is checked so when its results are read: an id missing there is a judge error on its run).
+    The earliest such batch; JudgeUnavailable when the list cannot be read (then nothing may be sent)."""
+    want = {r["custom_id"] for c in checks for r in c.requests()}
+    client = judge.client()
+    since = datetime.fromisoformat(sent_at.replace("Z", "+00:00")) - CLOCK_SLACK
+
+    async def listed() -> list[Any]:
+        found = []
+        async for batch in client.messages.batches.list(limit=100):  # newest first
+            if batch.created_at < since:
+                break
+            found.append(batch)
+        return found
+
+    for batch in sorted(await api_call(client, judge.settings, listed), key=lambda b: b.created_at):
+        status = _status(batch)
+        if batch.id in taken or status.submitted != len(want):
+            continue
+        if status.processing_status == "ended" and set(await results(judge, batch.id)) != want:
+            continue
+        return status
+    return None
 
 
 async def poll(judge: Judge, batch_id: str) -> BatchStatus:

@@ -3,16 +3,21 @@ grade the runs that waited, and leave the session ready to finish (issue 27).
 
 Kill-safe. The runs that wait are recorded in history like any run, as unjudged (their judge check
 "waiting for the batch judge"). Before anything is sent, every waiting check, with its requests, is
-written to <history>/<session>/batch.json and the session is recorded as `judging`; the batch's id
-is recorded the moment the batch exists. A scarbook killed after that loses nothing: `scarbook
-resume SESSION` reads batch.json, polls the recorded batch (or submits it, when scarbook died before
-its id was recorded), grades, puts the judged runs in place of the waiting ones and finishes the
-session as the eval would have. Until then the session has no verdict: a gate never reads it.
+written to <history>/<session>/batch.json and the session is recorded as `judging`, with the sha256 of
+that file and which run each request id grades (its `batch` record: digest, runs); the moment a
+batch's create is sent is recorded, and its id the moment the batch exists. A scarbook killed after
+that loses nothing: `scarbook resume SESSION` reads batch.json — refused, by name, unless it is what
+was submitted (an agent could rewrite it: a cached PASS put in, two runs' ids swapped) — polls the
+recorded batch, grades, puts the judged runs in place of the waiting ones and finishes the session
+as the eval would have. A batch whose create was sent but whose id was never heard (killed in
+between) is looked for among the API's batches and adopted (judge.batch.find_sent), never created
+twice; one never sent is submitted. Until then the session has no verdict: a gate never reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +29,7 @@ from scarbook.checks.verdict import verdict_of
 from scarbook.errors import AbortSession, HistoryError
 from scarbook.fs.files import atomic_write_text, describe_os_error
 from scarbook.history.store import History, now_iso
-from scarbook.judge.batch import PendingCheck, grade_pending, poll, results, submit
+from scarbook.judge.batch import BatchStatus, PendingCheck, find_sent, grade_pending, poll, results, submit
 from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import Judge
 from scarbook.models import CheckResult, CheckStatus, RunRecord, SessionInfo, SessionState
@@ -47,10 +52,17 @@ class BatchPlan:
     reports: dict[str, str] = field(default_factory=dict)  # option ("--json", "--junit") -> path
     against: str = ""  # eval --against: "baseline" or a session id
 
-    def write(self, folder: Path) -> None:
+    def write(self, folder: Path) -> str:
+        """Write batch.json; its sha256 (which the session records: `read` checks it)."""
         data = {"version": VERSION, "checks": [c.to_dict() for c in self.checks], "reports": self.reports,
                 "against": self.against}
-        atomic_write_text(folder / BATCH_FILE, json.dumps(data, ensure_ascii=False))
+        text = json.dumps(data, ensure_ascii=False)
+        atomic_write_text(folder / BATCH_FILE, text)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def id_map(self) -> dict[str, list[Any]]:
+        """Each request's custom id -> [case, k, check index]: which run its answer grades."""
+        return {s["custom_id"]: [c.case_id, c.k, c.index] for c in self.checks for s in c.samples if "custom_id" in s}
 
     def chunks(self, max_requests: int, max_bytes: int) -> list[list[PendingCheck]]:
         """The checks in batches within the API's limits, in order (the same split on every call)."""
@@ -67,19 +79,33 @@ class BatchPlan:
         return parts
 
     @classmethod
-    def read(cls, folder: Path) -> BatchPlan:
+    def read(cls, folder: Path, info: SessionInfo) -> BatchPlan:
+        """batch.json, if it is what session `info` submitted (its recorded sha256 and request ids);
+        HistoryError naming it otherwise."""
         path = folder / BATCH_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != info.batch.get("digest"):
+                raise HistoryError(_not_submitted(path, info))
+            data = json.loads(raw.decode("utf-8"))
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
-            return cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}),
+            plan = cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}),
                        str(data.get("against") or ""))
+            if plan.id_map() != info.batch.get("runs"):
+                raise HistoryError(_not_submitted(path, info))
+            return plan
         except OSError as exc:
             raise HistoryError(f"could not read {path}: {describe_os_error(exc)} — the judge's waiting requests "
                                "are recorded there; without it the session cannot be finished") from None
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise HistoryError(f"{path} is damaged ({exc}): the session's waiting judge requests cannot be read") from None
+
+
+def _not_submitted(path: Path, info: SessionInfo) -> str:
+    return (f"{path} is not what session {info.id} submitted (its sha256 is recorded in the session's record at "
+            "submit): it was changed since, so its waiting requests cannot be trusted — the session cannot be "
+            "finished from it; run its cases again")
 
 
 class StillJudging(Exception):
@@ -91,6 +117,19 @@ def resume_hint(sid: str) -> str:
     return f"`scarbook resume {sid}` collects the verdicts and finishes the session"
 
 
+async def _adopt(judge: Judge, info: SessionInfo, n: int, part: list[PendingCheck],
+                 ids: list[str | None]) -> BatchStatus | None:
+    """Batch `n` of the session, when its create was sent before (a scarbook killed before the reply)."""
+    sent_at = (info.batch.get("sending") or {}).get(str(n))
+    if not sent_at:
+        return None
+    try:
+        return await find_sent(judge, part, sent_at, ids)
+    except JudgeUnavailable as down:  # it may exist: sending again could pay twice
+        raise StillJudging(f"judge batch {n + 1} was sent at {sent_at} but its id never came back, and the "
+                           f"batches could not be listed to find it: {down.detail}") from None
+
+
 async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan: BatchPlan, runs: list[RunRecord],
                          patterns: tuple[Pattern, ...], poll_s: float, emit: Callable[[Event], None]) -> list[RunRecord]:
     """Submit (what no recorded batch holds), wait, grade; the session's runs with the waiting ones
@@ -99,16 +138,20 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
     parts = plan.chunks(MAX_REQUESTS, MAX_BYTES)
     ids = recorded_ids(info, len(parts))
     if not any(ids):
-        if not info.batch:
-            plan.write(history.dir / info.id)
+        if not info.batch:  # what is submitted, as the session records it: resume checks batch.json against it
+            info.batch = {"digest": plan.write(history.dir / info.id), "runs": plan.id_map()}
         info.state = SessionState.JUDGING
-        info.batch = {"id": None, "ids": ids, "requests": sum(len(c.requests()) for c in plan.checks)}
+        info.batch.update(id=None, ids=ids, requests=sum(len(c.requests()) for c in plan.checks))
         history.update_session(info)
     for n, part in enumerate(parts):
         if ids[n]:
             continue
         try:
-            status = await submit(judge, part)
+            status = await _adopt(judge, info, n, part, ids)
+            if status is None:
+                info.batch.setdefault("sending", {})[str(n)] = now_iso()  # before the create: resume looks for it
+                history.update_session(info)
+                status = await submit(judge, part)
         except JudgeUnavailable as down:
             if any(ids):  # part of it is sent (and paid for): resume sends the rest
                 raise StillJudging(f"judge batch {n + 1} of {len(parts)} could not be submitted: {down.detail}") from None

@@ -15,7 +15,8 @@ characters each; a prefix up to a `cache_control` breakpoint (tools, system, mes
 that order, for one model) of at least `cache_min_tokens` is written on first sight
 (cache_creation_input_tokens) and read afterwards (cache_read_input_tokens); input_tokens is the rest.
 
-Message Batches (issue 27): POST /v1/messages/batches creates a batch (custom_id checked as the API
+Message Batches (issue 27): GET /v1/messages/batches lists them, newest first (one page);
+POST /v1/messages/batches creates a batch (custom_id checked as the API
 does: 1-64 of [a-zA-Z0-9_-], unique), GET /v1/messages/batches/ID retrieves it (processing_status,
 request_counts, results_url once ended), GET .../results gives one JSON line per request, in reverse
 order (the API does not promise request order). A batch ends at its first retrieve, unless
@@ -221,7 +222,7 @@ class JudgeServer:
     def __init__(self) -> None:
         self.queue: deque[ScriptedReply] = deque()
         self.default: ScriptedReply | None = None
-        # with the queue empty: called with each online request's body; its reply (None: the default)
+        # with the queue empty: called with each request's body (a batch request's params); its reply (None: the default)
         self.responder: Callable[[dict[str, Any]], ScriptedReply | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that found neither a queued reply nor a default
@@ -236,6 +237,9 @@ class JudgeServer:
         self.hold_batches = False  # batches stay in_progress until end_batches()
         self.batch_read_status = 200  # another status: every GET of a batch answers it (an outage)
         self.batch_create_statuses: deque[int] = deque()  # the next batch creates answer these (200: create)
+        # set: a create makes its batch, then waits for this event (at most 30 s) before it answers — a
+        # client killed meanwhile sent the create and never heard its id
+        self.batch_create_gate: threading.Event | None = None
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -297,7 +301,7 @@ class JudgeServer:
     def _end(self, batch: dict[str, Any]) -> None:
         results = []
         for request in batch["requests"]:
-            reply = self._next()
+            reply = self._next(request.get("params"))
             if reply is None:
                 self.unscripted += 1
                 reply = status_reply(400, "judge_server: no scripted reply left")
@@ -438,11 +442,19 @@ class JudgeServer:
                          "results": [], "created_at": _now()}
                 with server._lock:
                     server.batches[batch["id"]] = batch
+                if server.batch_create_gate is not None:
+                    server.batch_create_gate.wait(30)
                 self._send(200, json.dumps(server._batch_json(batch)).encode())
 
             def do_GET(self) -> None:
                 if server.batch_read_status != 200:
                     return self._error(server.batch_read_status, "scripted outage")
+                if self.path.split("?")[0] == "/v1/messages/batches":  # the list, newest first, one page
+                    with server._lock:
+                        listed = [server._batch_json(b) for b in reversed(list(server.batches.values()))]
+                    return self._send(200, json.dumps({"data": listed, "has_more": False,
+                                                       "first_id": listed[0]["id"] if listed else None,
+                                                       "last_id": listed[-1]["id"] if listed else None}).encode())
                 m = re.fullmatch(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?", self.path.split("?")[0])
                 batch = server.batches.get(m.group(1)) if m else None
                 if batch is None:

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from scarbook.cli import main
 from scarbook.judge.cache_trust import MARGIN_NS
+from tests.helpers.hostile_project import hostile_project, judged_case
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.recorder_upstream import sandbox_or_skip
 
@@ -47,31 +48,9 @@ if poison.exists():
 print("done")
 '''
 
-CASE = """\
-id: c
-task: write out.txt
-checks:
-  - type: llm_judge
-    artifact: out.txt
-    rubric: [out.txt says good]
-"""
-
-
 def _project(root: Path, url: str, isolation: str) -> None:
-    (root / "agent.py").write_text(AGENT)
     (root / "artifact.txt").write_text("bad\n")
-    (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
-        agent:
-          type: command
-          argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / "agent.py"))}, {json.dumps(str(root))}]
-        runs: 1
-        concurrency: 1
-        isolation: {isolation}
-        gate: {{mode: point}}
-        judge: {{model: claude-sonnet-4-6, base_url: {url}, max_retries: 0, timeout_s: 5}}
-        """))
-    (root / "cases" / "c").mkdir(parents=True)
-    (root / "cases" / "c" / "case.yaml").write_text(CASE)
+    hostile_project(root, AGENT, url, isolation=isolation, cases={"c": judged_case("c")})
 
 
 def _eval(root: Path, *args: str) -> tuple[int, dict]:

@@ -191,9 +191,9 @@ def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, jud
     assert f"session {sid} is 'finished', not judging: it has no judge batch to collect" in again.output
 
 
-def _judging_session(project: Path, judge_server, runs: int = 2, label: str = ""):
-    """A --judge-batch session left judging: its batch never ends, and the wait is stopped as Ctrl-C
-    stops it (control.cancel) once the batch is submitted."""
+def _judging_session(project: Path, judge_server, runs: int = 2, label: str = "", cases: tuple[str, ...] = ()):
+    """A --judge-batch session (of `cases`, else all) left judging: its batch never ends, and the wait is
+    stopped as Ctrl-C stops it (control.cancel) once the batch is submitted."""
     import asyncio
 
     from scarbook.project import Project
@@ -203,8 +203,8 @@ def _judging_session(project: Path, judge_server, runs: int = 2, label: str = ""
 
     judge_server.hold_batches = True
     proj = Project.open(project)
-    ready = ready_session(proj, SessionPlan(proj.load_cases().cases, runs, label=label, judge_batch=True,
-                                            judge_cache=False))
+    chosen = [c for c in proj.load_cases().cases if not cases or c.id in cases]
+    ready = ready_session(proj, SessionPlan(chosen, runs, label=label, judge_batch=True, judge_cache=False))
 
     async def go():
         control = SessionControl()
@@ -284,17 +284,19 @@ def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judg
 
 def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(project, judge_server):
     """batch.json and the `judging` state are written before the batch is created; a scarbook killed
-    in between leaves no id: resume submits the recorded requests then."""
+    in between leaves no id: resume looks for the batch among the API's (issue 33.13: it finds none, the
+    create never reached the API) and submits the recorded requests then."""
     judge_server.default = tool_reply(REPLIES[1])
     info = _judging_session(project, judge_server).session
     history = History(project / "workspaces")
     info.batch.update(id=None, ids=[None])
     history.update_session(info)
+    judge_server.batches.clear()  # the create never reached the API
     judge_server.hold_batches = False
     resumed = scarbook(project, "resume", info.id)
     assert resumed.exit_code == 1, resumed.output
-    assert len(judge_server.batches) == 2  # the first one's id was lost: its requests were sent again
-    assert history.read_session(info.id).batch["id"] == list(judge_server.batches)[1]
+    assert len(judge_server.batches) == 1  # its requests were sent now
+    assert history.read_session(info.id).batch["id"] == list(judge_server.batches)[0]
     assert [r.status for r in history.runs(info.id)] == ["fail", "fail"]
 
 

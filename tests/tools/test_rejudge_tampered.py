@@ -9,14 +9,13 @@ unjudged — the case has no verdict and the rejudge exits 3."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.hostile_project import good_or_bad, hostile_project, judged_case
+from tests.helpers.judge_server import judge_server  # noqa: F401
 
 # Writes out.txt: "bad" in case bad, "good" elsewhere; in case tamper it alters every kept artifact that
 # holds "bad" (its content no longer matches its name) and writes nothing to judge.
@@ -33,11 +32,6 @@ print("done")
 '''
 
 
-def _verdict(body: dict) -> object:
-    said = json.dumps(body)
-    return tool_reply([("FAIL", "it says bad")]) if "bad" in said else tool_reply([("PASS", "it says good")])
-
-
 def _cli(root: Path, *args: str):
     return CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
 
@@ -45,27 +39,10 @@ def _cli(root: Path, *args: str):
 def test_runs_whose_kept_artifacts_were_altered_leave_their_case_without_a_verdict(tmp_path, judge_server,
                                                                                  monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-e2e")
-    judge_server.responder = _verdict
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "scarbook.yaml").write_text(textwrap.dedent(f"""\
-        agent:
-          type: command
-          argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}, {json.dumps(str(tmp_path))}]
-        runs: 3
-        concurrency: 1
-        threshold: 0.5
-        isolation: none
-        gate: {{mode: point}}
-        judge: {{model: claude-sonnet-4-6, base_url: {judge_server.url}, max_retries: 0, timeout_s: 5}}
-        """))
-    for cid in ("good", "bad"):
-        (tmp_path / "cases" / cid).mkdir(parents=True)
-        (tmp_path / "cases" / cid / "case.yaml").write_text(
-            f"id: {cid}\ntask: write out.txt\nchecks:\n  - type: llm_judge\n    artifact: out.txt\n"
-            "    rubric: [out.txt says good]\n")
-    (tmp_path / "cases" / "tamper").mkdir(parents=True)
-    (tmp_path / "cases" / "tamper" / "case.yaml").write_text(
-        "id: tamper\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    judge_server.responder = good_or_bad
+    hostile_project(tmp_path, AGENT, judge_server.url, runs=3, extra="threshold: 0.5\n", cases={
+        "good": judged_case("good"), "bad": judged_case("bad"),
+        "tamper": "id: tamper\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n"})
     first = _cli(tmp_path, "eval", "good", "bad", "-q")
     assert first.exit_code == 1, first.output  # bad: 0/3
     source = json.loads(next((tmp_path / "workspaces" / "history").glob("*/session.json")).read_text())

@@ -1,0 +1,49 @@
+"""What the tests of issue 33's trust items share: a project whose command agent is a hostile script,
+handed the project root (unconfined, it reaches everything under it: history, the judge's cache and
+kept artifacts), judged by the loopback Messages-API server (tests/helpers/judge_server.py).
+
+    hostile_project(root, AGENT, judge_server.url, cases={"good": judged_case("good"), ...}, runs=3)
+    judge_server.responder = good_or_bad      # FAIL for what says "bad", PASS otherwise
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.judge_server import ScriptedReply, tool_reply
+
+
+def judged_case(cid: str, artifact: str = "out.txt") -> str:
+    """A case graded by the judge alone: is the artifact good?"""
+    return (f"id: {cid}\ntask: write {artifact}\nchecks:\n  - type: llm_judge\n    artifact: {artifact}\n"
+            "    rubric: [the answer is good]\n")
+
+
+def good_or_bad(body: dict[str, Any]) -> ScriptedReply:
+    """The judge's verdict on a request (online, or a batch request's params): FAIL when it says bad."""
+    if "bad" in json.dumps(body):
+        return tool_reply([("FAIL", "it says bad")])
+    return tool_reply([("PASS", "it says good")])
+
+
+def hostile_project(root: Path, agent: str, judge_url: str, *, cases: dict[str, str], runs: int = 1,
+                    isolation: str = "none", judge: str = "", extra: str = "") -> Path:
+    """scarbook.yaml (the agent `agent`'s source, run as `python agent.py ROOT`), and cases/<id>/case.yaml."""
+    (root / "agent.py").write_text(agent)
+    argv = [sys.executable, str(root / "agent.py"), str(root)]
+    (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+        agent: {{type: command, argv: {json.dumps(argv)}}}
+        runs: {runs}
+        concurrency: 1
+        isolation: {isolation}
+        gate: {{mode: point}}
+        judge: {{model: claude-sonnet-4-6, base_url: {judge_url}, max_retries: 0, timeout_s: 5{judge}}}
+        """) + extra)
+    for cid, text in cases.items():
+        (root / "cases" / cid).mkdir(parents=True, exist_ok=True)
+        (root / "cases" / cid / "case.yaml").write_text(text)
+    return root
