@@ -7,11 +7,12 @@ partial), then each tool result in timeline order.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Literal
 
-from scarbook.transcripts.files import file_operation, is_absolute, relative_path
+from scarbook.transcripts.files import file_operations, is_absolute, is_shell, relative_path
 from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
 
@@ -44,7 +45,8 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
     """A short name for a tool call: "Read README.md", "Bash: ls -la"."""
     if call is None:
         return "unknown tool"
-    op = file_operation(call)
+    ops = [] if is_shell(call) else file_operations(call)  # a shell command is named by its command line
+    op = ops[0] if ops else None
     if op is not None:
         return f"{call.name} {relative_path(op.path, cwd)}"
     for key in ("command", "cmd", "query", "pattern", "url"):
@@ -54,6 +56,17 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
 
 
 def candidates(t: Transcript) -> list[Candidate]:
+    """Every candidate artifact, numbered (worked out once for a timeline and its files)."""
+    key = (id(t.entries), len(t.entries), id(t.files_written), t.root, t.final_answer)
+    cached = t.memo.get("candidates")
+    if cached is not None and cached[0] == key:
+        return list(cached[1])
+    out = _candidates(t)
+    t.memo["candidates"] = (key, out)
+    return list(out)
+
+
+def _candidates(t: Transcript) -> list[Candidate]:
     out: list[Candidate] = []
 
     def add(kind: CandidateKind, label: str, content: str, path: str | None = None, partial: bool = False,
@@ -127,7 +140,17 @@ class Turn:
 
 def turns(t: Transcript) -> list[Turn]:
     """The user's prompts in the main conversation (not a subagent's; not slash commands, harness
-    messages or attachments alone), in order."""
+    messages or attachments alone), in order. Computed once a timeline (a draft asks for them many times)."""
+    key = (id(t.entries), len(t.entries))
+    cached = t.memo.get("turns")
+    if cached is not None and cached[0] == key:
+        return list(cached[1])
+    out = _turns(t)
+    t.memo["turns"] = (key, out)
+    return list(out)
+
+
+def _turns(t: Transcript) -> list[Turn]:
     out: list[Turn] = []
     for i, m in enumerate(t.entries):
         if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
@@ -142,11 +165,9 @@ def turns(t: Transcript) -> list[Turn]:
 
 def turn_of(t: Transcript, entry: int, all_turns: list[Turn] | None = None) -> int | None:
     """The number of the turn whose prompt came last before timeline index `entry`."""
-    number = None
-    for turn in all_turns if all_turns is not None else turns(t):
-        if turn.entry <= entry:
-            number = turn.number
-    return number
+    found = all_turns if all_turns is not None else turns(t)
+    k = bisect.bisect_right([turn.entry for turn in found], entry)  # the turns are in timeline order
+    return found[k - 1].number if k else None
 
 
 def suggest_task(t: Transcript, turn: int | None = None) -> str:

@@ -9,6 +9,7 @@ write files cannot be reconstructed and are not guessed at.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -35,6 +36,7 @@ def _first(d: dict[str, Any], *keys: str) -> Any:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _base_name(name: str) -> str:
     # mcp__filesystem__write_file, functions.write_file, fs/read_file -> the last part
     for sep in ("__", ".", "/"):
@@ -74,7 +76,7 @@ def file_operation(call: ToolCall) -> FileOp | None:
         return FileOp("insert", path, content=_first(inp, "new_str", "insert_text", "text"),
                       insert_line=int(inp.get("insert_line", 0) or 0))
     if name in _READ:
-        partial = bool(_RANGE_KEYS & {k for k, v in inp.items() if v})
+        partial = any(inp.get(k) for k in _RANGE_KEYS)
         if _base_name(call.name) in _EDITOR:
             return FileOp("read", path, partial=partial, view="gutter")
         return FileOp("read", path, partial=partial, view="window" if name == "open" else "verbatim")
@@ -85,6 +87,14 @@ def file_operations(call: ToolCall, *, swe_agent: bool = False) -> list[FileOp]:
     """Every file operation of a call: a file tool's one, or what a shell command's text shows
     (`scarbook.transcripts.shell`: `cat FILE`, heredoc writes, `sed -i`; with `swe_agent`, its
     open/create/edit commands)."""
+    if call.ops is not None and (call.ops[0] == swe_agent or not is_shell(call)):
+        return call.ops[1]  # (only a shell command reads otherwise as SWE-agent's)
+    ops = _file_operations(call, swe_agent)
+    call.ops = (swe_agent, ops)  # asked for by every pass over the files (derive, seeds, root)
+    return ops
+
+
+def _file_operations(call: ToolCall, swe_agent: bool) -> list[FileOp]:
     op = file_operation(call)
     if op is not None:
         return [op]

@@ -34,6 +34,8 @@ class ToolCall:
     sidechain: bool = False
     # The file the call acts on when its input does not name it (SWE-agent's `edit` changes the open file).
     target: str | None = None
+    # Its file operations, once worked out (files.file_operations): (read as SWE-agent's commands, the ops).
+    ops: tuple[bool, list[FileOp]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -133,6 +135,8 @@ class Transcript:
     # Each usage record as it came (entries before it, its model, its tokens): the budget checks say at
     # which step a budget was passed (scarbook's own format; the recorder writes one per model call).
     usage_steps: list[tuple[int, str | None, Usage]] = field(default_factory=list)
+    # What is derived from the finished timeline and asked for many times (its turns), computed once.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # Counts of those records no count can be (negative, not finite, over the cap), left out: what the run says.
     usage_problems: list[str] = field(default_factory=list)
 

@@ -26,14 +26,19 @@ def parse(src: Source, *, allow_json: bool = False) -> Transcript:
         raise NotThisFormat("the file is empty")
     if src.text is None:
         raise NotThisFormat("the file is binary (not UTF-8 text)")
-    if not allow_json and (src.is_json or (src.objects() and not src.json_lines.bad)):
+    looks_json = src.shape.kind not in ("text", "yaml")  # its head reads as JSON (text is never parsed for it)
+    if not allow_json and looks_json and (src.is_json or (src.objects() and not src.json_lines.bad)):
         # A JSON file that no JSON format accepted is a mystery, not a log to keep whole.
         raise NotThisFormat("the file is JSON, so it is not taken as plain text")
-    if not allow_json and _LOOKS_JSON.match(src.text):
+    if not allow_json and looks_json and _LOOKS_JSON.match(src.text):
         why = src.json_error or ""
         why = why[len("not JSON ("):-1] if why.startswith("not JSON (") else why
         raise NotThisFormat(f"the file looks like JSON but is cut off or broken: {why}")
-    text = strip_ansi(src.text).replace("\r\n", "\n")
+    text = src.text
+    if "\x1b" in text:  # a copy of a big log only when there is something to take out
+        text = strip_ansi(text)
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     if _AIDER.search(text):
         return finish_transcript(_aider_chat(text, Transcript(format=FORMAT, source=src.path)))
     return finish_transcript(Transcript(format=FORMAT, final_answer=text, source=src.path))

@@ -4,13 +4,14 @@ docs/transcript-format.md) appends to `$SCARBOOK_TRANSCRIPT`."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from scarbook.models import Usage
 from scarbook.models.reported import MAX_TOKENS, reported_number
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
-from scarbook.transcripts.source import Source, json_line_objects, truncation_warning
+from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 
 FORMAT = "scarbook"
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -31,18 +32,36 @@ def _count(r: dict[str, Any], key: str, problems: list[str], where: str) -> int:
 
 
 def parse(src: Source) -> Transcript:
-    for no, r in src.iter_json_lines():  # streamed: another format's log is refused on its first line
-        if isinstance(r, dict) and isinstance(r.get("message"), dict):
+    """One streamed pass: each line is checked as it is read (another format's log is refused on its first
+    line) and becomes its entry at once, so the records are never held together."""
+    stats = JsonLines()
+    counted = {"objects": 0}
+    t = from_records(_checked(src.iter_json_lines(stats), counted), Transcript(format=FORMAT, source=src.path),
+                     finish=False)
+    if not counted["objects"]:
+        raise NotThisFormat("not JSON lines")
+    if len(stats.bad) >= counted["objects"]:
+        raise NotThisFormat(f"line {stats.bad[0][0]} is not JSON")
+    t.warnings[:0] = truncation_warning(stats)
+    return finish_transcript(t)
+
+
+def _checked(lines: Iterator[tuple[int, Any]], counted: dict[str, int]) -> Iterator[dict[str, Any]]:
+    for no, r in lines:
+        if not isinstance(r, dict):
+            continue
+        if isinstance(r.get("message"), dict):
             raise NotThisFormat(f"line {no} has a `message` object (a Claude Code record, not a scarbook one)")
-        if isinstance(r, dict) and r.get("type") not in TYPES:
+        if not isinstance(r.get("type"), str) or r["type"] not in TYPES:
             what = f"type {r['type']!r}" if "type" in r else "no \"type\""
             raise NotThisFormat(f"line {no} has {what} (scarbook records are {', '.join(sorted(TYPES))})")
-    return from_records(json_line_objects(src), Transcript(format=FORMAT, source=src.path,
-                                                           warnings=truncation_warning(src)))
+        counted["objects"] += 1
+        yield r
 
 
-def from_records(records: list[Any], t: Transcript) -> Transcript:
-    """`t` filled from scarbook transcript records (a file's lines, or the recorder's own list of them)."""
+def from_records(records: Iterable[Any], t: Transcript, *, finish: bool = True) -> Transcript:
+    """`t` filled from scarbook transcript records (a file's lines, or the recorder's own list of them);
+    `finish`: derive the files and the answer (else the caller does, once it has added its warnings)."""
     usage, saw_usage = Usage(), False
     for r in records:
         kind = r["type"]
@@ -69,4 +88,4 @@ def from_records(records: list[Any], t: Transcript) -> Transcript:
             usage.add(step)
             t.usage_steps.append((len(t.entries), r.get("model") if isinstance(r.get("model"), str) else None, step))
     t.usage = usage if saw_usage else None
-    return finish_transcript(t)
+    return finish_transcript(t) if finish else t

@@ -17,6 +17,8 @@ _HEREDOC = re.compile(r"\Acat\s+(?:>\s*(?P<p1>[^\s<>]+)\s*<<(?P<dash1>-?)\s*(?P<
                       r"|<<(?P<dash2>-?)\s*(?P<q2>['\"]?)(?P<t2>\w+)(?P=q2)\s*>\s*(?P<p2>[^\s<>]+))[ \t]*\Z")
 _SWE_RANGE = re.compile(r"\Aedit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*\Z", re.S)
 _CHAIN = re.compile(r"&&|\|\||;|\|")
+_MAY_TOUCH = re.compile(r">|\b(?:sed|perl|tee|cat)\b|\A(?:open|create|edit)\b")
+_PLAIN_CAT = re.compile(r"cat[ \t]+([^\s'\"\\|&;<>()$`*?{}\[\]-][^\s'\"\\|&;<>()$`*?{}\[\]]*)")
 _TRUNCATED = re.compile(r"lines? truncated|<elided_chars>|<output_head>|\[\.\.\.|output truncated", re.I)
 
 
@@ -25,6 +27,11 @@ def shell_ops(command: str, open_file: str | None = None, *, swe_agent: bool = F
     `create`, `edit`), its `edit` acting on `open_file`. [] when the command touches no file it names,
     or does it in a way not read here."""
     text = command.strip()
+    if not _MAY_TOUCH.search(text):
+        return []  # most commands (tests, greps, builds) name no file they change or show whole
+    m = _PLAIN_CAT.fullmatch(text)
+    if m:
+        return [FileOp("read", m.group(1), view="verbatim")]
     written = _heredoc(text)
     if written is not None:
         return [written]

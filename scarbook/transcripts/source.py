@@ -108,8 +108,9 @@ class Source:
         """The whole file as text, or None when it is binary (see is_binary)."""
         if self.is_binary:
             return None
-        bom = 3 if self.data.startswith(b"\xef\xbb\xbf") else 0
-        return decode_lenient(self.data[bom:], bom, self.bad_bytes)
+        data = self.__dict__.get("data") or (self.head if self.size <= len(self.head) else self.path.read_bytes())
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        return decode_lenient(data[bom:] if bom else data, bom, self.bad_bytes)  # the bytes are not kept
 
     def bad_bytes_warning(self) -> list[str]:
         """One warning naming the bytes that were not UTF-8, or none."""
@@ -238,7 +239,13 @@ class Source:
                 seen += 1
                 stats.last_line_no = no
                 try:
-                    value = parse_json(decode_lenient(raw, start, self.bad_bytes))
+                    try:
+                        value = json.loads(raw)  # UTF-8 bytes straight in: no decoded copy of the line
+                    except UnicodeDecodeError:  # a byte that is not UTF-8: read as U+FFFD, named in a warning
+                        value = json.loads(decode_lenient(raw, start, self.bad_bytes))
+                except RecursionError:
+                    pending = (no, "nested too deeply to read")
+                    continue
                 except ValueError as exc:
                     pending = (no, str(exc))
                     continue
