@@ -112,7 +112,8 @@ class Door:
     handler: Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
     trouble: Trouble
     budget: Budget
-    port: int = 0
+    port: int = 0  # on the first host (127.0.0.1: the agent's base URLs)
+    ports: dict[str, int] = field(default_factory=dict)  # host -> its port
     socket: str = ""
     listening: set[int] = field(default_factory=set)  # the listening sockets' fds (asyncio names them so)
     _server: _CappedServer | None = None
@@ -125,11 +126,11 @@ class Door:
         self._server = _CappedServer(self.handler, cap=MAX_CONNECTIONS, budget=self.budget, trouble=self.trouble,
                                      logger=log, access_log=None, keepalive_timeout=KEEPALIVE_S)
         loop = asyncio.get_running_loop()
-        for i, host in enumerate(hosts):  # the first host picks the port; the others take the same one if free
-            listener = await loop.create_server(self._server, host, self.port if i else 0)
+        for host in hosts:
+            listener = await loop.create_server(self._server, host, 0)
             self._listeners.append(listener)
-            if not i:
-                self.port = listener.sockets[0].getsockname()[1]
+            self.ports[host] = listener.sockets[0].getsockname()[1]
+        self.port = self.ports[hosts[0]]
         if socket_path:
             try:
                 self._listeners.append(await loop.create_unix_server(self._server, socket_path))

@@ -42,6 +42,7 @@ ALWAYS_DUMMY = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")  # an SDK refuses to star
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
                  "trailer", "proxy-connection", "accept-encoding"})
 UPSTREAM_FAILURE = (429, 529)  # and every 5xx: the model's side failed, not the agent
+FETCH_CHUNK = 8 << 20  # bytes of a run's recording a relay gets per request
 
 
 class Recorder:
@@ -114,6 +115,12 @@ class Recorder:
     def base_url(self, token: str) -> str:
         return f"http://127.0.0.1:{self.doors[token].port}/{token}"
 
+    def relay_to(self, token: str) -> tuple[str, str]:
+        """(http://HOST:PORT, token): where a relay on a Ray node (relay.py) reaches the run's door — the
+        last of the hosts the recorder listens on (this machine's address on the cluster, when it has one)."""
+        host = self.hosts[-1]
+        return f"http://{host}:{self.doors[token].ports[host]}", token
+
     def env_for(self, token: str, passed: Sequence[str] = ()) -> dict[str, str]:
         """The run's variables: base URLs with its token, and the dummy in every credential variable the
         agent is passed (`passed`: its allow-list; ANTHROPIC_API_KEY and OPENAI_API_KEY always, for the SDKs)."""
@@ -139,12 +146,16 @@ class Recorder:
         run = self.runs.get(token)
         target = split_target(request.raw_path, token) if run is not None else None
         if run is None or target is None:
-            return _error(404, "not_found_error", "scarbook recorder: this run has ended or the token is wrong")
+            return error_response(404, "not_found_error", "scarbook recorder: this run has ended or the token is wrong")
         vendor, tail, query = target
+        if vendor == "_scarbook" and tail == "transcript" and request.method == "GET":  # a Ray node's relay
+            at = query.removeprefix("start=")
+            since = run.written_since(int(at), FETCH_CHUNK) if at.isdigit() else b""
+            return web.Response(body=since, content_type="application/octet-stream")
         if not known(vendor, tail):
             asked = request.raw_path.partition("?")[0][len(token) + 1:]
             run.note_trouble("path", asked[:200])
-            return _error(404, "not_found_error", f"scarbook recorder: {asked[:200]} is not an API endpoint the "
+            return error_response(404, "not_found_error", f"scarbook recorder: {asked[:200]} is not an API endpoint the "
                                                   f"recorder forwards ({SHOWN})")
         api = apis.api_of(vendor, tail)
         data, size = await _read_capped(request, run.cap)
@@ -181,7 +192,7 @@ class Recorder:
                  "request": {"method": request.method, "path": tail, "headers": safe_headers(request.headers),
                              "truncated": True, "bytes": size},
                  "response": {"status": 413}, "error": why, "latency_ms": _ms(start)}, api, None, None)
-        return _error(413, "request_too_large", f"scarbook recorder: {why}: not sent to the model API — raise "
+        return error_response(413, "request_too_large", f"scarbook recorder: {why}: not sent to the model API — raise "
                                                 "record.max_body_bytes in scarbook.yaml")
 
     async def _replayed(self, request: web.BaseRequest, run: RunRecording, call: dict[str, Any], norm: str,
@@ -215,7 +226,7 @@ class Recorder:
             call["response"] = {"status": 409}
             call["latency_ms"] = _ms(start)
             run.add(call, call["api"], body, None)
-            return _error(409, "invalid_request_error", f"scarbook: {why}")
+            return error_response(409, "invalid_request_error", f"scarbook: {why}")
         status, ctype, payload = answer
         resp = web.StreamResponse(status=status, headers={"content-type": ctype})
         await resp.prepare(request)
@@ -276,7 +287,7 @@ class Recorder:
                 run.summary.failed_upstream(f"recorder: call {call['n']}: {why}")
                 call.update(response={"status": 502}, error=why, latency_ms=_ms(start))
                 run.add(call, call["api"], body, None)
-                return _error(502, "api_error", f"scarbook recorder: {why}")
+                return error_response(502, "api_error", f"scarbook recorder: {why}")
             if not done:
                 call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
                 self._done(run, call, {"status": resp.status, "headers": {}}, kept, body, start, first)
@@ -366,5 +377,5 @@ def _ms(start: float, end: float | None = None) -> float:
     return round(((time.perf_counter() if end is None else end) - start) * 1000, 3)
 
 
-def _error(status: int, kind: str, message: str) -> web.Response:
+def error_response(status: int, kind: str, message: str) -> web.Response:
     return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)

@@ -85,7 +85,8 @@ class RunAttempts:
         token = None
         if self.recorder is not None:
             token = await self.recorder.open_run(case.id, k, transcript_file(run_ctx, case.id, k))
-            run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token, self.agent.env_allow))
+            run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token, self.agent.env_allow),
+                              record_relay=self.recorder.relay_to(token))
         try:
             part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
             facts = part.facts

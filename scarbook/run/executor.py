@@ -27,6 +27,9 @@ class Executor(Protocol[J, R]):
     def where(self) -> dict[str, Any]:
         """Where its runs execute, as the session records it (SessionInfo.executor)."""
 
+    def recorder_hosts(self) -> tuple[str, ...]:
+        """The addresses the model-call recorder's doors listen on, so that its agents reach them."""
+
 
 class LocalExecutor(Generic[J, R]):
     """An asyncio pool of `concurrency` slots in this process."""
@@ -36,6 +39,9 @@ class LocalExecutor(Generic[J, R]):
 
     def where(self) -> dict[str, Any]:
         return {"type": "local"}
+
+    def recorder_hosts(self) -> tuple[str, ...]:
+        return ("127.0.0.1",)
 
     async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
         from scarbook.run.session_run import run_agent_part

@@ -174,7 +174,7 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
                          stale_killed=stale)
     recorder = session.attempts.recorder
     if recorder is not None:
-        await recorder.start()  # before the first run opens its door
+        await recorder.start(session.pool.recorder_hosts())  # before the first run opens its door
     window = await asyncio.to_thread(_open_unconfined, ready)
     driver = session.launch()
     try:

@@ -63,6 +63,7 @@ class RunContext:
     judge_max_bytes: int | None = None  # the judge's artifact cap; None: this session has no judge
     judge_skipped_why: str = "--skip-judge"  # said in the detail of skipped judge checks
     record_env: dict[str, str] | None = None  # this run's recorder: base URLs with its token, dummy keys
+    record_relay: tuple[str, str] | None = None  # (http://HOST:PORT, token) of its door for a Ray node's relay
     # The judge settings' price table: a max_cost_usd check prices tokens reported without dollars.
     prices: dict[str, ModelPrice] | None = None
     project_tag: str = ""  # $SCARBOOK_PROJECT of its programs: a session's start sweeps only this project's

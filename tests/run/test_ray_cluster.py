@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,7 @@ from tests.helpers.ray_helpers import (
     wait_until,
     write_project,
 )
+from tests.helpers.recorder_upstream import SECRET, Upstream
 
 REPO_CASES = str(REPO / "cases")
 
@@ -255,3 +257,60 @@ def test_max_cost_stops_a_ray_session_as_a_local_one(cluster, tmp_path):
     assert "session " in result.stdout and ": stopped: budget; 2 runs — 2 pass, 0 fail, 0 error" in result.stdout
     _, runs = _statuses(root)
     assert [r.agent_usage.cost_usd for r in runs] == [1.0, 1.0] and all(r.node for r in runs)
+
+
+# An agent for the recorded two-node session: waits until all 4 runs have started (so they spread over
+# both nodes), makes one model call through ANTHROPIC_BASE_URL, writes out.txt and says which key it held.
+RECORDED = """\
+import http.client, json, os, sys, time, urllib.parse
+started = sys.argv[1]
+open(os.path.join(started, os.environ["SCARBOOK_RUN"]), "w").close()
+for _ in range(1200):
+    if len(os.listdir(started)) >= 4:
+        break
+    time.sleep(0.05)
+u = urllib.parse.urlsplit(os.environ["ANTHROPIC_BASE_URL"])
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+c.request("POST", u.path + "/v1/messages", json.dumps({"model": "claude-test", "max_tokens": 5,
+          "messages": [{"role": "user", "content": "write out.txt"}]}), {"x-api-key": os.environ["ANTHROPIC_API_KEY"]})
+r = c.getresponse()
+r.read()
+open("out.txt", "w").write("done")
+with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as fh:  # the agent's own line, after the recorder's
+    fh.write(json.dumps({"type": "final", "text": "done"}) + "\\n")
+print(r.status, os.environ["ANTHROPIC_API_KEY"])
+"""
+
+
+@pytest.mark.slow  # one 4-run session on the module's two-node cluster: a few seconds
+def test_a_recorded_session_on_two_nodes_brings_each_runs_transcript_back(cluster, tmp_path, monkeypatch):
+    """Issue 33 (7): each node's relay takes the agent's calls to the driver's recorder (the key is
+    added there only); the recorder's lines reach the run's transcript on its node, where the
+    trajectory check reads them, and the transcript comes back with the run for review."""
+    from scarbook.record.proxy import DUMMY_KEY
+    from scarbook.views.run_review import load_run_transcript
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    started = tmp_path / "started"
+    started.mkdir()
+    up = Upstream().start()
+    case = ONE_CHECK_CASE.format(cid="rec") + "  - {type: max_turns, n: 3}\n"
+    root = write_project(tmp_path / "p", agent=python_agent(tmp_path, "recorded.py", RECORDED, str(started)),
+                         cases={"rec": case}, extra=f"record: {{anthropic: {up.url}}}\n")
+    try:
+        result = cli(root, "eval", "--runs", "4", "-j", "4", "-q")
+    finally:
+        up.stop()
+    assert result.exit_code == 0, result.output
+    _, runs = _statuses(root)
+    assert len({r.node["id"] for r in runs}) == 2  # both nodes ran some
+    for r in runs:
+        assert (r.status, r.output_excerpt) == ("pass", f"200 {DUMMY_KEY}\n"), (r.status, r.reason, r.output_excerpt)
+        assert [c.status for c in r.checks] == ["pass", "pass"], r.checks  # max_turns read the transcript
+        assert r.transcript_path == str(root / "workspaces" / r.session_id / "rec" / f"{r.k}.transcript.jsonl")
+        lines = [json.loads(line) for line in Path(r.transcript_path).read_text().splitlines()]
+        assert [x["type"] for x in lines] == ["model_call", "task", "assistant", "usage", "final"]  # the node's copy
+        assert r.agent_usage.input_tokens == 11 and not r.notes, r.notes
+        t, why = load_run_transcript(r)
+        assert why == "" and t.model == "claude-test" and t.model_calls == 1
+    assert [q["headers"]["x-api-key"] for q in up.requests] == [SECRET] * 4

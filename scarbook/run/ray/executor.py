@@ -28,6 +28,7 @@ import msgspec
 
 from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.models import Case, ExecutorType, RunRecord, RunStatus
 from scarbook.proc import credentials
@@ -36,7 +37,7 @@ from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
-from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext
+from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, transcript_file
 from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
 from scarbook.run.workspace_bundle import unpack
 
@@ -174,15 +175,27 @@ class RayExecutor:
             self.seeds_shipped += 1
         return ref
 
+    def recorder_hosts(self) -> tuple[str, ...]:
+        """127.0.0.1, and this machine's address on the cluster (when not a loopback one): the recorder's
+        doors listen there too, so the relays on the other nodes (record/relay.py) reach them."""
+        if self._remote is None:
+            self.connect()
+        ip = self._ray.util.get_node_ip_address()
+        return ("127.0.0.1",) if not ip or ip.startswith("127.") or ip == "localhost" else ("127.0.0.1", ip)
+
     def _land(self, reply, ctx: RunContext, case: Case, k: int) -> AgentPart:
         """Bring a remote run's folder here and point its record at it."""
         part, record = reply.part, reply.part.record
         here = Path(ctx.session_dir)
+        recorded = Path(transcript_file(ctx, case.id, k))  # the recorder's own, written here as the calls went
+        _keep_the_fuller(recorded, reply)
         refused = unpack(reply.bundle, here / case.id)
         for name in ("workspace", "transcript_path", "stderr_path"):
             value = getattr(record, name)
             if value and value.startswith(reply.scratch):
                 setattr(record, name, str(here) + value[len(reply.scratch):])
+        if record.transcript_path is None and recorded.is_file():
+            record.transcript_path = str(recorded)  # the agent wrote none there: the recorder's is the run's
         record.node = reply.node
         record.workspace_kept = reply.workspace_packed
         where = f"node {reply.node.get('id', '?')[:12]} ({reply.node.get('host', '?')})"
@@ -202,6 +215,26 @@ class RayExecutor:
         done, _ = await asyncio.to_thread(ray.wait, [ref], timeout=CANCEL_GRACE_S)
         if not done:
             ray.cancel(ref, force=True)
+
+
+def _keep_the_fuller(recorded: Path, reply) -> None:
+    """The run's transcript came back from the node holding every byte the recorder wrote here (the
+    relay copied them in, between the agent's own lines): that one is the run's, so the recorder's copy
+    makes way for it. Otherwise the recorder's stays, and the node's is refused by name (workspace_note)."""
+    name = recorded.name
+    if not reply.relayed or not any(e.rel == name and e.kind == "file" for e in reply.bundle.entries):
+        return
+    try:
+        fd = safefs.open_dir(recorded.parent)
+    except (OSError, safefs.Refused):
+        return
+    try:
+        if os.stat(name, dir_fd=fd, follow_symlinks=False).st_size == reply.relayed:
+            os.unlink(name, dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _inline(manifest: SeedManifest) -> SeedManifest:

@@ -6,7 +6,9 @@ there, and reads the judge's artifacts (capped). It returns the run's record so 
 the run's folder: the logs always, the workspace too unless the run has passed already (a passing
 workspace is pruned here; a run that still waits for the judge brings it back, since only the driver
 knows its verdict). Nothing is left on the worker. The judge never runs here: its key stays on the
-driver.
+driver. When the session records, the agent's model calls go through this worker's relay
+(record/relay.py) to the driver's recorder, which adds the key and records them; the relay copies
+what it recorded into the run's transcript here, so it comes back with the run.
 
 This module is imported on the workers; it does not import ray at module level.
 """
@@ -24,13 +26,14 @@ from typing import Any
 
 from scarbook.checks.verdict import verdict_of
 from scarbook.models import Case, RunStatus
-from scarbook.run.session_run import AgentPart, RunContext, run_agent_part
+from scarbook.run.session_run import AgentPart, RunContext, run_agent_part, transcript_file
 from scarbook.run.workspace import SeedManifest
 from scarbook.run.workspace_bundle import Bundle, pack
 
 HEARTBEAT_S = 0.2  # how often the worker's loop wakes, so a cancel from the driver lands at once
 _agents: dict[tuple, Any] = {}  # one agent per spec and project per worker process
 _loop: asyncio.AbstractEventLoop | None = None
+_relay_on: tuple[asyncio.AbstractEventLoop, Any] | None = None  # the relay and the loop it lives on
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class RemoteRun:
     bundle: Bundle
     workspace_packed: bool
     node: dict[str, str] = field(default_factory=dict)
+    relayed: int = 0  # bytes of the driver's recording of this run its transcript here holds (relay.py)
 
 
 def run_remote(ctx: RunContext, recipe: AgentRecipe, shipped: tuple[Case, SeedManifest], k: int,
@@ -63,17 +67,44 @@ def run_remote(ctx: RunContext, recipe: AgentRecipe, shipped: tuple[Case, SeedMa
     try:
         local = replace(ctx, session_dir=scratch)
         agent = _agent(recipe)
-        part = _run_on_loop(run_agent_part(local, agent, case, k, {case.id: manifest}))
+        part, relayed = _run_on_loop(_agent_part(local, agent, case, k, manifest))
         passed = not part.settled and not part.judge_inputs and verdict_of(part.record.checks)[0] == RunStatus.PASS
         keep = keep_all or not passed
         case_dir = os.path.join(scratch, case.id)
         bundle = pack(case_dir, cap, skip=() if keep else (str(k),))
-        return RemoteRun(part, scratch, bundle, keep, node_info())
+        return RemoteRun(part, scratch, bundle, keep, node_info(), relayed)
     finally:
         from scarbook.proc import reaper
 
         reaper.sweep_all()  # one task at a time per worker: whatever this one left, goes
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _agent_part(ctx: RunContext, agent: Any, case: Case, k: int, manifest: SeedManifest) -> tuple[AgentPart, int]:
+    """The run's worker part; when the session records, through this node's relay to the driver's
+    recorder: the agent's calls reach it, and what it recorded is copied into the run's transcript here."""
+    if ctx.record_relay is None or ctx.record_env is None:
+        return await run_agent_part(ctx, agent, case, k, {case.id: manifest}), 0
+    driver, token = ctx.record_relay
+    relay = _relay()
+    env = await relay.open_run(driver, token, transcript_file(ctx, case.id, k), ctx.record_env)
+    try:
+        part = await run_agent_part(replace(ctx, record_env=env), agent, case, k, {case.id: manifest})
+    finally:
+        relayed, notes = await relay.close_run(token)
+    part.record.notes.extend(notes)
+    return part, relayed
+
+
+def _relay():
+    """This worker process's relay (record/relay.py), on its event loop; made on its first recorded run."""
+    global _relay_on
+    from scarbook.record.relay import Relay
+
+    loop = asyncio.get_running_loop()
+    if _relay_on is None or _relay_on[0] is not loop:
+        _relay_on = (loop, Relay())
+    return _relay_on[1]
 
 
 def node_info() -> dict[str, str]:
