@@ -13,6 +13,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from scarbook.transcripts.sse import fold_chat_chunks, sse_events
+
+__all__ = ["Reply", "api_of", "digest", "first_user_text", "fold", "normalized", "parse_json", "sse_events",
+           "tool_results"]
+
 VOLATILE = ("metadata", "user")  # per-process ids a client puts in every request: not what the agent asked
 
 
@@ -49,23 +54,6 @@ def parse_json(data: bytes) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError):
         return None
-
-
-def sse_events(text: str) -> list[Any]:
-    """The `data:` payloads of an SSE stream, parsed (a payload that is not JSON is kept as text)."""
-    events: list[Any] = []
-    data: list[str] = []
-    for line in text.splitlines() + [""]:
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
-        elif not line and data:
-            payload = "\n".join(data)
-            data = []
-            if payload == "[DONE]":
-                continue
-            parsed = parse_json(payload.encode())
-            events.append(parsed if parsed is not None else payload)
-    return events
 
 
 @dataclass
@@ -187,30 +175,8 @@ def _chat(body: Any) -> Reply | None:
 
 
 def _chat_stream(events: list[Any]) -> Reply | None:
-    chunks = [e for e in events if isinstance(e, dict) and isinstance(e.get("choices"), list)]
-    if not chunks:
-        return None
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
-    usage: Any = None
-    for c in chunks:
-        usage = c.get("usage") or usage
-        for choice in c["choices"][:1]:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            if isinstance(delta.get("content"), str):
-                text.append(delta["content"])
-            for tc in delta.get("tool_calls") or []:
-                slot = calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
-                slot["id"] = tc.get("id") or slot["id"]
-                fn = tc.get("function") or {}
-                slot["name"] = fn.get("name") or slot["name"]
-                slot["arguments"] += fn.get("arguments") or ""
-    message = {"content": "".join(text) or None,
-               "tool_calls": [{"id": s["id"], "function": {"name": s["name"], "arguments": s["arguments"]}}
-                              for _, s in sorted(calls.items())]}
-    return _chat({"model": chunks[0].get("model"), "choices": [{"message": message}], "usage": usage})
+    body = fold_chat_chunks(events)
+    return _chat(body) if body is not None else None
 
 
 def _responses(body: Any) -> Reply | None:

@@ -7,7 +7,7 @@ Completions or Responses) are read. An agent's calls each repeat the conversatio
 the last model call (its request's history and its reply) is the conversation; the number of calls
 is said in a warning when there are several; a Responses API call that continues an earlier one
 (`previous_response_id`) carries that call's conversation before its own. A reply saved as a
-server-sent event stream is folded back into one message. Bodies may be JSON text, a `{string: ...}`
+server-sent event stream is folded back into one message (`transcripts/sse.py`, as the recorder does). Bodies may be JSON text, a `{string: ...}`
 wrapper, gzip bytes, or already parsed (`parsed_body`, pydantic-ai's `{type: json, content}`). The
 legacy Text Completions API (`/v1/complete`: a `Human:` / `Assistant:` prompt) is read as messages.
 """
@@ -29,6 +29,7 @@ from scarbook.transcripts.expand import TooExpanded, read_expanded
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
+from scarbook.transcripts.sse import fold_chat_chunks, sse_events
 
 FORMAT = "http-cassette"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -146,47 +147,6 @@ def _complete_as_messages(request: Any, response: Any) -> tuple[dict[str, Any], 
     return body, reply
 
 
-def _sse_events(text: str) -> list[dict[str, Any]]:
-    events = []
-    for line in text.splitlines():
-        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-            try:
-                value = json.loads(line[5:].strip())
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                events.append(value)
-    return events
-
-
-def _openai_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Chat Completions chunks folded into one response (text and tool calls)."""
-    text: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    model = None
-    for ev in events:
-        model = ev.get("model") or model
-        for choice in ev.get("choices") or []:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            if isinstance(delta.get("content"), str):
-                text.append(delta["content"])
-            for tc in delta.get("tool_calls") or []:
-                if not isinstance(tc, dict):
-                    continue
-                call = calls.setdefault(int(tc.get("index") or 0) if isinstance(tc.get("index"), int) else 0,
-                                        {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
-                call["id"] = tc.get("id") or call["id"]
-                fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else {}
-                call["function"]["name"] += str(fn.get("name") or "")
-                call["function"]["arguments"] += str(fn.get("arguments") or "")
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
-    if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls)]
-    return {"object": "chat.completion", "model": model, "choices": [{"message": message}]}
-
-
 def _exchange(api: str, req_body: Any, resp_body: Any, code: Any, src: Source) -> Transcript:
     if api == "anthropic-complete":
         req_body, resp_body = _complete_as_messages(req_body, resp_body)
@@ -200,10 +160,10 @@ def _exchange(api: str, req_body: Any, resp_body: Any, code: Any, src: Source) -
         reply = None if stream or not isinstance(resp_body, dict) or resp_body.get("type") != "message" else resp_body
         t = anthropic_api.read_value({"request": request, "response": reply} if request else reply or {}, src.path)
         if stream:
-            anthropic_api.read_stream(_sse_events(resp_body), t)
+            anthropic_api.read_stream([e for e in sse_events(resp_body) if isinstance(e, dict)], t)
     else:
         if isinstance(resp_body, str) and "data:" in resp_body:
-            resp_body = _openai_stream(_sse_events(resp_body))
+            resp_body = fold_chat_chunks(sse_events(resp_body))
         reply = resp_body if isinstance(resp_body, dict) and ("choices" in resp_body or "output" in resp_body) else None
         t = openai.read_value({"request": request, "response": reply} if request else reply or {}, src.path)
     if isinstance(code, int) and code >= 400:

@@ -191,3 +191,12 @@ def test_the_recorder_stops_at_once_when_an_agent_left_a_call_hanging(judge_serv
         return time.perf_counter() - start
 
     assert asyncio.run(go()) < 1.5
+
+
+def test_a_chat_stream_of_two_choices_records_choice_zero():
+    """n=2 streams one choice a chunk: the recorder took the first choice of every chunk ("HeBylloe")."""
+    from scarbook.record import apis
+    events = [{"model": "gpt-4o", "choices": [{"index": i, "delta": {"content": text}}]}
+              for i, text in ((0, "He"), (1, "By"), (0, "llo"), (1, "e"))]
+    reply = apis.fold("openai.chat", None, events)
+    assert reply is not None and reply.texts == ["Hello"]

@@ -128,3 +128,20 @@ def test_the_draft_of_a_cassette_writes_the_answer_not_the_yaml(tmp_path):
     folder = write_draft_case(t, tmp_path / "cases", "hello", transcript_path=CORPUS / "pydantic_openai_hello.yaml")
     assert (folder / "scar" / "artifact.txt").read_text() == "Hello! How can I assist you today?"
     assert yaml.safe_load((folder / "case.yaml").read_text())["task"] == "hello"
+
+
+def test_a_streamed_chat_reply_of_two_choices_is_the_first_choice_as_the_recorder_reads_it(tmp_path):
+    """Both the cassette reader and the recorder folded every choice's deltas into one text ("HeBylloe" for n=2,
+    each chunk carrying one choice); one function folds a stream for both now (transcripts/sse.py), keeping
+    choice 0."""
+    chunks = [{"model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": "He"}}]},
+              {"model": "gpt-4o", "choices": [{"index": 1, "delta": {"content": "By"}}]},
+              {"model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": "llo"}}]},
+              {"model": "gpt-4o", "choices": [{"index": 1, "delta": {"content": "e"}}]}]
+    stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"interactions": [{
+        "request": {"uri": "https://api.openai.com/v1/chat/completions", "method": "POST", "body": json.dumps(
+            {"model": "gpt-4o", "n": 2, "stream": True, "messages": [{"role": "user", "content": "Greet me"}]})},
+        "response": {"status": {"code": 200}, "body": {"string": stream}}}]}))
+    assert load_transcript(path).final_answer == "Hello"
