@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from msgspec import Meta
 
-from scarbook.agents.registry import AGENT_KINDS
+from scarbook.agents.spec import agent_settings
 from scarbook.checks.context import MAX_READ
 from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
@@ -20,11 +20,8 @@ from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import ExecutorType, GateMode, Isolation, Keep, Undecided
 from scarbook.record.settings import RecordSettings
-from scarbook.text import with_article
 
 CONFIG_FILE = "scarbook.yaml"
-AGENT_TYPES: tuple[str, ...] = tuple(str(t) for t in AGENT_KINDS)  # from the one table of agent types
-AGENT_KEYS: dict[str, tuple[str, ...]] = {str(t): kind.keys for t, kind in AGENT_KINDS.items()}
 
 
 
@@ -139,7 +136,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     NOT_MAPPING: ClassVar[str] = "scarbook.yaml must be a mapping of keys"
     NOT_MAPPING_FIX: ClassVar[str] = "see `scarbook init` for a starter file"
 
-    agent: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "demo"})  # checked by parse_agent
+    agent: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "demo"})  # as written; checked against its type's row (agents/spec.py)
     runs: Annotated[int, _number(integer=True, lo=1)] = 5
     concurrency: Annotated[int, _number(integer=True, lo=1)] = 4
     timeout_s: Annotated[float, _number(lo=0.001)] = 120.0
@@ -197,66 +194,6 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
         blob = json.dumps({"agent": self.agent, "judge": self.judge_model,
                            "judge_prompt": self.judge.prompt_digest}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def parse_agent(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
-    if isinstance(raw, str):
-        raw = {"type": raw}
-    if not isinstance(raw, dict) or raw.get("type") not in AGENT_TYPES:
-        got = raw.get("type") if isinstance(raw, dict) else raw
-        raise ConfigError(path, f"agent.type must be one of {', '.join(AGENT_TYPES)}, got {got!r}",
-                          line=line_of(raw) or line, fix="write e.g. agent: {type: command, argv: [./agent, \"{task}\"]}")
-    kind = raw["type"]
-    for key in raw:
-        if key not in AGENT_KEYS[kind]:
-            raise ConfigError(path, f"unknown key {key!r} for a {kind} agent", line=line_of(raw, key) or line,
-                              fix=f"{with_article(kind)} agent takes: {', '.join(AGENT_KEYS[kind])}")
-    if kind == "demo" and raw.get("draws", "independent") not in ("independent", "deck"):
-        raise ConfigError(path, f"agent.draws must be independent or deck, got {raw['draws']!r}",
-                          line=line_of(raw, "draws") or line,
-                          fix="write draws: independent (each run drawn on its own) or deck (blocks of ten)")
-    if kind == "command":
-        argv = raw.get("argv")
-        if isinstance(argv, str):
-            import shlex
-            argv = shlex.split(argv)
-        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
-            raise ConfigError(path, "agent.argv must be a non-empty list of strings", line=line_of(raw, "argv") or line,
-                              fix='write argv: [python, agent.py, "{task}"]')
-        env = raw.get("env", [])
-        if not (isinstance(env, list) and all(isinstance(e, str) for e in env)):
-            raise ConfigError(path, "agent.env must be a list of variable names", line=line_of(raw, "env") or line,
-                              fix="write env: [PATH, HOME, ANTHROPIC_API_KEY]")
-        cap = raw.get("max_output_bytes", 1)
-        if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
-            raise ConfigError(path, f"agent.max_output_bytes must be a positive whole number of bytes, got {cap!r}",
-                              line=line_of(raw, "max_output_bytes") or line, fix="write e.g. max_output_bytes: 1000000")
-        for key in ("stdin", "transcript"):
-            if raw.get(key) is not None and not isinstance(raw[key], bool):
-                raise ConfigError(path, f"agent.{key} must be true or false, got {raw[key]!r}",
-                                  line=line_of(raw, key) or line, fix=f"write {key}: true")
-        return {**dict(raw), "argv": list(argv), "env": list(env)}
-    if kind in ("claude-code", "codex"):
-        args = raw.get("args", [])
-        if isinstance(args, str):
-            import shlex
-            args = shlex.split(args)
-        if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-            raise ConfigError(path, f"agent.args must be a list of strings (extra {kind} arguments)",
-                              line=line_of(raw, "args") or line,
-                              fix="write args: " + ("[--model, claude-sonnet-4-5]" if kind == "claude-code"
-                                                    else "[--full-auto, -m, gpt-5-codex]"))
-        env = raw.get("env", [])
-        if not (isinstance(env, list) and all(isinstance(e, str) for e in env)):
-            raise ConfigError(path, "agent.env must be a list of variable names", line=line_of(raw, "env") or line,
-                              fix="write env: [HTTPS_PROXY]")
-        return {**dict(raw), "args": list(args), "env": list(env)}
-    if kind == "python":
-        fn = raw.get("function")
-        if not (isinstance(fn, str) and ":" in fn):
-            raise ConfigError(path, "agent.function must be 'module:function'", line=line_of(raw, "function") or line,
-                              fix="write function: my_agent.main:run")
-    return dict(raw)
 
 
 _STARTER = string.Template("""\
@@ -375,13 +312,13 @@ def load_config(path: Path | None) -> Config:
 
 def _shorthands(data: dict, path: Path) -> dict:
     """The short forms scarbook.yaml takes, written out (agent: demo, executor: ray, record: true), and the
-    agent checked (parse_agent); the rest is the declaration's to read."""
+    agent checked against its type's row (agents/spec.py: agent_settings); the rest is the declaration's to read."""
     out = type(data)(data)
     if hasattr(data, "lines"):
         out.lines = data.lines  # type: ignore[attr-defined]
         out.line = getattr(data, "line", None)  # type: ignore[attr-defined]
     if "agent" in data:
-        out["agent"] = parse_agent(data["agent"], path, line_of(data, "agent"))
+        out["agent"] = agent_settings(data["agent"], path, line_of(data, "agent"))
     if "causes" in data:
         out["causes"] = parse_causes(data["causes"], path, line_of(data, "causes"))
     if isinstance(data.get("executor"), str):

@@ -1,5 +1,5 @@
 """Agent adapters: `command`, `python`, the offline `demo` agent, and the `claude-code` / `codex` CLI presets
-(one table of them, with what each can do: registry.py).
+(one row per type, its settings and what it can do: spec.py).
 
 May use: transcripts, proc, fs, models, errors, text. Never checks, judge or above."""
 
@@ -14,11 +14,10 @@ from typing import Any, cast
 from scarbook.agents.base import Agent
 from scarbook.agents.command import CommandAgent
 from scarbook.agents.python import PythonAgent
-from scarbook.agents.registry import AGENT_KINDS, AgentKind, agent_kind, keeps_transcript, project_keeps_transcript
-from scarbook.agents.spec import AgentSpec, AgentType
+from scarbook.agents.spec import AGENT_KINDS, AgentSpec, keeps_transcript, project_keeps_transcript
 
-__all__ = ["AGENT_KINDS", "Agent", "AgentKind", "AgentSpec", "AgentType", "CommandAgent", "PythonAgent", "agent_kind", "keeps_transcript", "project_keeps_transcript",
-           "make_agent"]
+__all__ = ["AGENT_KINDS", "Agent", "AgentSpec", "CommandAgent", "PythonAgent", "keeps_transcript",
+           "make_agent", "project_keeps_transcript"]
 
 
 def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = None, *,
@@ -27,12 +26,11 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
     SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without. `private`:
     folders the sandbox hides (the project's workspaces/: every run's but the run's own)."""
     spec = AgentSpec.from_config(spec)
-    kind = agent_kind(spec)
-    agent = kind.build(spec, project_root)
+    agent = spec.build(project_root)
     if isolation == "sandbox":
         from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 
-        if not kind.sandbox:
+        if not spec.SANDBOX:
             raise SandboxUnavailable(
                 "isolation: sandbox cannot hold a python agent: it runs inside scarbook's own process — "
                 "run it as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) "

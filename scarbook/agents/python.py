@@ -44,7 +44,7 @@ class PythonAgent:
         self._load()
 
     def sandbox_for(self, network: bool | None) -> None:
-        """Never confined: it runs inside scarbook's process (registry: sandbox=False)."""
+        """Never confined: it runs inside scarbook's process (its row in agents/spec.py: SANDBOX = False)."""
         return None
 
     async def run(self, task: str, cwd: Path, env: dict[str, str], timeout_s: float,

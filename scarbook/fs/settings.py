@@ -37,6 +37,7 @@ from scarbook.text import with_article
 S = TypeVar("S")
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 _STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
+_MISSING = re.compile(r"missing required field `([^`]*)`")
 
 
 class Words:
@@ -61,11 +62,16 @@ class Problem(ValueError):
 
 
 def convert(data: Any, section: type[S], path: Path, *, line: int | None = None) -> S:
-    """`data` (as YAML read it: mappings that know their lines) as `section`; a ConfigError when it is not."""
+    """`data` (as YAML read it: mappings that know their lines) as `section` (a Struct, or a tagged union of
+    them); a ConfigError when it is not. A field marked internal (`Meta(extra={"internal": why})`: set by
+    the program, never by the file) is an unknown key here."""
     try:
-        return msgspec.convert(data, section)
+        value = msgspec.convert(data, section)
     except msgspec.ValidationError as exc:
         raise explain(exc, data, section, path, line) from None
+    if isinstance(data, Mapping) and isinstance(value, msgspec.Struct) and any(k not in keys_of(type(value)) for k in data):
+        raise _section_problem(type(value), data, path, line_of(data) or line)
+    return value
 
 
 def check_fields(obj: msgspec.Struct) -> None:
@@ -87,12 +93,17 @@ def _hints(section: type) -> dict[str, Any]:
     return typing.get_type_hints(section, include_extras=True)
 
 
+@functools.cache
 def keys_of(section: type) -> tuple[str, ...]:
-    """The keys a section takes, in declaration order (a tagged one's tag first)."""
+    """The keys a section takes, in declaration order (a tagged one's tag first; internal fields left out)."""
     info = mi.type_info(section)
     assert isinstance(info, mi.StructType)
     tag = (info.tag_field,) if info.tag_field else ()
-    return tag + tuple(f.encode_name for f in info.fields)
+    return tag + tuple(f.encode_name for f in info.fields if "internal" not in _extra(f.type))
+
+
+def _extra(t: mi.Type) -> dict[str, Any]:
+    return (t.extra if isinstance(t, mi.Metadata) else None) or {}
 
 
 def explain(exc: msgspec.ValidationError, data: Any, section: type, path: Path, line: int | None = None) -> ConfigError:
@@ -103,6 +114,9 @@ def explain(exc: msgspec.ValidationError, data: Any, section: type, path: Path, 
     cause = exc.__cause__
     if isinstance(cause, Problem):
         return ConfigError(path, cause.message, line=line_of(raw, cause.key) or lines, fix=cause.fix)
+    missing = _MISSING.search(str(exc))
+    if key is None and missing and missing[1] in _fields(owner):  # a key the section needs: said as a wrong value
+        return _field_problem(owner, raw, missing[1], path, lines)
     if key is None:  # the section itself: not a mapping, an unknown key, its type
         return _section_problem(owner, raw, path, lines)
     return _field_problem(owner, raw, key, path, lines)
@@ -127,6 +141,8 @@ def _walk(section: type, data: Any, steps: list[str], line: int | None) -> tuple
 
 def _pick(section: Any, raw: Any) -> Any:
     """A tagged union's member for `raw` (by its tag), else the union itself (as a list) or the section."""
+    if typing.get_origin(section) is typing.Union:
+        section = list(typing.get_args(section))
     if not isinstance(section, list):
         return section
     info = mi.type_info(section[0])
@@ -173,7 +189,8 @@ def _section_problem(section: Any, raw: Any, path: Path, lines: int | None) -> C
     if unknown is not None:
         kind = getattr(mi.type_info(section), "tag", None) or str(raw.get("type", ""))  # a tagged one's, or its type:
         listed = sorted(keys) if words.SORTED_KEYS else keys
-        return ConfigError(path, words.UNKNOWN.format(key=unknown, name=_name(section, str(unknown)), kind=kind),
+        return ConfigError(path, words.UNKNOWN.format(key=unknown, name=_name(section, str(unknown)), kind=kind,
+                                                     a_kind=with_article(str(kind))),
                            line=line_of(raw, unknown) or lines,
                            fix=words.TAKES.format(section=name, keys=", ".join(listed), kind=kind,
                                                   a_kind=with_article(str(kind))))
@@ -193,7 +210,7 @@ def _tag_problem(members: list, raw: Mapping, path: Path, lines: int | None) -> 
 def _field_problem(section: Any, raw: Any, key: str, path: Path, lines: int | None) -> ConfigError:
     field = _fields(section)[key]
     value = raw[key] if isinstance(raw, Mapping) and key in raw else None
-    extra = (field.type.extra if isinstance(field.type, mi.Metadata) else None) or {}
+    extra = _extra(field.type)
     fill = {"value": value, "default": field.default, "key": key, "kind": kind_of(value)}
     name = _name(section, key)
     fix = extra.get("fix", "")

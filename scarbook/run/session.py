@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarbook.agents import Agent, AgentSpec, AgentType, agent_kind, keeps_transcript, make_agent
+from scarbook.agents import Agent, AgentSpec, keeps_transcript, make_agent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
+from scarbook.fs.settings import keys_of
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case
@@ -250,7 +251,7 @@ def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> dic
     if cfg.isolation == "none":
         notes.append(NONE_NOTE)
         return {"ran": "none", "asked": "none"}
-    if not agent_kind(spec).sandbox:
+    if not spec.SANDBOX:
         why = f"a {spec.type} agent runs inside scarbook's own process"
     else:
         try:
@@ -267,7 +268,7 @@ def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[
     before the runs, which would all fail to reach the model. Not asked when the session records its
     model calls: the recorder's proxy reaches the sandbox without the network (proc/bridge.py)."""
     offline = [c.id for c in cases if not (network if c.network is None else c.network)]
-    if not agent_kind(spec).network or not offline:
+    if not spec.NETWORK or not offline:
         return []
     return [f"the {spec.type} agent needs the network to reach its model's API, and the sandbox gives "
             f"{'case ' + offline[0] if len(offline) == 1 else str(len(offline)) + ' cases'} none — set "
@@ -279,8 +280,8 @@ def _preflight_agent(project: Project, errors: list[str], notes: list[str],
                      isolation: dict[str, Any]) -> tuple[AgentSpec | None, Agent | None]:
     try:
         spec = AgentSpec.from_config(project.config.agent)
-    except ValueError as exc:  # a type config.py accepts but this version cannot build
-        errors.append(f"agent: {exc} — scarbook can run agents of type {', '.join(AgentType)}")
+    except ValueError as exc:  # an agent set in code (scarbook.yaml's is checked when read)
+        errors.append(str(exc))
         return None, None
     try:
         isolation.update(choose_isolation(project, spec, notes))
@@ -291,12 +292,7 @@ def _preflight_agent(project: Project, errors: list[str], notes: list[str],
     except ScarbookError as exc:
         errors.append(exc.message)
     except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
-        if spec.type is AgentType.PYTHON:
-            module = spec.function.partition(":")[0]
-            errors.append(f"agent.function {spec.function!r}: importing {module!r} raised "
-                          f"{type(exc).__name__}: {exc} — fix the module (it runs at import)")
-        else:
-            errors.append(f"the agent ({spec.type}) could not be prepared: {type(exc).__name__}: {exc}")
+        errors.append(spec.preparation_failed(exc))
     return spec, None
 
 
@@ -310,7 +306,7 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
         return []
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
     also = (" (or, if the agent writes $SCARBOOK_TRANSCRIPT itself, say so with `transcript: true` under agent:)"
-            if spec.type is AgentType.COMMAND else "")
+            if "transcript" in keys_of(type(spec)) else "")
     return [f"trajectory checks read the run's transcript, but {with_article(str(spec.type))} agent keeps none: "
             f"{shown} — turn on record: or use a preset (claude-code, codex){also}"]
 

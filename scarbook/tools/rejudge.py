@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from scarbook.agents import AgentSpec
+from scarbook.agents.spec import DemoSpec
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.history.store import History, now_iso
@@ -313,5 +314,5 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
     try:
         spec = AgentSpec.from_config(project.config.agent)
     except ValueError:
-        spec = AgentSpec()  # only a cluster executor reads it; a rejudge runs locally
+        spec = DemoSpec()  # only a cluster executor reads it; a rejudge runs locally
     return Preparation(ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None))

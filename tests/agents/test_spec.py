@@ -1,4 +1,4 @@
-"""The typed agent spec: built once from scarbook.yaml's `agent:`, and how argv is resolved."""
+"""The typed agent spec: built once from scarbook.yaml's `agent:` (one row per type), and how argv is resolved."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from scarbook.agents import AgentSpec, AgentType, make_agent
+from scarbook.agents import AgentSpec, make_agent
+from scarbook.agents.spec import CommandSpec, DemoSpec
 from scarbook.run.session import SessionPlan, prepare_session
 from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # noqa: F401
 
@@ -14,10 +15,13 @@ from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # n
 def test_from_config_types_every_field():
     spec = AgentSpec.from_config({"type": "command", "argv": ["./a", "{task}"], "env": ["HOME"], "stdin": False,
                                   "max_output_bytes": 10})
-    assert spec == AgentSpec(AgentType.COMMAND, argv=("./a", "{task}"), stdin=False, env=("HOME",), max_output_bytes=10)
-    assert AgentSpec.from_config({"type": "python", "function": "m:f"}).function == "m:f"
-    assert AgentSpec.from_config(None) == AgentSpec()
-    assert AgentSpec.from_config({"type": "demo", "seed": 7, "future_key": 1}).options == {"future_key": 1}
+    assert spec == CommandSpec(argv=("./a", "{task}"), stdin=False, env=("HOME",), max_output_bytes=10)
+    assert AgentSpec.from_config({"type": "python", "function": "m:f"}).function == "m:f"  # type: ignore[attr-defined]
+    assert AgentSpec.from_config(None) == DemoSpec()
+    # a key no row declares is refused in the words scarbook.yaml's would get (there is no catch-all)
+    with pytest.raises(ValueError) as exc:
+        AgentSpec.from_config({"type": "demo", "seed": 7, "future_key": 1})
+    assert str(exc.value) == "unknown key 'future_key' for a demo agent — a demo agent takes: type, seed, profile, draws"
 
 
 @pytest.mark.parametrize("arg,expected", [
@@ -35,12 +39,12 @@ def test_resolved_argv(tmp_path, arg, expected):
     (tmp_path / "agent.py").write_text("")
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "run.sh").write_text("")
-    spec = AgentSpec(AgentType.COMMAND, argv=("python", arg))
+    spec = CommandSpec(argv=("python", arg))
     assert spec.resolved_argv(tmp_path) == ["python", expected.replace("{root}", str(tmp_path))]
 
 
 def test_root_in_the_program_itself(tmp_path):
-    spec = AgentSpec(AgentType.COMMAND, argv=("{root}/bin/agent",))
+    spec = CommandSpec(argv=("{root}/bin/agent",))
     assert spec.resolved_argv(tmp_path) == [f"{tmp_path}/bin/agent"]
     agent = make_agent(spec, tmp_path)
     assert agent.label == "command: {root}/bin/agent"  # the label (and fingerprint) say what the config says
@@ -51,10 +55,8 @@ def test_an_agent_type_this_version_cannot_build_is_a_configuration_error(projec
     p = replace(p, config=p.config.with_overrides(agent={"type": "telepathy"}))  # the config is immutable
     prep = prepare_session(p, SessionPlan(p.load_cases().cases or [], runs=1))
     assert prep.session is None
-    from scarbook.agents import AgentType
-
-    assert f"agent: 'telepathy' is not a valid AgentType — scarbook can run agents of type " \
-           f"{', '.join(AgentType)}" in prep.errors
+    assert "agent.type must be one of demo, command, python, claude-code, codex, got 'telepathy' — write e.g. " \
+           'agent: {type: command, argv: [./agent, "{task}"]}' in prep.errors
 
 
 # -- the run split the Ray executor builds on ---------------------------------------------------

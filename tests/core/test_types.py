@@ -46,14 +46,18 @@ def test_pct(x, kwargs, text) -> None:
 
 def test_agent_types_and_keys_come_from_the_one_registry() -> None:
     from scarbook.agents import AGENT_KINDS, AgentSpec, make_agent
-    from scarbook.config import AGENT_KEYS, AGENT_TYPES
+    from scarbook.fs.settings import keys_of
 
-    assert tuple(AGENT_KINDS) == AGENT_TYPES
-    assert AGENT_TYPES == ("demo", "command", "python", "claude-code", "codex")
-    assert {str(t): k.keys for t, k in AGENT_KINDS.items()} == AGENT_KEYS
+    assert tuple(AGENT_KINDS) == ("demo", "command", "python", "claude-code", "codex")
+    assert {t: keys_of(k) for t, k in AGENT_KINDS.items()} == {
+        "demo": ("type", "seed", "profile", "draws"),  # delay is the TUI's, never the file's
+        "command": ("type", "argv", "stdin", "env", "max_output_bytes", "transcript"),
+        "python": ("type", "function"),
+        "claude-code": ("type", "args", "env", "max_output_bytes"),
+        "codex": ("type", "args", "env", "max_output_bytes")}
     # capabilities are declared: only the in-process python agent cannot be sandboxed
-    assert [str(t) for t, k in AGENT_KINDS.items() if not k.sandbox] == ["python"]
-    assert {str(t) for t, k in AGENT_KINDS.items() if k.transcript} == {"demo", "claude-code", "codex"}
+    assert [t for t, k in AGENT_KINDS.items() if not k.SANDBOX] == ["python"]
+    assert {t for t, k in AGENT_KINDS.items() if k.KEEPS_TRANSCRIPT} == {"demo", "claude-code", "codex"}
     # every agent answers what the run asks of it (no getattr probing): env pass-through and its sandbox
     for raw in ({"type": "demo"}, {"type": "command", "argv": ["true"]}, {"type": "python", "function": "m:f"}):
         agent = make_agent(AgentSpec.from_config(raw))

@@ -14,7 +14,6 @@ Agents built in other processes (a `scarbook` subprocess, a Ray worker) stay pro
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 from pathlib import Path
@@ -22,19 +21,18 @@ from pathlib import Path
 import pytest
 
 from scarbook.agents import demo
-from scarbook.agents.registry import AGENT_KINDS
-from scarbook.agents.spec import AgentSpec, AgentType
+from scarbook.agents.spec import DemoSpec
 from scarbook.models import AgentResult
 
 
 class InProcessDemoAgent:
     env_allow = ("SCARBOOK_DEMO_DELAY", "SCARBOOK_DEMO_DRAWS")
 
-    def __init__(self, spec: AgentSpec) -> None:
+    def __init__(self, spec: DemoSpec) -> None:
         self.seed = None if spec.seed is None else str(spec.seed)
         self.profile = str(spec.profile) if spec.profile else "default"
         self.delay = spec.delay
-        self.draws = spec.options.get("draws")
+        self.draws = spec.draws
         self.label = "demo" + (f" ({spec.profile})" if spec.profile else "")
         self.runs = 0
 
@@ -65,13 +63,12 @@ def inprocess_demo(monkeypatch) -> list[InProcessDemoAgent]:
     """Every demo agent built in this process during the test runs in-process; the list holds them."""
     built: list[InProcessDemoAgent] = []
 
-    def build(spec: AgentSpec, project_root: Path | None) -> InProcessDemoAgent:
+    def build(spec: DemoSpec, project_root: Path | None) -> InProcessDemoAgent:
         built.append(InProcessDemoAgent(spec))
         return built[-1]
 
     # It keeps the demo's `sandbox` capability: a session records the isolation the demo program would
     # have run under (the default sandbox), and says no "unconfined" line the program would not cause.
     # What it runs is scarbook's own demo code, on a thread; nothing of it is confined.
-    kind = AGENT_KINDS[AgentType.DEMO]
-    monkeypatch.setitem(AGENT_KINDS, AgentType.DEMO, dataclasses.replace(kind, build=build))
+    monkeypatch.setattr(DemoSpec, "build", build)
     return built
