@@ -19,7 +19,7 @@ from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.session import prepare_session
-from scarbook.session.plan import EvalRequest, plan_eval
+from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, plan_eval
 from scarbook.session.report import report_session
 from scarbook.tools.rerun import DEFAULT_ONLY
 
@@ -29,7 +29,7 @@ from scarbook.tools.rerun import DEFAULT_ONLY
 @click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
               "to stop each case once the evidence decides it against its threshold.")
 @click.option("--preset", default=None, help="A named run count from scarbook.yaml (daily, prompt-change, release).")
-@click.option("--max-runs", type=click.IntRange(1), default=40, show_default=True,
+@click.option("--max-runs", type=click.IntRange(1), default=DEFAULT_MAX_RUNS, show_default=True,
               help="Cap per case with --runs auto, and with --undecided more.")
 @click.option("--gate", "gate_mode", type=click.Choice(["evidence", "point"]), default=None,
               help="evidence: a case is red only when its runs show it below its threshold (family-wise false "

@@ -19,6 +19,7 @@ from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import Baseline
 from scarbook.models import Case, GateMode, Undecided
+from scarbook.proc.credentials import environ
 from scarbook.project import Project
 from scarbook.record import RecordSettings
 from scarbook.run.session import SessionPlan
@@ -26,6 +27,8 @@ from scarbook.run.shard import Shard
 from scarbook.session.against import resolve_against
 from scarbook.text import plural
 from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
+
+DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --undecided more
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class EvalRequest:
     tags: tuple[str, ...] = ()
     runs: str | None = None  # a number, or "auto"
     preset: str | None = None
-    max_runs: int = 40
+    max_runs: int = DEFAULT_MAX_RUNS
     gate_mode: str | None = None
     alpha: float | None = None
     undecided: str | None = None
@@ -60,6 +63,9 @@ class EvalRequest:
     fork_at: int | None = None
     reports: Mapping[str, Path] = field(default_factory=dict)  # option -> path (--json, --junit)
     dry_run: bool = False  # only the cases and runs are planned (what --dry-run estimates)
+    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (None: this process's)
+    # the TUI's launch: with no judge API key, run without the judge (the session is partial) rather than refuse
+    skip_judge_without_key: bool = False
 
 
 @dataclass
@@ -89,19 +95,33 @@ def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPla
     asked = resolve_runs(project, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
     judge_batch = request.judge_batch or project.config.judge.batch
+    skip_judge, why = request.skip_judge, "--skip-judge"
+    if not skip_judge and request.skip_judge_without_key and judge_key_missing(project, cases, request.judge_env):
+        skip_judge, why = True, f"no API key in ${project.config.judge.api_key_env}"
     if request.dry_run:
-        return EvalPlan(SessionPlan(cases, n, skip_judge=request.skip_judge, judge_batch=judge_batch,
+        return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
                                     adaptive=asked == "auto"), shard)
     gate = gate_policy(project, request, sharded=shard is not None)
-    baseline = resolve_against(project, request.against, cases, request.skip_judge) if request.against else None
+    baseline = resolve_against(project, request.against, cases, skip_judge) if request.against else None
     plan = SessionPlan(cases, n, label=request.label, concurrency=request.concurrency,
-                       keep_all=request.keep_all or None, skip_judge=request.skip_judge,
+                       keep_all=request.keep_all or None, skip_judge=skip_judge, judge_skipped_why=why,
+                       judge_env=request.judge_env,
                        judge_cache=request.judge_cache, judge_batch=judge_batch, timeout_s=request.timeout_s,
                        max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,
                        retry_infra=request.retry_infra, gate=gate, max_runs=max(n, request.max_runs),
                        rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
                        reports=dict(request.reports), record=record_option(project, request))
     return EvalPlan(plan, shard, baseline)
+
+
+def judge_key_in(project: Project, env: Mapping[str, str] | None) -> bool:
+    """`env` (None: this process's) holds the judge's API key."""
+    return bool((environ() if env is None else env).get(project.config.judge.api_key_env, "").strip())
+
+
+def judge_key_missing(project: Project, cases: list[Case], env: Mapping[str, str] | None) -> bool:
+    """Some case has llm_judge checks and `env` (None: this process's) has no judge API key."""
+    return any(c.judge_checks for c in cases) and not judge_key_in(project, env)
 
 
 def case_id_of_arg(project: Project, arg: str) -> str:

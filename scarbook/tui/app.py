@@ -13,9 +13,8 @@ screens at most ten refreshes.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
 from scarbook.session.certify import verify_cases
+from scarbook.session.plan import judge_key_in
 from scarbook.text import clean_text
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.tui.commands import ScarbookCommands
@@ -79,11 +79,11 @@ class ScarbookApp(Host):
                 Binding("question_mark", "help", "Help"), Binding("f1", "help", "Help", show=False)]
 
     def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic,
-                 judge_env: dict[str, str] | None = None, **kw) -> None:
+                 judge_env: Mapping[str, str] | None = None, **kw) -> None:
         super().__init__(**kw)
         self.project = project
         self.clock = clock
-        self.judge_env = os.environ if judge_env is None else judge_env
+        self.judge_env = judge_env  # None: this process's (proc.credentials.environ()), as the CLI's
         self.live: LiveSession | None = None
         self.control: SessionControl | None = None
         self._posted_version = -1
@@ -124,8 +124,7 @@ class ScarbookApp(Host):
                        timeout=timeout, markup=False)
 
     def judge_key_present(self) -> bool:
-        env_name = self.project.config.judge.api_key_env
-        return bool(self.judge_env.get(env_name, "").strip())
+        return judge_key_in(self.project, self.judge_env)
 
     def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show

@@ -26,7 +26,7 @@ class Host(App[Any]):
     project: Project
     live: LiveSession | None  # this app's session, running or the last one
     keys: KeyQueue  # keys typed while a screen is still opening wait for it
-    judge_env: Mapping[str, str]  # where the judge's API key is looked up
+    judge_env: Mapping[str, str] | None  # where the judge's API key is looked up (None: the process's)
 
     if TYPE_CHECKING:
         def judge_key_present(self) -> bool: ...

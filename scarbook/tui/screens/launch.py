@@ -1,7 +1,8 @@
 """The launch modal: which cases, how many runs, concurrency, label, and the judge calls it costs.
 
-Run builds the same `SessionPlan` `scarbook eval` builds and hands it to the App (`StartSession`), which
-prepares and runs it through the same pipeline (prepare_session, run_session)."""
+Run makes its fields an `EvalRequest`, as `scarbook eval` makes its options, and session/plan.py's
+`plan_eval` makes it the same `SessionPlan`; the App (`StartSession`) prepares and runs it through the
+same pipeline (prepare_session, run_session)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
+from scarbook.cases.io import CaseSet
+from scarbook.errors import ScarbookError
 from scarbook.models import Case
-from scarbook.run.session import SessionPlan
 from scarbook.session.estimate import JudgeHistory, estimate_plan, price, read_judge_history
+from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, judge_key_missing, plan_eval
 from scarbook.stats.sequential import SequentialRule
 from scarbook.text import plural
 from scarbook.tui.host import HostModalScreen
@@ -100,7 +103,7 @@ class LaunchScreen(HostModalScreen):
         return int(text) if text.isdigit() and int(text) > 0 else None
 
     def skip_judge(self, cases: list[Case]) -> bool:
-        return any(c.judge_checks for c in cases) and not self.app.judge_key_present()
+        return judge_key_missing(self.app.project, cases, self.app.judge_env)
 
     def _update_estimate(self) -> None:
         cases, runs = self.chosen_cases(), self._runs()
@@ -164,12 +167,15 @@ class LaunchScreen(HostModalScreen):
             error.update("concurrency must be a positive number, e.g. 4")
             return
         cases = self.chosen_cases()
-        skip_judge = self.skip_judge(cases)
-        plan = SessionPlan(cases, runs, label=self.query_one("#label", Input).value.strip(),
-                           concurrency=int(conc_text), skip_judge=skip_judge,
-                           judge_skipped_why=f"no API key in ${self.app.project.config.judge.api_key_env}"
-                           if skip_judge else "--skip-judge",
-                           adaptive=adaptive, judge_env=self.app.judge_env)
+        request = EvalRequest(case_ids=tuple(c.id for c in cases), runs="auto" if adaptive else str(runs),
+                              max_runs=runs if adaptive else DEFAULT_MAX_RUNS, concurrency=int(conc_text),
+                              label=self.query_one("#label", Input).value.strip(), judge_env=self.app.judge_env,
+                              skip_judge_without_key=True)
+        try:
+            plan = plan_eval(self.app.project, CaseSet(cases), request).plan
+        except ScarbookError as exc:
+            error.update(str(exc))
+            return
         self.app.post_message(StartSession(plan, "ray" if self.query_one("#ray", Checkbox).value else "local"))
         self.dismiss(None)
 

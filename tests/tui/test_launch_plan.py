@@ -1,0 +1,98 @@
+"""One plan from either face (issue 32.4): the launch screen's fields and `scarbook eval`'s options
+both become an EvalRequest that session/plan.py's plan_eval makes a SessionPlan, so the same choices
+give an equal plan — the cases in the same order, the gate, the judge's batch setting, the cap."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import Checkbox, Input
+
+from scarbook.cli import main
+from scarbook.run.session import Preparation, SessionPlan
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.launch import LaunchScreen
+from tests.helpers.tui_fixtures import SIZE, fast_demo, library_loaded, project_root, type_text, wait_until  # noqa: F401
+
+
+def cli_plan(root, monkeypatch, *args: str) -> SessionPlan:
+    """The plan `scarbook eval ARGS` hands to prepare_session (stopped there: nothing runs)."""
+    seen: list[SessionPlan] = []
+
+    def prepare(project, plan):
+        seen.append(plan)
+        return Preparation(errors=["stopped by the test"])
+
+    monkeypatch.setattr("scarbook.cli.eval_cmd.prepare_session", prepare)
+    result = CliRunner().invoke(main, ["-C", str(root), "eval", *args], catch_exceptions=False)
+    assert result.exit_code == 2 and "stopped by the test" in result.stderr
+    return seen[0]
+
+
+async def focus(pilot, widget_id: str) -> None:
+    """Tab to a field of the launch form, as a user would."""
+    for _ in range(12):
+        if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
+            return
+        await pilot.press("tab")
+    raise AssertionError(f"tab never reached #{widget_id} (at {pilot.app.focused})")
+
+
+async def tui_plan(root, monkeypatch, *, runs: str, concurrency: str, label: str, adaptive: bool,
+                   judge_env=None) -> SessionPlan:
+    """The plan the launch screen hands to the app when its fields are typed and ctrl+r pressed."""
+    started: list[SessionPlan] = []
+    app = make_app(root, judge_env=judge_env)
+    monkeypatch.setattr(app, "start_session", lambda plan, executor=None: started.append(plan))
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await focus(pilot, "runs")
+        await pilot.press("ctrl+u", *runs)  # clear the field (scarbook.yaml's runs), type ours
+        if adaptive:
+            await focus(pilot, "adaptive")
+            await pilot.press("space")
+            assert app.screen.query_one("#adaptive", Checkbox).value
+        await focus(pilot, "concurrency")
+        await pilot.press("ctrl+u", *concurrency)
+        await focus(pilot, "label")
+        await type_text(pilot, label)
+        assert app.screen.query_one("#label", Input).value == label
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: started, what="the launch screen to start a session")
+    return started[0]
+
+
+async def test_the_same_choices_give_an_equal_plan_from_the_cli_and_the_tui(project_root, monkeypatch) -> None:
+    tui = await tui_plan(project_root, monkeypatch, runs="7", concurrency="2", label="faces", adaptive=False)
+    cli = cli_plan(project_root, monkeypatch, "--runs", "7", "-j", "2", "--label", "faces")
+    assert tui == cli
+    assert (tui.runs, tui.concurrency, tui.label, tui.adaptive) == (7, 2, "faces", False)
+    assert tui.gate is not None and tui.max_runs == 40  # what the TUI used to leave out (None) is the CLI's
+
+
+async def test_adaptive_with_a_cap_is_runs_auto_with_max_runs(project_root, monkeypatch) -> None:
+    tui = await tui_plan(project_root, monkeypatch, runs="12", concurrency="3", label="auto", adaptive=True)
+    cli = cli_plan(project_root, monkeypatch, "--runs", "auto", "--max-runs", "12", "-j", "3", "-l", "auto")
+    assert tui == cli
+    assert (tui.runs, tui.adaptive, tui.max_runs) == (12, True, 12)
+
+
+async def test_without_a_judge_key_the_tui_plans_the_session_without_the_judge(project_root, monkeypatch) -> None:
+    """The launch screen runs a judged case without the judge when there is no key (the CLI refuses in
+    preflight instead): the plan says why, in the same place as --skip-judge's."""
+    from tests.helpers.tui_fixtures import add_judged_case
+
+    add_judged_case(project_root)
+    tui = await tui_plan(project_root, monkeypatch, runs="2", concurrency="1", label="nokey", adaptive=False,
+                         judge_env={})
+    assert (tui.skip_judge, tui.judge_skipped_why) == (True, "no API key in $ANTHROPIC_API_KEY")
+    cli = cli_plan(project_root, monkeypatch, "--runs", "2", "-j", "1", "-l", "nokey", "--skip-judge")
+    assert tui == SessionPlan(**{**vars(cli), "judge_skipped_why": "no API key in $ANTHROPIC_API_KEY",
+                                 "judge_env": {}})
+
+
+@pytest.fixture(autouse=True)
+def _fast(fast_demo) -> None:
+    pass
