@@ -6,13 +6,13 @@ result stored for the library's badge."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scarbook.cases.verifications import Verification, VerificationStore
 from scarbook.models import Case
 from scarbook.project import Project
+from scarbook.session.plan import judge_key_in
 from scarbook.tools.verify import JUDGED_TIMES, verify_case
 
 
@@ -25,15 +25,15 @@ class Verified:
 
 async def verify_cases(project: Project, cases: list[Case], *, skip_judge: bool = False,
                        env: Mapping[str, str] | None = None, times: int = JUDGED_TIMES) -> Verified:
-    """Verify each case against its scar (tools/verify.py) and store the results (workspaces/history/verify.json)."""
+    """Verify each case against its scar (tools/verify.py) and store the results (workspaces/history/verify.json).
+    `env`: where the judge's key is read (None: this process's, as a session's plan reads it)."""
     from scarbook.judge import judge_for
 
     settings = project.config.judge
-    env = os.environ if env is None else env
     judge, missing = None, ""
     if skip_judge or not any(c.judge_checks for c in cases):
         pass
-    elif not env.get(settings.api_key_env, "").strip():
+    elif not judge_key_in(project, env):
         # no key, no judge: asked before one is built, so the SDK is never imported for a judge that cannot be called
         missing = f"no judge key in ${settings.api_key_env}"
     else:  # the judge's SDK is imported on first use (seconds on a loaded machine): not on the caller's loop
