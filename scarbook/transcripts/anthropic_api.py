@@ -7,7 +7,9 @@ Messages API messages.
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from scarbook.models import Usage
@@ -147,36 +149,51 @@ def _system_text(system: Any) -> str:
     return system if isinstance(system, str) else content_text(system)
 
 
-def _stream_events(src: Source) -> list[dict[str, Any]] | None:
-    """The file as a list of stream events, whichever way it was saved, or None."""
-    value = src.json
-    if isinstance(value, list) and value and all(isinstance(e, dict) for e in value):
-        events = value
-    elif not src.is_binary and src.head.lstrip(b"\xef\xbb\xbf").lstrip().startswith((b"event:", b"data:")) \
-            and src.text is not None:
-        events = []
-        for line in src.text.splitlines():
-            if line.startswith("data:"):
-                try:
-                    events.append(json.loads(line[5:].strip()))
-                except ValueError:
-                    events.append({"type": "_truncated"})
-    elif not src.is_json and src.objects():
-        events = src.objects()
+def _stream_events(src: Source) -> Iterator[dict[str, Any]] | None:
+    """The file as stream events, whichever way it was saved (a JSON array, raw SSE read a line at a time,
+    JSON lines), or None when it is not a stream of Messages API events."""
+    if not src.is_binary and src.head.lstrip(b"\xef\xbb\xbf").lstrip().startswith((b"event:", b"data:")):
+        events: Iterator[dict[str, Any]] = _sse_lines(src)
+    elif src.is_json_lines:
+        events = (e for _, e in src.iter_json_lines() if isinstance(e, dict))
     else:
+        value = src.json
+        if not (isinstance(value, list) and value and all(isinstance(e, dict) for e in value)):
+            return None
+        events = iter(value)
+    first = next(events, None)
+    if first is None or first.get("type") != "message_start":
         return None
-    if events and events[0].get("type") == "message_start":
-        return events
-    return None
+    return itertools.chain([first], events)
 
 
-def _parse_stream(t: Transcript, events: list[dict[str, Any]]) -> None:
+def _sse_lines(src: Source) -> Iterator[dict[str, Any]]:
+    """The `data:` payloads of a saved SSE stream, parsed a line at a time (a line that does not parse is a
+    stream cut short)."""
+    with open(src.path, "rb") as fh:
+        for line in fh:
+            if line.startswith(b"data:"):
+                try:
+                    value = json.loads(line[5:])
+                except ValueError:
+                    yield {"type": "_truncated"}
+                    continue
+                if isinstance(value, dict):
+                    yield value
+
+
+def _parse_stream(t: Transcript, events: Iterable[dict[str, Any]]) -> None:
     usage = Usage()
     blocks: dict[int, dict[str, Any]] = {}
     partial: dict[int, list[str]] = {}
+    pieces: dict[tuple[int, str], list[str]] = {}  # (block, "text" | "thinking") -> its deltas, joined once
     message_usage: dict[str, Any] = {}
 
     def close_message() -> None:
+        for (index, key), parts in pieces.items():
+            if index in blocks:
+                blocks[index][key] = blocks[index].get(key, "") + "".join(parts)
+        pieces.clear()
         for index in sorted(blocks):
             block = blocks[index]
             if block.get("type") == "tool_use" and partial.get(index):
@@ -205,13 +222,13 @@ def _parse_stream(t: Transcript, events: list[dict[str, Any]]) -> None:
             blocks[int(ev.get("index", len(blocks)))] = dict(ev.get("content_block") or {})
         elif kind == "content_block_delta":
             index, delta = int(ev.get("index", 0)), ev.get("delta") or {}
-            block = blocks.setdefault(index, {"type": "text", "text": ""})
-            if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + delta.get("text", "")
+            blocks.setdefault(index, {"type": "text", "text": ""})
+            if delta.get("type") == "text_delta":  # a delta each few words: joined once, not a copy each
+                pieces.setdefault((index, "text"), []).append(str(delta.get("text", "")))
             elif delta.get("type") == "input_json_delta":
                 partial.setdefault(index, []).append(delta.get("partial_json", ""))
             elif delta.get("type") == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+                pieces.setdefault((index, "thinking"), []).append(str(delta.get("thinking", "")))
         elif kind == "message_delta":
             # output_tokens in message_delta is the running total for the message, not an increment
             message_usage.update({k: v for k, v in (ev.get("usage") or {}).items() if v is not None})
@@ -232,7 +249,7 @@ def parse(src: Source) -> Transcript:
     return finish_transcript(read_value(src.json, src.path))
 
 
-def read_stream(events: list[dict[str, Any]], t: Transcript) -> None:
+def read_stream(events: Iterable[dict[str, Any]], t: Transcript) -> None:
     """Add a saved stream of Messages API events (one reply) to `t`."""
     _parse_stream(t, events)
 
