@@ -25,14 +25,16 @@ from scarbook.models.words import (
     GateMode,
     Isolation,
     Keep,
+    MarginCall,
     RunStatus,
     SessionState,
     Undecided,
+    Versus,
     Vote,
 )
 
 __all__ = [
     "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Band", "Case", "CauseKind", "Check",
-    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
-    "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Vote", "WorkspaceDiff",
+    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep", "MarginCall",
+    "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote", "WorkspaceDiff",
 ]

@@ -88,6 +88,25 @@ class Decision(_Word):
     NO_VERDICT = "no verdict"  # too few judged runs: none, whatever its few runs say
 
 
+class Versus(_Word):
+    """A candidate agent's call against the baseline on a case or the suite (scarbook.stats.head_to_head)."""
+
+    BETTER = "better"
+    WORSE = "worse"
+    SAME = "same"  # within ±margin, shown by two one-sided tests
+    UNDECIDED = "undecided"
+    NO_VERDICT = "no verdict"  # a side with too few judged runs
+
+
+class MarginCall(_Word):
+    """The comparison gate's call (gate.compare): is a candidate worse than the baseline by more than the margin?"""
+
+    INFERIOR = "inferior"  # shown worse by more than the margin: the gate goes red
+    NON_INFERIOR = "non-inferior"  # shown not worse by more than the margin
+    UNDECIDED = "undecided"
+    NO_VERDICT = "no verdict"
+
+
 class Band(_Word):
     """The colour band of a pass rate: green at or above bands.green, yellow at or above the threshold."""
 
