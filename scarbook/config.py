@@ -18,7 +18,7 @@ from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
 from scarbook.fs.yamlio import line_of, load_yaml_file
 from scarbook.judge.settings import JudgeSettings
-from scarbook.models import ExecutorType, GateMode, Isolation, Keep, Undecided
+from scarbook.models import CauseKind, ExecutorType, GateMode, Isolation, Keep, Undecided
 from scarbook.record.settings import RecordSettings
 
 CONFIG_FILE = "scarbook.yaml"
@@ -124,7 +124,7 @@ class Bands(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True):
                                                     "fix": "write bands: {green: 0.9}"})] = 0.9
 
 
-CAUSE_KINDS_YAML = ("infra", "judge", "case", "agent")
+CAUSE_KINDS_YAML = (CauseKind.INFRA, CauseKind.JUDGE, CauseKind.CASE, CauseKind.AGENT)  # the order messages list them in
 
 
 class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -10,6 +10,8 @@ there is still readable and nothing acts on the screen. The result is valid XML 
 from __future__ import annotations
 
 import re
+from dataclasses import is_dataclass, replace
+from enum import Enum
 from typing import Any
 
 # ESC [ ... final (CSI); ESC ] ... BEL or ESC \ (OSC, also an unterminated one); ESC P/X/^/_ ... ESC \
@@ -82,12 +84,26 @@ def terminal_text(text: str, *, ci: bool = False, keep_colour: bool = True) -> s
 
 
 def _clean_any(value: Any) -> Any:
+    """`value` with every text in it cleaned: strings, lists, tuples, dicts and the frozen records of
+    scarbook.models (a copy, only where some text changed). State words (enums) are left as they are."""
+    if isinstance(value, Enum):
+        return value
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
         return [_clean_any(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_clean_any(v) for v in value)
     if isinstance(value, dict):
         return {k: _clean_any(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        for name in value.__dataclass_fields__:
+            old = getattr(value, name)
+            new = _clean_any(old)
+            if new is not old and new != old:
+                changed[name] = new
+        return replace(value, **changed) if changed else value
     return value
 
 

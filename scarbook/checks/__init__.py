@@ -13,7 +13,7 @@ from scarbook.checks.context import CheckContext
 from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
 from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
 from scarbook.checks.trajectory import TRAJECTORY_RULES
-from scarbook.models import Check, CheckResult, CheckStatus
+from scarbook.models import Cause, CauseKind, Check, CheckResult, CheckStatus
 
 __all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks"]
 ALL_RULES = {**RULES, **TRAJECTORY_RULES}
@@ -43,17 +43,17 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
     except CheckUnread as exc:  # a file past the read cap: no verdict on part of it
         return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause={"kind": "case", "rule": "check-read-cap", "evidence": str(exc)})
+                           cause=Cause(CauseKind.CASE, "check-read-cap", str(exc)))
     except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
         return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause={"kind": "case", "rule": exc.rule, "evidence": str(exc)})
+                           cause=Cause(CauseKind.CASE, exc.rule, str(exc)))
     except OSError as exc:
         # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
         ok, detail, more = False, f"could not read the workspace: {exc.strerror or exc}", []
     except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
         detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
         return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
-                           cause={"kind": "case", "rule": "check-crashed", "evidence": detail})
+                           cause=Cause(CauseKind.CASE, "check-crashed", detail))
     return CheckResult(check.type, CheckStatus.PASS if ok else CheckStatus.FAIL, detail, index,
                        duration_s=time.perf_counter() - start, call=more[0] if more else None)
 

@@ -9,7 +9,7 @@ import signal
 import sys
 
 from scarbook.cli.common import safe_text, say, warn
-from scarbook.models import SessionState
+from scarbook.models import CauseKind, SessionState
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession
@@ -122,8 +122,8 @@ def batch_progress_line(ev: BatchProgress) -> str:
 
 def retry_note(ev: RunRetried) -> str:
     """The progress line of a run retried after an infra error (the evidence is the agent's text)."""
-    rule = ev.cause.get("rule") or "infra"
-    evidence = clean_text(str(ev.cause.get("evidence") or ""), one_line=True)
+    rule = ev.cause.rule if ev.cause is not None else CauseKind.INFRA
+    evidence = clean_text(ev.cause.evidence if ev.cause is not None else "", one_line=True)
     return (f"{ev.case_id} #{ev.k}: infra error ({rule}{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
             f"retrying, attempt {ev.attempt} of {ev.of}")
 

@@ -53,11 +53,11 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                 RunStatus.UNJUDGED: style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
         say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
         if r.cause:
-            say(f"  cause: {r.cause['kind']} ({r.cause['rule']}) — {r.cause['evidence']}")
+            say(f"  cause: {r.cause.kind} ({r.cause.rule}) — {r.cause.evidence}")
         for a in r.attempts[:-1]:  # the last attempt is this record
-            why = a.get("cause") or {}
-            say(f"  attempt {a.get('attempt')}: {a.get('status')} — {why.get('kind', '?')} ({why.get('rule', '?')}): "
-                f"{a.get('reason')}; workspace {a.get('workspace')}")
+            why = a.cause
+            say(f"  attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
+                f"{a.reason}; workspace {a.workspace}")
         for c in r.checks:
             say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
             for item in (c.judge or {}).get("items", []):

@@ -18,17 +18,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scarbook.models import (
     CAUSE_KINDS,
     RUN_STATUSES,
-    CheckResult,
     CheckStatus,
     RunRecord,
     SessionInfo,
     Usage,
-    WorkspaceDiff,
 )
 from scarbook.text import clean_record_text, clean_text
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+    pass
 
 _CHECK_STATUSES: tuple[CheckStatus, ...] = tuple(CheckStatus)
 
@@ -178,18 +176,9 @@ def _cause_problem(cause: Any, where: str) -> str | None:
     return None
 
 
-def _known(cls: type[DataclassInstance], d: dict) -> dict:
-    return {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-
-
 def run_from_doc(doc: dict) -> RunRecord:
     """A RunRecord from a line that passed run_shape_problem; its text is made safe to print."""
-    d = _known(RunRecord, doc)
-    d["checks"] = [CheckResult(**_known(CheckResult, c)) for c in doc.get("checks", [])]
-    d["diff"] = WorkspaceDiff(**_known(WorkspaceDiff, doc.get("diff", {})))
-    d["agent_usage"] = Usage(**_known(Usage, doc.get("agent_usage", {})))
-    d["judge_usage"] = Usage(**_known(Usage, doc.get("judge_usage", {})))
-    return clean_record_text(RunRecord(**d))
+    return clean_record_text(RunRecord.from_dict(doc))
 
 
 def plan_problem(doc: dict, info: SessionInfo, case_id: str) -> str | None:

@@ -5,12 +5,12 @@ record is defined once, in the module named for what it is about; import them fr
 
     words.py      the state words (StrEnums): RunStatus, CheckStatus, Decision, CauseKind, GateMode, Isolation, ...
     case.py       Case, Check, Scar
-    run.py        CheckResult, WorkspaceDiff, Usage, AgentResult, RunRecord
+    run.py        CheckResult, Cause, Attempt, WorkspaceDiff, Usage, AgentResult, RunRecord
     session.py    SessionInfo
 """
 
 from scarbook.models.case import Case, Check, Scar
-from scarbook.models.run import AgentResult, CheckResult, RunRecord, Usage, WorkspaceDiff
+from scarbook.models.run import AgentResult, Attempt, Cause, CheckResult, RunRecord, Usage, WorkspaceDiff
 from scarbook.models.session import SessionInfo
 from scarbook.models.words import (
     CAUSE_KINDS,
@@ -34,7 +34,8 @@ from scarbook.models.words import (
 )
 
 __all__ = [
-    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Band", "Case", "CauseKind", "Check",
-    "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep", "MarginCall",
-    "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote", "WorkspaceDiff",
+    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Attempt", "Band", "Case", "Cause",
+    "CauseKind", "Check", "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
+    "MarginCall", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote",
+    "WorkspaceDiff",
 ]

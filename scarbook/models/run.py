@@ -6,12 +6,39 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from scarbook.models.words import CheckStatus, RunStatus
+from scarbook.models.words import CauseKind, CheckStatus, RunStatus
 
 
 def _fields(obj: Any) -> dict[str, Any]:
     """A dataclass's fields as a dict, one level deep (callers convert nested values themselves)."""
     return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
+
+
+def _known(cls: Any, d: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `d` that are fields of `cls` (a newer version's extra keys are not an error)."""
+    fields = cls.__dataclass_fields__
+    return {k: v for k, v in d.items() if k in fields}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Whose fault a run (or a check) that did not pass is: its kind, the rule that said so and the
+    evidence the rule saw (scarbook.run.causes). JSON: {"kind", "rule", "evidence"}."""
+
+    kind: CauseKind
+    rule: str
+    evidence: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "rule": self.rule, "evidence": self.evidence}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Cause:
+        return cls(CauseKind(d["kind"]), d["rule"], d["evidence"])
+
+    @classmethod
+    def maybe(cls, d: dict[str, Any] | None) -> Cause | None:
+        return None if d is None else cls.from_dict(d)
 
 
 @dataclass
@@ -22,8 +49,8 @@ class CheckResult:
     index: int = 0  # position in the case's check list
     judge: dict[str, Any] | None = None  # per-item verdicts, model, samples, usage (llm_judge)
     duration_s: float = 0.0
-    # the check itself broke (timed out, could not start, crashed): {kind: "case", rule, evidence}
-    cause: dict[str, str] | None = None
+    # the check itself broke (timed out, could not start, crashed): a cause of kind `case`
+    cause: Cause | None = None
     # a trajectory check's failure: the tool call that broke it, {index (from 1), tool, input (an excerpt)}
     call: dict[str, Any] | None = None
 
@@ -38,12 +65,19 @@ class CheckResult:
         if self.cause is None:
             del d["cause"]  # most checks: history stays as it was
         else:
-            d["cause"] = dict(self.cause)
+            d["cause"] = self.cause.to_dict()
         if self.call is None:
             del d["call"]
         else:
             d["call"] = dict(self.call)
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CheckResult:
+        d = _known(cls, d)
+        d["status"] = CheckStatus(d["status"])
+        d["cause"] = Cause.maybe(d.get("cause"))
+        return cls(**d)
 
 
 @dataclass
@@ -100,6 +134,40 @@ class AgentResult:
     duration_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a run retried after the machine failed it (RunRecord.attempts): what it ended
+    in and why, and where its workspace and stderr are."""
+
+    attempt: int  # from 1
+    status: RunStatus
+    reason: str = ""
+    cause: Cause | None = None
+    exit_code: int | None = None
+    started_at: str = ""
+    duration_s: float = 0.0
+    workspace: str = ""
+    stderr_path: str | None = None
+
+    @classmethod
+    def of(cls, record: RunRecord, n: int) -> Attempt:
+        """Attempt `n` of a run, as its record `record` ended."""
+        return cls(n, record.status, record.reason, record.cause, record.exit_code, record.started_at,
+                   record.duration_s, record.workspace, record.stderr_path)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields(self)
+        d["cause"] = self.cause.to_dict() if self.cause is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Attempt:
+        d = _known(cls, d)
+        d["status"] = RunStatus(d["status"])
+        d["cause"] = Cause.maybe(d.get("cause"))
+        return cls(**d)
+
+
 @dataclass
 class RunRecord:
     """One case, once. Exactly one status: pass, fail, error or unjudged."""
@@ -128,11 +196,11 @@ class RunRecord:
     infra_retries: int = 0  # times it was submitted again because its worker or node was lost
     workspace_note: str = ""  # a remote run: what of its folder came back to the driver (cap reported)
     notes: list[str] = field(default_factory=list)  # warnings about the run, e.g. ignored $SCARBOOK_USAGE values
-    # whose fault a run that did not pass is: {kind: agent|infra|judge|case, rule, evidence} (run/causes.py)
-    cause: dict[str, str] | None = None
-    # a run retried after infra errors: every attempt in order ({attempt, status, reason, cause, ...}),
-    # the last one being this record; empty for a run that ran once
-    attempts: list[dict[str, Any]] = field(default_factory=list)
+    # whose fault a run that did not pass is (run/causes.py); None for a pass
+    cause: Cause | None = None
+    # a run retried after infra errors: every attempt in order, the last one being this record;
+    # empty for a run that ran once
+    attempts: list[Attempt] = field(default_factory=list)
     # the artifact each llm_judge check was given, kept for `scarbook rejudge` (judge/artifact_store.py):
     # check index (as a string) -> {"sha256": …}, {"not_kept": why} or {"refused": why}; {} if none was read
     judge_artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -145,17 +213,21 @@ class RunRecord:
         d["diff"] = self.diff.to_dict()
         d["agent_usage"] = self.agent_usage.to_dict()
         d["judge_usage"] = self.judge_usage.to_dict()
-        d["cause"] = dict(self.cause) if self.cause is not None else None
-        d["attempts"] = [dict(a) for a in self.attempts]
+        d["cause"] = self.cause.to_dict() if self.cause is not None else None
+        d["attempts"] = [a.to_dict() for a in self.attempts]
         d["judge_artifacts"] = {i: dict(a) for i, a in self.judge_artifacts.items()}
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunRecord:
-        d = dict(d)
-        d["checks"] = [CheckResult(**c) for c in d.get("checks", [])]
-        d["diff"] = WorkspaceDiff(**d.get("diff", {}))
-        d["agent_usage"] = Usage(**d.get("agent_usage", {}))
-        d["judge_usage"] = Usage(**d.get("judge_usage", {}))
-        known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in known})
+        """A record from its JSON (history's runs line, a report's run); fields it lacks (an older
+        version's) take their defaults, fields this version does not know are left out."""
+        d = _known(cls, d)
+        d["status"] = RunStatus(d["status"])
+        d["checks"] = [CheckResult.from_dict(c) for c in d.get("checks", [])]
+        d["diff"] = WorkspaceDiff(**_known(WorkspaceDiff, d.get("diff", {})))
+        d["agent_usage"] = Usage(**_known(Usage, d.get("agent_usage", {})))
+        d["judge_usage"] = Usage(**_known(Usage, d.get("judge_usage", {})))
+        d["cause"] = Cause.maybe(d.get("cause"))
+        d["attempts"] = [Attempt.from_dict(a) for a in d.get("attempts", [])]
+        return cls(**d)

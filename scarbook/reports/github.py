@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scarbook.history.baseline import BaselineComparison
-from scarbook.models import RunStatus
+from scarbook.models import RunRecord, RunStatus
 from scarbook.reports.table import SessionReport, causes_line, format_retries
+from scarbook.run.causes import is_infra
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
@@ -102,12 +103,12 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     return "\n".join(out).rstrip() + "\n"
 
 
-def _cause_md(r) -> str:
+def _cause_md(r: RunRecord) -> str:
     """" — cause infra: killed-by-signal, 2 attempts" — the run's cause after its reason."""
     if not r.cause:
         return ""
     tries = f", {len(r.attempts)} attempts" if len(r.attempts) > 1 else ""
-    return f" — cause {md(r.cause['kind'])}: {md(r.cause['rule'])}{tries}"
+    return f" — cause {md(r.cause.kind)}: {md(r.cause.rule)}{tries}"
 
 
 def _against_markdown(bc: BaselineComparison) -> list[str]:
@@ -173,7 +174,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
             warnings.append(f"undecided: {s.gate_note}" if s.gate_note else "undecided")
         if s.errors:
             warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
-        infra = sum(1 for r in rep.runs if r.case_id == s.case_id and r.cause and r.cause.get("kind") == "infra")
+        infra = sum(1 for r in rep.runs if r.case_id == s.case_id and is_infra(r))
         if infra:
             warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
         if not errors and not warnings:

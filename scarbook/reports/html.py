@@ -187,14 +187,13 @@ def _run_details(r: RunRecord) -> list[str]:
            f'<p class="muted">duration {r.duration_s:.1f}s · exit code {esc(r.exit_code)} · started {esc(r.started_at)}'
            f"{' · workspace kept: ' + esc(r.workspace) if r.workspace_kept and r.workspace else ''}</p>"]
     if r.cause:
-        out.append(f'<p class="cause">cause: {esc(r.cause["kind"])} ({esc(r.cause["rule"])}) — '
-                   f'{esc(r.cause["evidence"])}</p>')
+        out.append(f'<p class="cause">cause: {esc(r.cause.kind)} ({esc(r.cause.rule)}) — {esc(r.cause.evidence)}</p>')
     if len(r.attempts) > 1:
         out.append("<table class='attempts'><tr><th>attempt</th><th>status</th><th>cause</th><th>reason</th></tr>")
         for a in r.attempts:
-            cause = a.get("cause") or {}
-            out.append(f"<tr><td>{esc(a.get('attempt'))}</td><td>{esc(a.get('status'))}</td>"
-                       f"<td>{esc(cause.get('kind', '–'))} {esc(cause.get('rule', ''))}</td><td>{esc(a.get('reason'))}</td></tr>")
+            why = a.cause
+            out.append(f"<tr><td>{esc(a.attempt)}</td><td>{esc(a.status)}</td>"
+                       f"<td>{esc(why.kind if why else '–')} {esc(why.rule if why else '')}</td><td>{esc(a.reason)}</td></tr>")
         out.append("</table>")
     if r.checks:
         out.append("<table><tr><th>#</th><th>check</th><th>status</th><th>detail</th></tr>")

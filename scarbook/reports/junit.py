@@ -65,7 +65,7 @@ def _summary(s: CaseStats) -> str:
 
 
 def _run_line(r: RunRecord) -> str:
-    cause = f" [cause {r.cause['kind']}: {r.cause['rule']}]" if r.cause else ""
+    cause = f" [cause {r.cause.kind}: {r.cause.rule}]" if r.cause else ""
     tries = f" ({len(r.attempts)} attempts)" if len(r.attempts) > 1 else ""
     return clean_text(f"run {r.k}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
 

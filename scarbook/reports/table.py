@@ -10,9 +10,9 @@ from typing import Any
 from scarbook.config import Config, GatePolicy
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
-from scarbook.models import STATUS_GLYPH, Case, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.reports.rerun_note import rerun_line
-from scarbook.run.causes import count_causes
+from scarbook.run.causes import count_causes, is_infra
 from scarbook.run.gate import case_stats, decide_gate, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
@@ -69,7 +69,7 @@ class SessionReport:
                          undecided=self.policy.undecided)
 
     @property
-    def causes(self) -> dict[str, int]:
+    def causes(self) -> dict[CauseKind, int]:
         """Runs that did not pass, per cause (agent, infra, judge, case)."""
         return count_causes(self.runs)
 
@@ -81,7 +81,7 @@ class SessionReport:
     @property
     def infra_unresolved(self) -> int:
         """Runs whose last attempt was still the machine's fault: their infra retries ran out."""
-        return sum(1 for r in self.runs if r.cause and r.cause.get("kind") == "infra")
+        return sum(1 for r in self.runs if is_infra(r))
     @property
     def point_false_red(self) -> float | None:
         """Point mode: the chance this gate goes red by chance at the observed rates."""
@@ -164,7 +164,7 @@ def _corrected_cells(s: CaseStats) -> str:
     return f"{pct_beside(c.rate, s.threshold, width=4):>5}  {ci:<11} "
 
 
-def causes_line(counts: dict[str, int]) -> str:
+def causes_line(counts: dict[CauseKind, int]) -> str:
     """"3 agent, 1 infra" (the kinds that occur, in CAUSE_KINDS order)."""
     return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
 

@@ -21,9 +21,9 @@ from scarbook.agents import Agent
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, RunRecord, RunStatus, Usage
+from scarbook.models import Attempt, Case, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
-from scarbook.run.causes import Pattern, attempt_entry, attribute, compile_patterns, is_infra
+from scarbook.run.causes import Pattern, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause
@@ -59,7 +59,7 @@ class RunAttempts:
     async def run(self, case: Case, k: int, cancelled: Callable[[], bool]) -> tuple[RunRecord, AbortSession | None, float]:
         """The run's final record, the judge's rejection if it met one, and what the attempts
         before the last one spent (USD: their records are replaced, their spend is not)."""
-        attempts: list[dict] = []
+        attempts: list[Attempt] = []
         spent = 0.0
         run_ctx, emit = self.ctx, self.emit
         while True:
@@ -68,15 +68,15 @@ class RunAttempts:
             retried = len(attempts) + record.infra_retries
             if abort is not None or not is_infra(record) or retried >= self.retry_infra or cancelled():
                 break
-            attempts.append(attempt_entry(record, len(attempts) + 1))
+            attempts.append(Attempt.of(record, len(attempts) + 1))
             # said as it happens (the live screen, the CLI's progress), not only in the final record
             self.emit(RunRetried(self.ctx.session_id, case.id, k, len(attempts) + 1,
-                                 self.retry_infra - record.infra_retries + 1, dict(record.cause or {})))
+                                 self.retry_infra - record.infra_retries + 1, record.cause))
             spent += max(record.agent_usage.cost_usd, 0.0) + max(record.judge_usage.cost_usd, 0.0)
             run_ctx = replace(self.ctx, session_dir=str(Path(self.ctx.session_dir) / f"attempt-{len(attempts) + 1}"))
             emit = _still_running(self.emit)
         if attempts:
-            record.attempts = [*attempts, attempt_entry(record, len(attempts) + 1)]
+            record.attempts = [*attempts, Attempt.of(record, len(attempts) + 1)]
         return record, abort, spent
 
     async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit) -> tuple[RunRecord, AbortSession | None]:

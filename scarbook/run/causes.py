@@ -1,6 +1,6 @@
 """Whose fault is a run that did not pass: the agent's, the machine's (infra), the judge's or the case's.
 
-    cause = attribute(record, facts, patterns)   # {"kind", "rule", "evidence"}, or None for a pass
+    cause = attribute(record, facts, patterns)   # a models.Cause (kind, rule, evidence), or None for a pass
 
 One table, RULES, read top to bottom: the first rule that holds names the run's cause, with the
 evidence it saw (a signal, an exit code, the stderr line that matched), so a user can see why the
@@ -19,10 +19,9 @@ import re
 import signal as signals
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from scarbook.agents.failure import failure_line
-from scarbook.models import CAUSE_KINDS, CheckStatus, RunRecord, RunStatus
+from scarbook.models import AgentStage, Cause, CauseKind, CheckStatus, RunRecord, RunStatus
 
 AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
@@ -36,7 +35,7 @@ class AgentFacts:
     `stage` is where the run stopped short: "seed" (the workspace could not be laid), "start" (the
     agent could not be started), "diff" (its workspace could not be read back), or "" (it ran)."""
 
-    stage: str = ""  # or "worker-lost" (a cluster lost the run's worker), "scarbook" (scarbook's own code failed)
+    stage: AgentStage = AgentStage.RAN  # or WORKER_LOST (a cluster lost the run's worker), SCARBOOK (its own code failed)
     error: str = ""  # the error at that stage
     errno: int | None = None
     crashed: bool = False  # the agent did not finish normally (its adapter said why: AgentResult.crashed)
@@ -52,7 +51,7 @@ class AgentFacts:
 class Pattern:
     """One stderr/transcript pattern: a line matching `regex` puts the run in `kind`, named `rule`."""
 
-    kind: str
+    kind: CauseKind
     rule: str
     regex: str
 
@@ -62,17 +61,17 @@ class Pattern:
 # Requests"), curl/HTTP clients ("HTTP 503", "status code 502"), the kernel and libc.
 _HTTP = r"(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?:[ _]?code)?|[Ee]rror[ _]code|code|returned error)[\s:=]*"
 BUILTIN_PATTERNS: tuple[Pattern, ...] = (
-    Pattern("infra", "api-overloaded", r"(?i)\boverloaded(?:_error)?\b|" + _HTTP + r"529\b"),
-    Pattern("infra", "api-rate-limited", r"(?i)\brate[ _-]?limit(?:ed|_error)?\b|RateLimitError|"
+    Pattern(CauseKind.INFRA, "api-overloaded", r"(?i)\boverloaded(?:_error)?\b|" + _HTTP + r"529\b"),
+    Pattern(CauseKind.INFRA, "api-rate-limited", r"(?i)\brate[ _-]?limit(?:ed|_error)?\b|RateLimitError|"
                                          r"\b429 Too Many Requests\b|" + _HTTP + r"429\b"),
-    Pattern("infra", "api-server-error", r"(?i)InternalServerError|\b50[0234] (?:Internal Server Error|"
+    Pattern(CauseKind.INFRA, "api-server-error", r"(?i)InternalServerError|\b50[0234] (?:Internal Server Error|"
                                          r"Bad Gateway|Service Unavailable|Gateway Time-?out)\b|"
                                          + _HTTP + r"5\d\d\b|\bapi_error\b"),
-    Pattern("infra", "out-of-memory", r"\bMemoryError\b|(?i:\bout of memory\b)|Cannot allocate memory|"
+    Pattern(CauseKind.INFRA, "out-of-memory", r"\bMemoryError\b|(?i:\bout of memory\b)|Cannot allocate memory|"
                                       r"std::bad_alloc|\bOOM[- ]?kill"),
-    Pattern("infra", "disk-full", r"No space left on device|\bENOSPC\b|(?i:\bdisk (?:is )?full\b)|"
+    Pattern(CauseKind.INFRA, "disk-full", r"No space left on device|\bENOSPC\b|(?i:\bdisk (?:is )?full\b)|"
                                   r"Disk quota exceeded"),
-    Pattern("infra", "sandbox-failed", r"^bwrap: "),
+    Pattern(CauseKind.INFRA, "sandbox-failed", r"^bwrap: "),
 )
 
 
@@ -89,31 +88,31 @@ class RunView:
 
 
 # A rule's test: the evidence when it holds (or a more specific rule name and the evidence), else None.
-Test = Callable[[RunView], str | tuple[str, str] | dict[str, str] | None]
+Test = Callable[[RunView], str | tuple[str, str] | Cause | None]
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
-    kind: str  # one of CAUSE_KINDS; "" for the pattern row, whose test names the kind with the whole cause
+    kind: CauseKind | None  # None for the pattern row, whose test gives the whole cause
     test: Test
     means: str  # one line, for `scarbook` docs and --help: when it applies
 
 
 def _seed(v: RunView) -> str | None:
-    return v.facts.error if v.facts.stage == "seed" else None
+    return v.facts.error if v.facts.stage == AgentStage.SEED else None
 
 
 def _could_not_start(v: RunView) -> str | None:
-    return v.facts.error if v.facts.stage == "start" else None
+    return v.facts.error if v.facts.stage == AgentStage.START else None
 
 
 def _workspace(v: RunView) -> str | None:
-    return v.facts.error if v.facts.stage == "diff" else None
+    return v.facts.error if v.facts.stage == AgentStage.DIFF else None
 
 
 def _worker_lost(v: RunView) -> str | None:
-    return v.facts.error if v.facts.stage == "worker-lost" else None
+    return v.facts.error if v.facts.stage == AgentStage.WORKER_LOST else None
 
 
 def _judge_rejected(v: RunView) -> str | None:
@@ -161,7 +160,7 @@ def _check_cause(v: RunView) -> tuple[str, str] | None:
     check-no-usage) and evidence."""
     for c in v.record.checks:
         if c.status in (CheckStatus.FAIL, CheckStatus.ERROR) and c.cause:
-            return c.cause.get("rule", "check-broke"), f"check {c.index + 1} ({c.type}): {c.cause.get('evidence', c.detail)}"
+            return c.cause.rule, f"check {c.index + 1} ({c.type}): {c.cause.evidence}"
     return None
 
 
@@ -216,7 +215,7 @@ def _unjudged(v: RunView) -> str | None:
 
 
 def _scarbook(v: RunView) -> str | None:
-    return v.scarbook_error or (v.facts.error if v.facts.stage == "scarbook" else None)
+    return v.scarbook_error or (v.facts.error if v.facts.stage == AgentStage.SCARBOOK else None)
 
 
 def _finished_normally(v: RunView) -> bool:
@@ -224,11 +223,11 @@ def _finished_normally(v: RunView) -> bool:
     return not f.crashed and not f.timed_out and f.signal is None and f.exit_code == 0
 
 
-def _match_patterns(v: RunView) -> dict[str, str] | None:
+def _match_patterns(v: RunView) -> Cause | None:
     """Only for an agent that did not finish normally (non-zero exit, signal, timeout, its adapter's
     failure): an agent that exited 0 and was wrong failed by itself, whatever its log or transcript
     mention (a task about rate limiting, a 429 it retried past)."""
-    if v.facts.stage in ("seed", "start") or _finished_normally(v):
+    if v.facts.stage in (AgentStage.SEED, AgentStage.START) or _finished_normally(v):
         return None  # the agent never ran, or it ran to its end: what it printed is not the machine's
     for source, text in (("stderr", v.facts.stderr_tail), ("transcript", v.facts.transcript_tail)):
         if not text:
@@ -236,7 +235,7 @@ def _match_patterns(v: RunView) -> dict[str, str] | None:
         for p in v.patterns:
             m = v.compiled[p.regex].search(text)
             if m:
-                return _cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
+                return make_cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
     return None
 
 
@@ -251,28 +250,28 @@ def _line_at(text: str, pos: int) -> str:
 # beat the agent's exit (an agent that died of a 529 exits 1); a check's own breakage beats its
 # verdict; a split judge beats its FAIL.
 RULES: tuple[Rule, ...] = (
-    Rule("seed-not-laid", "case", _seed, "the case's workspace (its seed) could not be laid"),
-    Rule("scarbook-error", "infra", _scarbook, "scarbook itself failed inside the run (traceback kept)"),
-    Rule("agent-could-not-start", "infra", _could_not_start, "the agent's program could not be started"),
-    Rule("workspace-unreadable", "infra", _workspace, "the run's workspace could not be read back"),
-    Rule("worker-lost", "infra", _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
+    Rule("seed-not-laid", CauseKind.CASE, _seed, "the case's workspace (its seed) could not be laid"),
+    Rule("scarbook-error", CauseKind.INFRA, _scarbook, "scarbook itself failed inside the run (traceback kept)"),
+    Rule("agent-could-not-start", CauseKind.INFRA, _could_not_start, "the agent's program could not be started"),
+    Rule("workspace-unreadable", CauseKind.INFRA, _workspace, "the run's workspace could not be read back"),
+    Rule("worker-lost", CauseKind.INFRA, _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
                                                "retries once itself)"),
-    Rule("judge-rejected-key", "judge", _judge_rejected, "the judge's API rejected the key"),
-    Rule("killed-by-signal", "infra", _killed, "the agent was killed by a signal that was not scarbook's timeout"),
-    Rule("patterns", "", _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
-    Rule("agent-timed-out", "agent", _timed_out, "the agent ran past the run's timeout"),
-    Rule("agent-could-not-exec", "infra", _could_not_exec, "the agent's program started but could not exec what it "
+    Rule("judge-rejected-key", CauseKind.JUDGE, _judge_rejected, "the judge's API rejected the key"),
+    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal that was not scarbook's timeout"),
+    Rule("patterns", None, _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
+    Rule("agent-timed-out", CauseKind.AGENT, _timed_out, "the agent ran past the run's timeout"),
+    Rule("agent-could-not-exec", CauseKind.INFRA, _could_not_exec, "the agent's program started but could not exec what it "
                                                            "runs (exit 126/127, nothing done): it never ran"),
-    Rule("agent-exited", "agent", _exited, "the agent exited with a non-zero code"),
-    Rule("agent-did-not-finish", "agent", _agent_crashed, "the agent did not finish (its adapter said why)"),
-    Rule("check-broke", "case", _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "
+    Rule("agent-exited", CauseKind.AGENT, _exited, "the agent exited with a non-zero code"),
+    Rule("agent-did-not-finish", CauseKind.AGENT, _agent_crashed, "the agent did not finish (its adapter said why)"),
+    Rule("check-broke", CauseKind.CASE, _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "
                                                "check-crashed, check-no-transcript, check-no-usage"),
-    Rule("check-error", "case", _check_error, "a rule check could not reach a verdict"),
-    Rule("judge-error", "judge", _judge_error, "the judge could not reach a verdict (error, malformed reply)"),
-    Rule("judge-contested", "judge", _contested, "the judge said FAIL but its samples split"),
-    Rule("judge-fail", "agent", _judge_fail, "the judge said FAIL (its samples agreed)"),
-    Rule("check-fail", "agent", _check_fail, "a rule check said FAIL"),
-    Rule("judge-skipped", "judge", _unjudged, "the judge checks were skipped: no verdict"),
+    Rule("check-error", CauseKind.CASE, _check_error, "a rule check could not reach a verdict"),
+    Rule("judge-error", CauseKind.JUDGE, _judge_error, "the judge could not reach a verdict (error, malformed reply)"),
+    Rule("judge-contested", CauseKind.JUDGE, _contested, "the judge said FAIL but its samples split"),
+    Rule("judge-fail", CauseKind.AGENT, _judge_fail, "the judge said FAIL (its samples agreed)"),
+    Rule("check-fail", CauseKind.AGENT, _check_fail, "a rule check said FAIL"),
+    Rule("judge-skipped", CauseKind.JUDGE, _unjudged, "the judge checks were skipped: no verdict"),
 )
 
 
@@ -287,7 +286,7 @@ def project_patterns(pairs: Iterable[tuple[str, str]]) -> tuple[Pattern, ...]:
     out = []
     for kind, regex in pairs:
         i = seen[kind] = seen.get(kind, -1) + 1
-        out.append(Pattern(kind, f"causes.{kind}[{i}]", regex))
+        out.append(Pattern(CauseKind(kind), f"causes.{kind}[{i}]", regex))
     return tuple(out)
 
 
@@ -298,52 +297,47 @@ def all_patterns(project_patterns: Iterable[Pattern] = ()) -> tuple[Pattern, ...
 
 def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Pattern, ...] = BUILTIN_PATTERNS,
               *, compiled: dict[str, re.Pattern] | None = None, scarbook_error: str = "",
-              judge_aborted: str = "") -> dict[str, str] | None:
-    """The cause of a run that did not pass, as {"kind", "rule", "evidence"}; None for a pass."""
+              judge_aborted: str = "") -> Cause | None:
+    """The cause of a run that did not pass; None for a pass."""
     if record.status == RunStatus.PASS:
         return None
     view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
                    scarbook_error, judge_aborted)
     for rule in RULES:
         evidence = rule.test(view)
-        if isinstance(evidence, dict):  # the pattern row: the matched pattern names the kind and the rule
+        if not evidence:
+            continue
+        if isinstance(evidence, Cause):  # the pattern row: the matched pattern names the kind and the rule
             return evidence
+        assert rule.kind is not None  # every row but the pattern row names its kind
         if isinstance(evidence, tuple):
-            return _cause(rule.kind, *evidence)
-        if evidence:
-            return _cause(rule.kind, rule.name, evidence)
-    return _cause("agent", "unexplained", record.reason or record.status)
+            return make_cause(rule.kind, *evidence)
+        return make_cause(rule.kind, rule.name, evidence)
+    return make_cause(CauseKind.AGENT, "unexplained", record.reason or record.status)
 
 
 def _last_error_line(text: str) -> str:
     return failure_line(text)
 
 
-def _cause(kind: str, rule: str, evidence: str) -> dict[str, str]:
+def make_cause(kind: CauseKind, rule: str, evidence: str) -> Cause:
+    """A cause, its evidence on one line and at most MAX_EVIDENCE characters."""
     evidence = " ".join(str(evidence).split())
     if len(evidence) > MAX_EVIDENCE:
         evidence = evidence[: MAX_EVIDENCE - 1] + "…"
-    return {"kind": kind, "rule": rule, "evidence": evidence}
-
-
-def attempt_entry(record: RunRecord, n: int) -> dict:
-    """One attempt of a run as its record keeps it (RunRecord.attempts)."""
-    return {"attempt": n, "status": record.status, "reason": record.reason, "cause": record.cause,
-            "exit_code": record.exit_code, "started_at": record.started_at, "duration_s": record.duration_s,
-            "workspace": record.workspace, "stderr_path": record.stderr_path}
+    return Cause(kind, rule, evidence)
 
 
 def is_infra(record: RunRecord) -> bool:
-    return record.cause is not None and record.cause.get("kind") == "infra"
+    return record.cause is not None and record.cause.kind == CauseKind.INFRA
 
 
-def count_causes(records: Iterable[Any]) -> dict[str, int]:
+def count_causes(records: Iterable[RunRecord]) -> dict[CauseKind, int]:
     """Runs per cause kind (every kind, zeros included), for the reports."""
-    counts: dict[str, int] = dict.fromkeys(CAUSE_KINDS, 0)
+    counts = dict.fromkeys(CauseKind, 0)
     for r in records:
-        cause = getattr(r, "cause", None)
-        if cause and cause.get("kind") in counts:
-            counts[cause["kind"]] += 1
+        if r.cause is not None:
+            counts[r.cause.kind] += 1
     return counts
 
 

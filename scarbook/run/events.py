@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.models import Cause, CheckResult, RunRecord, SessionInfo
 
 
 @dataclass
@@ -46,7 +46,7 @@ class RunRetried:
     k: int
     attempt: int
     of: int
-    cause: dict
+    cause: Cause | None
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scarbook.models import RunRecord, RunStatus, Usage
+from scarbook.models import Cause, CauseKind, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
 from scarbook.run.causes import MAX_EVIDENCE, Pattern
 
@@ -54,14 +54,14 @@ def patterns_with(patterns: tuple[Pattern, ...], summary: RunSummary | None) -> 
     return tuple(p for p in patterns if p.rule not in MODEL_API_RULES)
 
 
-def recorded_cause(record: RunRecord, summary: RunSummary) -> dict[str, str] | None:
+def recorded_cause(record: RunRecord, summary: RunSummary) -> Cause | None:
     """The cause the recorder knows better than the logs: a divergence (the agent changed) or the
     model's side failing with no call after it succeeding (infra), for a run that did not pass; None
     to keep the attributed one."""
     if record.status == RunStatus.PASS:
         return None
     if summary.diverged:
-        return {"kind": "agent", "rule": "replay-diverged", "evidence": summary.diverged[:MAX_EVIDENCE]}
+        return Cause(CauseKind.AGENT, "replay-diverged", summary.diverged[:MAX_EVIDENCE])
     if summary.upstream_failure:
-        return {"kind": "infra", "rule": "model-api", "evidence": summary.upstream_failure[:MAX_EVIDENCE]}
+        return Cause(CauseKind.INFRA, "model-api", summary.upstream_failure[:MAX_EVIDENCE])
     return None

@@ -34,7 +34,17 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import ModelPrice, priced
-from scarbook.models import Case, Check, CheckResult, CheckStatus, RunRecord, RunStatus, Usage, WorkspaceDiff
+from scarbook.models import (
+    AgentStage,
+    Case,
+    Check,
+    CheckResult,
+    CheckStatus,
+    RunRecord,
+    RunStatus,
+    Usage,
+    WorkspaceDiff,
+)
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
@@ -118,7 +128,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         snap = await asyncio.to_thread(prepare_workspace, case, ws, manifests[case.id])
     except (OSError, safefs.Refused) as exc:
         record.reason = f"could not prepare the workspace {ws}: {getattr(exc, 'strerror', None) or exc}"
-        part.facts = AgentFacts(stage="seed", error=record.reason, errno=getattr(exc, "errno", None))
+        part.facts = AgentFacts(stage=AgentStage.SEED, error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part
     transcript, usage_file = transcript_file(ctx, case.id, k), f"{log_dir}/{k}.usage.jsonl"
@@ -132,7 +142,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
             why += " — the agent program exists, so check the interpreter on its #! line"
         record.reason = f"could not start the agent ({agent.label}): {why}"
-        part.facts = AgentFacts(stage="start", error=record.reason, errno=exc.errno)
+        part.facts = AgentFacts(stage=AgentStage.START, error=record.reason, errno=exc.errno)
         record.duration_s = time.monotonic() - start
         return part
     part.facts = AgentFacts(crashed=bool(result.crashed), timed_out=result.timed_out,
@@ -140,7 +150,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                             exit_code=result.exit_code, stderr_tail=result.stderr_tail,
                             transcript_tail=await asyncio.to_thread(_transcript_tail, log_dir, f"{k}.transcript.jsonl"))
     if result.crashed and not result.stderr_tail and not result.timed_out and result.exit_code is None:
-        part.facts.stage, part.facts.error = "start", result.crashed  # e.g. the program vanished since preflight
+        part.facts.stage, part.facts.error = AgentStage.START, result.crashed  # e.g. the program vanished since preflight
     record.stderr_path = result.stderr_path
     record.exit_code = result.exit_code
     record.output_excerpt = result.output[:OUTPUT_EXCERPT]
@@ -156,7 +166,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         record.diff, record.agent_usage = await asyncio.to_thread(_diff_and_usage, snap, ws, usage_file, record.notes)
     except (safefs.Refused, OSError) as exc:
         record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
-        part.facts.stage, part.facts.error = "diff", record.reason
+        part.facts.stage, part.facts.error = AgentStage.DIFF, record.reason
         record.duration_s = time.monotonic() - start
         return part
     if result.crashed:

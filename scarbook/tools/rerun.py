@@ -44,8 +44,7 @@ def parse_only(text: str) -> tuple[str, ...]:
 
 
 def matches(run: RunRecord, only: tuple[str, ...]) -> bool:
-    kind = (run.cause or {}).get("kind")
-    return str(run.status) in only or (kind is not None and kind in only)
+    return run.status in only or (run.cause is not None and run.cause.kind in only)
 
 
 def pick_rerun(history: History, ref: str, only_text: str) -> RerunPick:

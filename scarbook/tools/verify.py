@@ -27,7 +27,7 @@ from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, CheckResult, RunStatus, SessionState
+from scarbook.models import Case, CauseKind, CheckResult, RunStatus, SessionState
 from scarbook.run.events import SessionFinished
 from scarbook.run.runner import run_session
 from scarbook.run.session import ReadySession
@@ -104,7 +104,7 @@ async def reproduce_incident(ready: ReadySession) -> dict | None:
             finished = event
     if finished is None or finished.session.state != SessionState.FINISHED:
         return None
-    on_agent = [r for r in finished.runs if r.status == RunStatus.PASS or (r.cause or {}).get("kind") == "agent"]
+    on_agent = [r for r in finished.runs if r.status == RunStatus.PASS or (r.cause is not None and r.cause.kind == CauseKind.AGENT)]
     fails = sum(1 for r in on_agent if r.status != RunStatus.PASS)
     return {"runs": len(on_agent), "fails": fails, "date": now_iso()[:10], "agent": ready.agent.label,
             "session": finished.session.id}

@@ -16,8 +16,9 @@ from scarbook.cases.verifications import VerificationStore
 from scarbook.errors import CaseError, HistoryError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import CaseLatest, ReadResult, session_age_s
-from scarbook.models import Case, RunRecord, SessionInfo
+from scarbook.models import Band, Case, RunRecord, SessionInfo
 from scarbook.project import Project
+from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import correct, judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
@@ -60,8 +61,8 @@ class LibraryRow:
     def infra_note(self) -> str:
         """"2 infra" beside a red rate: how many of the latest session's runs the machine failed (their
         infra retries ran out), so a red that is partly the machine's says so."""
-        n = sum(1 for r in self.runs if (r.cause or {}).get("kind") == "infra")
-        return f"{n} infra" if n and self.stats is not None and self.stats.band == "red" else ""
+        n = sum(1 for r in self.runs if is_infra(r))
+        return f"{n} infra" if n and self.stats is not None and self.stats.band == Band.RED else ""
 
     def haystack(self) -> str:
         parts = [self.key, self.title, self.family]

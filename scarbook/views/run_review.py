@@ -43,7 +43,7 @@ FILTERS: dict[str, frozenset[str] | None] = {
 
 def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
     if name in CAUSE_KINDS:  # a cause filter: the runs put there (run/causes.py)
-        return [r for r in runs if (r.cause or {}).get("kind") == name]
+        return [r for r in runs if r.cause is not None and r.cause.kind == name]
     wanted = FILTERS[name]
     return list(runs) if wanted is None else [r for r in runs if r.status in wanted]
 
@@ -58,7 +58,8 @@ def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
     """How many runs each filter shows, in FILTERS' order."""
     c = count_statuses(runs)
     return {"all": len(runs), "failed": c[RunStatus.FAIL] + c[RunStatus.ERROR],
-            **{s: c[RunStatus(s)] for s in ("fail", "error", "unjudged", "pass")}, **count_causes(runs)}
+            **{s.value: c[s] for s in (RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED, RunStatus.PASS)},
+            **{kind.value: n for kind, n in count_causes(runs).items()}}
 
 
 @dataclass

@@ -17,6 +17,7 @@ import pytest
 
 from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
+from scarbook.models import CauseKind
 from scarbook.proc.leftovers import project_tag
 from tests.helpers.proc_helpers import DAEMON, tagged
 
@@ -307,7 +308,7 @@ def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_
                              isolation="sandbox", extra_config="retry_infra: 0\n")
     assert result.exit_code == 3, result.output  # infra, no retry left: no verdict
     assert run.reason == f"agent was killed by signal 9 {SANDBOXED}"
-    assert run.cause["kind"] == "infra" and run.cause["rule"] == "killed-by-signal"
+    assert run.cause.kind == CauseKind.INFRA and run.cause.rule == "killed-by-signal"
 
 
 @needs_sandbox

@@ -15,7 +15,7 @@ import pytest
 
 from scarbook.checks import CheckContext, parse_check, run_check
 from scarbook.errors import CaseError
-from scarbook.models import Case, Usage
+from scarbook.models import Case, Cause, CauseKind, Usage
 from scarbook.transcripts import load_transcript
 
 # What the agent below does (and what the fixture transcript holds): read, search, write two files
@@ -152,7 +152,7 @@ def test_usage_comes_from_the_transcript_when_the_agent_reported_none(ctx) -> No
     assert _check({"type": "max_tokens", "n": 1199}, ctx).detail == (
         "1,200 tokens reported by the agent (1,000 in, 200 out), at most 1,199 allowed")
     result = _check({"type": "max_cost_usd", "usd": 1}, ctx)  # tokens but no dollars: the case cannot be checked so
-    assert (result.status, result.cause["rule"]) == ("fail", "check-no-usage")
+    assert (result.status, result.cause.rule) == ("fail", "check-no-usage")
     assert result.detail == ("the run recorded 1,200 tokens but no cost (no price for m): add its price under "
                              "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
 
@@ -162,7 +162,7 @@ def test_a_run_without_its_transcript_fails_the_check_as_the_cases_fault_and_ver
     result = _check(PASSING[0], ctx)
     assert (result.status, result.detail, result.cause) == (
         "fail", "the run left no transcript",
-        {"kind": "case", "rule": "check-no-transcript", "evidence": "the run left no transcript"})
+        Cause(CauseKind.CASE, "check-no-transcript", "the run left no transcript"))
     ctx.transcript_missing = ""  # none expected (verify of a good artifact): nothing to check
     result = _check(PASSING[0], ctx)
     assert result.status == "skipped"
@@ -295,7 +295,7 @@ def test_tokens_without_dollars_are_priced_from_the_judge_price_table(ctx) -> No
     ctx.agent_usage = Usage()
     ctx.price = lambda model, usage: priced(usage, model, DEFAULT_PRICES).cost_usd
     result = _check({"type": "max_cost_usd", "usd": 1}, ctx)  # the transcript's model "m" has no price
-    assert (result.status, result.cause["rule"], result.detail) == (
+    assert (result.status, result.cause.rule, result.detail) == (
         "fail", "check-no-usage", "the run recorded 1,200 tokens but no cost (no price for m): add its price under "
         "judge.prices, have the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
     ctx.transcript.model = "claude-sonnet-4-5"  # $3 in, $15 out per million

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
-from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.models import Attempt, Cause, CauseKind, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo
 from scarbook.reports.table import report_run_from_dict, run_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records"
@@ -42,6 +42,9 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
     assert len(runs) == sum(len(f.read_bytes().splitlines()) for f in files) > 0
     for run in runs:
         assert isinstance(run, RunRecord) and all(isinstance(c, CheckResult) for c in run.checks)
+        assert isinstance(run.status, RunStatus) and all(isinstance(c.status, CheckStatus) for c in run.checks)
+        assert all(isinstance(x.cause, Cause | None) for x in [run, *run.checks, *run.attempts])
+        assert all(isinstance(a, Attempt) and isinstance(a.status, RunStatus) for a in run.attempts)
 
     monkeypatch.setattr(os, "getpid", lambda: _session_doc(folder)["pid"])  # the pid session.json keeps
     again = History(tmp_path / "new")
@@ -85,3 +88,24 @@ def test_the_fixtures_hold_every_shape_they_are_for():
     for field in ("decisions", "shard", "rerun_of", "batch", "executor", "isolation"):
         assert any(s[field] for s in sessions), field
     assert {s["state"] for s in sessions} == {"finished", "judging"}
+
+
+def test_a_run_line_of_an_early_version_still_reads(tmp_path):
+    """A runs line as the first versions wrote it (the five required fields, a check without index or
+    cause, an attempt without paths): it reads into the typed records, the rest at their defaults."""
+    history = History(tmp_path)
+    folder = history.dir / "s1"
+    folder.mkdir(parents=True)
+    (folder / "session.json").write_text(json.dumps({"session": {"1": {
+        "id": "s1", "label": "old", "started_at": "2026-11-01T10:00:00+00:00", "finished_at": "2026-11-01T10:01:00+00:00",
+        "state": "finished", "runs_per_case": 1, "case_ids": ["c"]}}}))
+    (folder / "runs-c.jsonl").write_text(json.dumps({
+        "session_id": "s1", "case_id": "c", "k": 1, "status": "fail", "reason": "check 1 (contains): no",
+        "checks": [{"type": "contains", "status": "fail", "detail": "no"}],
+        "cause": {"kind": "infra", "rule": "api-overloaded", "evidence": "stderr: 529"},
+        "attempts": [{"attempt": 1, "status": "error"}, {"attempt": 2, "status": "fail", "cause": None}]}) + "\n")
+    [run] = history.runs("s1")
+    assert run.cause == Cause(CauseKind.INFRA, "api-overloaded", "stderr: 529")
+    assert run.attempts == [Attempt(1, RunStatus.ERROR), Attempt(2, RunStatus.FAIL)]
+    assert run.checks[0].status == CheckStatus.FAIL and run.checks[0].index == 0 and run.checks[0].cause is None
+    assert history.read_session("s1").executor == {} and run.node == {}

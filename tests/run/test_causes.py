@@ -324,16 +324,15 @@ def test_every_report_counts_the_causes_and_shows_the_attempts(project, monkeypa
     ("the rate was limited to 5 per minute by my own throttle", None),
 ])
 def test_the_built_in_stderr_patterns(stderr, rule) -> None:
-    from scarbook.models import RunRecord
+    from scarbook.models import Cause, CauseKind, RunRecord, RunStatus
     from scarbook.run.causes import AgentFacts, attribute
 
-    record = RunRecord("s", "c", 1, "fail", "agent exited with code 1")
+    record = RunRecord("s", "c", 1, RunStatus.FAIL, "agent exited with code 1")
     cause = attribute(record, AgentFacts(exit_code=1, stderr_tail=f"starting\n{stderr}\n"))
     if rule is None:
-        assert cause == {"kind": "agent", "rule": "agent-exited",
-                         "evidence": f"exit code 1; stderr: {stderr}"}
+        assert cause == Cause(CauseKind.AGENT, "agent-exited", f"exit code 1; stderr: {stderr}")
     else:
-        assert cause == {"kind": "infra", "rule": rule, "evidence": f"stderr: {stderr}"}
+        assert cause == Cause(CauseKind.INFRA, rule, f"stderr: {stderr}")
 
 
 def test_the_library_says_how_many_infra_runs_are_beside_a_red_rate(project) -> None:

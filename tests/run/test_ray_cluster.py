@@ -113,7 +113,7 @@ def test_a_killed_worker_is_retried_once_and_counted_apart(cluster, tmp_path):
     assert by_k[2].reason.startswith("infrastructure: lost its Ray worker twice (WorkerCrashedError")
     assert by_k[2].reason.endswith(") — no verdict")
     # issue 24: the machine's fault, and the executor's own retry used the retry_infra budget (1): not run a third time
-    assert (by_k[2].cause["kind"], by_k[2].cause["rule"]) == ("infra", "worker-lost") and by_k[2].attempts == []
+    assert (by_k[2].cause.kind, by_k[2].cause.rule) == ("infra", "worker-lost") and by_k[2].attempts == []
     assert "infrastructure: 2 runs retried after a lost Ray worker or node (1 lost again: error)" in result.stdout
 
 

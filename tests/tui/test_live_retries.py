@@ -83,5 +83,5 @@ async def test_a_run_retried_after_an_infra_error_is_shown_while_it_runs_again(t
         assert retried_cell() == "1"
         assert plain(figures).endswith(" · 1 run retried after infra errors")
         [run] = app.live.runs["c"]
-        assert run.status == "pass" and [a["cause"] and a["cause"]["rule"] for a in run.attempts] == \
+        assert run.status == "pass" and [a.cause and a.cause.rule for a in run.attempts] == \
             ["api-overloaded", None]

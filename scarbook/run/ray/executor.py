@@ -30,7 +30,7 @@ from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
-from scarbook.models import Case, ExecutorType, RunRecord, RunStatus
+from scarbook.models import AgentStage, Case, ExecutorType, RunRecord, RunStatus
 from scarbook.proc import credentials
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.causes import AgentFacts
@@ -151,7 +151,7 @@ class RayExecutor:
             except ray.exceptions.RayTaskError as exc:  # scarbook's own code failed on the worker
                 return _error_part(ctx, case, k, started, time.monotonic() - start, attempt,
                                    f"the Ray worker could not finish this run: {_one_line(exc.cause or exc)}",
-                                   stage="scarbook")
+                                   stage=AgentStage.SCARBOOK)
             part = self._land(reply, ctx, case, k)
             part.record.infra_retries = attempt
             if attempt:
@@ -162,7 +162,7 @@ class RayExecutor:
             return part
         return _error_part(ctx, case, k, started, time.monotonic() - start, 1,
                            f"infrastructure: lost its Ray worker twice ({lost[0]}; then {lost[1]}) — no verdict",
-                           stage="worker-lost")
+                           stage=AgentStage.WORKER_LOST)
 
     # -- helpers ------------------------------------------------------------------------------
     def _ship(self, case: Case, manifests: dict[str, SeedManifest]):
@@ -252,7 +252,7 @@ def _inline(manifest: SeedManifest) -> SeedManifest:
 
 
 def _error_part(ctx: RunContext, case: Case, k: int, started: str, duration: float, retries: int,
-                reason: str, *, stage: str) -> AgentPart:
+                reason: str, *, stage: AgentStage) -> AgentPart:
     record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason=reason,
                        started_at=started, duration_s=duration, workspace_kept=False,
                        workspace=str(Path(ctx.session_dir) / case.id / str(k)), infra_retries=retries)

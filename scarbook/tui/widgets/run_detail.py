@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.models import STATUS_GLYPH, RunRecord
+from scarbook.models import STATUS_GLYPH, CauseKind, RunRecord
 from scarbook.text import plural
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.file_diff import FileDiff
 from scarbook.views.run_review import RunDetail
 
 CHECK_STYLE: dict[str, str] = {**STATUS_STYLE, "skipped": "dim"}
-CAUSE_STYLE = {"agent": "red", "infra": "magenta", "judge": "yellow", "case": "cyan"}
+CAUSE_STYLE = {CauseKind.AGENT: "red", CauseKind.INFRA: "magenta", CauseKind.JUDGE: "yellow", CauseKind.CASE: "cyan"}
 CHANGE_STYLE = {"created": "green", "modified": "yellow", "deleted": "red"}
 SIGN_STYLE = {"-": "red", "+": "green", " ": "dim", "@": "cyan"}
 NOT_KEPT = "(workspace not kept: passing runs are cleaned up; `keep: all` keeps them)\n"
@@ -28,13 +28,13 @@ def _head(t: Text, run: RunRecord) -> None:
              f" ({plural(run.judge_calls, 'call')})\n", style="dim")
     if run.cause:
         t.append("cause: ", style="bold")
-        t.append(f"{run.cause['kind']}", style="bold " + CAUSE_STYLE.get(run.cause["kind"], ""))
-        t.append(f" ({run.cause['rule']}) — {run.cause['evidence']}\n")
+        t.append(f"{run.cause.kind}", style="bold " + CAUSE_STYLE[run.cause.kind])
+        t.append(f" ({run.cause.rule}) — {run.cause.evidence}\n")
     if len(run.attempts) > 1:
         for a in run.attempts[:-1]:
-            why = a.get("cause") or {}
-            t.append(f"attempt {a.get('attempt')}: {a.get('status')} — {why.get('kind', '?')} ({why.get('rule', '?')}): "
-                     f"{a.get('reason')} · retried\n", style="dim")
+            why = a.cause
+            t.append(f"attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
+                     f"{a.reason} · retried\n", style="dim")
     if run.node:
         t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
                  + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
