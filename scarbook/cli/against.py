@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from scarbook.cases.lineage import GIVEN_AWAY
-from scarbook.cli.common import say
+from scarbook.cli.common import say, say_workflow_command
 from scarbook.history.baseline import BaselineComparison
 from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
@@ -43,4 +43,4 @@ def echo_annotations(project: Project, rep, against: BaselineComparison | None) 
     from scarbook.reports.github import annotation_lines
 
     for line in annotation_lines(rep, against, project.root, project.cases_dir, os.environ):
-        say(line)
+        say_workflow_command(line)

@@ -57,6 +57,12 @@ def say(text: str = "", *, err: bool = False) -> None:
     click.echo(safe_text(text), err=err)
 
 
+def say_workflow_command(line: str) -> None:
+    """A GitHub Actions workflow command scarbook itself makes (`::error file=…::…`, reports/github.py,
+    which escapes every text inside it): said as `say` says a line, but its own leading `::` kept."""
+    click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["))
+
+
 # The CLI's own colours travel to the writer as marks no other text can hold (a private-use character
 # and this process's nonce), so the writer drops every escape a text brought and puts back only these.
 _NONCE = secrets.token_hex(4)
