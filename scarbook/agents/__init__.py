@@ -5,16 +5,19 @@ May use: transcripts, proc, fs, models, errors, text. Never checks, judge or abo
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from scarbook.agents.base import Agent
-from scarbook.agents.command import CommandAgent
-from scarbook.agents.python import PythonAgent
 from scarbook.agents.spec import AGENT_KINDS, AgentSpec, keeps_transcript, project_keeps_transcript
+
+if TYPE_CHECKING:
+    from scarbook.agents.command import CommandAgent
+    from scarbook.agents.python import PythonAgent
 
 __all__ = ["AGENT_KINDS", "Agent", "AgentSpec", "CommandAgent", "PythonAgent", "keeps_transcript",
            "make_agent", "project_keeps_transcript"]
@@ -36,5 +39,16 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
                 "run it as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) "
                 "or set isolation: none")
         sandbox = require_sandbox(project_root or Path.cwd(), network)
-        cast(CommandAgent, agent).sandbox = replace(sandbox, private=tuple(os.path.realpath(p) for p in private))
+        cast("CommandAgent", agent).sandbox = replace(sandbox, private=tuple(os.path.realpath(p) for p in private))
     return agent
+
+
+# The adapters load with the first agent built (a row's build imports its own): scarbook.yaml's agent:
+# is checked (config.py) without them.
+_HOME = {"CommandAgent": "command", "PythonAgent": "python"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -14,7 +14,6 @@ from scarbook.checks.spec import parse_check
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.fs.files import read_regular_bytes
 from scarbook.fs.paths import check_relative
-from scarbook.fs.yaml_edit import edit_yaml_text
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Scar
 
@@ -254,6 +253,8 @@ def _case_text(path: Path, data: dict[str, Any]) -> str:
         old = read_regular_bytes(path, limit=MAX_YAML_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError, ScarbookError):
         return dump_yaml(data)
+    from scarbook.fs.yaml_edit import edit_yaml_text  # ruamel.yaml: loaded to save a case, never to read one
+
     edited = edit_yaml_text(old, data, lambda text: load_yaml_text(text, path))
     return edited if edited is not None else dump_yaml(data)
 

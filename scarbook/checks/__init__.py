@@ -1,77 +1,26 @@
-"""Run a case's checks in cost order, short-circuiting on the first failure.
+"""The checks: their specs (spec.py), the rules (rules.py, trajectory.py), what a check sees (context.py),
+and running a case's checks in cost order, short-circuiting on the first failure (sequence.py).
 
 May use: transcripts, proc, fs, models, errors, text (a `command` check runs through proc, not agents)."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import time
-from collections.abc import Callable
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
 from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
-from scarbook.checks.trajectory import TRAJECTORY_RULES
-from scarbook.models import Cause, CauseKind, Check, CheckResult, CheckStatus
+
+if TYPE_CHECKING:
+    from scarbook.checks.context import CheckContext
+    from scarbook.checks.sequence import run_check, run_checks
 
 __all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks"]
-ALL_RULES = {**RULES, **TRAJECTORY_RULES}
+
+# Loaded on first use: reading a case (cases/io.py parses its checks with spec.py) needs no rule.
+_HOME = {"CheckContext": "context", "run_check": "sequence", "run_checks": "sequence"}
 
 
-async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckResult:
-    start = time.perf_counter()
-    if check.is_judge:
-        if ctx.judge is None:
-            return CheckResult("llm_judge", CheckStatus.SKIPPED, "judge skipped (--skip-judge)", index)
-        result = await ctx.judge.grade(check, ctx)
-        result.index = index
-        result.duration_s = time.perf_counter() - start
-        return result
-    rule = ALL_RULES[check.type]
-    try:
-        if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
-            outcome = await asyncio.to_thread(rule, ctx, check.params)
-        else:
-            outcome = rule(ctx, check.params)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        ok, detail, *more = outcome  # a trajectory rule adds the tool call that broke it
-    except CheckFailed as exc:
-        ok, detail, more = False, str(exc), []
-    except CheckSkipped as exc:
-        return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
-    except CheckUnread as exc:  # a file past the read cap: no verdict on part of it
-        return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, "check-read-cap", str(exc)))
-    except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
-        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, exc.rule, str(exc)))
-    except OSError as exc:
-        # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
-        ok, detail, more = False, f"could not read the workspace: {exc.strerror or exc}", []
-    except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
-        detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
-        return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, "check-crashed", detail))
-    return CheckResult(check.type, CheckStatus.PASS if ok else CheckStatus.FAIL, detail, index,
-                       duration_s=time.perf_counter() - start, call=more[0] if more else None)
-
-
-async def run_checks(checks: list[Check], ctx: CheckContext,
-                     on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
-    """Every check gets a result; after the first non-pass, the rest are `skipped` (never run)."""
-    results: list[CheckResult] = []
-    stopped: CheckResult | None = None
-    for i, check in enumerate(checks):
-        if stopped is not None:
-            result = CheckResult(check.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) "
-                                 f"did not pass", i)
-        else:
-            result = await run_check(check, ctx, i)
-            if result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
-                stopped = result
-        results.append(result)
-        if on_result:
-            on_result(result)
-    return results
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -105,6 +104,8 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     ctype = data.get("type")
     if ctype not in CHECK_SPECS:
         known = ", ".join(CHECK_SPECS)
+        import difflib  # only to name the check type meant
+
         close = difflib.get_close_matches(str(ctype), CHECK_SPECS, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise CaseError(path, f"unknown check type {ctype!r}", line=line_of(data, "type") or line,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scarbook.cli.common import say
 from scarbook.project import Project
-from scarbook.run.session import SessionPlan
+from scarbook.run.plan import SessionPlan
 from scarbook.session.estimate import estimate_plan, price
 from scarbook.text import plural
 

@@ -1,7 +1,9 @@
 """`scarbook eval`: run the scar collection N times and gate CI on the pass rates.
 
-It parses the options and prints; what they mean is the session layer's (scarbook/session/): the plan
-(session/plan.py), the estimate (--dry-run), the report and its gate (session/report.py)."""
+It parses the options into a request; what they mean is the session layer's (scarbook/session/): the
+plan (session/plan.py), the estimate (--dry-run, printed by cli/estimate.py), the report and its gate
+(session/report.py). Running the plan and printing what it did is cli/eval_run.py, loaded only when a
+session runs: `scarbook eval --dry-run` imports none of the runner, the judge or the reports."""
 
 from __future__ import annotations
 
@@ -10,18 +12,10 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
-from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.common import friendly_errors, get_project, report_case_problems
 from scarbook.cli.estimate import print_estimate
-from scarbook.cli.outcome import say_outcome
-from scarbook.models import Isolation, SessionState
-from scarbook.reports.write import ReportPaths
-from scarbook.run.outcome import EXIT_USAGE
-from scarbook.run.ray.executor import make_executor
-from scarbook.run.session import prepare_session
-from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, plan_eval
-from scarbook.session.report import report_session
-from scarbook.tools.rerun import DEFAULT_ONLY
+from scarbook.models import Isolation
+from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, plan_eval
 
 
 @click.command("eval")
@@ -122,36 +116,13 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
         max_cost=max_cost, against=against_ref, shard=shard_spec, session_id=session_id, retry_infra=retry_infra,
         rerun=rerun_ref, only=only, record=record, replay=replay_ref, fork_at=fork_at, dry_run=dry_run,
         reports={o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}))
-    plan = planned.plan
     if dry_run:
-        print_estimate(project, plan)
+        print_estimate(project, planned.plan)
         return
-    prep = prepare_session(project, plan)
-    if prep.session is None:
-        for error in prep.errors:
-            say(f"scarbook: {error}", err=True)
-        ctx.exit(EXIT_USAGE)
-    for note in prep.notes:
-        warn(note)
-    executor = connect_executor(project, prep.session, executor_kind)
-    finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
-    info = finished.session
-    if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
-        say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
-    outcome = report_session(project, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
-                             baseline=planned.baseline)
-    ctx.exit(say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path)))
+    from scarbook.cli.eval_run import run_planned  # the session's machinery: loaded when a session runs
 
-
-def connect_executor(project, ready, choice: str | None):
-    """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
-    usage error, said before anything is recorded); None: the local pool."""
-    executor = make_executor(project.config.executor, ready, choice)
-    if executor is not None:
-        note = executor.connect()
-        if note:
-            warn(note)
-    return executor
+    ctx.exit(run_planned(project, planned, quiet=quiet, executor_kind=executor_kind, json_path=json_path,
+                         junit_path=junit_path))
 
 
 COMMANDS = [eval_command]

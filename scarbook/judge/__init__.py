@@ -10,14 +10,21 @@ May use: checks, agents, transcripts, proc, fs, models, errors, text (judge/cali
 labels through fs.json_store, not history).
 """
 
-from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
-from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
-from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
-from scarbook.judge.factory import judge_for
-from scarbook.judge.grader import Grader
-from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
-from scarbook.judge.prompt import SYSTEM_PROMPT, TOOL_NAME, VERDICT_TOOL
-from scarbook.judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_MODEL, JudgeSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
+    from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
+    from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
+    from scarbook.judge.factory import judge_for
+    from scarbook.judge.grader import Grader
+    from scarbook.judge.judge import MALFORMED, Judge, calls_from_result, usage_from_result
+    from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
+    from scarbook.judge.prompt import SYSTEM_PROMPT, TOOL_NAME, VERDICT_TOOL
+    from scarbook.judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_MODEL, JudgeSettings
 
 __all__ = [
     "Artifact",
@@ -46,14 +53,22 @@ __all__ = [
     "usage_from_result",
 ]
 
-# scarbook.judge.judge imports the anthropic SDK, which takes ~1.5 s to import. config.py needs only
-# JudgeSettings, so the SDK is loaded on first use of these names (PEP 562), not on every CLI start.
-_LAZY = {"MALFORMED", "Judge", "calls_from_result", "usage_from_result"}
+# Each name's module, loaded on first use (PEP 562): scarbook.judge.judge imports the anthropic SDK (~1.5 s),
+# and config.py needs only JudgeSettings, so `scarbook eval --dry-run` loads neither the SDK nor the grader.
+_HOME = {
+    **dict.fromkeys(("Artifact", "ArtifactRefused", "read_artifact"), "artifact"),
+    **dict.fromkeys(("JudgeAuthError", "JudgeKeyMissing", "JudgeUnavailable"), "errors"),
+    **dict.fromkeys(("JudgeEstimate", "estimate_judge_calls"), "estimate"),
+    "judge_for": "factory",
+    "Grader": "grader",
+    **dict.fromkeys(("MALFORMED", "Judge", "calls_from_result", "usage_from_result"), "judge"),
+    **dict.fromkeys(("DEFAULT_PRICES", "ModelPrice", "price_for", "priced"), "pricing"),
+    **dict.fromkeys(("SYSTEM_PROMPT", "TOOL_NAME", "VERDICT_TOOL"), "prompt"),
+    **dict.fromkeys(("DEFAULT_API_KEY_ENV", "DEFAULT_MODEL", "JudgeSettings"), "settings"),
+}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        from scarbook.judge import judge as _judge
-
-        return getattr(_judge, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -17,22 +17,25 @@ endpoints.py the paths that may be forwarded.
 May use: proc (credentials), fs, models, errors, text. Never transcripts, agents or anything above: the run wing drives it.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from scarbook.record.recording import RunSummary
-from scarbook.record.replay import ReplaySource, load_replay
-from scarbook.record.settings import RecordSettings, parse_record
 
 if TYPE_CHECKING:
     from scarbook.record.proxy import Recorder
+    from scarbook.record.recording import RunSummary
+    from scarbook.record.replay import ReplaySource, load_replay
+    from scarbook.record.settings import RecordSettings, parse_record
 
 __all__ = ["RecordSettings", "Recorder", "ReplaySource", "RunSummary", "load_replay", "parse_record"]
 
 
-def __getattr__(name: str) -> Any:
-    """`Recorder` (and aiohttp with it: ~0.1-0.3 s) loads when a session records, never with the CLI."""
-    if name == "Recorder":
-        from scarbook.record.proxy import Recorder
+# Each name's module, loaded on first use (PEP 562): `Recorder` (and aiohttp with it: ~0.1-0.3 s) loads when a
+# session records, never with the CLI; config.py's RecordSettings loads neither the recording nor the replay.
+_HOME = {"Recorder": "proxy", "RunSummary": "recording", "ReplaySource": "replay", "load_replay": "replay",
+         "RecordSettings": "settings", "parse_record": "settings"}
 
-        return Recorder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -10,23 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from scarbook.cases.io import CaseSet
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
-from scarbook.history.baseline import Baseline
 from scarbook.models import Case, GateMode, Undecided
 from scarbook.proc.credentials import environ
 from scarbook.project import Project
-from scarbook.record import RecordSettings
-from scarbook.run.session import SessionPlan
+from scarbook.record.settings import RecordSettings
+from scarbook.run.plan import SessionPlan
 from scarbook.run.shard import Shard
-from scarbook.session.against import resolve_against
 from scarbook.text import plural
 from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
+
+if TYPE_CHECKING:
+    from scarbook.history.baseline import Baseline
 
 DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --undecided more
 
@@ -102,7 +103,11 @@ def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPla
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
                                     adaptive=asked == "auto"), shard)
     gate = gate_policy(project, request, sharded=shard is not None)
-    baseline = resolve_against(project, request.against, cases, skip_judge) if request.against else None
+    baseline = None
+    if request.against:  # history's comparison loads only when asked for (not with --dry-run)
+        from scarbook.session.against import resolve_against
+
+        baseline = resolve_against(project, request.against, cases, skip_judge)
     plan = SessionPlan(cases, n, label=request.label, concurrency=request.concurrency,
                        keep_all=request.keep_all or None, skip_judge=skip_judge, judge_skipped_why=why,
                        judge_env=request.judge_env,

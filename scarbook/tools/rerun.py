@@ -9,11 +9,13 @@ measurement of that case; the selection is of cases, never of runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarbook.errors import ScarbookError
-from scarbook.history.store import History
 from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, RunStatus, SessionInfo
+
+if TYPE_CHECKING:
+    from scarbook.history.store import History
 
 DEFAULT_ONLY = "fail,error,infra"
 ONLY_WORDS = (*(s for s in RUN_STATUSES if s != RunStatus.PASS), *CAUSE_KINDS)

@@ -16,7 +16,7 @@ from textual.message import Message
 
 from scarbook.cases.drafts import CaseDraft
 from scarbook.models import Case
-from scarbook.run.session import SessionPlan
+from scarbook.run.plan import SessionPlan
 from scarbook.stats.trends import Trends
 from scarbook.views.live_state import LiveSession
 

@@ -82,3 +82,34 @@ def test_the_listing_is_the_same_before_and_after_the_commands_are_loaded(width)
     listed = listing("from scarbook.entry import main; main()")
     assert listed == listing(LOADED_FIRST)
     assert "  eval " in listed and "  import-cases " in listed
+
+
+# What `scarbook eval --dry-run` must not load (issue 38.6): it reads scarbook.yaml and the cases, plans
+# and prices the session, and runs nothing — so none of the runner, the agents' adapters, the judge's
+# grader or SDK, the recorder, the reports, the rule checks or a transcript reader, and no event loop.
+NOT_FOR_A_DRY_RUN = (
+    "asyncio", "anthropic", "textual", "ruamel", "tinydb", "filelock", "difflib", "zipfile", "xml.etree",
+    "scarbook.cli.drive", "scarbook.cli.eval_run", "scarbook.cli.outcome", "scarbook.run.runner",
+    "scarbook.run.session", "scarbook.run.ray", "scarbook.agents.command", "scarbook.agents.python",
+    "scarbook.proc.spawn", "scarbook.checks.rules", "scarbook.checks.trajectory", "scarbook.checks.sequence",
+    "scarbook.judge.factory", "scarbook.judge.grader", "scarbook.judge.judge", "scarbook.record.recording",
+    "scarbook.record.replay", "scarbook.record.proxy", "scarbook.reports", "scarbook.history.store",
+    "scarbook.session.against", "scarbook.session.report", "scarbook.transcripts.detect",
+    "scarbook.transcripts.formats", "scarbook.transcripts.model", "scarbook.fs.yaml_edit",
+)
+
+
+def test_eval_dry_run_imports_only_what_it_uses(tmp_path) -> None:
+    import shutil
+
+    from tests.helpers.paths import REPO
+
+    for case in ("write-one-line", "fix-json-config"):
+        shutil.copytree(REPO / "cases" / case, tmp_path / "cases" / case)
+    (tmp_path / "scarbook.yaml").write_text((REPO / "scarbook.yaml").read_text())
+    # in the project's folder: `-C` alone makes click import difflib (it tries -C as a long option first)
+    done = subprocess.run([sys.executable, "-c", WHAT_LOADED, "eval", "--dry-run"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("dry run: 2 cases x "), done.stdout + done.stderr  # it did plan and price
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert [m for m in loaded if m.startswith(NOT_FOR_A_DRY_RUN)] == []

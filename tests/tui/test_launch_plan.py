@@ -23,7 +23,7 @@ def cli_plan(root, monkeypatch, *args: str) -> SessionPlan:
         seen.append(plan)
         return Preparation(errors=["stopped by the test"])
 
-    monkeypatch.setattr("scarbook.cli.eval_cmd.prepare_session", prepare)
+    monkeypatch.setattr("scarbook.cli.eval_run.prepare_session", prepare)
     result = CliRunner().invoke(main, ["-C", str(root), "eval", *args], catch_exceptions=False)
     assert result.exit_code == 2 and "stopped by the test" in result.stderr
     return seen[0]

@@ -1,0 +1,49 @@
+"""`scarbook eval` once its plan is made (cli/eval_cmd.py): prepare the session, drive it with progress
+lines and signals (cli/drive.py), report it (session/report.py) and print the outcome (cli/outcome.py).
+Its own module so that `scarbook eval --dry-run` never loads the runner, the judge or the reports."""
+
+from __future__ import annotations
+
+from scarbook.cli.common import say, warn
+from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.outcome import say_outcome
+from scarbook.models import SessionState
+from scarbook.project import Project
+from scarbook.reports.write import ReportPaths
+from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.ray.executor import make_executor
+from scarbook.run.session import ReadySession, prepare_session
+from scarbook.session.plan import EvalPlan
+from scarbook.session.report import report_session
+
+
+def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_kind: str | None,
+                json_path: str | None, junit_path: str | None) -> int:
+    """Run the plan and print its outcome; the exit code (2: it could not start, each reason printed)."""
+    plan = planned.plan
+    prep = prepare_session(project, plan)
+    if prep.session is None:
+        for error in prep.errors:
+            say(f"scarbook: {error}", err=True)
+        return EXIT_USAGE
+    for note in prep.notes:
+        warn(note)
+    executor = connect_executor(project, prep.session, executor_kind)
+    finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
+    info = finished.session
+    if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
+        say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
+    outcome = report_session(project, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
+                             baseline=planned.baseline)
+    return say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
+
+
+def connect_executor(project: Project, ready: ReadySession, choice: str | None):
+    """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
+    usage error, said before anything is recorded); None: the local pool."""
+    executor = make_executor(project.config.executor, ready, choice)
+    if executor is not None:
+        note = executor.connect()
+        if note:
+            warn(note)
+    return executor

@@ -1,0 +1,45 @@
+"""What a session is asked to run: the cases, the runs and every choice made for it (SessionPlan). The
+session layer (session/plan.py) makes one from a face's options; run/session.py prepares it.
+
+Plain data and its light imports only: `scarbook eval --dry-run` plans without loading the runner."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scarbook.config import GatePolicy
+    from scarbook.models import Case
+    from scarbook.record.settings import RecordSettings
+    from scarbook.run.shard import Shard
+
+
+@dataclass
+class SessionPlan:
+    """What the user asked for (CLI options or the TUI's launch modal)."""
+
+    cases: list[Case]
+    runs: int  # runs per case; with `adaptive`, the cap
+    label: str = ""
+    concurrency: int | None = None  # None: scarbook.yaml's
+    keep_all: bool | None = None  # None: scarbook.yaml's `keep`
+    skip_judge: bool = False
+    judge_cache: bool = True  # False: --no-judge-cache (judge.cache: false turns it off for every session)
+    judge_batch: bool = False  # --judge-batch / judge.batch: the judge's requests go in one Message Batch
+    judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
+    timeout_s: float | None = None
+    max_cost: float | None = None
+    adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)
+    judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default proc.credentials.environ())
+    shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
+    retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
+    rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (tools/rerun.py)
+    reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
+    against: str = ""  # eval --against: "baseline" or the session id compared with (kept for `scarbook resume`)
+    gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
+    max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
+    jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
+    record: RecordSettings | None = None  # eval --record / --replay; None: scarbook.yaml's record:
