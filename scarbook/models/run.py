@@ -94,7 +94,7 @@ class WorkspaceDiff:
         return {"created": list(self.created), "modified": list(self.modified), "deleted": list(self.deleted)}
 
 
-@dataclass
+@dataclass(slots=True)  # one per usage record of a big transcript
 class Usage:
     """Token counts for one party (agent or judge)."""
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.json_walk import STREAMED, Broken, walk
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
@@ -129,20 +130,24 @@ def _check_messages(messages: Any, what: str) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
         raise NotThisFormat(f"{what} is not a non-empty list of messages")
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or "role" not in m or "content" not in m:
-            raise NotThisFormat(f"{what}[{i}] has no role and content")
-        if m["role"] not in ("user", "assistant"):
-            raise NotThisFormat(f"{what}[{i}] has role {m['role']!r} (the Messages API has only user and assistant)")
-        if "tool_calls" in m:
-            raise NotThisFormat(f"{what}[{i}] has tool_calls (an OpenAI field)")
-        if isinstance(m["content"], list):
-            for b in m["content"]:
-                kind = b.get("type") if isinstance(b, dict) else None
-                if kind not in BLOCK_TYPES and not (isinstance(kind, str) and is_result_block(kind)):
-                    raise NotThisFormat(f"{what}[{i}] has a content block of type {kind!r}")
-        elif not isinstance(m["content"], str):
-            raise NotThisFormat(f"{what}[{i}] content is neither text nor a list of blocks")
+        _check_message(m, what, i)
     return messages
+
+
+def _check_message(m: Any, what: str, i: int) -> None:
+    if not isinstance(m, dict) or "role" not in m or "content" not in m:
+        raise NotThisFormat(f"{what}[{i}] has no role and content")
+    if m["role"] not in ("user", "assistant"):
+        raise NotThisFormat(f"{what}[{i}] has role {m['role']!r} (the Messages API has only user and assistant)")
+    if "tool_calls" in m:
+        raise NotThisFormat(f"{what}[{i}] has tool_calls (an OpenAI field)")
+    if isinstance(m["content"], list):
+        for b in m["content"]:
+            kind = b.get("type") if isinstance(b, dict) else None
+            if kind not in BLOCK_TYPES and not (isinstance(kind, str) and is_result_block(kind)):
+                raise NotThisFormat(f"{what}[{i}] has a content block of type {kind!r}")
+    elif not isinstance(m["content"], str):
+        raise NotThisFormat(f"{what}[{i}] content is neither text nor a list of blocks")
 
 
 def _system_text(system: Any) -> str:
@@ -156,11 +161,13 @@ def _stream_events(src: Source) -> Iterator[dict[str, Any]] | None:
         events: Iterator[dict[str, Any]] = _sse_lines(src)
     elif src.is_json_lines:
         events = (e for _, e in src.iter_json_lines() if isinstance(e, dict))
-    else:
+    elif src.shape.kind == "json-array" and src.shape.types[:1] == ["message_start"]:  # events saved as a list
         value = src.json
         if not (isinstance(value, list) and value and all(isinstance(e, dict) for e in value)):
             return None
         events = iter(value)
+    else:
+        return None
     first = next(events, None)
     if first is None or first.get("type") != "message_start":
         return None
@@ -244,9 +251,27 @@ def parse(src: Source) -> Transcript:
         t = Transcript(format="anthropic-stream", source=src.path)
         _parse_stream(t, events)
         return finish_transcript(t)
-    if not src.is_json:
+    if src.shape.kind not in ("json-object", "json-array"):
         raise NotThisFormat("not a JSON document or a stream of message events")
-    return finish_transcript(read_value(src.json, src.path))
+    return finish_transcript(_read_document(src))
+
+
+def _read_document(src: Source) -> Transcript:
+    """A body, a list of messages or a {request, response} pair read from the file with its messages handed
+    over one at a time (json_walk), each checked and added as it comes: a big body is never parsed whole."""
+    t = Transcript(format="anthropic-messages", source=src.path)
+    seen = [0]
+
+    def on_message(_: str, m: Any) -> None:
+        _check_message(m, "messages", seen[0])
+        seen[0] += 1
+        add_content(t, m["role"], m["content"])
+
+    try:
+        value = walk(src.path, {"", "messages", "request.messages"}, on_message)
+    except Broken:
+        raise NotThisFormat("not a JSON document or a stream of message events") from None
+    return _fill(t, {"messages": STREAMED} if value is STREAMED else value, streamed=seen[0])
 
 
 def read_stream(events: Iterable[dict[str, Any]], t: Transcript) -> None:
@@ -256,7 +281,11 @@ def read_stream(events: Iterable[dict[str, Any]], t: Transcript) -> None:
 
 def read_value(value: Any, source: Any = None) -> Transcript:
     """The timeline of one Messages API body, list or {request, response} pair (files not yet derived)."""
-    t = Transcript(format="anthropic-messages", source=source)
+    return _fill(Transcript(format="anthropic-messages", source=source), value)
+
+
+def _fill(t: Transcript, value: Any, streamed: int = 0) -> Transcript:
+    """`t` from a parsed body; its request's `messages` may be STREAMED (`streamed` of them already added)."""
     usage = Usage()
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
         request, response = value["request"], value.get("response")
@@ -269,11 +298,16 @@ def read_value(value: Any, source: Any = None) -> Transcript:
     else:
         raise NotThisFormat("no `messages` list, `type: message` response or stream events")
     if request is not None:
-        messages = _check_messages(request.get("messages"), "messages")
+        if request.get("messages") is STREAMED:
+            if not streamed:
+                raise NotThisFormat("messages is not a non-empty list of messages")
+            added: list[Any] = []
+        else:
+            added = _check_messages(request.get("messages"), "messages")
         t.model = request.get("model") if isinstance(request.get("model"), str) else None
-        if request.get("system"):
-            t.entries.append(Message("system", _system_text(request["system"])))
-        for m in messages:
+        if request.get("system"):  # first, wherever the body put it
+            t.entries.insert(0, Message("system", _system_text(request["system"])))
+        for m in added:
             add_content(t, m["role"], m["content"])
     if isinstance(response, dict):
         if response.get("type") != "message" or not isinstance(response.get("content"), list):

@@ -21,7 +21,7 @@ _KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_r
 _PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     number: int
     kind: CandidateKind
@@ -129,7 +129,7 @@ def default_artifact(cands: list[Candidate]) -> int:
     return cands[0].number if cands else 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Turn:
     """One prompt of the user and what followed it, up to the next prompt."""
 

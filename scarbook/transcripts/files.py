@@ -131,6 +131,7 @@ def _key(path: str) -> str:
     return path.lower() if _DRIVE.match(path) or path.startswith("//") else path
 
 
+@functools.lru_cache(maxsize=4096)  # a log names the same few hundred paths again and again
 def relative_path(path: str, root: str | None) -> str:
     """Normalise a path and make it relative to `root` (the agent's cwd, or the transcript's root)
     when it lies inside it."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from scarbook.models import Usage
 
 
-@dataclass
+@dataclass(slots=True)  # one per record of a big log: no __dict__ each
 class Message:
     role: str  # user | assistant | system
     text: str
@@ -26,7 +26,7 @@ class Message:
     sidechain: bool = False  # a subagent's conversation (Claude Code `isSidechain`)
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     id: str
     name: str
@@ -38,7 +38,7 @@ class ToolCall:
     ops: tuple[bool, list[FileOp]] | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolResult:
     call_id: str
     text: str
@@ -54,7 +54,7 @@ class ToolResult:
 Entry = Message | ToolCall | ToolResult
 
 
-@dataclass
+@dataclass(slots=True)
 class FileOp:
     """What one tool call did to one file, as far as its input and result say."""
 
@@ -73,7 +73,7 @@ class FileOp:
     view: Literal["verbatim", "gutter", "window"] = "verbatim"
 
 
-@dataclass
+@dataclass(slots=True)
 class FileWritten:
     """A file the agent wrote. `content` is None when it cannot be reconstructed (see `note`)."""
 
@@ -87,7 +87,7 @@ class FileWritten:
     entry: int = -1  # the timeline index of the last call that wrote it
 
 
-@dataclass
+@dataclass(slots=True)
 class FileRead:
     """A file the agent read (or a directory it listed)."""
 

@@ -24,6 +24,15 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _usage(r: dict[str, Any], problems: list[str], number: int) -> Usage:
+    """A usage record's counts; the common case (whole numbers a count can be) without a check each."""
+    counts = [r.get(key, 0) for key in USAGE_KEYS]
+    if all(type(c) is int and 0 <= c <= MAX_TOKENS for c in counts):
+        return Usage(*counts)
+    where = f"transcript usage record {number}"
+    return Usage(**{key: _count(r, key, problems, where) for key in USAGE_KEYS})
+
+
 def _count(r: dict[str, Any], key: str, problems: list[str], where: str) -> int:
     """A usage record's count; one that no count can be (negative, not finite, over the cap: the agent
     wrote it) is 0, said in `problems`."""
@@ -83,8 +92,7 @@ def from_records(records: Iterable[Any], t: Transcript, *, finish: bool = True) 
         elif kind == "usage":
             saw_usage = True
             t.model = r.get("model") or t.model
-            where = f"transcript usage record {len(t.usage_steps) + 1}"
-            step = Usage(**{key: _count(r, key, t.usage_problems, where) for key in USAGE_KEYS})
+            step = _usage(r, t.usage_problems, len(t.usage_steps) + 1)
             usage.add(step)
             t.usage_steps.append((len(t.entries), r.get("model") if isinstance(r.get("model"), str) else None, step))
     t.usage = usage if saw_usage else None

@@ -18,7 +18,7 @@ from scarbook.transcripts.files import file_events, is_shell, read_content, repl
 from scarbook.transcripts.model import FileOp, FileWritten, ToolCall, ToolResult, Transcript
 
 
-@dataclass
+@dataclass(slots=True)
 class SeedSuggestion:
     path: str
     content: str | None  # None when the transcript does not hold the file's content at the task's start

@@ -1,0 +1,58 @@
+"""transcripts/json_walk.py: a JSON document read in chunks, its long lists handed over an item at a time
+(issue 34.7: a big request body or trajectory is never parsed whole). Every chunk size must give what one
+json.loads gives, whatever a chunk's end cuts (a \\u escape, a number, a multi-byte character)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from scarbook.transcripts import json_walk
+from scarbook.transcripts.json_walk import STREAMED, Broken, walk
+
+RNG = random.Random(1)
+DOC = {"model": "x", "messages": [{"role": "user", "content": "héllo ☃ " * RNG.randint(1, 50),
+                                   "n": RNG.randint(0, 10**6), "f": 1.5e10, "t": True} for _ in range(300)],
+       "system": "s", "z": 12345678}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1000, 1 << 20])
+@pytest.mark.parametrize("ascii_only, indent", [(True, None), (False, 1)])
+def test_every_chunk_size_reads_what_json_loads_reads(tmp_path, monkeypatch, chunk, ascii_only, indent):
+    monkeypatch.setattr(json_walk, "CHUNK", chunk)
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(DOC, ensure_ascii=ascii_only, indent=indent), encoding="utf-8")
+    items: list = []
+    top = walk(path, {"messages"}, lambda where, item: items.append((where, item)))
+    assert items == [("messages", m) for m in DOC["messages"]]
+    assert top == {**DOC, "messages": STREAMED}
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 20])
+def test_nested_lists_and_a_top_level_array(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(json_walk, "CHUNK", chunk)
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps({"resourceSpans": [{"resource": {"a": 1}, "scopeSpans": [
+        {"scope": {"n": "s"}, "spans": [{"i": i} for i in range(40)]}, {"spans": [{"i": -1}]}]}]}))
+    seen: list = []
+    top = walk(path, {"resourceSpans.*.scopeSpans.*.spans"}, lambda where, item: seen.append(item["i"]))
+    assert seen == [*range(40), -1] and top["resourceSpans"][0]["resource"] == {"a": 1}
+    path.write_text(json.dumps([{"a": i} for i in range(30)]))
+    listed: list = []
+    assert walk(path, {""}, lambda where, item: listed.append(item)) is STREAMED and len(listed) == 30
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"messages": [{"a": 1}, {"b": ', "Expecting value at 30"),
+    ('{"messages": [1 2]}', "expected ',' or ']' at 16"),
+    ('{"a": 1} x', "more after the document at 9"),
+    ("", "the document ends at 0"),
+])
+def test_a_broken_or_cut_document_is_broken_where_it_breaks(tmp_path, text, why):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(Broken) as exc:
+        walk(path, {"messages"}, lambda where, item: None)
+    assert str(exc.value) == why
