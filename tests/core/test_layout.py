@@ -1,7 +1,7 @@
 """The house: wings with a written layer order, no import cycles, a small root, docs that name what exists.
 
 The layer order itself is checked by import-linter (`lint-imports`, contracts in pyproject.toml), which
-.ci/run runs before the tests. These tests check what it does not: cycles inside a wing (a layers contract
+.ci/run runs after the tests. These tests check what it does not: cycles inside a wing (a layers contract
 allows any arrow within one wing), the size of the package root, and that the architecture doc and the wing
 docstrings keep up with the tree.
 """
