@@ -64,6 +64,8 @@ class AgentSpec(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, 
     SANDBOX: ClassVar[bool] = True
     NETWORK: ClassVar[bool] = False
     SPLIT: ClassVar[tuple[str, ...]] = ()  # list settings scarbook.yaml may also give as one string (split as a shell would)
+    # what the refusal of trajectory checks adds for an agent that keeps no transcript ("": nothing)
+    TRANSCRIPT_HINT: ClassVar[str] = ""
 
     @property
     def type(self) -> str:
@@ -71,6 +73,10 @@ class AgentSpec(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, 
 
     def build(self, project_root: Path | None) -> Agent:
         raise NotImplementedError(f"the {self.type} agent type has no build")
+
+    def transcript_kept(self) -> bool:
+        """Every run of this agent leaves a transcript (its type keeps one, or its settings say it writes one)."""
+        return self.KEEPS_TRANSCRIPT
 
     def preparation_failed(self, exc: Exception) -> str:
         """What the user reads when building or preflighting this agent raised something unforeseen."""
@@ -140,6 +146,8 @@ class CommandSpec(AgentSpec, tag="command", frozen=True):
     """Any program: argv with "{task}", or the task on stdin."""
 
     SPLIT: ClassVar[tuple[str, ...]] = ("argv",)
+    TRANSCRIPT_HINT: ClassVar[str] = (" (or, if the agent writes $SCARBOOK_TRANSCRIPT itself, say so with `transcript: "
+                                      "true` under agent:)")
 
     argv: Argv
     stdin: Annotated[bool | None, Meta(extra={"must": "must be true or false, got {value!r}",
@@ -149,6 +157,9 @@ class CommandSpec(AgentSpec, tag="command", frozen=True):
     # the agent writes $SCARBOOK_TRANSCRIPT itself (trajectory checks may read it)
     transcript: Annotated[bool | None, Meta(extra={"must": "must be true or false, got {value!r}",
                                                    "fix": "write transcript: true"})] = None
+
+    def transcript_kept(self) -> bool:
+        return bool(self.transcript)
 
     def build(self, project_root: Path | None) -> Agent:
         from scarbook.agents.command import CommandAgent
@@ -269,7 +280,7 @@ def keeps_transcript(spec: AgentSpec, *, recorded: bool = False) -> bool:
     records its model calls (`record:`: the recorder writes one for every run), its type keeps one
     (demo, claude-code, codex), or a command agent says it writes $SCARBOOK_TRANSCRIPT (`transcript:
     true`). The session refuses trajectory checks before the first run otherwise."""
-    return recorded or spec.KEEPS_TRANSCRIPT or bool(getattr(spec, "transcript", False))
+    return recorded or spec.transcript_kept()
 
 
 def project_keeps_transcript(agent: object, record: object) -> bool:

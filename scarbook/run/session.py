@@ -22,7 +22,6 @@ from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
-from scarbook.fs.settings import keys_of
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case
@@ -278,10 +277,8 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
     if not users:
         return []
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
-    also = (" (or, if the agent writes $SCARBOOK_TRANSCRIPT itself, say so with `transcript: true` under agent:)"
-            if "transcript" in keys_of(type(spec)) else "")
     return [f"trajectory checks read the run's transcript, but {with_article(str(spec.type))} agent keeps none: "
-            f"{shown} — turn on record: or use a preset (claude-code, codex){also}"]
+            f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"]
 
 
 def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str], *, confined: bool):
