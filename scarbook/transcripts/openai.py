@@ -10,6 +10,7 @@ from typing import Any
 
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.json_walk import STREAMED, Broken, walk
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import data_url_placeholder
@@ -119,9 +120,13 @@ def _check_chat(messages: Any, what: str) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
         raise NotThisFormat(f"{what} is not a non-empty list")
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in CHAT_ROLES or "type" in m:
-            raise NotThisFormat(f"{what}[{i}] is not a chat message (role one of {', '.join(sorted(CHAT_ROLES))})")
+        _check_chat_message(m, what, i)
     return messages
+
+
+def _check_chat_message(m: Any, what: str, i: int) -> None:
+    if not isinstance(m, dict) or not isinstance(m.get("role"), str) or m["role"] not in CHAT_ROLES or "type" in m:
+        raise NotThisFormat(f"{what}[{i}] is not a chat message (role one of {', '.join(sorted(CHAT_ROLES))})")
 
 
 def _check_items(items: Any, what: str) -> list[dict[str, Any]]:
@@ -130,11 +135,16 @@ def _check_items(items: Any, what: str) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not items:
         raise NotThisFormat(f"{what} is not a non-empty list")
     for i, it in enumerate(items):
-        ok = isinstance(it, dict) and (it.get("type") in ITEM_TYPES or ("type" not in it and "role" in it))
-        if not ok:
-            raise NotThisFormat(f"{what}[{i}] is not a Responses API item (type one of message, function_call, "
-                                "function_call_output, reasoning)")
+        _check_item(it, what, i)
     return items
+
+
+def _check_item(it: Any, what: str, i: int) -> None:
+    ok = isinstance(it, dict) and (isinstance(it.get("type"), str) and it["type"] in ITEM_TYPES
+                                   or ("type" not in it and "role" in it))
+    if not ok:
+        raise NotThisFormat(f"{what}[{i}] is not a Responses API item (type one of message, function_call, "
+                            "function_call_output, reasoning)")
 
 
 def _is_items(value: Any) -> bool:
@@ -142,13 +152,47 @@ def _is_items(value: Any) -> bool:
 
 
 def parse(src: Source) -> Transcript:
-    if not src.is_json:
+    if src.shape.kind not in ("json-object", "json-array"):
         raise NotThisFormat("not a JSON document")
-    return finish_transcript(read_value(src.json, src.path))
+    return finish_transcript(_read_document(src))
+
+
+def _read_document(src: Source) -> Transcript:
+    """A body, a list or a {request, response} pair read with its messages (or Responses items) handed over
+    one at a time (json_walk), each checked and added as it comes: a big body is never parsed whole."""
+    t = Transcript(format="openai-chat", source=src.path)
+    fn_ids: list[str] = []
+    seen = {"messages": 0, "input": 0}
+
+    def on_item(path: str, item: Any) -> None:
+        # in a bare list, a typed entry is a Responses item, an untyped one a chat message (the same Message
+        # either way when it is only a role and content)
+        side = "input" if path.endswith("input") or path == "" and isinstance(item, dict) and "type" in item \
+            else "messages"
+        if side == "input":
+            _check_item(item, "input", seen["input"])
+            add_item(t, item)
+        else:
+            _check_chat_message(item, "messages", seen["messages"])
+            add_chat_message(t, item, fn_ids)
+        seen[side] += 1
+
+    try:
+        value = walk(src.path, {"", "messages", "input", "request.messages", "request.input"}, on_item)
+    except Broken:
+        raise NotThisFormat("not a JSON document") from None
+    if value is STREAMED:
+        value = {"input" if seen["input"] else "messages": STREAMED}
+    return _fill(t, value, fn_ids, streamed=seen["messages"] + seen["input"])
 
 
 def read_value(value: Any, source: Any = None) -> Transcript:
     """The timeline of one OpenAI body, list or {request, response} pair (files not yet derived)."""
+    return _fill(Transcript(format="openai-chat", source=source), value, [])
+
+
+def _fill(t: Transcript, value: Any, fn_ids: list[str], streamed: int = 0) -> Transcript:
+    """`t` from a parsed body; its request's `messages` or `input` may be STREAMED (`streamed` of them added)."""
     request = response = None
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
         request, response = value["request"], value.get("response")
@@ -162,18 +206,21 @@ def read_value(value: Any, source: Any = None) -> Transcript:
         raise NotThisFormat("no `messages`, `input`, `choices` or `output`")
     responses_api = (request is not None and "input" in request) or (
         isinstance(response, dict) and (response.get("object") == "response" or "output" in response))
-    t = Transcript(format="openai-responses" if responses_api else "openai-chat", source=source)
-    fn_ids: list[str] = []
+    t.format = "openai-responses" if responses_api else "openai-chat"
     if request is not None:
         t.model = request.get("model")
-        if responses_api:
-            if request.get("instructions"):
-                t.entries.append(Message("system", str(request["instructions"])))
+        key = "input" if responses_api else "messages"
+        if request.get(key) is STREAMED:
+            if not streamed:
+                raise NotThisFormat(f"{key} is not a non-empty list")
+        elif responses_api:
             for item in _check_items(request.get("input"), "input"):
                 add_item(t, item)
         else:
             for m in _check_chat(request.get("messages"), "messages"):
                 add_chat_message(t, m, fn_ids)
+        if responses_api and request.get("instructions"):  # first, wherever the body put it
+            t.entries.insert(0, Message("system", str(request["instructions"])))
     if isinstance(response, dict):
         t.model = response.get("model") or t.model
         if responses_api:

@@ -19,7 +19,6 @@ _SWE_RANGE = re.compile(r"\Aedit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*\Z", re
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _MAY_TOUCH = re.compile(r">|\b(?:sed|perl|tee|cat)\b|\A(?:open|create|edit)\b")
 _PLAIN_CAT = re.compile(r"cat[ \t]+([^\s'\"\\|&;<>()$`*?{}\[\]-][^\s'\"\\|&;<>()$`*?{}\[\]]*)")
-_TRUNCATED = re.compile(r"lines? truncated|<elided_chars>|<output_head>|\[\.\.\.|output truncated", re.I)
 
 
 def shell_ops(command: str, open_file: str | None = None, *, swe_agent: bool = False) -> list[FileOp]:
@@ -44,8 +43,8 @@ def shell_ops(command: str, open_file: str | None = None, *, swe_agent: bool = F
                        end_line=int(m.group(2)))]
     if "\n" in text:
         return _unknown_changes(text)
-    try:
-        words = shlex.split(text)
+    try:  # no quoting to undo: split on blanks (shlex is slow, and most commands need none of it)
+        words = shlex.split(text) if any(c in text for c in "'\"\\") else text.split()
     except ValueError:
         return _unknown_changes(text)
     if not words:
@@ -136,9 +135,12 @@ def _command_changes(words: list[str]) -> list[FileOp]:
     return []
 
 
+_CUT_MARKS = ("truncated", "Truncated", "TRUNCATED", "<elided_chars>", "<output_head>", "[...")
+
+
 def whole_output(text: str) -> bool:
     """A command's output that the harness did not cut (no "lines truncated", no elided characters)."""
-    return not _TRUNCATED.search(text)
+    return not any(mark in text for mark in _CUT_MARKS)  # substring tests: a regex per output cost more
 
 
 _WINDOW_HEADER = re.compile(r"\A\[File: (?P<path>[^\]\n]*?) \((?P<total>\d+) lines total\)\]\n")

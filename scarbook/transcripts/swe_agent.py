@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.json_walk import STREAMED, Broken, walk
 from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.openai import add_chat_message, content_text
 from scarbook.transcripts.shell import window_path
@@ -27,9 +28,20 @@ _ISSUE = [re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S),
 _PREAMBLE = re.compile(r"\A(?:Consider the following PR description:|Here's the issue text:)\s*", re.S)
 _BASH = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```", re.S)
 _SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-_RETURN = re.compile(r"\A\s*<returncode>\s*(-?\d+)\s*</returncode>\s*(?:<output>\s*(.*?)\s*</output>)?", re.S)
+_RETURN = re.compile(r"\A\s*<returncode>\s*(-?\d+)\s*</returncode>\s*")
 _HARNESS = re.compile(r"\A\s*(?:<returncode>|<warning>|<output>|Please always provide EXACTLY ONE action|"
-                      r"The last command .* timed out|Observation:)", re.S)
+                      r"The last command [^\n]* timed out|Observation:)")
+
+
+def _returned(text: str) -> tuple[int, str]:
+    """(exit code, output) of mini-swe-agent's answer `<returncode>N</returncode><output>…</output>`; a
+    message of another shape is its own output, code 0. (Found with str.find: a pattern that looked for
+    the output's end at every character cost quadratic time on a long output.)"""
+    m = _RETURN.match(text)
+    if m is None:
+        return 0, text
+    end = text.find("</output>", m.end() + 8) if text.startswith("<output>", m.end()) else -1
+    return int(m.group(1)), text[m.end() + 8:end].strip() if end >= 0 else text
 
 
 def issue_of(prompt: str) -> str:
@@ -185,41 +197,60 @@ def _submission_from_submit(t: Transcript) -> None:
 
 
 def parse_mini(src: Source) -> Transcript:
-    value = src.json
-    doc = {"messages": value, "info": {}} if isinstance(value, list) else _document(src, "a mini-swe-agent .traj.json file is one")
-    messages = doc.get("messages")
-    if not isinstance(messages, list) or not messages:
+    """The messages are read one at a time (json_walk): a long run's trajectory is never parsed whole."""
+    if src.shape.kind not in ("json-object", "json-array"):
+        raise NotThisFormat("not a JSON object (a mini-swe-agent .traj.json file is one)")
+    t = Transcript(format="mini-swe-agent", source=src.path)
+    reader = _MiniMessages(t)
+    try:
+        doc = walk(src.path, {"", "messages"}, lambda _, m: reader.add(m))
+    except Broken:
+        raise NotThisFormat("not a JSON object (a mini-swe-agent .traj.json file is one)") from None
+    if doc is STREAMED:
+        doc = {"messages": STREAMED, "info": {}}
+    if not isinstance(doc, dict):
+        raise NotThisFormat("not a JSON object (a mini-swe-agent .traj.json file is one)")
+    if doc.get("messages") is not STREAMED or not reader.count:
         raise NotThisFormat("no `messages` list (a mini-swe-agent .traj.json file)")
     if "trajectory_format" not in doc and not isinstance(doc.get("info"), dict):
         raise NotThisFormat("no `trajectory_format` or `info` beside `messages`")
-    t = Transcript(format="mini-swe-agent", source=src.path)
-    pending: str | None = None  # the id of the command the next harness message answers
-    first_user = True
-    fn_ids: list[str] = []
-    for k, m in enumerate(messages):
+    _submission_from_submit(t)
+    return _finish(t, doc.get("info"))
+
+
+class _MiniMessages:
+    """mini-swe-agent's messages into the timeline as they come: a ```bash block is a command, the harness's
+    `<returncode>` answer its result, the first user message the issue."""
+
+    def __init__(self, t: Transcript) -> None:
+        self.t = t
+        self.count = 0
+        self.pending: str | None = None  # the id of the command the next harness message answers
+        self.first_user = True
+        self.fn_ids: list[str] = []
+
+    def add(self, m: Any) -> None:
+        k, t = self.count, self.t
+        self.count += 1
         if not isinstance(m, dict):
-            continue
+            return
         role = m.get("role")
         if m.get("tool_calls") or role == "tool":
-            add_chat_message(t, m, fn_ids)
-            continue
+            add_chat_message(t, m, self.fn_ids)
+            return
         text = _text(m.get("content"))
         if role == "assistant":
             t.entries.append(Message("assistant", text))
             block = _BASH.findall(text)
             if block:
-                pending = f"cmd-{k}"
-                t.entries.append(ToolCall(pending, "bash", {"command": block[-1].strip()}))
-        elif role == "user" and (pending is not None or _HARNESS.match(text)) and not first_user:
-            ret = _RETURN.match(text)
-            code = int(ret.group(1)) if ret else 0
-            output = ret.group(2) if ret and ret.group(2) is not None else text
-            t.entries.append(ToolResult(pending or f"note-{k}", output, is_error=code != 0))
-            pending = None
+                self.pending = f"cmd-{k}"
+                t.entries.append(ToolCall(self.pending, "bash", {"command": block[-1].strip()}))
+        elif role == "user" and (self.pending is not None or _HARNESS.match(text)) and not self.first_user:
+            code, output = _returned(text)
+            t.entries.append(ToolResult(self.pending or f"note-{k}", output, is_error=code != 0))
+            self.pending = None
         elif role == "user":
-            t.entries.append(Message("user", issue_of(text) if first_user else text))
-            first_user = False
+            t.entries.append(Message("user", issue_of(text) if self.first_user else text))
+            self.first_user = False
         elif role == "system":
             t.entries.append(Message("system", text))
-    _submission_from_submit(t)
-    return _finish(t, doc.get("info"))
