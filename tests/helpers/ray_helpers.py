@@ -151,3 +151,45 @@ def wait_until(predicate, timeout_s: float = 20.0, step: float = 0.1) -> bool:
 
 def cpus_free() -> bool:
     return ray.available_resources().get("CPU", 0) == ray.cluster_resources().get("CPU", -1)
+
+
+def _descendants() -> set[int]:
+    """The pids of every process below this one (Linux /proc)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        for child, ppid in parent.items():
+            if ppid == pid and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def add_node(cluster, attempts: int = 3, **node_args):
+    """`cluster.add_node(**node_args)` (the head first), started again when Ray's own start-up wait runs out.
+    ray._private.node gives a node's raylet a fixed 30 s to register (no setting changes it); on a busy
+    machine its agents (Python processes) can take longer, and Ray raises "The current node timed out during
+    startup" though the node is still coming up. The half-started node's processes are killed (they would
+    join the cluster later, unknown to `cluster`) and the node is started again."""
+    import signal
+
+    for attempt in range(1, attempts + 1):
+        before = _descendants()
+        try:
+            return cluster.add_node(**node_args)
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+            for pid in _descendants() - before:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    raise AssertionError("unreachable")

@@ -74,6 +74,35 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
         await pilot.pause(0.02)
 
 
+async def wait_for_session(pilot, live, stall: float = 30.0, what: str = "the session to end") -> None:
+    """Wait until `live` (a LiveSession) is done, however long its runs take on a busy machine, as long as it
+    moves: it fails once nothing happened in the session (no run started or finished) for `stall` seconds.
+    A fixed bound on the whole session fails a healthy one that is merely slow (60 s for 160 adaptive runs)."""
+    seen, since = live.version, time.monotonic()
+    while not live.done:
+        if live.version != seen:
+            seen, since = live.version, time.monotonic()
+        elif time.monotonic() - since > stall:
+            raise AssertionError(f"waiting for {what}: nothing happened in the session for {stall:g}s "
+                                 f"({live.finished_runs} runs finished, {sum(live.running.values())} running)")
+        await pilot.pause(0.02)
+
+
+def raised_notifications(app) -> list:
+    """Every notification `app` raises from now on (Textual's Notification: title, message, severity), kept.
+    Textual's own list (`app._notifications`) drops one once its timeout has passed: a test that looks only
+    after something slower (the editor a draft opens, on a busy machine) finds the notification gone."""
+    raised: list = []
+    add = app._notifications.add
+
+    def keep(notification):
+        raised.append(notification)
+        return add(notification)
+
+    app._notifications.add = keep
+    return raised
+
+
 def editor_ready(app) -> bool:
     """The editor is on top with its whole form built: opening a case reads it in a thread first, then
     builds the first screenful (typing goes in from then on) and the rest; a test that ends while the

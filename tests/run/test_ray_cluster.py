@@ -25,6 +25,7 @@ from tests.helpers.ray_helpers import (
     ONE_CHECK_CASE,
     SLEEPER,
     SPENDER,
+    add_node,
     alive,
     cli,
     cpus_free,
@@ -46,8 +47,11 @@ pytestmark = pytest.mark.xdist_group("ray")
 def cluster():
     from ray.cluster_utils import Cluster
 
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
-    c.add_node(num_cpus=2)
+    c = Cluster()
+    # a Ray worker process that has not registered with its raylet within worker_register_timeout_seconds
+    # (60) is killed: on a busy machine (the rest of the suite beside it) its start can take longer
+    add_node(c, num_cpus=2, include_dashboard=False, _system_config={"worker_register_timeout_seconds": 600})
+    add_node(c, num_cpus=2)
     c.wait_for_nodes()
     ray.init(address=c.address, log_to_driver=False)
     try:
@@ -130,7 +134,8 @@ def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
         control = SessionControl()
         async for ev in run_session(ready, control=control, executor=executor):
             if isinstance(ev, RunStarted) and len(os.listdir(pids)) < 4:
-                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                assert await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60), \
+                    f"the 4 runs did not all start within 60 s: {sorted(os.listdir(pids))}"
                 control.cancel()
             if isinstance(ev, SessionFinished):
                 return ev
@@ -219,7 +224,8 @@ def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
         async for ev in run_session(ready, executor=executor):
             if isinstance(ev, RunStarted) and not lost:
                 lost = True
-                await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60)
+                assert await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60), \
+                    f"the 4 runs did not all start within 60 s: {sorted(os.listdir(pids))}"
                 await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
                 release.touch()  # the 2 on the head node end; the 2 lost ones end as soon as they run again
             if isinstance(ev, SessionFinished):
@@ -228,7 +234,7 @@ def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
     try:
         finished = asyncio.run(go())
     finally:
-        cluster.add_node(num_cpus=2)  # the other tests of this module keep their two nodes
+        add_node(cluster, num_cpus=2)  # the other tests of this module keep their two nodes
         cluster.wait_for_nodes()
     runs = finished.runs
     assert [r.status for r in runs] == ["pass"] * 4, [r.reason for r in runs]

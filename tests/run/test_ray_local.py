@@ -82,3 +82,22 @@ def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypa
     assert result.exit_code == 2
     assert result.stderr.strip() == "scarbook: the Ray executor needs Ray: pip install 'scarbook[ray]'"
     assert not (root / "workspaces" / "history").exists() or not any((root / "workspaces" / "history").iterdir())
+
+
+def test_ray_outliving_its_own_start_up_wait_is_said_in_one_line(tmp_path, monkeypatch):
+    """On a busy machine Ray's processes can take longer than the 30 s ray._private.node gives them, and
+    ray.init raises a bare Exception: before, its traceback reached the user."""
+    def slow_start(*args, **kwargs):
+        raise Exception("The current node timed out during startup. This could happen because some of the raylet "
+                        "failed to startup or the GCS has become overloaded.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # (an earlier test of this module started it)
+    monkeypatch.setattr(ray, "init", slow_start)
+    root = write_project(tmp_path / "p", executor="{type: ray}",
+                         cases={"c": "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n"})
+    result = cli(root, "eval", "--runs", "1")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "scarbook: could not start Ray here: its processes did not come up within Ray's own 30 s start-up wait (a "
+        "busy machine?) — run again, or start Ray once with `ray start --head` and set executor.address: auto in "
+        "scarbook.yaml")

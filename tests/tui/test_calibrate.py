@@ -207,10 +207,13 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         await wait_until(pilot, lambda: screen.loaded, what="the judged items")
         assert len(screen.items) == 3
         await pilot.press("s")
+        # the keys typed while the first item is put on screen wait for it (tui/key_queue.py): read the
+        # artifact once the skip has shown the second, not before (on a busy machine, it was the first)
+        await wait_until(pilot, lambda: screen.skipped == 1 and screen.position == 1, what="the skip")
         graded = str(screen.query_one("#calibrate-artifact-text").render()).strip() + "\n"
+        assert graded == screen.items[1].artifact
         await pilot.press("f", "escape")
-        await pilot.pause()
-        assert screen.revealed
+        await wait_until(pilot, lambda: screen.revealed, what="the reveal")
         text = screen_text(app)
         assert "graded 1 · skipped 1" in text
         verdict = judged[graded][0]
@@ -234,7 +237,7 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         await wait_until(pilot, lambda: screen.loaded, what="the judged items")
         assert sorted(item.artifact for item in screen.items) == sorted(set(judged) - {graded})
         await pilot.press("escape")  # stopped before grading anything: nothing to score
-        await pilot.pause()
+        await wait_until(pilot, lambda: screen.revealed, what="the stop")
         assert "no labels given — nothing to compare with the judge" in screen_text(app)
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
     assert len(stored["calibrations"]) == 1 and len(stored["labels"]) == 1

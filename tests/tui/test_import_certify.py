@@ -16,7 +16,15 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.import_scar import ImportScreen
 from tests.cli.test_import_certify import TRANSCRIPT
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
-from tests.helpers.tui_fixtures import SIZE, editor_ready, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
+from tests.helpers.tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    project_root,
+    raised_notifications,
+    wait_until,
+)
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
@@ -37,8 +45,8 @@ async def import_by_keys(pilot, transcript: Path, keys: list[str], case_id: str)
     await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on the draft")
 
 
-def titles(app) -> list[str]:
-    return [n.title for n in app._notifications]
+def titles(raised: list) -> list[str]:
+    return [n.title for n in raised]
 
 
 async def test_a_marked_good_artifact_certifies_the_draft(tmp_path, judge_server, monkeypatch):
@@ -49,13 +57,14 @@ async def test_a_marked_good_artifact_certifies_the_draft(tmp_path, judge_server
     (tmp_path / "t.json").write_text(json.dumps(TRANSCRIPT))
     judge_server.push(*[tool_reply([("FAIL", "claims done")])] * 3, *[tool_reply([("PASS", "fine")])] * 3)
     app = make_app(root)
+    raised = raised_notifications(app)  # the certification may come while the editor still opens: kept
     async with app.run_test(size=SIZE) as pilot:
         # candidates: 1 the answer, 2 the file tmp.txt (highlighted), 3 the tool's result.
         # 3 is good (g marks it; its row says so), 1 — the answer — failed
         keys = ["end", "g", "home"]
         await import_by_keys(pilot, tmp_path / "t.json", keys, "said-done")
-        await wait_until(pilot, lambda: "said-done: certification: certified" in titles(app), timeout=20,
-                         what=f"the certification (notifications: {titles(app)})")
+        await wait_until(pilot, lambda: "said-done: certification: certified" in titles(raised), timeout=20,
+                         what=f"the certification (notifications: {titles(raised)})")
     case = load_case(root / "cases" / "said-done")
     assert case.scar.artifact_at == "output"
     assert (case.root / case.scar.failed_artifact).read_text() == "Done: tmp.txt holds the first line."
@@ -69,11 +78,12 @@ async def test_without_a_good_artifact_the_screen_says_certification_was_partial
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     (tmp_path / "t.json").write_text(json.dumps(TRANSCRIPT))
     app = make_app(project_root)
+    raised = raised_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await import_by_keys(pilot, tmp_path / "t.json", [], "first-line")  # the file tmp.txt, no good one
-        await wait_until(pilot, lambda: "first-line: certification partial (misses)" in titles(app), timeout=20,
-                         what=f"the certification (notifications: {titles(app)})")
-        note = next(n for n in app._notifications if n.title == "first-line: certification partial (misses)")
+        await wait_until(pilot, lambda: "first-line: certification partial (misses)" in titles(raised), timeout=20,
+                         what=f"the certification (notifications: {titles(raised)})")
+        note = next(n for n in raised if n.title == "first-line: certification partial (misses)")
         assert note.message == (
             "every check passes the failed artifact — the case would not have caught the incident; sharpen the "
             "checks or rubric\ncertification partial: only (a) was checked — the failed artifact passes every "

@@ -22,6 +22,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     move_library_cursor,
     plain,
     project_root,
+    wait_for_session,
     wait_until,
 )
 
@@ -67,7 +68,7 @@ async def test_adaptive_launch_decides_cases_and_the_live_screen_shows_it(projec
         app.screen.query_one("#adaptive").value = True
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
-        await wait_until(pilot, lambda: app.live.done, timeout=90, what="the session to end")
+        await wait_for_session(pilot, app.live)  # up to 30 runs a case: as long as they keep finishing
         await pilot.pause(0.3)
         live = app.live
         assert set(live.decided) == {c.id for c in live.cases}

@@ -45,6 +45,13 @@ CANCEL_GRACE_S = KILL_GRACE_S + 2.0  # the worker's own kill of the agent, plus 
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'scarbook[ray]'"
 
 
+# ray._private.node gives a new node's processes a fixed 30 s to come up (no setting changes it)
+STARTUP_TIMED_OUT = "timed out during startup"
+SLOW_START = ("could not start Ray here: its processes did not come up within Ray's own 30 s start-up wait (a "
+              "busy machine?) — run again, or start Ray once with `ray start --head` and set "
+              "executor.address: auto in scarbook.yaml")
+
+
 def import_ray():
     try:
         import ray
@@ -105,6 +112,10 @@ class RayExecutor:
                 raise ScarbookError(f"could not connect to Ray at {where}: {' '.join(str(exc).split())} — start "
                                     "a cluster with `ray start --head` (and `ray start --address=HEAD:6379` on "
                                     "the workers), or set executor.address in scarbook.yaml") from None
+            except Exception as exc:  # Ray raises a bare Exception when its node outlives its fixed start-up wait
+                if STARTUP_TIMED_OUT not in str(exc):
+                    raise
+                raise ScarbookError(SLOW_START) from None
         from scarbook.run.ray.worker import run_remote
 
         self._remote = ray.remote(max_retries=0)(run_remote)
