@@ -12,7 +12,8 @@ Issue 34.7's targets, for every format at 200,000 records: peak memory <= 2x the
 the whole document, one per `data:` line of an event stream, one per line of text read as a JSON
 string). Each format's log is real-shaped (benchmarks/transcript_shapes.py; Claude Code logs by
 `generate_real` below) and measured in fresh processes: the bare loop in one, the import in another;
-peak memory is the growth of max RSS over the RSS right after imports.
+peak memory is the growth of the process's RSS high-water mark (VmHWM; ru_maxrss would carry this
+script's own peak into every child) over its RSS right after imports.
 
 `--sizes`: each Claude Code log shaped like a real session (`generate_real`, issue 26.9: every content
 block its own record with the whole envelope, thinking signatures, Bash output repeated in
@@ -39,12 +40,17 @@ CHILD = r"""
 import json, resource, sys, time
 from scarbook.transcripts import candidates, load_transcript, suggest_seeds, suggest_task
 
-def rss_kb():
+def rss_kb(field="VmRSS"):
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def peak_kb():
+    # this process's own high-water mark: ru_maxrss carries the parent's across fork and exec, so a
+    # benchmark that built a big log in memory would lend every child its peak
+    return rss_kb("VmHWM")
 
 base = rss_kb()
 start, cpu = time.perf_counter(), time.process_time()
@@ -53,7 +59,7 @@ cands = candidates(t)
 seeds = suggest_seeds(t)
 task = suggest_task(t)
 took, cpu = time.perf_counter() - start, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+peak = peak_kb()
 print(json.dumps({"seconds": took, "cpu": cpu, "peak_kb": peak - base, "entries": len(t.entries),
                   "files": len(t.files_written), "candidates": len(cands), "task": bool(task), "format": t.format}))
 """
@@ -62,12 +68,17 @@ print(json.dumps({"seconds": took, "cpu": cpu, "peak_kb": peak - base, "entries"
 BARE = r"""
 import json, resource, sys, time
 
-def rss_kb():
+def rss_kb(field="VmRSS"):
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def peak_kb():
+    # this process's own high-water mark: ru_maxrss carries the parent's across fork and exec, so a
+    # benchmark that built a big log in memory would lend every child its peak
+    return rss_kb("VmHWM")
 
 path, kind = sys.argv[1], sys.argv[2]
 base = rss_kb()
@@ -85,7 +96,7 @@ else:
             elif kind == "text":
                 json.loads(b'"' + line.rstrip(b"\n").replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"')
 cpu = time.process_time() - cpu
-print(json.dumps({"cpu": cpu, "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}))
+print(json.dumps({"cpu": cpu, "peak_kb": peak_kb() - base}))
 """
 
 WORDS = ["the", "agent", "reads", "the", "file", "then", "writes", "a", "summary", "of", "each", "section", "and", "checks", "the", "result", "again", "before", "it", "answers", "with", "what", "it", "did", "and", "why", "it", "chose", "that", "way"]

@@ -27,6 +27,7 @@ from scarbook.text import plural
 from scarbook.transcripts import anthropic_api, openai
 from scarbook.transcripts.expand import TooExpanded, read_expanded
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.json_walk import STREAMED, Broken, walk
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.sse import fold_chat_chunks, sse_events
@@ -192,24 +193,46 @@ def _call(interaction: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:
     return (api, req_body, resp_body, _status(response)) if api is not None else None
 
 
-def _chained(calls: list[tuple[str, Any, Any, Any]]) -> tuple[str, Any, Any, Any]:
-    """The last call, with the input of the Responses API calls it continues (`previous_response_id`:
-    the server keeps the history, the request holds only the new turn) put before its own."""
-    api, req, resp, code = calls[-1]
-    by_id = {r["id"]: (q, r) for _, q, r, _ in calls if isinstance(q, dict) and isinstance(r, dict)
-             and isinstance(r.get("id"), str)}
-    if not isinstance(req, dict) or not isinstance(req.get("input"), (list, str)):
-        return calls[-1]
-    items = _items(req["input"])
-    seen: set[str] = set()
-    previous = req.get("previous_response_id")
-    while isinstance(previous, str) and previous in by_id and previous not in seen:
-        seen.add(previous)
-        earlier_req, earlier_resp = by_id[previous]
-        earlier_out = [i for i in earlier_resp.get("output") or [] if isinstance(i, dict) and i.get("type") == "message"]
-        items = _items(earlier_req.get("input")) + earlier_out + items
-        previous = earlier_req.get("previous_response_id")
-    return api, {**req, "input": items}, resp, code
+class _Calls:
+    """The model calls of a cassette, met one interaction at a time: the last one whole, and of each earlier
+    Responses API call only what a later one continuing it (`previous_response_id`) needs."""
+
+    def __init__(self) -> None:
+        self.interactions = 0
+        self.calls = 0
+        self.last: tuple[str, Any, Any, Any] | None = None
+        self.responses: dict[str, tuple[Any, Any, list[Any]]] = {}  # id -> (input, previous id, output messages)
+
+    def add(self, interaction: Any, *, listed: bool = False) -> None:
+        if not isinstance(interaction, dict) or listed and "request" not in interaction:
+            return
+        self.interactions += 1
+        call = _call(interaction)
+        if call is None:
+            return
+        self.calls += 1
+        self.last = call
+        _, req, resp, _ = call
+        if isinstance(req, dict) and isinstance(resp, dict) and isinstance(resp.get("id"), str) \
+                and isinstance(resp.get("output"), list):
+            out = [i for i in resp["output"] if isinstance(i, dict) and i.get("type") == "message"]
+            self.responses[resp["id"]] = (req.get("input"), req.get("previous_response_id"), out)
+
+    def chained(self) -> tuple[str, Any, Any, Any]:
+        """The last call, with the input of the Responses API calls it continues put before its own (the
+        server keeps the history; the request holds only the new turn)."""
+        assert self.last is not None
+        api, req, resp, code = self.last
+        if not isinstance(req, dict) or not isinstance(req.get("input"), (list, str)):
+            return self.last
+        items = _items(req["input"])
+        seen: set[str] = set()
+        previous = req.get("previous_response_id")
+        while isinstance(previous, str) and previous in self.responses and previous not in seen:
+            seen.add(previous)
+            earlier_input, previous, earlier_out = self.responses[previous]
+            items = _items(earlier_input) + earlier_out + items
+        return api, {**req, "input": items}, resp, code
 
 
 def _items(value: Any) -> list[Any]:
@@ -219,17 +242,27 @@ def _items(value: Any) -> list[Any]:
 
 
 def parse(src: Source) -> Transcript:
-    interactions = _interactions(_document(src))
+    calls = _Calls()
     try:
-        calls = [c for c in map(_call, interactions) if c is not None]
+        if src.shape.kind in ("json-object", "json-array"):  # read an interaction at a time
+            try:
+                doc = walk(src.path, {"", "interactions"}, lambda where, i: calls.add(i, listed=where == ""))
+            except Broken:
+                raise NotThisFormat("JSON that does not parse") from None
+            if doc is not STREAMED and not (isinstance(doc, dict) and doc.get("interactions") is STREAMED):
+                for interaction in _interactions(doc):  # one exchange, or a response alone
+                    calls.add(interaction)
+        else:
+            for interaction in _interactions(_document(src)):
+                calls.add(interaction)
     except TooExpanded as exc:
         raise ScarbookError(f"{src.path}: this cassette is refused: {exc}") from None
-    if not calls:
-        raise NotThisFormat(f"{plural(len(interactions), 'HTTP exchange')}, none of them a call to the "
+    if calls.last is None:
+        raise NotThisFormat(f"{plural(calls.interactions, 'HTTP exchange')}, none of them a call to the "
                             "Anthropic Messages API or OpenAI")
-    t = _exchange(*_chained(calls), src)
+    t = _exchange(*calls.chained(), src)
     t.format = FORMAT
-    if len(calls) > 1:
-        t.warnings.append(f"the cassette holds {plural(len(calls), 'model call')}; the last one's conversation is "
+    if calls.calls > 1:
+        t.warnings.append(f"the cassette holds {plural(calls.calls, 'model call')}; the last one's conversation is "
                           "imported (each call repeats the history before it)")
     return finish_transcript(t)

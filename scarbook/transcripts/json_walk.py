@@ -76,14 +76,14 @@ class _Chunks:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
                 if not self.eof and (exc.pos >= len(self.buf) - 8 or exc.msg.startswith("Unterminated")):
-                    self.want = 2 * len(self.buf)  # cut by the chunk's end: read on (doubling, so linear)
+                    self.want = 2 * (len(self.buf) - self.pos)  # cut by the chunk's end: read on (doubling, so linear)
                     self.fill()
                     continue
                 raise Broken(f"{exc.msg} at {self.consumed + exc.pos}") from None
             except RecursionError:
                 raise Broken(f"nested too deeply at {self.consumed + self.pos}") from None
             if end >= len(self.buf) and not self.eof and self.buf[self.pos] not in '"{[':
-                self.want = 2 * len(self.buf)  # a number or literal may go on in the next chunk
+                self.want = 2 * (len(self.buf) - self.pos)  # a number or literal may go on in the next chunk
                 self.fill()
                 continue
             self.pos = end

@@ -135,17 +135,23 @@ class Source:
         if self.is_binary:
             return _NOT_JSON
         with open(self.path, "rb") as fh:
-            line = fh.readline()
+            line = fh.readline(RECORDS_BYTES)
             start = 3 if line.startswith(b"\xef\xbb\xbf") else 0
             line = line[start:]
             while line and not line.strip():
                 start = fh.tell()
-                line = fh.readline()
+                line = fh.readline(RECORDS_BYTES)
+            if line and not line.endswith(b"\n") and not _rest_of_line(fh):
+                return _NOT_JSON  # one long line and nothing after it: a document, not JSON lines
             rest = fh.read(4096)
             while rest and not rest.strip():
                 rest = fh.read(4096)
         if not rest:
             return _NOT_JSON
+        if len(line) >= RECORDS_BYTES and not line.endswith(b"\n"):
+            with open(self.path, "rb") as fh:  # JSON lines whose first record is that big: read it whole
+                fh.seek(start)
+                line = fh.readline()
         try:
             return parse_json(decode_lenient(line, start, set()))
         except ValueError:
@@ -266,6 +272,19 @@ class Source:
     def objects(self) -> list[dict[str, Any]]:
         """The JSON-lines records that are objects (the shape every JSONL format uses)."""
         return [v for _, v in self.json_lines.records if isinstance(v, dict)]
+
+
+def _rest_of_line(fh: Any) -> bool:
+    """Skip to the end of the line being read, a block at a time (nothing held); True when a newline ends it
+    (more may follow), False when the file ends first."""
+    while True:
+        block = fh.read(65536)
+        if not block:
+            return False
+        newline = block.find(b"\n")
+        if newline >= 0:
+            fh.seek(newline + 1 - len(block), os.SEEK_CUR)
+            return True
 
 
 class NotARegularFile(OSError):
