@@ -21,6 +21,8 @@ from scarbook.run.shard import check_session_id
 from scarbook.text import plural
 from scarbook.tools.merge import (
     check_complete,
+    check_plan,
+    check_read,
     check_records,
     copy_kept_workspaces,
     find_shards,
@@ -73,7 +75,9 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     found = [f for f in found if f.shard.session_id == sid]
     if not found:
         raise ScarbookError(f"no shards of session {sid} in {', '.join(map(str, dirs))}")
-    check_complete(found)
+    check_complete(found)  # the headers: every shard once, one session, one configuration
+    check_read(found)  # every record read as the runner wrote it, none missing
+    check_plan(found)  # each shard's runs are its jobs, all of them when it finished
     cases = cases_for(project, found[0].info)  # the shards agree on cases and digests (check_complete)
     check_records(found, {cid: len(case.checks) for cid, case in cases.items()})
     info, runs = merge_shards(found)

@@ -86,7 +86,9 @@ SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": 
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
                   "case_digests": _STR_MAP, "partial": _BOOL, "decisions": _STR_MAP, "note": _STR,
                   "gate": _DICT, "rerun_of": _DICT, "batch": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok),
-                  "isolation": ({dict}, "an object with a string `ran`", _isolation_ok)}
+                  "isolation": ({dict}, "an object with a string `ran`", _isolation_ok),
+                  "recorded": ({dict}, "a map of case id to a count of runs",
+                               lambda v: all(type(n) is int and n >= 0 for n in v.values()))}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:
@@ -162,6 +164,22 @@ def run_shape_problem(doc: Any) -> str | None:
     return None
 
 
+def status_problem(doc: dict) -> str | None:
+    """Why a well-shaped record's status does not follow from its checks, or None: a pass or an unjudged
+    run is only ever written with no check failed (a pass: every check passed; unjudged: a judge check
+    skipped); a fail or an error counts against its case whatever its checks say, so it is not questioned.
+    (`scarbook merge` adds that the case's every check is there, which it can count from the case.)"""
+    status, checks = doc["status"], doc.get("checks", [])
+    if status not in ("pass", "unjudged"):
+        return None
+    for i, c in enumerate(checks):
+        if c["status"] in ("fail", "error") or (status == "pass" and c["status"] != "pass"):
+            return f"it is marked {status}, but check {c.get('index', i) + 1} ({c['type']}) is {c['status']}"
+    if status == "unjudged" and checks and all(c["status"] == "pass" for c in checks):
+        return "it is marked unjudged, but every check passed"
+    return None
+
+
 def _cause_problem(cause: Any, where: str) -> str | None:
     """Why a cause ({kind, rule, evidence}) is not one the runner writes; None when absent or fine."""
     if cause is None:
@@ -223,7 +241,7 @@ def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
     problems = {n: why for n, why in bad_lines.items()}
     fitting: dict[int, list[int]] = defaultdict(list)
     for n, doc in docs.items():
-        why = run_shape_problem(doc) or plan_problem(doc, info, case_id)
+        why = run_shape_problem(doc) or plan_problem(doc, info, case_id) or status_problem(doc)
         if why:
             problems[n] = why
         else:
@@ -237,3 +255,37 @@ def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
         else:
             runs.append(make(docs[lines[0]]))
     return runs, [m for _, m in sorted(messages)]
+
+
+def fill_short(path: Path, info: SessionInfo, case_id: str, runs: list, make: Callable[[dict], Any]) -> str | None:
+    """When `runs` (what counts of a case's runs file) are fewer than the session recorded when it ended
+    (lines deleted, or left out as forged or damaged), the missing ones are added as unjudged (so the case
+    has no verdict in the session) and the message saying so is returned; else None."""
+    short = info.recorded.get(case_id, 0) - len(runs)
+    if short <= 0:
+        return None
+    runs += [make(missing_doc(info, case_id, k)) for k in _free_ks(short, [r.k for r in runs])]
+    return short_message(path, info, case_id, info.recorded[case_id] - short)
+
+
+def short_message(path: Path, info: SessionInfo, case_id: str, found: int) -> str:
+    recorded = info.recorded[case_id]
+    return (f"history file {path} holds {found} run{'' if found == 1 else 's'} of case {case_id}, but session "
+            f"{info.id} recorded {recorded} when it ended — {recorded - found} were deleted or left out (forged or "
+            f"damaged): the session is damaged and case {case_id} has no verdict in it")
+
+
+def missing_doc(info: SessionInfo, case_id: str, k: int) -> dict[str, Any]:
+    """A run the session recorded whose line is gone: unjudged (no verdict, so its case has none)."""
+    return {"session_id": info.id, "case_id": case_id, "k": k, "status": "unjudged", "checks": [],
+            "reason": "missing from history: the session recorded this run, its line is gone (deleted or "
+                      "left out as forged or damaged) — the case has no verdict in this session"}
+
+
+def _free_ks(count: int, taken: list[int]) -> list[int]:
+    used, out, k = set(taken), list[int](), 0
+    while len(out) < count:
+        k += 1
+        if k not in used:
+            out.append(k)
+    return out

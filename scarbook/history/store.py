@@ -32,10 +32,13 @@ from scarbook.fs.files import describe_os_error
 from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
 from scarbook.history.records import (
     RunOutcome,
+    fill_short,
+    missing_doc,
     outcome_from_doc,
     run_from_doc,
     session_from_doc,
     session_problem,
+    short_message,
     sort_runs,
 )
 from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
@@ -99,6 +102,7 @@ class History:
         self.dir = Path(workspaces_dir) / "history"
         self._locks: dict[str, FileLock] = {}
         self._writers: dict[tuple[str, str], RunsDB] = {}
+        self._recorded: dict[str, dict[str, set[int]]] = {}  # session -> case -> the k's this process recorded
 
     # -- writing ------------------------------------------------------------------------------
     def new_session_id(self) -> str:
@@ -190,13 +194,19 @@ class History:
         clean_record_text(run)
         try:
             self._writer(run.session_id, run.case_id).insert(run.to_dict())
+            self._recorded.setdefault(run.session_id, {}).setdefault(run.case_id, set()).add(run.k)
         except OSError as exc:
             raise HistoryError(f"could not record run {run.case_id}#{run.k} in {self.dir / run.session_id}: "
                                f"{describe_os_error(exc)} — {_fix_for(exc)} (the runs recorded before it are "
                                "kept)") from None
 
     def finish_session(self, info: SessionInfo) -> None:
+        """Write the session's end, with how many runs of each case it recorded (SessionInfo.recorded:
+        every later read checks the runs files still hold them)."""
         info.finished_at = info.finished_at or now_iso()
+        recorded = self._recorded.pop(info.id, None)
+        if recorded is not None:
+            info.recorded = {cid: len(ks) for cid, ks in sorted(recorded.items())}
         for key in [k for k in self._writers if k[0] == info.id]:
             self._writers.pop(key).close()
         try:
@@ -290,10 +300,17 @@ class History:
         else:
             files = sorted([*folder.glob(f"runs-*{SUFFIX}"), *folder.glob(f"runs-*{LEGACY_SUFFIX}")])
         out: ReadResult = ReadResult()
+        read: set[str] = set()
         for path in files:
             if not path.exists() and not path.is_symlink():
                 continue
+            read.add(path.name[len("runs-"):-len(path.suffix)])
             out.extend(self._read_runs_file(path, info, make, out.problems))
+        for cid in [case_id] if case_id else list(info.recorded):
+            if info.recorded.get(cid) and cid not in read:  # its whole runs file is gone
+                path = folder / f"runs-{cid}{SUFFIX}"
+                out.add_problems([short_message(path, info, cid, 0)])
+                out.extend(make(missing_doc(info, cid, k)) for k in range(1, info.recorded[cid] + 1))
         out.sort(key=lambda r: (r.case_id, r.k))
         return out
 
@@ -324,6 +341,9 @@ class History:
         # A live session may be mid-append as we read: its last line is not cut, only not there yet.
         if cut is not None and not self._is_live(info.id):
             tell(cut)
+        short = fill_short(path, info, cid, runs, make)  # fewer than it recorded: no verdict for the case
+        if short:
+            tell(short)
         return runs
 
     def iter_all_runs(self) -> Iterator[RunRecord]:

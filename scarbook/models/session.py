@@ -42,10 +42,16 @@ class SessionInfo:
     # what confined its agent: {"ran": "sandbox" | "none", "asked": "auto" | "sandbox" | "none", "network":
     # bool (sandbox), "why": str (auto fell back to none)} (scarbook.run.session.choose_isolation); {} before 25.1
     isolation: dict[str, Any] = field(default_factory=dict)
+    # case id -> how many runs of it the session recorded, written when it ends: a read that finds fewer
+    # lines (deleted, or left out as forged) marks the case damaged, without a verdict; {} while it runs,
+    # and in records written before it was kept (left out of the file then)
+    recorded: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["state"] = str(self.state)
+        if not self.recorded:
+            del d["recorded"]
         return d
 
     @classmethod

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.errors import HistoryError, ScarbookError
-from scarbook.models import CheckStatus, RunRecord, RunStatus, SessionInfo
+from scarbook.history.records import status_problem
+from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.run.shard import Shard
 from scarbook.text import plural
 
@@ -34,6 +35,7 @@ class FoundShard:
     info: SessionInfo
     runs: list[RunRecord]
     folder: Path
+    problems: list[str]  # what reading its runs told (a line left out, runs missing): check_read says the first
 
     @property
     def name(self) -> str:
@@ -83,9 +85,7 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                                        "writes — the shard's history was altered; run that shard again")
                 shard = Shard(spec["index"], spec["count"], spec["session"])
                 runs = history.runs(sub.name)
-                if runs.problems:
-                    raise HistoryError(f"shard {shard.label} in {sub}: {runs.problems[0]}")
-                found.append(FoundShard(shard, info, runs, sub))
+                found.append(FoundShard(shard, info, runs, sub, [str(p) for p in runs.problems]))
     return found
 
 
@@ -146,29 +146,52 @@ def check_complete(found: list[FoundShard]) -> None:
                 raise ScarbookError(f"shard {f.shard.label} of session {sid} ran with a different {what} than "
                                     f"shard 1/{n} ({getattr(f.info, key)!r} vs {getattr(first.info, key)!r}) — "
                                     "the shards of one session must run the same commit and configuration")
+
+
+
+def check_read(found: list[FoundShard]) -> None:
+    """Every shard's runs read whole (history's record checks: no line left out, none missing)."""
+    for f in sorted(found, key=lambda f: f.shard.index):
+        if f.problems:
+            raise HistoryError(f"shard {f.shard.label} in {f.folder}: {f.problems[0]}")
+
+
+def check_plan(found: list[FoundShard]) -> None:
+    """Each shard holds only runs of its jobs, and a shard that finished a fixed plan holds every one of
+    them: a line deleted, or runs_per_case raised in every shard's header alike, leaves runs missing."""
+    first = min(found, key=lambda f: f.shard.index).info
     for f in found:
-        planned = f.shard.jobs(first.info.case_ids, first.info.runs_per_case)
+        planned = f.shard.jobs(first.case_ids, first.runs_per_case)
         for r in f.runs:
             if r.k not in planned.get(r.case_id, ()):
-                raise ScarbookError(f"shard {f.shard.label} of session {sid} holds run {r.case_id}#{r.k}, which is "
-                                    f"not one of its jobs — {f.folder} is damaged or from another split")
+                raise ScarbookError(f"shard {f.shard.label} of session {f.shard.session_id} holds run "
+                                    f"{r.case_id}#{r.k}, which is not one of its jobs — {f.folder} is damaged or "
+                                    "from another split")
+        _check_counts(f, planned)
+
+
+def _check_counts(f: FoundShard, planned: dict[str, list[int]]) -> None:
+    if f.info.state != "finished" or len(f.info.gate.get("looks") or [0]) > 1:  # stopped early, or `undecided: more`
+        return
+    held = {(r.case_id, r.k) for r in f.runs}
+    missing = [(cid, k) for cid, ks in planned.items() for k in ks if (cid, k) not in held]
+    if missing:
+        cid, k = missing[0]
+        total = sum(map(len, planned.values()))
+        raise ScarbookError(f"{f.name} is rejected: it finished, but holds {total - len(missing)} of the {total} "
+                            f"runs its plan has ({len(planned)} cases x {f.info.runs_per_case} runs, split "
+                            f"{f.shard.count} ways): run {cid}#{k} is missing — the shard's history was altered; "
+                            "run that shard again")
 
 
 def record_problem(r: RunRecord, checks: int) -> str | None:
-    """Why a record's status does not follow from its checks (the case has `checks` checks), or None.
-
-    A pass or an unjudged run is only ever written with every check there and none failed; a fail or
-    an error counts against the case whatever its checks say, so it is not questioned."""
-    if r.status not in (RunStatus.PASS, RunStatus.UNJUDGED):
-        return None
-    if len(r.checks) != checks:
+    """Why a record's status does not follow from its checks (the case has `checks` checks), or None:
+    history's own check on every read (records.status_problem), and that a pass or an unjudged run has
+    every check of its case there."""
+    if r.status in (RunStatus.PASS, RunStatus.UNJUDGED) and len(r.checks) != checks:
         return f"is marked {r.status} with {len(r.checks)} check results, but the case has {checks}"
-    for c in r.checks:
-        if c.status in (CheckStatus.FAIL, CheckStatus.ERROR) or (r.status == RunStatus.PASS and c.status != CheckStatus.PASS):
-            return f"is marked {r.status}, but check {c.index + 1} ({c.type}) is {c.status}"
-    if r.status == RunStatus.UNJUDGED and all(c.status == CheckStatus.PASS for c in r.checks):
-        return "is marked unjudged, but every check passed"
-    return None
+    why = status_problem(r.to_dict())
+    return why.removeprefix("it ") if why else None
 
 
 def check_records(found: list[FoundShard], checks_per_case: dict[str, int]) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
+from tests.history.test_nothing_lost import forget_recorded
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # records and reports, not about the agent's process (command agents stay real programs)
@@ -167,7 +168,8 @@ def test_report_says_a_truncated_runs_file_was_read_in_part_as_list_does(project
     project.bundled(agent_seed=7)
     assert project.cli("eval", "write-one-line", "--runs", "4", "-q").exit_code == 0
     (runs_file,) = (project.workspaces / "history").glob("*/runs-write-one-line.jsonl")
-    runs_file.write_bytes(runs_file.read_bytes()[:-40])  # the last run cut by a crash
+    runs_file.write_bytes(runs_file.read_bytes()[:-40])  # the last run cut by a crash,
+    forget_recorded(runs_file.parent)  # before the session could record its end
     sid = runs_file.parent.name
     listed, report = project.cli("list"), project.cli("report")
     problem = (f"history: history file {runs_file} ends in a half-written run (line 4, cut by a crash); the 3 "

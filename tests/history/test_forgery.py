@@ -62,20 +62,26 @@ def test_forged_pass_records_are_not_counted_and_are_named(project) -> None:
                        f"'made-up' — the runner never writes that (forged or damaged); move it aside to silence "
                        f"this: mv {made_up} {made_up}.damaged")
 
+    # issue 33.14: the session recorded 2 runs of victim when it ended, and only k=2 counts: no verdict there
+    expected.append(f"history: history file {runs_file} holds 1 run of case victim, but session {folder.name} "
+                    "recorded 2 when it ended — 1 were deleted or left out (forged or damaged): the session is damaged "
+                    "and case victim has no verdict in it")
     sessions = project.cli("sessions")
     assert sessions.exit_code == 0
     assert sessions.stderr.splitlines() == expected
-    assert sessions.stdout.splitlines()[1].split()[1:6] == ["finished", "1", "0", "1", "0"]  # only the real k=2
+    # only the real k=2 counts (a fail); the real k=1, left out with its forged copy, is unjudged
+    assert sessions.stdout.splitlines()[1].split()[1:6] == ["finished", "2", "0", "1", "0"]
 
     listed = project.cli("list")
     assert listed.exit_code == 0
     assert sorted(listed.stderr.splitlines()) == sorted(expected[1:])  # list reads only the case's own file
     row = next(ln for ln in listed.stdout.splitlines() if ln.startswith("victim"))
-    assert row.split()[1:4] == ["0%", "0–79%", "0/1/0"]  # not 90%: the forged passes are gone
+    assert row.split()[1:4] == ["–", "0/1/0", "just"]  # not 90%, and no rate at all: a run it recorded is missing
 
     shown = project.cli("show", "victim")
     assert shown.exit_code == 0 and sorted(shown.stderr.splitlines()) == sorted(expected[1:])
-    assert [ln.split(" —")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")] == ["run 2: FAIL"]
+    assert [ln.split(" —")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")] == [
+        "run 1: UNJUDGED", "run 2: FAIL"]
 
 
 WIPER = r'''

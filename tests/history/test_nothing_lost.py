@@ -111,10 +111,19 @@ def test_two_processes_record_into_one_history(project) -> None:
 
 
 def _cut_last_line(path: Path) -> None:
-    """Leave the file as a machine crash mid-append would: the last run's line half written."""
+    """Leave the file as a machine crash mid-append would: the last run's line half written, and no count
+    of the runs recorded in session.json (a session writes it when it ends, which a crashed one never did)."""
     text = path.read_text()
     last = text.rstrip("\n").rfind("\n") + 1
     path.write_text(text[:last + (len(text) - last) // 2])
+    forget_recorded(path.parent)
+
+
+def forget_recorded(folder: Path) -> None:
+    """session.json as a session that never reached its end leaves it: no `recorded` counts (issue 33.14)."""
+    doc = json.loads((folder / "session.json").read_text())
+    doc["session"]["1"].pop("recorded", None)
+    (folder / "session.json").write_text(json.dumps(doc))
 
 
 def _old_and_new(project):
@@ -180,16 +189,22 @@ def test_a_damaged_line_is_reported_by_name_and_others_still_show(project) -> No
                f"in double quotes: column 9) — the runner never writes that (forged or damaged); delete it to "
                f"silence this: sed -i '2d' {runs_file}")
 
+    # issue 33.14: the session recorded 3 runs of the case when it ended; 2 count, so it has no verdict there
+    short = (f"history file {runs_file} holds 2 runs of case write-one-line, but session {old.id} recorded 3 when "
+             "it ended — 1 were deleted or left out (forged or damaged): the session is damaged and case "
+             "write-one-line has no verdict in it")
     result = project.cli("sessions")
     assert result.exit_code == 0
-    assert result.stderr == f"history: {damaged}\n"
+    assert result.stderr == f"history: {damaged}\nhistory: {short}\n"
     rows = result.stdout.splitlines()[1:]
     assert rows[0].split()[:4] == [new.id, "new", "finished", "3"]
-    assert rows[1].split()[:4] == [old.id, "old", "finished", "2"]  # the two whole runs still count
+    assert rows[1].split()[:4] == [old.id, "old", "finished", "3"]  # the two whole runs, and the missing one unjudged
 
     shown = project.cli("show", "write-one-line", "--session", "old")
-    assert (shown.exit_code, shown.stderr) == (0, f"history: {damaged}\n")
-    assert [ln.split(":")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")] == [f"run {k}" for k in kept]
+    assert (shown.exit_code, shown.stderr) == (0, f"history: {damaged}\nhistory: {short}\n")
+    shown_runs = [ln.split(":")[0] for ln in shown.stdout.splitlines() if ln.startswith("run ")]
+    missing = min({1, 2, 3} - set(kept))  # the damaged line's run, shown unjudged under the first k not counted
+    assert shown_runs == [f"run {k}" for k in sorted([*kept, missing])]
 
     # A damaged session.json: that session is reported, the other still listed and used by `list`.
     session_file = project.workspaces / "history" / new.id / "session.json"
@@ -213,9 +228,12 @@ def test_each_read_keeps_its_own_problems(project) -> None:
     runs = history.runs(old.id)
     listed = history.sessions()  # another reader, meanwhile
     assert [s.id for s in listed] == [new.id, old.id] and listed.problems == []
-    assert len(runs) == 2 and [str(p) for p in runs.problems] == [
+    assert len(runs) == 3 and [str(p) for p in runs.problems] == [  # 2 that count, 1 missing (issue 33.14)
         f"history file {runs_file} line 2 is not counted: it is not JSON (Expecting value: column 1) — the runner "
-        f"never writes that (forged or damaged); delete it to silence this: sed -i '2d' {runs_file}"]
+        f"never writes that (forged or damaged); delete it to silence this: sed -i '2d' {runs_file}",
+        f"history file {runs_file} holds 2 runs of case write-one-line, but session {old.id} recorded 3 when it "
+        "ended — 1 were deleted or left out (forged or damaged): the session is damaged and case write-one-line has "
+        "no verdict in it"]
 
 
 def _one_session(project):

@@ -183,6 +183,7 @@ def test_a_shard_that_did_not_finish_makes_the_merge_exit_3(shards):
     session = json.loads((folder / "session.json").read_text())
     (doc,) = session["session"].values()
     doc["state"] = "cancelled"
+    doc["recorded"]["write-one-line"] = 1  # what a shard cancelled after one run of it records
     (folder / "session.json").write_text(json.dumps(session))
     runs = folder / "runs-write-one-line.jsonl"
     runs.write_text("".join(runs.read_text().splitlines(keepends=True)[:1]))
@@ -264,10 +265,14 @@ def test_a_record_marked_pass_with_a_failed_check_is_rejected_by_name(shards):
     failed = next(c for c in forged["checks"] if c["status"] == "fail")
     result = project.cli("merge", *[str(m / "workspaces") for m in machines])
     assert result.exit_code == 2, result.output
+    # history's own record check names the line (issue 33.14: merge's check, on every read)
+    runs_file = folder / f"runs-{forged['case_id']}.jsonl"
+    line = next(n for n, text in enumerate(runs_file.read_text().splitlines(), 1) if '"status": "pass"' in text
+                and f'"k": {forged["k"]},' in text)
     assert result.stderr.strip() == (
-        f"scarbook: shard 2/3 ({folder}) is rejected: run {forged['case_id']}#{forged['k']} is marked pass, but "
-        f"check {failed['index'] + 1} ({failed['type']}) is fail — the shard's history was altered; run that "
-        "shard again")
+        f"scarbook: shard 2/3 in {folder}: history file {runs_file} line {line} is not counted: it is marked pass, "
+        f"but check {failed['index'] + 1} ({failed['type']}) is fail — the runner never writes that (forged or "
+        f"damaged); delete it to silence this: sed -i '{line}d' {runs_file}")
     assert not (project.workspaces / "history" / "ci-42").exists()
 
 
@@ -401,3 +406,39 @@ def test_merging_only_the_history_folders_says_once_per_shard_where_its_kept_wor
     assert per_shard and merged.stderr.splitlines() == per_shard
     assert not (project.workspaces / "ci-42").exists()
     assert any(r["workspace_kept"] for r in report["runs"])  # still kept where the shard left them
+
+
+def test_a_shard_with_a_deleted_run_line_is_rejected(shards):
+    """Issue 33.14: merge accepted a shard whose runs file lost a line (a failed run gone)."""
+    project, machines, _ = shards
+    folder = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    path = sorted(folder.glob("runs-*.jsonl"))[0]
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[1:]))
+    cid = path.name[len("runs-"):-len(".jsonl")]
+    _merge_refused(project, machines, (
+        f"scarbook: shard 2/3 in {folder}: history file {path} holds {len(lines) - 1} runs of case {cid}, but "
+        f"session ci-42.shard-2-of-3 recorded {len(lines)} when it ended — 1 were deleted or left out (forged or "
+        f"damaged): the session is damaged and case {cid} has no verdict in it"))
+
+
+def _merge_refused(project, machines, said: str) -> None:
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == said
+    assert not (project.workspaces / "history" / "ci-42").exists()
+
+
+def test_shards_whose_runs_per_case_was_raised_alike_are_rejected(shards):
+    """Issue 33.14: raising runs_per_case in every shard's header (they still agree) passed merge."""
+    project, machines, _ = shards
+    for i, m in enumerate(machines, 1):
+        # by a multiple of the shard count: every run recorded is still one of its shard's jobs
+        _rewrite_session(m / "workspaces" / "history" / f"ci-42.shard-{i}-of-3", runs_per_case=13)
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 2, result.output
+    one = machines[0] / "workspaces" / "history" / "ci-42.shard-1-of-3"
+    assert result.stderr.strip().startswith(
+        f"scarbook: shard 1/3 ({one}) is rejected: it finished, but holds 14 of the 18 runs its plan has (4 cases x "
+        "13 runs, split 3 ways): run "), result.stderr
+    assert result.stderr.strip().endswith(" is missing — the shard's history was altered; run that shard again")
