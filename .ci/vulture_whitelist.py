@@ -21,3 +21,9 @@ _.markup, _.item_list, _._task
 
 # pytest fixtures asked for by name for what they do, not for a value.
 _.fs_mode, _.slow_disk, _.python_on_path, _.skipped_judge, _.fast_demo, _.inprocess_demo
+
+# Set for a library to read: shlex.shlex's whitespace_split (transcripts/shell.py), pytest-timeout's
+# item.cancel_timeout (tests/helpers/dead_workers.py); a fixture asked for by name for its side effect
+# (tests/agents/test_agent_rows.py's echo_type registers a type); compare_sim's FixedCell.case_better, the mirror
+# of case_worse, computed in every cell for whoever reads the cells (the printed A/A table shows any wrong call).
+_.whitespace_split, _.cancel_timeout, _.echo_type, _.case_better

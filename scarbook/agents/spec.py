@@ -12,7 +12,6 @@ Capabilities are declared, not probed:
                     writes one; the CLI presets' event stream is one). A command agent that always writes
                     $SCARBOOK_TRANSCRIPT itself says `transcript: true`. `keeps_transcript` is the one
                     question the session's preflight asks (trajectory checks).
-  USAGE             token usage (and cost, where the CLI says it) is recorded for every run likewise.
   SANDBOX           it is a program, so `isolation: sandbox` can run it in bubblewrap; an in-process
                     agent (python) cannot be confined.
   NETWORK           it cannot work offline (a CLI preset calls its model's API): in the sandbox it needs
@@ -60,7 +59,6 @@ class AgentSpec(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, 
     TAKES: ClassVar[str] = "{a_kind} agent takes: {keys}"
     TAG_FIX: ClassVar[str] = 'write e.g. agent: {type: command, argv: [./agent, "{task}"]}'
     KEEPS_TRANSCRIPT: ClassVar[bool] = False
-    USAGE: ClassVar[bool] = False
     SANDBOX: ClassVar[bool] = True
     NETWORK: ClassVar[bool] = False
     SPLIT: ClassVar[tuple[str, ...]] = ()  # list settings scarbook.yaml may also give as one string (split as a shell would)
@@ -114,7 +112,6 @@ class DemoSpec(AgentSpec, tag="demo", frozen=True):
     """The offline stochastic demo agent (agents/demo.py), a real subprocess like any program agent."""
 
     KEEPS_TRANSCRIPT: ClassVar[bool] = True
-    USAGE: ClassVar[bool] = True
 
     seed: int | str | None = None
     profile: str | None = None
@@ -202,7 +199,6 @@ class _CliSpec(AgentSpec, frozen=True):
     """A coding agent's CLI, headless (the presets): the user's extra arguments, variables passed through."""
 
     KEEPS_TRANSCRIPT: ClassVar[bool] = True
-    USAGE: ClassVar[bool] = True
     NETWORK: ClassVar[bool] = True
     SPLIT: ClassVar[tuple[str, ...]] = ("args",)
 

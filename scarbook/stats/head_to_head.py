@@ -45,7 +45,6 @@ and what `--runs auto` (looks, below) saves.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
@@ -395,8 +394,3 @@ def auto_looks(first: int, cap: int) -> tuple[int, ...]:
     while looks[-1] < cap:
         looks.append(min(cap, looks[-1] * 2))
     return tuple(looks)
-
-
-def within_margin(diff: float, margin: float) -> bool:
-    """Whether a difference lies inside ±margin (for the bar the TUI draws)."""
-    return -margin < diff < margin and not math.isnan(diff)

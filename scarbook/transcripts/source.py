@@ -300,18 +300,3 @@ def truncation_warning(jl: JsonLines | Source) -> list[str]:
     for no, why in jl.bad:
         warnings.append(f"line {no} is not JSON ({why}); it was skipped")
     return warnings
-
-
-def json_line_objects(src: Source) -> list:
-    """The JSON-lines records of `src`, or NotThisFormat saying why it is not JSON lines."""
-    from scarbook.transcripts.model import NotThisFormat
-
-    if src.is_binary:
-        raise NotThisFormat("the file is not UTF-8 text")
-    records = src.objects()
-    if not records:
-        raise NotThisFormat("not JSON lines")
-    bad = src.json_lines.bad
-    if len(bad) >= len(records):
-        raise NotThisFormat(f"line {bad[0][0]} is not JSON")
-    return records
