@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -20,7 +21,7 @@ from scarbook.text import plural
                    "scores are checks, epochs are runs per case.")
 @click.option("-o", "--output", "output", type=click.Path(), default=None, metavar="FILE|DIR",
               help="The file to write, or a folder to write it in under Inspect's own file name (default: the "
-                   "current folder).")
+                   "current folder). The folder must exist: none is created.")
 @click.pass_context
 @friendly_errors
 def export_command(ctx: click.Context, session: str, fmt: str, output: str | None) -> None:
@@ -34,6 +35,11 @@ def export_command(ctx: click.Context, session: str, fmt: str, output: str | Non
     path = Path(output or ".")
     if path.is_dir():
         path = path / default_log_name(info)
+    elif output and output.endswith(("/", os.sep)) and not path.exists():  # a folder was meant: never a file by its name
+        raise ScarbookError(f"no folder {path} — create it (mkdir -p {path}), or give -o an existing folder")
+    elif not path.parent.exists():  # made silently, a typo in the path would hide the log somewhere new
+        raise ScarbookError(f"no folder {path.parent} to write {path.name} in — create it (mkdir -p {path.parent}), "
+                            "or give -o a path in an existing folder")
     try:
         n = write_inspect_log(path, info, runs, found.by_id())
     except OSError as exc:

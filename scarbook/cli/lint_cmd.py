@@ -22,7 +22,7 @@ from scarbook.text import plural
 @friendly_errors
 def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     """Advice on rubrics: vague items, joined criteria, items a rule check decides for free,
-    duplicates, judge-only cases. Advice only: always exits 0 unless a case is invalid."""
+    duplicates, judge-only cases. Advice only: exits 0, or 2 when a case is invalid (each one is named)."""
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
@@ -30,6 +30,8 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))
     say(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
+    if found.problems:  # the invalid cases were said above; lint saw only part of the collection
+        ctx.exit(2)
 
 
 COMMANDS = [lint_command]

@@ -134,6 +134,17 @@ def test_lint_of_a_case_that_does_not_exist(project) -> None:
         2, f"scarbook: no such case: nosuch — `scarbook list` shows the cases in {project.cases_dir}\n")
 
 
+def test_lint_with_an_invalid_case_names_it_and_exits_2(project) -> None:
+    """Issue 37.8: its help says non-zero when a case is invalid; it exited 0."""
+    project.case("good", GOOD)
+    bad = project.case("bad", "id: bad\ntask: t\nbogus: 1\nchecks: [{type: file_exists, path: a}]\n")
+    result = project.cli("lint")
+    assert (result.exit_code, result.stdout) == (2, "no hints for 1 case\n")
+    assert result.stderr == (f"invalid case: {bad}:3: unknown key 'bogus' — a case takes: id, title, task, tags, "
+                             "threshold, timeout_s, network, seed, checks, scar\n")
+    assert project.cli("lint", "good").exit_code == 2  # naming the good case does not make the collection valid
+
+
 def test_outside_a_project_commands_say_so_and_suggest_init(tmp_path: Path, monkeypatch) -> None:
     from click.testing import CliRunner
 

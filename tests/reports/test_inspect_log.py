@@ -134,3 +134,27 @@ def test_export_cli_writes_a_log_inspect_reads_and_its_viewer_lists(project, tmp
     r = project.cli("export", "nosuch", "--format", "inspect")
     assert r.stderr == ("scarbook: no session matches 'nosuch' (by id, label, 'latest' or 'previous') — see "
                         "`scarbook sessions`\n")
+
+
+def test_export_into_a_missing_folder_is_refused_and_writes_nothing(project, tmp_path):
+    """Issue 37.9: `-o DIR/` with no DIR wrote a file named DIR; `-o /missing/dir/x.json` made the folders."""
+    project.case("one", """\
+        id: one
+        task: write ok to out.txt
+        checks:
+          - {type: file_exists, path: out.txt}
+        """)
+    project.cli("eval", "--runs", "1")
+    r = project.cli("export", "--format", "inspect", "-o", f"{tmp_path / 'logs'}/")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (f"scarbook: no folder {tmp_path / 'logs'} — create it (mkdir -p {tmp_path / 'logs'}), "
+                        "or give -o an existing folder\n")
+    r = project.cli("export", "--format", "inspect", "-o", str(tmp_path / "missing" / "dir" / "x.json"))
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (f"scarbook: no folder {tmp_path / 'missing' / 'dir'} to write x.json in — create it "
+                        f"(mkdir -p {tmp_path / 'missing' / 'dir'}), or give -o a path in an existing folder\n")
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "missing").exists()
+    (tmp_path / "logs").mkdir()  # the fix the message names works
+    r = project.cli("export", "--format", "inspect", "-o", f"{tmp_path / 'logs'}/")
+    assert r.exit_code == 0, r.output
+    assert len(list((tmp_path / "logs").iterdir())) == 1
