@@ -56,7 +56,51 @@ def _merge(old: Any, new: Any) -> Any:
         if old.fa.flow_style():
             seq.fa.set_flow_style()
         return seq
+    if isinstance(old, _dt.date) and isinstance(new, str):  # a bare date edited stays a bare date
+        try:
+            return type(old).fromisoformat(new)
+        except ValueError:
+            return new
     return new
+
+
+def _spans(node: CommentedMap | CommentedSeq, end: int) -> dict[Any, tuple[int, int]]:
+    """Each key's (or item's) lines in the text `node` was read from: from its own line to the next one's."""
+    keys = list(node) if isinstance(node, CommentedMap) else list(range(len(node)))
+    starts = [node.lc.key(k)[0] if isinstance(node, CommentedMap) else node.lc.item(k)[0] for k in keys]
+    return {k: (start, nxt) for k, start, nxt in zip(keys, starts, [*starts[1:], end], strict=True)}
+
+
+def _unchanged_spans(old: Any, new: Any, old_end: int, new_end: int,
+                     found: list[tuple[int, int, int, int]]) -> None:
+    """The (new start, new end, old start, old end) lines of every value the same in `old` and `new`, as
+    deep as block mappings and block lists of the same length go."""
+    same_kind = (isinstance(old, CommentedMap) and isinstance(new, CommentedMap)) or (
+        isinstance(old, CommentedSeq) and isinstance(new, CommentedSeq) and len(old) == len(new))
+    if not same_kind or old.fa.flow_style() or new.fa.flow_style():
+        return
+    old_spans, new_spans = _spans(old, old_end), _spans(new, new_end)
+    for key, (new_start, new_stop) in new_spans.items():
+        if key not in old_spans:
+            continue
+        old_start, old_stop = old_spans[key]
+        if _same(old[key], new[key]):
+            found.append((new_start, new_stop, old_start, old_stop))
+        else:
+            _unchanged_spans(old[key], new[key], old_stop, new_stop, found)
+
+
+def _keep_old_lines(yaml: YAML, old_text: str, old_doc: CommentedMap, new_text: str) -> str:
+    """`new_text` with the lines of every value that did not change put back as `old_text` has them: the
+    dump re-folds long values at its width and re-indents folded ones (issue 37.10: an untouched
+    what_went_wrong of 101 characters gained a line break)."""
+    new_doc = yaml.load(new_text)
+    old_lines, new_lines = old_text.splitlines(keepends=True), new_text.splitlines(keepends=True)
+    found: list[tuple[int, int, int, int]] = []
+    _unchanged_spans(old_doc, new_doc, len(old_lines), len(new_lines), found)
+    for new_start, new_stop, old_start, old_stop in sorted(found, reverse=True):
+        new_lines[new_start:new_stop] = old_lines[old_start:old_stop]
+    return "".join(new_lines)
 
 
 def edit_yaml_text(old_text: str, new_data: dict[str, Any], load: Callable[[str], Any]) -> str | None:
@@ -70,6 +114,7 @@ def edit_yaml_text(old_text: str, new_data: dict[str, Any], load: Callable[[str]
         indent, offset = indent or 2, offset or 0
         yaml.indent(mapping=max(2, indent - offset), sequence=indent, offset=offset)
         doc = yaml.load(old_text)
+        as_written = yaml.load(old_text)  # its nodes keep the lines they were read from; _merge edits `doc`
     except Exception:  # noqa: BLE001 — any parse trouble: the caller writes its full dump instead
         return None
     if not isinstance(doc, CommentedMap):
@@ -79,6 +124,16 @@ def edit_yaml_text(old_text: str, new_data: dict[str, Any], load: Callable[[str]
     try:
         yaml.dump(doc, out)
         text = out.getvalue()
-        return text if _same(load(text), new_data) else None
     except Exception:  # noqa: BLE001 — see above
         return None
+    try:
+        candidates = [_keep_old_lines(yaml, old_text, as_written, text), text]
+    except Exception:  # noqa: BLE001 — lines that cannot be matched up: the round-trip dump alone
+        candidates = [text]
+    for candidate in candidates:
+        try:
+            if _same(load(candidate), new_data):
+                return candidate
+        except Exception:  # noqa: BLE001 — see above
+            continue
+    return None

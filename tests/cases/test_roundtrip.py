@@ -73,3 +73,31 @@ def test_a_new_case_is_dumped_whole(project):
     path = save_case(case, project.cases_dir)
     assert path.read_text().startswith("id: copy-of-it\n")
     assert load_case(path.parent).title == case.title
+
+
+LONG = textwrap.dedent("""\
+    id: write-one-line
+    title: Wrote the whole README into tmp.txt
+    task: >-
+      Extract the first line of README.md and write it to tmp.txt, then say in one sentence what you
+      wrote and where.
+    checks:
+      - type: file_exists
+        path: tmp.txt
+    scar:
+      date: 2026-11-14
+      what_went_wrong: wrote the entire README into tmp.txt, then reported done with one line; the reviewer believed it all.
+      family: a folded note written by hand over
+        two lines
+    """)
+
+
+def test_values_left_alone_keep_their_lines_when_a_neighbour_changes(project):
+    """Issue 37.10: the dump folds at 100 columns; an untouched long value or hand-folded one is not re-folded."""
+    path = project.case("write-one-line", LONG)
+    case = load_case(path.parent)
+    case.scar.date = "2026-11-15"
+    case.checks[0].params["path"] = "out.txt"
+    save_case(case, project.cases_dir)
+    assert path.read_text() == LONG.replace("date: 2026-11-14", "date: 2026-11-15").replace(
+        "path: tmp.txt", "path: out.txt")
