@@ -7,6 +7,7 @@ import click
 from scarbook.cases.admin import duplicate_case, rename_case, trash_dir
 from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
 from scarbook.cli.common import friendly_errors, get_project, safe_text, say
+from scarbook.session.plan import case_id_of_arg
 
 
 @click.group("case")
@@ -26,6 +27,7 @@ def case_group() -> None:
 def rm_command(ctx: click.Context, case_id: str) -> None:
     """Move CASE_ID's folder to the trash (restore it with `scarbook case restore CASE_ID`)."""
     project = get_project(ctx)
+    case_id = case_id_of_arg(project, case_id)
     entry = trash_case(project, case_id)
     say(f"moved {entry.origin} to the trash ({entry.path}); "
                f"`scarbook case restore {case_id}` puts it back")
@@ -39,7 +41,7 @@ def restore_command(ctx: click.Context, ref: str) -> None:
     """Put CASE_ID back from the trash (its latest deletion; or give a trash folder's name from
     `scarbook case trash`). Refused while another case has that id."""
     project = get_project(ctx)
-    entry = restore_case(project, ref)
+    entry = restore_case(project, case_id_of_arg(project, ref))
     say(f"restored {entry.case_id} to {project.cases_dir / entry.case_id}")
 
 
@@ -52,6 +54,7 @@ def mv_command(ctx: click.Context, old: str, new: str) -> None:
     """Rename case OLD to NEW: its folder and the id in its case.yaml. Runs recorded under OLD stay
     there (`scarbook show OLD`); NEW starts with none. Its scar verification moves with it."""
     project = get_project(ctx)
+    old, new = case_id_of_arg(project, old), case_id_of_arg(project, new)
     rename_case(project, old, new)
     say(f"renamed {old} to {new} ({project.cases_dir / new}); its earlier runs stay recorded under {old}")
 
@@ -65,7 +68,8 @@ def cp_command(ctx: click.Context, case_id: str, new: str | None) -> None:
     """Copy CASE_ID to NEW (default: CASE_ID-copy, -copy-2, ...): case.yaml, seed/, scar/ and every
     other file; symlinks are copied as links, never followed. The title is marked "(copy)"."""
     project = get_project(ctx)
-    case = duplicate_case(project, case_id, new)
+    case_id = case_id_of_arg(project, case_id)
+    case = duplicate_case(project, case_id, new and case_id_of_arg(project, new))
     say(f"copied {case_id} to {case.id} ({case.root})")
 
 
@@ -101,7 +105,7 @@ def purge_command(ctx: click.Context, ref: str | None, purge_all: bool, yes: boo
     if (ref is None) == (not purge_all):
         raise click.UsageError("name a case id or trash folder (see `scarbook case trash`), or pass --all — not both")
     project = get_project(ctx)
-    entries = to_purge(project, ref)
+    entries = to_purge(project, ref and case_id_of_arg(project, ref))
     if not entries:
         say(f"the trash is empty ({trash_dir(project)})")
         return

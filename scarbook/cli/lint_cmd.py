@@ -12,7 +12,7 @@ from scarbook.cli.common import (
     report_case_problems,
     say,
 )
-from scarbook.session.plan import refuse_unknown_cases
+from scarbook.session.plan import case_ids_of_args, refuse_unknown_cases
 from scarbook.text import plural
 
 
@@ -26,6 +26,7 @@ def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
+    case_ids = case_ids_of_args(project, case_ids)
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))

@@ -37,7 +37,7 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
-    cases = select_cases(project, found, case_ids, tags)
+    cases = select_cases(project, found, case_ids, tags, command="noise")
     n = runs or project.config.runs
     if n < 2:
         raise ScarbookError(f"an A/A pair needs at least 2 runs per case per side, got {n} — pass --runs 10")

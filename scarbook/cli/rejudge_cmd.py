@@ -11,6 +11,7 @@ from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.session.plan import case_ids_of_args
 from scarbook.session.report import report_session
 from scarbook.text import plural
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
@@ -37,7 +38,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     has none (exit 3). Exit codes as `scarbook eval`'s.
     """
     project = get_project(ctx)
-    pick = pick_rejudge(project, session_ref, case_ids, judge_model)
+    pick = pick_rejudge(project, session_ref, case_ids_of_args(project, case_ids), judge_model)
     report_history_problems(pick.problems)
     say(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "
                f"{pick.carried} carried (rule checks failed: no judge call), no agent runs", err=True)

@@ -8,6 +8,7 @@ from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
 from scarbook.models import RunStatus
+from scarbook.session.plan import case_id_of_arg
 from scarbook.text import plural
 
 
@@ -19,6 +20,7 @@ from scarbook.text import plural
 def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> None:
     """The runs of CASE in its latest session, with every check's detail and judge verdicts."""
     project = get_project(ctx)
+    case_id = case_id_of_arg(project, case_id)
     history = project.history
     entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
     earlier = ""

@@ -14,7 +14,7 @@ from scarbook.cli.common import (
     report_history_problems,
     say,
 )
-from scarbook.session.plan import refuse_unknown_cases
+from scarbook.session.plan import case_ids_of_args, refuse_unknown_cases
 from scarbook.stats.trends import DEFAULT_DEPTH, CaseTrend, TrendPoint, Trends
 from scarbook.text import pct_beside
 from scarbook.views.library_rows import format_started
@@ -36,6 +36,7 @@ def trends_command(ctx: click.Context, case_ids: tuple[str, ...], depth: int, as
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
+    case_ids = case_ids_of_args(project, case_ids)
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
     trends = project_trends(project, cases, depth)

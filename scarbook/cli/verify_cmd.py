@@ -40,7 +40,7 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
-    cases = select_cases(project, found, case_ids, ())
+    cases = select_cases(project, found, case_ids, (), command="verify")
     verified = asyncio.run(verify_cases(project, cases, skip_judge=skip_judge, times=times))
     if verified.judge_missing:  # rule checks still decide every scar they can
         say(f"verify: {verified.judge_missing}: llm_judge checks are skipped; a scar only the judge can catch "

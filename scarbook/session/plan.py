@@ -156,15 +156,22 @@ def refuse_unknown_cases(project: Project, found: CaseSet, names: tuple[str, ...
         raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")
 
 
-def select_cases(project: Project, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...]) -> list[Case]:
+def case_ids_of_args(project: Project, args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Cases named on the command line (ids or folders), as ids: every command that takes a CASE reads
+    them through this, so a path works (or is refused with the same words) everywhere."""
+    return tuple(case_id_of_arg(project, a) for a in args)
+
+
+def select_cases(project: Project, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...],
+                 command: str = "eval") -> list[Case]:
     """The cases named (ids or folders; default: all), then those with a tag; `found` is the collection
-    as read (its problems already shown by the face)."""
-    names = tuple(case_id_of_arg(project, n) for n in names)
+    as read (its problems already shown by the face). `command` is the one the hint names."""
+    names = case_ids_of_args(project, names)
     refuse_unknown_cases(project, found, names)
     if found.problems and not names:
         # A gate that skips a broken case would go green without it: nothing runs (docs/ci.md, exit 2).
         raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {project.cases_dir} (see above) — "
-                            "fix it, or name the cases to run: scarbook eval CASE...")
+                            f"fix it, or name the cases to run: scarbook {command} CASE...")
     by_id = found.by_id()
     cases = [by_id[n] for n in names] if names else list(found.cases)
     if tags:

@@ -79,8 +79,11 @@ def test_errors_exit_2_with_the_message(project):
     make(project, "beta")
     table = [
         (("case", "rm", "ghost"), f"no case 'ghost' in {project.cases_dir} — `scarbook list` shows the cases"),
-        (("case", "rm", "../proj"), "'../proj' is not a case id: a case id names one folder inside cases/ "
-                                    "(no '/', no '..', not hidden)"),
+        # a path is read as a case's folder, as by every command that takes a case (issue 37.14)
+        (("case", "rm", "../proj"), f"../proj is not a case folder of this project — name a case by its id, or a "
+                                    f"folder directly in {project.cases_dir}"),
+        (("case", "rm", ".."), "'..' is not a case id: a case id names one folder inside cases/ "
+                               "(no '/', no '..', not hidden)"),
         (("case", "mv", "alpha", "beta"), f"a case named 'beta' already exists ({project.cases_dir / 'beta'}); "
                                           "choose another id"),
         (("case", "mv", "alpha", "Bad Id"), "case id 'Bad Id' is not valid: use lowercase letters, digits, '-' and "
