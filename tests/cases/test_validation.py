@@ -169,3 +169,22 @@ def test_outside_a_project_commands_say_so_and_suggest_init(tmp_path: Path, monk
     assert (result.exit_code, result.stderr) == (
         2, f"scarbook: {empty} is not a scarbook project (there is no scarbook.yaml in it) — "
            f"run `scarbook init {empty}` to start one there\n")
+
+
+def test_the_readme_case_example_is_the_bundled_case_and_its_judge_check_loads(project) -> None:
+    """Issue 37.16: README's case example showed an llm_judge check the bundled case does not have."""
+    from scarbook.fs.yamlio import load_yaml_text
+    from tests.helpers.paths import REPO
+
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## A case\n", 1)[1]
+    blocks = section.split("```yaml\n")
+    example, judged = blocks[1].split("```")[0], blocks[2].split("```")[0]
+    bundled = REPO / "cases" / "write-one-line" / "case.yaml"
+    assert load_yaml_text(example, "README.md") == load_yaml_text(bundled.read_text(encoding="utf-8"), bundled)
+    with_judge = example.replace("\nscar:", "\n" + judged.rstrip("\n") + "\nscar:", 1)
+    project.case("write-one-line", with_judge.replace("  transcript:", "  # transcript:")
+                 .replace("  failed_artifact:", "  # failed_artifact:").replace("  good_artifact:", "  # good_artifact:"))
+    found = project.load().load_cases()
+    assert found.problems == []
+    [case] = found.cases
+    assert [c.type for c in case.checks][-1] == "llm_judge" and len(case.checks) == 5

@@ -189,14 +189,7 @@ def test_the_architecture_doc_names_every_module_in_its_wing_by_its_path():
 
 def test_the_architecture_doc_draws_the_layers_import_linter_checks():
     """The list at the top of docs/ARCHITECTURE.md is pyproject.toml's layers contract, top to bottom."""
-    import tomllib
-
-    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
-    layers = next(c["layers"] for c in contracts if c["type"] == "layers" and "containers" not in c)
-    checked = [layer.replace("scarbook.", "").replace(" ", "") for layer in layers]
-    block = architecture_doc().split("```", 2)[1]
-    drawn = [re.split(r"\s{2,}", line.strip())[0].replace(" ", "") for line in block.strip().splitlines()]
-    assert drawn == checked
+    assert drawn_layers(architecture_doc()) == checked_layers()
     for wing in WINGS:
         assert wing in doc_sections(architecture_doc()), f"docs/ARCHITECTURE.md has no ### `{wing}` section"
 
@@ -219,3 +212,25 @@ def test_no_name_in_a_package_shadows_one_of_its_modules():
             if value is not None and not isinstance(value, types.ModuleType):
                 shadowed.append(f"{info.name}.{sub.name}")
     assert shadowed == []
+
+
+def test_the_readme_layout_draws_every_wing_in_the_layers_order():
+    """Issue 37.16: README's Layout section left out `scarbook/record` (and `session`): its list is the
+    layers contract, top to bottom, as docs/ARCHITECTURE.md's is."""
+    layout = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Layout\n", 1)[1]
+    assert drawn_layers(layout) == checked_layers()
+
+
+def checked_layers() -> list[str]:
+    """pyproject.toml's layers contract over the wings, top to bottom, as the docs draw it (`cli|tui`)."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers" and "containers" not in c)
+    return [layer.replace("scarbook.", "").replace(" ", "") for layer in layers]
+
+
+def drawn_layers(text: str) -> list[str]:
+    """The first cell of each line of the first code block in `text`."""
+    block = text.split("```", 2)[1]
+    return [re.split(r"\s{2,}", line.strip())[0].replace(" ", "") for line in block.strip().splitlines()]
