@@ -222,7 +222,8 @@ class History:
 
     # -- reading ------------------------------------------------------------------------------
     def session_dirs(self) -> list[Path]:
-        """The session folders, newest first (folders moved aside as `.damaged` are not listed)."""
+        """The session folders, by name (folders moved aside as `.damaged` are not listed); `sessions` orders
+        the sessions by their start."""
         if not self.dir.is_dir():
             return []
         return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
@@ -259,7 +260,8 @@ class History:
             return False
 
     def sessions(self) -> ReadResult[SessionInfo]:
-        """Every readable session, newest first; damaged ones are in the result's `problems`."""
+        """Every readable session, newest first (by start time: `latest` is the session that began last,
+        whatever its id); damaged ones are in the result's `problems`."""
         out: ReadResult[SessionInfo] = ReadResult()
         for folder in self.session_dirs():
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
@@ -274,6 +276,7 @@ class History:
                 out.append(self.read_session(folder.name))
             except HistoryError as exc:
                 out.add_problems([exc])
+        out.sort(key=SessionInfo.start_order, reverse=True)
         return out
 
     def runs(self, session_id: str, case_id: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from scarbook.models.words import SessionState
@@ -53,6 +54,16 @@ class SessionInfo:
         if not self.recorded:
             del d["recorded"]
         return d
+
+    def start_order(self) -> tuple[datetime, str]:
+        """Sorts sessions by when they started (then by id: ids made in one second carry milliseconds).
+        Not by id alone: a chosen id (`merge --session-id pipe1`) sorts after every generated one. A
+        start time that cannot be read sorts first (oldest)."""
+        try:
+            started = datetime.fromisoformat(self.started_at.replace("Z", "+00:00"))
+        except ValueError:
+            return datetime.min.replace(tzinfo=UTC), self.id
+        return (started if started.tzinfo else started.replace(tzinfo=UTC)), self.id
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionInfo:

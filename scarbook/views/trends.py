@@ -80,7 +80,7 @@ def build_trends(history: History, thresholds: dict[str, float], depth: int = DE
         trend.regressed_since = _regressed_since(cid, points, judge)
         cases[cid] = trend
     shown = {p.session_id for t in cases.values() for p in t.points}
-    return Trends(cases, sorted((infos[s] for s in shown), key=lambda i: i.id), problems)
+    return Trends(cases, sorted((infos[s] for s in shown), key=SessionInfo.start_order), problems)
 
 
 class _Verdicts:

@@ -124,7 +124,7 @@ class SessionsScreen(HostScreen):
             self.notify("pick two sessions with space first", severity="warning")
             return
         by_id = {s.id: s for s in self.sessions}
-        older, newer = sorted((by_id[i] for i in self.picked), key=lambda s: s.id)
+        older, newer = sorted((by_id[i] for i in self.picked), key=SessionInfo.start_order)
         self.app.push_screen(CompareScreen(older, newer))
 
 
