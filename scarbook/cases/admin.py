@@ -30,7 +30,7 @@ from scarbook.cases.ids import check_new_case_id, free_case_id
 from scarbook.cases.io import CASE_FILE, case_to_dict, load_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
-from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes
+from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes, unwritable_why
 from scarbook.fs.yamlio import dump_yaml, line_of, load_yaml_text
 from scarbook.models import Case
 
@@ -53,11 +53,29 @@ def real_trash_dir(project: ProjectFolders) -> Path:
     return folder
 
 
+def refuse_unwritable(project: ProjectFolders, doing: str, *folders: Path) -> None:
+    """Before anything moves: a ScarbookError naming the first of `folders` (case folders, cases/) or the
+    trash that cannot be written, and the fix — never an OSError halfway through a move."""
+    trash = real_trash_dir(project)
+    for folder in (*folders, trash):
+        why = unwritable_why(folder)
+        if why:
+            where = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+            key = "workspaces_dir" if folder == trash else "cases_dir"
+            raise ScarbookError(f"cannot {doing}: {why} — make {where} a writable folder, or point {key} in "
+                                "scarbook.yaml at one; nothing was changed")
+
+
 class _Lock:
     """One case-management step at a time per project (a second process waits its turn, 30 s)."""
 
     def __init__(self, project: ProjectFolders) -> None:
-        real_trash_dir(project).mkdir(parents=True, exist_ok=True)
+        refuse_unwritable(project, "change this project's cases (their lock and trash are in workspaces/)")
+        try:
+            real_trash_dir(project).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ScarbookError(f"cannot create {trash_dir(project)}: {describe_os_error(exc)} — make "
+                                f"{project.workspaces_dir} a writable folder; nothing was changed") from None
         self.lock = FileLock(str(trash_dir(project) / ".lock"), timeout=LOCK_WAIT_S)
 
     def __enter__(self) -> None:
@@ -66,6 +84,9 @@ class _Lock:
         except Timeout:
             raise ScarbookError(f"another scarbook has been changing this project's cases for {LOCK_WAIT_S:g} s "
                                 f"(it holds {self.lock.lock_file}) — try again when it is done") from None
+        except OSError as exc:
+            raise ScarbookError(f"cannot take the case lock {self.lock.lock_file}: {describe_os_error(exc)} — make "
+                                f"{Path(self.lock.lock_file).parent} a writable folder; nothing was changed") from None
 
     def __exit__(self, *exc) -> None:
         self.lock.release()
@@ -183,21 +204,47 @@ def _move_dir(src: Path, dst: Path) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise ScarbookError(f"could not move {src} to {dst}: {describe_os_error(exc)}") from None
+    # Across filesystems: a copy at `dst`, then the original taken away; if that fails, the copy goes
+    # (the folder stays whole where it was) and the error names the folder.
     token = secrets.token_hex(4)
     if src.is_symlink():
-        os.symlink(os.readlink(src), dst)
-        os.unlink(src)
+        try:
+            os.symlink(os.readlink(src), dst)
+        except OSError as exc:
+            raise ScarbookError(f"could not move {src} to {dst}: {describe_os_error(exc)}") from None
+        _take_away(src, dst, lambda: os.unlink(src))
         return
     partial = dst.parent / f"{PARTIAL}{dst.name}-{token}"
     try:
         _copy_tree(src, partial)
-    except BaseException:
+        os.rename(partial, dst)
+    except BaseException as exc:
         shutil.rmtree(partial, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise ScarbookError(f"could not move {src} to {dst}: {describe_os_error(exc)}") from None
         raise
-    os.rename(partial, dst)
     gone = src.parent / f"{PARTIAL}gone-{src.name}-{token}"
-    os.rename(src, gone)
+    _take_away(src, dst, lambda: os.rename(src, gone))
     shutil.rmtree(gone, ignore_errors=True)
+
+
+def _take_away(src: Path, copy: Path, remove) -> None:
+    """The last step of a move across filesystems: `remove` the original, or take the copy back."""
+    try:
+        remove()
+    except OSError as exc:
+        remove_no_follow(copy)
+        raise ScarbookError(f"could not move {src}: {describe_os_error(exc)} — make {src.parent} a writable "
+                            "folder; nothing was moved") from None
+
+
+def remove_no_follow(path: Path) -> None:
+    """Delete `path` for good without following a link: a link (or file) is unlinked, a folder is
+    walked by shutil.rmtree, which unlinks the links inside it and never enters what they point to."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
 
 
 def _clean_partials(cases_dir: Path) -> None:
@@ -255,6 +302,7 @@ def rename_case(project: ProjectFolders, old: str, new: str) -> Case:
         raise ScarbookError(f"case {old!r} already has that id")
     check_new_case_id(project.cases_dir, new)
     refuse_running(project, old)
+    refuse_unwritable(project, f"rename {old}", project.cases_dir, folder)
     text = edited_case_text(folder / CASE_FILE, {"id": new})
     dest = project.cases_dir / new
     from scarbook.cases.verifications import VerificationStore
@@ -293,6 +341,7 @@ def duplicate_case(project: ProjectFolders, case_id: str, new: str | None = None
         new = free_case_id(project.cases_dir, re.sub(r"-copy(-\d+)?$", "", case_id) + "-copy")
     else:
         check_new_case_id(project.cases_dir, new)
+    refuse_unwritable(project, f"copy {case_id}", project.cases_dir)
     from scarbook.cases.verifications import VerificationStore
 
     with _Lock(project):

@@ -28,6 +28,8 @@ from scarbook.cases.admin import (
     check_folder_name,
     real_trash_dir,
     refuse_running,
+    refuse_unwritable,
+    remove_no_follow,
     trash_dir,
 )
 from scarbook.cases.folders import ProjectFolders
@@ -63,6 +65,7 @@ def trash_case(project: ProjectFolders, case_id: str) -> TrashEntry:
     """Move cases/<id>/ into the trash. Its runs stay in history, under its id."""
     folder = case_folder(project, case_id)
     refuse_running(project, case_id)
+    refuse_unwritable(project, f"delete {case_id}", project.cases_dir, *([] if folder.is_symlink() else [folder]))
     with _Lock(project):
         now = datetime.now(UTC)
         base = f"{case_id}--{now.strftime('%Y%m%dT%H%M%SZ')}"
@@ -153,6 +156,7 @@ def restore_case(project: ProjectFolders, ref: str) -> TrashEntry:
         raise ScarbookError(entry.problem)
     check_folder_name(entry.case_id)  # trashed.json lives under workspaces/: never trust it with a path
     dest = project.cases_dir / entry.case_id
+    refuse_unwritable(project, f"restore {entry.case_id}", project.cases_dir, entry.path, entry.path / "case")
     with _Lock(project):
         if os.path.lexists(dest):
             raise ScarbookError(f"cannot restore {entry.case_id}: a case named {entry.case_id!r} exists again "
@@ -173,15 +177,6 @@ def to_purge(project: ProjectFolders, ref: str | None) -> list[TrashEntry]:
     """What `purge_trash` would delete: every entry (ref None), the entry named `ref`, or every
     deletion of the case id `ref`."""
     return list_trash(project) if ref is None else _find(project, ref)
-
-
-def remove_no_follow(path: Path) -> None:
-    """Delete `path` for good without following a link: a link (or file) is unlinked, a folder is
-    walked by shutil.rmtree, which unlinks the links inside it and never enters what they point to."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path)
 
 
 def purge_trash(project: ProjectFolders, entries: list[TrashEntry]) -> list[TrashEntry]:

@@ -11,6 +11,7 @@ from scarbook.cases.admin import new_case_id
 from scarbook.cases.io import save_case, validate_case_data
 from scarbook.cli.common import friendly_errors, get_project, say
 from scarbook.errors import CaseError, ScarbookError
+from scarbook.fs.files import describe_os_error, unwritable_why
 from scarbook.models import Case
 from scarbook.text import plural
 
@@ -61,9 +62,17 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
     if existing and not force:
         raise ScarbookError(f"these cases already exist in {project.cases_dir}: {', '.join(existing)} — "
                             "use --force to overwrite them")
-    for c in cases:
-        with new_case_id(project, c.id):
-            path = save_case(c, project.cases_dir)
+    why = unwritable_why(project.cases_dir)
+    if why:
+        raise ScarbookError(f"cannot write the cases: {why} — make {project.cases_dir} a writable folder, or point "
+                            "cases_dir in scarbook.yaml at one; nothing was written")
+    for i, c in enumerate(cases):
+        try:
+            with new_case_id(project, c.id):
+                path = save_case(c, project.cases_dir)
+        except OSError as exc:
+            raise ScarbookError(f"could not write case {c.id} in {project.cases_dir}: {describe_os_error(exc)} — "
+                                f"{plural(i, 'case')} of {len(cases)} written before it") from None
         say(f"wrote {path}")
     say(f"imported {plural(len(cases), 'case')}; cases that need files in the workspace need a seed/ folder")
 

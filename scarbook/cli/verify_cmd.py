@@ -10,6 +10,8 @@ import click
 from scarbook.cases.io import save_case
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, style, warn
+from scarbook.errors import ScarbookError
+from scarbook.fs.files import describe_os_error, unwritable_why
 from scarbook.run.session import SessionPlan, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import select_cases
@@ -41,6 +43,8 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     found = project.load_cases()
     report_case_problems(found.problems)
     cases = select_cases(project, found, case_ids, (), command="verify")
+    if reproduce:
+        _refuse_unwritable_scars(project, cases)
     verified = asyncio.run(verify_cases(project, cases, skip_judge=skip_judge, times=times))
     if verified.judge_missing:  # rule checks still decide every scar they can
         say(f"verify: {verified.judge_missing}: llm_judge checks are skipped; a scar only the judge can catch "
@@ -58,12 +62,24 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
         ctx.exit(3)
 
 
+def _refuse_unwritable_scars(project, cases) -> None:
+    """verify --reproduce writes scar.reproduced to each case.yaml: a folder it cannot write is said before
+    anything runs (the agent's runs would be spent on a count that cannot be kept)."""
+    for case in cases:
+        folder = project.cases_dir / case.id
+        why = unwritable_why(folder) if case.scar is not None else None
+        if why:
+            raise ScarbookError(f"cannot record scar.reproduced in {folder / 'case.yaml'}: {why} — make {folder} "
+                                "a writable folder, or point cases_dir in scarbook.yaml at one; nothing ran")
+
+
 def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
     """verify --reproduce N: run the agent N times per case and write scar.reproduced to its case.yaml."""
     for case in cases:
         if case.scar is None:
             say(f"{case.id:<{width}}  reproduce: no scar to reproduce")
             continue
+        folder = project.cases_dir / case.id
         prep = prepare_session(project, SessionPlan([case], n, label=f"reproduce {case.id}"))
         if prep.session is None:
             for error in prep.errors:
@@ -76,7 +92,12 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
             say(f"{case.id:<{width}}  reproduce: the session did not finish — nothing recorded", err=True)
             ctx.exit(3)
         case.scar.reproduced = counts
-        save_case(case, project.cases_dir)
+        try:
+            save_case(case, project.cases_dir)
+        except OSError as exc:
+            raise ScarbookError(f"could not record scar.reproduced in {folder / 'case.yaml'}: {describe_os_error(exc)} "
+                                f"— make {folder} a writable folder; the runs are kept in session "
+                                f"{counts['session']}") from None
         say(f"{case.id:<{width}}  reproduced the incident in {counts['fails']} of {counts['runs']} runs "
             f"(session {counts['session']}; recorded as scar.reproduced)")
 

@@ -2,9 +2,8 @@
 Before any run: one message naming the path and the fix, exit 2, no run started. Mid-session: exit 3,
 crash.txt (beside the workspaces when the history refuses it), and nothing recorded is lost.
 
-Read-only for real: the tests run as root here, and root ignores permission bits, so a folder is made
-read-only with a read-only bind mount in a private mount namespace (`unshare -m`), which refuses root
-too and vanishes with the process; as any other user, chmod does it."""
+Read-only for real (tests/helpers/read_only.py): a read-only bind mount in a private mount namespace as
+root, chmod as any other user."""
 
 from __future__ import annotations
 
@@ -20,31 +19,8 @@ import pytest
 from scarbook.history.store import History
 from scarbook.run.session import NONE_NOTE
 from tests.helpers.paths import FIXTURES
-
-SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
-RO_BIND = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
-
-
-def _private_mounts_work() -> bool:
-    if not sys.platform.startswith("linux") or not (shutil.which("unshare") and shutil.which("mount")):
-        return False
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", RO_BIND, "sh", "/tmp", "true"], capture_output=True)
-    return probe.returncode == 0
-
-
-def _read_only(path: Path, argv: list[str]) -> list[str]:
-    """`argv` run so that `path` is read-only to it (and to everything it starts)."""
-    if os.geteuid() != 0:
-        path.chmod(0o555)
-        return argv
-    if not _private_mounts_work():
-        pytest.skip("running as root without unshare/mount: no way to make a folder read-only to root")
-    return ["unshare", "-m", "sh", "-c", RO_BIND, "sh", str(path), *argv]
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
+from tests.helpers.read_only import READ_ONLY_WHY, SCARBOOK, private_mounts_work, read_only
+from tests.helpers.read_only import run as _run
 
 MARKER_AGENT = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text('ran'); open('tmp.txt', 'w').write('x')"
 
@@ -76,7 +52,7 @@ def test_a_read_only_history_folder_is_said_before_any_run(marked) -> None:
     project, marker = marked
     history = project.workspaces / "history"
     history.mkdir(parents=True)
-    out = _run(_read_only(history, [*SCARBOOK, "-C", str(project.root), "eval", "--runs", "2", "-q"]))
+    out = _run(read_only(history, [*SCARBOOK, "-C", str(project.root), "eval", "--runs", "2", "-q"]))
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 2, out.stderr
     why = "Read-only file system" if os.geteuid() == 0 else "Permission denied"
@@ -124,7 +100,7 @@ def test_history_going_read_only_mid_session_exits_3_with_crash_txt_and_loses_no
         project.case(cid, f"id: {cid}\ntask: write tmp.txt\nchecks: [{{type: file_exists, path: tmp.txt}}]\n")
     cmd = [*SCARBOOK, "-C", str(project.root), "eval", "--runs", "2", "-q"]
     if os.geteuid() == 0:
-        if not _private_mounts_work():
+        if not private_mounts_work():
             pytest.skip("running as root without unshare/mount: no way to make a folder read-only to root")
         cmd = ["unshare", "-m", *cmd]  # the agent's mount stays in this private namespace
     out = _run(cmd)
@@ -156,7 +132,7 @@ def test_history_going_read_only_mid_session_exits_3_with_crash_txt_and_loses_no
 
 def test_import_into_a_read_only_cases_folder_is_a_clean_error(project) -> None:
     transcript = FIXTURES / "transcripts" / "scarbook_run.jsonl"
-    out = _run(_read_only(project.cases_dir, [*SCARBOOK, "-C", str(project.root), "import", str(transcript),
+    out = _run(read_only(project.cases_dir, [*SCARBOOK, "-C", str(project.root), "import", str(transcript),
                                               "--id", "from-log"]))
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 2
@@ -165,3 +141,76 @@ def test_import_into_a_read_only_cases_folder_is_a_clean_error(project) -> None:
                                   f"{project.cases_dir}: {why} — make {project.cases_dir} a writable folder, or "
                                   "point cases_dir in scarbook.yaml at one")
     assert not (project.cases_dir / "from-log").exists()
+
+
+SCARRED = """\
+id: c
+task: write tmp.txt
+checks: [{type: file_exists, path: tmp.txt}]
+scar: {date: 2026-11-14, what_went_wrong: wrote nothing, failed_artifact: scar/artifact.txt}
+"""
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
+
+
+def test_read_only_cases_folder_refuses_each_change_in_one_line_and_moves_nothing(marked, tmp_path) -> None:
+    """Issue 37.4: case rm, verify --reproduce (after running the agent) and import-cases ended in OSError
+    tracebacks; rm left a copy of the case in the trash beside the original (cases/ is a mount of its own)."""
+    project, marker = marked
+    project.case("c", SCARRED)
+    (project.cases_dir / "c" / "scar").mkdir()
+    (project.cases_dir / "c" / "scar" / "artifact.txt").write_text("")
+    listing = tmp_path / "cases.json"
+    listing.write_text(json.dumps([{"id": "new", "task": "t", "checks": [{"type": "file_exists", "path": "a"}]}]))
+    cases = project.cases_dir
+    fix = f"make {cases} a writable folder, or point cases_dir in scarbook.yaml at one"
+    table = [
+        (("case", "rm", "c"), f"cannot delete c: cannot create files in {cases}: {READ_ONLY_WHY} — {fix}; "
+                              "nothing was changed"),
+        (("case", "mv", "c", "d"), f"cannot rename c: cannot create files in {cases}: {READ_ONLY_WHY} — {fix}; "
+                                   "nothing was changed"),
+        (("case", "cp", "c"), f"cannot copy c: cannot create files in {cases}: {READ_ONLY_WHY} — {fix}; "
+                              "nothing was changed"),
+        (("import-cases", str(listing)), f"cannot write the cases: cannot create files in {cases}: "
+                                         f"{READ_ONLY_WHY} — {fix}; nothing was written"),
+        (("verify", "c", "--reproduce", "2"), f"cannot record scar.reproduced in {cases / 'c' / 'case.yaml'}: cannot "
+                                              f"create files in {cases / 'c'}: {READ_ONLY_WHY} — make {cases / 'c'} "
+                                              "a writable folder, or point cases_dir in scarbook.yaml at one; "
+                                              "nothing ran"),
+    ]
+    before = _tree(cases)
+    try:
+        for args, message in table:
+            out = _run(read_only(cases, [*SCARBOOK, "-C", str(project.root), *args]))
+            assert (out.returncode, out.stdout, out.stderr) == (2, "", f"scarbook: {message}\n"), args
+            assert _tree(cases) == before and not marker.exists(), args  # nothing half-moved, no agent ran
+        assert _tree(project.workspaces / ".trash") in ([], [".lock"])
+        # a case deleted while cases/ was writable cannot be restored into it read-only
+        assert project.cli("case", "rm", "c").exit_code == 0
+        trash = _tree(project.workspaces / ".trash")
+        out = _run(read_only(cases, [*SCARBOOK, "-C", str(project.root), "case", "restore", "c"]))
+        assert (out.returncode, out.stderr) == (2, f"scarbook: cannot restore c: cannot create files in {cases}: "
+                                                   f"{READ_ONLY_WHY} — {fix}; nothing was changed\n")
+        assert _tree(project.workspaces / ".trash") == trash and not (cases / "c").exists()
+    finally:
+        if os.geteuid() != 0:
+            cases.chmod(0o755)
+
+
+def test_read_only_workspaces_folder_refuses_case_rm_in_one_line(marked) -> None:
+    """Issue 37.4: with workspaces/ read-only, case rm tracebacked on workspaces/.trash/.lock."""
+    project, _ = marked
+    project.workspaces.mkdir()
+    ws = project.workspaces
+    out = _run(read_only(ws, [*SCARBOOK, "-C", str(project.root), "case", "rm", "c"]))
+    try:
+        assert (out.returncode, out.stdout) == (2, "")
+        assert out.stderr == (f"scarbook: cannot delete c: cannot create files in {ws}: {READ_ONLY_WHY} — make {ws} "
+                              "a writable folder, or point workspaces_dir in scarbook.yaml at one; nothing was "
+                              "changed\n")
+        assert (project.cases_dir / "c" / "case.yaml").is_file() and _tree(ws) == []
+    finally:
+        if os.geteuid() != 0:
+            ws.chmod(0o755)

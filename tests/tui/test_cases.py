@@ -360,3 +360,30 @@ async def test_a_planted_link_in_the_trash_is_refused_on_enter(project_root, tmp
                 "`scarbook case purge evil--20261203T150000Z` removes the link only")
         await wait_until(pilot, lambda: any(str(n.message) == said for n in app._notifications), what="the refusal")
         assert "evil" not in keys_of(lib) and not (project_root / "cases" / "evil").exists()
+
+
+def test_d_then_y_on_a_read_only_cases_folder_says_why_and_keeps_the_case(project_root):
+    """Issue 37.4: d then y on a case in a read-only cases/ killed the app with a traceback
+    (cases/admin.py _move_dir). The app runs in a process of its own, where cases/ is read-only."""
+    import json
+    import sys
+
+    from tests.helpers.paths import REPO
+    from tests.helpers.read_only import READ_ONLY_WHY, read_only
+    from tests.helpers.read_only import run as run_program
+
+    cases = project_root / "cases"
+    before = sorted(p.name for p in cases.iterdir())
+    out = run_program(read_only(cases, [sys.executable, "-m", "tests.helpers.read_only", str(project_root)]), cwd=REPO)
+    try:
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        seen = json.loads(out.stdout.splitlines()[-1])
+        case = seen["case"]
+        assert seen["said"] == [["not done", f"cannot delete {case}: cannot create files in {cases}: {READ_ONLY_WHY} "
+                                             f"— make {cases} a writable folder, or point cases_dir in scarbook.yaml "
+                                             "at one; nothing was changed"]]
+        assert case in seen["rows"] and seen["running"]
+        assert sorted(p.name for p in cases.iterdir()) == before
+        assert not (project_root / "workspaces" / ".trash").exists() or list_trash(Project.at(project_root)) == []
+    finally:
+        cases.chmod(0o755)
