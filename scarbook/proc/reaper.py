@@ -11,8 +11,12 @@ already found to be none of ours are known; when nothing else is there (the usua
 the whole cost of a run's sweep, however many runs came before. Otherwise, on a thread of its own
 (never the event loop), each unknown child is looked at: one in scarbook's own session is a
 library's (git, Ray) and left alone; a live one carrying the ended run's tag is killed and reaped,
-then what it leaves in turn; a zombie of the run's process group, or any zombie outside scarbook's
-session while no program is being started, is reaped.
+then what it leaves in turn; a zombie of the run's process group is reaped, and so is any other
+zombie outside scarbook's session once every program that was being started when it was seen has
+its pid known (a program that exited at once is a zombie before its starter knows its pid: reaping it
+would steal its exit status). A child that is exiting — its memory gone, so its tag unreadable, but
+not yet a zombie — is waited for (its pidfd) and then reaped as a zombie: bwrap's namespace init is
+one, orphaned while it still waits for the sandbox's last processes to die.
 
 A sandboxed program needs none of it: its PID namespace ends with it. The subreaper is on only while
 unconfined programs run (a count), so in a sandboxed session no orphan is handed to scarbook at all
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import sys
 import threading
@@ -39,10 +44,11 @@ from scarbook.proc.leftovers import TAG_VAR, libc_prctl, owner_part, session_pre
 
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_ROUNDS = 64  # an orphan's orphans: each round kills one more generation
+WAIT_S = 5.0  # at most, for an exiting child to become a zombie, or for the programs being started to be known
 
 leaders: dict[int, str] = {}  # pid -> run tag of the programs running now (never leftovers)
-_lock = threading.Lock()  # leaders, _pending, the known children, the subreaper: the loop registers, a sweep thread reaps
-_pending = 0  # programs being started (spawned, not yet `started`): a zombie may be one of them
+_lock = threading.Condition()  # leaders, _starting, the known children, the subreaper: the loop registers, a sweep thread reaps
+_starting: set[Run] = set()  # programs being started (spawned, not yet `started`): a zombie may be one of them
 _library: set[int] = set()  # children in scarbook's own session: a library's, reaped by it
 _foreign: set[int] = set()  # live orphans without this scarbook's tag: looked at again by `sweep_all`
 _unconfined = 0  # unconfined programs running: the subreaper is on while there are any
@@ -57,18 +63,16 @@ class Run:
     `not_started`), `ended` once the program is reaped, then `sweep_soon` (or `settle`), which closes
     it when the sweep is done."""
 
-    __slots__ = ("tag", "confined", "pid", "_epoch", "_was_on", "_pending", "_running", "_closed")
+    __slots__ = ("tag", "confined", "pid", "_epoch", "_was_on", "_running", "_closed")
 
     def __init__(self, tag: str, *, confined: bool) -> None:
-        global _pending
         self.tag, self.confined, self.pid = tag, confined, 0
         self._closed = self._running = False
         if not confined:
             _count_unconfined(+1)  # on before the spawn: an orphan can appear at once
         with _lock:
-            _pending += 1
+            _starting.add(self)
             self._epoch, self._was_on = _epoch, _on
-        self._pending = True
 
     def started(self, pid: int) -> None:
         """The program runs: never a leftover; its group dies with scarbook (the watchdog, where it
@@ -125,10 +129,8 @@ class Run:
         return self._was_on or _on or _epoch != self._epoch
 
     def _unpend(self) -> None:  # (under _lock)
-        global _pending
-        if self._pending:
-            self._pending = False
-            _pending -= 1
+        _starting.discard(self)
+        _lock.notify_all()
 
 
 def sweep_all() -> list[int]:
@@ -199,25 +201,30 @@ def _sweep(ours: Callable[[str], bool], group: int | None) -> list[int]:
     killed: list[int] = []
     for _ in range(SWEEP_ROUNDS):
         dying: list[int] = []
-        reaped = False
+        reaped = exiting = False
         for pid in _unknown_children():
             stat = _stat(pid)
             if stat is None:
                 continue  # gone meanwhile
-            state, pgid, sid = stat
+            state, pgid, sid, has_memory = stat
             if sid == own_session:  # a library's child (started without a session of its own)
                 _known(_library, pid)
             elif state in ("Z", "X"):
                 reaped |= _reap_zombie(pid, group in (pgid, sid))
+            elif not has_memory:  # exiting: a zombie soon, reaped in the next round
+                exiting |= _wait_exit(pid)
             else:
                 tag = _tag_of(pid)
-                if tag is not None and ours(tag):
+                if tag is None:  # not ours to read, or exiting since its stat was read
+                    if _exiting(pid):
+                        exiting |= _wait_exit(pid)
+                elif ours(tag):
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         continue
                     dying.append(pid)
-                elif tag is not None and not owner_part(tag).startswith(session_prefix()):
+                elif not owner_part(tag).startswith(session_prefix()):
                     _known(_foreign, pid)  # none of this scarbook's (another's, or none at all: "")
         for pid in dying:
             try:
@@ -225,16 +232,20 @@ def _sweep(ours: Callable[[str], bool], group: int | None) -> list[int]:
             except ChildProcessError:
                 pass
         killed += dying
-        if not dying and not reaped:
+        if not dying and not reaped and not exiting:
             break
     return killed
 
 
 def _reap_zombie(pid: int, of_the_run: bool) -> bool:
-    """Reap a zombie orphan: one of the run's group for sure; any other only while no program is
-    being started (a program that exited at once is a zombie before its starter knows its pid)."""
+    """Reap a zombie orphan: one of the run's group for sure; any other once every program being
+    started now is known (a program that exited at once is a zombie before its starter knows its
+    pid): not one of them, it is an orphan. Left for a later sweep if that takes over WAIT_S."""
     with _lock:
-        if pid in leaders or (_pending and not of_the_run):
+        starting = set(_starting)
+        if not of_the_run and not _lock.wait_for(lambda: pid in leaders or starting.isdisjoint(_starting), WAIT_S):
+            return False
+        if pid in leaders:
             return False
         try:
             return os.waitpid(pid, os.WNOHANG)[0] == pid
@@ -242,17 +253,35 @@ def _reap_zombie(pid: int, of_the_run: bool) -> bool:
             return False
 
 
+def _exiting(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is not None and (stat[0] in ("Z", "X") or not stat[3])
+
+
+def _wait_exit(pid: int) -> bool:
+    """Wait (WAIT_S at most) until an exiting child is a zombie; False if it could not be waited for."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # gone already, or a kernel without pidfds: a later sweep's
+        return False
+    try:
+        return bool(select.select([fd], [], [], WAIT_S)[0])
+    finally:
+        os.close(fd)
+
+
 def _known(kind: set[int], pid: int) -> None:
     with _lock:
         kind.add(pid)
 
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, session) of `pid`."""
+def _stat(pid: int) -> tuple[str, int, int, bool] | None:
+    """(state, process group, session, whether it still has its memory) of `pid`: a process without
+    memory (vsize 0) that is no zombie yet is exiting."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
-        return fields[0].decode(), int(fields[2]), int(fields[3])
+        return fields[0].decode(), int(fields[2]), int(fields[3]), fields[20] != b"0"
     except (OSError, IndexError, ValueError):
         return None
 
