@@ -18,6 +18,7 @@ from pathlib import Path
 from scarbook.cases.admin import new_case_id
 from scarbook.cases.drafts import write_case_with_files
 from scarbook.cases.folders import ProjectFolders
+from scarbook.cases.io import case_to_dict, validate_case_data
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case
 
@@ -48,6 +49,18 @@ def check_form_id(cases_dir: Path, case_id: str, *, is_new: bool) -> None:
                         fix="type an id: lowercase letters, digits, '-' and '_'")
     if is_new and (Path(cases_dir) / case_id).exists():
         raise CaseError(Path(cases_dir) / case_id, f"id {case_id!r} is taken by another case", fix="choose another id")
+
+
+def form_problem(cases_dir: Path, case: Case, *, is_new: bool) -> CaseError | None:
+    """What a save of the form would refuse now, without writing (the id, then the core's
+    validation of the fields), or None. A front-end re-asks it as the form changes, so a refusal it
+    showed goes once it is no longer true ("checks must be a non-empty list" after a check is added)."""
+    try:
+        check_form_id(cases_dir, case.id, is_new=is_new)
+        validate_case_data(case_to_dict(case), Path(cases_dir) / case.id / "case.yaml")
+    except CaseError as exc:
+        return exc
+    return None
 
 
 def scar_files_to_write(project: ProjectFolders, case: Case,

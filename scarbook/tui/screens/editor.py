@@ -29,7 +29,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Footer, Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
-from scarbook.cases.editing import SavedCase, SeedChanges, save_form_case
+from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_form_case
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
@@ -94,6 +94,7 @@ class EditorScreen(HostScreen):
                             if rel.startswith("seed/") and isinstance(src, Path)}
         self._clean_state: str = ""
         self.saving = False  # a save is being written (on a thread)
+        self.refusal: str | None = None  # the shown "not saved" problem, while the form's own fields cause it
 
     # -- layout -------------------------------------------------------------------------------
     @property
@@ -154,7 +155,7 @@ class EditorScreen(HostScreen):
         yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
                        id="rubric")
         yield Static("", id="lint-hints", classes="hints")
-        yield Label("checks (in cost order: the first failure stops the run)", classes="section")
+        yield Label("checks in cost order (the first failure stops the run); Enter: choose a type", classes="section")
         yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
         yield Label("seed files (copied into a fresh workspace before every run)", classes="section")
         yield SeedFiles(c.seed_dir if c else None, id="seed", staged=self.staged_seed,
@@ -271,6 +272,19 @@ class EditorScreen(HostScreen):
         text = "\n".join(f"hint ({h.rule}): {h.message}" + (f" — {h.suggestion}" if h.suggestion else "")
                          for h in hints)
         self.query_one("#lint-hints", Static).update(Text(text, style="yellow"))
+
+    @on(CheckEditor.Changed)
+    @on(ItemList.Changed)
+    @on(Input.Changed)
+    @on(TextArea.Changed)
+    def recheck_refusal(self, _event=None) -> None:
+        """A save's refusal stays shown only while it is true: the form is asked again as it changes."""
+        if self.refusal is None or not self.built:
+            return
+        problem = form_problem(self.app.project.cases_dir, self.build_case(), is_new=self.is_new)
+        if problem is None or problem.problem != self.refusal:
+            self.show_error(problem)
+            self.refusal = problem.problem if problem else None
 
     def action_verify(self) -> None:
         """Save, then check the case against its own scar (its failed artifact must fail)."""
@@ -401,6 +415,9 @@ class EditorScreen(HostScreen):
             self.notify(str(error), title="not saved", severity="error", timeout=15, markup=False)
             return
         self.show_error(error)
+        # Re-asked as the form changes when the form alone explains it (not a file that could not be written).
+        again = form_problem(self.app.project.cases_dir, self.build_case(), is_new=self.is_new)
+        self.refusal = error.problem if again is not None and again.problem == error.problem else None
         keys_welcome(self)
 
     def _saved(self, saved: SavedCase, verify: bool) -> None:
@@ -412,7 +429,7 @@ class EditorScreen(HostScreen):
             return
         for key, rel in saved.moved.items():  # a file typed into an artifact field now lives in scar/
             self.query_one(SCAR_INPUTS[key], Input).value = rel
-        self.scar_files = {}
+        self.scar_files, self.refusal = {}, None
         self.query_one("#seed", SeedFiles).applied(saved.path.parent / "seed", saved.seed_listing)
         self.show_error(None)
         before, self.case, self.is_new = self.case, case, False

@@ -1,5 +1,7 @@
 """The checks of a case: add a rule check by type with the fields CHECK_SPECS gives that type,
 edit, delete and reorder (list order = cost order: the runner short-circuits on the first failure).
+Enter on the list opens the check-type select; Add and Update take a check only when the core's
+`parse_check` does, and say under the fields why not ("fill in path").
 
 Values are passed to the core as typed; when one does not parse (e.g. "abc" for an integer) the raw
 text goes through, so the core's validation reports the problem in its own words.
@@ -8,6 +10,7 @@ text goes through, so the core's validation reports the problem in its own words
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -16,15 +19,45 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Input, Label, OptionList
+from textual.widgets import Button, Input, Label, OptionList, Static
 
-from scarbook.checks.spec import _KIND_WORDS, CHECK_SPECS
+from scarbook.checks.spec import _KIND_WORDS, CHECK_SPECS, parse_check
+from scarbook.errors import CaseError
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.mount_safe import Select
 
 LIST_SEP = "|"
 # The first llm_judge check's rubric is edited in the rubric list, not here.
 HIDDEN_FIELDS = {"llm_judge": ("rubric",)}
+HIDDEN_STAND_INS = {"rubric": ["an item of the rubric list"]}  # what a hidden field is checked with
+
+
+def check_problem(check: dict[str, Any]) -> str | None:
+    """Why the core would refuse this check from the form ("file_exists check is missing required key
+    'path' — fill in path"), or None. Hidden fields are edited elsewhere: checked with a stand-in."""
+    hidden = HIDDEN_FIELDS.get(check["type"], ())
+    try:
+        parse_check({**{k: HIDDEN_STAND_INS[k] for k in hidden}, **check}, Path("case.yaml"), None)
+    except CaseError as exc:
+        spec = CHECK_SPECS[check["type"]]
+        missing = [k for k in spec.required if k not in check and k not in hidden]
+        if missing:
+            return f"{exc.problem} — fill in {', '.join(missing)}"
+        if spec.one_of and not any(k in check for k in spec.one_of):
+            return f"{exc.problem} — fill in one of them"
+        return exc.problem + (f" — {exc.fix}" if exc.fix else "")
+    return None
+
+
+class CheckList(OptionList):
+    """The checks in order; Enter asks for the check-type select (to add a check, or change this one's type)."""
+
+    @dataclass
+    class TypeWanted(Message):
+        pass
+
+    def action_select(self) -> None:
+        self.post_message(self.TypeWanted())
 
 
 def describe_check(check: dict[str, Any]) -> str:
@@ -74,7 +107,7 @@ class CheckEditor(Vertical):
         self.checks = [dict(c) for c in checks]
 
     def compose(self) -> ComposeResult:
-        yield OptionList(id="check-list")
+        yield CheckList(id="check-list")
         with Horizontal(classes="row-buttons"):
             yield Select([(f"{t} — {s.summary}", t) for t, s in CHECK_SPECS.items()], id="check-type",
                          prompt="check type…", allow_blank=True)
@@ -84,6 +117,7 @@ class CheckEditor(Vertical):
             yield Button("↑", id="check-up")
             yield Button("↓", id="check-down")
         yield Vertical(id="check-fields")
+        yield Static("", id="check-problem", classes="field-error -empty")
 
     @unless_removed
     def on_mount(self) -> None:
@@ -146,6 +180,18 @@ class CheckEditor(Vertical):
         same = current.get("type") == self.chosen_type
         await self.show_fields(self.chosen_type, current if same else None)
 
+    def _say(self, problem: str) -> None:
+        shown = self.query_one("#check-problem", Static)
+        shown.update(Text(problem))
+        shown.set_class(not problem, "-empty")
+
+    @on(CheckList.TypeWanted)
+    def _type_wanted(self, event: CheckList.TypeWanted) -> None:
+        event.stop()
+        select = self.query_one("#check-type", Select)
+        select.focus()
+        select.action_show_overlay()
+
     @on(OptionList.OptionHighlighted, "#check-list")
     async def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -161,13 +207,19 @@ class CheckEditor(Vertical):
         event.stop()
         what, i = (event.button.id or "").removeprefix("check-"), self.current_index
         ctype = self.chosen_type
-        if what == "add" and ctype:
-            self.checks.append(self.form_values(ctype))
-            self._changed(len(self.checks) - 1)
-        elif what == "update" and ctype and 0 <= i < len(self.checks):
-            kept = {k: v for k, v in self.checks[i].items() if k in HIDDEN_FIELDS.get(ctype, ())}
-            self.checks[i] = {**self.form_values(ctype), **kept}
-            self._changed(i)
+        if what in ("add", "update") and ctype and (what == "add" or 0 <= i < len(self.checks)):
+            check = self.form_values(ctype)
+            why = check_problem(check)
+            self._say(f"not {'added' if what == 'add' else 'updated'}: {why}" if why else "")
+            if why:
+                return
+            if what == "add":
+                self.checks.append(check)
+                self._changed(len(self.checks) - 1)
+            else:
+                kept = {k: v for k, v in self.checks[i].items() if k in HIDDEN_FIELDS.get(ctype, ())}
+                self.checks[i] = {**check, **kept}
+                self._changed(i)
         elif what == "delete" and 0 <= i < len(self.checks):
             del self.checks[i]
             self._changed(i)
