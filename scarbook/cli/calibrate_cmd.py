@@ -13,7 +13,14 @@ import click
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
-from scarbook.history.judge_truth import case_targets, format_calibration, label_advice, measure, next_items
+from scarbook.history.judge_truth import (
+    case_targets,
+    format_calibration,
+    label_advice,
+    limiting_strata,
+    measure,
+    next_items,
+)
 from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.models import CheckStatus
@@ -48,7 +55,8 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         if show_report or as_json:
             runs = project.history.all_runs()
             cal = measure(store.labels(), judged_items(runs), settings, _rubrics(project))
-            advice = label_advice(cal, _targets(project))
+            targets = _targets(project)
+            advice = limiting_strata(cal, targets, settings) + label_advice(cal, targets)
             report_history_problems(runs.problems)
             if as_json:
                 say(json.dumps(cal.to_dict() | {"advice": advice}, indent=2))

@@ -9,7 +9,6 @@ new items are labelled (`scarbook calibrate` draws them from the new judge's ver
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,9 +31,9 @@ from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, SessionInfo, Vote
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
-from scarbook.stats.label_plan import CaseTarget, allocate
-from scarbook.stats.rates import Z95, effective_threshold
-from scarbook.text import plural
+from scarbook.stats.label_plan import CaseTarget, LabelNeeds, allocate
+from scarbook.stats.rates import effective_threshold
+from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
 
 NO_JUDGED_CASE = "no case has an llm_judge check"
 
@@ -46,6 +45,7 @@ class Calibration:
     labels: int = 0
     calibrated_at: str = ""
     notes: list[str] = field(default_factory=list)  # labels left out, and why
+    strata: list[Stratum] = field(default_factory=list)  # the (case, judge verdict) strata measured
 
     @property
     def usable_error(self) -> JudgeError | None:
@@ -132,10 +132,11 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
                                  "items it graded with `scarbook calibrate`")
     judged = (i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest
               and sampling_matches(i.judge_sampling, settings.sampling_key))
-    error = estimate_error(strata_from(mine, judged))
+    strata = strata_from(mine, judged)
+    error = estimate_error(strata)
     n = len(mine)
     human = Counter(lab.human_verdict for lab in mine)
-    found = Calibration(error, None, n, when)
+    found = Calibration(error, None, n, when, strata=strata)
     if len(human) == 1:
         only = next(iter(human))
         unmeasured = Vote.FAIL if only == Vote.PASS else Vote.PASS
@@ -196,26 +197,53 @@ def case_targets(history: History, cases: dict[str, Case], default_threshold: fl
 
 
 def label_advice(cal: Calibration, targets: list[CaseTarget]) -> list[str]:
-    """'about N more labels to get case X to ±Y points' for each case whose corrected interval spans
-    its threshold: enough to decide it when labels alone can; else what doubling its labels buys."""
+    """For each judged case the gate leaves undecided: about how many more labels would decide it when
+    labels alone can (it is judge-limited), else that it needs more runs first."""
     if cal.error is None:
         return []
     lines = []
     for t in targets:
         fixed = t.corrected(cal.error.for_case(t.case_id))
-        if fixed is None or not fixed.lo < t.threshold < fixed.hi:
+        if fixed is None or not fixed.lo <= t.threshold <= fixed.hi:
             continue
-        where = f"≈{100 * fixed.rate:.0f}% against {100 * t.threshold:.0f}%, ±{100 * Z95 * fixed.se:.0f} points now"
+        where = (f"≈{pct_beside(fixed.rate, t.threshold)} against {threshold_pct(t.threshold)}, "
+                 f"{fixed.ci_label.removeprefix('≈')} {interval_beside(fixed.lo, fixed.hi, t.threshold)} now")
         if fixed.labels_to_decide:
-            lines.append(f"about {fixed.labels_to_decide} more labels to get case {t.case_id} to "
-                         f"±{100 * abs(fixed.rate - t.threshold):.0f} points, enough to decide it ({where})")
-            continue
-        more = max(fixed.labels, 10)
-        to = 100 * Z95 * math.sqrt(fixed.var_runs + fixed.var_judge * fixed.labels / (fixed.labels + more))
-        alone = 100 * Z95 * math.sqrt(fixed.var_runs)
-        lines.append(f"about {more} more labels to get case {t.case_id} to ±{to:.0f} points ({where}; its runs "
-                     f"alone span ±{alone:.0f}, so deciding it needs more runs too)")
+            lines.append(f"about {plural(fixed.labels_to_decide, 'more label')} would decide case {t.case_id} "
+                         f"with its runs as they are ({where})")
+        else:
+            lines.append(f"case {t.case_id}: more runs first — with its judge's error known exactly its runs would "
+                         f"still leave it undecided ({where})")
     return lines
+
+
+def limiting_strata(cal: Calibration, targets: list[CaseTarget], settings: JudgeSettings) -> list[str]:
+    """Which stratum limits the estimate: the class the calibration is short of, then per judged case
+    the stratum (its judge's PASSes or FAILs) whose labels carry most of its corrected rate's
+    uncertainty, with how many of its items are labelled."""
+    if cal.error is None:
+        return []
+    lines = []
+    labels = {s.human_pass + s.human_fail for s in cal.strata}
+    human_fail = sum(s.human_fail for s in cal.strata)
+    human_pass = sum(s.human_pass for s in cal.strata)
+    for cls, have, verdict in (("FAIL", human_fail, "FAIL"), ("PASS", human_pass, "PASS")):
+        if have < settings.calibration_min_per_class:
+            lines.append(f"limits the estimate: {cls} labels, {have} of the {settings.calibration_min_per_class} "
+                         f"needed — label the judge's {verdict}s (`scarbook calibrate` picks them first)")
+    by_key = {(s.case_id, s.judge): s for s in cal.strata}
+    for t in targets:
+        fixed = t.corrected(cal.error.for_case(t.case_id))
+        if fixed is None or len(fixed.judge_parts) != 3:
+            continue
+        verdict = "PASS" if fixed.judge_parts[1] >= fixed.judge_parts[2] else "FAIL"
+        s = by_key.get((t.case_id, verdict))
+        if s is None:
+            continue
+        rests = "q1 and the share of false passes" if verdict == "PASS" else "q0"
+        lines.append(f"limits the estimate: {t.case_id} — its judge-{verdict} items ({s.n} labelled of "
+                     f"{max(s.population, s.n)}): {rests} rest most on them")
+    return lines if labels else []
 
 
 def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], settings: JudgeSettings,
@@ -231,7 +259,9 @@ def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], 
         mine = current_labels(labels, settings)
         labelled = Counter((lab.case_id, lab.judge_verdict) for lab in mine)
         models = {t.case_id: cal.error.for_case(t.case_id) for t in targets}
-        plan = allocate(targets, models, labelled, stratum_counts(runs, done), sample)
+        human = Counter(lab.human_verdict for lab in mine)
+        needs = LabelNeeds(human["PASS"], human["FAIL"], settings.calibration_min_per_class)
+        plan = allocate(targets, models, labelled, stratum_counts(runs, done), sample, needs)
     picked = pick_planned(runs, plan, seed, exclude=done) if plan else []
     if len(picked) < sample:
         picked += pick_items(runs, sample - len(picked), seed, exclude=done | {i.key for i in picked})

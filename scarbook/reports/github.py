@@ -56,6 +56,11 @@ def _gate(s, regressed: set[str]) -> str:
     return words + (" · **regressed**" if s.case_id in regressed else "")
 
 
+def _corrected_level(rep: SessionReport) -> str:
+    """"90% CI": the level of the ≈ intervals (the gate's: two one-sided tests at alpha)."""
+    return next(s.corrected.ci_label for s in rep.stats if s.corrected is not None).removeprefix("≈")
+
+
 def _corrected_md(st) -> str:
     c = st.corrected
     if c is None:
@@ -74,7 +79,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
            f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, "
            f"{counts[RunStatus.ERROR]} error" + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")
            + (" · partial: judge checks were skipped" if s.partial else ""), "",
-           "| case | rate | 95% CI | " + ("≈rate (judge-corrected) | " if fix else "")
+           "| case | rate | 95% CI | " + (f"≈rate (judge-corrected, {_corrected_level(rep)}) | " if fix else "")
            + "pass^k | band | gate | pass / fail / err |",
            "|---|---:|---|" + ("---|" if fix else "") + "---:|---|---|---|"]
     for st in rep.stats:

@@ -104,7 +104,7 @@ def _header(rep: SessionReport) -> list[str]:
 def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regressed: set[str]) -> list[str]:
     fix = any(s.corrected is not None for s in rep.stats)  # the ≈ column: rates corrected for the judge's error
     out = ['<table id="cases"><tr><th>case</th><th>pass</th><th>fail</th><th>err</th><th>unjudged</th><th>rate</th>'
-           "<th>95% CI</th>" + ("<th title=\"corrected for the judge's measured error\">≈rate (95% CI)</th>" if fix else "")
+           "<th>95% CI</th>" + (f"<th title=\"corrected for the judge's measured error\">≈rate ({_corrected_level(rep)})</th>" if fix else "")
            + "<th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
            "<th>distribution (interval · threshold)</th><th>runs</th><th>why not passed</th></tr>"]
     for s in rep.stats:
@@ -130,6 +130,11 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
     if rep.judge_note:
         out.append(f'<p class="muted">{esc(rep.judge_note)}</p>')
     return out
+
+
+def _corrected_level(rep: SessionReport) -> str:
+    """"90% CI": the level of the ≈ intervals (the gate's: two one-sided tests at alpha)."""
+    return next(s.corrected.ci_label for s in rep.stats if s.corrected is not None).removeprefix("≈")
 
 
 def _corrected_cell(s: CaseStats) -> str:

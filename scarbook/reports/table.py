@@ -103,9 +103,9 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
     by_case: dict[str, list[RunRecord]] = {}
     for r in sorted(runs, key=lambda r: r.k):
         by_case.setdefault(r.case_id, []).append(r)
-    stats = [case_stats(cid, by_case.get(cid, []), effective_threshold(cases.get(cid), cfg.threshold), cfg.green,
-                        calibration) for cid in session.case_ids]
     policy = policy or session_policy(session, cfg)
+    stats = [case_stats(cid, by_case.get(cid, []), effective_threshold(cases.get(cid), cfg.threshold), cfg.green,
+                        calibration, policy.alpha) for cid in session.case_ids]
     rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
     rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
     rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy)
@@ -130,9 +130,10 @@ def strip_of(runs: list[RunRecord], width: int = 20) -> str:
 def format_table(rep: SessionReport) -> str:
     """A plain-text table; rich colours are added by the CLI on a terminal."""
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
-    fix = any(s.corrected is not None for s in rep.stats)  # ≈ columns: rates corrected for the judge's error
+    fixed = [s.corrected for s in rep.stats if s.corrected is not None]  # ≈ columns: corrected for the judge's error
+    fix = bool(fixed)
     head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
-           f"{'rate':>5}  {'95% CI':<11} " + (f"{'≈rate':>5}  {'≈95% CI':<11} " if fix else "") + \
+           f"{'rate':>5}  {'95% CI':<11} " + (f"{'≈rate':>5}  {fixed[0].ci_label:<11} " if fix else "") + \
            f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<10} runs"
     lines = [head, "-" * len(head)]
     by_case: dict[str, list[RunRecord]] = {}
@@ -265,7 +266,7 @@ def gate_lines(rep: SessionReport) -> list[str]:
             lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
         if s.error_span is not None:
             lo, hi = s.error_span
-            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {interval_beside(lo, hi, s.threshold)} "
+            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {pct_beside(lo, s.threshold)}–{pct_beside(hi, s.threshold)} "
                          "(had each been a fail, or each a pass)")
     if any(s.gate == "undecided" for s in rep.stats) and p.mode == "evidence":
         lines.append(f"gate: evidence mode — a case is red only when its runs show it is below its threshold "

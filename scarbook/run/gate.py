@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.stats.corrected import correct, judged_split
+from scarbook.stats.corrected import ALPHA, correct, judged_split
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.rates import CaseStats, summarize
 
@@ -30,9 +30,10 @@ def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
 
 
 def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float,
-               calibration: Calibration | None = None) -> CaseStats:
+               calibration: Calibration | None = None, alpha: float = ALPHA) -> CaseStats:
     """The case's rate, interval, pass@k and band from its runs; with a usable calibration of the judge,
-    its judged rate corrected for the judge's measured error too (CaseStats.corrected)."""
+    its judged rate corrected for the judge's measured error too (CaseStats.corrected, its interval the
+    gate's at `alpha`)."""
     runs = list(runs)
     s = summarize(case_id, runs, threshold, green)
     error = calibration.usable_error if calibration is not None else None
@@ -40,7 +41,7 @@ def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green:
     if calibration is not None and error is not None and split is not None:
         passes, judge_fails, rule_fails, items = split
         s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(case_id), items=items,
-                              threshold=s.threshold, calibrated_at=calibration.calibrated_at)
+                              threshold=s.threshold, calibrated_at=calibration.calibrated_at, alpha=alpha)
     return s
 
 

@@ -6,14 +6,16 @@ s the judged part's share of the case's runs, and the judge's run-level error ra
 
     theta = (p + q0 − 1) / (q0 + q1 − 1), clipped to [0, 1];  corrected rate = s · theta
 
-The 95% interval is the delta method over p, s and the calibration's own inputs (see
-stats/judge_error.py), so it widens with the judge's uncertainty as well as the runs'. p uses the
-Agresti–Coull adjusted proportion for its variance and the interval is centred on the adjusted
-estimate (as Lang & Reiczigel 2014 do for prevalence corrected by an imperfect test).
+The interval printed beside it is the gate's own (stats/corrected_gate.py): the two exact one-sided
+tests at alpha inverted, with the judge's error rates bounded by the calibration's counts — a
+1 − 2·alpha interval (90% at alpha 5%) that says above exactly when the gate does. A case the runs
+would decide were the judge's error known exactly, but that the calibration's uncertainty leaves
+open, is *judge-limited*: more labels, not more runs, decide it; `labels_to_decide` says about how many.
 
-The variance splits into the runs' part (p, s) and the judge's part (the calibration inputs). A
-case whose interval spans its threshold mainly through the judge's part is *judge-limited*: more
-runs will not decide it, more labels will; `labels_to_decide` estimates how many.
+The delta method over p, s and the calibration's inputs (p at its Agresti–Coull adjusted value, as
+Lang & Reiczigel 2014 do for a prevalence corrected by an imperfect test) still splits the variance
+into the runs' part and the judge's part per calibration input: the label planner
+(stats/label_plan.py) sends labels where they shrink it most.
 """
 
 from __future__ import annotations
@@ -23,39 +25,45 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scarbook.models import CheckStatus, RunRecord, RunStatus
+from scarbook.stats import corrected_gate as gate
+from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.judge_error import ErrorModel, Param, cells, gradient, proportion, q0_of, q1_of
 from scarbook.stats.rates import Z95
+
+ALPHA = 0.05  # the gate's default level: the interval is 1 - 2·alpha
 
 
 @dataclass(frozen=True)
 class Corrected:
     rate: float
-    lo: float
+    lo: float  # the gate's interval (stats/corrected_gate.py): the case is above when lo > threshold
     hi: float
     q0: float  # run-level, as used
     q1: float
     labels: int
     calibrated_at: str
-    var_runs: float
+    var_runs: float  # the delta method's split of the variance (the label planner's input)
     var_judge: float
     judge_limited: bool = False
     labels_to_decide: int | None = None  # about this many more labels would decide the threshold
-    centre: float = math.nan  # the interval's centre (at the adjusted p, unclipped)
+    centre: float = math.nan  # the delta method's centre (at the adjusted p, unclipped)
     judge_parts: tuple[float, ...] = ()  # g² · var of each calibration input (ErrorModel.params order)
-
-    @property
-    def evidence(self) -> tuple[float, float]:
-        """(estimate, standard error) for stats.decisions.CaseEvidence.corrected: the interval's
-        centre and spread, so a decision agrees with the interval printed beside it."""
-        return self.centre, self.se
+    evidence: CorrectedEvidence | None = None  # what the gate's exact test reads (decisions.CaseEvidence)
+    level: float = 1 - 2 * ALPHA  # the interval's level: two one-sided tests at alpha
 
     @property
     def se(self) -> float:
-        """The standard error the interval is built on (runs' and judge's variance together)."""
+        """The delta method's standard error (runs' and judge's variance together)."""
         return math.sqrt(self.var_runs + self.var_judge)
+
+    @property
+    def ci_label(self) -> str:
+        """"≈90% CI": the interval's level, said wherever it is printed."""
+        return f"≈{round(100 * self.level, 1):g}% CI"
 
     def to_dict(self) -> dict:
         return {"rate": round(self.rate, 4), "ci": [round(self.lo, 4), round(self.hi, 4)],
+                "ci_level": round(self.level, 4),
                 "q0": round(self.q0, 4), "q1": round(self.q1, 4), "labels": self.labels,
                 "calibrated_at": self.calibrated_at, "judge_limited": self.judge_limited,
                 "labels_to_decide": self.labels_to_decide}
@@ -73,10 +81,11 @@ def theta(p: float, q0: float, q1: float, clip: bool = True) -> float:
 
 
 def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *, items: int = 1,
-            threshold: float | None = None, calibrated_at: str = "", z: float = Z95) -> Corrected | None:
+            threshold: float | None = None, calibrated_at: str = "", alpha: float = ALPHA) -> Corrected | None:
     """The corrected rate of a case: `passes` and `judge_fails` are the judged part's runs,
-    `rule_fails` the runs a rule check failed. `items`: rubric items a run's verdict needs.
-    None when nothing was judged or the judge is no better than chance (q0 + q1 <= 1)."""
+    `rule_fails` the runs a rule check failed. `items`: rubric items a run's verdict needs. Its
+    interval is the gate's at `alpha` (1 - 2·alpha). None when nothing was judged or the judge is no
+    better than chance (q0 + q1 <= 1)."""
     judged = passes + judge_fails
     if not judged:
         return None
@@ -97,6 +106,7 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
         return rate(x, clip=False)
 
     p_hat = proportion(passes, judged)
+    z = Z95
     adj = (passes + z * z / 2) / (judged + z * z)
     s = proportion(judged, decided) if rule_fails else Param(1.0, 0.0)
     calib = model.params
@@ -111,25 +121,19 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
     var_runs = grads[0] ** 2 * p_hat.var + grads[1] ** 2 * s.var
     parts = tuple(g * g * c.var for g, c in zip(grads[2:], calib, strict=True))
     var_judge = sum(parts)
-    half = z * math.sqrt(var_runs + var_judge)
-    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    basis = model.basis(m)
+    if basis is None:  # a model built by hand, without the counts behind it: the delta interval, no gate
+        half = z * math.sqrt(var_runs + var_judge)
+        return Corrected(value, max(0.0, centre - half), min(1.0, centre + half), q0, q1, model.labels,
+                         calibrated_at, var_runs, var_judge, centre=centre, judge_parts=parts, level=0.95)
+    evidence = CorrectedEvidence(passes, judge_fails, rule_fails, basis)
+    lo, hi = gate.decision_interval(evidence, alpha)
     limited, more = False, None
-    if threshold is not None and lo < threshold < hi:
-        limited = var_judge > var_runs
-        more = labels_to_decide(value, threshold, var_runs, var_judge, model.labels, z)
-    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre, parts)
-
-
-def labels_to_decide(rate: float, threshold: float, var_runs: float, var_judge: float, labels: int,
-                     z: float = Z95) -> int | None:
-    """About how many more labels would shrink the interval off the threshold, if the runs' own
-    noise allows it (the judge's variance taken to fall as 1/labels); None when no number of
-    labels will (more runs are needed first)."""
-    room = ((rate - threshold) / z) ** 2 - var_runs
-    if room <= 0 or var_judge <= 0 or labels <= 0:
-        return None
-    needed = labels * var_judge / room
-    return max(1, math.ceil(needed - labels))
+    if threshold is not None and lo <= threshold <= hi:
+        limited = gate.judge_limited(evidence, threshold, alpha)
+        more = gate.labels_to_decide(evidence, threshold, alpha) if limited else None
+    return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre,
+                     parts, evidence, 1 - 2 * alpha)
 
 
 def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:

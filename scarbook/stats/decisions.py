@@ -35,14 +35,18 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scarbook.config import GatePolicy
+from scarbook.stats import corrected_gate
 from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
+from scarbook.stats.corrected_gate import CorrectedEvidence
+from scarbook.stats.exact import binom_ge, binom_le, first_true
 from scarbook.stats.rates import CaseStats
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
 from scarbook.text import threshold_pct
 
 Decision = Literal["above", "below", "undecided", "no verdict"]
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
+SCAN_LIMIT = 20_000  # runs_to_decide looks at every N up to this; beyond it, the first of a steady run
 
 
 def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:
@@ -72,9 +76,9 @@ class CaseEvidence:
     errors: int
     threshold: float
     unjudged: int = 0
-    # the rate corrected for the judge's measured error (stats/corrected.py) as (estimate, standard
-    # error): when given, the tests run on it (normal approximation) instead of the raw counts
-    corrected: tuple[float, float] | None = None
+    # a judged case whose judge's error was measured (stats/corrected.py): when given, the two tests
+    # are the exact ones on the true rate (stats/corrected_gate.py) instead of those on the raw counts
+    corrected: CorrectedEvidence | None = None
 
     @property
     def judged(self) -> int:
@@ -101,29 +105,28 @@ class CaseDecision:
 
 
 def runs_to_decide(passes: int, fails: int, threshold: float, alpha: float) -> int | None:
-    """About how many more judged runs, at the observed rate, would let the exact test decide the
-    case at level `alpha` (towards the side its rate is on). None when the rate equals the
-    threshold (no number of runs is likely to decide it) or it would take more than MAX_RUNS_NEEDED."""
+    """The smallest number N of further judged runs that, going as the runs so far did (passes +
+    round(rate·N) of n + N), lets the exact test decide the case at level `alpha` toward the side its
+    rate is on. None when the rate equals the threshold (no number of runs is likely to decide it) or
+    it would take more than MAX_RUNS_NEEDED. Rounding makes "decides" jump back and forth near the
+    edge (26/28 against 80%: 2 more runs decide it, 3 do not), so the smallest N is found by a scan,
+    not a bisection (which said 9)."""
     n = passes + fails
     if n == 0:
         return None
     rate = passes / n
     if rate == threshold:
         return None
-    # Doubling, then bisection: the tail at the observed rate shrinks (roughly) monotonically in N.
-    def decides(total: int) -> bool:
-        c = round(rate * total)
-        return (binom_sf(c, total, threshold) < alpha) if rate > threshold else (binom_cdf(c, total, threshold) < alpha)
 
-    lo, hi = n, max(n, 1)
-    while not decides(hi):
-        lo, hi = hi, hi * 2
-        if hi > MAX_RUNS_NEEDED:
-            return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if decides(mid) else (mid, hi)
-    return max(1, hi - n)
+    def decides(more: int) -> bool:
+        total, c = n + more, passes + round(rate * more)
+        return binom_ge(c, total, threshold) < alpha if rate > threshold else binom_le(c, total, threshold) < alpha
+
+    # once the observed rate is this far from the line every larger N decides: an upper bound to scan to
+    bound = first_true(lambda more: all(decides(more + j) for j in range(4)), MAX_RUNS_NEEDED)
+    if bound is None:
+        return None
+    return next((more for more in range(1, min(bound, SCAN_LIMIT) + 1) if decides(more)), bound)
 
 
 def _no_verdict(e: CaseEvidence, needed: int) -> str | None:
@@ -144,19 +147,23 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
     `undecided: more` spends a share of it)."""
     level = policy.alpha if alpha is None else alpha
     out: dict[int, CaseDecision] = {}
-    tested: list[tuple[int, CaseEvidence, float, float]] = []
+    verdicts: list[tuple[int, CaseEvidence]] = []
     for i, e in enumerate(cases):
         why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
         if why is not None:
             out[i] = CaseDecision(e.case_id, "no verdict", why=why)
-            continue
+        else:
+            verdicts.append((i, e))
+    tested: list[tuple[int, CaseEvidence, float, float]] = []
+    for i, e in verdicts:
         n, t = e.judged, e.threshold
-        if e.corrected is not None:
-            p_above, p_below = corrected_tails(*e.corrected, t)
+        if e.corrected is not None:  # exact tests on the true rate, the judge's error bounded
+            p_above = corrected_gate.p_above(e.corrected, t, level)
+            p_below = corrected_gate.p_below(e.corrected, t, level, family=len(verdicts))
         else:
             p_above, p_below = binom_sf(e.passes, n, t), binom_cdf(e.passes, n, t)
         if policy.mode == "point":
-            rate = e.corrected[0] if e.corrected is not None else e.passes / n
+            rate = _corrected_rate(e.corrected) if e.corrected is not None else e.passes / n
             out[i] = CaseDecision(e.case_id, "above" if rate >= t else "below", p_above, p_below)
             continue
         tested.append((i, e, p_above, p_below))
@@ -177,20 +184,16 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
     return [out[i] for i in range(len(cases))]
 
 
-def corrected_tails(estimate: float, se: float, threshold: float) -> tuple[float, float]:
-    """(p_above, p_below) of a judge-corrected rate against `threshold`, normal approximation:
-    p_above = P(Z >= (estimate - t)/se) under H0 rate = t, p_below its mirror."""
-    if se <= 0:
-        return (0.0, 1.0) if estimate > threshold else (1.0, 0.0) if estimate < threshold else (1.0, 1.0)
-    z = (estimate - threshold) / se
-    return 0.5 * math.erfc(z / math.sqrt(2)), 0.5 * math.erfc(-z / math.sqrt(2))
+def _corrected_rate(ev: CorrectedEvidence) -> float:
+    """Point mode on a corrected case: the Rogan–Gladen rate at the calibration's point estimate."""
+    return corrected_gate.point_rate(ev)
 
 
 def undecided_note(e: CaseEvidence, needed: int | None) -> str:
     """'needs about 12 more runs to show it meets 80%' (or that it is below, or that no count will)."""
     line = threshold_pct(e.threshold)
     if e.corrected is not None:
-        return f"its rate corrected for the judge's error is too close to {line} to call (more runs or more labels)"
+        return f"its rate corrected for the judge's error is too close to {line} to call: more runs would decide it"
     if e.threshold >= 1:
         return f"no number of runs can show a rate meets {line}: sampling never rules out a failure"
     if needed is None:
@@ -239,10 +242,10 @@ def _evidence(case_id: str, statuses: Sequence[str], threshold: float) -> CaseEv
 
 def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[str, float], policy: GatePolicy,
                     looks: Sequence[int], total_looks: int | None = None,
-                    corrected: Mapping[str, tuple[float, float]] | None = None) -> dict[str, CaseDecision]:
+                    corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
     order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
-    `corrected`: judge-corrected (rate, se) per case, for the last look (the data they came from)."""
+    `corrected`: the judge-corrected evidence per case, for the last look (the data it came from)."""
     level = policy.alpha / (total_looks or len(looks))
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
@@ -296,13 +299,18 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
                 "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
     else:
         sizes = list(looks) if looks else [max((len(v) for v in full.values()), default=0)]
-        # the interval's centre and SE (Corrected.evidence), so a decision agrees with the ≈ interval printed
-        corrected = {s.case_id: s.corrected.evidence for s in stats if s.corrected is not None}
+        # the counts the ≈ interval was built from (Corrected.evidence): the decision and the interval agree
+        corrected = {s.case_id: s.corrected.evidence for s in stats
+                     if s.corrected is not None and s.corrected.evidence is not None}
         decided = decide_in_looks(full, thresholds, policy, sizes, corrected=corrected)
     out = []
     for s in stats:
         d = decided[s.case_id]
-        s = replace(s, decision=d.decision, gate_note=d.why, runs_needed=d.runs_needed,
+        why = d.why
+        if d.decision == "undecided" and s.corrected is not None and s.corrected.judge_limited:
+            why = (f"its rate corrected for the judge's error is too close to {threshold_pct(s.threshold)} to call "
+                   "with these labels: more labels (scarbook calibrate), not more runs, would decide it")
+        s = replace(s, decision=d.decision, gate_note=why, runs_needed=d.runs_needed,
                     error_span=error_range(s.passes, s.fails, s.errors))
         if sequential and sequential_cap and s.rate is not None:
             s = _after_the_stop(s, full[s.case_id], sequential_cap)

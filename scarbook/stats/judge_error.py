@@ -75,6 +75,38 @@ class Param:
     var: float
 
 
+@dataclass(frozen=True)
+class Share:
+    """A proportion as the binomial counts it rests on: x of n (effective counts for a share shrunk
+    toward a pool: the pool's labels of other cases add up to PRIOR_LABELS trials)."""
+
+    x: float
+    n: float
+
+    @property
+    def value(self) -> float:
+        return self.x / self.n if self.n > 0 else 0.5
+
+
+@dataclass(frozen=True)
+class JudgeBasis:
+    """What a case's judge error was measured from, as counts: the judge's PASS share W among the
+    case's judged items, and the person's PASS share among the labelled judge-PASS (r_P) and
+    judge-FAIL (r_F) items; `items` rubric items a run's verdict needs. The exact gate
+    (stats/corrected_gate.py) bounds each of them with a Clopper–Pearson interval."""
+
+    w: Share
+    r_pass: Share
+    r_fail: Share
+    items: int = 1
+
+    def with_more_labels(self, factor: float) -> JudgeBasis:
+        """The same shares from `factor` times as many labels (how many more labels would decide)."""
+        def scale(s: Share) -> Share:
+            return Share(s.x * factor, s.n * factor)
+        return JudgeBasis(self.w, scale(self.r_pass), scale(self.r_fail), self.items)
+
+
 def proportion(x: float, n: float, z: float = Z95) -> Param:
     """x of n: the plain share, with the Agresti–Coull variance (never 0, even at 0/n or n/n)."""
     adj = (x + z * z / 2) / (n + z * z)
@@ -160,6 +192,12 @@ class ErrorModel:
     human_pass: int
     human_fail: int
     case_id: str = ""  # "" for the pool
+    # the counts behind the estimate (W, r_P, r_F), for the gate's exact test: set by estimate_error
+    counts: tuple[Share, Share, Share] | None = None
+
+    def basis(self, items: int = 1) -> JudgeBasis | None:
+        """The counts behind this model's q0, q1 for a run graded on `items` rubric items."""
+        return None if self.counts is None else JudgeBasis(*self.counts, items=max(1, items))
 
     @property
     def params(self) -> list[Param]:
@@ -208,15 +246,20 @@ class JudgeError:
         return {"pooled": self.pooled.to_dict(), "per_case": {c: m.to_dict() for c, m in sorted(self.per_case.items())}}
 
 
-def _judge_share(strata: Sequence[Stratum]) -> Param:
-    """W: the judge's PASS share among the case's judged items (from history; the labels' own
+def _judge_counts(strata: Sequence[Stratum]) -> Share:
+    """W as counts: the judge's PASSes among the case's judged items (from history; the labels' own
     counts when history holds fewer items than were labelled)."""
-    passed = max((s.population for s in strata if s.judge == Vote.PASS), default=0)
-    failed = max((s.population for s in strata if s.judge == Vote.FAIL), default=0)
-    lab_p = sum(s.n for s in strata if s.judge == Vote.PASS)
-    lab_f = sum(s.n for s in strata if s.judge == Vote.FAIL)
-    passed, failed = max(passed, lab_p), max(failed, lab_f)
-    return proportion(passed, passed + failed) if passed + failed else Param(0.5, 0.25)
+    passed = max(max((s.population for s in strata if s.judge == Vote.PASS), default=0),
+                 sum(s.n for s in strata if s.judge == Vote.PASS))
+    failed = max(max((s.population for s in strata if s.judge == Vote.FAIL), default=0),
+                 sum(s.n for s in strata if s.judge == Vote.FAIL))
+    return Share(passed, passed + failed)
+
+
+def _judge_share(strata: Sequence[Stratum]) -> Param:
+    """W: the judge's PASS share among the case's judged items."""
+    counts = _judge_counts(strata)
+    return proportion(counts.x, counts.n) if counts.n else Param(0.5, 0.25)
 
 
 def _stratum(strata: Sequence[Stratum], judge: str) -> tuple[int, int]:
@@ -244,13 +287,17 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
         components.append(Component(sizes[case] / total, _judge_share(ss), *rs))
     counts = [(sum(s.human_pass for s in ss), sum(s.human_fail for s in ss)) for ss in labelled.values()]
     hp, hf = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    pooled = ErrorModel(components, hp + hf, hp, hf)
+    pool_counts = {v: Share(*_stratum([s for ss in labelled.values() for s in ss], v)) for v in Vote}
+    judged = [_judge_counts(ss) for ss in labelled.values()]
+    pooled = ErrorModel(components, hp + hf, hp, hf,
+                        counts=(Share(sum(w.x for w in judged), sum(w.n for w in judged)),
+                                pool_counts[Vote.PASS], pool_counts[Vote.FAIL]))
     # the pool's r_P, r_F (population-weighted over cases), to shrink each case toward
     pool_r = {v: _pooled_r(components, v) if components else naive[v] for v in Vote}
     shares = {v: _pool_shares(components, v) for v in Vote}
     per_case = {}
     for i, (case, ss) in enumerate(sorted(labelled.items())):
-        rs = []
+        rs, shrunk = [], []
         for v in Vote:
             x, n = _stratum(ss, v)
             pr, m = pool_r[v], prior_labels
@@ -259,8 +306,13 @@ def estimate_error(strata: Iterable[Stratum], prior_labels: float = PRIOR_LABELS
             # the pool holds this case's own labels with weight shares[v][i]: Cov(r_case, r_pool) = share * own
             var = (n * n * own + m * m * pr.var + 2 * n * m * shares[v][i] * own) / (n + m) ** 2
             rs.append(Param(value, var))
+            # as counts: the pool adds at most the labels other cases have in this stratum (a lone
+            # case's pool is itself, which adds nothing)
+            trials = n + min(m, pool_counts[v].n - n)
+            shrunk.append(Share(value * trials, trials))
         hp_c, hf_c = sum(s.human_pass for s in ss), sum(s.human_fail for s in ss)
-        per_case[case] = ErrorModel([Component(1.0, _judge_share(ss), *rs)], hp_c + hf_c, hp_c, hf_c, case)
+        per_case[case] = ErrorModel([Component(1.0, _judge_share(ss), *rs)], hp_c + hf_c, hp_c, hf_c, case,
+                                    counts=(_judge_counts(ss), shrunk[0], shrunk[1]))
     return JudgeError(pooled, per_case)
 
 

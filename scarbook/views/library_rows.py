@@ -211,7 +211,8 @@ def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
         if row.stats is not None and row.stats.rate is not None and split is not None:
             passes, judge_fails, rule_fails, items = split
             row.stats.corrected = correct(passes, judge_fails, rule_fails, error.for_case(row.key), items=items,
-                                          threshold=row.stats.threshold, calibrated_at=cal.calibrated_at)
+                                          threshold=row.stats.threshold, calibrated_at=cal.calibrated_at,
+                                          alpha=project.config.gate.alpha)
     return (f"judge: ≈ rates corrected for its measured error ({plural(cal.labels, 'label')}, last "
             f"{cal.calibrated_at}); the gate decides on them")
 
@@ -222,7 +223,7 @@ def corrected_line(stats: CaseStats | None) -> str:
         return ""
     c = stats.corrected
     t = stats.threshold
-    return (f"≈ {pct_beside(c.rate, t)} corrected for the judge's error (95% CI {interval_beside(c.lo, c.hi, t)}; "
+    return (f"≈ {pct_beside(c.rate, t)} corrected for the judge's error ({c.ci_label.removeprefix('≈')} {interval_beside(c.lo, c.hi, t)}; "
             f"raw {pct_beside(stats.rate, t)})"
             + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))
 

@@ -161,7 +161,7 @@ class LiveSession:
         if s is None or seen is None or seen[0] != key[0] or seen[1] is not key[1]:
             # the screen asks every tick: computed once per new run (or once the calibration is read)
             s = case_stats(case.id, sorted(runs, key=lambda r: r.k), self.threshold_of(case), self.config.green,
-                           self.calibration)
+                           self.calibration, self.config.gate.alpha)
             self._stats[case.id] = (key, s)
         return s
 

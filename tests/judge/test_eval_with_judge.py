@@ -278,4 +278,4 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
     assert case["rate"] == 0.8 and case["corrected"]["rate"] < 0.7 and case["corrected"]["labels"] == 80
     assert case["meets_threshold"] is False and result.exit_code == 1  # 80% raw meets 80%; the gate decides on ≈
     assert '<property name="corrected_rate" value=' in (project / "j.xml").read_text()
-    assert "≈rate (judge-corrected)" in summary.read_text()
+    assert "≈rate (judge-corrected, 90% CI)" in summary.read_text()

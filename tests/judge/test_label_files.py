@@ -240,7 +240,10 @@ def test_after_some_labels_the_next_ones_go_where_they_help_and_the_report_says_
     assert len(read_jsonl(out)) == 10
     report = scarbook(root, "calibrate", "--report").output
     advice = report.split("where labels help most:\n")[1].splitlines()
-    assert advice and all(line.startswith("  about ") and " more labels to get case " in line for line in advice)
+    # per judged case what limits its estimate, then how many labels would decide it, or that runs must come first
+    assert advice and all(line.startswith(("  limits the estimate: ", "  about ", "  case ")) for line in advice)
+    for case in ("alpha", "beta"):
+        assert any(f"case {case}" in line and ("more label" in line or "more runs first" in line) for line in advice)
     doc = json.loads(scarbook(root, "calibrate", "--report", "--json").output)
     assert doc["advice"] == [line.strip() for line in advice]
 

@@ -49,13 +49,15 @@ def test_report_shows_raw_and_corrected_side_by_side(project):
                    "--html", str(project / "r.html"))
     assert res.exit_code == 0, res.output
     head = res.output.splitlines()[0].split()
-    assert head[head.index("rate"):head.index("rate") + 6] == ["rate", "95%", "CI", "≈rate", "≈95%", "CI"]
+    assert head[head.index("rate"):head.index("rate") + 6] == ["rate", "95%", "CI", "≈rate", "≈90%", "CI"]
     assert ("judge: ≈ rates corrected for the judge's measured error (40 labels, last 2026-12-02; docs/statistics.md); "
             "the gate decides on them") in res.output
     case = json.loads(out.read_text())["cases"][0]
     assert case["rate"] == 0.75
     fixed = case["corrected"]
-    assert set(fixed) == {"rate", "ci", "q0", "q1", "labels", "calibrated_at", "judge_limited", "labels_to_decide"}
+    assert set(fixed) == {"rate", "ci", "ci_level", "q0", "q1", "labels", "calibrated_at", "judge_limited",
+                          "labels_to_decide"}
+    assert fixed["ci_level"] == 0.9  # the gate's interval: two one-sided tests at alpha 5%
     # about 30% of the judge's PASSes were FAILs: the corrected rate is lower, and its interval holds it
     assert fixed["rate"] < 0.7 and fixed["ci"][0] <= fixed["rate"] <= fixed["ci"][1]
     assert fixed["labels"] == 40 and fixed["calibrated_at"] == "2026-12-02"
@@ -72,7 +74,7 @@ def test_step_summary_has_the_corrected_column(project):
     rep = build_report(info, p.history.runs(info.id), {}, p.config,
                        calibration_for(p.history, p.workspaces_dir, p.config.judge))
     text = step_summary(rep)
-    assert "| case | rate | 95% CI | ≈rate (judge-corrected) | pass^k |" in text
+    assert "| case | rate | 95% CI | ≈rate (judge-corrected, 90% CI) | pass^k |" in text
     row = next(line for line in text.splitlines() if line.startswith("| `alpha`"))
     assert f"≈{round(100 * rep.stats[0].corrected.rate)}% (" in row
 
@@ -112,7 +114,7 @@ def test_the_gate_decides_on_the_corrected_rate(project):
 
 def test_the_evidence_gate_decides_on_the_corrected_interval(project):
     """30/40 raw is shown above 60% by the exact test (p = .04); the corrected rate's interval spans
-    60%, so the evidence gate leaves it undecided and says more runs or labels would decide it."""
+    60%, so the evidence gate leaves it undecided and says what would decide it."""
     (project / "scarbook.yaml").write_text("threshold: 0.6\njudge:\n  correct: false\n")
     out = project / "r.json"
     scarbook(project, "report", "--json", str(out))
@@ -122,8 +124,9 @@ def test_the_evidence_gate_decides_on_the_corrected_interval(project):
     case = json.loads(out.read_text())["cases"][0]
     assert case["corrected"]["ci"][0] < 0.6 < case["corrected"]["ci"][1]
     assert case["decision"] == "undecided"
-    assert case["gate_note"] == ("its rate corrected for the judge's error is too close to 60% to call (more runs or "
-                                 "more labels)")
+    # with the judge's error known exactly its 40 runs could not decide it either: more runs are what it needs
+    assert case["corrected"]["judge_limited"] is False
+    assert case["gate_note"] == "its rate corrected for the judge's error is too close to 60% to call: more runs would decide it"
 
 
 def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scarbook.judge.calibrate import CalibrationLabel, agreement
-from scarbook.stats.corrected import correct, labels_to_decide, theta
+from scarbook.stats.corrected import correct, theta
 from scarbook.stats.judge_error import Stratum, estimate_error, run_level
 from scarbook.stats.rates import Z95
 from tests.helpers.paths import REPO
@@ -113,12 +113,6 @@ def test_judge_limited_when_the_labels_not_the_runs_leave_it_open():
     assert runs_bound.lo < 0.8 < runs_bound.hi and not runs_bound.judge_limited
 
 
-def test_labels_to_decide_hand_worked():
-    # gap .1 -> (0.1/1.96)^2 = .0026; runs use .0006 of it; judge's .004 at 40 labels must fall to .002
-    assert labels_to_decide(0.9, 0.8, 0.0006, 0.004, 40) == pytest.approx(40, abs=2)
-    assert labels_to_decide(0.9, 0.8, 0.01, 0.004, 40) is None  # runs alone span the threshold
-
-
 def load_sim():
     path = REPO / "benchmarks" / "judge_sim.py"
     spec = importlib.util.spec_from_file_location("judge_sim", path)
@@ -138,36 +132,55 @@ def test_simulation_corrected_interval_covers_where_the_raw_one_does_not(theta_,
 
 
 def test_corrected_tails_hand_worked():
-    from scarbook.stats.decisions import corrected_tails
+    """A judge known almost exactly (a million items a count): the red-side p is the exact binomial
+    tail of the judge's PASS count against π(t) = t·q1 + (1 − t)(1 − q0), plus the box's share γ."""
+    from scipy.stats import binom
 
-    p_above, p_below = corrected_tails(0.7, 0.05, 0.8)  # z = -2
-    assert p_below == pytest.approx(0.02275, abs=1e-5) and p_above == pytest.approx(0.97725, abs=1e-5)
+    from scarbook.stats.corrected_gate import NUISANCE_SHARE, CorrectedEvidence, p_above, p_below
+    from scarbook.stats.judge_error import JudgeBasis, Share
+
+    # W = .8·.9 + .2·.1 = .74; r_P = .72/.74, r_F = .08/.26: q0 = q1 = .9
+    big = 1e6
+    basis = JudgeBasis(Share(0.74 * big, big), Share(0.72 / 0.74 * big, big), Share(0.08 / 0.26 * big, big))
+    ev = CorrectedEvidence(11, 9, 0, basis)
+    pi = 0.8 * 0.9 + 0.2 * 0.1
+    gamma = NUISANCE_SHARE * 0.05
+    assert p_below(ev, 0.8, 0.05) == pytest.approx(binom.cdf(11, 20, pi) + gamma, abs=2e-3)
+    assert p_above(ev, 0.8, 0.05) == pytest.approx(min(1.0, binom.sf(10, 20, pi) + gamma), abs=2e-3)
 
 
 def test_the_gate_decides_on_the_corrected_rate_when_given():
     from scarbook.stats.decisions import CaseEvidence, GatePolicy, decide_cases
 
-    raw = CaseEvidence("c", 18, 2, 0, 0.8)  # 90% raw: P(X >= 18 | 20, .8) = .21, undecided
-    judged = CaseEvidence("c", 18, 2, 0, 0.8, corrected=(0.6, 0.06))  # the judge was lenient
+    raw = CaseEvidence("c", 156, 44, 0, 0.8)  # 78% raw: P(X <= 156 | 200, .8) = .24, undecided
     assert [d.decision for d in decide_cases([raw])] == ["undecided"]
+    # a lenient judge (q0 about .5, q1 .97; 600 labels): about a quarter of its PASSes were FAILs
+    lenient = estimate_error([Stratum("c", "PASS", 788, 224, 76), Stratum("c", "FAIL", 212, 17, 195)]).for_case("c")
+    fixed = correct(156, 44, 0, lenient, threshold=0.8)
+    judged = CaseEvidence("c", 156, 44, 0, 0.8, corrected=fixed.evidence)
     decision = decide_cases([judged])[0]
-    assert decision.decision == "below" and decision.p_below < 0.001 and decision.runs_needed is None
+    assert decision.decision == "below" and decision.p_below < 0.05 and decision.runs_needed is None
+    assert fixed.hi < 0.8
     assert decide_cases([judged], GatePolicy(mode="point"))[0].decision == "below"
-    close = decide_cases([CaseEvidence("c", 18, 2, 0, 0.8, corrected=(0.78, 0.06))])[0]
-    assert close.decision == "undecided"
-    assert close.why == "its rate corrected for the judge's error is too close to 80% to call (more runs or more labels)"
+    close = correct(33, 7, 0, lenient)  # 40 runs: the same judge leaves it open
+    decided = decide_cases([CaseEvidence("c", 33, 7, 0, 0.8, corrected=close.evidence)])[0]
+    assert decided.decision == "undecided"
+    assert decided.why == "its rate corrected for the judge's error is too close to 80% to call: more runs would decide it"
 
 
 def test_labels_go_where_they_shrink_an_open_interval_most():
     from scarbook.stats.label_plan import CaseTarget, allocate
 
-    strata = [Stratum(c, "PASS", 500, 8, 2) for c in ("open", "far")] + [Stratum(c, "FAIL", 100, 1, 4) for c in ("open", "far")]
+    # "open": 30 labels, its interval spans 70%; "far": 300 labels of a good judge, decided above 30%
+    strata = [Stratum("open", "PASS", 500, 18, 2), Stratum("open", "FAIL", 100, 1, 9),
+              Stratum("far", "PASS", 500, 199, 1), Stratum("far", "FAIL", 100, 5, 95)]
     err = estimate_error(strata)
-    open_ = CaseTarget("open", 40, 10, 0, 1, threshold=0.7)   # ≈ near 70%: its interval spans it
-    far = CaseTarget("far", 40, 10, 0, 1, threshold=0.05)     # far above 5%: decided
+    open_ = CaseTarget("open", 40, 10, 0, 1, threshold=0.7)
+    far = CaseTarget("far", 40, 10, 0, 1, threshold=0.3)
     assert open_.corrected(err.for_case("open")).lo < 0.7 < open_.corrected(err.for_case("open")).hi
+    assert far.corrected(err.for_case("far")).lo > 0.3
     models = {"open": err.for_case("open"), "far": err.for_case("far")}
-    labelled = {(c, v): 10 if v == "PASS" else 5 for c in ("open", "far") for v in ("PASS", "FAIL")}
+    labelled = {("open", "PASS"): 20, ("open", "FAIL"): 10, ("far", "PASS"): 200, ("far", "FAIL"): 100}
     plenty = {key: 100 for key in labelled}
     plan = allocate([open_, far], models, labelled, plenty, 20)
     assert sum(plan.values()) == 20
@@ -181,10 +194,12 @@ def test_corrected_evidence_decides_as_its_interval_reads():
 
     fixed = correct(280, 120, 0, estimate_error(perfect(200)).for_case("c"), threshold=0.8)
     assert fixed.hi < 0.8  # 70% with a near-perfect judge: the interval is below 80%
-    centre, se = fixed.evidence
-    assert centre - Z95 * se == pytest.approx(fixed.lo, abs=1e-9)
+    assert fixed.level == pytest.approx(0.9) and fixed.ci_label == "≈90% CI"
     decision = decide_cases([CaseEvidence("c", 280, 120, 0, 0.8, corrected=fixed.evidence)])[0]
     assert decision.decision == "below"
+    above = correct(280, 120, 0, estimate_error(perfect(200)).for_case("c"), threshold=0.6)
+    assert above.lo > 0.6
+    assert decide_cases([CaseEvidence("c", 280, 120, 0, 0.6, corrected=above.evidence)])[0].decision == "above"
 
 
 def test_a_lone_case_shrunk_toward_itself_keeps_its_own_variance():

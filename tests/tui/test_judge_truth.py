@@ -28,7 +28,7 @@ async def test_the_library_detail_shows_the_corrected_rate(tmp_path):
         assert ("judge: ≈ rates corrected for its measured error (40 labels, last 2026-12-02); the gate decides on "
                 "them") in detail
         fixed = next(r for r in lib.rows if r.key == "alpha").stats.corrected
-        assert f"≈ {100 * fixed.rate:.0f}% corrected for the judge's error (95% CI {100 * fixed.lo:.0f}–" in detail
+        assert f"≈ {100 * fixed.rate:.0f}% corrected for the judge's error (90% CI {100 * fixed.lo:.0f}–" in detail
         assert "raw 75%" in detail
 
 
@@ -48,4 +48,4 @@ def test_list_says_the_corrected_rates_as_the_library_does(tmp_path):
     out = scarbook(root, "list").output
     assert "judge: ≈ rates corrected for its measured error (40 labels, last 2026-12-02); the gate decides on them" in out
     line = next(ln for ln in out.splitlines() if ln.startswith("  alpha: ≈ "))
-    assert "corrected for the judge's error (95% CI " in line and "raw 75%" in line
+    assert "corrected for the judge's error (90% CI " in line and "raw 75%" in line
