@@ -27,6 +27,7 @@ of the right call at t + 0.1 (above) and t - 0.1 (below).
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import math
 import random
@@ -114,7 +115,7 @@ def one_session(rng: random.Random, theta: float, q0: float, q1: float, labels: 
     lo, hi = wilson(passes, runs)
     raw = passes / runs
     fixed = correct(passes, runs - passes, 0, model)
-    gate_raw = decide_cases([CaseEvidence("c", passes, runs - passes, 0, threshold)])[0].decision == "above"
+    gate_raw = _raw_decisions(runs, threshold)[passes] == "above"
     if fixed is None:  # judge no better than chance on these labels: the raw numbers stand
         return Session(lo <= theta <= hi, lo <= theta <= hi, raw, None, raw >= threshold, raw >= threshold,
                        gate_raw, gate_raw)
@@ -147,9 +148,15 @@ def _binom_weights(n: int, p: float) -> list[float]:
     return [math.comb(n, x) * p ** x * (1 - p) ** (n - x) for x in range(n + 1)]
 
 
+@functools.cache
+def _raw_decisions(runs: int, threshold: float) -> tuple[str, ...]:
+    """The raw gate's decision for every count 0..runs (the same for every calibration)."""
+    return tuple(decide_cases([CaseEvidence("c", x, runs - x, 0, threshold)])[0].decision for x in range(runs + 1))
+
+
 def _decisions(model: ErrorModel, runs: int, threshold: float) -> tuple[list[str], list[str]]:
     """The gate's decision (raw, corrected) for every judge-PASS count 0..runs of a session."""
-    raw = [decide_cases([CaseEvidence("c", x, runs - x, 0, threshold)])[0].decision for x in range(runs + 1)]
+    raw = list(_raw_decisions(runs, threshold))
     if correct(runs, 0, 0, model) is None:  # no better than chance on these labels: the raw numbers stand
         return raw, raw
     basis = model.basis(1)

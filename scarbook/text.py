@@ -159,11 +159,12 @@ def threshold_pct(line: float) -> str:
 
 
 def k_note(ks: dict[str, int]) -> str:
-    """The k of pass@k / pass^k: one number when every case shares it, else each case's."""
+    """The k of pass@k / pass^k (a case's judged runs, at most 5): one number when every case with a
+    rate shares it, else each case's, saying why a case's k is less than its runs."""
     values = sorted(set(ks.values()))
     if len(values) <= 1:
         return f"k = {values[0] if values else 0}"
-    return "k per case: " + ", ".join(f"{cid} {k}" for cid, k in ks.items())
+    return "k per case (its judged runs, at most 5): " + ", ".join(f"{cid} {k}" for cid, k in ks.items())
 
 
 # Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word.

@@ -87,7 +87,7 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
         out.append(f"| `{st.case_id}` | {pct_beside(st.rate, st.threshold)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
                    + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
     out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with "
-            f"{k_note({st.case_id: st.k for st in rep.stats})}."]
+            f"{k_note({st.case_id: st.k for st in rep.stats if st.rate is not None})}."]
     if any(rep.causes.values()):
         out += ["", f"Why runs did not pass: {causes_line(rep.causes)}."]
         out += [md(line, limit=2000) + "." for line in format_retries(rep)]

@@ -125,7 +125,7 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
             f'<td>{esc(causes_line(count_causes(by_case.get(s.case_id, []))) or "–")}</td></tr>')
     out.append("</table>")
     out.append(f'<p class="muted">rate = passes / (passes + fails); errors and unjudged runs are counted apart. '
-               f"pass@k and pass^k (95% interval in brackets) with {k_note({s.case_id: s.k for s in rep.stats})}. The bar is the 95% Wilson interval, the dot the rate, the dashed "
+               f"pass@k and pass^k (95% interval in brackets) with {k_note({s.case_id: s.k for s in rep.stats if s.rate is not None})}. The bar is the 95% Wilson interval, the dot the rate, the dashed "
                "tick the threshold.</p>")
     if rep.judge_note:
         out.append(f'<p class="muted">{esc(rep.judge_note)}</p>')

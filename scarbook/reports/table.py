@@ -108,7 +108,8 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
                         calibration, policy.alpha) for cid in session.case_ids]
     rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
     rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
-    rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy)
+    rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy,
+                            runs=by_case)
     for r in runs:
         rep.agent_usage.add(r.agent_usage)
         rep.judge_usage.add(r.judge_usage)
@@ -148,13 +149,21 @@ def format_table(rep: SessionReport) -> str:
                      + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<10} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     lines.append("")
-    lines.append(f"{k_note({s.case_id: s.k for s in rep.stats})} for pass@k / pass^k (95% intervals in the JSON, "
-                 "JUnit and HTML reports); rate = passes / (passes + fails); errors are counted apart."
+    lines.append(f"{k_note({s.case_id: s.k for s in rep.stats if s.rate is not None})} for pass@k / pass^k (95% intervals in the JSON, "
+                 f"JUnit and HTML reports); {rate_rule(rep)}; errors are counted apart."
                  + (" unj = unjudged runs (rule checks passed, judge skipped): no verdict, so no rate." if unj else ""))
     if rep.judge_note:
         lines.append(rep.judge_note)
     lines += format_causes(rep, by_case)
     return "\n".join(lines)
+
+
+def rate_rule(rep: SessionReport) -> str:
+    """What the rate column is: passes / (passes + fails), or --runs auto's adjusted rate of the runs its rule read."""
+    if any(s.rate_note for s in rep.stats):
+        return ("--runs auto: pass and fail are the runs its rule read (launch order, up to its stop), the rate "
+                "its bias-adjusted rate from them and the interval exact after the stop")
+    return "rate = passes / (passes + fails)"
 
 
 def _corrected_cells(s: CaseStats) -> str:
@@ -223,14 +232,7 @@ def format_summary(rep: SessionReport) -> str:
     if rep.agent_usage.total_tokens:
         parts.append(f"agent: {rep.agent_usage.total_tokens} tokens, ${rep.agent_usage.cost_usd:.4f}")
     if s.decisions:
-        tally = {d: sum(1 for v in s.decisions.values() if v == d) for d in ("above", "below", "undecided")}
-        fixed = fixed_n_for(rep)
-        parts.append(f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
-                     f"{tally['undecided']} undecided at the cap; {plural(total, 'run')} spent"
-                     + (f" vs {fixed} for fixed-N tests right as often at threshold ± 10 points as this rule "
-                        "(its undecided answers count as wrong)" if fixed else ""))
-        parts.append("adaptive rates are bias-adjusted for stopping early, from the runs the rule read in launch "
-                     "order; their intervals are exact after the stop")
+        parts += adaptive_lines(rep)
     retried = [r for r in rep.runs if r.infra_retries]
     if retried:  # so a user can see whether infrastructure shaped the numbers
         lost = sum(1 for r in retried if r.status == RunStatus.ERROR)
@@ -245,6 +247,28 @@ def format_summary(rep: SessionReport) -> str:
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
     return "\n".join(parts)
+
+
+def adaptive_lines(rep: SessionReport) -> list[str]:
+    """--runs auto's tally, and what its runs were spent on beside what fixed-N tests would have cost."""
+    s = rep.session
+    tally = {d: sum(1 for v in s.decisions.values() if v == d) for d in ("above", "below", "undecided")}
+    total, read = len(rep.runs), sum(x.passes + x.fails for x in rep.stats if x.rate_note)
+    unread, errors = sum(x.unread for x in rep.stats), sum(x.errors + x.unjudged for x in rep.stats)
+    fixed = fixed_n_for(rep)
+    line = (f"adaptive (--runs auto): {tally['above']} decided above threshold, {tally['below']} below, "
+            f"{tally['undecided']} undecided at the cap; {plural(total, 'run')} spent — {read} read by the rule"
+            + (f", {unread} it did not read (started before their case was decided and finished after it, or "
+               "failed by the machine)" if unread else "") + (f", {plural(errors, 'error')}" if errors else ""))
+    if fixed:
+        per_case = set(_fixed_ns(rep))
+        each = f"{per_case.pop()} a case" if len(per_case) == 1 else "per case at its threshold"
+        line += (f"; fixed-N tests right as often at threshold ± 10 points as this rule would take {fixed} ({each}; "
+                 "its undecided answers count as wrong): the rule spends fewer runs than that on clear cases and more "
+                 "on cases near their threshold"
+                 + (", and runs already started when a case is decided still finish" if unread else ""))
+    return [line, "adaptive rates are bias-adjusted for stopping early, from the runs the rule read in launch order "
+                  "(the pass and fail columns); their intervals are exact after the stop"]
 
 
 def gate_lines(rep: SessionReport) -> list[str]:
@@ -264,6 +288,9 @@ def gate_lines(rep: SessionReport) -> list[str]:
                          + ("; counted as a failure (gate undecided: fail)" if p.undecided == "fail" else ""))
         elif s.gate == "no verdict" and s.gate_note and not s.unjudged:
             lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
+        if s.unread:
+            lines.append(f"{s.case_id}: {plural(s.unread, 'run')} with a verdict not read by --runs auto's rule "
+                         "(finished after it decided, or failed by the machine): not in its counts or rate")
         if s.error_span is not None:
             lo, hi = s.error_span
             lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {pct_beside(lo, s.threshold)}–{pct_beside(hi, s.threshold)} "
@@ -275,16 +302,18 @@ def gate_lines(rep: SessionReport) -> list[str]:
     return lines
 
 
+def _fixed_ns(rep: SessionReport) -> list[int]:
+    """Per case, the smallest fixed N whose exact test is right at threshold ± delta as often as the
+    truncated rule ([] when a case's threshold leaves the rule no room)."""
+    try:
+        return [matched_fixed_n(SequentialRule(s.threshold, max_runs=rep.session.runs_per_case)) for s in rep.stats]
+    except ValueError:
+        return []
+
+
 def fixed_n_for(rep: SessionReport) -> int | None:
-    """Runs a fixed-N session needs for the guarantee the sequential rule actually gives: per case,
-    the smallest N whose exact test is right at threshold ± delta as often as the truncated rule."""
-    total = 0
-    for s in rep.stats:
-        try:
-            total += matched_fixed_n(SequentialRule(s.threshold, max_runs=rep.session.runs_per_case))
-        except ValueError:
-            return None
-    return total or None
+    """Runs a fixed-N session needs for the guarantee the sequential rule actually gives."""
+    return sum(_fixed_ns(rep)) or None
 
 
 def report_to_dict(rep: SessionReport) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
-from scarbook.models import RunRecord, SessionInfo
+from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import ALPHA, correct, judged_split
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.rates import CaseStats, summarize
@@ -45,11 +46,21 @@ def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green:
     return s
 
 
+def as_read(run: RunRecord) -> str:
+    """A run as --runs auto's rule read it (run/runner.py): a fail the machine caused is no evidence ("infra")."""
+    return "infra" if run.status == RunStatus.FAIL and is_infra(run) else run.status
+
+
 def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],
-                policy: GatePolicy) -> list[CaseStats]:
+                policy: GatePolicy, runs: Mapping[str, Sequence[RunRecord]] | None = None) -> list[CaseStats]:
     """`stats` with the gate's decision filled in, as the session ran: its looks (`undecided: more`),
-    --runs auto's recorded decisions with the rate adjusted for the stop (capped at the session's runs
-    per case). `statuses`: each case's run statuses in k order."""
-    looks = session.gate.get("looks") if isinstance(session.gate.get("looks"), list) else None
+    --runs auto's recorded decisions with the rate, interval and counts from exactly the runs its rule
+    read (`runs`, each case's in k order: a fail the machine caused is not read) and with the rule
+    that read them (the judge's q0, q1 the session recorded), capped at the session's runs per case.
+    `statuses`: each case's run statuses in k order."""
+    gate = session.gate
+    looks = gate.get("looks") if isinstance(gate.get("looks"), list) else None
+    rates = gate.get("judge_rates") if isinstance(gate.get("judge_rates"), dict) else None
+    reads = {cid: [as_read(r) for r in rs] for cid, rs in runs.items()} if runs is not None else None
     return gate_stats(stats, policy, statuses, looks=looks, sequential=session.decisions or None,
-                      sequential_cap=session.runs_per_case)
+                      sequential_cap=session.runs_per_case, sequential_reads=reads, sequential_rates=rates)

@@ -225,7 +225,10 @@ def open_session(ready: ReadySession, executor: dict[str, Any] | None, revision:
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=revision,
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
-                       shard=shard.header() if shard else {}, gate={**ready.gate.to_dict(), "looks": ready.looks},
+                       shard=shard.header() if shard else {},
+                       gate={**ready.gate.to_dict(), "looks": ready.looks,
+                             **({"judge_rates": {c: list(r) for c, r in ready.judge_rates.items()}}
+                                if ready.judge_rates else {})},
                        rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}),
                        isolation=dict(ready.isolation))
     history.start_session(info)

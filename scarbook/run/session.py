@@ -65,6 +65,9 @@ class ReadySession:
     # "asked": scarbook.yaml's / --isolation's value, "network": bool (sandbox), "why": str (auto's fallback)};
     # {} when no agent runs (a rejudge)
     isolation: dict[str, Any] = field(default_factory=dict)
+    # --runs auto with a calibrated judge: the (q0, q1) each case's rule ran with (recorded in the
+    # session's gate, so the report reads the runs with the rule that read them)
+    judge_rates: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -135,18 +138,20 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.extend(_offline_problem(spec, project.config.network, plan.cases))
     judge = _preflight_judge(project, plan, errors, confined=isolation.get("ran") == "sandbox")
     decide = None
+    rates: dict[str, tuple[float, float]] = {}
     if plan.adaptive and plan.cases and plan.runs >= 1:
         from scarbook.stats.sequential import make_decider
 
+        rates = _judge_rates(project, plan) if judge is not None else {}
         try:
-            decide = make_decider(plan.cases, project.config.threshold, plan.runs,
-                                  _judge_rates(project, plan) if judge is not None else None)
+            decide = make_decider(plan.cases, project.config.threshold, plan.runs, rates)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
     replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
-    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation), notes=notes)
+    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates),
+                       notes=notes)
 
 
 def _load_replay(project: Project, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:

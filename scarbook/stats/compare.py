@@ -23,7 +23,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from scarbook.models import RunStatus, SessionInfo
 from scarbook.stats.rates import Z95, count_text, rate_of, wilson
-from scarbook.text import pct
+from scarbook.text import pct, plural
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
 ALPHA = 0.05
@@ -374,10 +374,11 @@ def comparison_notes(cmp: SessionComparison) -> list[str]:
     mean_ci = cmp.mean_interval  # set when mean_diff and se are
     if cmp.mean_diff is not None and cmp.se is not None and mean_ci is not None:
         lo, hi = mean_ci
-        notes.append(f"Mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: "
+        notes.append(f"Mean difference over {plural(sum(c.diff is not None for c in cmp.cases), 'case')}: "
                      f"{_pts(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]).")
-    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} testable case(s) of "
-                 f"{sum(c.p_value is not None for c in cmp.cases)} (Tarone: cases that could reach significance): "
+    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} testable of "
+                 f"{plural(sum(c.p_value is not None for c in cmp.cases), 'case')} (Tarone: cases that could reach "
+                 "significance): "
                  f"at most {ALPHA:.0%} chance of any false regressed/improved.")
     return notes
 
@@ -399,7 +400,8 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if cmp.mean_diff is not None:
-        summary = f"mean difference over {sum(c.diff is not None for c in cmp.cases)} cases: {_pts(cmp.mean_diff, True)} pts"
+        summary = (f"mean difference over {plural(sum(c.diff is not None for c in cmp.cases), 'case')}: "
+                   f"{_pts(cmp.mean_diff, True)} pts")
         mean_ci = cmp.mean_interval  # set when se is
         if cmp.se is not None and mean_ci is not None:
             lo, hi = mean_ci
@@ -408,7 +410,7 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
         lines += ["", summary]
     compared = sum(c.p_value is not None for c in cmp.cases)
     if family > 1 or compared > family:
-        lines.append(f"verdicts are Holm-corrected over the {family} testable of {compared} cases (Tarone: a case "
+        lines.append(f"verdicts are Holm-corrected over the {family} testable of {plural(compared, 'case')} (Tarone: a case "
                      f"that could not reach significance spends no alpha): the chance of any false "
                      f"regressed/improved is at most {ALPHA:.0%}")
     lines.append("regressed: " + (", ".join(cmp.regressed) if cmp.regressed else "none"))

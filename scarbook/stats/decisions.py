@@ -40,8 +40,8 @@ from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.exact import binom_ge, binom_le, first_true
-from scarbook.stats.rates import CaseStats
-from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop, stopped_interval
+from scarbook.stats.rates import CaseStats, band, summarize_counts
+from scarbook.stats.sequential import SequentialRule, after_the_stop
 from scarbook.text import threshold_pct
 
 Decision = Literal["above", "below", "undecided", "no verdict"]
@@ -280,12 +280,15 @@ _SPRT_DECISIONS: dict[str, Decision] = {"above": "above", "below": "below", "und
 
 def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
                looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None,
-               sequential_cap: int | None = None) -> list[CaseStats]:
+               sequential_cap: int | None = None, sequential_reads: Mapping[str, Sequence[str]] | None = None,
+               sequential_rates: Mapping[str, Sequence[float]] | None = None) -> list[CaseStats]:
     """`stats` with the gate's decision filled in. `statuses`: each case's run statuses in k order.
     `sequential`: --runs auto's SPRT decisions, which decide (a fixed-N test after the SPRT stopped
     would not be valid); min_verdicts and unjudged runs still leave a case without a verdict. Its
     rate is then the bias-adjusted one and its interval one valid after the stop (`sequential_cap`:
-    the rule's max_runs), from the runs the rule read (launch order)."""
+    the rule's max_runs), its counts those of the runs the rule read (`sequential_reads`: each case's
+    statuses in launch order with "infra" for a fail the machine caused, which the rule never read;
+    `sequential_rates`: the judge's (q0, q1) of a case whose rule knew them), all from the rule that read them."""
     thresholds = {s.case_id: s.threshold for s in stats}
     full = {s.case_id: list(statuses.get(s.case_id, [])) for s in stats}
     if sequential:
@@ -313,21 +316,26 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
         s = replace(s, decision=d.decision, gate_note=why, runs_needed=d.runs_needed,
                     error_span=error_range(s.passes, s.fails, s.errors))
         if sequential and sequential_cap and s.rate is not None:
-            s = _after_the_stop(s, full[s.case_id], sequential_cap)
+            reads = (sequential_reads or {}).get(s.case_id, full[s.case_id])
+            s = _after_the_stop(s, reads, sequential_cap, (sequential_rates or {}).get(s.case_id))
         out.append(s)
     return out
 
 
-def _after_the_stop(s: CaseStats, statuses: Sequence[str], cap: int) -> CaseStats:
-    """--runs auto: the rate bias-adjusted for the rule's stopping and the interval valid after it,
-    from the (passes, fails) the rule had read when it stopped."""
+def _after_the_stop(s: CaseStats, statuses: Sequence[str], cap: int, rates: Sequence[float] | None) -> CaseStats:
+    """--runs auto: the rate bias-adjusted for the rule's stopping, the interval valid after it and the
+    counts, all from exactly the runs the rule read and the rule that read them (with the judge's
+    q0, q1 when it knew them: then the rate is on the true rate, and no second correction is shown)."""
+    q0, q1 = (float(rates[0]), float(rates[1])) if rates is not None and len(rates) == 2 else (1.0, 1.0)
     try:
-        rule = SequentialRule(s.threshold, max_runs=cap)
+        rule = SequentialRule(s.threshold, max_runs=cap, q0=q0, q1=q1)
     except ValueError:  # a threshold the rule cannot take (0 or 1 ± delta): the raw numbers stand
         return s
-    passes, fails = read_until_stop(rule, statuses)
-    if passes + fails == 0:
+    found = after_the_stop(rule, statuses)
+    if found is None:
         return s
-    lo, hi = stopped_interval(rule, passes, fails)
-    return replace(s, rate=adjusted_rate(rule, passes, fails), lo=lo, hi=hi,
-                   rate_note=f"adjusted from {passes}/{passes + fails}")
+    read = summarize_counts(s.case_id, found.passes, found.fails, s.errors, s.threshold, s.green)
+    return replace(read, rate=found.rate, lo=found.lo, hi=found.hi, band=band(found.rate, s.threshold, s.green),
+                   rate_note=found.note, unread=found.unread, decision=s.decision, gate_note=s.gate_note,
+                   runs_needed=s.runs_needed, error_span=s.error_span,
+                   corrected=s.corrected if (q0, q1) == (1.0, 1.0) else None)

@@ -100,6 +100,8 @@ class CaseStats:
     runs_needed: int | None = None  # undecided: about how many more judged runs would decide it
     error_span: tuple[float, float] | None = None  # the rates the errored runs could have produced
     rate_note: str = ""  # "adjusted": --runs auto's rate, bias-adjusted for stopping early
+    unread: int = 0  # --runs auto: runs with a verdict its rule did not read (after its stop, or failed by the machine)
+    green: float = 0.9  # the band's green line this case was drawn with
     # 95% intervals for pass@k and pass^k: the Wilson interval of the rate carried through the
     # monotone maps 1 - (1 - p)^k and p^k (a valid interval for a monotone function of p)
     pass_at_k_ci: tuple[float, float] | None = None
@@ -151,7 +153,7 @@ def summarize_counts(case_id: str, passes: int, fails: int, errors: int, thresho
     at_k_ci = (1 - (1 - lo) ** k, 1 - (1 - hi) ** k) if at_k is not None else None
     hat_k_ci = (lo**k, hi**k) if hat_k is not None else None
     return CaseStats(case_id, passes, fails, errors, rate, lo, hi, at_k, hat_k, k, band(rate, threshold, green),
-                     threshold, unjudged, pass_at_k_ci=at_k_ci, pass_hat_k_ci=hat_k_ci)
+                     threshold, unjudged, pass_at_k_ci=at_k_ci, pass_hat_k_ci=hat_k_ci, green=green)
 
 
 def count_statuses(runs: Iterable[RunRecord]) -> dict[RunStatus, int]:

@@ -251,9 +251,49 @@ def stopped_interval(rule: SequentialRule, passes: int, fails: int, level: float
     return lo, hi
 
 
+@dataclass(frozen=True)
+class AfterTheStop:
+    """What --runs auto reports for a case: exactly the runs its rule read and the rule that read them."""
+
+    passes: int  # read by the rule (launch order, up to its stop)
+    fails: int
+    rate: float  # bias-adjusted (Whitehead), on the true rate when the rule knew the judge's error
+    lo: float  # exact after the stop
+    hi: float
+    unread: int  # runs with a pass or fail the rule did not read: finished after it stopped, or failed by the machine
+    q0: float = 1.0
+    q1: float = 1.0
+
+    @property
+    def note(self) -> str:
+        judge = (f"; the judge's error taken out (q0 {self.q0:.2f}, q1 {self.q1:.2f})"
+                 if (self.q0, self.q1) != (1.0, 1.0) else "")
+        return f"adjusted from {self.passes}/{self.passes + self.fails}{judge}"
+
+
+def after_the_stop(rule: SequentialRule, statuses) -> AfterTheStop | None:
+    """The rate, interval and counts --runs auto reports, from the runs the rule read (`statuses` in
+    launch order; "infra" for a fail the machine caused, which the runner never feeds it) with the
+    rule that read them. With the judge's q0, q1 the rule ran on the judge's PASS share: its adjusted
+    rate and interval are mapped back to the true rate ((p − (1 − q0)) / (q0 + q1 − 1), clipped). None
+    when the rule read nothing."""
+    statuses = list(statuses)
+    passes, fails = read_until_stop(rule, statuses)
+    if passes + fails == 0:
+        return None
+    lo, hi = stopped_interval(rule, passes, fails)
+    judged = sum(1 for s in statuses if s in (RunStatus.PASS, RunStatus.FAIL, "infra"))
+    den = rule.q0 + rule.q1 - 1
+
+    def true_rate(p: float) -> float:
+        return min(1.0, max(0.0, (p - (1 - rule.q0)) / den))
+    return AfterTheStop(passes, fails, true_rate(adjusted_rate(rule, passes, fails)), true_rate(lo), true_rate(hi),
+                        judged - passes - fails, rule.q0, rule.q1)
+
+
 def read_until_stop(rule: SequentialRule, statuses) -> tuple[int, int]:
     """The (passes, fails) the rule had read when it stopped, reading run statuses in launch order
-    (errors are not evidence); all of them when it did not stop."""
+    (errors and fails the machine caused, "infra", are not evidence); all of them when it did not stop."""
     passes = fails = 0
     for status in statuses:
         if status == RunStatus.PASS:

@@ -112,8 +112,10 @@ class LiveSession:
     def decide(self, info: SessionInfo) -> list[CaseStats]:
         """Each case's numbers with the gate's decision, as the CLI's report decides them (run/gate.py:
         the session's recorded gate, its looks, --runs auto's decisions and adjusted rates)."""
-        statuses = {c.id: [r.status for r in sorted(self.runs.get(c.id, []), key=lambda r: r.k)] for c in self.cases}
-        return decide_gate(info, [self.stats(c) for c in self.cases], statuses, session_policy(info, self.config))
+        runs = {c.id: sorted(self.runs.get(c.id, []), key=lambda r: r.k) for c in self.cases}
+        statuses = {cid: [r.status for r in rs] for cid, rs in runs.items()}
+        return decide_gate(info, [self.stats(c) for c in self.cases], statuses, session_policy(info, self.config),
+                           runs=runs)
 
     @property
     def finished_runs(self) -> int:

@@ -27,7 +27,7 @@ def test_a_rate_never_rounds_across_its_own_threshold(rate, line, shown) -> None
 
 def test_k_is_said_per_case_when_cases_differ() -> None:
     assert k_note({"a": 5, "b": 5}) == "k = 5"
-    assert k_note({"a": 5, "b": 3}) == "k per case: a 5, b 3"
+    assert k_note({"a": 5, "b": 3}) == "k per case (its judged runs, at most 5): a 5, b 3"
 
 
 def _report(*stats) -> SessionReport:
@@ -42,7 +42,7 @@ def test_the_table_shows_79_6_and_each_cases_k() -> None:
     text = format_table(rep)
     row = next(line for line in text.splitlines() if line.startswith("close "))
     assert "79.6%" in row and " 80% " not in row
-    assert "k per case: close 5, short 3 for pass@k / pass^k" in text
+    assert "k per case (its judged runs, at most 5): close 5, short 3 for pass@k / pass^k" in text
 
 
 def test_pass_at_k_and_pass_hat_k_intervals_are_the_wilson_interval_carried_through() -> None:

@@ -1,0 +1,115 @@
+"""`--runs auto` reports what its rule read (issue 39.3, 39.8, 37.12): the rate, interval and counts
+come from exactly the runs the sequential rule read (fails the machine caused are not evidence, as
+in the runner) and from the rule that read them (the judge-aware one when the session's rule knew
+the judge's error); the table's footer says what the columns are; the summary says what the runs
+were spent on beside fixed-N tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.config import Config, GatePolicy
+from scarbook.models import RunRecord, SessionInfo
+from scarbook.reports.table import build_report, case_dict, format_summary, format_table
+from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop
+
+INFRA = {"kind": "infra", "rule": "api-overloaded", "evidence": "529 overloaded"}
+
+
+def _runs(sid: str, case: str, marks: str) -> list[RunRecord]:
+    """p pass, f fail (the agent's), i fail the machine caused, e error, in launch (k) order."""
+    out = []
+    for k, m in enumerate(marks, 1):
+        status = {"p": "pass", "f": "fail", "i": "fail", "e": "error"}[m]
+        out.append(RunRecord(sid, case, k, status, status, cause=INFRA if m == "i" else None))
+    return out
+
+
+def _session(decision: str, cap: int, rates: dict | None = None) -> SessionInfo:
+    gate = {**GatePolicy().to_dict(), "looks": [cap], **({"judge_rates": rates} if rates else {})}
+    return SessionInfo("s1", case_ids=["c"], runs_per_case=cap, state="finished", decisions={"c": decision}, gate=gate)
+
+
+def test_infra_fails_are_left_out_of_the_reported_rate_as_the_rule_left_them_out() -> None:
+    """12 passes with 2 machine-caused fails among them: the rule read 12/12 and said above; the
+    report said 'adjusted from 12/14' with a rate under 100%."""
+    marks = "pppppippppppip"  # 12 passes, two infra fails; the rule is above at its 12th pass
+    cfg = Config()
+    rep = build_report(_session("above", 40), _runs("s1", "c", marks), {}, cfg)
+    (s,) = rep.stats
+    assert (s.passes, s.fails, s.unread) == (12, 0, 2)
+    assert s.rate_note == "adjusted from 12/12" and s.rate == 1.0
+    d = case_dict(s)
+    assert (d["passes"], d["fails"], d["unread"]) == (12, 0, 2)
+    table = format_table(rep)
+    row = next(line for line in table.splitlines() if line.startswith("c "))
+    assert row.split()[1:3] == ["12", "0"]
+    assert "--runs auto: pass and fail are the runs its rule read" in table
+    assert "rate = passes / (passes + fails)" not in table
+    summary = format_summary(rep)
+    assert ("c: 2 runs with a verdict not read by --runs auto's rule (finished after it decided, or failed by the "
+            "machine): not in its counts or rate") in summary
+
+
+def _as_read(marks: str, infra_as: str = "infra") -> list[str]:
+    return [{"p": "pass", "f": "fail", "i": infra_as, "e": "error"}[m] for m in marks]
+
+
+def test_an_undecided_case_reports_the_runs_the_rule_read_not_a_prefix() -> None:
+    """22 passes, 6 agent fails, 12 infra fails: the report read the runs as if the machine's fails
+    were the agent's, stopped where the rule never stopped ('adjusted from 2/6') and printed that."""
+    marks = "ppiiiipppfiipfppppfppiifpipiippfipfppppp"
+    assert (marks.count("p"), marks.count("f"), marks.count("i")) == (22, 6, 12)
+    rule = SequentialRule(0.8, max_runs=40)
+    read = read_until_stop(rule, _as_read(marks))
+    assert read != read_until_stop(rule, _as_read(marks, infra_as="fail"))  # what the report used to read
+    rep = build_report(_session("undecided", 40), _runs("s1", "c", marks), {}, Config())
+    (s,) = rep.stats
+    assert (s.passes, s.fails) == read
+    assert s.rate_note == f"adjusted from {read[0]}/{sum(read)}"
+    assert s.rate == adjusted_rate(rule, *read)
+    assert s.unread == 12 + 28 - sum(read)
+
+
+def test_a_calibrated_rule_reports_with_the_rule_that_read_the_runs() -> None:
+    """The judge-aware rule (q0 .9, q1 .95) ran on; the plain rule would have stopped earlier (the
+    report printed 'rate 0.617 adjusted from 6/11' beside 'undecided at 27/40')."""
+    marks = "ppppppfffffpppppppppfpppppfpfppfpfpfffpp"
+    assert len(marks) == 40
+    plain = SequentialRule(0.8, max_runs=40)
+    judged = SequentialRule(0.8, max_runs=40, q0=0.9, q1=0.95)
+    read = read_until_stop(judged, _as_read(marks))
+    assert read_until_stop(plain, _as_read(marks)) != read
+    decision = judged.decide(*read) or "undecided"
+    rep = build_report(_session(decision, 40, {"c": [0.9, 0.95]}), _runs("s1", "c", marks), {}, Config())
+    (s,) = rep.stats
+    assert (s.passes, s.fails) == read
+    assert s.rate_note == f"adjusted from {read[0]}/{sum(read)}; the judge's error taken out (q0 0.90, q1 0.95)"
+    p = adjusted_rate(judged, *read)
+    assert s.rate == pytest.approx(min(1.0, max(0.0, (p - 0.1) / 0.85)))  # on the true rate, as the rule's hypotheses
+    assert s.lo <= s.rate <= s.hi
+
+
+def test_the_summary_says_why_auto_can_spend_more_than_fixed_n() -> None:
+    marks = "p" * 12  # above at its 12th pass, then 3 more runs that had already started
+    rep = build_report(_session("above", 40), _runs("s1", "c", marks + "ppf"), {}, Config())
+    summary = format_summary(rep)
+    line = next(x for x in summary.splitlines() if x.startswith("adaptive (--runs auto)"))
+    (s,) = rep.stats
+    assert (s.passes, s.fails, s.unread) == (12, 0, 3)
+    assert "15 runs spent — 12 read by the rule, 3 it did not read" in line
+    assert "fixed-N tests right as often at threshold ± 10 points as this rule would take 19 (19 a case;" in line
+    assert "more on cases near their threshold" in line
+
+
+def test_k_says_why_a_case_with_2_runs_has_k_1_and_leaves_out_cases_without_a_rate() -> None:
+    """'k per case' said 1 for a case with 2 runs (one errored) with nothing saying why, and listed a
+    case with no rate at all."""
+    from scarbook.stats.rates import summarize_counts
+
+    stats = [summarize_counts("full", 9, 1, 0, 0.8), summarize_counts("two", 1, 0, 1, 0.8),
+             summarize_counts("none", 0, 0, 2, 0.8)]
+    rep = build_report(SessionInfo("s1", case_ids=[], state="finished"), [], {}, Config())
+    rep.stats = stats
+    text = format_table(rep)
+    assert "k per case (its judged runs, at most 5): full 5, two 1 for pass@k" in text
