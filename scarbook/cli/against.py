@@ -6,6 +6,7 @@ from __future__ import annotations
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.cli.common import say, say_workflow_command
 from scarbook.history.baseline import BaselineComparison
+from scarbook.models import SessionInfo
 from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
 from scarbook.views.noise import noise_notes
@@ -27,11 +28,12 @@ def format_against(bc: BaselineComparison) -> str:
     return "\n".join(lines)
 
 
-def echo_against(bc: BaselineComparison, project: Project | None = None) -> None:
+def echo_against(bc: BaselineComparison, project: Project | None = None, session: SessionInfo | None = None) -> None:
     say("")
     say(format_against(bc))
     if project is not None:
-        for line in noise_notes(project, bc.comparison):  # each case's A/A spread, when measured
+        digests = (bc.baseline.digests, session.case_digests if session is not None else {})
+        for line in noise_notes(project, bc.comparison, digests):  # each case's A/A spread, when comparable
             say(line)
 
 

@@ -65,7 +65,7 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
             say(f"note: session {info.id} is judging: no verdicts yet (its judge batch is not collected) — "
                        f"`scarbook resume {info.id}` collects them")
     say(format_comparison(cmp, a.label or "A", b.label or "B"))
-    for line in noise_notes(project, cmp):  # each case's A/A spread (`scarbook noise`), when measured
+    for line in noise_notes(project, cmp, (a.case_digests, b.case_digests)):  # each case's A/A spread, when comparable
         say(line)
     note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge)
     if note:

@@ -22,7 +22,7 @@ def say_outcome(project: Project, outcome: Outcome, info: SessionInfo, shard: Sh
     say(format_table(rep))
     say(format_summary(rep))
     if against:
-        echo_against(against, project)
+        echo_against(against, project, rep.session)
     echo_annotations(project, rep, against)
     reports_ok = say_written(write_reports(rep, against, paths, summary_env=os.environ))
     code = rep.exit_code

@@ -54,7 +54,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
         say(f"damaged: this report counts only the {plural(len(runs), 'run')} of session {info.id} that could "
             "be read — see the history lines on stderr")
     if against:
-        echo_against(against, project)
+        echo_against(against, project, rep.session)
     paths = ReportPaths.given(json=json_path, junit=junit_path, html=html_path)
     written = write_reports(rep, against, paths)
     if ("html", paths.html) in written.written:

@@ -8,6 +8,8 @@ the judge, a flaky check): a diff between two real configurations on that case n
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scarbook.errors import HistoryError
@@ -84,9 +86,21 @@ def format_noise(result: NoiseResult) -> str:
     return "\n".join(lines)
 
 
-def noise_notes(project: Project, comparison: SessionComparison) -> list[str]:
-    """For each compared case with an A/A measurement: its spread, and whether this difference is
-    within it. Nothing when no case was measured; a damaged noise file is said in one line."""
+def scaled_spread(m: NoiseMeasurement, judged_a: int, judged_b: int) -> float | None:
+    """The A/A spread at the runs of the pair compared: a half-width scales as sqrt(1/n_A + 1/n_B), so
+    measured at m.runs a side it is m.spread · sqrt((1/n_A + 1/n_B) / (2/m.runs)). None without runs."""
+    if m.spread is None or m.runs <= 0 or judged_a <= 0 or judged_b <= 0:
+        return None
+    return m.spread * math.sqrt((1 / judged_a + 1 / judged_b) / (2 / m.runs))
+
+
+def noise_notes(project: Project, comparison: SessionComparison,
+                digests: Sequence[Mapping[str, str]] = ()) -> list[str]:
+    """For each compared case with a comparable A/A measurement — made on the same checks (case digest)
+    as both sessions compared (`digests`: each side's case digests) — its spread scaled to the runs of
+    this pair, and whether this difference is within it. Never beside a verdict it contradicts: a
+    case called regressed or improved with a difference inside its spread gets no line. Nothing when
+    no case was measured; a damaged noise file is said in one line."""
     try:
         latest = NoiseStore(project.workspaces_dir).latest()
     except HistoryError as exc:
@@ -96,9 +110,25 @@ def noise_notes(project: Project, comparison: SessionComparison) -> list[str]:
         m = latest.get(c.case_id)
         if m is None or m.spread is None:
             continue
-        line = (f"{c.case_id}: this case's A/A spread is ±{_pts(m.spread)} pts "
-                f"({plural(m.runs, 'run')} per side, `scarbook noise` {m.at[:10]})")
-        if c.diff is not None and abs(c.diff) <= m.spread:
+        when = f"`scarbook noise` {m.at[:10]}"
+        sides = [d.get(c.case_id, "") for d in digests]
+        if not m.digest or not sides or any(d != m.digest for d in sides):
+            if m.digest and sides and all(sides):
+                out.append(f"{c.case_id}: its A/A spread ({when}) was measured on other checks (the case changed "
+                           f"since): not quoted — measure it again with `scarbook noise {c.case_id}`")
+            continue
+        spread = scaled_spread(m, c.before.judged, c.after.judged)
+        if spread is None or c.diff is None:
+            continue
+        changed = c.verdict != "no detectable change"
+        within = abs(c.diff) <= spread
+        if changed and within:  # the test saw a change the spread would call noise: say nothing that contradicts it
+            continue
+        line = (f"{c.case_id}: its A/A spread at these runs is ±{_pts(spread)} pts (±{_pts(m.spread)} at "
+                f"{plural(m.runs, 'run')} a side, {when})")
+        if within:
             line += f" — this difference ({_pts(c.diff, True)} pts) is within noise"
+        elif changed:
+            line += f" — this difference ({_pts(c.diff, True)} pts) is beyond it, as the test says"
         out.append(line)
     return out

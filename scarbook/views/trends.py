@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from scarbook.cases.io import case_digest
 from scarbook.cases.lineage import CaseIdLog, IdEntry, counts_session, leave_out_given_away
 from scarbook.errors import HistoryError
 from scarbook.history.counts_cache import session_counts
@@ -125,13 +126,15 @@ def _regressed_since(cid: str, newest_first: list[TrendPoint], judge: _Verdicts)
 def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT_DEPTH) -> Trends:
     """The trends of these cases of the project: each its own threshold (else the config's), and only
     the sessions that ran the case the id now names (see case_lineage)."""
+    cases = list(cases)
     thresholds = {c.id: effective_threshold(c, project.config.threshold) for c in cases}
+    digests = {c.id: case_digest(c) for c in cases}
     ids, problems = CaseIdLog(project.workspaces_dir).read()
     trends = build_trends(project.history, thresholds, depth, ids)
     trends.problems = problems + [p for p in trends.problems if p not in problems]
-    try:  # the noise floor beside the trends, when measured (views/noise.py)
+    try:  # the noise floor beside the trends, when measured on the case's checks as they are (views/noise.py)
         trends.aa_spread = {cid: m.spread for cid, m in NoiseStore(project.workspaces_dir).latest().items()
-                            if m.spread is not None}
+                            if m.spread is not None and m.digest and m.digest == digests.get(cid)}
     except HistoryError as exc:
         trends.problems.append(exc.message)
     return trends

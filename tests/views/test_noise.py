@@ -36,13 +36,20 @@ def test_noise_on_the_demo_agent_reports_and_stores_its_a_a_spread(project) -> N
     labels = {json.loads((project.workspaces / "history" / s / "session.json").read_text())["session"]["1"]["label"]
               for s in (a, b)}
     assert {label.split()[-1] for label in labels} == {"A", "B"} and len({label.split()[0] for label in labels}) == 1
-    # `scarbook diff` now quotes the spread, and a difference inside it is within noise
+    # `scarbook diff` now quotes the spread (at these runs: the pair's own), and a difference inside it is
+    # within noise — unless the test called it a change, which the spread never contradicts (no line then)
     shown = project.cli("diff", a, b)
     assert shown.exit_code == 0, shown.output
-    quote = next(line for line in shown.stdout.splitlines() if line.startswith("write-one-line: this case's A/A spread"))
-    assert quote.startswith(f"write-one-line: this case's A/A spread is ±{round(100 * m.spread)} pts (10 runs per side")
-    if abs(m.diff) <= m.spread:
-        assert quote.endswith("is within noise")
+    quotes = [line for line in shown.stdout.splitlines() if line.startswith("write-one-line: its A/A spread")]
+    disagree = m.disagree
+    if abs(m.diff) <= m.spread and disagree:
+        assert quotes == []
+    else:
+        (quote,) = quotes
+        assert quote.startswith(f"write-one-line: its A/A spread at these runs is ±{round(100 * m.spread)} pts "
+                                f"(±{round(100 * m.spread)} at 10 runs a side")
+        within = abs(m.diff) <= m.spread
+        assert quote.endswith("is within noise" if within else "as the test says" if disagree else ")")
     # and `scarbook trends` shows each case's noise floor beside its rates
     trends = project.cli("trends", "write-one-line")
     row = next(line for line in trends.stdout.splitlines() if line.startswith("write-one-line "))
