@@ -20,6 +20,7 @@ from scarbook.history.judge_truth import (
     limiting_strata,
     measure,
     next_items,
+    sampled_from,
 )
 from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items
 from scarbook.judge.label_files import file_format, read_labels, render_items
@@ -54,7 +55,9 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
     try:
         if show_report or as_json:
             runs = project.history.all_runs()
-            cal = measure(store.labels(), judged_items(runs), settings, _rubrics(project))
+            labels = store.labels()
+            cal = measure(labels, sampled_from(project.history, judged_items(runs), labels, settings), settings,
+                          _rubrics(project))
             targets = _targets(project)
             advice = limiting_strata(cal, targets, settings) + label_advice(cal, targets)
             report_history_problems(runs.problems)

@@ -117,7 +117,7 @@ def measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | J
 
 def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem], settings: JudgeSettings) -> Calibration:
     mine = current_labels(labels, settings)
-    when = max((lab.labeled_at for lab in mine), default="")
+    when = max((lab.labeled_at for lab in mine), default="")[:10]  # shown as a day
     if not labels:
         return Calibration(None, "not calibrated: no human labels yet — label judged items with `scarbook calibrate` "
                                  "(or `scarbook calibrate --export FILE`, then `--import FILE`)")
@@ -156,6 +156,26 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
     return found
 
 
+def sampled_from(history: History, judged: Iterable[CalibrationItem], labels: list[CalibrationLabel],
+                 settings: JudgeSettings) -> Iterator[CalibrationItem]:
+    """The judged items the labels were drawn from: those of sessions that started before the last label
+    of the judge in use was made. A session run since — the one an eval reports — is not yet part of the
+    population its W describes (it was: the eval and `calibrate --report` read different q0, q1). Lazy:
+    nothing is read until iterated."""
+    last = max((lab.labeled_at for lab in current_labels(labels, settings)), default="")
+    if not last:
+        yield from judged
+        return
+    started = {info.id: info.started_at for info in history.sessions()}
+
+    def before(session_id: str) -> bool:
+        at = started.get(session_id, "")
+        if not at:
+            return True
+        return at[:10] <= last if len(last) <= 10 else at <= last  # a label made on a day: that whole day
+    yield from (item for item in judged if before(item.session_id))
+
+
 def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings,
                     cases: Mapping[str, Case] | None = None) -> Calibration:
     """The Calibration of the judge in use, from workspaces/history/calibration.json and history;
@@ -173,7 +193,8 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     try:
         rubrics = {cid: set(c.rubric_items) for cid, c in cases.items()} if cases is not None else None
-        return measure(store.labels(), _judged_in(history), settings, rubrics)
+        labels = store.labels()
+        return measure(labels, sampled_from(history, _judged_in(history), labels, settings), settings, rubrics)
     except (ScarbookError, TypeError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     finally:

@@ -22,7 +22,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -296,7 +296,8 @@ class CalibrationStore:
             raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
         label = CalibrationLabel(item.case_id, item.item, item.artifact_digest, verdict, item.judge_verdict,
                                  item.judge_reason, item.judge_model, item.judge_prompt_digest,
-                                 labeled_at or date.today().isoformat(), item.artifact, item.item_index,
+                                 labeled_at or datetime.now(UTC).isoformat(timespec="seconds"), item.artifact,
+                                 item.item_index,
                                  item.judge_sampling)
         q = Query()
         self._labels.upsert(asdict(label), (q.case_id == label.case_id) & (q.item == label.item)

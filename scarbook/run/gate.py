@@ -19,7 +19,7 @@ from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import ALPHA, correct, judged_split
 from scarbook.stats.decisions import gate_stats
-from scarbook.stats.rates import CaseStats, summarize
+from scarbook.stats.rates import CaseStats, gate_band, summarize
 
 
 def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
@@ -43,6 +43,8 @@ def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green:
         passes, judge_fails, rule_fails, items = split
         s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(case_id), items=items,
                               threshold=s.threshold, calibrated_at=calibration.calibrated_at, alpha=alpha)
+        if s.corrected is not None:  # coloured as the gate reads it
+            s.band = gate_band(s.rate, s.corrected.rate, s.decision, s.threshold, s.green)
     return s
 
 

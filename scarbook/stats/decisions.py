@@ -40,7 +40,7 @@ from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.exact import binom_ge, binom_le, first_true
-from scarbook.stats.rates import CaseStats, band, summarize_counts
+from scarbook.stats.rates import CaseStats, band, gate_band, summarize_counts
 from scarbook.stats.sequential import SequentialRule, after_the_stop
 from scarbook.text import threshold_pct
 
@@ -313,8 +313,10 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
         if d.decision == "undecided" and s.corrected is not None and s.corrected.judge_limited:
             why = (f"its rate corrected for the judge's error is too close to {threshold_pct(s.threshold)} to call "
                    "with these labels: more labels (scarbook calibrate), not more runs, would decide it")
+        fixed = s.corrected.rate if s.corrected is not None and s.rate is not None else None
         s = replace(s, decision=d.decision, gate_note=why, runs_needed=d.runs_needed,
-                    error_span=error_range(s.passes, s.fails, s.errors))
+                    error_span=error_range(s.passes, s.fails, s.errors),
+                    band=gate_band(s.rate, fixed, d.decision, s.threshold, s.green))
         if sequential and sequential_cap and s.rate is not None:
             reads = (sequential_reads or {}).get(s.case_id, full[s.case_id])
             s = _after_the_stop(s, reads, sequential_cap, (sequential_rates or {}).get(s.case_id))

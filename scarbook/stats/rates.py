@@ -77,6 +77,14 @@ def band(rate: float | None, threshold: float, green: float = 0.9) -> str:
     return "red"
 
 
+def gate_band(rate: float | None, corrected_rate: float | None, decision: str, threshold: float, green: float) -> str:
+    """The band the gate's own rate falls in: the judge-corrected rate when there is one (the gate
+    decides on it), none without a verdict (1 pass and 9 errors is no green)."""
+    if decision == "no verdict":
+        return "none"
+    return band(corrected_rate if corrected_rate is not None else rate, threshold, green)
+
+
 @dataclass
 class CaseStats:
     case_id: str

@@ -150,7 +150,7 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
     if v.judge_stable is False:
         said = f"the failed artifact was judged {', '.join(votes)}" + (
             f"; the good artifact {', '.join(v.good_votes)}" if v.good_votes else "")
-        v.outcome, v.detail = JUDGE_UNSTABLE, f"{JUDGE_UNSTABLE}: asked {k} times, {said}"
+        v.outcome, v.detail = JUDGE_UNSTABLE, f"asked {k} times, {said}"  # shown after the outcome: said once
         v.good_verdict = v.good_votes[0] if v.good_votes else None
         return v
     if status != RunStatus.FAIL and judge is None and case.judge_checks:

@@ -20,7 +20,7 @@ from scarbook.models import Band, Case, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import correct, judged_split
-from scarbook.stats.rates import CaseStats, effective_threshold, summarize
+from scarbook.stats.rates import CaseStats, effective_threshold, gate_band, summarize
 from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
 
 if TYPE_CHECKING:
@@ -210,9 +210,11 @@ def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
         split = judged_split(row.runs)
         if row.stats is not None and row.stats.rate is not None and split is not None:
             passes, judge_fails, rule_fails, items = split
-            row.stats.corrected = correct(passes, judge_fails, rule_fails, error.for_case(row.key), items=items,
-                                          threshold=row.stats.threshold, calibrated_at=cal.calibrated_at,
-                                          alpha=project.config.gate.alpha)
+            s = row.stats
+            s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(row.key), items=items,
+                                  threshold=s.threshold, calibrated_at=cal.calibrated_at, alpha=project.config.gate.alpha)
+            if s.corrected is not None:  # coloured as the gate reads it
+                s.band = gate_band(s.rate, s.corrected.rate, s.decision, s.threshold, s.green)
     return (f"judge: ≈ rates corrected for its measured error ({plural(cal.labels, 'label')}, last "
             f"{cal.calibrated_at}); the gate decides on them")
 

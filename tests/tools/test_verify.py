@@ -165,7 +165,7 @@ def test_a_judge_that_changes_its_mind_is_shown_not_certified(tmp_path, judge_se
                       tool_reply([("FAIL", "two lines")]), *[tool_reply([("PASS", "one line")])] * 3)
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 1, res.output
-    assert res.stdout == ("c1  judge unstable on this case: judge unstable on this case: asked 3 times, the failed "
+    assert res.stdout == ("c1  judge unstable on this case: asked 3 times, the failed "
                           "artifact was judged fail, pass, fail; the good artifact pass, pass, pass\n")
     assert len(judge_server.requests) == 6
     store = VerificationStore(tmp_path / "workspaces")
