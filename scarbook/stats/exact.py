@@ -1,9 +1,14 @@
-"""Exact tails without scipy: the regularized incomplete beta function, binomial tails at any n and
-any rate, and Clopper–Pearson bounds (for real-valued counts too: a share shrunk toward a pool has
-effective counts x + m·r, n + m). The tests check each against scipy.
+"""The regularized incomplete beta function and what rests on it: Clopper–Pearson bounds (for
+real-valued counts too: a share shrunk toward a pool has effective counts x + m·r, n + m), and the
+binomial tails in the incomplete-beta form, which cost the same at any n:
 
-    binomial: P(X <= c | n, p) = I_{1-p}(n - c, c + 1)
-    Clopper–Pearson lower bound at tail a: the p with P(X >= x | n, p) = a, i.e. I_p(x, n - x + 1) = a
+    P(X <= c | n, p) = I_{1-p}(n - c, c + 1)      P(X >= c | n, p) = I_p(c, n - c + 1)
+    Clopper–Pearson lower bound at tail a: the p with I_p(x, n - x + 1) = a
+
+stats/binomial.py sums the tails in log space, exact down to 1e-300 at any n: the gate's tests on raw
+counts and the SPRT read it. This form is for what that cannot do cheaply: tails at a rate found by
+a search (the corrected gate's worst point), and "needs about N more runs", which tries every N up to
+thousands (a log-space sum is O(n) a tail). The tests check both against scipy.
 """
 
 from __future__ import annotations
@@ -67,7 +72,15 @@ def binom_le(c: int, n: int, p: float) -> float:
 
 def binom_ge(c: int, n: int, p: float) -> float:
     """P(X >= c) for X ~ Binomial(n, p)."""
-    return 1.0 - binom_le(c - 1, n, p) if c > 0 else 1.0
+    if c <= 0:
+        return 1.0
+    if c > n:
+        return 0.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    return beta_inc(c, n - c + 1, p)
 
 
 def _solve(f, target: float) -> float:

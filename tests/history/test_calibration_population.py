@@ -9,11 +9,7 @@ import random
 
 from scarbook.history.store import History, now_iso
 from scarbook.models import SessionInfo
-
-try:
-    from tests.test_calibrate_files import judged_run, make_project, scarbook
-except ImportError:  # run from inside tests/
-    from test_calibrate_files import judged_run, make_project, scarbook
+from tests.judge.test_label_files import judged_run, make_project, scarbook
 
 
 def _q(root) -> tuple[float, float]:

@@ -12,11 +12,7 @@ from pathlib import Path
 import pytest
 
 from scarbook.judge.calibrate import CalibrationStore
-
-try:
-    from tests.test_calibrate_files import make_project, read_jsonl, scarbook
-except ImportError:  # run from inside tests/
-    from test_calibrate_files import make_project, read_jsonl, scarbook
+from tests.judge.test_label_files import make_project, read_jsonl, scarbook
 
 PASSED, FAILED = 184, 24  # the judge passed 184 of the case's 208 items (88%)
 
