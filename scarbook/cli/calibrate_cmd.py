@@ -56,8 +56,7 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         if show_report or as_json:
             runs = project.history.all_runs()
             labels = store.labels()
-            cal = measure(labels, sampled_from(project.history, judged_items(runs), labels, settings), settings,
-                          _rubrics(project))
+            cal = measure(labels, sampled_from(project.history, labels, settings), settings, _rubrics(project))
             targets = _targets(project)
             advice = limiting_strata(cal, targets, settings) + label_advice(cal, targets)
             report_history_problems(runs.problems)

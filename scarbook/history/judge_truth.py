@@ -156,24 +156,12 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
     return found
 
 
-def sampled_from(history: History, judged: Iterable[CalibrationItem], labels: list[CalibrationLabel],
-                 settings: JudgeSettings) -> Iterator[CalibrationItem]:
-    """The judged items the labels were drawn from: those of sessions that started before the last label
-    of the judge in use was made. A session run since — the one an eval reports — is not yet part of the
-    population its W describes (it was: the eval and `calibrate --report` read different q0, q1). Lazy:
-    nothing is read until iterated."""
-    last = max((lab.labeled_at for lab in current_labels(labels, settings)), default="")
-    if not last:
-        yield from judged
-        return
-    started = {info.id: info.started_at for info in history.sessions()}
-
-    def before(session_id: str) -> bool:
-        at = started.get(session_id, "")
-        if not at:
-            return True
-        return at[:10] <= last if len(last) <= 10 else at <= last  # a label made on a day: that whole day
-    yield from (item for item in judged if before(item.session_id))
+def sampled_from(history: History, labels: list[CalibrationLabel], settings: JudgeSettings) -> Iterator[JudgedItem]:
+    """The judged items the labels were drawn from: those of sessions that started by the time the last
+    label of the judge in use was made (a label made on a day: that whole day). A session run since —
+    the one an eval reports — is not yet part of the population its W describes (it was: the eval and
+    `calibrate --report` read different q0, q1). Lazy: nothing is read until iterated."""
+    yield from judged_in_history(history, max((lab.labeled_at for lab in current_labels(labels, settings)), default=""))
 
 
 def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings,
@@ -194,17 +182,11 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
     try:
         rubrics = {cid: set(c.rubric_items) for cid, c in cases.items()} if cases is not None else None
         labels = store.labels()
-        return measure(labels, sampled_from(history, _judged_in(history), labels, settings), settings, rubrics)
+        return measure(labels, sampled_from(history, labels, settings), settings, rubrics)
     except (ScarbookError, TypeError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
     finally:
         store.close()
-
-
-def _judged_in(history: History) -> Iterator[JudgedItem]:
-    """History's judged items, read only if iterated (`measure` needs them once labels are current),
-    from each session's index (judged_index.py) rather than from every run ever recorded."""
-    yield from judged_in_history(history)
 
 
 def case_targets(history: History, cases: dict[str, Case], default_threshold: float) -> list[CaseTarget]:

@@ -46,10 +46,13 @@ class JudgedItem(NamedTuple):
         return (self.case_id, self.item, self.artifact_digest)
 
 
-def judged_in_history(history: History) -> Iterator[JudgedItem]:
-    """Every judged item of every readable session: from each session's index where it holds."""
+def judged_in_history(history: History, started_by: str = "") -> Iterator[JudgedItem]:
+    """Every judged item of every readable session (with `started_by`, an ISO time or a day, only of the
+    sessions that started by then): from each session's index where it holds."""
     for info in history.sessions():
-        yield from session_judged(history, info)
+        at = info.started_at
+        if not started_by or not at or (at[:10] <= started_by if len(started_by) <= 10 else at <= started_by):
+            yield from session_judged(history, info)
 
 
 def session_judged(history: History, info: SessionInfo) -> list[JudgedItem]:
