@@ -293,7 +293,7 @@ def gate_lines(rep: SessionReport) -> list[str]:
                          "(finished after it decided, or failed by the machine): not in its counts or rate")
         if s.error_span is not None:
             lo, hi = s.error_span
-            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {pct_beside(lo, s.threshold)}–{pct_beside(hi, s.threshold)} "
+            lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {interval_beside(lo, hi, s.threshold)} "
                          "(had each been a fail, or each a pass)")
     if any(s.gate == "undecided" for s in rep.stats) and p.mode == "evidence":
         lines.append(f"gate: evidence mode — a case is red only when its runs show it is below its threshold "

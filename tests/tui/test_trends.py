@@ -243,11 +243,15 @@ async def test_the_grid_fills_in_chunks_and_a_resize_keeps_the_cursor(project_ro
 
 
 async def test_the_flake_view_shows_a_cases_noise_floor(project_root):
-    """Issue 24.3: a case with an A/A measurement says its spread in the flake view's detail."""
+    """Issue 24.3: a case with an A/A measurement says its spread in the flake view's detail — one
+    measured on the case's checks as they are (issue 39.4: its digest), never one of other checks."""
+    from scarbook.cases.io import case_digest, load_case
     from scarbook.history.noise import NoiseMeasurement, NoiseStore
 
     write_trend_history(project_root)
-    NoiseStore(project_root / "workspaces").save([NoiseMeasurement(F, [sid(1), sid(2)], 10, 0.8, 0.9, 0.1, 0.34)])
+    digest = case_digest(load_case(project_root / "cases" / F))
+    NoiseStore(project_root / "workspaces").save([NoiseMeasurement(F, [sid(1), sid(2)], 10, 0.8, 0.9, 0.1, 0.34,
+                                                                   digest=digest)])
     app = make_app(project_root)
     async with app.run_test(size=(200, 50)) as pilot:
         await library_loaded(pilot)

@@ -58,3 +58,17 @@ def test_a_spread_measured_on_other_checks_is_not_quoted(project) -> None:
     (line,) = _diff(project)
     assert line == ("c: its A/A spread (`scarbook noise` 2026-01-01) was measured on other checks (the case changed "
                     "since): not quoted — measure it again with `scarbook noise c`")
+
+
+def test_trends_quote_only_a_spread_measured_on_the_cases_checks(project) -> None:
+    from scarbook.cases.io import case_digest
+    from scarbook.views.trends import project_trends
+
+    project.bundled()
+    loaded = project.load()
+    case = next(c for c in loaded.load_cases().cases if c.id == "write-one-line")
+    other = NoiseMeasurement("fix-json-config", ["x", "y"], 10, 0.8, 0.8, 0.0, 0.2, 1.0, False, "fp", "older", "")
+    mine = NoiseMeasurement("write-one-line", ["x", "y"], 10, 0.8, 0.8, 0.0, 0.3, 1.0, False, "fp", case_digest(case), "")
+    NoiseStore(project.workspaces).save([other, mine])
+    trends = project_trends(loaded, loaded.load_cases().cases)
+    assert trends.aa_spread == {"write-one-line": 0.3}
