@@ -125,9 +125,3 @@ def first_true(pred, limit: int) -> int | None:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if pred(mid) else (mid, hi)
     return hi
-
-
-def pass_share_bound(x: int, n: int, level: float, *, upper: bool) -> float:
-    """The judge-PASS share π at which x of n is exactly at the edge of a one-sided test at `level`:
-    P(X >= x | n, π) = level (lower, `upper` False) or P(X <= x | n, π) = level (upper)."""
-    return cp_upper(x, n, level) if upper else cp_lower(x, n, level)
