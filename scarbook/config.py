@@ -137,14 +137,15 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     NOT_MAPPING_FIX: ClassVar[str] = "see `scarbook init` for a starter file"
 
     agent: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "demo"})  # as written; checked against its type's row (agents/spec.py)
-    runs: Annotated[int, _number(integer=True, lo=1)] = 5
+    # 20: a case at 100% can be called above an 80% threshold (it takes 14 straight passes; stats/plans.py)
+    runs: Annotated[int, _number(integer=True, lo=1)] = 20
     concurrency: Annotated[int, _number(integer=True, lo=1)] = 4
     timeout_s: Annotated[float, _number(lo=0.001)] = 120.0
     threshold: Annotated[float, _number(lo=0, hi=1)] = 0.8
     bands: Bands = Bands()
     presets: Annotated[dict[str, Annotated[int, Meta(gt=0)]], Meta(extra={
-        "must": "must map a name to a positive number of runs", "fix": "write presets: {daily: 5, release: 20}"})] = \
-        msgspec.field(default_factory=lambda: {"daily": 5, "prompt-change": 10, "release": 20})
+        "must": "must map a name to a positive number of runs", "fix": "write presets: {daily: 15, release: 40}"})] = \
+        msgspec.field(default_factory=lambda: {"daily": 15, "prompt-change": 20, "release": 40})
     judge: JudgeSettings = msgspec.field(default_factory=JudgeSettings)
     stale_after_days: Annotated[float, _number(lo=0)] = 7.0
     keep: Annotated[Keep, Meta(extra={"must": "must be 'failed' or 'all', got {value!r}", "fix": "write keep: failed"})] = \

@@ -24,7 +24,7 @@ from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
-EXIT_MEANING = {0: "green", 1: "below threshold or regressed", 2: "usage or configuration error",
+EXIT_MEANING = {0: "no case shown below its threshold", 1: "below threshold or regressed", 2: "usage or configuration error",
                 3: "no verdict (or undecided under undecided: fail)"}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 

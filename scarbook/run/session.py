@@ -24,13 +24,15 @@ from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
-from scarbook.models import Case
+from scarbook.models import Case, GateMode
 from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
 from scarbook.run.plan import SessionPlan
 from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
-from scarbook.stats.judge_error import run_level
+from scarbook.stats.judge_error import JudgeBasis, run_level
+from scarbook.stats.plans import undecidable_lines
+from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
@@ -110,6 +112,8 @@ class Preparation:
     session: ReadySession | None = None
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said once, before the runs (an unconfined agent)
+    # said once, before the runs: each case this plan cannot call above its threshold even if every run passes
+    undecidable: list[str] = field(default_factory=list)
 
 
 def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
@@ -150,8 +154,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
-    return Preparation(ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates),
-                       notes=notes)
+    ready = ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates)
+    return Preparation(ready, notes=notes, undecidable=_undecidable(ready))
 
 
 def _load_replay(project: Project, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:
@@ -165,6 +169,25 @@ def _load_replay(project: Project, record: RecordSettings | None, errors: list[s
     except ScarbookError as exc:
         errors.append(exc.message if exc.message.startswith("--replay") else f"--replay {record.source}: {exc.message}")
         return None
+
+
+def _undecidable(ready: ReadySession) -> list[str]:
+    """The cases this plan cannot call above their threshold even if every run passes (stats/plans.py):
+    a fixed-N evidence gate only (--runs auto runs on until it decides; point mode always decides). A
+    judged case the corrected gate decides is sized by its own test and calibration."""
+    plan, gate, project = ready.plan, ready.gate, ready.project
+    if plan.adaptive or gate.mode != GateMode.EVIDENCE or plan.shard is not None:
+        return []
+    bases: dict[str, JudgeBasis] = {}
+    if ready.judge is not None and any(c.judge_checks for c in plan.cases):
+        error = calibration_for(project.history, project.workspaces_dir, project.config.judge,
+                                {c.id: c for c in plan.cases}).usable_error
+        for case in plan.cases:
+            basis = error.for_case(case.id).basis(len(case.rubric_items)) if error is not None else None
+            if case.judge_checks and basis is not None:
+                bases[case.id] = basis
+    cases = [(c.id, effective_threshold(c, project.config.threshold)) for c in plan.cases]
+    return undecidable_lines(cases, ready.looks[-1], gate.alpha, bases)
 
 
 def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:

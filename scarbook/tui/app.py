@@ -159,6 +159,8 @@ class ScarbookApp(Host):
             return None
         for note in prep.notes:  # an unconfined agent: what it can reach, once per session
             self.notify(note, title="isolation", severity="warning", timeout=10)
+        if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold
+            self.notify("\n".join(prep.undecidable), title="this plan cannot decide", severity="warning", timeout=12)
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()

@@ -364,7 +364,7 @@ def test_the_documented_workflow_runs_as_written(project, tmp_path):
     assert [c[:2] for c in commands] == [["scarbook", "eval"], ["scarbook", "report"]]
     project.bundled()
     cfg = project.root / "scarbook.yaml"
-    cfg.write_text(cfg.read_text().replace("daily: 5", "daily: 10"))  # the demo agent's block of ten
+    cfg.write_text(cfg.read_text().replace("daily: 15", "daily: 20"))  # the demo agent's blocks of ten
     exe = Path(sys.executable).with_name("scarbook")
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
            "GITHUB_WORKSPACE": str(project.root), "SCARBOOK_DEMO_DELAY": "0"}

@@ -1,0 +1,64 @@
+"""What a plan of N runs can decide, said before the runs (issue 39.7).
+
+The evidence gate calls a case *above* its threshold t only when P(X >= passes | n, t) < alpha. The
+most a plan of n runs can show is n passes of n, whose tail is t^n: so "above" needs t^n < alpha,
+n > log(alpha) / log(t) — 14 straight passes at 80%, 29 at 90%, 59 at 95%. A plan with fewer runs
+leaves even a case at 100% undecided (and exits 3 under `undecided: fail`): a plan that cannot decide
+a case says so once, before the runs. With the judge's error measured, the corrected gate's own
+test decides instead (stats/corrected_gate.py): it may need more runs, or more labels first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scarbook.stats.corrected_gate import CorrectedEvidence, decision_interval
+from scarbook.stats.exact import first_true
+from scarbook.stats.judge_error import JudgeBasis
+from scarbook.text import threshold_pct
+
+MAX_PLAN = 100_000  # past this, "N can" is not a useful thing to say
+
+
+def runs_to_show(threshold: float, alpha: float) -> int | None:
+    """The fewest judged runs whose every pass lets the exact test call a case above `threshold`
+    (t^n < alpha); None when none can (a threshold of 100%)."""
+    if threshold <= 0:
+        return 1
+    if threshold >= 1:
+        return None
+    return math.floor(math.log(alpha) / math.log(threshold)) + 1
+
+
+def corrected_runs_to_show(threshold: float, alpha: float, basis: JudgeBasis) -> int | None:
+    """The same through the judge-corrected gate: the fewest runs, every one passed by the judge, whose
+    interval's lower end clears the threshold with this calibration; None when no number of runs can
+    (the labels leave the judge's error too open: more labels first)."""
+    def shows(n: int) -> bool:
+        return decision_interval(CorrectedEvidence(n, 0, 0, basis), alpha)[0] > threshold
+    if not shows(MAX_PLAN):
+        return None
+    return first_true(shows, MAX_PLAN)
+
+
+def undecidable_lines(cases: Sequence[tuple[str, float]], runs: int, alpha: float,
+                      bases: dict[str, JudgeBasis] | None = None) -> list[str]:
+    """One line per case a plan of `runs` runs cannot call above its threshold even when every run
+    passes: "fix-json-config: 10 runs cannot show ≥ 80%; 14 can; or use --runs auto". `bases`: the
+    judge's calibration counts of the cases the corrected gate decides."""
+    lines = []
+    for case_id, t in cases:
+        basis = (bases or {}).get(case_id)
+        need = corrected_runs_to_show(t, alpha, basis) if basis is not None else runs_to_show(t, alpha)
+        line = threshold_pct(t)
+        if need is None and basis is not None:
+            lines.append(f"{case_id}: with its judge's error as measured no number of runs can show ≥ {line}: "
+                         "label more of its judged items first (`scarbook calibrate`)")
+        elif need is None:
+            lines.append(f"{case_id}: no number of runs can show ≥ {line} (one failure is always possible): "
+                         "lower its threshold, or expect it undecided")
+        elif need > runs:
+            judged = " with its judge's error corrected" if basis is not None else ""
+            lines.append(f"{case_id}: {runs} runs cannot show ≥ {line}{judged}; {need} can; or use --runs auto")
+    return lines
