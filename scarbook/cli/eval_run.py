@@ -29,8 +29,8 @@ def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_ki
     for note in prep.notes:
         warn(note)
     executor = connect_executor(project, prep.session, executor_kind)
-    for line in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
-        warn(line)
+    for case_id, why in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
+        warn(f"{case_id}: {why}")
     finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader

@@ -31,7 +31,7 @@ from scarbook.run.plan import SessionPlan
 from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.judge_error import JudgeBasis, run_level
-from scarbook.stats.plans import undecidable_lines
+from scarbook.stats.plans import undecidable
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
 
@@ -112,8 +112,9 @@ class Preparation:
     session: ReadySession | None = None
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said once, before the runs (an unconfined agent)
-    # said once, before the runs: each case this plan cannot call above its threshold even if every run passes
-    undecidable: list[str] = field(default_factory=list)
+    # said once, before the runs: (case id, why) for each case this plan cannot call above its threshold
+    # even if every run passes (stats/plans.py)
+    undecidable: list[tuple[str, str]] = field(default_factory=list)
 
 
 def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
@@ -171,7 +172,7 @@ def _load_replay(project: Project, record: RecordSettings | None, errors: list[s
         return None
 
 
-def _undecidable(ready: ReadySession) -> list[str]:
+def _undecidable(ready: ReadySession) -> list[tuple[str, str]]:
     """The cases this plan cannot call above their threshold even if every run passes (stats/plans.py):
     a fixed-N evidence gate only (--runs auto runs on until it decides; point mode always decides). A
     judged case the corrected gate decides is sized by its own test and calibration."""
@@ -187,7 +188,7 @@ def _undecidable(ready: ReadySession) -> list[str]:
             if case.judge_checks and basis is not None:
                 bases[case.id] = basis
     cases = [(c.id, effective_threshold(c, project.config.threshold)) for c in plan.cases]
-    return undecidable_lines(cases, ready.looks[-1], gate.alpha, bases)
+    return undecidable(cases, ready.looks[-1], gate.alpha, bases)
 
 
 def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:

@@ -45,20 +45,34 @@ def corrected_runs_to_show(threshold: float, alpha: float, basis: JudgeBasis) ->
 def undecidable_lines(cases: Sequence[tuple[str, float]], runs: int, alpha: float,
                       bases: dict[str, JudgeBasis] | None = None) -> list[str]:
     """One line per case a plan of `runs` runs cannot call above its threshold even when every run
-    passes: "fix-json-config: 10 runs cannot show ≥ 80%; 14 can; or use --runs auto". `bases`: the
-    judge's calibration counts of the cases the corrected gate decides."""
-    lines = []
+    passes: "fix-json-config: 10 runs cannot show ≥ 80%; 14 can; or use --runs auto"."""
+    return [f"{case_id}: {why}" for case_id, why in undecidable(cases, runs, alpha, bases)]
+
+
+def grouped(found: Sequence[tuple[str, str]]) -> list[str]:
+    """The same, one line per reason: "a, b: 10 runs cannot show ≥ 80%; 14 can; …" (a narrow screen)."""
+    by_reason: dict[str, list[str]] = {}
+    for case_id, why in found:
+        by_reason.setdefault(why, []).append(case_id)
+    return [f"{', '.join(ids)}: {why}" for why, ids in by_reason.items()]
+
+
+def undecidable(cases: Sequence[tuple[str, float]], runs: int, alpha: float,
+                bases: dict[str, JudgeBasis] | None = None) -> list[tuple[str, str]]:
+    """(case id, why) for each case a plan of `runs` runs cannot call above its threshold even when
+    every run passes. `bases`: the judge's calibration counts of the cases the corrected gate decides."""
+    found = []
     for case_id, t in cases:
         basis = (bases or {}).get(case_id)
         need = corrected_runs_to_show(t, alpha, basis) if basis is not None else runs_to_show(t, alpha)
         line = threshold_pct(t)
         if need is None and basis is not None:
-            lines.append(f"{case_id}: with its judge's error as measured no number of runs can show ≥ {line}: "
-                         "label more of its judged items first (`scarbook calibrate`)")
+            found.append((case_id, f"with its judge's error as measured no number of runs can show ≥ {line}: "
+                                   "label more of its judged items first (`scarbook calibrate`)"))
         elif need is None:
-            lines.append(f"{case_id}: no number of runs can show ≥ {line} (one failure is always possible): "
-                         "lower its threshold, or expect it undecided")
+            found.append((case_id, f"no number of runs can show ≥ {line} (one failure is always possible): "
+                                   "lower its threshold, or expect it undecided"))
         elif need > runs:
             judged = " with its judge's error corrected" if basis is not None else ""
-            lines.append(f"{case_id}: {runs} runs cannot show ≥ {line}{judged}; {need} can; or use --runs auto")
-    return lines
+            found.append((case_id, f"{runs} runs cannot show ≥ {line}{judged}; {need} can; or use --runs auto"))
+    return found

@@ -32,6 +32,7 @@ from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import judge_key_in
+from scarbook.stats.plans import grouped
 from scarbook.text import clean_text
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.tui.commands import ScarbookCommands
@@ -159,8 +160,9 @@ class ScarbookApp(Host):
             return None
         for note in prep.notes:  # an unconfined agent: what it can reach, once per session
             self.notify(note, title="isolation", severity="warning", timeout=10)
-        if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold
-            self.notify("\n".join(prep.undecidable), title="this plan cannot decide", severity="warning", timeout=12)
+        if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold, by reason
+            lines = [line.replace("--runs auto", "adaptive") for line in grouped(prep.undecidable)]
+            self.notify("\n".join(lines), title="this plan cannot decide", severity="warning", timeout=12)
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
         self.control = SessionControl()

@@ -54,7 +54,7 @@ def test_the_tui_demo_seed_is_its_own_config_not_a_change_to_the_project(project
                                                  "a local executor takes: type"),
     ("bands:\n  green: 2\n", "2: bands.green must be a number between 0 and 1, got 2 — write bands: {green: 0.9}"),
     ("presets:\n  daily: 0\n", "1: presets must map a name to a positive number of runs — write presets: "
-                               "{daily: 5, release: 20}"),
+                               "{daily: 15, release: 40}"),
     ("stale_after_days: true\n", "1: stale_after_days must be a number of at least 0, got True — write e.g. "
                                  "stale_after_days: 7"),
     ("- runs\n", "1: scarbook.yaml must be a mapping of keys — see `scarbook init` for a starter file"),
