@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from scarbook.config import Config, GatePolicy
-from scarbook.models import RunRecord, SessionInfo
+from scarbook.models import Cause, RunRecord, SessionInfo
 from scarbook.reports.table import build_report, case_dict, format_summary, format_table
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop
 
-INFRA = {"kind": "infra", "rule": "api-overloaded", "evidence": "529 overloaded"}
+INFRA = Cause("infra", "api-overloaded", "529 overloaded")
 
 
 def _runs(sid: str, case: str, marks: str) -> list[RunRecord]:
