@@ -59,7 +59,12 @@ async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(proje
         assert live.info.partial and exit_code(live.info, [stats]) == 3
         # issue 26.12: the live row shows no fraction ("0/0" read as a rate) and no rate: the unjudged count
         table = app.screen.query_one("#live-table")
-        assert [str(table.get_cell("judged-summary", k)) for k in ("count", "rate", "ci")] == ["2 unj", "–", "–"]
+
+        def row() -> list[str]:
+            return [str(table.get_cell("judged-summary", k)) for k in ("count", "rate", "ci")]
+
+        # the table is redrawn on the app's next tick after the session ends: under load that is later than done
+        await wait_until(pilot, lambda: row() == ["2 unj", "–", "–"], what="the live row: 2 unj, –, –")
 
 
 async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_counts_as_history(project_root):

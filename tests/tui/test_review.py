@@ -431,3 +431,24 @@ async def test_the_review_filters_by_cause_and_shows_a_runs_cause_and_attempts(p
         body = plain(review.query_one("#run-body"))
         assert ("cause: infra (killed-by-signal) — killed by signal 9 (SIGKILL), not by scarbook's timeout\n"
                 "attempt 1: fail — infra (killed-by-signal): agent was killed by signal 9 · retried\n") in body
+
+
+
+async def test_a_closed_review_has_no_highlighted_run_and_a_read_that_comes_back_late_is_dropped(
+        project_root, monkeypatch):
+    """A run's detail read on a thread can come back after the review was closed (seen in a loaded suite run:
+    NoMatches '#runs-list' on ReviewScreen() raised from current_run, ending the app). A closed review has no
+    highlighted run, and the late read changes nothing."""
+    write_runs(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        run = review.current_run
+        assert run is not None
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is not review and not review.is_attached, what="the review to close")
+        assert review.current_run is None and review.loaded
+        review.details.pop(run.k, None)
+        await review._load_detail(run).wait()  # what the worker does when its thread comes back: nothing to show
+        await pilot.pause()
+        assert app._exception is None and app.is_running

@@ -31,7 +31,7 @@ from scarbook.transcripts import Transcript
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport
-from scarbook.tui.mounting import unless_removed
+from scarbook.tui.mounting import being_removed, unless_removed
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.run_detail import describe_run
 from scarbook.tui.widgets.strip import STATUS_STYLE
@@ -204,6 +204,9 @@ class ReviewScreen(HostScreen):
 
     @property
     def current_run(self) -> RunRecord | None:
+        """The highlighted run; None on a review being closed (a read that comes back late asks too)."""
+        if being_removed(self):
+            return None
         h = self.query_one("#runs-list", OptionList).highlighted
         return self.shown[h] if h is not None and 0 <= h < len(self.shown) else None
 
