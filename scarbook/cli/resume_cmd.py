@@ -19,6 +19,7 @@ from scarbook.errors import AbortSession, ScarbookError
 from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.models import SessionState
 from scarbook.reports.write import ReportPaths
+from scarbook.run.attempts import one_line, write_traceback
 from scarbook.run.causes import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
@@ -67,13 +68,16 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     try:
         runs = asyncio.run(_collect(batch.judge_in_batch(history, info, judge, plan, runs, patterns,
                                                          settings.batch_poll_s, emit), judge))
-        info.state, info.note = SessionState.FINISHED, ""
+        info.state = SessionState.FINISHED  # its note is what judging said (none, or why runs are errors)
     except batch.StillJudging as why:
         info.note = batch.batch_note(info, str(why))
     except AbortSession as exc:
         info.state, info.note = SessionState.ABORTED, f"session aborted: {exc.message}"
     except KeyboardInterrupt:
         info.note = batch.batch_note(info, "scarbook stopped waiting for it")
+    except Exception as exc:  # noqa: BLE001 — resume itself failed: one line and crash.txt, the batch still there
+        path = write_traceback(history.dir / info.id / "crash.txt", exc)
+        info.note = batch.batch_note(info, f"resume failed: {one_line(exc)} — traceback in {path}")
     finally:
         progress.close()
         info.finished_at = None

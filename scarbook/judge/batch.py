@@ -16,6 +16,7 @@ price table's batch multiplier.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -149,7 +150,7 @@ async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
     client = judge.client()
     batch = await api_call(client, judge.settings,
                            lambda: client.messages.batches.create(requests=requests))  # type: ignore[arg-type]  # plain dicts of the Request shape
-    return _status(batch)
+    return _status(batch, client, "POST /v1/messages/batches")
 
 
 # How far before its recorded send a batch's creation may look (the API's clock is not this machine's).
@@ -171,13 +172,15 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
     async def listed() -> list[Any]:
         found = []
         async for batch in client.messages.batches.list(limit=100):  # newest first
+            if not isinstance(batch.created_at, datetime):
+                raise _not_a_batch(client, "GET /v1/messages/batches", batch)
             if batch.created_at < since:
                 break
             found.append(batch)
         return found
 
     for batch in sorted(await api_call(client, judge.settings, listed), key=lambda b: b.created_at):
-        status = _status(batch)
+        status = _status(batch, client, "GET /v1/messages/batches")
         if batch.id in taken or status.submitted != len(want):
             continue
         if status.processing_status == "ended" and set(await results(judge, batch.id)) != want:
@@ -188,13 +191,34 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
 
 async def poll(judge: Judge, batch_id: str) -> BatchStatus:
     client = judge.client()
-    return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id)))
+    return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id)),
+                   client, f"GET /v1/messages/batches/{batch_id}")
 
 
-def _status(batch: Any) -> BatchStatus:
-    counts = batch.request_counts
-    total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
-    return BatchStatus(batch.id, batch.processing_status, total, total - counts.processing)
+COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
+STATES = ("in_progress", "canceling", "ended")
+
+
+def _status(batch: Any, client: anthropic.AsyncAnthropic, asked: str) -> BatchStatus:
+    """The SDK builds its reply objects without checking them: a reply that is not a message batch (a
+    vendor or proxy answering this path with something else) is the judge's error, said as such."""
+    counts = getattr(batch, "request_counts", None)
+    numbers = [getattr(counts, name, None) for name in COUNTS]
+    if (not isinstance(getattr(batch, "id", None), str) or getattr(batch, "processing_status", None) not in STATES
+            or not all(isinstance(n, int) and n >= 0 for n in numbers)):
+        raise _not_a_batch(client, asked, batch)
+    total = sum(numbers)  # type: ignore[arg-type]  # ints, checked above
+    return BatchStatus(batch.id, batch.processing_status, total, total - counts.processing)  # type: ignore[union-attr]
+
+
+def _not_a_batch(client: anthropic.AsyncAnthropic, asked: str, batch: Any) -> JudgeUnavailable:
+    try:
+        shown = json.dumps(batch.to_dict() if hasattr(batch, "to_dict") else batch, default=str)
+    except (TypeError, ValueError):
+        shown = repr(batch)
+    return JudgeUnavailable(f"the judge at {str(client.base_url).rstrip('/')} answered {asked} with something that "
+                            f"is not a message batch ({' '.join(shown.split())[:120]}) — does it offer the Message "
+                            "Batches API? Judge online (without --judge-batch, or judge.batch: false)", 0)
 
 
 async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
@@ -208,9 +232,15 @@ async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
             raise
         except anthropic.AnthropicError as exc:  # no results_url: not ended
             raise JudgeUnavailable(f"judge batch {batch_id} has no results yet: {exc}", 0) from None
-        return {line.custom_id: line.result async for line in stream}
+        # a line that is not a result is left out: its request then has no result (a judge error on its run)
+        return {line.custom_id: line.result async for line in stream
+                if isinstance(getattr(line, "custom_id", None), str)
+                and getattr(getattr(line, "result", None), "type", None) in RESULT_TYPES}
 
     return await api_call(client, judge.settings, read)
+
+
+RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")
 
 
 async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, Any], batch_id: str) -> CheckResult:
@@ -271,7 +301,7 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
     tool_input = tool_input_of(message)
     try:
         if tool_input is None:
-            cut = " (the reply hit max_tokens)" if message.stop_reason == "max_tokens" else ""
+            cut = " (the reply hit max_tokens)" if getattr(message, "stop_reason", None) == "max_tokens" else ""
             raise MalformedReply(f"no {TOOL_NAME} tool call in the reply{cut}")
         verdicts = parse_tool_input(tool_input, len(pending.rubric))
         await judge.remember(key, verdicts, spent, record, batch=True)

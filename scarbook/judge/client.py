@@ -71,10 +71,12 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
 
 
 def tool_input_of(message: Any) -> Any:
-    """The forced tool call's input in a reply, or None."""
-    for block in message.content:
-        if block.type == "tool_use" and block.name == TOOL_NAME:
-            return block.input
+    """The forced tool call's input in a reply, or None (also for a reply that has no content list: the
+    SDK does not check what it reads)."""
+    content = getattr(message, "content", None)
+    for block in content if isinstance(content, list) else ():
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+            return getattr(block, "input", None)
     return None
 
 

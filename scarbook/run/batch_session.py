@@ -35,6 +35,7 @@ from scarbook.judge.judge import Judge
 from scarbook.models import CheckResult, CheckStatus, RunRecord, SessionInfo, SessionState
 from scarbook.run.causes import AgentFacts, Pattern, attribute
 from scarbook.run.events import BatchProgress, Event
+from scarbook.text import plural
 
 BATCH_FILE = "batch.json"
 VERSION = 1
@@ -137,6 +138,7 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
     AbortSession when the judge rejected the key (the waiting runs are then recorded as errors)."""
     parts = plan.chunks(MAX_REQUESTS, MAX_BYTES)
     ids = recorded_ids(info, len(parts))
+    info.note = ""  # a resumed session's "is judging" note; how this ends sets its own
     if not any(ids):
         if not info.batch:  # what is submitted, as the session records it: resume checks batch.json against it
             info.batch = {"digest": plan.write(history.dir / info.id), "runs": plan.id_map()}
@@ -155,9 +157,10 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
         except JudgeUnavailable as down:
             if any(ids):  # part of it is sent (and paid for): resume sends the rest
                 raise StillJudging(f"judge batch {n + 1} of {len(parts)} could not be submitted: {down.detail}") from None
-            # as online: the judge could not be reached, each waiting run errors
-            return _finish(history, info, plan, runs, patterns,
-                           _all_failed(plan, f"the judge batch could not be submitted: {down.detail}"))
+            # as online: the judge could not be reached, each waiting run errors (and the session says why)
+            why = f"the judge batch could not be submitted: {down.detail}"
+            info.note = f"{why} ({plural(len(plan.checks), 'waiting judge check')}: an error each)"
+            return _finish(history, info, plan, runs, patterns, _all_failed(plan, why))
         except AbortSession as exc:
             _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message))
             raise

@@ -185,6 +185,8 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
             driver = session.launch_judging()
             while (event := await session.queue.get()) is not None:
                 yield event
+            if not driver.cancelled():  # its failure is the session's, said and kept: never an unread task's
+                session.settle(driver)
     finally:
         await session.stop_if_abandoned(driver)
         if recorder is not None:

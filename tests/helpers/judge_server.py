@@ -24,7 +24,8 @@ order (the API does not promise request order). A batch ends at its first retrie
 its batch ends, from the same queue as online calls (`batch_reply("expired")` / "canceled" script
 those outcomes; an HTTP error status becomes an "errored" result). `batch_read_status` makes every
 GET of a batch answer that HTTP status instead (an outage while scarbook waits);
-`batch_create_statuses` scripts the answers to the next creates.
+`batch_create_statuses` scripts the answers to the next creates; `batch_wrong_shape` makes every batch
+endpoint answer 200 with that body (a reply that is not what was asked).
 """
 
 from __future__ import annotations
@@ -237,6 +238,9 @@ class JudgeServer:
         self.hold_batches = False  # batches stay in_progress until end_batches()
         self.batch_read_status = 200  # another status: every GET of a batch answers it (an outage)
         self.batch_create_statuses: deque[int] = deque()  # the next batch creates answer these (200: create)
+        # set: every batch endpoint answers 200 with this body instead (a vendor whose /v1/messages/batches
+        # is something else, or a proxy's page): a reply that is not what was asked
+        self.batch_wrong_shape: Any = None
         # set: a create makes its batch, then waits for this event (at most 30 s) before it answers — a
         # client killed meanwhile sent the create and never heard its id
         self.batch_create_gate: threading.Event | None = None
@@ -421,6 +425,8 @@ class JudgeServer:
                 self._send(status, json.dumps(status_reply(status, message).body).encode())
 
             def _create_batch(self, body: Any) -> None:
+                if server.batch_wrong_shape is not None:
+                    return self._send(200, json.dumps(server.batch_wrong_shape).encode())
                 with server._lock:
                     scripted = server.batch_create_statuses.popleft() if server.batch_create_statuses else 200
                 if scripted != 200:
@@ -449,6 +455,8 @@ class JudgeServer:
             def do_GET(self) -> None:
                 if server.batch_read_status != 200:
                     return self._error(server.batch_read_status, "scripted outage")
+                if server.batch_wrong_shape is not None:
+                    return self._send(200, json.dumps(server.batch_wrong_shape).encode())
                 if self.path.split("?")[0] == "/v1/messages/batches":  # the list, newest first, one page
                     with server._lock:
                         listed = [server._batch_json(b) for b in reversed(list(server.batches.values()))]

@@ -383,3 +383,77 @@ def test_resume_refuses_a_session_another_scarbook_still_collects(project, judge
     assert (f"session {info.id} is held by another scarbook that is still running (it collects the verdicts "
             "itself): wait for it, or stop it first") in held.output
     assert History(project / "workspaces").read_session(info.id).state == "judging"
+
+
+# -- a batch endpoint answering something that is not a message batch (issue 37.5) -------------------------
+WRONG_SHAPE = {"object": "list", "data": []}  # e.g. a vendor's or proxy's own answer on this path
+
+
+def _not_a_batch(url: str, asked: str) -> str:
+    return (f"the judge at {url} answered {asked} with something that is not a message batch "
+            f"({json.dumps(WRONG_SHAPE)}) — does it offer the Message Batches API? Judge online (without "
+            "--judge-batch, or judge.batch: false)")
+
+
+def test_a_batch_create_answered_with_the_wrong_shape_is_one_clear_line_and_the_session_ends(project, judge_server):
+    """It printed `scarbook:  (exit 3…)` with an empty message and "Task exception was never retrieved …
+    AttributeError", and the session stayed judging (resume then tracebacked)."""
+    judge_server.batch_wrong_shape = WRONG_SHAPE
+    out = subprocess.run([*SCARBOOK, "-C", str(project), "eval", "-q", "--judge-batch", "--no-judge-cache"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3
+    assert "Traceback" not in out.stderr and "Task exception" not in out.stderr, out.stderr
+    (info,) = History(project / "workspaces").sessions()
+    why = f"the judge batch could not be submitted: {_not_a_batch(judge_server.url, 'POST /v1/messages/batches')}"
+    assert info.state == "finished" and info.note == f"{why} (3 waiting judge checks: an error each)"
+    assert f"session {info.id}: finished; 3 runs — 0 pass, 0 fail, 3 error\n" in out.stdout
+    assert f"\n{info.note}\n" in out.stdout  # said below the table, once
+    runs = History(project / "workspaces").runs(info.id)
+    assert [(r.status, r.cause.kind) for r in runs] == [("error", "judge")] * 3
+    assert {r.checks[-1].detail for r in runs} == {why}
+    resumed = scarbook(project, "resume")  # nothing waits: said, not a traceback
+    assert (resumed.exit_code, resumed.output) == (2, f"scarbook: session {info.id} is 'finished', not judging: it has "
+                                                      "no judge batch to collect (only a session run with --judge-batch "
+                                                      "waits for one)\n")
+
+
+def test_resume_meeting_the_wrong_shape_ends_the_session_with_its_reason(project, judge_server):
+    judge_server.default = tool_reply(REPLIES[1])
+    info = _judging_session(project, judge_server).session
+    history = History(project / "workspaces")
+    info.batch.update(id=None, ids=[None])
+    info.batch.pop("sending", None)
+    history.update_session(info)  # as a scarbook killed before its create left it: resume sends it
+    judge_server.batch_wrong_shape = WRONG_SHAPE
+    resumed = scarbook(project, "resume", info.id)
+    assert resumed.exit_code == 3, resumed.output
+    why = f"the judge batch could not be submitted: {_not_a_batch(judge_server.url, 'POST /v1/messages/batches')}"
+    assert history.read_session(info.id).state == "finished"
+    assert history.read_session(info.id).note == f"{why} (2 waiting judge checks: an error each)"
+    assert [r.status for r in history.runs(info.id)] == ["error", "error"]
+
+
+def test_a_poll_answered_with_the_wrong_shape_leaves_the_session_for_resume(project, judge_server):
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.hold_batches = True
+    original = judge_server._batch_json
+
+    def created_then_wrong(batch):  # the create is answered as the API does, every read after it is not
+        judge_server._batch_json = lambda _b: WRONG_SHAPE
+        return original(batch)
+
+    judge_server._batch_json = created_then_wrong
+    result = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache")
+    assert result.exit_code == 3
+    (info,) = History(project / "workspaces").sessions()
+    batch_id = info.batch["id"]
+    assert info.state == "judging"
+    asked = _not_a_batch(judge_server.url, f"GET /v1/messages/batches/{batch_id}")
+    assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {batch_id} (judge batch "
+            f"{batch_id} could not be polled: {asked}) — `scarbook resume {info.id}` collects the verdicts and "
+            "finishes the session (exit 3: no verdict until then)") in result.output
+    judge_server._batch_json = original
+    judge_server.end_batches()
+    resumed = scarbook(project, "resume")
+    assert resumed.exit_code == 1, resumed.output
+    assert f"session {info.id}: finished; 3 runs — 2 pass, 1 fail, 0 error" in resumed.output
