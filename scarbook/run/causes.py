@@ -210,10 +210,6 @@ def _agent_crashed(v: RunView) -> str | None:
     return v.record.reason if v.record.status == RunStatus.FAIL and not v.record.checks else None
 
 
-def _unjudged(v: RunView) -> str | None:
-    return v.record.reason if v.record.status == RunStatus.UNJUDGED else None
-
-
 def _scarbook(v: RunView) -> str | None:
     return v.scarbook_error or (v.facts.error if v.facts.stage == AgentStage.SCARBOOK else None)
 
@@ -271,8 +267,11 @@ RULES: tuple[Rule, ...] = (
     Rule("judge-contested", CauseKind.JUDGE, _contested, "the judge said FAIL but its samples split"),
     Rule("judge-fail", CauseKind.AGENT, _judge_fail, "the judge said FAIL (its samples agreed)"),
     Rule("check-fail", CauseKind.AGENT, _check_fail, "a rule check said FAIL"),
-    Rule("judge-skipped", CauseKind.JUDGE, _unjudged, "the judge checks were skipped: no verdict"),
 )
+
+# An older scarbook put a run whose judge checks were skipped under the judge's cause with this rule;
+# such a run is nobody's fault (the judge was not asked), so it is counted under no cause.
+SKIPPED_RULE = "judge-skipped"
 
 
 def compile_patterns(patterns: Iterable[Pattern]) -> dict[str, re.Pattern]:
@@ -298,7 +297,8 @@ def all_patterns(project_patterns: Iterable[Pattern] = ()) -> tuple[Pattern, ...
 def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Pattern, ...] = BUILTIN_PATTERNS,
               *, compiled: dict[str, re.Pattern] | None = None, scarbook_error: str = "",
               judge_aborted: str = "") -> Cause | None:
-    """The cause of a run that did not pass; None for a pass."""
+    """The cause of a run that did not pass; None for a pass, and for an unjudged run whose judge
+    checks were not run (the judge was not asked: nobody's fault; the reports count it unjudged)."""
     if record.status == RunStatus.PASS:
         return None
     view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
@@ -313,6 +313,8 @@ def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Patte
         if isinstance(evidence, tuple):
             return make_cause(rule.kind, *evidence)
         return make_cause(rule.kind, rule.name, evidence)
+    if record.status == RunStatus.UNJUDGED:
+        return None  # its judge checks were not run (--skip-judge, no API key, a batch still out): no fault
     return make_cause(CauseKind.AGENT, "unexplained", record.reason or record.status)
 
 
@@ -332,12 +334,20 @@ def is_infra(record: RunRecord) -> bool:
     return record.cause is not None and record.cause.kind == CauseKind.INFRA
 
 
+def cause_kind(record: RunRecord) -> CauseKind | None:
+    """Whose fault the run is, as the reports count it: a run whose judge checks were skipped is
+    unjudged, nobody's fault, even as an older scarbook recorded it (SKIPPED_RULE)."""
+    cause = record.cause
+    return None if cause is None or cause.rule == SKIPPED_RULE else cause.kind
+
+
 def count_causes(records: Iterable[RunRecord]) -> dict[CauseKind, int]:
     """Runs per cause kind (every kind, zeros included), for the reports."""
     counts = dict.fromkeys(CauseKind, 0)
     for r in records:
-        if r.cause is not None:
-            counts[r.cause.kind] += 1
+        kind = cause_kind(r)
+        if kind is not None:
+            counts[kind] += 1
     return counts
 
 

@@ -18,7 +18,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, Case, RunRecord, RunStatus
 from scarbook.project import Project
-from scarbook.run.causes import count_causes
+from scarbook.run.causes import cause_kind, count_causes
 from scarbook.stats.rates import count_statuses
 from scarbook.text import clean_text
 from scarbook.transcripts import Transcript
@@ -43,7 +43,7 @@ FILTERS: dict[str, frozenset[str] | None] = {
 
 def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
     if name in CAUSE_KINDS:  # a cause filter: the runs put there (run/causes.py)
-        return [r for r in runs if r.cause is not None and r.cause.kind == name]
+        return [r for r in runs if cause_kind(r) == name]
     wanted = FILTERS[name]
     return list(runs) if wanted is None else [r for r in runs if r.status in wanted]
 

@@ -392,3 +392,43 @@ def test_history_keeps_old_records_and_refuses_a_forged_cause(project) -> None:
     assert len(runs.problems) == 2
     assert "line 2 is not counted: cause kind 'weather' is not one of agent, infra, judge, case" in str(runs.problems[0])
     assert "holds 1 run of case c, but session" in str(runs.problems[1])
+
+
+JUDGED_CASE = """\
+    id: c
+    task: write ok.txt
+    checks:
+      - {type: file_exists, path: ok.txt}
+      - {type: llm_judge, artifact: ok.txt, rubric: [it says ok]}
+    """
+
+
+def test_runs_whose_judge_was_skipped_are_nobodys_fault(project) -> None:
+    """--skip-judge (issue 37.12): the judge was never asked, so its unjudged runs are not counted
+    under the judge's cause (it printed 'why runs did not pass: 2 judge … judge: its error or split
+    samples'); the summary's partial line says what they are."""
+    _agent(project, WRITE_OK)
+    project.case("c", JUDGED_CASE)
+    out = project.root / "report.json"
+    result = project.cli("eval", "--skip-judge", "--runs", "2", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert [(r["status"], r["cause"]) for r in report["runs"]] == [("unjudged", None)] * 2
+    assert report["causes"] == {"agent": 0, "infra": 0, "judge": 0, "case": 0}
+    assert "why runs did not pass" not in result.output
+    assert ("partial: judge checks were skipped (--skip-judge); 2 unjudged runs have no verdict and are "
+            "not in any rate") in result.output
+
+
+def test_an_older_records_skipped_judge_is_not_counted_as_the_judges_fault() -> None:
+    """A --skip-judge session an older scarbook recorded (its runs carry cause judge/judge-skipped)
+    counts no judge cause in the reports nor in the run review's filters."""
+    from scarbook.history.store import History
+    from scarbook.run.causes import count_causes
+    from scarbook.views.run_review import filter_names, shown_runs
+
+    history = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "judged"
+    runs = list(History(history).runs("20261205-021530-799c6"))
+    skipped = [r for r in runs if r.cause is not None and r.cause.rule == "judge-skipped"]
+    assert skipped and all(r.status == "unjudged" for r in skipped)
+    assert count_causes(runs)["judge"] == 0
+    assert "judge" not in filter_names(runs) and shown_runs(runs, "judge") == []
