@@ -26,6 +26,7 @@ _MULTI = {"multiedit", "multi_edit"}
 _EDITOR = {"str_replace_based_edit_tool", "str_replace_editor", "text_editor", "text_editor_code_execution"}
 _READ = {"read", "read_file", "view", "view_file", "open_file", "open", "cat", "readfile"}
 _LIST = {"ls", "list_dir", "list_directory", "list_files", "listdir", "glob"}
+_FILE_TOOLS = frozenset({*_WRITE, *_EDIT, *_MULTI, *_EDITOR, *_READ, *_LIST, "apply_patch", "insert"})
 _RANGE_KEYS = {"offset", "limit", "start_line", "end_line", "view_range", "line_range", "lines"}
 
 
@@ -46,7 +47,10 @@ def _base_name(name: str) -> str:
 
 def file_operation(call: ToolCall) -> FileOp | None:
     """What a tool call does to the file system, or None for tools that are not file tools."""
-    name, inp = _base_name(call.name), call.input if isinstance(call.input, dict) else {}
+    name = _base_name(call.name)
+    if name not in _FILE_TOOLS:
+        return None  # most calls of a long log are shell commands and searches: no input to look through
+    inp = call.input if isinstance(call.input, dict) else {}
     path = _first(inp, "file_path", "path", "filename", "file", "notebook_path") or call.target
     if name in _EDITOR:
         command = inp.get("command")  # the model wrote it: may be anything JSON holds

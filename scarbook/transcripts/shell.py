@@ -34,6 +34,9 @@ def shell_ops(command: str, open_file: str | None = None, *, swe_agent: bool = F
     written = _heredoc(text)
     if written is not None:
         return [written]
+    inner = _wrapped(text)
+    if inner is not None:
+        return shell_ops(inner, open_file, swe_agent=swe_agent)
     m = _SWE_RANGE.match(text) if swe_agent else None
     if m:
         if open_file is None:
@@ -62,6 +65,21 @@ def shell_ops(command: str, open_file: str | None = None, *, swe_agent: bool = F
     if head == "edit" and 2 <= len(args) <= 3 and open_file is not None:
         return [FileOp("edit", open_file, edits=[(args[0], args[1], len(args) == 3 and args[2] == "True")])]
     return _unknown_changes(text)
+
+
+_SHELLS = ("bash -", "sh -", "zsh -", "/bin/bash -", "/bin/sh -", "/bin/zsh -", "/usr/bin/bash -")
+
+
+def _wrapped(text: str) -> str | None:
+    """The command a `bash -lc '…'` line runs (Codex's `exec --json` streams write every command so, as its
+    session logs write ["bash", "-lc", "…"]), else None."""
+    if not text.startswith(_SHELLS):
+        return None
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    return words[2] if len(words) == 3 and words[1] in ("-c", "-lc") else None
 
 
 def _heredoc(text: str) -> FileOp | None:
@@ -135,12 +153,11 @@ def _command_changes(words: list[str]) -> list[FileOp]:
     return []
 
 
-_CUT_MARKS = ("truncated", "Truncated", "TRUNCATED", "<elided_chars>", "<output_head>", "[...")
-
-
 def whole_output(text: str) -> bool:
     """A command's output that the harness did not cut (no "lines truncated", no elided characters)."""
-    return not any(mark in text for mark in _CUT_MARKS)  # substring tests: a regex per output cost more
+    # substring tests, one after another (a regex per output cost more, and so did a generator of them)
+    return not ("truncated" in text or "Truncated" in text or "TRUNCATED" in text or "<elided_chars>" in text
+                or "<output_head>" in text or "[..." in text)
 
 
 _WINDOW_HEADER = re.compile(r"\A\[File: (?P<path>[^\]\n]*?) \((?P<total>\d+) lines total\)\]\n")

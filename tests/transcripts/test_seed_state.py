@@ -139,6 +139,28 @@ def test_a_heredoc_writes_and_sed_in_place_changes_a_file(tmp_path):
         ("setup.cfg", "[metadata]\nversion = 1.0\n"), ("version.txt", None)]
 
 
+def test_a_codex_exec_stream_s_bash_lc_commands_read_and_write_files(tmp_path):
+    """`codex exec --json` writes each command as one `bash -lc '…'` line (its session logs as a list): the
+    command inside is what reads or writes, so `cat` states a file whole and a heredoc writes one."""
+    def command(iid: str, line: str, output: str) -> str:
+        return json.dumps({"type": "item.completed", "item": {"id": iid, "type": "command_execution", "command": line,
+                                                               "aggregated_output": output, "exit_code": 0,
+                                                               "status": "completed"}})
+    log = tmp_path / "exec.jsonl"
+    log.write_text("\n".join([
+        json.dumps({"type": "thread.started", "thread_id": "t1"}),
+        json.dumps({"type": "scarbook.task", "text": "Bump the version"}),
+        command("c1", "bash -lc 'cat setup.cfg'", "[metadata]\nversion = 1.0\n"),
+        command("c2", "bash -lc \"cat > CHANGES.md <<'EOF'\n# 1.1\nEOF\"", ""),
+        command("c3", "bash -lc 'pytest -q'", "1 passed\n"),
+        json.dumps({"type": "item.completed", "item": {"id": "m1", "type": "agent_message", "text": "Bumped."}}),
+    ]) + "\n")
+    t = load_transcript(log)
+    assert t.format == "codex"
+    assert [(f.path, f.content) for f in t.files_written] == [("CHANGES.md", "# 1.1\n")]
+    assert [(s.path, s.content) for s in suggest_seeds(t)] == [("setup.cfg", "[metadata]\nversion = 1.0\n")]
+
+
 def test_swe_agent_open_then_edit_seeds_the_file_as_opened():
     """SWE-agent runs: the file shown whole by `open` (numbered lines, a terminal footer, CRLF) before the
     edit is the seed; the edit replays onto it, so the edited file is a candidate too."""
