@@ -66,22 +66,24 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else content_text(value)
 
 
-def _document(src: Source, what: str) -> dict[str, Any]:
-    value = src.json
-    if not isinstance(value, dict):
-        raise NotThisFormat(f"not a JSON object ({what})")
-    return value
-
-
 _FOOTER = re.compile(r"\n?\(Open file: (?P<open>[^\n]*)\)\n\(Current directory: (?P<cwd>[^\n]*)\)\n?(?:bash-\$)?\s*\Z")
+
+
+def _footer(text: str) -> re.Match[str] | None:
+    """The terminal's footer ending `text`, searched for only from the line of the last "(Open file: " (a
+    search over the whole output, at every character, cost more than parsing it)."""
+    at = text.rfind("(Open file: ")
+    if at < 0:
+        return None
+    return _FOOTER.search(text, max(text.rfind("\n", 0, at), 0))
 
 
 def _clean_outputs(t: Transcript) -> None:
     """SWE-agent's terminal: each output ends with "(Open file: …)\\n(Current directory: …)\\nbash-$" and
     its lines with CRLF. The output is what the command printed; the footer says where the agent stood."""
     for r in t.tool_results:
-        text = r.text.replace("\r\n", "\n")
-        m = _FOOTER.search(text)
+        text = r.text.replace("\r\n", "\n") if "\r" in r.text else r.text
+        m = _footer(text)
         if m:
             text = text[:m.start()]
             if t.cwd is None and m.group("cwd").startswith("/"):
@@ -132,27 +134,26 @@ def _finish(t: Transcript, info: Any, history_cwd: str | None = None) -> Transcr
 
 
 def parse_swe_agent(src: Source) -> Transcript:
-    doc = _document(src, "a SWE-agent .traj file is one")
-    steps, history = doc.get("trajectory"), doc.get("history")
-    if not isinstance(steps, list) and not isinstance(history, list):
-        raise NotThisFormat("no `trajectory` or `history` list (a SWE-agent .traj file)")
+    """The trajectory is read a step at a time (json_walk): a long run's steps are never parsed whole."""
+    what = "not a JSON object (a SWE-agent .traj file is one)"
+    if src.shape.kind not in ("json-object", "json-array"):
+        raise NotThisFormat(what)
     t = Transcript(format="swe-agent", source=src.path)
+    steps = _Steps(t)
+    try:
+        doc = walk(src.path, {"", "trajectory"}, lambda at, step: steps.add(step) if at else None)
+    except Broken:
+        raise NotThisFormat(what) from None
+    if not isinstance(doc, dict):
+        raise NotThisFormat(what)
+    history = doc.get("history")
+    if doc.get("trajectory") is not STREAMED and not isinstance(history, list):
+        raise NotThisFormat("no `trajectory` or `history` list (a SWE-agent .traj file)")
     users = [m for m in history or [] if isinstance(m, dict) and m.get("role") == "user" and not is_demonstration(m)]
     prompt = next((m for m in users if m.get("agent") in ("primary", "main")), users[0] if users else None)
     if prompt is not None:
-        t.entries.append(Message("user", issue_of(_text(prompt.get("content")))))
-    if isinstance(steps, list) and steps:
-        for k, step in enumerate(steps):
-            if not isinstance(step, dict):
-                continue
-            thought = step.get("thought") or step.get("response")
-            if isinstance(thought, str) and thought.strip():
-                t.entries.append(Message("assistant", thought, kind="thinking"))
-            action = step.get("action")
-            if isinstance(action, str) and action.strip():
-                t.entries.append(ToolCall(f"step-{k}", "bash", {"command": action.strip()}))
-                t.entries.append(ToolResult(f"step-{k}", _text(step.get("observation"))))
-    else:  # a demonstration: the history alone (function calling: tool_calls, role tool)
+        t.entries.insert(0, Message("user", issue_of(_text(prompt.get("content")))))
+    if not steps.count:  # a demonstration: the history alone (function calling: tool_calls, role tool)
         fn_ids: list[str] = []
         for m in history or []:
             if not isinstance(m, dict) or m is prompt or m.get("role") == "system":
@@ -167,8 +168,37 @@ def parse_swe_agent(src: Source) -> Transcript:
                     {"id": f"h{len(t.entries)}", "function": {"name": "bash", "arguments": {"command": m["action"]}}}]}
             add_chat_message(t, {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")},
                              fn_ids)
-    _submission_from_submit(t)
-    return _finish(t, doc.get("info"), _cwd_in_history(history))
+    info = doc.get("info")
+    if not _submitted(info):  # (the submission, when the run recorded one, is the answer whatever `submit` printed)
+        _submission_from_submit(t)
+    return _finish(t, info, _cwd_in_history(history))
+
+
+class _Steps:
+    """SWE-agent's trajectory steps into the timeline as they come: its thought, then its command and what
+    the command printed."""
+
+    def __init__(self, t: Transcript) -> None:
+        self.t = t
+        self.count = 0  # steps seen, of any shape
+
+    def add(self, step: Any) -> None:
+        k, entries = self.count, self.t.entries
+        self.count += 1
+        if not isinstance(step, dict):
+            return
+        thought = step.get("thought") or step.get("response")
+        if isinstance(thought, str) and thought.strip():
+            entries.append(Message("assistant", thought, kind="thinking"))
+        action = step.get("action")
+        if isinstance(action, str) and action.strip():
+            entries.append(ToolCall(f"step-{k}", "bash", {"command": action.strip()}))
+            entries.append(ToolResult(f"step-{k}", _text(step.get("observation"))))
+
+
+def _submitted(info: Any) -> bool:
+    submission = info.get("submission") if isinstance(info, dict) else None
+    return isinstance(submission, str) and bool(submission.strip())
 
 
 _CWD = re.compile(r"\(Current directory: (/[^\n)]*)\)")
@@ -214,7 +244,8 @@ def parse_mini(src: Source) -> Transcript:
         raise NotThisFormat("no `messages` list (a mini-swe-agent .traj.json file)")
     if "trajectory_format" not in doc and not isinstance(doc.get("info"), dict):
         raise NotThisFormat("no `trajectory_format` or `info` beside `messages`")
-    _submission_from_submit(t)
+    if not _submitted(doc.get("info")):
+        _submission_from_submit(t)
     return _finish(t, doc.get("info"))
 
 

@@ -56,3 +56,31 @@ def test_a_broken_or_cut_document_is_broken_where_it_breaks(tmp_path, text, why)
     with pytest.raises(Broken) as exc:
         walk(path, {"messages"}, lambda where, item: None)
     assert str(exc.value) == why
+
+
+def test_a_swe_agent_trajectory_is_read_a_step_at_a_time(tmp_path, monkeypatch):
+    """A SWE-agent .traj file (hundreds of MB for a long run) is walked, never read whole as one text or one
+    parsed document: the same timeline as before, with the prompt from the history after it."""
+    from scarbook.transcripts import load_transcript
+    from scarbook.transcripts.source import HEAD_BYTES, Source
+
+    def whole(self):
+        raise AssertionError("the whole file was read as one text")
+
+    monkeypatch.setattr(Source, "text", property(whole))
+    monkeypatch.setattr(json_walk, "CHUNK", 64)
+    steps = [{"action": "create a.py", "observation": "[File: /repo/a.py (1 lines total)]\n1:\n", "thought": "make it"},
+             {"action": "edit 1:1\nx = 1\nend_of_edit", "observation": "done", "thought": "fill it"},
+             *[{"action": "ls", "observation": "a.py\n" * 10, "thought": ""}] * 2000,  # more than the head holds
+             {"action": "submit", "observation": "diff --git a/a.py b/a.py\n", "thought": ""}]
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps({"environment": "swe_main", "trajectory": steps, "history": [
+        {"role": "system", "content": "You are an autonomous programmer."},
+        {"role": "user", "content": "<issue>\nx must be 1\n</issue>", "agent": "primary"}], "info": {}}))
+    assert path.stat().st_size > 2 * HEAD_BYTES
+    t = load_transcript(path)
+    assert t.format == "swe-agent"
+    assert [(type(e).__name__, getattr(e, "text", None)) for e in t.entries[:2]] == [
+        ("Message", "x must be 1"), ("Message", "make it")]
+    assert [(f.path, f.content) for f in t.files_written] == [("a.py", "x = 1\n")]
+    assert t.final_answer == "diff --git a/a.py b/a.py\n"
