@@ -24,7 +24,7 @@ from pathlib import Path
 from scarbook.config import Config
 from scarbook.history.baseline import baseline_from_session, compare_to_baseline
 from scarbook.history.store import History, now_iso
-from scarbook.models import CheckResult, RunRecord, SessionInfo, WorkspaceDiff
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo, WorkspaceDiff
 from scarbook.reports.github import step_summary
 from scarbook.reports.html import render_html
 from scarbook.reports.junit import write_junit
@@ -39,10 +39,10 @@ def _run(rng: random.Random, sid: str, case_id: str, k: int, judged: bool) -> Ru
     if failed:
         checks.append(CheckResult("line_count", "fail", f"tmp.txt has {rng.randint(2, 40)} lines, expected exactly 1", 1))
     elif judged:
-        checks.append(CheckResult("llm_judge", "pass", "2/2 rubric items PASS", 1, judge={
-            "verdict": "PASS", "model": "claude-sonnet-4-6", "error": None,
+        checks.append(CheckResult("llm_judge", "pass", "2/2 rubric items PASS", 1, judge=JudgeDetail.from_dict({
+            "verdict": "pass", "model": "claude-sonnet-4-6", "error": None,
             "items": [{"item": i, "text": f"rubric item {i}", "verdict": "PASS", "reason": "the file has one line " * 3}
-                      for i in (1, 2)]}))
+                      for i in (1, 2)]})))
     return RunRecord(sid, case_id, k, "fail" if failed else "pass",
                      checks[-1].detail if failed else "all checks passed", checks=checks,
                      output_excerpt=("done — tmp.txt holds the first line of README.md. " * 8)[:400],

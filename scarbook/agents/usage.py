@@ -57,7 +57,7 @@ def read_agent_usage(path: Path | str, prices: Callable[[str, Usage], float] | N
 def usage_of_checks(results: list[CheckResult]) -> tuple[Usage, int]:
     total, calls = Usage(), 0
     for r in results:
-        if r.judge:
-            total.add(usage_from_dict(r.judge.get("usage") or {}))
-            calls += int(r.judge.get("calls", 0) or 0)
+        if r.judge is not None:
+            total.add(r.judge.usage)
+            calls += r.judge.calls
     return total, calls

@@ -184,9 +184,9 @@ def _rescore(project, store):
             case = Case(id=lab.case_id, task="", checks=[check])
             ctx = CheckContext(case=case, workspace=project.workspaces_dir, output=lab.artifact, judge=judge)
             result = await judge.grade(check, ctx)
-            items = (result.judge or {}).get("items") or []
+            items = result.judge.items if result.judge is not None else ()
             if result.status != CheckStatus.ERROR and items:
-                verdicts[lab.key] = items[0].get("verdict", "")
+                verdicts[lab.key] = items[0].verdict
         return verdicts
 
     verdicts = asyncio.run(grade_all())

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Iterable
 
 from scarbook.cli.common import safe_text, say, warn
-from scarbook.models import CauseKind, SessionState
+from scarbook.models import CauseKind, RunRecord, SessionState
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import ReadySession
@@ -128,12 +129,12 @@ def retry_note(ev: RunRetried) -> str:
             f"retrying, attempt {ev.attempt} of {ev.of}")
 
 
-def judge_cache_notes(runs) -> list[str]:
+def judge_cache_notes(runs: Iterable[RunRecord]) -> list[str]:
     """The damaged judge-cache entries the session's runs met, each named once (they were ignored)."""
     notes: list[str] = []
     for run in runs:
         for check in run.checks:
-            for note in (check.judge or {}).get("cache_notes") or []:
+            for note in check.judge.cache_notes if check.judge is not None else ():
                 if note not in notes:
                     notes.append(note)
     return notes

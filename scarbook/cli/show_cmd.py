@@ -62,9 +62,8 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                 f"{a.reason}; workspace {a.workspace}")
         for c in r.checks:
             say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
-            for item in (c.judge or {}).get("items", []):
-                say(f"            item {item.get('item')}: {item.get('verdict')} — {item.get('text')}: "
-                           f"{item.get('reason')}")
+            for item in c.judge.items if c.judge is not None else ():
+                say(f"            item {item.item}: {item.verdict} — {item.text}: {item.reason}")
         if r.diff.changed:
             say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
         if r.judge_usage.total_tokens:
@@ -73,10 +72,10 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                       if u.cache_write_tokens or u.cache_read_tokens else "")
             say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens{cached}, ${u.cost_usd:.4f}")
         for c in r.checks:
-            hit = (c.judge or {}).get("cache")
-            if isinstance(hit, dict):
-                say(f"  judge verdict from the cache: {plural(int(hit.get('hits') or 0), 'sample')} graded "
-                    f"{hit.get('graded_at')}, saved ${float(hit.get('saved_usd') or 0):.4f}")
+            hit = c.judge.cache if c.judge is not None else None
+            if hit is not None:
+                say(f"  judge verdict from the cache: {plural(hit.hits, 'sample')} graded {hit.graded_at}, "
+                    f"saved ${hit.saved_usd:.4f}")
         if r.agent_usage.total_tokens:
             say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
         if r.node:

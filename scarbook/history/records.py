@@ -156,6 +156,8 @@ def run_shape_problem(doc: Any) -> str | None:
     for i, attempt in enumerate(doc.get("attempts", [])):
         if not isinstance(attempt, dict) or type(attempt.get("status")) is not str:
             return f"attempt {i + 1} is not an attempt record"
+        if attempt["status"] not in RUN_STATUSES:
+            return f"attempt {i + 1} status {attempt['status']!r} is not one of {', '.join(RUN_STATUSES)}"
         causes.append((f"attempt {i + 1} cause", attempt.get("cause")))
     for where, cause in causes:
         why = _cause_problem(cause, where)
@@ -253,7 +255,10 @@ def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,
             messages.append((lines[0], excluded_message(
                 path, lines, f"run k={k} is recorded {len(lines)} times and the runner records each run once")))
         else:
-            runs.append(make(docs[lines[0]]))
+            try:
+                runs.append(make(docs[lines[0]]))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a part the shape check does not look into
+                messages.append((lines[0], excluded_message(path, lines, f"it is not a run record this version can read ({exc})")))
     return runs, [m for _, m in sorted(messages)]
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarbook.fs import safefs
+from scarbook.models import JudgedArtifact
 
 OUTPUT = "output"
 _BINARY_SNIFF = 8192
@@ -42,8 +43,9 @@ class Artifact:
             f"truncated to its first {cap} bytes; grade what is shown and FAIL items that need the rest.]"
         )
 
-    def describe(self) -> dict[str, object]:
-        return {"source": self.source, "bytes": self.size_bytes, "truncated": self.truncated}
+    def describe(self) -> JudgedArtifact:
+        """What the judge's record keeps of it (CheckResult.judge.artifact)."""
+        return JudgedArtifact(self.source, self.size_bytes, self.truncated)
 
 
 def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> Artifact:

@@ -34,10 +34,9 @@ from scarbook.judge.judge import ARTIFACT_EXCERPT, MALFORMED, Judge, JudgeRecord
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME, new_nonce
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
-from scarbook.models import Check, CheckResult, CheckStatus, Usage
+from scarbook.models import Check, CheckResult, CheckStatus, JudgeDetail, Usage, Vote
 
 WAITING = f"{JUDGE_SKIPPED} (waiting for the batch judge)"
-PENDING = "pending"  # CheckResult.judge["batch"] of a check the batch has not answered yet
 
 
 def _digest(key: SampleKey | None) -> str | None:
@@ -125,15 +124,14 @@ class BatchGrader:
                          "notes": list(record.cache_notes)}
         self.pending[pending.ref] = pending
         return CheckResult(type=check.type, status=CheckStatus.SKIPPED, detail=WAITING,
-                           judge={"batch": PENDING, "ref": pending.ref, "model": self.settings.model,
-                                  "artifact": artifact.describe()})
+                           judge=JudgeDetail.waiting_for(pending.ref, self.settings.model, artifact.describe()))
 
     def take(self, result: CheckResult) -> PendingCheck | None:
         """The pending check a result stands for (removed from the grader), or None."""
-        judge = result.judge or {}
-        if judge.get("batch") != PENDING:
+        judge = result.judge
+        if judge is None or not judge.waiting:
             return None
-        return self.pending.pop(str(judge.get("ref")), None)
+        return self.pending.pop(str(judge.ref), None)
 
 
 @dataclass
@@ -254,14 +252,14 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
     record.saved = Usage(**(cache.get("saved") or {}))
     record.graded_at = cache.get("graded_at")
     record.cache_notes = list(cache.get("notes") or [])
-    record.batch = {"id": batch_id, "calls": 0}
+    record.batch_id = batch_id
     rubric = pending.rubric
     samples: list[list[ItemVerdict]] = []
     status: CheckStatus
     try:
         for sample in pending.samples:
             if "cached" in sample:
-                samples.append([ItemVerdict(**v) for v in sample["cached"]])
+                samples.append([ItemVerdict(v["item"], Vote(v["verdict"]), v["reason"]) for v in sample["cached"]])
             else:
                 samples.append(await _answered(judge, pending, sample, answers, batch_id, record, artifact))
     except MalformedReply as bad:
@@ -272,7 +270,7 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
         status, detail = CheckStatus.ERROR, down.detail
     else:
         status, detail = record.decide(rubric, samples)
-    return CheckResult(type=pending.type, status=status, detail=detail, index=pending.index, judge=record.to_dict())
+    return CheckResult(type=pending.type, status=status, detail=detail, index=pending.index, judge=record.to_detail())
 
 
 async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any], answers: dict[str, Any],
@@ -295,8 +293,8 @@ async def _answered(judge: Judge, pending: PendingCheck, sample: dict[str, Any],
     # cached under the key of what was asked, worked out again: never a key read back from batch.json
     key = judge.sample_key(int(sample.get("sample") or 0), pending.rubric, artifact, pending.task)
     record.calls += 1
-    assert record.batch is not None  # set when the batch's answers were taken (the caller's first step)
-    record.batch["calls"] += 1
+    assert record.batch_id is not None  # set when the batch's answers were taken (the caller's first step)
+    record.batch_calls += 1
     record.batch_usage.add(spent)
     tool_input = tool_input_of(message)
     try:

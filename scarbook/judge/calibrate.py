@@ -30,8 +30,9 @@ from tinydb import Query, TinyDB
 
 from scarbook.errors import HistoryError
 from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
+from scarbook.judge.artifact import OUTPUT
 from scarbook.judge.verdict import VERDICTS
-from scarbook.models import CheckResult, RunRecord, Vote
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, Vote
 
 LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
 
@@ -67,27 +68,19 @@ class CalibrationItem:
 
 
 def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, list[tuple[int, str, str, str]]]:
-    """The only place that knows the judge record's shape: (artifact, model, prompt digest,
-    [(item index, item text, verdict, reason)]). Accepts {"index", "item": text} entries and
-    the judge's own {"item": 1-based number, "text": text}; an output artifact with no stored
-    excerpt falls back to the run's output excerpt."""
-    judge = result.judge or {}
-    artifact = judge.get("artifact_excerpt")
-    if artifact is None and (judge.get("artifact") or {}).get("source", "output") == "output":
+    """(artifact, model, prompt digest, [(item index, item text, verdict, reason)]) of a judged result;
+    an output artifact with no stored excerpt falls back to the run's output excerpt."""
+    judge = result.judge or JudgeDetail()
+    artifact = judge.artifact_excerpt
+    if artifact is None and (judge.artifact is None or judge.artifact.source == OUTPUT):
         artifact = run.output_excerpt
-    items = []
-    for pos, entry in enumerate(judge.get("items") or []):
-        if isinstance(entry.get("item"), str):
-            index, text = int(entry.get("index", pos)), entry["item"]
-        else:
-            index, text = int(entry.get("item", pos + 1)) - 1, str(entry.get("text", ""))
-        items.append((index, text, str(entry.get("verdict", "")).upper(), str(entry.get("reason", ""))))
-    return artifact or "", str(judge.get("model", "")), str(judge.get("prompt_digest", "")), items
+    items = [(it.item - 1, it.text, str(it.verdict).upper(), it.reason) for it in judge.items]
+    return artifact or "", judge.model, judge.prompt_digest or "", items
 
 
-def sampling_of(judge: Mapping[str, Any]) -> str:
+def sampling_of(judge: JudgeDetail) -> str:
     """The judge record's sampling settings that change verdicts, as "samples=3 temperature=0.0"."""
-    return " ".join(f"{key}={judge[key]}" for key in ("samples", "temperature") if key in judge)
+    return " ".join(f"{key}={getattr(judge, key)}" for key in ("samples", "temperature") if judge.has(key))
 
 
 def sampling_matches(recorded: str, current: str) -> bool:

@@ -27,7 +27,17 @@ from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request, new_nonce
 from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
-from scarbook.models import Check, CheckResult, CheckStatus, Usage
+from scarbook.models import (
+    BatchUse,
+    CacheUse,
+    Check,
+    CheckResult,
+    CheckStatus,
+    JudgedArtifact,
+    JudgeDetail,
+    JudgeItem,
+    Usage,
+)
 from scarbook.proc import credentials
 
 ARTIFACT_EXCERPT = 20_000
@@ -81,7 +91,7 @@ class Judge:
             type=check.type,
             status=status,
             detail=detail,
-            judge=record.to_dict(),
+            judge=record.to_detail(),
             duration_s=time.monotonic() - started,
         )
 
@@ -91,7 +101,7 @@ class Judge:
         started = time.monotonic()
         record = JudgeRecord(self.settings)
         status, detail = await self._grade(check, None, record, artifact, task)
-        return CheckResult(type=check.type, status=status, detail=detail, judge=record.to_dict(),
+        return CheckResult(type=check.type, status=status, detail=detail, judge=record.to_detail(),
                            duration_s=time.monotonic() - started)
 
     async def _grade(self, check: Check, ctx: CheckContext | None, record: JudgeRecord,
@@ -232,17 +242,17 @@ class Judge:
 
 
 class JudgeRecord:
-    """What a judged run keeps in history: items, model, samples, usage, calls, retries."""
+    """Gathers, while a check is graded, what its JudgeDetail keeps (`to_detail`)."""
 
     def __init__(self, settings: JudgeSettings) -> None:
         self.settings = settings
-        self.items: list[dict[str, Any]] = []
-        self.verdict: str | None = None
+        self.items: list[JudgeItem] = []
+        self.verdict: CheckStatus | None = None
         self.usage = Usage()
         self.calls = 0
         self.retries = 0
         self.reasks = 0
-        self.artifact: dict[str, Any] | None = None
+        self.artifact: JudgedArtifact | None = None
         self.artifact_excerpt: str | None = None
         self.error: str | None = None
         self.cache_hits = 0  # samples answered by the verdict cache: no call, no tokens, no dollars
@@ -250,51 +260,35 @@ class JudgeRecord:
         self.graded_at: str | None = None  # the earliest cached verdict's date
         self.cache_notes: list[str] = []  # damaged cache entries, named
         self.batch_usage = Usage()  # tokens answered through the Message Batches API (batch price)
-        self.batch: dict[str, Any] | None = None  # {"id", "calls"} when a batch answered
+        self.batch_id: str | None = None  # the Message Batch that answered, if one did
+        self.batch_calls = 0  # how many of its requests
 
     def decide(self, rubric: list[str], samples: list[list[ItemVerdict]]) -> tuple[CheckStatus, str]:
         """The verdict of every sample's items by majority, kept on the record; (status, detail)."""
-        decisions = decide(rubric, samples)
-        self.items = [d.to_dict() for d in decisions]
-        verdict = self.verdict = overall(decisions)
-        return verdict, summarize(decisions)
+        self.items = decide(rubric, samples)
+        verdict = self.verdict = overall(self.items)
+        return verdict, summarize(self.items)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_detail(self) -> JudgeDetail:
         usage = priced(self.usage, self.settings.model, self.settings.prices)
         usage.add(priced(self.batch_usage, self.settings.model, self.settings.prices, batch=True))
-        extra: dict[str, Any] = {}
-        if self.batch is not None:
-            extra["batch"] = dict(self.batch)
-        if self.cache_hits:
-            extra["cache"] = {"hits": self.cache_hits, "saved_usd": self.saved.cost_usd,
-                              "saved_tokens": self.saved.total_tokens, "graded_at": self.graded_at}
-        if self.cache_notes:
-            extra["cache_notes"] = list(self.cache_notes)
-        return {
-            "verdict": self.verdict,
-            "items": self.items,
-            "model": self.settings.model,
-            "samples": self.settings.samples,
-            "temperature": self.settings.temperature,  # with samples: which sampling graded (calibration)
-            "usage": usage.to_dict(),
-            "calls": self.calls,
-            "retries": self.retries,
-            "reasks": self.reasks,
-            "artifact": self.artifact,
-            "artifact_excerpt": self.artifact_excerpt,
-            "prompt_digest": self.settings.prompt_digest,
-            "error": self.error,
-        } | extra
+        cache = (CacheUse(self.cache_hits, self.saved.cost_usd, self.saved.total_tokens, self.graded_at)
+                 if self.cache_hits else None)
+        return JudgeDetail(
+            verdict=self.verdict, items=tuple(self.items), model=self.settings.model, samples=self.settings.samples,
+            temperature=self.settings.temperature,  # with samples: which sampling graded (calibration)
+            usage=usage, calls=self.calls, retries=self.retries, reasks=self.reasks, artifact=self.artifact,
+            artifact_excerpt=self.artifact_excerpt, prompt_digest=self.settings.prompt_digest, error=self.error,
+            batch=BatchUse(self.batch_id, self.batch_calls) if self.batch_id is not None else None,
+            cache=cache, cache_notes=tuple(self.cache_notes))
 
 
 def usage_from_result(result: CheckResult) -> Usage:
     """The judge usage (tokens and cost) a CheckResult carries; zero for non-judge results."""
-    data = (result.judge or {}).get("usage") or {}
-    known = Usage.__dataclass_fields__
-    return Usage(**{k: v for k, v in data.items() if k in known})
+    return Usage(**result.judge.usage.to_dict()) if result.judge is not None else Usage()
 
 
 def calls_from_result(result: CheckResult) -> int:
     """How many Messages API calls answered for this result (for RunRecord.judge_calls)."""
-    return int((result.judge or {}).get("calls") or 0)
+    return result.judge.calls if result.judge is not None else 0
 

@@ -7,10 +7,10 @@ every item exactly once, nothing else. Free text in the reply decides nothing.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from scarbook.models import CheckStatus, Vote
+from scarbook.models import CheckStatus, JudgeItem, Vote
 
 VERDICTS: tuple[Vote, ...] = tuple(Vote)
 
@@ -24,28 +24,6 @@ class ItemVerdict:
     item: int  # 1-based rubric number
     verdict: Vote
     reason: str
-
-
-@dataclass
-class ItemDecision:
-    """One rubric item after majority over samples."""
-
-    item: int
-    text: str
-    verdict: Vote
-    reason: str
-    votes: list[Vote] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "text": self.text,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "votes": list(self.votes),
-            "reasons": list(self.reasons),
-        }
 
 
 def parse_tool_input(tool_input: Any, n_items: int) -> list[ItemVerdict]:
@@ -90,7 +68,7 @@ def _parse_entry(entry: Any, position: int, n_items: int) -> ItemVerdict:
     return ItemVerdict(item=item, verdict=Vote(verdict), reason=one_line(reason))
 
 
-def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDecision]:
+def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[JudgeItem]:
     """Majority per item over an odd number of samples; the reason comes from a majority vote."""
     decisions = []
     for index, text in enumerate(rubric):
@@ -98,16 +76,16 @@ def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[ItemDeci
         reasons = [sample[index].reason for sample in samples]
         winner = Counter(votes).most_common(1)[0][0]
         reason = next(r for v, r in zip(votes, reasons, strict=False) if v == winner)
-        decisions.append(ItemDecision(index + 1, text, winner, reason, votes, reasons))
+        decisions.append(JudgeItem(index + 1, text, winner, reason, tuple(votes), tuple(reasons)))
     return decisions
 
 
-def overall(decisions: list[ItemDecision]) -> CheckStatus:
+def overall(decisions: list[JudgeItem]) -> CheckStatus:
     """PASS only if every item passes."""
     return CheckStatus.PASS if decisions and all(d.verdict == Vote.PASS for d in decisions) else CheckStatus.FAIL
 
 
-def summarize(decisions: list[ItemDecision]) -> str:
+def summarize(decisions: list[JudgeItem]) -> str:
     """One line: "2/3 rubric items PASS; FAIL item 2: <reason>"."""
     passed = sum(d.verdict == Vote.PASS for d in decisions)
     line = f"{passed}/{len(decisions)} rubric items PASS"

@@ -5,13 +5,17 @@ record is defined once, in the module named for what it is about; import them fr
 
     words.py      the state words (StrEnums): RunStatus, CheckStatus, Decision, CauseKind, GateMode, Isolation, ...
     case.py       Case, Check, Scar
-    run.py        CheckResult, Cause, Attempt, WorkspaceDiff, Usage, AgentResult, RunRecord
+    run.py        CheckResult, Cause, Attempt, WorkspaceDiff, AgentResult, RunRecord
+    judge_detail.py  JudgeDetail (CheckResult.judge): JudgeItem, JudgedArtifact, CacheUse, BatchUse
+    usage.py      Usage
     session.py    SessionInfo
 """
 
 from scarbook.models.case import Case, Check, Scar
-from scarbook.models.run import AgentResult, Attempt, Cause, CheckResult, RunRecord, Usage, WorkspaceDiff
+from scarbook.models.judge_detail import BatchUse, CacheUse, JudgedArtifact, JudgeDetail, JudgeItem
+from scarbook.models.run import AgentResult, Attempt, Cause, CheckResult, RunRecord, WorkspaceDiff
 from scarbook.models.session import SessionInfo
+from scarbook.models.usage import Usage
 from scarbook.models.words import (
     CAUSE_KINDS,
     RUN_STATUSES,
@@ -34,8 +38,8 @@ from scarbook.models.words import (
 )
 
 __all__ = [
-    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Attempt", "Band", "Case", "Cause",
-    "CauseKind", "Check", "CheckResult", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
+    "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Attempt", "Band", "BatchUse", "CacheUse",
+    "Case", "Cause", "CauseKind", "Check", "CheckResult", "JudgeDetail", "JudgeItem", "JudgedArtifact", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
     "MarginCall", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote",
     "WorkspaceDiff",
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from scarbook.models.judge_detail import JudgeDetail
+from scarbook.models.usage import Usage
 from scarbook.models.words import CauseKind, CheckStatus, RunStatus
 
 
@@ -47,7 +48,7 @@ class CheckResult:
     status: CheckStatus
     detail: str
     index: int = 0  # position in the case's check list
-    judge: dict[str, Any] | None = None  # per-item verdicts, model, samples, usage (llm_judge)
+    judge: JudgeDetail | None = None  # an llm_judge check's grading: per-item verdicts, model, samples, usage
     duration_s: float = 0.0
     # the check itself broke (timed out, could not start, crashed): a cause of kind `case`
     cause: Cause | None = None
@@ -61,7 +62,7 @@ class CheckResult:
     def to_dict(self) -> dict[str, Any]:
         d = _fields(self)
         if self.judge is not None:
-            d["judge"] = copy.deepcopy(self.judge)
+            d["judge"] = self.judge.to_dict()
         if self.cause is None:
             del d["cause"]  # most checks: history stays as it was
         else:
@@ -77,6 +78,7 @@ class CheckResult:
         d = _known(cls, d)
         d["status"] = CheckStatus(d["status"])
         d["cause"] = Cause.maybe(d.get("cause"))
+        d["judge"] = JudgeDetail.from_dict(d["judge"]) if d.get("judge") is not None else None
         return cls(**d)
 
 
@@ -92,31 +94,6 @@ class WorkspaceDiff:
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"created": list(self.created), "modified": list(self.modified), "deleted": list(self.deleted)}
-
-
-@dataclass(slots=True)  # one per usage record of a big transcript
-class Usage:
-    """Token counts for one party (agent or judge)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, other: Usage) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cache_read_tokens += other.cache_read_tokens
-        self.cache_write_tokens += other.cache_write_tokens
-        self.cost_usd += other.cost_usd
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
-
-    def to_dict(self) -> dict[str, Any]:
-        return _fields(self)
 
 
 @dataclass
@@ -226,8 +203,8 @@ class RunRecord:
         d["status"] = RunStatus(d["status"])
         d["checks"] = [CheckResult.from_dict(c) for c in d.get("checks", [])]
         d["diff"] = WorkspaceDiff(**_known(WorkspaceDiff, d.get("diff", {})))
-        d["agent_usage"] = Usage(**_known(Usage, d.get("agent_usage", {})))
-        d["judge_usage"] = Usage(**_known(Usage, d.get("judge_usage", {})))
+        d["agent_usage"] = Usage.from_dict(d.get("agent_usage", {}))
+        d["judge_usage"] = Usage.from_dict(d.get("judge_usage", {}))
         d["cause"] = Cause.maybe(d.get("cause"))
         d["attempts"] = [Attempt.from_dict(a) for a in d.get("attempts", [])]
         return cls(**d)

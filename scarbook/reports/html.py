@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
-from scarbook.models import STATUS_GLYPH, RunRecord, RunStatus
+from scarbook.models import STATUS_GLYPH, JudgeDetail, RunRecord, RunStatus
 from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
@@ -171,18 +171,16 @@ def _baseline_section(bc: BaselineComparison) -> list[str]:
     return out + [f"<p>{n}</p>" for n in notes]
 
 
-def _judge_items(judge: dict[str, Any]) -> list[str]:
-    items = judge.get("items") or []
+def _judge_items(judge: JudgeDetail) -> list[str]:
     out = []
-    if items:
+    if judge.items:
         out.append("<table><tr><th>#</th><th>rubric item</th><th>verdict</th><th>judge's reason</th></tr>")
-        for it in items:
-            if isinstance(it, dict):
-                out.append(f"<tr><td>{esc(it.get('item', ''))}</td><td>{esc(it.get('text', ''))}</td>"
-                           f"<td>{esc(it.get('verdict', ''))}</td><td>{esc(it.get('reason', ''))}</td></tr>")
+        for it in judge.items:
+            out.append(f"<tr><td>{esc(it.item)}</td><td>{esc(it.text)}</td>"
+                       f"<td>{esc(it.verdict)}</td><td>{esc(it.reason)}</td></tr>")
         out.append("</table>")
-    if judge.get("error"):
-        out.append(f"<p>judge error: {esc(judge['error'])}</p>")
+    if judge.error:
+        out.append(f"<p>judge error: {esc(judge.error)}</p>")
     return out
 
 

@@ -89,7 +89,7 @@ def _scores(run: RunRecord) -> dict[str, dict[str, Any]]:
             score: dict[str, Any] = {"value": _CHECK_VALUE[c.status], "explanation": clean_text(c.detail),
                                      "metadata": {"type": c.type, "index": c.index, "status": c.status}}
             if c.judge is not None:
-                score["metadata"]["judge"] = c.judge
+                score["metadata"]["judge"] = c.judge.to_dict()
             scores[name] = score
     return scores
 

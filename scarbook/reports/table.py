@@ -116,11 +116,12 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
         rep.judge_calls += r.judge_calls
         rep.judge_calls_saved += r.judge_calls_saved
         for check in r.checks:
-            cached = (check.judge or {}).get("cache") or {}
-            rep.judge_cache_hits += int(cached.get("hits") or 0)
-            rep.judge_cache_saved_usd += float(cached.get("saved_usd") or 0.0)
-            batch = (check.judge or {}).get("batch")
-            rep.judge_batched += int(batch.get("calls") or 0) if isinstance(batch, dict) else 0
+            judge = check.judge
+            if judge is not None and judge.cache is not None:
+                rep.judge_cache_hits += judge.cache.hits
+                rep.judge_cache_saved_usd += judge.cache.saved_usd
+            if judge is not None and judge.batch is not None:
+                rep.judge_batched += judge.batch.calls
     return rep
 
 

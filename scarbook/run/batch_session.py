@@ -32,7 +32,7 @@ from scarbook.history.store import History, now_iso
 from scarbook.judge.batch import BatchStatus, PendingCheck, find_sent, grade_pending, poll, results, submit
 from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import Judge
-from scarbook.models import CheckResult, CheckStatus, RunRecord, SessionInfo, SessionState
+from scarbook.models import CheckResult, CheckStatus, JudgeDetail, RunRecord, SessionInfo, SessionState
 from scarbook.run.causes import AgentFacts, Pattern, attribute
 from scarbook.run.events import BatchProgress, Event
 from scarbook.text import plural
@@ -219,7 +219,7 @@ async def _wait(judge: Judge, info: SessionInfo, ids: list[str], poll_s: float, 
 
 def _failed(pending: PendingCheck, why: str) -> CheckResult:
     return CheckResult(type=pending.type, status=CheckStatus.ERROR, detail=why, index=pending.index,
-                       judge={"verdict": None, "error": why, "model": "", "artifact": None})
+                       judge=JudgeDetail.failed(why))
 
 
 def _all_failed(plan: BatchPlan, why: str) -> list[CheckResult]:
@@ -259,10 +259,10 @@ def _stop_after_first_miss(run: RunRecord, indexes: list[int]) -> None:
     for i in indexes:
         result = run.checks[i]
         if stopped is not None:
-            spent = {k: v for k, v in (result.judge or {}).items() if k in ("usage", "calls", "batch")}
+            spent = result.judge.spent_only() if result.judge is not None else JudgeDetail(keys=("verdict",))
             run.checks[i] = CheckResult(result.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) "
                                         "did not pass (graded in the batch, not counted)", i,
-                                        judge={"verdict": None, **spent})
+                                        judge=spent)
         elif result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
             stopped = result
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from scarbook.agents.failure import failure_line
-from scarbook.models import AgentStage, Cause, CauseKind, CheckStatus, RunRecord, RunStatus
+from scarbook.models import AgentStage, Cause, CauseKind, CheckStatus, RunRecord, RunStatus, Vote
 
 AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
@@ -176,11 +176,10 @@ def _contested(v: RunView) -> str | None:
     for c in v.record.checks:
         if c.type != "llm_judge" or c.status != CheckStatus.FAIL or not c.judge:
             continue
-        for item in c.judge.get("items") or []:
-            votes = item.get("votes") if isinstance(item, dict) else None
-            if item.get("verdict") == "FAIL" and isinstance(votes, list) and len(set(votes)) > 1:
-                return (f"check {c.index + 1} (llm_judge) item {item.get('item')}: samples split "
-                        f"{', '.join(map(str, votes))} — the majority said FAIL")
+        for item in c.judge.items:
+            if item.verdict == Vote.FAIL and len(set(item.votes)) > 1:
+                return (f"check {c.index + 1} (llm_judge) item {item.item}: samples split "
+                        f"{', '.join(item.votes)} — the majority said FAIL")
     return None
 
 

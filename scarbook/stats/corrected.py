@@ -145,7 +145,7 @@ def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
     for run in runs:
         judge_records = [c.judge for c in run.checks if c.type == "llm_judge" and c.judge]
         judged = judged or bool(judge_records)
-        items = max(items, sum(len(j.get("items") or []) for j in judge_records))
+        items = max(items, sum(len(j.items) for j in judge_records))
         if run.status == RunStatus.PASS:
             passes += 1
         elif run.status == RunStatus.FAIL:

@@ -12,7 +12,7 @@ import pytest
 from scarbook.judge.artifact import Artifact
 from scarbook.judge.batch import BatchGrader, grade_pending, poll, results, submit
 from scarbook.judge.pricing import DEFAULT_PRICES
-from scarbook.models import Check
+from scarbook.models import BatchUse, Check
 from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # noqa: F401
 
 RUBRIC = ["the answer names the file", "the answer gives its size"]
@@ -57,9 +57,9 @@ async def test_three_samples_are_the_online_requests_and_are_graded_by_majority(
 
     graded = await grade_pending(grader.judge, pending, answers, batch_id)
     assert graded.status == "fail" and graded.detail == "1/2 rubric items PASS; FAIL item 2: no size"
-    assert graded.judge["items"][1]["votes"] == ["FAIL", "PASS", "FAIL"]
-    assert graded.judge["calls"] == 3 and graded.judge["batch"] == {"id": batch_id, "calls": 3}
-    assert graded.judge["usage"]["cost_usd"] == pytest.approx(3 * (1000 * PRICE.input + 100 * PRICE.output) / 1e6 / 2)
+    assert graded.judge.items[1].votes == ("FAIL", "PASS", "FAIL")
+    assert graded.judge.calls == 3 and graded.judge.batch == BatchUse(batch_id, 3)
+    assert graded.judge.usage.cost_usd == pytest.approx(3 * (1000 * PRICE.input + 100 * PRICE.output) / 1e6 / 2)
 
 
 async def test_a_malformed_batch_reply_is_asked_again_online_once(judge_server):
@@ -69,11 +69,11 @@ async def test_a_malformed_batch_reply_is_asked_again_online_once(judge_server):
     pending, batch_id, answers = await batch_of(grader, waiting)
     judge_server.push(tool_reply([("PASS", "a.txt"), ("PASS", "12 bytes")]))  # the online re-ask
     graded = await grade_pending(grader.judge, pending, answers, batch_id)
-    assert graded.status == "pass" and graded.judge["reasks"] == 1 and graded.judge["calls"] == 2
+    assert graded.status == "pass" and graded.judge.reasks == 1 and graded.judge.calls == 2
     reask = judge_server.requests[-1]
     assert reask["path"] == "/v1/messages" and nonce_of(reask["body"]) != nonce_of(pending.samples[0]["params"])
     one = (1000 * PRICE.input + 100 * PRICE.output) / 1e6
-    assert graded.judge["usage"]["cost_usd"] == pytest.approx(one / 2 + one)  # batch price, then online
+    assert graded.judge.usage.cost_usd == pytest.approx(one / 2 + one)  # batch price, then online
 
 
 async def test_a_request_the_results_do_not_answer_is_a_judge_error(judge_server):

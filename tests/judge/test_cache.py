@@ -175,12 +175,12 @@ def test_each_sample_is_cached_under_its_own_index(tmp_path, judge_server):
         return asyncio.run(judge.grade_artifact(check, artifact, "task")).judge
 
     first = grade()
-    assert len(judge_server.requests) == 3 and first["items"][0]["votes"] == ["PASS", "FAIL", "PASS"]
+    assert len(judge_server.requests) == 3 and first.items[0].votes == ("PASS", "FAIL", "PASS")
     second = grade()  # a new judge: another session
     assert len(judge_server.requests) == 3
-    assert second["items"][0]["votes"] == ["PASS", "FAIL", "PASS"]
-    assert second["items"][0]["reasons"] == ["a", "b", "c"]
-    assert second["calls"] == 0 and second["cache"]["hits"] == 3
+    assert second.items[0].votes == ("PASS", "FAIL", "PASS")
+    assert second.items[0].reasons == ("a", "b", "c")
+    assert second.calls == 0 and second.cache.hits == 3
 
 
 def test_the_same_session_does_not_serve_its_own_entries(tmp_path, judge_server):
@@ -194,7 +194,7 @@ def test_the_same_session_does_not_serve_its_own_entries(tmp_path, judge_server)
         await judge.grade_artifact(check, artifact, "task")
         return await judge.grade_artifact(check, artifact, "task")
 
-    assert asyncio.run(twice()).judge["calls"] == 1
+    assert asyncio.run(twice()).judge.calls == 1
     assert len(judge_server.requests) == 2
 
 

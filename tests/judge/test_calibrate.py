@@ -21,7 +21,7 @@ from scarbook.judge.calibrate import (
     rescore,
     verdicts_by_key,
 )
-from scarbook.models import CheckResult, RunRecord
+from scarbook.models import CheckResult, JudgeDetail, RunRecord
 
 RUBRIC = ["the summary names the renamed function", "the summary says which file changed"]
 
@@ -38,7 +38,7 @@ def judged_run(case_id: str, k: int, verdicts: list[str], artifact: str | None =
     return RunRecord(
         session_id="s1", case_id=case_id, k=k, status=status, reason="",
         checks=[CheckResult(type="file_exists", status="pass", detail="", index=0),
-                CheckResult(type="llm_judge", status=status, detail="", index=1, judge=judge)],
+                CheckResult(type="llm_judge", status=status, detail="", index=1, judge=JudgeDetail.from_dict(judge))],
         output_excerpt=f"output of {case_id} run {k}",
     )
 

@@ -244,7 +244,7 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
     from scarbook.history.store import History
     from scarbook.judge.calibrate import CalibrationStore, judged_items
     from scarbook.judge.prompt import prompt_digest
-    from scarbook.models import CheckResult, RunRecord, SessionInfo
+    from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 
     rubric = ["tmp.txt contains exactly one line", "that line is the README's title"]
     rng = random.Random(2)
@@ -258,7 +258,7 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
                  "model": "claude-sonnet-4-6", "prompt_digest": prompt_digest(), "artifact_excerpt": f"# title {k}\n"}
         status = "pass" if "FAIL" not in verdicts else "fail"
         history.record_run(RunRecord(info.id, "judge-me", k, status, "", checks=[
-            CheckResult("file_exists", "pass", "", 0), CheckResult("llm_judge", status, "", 1, judge=judge)]))
+            CheckResult("file_exists", "pass", "", 0), CheckResult("llm_judge", status, "", 1, judge=JudgeDetail.from_dict(judge))]))
     info.state = "finished"
     history.finish_session(info)
     store = CalibrationStore(project / "workspaces" / "history" / "calibration.json")

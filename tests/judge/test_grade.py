@@ -8,7 +8,7 @@ import pytest
 
 from scarbook.checks.context import CheckContext
 from scarbook.judge import Judge, JudgeAuthError, JudgeKeyMissing, JudgeSettings, usage_from_result
-from scarbook.models import Case, Check, Usage
+from scarbook.models import Case, Check, JudgedArtifact, JudgeItem, Usage, Vote
 from tests.helpers.judge_server import judge_server, make_judge, status_reply, text_reply, tool_reply  # noqa: F401
 
 RUBRIC = [
@@ -42,12 +42,13 @@ async def test_all_items_pass(judge_server, tmp_path):
 
     assert result.status == "pass"
     assert result.detail == "3/3 rubric items PASS"
-    assert [i["verdict"] for i in result.judge["items"]] == ["PASS", "PASS", "PASS"]
-    assert result.judge["items"][2] == {
+    assert [i.verdict for i in result.judge.items] == [Vote.PASS, Vote.PASS, Vote.PASS]
+    assert result.judge.items[2] == JudgeItem(3, RUBRIC[2], Vote.PASS, "names tmp.txt", (Vote.PASS,), ("names tmp.txt",))
+    assert result.judge.to_dict()["items"][2] == {
         "item": 3, "text": RUBRIC[2], "verdict": "PASS", "reason": "names tmp.txt",
         "votes": ["PASS"], "reasons": ["names tmp.txt"],
     }
-    assert result.judge["calls"] == 1 and result.judge["retries"] == 0
+    assert result.judge.calls == 1 and result.judge.retries == 0
     (body,) = judge_server.bodies()
     assert body["tool_choice"] == {"type": "tool", "name": "record_rubric_verdicts"}
     assert body["temperature"] == 0
@@ -62,8 +63,8 @@ async def test_one_item_fails_and_reason_is_stored(judge_server, tmp_path):
 
     assert result.status == "fail"
     assert result.detail == "2/3 rubric items PASS; FAIL item 2: says 'done' but tmp.txt has 40 lines"
-    assert result.judge["verdict"] == "fail"
-    assert result.judge["items"][1]["reason"] == "says 'done' but tmp.txt has 40 lines"
+    assert result.judge.verdict == "fail"
+    assert result.judge.items[1].reason == "says 'done' but tmp.txt has 40 lines"
 
 
 async def test_free_text_pass_does_not_override_a_fail_item(judge_server, tmp_path):
@@ -116,7 +117,7 @@ async def test_malformed_reply_is_retried_once_then_error(judge_server, tmp_path
     assert result.status == "error"
     assert result.detail == f"judge reply malformed: {why}"
     assert len(judge_server.requests) == 2  # exactly one re-ask
-    assert result.judge["calls"] == 2 and result.judge["reasks"] == 1
+    assert result.judge.calls == 2 and result.judge.reasks == 1
     assert judge_server.unscripted == 0
 
 
@@ -124,7 +125,7 @@ async def test_malformed_then_valid_reply_passes(judge_server, tmp_path):
     judge_server.push(text_reply("All good, PASS."), tool_reply([("PASS", "a"), ("PASS", "b"), ("PASS", "c")]))
     result = await make_judge(judge_server).grade(judge_check(), context(tmp_path))
     assert result.status == "pass"
-    assert result.judge["reasks"] == 1 and result.judge["calls"] == 2
+    assert result.judge.reasks == 1 and result.judge.calls == 2
     first, second = judge_server.user_texts()
     assert nonce_block(first)[0] != nonce_block(second)[0]
 
@@ -140,7 +141,7 @@ async def test_overloaded_then_success_counts_retries(judge_server, tmp_path):
     judge_server.push(status_reply(529, "Overloaded"), tool_reply([("PASS", "a"), ("PASS", "b"), ("PASS", "c")]))
     result = await make_judge(judge_server).grade(judge_check(), context(tmp_path))
     assert result.status == "pass"
-    assert result.judge["retries"] == 1 and result.judge["calls"] == 1
+    assert result.judge.retries == 1 and result.judge.calls == 1
     assert len(judge_server.requests) == 2
 
 
@@ -150,8 +151,8 @@ async def test_overloaded_forever_is_error_not_fail(judge_server, tmp_path):
     assert result.status == "error"
     assert result.detail == "judge answered HTTP 529 (after 2 retries): Overloaded"
     assert len(judge_server.requests) == 3
-    assert result.judge["retries"] == 2 and result.judge["calls"] == 0
-    assert result.judge["items"] == []
+    assert result.judge.retries == 2 and result.judge.calls == 0
+    assert result.judge.items == ()
 
 
 async def test_unauthorized_aborts_with_one_message_naming_the_env_var(judge_server, tmp_path):
@@ -192,13 +193,13 @@ async def test_three_samples_take_the_majority_per_item(judge_server, tmp_path):
     result = await make_judge(judge_server, samples=3).grade(judge_check(), context(tmp_path))
 
     assert result.status == "fail"
-    items = result.judge["items"]
-    assert [i["verdict"] for i in items] == ["PASS", "FAIL", "PASS"]
-    assert items[0]["votes"] == ["PASS", "PASS", "FAIL"]
-    assert items[1]["votes"] == ["FAIL", "PASS", "FAIL"] and items[1]["reason"] == "b1"
-    assert items[2]["votes"] == ["PASS", "FAIL", "PASS"]
+    items = result.judge.items
+    assert [i.verdict for i in items] == ["PASS", "FAIL", "PASS"]
+    assert items[0].votes == ("PASS", "PASS", "FAIL")
+    assert items[1].votes == ("FAIL", "PASS", "FAIL") and items[1].reason == "b1"
+    assert items[2].votes == ("PASS", "FAIL", "PASS")
     assert result.detail == "2/3 rubric items PASS; FAIL item 2: b1"
-    assert result.judge["samples"] == 3 and result.judge["calls"] == 3
+    assert result.judge.samples == 3 and result.judge.calls == 3
     assert len(judge_server.requests) == 3
 
 
@@ -229,7 +230,7 @@ async def test_workspace_file_artifact_is_sent(judge_server, tmp_path):
     result = await make_judge(judge_server).grade(judge_check(rubric=["one line"], artifact="tmp.txt"), context(tmp_path))
     assert result.status == "pass"
     assert nonce_block(judge_server.user_texts()[0])[1] == "# tiny-agent\n"
-    assert result.judge["artifact"] == {"source": "tmp.txt", "bytes": 13, "truncated": False}
+    assert result.judge.artifact == JudgedArtifact("tmp.txt", 13, False)
 
 
 async def test_symlink_out_of_workspace_is_not_read_and_nothing_is_sent(judge_server, tmp_path):
@@ -245,7 +246,7 @@ async def test_symlink_out_of_workspace_is_not_read_and_nothing_is_sent(judge_se
     assert result.status == "fail"
     assert result.detail == "artifact 'artifact.txt' not read, nothing sent to the judge: artifact.txt is a symlink"
     assert judge_server.requests == []
-    assert result.judge["calls"] == 0
+    assert result.judge.calls == 0
 
 
 async def test_usage_is_priced_and_exposed_as_usage(judge_server, tmp_path):
@@ -256,8 +257,8 @@ async def test_usage_is_priced_and_exposed_as_usage(judge_server, tmp_path):
     got = usage_from_result(result)
     expected_cost = (2000 * 3 + 300 * 15 + 1000 * 0.3 + 400 * 3.75) / 1_000_000
     assert got == Usage(2000, 300, 1000, 400, pytest.approx(expected_cost))
-    assert result.judge["usage"]["cost_usd"] == pytest.approx(expected_cost)
-    assert result.judge["model"] == "claude-sonnet-4-6"
+    assert result.judge.usage.cost_usd == pytest.approx(expected_cost)
+    assert result.judge.model == "claude-sonnet-4-6"
 
 
 async def test_usage_adds_up_over_samples_and_reasks(judge_server, tmp_path):
@@ -265,7 +266,7 @@ async def test_usage_adds_up_over_samples_and_reasks(judge_server, tmp_path):
     result = await make_judge(judge_server, samples=3).grade(judge_check(rubric=["x"]), context(tmp_path))
     assert result.status == "pass"
     assert usage_from_result(result).input_tokens == 4000  # 4 answered calls x 1000
-    assert result.judge["calls"] == 4
+    assert result.judge.calls == 4
 
 
 def test_preflight_without_key_says_what_to_do():
@@ -304,7 +305,7 @@ async def test_unreachable_judge_is_error(tmp_path):
     result = await judge.grade(judge_check(), context(tmp_path))
     assert result.status == "error"
     assert result.detail.startswith(f"judge unreachable at http://127.0.0.1:{port} (after 1 retry): ")
-    assert result.judge["retries"] == 1
+    assert result.judge.retries == 1
 
 
 async def test_oversized_artifact_is_truncated_and_marked_outside_the_markers(judge_server, tmp_path):
@@ -317,7 +318,7 @@ async def test_oversized_artifact_is_truncated_and_marked_outside_the_markers(ju
     assert inside == "y" * 1000
     after = text.split(f"\n<<<END ARTIFACT {nonce}>>>")[1]
     assert "the artifact is 5000 bytes and was truncated to its first 1000 bytes" in after
-    assert result.judge["artifact"] == {"source": "output", "bytes": 5000, "truncated": True}
+    assert result.judge.artifact == JudgedArtifact("output", 5000, True)
 
 
 def test_a_judge_survives_two_event_loops(judge_server, tmp_path):

@@ -16,7 +16,7 @@ from scarbook.history.store import History
 from scarbook.judge.calibrate import CalibrationStore
 from scarbook.judge.prompt import prompt_digest
 from scarbook.judge.settings import DEFAULT_MODEL
-from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 
 ITEM = "the summary names the renamed function"
 
@@ -26,7 +26,7 @@ def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAUL
              "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}",
              "samples": 1, "temperature": 0.0}
     status = "pass" if verdict == "PASS" else "fail"
-    return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=judge)])
+    return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=JudgeDetail.from_dict(judge))])
 
 
 def make_project(root: Path, verdicts: dict[str, str], model: str = DEFAULT_MODEL) -> Path:

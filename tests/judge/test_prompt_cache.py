@@ -63,18 +63,18 @@ async def test_second_request_reads_the_prefix_and_both_are_priced_as_the_vendor
     judge_server.cache_usage = True
     judge_server.default = passes()
     judge = make_judge(judge_server, model="claude-sonnet-4-6")
-    first = (await judge.grade_artifact(check(), artifact("first report"), "")).judge["usage"]
-    second = (await judge.grade_artifact(check(), artifact("second report"), "")).judge["usage"]
+    first = (await judge.grade_artifact(check(), artifact("first report"), "")).judge.usage
+    second = (await judge.grade_artifact(check(), artifact("second report"), "")).judge.usage
     written = judge_server.requests[0]["usage"]["cache_creation_input_tokens"]
     assert written >= 1024 and judge_server.requests[0]["usage"]["cache_read_input_tokens"] == 0
     assert judge_server.requests[1]["usage"]["cache_read_input_tokens"] == written
     assert judge_server.requests[1]["usage"]["cache_creation_input_tokens"] == 0
-    assert first["cache_write_tokens"] == written and first["cache_read_tokens"] == 0
-    assert second["cache_read_tokens"] == written and second["cache_write_tokens"] == 0
+    assert first.cache_write_tokens == written and first.cache_read_tokens == 0
+    assert second.cache_read_tokens == written and second.cache_write_tokens == 0
     # Sonnet: input $3/M, output $15/M, cache write 1.25x input, cache read 0.1x input
-    assert first["cost_usd"] == pytest.approx((first["input_tokens"] * 3 + 100 * 15 + written * 3.75) / 1e6)
-    assert second["cost_usd"] == pytest.approx((second["input_tokens"] * 3 + 100 * 15 + written * 0.3) / 1e6)
-    assert second["cost_usd"] < first["cost_usd"]
+    assert first.cost_usd == pytest.approx((first.input_tokens * 3 + 100 * 15 + written * 3.75) / 1e6)
+    assert second.cost_usd == pytest.approx((second.input_tokens * 3 + 100 * 15 + written * 0.3) / 1e6)
+    assert second.cost_usd < first.cost_usd
 
 
 async def test_judge_prices_override_the_cache_rates(judge_server):
@@ -85,9 +85,9 @@ async def test_judge_prices_override_the_cache_rates(judge_server):
         Path("scarbook.yaml"))
     judge = make_judge(judge_server, model=settings.model, prices=settings.prices)
     await judge.grade_artifact(check(), artifact("a"), "")
-    usage = (await judge.grade_artifact(check(), artifact("b"), "")).judge["usage"]
-    assert usage["cache_read_tokens"] > 0
-    assert usage["cost_usd"] == pytest.approx((usage["input_tokens"] * 2 + 100 * 10 + usage["cache_read_tokens"] * 1) / 1e6)
+    usage = (await judge.grade_artifact(check(), artifact("b"), "")).judge.usage
+    assert usage.cache_read_tokens > 0
+    assert usage.cost_usd == pytest.approx((usage.input_tokens * 2 + 100 * 10 + usage.cache_read_tokens * 1) / 1e6)
     defaults = JudgeSettings.from_dict({"prices": {"m": {"input": 2, "output": 10}}}, Path("scarbook.yaml")).prices["m"]
     assert (defaults.cache_write, defaults.cache_read) == (2.5, pytest.approx(0.2))
 
@@ -105,13 +105,13 @@ async def test_samples_of_one_run_share_a_nonce_so_later_samples_read_the_artifa
     for usage in later:
         assert usage["cache_creation_input_tokens"] == 0
         assert usage["cache_read_input_tokens"] == first["cache_creation_input_tokens"]  # rubric and artifact
-    assert result.judge["usage"]["cache_read_tokens"] == 2 * first["cache_creation_input_tokens"]
+    assert result.judge.usage.cache_read_tokens == 2 * first["cache_creation_input_tokens"]
 
 
 async def test_a_reask_draws_a_fresh_nonce_even_when_samples_share_one(judge_server):
     judge_server.push(tool_reply(tool_input={"items": []}), passes(), passes(), passes())
     result = await make_judge(judge_server, samples=3).grade_artifact(check(), artifact(), "")
-    assert result.status == "pass" and result.judge["reasks"] == 1
+    assert result.status == "pass" and result.judge.reasks == 1
     nonces = [b["messages"][0]["content"][1]["text"].split("<<<ARTIFACT ", 1)[1][:32] for b in judge_server.bodies()]
     assert nonces[0] != nonces[1] and nonces[0] == nonces[2] == nonces[3]
 
@@ -121,8 +121,8 @@ async def test_a_prefix_below_the_minimum_is_not_cached(judge_server):
     judge_server.default = tool_reply([("PASS", "ok")])
     judge = make_judge(judge_server)
     for text in ("a", "b"):
-        usage = (await judge.grade_artifact(check(["is short"]), artifact(text), "")).judge["usage"]
-        assert usage["cache_read_tokens"] == usage["cache_write_tokens"] == 0
+        usage = (await judge.grade_artifact(check(["is short"]), artifact(text), "")).judge.usage
+        assert usage.cache_read_tokens == usage.cache_write_tokens == 0
 
 
 def test_usage_from_the_sdk_keeps_cache_tokens():

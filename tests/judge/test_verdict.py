@@ -55,7 +55,7 @@ def test_majority_and_summary():
     ]
     decisions = decide(["x", "y", "z"], samples)
     assert [d.verdict for d in decisions] == ["PASS", "FAIL", "FAIL"]
-    assert decisions[0].reason == "a1" and decisions[0].votes == ["PASS", "FAIL", "PASS"]
+    assert decisions[0].reason == "a1" and decisions[0].votes == ("PASS", "FAIL", "PASS")
     assert overall(decisions) == "fail"
     assert summarize(decisions) == "1/3 rubric items PASS; FAIL item 2: b1 (+1 more FAIL: item 3)"
     assert overall(decide(["x"], [[ItemVerdict(1, "PASS", "ok")]])) == "pass"

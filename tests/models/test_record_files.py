@@ -19,7 +19,20 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
-from scarbook.models import Attempt, Cause, CauseKind, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo
+from scarbook.models import (
+    Attempt,
+    Cause,
+    CauseKind,
+    CheckResult,
+    CheckStatus,
+    JudgedArtifact,
+    JudgeDetail,
+    JudgeItem,
+    RunRecord,
+    RunStatus,
+    SessionInfo,
+    Vote,
+)
 from scarbook.reports.table import report_run_from_dict, run_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records"
@@ -45,6 +58,8 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
         assert isinstance(run.status, RunStatus) and all(isinstance(c.status, CheckStatus) for c in run.checks)
         assert all(isinstance(x.cause, Cause | None) for x in [run, *run.checks, *run.attempts])
         assert all(isinstance(a, Attempt) and isinstance(a.status, RunStatus) for a in run.attempts)
+        assert all(isinstance(c.judge, JudgeDetail) for c in run.checks if c.type == "llm_judge" and c.judge)
+        assert all(isinstance(i, JudgeItem) for c in run.checks if c.judge for i in c.judge.items)
 
     monkeypatch.setattr(os, "getpid", lambda: _session_doc(folder)["pid"])  # the pid session.json keeps
     again = History(tmp_path / "new")
@@ -90,9 +105,19 @@ def test_the_fixtures_hold_every_shape_they_are_for():
     assert {s["state"] for s in sessions} == {"finished", "judging"}
 
 
+OLD_JUDGE = {"verdict": "fail", "items": [{"item": 1, "text": "one line", "verdict": "FAIL", "reason": "two lines",
+                                           "votes": ["FAIL"], "reasons": ["two lines"]}],
+             "model": "claude-sonnet-4-5", "samples": 1,
+             "usage": {"input_tokens": 900, "output_tokens": 80, "cache_read_tokens": 0, "cache_write_tokens": 0,
+                       "cost_usd": 0.0039},
+             "calls": 1, "retries": 0, "reasks": 0, "artifact": {"source": "tmp.txt", "bytes": 12, "truncated": False},
+             "error": None}
+
+
 def test_a_run_line_of_an_early_version_still_reads(tmp_path):
     """A runs line as the first versions wrote it (the five required fields, a check without index or
-    cause, an attempt without paths): it reads into the typed records, the rest at their defaults."""
+    cause, an attempt without paths, a judge record without temperature, excerpt or prompt digest): it
+    reads into the typed records, the rest at their defaults, and the judge record writes back as it was."""
     history = History(tmp_path)
     folder = history.dir / "s1"
     folder.mkdir(parents=True)
@@ -101,7 +126,8 @@ def test_a_run_line_of_an_early_version_still_reads(tmp_path):
         "state": "finished", "runs_per_case": 1, "case_ids": ["c"]}}}))
     (folder / "runs-c.jsonl").write_text(json.dumps({
         "session_id": "s1", "case_id": "c", "k": 1, "status": "fail", "reason": "check 1 (contains): no",
-        "checks": [{"type": "contains", "status": "fail", "detail": "no"}],
+        "checks": [{"type": "contains", "status": "fail", "detail": "no"},
+                   {"type": "llm_judge", "status": "fail", "detail": "0/1 rubric items PASS", "judge": OLD_JUDGE}],
         "cause": {"kind": "infra", "rule": "api-overloaded", "evidence": "stderr: 529"},
         "attempts": [{"attempt": 1, "status": "error"}, {"attempt": 2, "status": "fail", "cause": None}]}) + "\n")
     [run] = history.runs("s1")
@@ -109,3 +135,28 @@ def test_a_run_line_of_an_early_version_still_reads(tmp_path):
     assert run.attempts == [Attempt(1, RunStatus.ERROR), Attempt(2, RunStatus.FAIL)]
     assert run.checks[0].status == CheckStatus.FAIL and run.checks[0].index == 0 and run.checks[0].cause is None
     assert history.read_session("s1").executor == {} and run.node == {}
+    judge = run.checks[1].judge
+    assert judge is not None and judge.verdict == CheckStatus.FAIL and judge.items[0].votes == (Vote.FAIL,)
+    assert judge.temperature is None and judge.prompt_digest is None and not judge.has("temperature")
+    assert judge.artifact == JudgedArtifact("tmp.txt", 12, False) and judge.usage.cost_usd == 0.0039
+    assert json.dumps(run.checks[1].to_dict()["judge"]) == json.dumps(OLD_JUDGE)
+
+
+def test_a_line_whose_judge_record_cannot_be_read_is_left_out_and_named(tmp_path):
+    """The shape check looks at a line's fields, not inside its judge record: a judge record that cannot
+    be read (a count that is not a number) leaves that line out, named, and the other runs count."""
+    source = History(tmp_path)
+    folder = FIXTURES / "judged" / "history" / "20261205-021458-1450c"
+    shutil.copytree(folder, source.dir / folder.name)
+    runs_file = source.dir / folder.name / "runs-judge-me.jsonl"
+    lines = runs_file.read_text().splitlines()
+    doc = json.loads(lines[1])
+    doc["checks"][1]["judge"]["calls"] = "many"
+    runs_file.write_text("\n".join([lines[0], json.dumps(doc), *lines[2:]]) + "\n")
+    runs = source.runs(folder.name)
+    assert sorted(r.k for r in runs) == sorted(json.loads(line)["k"] for line in lines if line != lines[1])
+    [problem] = runs.problems
+    assert str(problem) == (
+        f"history file {runs_file} line 2 is not counted: it is not a run record this version can read (invalid literal "
+        f"for int() with base 10: 'many') — the runner never writes that (forged or damaged); delete it to silence "
+        f"this: sed -i '2d' {runs_file}")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from scarbook.history.store import History
-from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from tests.conftest import run_cli
@@ -17,7 +17,7 @@ from tests.helpers.tui_fixtures import SIZE, fast_demo, library_loaded, move_lib
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 SID = "20261201-100000-000aa"
 WAITING = CheckResult("llm_judge", "skipped", "judge skipped (waiting for the batch judge)", 0,
-                      judge={"batch": "pending", "ref": "0" * 16})
+                      judge=JudgeDetail.from_dict({"batch": "pending", "ref": "0" * 16}))
 
 
 async def test_a_judging_session_has_no_rate_in_the_library(project_root):

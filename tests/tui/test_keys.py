@@ -7,7 +7,7 @@ import io
 import pytest
 
 from scarbook.history.store import History
-from scarbook.models import CheckResult, RunRecord, SessionInfo
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
@@ -66,7 +66,7 @@ def record_judged_run(root, sid: str = "20261201-100000-000aa") -> None:
     items = [{"item": 1, "text": "tmp.txt contains exactly one line", "verdict": "PASS", "reason": "one line"},
              {"item": 2, "text": "the answer claims nothing false", "verdict": "FAIL", "reason": "says done"}]
     judge = CheckResult("llm_judge", "fail", "1 of 2 rubric items failed", 0,
-                        judge={"verdict": "FAIL", "items": items, "model": "m"})
+                        judge=JudgeDetail.from_dict({"verdict": "fail", "items": items, "model": "m"}))
     history.record_run(RunRecord(session_id=sid, case_id="write-one-line", k=1, status="fail",
                                  reason="check 1 (llm_judge): 1 of 2 rubric items failed", checks=[judge]))
     info.state = "finished"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scarbook.models import STATUS_GLYPH, CauseKind, RunRecord
+from scarbook.models import STATUS_GLYPH, CauseKind, RunRecord, Vote
 from scarbook.text import plural
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.file_diff import FileDiff
@@ -47,12 +47,11 @@ def _checks(t: Text, run: RunRecord) -> None:
         t.append(f" {STATUS_GLYPH.get(c.status, '?')} ", style=CHECK_STYLE.get(c.status, ""))
         t.append(f"{c.index + 1}. {c.type}: ", style="bold")
         t.append(f"{c.detail}\n")
-        for item in (c.judge or {}).get("items", []) if c.judge else []:
-            verdict = str(item.get("verdict", "?")).upper()
-            t.append(f"     {verdict:<4} ", style="green" if verdict == "PASS" else "red")
-            t.append(f"{item.get('item', '?')}. {item.get('text', '')}\n")  # item is the 1-based number
-            if item.get("reason"):
-                t.append(f"          {item['reason']}\n", style="dim")
+        for item in c.judge.items if c.judge is not None else ():
+            t.append(f"     {item.verdict:<4} ", style="green" if item.verdict == Vote.PASS else "red")
+            t.append(f"{item.item}. {item.text}\n")  # item is the 1-based number
+            if item.reason:
+                t.append(f"          {item.reason}\n", style="dim")
 
 
 def file_diff_text(d: FileDiff) -> Text:
