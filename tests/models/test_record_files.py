@@ -144,7 +144,8 @@ def test_a_run_line_of_an_early_version_still_reads(tmp_path):
 
 def test_a_line_whose_judge_record_cannot_be_read_is_left_out_and_named(tmp_path):
     """The shape check looks at a line's fields, not inside its judge record: a judge record that cannot
-    be read (a count that is not a number) leaves that line out, named, and the other runs count."""
+    be read (a count that is not a number) leaves that line out, named, and the other runs count; the
+    session recorded it, so it comes back as unjudged and the shortfall is named too (issue 33.14)."""
     source = History(tmp_path)
     folder = FIXTURES / "judged" / "history" / "20261205-021458-1450c"
     shutil.copytree(folder, source.dir / folder.name)
@@ -154,9 +155,13 @@ def test_a_line_whose_judge_record_cannot_be_read_is_left_out_and_named(tmp_path
     doc["checks"][1]["judge"]["calls"] = "many"
     runs_file.write_text("\n".join([lines[0], json.dumps(doc), *lines[2:]]) + "\n")
     runs = source.runs(folder.name)
-    assert sorted(r.k for r in runs) == sorted(json.loads(line)["k"] for line in lines if line != lines[1])
-    [problem] = runs.problems
+    counted = [r for r in runs if r.status != RunStatus.UNJUDGED or "missing from history" not in (r.reason or "")]
+    assert sorted(r.k for r in counted) == sorted(json.loads(line)["k"] for line in lines if line != lines[1])
+    [missing] = [r for r in runs if r not in counted]  # the session recorded it: back as unjudged (issue 33.14)
+    assert missing.k == doc["k"] and not missing.checks
+    problem, short = runs.problems
     assert str(problem) == (
         f"history file {runs_file} line 2 is not counted: it is not a run record this version can read (invalid literal "
         f"for int() with base 10: 'many') — the runner never writes that (forged or damaged); delete it to silence "
         f"this: sed -i '2d' {runs_file}")
+    assert f"holds {len(lines) - 1} runs of case judge-me, but session {folder.name} recorded {len(lines)}" in str(short)
