@@ -10,7 +10,6 @@ there is still readable and nothing acts on the screen. The result is valid XML 
 from __future__ import annotations
 
 import re
-from dataclasses import is_dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -96,14 +95,18 @@ def _clean_any(value: Any) -> Any:
         return tuple(_clean_any(v) for v in value)
     if isinstance(value, dict):
         return {k: _clean_any(v) for k, v in value.items()}
-    if is_dataclass(value) and not isinstance(value, type):
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):  # (dataclasses.is_dataclass)
         changed = {}
         for name in value.__dataclass_fields__:
             old = getattr(value, name)
             new = _clean_any(old)
             if new is not old and new != old:
                 changed[name] = new
-        return replace(value, **changed) if changed else value
+        if not changed:
+            return value
+        import dataclasses  # (here: `scarbook --help` imports this module and needs none of it)
+
+        return dataclasses.replace(value, **changed)
     return value
 
 

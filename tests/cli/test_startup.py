@@ -30,6 +30,8 @@ def test_scarbook_help_imports_no_command_and_nothing_they_need() -> None:
     assert ours == ["scarbook", "scarbook.cli", "scarbook.cli.common", "scarbook.entry", "scarbook.errors",
                     "scarbook.text"], ours
     assert not {"asyncio", "yaml", "textual", "anthropic"} & loaded
+    # nor what a line of scarbook's own pulled in for one call (hashlib: OpenSSL's library, ~10 ms)
+    assert not {"secrets", "hashlib", "dataclasses"} & loaded, {"secrets", "hashlib", "dataclasses"} & loaded
 
 
 def test_a_commands_help_imports_its_own_module_only() -> None:
