@@ -39,3 +39,18 @@ def test_the_readme_says_what_exit_0_means_under_the_default_gate() -> None:
     readme = " ".join((REPO / "README.md").read_text().split())
     assert "**0** every case at or above its threshold" not in readme
     assert "**0** no case shown below its threshold" in readme
+
+
+def test_the_readme_compares_runs_auto_with_the_fixed_n_the_summary_prints() -> None:
+    """--runs auto's summary compares its runs with the fixed N right as often as the rule (19 a case at
+    80%, sequential.matched_fixed_n); the README promised 'far fewer runs than the 41 a fixed-N test
+    with the same guarantee needs' (Wald's figure, which the truncated rule does not reach), so a
+    suite that spent 149 runs beside the summary's 114 read as a broken promise (issue 37.12)."""
+    from scarbook.session.plan import DEFAULT_MAX_RUNS
+    from scarbook.stats.sequential import SequentialRule, matched_fixed_n
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "the 41 a fixed-N test" not in readme
+    n = matched_fixed_n(SequentialRule(0.8, max_runs=DEFAULT_MAX_RUNS))
+    assert f"{n} runs a case at a threshold of 80%" in readme
+    assert "cases near their threshold take more" in readme
