@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from scarbook.agents.base import Agent
 from scarbook.agents.spec import AGENT_KINDS, AgentSpec, keeps_transcript, project_keeps_transcript
+from scarbook.models.words import Isolation
 
 if TYPE_CHECKING:
     from scarbook.agents.command import CommandAgent
@@ -30,7 +31,7 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
     folders the sandbox hides (the project's workspaces/: every run's but the run's own)."""
     spec = AgentSpec.from_config(spec)
     agent = spec.build(project_root)
-    if isolation == "sandbox":
+    if isolation == Isolation.SANDBOX:
         from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 
         if not spec.SANDBOX:

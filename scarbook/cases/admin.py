@@ -33,6 +33,7 @@ from scarbook.errors import CaseError, HistoryError, ScarbookError
 from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes, unwritable_why
 from scarbook.fs.yamlio import dump_yaml, line_of, load_yaml_text
 from scarbook.models import Case
+from scarbook.models.words import SessionState
 
 TRASH = ".trash"
 PARTIAL = ".scarbook-partial-"
@@ -164,7 +165,7 @@ def running_case_ids(project: ProjectFolders) -> dict[str, str]:
             info = history.read_session(folder.name)
         except HistoryError:
             continue
-        if str(info.state) == "running":
+        if info.state == SessionState.RUNNING:
             out.update({cid: info.id for cid in info.case_ids if cid not in out})
     return out
 

@@ -23,6 +23,7 @@ from scarbook.fs.files import atomic_write_text, read_regular_bytes
 from scarbook.history.runs_file import SUFFIX
 from scarbook.history.store import LEGACY_SUFFIX, History
 from scarbook.models import SessionInfo
+from scarbook.models.words import SessionState
 from scarbook.stats.compare import Counts, counts_by_case
 
 CACHE_NAME = ".counts.json"
@@ -78,7 +79,7 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
     cache just as from a fresh read: the caller says them)."""
     folder = history.dir / info.id
     # a live session is still appending, a judging one will have its runs replaced: never cached
-    ended = str(info.state) not in ("running", "judging")
+    ended = info.state not in (SessionState.RUNNING, SessionState.JUDGING)
     session_stamp = file_stamp(str(folder / "session.json"))
     cached = _load(folder / CACHE_NAME, folder, session_stamp) if ended else {}
     out: dict[str, CaseCounts] = {}

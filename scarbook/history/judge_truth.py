@@ -243,7 +243,7 @@ def limiting_strata(cal: Calibration, targets: list[CaseTarget], settings: Judge
         s = by_key.get((t.case_id, verdict))
         if s is None:
             continue
-        rests = "q1 and the share of false passes" if verdict == "PASS" else "q0"
+        rests = "q1 and the share of false passes" if verdict == Vote.PASS else "q0"
         lines.append(f"limits the estimate: {t.case_id} — its judge-{verdict} items ({s.n} labelled of "
                      f"{max(s.population, s.n)}): {rests} rest most on them")
     return lines if labels else []

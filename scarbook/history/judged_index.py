@@ -24,6 +24,7 @@ from scarbook.history.counts_cache import case_stamps, file_stamp
 from scarbook.history.store import History
 from scarbook.judge.calibrate import judged_items
 from scarbook.models import SessionInfo
+from scarbook.models.words import SessionState
 
 INDEX_NAME = ".judged.json"
 FORMAT = f"1 scarbook {__version__}"
@@ -57,7 +58,7 @@ def judged_in_history(history: History, started_by: str = "") -> Iterator[Judged
 
 def session_judged(history: History, info: SessionInfo) -> list[JudgedItem]:
     folder = history.dir / info.id
-    ended = str(info.state) not in ("running", "judging")  # (still appending, or to be replaced)
+    ended = info.state not in (SessionState.RUNNING, SessionState.JUDGING)  # (still appending, or to be replaced)
     stamps = [file_stamp(str(folder / "session.json")), *(case_stamps(str(folder), cid) for cid in info.case_ids)]
     if ended and stamps[0] is not None:
         cached = _load(folder / INDEX_NAME, folder, stamps)

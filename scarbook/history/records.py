@@ -23,6 +23,7 @@ from scarbook.models import (
     SessionInfo,
     Usage,
 )
+from scarbook.models.words import RunStatus
 from scarbook.text import clean_record_text, clean_text
 
 if TYPE_CHECKING:
@@ -172,12 +173,12 @@ def status_problem(doc: dict) -> str | None:
     skipped); a fail or an error counts against its case whatever its checks say, so it is not questioned.
     (`scarbook merge` adds that the case's every check is there, which it can count from the case.)"""
     status, checks = doc["status"], doc.get("checks", [])
-    if status not in ("pass", "unjudged"):
+    if status not in (RunStatus.PASS, RunStatus.UNJUDGED):
         return None
     for i, c in enumerate(checks):
-        if c["status"] in ("fail", "error") or (status == "pass" and c["status"] != "pass"):
+        if c["status"] in (CheckStatus.FAIL, CheckStatus.ERROR) or (status == RunStatus.PASS and c["status"] != CheckStatus.PASS):
             return f"it is marked {status}, but check {c.get('index', i) + 1} ({c['type']}) is {c['status']}"
-    if status == "unjudged" and checks and all(c["status"] == "pass" for c in checks):
+    if status == RunStatus.UNJUDGED and checks and all(c["status"] == CheckStatus.PASS for c in checks):
         return "it is marked unjudged, but every check passed"
     return None
 

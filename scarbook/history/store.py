@@ -43,6 +43,7 @@ from scarbook.history.records import (
 )
 from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.models.words import SessionState
 from scarbook.text import clean_record_text
 
 LEGACY_SUFFIX = ".json"
@@ -241,7 +242,7 @@ class History:
         if why:
             raise HistoryError(damaged_message(path, why))
         info = session_from_doc(docs[0])
-        if info.state == "running" and not self._is_live(sid):
+        if info.state == SessionState.RUNNING and not self._is_live(sid):
             info.state = "interrupted"  # its process died without finishing the session
         return info
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
+from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.run.causes import is_infra
 from scarbook.stats.compare import comparison_notes, format_p, format_side
@@ -164,7 +165,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
     lines = []
     for s in rep.stats:
         errors, warnings = [], []
-        if s.gate == "below":
+        if s.gate == Decision.BELOW:
             errors.append(f"below threshold: pass rate {pct_beside(s.rate, s.threshold)} ({s.passes}/{s.judged}, 95% CI "
                           f"{interval_beside(s.lo, s.hi, s.threshold)}) < {threshold_pct(s.threshold)}")
         if s.case_id in regressed:
@@ -172,10 +173,10 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
             errors.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
                           f"({pct(c.diff, signed=True, unit='')} pts, 95% CI [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}], "
                           f"Holm p {format_p(c.p_holm)})")
-        if s.gate == "no verdict":
+        if s.gate == Decision.NO_VERDICT:
             warnings.append("no verdict: " + ("some runs went unjudged (judge checks skipped)"
                                               if getattr(s, "unjudged", 0) else s.gate_note or "no run reached a verdict"))
-        if s.gate == "undecided":
+        if s.gate == Decision.UNDECIDED:
             warnings.append(f"undecided: {s.gate_note}" if s.gate_note else "undecided")
         if s.errors:
             warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
@@ -185,7 +186,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
         if not errors and not warnings:
             continue
         level = "error" if errors else "warning"
-        title = f"scarbook: {s.case_id} " + ("below threshold" if s.gate == "below" else
+        title = f"scarbook: {s.case_id} " + ("below threshold" if s.gate == Decision.BELOW else
                                               "regressed" if s.case_id in regressed else "needs attention")
         message = "; ".join(errors + warnings)
         lines.append(f"::{level} file={_command_property(files[s.case_id])},title={_command_property(title)}::"

@@ -17,6 +17,7 @@ from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import STATUS_GLYPH, JudgeDetail, RunRecord, RunStatus
+from scarbook.models.words import GateMode
 from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
@@ -87,7 +88,7 @@ def _header(rep: SessionReport) -> list[str]:
                            " or undecided under undecided: fail)"),
             ("gate", f"{rep.policy.mode} mode, alpha {rep.policy.alpha:g}, undecided: {rep.policy.undecided}"
                      + (f"; chance of a red by chance at the observed rates {100 * (rep.point_false_red or 0):.0f}%"
-                        if rep.policy.mode == "point" else ""))]
+                        if rep.policy.mode == GateMode.POINT else ""))]
     if s.partial:
         rows.append(("partial", "judge checks were skipped (--skip-judge): not a complete verdict"))
     if any(rep.causes.values()):

@@ -15,6 +15,7 @@ from xml.etree import ElementTree as ET
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
+from scarbook.models.words import Decision, Undecided
 from scarbook.reports.table import SessionReport
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
@@ -78,9 +79,9 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         by_case.setdefault(r.case_id, []).append(r)
     compared = {c.case_id: c for c in against.comparison.cases} if against else {}
     regressed = set(against.regressed) if against else set()
-    failed = [s for s in rep.stats if s.gate == "below" or s.case_id in regressed]
+    failed = [s for s in rep.stats if s.gate == Decision.BELOW or s.case_id in regressed]
     errored = [s for s in rep.stats if s not in failed and (
-        s.gate == "no verdict" or (s.gate == "undecided" and rep.policy.undecided == "fail"))]
+        s.gate == Decision.NO_VERDICT or (s.gate == Decision.UNDECIDED and rep.policy.undecided == Undecided.FAIL))]
     total_time = sum(r.duration_s for r in rep.runs)
     session = rep.session
     suite = ET.Element("testsuite", name=clean_text(f"scarbook {session.label or session.id}", one_line=True),
@@ -109,7 +110,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
-            if s.gate == "below":
+            if s.gate == Decision.BELOW:
                 why.append(f"below threshold: {summary}")
             if s.case_id in regressed:
                 c = compared[s.case_id]
@@ -117,10 +118,10 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                            f"({pct(c.diff, signed=True, unit='')} pts, 95% CI [{pct(c.lo, signed=True, unit='')}, {pct(c.hi, signed=True, unit='')}], "
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),
-                                    type="regressed" if s.gate != "below" else "below-threshold")
+                                    type="regressed" if s.gate != Decision.BELOW else "below-threshold")
             failure.text = "\n".join([summary, *not_passed])
         elif s in errored:
-            word = "undecided" if s.gate == "undecided" else "no verdict"
+            word = "undecided" if s.gate == Decision.UNDECIDED else "no verdict"
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *not_passed])

@@ -11,6 +11,7 @@ from scarbook.config import Config, GatePolicy
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.run.causes import count_causes, is_infra
 from scarbook.run.gate import case_stats, decide_gate, session_policy
@@ -85,7 +86,7 @@ class SessionReport:
     @property
     def point_false_red(self) -> float | None:
         """Point mode: the chance this gate goes red by chance at the observed rates."""
-        if self.policy.mode != "point":
+        if self.policy.mode != GateMode.POINT:
             return None
         return point_false_red_chance([CaseEvidence(s.case_id, s.passes, s.fails, s.errors, s.threshold, s.unjudged)
                                        for s in self.stats])
@@ -213,7 +214,7 @@ def format_summary(rep: SessionReport) -> str:
     s = rep.session
     total = len(rep.runs)
     counts = count_statuses(rep.runs)
-    below = [x.case_id for x in rep.stats if x.gate == "below"]
+    below = [x.case_id for x in rep.stats if x.gate == Decision.BELOW]
     parts = [f"session {s.id}{f' [{s.label}]' if s.label else ''}: {s.state}; {plural(total, 'run')} — "
              f"{counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, {counts[RunStatus.ERROR]} error"
              + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")]
@@ -279,15 +280,15 @@ def gate_lines(rep: SessionReport) -> list[str]:
     if rep.session.state == SessionState.JUDGING:  # no verdict yet: nothing the gate says would hold
         return ["gate: no verdict yet — the session is judging (its judge batch is not collected): exit 3"]
     lines = []
-    if p.mode == "point":
+    if p.mode == GateMode.POINT:
         lines.append(f"gate: point mode (red when a rate is below its threshold); at the observed rates the chance "
                      f"of a red by chance is {100 * (rep.point_false_red or 0):.0f}% — `gate: {{mode: evidence}}` "
                      f"keeps it under {p.alpha:.0%}")
     for s in rep.stats:
-        if s.gate == "undecided":
+        if s.gate == Decision.UNDECIDED:
             lines.append(f"{s.case_id}: undecided at {s.passes}/{s.judged} — {s.gate_note}"
-                         + ("; counted as a failure (gate undecided: fail)" if p.undecided == "fail" else ""))
-        elif s.gate == "no verdict" and s.gate_note and not s.unjudged:
+                         + ("; counted as a failure (gate undecided: fail)" if p.undecided == Undecided.FAIL else ""))
+        elif s.gate == Decision.NO_VERDICT and s.gate_note and not s.unjudged:
             lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
         if s.unread:
             lines.append(f"{s.case_id}: {plural(s.unread, 'run')} with a verdict not read by --runs auto's rule "
@@ -296,10 +297,10 @@ def gate_lines(rep: SessionReport) -> list[str]:
             lo, hi = s.error_span
             lines.append(f"{s.case_id}: its {plural(s.errors, 'error')} could span {interval_beside(lo, hi, s.threshold)} "
                          "(had each been a fail, or each a pass)")
-    if any(s.gate == "undecided" for s in rep.stats) and p.mode == "evidence":
+    if any(s.gate == Decision.UNDECIDED for s in rep.stats) and p.mode == GateMode.EVIDENCE:
         lines.append(f"gate: evidence mode — a case is red only when its runs show it is below its threshold "
                      f"(family-wise false red at most {p.alpha:.0%}, Holm); undecided cases "
-                     + ("fail the gate (exit 3)" if p.undecided == "fail" else "pass with a warning"))
+                     + ("fail the gate (exit 3)" if p.undecided == Undecided.FAIL else "pass with a warning"))
     return lines
 
 
@@ -326,7 +327,7 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         # what confined the agent: {"ran": "sandbox" | "none", "asked": …, "network" | "why": …}; null before 25.1
         "isolation": rep.session.isolation or None,
         "exit_code": rep.exit_code,
-        "gate": rep.policy.to_dict() | ({"point_false_red": rep.point_false_red} if rep.policy.mode == "point" else {}),
+        "gate": rep.policy.to_dict() | ({"point_false_red": rep.point_false_red} if rep.policy.mode == GateMode.POINT else {}),
         "cases": [case_dict(s) for s in rep.stats],
         "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
         "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.models.words import CauseKind
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import ALPHA, correct, judged_split
 from scarbook.stats.decisions import gate_stats
@@ -50,7 +51,7 @@ def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green:
 
 def as_read(run: RunRecord) -> str:
     """A run as --runs auto's rule read it (run/runner.py): a fail the machine caused is no evidence ("infra")."""
-    return "infra" if run.status == RunStatus.FAIL and is_infra(run) else run.status
+    return CauseKind.INFRA if run.status == RunStatus.FAIL and is_infra(run) else run.status
 
 
 def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],

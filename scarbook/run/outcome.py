@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from scarbook.models import SessionInfo, SessionState
+from scarbook.models.words import Decision, Undecided
 from scarbook.stats.rates import CaseStats
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
@@ -38,10 +39,10 @@ def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bo
         return EXIT_NO_VERDICT
     if infra_unresolved:  # the machine, not the agent, decided those runs: "1" would blame the agent
         return EXIT_NO_VERDICT
-    if regressed or any(s.gate == "below" for s in stats):
+    if regressed or any(s.gate == Decision.BELOW for s in stats):
         return EXIT_BELOW
-    if any(s.gate == "no verdict" for s in stats):
+    if any(s.gate == Decision.NO_VERDICT for s in stats):
         return EXIT_NO_VERDICT
-    if undecided == "fail" and any(s.gate == "undecided" for s in stats):
+    if undecided == Undecided.FAIL and any(s.gate == Decision.UNDECIDED for s in stats):
         return EXIT_NO_VERDICT
     return EXIT_OK

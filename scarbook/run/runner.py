@@ -33,6 +33,7 @@ from scarbook.judge.cache import FOLDER as CACHE_FOLDER
 from scarbook.judge.cache_trust import Window, close_window, open_window
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
+from scarbook.models.words import Isolation
 from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
@@ -201,7 +202,7 @@ def _open_unconfined(ready: ReadySession) -> Window | None:
     """An unconfined session's window on the verdict cache (judge/cache_trust.py): while its agents run,
     no session uses an entry changed in it, and at its end the sandboxed part's changed entries move
     aside. None for a sandboxed session, or one that runs no agent (rejudge)."""
-    if ready.isolation.get("ran") != "none":
+    if ready.isolation.get("ran") != Isolation.NONE:
         return None
     window = open_window(ready.project.workspaces_dir / CACHE_FOLDER)
     cache = getattr(ready.judge, "cache", None)

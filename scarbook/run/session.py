@@ -25,6 +25,7 @@ from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, GateMode
+from scarbook.models.words import Isolation, Keep, Undecided
 from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
 from scarbook.run.plan import SessionPlan
@@ -85,7 +86,7 @@ class ReadySession:
         """The run counts at which the gate decides: N alone, or N, 2N, ... --max-runs for
         `undecided: more` (not with --runs auto, whose SPRT decides after every run, nor a shard)."""
         plan = self.plan
-        if self.gate.undecided == "more" and not plan.adaptive and plan.shard is None and plan.max_runs:
+        if self.gate.undecided == Undecided.MORE and not plan.adaptive and plan.shard is None and plan.max_runs:
             return more_looks(plan.runs, plan.max_runs)
         return [plan.runs]
 
@@ -102,7 +103,7 @@ class ReadySession:
 
     @property
     def keep_all(self) -> bool:
-        return self.project.config.keep == "all" if self.plan.keep_all is None else self.plan.keep_all
+        return self.project.config.keep == Keep.ALL if self.plan.keep_all is None else self.plan.keep_all
 
 
 @dataclass
@@ -139,9 +140,9 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     record = plan.record if plan.record is not None else project.config.record
     if spec is not None:
         errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
-    if spec is not None and isolation.get("ran") == "sandbox" and record is None:  # (recorded: the proxy is its way out)
+    if spec is not None and isolation.get("ran") == Isolation.SANDBOX and record is None:  # (recorded: the proxy is its way out)
         errors.extend(_offline_problem(spec, project.config.network, plan.cases))
-    judge = _preflight_judge(project, plan, errors, confined=isolation.get("ran") == "sandbox")
+    judge = _preflight_judge(project, plan, errors, confined=isolation.get("ran") == Isolation.SANDBOX)
     decide = None
     rates: dict[str, tuple[float, float]] = {}
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -247,9 +248,9 @@ def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> dic
     else none, and one note says why and what the agent can reach. `none` asked for says the same
     without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
     cfg = project.config
-    if cfg.isolation == "sandbox":
+    if cfg.isolation == Isolation.SANDBOX:
         return {"ran": "sandbox", "asked": "sandbox", "network": cfg.network}
-    if cfg.isolation == "none":
+    if cfg.isolation == Isolation.NONE:
         notes.append(NONE_NOTE)
         return {"ran": "none", "asked": "none"}
     if not spec.SANDBOX:

@@ -32,9 +32,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from scarbook.config import GatePolicy
+from scarbook.models.words import Decision, GateMode
 from scarbook.stats import corrected_gate
 from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
@@ -44,7 +44,6 @@ from scarbook.stats.rates import CaseStats, band, gate_band, summarize_counts
 from scarbook.stats.sequential import SequentialRule, after_the_stop
 from scarbook.text import threshold_pct
 
-Decision = Literal["above", "below", "undecided", "no verdict"]
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
 SCAN_LIMIT = 20_000  # runs_to_decide looks at every N up to this; beyond it, the first of a steady run
 
@@ -151,7 +150,7 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
     for i, e in enumerate(cases):
         why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
         if why is not None:
-            out[i] = CaseDecision(e.case_id, "no verdict", why=why)
+            out[i] = CaseDecision(e.case_id, Decision.NO_VERDICT, why=why)
         else:
             verdicts.append((i, e))
     tested: list[tuple[int, CaseEvidence, float, float]] = []
@@ -162,25 +161,25 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
             p_below = corrected_gate.p_below(e.corrected, t, level, family=len(verdicts))
         else:
             p_above, p_below = binom_sf(e.passes, n, t), binom_cdf(e.passes, n, t)
-        if policy.mode == "point":
+        if policy.mode == GateMode.POINT:
             rate = _corrected_rate(e.corrected) if e.corrected is not None else e.passes / n
-            out[i] = CaseDecision(e.case_id, "above" if rate >= t else "below", p_above, p_below)
+            out[i] = CaseDecision(e.case_id, Decision.ABOVE if rate >= t else Decision.BELOW, p_above, p_below)
             continue
         tested.append((i, e, p_above, p_below))
     adjusted = holm_adjust([p_below for _, _, _, p_below in tested])
     for (i, e, p_above, p_below), p_holm in zip(tested, adjusted, strict=True):
         if e.threshold <= 0:
-            decision: Decision = "above"  # every rate meets a threshold of 0
+            decision = Decision.ABOVE  # every rate meets a threshold of 0
         elif p_holm < level:
-            decision = "below"
+            decision = Decision.BELOW
         elif p_above < level:
-            decision = "above"
+            decision = Decision.ABOVE
         else:
-            decision = "undecided"
+            decision = Decision.UNDECIDED
         needed = (runs_to_decide(e.passes, e.fails, e.threshold, level)
-                  if decision == "undecided" and e.corrected is None else None)
+                  if decision == Decision.UNDECIDED and e.corrected is None else None)
         out[i] = CaseDecision(e.case_id, decision, p_above, p_below, p_holm, needed,
-                              undecided_note(e, needed) if decision == "undecided" else "")
+                              undecided_note(e, needed) if decision == Decision.UNDECIDED else "")
     return [out[i] for i in range(len(cases))]
 
 
@@ -255,7 +254,7 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
             evidence = [replace(e, corrected=corrected.get(e.case_id)) for e in evidence]
         last = decide_cases(evidence, policy, alpha=level)
         for d in last:
-            if d.case_id not in kept and d.decision in ("above", "below"):
+            if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW):
                 kept[d.case_id] = d
     return {d.case_id: kept.get(d.case_id, d) for d in last}
 
@@ -269,13 +268,13 @@ def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Se
         if not done or len(done) >= len(looks):
             return {}
         decided = decide_in_looks(statuses, thresholds, policy, done, len(looks))
-        return {cid: looks[len(done)] for cid, d in decided.items() if d.decision in ("undecided", "no verdict")}
+        return {cid: looks[len(done)] for cid, d in decided.items() if d.decision in (Decision.UNDECIDED, Decision.NO_VERDICT)}
     return extend
 
 
 # ---- the report: decisions onto CaseStats -------------------------------------------------------
 
-_SPRT_DECISIONS: dict[str, Decision] = {"above": "above", "below": "below", "undecided": "undecided"}
+_SPRT_DECISIONS: dict[str, Decision] = {d: d for d in (Decision.ABOVE, Decision.BELOW, Decision.UNDECIDED)}
 
 
 def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
@@ -297,9 +296,9 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
             e = _evidence(s.case_id, full[s.case_id], s.threshold)
             why = _no_verdict(e, min_verdicts_for(e.total, policy.min_verdicts))
             # history's word for the SPRT's decision; any other word (a damaged or edited file) decides nothing
-            decision = _SPRT_DECISIONS.get(sequential.get(s.case_id, "undecided"), "undecided")
-            decided[s.case_id] = CaseDecision(s.case_id, "no verdict" if why else decision, why=why or (
-                "--runs auto reached its cap without deciding" if decision == "undecided" else ""))
+            decision = _SPRT_DECISIONS.get(sequential.get(s.case_id, Decision.UNDECIDED), Decision.UNDECIDED)
+            decided[s.case_id] = CaseDecision(s.case_id, Decision.NO_VERDICT if why else decision, why=why or (
+                "--runs auto reached its cap without deciding" if decision == Decision.UNDECIDED else ""))
     else:
         sizes = list(looks) if looks else [max((len(v) for v in full.values()), default=0)]
         # the counts the ≈ interval was built from (Corrected.evidence): the decision and the interval agree
@@ -310,7 +309,7 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
     for s in stats:
         d = decided[s.case_id]
         why = d.why
-        if d.decision == "undecided" and s.corrected is not None and s.corrected.judge_limited:
+        if d.decision == Decision.UNDECIDED and s.corrected is not None and s.corrected.judge_limited:
             why = (f"its rate corrected for the judge's error is too close to {threshold_pct(s.threshold)} to call "
                    "with these labels: more labels (scarbook calibrate), not more runs, would decide it")
         fixed = s.corrected.rate if s.corrected is not None and s.rate is not None else None

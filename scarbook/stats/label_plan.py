@@ -92,7 +92,7 @@ def allocate(targets: list[CaseTarget], models: Mapping[str, ErrorModel], labell
     """How many of the next `sample` labels go to each stratum (never more than it has unlabelled)."""
     plan: dict[Stratum, int] = {}
     keys = sorted(k for k, n in available.items() if n > 0)
-    fails, passes = [k for k in keys if k[1] == "FAIL"], [k for k in keys if k[1] == "PASS"]
+    fails, passes = [k for k in keys if k[1] == Vote.FAIL], [k for k in keys if k[1] == Vote.PASS]
     left = sample
     if needs is not None:
         short_fail = needs.human_fail < needs.min_per_class

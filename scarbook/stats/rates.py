@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from scarbook.models import Case, RunRecord, RunStatus
+from scarbook.models.words import Decision
 
 Z95 = 1.959963984540054
 
@@ -80,7 +81,7 @@ def band(rate: float | None, threshold: float, green: float = 0.9) -> str:
 def gate_band(rate: float | None, corrected_rate: float | None, decision: str, threshold: float, green: float) -> str:
     """The band the gate's own rate falls in: the judge-corrected rate when there is one (the gate
     decides on it), none without a verdict (1 pass and 9 errors is no green)."""
-    if decision == "no verdict":
+    if decision == Decision.NO_VERDICT:
         return "none"
     return band(corrected_rate if corrected_rate is not None else rate, threshold, green)
 
@@ -116,14 +117,14 @@ class CaseStats:
     pass_hat_k_ci: tuple[float, float] | None = None
 
     @property
-    def gate(self) -> str:
+    def gate(self) -> Decision | str:
         """above / below / undecided / no verdict: the gate's decision, else the point rule."""
         if self.decision:
             return self.decision
         if self.rate is None:
-            return "no verdict"
+            return Decision.NO_VERDICT
         rate = self.corrected.rate if self.corrected is not None else self.rate
-        return "above" if rate >= self.threshold else "below"
+        return Decision.ABOVE if rate >= self.threshold else Decision.BELOW
 
     @property
     def judged(self) -> int:
@@ -138,7 +139,8 @@ class CaseStats:
         """True above, False below; None when undecided or without a verdict (see `gate`). With a
         rate corrected for the judge's measured error (a fresh calibration covers the judge), the
         gate decides on it."""
-        return {"above": True, "below": False}.get(self.gate)
+        gate = self.gate
+        return True if gate == Decision.ABOVE else False if gate == Decision.BELOW else None
 
     def to_dict(self) -> dict:
         corrected = self.corrected

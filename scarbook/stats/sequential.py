@@ -42,13 +42,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
-from scarbook.models import RunStatus
+from scarbook.models import Decision, RunStatus
+from scarbook.models.words import CauseKind
 from scarbook.stats.binomial import binom_sf, smallest_cut
 from scarbook.stats.rates import effective_threshold
 
-Decision = Literal["above", "below", "undecided"]
 EDGE = 0.01  # keep p0, p1 off 0 and 1: a hypothesis of p = 1 would let one failure decide alone
 
 
@@ -125,10 +124,10 @@ class SequentialRule:
             llr = self.log_likelihood_ratio(passes, fails)
             # A tiny tolerance so an exact boundary hit is not lost to float rounding.
             if llr >= self.upper - 1e-12:
-                return "above"
+                return Decision.ABOVE
             if llr <= self.lower + 1e-12:
-                return "below"
-        return "undecided" if n >= self.max_runs else None
+                return Decision.BELOW
+        return Decision.UNDECIDED if n >= self.max_runs else None
 
     def fixed_n(self) -> int:
         """The fixed number of runs that gives the same guarantee (see `expected_fixed_n`)."""
@@ -282,7 +281,7 @@ def after_the_stop(rule: SequentialRule, statuses) -> AfterTheStop | None:
     if passes + fails == 0:
         return None
     lo, hi = stopped_interval(rule, passes, fails)
-    judged = sum(1 for s in statuses if s in (RunStatus.PASS, RunStatus.FAIL, "infra"))
+    judged = sum(1 for s in statuses if s in (RunStatus.PASS, RunStatus.FAIL, CauseKind.INFRA))
     den = rule.q0 + rule.q1 - 1
 
     def true_rate(p: float) -> float:

@@ -18,6 +18,7 @@ from typing import Any
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.history.records import status_problem
 from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.models.words import SessionState
 from scarbook.run.shard import Shard
 from scarbook.text import plural
 
@@ -171,7 +172,7 @@ def check_plan(found: list[FoundShard]) -> None:
 
 
 def _check_counts(f: FoundShard, planned: dict[str, list[int]]) -> None:
-    if f.info.state != "finished" or len(f.info.gate.get("looks") or [0]) > 1:  # stopped early, or `undecided: more`
+    if f.info.state != SessionState.FINISHED or len(f.info.gate.get("looks") or [0]) > 1:  # stopped early, or `undecided: more`
         return
     held = {(r.case_id, r.k) for r in f.runs}
     missing = [(cid, k) for cid, ks in planned.items() for k in ks if (cid, k) not in held]
@@ -219,7 +220,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
     worst = min((f.info.state for f in found), key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 0)
     notes = [f"shard {f.shard.label} {f.info.state}: {len(f.runs)} of "
              f"{sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case).values()))} runs"
-             for f in found if f.info.state != "finished"]
+             for f in found if f.info.state != SessionState.FINISHED]
     notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
     info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),
                        finished_at=max((f.info.finished_at or "" for f in found), default="") or None,

@@ -42,6 +42,7 @@ from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, Usage
+from scarbook.models.words import Isolation
 from scarbook.project import Project
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import RunStarted
@@ -308,7 +309,7 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
                        gate=gate, reports=dict(reports or {}))
     errors = _unwritable(project, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = _preflight_judge(project, plan, errors, confined=(pick.source.isolation or {}).get("ran") == "sandbox")
+    judge = _preflight_judge(project, plan, errors, confined=(pick.source.isolation or {}).get("ran") == Isolation.SANDBOX)
     if errors:
         return Preparation(errors=errors)
     try:

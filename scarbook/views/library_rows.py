@@ -17,6 +17,7 @@ from scarbook.errors import CaseError, HistoryError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import CaseLatest, ReadResult, session_age_s
 from scarbook.models import Band, Case, RunRecord, SessionInfo
+from scarbook.models.words import SessionState
 from scarbook.project import Project
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import correct, judged_split
@@ -79,7 +80,7 @@ def session_marks(info: SessionInfo) -> list[str]:
     (cancelled, interrupted, budget-stopped, aborted, crashed, still running) or it did not judge
     (partial, e.g. --skip-judge). A finished, complete session has no mark."""
     state = str(info.state)
-    marks = [] if state == "finished" else [STATE_MARKS.get(state, state)]
+    marks = [] if state == SessionState.FINISHED else [STATE_MARKS.get(state, state)]
     if info.partial:
         marks.append("partial")
     return marks

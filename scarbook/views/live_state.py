@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from scarbook.config import Config
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
+from scarbook.models.words import SessionState
 from scarbook.run.events import (
     CaseDecided,
     CheckDone,
@@ -125,7 +126,7 @@ class LiveSession:
     def runs_saved(self) -> int:
         """Planned runs an adaptive session did not need: every case decided before its cap.
         0 while running, and for a session that stopped for any other reason (cancelled, budget)."""
-        finished = self.done and self.info is not None and str(self.info.state) == "finished"
+        finished = self.done and self.info is not None and self.info.state == SessionState.FINISHED
         if not finished or not self.decided:
             return 0
         return max(0, self.planned - self.finished_runs)

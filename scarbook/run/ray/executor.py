@@ -291,9 +291,9 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     """The executor a session runs on: `choice` (--executor) beats scarbook.yaml's `executor.type`.
     `ready` is the prepared session (a scarbook.run.session.ReadySession)."""
     kind = choice or settings.type
-    if kind == "local":
+    if kind == ExecutorType.LOCAL:
         return None  # the runner's default LocalExecutor
-    if choice == "ray" and settings.type != "ray":
+    if choice == ExecutorType.RAY and settings.type != ExecutorType.RAY:
         settings = msgspec.structs.replace(settings, type=ExecutorType.RAY)
     judge, cfg = ready.judge, ready.project.config
     key_env: str = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env

@@ -26,6 +26,7 @@ from typing import Any
 
 from scarbook.checks.verdict import verdict_of
 from scarbook.models import Case, RunStatus
+from scarbook.models.words import Isolation
 from scarbook.run.session_run import AgentPart, RunContext, run_agent_part, transcript_file
 from scarbook.run.workspace import SeedManifest
 from scarbook.run.workspace_bundle import Bundle, pack
@@ -126,7 +127,7 @@ def _agent(recipe: AgentRecipe):
     if key not in _agents:
         agent = make_agent(recipe.spec, Path(recipe.project_root), isolation=recipe.isolation,
                            network=recipe.network, private=recipe.private)
-        if recipe.isolation == "sandbox":  # this node's shims resolved, as the driver's were (agents/shims.py)
+        if recipe.isolation == Isolation.SANDBOX:  # this node's shims resolved, as the driver's were (agents/shims.py)
             agent.preflight()
         _agents[key] = agent
     return _agents[key]

@@ -15,6 +15,7 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 from scarbook.cases.io import CaseSet
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
+from scarbook.models.words import ExecutorType
 from scarbook.session.estimate import JudgeHistory, estimate_plan, price, read_judge_history
 from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, judge_key_missing, plan_eval
 from scarbook.stats.sequential import SequentialRule
@@ -53,7 +54,7 @@ class LaunchScreen(HostModalScreen):
                     for name, n in cfg.presets.items():
                         yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset", compact=True)
                 yield Checkbox("adaptive: stop each case once decided (runs = the cap)", id="adaptive", compact=True)
-                yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == "ray",
+                yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == ExecutorType.RAY,
                                id="ray", compact=True)
                 with Horizontal(classes="pair"):
                     yield Label("concurrency")

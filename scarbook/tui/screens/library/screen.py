@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import ColumnKey
 
+from scarbook.models.words import SessionState
 from scarbook.stats.trends import DEFAULT_DEPTH, Trends
 from scarbook.text import cut_chars, cut_words, plural
 from scarbook.tui.host import HostScreen
@@ -290,7 +291,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         lines = [figures_line(row), f"task: {row.case.task}"]
         if row.trend is not None and row.trend.regressed_since is not None:
             lines.append(regressed_line(row.trend, row.trend.regressed_since))
-        if "judging" in row.marks:  # eval --judge-batch: its runs wait for the judge's batch
+        if SessionState.JUDGING in row.marks:  # eval --judge-batch: its runs wait for the judge's batch
             lines.append(f"latest session {row.session_id} is judging: no verdicts until its judge batch is "
                          f"collected (`scarbook resume {row.session_id}`)")
         elif row.marks:
