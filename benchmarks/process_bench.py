@@ -11,7 +11,9 @@ README.md > out.txt'`) and whose one check is `contains`. Each configuration is 
 at -j1 and -j16 — started through a small wrapper that prints the process's own CPU time and how many
 zombie children it holds at the end. The floor does per run only what any harness must: a temporary
 folder, the seed copied in, the same agent spawned there, its file checked, the folder removed; serially,
-and on 16 threads. Within a round the configurations take turns (the order reversed every other round),
+and on 16 threads; and the same with the agent spawned through the sandbox's bwrap line (the floor any
+sandboxed harness pays: bwrap's namespaces and mounts), so the sandbox's own cost and scarbook's share of
+it are told apart. Within a round the configurations take turns (the order reversed every other round),
 so a burst of load lands on all of them; each ratio is taken within a round, and the median is printed.
 
 report: `scarbook report SESSION --html` of one session of 2,000 runs (500 with --quick) in a history
@@ -39,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -91,22 +94,22 @@ def make_project(root: Path, n_cases: int, isolation: str) -> None:
                                         "  - {type: contains, path: out.txt, text: tiny-agent}\n")
 
 
-def _one_floor_run(seed_dir: Path) -> None:
+def _one_floor_run(seed_dir: Path, wrap: Callable[[list[str], Path], list[str]] | None) -> None:
     d = tempfile.mkdtemp()
     shutil.copytree(seed_dir, d, dirs_exist_ok=True)
-    subprocess.run(AGENT, cwd=d, check=True)
+    subprocess.run(wrap(AGENT, Path(d)) if wrap else AGENT, cwd=d, check=True)
     assert "tiny-agent" in Path(d, "out.txt").read_text()
     shutil.rmtree(d)
 
 
-def floor(n_runs: int, seed_dir: Path, threads: int) -> dict:
+def floor(n_runs: int, seed_dir: Path, threads: int, wrap: Callable[[list[str], Path], list[str]] | None = None) -> dict:
     start = time.perf_counter()
     if threads == 1:
         for _ in range(n_runs):
-            _one_floor_run(seed_dir)
+            _one_floor_run(seed_dir, wrap)
     else:
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(lambda _: _one_floor_run(seed_dir), range(n_runs)))
+            list(pool.map(lambda _: _one_floor_run(seed_dir, wrap), range(n_runs)))
     return {"wall": time.perf_counter() - start, "zombies": 0, "cpu": None}
 
 
@@ -123,7 +126,8 @@ def eval_once(root: Path, runs_per_case: int, jobs: int) -> dict:
 
 
 CONFIGS = [("floor, serial", "floor", 1), ("floor, 16 threads", "floor", 16), ("none", "none", 1),
-           ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16)]
+           ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16),
+           ("bwrap floor serial", "bwrap-floor", 1), ("bwrap floor 16 th.", "bwrap-floor", 16)]
 
 
 def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]) -> list[str]:
@@ -134,13 +138,20 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
         make_project(roots[isolation], n_cases, isolation)
     seed_dir = roots["none"] / "cases" / "case-000" / "seed"
     floor(20, seed_dir, 1)  # warm the page cache and the fork path
+    from scarbook.agents.sandbox import require_sandbox
+
+    box = require_sandbox(roots["default"])  # the sandbox a session of that project gets (SandboxUnavailable: no bwrap)
+
+    def wrap(argv: list[str], workspace: Path) -> list[str]:
+        return box.wrap(argv, workspace)
     results: dict[tuple[int, str, int], list[dict]] = {}
     for n in sizes:
         per_case = n // n_cases
         for r in range(rounds[n]):
             order = CONFIGS if r % 2 == 0 else CONFIGS[::-1]
             for name, kind, jobs in order:
-                got = floor(n, seed_dir, jobs) if kind == "floor" else eval_once(roots[kind], per_case, jobs)
+                got = (floor(n, seed_dir, jobs) if kind == "floor" else floor(n, seed_dir, jobs, wrap)
+                       if kind == "bwrap-floor" else eval_once(roots[kind], per_case, jobs))
                 results.setdefault((n, kind, jobs), []).append(got)
                 print(f"  {n:>6} runs  {name:<18} -j{jobs:<3} {got['wall']:8.2f} s  ({load()})", flush=True)
     lines.append(f"{'runs':>6}  {'configuration':<18} {'-j':>3}  {'wall s':>8} {'ms/run':>7} {'main CPU ms/run':>16} "
@@ -166,6 +177,12 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
                      f"{ratio((n, 'none', 16), (n, 'floor', 16))}; none -j1 / -j16 "
                      f"{ratio((n, 'none', 1), (n, 'none', 16))} (>= 1.5); floor serial / 16 threads "
                      f"{ratio((n, 'floor', 1), (n, 'floor', 16))}")
+        lines.append(f"  {n:>6} runs, the sandbox's own cost apart, -j16: bwrap floor / floor "
+                     f"{ratio((n, 'bwrap-floor', 16), (n, 'floor', 16))} (what bwrap adds to a bare spawn); "
+                     f"default / bwrap floor {ratio((n, 'default', 16), (n, 'bwrap-floor', 16))} (against none / floor "
+                     f"{ratio((n, 'none', 16), (n, 'floor', 16))}: scarbook's share); -j1: bwrap floor / floor "
+                     f"{ratio((n, 'bwrap-floor', 1), (n, 'floor', 1))}, default / bwrap floor "
+                     f"{ratio((n, 'default', 1), (n, 'bwrap-floor', 1))}")
     if len(sizes) > 1:
         small, big = sizes[0], sizes[-1]
         for kind, jobs in (("none", 16), ("default", 16), ("none", 1), ("default", 1)):
