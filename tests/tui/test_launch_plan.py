@@ -96,3 +96,30 @@ async def test_without_a_judge_key_the_tui_plans_the_session_without_the_judge(p
 @pytest.fixture(autouse=True)
 def _fast(fast_demo) -> None:
     pass
+
+
+@pytest.mark.parametrize(("runs", "said"), [
+    ("10", ["fix-json-config, rename-function, review-api-claims, write-one-line: 10 runs cannot show ≥ 80%; "
+            "14 can; or use adaptive"]),
+    ("20", []),
+])
+async def test_a_plan_too_small_to_decide_is_said_once_before_the_runs(project_root, runs, said) -> None:
+    """Issue 39.7 / 37.11 in the TUI: launched with 10 runs, one warning before the runs groups the
+    cases that plan cannot call above 80% even if every run passes (14 straight passes can); the
+    bundled 20 runs can, and nothing is said."""
+    from tests.helpers.tui_fixtures import raised_notifications, wait_for_session
+
+    app = make_app(project_root)
+    raised = raised_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await focus(pilot, "runs")
+        await pilot.press("ctrl+u", *runs)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None, what="the session to start")
+        plans = [n for n in raised if n.title == "this plan cannot decide"]
+        assert [str(n.message).splitlines() for n in plans] == ([said] if said else [])
+        assert all(n.severity == "warning" for n in plans)
+        await wait_for_session(pilot, app.live)
