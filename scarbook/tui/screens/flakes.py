@@ -23,16 +23,17 @@ from scarbook.tui.widgets.trend import grid_cell
 
 CASE_W, FLIPS_W = (16, 28), 5  # the case column's width range; the flips column
 ROWS_AT_ONCE = 100  # rows added per refresh (the first chunk: more than a tall terminal shows)
-CELL_W = (5, 12)  # a session column's width range: "100*" at least, a whole label when there is room
+CELL_W = (5, 12)  # a session column's width range: "100*" at least, a whole label (or id) when there is room
 PADDING = 2  # DataTable pads each cell by one column on either side
 
 
-def grid_widths(width: int, sessions: int) -> tuple[int, int]:
+def grid_widths(width: int, sessions: int, longest: int = CELL_W[1]) -> tuple[int, int]:
     """(case column, session column) widths for a terminal `width` columns wide: sessions get at least
-    CELL_W[0] (the grid scrolls sideways when they do not fit), the case id what is left, within CASE_W."""
+    CELL_W[0] (the grid scrolls sideways when they do not fit), the case id what is left, within CASE_W;
+    a session column grows to the `longest` name when there is room (an unlabelled session's id is 20)."""
     case_w = max(CASE_W[0], min(CASE_W[1], width - PADDING * 2 - FLIPS_W - sessions * (CELL_W[0] + PADDING)))
     room = width - case_w - FLIPS_W - PADDING * 2
-    cell_w = max(CELL_W[0], min(CELL_W[1], room // max(1, sessions) - PADDING))
+    cell_w = max(CELL_W[0], min(max(CELL_W[1], longest), room // max(1, sessions) - PADDING))
     return case_w, cell_w
 
 
@@ -79,7 +80,8 @@ class FlakeScreen(Screen):
         self._build(event.size.width)
 
     def _build(self, width: int) -> None:
-        widths = grid_widths(width - 2, len(self.sessions))  # the scrollbar
+        widths = grid_widths(width - 2, len(self.sessions),  # (the scrollbar)
+                             max((len(info.label or info.id) for info in self.sessions), default=0))
         if widths == self.widths:
             return
         self.widths = case_w, cell_w = widths
@@ -139,7 +141,8 @@ class FlakeScreen(Screen):
             rate = "no rate" if point.rate is None else pct_beside(point.rate, trend.threshold)
             figures = f"{c.passes} pass, {c.fails} fail" + (f", {c.errors} err" if c.errors else "") + \
                       (f", {c.unjudged} unjudged" if c.unjudged else "")
-            lines.append(f"{trend.case_id} in {point.name} ({point.session_id}): {rate} ({figures})"
+            named = point.name + (f" ({point.session_id})" if point.name != point.session_id else "")
+            lines.append(f"{trend.case_id} in {named}: {rate} ({figures})"
                          + (f" — {', '.join(point.marks)}" if point.marks else ""))
         elif sid:
             lines.append(f"{trend.case_id} did not run in session {sid}")

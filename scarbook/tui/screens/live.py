@@ -1,5 +1,6 @@
 """The live distribution: one row per case filling in as runs finish, a histogram across cases,
-overall progress. Escape asks to cancel; cancelling keeps every finished run."""
+overall progress. Escape asks to cancel while it runs (cancelling keeps every finished run), and goes back
+once it ended: the footer says which."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
+from scarbook.models import Decision
 from scarbook.stats.rates import count_text
 from scarbook.text import cut_chars, plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
@@ -28,10 +30,11 @@ LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err"
 # Rows start empty, so every column gets its final width up front. On a narrow terminal the columns
 # are dropped in the reverse of LIVE_KEEP (the least useful first: the band repeats the rate's colour,
 # the strip the progress bar) and the interval bar narrows to BAR_MIN before it goes.
-LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "retried": 7, "rate": 5, "ci": 8, "bar": 24, "band": 6, "decided": 9}
+DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow", "no verdict": "yellow"}
+LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "retried": 7, "rate": 5, "ci": 8, "bar": 24, "band": 6,
+               "decided": max(len(d.value) for d in Decision)}  # every decision whole ("no verdict" was cut at 9)
 LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "retried", "strip", "decided", "band"]
 BAR_MIN, CASE_MAX = 19, 24
-DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow", "no verdict": "yellow"}
 
 
 def fit_live_columns(width: int, case_width: int, retried: bool = False) -> dict[str, int]:
@@ -63,7 +66,8 @@ def format_elapsed(seconds: float) -> str:
 class LiveScreen(HostScreen):
     watches_session = True
     BINDINGS = [
-        Binding("escape,q", "leave", "Cancel / back"),
+        Binding("escape,q", "cancel", "Cancel session"),  # while it runs; once it ended, the same keys go back
+        Binding("escape,q", "leave", "Back"),
         Binding("v", "review", "Review runs"),
         Binding("l", "library", "Library"),
     ]
@@ -196,9 +200,23 @@ class LiveScreen(HostScreen):
     def _session_changed(self, message: SessionUpdated | SessionEnded) -> None:
         if message.state is self.live:
             self.refresh_from_live()
+            if self.live.done:
+                self.refresh_bindings()  # the footer offers Back, no longer Cancel
+
+    @property
+    def running(self) -> bool:
+        return not self.live.done and self.app.live is self.live
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("cancel", "leave"):
+            return self.running == (action == "cancel")
+        return True
 
     def action_leave(self) -> None:
-        if self.live.done or self.app.live is not self.live:
+        self.app.pop_screen()
+
+    def action_cancel(self) -> None:
+        if not self.running:  # ended between the key and this
             self.app.pop_screen()
             return
 

@@ -147,25 +147,47 @@ class ReviewScreen(HostScreen):
                     next((i for i, r in enumerate(runs) if r.status != RunStatus.PASS), 0))
 
     # -- the runs list and its filter ----------------------------------------------------------
-    def _status_line(self) -> Text:
+    def _status_line(self, width: int) -> Text:
+        """The filters with their counts, wrapped between filters to `width` columns (at 80 the cause
+        filters go on a second line rather than being cut off)."""
         counts = filter_counts(self.runs)
-        t = Text("show ", style="dim")
         names = filter_names(self.runs)
+        groups = [Text("show", style="dim")]
         for name in names:
-            if name in CAUSE_KINDS and name == names[len(FILTER_NAMES)]:
-                t.append("· why: ", style="dim")  # the cause filters follow the status ones
             label = f"{name} {counts[name]}"
+            group = Text("· why: ", style="dim") if name in CAUSE_KINDS and name == names[len(FILTER_NAMES)] \
+                else Text()  # the cause filters follow the status ones
             if name == self.filter:
-                t.append(f"[{label}]", style="bold reverse " + FILTER_STYLE.get(name, ""))
+                group.append(f"[{label}]", style="bold reverse " + FILTER_STYLE.get(name, ""))
             else:
-                t.append(label, style=FILTER_STYLE.get(name, ""))
-            t.append(" ")
-        t.append(" s: filter", style="dim")
+                group.append(label, style=FILTER_STYLE.get(name, ""))
+            groups.append(group)
+        groups.append(Text("s: filter", style="dim"))
+        t, used = Text(), 0
+        for group in groups:
+            gap = 2 if group is groups[-1] else 1  # the key's hint stands apart from the filters
+            if used and used + gap + group.cell_len > width:
+                t.append("\n")
+                used = 0
+            elif used:
+                t.append(" " * gap)
+                used += gap
+            t.append_text(group)
+            used += group.cell_len
         return t
+
+    def _show_status(self) -> None:
+        status = self.query_one("#review-status", Static)
+        status.update(self._status_line(max(20, self.size.width - 2)))  # (its padding)
+
+    @unless_removed
+    def on_resize(self) -> None:
+        if self.data is not None:
+            self._show_status()
 
     def _refill(self, prefer: RunRecord | None = None) -> None:
         self.shown = shown_runs(self.runs, self.filter)
-        self.query_one("#review-status", Static).update(self._status_line())
+        self._show_status()
         ol = self.query_one("#runs-list", OptionList)
         ol.clear_options()
         if not self.shown:

@@ -196,6 +196,7 @@ def _side(rate: float | None, c: Counts) -> str:
 
 
 NARROW_VERDICT = len("no detectable")  # "no detectable change" in two lines on a narrow terminal
+SIDE_HEADER_MAX = len("A prompt-v12")  # a longer "A <name>" is headed "A" on a narrow terminal
 
 
 def _interval(ci: tuple[float | None, float | None] | str, short: bool = False) -> str:
@@ -265,12 +266,14 @@ class CompareScreen(HostScreen):
         wide = [[r[0], r[1], r[2], r[3], _interval(r[4]), r[5], r[6].plain] for r in rows]
         need = sum(2 + max([len(h)] + [len(w[i]) for w in wide]) for i, (_, h) in enumerate(headers))
         # 80 columns: the p-value goes (the verdict says what it means), the interval is written short,
-        # and a long verdict wraps in its cell; every header is whole.
+        # a long verdict wraps in its cell and a side with a long name is headed A or B alone (the line
+        # above names it: a session id in the header made the table scroll sideways); every header is whole.
         narrow = need > self.size.width - 2
         for key, label in headers:
             if narrow and key == "p":
                 continue
-            label = "95% CI" if narrow and key == "ci" else label
+            short = {"ci": "95% CI", **{side: side.upper() for side in "ab" if len(label) > SIDE_HEADER_MAX}}
+            label = short.get(key, label) if narrow else label
             table.add_column(label, key=key, width=NARROW_VERDICT if narrow and key == "verdict" else None)
         for r in rows:
             cells = [Text(r[0]), Text(r[1]), Text(r[2]), Text(r[3]), Text(_interval(r[4], short=narrow)),

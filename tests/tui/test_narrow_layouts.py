@@ -1,0 +1,171 @@
+"""Screens read whole at 80x24 and wide (issue 37.15), driven by keys: the run review's filter line, the
+two-session comparison without sideways scrolling, the live screen's decisions and its footer once the
+session ended, the flake view's unlabelled session ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarbook.history.store import History
+from scarbook.models import Cause, CauseKind, RunRecord, SessionInfo
+from scarbook.project import Project
+from scarbook.tui.app import make_app
+from scarbook.tui.screens.launch import LaunchScreen
+from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.screens.live import LiveScreen
+from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+from tests.helpers.tui_fixtures import (
+    fast_demo,  # noqa: F401
+    library_loaded,
+    move_library_cursor,
+    project_root,  # noqa: F401
+    review_loaded,
+    wait_until,
+)
+
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+NARROW, WIDE = (80, 24), (200, 50)
+SIDS = ("20260101-090000-abcd", "20260102-090000-ef01")  # no labels: the ids are the names shown
+
+
+def screen_text(app) -> str:
+    """Every character painted on the terminal."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
+def write_sessions(root) -> None:
+    """Two unlabelled sessions of every bundled case; write-one-line's runs in the second fail in several
+    ways, each with its cause (the review's filter line then has a 'why:' part)."""
+    project = Project.discover(root)
+    history = History(project.workspaces_dir)
+    cases = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
+    for day, sid in enumerate(SIDS, start=1):
+        info = SessionInfo(id=sid, started_at=f"2026-01-0{day}T09:00:00+00:00", runs_per_case=10, case_ids=cases,
+                           fingerprint=project.config.fingerprint(), agent="demo")
+        history.start_session(info)
+        for cid in cases:
+            for k in range(1, 11):
+                bad = sid == SIDS[1] and cid == "write-one-line" and k > 2
+                status = ("fail" if k < 8 else "error") if bad else "pass"
+                kind = (CauseKind.AGENT if k < 6 else CauseKind.CASE if k < 8 else CauseKind.INFRA) if bad else None
+                history.record_run(RunRecord(
+                    session_id=sid, case_id=cid, k=k, status=status, started_at=info.started_at,
+                    reason="check 1 (file_exists): tmp.txt is missing" if bad else "all checks passed",
+                    cause=Cause(kind, "check-fail", "tmp.txt is missing") if kind else None, workspace_kept=False))
+        history.finish_session(info)
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_the_review_shows_every_filter_and_its_key(project_root, size):  # noqa: F811
+    write_sessions(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "write-one-line")
+        await pilot.press("v")
+        await review_loaded(pilot)
+        text = screen_text(app)
+        for shown in ("show", "[all 10]", "failed 8", "fail 5", "error 3", "unjudged 0", "pass 2",
+                      "· why: agent 3", "infra 3", "case 2", "s: filter"):
+            assert shown in text, f"{shown!r} is not on the screen:\n{text}"
+        await pilot.press("s")  # the filter moves on, the line stays whole
+        assert "[failed 8]" in screen_text(app) and "s: filter" in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_two_sessions_compared_need_no_sideways_scroll(project_root, size):  # noqa: F811
+    write_sessions(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
+                         what="the sessions")
+        await pilot.press("space", "down", "space", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded,
+                         what="the comparison")
+        await pilot.pause()
+        table = app.screen.query_one("#compare-table")
+        assert table.max_scroll_x == 0, f"the table is {table.virtual_size.width} wide in {table.size.width}"
+        text = screen_text(app)
+        for shown in ("B − A", "verdict", "regressed", "write-one-line", f"A = {SIDS[0]}"):
+            assert shown in text, f"{shown!r} is not on the screen:\n{text}"
+        if size == WIDE:
+            assert f"A {SIDS[0]}" in text and "95% CI of diff" in text  # room for the whole headers
+
+
+JUDGED_ONLY = """\
+id: judged-only
+task: Summarise the test log in summary.md
+checks:
+  - type: llm_judge
+    artifact: output
+    rubric: [the answer names the failing test]
+"""
+
+
+@pytest.mark.parametrize("size", [(100, 30), WIDE])
+async def test_the_live_screen_shows_no_verdict_whole(project_root, monkeypatch, size):  # noqa: F811
+    """A case only a judge grades, with no API key: its runs are unjudged and the gate says 'no verdict'."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (project_root / "cases" / "judged-only").mkdir()
+    (project_root / "cases" / "judged-only" / "case.yaml").write_text(JUDGED_ONLY)
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "3", "ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await wait_until(pilot, lambda: "no verdict" in screen_text(app), timeout=10,
+                         what=f"'no verdict' whole on the screen (it shows {app.live.gate})")
+
+
+HANGING_AGENT = """
+import asyncio
+
+async def run(task, cwd):
+    await asyncio.sleep(3600)  # runs until the session is cancelled
+"""
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_the_live_footer_offers_cancel_only_while_the_session_runs(tmp_path, fast_demo, size):  # noqa: F811
+    root = tmp_path / "proj"
+    (root / "cases" / "one-case").mkdir(parents=True)
+    (root / "cases" / "one-case" / "case.yaml").write_text(
+        "id: one-case\ntask: write out.txt\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    (root / "hanging_agent.py").write_text(HANGING_AGENT)
+    (root / "scarbook.yaml").write_text("agent: {type: python, function: hanging_agent:run}\nconcurrency: 1\n")
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await pilot.press("ctrl+a", "ctrl+k", "2", "ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen) and sum(app.live.running.values()) == 1,
+                         what="a run going")
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "esc Cancel session" in footer and "Back" not in footer, footer
+        await pilot.press("escape", "y")  # cancel it: asked, then yes
+        await wait_until(pilot, lambda: app.live.done, what="the session to end")
+        await wait_until(pilot, lambda: "esc Back" in screen_text(app).splitlines()[-1], timeout=10,
+                         what="the footer to offer Back")
+        assert "Cancel" not in screen_text(app).splitlines()[-1]
+        await pilot.press("escape")  # ended: straight back, no question
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+
+
+@pytest.mark.parametrize("size", [WIDE])
+async def test_the_flake_view_shows_unlabelled_session_ids_whole(project_root, size):  # noqa: F811
+    write_sessions(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: app.screen.query("#flake-grid"), what="the flake view")
+        await pilot.pause()
+        header = next(line for line in screen_text(app).splitlines() if "flips" in line)
+        assert SIDS[0] in header and SIDS[1] in header, header
