@@ -165,8 +165,10 @@ def k_note(ks: dict[str, int]) -> str:
     """The k of pass@k / pass^k (a case's judged runs, at most 5): one number when every case with a
     rate shares it, else each case's, saying why a case's k is less than its runs."""
     values = sorted(set(ks.values()))
-    if len(values) <= 1:
-        return f"k = {values[0] if values else 0}"
+    if not values:  # no case has a rate (every run errored or unjudged): there is no k to speak of
+        return "k = – (no case has a rate)"
+    if len(values) == 1:
+        return f"k = {values[0]}"
     return "k per case (its judged runs, at most 5): " + ", ".join(f"{cid} {k}" for cid, k in ks.items())
 
 

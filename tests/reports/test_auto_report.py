@@ -113,3 +113,16 @@ def test_k_says_why_a_case_with_2_runs_has_k_1_and_leaves_out_cases_without_a_ra
     rep.stats = stats
     text = format_table(rep)
     assert "k per case (its judged runs, at most 5): full 5, two 1 for pass@k" in text
+
+
+def test_a_session_with_no_rate_says_there_is_no_k() -> None:
+    """Every run unjudged (--skip-judge) or errored: no case has a rate, and the footer said 'k = 0 for
+    pass@k / pass^k' as if pass@0 had been measured."""
+    from scarbook.reports.github import step_summary
+    from scarbook.stats.rates import summarize_counts
+
+    rep = build_report(SessionInfo("s1", case_ids=[], state="finished"), [], {}, Config())
+    rep.stats = [summarize_counts("c", 0, 0, 2, 0.8)]
+    assert "k = – (no case has a rate) for pass@k / pass^k" in format_table(rep)
+    assert "pass^k with k = – (no case has a rate)." in step_summary(rep)
+    assert "k = 0" not in format_table(rep) + step_summary(rep)
