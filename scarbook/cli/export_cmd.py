@@ -35,7 +35,10 @@ def export_command(ctx: click.Context, session: str, fmt: str, output: str | Non
     path = Path(output or ".")
     if path.is_dir():
         path = path / default_log_name(info)
-    elif output and output.endswith(("/", os.sep)) and not path.exists():  # a folder was meant: never a file by its name
+    elif output and output.endswith(("/", os.sep)):  # a folder was meant: never a file by its name
+        if path.exists():
+            raise ScarbookError(f"{path} is a file, not a folder — give -o a folder, or a file name without the "
+                                "trailing /")
         raise ScarbookError(f"no folder {path} — create it (mkdir -p {path}), or give -o an existing folder")
     elif not path.parent.exists():  # made silently, a typo in the path would hide the log somewhere new
         raise ScarbookError(f"no folder {path.parent} to write {path.name} in — create it (mkdir -p {path.parent}), "

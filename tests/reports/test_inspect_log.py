@@ -154,6 +154,11 @@ def test_export_into_a_missing_folder_is_refused_and_writes_nothing(project, tmp
     assert r.stderr == (f"scarbook: no folder {tmp_path / 'missing' / 'dir'} to write x.json in — create it "
                         f"(mkdir -p {tmp_path / 'missing' / 'dir'}), or give -o a path in an existing folder\n")
     assert not (tmp_path / "logs").exists() and not (tmp_path / "missing").exists()
+    (tmp_path / "notes").write_text("mine")  # a file named as the folder meant: never written over
+    r = project.cli("export", "--format", "inspect", "-o", f"{tmp_path / 'notes'}/")
+    assert (r.exit_code, r.stderr) == (2, f"scarbook: {tmp_path / 'notes'} is a file, not a folder — give -o a folder, "
+                                          "or a file name without the trailing /\n")
+    assert (tmp_path / "notes").read_text() == "mine"
     (tmp_path / "logs").mkdir()  # the fix the message names works
     r = project.cli("export", "--format", "inspect", "-o", f"{tmp_path / 'logs'}/")
     assert r.exit_code == 0, r.output
