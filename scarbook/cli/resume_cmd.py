@@ -18,7 +18,6 @@ from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession, ScarbookError
 from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.models import SessionState
-from scarbook.models.words import Isolation
 from scarbook.reports.write import ReportPaths
 from scarbook.run.attempts import one_line, write_traceback
 from scarbook.run.causes import all_patterns, project_patterns
@@ -53,7 +52,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     plan = batch.BatchPlan.read(history.dir / info.id, info)  # refused unless it is what was submitted
     settings = project.config.judge
     # its answers go to the part of the cache the session's agents could not reach if they were sandboxed
-    confined = (info.isolation or {}).get("ran") == Isolation.SANDBOX
+    confined = info.isolation is not None and info.isolation.sandboxed
     cache = VerdictCache(project.workspaces_dir / FOLDER, confined=confined) if settings.cache else None
     judge = Judge(settings, cache=cache)
     judge.preflight()

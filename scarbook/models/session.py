@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from scarbook.models.session_parts import Confinement, RerunLink, RunPlace, SessionPart
 from scarbook.models.words import SessionState
+
+# the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
+PARTS: dict[str, type[SessionPart]] = {"rerun_of": RerunLink, "executor": RunPlace, "isolation": Confinement}
 
 
 @dataclass
@@ -32,24 +36,25 @@ class SessionInfo:
     note: str = ""
     # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
     shard: dict[str, Any] = field(default_factory=dict)
-    # `eval --rerun`: the session whose cases it re-ran, why, and how many runs matched per case
-    rerun_of: dict[str, Any] = field(default_factory=dict)
-    # where its runs executed: {"type": "local"} or {"type": "ray", "address": "auto" | "ray://…" | None
-    # (a Ray instance started on this machine)}; {} in records written before it was recorded
-    executor: dict[str, Any] = field(default_factory=dict)
+    # `eval --rerun` / `scarbook rejudge`: the session it re-ran or graded again; None ({}) for none
+    rerun_of: RerunLink | None = None
+    # where its runs executed; None ({}) in records written before it was recorded
+    executor: RunPlace | None = None
     # eval --judge-batch: {"id": the Message Batch's id (None until it exists), "requests": how many,
     # "submitted_at"}; {} for a session judged online
     batch: dict[str, Any] = field(default_factory=dict)
-    # what confined its agent: {"ran": "sandbox" | "none", "asked": "auto" | "sandbox" | "none", "network":
-    # bool (sandbox), "why": str (auto fell back to none)} (scarbook.run.session.choose_isolation); {} before 25.1
-    isolation: dict[str, Any] = field(default_factory=dict)
+    # what confined its agent (scarbook.run.session.choose_isolation); None ({}) before 25.1 and for a rejudge
+    isolation: Confinement | None = None
     # case id -> how many runs of it the session recorded, written when it ends: a read that finds fewer
     # lines (deleted, or left out as forged) marks the case damaged, without a verdict; {} while it runs,
     # and in records written before it was kept (left out of the file then)
     recorded: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = asdict(replace(self, rerun_of=None, executor=None, isolation=None))
+        for key in PARTS:
+            part = getattr(self, key)
+            d[key] = part.to_dict() if part is not None else {}
         d["state"] = str(self.state)
         if not self.recorded:
             del d["recorded"]
@@ -68,6 +73,6 @@ class SessionInfo:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionInfo:
         known = cls.__dataclass_fields__
-        info = cls(**{k: v for k, v in d.items() if k in known})
+        info = cls(**{k: PARTS[k].read(v) if k in PARTS else v for k, v in d.items() if k in known})
         info.state = SessionState.parse(info.state)
         return info

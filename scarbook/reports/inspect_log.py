@@ -223,7 +223,7 @@ def build_inspect_log(info: SessionInfo, runs: Iterable[RunRecord], cases: Mappi
             "packages": {"scarbook": __version__},
             "metadata": {"scarbook_session": info.id, "label": info.label, "state": str(info.state),
                          "agent": info.agent, "judge_model": info.judge_model, "partial": info.partial,
-                         "git_revision": info.git_revision, "executor": info.executor, "note": info.note},
+                         "git_revision": info.git_revision, "executor": info.executor.to_dict() if info.executor else {}, "note": info.note},
             "scorers": [],
         },
         "plan": {"name": "plan", "steps": [{"solver": _model(info), "params": {}}], "config": {}},

@@ -3,27 +3,26 @@ its `rerun_of` link, in words (tools/rerun.py and tools/rejudge.py make the link
 
 from __future__ import annotations
 
-from typing import Any
-
+from scarbook.models.session_parts import RerunLink
 from scarbook.text import plural
 
 
-def rejudge_line(link: dict[str, Any]) -> str:
+def rejudge_line(link: RerunLink) -> str:
     """The report's line: what this session graded again, from what."""
-    unjudgeable = link.get("not_rejudgeable") or []
-    model = f" with judge {link['judge_model']}" if link.get("judge_model") else ""
+    unjudgeable = link.not_rejudgeable or ()
+    model = f" with judge {link.judge_model}" if link.judge_model else ""
     tail = f"; {plural(len(unjudgeable), 'run')} not re-judgeable" if unjudgeable else ""
-    return (f"rejudge of session {link.get('session')}{model}: {plural(int(link.get('regraded') or 0), 'run')} "
-            f"graded again from kept artifacts, {int(link.get('carried') or 0)} carried (rule checks failed), "
+    return (f"rejudge of session {link.session}{model}: {plural(int(link.regraded or 0), 'run')} "
+            f"graded again from kept artifacts, {int(link.carried or 0)} carried (rule checks failed), "
             f"no agent runs{tail}; the source session's rates are unchanged")
 
 
-def rerun_line(link: dict[str, Any]) -> str:
+def rerun_line(link: RerunLink) -> str:
     """The report's line: what this session re-ran (or graded again: `scarbook rejudge`), from what."""
-    if link.get("rejudge"):
+    if link.rejudge:
         return rejudge_line(link)
-    cases = link.get("cases") or {}
+    cases = link.cases or {}
     listed = ", ".join(f"{cid} ({n})" for cid, n in cases.items())
-    return (f"re-run of session {link.get('session')} (only {', '.join(link.get('only') or [])}): "
+    return (f"re-run of session {link.session} (only {', '.join(link.only)}): "
             f"{len(cases)} case{'s' if len(cases) != 1 else ''} — {listed} (matching runs in the source); "
             "the source session's rates are unchanged")

@@ -323,9 +323,9 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "session": rep.session.to_dict(),
         # where the runs executed: {"type": "local"} or {"type": "ray", "address": …}; null for a
         # session recorded before scarbook kept it. Each run says its Ray node in runs[].node.
-        "executor": rep.session.executor or None,
+        "executor": rep.session.executor.to_dict() if rep.session.executor else None,
         # what confined the agent: {"ran": "sandbox" | "none", "asked": …, "network" | "why": …}; null before 25.1
-        "isolation": rep.session.isolation or None,
+        "isolation": rep.session.isolation.to_dict() if rep.session.isolation else None,
         "exit_code": rep.exit_code,
         "gate": rep.policy.to_dict() | ({"point_false_red": rep.point_false_red} if rep.policy.mode == GateMode.POINT else {}),
         "cases": [case_dict(s) for s in rep.stats],

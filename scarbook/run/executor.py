@@ -12,6 +12,9 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from scarbook.models.session_parts import RunPlace
+from scarbook.models.words import ExecutorType
+
 J = TypeVar("J")
 R = TypeVar("R")
 
@@ -24,7 +27,7 @@ class Executor(Protocol[J, R]):
     async def agent_part(self, ctx: Any, agent: Any, case: Any, k: int, manifests: dict, emit: Callable) -> Any:
         """Run the worker part of run k of `case` (same arguments as session_run.run_agent_part)."""
 
-    def where(self) -> dict[str, Any]:
+    def where(self) -> RunPlace:
         """Where its runs execute, as the session records it (SessionInfo.executor)."""
 
     def recorder_hosts(self) -> tuple[str, ...]:
@@ -37,8 +40,8 @@ class LocalExecutor(Generic[J, R]):
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
 
-    def where(self) -> dict[str, Any]:
-        return {"type": "local"}
+    def where(self) -> RunPlace:
+        return RunPlace(ExecutorType.LOCAL)
 
     def recorder_hosts(self) -> tuple[str, ...]:
         return ("127.0.0.1",)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scarbook.config import GatePolicy
     from scarbook.models import Case
+    from scarbook.models.session_parts import RerunLink
     from scarbook.record.settings import RecordSettings
     from scarbook.run.shard import Shard
 
@@ -36,7 +37,7 @@ class SessionPlan:
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (default proc.credentials.environ())
     shard: Shard | None = None  # run only this shard's share of the (case, k) jobs (eval --shard)
     retry_infra: int | None = None  # --retry-infra; None: scarbook.yaml's retry_infra (0 under --runs auto)
-    rerun_of: dict[str, Any] | None = None  # eval --rerun: the source session and what was picked (tools/rerun.py)
+    rerun_of: RerunLink | None = None  # eval --rerun: the source session and what was picked (tools/rerun.py)
     reports: dict[str, Path] = field(default_factory=dict)  # files written after the session: option -> path
     against: str = ""  # eval --against: "baseline" or the session id compared with (kept for `scarbook resume`)
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`

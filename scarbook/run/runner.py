@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from scarbook.agents import PythonAgent
 from scarbook.cases.io import case_digest
@@ -33,7 +33,8 @@ from scarbook.judge.cache import FOLDER as CACHE_FOLDER
 from scarbook.judge.cache_trust import Window, close_window, open_window
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
-from scarbook.models.words import Isolation
+from scarbook.models.session_parts import RunPlace
+from scarbook.models.words import ExecutorType, Isolation
 from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
@@ -202,7 +203,7 @@ def _open_unconfined(ready: ReadySession) -> Window | None:
     """An unconfined session's window on the verdict cache (judge/cache_trust.py): while its agents run,
     no session uses an entry changed in it, and at its end the sandboxed part's changed entries move
     aside. None for a sandboxed session, or one that runs no agent (rejudge)."""
-    if ready.isolation.get("ran") != Isolation.NONE:
+    if ready.isolation is None or ready.isolation.ran != Isolation.NONE:
         return None
     window = open_window(ready.project.workspaces_dir / CACHE_FOLDER)
     cache = getattr(ready.judge, "cache", None)
@@ -215,7 +216,7 @@ def _before_session(root: Path) -> tuple[list[str], str | None]:
     return kill_stale(project_tag(root)), git_revision(root)
 
 
-def open_session(ready: ReadySession, executor: dict[str, Any] | None, revision: str | None) -> SessionInfo:
+def open_session(ready: ReadySession, executor: RunPlace | None, revision: str | None) -> SessionInfo:
     """Claim the session's id (a shard's, or a new one) and record that it started, with where its
     runs execute (`executor`: the pool's where(); this machine when None) and at which git `revision`."""
     project, plan, judge = ready.project, ready.plan, ready.judge
@@ -232,8 +233,8 @@ def open_session(ready: ReadySession, executor: dict[str, Any] | None, revision:
                        gate={**ready.gate.to_dict(), "looks": ready.looks,
                              **({"judge_rates": {c: list(r) for c, r in ready.judge_rates.items()}}
                                 if ready.judge_rates else {})},
-                       rerun_of=dict(plan.rerun_of or {}), executor=dict(executor or {"type": "local"}),
-                       isolation=dict(ready.isolation))
+                       rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
+                       isolation=ready.isolation)
     history.start_session(info)
     return info
 

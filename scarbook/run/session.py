@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from scarbook.agents import Agent, AgentSpec, keeps_transcript, make_agent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
@@ -25,6 +24,7 @@ from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, GateMode
+from scarbook.models.session_parts import Confinement
 from scarbook.models.words import Isolation, Keep, Undecided
 from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
@@ -64,10 +64,8 @@ class ReadySession:
     decide: DecideFn | None = None
     record: RecordSettings | None = None  # the model-call recorder's settings; None: no recorder
     replay: ReplaySource | None = None  # record.mode replay: the recorded calls, loaded before any run
-    # what confines the agent this session (SessionInfo.isolation): {"ran": "sandbox" | "none",
-    # "asked": scarbook.yaml's / --isolation's value, "network": bool (sandbox), "why": str (auto's fallback)};
-    # {} when no agent runs (a rejudge)
-    isolation: dict[str, Any] = field(default_factory=dict)
+    # what confines the agent this session (SessionInfo.isolation); None when no agent runs (a rejudge)
+    isolation: Confinement | None = None
     # --runs auto with a calibrated judge: the (q0, q1) each case's rule ran with (recorded in the
     # session's gate, so the report reads the runs with the rule that read them)
     judge_rates: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -135,14 +133,14 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(RETRY_WITH_AUTO)
     errors.extend(_unwritable(project, plan))
     notes: list[str] = []
-    isolation: dict[str, Any] = {}
-    spec, agent = _preflight_agent(project, errors, notes, isolation)
+    spec, agent, isolation = _preflight_agent(project, errors, notes)
+    sandboxed = isolation is not None and isolation.sandboxed
     record = plan.record if plan.record is not None else project.config.record
     if spec is not None:
         errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
-    if spec is not None and isolation.get("ran") == Isolation.SANDBOX and record is None:  # (recorded: the proxy is its way out)
+    if spec is not None and sandboxed and record is None:  # (recorded: the proxy is its way out)
         errors.extend(_offline_problem(spec, project.config.network, plan.cases))
-    judge = _preflight_judge(project, plan, errors, confined=isolation.get("ran") == Isolation.SANDBOX)
+    judge = _preflight_judge(project, plan, errors, confined=sandboxed)
     decide = None
     rates: dict[str, tuple[float, float]] = {}
     if plan.adaptive and plan.cases and plan.runs >= 1:
@@ -242,27 +240,27 @@ UNCONFINED = ("the agent can read, write and delete anything your user can, reac
 NONE_NOTE = f"isolation: none — this session runs unconfined: {UNCONFINED}"
 
 
-def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> dict[str, Any]:
+def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> Confinement:
     """What confines the agent this session (ReadySession.isolation). `auto` (the default) is the
     sandbox where bubblewrap starts here (tried once per process, now) and the agent is a program;
     else none, and one note says why and what the agent can reach. `none` asked for says the same
     without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
     cfg = project.config
     if cfg.isolation == Isolation.SANDBOX:
-        return {"ran": "sandbox", "asked": "sandbox", "network": cfg.network}
+        return Confinement(Isolation.SANDBOX, Isolation.SANDBOX, cfg.network)
     if cfg.isolation == Isolation.NONE:
         notes.append(NONE_NOTE)
-        return {"ran": "none", "asked": "none"}
+        return Confinement(Isolation.NONE, Isolation.NONE)
     if not spec.SANDBOX:
         why = f"a {spec.type} agent runs inside scarbook's own process"
     else:
         try:
             require_sandbox(project.root, cfg.network)
-            return {"ran": "sandbox", "asked": cfg.isolation, "network": cfg.network}
+            return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
         except SandboxUnavailable as exc:
             why = exc.message.removeprefix("isolation: sandbox cannot start: ").split(" — ")[0]
     notes.append(f"isolation: no sandbox here ({why}), so this session runs unconfined: {UNCONFINED}")
-    return {"ran": "none", "asked": cfg.isolation, "why": why}
+    return Confinement(Isolation.NONE, cfg.isolation, why=why)
 
 
 def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[str]:
@@ -278,24 +276,25 @@ def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[
             "or isolation: none"]
 
 
-def _preflight_agent(project: Project, errors: list[str], notes: list[str],
-                     isolation: dict[str, Any]) -> tuple[AgentSpec | None, Agent | None]:
+def _preflight_agent(project: Project, errors: list[str],
+                     notes: list[str]) -> tuple[AgentSpec | None, Agent | None, Confinement | None]:
     try:
         spec = AgentSpec.from_config(project.config.agent)
     except ValueError as exc:  # an agent set in code (scarbook.yaml's is checked when read)
         errors.append(str(exc))
-        return None, None
+        return None, None, None
+    isolation = None
     try:
-        isolation.update(choose_isolation(project, spec, notes))
-        agent = make_agent(spec, project.root, isolation=isolation["ran"], network=project.config.network,
+        isolation = choose_isolation(project, spec, notes)
+        agent = make_agent(spec, project.root, isolation=isolation.ran, network=project.config.network,
                            private=(str(project.workspaces_dir),))
         agent.preflight()
-        return spec, agent
+        return spec, agent, isolation
     except ScarbookError as exc:
         errors.append(exc.message)
     except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
         errors.append(spec.preparation_failed(exc))
-    return spec, None
+    return spec, None, isolation
 
 
 def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) -> list[str]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.history.records import status_problem
 from scarbook.models import RunRecord, RunStatus, SessionInfo
+from scarbook.models.session_parts import MIXED, Confinement, RunPlace
 from scarbook.models.words import SessionState
 from scarbook.run.shard import Shard
 from scarbook.text import plural
@@ -240,22 +240,22 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
     return info, runs
 
 
-def _merged_executor(executors: list[dict[str, Any]]) -> dict[str, Any]:
+def _merged_executor(executors: list[RunPlace | None]) -> RunPlace | None:
     """Where a merged session's runs executed: the shards' executor when they agree, else
     {"type": "mixed", "address": None, "shards": [each shard's, in shard order]} ({} from older shards)."""
     distinct = [e for i, e in enumerate(executors) if e not in executors[:i]]
     if len(distinct) == 1:
-        return dict(distinct[0])
-    return {"type": "mixed", "address": None, "shards": [dict(e) for e in executors]}
+        return distinct[0]
+    return RunPlace(MIXED, None, tuple(executors), keys=("type", "address", "shards"))
 
 
-def _merged_isolation(isolations: list[dict[str, Any]]) -> dict[str, Any]:
+def _merged_isolation(isolations: list[Confinement | None]) -> Confinement | None:
     """What confined a merged session's agents: the shards' isolation when they agree, else
     {"ran": "mixed", "shards": [each shard's, in shard order]} ({} from older shards)."""
     distinct = [e for i, e in enumerate(isolations) if e not in isolations[:i]]
     if len(distinct) == 1:
-        return dict(distinct[0])
-    return {"ran": "mixed", "shards": [dict(e) for e in isolations]}
+        return distinct[0]
+    return Confinement(MIXED, shards=tuple(isolations))
 
 
 def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str) -> list[str]:

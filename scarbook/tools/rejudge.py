@@ -42,7 +42,8 @@ from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, Usage
-from scarbook.models.words import Isolation
+from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
+from scarbook.models.words import ExecutorType
 from scarbook.project import Project
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import RunStarted
@@ -94,17 +95,17 @@ class RejudgePick:
     def label(self) -> str:
         return f"rejudge of {self.source.label or self.source.id}"
 
-    def link(self) -> dict[str, Any]:
+    def link(self) -> RerunLink:
         """What the new session records of its source (SessionInfo.rerun_of, as eval --rerun's)."""
-        return {"session": self.source.id, "rejudge": True, "judge_model": self.judge_model or "",
-                "cases": {cid: len(ks) for cid, ks in self.jobs.items()},
-                "regraded": self.regraded, "carried": self.carried,
-                "not_rejudgeable": [{"case": c, "k": k, "why": why} for c, k, why in self.not_rejudgeable]}
+        return RerunLink.regrade(self.source.id, self.judge_model or "", {cid: len(ks) for cid, ks in self.jobs.items()},
+                                 self.regraded, self.carried,
+                                 tuple(NotRejudged(c, k, why) for c, k, why in self.not_rejudgeable))
 
 
 def is_rejudge_of(b: SessionInfo, a: SessionInfo) -> bool:
     """Session b grades session a's artifacts again (or a grades b's)."""
-    return any(y.rerun_of.get("rejudge") is True and y.rerun_of.get("session") == x.id for x, y in ((a, b), (b, a)))
+    return any(y.rerun_of is not None and y.rerun_of.rejudge is True and y.rerun_of.session == x.id
+               for x, y in ((a, b), (b, a)))
 
 
 def unjudgeable_lines(pick: RejudgePick) -> list[str]:
@@ -254,8 +255,8 @@ class RejudgeExecutor(LocalExecutor):
         super().__init__(concurrency)
         self.pick = pick
 
-    def where(self) -> dict[str, Any]:
-        return {"type": "local", "rejudge": True}
+    def where(self) -> RunPlace:
+        return RunPlace(ExecutorType.LOCAL, rejudge=True)
 
     def connect(self) -> str | None:
         """Nothing to join (the TUI connects a cluster executor before its session)."""
@@ -309,7 +310,7 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
                        gate=gate, reports=dict(reports or {}))
     errors = _unwritable(project, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = _preflight_judge(project, plan, errors, confined=(pick.source.isolation or {}).get("ran") == Isolation.SANDBOX)
+    judge = _preflight_judge(project, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
     if errors:
         return Preparation(errors=errors)
     try:

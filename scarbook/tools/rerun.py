@@ -9,10 +9,11 @@ measurement of that case; the selection is of cases, never of runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scarbook.errors import ScarbookError
 from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, RunStatus, SessionInfo
+from scarbook.models.session_parts import RerunLink
 
 if TYPE_CHECKING:
     from scarbook.history.store import History
@@ -31,9 +32,9 @@ class RerunPick:
     def case_ids(self) -> list[str]:
         return list(self.matched)
 
-    def link(self) -> dict[str, Any]:
+    def link(self) -> RerunLink:
         """What the new session records of its source (SessionInfo.rerun_of)."""
-        return {"session": self.source.id, "only": list(self.only), "cases": dict(self.matched)}
+        return RerunLink.rerun(self.source.id, tuple(self.only), self.matched)
 
 
 def parse_only(text: str) -> tuple[str, ...]:

@@ -33,6 +33,8 @@ from scarbook.models import (
     SessionInfo,
     Vote,
 )
+from scarbook.models.session_parts import MIXED, Confinement, RerunLink, RunPlace
+from scarbook.models.words import ExecutorType, Isolation
 from scarbook.reports.table import report_run_from_dict, run_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records"
@@ -60,6 +62,14 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
         assert all(isinstance(a, Attempt) and isinstance(a.status, RunStatus) for a in run.attempts)
         assert all(isinstance(c.judge, JudgeDetail) for c in run.checks if c.type == "llm_judge" and c.judge)
         assert all(isinstance(i, JudgeItem) for c in run.checks if c.judge for i in c.judge.items)
+    doc = _session_doc(folder)
+    for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink)):
+        part = getattr(info, name)
+        assert isinstance(part, kind) if doc[name] else part is None, name  # the session's parts are records
+    if info.isolation is not None:
+        assert isinstance(info.isolation.ran, Isolation) or info.isolation.ran == MIXED
+    if info.executor is not None:
+        assert isinstance(info.executor.type, ExecutorType) or info.executor.type == MIXED
 
     monkeypatch.setattr(os, "getpid", lambda: _session_doc(folder)["pid"])  # the pid session.json keeps
     again = History(tmp_path / "new")
@@ -134,7 +144,7 @@ def test_a_run_line_of_an_early_version_still_reads(tmp_path):
     assert run.cause == Cause(CauseKind.INFRA, "api-overloaded", "stderr: 529")
     assert run.attempts == [Attempt(1, RunStatus.ERROR), Attempt(2, RunStatus.FAIL)]
     assert run.checks[0].status == CheckStatus.FAIL and run.checks[0].index == 0 and run.checks[0].cause is None
-    assert history.read_session("s1").executor == {} and run.node == {}
+    assert history.read_session("s1").executor is None and run.node == {}
     judge = run.checks[1].judge
     assert judge is not None and judge.verdict == CheckStatus.FAIL and judge.items[0].votes == (Vote.FAIL,)
     assert judge.temperature is None and judge.prompt_digest is None and not judge.has("temperature")

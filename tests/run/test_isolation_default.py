@@ -32,7 +32,7 @@ def _setup(project, tmp_path, isolation: str | None = None):
 def _isolation_ran(project, report) -> dict:
     data = json.loads(report.read_text())
     assert data["session"]["isolation"] == data["isolation"]
-    assert project.load().history.sessions()[0].isolation == data["isolation"]
+    assert project.load().history.sessions()[0].isolation.to_dict() == data["isolation"]
     return data["isolation"]
 
 

@@ -353,34 +353,41 @@ def test_merge_writes_the_step_summary_copies_kept_workspaces_and_says_where_run
 def test_a_session_record_says_its_executor_and_an_older_one_without_it_still_reads(tmp_path):
     from scarbook.history.records import session_from_doc, session_problem
     from scarbook.models import SessionInfo
+    from scarbook.models.session_parts import Confinement, RunPlace
     from scarbook.run.executor import LocalExecutor
     from scarbook.tools.merge import _merged_executor
 
-    assert LocalExecutor(2).where() == {"type": "local"}
+    assert LocalExecutor(2).where().to_dict() == {"type": "local"}
     from scarbook.config import ExecutorSettings
     from scarbook.run.ray.executor import RayExecutor
 
     assert RayExecutor(ExecutorSettings(type="ray", address="ray://head:10001"), 2, agent_spec=None,
-                       project_root=tmp_path, keep_all=False).where() == {"type": "ray", "address": "ray://head:10001"}
+                       project_root=tmp_path, keep_all=False).where().to_dict() == {"type": "ray", "address": "ray://head:10001"}
     old = {"id": "20260101-000000-aaaa", "label": "", "state": "finished"}  # written before `executor`
-    assert session_problem(old) is None and session_from_doc(old).executor == {}
-    ray = SessionInfo(id="s", executor={"type": "ray", "address": "ray://head:10001"}).to_dict()
-    assert session_problem(ray) is None and session_from_doc(ray).executor == {"type": "ray", "address": "ray://head:10001"}
+    assert session_problem(old) is None and session_from_doc(old).executor is None and SessionInfo.from_dict(old).to_dict()["executor"] == {}
+    ray = SessionInfo(id="s", executor=RunPlace.ray("ray://head:10001")).to_dict()
+    assert ray["executor"] == {"type": "ray", "address": "ray://head:10001"}
+    assert session_problem(ray) is None and session_from_doc(ray).executor == RunPlace.ray("ray://head:10001")
+    assert SessionInfo(id="s", executor=RunPlace.ray(None)).to_dict()["executor"] == {"type": "ray", "address": None}
     assert session_problem({**old, "executor": "ray"}) == "field executor is a string, not an object with a string type"
     assert session_problem({**old, "executor": {"type": 3}}) == \
         "field executor is an object, not an object with a string type"
-    assert _merged_executor([{"type": "local"}, {"type": "local"}]) == {"type": "local"}
+    assert _merged_executor([RunPlace.read({"type": "local"}), RunPlace()]).to_dict() == {"type": "local"}
     # issue 25.1: which isolation ran, recorded and merged the same way
     from scarbook.tools.merge import _merged_isolation
 
-    assert session_from_doc(old).isolation == {}
+    assert session_from_doc(old).isolation is None and SessionInfo.from_dict(old).to_dict()["isolation"] == {}
     assert session_problem({**old, "isolation": "sandbox"}) == "field isolation is a string, not an object with a string `ran`"
     sandboxed = {"ran": "sandbox", "asked": "auto", "network": False}
-    assert _merged_isolation([sandboxed, dict(sandboxed)]) == sandboxed
-    assert _merged_isolation([sandboxed, {"ran": "none", "asked": "none"}]) == {
+    assert _merged_isolation([Confinement.read(sandboxed), Confinement.read(dict(sandboxed))]).to_dict() == sandboxed
+    assert _merged_isolation([Confinement.read(sandboxed), Confinement.read({"ran": "none", "asked": "none"})]).to_dict() == {
         "ran": "mixed", "shards": [sandboxed, {"ran": "none", "asked": "none"}]}
-    assert _merged_executor([{"type": "local"}, {"type": "ray", "address": "auto"}]) == {
+    assert _merged_executor([RunPlace.read({"type": "local"}), RunPlace.read({"type": "ray", "address": "auto"})]).to_dict() == {
         "type": "mixed", "address": None, "shards": [{"type": "local"}, {"type": "ray", "address": "auto"}]}
+    # a shard older than the executor and isolation records: {} among the shards, as before
+    assert _merged_isolation([Confinement.read(sandboxed), None]).to_dict() == {"ran": "mixed", "shards": [sandboxed, {}]}
+    assert _merged_executor([None, RunPlace()]).to_dict() == {"type": "mixed", "address": None,
+                                                               "shards": [{}, {"type": "local"}]}
 
 
 def test_merging_only_the_history_folders_says_once_per_shard_where_its_kept_workspaces_would_be(shards, tmp_path):

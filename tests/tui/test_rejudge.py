@@ -84,8 +84,8 @@ async def test_a_saved_rubric_change_offers_the_rejudge_and_y_runs_it_without_th
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
         await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the rejudge to finish")
         info = app.live.info
-        assert info.label == "rejudge of before-edit" and info.rerun_of["session"] == sid
-        assert info.rerun_of["rejudge"] is True and info.rerun_of["regraded"] == 3
+        assert info.label == "rejudge of before-edit" and info.rerun_of.session == sid
+        assert info.rerun_of.rejudge is True and info.rerun_of.regraded == 3
         assert len(judge_server.requests) == 6  # three judge calls under the new rubric
         assert "no trailing newline" in json.dumps(judge_server.bodies()[-1])
         assert not (tmp_path / "ran.txt").exists()  # the agent never started

@@ -31,6 +31,8 @@ from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.models import AgentStage, Case, ExecutorType, RunRecord, RunStatus
+from scarbook.models.session_parts import RunPlace
+from scarbook.models.words import Isolation
 from scarbook.proc import credentials
 from scarbook.proc.common import KILL_GRACE_S
 from scarbook.run.causes import AgentFacts
@@ -86,10 +88,10 @@ class RayExecutor:
         self._remote: Any = None
         self._ray: Any = None
 
-    def where(self) -> dict[str, Any]:
+    def where(self) -> RunPlace:
         """The cluster its runs go to: executor.address as written ("auto", "ray://head:10001"), or
         None for a Ray instance started on this machine."""
-        return {"type": "ray", "address": self.settings.address}
+        return RunPlace.ray(self.settings.address)
 
     # -- connecting ---------------------------------------------------------------------------
     def connect(self) -> str | None:
@@ -302,7 +304,7 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
     passed = [n for n in ready.agent.env_allow if ready.record is None or n not in credentials.CREDENTIALS]
     hidden = tuple(n for n in dict.fromkeys([key_env, *credentials.CREDENTIALS]) if n not in passed)
     ex = RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
-                     keep_all=ready.keep_all, isolation=ready.isolation.get("ran", "none"), network=cfg.network,
+                     keep_all=ready.keep_all, isolation=ready.isolation.ran if ready.isolation is not None else Isolation.NONE, network=cfg.network,
                      hidden_env=hidden)
     ex.recipe = replace(ex.recipe, private=(str(ready.project.workspaces_dir),))  # hidden in a node's sandbox
     return ex

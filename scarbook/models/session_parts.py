@@ -1,0 +1,165 @@
+"""The parts of a session's record (SessionInfo) that are records of their own: what confined its agents
+(`isolation`), where its runs executed (`executor`) and the session it re-ran or graded again
+(`rerun_of`). One definition each, read by attribute.
+
+JSON: session.json's shapes, key for key and in the same order. A part read from a file remembers the
+keys it had (`keys`) and any this version does not know (`unknown`), so it is written back as it was
+read; a part scarbook builds writes the keys that say something, in the order of its fields. A session
+without the part (a record older than it, a rejudge) holds None, written as {} as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from scarbook.models.words import ExecutorType, Isolation
+
+MIXED = "mixed"  # a merged session whose shards differed: each shard's part is in `shards`
+
+
+def _word(kind: type[StrEnum], value: Any) -> Any:
+    """`value` as a member of `kind` when it is one; any other value kept as it is (an older or a
+    merged record's word)."""
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, SessionPart):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) if v is not None else {} for v in value]  # None: a part older records lack
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+@dataclass(frozen=True)
+class SessionPart:
+    """A part of session.json read and written key for key."""
+
+    ALWAYS: ClassVar[tuple[str, ...]] = ()  # keys a built part writes even when they hold None
+    WORDS: ClassVar[Mapping[str, type[StrEnum]]] = {}  # keys whose values are state words
+    keys: tuple[str, ...] = field(default=(), compare=False, repr=False, kw_only=True)
+    unknown: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if f.name not in ("keys", "unknown"))
+
+    def _keys(self) -> tuple[str, ...]:
+        if self.keys:
+            return self.keys
+        return tuple(k for k in self._names()
+                     if k in self.ALWAYS or getattr(self, k) not in (None, (), {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: self.unknown[k] if k in self.unknown else _plain(getattr(self, k)) for k in self._keys()}
+
+    @classmethod
+    def _read(cls, key: str, value: Any) -> Any:
+        """One known key's JSON value as the field holds it: a state word as its enum, a merge's
+        `shards` as parts of this kind."""
+        if key in cls.WORDS:
+            return _word(cls.WORDS[key], value)
+        if key == "shards":
+            return tuple(cls.read(s) for s in value or ())
+        return value
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+        names = cls._names()
+        return cls(**{k: cls._read(k, v) for k, v in d.items() if k in names},
+                   keys=tuple(d), unknown={k: v for k, v in d.items() if k not in names})
+
+    @classmethod
+    def read(cls, d: Mapping[str, Any] | None) -> Any:
+        """session.json's value ({}: the part is not there) as the part, or None."""
+        return cls.from_dict(d) if d else None
+
+
+@dataclass(frozen=True)
+class Confinement(SessionPart):
+    """What confined a session's agents (scarbook.run.session.choose_isolation): `ran` sandbox or none
+    (MIXED for a merge of shards that differed), what was `asked`, the sandbox's `network`, and `why`
+    auto fell back to none."""
+
+    ran: Isolation | str = Isolation.NONE
+    asked: Isolation | str | None = None
+    network: bool | None = None
+    why: str | None = None
+    shards: tuple[Confinement | None, ...] = ()
+
+    WORDS = {"ran": Isolation, "asked": Isolation}
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.ran == Isolation.SANDBOX
+
+
+@dataclass(frozen=True)
+class RunPlace(SessionPart):
+    """Where a session's runs executed: `type` local or ray (MIXED for a merge of shards that differed),
+    and the Ray cluster's `address` (None: a Ray instance started on this machine)."""
+
+    ALWAYS = ("type",)
+    WORDS = {"type": ExecutorType}
+    type: ExecutorType | str = ExecutorType.LOCAL
+    address: str | None = None
+    shards: tuple[RunPlace | None, ...] = ()
+    rejudge: bool | None = None  # True: a rejudge's pool, which hands back the source's runs
+
+    @classmethod
+    def ray(cls, address: str | None) -> RunPlace:
+        """A Ray cluster's: its address as written, or None (written as null) for a Ray instance started
+        on this machine."""
+        return cls(ExecutorType.RAY, address, keys=("type", "address"))
+
+
+@dataclass(frozen=True)
+class NotRejudged(SessionPart):
+    """A run a rejudge could not grade again, and why."""
+
+    case: str = ""
+    k: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class RerunLink(SessionPart):
+    """The session this one re-ran (`eval --rerun`: which runs `only`, and per case how many matched) or
+    graded again (`scarbook rejudge`: `rejudge` true, its judge model, runs regraded and carried, and
+    those it could not grade again)."""
+
+    session: str = ""
+    rejudge: bool = False
+    judge_model: str | None = None
+    only: tuple[str, ...] = ()
+    cases: Mapping[str, int] = field(default_factory=dict)
+    regraded: int | None = None
+    carried: int | None = None
+    not_rejudgeable: tuple[NotRejudged | None, ...] | None = None
+
+    @classmethod
+    def rerun(cls, session: str, only: tuple[str, ...], cases: Mapping[str, int]) -> RerunLink:
+        return cls(session, only=only, cases=dict(cases), keys=("session", "only", "cases"))
+
+    @classmethod
+    def regrade(cls, session: str, judge_model: str, cases: Mapping[str, int], regraded: int, carried: int,
+                not_rejudgeable: tuple[NotRejudged, ...]) -> RerunLink:
+        return cls(session, True, judge_model, cases=dict(cases), regraded=regraded, carried=carried,
+                   not_rejudgeable=not_rejudgeable,
+                   keys=("session", "rejudge", "judge_model", "cases", "regraded", "carried", "not_rejudgeable"))
+
+    @classmethod
+    def _read(cls, key: str, value: Any) -> Any:
+        if key == "only":
+            return tuple(value or ())
+        if key == "not_rejudgeable":
+            return tuple(NotRejudged.read(n) for n in value or ())
+        return value
