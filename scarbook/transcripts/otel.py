@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import asdict
 from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
+from scarbook.transcripts.json_walk import Broken, walk
 from scarbook.transcripts.model import (
     Entry,
     Message,
@@ -63,10 +65,16 @@ def any_value(v: Any) -> Any:
 
 def attributes(span: dict[str, Any]) -> dict[str, Any]:
     attrs = span.get("attributes") or {}
-    if isinstance(attrs, dict):  # console exporters write a plain mapping
-        return attrs
+    if isinstance(attrs, dict):  # console exporters write a plain mapping (a copy: the reader drops what it read)
+        return dict(attrs)
     # an attribute without a string key names nothing scarbook looks up: dropped, not kept under None
     return {a["key"]: any_value(a.get("value")) for a in attrs if isinstance(a, dict) and isinstance(a.get("key"), str)}
+
+
+def _once(seen: dict[str, str], value: Any) -> Any:
+    """One string for each short value a big export repeats on every span (keys, ids, names): each came
+    parsed as its own string."""
+    return seen.setdefault(value, value) if isinstance(value, str) and len(value) <= 64 else value
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -74,6 +82,10 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 
 def _spans(src: Source) -> list[dict[str, Any]]:
+    if src.shape.kind == "json-object" and not src.shape.whole:
+        streamed = _streamed_spans(src)
+        if streamed is not None:
+            return streamed or flat_spans(src)
     exports = [src.json] if src.is_json else src.objects()
     spans: list[dict[str, Any]] = []
     for export in exports:
@@ -83,6 +95,36 @@ def _spans(src: Source) -> list[dict[str, Any]]:
             for ss in _dicts(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
                 spans.extend(_dicts(ss.get("spans")))
     return spans or flat_spans(src)
+
+
+_SPAN_KEYS = ("traceId", "spanId", "name", "startTimeUnixNano", "endTimeUnixNano", "status")
+
+
+def _slim(span: dict[str, Any], seen: dict[str, str]) -> dict[str, Any]:
+    """What the reader takes from a span: its ids, name, times and status, and its attributes decoded (the
+    events form read as attributes). The OTLP key/value wrappers, a dict or two an attribute, are dropped."""
+    slim = {key: _once(seen, span[key]) for key in _SPAN_KEYS if key in span}
+    slim["attributes"] = {_once(seen, k): _once(seen, v) for k, v in _with_events(span, attributes(span)).items()}
+    return slim
+
+
+def _streamed_spans(src: Source) -> list[dict[str, Any]] | None:
+    """The spans of one big OTLP export, read a span at a time (json_walk) and each kept slim; None when the
+    file is not one export with `resourceSpans` (the reader then reads it whole, as before)."""
+    spans: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    try:
+        doc = walk(src.path, {"resourceSpans.*.scopeSpans.*.spans"},
+                   lambda _, span: spans.append(_slim(span, seen)) if isinstance(span, dict) else None)
+    except Broken:
+        return None
+    if not isinstance(doc, dict) or "resourceSpans" not in doc:
+        return None
+    for rs in _dicts(doc["resourceSpans"]):  # the pre-1.0 name, read where a resource has no scopeSpans
+        if not rs.get("scopeSpans"):
+            for ss in _dicts(rs.get("instrumentationLibrarySpans")):
+                spans.extend(_slim(span, seen) for span in _dicts(ss.get("spans")))
+    return spans
 
 
 def _json_attr(value: Any) -> Any:
@@ -225,7 +267,11 @@ def _is_model_span(attrs: dict[str, Any]) -> bool:
                for k in attrs if k)
 
 
-def _signature(e: Entry) -> str:
+def _signature(e: Entry) -> Hashable:
+    """What makes two entries the same one: a message's fields as they are (no copy of its text), another
+    entry's as JSON."""
+    if isinstance(e, Message):
+        return e.role, e.text, e.kind, e.sidechain
     return type(e).__name__ + json.dumps(asdict(e), sort_keys=True, default=str)
 
 
@@ -288,11 +334,11 @@ class _Entries:
 
     def __init__(self, t: Transcript) -> None:
         self.t = t
-        self.emitted: Counter[str] = Counter()
+        self.emitted: Counter[Hashable] = Counter()
         self.call_ids: set[str] = set()
         self.result_ids: set[str] = set()
 
-    def add(self, entries: list[Entry], local: Counter[str] | None = None) -> None:
+    def add(self, entries: list[Entry], local: Counter[Hashable] | None = None) -> None:
         local = Counter() if local is None else local
         for e in entries:
             cid = getattr(e, "id", None) if isinstance(e, ToolCall) else getattr(e, "call_id", None)
@@ -335,6 +381,18 @@ def _span_usage(attrs: dict[str, Any]) -> Usage | None:
     return Usage(input_tokens=as_int(inp), output_tokens=as_int(out))
 
 
+# What each moment of a span reads, and nothing after it: dropped once read, so a big export's text is not
+# held twice (as the span's JSON and as the entries made of it) while the rest of the timeline is read.
+_SPENT = {"input": ("gen_ai.input.messages", "gen_ai.prompt"), "output": ("gen_ai.output.messages", "gen_ai.completion"),
+          "tool_start": ("gen_ai.tool.call.arguments", "gen_ai.tool.arguments"),
+          "tool_end": ("gen_ai.tool.call.result", "gen_ai.tool.result")}
+
+
+def _spend(attrs: dict[str, Any], action: str) -> None:
+    for key in _SPENT[action]:
+        attrs.pop(key, None)
+
+
 def parse(src: Source) -> Transcript:
     spans = _spans(src)
     if not spans:
@@ -359,11 +417,13 @@ def parse(src: Source) -> Transcript:
             tool_entry = _tool_entry(t, action, span, attrs)
             if tool_entry is not None:
                 entries.add([tool_entry])
+            _spend(attrs, action)
             continue
-        local: Counter[str] = Counter()
+        local: Counter[Hashable] = Counter()
         role = "user" if action == "input" else "assistant"
         for m in _messages(attrs, action):
             entries.add(_message_entries(t, m, role), local)
+        _spend(attrs, action)
         if action == "output":
             t.model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or t.model
             span_usage = _span_usage(attrs)
@@ -371,4 +431,5 @@ def parse(src: Source) -> Transcript:
                 saw_usage = True
                 usage.add(span_usage)
     t.usage = usage if saw_usage else None
+    del spans, timeline, span, attrs, entries  # the spans' text is in the entries now: let it go before the files are derived
     return finish_transcript(t)

@@ -84,3 +84,48 @@ def test_a_swe_agent_trajectory_is_read_a_step_at_a_time(tmp_path, monkeypatch):
         ("Message", "x must be 1"), ("Message", "make it")]
     assert [(f.path, f.content) for f in t.files_written] == [("a.py", "x = 1\n")]
     assert t.final_answer == "diff --git a/a.py b/a.py\n"
+
+
+def test_an_otlp_export_is_read_a_span_at_a_time(tmp_path, monkeypatch):
+    """A big OTLP JSON export is walked a span at a time, never read whole as one text: its timeline is a
+    model span's input and output and a tool span's call and result, in time order, each message once."""
+    from scarbook.transcripts import load_transcript
+    from scarbook.transcripts.source import HEAD_BYTES, Source
+
+    def attr(key, value):
+        return {"key": key, "value": {"intValue": str(value)} if isinstance(value, int) else {"stringValue": value}}
+
+    def chat(k, start, text, call):
+        return {"traceId": "t1", "spanId": f"c{k}", "name": "chat m", "startTimeUnixNano": str(start),
+                "endTimeUnixNano": str(start + 10), "attributes": [
+                    attr("gen_ai.operation.name", "chat"), attr("gen_ai.request.model", "m"),
+                    attr("gen_ai.input.messages", json.dumps([{"role": "user", "parts": [
+                        {"type": "text", "content": "Write a.py"}]}])),
+                    attr("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [
+                        {"type": "text", "content": text},
+                        *([{"type": "tool_call", "id": call, "name": "write_file",
+                            "arguments": {"path": "/w/a.py", "content": "x = 1\n"}}] if call else [])]}])),
+                    attr("gen_ai.usage.input_tokens", 9), attr("gen_ai.usage.output_tokens", 3)]}
+
+    tool = {"traceId": "t1", "spanId": "tool", "name": "execute_tool write_file", "startTimeUnixNano": "1020",
+            "endTimeUnixNano": "1030", "attributes": [
+                attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "write_file"),
+                attr("gen_ai.tool.call.id", "w1"), attr("gen_ai.tool.call.result", "written")]}
+    pad = [{"traceId": "t1", "spanId": f"p{k}", "name": "http", "startTimeUnixNano": str(2000 + k),
+            "endTimeUnixNano": str(2001 + k), "attributes": [attr("http.url", "https://x/" + "y" * 40)]}
+           for k in range(2000)]  # spans of no model or tool: more than the head holds
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": [attr("service.name", "a")]},
+                                                   "scopeSpans": [{"scope": {"name": "s"}, "spans": [
+                                                       chat(1, 1000, "Writing it.", "w1"), tool,
+                                                       chat(2, 1040, "Done.", None), *pad]}]}]}))
+    assert path.stat().st_size > 2 * HEAD_BYTES
+    monkeypatch.setattr(Source, "text", property(lambda self: pytest.fail("the whole file was read as one text")))
+    monkeypatch.setattr(json_walk, "CHUNK", 64)
+    t = load_transcript(path)
+    assert t.format == "otel"
+    assert [(type(e).__name__, getattr(e, "text", None)) for e in t.entries] == [
+        ("Message", "Write a.py"), ("Message", "Writing it."), ("ToolCall", None), ("ToolResult", "written"),
+        ("Message", "Done.")]
+    assert [(f.path, f.content) for f in t.files_written] == [("a.py", "x = 1\n")]
+    assert t.usage is not None and (t.usage.input_tokens, t.usage.output_tokens) == (18, 6)
