@@ -6,11 +6,12 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from scarbook.models.session_parts import Confinement, RerunLink, RunPlace, SessionPart
+from scarbook.models.session_parts import Confinement, GateRecord, RerunLink, RunPlace, SessionPart
 from scarbook.models.words import SessionState
 
 # the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
-PARTS: dict[str, type[SessionPart]] = {"rerun_of": RerunLink, "executor": RunPlace, "isolation": Confinement}
+PARTS: dict[str, type[SessionPart]] = {"gate": GateRecord, "rerun_of": RerunLink, "executor": RunPlace,
+                                       "isolation": Confinement}
 
 
 @dataclass
@@ -31,8 +32,8 @@ class SessionInfo:
     case_digests: dict[str, str] = field(default_factory=dict)  # case id -> digest of its checks
     partial: bool = False  # e.g. --skip-judge: judge items were not graded
     decisions: dict[str, str] = field(default_factory=dict)  # --runs auto: case id -> above/below/undecided
-    # the gate it ran under: {mode, alpha, undecided, min_verdicts, looks} (scarbook.stats.decisions)
-    gate: dict[str, Any] = field(default_factory=dict)
+    # the gate it ran under (scarbook.stats.decisions); None ({}) in a record older than it
+    gate: GateRecord | None = None
     note: str = ""
     # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
     shard: dict[str, Any] = field(default_factory=dict)
@@ -51,7 +52,7 @@ class SessionInfo:
     recorded: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(replace(self, rerun_of=None, executor=None, isolation=None))
+        d = asdict(replace(self, gate=None, rerun_of=None, executor=None, isolation=None))
         for key in PARTS:
             part = getattr(self, key)
             d[key] = part.to_dict() if part is not None else {}

@@ -1,6 +1,6 @@
 """The parts of a session's record (SessionInfo) that are records of their own: what confined its agents
-(`isolation`), where its runs executed (`executor`) and the session it re-ran or graded again
-(`rerun_of`). One definition each, read by attribute.
+(`isolation`), where its runs executed (`executor`), the session it re-ran or graded again
+(`rerun_of`) and the gate it ran under (`gate`). One definition each, read by attribute.
 
 JSON: session.json's shapes, key for key and in the same order. A part read from a file remembers the
 keys it had (`keys`) and any this version does not know (`unknown`), so it is written back as it was
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from scarbook.models.words import ExecutorType, Isolation
+from scarbook.models.words import ExecutorType, GateMode, Isolation, Undecided
 
 MIXED = "mixed"  # a merged session whose shards differed: each shard's part is in `shards`
 
@@ -57,6 +57,10 @@ class SessionPart:
             return self.keys
         return tuple(k for k in self._names()
                      if k in self.ALWAYS or getattr(self, k) not in (None, (), {}))
+
+    def has(self, key: str) -> bool:
+        """Whether the part holds `key` (a read one: as its file had it)."""
+        return key in self._keys()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: self.unknown[k] if k in self.unknown else _plain(getattr(self, k)) for k in self._keys()}
@@ -163,3 +167,40 @@ class RerunLink(SessionPart):
         if key == "not_rejudgeable":
             return tuple(NotRejudged.read(n) for n in value or ())
         return value
+
+
+def _looks(value: Any) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, list) else ()
+
+
+def _judge_rates(value: Any) -> Mapping[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class GateRecord(SessionPart):
+    """The gate a session ran under: scarbook.yaml's gate: (mode, alpha, undecided, min_verdicts: None
+    for half the runs) as it stood, the run counts it decided at (`looks`: N, or N, 2N, ... under
+    `undecided: more`), and with --runs auto and a calibrated judge each case's (q0, q1) the rule read
+    with. A damaged record's looks or rates read as none (the report then decides on the runs alone)."""
+
+    ALWAYS = ("mode", "alpha", "undecided", "min_verdicts", "looks")  # the policy's four keys, then looks
+    WORDS = {"mode": GateMode, "undecided": Undecided}
+    mode: GateMode | str = GateMode.EVIDENCE
+    alpha: float = 0.05
+    undecided: Undecided | str = Undecided.PASS
+    min_verdicts: int | None = None
+    looks: tuple[int, ...] = ()
+    judge_rates: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _read(cls, key: str, value: Any) -> Any:
+        if key == "looks":
+            return _looks(value)
+        if key == "judge_rates":
+            return _judge_rates(value)
+        return super()._read(key, value)
+
+    def policy(self) -> dict[str, Any]:
+        """The policy's own keys as recorded (config.GatePolicy.from_record reads them)."""
+        return {k: v for k, v in self.to_dict().items() if k in self.ALWAYS[:4]}

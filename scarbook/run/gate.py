@@ -26,7 +26,7 @@ from scarbook.stats.rates import CaseStats, gate_band, summarize
 def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
     """The gate a session ran under (recorded in its session.json), else scarbook.yaml's."""
     try:
-        return GatePolicy.from_record(session.gate) if session.gate else cfg.gate
+        return GatePolicy.from_record(session.gate.policy()) if session.gate else cfg.gate
     except (TypeError, ValueError):  # a damaged or foreign record: the project's gate decides
         return cfg.gate
 
@@ -62,8 +62,8 @@ def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapp
     that read them (the judge's q0, q1 the session recorded), capped at the session's runs per case.
     `statuses`: each case's run statuses in k order."""
     gate = session.gate
-    looks = gate.get("looks") if isinstance(gate.get("looks"), list) else None
-    rates = gate.get("judge_rates") if isinstance(gate.get("judge_rates"), dict) else None
+    looks = list(gate.looks) if gate is not None and gate.has("looks") else None
+    rates = dict(gate.judge_rates) if gate is not None and gate.has("judge_rates") else None
     reads = {cid: [as_read(r) for r in rs] for cid, rs in runs.items()} if runs is not None else None
     return gate_stats(stats, policy, statuses, looks=looks, sequential=session.decisions or None,
                       sequential_cap=session.runs_per_case, sequential_reads=reads, sequential_rates=rates)

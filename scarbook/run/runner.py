@@ -33,7 +33,7 @@ from scarbook.judge.cache import FOLDER as CACHE_FOLDER
 from scarbook.judge.cache_trust import Window, close_window, open_window
 from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
-from scarbook.models.session_parts import RunPlace
+from scarbook.models.session_parts import GateRecord, RunPlace
 from scarbook.models.words import ExecutorType, Isolation
 from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
@@ -230,9 +230,8 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                        git_revision=revision,
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else {},
-                       gate={**ready.gate.to_dict(), "looks": ready.looks,
-                             **({"judge_rates": {c: list(r) for c, r in ready.judge_rates.items()}}
-                                if ready.judge_rates else {})},
+                       gate=GateRecord(**ready.gate.to_dict(), looks=tuple(ready.looks),
+                                       judge_rates={c: list(r) for c, r in ready.judge_rates.items()}),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
                        isolation=ready.isolation)
     history.start_session(info)

@@ -172,7 +172,7 @@ def check_plan(found: list[FoundShard]) -> None:
 
 
 def _check_counts(f: FoundShard, planned: dict[str, list[int]]) -> None:
-    if f.info.state != SessionState.FINISHED or len(f.info.gate.get("looks") or [0]) > 1:  # stopped early, or `undecided: more`
+    if f.info.state != SessionState.FINISHED or (f.info.gate is not None and len(f.info.gate.looks) > 1):  # stopped early, or `undecided: more`
         return
     held = {(r.case_id, r.k) for r in f.runs}
     missing = [(cid, k) for cid, ks in planned.items() for k in ks if (cid, k) not in held]
@@ -227,7 +227,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        state=worst, runs_per_case=first.runs_per_case, case_ids=list(first.case_ids),
                        fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
-                       partial=first.partial, note="; ".join(notes), gate=dict(first.gate),
+                       partial=first.partial, note="; ".join(notes), gate=first.gate,
                        shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]},
                        executor=_merged_executor([f.info.executor for f in found]),
                        isolation=_merged_isolation([f.info.isolation for f in found]))

@@ -33,8 +33,8 @@ from scarbook.models import (
     SessionInfo,
     Vote,
 )
-from scarbook.models.session_parts import MIXED, Confinement, RerunLink, RunPlace
-from scarbook.models.words import ExecutorType, Isolation
+from scarbook.models.session_parts import MIXED, Confinement, GateRecord, RerunLink, RunPlace
+from scarbook.models.words import ExecutorType, GateMode, Isolation, Undecided
 from scarbook.reports.table import report_run_from_dict, run_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records"
@@ -63,13 +63,15 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
         assert all(isinstance(c.judge, JudgeDetail) for c in run.checks if c.type == "llm_judge" and c.judge)
         assert all(isinstance(i, JudgeItem) for c in run.checks if c.judge for i in c.judge.items)
     doc = _session_doc(folder)
-    for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink)):
+    for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink), ("gate", GateRecord)):
         part = getattr(info, name)
         assert isinstance(part, kind) if doc[name] else part is None, name  # the session's parts are records
     if info.isolation is not None:
         assert isinstance(info.isolation.ran, Isolation) or info.isolation.ran == MIXED
     if info.executor is not None:
         assert isinstance(info.executor.type, ExecutorType) or info.executor.type == MIXED
+    if info.gate is not None:
+        assert isinstance(info.gate.mode, GateMode) and isinstance(info.gate.undecided, Undecided) and info.gate.looks
 
     monkeypatch.setattr(os, "getpid", lambda: _session_doc(folder)["pid"])  # the pid session.json keeps
     again = History(tmp_path / "new")

@@ -10,6 +10,7 @@ import pytest
 
 from scarbook.config import Config, GatePolicy
 from scarbook.models import Cause, RunRecord, SessionInfo
+from scarbook.models.session_parts import GateRecord
 from scarbook.reports.table import build_report, case_dict, format_summary, format_table
 from scarbook.stats.sequential import SequentialRule, adjusted_rate, read_until_stop
 
@@ -27,7 +28,8 @@ def _runs(sid: str, case: str, marks: str) -> list[RunRecord]:
 
 def _session(decision: str, cap: int, rates: dict | None = None) -> SessionInfo:
     gate = {**GatePolicy().to_dict(), "looks": [cap], **({"judge_rates": rates} if rates else {})}
-    return SessionInfo("s1", case_ids=["c"], runs_per_case=cap, state="finished", decisions={"c": decision}, gate=gate)
+    return SessionInfo("s1", case_ids=["c"], runs_per_case=cap, state="finished", decisions={"c": decision},
+                       gate=GateRecord.read(gate))  # as session.json holds it
 
 
 def test_infra_fails_are_left_out_of_the_reported_rate_as_the_rule_left_them_out() -> None:
