@@ -6,12 +6,12 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from scarbook.models.session_parts import Confinement, GateRecord, RerunLink, RunPlace, SessionPart
+from scarbook.models.session_parts import Confinement, GateRecord, RerunLink, RunPlace, SessionPart, ShardHeader
 from scarbook.models.words import SessionState
 
 # the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
-PARTS: dict[str, type[SessionPart]] = {"gate": GateRecord, "rerun_of": RerunLink, "executor": RunPlace,
-                                       "isolation": Confinement}
+PARTS: dict[str, type[SessionPart]] = {"gate": GateRecord, "shard": ShardHeader, "rerun_of": RerunLink,
+                                       "executor": RunPlace, "isolation": Confinement}
 
 
 @dataclass
@@ -35,8 +35,8 @@ class SessionInfo:
     # the gate it ran under (scarbook.stats.decisions); None ({}) in a record older than it
     gate: GateRecord | None = None
     note: str = ""
-    # a shard (`eval --shard`): {session, index, count}; a merged session: {session, count, merged: [ids]}
-    shard: dict[str, Any] = field(default_factory=dict)
+    # a shard's header (`eval --shard`), or a merged session's; None ({}) for a session of its own
+    shard: ShardHeader | None = None
     # `eval --rerun` / `scarbook rejudge`: the session it re-ran or graded again; None ({}) for none
     rerun_of: RerunLink | None = None
     # where its runs executed; None ({}) in records written before it was recorded
@@ -52,7 +52,7 @@ class SessionInfo:
     recorded: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(replace(self, gate=None, rerun_of=None, executor=None, isolation=None))
+        d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, isolation=None))
         for key in PARTS:
             part = getattr(self, key)
             d[key] = part.to_dict() if part is not None else {}

@@ -204,3 +204,26 @@ class GateRecord(SessionPart):
     def policy(self) -> dict[str, Any]:
         """The policy's own keys as recorded (config.GatePolicy.from_record reads them)."""
         return {k: v for k, v in self.to_dict().items() if k in self.ALWAYS[:4]}
+
+
+@dataclass(frozen=True)
+class ShardHeader(SessionPart):
+    """A shard's header (`eval --shard I/N --session-id S`: the session it is a shard of, its index and
+    the count, a nonce of its own), or a merged session's (the session, the count, the shards `merged`).
+    Its values are kept as read: `scarbook merge` checks that they are what eval writes."""
+
+    session: Any = None
+    index: Any = None
+    count: Any = None
+    nonce: Any = None
+    merged: tuple[str, ...] | None = None
+
+    @classmethod
+    def of_merge(cls, session: str, merged: tuple[str, ...]) -> ShardHeader:
+        return cls(session, count=len(merged), merged=merged, keys=("session", "count", "merged"))
+
+    @classmethod
+    def _read(cls, key: str, value: Any) -> Any:
+        if key == "merged":
+            return tuple(value) if isinstance(value, list) else value
+        return value

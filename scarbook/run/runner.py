@@ -229,7 +229,7 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=revision,
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
-                       shard=shard.header() if shard else {},
+                       shard=shard.header() if shard else None,
                        gate=GateRecord(**ready.gate.to_dict(), looks=tuple(ready.looks),
                                        judge_rates={c: list(r) for c, r in ready.judge_rates.items()}),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from scarbook.errors import ScarbookError
+from scarbook.models.session_parts import ShardHeader
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SHARD_SPEC = re.compile(r"(\d+)/(\d+)")
@@ -45,10 +46,10 @@ class Shard:
     def to_dict(self) -> dict[str, object]:
         return {"session": self.session_id, "index": self.index, "count": self.count}
 
-    def header(self) -> dict[str, object]:
+    def header(self) -> ShardHeader:
         """What the shard's session.json records of it: to_dict() and a nonce of its own, so a header
         copied from another shard (the agent of one job can write its history) is told apart."""
-        return {**self.to_dict(), "nonce": secrets.token_hex(8)}
+        return ShardHeader(self.session_id, self.index, self.count, secrets.token_hex(8))
 
     def jobs(self, case_ids: list[str], runs: int) -> dict[str, list[int]]:
         """Case id -> the run numbers k this shard runs (every case listed, maybe with none)."""

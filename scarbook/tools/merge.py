@@ -17,7 +17,7 @@ from pathlib import Path
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.history.records import status_problem
 from scarbook.models import RunRecord, RunStatus, SessionInfo
-from scarbook.models.session_parts import MIXED, Confinement, RunPlace
+from scarbook.models.session_parts import MIXED, Confinement, RunPlace, ShardHeader
 from scarbook.models.words import SessionState
 from scarbook.run.shard import Shard
 from scarbook.text import plural
@@ -75,16 +75,15 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                 if only is not None and sub.name != only:
                     continue
                 info = history.read_session(sub.name)
-                spec = info.shard or {}
-                if not spec.get("count") or spec.get("merged"):
+                spec = info.shard
+                if spec is None or not spec.count or spec.merged:
                     continue
-                if session_id is not None and spec.get("session") != session_id:
+                if session_id is not None and spec.session != session_id:
                     continue
-                if not (type(spec.get("index")) is int and type(spec.get("count")) is int
-                        and isinstance(spec.get("session"), str)):
-                    raise HistoryError(f"{sub}: its shard header {spec!r} is not one `scarbook eval --shard` "
-                                       "writes — the shard's history was altered; run that shard again")
-                shard = Shard(spec["index"], spec["count"], spec["session"])
+                if not (type(spec.index) is int and type(spec.count) is int and isinstance(spec.session, str)):
+                    raise HistoryError(f"{sub}: its shard header {spec.to_dict()!r} is not one `scarbook eval "
+                                       "--shard` writes — the shard's history was altered; run that shard again")
+                shard = Shard(spec.index, spec.count, spec.session)
                 runs = history.runs(sub.name)
                 found.append(FoundShard(shard, info, runs, sub, [str(p) for p in runs.problems]))
     return found
@@ -130,7 +129,7 @@ def check_complete(found: list[FoundShard]) -> None:
             raise ScarbookError(f"{f.name} is rejected: its header says shard {f.shard.label} of session {sid}, "
                                 f"but it is recorded as {f.info.id!r} in folder {f.folder.name!r} — the shard's "
                                 "history was altered or moved; run that shard again")
-        nonce = f.info.shard.get("nonce")
+        nonce = f.info.shard.nonce if f.info.shard is not None else None
         if nonce is not None and nonce in nonces:
             raise ScarbookError(f"{f.name} is rejected: its header is a copy of {nonces[nonce].name}'s — the "
                                 "shard's history was altered; run that shard again")
@@ -228,7 +227,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
                        partial=first.partial, note="; ".join(notes), gate=first.gate,
-                       shard={"session": sid, "count": len(found), "merged": [f.info.id for f in found]},
+                       shard=ShardHeader.of_merge(sid, tuple(f.info.id for f in found)),
                        executor=_merged_executor([f.info.executor for f in found]),
                        isolation=_merged_isolation([f.info.isolation for f in found]))
     runs = []

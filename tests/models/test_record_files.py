@@ -33,7 +33,7 @@ from scarbook.models import (
     SessionInfo,
     Vote,
 )
-from scarbook.models.session_parts import MIXED, Confinement, GateRecord, RerunLink, RunPlace
+from scarbook.models.session_parts import MIXED, Confinement, GateRecord, RerunLink, RunPlace, ShardHeader
 from scarbook.models.words import ExecutorType, GateMode, Isolation, Undecided
 from scarbook.reports.table import report_run_from_dict, run_json
 
@@ -63,7 +63,8 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
         assert all(isinstance(c.judge, JudgeDetail) for c in run.checks if c.type == "llm_judge" and c.judge)
         assert all(isinstance(i, JudgeItem) for c in run.checks if c.judge for i in c.judge.items)
     doc = _session_doc(folder)
-    for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink), ("gate", GateRecord)):
+    for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink), ("gate", GateRecord),
+                       ("shard", ShardHeader)):
         part = getattr(info, name)
         assert isinstance(part, kind) if doc[name] else part is None, name  # the session's parts are records
     if info.isolation is not None:
