@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from scarbook.checks.spec import parse_check
+from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.fs.files import read_regular_bytes
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
-from scarbook.models import Case, Scar
+from scarbook.models import Case, Check, Scar
+from scarbook.models.rubric import resolve_item_ids
 
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -84,12 +85,31 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
     _need(isinstance(checks_raw, list) and len(checks_raw) > 0, path, "checks must be a non-empty list",
           line_of(data, "checks"), "add at least one check, e.g. - {type: file_exists, path: out.txt}")
     checks = [parse_check(c, path, line_of(checks_raw, i)) for i, c in enumerate(checks_raw)]
+    _resolve_item_ids(checks, path)
     seed_files = _parse_seed(data.get("seed"), path, line_of(data, "seed"))
     scar = _parse_scar(data.get("scar"), path, line_of(data, "scar"))
     return Case(id=cid, task=task, title=title, tags=list(tags),
                 threshold=float(threshold) if threshold is not None else None, checks=checks, scar=scar,
                 seed_files=seed_files, timeout_s=float(timeout) if timeout is not None else None,
                 network=network, root=folder)
+
+
+def _resolve_item_ids(checks: list[Check], path: Path) -> None:
+    """The rubric item ids across the case's judge checks: a written id once in the case, and each item
+    without one given its words' id, made unique against every other (models/rubric.py)."""
+    seen: dict[str, int] = {}
+    for n, check in enumerate(checks):
+        for ident in sorted(check.written_ids):
+            if ident in seen:
+                raise CaseError(path, f"rubric item id {ident!r} is given in check {seen[ident] + 1} and check {n + 1}",
+                                line=check.line, fix="give each item its own id (a copied item: delete its id line)")
+            seen[ident] = n
+    taken: set[str] = set()
+    for check in checks:
+        if check.is_judge:
+            written = [i if i in check.written_ids else "" for i in check.item_ids]
+            check.item_ids = resolve_item_ids(check.rubric, written, taken | set(seen))
+            taken.update(check.item_ids)
 
 
 def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:
@@ -255,12 +275,35 @@ def _case_text(path: Path, data: dict[str, Any]) -> str:
         return dump_yaml(data)
     from scarbook.fs.yaml_edit import edit_yaml_text  # ruamel.yaml: loaded to save a case, never to read one
 
+    data = _without_added_defaults(data, old, path)
     edited = edit_yaml_text(old, data, lambda text: load_yaml_text(text, path))
     return edited if edited is not None else dump_yaml(data)
 
 
+def _without_added_defaults(data: dict[str, Any], old_text: str, path: Path) -> dict[str, Any]:
+    """`data` without the check keys the file left out whose value is their default (`artifact: output`):
+    a save writes what changed, not every default the loader filled in."""
+    try:
+        old = load_yaml_text(old_text, path)
+    except ScarbookError:
+        return data
+    old_checks = old.get("checks") if isinstance(old, dict) else None
+    if not isinstance(old_checks, list):
+        return data
+    checks = []
+    for i, check in enumerate(data.get("checks") or []):
+        before = old_checks[i] if i < len(old_checks) and isinstance(old_checks[i], dict) else None
+        spec = CHECK_SPECS.get(check.get("type"))
+        if before is None or spec is None or before.get("type") != check.get("type"):
+            checks.append(check)
+            continue
+        checks.append({k: v for k, v in check.items()
+                       if k in before or k not in spec.defaults or spec.defaults[k] != v})
+    return {**data, "checks": checks}
+
+
 def case_digest(case: Case) -> str:
     """Changes when what the case asks or checks changes (not its title or scar notes)."""
-    blob = json.dumps({"task": case.task, "checks": [c.to_dict() for c in case.checks],
+    blob = json.dumps({"task": case.task, "checks": [c.to_dict(ids=False) for c in case.checks],
                        "seed": case.seed_files}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -17,6 +17,12 @@ Rules (each `LintHint.rule`):
 - `needs-transcript` a trajectory check in a project whose agent keeps no transcript (the session would
                      refuse it): said when the caller knows the agent (`keeps_transcript=False`).
 - `judge-only`       a case whose only checks are LLM judges.
+With each item's figures across history (stats/items.py; `scarbook lint` reads them when there is history):
+- `dead-item`        an item that never failed in 100+ runs over 3+ sessions: it costs and decides nothing.
+- `always-fails`     an item that failed in every one of them.
+- `redundant-item`   two items that agree on 98%+ of the 50+ runs both were judged in.
+- `unstable-item`    an item whose repeated judgements of one artifact disagree on more than 10%.
+- `judge-unreliable` an item people's labels say the judge gets wrong more than 20% of the time.
 The word lists are plain data below; a new rule is one function added to RULES.
 """
 
@@ -27,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.checks.spec import TRAJECTORY_CHECKS
-from scarbook.models import Case
+from scarbook.models import Case, ItemFlag
+from scarbook.stats.items import ItemFigures
 
 VAGUE_TERMS = (
     "good", "bad", "great", "fine", "nice", "quality", "high-quality", "professional",
@@ -296,15 +303,45 @@ def _lint_needs_transcript(case: Case) -> list[LintHint]:
             for i, check in enumerate(case.checks) if check.type in TRAJECTORY_CHECKS]
 
 
-def lint_case(case: Case, *, keeps_transcript: bool = True) -> list[LintHint]:
+_FIGURE_RULES: dict[ItemFlag, tuple[str, str]] = {
+    ItemFlag.DEAD: ("dead-item", "delete it (the editor's d on a dead item), or rewrite it so it can fail"),
+    ItemFlag.ALWAYS_FAILS: ("always-fails", "check it against a good artifact (scarbook verify): it may fail "
+                                            "right results too"),
+    ItemFlag.REDUNDANT: ("redundant-item", "merge the two (the editor's m), or drop one: each costs a judgement"),
+    ItemFlag.UNSTABLE: ("unstable-item", "make it observable (quote what to look for), or raise judge.samples"),
+    ItemFlag.JUDGE_UNRELIABLE: ("judge-unreliable", "reword it, turn it into a rule check, or label more "
+                                                    "(scarbook calibrate) if the labels are few"),
+}
+
+
+def _lint_figures(case: Case, figures: list[ItemFigures]) -> list[LintHint]:
+    """Hints from what each item did across history."""
+    where = {ident: (ci, ii) for ci, check in enumerate(case.checks) if check.is_judge
+             for ii, ident in enumerate(check.rubric_ids)}
+    hints = []
+    for f in figures:
+        if f.item_id not in where:
+            continue
+        ci, ii = where[f.item_id]
+        for flag, why in f.reasons.items():
+            rule, fix = _FIGURE_RULES[flag]
+            hints.append(LintHint(case.id, ci, ii, rule, f"{f.tally.text!r} is {flag}: {why}", fix, None, None))
+    return hints
+
+
+def lint_case(case: Case, *, keeps_transcript: bool = True, figures: list[ItemFigures] | None = None) -> list[LintHint]:
     """All hints for one case, in check and item order; the case-level hint last. `keeps_transcript`:
-    whether the project's agent leaves a transcript the trajectory checks can read."""
+    whether the project's agent leaves a transcript the trajectory checks can read; `figures`: its items'
+    figures across history (stats/items.py), when there is history."""
     missing = [] if keeps_transcript else _lint_needs_transcript(case)
-    return _lint_items(case) + _lint_trajectory(case) + missing + _lint_judge_only(case)
+    measured = _lint_figures(case, figures) if figures else []
+    return _lint_items(case) + measured + _lint_trajectory(case) + missing + _lint_judge_only(case)
 
 
-def lint_cases(cases: list[Case], *, keeps_transcript: bool = True) -> list[LintHint]:
-    return [hint for case in cases for hint in lint_case(case, keeps_transcript=keeps_transcript)]
+def lint_cases(cases: list[Case], *, keeps_transcript: bool = True,
+               figures: dict[str, list[ItemFigures]] | None = None) -> list[LintHint]:
+    return [hint for case in cases for hint in lint_case(case, keeps_transcript=keeps_transcript,
+                                                         figures=(figures or {}).get(case.id))]
 
 
 def format_hints(hints: list[LintHint]) -> str:

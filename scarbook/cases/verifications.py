@@ -9,7 +9,7 @@ from tinydb import Query, TinyDB
 
 from scarbook.cases.io import case_digest
 from scarbook.fs.json_store import AtomicJSONStorage
-from scarbook.models import Case, RunStatus
+from scarbook.models import Case, ItemFinding, RunStatus
 
 CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
     "catches the scar", "misses the scar", "rejects the good artifact", "unverified", "error")
@@ -17,6 +17,33 @@ JUDGE_UNSTABLE = "judge unstable on this case"  # judged K times, the verdicts o
 # The library's badges: certified = the failed artifact fails, the good one passes, and the judge (when
 # the case has one) gave the same verdicts every time it was asked; verified = the failed one fails.
 CERTIFIED, VERIFIED = "certified", "verified"
+
+
+@dataclass
+class ItemCertification:
+    """One rubric item or rule check of a verified case: what it did on the scar's artifacts (tools/item_certify.py)."""
+
+    item_id: str  # the rubric item's id; "" for a rule check
+    text: str  # the item's words, or the rule check in one line
+    kind: str  # "llm_judge" for a rubric item, else the rule check's type
+    check_index: int
+    finding: ItemFinding
+    why: str
+    failed_votes: list[str] = field(default_factory=list)  # PASS/FAIL each time (a rule check: its status, once)
+    good_votes: list[str] = field(default_factory=list)
+
+    @property
+    def is_item(self) -> bool:
+        return bool(self.item_id)
+
+    def votes_on(self, side: str) -> list[str]:
+        return self.failed_votes if side == "failed" else self.good_votes
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ItemCertification:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["finding"] = ItemFinding(known.get("finding", ItemFinding.UNDECIDED))
+        return cls(**known)
 
 
 @dataclass
@@ -33,11 +60,18 @@ class Verification:
     good_votes: list[str] = field(default_factory=list)
     judge_stable: bool | None = None  # None: no judge took part (rule checks only, or no judge)
     needs_judge: bool = False  # the case has llm_judge checks (certification needs them judged, stably)
+    items: list[ItemCertification] = field(default_factory=list)  # each rubric item's and rule check's finding
+
+    @property
+    def catching(self) -> list[ItemCertification]:
+        return [i for i in self.items if i.finding == ItemFinding.CATCHING]
 
     @property
     def certified(self) -> bool:
+        # a case none of whose items or rule checks catch the incident cannot be certified (issue 35.2);
+        # a verification from before items were certified (no items) is read as it was
         return (self.outcome == CATCHES and self.good_verdict == RunStatus.PASS and self.judge_stable is not False
-                and (self.judge_stable is True or not self.needs_judge))
+                and (self.judge_stable is True or not self.needs_judge) and (not self.items or bool(self.catching)))
 
     @property
     def ok(self) -> bool:
@@ -74,8 +108,7 @@ class VerificationStore:
         if not self.path.exists():
             return {}
         with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
-            known = Verification.__dataclass_fields__
-            return {d["case_id"]: Verification(**{k: v for k, v in d.items() if k in known}) for d in db.all()}
+            return {d["case_id"]: _verification(d) for d in db.all()}
 
     def badge(self, case: Case, latest: dict[str, Verification]) -> str:
         """certified / verified / misses / rejects good / judge unstable / unverified; a case changed
@@ -84,6 +117,12 @@ class VerificationStore:
         if v is None or v.digest != case_digest(case):
             return "unverified"
         return badge_of(v)
+
+
+def _verification(doc: dict) -> Verification:
+    known = {k: v for k, v in doc.items() if k in Verification.__dataclass_fields__}
+    known["items"] = [ItemCertification.from_dict(i) for i in known.get("items") or [] if isinstance(i, dict)]
+    return Verification(**known)
 
 
 def badge_of(v: Verification) -> str:

@@ -12,12 +12,13 @@ from scarbook.checks.spec import CHECK_SPECS, TRAJECTORY_CHECKS, parse_check
 
 if TYPE_CHECKING:
     from scarbook.checks.context import CheckContext
-    from scarbook.checks.sequence import run_check, run_checks
+    from scarbook.checks.sequence import run_check, run_checks, short_circuit
 
-__all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks"]
+__all__ = ["CHECK_SPECS", "TRAJECTORY_CHECKS", "CheckContext", "parse_check", "run_check", "run_checks",
+           "short_circuit"]
 
 # Loaded on first use: reading a case (cases/io.py parses its checks with spec.py) needs no rule.
-_HOME = {"CheckContext": "context", "run_check": "sequence", "run_checks": "sequence"}
+_HOME = {"CheckContext": "context", "run_check": "sequence", "run_checks": "sequence", "short_circuit": "sequence"}
 
 
 def __getattr__(name: str) -> Any:

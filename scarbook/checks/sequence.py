@@ -55,6 +55,23 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
                        duration_s=time.perf_counter() - start, call=more[0] if more else None)
 
 
+def _not_run(check_type: str, index: int, stopped: CheckResult) -> CheckResult:
+    return CheckResult(check_type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) "
+                       f"did not pass", index)
+
+
+def short_circuit(results: list[CheckResult]) -> list[CheckResult]:
+    """The results of checks that all ran, as `run_checks` would have given them: after the first non-pass,
+    the rest `skipped` (verify runs every check, so each is certified on its own)."""
+    out: list[CheckResult] = []
+    stopped: CheckResult | None = None
+    for i, result in enumerate(results):
+        out.append(result if stopped is None else _not_run(result.type, i, stopped))
+        if stopped is None and result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
+            stopped = result
+    return out
+
+
 async def run_checks(checks: list[Check], ctx: CheckContext,
                      on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
     """Every check gets a result; after the first non-pass, the rest are `skipped` (never run)."""
@@ -62,8 +79,7 @@ async def run_checks(checks: list[Check], ctx: CheckContext,
     stopped: CheckResult | None = None
     for i, check in enumerate(checks):
         if stopped is not None:
-            result = CheckResult(check.type, CheckStatus.SKIPPED, f"not run: check {stopped.index + 1} ({stopped.type}) "
-                                 f"did not pass", i)
+            result = _not_run(check.type, i, stopped)
         else:
             result = await run_check(check, ctx, i)
             if result.status in (CheckStatus.FAIL, CheckStatus.ERROR):

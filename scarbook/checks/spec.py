@@ -12,9 +12,10 @@ from scarbook.errors import CaseError
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import line_of
 from scarbook.models import Check
+from scarbook.models.rubric import ITEM_ID, ITEM_ID_RULE, resolve_item_ids
 
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
-# "strs" (list of strings), "any" (any YAML value).
+# "strs" (list of strings), "rubric" (list of items: a string, or {id, text}), "any" (any YAML value).
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ CHECK_SPECS: dict[str, CheckSpec] = {
                   {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",),
                   defaults={"timeout_s": 60}),
         CheckSpec("llm_judge", "an LLM judge grades each rubric item PASS/FAIL",
-                  {"rubric": "strs", "artifact": "str", "include_task": "bool"}, ("rubric",),
+                  {"rubric": "rubric", "artifact": "str", "include_task": "bool"}, ("rubric",),
                   defaults={"artifact": "output"}),
     ]
 }
@@ -79,7 +80,8 @@ _COUNTS = ("n", "min", "max")  # whole-number fields of the trajectory checks: 0
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
                "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
-               "strs": "a list of strings", "any": "a value"}
+               "strs": "a list of strings", "rubric": "a list of items (a string, or {id, text})",
+               "any": "a value"}
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -93,7 +95,22 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, bool)
     if kind in ("paths", "strs"):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "rubric":
+        return isinstance(value, list) and all(isinstance(v, (str, dict)) for v in value)
     return True
+
+
+def _got(value: Any) -> str:
+    """What a value of the wrong kind is, in the user's words (a list: which of its entries is wrong)."""
+    if isinstance(value, list):
+        wrong = next((n for n, v in enumerate(value) if not isinstance(v, (str, dict))), None)
+        if wrong is not None:
+            entry = value[wrong]
+            name = next((word for kind, word in ((bool, "true/false"), (list, "a list"), (dict, "a mapping"),
+                                                 ((int, float), "a number")) if isinstance(entry, kind)), "nothing")
+            return f"a list whose entry {wrong + 1} is {name}"
+        return "a list"
+    return type(value).__name__
 
 
 def parse_check(data: Any, path: Path, line: int | None) -> Check:
@@ -122,7 +139,7 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
                             fix=f"{ctype} takes: {allowed}")
         kind = spec.fields[key]
         if not _type_ok(kind, value):
-            raise CaseError(path, f"{ctype}.{key} must be {_KIND_WORDS[kind]}, got {type(value).__name__}",
+            raise CaseError(path, f"{ctype}.{key} must be {_KIND_WORDS[kind]}, got {_got(value)}",
                             line=kline, fix=f"write {key} as {_KIND_WORDS[kind]}")
         for rel in ([value] if kind == "path" else value if kind == "paths" else []):
             why = check_relative(rel)
@@ -137,7 +154,9 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     if spec.one_of and not any(k in params for k in spec.one_of):
         raise CaseError(path, f"{ctype} check needs one of: {', '.join(spec.one_of)}", line=line,
                         fix=f"add e.g. {spec.one_of[0]}: 1")
+    item_ids: list[str] = []
     if ctype == "llm_judge":
+        item_ids = _rubric_items(params, data.get("rubric"), path, line_of(data, "rubric") or line)
         _validate_judge(params, path, line_of(data, "rubric") or line)
     for name in params.get("env", []) if ctype == "command" else []:
         if not _ENV_NAME.fullmatch(name):
@@ -159,7 +178,37 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
         _validate_trajectory(ctype, params, data, path, line)
     for key, value in spec.defaults.items():
         params.setdefault(key, value)
-    return Check(type=ctype, params=params, line=line)
+    written = frozenset(i for i in item_ids if i)
+    ids = resolve_item_ids(params["rubric"], item_ids) if ctype == "llm_judge" else []
+    return Check(type=ctype, params=params, line=line, item_ids=ids, written_ids=written)
+
+
+def _rubric_items(params: dict[str, Any], raw: Any, path: Path, line: int | None) -> list[str]:
+    """An llm_judge's rubric as texts (params["rubric"]) and the id written beside each ("" for none)."""
+    texts, ids = [], []
+    for n, item in enumerate(params["rubric"]):
+        iline = line_of(raw, n) or line
+        if isinstance(item, str):
+            texts.append(item)
+            ids.append("")
+            continue
+        fix = "write the item as {id: r3f2a9c, text: \"the answer names the file\"}, or as the text alone"
+        unknown = sorted(set(item) - {"id", "text"})
+        if unknown:
+            raise CaseError(path, f"unknown key {unknown[0]!r} in rubric item {n + 1}", line=iline, fix=fix)
+        text, ident = item.get("text"), item.get("id")
+        if not isinstance(text, str):
+            raise CaseError(path, f"rubric item {n + 1} has no text", line=iline, fix=fix)
+        if not isinstance(ident, str) or not ITEM_ID.match(ident):
+            raise CaseError(path, f"rubric item {n + 1}: id {ident!r} is not an item id", line=iline,
+                            fix=f"an item id is {ITEM_ID_RULE}; or leave id out and scarbook writes one")
+        if ident in ids:
+            raise CaseError(path, f"rubric item {n + 1}: id {ident!r} is given to item {ids.index(ident) + 1} too",
+                            line=iline, fix="give each item its own id (a copied item: delete its id line)")
+        texts.append(text)
+        ids.append(ident)
+    params["rubric"] = texts
+    return ids
 
 
 def _validate_judge(params: dict[str, Any], path: Path, line: int | None) -> None:

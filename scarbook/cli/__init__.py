@@ -34,7 +34,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff_cmd", "Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% "
                             "Newcombe interval, Fisher's exact p, and improved / regressed / no detectable change."),
     "lint": ("lint_cmd", "Advice on rubrics: vague items, joined criteria, items a rule check decides for free, "
-                            "duplicates, judge-only cases."),
+                            "duplicates, judge-only cases; with history, items that are dead, always fail, redundant, "
+                            "unstable or that the judge gets wrong (`scarbook rubric stats`)."),
     "baseline": ("baseline_cmd", "The blessed session CI gates against: scarbook-baseline.json at the project root."),
     "report": ("report_cmd", "The report of a past SESSION (id, label, `latest`; default latest): the case table, and the "
                          "files --html, --junit, --json."),
@@ -51,6 +52,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "rejudge": ("rejudge_cmd", "Grade the artifacts SESSION's judge saw (id, label, `latest`) again under today's rubrics "
                                "and judge settings, with no agent runs, as a new session linked to it (`scarbook diff "
                                "SESSION latest` then shows what the rubric or judge change did)."),
+    "rubric": ("rubric_cmd", "See what each rubric item does across history: figures and flags per item."),
     "resume": ("resume_cmd", "Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it."),
 }
 

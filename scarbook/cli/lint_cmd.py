@@ -10,9 +10,11 @@ from scarbook.cli.common import (
     friendly_errors,
     get_project,
     report_case_problems,
+    report_history_problems,
     say,
 )
 from scarbook.session.plan import case_ids_of_args, refuse_unknown_cases
+from scarbook.session.rubric_stats import rubric_stats
 from scarbook.text import plural
 
 
@@ -22,14 +24,22 @@ from scarbook.text import plural
 @friendly_errors
 def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     """Advice on rubrics: vague items, joined criteria, items a rule check decides for free,
-    duplicates, judge-only cases. Advice only: exits 0, or 2 when a case is invalid (each one is named)."""
+    duplicates, judge-only cases; with history, items that are dead, always fail, redundant, unstable
+    or that the judge gets wrong (`scarbook rubric stats`). Advice only: exits 0, or 2 when a case is invalid
+    (each one is named)."""
     project = get_project(ctx)
     found = project.load_cases()
     report_case_problems(found.problems)
     case_ids = case_ids_of_args(project, case_ids)
     refuse_unknown_cases(project, found, case_ids)
     cases = [c for c in found.cases if not case_ids or c.id in case_ids]
-    hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record))
+    figures = None
+    if any(c.judge_checks for c in cases) and project.history.session_dirs():  # what each item did across history
+        stats = rubric_stats(project, [c for c in cases if c.judge_checks])
+        report_history_problems(stats.problems)
+        figures = stats.cases
+    hints = lint_cases(cases, keeps_transcript=project_keeps_transcript(project.config.agent, project.config.record),
+                       figures=figures)
     say(format_hints(hints) if hints else f"no hints for {plural(len(cases), 'case')}")
     if found.problems:  # the invalid cases were said above; lint saw only part of the collection
         ctx.exit(2)

@@ -8,10 +8,11 @@ import asyncio
 import click
 
 from scarbook.cases.io import save_case
-from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED
+from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, ItemCertification, Verification
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, style, warn
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
+from scarbook.models import ItemFinding
 from scarbook.run.session import SessionPlan, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import select_cases
@@ -102,7 +103,7 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
             f"(session {counts['session']}; recorded as scar.reproduced)")
 
 
-def say_verification(v, width: int) -> None:
+def say_verification(v: Verification, width: int) -> None:
     colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
     say(f"{v.case_id:<{width}}  {style(v.outcome, fg=colour)}: {v.detail}")
     if v.certified:
@@ -110,6 +111,23 @@ def say_verification(v, width: int) -> None:
                else "rule checks only, no judge to disagree")
         say(f"{'':<{width}}  {style('certified', fg='green')}: the failed artifact fails, the good one "
             f"passes; {how}")
+    for line in item_lines(v):
+        say(f"{'':<{width}}  {line}")
+
+
+def item_lines(v: Verification) -> list[str]:
+    """Which items and rule checks catch the incident, and why each other rubric item does not (issue 35.2)."""
+    if not v.items:
+        return []
+    names = [_name(i) for i in v.catching]  # (none: the verification's own line says so)
+    lines = [f"catch the incident: {', '.join(names)}"] if names else []
+    lines += [f"{_name(i)} {style(i.finding, fg='yellow')}: {i.why}" for i in v.items
+              if i.is_item and i.finding not in (ItemFinding.CATCHING, ItemFinding.UNDECIDED)]
+    return lines
+
+
+def _name(item: ItemCertification) -> str:
+    return f"item {item.item_id}" if item.is_item else f"check {item.check_index + 1} ({item.kind})"
 
 
 COMMANDS = [verify_command]

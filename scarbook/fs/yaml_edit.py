@@ -34,6 +34,19 @@ def _same(old: Any, new: Any) -> bool:
     return type(old) is type(new) and old == new if isinstance(old, bool) or isinstance(new, bool) else old == new
 
 
+def _one_line_map(old: Any, new: Any) -> bool:
+    """A list entry written on one line that becomes a mapping of plain values (a rubric item given its id):
+    it stays on its line, as `{id: r3f2a9c, text: ...}`, with the comment after it."""
+    plain = (str, int, float, bool, type(None))
+    return isinstance(old, plain) and isinstance(new, dict) and all(isinstance(v, plain) for v in new.values())
+
+
+def _flow(value: dict[str, Any]) -> CommentedMap:
+    out = CommentedMap(value)
+    out.fa.set_flow_style()
+    return out
+
+
 def _merge(old: Any, new: Any) -> Any:
     """`new`, reusing `old`'s nodes (and so their comments and styles) wherever they are the same."""
     if _same(old, new):
@@ -50,7 +63,7 @@ def _merge(old: Any, new: Any) -> Any:
     if isinstance(old, CommentedSeq) and isinstance(new, list):
         if len(old) == len(new):
             for i, value in enumerate(new):
-                old[i] = _merge(old[i], value)
+                old[i] = _merge(old[i], value) if not _one_line_map(old[i], value) else _flow(value)
             return old
         seq = CommentedSeq(new)
         if old.fa.flow_style():

@@ -10,6 +10,7 @@ file, line, why, and how to silence it.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -221,6 +222,19 @@ def excluded_message(path: Path, lines: list[int], why: str) -> str:
     sed = ";".join(f"{n}d" for n in lines)
     return (f"history file {path} {where} not counted: {why} — the runner never writes that (forged or "
             f"damaged); delete it to silence this: sed -i '{sed}' {path}")
+
+
+_SEVERAL = re.compile(r" lines ((?:\d+, )*\d+) are not counted")
+_ONE = re.compile(r" line \d+ is not counted|ends in a half-written run \(line \d+")
+
+
+def lines_left_out(problem: object) -> int:
+    """How many lines of a runs file a reading problem left out (excluded_message's, or a cut last line);
+    0 for a problem that names none (a whole file that could not be read)."""
+    text = str(problem)
+    if m := _SEVERAL.search(text):
+        return len(m.group(1).split(", "))
+    return 1 if _ONE.search(text) else 0
 
 
 class RunOutcome(NamedTuple):

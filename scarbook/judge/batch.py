@@ -66,6 +66,7 @@ class PendingCheck:
     case_id: str = ""
     k: int = 0
     index: int = 0
+    item_ids: list[str] = field(default_factory=list)  # the rubric items' ids ([]: a batch.json from before them)
 
     def requests(self) -> list[dict[str, Any]]:
         return [{"custom_id": s["custom_id"], "params": s["params"]} for s in self.samples if "custom_id" in s]
@@ -102,12 +103,13 @@ class BatchGrader:
         return await self.judge.grade(check, ctx)
 
     async def grade_artifact(self, check: Check, artifact: Artifact | ArtifactRefused, task: str) -> CheckResult:
-        rubric = [str(item) for item in check.params.get("rubric") or []]
+        rubric = check.rubric
         if not rubric or isinstance(artifact, ArtifactRefused):
             return await self.judge.grade_artifact(check, artifact, task)  # no call either way
         judge, record = self.judge, JudgeRecord(self.settings)
         shown = task if check.params.get("include_task") else None
-        pending = PendingCheck(secrets.token_hex(8), check.type, rubric, asdict(artifact), shown)
+        pending = PendingCheck(secrets.token_hex(8), check.type, rubric, asdict(artifact), shown,
+                               item_ids=check.rubric_ids)
         nonce = new_nonce(artifact.text) if self.settings.samples > 1 else None  # the run's samples share one, as online
         for index in range(self.settings.samples):
             key = judge.sample_key(index, rubric, artifact, shown)
@@ -253,6 +255,7 @@ async def grade_pending(judge: Judge, pending: PendingCheck, answers: dict[str, 
     record.graded_at = cache.get("graded_at")
     record.cache_notes = list(cache.get("notes") or [])
     record.batch_id = batch_id
+    record.item_ids = list(pending.item_ids)
     rubric = pending.rubric
     samples: list[list[ItemVerdict]] = []
     status: CheckStatus

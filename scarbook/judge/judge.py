@@ -38,6 +38,7 @@ from scarbook.models import (
     JudgeItem,
     Usage,
 )
+from scarbook.models.rubric import resolve_item_ids
 from scarbook.proc import credentials
 
 ARTIFACT_EXCERPT = 20_000
@@ -106,7 +107,8 @@ class Judge:
 
     async def _grade(self, check: Check, ctx: CheckContext | None, record: JudgeRecord,
                      artifact: Artifact | ArtifactRefused | None = None, task: str = "") -> tuple[CheckStatus, str]:
-        rubric = [str(item) for item in check.params.get("rubric") or []]
+        rubric = check.rubric
+        record.item_ids = check.rubric_ids
         if not rubric:
             record.error = "llm_judge check has no rubric items"
             return CheckStatus.ERROR, record.error
@@ -262,10 +264,12 @@ class JudgeRecord:
         self.batch_usage = Usage()  # tokens answered through the Message Batches API (batch price)
         self.batch_id: str | None = None  # the Message Batch that answered, if one did
         self.batch_calls = 0  # how many of its requests
+        self.item_ids: list[str] = []  # each rubric item's stable id (models/rubric.py), kept with its verdict
 
     def decide(self, rubric: list[str], samples: list[list[ItemVerdict]]) -> tuple[CheckStatus, str]:
         """The verdict of every sample's items by majority, kept on the record; (status, detail)."""
-        self.items = decide(rubric, samples)
+        ids = self.item_ids if len(self.item_ids) == len(rubric) else resolve_item_ids(rubric)
+        self.items = decide(rubric, samples, ids)
         verdict = self.verdict = overall(self.items)
         return verdict, summarize(self.items)
 

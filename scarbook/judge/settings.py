@@ -70,6 +70,8 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
     # issue 27: grade through the Message Batches API (half price, results within 24 h; eval --judge-batch)
     batch: _FLAG = False
     batch_poll_s: Annotated[float, _example(30, gt=0)] = 30.0  # how often a batch's progress is asked for
+    # issue 35: each rubric item's stable id is written into case.yaml (`{id, text}`) when it is first judged
+    write_item_ids: _FLAG = True
 
     def __post_init__(self) -> None:
         for key in ("model", "api_key_env", "base_url"):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarbook.models import CheckStatus, JudgeItem, Vote
+from scarbook.models.rubric import resolve_item_ids
 
 VERDICTS: tuple[Vote, ...] = tuple(Vote)
 
@@ -68,15 +69,17 @@ def _parse_entry(entry: Any, position: int, n_items: int) -> ItemVerdict:
     return ItemVerdict(item=item, verdict=Vote(verdict), reason=one_line(reason))
 
 
-def decide(rubric: list[str], samples: list[list[ItemVerdict]]) -> list[JudgeItem]:
-    """Majority per item over an odd number of samples; the reason comes from a majority vote."""
+def decide(rubric: list[str], samples: list[list[ItemVerdict]], ids: list[str] | None = None) -> list[JudgeItem]:
+    """Majority per item over an odd number of samples; the reason comes from a majority vote. `ids`: the
+    items' ids (default: their words' ids)."""
+    ids = ids if ids is not None and len(ids) == len(rubric) else resolve_item_ids(rubric)
     decisions = []
     for index, text in enumerate(rubric):
         votes = [sample[index].verdict for sample in samples]
         reasons = [sample[index].reason for sample in samples]
         winner = Counter(votes).most_common(1)[0][0]
         reason = next(r for v, r in zip(votes, reasons, strict=False) if v == winner)
-        decisions.append(JudgeItem(index + 1, text, winner, reason, tuple(votes), tuple(reasons)))
+        decisions.append(JudgeItem(index + 1, text, winner, reason, tuple(votes), tuple(reasons), ids[index]))
     return decisions
 
 

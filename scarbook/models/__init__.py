@@ -5,6 +5,7 @@ record is defined once, in the module named for what it is about; import them fr
 
     words.py      the state words (StrEnums): RunStatus, CheckStatus, Decision, CauseKind, GateMode, Isolation, ...
     case.py       Case, Check, Scar
+    rubric.py     a rubric item's stable id
     run.py        CheckResult, Cause, Attempt, WorkspaceDiff, AgentResult, RunRecord
     judge_detail.py  JudgeDetail (CheckResult.judge): JudgeItem, JudgedArtifact, CacheUse, BatchUse
     usage.py      Usage
@@ -28,6 +29,8 @@ from scarbook.models.words import (
     ExecutorType,
     GateMode,
     Isolation,
+    ItemFinding,
+    ItemFlag,
     Keep,
     MarginCall,
     RunStatus,
@@ -39,7 +42,7 @@ from scarbook.models.words import (
 
 __all__ = [
     "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Attempt", "Band", "BatchUse", "CacheUse",
-    "Case", "Cause", "CauseKind", "Check", "CheckResult", "JudgeDetail", "JudgeItem", "JudgedArtifact", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "Keep",
-    "MarginCall", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote",
+    "Case", "Cause", "CauseKind", "Check", "CheckResult", "JudgeDetail", "JudgeItem", "JudgedArtifact", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "ItemFinding",
+    "ItemFlag", "Keep", "MarginCall", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote",
     "WorkspaceDiff",
 ]

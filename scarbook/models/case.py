@@ -6,21 +6,42 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scarbook.models.rubric import resolve_item_ids
+
 
 @dataclass
 class Check:
     """One check of a case. `params` holds the type's own fields (path, text, rubric, ...)."""
 
     type: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # an llm_judge's `rubric` is its items' texts
     line: int | None = None  # line in case.yaml, for error messages
+    # an llm_judge's item ids, one per rubric item (models/rubric.py; the loader resolves them), and which
+    # of them case.yaml writes beside their item (`{id, text}`); the others are their words' ids
+    item_ids: list[str] = field(default_factory=list)
+    written_ids: frozenset[str] = frozenset()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **self.params}
+    def to_dict(self, *, ids: bool = True) -> dict[str, Any]:
+        """The check as case.yaml writes it; `ids=False` leaves the item ids out (what the check asks)."""
+        out = {"type": self.type, **self.params}
+        if ids and self.is_judge and self.written_ids:
+            out["rubric"] = [{"id": ident, "text": text} if ident in self.written_ids else text
+                             for ident, text in zip(self.rubric_ids, self.rubric, strict=True)]
+        return out
 
     @property
     def is_judge(self) -> bool:
         return self.type == "llm_judge"
+
+    @property
+    def rubric(self) -> list[str]:
+        return [str(item) for item in self.params.get("rubric") or []]
+
+    @property
+    def rubric_ids(self) -> list[str]:
+        """Each rubric item's id: as resolved at load, else (a check built in code) its words' ids."""
+        rubric = self.rubric
+        return list(self.item_ids) if len(self.item_ids) == len(rubric) else resolve_item_ids(rubric)
 
 
 @dataclass

@@ -51,9 +51,11 @@ class JudgeItem:
     reason: str
     votes: tuple[Vote | str, ...] = ()
     reasons: tuple[str, ...] = ()
+    id: str = ""  # the item's stable id (models/rubric.py): its figures across history are kept under it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "text": self.text, "verdict": self.verdict, "reason": self.reason,
+        ident = {"id": self.id} if self.id else {}  # a record from before item ids is written back as it was
+        return {"item": self.item, **ident, "text": self.text, "verdict": self.verdict, "reason": self.reason,
                 "votes": list(self.votes), "reasons": list(self.reasons)}
 
     @classmethod
@@ -64,7 +66,8 @@ class JudgeItem:
         else:
             number, text = int(d.get("item", position + 1)), str(d.get("text", ""))
         return cls(number, text, _vote(d.get("verdict", "")), str(d.get("reason", "")),
-                   tuple(_vote(v) for v in d.get("votes") or ()), tuple(str(r) for r in d.get("reasons") or ()))
+                   tuple(_vote(v) for v in d.get("votes") or ()), tuple(str(r) for r in d.get("reasons") or ()),
+                   str(d.get("id") or ""))
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,27 @@ class Vote(_Word):
     FAIL = "FAIL"
 
 
+class ItemFinding(_Word):
+    """What certifying one rubric item (or rule check) against the scar found (issue 35.2): judged K times
+    on the failed artifact and K times on the good one."""
+
+    CATCHING = "catching"  # fails the failed artifact every time, passes the good one every time
+    BLIND = "blind"  # passes the failed artifact: it does not see the incident
+    STRICT = "strict"  # fails the good artifact: it would fail a right result too
+    SPLIT = "split"  # its K verdicts on one artifact disagree
+    UNDECIDED = "no verdict"  # the judge could not be asked (no key, an error): nothing is known of it
+
+
+class ItemFlag(_Word):
+    """What a rubric item's figures across history say about it (issue 35.3; stats/items.py has the rules)."""
+
+    DEAD = "dead"  # never failed in enough runs over enough sessions
+    ALWAYS_FAILS = "always fails"
+    REDUNDANT = "redundant"  # agrees with another item on almost every run both were judged in
+    UNSTABLE = "unstable"  # the judge's repeated judgements of one artifact disagree
+    JUDGE_UNRELIABLE = "judge unreliable"  # people's labels say the judge is often wrong on it
+
+
 class CauseKind(_Word):
     """Whose fault a run that did not pass is (scarbook.run.causes); only INFRA is retried."""
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scarbook.agents import Agent, AgentSpec, keeps_transcript, make_agent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
+from scarbook.cases.item_ids import write_item_ids
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
@@ -154,6 +155,8 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
     replay = _load_replay(project, record, errors)
     if errors or agent is None or spec is None:
         return Preparation(errors=errors)
+    if judge is not None and project.config.judge.write_item_ids:  # first judged: the items' ids into case.yaml
+        notes.extend(write_item_ids(c for c in plan.cases if c.judge_checks))
     ready = ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates)
     return Preparation(ready, notes=notes, undecidable=_undecidable(ready))
 

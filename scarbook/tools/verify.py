@@ -22,7 +22,7 @@ from scarbook.cases.verifications import (
     UNVERIFIED,
     Verification,
 )
-from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_checks
+from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check, short_circuit
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -32,6 +32,7 @@ from scarbook.run.events import SessionFinished
 from scarbook.run.runner import run_session
 from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
+from scarbook.tools.item_certify import certify_items
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
 MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
@@ -57,7 +58,7 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
                          incident: bool = False) -> tuple[RunStatus, str, list[CheckResult]]:
     """Run the case's checks on the case file `artifact` placed where it belongs. With `incident` (the
     failed artifact), the trajectory checks read the scar's transcript (what the agent did then); else
-    they are skipped: a good artifact comes with no run. Returns (status, reason, results)."""
+    they are skipped: a good artifact comes with no run. Returns (status, reason, every check's result)."""
     assert case.root is not None  # a case loaded from its folder (verify_case checks)
     target = artifact_target(case)
     transcript = None
@@ -87,9 +88,11 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
                                  "write the workspace path of the file the artifact belongs in"), []
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge,
                            transcript=transcript)
-        results = await run_checks(case.checks, ctx)
-        status, reason = verdict_of(results)
-        return status, reason, results
+        # every check runs, whatever the ones before it said, so each item and rule check is certified on its
+        # own (tools/item_certify.py); the case's verdict short-circuits as a run's does
+        every = [await run_check(check, ctx, i) for i, check in enumerate(case.checks)]
+        status, reason = verdict_of(short_circuit(every))
+        return status, reason, every
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -114,16 +117,17 @@ JUDGED_TIMES = 3  # each artifact is judged this many times, so an unstable judg
 
 
 async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int,
-                    incident: bool = False) -> tuple[list[str], str]:
-    """The artifact's verdict each of `times` times, and the reason of the first."""
-    votes, first = [], ""
+                    incident: bool = False) -> tuple[list[str], str, list[list[CheckResult]]]:
+    """The artifact's verdict each of `times` times, the reason of the first, and each time's results."""
+    votes, first, passes = [], "", []
     for _ in range(times):
-        status, reason, _ = await check_artifact(case, artifact, judge, incident=incident)
+        status, reason, results = await check_artifact(case, artifact, judge, incident=incident)
         votes.append(str(status))
+        passes.append(results)
         first = first or reason
         if status == RunStatus.ERROR:
             break  # no verdict to compare: asking again only repeats the error
-    return votes, first
+    return votes, first, passes
 
 
 async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDGED_TIMES) -> Verification:
@@ -136,15 +140,17 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
     judged = judge is not None and bool(case.judge_checks)
     k = max(1, times) if judged else 1
-    votes, reason = await _verdicts(case, scar.failed_artifact, judge, k, incident=True)
+    votes, reason, failed_passes = await _verdicts(case, scar.failed_artifact, judge, k, incident=True)
     status = RunStatus(votes[0])
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso(), judged=k, failed_votes=votes, needs_judge=bool(case.judge_checks))
     if RunStatus.ERROR in votes:
         v.outcome, v.detail = ERROR, f"could not reach a verdict on the failed artifact: {reason}"
         return v
+    good_passes = None
     if scar.good_artifact:
-        v.good_votes, greason = await _verdicts(case, scar.good_artifact, judge, k)
+        v.good_votes, greason, good_passes = await _verdicts(case, scar.good_artifact, judge, k)
+    v.items = certify_items(case, failed_passes, good_passes)
     if judged and k > 1:
         v.judge_stable = len(set(votes)) == 1 and len(set(v.good_votes)) <= 1
     if v.judge_stable is False:
@@ -169,4 +175,7 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
             v.outcome, v.detail = REJECTS_GOOD, f"the good artifact fails too: {greason}"
         elif gstatus == RunStatus.ERROR and v.outcome == CATCHES:
             v.outcome, v.detail = ERROR, f"could not reach a verdict on the good artifact: {greason}"
+    if v.outcome == CATCHES and not v.catching:
+        v.detail += ("; but no rubric item or rule check catches the incident on its own (each item's finding "
+                     "says why), so the case cannot be certified")
     return v

@@ -10,8 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from scarbook.cases.io import load_case
+from scarbook.cases.transcript_draft import RUBRIC_PLACEHOLDER
 from scarbook.cases.verifications import VerificationStore
 from scarbook.cli import main
+from scarbook.models.rubric import implicit_item_id
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 
 # The agent wrote tmp.txt with two lines where one was asked, then said it was done.
@@ -84,6 +86,7 @@ def test_a_good_candidate_judged_by_a_stable_judge_certifies(tmp_path, judge_ser
                                                                    "fails: "))
     assert lines[at + 1:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
                          "same verdicts all 3 times",
+                         f"           catch the incident: item {implicit_item_id(RUBRIC_PLACEHOLDER)}",  # issue 35.2
                          "certification: certified"]
     assert len(judge_server.requests) == 6
     case = load_case(root / "cases" / "said-done")

@@ -47,7 +47,8 @@ def test_the_tui_demo_seed_is_its_own_config_not_a_change_to_the_project(project
     ("judge:\n  timeout_s: soon\n", "2: judge.timeout_s must be a number, not a string — write e.g. `timeout_s: 60`"),
     ("judge:\n  modle: x\n", "2: unknown key judge.modle — use one of: api_key_env, base_url, batch, batch_poll_s, "
                              "cache, calibration_min_labels, calibration_min_per_class, correct, keep_artifacts, "
-                             "max_artifact_bytes, max_retries, max_tokens, model, prices, samples, temperature, timeout_s"),
+                             "max_artifact_bytes, max_retries, max_tokens, model, prices, samples, temperature, timeout_s, "
+                             "write_item_ids"),
     ("runs: 3\nrecord:\n  mode: replay\n", "3: record.mode: replay needs record.from (the session to replay) — "
                                            "write record: {mode: replay, from: SESSION}"),
     ("executor:\n  type: local\n  num_cpus: 2\n", "3: unknown key executor.num_cpus for a local executor — "

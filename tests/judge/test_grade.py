@@ -9,6 +9,7 @@ import pytest
 from scarbook.checks.context import CheckContext
 from scarbook.judge import Judge, JudgeAuthError, JudgeKeyMissing, JudgeSettings, usage_from_result
 from scarbook.models import Case, Check, JudgedArtifact, JudgeItem, Usage, Vote
+from scarbook.models.rubric import implicit_item_id
 from tests.helpers.judge_server import judge_server, make_judge, status_reply, text_reply, tool_reply  # noqa: F401
 
 RUBRIC = [
@@ -43,9 +44,10 @@ async def test_all_items_pass(judge_server, tmp_path):
     assert result.status == "pass"
     assert result.detail == "3/3 rubric items PASS"
     assert [i.verdict for i in result.judge.items] == [Vote.PASS, Vote.PASS, Vote.PASS]
-    assert result.judge.items[2] == JudgeItem(3, RUBRIC[2], Vote.PASS, "names tmp.txt", (Vote.PASS,), ("names tmp.txt",))
+    assert result.judge.items[2] == JudgeItem(3, RUBRIC[2], Vote.PASS, "names tmp.txt", (Vote.PASS,), ("names tmp.txt",),
+                                              implicit_item_id(RUBRIC[2]))
     assert result.judge.to_dict()["items"][2] == {
-        "item": 3, "text": RUBRIC[2], "verdict": "PASS", "reason": "names tmp.txt",
+        "item": 3, "id": implicit_item_id(RUBRIC[2]), "text": RUBRIC[2], "verdict": "PASS", "reason": "names tmp.txt",
         "votes": ["PASS"], "reasons": ["names tmp.txt"],
     }
     assert result.judge.calls == 1 and result.judge.retries == 0

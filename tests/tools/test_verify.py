@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from scarbook.cases.io import load_case
 from scarbook.cases.verifications import CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, VerificationStore
 from scarbook.cli import main
+from scarbook.models.rubric import implicit_item_id
 from scarbook.tools.verify import verify_case
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.paths import REPO
@@ -131,6 +132,7 @@ def test_rule_checks_decide_verify_without_a_judge_key(tmp_path, monkeypatch):
     assert (res.exit_code, res.stdout) == (0, (
         "c1  catches the scar: the failed artifact fails: check 2 (line_count): tmp.txt has 2 lines, expected "
         "exactly 1\n"
+        "    catch the incident: check 2 (line_count)\n"  # issue 35.2: which checks catch it (no judge: no item)
         "c2  unverified: the rule checks pass the failed artifact and the llm_judge check did not run (no judge): "
         "only the judge can catch this scar\n"))
     assert res.stderr == ("verify: no judge key in $ANTHROPIC_API_KEY: llm_judge checks are skipped; a scar only "
@@ -166,7 +168,10 @@ def test_a_judge_that_changes_its_mind_is_shown_not_certified(tmp_path, judge_se
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify"])
     assert res.exit_code == 1, res.output
     assert res.stdout == ("c1  judge unstable on this case: asked 3 times, the failed "
-                          "artifact was judged fail, pass, fail; the good artifact pass, pass, pass\n")
+                          "artifact was judged fail, pass, fail; the good artifact pass, pass, pass\n"
+                          # issue 35.2: each item says what it did
+                          f"    item {implicit_item_id('tmp.txt holds only the first line')} split: its 3 verdicts "
+                          "on the failed artifact disagree: FAIL, PASS, FAIL\n")
     assert len(judge_server.requests) == 6
     store = VerificationStore(tmp_path / "workspaces")
     assert store.badge(load_case(tmp_path / "cases" / "c1"), store.load()) == "judge unstable"
@@ -196,7 +201,8 @@ def test_bundled_cases_certify_from_the_cli_and_reproduce_records_how_often(tmp_
     assert lines[0].startswith("write-one-line  catches the scar: the failed artifact fails: ")
     assert lines[1] == ("                certified: the failed artifact fails, the good one passes; rule checks only, "
                         "no judge to disagree")
-    assert lines[2].startswith("write-one-line  reproduced the incident in 1 of 10 runs (session ")
+    assert lines[2] == "                catch the incident: check 3 (line_count)"  # issue 35.2
+    assert lines[3].startswith("write-one-line  reproduced the incident in 1 of 10 runs (session ")
     case = load_case(tmp_path / "cases" / "write-one-line")
     rep = case.scar.reproduced
     assert (rep["runs"], rep["fails"], rep["agent"]) == (10, 1, "demo") and rep["date"] and rep["session"]
