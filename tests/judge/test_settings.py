@@ -57,7 +57,7 @@ def test_temperature_null_sends_none():
             {"modle": "x"},
             "/proj/scarbook.yaml: unknown key judge.modle — use one of: api_key_env, base_url, batch, batch_poll_s, cache, calibration_min_labels, "
             "calibration_min_per_class, correct, keep_artifacts, max_artifact_bytes, max_retries, max_tokens, model, prices, samples, "
-            "temperature, timeout_s",
+            "temperature, timeout_s, write_item_ids",
         ),
         (["model"], "/proj/scarbook.yaml: judge must be a mapping, not a list — write `judge:` followed by indented keys such as `model: ...`"),
         ({"samples": 2}, "/proj/scarbook.yaml: judge.samples must be an odd number, got 2 — use 1, 3 or 5 so every rubric item has a strict majority"),
