@@ -39,6 +39,11 @@ from scarbook.tools.verify import JUDGED_TIMES
               help="The good artifact (scar.good_artifact, a result that must PASS): a candidate number from "
                    "--list (a later answer or file of the transcript), or a file. The draft is then certified.")
 @click.option("--skip-judge", is_flag=True, help="Certify the draft with rule checks only.")
+@click.option("--draft-rubric", is_flag=True, help="Draft the rubric from the incident as `scarbook rubric draft` "
+              "does (one judge call; rule checks from the artifacts alone without a key or with --offline) and "
+              "keep what catches it.")
+@click.option("--note", default="", help="With --draft-rubric: what went wrong, in your words.")
+@click.option("--offline", is_flag=True, help="With --draft-rubric: ask no judge, propose rule checks only.")
 @click.option("--judged", "times", type=click.IntRange(1), default=JUDGED_TIMES, show_default=True,
               help="Judge each artifact this many times when certifying the draft (as verify --judged).")
 @click.pass_context
@@ -46,7 +51,7 @@ from scarbook.tools.verify import JUDGED_TIMES
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
                    artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
                    root: str | None, turn: int | None, good: str | None, skip_judge: bool, times: int,
-                   sample: str | None) -> None:
+                   sample: str | None, draft_rubric: bool, note: str, offline: bool) -> None:
     """Turn an agent transcript (Claude Code log, Codex, Messages API JSON, OpenAI, OTel, an Inspect eval
     log's sample, text) into a draft case.
 
@@ -132,7 +137,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             warn(f"not seeded: {seed.path} — {seed.reason}")
     _say_trajectory_hints(t, candidates(t), turn, artifact_index)
     try:
-        certified = _certify_draft(project, load_case(folder), skip_judge, times)
+        certified = _certify_draft(project, folder, skip_judge, times, (note, offline) if draft_rubric else None)
     except (ScarbookError, OSError) as exc:  # the draft is written: say why it was not certified
         say(f"certification not run: {exc}", err=True)
         certified = False
@@ -140,8 +145,31 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         say(f"next: add checks that the failed artifact must fail, then `scarbook verify {case_id}`")
 
 
-def _certify_draft(project, case, skip_judge: bool, times: int) -> bool:
-    """The certification `verify` gives, on the draft just written (issue 24.4); True when certified."""
+def _draft_rubric(project, case, note: str, offline: bool, times: int) -> None:
+    """import --draft-rubric: `scarbook rubric draft` on the case just written; a draft that fails leaves it as
+    written (its certification follows either way)."""
+    from scarbook.cli.rubric_cmd import say_draft
+    from scarbook.session.rubric_draft import accept_draft, draft_rubric, kept_summary, plan_draft
+
+    try:
+        plan = plan_draft(project, case, note=note, offline=offline, times=times)
+        say(plan.cost)
+        draft = asyncio.run(draft_rubric(project, plan))
+    except ScarbookError as exc:
+        say(f"rubric not drafted: {exc}", err=True)
+        return
+    say_draft(draft)
+    written = accept_draft(project, draft)
+    say(f"wrote {kept_summary(draft)} into {written}" if written else
+        "nothing proposed catches the incident: the draft's checks are unchanged")
+
+
+def _certify_draft(project, folder: Path, skip_judge: bool, times: int, draft: tuple[str, bool] | None) -> bool:
+    """The certification `verify` gives, on the draft just written (issue 24.4), its rubric drafted first when
+    `draft` (--note, --offline) is given; True when certified."""
+    if draft is not None:
+        _draft_rubric(project, load_case(folder), *draft, times)
+    case = load_case(folder)
     # no key: the verification's own line says the judge did not run (a warning on stderr would
     # follow every import of an answer, whose draft check is an llm_judge)
     [v] = asyncio.run(verify_cases(project, [case], skip_judge=skip_judge, times=times)).results

@@ -1,7 +1,9 @@
-"""`scarbook rubric ...`: each rubric item's figures across history (`stats`)."""
+"""`scarbook rubric ...`: draft a case's rubric from its incident (`draft`), each rubric item's figures across
+history (`stats`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import click
@@ -14,9 +16,12 @@ from scarbook.cli.common import (
     say,
     style,
 )
-from scarbook.session.plan import refuse_unknown_cases
+from scarbook.session.plan import refuse_unknown_cases, select_cases
+from scarbook.session.rubric_draft import accept_draft, draft_rubric, kept_summary, plan_draft
 from scarbook.session.rubric_stats import RubricStats, figures_json, rubric_stats
 from scarbook.text import plural
+from scarbook.tools.rubric_draft import RubricDraft, draft_rows
+from scarbook.tools.verify import JUDGED_TIMES
 from scarbook.views.item_figures import figures_line, flags_lines
 
 
@@ -48,6 +53,49 @@ def stats_command(ctx: click.Context, case_ids: tuple[str, ...], as_json: bool) 
         say(json.dumps(figures_json(stats), indent=2))
         return
     say(format_stats(stats) if cases else "no case with an llm_judge check: no rubric items to measure")
+
+
+@rubric_group.command("draft")
+@click.argument("case_arg", metavar="CASE")
+@click.option("--note", default="", help="What went wrong, in your words: the judge reads it with the artifacts.")
+@click.option("--offline", is_flag=True, help="Ask no judge: propose rule checks from the failed and good "
+              "artifacts alone (as without a key).")
+@click.option("--judged", "times", type=click.IntRange(1), default=JUDGED_TIMES, show_default=True,
+              help="Judge each proposed item this many times on each artifact when certifying it.")
+@click.pass_context
+@friendly_errors
+def draft_command(ctx: click.Context, case_arg: str, note: str, offline: bool, times: int) -> None:
+    """Draft CASE's rubric from its incident: one judge call reads the task, the failed artifact, the good one
+    and --note, and proposes rubric items and rule checks (contains, not_contains, json_valid, line_count,
+    only_changed, command); without a judge key, or with --offline, rule checks are proposed from the
+    artifacts alone. Every proposal goes through lint and is certified on its own (--judged times on each
+    artifact); the catching ones are written into case.yaml, the rest are shown with why. The cost is shown
+    before anything is spent."""
+    project = get_project(ctx)
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    [case] = select_cases(project, found, (case_arg,), ())
+    plan = plan_draft(project, case, note=note, offline=offline, times=times)
+    say(plan.cost)
+    draft = asyncio.run(draft_rubric(project, plan))
+    say_draft(draft)
+    written = accept_draft(project, draft)
+    if written is None:
+        say("nothing catches the incident: case.yaml is unchanged — add a --note on what went wrong, or write "
+            "the checks by hand")
+        ctx.exit(1)
+    say(f"wrote {kept_summary(draft)} into {written}; next: `scarbook verify {case.id}`")
+
+
+def say_draft(draft: RubricDraft) -> None:
+    """The certification table: each proposal kept or dropped, and why; the case's own items after."""
+    say(draft.said)
+    for note in draft.notes:
+        say(note, err=True)
+    colour = {"keep": "green", "drop": "yellow"}
+    for row in draft_rows(draft):
+        say(f"  {style(f'{row.verdict:<4}', fg=colour.get(row.verdict))}  {row.kind} {row.text}")
+        say(f"        {row.said}")
 
 
 def format_stats(stats: RubricStats) -> str:

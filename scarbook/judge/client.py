@@ -66,16 +66,16 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
         return raw, await raw.parse()
 
     raw, message = await api_call(client, settings, create)
-    tool_input = tool_input_of(message)
+    tool_input = tool_input_of(message, (request.get("tool_choice") or {}).get("name", TOOL_NAME))
     return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
 
 
-def tool_input_of(message: Any) -> Any:
-    """The forced tool call's input in a reply, or None (also for a reply that has no content list: the
-    SDK does not check what it reads)."""
+def tool_input_of(message: Any, name: str = TOOL_NAME) -> Any:
+    """The input of the forced tool `name`'s call in a reply (the verdict tool unless said), or None (also for
+    a reply that has no content list: the SDK does not check what it reads)."""
     content = getattr(message, "content", None)
     for block in content if isinstance(content, list) else ():
-        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == name:
             return getattr(block, "input", None)
     return None
 

@@ -105,3 +105,25 @@ def test_a_bad_good_artifact_is_refused_and_nothing_is_written(tmp_path):
         res = run(root, "--id", "x", "--good", good)
         assert (res.exit_code, res.stderr, res.stdout) == (2, message, ""), good
         assert not (root / "cases" / "x").exists()
+
+
+def test_import_with_draft_rubric_keeps_the_rule_checks_that_catch_and_certifies_the_case(tmp_path, monkeypatch):
+    """No key: the rubric is not drafted (it says so); rule checks come from the failed artifact (written
+    tmp.txt, two lines) and the good file; the draft then catches its scar and is certified."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    root = project(tmp_path)
+    res = run(root, "--id", "first-line", "--good", str(root / "good.txt"), "--draft-rubric")
+    assert res.exit_code == 0, res.output
+    folder = root / "cases" / "first-line"
+    assert res.stdout.splitlines()[1:8] == [
+        "the rubric is not drafted (no judge key in $ANTHROPIC_API_KEY): rule checks are proposed from the failed "
+        "and good artifacts alone",
+        "1 rule check proposed from the artifacts",
+        "  keep  not_contains {type: not_contains, path: 'tmp.txt', text: 'more'}",
+        "        catching: fails the failed artifact, passes the good one",
+        "  has   file_exists {type: file_exists, path: 'tmp.txt'}",
+        "        blind: passes the failed artifact: it does not see the incident",
+        f"wrote 0 items and 1 rule check into {folder / 'case.yaml'}"]
+    assert [c.to_dict() for c in load_case(folder).checks] == [
+        {"type": "file_exists", "path": "tmp.txt"}, {"type": "not_contains", "path": "tmp.txt", "text": "more"}]
+    assert badge(root, "first-line") == "certified"

@@ -80,15 +80,17 @@ def tool_reply(
     text: str | None = None,
     usage: dict[str, int] | None = None,
     delay_s: float = 0.0,
+    name: str = TOOL,
 ) -> ScriptedReply:
     """A 200 reply with a forced tool call. `verdicts` = [(PASS|FAIL, reason)] numbered from 1;
-    `tool_input` overrides it with any raw input (for malformed replies); `text` adds a text block first."""
+    `tool_input` overrides it with any raw input (for malformed replies); `text` adds a text block first;
+    `name`: the tool called (the verdict tool unless said: propose_rubric for a rubric draft)."""
     if tool_input is None:
         tool_input = {"items": [{"item": n, "verdict": v, "reason": r} for n, (v, r) in enumerate(verdicts or [], 1)]}
     content: list[dict[str, Any]] = []
     if text is not None:
         content.append({"type": "text", "text": text})
-    content.append({"type": "tool_use", "id": "toolu_01", "name": TOOL, "input": tool_input})
+    content.append({"type": "tool_use", "id": "toolu_01", "name": name, "input": tool_input})
     return ScriptedReply(200, _message(content, "tool_use", usage), delay_s, auto_usage=usage is None)
 
 

@@ -1,0 +1,89 @@
+"""Rule checks proposed from the scar's artifacts alone, without a judge (issue 35.1: no key, or --offline).
+
+- a line of the failed artifact that the good one does not hold -> `not_contains` (the failed one fails it);
+- a line of the good artifact that the failed one does not hold -> `contains` (the failed one fails it);
+- a failed artifact that does not parse as JSON where JSON is wanted (the good one parses, or the file is
+  .json) -> `json_valid`;
+- files the incident changed besides the artifact (its transcript's writes) -> `only_changed` on the
+  artifact's path.
+
+For an artifact that is the agent's final answer, `contains` is `output_contains` and `not_contains` is an
+`output_regex` that matches only where the text is absent. Each proposal says why it was made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+OUTPUT = "output"
+MAX_PER_RULE = 2  # lines proposed per contains / not_contains: the most telling first
+MIN_LINE = 4  # shorter lines ("}", "ok") say little about the incident
+MAX_TEXT = 200
+
+
+@dataclass(frozen=True)
+class RuleProposal:
+    check: dict[str, Any]
+    why: str
+
+
+def _lines(text: str) -> list[str]:
+    seen, out = set(), []
+    for line in text.splitlines():
+        line = line.strip()
+        if MIN_LINE <= len(line) <= MAX_TEXT and line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out
+
+
+def _only_in(text: str, other: str) -> list[str]:
+    """Lines of `text` that `other` does not hold anywhere, longest (most telling) first."""
+    return sorted((line for line in _lines(text) if line not in other), key=len, reverse=True)[:MAX_PER_RULE]
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _absent(target: str, text: str) -> dict[str, Any]:
+    if target == OUTPUT:  # matches at the start only when the text is nowhere in the answer
+        return {"type": "output_regex", "pattern": r"\A(?![\s\S]*" + re.escape(text) + ")"}
+    return {"type": "not_contains", "path": target, "text": text}
+
+
+def _present(target: str, text: str) -> dict[str, Any]:
+    if target == OUTPUT:
+        return {"type": "output_contains", "text": text}
+    return {"type": "contains", "path": target, "text": text}
+
+
+def propose_rule_checks(failed: str, good: str | None, target: str,
+                        changed: Sequence[str] = ()) -> list[RuleProposal]:
+    """Rule checks that fail `failed` and pass `good`, for an artifact that belongs at `target` (a workspace
+    path or "output"); `changed`: the files the incident changed (its transcript's writes)."""
+    out: list[RuleProposal] = []
+    if good is not None:
+        for line in _only_in(failed, good):
+            out.append(RuleProposal(_absent(target, line), f"{line!r} is in the failed artifact only"))
+        for line in _only_in(good, failed):
+            out.append(RuleProposal(_present(target, line), f"{line!r} is in the good artifact only"))
+    wants_json = target.endswith(".json") or (good is not None and _parses(good) and good.strip()[:1] in "[{")
+    if target != OUTPUT and wants_json and not _parses(failed):
+        out.append(RuleProposal({"type": "json_valid", "path": target}, "the failed artifact does not parse as JSON"
+                                + (", the good one does" if good is not None else "")))
+    others = sorted({p for p in changed if p != target})
+    if others:
+        kept = [] if target == OUTPUT else [target]
+        out.append(RuleProposal({"type": "only_changed", "paths": kept},
+                                f"the incident also changed {', '.join(others[:5])}{' …' if len(others) > 5 else ''}"
+                                " (its transcript); a right result changes " + (target if kept else "no file")))
+    return out

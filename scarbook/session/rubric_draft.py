@@ -1,0 +1,146 @@
+"""Draft a case's rubric from its incident (issue 35.1): `scarbook rubric draft`, `scarbook import
+--draft-rubric` and the TUI's draft key all run this one use case.
+
+plan_draft says first what drafting will cost (the draft call and the certification's judge calls, from the
+judge's price table) or, without a key or with `offline`, that the rubric will not be drafted; draft_rubric
+asks the judge (its settings, client and key; the draft cached as verdicts are) or the offline proposer, and
+certifies the proposals (tools/rubric_draft.py); accept_draft writes the kept ones into case.yaml.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarbook.cases.io import save_case
+from scarbook.cases.rule_proposals import propose_rule_checks
+from scarbook.errors import ScarbookError
+from scarbook.fs import safefs
+from scarbook.judge.cache import FOLDER as CACHE_FOLDER
+from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable
+from scarbook.judge.estimate import estimate_judge_calls
+from scarbook.judge.rubric_draft import DraftInputs, MalformedDraft, ask_for_draft, draft_cost
+from scarbook.models import Case, Check
+from scarbook.proc.credentials import environ
+from scarbook.project import Project
+from scarbook.session.plan import judge_key_in
+from scarbook.text import plural
+from scarbook.tools.item_certify import describe_check
+from scarbook.tools.rubric_draft import ITEM, Proposal, RubricDraft, certify_proposals
+from scarbook.tools.verify import JUDGED_TIMES, MAX_ARTIFACT, artifact_target
+
+GUESSED_ITEMS = 6  # rubric items a draft proposes, for the certification's estimate
+NOTHING_WRITTEN = "nothing was written"
+
+
+@dataclass(frozen=True)
+class DraftPlan:
+    case: Case
+    inputs: DraftInputs
+    online: bool  # the judge drafts (False: the offline proposer)
+    cost: str  # what drafting will cost, or why the rubric will not be drafted: said before anything runs
+    times: int = JUDGED_TIMES
+
+
+def _read(case: Case, rel: str, what: str) -> str:
+    assert case.root is not None
+    try:
+        data, _ = safefs.read_file(case.root, rel, MAX_ARTIFACT)
+    except (safefs.Refused, OSError) as exc:
+        raise ScarbookError(f"cannot draft a rubric for {case.id}: {what} {rel} cannot be read "
+                            f"({getattr(exc, 'strerror', None) or exc}) — fix scar.{what.replace(' ', '_')} "
+                            f"in {case.root / 'case.yaml'}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def plan_draft(project: Project, case: Case, *, note: str = "", offline: bool = False,
+               env: Mapping[str, str] | None = None, times: int = JUDGED_TIMES) -> DraftPlan:
+    scar = case.scar
+    if scar is None or not scar.failed_artifact or case.root is None:
+        raise ScarbookError(f"cannot draft a rubric for {case.id}: it has no scar.failed_artifact — add the "
+                            "failed artifact under scar: in its case.yaml (scarbook import writes one)")
+    failed = _read(case, scar.failed_artifact, "failed artifact")
+    good = _read(case, scar.good_artifact, "good artifact") if scar.good_artifact else None
+    inputs = DraftInputs(case.task, failed, good, note.strip(), artifact_target(case))
+    settings = project.config.judge
+    if offline or not judge_key_in(project, env):
+        why = "--offline" if offline else f"no judge key in ${settings.api_key_env}"
+        return DraftPlan(case, inputs, False, f"the rubric is not drafted ({why}): rule checks are proposed from "
+                         "the failed and good artifacts alone", times)
+    sides = 2 if good is not None else 1
+    guess = copy.copy(case)
+    guess.checks = [Check("llm_judge", {"rubric": ["x" * 80] * GUESSED_ITEMS})]
+    certify = estimate_judge_calls([guess], times * sides, [], settings)
+    cost = (f"drafting: 1 judge call to {settings.model}, at most ${draft_cost(settings, inputs):.4f}; certifying "
+            f"the proposed items: {plural(certify.calls, 'call')} ({times} on each artifact), about "
+            f"${certify.cost_usd:.4f}")
+    return DraftPlan(case, inputs, True, cost, times)
+
+
+def _transcript_writes(case: Case) -> list[str]:
+    """The files the incident's transcript shows the agent wrote ([] when it cannot be read)."""
+    if case.root is None or case.scar is None or not case.scar.transcript:
+        return []
+    from scarbook.transcripts import candidates, load_transcript
+
+    try:
+        t = load_transcript(case.root / case.scar.transcript, None)
+    except (ScarbookError, OSError, ValueError):
+        return []
+    return sorted({c.path for c in candidates(t) if c.kind == "file" and c.path and not c.astray
+                   and not c.path.startswith("/")})
+
+
+async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str] | None = None) -> RubricDraft:
+    """Propose, lint and certify; MalformedDraft and an unreachable judge are a ScarbookError naming what
+    went wrong (nothing is proposed, nothing written)."""
+    case, inputs, settings = plan.case, plan.inputs, project.config.judge
+    env = environ() if env is None else env
+    if not plan.online:
+        found = propose_rule_checks(inputs.failed, inputs.good, inputs.artifact_at,
+                                    await asyncio.to_thread(_transcript_writes, case))
+        draft = RubricDraft(case.id, f"{plural(len(found), 'rule check')} proposed from the artifacts")
+        draft.proposals = [Proposal(p.check["type"], describe_check(p.check), p.check,
+                                    transcript_only=p.check["type"] == "only_changed") for p in found]
+        await certify_proposals(case, draft, None, plan.times)
+        return draft
+    from scarbook.judge.cache import VerdictCache
+    from scarbook.judge.judge import Judge
+
+    cache = project.workspaces_dir / CACHE_FOLDER if settings.cache else None
+    try:
+        proposed = await ask_for_draft(settings, env[settings.api_key_env].strip(), inputs, cache)
+    except MalformedDraft as bad:
+        raise ScarbookError(f"the judge's draft for {case.id} is not usable: {bad} — {NOTHING_WRITTEN}; draft "
+                            "again, or propose rule checks offline with --offline") from None
+    except JudgeUnavailable as down:
+        raise ScarbookError(f"the judge could not draft {case.id}: {down.detail} — {NOTHING_WRITTEN}") from None
+    except JudgeAuthError as exc:
+        raise ScarbookError(f"{exc} — {NOTHING_WRITTEN}") from None
+    said = f"drafted by {settings.model}" + (" (from the draft cache: no call)" if proposed.cached else
+                                             f" for ${proposed.usage.cost_usd:.4f}")
+    draft = RubricDraft(case.id, said, usage=proposed.usage, notes=list(proposed.notes))
+    draft.proposals = [Proposal(ITEM, text) for text in proposed.items]
+    draft.proposals += [Proposal(c["type"], describe_check(c), c) for c in proposed.checks]
+    judge = Judge(settings, env=env, cache=VerdictCache(cache) if cache is not None else None)
+    try:
+        await certify_proposals(case, draft, judge, plan.times)
+    finally:
+        await judge.aclose()
+    return draft
+
+
+def accept_draft(project: Project, draft: RubricDraft) -> Path | None:
+    """Write the kept proposals into the case's case.yaml (comments and layout kept); None: nothing kept."""
+    if draft.case is None:
+        return None
+    return save_case(draft.case, project.cases_dir)
+
+
+def kept_summary(draft: RubricDraft) -> str:
+    items = sum(1 for p in draft.kept if p.is_item)
+    checks = len(draft.kept) - items
+    return f"{plural(items, 'item')} and {plural(checks, 'rule check')}"
