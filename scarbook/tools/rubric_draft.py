@@ -173,3 +173,8 @@ def draft_rows(draft: RubricDraft) -> list[DraftRow]:
             for p in draft.proposals]
     rows += [DraftRow("has", ITEM if c.is_item else c.kind, c.text, str(c.finding), c.why) for c in draft.existing]
     return rows
+
+
+def item_notes(draft: RubricDraft) -> dict[str, str]:
+    """What certification found of each rubric item the drafted case keeps, by its words (the editor shows it)."""
+    return {row.text: row.said for row in draft_rows(draft) if row.kind == ITEM and row.verdict != "drop"}

@@ -266,7 +266,7 @@ class ScarbookApp(Host):
     def on_open_editor(self, message: OpenEditor) -> None:
         """A case from disk is read in a thread (the screen shows at once; keys typed meanwhile wait)."""
         if message.case_id is not None:
-            self.push_screen(EditorScreen(None, folder=self.project.cases_dir / message.case_id))
+            self.push_screen(EditorScreen(None, folder=self.project.cases_dir / message.case_id, notes=message.notes))
         else:
             self.push_screen(EditorScreen(None, draft=message.draft))
 

@@ -89,6 +89,7 @@ class OpenEditor(AppRequest):
 
     case_id: str | None = None
     draft: CaseDraft | None = None
+    notes: dict[str, str] | None = None  # a figure line per rubric item, by its words (a rubric just drafted)
 
 
 @dataclass

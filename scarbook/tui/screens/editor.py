@@ -34,11 +34,13 @@ from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
 from scarbook.text import clean_text
+from scarbook.tools.rubric_draft import RubricDraft, item_notes
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome, release_held_keys, when_keys_handled
-from scarbook.tui.messages import CasesChanged, VerifyScar
+from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
@@ -74,11 +76,15 @@ class EditorScreen(HostScreen):
     AUTO_FOCUS = ""
     BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True),
                 Binding("ctrl+t", "verify", "Save + verify scar", priority=True),
+                Binding("ctrl+r", "draft_rubric", "Draft rubric", priority=True),
                 Binding("escape,q", "leave", "Back")]
 
-    def __init__(self, case: Case | None, *, draft: CaseDraft | None = None, folder: Path | None = None) -> None:
-        """`case` to edit (None: a new case), a `draft` to finish, or the `folder` of a case to read."""
+    def __init__(self, case: Case | None, *, draft: CaseDraft | None = None, folder: Path | None = None,
+                 notes: dict[str, str] | None = None) -> None:
+        """`case` to edit (None: a new case), a `draft` to finish, or the `folder` of a case to read; `notes`:
+        a figure line per rubric item, by its words (a rubric just drafted: what certification found)."""
         super().__init__()
+        self.notes = notes or {}
         self.case = draft.case if draft else case
         self.is_new = case is None and folder is None
         self.folder = folder if self.case is None else None  # read in a thread when the screen opens
@@ -153,7 +159,7 @@ class EditorScreen(HostScreen):
         c = self.case
         yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
         yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
-                       id="rubric")
+                       id="rubric", notes=self.notes)
         yield Static("", id="lint-hints", classes="hints")
         yield Label("checks in cost order (the first failure stops the run); Enter: choose a type", classes="section")
         yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
@@ -251,7 +257,7 @@ class EditorScreen(HostScreen):
         keys_welcome(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("save", "verify"):  # nothing to save until the case is read
+        if action in ("save", "verify", "draft_rubric"):  # nothing to save until the case is read
             return self.case is not None or self.is_new
         return True
 
@@ -285,6 +291,22 @@ class EditorScreen(HostScreen):
         if problem is None or problem.problem != self.refusal:
             self.show_error(problem)
             self.refusal = problem.problem if problem else None
+
+    def action_draft_rubric(self) -> None:
+        """Draft the rubric from the incident (tui/dialogs/draft_rubric.py) for the case as saved."""
+        if self.case is None or self.is_new or self.dirty:
+            self.notify("save the case first (ctrl+s): the rubric is drafted for the case as saved",
+                        severity="warning")
+            return
+        case_id = self.case.id
+
+        def accepted(draft: RubricDraft | None) -> None:
+            if draft is not None:  # the editor opens again on the case as written, with each item's figures
+                self.app.pop_screen()
+                self.app.post_message(CasesChanged(case_id))
+                self.app.post_message(OpenEditor(case_id, notes=item_notes(draft)))
+
+        self.app.push_screen(DraftRubricScreen(self.app.project, self.case), accepted)
 
     def action_verify(self) -> None:
         """Save, then check the case against its own scar (its failed artifact must fail)."""

@@ -32,6 +32,7 @@ from scarbook.cases.io import load_case
 from scarbook.cases.trajectory_hints import TrajectoryHint, suggest_trajectory_checks
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, plural
+from scarbook.tools.rubric_draft import item_notes
 from scarbook.transcripts import (
     Candidate,
     SeedSuggestion,
@@ -48,6 +49,7 @@ from scarbook.transcripts import (
     turns,
 )
 from scarbook.transcripts.text import group_warnings, human_size
+from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar
@@ -90,6 +92,7 @@ class ImportScreen(HostScreen[str | None]):
         Binding("ctrl+o", "focus_path", "Open file"),
         Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
         Binding("g", "mark_good", "Good artifact"),  # the highlighted candidate must PASS: certification
+        Binding("ctrl+r", "create_drafted", "Create + draft rubric", priority=True),  # issue 35.1
         Binding("escape,q", "leave", "Back"),
     ]
     KEYS_NOT_HELD = ("escape",)  # while a transcript loads, escape leaves at once (tui/key_queue.py)
@@ -390,6 +393,29 @@ class ImportScreen(HostScreen[str | None]):
 
     def action_create(self) -> str | None:
         """Write the draft; on success hand over to the editor and return the case id."""
+        written = self._write_draft()
+        if written is not None:
+            self._open(*written)
+        return written[0] if written else None
+
+    def action_create_drafted(self) -> None:
+        """Write the draft, then draft its rubric from the incident (tui/dialogs/draft_rubric.py): accepted, the
+        editor opens on it with each item's figures; cancelled, on the draft as written."""
+        written = self._write_draft()
+        if written is None:
+            return
+        case_id, folder = written
+        try:
+            case = load_case(folder)
+        except ScarbookError as exc:
+            self.show_error(f"not drafted: {exc}")
+            self._open(case_id, folder)
+            return
+        self.app.push_screen(DraftRubricScreen(self.app.project, case),
+                             lambda draft: self._open(case_id, folder, item_notes(draft) if draft else None))
+
+    def _write_draft(self) -> tuple[str, Path] | None:
+        """Write the draft case (errors shown); (its id, its folder)."""
         if self.transcript is None:
             self.show_error("load a transcript first: type its path and press Enter")
             return None
@@ -413,11 +439,14 @@ class ImportScreen(HostScreen[str | None]):
         self.show_error("")
         rel = folder.relative_to(project.root) if folder.is_relative_to(project.root) else folder
         self.notify(f"wrote draft case {rel} — add checks the failed artifact must fail, then verify it")
+        return case_id, folder
+
+    def _open(self, case_id: str, folder: Path, notes: dict[str, str] | None = None) -> None:
+        """Hand the written draft over to the editor, and certify it as `scarbook import` does."""
         self.app.post_message(CasesChanged(case_id))
         self.dismiss(case_id)
-        self.app.post_message(OpenEditor(case_id))
+        self.app.post_message(OpenEditor(case_id, notes=notes))
         try:  # the same certification `scarbook import` ends with (a notification and the library badge)
             self.app.post_message(VerifyScar(load_case(folder), imported=True))
         except ScarbookError as exc:
             self.notify(f"not certified: {exc}", severity="error", markup=False)
-        return case_id

@@ -28,9 +28,11 @@ class ItemList(Vertical):
     class Changed(Message):
         item_list: ItemList
 
-    def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None) -> None:
+    def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None,
+                 notes: dict[str, str] | None = None) -> None:
         super().__init__(id=id)
         self.items = list(items)
+        self.notes = dict(notes or {})  # a dim figure line under an item, by its words (a reworded item has none)
         self.prefix = name
         self.placeholder = placeholder
         self.editing: int | None = None  # the item whose text is in the input, being edited
@@ -60,7 +62,9 @@ class ItemList(Vertical):
     def _refill(self, highlight: int | None = None) -> None:
         ol = self.item_options
         ol.clear_options()
-        ol.add_options([Text(f"{i + 1}. {item}") for i, item in enumerate(self.items)])
+        ol.add_options([Text(f"{i + 1}. {item}") + (Text(f"\n   {self.notes[item]}", style="dim")
+                                                     if item in self.notes else Text())
+                        for i, item in enumerate(self.items)])
         if self.items:
             ol.highlighted = min(highlight if highlight is not None else 0, len(self.items) - 1)
 

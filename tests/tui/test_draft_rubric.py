@@ -1,0 +1,136 @@
+"""Issue 35.1 in the TUI: ctrl+r on the import screen writes the draft and drafts its rubric from the incident —
+the dialog says the cost first, Enter asks the judge, the certification table shows each proposal kept or
+dropped with why; `a` writes the kept ones and lands in the editor with the items and their figures. From
+the editor, ctrl+r drafts the saved case's rubric the same way. The real app driven by key presses, at the
+usual size and at 80x24, the real judge SDK against tests/helpers/judge_server.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, OptionList, Static
+
+from scarbook.cases.io import load_case
+from scarbook.tui.app import make_app
+from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
+from scarbook.tui.screens.editor import EditorScreen
+from scarbook.tui.screens.import_scar import ImportScreen
+from tests.cli.test_import_certify import TRANSCRIPT
+from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.tui_fixtures import (  # noqa: F401
+    SIZE,
+    editor_ready,
+    fast_demo,
+    library_loaded,
+    raised_notifications,
+    wait_until,
+)
+
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+CATCHING = "the answer admits that tmp.txt holds more than one line"
+BLIND = "the answer names the file tmp.txt"
+DRAFT = {"items": [CATCHING, BLIND], "checks": []}
+
+
+def project(tmp_path: Path, judge_server, monkeypatch) -> Path:
+    root = tmp_path / "proj"
+    (root / "cases").mkdir(parents=True)
+    (root / "scarbook.yaml").write_text(f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    (tmp_path / "t.json").write_text(json.dumps(TRANSCRIPT))
+    return root
+
+
+def cells(table: DataTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(n)] for n in range(table.row_count)]
+
+
+async def dialog_drafted(pilot) -> DraftRubricScreen:
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, DraftRubricScreen), what="the draft dialog")
+    dialog = pilot.app.screen
+    cost = str(dialog.query_one("#draft-cost", Static).render())
+    assert cost.startswith("drafting: 1 judge call to claude-sonnet-4-6, at most $")  # said before any call
+    await pilot.press("enter")
+    table = dialog.query_one("#draft-table", DataTable)
+    await wait_until(pilot, lambda: table.row_count > 0, timeout=30, what="the certification table")
+    return dialog
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_ctrl_r_on_the_import_screen_drafts_certifies_and_lands_in_the_editor_with_figures(
+        tmp_path, judge_server, monkeypatch, size):
+    root = project(tmp_path, judge_server, monkeypatch)
+    # the draft; its 2 items judged 3 times on the failed answer and 3 on the good one; then the certification
+    # of the case as written (1 item) that the import ends with
+    judge_server.push(tool_reply(tool_input=DRAFT, name="propose_rubric"),
+                      *[tool_reply([("FAIL", "claims one line"), ("PASS", "names it")])] * 3,
+                      *[tool_reply([("PASS", "admits it"), ("PASS", "names it")])] * 3,
+                      *[tool_reply([("FAIL", "claims one line")])] * 3, *[tool_reply([("PASS", "admits")])] * 3)
+    app = make_app(root)
+    raised = raised_notifications(app)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ImportScreen), what="the import screen")
+        screen = pilot.app.screen
+        screen.query_one("#import-path").value = str(tmp_path / "t.json")
+        await pilot.press("end", "enter")
+        await wait_until(pilot, lambda: screen.transcript is not None, what="the transcript to load")
+        await pilot.pause()
+        # candidates: 1 the answer, 2 the file tmp.txt (highlighted), 3 the tool's result: 3 is good, 1 failed
+        await pilot.press("end", "g", "home")
+        screen.query_one("#import-id").value = "said-done"
+        await pilot.press("ctrl+r")
+        dialog = await dialog_drafted(pilot)
+        assert cells(dialog.query_one("#draft-table", DataTable)) == [
+            ["keep", "item", CATCHING, "catching: fails the failed artifact all 3 times, passes the good one all 3 "
+                                       "times"],
+            ["drop", "item", BLIND, "blind: passes the failed artifact all 3 times: it does not see the incident"]]
+        status = str(dialog.query_one("#draft-status", Static).render())
+        assert status.startswith("drafted by claude-sonnet-4-6 for $")
+        assert status.endswith(" — a writes 1 item and 0 rule checks into case.yaml; Escape cancels")
+        table = dialog.query_one("#draft-table", DataTable)
+        assert table.region.height >= 3 and table.region.bottom <= size[1]  # the table is on screen
+        await pilot.press("a")
+        await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on the drafted case")
+        editor = pilot.app.screen
+        assert isinstance(editor, EditorScreen)
+        rubric = editor.query_one("#rubric-list", OptionList)
+        assert [str(rubric.get_option_at_index(n).prompt) for n in range(rubric.option_count)] == [
+            f"1. {CATCHING}\n   catching: fails the failed artifact all 3 times, passes the good one all 3 times"]
+        await wait_until(pilot, lambda: "said-done: certification: certified" in [n.title for n in raised],
+                         timeout=30, what="the certification of the case as written")
+    [judge] = load_case(root / "cases" / "said-done").judge_checks
+    assert judge.rubric == [CATCHING]  # the import's TODO item went with the blind one
+    assert len(judge_server.requests) == 13
+
+
+async def test_ctrl_r_in_the_editor_drafts_the_saved_case_and_escape_writes_nothing(
+        tmp_path, judge_server, monkeypatch):
+    root = project(tmp_path, judge_server, monkeypatch)
+    folder = root / "cases" / "c1"
+    (folder / "scar").mkdir(parents=True)
+    (folder / "scar" / "artifact.txt").write_text("# tiny\nmore\n")
+    (folder / "scar" / "good.txt").write_text("# tiny\n")
+    (folder / "case.yaml").write_text(
+        "id: c1\ntask: Write the first line of README.md to tmp.txt\nchecks:\n  - {type: file_exists, path: tmp.txt}\n"
+        "scar:\n  failed_artifact: scar/artifact.txt\n  good_artifact: scar/good.txt\n  artifact_at: tmp.txt\n")
+    before = (folder / "case.yaml").read_bytes()
+    judge_server.push(tool_reply(tool_input={"items": [], "checks": [{"type": "line_count", "path": "tmp.txt",
+                                                                       "equals": 1}]}, name="propose_rubric"))
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
+        await pilot.press("ctrl+r")
+        dialog = await dialog_drafted(pilot)
+        assert cells(dialog.query_one("#draft-table", DataTable))[0] == [
+            "keep", "line_count", "{type: line_count, path: 'tmp.txt', equals: 1}",
+            "catching: fails the failed artifact, passes the good one"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditorScreen), what="back in the editor")
+    assert (folder / "case.yaml").read_bytes() == before
