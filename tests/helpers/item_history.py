@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scarbook.history.store import History
 from scarbook.judge.calibrate import CalibrationItem, CalibrationStore
-from scarbook.models import CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState
+from scarbook.models import CheckResult, CheckStatus, JudgeDetail, RunRecord, RunStatus, SessionInfo, SessionState
 
 Votes = Callable[[int, int, str], Sequence[str]]  # (session number from 0, k from 1, item id) -> votes
 
@@ -31,7 +31,7 @@ def judged_run(session_id: str, case_id: str, k: int, items: Sequence[tuple[str,
     judge = {"verdict": str(status), "items": entries, "model": "claude-test", "samples": len(votes[0]),
              "temperature": 0.0, "usage": {}, "calls": len(votes[0]),
              "artifact_excerpt": artifact if artifact is not None else f"{session_id}/{case_id}/{k}"}
-    check = CheckResult("llm_judge", status, "planted", 0, judge=judge)
+    check = CheckResult("llm_judge", status, "planted", 0, judge=JudgeDetail.from_dict(judge))
     return RunRecord(session_id=session_id, case_id=case_id, k=k, status=RunStatus.FAIL if failed else RunStatus.PASS,
                      reason="planted", checks=[check])
 
