@@ -36,9 +36,6 @@ class ItemCertification:
     def is_item(self) -> bool:
         return bool(self.item_id)
 
-    def votes_on(self, side: str) -> list[str]:
-        return self.failed_votes if side == "failed" else self.good_votes
-
     @classmethod
     def from_dict(cls, data: dict) -> ItemCertification:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}

@@ -48,8 +48,8 @@ def _count_verified(project: Project, found: ItemHistory) -> None:
     for case_id, items in found.cases.items():
         v = latest.get(case_id)
         for entry in (v.items if v else []):
-            for side in ("failed", "good"):
-                votes = [Vote(x) for x in entry.votes_on(side) if x in (Vote.PASS, Vote.FAIL)]
+            for side, said in (("failed", entry.failed_votes), ("good", entry.good_votes)):
+                votes = [Vote(x) for x in said if x in (Vote.PASS, Vote.FAIL)]
                 items.count_repeats(entry.item_id, votes, f"verify:{side}")
 
 
