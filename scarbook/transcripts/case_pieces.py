@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scarbook.transcripts.files import file_operations, is_absolute, is_shell, relative_path
-from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript, paused_gc
 from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
 
 CandidateKind = Literal["final_answer", "file", "plan", "tool_result"]
@@ -61,7 +61,8 @@ def candidates(t: Transcript) -> list[Candidate]:
     cached = t.memo.get("candidates")
     if cached is not None and cached[0] == key:
         return list(cached[1])
-    out = _candidates(t)
+    with paused_gc():
+        out = _candidates(t)
     t.memo["candidates"] = (key, out)
     return list(out)
 

@@ -15,7 +15,7 @@ from scarbook.errors import ScarbookError
 from scarbook.text import with_article
 from scarbook.transcripts import formats, otel
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
-from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript
+from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript, paused_gc
 from scarbook.transcripts.shape import MAX_DEPTH
 from scarbook.transcripts.source import NotARegularFile, Source
 
@@ -35,7 +35,8 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
     src = _open(path)
     src.trace = trace if trace is not None else sample
     try:
-        t = _parse(src, path, format)
+        with paused_gc():
+            t = _parse(src, path, format)
     except RecursionError:
         raise ScarbookError(f"{path}: not a transcript scarbook can read: it is nested deeper than {MAX_DEPTH} "
                             "levels; no agent log nests so deep — check that this is the file you meant") from None
@@ -47,7 +48,8 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
         if not is_absolute(normalise_path(root)):
             raise ScarbookError(f"--root {root!r} is not an absolute path; name the folder as the transcript "
                                 "writes it (e.g. /repo or C:\\Users\\me\\repo)")
-        set_root(t, root)
+        with paused_gc():
+            set_root(t, root)
     t.warnings[:0] = src.bad_bytes_warning()
     return t
 

@@ -7,6 +7,9 @@ files it read or listed, the final answer, the model and the token usage. Pure d
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -199,5 +202,16 @@ class NothingToImport(NotThisFormat):
     its message is the one the user sees (no other format is blamed)."""
 
 
-
-
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cycle collector off while a log's timeline, candidates or seeds are built: they make hundreds of
+    thousands of objects and no cycles, and each full collection walks every one made so far (at 200,000
+    records a fifth of the import's time, growing with the log). Only the caller that paused it resumes it."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

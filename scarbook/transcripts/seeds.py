@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from scarbook.fs.paths import check_relative
 from scarbook.transcripts.case_pieces import candidates, default_artifact, pick_task, turn_of, turns
 from scarbook.transcripts.files import file_events, is_shell, read_content, replay
-from scarbook.transcripts.model import FileOp, FileWritten, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import FileOp, FileWritten, ToolCall, ToolResult, Transcript, paused_gc
 
 
 @dataclass(slots=True)
@@ -55,6 +55,11 @@ def suggest_seeds(t: Transcript, start: int | None = None) -> list[SeedSuggestio
     """The seed files of a task that began at timeline index `start` (default: the default draft's task),
     once each, in the order the log first touched them. Files the agent created during the task are
     not seeds; every file it needs whose content the log does not hold is one without content."""
+    with paused_gc():
+        return _suggest_seeds(t, start)
+
+
+def _suggest_seeds(t: Transcript, start: int | None) -> list[SeedSuggestion]:
     start = default_start(t) if start is None else start
     before: dict[str, _Before] = {}
     found: dict[str, SeedSuggestion | None] = {}  # met first by the task: its seed, or None (it made the file)

@@ -118,3 +118,34 @@ def test_five_megabyte_tool_output_is_kept_whole(tmp_path):
 def test_preview():
     assert preview("a\n  b\tc", 10) == "a b c"
     assert preview("abcdefghij", 5) == "abcd…"
+
+
+def test_the_cycle_collector_is_paused_while_a_log_is_read_and_resumed_after(tmp_path, monkeypatch):
+    """Reading a big log makes hundreds of thousands of objects and no cycles: the cycle collector is off
+    while the timeline, the candidates and the seeds are built (issue 34.7), on again after — and left off
+    when the caller had turned it off."""
+    import gc
+
+    from scarbook.transcripts import files, suggest_seeds
+
+    seen: list[bool] = []
+    derive = files.derive_files
+    monkeypatch.setattr(files, "derive_files", lambda t, **kw: (seen.append(gc.isenabled()), derive(t, **kw))[1])
+    log = tmp_path / "s.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "task", "text": "Write a.py"},
+        {"type": "tool_call", "id": "c1", "name": "write_file", "input": {"path": "a.py", "content": "x = 1\n"}},
+        {"type": "tool_result", "id": "c1", "output": "ok"},
+        {"type": "final", "text": "Done."}]) + "\n")
+    assert gc.isenabled()
+    t = load_transcript(log)
+    assert seen == [False] and gc.isenabled()
+    assert candidates(t) and gc.isenabled()
+    suggest_seeds(t)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_transcript(log)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
