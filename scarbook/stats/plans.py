@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from scarbook.stats.corrected_gate import CorrectedEvidence, decision_interval
 from scarbook.stats.exact import first_true
 from scarbook.stats.judge_error import JudgeBasis
-from scarbook.text import threshold_pct
+from scarbook.text import plural, threshold_pct
 
 MAX_PLAN = 100_000  # past this, "N can" is not a useful thing to say
 
@@ -74,5 +74,5 @@ def undecidable(cases: Sequence[tuple[str, float]], runs: int, alpha: float,
                                    "lower its threshold, or expect it undecided"))
         elif need > runs:
             judged = " with its judge's error corrected" if basis is not None else ""
-            found.append((case_id, f"{runs} runs cannot show ≥ {line}{judged}; {need} can; or use --runs auto"))
+            found.append((case_id, f"{plural(runs, 'run')} cannot show ≥ {line}{judged}; {need} can; or use --runs auto"))
     return found

@@ -35,6 +35,7 @@ def test_one_line_per_case_a_plan_cannot_decide() -> None:
                      "perfect: no number of runs can show ≥ 100% (one failure is always possible): "
                      "lower its threshold, or expect it undecided"]
     assert undecidable_lines([("fix-json-config", 0.8)], 14, 0.05) == []
+    assert undecidable_lines([("easy", 0.5)], 1, 0.05) == ["easy: 1 run cannot show ≥ 50%; 5 can; or use --runs auto"]
 
 
 def _thresholds() -> list[float]:
