@@ -53,6 +53,13 @@ def _count_verified(project: Project, found: ItemHistory) -> None:
                 items.count_repeats(entry.item_id, votes, f"verify:{side}")
 
 
+def case_item_figures(project: Project, case: Case) -> list[ItemFigures]:
+    """One case's items' figures for the editor's rubric list ([] without a judge check or any history)."""
+    if not case.judge_checks or not project.history.session_dirs():
+        return []
+    return rubric_stats(project, [case]).cases.get(case.id, [])
+
+
 def figures_json(stats: RubricStats) -> dict[str, Any]:
     """`scarbook rubric stats --json`."""
     def one(f: ItemFigures) -> dict[str, Any]:

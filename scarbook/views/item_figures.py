@@ -27,3 +27,8 @@ def figures_line(f: ItemFigures) -> str:
 def flags_lines(f: ItemFigures) -> list[str]:
     """One line per flag: the flag and its evidence."""
     return [f"{flag}: {why}" for flag, why in f.reasons.items()]
+
+
+def item_note(f: ItemFigures) -> str:
+    """The figures and flags of one item in one line (under the item in the editor's rubric list)."""
+    return " · ".join([figures_line(f), *flags_lines(f)])

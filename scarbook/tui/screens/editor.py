@@ -33,8 +33,12 @@ from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_fo
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
+from scarbook.session.rubric_stats import case_item_figures
+from scarbook.stats.items import ItemFigures
 from scarbook.text import clean_text
+from scarbook.tools.item_certify import describe_check
 from scarbook.tools.rubric_draft import RubricDraft, item_notes
+from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
@@ -46,6 +50,7 @@ from scarbook.tui.widgets.check_editor import CheckEditor
 from scarbook.tui.widgets.item_list import ItemList
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.seed_files import SeedFiles, list_seed, preview_text
+from scarbook.views.item_figures import item_note
 
 # Which field a core validation message is about (by the words it starts with).
 FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task", "task"),
@@ -85,6 +90,7 @@ class EditorScreen(HostScreen):
         a figure line per rubric item, by its words (a rubric just drafted: what certification found)."""
         super().__init__()
         self.notes = notes or {}
+        self.figures: dict[str, ItemFigures] = {}  # each rubric item's figures across history, by its id
         self.case = draft.case if draft else case
         self.is_new = case is None and folder is None
         self.folder = folder if self.case is None else None  # read in a thread when the screen opens
@@ -209,12 +215,25 @@ class EditorScreen(HostScreen):
             self.app.call_from_thread(self._load_failed, f"{folder}: {type(exc).__name__}: {exc}")
             return
         # mypy cannot solve Textual's `T | Awaitable[T]` for a coroutine function (it picks Never): the call is right
-        self.app.call_from_thread(self._show_case, case, listing, preview)  # type: ignore[arg-type]
+        figures = self._figures_of(case)
+        self.app.call_from_thread(self._show_case, case, listing, preview, figures)  # type: ignore[arg-type]
 
-    async def _show_case(self, case: Case, listing: list[str], preview: Text | None) -> None:
+    def _figures_of(self, case: Case) -> list[ItemFigures]:
+        """Each rubric item's figures across history (issue 35.3), read with the case; [] when they cannot be."""
+        try:
+            return case_item_figures(self.app.project, case)
+        except Exception:  # the figures are advice: a history that cannot be read leaves the list without them
+            return []
+
+    async def _show_case(self, case: Case, listing: list[str], preview: Text | None,
+                         figures: list[ItemFigures] | None = None) -> None:
         if self not in self.app.screen_stack:  # left while it was loading
             return
         self.case, self.folder, self._seed_listing, self._preview = case, None, listing, preview
+        self.figures = {f.item_id: f for f in figures or []}
+        texts = {ident: text for check in case.judge_checks for ident, text in zip(check.rubric_ids, check.rubric,
+                                                                                  strict=True)}
+        self.notes = {texts[i]: item_note(f) for i, f in self.figures.items() if i in texts} | self.notes
         await self.query_one("#editor-loading").remove()
         await self.query_one("#editor-body").mount_all(self._form_top())
         self._top_built()
@@ -291,6 +310,30 @@ class EditorScreen(HostScreen):
         if problem is None or problem.problem != self.refusal:
             self.show_error(problem)
             self.refusal = problem.problem if problem else None
+
+    @on(ItemList.Asked)
+    def _item_asked(self, event: ItemList.Asked) -> None:
+        """m merges the item with the one history says it is redundant with; c makes it the rule check lint
+        (and the draft step) proposes for it (issue 35.4). Both edit the form: ctrl+s saves, and the saved
+        rubric's rejudge offer shows the case's rate under it."""
+        items, n = event.item_list, event.index
+        if event.what == "convert":
+            check = rule_check_for(self.build_case(), n)
+            if check is None:
+                self.notify(f"no rule check decides item {n + 1}: it stays for the judge", severity="warning")
+                return
+            self.query_one("#checks", CheckEditor).add_check(check)
+            items.delete(n)
+            self.notify(f"item {n + 1} is now the rule check {describe_check(check)} — ctrl+s saves", markup=False)
+            return
+        partner = redundant_partner(self.case, self.figures, items.items[n], items.items) if self.case else None
+        if partner is None:
+            self.notify(f"item {n + 1} is not redundant with another item (scarbook rubric stats)",
+                        severity="warning")
+            return
+        kept, gone = items.items[n], items.items.index(partner)
+        items.delete(gone)
+        self.notify(f"merged: item {gone + 1} went; {kept!r} stays — ctrl+s saves", markup=False)
 
     def action_draft_rubric(self) -> None:
         """Draft the rubric from the incident (tui/dialogs/draft_rubric.py) for the case as saved."""

@@ -130,6 +130,12 @@ class CheckEditor(Vertical):
         if self.checks:
             ol.highlighted = min(highlight or 0, len(self.checks) - 1)
 
+    def add_check(self, check: dict[str, Any]) -> None:
+        """A rule check added before the first llm_judge check (rule checks run first: they cost nothing)."""
+        at = next((n for n, c in enumerate(self.checks) if c.get("type") == "llm_judge"), len(self.checks))
+        self.checks.insert(at, dict(check))
+        self._changed(at)
+
     def _changed(self, highlight: int | None) -> None:
         self._refill(highlight)
         self.post_message(self.Changed(self))

@@ -22,11 +22,21 @@ from scarbook.tui.mounting import unless_removed
 
 class ItemList(Vertical):
     BINDINGS = [Binding("ctrl+up", "move(-1)", "Move up"), Binding("ctrl+down", "move(1)", "Move down"),
-                Binding("delete", "delete", "Delete item")]
+                Binding("delete,d", "delete", "Delete item"), Binding("m", "ask('merge')", "Merge redundant"),
+                Binding("c", "ask('convert')", "To rule check")]
 
     @dataclass
     class Changed(Message):
         item_list: ItemList
+
+    @dataclass
+    class Asked(Message):
+        """m / c on an item (issue 35.4): merge it with the item it is redundant with, or make it a rule check;
+        the screen knows the figures and the checks."""
+
+        item_list: ItemList
+        what: str  # "merge" or "convert"
+        index: int
 
     def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None,
                  notes: dict[str, str] | None = None) -> None:
@@ -141,6 +151,10 @@ class ItemList(Vertical):
 
     def action_move(self, delta: int) -> None:
         self.move(self.current_index, delta)
+
+    def action_ask(self, what: str) -> None:
+        if self.item_options.has_focus and 0 <= self.current_index < len(self.items):
+            self.post_message(self.Asked(self, what, self.current_index))
 
     def action_delete(self) -> None:
         if self.item_options.has_focus:
