@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from msgspec import Meta
 
+from scarbook.agents.named import check_agents, known
 from scarbook.agents.spec import agent_settings
 from scarbook.checks.context import MAX_READ
 from scarbook.errors import ConfigError
@@ -71,6 +72,25 @@ class ExecutorSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields
                                   fix="a local executor takes: type")
 
 
+class CompareGate(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True):
+    """`gate: {compare: {baseline: NAME, margin: 0.05}}`: a session of several agents (`eval --agents`) is
+    red when a candidate is shown worse than the baseline by more than the margin (stats/head_to_head.py)."""
+
+    NAME: ClassVar[str] = "gate.compare"
+    NOT_MAPPING_FIX: ClassVar[str] = "write compare: {baseline: baseline, margin: 0.05}"
+
+    baseline: Annotated[str, Meta(min_length=1, extra={"must": "must name an agent of agents:, got {value!r}",
+                                                      "fix": "write compare: {baseline: baseline, margin: 0.05}"})]
+    margin: Annotated[float, Meta(gt=0, lt=1, extra={"must": "must be a share between 0 and 1, got {value!r}",
+                                                    "fix": "write margin: 0.05 (5 points)"})] = 0.05
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "margin": self.margin}
+
+
 # The `gate:` section of scarbook.yaml: how pass rates become the exit code (scarbook.stats.decisions).
 class GatePolicy(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True):
     """scarbook.yaml's `gate:` section (and `scarbook eval --gate/--alpha/--undecided/--min-verdicts`)."""
@@ -88,18 +108,27 @@ class GatePolicy(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True)
     min_verdicts: Annotated[Annotated[int, Meta(ge=1)] | None, Meta(extra={
         "must": "must be a whole number of at least 1, got {value!r}",
         "fix": "write min_verdicts: 3, or leave it out (half the runs, at least 3)"})] = None
+    # a session of several agents: the baseline and the margin of its non-inferiority gate (None: the first
+    # agent --agents names, and 5 points)
+    compare: CompareGate | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)  # built in code (a test, a session's record): the same checks as scarbook.yaml's
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": str(self.mode), "alpha": self.alpha, "undecided": str(self.undecided),
-                "min_verdicts": self.min_verdicts}
+        out = {"mode": str(self.mode), "alpha": self.alpha, "undecided": str(self.undecided),
+               "min_verdicts": self.min_verdicts}
+        if self.compare is not None:
+            out["compare"] = self.compare.to_dict()
+        return out
 
     @classmethod
     def from_record(cls, raw: dict[str, Any]) -> GatePolicy:
         """The policy a session recorded (session.json's gate: these keys, its looks beside them)."""
-        return cls(**{k: raw[k] for k in keys_of(cls) if k in raw})
+        fields = {k: raw[k] for k in keys_of(cls) if k in raw}
+        if isinstance(fields.get("compare"), dict):
+            fields["compare"] = CompareGate(**fields["compare"])
+        return cls(**fields)
 
 
 def _number(*, integer: bool = False, lo: float, hi: float | None = None) -> Meta:
@@ -137,6 +166,8 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     NOT_MAPPING_FIX: ClassVar[str] = "see `scarbook init` for a starter file"
 
     agent: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "demo"})  # as written; checked against its type's row (agents/spec.py)
+    # named agents for `eval --agents` (agents/named.py), as written; each checked, its overlays resolved, at load
+    agents: dict[str, Any] = {}
     # 20: a case at 100% can be called above an 80% threshold (it takes 14 straight passes; stats/plans.py)
     runs: Annotated[int, _number(integer=True, lo=1)] = 20
     concurrency: Annotated[int, _number(integer=True, lo=1)] = 4
@@ -172,6 +203,10 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
         for key in ("cases_dir", "workspaces_dir"):
             if not getattr(self, key).strip():
                 raise Problem(key, f"{key} must be a path", fix=f"write {key}: {key[:-4]}")
+        compare = self.gate.compare
+        if compare is not None and compare.baseline not in self.agents:
+            raise Problem("gate", f"gate.compare.baseline names {compare.baseline!r}, which is not an agent here",
+                          fix=known(list(self.agents)))
 
     @property
     def green(self) -> float:
@@ -190,9 +225,10 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
         """This config with a session's overrides (--isolation, the TUI's demo seed): a new value."""
         return msgspec.structs.replace(self, **changes)
 
-    def fingerprint(self) -> str:
-        """What makes two sessions comparable: the agent and the judge."""
-        blob = json.dumps({"agent": self.agent, "judge": self.judge_model,
+    def fingerprint(self, agent: Any = None) -> str:
+        """What makes two sessions comparable: the agent (`agent`: the named agents a session ran instead
+        of agent:) and the judge."""
+        blob = json.dumps({"agent": self.agent if agent is None else agent, "judge": self.judge_model,
                            "judge_prompt": self.judge.prompt_digest}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -322,6 +358,8 @@ def _shorthands(data: dict, path: Path) -> dict:
         out["agent"] = agent_settings(data["agent"], path, line_of(data, "agent"))
     if "causes" in data:
         out["causes"] = parse_causes(data["causes"], path, line_of(data, "causes"))
+    if "agents" in data:
+        out["agents"] = check_agents(data["agents"], path, line_of(data, "agents"))
     if isinstance(data.get("executor"), str):
         out["executor"] = {"type": data["executor"]}
     if "record" in data:

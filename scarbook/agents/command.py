@@ -40,6 +40,7 @@ class CommandAgent:
         self.sandbox: Sandbox | None = None  # set when isolation: sandbox
         self._resolved: str | None = None
         self._base_env: dict[str, str] | None = None
+        self.env_values: dict[str, str] = {}  # variables set for this agent alone (a named agent's env:)
 
     def _executable(self) -> str | None:
         # Resolved once per agent: a PATH search on every run was a visible share of per-run cost.
@@ -79,7 +80,7 @@ class CommandAgent:
         if self._base_env is None:
             environ = credentials.environ()  # (a session withholds the keys from os.environ)
             self._base_env = {k: environ[k] for k in (*BASE_ENV, *self.env_allow) if k in environ}
-        return {**self._base_env, **extra}
+        return {**self._base_env, **self.env_values, **extra}
 
     def sandbox_for(self, network: bool | None) -> Sandbox | None:
         """This agent's sandbox with the case's network setting (None: as configured)."""

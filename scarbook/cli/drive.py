@@ -83,7 +83,8 @@ async def drive(ready: ReadySession, progress: Progress, executor=None) -> Sessi
         if isinstance(ev, RunFinished):
             progress.run_finished(ev)
         elif isinstance(ev, CaseDecided):
-            progress.note(f"{ev.case_id}: decided {ev.decision} after {plural(ev.runs, 'run')}")
+            who = f" ({ev.candidate} against the baseline)" if ev.candidate else ""
+            progress.note(f"{ev.case_id}{who}: decided {ev.decision} after {plural(ev.runs, 'run')}")
         elif isinstance(ev, BatchProgress):
             progress.note(batch_progress_line(ev))
         elif isinstance(ev, RunRetried):

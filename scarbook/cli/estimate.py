@@ -12,8 +12,10 @@ from scarbook.text import plural
 
 def print_estimate(project: Project, plan: SessionPlan) -> None:
     cases, runs = plan.cases, plan.runs
-    est = estimate_plan(project, cases, runs, skip_judge=plan.skip_judge)
-    say(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')} = {plural(est.agent_runs, 'agent run')}")
+    agents = len(plan.agents) if len(plan.agents) > 1 else 1
+    est = estimate_plan(project, cases, runs, skip_judge=plan.skip_judge, agents=agents)
+    per = f" x {plural(agents, 'agent')} ({', '.join(a.name for a in plan.agents)})" if agents > 1 else ""
+    say(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')}{per} = {plural(est.agent_runs, 'agent run')}")
     if est.judge is None:
         say("judge: no calls" + (" (--skip-judge)" if est.judged else " (no llm_judge checks selected)"))
         return

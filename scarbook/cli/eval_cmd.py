@@ -84,13 +84,18 @@ from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, p
               "that differs from the recorded one makes the run an error (replay diverged).")
 @click.option("--fork-at", "fork_at", type=click.IntRange(min=0), default=None, metavar="K",
               help="With --replay: replay the first K calls of each run, then call the model live.")
+@click.option("--agents", "agents", metavar="A,B,...", default=None,
+              help="Compare named agents of scarbook.yaml's agents: in one session (the first is the baseline): "
+              "each case runs N times per agent, in blocks of one run of each, same seeds, judge and sandbox; "
+              "each candidate is decided better, worse, same within the margin or undecided, and the gate "
+              "(gate.compare) exits 1 when one is shown worse than the baseline by more than the margin.")
 @click.pass_context
 @friendly_errors
 def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode, alpha, undecided, min_verdicts,
                  concurrency, label, tags, timeout_s,
                  json_path, junit_path, keep_all, skip_judge, no_judge_cache, judge_batch, max_cost, dry_run, quiet, against_ref,
                  isolation, executor_kind, shard_spec, session_id, retry_infra, rerun_ref, only,
-                 record, replay_ref, fork_at) -> None:
+                 record, replay_ref, fork_at, agents) -> None:
     """Run the selected cases (default: all) N times and print the case x pass-rate table.
 
     Exit codes: 0 no case decided below its threshold; 1 some case decided below (see --gate),
@@ -99,7 +104,8 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     some runs were unjudged (--skip-judge: rule checks passed, the judge never graded), a case is
     undecided under --undecided fail, or the session did not finish (cancelled with Ctrl-C,
     stopped by --max-cost, aborted by the judge, crashed) — a partial session never gates green,
-    even when a case is below its threshold.
+    even when a case is below its threshold. With --agents: 1 when a candidate is shown worse than
+    the baseline by more than gate.compare's margin (default 5 points) on a case or the suite.
 
     Ctrl-C (or SIGTERM, SIGHUP) stops launching runs, kills the running agents (whole process
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
@@ -115,6 +121,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
         keep_all=keep_all, skip_judge=skip_judge, judge_cache=not no_judge_cache, judge_batch=judge_batch,
         max_cost=max_cost, against=against_ref, shard=shard_spec, session_id=session_id, retry_infra=retry_infra,
         rerun=rerun_ref, only=only, record=record, replay=replay_ref, fork_at=fork_at, dry_run=dry_run,
+        agents=split_names(agents),
         reports={o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}))
     if dry_run:
         print_estimate(project, planned.plan)
@@ -123,6 +130,11 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
 
     ctx.exit(run_planned(project, planned, quiet=quiet, executor_kind=executor_kind, json_path=json_path,
                          junit_path=junit_path))
+
+
+def split_names(value: str | None) -> tuple[str, ...]:
+    """--agents a,b,c: the names as given (empty ones dropped; what they name is the plan's to check)."""
+    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
 
 
 COMMANDS = [eval_command]

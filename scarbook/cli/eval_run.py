@@ -7,7 +7,7 @@ from __future__ import annotations
 from scarbook.cli.common import say, warn
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
-from scarbook.models import SessionState
+from scarbook.models import ExecutorType, SessionState
 from scarbook.project import Project
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
@@ -28,6 +28,10 @@ def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_ki
         return EXIT_USAGE
     for note in prep.notes:
         warn(note)
+    if prep.session.compared and executor_kind == ExecutorType.RAY:
+        say("scarbook: --agents runs on this machine for now: a session of several agents cannot use --executor "
+            "ray — leave --executor out, or compare in two sessions", err=True)
+        return EXIT_USAGE
     executor = connect_executor(project, prep.session, executor_kind)
     for case_id, why in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
         warn(f"{case_id}: {why}")

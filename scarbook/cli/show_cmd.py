@@ -7,7 +7,7 @@ import click
 from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
-from scarbook.models import RunStatus
+from scarbook.models import RunRecord, RunStatus
 from scarbook.session.plan import case_id_of_arg
 from scarbook.text import plural
 
@@ -15,9 +15,11 @@ from scarbook.text import plural
 @click.command("show")
 @click.argument("case_id")
 @click.option("--session", "session_ref", default=None, help="Session id or label (default: the latest that ran the case).")
+@click.option("--agent", "agent_name", default=None,
+              help="In a session of several agents (eval --agents): only this agent's runs.")
 @click.pass_context
 @friendly_errors
-def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> None:
+def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agent_name: str | None) -> None:
     """The runs of CASE in its latest session, with every check's detail and judge verdicts."""
     project = get_project(ctx)
     case_id = case_id_of_arg(project, case_id)
@@ -46,51 +48,62 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None) -> N
                                 + (f" ({entry.note(case_id)})" if entry else ""))
         info, runs = hit.session, hit.runs
     say(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
-               f"agent {info.agent}")
+               f"{'agents' if info.agent_names else 'agent'} {info.agent}")
     if earlier:
         say(earlier)
+    if agent_name is not None:
+        names = info.agent_names
+        if agent_name not in names:
+            raise ScarbookError(f"--agent {agent_name}: session {info.id} ran "
+                                + (f"the agents {', '.join(names)}" if names else "one agent, unnamed"))
+        runs = [r for r in runs if r.agent == agent_name]
     for r in runs:
-        mark = {RunStatus.PASS: style("PASS", fg="green"), RunStatus.FAIL: style("FAIL", fg="red"),
-                RunStatus.ERROR: style("ERROR", fg="magenta"),
-                RunStatus.UNJUDGED: style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
-        say(f"\nrun {r.k}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
-        if r.cause:
-            say(f"  cause: {r.cause.kind} ({r.cause.rule}) — {r.cause.evidence}")
-        for a in r.attempts[:-1]:  # the last attempt is this record
-            why = a.cause
-            say(f"  attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
-                f"{a.reason}; workspace {a.workspace}")
-        for c in r.checks:
-            say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
-            for item in c.judge.items if c.judge is not None else ():
-                say(f"            item {item.item}: {item.verdict} — {item.text}: {item.reason}")
-        if r.diff.changed:
-            say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
-        if r.judge_usage.total_tokens:
-            u = r.judge_usage
-            cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"
-                      if u.cache_write_tokens or u.cache_read_tokens else "")
-            say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens{cached}, ${u.cost_usd:.4f}")
-        for c in r.checks:
-            hit = c.judge.cache if c.judge is not None else None
-            if hit is not None:
-                say(f"  judge verdict from the cache: {plural(hit.hits, 'sample')} graded {hit.graded_at}, "
-                    f"saved ${hit.saved_usd:.4f}")
-        if r.agent_usage.total_tokens:
-            say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
-        if r.node:
-            say(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
-                       + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
-        if r.workspace_note:
-            say(f"  {r.workspace_note}")
-        for note in r.notes:
-            say(f"  note: {note}")
-        if r.workspace_kept:
-            say(f"  workspace: {r.workspace}")
-        excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
-        if excerpt:
-            say(f"  output: {excerpt[:400]}")
+        _say_run(r)
     report_history_problems(problems)
+
+
+def _say_run(r: RunRecord) -> None:
+    """One run: its status and why, cause, attempts, checks and judge items, usage, where it ran, output."""
+    mark = {RunStatus.PASS: style("PASS", fg="green"), RunStatus.FAIL: style("FAIL", fg="red"),
+            RunStatus.ERROR: style("ERROR", fg="magenta"),
+            RunStatus.UNJUDGED: style("UNJUDGED", fg="yellow")}.get(r.status, r.status)
+    say(f"\nrun {r.k}{f', agent {r.agent}' if r.agent else ''}: {mark} — {r.reason}  ({r.duration_s:.2f}s)")
+    if r.cause:
+        say(f"  cause: {r.cause.kind} ({r.cause.rule}) — {r.cause.evidence}")
+    for a in r.attempts[:-1]:  # the last attempt is this record
+        why = a.cause
+        say(f"  attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
+            f"{a.reason}; workspace {a.workspace}")
+    for c in r.checks:
+        say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
+        for item in c.judge.items if c.judge is not None else ():
+            say(f"            item {item.item}: {item.verdict} — {item.text}: {item.reason}")
+    if r.diff.changed:
+        say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
+    if r.judge_usage.total_tokens:
+        u = r.judge_usage
+        cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"
+                  if u.cache_write_tokens or u.cache_read_tokens else "")
+        say(f"  judge usage: {u.input_tokens} in / {u.output_tokens} out tokens{cached}, ${u.cost_usd:.4f}")
+    for c in r.checks:
+        hit = c.judge.cache if c.judge is not None else None
+        if hit is not None:
+            say(f"  judge verdict from the cache: {plural(hit.hits, 'sample')} graded {hit.graded_at}, "
+                f"saved ${hit.saved_usd:.4f}")
+    if r.agent_usage.total_tokens:
+        say(f"  agent usage: {r.agent_usage.total_tokens} tokens, ${r.agent_usage.cost_usd:.4f}")
+    if r.node:
+        say(f"  ran on node {r.node.get('id', '?')[:12]} ({r.node.get('host', '?')})"
+                   + (f", retried {r.infra_retries}x after a lost worker" if r.infra_retries else ""))
+    if r.workspace_note:
+        say(f"  {r.workspace_note}")
+    for note in r.notes:
+        say(f"  note: {note}")
+    if r.workspace_kept:
+        say(f"  workspace: {r.workspace}")
+    excerpt = r.output_excerpt.strip().replace("\n", "\n    ")
+    if excerpt:
+        say(f"  output: {excerpt[:400]}")
 
 
 COMMANDS = [show_command]

@@ -58,20 +58,26 @@ class _Budget:
                             line=node.start_mark.line + 1, fix="flatten the structure")
 
 
-def _refuse_duplicate_keys(node: yaml.MappingNode, path: Path | str) -> None:
+def _refuse_duplicate_keys(node: yaml.MappingNode, path: Path | str, parent: Any = None) -> None:
+    """A key given twice is an error; under a named key (agents:) the message names it and what it holds."""
     first: dict[str, int] = {}
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
             continue
         line = key_node.start_mark.line + 1
         if key_node.value in first:
-            raise CaseError(path, f"duplicate key {key_node.value!r} (first given at line {first[key_node.value]})",
-                            line=line, fix="keep one of them: YAML would silently use the last")
+            fix = "keep one of them: YAML would silently use the last"
+            if isinstance(parent, str):
+                held = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+                fix = f"give each its own name, or keep one of them ({parent} holds: {', '.join(dict.fromkeys(held))})"
+            under = f" under {parent}" if isinstance(parent, str) else ""
+            raise CaseError(path, f"duplicate key {key_node.value!r}{under} (first given at line "
+                            f"{first[key_node.value]})", line=line, fix=fix)
         first[key_node.value] = line
 
 
 def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, budget: _Budget,
-             depth: int = 0) -> Any:
+             depth: int = 0, parent: Any = None) -> Any:
     budget.spend(node, depth)
     if isinstance(node, yaml.MappingNode):
         out = LineDict()
@@ -79,13 +85,13 @@ def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, bud
         out.lines = {}
         if id(node) not in budget.checked:  # (an alias visits its mapping again, already merged)
             budget.checked.add(id(node))
-            _refuse_duplicate_keys(node, budget.path)
+            _refuse_duplicate_keys(node, budget.path, parent)
         constructor.flatten_mapping(node)  # `<<: *base` merges come first; the mapping's own keys win
         for key_node, value_node in node.value:
             key = _convert(key_node, constructor, budget, depth + 1)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 key = str(key)
-            out[key] = _convert(value_node, constructor, budget, depth + 1)
+            out[key] = _convert(value_node, constructor, budget, depth + 1, key)
             out.lines[key] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):

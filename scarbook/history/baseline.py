@@ -17,6 +17,7 @@ from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
+from scarbook.history.records import primary_runs
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.stats.compare import Counts, SessionComparison, compare_sessions, counts_by_case
 
@@ -61,7 +62,7 @@ def baseline_path(root: Path) -> Path:
 
 
 def baseline_from_session(info: SessionInfo, runs: list[RunRecord], recorded_at: str) -> Baseline:
-    counts = counts_by_case(runs)
+    counts = counts_by_case(primary_runs(info, runs))  # a session of several agents: its baseline agent's
     for cid in info.case_ids:  # a case that ran no run still belongs to the baseline, at 0/0
         counts.setdefault(cid, Counts(0, 0))
     return Baseline(info.id, info.label, recorded_at, info.git_revision, info.fingerprint, info.agent,
@@ -149,7 +150,7 @@ def compare_to_baseline(baseline: Baseline, session: SessionInfo, runs: list[Run
     A case whose checks changed since the baseline (by digest) measures something else now: it is
     named in `changed` and kept out of the comparison (and out of the Holm family); so is a case id
     `given_away` to another case since the baseline's session (case_lineage.given_away_between)."""
-    current = counts_by_case(runs)
+    current = counts_by_case(primary_runs(session, runs))
     for cid in session.case_ids:
         current.setdefault(cid, Counts(0, 0))
     changed = sorted(cid for cid in set(current) & set(baseline.cases)

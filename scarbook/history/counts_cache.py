@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from scarbook import __version__
 from scarbook.fs.files import atomic_write_text, read_regular_bytes
+from scarbook.history.records import primary_runs
 from scarbook.history.runs_file import SUFFIX
 from scarbook.history.store import LEGACY_SUFFIX, History
 from scarbook.models import SessionInfo
@@ -91,7 +92,8 @@ def session_counts(history: History, info: SessionInfo) -> dict[str, CaseCounts]
         if hit is None:
             fresh = True
             runs = history.outcomes(info.id, cid, info)
-            hit = CaseCounts(counts_by_case(runs)[cid] if runs else None, tuple(str(p) for p in runs.problems))
+            mine = primary_runs(info, runs)  # a session of several agents: its baseline's runs
+            hit = CaseCounts(counts_by_case(mine)[cid] if mine else None, tuple(str(p) for p in runs.problems))
         out[cid] = hit
         entries[cid] = {"stamps": stamps, "counts": list(hit.counts) if hit.counts else None,
                         "problems": list(hit.problems)}

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from scarbook.models import (
     CAUSE_KINDS,
@@ -26,6 +26,8 @@ from scarbook.models import (
 )
 from scarbook.models.words import RunStatus
 from scarbook.text import clean_record_text, clean_text
+
+R = TypeVar("R")
 
 if TYPE_CHECKING:
     pass
@@ -66,7 +68,7 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
               "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
               "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR,
               "notes": _STR_LIST, "cause": _OPT_DICT, "attempts": _LIST,
-              "judge_artifacts": _ARTIFACT_MAP}
+              "judge_artifacts": _ARTIFACT_MAP, "agent": _STR}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM, "cause": _OPT_DICT, "call": _OPT_DICT}
@@ -83,6 +85,12 @@ def _isolation_ok(v: dict) -> bool:
     return not v or isinstance(v.get("ran"), str)
 
 
+def _agents_ok(v: list) -> bool:
+    """[] (a session of one agent), or each agent of an `eval --agents` session: {name: str, ...}, no name twice."""
+    names = [a.get("name") for a in v if type(a) is dict]
+    return len(names) == len(v) and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
+
+
 SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": _OPT_STR, "state": _STR,
                   "runs_per_case": _INT, "case_ids": ({list}, "a list of case ids", _all_str),
                   "fingerprint": _STR, "agent": _STR, "judge_model": _STR, "git_revision": _OPT_STR,
@@ -90,7 +98,8 @@ SESSION_FIELDS = {"id": _STR, "label": _STR, "started_at": _STR, "finished_at": 
                   "gate": _DICT, "rerun_of": _DICT, "batch": _DICT, "executor": ({dict}, "an object with a string type", _executor_ok),
                   "isolation": ({dict}, "an object with a string `ran`", _isolation_ok),
                   "recorded": ({dict}, "a map of case id to a count of runs",
-                               lambda v: all(type(n) is int and n >= 0 for n in v.values()))}
+                               lambda v: all(type(n) is int and n >= 0 for n in v.values())),
+                  "agents": ({list}, "a list of agents, each an object with a string name", _agents_ok)}
 
 
 def _type_problem(doc: dict, fields: dict, where: str = "") -> str | None:
@@ -214,6 +223,12 @@ def plan_problem(doc: dict, info: SessionInfo, case_id: str) -> str | None:
         return f"run k={k} is outside this session's plan (k from 1 to {info.runs_per_case})"
     if k < 1:
         return f"run k={k} is not a run number"
+    agent, names = doc.get("agent", ""), info.agent_names
+    if names and agent not in names:
+        return (f"it names agent {agent!r}, which this session did not run ({', '.join(names)})" if agent else
+                f"it names no agent, and this session ran several ({', '.join(names)})")
+    if agent and not names:
+        return f"it names agent {agent!r}, and this session ran one agent"
     return None
 
 
@@ -237,16 +252,30 @@ def lines_left_out(problem: object) -> int:
     return 1 if _ONE.search(text) else 0
 
 
+def primary_agent(info: SessionInfo) -> str:
+    """A session of several agents (`eval --agents`): its baseline's name, whose runs stand for the session
+    wherever one rate per case is read (the library, trends, `diff`, `baseline set`); "" for one agent."""
+    names = info.agent_names
+    return names[0] if len(names) > 1 else ""
+
+
+def primary_runs(info: SessionInfo, runs: Iterable[R]) -> list[R]:
+    """The runs that stand for the session: all of them, or the baseline's in a session of several agents."""
+    agent = primary_agent(info)
+    return [r for r in runs if getattr(r, "agent", "") == agent] if agent else list(runs)
+
+
 class RunOutcome(NamedTuple):
     """What a count needs of a run that counts (a trend reads thousands: no full RunRecord)."""
 
     case_id: str
     k: int
     status: str
+    agent: str = ""  # a session of several agents: whose run it is
 
 
 def outcome_from_doc(doc: dict) -> RunOutcome:
-    return RunOutcome(doc["case_id"], doc["k"], doc["status"])
+    return RunOutcome(doc["case_id"], doc["k"], doc["status"], doc.get("agent", ""))
 
 
 def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,

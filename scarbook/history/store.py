@@ -35,6 +35,7 @@ from scarbook.history.records import (
     fill_short,
     missing_doc,
     outcome_from_doc,
+    primary_runs,
     run_from_doc,
     session_from_doc,
     session_problem,
@@ -401,8 +402,8 @@ class History:
                 if cid in out or (wanted is not None and cid not in wanted):
                     continue
                 runs = self.runs(info.id, cid, info)
-                if runs or runs.problems:
-                    out[cid] = CaseLatest(cid, info, list(runs), [str(p) for p in runs.problems])
+                if runs or runs.problems:  # (a session of several agents: its baseline's runs stand for it)
+                    out[cid] = CaseLatest(cid, info, primary_runs(info, runs), [str(p) for p in runs.problems])
             if wanted is not None and len(out) == len(wanted):
                 break
         return out

@@ -181,11 +181,16 @@ class RunRecord:
     # the artifact each llm_judge check was given, kept for `scarbook rejudge` (judge/artifact_store.py):
     # check index (as a string) -> {"sha256": …}, {"not_kept": why} or {"refused": why}; {} if none was read
     judge_artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # a session of several agents (`eval --agents`): the name of the agent that made this run; "" in a
+    # session of one agent (and then left out of the record, which stays as it was)
+    agent: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
         # largest Python-level cost of recording a run.
         d = _fields(self)
+        if not self.agent:
+            del d["agent"]
         d["checks"] = [c.to_dict() for c in self.checks]
         d["diff"] = self.diff.to_dict()
         d["agent_usage"] = self.agent_usage.to_dict()

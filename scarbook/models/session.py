@@ -50,6 +50,15 @@ class SessionInfo:
     # lines (deleted, or left out as forged) marks the case damaged, without a verdict; {} while it runs,
     # and in records written before it was kept (left out of the file then)
     recorded: dict[str, int] = field(default_factory=dict)
+    # a session of several agents (`eval --agents`): each agent in order, the baseline first —
+    # {name, type, label, fingerprint}; every run records its agent's name (RunRecord.agent). Empty (and
+    # left out of session.json) for a session of one agent
+    agents: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def agent_names(self) -> list[str]:
+        """The agents' names, baseline first; [] for a session of one agent."""
+        return [str(a.get("name")) for a in self.agents if isinstance(a, dict)]
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, isolation=None))
@@ -59,6 +68,8 @@ class SessionInfo:
         d["state"] = str(self.state)
         if not self.recorded:
             del d["recorded"]
+        if not self.agents:
+            del d["agents"]
         return d
 
     def start_order(self) -> tuple[datetime, str]:

@@ -192,6 +192,8 @@ class GateRecord(SessionPart):
     min_verdicts: int | None = None
     looks: tuple[int, ...] = ()
     judge_rates: Mapping[str, Any] = field(default_factory=dict)
+    # a session of several agents (`eval --agents`): gate.compare as it stood, {baseline, margin}; None without
+    compare: Mapping[str, Any] | None = None
 
     @classmethod
     def _read(cls, key: str, value: Any) -> Any:
@@ -203,7 +205,7 @@ class GateRecord(SessionPart):
 
     def policy(self) -> dict[str, Any]:
         """The policy's own keys as recorded (config.GatePolicy.from_record reads them)."""
-        return {k: v for k, v in self.to_dict().items() if k in self.ALWAYS[:4]}
+        return {k: v for k, v in self.to_dict().items() if k in (*self.ALWAYS[:4], "compare")}
 
 
 @dataclass(frozen=True)

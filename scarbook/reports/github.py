@@ -20,6 +20,7 @@ from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
+from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
@@ -76,19 +77,24 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     counts = {st: sum(1 for r in rep.runs if r.status == st) for st in RunStatus}
     regressed = set(against.regressed) if against else set()
     fix = any(st.corrected is not None for st in rep.stats)
-    out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({EXIT_MEANING.get(code, '?')})", "",
+    meaning = "a candidate shown worse than the baseline by more than the margin" if rep.versus and code == 1 \
+        else EXIT_MEANING.get(code, "?")
+    out = [f"## scarbook: {md(s.label or s.id)} — exit {code} ({meaning})", "",
            f"Session `{s.id}`: {md(str(s.state))}; {plural(len(rep.runs), 'run')} — {counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, "
            f"{counts[RunStatus.ERROR]} error" + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")
            + (" · partial: judge checks were skipped" if s.partial else ""), "",
            "| case | rate | 95% CI | " + (f"≈rate (judge-corrected, {_corrected_level(rep)}) | " if fix else "")
            + "pass^k | band | gate | pass / fail / err |",
            "|---|---:|---|" + ("---|" if fix else "") + "---:|---|---|---|"]
-    for st in rep.stats:
+    if rep.versus is not None:  # a session of several agents: the comparison is its table and its gate
+        out[4:] = markdown_section(rep.versus)
+    for st in rep.stats if rep.versus is None else []:
         ci = "–" if st.rate is None else interval_beside(st.lo, st.hi, st.threshold)
         out.append(f"| `{st.case_id}` | {pct_beside(st.rate, st.threshold)} | {ci} | " + (f"{_corrected_md(st)} | " if fix else "")
                    + f"{pct(st.pass_hat_k)} | {st.band} | {_gate(st, regressed)} | {_counts_cell(st)} |")
-    out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart. pass^k with "
-            f"{k_note({st.case_id: st.k for st in rep.stats if st.rate is not None})}."]
+    out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart."
+            + ("" if rep.versus else " pass^k with "
+               f"{k_note({st.case_id: st.k for st in rep.stats if st.rate is not None})}.")]
     if any(rep.causes.values()):
         out += ["", f"Why runs did not pass: {causes_line(rep.causes)}."]
         out += [md(line, limit=2000) + "." for line in format_retries(rep)]
@@ -163,6 +169,11 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
     """One `::error` or `::warning` line per case that needs attention; nothing for a green case."""
     regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
     lines = []
+    if rep.versus is not None:  # a session of several agents: a candidate shown worse, a row without a verdict
+        for cid, title, errors, warnings in versus_annotations(rep.versus):
+            lines.append(f"::{'error' if errors else 'warning'} file={_command_property(files[cid])},"
+                         f"title={_command_property(title)}::{_command_data('; '.join(errors + warnings))}")
+        return lines
     for s in rep.stats:
         errors, warnings = [], []
         if s.gate == Decision.BELOW:

@@ -19,6 +19,7 @@ from scarbook.history.baseline import BaselineComparison
 from scarbook.models import STATUS_GLYPH, JudgeDetail, RunRecord, RunStatus
 from scarbook.models.words import GateMode
 from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
+from scarbook.reports.versus_files import html_section
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
@@ -84,7 +85,7 @@ def _header(rep: SessionReport) -> list[str]:
             ("judge model", s.judge_model or "–"), ("git revision", s.git_revision or "–"),
             ("runs", f"{len(rep.runs)}: {counts[RunStatus.PASS]} pass, {counts[RunStatus.FAIL]} fail, {counts[RunStatus.ERROR]} error"
                      + (f", {counts[RunStatus.UNJUDGED]} unjudged" if counts[RunStatus.UNJUDGED] else "")),
-            ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed · 2 usage/config · 3 no verdict"
+            ("exit code", f"{rep.exit_code} (0 green · 1 below threshold or regressed{' or a candidate worse' if rep.versus else ''} · 2 usage/config · 3 no verdict"
                            " or undecided under undecided: fail)"),
             ("gate", f"{rep.policy.mode} mode, alpha {rep.policy.alpha:g}, undecided: {rep.policy.undecided}"
                      + (f"; chance of a red by chance at the observed rates {100 * (rep.point_false_red or 0):.0f}%"
@@ -232,7 +233,11 @@ def render_html(rep: SessionReport, against: BaselineComparison | None = None) -
            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
            "img-src data:\">",
            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
-           f"<h1>{esc(title)}</h1>", *_header(rep), "<h2>Cases</h2>", *_case_table(rep, by_case, regressed)]
+           f"<h1>{esc(title)}</h1>", *_header(rep)]
+    if rep.versus is not None:  # a session of several agents: each agent side by side, each candidate's difference
+        out += html_section(rep.versus, _interval_svg)
+    else:
+        out += ["<h2>Cases</h2>", *_case_table(rep, by_case, regressed)]
     if against:
         out += _baseline_section(against)
     out.append('<h2 id="failed">Runs that did not pass</h2>')

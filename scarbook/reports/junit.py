@@ -17,6 +17,8 @@ from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision, Undecided
 from scarbook.reports.table import SessionReport
+from scarbook.reports.versus_files import junit_testcases
+from scarbook.reports.versus_table import headline
 from scarbook.run.causes import count_causes
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
@@ -96,8 +98,18 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
     suite_props += [("retried_after_infra", str(len(rep.retried))), ("infra_unresolved", str(rep.infra_unresolved))]
     if against:
         suite_props.append(("baseline_session", against.baseline.session_id))
+    if rep.versus is not None:  # a session of several agents: its testcases are the comparison's
+        suite_props += [("agents", ",".join(rep.versus.names)), ("baseline_agent", rep.versus.baseline),
+                        ("margin", f"{rep.versus.comparison.margin:g}")]
+        suite_props += [(f"headline_{n}", headline(rep.versus, n)) for n in rep.versus.candidates]
     for name, value in suite_props:
         ET.SubElement(props, "property", name=name, value=clean_text(value, one_line=True))
+    if rep.versus is not None:
+        failures, errors = junit_testcases(suite, rep.versus, rep.policy.undecided == Undecided.FAIL)
+        suite.set("tests", str(len(rep.versus.comparison.rows) + len(rep.versus.comparison.suites)))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+        return suite
     for s in rep.stats:
         runs = by_case.get(s.case_id, [])
         tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,

@@ -13,10 +13,12 @@ from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
+from scarbook.reports.versus_table import format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
 from scarbook.run.gate import case_stats, decide_gate, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
+from scarbook.run.versus import SessionVersus, compare_session
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.decisions import CaseEvidence, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold
@@ -41,6 +43,9 @@ class SessionReport:
     regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
     calibration: Calibration | None = None  # the judge's measured error, when the caller read it
     judged_cases: int = 0  # cases whose verdict depends on an LLM judge
+    # a session of several agents (`eval --agents`): each agent's numbers, the comparison and its gate, the
+    # costs; `stats` are then the baseline's (run/versus.py)
+    versus: SessionVersus | None = None
 
     @property
     def judge_note(self) -> str:
@@ -65,9 +70,10 @@ class SessionReport:
     @property
     def exit_code(self) -> int:
         """See scarbook.run.outcome.exit_code: the one place exit codes are decided."""
-        return exit_code(self.session, self.stats, regressed=bool(self.regressed),
-                         infra_unresolved=self.infra_unresolved,
-                         undecided=self.policy.undecided)
+        versus = self.versus
+        return exit_code(self.session, versus.all_stats() if versus else self.stats, regressed=bool(self.regressed),
+                         infra_unresolved=self.infra_unresolved, undecided=self.policy.undecided,
+                         comparison=versus.comparison if versus else None)
 
     @property
     def causes(self) -> dict[CauseKind, int]:
@@ -101,13 +107,16 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
     """The session's numbers; with `calibration` (history.judge_truth.calibration_for), a judged
     case's rate corrected for the judge's measured error beside the raw one. Its gate is `policy`,
     else the one the session ran under (run/gate.py: the live screen decides the same way)."""
-    by_case: dict[str, list[RunRecord]] = {}
-    for r in sorted(runs, key=lambda r: r.k):
-        by_case.setdefault(r.case_id, []).append(r)
+    thresholds = {cid: effective_threshold(cases.get(cid), cfg.threshold) for cid in session.case_ids}
     policy = policy or session_policy(session, cfg)
-    stats = [case_stats(cid, by_case.get(cid, []), effective_threshold(cases.get(cid), cfg.threshold), cfg.green,
-                        calibration, policy.alpha) for cid in session.case_ids]
-    rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy)
+    versus = compare_session(session, runs, cfg, thresholds, calibration, policy)
+    baseline_only = [r for r in runs if versus is None or r.agent == versus.baseline]
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in sorted(baseline_only, key=lambda r: r.k):
+        by_case.setdefault(r.case_id, []).append(r)
+    stats = [case_stats(cid, by_case.get(cid, []), thresholds[cid], cfg.green, calibration,
+                        policy.alpha) for cid in session.case_ids]
+    rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy, versus=versus)
     rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
     rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy,
                             runs=by_case)
@@ -131,7 +140,13 @@ def strip_of(runs: list[RunRecord], width: int = 20) -> str:
 
 
 def format_table(rep: SessionReport) -> str:
-    """A plain-text table; rich colours are added by the CLI on a terminal."""
+    """A plain-text table; rich colours are added by the CLI on a terminal. A session of several agents
+    prints its comparison (reports/versus_table.py)."""
+    if rep.versus is not None:
+        by_agent_case: dict[str, list[RunRecord]] = {}
+        for r in rep.runs:
+            by_agent_case.setdefault(r.case_id, []).append(r)
+        return "\n".join([format_versus(rep.versus), *format_causes(rep, by_agent_case)])
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
     fixed = [s.corrected for s in rep.stats if s.corrected is not None]  # ≈ columns: corrected for the judge's error
     fix = bool(fixed)
@@ -245,6 +260,8 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(rerun_line(s.rerun_of))
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
+    if rep.versus is not None:  # the comparison gates (its lines are under the table)
+        return "\n".join(parts)
     parts += gate_lines(rep)
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
@@ -338,7 +355,7 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "retried_after_infra": len(rep.retried),
         "infra_unresolved": rep.infra_unresolved,  # runs whose infra retries ran out (exit 3)
         "runs": [run_json(r) for r in rep.runs],
-    }
+    } | ({"agents": versus_to_dict(rep.versus)} if rep.versus is not None else {})
 
 
 def run_json(r: RunRecord) -> dict[str, Any]:

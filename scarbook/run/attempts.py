@@ -52,18 +52,23 @@ class RunAttempts:
     compiled: dict[str, re.Pattern] = field(default_factory=dict)
     recorder: Recorder | None = None  # record: every model call of every run goes through it
     price: Callable[[str, Usage], float] | None = None  # prices the recorder's measured tokens
+    agents: dict[str, Agent] = field(default_factory=dict)  # a session of several agents: each by name
 
     def __post_init__(self) -> None:
         self.compiled = compile_patterns(self.patterns)
 
-    async def run(self, case: Case, k: int, cancelled: Callable[[], bool]) -> tuple[RunRecord, AbortSession | None, float]:
+    async def run(self, case: Case, k: int, cancelled: Callable[[], bool],
+                  agent: str = "") -> tuple[RunRecord, AbortSession | None, float]:
         """The run's final record, the judge's rejection if it met one, and what the attempts
-        before the last one spent (USD: their records are replaced, their spend is not)."""
+        before the last one spent (USD: their records are replaced, their spend is not). `agent`: the
+        name of the agent that makes this run, in a session of several (recorded on the run)."""
         attempts: list[Attempt] = []
         spent = 0.0
         run_ctx, emit = self.ctx, self.emit
         while True:
-            record, abort = await self.attempt(case, k, run_ctx, emit)
+            record, abort = await self.attempt(case, k, run_ctx, emit, agent)
+            if agent:  # (a rejudge carries its source run's)
+                record.agent = agent
             # the executor's own resubmissions (a lost Ray worker: record.infra_retries) use the same budget
             retried = len(attempts) + record.infra_retries
             if abort is not None or not is_infra(record) or retried >= self.retry_infra or cancelled():
@@ -79,16 +84,18 @@ class RunAttempts:
             record.attempts = [*attempts, Attempt.of(record, len(attempts) + 1)]
         return record, abort, spent
 
-    async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit) -> tuple[RunRecord, AbortSession | None]:
+    async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit,
+                      name: str = "") -> tuple[RunRecord, AbortSession | None]:
         part: AgentPart | None = None
         facts = None
         token = None
+        agent = self.agents[name] if name else self.agent
         if self.recorder is not None:
             token = await self.recorder.open_run(case.id, k, transcript_file(run_ctx, case.id, k))
-            run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token, self.agent.env_allow),
+            run_ctx = replace(run_ctx, record_env=self.recorder.env_for(token, agent.env_allow),
                               record_relay=self.recorder.relay_to(token))
         try:
-            part = await self.pool.agent_part(run_ctx, self.agent, case, k, self.manifests, emit)
+            part = await self.pool.agent_part(run_ctx, agent, case, k, self.manifests, emit)
             facts = part.facts
             summary = self._recorded(part, token)
             if summary is not None:  # the trajectory checks read the recorder's own calls, not the agent's files

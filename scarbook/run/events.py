@@ -51,12 +51,14 @@ class RunRetried:
 
 @dataclass
 class CaseDecided:
-    """Adaptive N (`--runs auto`): the evidence has decided this case; no more runs of it start."""
+    """Adaptive N (`--runs auto`): the evidence has decided this case; no more runs of it start. In a
+    session of several agents, one per candidate's comparison of the case decided at a look."""
 
     session_id: str
     case_id: str
-    decision: str  # "above" | "below" | "undecided"
+    decision: str  # "above" | "below" | "undecided"; a session of several agents: better/worse/same (Versus)
     runs: int
+    candidate: str = ""  # a session of several agents: whose comparison with the baseline was decided
 
 
 @dataclass

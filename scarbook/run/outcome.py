@@ -8,6 +8,9 @@ line, the JSON report's `exit_code`):
     1  some case decided below its threshold (or regressed against `--against`'s baseline), in a
        session that finished with every run judged
     2  usage or configuration error (raised before a session starts; never computed here)
+    A session of several agents (`eval --agents`) gates on its comparison instead: 1 when a candidate is
+    shown worse than the baseline by more than gate.compare's margin, on a case or the suite; 3 when a
+    case has no verdict on a side (or is undecided under `undecided: fail`), as below; else 0.
     3  no verdict: the session was cancelled, stopped by --max-cost, aborted, crashed or
        interrupted; or it was partial (judge checks skipped, so some runs are unjudged); or
        errors left a case without a verdict (fewer judged runs than the gate's min_verdicts);
@@ -24,25 +27,43 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from scarbook.models import SessionInfo, SessionState
+from scarbook.models import MarginCall, SessionInfo, SessionState
 from scarbook.models.words import Decision, Undecided
+from scarbook.stats.head_to_head import AgentsComparison
 from scarbook.stats.rates import CaseStats
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False,
-              infra_unresolved: int = 0, undecided: str = "pass") -> int:
-    """`undecided`: the gate's policy for undecided cases ("fail" makes them exit 3)."""
+              infra_unresolved: int = 0, undecided: str = "pass", comparison: AgentsComparison | None = None) -> int:
+    """`undecided`: the gate's policy for undecided cases ("fail" makes them exit 3). `comparison`: a session
+    of several agents gates on it (every agent's `stats` still say whether all runs were judged)."""
     stats = list(stats)
     if session.state != SessionState.FINISHED or session.partial or any(s.unjudged for s in stats):
         return EXIT_NO_VERDICT
     if infra_unresolved:  # the machine, not the agent, decided those runs: "1" would blame the agent
         return EXIT_NO_VERDICT
+    if comparison is not None:
+        return compare_exit_code(comparison, undecided)
     if regressed or any(s.gate == Decision.BELOW for s in stats):
         return EXIT_BELOW
     if any(s.gate == Decision.NO_VERDICT for s in stats):
         return EXIT_NO_VERDICT
     if undecided == Undecided.FAIL and any(s.gate == Decision.UNDECIDED for s in stats):
+        return EXIT_NO_VERDICT
+    return EXIT_OK
+
+
+def compare_exit_code(comparison: AgentsComparison, undecided: str = "pass") -> int:
+    """A session of several agents (gate.compare, non-inferiority): 1 when a candidate is shown worse than
+    the baseline by more than the margin on a case or on the suite; 3 when a case has no verdict (too few
+    judged runs on a side), or one is undecided under `undecided: fail`; else 0."""
+    rows = [*comparison.rows, *comparison.suites]
+    if comparison.inferior:
+        return EXIT_BELOW
+    if any(r.margin_call == MarginCall.NO_VERDICT for r in comparison.rows):
+        return EXIT_NO_VERDICT
+    if undecided == Undecided.FAIL and any(r.margin_call == MarginCall.UNDECIDED for r in rows):
         return EXIT_NO_VERDICT
     return EXIT_OK

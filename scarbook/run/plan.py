@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from scarbook.agents.named import NamedAgent
     from scarbook.config import GatePolicy
     from scarbook.models import Case
     from scarbook.models.session_parts import RerunLink
@@ -44,3 +45,7 @@ class SessionPlan:
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
     jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
     record: RecordSettings | None = None  # eval --record / --replay; None: scarbook.yaml's record:
+    # named agents of scarbook.yaml's agents: (agents/named.py) instead of agent: — two or more (--agents):
+    # one session, every case `runs` times per agent in blocks (run/blocks.py), the first the baseline;
+    # one: that agent alone (the TUI's launch)
+    agents: list[NamedAgent] = field(default_factory=list)

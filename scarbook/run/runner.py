@@ -38,6 +38,7 @@ from scarbook.models.words import ExecutorType, Isolation
 from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
+from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
@@ -45,6 +46,7 @@ from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
 from scarbook.stats.decisions import make_extender
+from scarbook.stats.head_to_head import MARGIN, CompareExtender
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import plural
 
@@ -97,8 +99,9 @@ class _Schedule:
     lookahead: int | None = None
     records: list[RunRecord] = field(default_factory=list)
     unrecorded: list[RunRecord] = field(default_factory=list)  # finished, but history refused them
-    # `undecided: more`: once every run so far has finished, how many runs each undecided case needs next
-    extend: Callable[[dict[str, list[str]]], dict[str, int]] | None = None
+    # `undecided: more` (and --runs auto with several agents): once every run so far has finished, the
+    # run count each case still open needs next, from every case's finished runs (k -> record)
+    extend: Callable[[dict[str, dict[int, RunRecord]]], dict[str, int]] | None = None
 
     def record(self, history, record: RunRecord) -> None:
         try:
@@ -117,7 +120,7 @@ class _Schedule:
             return None
         job = self._pick()
         if job is None and self.extend is not None and all(len(st.results) == st.started for st in self.cases):
-            more = self.extend({st.case.id: st.statuses() for st in self.cases})
+            more = self.extend({st.case.id: st.results for st in self.cases})
             for st in self.cases:
                 have = len(st.launched)
                 st.todo.extend(range(have + 1, more.get(st.case.id, have) + 1))
@@ -224,8 +227,12 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
     # runs_per_case is the most runs a case can get (history accepts k from 1 to it): --max-runs
     # under `undecided: more`
-    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(), runs_per_case=ready.looks[-1],
-                       case_ids=[c.id for c in plan.cases], fingerprint=cfg.fingerprint(), agent=ready.agent.label,
+    names = ready.agent_names
+    info = SessionInfo(id=sid, label=plan.label, started_at=now_iso(),
+                       runs_per_case=runs_of_blocks(ready.looks[-1], names),
+                       case_ids=[c.id for c in plan.cases],
+                       fingerprint=cfg.fingerprint([one.settings for one in plan.agents] if plan.agents else None),
+                       agent=", ".join(f"{n}: {a.label}" for n, a in ready.agents.items()) or ready.agent.label,
                        judge_model=cfg.judge_model if judge is not None else "",
                        git_revision=revision,
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
@@ -233,7 +240,9 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                        gate=GateRecord(**ready.gate.to_dict(), looks=tuple(ready.looks),
                                        judge_rates={c: list(r) for c, r in ready.judge_rates.items()}),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
-                       isolation=ready.isolation)
+                       isolation=ready.isolation,
+                       agents=[{**one.to_dict(), "label": ready.agents[one.name].label}
+                               for one in plan.agents] if ready.compared else [dict(a) for a in ready.recorded_agents])
     history.start_session(info)
     return info
 
@@ -248,15 +257,21 @@ class _SessionRun:
         self.ready, self.control, self.history = ready, control, project.history
         self.info = open_session(ready, executor.where() if executor is not None else None, revision)
         sid = self.info.id
-        cases, runs, shard, looks = plan.cases, ready.looks[-1], plan.shard, ready.looks
-        jobs = (shard.jobs([c.id for c in cases], runs) if shard else
-                {c.id: list(plan.jobs[c.id]) if plan.jobs is not None else list(range(1, looks[0] + 1)) for c in cases})
+        cases, shard, looks, names = plan.cases, plan.shard, ready.looks, ready.agent_names
+        runs = runs_of_blocks(looks[-1], names)
+        jobs = (shard.jobs([c.id for c in cases], runs, whole_cases=bool(names)) if shard else
+                {c.id: list(plan.jobs[c.id]) if plan.jobs is not None else
+                 list(range(1, runs_of_blocks(looks[0], names) + 1)) for c in cases})
         self.schedule = _Schedule([_CaseState(c, jobs[c.id]) for c in cases], runs, ready.decide, plan.max_cost)
         if ready.decide is not None:
             self.schedule.lookahead = max(1, ready.concurrency)
-        if len(looks) > 1:  # undecided: more
+        if len(looks) > 1 and names:  # --runs auto or undecided: more, several agents: looks in blocks
+            self.schedule.extend = _compare_extender(ready, names, looks, self.say_decided)
+        elif len(looks) > 1:  # undecided: more
             thresholds = {c.id: effective_threshold(c, cfg.threshold) for c in cases}
-            self.schedule.extend = make_extender(thresholds, ready.gate, looks)
+            extend = make_extender(thresholds, ready.gate, looks)
+            self.schedule.extend = lambda results: extend({cid: [r[k].status for k in sorted(r)]
+                                                           for cid, r in results.items()})
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
@@ -269,6 +284,8 @@ class _SessionRun:
         self.attempts = RunAttempts(self.ctx, self.pool, ready.agent, judge, manifests, self.history.dir / sid,
                                     self.queue.put_nowait, all_patterns(project_patterns(cfg.cause_patterns)),
                                     ready.retry_infra)
+        if ready.compared:
+            self.attempts.agents = dict(ready.agents)
         if ready.record is not None:  # record: (or --record / --replay): one proxy for every run
             from scarbook.record.proxy import Recorder  # aiohttp loads only for a session that records
 
@@ -290,7 +307,8 @@ class _SessionRun:
     async def work(self, job: tuple[Case, int]) -> RunRecord:
         """One run: its attempts, then record it, count it and let the decider see it."""
         case, k = job
-        record, abort, retry_spent = await self.attempts.run(case, k, lambda: self.control.cancelled)
+        name = agent_for(str(self.info.shard.session) if self.info.shard else self.info.id, case.id, k, self.ready.agent_names)
+        record, abort, retry_spent = await self.attempts.run(case, k, lambda: self.control.cancelled, agent=name)
         self.schedule.agent_spent += retry_spent  # the attempts the machine failed cost money too
         self.keep(record)
         st = self.states[case.id]
@@ -337,6 +355,10 @@ class _SessionRun:
         if st.decided is not None:
             self.info.decisions[st.case.id] = st.decided
             self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails))
+
+    def say_decided(self, case_id: str, candidate: str, call: str, runs: int) -> None:
+        """A session of several agents: a candidate's comparison of a case was decided at a look."""
+        self.queue.put_nowait(CaseDecided(self.info.id, case_id, call, runs, candidate))
 
     # -- eval --judge-batch ------------------------------------------------------------------------
     def batch_waits(self) -> bool:
@@ -416,6 +438,25 @@ class _SessionRun:
                 self.history.dir / info.id / "crash.txt", exc, Path(self.ctx.session_dir)))
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
                 f"the session record could not be written: {one_line(exc)}" + where
+
+
+def _compare_extender(ready: ReadySession, names: list[str], looks: list[int],
+                      decided: Callable[[str, str, str, int], None]):
+    """The looks of a session of several agents (stats/head_to_head.CompareExtender), in blocks: the run
+    count each case still open needs next; each comparison a look decides is said once (`decided`)."""
+    compare = ready.gate.compare
+    extend = CompareExtender(names[0], tuple(names[1:]), tuple(looks), margin=compare.margin if compare else MARGIN,
+                             alpha=ready.gate.alpha, min_verdicts=ready.gate.min_verdicts)
+    said: set[tuple[str, str]] = set()
+
+    def more(results: dict[str, dict[int, RunRecord]]) -> dict[str, int]:
+        blocks = extend(statuses_by_agent({cid: r.values() for cid, r in results.items()}, names))
+        for row in extend.last.rows if extend.last is not None else []:
+            if row.decided and (row.case_id, row.candidate) not in said:
+                said.add((row.case_id, row.candidate))
+                decided(row.case_id, row.candidate, str(row.call), len(results.get(row.case_id, {})))
+        return {cid: runs_of_blocks(b, names) for cid, b in blocks.items()}
+    return more
 
 
 def budget_note(schedule: _Schedule) -> str:

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
-from scarbook.agents import Agent, AgentSpec, keeps_transcript, make_agent
+from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
+from scarbook.agents.named import NamedAgent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 from scarbook.cases.item_ids import write_item_ids
 from scarbook.checks import TRAJECTORY_CHECKS
@@ -24,7 +26,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, GateMode
+from scarbook.models import Case, ExecutorType, GateMode
 from scarbook.models.session_parts import Confinement
 from scarbook.models.words import Isolation, Keep, Undecided
 from scarbook.project import Project
@@ -32,6 +34,7 @@ from scarbook.record import RecordSettings, ReplaySource, load_replay
 from scarbook.run.plan import SessionPlan
 from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
+from scarbook.stats.head_to_head import COMPARE_FIRST_LOOK, auto_looks
 from scarbook.stats.judge_error import JudgeBasis, run_level
 from scarbook.stats.plans import undecidable
 from scarbook.stats.rates import effective_threshold
@@ -70,6 +73,21 @@ class ReadySession:
     # --runs auto with a calibrated judge: the (q0, q1) each case's rule ran with (recorded in the
     # session's gate, so the report reads the runs with the rule that read them)
     judge_rates: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # a session of named agents: each built and preflighted, in the plan's order (the baseline first);
+    # `agent` and `agent_spec` are the first's. {} for the one agent of scarbook.yaml's agent:
+    agents: dict[str, Agent] = field(default_factory=dict)
+    # the agents a session records when it runs none itself: a rejudge of a session of several agents
+    # carries its source's (SessionInfo.agents), so every carried run's agent stays one of them
+    recorded_agents: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def agent_names(self) -> list[str]:
+        """The agents run in blocks, baseline first; [] for a session of one agent (named or not)."""
+        return list(self.agents) if len(self.agents) > 1 else []
+
+    @property
+    def compared(self) -> bool:
+        return len(self.agents) > 1
 
     @property
     def partial(self) -> bool:
@@ -83,8 +101,12 @@ class ReadySession:
     @property
     def looks(self) -> list[int]:
         """The run counts at which the gate decides: N alone, or N, 2N, ... --max-runs for
-        `undecided: more` (not with --runs auto, whose SPRT decides after every run, nor a shard)."""
+        `undecided: more` (not with --runs auto, whose SPRT decides after every run, nor a shard).
+        A session of several agents counts blocks (one run of each agent): under --runs auto it looks at
+        10, 20, 40, ... blocks up to the cap, under `undecided: more` at N, 2N, ... --max-runs."""
         plan = self.plan
+        if self.compared and plan.shard is None and plan.adaptive:
+            return list(auto_looks(COMPARE_FIRST_LOOK, plan.runs))
         if self.gate.undecided == Undecided.MORE and not plan.adaptive and plan.shard is None and plan.max_runs:
             return more_looks(plan.runs, plan.max_runs)
         return [plan.runs]
@@ -134,17 +156,22 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(RETRY_WITH_AUTO)
     errors.extend(_unwritable(project, plan))
     notes: list[str] = []
-    spec, agent, isolation = _preflight_agent(project, errors, notes)
+    built, isolation = _preflight_agents(project, plan.agents, errors, notes)
+    spec, agent = built[0] if built else (None, None)
     sandboxed = isolation is not None and isolation.sandboxed
     record = plan.record if plan.record is not None else project.config.record
-    if spec is not None:
-        errors.extend(_trajectory_problems(plan.cases, spec, recorded=record is not None))
-    if spec is not None and sandboxed and record is None:  # (recorded: the proxy is its way out)
-        errors.extend(_offline_problem(spec, project.config.network, plan.cases))
+    for one_spec, _ in built:
+        errors.extend(_trajectory_problems(plan.cases, one_spec, recorded=record is not None))
+        if sandboxed and record is None:  # (recorded: the proxy is its way out)
+            errors.extend(_offline_problem(one_spec, project.config.network, plan.cases))
+    errors[:] = list(dict.fromkeys(errors))  # two agents of one type meet the same problem: said once
     judge = _preflight_judge(project, plan, errors, confined=sandboxed)
     decide = None
     rates: dict[str, tuple[float, float]] = {}
-    if plan.adaptive and plan.cases and plan.runs >= 1:
+    if len(plan.agents) > 1 and project.config.executor.type != ExecutorType.LOCAL:
+        errors.append("--agents runs on this machine for now: a session of several agents cannot use executor: "
+                      f"{project.config.executor.type} — set executor: local, or compare in two sessions")
+    if plan.adaptive and plan.cases and plan.runs >= 1 and len(plan.agents) < 2:
         from scarbook.stats.sequential import make_decider
 
         rates = _judge_rates(project, plan) if judge is not None else {}
@@ -153,11 +180,12 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
     replay = _load_replay(project, record, errors)
-    if errors or agent is None or spec is None:
+    if errors or agent is None or spec is None or any(a is None for _, a in built):
         return Preparation(errors=errors)
     if judge is not None and project.config.judge.write_item_ids:  # first judged: the items' ids into case.yaml
         notes.extend(write_item_ids(c for c in plan.cases if c.judge_checks))
-    ready = ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates)
+    agents = {named.name: a for named, (_, a) in zip(plan.agents, built, strict=False) if a is not None}
+    ready = ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents)
     return Preparation(ready, notes=notes, undecidable=_undecidable(ready))
 
 
@@ -179,8 +207,8 @@ def _undecidable(ready: ReadySession) -> list[tuple[str, str]]:
     a fixed-N evidence gate only (--runs auto runs on until it decides; point mode always decides). A
     judged case the corrected gate decides is sized by its own test and calibration."""
     plan, gate, project = ready.plan, ready.gate, ready.project
-    if plan.adaptive or gate.mode != GateMode.EVIDENCE or plan.shard is not None:
-        return []
+    if plan.adaptive or gate.mode != GateMode.EVIDENCE or plan.shard is not None or ready.compared:
+        return []  # (a session of several agents gates on its comparison, not on thresholds)
     bases: dict[str, JudgeBasis] = {}
     if ready.judge is not None and any(c.judge_checks for c in plan.cases):
         error = calibration_for(project.history, project.workspaces_dir, project.config.judge,
@@ -279,25 +307,47 @@ def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[
             "or isolation: none"]
 
 
-def _preflight_agent(project: Project, errors: list[str],
-                     notes: list[str]) -> tuple[AgentSpec | None, Agent | None, Confinement | None]:
+def _preflight_agents(project: Project, named: list[NamedAgent], errors: list[str],
+                      notes: list[str]) -> tuple[list[tuple[AgentSpec, Agent | None]], Confinement | None]:
+    """Each agent built and preflighted (scarbook.yaml's agent:, or the plan's named agents in order),
+    under one isolation for them all ("same sandbox": one that cannot be confined leaves every agent
+    unconfined, and the note says so). No agents when one cannot be read at all or cannot be confined."""
+    each: list[NamedAgent | None] = list(named) or [None]
+    specs: list[AgentSpec] = []
+    for one in each:
+        try:
+            specs.append(AgentSpec.from_config(project.config.agent if one is None else one.settings))
+        except ValueError as exc:  # an agent set in code (scarbook.yaml's is checked when read)
+            errors.append(str(exc) if one is None else f"agent {one.name}: {exc}")
+            return [], None
+    unconfinable = [spec for spec in specs if not spec.SANDBOX]
     try:
-        spec = AgentSpec.from_config(project.config.agent)
-    except ValueError as exc:  # an agent set in code (scarbook.yaml's is checked when read)
-        errors.append(str(exc))
-        return None, None, None
-    isolation = None
+        isolation = choose_isolation(project, (unconfinable or specs)[0], notes)
+    except ScarbookError as exc:
+        errors.append(exc.message)
+        return [], None
+    return [(spec, _build_agent(project, spec, one, isolation, errors))
+            for spec, one in zip(specs, each, strict=True)], isolation
+
+
+def _build_agent(project: Project, spec: AgentSpec, one: NamedAgent | None, isolation: Confinement,
+                 errors: list[str]) -> Agent | None:
+    """One agent built and preflighted; what fails is said (naming the agent, when it has a name)."""
+    before = len(errors)
     try:
-        isolation = choose_isolation(project, spec, notes)
         agent = make_agent(spec, project.root, isolation=isolation.ran, network=project.config.network,
                            private=(str(project.workspaces_dir),))
+        if one is not None and one.env_values:
+            cast(CommandAgent, agent).env_values = dict(one.env_values)
         agent.preflight()
-        return spec, agent, isolation
+        return agent
     except ScarbookError as exc:
         errors.append(exc.message)
     except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
         errors.append(spec.preparation_failed(exc))
-    return spec, None, isolation
+    if one is not None:
+        errors[before:] = [f"agent {one.name}: {e}" for e in errors[before:]]
+    return None
 
 
 def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) -> list[str]:

@@ -51,9 +51,16 @@ class Shard:
         copied from another shard (the agent of one job can write its history) is told apart."""
         return ShardHeader(self.session_id, self.index, self.count, secrets.token_hex(8))
 
-    def jobs(self, case_ids: list[str], runs: int) -> dict[str, list[int]]:
-        """Case id -> the run numbers k this shard runs (every case listed, maybe with none)."""
+    def jobs(self, case_ids: list[str], runs: int, *, whole_cases: bool = False) -> dict[str, list[int]]:
+        """Case id -> the run numbers k this shard runs (every case listed, maybe with none). `whole_cases`
+        (a session of several agents): every run of a case goes to one shard, so each shard compares
+        the agents on its cases in blocks, under the same drift (cases dealt round-robin by id)."""
         mine: dict[str, list[int]] = {cid: [] for cid in case_ids}
+        if whole_cases:
+            for j, cid in enumerate(sorted(set(case_ids))):
+                if j % self.count == self.index - 1:
+                    mine[cid] = list(range(1, runs + 1))
+            return mine
         for j, (cid, k) in enumerate(all_jobs(case_ids, runs)):
             if j % self.count == self.index - 1:
                 mine[cid].append(k)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls, judge_tokens_by_case
 from scarbook.models import Case, Usage
 from scarbook.project import Project
+from scarbook.stats.head_to_head import COMPARE_FIRST_LOOK
 from scarbook.stats.rates import effective_threshold
 from scarbook.stats.sequential import SequentialRule
 
@@ -31,23 +32,28 @@ class PlanEstimate:
     fewest: int = 0  # adaptive: the fewest runs after which every case could have stopped
     judge: JudgeEstimate | None = None  # None: no judged case, or the judge is skipped
     judged: int = 0  # cases with llm_judge checks
+    agents: int = 1  # a session of several agents (eval --agents) runs each case `runs` times per agent
 
     @property
     def agent_runs(self) -> int:
-        return self.runs * len(self.cases)
+        return self.runs * len(self.cases) * self.agents
 
 
 def estimate_plan(project: Project, cases: list[Case], runs: int, *, skip_judge: bool = False,
-                  adaptive: bool = False, history: JudgeHistory | None = None) -> PlanEstimate:
+                  adaptive: bool = False, history: JudgeHistory | None = None, agents: int = 1) -> PlanEstimate:
     """Runs and judge calls (at most) and their price; `history`: read_judge_history(project), when the
-    caller read it already (else it is read here)."""
+    caller read it already (else it is read here). `agents`: how many agents each case runs for (their
+    first look under --runs auto is 10 blocks of one run each)."""
     judged = [c for c in cases if c.judge_checks]
-    fewest = sum(fewest_adaptive_runs(c, project.config.threshold, runs) for c in cases) if adaptive else 0
+    if adaptive and agents > 1:
+        fewest = min(COMPARE_FIRST_LOOK, runs) * agents * len(cases)
+    else:
+        fewest = sum(fewest_adaptive_runs(c, project.config.threshold, runs) for c in cases) if adaptive else 0
     judge = None
     if judged and not skip_judge:
         past = read_judge_history(project) if history is None else history
-        judge = estimate_judge_calls(judged, runs, (), project.config.judge, past=past)
-    return PlanEstimate(cases, runs, adaptive, fewest, judge, len(judged))
+        judge = estimate_judge_calls(judged, runs * agents, (), project.config.judge, past=past)
+    return PlanEstimate(cases, runs, adaptive, fewest, judge, len(judged), agents)
 
 
 def fewest_adaptive_runs(case: Case, default_threshold: float, cap: int) -> int:

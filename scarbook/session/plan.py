@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from scarbook.agents.named import NamedAgent, known, resolve_agents
 from scarbook.cases.io import CaseSet
-from scarbook.config import GatePolicy
+from scarbook.config import CONFIG_FILE, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.models import Case, GateMode, Undecided
 from scarbook.proc.credentials import environ
@@ -67,6 +68,9 @@ class EvalRequest:
     judge_env: Mapping[str, str] | None = None  # where the judge's API key is read (None: this process's)
     # the TUI's launch: with no judge API key, run without the judge (the session is partial) rather than refuse
     skip_judge_without_key: bool = False
+    # --agents a,b,...: named agents of scarbook.yaml's agents: in one session, the first the baseline
+    agents: tuple[str, ...] = ()
+    agent: str | None = None  # one named agent instead of agent: (the TUI's launch, picking one)
 
 
 @dataclass
@@ -81,9 +85,11 @@ class EvalPlan:
     def total_runs(self) -> int:
         """Runs this process will start at most (a shard's share; the cap under --runs auto)."""
         plan = self.plan
+        agents = max(1, len(plan.agents))
         if self.shard is not None:
-            return sum(map(len, self.shard.jobs([c.id for c in plan.cases], plan.runs).values()))
-        return plan.runs * len(plan.cases)
+            return sum(map(len, self.shard.jobs([c.id for c in plan.cases], plan.runs * agents,
+                                                whole_cases=agents > 1).values()))
+        return plan.runs * len(plan.cases) * agents
 
 
 def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPlan:
@@ -95,14 +101,16 @@ def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPla
     cases = select_cases(project, found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
     asked = resolve_runs(project, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
-    judge_batch = request.judge_batch or project.config.judge.batch
+    # a session of several agents judges online (a comparison is decided once its verdicts are in)
+    judge_batch = request.judge_batch or (project.config.judge.batch and len(request.agents) < 2)
     skip_judge, why = request.skip_judge, "--skip-judge"
     if not skip_judge and request.skip_judge_without_key and judge_key_missing(project, cases, request.judge_env):
         skip_judge, why = True, f"no API key in ${project.config.judge.api_key_env}"
+    gate = gate_policy(project, request, sharded=shard is not None)
+    agents = choose_agents(project, request, gate)
     if request.dry_run:
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
-                                    adaptive=asked == "auto"), shard)
-    gate = gate_policy(project, request, sharded=shard is not None)
+                                    adaptive=asked == "auto", agents=agents), shard)
     baseline = None
     if request.against:  # history's comparison loads only when asked for (not with --dry-run)
         from scarbook.session.against import resolve_against
@@ -115,8 +123,55 @@ def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPla
                        max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,
                        retry_infra=request.retry_infra, gate=gate, max_runs=max(n, request.max_runs),
                        rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
-                       reports=dict(request.reports), record=record_option(project, request))
+                       reports=dict(request.reports), record=record_option(project, request), agents=agents)
     return EvalPlan(plan, shard, baseline)
+
+
+def choose_agents(project: Project, request: EvalRequest, gate: GatePolicy) -> list[NamedAgent]:
+    """--agents' names (or the TUI's one pick) as scarbook.yaml's named agents, checked: two or more, each
+    known and named once, the gate's baseline first; what cannot go with them is refused (exit 2)."""
+    if request.agent is not None and request.agents:
+        raise ScarbookError("give --agents or one agent, not both")
+    names = (request.agent,) if request.agent is not None else request.agents
+    if not names:
+        return []
+    named = resolve_agents(project.config.agents, project.root / CONFIG_FILE)
+    where = known(list(named))
+    if not named:
+        raise ScarbookError("--agents names agents of scarbook.yaml's agents:, and it has none — write e.g. "
+                            "agents: {baseline: {type: demo}, candidate: {base: baseline, env: {PROMPT_VERSION: v2}}}")
+    unknown = [n for n in names if n not in named]
+    if unknown:
+        raise ScarbookError(f"--agents names {', '.join(map(repr, unknown))}, "
+                            f"{'which is not an agent' if len(unknown) == 1 else 'which are not agents'} of "
+                            f"scarbook.yaml — {where}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ScarbookError(f"--agents names {', '.join(map(repr, twice))} twice — each agent runs once a block; {where}")
+    if request.agent is None and len(names) < 2:
+        raise ScarbookError(f"--agents compares two or more agents (the first is the baseline), got only {names[0]!r} "
+                            f"— name another; {where}")
+    compare = gate.compare
+    if len(names) > 1 and compare is not None and compare.baseline != names[0]:
+        raise ScarbookError(f"gate.compare.baseline is {compare.baseline!r}, but --agents puts {names[0]!r} first "
+                            f"(the first is the baseline) — put {compare.baseline} first"
+                            + ("" if compare.baseline in names else ", or change gate.compare.baseline"))
+    if len(names) > 1:
+        _refuse_with_agents(request)
+    return [named[n] for n in names]
+
+
+def _refuse_with_agents(request: EvalRequest) -> None:
+    """What a session of several agents cannot do yet, said before any run."""
+    for given, option, why in (
+            (request.against, "--against", "it compares one agent's session with another session; --agents compares "
+                                            "the agents within this session"),
+            (request.rerun, "--rerun", "it re-runs a session of one agent"),
+            (request.replay, "--replay", "a recorded session's calls are one agent's"),
+            (request.judge_batch or None, "--judge-batch", "a comparison is decided when its verdicts are in; judge "
+                                                           "it online")):
+        if given:
+            raise ScarbookError(f"--agents cannot be combined with {option}: {why}")
 
 
 def judge_key_in(project: Project, env: Mapping[str, str] | None) -> bool:

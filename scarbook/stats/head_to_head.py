@@ -30,7 +30,8 @@ the intersection-union principle, no correction on that side), else *undecided*.
 The suite row: the mean of the per-case differences with a case-clustered standard error (Miller 2024,
 "Adding Error Bars to Evals": each case's own sampling variance counted, stats/compare.mean_diff_se),
 and Student's t with (cases - 1) degrees of freedom for its interval and tests (stats/student.py):
-suites of ten cases are common, and 1.96 would claim more than ten cases show.
+suites of ten cases are common, and 1.96 would claim more than ten cases show. A suite of one case is
+that case: its row is the case's row.
 
 The same judge grades every agent, so a judge whose measured error is the same on both agents'
 artifacts moves both PASS shares towards chance by the same factor (q0 + q1 - 1): the sign of a
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from scarbook.models import MarginCall, RunStatus, Versus
@@ -66,6 +67,7 @@ from scarbook.stats.student import t_quantile, t_two_sided_p, t_upper_p
 
 ALPHA = 0.05
 MARGIN = 0.05
+COMPARE_FIRST_LOOK = 10  # --runs auto with several agents: the first look, in blocks
 SUITE = ""  # a row's case_id when it is the suite's
 
 _NORMAL = NormalDist()
@@ -228,6 +230,10 @@ def suite_row(candidate: str, rows: Sequence[VersusRow], margin: float) -> Versu
         return VersusRow(SUITE, candidate, why="no case has a rate on both sides")
     m = len(diffs)
     mean, se = sum(diffs) / m, mean_diff_se(diffs, variances)
+    if m == 1:  # the suite is its one case: that case's row decides (a normal test on 3 runs a side would not hold)
+        one = next(r for r in rows if r.diff is not None)
+        return VersusRow(SUITE, candidate, diff=one.diff, lo=one.lo, hi=one.hi, cases=1, se=se,
+                         why="one case: its own row decides")
     df = m - 1
 
     def upper(t: float) -> float:  # P(T >= t)
@@ -306,7 +312,12 @@ def compare_agents(counts: Mapping[str, Mapping[str, Counts]], baseline: str, ca
             continue
         outside = None if r.p_diff is None else 1.0  # outside Tarone's family: it could never be called
         out.append(_call(r, alpha, holm_diff[i] if i in family else outside, holm_same[i], holm_worse[i]))
-    return AgentsComparison(baseline, tuple(candidates), margin, alpha, out[:len(rows)], out[len(rows):], len(family))
+    cases, suites = out[:len(rows)], out[len(rows):]
+    for i, suite in enumerate(suites):
+        if suite.cases == 1 and suite.p_diff is None:  # one case: the suite row says what that case's row says
+            one = next(r for r in cases if r.candidate == suite.candidate and r.diff is not None)
+            suites[i] = replace(one, case_id=SUITE, baseline=None, other=None, cases=1, se=suite.se, why=suite.why)
+    return AgentsComparison(baseline, tuple(candidates), margin, alpha, cases, suites, len(family))
 
 
 # ---- --runs auto: looks at N, 2N, 4N, ... up to the cap ------------------------------------------
@@ -375,7 +386,7 @@ class CompareExtender:
     margin: float = MARGIN
     alpha: float = ALPHA
     min_verdicts: int | None = None
-    spent: dict[str, int] = field(default_factory=dict)
+    last: AgentsComparison | None = None  # the comparison at the look just made (its decided rows are final)
 
     def __call__(self, statuses: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, int]:
         have = max((len(s) for by in statuses.values() for s in by.values()), default=0)
@@ -384,6 +395,7 @@ class CompareExtender:
             return {}
         result = compare_in_looks(statuses, self.baseline, self.candidates, done, plan=self.looks,
                                   margin=self.margin, alpha=self.alpha, min_verdicts=self.min_verdicts)
+        self.last = result
         open_cases = {r.case_id for r in result.rows if not r.decided}
         return {cid: self.looks[len(done)] for cid in statuses if cid in open_cases}
 

@@ -27,7 +27,7 @@ STATE_ORDER = ("aborted", "crashed", "interrupted", "running", "cancelled", "sto
 # What every shard of one session must agree on for the merge to be one session.
 SAME_FIELDS = {"runs_per_case": "runs per case", "case_ids": "cases", "fingerprint": "agent/judge configuration",
                "case_digests": "case checks", "git_revision": "git revision", "label": "label",
-               "judge_model": "judge model", "partial": "--skip-judge"}
+               "judge_model": "judge model", "partial": "--skip-judge", "agents": "agents (--agents)"}
 
 
 @dataclass
@@ -161,7 +161,8 @@ def check_plan(found: list[FoundShard]) -> None:
     them: a line deleted, or runs_per_case raised in every shard's header alike, leaves runs missing."""
     first = min(found, key=lambda f: f.shard.index).info
     for f in found:
-        planned = f.shard.jobs(first.case_ids, first.runs_per_case)
+        planned = f.shard.jobs(first.case_ids, first.runs_per_case,
+                               whole_cases=len(first.agent_names) > 1)
         for r in f.runs:
             if r.k not in planned.get(r.case_id, ()):
                 raise ScarbookError(f"shard {f.shard.label} of session {f.shard.session_id} holds run "
@@ -217,8 +218,9 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
     first = found[0].info
     sid = found[0].shard.session_id
     worst = min((f.info.state for f in found), key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 0)
+    whole = len(first.agent_names) > 1  # a session of several agents deals whole cases to its shards
     notes = [f"shard {f.shard.label} {f.info.state}: {len(f.runs)} of "
-             f"{sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case).values()))} runs"
+             f"{sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case, whole_cases=whole).values()))} runs"
              for f in found if f.info.state != SessionState.FINISHED]
     notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
     info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),
@@ -229,7 +231,8 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        partial=first.partial, note="; ".join(notes), gate=first.gate,
                        shard=ShardHeader.of_merge(sid, tuple(f.info.id for f in found)),
                        executor=_merged_executor([f.info.executor for f in found]),
-                       isolation=_merged_isolation([f.info.isolation for f in found]))
+                       isolation=_merged_isolation([f.info.isolation for f in found]),
+                       agents=[dict(a) for a in first.agents])
     runs = []
     for f in found:
         for r in f.runs:

@@ -317,4 +317,6 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
         spec = AgentSpec.from_config(project.config.agent)
     except ValueError:
         spec = DemoSpec()  # only a cluster executor reads it; a rejudge runs locally
-    return Preparation(ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None))
+    ready = ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None)
+    ready.recorded_agents = [dict(a) for a in pick.source.agents]  # a session of several agents: theirs
+    return Preparation(ready)

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from scarbook.cases.lineage import CaseIdLog, given_away_between, leave_out_given_away
 from scarbook.errors import HistoryError
 from scarbook.history.baseline import Baseline, BaselineComparison, compare_to_baseline
+from scarbook.history.records import primary_runs
 from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.project import Project
@@ -37,7 +38,8 @@ def compare_two_sessions(project: Project, a: SessionInfo, b: SessionInfo,
     history = history or project.history
     runs_a, runs_b = history.runs(a.id, info=a), history.runs(b.id, info=b)
     ids, id_problems = CaseIdLog(project.workspaces_dir).read()
-    counts_a, counts_b, given_away = leave_out_given_away(ids, a, b, counts_by_case(runs_a), counts_by_case(runs_b))
+    counts_a, counts_b, given_away = leave_out_given_away(ids, a, b, counts_by_case(primary_runs(a, runs_a)),
+                                                          counts_by_case(primary_runs(b, runs_b)))
     problems = [*runs_a.problems, *(p for p in runs_b.problems if str(p) not in map(str, runs_a.problems)),
                 *map(HistoryError, id_problems)]
     return TwoSessions(a, b, compare_sessions(counts_a, counts_b), given_away, changed_cases(a, b),

@@ -83,6 +83,8 @@ def session_marks(info: SessionInfo) -> list[str]:
     marks = [] if state == SessionState.FINISHED else [STATE_MARKS.get(state, state)]
     if info.partial:
         marks.append("partial")
+    if len(info.agent_names) > 1:  # a session of several agents: the rate is its baseline agent's
+        marks.append(f"{info.agent_names[0]} (--agents)")
     return marks
 
 

@@ -86,7 +86,7 @@ def test_all_errors_exit_3(project) -> None:
 @pytest.mark.parametrize("text,message", [
     ("runs: zero\n", "{path}:1: runs must be an integer of at least 1, got 'zero' — write e.g. runs: 20"),
     ("agent: {type: demo}\nthreshhold: 0.8\n",
-     "{path}:2: unknown key 'threshhold' — scarbook.yaml takes: agent, runs, concurrency, timeout_s, threshold, "
+     "{path}:2: unknown key 'threshhold' — scarbook.yaml takes: agent, agents, runs, concurrency, timeout_s, threshold, "
      "bands, presets, judge, stale_after_days, keep, cases_dir, workspaces_dir, isolation, network, executor, "
          "max_read_bytes, retry_infra, causes, gate, record"),
     ("agent: {type: shell}\n", "{path}:1: agent.type must be one of demo, command, python, claude-code, codex, got 'shell' — write e.g. "

@@ -163,7 +163,7 @@ def test_a_project_without_a_gate_key_gets_evidence_mode(project) -> None:
 
 @pytest.mark.parametrize("text,message", [
     ("gate:\n  mode: evidence\n  alfa: 0.1\n", "3: unknown key gate.alfa — gate takes: mode, alpha, undecided, "
-     "min_verdicts"),
+     "min_verdicts, compare"),
     ("gate:\n  mode: strict\n", "2: gate.mode must be one of evidence, point, got 'strict' — write mode: evidence "
      "(or point, the rate >= threshold rule)"),
     ("runs: 3\ngate:\n  alpha: 0.5\n", "3: gate.alpha must be between 0 and 0.5, got 0.5 — write alpha: 0.05"),

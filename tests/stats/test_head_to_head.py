@@ -186,3 +186,15 @@ def test_a_a_makes_no_call_at_the_cases_scale(seed):
 
 def test_normal_helper_agrees():
     assert norm.ppf(0.975) == pytest.approx(1.959963984540054)
+
+
+def test_a_suite_of_one_case_is_that_case() -> None:
+    """3/3 against 0/3: Fisher cannot show it (p = 0.1); a normal test on the suite's mean would have called
+    it worse (z = 3.9). With one case the suite row is the case's row, and no test of its own."""
+    result = compare_agents(_counts({"a": (3, 0, 3)}), "base", ["cand"])
+    case, suite = result.rows[0], result.suite("cand")
+    assert case.call == Versus.UNDECIDED and suite.call == Versus.UNDECIDED
+    assert (suite.diff, suite.lo, suite.hi, suite.p_diff) == (case.diff, case.lo, case.hi, case.p_diff)
+    assert suite.cases == 1 and suite.why == "one case: its own row decides"
+    # the suite row spends no alpha of its own, and 3 runs a side can never reach p < 0.05 (Tarone: no family)
+    assert result.family == 0

@@ -1,0 +1,142 @@
+"""A session of several agents in words: the comparison table, its JSON section, the cost lines (issue 36).
+
+    case            base (baseline)  cand            diff [95% CI] pts  decision  gate ±5 pts
+    write-one-line  90%  18/20       60%  12/20      -30 [-52, -4]      worse     inferior
+    suite (3 cases)                                  -20 [-35, -5]      worse     inferior
+
+One row per case and candidate (the baseline's rate repeated beside each), then the suite row of each
+candidate; the calls are stats/head_to_head.py's (run/versus.py reads them from the session).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scarbook.models import MarginCall, Versus
+from scarbook.run.versus import SessionVersus
+from scarbook.stats.head_to_head import VersusRow
+from scarbook.stats.rates import CaseStats, count_text
+from scarbook.text import pct, pct_beside, plural
+
+CALL_WORDS = {Versus.BETTER: "better", Versus.WORSE: "WORSE", Versus.SAME: "same", Versus.UNDECIDED: "undecided",
+              Versus.NO_VERDICT: "no verdict"}
+MARGIN_WORDS = {MarginCall.INFERIOR: "INFERIOR", MarginCall.NON_INFERIOR: "ok", MarginCall.UNDECIDED: "undecided",
+                MarginCall.NO_VERDICT: "no verdict"}
+
+
+def points(x: float | None, signed: bool = True) -> str:
+    """A difference of rates in percentage points, bare ("-30"), or "—" without one."""
+    return pct(x, signed=signed, unit="", none="—")
+
+
+def interval_pts(row: VersusRow) -> str:
+    """"-30 [-52, -4]" (points), or "—"."""
+    if row.diff is None or row.lo is None or row.hi is None:
+        return "—"
+    return f"{points(row.diff)} [{points(row.lo)}, {points(row.hi)}]"
+
+
+def side(s: CaseStats | None) -> str:
+    """One agent's rate of a case: "90% 18/20", no fraction without a rate, "+2 err" when runs errored."""
+    if s is None:
+        return "–"
+    text = (f"{pct_beside(s.rate, s.threshold, width=3)} {s.passes}/{s.judged}" if s.rate is not None
+            else f"n/a {count_text(s.passes, s.fails, s.unjudged)}")
+    if s.corrected is not None:  # corrected for the judge's measured error (a calibration exists)
+        text += f" ≈{pct_beside(s.corrected.rate, s.threshold)}"
+    return text + (f" +{s.errors} err" if s.errors else "")
+
+
+def format_versus(v: SessionVersus) -> str:
+    """The comparison table and the lines under it (the CLI's end of an `eval --agents` session)."""
+    c = v.comparison
+    several = len(v.candidates) > 1
+    margin = points(c.margin, signed=False)
+    head = ["case", *(["candidate"] if several else []), f"{v.baseline} (baseline)",
+            "candidate rate" if several else v.candidates[0], "diff [95% CI] pts", "decision", f"gate ±{margin} pts"]
+    rows: list[list[str]] = []
+    for row in c.rows:
+        rows.append([row.case_id, *([row.candidate] if several else []), side(v.stat(v.baseline, row.case_id)),
+                     side(v.stat(row.candidate, row.case_id)), interval_pts(row), CALL_WORDS[row.call],
+                     MARGIN_WORDS[row.margin_call]])
+    for row in c.suites:
+        rows.append([f"suite ({plural(row.cases, 'case')})", *([row.candidate] if several else []), "", "",
+                     interval_pts(row), CALL_WORDS[row.call], MARGIN_WORDS[row.margin_call]])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += versus_notes(v)
+    return "\n".join(lines)
+
+
+def versus_notes(v: SessionVersus) -> list[str]:
+    """The sentences under the table: who the agents are, what the calls promise, each row left
+    undecided or without a verdict, and what each candidate cost against the baseline."""
+    c = v.comparison
+    out = ["agents: " + "; ".join(f"{n}{' (baseline)' if n == v.baseline else ''} = {v.labels.get(n) or n}"
+                                  for n in v.names)]
+    out.append(f"decisions: better/worse when the Holm-corrected Fisher test (over {plural(c.family, 'row')}: cases × "
+               f"candidates and the suite) and the 95% interval agree — at most {c.alpha:.0%} chance of any wrong one; "
+               f"same when two one-sided tests put the difference within ±{points(c.margin, False)} points; "
+               "the gate is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
+    if any(s.corrected is not None for s in v.all_stats()):
+        out.append("≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the "
+                   "judged counts: the same judge grades every agent, so its error moves their rates alike")
+    for row in c.rows:
+        if row.call == Versus.NO_VERDICT and row.why:
+            out.append(f"{row.case_id} ({row.candidate}): no verdict — {row.why}")
+    out += cost_lines(v)
+    return out
+
+
+def headline(v: SessionVersus, candidate: str) -> str:
+    """"candidate: -30 points (worse), 1.1× the time" — quality and cost together, from the suite row."""
+    suite = v.comparison.suite(candidate)
+    text = f"{candidate}: "
+    if suite is None or suite.diff is None:
+        text += "no difference to say (no case has a rate on both sides)"
+    else:
+        text += f"{points(suite.diff)} points on the mean of {plural(suite.cases, 'case')} ({CALL_WORDS[suite.call].lower()})"
+    ratio = v.cost_ratio(candidate)
+    if ratio is not None:
+        text += f", {ratio[0]:.1f}× {ratio[1]}"
+    return text
+
+
+def cost_lines(v: SessionVersus) -> list[str]:
+    """Per agent: runs, tokens, dollars (agent + judge), wall time a run; then each candidate's headline."""
+    out = []
+    for name in v.names:
+        cost = v.costs[name]
+        wall = cost.wall_per_run
+        out.append(f"cost {name}: {plural(cost.runs, 'run')}, {cost.agent_usage.total_tokens} agent tokens, "
+                   f"${cost.agent_usage.cost_usd:.4f} agent + ${cost.judge_usage.cost_usd:.4f} judge"
+                   + (f", {wall:.2f} s a run" if wall is not None else ""))
+    out += [headline(v, name) for name in v.candidates]
+    return out
+
+
+def versus_to_dict(v: SessionVersus) -> dict[str, Any]:
+    """The JSON report's `agents` section."""
+    c = v.comparison
+    return {
+        "baseline": v.baseline, "candidates": list(v.candidates), "margin": c.margin, "alpha": c.alpha,
+        "family": c.family,
+        "list": [{"name": n, "label": v.labels.get(n, ""), "cost": v.costs[n].to_dict()} for n in v.names],
+        "cases": [{"case": cid, "agents": {n: _stats_dict(v.stat(n, cid)) for n in v.names},
+                   "comparisons": [r.to_dict() for r in c.rows if r.case_id == cid]}
+                  for cid in dict.fromkeys(r.case_id for r in c.rows)],
+        "suite": [r.to_dict() for r in c.suites],
+        "headlines": [headline(v, n) for n in v.candidates],
+    }
+
+
+def _stats_dict(s: CaseStats | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    d: dict[str, Any] = {"passes": s.passes, "fails": s.fails, "errors": s.errors, "unjudged": s.unjudged,
+                         "rate": s.rate, "ci": None if s.rate is None else [s.lo, s.hi]}
+    if s.corrected is not None:
+        d["corrected"] = s.corrected.to_dict()
+    return d

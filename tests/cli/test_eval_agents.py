@@ -1,0 +1,222 @@
+"""`scarbook eval --agents` end to end (issue 36): two real command agents that pass at known rates (90%
+and 60% per ten blocks) in one session, decided "worse" where they differ, the blocks, the record, the
+JSON report; and every bad input said with exit 2 naming the problem and the known names."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+# Each agent reads its run number k from its workspace's name (workspaces/<session>/<case>/<k>) and passes
+# on the first `$1` of every ten blocks (block b = (k - 1) / 2 holds one run of each of the two agents):
+# a pass rate known exactly, whatever order the blocks ran in.
+AGENT = """\
+#!/bin/sh
+k=$(basename "$PWD")
+block=$(( (k - 1) / 2 ))
+if [ $(( block % 10 )) -lt "$1" ]; then echo ok > out.txt; else echo bad > out.txt; fi
+echo done
+"""
+
+CONFIG = """\
+agent: {type: demo}
+isolation: none
+concurrency: 8
+agents:
+  base: {type: command, argv: [./agent.sh, "9"]}
+  cand: {base: base, argv: [./agent.sh, "6"]}
+  twin: {base: base}
+gate:
+  compare: {baseline: base, margin: 0.05}
+"""
+
+CASE = "id: {cid}\ntask: write ok to out.txt\nchecks: [{{type: contains, path: out.txt, text: ok}}]\n"
+
+
+def _project(project, config: str = CONFIG, cases: tuple[str, ...] = ("alpha", "beta")):
+    script = project.root / "agent.sh"
+    script.write_text(AGENT)
+    script.chmod(0o755)
+    project.config(config, gate=None)
+    for cid in cases:
+        project.case(cid, CASE.format(cid=cid))
+    return project
+
+
+def _table(stdout: str) -> dict[str, list[str]]:
+    lines = stdout.splitlines()
+    assert lines[0].split()[:4] == ["case", "base", "(baseline)", "cand"], lines[0]
+    rows = {}
+    for line in lines[2:]:
+        if not line.strip():
+            break
+        rows[line.split()[0]] = line.split()
+    return rows
+
+
+def test_a_worse_candidate_is_decided_worse_where_it_differs_and_the_gate_exits_1(project, tmp_path) -> None:
+    _project(project)
+    out = tmp_path / "report.json"
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "40", "-q", "--json", str(out))
+    assert result.exit_code == 1, result.stdout + result.stderr
+    rows = _table(result.stdout)
+    for cid in ("alpha", "beta"):
+        assert rows[cid][1:] == ["90%", "36/40", "60%", "24/40", "-30", "[-47,", "-11]", "WORSE", "INFERIOR"]
+    assert "cand: -30 points on the mean of 2 cases (undecided)" in result.stdout
+    assert "agents: base (baseline) = command: ./agent.sh 9; cand = command: ./agent.sh 6" in result.stdout
+
+    report = json.loads(out.read_text())
+    assert report["exit_code"] == 1
+    assert [a["name"] for a in report["session"]["agents"]] == ["base", "cand"]
+    agents = report["agents"]
+    assert agents["baseline"] == "base" and agents["candidates"] == ["cand"]
+    alpha = next(c for c in agents["cases"] if c["case"] == "alpha")
+    assert alpha["agents"]["base"]["rate"] == 0.9 and alpha["agents"]["cand"]["rate"] == 0.6
+    assert alpha["comparisons"][0]["decision"] == "worse"
+    assert alpha["comparisons"][0]["margin_decision"] == "inferior"
+    assert [a["cost"]["runs"] for a in agents["list"]] == [80, 80]
+
+    # every run records its agent; each block (k = 2b-1, 2b) holds one run of each, in an order drawn per block
+    runs = report["runs"]
+    assert Counter((r["case_id"], r["agent"]) for r in runs) == {
+        (c, a): 40 for c in ("alpha", "beta") for a in ("base", "cand")}
+    for cid in ("alpha", "beta"):
+        by_k = {r["k"]: r["agent"] for r in runs if r["case_id"] == cid}
+        assert sorted(by_k) == list(range(1, 81))
+        blocks = [(by_k[2 * b + 1], by_k[2 * b + 2]) for b in range(40)]
+        assert all(sorted(pair) == ["base", "cand"] for pair in blocks)
+        assert len(set(blocks)) == 2  # the baseline does not always run first
+
+    # history keeps the agents: `scarbook show` says whose each run is
+    show = project.cli("show", "alpha", "--session", report["session"]["id"])
+    assert show.exit_code == 0
+    assert "agent cand: " in show.stdout and "agent base: " in show.stdout
+    only = project.cli("show", "alpha", "--session", report["session"]["id"], "--agent", "cand")
+    assert only.stdout.count("\nrun ") == 40 and "agent base: " not in only.stdout
+    wrong = project.cli("show", "alpha", "--session", report["session"]["id"], "--agent", "other")
+    assert wrong.exit_code == 2
+    assert wrong.stderr.strip() == f"scarbook: --agent other: session {report['session']['id']} ran the agents base, cand"
+
+
+def test_the_same_agent_twice_is_not_worse_and_undecided_follows_the_gate(project) -> None:
+    _project(project, cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,twin", "--runs", "10", "-q")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    row = result.stdout.splitlines()[2].split()
+    assert row[0] == "alpha" and row[-2:] == ["undecided", "undecided"]
+    failing = project.cli("eval", "--agents", "base,twin", "--runs", "10", "-q", "--undecided", "fail")
+    assert failing.exit_code == 3
+
+
+def test_a_single_agent_session_is_recorded_as_before(project, tmp_path) -> None:
+    _project(project, cases=("alpha",))
+    out = tmp_path / "one.json"
+    result = project.cli("eval", "--runs", "2", "-q", "--json", str(out))
+    assert result.exit_code in (0, 1, 3)
+    report = json.loads(out.read_text())
+    assert "agents" not in report and "agents" not in report["session"]
+    assert all("agent" not in r for r in report["runs"])
+    history = next((project.workspaces / "history").glob("*/runs-alpha.jsonl")).read_text()
+    assert all("agent" not in json.loads(line) for line in history.splitlines())
+
+
+KNOWN = "agents in scarbook.yaml: base, cand, twin"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--agents", "base,nope"), f"scarbook: --agents names 'nope', which is not an agent of scarbook.yaml — {KNOWN}"),
+    (("--agents", "base"), "scarbook: --agents compares two or more agents (the first is the baseline), got only "
+                           f"'base' — name another; {KNOWN}"),
+    (("--agents", "base,cand,base"), f"scarbook: --agents names 'base' twice — each agent runs once a block; {KNOWN}"),
+    (("--agents", "cand,base"), "scarbook: gate.compare.baseline is 'base', but --agents puts 'cand' first (the first "
+                                "is the baseline) — put base first"),
+    (("--agents", "base,cand", "--against", "baseline"),
+     "scarbook: --agents cannot be combined with --against: it compares one agent's session with another session; "
+     "--agents compares the agents within this session"),
+    (("--agents", "base,cand", "--judge-batch"),
+     "scarbook: --agents cannot be combined with --judge-batch: a comparison is decided when its verdicts are in; "
+     "judge it online"),
+])
+def test_bad_agents_are_refused_before_any_run(project, args, message) -> None:
+    _project(project, cases=("alpha",))
+    result = project.cli("eval", "--runs", "3", *args)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == message
+    assert not (project.workspaces / "history").exists() or not any((project.workspaces / "history").glob("2*"))
+
+
+@pytest.mark.parametrize(("agents", "message"), [
+    ("  a: {base: b}\n", "{path}:3: agents.a.base names 'b', which is not an agent here — agents in scarbook.yaml: a"),
+    ("  a: {base: b}\n  b: {base: a}\n",
+     "{path}:4: agents.b.base makes a cycle: a -> b -> a — one agent of the cycle must be written out with its type:"),
+    ("  a: {type: demo}\n  a: {type: demo}\n",
+     "{path}:4: duplicate key 'a' under agents (first given at line 3) — give each its own name, or keep one of "
+     "them (agents holds: a)"),
+    ("  a: {type: demo}\n  b: {base: a, args: [--fast]}\n",
+     "{path}:4: agents.b.args: 'demo' agents take no arguments — leave args out, or overlay a command, claude-code "
+     "or codex agent"),
+    ("  a: {type: demo, colour: red}\n",
+     "{path}:3: agents.a: unknown key 'colour' for a demo agent — a demo agent takes: type, seed, profile, draws"),
+    ("  a: {type: demo}\ngate: {compare: {baseline: x}}\n",
+     "{path}:4: gate.compare.baseline names 'x', which is not an agent here — agents in scarbook.yaml: a"),
+])
+def test_bad_agents_in_scarbook_yaml_are_said_with_their_line(project, agents, message) -> None:
+    path = project.config("agent: {type: demo}\nagents:\n" + agents, gate=None)
+    project.case("alpha", CASE.format(cid="alpha"))
+    result = project.cli("eval", "--runs", "1")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "scarbook: " + message.format(path=path)
+
+
+def test_a_candidate_whose_preflight_fails_stops_the_session_before_any_run(project) -> None:
+    _project(project, config=CONFIG.replace('cand: {base: base, argv: [./agent.sh, "6"]}',
+                                            "cand: {type: command, argv: [./missing-agent]}"), cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "2")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("scarbook: agent cand: ")
+    assert "missing-agent" in result.stderr
+    assert not any((project.workspaces / "history").glob("2*"))
+
+
+def test_an_overlay_sets_variables_and_adds_arguments(project) -> None:
+    """candidate: {base: baseline, env: {PROMPT_VERSION: v2}, args: [...]}: the variable reaches the
+    candidate's process only, the arguments follow the base's."""
+    script = project.root / "echo.sh"
+    script.write_text('#!/bin/sh\necho "${PROMPT_VERSION:-v1} $*" > out.txt\n')
+    script.chmod(0o755)
+    project.config("isolation: none\nagents:\n  base: {type: command, argv: [./echo.sh, one]}\n"
+                   "  cand: {base: base, env: {PROMPT_VERSION: v2}, args: [--model, big]}\n", gate=None)
+    project.case("alpha", "id: alpha\ntask: t\nchecks: [{type: contains, path: out.txt, text: v2 one --model big}]\n")
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "3", "-q", "--keep-all")
+    rows = result.stdout.splitlines()[2].split()
+    assert rows[1:5] == ["0%", "0/3", "100%", "3/3"], result.stdout
+
+
+def test_quality_and_cost_together(project, tmp_path) -> None:
+    """Each agent reports its spend through $SCARBOOK_USAGE; the table's last lines put each candidate's
+    difference beside its cost against the baseline's ("2.0× the cost"), and the JSON keeps every figure."""
+    script = project.root / "spend.sh"
+    script.write_text('#!/bin/sh\necho ok > out.txt\n'
+                      'echo "{\\"input_tokens\\": $1, \\"output_tokens\\": 10, \\"cost_usd\\": $2}" >> "$SCARBOOK_USAGE"\n')
+    script.chmod(0o755)
+    project.config("isolation: none\nagents:\n  cheap: {type: command, argv: [./spend.sh, '100', '0.01']}\n"
+                   "  dear: {type: command, argv: [./spend.sh, '300', '0.02']}\n", gate=None)
+    project.case("alpha", CASE.format(cid="alpha"))
+    out = tmp_path / "cost.json"
+    result = project.cli("eval", "--agents", "cheap,dear", "--runs", "4", "-q", "--json", str(out))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "dear: +0 points on the mean of 1 case (undecided), 2.0× the cost" in result.stdout
+    assert "cost cheap: 4 runs, 440 agent tokens, $0.0400 agent + $0.0000 judge" in result.stdout
+    costs = {a["name"]: a["cost"] for a in json.loads(out.read_text())["agents"]["list"]}
+    assert (costs["cheap"]["usd_per_run"], costs["dear"]["usd_per_run"]) == (0.01, 0.02)
+    assert (costs["cheap"]["agent_tokens"], costs["dear"]["agent_tokens"]) == (440, 1240)
+
+
+def test_a_dry_run_counts_every_agents_runs(project) -> None:
+    _project(project)
+    result = project.cli("eval", "--agents", "base,cand,twin", "--runs", "10", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "dry run: 2 cases x 10 runs x 3 agents (base, cand, twin) = 60 agent runs"
+    assert not (project.workspaces / "history").exists()

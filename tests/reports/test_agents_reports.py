@@ -1,0 +1,92 @@
+"""A session of several agents in every report file (issue 36): JUnit (a property per agent, the decision,
+a failure where a candidate is shown worse by more than the margin), the GitHub step summary and its
+annotations, and the HTML report's side-by-side section."""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from tests.cli.test_eval_agents import AGENT, CASE, CONFIG
+
+
+@pytest.fixture
+def compared(project, tmp_path, monkeypatch):
+    """One finished `eval --agents base,cand` session (90% against 60% on alpha and beta) with its files."""
+    script = project.root / "agent.sh"
+    script.write_text(AGENT)
+    script.chmod(0o755)
+    project.config(CONFIG, gate=None)
+    for cid in ("alpha", "beta"):
+        project.case(cid, CASE.format(cid=cid))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    junit, out = tmp_path / "report.xml", tmp_path / "report.json"
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "40", "-q", "--junit", str(junit), "--json", str(out))
+    assert result.exit_code == 1, result.stdout + result.stderr
+    return project, result, junit, summary, json.loads(out.read_text())
+
+
+def test_junit_has_a_testcase_per_case_and_candidate_with_each_agents_numbers(compared) -> None:
+    _, _, junit, _, report = compared
+    suite = ET.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "2", "0")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["agents"] == "base,cand" and props["baseline_agent"] == "base" and props["exit_code"] == "1"
+    assert props["headline_cand"].startswith("cand: -30 points on the mean of 2 cases")
+    alpha = next(tc for tc in suite.iter("testcase") if tc.get("name") == "alpha [cand vs base]")
+    tprops = {p.get("name"): p.get("value") for p in alpha.find("properties")}
+    assert (tprops["base_rate"], tprops["cand_rate"]) == ("0.9000", "0.6000")
+    assert (tprops["cand_decision"], tprops["cand_gate"]) == ("worse", "inferior")
+    assert alpha.find("failure").get("type") == "inferior"
+    assert alpha.find("failure").get("message").startswith("cand against base on alpha: -30 [-47, -11] pts — WORSE")
+    assert next(tc for tc in suite.iter("testcase") if tc.get("name") == "suite [cand vs base]").find("failure") is None
+
+
+def test_the_step_summary_and_annotations_show_the_comparison(compared) -> None:
+    _, result, _, summary, _ = compared
+    md = summary.read_text()
+    assert "— exit 1 (a candidate shown worse than the baseline by more than the margin)" in md
+    assert "### Agents: `base`, `cand` (baseline `base`, margin ±5 pts)" in md
+    assert "| `alpha` | `cand` | 90% 36/40 | 60% 24/40 | -30 [-47, -11] | **WORSE** | **INFERIOR** |" in md
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 2
+    assert annotations[0].startswith("::error file=cases/alpha/case.yaml,title=scarbook%3A alpha candidate worse "
+                                     "than the baseline::cand against base on alpha: -30 [-47, -11] pts")
+
+
+def test_the_html_report_puts_the_agents_side_by_side(compared, tmp_path) -> None:
+    project, _, _, _, report = compared
+    out = tmp_path / "report.html"
+    assert project.cli("report", report["session"]["id"], "--html", str(out)).exit_code == 0  # eval is the gate
+    page = out.read_text()
+    assert '<h2 id="agents">Agents: base, cand (baseline base)</h2>' in page
+    assert "<th>base</th><th>cand</th><th>cand − base</th>" in page
+    assert page.count('aria-label="difference against the baseline"') == 3  # two cases and the suite
+    assert "-30 [-47, -11] pts · <b>WORSE</b>, gate INFERIOR" in page
+
+
+def test_judge_corrected_rates_stand_beside_each_agents_raw_rate() -> None:
+    """With a calibration, each agent's rate of a case is printed with its judge-corrected one (≈); the
+    decision stays on the judged counts, and the table says so."""
+    from scarbook.config import Config
+    from scarbook.models import RunRecord, RunStatus, SessionInfo
+    from scarbook.reports.versus_table import format_versus
+    from scarbook.run.versus import compare_session
+    from scarbook.stats.corrected import Corrected
+
+    info = SessionInfo(id="s", case_ids=["alpha"], agents=[{"name": "a"}, {"name": "b"}])
+    runs = [RunRecord("s", "alpha", k, RunStatus.PASS if k % 2 or k < 10 else RunStatus.FAIL, "", agent="ab"[k % 2])
+            for k in range(1, 21)]
+    versus = compare_session(info, runs, Config(), {"alpha": 0.8})
+    assert versus is not None
+    for name, rate in (("a", 0.71), ("b", 0.93)):
+        versus.stat(name, "alpha").corrected = Corrected(rate, rate - 0.1, rate + 0.05, 0.9, 0.9, 40, "2026-12-01",
+                                                         0.01, 0.01, centre=rate)
+    text = format_versus(versus)
+    assert " ≈71%" in text and " ≈93%" in text
+    assert "≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the " \
+           "judged counts" in text
