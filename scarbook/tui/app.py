@@ -164,7 +164,8 @@ class ScarbookApp(Host):
             lines = [line.replace("--runs auto", "adaptive") for line in grouped(prep.undecidable)]
             self.notify("\n".join(lines), title="this plan cannot decide", severity="warning", timeout=12)
         plan = prep.session.plan
-        self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock)
+        self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock,
+                                agent_names=prep.session.agent_names)
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scarbook.config import Config
 from scarbook.history.judge_truth import Calibration
@@ -25,6 +25,7 @@ from scarbook.run.events import (
     SessionStarted,
 )
 from scarbook.run.gate import case_stats, decide_gate, session_policy
+from scarbook.run.versus import SessionVersus, agents_of, compare_session
 from scarbook.stats.rates import CaseStats, effective_threshold
 from scarbook.text import interval_beside, pct_beside, plural
 
@@ -60,6 +61,12 @@ class LiveSession:
     retried_runs: set[tuple[str, int]] = field(default_factory=set)
     retrying: set[tuple[str, int]] = field(default_factory=set)
     calibration: Calibration | None = None  # the judge's measured error, read as the session starts
+    # a session of several agents (eval --agents): their names, the baseline first ([] for one agent); each
+    # candidate's comparison of a case decided at a look of --runs auto ((case, candidate) -> better/worse/same)
+    agent_names: list[str] = field(default_factory=list)
+    decided_rows: dict[tuple[str, str], str] = field(default_factory=dict)
+    final_versus: SessionVersus | None = None  # once the session ended: the comparison, as the report's
+    _versus: tuple[int, SessionVersus | None] = (-1, None)
     # case id -> ((runs seen, the calibration read), its stats so far)
     _stats: dict[str, tuple[tuple[int, Calibration | None], CaseStats]] = field(default_factory=dict)
 
@@ -75,6 +82,7 @@ class LiveSession:
         self.version += 1
         if isinstance(ev, SessionStarted):
             self.info, self.planned = ev.session, ev.planned_runs
+            self.agent_names = agents_of(ev.session)
         elif isinstance(ev, RunStarted):
             self.running[ev.case_id] = self.running.get(ev.case_id, 0) + 1
         elif isinstance(ev, RunFinished):
@@ -93,9 +101,14 @@ class LiveSession:
             self.retrying.add((ev.case_id, ev.k))
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
-            self.final = {s.case_id: s for s in self.decide(ev.session)}
-            self.gate = {cid: s.gate for cid, s in self.final.items()}
+            if self.agent_names:  # the comparison decides, as the report's (run/versus.py)
+                self.final_versus = self._compare(ev.session)
+            else:
+                self.final = {s.case_id: s for s in self.decide(ev.session)}
+                self.gate = {cid: s.gate for cid, s in self.final.items()}
             self.finish()
+        elif isinstance(ev, CaseDecided) and ev.candidate:
+            self.decided_rows[(ev.case_id, ev.candidate)] = ev.decision
         elif isinstance(ev, CaseDecided):
             self.decided[ev.case_id] = ev.decision
         elif isinstance(ev, CheckDone):
@@ -117,6 +130,31 @@ class LiveSession:
         statuses = {cid: [r.status for r in rs] for cid, rs in runs.items()}
         return decide_gate(info, [self.stats(c) for c in self.cases], statuses, session_policy(info, self.config),
                            runs=runs)
+
+    def _compare(self, info: SessionInfo) -> SessionVersus | None:
+        runs = [r for rs in self.runs.values() for r in rs]
+        return compare_session(info, runs, self.config, {c.id: self.threshold_of(c) for c in self.cases},
+                               self.calibration, session_policy(info, self.config))
+
+    def versus(self) -> SessionVersus | None:
+        """A session of several agents: each agent's numbers and each candidate's difference so far (its
+        calls are final once the session ended, or where a look of --runs auto decided them:
+        `call_of`); None for one agent. Worked out again only when a run has finished since."""
+        if self.final_versus is not None or not self.agent_names or self.info is None:
+            return self.final_versus
+        seen, cached = self._versus
+        if seen != self.finished_runs:
+            fixed = replace(self.info, gate=replace(self.info.gate, looks=()) if self.info.gate else None)
+            cached = self._compare(fixed)
+            self._versus = (self.finished_runs, cached)
+        return cached
+
+    def call_of(self, case_id: str, candidate: str) -> str:
+        """The candidate's call on a case once it is reached: at a look (--runs auto) or at the end; "" before."""
+        if self.final_versus is not None:
+            row = self.final_versus.comparison.row(case_id, candidate)
+            return str(row.call) if row is not None else ""
+        return self.decided_rows.get((case_id, candidate), "")
 
     @property
     def finished_runs(self) -> int:

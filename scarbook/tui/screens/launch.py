@@ -53,6 +53,11 @@ class LaunchScreen(HostModalScreen):
                     yield Input(str(cfg.runs), id="runs", restrict=r"[0-9]*", max_length=4, compact=True)
                     for name, n in cfg.presets.items():
                         yield Button(f"{name} {n}", id=f"preset-{name}", classes="preset", compact=True)
+                if cfg.agents:  # scarbook.yaml's agents: none ticked runs agent:, one runs it, several compare them
+                    yield Label("agents (none: agent:; two or more: compared, the first ticked the baseline)")
+                    with Horizontal(id="agents"):
+                        for name in cfg.agents:
+                            yield Checkbox(name, id=f"agent-{name}", classes="agent", compact=True)
                 yield Checkbox("adaptive: stop each case once decided (runs = the cap)", id="adaptive", compact=True)
                 yield Checkbox("run on the Ray cluster (scarbook.yaml's executor:)", value=cfg.executor.type == ExecutorType.RAY,
                                id="ray", compact=True)
@@ -99,6 +104,15 @@ class LaunchScreen(HostModalScreen):
         idx = radio.pressed_index if radio.pressed_index >= 0 else len(self.scopes) - 1
         return self.scopes[idx][1]
 
+    def chosen_agents(self) -> list[str]:
+        """The named agents ticked, in scarbook.yaml's order, with gate.compare's baseline first when ticked."""
+        names = [str(box.label) for box in self.query(".agent").results(Checkbox) if box.value]
+        compare = self.app.project.config.gate.compare
+        if compare is not None and compare.baseline in names:
+            names.remove(compare.baseline)
+            names.insert(0, compare.baseline)
+        return names
+
     def _runs(self) -> int | None:
         text = self.query_one("#runs", Input).value
         return int(text) if text.isdigit() and int(text) > 0 else None
@@ -117,13 +131,16 @@ class LaunchScreen(HostModalScreen):
             out.update(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
             return
         skip = self.skip_judge(cases)
+        agents = self.chosen_agents()
+        each = len(agents) if len(agents) > 1 else 1  # a session of several agents runs each case per agent
         est = estimate_plan(self.app.project, cases, runs, skip_judge=skip or self.judge_history is None,
-                            adaptive=adaptive, history=self.judge_history)
+                            adaptive=adaptive, history=self.judge_history, agents=each)
+        per = f" × {plural(each, 'agent')} (baseline {agents[0]})" if each > 1 else ""
         if adaptive:
-            lines = [f"{est.fewest} to {est.agent_runs} runs: {plural(len(cases), 'case')}, each stops once the "
+            lines = [f"{est.fewest} to {est.agent_runs} runs: {plural(len(cases), 'case')}{per}, each stops once the "
                      f"evidence decides it (at most {runs})"]
         else:
-            lines = [f"{est.agent_runs} runs: {plural(len(cases), 'case')} × {runs}"]
+            lines = [f"{est.agent_runs} runs: {plural(len(cases), 'case')} × {runs}{per}"]
         upto = "up to " if adaptive else ""
         judged = est.judged
         if not judged:
@@ -136,12 +153,13 @@ class LaunchScreen(HostModalScreen):
         else:
             cost = (f"{est.judge.calls} API calls, about {price(est.judge.cost_usd)}" if est.judge is not None
                     else "pricing from past sessions…")
-            lines.append(f"judge calls: {upto}{runs} × {plural(judged, 'case')} with llm_judge = "
-                         f"{upto}{runs * judged} ({cost})")
+            lines.append(f"judge calls: {upto}{runs * each} × {plural(judged, 'case')} with llm_judge = "
+                         f"{upto}{runs * each * judged} ({cost})")
         out.update("\n".join(lines))
 
     @on(RadioSet.Changed, "#scope")
     @on(Checkbox.Changed, "#adaptive")
+    @on(Checkbox.Changed, ".agent")
     @on(Input.Changed, "#runs")
     def _changed(self) -> None:
         self._update_estimate()
@@ -168,10 +186,12 @@ class LaunchScreen(HostModalScreen):
             error.update("concurrency must be a positive number, e.g. 4")
             return
         cases = self.chosen_cases()
+        agents = self.chosen_agents()
         request = EvalRequest(case_ids=tuple(c.id for c in cases), runs="auto" if adaptive else str(runs),
                               max_runs=runs if adaptive else DEFAULT_MAX_RUNS, concurrency=int(conc_text),
                               label=self.query_one("#label", Input).value.strip(), judge_env=self.app.judge_env,
-                              skip_judge_without_key=True)
+                              skip_judge_without_key=True, agents=tuple(agents) if len(agents) > 1 else (),
+                              agent=agents[0] if len(agents) == 1 else None)
         try:
             plan = plan_eval(self.app.project, CaseSet(cases), request).plan
         except ScarbookError as exc:

@@ -11,13 +11,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
-from scarbook.models import Decision
+from scarbook.models import Decision, Versus
+from scarbook.reports.versus_table import CALL_WORDS, interval_pts
+from scarbook.stats.head_to_head import MARGIN
 from scarbook.stats.rates import count_text
 from scarbook.text import cut_chars, plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
 from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.diff_bar import CALL_STYLE, diff_bar
 from scarbook.tui.widgets.distribution import Distribution
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
@@ -56,6 +59,26 @@ def fit_live_columns(width: int, case_width: int, retried: bool = False) -> dict
     if case_width > widths["case"]:  # a wide terminal: the room left over goes to the ids first
         widths["case"] += min(case_width - widths["case"], max(0, width - used))
     return {key: widths[key] for key, _ in LIVE_COLUMNS if key in chosen}
+
+
+# A session of several agents: one row per case and agent — its strip filling in, its rate — and on each
+# candidate's row the difference from the baseline with its interval against the margin, and the decision
+# once it is reached (at a look of --runs auto, or when the session ends).
+VERSUS_COLUMNS = [("case", "case"), ("agent", "agent"), ("strip", "runs"), ("count", "pass/n"), ("rate", "rate"),
+                  ("diff", "diff [95% CI]"), ("bar", "−100 ┊ +100 pts"), ("decided", "decision")]
+VERSUS_WIDTHS = {"agent": 10, "strip": 16, "count": 7, "rate": 5, "diff": 15, "bar": 21, "decided": 9}
+VERSUS_KEEP = ["case", "agent", "rate", "count", "decided", "bar", "diff", "strip"]
+
+
+def fit_versus_columns(width: int, case_width: int, agent_width: int) -> dict[str, int]:
+    """The comparison table's columns that fit in `width`, in display order (the least useful dropped first)."""
+    widths = {"case": min(CASE_MAX, max(4, case_width))} | VERSUS_WIDTHS | {"agent": min(16, max(5, agent_width))}
+    chosen, used = [], 0
+    for key in VERSUS_KEEP:
+        if used + widths[key] + 2 <= width:
+            chosen.append(key)
+            used += widths[key] + 2
+    return {key: widths[key] for key, _ in VERSUS_COLUMNS if key in chosen}
 
 
 def format_elapsed(seconds: float) -> str:
@@ -102,18 +125,24 @@ class LiveScreen(HostScreen):
 
     def _fit_columns(self, width: int) -> bool:
         """Rebuild the table for this width (its rows too); True when the columns changed."""
-        columns = fit_live_columns(width - 2, max((len(c.id) for c in self.live.cases), default=4),  # scrollbar
-                                   retried=bool(self.live.retried_runs))
+        case_width = max((len(c.id) for c in self.live.cases), default=4)
+        names = self.live.agent_names
+        columns = (fit_versus_columns(width - 2, case_width, max(map(len, names))) if names else
+                   fit_live_columns(width - 2, case_width, retried=bool(self.live.retried_runs)))  # (the scrollbar)
         if columns == self.columns:
             return False
         self.columns = columns
         table = self.query_one("#live-table", DataTable)
         row = table.cursor_row
         table.clear(columns=True)
-        labels = dict(LIVE_COLUMNS)
+        labels = dict(VERSUS_COLUMNS if names else LIVE_COLUMNS)
         for key, w in columns.items():
             table.add_column(labels[key], key=key, width=w)
         for case in self.live.cases:
+            if names:
+                for name in names:
+                    table.add_row(*self._versus_cells(case, name), key=f"{case.id}\x1f{name}")
+                continue
             table.add_row(*self._cells(case), key=case.id)
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
@@ -133,6 +162,31 @@ class LiveScreen(HostScreen):
                  "decided": self._decided(case.id)}
         return [cells[key] for key in self.columns]
 
+    def _versus_cells(self, case, name: str) -> list:
+        """One agent's row of a case: its strip and rate; a candidate's also its difference from the baseline."""
+        live, versus = self.live, self.live.versus()
+        names = live.agent_names
+        runs = [r for r in live.runs.get(case.id, []) if r.agent == name]
+        s = versus.stat(name, case.id) if versus is not None else None
+        cells: dict[str, Text | str] = {
+            "case": Text(cut_chars(case.id, self.columns.get("case", 0)) if name == names[0] else ""),
+            "agent": Text(cut_chars(name, self.columns.get("agent", 0)), style="bold" if name == names[0] else ""),
+            "strip": strip_text(runs, width=VERSUS_WIDTHS["strip"] - 2),
+            "count": count_text(s.passes, s.fails, s.unjudged, short=True) if s is not None else "",
+            "rate": rate_text(s.rate, s.band, s.threshold) if s is not None else "",
+            "diff": "", "bar": "", "decided": ""}
+        if name != names[0]:
+            row = versus.comparison.row(case.id, name) if versus is not None else None
+            call = live.call_of(case.id, name)
+            margin = versus.comparison.margin if versus is not None else MARGIN
+            cells["diff"] = interval_pts(row) if row is not None else "—"
+            cells["bar"] = diff_bar(row, margin, width=self.columns.get("bar", VERSUS_WIDTHS["bar"]), call=call)
+            cells["decided"] = Text(CALL_WORDS.get(Versus(call), call) if call else "…",
+                                    style=CALL_STYLE.get(Versus(call), "") if call else "dim")
+        elif name == names[0]:
+            cells["decided"] = Text("baseline", style="dim")
+        return [cells[key] for key in self.columns]
+
     def _retried(self, case_id: str) -> Text:
         # retries started for the case's runs after infra errors; "now" while one runs
         n = self.live.retries.get(case_id, 0)
@@ -149,7 +203,9 @@ class LiveScreen(HostScreen):
             self._fit_columns(self.app.size.width)
         table = self.query_one("#live-table", DataTable)
         keys = list(self.columns)
-        for case in live.cases:
+        if live.agent_names:
+            self._refresh_versus(table, keys)
+        for case in live.cases if not live.agent_names else []:
             now = (len(live.runs.get(case.id, [])), live.running.get(case.id, 0), live.decided.get(case.id),
                    live.gate.get(case.id), live.retries.get(case.id, 0), live.retrying_in(case.id))
             if self._shown.get(case.id) == now:
@@ -187,8 +243,22 @@ class LiveScreen(HostScreen):
         if live.abort_message:
             status += f"\n{live.abort_message}"
         self.query_one("#live-status", Static).update(Text(status))
-        self.query_one("#histogram", Distribution).show([live.stats(c) for c in live.cases],
-                                                         live.config.threshold)
+        versus = live.versus()
+        shown = [versus.stat(versus.baseline, c.id) for c in live.cases] if versus is not None else \
+            [live.stats(c) for c in live.cases]  # (a session of several agents: the baseline's rates)
+        self.query_one("#histogram", Distribution).show([s for s in shown if s is not None], live.config.threshold)
+
+    def _refresh_versus(self, table: DataTable, keys: list[str]) -> None:
+        """Redraw the rows of the cases with a run finished (or a call reached) since the last tick."""
+        live = self.live
+        for case in live.cases:
+            now = (len(live.runs.get(case.id, [])), tuple(live.call_of(case.id, n) for n in live.agent_names), live.done)
+            if self._shown.get(case.id) == now:
+                continue
+            self._shown[case.id] = now
+            for name in live.agent_names:
+                for key, value in zip(keys, self._versus_cells(case, name), strict=False):
+                    table.update_cell(f"{case.id}\x1f{name}", key, value)
 
     @on(DataTable.RowSelected, "#live-table")
     def _row_selected(self) -> None:
@@ -235,5 +305,5 @@ class LiveScreen(HostScreen):
         table = self.query_one("#live-table", DataTable)
         if self.live.info is None or not self.live.cases:
             return
-        case = self.live.cases[table.cursor_row]
+        case = self.live.cases[table.cursor_row // max(1, len(self.live.agent_names))]  # (a row per agent)
         self.app.post_message(OpenReview(self.live.info.id, case.id))

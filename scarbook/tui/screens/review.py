@@ -204,7 +204,9 @@ class ReviewScreen(HostScreen):
 
     @staticmethod
     def _prompt(run: RunRecord) -> Text:  # one line (CSS: no wrap); the detail has the whole reason
-        return Text.assemble((f"{STATUS_GLYPH[run.status]} ", STATUS_STYLE[run.status]), f"#{run.k:<3} {run.reason}")
+        agent = (f"{run.agent} ", "bold") if run.agent else ""  # a session of several agents: whose run
+        return Text.assemble((f"{STATUS_GLYPH[run.status]} ", STATUS_STYLE[run.status]), f"#{run.k:<3} ", agent,
+                             run.reason)
 
     def _set_filter(self, step: int) -> None:
         if self.data is None:

@@ -20,7 +20,7 @@ NOT_KEPT = "(workspace not kept: passing runs are cleaned up; `keep: all` keeps 
 
 
 def _head(t: Text, run: RunRecord) -> None:
-    t.append(f"run #{run.k}: ", style="bold")
+    t.append(f"run #{run.k}{f' (agent {run.agent})' if run.agent else ''}: ", style="bold")
     t.append(run.status.upper(), style="bold " + STATUS_STYLE[run.status])
     t.append(f" — {run.reason}\n")
     t.append(f"duration {run.duration_s:.1f}s · exit code {run.exit_code} · agent tokens "
