@@ -13,6 +13,7 @@ from scarbook.reports.versus_table import CALL_WORDS, MARGIN_WORDS, headline, in
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.head_to_head import VersusRow
 from scarbook.stats.rates import CaseStats
+from scarbook.text import plural
 
 
 def _num(x: float | None) -> str:
@@ -84,7 +85,7 @@ def markdown_section(v: SessionVersus) -> list[str]:
                    f"{f'**{decision}**' if row.call in (Versus.WORSE, Versus.BETTER) else decision} | "
                    f"{f'**{MARGIN_WORDS[row.margin_call]}**' if row.margin_call == MarginCall.INFERIOR else MARGIN_WORDS[row.margin_call]} |")
     for row in c.suites:
-        out.append(f"| suite ({row.cases} cases) | `{row.candidate}` | | | {interval_pts(row)} | {CALL_WORDS[row.call]} | "
+        out.append(f"| suite ({plural(row.cases, 'case')}) | `{row.candidate}` | | | {interval_pts(row)} | {CALL_WORDS[row.call]} | "
                    f"{MARGIN_WORDS[row.margin_call]} |")
     out += ["", *(f"- {html.escape(headline(v, n))}" for n in v.candidates)]
     return out

@@ -1,8 +1,8 @@
 """A session of several agents in words: the comparison table, its JSON section, the cost lines (issue 36).
 
-    case            base (baseline)  cand            diff [95% CI] pts  decision  gate ±5 pts
-    write-one-line  90%  18/20       60%  12/20      -30 [-52, -4]      worse     inferior
-    suite (3 cases)                                  -20 [-35, -5]      worse     inferior
+    case            base (baseline)      cand                 diff [95% CI] pts  decision  gate ±5 pts
+    write-one-line   90% (70–97%) 18/20   60% (39–78%) 12/20  -30 [-52, -4]      WORSE     INFERIOR
+    suite (3 cases)                                           -20 [-35, -5]      WORSE     INFERIOR
 
 One row per case and candidate (the baseline's rate repeated beside each), then the suite row of each
 candidate; the calls are stats/head_to_head.py's (run/versus.py reads them from the session).
@@ -16,7 +16,7 @@ from scarbook.models import MarginCall, Versus
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.head_to_head import VersusRow
 from scarbook.stats.rates import CaseStats, count_text
-from scarbook.text import pct, pct_beside, plural
+from scarbook.text import interval_beside, pct, pct_beside, plural
 
 CALL_WORDS = {Versus.BETTER: "better", Versus.WORSE: "WORSE", Versus.SAME: "same", Versus.UNDECIDED: "undecided",
               Versus.NO_VERDICT: "no verdict"}
@@ -37,11 +37,12 @@ def interval_pts(row: VersusRow) -> str:
 
 
 def side(s: CaseStats | None) -> str:
-    """One agent's rate of a case: "90% 18/20", no fraction without a rate, "+2 err" when runs errored."""
+    """One agent's rate of a case with its 95% interval: "90% (77–96%) 36/40"; no fraction without a rate,
+    "+2 err" when runs errored."""
     if s is None:
         return "–"
-    text = (f"{pct_beside(s.rate, s.threshold, width=3)} {s.passes}/{s.judged}" if s.rate is not None
-            else f"n/a {count_text(s.passes, s.fails, s.unjudged)}")
+    text = (f"{pct_beside(s.rate, s.threshold, width=3)} ({interval_beside(s.lo, s.hi, s.threshold)}) "
+            f"{s.passes}/{s.judged}" if s.rate is not None else f"n/a {count_text(s.passes, s.fails, s.unjudged)}")
     if s.corrected is not None:  # corrected for the judge's measured error (a calibration exists)
         text += f" ≈{pct_beside(s.corrected.rate, s.threshold)}"
     return text + (f" +{s.errors} err" if s.errors else "")

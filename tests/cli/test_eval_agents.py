@@ -63,7 +63,8 @@ def test_a_worse_candidate_is_decided_worse_where_it_differs_and_the_gate_exits_
     assert result.exit_code == 1, result.stdout + result.stderr
     rows = _table(result.stdout)
     for cid in ("alpha", "beta"):
-        assert rows[cid][1:] == ["90%", "36/40", "60%", "24/40", "-30", "[-47,", "-11]", "WORSE", "INFERIOR"]
+        assert rows[cid][1:] == ["90%", "(77–96%)", "36/40", "60%", "(45–74%)", "24/40", "-30", "[-47,", "-11]", "WORSE",
+                                 "INFERIOR"]
     assert "cand: -30 points on the mean of 2 cases (undecided)" in result.stdout
     assert "agents: base (baseline) = command: ./agent.sh 9; cand = command: ./agent.sh 6" in result.stdout
 
@@ -191,7 +192,7 @@ def test_an_overlay_sets_variables_and_adds_arguments(project) -> None:
     project.case("alpha", "id: alpha\ntask: t\nchecks: [{type: contains, path: out.txt, text: v2 one --model big}]\n")
     result = project.cli("eval", "--agents", "base,cand", "--runs", "3", "-q", "--keep-all")
     rows = result.stdout.splitlines()[2].split()
-    assert rows[1:5] == ["0%", "0/3", "100%", "3/3"], result.stdout
+    assert rows[1:7] == ["0%", "(0–56%)", "0/3", "100%", "(44–100%)", "3/3"], result.stdout
 
 
 def test_quality_and_cost_together(project, tmp_path) -> None:

@@ -51,7 +51,8 @@ def test_the_step_summary_and_annotations_show_the_comparison(compared) -> None:
     md = summary.read_text()
     assert "— exit 1 (a candidate shown worse than the baseline by more than the margin)" in md
     assert "### Agents: `base`, `cand` (baseline `base`, margin ±5 pts)" in md
-    assert "| `alpha` | `cand` | 90% 36/40 | 60% 24/40 | -30 [-47, -11] | **WORSE** | **INFERIOR** |" in md
+    assert "| `alpha` | `cand` | 90% (77–96%) 36/40 | 60% (45–74%) 24/40 | -30 [-47, -11] | **WORSE** | **INFERIOR** |" in md
+    assert "| suite (2 cases) | `cand` | | | -30 [-100, +52] | undecided | undecided |" in md
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 2
     assert annotations[0].startswith("::error file=cases/alpha/case.yaml,title=scarbook%3A alpha candidate worse "
@@ -90,3 +91,16 @@ def test_judge_corrected_rates_stand_beside_each_agents_raw_rate() -> None:
     assert " ≈71%" in text and " ≈93%" in text
     assert "≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the " \
            "judged counts" in text
+
+
+def test_a_one_case_suite_row_says_one_case() -> None:
+    from scarbook.config import Config
+    from scarbook.models import RunRecord, RunStatus, SessionInfo
+    from scarbook.reports.versus_files import markdown_section
+    from scarbook.run.versus import compare_session
+
+    info = SessionInfo(id="s", case_ids=["alpha"], agents=[{"name": "a"}, {"name": "b"}])
+    runs = [RunRecord("s", "alpha", k, RunStatus.PASS, "", agent="ab"[k % 2]) for k in range(1, 7)]
+    versus = compare_session(info, runs, Config(), {"alpha": 0.8})
+    assert versus is not None
+    assert "| suite (1 case) | `b` | | | +0 [-56, +56] | undecided | undecided |" in markdown_section(versus)
