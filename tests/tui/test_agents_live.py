@@ -11,7 +11,10 @@ from textual.widgets import Checkbox, DataTable, OptionList, Static
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
+from scarbook.tui.screens.review import ReviewScreen
+from scarbook.tui.screens.sessions import SessionsScreen, SessionTableScreen
 from tests.cli.test_eval_agents import AGENT, CASE, CONFIG
+from tests.conftest import run_cli
 from tests.helpers.tui_fixtures import SIZE, library_loaded, review_loaded, wait_until
 from tests.tui.test_launch_plan import focus
 
@@ -94,3 +97,38 @@ async def test_one_agent_ticked_runs_that_agent_alone(compare_root) -> None:
         await wait_until(pilot, lambda: live.done, timeout=60, what="the session to end")
         assert live.agent_names == [] and live.info.agent == "cand: command: ./agent.sh 6"
         assert all(r.agent == "" for rs in live.runs.values() for r in rs) and live.finished_runs == 20
+
+
+@pytest.fixture
+def compared_root(compare_root):
+    """compare_root with one `eval alpha --agents base,cand --runs 40` session (90% against 60%)."""
+    result = run_cli(compare_root, "eval", "alpha", "--agents", "base,cand", "--runs", "40", "-q")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    return compare_root
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_compared_session_opens_as_a_row_per_case_and_agent(compared_root, size) -> None:
+    """The sessions screen opens a session of several agents as the report prints it: a row per case and
+    agent with that agent's runs alone, the candidate's difference and decision; Enter reviews the case."""
+    app = make_app(compared_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 1,
+                         what="the sessions list")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded,
+                         what="the session table")
+        table = app.screen.query_one("#session-table", DataTable)
+        assert table.row_count == 2
+        base, cand = _row(table, "alpha\x1fbase"), _row(table, "alpha\x1fcand")
+        assert base[:5] == ["alpha", "base", "36/40", "0", "90%"] and base[6:8] == ["", "baseline"]
+        assert cand[:5] == ["", "cand", "24/40", "0", "60%"] and cand[6:8] == ["-30 [-47, -11]", "WORSE"]
+        assert set(base[8]) == {"✓", "✗"} and len(base[8]) == 20  # its own runs: 9 of every 10 blocks pass
+        assert base[8].count("✗") == 2 and cand[8].count("✗") == 8
+        assert "exit code 1" in str(app.screen.query_one("#sessions-help", Static).render())
+        await pilot.press("down", "enter")  # the candidate's row reviews the case
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        review = await review_loaded(pilot)
+        assert len(review.runs) == 80

@@ -14,6 +14,8 @@ from scarbook.errors import HistoryError, ScarbookError
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
+from scarbook.reports.versus_table import CALL_WORDS, interval_pts
+from scarbook.run.versus import SessionVersus
 from scarbook.stats.compare import Counts
 from scarbook.stats.rates import count_statuses, count_text
 from scarbook.text import pct
@@ -21,11 +23,14 @@ from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenReview
 from scarbook.tui.mounting import unless_removed
+from scarbook.tui.widgets.diff_bar import CALL_STYLE
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, MARK_STYLE, rate_text
 from scarbook.views.compare import TwoSessions, compare_two_sessions
 from scarbook.views.library_rows import format_started, session_marks
+
+AGENT_KEY = "\x1f"  # a session of several agents: a row's key is case id, this, the agent's name
 
 
 def ready(screen: SessionTableScreen | CompareScreen) -> None:
@@ -171,6 +176,18 @@ class SessionTableScreen(HostScreen):
 
     def _show(self, runs, rep) -> None:
         table = self.query_one("#session-table", DataTable)
+        if rep.versus is not None:
+            self._show_versus(table, runs, rep.versus)
+        else:
+            self._show_cases(table, runs, rep)
+        self.sub_title = f"session {self.info.label or self.info.id}"
+        self.query_one("#sessions-help", Static).update(Text(
+            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"))
+        table.focus()
+        ready(self)
+
+    @staticmethod
+    def _show_cases(table: DataTable, runs, rep) -> None:
         for key, label in [("case", "case"), ("count", "pass/total"), ("err", "err"), ("rate", "rate"),
                            ("ci", "95% CI"), ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]:
             table.add_column(label, key=key)
@@ -179,15 +196,34 @@ class SessionTableScreen(HostScreen):
                           rate_text(s.rate, s.band, s.threshold), Text(interval_text(s)), rate_bar(s),
                           Text(s.band, style=BAND_STYLE[s.band]),
                           Text(strip_of([r for r in runs if r.case_id == s.case_id])), key=s.case_id)
-        self.sub_title = f"session {self.info.label or self.info.id}"
-        self.query_one("#sessions-help", Static).update(Text(
-            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"))
-        table.focus()
-        ready(self)
+
+    @staticmethod
+    def _show_versus(table: DataTable, runs, versus: SessionVersus) -> None:
+        """A session of several agents (eval --agents): a row per case and agent, its runs only; on each
+        candidate's row the difference from the baseline with its interval and the decision (run/versus.py,
+        as `scarbook report` prints it)."""
+        for key, label in [("case", "case"), ("agent", "agent"), ("count", "pass/total"), ("err", "err"),
+                           ("rate", "rate"), ("ci", "95% CI"), ("diff", "diff [95% CI] pts"), ("decision", "decision"),
+                           ("strip", "runs")]:
+            table.add_column(label, key=key)
+        for case_id in dict.fromkeys(s.case_id for s in versus.stats[versus.baseline]):
+            for name in versus.names:
+                s = versus.stat(name, case_id)
+                row = versus.comparison.row(case_id, name) if name != versus.baseline else None
+                decision = (Text("baseline", style="dim") if row is None else
+                            Text(CALL_WORDS[row.call], style=CALL_STYLE.get(row.call, "")))
+                mine = [r for r in runs if r.case_id == case_id and r.agent == name]
+                table.add_row(Text(case_id if name == versus.baseline else ""), Text(name),
+                              Text(count_text(s.passes, s.fails, s.unjudged) if s else ""),
+                              Text(str(s.errors) if s else ""),
+                              rate_text(s.rate, s.band, s.threshold) if s else Text(""),
+                              Text(interval_text(s) if s else ""), Text(interval_pts(row) if row else ""), decision,
+                              Text(strip_of(mine)), key=f"{case_id}{AGENT_KEY}{name}")
 
     @on(DataTable.RowSelected, "#session-table")
     def _open(self, event: DataTable.RowSelected) -> None:
-        self.app.post_message(OpenReview(self.info.id, str(event.row_key.value)))
+        case_id = str(event.row_key.value).split(AGENT_KEY)[0]  # (a session of several agents: a row per agent)
+        self.app.post_message(OpenReview(self.info.id, case_id))
 
 
 def _side(rate: float | None, c: Counts) -> str:
