@@ -1,6 +1,7 @@
 """A session of several agents (issue 36) beyond its own table: --runs auto spends runs where the comparison
 is open, --shard deals whole cases so every agent's runs of a case share a shard, `scarbook merge` joins them,
-and the readers of one rate per case (list, trends, baseline) read the baseline agent's runs."""
+and the readers of one rate per case (list, trends, diff, baseline) read the baseline agent's runs;
+`scarbook report` prints every agent."""
 
 from __future__ import annotations
 
@@ -94,6 +95,16 @@ def test_one_rate_per_case_is_the_baseline_agents(project) -> None:
     trends = json.loads(project.cli("trends", "--json").stdout)
     point = trends["cases"][0]["points"][-1]
     assert point["passes"] == 9 and point["fails"] == 1
+    # `scarbook diff` of two such sessions compares the baselines' runs (9/10 both times: no change)
+    assert project.cli("eval", "--agents", "base,never", "--runs", "10", "-q").exit_code == 1
+    diff = project.cli("diff", "previous", "latest")
+    assert diff.exit_code == 0, diff.stdout + diff.stderr
+    line = next(line for line in diff.stdout.splitlines() if line.startswith("alpha"))
+    assert line.count("90%") == 2 and "45%" not in line
+    # `scarbook report` prints the session's comparison, every agent
+    report = project.cli("report", "latest")
+    assert report.stdout.splitlines()[0].split()[:4] == ["case", "base", "(baseline)", "never"], report.stdout
+    assert "never: -90 points on the mean of 1 case (worse)" in report.stdout
     assert project.cli("baseline", "set").exit_code == 0
     blessed = json.loads((project.root / "scarbook-baseline.json").read_text())
     assert (blessed["cases"]["alpha"]["passes"], blessed["cases"]["alpha"]["fails"]) == (9, 1)
