@@ -74,6 +74,8 @@ async def test_two_agents_from_the_launch_form_to_the_decision(compare_root, siz
         if "runs" in columns:  # the strip per agent per case, filled in: 40 runs, the newest 14 shown
             assert len(cand[columns.index("runs")]) == 14
         assert str(live.info.state) == "finished"
+        status = str(app.screen.query_one("#live-status", Static).render())
+        assert "\ncand: -30 points on the mean of 2 cases (undecided), " in status and "× the time" in status
         await pilot.press("v")  # the run review of the highlighted case says whose each run is
         review = await review_loaded(pilot)
         prompts = [str(o.prompt) for o in review.query_one(OptionList).options]

@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from scarbook.models import Decision, Versus
-from scarbook.reports.versus_table import CALL_WORDS, interval_pts
+from scarbook.reports.versus_table import CALL_WORDS, headline, interval_pts
 from scarbook.stats.head_to_head import MARGIN
 from scarbook.stats.rates import count_text
 from scarbook.text import cut_chars, plural
@@ -242,6 +242,9 @@ class LiveScreen(HostScreen):
             status += f"\n{live.corrected_line()}"
         if live.abort_message:
             status += f"\n{live.abort_message}"
+        final = live.final_versus
+        if final is not None:  # a session of several agents, ended: each candidate's quality and cost together
+            status += "".join(f"\n{headline(final, name)}" for name in final.candidates)
         self.query_one("#live-status", Static).update(Text(status))
         versus = live.versus()
         shown = [versus.stat(versus.baseline, c.id) for c in live.cases] if versus is not None else \
