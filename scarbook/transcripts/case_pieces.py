@@ -45,7 +45,7 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
     """A short name for a tool call: "Read README.md", "Bash: ls -la"."""
     if call is None:
         return "unknown tool"
-    ops = [] if is_shell(call) else file_operations(call)  # a shell command is named by its command line
+    ops = () if is_shell(call) else file_operations(call)  # a shell command is named by its command line
     op = ops[0] if ops else None
     if op is not None:
         return f"{call.name} {relative_path(op.path, cwd)}"

@@ -14,7 +14,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from scarbook.transcripts.model import FileOp, FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
@@ -87,14 +87,14 @@ def file_operation(call: ToolCall) -> FileOp | None:
     return None
 
 
-def file_operations(call: ToolCall, *, swe_agent: bool = False) -> list[FileOp]:
+def file_operations(call: ToolCall, *, swe_agent: bool = False) -> tuple[FileOp, ...]:
     """Every file operation of a call: a file tool's one, or what a shell command's text shows
     (`scarbook.transcripts.shell`: `cat FILE`, heredoc writes, `sed -i`; with `swe_agent`, its
     open/create/edit commands)."""
-    if call.ops is not None and (call.ops[0] == swe_agent or not is_shell(call)):
-        return call.ops[1]  # (only a shell command reads otherwise as SWE-agent's)
-    ops = _file_operations(call, swe_agent)
-    call.ops = (swe_agent, ops)  # asked for by every pass over the files (derive, seeds, root)
+    if call.ops is not None and (call.ops_swe == swe_agent or not is_shell(call)):
+        return call.ops  # (only a shell command reads otherwise as SWE-agent's)
+    ops = tuple(_file_operations(call, swe_agent))
+    call.ops, call.ops_swe = ops, swe_agent  # asked for by every pass over the files (derive, seeds, root)
     return ops
 
 
@@ -183,7 +183,7 @@ def touched_root(t: Transcript) -> str | None:
     return common_root(folders)
 
 
-def _apply_edits(content: str, edits: list[tuple[str, str, bool]]) -> str | None:
+def _apply_edits(content: str, edits: Sequence[tuple[str, str, bool]]) -> str | None:
     for old, new, replace_all in edits:
         if old == "" and content == "":
             content = new  # Claude Code: an Edit with empty old_string creates the file

@@ -8,10 +8,11 @@ files it read or listed, the final answer, the model and the token usage. Pure d
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from sys import intern
 from typing import Any, Literal
 
 from scarbook.models import Usage
@@ -37,8 +38,16 @@ class ToolCall:
     sidechain: bool = False
     # The file the call acts on when its input does not name it (SWE-agent's `edit` changes the open file).
     target: str | None = None
-    # Its file operations, once worked out (files.file_operations): (read as SWE-agent's commands, the ops).
-    ops: tuple[bool, list[FileOp]] | None = field(default=None, repr=False, compare=False)
+    # Its file operations, once worked out (files.file_operations), and whether they were read as SWE-agent's
+    # commands.
+    ops: tuple[FileOp, ...] | None = field(default=None, repr=False, compare=False)
+    ops_swe: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # one string for each argument name: a big log's calls repeat a few ("path", "command"), each parsed
+        # as its own string when its record was parsed alone
+        if type(self.input) is dict and self.input:
+            self.input = {intern(k) if type(k) is str else k: v for k, v in self.input.items()}
 
 
 @dataclass(slots=True)
@@ -67,7 +76,7 @@ class FileOp:
     kind: Literal["write", "edit", "insert", "lines", "changed", "read", "list"]
     path: str
     content: str | None = None
-    edits: list[tuple[str, str, bool]] = field(default_factory=list)  # (old, new, replace_all)
+    edits: Sequence[tuple[str, str, bool]] = ()  # (old, new, replace_all)
     insert_line: int = 0
     end_line: int = 0
     partial: bool = False  # a read of only some lines; a change in place (sed -i, >>) of a file that was there

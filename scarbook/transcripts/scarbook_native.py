@@ -72,6 +72,7 @@ def from_records(records: Iterable[Any], t: Transcript, *, finish: bool = True) 
     """`t` filled from scarbook transcript records (a file's lines, or the recorder's own list of them);
     `finish`: derive the files and the answer (else the caller does, once it has added its warnings)."""
     usage, saw_usage = Usage(), False
+    models: dict[str, str] = {}
     for r in records:
         kind = r["type"]
         if kind == "task":
@@ -91,9 +92,12 @@ def from_records(records: Iterable[Any], t: Transcript, *, finish: bool = True) 
             t.model_calls += 1
         elif kind == "usage":
             saw_usage = True
-            t.model = r.get("model") or t.model
+            model = r.get("model")
+            if isinstance(model, str):  # one string a model: each record's came parsed as its own
+                model = models.setdefault(model, model)
+            t.model = model or t.model
             step = _usage(r, t.usage_problems, len(t.usage_steps) + 1)
             usage.add(step)
-            t.usage_steps.append((len(t.entries), r.get("model") if isinstance(r.get("model"), str) else None, step))
+            t.usage_steps.append((len(t.entries), model if isinstance(model, str) else None, step))
     t.usage = usage if saw_usage else None
     return finish_transcript(t) if finish else t

@@ -1,5 +1,6 @@
 """scarbook's own run transcripts, and plain terminal logs."""
 
+import json
 from pathlib import Path
 
 from scarbook.models import Usage
@@ -92,3 +93,25 @@ def test_an_aider_chat_history_is_read_as_its_conversation(tmp_path):
     assert t.final_answer is not None and t.final_answer.startswith("Certainly! Here's the change:")
     assert ">>>>>>> REPLACE" in t.final_answer and t.final_answer.endswith("This uses the Spinner.")
     assert [c.label for c in candidates(t)] == ["final answer"]
+
+
+def test_a_big_logs_repeated_names_are_held_once(tmp_path):
+    """Each JSON line is parsed alone, so each call's argument names and each usage record's model came as
+    strings of their own: the reader keeps one of each (issue 34.7: peak memory <= 2x the file)."""
+    log = tmp_path / "run.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "task", "text": "Write two files"},
+        {"type": "tool_call", "id": "c1", "name": "write_file", "input": {"path": "a.py", "content": "a = 1\n"}},
+        {"type": "tool_result", "id": "c1", "output": "ok"},
+        {"type": "usage", "model": "claude-sonnet-4-5", "input_tokens": 9, "output_tokens": 3},
+        {"type": "tool_call", "id": "c2", "name": "write_file", "input": {"path": "b.py", "content": "b = 2\n"}},
+        {"type": "tool_result", "id": "c2", "output": "ok"},
+        {"type": "usage", "model": "claude-sonnet-4-5", "input_tokens": 9, "output_tokens": 3},
+        {"type": "final", "text": "Done."}]) + "\n")
+    t = load_transcript(log)
+    first, second = (list(c.input) for c in t.tool_calls)
+    assert first == second == ["path", "content"]
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    (_, m1, _), (_, m2, _) = t.usage_steps
+    assert m1 == m2 == "claude-sonnet-4-5" and m1 is m2
+    assert [(f.path, f.content) for f in t.files_written] == [("a.py", "a = 1\n"), ("b.py", "b = 2\n")]
