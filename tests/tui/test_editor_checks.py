@@ -58,6 +58,10 @@ async def test_enter_on_the_checks_list_opens_the_check_type_select(project_root
     async with app.run_test(size=size) as pilot:
         ed = await new_case_refused_for_no_checks(pilot)
         await tab_to(pilot, "#check-list")
+        await pilot.pause()
+        for button in ("add", "update", "delete", "up", "down"):  # the whole row on screen, at 80 columns too
+            region = ed.query_one(f"#check-{button}").region
+            assert region.right <= size[0] - 2, f"#check-{button} at {region} is off the {size[0]}-column screen"
         await pilot.press("enter")
         select = ed.query_one("#check-type", Select)
         await wait_until(pilot, lambda: select.expanded, what="the check-type list to open")
