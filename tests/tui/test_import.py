@@ -407,22 +407,28 @@ async def test_keys_typed_while_the_transcript_loads_act_once_it_is_shown(projec
 
     def gated_listing(cases_dir):
         listed_on.append(threading.current_thread())
-        gate.wait(5)  # at most: a listing on the UI thread fails the test instead of hanging it
+        # Held until the test has seen the keys wait (no time bound: on a loaded machine the test looked after
+        # a 5 s bound had let the load finish); a listing on the UI thread is not held (it would hang the
+        # app) and fails the last assert instead.
+        if threading.current_thread() is not threading.main_thread():
+            gate.wait()
         return {p.name for p in cases_dir.iterdir()}
 
     monkeypatch.setattr(import_scar, "list_case_ids", gated_listing, raising=False)
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
-        await library_loaded(pilot)
-        screen = ImportScreen(CLAUDE)
-        app.push_screen(screen)
-        await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, what="the import screen")
-        type_at_once(app, ["down", "down"])
-        await wait_until(pilot, lambda: listed_on, what="cases/ to be listed")
-        # Before the keys were held they reached the path field and did nothing.
-        await wait_until(pilot, lambda: len(app.keys.keys) == 2, what="the two downs held while loading")
-        assert screen.transcript is None and "reading" in plain(screen.query_one("#import-summary"))
-        gate.set()
+        try:
+            await library_loaded(pilot)
+            screen = ImportScreen(CLAUDE)
+            app.push_screen(screen)
+            await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, what="the import screen")
+            type_at_once(app, ["down", "down"])
+            await wait_until(pilot, lambda: listed_on, what="cases/ to be listed")
+            # Before the keys were held they reached the path field and did nothing.
+            await wait_until(pilot, lambda: len(app.keys.keys) == 2, what="the two downs held while loading")
+            assert screen.transcript is None and "reading" in plain(screen.query_one("#import-summary"))
+        finally:
+            gate.set()  # (a failed wait above must not leave the load worker held as the app closes)
         await loaded(pilot, screen, CLAUDE)
         candidates = screen.query_one("#candidates", OptionList)
         await wait_until(pilot, lambda: candidates.highlighted == 3, what="the two downs to act")
