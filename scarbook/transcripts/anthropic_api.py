@@ -15,7 +15,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.json_walk import STREAMED, Broken, walk
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, shared_names
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import base64_size, blob_placeholder
 
@@ -102,7 +102,7 @@ def add_content(t: Transcript, role: str, content: Any, *, sidechain: bool = Fal
             flush()
             inp = b.get("input")
             added.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")),
-                                  inp if isinstance(inp, dict) else {"input": inp}, sidechain=sidechain))
+                                  shared_names(inp) if isinstance(inp, dict) else {"input": inp}, sidechain=sidechain))
         elif isinstance(kind, str) and is_result_block(kind):
             flush()
             content = b.get("content")

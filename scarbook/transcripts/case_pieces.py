@@ -99,7 +99,7 @@ def _candidates(t: Transcript) -> list[Candidate]:
                 e.input["plan"], entry=i)
     calls = {c.id: c for c in t.tool_calls}  # one dict lookup a result, not a scan of the timeline
     for i, r in enumerate(t.entries):
-        if isinstance(r, ToolResult) and r.text.strip():
+        if isinstance(r, ToolResult) and r.text and not r.text.isspace():  # (strip() copied every output)
             add("tool_result", f"result of {describe_call(calls.get(r.call_id), t.root or t.cwd)}"
                 + (" (error)" if r.is_error else ""), r.text, entry=i)
     return out
@@ -154,7 +154,8 @@ def turns(t: Transcript) -> list[Turn]:
 def _turns(t: Transcript) -> list[Turn]:
     out: list[Turn] = []
     for i, m in enumerate(t.entries):
-        if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text.strip():
+        if isinstance(m, Message) and m.role == "user" and m.kind == "text" and not m.sidechain and m.text and \
+                not m.text.isspace():
             # an attached image cannot be replayed as a task: keep only the words
             words = [line for line in strip_harness(clean_task(m.text)).splitlines()
                      if not PLACEHOLDER.match(line.strip())]

@@ -43,11 +43,11 @@ class ToolCall:
     ops: tuple[FileOp, ...] | None = field(default=None, repr=False, compare=False)
     ops_swe: bool = field(default=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        # one string for each argument name: a big log's calls repeat a few ("path", "command"), each parsed
-        # as its own string when its record was parsed alone
-        if type(self.input) is dict and self.input:
-            self.input = {intern(k) if type(k) is str else k: v for k, v in self.input.items()}
+
+def shared_names(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments with one string for each name: a big log's calls repeat a few ("path", "command"),
+    each parsed as a string of its own when its record was parsed alone (a JSON line, a streamed item)."""
+    return {intern(k) if type(k) is str else k: v for k, v in arguments.items()}
 
 
 @dataclass(slots=True)

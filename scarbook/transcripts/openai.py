@@ -11,7 +11,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.json_walk import STREAMED, Broken, walk
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, shared_names
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import data_url_placeholder
 
@@ -25,7 +25,7 @@ ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning", "
 def parse_arguments(t: Transcript, call_id: str, arguments: Any) -> dict[str, Any]:
     """Tool arguments arrive as a JSON string; a string that is not JSON is kept raw."""
     if isinstance(arguments, dict):
-        return arguments
+        return shared_names(arguments)
     if not isinstance(arguments, str) or not arguments.strip():
         return {}
     try:
@@ -33,7 +33,7 @@ def parse_arguments(t: Transcript, call_id: str, arguments: Any) -> dict[str, An
     except ValueError:
         t.warnings.append(f"tool call {call_id} has arguments that are not JSON; kept as raw text")
         return {"_raw_arguments": arguments}
-    return value if isinstance(value, dict) else {"arguments": value}
+    return shared_names(value) if isinstance(value, dict) else {"arguments": value}
 
 
 def part_text(part: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.models.reported import MAX_TOKENS, reported_number
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, shared_names
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 
 FORMAT = "scarbook"
@@ -82,7 +82,7 @@ def from_records(records: Iterable[Any], t: Transcript, *, finish: bool = True) 
         elif kind == "tool_call":
             inp = r.get("input")
             t.entries.append(ToolCall(str(r.get("id", "")), str(r.get("name", "")),
-                                      inp if isinstance(inp, dict) else {"input": inp}))
+                                      shared_names(inp) if isinstance(inp, dict) else {"input": inp}))
         elif kind == "tool_result":
             t.entries.append(ToolResult(str(r.get("id", "")), _text(r.get("output", "")), bool(r.get("is_error"))))
         elif kind == "final":

@@ -237,7 +237,7 @@ class Source:
                 start, offset = offset, offset + len(raw)
                 if no == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw, start = raw[3:], 3
-                if not raw.strip():
+                if not raw or raw.isspace():  # (strip() copied every line)
                     continue
                 if pending is not None:
                     stats.bad.append(pending)

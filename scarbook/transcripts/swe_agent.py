@@ -117,7 +117,8 @@ def _follow_open_file(t: Transcript) -> None:
 def _finish(t: Transcript, info: Any, history_cwd: str | None = None) -> Transcript:
     info = info if isinstance(info, dict) else {}
     _clean_outputs(t)
-    _follow_open_file(t)
+    if t.format == "swe-agent":  # (mini-swe-agent runs plain shell commands: no open file to follow)
+        _follow_open_file(t)
     t.cwd = t.cwd or history_cwd
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
@@ -188,7 +189,7 @@ class _Steps:
         if not isinstance(step, dict):
             return
         thought = step.get("thought") or step.get("response")
-        if isinstance(thought, str) and thought.strip():
+        if isinstance(thought, str) and thought and not thought.isspace():
             entries.append(Message("assistant", thought, kind="thinking"))
         action = step.get("action")
         if isinstance(action, str) and action.strip():
