@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -61,6 +62,32 @@ def add_judged_case(root: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "case.yaml").write_text(JUDGED_CASE)
     return folder
+
+
+class Gate(threading.Event):
+    """A read or a write a test holds back until it lets it go (`set()`), however long the test takes to
+    look: a gate that let go by itself after a few seconds (`wait(5)`) let go before a test on a loaded
+    machine had looked, and the test then waited for a state that had come and gone (issue 37.2).
+    `hold()` goes in the held function. On the UI thread it does not wait (that would hang the app):
+    it notes it in `on_ui_thread`, and the test's own check of what is on screen fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_ui_thread = False
+
+    def hold(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.on_ui_thread = True
+            return
+        self.wait()
+
+
+@pytest.fixture
+def gate():
+    """A Gate, let go at teardown whatever the test did (a held worker thread would keep the process)."""
+    held = Gate()
+    yield held
+    held.set()
 
 
 async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condition") -> None:

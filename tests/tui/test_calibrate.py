@@ -21,7 +21,7 @@ from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
-from tests.helpers.tui_fixtures import SIZE, type_at_once, wait_until
+from tests.helpers.tui_fixtures import SIZE, Gate, type_at_once, wait_until
 
 AGENT = """\
 import os
@@ -284,19 +284,19 @@ async def test_calibrate_after_runs_without_a_key_says_the_judge_never_ran(judge
 
 @pytest.fixture
 def gated_store(monkeypatch):
-    """calibration.json is read only once the test sets the returned event (5 s at most, so a screen
-    that reads it on the UI thread fails the test instead of hanging it)."""
+    """calibration.json is read only once the test sets the returned gate (a screen that reads it on the
+    UI thread is not held, and fails the test instead of hanging it); let go at teardown."""
     import threading
 
     from scarbook.tui.screens import calibrate
 
-    gate = threading.Event()
+    gate = Gate()
     gate.reading, gate.closed = [], []  # reads begun; stores closed, by whoever closes them
 
     class GatedStore(calibrate.CalibrationStore):
         def labeled_keys(self):
             gate.reading.append(self)
-            gate.wait(5)
+            gate.hold()
             return super().labeled_keys()
 
         def close(self):
@@ -304,7 +304,8 @@ def gated_store(monkeypatch):
             super().close()
 
     monkeypatch.setattr(calibrate, "CalibrationStore", GatedStore)
-    return gate
+    yield gate
+    gate.set()
 
 
 async def test_keys_typed_while_calibration_json_is_read_grade_once_it_is(judged_root, judged_a, gated_store):

@@ -22,6 +22,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     SIZE,
     editor_ready,
     fast_demo,
+    gate,
     library_loaded,
     move_library_cursor,
     plain,
@@ -85,15 +86,15 @@ async def test_keys_typed_while_a_slow_disk_reads_the_case_wait_for_the_editor(p
     assert saved_title(project_root) == TITLE + TYPED
 
 
-async def test_the_editor_shows_loading_at_once_and_takes_the_keys_when_ready(project_root, monkeypatch):
+async def test_the_editor_shows_loading_at_once_and_takes_the_keys_when_ready(project_root, monkeypatch, gate):
     # The case's read is held until the test lets it go (a fixed slow read raced the machine's load: under
     # load, `press` itself took longer than the read): the screen must be there, saying it is loading,
     # while the read has not returned, so the library's loop is not waiting on it.
-    release = threading.Event()
+    release = gate
     load_case = editor.load_case
 
     def held(*args, **kw):
-        release.wait(30)
+        release.hold()
         return load_case(*args, **kw)
 
     monkeypatch.setattr(editor, "load_case", held)
@@ -169,15 +170,15 @@ async def test_keys_held_for_a_screen_that_goes_before_it_is_ready_do_not_stop_l
         assert not app.keys.keys
 
 
-async def test_the_save_runs_off_the_ui_thread_and_keys_typed_meanwhile_wait_for_it(project_root, monkeypatch):
+async def test_the_save_runs_off_the_ui_thread_and_keys_typed_meanwhile_wait_for_it(project_root, monkeypatch,
+                                                                                    gate):
     """Saving writes case.yaml and copies scar and seed files (scarbook.cases.editing) on a thread: while
     a slow disk holds the save, the app keeps its loop, and keys typed meanwhile act after the save, on
     the saved form (they are not lost, and do not land in the case being written)."""
-    gate = threading.Event()
     real = editor.save_form_case
 
     def gated(*args, **kw):
-        gate.wait(10)
+        gate.hold()
         return real(*args, **kw)
 
     monkeypatch.setattr(editor, "save_form_case", gated)

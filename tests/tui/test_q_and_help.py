@@ -18,6 +18,7 @@ from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import SessionsScreen
 from tests.helpers.tui_fixtures import (  # noqa: F401
+    Gate,
     fast_demo,
     library_loaded,
     move_library_cursor,
@@ -97,15 +98,15 @@ def gated_reads(monkeypatch):
     import scarbook.tui.screens.editor as editor
     import scarbook.tui.screens.review as review
 
-    gate = threading.Event()
+    gate = Gate()
     real_case, real_review = editor.load_case, review.load_review
 
     def slow_case(*a, **kw):
-        gate.wait(10)
+        gate.hold()
         return real_case(*a, **kw)
 
     def slow_review(*a, **kw):
-        gate.wait(10)
+        gate.hold()
         return real_review(*a, **kw)
 
     monkeypatch.setattr(editor, "load_case", slow_case)

@@ -14,6 +14,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     click,
     editor_ready,
     fast_demo,
+    gate,
     library_loaded,
     move_library_cursor,
     plain,
@@ -95,19 +96,20 @@ async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
                                   {"type": "line_count", "path": "tmp.txt", "equals": 1},
                                   {"type": "line_count", "path": "tmp.txt", "max": 3},
                                   {"type": "only_changed", "paths": ["tmp.txt"]}]
-        # a value of the wrong type reaches the core's validation and its message is shown
+        # a value of the wrong type reaches the core's validation at Update (issue 37.15): its message is shown
+        # under the check's fields and the check keeps its value
         ed.query_one("#check-list").highlighted = 1
         await wait_until(pilot, lambda: ed.query("#cf-equals") and ed.query_one("#cf-equals", Input).value == "1",
                          what="the line_count check in the form")
         ed.query_one("#cf-equals", Input).value = "one"
         await click(pilot, "#check-update")
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert plain(ed.query_one("#err-checks")).startswith("↑ line_count.equals must be an integer, got str")
+        assert plain(ed.query_one("#check-problem")) == (
+            "not updated: line_count.equals must be an integer, got str — write equals as an integer")
+        assert checks.checks[1] == {"type": "line_count", "path": "tmp.txt", "equals": 1}
 
 
 async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typed_meanwhile_act(
-        project_root, monkeypatch):
+        project_root, monkeypatch, gate):
     """h, Enter on a session, then `down` and Enter typed while its runs are still being read (the
     reader held by a gate): the table shows "loading…", the read is not on the UI thread, and once
     the runs are there the two keys open the review of the second case."""
@@ -119,13 +121,13 @@ async def test_a_session_opens_with_its_runs_read_off_the_ui_thread_and_keys_typ
 
     record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",
                    {"write-one-line": ["pass"] * 3, "fix-json-config": ["fail"] * 3})
-    gate, threads = threading.Event(), []
+    threads = []
     real_runs = History.runs
 
     def gated_runs(self, session_id, *a, **kw):
         if session_id == "20260101-000000-aaaa" and gate_armed:
             threads.append(threading.current_thread() is threading.main_thread())
-            assert gate.wait(10), "the test never opened the gate"
+            gate.hold()
         return real_runs(self, session_id, *a, **kw)
 
     gate_armed = False
