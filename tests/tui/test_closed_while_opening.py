@@ -96,6 +96,7 @@ def scarbook_screens() -> set[type[Screen]]:
 def screen_factories(app, root) -> dict[str, Callable[[], Screen]]:
     from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
     from scarbook.tui.dialogs.confirm import ConfirmScreen
+    from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
     from scarbook.tui.screens.calibrate import CalibrateScreen
     from scarbook.tui.screens.editor import EditorScreen
     from scarbook.tui.screens.flakes import FlakeScreen
@@ -130,6 +131,7 @@ def screen_factories(app, root) -> dict[str, Callable[[], Screen]]:
         "RenameCaseScreen": lambda: RenameCaseScreen("write-one-line", root / "cases"),
         "TrashScreen": TrashScreen,
         "ConfirmScreen": lambda: ConfirmScreen("Delete write-one-line?"),
+        "DraftRubricScreen": lambda: DraftRubricScreen(app.project, next(c for c in cases if c.id == "write-one-line")),
     }
 
 
