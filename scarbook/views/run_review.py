@@ -9,6 +9,7 @@ safetext.clean_text.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from scarbook.cases.drafts import run_output
 from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
-from scarbook.models import CAUSE_KINDS, Case, RunRecord, RunStatus
+from scarbook.history.item_history import judged_items_of
+from scarbook.models import CAUSE_KINDS, Case, RunRecord, RunStatus, Vote
 from scarbook.project import Project
 from scarbook.run.causes import cause_kind, count_causes
 from scarbook.stats.rates import count_statuses
@@ -41,25 +43,42 @@ FILTERS: dict[str, frozenset[str] | None] = {
 }
 
 
+ITEM_FILTER = "item "  # + a rubric item's id: the runs that item failed (issue 35.3)
+
+
+def failed_items(run: RunRecord) -> set[str]:
+    """The ids of the rubric items the judge failed in this run."""
+    return {i.item_id for r in run.checks if r.type == "llm_judge" for i in judged_items_of(r) if i.verdict == Vote.FAIL}
+
+
 def shown_runs(runs: list[RunRecord], name: str) -> list[RunRecord]:
     if name in CAUSE_KINDS:  # a cause filter: the runs put there (run/causes.py)
         return [r for r in runs if cause_kind(r) == name]
+    if name.startswith(ITEM_FILTER):
+        return [r for r in runs if name.removeprefix(ITEM_FILTER) in failed_items(r)]
     wanted = FILTERS[name]
     return list(runs) if wanted is None else [r for r in runs if r.status in wanted]
 
 
+def _item_counts(runs: list[RunRecord]) -> Counter[str]:
+    return Counter(ident for r in runs for ident in failed_items(r))
+
+
 def filter_names(runs: list[RunRecord]) -> list[str]:
-    """The status filters, then a filter for each cause some run has (agent, infra, judge, case)."""
+    """The status filters, then a filter for each cause some run has (agent, infra, judge, case), then one for
+    each rubric item that failed some run, most failing first."""
     causes = count_causes(runs)
-    return [*FILTERS, *(kind for kind in CAUSE_KINDS if causes[kind])]
+    items = [f"{ITEM_FILTER}{ident}" for ident, _ in _item_counts(runs).most_common()]
+    return [*FILTERS, *(kind for kind in CAUSE_KINDS if causes[kind]), *items]
 
 
 def filter_counts(runs: list[RunRecord]) -> dict[str, int]:
-    """How many runs each filter shows, in FILTERS' order."""
+    """How many runs each filter shows, in filter_names' order."""
     c = count_statuses(runs)
     return {"all": len(runs), "failed": c[RunStatus.FAIL] + c[RunStatus.ERROR],
             **{s.value: c[s] for s in (RunStatus.FAIL, RunStatus.ERROR, RunStatus.UNJUDGED, RunStatus.PASS)},
-            **{kind.value: n for kind, n in count_causes(runs).items()}}
+            **{kind.value: n for kind, n in count_causes(runs).items()},
+            **{f"{ITEM_FILTER}{ident}": n for ident, n in _item_counts(runs).most_common()}}
 
 
 @dataclass

@@ -452,3 +452,22 @@ async def test_a_closed_review_has_no_highlighted_run_and_a_read_that_comes_back
         await review._load_detail(run).wait()  # what the worker does when its thread comes back: nothing to show
         await pilot.pause()
         assert app._exception is None and app.is_running
+
+
+async def test_s_reaches_a_filter_per_rubric_item_that_shows_the_runs_it_failed(project_root):
+    """Issue 35.3: after the status and cause filters, one filter per rubric item that failed some run."""
+    from tests.helpers.item_history import plant
+
+    items = [("r000001", "tmp.txt holds one line"), ("r000002", "the answer names tmp.txt")]
+    plant(project_root / "workspaces", "write-one-line", items, sessions=1, runs=4,
+          votes=lambda s, k, ident: ("FAIL",) if (ident == "r000001" and k in (2, 3)) or k == 3 else ("PASS",))
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        review = await open_review(pilot)
+        status = lambda: plain(review.query_one("#review-status"))  # noqa: E731
+        assert "item r000001 2" in status() and "item r000002 1" in status()
+        while not review.filter.startswith("item "):
+            await pilot.press("s")
+        assert "[item r000001 2]" in status() and listed(review) == [2, 3]
+        await pilot.press("s")
+        assert "[item r000002 1]" in status() and listed(review) == [3]
