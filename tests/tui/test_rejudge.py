@@ -92,3 +92,28 @@ async def test_a_saved_rubric_change_offers_the_rejudge_and_y_runs_it_without_th
     runs = [json.loads(line) for p in (tmp_path / "workspaces" / "history" / info.id).glob("*.jsonl")
             for line in p.read_text().splitlines()]
     assert sorted((r["k"], r["status"]) for r in runs) == [(1, "fail"), (2, "fail"), (3, "fail")]
+
+
+async def test_d_deletes_an_item_and_the_offered_rejudge_moves_the_cases_rate(tmp_path, judge_server, judged_once):
+    """Issue 35.4: an item deleted on the rubric list by key (d), ctrl+s, y to the offer: the last session is
+    graded again under the edited rubric and the case's rate moves from 3/3 to 0/3 (the judge now fails the
+    item that is left)."""
+    judge_server.default = tool_reply([("FAIL", "it ends with a newline")])  # one item left to grade
+    app = make_app(tmp_path, judge_env={"ANTHROPIC_API_KEY": "sk-e2e"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, "judge-me")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        ed = app.screen
+        ed.query_one("#rubric-list").focus()
+        await pilot.press("end", "d")
+        assert ed.query_one("#rubric").items == ["tmp.txt contains exactly one line"]
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the rejudge offer")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the rejudge to finish")
+        [case] = app.live.cases
+        stats = app.live.stats(case)
+        assert (stats.passes, stats.fails, stats.rate) == (0, 3, 0.0)  # before the edit: 3 of 3 passed
