@@ -212,3 +212,20 @@ def test_item_ids_of_kept_items_are_their_words_ids(tmp_path, judge_server, monk
     [judge] = load_case(root / "cases" / "c1").judge_checks
     assert judge.rubric_ids == [implicit_item_id(CATCHING)]
     assert json.loads(json.dumps(judge.to_dict()))["rubric"] == [CATCHING]
+
+
+def test_a_reply_without_the_tool_call_or_an_unreachable_judge_writes_nothing(tmp_path, judge_server, monkeypatch):
+    from tests.helpers.judge_server import status_reply, text_reply
+
+    root = project(tmp_path, judge_server, monkeypatch)
+    before = (root / "cases" / "c1" / "case.yaml").read_bytes()
+    judge_server.push(text_reply("Here are some rubric items: ..."), status_reply(529, "overloaded"))
+    res = draft(root)
+    assert (res.exit_code, res.stderr) == (2, "scarbook: the judge's draft for c1 is not usable: no propose_rubric "
+                                              "tool call in the reply — nothing was written; draft again, or propose "
+                                              "rule checks offline with --offline\n")
+    res = draft(root)
+    assert res.exit_code == 2
+    assert res.stderr == ("scarbook: the judge could not draft c1: judge answered HTTP 529: overloaded — nothing was "
+                          "written\n")
+    assert (root / "cases" / "c1" / "case.yaml").read_bytes() == before
