@@ -28,6 +28,7 @@ from typing import Any
 from scarbook.agents.spec import AGENT_KINDS, AgentSpec, agent_settings
 from scarbook.errors import ConfigError
 from scarbook.fs.yamlio import line_of
+from scarbook.models.session_parts import AgentEntry
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 OVERLAY_KEYS = ("base", "args", "env")
@@ -52,8 +53,9 @@ class NamedAgent:
         blob = json.dumps({"agent": self.settings, "env": self.env_values}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.settings.get("type"), "fingerprint": self.fingerprint()}
+    def entry(self, label: str) -> AgentEntry:
+        """This agent as its session records it (SessionInfo.agents), `label` the agent as it ran."""
+        return AgentEntry(self.name, str(self.settings.get("type") or ""), self.fingerprint(), label)
 
 
 def known(names: Mapping[str, Any] | list[str]) -> str:

@@ -6,7 +6,15 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from scarbook.models.session_parts import Confinement, GateRecord, RerunLink, RunPlace, SessionPart, ShardHeader
+from scarbook.models.session_parts import (
+    AgentEntry,
+    Confinement,
+    GateRecord,
+    RerunLink,
+    RunPlace,
+    SessionPart,
+    ShardHeader,
+)
 from scarbook.models.words import SessionState
 
 # the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
@@ -50,25 +58,26 @@ class SessionInfo:
     # lines (deleted, or left out as forged) marks the case damaged, without a verdict; {} while it runs,
     # and in records written before it was kept (left out of the file then)
     recorded: dict[str, int] = field(default_factory=dict)
-    # a session of several agents (`eval --agents`): each agent in order, the baseline first —
-    # {name, type, label, fingerprint}; every run records its agent's name (RunRecord.agent). Empty (and
-    # left out of session.json) for a session of one agent
-    agents: list[dict[str, Any]] = field(default_factory=list)
+    # a session of several agents (`eval --agents`): each agent in order, the baseline first; every run
+    # records its agent's name (RunRecord.agent). Empty (and left out of session.json) for one agent
+    agents: list[AgentEntry] = field(default_factory=list)
 
     @property
     def agent_names(self) -> list[str]:
         """The agents' names, baseline first; [] for a session of one agent."""
-        return [str(a.get("name")) for a in self.agents if isinstance(a, dict)]
+        return [a.name for a in self.agents]
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, isolation=None))
+        d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, isolation=None, agents=[]))
         for key in PARTS:
             part = getattr(self, key)
             d[key] = part.to_dict() if part is not None else {}
         d["state"] = str(self.state)
         if not self.recorded:
             del d["recorded"]
-        if not self.agents:
+        if self.agents:
+            d["agents"] = [a.to_dict() for a in self.agents]
+        else:
             del d["agents"]
         return d
 
@@ -85,6 +94,7 @@ class SessionInfo:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionInfo:
         known = cls.__dataclass_fields__
-        info = cls(**{k: PARTS[k].read(v) if k in PARTS else v for k, v in d.items() if k in known})
+        info = cls(**{k: PARTS[k].read(v) if k in PARTS else v for k, v in d.items() if k in known and k != "agents"})
+        info.agents = [AgentEntry.from_dict(a) for a in d.get("agents") or () if isinstance(a, dict)]
         info.state = SessionState.parse(info.state)
         return info

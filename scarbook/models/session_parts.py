@@ -1,6 +1,6 @@
 """The parts of a session's record (SessionInfo) that are records of their own: what confined its agents
 (`isolation`), where its runs executed (`executor`), the session it re-ran or graded again
-(`rerun_of`) and the gate it ran under (`gate`). One definition each, read by attribute.
+(`rerun_of`), the gate it ran under (`gate`) and, comparing agents, each of them (`agents`). One definition each, read by attribute.
 
 JSON: session.json's shapes, key for key and in the same order. A part read from a file remembers the
 keys it had (`keys`) and any this version does not know (`unknown`), so it is written back as it was
@@ -229,3 +229,16 @@ class ShardHeader(SessionPart):
         if key == "merged":
             return tuple(value) if isinstance(value, list) else value
         return value
+
+
+@dataclass(frozen=True)
+class AgentEntry(SessionPart):
+    """One agent of a session of several (`eval --agents`), an item of session.json's `agents` list (the
+    baseline first): its `name` (what each of its runs' `agent` says), its `type`, the `fingerprint` of its
+    resolved settings and the `label` it ran as ("command: ./agent.sh 9")."""
+
+    ALWAYS = ("name",)
+    name: str = ""
+    type: str | None = None
+    fingerprint: str | None = None
+    label: str | None = None

@@ -241,8 +241,8 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                                        judge_rates={c: list(r) for c, r in ready.judge_rates.items()}),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
                        isolation=ready.isolation,
-                       agents=[{**one.to_dict(), "label": ready.agents[one.name].label}
-                               for one in plan.agents] if ready.compared else [dict(a) for a in ready.recorded_agents])
+                       agents=([one.entry(ready.agents[one.name].label) for one in plan.agents] if ready.compared
+                               else list(ready.recorded_agents)))
     history.start_session(info)
     return info
 

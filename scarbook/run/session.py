@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
 from scarbook.agents.named import NamedAgent
@@ -27,7 +27,7 @@ from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ExecutorType, GateMode
-from scarbook.models.session_parts import Confinement
+from scarbook.models.session_parts import AgentEntry, Confinement
 from scarbook.models.words import Isolation, Keep, Undecided
 from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
@@ -78,7 +78,7 @@ class ReadySession:
     agents: dict[str, Agent] = field(default_factory=dict)
     # the agents a session records when it runs none itself: a rejudge of a session of several agents
     # carries its source's (SessionInfo.agents), so every carried run's agent stays one of them
-    recorded_agents: list[dict[str, Any]] = field(default_factory=list)
+    recorded_agents: list[AgentEntry] = field(default_factory=list)
 
     @property
     def agent_names(self) -> list[str]:

@@ -131,6 +131,6 @@ def compare_session(info: SessionInfo, runs: Iterable[RunRecord], cfg: Config, t
         for name in names:
             for r in split[cid][name]:
                 costs[name].add(r)
-    labels = {str(a.get("name")): str(a.get("label") or a.get("type") or "") for a in info.agents}
+    labels = {a.name: a.label or a.type or "" for a in info.agents}
     return SessionVersus(names, labels, stats, comparison, costs)
 

@@ -232,7 +232,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
                        shard=ShardHeader.of_merge(sid, tuple(f.info.id for f in found)),
                        executor=_merged_executor([f.info.executor for f in found]),
                        isolation=_merged_isolation([f.info.isolation for f in found]),
-                       agents=[dict(a) for a in first.agents])
+                       agents=list(first.agents))
     runs = []
     for f in found:
         for r in f.runs:

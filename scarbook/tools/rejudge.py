@@ -318,5 +318,5 @@ def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | N
     except ValueError:
         spec = DemoSpec()  # only a cluster executor reads it; a rejudge runs locally
     ready = ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None)
-    ready.recorded_agents = [dict(a) for a in pick.source.agents]  # a session of several agents: theirs
+    ready.recorded_agents = list(pick.source.agents)  # a session of several agents: theirs
     return Preparation(ready)

@@ -108,3 +108,18 @@ def test_one_rate_per_case_is_the_baseline_agents(project) -> None:
     assert project.cli("baseline", "set").exit_code == 0
     blessed = json.loads((project.root / "scarbook-baseline.json").read_text())
     assert (blessed["cases"]["alpha"]["passes"], blessed["cases"]["alpha"]["fails"]) == (9, 1)
+
+
+def test_a_report_later_reads_the_margin_the_session_ran_with(project) -> None:
+    """The session records gate.compare (GateRecord.compare): `scarbook report` reads its comparison with the
+    margin it ran under, whatever scarbook.yaml says now."""
+    _project(project, cases=("alpha",))
+    project.config(CONFIG + "gate: {compare: {baseline: base, margin: 0.1}}\n", gate=None)
+    ran = project.cli("eval", "--agents", "base,twin", "--runs", "10", "-q")
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert "gate ±10 pts" in ran.stdout.splitlines()[0]
+    session = json.loads(next((project.workspaces / "history").glob("*/session.json")).read_text())["session"]["1"]
+    assert session["gate"]["compare"] == {"baseline": "base", "margin": 0.1}
+    project.config(CONFIG + "gate: {compare: {baseline: base, margin: 0.05}}\n", gate=None)
+    report = project.cli("report", "latest")
+    assert "gate ±10 pts" in report.stdout.splitlines()[0], report.stdout

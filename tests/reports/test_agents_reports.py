@@ -75,11 +75,12 @@ def test_judge_corrected_rates_stand_beside_each_agents_raw_rate() -> None:
     decision stays on the judged counts, and the table says so."""
     from scarbook.config import Config
     from scarbook.models import RunRecord, RunStatus, SessionInfo
+    from scarbook.models.session_parts import AgentEntry
     from scarbook.reports.versus_table import format_versus
     from scarbook.run.versus import compare_session
     from scarbook.stats.corrected import Corrected
 
-    info = SessionInfo(id="s", case_ids=["alpha"], agents=[{"name": "a"}, {"name": "b"}])
+    info = SessionInfo(id="s", case_ids=["alpha"], agents=[AgentEntry("a"), AgentEntry("b")])
     runs = [RunRecord("s", "alpha", k, RunStatus.PASS if k % 2 or k < 10 else RunStatus.FAIL, "", agent="ab"[k % 2])
             for k in range(1, 21)]
     versus = compare_session(info, runs, Config(), {"alpha": 0.8})
@@ -96,10 +97,11 @@ def test_judge_corrected_rates_stand_beside_each_agents_raw_rate() -> None:
 def test_a_one_case_suite_row_says_one_case() -> None:
     from scarbook.config import Config
     from scarbook.models import RunRecord, RunStatus, SessionInfo
+    from scarbook.models.session_parts import AgentEntry
     from scarbook.reports.versus_files import markdown_section
     from scarbook.run.versus import compare_session
 
-    info = SessionInfo(id="s", case_ids=["alpha"], agents=[{"name": "a"}, {"name": "b"}])
+    info = SessionInfo(id="s", case_ids=["alpha"], agents=[AgentEntry("a"), AgentEntry("b")])
     runs = [RunRecord("s", "alpha", k, RunStatus.PASS, "", agent="ab"[k % 2]) for k in range(1, 7)]
     versus = compare_session(info, runs, Config(), {"alpha": 0.8})
     assert versus is not None

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from scarbook.config import Config
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
+from scarbook.models.session_parts import AgentEntry
 from scarbook.run.events import CaseDecided, RunFinished, SessionFinished, SessionStarted
 from scarbook.views.live_state import LiveSession
 
-AGENTS = [{"name": "base", "type": "command", "label": "command: ./a"}, {"name": "cand", "type": "command"}]
+AGENTS = [AgentEntry("base", "command", label="command: ./a"), AgentEntry("cand", "command")]
 
 
 def _run(k: int, agent: str, ok: bool) -> RunRecord:
