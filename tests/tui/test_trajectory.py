@@ -88,14 +88,16 @@ async def test_a_negative_bound_is_refused_in_the_cores_words(project_root):
         ed.query_one("#check-type").value = "max_turns"
         await wait_until(pilot, lambda: bool(ed.query("#cf-n")), what="the max_turns fields")
         ed.query_one("#cf-n").value = "-3"
+        ed.query_one("#check-add").press()  # refused at Add since issue 37.15 (it was the save that refused it)
+        await wait_until(pilot, lambda: plain(ed.query_one("#check-problem")) == (
+            "not added: max_turns.n must be 0 or more, got -3 — write e.g. n: 12"), what="the refusal")
+        assert ed.query_one("#checks").checks == []
+        ed.query_one("#cf-n").value = "3"
         ed.query_one("#check-add").press()
         await wait_until(pilot, lambda: "needs-transcript" in plain(ed.query_one("#lint-hints")), what="the hint")
         assert "hint (needs-transcript): max_turns reads each run's transcript, but the project's agent keeps none" \
             in plain(ed.query_one("#lint-hints"))
-        await pilot.press("ctrl+s")
-        await save_done(pilot)
-        assert plain(app.screen.query_one("#editor-error")) == (
-            "not saved: max_turns.n must be 0 or more, got -3 — write e.g. n: 12")
+        assert plain(ed.query_one("#check-problem")) == ""
     assert not (project_root / "cases" / "bounded").exists()
 
 
