@@ -97,6 +97,7 @@ def _spans(src: Source) -> list[dict[str, Any]]:
     return spans or flat_spans(src)
 
 
+_DECODED = "\0attributes"  # a slim span's decoded attributes (no OTLP key is spelt so)
 _SPAN_KEYS = ("traceId", "spanId", "name", "startTimeUnixNano", "endTimeUnixNano", "status")
 
 
@@ -104,7 +105,8 @@ def _slim(span: dict[str, Any], seen: dict[str, str]) -> dict[str, Any]:
     """What the reader takes from a span: its ids, name, times and status, and its attributes decoded (the
     events form read as attributes). The OTLP key/value wrappers, a dict or two an attribute, are dropped."""
     slim = {key: _once(seen, span[key]) for key in _SPAN_KEYS if key in span}
-    slim["attributes"] = {_once(seen, k): _once(seen, v) for k, v in _with_events(span, attributes(span)).items()}
+    # decoded once, here; taken (not copied) by the timeline, so what it drops once read is gone
+    slim[_DECODED] = {_once(seen, k): _once(seen, v) for k, v in _with_events(span, attributes(span)).items()}
     return slim
 
 
@@ -316,7 +318,7 @@ def _timeline(spans: list[dict[str, Any]]) -> list[_Moment]:
     end), in time order; at one instant, what ends comes before what starts."""
     timeline: list[_Moment] = []
     for seq, span in enumerate(spans):
-        attrs = _with_events(span, attributes(span))
+        attrs = span.pop(_DECODED) if _DECODED in span else _with_events(span, attributes(span))
         start, end = nanos(span.get("startTimeUnixNano")), nanos(span.get("endTimeUnixNano"))
         end = max(end, start + 1)  # a span saved without times (or ending as it starts): its input comes first
         if attrs.get("gen_ai.operation.name") == "execute_tool" or str(span.get("name", "")).startswith("execute_tool"):
