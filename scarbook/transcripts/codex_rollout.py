@@ -122,7 +122,7 @@ def parse_rollout(src: Source) -> Transcript:
     last_time = None
     shown: set[int] = set()  # entries from event_msg messages: kept only when no item holds a message
     spawned_at: str | None = None  # a spawned agent's thread began then: earlier user messages are its parent's
-    times: dict[int, str] = {}  # entry index -> its record's time
+    times: list[str | None] = []  # each entry's record's time (a list beside the entries: a dict entry each cost more)
     legacy = False
     for n, (_, r) in enumerate(src.iter_json_lines(stats)):
         if n == 0 and is_legacy_rollout([r, *src.shape.records[1:6]]):
@@ -130,12 +130,12 @@ def parse_rollout(src: Source) -> Transcript:
             continue
         if legacy and isinstance(r, dict) and r.get("type") in ITEM_TYPES:
             _item(t, r)
+            times += [None] * (len(t.entries) - len(times))
             continue
         if not is_rollout_record(r):
             continue
         kind, payload = r["type"], r["payload"]
         last_time = r.get("timestamp") or last_time
-        before = len(t.entries)
         if kind == "session_meta":
             t.cwd = t.cwd or payload.get("cwd")
             if isinstance(payload.get("source"), dict) and "subagent" in payload["source"]:
@@ -157,13 +157,14 @@ def parse_rollout(src: Source) -> Transcript:
                               output_tokens=int(total.get("output_tokens") or 0), cache_read_tokens=cached)
         elif kind == "event_msg" and payload.get("type") in ("error", "stream_error"):
             t.warnings.append(f"codex: {payload.get('message', 'error')}")
-        if isinstance(r.get("timestamp"), str):
-            times.update(dict.fromkeys(range(before, len(t.entries)), r["timestamp"]))
+        if len(t.entries) > len(times):
+            stamp = r.get("timestamp")
+            times += [stamp if isinstance(stamp, str) else None] * (len(t.entries) - len(times))
     if any(isinstance(e, Message) and e.role in ("user", "assistant") and i not in shown
            for i, e in enumerate(t.entries)):  # the items hold the messages: the UI's copies go
         kept = [i for i in range(len(t.entries)) if i not in shown]
         t.entries = [t.entries[i] for i in kept]
-        times = {new: times[old] for new, old in enumerate(kept) if old in times}
+        times = [times[i] for i in kept]
     if spawned_at:
         _parent_history_is_context(t, spawned_at, times)
     t.warnings[:0] = truncation_warning(stats)
@@ -172,12 +173,12 @@ def parse_rollout(src: Source) -> Transcript:
     return finish_transcript(t)
 
 
-def _parent_history_is_context(t: Transcript, spawned_at: str, times: dict[int, str]) -> None:
+def _parent_history_is_context(t: Transcript, spawned_at: str, times: list[str | None]) -> None:
     """A spawned agent's rollout replays its parent's history first: user messages from before its thread
     began are the parent's requests — context, never this agent's task."""
     began = _when(spawned_at)
     for i, e in enumerate(t.entries):
-        stamp = _when(times.get(i))
+        stamp = _when(times[i] if i < len(times) else None)
         if isinstance(e, Message) and e.role == "user" and began is not None and stamp is not None and stamp < began:
             e.role = "system"
 
