@@ -27,3 +27,7 @@ _.fs_mode, _.slow_disk, _.python_on_path, _.skipped_judge, _.fast_demo, _.inproc
 # (tests/agents/test_agent_rows.py's echo_type registers a type); compare_sim's FixedCell.case_better, the mirror
 # of case_worse, computed in every cell for whoever reads the cells (the printed A/A table shows any wrong call).
 _.whitespace_split, _.cancel_timeout, _.echo_type, _.case_better
+
+# A field of session.json's batch record (models/session_parts.py BatchRecord) that scarbook writes by
+# name through updated(submitted_at=...) and keeps in the file for a reader; no code reads it back.
+_.submitted_at

@@ -8,6 +8,7 @@ from typing import Any
 
 from scarbook.models.session_parts import (
     AgentEntry,
+    BatchRecord,
     Confinement,
     GateRecord,
     RerunLink,
@@ -19,7 +20,7 @@ from scarbook.models.words import SessionState
 
 # the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
 PARTS: dict[str, type[SessionPart]] = {"gate": GateRecord, "shard": ShardHeader, "rerun_of": RerunLink,
-                                       "executor": RunPlace, "isolation": Confinement}
+                                       "executor": RunPlace, "batch": BatchRecord, "isolation": Confinement}
 
 
 @dataclass
@@ -49,9 +50,8 @@ class SessionInfo:
     rerun_of: RerunLink | None = None
     # where its runs executed; None ({}) in records written before it was recorded
     executor: RunPlace | None = None
-    # eval --judge-batch: {"id": the Message Batch's id (None until it exists), "requests": how many,
-    # "submitted_at"}; {} for a session judged online
-    batch: dict[str, Any] = field(default_factory=dict)
+    # eval --judge-batch: what it submitted and its Message Batches; None ({}) for a session judged online
+    batch: BatchRecord | None = None
     # what confined its agent (scarbook.run.session.choose_isolation); None ({}) before 25.1 and for a rejudge
     isolation: Confinement | None = None
     # case id -> how many runs of it the session recorded, written when it ends: a read that finds fewer
@@ -68,7 +68,8 @@ class SessionInfo:
         return [a.name for a in self.agents]
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, isolation=None, agents=[]))
+        d = asdict(replace(self, gate=None, shard=None, rerun_of=None, executor=None, batch=None, isolation=None,
+                           agents=[]))
         for key in PARTS:
             part = getattr(self, key)
             d[key] = part.to_dict() if part is not None else {}

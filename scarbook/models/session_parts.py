@@ -1,6 +1,7 @@
 """The parts of a session's record (SessionInfo) that are records of their own: what confined its agents
 (`isolation`), where its runs executed (`executor`), the session it re-ran or graded again
-(`rerun_of`), the gate it ran under (`gate`) and, comparing agents, each of them (`agents`). One definition each, read by attribute.
+(`rerun_of`), the gate it ran under (`gate`), its shard header (`shard`), its Message Batch (`batch`) and,
+comparing agents, each of them (`agents`). One definition each, read by attribute.
 
 JSON: session.json's shapes, key for key and in the same order. A part read from a file remembers the
 keys it had (`keys`) and any this version does not know (`unknown`), so it is written back as it was
@@ -11,12 +12,13 @@ without the part (a record older than it, a rejudge) holds None, written as {} a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
 from scarbook.models.words import ExecutorType, GateMode, Isolation, Undecided
 
+PART_LISTS = ("shards", "not_rejudgeable")  # keys whose values are lists of parts
 MIXED = "mixed"  # a merged session whose shards differed: each shard's part is in `shards`
 
 
@@ -33,7 +35,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, SessionPart):
         return value.to_dict()
     if isinstance(value, tuple):
-        return [_plain(v) if v is not None else {} for v in value]  # None: a part older records lack
+        return [_plain(v) for v in value]
     if isinstance(value, Mapping):
         return dict(value)
     return value
@@ -62,8 +64,21 @@ class SessionPart:
         """Whether the part holds `key` (a read one: as its file had it)."""
         return key in self._keys()
 
+    def updated(self, **changes: Any) -> Any:
+        """A copy with `changes`, written as dict.update writes them: a key it had keeps its place, a
+        new one goes last."""
+        had = self._keys()
+        return replace(self, **changes, keys=had + tuple(k for k in changes if k not in had),
+                       unknown={k: v for k, v in self.unknown.items() if k not in changes})
+
+    def _value(self, key: str) -> Any:
+        value = getattr(self, key)
+        if key in PART_LISTS:  # a list of parts: one read from {} is None, written {} again
+            return [v.to_dict() if v is not None else {} for v in value or ()] if value is not None else None
+        return _plain(value)
+
     def to_dict(self) -> dict[str, Any]:
-        return {k: self.unknown[k] if k in self.unknown else _plain(getattr(self, k)) for k in self._keys()}
+        return {k: self.unknown[k] if k in self.unknown else self._value(k) for k in self._keys()}
 
     @classmethod
     def _read(cls, key: str, value: Any) -> Any:
@@ -242,3 +257,30 @@ class AgentEntry(SessionPart):
     type: str | None = None
     fingerprint: str | None = None
     label: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchRecord(SessionPart):
+    """eval --judge-batch: what the session submitted (batch.json's sha256 `digest` and which run each
+    request id grades, `runs`), its batches' `ids` (`id`: the first; None until it exists), how many
+    `requests`, when each batch's create was `sending` (by its number, before the create: resume looks
+    for it) and when the last was `submitted_at`. Built a step at a time (updated()) as it is written."""
+
+    digest: str | None = None
+    runs: Mapping[str, Any] | None = None
+    id: str | None = None
+    ids: tuple[str | None, ...] | None = None
+    requests: int | None = None
+    sending: Mapping[str, str] | None = None
+    submitted_at: str | None = None
+
+    @property
+    def batch_ids(self) -> list[str | None]:
+        """Each batch's id as recorded (the first alone in a record older than `ids`)."""
+        return list(self.ids or [self.id])
+
+    @classmethod
+    def _read(cls, key: str, value: Any) -> Any:
+        if key == "ids":
+            return tuple(value) if isinstance(value, list) else value
+        return value

@@ -33,6 +33,7 @@ from scarbook.judge.batch import BatchStatus, PendingCheck, find_sent, grade_pen
 from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import Judge
 from scarbook.models import CheckResult, CheckStatus, JudgeDetail, RunRecord, SessionInfo, SessionState
+from scarbook.models.session_parts import BatchRecord
 from scarbook.run.causes import AgentFacts, Pattern, attribute
 from scarbook.run.events import BatchProgress, Event
 from scarbook.text import plural
@@ -86,14 +87,14 @@ class BatchPlan:
         path = folder / BATCH_FILE
         try:
             raw = path.read_bytes()
-            if hashlib.sha256(raw).hexdigest() != info.batch.get("digest"):
+            if info.batch is None or hashlib.sha256(raw).hexdigest() != info.batch.digest:
                 raise HistoryError(_not_submitted(path, info))
             data = json.loads(raw.decode("utf-8"))
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
             plan = cls([PendingCheck.from_dict(c) for c in data["checks"]], dict(data.get("reports") or {}),
                        str(data.get("against") or ""))
-            if plan.id_map() != info.batch.get("runs"):
+            if plan.id_map() != info.batch.runs:
                 raise HistoryError(_not_submitted(path, info))
             return plan
         except OSError as exc:
@@ -121,7 +122,7 @@ def resume_hint(sid: str) -> str:
 async def _adopt(judge: Judge, info: SessionInfo, n: int, part: list[PendingCheck],
                  ids: list[str | None]) -> BatchStatus | None:
     """Batch `n` of the session, when its create was sent before (a scarbook killed before the reply)."""
-    sent_at = (info.batch.get("sending") or {}).get(str(n))
+    sent_at = ((info.batch.sending if info.batch is not None else None) or {}).get(str(n))
     if not sent_at:
         return None
     try:
@@ -140,10 +141,10 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
     ids = recorded_ids(info, len(parts))
     info.note = ""  # a resumed session's "is judging" note; how this ends sets its own
     if not any(ids):
-        if not info.batch:  # what is submitted, as the session records it: resume checks batch.json against it
-            info.batch = {"digest": plan.write(history.dir / info.id), "runs": plan.id_map()}
+        if info.batch is None:  # what is submitted, as the session records it: resume checks batch.json against it
+            info.batch = BatchRecord(plan.write(history.dir / info.id), plan.id_map(), keys=("digest", "runs"))
         info.state = SessionState.JUDGING
-        info.batch.update(id=None, ids=ids, requests=sum(len(c.requests()) for c in plan.checks))
+        info.batch = info.batch.updated(id=None, ids=tuple(ids), requests=sum(len(c.requests()) for c in plan.checks))
         history.update_session(info)
     for n, part in enumerate(parts):
         if ids[n]:
@@ -151,7 +152,9 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
         try:
             status = await _adopt(judge, info, n, part, ids)
             if status is None:
-                info.batch.setdefault("sending", {})[str(n)] = now_iso()  # before the create: resume looks for it
+                # before the create: resume looks for it
+                assert info.batch is not None  # recorded above, or by the session resumed (it has ids)
+                info.batch = info.batch.updated(sending={**(info.batch.sending or {}), str(n): now_iso()})
                 history.update_session(info)
                 status = await submit(judge, part)
         except JudgeUnavailable as down:
@@ -165,7 +168,8 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
             _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message))
             raise
         ids[n] = status.id
-        info.batch.update(id=ids[0], ids=ids, submitted_at=now_iso())
+        assert info.batch is not None
+        info.batch = info.batch.updated(id=ids[0], ids=tuple(ids), submitted_at=now_iso())
         history.update_session(info)
         emit(BatchProgress(info.id, status.id, status.submitted, status.done, status.processing_status))
     sent = [i for i in ids if i is not None]
@@ -192,7 +196,7 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
 
 def recorded_ids(info: SessionInfo, count: int) -> list[str | None]:
     """The id of each of the session's `count` batches, None where none was recorded."""
-    ids = list(info.batch.get("ids") or [info.batch.get("id")])
+    ids = info.batch.batch_ids if info.batch is not None else [None]
     return [*ids, *[None] * (count - len(ids))][:count]
 
 
@@ -280,7 +284,7 @@ def waiting_checks(runs: list[RunRecord], take: Callable[[CheckResult], PendingC
 
 
 def batch_note(info: SessionInfo, why: str = "") -> str:
-    ids = [i for i in info.batch.get("ids") or [info.batch.get("id")] if i]
+    ids = [i for i in (info.batch.batch_ids if info.batch is not None else []) if i]
     batch = f"batch {ids[0]}" if len(ids) == 1 else f"batches {', '.join(ids)}" if ids else "a batch not yet submitted"
     return (f"session {info.id} is judging: its judge requests wait in {batch}"
             + (f" ({why})" if why else "") + f" — {resume_hint(info.id)}")

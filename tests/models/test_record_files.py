@@ -33,7 +33,15 @@ from scarbook.models import (
     SessionInfo,
     Vote,
 )
-from scarbook.models.session_parts import MIXED, Confinement, GateRecord, RerunLink, RunPlace, ShardHeader
+from scarbook.models.session_parts import (
+    MIXED,
+    BatchRecord,
+    Confinement,
+    GateRecord,
+    RerunLink,
+    RunPlace,
+    ShardHeader,
+)
 from scarbook.models.words import ExecutorType, GateMode, Isolation, Undecided
 from scarbook.reports.table import report_run_from_dict, run_json
 
@@ -64,7 +72,7 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
         assert all(isinstance(i, JudgeItem) for c in run.checks if c.judge for i in c.judge.items)
     doc = _session_doc(folder)
     for name, kind in (("isolation", Confinement), ("executor", RunPlace), ("rerun_of", RerunLink), ("gate", GateRecord),
-                       ("shard", ShardHeader)):
+                       ("shard", ShardHeader), ("batch", BatchRecord)):
         part = getattr(info, name)
         assert isinstance(part, kind) if doc[name] else part is None, name  # the session's parts are records
     if info.isolation is not None:
@@ -178,3 +186,20 @@ def test_a_line_whose_judge_record_cannot_be_read_is_left_out_and_named(tmp_path
         f"for int() with base 10: 'many') — the runner never writes that (forged or damaged); delete it to silence "
         f"this: sed -i '2d' {runs_file}")
     assert f"holds {len(lines) - 1} runs of case judge-me, but session {folder.name} recorded {len(lines)}" in str(short)
+
+
+def test_a_batch_record_built_a_step_at_a_time_writes_what_dict_update_wrote():
+    """run/batch_session.py records its Message Batch a step at a time (what it submits, the ids it waits
+    for, when each create was sent, when it was submitted): the typed record writes each step key for key
+    and in the order the dict it replaces did, and reads back to the same."""
+    doc: dict = {"digest": "ab12", "runs": {"r1": ["judge-me", 1, 2]}}
+    batch = BatchRecord("ab12", {"r1": ["judge-me", 1, 2]}, keys=("digest", "runs"))
+    doc.update(id=None, ids=[None, None], requests=3)
+    batch = batch.updated(id=None, ids=(None, None), requests=3)
+    doc.setdefault("sending", {})["0"] = "2026-12-05T06:00:00+00:00"
+    batch = batch.updated(sending={**(batch.sending or {}), "0": "2026-12-05T06:00:00+00:00"})
+    doc.update(id="msgbatch_1", ids=["msgbatch_1", None], submitted_at="2026-12-05T06:00:01+00:00")
+    batch = batch.updated(id="msgbatch_1", ids=("msgbatch_1", None), submitted_at="2026-12-05T06:00:01+00:00")
+    assert json.dumps(batch.to_dict()) == json.dumps(doc)
+    again = BatchRecord.read(json.loads(json.dumps(doc)))
+    assert json.dumps(again.to_dict()) == json.dumps(doc) and again.batch_ids == ["msgbatch_1", None]

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from scarbook.cli import main
 from scarbook.history.store import History
+from scarbook.models.session_parts import BatchRecord
 from tests.helpers.judge_server import batch_reply, judge_server, status_reply, tool_reply  # noqa: F401
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
@@ -100,7 +101,7 @@ def test_batch_sends_the_online_requests_and_gives_the_online_verdicts_at_half_p
     assert ("judge: 3 calls, 3300 tokens, $0.0067; 0 calls saved by cheaper checks failing first; 3 answered in a "
             "Message Batch, at the batch price") in batch.output
     info = History(project / "workspaces").sessions()[0]
-    assert info.state == "finished" and info.batch["id"] == next(iter(judge_server.batches))
+    assert info.state == "finished" and info.batch.id == next(iter(judge_server.batches))
 
 
 def test_a_cached_verdict_skips_the_batch(project, judge_server):
@@ -147,7 +148,7 @@ def _wait_for_batch(project: Path, pid: subprocess.Popen, within: float = 60) ->
     while time.monotonic() < deadline:
         assert pid.poll() is None, pid.communicate()
         for info in history.sessions():
-            if info.batch.get("id"):
+            if info.batch is not None and info.batch.id:
                 return info.id
         time.sleep(0.05)
     raise AssertionError("the batch was never recorded")
@@ -222,7 +223,7 @@ def test_ctrl_c_while_waiting_leaves_the_session_judging(project, judge_server):
     finished = _judging_session(project, judge_server)
     info = finished.session
     assert info.state == "judging"
-    assert info.note == (f"session {info.id} is judging: its judge requests wait in batch {info.batch['id']} "
+    assert info.note == (f"session {info.id} is judging: its judge requests wait in batch {info.batch.id} "
                          f"(scarbook stopped waiting for it) — `scarbook resume {info.id}` collects the verdicts "
                          "and finishes the session")
     assert [r.status for r in finished.runs] == ["unjudged", "unjudged"]
@@ -268,8 +269,8 @@ def test_an_outage_while_waiting_exits_3_and_resume_finishes_later(project, judg
     assert result.exit_code == 3
     info = History(project / "workspaces").sessions()[0]
     assert info.state == "judging"  # the batch is not given up: its results can still be collected
-    assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {info.batch['id']} (judge "
-            f"batch {info.batch['id']} could not be polled: {why.format(url=judge_server.url)}") in result.output
+    assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {info.batch.id} (judge "
+            f"batch {info.batch.id} could not be polled: {why.format(url=judge_server.url)}") in result.output
     assert (f"— `scarbook resume {info.id}` collects the verdicts and finishes the session (exit 3: no "
             "verdict until then)") in result.output
     judge_server.batch_read_status = 200
@@ -289,14 +290,14 @@ def test_resume_submits_the_batch_when_scarbook_died_before_its_id_was_recorded(
     judge_server.default = tool_reply(REPLIES[1])
     info = _judging_session(project, judge_server).session
     history = History(project / "workspaces")
-    info.batch.update(id=None, ids=[None])
+    info.batch = info.batch.updated(id=None, ids=(None,))
     history.update_session(info)
     judge_server.batches.clear()  # the create never reached the API
     judge_server.hold_batches = False
     resumed = scarbook(project, "resume", info.id)
     assert resumed.exit_code == 1, resumed.output
     assert len(judge_server.batches) == 1  # its requests were sent now
-    assert history.read_session(info.id).batch["id"] == list(judge_server.batches)[0]
+    assert history.read_session(info.id).batch.id == list(judge_server.batches)[0]
     assert [r.status for r in history.runs(info.id)] == ["fail", "fail"]
 
 
@@ -313,7 +314,7 @@ def test_a_session_past_the_batch_limits_is_sent_in_chunks(project, judge_server
     assert f"judge batch {second}: 1/1 request done" in result.output
     assert [(k, s) for k, s, _ in verdicts(project / "r.json")] == [(1, "pass"), (2, "fail"), (3, "pass")]
     info = History(project / "workspaces").sessions()[0]
-    assert info.batch["ids"] == [first, second] and info.batch["requests"] == 3
+    assert info.batch.batch_ids == [first, second] and info.batch.requests == 3
 
 
 def test_a_chunk_that_could_not_be_sent_is_sent_by_resume(project, judge_server, monkeypatch):
@@ -326,7 +327,7 @@ def test_a_chunk_that_could_not_be_sent_is_sent_by_resume(project, judge_server,
     assert result.exit_code == 3
     info = History(project / "workspaces").sessions()[0]
     first = next(iter(judge_server.batches))
-    assert info.state == "judging" and info.batch["ids"] == [first, None]
+    assert info.state == "judging" and info.batch.batch_ids == [first, None]
     assert (f"session {info.id} is judging: its judge requests wait in batch {first} (judge batch 2 of 2 could not "
             "be submitted: judge answered HTTP 500 (after 1 retry): scripted create failure)") in result.output
     resumed = scarbook(project, "resume", "-q")
@@ -421,8 +422,8 @@ def test_resume_meeting_the_wrong_shape_ends_the_session_with_its_reason(project
     judge_server.default = tool_reply(REPLIES[1])
     info = _judging_session(project, judge_server).session
     history = History(project / "workspaces")
-    info.batch.update(id=None, ids=[None])
-    info.batch.pop("sending", None)
+    info.batch = info.batch.updated(id=None, ids=(None,))
+    info.batch = BatchRecord.read({k: v for k, v in info.batch.to_dict().items() if k != "sending"})
     history.update_session(info)  # as a scarbook killed before its create left it: resume sends it
     judge_server.batch_wrong_shape = WRONG_SHAPE
     resumed = scarbook(project, "resume", info.id)
@@ -446,7 +447,7 @@ def test_a_poll_answered_with_the_wrong_shape_leaves_the_session_for_resume(proj
     result = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache")
     assert result.exit_code == 3
     (info,) = History(project / "workspaces").sessions()
-    batch_id = info.batch["id"]
+    batch_id = info.batch.id
     assert info.state == "judging"
     asked = _not_a_batch(judge_server.url, f"GET /v1/messages/batches/{batch_id}")
     assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {batch_id} (judge batch "

@@ -111,12 +111,12 @@ def test_resume_adopts_the_batch_a_killed_scarbook_created_but_never_heard_of(pr
         if proc.poll() is None:
             proc.kill()
     (info,) = History(project / "workspaces").sessions()
-    assert info.state == "judging" and not info.batch.get("id")  # sent, but its id never heard
+    assert info.state == "judging" and not info.batch.id  # sent, but its id never heard
     judge_server.batch_create_gate = None
     resumed = _cli(project, "resume", info.id)
     assert resumed.exit_code == 1, resumed.output + resumed.stderr
     assert len(judge_server.batches) == 1  # adopted, not created again (the first would be billed, orphaned)
     after = History(project / "workspaces").read_session(info.id)
-    assert after.batch["id"] == next(iter(judge_server.batches))
+    assert after.batch.id == next(iter(judge_server.batches))
     assert sorted((r.case_id, r.status) for r in History(project / "workspaces").runs(info.id)) == [
         ("bad", "fail"), ("good", "pass")]

@@ -9,6 +9,7 @@ import pytest
 
 from scarbook.history.store import History
 from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
+from scarbook.models.session_parts import BatchRecord
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from tests.conftest import run_cli
@@ -30,7 +31,7 @@ async def test_a_judging_session_has_no_rate_in_the_library(project_root):
     for k, status in enumerate(statuses, 1):
         history.record_run(RunRecord(session_id=SID, case_id="write-one-line", k=k, status=status, reason=status,
                                      started_at=now, checks=[WAITING] if status == "unjudged" else []))
-    info.state, info.batch = "judging", {"id": "msgbatch_01", "ids": ["msgbatch_01"], "requests": 2}
+    info.state, info.batch = "judging", BatchRecord.read({"id": "msgbatch_01", "ids": ["msgbatch_01"], "requests": 2})
     history.finish_session(info)
 
     listed = run_cli(project_root, "list").stdout.splitlines()
