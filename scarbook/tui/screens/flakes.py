@@ -37,10 +37,11 @@ def grid_widths(width: int, sessions: int, longest: int = CELL_W[1]) -> tuple[in
     return case_w, cell_w
 
 
-def column_label(name: str, width: int) -> str:
+def column_label(name: str, width: int) -> Text:
     """A session's name in `width` columns: its end when it is longer ("prompt-v12" -> "…-v12"), where
-    labels of a series differ."""
-    return name if len(name) <= width else "…" + name[len(name) - width + 1:]
+    labels of a series differ. A Text, never a str: DataTable reads a str label as markup, and a label is
+    whatever `--label` was given ("[/]" ended the screen)."""
+    return Text(name if len(name) <= width else "…" + name[len(name) - width + 1:])
 
 
 class FlakeScreen(Screen):
