@@ -92,7 +92,7 @@ class FlakeScreen(Screen):
         grid.add_column("case", key="case", width=case_w)
         grid.add_column("flips", key="flips", width=FLIPS_W)
         for info in self.sessions:
-            grid.add_column(Text(column_label(info.label or info.id, cell_w)), key=info.id, width=cell_w)  # never markup
+            grid.add_column(column_label(info.label or info.id, cell_w), key=info.id, width=cell_w)
         self._generation += 1
         self._add_rows(0, self._generation, at)
 
