@@ -34,21 +34,31 @@ def test_g3(): pass
 def test_z_kills_its_worker(): os._exit(1)
 """
 
+HOLDS_THE_GIL = """\
+import re
+import pytest
+
+def test_a(): pass
+
+@pytest.mark.timeout(2)
+def test_b_backtracks_forever(): re.match(r"(a+)+$", "a" * 64 + "b")  # never gives the GIL back
+
+def test_c(): pass
+def test_d(): pass
+"""
+
 HOOKS = """\
 from tests.helpers.dead_workers import pytest_handlecrashitem, pytest_timeout_set_timer, pytest_xdist_make_scheduler
 """
 
 
-def test_a_run_whose_workers_die_ends_and_says_which_tests_and_why(tmp_path: Path) -> None:
-    """Before: after the first dead worker the controller waited forever (loadgroup handed its replacement a
-    unit the dead worker had already finished), and a timeout's stacks were lost ('node down: Not properly
-    terminated' alone)."""
+def _run(tmp_path: Path, tests: str, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "pytest.ini").write_text("[pytest]\ntimeout = 60\ntimeout_method = thread\n")
     (tmp_path / "conftest.py").write_text(HOOKS)
-    (tmp_path / "test_dying.py").write_text(TESTS)
+    (tmp_path / "test_dying.py").write_text(tests)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # (this run's own xdist worker's)
     env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadgroup", "-p", "no:cacheprovider",
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider",
                              "--basetemp", str(tmp_path / "tmp"), "-rf", "test_dying.py"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
@@ -58,6 +68,15 @@ def test_a_run_whose_workers_die_ends_and_says_which_tests_and_why(tmp_path: Pat
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         raise AssertionError(f"the run never ended:\n{out}") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out)
+
+
+def test_a_run_whose_workers_die_ends_and_says_which_tests_and_why(tmp_path: Path) -> None:
+    """Before: after the first dead worker the controller waited forever (loadgroup handed its replacement a
+    unit the dead worker had already finished), and a timeout's stacks were lost ('node down: Not properly
+    terminated' alone)."""
+    proc = _run(tmp_path, TESTS, "-n", "1", "--dist", "loadgroup")
+    out = proc.stdout
     assert proc.returncode == 1, out
     assert "2 failed, 5 passed" in out, out
     hung = out[out.index("worker 'gw0' crashed while running 'test_dying.py::test_g2_hangs@g'"):]
@@ -67,3 +86,18 @@ def test_a_run_whose_workers_die_ends_and_says_which_tests_and_why(tmp_path: Pat
         worker 'gw1' crashed while running 'test_dying.py::test_z_kills_its_worker'
         The worker left no timeout stacks: it was killed (a signal, the OOM killer), crashed in C, or called os._exit
         """) in out, out
+
+
+def test_a_test_that_holds_the_gil_is_stopped_and_its_stacks_shown(tmp_path: Path) -> None:
+    """The CI run that hung for 60 minutes: pytest-timeout's timer is a Python thread, so a test that never
+    gives the GIL back (here a regex backtracking on 2^64 paths) was never stopped, and its worker never
+    reported. Before: this run never ended. Now faulthandler's C watchdog ends the worker at 2 + 5 s with
+    every thread's stack, and the other tests run on a replacement worker."""
+    proc = _run(tmp_path, HOLDS_THE_GIL, "-n", "1", "--dist", "loadgroup")
+    out = proc.stdout
+    assert proc.returncode == 1, out
+    assert "1 failed, 3 passed" in out, out
+    crash = out[out.index("worker 'gw0' crashed while running 'test_dying.py::test_b_backtracks_forever'"):]
+    assert ("\ntest_dying.py::test_b_backtracks_forever held the GIL (or blocked pytest-timeout's timer) past 7 s "
+            "(its limit: 2 s); every thread, innermost call first:\n") in crash, out
+    assert 'test_dying.py", line 7 in test_b_backtracks_forever' in crash, out  # the hung line, from C

@@ -16,10 +16,16 @@ segfault's or an OOM kill's reason. Two hooks here, loaded by tests/conftest.py:
 - `pytest_timeout_set_timer` / `pytest_handlecrashitem`: a worker's timeout writes the stacks to a file
   in the run's shared temporary folder before pytest-timeout ends the worker, and the controller puts them
   in the crashed test's report.
+- A backstop for what that timer cannot stop: pytest-timeout's timer is a Python thread, so a test that
+  holds the GIL (a regex backtracking on a long input, a C loop) or blocks the timer's own writes is never
+  stopped — a CI run hung that way for 60 minutes with no "node down". faulthandler's watchdog is a C
+  thread that needs no GIL: armed beside the timer, a little later (`_backstop`), it writes every thread's
+  stack to the worker's `.hung.txt` and calls _exit(1); the controller reports those stacks as above.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import re
 import sys
@@ -31,6 +37,7 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling
 
 _DUMPS = "worker-timeouts"
+_HUNG = "held the GIL (or blocked pytest-timeout's timer) past"
 _HARNESS = re.compile(r"[/\\](_pytest|pluggy|xdist|execnet)[/\\]")  # frames of pytest's own machinery
 
 
@@ -98,9 +105,38 @@ def pytest_timeout_set_timer(item, settings):
     timer = threading.Timer(settings.timeout, time_out)
     timer.name = f"timeout {item.nodeid}"
     timer.daemon = True
-    item.cancel_timeout = lambda: (timer.cancel(), timer.join())
+    _arm_watchdog(item, settings.timeout)
+
+    def cancel() -> None:
+        faulthandler.cancel_dump_traceback_later()
+        timer.cancel()
+        timer.join()
+
+    item.cancel_timeout = cancel
     timer.start()
     return True
+
+
+def _backstop(timeout: float) -> float:
+    """When the C watchdog fires: after pytest-timeout's own timer had its chance (3 s → 8 s, 120 s → 180 s)."""
+    return timeout + min(60.0, max(5.0, timeout / 2))
+
+
+def _arm_watchdog(item, timeout: float) -> None:
+    """faulthandler's watchdog for this test: its stacks go to this worker's `.hung.txt`, then _exit(1)."""
+    dump = getattr(item.config, "_scarbook_watchdog_file", None)
+    if dump is None:
+        folder = _dump_folder(item.config)
+        folder.mkdir(exist_ok=True)
+        dump = open(folder / f"{os.environ['PYTEST_XDIST_WORKER']}.hung.txt", "w", encoding="utf-8")  # noqa: SIM115
+        item.config._scarbook_watchdog_file = dump  # (open for the worker's life: the watchdog writes to its fd)
+    backstop = _backstop(timeout)
+    dump.seek(0)
+    dump.truncate()
+    dump.write(f"{item.nodeid}\n{item.nodeid} {_HUNG} {backstop:g} s (its limit: {timeout:g} s); every thread, "
+               "innermost call first:\n")
+    dump.flush()
+    faulthandler.dump_traceback_later(backstop, exit=True, file=dump)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,12 +145,24 @@ def pytest_handlecrashitem(crashitem, report, sched) -> None:
     worker = getattr(getattr(report, "node", None), "gateway", None)
     if worker is None:
         return
-    dump = _dump_folder(sched.config) / f"{worker.id}.txt"
+    folder = _dump_folder(sched.config)
     try:
-        nodeid, _, stacks = dump.read_text(encoding="utf-8").partition("\n")
+        nodeid, _, stacks = _read_dump(folder, worker.id)
     except OSError:
         report.longrepr = (f"{report.longrepr}\nThe worker left no timeout stacks: it was killed (a signal, the "
                            "OOM killer), crashed in C, or called os._exit")
         return
     if nodeid == crashitem:
         report.longrepr = f"{report.longrepr}\n{stacks}"
+
+
+def _read_dump(folder: Path, worker: str) -> tuple[str, str, str]:
+    """The crashed worker's stacks: pytest-timeout's (`.txt`), else the C watchdog's (`.hung.txt`, only when it
+    fired: the file is rewritten, stacks-free, at every test's start)."""
+    try:
+        return (folder / f"{worker}.txt").read_text(encoding="utf-8").partition("\n")
+    except FileNotFoundError:
+        nodeid, sep, stacks = (folder / f"{worker}.hung.txt").read_text(encoding="utf-8", errors="replace").partition("\n")
+        if "File " not in stacks:  # armed, never fired
+            raise FileNotFoundError(worker) from None
+        return nodeid, sep, stacks
