@@ -48,6 +48,11 @@ def find_bwrap() -> str | None:
         return shutil.which("bwrap")
 
 
+# Run by root (a CI container), bwrap keeps every capability inside unless told: the agent could then
+# unmount what hides the other runs and the history, and remount / writable as the real root. (Run by
+# anyone else it keeps none; a setuid bwrap refuses the option from a user that is not root.)
+DROP_CAPABILITIES = ("--cap-drop", "ALL") if hasattr(os, "geteuid") and os.geteuid() == 0 else ()
+
 _probed: dict[str, str | None] = {}  # bwrap path -> why it cannot start (None: it can)
 
 
@@ -73,7 +78,7 @@ def require_sandbox(project_root: Path, network: bool = False) -> Sandbox:
 
 def _probe(bwrap: str) -> str | None:
     try:
-        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", *DROP_CAPABILITIES, "--ro-bind", "/", "/",
                                "--dev", "/dev", "--proc", "/proc", "--", "true"],
                               capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -100,7 +105,7 @@ class Sandbox:
         in `env` and no network, the recorder's port is opened inside (proc/bridge.py) and leads to
         its socket: the one way out."""
         ws = str(workspace)
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", *DROP_CAPABILITIES]
         if self.network:
             args.append("--share-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

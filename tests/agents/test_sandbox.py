@@ -326,3 +326,25 @@ def test_a_script_whose_interpreter_is_missing_is_a_run_error_in_the_sandbox_too
     assert (run.status, run.reason) == ("error", f"could not start the agent (command: {script}): No such file or "
                                                  "directory — the agent program exists, so check the interpreter on "
                                                  "its #! line")
+
+
+UNHIDE = """
+    import ctypes, errno, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    hidden = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["SCARBOOK_WORKSPACE"])))  # workspaces/
+    got = libc.umount2(hidden.encode(), 2)  # MNT_DETACH: the run's own folder is mounted inside it
+    print("umount", got, errno.errorcode.get(ctypes.get_errno(), 0) if got else "")
+    print("sees", sorted(os.listdir(hidden)))
+    open("tmp.txt", "w").write("ok")
+"""
+
+
+@needs_sandbox
+def test_an_agent_holds_no_capability_to_unmount_what_hides_other_runs(project) -> None:
+    """Run as root (a CI container), bwrap keeps every capability in the sandbox unless told to drop
+    them: the agent could unmount the tmpfs over workspaces/ and read (or write) every other run and
+    the history — and remount / writable as the real root. The sandbox drops them all."""
+    result, run = eval_agent(project, UNHIDE, isolation="sandbox",
+                             checks="  - {type: output_contains, text: umount -1 EPERM}\n")
+    assert run.status == "pass", (run.reason, run.output_excerpt)
+    assert "history" not in run.output_excerpt and "sees ['" + run.session_id + "']" in run.output_excerpt
