@@ -372,3 +372,19 @@ def _shorthands(data: dict, path: Path) -> dict:
 
 
 STARTER_CONFIG = _starter(Config())
+
+
+class ConfigFolders:
+    """The folders scarbook.yaml names, as paths under the project's `root`: for Project and for the run
+    layer's SessionSite, which each hold a root and a config."""
+
+    root: Path
+    config: Config
+
+    @property
+    def cases_dir(self) -> Path:
+        return self.root / self.config.cases_dir
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.root / self.config.workspaces_dir

@@ -7,12 +7,12 @@ from functools import cached_property
 from pathlib import Path
 
 from scarbook.cases.io import CaseSet, load_cases
-from scarbook.config import CONFIG_FILE, Config, load_config
+from scarbook.config import CONFIG_FILE, Config, ConfigFolders, load_config
 from scarbook.errors import ScarbookError
 
 
 @dataclass
-class Project:
+class Project(ConfigFolders):
     root: Path
     config: Config = field(default_factory=Config)
 
@@ -46,14 +46,6 @@ class Project:
     def at(cls, root: Path) -> Project:
         root = Path(root).resolve()
         return cls(root, load_config(root / CONFIG_FILE))
-
-    @property
-    def cases_dir(self) -> Path:
-        return self.root / self.config.cases_dir
-
-    @property
-    def workspaces_dir(self) -> Path:
-        return self.root / self.config.workspaces_dir
 
     @cached_property
     def history(self):  # -> scarbook.history.store.History

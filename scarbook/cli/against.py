@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.cli.common import say, say_workflow_command
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import SessionInfo
-from scarbook.project import Project
 from scarbook.stats.compare import format_comparison
 from scarbook.views.noise import noise_notes
 
@@ -28,7 +28,7 @@ def format_against(bc: BaselineComparison) -> str:
     return "\n".join(lines)
 
 
-def echo_against(bc: BaselineComparison, project: Project | None = None, session: SessionInfo | None = None) -> None:
+def echo_against(bc: BaselineComparison, project: ProjectFolders | None = None, session: SessionInfo | None = None) -> None:
     say("")
     say(format_against(bc))
     if project is not None:
@@ -37,7 +37,7 @@ def echo_against(bc: BaselineComparison, project: Project | None = None, session
             say(line)
 
 
-def echo_annotations(project: Project, rep, against: BaselineComparison | None) -> None:
+def echo_annotations(project: ProjectFolders, rep, against: BaselineComparison | None) -> None:
     """GitHub Actions annotations, when the environment asks for them (the step summary is a report
     file: scarbook.reports.write)."""
     import os

@@ -11,17 +11,19 @@ from scarbook.models import ExecutorType, SessionState
 from scarbook.project import Project
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.plan import SessionSite
 from scarbook.run.ray.executor import make_executor
-from scarbook.run.session import ReadySession, prepare_session
+from scarbook.run.session import ReadySession
 from scarbook.session.plan import EvalPlan
+from scarbook.session.prepare import prepare_eval
 from scarbook.session.report import report_session
 
 
 def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_kind: str | None,
                 json_path: str | None, junit_path: str | None) -> int:
     """Run the plan and print its outcome; the exit code (2: it could not start, each reason printed)."""
-    plan = planned.plan
-    prep = prepare_session(project, plan)
+    plan, site = planned.plan, SessionSite.of(project)
+    prep = prepare_eval(site, plan)
     if prep.session is None:
         for error in prep.errors:
             say(f"scarbook: {error}", err=True)
@@ -39,7 +41,7 @@ def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_ki
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
         say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
-    outcome = report_session(project, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
+    outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
                              baseline=planned.baseline)
     return say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
 

@@ -12,7 +12,7 @@ from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
 from scarbook.models import SessionState
 from scarbook.run.outcome import EXIT_BELOW, EXIT_NO_VERDICT, EXIT_OK, EXIT_USAGE
-from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.run.session import SessionPlan, SessionSite, prepare_session
 from scarbook.session.plan import select_cases
 from scarbook.views.noise import format_noise, measure_noise
 
@@ -45,7 +45,7 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
     sessions = []
     for side in ("A", "B"):
         # as `scarbook eval` runs it (retry_infra included): the floor a real comparison stands on
-        prep = prepare_session(project, SessionPlan(cases, n, label=f"{pair} {side}", concurrency=concurrency))
+        prep = prepare_session(SessionSite.of(project), SessionPlan(cases, n, label=f"{pair} {side}", concurrency=concurrency))
         if prep.session is None:
             for error in prep.errors:
                 say(f"scarbook: {error}", err=True)

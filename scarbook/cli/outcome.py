@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cli.against import echo_against, echo_annotations
 from scarbook.cli.common import say, say_written
 from scarbook.models import SessionInfo, SessionState
-from scarbook.project import Project
 from scarbook.reports.table import format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
 from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
@@ -16,7 +16,7 @@ from scarbook.run.shard import Shard
 from scarbook.session.report import Outcome
 
 
-def say_outcome(project: Project, outcome: Outcome, info: SessionInfo, shard: Shard | None, paths: ReportPaths) -> int:
+def say_outcome(project: ProjectFolders, outcome: Outcome, info: SessionInfo, shard: Shard | None, paths: ReportPaths) -> int:
     """Print the table, the summary and the comparison, write the reports; the exit code."""
     rep, against = outcome.report, outcome.against
     say(format_table(rep))

@@ -11,6 +11,7 @@ from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
+from scarbook.run.plan import SessionSite
 from scarbook.session.plan import case_ids_of_args
 from scarbook.session.report import report_session
 from scarbook.text import plural
@@ -52,7 +53,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
         for line in unjudgeable_lines(pick):
             say(line, err=True)
     reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}
-    prep = prepare_rejudge(project, pick, concurrency=concurrency, reports=reports)
+    prep = prepare_rejudge(SessionSite.of(project), pick, concurrency=concurrency, reports=reports)
     if prep.session is None:
         for error in prep.errors:
             say(f"scarbook: {error}", err=True)
@@ -61,7 +62,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))
     info = finished.session
     cases = {c.id: c for c in pick.cases}
-    outcome = report_session(ready.project, info, finished.runs, cases, policy=ready.gate)
+    outcome = report_session(ready.site, info, finished.runs, cases, policy=ready.gate)
     ctx.exit(say_outcome(project, outcome, info, None, ReportPaths.given(json=json_path, junit=junit_path)))
 
 

@@ -13,7 +13,7 @@ from scarbook.cli.common import friendly_errors, get_project, report_case_proble
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
 from scarbook.models import ItemFinding
-from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.run.session import SessionPlan, SessionSite, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import select_cases
 from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident
@@ -81,7 +81,7 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
             say(f"{case.id:<{width}}  reproduce: no scar to reproduce")
             continue
         folder = project.cases_dir / case.id
-        prep = prepare_session(project, SessionPlan([case], n, label=f"reproduce {case.id}"))
+        prep = prepare_session(SessionSite.of(project), SessionPlan([case], n, label=f"reproduce {case.id}"))
         if prep.session is None:
             for error in prep.errors:
                 say(f"scarbook: {error}", err=True)

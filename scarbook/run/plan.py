@@ -1,5 +1,6 @@
-"""What a session is asked to run: the cases, the runs and every choice made for it (SessionPlan). The
-session layer (session/plan.py) makes one from a face's options; run/session.py prepares it.
+"""What a session is asked to run: the cases, the runs and every choice made for it (SessionPlan), and
+where it runs (SessionSite: the project's folder, the session's config, the history). The session layer
+(session/plan.py) makes both from a face's request; run/session.py prepares them.
 
 Plain data and its light imports only: `scarbook eval --dry-run` plans without loading the runner."""
 
@@ -10,13 +11,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scarbook.config import ConfigFolders
+
 if TYPE_CHECKING:
     from scarbook.agents.named import NamedAgent
-    from scarbook.config import GatePolicy
+    from scarbook.config import Config, GatePolicy
+    from scarbook.history.store import History
     from scarbook.models import Case
     from scarbook.models.session_parts import RerunLink
+    from scarbook.project import Project
     from scarbook.record.settings import RecordSettings
     from scarbook.run.shard import Shard
+
+
+@dataclass(frozen=True)
+class SessionSite(ConfigFolders):
+    """What a session needs of its project, handed down instead of the Project: the project folder (agents
+    are tagged by it, the sandbox binds it, git's revision is read there), scarbook.yaml as this session has
+    it (an override such as --isolation makes a new Config; the file's stays as read) and the history store.
+    A face builds it once from the project it opened; the session layer, the run layer and the reports
+    read these values from it, never the project (so nothing below the faces climbs back to it)."""
+
+    root: Path
+    config: Config
+    history: History
+
+    @classmethod
+    def of(cls, project: Project) -> SessionSite:
+        return cls(project.root, project.config, project.history)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The session runner: a ready session's cases x runs through an executor, as an async generator of events.
 
-    async for event in run_session(prepare_session(project, plan).session): ...
+    async for event in run_session(prepare_session(SessionSite.of(project), plan).session): ...
 
 Each run is recorded in history the moment it finishes, so cancelling, a crash or Ctrl-C keeps every
 finished run. Runs that were still going are killed (whole process group) and not recorded.
@@ -165,7 +165,7 @@ def _withheld(ready: ReadySession) -> list[str]:
     agent: it runs inside scarbook's process and reads os.environ itself."""
     if isinstance(ready.agent, PythonAgent):
         return []
-    judge = ready.judge.settings if ready.judge is not None else ready.project.config.judge
+    judge = ready.judge.settings if ready.judge is not None else ready.site.config.judge
     return [*credentials.CREDENTIALS, judge.api_key_env]
 
 
@@ -173,7 +173,7 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
                        executor: Executor | None) -> AsyncGenerator[Event, None]:
     # what a killed scarbook left running for this project (its agents' setsid grandchildren: every
     # process's environment is read), and git's revision (a program): on a thread, off the loop
-    stale, revision = await asyncio.to_thread(_before_session, ready.project.root)
+    stale, revision = await asyncio.to_thread(_before_session, ready.site.root)
     session = _SessionRun(ready, control or SessionControl(), executor, revision)
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
                          stale_killed=stale)
@@ -197,7 +197,7 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
         if recorder is not None:
             await recorder.stop()
         if window is not None:  # its agents are gone: what they could have written to the verdict cache is set aside
-            await asyncio.to_thread(close_window, ready.project.workspaces_dir / CACHE_FOLDER, window)
+            await asyncio.to_thread(close_window, ready.site.workspaces_dir / CACHE_FOLDER, window)
         session.close()
     yield SessionFinished(session.info, sorted(session.schedule.records, key=lambda r: (r.case_id, r.k)))
 
@@ -208,7 +208,7 @@ def _open_unconfined(ready: ReadySession) -> Window | None:
     aside. None for a sandboxed session, or one that runs no agent (rejudge)."""
     if ready.isolation is None or ready.isolation.ran != Isolation.NONE:
         return None
-    window = open_window(ready.project.workspaces_dir / CACHE_FOLDER)
+    window = open_window(ready.site.workspaces_dir / CACHE_FOLDER)
     cache = getattr(ready.judge, "cache", None)
     if cache is not None:
         cache.window = window
@@ -222,8 +222,8 @@ def _before_session(root: Path) -> tuple[list[str], str | None]:
 def open_session(ready: ReadySession, executor: RunPlace | None, revision: str | None) -> SessionInfo:
     """Claim the session's id (a shard's, or a new one) and record that it started, with where its
     runs execute (`executor`: the pool's where(); this machine when None) and at which git `revision`."""
-    project, plan, judge = ready.project, ready.plan, ready.judge
-    cfg, history, shard = project.config, project.history, plan.shard
+    site, plan, judge = ready.site, ready.plan, ready.judge
+    cfg, history, shard = site.config, site.history, plan.shard
     sid = history.claim_session_id(shard.folder_id) if shard else history.new_session_id()
     # runs_per_case is the most runs a case can get (history accepts k from 1 to it): --max-runs
     # under `undecided: more`
@@ -252,9 +252,9 @@ class _SessionRun:
 
     def __init__(self, ready: ReadySession, control: SessionControl, executor: Executor | None,
                  revision: str | None) -> None:
-        project, plan, judge = ready.project, ready.plan, ready.judge
-        cfg = project.config
-        self.ready, self.control, self.history = ready, control, project.history
+        site, plan, judge = ready.site, ready.plan, ready.judge
+        cfg = site.config
+        self.ready, self.control, self.history = ready, control, site.history
         self.info = open_session(ready, executor.where() if executor is not None else None, revision)
         sid = self.info.id
         cases, shard, looks, names = plan.cases, plan.shard, ready.looks, ready.agent_names
@@ -274,9 +274,9 @@ class _SessionRun:
                                                            for cid, r in results.items()})
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
-        self.ctx = RunContext(sid, str(project.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
+        self.ctx = RunContext(sid, str(site.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                               judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why,
-                              prices=cfg.judge.prices, project_tag=project_tag(project.root),
+                              prices=cfg.judge.prices, project_tag=project_tag(site.root),
                               max_read=cfg.max_read_bytes)
         manifests: dict[str, SeedManifest] = {}  # each case's seed, read and hashed once per session
         self.janitor = Janitor()

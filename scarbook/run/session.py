@@ -1,12 +1,16 @@
 """One way into a session for every front-end: a plan, prepared into a ready session or refused.
 
-    prep = prepare_session(project, SessionPlan(cases, runs=10, skip_judge=False))
+    prep = prepare_session(SessionSite.of(project), SessionPlan(cases, runs=10, skip_judge=False))
     if prep.errors: ...                      # CLI: print each, exit 2. TUI: show them, start nothing.
     async for event in run_session(prep.session): ...
 
 `prepare_session` builds and preflights the agent (its program exists; a python agent's module
 imports), the judge (its API key is set) and the adaptive decider, before anything is recorded.
 So a configuration mistake is said once, before the first run, instead of as N failed runs.
+
+What it needs of history's calibration (the judge's measured error, for --runs auto's rule and the
+cases a plan cannot decide) is handed in as `judge_error`: the session layer reads it
+(session/prepare.py), so preparing reads the calibration once and never reaches back for it.
 """
 
 from __future__ import annotations
@@ -24,18 +28,16 @@ from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
-from scarbook.history.judge_truth import calibration_for
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ExecutorType, GateMode
 from scarbook.models.session_parts import AgentEntry, Confinement
 from scarbook.models.words import Isolation, Keep, Undecided
-from scarbook.project import Project
 from scarbook.record import RecordSettings, ReplaySource, load_replay
-from scarbook.run.plan import SessionPlan
+from scarbook.run.plan import SessionPlan, SessionSite
 from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.head_to_head import COMPARE_FIRST_LOOK, auto_looks
-from scarbook.stats.judge_error import JudgeBasis, run_level
+from scarbook.stats.judge_error import JudgeBasis, JudgeError, run_level
 from scarbook.stats.plans import undecidable
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
@@ -60,7 +62,7 @@ RETRY_WITH_AUTO = ("--retry-infra cannot be combined with --runs auto: the seque
 class ReadySession:
     """A plan whose agent, judge and decider are built and preflighted: run_session() runs it."""
 
-    project: Project
+    site: SessionSite
     plan: SessionPlan
     agent_spec: AgentSpec
     agent: Agent
@@ -96,7 +98,7 @@ class ReadySession:
 
     @property
     def gate(self) -> GatePolicy:
-        return self.plan.gate or self.project.config.gate
+        return self.plan.gate or self.site.config.gate
 
     @property
     def looks(self) -> list[int]:
@@ -113,18 +115,18 @@ class ReadySession:
 
     @property
     def concurrency(self) -> int:
-        return self.plan.concurrency or self.project.config.concurrency
+        return self.plan.concurrency or self.site.config.concurrency
 
     @property
     def retry_infra(self) -> int:
         """How often a run the machine failed runs again. --runs auto never retries (RETRY_WITH_AUTO)."""
         if self.plan.adaptive:
             return 0
-        return self.project.config.retry_infra if self.plan.retry_infra is None else self.plan.retry_infra
+        return self.site.config.retry_infra if self.plan.retry_infra is None else self.plan.retry_infra
 
     @property
     def keep_all(self) -> bool:
-        return self.project.config.keep == Keep.ALL if self.plan.keep_all is None else self.plan.keep_all
+        return self.site.config.keep == Keep.ALL if self.plan.keep_all is None else self.plan.keep_all
 
 
 @dataclass
@@ -139,14 +141,16 @@ class Preparation:
     undecidable: list[tuple[str, str]] = field(default_factory=list)
 
 
-def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
+def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeError | None = None) -> Preparation:
+    """The plan's agents, judge and decider built and preflighted at `site`, or every reason it cannot run.
+    `judge_error`: the judge's measured error when a fresh calibration covers it (None: the raw rates)."""
     errors: list[str] = []
     if not plan.cases:
-        errors.append(f"no cases to run in {project.cases_dir}")
+        errors.append(f"no cases to run in {site.cases_dir}")
     if plan.runs < 1:
         errors.append(f"runs must be a positive number, got {plan.runs}")
     if plan.shard is not None:
-        errors.extend(_shard_problems(project, plan, plan.shard))
+        errors.extend(_shard_problems(site, plan, plan.shard))
         if plan.judge_batch:
             errors.append("--judge-batch cannot be combined with --shard: `scarbook merge` gates on the shards' "
                           "verdicts, which a batch would leave waiting; judge shards online")
@@ -154,104 +158,99 @@ def prepare_session(project: Project, plan: SessionPlan) -> Preparation:
         errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
     elif plan.adaptive and plan.retry_infra:
         errors.append(RETRY_WITH_AUTO)
-    errors.extend(_unwritable(project, plan))
+    errors.extend(_unwritable(site, plan))
     notes: list[str] = []
-    built, isolation = _preflight_agents(project, plan.agents, errors, notes)
+    built, isolation = _preflight_agents(site, plan.agents, errors, notes)
     spec, agent = built[0] if built else (None, None)
     sandboxed = isolation is not None and isolation.sandboxed
-    record = plan.record if plan.record is not None else project.config.record
+    record = plan.record if plan.record is not None else site.config.record
     for one_spec, _ in built:
         errors.extend(_trajectory_problems(plan.cases, one_spec, recorded=record is not None))
         if sandboxed and record is None:  # (recorded: the proxy is its way out)
-            errors.extend(_offline_problem(one_spec, project.config.network, plan.cases))
+            errors.extend(_offline_problem(one_spec, site.config.network, plan.cases))
     errors[:] = list(dict.fromkeys(errors))  # two agents of one type meet the same problem: said once
-    judge = _preflight_judge(project, plan, errors, confined=sandboxed)
+    judge = _preflight_judge(site, plan, errors, confined=sandboxed)
     decide = None
     rates: dict[str, tuple[float, float]] = {}
-    if len(plan.agents) > 1 and project.config.executor.type != ExecutorType.LOCAL:
+    if len(plan.agents) > 1 and site.config.executor.type != ExecutorType.LOCAL:
         errors.append("--agents runs on this machine for now: a session of several agents cannot use executor: "
-                      f"{project.config.executor.type} — set executor: local, or compare in two sessions")
+                      f"{site.config.executor.type} — set executor: local, or compare in two sessions")
     if plan.adaptive and plan.cases and plan.runs >= 1 and len(plan.agents) < 2:
         from scarbook.stats.sequential import make_decider
 
-        rates = _judge_rates(project, plan) if judge is not None else {}
+        rates = judge_rates(judge_error, plan.cases) if judge is not None else {}
         try:
-            decide = make_decider(plan.cases, project.config.threshold, plan.runs, rates)
+            decide = make_decider(plan.cases, site.config.threshold, plan.runs, rates)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
-    replay = _load_replay(project, record, errors)
+    replay = _load_replay(site, record, errors)
     if errors or agent is None or spec is None or any(a is None for _, a in built):
         return Preparation(errors=errors)
-    if judge is not None and project.config.judge.write_item_ids:  # first judged: the items' ids into case.yaml
+    if judge is not None and site.config.judge.write_item_ids:  # first judged: the items' ids into case.yaml
         notes.extend(write_item_ids(c for c in plan.cases if c.judge_checks))
     agents = {named.name: a for named, (_, a) in zip(plan.agents, built, strict=False) if a is not None}
-    ready = ReadySession(project, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents)
-    return Preparation(ready, notes=notes, undecidable=_undecidable(ready))
+    ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents)
+    return Preparation(ready, notes=notes, undecidable=_undecidable(ready, judge_error))
 
 
-def _load_replay(project: Project, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:
+def _load_replay(site: SessionSite, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:
     """record.mode replay: the source session's recorded calls (a source with none is refused here)."""
     if record is None or not record.replay or record.source is None:
         return None
     try:
-        info = project.history.resolve(record.source)
-        transcripts = {(r.case_id, r.k): r.transcript_path for r in project.history.runs(info.id, info=info)}
+        info = site.history.resolve(str(record.source))  # (a str once read: settings.py)
+        transcripts = {(r.case_id, r.k): r.transcript_path for r in site.history.runs(info.id, info=info)}
         return load_replay(info.id, transcripts, record.fork_at)
     except ScarbookError as exc:
         errors.append(exc.message if exc.message.startswith("--replay") else f"--replay {record.source}: {exc.message}")
         return None
 
 
-def _undecidable(ready: ReadySession) -> list[tuple[str, str]]:
+def _undecidable(ready: ReadySession, judge_error: JudgeError | None) -> list[tuple[str, str]]:
     """The cases this plan cannot call above their threshold even if every run passes (stats/plans.py):
     a fixed-N evidence gate only (--runs auto runs on until it decides; point mode always decides). A
-    judged case the corrected gate decides is sized by its own test and calibration."""
-    plan, gate, project = ready.plan, ready.gate, ready.project
+    judged case the corrected gate decides is sized by its own test and `judge_error` (its calibration)."""
+    plan, gate = ready.plan, ready.gate
     if plan.adaptive or gate.mode != GateMode.EVIDENCE or plan.shard is not None or ready.compared:
         return []  # (a session of several agents gates on its comparison, not on thresholds)
     bases: dict[str, JudgeBasis] = {}
-    if ready.judge is not None and any(c.judge_checks for c in plan.cases):
-        error = calibration_for(project.history, project.workspaces_dir, project.config.judge,
-                                {c.id: c for c in plan.cases}).usable_error
+    if ready.judge is not None and judge_error is not None:
         for case in plan.cases:
-            basis = error.for_case(case.id).basis(len(case.rubric_items)) if error is not None else None
+            basis = judge_error.for_case(case.id).basis(len(case.rubric_items))
             if case.judge_checks and basis is not None:
                 bases[case.id] = basis
-    cases = [(c.id, effective_threshold(c, project.config.threshold)) for c in plan.cases]
+    cases = [(c.id, effective_threshold(c, ready.site.config.threshold)) for c in plan.cases]
     return undecidable(cases, ready.looks[-1], gate.alpha, bases)
 
 
-def _judge_rates(project: Project, plan: SessionPlan) -> dict[str, tuple[float, float]]:
-    """--runs auto with a calibrated judge: each judged case's run-level (q0, q1), so the sequential
-    test decides on the true rate (none when no fresh calibration covers the judge)."""
-    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
-                          {c.id: c for c in plan.cases})
-    error = cal.usable_error
-    if error is None:
+def judge_rates(judge_error: JudgeError | None, cases: list[Case]) -> dict[str, tuple[float, float]]:
+    """--runs auto with a calibrated judge: each judged case's run-level (q0, q1) from `judge_error`, so the
+    sequential test decides on the true rate (none when no fresh calibration covers the judge)."""
+    if judge_error is None:
         return {}
     rates = {}
-    for case in plan.cases:
+    for case in cases:
         if case.judge_checks:
-            model = error.for_case(case.id)
+            model = judge_error.for_case(case.id)
             q0, q1 = run_level(model.q0.value, model.q1.value, len(case.rubric_items))
             if q0 + q1 > 1:
                 rates[case.id] = (q0, q1)
     return rates
 
 
-def ready_session(project: Project, plan: SessionPlan) -> ReadySession:
+def ready_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeError | None = None) -> ReadySession:
     """prepare_session for scripts and tests: the configuration errors raised as one ScarbookError."""
-    prep = prepare_session(project, plan)
+    prep = prepare_session(site, plan, judge_error=judge_error)
     if prep.session is None:
         raise ScarbookError("\n".join(prep.errors))
     return prep.session
 
 
-def _unwritable(project: Project, plan: SessionPlan) -> list[str]:
+def _unwritable(site: SessionSite, plan: SessionPlan) -> list[str]:
     """Each place the session writes that cannot be written, said before any run (so no run is lost
     to it): the history, the workspaces, the report files asked for."""
     problems = []
-    for folder, what in ((project.history.dir, "the session history"), (project.workspaces_dir, "the workspaces")):
+    for folder, what in ((site.history.dir, "the session history"), (site.workspaces_dir, "the workspaces")):
         why = unwritable_why(folder)
         if why:
             problems.append(f"{what} cannot be written: {why} — make {folder} a writable folder, or point "
@@ -271,12 +270,12 @@ UNCONFINED = ("the agent can read, write and delete anything your user can, reac
 NONE_NOTE = f"isolation: none — this session runs unconfined: {UNCONFINED}"
 
 
-def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> Confinement:
+def choose_isolation(site: SessionSite, spec: AgentSpec, notes: list[str]) -> Confinement:
     """What confines the agent this session (ReadySession.isolation). `auto` (the default) is the
     sandbox where bubblewrap starts here (tried once per process, now) and the agent is a program;
     else none, and one note says why and what the agent can reach. `none` asked for says the same
     without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
-    cfg = project.config
+    cfg = site.config
     if cfg.isolation == Isolation.SANDBOX:
         return Confinement(Isolation.SANDBOX, Isolation.SANDBOX, cfg.network)
     if cfg.isolation == Isolation.NONE:
@@ -286,7 +285,7 @@ def choose_isolation(project: Project, spec: AgentSpec, notes: list[str]) -> Con
         why = f"a {spec.type} agent runs inside scarbook's own process"
     else:
         try:
-            require_sandbox(project.root, cfg.network)
+            require_sandbox(site.root, cfg.network)
             return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
         except SandboxUnavailable as exc:
             why = exc.message.removeprefix("isolation: sandbox cannot start: ").split(" — ")[0]
@@ -307,7 +306,7 @@ def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[
             "or isolation: none"]
 
 
-def _preflight_agents(project: Project, named: list[NamedAgent], errors: list[str],
+def _preflight_agents(site: SessionSite, named: list[NamedAgent], errors: list[str],
                       notes: list[str]) -> tuple[list[tuple[AgentSpec, Agent | None]], Confinement | None]:
     """Each agent built and preflighted (scarbook.yaml's agent:, or the plan's named agents in order),
     under one isolation for them all ("same sandbox": one that cannot be confined leaves every agent
@@ -316,27 +315,27 @@ def _preflight_agents(project: Project, named: list[NamedAgent], errors: list[st
     specs: list[AgentSpec] = []
     for one in each:
         try:
-            specs.append(AgentSpec.from_config(project.config.agent if one is None else one.settings))
+            specs.append(AgentSpec.from_config(site.config.agent if one is None else one.settings))
         except ValueError as exc:  # an agent set in code (scarbook.yaml's is checked when read)
             errors.append(str(exc) if one is None else f"agent {one.name}: {exc}")
             return [], None
     unconfinable = [spec for spec in specs if not spec.SANDBOX]
     try:
-        isolation = choose_isolation(project, (unconfinable or specs)[0], notes)
+        isolation = choose_isolation(site, (unconfinable or specs)[0], notes)
     except ScarbookError as exc:
         errors.append(exc.message)
         return [], None
-    return [(spec, _build_agent(project, spec, one, isolation, errors))
+    return [(spec, _build_agent(site, spec, one, isolation, errors))
             for spec, one in zip(specs, each, strict=True)], isolation
 
 
-def _build_agent(project: Project, spec: AgentSpec, one: NamedAgent | None, isolation: Confinement,
+def _build_agent(site: SessionSite, spec: AgentSpec, one: NamedAgent | None, isolation: Confinement,
                  errors: list[str]) -> Agent | None:
     """One agent built and preflighted; what fails is said (naming the agent, when it has a name)."""
     before = len(errors)
     try:
-        agent = make_agent(spec, project.root, isolation=isolation.ran, network=project.config.network,
-                           private=(str(project.workspaces_dir),))
+        agent = make_agent(spec, site.root, isolation=isolation.ran, network=site.config.network,
+                           private=(str(site.workspaces_dir),))
         if one is not None and one.env_values:
             cast(CommandAgent, agent).env_values = dict(one.env_values)
         agent.preflight()
@@ -363,11 +362,11 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
             f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"]
 
 
-def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str], *, confined: bool):
+def _preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool):
     from scarbook.judge import judge_for
 
-    judge = judge_for(plan.cases, project.config.judge, skip=plan.skip_judge, env=plan.judge_env,
-                      workspaces=project.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
+    judge = judge_for(plan.cases, site.config.judge, skip=plan.skip_judge, env=plan.judge_env,
+                      workspaces=site.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
                       confined=confined)
     if judge is not None:
         try:
@@ -378,12 +377,12 @@ def _preflight_judge(project: Project, plan: SessionPlan, errors: list[str], *, 
     return judge
 
 
-def _shard_problems(project: Project, plan: SessionPlan, shard: Shard) -> list[str]:
+def _shard_problems(site: SessionSite, plan: SessionPlan, shard: Shard) -> list[str]:
     if plan.adaptive:
         return ["--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, "
                 "which no single shard sees"]
-    folder = project.history.dir / shard.folder_id
+    folder = site.history.dir / shard.folder_id
     if folder.exists():
-        return [f"session {shard.folder_id} is already recorded in {project.history.dir} — each shard of a "
+        return [f"session {shard.folder_id} is already recorded in {site.history.dir} — each shard of a "
                 "session runs once; give a new --session-id to run the session again"]
     return []

@@ -10,8 +10,8 @@ from scarbook.config import GatePolicy
 from scarbook.history.baseline import Baseline, BaselineComparison
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, RunRecord, SessionInfo
-from scarbook.project import Project
 from scarbook.reports.table import SessionReport, build_report
+from scarbook.run.plan import SessionSite
 from scarbook.views.compare import compare_with_baseline
 
 
@@ -21,11 +21,11 @@ class Outcome:
     against: BaselineComparison | None = None  # the baseline comparison, when one was asked for
 
 
-def report_session(project: Project, info: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], *,
+def report_session(site: SessionSite, info: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], *,
                    policy: GatePolicy | None = None, baseline: Baseline | None = None) -> Outcome:
     """The session's report under `policy` (else the gate it ran under), compared with `baseline`."""
-    calibration = calibration_for(project.history, project.workspaces_dir, project.config.judge, cases)
-    rep = build_report(info, runs, cases, project.config, calibration, policy=policy)
-    against = compare_with_baseline(project, baseline, info, runs) if baseline is not None else None
+    calibration = calibration_for(site.history, site.workspaces_dir, site.config.judge, cases)
+    rep = build_report(info, runs, cases, site.config, calibration, policy=policy)
+    against = compare_with_baseline(site, baseline, info, runs) if baseline is not None else None
     rep.regressed = against.regressed if against else []
     return Outcome(rep, against)

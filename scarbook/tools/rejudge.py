@@ -48,7 +48,7 @@ from scarbook.project import Project
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import RunStarted
 from scarbook.run.executor import LocalExecutor
-from scarbook.run.session import Preparation, ReadySession, SessionPlan, _preflight_judge, _unwritable
+from scarbook.run.session import Preparation, ReadySession, SessionPlan, SessionSite, _preflight_judge, _unwritable
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, JudgeInput
 from scarbook.text import plural
 
@@ -298,25 +298,25 @@ def unjudged_record(record: RunRecord, why: str) -> RunRecord:
     return record
 
 
-def prepare_rejudge(project: Project, pick: RejudgePick, *, concurrency: int | None = None,
+def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | None = None,
                     gate: GatePolicy | None = None, judge_env=None,
                     reports: dict[str, Path] | None = None) -> Preparation:
     """A ready session that grades `pick` again (no agent is built or preflighted), or the errors."""
     if pick.judge_model:
-        cfg = project.config
-        project = replace(project, config=cfg.with_overrides(judge=msgspec.structs.replace(cfg.judge, model=pick.judge_model)))
+        cfg = site.config
+        site = replace(site, config=cfg.with_overrides(judge=msgspec.structs.replace(cfg.judge, model=pick.judge_model)))
     plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
                        gate=gate, reports=dict(reports or {}))
-    errors = _unwritable(project, plan)
+    errors = _unwritable(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = _preflight_judge(project, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
+    judge = _preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
     if errors:
         return Preparation(errors=errors)
     try:
-        spec = AgentSpec.from_config(project.config.agent)
+        spec = AgentSpec.from_config(site.config.agent)
     except ValueError:
         spec = DemoSpec()  # only a cluster executor reads it; a rejudge runs locally
-    ready = ReadySession(project, plan, spec, SourceAgent(pick.source.agent), judge, None)
+    ready = ReadySession(site, plan, spec, SourceAgent(pick.source.agent), judge, None)
     ready.recorded_agents = list(pick.source.agents)  # a session of several agents: theirs
     return Preparation(ready)

@@ -29,9 +29,10 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionState
 from scarbook.project import Project
 from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import Preparation, ReadySession, SessionPlan, prepare_session
+from scarbook.run.session import Preparation, ReadySession, SessionPlan, SessionSite
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import judge_key_in
+from scarbook.session.prepare import prepare_eval
 from scarbook.stats.plans import grouped
 from scarbook.text import clean_text
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
@@ -133,7 +134,7 @@ class ScarbookApp(Host):
         self._refuse_second_session()
         from scarbook.run.ray.executor import make_executor
 
-        return self._launch(prepare_session(self.project, plan),
+        return self._launch(prepare_eval(SessionSite.of(self.project), plan),
                             lambda ready: make_executor(self.project.config.executor, ready, executor))
 
     def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> LiveSession | None:
@@ -145,7 +146,7 @@ class ScarbookApp(Host):
         except ScarbookError as exc:
             self.notify(str(exc), title="cannot rejudge", severity="error", timeout=15, markup=False)
             return None
-        return self._launch(prepare_rejudge(self.project, pick, judge_env=self.judge_env),
+        return self._launch(prepare_rejudge(SessionSite.of(self.project), pick, judge_env=self.judge_env),
                             lambda ready: RejudgeExecutor(ready.concurrency, pick))
 
     def _refuse_second_session(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.lineage import CaseIdLog, given_away_between, leave_out_given_away
 from scarbook.errors import HistoryError
 from scarbook.history.baseline import Baseline, BaselineComparison, compare_to_baseline
@@ -46,7 +47,7 @@ def compare_two_sessions(project: Project, a: SessionInfo, b: SessionInfo,
                        partial_mismatch(a, b) or "", problems)
 
 
-def compare_with_baseline(project: Project, baseline: Baseline, session: SessionInfo,
+def compare_with_baseline(project: ProjectFolders, baseline: Baseline, session: SessionInfo,
                           runs: list[RunRecord]) -> BaselineComparison:
     """This session's runs against a recorded baseline (the committed file or a past session), the
     same statistics as compare_two_sessions, leaving out the case ids given to another case since."""

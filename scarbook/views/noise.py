@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from scarbook.cases.folders import ProjectFolders
 from scarbook.errors import HistoryError
 from scarbook.history.noise import NoiseMeasurement, NoiseStore
 from scarbook.history.store import now_iso
@@ -94,7 +95,7 @@ def scaled_spread(m: NoiseMeasurement, judged_a: int, judged_b: int) -> float | 
     return m.spread * math.sqrt((1 / judged_a + 1 / judged_b) / (2 / m.runs))
 
 
-def noise_notes(project: Project, comparison: SessionComparison,
+def noise_notes(project: ProjectFolders, comparison: SessionComparison,
                 digests: Sequence[Mapping[str, str]] = ()) -> list[str]:
     """For each compared case with a comparable A/A measurement — made on the same checks (case digest)
     as both sessions compared (`digests`: each side's case digests) — its spread scaled to the runs of

@@ -393,7 +393,7 @@ def test_script_with_a_missing_interpreter_is_an_error_that_says_so(tmp_path, mo
 
     from scarbook.project import Project
     from scarbook.run.runner import run_session
-    from scarbook.run.session import SessionPlan, ready_session
+    from scarbook.run.session import SessionPlan, SessionSite, ready_session
 
     monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
     script = tmp_path / "agent.sh"
@@ -405,7 +405,7 @@ def test_script_with_a_missing_interpreter_is_an_error_that_says_so(tmp_path, mo
     project = Project.at(tmp_path)
 
     async def go():
-        async for ev in run_session(ready_session(project, SessionPlan(project.load_cases().cases, runs=1))):
+        async for ev in run_session(ready_session(SessionSite.of(project), SessionPlan(project.load_cases().cases, runs=1))):
             if type(ev).__name__ == "SessionFinished":
                 return ev.runs
 

@@ -8,7 +8,7 @@ import pytest
 
 from scarbook.agents import AgentSpec, make_agent
 from scarbook.agents.spec import CommandSpec, DemoSpec
-from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.run.session import SessionPlan, SessionSite, prepare_session
 from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # noqa: F401
 
 
@@ -53,7 +53,7 @@ def test_root_in_the_program_itself(tmp_path):
 def test_an_agent_type_this_version_cannot_build_is_a_configuration_error(project):
     p = project.load()
     p = replace(p, config=p.config.with_overrides(agent={"type": "telepathy"}))  # the config is immutable
-    prep = prepare_session(p, SessionPlan(p.load_cases().cases or [], runs=1))
+    prep = prepare_session(SessionSite.of(p), SessionPlan(p.load_cases().cases or [], runs=1))
     assert prep.session is None
     assert "agent.type must be one of demo, command, python, claude-code, codex, got 'telepathy' — write e.g. " \
            'agent: {type: command, argv: [./agent, "{task}"]}' in prep.errors

@@ -131,14 +131,15 @@ def test_the_evidence_gate_decides_on_the_corrected_interval(project):
 
 def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     from scarbook.models import Case, Check
-    from scarbook.run.session import SessionPlan, _judge_rates
+    from scarbook.run.session import SessionPlan, SessionSite, judge_rates
+    from scarbook.session.prepare import judge_error_for
     from scarbook.stats.sequential import make_decider
 
     judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": [ITEM]})])
     rules_only = Case(id="rules", task="t", checks=[Check("file_exists", {"path": "x"})])
     plan = SessionPlan(cases=[judged, rules_only], runs=40, adaptive=True)
     p = Project.discover(project)
-    rates = _judge_rates(p, plan)
+    rates = judge_rates(judge_error_for(SessionSite.of(p), plan), plan.cases)
     assert set(rates) == {"alpha"}
     q0, q1 = rates["alpha"]
     model = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.for_case("alpha")
@@ -148,7 +149,7 @@ def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     fixed = make_decider(plan.cases, 0.7, 40, rates)
     assert raw(judged, 27, 3) == "above" and fixed(judged, 27, 3) != "above"
     (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
-    assert _judge_rates(Project.discover(project), plan) == {}
+    assert judge_rates(judge_error_for(SessionSite.of(Project.discover(project)), plan), plan.cases) == {}
 
 
 def second_session(root: Path, marks: str, model: str = "claude-sonnet-4-6") -> None:

@@ -200,12 +200,12 @@ def _judging_session(project: Path, judge_server, runs: int = 2, label: str = ""
     from scarbook.project import Project
     from scarbook.run.events import BatchProgress
     from scarbook.run.runner import SessionControl, run_session
-    from scarbook.run.session import SessionPlan, ready_session
+    from scarbook.run.session import SessionPlan, SessionSite, ready_session
 
     judge_server.hold_batches = True
     proj = Project.open(project)
     chosen = [c for c in proj.load_cases().cases if not cases or c.id in cases]
-    ready = ready_session(proj, SessionPlan(chosen, runs, label=label, judge_batch=True, judge_cache=False))
+    ready = ready_session(SessionSite.of(proj), SessionPlan(chosen, runs, label=label, judge_batch=True, judge_cache=False))
 
     async def go():
         control = SessionControl()

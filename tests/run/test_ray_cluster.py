@@ -16,7 +16,7 @@ from scarbook.project import Project
 from scarbook.run.events import RunStarted, SessionFinished
 from scarbook.run.ray.executor import RayExecutor, make_executor
 from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import SessionPlan, prepare_session
+from scarbook.run.session import SessionPlan, SessionSite, prepare_session
 from scarbook.session.plan import select_cases
 from tests.helpers.paths import REPO
 from tests.helpers.ray_helpers import (
@@ -127,7 +127,7 @@ def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
     agent = python_agent(tmp_path, "sleeper.py", SLEEPER, str(pids))
     root = write_project(tmp_path / "p", agent=agent, cases={"sleepy": ONE_CHECK_CASE.format(cid="sleepy")})
     project = Project.at(root)
-    ready = prepare_session(project, SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=8, concurrency=4)).session
+    ready = prepare_session(SessionSite.of(project), SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=8, concurrency=4)).session
     executor = make_executor(project.config.executor, ready)
 
     async def go():
@@ -155,7 +155,7 @@ def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, t
     shutil.copytree(os.path.join(REPO_CASES, "write-one-line"), root / "cases" / "write-one-line")
     project = Project.at(root)
     plan = SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=12, concurrency=4, adaptive=True)
-    ready = prepare_session(project, plan).session
+    ready = prepare_session(SessionSite.of(project), plan).session
     executor = make_executor(project.config.executor, ready, "ray")
     assert isinstance(executor, RayExecutor)
 
@@ -214,7 +214,7 @@ def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
     agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), str(release))
     root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
     project = Project.at(root)
-    ready = prepare_session(project, SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=4, concurrency=4)).session
+    ready = prepare_session(SessionSite.of(project), SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=4, concurrency=4)).session
     executor = make_executor(project.config.executor, ready)
     head_id = cluster.head_node.node_id
     (worker,) = [n for n in cluster.list_all_nodes() if n.node_id != head_id]

@@ -16,14 +16,14 @@ from tests.helpers.tui_fixtures import SIZE, fast_demo, library_loaded, project_
 
 
 def cli_plan(root, monkeypatch, *args: str) -> SessionPlan:
-    """The plan `scarbook eval ARGS` hands to prepare_session (stopped there: nothing runs)."""
+    """The plan `scarbook eval ARGS` hands to prepare_eval (stopped there: nothing runs)."""
     seen: list[SessionPlan] = []
 
-    def prepare(project, plan):
+    def prepare(site, plan):
         seen.append(plan)
         return Preparation(errors=["stopped by the test"])
 
-    monkeypatch.setattr("scarbook.cli.eval_run.prepare_session", prepare)
+    monkeypatch.setattr("scarbook.cli.eval_run.prepare_eval", prepare)
     result = CliRunner().invoke(main, ["-C", str(root), "eval", *args], catch_exceptions=False)
     assert result.exit_code == 2 and "stopped by the test" in result.stderr
     return seen[0]

@@ -10,7 +10,7 @@ import sys
 from scarbook.models import SessionState
 from scarbook.reports.table import build_report
 from scarbook.run.runner import run_session
-from scarbook.run.session import SessionPlan, ready_session
+from scarbook.run.session import SessionPlan, SessionSite, ready_session
 from scarbook.views.live_state import LiveSession
 
 # run k fails when k is odd and passes when it is even: F P F P F P F, which the sequential rule
@@ -31,7 +31,7 @@ async def test_runs_auto_live_and_report_show_the_same_adjusted_rate(project) ->
     project.case("half", "id: half\ntask: t\nchecks: [{type: file_exists, path: out.txt}]\n")
     p = project.load()
     cases = list(p.load_cases().cases)
-    ready = ready_session(p, SessionPlan(cases, 40, concurrency=1, adaptive=True))
+    ready = ready_session(SessionSite.of(p), SessionPlan(cases, 40, concurrency=1, adaptive=True))
     live = LiveSession(cases, 40, p.config)
     async for ev in run_session(ready):
         live.apply(ev)

@@ -297,14 +297,14 @@ def make_executor(settings: ExecutorSettings, ready, choice: str | None = None):
         return None  # the runner's default LocalExecutor
     if choice == ExecutorType.RAY and settings.type != ExecutorType.RAY:
         settings = msgspec.structs.replace(settings, type=ExecutorType.RAY)
-    judge, cfg = ready.judge, ready.project.config
+    judge, cfg = ready.judge, ready.site.config
     key_env: str = (judge.settings.api_key_env if judge is not None else None) or cfg.judge.api_key_env
     # what the agent on a worker is passed comes from the worker's environment: kept, unless the session
     # records (its agent then gets the recorder's dummies); every other credential stays here
     passed = [n for n in ready.agent.env_allow if ready.record is None or n not in credentials.CREDENTIALS]
     hidden = tuple(n for n in dict.fromkeys([key_env, *credentials.CREDENTIALS]) if n not in passed)
-    ex = RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.project.root,
+    ex = RayExecutor(settings, ready.concurrency, agent_spec=ready.agent_spec, project_root=ready.site.root,
                      keep_all=ready.keep_all, isolation=ready.isolation.ran if ready.isolation is not None else Isolation.NONE, network=cfg.network,
                      hidden_env=hidden)
-    ex.recipe = replace(ex.recipe, private=(str(ready.project.workspaces_dir),))  # hidden in a node's sandbox
+    ex.recipe = replace(ex.recipe, private=(str(ready.site.workspaces_dir),))  # hidden in a node's sandbox
     return ex
