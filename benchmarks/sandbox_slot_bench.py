@@ -26,13 +26,19 @@ from a cgroup v1 cpuacct group made for the script when it can make one (root), 
 of a configuration, the slots' included; else only the wall time is printed. Rounds interleave the
 configurations; ratios are taken within a round and the median printed.
 
-Measured (2-core shared machine at a load of 21-28, 150 runs at -j16, 3 rounds, --parts, 2026-12-05): CPU a
-run bare 2.5-2.8 ms, one bwrap per run 8.2-10.7 ms (3.30x bare), the slots 7.8-8.6 ms (3.16x bare; slots / bwrap
-0.96x CPU, 0.99x wall); a slot costs ~0.1 s of CPU to start, once a session. Of the slots' cost, the launcher's
-fork, its protocol and a PID namespace alone are 1.93x bare, the mount, IPC and UTS namespaces and /proc about
-nothing more (1.86x), and the run's mounts (fresh tmpfs over /tmp, home, /dev/shm and workspaces/, the folders
-cloned back) the rest. So this prototype, though it starts no bwrap per run, saves almost nothing: what a run's
-sandbox costs is its mounts and a process to hold its namespaces, not bwrap's exec.
+A fourth configuration, "slots:reuse", tries the other way: a run takes no mount namespace of its own (only PID,
+IPC, UTS and a user namespace, for its own keyrings). The launcher mounts the run's folder into the slot's own
+namespace and covers the staged session folder with an empty one for the run, and after it undoes both and puts
+/tmp, home and /dev/shm back as they were at the slot's start (entries removed; the folders there given back their
+mode, times and no extended attribute). /dev is read-only in the slots and /dev/shm a tmpfs of its own.
+
+Measured (2-core shared machine at a load of 19-25, 150 runs at -j16, 3 rounds, --parts, 2026-12-05), CPU a run
+against bare (2.0-2.4 ms): one bwrap per run 3.51x, the slots 3.69x (slots / bwrap 1.04x CPU, 1.00x wall), the
+slots reusing their mount namespace 3.77x; the launcher's fork, protocol and a PID namespace alone 1.87x, with the
+mount, IPC and UTS namespaces and /proc 2.16x. A slot costs ~0.1 s of CPU to start, once a session. So neither
+saves anything over bwrap: what a run's sandbox costs is the mount work that shows it its own folder and fresh
+scratch space (new tmpfs or mounts swapped in the slot's namespace alike, ~1.5x bare more), and a process to hold
+its namespaces, not bwrap's exec.
 """
 
 from __future__ import annotations
@@ -59,9 +65,11 @@ AGENT = ["sh", "-c", "cat README.md > out.txt"]
 STAGE = "/tmp/.scarbook-stage"
 
 # -- the launcher (runs inside a slot) -------------------------------------------------------------------
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x04000000, 0x08000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = (
+    0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 8, 32, 4096, 16384, 1 << 18)
+MNT_DETACH = 2
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_PIDFD_OPEN = 428, 429, 434  # the same number on every architecture
 OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0o2000000, 4, -100
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, PR_SET_PDEATHSIG = 24, 47, 4, 1
@@ -113,20 +121,31 @@ def _prepare_mounts(libc: _Libc, config: dict, request: dict) -> None:
         libc.mount(None, d, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
+def _drop_what_exec_could_gain(libc: _Libc) -> None:
+    """Bounding, ambient and inheritable sets emptied: this process keeps its own capabilities (so a program it
+    starts cannot trace it), but no program it execs can have one."""
+    for cap in range(int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1):
+        libc.c.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header, data = struct.pack("Ii", CAP_V3, 0), ctypes.create_string_buffer(24)
+    libc.check(libc.c.capget(ctypes.c_char_p(header), data), "capget")
+    caps = bytearray(data.raw)
+    caps[8:12] = caps[20:24] = bytes(4)  # inheritable: none
+    libc.check(libc.c.capset(ctypes.c_char_p(header), ctypes.c_char_p(bytes(caps))), "capset")
+
+
 def _run_first(libc: _Libc, request: dict, fds: list[int], status: socket.socket, part: str) -> None:
     """The run's PID 1: its /proc, the program (no capability can pass to it), then its status."""
     code = 1
     try:
         if part != "pid":
             libc.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        for cap in range(int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1):
-            libc.c.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-        libc.c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-        header, data = struct.pack("Ii", CAP_V3, 0), ctypes.create_string_buffer(24)
-        libc.check(libc.c.capget(ctypes.c_char_p(header), data), "capget")
-        caps = bytearray(data.raw)
-        caps[8:12] = caps[20:24] = bytes(4)  # inheritable: none
-        libc.check(libc.c.capset(ctypes.c_char_p(header), ctypes.c_char_p(bytes(caps))), "capset")
+        if part == "reuse":  # a user namespace of its own (its own keyrings), whose full set exec must not pass on
+            uid, gid = os.getuid(), os.getgid()
+            libc.check(libc.c.unshare(CLONE_NEWUSER), "unshare user")
+            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+                Path(f"/proc/self/{name}").write_text(text)
+        _drop_what_exec_could_gain(libc)
         os.chdir(request["cwd"])
         argv, env = request["argv"], request["env"]
         exe = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env.get("PATH", os.defpath)) or argv[0])
@@ -147,14 +166,91 @@ def _run_first(libc: _Libc, request: dict, fds: list[int], status: socket.socket
         os._exit(0)
 
 
+class _Reuse:
+    """part "reuse": a run takes no mount namespace of its own. Its folder is mounted into the slot's (and the
+    staged session folder covered by an empty folder) for the run; after it, that is undone and /tmp, the home
+    folder and /dev/shm are put back as they were at the slot's start: what a run added removed, the folders that
+    were there given back their mode, times and no extended attribute (a run could hide a byte in any)."""
+
+    def __init__(self, libc: _Libc, config: dict) -> None:
+        self.libc, self.private, self.made, self.target = libc, config["private"], "", ""
+        self.roots = [*config["hidden"], "/dev/shm"]
+        self.empty = "/tmp/.scarbook-empty"
+        os.mkdir(self.empty, 0o555)
+        _drop_what_exec_could_gain(libc)  # once: no program started from here can gain a capability
+        self.skeleton: dict[str, tuple[int, int, int] | None] = {}  # path -> (mode, atime ns, mtime ns); None: a mount
+        for root in self.roots:
+            self._remember(root, os.lstat(root).st_dev)
+
+    def _remember(self, path: str, dev: int) -> None:
+        st = os.lstat(path)
+        if st.st_dev != dev:
+            self.skeleton[path] = None
+            return
+        self.skeleton[path] = (st.st_mode & 0o7777, st.st_atime_ns, st.st_mtime_ns)
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    self._remember(entry.path, dev)
+
+    def bring_in(self, request: dict) -> None:
+        (target, rel), = request["mounts"]
+        clone = self.libc.clone_tree(os.path.join(STAGE, rel))
+        self.libc.mount(self.empty, STAGE, None, MS_BIND)  # the session folder out of the run's reach
+        self._private(writable=True)
+        made = target
+        while not os.path.isdir(os.path.dirname(made)):
+            made = os.path.dirname(made)
+        self.made, self.target = made, target  # the first folder made here: removed with what it holds after the run
+        os.makedirs(target)
+        self.libc.move_tree(clone, target)
+        self._private(writable=False)
+
+    def _private(self, *, writable: bool) -> None:
+        for d in self.private:
+            self.libc.mount(None, d, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY))
+
+    def clean_up(self) -> None:
+        for path in ("/proc", self.target):  # the run's /proc, then its folder
+            if path:
+                self.libc.c.umount2(path.encode(), MNT_DETACH)
+        if self.made:
+            self._private(writable=True)
+            shutil.rmtree(self.made)
+            self._private(writable=False)
+            self.made = ""
+        self.libc.c.umount2(STAGE.encode(), 0)
+        for root in self.roots:
+            self._clean(root)
+
+    def _clean(self, path: str) -> None:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.path not in self.skeleton:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                elif self.skeleton[entry.path] is not None:
+                    self._clean(entry.path)
+        mode, atime, mtime = self.skeleton[path] or (0, 0, 0)
+        for name in os.listxattr(path, follow_symlinks=False):
+            os.removexattr(path, name, follow_symlinks=False)
+        os.chmod(path, mode, follow_symlinks=False)
+        os.utime(path, ns=(atime, mtime), follow_symlinks=False)
+
+
 def _start_run(libc: _Libc, own_ns: dict[int, int], config: dict, request: dict, fds: list[int],
-               control: socket.socket) -> None:
+               control: socket.socket, reuse: _Reuse | None) -> int:
     status = socket.socket(fileno=os.dup(fds[3]))
     try:
         libc.check(libc.c.setns(own_ns[CLONE_NEWPID], CLONE_NEWPID), "setns pid")  # else a 2nd unshare fails
-        part = config["part"]  # how much of it (--parts): "pid", "namespaces" or all of it
-        libc.check(libc.c.unshare(CLONE_NEWPID if part == "pid" else
-                                  CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+        part = config["part"]  # how much of it (--parts): "pid", "namespaces", "reuse" or all of it
+        if reuse is not None:
+            reuse.bring_in(request)
+        libc.check(libc.c.unshare(CLONE_NEWPID if part == "pid" else CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+                                  if part == "reuse" else CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS),
+                   "unshare")
         if part == "all":
             _prepare_mounts(libc, config, request)
         first = os.fork()
@@ -166,8 +262,10 @@ def _start_run(libc: _Libc, own_ns: dict[int, int], config: dict, request: dict,
         pidfd = libc.check(libc.c.syscall(SYS_PIDFD_OPEN, first, 0), "pidfd_open")
         status.sendmsg([b"P"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))])
         os.close(pidfd)
+        return first
     except OSError as exc:
         status.send(b"E" + str(exc).encode()[:4000])
+        return 0
     finally:
         status.close()
         for flag in (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS):  # back to the slot's own
@@ -181,6 +279,7 @@ def launcher(config: dict) -> None:
     control.set_inheritable(False)
     own_ns = {flag: os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
               for flag, name in ((CLONE_NEWNS, "mnt"), (CLONE_NEWIPC, "ipc"), (CLONE_NEWUTS, "uts"), (CLONE_NEWPID, "pid"))}
+    reuse = _Reuse(libc, config) if config["part"] == "reuse" else None
     while True:
         fds = array.array("i")
         msg, ancdata, _flags, _addr = control.recvmsg(1 << 20, socket.CMSG_SPACE(4 * fds.itemsize))
@@ -188,9 +287,13 @@ def launcher(config: dict) -> None:
             fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
         if not msg:
             return
-        _start_run(libc, own_ns, config, json.loads(msg), list(fds), control)
+        first = _start_run(libc, own_ns, config, json.loads(msg), list(fds), control, reuse)
         for fd in fds:
             os.close(fd)
+        if reuse is not None:  # the run's end, then the slot as it was before it, before the next request
+            if first:
+                os.waitpid(first, 0)
+            reuse.clean_up()
         while True:  # the runs' PID 1s that ended
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
@@ -261,8 +364,8 @@ class Bench:
             self.slot_argv += ["--tmpfs", d]
         for d in self.visible:
             self.slot_argv += ["--ro-bind", d, d]
-        self.slot_argv += ["--tmpfs", str(self.workspaces), "--bind", str(self.session), STAGE,
-                           "--remount-ro", str(self.workspaces)]
+        self.slot_argv += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--tmpfs", str(self.workspaces),
+                           "--bind", str(self.session), STAGE, "--remount-ro", str(self.workspaces)]
         self.config = {"visible": self.visible, "hidden": list(self.box.hidden), "private": [str(self.workspaces)]}
         self.count = 0
         self.lock = threading.Lock()
@@ -305,7 +408,7 @@ class Bench:
             try:
                 ws, rel = self.workspace()
                 code = slot.run(AGENT, ws, rel)
-                if part == "all":  # (else the run's folder is not mounted where it runs: no out.txt to see)
+                if part in ("all", "reuse"):  # (else the run's folder is not mounted where it runs: no out.txt)
                     self.done(ws, code)
             finally:
                 with lock:
@@ -341,7 +444,7 @@ def main() -> int:
     results: dict[str, list[tuple[float, float | None]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp))
-        names = ["bare", "bwrap", *(["slots:pid", "slots:namespaces"] if args.parts else []), "slots"]
+        names = ["bare", "bwrap", *(["slots:pid", "slots:namespaces"] if args.parts else []), "slots", "slots:reuse"]
         for r in range(args.rounds):
             for name in names if r % 2 == 0 else names[::-1]:
                 part = name.partition(":")[2] or "all"
