@@ -442,30 +442,32 @@ def main() -> int:
     args = ap.parse_args()
     group = _cpu_group()
     results: dict[str, list[tuple[float, float | None]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        bench = Bench(Path(tmp))
-        names = ["bare", "bwrap", *(["slots:pid", "slots:namespaces"] if args.parts else []), "slots", "slots:reuse"]
-        for r in range(args.rounds):
-            for name in names if r % 2 == 0 else names[::-1]:
-                part = name.partition(":")[2] or "all"
-                free = bench.open_slots(args.jobs, part) if name.startswith("slots") else []
-                cpu0 = int((group / "cpuacct.usage").read_text()) if group else 0
-                start = time.perf_counter()
-                if name.startswith("slots"):
-                    bench.slots(free, args.runs, args.jobs, part)
-                else:
-                    with ThreadPoolExecutor(args.jobs) as pool:
-                        list(pool.map(getattr(bench, name), range(args.runs)))
-                wall = (time.perf_counter() - start) * 1000 / args.runs
-                cpu = (int((group / "cpuacct.usage").read_text()) - cpu0) / 1e6 / args.runs if group else None
-                results.setdefault(name, []).append((wall, cpu))
-                for slot in free:
-                    slot.close()
-                print(f"  {name:<16} -j{args.jobs}: {wall:7.2f} ms a run wall" + (f", {cpu:6.2f} ms CPU" if cpu else "")
-                      + f"  (load {os.getloadavg()[0]:.1f})", flush=True)
-    if group:  # back to where this process was, then the group goes
-        (group.parent / "cgroup.procs").write_text(str(os.getpid()))
-        group.rmdir()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench = Bench(Path(tmp))
+            names = ["bare", "bwrap", *(["slots:pid", "slots:namespaces"] if args.parts else []), "slots", "slots:reuse"]
+            for r in range(args.rounds):
+                for name in names if r % 2 == 0 else names[::-1]:
+                    part = name.partition(":")[2] or "all"
+                    free = bench.open_slots(args.jobs, part) if name.startswith("slots") else []
+                    cpu0 = int((group / "cpuacct.usage").read_text()) if group else 0
+                    start = time.perf_counter()
+                    if name.startswith("slots"):
+                        bench.slots(free, args.runs, args.jobs, part)
+                    else:
+                        with ThreadPoolExecutor(args.jobs) as pool:
+                            list(pool.map(getattr(bench, name), range(args.runs)))
+                    wall = (time.perf_counter() - start) * 1000 / args.runs
+                    cpu = (int((group / "cpuacct.usage").read_text()) - cpu0) / 1e6 / args.runs if group else None
+                    results.setdefault(name, []).append((wall, cpu))
+                    for slot in free:
+                        slot.close()
+                    print(f"  {name:<16} -j{args.jobs}: {wall:7.2f} ms a run wall" + (f", {cpu:6.2f} ms CPU" if cpu else "")
+                          + f"  (load {os.getloadavg()[0]:.1f})", flush=True)
+    finally:
+        if group:  # back to where this process was, then the group goes (also when a run failed)
+            (group.parent / "cgroup.procs").write_text(str(os.getpid()))
+            group.rmdir()
 
     def ratio(a: str, b: str, i: int) -> str:
         pairs = [x[i] / y[i] for x, y in zip(results[a], results[b], strict=True) if x[i] and y[i]]
