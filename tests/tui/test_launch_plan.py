@@ -30,12 +30,16 @@ def cli_plan(root, monkeypatch, *args: str) -> SessionPlan:
 
 
 async def focus(pilot, widget_id: str) -> None:
-    """Tab to a field of the launch form, as a user would."""
-    for _ in range(12):
-        if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
-            return
+    """Tab to a field of the launch form, as a user would: once the form has its first focus (a Tab typed
+    before the form is built goes nowhere, or on from where the form then puts the focus), and round the
+    form at most once."""
+    await wait_until(pilot, lambda: pilot.app.focused is not None, what="the form's first focus")
+    passed: list = []
+    while pilot.app.focused.id != widget_id:
+        if pilot.app.focused in passed:
+            raise AssertionError(f"tab never reached #{widget_id} (went round {[w.id for w in passed]})")
+        passed.append(pilot.app.focused)
         await pilot.press("tab")
-    raise AssertionError(f"tab never reached #{widget_id} (at {pilot.app.focused})")
 
 
 async def tui_plan(root, monkeypatch, *, runs: str, concurrency: str, label: str, adaptive: bool,

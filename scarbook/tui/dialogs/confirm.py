@@ -10,11 +10,12 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from scarbook.tui.mounting import unless_removed
-
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape,q", "answer(False)", "No")]
+    # No is focused the moment the buttons are built, never Yes (the first button) for a turn before an
+    # on_mount focus() moves it: Enter typed in that turn answered yes (tests/tui/test_first_focus.py)
+    AUTO_FOCUS = "#no"
 
     def __init__(self, question: str | Text, yes: str = "Yes", no: str = "No") -> None:
         """`question`: markup text, or a rich Text (how a question quoting a user's name stays literal)."""
@@ -27,10 +28,6 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="error")
                 yield Button(f"{self.no} (n)", id="no", variant="primary")
-
-    @unless_removed
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

@@ -29,6 +29,9 @@ MIN_ADAPTIVE_CAP = SequentialRule.min_runs  # the rule never stops a case before
 
 class LaunchScreen(HostModalScreen):
     BINDINGS = [Binding("escape,q", "cancel", "Cancel"), Binding("ctrl+r", "run", "Run", priority=True)]
+    # Focused the moment the form is built: a focus() from on_mount lands a turn later, after Textual has
+    # focused the first focusable widget, and a key typed in between acts there (tests/tui/test_first_focus.py)
+    AUTO_FOCUS = "#runs"
 
     def __init__(self, selected: list[Case], filtered: list[Case], all_cases: list[Case]) -> None:
         super().__init__()
@@ -75,7 +78,6 @@ class LaunchScreen(HostModalScreen):
 
     @unless_removed
     def on_mount(self) -> None:
-        self.query_one("#runs", Input).focus()
         self._update_estimate()
         self._fit_form()
         if any(c.judge_checks for _, cases in self.scopes for c in cases):
