@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scarbook.errors import ScarbookError
-from scarbook.text import terminal_text
 
 if TYPE_CHECKING:
     from scarbook.project import Project
@@ -59,6 +58,8 @@ def say(text: str = "", *, err: bool = False) -> None:
 def say_workflow_command(line: str) -> None:
     """A GitHub Actions workflow command scarbook itself makes (`::error file=…::…`, reports/github.py,
     which escapes every text inside it): said as `say` says a line, but its own leading `::` kept."""
+    from scarbook.text import terminal_text
+
     click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["))
 
 
@@ -76,6 +77,10 @@ def style(text: str, fg: str | None = None, bold: bool | None = None) -> str:
 
 def safe_text(text: str) -> str:
     """`text` as `say` prints it: for what prints it another way (a prompt, the progress bar's console)."""
+    # Imported at the first line said: `scarbook --help` prints through click and never needs it (its regular
+    # expressions are a few ms of the start-up, issue 38.6).
+    from scarbook.text import terminal_text
+
     cleaned = terminal_text(text, ci=os.environ.get("GITHUB_ACTIONS") == "true", keep_colour=False)
     return _OWN.sub(lambda m: f"\x1b[{m.group(1)}m", cleaned) if "\ue000" in cleaned else cleaned
 

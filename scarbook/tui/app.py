@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App
@@ -25,17 +26,8 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 
 from scarbook.errors import ScarbookError
-from scarbook.history.judge_truth import calibration_for
-from scarbook.models import Case, SessionState
 from scarbook.project import Project
-from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import Preparation, ReadySession, SessionPlan, SessionSite
-from scarbook.session.certify import verify_cases
-from scarbook.session.plan import judge_key_in
-from scarbook.session.prepare import prepare_eval
-from scarbook.stats.plans import grouped
 from scarbook.text import clean_text
-from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.host import Host
 from scarbook.tui.key_queue import KeyQueue
@@ -58,17 +50,18 @@ from scarbook.tui.messages import (
     StartSession,
     VerifyScar,
 )
-from scarbook.tui.screens.calibrate import CalibrateScreen
-from scarbook.tui.screens.editor import EditorScreen
-from scarbook.tui.screens.flakes import FlakeScreen
-from scarbook.tui.screens.help import HelpScreen
-from scarbook.tui.screens.import_scar import ImportScreen
-from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
-from scarbook.tui.screens.live import LiveScreen
-from scarbook.tui.screens.review import ReviewScreen
-from scarbook.tui.screens.sessions import SessionsScreen
-from scarbook.views.live_state import LiveSession
+
+if TYPE_CHECKING:
+    from scarbook.models import Case
+    from scarbook.run.runner import SessionControl
+    from scarbook.run.session import Preparation, ReadySession, SessionPlan
+    from scarbook.views.live_state import LiveSession
+
+# Only the library is imported with the app: it is the screen a launch shows first. Every other screen,
+# and the core's use cases behind them (the runner, certification, rejudging, the judge's SDK), is imported
+# when it is first opened or started, so the first screen takes keys sooner (issue 38.5;
+# tests/tui/test_startup_imports.py names what a launch must not load).
 
 REFRESH_HZ = 10
 
@@ -107,6 +100,8 @@ class ScarbookApp(Host):
 
     def action_help(self) -> None:
         """The keys of the screen on top (its live bindings, hidden ones too)."""
+        from scarbook.tui.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
@@ -126,13 +121,17 @@ class ScarbookApp(Host):
                        timeout=timeout, markup=False)
 
     def judge_key_present(self) -> bool:
+        from scarbook.session.plan import judge_key_in
+
         return judge_key_in(self.project, self.judge_env)
 
     def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
         them and start nothing, else open the live screen and start the worker (one at a time)."""
         self._refuse_second_session()
+        from scarbook.run.plan import SessionSite
         from scarbook.run.ray.executor import make_executor
+        from scarbook.session.prepare import prepare_eval
 
         return self._launch(prepare_eval(SessionSite.of(self.project), plan),
                             lambda ready: make_executor(self.project.config.executor, ready, executor))
@@ -141,6 +140,9 @@ class ScarbookApp(Host):
         """`scarbook rejudge`'s pipeline (tools/rejudge.py): the session's kept artifacts graded again, no
         agent runs, shown on the live screen; why not, as a notification."""
         self._refuse_second_session()
+        from scarbook.run.plan import SessionSite
+        from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
+
         try:
             pick = pick_rejudge(self.project, session_id, case_ids)
         except ScarbookError as exc:
@@ -156,6 +158,11 @@ class ScarbookApp(Host):
     def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object]) -> LiveSession | None:
         """On configuration errors show them and start nothing, else open the live screen and start
         the worker (one at a time)."""
+        from scarbook.run.runner import SessionControl
+        from scarbook.stats.plans import grouped
+        from scarbook.tui.screens.live import LiveScreen
+        from scarbook.views.live_state import LiveSession
+
         if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
             return None
@@ -180,6 +187,10 @@ class ScarbookApp(Host):
     @work(exclusive=True, group="session", exit_on_error=False)
     async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl,
                            executor=None) -> None:
+        from scarbook.history.judge_truth import calibration_for
+        from scarbook.models import SessionState
+        from scarbook.run.runner import run_session
+
         try:
             if executor is not None:  # joining a Ray cluster takes seconds: not on the UI's loop
                 note = await asyncio.to_thread(executor.connect)
@@ -205,6 +216,7 @@ class ScarbookApp(Host):
         """Does the case catch its own scar? Shown as a notification and as the library badge; for a
         draft just `imported`, titled with its certification (partial without a good artifact)."""
         from scarbook.cases.verifications import CATCHES, UNVERIFIED, badge_of, partial_note
+        from scarbook.session.certify import verify_cases
 
         try:
             [result] = (await verify_cases(self.project, [case], skip_judge=not self.judge_key_present(),
@@ -267,31 +279,47 @@ class ScarbookApp(Host):
 
     def on_open_editor(self, message: OpenEditor) -> None:
         """A case from disk is read in a thread (the screen shows at once; keys typed meanwhile wait)."""
+        from scarbook.tui.screens.editor import EditorScreen
+
         if message.case_id is not None:
             self.push_screen(EditorScreen(None, folder=self.project.cases_dir / message.case_id, notes=message.notes))
         else:
             self.push_screen(EditorScreen(None, draft=message.draft))
 
     def on_open_review(self, message: OpenReview) -> None:
+        from scarbook.tui.screens.review import ReviewScreen
+
         self.push_screen(ReviewScreen(message.session_id, message.case_id))
 
     def on_open_import(self, message: OpenImport) -> None:
+        from scarbook.tui.screens.import_scar import ImportScreen
+
         self.push_screen(ImportScreen(message.transcript))
 
     def on_open_calibrate(self, _: OpenCalibrate) -> None:
+        from scarbook.tui.screens.calibrate import CalibrateScreen
+
         self.push_screen(CalibrateScreen(), lambda _=None: self.query_library_reload())
 
     def on_open_sessions(self, _: OpenSessions) -> None:
+        from scarbook.tui.screens.sessions import SessionsScreen
+
         self.push_screen(SessionsScreen())
 
     def on_open_live(self, _: OpenLive) -> None:
+        from scarbook.tui.screens.live import LiveScreen
+
         if self.live is not None:
             self.push_screen(LiveScreen(self.live))
 
     def on_open_launch(self, message: OpenLaunch) -> None:
+        from scarbook.tui.screens.launch import LaunchScreen
+
         self.push_screen(LaunchScreen(message.selected, message.filtered, message.all_cases))
 
     def on_open_flakes(self, message: OpenFlakes) -> None:
+        from scarbook.tui.screens.flakes import FlakeScreen
+
         self.push_screen(FlakeScreen(message.trends, message.case_ids))
 
     def on_back_to_library(self, _: BackToLibrary) -> None:

@@ -15,9 +15,11 @@ from textual import getters
 from textual.app import App
 from textual.screen import ModalScreen, Screen
 
-from scarbook.project import Project
 from scarbook.tui.key_queue import KeyQueue
-from scarbook.views.live_state import LiveSession
+
+if TYPE_CHECKING:
+    from scarbook.project import Project
+    from scarbook.views.live_state import LiveSession
 
 ResultT = TypeVar("ResultT")
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from scarbook.cases.drafts import CaseDraft
-from scarbook.models import Case
-from scarbook.run.plan import SessionPlan
-from scarbook.stats.trends import Trends
-from scarbook.views.live_state import LiveSession
+if TYPE_CHECKING:  # the fields' types only: importing a message must not load the core behind it (start-up)
+    from scarbook.cases.drafts import CaseDraft
+    from scarbook.models import Case
+    from scarbook.run.plan import SessionPlan
+    from scarbook.stats.trends import Trends
+    from scarbook.views.live_state import LiveSession
 
 
 # -- the App to its screens --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from textual.widgets import Input
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
-from scarbook.tui.screens.library import screen as library_screen
+from scarbook.views import library_rows
 from tests.helpers.tui_fixtures import SIZE, editor_ready, fast_demo, project_root, type_at_once, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
@@ -21,13 +21,13 @@ pytestmark = pytest.mark.usefixtures("inprocess_demo")
 async def test_typing_at_the_first_paint_goes_at_once_and_a_case_key_waits_for_the_rows(project_root,
                                                                                        monkeypatch) -> None:
     rows_may_come = threading.Event()  # the rows are read only once the test lets them
-    real = library_screen.build_rows
+    real = library_rows.build_rows  # the library's worker imports it when it reads (after the first paint)
 
     def held(project):
         rows_may_come.wait(60)
         return real(project)
 
-    monkeypatch.setattr(library_screen, "build_rows", held)
+    monkeypatch.setattr(library_rows, "build_rows", held)
     app = make_app(project_root)
     try:
         async with app.run_test(size=SIZE) as pilot:

@@ -15,7 +15,6 @@ from textual.screen import Screen
 
 from scarbook.models import Case, SessionInfo
 from scarbook.text import plural
-from scarbook.tools.rejudge import last_kept
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import Host
 from scarbook.tui.messages import RejudgeSession
@@ -33,6 +32,8 @@ def offer_rejudge(screen: Screen, before: Case | None, after: Case) -> None:
     history = app.project.history
 
     def look() -> None:
+        from scarbook.tools.rejudge import last_kept  # the rejudge pipeline, loaded off the UI thread when needed
+
         found = last_kept(history, after.id)
         if found is not None:
             app.call_from_thread(ask, app, after.id, *found)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on, work
@@ -33,14 +33,10 @@ from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_fo
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
-from scarbook.session.rubric_stats import case_item_figures
-from scarbook.stats.items import ItemFigures
 from scarbook.text import clean_text
 from scarbook.tools.item_certify import describe_check
-from scarbook.tools.rubric_draft import RubricDraft, item_notes
 from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
 from scarbook.tui.dialogs.confirm import ConfirmScreen
-from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome, release_held_keys, when_keys_handled
@@ -51,6 +47,9 @@ from scarbook.tui.widgets.item_list import ItemList
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.seed_files import SeedFiles, list_seed, preview_text
 from scarbook.views.item_figures import item_note
+
+if TYPE_CHECKING:
+    from scarbook.stats.items import ItemFigures
 
 # Which field a core validation message is about (by the words it starts with).
 FIELD_OF_PROBLEM = [("id ", "id"), ("missing required key 'id'", "id"), ("task", "task"),
@@ -220,6 +219,8 @@ class EditorScreen(HostScreen):
 
     def _figures_of(self, case: Case) -> list[ItemFigures]:
         """Each rubric item's figures across history (issue 35.3), read with the case; [] when they cannot be."""
+        from scarbook.session.rubric_stats import case_item_figures  # history's readers: loaded in this worker
+
         try:
             return case_item_figures(self.app.project, case)
         except Exception:  # the figures are advice: a history that cannot be read leaves the list without them
@@ -337,6 +338,11 @@ class EditorScreen(HostScreen):
 
     def action_draft_rubric(self) -> None:
         """Draft the rubric from the incident (tui/dialogs/draft_rubric.py) for the case as saved."""
+        # Imported when asked for: drafting loads the judge's SDK and the certification (~1.5 s), which
+        # opening the editor must not wait for (issue 38.5).
+        from scarbook.tools.rubric_draft import RubricDraft, item_notes
+        from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
+
         if self.case is None or self.is_new or self.dirty:
             self.notify("save the case first (ctrl+s): the rubric is drafted for the case as saved",
                         severity="warning")

@@ -32,7 +32,6 @@ from scarbook.cases.io import load_case
 from scarbook.cases.trajectory_hints import TrajectoryHint, suggest_trajectory_checks
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, plural
-from scarbook.tools.rubric_draft import item_notes
 from scarbook.transcripts import (
     Candidate,
     SeedSuggestion,
@@ -49,7 +48,6 @@ from scarbook.transcripts import (
     turns,
 )
 from scarbook.transcripts.text import group_warnings, human_size
-from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar
@@ -401,6 +399,10 @@ class ImportScreen(HostScreen[str | None]):
     def action_create_drafted(self) -> None:
         """Write the draft, then draft its rubric from the incident (tui/dialogs/draft_rubric.py): accepted, the
         editor opens on it with each item's figures; cancelled, on the draft as written."""
+        # Imported when asked for: drafting loads the judge's SDK and the certification (issue 38.5).
+        from scarbook.tools.rubric_draft import item_notes
+        from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
+
         written = self._write_draft()
         if written is None:
             return

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 
-from scarbook.cases.admin import duplicate_case, rename_case
-from scarbook.cases.trash import restore_case, trash_case
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text
-from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen, TrashScreen
-from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.host import HostScreen
-from scarbook.views.library_rows import LibraryRow
+
+if TYPE_CHECKING:
+    from scarbook.views.library_rows import LibraryRow
+
+# The file work (scarbook.cases.admin, scarbook.cases.trash) and the dialogs are imported by the action that
+# uses them: none is needed before the library's first paint (issue 38.5).
 
 
 class CaseActions(HostScreen):
@@ -40,6 +41,9 @@ class CaseActions(HostScreen):
         return False
 
     def action_delete_case(self) -> None:
+        from scarbook.cases.trash import trash_case
+        from scarbook.tui.dialogs.confirm import ConfirmScreen
+
         row = self.current_row()
         if row is None or self._refuse_live(row.key):
             return
@@ -65,6 +69,9 @@ class CaseActions(HostScreen):
         return row
 
     def action_rename_case(self) -> None:
+        from scarbook.cases.admin import rename_case
+        from scarbook.tui.dialogs.case_dialogs import RenameCaseScreen
+
         row = self._valid_row()
         if row is None or self._refuse_live(row.key):
             return
@@ -77,6 +84,8 @@ class CaseActions(HostScreen):
         self.app.push_screen(RenameCaseScreen(row.key, self.app.project.cases_dir), chosen)
 
     def action_duplicate_case(self) -> None:
+        from scarbook.cases.admin import duplicate_case
+
         row = self._valid_row()
         if row is None:
             return
@@ -84,6 +93,9 @@ class CaseActions(HostScreen):
                         lambda case: f"copied {row.key} to {case.id} — R renames it")
 
     def action_trash(self) -> None:
+        from scarbook.cases.trash import restore_case
+        from scarbook.tui.dialogs.case_dialogs import TrashScreen
+
         def chosen(name: str | None) -> None:
             if name:
                 self._case_step(lambda: restore_case(self.app.project, name), lambda e: e.case_id,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from scarbook.text import cut_words
 from scarbook.tui.widgets.strip import MARK_STYLE
-from scarbook.views.library_rows import LibraryRow
+
+if TYPE_CHECKING:
+    from scarbook.views.library_rows import LibraryRow
 
 
 def notes_text(r: LibraryRow, width: int = 0) -> Text:

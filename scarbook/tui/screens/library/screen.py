@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import ColumnKey
 
 from scarbook.models.words import SessionState
-from scarbook.stats.trends import DEFAULT_DEPTH, Trends
+from scarbook.stats.trends import DEFAULT_DEPTH
 from scarbook.text import cut_chars, cut_words, plural
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import (
@@ -34,15 +34,14 @@ from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text
 from scarbook.tui.widgets.strip import rate_text, strip_text
 from scarbook.tui.widgets.trend import trend_text
-from scarbook.views.library_rows import (
-    LibraryRow,
-    build_rows,
-    correct_rows,
-    corrected_line,
-    damage_line,
-    figures_line,
-    judge_calibration_line,
-)
+
+if TYPE_CHECKING:
+    from scarbook.stats.trends import Trends
+    from scarbook.views.library_rows import LibraryRow
+
+# What reads and words the rows (scarbook.views.library_rows, and with it the history, the verifications and the
+# judge's calibration) is imported in the load worker, after the first paint: the library takes keys before it
+# (issue 38.5; tests/tui/test_startup_imports.py).
 
 COLUMNS = [("id", "case"), ("title", "title"), ("family", "scar family"), ("rate", "rate"),
            ("ci", "95% CI"), ("runs", "runs/err"), ("last", "last run"), ("strip", "latest runs"),
@@ -161,6 +160,12 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         self._fit_columns(self.app.size.width)
         self.sub_title = self.app.project.root.name  # the folder name: no machine-specific path in the frame
         table.focus()
+        # The rows are read once the empty table is on screen: the first paint, and the keys typed at it,
+        # do not share the interpreter with that read (issue 38.5).
+        self.call_after_refresh(self._first_read)
+
+    @unless_removed
+    def _first_read(self) -> None:
         self.reload()
 
     # -- data ---------------------------------------------------------------------------------
@@ -171,6 +176,8 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
 
     @work(thread=True, exclusive=True, group="library-load")
     def _load_rows(self, app: Any) -> None:
+        from scarbook.views.library_rows import build_rows, correct_rows, judge_calibration_line
+
         project = app.project
         rows = build_rows(project)
         problems = [str(p) for p in rows.problems]
@@ -288,6 +295,8 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
             detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
         assert row.case is not None  # a row is a case or a problem, and the problem was shown above
+        from scarbook.views.library_rows import corrected_line, damage_line, figures_line  # loaded with the rows
+
         lines = [figures_line(row), f"task: {row.case.task}"]
         if row.trend is not None and row.trend.regressed_since is not None:
             lines.append(regressed_line(row.trend, row.trend.regressed_since))

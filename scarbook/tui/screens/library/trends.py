@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
 from scarbook.text import pct_beside
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import OpenFlakes
 from scarbook.tui.screens.library.notes import notes_text
 from scarbook.tui.widgets.trend import trend_text
-from scarbook.views.library_rows import LibraryRow
-from scarbook.views.trends import project_trends
+
+if TYPE_CHECKING:
+    from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
+    from scarbook.views.library_rows import LibraryRow
 
 # Whether this process froze the garbage collector's objects yet (once only). Not gc.get_freeze_count():
 # it walks every frozen object, 10+ ms a call once a long-lived process has frozen a few hundred thousand.
@@ -48,6 +49,8 @@ class TrendActions(HostScreen):
 
     def _load_trends(self, app: Any, rows: list[LibraryRow]) -> None:
         """In the library's load worker, after the rows were shown: every case's trend."""
+        from scarbook.views.trends import project_trends  # read in the worker, after the first paint
+
         trends = project_trends(app.project, [r.case for r in rows if r.case])
         if not get_current_worker().is_cancelled:
             app.call_from_thread(self._show_trends, trends, trends.problems)
