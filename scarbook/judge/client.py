@@ -12,15 +12,19 @@ import ssl
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import anthropic
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable, auth_rejected_message
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Usage
+
+if TYPE_CHECKING:
+    import anthropic
+
+# The SDK (~1.5 s to import) is imported by the functions that call it, so a module that only names the
+# judge's client (the rubric draft's dialog, the certification) loads it in the thread that asks (issue 38.5).
 
 T = TypeVar("T")
 
@@ -40,6 +44,8 @@ def shared_tls() -> ssl.SSLContext | None:
     built once. Left to itself the SDK builds one per client, reading the CA bundle each time (about
     20 ms of CPU), and there is a client per event loop: per session, per TUI screen. None where that
     library is not found: each client then builds its own, as before."""
+    import anthropic
+
     for cls in anthropic.DefaultAsyncHttpxClient.__mro__:
         library = sys.modules.get(cls.__module__.partition(".")[0])
         if library is not None and callable(getattr(library, "create_ssl_context", None)):
@@ -48,6 +54,8 @@ def shared_tls() -> ssl.SSLContext | None:
 
 
 def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthropic:
+    import anthropic
+
     tls = shared_tls()
     return anthropic.AsyncAnthropic(
         api_key=api_key,
@@ -82,6 +90,8 @@ def tool_input_of(message: Any, name: str = TOOL_NAME) -> Any:
 
 async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]]) -> T:
     """`call()` (one SDK request, its retries the SDK's), with what is left of its errors in our terms."""
+    import anthropic  # loaded already: the client was made by make_client
+
     try:
         return await call()
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:

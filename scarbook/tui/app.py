@@ -2,7 +2,8 @@
 
 Screens do not know each other: a screen asks for another one (or for an app-wide step: start or
 cancel a session, verify a scar, reload the library) with a message from tui/messages.py, and the App,
-the one place that imports every screen, handles it here.
+the one place that imports every screen, handles it here. It imports each one when it is first opened: a
+launch loads the library alone, which then takes keys sooner (issue 38.5).
 
 The App (not a screen) owns the session worker, because popping a screen cancels that screen's
 workers. The worker iterates `run_session` and folds each event into a `LiveSession`; a 10 Hz timer

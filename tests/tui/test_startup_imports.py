@@ -5,8 +5,9 @@ imported when it is first opened, the core behind it when it is used, and the li
 verifications, the trends) are read in its worker after the first paint.
 
 Each launch here is a real `scarbook` TUI in its own interpreter (sys.modules is per process), driven by key
-presses; what it has imported is read at three moments: as the library starts reading its rows (everything the
-first paint needed), once the library is full (rows and trends), and with a case open in the editor."""
+presses; what it has imported is read at four moments: as the library starts reading its rows (everything the
+first paint needed), once the library is full (rows and trends), with a case open in the editor, and with its
+rubric-draft dialog saying what drafting will cost (the SDK loads in the thread that drafts, after Enter)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ async def main():
         await until(pilot, "the editor", lambda: type(app.screen).__name__ == "EditorScreen"
                     and app.screen.built and app.screen.accepts_keys and app.screen.case is not None)
         seen["editor open"] = sorted(sys.modules)
+        await pilot.press("ctrl+r")  # draft the rubric: the dialog says the cost first
+        await until(pilot, "the rubric draft's cost", lambda: type(app.screen).__name__ == "DraftRubricScreen"
+                    and app.screen.plan is not None)
+        seen["draft dialog"] = sorted(sys.modules)
     print(json.dumps(seen))
 
 asyncio.run(main())
@@ -79,7 +84,7 @@ def test_the_first_screen_loads_only_what_it_shows(project_root) -> None:
                           timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    first, full, editor = seen["before the rows"], seen["library full"], seen["editor open"]
+    first, full, editor, draft = seen["before the rows"], seen["library full"], seen["editor open"], seen["draft dialog"]
 
     assert "scarbook.tui.screens.library.screen" in first and "textual.app" in first  # it did launch
     assert _loaded(first, OTHER_SCREENS + NOT_UNTIL_USED + ROWS_ONLY) == []
@@ -89,3 +94,6 @@ def test_the_first_screen_loads_only_what_it_shows(project_root) -> None:
     # `e` loads the editor, and still not the judge's SDK nor the pipelines its other keys start
     assert "scarbook.tui.screens.editor" in editor
     assert _loaded(editor, NOT_UNTIL_USED) == []
+    # ctrl+r shows the draft's cost at once: the judge's SDK is not imported on the UI thread to say it
+    assert "scarbook.tui.dialogs.draft_rubric" in draft and "scarbook.judge.client" in draft
+    assert _loaded(draft, ("anthropic", "aiohttp", "pydantic")) == []
