@@ -4,16 +4,16 @@ the launch screen prints the same estimate)."""
 from __future__ import annotations
 
 from scarbook.cli.common import say
-from scarbook.project import Project
-from scarbook.run.plan import SessionPlan
 from scarbook.session.estimate import estimate_plan, price
+from scarbook.session.plan import EvalPlan
 from scarbook.text import plural
 
 
-def print_estimate(project: Project, plan: SessionPlan) -> None:
+def print_estimate(planned: EvalPlan) -> None:
+    plan = planned.plan
     cases, runs = plan.cases, plan.runs
     agents = len(plan.agents) if len(plan.agents) > 1 else 1
-    est = estimate_plan(project, cases, runs, skip_judge=plan.skip_judge, agents=agents)
+    est = estimate_plan(planned.site, cases, runs, skip_judge=plan.skip_judge, agents=agents)
     per = f" x {plural(agents, 'agent')} ({', '.join(a.name for a in plan.agents)})" if agents > 1 else ""
     say(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')}{per} = {plural(est.agent_runs, 'agent run')}")
     if est.judge is None:

@@ -1,20 +1,21 @@
 """`scarbook eval`: run the scar collection N times and gate CI on the pass rates.
 
-It parses the options into a request; what they mean is the session layer's (scarbook/session/): the
-plan (session/plan.py), the estimate (--dry-run, printed by cli/estimate.py), the report and its gate
-(session/report.py). Running the plan and printing what it did is cli/eval_run.py, loaded only when a
-session runs: `scarbook eval --dry-run` imports none of the runner, the judge or the reports."""
+It parses the options into one request, with the site they apply to (the project's folder, scarbook.yaml
+as read, its history) and the cases as read; nothing below this command is handed the project. What the
+options mean is the session layer's (scarbook/session/): the plan (session/plan.py), the estimate
+(--dry-run, printed by cli/estimate.py), the report and its gate (session/report.py). Running the plan and
+printing what it did is cli/eval_run.py, loaded only when a session runs: `scarbook eval --dry-run`
+imports none of the runner, the judge or the reports."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems
 from scarbook.cli.estimate import print_estimate
-from scarbook.models import Isolation
+from scarbook.run.plan import SessionSite
 from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, plan_eval
 
 
@@ -111,24 +112,24 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
-    if isolation is not None:  # this session's: a new config, the project's stays as read
-        project = replace(project, config=project.config.with_overrides(isolation=Isolation(isolation)))
     found = project.load_cases()
     report_case_problems(found.problems)
-    planned = plan_eval(project, found, EvalRequest(
+    request = EvalRequest(
+        SessionSite(project.root, project.config), found,
         case_ids=case_ids, tags=tags, runs=runs, preset=preset, max_runs=max_runs, gate_mode=gate_mode, alpha=alpha,
         undecided=undecided, min_verdicts=min_verdicts, concurrency=concurrency, label=label, timeout_s=timeout_s,
         keep_all=keep_all, skip_judge=skip_judge, judge_cache=not no_judge_cache, judge_batch=judge_batch,
         max_cost=max_cost, against=against_ref, shard=shard_spec, session_id=session_id, retry_infra=retry_infra,
         rerun=rerun_ref, only=only, record=record, replay=replay_ref, fork_at=fork_at, dry_run=dry_run,
-        agents=split_names(agents),
-        reports={o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}))
+        agents=split_names(agents), isolation=isolation,
+        reports={o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p})
+    planned = plan_eval(request)
     if dry_run:
-        print_estimate(project, planned.plan)
+        print_estimate(planned)
         return
     from scarbook.cli.eval_run import run_planned  # the session's machinery: loaded when a session runs
 
-    ctx.exit(run_planned(project, planned, quiet=quiet, executor_kind=executor_kind, json_path=json_path,
+    ctx.exit(run_planned(planned, quiet=quiet, executor_kind=executor_kind, json_path=json_path,
                          junit_path=junit_path))
 
 

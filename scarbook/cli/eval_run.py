@@ -8,10 +8,8 @@ from scarbook.cli.common import say, warn
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.models import ExecutorType, SessionState
-from scarbook.project import Project
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
-from scarbook.run.plan import SessionSite
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.session import ReadySession
 from scarbook.session.plan import EvalPlan
@@ -19,10 +17,11 @@ from scarbook.session.prepare import prepare_eval
 from scarbook.session.report import report_session
 
 
-def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_kind: str | None,
-                json_path: str | None, junit_path: str | None) -> int:
-    """Run the plan and print its outcome; the exit code (2: it could not start, each reason printed)."""
-    plan, site = planned.plan, SessionSite.of(project)
+def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, json_path: str | None,
+                junit_path: str | None) -> int:
+    """Run the plan at its site and print its outcome; the exit code (2: it could not start, each reason
+    printed)."""
+    plan, site = planned.plan, planned.site
     prep = prepare_eval(site, plan)
     if prep.session is None:
         for error in prep.errors:
@@ -34,7 +33,7 @@ def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_ki
         say("scarbook: --agents runs on this machine for now: a session of several agents cannot use --executor "
             "ray — leave --executor out, or compare in two sessions", err=True)
         return EXIT_USAGE
-    executor = connect_executor(project, prep.session, executor_kind)
+    executor = connect_executor(prep.session, executor_kind)
     for case_id, why in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
         warn(f"{case_id}: {why}")
     finished = drive_session(prep.session, Progress(planned.total_runs, quiet), executor)
@@ -43,13 +42,13 @@ def run_planned(project: Project, planned: EvalPlan, *, quiet: bool, executor_ki
         say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
     outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
                              baseline=planned.baseline)
-    return say_outcome(project, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
+    return say_outcome(site, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
 
 
-def connect_executor(project: Project, ready: ReadySession, choice: str | None):
+def connect_executor(ready: ReadySession, choice: str | None):
     """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
     usage error, said before anything is recorded); None: the local pool."""
-    executor = make_executor(project.config.executor, ready, choice)
+    executor = make_executor(ready.site.config.executor, ready, choice)
     if executor is not None:
         note = executor.connect()
         if note:

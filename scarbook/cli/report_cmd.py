@@ -66,7 +66,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
 def _report_baseline(project, info, runs, against_ref: str | None):
     """The comparison to show: the one asked for, else the committed baseline when it applies."""
     if against_ref:
-        baseline = load_against(project, against_ref)
+        baseline = load_against(against_ref, project.root, project.history)
     elif baseline_path(project.root).exists():
         try:
             baseline = load_baseline(project.root)

@@ -89,7 +89,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
         say(f"scarbook: {info.note}", err=True)
     cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
     # the eval's --against, compared now that the verdicts are in
-    baseline = load_against(project, plan.against) if plan.against else None
+    baseline = load_against(plan.against, project.root, project.history) if plan.against else None
     outcome = report_session(SessionSite.of(project), info, runs, cases, baseline=baseline)
     paths = ReportPaths.given(json=plan.reports.get("--json"), junit=plan.reports.get("--junit"))
     code = say_outcome(project, outcome, info, None, paths)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,11 +35,21 @@ class SessionSite(ConfigFolders):
 
     root: Path
     config: Config
-    history: History
+    # the history store the face has open (the TUI's project: the live session is read through the store
+    # that records it); None: one is opened on first use (a dry run never loads the history wing)
+    opened: History | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, project: Project) -> SessionSite:
         return cls(project.root, project.config, project.history)
+
+    @cached_property
+    def history(self) -> History:
+        if self.opened is not None:
+            return self.opened
+        from scarbook.history.store import History  # (tinydb, filelock: only when history is read)
+
+        return History(self.workspaces_dir)
 
 
 @dataclass

@@ -33,7 +33,7 @@ async def verify_cases(project: Project, cases: list[Case], *, skip_judge: bool 
     judge, missing = None, ""
     if skip_judge or not any(c.judge_checks for c in cases):
         pass
-    elif not judge_key_in(project, env):
+    elif not judge_key_in(project.config.judge, env):
         # no key, no judge: asked before one is built, so the SDK is never imported for a judge that cannot be called
         missing = f"no judge key in ${settings.api_key_env}"
     else:  # the judge's SDK is imported on first use (seconds on a loaded machine): not on the caller's loop

@@ -8,20 +8,24 @@ judged runs of it (re-priced with today's table), else a rough count (judge/esti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls, judge_tokens_by_case
 from scarbook.models import Case, Usage
-from scarbook.project import Project
+from scarbook.run.plan import SessionSite
 from scarbook.stats.head_to_head import COMPARE_FIRST_LOOK
 from scarbook.stats.rates import effective_threshold
 from scarbook.stats.sequential import SequentialRule
 
+if TYPE_CHECKING:
+    from scarbook.history.store import History
+
 JudgeHistory = dict[str, tuple[Usage, int]]  # case id -> (mean judge tokens per call, judged runs read)
 
 
-def read_judge_history(project: Project) -> JudgeHistory:
+def read_judge_history(history: History) -> JudgeHistory:
     """History's judge tokens per call of each case (reads every session: the TUI does it on a thread, once)."""
-    return judge_tokens_by_case(project.history.iter_all_runs())
+    return judge_tokens_by_case(history.iter_all_runs())
 
 
 @dataclass(frozen=True)
@@ -39,20 +43,20 @@ class PlanEstimate:
         return self.runs * len(self.cases) * self.agents
 
 
-def estimate_plan(project: Project, cases: list[Case], runs: int, *, skip_judge: bool = False,
+def estimate_plan(site: SessionSite, cases: list[Case], runs: int, *, skip_judge: bool = False,
                   adaptive: bool = False, history: JudgeHistory | None = None, agents: int = 1) -> PlanEstimate:
-    """Runs and judge calls (at most) and their price; `history`: read_judge_history(project), when the
+    """Runs and judge calls (at most) and their price; `history`: read_judge_history(site.history), when the
     caller read it already (else it is read here). `agents`: how many agents each case runs for (their
     first look under --runs auto is 10 blocks of one run each)."""
     judged = [c for c in cases if c.judge_checks]
     if adaptive and agents > 1:
         fewest = min(COMPARE_FIRST_LOOK, runs) * agents * len(cases)
     else:
-        fewest = sum(fewest_adaptive_runs(c, project.config.threshold, runs) for c in cases) if adaptive else 0
+        fewest = sum(fewest_adaptive_runs(c, site.config.threshold, runs) for c in cases) if adaptive else 0
     judge = None
     if judged and not skip_judge:
-        past = read_judge_history(project) if history is None else history
-        judge = estimate_judge_calls(judged, runs * agents, (), project.config.judge, past=past)
+        past = read_judge_history(site.history) if history is None else history
+        judge = estimate_judge_calls(judged, runs * agents, (), site.config.judge, past=past)
     return PlanEstimate(cases, runs, adaptive, fewest, judge, len(judged), agents)
 
 

@@ -1,28 +1,33 @@
 """What the user asked for, made into a SessionPlan: `scarbook eval`'s options and the TUI's launch
 screen both end here, so a plan means the same from either face.
 
-    planned = plan_eval(project, project.load_cases(), EvalRequest(case_ids=("a",), runs="auto"))
-    prep = prepare_session(project, planned.plan)
+    site = SessionSite.of(project)
+    planned = plan_eval(EvalRequest(site, project.load_cases(), case_ids=("a",), runs="auto"))
+    prep = prepare_eval(planned.site, planned.plan)            # session/prepare.py
+
+A face hands over one request: the options as given, with the site (the project's folder, its config as
+read, its history) and the cases as read. Nothing here, nor below, is handed the Project.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from scarbook.agents.named import NamedAgent, known, resolve_agents
+from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.io import CaseSet
-from scarbook.config import CONFIG_FILE, GatePolicy
+from scarbook.config import CONFIG_FILE, Config, GatePolicy
 from scarbook.errors import ScarbookError
-from scarbook.models import Case, GateMode, Undecided
+from scarbook.judge.settings import JudgeSettings
+from scarbook.models import Case, GateMode, Isolation, Undecided
 from scarbook.proc.credentials import environ
-from scarbook.project import Project
 from scarbook.record.settings import RecordSettings
-from scarbook.run.plan import SessionPlan
+from scarbook.run.plan import SessionPlan, SessionSite
 from scarbook.run.shard import Shard
 from scarbook.text import plural
 from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
@@ -35,8 +40,12 @@ DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --un
 
 @dataclass(frozen=True)
 class EvalRequest:
-    """`scarbook eval`'s options as given (None: scarbook.yaml's)."""
+    """`scarbook eval`'s options as given (None: scarbook.yaml's), or the launch screen's fields, with where
+    they apply: the site (scarbook.yaml as read) and the collection as read (its problems already shown by
+    the face)."""
 
+    site: SessionSite
+    found: CaseSet
     case_ids: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     runs: str | None = None  # a number, or "auto"
@@ -71,6 +80,7 @@ class EvalRequest:
     # --agents a,b,...: named agents of scarbook.yaml's agents: in one session, the first the baseline
     agents: tuple[str, ...] = ()
     agent: str | None = None  # one named agent instead of agent: (the TUI's launch, picking one)
+    isolation: str | None = None  # --isolation: this session's, over scarbook.yaml's (which stays as read)
 
 
 @dataclass
@@ -78,6 +88,7 @@ class EvalPlan:
     """A request made into a plan, with what the face needs around it."""
 
     plan: SessionPlan
+    site: SessionSite  # where the plan runs: the request's, with this session's overrides in its config
     shard: Shard | None = None
     baseline: Baseline | None = None  # --against, loaded and checked before any run
 
@@ -92,30 +103,32 @@ class EvalPlan:
         return plan.runs * len(plan.cases) * agents
 
 
-def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPlan:
+def plan_eval(request: EvalRequest) -> EvalPlan:
     """The plan `request` asks for, or a ScarbookError (exit 2) naming the option that cannot be."""
+    site = session_site(request)
+    config = site.config
     if request.session_id is not None and request.shard is None:
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
     shard = Shard.parse(request.shard, request.session_id) if request.shard is not None else None
-    rerun = _pick_rerun(project, request)
-    cases = select_cases(project, found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
-    asked = resolve_runs(project, request.runs, request.preset)
+    rerun = _pick_rerun(site, request)
+    cases = select_cases(site, request.found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
+    asked = resolve_runs(config, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
     # a session of several agents judges online (a comparison is decided once its verdicts are in)
-    judge_batch = request.judge_batch or (project.config.judge.batch and len(request.agents) < 2)
+    judge_batch = request.judge_batch or (config.judge.batch and len(request.agents) < 2)
     skip_judge, why = request.skip_judge, "--skip-judge"
-    if not skip_judge and request.skip_judge_without_key and judge_key_missing(project, cases, request.judge_env):
-        skip_judge, why = True, f"no API key in ${project.config.judge.api_key_env}"
-    gate = gate_policy(project, request, sharded=shard is not None)
-    agents = choose_agents(project, request, gate)
+    if not skip_judge and request.skip_judge_without_key and judge_key_missing(config.judge, cases, request.judge_env):
+        skip_judge, why = True, f"no API key in ${config.judge.api_key_env}"
+    gate = gate_policy(config, request, sharded=shard is not None)
+    agents = choose_agents(site, request, gate)
     if request.dry_run:
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
-                                    adaptive=asked == "auto", agents=agents), shard)
+                                    adaptive=asked == "auto", agents=agents), site, shard)
     baseline = None
     if request.against:  # history's comparison loads only when asked for (not with --dry-run)
         from scarbook.session.against import resolve_against
 
-        baseline = resolve_against(project, request.against, cases, skip_judge)
+        baseline = resolve_against(site, request.against, cases, skip_judge)
     plan = SessionPlan(cases, n, label=request.label, concurrency=request.concurrency,
                        keep_all=request.keep_all or None, skip_judge=skip_judge, judge_skipped_why=why,
                        judge_env=request.judge_env,
@@ -123,11 +136,19 @@ def plan_eval(project: Project, found: CaseSet, request: EvalRequest) -> EvalPla
                        max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,
                        retry_infra=request.retry_infra, gate=gate, max_runs=max(n, request.max_runs),
                        rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
-                       reports=dict(request.reports), record=record_option(project, request), agents=agents)
-    return EvalPlan(plan, shard, baseline)
+                       reports=dict(request.reports), record=record_option(config, request), agents=agents)
+    return EvalPlan(plan, site, shard, baseline)
 
 
-def choose_agents(project: Project, request: EvalRequest, gate: GatePolicy) -> list[NamedAgent]:
+def session_site(request: EvalRequest) -> SessionSite:
+    """The request's site with this session's overrides (--isolation) made into a new config."""
+    site = request.site
+    if request.isolation is None:
+        return site
+    return replace(site, config=site.config.with_overrides(isolation=Isolation(request.isolation)))
+
+
+def choose_agents(site: SessionSite, request: EvalRequest, gate: GatePolicy) -> list[NamedAgent]:
     """--agents' names (or the TUI's one pick) as scarbook.yaml's named agents, checked: two or more, each
     known and named once, the gate's baseline first; what cannot go with them is refused (exit 2)."""
     if request.agent is not None and request.agents:
@@ -135,7 +156,7 @@ def choose_agents(project: Project, request: EvalRequest, gate: GatePolicy) -> l
     names = (request.agent,) if request.agent is not None else request.agents
     if not names:
         return []
-    named = resolve_agents(project.config.agents, project.root / CONFIG_FILE)
+    named = resolve_agents(site.config.agents, site.root / CONFIG_FILE)
     where = known(list(named))
     if not named:
         raise ScarbookError("--agents names agents of scarbook.yaml's agents:, and it has none — write e.g. "
@@ -174,17 +195,17 @@ def _refuse_with_agents(request: EvalRequest) -> None:
             raise ScarbookError(f"--agents cannot be combined with {option}: {why}")
 
 
-def judge_key_in(project: Project, env: Mapping[str, str] | None) -> bool:
+def judge_key_in(judge: JudgeSettings, env: Mapping[str, str] | None) -> bool:
     """`env` (None: this process's) holds the judge's API key."""
-    return bool((environ() if env is None else env).get(project.config.judge.api_key_env, "").strip())
+    return bool((environ() if env is None else env).get(judge.api_key_env, "").strip())
 
 
-def judge_key_missing(project: Project, cases: list[Case], env: Mapping[str, str] | None) -> bool:
+def judge_key_missing(judge: JudgeSettings, cases: list[Case], env: Mapping[str, str] | None) -> bool:
     """Some case has llm_judge checks and `env` (None: this process's) has no judge API key."""
-    return any(c.judge_checks for c in cases) and not judge_key_in(project, env)
+    return any(c.judge_checks for c in cases) and not judge_key_in(judge, env)
 
 
-def case_id_of_arg(project: Project, arg: str) -> str:
+def case_id_of_arg(folders: ProjectFolders, arg: str) -> str:
     """A case named on the command line: its id, or its folder (`cases/write-one-line`, as a shell completes
     it), which names the same case when it lies directly in the project's cases folder."""
     if "/" not in arg and "\\" not in arg:
@@ -192,15 +213,15 @@ def case_id_of_arg(project: Project, arg: str) -> str:
     folder = Path(arg.rstrip("/\\"))
     folder = folder if folder.is_absolute() else Path.cwd() / folder
     try:
-        if folder.resolve().parent == project.cases_dir.resolve():
+        if folder.resolve().parent == folders.cases_dir.resolve():
             return folder.name
     except OSError:
         pass
     raise ScarbookError(f"{arg} is not a case folder of this project — name a case by its id, or a folder directly "
-                        f"in {project.cases_dir}")
+                        f"in {folders.cases_dir}")
 
 
-def refuse_unknown_cases(project: Project, found: CaseSet, names: tuple[str, ...] | list[str]) -> None:
+def refuse_unknown_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...] | list[str]) -> None:
     """Raise (exit 2) when a case named is not in the collection; a case whose case.yaml is invalid
     says so (its problem is the face's to show, before this)."""
     by_id = found.by_id()
@@ -208,46 +229,46 @@ def refuse_unknown_cases(project: Project, found: CaseSet, names: tuple[str, ...
     if unknown:
         bad = {p.path.parent.name for p in found.problems}
         why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
-        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {project.cases_dir}")
+        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {folders.cases_dir}")
 
 
-def case_ids_of_args(project: Project, args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+def case_ids_of_args(folders: ProjectFolders, args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Cases named on the command line (ids or folders), as ids: every command that takes a CASE reads
     them through this, so a path works (or is refused with the same words) everywhere."""
-    return tuple(case_id_of_arg(project, a) for a in args)
+    return tuple(case_id_of_arg(folders, a) for a in args)
 
 
-def select_cases(project: Project, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...],
+def select_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...],
                  command: str = "eval") -> list[Case]:
     """The cases named (ids or folders; default: all), then those with a tag; `found` is the collection
     as read (its problems already shown by the face). `command` is the one the hint names."""
-    names = case_ids_of_args(project, names)
-    refuse_unknown_cases(project, found, names)
+    names = case_ids_of_args(folders, names)
+    refuse_unknown_cases(folders, found, names)
     if found.problems and not names:
         # A gate that skips a broken case would go green without it: nothing runs (docs/ci.md, exit 2).
-        raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {project.cases_dir} (see above) — "
+        raise ScarbookError(f"{plural(len(found.problems), 'invalid case')} in {folders.cases_dir} (see above) — "
                             f"fix it, or name the cases to run: scarbook {command} CASE...")
     by_id = found.by_id()
     cases = [by_id[n] for n in names] if names else list(found.cases)
     if tags:
         cases = [c for c in cases if set(tags) & set(c.tags)]
     if not cases:
-        raise ScarbookError(f"no cases to run in {project.cases_dir}"
+        raise ScarbookError(f"no cases to run in {folders.cases_dir}"
                             + (f" with tag {', '.join(tags)}" if tags else "")
                             + " — add one with the TUI (`scarbook`) or `scarbook import`")
     return cases
 
 
-def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int | Literal["auto"]:
+def resolve_runs(config: Config, runs: str | None, preset: str | None) -> int | Literal["auto"]:
     if runs and preset:
         raise ScarbookError("give --runs or --preset, not both")
     if preset:
-        presets = project.config.presets
+        presets = config.presets
         if preset not in presets:
             raise ScarbookError(f"no preset {preset!r} — scarbook.yaml defines: {', '.join(presets)}")
         return presets[preset]
     if runs is None:
-        return project.config.runs
+        return config.runs
     if runs == "auto":
         return "auto"
     if not runs.isdigit() or int(runs) < 1:
@@ -255,9 +276,9 @@ def resolve_runs(project: Project, runs: str | None, preset: str | None) -> int 
     return int(runs)
 
 
-def gate_policy(project: Project, request: EvalRequest, *, sharded: bool = False) -> GatePolicy:
+def gate_policy(config: Config, request: EvalRequest, *, sharded: bool = False) -> GatePolicy:
     """scarbook.yaml's gate with the command line's flags over it."""
-    gate = project.config.gate
+    gate = config.gate
     gate = msgspec.structs.replace(
         gate, mode=gate.mode if request.gate_mode is None else GateMode(request.gate_mode),
         alpha=gate.alpha if request.alpha is None else request.alpha,
@@ -269,19 +290,19 @@ def gate_policy(project: Project, request: EvalRequest, *, sharded: bool = False
     return gate
 
 
-def record_option(project: Project, request: EvalRequest) -> RecordSettings | None:
+def record_option(config: Config, request: EvalRequest) -> RecordSettings | None:
     """--record / --replay SESSION [--fork-at K] over scarbook.yaml's record: (its upstreams kept)."""
     if request.fork_at is not None and request.replay is None:
         raise ScarbookError("--fork-at K goes with --replay SESSION: it replays the first K calls of each run")
     if not request.record and request.replay is None:
         return None
-    base = project.config.record or RecordSettings()
+    base = config.record or RecordSettings()
     if request.replay is None:
         return msgspec.structs.replace(base, mode="record", source=None, fork_at=None)
     return msgspec.structs.replace(base, mode="replay", source=request.replay, fork_at=request.fork_at)
 
 
-def _pick_rerun(project: Project, request: EvalRequest) -> RerunPick | None:
+def _pick_rerun(site: SessionSite, request: EvalRequest) -> RerunPick | None:
     """--rerun SESSION --only ...: the source's cases to run again (tools/rerun.py), or None without --rerun."""
     if request.rerun is None:
         if request.only != DEFAULT_ONLY:
@@ -290,7 +311,7 @@ def _pick_rerun(project: Project, request: EvalRequest) -> RerunPick | None:
     if request.case_ids or request.tags:
         raise ScarbookError("--rerun picks the cases itself (those of the session with a matching run): "
                             "give no CASE names or --tag")
-    return pick_rerun(project.history, request.rerun, request.only)
+    return pick_rerun(site.history, request.rerun, request.only)
 
 
 def _against_ref(ref: str | None, baseline: Baseline | None) -> str:

@@ -66,7 +66,7 @@ def plan_draft(project: Project, case: Case, *, note: str = "", offline: bool = 
     good = _read(case, scar.good_artifact, "good artifact") if scar.good_artifact else None
     inputs = DraftInputs(case.task, failed, good, note.strip(), artifact_target(case))
     settings = project.config.judge
-    if offline or not judge_key_in(project, env):
+    if offline or not judge_key_in(project.config.judge, env):
         why = "--offline" if offline else f"no judge key in ${settings.api_key_env}"
         return DraftPlan(case, inputs, False, f"the rubric is not drafted ({why}): rule checks are proposed from "
                          "the failed and good artifacts alone", times)

@@ -124,7 +124,7 @@ class ScarbookApp(Host):
     def judge_key_present(self) -> bool:
         from scarbook.session.plan import judge_key_in
 
-        return judge_key_in(self.project, self.judge_env)
+        return judge_key_in(self.project.config.judge, self.judge_env)
 
     def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
         """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show

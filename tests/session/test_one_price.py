@@ -13,6 +13,7 @@ from scarbook.cli import main as cli_main
 from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo, Usage
 from scarbook.project import Project
+from scarbook.run.plan import SessionSite
 from scarbook.session.estimate import estimate_plan, price
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
@@ -62,5 +63,5 @@ async def test_dry_run_and_launch_screen_show_one_price_for_one_plan(project_roo
     tui_price = re.search(r"about (\$[0-9.]+)\)", shown)[1]
     assert tui_price == cli_price
     project = Project.discover(project_root)
-    guessed = estimate_plan(project, list(project.load_cases().cases), 4, history={}).judge
+    guessed = estimate_plan(SessionSite.of(project), list(project.load_cases().cases), 4, history={}).judge
     assert price(guessed.cost_usd) != cli_price  # history moved the price: a face ignoring it would differ

@@ -16,6 +16,7 @@ from scarbook.cases.io import CaseSet
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
 from scarbook.models.words import ExecutorType
+from scarbook.run.plan import SessionSite
 from scarbook.session.estimate import JudgeHistory, estimate_plan, price, read_judge_history
 from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, judge_key_missing, plan_eval
 from scarbook.stats.sequential import SequentialRule
@@ -86,7 +87,7 @@ class LaunchScreen(HostModalScreen):
     def _read_judge_history(self) -> None:
         """History's judge tokens per call (every session is read: off the UI's loop), then the price from them,
         as `scarbook eval --dry-run` prices the same plan."""
-        history = read_judge_history(self.app.project)
+        history = read_judge_history(self.app.project.history)
         self.app.call_from_thread(self._priced, history)
 
     def _priced(self, history: JudgeHistory) -> None:
@@ -120,7 +121,7 @@ class LaunchScreen(HostModalScreen):
         return int(text) if text.isdigit() and int(text) > 0 else None
 
     def skip_judge(self, cases: list[Case]) -> bool:
-        return judge_key_missing(self.app.project, cases, self.app.judge_env)
+        return judge_key_missing(self.app.project.config.judge, cases, self.app.judge_env)
 
     def _update_estimate(self) -> None:
         cases, runs = self.chosen_cases(), self._runs()
@@ -135,7 +136,7 @@ class LaunchScreen(HostModalScreen):
         skip = self.skip_judge(cases)
         agents = self.chosen_agents()
         each = len(agents) if len(agents) > 1 else 1  # a session of several agents runs each case per agent
-        est = estimate_plan(self.app.project, cases, runs, skip_judge=skip or self.judge_history is None,
+        est = estimate_plan(SessionSite.of(self.app.project), cases, runs, skip_judge=skip or self.judge_history is None,
                             adaptive=adaptive, history=self.judge_history, agents=each)
         per = f" × {plural(each, 'agent')} (baseline {agents[0]})" if each > 1 else ""
         if adaptive:
@@ -189,13 +190,14 @@ class LaunchScreen(HostModalScreen):
             return
         cases = self.chosen_cases()
         agents = self.chosen_agents()
-        request = EvalRequest(case_ids=tuple(c.id for c in cases), runs="auto" if adaptive else str(runs),
+        request = EvalRequest(SessionSite.of(self.app.project), CaseSet(cases),
+                              case_ids=tuple(c.id for c in cases), runs="auto" if adaptive else str(runs),
                               max_runs=runs if adaptive else DEFAULT_MAX_RUNS, concurrency=int(conc_text),
                               label=self.query_one("#label", Input).value.strip(), judge_env=self.app.judge_env,
                               skip_judge_without_key=True, agents=tuple(agents) if len(agents) > 1 else (),
                               agent=agents[0] if len(agents) == 1 else None)
         try:
-            plan = plan_eval(self.app.project, CaseSet(cases), request).plan
+            plan = plan_eval(request).plan
         except ScarbookError as exc:
             error.update(str(exc))
             return

@@ -1,0 +1,101 @@
+"""`scarbook eval`'s way down the house (issue 32.4): the face builds one request and nothing below it is
+handed the Project.
+
+The command (and the TUI's launch) reads the project once and hands the session layer one `EvalRequest`:
+the options, a `SessionSite` (the project folder, scarbook.yaml as read, the history) and the cases as read.
+From there each layer receives the values it needs — the site, the config, the judge's settings, the
+judge's measured error — and none reaches back up for the project or for history's calibration. Read from
+the code's syntax, so it is cheap and the same on every machine.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import REPO
+
+PKG = REPO / "scarbook"
+
+# what `scarbook eval` runs through below its command, and what the TUI's launch shares with it
+PIPELINE = ("session/plan.py", "session/prepare.py", "session/estimate.py", "session/against.py",
+            "session/report.py", "run/plan.py", "run/session.py", "run/runner.py", "run/ray/executor.py",
+            "cli/eval_run.py", "cli/estimate.py", "cli/outcome.py", "cli/against.py")
+
+
+def tree(rel: str) -> ast.Module:
+    return ast.parse((PKG / rel).read_text(encoding="utf-8"))
+
+
+def runtime_imports(module: ast.Module) -> set[str]:
+    """The scarbook modules imported outside `if TYPE_CHECKING:` blocks (function-level ones too)."""
+    skip: set[int] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found = set()
+    for node in ast.walk(module):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def functions(module: ast.Module):
+    for node in ast.walk(module):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+@pytest.mark.parametrize("rel", PIPELINE)
+def test_no_layer_below_the_faces_is_handed_the_project(rel: str) -> None:
+    module = tree(rel)
+    assert "scarbook.project" not in runtime_imports(module), f"{rel} imports scarbook.project"
+    handed = [f"{fn.name}({arg.arg}: {ast.unparse(arg.annotation)})" for fn in functions(module)
+              for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+              if arg.annotation is not None and "Project" in ast.unparse(arg.annotation).replace("ProjectFolders", "")
+              and fn.name != "of"]  # SessionSite.of(project): where a face (or a test) makes the site
+    assert handed == [], f"{rel}: {handed}"
+
+
+def test_preparing_a_session_never_reads_the_calibration_itself() -> None:
+    """The judge's measured error is handed to run/session.prepare_session (session/prepare.py reads it,
+    once), so the run layer never climbs back into history's calibration."""
+    assert not {m for m in runtime_imports(tree("run/session.py")) if m.startswith("scarbook.history")}
+    prepare = next(fn for fn in functions(tree("run/session.py")) if fn.name == "prepare_session")
+    assert "judge_error" in [a.arg for a in prepare.args.kwonlyargs]
+
+
+def calls_in(fn: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith(name)]
+
+
+def test_eval_hands_one_request_down_and_the_project_goes_no_further() -> None:
+    command = next(fn for fn in functions(tree("cli/eval_cmd.py")) if fn.name == "eval_command")
+    [plan] = calls_in(command, "plan_eval")
+    assert len(plan.args) == 1 and not plan.keywords, ast.unparse(plan)
+    passed = [ast.unparse(call) for call in ast.walk(command) if isinstance(call, ast.Call)
+              for arg in (*call.args, *(k.value for k in call.keywords))
+              if isinstance(arg, ast.Name) and arg.id in ("project", "ctx")]
+    # the project is read (its folder, its config, its cases), never handed on
+    assert passed == ["get_project(ctx)"], passed
+
+
+def test_the_launch_screen_and_eval_start_a_session_through_the_same_use_cases() -> None:
+    launch = tree("tui/screens/launch.py")
+    app = tree("tui/app.py")
+    eval_run = tree("cli/eval_run.py")
+    [from_launch] = [c for fn in functions(launch) for c in calls_in(fn, "plan_eval")]
+    assert len(from_launch.args) == 1 and not from_launch.keywords
+    for face in (app, eval_run):
+        assert "scarbook.session.prepare" in runtime_imports(face)
+        assert not calls_in(face, "prepare_session"), "a face prepares through session/prepare.py's prepare_eval"
+
+
+def test_the_pipeline_list_names_real_files() -> None:
+    assert all(Path(PKG / rel).is_file() for rel in PIPELINE)
