@@ -24,4 +24,5 @@ def judge_error_for(site: SessionSite, plan: SessionPlan) -> JudgeError | None:
 
 def prepare_eval(site: SessionSite, plan: SessionPlan) -> Preparation:
     """The plan's session built and preflighted at `site`, or every reason it cannot start."""
-    return prepare_session(site, plan, judge_error=judge_error_for(site, plan))
+    judge_error = judge_error_for(site, plan)  # history read first, once; nothing below reads it again
+    return prepare_session(site, plan, judge_error=judge_error)
