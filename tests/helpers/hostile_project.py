@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.judge_server import ScriptedReply, tool_reply
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, ScriptedReply, tool_reply
 
 
 def judged_case(cid: str, artifact: str = "out.txt") -> str:
@@ -41,7 +41,7 @@ def hostile_project(root: Path, agent: str, judge_url: str, *, cases: dict[str, 
         concurrency: 1
         isolation: {isolation}
         gate: {{mode: point}}
-        judge: {{model: claude-sonnet-4-6, base_url: {judge_url}, max_retries: 0, timeout_s: 5{judge}}}
+        judge: {{model: claude-sonnet-4-6, base_url: {judge_url}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}{judge}}}
         """) + extra)
     for cid, text in cases.items():
         (root / "cases" / cid).mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,11 @@ from typing import Any
 import pytest
 
 TOOL = "record_rubric_verdicts"
+# How long a test's judge waits for this server. It answers in milliseconds on an idle machine, but on a
+# loaded one (2 cores, 4 xdist workers, load 20) the test process, the server's thread or a scarbook
+# subprocess can be starved for seconds: a 5 s bound turned a healthy call into a timeout (issue 37).
+# A test about timeouts sets its own, short one.
+JUDGE_TIMEOUT_S = 60
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -243,7 +248,7 @@ class JudgeServer:
         # set: every batch endpoint answers 200 with this body instead (a vendor whose /v1/messages/batches
         # is something else, or a proxy's page): a reply that is not what was asked
         self.batch_wrong_shape: Any = None
-        # set: a create makes its batch, then waits for this event (at most 30 s) before it answers — a
+        # set: a create makes its batch, then waits for this event (no time bound; stop() sets it) before it answers — a
         # client killed meanwhile sent the create and never heard its id
         self.batch_create_gate: threading.Event | None = None
         self._lock = threading.Lock()
@@ -344,6 +349,8 @@ class JudgeServer:
         return self
 
     def stop(self) -> None:
+        if self.batch_create_gate is not None:
+            self.batch_create_gate.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -450,8 +457,9 @@ class JudgeServer:
                          "results": [], "created_at": _now()}
                 with server._lock:
                     server.batches[batch["id"]] = batch
-                if server.batch_create_gate is not None:
-                    server.batch_create_gate.wait(30)
+                gate = server.batch_create_gate
+                if gate is not None:  # held until the test lets go (stop() does at the latest): no time bound
+                    gate.wait()
                 self._send(200, json.dumps(server._batch_json(batch)).encode())
 
             def do_GET(self) -> None:
@@ -515,6 +523,6 @@ def make_judge(server: JudgeServer, env: dict[str, str] | None = None, **setting
     """A real Judge pointed at `server`, with a fake key in its own env and fast defaults."""
     from scarbook.judge import Judge, JudgeSettings
 
-    options: dict[str, Any] = {"base_url": server.url, "max_retries": 2, "timeout_s": 5.0}
+    options: dict[str, Any] = {"base_url": server.url, "max_retries": 2, "timeout_s": JUDGE_TIMEOUT_S}
     options.update(settings)
     return Judge(JudgeSettings(**options), env=env if env is not None else {"ANTHROPIC_API_KEY": "sk-test-key"})

@@ -17,7 +17,7 @@ from scarbook.cli import main
 from scarbook.judge.artifact import Artifact
 from scarbook.judge.cache import FOLDER, SampleKey, VerdictCache
 from scarbook.models import Check
-from tests.helpers.judge_server import judge_server, make_judge, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, make_judge, tool_reply  # noqa: F401
 
 AGENT = """\
 from pathlib import Path
@@ -53,7 +53,7 @@ def write_config(root: Path, url: str, extra: str = "") -> None:
           model: claude-sonnet-4-6
           base_url: {url}
           max_retries: 0
-          timeout_s: 5
+          timeout_s: {JUDGE_TIMEOUT_S}
         """) + extra)
 
 

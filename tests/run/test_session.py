@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from scarbook.text import plural
-from tests.helpers.judge_server import judge_server, status_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, status_reply  # noqa: F401
 
 JUDGE_ONLY = """\
 id: judged
@@ -212,7 +212,7 @@ def test_rejected_key_with_parallel_runs_says_one_thing_and_counts_what_history_
     (project.root / "agent.py").write_text("import time\ntime.sleep(0.2)\nprint('hello')\n")
     agent = json.dumps(str(project.root / "agent.py"))
     project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, {agent}]}}\n"
-                   f"judge: {{base_url: {json.dumps(judge_server.url)}, max_retries: 0, timeout_s: 5}}\n")
+                   f"judge: {{base_url: {json.dumps(judge_server.url)}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-bad")
     judge_server.default = status_reply(401, "invalid x-api-key")
     project.case("judged", JUDGE_ONLY)

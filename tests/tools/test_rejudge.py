@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from scarbook.cli import main
 from scarbook.judge.artifact_store import FOLDER
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
 
 CASE = """\
 id: judge-me
@@ -65,7 +65,7 @@ def write_config(root: Path, url: str, agent: str, extra: str = "") -> None:
           model: claude-sonnet-4-6
           base_url: {url}
           max_retries: 0
-          timeout_s: 5
+          timeout_s: {JUDGE_TIMEOUT_S}
         """) + extra)
 
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
 from tests.helpers.tui_fixtures import SIZE, Gate, type_at_once, wait_until
 
 AGENT = """\
@@ -68,7 +68,7 @@ def judged_root(tmp_path, judge_server, monkeypatch) -> Path:
           model: claude-sonnet-4-6
           base_url: {judge_server.url}
           max_retries: 1
-          timeout_s: 5
+          timeout_s: {JUDGE_TIMEOUT_S}
         """))
     for cid, item in ITEMS.items():
         (root / "cases" / cid).mkdir(parents=True)

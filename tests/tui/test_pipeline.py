@@ -71,7 +71,7 @@ async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_co
     import json
 
     from scarbook.project import Project
-    from tests.helpers.judge_server import JudgeServer, status_reply
+    from tests.helpers.judge_server import JUDGE_TIMEOUT_S, JudgeServer, status_reply
 
     server = JudgeServer().start()
     try:
@@ -82,7 +82,7 @@ async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_co
                 (case / "case.yaml").unlink()
         (project_root / "scarbook.yaml").write_text(
             "agent: {type: command, argv: [sh, -c, 'sleep 0.2; echo done > summary.md']}\nruns: 6\nconcurrency: 3\n"
-            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: 5}}\n")
+            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n")
         app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-bad"})
         async with app.run_test(size=SIZE) as pilot:
             await library_loaded(pilot)
