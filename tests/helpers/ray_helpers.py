@@ -14,6 +14,12 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the ray extra: pip install -e '.[test,ray]'")
 
+# pytest-timeout's bound (a hang guard) for a test that starts Ray: the suite's 120 s is not enough on a loaded
+# machine. test_ray_local's judge test at load ~20 on 2 cores took 78 s (16 s importing the judge's SDK, 32 s
+# Ray's head processes, the rest its first workers), 126 s with stress-ng beside it, and 120 s cut it off
+# mid-session in a run with 3 xdist workers (issue 37): nothing hung, it was only slow.
+RAY_TEST_TIMEOUT_S = 300
+
 # An agent that kills the Ray worker running it (its parent) on chosen attempts: run k's attempt n
 # kills it when "k:n" is listed in KILL_ON; each attempt is counted in a file outside the workspace.
 KILLER = """\

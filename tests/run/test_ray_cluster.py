@@ -23,6 +23,7 @@ from tests.helpers.ray_helpers import (
     KILLER,
     NAPPER,
     ONE_CHECK_CASE,
+    RAY_TEST_TIMEOUT_S,
     SLEEPER,
     SPENDER,
     add_node,
@@ -40,7 +41,7 @@ REPO_CASES = str(REPO / "cases")
 
 
 # One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
 
 
 @pytest.fixture(scope="module")
@@ -145,8 +146,8 @@ def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
     assert finished.runs == []  # nothing finished: nothing recorded, nothing made up
     started = [int(p) for p in os.listdir(pids)]
     assert len(started) == 4
-    assert wait_until(lambda: not any(alive(p) for p in started), 10)
-    assert wait_until(cpus_free, 10), ray.available_resources()
+    assert wait_until(lambda: not any(alive(p) for p in started), 60)  # (each a condition: 60 s only bounds a hang)
+    assert wait_until(cpus_free, 60), ray.available_resources()
 
 
 def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, tmp_path):

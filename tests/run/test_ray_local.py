@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
-from tests.helpers.ray_helpers import cli, pid_of_peer, python_agent, ray, write_project
+from tests.helpers.ray_helpers import RAY_TEST_TIMEOUT_S, cli, pid_of_peer, python_agent, ray, write_project
 
 AGENT = """\
 from pathlib import Path
@@ -33,7 +33,7 @@ checks:
 
 
 # One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
 
 
 @pytest.fixture(scope="module", autouse=True)
