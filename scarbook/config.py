@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from msgspec import Meta
 
-from scarbook.agents.named import check_agents, known
+from scarbook.agents.named import NamedAgent, check_agents, known
 from scarbook.agents.spec import agent_settings
 from scarbook.checks.context import MAX_READ
 from scarbook.errors import ConfigError
@@ -166,8 +166,9 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     NOT_MAPPING_FIX: ClassVar[str] = "see `scarbook init` for a starter file"
 
     agent: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "demo"})  # as written; checked against its type's row (agents/spec.py)
-    # named agents for `eval --agents` (agents/named.py), as written; each checked, its overlays resolved, at load
-    agents: dict[str, Any] = {}
+    # named agents for `eval --agents` (agents/named.py): resolved once at load, their overlays applied and
+    # each checked with its line, so a session takes them as they are
+    agents: dict[str, NamedAgent] = {}
     # 20: a case at 100% can be called above an 80% threshold (it takes 14 straight passes; stats/plans.py)
     runs: Annotated[int, _number(integer=True, lo=1)] = 20
     concurrency: Annotated[int, _number(integer=True, lo=1)] = 4

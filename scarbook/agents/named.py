@@ -64,10 +64,10 @@ def known(names: Mapping[str, Any] | list[str]) -> str:
     return f"agents in scarbook.yaml: {listed}"
 
 
-def check_agents(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
-    """scarbook.yaml's `agents:` checked at load: every entry resolved and checked against its type's
-    row; a mistake is a ConfigError naming the line, the problem and the names there are. Returns the
-    mapping as written (what the sessions resolve again with `resolve_agents`)."""
+def check_agents(raw: Any, path: Path, line: int | None) -> dict[str, NamedAgent]:
+    """scarbook.yaml's `agents:` resolved once, at load: every entry's overlays resolved and checked
+    against its type's row, in the file's order; a mistake is a ConfigError naming the line, the problem
+    and the names there are. What a session takes is this record: none reads the YAML's lines again."""
     if not isinstance(raw, Mapping):
         raise ConfigError(path, "agents must map a name to an agent", line=line_of(raw) or line, fix=FIX)
     for name in raw:
@@ -75,15 +75,7 @@ def check_agents(raw: Any, path: Path, line: int | None) -> dict[str, Any]:
             raise ConfigError(path, f"agent name {name!r} must be 1-64 letters, digits, '.', '_' or '-' (starting "
                               "with a letter or digit)", line=line_of(raw, name) or line,
                               fix="rename it (names are what --agents takes, separated by commas)")
-    for name in raw:
-        _resolve(raw, name, path, line, [])
-    return dict(raw)
-
-
-def resolve_agents(raw: Mapping[str, Any] | None, path: Path = Path("scarbook.yaml")) -> dict[str, NamedAgent]:
-    """Every entry of `agents:` with its overlays resolved, in the file's order."""
-    raw = raw or {}
-    return {name: _resolve(raw, name, path, None, []) for name in raw}
+    return {name: _resolve(raw, name, path, line, []) for name in raw}
 
 
 def _resolve(raw: Mapping[str, Any], name: str, path: Path, line: int | None, seen: list[str]) -> NamedAgent:

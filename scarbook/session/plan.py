@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from scarbook.agents.named import NamedAgent, known, resolve_agents
+from scarbook.agents.named import NamedAgent, known
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.io import CaseSet
-from scarbook.config import CONFIG_FILE, Config, GatePolicy
+from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
@@ -156,7 +156,7 @@ def choose_agents(site: SessionSite, request: EvalRequest, gate: GatePolicy) -> 
     names = (request.agent,) if request.agent is not None else request.agents
     if not names:
         return []
-    named = resolve_agents(site.config.agents, site.root / CONFIG_FILE)
+    named = site.config.agents  # resolved at load
     where = known(list(named))
     if not named:
         raise ScarbookError("--agents names agents of scarbook.yaml's agents:, and it has none — write e.g. "
