@@ -101,6 +101,32 @@ async def wait_until(pilot, condition, timeout: float = 30.0, what: str = "condi
         await pilot.pause(0.02)
 
 
+async def palette_offers(pilot, words: str) -> None:
+    """After `words` were typed into the command palette: wait until the command it highlights (the one Enter
+    runs) starts with them. The palette searches its providers as a task; a fixed pause (0.5 s) before Enter
+    assumed the search was done by then, which a loaded machine does not promise."""
+    def offered() -> bool:
+        lists = pilot.app.screen.query("CommandList")
+        if not lists:
+            return False
+        options = lists.first()
+        at = options.highlighted
+        return at is not None and str(options.get_option_at_index(at).prompt).startswith(words)
+
+    await wait_until(pilot, offered, what=f"the palette to offer {words!r}")
+
+
+async def live_screen_caught_up(pilot) -> None:
+    """Wait until the screens were handed the app's session as it is now (once it is done: as it ended) and
+    handled it. The app hands them its session's changes on a 10 Hz tick and once more when the session
+    ends (tui/app.py, _flush_live); a fixed pause after the session ended (0.3 s) assumed that hand-over
+    came within it, which a loaded machine does not promise."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.live is not None and app._posted_version == app.live.version,
+                     what="the screens handed the session's last change")
+    await pilot.pause()  # every message queued for the screen now (that change among them) is handled
+
+
 async def wait_for_session(pilot, live, stall: float = 30.0, what: str = "the session to end") -> None:
     """Wait until `live` (a LiveSession) is done, however long its runs take on a busy machine, as long as it
     moves: it fails once nothing happened in the session (no run started or finished) for `stall` seconds.

@@ -70,7 +70,9 @@ def test_ctrl_c_keeps_finished_runs_and_kills_running_agents(project) -> None:
     assert f"session {info.id}: cancelled; {len(runs)} runs — {len(runs)} pass, 0 fail, 0 error" in out
     started = sorted(pids.iterdir())
     assert len(started) > len(runs)  # some agents were still running when Ctrl-C came
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30  # killed at Ctrl-C: wait until they are gone (a condition), not 0.2 s
+    while [p.name for p in started if _alive(int(p.name))] and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert [p.name for p in started if _alive(int(p.name))] == []
     # Every started run's workspace dir is still on disk; the unfinished ones were not pruned.
     case_dir = project.workspaces / info.id / "slow"

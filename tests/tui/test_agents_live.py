@@ -15,7 +15,7 @@ from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import SessionsScreen, SessionTableScreen
 from tests.cli.test_eval_agents import AGENT, CASE, CONFIG
 from tests.conftest import run_cli
-from tests.helpers.tui_fixtures import SIZE, library_loaded, review_loaded, wait_until
+from tests.helpers.tui_fixtures import SIZE, library_loaded, live_screen_caught_up, review_loaded, wait_until
 from tests.tui.test_launch_plan import focus
 
 
@@ -57,7 +57,7 @@ async def test_two_agents_from_the_launch_form_to_the_decision(compare_root, siz
         live = app.screen.live
         assert live.agent_names == ["base", "cand"]
         await wait_until(pilot, lambda: live.done, timeout=120, what="the session to end")
-        await pilot.pause(0.3)  # the screen's refresh tick
+        await live_screen_caught_up(pilot)
         table = app.screen.query_one("#live-table", DataTable)
         assert table.row_count == 4  # a row per case and agent
         columns = [str(c.label) for c in table.columns.values()]

@@ -19,6 +19,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     editor_ready,
     fast_demo,
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
     project_root,
     review_loaded,
@@ -102,7 +103,7 @@ def test_live_fits(project_root, snap_compare, size):
         # the plan's "cannot decide" toast lives 12 s of wall time, which a session on a loaded machine outlasts:
         # the layout is compared without toasts (the toast's text: tests/tui/test_launch_plan.py)
         app.clear_notifications()
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 

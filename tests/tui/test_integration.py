@@ -19,6 +19,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     editor_ready,
     fast_demo,
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
     plain,
     project_root,
@@ -69,7 +70,7 @@ async def test_adaptive_launch_decides_cases_and_the_live_screen_shows_it(projec
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
         await wait_for_session(pilot, app.live)  # up to 30 runs a case: as long as they keep finishing
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
         live = app.live
         assert set(live.decided) == {c.id for c in live.cases}
         table = app.screen.query_one("#live-table")

@@ -18,7 +18,9 @@ from tests.helpers.tui_fixtures import (
     editor_ready,
     fast_demo,
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
+    palette_offers,
     plain,
     project_root,
     review_loaded,
@@ -160,7 +162,7 @@ async def test_adaptive_session_ends_with_a_full_bar_and_says_how_many_runs_it_s
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live screen")
         live = app.live
         await wait_for_session(pilot, live)  # up to 160 runs: as long as they keep finishing
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
         assert live.info.state == "finished" and live.finished_runs < 160
         bar = app.screen.query_one("#progress")
         assert bar.percentage == 1.0
@@ -355,7 +357,7 @@ async def test_question_mark_lists_every_key_of_the_screen_and_the_palette_reach
             await pilot.press("ctrl+p")
             await pilot.pause()
             await type_text(pilot, words)
-            await pilot.pause(0.5)
+            await palette_offers(pilot, words)
             await pilot.press("enter")
             await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen), what=words)
             await pilot.press("f1")  # F1 works on every screen too

@@ -18,6 +18,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     fast_demo,
     library_loaded,
     move_library_cursor,
+    palette_offers,
     plain,
     project_root,
     type_text,
@@ -158,7 +159,7 @@ async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "open rename-function")
-        await pilot.pause(0.5)
+        await palette_offers(pilot, "open rename-function")
         await pilot.press("enter")
         await wait_until(pilot, lambda: editor_ready(app), what="the editor")
         assert app.screen.case.id == "rename-function"
@@ -167,7 +168,7 @@ async def test_command_palette_jumps_to_a_case_and_runs_it(project_root):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "run write-one-line")
-        await pilot.pause(0.5)
+        await palette_offers(pilot, "run write-one-line")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
         assert "selected: write-one-line" in str(app.screen.query_one("#scope-selected").label)

@@ -10,7 +10,15 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from tests.helpers.tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, project_root, wait_until  # noqa: F401
+from tests.helpers.tui_fixtures import (  # noqa: F401
+    SIZE,
+    add_judged_case,
+    fast_demo,
+    library_loaded,
+    live_screen_caught_up,
+    project_root,
+    wait_until,
+)
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # shows and computes, not about the agent's process
@@ -119,7 +127,7 @@ async def test_the_live_screen_shows_the_gates_decision_when_the_session_ends(pr
                               live.config)
         assert live.gate == {s.case_id: s.gate for s in report.stats}
         assert set(live.gate.values()) == {"undecided"}
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
         table = app.screen.query_one("#live-table")
         column = [str(table.get_cell(case.id, "decided")) for case in live.cases]
         assert column == ["undecided"] * len(live.cases)

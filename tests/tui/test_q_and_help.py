@@ -52,19 +52,20 @@ async def test_q_goes_back_on_review_sessions_launch_and_quits_on_the_library(pr
         await pilot.press("v")
         await review_loaded(pilot)
         await pilot.press("q")
-        await wait_until(pilot, lambda: on_library(app), timeout=5, what="q to leave the review")
+        await wait_until(pilot, lambda: on_library(app), what="q to leave the review")
         await pilot.press("h")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen), what="the sessions")
         await pilot.press("q")
-        await wait_until(pilot, lambda: on_library(app), timeout=5, what="q to leave the sessions")
+        await wait_until(pilot, lambda: on_library(app), what="q to leave the sessions")
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
+        await wait_until(pilot, lambda: app.focused is not None, what="the form's first focus (the runs field)")
         await pilot.press("tab")  # off the runs field: q typed in a field is text
         await pilot.press("q")
-        await wait_until(pilot, lambda: on_library(app), timeout=5, what="q to close the launch dialog")
+        await wait_until(pilot, lambda: on_library(app), what="q to close the launch dialog")
         assert app.live is None  # closed, not run
         await pilot.press("q")
-        await wait_until(pilot, lambda: not app.is_running, timeout=5, what="q to quit on the library")
+        await wait_until(pilot, lambda: not app.is_running, what="q to quit on the library")
 
 
 async def test_help_lists_the_apps_own_keys_first_and_says_what_q_means(project_root):
@@ -89,7 +90,7 @@ async def test_help_lists_the_apps_own_keys_first_and_says_what_q_means(project_
         assert said.startswith("q goes back, like Escape, on every screen and dialog")
         assert "on the library, the first screen, it quits" in said
         await pilot.press("q")  # q closes the help too
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), timeout=5, what="help to close")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="help to close")
 
 
 @pytest.fixture
@@ -128,7 +129,7 @@ async def test_escape_leaves_at_once_while_the_editor_or_review_is_loading(proje
         await wait_until(pilot, lambda: isinstance(app.screen, opens), what="the screen to open")
         assert not app.screen.accepts_keys  # still loading
         await pilot.press("f", "escape")  # f is held for the loading screen; escape is not
-        await wait_until(pilot, lambda: on_library(app), timeout=3, what="escape to leave at once")
+        await wait_until(pilot, lambda: on_library(app), what="escape to leave at once")
         assert not app.keys.keys  # the held f went nowhere
         gated_reads.set()
         await pilot.pause(0.3)

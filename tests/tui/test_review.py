@@ -21,6 +21,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     fast_demo,
     library_loaded,
     move_library_cursor,
+    palette_offers,
     plain,
     project_root,
     review_loaded,
@@ -357,7 +358,7 @@ async def test_help_lists_the_review_keys_and_the_palette_runs_them(project_root
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "previous failed")
-        await pilot.pause(0.5)
+        await palette_offers(pilot, "previous failed")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen is review and highlighted_k(review) == 5, what="run 5")
 

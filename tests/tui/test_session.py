@@ -26,6 +26,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     editor_ready,
     fast_demo,
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
     plain,
     project_root,
@@ -65,7 +66,7 @@ async def test_launch_10_runs_fills_in_and_matches_the_cli_for_the_same_seed(pro
         await launch(pilot, runs=10, label="tui")
         live = app.live
         await wait_until(pilot, lambda: live.done, timeout=120, what="the session to finish")
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
         screen = app.screen
         assert isinstance(screen, LiveScreen)
         table = screen.query_one("#live-table")
@@ -111,7 +112,7 @@ async def test_cancel_mid_session_keeps_finished_runs_in_history(project_root, m
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the cancel question")
         await pilot.press("y")
         await wait_until(pilot, lambda: live.done, timeout=30, what="the session to stop")
-        await pilot.pause(0.2)
+        await live_screen_caught_up(pilot)
         assert live.info.state == "cancelled"
         assert "cancelled" in plain(app.screen.query_one("#live-status"))
         finished = live.finished_runs

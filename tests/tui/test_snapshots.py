@@ -21,6 +21,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     editor_ready,
     fast_demo,
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
     project_root,
     review_loaded,
@@ -114,7 +115,7 @@ def test_live_distribution_snapshot_after_completion(project_root, snap_compare)
         # the plan's "cannot decide" toast lives 12 s of wall time, which a loaded machine's session outlasts (CI
         # drew it without the toast): the picture is taken without toasts, its text is checked in test_launch_plan
         app.clear_notifications()
-        await pilot.pause(0.3)
+        await live_screen_caught_up(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
 

@@ -21,6 +21,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     fast_demo,
     library_loaded,
     move_library_cursor,
+    palette_offers,
     project_root,
     type_text,
     wait_until,
@@ -150,7 +151,7 @@ async def test_the_palette_and_help_reach_the_flake_view(project_root):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "trends")
-        await pilot.pause(0.5)
+        await palette_offers(pilot, "trends")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, FlakeScreen), what="the flake view")
 
