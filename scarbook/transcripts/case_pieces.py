@@ -45,14 +45,27 @@ def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
     """A short name for a tool call: "Read README.md", "Bash: ls -la"."""
     if call is None:
         return "unknown tool"
+    return _describe(_what_names(call), cwd)
+
+
+def _what_names(call: ToolCall) -> tuple[str, str | None, str | None]:
+    """What a call's short name is made of: (its tool, the path it acts on, or the words of its input that say
+    what it did)."""
     ops = () if is_shell(call) else file_operations(call)  # a shell command is named by its command line
-    op = ops[0] if ops else None
-    if op is not None:
-        return f"{call.name} {relative_path(op.path, cwd)}"
+    if ops:
+        return call.name, ops[0].path, None
     for key in ("command", "cmd", "query", "pattern", "url"):
-        if isinstance(call.input.get(key), str):
-            return f"{call.name}: {preview(call.input[key], 40)}"
-    return call.name
+        value = call.input.get(key)
+        if isinstance(value, str):
+            return call.name, None, value
+    return call.name, None, None
+
+
+def _describe(parts: tuple[str, str | None, str | None], cwd: str | None) -> str:
+    name, path, words = parts
+    if path is not None:
+        return f"{name} {relative_path(path, cwd)}"
+    return f"{name}: {preview(words, 40)}" if words is not None else name
 
 
 def candidates(t: Transcript) -> list[Candidate]:
@@ -90,18 +103,34 @@ def _candidates(t: Transcript) -> list[Candidate]:
         else:
             continue
         out[-1].astray = is_absolute(f.path) and all(relative_path(f.path, cwd) == f.path for cwd in t.cwds)
-    results = {r.call_id: r for r in t.tool_results}
-    for i, e in enumerate(t.entries):  # the plan the agent proposed: in plan mode, its whole work
-        if isinstance(e, ToolCall) and e.name in _PLAN_TOOLS and isinstance(e.input.get("plan"), str) \
-                and e.input["plan"].strip():
+    calls: dict[str, ToolCall] = {}  # (the last of an id wins)
+    plans: list[int] = []
+    for i, e in enumerate(t.entries):
+        if isinstance(e, ToolCall):
+            calls[e.id] = e
+            if e.name in _PLAN_TOOLS:
+                plans.append(i)
+    results = {r.call_id: r for r in t.tool_results} if plans else {}
+    for i in plans:  # the plan the agent proposed: in plan mode, its whole work
+        e = t.entries[i]
+        assert isinstance(e, ToolCall)
+        if isinstance(e.input.get("plan"), str) and e.input["plan"].strip():
             result = results.get(e.id)
             add("plan", f"plan ({e.name}{', rejected' if result is not None and result.is_error else ''})",
                 e.input["plan"], entry=i)
-    calls = {c.id: c for c in t.tool_calls}  # one dict lookup a result, not a scan of the timeline
+    # A long log runs the same commands on the same files again and again: each label is made once and shared.
+    labels: dict[tuple[tuple[str, str | None, str | None] | None, bool], str] = {}
+    cwd = t.root or t.cwd
     for i, r in enumerate(t.entries):
-        if isinstance(r, ToolResult) and r.text and not r.text.isspace():  # (strip() copied every output)
-            add("tool_result", f"result of {describe_call(calls.get(r.call_id), t.root or t.cwd)}"
-                + (" (error)" if r.is_error else ""), r.text, entry=i)
+        if not isinstance(r, ToolResult) or not r.text or r.text.isspace():  # (strip() copied every output)
+            continue
+        call = calls.get(r.call_id)
+        key = (_what_names(call) if call is not None else None, r.is_error)
+        label = labels.get(key)
+        if label is None:
+            name = _describe(key[0], cwd) if key[0] is not None else "unknown tool"
+            label = labels[key] = f"result of {name}{' (error)' if r.is_error else ''}"
+        out.append(Candidate(len(out) + 1, "tool_result", label, r.text, None, False, i))
     return out
 
 
@@ -119,14 +148,16 @@ def default_artifact(cands: list[Candidate]) -> int:
     poor artifact), else a file outside every folder the agent worked in (memory, a temp file: no check
     can name it). A preamble or a tool result only when nothing else is there (`Candidate.made_by_agent`
     says the draft must then ask)."""
-    for pick in ([c for c in cands if c.summary],
-                 [c for c in cands if c.kind == "file" and not c.partial and not c.astray],
-                 sorted((c for c in cands if c.kind in ("final_answer", "plan") and not c.preamble),
-                        key=lambda c: c.entry),
-                 [c for c in cands if c.kind == "file" and not c.astray],
-                 [c for c in cands if c.kind == "file"]):
-        if pick:
-            return pick[-1].number
+    picks = (lambda: [c for c in cands if c.summary],  # (each looked through only when those before found none)
+             lambda: [c for c in cands if c.kind == "file" and not c.partial and not c.astray],
+             lambda: sorted((c for c in cands if c.kind in ("final_answer", "plan") and not c.preamble),
+                            key=lambda c: c.entry),
+             lambda: [c for c in cands if c.kind == "file" and not c.astray],
+             lambda: [c for c in cands if c.kind == "file"])
+    for pick in picks:
+        found = pick()
+        if found:
+            return found[-1].number
     return cands[0].number if cands else 1
 
 

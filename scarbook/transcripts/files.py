@@ -14,6 +14,7 @@ import json
 import posixpath
 import re
 import shlex
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ _READ = {"read", "read_file", "view", "view_file", "open_file", "open", "cat", "
 _LIST = {"ls", "list_dir", "list_directory", "list_files", "listdir", "glob"}
 _FILE_TOOLS = frozenset({*_WRITE, *_EDIT, *_MULTI, *_EDITOR, *_READ, *_LIST, "apply_patch", "insert"})
 _RANGE_KEYS = {"offset", "limit", "start_line", "end_line", "view_range", "line_range", "lines"}
+_SHELL_ISNT_A_FILE_TOOL = not _FILE_TOOLS & SHELL_TOOLS
+assert _SHELL_ISNT_A_FILE_TOOL  # (a call is read as a file tool's or as a command line, never as both)
 
 
 def _first(d: dict[str, Any], *keys: str) -> Any:
@@ -93,23 +96,38 @@ def file_operations(call: ToolCall, *, swe_agent: bool = False) -> tuple[FileOp,
     open/create/edit commands)."""
     if call.ops is not None and (call.ops_swe == swe_agent or not is_shell(call)):
         return call.ops  # (only a shell command reads otherwise as SWE-agent's)
-    ops = tuple(_file_operations(call, swe_agent))
+    ops = _file_operations(call, swe_agent)
     call.ops, call.ops_swe = ops, swe_agent  # asked for by every pass over the files (derive, seeds, root)
     return ops
 
 
-def _file_operations(call: ToolCall, swe_agent: bool) -> list[FileOp]:
-    op = file_operation(call)
-    if op is not None:
-        return [op]
+def _file_operations(call: ToolCall, swe_agent: bool) -> tuple[FileOp, ...]:
+    tool = _base_name(call.name)
+    if tool in _FILE_TOOLS:  # (no file tool is a shell: see _SHELL_ISNT_A_FILE_TOOL)
+        op = file_operation(call)
+        return (op,) if op is not None else ()
+    if tool not in SHELL_TOOLS:
+        return ()
     inp = call.input if isinstance(call.input, dict) else {}
     command = _first(inp, "command", "cmd")
     if isinstance(inp.get("command"), list) and all(isinstance(w, str) for w in inp["command"]):
         words = inp["command"]  # Codex: ["bash", "-lc", "cat a.py"]
         command = words[2] if len(words) == 3 and words[1] in ("-c", "-lc") else shlex.join(words)
-    if command is None or _base_name(call.name) not in SHELL_TOOLS:
-        return []
-    return shell_ops(command, call.target, swe_agent=swe_agent)
+    if command is None:
+        return ()
+    if len(command) > _SHORT_COMMAND:
+        return tuple(shell_ops(command, call.target, swe_agent=swe_agent))
+    return _short_shell_ops(command, call.target, swe_agent)
+
+
+_SHORT_COMMAND = 300  # (a cached command stays alive: a long one, a heredoc with its file, is worked out anew)
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_shell_ops(command: str, open_file: str | None, swe_agent: bool) -> tuple[FileOp, ...]:
+    """A short command's file operations, worked out once: a log runs the same few again and again (`cat a.py`,
+    `open a.py`, the tests). Its calls share them (a FileOp is never changed once made)."""
+    return tuple(shell_ops(command, open_file, swe_agent=swe_agent))
 
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?=/|$)")
@@ -173,8 +191,14 @@ def touched_root(t: Transcript) -> str | None:
     if t.cwd:
         return t.cwd
     folders = []
-    for call in t.tool_calls:
-        op = file_operation(call)
+    file_tool: dict[str, bool] = {}  # by a call's tool: most calls of a long log are shell commands and searches
+    for call in t.entries:
+        if not isinstance(call, ToolCall):
+            continue
+        is_file_tool = file_tool.get(call.name)
+        if is_file_tool is None:
+            is_file_tool = file_tool[call.name] = _base_name(call.name) in _FILE_TOOLS
+        op = file_operation(call) if is_file_tool else None
         if op is None:
             continue
         p = normalise_path(op.path)
@@ -241,19 +265,47 @@ def read_content(op: FileOp, result: ToolResult | None, verbatim_reads: bool) ->
     return result.text if verbatim_reads and whole_output(result.text) else None
 
 
-def file_events(t: Transcript) -> Iterator[tuple[int, ToolCall, ToolResult | None, FileOp, str]]:
+FileEvent = tuple[int, ToolCall, ToolResult | None, FileOp, str]
+
+
+def file_events(t: Transcript) -> Iterator[FileEvent]:
     """Every file operation of the timeline that took effect, in order: (its call's index, the call, its
     result, the operation, the path relative to `t.root`). A call whose tool refused (an error result)
-    changed nothing and read nothing."""
-    results: dict[str, ToolResult] = {r.call_id: r for r in t.tool_results}
-    for index, call in enumerate(t.entries):
-        if not isinstance(call, ToolCall):
-            continue
+    changed nothing and read nothing. Which calls touch a file, and their results, are worked out once for a
+    timeline (the files and the seeds both walk them): kept as their indices and results, 16 bytes a call."""
+    key = (id(t.entries), len(t.entries), t.format)
+    cached = t.memo.get("file_calls")
+    if cached is None or cached[0] != key:
+        cached = t.memo["file_calls"] = (key, *_file_calls(t))
+    _, indices, results = cached
+    entries, root, swe_agent = t.entries, t.root, t.format == "swe-agent"
+    for index, result in zip(indices, results, strict=True):
+        call = entries[index]
+        assert isinstance(call, ToolCall)
+        for op in file_operations(call, swe_agent=swe_agent):
+            yield index, call, result, op, relative_path(op.path, root)
+
+
+def _file_calls(t: Transcript) -> tuple[array[int], list[ToolResult | None]]:
+    """The calls that touch a file and did not fail, in order (their indices) and their results: one walk of
+    the timeline (a call's result is the last with its id)."""
+    swe_agent = t.format == "swe-agent"
+    results: dict[str, ToolResult] = {}
+    touching = array("q")
+    for index, e in enumerate(t.entries):
+        if isinstance(e, ToolResult):
+            results[e.call_id] = e
+        elif isinstance(e, ToolCall) and file_operations(e, swe_agent=swe_agent):
+            touching.append(index)
+    kept, theirs = array("q"), []
+    for index in touching:
+        call = t.entries[index]
+        assert isinstance(call, ToolCall)
         result = results.get(call.id)
-        if result is not None and result.is_error:
-            continue
-        for op in file_operations(call, swe_agent=t.format == "swe-agent"):
-            yield index, call, result, op, relative_path(op.path, t.root)
+        if result is None or not result.is_error:
+            kept.append(index)
+            theirs.append(result)
+    return kept, theirs
 
 
 def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
@@ -301,7 +353,8 @@ def is_shell(call: ToolCall) -> bool:
 
 def _warn_outside(t: Transcript, reads: list[FileRead]) -> None:
     """A file read outside the root cannot be a seed: say so, once a path, with the --root that helps."""
-    outside = dict.fromkeys((r.path, r.kind) for r in reads if not r.written_before and is_absolute(r.path))
+    outside = [(path, kind) for path, kind in dict.fromkeys((r.path, r.kind) for r in reads if not r.written_before)
+               if is_absolute(path)]  # (each path asked about once, not once a read)
     for path, kind in outside:
         where = f"outside the root {t.root}" if t.root else "with no root to make it relative to"
         folder = path if kind == "list" else posixpath.dirname(path) or path

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 CHUNK = 1 << 20
-_DECODER = json.JSONDecoder()
+# The C scanner raw_decode calls (not in the stubs): (value, end) at a position, StopIteration where none starts.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _WHITESPACE = " \t\n\r"
 STREAMED = object()  # in a returned value: a list that was handed over an item at a time
 
@@ -71,9 +72,17 @@ class _Chunks:
     def value(self) -> Any:
         """The JSON value at the position, parsed whole."""
         self.peek()
+        if len(self.buf) - self.pos < CHUNK >> 4 and not self.eof:
+            # Read on before the chunk's end cuts the value (most values of a log are far smaller than a sixteenth
+            # of a chunk): a cut value is parsed twice, and the decoder's error counts the lines of the whole
+            # buffer before it (a 100 MB document paid that a megabyte at a time).
+            self.fill()
         while True:
             try:
-                value, end = _DECODER.raw_decode(self.buf, self.pos)
+                try:
+                    value, end = _SCAN(self.buf, self.pos)  # (raw_decode's own call, a Python frame less a value)
+                except StopIteration as stop:
+                    raise json.JSONDecodeError("Expecting value", self.buf, stop.value) from None
             except json.JSONDecodeError as exc:
                 if not self.eof and (exc.pos >= len(self.buf) - 8 or exc.msg.startswith("Unterminated")):
                     self.want = 2 * (len(self.buf) - self.pos)  # cut by the chunk's end: read on (doubling, so linear)

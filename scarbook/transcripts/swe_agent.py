@@ -26,7 +26,11 @@ _ISSUE = [re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S),
           re.compile(r"<issue>\s*(.*?)\s*</issue>", re.S),
           re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)]
 _PREAMBLE = re.compile(r"\A(?:Consider the following PR description:|Here's the issue text:)\s*", re.S)
-_BASH = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```", re.S)
+# The blanks before a block's first line are taken up to their last newline once and for all (an atomic group):
+# `\s*\n` alone went back to try each blank line of a long run against the rest of the message (quadratic: 4 s
+# at 16,000 blank lines after an unclosed fence, in one C call that lets no other thread run). It finds what
+# it found: a block that does not close after the last newline closes after none of the earlier ones.
+_BASH = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?(?>\s*\n)(.*?)```", re.S)
 _SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 _RETURN = re.compile(r"\A\s*<returncode>\s*(-?\d+)\s*</returncode>\s*")
 _HARNESS = re.compile(r"\A\s*(?:<returncode>|<warning>|<output>|Please always provide EXACTLY ONE action|"
@@ -40,8 +44,14 @@ def _returned(text: str) -> tuple[int, str]:
     m = _RETURN.match(text)
     if m is None:
         return 0, text
-    end = text.find("</output>", m.end() + 8) if text.startswith("<output>", m.end()) else -1
-    return int(m.group(1)), text[m.end() + 8:end].strip() if end >= 0 else text
+    start, end = m.end() + 8, -1
+    if text.startswith("<output>", m.end()):
+        # the first "</output>" after it: the last, unless a "<" stands before that (one test for one character
+        # instead of a search for the tag through the whole output)
+        end = text.rfind("</output>", start)
+        first_tag = text.find("<", start, end) if end >= 0 else -1
+        end = text.find("</output>", first_tag) if first_tag >= 0 else end
+    return int(m.group(1)), text[start:end].strip() if end >= 0 else text
 
 
 def issue_of(prompt: str) -> str:
@@ -72,53 +82,88 @@ _FOOTER = re.compile(r"\n?\(Open file: (?P<open>[^\n]*)\)\n\(Current directory: 
 def _footer(text: str) -> re.Match[str] | None:
     """The terminal's footer ending `text`, searched for only from the line of the last "(Open file: " (a
     search over the whole output, at every character, cost more than parsing it)."""
-    at = text.rfind("(Open file: ")
+    at = _last_open_file(text)
     if at < 0:
         return None
     return _FOOTER.search(text, max(text.rfind("\n", 0, at), 0))
 
 
-def _clean_outputs(t: Transcript) -> None:
+def _last_open_file(text: str) -> int:
+    """Where the last "(Open file: " starts (-1: nowhere). The footer's is among the last few "(": those are
+    looked at first, each found by a search for one character (a tenth of the time a search for the words
+    takes through an output that has none)."""
+    end = len(text)
+    for _ in range(3):
+        at = text.rfind("(", 0, end)
+        if at < 0:
+            return -1
+        if text.startswith("(Open file: ", at):
+            return at
+        end = at
+    return text.rfind("(Open file: ", 0, end + len("(Open file: ") - 1)
+
+
+def _clean_output(text: str) -> tuple[str, str | None]:
     """SWE-agent's terminal: each output ends with "(Open file: …)\\n(Current directory: …)\\nbash-$" and
-    its lines with CRLF. The output is what the command printed; the footer says where the agent stood."""
+    its lines with CRLF. (What the command printed, the absolute directory the footer says the agent stood in.)"""
+    text = text.replace("\r\n", "\n") if "\r" in text else text
+    m = _footer(text)
+    if m is None:
+        return text, None
+    cwd = m.group("cwd")
+    return text[:m.start()], cwd if cwd.startswith("/") else None
+
+
+def _clean_outputs(t: Transcript) -> None:
+    """Every output as the command printed it; the cwd the first footer names (see _clean_output)."""
     for r in t.tool_results:
-        text = r.text.replace("\r\n", "\n") if "\r" in r.text else r.text
-        m = _footer(text)
-        if m:
-            text = text[:m.start()]
-            if t.cwd is None and m.group("cwd").startswith("/"):
-                t.cwd = m.group("cwd")
-        r.text = text
+        r.text, cwd = _clean_output(r.text)
+        t.cwd = t.cwd or cwd
 
 
-def _follow_open_file(t: Transcript) -> None:
+class _OpenFile:
     """SWE-agent's `edit` changes the file it has open: name it on each edit call (`ToolCall.target`). The
     file opened or created last is the open one; an `open` of a relative path whose window names the
-    absolute one also says where the agent worked (its cwd)."""
-    results = {r.call_id: r for r in t.tool_results}
-    open_file: str | None = None
-    for call in t.tool_calls:
+    absolute one also says where the agent worked (`cwd`, the first such)."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.cwd: str | None = None
+
+    def follow(self, call: ToolCall, result: ToolResult | None) -> None:
         command = call.input.get("command") if call.name == "bash" else None
         words = command.split(maxsplit=2) if isinstance(command, str) else []
         verb = call.name if call.name in ("open", "create", "edit") else words[0] if words else ""
-        result = results.get(call.id)
         if verb in ("open", "create"):
             named = call.input.get("path") if call.name == verb else words[1] if len(words) > 1 else None
+            if not isinstance(named, str):
+                return
+            named = named.strip("'\"")
             shown = window_path(result.text) if result is not None else None
-            if isinstance(named, str):
-                open_file = shown if shown and shown.startswith("/") else named.strip("'\"")
-                if t.cwd is None and shown and shown.startswith("/") and not named.strip("'\"").startswith("/") \
-                        and shown.endswith("/" + named.strip("'\"")):
-                    t.cwd = shown[: -len(named.strip("'\"")) - 1] or "/"
-        elif verb == "edit" and open_file is not None:
-            call.target = open_file
+            self.path = shown if shown and shown.startswith("/") else named
+            if self.cwd is None and shown and shown.startswith("/") and not named.startswith("/") \
+                    and shown.endswith("/" + named):
+                self.cwd = shown[: -len(named) - 1] or "/"
+        elif verb == "edit" and self.path is not None:
+            call.target = self.path
 
 
-def _finish(t: Transcript, info: Any, history_cwd: str | None = None) -> Transcript:
+def _follow_open_file(t: Transcript) -> None:
+    """The open file named on each edit call of a timeline, in order (see _OpenFile)."""
+    results = {r.call_id: r for r in t.tool_results}
+    open_file = _OpenFile()
+    for call in t.tool_calls:
+        open_file.follow(call, results.get(call.id))
+    t.cwd = t.cwd or open_file.cwd
+
+
+def _finish(t: Transcript, info: Any, history_cwd: str | None = None, *, cleaned: bool = False) -> Transcript:
+    """`cleaned`: the parser has already cleaned each output and followed the open file, as it read them."""
     info = info if isinstance(info, dict) else {}
-    _clean_outputs(t)
-    if t.format == "swe-agent":  # (mini-swe-agent runs plain shell commands: no open file to follow)
-        _follow_open_file(t)
+    if not cleaned:
+        _clean_outputs(t)
+        if t.format == "swe-agent":  # (mini-swe-agent runs plain shell commands: no open file to follow)
+            _follow_open_file(t)
     t.cwd = t.cwd or history_cwd
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
@@ -142,7 +187,7 @@ def parse_swe_agent(src: Source) -> Transcript:
     t = Transcript(format="swe-agent", source=src.path)
     steps = _Steps(t)
     try:
-        doc = walk(src.path, {"", "trajectory"}, lambda at, step: steps.add(step) if at else None)
+        doc = walk(src.path, {"", "trajectory"}, steps.add)
     except Broken:
         raise NotThisFormat(what) from None
     if not isinstance(doc, dict):
@@ -170,20 +215,32 @@ def parse_swe_agent(src: Source) -> Transcript:
             add_chat_message(t, {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")},
                              fn_ids)
     info = doc.get("info")
-    if not _submitted(info):  # (the submission, when the run recorded one, is the answer whatever `submit` printed)
-        _submission_from_submit(t)
-    return _finish(t, info, _cwd_in_history(history))
+    if not steps.count:
+        if not _submitted(info):  # (the submission, when the run recorded one, is the answer whatever `submit` printed)
+            _submission_from_submit(t)
+        return _finish(t, info, _cwd_in_history(history))
+    if not _submitted(info) and steps.submit_output and not steps.submit_output.isspace():
+        t.final_answer = steps.submit_output  # (as printed, footer and all: what _submission_from_submit takes)
+    t.cwd = steps.footer_cwd or steps.open_file.cwd
+    return _finish(t, info, _cwd_in_history(history), cleaned=True)
 
 
 class _Steps:
     """SWE-agent's trajectory steps into the timeline as they come: its thought, then its command and what
-    the command printed."""
+    the command printed — cleaned of the terminal's footer, the open file followed, the last `submit`'s output
+    kept, each as the step comes (one pass: no later walk of the timeline for each)."""
 
     def __init__(self, t: Transcript) -> None:
         self.t = t
         self.count = 0  # steps seen, of any shape
+        self.open_file = _OpenFile()
+        self.footer_cwd: str | None = None  # the first absolute cwd a footer names
+        self.submit_output: str | None = None  # what the last `submit` printed, as it printed it
 
-    def add(self, step: Any) -> None:
+    def add(self, at: str, step: Any) -> None:
+        """One step of `trajectory` (walk's on_item; a document that is itself a list is no trajectory)."""
+        if not at:
+            return
         k, entries = self.count, self.t.entries
         self.count += 1
         if not isinstance(step, dict):
@@ -192,9 +249,18 @@ class _Steps:
         if isinstance(thought, str) and thought and not thought.isspace():
             entries.append(Message("assistant", thought, kind="thinking"))
         action = step.get("action")
-        if isinstance(action, str) and action.strip():
-            entries.append(ToolCall(f"step-{k}", "bash", {"command": action.strip()}))
-            entries.append(ToolResult(f"step-{k}", _text(step.get("observation"))))
+        if isinstance(action, str) and action and not action.isspace():
+            step_id, command = f"step-{k}", action.strip()  # (one id string for the call and its result)
+            call = ToolCall(step_id, "bash", {"command": command})
+            output = _text(step.get("observation"))
+            if command == "submit" or _SUBMIT in command:
+                self.submit_output = output
+            text, cwd = _clean_output(output)
+            result = ToolResult(step_id, text)
+            entries.append(call)
+            entries.append(result)
+            self.footer_cwd = self.footer_cwd or cwd
+            self.open_file.follow(call, result)
 
 
 def _submitted(info: Any) -> bool:
@@ -214,16 +280,18 @@ def _cwd_in_history(history: Any) -> str | None:
     return None
 
 
-def _submission_from_submit(t: Transcript) -> None:
+def _submission_from_submit(t: Transcript, printed: dict[int, str] | None = None) -> None:
     """No `info.submission`: the output of the run's `submit` (SWE-agent) or of the command that said
-    COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (mini-swe-agent) is what the run submitted."""
+    COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (mini-swe-agent) is what the run submitted, as it was printed
+    (`printed`: by id of each result, the outputs the footer's cleaning changed)."""
     results = {r.call_id: r for r in t.tool_results}
     for call in reversed(t.tool_calls):
         text = " ".join(str(v) for v in call.input.values())
         if call.name == "submit" or text.strip() == "submit" or _SUBMIT in text:
             result = results.get(call.id)
-            if result is not None and result.text.strip():
-                t.final_answer = result.text
+            output = None if result is None else (printed or {}).get(id(result), result.text)
+            if output is not None and output.strip():
+                t.final_answer = output
             return
 
 
@@ -234,7 +302,7 @@ def parse_mini(src: Source) -> Transcript:
     t = Transcript(format="mini-swe-agent", source=src.path)
     reader = _MiniMessages(t)
     try:
-        doc = walk(src.path, {"", "messages"}, lambda _, m: reader.add(m))
+        doc = walk(src.path, {"", "messages"}, reader.add)
     except Broken:
         raise NotThisFormat("not a JSON object (a mini-swe-agent .traj.json file is one)") from None
     if doc is STREAMED:
@@ -246,8 +314,9 @@ def parse_mini(src: Source) -> Transcript:
     if "trajectory_format" not in doc and not isinstance(doc.get("info"), dict):
         raise NotThisFormat("no `trajectory_format` or `info` beside `messages`")
     if not _submitted(doc.get("info")):
-        _submission_from_submit(t)
-    return _finish(t, doc.get("info"))
+        _submission_from_submit(t, reader.printed)
+    t.cwd = reader.footer_cwd
+    return _finish(t, doc.get("info"), cleaned=True)
 
 
 class _MiniMessages:
@@ -260,29 +329,48 @@ class _MiniMessages:
         self.pending: str | None = None  # the id of the command the next harness message answers
         self.first_user = True
         self.fn_ids: list[str] = []
+        self.footer_cwd: str | None = None  # the first absolute cwd a footer names
+        self.printed: dict[int, str] = {}  # by id of each result, an output the footer's cleaning changed
 
-    def add(self, m: Any) -> None:
-        k, t = self.count, self.t
-        self.count += 1
+    def _cleaned(self, result: ToolResult) -> ToolResult:
+        """A result as the command printed it, cleaned as it comes (not in a later walk of every result)."""
+        text, cwd = _clean_output(result.text)
+        if text is not result.text:
+            self.printed[id(result)] = result.text
+            result.text = text
+        self.footer_cwd = self.footer_cwd or cwd
+        return result
+
+    def add(self, _at: str, m: Any) -> None:
+        """One message (walk's on_item: a long run has hundreds of thousands, so each costs as little as it can)."""
+        k = self.count
+        self.count = k + 1
         if not isinstance(m, dict):
             return
         role = m.get("role")
         if m.get("tool_calls") or role == "tool":
-            add_chat_message(t, m, self.fn_ids)
+            entries = self.t.entries
+            n = len(entries)
+            add_chat_message(self.t, m, self.fn_ids)
+            for e in entries[n:]:
+                if isinstance(e, ToolResult):
+                    self._cleaned(e)
             return
-        text = _text(m.get("content"))
+        content = m.get("content")
+        text = content if isinstance(content, str) else content_text(content)
+        entries = self.t.entries
         if role == "assistant":
-            t.entries.append(Message("assistant", text))
-            block = _BASH.findall(text)
+            entries.append(Message("assistant", text))
+            block = _BASH.findall(text) if "```" in text else None
             if block:
-                self.pending = f"cmd-{k}"
-                t.entries.append(ToolCall(self.pending, "bash", {"command": block[-1].strip()}))
-        elif role == "user" and (self.pending is not None or _HARNESS.match(text)) and not self.first_user:
+                self.pending = pending = f"cmd-{k}"
+                entries.append(ToolCall(pending, "bash", {"command": block[-1].strip()}))
+        elif role == "user" and not self.first_user and (self.pending is not None or _HARNESS.match(text)):
             code, output = _returned(text)
-            t.entries.append(ToolResult(self.pending or f"note-{k}", output, is_error=code != 0))
+            entries.append(self._cleaned(ToolResult(self.pending or f"note-{k}", output, code != 0)))
             self.pending = None
         elif role == "user":
-            t.entries.append(Message("user", issue_of(text) if self.first_user else text))
+            entries.append(Message("user", issue_of(text) if self.first_user else text))
             self.first_user = False
         elif role == "system":
-            t.entries.append(Message("system", text))
+            entries.append(Message("system", text))

@@ -49,6 +49,13 @@ def data_url_placeholder(kind: str, url: str) -> str:
 
 def preview(text: str, n: int = 80) -> str:
     """One line of at most `n` characters; the whole text is never cut anywhere else."""
+    if len(text) > 4 * n + 64:
+        # Its words run together from the text's start alone: those of any start of the text begin those of the
+        # whole text (a word cut at the end is the start of that word). Enough of them are the preview, without
+        # a list of every word of a big output.
+        head = " ".join(text[: 4 * n + 64].split())
+        if len(head) > n:
+            return head[: max(n - 1, 0)] + "…"
     flat = " ".join(text.split())
     return flat if len(flat) <= n else flat[: max(n - 1, 0)] + "…"
 
