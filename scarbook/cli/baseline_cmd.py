@@ -11,10 +11,10 @@ from scarbook.history.baseline import (
     COMPLETE_STATES,
     baseline_from_session,
     load_baseline,
+    refuse_judging,
     write_baseline,
 )
 from scarbook.history.store import now_iso
-from scarbook.session.against import refuse_judging
 from scarbook.text import plural
 
 

@@ -9,12 +9,12 @@ from scarbook.cli.common import friendly_errors, get_project, report_history_pro
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     baseline_path,
+    load_against,
     load_baseline,
     partial_mismatch_with,
 )
 from scarbook.history.judge_truth import calibration_for
 from scarbook.run.outcome import EXIT_USAGE
-from scarbook.session.against import load_against
 from scarbook.text import plural
 from scarbook.views.compare import compare_with_baseline
 

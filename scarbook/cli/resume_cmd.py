@@ -16,6 +16,7 @@ from scarbook.cli.common import friendly_errors, get_project, say, warn
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession, ScarbookError
+from scarbook.history.baseline import load_against
 from scarbook.judge.cache import FOLDER, VerdictCache
 from scarbook.models import SessionState
 from scarbook.reports.write import ReportPaths
@@ -24,7 +25,6 @@ from scarbook.run.causes import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
 from scarbook.run.plan import SessionSite
-from scarbook.session.against import load_against
 from scarbook.session.report import report_session
 
 

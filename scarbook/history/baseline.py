@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarbook.errors import ScarbookError
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.records import primary_runs
-from scarbook.models import RunRecord, SessionInfo
+from scarbook.models import RunRecord, SessionInfo, SessionState
 from scarbook.stats.compare import Counts, SessionComparison, compare_sessions, counts_by_case
+
+if TYPE_CHECKING:
+    from scarbook.history.store import History
 
 BASELINE_FILE = "scarbook-baseline.json"
 FORMAT = 1
@@ -61,8 +64,29 @@ def baseline_path(root: Path) -> Path:
     return Path(root) / BASELINE_FILE
 
 
+def load_against(ref: str, root: Path, history: History) -> Baseline:
+    """`baseline` (the committed file in the project folder `root`) or a past session of `history` (id,
+    label, latest, previous) as a baseline: what `--against` names, read here in one place."""
+    if ref == "baseline":
+        return load_baseline(root)
+    info = history.resolve(ref)
+    refuse_judging(info)
+    runs = history.runs(info.id)
+    baseline = baseline_from_session(info, runs, info.finished_at or info.started_at)
+    baseline.source = "session"
+    return baseline
+
+
+def refuse_judging(info: SessionInfo) -> None:
+    """A session whose judge batch is not collected has no verdicts: no gate or baseline reads it."""
+    if info.state == SessionState.JUDGING:
+        raise ScarbookError(f"session {info.id} is still judging (its judge batch is not collected): it has no "
+                            f"verdicts yet — `scarbook resume {info.id}` collects them")
+
+
 def baseline_from_session(info: SessionInfo, runs: list[RunRecord], recorded_at: str) -> Baseline:
-    counts = counts_by_case(primary_runs(info, runs))  # a session of several agents: its baseline agent's
+    primary = primary_runs(info, runs)  # a session of several agents: its baseline agent's
+    counts = counts_by_case(primary)
     for cid in info.case_ids:  # a case that ran no run still belongs to the baseline, at 0/0
         counts.setdefault(cid, Counts(0, 0))
     return Baseline(info.id, info.label, recorded_at, info.git_revision, info.fingerprint, info.agent,
