@@ -24,7 +24,6 @@ from scarbook.judge.calibrate import (
     judged_items,
     pick_items,
     pick_planned,
-    sampling_matches,
     stratum_counts,
 )
 from scarbook.judge.settings import JudgeSettings
@@ -76,6 +75,14 @@ def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[Calibration
     cases = sorted({c for c, _ in population} | {c for c, _, _ in tally})
     return [Stratum(c, v, population[(c, v)], tally[(c, v, Vote.PASS)], tally[(c, v, Vote.FAIL)])
             for c in cases for v in Vote]
+
+
+def sampling_matches(recorded: str, current: str) -> bool:
+    """A label's judge sampling against the judge in use: every setting both name agrees (a record
+    older than a setting does not name it, and is not held against it)."""
+    mine = dict(part.split("=", 1) for part in recorded.split() if "=" in part)
+    now = dict(part.split("=", 1) for part in current.split() if "=" in part)
+    return all(now[key] == value for key, value in mine.items() if key in now)
 
 
 def current_labels(labels: Iterable[CalibrationLabel], settings: JudgeSettings) -> list[CalibrationLabel]:

@@ -83,14 +83,6 @@ def sampling_of(judge: JudgeDetail) -> str:
     return " ".join(f"{key}={getattr(judge, key)}" for key in ("samples", "temperature") if judge.has(key))
 
 
-def sampling_matches(recorded: str, current: str) -> bool:
-    """A label's judge sampling against the judge in use: every setting both name agrees (a record
-    older than a setting does not name it, and is not held against it)."""
-    mine = dict(part.split("=", 1) for part in recorded.split() if "=" in part)
-    now = dict(part.split("=", 1) for part in current.split() if "=" in part)
-    return all(now[key] == value for key, value in mine.items() if key in now)
-
-
 def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
     """Every PASS/FAIL-graded rubric item of every llm_judge result in `runs`."""
     found = []
