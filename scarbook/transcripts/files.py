@@ -325,7 +325,7 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
                 known.setdefault(path, content)
             if op.kind == "list":
                 listed.add(path)
-            reads.append(FileRead(path, op.kind, content, call.name, written_before=path in written))
+            reads.append(FileRead(path, op.kind, content, call.name, path in written))
             continue
         if path in (".", "/") or path in listed or op.path.endswith(("/", "\\")):
             t.warnings.append(f"{call.name} {op.path} names a folder, not a file; it is not a candidate")

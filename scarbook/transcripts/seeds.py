@@ -69,7 +69,9 @@ def _suggest_seeds(t: Transcript, start: int | None) -> list[SeedSuggestion]:
         if index < start:
             _before_task(before, path, op, call, result, index, t.derive_mark[1])
         elif path not in before:
-            _met_by_task(found, path, op, call, result, t.derive_mark[1])
+            have = found.get(path, ...)
+            if have is ... or have is not None and have.content is None:  # (else decided: as _met_by_task says)
+                _met_by_task(found, path, op, call, result, t.derive_mark[1])
         elif path not in found:
             found[path] = _as_it_stood(t, path, before[path], op, result, call)
     out = [found.get(path) or _as_left(t, path, b) for path, b in before.items()]

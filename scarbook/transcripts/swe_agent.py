@@ -107,7 +107,7 @@ def _clean_output(text: str) -> tuple[str, str | None]:
     """SWE-agent's terminal: each output ends with "(Open file: …)\\n(Current directory: …)\\nbash-$" and
     its lines with CRLF. (What the command printed, the absolute directory the footer says the agent stood in.)"""
     text = text.replace("\r\n", "\n") if "\r" in text else text
-    m = _footer(text)
+    m = _footer(text) if "(" in text else None  # (a footer opens with one: most outputs are told by that test)
     if m is None:
         return text, None
     cwd = m.group("cwd")
