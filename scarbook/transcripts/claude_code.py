@@ -33,7 +33,8 @@ from scarbook.transcripts.subagents import read_as_subagent, summary_of
 from scarbook.transcripts.text import PLACEHOLDER, command_args, is_command, strip_ansi
 
 FORMAT = "claude-code"
-_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
+# (the blanks before a block are taken from their start only, not again from each of them: quadratic)
+_REMINDER = re.compile(r"(?:(?<!\s)\s*)?<system-reminder>.*?</system-reminder>\s*", re.S)
 _SIDE_KINDS = {"system", "summary", "file-history-snapshot", "queue-operation"}
 _NUMBERED = re.compile(r"^ *(\d+)(?:\t|\u2192)(.*)$")
 
@@ -87,12 +88,25 @@ def _active_uuids(rows: list[dict[str, Any]], parent_of: dict[str, str | None]) 
 _CUT_SHORT = re.compile(r"truncated|too large|exceeds|more lines", re.I)
 
 
+def _split_reminders(text: str) -> tuple[str, str]:
+    """(the <system-reminder> blocks of a Read result, joined; the text with each block and the blanks around
+    it turned into one newline). Looked for only up to the last closing tag: an opening after it has none,
+    and each such opening searched to the end (quadratic in a file of unclosed ones)."""
+    end = text.rfind("</system-reminder>")
+    if end < 0:
+        return "", text
+    tail = text[end + len("</system-reminder>"):]
+    cut = len(text) - len(tail.lstrip())
+    head = text[:cut]
+    return "".join(_REMINDER.findall(head)), _REMINDER.sub("\n", head) + text[cut:]
+
+
 def _read_content(text: str, call_input: dict[str, Any]) -> str | None:
     """The whole file from a Read result's `cat -n` text, or None when it shows only a part."""
     if call_input.get("offset") or call_input.get("limit"):
         return None
-    reminders = "".join(_REMINDER.findall(text))
-    body = _REMINDER.sub("\n", text).strip("\n")
+    reminders, body = _split_reminders(text)
+    body = body.strip("\n")
     if not body:
         return "" if "empty" in reminders else None
     if not any(_NUMBERED.match(line) for line in body.split("\n")[:3]):

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.transcripts.model import Message, Transcript
+from scarbook.transcripts.text import between
 
 _COMPACT_PROMPT = re.compile(r"\A\s*Your task is to create a detailed summary of the conversation so far", re.I)
-_SUMMARY = re.compile(r"<summary>\s*(.*?)\s*</summary>", re.S)
 _CALLS = ('"Task"', '"Agent"')
 
 
@@ -129,5 +129,5 @@ def summary_of(answer: str | None) -> str | None:
     """A compaction's answer: the `<summary>` it wrote (its `<analysis>` is the work before it)."""
     if answer is None:
         return None
-    m = _SUMMARY.search(answer)
-    return m.group(1) if m else answer
+    summary = between(answer, "<summary>", "</summary>")
+    return answer if summary is None else summary

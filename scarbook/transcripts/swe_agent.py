@@ -21,10 +21,11 @@ from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolRes
 from scarbook.transcripts.openai import add_chat_message, content_text
 from scarbook.transcripts.shell import window_path
 from scarbook.transcripts.source import Source
+from scarbook.transcripts.text import between
 
-_ISSUE = [re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S),
-          re.compile(r"<issue>\s*(.*?)\s*</issue>", re.S),
-          re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)]
+_ISSUE_TAGS = (("<pr_description>", "</pr_description>"), ("<issue>", "</issue>"))
+_ISSUE_HEAD = re.compile(r"ISSUE:[^\S\n]*\n")  # SWE-agent's older prompt: ISSUE: ending its line …
+_ISSUE_TAIL = re.compile(r"(?<!\s)\s+INSTRUCTIONS:")  # … to INSTRUCTIONS: opening a later one (a run tried once)
 _PREAMBLE = re.compile(r"\A(?:Consider the following PR description:|Here's the issue text:)\s*", re.S)
 # The blanks before a block's first line are taken up to their last newline once and for all (an atomic group):
 # `\s*\n` alone went back to try each blank line of a long run against the rest of the message (quadratic: 4 s
@@ -56,11 +57,24 @@ def _returned(text: str) -> tuple[int, str]:
 
 def issue_of(prompt: str) -> str:
     """The issue an instance prompt wraps (<pr_description>, ISSUE: … INSTRUCTIONS:), else the prompt."""
-    for pattern in _ISSUE:
-        m = pattern.search(prompt)
-        if m and m.group(1).strip():
-            return _PREAMBLE.sub("", m.group(1).strip())
-    return prompt.strip()
+    for opening, closing in _ISSUE_TAGS:
+        issue = between(prompt, opening, closing)
+        if issue:
+            return _PREAMBLE.sub("", issue)
+    issue = _issue_block(prompt)
+    return _PREAMBLE.sub("", issue) if issue else prompt.strip()
+
+
+def _issue_block(prompt: str) -> str | None:
+    """The text from `ISSUE:` (the rest of its line blank) to `INSTRUCTIONS:` at the start of a later line
+    (after blanks), stripped. Linear: `ISSUE:\\s*\\n(.*?)\\n\\s*INSTRUCTIONS:` took cubic time on a long
+    run of blank lines after `ISSUE:` (16 s at 2,000)."""
+    head = _ISSUE_HEAD.search(prompt)
+    if head is None:
+        return None
+    rest = prompt[head.end():]  # (the newline ending INSTRUCTIONS:'s blanks is another than ISSUE:'s)
+    tail = next((m for m in _ISSUE_TAIL.finditer(rest) if "\n" in m.group()), None)
+    return rest[:tail.start()].strip() if tail is not None else None
 
 
 _DEMO = re.compile(r"\A\s*Here is a demonstration of how to correctly accomplish this task")
