@@ -4,6 +4,7 @@ click's CliRunner. Other test modules keep their own fixtures in their own modul
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import sys
@@ -235,6 +236,19 @@ def _run_lock(tmp_path_factory) -> Iterator[_AloneLock]:
 def alone(_run_lock: _AloneLock) -> Callable[[], contextlib.AbstractContextManager[None]]:
     """`with alone():` — the block runs while no other test of the run does (see _AloneLock)."""
     return _run_lock.alone
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol():
+    """After each test (its teardown done), its garbage is collected and what outlives it is frozen out of
+    the collector's scans (gc.freeze). Python's full collections scan every tracked object, and a test
+    process holds ever more that live on (every imported module, Textual's global caches of rendered
+    strips: ~190,000 objects after 30 TUI tests): one full collection took ~0.1 s of CPU and ran every
+    few hundred keys, a third of the TUI tests' CPU. Frozen, the collections scan only what the running
+    test made. What a test leaves alive lives on as before; only a cycle it later drops is not freed."""
+    yield
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_configure(config) -> None:
