@@ -169,4 +169,5 @@ def test_runs_auto_launches_at_most_concurrency_runs_past_what_the_rule_has_read
     assert statuses[0] == "fail" and set(statuses[1:]) == {"pass"}, result.output
     decided_after = sum(read_until_stop(RULE, statuses))
     assert report["session"]["decisions"] == {"slowfirst": "above"}
-    assert decided_after < len(statuses) <= decided_after + 3
+    # (none past it is right too: on a loaded machine the runs in flight can all be read at once, at the stop)
+    assert decided_after <= len(statuses) <= decided_after + 3
