@@ -40,8 +40,8 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
         say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
-    outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, policy=plan.gate,
-                             baseline=planned.baseline)
+    outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, prep.calibration,
+                             policy=plan.gate, baseline=planned.baseline)
     return say_outcome(site, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
 
 

@@ -62,7 +62,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))
     info = finished.session
     cases = {c.id: c for c in pick.cases}
-    outcome = report_session(ready.site, info, finished.runs, cases, policy=ready.gate)
+    outcome = report_session(ready.site, info, finished.runs, cases, prep.calibration, policy=ready.gate)
     ctx.exit(say_outcome(project, outcome, info, None, ReportPaths.given(json=json_path, junit=junit_path)))
 
 

@@ -25,6 +25,7 @@ from scarbook.run.causes import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
 from scarbook.run.plan import SessionSite
+from scarbook.session.prepare import read_calibration
 from scarbook.session.report import report_session
 
 
@@ -90,7 +91,8 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     cases = {c.id: c for c in project.load_cases().cases if c.id in info.case_ids}
     # the eval's --against, compared now that the verdicts are in
     baseline = load_against(plan.against, project.root, project.history) if plan.against else None
-    outcome = report_session(SessionSite.of(project), info, runs, cases, baseline=baseline)
+    site = SessionSite.of(project)
+    outcome = report_session(site, info, runs, cases, read_calibration(site, cases.values()), baseline=baseline)
     paths = ReportPaths.given(json=plan.reports.get("--json"), junit=plan.reports.get("--junit"))
     code = say_outcome(project, outcome, info, None, paths)
     ctx.exit(code if info.state == SessionState.FINISHED else EXIT_NO_VERDICT)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
 from scarbook.agents.named import NamedAgent
@@ -41,6 +41,9 @@ from scarbook.stats.judge_error import JudgeBasis, JudgeError, run_level
 from scarbook.stats.plans import undecidable
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
+
+if TYPE_CHECKING:
+    from scarbook.history.judge_truth import Calibration
 
 # decide(case, passes, fails) -> "above" | "below" | "undecided" | None (keep running)
 DecideFn = Callable[[Case, int, int], str | None]
@@ -139,6 +142,9 @@ class Preparation:
     # said once, before the runs: (case id, why) for each case this plan cannot call above its threshold
     # even if every run passes (stats/plans.py)
     undecidable: list[tuple[str, str]] = field(default_factory=list)
+    # the judge's calibration the session was prepared with (session/prepare.py reads it once): the report
+    # and the live screen correct the rates with it; None where no one read it (a rejudge reads its own)
+    calibration: Calibration | None = None
 
 
 def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeError | None = None) -> Preparation:

@@ -38,6 +38,7 @@ from scarbook.agents import AgentSpec
 from scarbook.agents.spec import DemoSpec
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
+from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
@@ -319,4 +320,6 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
         spec = DemoSpec()  # only a cluster executor reads it; a rejudge runs locally
     ready = ReadySession(site, plan, spec, SourceAgent(pick.source.agent), judge, None)
     ready.recorded_agents = list(pick.source.agents)  # a session of several agents: theirs
-    return Preparation(ready)
+    # the judge's calibration, read once for the report and the live screen (with the judge it grades with)
+    calibration = calibration_for(site.history, site.workspaces_dir, site.config.judge, {c.id: c for c in pick.cases})
+    return Preparation(ready, calibration=calibration)

@@ -174,7 +174,8 @@ class ScarbookApp(Host):
             self.notify("\n".join(lines), title="this plan cannot decide", severity="warning", timeout=12)
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock,
-                                agent_names=prep.session.agent_names)
+                                agent_names=prep.session.agent_names,
+                                calibration=prep.calibration)  # read once, as the session was prepared
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
@@ -188,7 +189,6 @@ class ScarbookApp(Host):
     @work(exclusive=True, group="session", exit_on_error=False)
     async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl,
                            executor=None) -> None:
-        from scarbook.history.judge_truth import calibration_for
         from scarbook.models import SessionState
         from scarbook.run.runner import run_session
 
@@ -197,9 +197,6 @@ class ScarbookApp(Host):
                 note = await asyncio.to_thread(executor.connect)
                 if note:
                     self.notify(note, title="Ray", severity="warning", timeout=15)
-            live.calibration = await asyncio.to_thread(  # history is read off the UI's loop
-                calibration_for, self.project.history, self.project.workspaces_dir, self.project.config.judge,
-                {c.id: c for c in live.cases})
             async for ev in run_session(ready, control=control, executor=executor):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
         except ScarbookError as exc:

@@ -60,7 +60,7 @@ class LiveSession:
     retries: dict[str, int] = field(default_factory=dict)
     retried_runs: set[tuple[str, int]] = field(default_factory=set)
     retrying: set[tuple[str, int]] = field(default_factory=set)
-    calibration: Calibration | None = None  # the judge's measured error, read as the session starts
+    calibration: Calibration | None = None  # the judge's measured error, read once as the session was prepared
     # a session of several agents (eval --agents): their names, the baseline first ([] for one agent); each
     # candidate's comparison of a case decided at a look of --runs auto ((case, candidate) -> better/worse/same)
     agent_names: list[str] = field(default_factory=list)

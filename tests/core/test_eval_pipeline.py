@@ -99,3 +99,15 @@ def test_the_launch_screen_and_eval_start_a_session_through_the_same_use_cases()
 
 def test_the_pipeline_list_names_real_files() -> None:
     assert all(Path(PKG / rel).is_file() for rel in PIPELINE)
+
+
+def test_the_calibration_is_read_once_as_the_session_is_prepared() -> None:
+    """session/prepare.py reads history's calibration and hands it on (Preparation.calibration): the report
+    and the TUI's live screen take that reading instead of reading calibration.json and history again."""
+    for rel in ("session/report.py", "tui/app.py", "cli/eval_run.py"):
+        assert not calls_in(tree(rel), "calibration_for"), f"{rel} reads the calibration again"
+    [report] = [fn for fn in functions(tree("session/report.py")) if fn.name == "report_session"]
+    assert "calibration" in [a.arg for a in report.args.args], "report_session is handed the calibration"
+    [reported] = calls_in(tree("cli/eval_run.py"), "report_session")
+    assert "prep.calibration" in [ast.unparse(a) for a in reported.args]
+    assert "calibration=prep.calibration" in ast.unparse(tree("tui/app.py"))

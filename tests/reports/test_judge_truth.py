@@ -132,14 +132,14 @@ def test_the_evidence_gate_decides_on_the_corrected_interval(project):
 def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     from scarbook.models import Case, Check
     from scarbook.run.session import SessionPlan, SessionSite, judge_rates
-    from scarbook.session.prepare import judge_error_for
+    from scarbook.session.prepare import read_calibration
     from scarbook.stats.sequential import make_decider
 
     judged = Case(id="alpha", task="t", checks=[Check("llm_judge", {"rubric": [ITEM]})])
     rules_only = Case(id="rules", task="t", checks=[Check("file_exists", {"path": "x"})])
     plan = SessionPlan(cases=[judged, rules_only], runs=40, adaptive=True)
     p = Project.discover(project)
-    rates = judge_rates(judge_error_for(SessionSite.of(p), plan), plan.cases)
+    rates = judge_rates(read_calibration(SessionSite.of(p), plan.cases).usable_error, plan.cases)
     assert set(rates) == {"alpha"}
     q0, q1 = rates["alpha"]
     model = calibration_for(p.history, p.workspaces_dir, p.config.judge).error.for_case("alpha")
@@ -149,7 +149,8 @@ def test_runs_auto_tests_the_true_rate_with_a_calibrated_judge(project):
     fixed = make_decider(plan.cases, 0.7, 40, rates)
     assert raw(judged, 27, 3) == "above" and fixed(judged, 27, 3) != "above"
     (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
-    assert judge_rates(judge_error_for(SessionSite.of(Project.discover(project)), plan), plan.cases) == {}
+    assert judge_rates(read_calibration(SessionSite.of(Project.discover(project)), plan.cases).usable_error,
+                       plan.cases) == {}
 
 
 def second_session(root: Path, marks: str, model: str = "claude-sonnet-4-6") -> None:
