@@ -20,8 +20,10 @@ from scarbook.text import clean_text, cut_chars, plural
 class Progress:
     """A rich progress bar on a terminal; plain lines otherwise (CI logs)."""
 
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.done, self.quiet = total, 0, quiet
+    def __init__(self, quiet: bool, total: int | None = None) -> None:
+        # total None: the runs the session plans to start, as its runner counts them (SessionStarted)
+        self.total, self.done, self.quiet = total or 0, 0, quiet
+        self.counted = total is not None
         self.tty = sys.stderr.isatty() and not quiet
         self.bar = None
         if self.tty:
@@ -33,6 +35,16 @@ class Progress:
                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.task = self.bar.add_task("running", total=total)
             self.bar.start()
+
+    def started(self, ev: SessionStarted) -> None:
+        """The session opened: its runs to start (unless the caller counted them) and what it says once."""
+        if not self.counted:
+            self.total = ev.planned_runs
+            if self.bar is not None:
+                self.bar.update(self.task, total=self.total)
+        self.note(f"session {ev.session.id}: {plural(len(ev.session.case_ids), 'case')}")
+        for note in ev.notes:  # rubric item ids that could not be written to case.yaml
+            warn(note)
 
     def run_finished(self, ev: RunFinished) -> None:
         self.done += 1
@@ -90,7 +102,7 @@ async def drive(ready: ReadySession, progress: Progress, executor=None) -> Sessi
         elif isinstance(ev, RunRetried):
             progress.note(retry_note(ev))
         elif isinstance(ev, SessionStarted):
-            progress.note(f"session {ev.session.id}: {plural(len(ready.plan.cases), 'case')}")
+            progress.started(ev)
             if ev.stale_killed:
                 warn(f"killed {plural(len(ev.stale_killed), 'process', 'processes')} an earlier scarbook left "
                      f"running when it was killed: {', '.join(ev.stale_killed)}")

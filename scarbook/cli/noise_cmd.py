@@ -52,7 +52,7 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
             ctx.exit(EXIT_USAGE)
         for note in prep.notes if side == "A" else ():  # the pair's two sessions run alike: said once
             warn(note)
-        finished = drive_session(prep.session, Progress(n * len(cases), quiet))
+        finished = drive_session(prep.session, Progress(quiet))
         info = finished.session
         if info.state != SessionState.FINISHED:
             say(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)

@@ -59,7 +59,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
             say(f"scarbook: {error}", err=True)
         ctx.exit(EXIT_USAGE)
     ready = prep.session
-    finished = drive_session(ready, Progress(len(pick.runs), quiet), RejudgeExecutor(ready.concurrency, pick))
+    finished = drive_session(ready, Progress(quiet, total=len(pick.runs)), RejudgeExecutor(ready.concurrency, pick))
     info = finished.session
     cases = {c.id: c for c in pick.cases}
     outcome = report_session(ready.site, info, finished.runs, cases, prep.calibration, policy=ready.gate)

@@ -60,7 +60,7 @@ def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
     judge.preflight()
     history.hold_session(info)
     runs = list(history.runs(info.id, info=info))
-    progress = Progress(0, quiet)
+    progress = Progress(quiet, total=0)
 
     def emit(event: Event) -> None:
         if isinstance(event, BatchProgress):

@@ -168,7 +168,8 @@ def sampled_from(history: History, labels: list[CalibrationLabel], settings: Jud
     label of the judge in use was made (a label made on a day: that whole day). A session run since —
     the one an eval reports — is not yet part of the population its W describes (it was: the eval and
     `calibrate --report` read different q0, q1). Lazy: nothing is read until iterated."""
-    yield from judged_in_history(history, max((lab.labeled_at for lab in current_labels(labels, settings)), default=""))
+    last_label = max((lab.labeled_at for lab in current_labels(labels, settings)), default="")
+    yield from judged_in_history(history, last_label)
 
 
 def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSettings,

@@ -64,8 +64,9 @@ def session_judged(history: History, info: SessionInfo) -> list[JudgedItem]:
         cached = _load(folder / INDEX_NAME, folder, stamps)
         if cached is not None:
             return cached
+    runs = history.runs(info.id, info=info)
     items = [JudgedItem(i.case_id, i.item, i.artifact_digest, i.judge_verdict, i.judge_model, i.judge_prompt_digest,
-                        i.judge_sampling) for i in judged_items(history.runs(info.id, info=info))]
+                        i.judge_sampling) for i in judged_items(runs)]
     if ended and stamps[0] is not None:
         doc = {"format": FORMAT, "folder": str(folder), "stamps": stamps, "items": [list(i) for i in items]}
         try:

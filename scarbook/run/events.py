@@ -12,6 +12,7 @@ class SessionStarted:
     session: SessionInfo
     planned_runs: int
     stale_killed: list[str] = field(default_factory=list)  # processes a killed scarbook left, killed now
+    notes: list[str] = field(default_factory=list)  # said once: rubric item ids not written to case.yaml
 
 
 @dataclass

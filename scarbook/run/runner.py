@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 
 from scarbook.agents import PythonAgent
 from scarbook.cases.io import case_digest
+from scarbook.cases.item_ids import write_item_ids
 from scarbook.errors import AbortSession
 from scarbook.history.store import now_iso
 from scarbook.judge.cache import FOLDER as CACHE_FOLDER
@@ -169,14 +170,21 @@ def _withheld(ready: ReadySession) -> list[str]:
     return [*credentials.CREDENTIALS, judge.api_key_env]
 
 
+def _write_item_ids(ready: ReadySession) -> list[str]:
+    """The session's first judgements: its judged cases' rubric item ids into their case.yaml, now that it
+    has started (cases/item_ids.py); what could not be written, one line each."""
+    return write_item_ids(c for c in ready.plan.cases if c.judge_checks)
+
+
 async def _run_session(ready: ReadySession, control: SessionControl | None,
                        executor: Executor | None) -> AsyncGenerator[Event, None]:
     # what a killed scarbook left running for this project (its agents' setsid grandchildren: every
     # process's environment is read), and git's revision (a program): on a thread, off the loop
     stale, revision = await asyncio.to_thread(_before_session, ready.site.root)
     session = _SessionRun(ready, control or SessionControl(), executor, revision)
+    notes = await asyncio.to_thread(_write_item_ids, ready) if ready.writes_item_ids else []
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
-                         stale_killed=stale)
+                         stale_killed=stale, notes=notes)
     recorder = session.attempts.recorder
     if recorder is not None:
         await recorder.start(session.pool.recorder_hosts())  # before the first run opens its door

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, cast
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
 from scarbook.agents.named import NamedAgent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
-from scarbook.cases.item_ids import write_item_ids
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
@@ -84,6 +83,10 @@ class ReadySession:
     # the agents a session records when it runs none itself: a rejudge of a session of several agents
     # carries its source's (SessionInfo.agents), so every carried run's agent stays one of them
     recorded_agents: list[AgentEntry] = field(default_factory=list)
+    # first judged: the rubric items' ids written into case.yaml as the session starts (run/runner.py) — not
+    # while it is prepared, so a session refused after preparing (an executor that cannot connect) writes
+    # nothing; a rejudge never writes them
+    writes_item_ids: bool = False
 
     @property
     def agent_names(self) -> list[str]:
@@ -170,6 +173,7 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
     spec, agent = built[0] if built else (None, None)
     sandboxed = isolation is not None and isolation.sandboxed
     record = plan.record if plan.record is not None else site.config.record
+    replay = _load_replay(site, record, errors)  # record.mode replay: the source's calls, read before any run
     for one_spec, _ in built:
         errors.extend(_trajectory_problems(plan.cases, one_spec, recorded=record is not None))
         if sandboxed and record is None:  # (recorded: the proxy is its way out)
@@ -189,13 +193,11 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
             decide = make_decider(plan.cases, site.config.threshold, plan.runs, rates)
         except ValueError as exc:
             errors.append(f"--runs auto cannot decide these cases: {exc}")
-    replay = _load_replay(site, record, errors)
     if errors or agent is None or spec is None or any(a is None for _, a in built):
         return Preparation(errors=errors)
-    if judge is not None and site.config.judge.write_item_ids:  # first judged: the items' ids into case.yaml
-        notes.extend(write_item_ids(c for c in plan.cases if c.judge_checks))
     agents = {named.name: a for named, (_, a) in zip(plan.agents, built, strict=False) if a is not None}
-    ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents)
+    ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents,
+                         writes_item_ids=judge is not None and site.config.judge.write_item_ids)
     return Preparation(ready, notes=notes, undecidable=_undecidable(ready, judge_error))
 
 

@@ -92,16 +92,6 @@ class EvalPlan:
     shard: Shard | None = None
     baseline: Baseline | None = None  # --against, loaded and checked before any run
 
-    @property
-    def total_runs(self) -> int:
-        """Runs this process will start at most (a shard's share; the cap under --runs auto)."""
-        plan = self.plan
-        agents = max(1, len(plan.agents))
-        if self.shard is not None:
-            return sum(map(len, self.shard.jobs([c.id for c in plan.cases], plan.runs * agents,
-                                                whole_cases=agents > 1).values()))
-        return plan.runs * len(plan.cases) * agents
-
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
     """The plan `request` asks for, or a ScarbookError (exit 2) naming the option that cannot be."""

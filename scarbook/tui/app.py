@@ -190,6 +190,7 @@ class ScarbookApp(Host):
     async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl,
                            executor=None) -> None:
         from scarbook.models import SessionState
+        from scarbook.run.events import SessionStarted
         from scarbook.run.runner import run_session
 
         try:
@@ -199,6 +200,8 @@ class ScarbookApp(Host):
                     self.notify(note, title="Ray", severity="warning", timeout=15)
             async for ev in run_session(ready, control=control, executor=executor):
                 live.apply(ev)  # cheap bookkeeping; the screen refresh is coalesced by _flush_live
+                if isinstance(ev, SessionStarted) and ev.notes:  # rubric item ids not written to case.yaml
+                    self.notify("\n".join(ev.notes), title="rubric item ids", severity="warning", timeout=10)
         except ScarbookError as exc:
             live.finish(str(exc))
         finally:

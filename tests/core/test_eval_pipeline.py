@@ -111,3 +111,15 @@ def test_the_calibration_is_read_once_as_the_session_is_prepared() -> None:
     [reported] = calls_in(tree("cli/eval_run.py"), "report_session")
     assert "prep.calibration" in [ast.unparse(a) for a in reported.args]
     assert "calibration=prep.calibration" in ast.unparse(tree("tui/app.py"))
+
+
+def test_preparing_writes_no_case_file_and_the_runner_counts_the_runs() -> None:
+    """Preparing a session only checks and builds: the rubric items' ids go into case.yaml as the session
+    starts (run/runner.py), so a session refused after it was prepared writes nothing; and the progress
+    line's total is the runner's own count (SessionStarted.planned_runs), not a second count in the plan."""
+    assert not calls_in(tree("run/session.py"), "write_item_ids")
+    assert calls_in(tree("run/runner.py"), "write_item_ids")
+    [progress] = calls_in(tree("cli/eval_run.py"), "Progress")
+    assert not progress.args[1:] and not progress.keywords, ast.unparse(progress)
+    plan = next(n for n in ast.walk(tree("session/plan.py")) if isinstance(n, ast.ClassDef) and n.name == "EvalPlan")
+    assert "total_runs" not in {fn.name for fn in functions(plan)}

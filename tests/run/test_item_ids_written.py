@@ -53,3 +53,18 @@ def test_write_item_ids_false_leaves_case_yaml_as_it_is(project, judge_server, m
     _project(project, judge_server, monkeypatch, ", write_item_ids: false")
     assert project.cli("eval", "judged", "-q").exit_code == 1
     assert (project.cases_dir / "judged" / "case.yaml").read_text() == CASE
+
+
+def test_a_session_refused_after_it_was_prepared_writes_no_item_ids(project, judge_server, monkeypatch) -> None:
+    """The ids are written as the session starts (run/runner.py), not while it is prepared: `--agents` with
+    `--executor ray` is refused after preparing (exit 2, nothing runs), and case.yaml stays as written."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    project.config(f"agent: {{type: demo, seed: 7}}\nagents:\n  a: {{type: demo, seed: 7}}\n  b: {{type: demo, seed: 8}}\n"
+                   f"runs: 2\nconcurrency: 1\ntimeout_s: 30\n"
+                   f"judge: {{base_url: {json.dumps(judge_server.url)}, max_retries: 0}}\n")
+    before = project.case("judged", CASE).read_text()
+    result = project.cli("eval", "judged", "-q", "--agents", "a,b", "--executor", "ray")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1].startswith("scarbook: --agents runs on this machine for now")
+    assert (project.cases_dir / "judged" / "case.yaml").read_text() == before
+    assert judge_server.requests == []
