@@ -43,6 +43,19 @@ class Check:
         rubric = self.rubric
         return list(self.item_ids) if len(self.item_ids) == len(rubric) else resolve_item_ids(rubric)
 
+    @property
+    def written_item_ids(self) -> list[str]:
+        """Each rubric item's id as case.yaml writes it beside the item, "" where it writes none."""
+        return [ident if ident in self.written_ids else "" for ident in self.rubric_ids]
+
+    def keep_written_ids(self, written: list[str]) -> Check:
+        """This judge check, its items given the ids `written` beside them ("": none, its words' id): a
+        rubric edited as texts (the TUI's editor) keeps each item's id through a move or another item's
+        delete (issue 35.3)."""
+        self.item_ids = resolve_item_ids(self.rubric, written)
+        self.written_ids = frozenset(w for w in written if w)
+        return self
+
 
 @dataclass
 class Scar:

@@ -164,7 +164,7 @@ class EditorScreen(HostScreen):
         c = self.case
         yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
         yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
-                       id="rubric", notes=self.notes)
+                       id="rubric", notes=self.notes, keys=self._rubric_ids())
         yield Static("", id="lint-hints", classes="hints")
         yield Label("checks in cost order (the first failure stops the run); Enter: choose a type", classes="section")
         yield CheckEditor([ch.to_dict() for ch in c.checks] if c else [], id="checks")
@@ -187,6 +187,10 @@ class EditorScreen(HostScreen):
     def _rubric(self) -> list[str]:
         judges = self.case.judge_checks if self.case else []
         return list(judges[0].params.get("rubric", [])) if judges else []
+
+    def _rubric_ids(self) -> list[str]:
+        judges = self.case.judge_checks if self.case else []
+        return judges[0].written_item_ids if judges else []
 
     @unless_removed
     def on_mount(self) -> None:
@@ -387,9 +391,11 @@ class EditorScreen(HostScreen):
                 threshold = threshold_text  # save_case reports it: "threshold must be a number ..."
         if self.built:
             checks = [dict(c) for c in self.query_one("#checks", CheckEditor).checks]
-            rubric = list(self.query_one("#rubric", ItemList).items)
+            items = self.query_one("#rubric", ItemList)
+            rubric, ids = list(items.items), list(items.keys)
         else:  # the part of the form below the first screenful is not built yet: it shows the case's own
             checks, rubric = [ch.to_dict() for ch in base.checks] if base else [], self._rubric()
+            ids = self._rubric_ids()
         judge_at = next((i for i, c in enumerate(checks) if c.get("type") == "llm_judge"), None)
         if judge_at is None and rubric:
             checks.append({"type": "llm_judge", "artifact": "output", "rubric": rubric})
@@ -402,11 +408,13 @@ class EditorScreen(HostScreen):
                     family=self._text_of("#scar-family") or None, transcript=old_scar.transcript,
                     failed_artifact=self._text_of("#scar-failed") or None,
                     good_artifact=self._text_of("#scar-good") or None, artifact_at=self._text_of("#scar-at") or None)
+        built = [Check(c["type"], {k: v for k, v in c.items() if k != "type"}) for c in checks]
+        if rubric:  # each item keeps the id written beside it (issue 35.3)
+            next(c for c in built if c.is_judge).keep_written_ids(ids)
         return Case(id=self._text_of("#case-id"), task=self.query_one("#task", TextArea).text.strip(),
                     title=self._text_of("#case-title"),
                     tags=[t.strip() for t in self._text_of("#case-tags").split(",") if t.strip()],
-                    threshold=threshold, checks=[Check(c["type"], {k: v for k, v in c.items() if k != "type"})
-                                                 for c in checks],
+                    threshold=threshold, checks=built,
                     scar=scar if scar.to_dict() else None, seed_files=dict(base.seed_files) if base else {},
                     timeout_s=base.timeout_s if base else None, root=base.root if base else None)
 

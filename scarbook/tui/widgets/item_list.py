@@ -2,7 +2,8 @@
 
 Enter on an item puts its text in the input; Enter in the input (or "Update") writes it back to
 that item, not as a new one; Escape in the input stops editing. One judgeable statement per item —
-the judge grades each one PASS/FAIL on its own.
+the judge grades each one PASS/FAIL on its own. Each item may carry a key (a rubric item's written id)
+that follows it through moves and other items' deletes; changing its words drops it (a new item).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, OptionList
 
+from scarbook.models.rubric import words_of
 from scarbook.tui.mounting import unless_removed
 
 
@@ -39,9 +41,10 @@ class ItemList(Vertical):
         index: int
 
     def __init__(self, items: list[str], *, name: str, placeholder: str = "", id: str | None = None,
-                 notes: dict[str, str] | None = None) -> None:
+                 notes: dict[str, str] | None = None, keys: list[str] | None = None) -> None:
         super().__init__(id=id)
         self.items = list(items)
+        self.keys = list(keys) if keys is not None and len(keys) == len(items) else [""] * len(self.items)
         self.notes = dict(notes or {})  # a dim figure line under an item, by its words (a reworded item has none)
         self.prefix = name
         self.placeholder = placeholder
@@ -94,11 +97,14 @@ class ItemList(Vertical):
     def add(self, text: str) -> None:
         if text.strip():
             self.items.append(text.strip())
+            self.keys.append("")
             self.item_input.value = ""
             self._changed(len(self.items) - 1)
 
     def update(self, index: int, text: str) -> None:
         if 0 <= index < len(self.items) and text.strip():
+            if words_of(text) != words_of(self.items[index]):
+                self.keys[index] = ""  # reworded: a new item (its words' id, fresh figures)
             self.items[index] = text.strip()
             self._changed(index)
 
@@ -106,6 +112,7 @@ class ItemList(Vertical):
         if 0 <= index < len(self.items):
             self.editing = None
             del self.items[index]
+            del self.keys[index]
             self._changed(index)
 
     def move(self, index: int, delta: int) -> None:
@@ -113,6 +120,7 @@ class ItemList(Vertical):
         if 0 <= index < len(self.items) and 0 <= j < len(self.items):
             self.editing = None
             self.items[index], self.items[j] = self.items[j], self.items[index]
+            self.keys[index], self.keys[j] = self.keys[j], self.keys[index]
             self._changed(j)
 
     @property
