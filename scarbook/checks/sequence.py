@@ -16,6 +16,11 @@ from scarbook.models import Cause, CauseKind, Check, CheckResult, CheckStatus
 ALL_RULES = {**RULES, **TRAJECTORY_RULES}
 
 
+# The rules that are plain functions (all but `command`): `run_plain_check` runs them on the caller's
+# thread, so a run can take its checks along on the trip off the loop that diffs its workspace.
+PLAIN_RULES = frozenset(name for name, fn in RULES.items() if not inspect.iscoroutinefunction(fn))
+
+
 async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckResult:
     start = time.perf_counter()
     if check.is_judge:
@@ -25,34 +30,56 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         result.index = index
         result.duration_s = time.perf_counter() - start
         return result
-    rule = ALL_RULES[check.type]
+    if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
+        return await asyncio.to_thread(run_plain_check, check, ctx, index)
     try:
-        if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
-            outcome = await asyncio.to_thread(rule, ctx, check.params)
-        else:
-            outcome = rule(ctx, check.params)
+        outcome = ALL_RULES[check.type](ctx, check.params)
         if inspect.isawaitable(outcome):
             outcome = await outcome
+    except Exception as exc:  # noqa: BLE001 — said as the check's result (_raised)
+        return _raised(check, index, start, exc)
+    return _outcome(check, index, start, outcome)
+
+
+def run_plain_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckResult:
+    """`run_check` of a rule in PLAIN_RULES, on this thread (a file rule blocks: never the event loop's)."""
+    start = time.perf_counter()
+    try:
+        outcome = ALL_RULES[check.type](ctx, check.params)
+    except Exception as exc:  # noqa: BLE001 — said as the check's result (_raised)
+        return _raised(check, index, start, exc)
+    return _outcome(check, index, start, outcome)
+
+
+def _outcome(check: Check, index: int, start: float, outcome) -> CheckResult:
+    try:
         ok, detail, *more = outcome  # a trajectory rule adds the tool call that broke it
-    except CheckFailed as exc:
-        ok, detail, more = False, str(exc), []
-    except CheckSkipped as exc:
-        return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
-    except CheckUnread as exc:  # a file past the read cap: no verdict on part of it
-        return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, "check-read-cap", str(exc)))
-    except CheckBroke as exc:  # the check's own fault (timed out, could not start, crashed)
-        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, exc.rule, str(exc)))
-    except OSError as exc:
-        # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
-        ok, detail, more = False, f"could not read the workspace: {exc.strerror or exc}", []
-    except Exception as exc:  # noqa: BLE001 — a rule that raised has no verdict; the run goes on
-        detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
-        return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
-                           cause=Cause(CauseKind.CASE, "check-crashed", detail))
+    except Exception as exc:  # noqa: BLE001 — not an outcome: the rule is broken (_raised says so)
+        return _raised(check, index, start, exc)
     return CheckResult(check.type, CheckStatus.PASS if ok else CheckStatus.FAIL, detail, index,
                        duration_s=time.perf_counter() - start, call=more[0] if more else None)
+
+
+def _raised(check: Check, index: int, start: float, exc: Exception) -> CheckResult:
+    """The result of a rule that raised `exc`."""
+    if isinstance(exc, CheckFailed):
+        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start)
+    if isinstance(exc, CheckSkipped):
+        return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
+    if isinstance(exc, CheckUnread):  # a file past the read cap: no verdict on part of it
+        return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
+                           cause=Cause(CauseKind.CASE, "check-read-cap", str(exc)))
+    if isinstance(exc, CheckBroke):  # the check's own fault (timed out, could not start, crashed)
+        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
+                           cause=Cause(CauseKind.CASE, exc.rule, str(exc)))
+    if isinstance(exc, OSError):
+        # The workspace itself is gone or unreadable: the agent's doing, so a failure with a reason.
+        return CheckResult(check.type, CheckStatus.FAIL, f"could not read the workspace: {exc.strerror or exc}", index,
+                           duration_s=time.perf_counter() - start)
+    # a rule that raised has no verdict; the run goes on
+    detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+    return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
+                       cause=Cause(CauseKind.CASE, "check-crashed", detail))
 
 
 def _not_run(check_type: str, index: int, stopped: CheckResult) -> CheckResult:

@@ -27,6 +27,7 @@ from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
 from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check
 from scarbook.checks.context import MAX_READ
+from scarbook.checks.sequence import PLAIN_RULES, run_plain_check
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -48,7 +49,7 @@ from scarbook.models import (
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
-from scarbook.run.workspace import SeedManifest, diff_workspace, prepare_workspace, seed_manifest
+from scarbook.run.workspace import SeedManifest, Snapshot, diff_workspace, prepare_workspace, seed_manifest
 from scarbook.transcripts.model import Transcript
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
@@ -145,30 +146,36 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         part.facts = AgentFacts(stage=AgentStage.START, error=record.reason, errno=exc.errno)
         record.duration_s = time.monotonic() - start
         return part
+    # the checks' view of the workspace, made on the trip off the loop below once the diff is known
+    def check_context(diff: WorkspaceDiff, usage: Usage) -> CheckContext:
+        return CheckContext(case=case, workspace=ws, output=result.output, diff=diff,
+                            # under record the agent's credentials are dummies: never the real ones for a check
+                            env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
+                            sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
+                            agent_usage=usage, project_tag=ctx.project_tag, max_read=ctx.max_read)
+
+    # One trip off the loop for everything the run reads and writes once its agent is done (each trip is
+    # two thread wake-ups; at -j16 on two cores they were what the main process spent its time on)
+    after = await asyncio.to_thread(_after_agent, record, result.output, snap, transcript, usage_file,
+                                    None if result.crashed else check_context)
     part.facts = AgentFacts(crashed=bool(result.crashed), timed_out=result.timed_out,
                             timeout_s=ctx.timeout_for(case), signal=result.signal,
                             exit_code=result.exit_code, stderr_tail=result.stderr_tail,
-                            transcript_tail=await asyncio.to_thread(_transcript_tail, log_dir, f"{k}.transcript.jsonl"))
+                            transcript_tail=after.transcript_tail)
     if result.crashed and not result.stderr_tail and not result.timed_out and result.exit_code is None:
         part.facts.stage, part.facts.error = AgentStage.START, result.crashed  # e.g. the program vanished since preflight
     record.stderr_path = result.stderr_path
     record.exit_code = result.exit_code
     record.output_excerpt = result.output[:OUTPUT_EXCERPT]
     record.output_truncated = result.output_truncated
-    if len(result.output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
-        try:  # created fresh: the agent may have planted a pipe or a link at this name
-            with open(safefs.create_file(log_dir, f"{k}.output.txt"), "w", encoding="utf-8") as fh:
-                fh.write(result.output)
-        except (safefs.Refused, OSError):
-            pass
-    record.transcript_path = transcript if os.access(transcript, os.F_OK) else None  # no exception when absent
-    try:  # on a thread: the walk and the reads must not block the loop (timeouts, Ctrl-C)
-        record.diff, record.agent_usage = await asyncio.to_thread(_diff_and_usage, snap, ws, usage_file, record.notes)
-    except (safefs.Refused, OSError) as exc:
-        record.reason = f"could not diff the workspace: {getattr(exc, 'strerror', None) or exc}"
+    record.transcript_path = transcript if after.has_transcript else None
+    if after.diff_failed is not None:
+        failed = after.diff_failed
+        record.reason = f"could not diff the workspace: {getattr(failed, 'strerror', None) or failed}"
         part.facts.stage, part.facts.error = AgentStage.DIFF, record.reason
         record.duration_s = time.monotonic() - start
         return part
+    record.diff, record.agent_usage = after.diff, after.usage
     if result.crashed:
         record.status, record.reason = RunStatus.FAIL, result.crashed
         record.checks = [CheckResult(c.type, CheckStatus.SKIPPED, AGENT_DID_NOT_FINISH, i)
@@ -177,25 +184,77 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
             emit(CheckDone(ctx.session_id, case.id, k, r))
     else:
         part.settled = False
-        checks = CheckContext(case=case, workspace=ws, output=result.output, diff=record.diff,
-                              # under record the agent's credentials are dummies: never the real ones for a check
-                              env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
-                              sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
-                              agent_usage=record.agent_usage, project_tag=ctx.project_tag, max_read=ctx.max_read)
+        checks = after.checks if after.checks is not None else check_context(record.diff, record.agent_usage)
         if ctx.record_env is None and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
-        await _rule_checks(part, ctx, checks, result.output, emit)
+        await _rule_checks(part, ctx, checks, result.output, emit, after.ran)
     record.duration_s = time.monotonic() - start
     return part
 
 
-def _diff_and_usage(snap, ws: Path, usage_file: str, notes: list[str]) -> tuple[WorkspaceDiff, Usage]:
-    """What the agent changed, then what it reported spending: one trip off the loop for both reads."""
-    diff = diff_workspace(snap, ws)
-    return diff, read_agent_usage(usage_file, None, notes)
+@dataclass
+class _AfterAgent:
+    """What `_after_agent` read once the agent was done."""
+
+    transcript_tail: str
+    has_transcript: bool
+    diff: WorkspaceDiff = field(default_factory=WorkspaceDiff)
+    usage: Usage = field(default_factory=Usage)
+    diff_failed: Exception | None = None  # (safefs.Refused or OSError): the run is an error
+    checks: CheckContext | None = None  # the checks' view, when it was made here
+    ran: dict[int, CheckResult] = field(default_factory=dict)  # the leading rule checks, by index, run here
 
 
-async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, output: str, emit: Emit) -> None:
+def _after_agent(record: RunRecord, output: str, snap: Snapshot, transcript: str, usage_file: str,
+                 check_context: Callable[[WorkspaceDiff, Usage], CheckContext] | None) -> _AfterAgent:
+    """Everything blocking a run does once its agent is done, on one thread trip: the transcript's tail,
+    the full output's file, whether there is a transcript, the diff and the usage (its notes go to
+    `record.notes`), then (`check_context`: the agent finished) the case's leading plain rule checks, up
+    to the first that does not pass."""
+    ws = Path(record.workspace)
+    log_dir, k = ws.parent, record.k
+    after = _AfterAgent(_transcript_tail(log_dir, f"{k}.transcript.jsonl"), False)
+    if len(output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
+        try:  # created fresh: the agent may have planted a pipe or a link at this name
+            with open(safefs.create_file(log_dir, f"{k}.output.txt"), "w", encoding="utf-8") as fh:
+                fh.write(output)
+        except (safefs.Refused, OSError):
+            pass
+    after.has_transcript = os.access(transcript, os.F_OK)  # no exception when absent
+    try:  # the walk and the reads must not block the loop (timeouts, Ctrl-C)
+        after.diff = diff_workspace(snap, ws)
+        after.usage = read_agent_usage(usage_file, None, record.notes)
+    except (safefs.Refused, OSError) as exc:
+        after.diff_failed = exc
+        return after
+    if check_context is not None:
+        after.checks = check_context(after.diff, after.usage)
+        after.ran = _leading_plain_checks(after.checks)
+    return after
+
+
+def _leading_plain_checks(checks: CheckContext) -> dict[int, CheckResult]:
+    """Run the case's rule checks in order while each is a plain one (run_plain_check) and passes; judge
+    checks are passed over (they come after the rules). Nothing when a trajectory check needs its inputs
+    read first (`_trajectory_inputs`)."""
+    case = checks.case
+    ran: dict[int, CheckResult] = {}
+    if any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+        return ran
+    for i, check in enumerate(case.checks):
+        if check.is_judge:
+            continue
+        if check.type not in PLAIN_RULES:
+            break
+        result = ran[i] = run_plain_check(check, checks, i)
+        if result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
+            break
+    return ran
+
+
+async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, output: str, emit: Emit,
+                       ran: dict[int, CheckResult]) -> None:
+    """The rule checks in order (`ran`: those already run, by index), then the judge checks' inputs."""
     record, case = part.record, checks.case
     results: list[CheckResult | None] = [None] * len(case.checks)
     stopped: CheckResult | None = None
@@ -206,7 +265,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
             results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_RECORDER, i)
             part.recorded_checks.append(i)
             continue
-        result = not_run(check, i, stopped) if stopped else await run_check(check, checks, i)
+        result = not_run(check, i, stopped) if stopped else ran[i] if i in ran else await run_check(check, checks, i)
         if stopped is None and result.status in (CheckStatus.FAIL, CheckStatus.ERROR):
             stopped = result
         results[i] = result
