@@ -15,7 +15,7 @@ from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
-from scarbook.run.gate import case_stats, decide_gate, session_policy
+from scarbook.run.gate import case_stats, decide_gate, gate_alpha, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.versus import SessionVersus, compare_session
@@ -115,7 +115,7 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
     for r in sorted(baseline_only, key=lambda r: r.k):
         by_case.setdefault(r.case_id, []).append(r)
     stats = [case_stats(cid, by_case.get(cid, []), thresholds[cid], cfg.green, calibration,
-                        policy.alpha) for cid in session.case_ids]
+                        gate_alpha(session, policy)) for cid in session.case_ids]
     rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy, versus=versus)
     rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
     rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy,

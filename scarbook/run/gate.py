@@ -31,6 +31,15 @@ def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
         return cfg.gate
 
 
+def gate_alpha(session: SessionInfo | None, policy: GatePolicy) -> float:
+    """The level the gate's last look decides at: alpha, split over the looks of `undecided: more`
+    (stats/decisions.decide_in_looks). A corrected interval is printed at it (1 - 2 x it), so it says
+    what the decision beside it says."""
+    gate = session.gate if session is not None else None
+    looks = list(gate.looks) if gate is not None and gate.has("looks") else []
+    return policy.alpha / len(looks) if len(looks) > 1 else policy.alpha
+
+
 def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green: float,
                calibration: Calibration | None = None, alpha: float = ALPHA) -> CaseStats:
     """The case's rate, interval, pass@k and band from its runs; with a usable calibration of the judge,

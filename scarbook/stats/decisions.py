@@ -40,7 +40,7 @@ from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.exact import binom_ge, binom_le, first_true
-from scarbook.stats.rates import CaseStats, band, gate_band, summarize_counts
+from scarbook.stats.rates import CaseStats, gate_band, summarize_counts
 from scarbook.stats.sequential import SequentialRule, after_the_stop
 from scarbook.text import threshold_pct
 
@@ -244,17 +244,23 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
                     corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
     order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
-    `corrected`: the judge-corrected evidence per case, for the last look (the data it came from)."""
+    `corrected`: the judge-corrected evidence per case, for the last look (the data it came from).
+    Such a case is decided at the last look only, on its true rate: an earlier look reads the judge's
+    raw verdicts, which a judge that misses passes pulls below the threshold (a case at its threshold
+    went red in about half the sessions). Each look's test is at alpha / L, so the one it gets keeps
+    its false red at most alpha, however an earlier look stopped its runs."""
     level = policy.alpha / (total_looks or len(looks))
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
     for i, size in enumerate(looks):
+        final = i == len(looks) - 1
         evidence = [_evidence(cid, runs[:size], thresholds[cid]) for cid, runs in statuses.items()]
-        if corrected and i == len(looks) - 1:
+        if corrected and final:
             evidence = [replace(e, corrected=corrected.get(e.case_id)) for e in evidence]
         last = decide_cases(evidence, policy, alpha=level)
         for d in last:
-            if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW):
+            if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW) and (
+                    final or d.case_id not in (corrected or {})):
                 kept[d.case_id] = d
     return {d.case_id: kept.get(d.case_id, d) for d in last}
 
@@ -336,7 +342,8 @@ def _after_the_stop(s: CaseStats, statuses: Sequence[str], cap: int, rates: Sequ
     if found is None:
         return s
     read = summarize_counts(s.case_id, found.passes, found.fails, s.errors, s.threshold, s.green)
-    return replace(read, rate=found.rate, lo=found.lo, hi=found.hi, band=band(found.rate, s.threshold, s.green),
+    return replace(read, rate=found.rate, lo=found.lo, hi=found.hi,
+                   band=gate_band(found.rate, None, s.decision, s.threshold, s.green),
                    rate_note=found.note, unread=found.unread, decision=s.decision, gate_note=s.gate_note,
                    runs_needed=s.runs_needed, error_span=s.error_span,
                    corrected=s.corrected if (q0, q1) == (1.0, 1.0) else None)

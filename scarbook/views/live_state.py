@@ -24,7 +24,7 @@ from scarbook.run.events import (
     SessionFinished,
     SessionStarted,
 )
-from scarbook.run.gate import case_stats, decide_gate, session_policy
+from scarbook.run.gate import case_stats, decide_gate, gate_alpha, session_policy
 from scarbook.run.versus import SessionVersus, agents_of, compare_session
 from scarbook.stats.rates import CaseStats, effective_threshold
 from scarbook.text import interval_beside, pct_beside, plural
@@ -202,9 +202,15 @@ class LiveSession:
         if s is None or seen is None or seen[0] != key[0] or seen[1] is not key[1]:
             # the screen asks every tick: computed once per new run (or once the calibration is read)
             s = case_stats(case.id, sorted(runs, key=lambda r: r.k), self.threshold_of(case), self.config.green,
-                           self.calibration, self.config.gate.alpha)
+                           self.calibration, self.alpha())
             self._stats[case.id] = (key, s)
         return s
+
+    def alpha(self) -> float:
+        """The level the session's gate decides at (its looks split alpha): a corrected interval's."""
+        if self.info is None:
+            return self.config.gate.alpha
+        return gate_alpha(self.info, session_policy(self.info, self.config))
 
     def corrected_line(self) -> str:
         """'≈ judge-corrected: alpha 48% (6–80%), …' for the status line; "" when nothing is corrected."""

@@ -128,3 +128,15 @@ def test_a_session_with_no_rate_says_there_is_no_k() -> None:
     assert "k = – (no case has a rate) for pass@k / pass^k" in format_table(rep)
     assert "pass^k with k = – (no case has a rate)." in step_summary(rep)
     assert "k = 0" not in format_table(rep) + step_summary(rep)
+
+
+def test_a_case_without_a_verdict_has_no_band_after_the_stop() -> None:
+    """Issue 39.8 on --runs auto: the rule said above at its 12th pass, but 22 of the 34 runs errored,
+    so the case has no verdict; its band was coloured by the rule's rate (green beside 'no verdict')."""
+    marks = "pee" * 11 + "p"  # 12 passes, 22 errors: 12 judged runs of 34, the gate needs 17
+    rep = build_report(_session("above", 40), _runs("s1", "c", marks), {}, Config())
+    (s,) = rep.stats
+    assert (s.passes, s.errors, s.decision) == (12, 22, "no verdict")
+    assert s.band == "none" and case_dict(s)["band"] == "none"
+    row = next(line for line in format_table(rep).splitlines() if line.startswith("c "))
+    assert "green" not in row, row
