@@ -18,7 +18,7 @@ from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import current_labels
 from scarbook.history.records import lines_left_out
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationLabel, CalibrationStore
+from scarbook.judge.calibrate import CalibrationLabel, read_labels
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, Vote
 from scarbook.models.rubric import resolve_item_ids
@@ -184,11 +184,7 @@ def _count_labels(found: ItemHistory, workspaces_dir: Path, settings: JudgeSetti
     if not path.exists():
         return
     try:
-        store = CalibrationStore(path)
-        try:
-            labels = current_labels(store.labels(), settings)
-        finally:
-            store.close()
+        labels = current_labels(read_labels(path), settings)
     except (ScarbookError, OSError, TypeError, ValueError) as exc:
         found.problems.append(f"labels not counted: {getattr(exc, 'message', exc)}")
         return

@@ -20,10 +20,10 @@ from scarbook.history.store import History
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
-    CalibrationStore,
     judged_items,
     pick_items,
     pick_planned,
+    read_labels,
     stratum_counts,
 )
 from scarbook.judge.settings import JudgeSettings
@@ -184,17 +184,11 @@ def calibration_for(history: History, workspaces_dir: Path, settings: JudgeSetti
     if cases and not any(c.judge_checks for c in cases.values()):  # (none at all: the cases' files are gone)
         return Calibration(None, NO_JUDGED_CASE)
     try:
-        store = CalibrationStore(workspaces_dir / "history" / "calibration.json")
-    except (ScarbookError, OSError, ValueError) as exc:
-        return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
-    try:
+        labels = read_labels(workspaces_dir / "history" / "calibration.json")  # closed before history is read
         rubrics = {cid: set(c.rubric_items) for cid, c in cases.items()} if cases is not None else None
-        labels = store.labels()
         return measure(labels, sampled_from(history, labels, settings), settings, rubrics)
-    except (ScarbookError, TypeError, ValueError) as exc:
+    except (ScarbookError, OSError, TypeError, ValueError) as exc:
         return Calibration(None, f"calibration unreadable: {getattr(exc, 'message', exc)}")
-    finally:
-        store.close()
 
 
 def case_targets(history: History, cases: dict[str, Case], default_threshold: float) -> list[CaseTarget]:

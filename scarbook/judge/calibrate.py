@@ -313,6 +313,16 @@ class CalibrationStore:
         return dict(latest)
 
 
+def read_labels(path: Path | str) -> list[CalibrationLabel]:
+    """Every human label in calibration.json, the file closed again before the caller goes on (a damaged
+    file: HistoryError; one that does not hold labels: TypeError or ValueError)."""
+    store = CalibrationStore(path)
+    try:
+        return store.labels()
+    finally:
+        store.close()
+
+
 def calibration_status(store: CalibrationStore, current_model: str,
                        current_prompt_digest: str) -> tuple[str | None, float | None, bool]:
     """(date of the last calibration, its agreement rate, stale?). Stale when never calibrated,

@@ -180,3 +180,37 @@ def test_diff_says_what_the_judges_error_does_to_a_difference(project):
     (project / "scarbook.yaml").write_text("judge:\n  correct: false\n")
     assert ("judge: differences not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)"
             in scarbook(project, "diff").output)
+
+
+def test_the_labels_file_is_closed_before_history_is_read(project, monkeypatch):
+    """calibration_for takes calibration.json's labels and closes the file (judge/calibrate.read_labels)
+    before it walks history's judged items: no handle on it is held across the history read."""
+    from scarbook.history import judge_truth
+    from scarbook.history.store import History
+    from scarbook.judge import calibrate
+
+    open_now: list = []
+
+    class Tracked(calibrate.CalibrationStore):
+        def __init__(self, path) -> None:
+            super().__init__(path)
+            open_now.append(self)
+
+        def close(self) -> None:
+            open_now.remove(self)
+            super().close()
+
+    sessions = History.sessions
+    seen: list[int] = []
+
+    def watched(self, *args, **kwargs):
+        seen.append(len(open_now))
+        return sessions(self, *args, **kwargs)
+
+    monkeypatch.setattr(calibrate, "CalibrationStore", Tracked)
+    monkeypatch.setattr(judge_truth, "CalibrationStore", Tracked, raising=False)  # (it once opened its own)
+    monkeypatch.setattr(History, "sessions", watched)
+    p = Project.discover(project)
+    cal = calibration_for(p.history, p.workspaces_dir, p.config.judge)
+    assert cal.usable and cal.labels == 40
+    assert seen and seen == [0] * len(seen) and open_now == []

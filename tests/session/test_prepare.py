@@ -24,17 +24,17 @@ checks:
 
 @pytest.fixture
 def opened(monkeypatch) -> list[str]:
-    """Each calibration.json history's calibration reader opens (history/judge_truth.calibration_for)."""
-    from scarbook.history import judge_truth
+    """Each calibration.json opened for its labels (judge/calibrate.read_labels, history's calibration reader's)."""
+    from scarbook.judge import calibrate
 
     seen: list[str] = []
 
-    class Counted(judge_truth.CalibrationStore):
+    class Counted(calibrate.CalibrationStore):
         def __init__(self, path) -> None:
             seen.append(str(path))
             super().__init__(path)
 
-    monkeypatch.setattr(judge_truth, "CalibrationStore", Counted)
+    monkeypatch.setattr(calibrate, "CalibrationStore", Counted)
     return seen
 
 
