@@ -52,7 +52,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "rejudge": ("rejudge_cmd", "Grade the artifacts SESSION's judge saw (id, label, `latest`) again under today's rubrics "
                                "and judge settings, with no agent runs, as a new session linked to it (`scarbook diff "
                                "SESSION latest` then shows what the rubric or judge change did)."),
-    "rubric": ("rubric_cmd", "See what each rubric item does across history: figures and flags per item."),
+    "rubric": ("rubric_cmd", "Draft a case's rubric from its incident (draft), and see what each item does across "
+                             "history: figures and flags per item (stats)."),
     "resume": ("resume_cmd", "Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it."),
 }
 

@@ -27,7 +27,8 @@ from scarbook.views.item_figures import figures_line, flags_lines
 
 @click.group("rubric")
 def rubric_group() -> None:
-    """See what each rubric item does across history: figures and flags per item."""
+    """Draft a case's rubric from its incident (draft), and see what each item does across history: figures and
+    flags per item (stats)."""
 
 
 @rubric_group.command("stats")
