@@ -3,6 +3,8 @@
 A run's judge record keeps each item's verdict, votes and id (models/rubric.py); a record from before ids
 were kept is read with its items' words' ids, which are the ids written later. Only the items a case has
 today are counted, under their ids: a deleted item or one reworded without its id is left behind.
+A run graded again by `scarbook rejudge` counts once, with its latest verdicts, in the session that ran it
+(sessions are read newest first); every judgement of one artifact counts among its repeats.
 Runs files are read as `History.runs` reads them: damaged lines are left out, counted and named.
 """
 
@@ -79,8 +81,11 @@ class CaseItems:
     _sessions: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _groups: dict[tuple[str, str], list[Vote]] = field(default_factory=lambda: defaultdict(list))
     texts: dict[str, str] = field(default_factory=dict)  # every wording of today's items history holds -> id
+    _counted: set[tuple[str, int]] = field(default_factory=set)  # (the session that ran it, k) of runs counted
 
-    def count_run(self, run: RunRecord) -> None:
+    def count_run(self, run: RunRecord, ran_in: str = "") -> None:
+        """Count a run's verdicts; `ran_in`: the session that ran it (a rejudge's source), when read newest
+        first a run already counted adds only its judgements of the artifact (repeats)."""
         verdicts: dict[str, Vote] = {}
         rule_failed = False
         for result in run.checks:
@@ -95,12 +100,16 @@ class CaseItems:
                 self.texts.setdefault(item.text, item.item_id)
                 if fresh:
                     self._groups[(item.item_id, key)].extend(item.votes or (item.verdict,))
+        ran_in = ran_in or run.session_id
+        if not verdicts or (ran_in, run.k) in self._counted:
+            return
+        self._counted.add((ran_in, run.k))
         failing = [i for i, v in verdicts.items() if v == Vote.FAIL]
         for ident, verdict in verdicts.items():
             tally = self.tallies[ident]
             tally.judged += 1
             tally.fails += verdict == Vote.FAIL
-            self._sessions[ident].add(run.session_id)
+            self._sessions[ident].add(ran_in)
             if run.status == RunStatus.FAIL and not rule_failed and failing == [ident]:
                 tally.only_failing += 1
         judged = [i for i in self.tallies if i in verdicts]
@@ -157,9 +166,12 @@ def read_item_history(history: History, cases: list[Case], *, workspaces_dir: Pa
     `workspaces_dir` and `settings`, the labels people gave the judge in use (calibration.json);
     `before_finish` counts what else the caller knows (CaseItems.count_repeats)."""
     found = ItemHistory({c.id: case_items(c) for c in cases if c.judge_checks})
-    sessions = history.sessions()
+    sessions = history.sessions()  # newest first: a run graded again counts with its latest verdicts
     found.problems += [str(p) for p in sessions.problems]
+    graded_again = {info.id: info.rerun_of.session for info in sessions
+                    if info.rerun_of is not None and info.rerun_of.rejudge}
     for info in sessions:
+        ran_in = _ran_in(info.id, graded_again)
         for case_id in info.case_ids:
             items = found.cases.get(case_id)
             if items is None:
@@ -169,7 +181,7 @@ def read_item_history(history: History, cases: list[Case], *, workspaces_dir: Pa
             found.problems += [str(p) for p in runs.problems]
             found.runs_read += len(runs)
             for run in runs:
-                items.count_run(run)
+                items.count_run(run, ran_in)
     if workspaces_dir is not None and settings is not None:
         _count_labels(found, workspaces_dir, settings)
     if before_finish is not None:
@@ -177,6 +189,15 @@ def read_item_history(history: History, cases: list[Case], *, workspaces_dir: Pa
     for items in found.cases.values():
         items.finish()
     return found
+
+
+def _ran_in(session_id: str, graded_again: dict[str, str]) -> str:
+    """The session that ran the runs `session_id` holds: itself, or the source of a rejudge (of a rejudge...)."""
+    seen = {session_id}
+    while session_id in graded_again and graded_again[session_id] not in seen:
+        session_id = graded_again[session_id]
+        seen.add(session_id)
+    return session_id
 
 
 def _count_labels(found: ItemHistory, workspaces_dir: Path, settings: JudgeSettings) -> None:

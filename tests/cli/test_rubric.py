@@ -7,6 +7,7 @@ import json
 
 from scarbook.text import pct
 from tests.helpers.item_history import plant_bundled
+from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 
 
 def test_rubric_stats_prints_each_items_figures_and_flags(project) -> None:
@@ -51,3 +52,25 @@ def test_rubric_stats_without_history_says_never_judged(project) -> None:
     res = project.cli("rubric", "stats")
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[2:] == [" " * 11 + "never judged yet", "0 runs read"]
+
+
+def test_a_rejudged_run_counts_once_and_its_regrading_is_a_repeat(project, judge_server, monkeypatch) -> None:
+    """`scarbook rejudge` grades a session's kept artifacts again: each run counts once in its items' figures
+    (with its latest verdict, in the session that ran it) — three rejudges of one session are not 3 sessions
+    of runs towards *dead* — and the judgements of one artifact before and after are repeats that disagree."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    project.config("agent: {type: command, argv: [sh, -c, 'echo hi > out.txt']}\nisolation: none\n"
+                   f"judge: {{base_url: {judge_server.url}, max_retries: 0, cache: false}}\n", gate=None)
+    project.case("c1", "id: c1\ntask: write hi to out.txt\nchecks:\n  - type: llm_judge\n    artifact: out.txt\n"
+                       "    rubric: [out.txt says hi]\n")
+    judge_server.default = tool_reply([("PASS", "says hi")])
+    first = project.cli("eval", "--runs", "2", "-q")
+    assert first.exit_code == 0, first.output
+    judge_server.default = tool_reply([("FAIL", "no greeting")])
+    for _ in range(3):
+        assert project.cli("rejudge", "latest", "-q").exit_code == 1
+    doc = json.loads(project.cli("rubric", "stats", "--json").stdout)
+    [item] = doc["cases"]["c1"]
+    assert (item["runs_judged"], item["fails"], item["sessions"]) == (2, 2, 1)  # the latest verdicts: FAIL
+    assert (item["repeated"], item["disputed"], item["flags"]) == (1, 1, ["unstable"])  # one out.txt, judged 8 times
+    assert doc["runs_read"] == 8
