@@ -115,3 +115,23 @@ def test_eval_dry_run_imports_only_what_it_uses(tmp_path) -> None:
     assert done.stdout.startswith("dry run: 2 cases x "), done.stdout + done.stderr  # it did plan and price
     loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert [m for m in loaded if m.startswith(NOT_FOR_A_DRY_RUN)] == []
+
+
+# ... and with rule checks only, nothing the judge's price or the statistics need (--runs auto's estimate
+# prints its cap: the TUI's launch screen is what says the fewest runs it could stop after)
+NOT_WITHOUT_A_JUDGE = ("scarbook.judge.estimate", "scarbook.judge.artifact", "scarbook.stats", "scarbook.fs.safefs")
+
+
+@pytest.mark.parametrize("runs", ["3", "auto"])
+def test_a_dry_run_of_rule_checks_loads_neither_the_judge_s_estimate_nor_the_statistics(tmp_path, runs) -> None:
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: command, argv: [sh, -c, 'true']}\n")
+    for i in range(2):
+        case = tmp_path / "cases" / f"c{i}"
+        case.mkdir(parents=True)
+        (case / "case.yaml").write_text(f"id: c{i}\ntask: t\nchecks:\n  - {{type: file_exists, path: a.txt}}\n")
+    done = subprocess.run([sys.executable, "-c", WHAT_LOADED, "eval", "--dry-run", "--runs", runs], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("dry run: 2 cases x "), done.stdout + done.stderr
+    assert "judge: no calls (no llm_judge checks selected)" in done.stdout
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert sorted(m for m in loaded if m.startswith(NOT_WITHOUT_A_JUDGE)) == []
