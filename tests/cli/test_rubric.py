@@ -74,3 +74,27 @@ def test_a_rejudged_run_counts_once_and_its_regrading_is_a_repeat(project, judge
     assert (item["runs_judged"], item["fails"], item["sessions"]) == (2, 2, 1)  # the latest verdicts: FAIL
     assert (item["repeated"], item["disputed"], item["flags"]) == (1, 1, ["unstable"])  # one out.txt, judged 8 times
     assert doc["runs_read"] == 8
+
+
+def test_verify_judged_k_counts_as_repeats_of_each_scar_artifact_and_not_as_runs(project, judge_server,
+                                                                                  monkeypatch) -> None:
+    """`verify --judged 3` judges the failed and the good artifact 3 times each: two artifacts judged more
+    than once for every item, item 2's verdicts on the failed one split — a repeat that disagrees — and no run
+    judged (a verification is not a run)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    project.config(f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n", gate=None)
+    folder = project.case("c1", "id: c1\ntask: write the first line of README.md to tmp.txt\nchecks:\n"
+                                "  - type: llm_judge\n    artifact: tmp.txt\n"
+                                "    rubric: [tmp.txt holds only the first line, tmp.txt starts with a heading]\n"
+                                "scar:\n  failed_artifact: scar/artifact.txt\n  good_artifact: scar/good.txt\n"
+                                "  artifact_at: tmp.txt\n").parent
+    (folder / "scar").mkdir()
+    (folder / "scar" / "artifact.txt").write_text("# tiny\nmore\n")
+    (folder / "scar" / "good.txt").write_text("# tiny\n")
+    judge_server.push(tool_reply([("FAIL", "x"), ("FAIL", "x")]), tool_reply([("FAIL", "x"), ("PASS", "x")]),
+                      tool_reply([("FAIL", "x"), ("FAIL", "x")]), *[tool_reply([("PASS", "x"), ("PASS", "x")])] * 3)
+    assert project.cli("verify", "--judged", "3").exit_code == 0
+    doc = json.loads(project.cli("rubric", "stats", "--json").stdout)
+    first, second = doc["cases"]["c1"]
+    assert (first["runs_judged"], first["repeated"], first["disputed"], first["flags"]) == (0, 2, 0, [])
+    assert (second["runs_judged"], second["repeated"], second["disputed"], second["flags"]) == (0, 2, 1, ["unstable"])

@@ -27,6 +27,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     raised_notifications,
     wait_until,
 )
+from tests.tui.test_import import open_path, replace_text
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
@@ -76,13 +77,12 @@ async def test_ctrl_r_on_the_import_screen_drafts_certifies_and_lands_in_the_edi
         await pilot.press("i")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ImportScreen), what="the import screen")
         screen = pilot.app.screen
-        screen.query_one("#import-path").value = str(tmp_path / "t.json")
-        await pilot.press("end", "enter")
+        await open_path(pilot, tmp_path / "t.json")
         await wait_until(pilot, lambda: screen.transcript is not None, what="the transcript to load")
         await pilot.pause()
         # candidates: 1 the answer, 2 the file tmp.txt (highlighted), 3 the tool's result: 3 is good, 1 failed
         await pilot.press("end", "g", "home")
-        screen.query_one("#import-id").value = "said-done"
+        await replace_text(pilot, "#import-id", "said-done")
         await pilot.press("ctrl+r")
         dialog = await dialog_drafted(pilot)
         assert cells(dialog.query_one("#draft-table", DataTable)) == [
