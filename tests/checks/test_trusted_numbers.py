@@ -37,7 +37,8 @@ open("out.txt", "w").write("done")
 print("done")
 '''
 
-# No recorder: the agent writes its own transcript, one honest usage record and one that cancels it.
+# No recorder: the agent writes its own transcript, one honest usage record, one that cancels it and
+# one over the cap (more than any run spends).
 REPORTER = r'''
 import json, os
 with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as f:
@@ -45,6 +46,7 @@ with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as f:
     f.write(json.dumps({"type": "assistant", "text": "working"}) + "\n")
     f.write(json.dumps({"type": "usage", "model": "gpt-test", "input_tokens": 2500000, "output_tokens": 0}) + "\n")
     f.write('{"type": "usage", "model": "gpt-test", "input_tokens": -1999990, "output_tokens": 1e999}\n')
+    f.write(json.dumps({"type": "usage", "model": "gpt-test", "input_tokens": 0, "output_tokens": 5000000000}) + "\n")
 open("out.txt", "w").write("done")
 print("done")
 '''
@@ -105,3 +107,4 @@ def test_unrecorded_transcript_usage_is_validated_and_said_to_be_reported(projec
                                           "at most 1,000 allowed; passed at usage record 1")
     assert "transcript usage record 2: input_tokens -1999990 is negative; ignored" in run["notes"], run["notes"]
     assert "transcript usage record 2: output_tokens inf is not finite; ignored" in run["notes"], run["notes"]
+    assert "transcript usage record 3: output_tokens 5000000000 is over 1e+09; ignored" in run["notes"], run["notes"]
