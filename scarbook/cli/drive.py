@@ -49,11 +49,11 @@ class Progress:
     def run_finished(self, ev: RunFinished) -> None:
         self.done += 1
         r = ev.run
+        run = f"{r.case_id} #{r.k}" + (f" ({r.agent})" if r.agent else "")  # eval --agents: whose run it is
         if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=safe_text(f"{r.case_id} #{r.k} {r.status}"))
+            self.bar.update(self.task, advance=1, description=safe_text(f"{run} {r.status}"))
         elif not self.quiet:
-            say(f"[{self.done}/{self.total}] {r.case_id} #{r.k}: {r.status} — {clean_text(r.reason, one_line=True)}",
-                       err=True)
+            say(f"[{self.done}/{self.total}] {run}: {r.status} — {clean_text(r.reason, one_line=True)}", err=True)
 
     def note(self, text: str) -> None:
         if self.bar is not None:

@@ -221,3 +221,16 @@ def test_a_dry_run_counts_every_agents_runs(project) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[0] == "dry run: 2 cases x 10 runs x 3 agents (base, cand, twin) = 60 agent runs"
     assert not (project.workspaces / "history").exists()
+
+
+def test_each_progress_line_names_the_agent_whose_run_it_is(project) -> None:
+    """Without -q, a session of several agents says whose each finished run is; one agent's lines are as
+    before."""
+    _project(project, cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "3")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 6, result.stderr
+    assert sorted(line.split(": ")[0].split("] ")[1].split(" ", 2)[2] for line in lines) == ["(base)"] * 3 + ["(cand)"] * 3
+    single = project.cli("eval", "--runs", "1")
+    assert [line for line in single.stderr.splitlines() if line.startswith("[")] == [
+        "[1/1] alpha #1: fail — check 1 (contains): out.txt does not exist"]
