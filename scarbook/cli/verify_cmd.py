@@ -107,7 +107,7 @@ def say_verification(v: Verification, width: int) -> None:
     colour = {CATCHES: "green", UNVERIFIED: "yellow", ERROR: "magenta"}.get(v.outcome, "red")
     say(f"{v.case_id:<{width}}  {style(v.outcome, fg=colour)}: {v.detail}")
     if v.certified:
-        how = (f"the judge gave the same verdicts all {v.judged} times" if v.judge_stable
+        how = (f"the judge gave the case the same verdict all {v.judged} times" if v.judge_stable
                else "rule checks only, no judge to disagree")
         say(f"{'':<{width}}  {style('certified', fg='green')}: the failed artifact fails, the good one "
             f"passes; {how}")

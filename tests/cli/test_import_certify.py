@@ -85,7 +85,7 @@ def test_a_good_candidate_judged_by_a_stable_judge_certifies(tmp_path, judge_ser
     at = next(i for i, line in enumerate(lines) if line.startswith("said-done  catches the scar: the failed artifact "
                                                                    "fails: "))
     assert lines[at + 1:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
-                         "same verdicts all 3 times",
+                         "case the same verdict all 3 times",
                          f"           catch the incident: item {implicit_item_id(RUBRIC_PLACEHOLDER)}",  # issue 35.2
                          "certification: certified"]
     assert len(judge_server.requests) == 6

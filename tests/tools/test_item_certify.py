@@ -78,6 +78,9 @@ def test_a_split_item_is_named_and_the_judge_is_asked_even_when_a_rule_check_fai
                       tool_reply([("FAIL", "x"), ("FAIL", "x")]), *[tool_reply([("PASS", "x"), ("PASS", "x")])] * 3)
     res = CliRunner().invoke(main, ["-C", str(root), "verify"])
     b = implicit_item_id(ITEMS[1])
+    # the case's verdict never changed, while item 2's did: the certified line speaks of the case alone
+    assert res.stdout.splitlines()[1] == ("    certified: the failed artifact fails, the good one passes; the judge gave "
+                                          "the case the same verdict all 3 times")
     assert res.stdout.splitlines()[2:] == [
         f"    catch the incident: check 1 (line_count), item {implicit_item_id(ITEMS[0])}",
         f"    item {b} split: its 3 verdicts on the failed artifact disagree: FAIL, PASS, FAIL"]

@@ -183,7 +183,7 @@ def test_a_stable_judge_certifies(tmp_path, judge_server, monkeypatch):
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "--judged", "3"])
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[1] == ("    certified: the failed artifact fails, the good one passes; the judge gave "
-                                          "the same verdicts all 3 times")
+                                          "the case the same verdict all 3 times")
     store = VerificationStore(tmp_path / "workspaces")
     v = store.load()["c1"]
     assert (v.failed_votes, v.good_votes, v.judge_stable) == (["fail"] * 3, ["pass"] * 3, True)
