@@ -146,7 +146,9 @@ def format_table(rep: SessionReport) -> str:
         by_agent_case: dict[str, list[RunRecord]] = {}
         for r in rep.runs:
             by_agent_case.setdefault(r.case_id, []).append(r)
-        return "\n".join([format_versus(rep.versus), *format_causes(rep, by_agent_case)])
+        # labels that cannot correct the rates: why they stand raw (usable ones put ≈ rates in the table)
+        raw = [rep.judge_note] if rep.calibration is not None and not rep.calibration.usable and rep.judge_note else []
+        return "\n".join([format_versus(rep.versus), *raw, *format_causes(rep, by_agent_case)])
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
     fixed = [s.corrected for s in rep.stats if s.corrected is not None]  # ≈ columns: corrected for the judge's error
     fix = bool(fixed)

@@ -106,3 +106,23 @@ def test_a_one_case_suite_row_says_one_case() -> None:
     versus = compare_session(info, runs, Config(), {"alpha": 0.8})
     assert versus is not None
     assert "| suite (1 case) | `b` | | | +0 [-56, +56] | undecided | undecided |" in markdown_section(versus)
+
+
+def test_a_calibration_that_cannot_correct_is_said_under_the_agents_table_as_under_one_agents() -> None:
+    """Labels exist but cannot correct the rates (too few): a session of several agents says why its rates
+    stand raw, in the single-agent table's words; without labels, or with rule checks alone, nothing is said."""
+    from scarbook.config import Config
+    from scarbook.history.judge_truth import Calibration
+    from scarbook.models import SessionInfo
+    from scarbook.models.session_parts import AgentEntry
+    from scarbook.reports.table import build_report, format_table
+    from tests.helpers.item_history import judged_run
+
+    info = SessionInfo(id="s", case_ids=["alpha"], agents=[AgentEntry("a"), AgentEntry("b")])
+    runs = [judged_run("s", "alpha", k, [("r1", "out.txt says hi")], [["PASS" if k % 3 else "FAIL"]]) for k in range(1, 9)]
+    for r in runs:
+        r.agent = "ab"[r.k % 2]
+    why = "too few labels: 2 (1 PASS, 1 FAIL); correcting needs 30 with 10 of each class"
+    text = format_table(build_report(info, runs, {}, Config(), Calibration(None, why, labels=2)))
+    assert f"judge: rates not corrected for the judge's error — {why}" in text.splitlines()
+    assert "judge:" not in format_table(build_report(info, runs, {}, Config(), None))
