@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
 from scarbook.proc.fdwatch import readers_for
+from scarbook.proc.sandbox_init import SandboxInit
 from scarbook.proc.spawn_portable import run_portable
 
 
@@ -66,8 +67,9 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
         return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
                                   on_stderr=on_stderr, timeout_s=timeout_s, run=run)
     loop = asyncio.get_running_loop()
-    spawn = functools.partial(_spawn, argv, cwd, env, stdin_data, on_stderr is not None, run)
     cancelled = False
+    init = SandboxInit() if confined else None  # the run is over once the sandbox's PID 1 is gone
+    spawn = functools.partial(_spawn, argv, cwd, env, stdin_data, on_stderr is not None, run, init)
     if not reaper.leaders:  # nothing else runs: nothing to serve meanwhile
         spawned = spawn()
     else:  # other programs run: the loop serves them while this one starts (vfork waits for its exec)
@@ -83,7 +85,7 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
                         raise
                     spawned = starting.result()
                     break
-    watch = _Watch(loop, spawned, on_stdout, on_stderr, run)
+    watch = _Watch(loop, spawned, on_stdout, on_stderr, run, init)
     timer = loop.call_later(timeout_s, watch.expire)
     try:
         if cancelled:
@@ -115,9 +117,10 @@ class _Spawned:
     stdin: tuple[int, memoryview] | None  # the task's part that did not fit in the pipe, and the pipe
 
 
-def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: reaper.Run) -> _Spawned:
+def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: reaper.Run,
+           init: SandboxInit | None) -> _Spawned:
     """Make the pipes and start the program (on the loop's thread, or the spawner's). OSError from
-    the start propagates, the pipes closed and `run` told."""
+    the start propagates, the pipes closed and `run` (and `init`) told."""
     child_ends: list[int] = []
     mine: list[int] = []
     try:
@@ -142,17 +145,23 @@ def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: re
             else:  # all of it is in the pipe: the program reads it, then end of file
                 mine.remove(in_w)
                 os.close(in_w)
+        if init is not None:
+            argv = init.argv(argv)
         argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=in_fd, stdout=out_w, stderr=err_w,
-                                start_new_session=True, preexec_fn=hook)
+                                start_new_session=True, preexec_fn=hook, pass_fds=init.pass_fds if init else ())
     except BaseException:
         for fd in mine:
             os.close(fd)
+        if init is not None:
+            init.close()
         run.not_started()
         raise
     finally:
         for fd in child_ends:
             os.close(fd)
+        if init is not None:
+            init.spawned()
     run.started(proc.pid)
     return _Spawned(proc, out_r, err_r, stdin)
 
@@ -170,7 +179,7 @@ def _spawner() -> ThreadPoolExecutor:
 
 class _Watch:
     def __init__(self, loop: asyncio.AbstractEventLoop, spawned: _Spawned, on_stdout: Sink,
-                 on_stderr: Sink | None, run: reaper.Run) -> None:
+                 on_stderr: Sink | None, run: reaper.Run, init: SandboxInit | None) -> None:
         self.loop = loop
         self.run = run
         self.proc = spawned.proc
@@ -192,6 +201,10 @@ class _Watch:
         if spawned.stdin is not None:
             self._stdin = spawned.stdin
             self._write_stdin()
+        self._init = init
+        self._init_gone = init.watch(loop, self._fds.add, self._fds.remove) if init is not None else None
+        if self._init_gone is not None:
+            self._init_gone.add_done_callback(lambda _: self._maybe_done())
 
     # pipes ------------------------------------------------------------------------------------
     def _watch_reader(self, fd: int, sink: Sink) -> None:
@@ -271,6 +284,8 @@ class _Watch:
     def _maybe_done(self) -> None:
         if self._readers or self.done.done() or not self.exited.done():
             return
+        if self._init_gone is not None and not self._init_gone.done():
+            return  # killed with the group at the exit: the kernel is emptying its namespace
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
@@ -293,9 +308,12 @@ class _Watch:
                 continue
 
     async def swept(self) -> None:
-        """Wait for the sweep of what the program left (if it needed one)."""
+        """Wait for the sweep of what the program left (if it needed one), and for the sandbox's
+        PID 1 (killed with the group) to be gone."""
         if self.sweeping is not None:
             await asyncio.shield(self.sweeping)
+        if self._init is not None:
+            await self._init.ended()
 
     def close(self) -> None:
         """Stop watching the pipes (a leftover may hold one for ever). The exit stays watched if the

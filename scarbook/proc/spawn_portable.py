@@ -23,6 +23,7 @@ from typing import Any
 
 from scarbook.proc import leftovers, reaper
 from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, Finished, Sink
+from scarbook.proc.sandbox_init import SandboxInit
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -49,19 +50,28 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
                        on_stdout: Sink, on_stderr: Sink | None, timeout_s: float, run: reaper.Run) -> Finished:
     loop = asyncio.get_running_loop()
     group: dict[str, Any]
+    init = None
     if sys.platform == "win32":  # spelled out: mypy checks each platform's branch on it
         group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     else:
+        if run.confined and hasattr(os, "pidfd_open"):  # the run is over once the sandbox's PID 1 is gone
+            init = SandboxInit()
+            argv = init.argv(argv)
         argv, hook = leftovers.dying_with_parent(argv, cwd=cwd, env=env)
-        group = {"start_new_session": True, "preexec_fn": hook}
+        group = {"start_new_session": True, "preexec_fn": hook, "pass_fds": init.pass_fds if init else ()}
     try:
         transport, proto = await loop.subprocess_exec(
             lambda: _Protocol(on_stdout, on_stderr, loop), *argv, cwd=cwd, env=env,
             stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE, **group)
     except BaseException:
+        if init is not None:
+            init.close()
         run.not_started()
         raise
+    if init is not None:
+        init.spawned()
+        init.watch(loop, loop.add_reader, loop.remove_reader)
     pid = transport.get_pid()
     run.started(pid)  # a running program is never someone's leftover
     if stdin_data is not None:
@@ -83,13 +93,19 @@ async def run_portable(argv: list[str], *, cwd, env: dict[str, str], stdin_data:
             await asyncio.wait_for(asyncio.shield(proto.pipes_closed), LEFTOVER_GRACE_S)
         except TimeoutError:
             pass
+        if init is not None:
+            await init.ended()
     except asyncio.CancelledError:
         await _stop(transport, pid, proto)
         _kill_group(pid, transport)
         run.ended()
         await run.settle()
+        if init is not None:
+            await init.ended()
         raise
     finally:
+        if init is not None:
+            init.close()
         run.ended()
         run.close()
         transport.close()

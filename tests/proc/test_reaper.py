@@ -4,6 +4,7 @@ that counts its own zombie children while it runs, real daemons (double fork + s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
 from scarbook.proc import leftovers, reaper
+from scarbook.proc.spawn import run_program
 from tests.helpers.proc_helpers import DAEMON, alive, tagged
 
 pytestmark = [pytest.mark.needs_proc]
@@ -268,3 +270,31 @@ async def test_a_sandboxed_run_that_ends_while_an_unconfined_one_runs_leaves_no_
     with pytest.raises(asyncio.CancelledError):
         await unconfined
     assert not reaper.subreaper_on()
+
+
+# Issue 38: a sandboxed run is done only once nothing of it is alive. bwrap's outer process exits as soon
+# as the program it runs has (its PID 1 tells it through an eventfd) while that PID 1 still waits for what
+# the program left; the kernel empties the PID namespace only when PID 1 dies, after the outer bwrap.
+# Leaves daemons that each hold memory, so that the kernel takes a moment to end them: a run reported
+# done before its PID namespace is empty shows them alive.
+LEAVES_DAEMONS = "import os, time\nnote = lambda pid: None\nblob = bytearray(24 << 20)\n" + DAEMON * 6
+
+
+@needs_sandbox
+@pytest.mark.usefixtures("spawn_mode")
+def test_when_a_sandboxed_run_is_done_nothing_of_it_is_alive(tmp_path) -> None:
+    project = tmp_path / "proj"
+    workspace = project / "ws"
+    workspace.mkdir(parents=True)
+    box = require_sandbox(project)
+    prefix = f"{leftovers.project_tag(project)}:"
+    env = {"PATH": os.environ.get("PATH", ""), leftovers.PROJECT_VAR: leftovers.project_tag(project)}
+    seen_alive = []
+    for _ in range(8):
+        out: list[bytes] = []
+        done = asyncio.run(run_program(box.wrap([sys.executable, "-c", LEAVES_DAEMONS], workspace), cwd=workspace,
+                                       env=env, stdin_data=None, on_stdout=out.append, on_stderr=out.append,
+                                       timeout_s=30, confined=True))
+        seen_alive.append(tagged(prefix))
+        assert done.returncode == 0, b"".join(out)
+    assert seen_alive == [[]] * 8
