@@ -27,7 +27,6 @@ from scarbook.run.causes import Pattern, attribute, compile_patterns, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause
-from scarbook.run.recorded_checks import check_recorded
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, judge_part, transcript_file
 
 if TYPE_CHECKING:
@@ -99,6 +98,9 @@ class RunAttempts:
             facts = part.facts
             summary = self._recorded(part, token)
             if summary is not None:  # the trajectory checks read the recorder's own calls, not the agent's files
+                # (loaded by a session that records: with it come the transcripts' model and readers)
+                from scarbook.run.recorded_checks import check_recorded
+
                 await check_recorded(part, case, summary, self.price, emit)
             record = await judge_part(part, case, self.judge, emit)
             if not part.carried:

@@ -332,7 +332,7 @@ class _SessionRun:
     def keep(self, record: RunRecord) -> None:
         """Prune a passing run's workspace (unless keep: all), record the run, count its spend, say it."""
         if record.status == RunStatus.PASS and not self.ready.keep_all:
-            self.janitor.remove(Path(record.workspace))
+            self.janitor.remove(record.workspace)
             record.workspace_kept = False
         self.schedule.record(self.history, record)
         self.schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)

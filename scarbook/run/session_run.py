@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
@@ -50,8 +52,9 @@ from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, Snapshot, diff_workspace, prepare_workspace, seed_manifest
-from scarbook.transcripts.model import Transcript
-from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
+
+if TYPE_CHECKING:  # a run's transcript is read only for a case with trajectory checks (run_transcript)
+    from scarbook.transcripts.model import Transcript
 
 OUTPUT_EXCERPT = 4000
 TRANSCRIPT_CAP = 256 << 20  # bytes of a run's transcript its trajectory checks read at most
@@ -107,14 +110,21 @@ class AgentPart:
 
 def transcript_file(ctx: RunContext, case_id: str, k: int) -> str:
     """$SCARBOOK_TRANSCRIPT of run k: beside its workspace (the recorder appends to it too)."""
-    return f"{Path(ctx.session_dir) / case_id}/{k}.transcript.jsonl"
+    return f"{case_folder(ctx.session_dir, case_id)}/{k}.transcript.jsonl"
+
+
+@functools.lru_cache(maxsize=4096)
+def case_folder(session_dir: str, case_id: str) -> Path:
+    """<session>/<case>: made once per case, not at every run (a Path is costly to make; at -j16 making
+    the same ones over was a visible share of the main process's time per run)."""
+    return Path(session_dir) / case_id
 
 
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                          manifests: dict[str, SeedManifest] | None = None, emit: Emit | None = None) -> AgentPart:
     """Prepare the workspace, run the agent, diff, run the rule checks, read the judge's artifacts."""
     emit = emit or _ignore
-    log_dir = Path(ctx.session_dir) / case.id
+    log_dir = case_folder(ctx.session_dir, case.id)
     ws = log_dir / str(k)
     record = RunRecord(session_id=ctx.session_id, case_id=case.id, k=k, status=RunStatus.ERROR, reason="",
                        started_at=now_iso(), workspace=str(ws))
@@ -367,6 +377,8 @@ def _pricer(prices: dict[str, ModelPrice]) -> Callable[[str, Usage], float]:
 
 def run_transcript(path: str | None) -> tuple[Transcript | None, str]:
     """(the run's transcript, "") for its trajectory checks, or (None, why the run has none)."""
+    from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript  # (every reader: loaded here)
+
     if not path:
         return None, ("the run left no transcript for the trajectory checks: the agent wrote nothing to "
                       "$SCARBOOK_TRANSCRIPT")

@@ -300,10 +300,11 @@ class Janitor:
     one's files go (deleting folders is slow on some filesystems). `close` waits for all of it."""
 
     def __init__(self) -> None:
-        self._paths: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._paths: queue.SimpleQueue[Path | str | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def remove(self, path: Path) -> None:
+    def remove(self, path: Path | str) -> None:
+        """Delete the workspace at `path` soon (a str is made a Path on the janitor's thread, not the caller's)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="scarbook-janitor", daemon=True)
             self._thread.start()
@@ -311,7 +312,7 @@ class Janitor:
 
     def _work(self) -> None:
         while (path := self._paths.get()) is not None:
-            remove_workspace(path)
+            remove_workspace(Path(path))
 
     def close(self) -> None:
         if self._thread is not None:

@@ -135,3 +135,23 @@ def test_a_dry_run_of_rule_checks_loads_neither_the_judge_s_estimate_nor_the_sta
     assert "judge: no calls (no llm_judge checks selected)" in done.stdout
     loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert sorted(m for m in loaded if m.startswith(NOT_WITHOUT_A_JUDGE)) == []
+
+
+# A session's fixed cost is paid once per `scarbook eval` (a 1,000-run session at -j16 took ~2.8 s, of which
+# the start-up was a tenth): a session with no trajectory check and no recording reads no transcript, so it
+# loads none of the transcript readers, nor the recorder's checks
+NOT_FOR_A_PLAIN_SESSION = ("scarbook.transcripts.run_file", "scarbook.transcripts.detect", "scarbook.transcripts.formats",
+                           "scarbook.run.recorded_checks", "scarbook.transcripts.scarbook_native")
+
+
+def test_a_session_without_trajectory_checks_or_recording_loads_no_transcript_reader(tmp_path) -> None:
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: command, argv: [sh, -c, 'echo hi > a.txt']}\n"
+                                            "isolation: none\n")
+    case = tmp_path / "cases" / "c"
+    case.mkdir(parents=True)
+    (case / "case.yaml").write_text("id: c\ntask: t\nchecks:\n  - {type: contains, path: a.txt, text: hi}\n")
+    done = subprocess.run([sys.executable, "-c", WHAT_LOADED, "eval", "--runs", "2", "-q"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert "finished; 2 runs — 2 pass, 0 fail, 0 error" in done.stdout, done.stdout + done.stderr
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert sorted(m for m in loaded if m.startswith(NOT_FOR_A_PLAIN_SESSION)) == []

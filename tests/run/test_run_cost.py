@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pathlib
 import sys
+import threading
 
 import pytest
 
@@ -76,3 +78,29 @@ def test_a_run_records_its_checks_as_before(project) -> None:
         ("file_exists", "skipped", "not run: check 1 (contains) did not pass")]
     assert (failed["reason"], passed["reason"]) == ("check 1 (contains): out.txt does not exist", "all checks passed")
     assert passed["diff"] == {"created": ["out.txt"], "modified": [], "deleted": []}
+
+
+def _paths_made_on_the_loop(project: ProjectDir, monkeypatch: pytest.MonkeyPatch, runs: int) -> int:
+    """Path objects made on the event loop's thread by a -j1 session of `runs` runs."""
+    made = 0
+    real = pathlib.Path.__new__
+
+    def counted(cls, *args, **kwargs):
+        nonlocal made
+        if threading.current_thread() is threading.main_thread():
+            made += 1
+        return real(cls, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pathlib.Path, "__new__", counted)
+        result = project.cli("eval", "--runs", str(runs), "-j", "1", "-q", "--no-judge-cache")
+    assert result.exit_code in (0, 1), result.output
+    return made
+
+
+def test_a_run_makes_no_path_of_its_case_folder_or_for_the_janitor_on_the_loop(project, monkeypatch) -> None:
+    """<session>/<case> is made once per case, and a passing run's workspace goes to the janitor as the
+    record's string (each Path() was ~2% of the loop's time per run at -j16)."""
+    _project(project)
+    few, more = _paths_made_on_the_loop(project, monkeypatch, 2), _paths_made_on_the_loop(project, monkeypatch, 6)
+    assert (more - few) / 4 == 0
