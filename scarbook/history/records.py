@@ -25,7 +25,7 @@ from scarbook.models import (
     Usage,
 )
 from scarbook.models.words import RunStatus
-from scarbook.text import clean_record_text, clean_text
+from scarbook.text import clean_record_text, clean_text, plural
 
 R = TypeVar("R")
 
@@ -318,10 +318,10 @@ def fill_short(path: Path, info: SessionInfo, case_id: str, runs: list, make: Ca
 
 
 def short_message(path: Path, info: SessionInfo, case_id: str, found: int) -> str:
-    recorded = info.recorded[case_id]
-    return (f"history file {path} holds {found} run{'' if found == 1 else 's'} of case {case_id}, but session "
-            f"{info.id} recorded {recorded} when it ended — {recorded - found} were deleted or left out (forged or "
-            f"damaged): the session is damaged and case {case_id} has no verdict in it")
+    recorded, gone = info.recorded[case_id], info.recorded[case_id] - found
+    return (f"history file {path} holds {plural(found, 'run')} of case {case_id}, but session "
+            f"{info.id} recorded {recorded} when it ended — {gone} {'was' if gone == 1 else 'were'} deleted or left "
+            f"out (forged or damaged): the session is damaged and case {case_id} has no verdict in it")
 
 
 def missing_doc(info: SessionInfo, case_id: str, k: int) -> dict[str, Any]:

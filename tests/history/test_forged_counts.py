@@ -80,3 +80,24 @@ def test_deleted_run_lines_leave_the_case_without_a_verdict(project) -> None:
     assert (case["decision"], case["rate"]) == ("no verdict", None), case  # not undecided 0/1 (a pass by default)
     assert sorted(r["status"] for r in report["runs"] if r["case_id"] == "c") == ["fail", "unjudged", "unjudged",
                                                                                   "unjudged"]
+
+
+def test_the_shortfall_is_counted_in_words_that_agree(tmp_path) -> None:
+    """'1 were deleted' (another audit): one line gone is said as one, several as several."""
+    from scarbook.history.store import History
+    from scarbook.models import RunRecord, SessionInfo
+
+    history = History(tmp_path / "workspaces")
+    info = SessionInfo(id="s1", started_at="2026-01-01T09:00:00+00:00", runs_per_case=3, case_ids=["c"])
+    history.start_session(info)
+    for k in (1, 2, 3):
+        history.record_run(RunRecord("s1", "c", k, "pass", "all checks passed", started_at=info.started_at))
+    history.finish_session(info)
+    path = history.dir / "s1" / "runs-c.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    for kept, held, gone in ((2, "holds 2 runs", "1 was"), (1, "holds 1 run", "2 were")):
+        path.write_text("".join(lines[:kept]))
+        said = [str(p) for p in history.runs("s1").problems]
+        assert said == [f"history file {path} {held} of case c, but session s1 recorded 3 when it ended — {gone} "
+                        "deleted or left out (forged or damaged): the session is damaged and case c has no verdict "
+                        "in it"], said

@@ -64,7 +64,7 @@ def test_forged_pass_records_are_not_counted_and_are_named(project) -> None:
 
     # issue 33.14: the session recorded 2 runs of victim when it ended, and only k=2 counts: no verdict there
     expected.append(f"history: history file {runs_file} holds 1 run of case victim, but session {folder.name} "
-                    "recorded 2 when it ended — 1 were deleted or left out (forged or damaged): the session is damaged "
+                    "recorded 2 when it ended — 1 was deleted or left out (forged or damaged): the session is damaged "
                     "and case victim has no verdict in it")
     sessions = project.cli("sessions")
     assert sessions.exit_code == 0

@@ -193,7 +193,7 @@ def test_a_damaged_line_is_reported_by_name_and_others_still_show(project) -> No
 
     # issue 33.14: the session recorded 3 runs of the case when it ended; 2 count, so it has no verdict there
     short = (f"history file {runs_file} holds 2 runs of case write-one-line, but session {old.id} recorded 3 when "
-             "it ended — 1 were deleted or left out (forged or damaged): the session is damaged and case "
+             "it ended — 1 was deleted or left out (forged or damaged): the session is damaged and case "
              "write-one-line has no verdict in it")
     result = project.cli("sessions")
     assert result.exit_code == 0
@@ -234,7 +234,7 @@ def test_each_read_keeps_its_own_problems(project) -> None:
         f"history file {runs_file} line 2 is not counted: it is not JSON (Expecting value: column 1) — the runner "
         f"never writes that (forged or damaged); delete it to silence this: sed -i '2d' {runs_file}",
         f"history file {runs_file} holds 2 runs of case write-one-line, but session {old.id} recorded 3 when it "
-        "ended — 1 were deleted or left out (forged or damaged): the session is damaged and case write-one-line has "
+        "ended — 1 was deleted or left out (forged or damaged): the session is damaged and case write-one-line has "
         "no verdict in it"]
 
 

@@ -425,7 +425,7 @@ def test_a_shard_with_a_deleted_run_line_is_rejected(shards):
     cid = path.name[len("runs-"):-len(".jsonl")]
     _merge_refused(project, machines, (
         f"scarbook: shard 2/3 in {folder}: history file {path} holds {len(lines) - 1} runs of case {cid}, but "
-        f"session ci-42.shard-2-of-3 recorded {len(lines)} when it ended — 1 were deleted or left out (forged or "
+        f"session ci-42.shard-2-of-3 recorded {len(lines)} when it ended — 1 was deleted or left out (forged or "
         f"damaged): the session is damaged and case {cid} has no verdict in it"))
 
 
