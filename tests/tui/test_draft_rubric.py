@@ -49,6 +49,30 @@ def cells(table: DataTable) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(n)] for n in range(table.row_count)]
 
 
+LINE_COUNT = {"items": [], "checks": [{"type": "line_count", "path": "tmp.txt", "equals": 1}]}
+
+
+async def drafted_from_the_editor(pilot) -> DraftRubricScreen:
+    """The library's first case (c1) in the editor by `e`, then ctrl+r and Enter: the certification table."""
+    await library_loaded(pilot)
+    await pilot.press("e")
+    await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
+    await pilot.press("ctrl+r")
+    return await dialog_drafted(pilot)
+
+
+def saved_case(root: Path) -> Path:
+    """cases/c1: a saved case whose scar wrote two lines to tmp.txt where one was asked."""
+    folder = root / "cases" / "c1"
+    (folder / "scar").mkdir(parents=True)
+    (folder / "scar" / "artifact.txt").write_text("# tiny\nmore\n")
+    (folder / "scar" / "good.txt").write_text("# tiny\n")
+    (folder / "case.yaml").write_text(
+        "id: c1\ntask: Write the first line of README.md to tmp.txt\nchecks:\n  - {type: file_exists, path: tmp.txt}\n"
+        "scar:\n  failed_artifact: scar/artifact.txt\n  good_artifact: scar/good.txt\n  artifact_at: tmp.txt\n")
+    return folder
+
+
 async def dialog_drafted(pilot) -> DraftRubricScreen:
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, DraftRubricScreen), what="the draft dialog")
     dialog = pilot.app.screen
@@ -111,26 +135,32 @@ async def test_ctrl_r_on_the_import_screen_drafts_certifies_and_lands_in_the_edi
 async def test_ctrl_r_in_the_editor_drafts_the_saved_case_and_escape_writes_nothing(
         tmp_path, judge_server, monkeypatch):
     root = project(tmp_path, judge_server, monkeypatch)
-    folder = root / "cases" / "c1"
-    (folder / "scar").mkdir(parents=True)
-    (folder / "scar" / "artifact.txt").write_text("# tiny\nmore\n")
-    (folder / "scar" / "good.txt").write_text("# tiny\n")
-    (folder / "case.yaml").write_text(
-        "id: c1\ntask: Write the first line of README.md to tmp.txt\nchecks:\n  - {type: file_exists, path: tmp.txt}\n"
-        "scar:\n  failed_artifact: scar/artifact.txt\n  good_artifact: scar/good.txt\n  artifact_at: tmp.txt\n")
+    folder = saved_case(root)
     before = (folder / "case.yaml").read_bytes()
-    judge_server.push(tool_reply(tool_input={"items": [], "checks": [{"type": "line_count", "path": "tmp.txt",
-                                                                       "equals": 1}]}, name="propose_rubric"))
+    judge_server.push(tool_reply(tool_input=LINE_COUNT, name="propose_rubric"))
     app = make_app(root)
     async with app.run_test(size=(80, 24)) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("e")
-        await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
-        await pilot.press("ctrl+r")
-        dialog = await dialog_drafted(pilot)
+        dialog = await drafted_from_the_editor(pilot)
         assert cells(dialog.query_one("#draft-table", DataTable))[0] == [
             "keep", "line_count", "{type: line_count, path: 'tmp.txt', equals: 1}",
             "catching: fails the failed artifact, passes the good one"]
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditorScreen), what="back in the editor")
     assert (folder / "case.yaml").read_bytes() == before
+
+
+async def test_the_draft_uses_the_key_the_app_judges_with(tmp_path, judge_server, monkeypatch):
+    """The app's judge key (make_app's judge_env, which launches and certifications read) drafts too: with
+    no key in the process, the dialog says the draft's cost, asks the judge with that key and writes the
+    catching check."""
+    root = project(tmp_path, judge_server, monkeypatch)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    folder = saved_case(root)
+    judge_server.push(tool_reply(tool_input=LINE_COUNT, name="propose_rubric"))
+    app = make_app(root, judge_env={"ANTHROPIC_API_KEY": "sk-app"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await drafted_from_the_editor(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: dialog not in pilot.app.screen_stack, what="the draft written")
+    assert {r["headers"].get("authorization") for r in judge_server.requests} == {"Bearer sk-app"}
+    assert {"type": "line_count", "path": "tmp.txt", "equals": 1} in [c.to_dict() for c in load_case(folder).checks]

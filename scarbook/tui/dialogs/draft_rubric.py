@@ -15,7 +15,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from scarbook.errors import ScarbookError
@@ -24,12 +23,13 @@ from scarbook.project import Project
 from scarbook.session.rubric_draft import DraftPlan, accept_draft, draft_rubric, kept_summary, plan_draft
 from scarbook.text import clean_text
 from scarbook.tools.rubric_draft import RubricDraft, draft_rows
+from scarbook.tui.host import HostModalScreen
 from scarbook.tui.mounting import unless_removed
 
 COLOUR = {"keep": "green", "drop": "yellow", "has": "dim"}
 
 
-class DraftRubricScreen(ModalScreen[RubricDraft | None]):
+class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
     BINDINGS = [Binding("enter", "draft", "Draft", priority=True), Binding("a", "accept", "Accept"),
                 Binding("escape", "leave", "Cancel")]
 
@@ -53,7 +53,7 @@ class DraftRubricScreen(ModalScreen[RubricDraft | None]):
     @unless_removed
     def on_mount(self) -> None:
         try:
-            self.plan = plan_draft(self.project, self.case)
+            self.plan = plan_draft(self.project, self.case, env=self.app.judge_env)  # the app's key, as a launch's
         except ScarbookError as exc:
             self._say(f"cannot draft: {exc}", "red")
             return
@@ -73,7 +73,7 @@ class DraftRubricScreen(ModalScreen[RubricDraft | None]):
     @work(thread=True, exclusive=True, group="draft-rubric", exit_on_error=False)
     def _run(self, plan: DraftPlan) -> None:
         try:
-            draft = asyncio.run(draft_rubric(self.project, plan))
+            draft = asyncio.run(draft_rubric(self.project, plan, self.app.judge_env))
         except ScarbookError as exc:
             self.app.call_from_thread(self._failed, str(exc))
         except Exception as exc:  # never a dialog stuck at "drafting…"
