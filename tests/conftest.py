@@ -296,3 +296,4 @@ from tests.helpers.dead_workers import (  # noqa: E402, F401
     pytest_xdist_make_scheduler,
 )
 from tests.helpers.inprocess_demo import inprocess_demo  # noqa: E402, F401  (the fixture, for every test module)
+from tests.helpers.precompile import pytest_sessionstart  # noqa: E402, F401  (the test modules compiled once, first)
