@@ -161,6 +161,10 @@ def test_the_grid_fits_80_columns_and_uses_a_wide_terminal():
     assert grid_widths(78, 30)[1] == 5  # more scroll sideways, the case id keeps its minimum
     assert grid_widths(78, 30)[0] == 16
     assert grid_widths(198, 6) == (28, 12)  # wide: whole labels
+    # short case ids leave their room to the sessions: two unlabelled ids (20) whole at 80 columns
+    assert grid_widths(78, 2, longest=20, case_longest=17) == (17, 20)
+    assert grid_widths(78, 6, case_longest=40) == (27, 5)  # a long id still gets what the sessions leave
+    assert grid_widths(78, 2, case_longest=3)[0] == 16  # never under the minimum
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -239,7 +243,7 @@ async def test_the_grid_fills_in_chunks_and_a_resize_keeps_the_cursor(project_ro
         await pilot.press("down", "left")
         await wait_until(pilot, lambda: app.screen.current()[2] == sid(5), what="the cursor on s5")
         await pilot.resize_terminal(200, 50)
-        await wait_until(pilot, lambda: app.screen.widths == (28, 12) and grid.row_count == 3, what="the rebuild")
+        await wait_until(pilot, lambda: app.screen.widths == (16, 12) and grid.row_count == 3, what="the rebuild")
         assert app.screen.current()[0].case_id == W and app.screen.current()[2] == sid(5)
 
 

@@ -27,11 +27,13 @@ CELL_W = (5, 12)  # a session column's width range: "100*" at least, a whole lab
 PADDING = 2  # DataTable pads each cell by one column on either side
 
 
-def grid_widths(width: int, sessions: int, longest: int = CELL_W[1]) -> tuple[int, int]:
+def grid_widths(width: int, sessions: int, longest: int = CELL_W[1], case_longest: int = CASE_W[1]) -> tuple[int, int]:
     """(case column, session column) widths for a terminal `width` columns wide: sessions get at least
-    CELL_W[0] (the grid scrolls sideways when they do not fit), the case id what is left, within CASE_W;
-    a session column grows to the `longest` name when there is room (an unlabelled session's id is 20)."""
-    case_w = max(CASE_W[0], min(CASE_W[1], width - PADDING * 2 - FLIPS_W - sessions * (CELL_W[0] + PADDING)))
+    CELL_W[0] (the grid scrolls sideways when they do not fit), the case id what is left, within CASE_W
+    and no wider than the `case_longest` id; a session column grows to the `longest` name when there is
+    room (an unlabelled session's id is 20: two of them whole beside short case ids at 80 columns)."""
+    case_w = max(CASE_W[0], min(CASE_W[1], case_longest,
+                                width - PADDING * 2 - FLIPS_W - sessions * (CELL_W[0] + PADDING)))
     room = width - case_w - FLIPS_W - PADDING * 2
     cell_w = max(CELL_W[0], min(max(CELL_W[1], longest), room // max(1, sessions) - PADDING))
     return case_w, cell_w
@@ -82,7 +84,8 @@ class FlakeScreen(Screen):
 
     def _build(self, width: int) -> None:
         widths = grid_widths(width - 2, len(self.sessions),  # (the scrollbar)
-                             max((len(info.label or info.id) for info in self.sessions), default=0))
+                             max((len(info.label or info.id) for info in self.sessions), default=0),
+                             max((len(t.case_id) for t in self.cases), default=0))
         if widths == self.widths:
             return
         self.widths = case_w, cell_w = widths
