@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import pathlib
 import sys
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -37,28 +39,35 @@ def _project(project: ProjectDir) -> None:
     project.case("copy", CASE, seed={"README.md": "# tiny-agent\n"})
 
 
-def _trips(project: ProjectDir, monkeypatch: pytest.MonkeyPatch, runs: int) -> int:
-    """Trips off the event loop of a -j1 session of `runs` runs (a program started while none runs starts
-    on the loop's own thread: no trip)."""
-    trips = 0
-    real = asyncio.base_events.BaseEventLoop.run_in_executor
+def _per_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, owner, name: str,
+             counts: Callable[[], bool] = lambda: True) -> float:
+    """How many more calls of `owner.name` (those for which `counts()` is true) a -j1 session of 6 runs
+    makes than one of 2 runs, per run; each session in a fresh project (a project's first session makes
+    its folders)."""
+    made: dict[int, int] = {}
+    for runs in (2, 6):
+        project = ProjectDir(tmp_path / f"runs-{runs}")
+        (project.root / "cases").mkdir(parents=True)
+        _project(project)
+        real = getattr(owner, name)
+        made[runs] = 0
 
-    def counted(self, executor, func, *args):
-        nonlocal trips
-        trips += 1
-        return real(self, executor, func, *args)
+        def counted(*args, _runs=runs, _real=real, **kwargs):
+            if counts():
+                made[_runs] += 1
+            return _real(*args, **kwargs)
 
-    with monkeypatch.context() as patched:
-        patched.setattr(asyncio.base_events.BaseEventLoop, "run_in_executor", counted)
-        result = project.cli("eval", "--runs", str(runs), "-j", "1", "-q", "--no-judge-cache")
-    assert result.exit_code in (0, 1), result.output
-    return trips
+        with monkeypatch.context() as patched:
+            patched.setattr(owner, name, counted)
+            result = project.cli("eval", "--runs", str(runs), "-j", "1", "-q", "--no-judge-cache")
+        assert result.exit_code in (0, 1), result.output
+    return (made[6] - made[2]) / 4
 
 
-def test_a_run_goes_off_the_event_loop_twice(project, monkeypatch) -> None:
-    _project(project)
-    few, more = _trips(project, monkeypatch, 2), _trips(project, monkeypatch, 6)
-    assert (more - few) / 4 == 2  # seeding, then all the rest once the agent is done (4 before)
+def test_a_run_goes_off_the_event_loop_twice(tmp_path, monkeypatch) -> None:
+    """(a program started while none runs starts on the loop's own thread: no trip)"""
+    trips = _per_run(tmp_path, monkeypatch, asyncio.base_events.BaseEventLoop, "run_in_executor")
+    assert trips == 2  # seeding, then all the rest once the agent is done (4 before)
 
 
 def test_a_run_records_its_checks_as_before(project) -> None:
@@ -80,27 +89,15 @@ def test_a_run_records_its_checks_as_before(project) -> None:
     assert passed["diff"] == {"created": ["out.txt"], "modified": [], "deleted": []}
 
 
-def _paths_made_on_the_loop(project: ProjectDir, monkeypatch: pytest.MonkeyPatch, runs: int) -> int:
-    """Path objects made on the event loop's thread by a -j1 session of `runs` runs."""
-    made = 0
-    real = pathlib.Path.__new__
-
-    def counted(cls, *args, **kwargs):
-        nonlocal made
-        if threading.current_thread() is threading.main_thread():
-            made += 1
-        return real(cls, *args, **kwargs)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(pathlib.Path, "__new__", counted)
-        result = project.cli("eval", "--runs", str(runs), "-j", "1", "-q", "--no-judge-cache")
-    assert result.exit_code in (0, 1), result.output
-    return made
-
-
-def test_a_run_makes_no_path_of_its_case_folder_or_for_the_janitor_on_the_loop(project, monkeypatch) -> None:
+def test_a_run_makes_no_path_of_its_case_folder_or_for_the_janitor_on_the_loop(tmp_path, monkeypatch) -> None:
     """<session>/<case> is made once per case, and a passing run's workspace goes to the janitor as the
     record's string (each Path() was ~2% of the loop's time per run at -j16)."""
-    _project(project)
-    few, more = _paths_made_on_the_loop(project, monkeypatch, 2), _paths_made_on_the_loop(project, monkeypatch, 6)
-    assert (more - few) / 4 == 0
+    on_the_loop = _per_run(tmp_path, monkeypatch, pathlib.Path, "__new__",
+                           lambda: threading.current_thread() is threading.main_thread())
+    assert on_the_loop == 0  # 2.5 before
+
+
+def test_a_run_makes_its_own_folder_and_asks_for_no_other(tmp_path, monkeypatch) -> None:
+    """The session's folder and the case's are there after the first run: a mkdir of a folder that exists
+    still takes its parent's lock in the kernel, and two per run were a tenth of a run's CPU at -j16."""
+    assert _per_run(tmp_path, monkeypatch, os, "mkdir") == 1  # its workspace (3 before: the session's and the case's too)
