@@ -1,7 +1,9 @@
 """Binomial tails, summed in log space: no overflow or underflow at any n.
 
-The one place scarbook computes P(X <= c) and P(X >= c) for X ~ Binomial(n, p): the gate's exact
-tests (`decisions`) and the SPRT's fixed-N comparisons (`sequential`) both read them from here.
+P(X <= c) and P(X >= c) for X ~ Binomial(n, p) as sums: the gate's exact tests (`decisions`) and the
+SPRT's fixed-N comparisons (`sequential`) read them from here. stats/exact.py has the same tails in the
+incomplete-beta form, O(1) a tail, for what scans many n or searches a rate (the corrected gate's worst
+point, "needs about N more runs"); tests/stats check both against scipy.
 """
 
 from __future__ import annotations

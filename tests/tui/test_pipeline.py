@@ -31,6 +31,21 @@ async def _run_modal(pilot) -> None:
     await pilot.press("ctrl+r")
 
 
+def judged_alone(root, server, script: str, settings: str) -> None:
+    """The judged case alone in the project, its agent `sh -c SCRIPT`, its judge the loopback `server`."""
+    import json
+
+    from tests.helpers.judge_server import JUDGE_TIMEOUT_S
+
+    add_judged_case(root)
+    for case in (root / "cases").iterdir():
+        if case.name != "judged-summary":
+            (case / "case.yaml").unlink()
+    (root / "scarbook.yaml").write_text(
+        f"agent: {{type: command, argv: [sh, -c, '{script}']}}\n{settings}"
+        f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n")
+
+
 async def test_a_missing_agent_program_is_shown_before_any_run_and_nothing_starts(project_root):
     (project_root / "scarbook.yaml").write_text("agent: {type: command, argv: [./no-such-agent, '{task}']}\n")
     app = make_app(project_root)
@@ -76,21 +91,13 @@ async def test_without_an_api_key_judged_runs_are_unjudged_and_never_green(proje
 
 
 async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_counts_as_history(project_root):
-    import json
-
     from scarbook.project import Project
-    from tests.helpers.judge_server import JUDGE_TIMEOUT_S, JudgeServer, status_reply
+    from tests.helpers.judge_server import JudgeServer, status_reply
 
     server = JudgeServer().start()
     try:
         server.default = status_reply(401, "invalid x-api-key")
-        add_judged_case(project_root)
-        for case in (project_root / "cases").iterdir():
-            if case.name != "judged-summary":
-                (case / "case.yaml").unlink()
-        (project_root / "scarbook.yaml").write_text(
-            "agent: {type: command, argv: [sh, -c, 'sleep 0.2; echo done > summary.md']}\nruns: 6\nconcurrency: 3\n"
-            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n")
+        judged_alone(project_root, server, "sleep 0.2; echo done > summary.md", "runs: 6\nconcurrency: 3\n")
         app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-bad"})
         async with app.run_test(size=SIZE) as pilot:
             await library_loaded(pilot)
@@ -103,6 +110,40 @@ async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_co
             assert shown and all(r.status == "error" for r in shown)
         recorded = Project.discover(project_root).history.runs(live.info.id)
         assert sorted(r.k for r in recorded) == sorted(r.k for r in shown)
+    finally:
+        server.stop()
+
+
+async def test_a_judged_tui_session_reads_the_calibration_once(project_root, monkeypatch):
+    """Issue 32.4: the launch prepares through session/prepare.py, which reads the judge's calibration; the
+    live screen is handed that reading instead of reading calibration.json and history again in its worker."""
+    import scarbook.tui.screens.sessions
+    import scarbook.views.library_rows  # noqa: F401  (the library reads it for its own rows: not counted here)
+    from scarbook.history import judge_truth
+    from scarbook.session import prepare
+    from tests.helpers.judge_server import JudgeServer, tool_reply
+
+    reads: list[str] = []
+
+    def counted(history, workspaces_dir, settings, cases=None):
+        reads.append(",".join(sorted(cases or ())))
+        return real(history, workspaces_dir, settings, cases)
+
+    real = judge_truth.calibration_for
+    monkeypatch.setattr(judge_truth, "calibration_for", counted)
+    monkeypatch.setattr(prepare, "calibration_for", counted)
+    server = JudgeServer().start()
+    try:
+        server.default = tool_reply([("PASS", "names it"), ("PASS", "no such claim"), ("PASS", "three lines")])
+        judged_alone(project_root, server, "echo done > summary.md", "runs: 1\n")
+        app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-test"})
+        async with app.run_test(size=SIZE) as pilot:
+            await library_loaded(pilot)
+            await _run_modal(pilot)
+            await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+            assert [r.status for r in app.live.runs["judged-summary"]] == ["pass"]
+            assert app.live.calibration is not None and app.live.calibration.reason.startswith("not calibrated")
+        assert reads == ["judged-summary"]
     finally:
         server.stop()
 
