@@ -10,7 +10,9 @@ So a run reported done at bwrap's exit could still have processes alive for a mo
 PID 1 (its PID namespace is the one bwrap named: a pid can be reused, a namespace's processes cannot
 be taken by anyone once its PID 1 died) and says when it is gone: a pidfd becomes readable only once
 its process has exited, which for a PID 1 is after the kernel emptied its namespace. Nothing polls:
-the info pipe and the pidfd are watched by the event loop like the program's pipes.
+the info pipe and the pidfd are watched by the event loop like the program's pipes. Where there are no
+pidfds (Linux before 5.3) or the PID 1 cannot be checked (its /proc/<pid>/ns/pid not readable by this
+user), the run ends at bwrap's exit, as it did before.
 """
 
 from __future__ import annotations
