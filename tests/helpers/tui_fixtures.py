@@ -172,6 +172,14 @@ async def save_done(pilot) -> None:
     await pilot.pause()
 
 
+async def new_case_editor(pilot):
+    """From the library, `n`: the editor of a new case, its whole form built."""
+    await library_loaded(pilot)
+    await pilot.press("n")
+    await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor")
+    return pilot.app.screen
+
+
 async def library_loaded(pilot):
     from scarbook.tui.screens.library import LibraryScreen
 

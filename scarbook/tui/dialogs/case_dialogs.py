@@ -10,13 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, Input, Static
+from textual.widgets import Button, DataTable, Input, Static
 
 from scarbook.cases.ids import check_new_case_id
 from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
 from scarbook.text import clean_text, cut_chars, cut_words
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostModalScreen
 from scarbook.tui.mounting import unless_removed
 

@@ -15,7 +15,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
@@ -23,6 +23,7 @@ from scarbook.project import Project
 from scarbook.session.rubric_draft import DraftPlan, accept_draft, draft_rubric, kept_summary, plan_draft
 from scarbook.text import clean_text
 from scarbook.tools.rubric_draft import RubricDraft, draft_rows
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostModalScreen
 from scarbook.tui.mounting import unless_removed
 

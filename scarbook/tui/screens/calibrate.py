@@ -23,7 +23,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import measure
@@ -38,6 +38,7 @@ from scarbook.judge.calibrate import (
 )
 from scarbook.models import CheckStatus
 from scarbook.stats.rates import wilson
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.mounting import unless_removed

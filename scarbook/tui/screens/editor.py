@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import AwaitMount, Widget
-from textual.widgets import Footer, Input, Label, Static, TextArea
+from textual.widgets import Input, Label, Static, TextArea
 
 from scarbook.cases.drafts import CaseDraft
 from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_form_case
@@ -38,6 +38,7 @@ from scarbook.tools.item_certify import describe_check
 from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome, release_held_keys, when_keys_handled
 from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar

@@ -12,10 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from scarbook.stats.trends import CaseTrend, TrendPoint, Trends
 from scarbook.text import pct_beside, plural, threshold_pct
+from scarbook.tui.footer import Footer
 from scarbook.tui.messages import OpenReview
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.mount_safe import Header

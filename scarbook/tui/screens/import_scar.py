@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Footer, Input, Label, OptionList, SelectionList, Static, Tree
+from textual.widgets import Button, Input, Label, OptionList, SelectionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
@@ -48,6 +48,7 @@ from scarbook.transcripts import (
     turns,
 )
 from scarbook.transcripts.text import group_warnings, human_size
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import CasesChanged, OpenEditor, VerifyScar

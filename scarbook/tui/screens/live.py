@@ -9,7 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from scarbook.models import Decision, Versus
 from scarbook.reports.versus_table import CALL_WORDS, headline, interval_pts
@@ -17,6 +17,7 @@ from scarbook.stats.head_to_head import MARGIN
 from scarbook.stats.rates import count_text
 from scarbook.text import cut_chars, plural
 from scarbook.tui.dialogs.confirm import ConfirmScreen
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
 from scarbook.tui.mounting import unless_removed

@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import ContentSwitcher, Footer, OptionList, Static
+from textual.widgets import ContentSwitcher, OptionList, Static
 
 from scarbook.cases.drafts import draft_from_run
 from scarbook.cases.io import load_case
@@ -28,6 +28,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, STATUS_GLYPH, RunRecord, RunStatus
 from scarbook.transcripts import Transcript
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
 from scarbook.tui.messages import OpenEditor, OpenImport

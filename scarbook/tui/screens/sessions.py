@@ -7,7 +7,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.errors import HistoryError, ScarbookError
@@ -19,6 +19,7 @@ from scarbook.run.versus import SessionVersus
 from scarbook.stats.compare import Counts
 from scarbook.stats.rates import count_statuses, count_text
 from scarbook.text import pct
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
 from scarbook.tui.messages import OpenReview

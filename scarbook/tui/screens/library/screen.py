@@ -9,12 +9,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
 from scarbook.models.words import SessionState
 from scarbook.stats.trends import DEFAULT_DEPTH
 from scarbook.text import cut_chars, cut_words, plural
+from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import (
     OpenCalibrate,
