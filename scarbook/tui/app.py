@@ -81,6 +81,7 @@ class ScarbookApp(Host):
         self.clock = clock
         self.judge_env = judge_env  # None: this process's (proc.credentials.environ()), as the CLI's
         self.live: LiveSession | None = None
+        self.preparing = False  # a session is being prepared on a thread (_prepare)
         self.control: SessionControl | None = None
         self._posted_version = -1
         self.keys = KeyQueue(self)  # keys typed while a screen is still opening wait for it
@@ -126,37 +127,66 @@ class ScarbookApp(Host):
 
         return judge_key_in(self.project.config.judge, self.judge_env)
 
-    def start_session(self, plan: SessionPlan, executor: str | None = None) -> LiveSession | None:
-        """Prepare the session (the same pipeline as `scarbook eval`); on configuration errors show
-        them and start nothing, else open the live screen and start the worker (one at a time)."""
+    def start_session(self, plan: SessionPlan, executor: str | None = None) -> None:
+        """Prepare the session (the same pipeline as `scarbook eval`) on a thread; on configuration errors
+        show them and start nothing, else open the live screen and start the worker (one at a time)."""
         self._refuse_second_session()
         from scarbook.run.plan import SessionSite
         from scarbook.run.ray.executor import make_executor
         from scarbook.session.prepare import prepare_eval
 
-        return self._launch(prepare_eval(SessionSite.of(self.project), plan),
-                            lambda ready: make_executor(self.project.config.executor, ready, executor))
+        site = SessionSite.of(self.project)
+        self._prepare(lambda: (prepare_eval(site, plan),
+                               lambda ready: make_executor(site.config.executor, ready, executor)),
+                      "cannot start the session")
 
-    def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> LiveSession | None:
-        """`scarbook rejudge`'s pipeline (tools/rejudge.py): the session's kept artifacts graded again, no
-        agent runs, shown on the live screen; why not, as a notification."""
+    def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> None:
+        """`scarbook rejudge`'s pipeline (tools/rejudge.py), prepared on a thread: the session's kept artifacts
+        graded again, no agent runs, shown on the live screen; why not, as a notification."""
         self._refuse_second_session()
         from scarbook.run.plan import SessionSite
         from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge
 
-        try:
-            pick = pick_rejudge(self.project, session_id, case_ids)
-        except ScarbookError as exc:
-            self.notify(str(exc), title="cannot rejudge", severity="error", timeout=15, markup=False)
-            return None
-        return self._launch(prepare_rejudge(SessionSite.of(self.project), pick, judge_env=self.judge_env),
-                            lambda ready: RejudgeExecutor(ready.concurrency, pick))
+        project, judge_env = self.project, self.judge_env
+
+        def prepare() -> tuple[Preparation, Callable[[ReadySession], object]]:
+            pick = pick_rejudge(project, session_id, case_ids)
+            return (prepare_rejudge(SessionSite.of(project), pick, judge_env=judge_env),
+                    lambda ready: RejudgeExecutor(ready.concurrency, pick))
+
+        self._prepare(prepare, "cannot rejudge")
 
     def _refuse_second_session(self) -> None:
-        if self.session_running:
+        if self.session_running or self.preparing:
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
 
-    def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object]) -> LiveSession | None:
+    def _prepare(self, prepare: Callable[[], tuple[Preparation, Callable[[ReadySession], object]]],
+                 refused: str) -> None:
+        """`prepare` reads history (the judge's calibration, a rejudge's source session) and preflights the
+        agent and the judge: on a thread, off the UI's loop (it returns the preparation and the session's
+        executor maker). Keys typed meanwhile wait for the live screen; `refused` titles why it cannot start."""
+        self.preparing = True
+        self.keys.wait_for_app()
+        self._prepare_then_launch(prepare, refused)
+
+    @work(group="prepare", exit_on_error=False)
+    async def _prepare_then_launch(self, prepare: Callable[[], tuple[Preparation, Callable[[ReadySession], object]]],
+                                   refused: str) -> None:
+        try:
+            try:
+                prep, executor_for = await asyncio.to_thread(prepare)
+            except ScarbookError as exc:
+                self.notify(str(exc), title=refused, severity="error", timeout=15, markup=False)
+                return
+            except Exception as exc:  # a bug below: said, never a worker ending silently with the keys held
+                self.notify(f"{type(exc).__name__}: {exc}", title=refused, severity="error", timeout=15, markup=False)
+                return
+            self._launch(prep, executor_for)
+        finally:  # the keys typed meanwhile go on: to the live screen, or back to where they were typed
+            self.preparing = False
+            self.keys.app_ready()
+
+    def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object]) -> None:
         """On configuration errors show them and start nothing, else open the live screen and start
         the worker (one at a time)."""
         from scarbook.run.runner import SessionControl
@@ -166,7 +196,7 @@ class ScarbookApp(Host):
 
         if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
-            return None
+            return
         for note in prep.notes:  # an unconfined agent: what it can reach, once per session
             self.notify(note, title="isolation", severity="warning", timeout=10)
         if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold, by reason
@@ -180,7 +210,6 @@ class ScarbookApp(Host):
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
         self._run_session(prep.session, self.live, self.control, executor_for(prep.session))
-        return self.live
 
     def cancel_session(self) -> None:
         if self.control is not None and self.session_running:

@@ -55,11 +55,24 @@ class KeyQueue:
         self._task: asyncio.Task | None = None
         self._requested = False  # the key on its way asked the App for something (tui/messages.AppRequest)
         self._after_keys: list[Callable[[], object]] = []  # waiting for the keys on their way (`when_handled`)
+        self.app_busy = False  # the App prepares what the next keys are for (`wait_for_app`)
 
     def request_posted(self) -> None:
         """A screen posted a request to the App (`OpenEditor` for `e`): the key that did it is handled
         only once the App has handled that request too."""
         self._requested = True
+
+    def wait_for_app(self) -> None:
+        """The App is preparing the screen the next keys are for (a session prepared on a thread, whose
+        live screen opens when it is ready): keys typed from now on wait until `app_ready()`."""
+        self.app_busy = True
+
+    def app_ready(self) -> None:
+        self.app_busy = False
+        self.release()
+
+    def _takes(self, event: events.Key) -> bool:
+        return not self.app_busy and takes(self.app.screen, event)
 
     def hold(self, event: events.Key) -> bool:
         """True: `event` is kept for later (a key before it is still being handled, or the screen on
@@ -67,7 +80,7 @@ class KeyQueue:
         if (getattr(event, REPLAYED, False) or event.key in PASS_THROUGH
                 or passes_while_loading(self.app.screen, event.key)):
             return False
-        if self.busy or not takes(self.app.screen, event):
+        if self.busy or not self._takes(event):
             self.keys.append(event)
             return True
         if self.keys:  # held for a screen that went without release(): they go first, then this one
@@ -103,7 +116,7 @@ class KeyQueue:
             if first_sent:
                 await self._handled()
             # A key may open a screen that is not ready yet (`e`): the rest wait for its release().
-            while self.keys and takes(self.app.screen, self.keys[0]):
+            while self.keys and self._takes(self.keys[0]):
                 held = self.keys.popleft()
                 key = events.Key(held.key, held.character)
                 setattr(key, REPLAYED, True)

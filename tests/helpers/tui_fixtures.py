@@ -82,6 +82,20 @@ class Gate(threading.Event):
         self.wait()
 
 
+def calls_on_ui_thread(monkeypatch, module, name: str) -> list[bool]:
+    """`module.name` patched to note, for each call, whether it ran on the UI thread (the main thread, where
+    the test drives the app), then do what it did: the list the test reads afterwards."""
+    real = getattr(module, name)
+    noted: list[bool] = []
+
+    def noting(*args, **kwargs):
+        noted.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, noting)
+    return noted
+
+
 @pytest.fixture
 def gate():
     """A Gate, let go at teardown whatever the test did (a held worker thread would keep the process)."""

@@ -13,7 +13,9 @@ from scarbook.tui.screens.live import LiveScreen
 from tests.helpers.tui_fixtures import (  # noqa: F401
     SIZE,
     add_judged_case,
+    calls_on_ui_thread,
     fast_demo,
+    gate,
     library_loaded,
     live_screen_caught_up,
     project_root,
@@ -52,7 +54,9 @@ async def test_a_missing_agent_program_is_shown_before_any_run_and_nothing_start
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await _run_modal(pilot)
-        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="back to the library")
+        # the session is prepared on a thread: the library is back at once, the refusal comes when it is done
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen) and app._notifications,
+                         what="back to the library, the refusal said")
         told = [(n.title, n.message, n.severity) for n in app._notifications]
         assert told == [("cannot start the session", "agent command not found: './no-such-agent' (agent.argv in "
                          "scarbook.yaml) — install it, fix the path, or make the file executable", "error")]
@@ -146,6 +150,56 @@ async def test_a_judged_tui_session_reads_the_calibration_once(project_root, mon
         assert reads == ["judged-summary"]
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("judge_env", [{"ANTHROPIC_API_KEY": "sk-test"}, {}], ids=["judged", "skip-judge"])
+async def test_a_tui_launch_reads_the_calibration_off_the_ui_thread(project_root, monkeypatch, judge_env):
+    """A launch prepares its session (session/prepare.py: history's calibration of the judge, the preflight) on a
+    thread, judged or not (without a key the launch skips the judge): the UI's loop keeps taking keys meanwhile."""
+    from scarbook.session import prepare
+    from tests.helpers.judge_server import JudgeServer, tool_reply
+
+    on_ui_thread = calls_on_ui_thread(monkeypatch, prepare, "calibration_for")
+    server = JudgeServer().start()
+    try:
+        server.default = tool_reply([("PASS", "names it"), ("PASS", "no such claim"), ("PASS", "three lines")])
+        judged_alone(project_root, server, "echo done > summary.md", "runs: 1\n")
+        app = make_app(project_root, judge_env=judge_env)
+        async with app.run_test(size=SIZE) as pilot:
+            await library_loaded(pilot)
+            await _run_modal(pilot)
+            await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+            assert isinstance(app.screen, LiveScreen)
+            assert [r.status for r in app.live.runs["judged-summary"]] == ["pass" if judge_env else "unjudged"]
+        assert on_ui_thread == [False]  # read once, on a worker thread
+    finally:
+        server.stop()
+
+
+async def test_a_key_typed_while_the_session_is_prepared_waits_for_the_live_screen(project_root, monkeypatch, gate):
+    """The preparation runs on a thread (held here by `gate`): `l`, typed just after ctrl+r, is for the live
+    screen (back to the library), not for the library still on top while the session is prepared."""
+    from scarbook.session import prepare
+
+    real = prepare.calibration_for
+
+    def held(*args, **kwargs):
+        gate.hold()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prepare, "calibration_for", held)
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await pilot.press("ctrl+r", "l")
+        await wait_until(pilot, lambda: app.preparing and isinstance(app.screen, LibraryScreen), what="preparing")
+        gate.set()
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, what="the session to end")
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="l to leave the live screen")
+        assert not gate.on_ui_thread
+        assert [type(s).__name__ for s in app.screen_stack] == ["Screen", "LibraryScreen"]
 
 
 async def test_the_live_screen_shows_the_gates_decision_when_the_session_ends(project_root):

@@ -20,6 +20,7 @@ from tests.conftest import run_cli
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.tui_fixtures import (
     SIZE,
+    calls_on_ui_thread,
     click,
     editor_ready,
     library_loaded,
@@ -94,10 +95,15 @@ async def test_a_saved_rubric_change_offers_the_rejudge_and_y_runs_it_without_th
     assert sorted((r["k"], r["status"]) for r in runs) == [(1, "fail"), (2, "fail"), (3, "fail")]
 
 
-async def test_d_deletes_an_item_and_the_offered_rejudge_moves_the_cases_rate(tmp_path, judge_server, judged_once):
+async def test_d_deletes_an_item_and_the_offered_rejudge_moves_the_cases_rate(tmp_path, judge_server, judged_once,
+                                                                              monkeypatch):
     """Issue 35.4: an item deleted on the rubric list by key (d), ctrl+s, y to the offer: the last session is
     graded again under the edited rubric and the case's rate moves from 3/3 to 0/3 (the judge now fails the
-    item that is left)."""
+    item that is left). The rejudge is prepared on a thread (the pick from history, the judge's calibration),
+    as an eval's launch is: accepting the offer does not hold the UI's loop while history is read."""
+    from scarbook.tools import rejudge
+
+    on_ui_thread = calls_on_ui_thread(monkeypatch, rejudge, "calibration_for")
     judge_server.default = tool_reply([("FAIL", "it ends with a newline")])  # one item left to grade
     app = make_app(tmp_path, judge_env={"ANTHROPIC_API_KEY": "sk-e2e"})
     async with app.run_test(size=(80, 24)) as pilot:
@@ -117,3 +123,4 @@ async def test_d_deletes_an_item_and_the_offered_rejudge_moves_the_cases_rate(tm
         [case] = app.live.cases
         stats = app.live.stats(case)
         assert (stats.passes, stats.fails, stats.rate) == (0, 3, 0.0)  # before the edit: 3 of 3 passed
+    assert on_ui_thread == [False]  # read once, on a worker thread
