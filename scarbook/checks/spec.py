@@ -78,10 +78,10 @@ TRAJECTORY_CHECKS = frozenset(t for t, s in CHECK_SPECS.items() if s.transcript)
 _COUNTS = ("n", "min", "max")  # whole-number fields of the trajectory checks: 0 or more
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
-               "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
-               "strs": "a list of strings", "rubric": "a list of items (a string, or {id, text})",
-               "any": "a value"}
+KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
+              "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
+              "strs": "a list of strings", "rubric": "a list of items (a string, or {id, text})",
+              "any": "a value"}
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -139,8 +139,8 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
                             fix=f"{ctype} takes: {allowed}")
         kind = spec.fields[key]
         if not _type_ok(kind, value):
-            raise CaseError(path, f"{ctype}.{key} must be {_KIND_WORDS[kind]}, got {_got(value)}",
-                            line=kline, fix=f"write {key} as {_KIND_WORDS[kind]}")
+            raise CaseError(path, f"{ctype}.{key} must be {KIND_WORDS[kind]}, got {_got(value)}",
+                            line=kline, fix=f"write {key} as {KIND_WORDS[kind]}")
         for rel in ([value] if kind == "path" else value if kind == "paths" else []):
             why = check_relative(rel)
             if why:

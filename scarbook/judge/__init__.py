@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scarbook.judge.artifact import Artifact, ArtifactRefused, read_artifact
     from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable
     from scarbook.judge.estimate import JudgeEstimate, estimate_judge_calls
-    from scarbook.judge.factory import judge_for
+    from scarbook.judge.factory import judge_for, preflighted_judge
     from scarbook.judge.grader import Grader
     from scarbook.judge.judge import MALFORMED, Judge, calls_from_result, usage_from_result
     from scarbook.judge.pricing import DEFAULT_PRICES, ModelPrice, price_for, priced
@@ -47,6 +47,7 @@ __all__ = [
     "VERDICT_TOOL",
     "calls_from_result",
     "estimate_judge_calls",
+    "preflighted_judge",
     "price_for",
     "priced",
     "read_artifact",
@@ -59,7 +60,7 @@ _HOME = {
     **dict.fromkeys(("Artifact", "ArtifactRefused", "read_artifact"), "artifact"),
     **dict.fromkeys(("JudgeAuthError", "JudgeKeyMissing", "JudgeUnavailable"), "errors"),
     **dict.fromkeys(("JudgeEstimate", "estimate_judge_calls"), "estimate"),
-    "judge_for": "factory",
+    **dict.fromkeys(("judge_for", "preflighted_judge"), "factory"),
     "Grader": "grader",
     **dict.fromkeys(("MALFORMED", "Judge", "calls_from_result", "usage_from_result"), "judge"),
     **dict.fromkeys(("DEFAULT_PRICES", "ModelPrice", "price_for", "priced"), "pricing"),

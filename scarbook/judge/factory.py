@@ -43,3 +43,21 @@ def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = Fa
 
         return BatchGrader(judge)
     return judge
+
+
+def preflighted_judge(cases: Iterable[Case], settings: JudgeSettings, *, skip: bool = False,
+                      env: Mapping[str, str] | None = None, workspaces: Path | None = None, use_cache: bool = True,
+                      batch: bool = False, confined: bool = False) -> tuple[Judge | BatchGrader | None, str | None]:
+    """`judge_for`'s judge, preflighted before any run (its API key is set): (the judge, None); (None, None)
+    when no case needs one or judging is skipped; (None, why) when it cannot grade. A session's preparation
+    (run/session.py) and a rejudge's (tools/rejudge.py) both start their judge so."""
+    from scarbook.errors import ScarbookError
+
+    judge = judge_for(cases, settings, skip=skip, env=env, workspaces=workspaces, use_cache=use_cache, batch=batch,
+                      confined=confined)
+    if judge is not None:
+        try:
+            judge.preflight()
+        except ScarbookError as exc:
+            return None, exc.message
+    return judge, None

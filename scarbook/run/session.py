@@ -167,7 +167,7 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
         errors.append(f"--retry-infra must be 0 or more, got {plan.retry_infra}")
     elif plan.adaptive and plan.retry_infra:
         errors.append(RETRY_WITH_AUTO)
-    errors.extend(_unwritable(site, plan))
+    errors.extend(unwritable_places(site, plan))
     notes: list[str] = []
     built, isolation = _preflight_agents(site, plan.agents, errors, notes)
     spec, agent = built[0] if built else (None, None)
@@ -179,7 +179,7 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
         if sandboxed and record is None:  # (recorded: the proxy is its way out)
             errors.extend(_offline_problem(one_spec, site.config.network, plan.cases))
     errors[:] = list(dict.fromkeys(errors))  # two agents of one type meet the same problem: said once
-    judge = _preflight_judge(site, plan, errors, confined=sandboxed)
+    judge = preflight_judge(site, plan, errors, confined=sandboxed)
     decide = None
     rates: dict[str, tuple[float, float]] = {}
     if len(plan.agents) > 1 and site.config.executor.type != ExecutorType.LOCAL:
@@ -254,9 +254,9 @@ def ready_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeErr
     return prep.session
 
 
-def _unwritable(site: SessionSite, plan: SessionPlan) -> list[str]:
+def unwritable_places(site: SessionSite, plan: SessionPlan) -> list[str]:
     """Each place the session writes that cannot be written, said before any run (so no run is lost
-    to it): the history, the workspaces, the report files asked for."""
+    to it): the history, the workspaces, the report files asked for. A rejudge checks its own so."""
     problems = []
     for folder, what in ((site.history.dir, "the session history"), (site.workspaces_dir, "the workspaces")):
         why = unwritable_why(folder)
@@ -370,18 +370,16 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
             f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"]
 
 
-def _preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool):
-    from scarbook.judge import judge_for
+def preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool) -> Grader | None:
+    """The plan's judge at `site` (judge/factory.preflighted_judge), or None; why it cannot grade goes on
+    `errors`. A rejudge (tools/rejudge.py) starts its judge so too."""
+    from scarbook.judge import preflighted_judge  # the judge's modules load when a session is prepared
 
-    judge = judge_for(plan.cases, site.config.judge, skip=plan.skip_judge, env=plan.judge_env,
-                      workspaces=site.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
-                      confined=confined)
-    if judge is not None:
-        try:
-            judge.preflight()  # no key: said before any run starts
-        except ScarbookError as exc:
-            errors.append(exc.message)
-            return None
+    judge, why = preflighted_judge(plan.cases, site.config.judge, skip=plan.skip_judge, env=plan.judge_env,
+                                   workspaces=site.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
+                                   confined=confined)
+    if why:
+        errors.append(why)
     return judge
 
 

@@ -49,7 +49,14 @@ from scarbook.project import Project
 from scarbook.run.causes import AgentFacts
 from scarbook.run.events import RunStarted
 from scarbook.run.executor import LocalExecutor
-from scarbook.run.session import Preparation, ReadySession, SessionPlan, SessionSite, _preflight_judge, _unwritable
+from scarbook.run.session import (
+    Preparation,
+    ReadySession,
+    SessionPlan,
+    SessionSite,
+    preflight_judge,
+    unwritable_places,
+)
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, JudgeInput
 from scarbook.text import plural
 
@@ -309,9 +316,9 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
     plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
                        gate=gate, reports=dict(reports or {}))
-    errors = _unwritable(site, plan)
+    errors = unwritable_places(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = _preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
+    judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
     if errors:
         return Preparation(errors=errors)
     try:

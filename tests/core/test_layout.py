@@ -234,3 +234,24 @@ def drawn_layers(text: str) -> list[str]:
     """The first cell of each line of the first code block in `text`."""
     block = text.split("```", 2)[1]
     return [re.split(r"\s{2,}", line.strip())[0].replace(" ", "") for line in block.strip().splitlines()]
+
+
+def private_imports_across_wings() -> list[str]:
+    """`from scarbook.<other wing>.x import _name`: a wing reaching into another's private names."""
+    found = []
+    for name, path in modules().items():
+        own = name.split(".")[1] if "." in name else ""
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("scarbook."):
+                continue
+            if node.module.split(".")[1] == own:
+                continue
+            found += [f"{name} imports {node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_wing_imports_another_wings_private_names():
+    """What one wing uses of another is public there (tools/rejudge.py used run/session.py's _preflight_judge and
+    _unwritable: now judge/factory.preflighted_judge and run/session's preflight_judge, unwritable_places)."""
+    assert private_imports_across_wings() == []

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, OptionList, Static
 
-from scarbook.checks.spec import _KIND_WORDS, CHECK_SPECS, parse_check
+from scarbook.checks.spec import CHECK_SPECS, KIND_WORDS, parse_check
 from scarbook.errors import CaseError
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.mount_safe import Select
@@ -167,7 +167,7 @@ class CheckEditor(Vertical):
             hint = f" (separate with {LIST_SEP})" if kind in ("paths", "strs") else ""
             row = Horizontal(Label(f"{key}", classes="field-label"),
                              Input(format_field(kind, values.get(key)), id=f"cf-{key}",
-                                   placeholder=f"{_KIND_WORDS[kind]}, {need}{hint}"), classes="pair")
+                                   placeholder=f"{KIND_WORDS[kind]}, {need}{hint}"), classes="pair")
             widgets.append(row)
         await box.mount_all(widgets)
 
