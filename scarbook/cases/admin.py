@@ -26,7 +26,7 @@ import yaml
 from filelock import FileLock, Timeout
 
 from scarbook.cases.folders import ProjectFolders
-from scarbook.cases.ids import check_new_case_id, free_case_id
+from scarbook.cases.ids import check_new_case_id, free_case_id, no_such_cases
 from scarbook.cases.io import CASE_FILE, case_to_dict, load_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
@@ -109,7 +109,7 @@ def case_folder(project: ProjectFolders, case_id: str) -> Path:
     check_folder_name(case_id)
     folder = project.cases_dir / case_id
     if not os.path.lexists(folder) or not folder.is_dir():
-        raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} — `scarbook list` shows the cases")
+        raise no_such_cases(project.cases_dir, [case_id])
     return folder
 
 

@@ -7,7 +7,7 @@ A case id names its folder (cases/<id>/), so it is typed and read often: lowerca
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from pathlib import Path
 
 from scarbook.cases.io import ID_PATTERN
@@ -35,6 +35,14 @@ def suggest_case_id(task: str, taken: Container[str] = frozenset()) -> str:
     against `taken`; "imported-scar" when the task has no words."""
     words = re.findall(r"[a-z0-9]+", task.lower())[:ID_WORDS]
     return unique_id("-".join(words)[:ID_CHARS].strip("-") or "imported-scar", taken)
+
+
+def no_such_cases(cases_dir: Path, ids: Sequence[str], invalid: Container[str] = frozenset()) -> ScarbookError:
+    """The one line every command that takes a case id says (exit 2) for ids that name no case in `cases_dir`
+    (`invalid`: those whose folder is there but whose case.yaml is invalid, its problem shown above)."""
+    named = [f"{i!r} (its case.yaml is invalid, see above)" if i in invalid else repr(i) for i in ids]
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return ScarbookError(f"no case {listed} in {cases_dir} — `scarbook list` shows the cases")
 
 
 def check_new_case_id(cases_dir: Path, case_id: str) -> None:

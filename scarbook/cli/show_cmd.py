@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from scarbook.cases.ids import no_such_cases
 from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
@@ -42,8 +43,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
             hit = None  # those runs are another case's, recorded before this one got the id
         if hit is None:
             if not (project.cases_dir / case_id).is_dir():
-                raise ScarbookError(f"no case {case_id!r} in {project.cases_dir} and no recorded runs of it — "
-                                    "`scarbook list` shows the cases")
+                raise no_such_cases(project.cases_dir, [case_id])  # (nor runs of a case removed since)
             raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
                                 + (f" ({entry.note(case_id)})" if entry else ""))
         info, runs = hit.session, hit.runs

@@ -20,6 +20,7 @@ import msgspec
 
 from scarbook.agents.named import NamedAgent, known
 from scarbook.cases.folders import ProjectFolders
+from scarbook.cases.ids import no_such_cases
 from scarbook.cases.io import CaseSet
 from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
@@ -217,9 +218,7 @@ def refuse_unknown_cases(folders: ProjectFolders, found: CaseSet, names: tuple[s
     by_id = found.by_id()
     unknown = [n for n in names if n not in by_id]
     if unknown:
-        bad = {p.path.parent.name for p in found.problems}
-        why = [f"{n} (its case.yaml is invalid, see above)" if n in bad else n for n in unknown]
-        raise ScarbookError(f"no such case: {', '.join(why)} — `scarbook list` shows the cases in {folders.cases_dir}")
+        raise no_such_cases(folders.cases_dir, unknown, invalid={p.path.parent.name for p in found.problems})
 
 
 def case_ids_of_args(folders: ProjectFolders, args: tuple[str, ...] | list[str]) -> tuple[str, ...]:

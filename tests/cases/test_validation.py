@@ -131,7 +131,7 @@ def test_lint_of_a_case_that_does_not_exist(project) -> None:
     project.case("good", GOOD)
     result = project.cli("lint", "nosuch")
     assert (result.exit_code, result.stderr) == (
-        2, f"scarbook: no such case: nosuch — `scarbook list` shows the cases in {project.cases_dir}\n")
+        2, f"scarbook: no case 'nosuch' in {project.cases_dir} — `scarbook list` shows the cases\n")
 
 
 def test_lint_with_an_invalid_case_names_it_and_exits_2(project) -> None:

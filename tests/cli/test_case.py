@@ -114,7 +114,7 @@ def test_eval_list_and_lint_never_load_a_trashed_case(project):
     assert project.cli("lint").stdout == "no hints for 3 cases\n"  # of the 4 bundled
     res = project.cli("eval", "write-one-line", "-n", "1")
     assert res.exit_code == 2
-    assert res.stderr.startswith("scarbook: no such case: write-one-line — ")
+    assert res.stderr == f"scarbook: no case 'write-one-line' in {project.cases_dir} — `scarbook list` shows the cases\n"
 
 
 def test_show_of_a_renamed_case_points_at_its_old_id_and_the_old_id_still_shows_its_runs(project):

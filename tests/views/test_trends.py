@@ -259,7 +259,7 @@ def test_scarbook_trends_refuses_an_unknown_case(project):
     project.bundled()
     result = project.cli("trends", "nope")
     assert result.exit_code == 2
-    assert "no such case: nope — `scarbook list` shows the cases in" in result.output
+    assert result.stderr == f"scarbook: no case 'nope' in {project.cases_dir} — `scarbook list` shows the cases\n"
 
 
 def test_a_damaged_file_already_reported_is_still_marked_damaged(history):
