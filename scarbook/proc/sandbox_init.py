@@ -34,6 +34,7 @@ class SandboxInit:
         os.set_blocking(self._info_r, False)
         self._info = b""
         self._pidfd: int | None = None
+        self._watching_pidfd = False
         self._add: Watch | None = None
         self._unwatch: Unwatch | None = None
         self.gone: asyncio.Future | None = None
@@ -76,9 +77,12 @@ class SandboxInit:
             self._set_gone()
         elif self._add is not None:
             self._add(self._pidfd, self._on_gone)
+            self._watching_pidfd = True
 
     def _on_gone(self) -> None:
-        self._close_pidfd()
+        if self._pidfd is not None and self._unwatch is not None:
+            self._unwatch(self._pidfd)  # kept open until `close`, which reaps it if it is scarbook's
+        self._watching_pidfd = False
         self._set_gone()
 
     def _set_gone(self) -> None:
@@ -94,13 +98,15 @@ class SandboxInit:
 
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:
-            if self._unwatch is not None:
+            if self._unwatch is not None and self._watching_pidfd:
                 self._unwatch(self._pidfd)
+            _reap_if_ours(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
 
     async def ended(self) -> None:
-        """Wait for PID 1 (killed with bwrap's process group by now) to be gone, then stop watching."""
+        """Once bwrap is reaped: wait for PID 1 (killed with bwrap's process group by now) to be gone, then
+        stop watching (`close`)."""
         if self.gone is not None and not self.gone.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self.gone), GONE_WITHIN_S)
@@ -109,7 +115,8 @@ class SandboxInit:
         self.close()
 
     def close(self) -> None:
-        """Stop watching (the run is abandoned: cancelled after its kill, or never started)."""
+        """Stop watching, and reap PID 1 if it was handed to scarbook (bwrap is reaped by now: whatever
+        bwrap left has been handed on)."""
         self.spawned()
         self._close_info()
         self._close_pidfd()
@@ -135,3 +142,14 @@ def _open_init(info: bytes) -> int | None:
         os.close(pidfd)
         return None
     return pidfd
+
+
+def _reap_if_ours(pidfd: int) -> None:
+    """bwrap exits without reaping its PID 1 (which may die before or after it), so the kernel hands it to
+    the nearest subreaper: scarbook while unconfined programs run (reaper.py), or when scarbook is a
+    container's PID 1. Reaped here, through its pidfd (never another process), if it has exited and is
+    scarbook's; anyone else's child is left to its parent."""
+    try:
+        os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
+    except (ChildProcessError, OSError):
+        pass

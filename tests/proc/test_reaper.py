@@ -298,3 +298,46 @@ def test_when_a_sandboxed_run_is_done_nothing_of_it_is_alive(tmp_path) -> None:
         seen_alive.append(tagged(prefix))
         assert done.returncode == 0, b"".join(out)
     assert seen_alive == [[]] * 8
+
+
+def _zombie_children() -> dict[int, str]:
+    """This process's zombie children and their names."""
+    found = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            kids = Path(f"/proc/self/task/{tid}/children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                name, rest = Path(f"/proc/{kid}/stat").read_text().rsplit(")", 1)
+            except OSError:
+                continue
+            if rest.split()[0] == "Z":
+                found[int(kid)] = name.split("(", 1)[1]
+    return found
+
+
+@needs_sandbox
+@pytest.mark.usefixtures("spawn_mode")
+def test_a_sandbox_s_pid_1_handed_to_scarbook_is_reaped(tmp_path) -> None:
+    """bwrap exits without reaping its PID 1, which the kernel hands to the nearest subreaper: scarbook while
+    unconfined runs go (reaper.py), or as a container's PID 1 (`docker run … scarbook eval`). Each one it is
+    handed is reaped when its run ends, not left a zombie per sandboxed run."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    box = require_sandbox(tmp_path)
+    prctl = reaper.libc_prctl()
+    assert prctl is not None and prctl(reaper.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        for _ in range(3):
+            done = asyncio.run(run_program(box.wrap(["true"], workspace), cwd=workspace, env=None, stdin_data=None,
+                                           on_stdout=lambda _: None, on_stderr=None, timeout_s=30, confined=True))
+            assert done.returncode == 0
+        left = _zombie_children()
+    finally:
+        prctl(reaper.PR_SET_CHILD_SUBREAPER, int(reaper.subreaper_on()), 0, 0, 0)
+        for pid, name in _zombie_children().items():
+            if name == "bwrap":
+                os.waitpid(pid, 0)
+    assert [name for name in left.values() if name == "bwrap"] == []
