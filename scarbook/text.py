@@ -174,9 +174,12 @@ def k_note(ks: dict[str, int]) -> str:
 
 # Small words that numbers and names need: "1 case" / "2 cases", a title cut at a word.
 
-def plural(n: int, noun: str, many: str | None = None) -> str:
-    """"1 case", "0 cases", "3 runs"; `many` for irregular nouns ("1 child", "2 children")."""
-    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+def plural(n: float, noun: str, many: str | None = None, *, grouped: bool = False) -> str:
+    """"1 case", "0 cases", "3 runs": every count printed beside its noun goes through here. `many` for
+    irregular nouns ("1 child", "2 children"); `grouped`: thousands separated ("1,024 bytes"); a float as
+    a setting is written ("1.5 days", "1 day")."""
+    shown = f"{n:,}" if grouped else f"{n:g}" if isinstance(n, float) else str(n)
+    return f"{shown} {noun if n == 1 else (many or noun + 's')}"
 
 
 def with_article(noun: str) -> str:

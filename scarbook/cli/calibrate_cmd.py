@@ -142,7 +142,7 @@ def _import(project, store, path: Path) -> None:
                             + ("these lines" if len(found.errors) > 1 else "this line") + " and import it again")
     labels = [store.save_label(item, verdict) for item, verdict in found.labels]
     say(f"imported {plural(len(labels), 'label')} from {path}"
-               + (f"; {found.unlabelled} rows without a label left for later" if found.unlabelled else "")
+               + (f"; {plural(found.unlabelled, 'row')} without a label left for later" if found.unlabelled else "")
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
     if labels:
         _record_and_show(project, store, labels, known.values())

@@ -16,6 +16,7 @@ from scarbook.models import ItemFinding
 from scarbook.run.session import SessionPlan, SessionSite, prepare_session
 from scarbook.session.certify import verify_cases
 from scarbook.session.plan import select_cases
+from scarbook.text import plural
 from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident
 
 
@@ -99,7 +100,7 @@ def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
             raise ScarbookError(f"could not record scar.reproduced in {folder / 'case.yaml'}: {describe_os_error(exc)} "
                                 f"— make {folder} a writable folder; the runs are kept in session "
                                 f"{counts['session']}") from None
-        say(f"{case.id:<{width}}  reproduced the incident in {counts['fails']} of {counts['runs']} runs "
+        say(f"{case.id:<{width}}  reproduced the incident in {counts['fails']} of {plural(counts['runs'], 'run')} "
             f"(session {counts['session']}; recorded as scar.reproduced)")
 
 

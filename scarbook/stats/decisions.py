@@ -42,7 +42,7 @@ from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.exact import binom_ge, binom_le, first_true
 from scarbook.stats.rates import CaseStats, gate_band, summarize_counts
 from scarbook.stats.sequential import SequentialRule, after_the_stop
-from scarbook.text import threshold_pct
+from scarbook.text import plural, threshold_pct
 
 MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
 SCAN_LIMIT = 20_000  # runs_to_decide looks at every N up to this; beyond it, the first of a steady run
@@ -132,7 +132,7 @@ def _no_verdict(e: CaseEvidence, needed: int) -> str | None:
     if e.unjudged:
         return f"{e.unjudged} of its runs went unjudged (judge checks skipped)"
     if e.judged < needed:
-        return (f"only {e.judged} of its {e.total} runs reached a verdict; the gate needs at least {needed} "
+        return (f"only {e.judged} of its {plural(e.total, 'run')} reached a verdict; the gate needs at least {needed} "
                 "(errors cannot count as evidence)")
     return None
 

@@ -64,6 +64,7 @@ from scarbook.stats.compare import (
 from scarbook.stats.decisions import min_verdicts_for
 from scarbook.stats.rates import Z95
 from scarbook.stats.student import t_quantile, t_two_sided_p, t_upper_p
+from scarbook.text import plural
 
 ALPHA = 0.05
 MARGIN = 0.05
@@ -192,7 +193,7 @@ def _no_verdict(base: Counts, other: Counts, min_verdicts: int | None) -> str | 
         total = side.judged + side.errors + side.unjudged
         needed = min_verdicts_for(total, min_verdicts)
         if side.judged < needed:
-            return (f"only {side.judged} of {name}'s {total} runs reached a verdict; a comparison needs at "
+            return (f"only {side.judged} of {name}'s {plural(total, 'run')} reached a verdict; a comparison needs at "
                     f"least {needed} on each side (errors cannot count as evidence)")
     return None
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from scarbook.models import ItemFlag
 from scarbook.stats.rates import wilson
+from scarbook.text import plural
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def item_figures(tallies: list[ItemTally], pairs: Mapping[tuple[str, str], PairT
             if pair is None or pair.both < rules.redundant_min_runs or not (pair.first_fails and pair.second_fails):
                 continue
             if pair.agree >= rules.redundant_agreement * pair.both:
-                said = f"agree on {pair.agree} of {pair.both} runs judged by both"
+                said = f"agree on {pair.agree} of {plural(pair.both, 'run')} judged by both"
                 redundant[a].append(b)
                 redundant[b].append(a)
                 evidence[a].append(f"with {b}: {said}")
@@ -147,7 +148,7 @@ def item_figures(tallies: list[ItemTally], pairs: Mapping[tuple[str, str], PairT
     for t in tallies:
         reasons: dict[ItemFlag, str] = {}
         enough = t.judged >= rules.dead_min_runs and t.sessions >= rules.dead_min_sessions
-        over = f"{t.judged} runs over {t.sessions} sessions"
+        over = f"{plural(t.judged, 'run')} over {plural(t.sessions, 'session')}"
         if enough and t.fails == 0:
             reasons[ItemFlag.DEAD] = f"never failed in {over}"
         if enough and t.fails == t.judged:
@@ -156,7 +157,7 @@ def item_figures(tallies: list[ItemTally], pairs: Mapping[tuple[str, str], PairT
             reasons[ItemFlag.REDUNDANT] = "; ".join(evidence[t.item_id])
         if t.repeated and t.disputed > rules.unstable_over * t.repeated:
             reasons[ItemFlag.UNSTABLE] = (f"the judge's repeated judgements disagreed on {t.disputed} of "
-                                          f"{t.repeated} artifacts")
+                                          f"{plural(t.repeated, 'artifact')}")
         labels = t.labels
         if labels.n >= rules.unreliable_min_labels and labels.wrong > rules.unreliable_over * labels.n:
             reasons[ItemFlag.JUDGE_UNRELIABLE] = f"people's labels say the judge was wrong on {labels.wrong} of {labels.n}"

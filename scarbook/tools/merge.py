@@ -179,8 +179,9 @@ def _check_counts(f: FoundShard, planned: dict[str, list[int]]) -> None:
     if missing:
         cid, k = missing[0]
         total = sum(map(len, planned.values()))
-        raise ScarbookError(f"{f.name} is rejected: it finished, but holds {total - len(missing)} of the {total} "
-                            f"runs its plan has ({len(planned)} cases x {f.info.runs_per_case} runs, split "
+        raise ScarbookError(f"{f.name} is rejected: it finished, but holds {total - len(missing)} of the "
+                            f"{plural(total, 'run')} its plan has ({plural(len(planned), 'case')} x "
+                            f"{plural(f.info.runs_per_case, 'run')}, split "
                             f"{f.shard.count} ways): run {cid}#{k} is missing — the shard's history was altered; "
                             "run that shard again")
 
@@ -220,7 +221,7 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
     worst = min((f.info.state for f in found), key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 0)
     whole = len(first.agent_names) > 1  # a session of several agents deals whole cases to its shards
     notes = [f"shard {f.shard.label} {f.info.state}: {len(f.runs)} of "
-             f"{sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case, whole_cases=whole).values()))} runs"
+             + plural(sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case, whole_cases=whole).values())), "run")
              for f in found if f.info.state != SessionState.FINISHED]
     notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
     info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),

@@ -21,6 +21,7 @@ from typing import Any
 
 from scarbook.errors import ScarbookError
 from scarbook.models import Usage
+from scarbook.text import plural
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.json_walk import Broken, walk
 from scarbook.transcripts.model import (
@@ -287,7 +288,7 @@ def _pick_trace(t: Transcript, spans: list[dict[str, Any]], wanted: str | None) 
         return spans
     start = {tid: min(nanos(s.get("startTimeUnixNano")) for s in group) for tid, group in by_trace.items()}
     order = sorted(by_trace, key=lambda tid: start[tid])
-    t.traces = [(tid, f"{len(by_trace[tid])} spans, started {_when(start[tid])}") for tid in order]
+    t.traces = [(tid, f"{plural(len(by_trace[tid]), 'span')}, started {_when(start[tid])}") for tid in order]
     if wanted is not None and wanted not in by_trace:
         raise ScarbookError(f"{src_name(t)}: no trace {wanted!r} in this file; it holds "
                             + ", ".join(order or ["none"]))

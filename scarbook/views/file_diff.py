@@ -17,7 +17,7 @@ from scarbook.fs import safefs
 from scarbook.fs.files import FileTooLargeError, NotAFileError, read_regular_bytes
 from scarbook.fs.paths import check_relative
 from scarbook.models import Case
-from scarbook.text import clean_text
+from scarbook.text import clean_text, plural
 
 READ_CAP = 256 * 1024  # bytes read of either side; a larger file is named, not diffed
 MAX_LINES = 60  # diff lines shown per file before "… N more lines"
@@ -127,7 +127,7 @@ def diff_file(rel: str, change: str, *, case: Case | None, workspace: Path | str
     old, old_utf8 = _text_lines(old_data)
     new, new_utf8 = _text_lines(new_data)
     if old is None or new is None:
-        sizes = " → ".join(f"{len(d):,} bytes" for d, used in ((old_data, change != "created"),
+        sizes = " → ".join(plural(len(d), "byte", grouped=True) for d, used in ((old_data, change != "created"),
                                                                  (new_data, change != "deleted")) if used)
         out.note = f"binary file ({sizes}): not diffed"
         return out

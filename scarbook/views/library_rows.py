@@ -169,7 +169,7 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
     row.age_s = session_age_s(latest.session)
     age_days = row.age_s / DAY_S
     if age_days > cfg.stale_after_days:
-        row.stale = f"older than {cfg.stale_after_days:g} days"
+        row.stale = f"older than {plural(cfg.stale_after_days, 'day')}"
     elif latest.session.fingerprint and latest.session.fingerprint != fingerprint:
         row.stale = "ran under a different config"
     return row

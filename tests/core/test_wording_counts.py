@@ -33,6 +33,12 @@ def test_plural(n, text) -> None:
     assert plural(n, "run") == text
 
 
+@pytest.mark.parametrize("n, kw, text", [(1.0, {}, "1 day"), (1.5, {}, "1.5 days"), (7.0, {}, "7 days"),
+                                         (1, {"grouped": True}, "1 byte"), (1024, {"grouped": True}, "1,024 bytes")])
+def test_plural_of_a_setting_and_of_a_size(n, kw, text) -> None:
+    assert plural(n, text.split()[1].removesuffix("s"), **kw) == text
+
+
 @pytest.mark.parametrize("kind, text", [("openai", "an openai"), ("otel", "an otel"), ("anthropic", "an anthropic"),
                                         ("claude-code", "a claude-code"), ("scarbook", "a scarbook")])
 def test_with_article(kind, text) -> None:

@@ -101,7 +101,7 @@ def test_import_round_trip_csv_stores_labels_and_reports(project):
         writer.writerows(rows)
     res = scarbook(project, "calibrate", "--import", str(sheet))
     assert res.exit_code == 0, res.output
-    assert f"imported 7 labels from {sheet}; 1 rows without a label left for later" in res.output
+    assert f"imported 7 labels from {sheet}; 1 row without a label left for later" in res.output
     assert "corrected rates: not used, the raw rates stand — one class only: all 7 labels say PASS" in res.output
     assert sorted(lab.human_verdict for lab in stored(project)) == ["PASS"] * 7
 

@@ -192,3 +192,11 @@ def test_a_sequential_decision_history_does_not_know_decides_nothing():
     statuses = {"c": ["pass"] * 10, "d": ["pass"] * 10}
     out = gate_stats(stats, GatePolicy(), statuses, sequential={"c": "green", "d": "above"})
     assert [(s.case_id, s.gate) for s in out] == [("c", "undecided"), ("d", "above")]
+
+
+@pytest.mark.parametrize("errors, why", [
+    (1, "only 0 of its 1 run reached a verdict; the gate needs at least 1 (errors cannot count as evidence)"),
+    (2, "only 0 of its 2 runs reached a verdict; the gate needs at least 2 (errors cannot count as evidence)")])
+def test_a_case_of_one_errored_run_says_one_run(errors: int, why: str) -> None:
+    [d] = decide_cases([CaseEvidence("x", 0, 0, errors, 0.8)], GatePolicy())
+    assert (d.decision, d.why) == ("no verdict", why)

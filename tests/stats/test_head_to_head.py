@@ -198,3 +198,14 @@ def test_a_suite_of_one_case_is_that_case() -> None:
     assert suite.cases == 1 and suite.why == "one case: its own row decides"
     # the suite row spends no alpha of its own, and 3 runs a side can never reach p < 0.05 (Tarone: no family)
     assert result.family == 0
+
+
+@pytest.mark.parametrize("errors, why", [
+    (1, "only 0 of the candidate's 1 run reached a verdict; a comparison needs at least 1 on each side "
+        "(errors cannot count as evidence)"),
+    (2, "only 0 of the candidate's 2 runs reached a verdict; a comparison needs at least 2 on each side "
+        "(errors cannot count as evidence)")])
+def test_a_side_of_one_errored_run_says_one_run(errors: int, why: str):
+    counts = {"a": {"base": Counts(errors, 0), "cand": Counts(0, 0, errors)}}
+    [row] = compare_agents(counts, "base", ["cand"]).rows
+    assert (row.call, row.why) == (Versus.NO_VERDICT, why)

@@ -149,3 +149,11 @@ def test_stream_json_subagent_messages_are_a_sidechain(tmp_path):
     t = load_transcript(path)
     assert [(m.text, m.sidechain) for m in t.messages if m.role == "user"] == [
         ("Put the first line of README.md in tmp.txt", False), ("Search src/ for TODO", True)]
+
+
+def test_a_trace_of_one_span_is_listed_as_one_span(tmp_path):
+    """The trace list counts spans in English: a trace of one span is "1 span" (it said "1 spans")."""
+    lines = (REAL / "otel_two_traces.jsonl").read_text().splitlines()
+    (tmp_path / "one_span.jsonl").write_text("\n".join(lines[:3]) + "\n")  # trace bbbb keeps its first span
+    t = load_transcript(tmp_path / "one_span.jsonl")
+    assert [said.split(",")[0] for _, said in t.traces] == ["2 spans", "1 span"]

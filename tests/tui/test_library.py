@@ -245,3 +245,21 @@ async def test_rows_read_as_the_app_closes_are_dropped_not_a_crash(project_root)
         await lib.query_one("#cases").remove()  # as the app's shutdown does, before the screen goes
         lib._show_rows(rows, [])
         assert lib.rows is rows and lib.loaded
+
+
+@pytest.mark.parametrize("days, said", [("1", "older than 1 day"), ("1.5", "older than 1.5 days")])
+async def test_the_stale_mark_counts_days_in_english(project_root, days, said):
+    """stale_after_days: 1 marked old results "older than 1 days"."""
+    import re
+
+    from scarbook.project import Project
+
+    config = project_root / "scarbook.yaml"
+    config.write_text(re.sub(r"(?m)^stale_after_days:.*$", f"stale_after_days: {days}", config.read_text()))
+    current = Project.discover(project_root).config.fingerprint()
+    record_session(project_root, "20200101-000000-aaaa", "2020-01-01T00:00:00+00:00", current,
+                   {"write-one-line": ["pass"]})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        lib = await library_loaded(pilot)
+        assert next(r for r in lib.rows if r.key == "write-one-line").stale == said

@@ -472,3 +472,19 @@ async def test_s_reaches_a_filter_per_rubric_item_that_shows_the_runs_it_failed(
         assert "[item r000001 2]" in status() and listed(review) == [2, 3]
         await pilot.press("s")
         assert "[item r000002 1]" in status() and listed(review) == [3]
+
+
+@pytest.mark.parametrize("runs, said", [(1, "1 run"), (2, "2 runs")])
+async def test_the_review_subtitle_counts_the_runs_in_english(project_root, runs, said):
+    """The review's subtitle said "1 runs" for a session of one run."""
+    from datetime import UTC, datetime
+
+    from tests.tui.test_library import record_session
+
+    fingerprint = Project.discover(project_root).config.fingerprint()
+    record_session(project_root, "20261205-000000-aaaa", datetime.now(UTC).isoformat(timespec="seconds"), fingerprint,
+                   {"write-one-line": ["pass"] * runs})
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(pilot)
+        assert review.sub_title == f"write-one-line · session old · {said}"

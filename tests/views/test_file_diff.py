@@ -224,3 +224,9 @@ def test_a_run_that_changed_many_files_diffs_the_first_ones_and_counts_the_rest(
     assert [d.lines for d in detail.diffs[:MAX_DIFFED]] == [[DiffLine("+", "x")]] * MAX_DIFFED
     assert detail.diffs[MAX_DIFFED].note == f"not diffed: the review diffs the first {MAX_DIFFED} changed files"
     assert detail.where == "workspaces/s/c/1"
+
+
+def test_a_one_byte_binary_file_says_one_byte(case, ws):
+    (ws / "one.bin").write_bytes(b"\0")
+    d = diff_file("one.bin", "created", case=case, workspace=ws)
+    assert d.note == "binary file (1 byte): not diffed"

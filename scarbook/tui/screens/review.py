@@ -27,6 +27,7 @@ from scarbook.cases.io import load_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import CAUSE_KINDS, STATUS_GLYPH, RunRecord, RunStatus
+from scarbook.text import plural
 from scarbook.transcripts import Transcript
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
@@ -129,7 +130,7 @@ class ReviewScreen(HostScreen):
         first = self.runs[self._first_bad(self.runs)] if self.runs else None
         if first is not None and detail is not None:
             self.details[first.k] = detail
-        self.sub_title = f"{self.case_id} · session {data.label or 'unlabelled'} · {len(self.runs)} runs"
+        self.sub_title = f"{self.case_id} · session {data.label or 'unlabelled'} · {plural(len(self.runs), 'run')}"
         self._refill(prefer=first)
         self._release_keys()
 
