@@ -159,7 +159,8 @@ async def test_grade_5_items_see_kappa(judged_root, judged_ab):
             await pilot.pause()
         assert sorted(seen) == sorted(HUMAN)
         assert screen.revealed
-
+        # the report's table changes its Static's size: it is painted after a layout pass, not with the flag
+        await wait_until(pilot, lambda: "overall" in screen_text(app), what="the report painted")
         text = screen_text(app)
         agree = sum(h == j for h, j in pairs) / len(pairs)
         a_pairs = [(HUMAN[key], JUDGE[key][0]) for key in HUMAN if key[0] == "judge-a"]
@@ -214,6 +215,8 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         assert graded == screen.items[1].artifact
         await pilot.press("f", "escape")
         await wait_until(pilot, lambda: screen.revealed, what="the reveal")
+        # on a busy machine the flag and the progress line were painted before the table (load 27: no "overall" row)
+        await wait_until(pilot, lambda: "overall" in screen_text(app), what="the report painted")
         text = screen_text(app)
         assert "graded 1 · skipped 1" in text
         verdict = judged[graded][0]
