@@ -158,8 +158,12 @@ async def test_open_failed_run_shows_check_detail_and_diff_then_drafts_a_case(pr
         draft = app.screen.case
         folder = project_root / "cases" / draft.id
         assert not folder.exists()  # a draft is written when it is saved
+        editor = app.screen
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: (folder / "case.yaml").is_file(), what="the saved draft")
+        # the save is done when the editor says so: case.yaml is written before the seed files are copied, and
+        # beside stress-ng --cpu 6 the test read the seed between the two (FileNotFoundError on seed/config.json)
+        await wait_until(pilot, lambda: (folder / "case.yaml").is_file() and not editor.is_new and not editor.saving,
+                         what="the saved draft")
         assert draft.id == f"{first_bad.case_id}-run{first_bad.k}"
         assert draft.task == next(c for c in live.cases if c.id == first_bad.case_id).task
         artifact = folder / draft.scar.failed_artifact
