@@ -18,8 +18,10 @@ from scarbook.history.judge_truth import Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind
 from scarbook.run.causes import is_infra
-from scarbook.stats.corrected import ALPHA, correct, judged_split
+from scarbook.stats.corrected import ALPHA, Corrected, correct, judged_split
+from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
+from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
 
 
@@ -48,14 +50,30 @@ def case_stats(case_id: str, runs: Iterable[RunRecord], threshold: float, green:
     runs = list(runs)
     s = summarize(case_id, runs, threshold, green)
     error = calibration.usable_error if calibration is not None else None
-    split = judged_split(runs) if error is not None and s.rate is not None else None
-    if calibration is not None and error is not None and split is not None:
-        passes, judge_fails, rule_fails, items = split
-        s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(case_id), items=items,
-                              threshold=s.threshold, calibrated_at=calibration.calibrated_at, alpha=alpha)
+    if calibration is not None and error is not None and s.rate is not None:
+        s.corrected = _corrected(case_id, runs, error, threshold=s.threshold,
+                                 calibrated_at=calibration.calibrated_at, alpha=alpha)
         if s.corrected is not None:  # coloured as the gate reads it
             s.band = gate_band(s.rate, s.corrected.rate, s.decision, s.threshold, s.green)
     return s
+
+
+def _corrected(case_id: str, runs: Sequence[RunRecord], error: JudgeError, *, threshold: float | None = None,
+               calibrated_at: str = "", alpha: float = ALPHA) -> Corrected | None:
+    split = judged_split(runs)
+    if split is None:
+        return None
+    passes, judge_fails, rule_fails, items = split
+    return correct(passes, judge_fails, rule_fails, error.for_case(case_id), items=items, threshold=threshold,
+                   calibrated_at=calibrated_at, alpha=alpha)
+
+
+def corrected_evidence(case_id: str, runs: Iterable[RunRecord], error: JudgeError) -> CorrectedEvidence | None:
+    """What the gate's exact test on the true rate reads of a judged case's runs so far (case_stats's
+    `corrected.evidence`, which the report decides on): `undecided: more`'s looks decide on it as the
+    report will (run/runner.py). None when its runs are not judged or the judge is no better than chance."""
+    found = _corrected(case_id, list(runs), error)
+    return found.evidence if found is not None else None
 
 
 def as_read(run: RunRecord) -> str:

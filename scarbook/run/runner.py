@@ -43,6 +43,7 @@ from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
+from scarbook.run.gate import corrected_evidence
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
@@ -276,10 +277,7 @@ class _SessionRun:
         if len(looks) > 1 and names:  # --runs auto or undecided: more, several agents: looks in blocks
             self.schedule.extend = _compare_extender(ready, names, looks, self.say_decided)
         elif len(looks) > 1:  # undecided: more
-            thresholds = {c.id: effective_threshold(c, cfg.threshold) for c in cases}
-            extend = make_extender(thresholds, ready.gate, looks)
-            self.schedule.extend = lambda results: extend({cid: [r[k].status for k in sorted(r)]
-                                                           for cid, r in results.items()})
+            self.schedule.extend = _more_extender(ready, looks)
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(site.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
@@ -446,6 +444,24 @@ class _SessionRun:
                 self.history.dir / info.id / "crash.txt", exc, Path(self.ctx.session_dir)))
             info.note = (info.note + "; " if info.note else "session crashed: ") + \
                 f"the session record could not be written: {one_line(exc)}" + where
+
+
+def _more_extender(ready: ReadySession, looks: list[int]) -> Callable[[dict[str, dict[int, RunRecord]]], dict[str, int]]:
+    """`undecided: more`'s looks (stats/decisions.make_extender): the run count each case still open needs
+    next. A judged case the judge's measured error covers is decided at a look on its corrected evidence,
+    as the report decides it (run/gate.py), never on the judge's raw verdicts: those can call a case the
+    corrected gate cannot, which would end it undecided with runs still allowed."""
+    thresholds = {c.id: effective_threshold(c, ready.site.config.threshold) for c in ready.plan.cases}
+    extend = make_extender(thresholds, ready.gate, looks)
+    error = ready.judge_error
+
+    def more(results: dict[str, dict[int, RunRecord]]) -> dict[str, int]:
+        statuses = {cid: [r[k].status for k in sorted(r)] for cid, r in results.items()}
+        if error is None:
+            return extend(statuses)
+        found = {cid: corrected_evidence(cid, r.values(), error) for cid, r in results.items()}
+        return extend(statuses, {cid: ev for cid, ev in found.items() if ev is not None})
+    return more
 
 
 def _compare_extender(ready: ReadySession, names: list[str], looks: list[int],

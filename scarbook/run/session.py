@@ -77,6 +77,9 @@ class ReadySession:
     # --runs auto with a calibrated judge: the (q0, q1) each case's rule ran with (recorded in the
     # session's gate, so the report reads the runs with the rule that read them)
     judge_rates: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # the judge's measured error when a fresh calibration covers it and the session judges (None: the raw
+    # rates): `undecided: more` stops a judged case at a look only where the corrected gate decides it
+    judge_error: JudgeError | None = None
     # a session of named agents: each built and preflighted, in the plan's order (the baseline first);
     # `agent` and `agent_spec` are the first's. {} for the one agent of scarbook.yaml's agent:
     agents: dict[str, Agent] = field(default_factory=dict)
@@ -196,7 +199,8 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
     if errors or agent is None or spec is None or any(a is None for _, a in built):
         return Preparation(errors=errors)
     agents = {named.name: a for named, (_, a) in zip(plan.agents, built, strict=False) if a is not None}
-    ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates, agents=agents,
+    ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates,
+                         judge_error=judge_error if judge is not None else None, agents=agents,
                          writes_item_ids=judge is not None and site.config.judge.write_item_ids)
     return Preparation(ready, notes=notes, undecidable=_undecidable(ready, judge_error))
 

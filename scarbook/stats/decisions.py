@@ -245,10 +245,11 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
     order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
     `corrected`: the judge-corrected evidence per case, for the last look (the data it came from).
-    Such a case is decided at the last look only, on its true rate: an earlier look reads the judge's
-    raw verdicts, which a judge that misses passes pulls below the threshold (a case at its threshold
-    went red in about half the sessions). Each look's test is at alpha / L, so the one it gets keeps
-    its false red at most alpha, however an earlier look stopped its runs."""
+    Such a case is decided at the last look only, on its true rate, never on the judge's raw verdicts,
+    which a judge that misses passes pulls below the threshold (a case at its threshold went red in
+    about half the sessions). The runner's looks (make_extender) read each look as its last, with the
+    corrected evidence of the runs so far, so a case stops where this decides it. Each look's test is
+    at alpha / L, so over the looks its false red stays at most alpha."""
     level = policy.alpha / (total_looks or len(looks))
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
@@ -267,13 +268,16 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
 
 def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Sequence[int]):
     """For the runner: given every case's statuses so far (launch order), the run count each
-    still-undecided case should be brought to next ({} when the last look is done)."""
-    def extend(statuses: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    still-undecided case should be brought to next ({} when the last look is done). `corrected`: the
+    judge-corrected evidence of each case a calibration covers, from its runs so far: such a case is
+    decided at this look on it, as the report decides it (decide_in_looks), not on its raw verdicts."""
+    def extend(statuses: Mapping[str, Sequence[str]],
+               corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, int]:
         have = max((len(v) for v in statuses.values()), default=0)
         done = [size for size in looks if size <= have]
         if not done or len(done) >= len(looks):
             return {}
-        decided = decide_in_looks(statuses, thresholds, policy, done, len(looks))
+        decided = decide_in_looks(statuses, thresholds, policy, done, len(looks), corrected)
         return {cid: looks[len(done)] for cid, d in decided.items() if d.decision in (Decision.UNDECIDED, Decision.NO_VERDICT)}
     return extend
 

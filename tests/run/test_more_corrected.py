@@ -1,0 +1,95 @@
+"""`undecided: more` with a calibrated judge: the runner stops a case at a look only where the gate the
+report prints — on the judge-corrected rate — decides it, never where the judge's raw verdicts alone do.
+
+Before, the runner's looks read the raw verdicts: a judge that passed all 6 runs at a 50% threshold
+decided the case above at the first look (P(X >= 6 | 6, .5) = .016 < .05 / 2), so it got no more runs;
+the report then decided it on its corrected rate, which 6 runs of a judge that passes many failing runs
+cannot call, and printed it undecided after 6 of the 12 runs it was allowed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scarbook.history.store import History
+from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.settings import DEFAULT_MODEL
+from scarbook.models import SessionInfo
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
+from tests.judge.test_label_files import ITEM, judged_run, scarbook
+
+AGENT = 'from pathlib import Path\nPath("out.txt").write_text("renamed parse_args to read_args\\n")\n'
+CASE = f"""\
+id: c
+task: Rename parse_args and say so in out.txt
+threshold: 0.5
+checks:
+  - type: llm_judge
+    artifact: out.txt
+    rubric:
+      - {ITEM}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+        agent:
+          type: command
+          argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}]
+        concurrency: 2
+        isolation: none
+        judge:
+          model: {DEFAULT_MODEL}
+          base_url: {judge_server.url}
+          max_retries: 1
+          timeout_s: {JUDGE_TIMEOUT_S}
+        """))
+    (tmp_path / "cases" / "c").mkdir(parents=True)
+    (tmp_path / "cases" / "c" / "case.yaml").write_text(CASE)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-e2e")
+    _calibrate(tmp_path)
+    return tmp_path
+
+
+def _calibrate(root: Path) -> None:
+    """An earlier session of case c, 40 judged runs (judge: 30 PASS, 10 FAIL), every item labelled by a
+    person: the judge's FAILs are right, and 12 of its 30 PASSes were fails (it passes failing runs)."""
+    history = History(root / "workspaces")
+    info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=["c"],
+                       runs_per_case=40, judge_model=DEFAULT_MODEL)
+    history.start_session(info)
+    for k in range(1, 41):
+        history.record_run(judged_run(info.id, "c", k, "PASS" if k <= 30 else "FAIL"))
+    info.state = "finished"
+    history.finish_session(info)
+    store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
+    try:
+        for item in judged_items(history.iter_all_runs()):
+            wrong = item.judge_verdict == "PASS" and item.k % 5 in (1, 2)
+            store.save_label(item, "FAIL" if wrong or item.judge_verdict == "FAIL" else "PASS", labeled_at="2026-12-02")
+    finally:
+        store.close()
+
+
+def test_a_case_the_raw_verdicts_decide_runs_on_while_the_corrected_gate_cannot(project: Path, judge_server) -> None:  # noqa: F811
+    judge_server.default = tool_reply([("PASS", "names it")])
+    out = project / "r.json"
+    result = scarbook(project, "eval", "--runs", "6", "--max-runs", "12", "-q", "--gate", "evidence",
+                      "--undecided", "more", "--json", str(out))
+    assert "≈rate" in result.output, result.output  # the calibration is in use: the gate reads the corrected rate
+    report = json.loads(out.read_text())
+    assert report["session"]["gate"]["looks"] == [6, 12]
+    (case,) = report["cases"]
+    # the raw verdicts decided at 6 runs; the corrected gate did not, so the case ran on to its cap
+    assert (case["passes"], case["fails"], case["errors"]) == (12, 0, 0), case
+    assert len(judge_server.requests) == 12
+    assert case["decision"] == "undecided", case
+    lo, hi = case["corrected"]["ci"]
+    assert lo < 0.5 < hi, case["corrected"]
+    assert "c: undecided at 12/12" in result.output, result.output
