@@ -2,7 +2,7 @@
 
 No Textual here. The full transcript import is its own feature (scarbook.transcripts); this keeps
 the run's transcript file as scar evidence when the agent wrote one. The TUI's draft is written only
-when the user saves it (`draft_from_run`, then `write_case_with_files`).
+when the user saves it (`draft_from_run`, then the editor's save: cases/folder_save.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import check_new_case_id, free_case_id
-from scarbook.cases.io import save_case
 from scarbook.cases.transcript_draft import write_draft_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
@@ -61,7 +60,7 @@ def failed_artifact(project: ProjectFolders, run: RunRecord) -> tuple[str, bytes
 @dataclass
 class CaseDraft:
     """A case not yet on disk and the files it brings (path in the case folder -> content or source).
-    Nothing is written until `write_case_with_files`: leaving a draft leaves no trace."""
+    Nothing is written until it is saved (cases/folder_save.py): leaving a draft leaves no trace."""
 
     case: Case
     files: dict[str, bytes | Path] = field(default_factory=dict)
@@ -92,38 +91,10 @@ def draft_from_run(project: ProjectFolders, case: Case, run: RunRecord) -> CaseD
 def create_draft_case(project: ProjectFolders, case: Case, run: RunRecord) -> Case:
     """Write cases/<case>-run<k>/ at once (the TUI writes its drafts on save: `draft_from_run`)."""
     draft = draft_from_run(project, case, run)
-    from scarbook.cases.admin import new_case_id
+    from scarbook.cases.folder_save import save_case_folder
 
-    with new_case_id(project, draft.case.id):
-        write_case_with_files(draft.case, project.cases_dir, draft.files)
+    save_case_folder(project, draft.case, is_new=True, files=draft.files)
     return draft.case
-
-
-def write_case_with_files(case: Case, cases_dir: Path, files: dict[str, bytes | Path]) -> Path:
-    """Write `files` into cases/<id>/, then case.yaml (validated: its scar files must exist). All or
-    nothing: when the case does not save, the files written here are removed again."""
-    folder = Path(cases_dir) / case.id
-    existed = folder.exists()
-    written: list[Path] = []
-    try:
-        for rel, content in files.items():
-            target = resolve_inside(folder, rel)
-            if target.exists():
-                continue  # already there (saved before): the case folder's copy wins
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, Path):
-                shutil.copyfile(content, target)
-            else:
-                target.write_bytes(content)
-            written.append(target)
-        return save_case(case, cases_dir)
-    except BaseException:
-        if not existed:
-            shutil.rmtree(folder, ignore_errors=True)
-        else:
-            for target in written:
-                target.unlink(missing_ok=True)
-        raise
 
 
 # What the import screen does to disk, without Textual: write the draft case with only the seed

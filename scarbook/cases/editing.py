@@ -1,25 +1,25 @@
 """Saving a case from a form (the TUI's case editor), without Textual: the id check, the scar files a
-field names that must be copied into the case folder, the write, and the seed files staged in the form.
+field names that must be copied into the case folder, and the seed files staged in the form, written
+with the case all or nothing (cases/folder_save.py).
 
     saved = save_form_case(project, case, is_new=True, staged={}, seed=SeedChanges())
 
 Every refusal is a CaseError with the words the editor shows ("id is empty", "id 'x' is taken by
-another case", "could not write the case: ..."); the disk is touched only when the case is valid.
+another case", "could not write the case: ...", "seed file x could not be copied: ..."); the disk is
+touched only when the case is valid, and a refused save leaves it as it was.
 It reads and copies files, so a front-end calls it off its UI thread.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scarbook.cases.admin import new_case_id
-from scarbook.cases.drafts import write_case_with_files
+from scarbook.cases.folder_save import save_case_folder
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.io import case_to_dict, validate_case_data
-from scarbook.errors import CaseError, ScarbookError
+from scarbook.errors import CaseError
 from scarbook.models import Case
 
 SCAR_FIELDS = ("failed_artifact", "good_artifact")  # a path typed here may name a file to copy into scar/
@@ -39,7 +39,6 @@ class SavedCase:
     path: Path  # its case.yaml
     moved: dict[str, str] = field(default_factory=dict)  # scar field -> the scar/ path its file was copied to
     seed_listing: list[str] = field(default_factory=list)  # seed/ after the changes
-    seed_problem: str = ""  # the case was saved, but a seed file could not be copied or removed
 
 
 def check_form_id(cases_dir: Path, case_id: str, *, is_new: bool) -> None:
@@ -90,19 +89,6 @@ def scar_files_to_write(project: ProjectFolders, case: Case,
     return files, moved
 
 
-def apply_seed_changes(seed_dir: Path, seed: SeedChanges) -> list[str]:
-    """Delete the removed seed files, copy the added ones in; returns seed/'s files afterwards."""
-    for name in seed.remove:
-        target = seed_dir / name
-        if target.is_file():
-            target.unlink()
-    for name, src in seed.add.items():
-        target = seed_dir / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, target)
-    return list_seed(seed_dir)
-
-
 def list_seed(seed_dir: Path | None) -> list[str]:
     if seed_dir is None or not seed_dir.is_dir():
         return []
@@ -111,27 +97,14 @@ def list_seed(seed_dir: Path | None) -> list[str]:
 
 def save_form_case(project: ProjectFolders, case: Case, *, is_new: bool, staged: dict[str, bytes | Path],
                    seed: SeedChanges) -> SavedCase:
-    """Check the id, copy the scar files the fields name, write the case (validated: nothing invalid is
-    written), then apply the seed changes. Raises CaseError when the case is not saved."""
+    """Check the id, then save the case with the scar files its fields name and the seed changes, all or
+    nothing (cases/folder_save.py: a new case appears whole, an edit writes case.yaml last). Raises
+    CaseError when the case is not saved; the folder is then as it was."""
     check_form_id(project.cases_dir, case.id, is_new=is_new)
     files, moved = scar_files_to_write(project, case, staged)
     for key, rel in moved.items():
         setattr(case.scar, key, rel)
-    try:
-        with new_case_id(project, case.id):
-            path = write_case_with_files(case, project.cases_dir, files)
-    except CaseError:
-        raise
-    except ScarbookError as exc:  # case-ids.json damaged, or another scarbook holding its lock
-        raise CaseError(project.cases_dir / case.id, str(exc)) from exc
-    except OSError as exc:
-        raise CaseError(project.cases_dir / case.id, f"could not write the case: {exc.strerror or exc}",
-                        fix="check the folder's permissions and free space") from exc
-    saved = SavedCase(case, path, moved)
-    try:
-        saved.seed_listing = apply_seed_changes(path.parent / "seed", seed)
-    except OSError as exc:
-        saved.seed_problem = f"seed files not all copied: {exc.strerror or exc}" + (
-            f" ({exc.filename})" if exc.filename else "")
-        saved.seed_listing = list_seed(path.parent / "seed")
-    return saved
+    path = save_case_folder(project, case, is_new=is_new, files=files,
+                            put={f"seed/{name}": src for name, src in seed.add.items()},
+                            drop={f"seed/{name}" for name in seed.remove})
+    return SavedCase(case, path, moved, list_seed(path.parent / "seed"))

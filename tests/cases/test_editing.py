@@ -52,7 +52,8 @@ def test_a_typed_artifact_path_is_copied_into_scar_and_the_seed_changes_are_appl
     assert saved.seed_listing == ["README.md"] and (folder / "seed" / "README.md").read_text() == "# hello\n"
     again = save_form_case(project, load_case(folder), is_new=False, staged={},
                            seed=SeedChanges(remove={"README.md"}))
-    assert again.seed_listing == [] and not (folder / "seed" / "README.md").exists() and not again.seed_problem
+    assert again.seed_listing == [] and not (folder / "seed" / "README.md").exists()
+    assert sorted(p.name for p in folder.iterdir()) == ["case.yaml", "scar", "seed"]  # nothing hidden left behind
 
 
 def test_an_invalid_case_writes_nothing(project_root):  # noqa: F811
@@ -65,10 +66,12 @@ def test_an_invalid_case_writes_nothing(project_root):  # noqa: F811
     assert not (project.cases_dir / "no-task").exists()
 
 
-def test_a_seed_file_gone_before_the_save_is_said_and_the_case_is_still_saved(project_root, tmp_path):  # noqa: F811
+def test_a_seed_file_gone_before_the_save_is_said_and_nothing_is_saved(project_root, tmp_path):  # noqa: F811
+    """Before the save was all or nothing, the case was saved without the file (a warning beside it);
+    now the save is refused with the file named, and the case is not written (tests/cases/test_folder_save.py)."""
     project = Project.discover(project_root)
     gone = tmp_path / "gone.txt"
-    saved = save_form_case(project, new_case("seedless"), is_new=True, staged={},
-                           seed=SeedChanges(add={"gone.txt": gone}))
-    assert saved.path.is_file() and saved.seed_listing == []
-    assert saved.seed_problem == f"seed files not all copied: No such file or directory ({gone})"
+    with pytest.raises(CaseError) as err:
+        save_form_case(project, new_case("seedless"), is_new=True, staged={}, seed=SeedChanges(add={"gone.txt": gone}))
+    assert (err.value.path, err.value.problem) == (gone, "seed file gone.txt could not be copied: No such file or directory")
+    assert not (project.cases_dir / "seedless").exists()

@@ -194,6 +194,15 @@ async def new_case_editor(pilot):
     return pilot.app.screen
 
 
+async def case_editor(pilot, case_id: str):
+    """From the library, `e` on `case_id`: its editor, the form built."""
+    await library_loaded(pilot)
+    await move_library_cursor(pilot, case_id)
+    await pilot.press("e")
+    await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor")
+    return pilot.app.screen
+
+
 async def library_loaded(pilot):
     from scarbook.tui.screens.library import LibraryScreen
 

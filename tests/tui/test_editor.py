@@ -14,6 +14,7 @@ from scarbook.tui.screens.library import LibraryScreen
 from tests.helpers.tui_fixtures import (
     SIZE,
     add_judged_case,
+    case_editor,
     click,
     editor_ready,
     fast_demo,  # noqa: F401
@@ -105,11 +106,7 @@ async def test_edit_and_reorder_rubric_items(project_root):
     add_judged_case(project_root)
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
-        await library_loaded(pilot)
-        await move_library_cursor(pilot, "judged-summary")
-        await pilot.press("e")
-        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
-        ed = app.screen
+        ed = await case_editor(pilot, "judged-summary")
         rubric = ed.query_one("#rubric")
         assert rubric.items == ["the summary names the failing test", "the summary does not claim all tests passed",
                                 "the summary is under five lines"]
@@ -141,11 +138,7 @@ async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_pa
     add_judged_case(project_root)
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
-        await library_loaded(pilot)
-        await move_library_cursor(pilot, "judged-summary")
-        await pilot.press("e")
-        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
-        ed = app.screen
+        ed = await case_editor(pilot, "judged-summary")
         box = ed.query_one("#seed-path", Input)
         box.focus()
         box.value = str(tmp_path / "missing.log")
@@ -167,6 +160,41 @@ async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_pa
         await save_done(pilot)
         assert (seed_dir / "test.log").read_text() == src.read_text()
         assert load_case(project_root / "cases" / "judged-summary").seed_dir == seed_dir
+
+
+async def test_a_seed_file_gone_before_the_save_is_said_in_the_editor_and_nothing_is_saved(project_root, tmp_path):
+    """The save is all or nothing (cases/folder_save.py): a staged seed file deleted before Ctrl+S refuses
+    the save — the editor says which file and what to do, beside the seed files, and the case on disk is
+    as it was; attached again, the next Ctrl+S saves it."""
+    src = tmp_path / "test.log"
+    src.write_text("FAILED test_login\n")
+    folder = add_judged_case(project_root)
+    before = (folder / "case.yaml").read_bytes()
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        ed.query_one("#case-title", Input).value = "retitled"
+        box = ed.query_one("#seed-path", Input)
+        box.focus()
+        box.value = str(src)
+        await pilot.press("enter")
+        src.unlink()
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        said = ("seed file test.log could not be copied: No such file or directory — attach it again from where it "
+                "is now, or remove it from the form; nothing was saved")
+        assert plain(ed.query_one("#editor-error")) == f"not saved: {said}"
+        assert plain(ed.query_one("#err-seed")) == f"↑ {said}"
+        assert (folder / "case.yaml").read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["case.yaml"]
+        assert ed.dirty
+        src.write_text("FAILED test_login\n")
+        box.value = str(src)
+        box.focus()
+        await pilot.press("enter")
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        assert plain(ed.query_one("#editor-error")) == ""
+        assert load_case(folder).title == "retitled" and (folder / "seed" / "test.log").read_text() == "FAILED test_login\n"
 
 
 async def test_leaving_with_unsaved_changes_and_discarding_writes_nothing(project_root):

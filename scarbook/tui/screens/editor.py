@@ -517,8 +517,6 @@ class EditorScreen(HostScreen):
         self.sub_title = f"case {case.id}"
         self._mark_clean()
         self.notify(f"saved {saved.path.relative_to(project.root)}")
-        if saved.seed_problem:
-            self.notify(saved.seed_problem, title="seed files", severity="warning", timeout=15, markup=False)
         self.app.post_message(CasesChanged(case.id))
         if verify:
             self._verify()
