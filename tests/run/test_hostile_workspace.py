@@ -23,7 +23,7 @@ from scarbook.fs import safefs
 from scarbook.judge.artifact import ArtifactRefused, read_artifact
 from scarbook.models import Case, Check
 
-PY = sys.executable
+PY = sys.executable  # the agents below use the standard library only: `PY -S` skips site's start-up (~20 ms of CPU each)
 
 
 def _session(project, argv: list[str], checks: str, seed: dict[str, str] | None = None, *extra: str):
@@ -42,7 +42,7 @@ REWRITE_CHECK = ("import os; open('check.sh', 'w').write("
 
 def test_a_rewritten_check_script_cannot_print_a_secret_from_scarbooks_environment(project, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET")
-    result, (run,) = _session(project, [PY, "-c", REWRITE_CHECK], "  - {type: command, run: sh check.sh}\n",
+    result, (run,) = _session(project, [PY, "-S", "-c", REWRITE_CHECK], "  - {type: command, run: sh check.sh}\n",
                               {"check.sh": "exit 0\n"})
     assert result.exit_code == 1, result.output
     assert "SECRET" not in result.output
@@ -52,14 +52,14 @@ def test_a_rewritten_check_script_cannot_print_a_secret_from_scarbooks_environme
 def test_a_command_check_gets_the_variables_the_case_names(project, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET")
     monkeypatch.setenv("CASE_TOKEN", "t0k")
-    result, (run,) = _session(project, [PY, "-c", REWRITE_CHECK],
+    result, (run,) = _session(project, [PY, "-S", "-c", REWRITE_CHECK],
                               "  - {type: command, run: sh check.sh, env: [CASE_TOKEN]}\n", {"check.sh": "exit 0\n"})
     assert run.reason == "check 1 (command): command 'sh check.sh' exited 1: leaked: none t0k"
 
 
 def test_a_command_check_gets_what_the_agent_is_allowed(project, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-AGENTS")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', REWRITE_CHECK])}, env: [ANTHROPIC_API_KEY]}}\nisolation: none\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', REWRITE_CHECK])}, env: [ANTHROPIC_API_KEY]}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: command, run: sh check.sh}\n", {"check.sh": "exit 0\n"})
     project.cli("eval", "--runs", "1", "-q")
     history = project.load().history
@@ -97,7 +97,7 @@ import os, subprocess, sys, time
 open("tmp.txt", "w").write("nothing to see\\n")
 os.symlink(sys.argv[1], "tmp.lnk")
 untagged = {k: v for k, v in os.environ.items() if k != "SCARBOOK_RUN_TAG"}  # so scarbook cannot find it
-p = subprocess.Popen([sys.executable, "-c", sys.argv[2], os.getcwd(), "3"], start_new_session=True, env=untagged,
+p = subprocess.Popen([sys.executable, "-S", "-c", sys.argv[2], os.getcwd(), "3"], start_new_session=True, env=untagged,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 open(os.path.join(sys.argv[3], f"swapper-{os.getpid()}"), "w").write(str(p.pid))
 while not os.path.islink("tmp.txt"):  # it swaps: leave
@@ -126,7 +126,7 @@ def _swapping_workspace(tmp_path: Path) -> tuple[Path, subprocess.Popen]:
     ws.mkdir()
     (ws / "tmp.txt").write_text("nothing to see\n")
     os.symlink(secret, ws / "tmp.lnk")
-    swapper = subprocess.Popen([PY, "-c", SWAPPER, str(ws), "20"], stdout=subprocess.PIPE, text=True)
+    swapper = subprocess.Popen([PY, "-S", "-c", SWAPPER, str(ws), "20"], stdout=subprocess.PIPE, text=True)
     assert swapper.stdout.readline() == "swapping\n"
     return ws, swapper
 
@@ -159,7 +159,9 @@ async def test_the_judge_never_gets_a_file_from_outside_while_it_is_swapped(tmp_
     texts, refusals = set(), set()
     try:
         deadline = time.monotonic() + 5
-        while len(texts) + len(refusals) < 3000 and time.monotonic() < deadline:
+        for _ in range(3000):  # (3000 reads, as the checks' test; counted: the two sets hold a few values at most)
+            if time.monotonic() > deadline:
+                break
             try:
                 texts.add(read_artifact("tmp.txt", ws, "", 1000).text)
             except ArtifactRefused as exc:
@@ -177,7 +179,7 @@ def test_a_session_with_a_swapping_leftover_never_passes_by_reading_outside(proj
     secret.write_text("TOPSECRET\n")
     pids = tmp_path / "pids"
     pids.mkdir()
-    argv = [PY, "-c", SWAP_AGENT, str(secret), SWAPPER, str(pids)]
+    argv = [PY, "-S", "-c", SWAP_AGENT, str(secret), SWAPPER, str(pids)]
     project.config(f"agent: {{type: command, argv: {json.dumps(argv)}}}\nisolation: none\ntimeout_s: 20\nconcurrency: 4\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: contains, path: tmp.txt, text: TOPSECRET}\n")
     try:
@@ -194,15 +196,15 @@ def test_a_session_with_a_swapping_leftover_never_passes_by_reading_outside(proj
 
 # -- 5. one hostile file must not hang or crash the session -----------------------------------------
 
-def _eval_in_subprocess(project, timeout_s: float = 30) -> subprocess.CompletedProcess:
+def _eval_in_subprocess(project, timeout_s: float = 30, runs: int = 2) -> subprocess.CompletedProcess:
     """The CLI as a user runs it, in its own process: a hang is a failed test, not a hung suite."""
     return subprocess.run([PY, "-c", "from scarbook.cli import main; main()", "-C", str(project.root),
-                           "eval", "--runs", "2", "-q"], capture_output=True, text=True, timeout=timeout_s)
+                           "eval", "--runs", str(runs), "-q"], capture_output=True, text=True, timeout=timeout_s)
 
 
 def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(project) -> None:
     agent = "import os; os.remove('empty.txt'); os.mkfifo('empty.txt'); os.mkfifo('new.fifo'); print('done')"
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [other.txt]}\n"
                       "  - {type: contains, path: empty.txt, text: x}\n", {"empty.txt": ""})
     start = time.monotonic()
@@ -221,10 +223,12 @@ def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(projec
 
 def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(project) -> None:
     agent = "import os\nfor _ in range(1200):\n    os.mkdir('d'); os.chdir('d')\nprint('done')"
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [tmp.txt]}\n")
     try:
-        done = _eval_in_subprocess(project)
+        # one run (and its retries: an infra cause): each tree is 1,200 folders to write and to delete, which
+        # takes seconds on a busy disk
+        done = _eval_in_subprocess(project, runs=1)
         assert done.returncode == 3, done.stderr
         assert "Traceback" not in done.stderr
         history = project.load().history
@@ -232,7 +236,7 @@ def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(proj
         deep = "/".join(["d"] * 101)
         assert [(r.status, r.reason) for r in runs] == [(
             "error", f"could not diff the workspace: the workspace holds folders nested more than 100 deep "
-                     f"({deep[:30]}…{deep[-20:]}); scarbook does not walk deeper")] * 2
+                     f"({deep[:30]}…{deep[-20:]}); scarbook does not walk deeper")]
     finally:
         # shutil.rmtree (and pytest's tmp cleanup) recurses: 1,200 levels is too deep for it. The runs' folders
         # are <session>/c/<k>/ and, retried after an infra cause, <session>/c/<k>/attempt-N/: remove them all.
@@ -257,7 +261,7 @@ print("x" * 5000)
 def test_pipes_and_links_planted_where_scarbook_writes_its_logs_neither_hang_nor_redirect(project, tmp_path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text('{"input_tokens": 1000000}\n')
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', PLANT, str(victim)])}}}\nisolation: none\n"
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', PLANT, str(victim)])}}}\nisolation: none\n"
                    "timeout_s: 20\nconcurrency: 1\nkeep: all\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: xxx}\n")
     done = _eval_in_subprocess(project)
@@ -285,7 +289,7 @@ sys.exit(1)
 
 
 def test_a_stderr_log_swapped_for_a_pipe_before_scarbook_reads_its_last_line(project) -> None:
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', SWAP_LOG])}}}\nisolation: none\ntimeout_s: 20\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', SWAP_LOG])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: output_contains, text: x}\n")
     done = _eval_in_subprocess(project)
     assert done.returncode == 1, done.stderr
@@ -310,7 +314,7 @@ def test_a_draft_case_from_a_failed_run_never_copies_a_linked_secret(project, tm
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LINK_OUT, str(secret)])}}}\nisolation: none\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', LINK_OUT, str(secret)])}}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
     assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
     loaded = project.load()
@@ -341,7 +345,7 @@ def test_reviewing_a_run_that_left_a_pipe_and_a_linked_secret_neither_hangs_nor_
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN PRIVATE KEY-----\n")
-    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-c', LEAVE_PIPE_AND_LINK, str(secret)])}}}\nisolation: none\n")
+    project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', LEAVE_PIPE_AND_LINK, str(secret)])}}}\nisolation: none\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n")
     assert project.cli("eval", "--runs", "1", "-q").exit_code == 1
     loaded = project.load()
