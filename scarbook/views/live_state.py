@@ -156,6 +156,11 @@ class LiveSession:
             return str(row.call) if row is not None else ""
         return self.decided_rows.get((case_id, candidate), "")
 
+    def decision_of(self, case_id: str) -> str:
+        """The decision the live screen shows: --runs auto's as it comes; once the session ended, the gate's
+        for every case; "" before."""
+        return self.decided.get(case_id) or self.gate.get(case_id, "")
+
     @property
     def finished_runs(self) -> int:
         return sum(len(v) for v in self.runs.values())

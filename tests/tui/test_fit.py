@@ -151,13 +151,17 @@ def test_live_fits_while_a_session_runs(tmp_path, fast_demo, snap_compare, size)
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
-def test_live_columns_drop_the_least_useful_first_and_keep_the_interval():
+def test_live_columns_drop_the_least_useful_first_and_keep_the_interval_and_the_decision():
+    """At 80 columns (78 for the table) the decided column's words do not fit: the compact gate column (a
+    symbol, 4 wide) takes their place before the interval bar, which narrows for it. (Before, 80 columns
+    showed the bar at 24 and no decision at all.)"""
     from scarbook.tui.screens.live import fit_live_columns
 
-    assert fit_live_columns(78, 17) == {"case": 17, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 24}
-    assert fit_live_columns(72, 17)["bar"] == 20  # narrowed rather than dropped
-    assert "bar" not in fit_live_columns(60, 17)  # below BAR_MIN: gone, the figures stay
-    assert list(fit_live_columns(60, 17))[:5] == ["case", "count", "err", "rate", "ci"]
+    assert fit_live_columns(78, 17) == {"case": 17, "count": 7, "err": 3, "rate": 5, "ci": 8, "bar": 20, "gate": 4}
+    assert fit_live_columns(80, 17)["bar"] == 22  # narrowed rather than dropped
+    assert "bar" not in fit_live_columns(72, 17)  # below BAR_MIN: gone, the decision stays
+    assert "bar" not in fit_live_columns(60, 17)  # the figures stay
+    assert list(fit_live_columns(60, 17)) == ["case", "count", "err", "rate", "ci", "gate"]
     wide = fit_live_columns(198, 17)
     assert list(wide) == ["case", "strip", "count", "err", "rate", "ci", "bar", "band", "decided"]
     assert wide["bar"] == 24

@@ -17,6 +17,7 @@ from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
 from tests.helpers.tui_fixtures import (
     fast_demo,  # noqa: F401
     library_loaded,
+    live_screen_caught_up,
     move_library_cursor,
     project_root,  # noqa: F401
     review_loaded,
@@ -32,6 +33,14 @@ SIDS = ("20260101-090000-abcd", "20260102-090000-ef01")  # no labels: the ids ar
 def screen_text(app) -> str:
     """Every character painted on the terminal."""
     return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
+async def launch_runs(pilot, runs: str) -> None:
+    """From the library: `r` opens the launch dialog; the runs field typed over, ctrl+r runs every case."""
+    await library_loaded(pilot)
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch dialog")
+    await pilot.press("ctrl+a", "ctrl+k", *runs, "ctrl+r")
 
 
 def write_sessions(root) -> None:
@@ -113,10 +122,7 @@ async def test_the_live_screen_shows_no_verdict_whole(project_root, monkeypatch,
     (project_root / "cases" / "judged-only" / "case.yaml").write_text(JUDGED_ONLY)
     app = make_app(project_root, agent_seed=7, demo_delay=0)
     async with app.run_test(size=size) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
-        await pilot.press("ctrl+a", "ctrl+k", "3", "ctrl+r")
+        await launch_runs(pilot, "3")
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
         await wait_until(pilot, lambda: "no verdict" in screen_text(app), timeout=10,
                          what=f"'no verdict' whole on the screen (it shows {app.live.gate})")
@@ -140,10 +146,7 @@ async def test_the_live_footer_offers_cancel_only_while_the_session_runs(tmp_pat
     (root / "scarbook.yaml").write_text("agent: {type: python, function: hanging_agent:run}\nconcurrency: 1\n")
     app = make_app(root)
     async with app.run_test(size=size) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch dialog")
-        await pilot.press("ctrl+a", "ctrl+k", "2", "ctrl+r")
+        await launch_runs(pilot, "2")
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen) and sum(app.live.running.values()) == 1,
                          what="a run going")
         await pilot.pause()
@@ -170,3 +173,41 @@ async def test_the_flake_view_shows_unlabelled_session_ids_whole(project_root, s
         await pilot.pause()
         header = next(line for line in screen_text(app).splitlines() if "flips" in line)
         assert SIDS[0] in header and SIDS[1] in header, header
+
+
+WRITING_AGENT = """
+async def run(task, cwd):
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_the_live_screen_shows_each_gate_decision_at_every_size(tmp_path, fast_demo, size):  # noqa: F811
+    """Two cases at a 50% threshold, 6 runs each: one always passes (above: P = .016), one never does (below:
+    Holm-adjusted .031 < .05). At 200 columns the decided column says the words; at 80, where that column
+    does not fit, a compact gate column shows a symbol per case and the line under the progress bar says
+    what each symbol means and how many cases it holds. Before, at 80 columns no decision was shown."""
+    root = tmp_path / "proj"
+    for cid, path in (("always-meets", "out.txt"), ("never-meets", "missing.txt")):
+        (root / "cases" / cid).mkdir(parents=True)
+        (root / "cases" / cid / "case.yaml").write_text(
+            f"id: {cid}\ntask: write out.txt\nthreshold: 0.5\nchecks:\n  - {{type: file_exists, path: {path}}}\n")
+    (root / "writing_agent.py").write_text(WRITING_AGENT)
+    (root / "scarbook.yaml").write_text("agent: {type: python, function: writing_agent:run}\nconcurrency: 2\n")
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await launch_runs(pilot, "6")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await live_screen_caught_up(pilot)
+        assert app.live.gate == {"always-meets": "above", "never-meets": "below"}
+        table = app.screen.query_one("#live-table")
+        assert table.max_scroll_x == 0, f"the table is {table.virtual_size.width} wide in {table.size.width}"
+        rows = {line.split()[0]: line.split() for line in screen_text(app).splitlines()
+                if line.split() and line.split()[0] in ("always-meets", "never-meets")}
+        if size == NARROW:
+            assert rows["always-meets"][-1] == "✓" and rows["never-meets"][-1] == "✗", rows
+            assert "gate: ✓ 1 above · ✗ 1 below" in screen_text(app), screen_text(app)
+        else:  # wide: unchanged, the decided column's words and no summary line
+            assert rows["always-meets"][-1] == "above" and rows["never-meets"][-1] == "below", rows
+            assert "gate:" not in screen_text(app)

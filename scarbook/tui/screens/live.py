@@ -4,6 +4,8 @@ once it ended: the footer says which."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -30,24 +32,36 @@ from scarbook.views.live_state import LiveSession
 
 LIVE_COLUMNS = [("case", "case"), ("strip", "runs"), ("count", "pass/n"), ("err", "err"), ("retried", "retried"),
                 ("rate", "rate"), ("ci", "95% CI"), ("bar", "0–100%, | threshold"),
-                ("band", "band"), ("decided", "decided")]
+                ("band", "band"), ("decided", "decided"), ("gate", "gate")]
 # Rows start empty, so every column gets its final width up front. On a narrow terminal the columns
 # are dropped in the reverse of LIVE_KEEP (the least useful first: the band repeats the rate's colour,
-# the strip the progress bar) and the interval bar narrows to BAR_MIN before it goes.
+# the strip the progress bar) and the interval bar narrows to BAR_MIN before it goes. The gate's decision
+# is what the screen is for: where its words do not fit (80 columns), the compact `gate` column shows it
+# as a symbol (GATE_SYMBOL), kept before the interval bar, and a line under the progress bar says what
+# each symbol means and how many cases it holds.
 DECIDED_STYLE = {"above": "green", "below": "red", "undecided": "yellow", "no verdict": "yellow"}
+GATE_SYMBOL: dict[str, str] = {Decision.ABOVE: "✓", Decision.BELOW: "✗", Decision.UNDECIDED: "?", Decision.NO_VERDICT: "–"}
 LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "retried": 7, "rate": 5, "ci": 8, "bar": 24, "band": 6,
-               "decided": max(len(d.value) for d in Decision)}  # every decision whole ("no verdict" was cut at 9)
+               "decided": max(len(d.value) for d in Decision),  # every decision whole ("no verdict" was cut at 9)
+               "gate": len("gate")}
 LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "retried", "strip", "decided", "band"]
+COMPACT_KEEP = ["case", "rate", "count", "err", "ci", "gate", "bar", "retried", "strip", "band"]
 BAR_MIN, CASE_MAX = 19, 24
 
 
 def fit_live_columns(width: int, case_width: int, retried: bool = False) -> dict[str, int]:
     """The live table's columns that fit in `width` terminal columns, in display order, with their
     widths (each cell is padded by one column on either side). The retried column comes only once a
-    run was retried after an infra error."""
+    run was retried after an infra error. Where the decided column's words do not fit, the compact gate
+    column takes their place, before the interval bar."""
+    columns = _fit_live(LIVE_KEEP, width, case_width, retried)
+    return columns if "decided" in columns else _fit_live(COMPACT_KEEP, width, case_width, retried)
+
+
+def _fit_live(keep: list[str], width: int, case_width: int, retried: bool) -> dict[str, int]:
     widths = {"case": min(CASE_MAX, max(4, case_width))} | LIVE_WIDTHS
     chosen, used = [], 0
-    for key in LIVE_KEEP:
+    for key in keep:
         if key == "retried" and not retried:
             continue
         need = widths[key] + 2
@@ -160,7 +174,7 @@ class LiveScreen(HostScreen):
                  "rate": rate_text(s.rate, s.band, s.threshold), "ci": interval_text(s),
                  "bar": rate_bar(s, width=self.columns.get("bar", LIVE_WIDTHS["bar"])),
                  "band": Text(s.band if s.rate is not None else "", style=BAND_STYLE[s.band]),
-                 "decided": self._decided(case.id)}
+                 "decided": self._decided(case.id), "gate": self._gate_symbol(case.id)}
         return [cells[key] for key in self.columns]
 
     def _versus_cells(self, case, name: str) -> list:
@@ -194,9 +208,22 @@ class LiveScreen(HostScreen):
         return Text(f"{n}{' now' if self.live.retrying_in(case_id) else ''}" if n else "", style="yellow")
 
     def _decided(self, case_id: str) -> Text:
-        # --runs auto's decision as it comes; once the session ends, the gate's for every case
-        decision = self.live.decided.get(case_id) or self.live.gate.get(case_id, "")
+        decision = self.live.decision_of(case_id)
         return Text(decision, style=DECIDED_STYLE.get(decision, ""))
+
+    def _gate_symbol(self, case_id: str) -> Text:
+        decision = self.live.decision_of(case_id)
+        return Text(GATE_SYMBOL.get(decision, ""), style=DECIDED_STYLE.get(decision, ""))
+
+    def _gate_line(self) -> str:
+        """Beside the compact gate column: each symbol shown, with its meaning and how many cases it holds,
+        and the cases still to decide ("" before any decision: no symbol to explain)."""
+        counts = Counter(self.live.decision_of(c.id) for c in self.live.cases)
+        shown = [f"{symbol} {counts[word]} {word}" for word, symbol in GATE_SYMBOL.items() if counts[word]]
+        if not shown:
+            return ""
+        pending = f" · {counts['']} not decided yet" if counts[""] else ""
+        return "gate: " + " · ".join(shown) + pending
 
     def refresh_from_live(self) -> None:
         live = self.live
@@ -231,6 +258,10 @@ class LiveScreen(HostScreen):
         if live.nodes:
             figures += f" · on {len(live.nodes)} Ray node{'s' if len(live.nodes) != 1 else ''}" + (
                 f", {live.infra_retried} retried after a lost worker" if live.infra_retried else "")
+        gate = self._gate_line() if "gate" in self.columns else ""
+        if gate:  # on the figures' line where it fits whole, else on its own under it
+            room = self.query_one("#live-figures", Static).content_region.width or self.app.size.width - 2
+            figures += (" · " if len(figures) + 3 + len(gate) <= room else "\n") + gate
         self.query_one("#live-figures", Static).update(Text(figures))
         label = live.info.label if live.info and live.info.label else "unlabelled"
         if not live.done:
