@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from scarbook.config import DEFAULT_WORKSPACE_BYTES, ExecutorSettings
@@ -62,15 +59,3 @@ def test_bad_executor_settings_name_the_line_and_the_fix(project, text, message)
     with pytest.raises(ConfigError) as err:
         _load(project, text)
     assert str(err.value) == f"{project.root / 'scarbook.yaml'}:{message}"
-
-
-def test_the_core_imports_without_ray():
-    """Ray is an optional extra: nothing outside the Ray executor's own use of it imports it."""
-    code = ("import importlib, pkgutil, sys, scarbook\n"
-            "for m in pkgutil.walk_packages(scarbook.__path__, 'scarbook.'):\n"
-            "    if not m.name.startswith('scarbook.tui'):\n"
-            "        importlib.import_module(m.name)\n"
-            "print('RAY:' + str('ray' in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("RAY:False")
