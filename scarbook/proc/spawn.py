@@ -22,7 +22,6 @@ import os
 import select
 import signal
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from scarbook.proc import leftovers, reaper
@@ -30,6 +29,7 @@ from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Fin
 from scarbook.proc.fdwatch import readers_for
 from scarbook.proc.sandbox_init import SandboxInit
 from scarbook.proc.spawn_portable import run_portable
+from scarbook.proc.trips import off_loop
 
 
 def fast_path_available() -> bool:
@@ -48,7 +48,6 @@ def fast_path_available() -> bool:
 
 
 _kernel_ok: bool | None = None
-SPAWN_THREADS = 4  # programs started at once while others run (each start waits for its exec)
 
 
 async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
@@ -72,8 +71,8 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
     spawn = functools.partial(_spawn, argv, cwd, env, stdin_data, on_stderr is not None, run, init)
     if not reaper.leaders:  # nothing else runs: nothing to serve meanwhile
         spawned = spawn()
-    else:  # other programs run: the loop serves them while this one starts (vfork waits for its exec)
-        starting = loop.run_in_executor(_spawner(), spawn)
+    else:  # other programs run: the loop serves them while this one starts on a trip thread (vfork waits for its exec)
+        starting = off_loop(spawn)
         while True:
             try:
                 spawned = await asyncio.shield(starting)
@@ -119,7 +118,7 @@ class _Spawned:
 
 def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: reaper.Run,
            init: SandboxInit | None) -> _Spawned:
-    """Make the pipes and start the program (on the loop's thread, or the spawner's). OSError from
+    """Make the pipes and start the program (on the loop's thread, or a trip thread: proc/trips.py). OSError from
     the start propagates, the pipes closed and `run` (and `init`) told."""
     child_ends: list[int] = []
     mine: list[int] = []
@@ -164,17 +163,6 @@ def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: re
             init.spawned()
     run.started(proc.pid)
     return _Spawned(proc, out_r, err_r, stdin)
-
-
-_spawner_pool: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _spawner() -> ThreadPoolExecutor:
-    """The threads that start programs while others run (one set per process: a fork makes its own)."""
-    global _spawner_pool
-    if _spawner_pool is None or _spawner_pool[0] != os.getpid():
-        _spawner_pool = (os.getpid(), ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="scarbook-spawn"))
-    return _spawner_pool[1]
 
 
 class _Watch:

@@ -49,6 +49,7 @@ from scarbook.models import (
     WorkspaceDiff,
 )
 from scarbook.proc.leftovers import PROJECT_VAR
+from scarbook.proc.trips import off_loop
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import SeedManifest, Snapshot, diff_workspace, prepare_workspace, seed_manifest
@@ -136,7 +137,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if case.id not in manifests:
             manifests[case.id] = seed_manifest(case)
         # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
-        snap = await asyncio.to_thread(prepare_workspace, case, ws, manifests[case.id])
+        snap = await off_loop(prepare_workspace, case, ws, manifests[case.id])
     except (OSError, safefs.Refused) as exc:
         record.reason = f"could not prepare the workspace {ws}: {getattr(exc, 'strerror', None) or exc}"
         part.facts = AgentFacts(stage=AgentStage.SEED, error=record.reason, errno=getattr(exc, "errno", None))
@@ -166,7 +167,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
 
     # One trip off the loop for everything the run reads and writes once its agent is done (each trip is
     # two thread wake-ups; at -j16 on two cores they were what the main process spent its time on)
-    after = await asyncio.to_thread(_after_agent, record, result.output, snap, transcript, usage_file,
+    after = await off_loop(_after_agent, record, result.output, snap, transcript, usage_file,
                                     None if result.crashed else check_context)
     part.facts = AgentFacts(crashed=bool(result.crashed), timed_out=result.timed_out,
                             timeout_s=ctx.timeout_for(case), signal=result.signal,

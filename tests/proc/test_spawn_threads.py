@@ -1,4 +1,4 @@
-"""Issue 38.3: while programs run, the next one is started on a spawner thread, so the event loop serves
+"""Issue 38.3: while programs run, the next one is started on a trip thread (proc/trips.py), so the event loop serves
 the running ones meanwhile (a start waits for the child's exec: -j16 gained nothing over -j1). Real
 processes: many at once, and a run cancelled while its program is being started on that thread."""
 
@@ -44,7 +44,7 @@ async def test_programs_started_while_others_run_go_through_the_spawner_and_keep
     results = await asyncio.gather(*(_run(tmp_path, code, stdin=task.encode()) for _ in range(8)))
     assert [(d.returncode, out) for d, out in results] == [(0, b"200000 -c\n")] * 8
     assert on_threads[0] == "MainThread"  # nothing ran yet: started inline
-    assert any(name.startswith("scarbook-spawn") for name in on_threads[1:])
+    assert any(name.startswith("scarbook-trip") for name in on_threads[1:])  # proc/trips.py
     assert not reaper.leaders
 
 

@@ -2,11 +2,14 @@
 two thread wake-ups; at -j16 on two cores they were most of what the main process spent per run. A run
 goes off the loop to seed its workspace and once more when its agent is done (the transcript's tail,
 the output's file, the diff, the usage and the leading plain rule checks together), and records the
-same as when each of those was a trip of its own. Real sessions, real programs."""
+same as when each of those was a trip of its own. Its trips go through proc/trips.py, not asyncio's
+executor (a concurrent.futures.Future, a Condition and two chained callbacks each). Real sessions, real
+programs."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -16,6 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
+from scarbook.proc.trips import Trips
 from tests.conftest import ProjectDir
 
 CASE = """\
@@ -66,8 +70,15 @@ def _per_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, owner, nam
 
 def test_a_run_goes_off_the_event_loop_twice(tmp_path, monkeypatch) -> None:
     """(a program started while none runs starts on the loop's own thread: no trip)"""
-    trips = _per_run(tmp_path, monkeypatch, asyncio.base_events.BaseEventLoop, "run_in_executor")
+    trips = _per_run(tmp_path, monkeypatch, Trips, "call") + \
+        _per_run(tmp_path / "executor", monkeypatch, asyncio.base_events.BaseEventLoop, "run_in_executor")
     assert trips == 2  # seeding, then all the rest once the agent is done (4 before)
+
+
+def test_a_run_makes_no_trip_through_asyncio_s_executor(tmp_path, monkeypatch) -> None:
+    """Its two trips are proc/trips.py's: no concurrent.futures.Future per run (2 before, each with a
+    threading.Condition, chained to an asyncio Future by callbacks on both sides)."""
+    assert _per_run(tmp_path, monkeypatch, concurrent.futures.Future, "__init__") == 0
 
 
 def test_a_run_records_its_checks_as_before(project) -> None:
