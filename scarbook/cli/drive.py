@@ -1,6 +1,7 @@
-"""A session on a terminal: progress lines (or a bar), Ctrl-C / SIGTERM / SIGHUP, and what the runs met
-that the user must hear once (damaged judge-cache entries, an aborted or crashed session). `eval`,
-`noise`, `rejudge`, `resume` and `verify --reproduce` drive their sessions through it."""
+"""A session on a terminal: prepared through the session layer and its executor connected, then progress
+lines (or a bar), Ctrl-C / SIGTERM / SIGHUP, and what the runs met that the user must hear once (damaged
+judge-cache entries, an aborted or crashed session). `eval`, `noise`, `rejudge`, `resume` and
+`verify --reproduce` drive their sessions through it."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from collections.abc import Iterable
 from scarbook.cli.common import safe_text, say, warn
 from scarbook.models import CauseKind, RunRecord, SessionState
 from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
+from scarbook.run.plan import SessionPlan, SessionSite
+from scarbook.run.ray.executor import make_executor
 from scarbook.run.runner import SessionControl, run_session
-from scarbook.run.session import ReadySession
+from scarbook.run.session import Preparation, ReadySession
+from scarbook.session.prepare import prepare_eval
 from scarbook.text import clean_text, cut_chars, plural
 
 
@@ -110,6 +114,29 @@ async def drive(ready: ReadySession, progress: Progress, executor=None) -> Sessi
             finished = ev
     assert finished is not None  # run_session's last event, however the session ended
     return finished
+
+
+def prepare_or_say(site: SessionSite, plan: SessionPlan) -> Preparation | None:
+    """The plan prepared as every command that runs the agent prepares it — session/prepare.py's prepare_eval,
+    as `eval` and the TUI's launch do: the same checks, the judge's calibration read once. None once each
+    reason it cannot start is said (the command exits 2)."""
+    prep = prepare_eval(site, plan)
+    if prep.session is None:
+        for error in prep.errors:
+            say(f"scarbook: {error}", err=True)
+        return None
+    return prep
+
+
+def connect_executor(ready: ReadySession, choice: str | None = None):
+    """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
+    usage error, said before anything is recorded); None: the local pool."""
+    executor = make_executor(ready.site.config.executor, ready, choice)
+    if executor is not None:
+        note = executor.connect()
+        if note:
+            warn(note)
+    return executor
 
 
 def drive_session(ready: ReadySession, progress: Progress, executor=None) -> SessionFinished:

@@ -5,13 +5,11 @@ Its own module so that `scarbook eval --dry-run` never loads the runner, the jud
 from __future__ import annotations
 
 from scarbook.cli.common import say, warn
-from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.drive import Progress, connect_executor, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.models import ExecutorType, SessionState
 from scarbook.reports.write import ReportPaths
 from scarbook.run.outcome import EXIT_USAGE
-from scarbook.run.ray.executor import make_executor
-from scarbook.run.session import ReadySession
 from scarbook.session.plan import EvalPlan
 from scarbook.session.prepare import prepare_eval
 from scarbook.session.report import report_session
@@ -43,14 +41,3 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
     outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, prep.calibration,
                              policy=plan.gate, baseline=planned.baseline)
     return say_outcome(site, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))
-
-
-def connect_executor(ready: ReadySession, choice: str | None):
-    """The executor --executor / scarbook.yaml's executor: names, connected (an unreachable cluster is a
-    usage error, said before anything is recorded); None: the local pool."""
-    executor = make_executor(ready.site.config.executor, ready, choice)
-    if executor is not None:
-        note = executor.connect()
-        if note:
-            warn(note)
-    return executor

@@ -7,13 +7,13 @@ import time
 import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
-from scarbook.cli.drive import Progress, drive_session
+from scarbook.cli.drive import Progress, connect_executor, drive_session, prepare_or_say
 from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
 from scarbook.models import SessionState
 from scarbook.run.outcome import EXIT_BELOW, EXIT_NO_VERDICT, EXIT_OK, EXIT_USAGE
-from scarbook.run.session import SessionPlan, SessionSite, prepare_session
-from scarbook.session.plan import select_cases
+from scarbook.run.plan import SessionSite
+from scarbook.session.plan import EvalRequest, plan_eval, select_cases
 from scarbook.views.noise import format_noise, measure_noise
 
 
@@ -44,15 +44,17 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
     pair = time.strftime("aa-%Y%m%d-%H%M%S")
     sessions = []
     for side in ("A", "B"):
-        # as `scarbook eval` runs it (retry_infra included): the floor a real comparison stands on
-        prep = prepare_session(SessionSite.of(project), SessionPlan(cases, n, label=f"{pair} {side}", concurrency=concurrency))
-        if prep.session is None:
-            for error in prep.errors:
-                say(f"scarbook: {error}", err=True)
+        # as `scarbook eval` plans, prepares and runs it (session/, retry_infra included, on scarbook.yaml's
+        # executor): the floor a real comparison stands on — exactly n runs a side, judged as they end
+        request = EvalRequest(SessionSite.of(project), found, case_ids=tuple(c.id for c in cases), runs=str(n),
+                              label=f"{pair} {side}", concurrency=concurrency, fixed_runs=True)
+        planned = plan_eval(request)
+        prep = prepare_or_say(planned.site, planned.plan)
+        if prep is None or prep.session is None:
             ctx.exit(EXIT_USAGE)
         for note in prep.notes if side == "A" else ():  # the pair's two sessions run alike: said once
             warn(note)
-        finished = drive_session(prep.session, Progress(quiet))
+        finished = drive_session(prep.session, Progress(quiet), connect_executor(prep.session))
         info = finished.session
         if info.state != SessionState.FINISHED:
             say(f"scarbook: session {side} ({info.id}) ended {info.state}: no A/A measurement stored", err=True)

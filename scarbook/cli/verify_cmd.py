@@ -10,14 +10,16 @@ import click
 from scarbook.cases.io import save_case
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, ItemCertification, Verification
 from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, style, warn
+from scarbook.cli.drive import Progress, connect_executor, drive_session, prepare_or_say
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
 from scarbook.models import ItemFinding
-from scarbook.run.session import SessionPlan, SessionSite, prepare_session
+from scarbook.run.outcome import EXIT_NO_VERDICT, EXIT_USAGE
+from scarbook.run.plan import SessionSite
 from scarbook.session.certify import verify_cases
-from scarbook.session.plan import select_cases
+from scarbook.session.plan import EvalRequest, plan_eval, select_cases
 from scarbook.text import plural
-from scarbook.tools.verify import JUDGED_TIMES, reproduce_incident
+from scarbook.tools.verify import JUDGED_TIMES, reproduced
 
 
 @click.command("verify")
@@ -56,7 +58,7 @@ def verify_command(ctx: click.Context, case_ids: tuple[str, ...], skip_judge: bo
     for v in results:
         say_verification(v, width)
     if reproduce:
-        _reproduce(ctx, project, cases, reproduce, width)
+        _reproduce(ctx, project, found, cases, reproduce, width)
     bad = [v for v in results if v.outcome not in (CATCHES, UNVERIFIED, ERROR)]
     if bad:
         ctx.exit(1)
@@ -75,24 +77,27 @@ def _refuse_unwritable_scars(project, cases) -> None:
                                 "a writable folder, or point cases_dir in scarbook.yaml at one; nothing ran")
 
 
-def _reproduce(ctx: click.Context, project, cases, n: int, width: int) -> None:
-    """verify --reproduce N: run the agent N times per case and write scar.reproduced to its case.yaml."""
+def _reproduce(ctx: click.Context, project, found, cases, n: int, width: int) -> None:
+    """verify --reproduce N: run the agent N times per case — planned, prepared and driven as `scarbook eval`
+    runs a session (session/, cli/drive.py) — and write scar.reproduced to its case.yaml."""
     for case in cases:
         if case.scar is None:
             say(f"{case.id:<{width}}  reproduce: no scar to reproduce")
             continue
         folder = project.cases_dir / case.id
-        prep = prepare_session(SessionSite.of(project), SessionPlan([case], n, label=f"reproduce {case.id}"))
-        if prep.session is None:
-            for error in prep.errors:
-                say(f"scarbook: {error}", err=True)
-            ctx.exit(2)
+        request = EvalRequest(SessionSite.of(project), found, case_ids=(case.id,), runs=str(n),
+                              label=f"reproduce {case.id}", fixed_runs=True)
+        planned = plan_eval(request)
+        prep = prepare_or_say(planned.site, planned.plan)
+        if prep is None or prep.session is None:
+            ctx.exit(EXIT_USAGE)
         for note in prep.notes:
             warn(note)
-        counts = asyncio.run(reproduce_incident(prep.session))
+        finished = drive_session(prep.session, Progress(quiet=False), connect_executor(prep.session))
+        counts = reproduced(prep.session, finished)
         if counts is None:
             say(f"{case.id:<{width}}  reproduce: the session did not finish — nothing recorded", err=True)
-            ctx.exit(3)
+            ctx.exit(EXIT_NO_VERDICT)
         case.scar.reproduced = counts
         try:
             save_case(case, project.cases_dir)

@@ -82,6 +82,9 @@ class EvalRequest:
     agents: tuple[str, ...] = ()
     agent: str | None = None  # one named agent instead of agent: (the TUI's launch, picking one)
     isolation: str | None = None  # --isolation: this session's, over scarbook.yaml's (which stays as read)
+    # exactly `runs` runs of each case, judged as each ends: what `noise` (its A and A sides) and
+    # `verify --reproduce N` count — no judge batch left waiting, no runs added by `undecided: more`
+    fixed_runs: bool = False
 
 
 @dataclass
@@ -106,7 +109,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     asked = resolve_runs(config, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
     # a session of several agents judges online (a comparison is decided once its verdicts are in)
-    judge_batch = request.judge_batch or (config.judge.batch and len(request.agents) < 2)
+    judge_batch = not request.fixed_runs and (request.judge_batch or (config.judge.batch and len(request.agents) < 2))
     skip_judge, why = request.skip_judge, "--skip-judge"
     if not skip_judge and request.skip_judge_without_key and judge_key_missing(config.judge, cases, request.judge_env):
         skip_judge, why = True, f"no API key in ${config.judge.api_key_env}"
@@ -125,7 +128,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
                        judge_env=request.judge_env,
                        judge_cache=request.judge_cache, judge_batch=judge_batch, timeout_s=request.timeout_s,
                        max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,
-                       retry_infra=request.retry_infra, gate=gate, max_runs=max(n, request.max_runs),
+                       retry_infra=request.retry_infra, gate=gate,
+                       max_runs=n if request.fixed_runs else max(n, request.max_runs),
                        rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
                        reports=dict(request.reports), record=record_option(config, request), agents=agents)
     return EvalPlan(plan, site, shard, baseline)

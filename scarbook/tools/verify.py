@@ -29,7 +29,6 @@ from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, CauseKind, CheckResult, RunStatus, SessionState
 from scarbook.run.events import SessionFinished
-from scarbook.run.runner import run_session
 from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 from scarbook.tools.item_certify import certify_items
@@ -97,15 +96,11 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def reproduce_incident(ready: ReadySession) -> dict | None:
-    """`verify --reproduce N`: the agent runs the case N times (a normal session, recorded in history);
-    how often the incident reproduced = runs the agent failed (cause agent) out of the runs that
-    reached a verdict on the agent. None when the session did not finish (nothing to record)."""
-    finished = None
-    async for event in run_session(ready):
-        if isinstance(event, SessionFinished):
-            finished = event
-    if finished is None or finished.session.state != SessionState.FINISHED:
+def reproduced(ready: ReadySession, finished: SessionFinished) -> dict | None:
+    """`verify --reproduce N`: the agent ran the case N times (a normal session, recorded in history, driven
+    by the face); how often the incident reproduced = runs the agent failed (cause agent) out of the runs
+    that reached a verdict on the agent. None when the session did not finish (nothing to record)."""
+    if finished.session.state != SessionState.FINISHED:
         return None
     on_agent = [r for r in finished.runs if r.status == RunStatus.PASS or (r.cause is not None and r.cause.kind == CauseKind.AGENT)]
     fails = sum(1 for r in on_agent if r.status != RunStatus.PASS)

@@ -22,7 +22,7 @@ PKG = REPO / "scarbook"
 # what `scarbook eval` runs through below its command, and what the TUI's launch shares with it
 PIPELINE = ("session/plan.py", "session/prepare.py", "session/estimate.py", "session/against.py",
             "session/report.py", "run/plan.py", "run/session.py", "run/runner.py", "run/ray/executor.py",
-            "cli/eval_run.py", "cli/estimate.py", "cli/outcome.py", "cli/against.py")
+            "cli/eval_run.py", "cli/drive.py", "cli/estimate.py", "cli/outcome.py", "cli/against.py")
 
 
 def tree(rel: str) -> ast.Module:
@@ -92,9 +92,28 @@ def test_the_launch_screen_and_eval_start_a_session_through_the_same_use_cases()
     eval_run = tree("cli/eval_run.py")
     [from_launch] = [c for fn in functions(launch) for c in calls_in(fn, "plan_eval")]
     assert len(from_launch.args) == 1 and not from_launch.keywords
-    for face in (app, eval_run):
+    drive = tree("cli/drive.py")
+    for face in (app, eval_run, drive):
         assert "scarbook.session.prepare" in runtime_imports(face)
-        assert not calls_in(face, "prepare_session"), "a face prepares through session/prepare.py's prepare_eval"
+    [prepared] = [fn for fn in functions(drive) if fn.name == "prepare_or_say"]  # noise's, verify --reproduce's
+    assert calls_in(prepared, "prepare_eval"), "the CLI prepares through session/prepare.py's prepare_eval"
+
+
+FACES = sorted(str(p.relative_to(PKG)) for folder in ("cli", "tui") for p in (PKG / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("rel", FACES)
+def test_no_face_prepares_a_session_round_the_session_layer(rel: str) -> None:
+    """`noise` and `verify --reproduce` called run/session.prepare_session themselves (issue 32): they missed
+    what the session layer does for `eval` and the TUI's launch (the judge's calibration read once, the
+    plan's defaults, scarbook.yaml's executor). Every face prepares through session/ (plan_eval, prepare_eval)."""
+    assert not calls_in(tree(rel), "prepare_session"), f"{rel} prepares a session round session/prepare.py"
+
+
+@pytest.mark.parametrize("rel", ["cli/noise_cmd.py", "cli/verify_cmd.py"])
+def test_noise_and_reproduce_plan_and_prepare_as_eval_does(rel: str) -> None:
+    module = tree(rel)
+    assert calls_in(module, "plan_eval") and calls_in(module, "prepare_or_say") and calls_in(module, "connect_executor")
 
 
 def test_the_pipeline_list_names_real_files() -> None:

@@ -74,14 +74,24 @@ def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_serve
     assert os.environ["ANTHROPIC_API_KEY"] == "sk-driver-only"  # hidden from Ray's start, not from us
 
 
-def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", [("eval", "--runs", "1"), ("noise", "--runs", "2"), ("verify", "c", "--reproduce", "1")],
+                         ids=["eval", "noise", "verify --reproduce"])
+def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypatch, command):
+    """Every command that runs the agent runs where scarbook.yaml's executor says, prepared as `eval` and the
+    TUI's launch prepare it (session/): `noise` and `verify --reproduce` called run/session.prepare_session
+    themselves and ran on this machine's pool, silently (issue 32)."""
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as on a machine without it
     root = write_project(tmp_path / "p", executor="{type: ray}",
-                         cases={"c": "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n"})
-    result = cli(root, "eval", "--runs", "1")
+                         cases={"c": "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n"
+                                     "scar: {failed_artifact: scar/a.txt}\n"})
+    (root / "cases" / "c" / "scar").mkdir()
+    (root / "cases" / "c" / "scar" / "a.txt").write_text("a\n")
+    result = cli(root, *command)
     assert result.exit_code == 2
     assert result.stderr.strip() == "scarbook: the Ray executor needs Ray: pip install 'scarbook[ray]'"
-    assert not (root / "workspaces" / "history").exists() or not any((root / "workspaces" / "history").iterdir())
+    history = root / "workspaces" / "history"
+    left = sorted(p.name for p in history.iterdir()) if history.exists() else []
+    assert left == (["verify.json"] if command[0] == "verify" else [])  # no session: only verify's certification
 
 
 def test_ray_outliving_its_own_start_up_wait_is_said_in_one_line(tmp_path, monkeypatch):
