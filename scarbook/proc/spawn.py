@@ -48,6 +48,7 @@ def fast_path_available() -> bool:
 
 
 _kernel_ok: bool | None = None
+EXIT_READS = 16  # chunks read from a pipe at the program's exit at most (a leftover may go on writing)
 
 
 async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin_data: bytes | None,
@@ -200,18 +201,20 @@ class _Watch:
         self._readers[fd] = sink
         self._fds.add(fd, functools.partial(self._read, fd))
 
-    def _read(self, fd: int) -> None:
+    def _read(self, fd: int) -> bool:
+        """Read one chunk of what the pipe holds; False when it held nothing now (or was at its end)."""
         try:
             data = os.read(fd, READ_CHUNK)
         except (BlockingIOError, InterruptedError):
-            return
+            return False
         except OSError:
             data = b""
         if data:
             self._readers[fd](data)
-            return
+            return True
         self._drop_reader(fd)
         self._maybe_done()
+        return False
 
     def _drop_reader(self, fd: int) -> None:
         self._fds.remove(fd)
@@ -265,6 +268,10 @@ class _Watch:
         self.sweeping = self.run.sweep_soon(self.loop)
         self.exited.set_result(self.proc.returncode)
         self._close_stdin()
+        for fd in list(self._readers):  # read to the end now what the exit left (no grace timer, no wake-up
+            for _ in range(EXIT_READS):  # for each end of file); what a leftover still holds waits for the grace
+                if fd not in self._readers or not self._read(fd):
+                    break
         if self._readers and not self.done.done():
             self._grace = self.loop.call_later(LEFTOVER_GRACE_S, self._drop_pipes)
         self._maybe_done()

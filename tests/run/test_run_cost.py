@@ -81,6 +81,12 @@ def test_a_run_makes_no_trip_through_asyncio_s_executor(tmp_path, monkeypatch) -
     assert _per_run(tmp_path, monkeypatch, concurrent.futures.Future, "__init__") == 0
 
 
+def test_a_finished_run_costs_the_executor_no_wait_over_the_others(tmp_path, monkeypatch) -> None:
+    """The local executor learns a run is done from that run's own task: asyncio.wait added a callback to
+    every running task and took them off again at each run's end (O(concurrency) per run)."""
+    assert _per_run(tmp_path, monkeypatch, asyncio, "wait") == 0  # 1 before
+
+
 def test_a_run_records_its_checks_as_before(project) -> None:
     _project(project)
     result = project.cli("eval", "--runs", "4", "-j", "2", "-q", "--json", str(project.root / "r.json"))
