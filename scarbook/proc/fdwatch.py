@@ -15,7 +15,7 @@ import select
 import weakref
 from collections.abc import Callable
 
-Callback = Callable[[], None]
+Callback = Callable[[], object]  # (what it returns is not looked at)
 MAX_EVENTS = 64
 
 
