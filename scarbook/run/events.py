@@ -52,8 +52,9 @@ class RunRetried:
 
 @dataclass
 class CaseDecided:
-    """Adaptive N (`--runs auto`): the evidence has decided this case; no more runs of it start. In a
-    session of several agents, one per candidate's comparison of the case decided at a look."""
+    """Adaptive N (`--runs auto`), or a look of `undecided: more` (above or below only): the evidence has
+    decided this case; no more runs of it start. In a session of several agents, one per candidate's
+    comparison of the case decided at a look."""
 
     session_id: str
     case_id: str

@@ -277,7 +277,7 @@ class _SessionRun:
         if len(looks) > 1 and names:  # --runs auto or undecided: more, several agents: looks in blocks
             self.schedule.extend = _compare_extender(ready, names, looks, self.say_decided)
         elif len(looks) > 1:  # undecided: more
-            self.schedule.extend = _more_extender(ready, looks)
+            self.schedule.extend = _more_extender(ready, looks, self.say_case_decided)
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ctx = RunContext(sid, str(site.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
@@ -361,6 +361,10 @@ class _SessionRun:
         if st.decided is not None:
             self.info.decisions[st.case.id] = st.decided
             self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails))
+
+    def say_case_decided(self, case_id: str, decision: str, runs: int) -> None:
+        """`undecided: more`: a look decided the case; no more runs of it start."""
+        self.queue.put_nowait(CaseDecided(self.info.id, case_id, decision, runs))
 
     def say_decided(self, case_id: str, candidate: str, call: str, runs: int) -> None:
         """A session of several agents: a candidate's comparison of a case was decided at a look."""
@@ -446,13 +450,22 @@ class _SessionRun:
                 f"the session record could not be written: {one_line(exc)}" + where
 
 
-def _more_extender(ready: ReadySession, looks: list[int]) -> Callable[[dict[str, dict[int, RunRecord]]], dict[str, int]]:
+def _more_extender(ready: ReadySession, looks: list[int], decided: Callable[[str, str, int], None],
+                   ) -> Callable[[dict[str, dict[int, RunRecord]]], dict[str, int]]:
     """`undecided: more`'s looks (stats/decisions.make_extender): the run count each case still open needs
-    next. A judged case the judge's measured error covers is decided at a look on its corrected evidence,
-    as the report decides it (run/gate.py), never on the judge's raw verdicts: those can call a case the
-    corrected gate cannot, which would end it undecided with runs still allowed."""
+    next; each case a look decides is said once (`decided`). A judged case the judge's measured error
+    covers is decided at a look on its corrected evidence, as the report decides it (run/gate.py), never on
+    the judge's raw verdicts: those can call a case the corrected gate cannot, which would end it
+    undecided with runs still allowed."""
     thresholds = {c.id: effective_threshold(c, ready.site.config.threshold) for c in ready.plan.cases}
-    extend = make_extender(thresholds, ready.gate, looks)
+    said: set[str] = set()
+
+    def say(case_id: str, decision: str, runs: int) -> None:
+        if case_id not in said:
+            said.add(case_id)
+            decided(case_id, decision, runs)
+
+    extend = make_extender(thresholds, ready.gate, looks, say)
     error = ready.judge_error
 
     def more(results: dict[str, dict[int, RunRecord]]) -> dict[str, int]:

@@ -30,7 +30,7 @@ Pure numbers, no I/O and no scipy (the tests check the binomial tails against sc
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from scarbook.config import GatePolicy
@@ -266,11 +266,14 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
     return {d.case_id: kept.get(d.case_id, d) for d in last}
 
 
-def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Sequence[int]):
+def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Sequence[int],
+                  said: Callable[[str, Decision, int], None] | None = None):
     """For the runner: given every case's statuses so far (launch order), the run count each
     still-undecided case should be brought to next ({} when the last look is done). `corrected`: the
     judge-corrected evidence of each case a calibration covers, from its runs so far: such a case is
-    decided at this look on it, as the report decides it (decide_in_looks), not on its raw verdicts."""
+    decided at this look on it, as the report decides it (decide_in_looks), not on its raw verdicts.
+    `said(case, decision, runs)`: told of each case decided above or below at a look (again at each later
+    look: the caller says it once), so its decision can be shown while the other cases run on."""
     def extend(statuses: Mapping[str, Sequence[str]],
                corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, int]:
         have = max((len(v) for v in statuses.values()), default=0)
@@ -278,6 +281,10 @@ def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Se
         if not done or len(done) >= len(looks):
             return {}
         decided = decide_in_looks(statuses, thresholds, policy, done, len(looks), corrected)
+        if said is not None:
+            for cid, d in decided.items():
+                if d.decision in (Decision.ABOVE, Decision.BELOW):
+                    said(cid, d.decision, len(statuses[cid]))
         return {cid: looks[len(done)] for cid, d in decided.items() if d.decision in (Decision.UNDECIDED, Decision.NO_VERDICT)}
     return extend
 

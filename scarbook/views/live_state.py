@@ -40,7 +40,8 @@ class LiveSession:
     planned: int = 0
     runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     running: dict[str, int] = field(default_factory=dict)  # case id -> runs in flight
-    decided: dict[str, str] = field(default_factory=dict)  # adaptive N: case id -> above/below/undecided
+    # as the runs come: case id -> above/below/undecided (--runs auto), above/below (a look of undecided: more)
+    decided: dict[str, str] = field(default_factory=dict)
     # once the session ended: the gate's decision per case (run/gate.py, as the CLI's report decides it)
     gate: dict[str, str] = field(default_factory=dict)
     # once the session ended: each case's numbers as the gate read them (--runs auto: the adjusted rate)
@@ -157,9 +158,9 @@ class LiveSession:
         return self.decided_rows.get((case_id, candidate), "")
 
     def decision_of(self, case_id: str) -> str:
-        """The decision the live screen shows: --runs auto's as it comes; once the session ended, the gate's
-        for every case; "" before."""
-        return self.decided.get(case_id) or self.gate.get(case_id, "")
+        """The decision the live screen shows: as it comes (--runs auto, a look of `undecided: more`); once
+        the session ended, the gate's for every case (the report's); "" before."""
+        return self.gate.get(case_id) or self.decided.get(case_id, "")
 
     @property
     def finished_runs(self) -> int:

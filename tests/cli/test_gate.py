@@ -113,3 +113,12 @@ def test_a_gate_flag_that_is_not_a_choice_is_a_usage_error(project) -> None:
     result = project.cli("eval", "--gate", "strict")
     assert result.exit_code == 2
     assert "Invalid value for '--gate': 'strict' is not one of 'evidence', 'point'." in result.output
+
+
+def test_undecided_more_says_each_case_a_look_decides_as_it_is_decided(project) -> None:
+    project.case("always", "id: always\ntask: nothing\nthreshold: 0.5\nchecks:\n"
+                 "  - {type: only_changed, paths: []}\n")
+    result = project.cli("eval", "--runs", "4", "--max-runs", "32", "--gate", "evidence", "--undecided", "more")
+    assert result.exit_code == 0, result.output
+    # said as the second look decides it (before, nothing until the session's report)
+    assert "always: decided above after 8 runs" in result.output, result.output

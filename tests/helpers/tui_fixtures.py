@@ -263,3 +263,16 @@ def type_at_once(app, keys: list[str]) -> None:
         event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
         event.set_sender(app)
         app._driver.send_message(event)
+
+
+def python_agent_project(root: Path, cases: dict[str, str], module: str, agent: str,
+                         config: str = "concurrency: 1\n") -> Path:
+    """A project at `root`: each case id with its case.yaml's lines after `id:`, and a python agent
+    (`agent`: the source of `module`, with `async def run(task, cwd)`) as its scarbook.yaml's agent. The
+    module stays imported for the rest of the process: give each agent its own module name."""
+    for cid, body in cases.items():
+        (root / "cases" / cid).mkdir(parents=True)
+        (root / "cases" / cid / "case.yaml").write_text(f"id: {cid}\n{body}")
+    (root / f"{module}.py").write_text(agent)
+    (root / "scarbook.yaml").write_text(f"agent: {{type: python, function: {module}:run}}\n" + config)
+    return root

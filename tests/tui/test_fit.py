@@ -22,6 +22,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     live_screen_caught_up,
     move_library_cursor,
     project_root,
+    python_agent_project,
     review_loaded,
     wait_until,
 )
@@ -129,13 +130,9 @@ def test_live_fits_while_a_session_runs(tmp_path, fast_demo, snap_compare, size)
     """While it runs (3 runs finished, one running): the figures line whole under the bar, and at 80
     columns the rate, pass/n, err, CI and the interval bar (narrowed, threshold `|` in its header);
     at 200 the run strip, band and decided columns too."""
-    root = tmp_path / "proj"
-    for cid in ("first-case", "second-case"):
-        (root / "cases" / cid).mkdir(parents=True)
-        (root / "cases" / cid / "case.yaml").write_text(
-            f"id: {cid}\ntask: write out.txt\nchecks:\n  - {{type: file_exists, path: out.txt}}\n")
-    (root / "gate_agent.py").write_text(GATE_AGENT)
-    (root / "scarbook.yaml").write_text("agent: {type: python, function: gate_agent:run}\nconcurrency: 1\n")
+    root = python_agent_project(tmp_path / "proj", {
+        cid: "task: write out.txt\nchecks:\n  - {type: file_exists, path: out.txt}\n" for cid in ("first-case", "second-case")},
+        "gate_agent", GATE_AGENT)
     app = make_app(root, clock=lambda: 0.0)
 
     async def ready(pilot):

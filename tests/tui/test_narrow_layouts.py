@@ -20,6 +20,7 @@ from tests.helpers.tui_fixtures import (
     live_screen_caught_up,
     move_library_cursor,
     project_root,  # noqa: F401
+    python_agent_project,
     review_loaded,
     wait_until,
 )
@@ -188,13 +189,9 @@ async def test_the_live_screen_shows_each_gate_decision_at_every_size(tmp_path, 
     Holm-adjusted .031 < .05). At 200 columns the decided column says the words; at 80, where that column
     does not fit, a compact gate column shows a symbol per case and the line under the progress bar says
     what each symbol means and how many cases it holds. Before, at 80 columns no decision was shown."""
-    root = tmp_path / "proj"
-    for cid, path in (("always-meets", "out.txt"), ("never-meets", "missing.txt")):
-        (root / "cases" / cid).mkdir(parents=True)
-        (root / "cases" / cid / "case.yaml").write_text(
-            f"id: {cid}\ntask: write out.txt\nthreshold: 0.5\nchecks:\n  - {{type: file_exists, path: {path}}}\n")
-    (root / "writing_agent.py").write_text(WRITING_AGENT)
-    (root / "scarbook.yaml").write_text("agent: {type: python, function: writing_agent:run}\nconcurrency: 2\n")
+    root = python_agent_project(tmp_path / "proj", {
+        cid: f"task: write out.txt\nthreshold: 0.5\nchecks:\n  - {{type: file_exists, path: {path}}}\n"
+        for cid, path in (("always-meets", "out.txt"), ("never-meets", "missing.txt"))}, "writing_agent", WRITING_AGENT, "concurrency: 2\n")
     app = make_app(root)
     async with app.run_test(size=size) as pilot:
         await launch_runs(pilot, "6")
@@ -211,3 +208,50 @@ async def test_the_live_screen_shows_each_gate_decision_at_every_size(tmp_path, 
         else:  # wide: unchanged, the decided column's words and no summary line
             assert rows["always-meets"][-1] == "above" and rows["never-meets"][-1] == "below", rows
             assert "gate:" not in screen_text(app)
+
+
+LOOKING_AGENT = """
+import asyncio
+
+async def run(task, cwd):
+    if "flaky" in task:  # every other run passes; after its first 8 it never ends (the session keeps running)
+        count = cwd.parents[3] / "flaky-runs.txt"
+        done = int(count.read_text()) if count.exists() else 0
+        if done >= 8:
+            await asyncio.sleep(3600)
+        count.write_text(str(done + 1))
+        if done % 2:
+            (cwd / "out.txt").write_text("ok")
+    else:
+        (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_a_case_a_look_decides_shows_its_decision_while_the_session_runs(tmp_path, fast_demo, size):  # noqa: F811
+    """`undecided: more`, 8 runs a look (looks 8, 16, 32, 40: each at .05 / 4): the steady case passes 8 of 8
+    at its 50% threshold (P = .004), decided above at the first look; the flaky one (4 of 8) runs on, and
+    its runs after the first look never end. While it runs the screen shows the steady case's decision:
+    at 200 columns in the decided column, at 80 as the gate column's ✓ and the counts beside the figures.
+    Before, a look's decision reached neither the screen nor the CLI until the session ended."""
+    root = python_agent_project(tmp_path / "proj", {
+        cid: f"task: a {cid} task\nthreshold: 0.5\nchecks:\n  - {{type: file_exists, path: out.txt}}\n"
+        for cid in ("steady-passing-case", "flaky-half-passing")}, "looking_agent", LOOKING_AGENT,
+        "concurrency: 2\ngate: {undecided: more}\n")
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await launch_runs(pilot, "8")
+        await wait_until(pilot, lambda: app.live is not None and app.live.decided == {"steady-passing-case": "above"}
+                         and sum(app.live.running.values()) == 2, timeout=60, what="the first look and the runs after it")
+        await live_screen_caught_up(pilot)
+        assert not app.live.done
+        rows = {line.split()[0]: line.split() for line in screen_text(app).splitlines()
+                if line.split() and line.split()[0] in ("steady-passing-case", "flaky-half-passing")}
+        if size == NARROW:
+            assert rows["steady-passing-case"][-1] == "✓" and rows["flaky-half-passing"][-1] != "✓", rows
+            assert "gate: ✓ 1 above · 1 not decided yet" in screen_text(app), screen_text(app)
+        else:
+            assert rows["steady-passing-case"][-1] == "above" and rows["flaky-half-passing"][-1] != "above", rows
+        await pilot.press("escape", "y")  # cancel it: asked, then yes
+        await wait_until(pilot, lambda: app.live.done, what="the session to end")
