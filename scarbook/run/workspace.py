@@ -252,24 +252,51 @@ def _digest_inside(root: Path, rel: str) -> str | None:
 
 def remove_workspace(root: Path) -> None:
     """Delete a finished run's workspace (<session>/<case>/<k>). Its <case> folder is entered without
-    following a link (safefs.open_dir) and the run's folder removed relative to it (shutil.rmtree with
-    dir_fd never follows a link either): a <case> the agent swapped for a link is left alone, never a
-    delete outside. A folder that cannot be removed so stays (it is only space)."""
+    following a link (safefs.open_dir) and the run's folder removed relative to it (never following a
+    link either): a <case> the agent swapped for a link is left alone, never a delete outside. A folder
+    that cannot be removed so stays (it is only space)."""
     if safefs.MODE == "portable":
         _remove_by_path(root)
         return
-    for st in _seeded_left(root):
-        safefs.forget_seeded(st)
     try:
         case_fd = safefs.open_dir(root.parent.parent, (root.parent.name,))
     except (safefs.Refused, OSError):
         return
     try:
-        shutil.rmtree(root.name, dir_fd=case_fd)
+        if not _remove_flat(case_fd, root.name):  # folders inside (or not a folder at all): the general way
+            for st in _seeded_left(root):
+                safefs.forget_seeded(st)
+            shutil.rmtree(root.name, dir_fd=case_fd)
     except (OSError, RecursionError):  # (rmtree recurses: a tree 1,000 deep is left, as it was)
         pass
     finally:
         os.close(case_fd)
+
+
+def _remove_flat(case_fd: int, name: str) -> bool:
+    """Remove the run's folder `name` (in `case_fd`) when it holds no folder — what most runs leave:
+    listed once, each file lstat-ed (its seeded entry forgotten) and unlinked, then the folder. About
+    half the system calls of a walk followed by rmtree, on the janitor's thread, each one a hand-over of
+    the GIL with the loop. False, having removed nothing, when it holds a folder or is not one."""
+    try:
+        ws = os.open(name, _DIR, dir_fd=case_fd)
+    except OSError:
+        return False
+    try:
+        with os.scandir(ws) as it:
+            entries = list(it)
+        if any(e.is_dir(follow_symlinks=False) for e in entries):
+            return False
+        for e in entries:
+            try:
+                safefs.forget_seeded(os.lstat(e.name, dir_fd=ws))
+                os.unlink(e.name, dir_fd=ws)
+            except FileNotFoundError:
+                pass  # gone since it was listed (a leftover)
+    finally:
+        os.close(ws)
+    os.rmdir(name, dir_fd=case_fd)
+    return True
 
 
 def _seeded_left(root: Path) -> list[os.stat_result]:

@@ -139,3 +139,50 @@ def test_a_file_deleted_while_the_walk_lists_its_folder_does_not_cut_the_listing
 
     found = safefs.walk(ws, look)
     assert sorted(found) == sorted(f"f{i:02d}.txt" for i in range(20) if f"f{i:02d}.txt" not in gone)
+
+
+def _seeded_keys(snap_root: Path) -> set[tuple[int, int]]:
+    return {(st.st_dev, st.st_ino) for st in (p.lstat() for p in snap_root.rglob("*") if not p.is_dir())}
+
+
+def test_a_pruned_workspace_without_folders_is_listed_once_and_goes_whole(tmp_path, monkeypatch):
+    """Issue 38.3: a passing run's workspace (most hold no folder) is listed once and its files unlinked
+    there; the walk for the seeded files and rmtree's own listing were two (each call a hand-over of the
+    GIL between the janitor's thread and the loop's)."""
+    from scarbook.run.workspace import remove_workspace
+
+    ws = tmp_path / "workspaces" / "s1" / "c" / "1"
+    prepare_workspace(Case(id="c", task="t", seed_files={"README.md": "# seed\n", "b.txt": "b"}), ws)
+    (ws / "out.txt").write_text("made by the agent")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the workspace's")
+    (ws / "link").symlink_to(outside)
+    seeded = _seeded_keys(ws) & safefs._SEEDED
+    assert len(seeded) == 2
+    listed = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda *a: listed.append(a) or real(*a))
+    remove_workspace(ws)
+    assert len(listed) == 1  # 2 before
+    assert not ws.exists() and (ws.parent).is_dir()
+    assert outside.read_text() == "not the workspace's"  # the link went, not what it leads to
+    assert not seeded & safefs._SEEDED  # forgotten: a later file with a reused inode is not taken for a seed
+
+
+def test_a_pruned_workspace_with_folders_goes_whole_and_a_run_folder_swapped_for_a_link_is_left(tmp_path):
+    from scarbook.run.workspace import remove_workspace
+
+    case = Case(id="c", task="t", seed_files={"a/b/c.txt": "deep", "top.txt": "top"})
+    ws = tmp_path / "workspaces" / "s1" / "c" / "1"
+    prepare_workspace(case, ws)
+    seeded = _seeded_keys(ws) & safefs._SEEDED
+    assert len(seeded) == 2
+    remove_workspace(ws)
+    assert not ws.exists() and not seeded & safefs._SEEDED
+    outside = tmp_path / "outside"
+    (outside / "d").mkdir(parents=True)
+    (outside / "keep.txt").write_text("mine")
+    two = ws.parent / "2"
+    two.symlink_to(outside)  # the agent swapped its run's folder for a link to a folder outside
+    remove_workspace(two)
+    assert (outside / "keep.txt").read_text() == "mine" and (outside / "d").is_dir()
