@@ -4,7 +4,7 @@ lock, moving and copying folders); deleting to the trash, restoring and purging 
 Moves are one `os.rename` (a case is in cases/ or in the trash, never in neither); across
 filesystems a move copies to a hidden folder, renames it into place, then removes the original.
 A duplicate is copied to a hidden `cases/.scarbook-partial-*` folder (load_cases skips hidden
-folders) and renamed into place whole; so is a new case saved (`new_case_folder`, cases/folder_save.py). A rename moves the folder, then rewrites the `id:` line of
+folders) and renamed into place whole; so is a new case saved (cases/folder_save.py's `new_case_folder`, under this lock). A rename moves the folder, then rewrites the `id:` line of
 its case.yaml atomically: a crash between the two leaves a case whose id differs from its folder,
 which eval refuses with a message naming the fix — never a case that runs under the wrong id.
 History stays under the id a case ran as (see case_lineage.py).
@@ -19,8 +19,6 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -29,9 +27,9 @@ from filelock import FileLock, Timeout
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import check_new_case_id, free_case_id, no_such_cases
 from scarbook.cases.io import CASE_FILE, case_to_dict, load_case, validate_case_data
-from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp, renamed
+from scarbook.cases.lineage import CaseIdLog, IdEntry, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
-from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes, sync_directory, unwritable_why
+from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes, unwritable_why
 from scarbook.fs.yamlio import dump_yaml, line_of, load_yaml_text
 from scarbook.models import Case
 from scarbook.models.words import SessionState
@@ -123,69 +121,6 @@ def _valid_case(project: ProjectFolders, case_id: str) -> tuple[Path, Case]:
         return folder, load_case(folder)
     except CaseError as exc:
         raise ScarbookError(f"case {case_id!r} is invalid, fix it first: {exc}") from None
-
-
-@contextmanager
-def new_case_id(project: ProjectFolders, case_id: str):
-    """Around the writing of a new case folder cases/<case_id>/ (the editor's save, an import): when
-    runs are recorded under that id (a case whose folder was removed by hand), the id's `since` is
-    recorded first, so the new case starts with no runs. Undone if the writing fails; nothing for a
-    folder that exists already (that is an edit, not a new case)."""
-    if os.path.lexists(project.cases_dir / case_id):
-        yield
-        return
-    log = CaseIdLog(project.workspaces_dir)
-    with _Lock(project):
-        prior, entry = _record_fresh_start(project, log, case_id)
-    try:
-        yield
-    except BaseException:
-        if entry != prior:
-            with _Lock(project):
-                log.update({case_id: prior})
-        raise
-
-
-def _record_fresh_start(project: ProjectFolders, log: CaseIdLog, case_id: str) -> tuple[IdEntry | None, IdEntry | None]:
-    """Under the lock: the id's `since` set to now when runs are recorded under it; (before, after)."""
-    from scarbook.history.store import History
-
-    prior = log.load().get(case_id)
-    sessions = [(s.id, s.started_at) for s in History(project.workspaces_dir).sessions() if case_id in s.case_ids]
-    entry = fresh_start(prior, sessions, now_stamp())
-    if entry != prior:
-        log.update({case_id: entry})
-    return prior, entry
-
-
-@contextmanager
-def new_case_folder(project: ProjectFolders, case_id: str) -> Iterator[Path]:
-    """A new case folder cases/<case_id>/ that appears whole or not at all. Yields a hidden folder beside
-    it (cases/.scarbook-partial-<id>-<token>/: load_cases, lint and the library skip hidden folders) to
-    write the case and its files into, then renames it into place. All under the case lock — a
-    duplicate's clean-up of crashed partials never takes a save's — with the id's fresh start recorded
-    as `new_case_id` does. When the writing fails (or is interrupted) the hidden folder goes and the id
-    log is put back: no case, no leftover."""
-    dest = project.cases_dir / case_id
-    log = CaseIdLog(project.workspaces_dir)
-    with _Lock(project):
-        if os.path.lexists(dest):
-            raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
-        prior, entry = _record_fresh_start(project, log, case_id)
-        partial = project.cases_dir / f"{PARTIAL}{case_id}-{secrets.token_hex(4)}"
-        try:
-            _clean_partials(project.cases_dir)
-            partial.mkdir(parents=True)
-            yield partial
-            if os.path.lexists(dest):
-                raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
-            os.rename(partial, dest)
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            if entry != prior:
-                log.update({case_id: prior})
-            raise
-    sync_directory(project.cases_dir)
 
 
 def running_case_ids(project: ProjectFolders) -> dict[str, str]:

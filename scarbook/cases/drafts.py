@@ -8,7 +8,6 @@ when the user saves it (`draft_from_run`, then the editor's save: cases/folder_s
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -101,25 +100,25 @@ def create_draft_case(project: ProjectFolders, case: Case, run: RunRecord) -> Ca
 # files the user ticked.
 #
 # `write_draft_case` copies the suggested seeds all-or-none; the screen lets the user confirm each
-# one, so the draft is written without seeds and the ticked ones are added here. If adding a seed
-# fails the whole folder goes, like a failed draft: no half-made case is left behind.
+# one, so the draft is written without seeds and the ticked ones are added — all in the hidden folder
+# the case is built in (folder_save.new_case_folder), renamed into place once whole: no reader sees the
+# draft before its seed, and a failure leaves no case and no hidden folder behind.
 
-def create_draft(t: Transcript, cases_dir: Path, case_id: str, artifact_number: int,
+def create_draft(t: Transcript, project: ProjectFolders, case_id: str, artifact_number: int,
                  seeds: list[SeedSuggestion], transcript_path: Path | None, good_number: int | None = None) -> Path:
     """Write cases/<case_id>/ with the chosen artifact (and the good one, when the user marked one)
     and exactly the ticked `seeds`; return the folder."""
-    check_new_case_id(cases_dir, case_id)
+    from scarbook.cases.folder_save import new_case_folder
+
+    check_new_case_id(project.cases_dir, case_id)
     missing = [s.path for s in seeds if s.content is None]
     if missing:
         raise ScarbookError(f"the transcript does not hold the whole content of {', '.join(missing)}; "
                             "add those files in the case editor")
-    folder = write_draft_case(t, Path(cases_dir), case_id, artifact_number, seed_suggested=False,
-                              transcript_path=transcript_path,
-                              good=str(good_number) if good_number is not None else None)
-    try:
+    with new_case_folder(project, case_id) as staging:
+        folder = write_draft_case(t, staging, case_id, artifact_number, seed_suggested=False,
+                                  transcript_path=transcript_path,
+                                  good=str(good_number) if good_number is not None else None)
         for seed in seeds:
             atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return folder
+    return project.cases_dir / case_id

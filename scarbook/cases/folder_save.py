@@ -18,20 +18,75 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
-from scarbook.cases.admin import PARTIAL, new_case_folder
+from scarbook.cases.admin import PARTIAL, _clean_partials, _Lock
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.io import CASE_FILE, case_to_dict, save_case, validate_case_data
+from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.fs.files import describe_os_error
+from scarbook.fs.files import describe_os_error, sync_directory
 from scarbook.fs.paths import resolve_inside
 from scarbook.models import Case
 
 NOTHING_SAVED = "nothing was saved"
+
+
+def _record_fresh_start(project: ProjectFolders, log: CaseIdLog, case_id: str) -> tuple[IdEntry | None, IdEntry | None]:
+    """Under the lock: the id's `since` set to now when runs are recorded under it; (before, after)."""
+    from scarbook.history.store import History
+
+    prior = log.load().get(case_id)
+    sessions = [(s.id, s.started_at) for s in History(project.workspaces_dir).sessions() if case_id in s.case_ids]
+    entry = fresh_start(prior, sessions, now_stamp())
+    if entry != prior:
+        log.update({case_id: entry})
+    return prior, entry
+
+
+@contextmanager
+def new_case_folder(project: ProjectFolders, case_id: str) -> Iterator[Path]:
+    """A new case folder cases/<case_id>/ that appears whole or not at all. Yields a hidden folder in
+    cases/ (cases/.scarbook-partial-<id>-<token>/: load_cases, lint and the library skip hidden folders)
+    to write the case into as if it were cases/ — `staging / case_id` is the case's folder, so anything
+    that writes a case into a cases folder (save_case, write_draft_case) writes it there, its folder
+    named for its id — then renames that folder into place. All under the case lock (a duplicate's
+    clean-up of crashed partials never takes a save's). When runs are recorded under the id (a case whose
+    folder was removed by hand), its `since` is recorded first, so the new case starts with no runs. When
+    the writing fails (or is interrupted) the hidden folder goes and the id log is put back: no case, no
+    leftover."""
+    dest = project.cases_dir / case_id
+    log = CaseIdLog(project.workspaces_dir)
+    with _Lock(project):
+        if os.path.lexists(dest):
+            raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
+        prior, entry = _record_fresh_start(project, log, case_id)
+        staging = project.cases_dir / f"{PARTIAL}{case_id}-{secrets.token_hex(4)}"
+        try:
+            _clean_partials(project.cases_dir)
+            staging.mkdir(parents=True)
+            yield staging
+            if os.path.lexists(dest):
+                raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
+            os.rename(staging / case_id, dest)
+        except BaseException:
+            if entry != prior:
+                log.update({case_id: prior})
+            raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    sync_directory(project.cases_dir)
+
+
+def shown_path(path: str | Path) -> str:
+    """A path inside a case being built (cases/.scarbook-partial-<id>-<token>/<id>/...) as the user knows it
+    once the case is in place (cases/<id>/...): an error names the case, never the hidden folder."""
+    return re.sub(rf"{re.escape(PARTIAL)}(.+?)-[0-9a-f]{{8}}[/\\]\1(?=$|[/\\])", r"\1", os.fspath(path))
 
 
 def save_case_folder(project: ProjectFolders, case: Case, *, is_new: bool, files: Mapping[str, bytes | Path],
@@ -45,10 +100,11 @@ def save_case_folder(project: ProjectFolders, case: Case, *, is_new: bool, files
     put = dict(put or {})
     try:
         if is_new or not os.path.lexists(folder):  # an edited case whose folder went meanwhile is new again
-            with new_case_folder(project, case.id) as partial:
+            with new_case_folder(project, case.id) as staging:
                 for rel, content in {**files, **put}.items():
-                    _copy_in(partial, rel, content)
-                save_case(case, project.cases_dir, into=partial)
+                    _copy_in(staging / case.id, rel, content)
+                save_case(case, staging)
+            case.root = folder
             return folder / CASE_FILE
         wanted = {rel: c for rel, c in files.items() if not os.path.lexists(resolve_inside(folder, rel))}
         return _update_in_place(case, project.cases_dir, {**wanted, **put}, set(drop))

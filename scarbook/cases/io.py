@@ -255,16 +255,13 @@ def case_to_dict(case: Case) -> dict[str, Any]:
     return out
 
 
-def save_case(case: Case, cases_dir: Path, *, into: Path | None = None) -> Path:
-    """Validate, then write `cases/<id>/case.yaml` atomically. Returns the file's path. `into`: the
-    hidden folder a new case is built in before it is renamed to cases/<id>/ (admin.new_case_folder);
-    the checks and their messages still name cases/<id>/case.yaml."""
+def save_case(case: Case, cases_dir: Path) -> Path:
+    """Validate, then write `cases/<id>/case.yaml` atomically. Returns the file's path."""
     folder = Path(cases_dir) / case.id
     path = folder / CASE_FILE
     data = case_to_dict(case)
     validate_case_data(data, path, folder)  # never write a case that would not load
-    target = path if into is None else Path(into) / CASE_FILE
-    atomic_write_text(target, _case_text(target, data))
+    atomic_write_text(path, _case_text(path, data))
     case.root = folder
     return path
 

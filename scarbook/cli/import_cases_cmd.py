@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cases.admin import new_case_id
+from scarbook.cases.folder_save import new_case_folder
 from scarbook.cases.io import save_case, validate_case_data
 from scarbook.cli.common import friendly_errors, get_project, say
 from scarbook.errors import CaseError, ScarbookError
@@ -68,8 +68,12 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
                             "cases_dir in scarbook.yaml at one; nothing was written")
     for i, c in enumerate(cases):
         try:
-            with new_case_id(project, c.id):
+            if (project.cases_dir / c.id).exists():  # --force: case.yaml replaced atomically
                 path = save_case(c, project.cases_dir)
+            else:  # built in a hidden folder and renamed into place: never an empty folder in cases/
+                with new_case_folder(project, c.id) as staging:
+                    save_case(c, staging)
+                path = project.cases_dir / c.id / "case.yaml"
         except OSError as exc:
             raise ScarbookError(f"could not write case {c.id} in {project.cases_dir}: {describe_os_error(exc)} — "
                                 f"{plural(i, 'case')} of {len(cases)} written before it") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import click
@@ -62,7 +63,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
     call with no result) is printed on stderr as a warning.
     """
-    from scarbook.cases.transcript_draft import pick_turn, write_draft_case
+    from scarbook.cases.transcript_draft import pick_turn
     from scarbook.transcripts import (
         candidates,
         format_candidates,
@@ -111,22 +112,8 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         if not list_only:
             say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
         return
-    from scarbook.cases.admin import new_case_id
-
     project = get_project(ctx)
-    why = unwritable_why(project.cases_dir)
-    if why:
-        raise ScarbookError(f"cannot write the draft case: {why} — make {project.cases_dir} a writable folder, "
-                            "or point cases_dir in scarbook.yaml at one")
-    with new_case_id(project, case_id):
-        try:
-            folder = write_draft_case(t, project.cases_dir, case_id, artifact_index, seed_suggested, Path(transcript),
-                                      turn=turn, good=good)
-        except OSError as exc:
-            raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
-                                f"{describe_os_error(exc)}"
-                                + (f" ({exc.filename})" if exc.filename else "")
-                                + " — make that folder writable") from None
+    folder = _write_draft(project, t, case_id, artifact_index, seed_suggested, Path(transcript), turn=turn, good=good)
     say(f"wrote draft case {folder}")
     chosen = pick_turn(t, candidates(t), turn, artifact_index)[0]
     joined = pick_task(t, chosen, exact=turn is not None).note
@@ -197,6 +184,30 @@ def _say_trajectory_hints(t, cands, turn: int | None, artifact_index: int | None
             "so the agent needs record:, a preset, or transcript: true):")
         for h in hints:
             say(f"  - {h.yaml()}   # {h.why}")
+
+
+def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_suggested: bool, transcript: Path, *,
+                 turn: int | None, good: str | None) -> Path:
+    """cases/<case_id>/ written from the transcript, built in a hidden folder and renamed into place whole
+    (cases/folder_save.new_case_folder): no reader sees a half-written draft."""
+    from scarbook.cases.folder_save import new_case_folder, shown_path
+    from scarbook.cases.transcript_draft import write_draft_case
+
+    why = unwritable_why(project.cases_dir)
+    if why:
+        raise ScarbookError(f"cannot write the draft case: {why} — make {project.cases_dir} a writable folder, "
+                            "or point cases_dir in scarbook.yaml at one")
+    if os.path.lexists(project.cases_dir / case_id):  # said as the draft's writer says it, before the lock
+        raise ScarbookError(f"{project.cases_dir / case_id} already exists; choose another --id")
+    try:
+        with new_case_folder(project, case_id) as staging:
+            write_draft_case(t, staging, case_id, artifact_index, seed_suggested, transcript, turn=turn, good=good)
+    except OSError as exc:
+        raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
+                            f"{describe_os_error(exc)}"
+                            + (f" ({shown_path(exc.filename)})" if exc.filename else "")
+                            + " — make that folder writable") from None
+    return project.cases_dir / case_id
 
 
 COMMANDS = [import_command]

@@ -393,18 +393,21 @@ def test_fresh_start_cuts_off_sessions_that_would_count_and_drops_a_gone_folders
     assert fresh_start(moved, [("20261105-100000-000aa", "2026-11-05T10:00:00+00:00")], now) == IdEntry(now)
 
 
-def test_new_case_id_is_undone_when_the_case_is_not_written_and_skipped_for_an_existing_folder(project):
-    from scarbook.cases.admin import new_case_id
+def test_a_new_case_folders_id_record_is_undone_when_the_case_is_not_written_and_none_for_an_existing_folder(project):
+    """cases/folder_save.new_case_folder (new_case_id before it: every new case is now built whole)."""
+    from scarbook.cases.folder_save import new_case_folder
     from scarbook.cases.lineage import CaseIdLog
 
     project.bundled(agent_seed=3)
     assert project.cli("eval", "write-one-line", "-n", "1").exit_code == 1
     log = CaseIdLog(project.workspaces)
-    with new_case_id(project.load(), "write-one-line"):  # the folder exists: an edit, not a new case
+    with pytest.raises(ScarbookError, match="a case named 'write-one-line' already exists"), \
+            new_case_folder(project.load(), "write-one-line"):  # the folder exists: an edit, not a new case
         pass
     assert log.load() == {}
     shutil.rmtree(project.cases_dir / "write-one-line")
-    with pytest.raises(OSError), new_case_id(project.load(), "write-one-line"):
+    with pytest.raises(OSError), new_case_folder(project.load(), "write-one-line"):
         assert set(log.load()) == {"write-one-line"}  # recorded before anything is written
         raise OSError(errno.ENOSPC, "No space left on device")
     assert log.load() == {}
+    assert sorted(os.listdir(project.cases_dir)) == ["fix-json-config", "rename-function", "review-api-claims"]

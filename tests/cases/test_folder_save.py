@@ -188,8 +188,8 @@ def test_a_crashed_saves_hidden_folder_is_no_case_and_goes_with_the_next_save(pr
     project.bundled()
     folders = project.load()
     crashed = folders.cases_dir / ".scarbook-partial-half-1234abcd"
-    (crashed / "seed").mkdir(parents=True)
-    (crashed / "case.yaml").write_text("id: half\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
+    (crashed / "half" / "seed").mkdir(parents=True)
+    (crashed / "half" / "case.yaml").write_text("id: half\ntask: t\nchecks: [{type: file_exists, path: x}]\n")
     found = load_cases(folders.cases_dir)
     assert "half" not in [c.id for c in found.cases] and found.problems == []
     lint = project.cli("lint")
@@ -216,3 +216,61 @@ def test_a_read_only_cases_folder_is_said_with_the_fix_and_nothing_is_written(pr
                                   f"make {project.cases_dir} a writable folder with free space; nothing was saved"), \
         out.stderr
     assert sorted(os.listdir(project.cases_dir)) == before
+
+
+def test_an_imported_draft_is_never_seen_before_its_ticked_seeds_and_a_failure_leaves_nothing(project, monkeypatch):
+    """The TUI's import (cases/drafts.create_draft) wrote case.yaml, then the seed files the user ticked."""
+    import scarbook.cases.drafts as drafts
+    from scarbook.transcripts import SeedSuggestion, load_transcript
+    from tests.helpers.paths import FIXTURES
+
+    project.bundled()
+    folders = project.load()
+    log = FIXTURES / "transcripts" / "claude_code_session.jsonl"
+    seeds = [SeedSuggestion("README.md", "# tiny-agent\n", "read"), SeedSuggestion("docs/a.md", "a\n", "read")]
+    real, looks = drafts.atomic_write_text, []
+
+    def write(path, text, **kw):
+        found = load_cases(folders.cases_dir)
+        looks.append(("drafted" in [c.id for c in found.cases], found.problems, (folders.cases_dir / "drafted").exists()))
+        if len(looks) == 2 and fail:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, text, **kw)
+
+    monkeypatch.setattr(drafts, "atomic_write_text", write)
+    before = sorted(os.listdir(folders.cases_dir))
+    fail = True
+    with pytest.raises(OSError):
+        drafts.create_draft(load_transcript(log), folders, "drafted", 1, seeds, log)
+    assert sorted(os.listdir(folders.cases_dir)) == before  # no draft, no hidden folder
+    looks.clear()
+    fail = False
+    folder = drafts.create_draft(load_transcript(log), folders, "drafted", 1, seeds, log)
+    assert looks == [(False, [], False), (False, [], False)]
+    assert folder == folders.cases_dir / "drafted" and load_case(folder).seed_dir == folder / "seed"
+    assert listing(folder / "seed") == {"README.md": b"# tiny-agent\n", "docs/a.md": b"a\n"}
+    assert sorted(os.listdir(folders.cases_dir)) == sorted([*before, "drafted"])
+
+
+def test_scarbook_import_writes_the_draft_whole(project, monkeypatch):
+    """`scarbook import --id` built the folder in place (scar files, seed, then case.yaml): a reader between
+    saw a folder with no case.yaml — an invalid case that stops `scarbook eval`. Now it appears whole."""
+    import scarbook.cases.transcript_draft as transcript_draft
+    from tests.helpers.paths import FIXTURES
+
+    project.bundled()
+    real, looks = transcript_draft.atomic_write_bytes, []
+
+    def write(path, data, **kw):  # each scar and seed file the draft writes
+        looks.append(((project.cases_dir / "drafted").exists(), load_cases(project.cases_dir).problems))
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(transcript_draft, "atomic_write_bytes", write)
+    log = FIXTURES / "transcripts" / "claude_code_session.jsonl"
+    result = project.cli("import", str(log), "--id", "drafted", "--seed-suggested", "--skip-judge")
+    assert result.exit_code == 0, result.output
+    assert looks and all(look == (False, []) for look in looks), looks
+    assert load_case(project.cases_dir / "drafted").seed_dir == project.cases_dir / "drafted" / "seed"
+    assert not [p for p in os.listdir(project.cases_dir) if p.startswith(".")]
+    taken = project.cli("import", str(log), "--id", "drafted")
+    assert taken.exit_code == 2 and f"{project.cases_dir / 'drafted'} already exists; choose another --id" in taken.output

@@ -25,7 +25,6 @@ from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
-from scarbook.cases.admin import new_case_id
 from scarbook.cases.drafts import create_draft
 from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
@@ -429,12 +428,11 @@ class ImportScreen(HostScreen[str | None]):
         case_id = self.query_one("#import-id", Input).value.strip()
         project = self.app.project
         try:
-            with new_case_id(project, case_id):
-                if number == self.good_number:
-                    raise ScarbookError(f"candidate {number} is marked as the good artifact: highlight the "
-                                        "failed one (or press g to unmark it)")
-                folder = create_draft(self.transcript, project.cases_dir, case_id, number, self.ticked_seeds,
-                                      self.transcript_path, self.good_number)
+            if number == self.good_number:
+                raise ScarbookError(f"candidate {number} is marked as the good artifact: highlight the "
+                                    "failed one (or press g to unmark it)")
+            folder = create_draft(self.transcript, project, case_id, number, self.ticked_seeds,
+                                  self.transcript_path, self.good_number)
         except (ScarbookError, OSError) as exc:
             self.show_error(f"not created: {exc}")
             self.query_one("#import-id", Input).focus()
