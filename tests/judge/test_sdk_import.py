@@ -9,8 +9,18 @@ import sys
 
 import pytest
 
+# The moment anything imports the SDK the probe says so and ends: what the SDK's own import would cost (~2 s
+# of CPU, seconds more on a busy machine) tells the test nothing more.
 PROBE = """
-import sys
+import os, sys
+
+class SeesTheSDK:
+    def find_spec(self, name, path=None, target=None):
+        if name == "anthropic":
+            print("SDK:", True, "aiohttp:", "aiohttp" in sys.modules, "(its import began)", flush=True)
+            os._exit(0)
+
+sys.meta_path.insert(0, SeesTheSDK())
 from scarbook.cli import main
 try:
     main({args!r}, standalone_mode=False)
