@@ -63,6 +63,15 @@ def cluster():
 
 
 @pytest.fixture(autouse=True)
+def two_nodes(cluster):
+    """Every test has the head and a worker node: the worker is started again if a test before took it away
+    (the lost-node test, last in the module for that reason: a node's start costs seconds of CPU)."""
+    if len(cluster.list_all_nodes()) < 2:
+        add_node(cluster, num_cpus=2)
+        cluster.wait_for_nodes()
+
+
+@pytest.fixture(autouse=True)
 def fast_demo(monkeypatch):
     monkeypatch.setenv("SCARBOOK_DEMO_DELAY", "0")
 
@@ -208,42 +217,6 @@ async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
     assert len(runs) == 3 and all(r.node["id"] in node_ids for r in runs)
 
 
-def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    release = tmp_path / "release"
-    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), str(release))
-    root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
-    project = Project.at(root)
-    ready = prepare_session(SessionSite.of(project), SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=4, concurrency=4)).session
-    executor = make_executor(project.config.executor, ready)
-    head_id = cluster.head_node.node_id
-    (worker,) = [n for n in cluster.list_all_nodes() if n.node_id != head_id]
-
-    async def go():
-        lost = False
-        async for ev in run_session(ready, executor=executor):
-            if isinstance(ev, RunStarted) and not lost:
-                lost = True
-                assert await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60), \
-                    f"the 4 runs did not all start within 60 s: {sorted(os.listdir(pids))}"
-                await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
-                release.touch()  # the 2 on the head node end; the 2 lost ones end as soon as they run again
-            if isinstance(ev, SessionFinished):
-                return ev
-
-    try:
-        finished = asyncio.run(go())
-    finally:
-        add_node(cluster, num_cpus=2)  # the other tests of this module keep their two nodes
-        cluster.wait_for_nodes()
-    runs = finished.runs
-    assert [r.status for r in runs] == ["pass"] * 4, [r.reason for r in runs]
-    retried = [r for r in runs if r.infra_retries]
-    assert len(retried) == 2 and all(r.node["id"] == head_id for r in retried)
-    assert all("the first attempt lost its worker" in r.workspace_note for r in retried)
-
-
 def test_a_run_no_node_can_hold_is_said_before_it_waits(cluster, tmp_path):
     from scarbook.config import ExecutorSettings
 
@@ -321,3 +294,37 @@ def test_a_recorded_session_on_two_nodes_brings_each_runs_transcript_back(cluste
         t, why = load_run_transcript(r)
         assert why == "" and t.model == "claude-test" and t.model_calls == 1
     assert [q["headers"]["x-api-key"] for q in up.requests] == [SECRET] * 4
+
+
+# (last in the module: it takes a node away, and `two_nodes` would start one again for a test after it — a node's
+# start costs its raylet, its agents and its first workers, seconds of CPU on a busy machine)
+def test_a_lost_node_s_runs_are_retried_on_the_other_node(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    release = tmp_path / "release"
+    agent = python_agent(tmp_path, "napper.py", NAPPER, str(pids), str(release))
+    root = write_project(tmp_path / "p", agent=agent, cases={"nap": ONE_CHECK_CASE.format(cid="nap")})
+    project = Project.at(root)
+    ready = prepare_session(SessionSite.of(project), SessionPlan(select_cases(project, project.load_cases(), (), ()), runs=4, concurrency=4)).session
+    executor = make_executor(project.config.executor, ready)
+    head_id = cluster.head_node.node_id
+    (worker,) = [n for n in cluster.list_all_nodes() if n.node_id != head_id]
+
+    async def go():
+        lost = False
+        async for ev in run_session(ready, executor=executor):
+            if isinstance(ev, RunStarted) and not lost:
+                lost = True
+                assert await asyncio.to_thread(wait_until, lambda: len(os.listdir(pids)) == 4, 60), \
+                    f"the 4 runs did not all start within 60 s: {sorted(os.listdir(pids))}"
+                await asyncio.to_thread(cluster.remove_node, worker)  # 2 of the 4 runs were there
+                release.touch()  # the 2 on the head node end; the 2 lost ones end as soon as they run again
+            if isinstance(ev, SessionFinished):
+                return ev
+
+    finished = asyncio.run(go())
+    runs = finished.runs
+    assert [r.status for r in runs] == ["pass"] * 4, [r.reason for r in runs]
+    retried = [r for r in runs if r.infra_retries]
+    assert len(retried) == 2 and all(r.node["id"] == head_id for r in retried)
+    assert all("the first attempt lost its worker" in r.workspace_note for r in retried)
