@@ -20,9 +20,7 @@ import json
 import secrets
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from scarbook.checks.context import CheckContext
 from scarbook.checks.verdict import JUDGE_SKIPPED
@@ -35,6 +33,9 @@ from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME, new_nonce
 from scarbook.judge.verdict import ItemVerdict, MalformedReply, parse_tool_input
 from scarbook.models import Check, CheckResult, CheckStatus, JudgeDetail, Usage, Vote
+
+if TYPE_CHECKING:
+    import anthropic  # (imported by the functions that call it, as in scarbook.judge.client)
 
 WAITING = f"{JUDGE_SKIPPED} (waiting for the batch judge)"
 
@@ -223,6 +224,8 @@ def _not_a_batch(client: anthropic.AsyncAnthropic, asked: str, batch: Any) -> Ju
 
 async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
     """custom_id -> the request's result (an ended batch's results file, read whole)."""
+    import anthropic  # loaded already: judge.client() made the SDK's client
+
     client = judge.client()
 
     async def read() -> dict[str, Any]:

@@ -12,9 +12,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from scarbook.checks.context import CheckContext
 from scarbook.judge.artifact import Artifact, ArtifactRefused
@@ -40,6 +38,9 @@ from scarbook.models import (
 )
 from scarbook.models.rubric import resolve_item_ids
 from scarbook.proc import credentials
+
+if TYPE_CHECKING:
+    import anthropic  # (the SDK is imported where a client is made: scarbook.judge.client)
 
 ARTIFACT_EXCERPT = 20_000
 

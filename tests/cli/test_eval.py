@@ -11,7 +11,6 @@ from xml.etree import ElementTree as ET
 
 import click
 import pytest
-from scipy.stats import binomtest
 
 from scarbook.cli import main
 from scarbook.run.session import NONE_NOTE
@@ -36,6 +35,8 @@ def _rows(stdout: str) -> dict[str, list[str]]:
 
 
 def test_eval_bundled_cases_prints_the_table_and_passes(project) -> None:
+    from scipy.stats import binomtest
+
     project.bundled(gate=None)  # the product's default gate: evidence
     result = project.cli("eval", "--runs", "10")
     assert result.exit_code == 0, result.output
@@ -117,6 +118,8 @@ def test_usage_errors_exit_2(project) -> None:
 
 
 def test_json_and_junit_reports(project, tmp_path: Path) -> None:
+    from scipy.stats import binomtest
+
     project.bundled()
     jpath, xpath = tmp_path / "out" / "report.json", tmp_path / "junit.xml"
     result = project.cli("eval", "--runs", "10", "--label", "prompt-v2", "--json", str(jpath), "--junit", str(xpath), "-q")

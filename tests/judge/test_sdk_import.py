@@ -49,13 +49,17 @@ def test_rule_checks_only_never_load_the_sdk(project, args) -> None:
 
 
 def test_a_judged_case_does_load_it(project) -> None:
-    """The probe above can fail: with an llm_judge check to grade and a key to grade with, the SDK is
-    imported. (Without a key no judge can be called, and issue 34.6 keeps the SDK out then too.) The judge
-    points at a closed loopback port: the call fails, but only after the SDK was loaded to make it."""
+    """The probe above can fail: with an llm_judge check to grade (the run's output) and a key to grade with,
+    the SDK is imported. (Without a key no judge can be called, and issue 34.6 keeps the SDK out then too.) The
+    judge points at a closed loopback port: the call fails, but only after the SDK was loaded to make it."""
     project.config(project.root.joinpath("scarbook.yaml").read_text()
                    + "judge:\n  base_url: http://127.0.0.1:9\n  max_retries: 0\n")
     project.case("judged", JUDGED)
-    assert probe(project, "verify", env={"ANTHROPIC_API_KEY": "sk-test"}).startswith("SDK: True ")  # (the SDK may load aiohttp itself)
+    env = {"ANTHROPIC_API_KEY": "sk-test"}
+    assert probe(project, "eval", "--runs", "1", "-q", env=env).startswith("SDK: True ")  # (the SDK may load aiohttp itself)
+    # `verify` of a case without a scar artifact grades nothing: it loaded the SDK only when importing the judge
+    # did (issue 37)
+    assert probe(project, "verify", env=env).startswith("SDK: False ")
 
 
 def test_a_recording_session_loads_aiohttp(project) -> None:

@@ -4,7 +4,6 @@ case, pass@k and pass^k with intervals, no interval without a rate in any output
 from __future__ import annotations
 
 import pytest
-from scipy.stats import binomtest
 
 from scarbook.config import GatePolicy
 from scarbook.models import SessionInfo
@@ -46,6 +45,8 @@ def test_the_table_shows_79_6_and_each_cases_k() -> None:
 
 
 def test_pass_at_k_and_pass_hat_k_intervals_are_the_wilson_interval_carried_through() -> None:
+    from scipy.stats import binomtest
+
     s = summarize_counts("a", 9, 1, 0, 0.8)
     ci = binomtest(9, 10).proportion_ci(method="wilson")
     assert s.pass_hat_k_ci == pytest.approx((ci.low ** 5, ci.high ** 5))

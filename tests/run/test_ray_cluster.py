@@ -30,8 +30,8 @@ from tests.helpers.ray_helpers import (
     alive,
     cli,
     cpus_free,
+    needs_ray,
     python_agent,
-    ray,
     wait_until,
     write_project,
 )
@@ -41,11 +41,12 @@ REPO_CASES = str(REPO / "cases")
 
 
 # One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
-pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
+pytestmark = [needs_ray, pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
 
 
 @pytest.fixture(scope="module")
 def cluster():
+    import ray
     from ray.cluster_utils import Cluster
 
     c = Cluster()
@@ -85,6 +86,8 @@ def _statuses(root) -> dict[tuple[str, int], str]:
 
 
 def test_same_verdicts_as_the_local_executor_with_failed_workspaces_brought_back(cluster, tmp_path):
+    import ray
+
     local = write_project(tmp_path / "local", executor="{type: local}", demo_seed=3)  # 2 fails in 12
     shutil.copytree(REPO_CASES, local / "cases")
     remote = write_project(tmp_path / "remote", executor="{type: local}", demo_seed=3)
@@ -132,6 +135,8 @@ def test_a_killed_worker_is_retried_once_and_counted_apart(cluster, tmp_path):
 
 
 def test_cancel_leaves_no_task_and_no_agent_running(cluster, tmp_path):
+    import ray
+
     pids = tmp_path / "pids"
     pids.mkdir()
     agent = python_agent(tmp_path, "sleeper.py", SLEEPER, str(pids))
@@ -184,6 +189,7 @@ def test_seed_is_shipped_once_per_case_and_adaptive_n_works_unchanged(cluster, t
 
 
 async def test_the_tui_launch_dialog_runs_the_session_on_ray(cluster, tmp_path):
+    import ray
     from textual.widgets import Checkbox, Input
 
     from scarbook.history.store import History

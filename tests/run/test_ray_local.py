@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
-from tests.helpers.ray_helpers import RAY_TEST_TIMEOUT_S, cli, pid_of_peer, python_agent, ray, write_project
+from tests.helpers.ray_helpers import RAY_TEST_TIMEOUT_S, cli, needs_ray, pid_of_peer, python_agent, write_project
 
 AGENT = """\
 from pathlib import Path
@@ -33,11 +33,13 @@ checks:
 
 
 # One worker runs every Ray test (pytest-xdist --dist loadgroup): one Ray instance at a time on the machine.
-pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
+pytestmark = [needs_ray, pytest.mark.xdist_group("ray"), pytest.mark.timeout(RAY_TEST_TIMEOUT_S)]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_started_by_scarbook():
+    import ray
+
     assert not ray.is_initialized()
     yield
     ray.shutdown()
@@ -65,6 +67,7 @@ def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_serve
     assert report["executor"] == report["session"]["executor"] == {"type": "ray", "address": None}
     assert all({"id", "host", "ip", "pid"} <= set(r["node"]) for r in report["runs"])
     assert [req["pid"] for req in judge_server.requests] == [os.getpid()] * 3  # the judge, here
+    import ray
 
     @ray.remote
     def env_of_a_worker(name):
@@ -100,6 +103,8 @@ def test_ray_outliving_its_own_start_up_wait_is_said_in_one_line(tmp_path, monke
     def slow_start(*args, **kwargs):
         raise Exception("The current node timed out during startup. This could happen because some of the raylet "
                         "failed to startup or the GCS has become overloaded.")
+
+    import ray
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)  # (an earlier test of this module started it)
     monkeypatch.setattr(ray, "init", slow_start)

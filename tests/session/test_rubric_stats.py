@@ -8,7 +8,6 @@ import json
 from collections import Counter
 
 import pytest
-from scipy.stats import binomtest
 
 from scarbook.models import ItemFlag
 from scarbook.session.rubric_stats import figures_json, rubric_stats
@@ -40,6 +39,8 @@ PLANTED = {"a": {ItemFlag.REDUNDANT}, "b": {ItemFlag.REDUNDANT}, "c": {ItemFlag.
 
 
 def test_every_flag_is_raised_exactly_where_it_was_planted_with_hand_counted_figures(planted) -> None:
+    from scipy.stats import binomtest
+
     proj, cases, ids = planted
     stats = rubric_stats(proj, list(cases.values()))
     assert stats.runs_read == 4 * 95 + 3 * 40 == 500

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from scipy.stats import fisher_exact, norm
 
 from scarbook.stats.compare import (
     Counts,
@@ -38,6 +37,8 @@ def test_newcombe_matches_the_published_example():
 
 @pytest.mark.parametrize("c1,n1,c2,n2", [(9, 10, 3, 10), (0, 10, 0, 20), (20, 20, 17, 20), (5, 7, 11, 13), (1, 3, 29, 30)])
 def test_newcombe_matches_an_independent_wilson_construction(c1, n1, c2, n2):
+    from scipy.stats import norm
+
     z = norm.ppf(0.975)
     l1, u1 = wilson_by_hand(c1, n1, z)
     l2, u2 = wilson_by_hand(c2, n2, z)
@@ -59,6 +60,8 @@ def test_newcombe_refuses_an_empty_side():
     [(9, 10, 3, 10), (10, 10, 10, 10), (0, 5, 5, 5), (18, 20, 12, 20), (7, 12, 7, 12), (3, 4, 40, 50), (1, 1, 0, 1), (13, 40, 29, 40)],
 )
 def test_fisher_matches_scipy(c1, n1, c2, n2):
+    from scipy.stats import fisher_exact
+
     expected = fisher_exact([[c1, n1 - c1], [c2, n2 - c2]], alternative="two-sided").pvalue
     assert fisher_exact_p(c1, n1, c2, n2) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 

@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
 
 from tests.helpers.paths import REPO
 
@@ -24,6 +23,8 @@ def load_sim():
 
 def _at_most(share: float, trials: int, bound: float) -> bool:
     """The exact one-sided 99% lower confidence bound of the share does not exceed `bound`."""
+    from scipy.stats import binomtest
+
     return binomtest(round(share * trials), trials, bound, alternative="greater").pvalue > 0.01
 
 

@@ -9,7 +9,6 @@ import math
 import random
 
 import pytest
-from scipy.stats import binom
 
 from scarbook.config import GatePolicy
 from scarbook.stats import corrected_gate
@@ -52,6 +51,8 @@ def decision(passes: int, runs: int, model: ErrorModel, threshold: float) -> str
 def test_the_audits_example_8_of_10_against_95_is_not_called_below() -> None:
     """q0 = q1 = .99, 200 labels: 8/10 against 95% was called below (p .043, normal tails); the exact
     test on the judge's PASS count says P(X <= 8 | 10, π(.95)) is about 10%: undecided."""
+    from scipy.stats import binom
+
     model = calibrated(0.95, 0.99, 0.99, 200)
     pi = 0.95 * 0.99 + 0.05 * 0.01
     assert binom.cdf(8, 10, pi) > 0.05
@@ -63,6 +64,8 @@ def test_false_red_at_most_alpha_where_the_normal_tails_broke_it(t, runs) -> Non
     """q0 = q1 = .99, 200 labels, the true rate at the threshold: the old gate (normal tails around
     the Agresti–Coull centre) went red in 8.5% (t .9, 10 runs), 3.5% (.95, 10) and 6.1% (.8, 50 runs)
     of these sessions (the audit: up to 10.8%). Each calibration drawn, each session count summed exactly."""
+    from scipy.stats import binom
+
     rng = random.Random(39)
     q0 = q1 = 0.99
     pi = t * q1 + (1 - t) * (1 - q0)

@@ -8,7 +8,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.stats import binom, binomtest
 
 from scarbook.config import GatePolicy
 from scarbook.stats.decisions import (
@@ -27,12 +26,16 @@ from scarbook.stats.decisions import (
 @pytest.mark.parametrize("c,n,p", [(0, 1, 0.8), (8, 10, 0.8), (10, 10, 0.8), (3, 10, 0.5), (35, 40, 0.8),
                                    (0, 600, 0.3), (480, 600, 0.8), (590, 600, 0.99), (1, 2000, 0.001)])
 def test_binomial_tails_match_scipy(c: int, n: int, p: float) -> None:
+    from scipy.stats import binom
+
     assert binom_cdf(c, n, p) == pytest.approx(binom.cdf(c, n, p), rel=1e-9, abs=1e-300)
     assert binom_sf(c, n, p) == pytest.approx(binom.sf(c - 1, n, p), rel=1e-9, abs=1e-300)
 
 
 @pytest.mark.parametrize("c,n,t", [(10, 10, 0.8), (5, 10, 0.8), (20, 20, 0.8), (30, 40, 0.9), (2, 10, 0.5)])
 def test_one_sided_p_values_are_scipys_binomtest(c: int, n: int, t: float) -> None:
+    from scipy.stats import binomtest
+
     [d] = decide_cases([CaseEvidence("x", c, n - c, 0, t)], GatePolicy(min_verdicts=1))
     assert d.p_above == pytest.approx(binomtest(c, n, t, alternative="greater").pvalue, rel=1e-9)
     assert d.p_below == pytest.approx(binomtest(c, n, t, alternative="less").pvalue, rel=1e-9)
@@ -66,6 +69,8 @@ def test_ten_cases_of_a_ninety_percent_agent_at_ten_runs_are_never_called_below(
 
 
 def test_undecided_says_how_many_more_runs() -> None:
+    from scipy.stats import binom
+
     [d] = decide_cases([CaseEvidence("x", 10, 0, 0, 0.8)])
     assert d.decision == "undecided"
     # 0.8^14 = 0.044 < 0.05 and 0.8^13 = 0.055: four more clean runs decide it
@@ -79,6 +84,8 @@ def test_undecided_says_how_many_more_runs() -> None:
 
 
 def test_runs_to_decide_is_the_smallest_count_that_decides() -> None:
+    from scipy.stats import binom
+
     extra = runs_to_decide(19, 1, 0.8, 0.05)
     n = 20 + extra
     assert binom.sf(round(0.95 * n) - 1, n, 0.8) < 0.05
@@ -125,6 +132,8 @@ def test_bad_policies_say_why(bad: dict, message: str) -> None:
 def _family_false_red(m: int, n: int, p: float, t: float, mode: str) -> float:
     """Exact P(any case called below) for m independent cases at true rate p >= t, by enumerating
     every outcome of the m cases (scipy's pmf as the weights)."""
+    from scipy.stats import binom
+
     pmf = binom.pmf(np.arange(n + 1), n, p)
     total = 0.0
     for outcome in itertools.product(range(n + 1), repeat=m):
@@ -143,6 +152,8 @@ def test_family_false_red_is_at_most_alpha_exactly(m: int, n: int, p: float) -> 
 
 
 def test_point_false_red_chance_at_observed_rates() -> None:
+    from scipy.stats import binom
+
     cases = [CaseEvidence("a", 9, 1, 0, 0.8), CaseEvidence("b", 10, 0, 0, 0.8), CaseEvidence("c", 5, 5, 0, 0.8)]
     # b at 100% never reads below; c is observed below (its red would be true); a: P(X <= 7 | 10, 0.9)
     assert point_false_red_chance(cases) == pytest.approx(binom.cdf(7, 10, 0.9), rel=1e-9)

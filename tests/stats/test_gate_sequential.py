@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from scarbook.stats.rates import wilson
 from scarbook.stats.sequential import (
@@ -59,6 +58,8 @@ def test_the_exact_stopping_distribution_matches_a_simulation(p: float) -> None:
 
 def test_stop_node_weights_are_binomial_path_counts() -> None:
     # every stop node's weight, summed over the nodes at n runs, never exceeds P(n runs happen)
+    from scipy.stats import binom
+
     for s, f, _, paths in stop_nodes(RULE):
         assert paths <= binom.pmf(s, s + f, 0.5) * 2 ** (s + f) + 1e-6
 
@@ -88,6 +89,8 @@ def test_the_adjusted_rate_removes_most_of_the_stopping_bias() -> None:
 def test_runs_saved_compares_with_a_fixed_n_test_right_as_often() -> None:
     # Wald's alpha = beta = 0.05 would ask 41 runs of a fixed-N test; the truncated rule is right at
     # 0.7 and 0.9 only about 86% of the time, which 19 fixed runs match (exact binomial, scipy).
+    from scipy.stats import binom
+
     right0, right1 = decision_chances(RULE, 0.7)["below"], decision_chances(RULE, 0.9)["above"]
     assert 0.85 < right0 < 0.87 and 0.85 < right1 < 0.87
     n = matched_fixed_n(RULE)

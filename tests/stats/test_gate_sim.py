@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
 
 from tests.helpers.paths import REPO
 
@@ -27,6 +26,8 @@ def load_sim():
 def _at_most(share: float, trials: int, bound: float) -> bool:
     """The share's exact one-sided 99% lower confidence bound does not exceed `bound` (scipy):
     a test that fails only when the data say the true rate is above it."""
+    from scipy.stats import binomtest
+
     k = round(share * trials)
     return binomtest(k, trials, bound, alternative="greater").pvalue > 0.01
 

@@ -7,8 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, fisher_exact, norm
-from scipy.stats import t as student_t
 
 from scarbook.models import MarginCall, Versus
 from scarbook.stats.compare import Counts
@@ -28,6 +26,8 @@ from scarbook.stats.student import t_quantile, t_two_sided_p, t_upper_p
 
 def newcombe_by_scipy(c1: int, n1: int, c2: int, n2: int, confidence: float) -> tuple[float, float]:
     """Newcombe's method 10 from scipy's own Wilson intervals (no continuity correction)."""
+    from scipy.stats import binomtest
+
     w1 = binomtest(c1, n1).proportion_ci(confidence_level=confidence, method="wilson")
     w2 = binomtest(c2, n2).proportion_ci(confidence_level=confidence, method="wilson")
     p1, p2 = c1 / n1, c2 / n2
@@ -73,6 +73,8 @@ def test_a_margin_the_interval_never_reaches_has_p_zero():
 
 
 def test_a_case_row_matches_scipy():
+    from scipy.stats import fisher_exact
+
     row = case_row("c", "cand", Counts(18, 2), Counts(9, 11), margin=0.05)
     assert row.p_diff == pytest.approx(fisher_exact([[18, 2], [9, 11]]).pvalue, rel=1e-9)
     lo, hi = newcombe_by_scipy(18, 20, 9, 20, 0.95)
@@ -82,6 +84,8 @@ def test_a_case_row_matches_scipy():
 
 
 def test_the_suite_row_is_the_case_clustered_mean_with_t():
+    from scipy.stats import t as student_t
+
     cases = [(18, 20, 15, 20), (20, 20, 19, 20), (10, 20, 12, 20), (15, 20, 9, 20), (19, 20, 19, 20)]
     rows = [case_row(f"c{i}", "b", Counts(c1, n1 - c1), Counts(c2, n2 - c2), 0.05) for i, (c1, n1, c2, n2) in enumerate(cases)]
     s = suite_row("b", rows, 0.05)
@@ -101,6 +105,8 @@ def test_the_suite_row_is_the_case_clustered_mean_with_t():
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 9, 10, 29, 30, 57])
 def test_student_t_matches_scipy(df):
+    from scipy.stats import t as student_t
+
     for x in (0.0, 0.3, 1.0, 1.96, 2.7, 4.0, 12.0):
         assert t_two_sided_p(x, df) == pytest.approx(2 * student_t.sf(x, df), abs=1e-12)
         assert t_upper_p(-x, df) == pytest.approx(student_t.sf(-x, df), abs=1e-12)
@@ -173,6 +179,8 @@ def test_looks_spend_alpha_in_proportion_and_keep_what_they_decided():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_a_makes_no_call_at_the_cases_scale(seed):
+    from scipy.stats import binomtest
+
     rng = np.random.default_rng(seed)
     wrong = 0
     for _ in range(200):
@@ -185,6 +193,8 @@ def test_a_a_makes_no_call_at_the_cases_scale(seed):
 
 
 def test_normal_helper_agrees():
+    from scipy.stats import norm
+
     assert norm.ppf(0.975) == pytest.approx(1.959963984540054)
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scipy.stats import binom
 
 from scarbook.config import Config, load_config
 from scarbook.stats.plans import runs_to_show, undecidable_lines
@@ -19,6 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("t", [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99])
 def test_runs_to_show_is_the_fewest_straight_passes_the_exact_test_calls_above(t) -> None:
+    from scipy.stats import binom
+
     n = runs_to_show(t, 0.05)
     assert binom.sf(n - 1, n, t) < 0.05 <= binom.sf(n - 2, n - 1, t)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from scipy.stats import binomtest
 
 from scarbook.models import RunRecord
 from scarbook.stats.rates import band, pass_at_k, pass_hat_k, summarize, summarize_counts, wilson
@@ -14,6 +13,8 @@ from scarbook.stats.rates import band, pass_at_k, pass_hat_k, summarize, summari
 
 @pytest.mark.parametrize("c,n", [(0, 1), (1, 1), (9, 10), (7, 10), (0, 10), (10, 10), (3, 7), (37, 40), (1, 200)])
 def test_wilson_matches_scipy(c: int, n: int) -> None:
+    from scipy.stats import binomtest
+
     ref = binomtest(c, n).proportion_ci(confidence_level=0.95, method="wilson")
     lo, hi = wilson(c, n)
     assert lo == pytest.approx(ref.low, abs=1e-9)
@@ -63,6 +64,8 @@ def _run(k: int, status: str) -> RunRecord:
 
 
 def test_summarize_keeps_errors_out_of_the_rate() -> None:
+    from scipy.stats import binomtest
+
     runs = [_run(i, "pass") for i in range(1, 8)] + [_run(8, "fail"), _run(9, "error"), _run(10, "error")]
     s = summarize("c", runs, threshold=0.8, green=0.9)
     assert (s.passes, s.fails, s.errors) == (7, 1, 2)

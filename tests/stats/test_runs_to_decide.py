@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from scarbook.stats.decisions import runs_to_decide
 
 
 def smallest(passes: int, fails: int, t: float, alpha: float = 0.05, limit: int = 3000) -> int | None:
     """The first N in 1..limit whose exact test decides, every N tried (scipy, vectorised)."""
+    from scipy.stats import binom
+
     n = passes + fails
     rate = passes / n
     if rate == t:

@@ -6,7 +6,6 @@ import math
 import random
 
 import pytest
-from scipy.stats import binom
 
 from scarbook.stats.sequential import SequentialRule, expected_fixed_n
 
@@ -77,6 +76,8 @@ def test_min_runs_and_max_runs():
 
 
 def test_expected_fixed_n_is_the_smallest_exact_binomial_design():
+    from scipy.stats import binom
+
     n = expected_fixed_n(0.8)
     assert RULE.fixed_n() == n
 
