@@ -224,14 +224,16 @@ def _after_agent(record: RunRecord, output: str, snap: Snapshot, transcript: str
     to the first that does not pass."""
     ws = Path(record.workspace)
     log_dir, k = ws.parent, record.k
-    after = _AfterAgent(_transcript_tail(log_dir, f"{k}.transcript.jsonl"), False)
+    tail, found = _transcript_tail(log_dir, f"{k}.transcript.jsonl")
+    after = _AfterAgent(tail, False)
     if len(output) > OUTPUT_EXCERPT:  # else history's excerpt already holds all of it
         try:  # created fresh: the agent may have planted a pipe or a link at this name
             with open(safefs.create_file(log_dir, f"{k}.output.txt"), "w", encoding="utf-8") as fh:
                 fh.write(output)
         except (safefs.Refused, OSError):
             pass
-    after.has_transcript = os.access(transcript, os.F_OK)  # no exception when absent
+    # whether there is a transcript: the tail's open said so, unless it met something else than a file or nothing
+    after.has_transcript = found if found is not None else os.access(transcript, os.F_OK)
     try:  # the walk and the reads must not block the loop (timeouts, Ctrl-C)
         after.diff = diff_workspace(snap, ws)
         after.usage = read_agent_usage(usage_file, None, record.notes)
@@ -389,17 +391,19 @@ def run_transcript(path: str | None) -> tuple[Transcript | None, str]:
         return None, f"the run's transcript could not be read for the trajectory checks: {exc}"
 
 
-def _transcript_tail(log_dir: Path, name: str) -> str:
-    """The end of the run's transcript (agent-written: opened without following links), or ""."""
+def _transcript_tail(log_dir: Path, name: str) -> tuple[str, bool | None]:
+    """The end of the run's transcript (agent-written: opened without following links), or "", and
+    whether the file is there (None: something is at its name that is not a file it would open)."""
     try:
         fd, st = safefs.open_file(log_dir, name)
-    except (safefs.Refused, OSError):
-        return ""
+    except safefs.Refused as exc:
+        return "", False if exc.missing else None
+    except OSError:
+        return "", None
     try:
         os.lseek(fd, max(0, st.st_size - TAIL_BYTES), os.SEEK_SET)
-        return tail_text(os.read(fd, TAIL_BYTES))
+        return tail_text(os.read(fd, TAIL_BYTES)), True
     except OSError:
-        return ""
+        return "", True
     finally:
         os.close(fd)
-

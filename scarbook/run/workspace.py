@@ -117,9 +117,10 @@ def _write_seed(target: str, f: SeedFile, dir_fd: int | None = None) -> os.stat_
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(fd, view):]
-        if exact is not None:  # exactly the seed's bits, whatever the umask took (Windows: no fchmod)
-            os.fchmod(fd, exact) if hasattr(os, "fchmod") else os.chmod(target, exact)
-        return os.fstat(fd)
+        st = os.fstat(fd)
+        if exact is not None and stat.S_IMODE(st.st_mode) != exact:  # exactly the seed's bits, whatever the
+            os.fchmod(fd, exact) if hasattr(os, "fchmod") else os.chmod(target, exact)  # umask took (Windows: no fchmod)
+        return st  # (its size, mtime and inode: a chmod changes none of them)
     finally:
         os.close(fd)
 
@@ -157,13 +158,16 @@ def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = No
     return snap
 
 
-def _same_folder(snap: Snapshot, dest: Path) -> None:
-    """Refuse a workspace path that no longer leads to the folder scarbook made."""
+def _same_folder(snap: Snapshot, dest: Path, gone_ok: bool = False) -> None:
+    """Refuse a workspace path that no longer leads to the folder scarbook made (`gone_ok`: unless nothing
+    is there any more, not even a link — the agent deleted its workspace)."""
     try:
         seen = os.stat(dest)
         same = (seen.st_dev, seen.st_ino) == snap.folder
     except OSError:
         same = False
+        if gone_ok and not os.path.lexists(dest):  # (asked only when the stat failed: one call a run, not two)
+            return
     if not same:
         raise safefs.Refused(f"{dest} no longer leads to the folder scarbook made for the run (a folder above "
                              "it was swapped for a link)")
@@ -173,22 +177,28 @@ def _seed_into(ws_fd: int, manifest: SeedManifest) -> Snapshot:
     snap = Snapshot()
     for rel, f in manifest.files.items():  # validated when the case loaded
         *folders, name = rel.split("/")
-        dir_fd = os.dup(ws_fd)
-        try:
-            for part in folders:
-                try:
-                    os.mkdir(part, 0o777, dir_fd=dir_fd)
-                except FileExistsError:
-                    pass
-                sub = os.open(part, _DIR, dir_fd=dir_fd)
-                os.close(dir_fd)
-                dir_fd = sub
-            st = _write_seed(name, f, dir_fd)
-        finally:
-            os.close(dir_fd)
+        # (a file at the top is written straight into the workspace's fd: no dup, no folder to open)
+        st = _write_nested(ws_fd, folders, name, f) if folders else _write_seed(name, f, ws_fd)
         safefs.seeded(st)
         snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
     return snap
+
+
+def _write_nested(ws_fd: int, folders: list[str], name: str, f: SeedFile) -> os.stat_result:
+    """Write a seed file into its folders under the workspace, each made and entered without following a link."""
+    dir_fd = os.dup(ws_fd)
+    try:
+        for part in folders:
+            try:
+                os.mkdir(part, 0o777, dir_fd=dir_fd)
+            except FileExistsError:
+                pass
+            sub = os.open(part, _DIR, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = sub
+        return _write_seed(name, f, dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _prepare_by_path(dest: Path, manifest: SeedManifest) -> Snapshot:
@@ -218,8 +228,8 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     the agent replaced with a named pipe is modified, not a read that blocks forever). Folders
     nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. Blocking file work: call it off the
     event loop."""
-    if before.folder is not None and os.path.lexists(root):  # (a workspace the agent deleted: all deleted)
-        _same_folder(before, root)  # else the diff, the checks and the judge would read elsewhere
+    if before.folder is not None:  # (a workspace the agent deleted: all deleted)
+        _same_folder(before, root, gone_ok=True)  # else the diff, the checks and the judge would read elsewhere
     now = safefs.walk(root, look=before.files.__contains__)
     diff = WorkspaceDiff()
     for rel, st in sorted(now.items()):

@@ -44,10 +44,10 @@ def _project(project: ProjectDir) -> None:
 
 
 def _per_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, owner, name: str,
-             counts: Callable[[], bool] = lambda: True) -> float:
-    """How many more calls of `owner.name` (those for which `counts()` is true) a -j1 session of 6 runs
-    makes than one of 2 runs, per run; each session in a fresh project (a project's first session makes
-    its folders)."""
+             counts: Callable[..., bool] | None = None) -> float:
+    """How many more calls of `owner.name` (those for which `counts(*args, **kwargs)` is true) a -j1
+    session of 6 runs makes than one of 2 runs, per run; each session in a fresh project (a project's
+    first session makes its folders)."""
     made: dict[int, int] = {}
     for runs in (2, 6):
         project = ProjectDir(tmp_path / f"runs-{runs}")
@@ -57,7 +57,7 @@ def _per_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, owner, nam
         made[runs] = 0
 
         def counted(*args, _runs=runs, _real=real, **kwargs):
-            if counts():
+            if counts is None or counts(*args, **kwargs):
                 made[_runs] += 1
             return _real(*args, **kwargs)
 
@@ -87,6 +87,20 @@ def test_a_finished_run_costs_the_executor_no_wait_over_the_others(tmp_path, mon
     assert _per_run(tmp_path, monkeypatch, asyncio, "wait") == 0  # 1 before
 
 
+def test_a_run_asks_the_file_system_nothing_it_was_just_told(tmp_path, monkeypatch) -> None:
+    """Seeding writes a file at the workspace's top through the workspace's own fd (no dup) and sets its
+    bits only when the umask took some (the seed's 0644 under 022: none); whether the run left a transcript
+    is what opening it for its tail said (no access F_OK); the diff asks whether the workspace is still
+    there only when its stat failed (no lexists). Before: one of each per run."""
+    old = os.umask(0o022)
+    try:
+        for owner, name, counts in ((os, "dup", None), (os, "fchmod", None), (os.path, "lexists", None),
+                                    (os, "access", lambda *a, **kw: a[1:2] == (os.F_OK,))):
+            assert _per_run(tmp_path / name, monkeypatch, owner, name, counts=counts) == 0, name
+    finally:
+        os.umask(old)
+
+
 def test_a_run_records_its_checks_as_before(project) -> None:
     _project(project)
     result = project.cli("eval", "--runs", "4", "-j", "2", "-q", "--json", str(project.root / "r.json"))
@@ -110,7 +124,7 @@ def test_a_run_makes_no_path_of_its_case_folder_or_for_the_janitor_on_the_loop(t
     """<session>/<case> is made once per case, and a passing run's workspace goes to the janitor as the
     record's string (each Path() was ~2% of the loop's time per run at -j16)."""
     on_the_loop = _per_run(tmp_path, monkeypatch, pathlib.Path, "__new__",
-                           lambda: threading.current_thread() is threading.main_thread())
+                           lambda *_a, **_kw: threading.current_thread() is threading.main_thread())
     assert on_the_loop == 0  # 2.5 before
 
 
