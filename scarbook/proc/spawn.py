@@ -22,6 +22,7 @@ import os
 import select
 import signal
 import subprocess
+import weakref
 from dataclasses import dataclass
 
 from scarbook.proc import leftovers, reaper
@@ -48,6 +49,9 @@ def fast_path_available() -> bool:
 
 
 _kernel_ok: bool | None = None
+# fast_path_available() of each event loop, asked once: os.environ.get of a name that is not set raises and
+# catches a KeyError inside, which at -j16 was a visible share of the loop's time per run
+_fast_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, bool] = weakref.WeakKeyDictionary()
 EXIT_READS = 16  # chunks read from a pipe at the program's exit at most (a leftover may go on writing)
 
 
@@ -63,10 +67,13 @@ async def run_program(argv: list[str], *, cwd, env: dict[str, str] | None, stdin
     tag = leftovers.new_tag(env.get(leftovers.PROJECT_VAR, "") if env is not None else "")
     env = {**(os.environ if env is None else env), leftovers.TAG_VAR: tag}
     run = reaper.Run(tag, confined=confined)
-    if not fast_path_available():
+    loop = asyncio.get_running_loop()
+    fast = _fast_by_loop.get(loop)
+    if fast is None:
+        fast = _fast_by_loop[loop] = fast_path_available()
+    if not fast:
         return await run_portable(argv, cwd=cwd, env=env, stdin_data=stdin_data, on_stdout=on_stdout,
                                   on_stderr=on_stderr, timeout_s=timeout_s, run=run)
-    loop = asyncio.get_running_loop()
     cancelled = False
     init = SandboxInit() if confined else None  # the run is over once the sandbox's PID 1 is gone
     spawn = functools.partial(_spawn, argv, cwd, env, stdin_data, on_stderr is not None, run, init)

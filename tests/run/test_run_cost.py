@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
+from scarbook.proc import spawn
 from scarbook.proc.trips import Trips
 from tests.conftest import ProjectDir
 
@@ -99,6 +100,13 @@ def test_a_run_asks_the_file_system_nothing_it_was_just_told(tmp_path, monkeypat
             assert _per_run(tmp_path / name, monkeypatch, owner, name, counts=counts) == 0, name
     finally:
         os.umask(old)
+
+
+def test_a_run_does_not_ask_again_how_programs_start(tmp_path, monkeypatch) -> None:
+    """The way programs start (epoll and pidfds, or asyncio's transports: SCARBOOK_PORTABLE_SPAWN) is
+    asked once per event loop, not at every start: os.environ.get of a name that is not set raises and
+    catches a KeyError inside (1 per run before)."""
+    assert _per_run(tmp_path, monkeypatch, spawn, "fast_path_available") == 0
 
 
 def test_a_run_records_its_checks_as_before(project) -> None:
