@@ -69,20 +69,39 @@ def test_each_command_has_its_own_module_named_after_it() -> None:
 
 
 LOADED_FIRST = ("from scarbook.cli import LAZY_COMMANDS, load_commands\n"
-                "for module in {m for m, _ in LAZY_COMMANDS.values()}:\n    load_commands(module)\n"
-                "from scarbook.entry import main\nmain()\n")
+                "for module in {m for m, _ in LAZY_COMMANDS.values()}:\n    load_commands(module)\n")
+WIDTHS = ("60", "200")
+# `scarbook --help` at each width, in one process (click reads $COLUMNS at each listing), after LOADED_FIRST's
+# code or none; the listings are JSON on stderr.
+LISTINGS = ("import contextlib, io, json, os, sys\n{first}"
+            "from scarbook.entry import main\n"
+            "listed = {{}}\n"
+            "for width in " + repr(WIDTHS) + ":\n"
+            "    os.environ['COLUMNS'] = width\n"
+            "    out = io.StringIO()\n"
+            "    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+            "        main()\n"
+            "    listed[width] = out.getvalue()\n"
+            "print(json.dumps(listed), file=sys.stderr)\n")
 
 
-@pytest.mark.parametrize("width", ["60", "200"])
-def test_the_listing_is_the_same_before_and_after_the_commands_are_loaded(width) -> None:
-    def listing(code: str) -> str:
-        done = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, timeout=120,
-                              env={"COLUMNS": width, "PATH": ""})
+@pytest.fixture(scope="module")
+def listings() -> dict[str, dict[str, str]]:
+    """The listing at each width from a process that loaded no command, and from one that loaded them all
+    first (two processes: a listing in the first must not be what the second lists)."""
+    def listed(first: str) -> dict[str, str]:
+        done = subprocess.run([sys.executable, "-c", LISTINGS.format(first=first), "--help"], capture_output=True,
+                              text=True, timeout=120, env={"PATH": ""})
         assert done.returncode == 0, done.stderr
-        return done.stdout
+        return json.loads(done.stderr.strip().splitlines()[-1])
 
-    listed = listing("from scarbook.entry import main; main()")
-    assert listed == listing(LOADED_FIRST)
+    return {"lazy": listed(""), "loaded": listed(LOADED_FIRST)}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_listing_is_the_same_before_and_after_the_commands_are_loaded(width, listings) -> None:
+    listed = listings["lazy"][width]
+    assert listed == listings["loaded"][width]
     assert "  eval " in listed and "  import-cases " in listed
 
 
