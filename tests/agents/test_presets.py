@@ -5,9 +5,9 @@ preflight error when the CLI is missing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -219,9 +219,10 @@ async def test_the_run_review_imports_a_preset_runs_transcript_by_key(tmp_path, 
     case.mkdir(parents=True)
     (case / "case.yaml").write_text(f"id: one-line\ntitle: t\ntask: {TASK}\nchecks:\n"
                                     "  - {type: line_count, path: tmp.txt, equals: 1}\n")
-    done = subprocess.run([sys.executable, "-c", "from scarbook.cli import main; main()", "-C", str(tmp_path),
-                           "eval", "--runs", "1"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1, done.stdout + done.stderr  # an async test: the eval runs as its own process
+    # an async test: the eval (asyncio.run) goes on a thread of its own; the agent is the stand-in program
+    done = await asyncio.to_thread(CliRunner().invoke, main, ["-C", str(tmp_path), "eval", "--runs", "1"],
+                                   catch_exceptions=False)
+    assert done.exit_code == 1, done.output
     sid = Project.at(tmp_path).history.sessions()[0].id
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
