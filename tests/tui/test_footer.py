@@ -8,6 +8,7 @@ import re
 
 import pytest
 from textual import widgets as textual_widgets
+from textual.app import App
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
@@ -73,6 +74,33 @@ async def test_a_focus_change_rebuilds_the_footer_only_when_its_keys_change(proj
         await settled(pilot)
         assert editor.focused is editor.query_one("#case-threshold", Input)
         assert (len(rebuilds), shown(editor)) == (2, before)
+
+
+async def test_a_rebuilt_footer_styles_its_keys_once_as_they_mount(project_root, monkeypatch):
+    """Textual's FooterKey started compact and was then told the footer is not: its `-compact` class went on
+    and came off, two restyles of each key on every rebuild. Now a key mounts as the footer is, and nothing
+    restyles it afterwards (no class, pseudo-class or focus of a key changes while nobody points at it)."""
+    restyled: list[str] = []
+    update_styles = App.update_styles
+
+    def counting(app, node, animate=True):
+        if isinstance(node, FooterKey):
+            restyled.append(node.description)
+        return update_styles(app, node, animate)
+
+    monkeypatch.setattr(App, "update_styles", counting)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await new_case_editor(pilot)
+        await wait_until(pilot, lambda: "Save" in shown(editor), what="the footer's keys")
+        editor.query_one("#rubric-input", Input).focus()  # the rubric list's keys join the footer: a rebuild
+        await wait_until(pilot, lambda: "Move up" in shown(editor), what="the rubric list's keys")
+        await settled(pilot)
+        keys = {key.description: key for key in editor.query(FooterKey)}
+        # Textual's look: the palette's key compact, the others as the footer (not compact)
+        assert {name: (key.compact, key.has_class("-compact")) for name, key in keys.items()} == {
+            name: (name == "palette",) * 2 for name in keys}
+    assert restyled == []
 
 
 def test_every_screen_uses_scarbook_s_footer() -> None:
