@@ -12,7 +12,15 @@ from collections.abc import Iterable
 
 from scarbook.cli.common import safe_text, say, warn
 from scarbook.models import CauseKind, RunRecord, SessionState
-from scarbook.run.events import BatchProgress, CaseDecided, RunFinished, RunRetried, SessionFinished, SessionStarted
+from scarbook.run.events import (
+    BatchProgress,
+    CaseDecided,
+    LookMade,
+    RunFinished,
+    RunRetried,
+    SessionFinished,
+    SessionStarted,
+)
 from scarbook.run.plan import SessionPlan, SessionSite
 from scarbook.run.ray.executor import make_executor
 from scarbook.run.runner import SessionControl, run_session
@@ -49,6 +57,16 @@ class Progress:
         self.note(f"session {ev.session.id}: {plural(len(ev.session.case_ids), 'case')}")
         for note in ev.notes:  # rubric item ids that could not be written to case.yaml
             warn(note)
+
+    def look_made(self, ev: LookMade) -> None:
+        """A look added runs: the total grows to the runs now planned (unless the caller counted them)."""
+        if not self.counted:
+            self.total = ev.planned_runs
+            if self.bar is not None:
+                self.bar.update(self.task, total=self.total)
+        shown = ", ".join(ev.cases[:3]) + (f" and {len(ev.cases) - 3} more" if len(ev.cases) > 3 else "")
+        self.note(f"undecided so far: {shown} — running {'it' if len(ev.cases) == 1 else 'them'} to "
+                  f"{plural(ev.runs, 'run')}")
 
     def run_finished(self, ev: RunFinished) -> None:
         self.done += 1
@@ -101,6 +119,8 @@ async def drive(ready: ReadySession, progress: Progress, executor=None) -> Sessi
         elif isinstance(ev, CaseDecided):
             who = f" ({ev.candidate} against the baseline)" if ev.candidate else ""
             progress.note(f"{ev.case_id}{who}: decided {ev.decision} after {plural(ev.runs, 'run')}")
+        elif isinstance(ev, LookMade):
+            progress.look_made(ev)
         elif isinstance(ev, BatchProgress):
             progress.note(batch_progress_line(ev))
         elif isinstance(ev, RunRetried):

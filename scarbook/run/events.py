@@ -16,6 +16,18 @@ class SessionStarted:
 
 
 @dataclass
+class LookMade:
+    """A look (`undecided: more`, or the looks of a session of several agents) left `cases` undecided and
+    more of their runs start, each to `runs`: the session now plans `planned_runs` runs in all
+    (SessionStarted counted the first look's)."""
+
+    session_id: str
+    planned_runs: int
+    cases: tuple[str, ...]
+    runs: int
+
+
+@dataclass
 class RunStarted:
     session_id: str
     case_id: str

@@ -41,7 +41,7 @@ from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
-from scarbook.run.events import CaseDecided, Event, RunFinished, SessionFinished, SessionStarted
+from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.gate import corrected_evidence
 from scarbook.run.session import DecideFn, ReadySession
@@ -104,6 +104,8 @@ class _Schedule:
     # `undecided: more` (and --runs auto with several agents): once every run so far has finished, the
     # run count each case still open needs next, from every case's finished runs (k -> record)
     extend: Callable[[dict[str, dict[int, RunRecord]]], dict[str, int]] | None = None
+    # told (the cases still open, the run count they go to, the runs now planned in all) when a look adds runs
+    looked: Callable[[tuple[str, ...], int, int], None] | None = None
 
     def record(self, history, record: RunRecord) -> None:
         try:
@@ -126,6 +128,8 @@ class _Schedule:
             for st in self.cases:
                 have = len(st.launched)
                 st.todo.extend(range(have + 1, more.get(st.case.id, have) + 1))
+            if more and self.looked is not None:
+                self.looked(tuple(more), max(more.values()), sum(len(st.launched) + len(st.todo) for st in self.cases))
             job = self._pick()
         return job
 
@@ -280,6 +284,8 @@ class _SessionRun:
             self.schedule.extend = _more_extender(ready, looks, self.say_case_decided)
         self.states = {st.case.id: st for st in self.schedule.cases}
         self.queue: asyncio.Queue = asyncio.Queue()
+        self.schedule.looked = lambda open_cases, to, planned: self.queue.put_nowait(
+            LookMade(sid, planned, open_cases, to))
         self.ctx = RunContext(sid, str(site.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                               judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why,
                               prices=cfg.judge.prices, project_tag=project_tag(site.root),

@@ -18,6 +18,7 @@ from scarbook.run.events import (
     CaseDecided,
     CheckDone,
     Event,
+    LookMade,
     RunFinished,
     RunRetried,
     RunStarted,
@@ -108,6 +109,8 @@ class LiveSession:
                 self.final = {s.case_id: s for s in self.decide(ev.session)}
                 self.gate = {cid: s.gate for cid, s in self.final.items()}
             self.finish()
+        elif isinstance(ev, LookMade):  # a look added runs: the bar's total grows with them
+            self.planned = ev.planned_runs
         elif isinstance(ev, CaseDecided) and ev.candidate:
             self.decided_rows[(ev.case_id, ev.candidate)] = ev.decision
         elif isinstance(ev, CaseDecided):

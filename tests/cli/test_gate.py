@@ -120,5 +120,12 @@ def test_undecided_more_says_each_case_a_look_decides_as_it_is_decided(project) 
                  "  - {type: only_changed, paths: []}\n")
     result = project.cli("eval", "--runs", "4", "--max-runs", "32", "--gate", "evidence", "--undecided", "more")
     assert result.exit_code == 0, result.output
+    # the first look (4/4: P = .0625) leaves it open, and the count of runs grows with the look's runs
+    # (before, the lines counted on past the first look's total: [5/4] ... [8/4])
+    assert "[4/4] always #" in result.output and "[8/8] always #" in result.output, result.output
+    assert "undecided so far: always — running it to 8 runs" in result.output
+    counts = [tuple(map(int, line[1:line.index("]")].split("/"))) for line in result.output.splitlines()
+              if line.startswith("[")]
+    assert len(counts) == 8 and all(done <= total for done, total in counts), counts
     # said as the second look decides it (before, nothing until the session's report)
     assert "always: decided above after 8 runs" in result.output, result.output

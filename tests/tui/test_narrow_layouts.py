@@ -233,8 +233,9 @@ async def test_a_case_a_look_decides_shows_its_decision_while_the_session_runs(t
     """`undecided: more`, 8 runs a look (looks 8, 16, 32, 40: each at .05 / 4): the steady case passes 8 of 8
     at its 50% threshold (P = .004), decided above at the first look; the flaky one (4 of 8) runs on, and
     its runs after the first look never end. While it runs the screen shows the steady case's decision:
-    at 200 columns in the decided column, at 80 as the gate column's ✓ and the counts beside the figures.
-    Before, a look's decision reached neither the screen nor the CLI until the session ended."""
+    at 200 columns in the decided column, at 80 as the gate column's ✓ and the counts beside the figures,
+    and the runs the look added are in the figures' total. Before, a look's decision reached neither the
+    screen nor the CLI until the session ended."""
     root = python_agent_project(tmp_path / "proj", {
         cid: f"task: a {cid} task\nthreshold: 0.5\nchecks:\n  - {{type: file_exists, path: out.txt}}\n"
         for cid in ("steady-passing-case", "flaky-half-passing")}, "looking_agent", LOOKING_AGENT,
@@ -253,5 +254,7 @@ async def test_a_case_a_look_decides_shows_its_decision_while_the_session_runs(t
             assert "gate: ✓ 1 above · 1 not decided yet" in screen_text(app), screen_text(app)
         else:
             assert rows["steady-passing-case"][-1] == "above" and rows["flaky-half-passing"][-1] != "above", rows
+        # the look's 8 more runs of the flaky case are counted in the total (before: 16/16 runs, and on past it)
+        assert "16/24 runs" in screen_text(app), screen_text(app)
         await pilot.press("escape", "y")  # cancel it: asked, then yes
         await wait_until(pilot, lambda: app.live.done, what="the session to end")
