@@ -20,6 +20,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     plain,
     project_root,
     review_loaded,
+    save_done,
     wait_until,
 )
 from tests.tui.test_library import record_session
@@ -90,7 +91,9 @@ async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
         await pilot.pause()
         await click(pilot, "#check-delete")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        # the save runs on a thread: read case.yaml once the editor says it is done (beside stress-ng the old
+        # case.yaml, its file_exists check still first, was read after a bare pause)
+        await save_done(pilot)
         data = yaml.safe_load((project_root / "cases" / "write-one-line" / "case.yaml").read_text())
         assert data["checks"] == [{"type": "contains", "path": "tmp.txt", "text": "tiny-agent"},
                                   {"type": "line_count", "path": "tmp.txt", "equals": 1},
