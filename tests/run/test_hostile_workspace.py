@@ -141,9 +141,11 @@ async def test_checks_never_read_outside_while_a_leftover_process_swaps_in_a_sym
     try:
         ctx = CheckContext(case=Case(id="c", task="t"), workspace=ws, output="")
         check = Check("contains", {"path": "tmp.txt", "text": "TOPSECRET"})
-        deadline = time.monotonic() + 8
-        while len(details) < 3000 and time.monotonic() < deadline:
+        deadline, read = time.monotonic() + 8, set()
+        # 3000 checks, and on (within 8 s) until each state was read once (as the judge's test below)
+        while (len(details) < 3000 or not read >= SWAP_DETAILS) and time.monotonic() < deadline:
             details.append((await run_check(check, ctx)).detail)
+            read.add(details[-1])
     finally:
         swapper.kill()
         swapper.wait()
@@ -158,10 +160,11 @@ async def test_the_judge_never_gets_a_file_from_outside_while_it_is_swapped(tmp_
     ws, swapper = _swapping_workspace(tmp_path)
     texts, refusals = set(), set()
     try:
-        deadline = time.monotonic() + 5
-        for _ in range(3000):  # (3000 reads, as the checks' test; counted: the two sets hold a few values at most)
-            if time.monotonic() > deadline:
-                break
+        deadline, reads = time.monotonic() + 5, 0
+        # 3000 reads, as the checks' test, and on (within 5 s) until the file and the link were each read once:
+        # a swapper the busy machine left unscheduled for a while (tmp.txt the file) must not end the race unseen
+        while (reads < 3000 or len(texts) + len(refusals) < 2) and time.monotonic() < deadline:
+            reads += 1
             try:
                 texts.add(read_artifact("tmp.txt", ws, "", 1000).text)
             except ArtifactRefused as exc:
