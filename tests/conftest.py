@@ -258,10 +258,11 @@ def pytest_runtest_protocol():
 
 
 def pytest_configure(config) -> None:
-    from tests.helpers.textual_speed import share_parsed_css, shorter_idle_waits
+    from tests.helpers.textual_speed import paint_when_looked_at, share_parsed_css, shorter_idle_waits
 
     share_parsed_css()
     shorter_idle_waits()
+    paint_when_looked_at()
     # The collector's young collections every 20,000 allocations instead of 700: with what outlives each test
     # frozen (pytest_runtest_protocol above) and its garbage collected after it, the collections during a test
     # find little to free. Measured with gc.callbacks over 50 TUI, stats and CLI tests in one process: 4.3 s

@@ -1,4 +1,4 @@
-"""Two costs of Textual's test harness that the TUI tests pay hundreds of times, cut for the test process.
+"""Three costs of Textual's test harness that the TUI tests pay hundreds of times, cut for the test process.
 
 1. One parse of each piece of Textual CSS for the whole test process, not one per app.
 
@@ -15,11 +15,27 @@ message queued for the screen has been handled (that wait is unchanged): at leas
 wall time per key, ~10 s in the longest typing tests, and most of why an xdist worker sat idle
 half the run. In 5 ms windows the TUI tests took 33 s instead of 47 s (4 files, 3 workers) and all 200
 TUI tests passed; the idle test is the same (under 1/20 of the window's time on the CPU).
+
+3. A screen is drawn when a test looks at it, not for a terminal that is not there.
+
+`run_test` runs the app headless: it draws every changed part of the screen at each refresh (up to 60
+a second, and at each `pilot.pause`) and then throws the drawing away, as there is no terminal to write it
+to: 28% of the TUI tests' CPU (measured on tests/tui/test_keys, test_editor_checks, test_fit and
+test_review in one process: 40 CPU-s drawn, 28 not). Each refresh still lays the screen out (every
+widget's region and size, what a test reads) and notes what changed; the drawing itself is made when
+something asks for it: a snapshot (`snap_compare`, `export_screenshot`), a test's
+`screen._compositor.render_strips()`, and the screen on top at the end of every test (`App._shutdown`),
+so a widget that cannot be drawn still fails the test that shows it. `SCARBOOK_TEST_PAINT=1` draws every
+refresh, as a terminal would.
 """
 
 from __future__ import annotations
 
+import os
+
 import textual._wait
+from textual._compositor import Compositor
+from textual.app import App
 from textual.css.stylesheet import Stylesheet
 
 _parsed: dict[tuple, list] = {}
@@ -44,3 +60,31 @@ def share_parsed_css() -> None:
 def shorter_idle_waits() -> None:
     textual._wait.SLEEP_GRANULARITY = 1 / 200
     textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20.0
+
+
+def paint_when_looked_at() -> None:
+    if os.environ.get("SCARBOOK_TEST_PAINT") == "1" or getattr(Compositor.render_update, "on_demand", False):
+        return
+    render_update, shutdown = Compositor.render_update, App._shutdown
+
+    def drawn_on_demand(self, full=False, screen_stack=None, simplify=False):
+        if full or simplify:  # a screenshot, or a full update asked for by name
+            return render_update(self, full, screen_stack, simplify)
+        # a headless screen's refresh (Screen._compositor_refresh): what changed is drawn when asked for (the
+        # widgets keep their own dirty regions); only the compositor's list of regions to send is let go
+        self._dirty_regions.clear()
+        return None
+
+    async def shutdown_after_a_last_look(app) -> None:
+        if app.is_headless and app._running and not app._closed and app.screen_stack:
+            try:
+                screen = app.screen
+                screen._on_timer_update()  # its pending layout, as a frame would
+                render_update(screen._compositor, True, app._background_screens)
+            except Exception as error:  # as a refresh's would: run_test raises it
+                app._handle_exception(error)
+        await shutdown(app)
+
+    drawn_on_demand.on_demand = True
+    Compositor.render_update = drawn_on_demand
+    App._shutdown = shutdown_after_a_last_look
