@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import string
@@ -14,7 +13,7 @@ from msgspec import Meta
 
 from scarbook.agents.named import NamedAgent, check_agents, known
 from scarbook.agents.spec import agent_settings
-from scarbook.checks.context import MAX_READ
+from scarbook.checks.spec import MAX_READ
 from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
 from scarbook.fs.yamlio import line_of, load_yaml_file
@@ -229,6 +228,8 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     def fingerprint(self, agent: Any = None) -> str:
         """What makes two sessions comparable: the agent (`agent`: the named agents a session ran instead
         of agent:) and the judge."""
+        import hashlib  # (OpenSSL's library, ~2-10 ms: loaded when something is hashed, not to read a project)
+
         blob = json.dumps({"agent": self.agent if agent is None else agent, "judge": self.judge_model,
                            "judge_prompt": self.judge.prompt_digest}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]

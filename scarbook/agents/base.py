@@ -6,10 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from scarbook.models import AgentResult
-
 if TYPE_CHECKING:
     from scarbook.agents.sandbox import Sandbox
+    from scarbook.models import AgentResult
 
 
 class Agent(Protocol):

@@ -16,19 +16,20 @@ overlay itself; a cycle or a base that is not there is said by name, with the na
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarbook.agents.spec import AGENT_KINDS, AgentSpec, agent_settings
 from scarbook.errors import ConfigError
 from scarbook.fs.yamlio import line_of
-from scarbook.models.session_parts import AgentEntry
+
+if TYPE_CHECKING:
+    from scarbook.models.session_parts import AgentEntry
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 OVERLAY_KEYS = ("base", "args", "env")
@@ -50,11 +51,15 @@ class NamedAgent:
 
     def fingerprint(self) -> str:
         """What tells two configurations of this agent apart (its settings and the variables it sets)."""
+        import hashlib  # (OpenSSL's library: loaded when a session is fingerprinted, not to read scarbook.yaml)
+
         blob = json.dumps({"agent": self.settings, "env": self.env_values}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def entry(self, label: str) -> AgentEntry:
         """This agent as its session records it (SessionInfo.agents), `label` the agent as it ran."""
+        from scarbook.models.session_parts import AgentEntry  # (the session's records: loaded when one runs)
+
         return AgentEntry(self.name, str(self.settings.get("type") or ""), self.fingerprint(), label)
 
 

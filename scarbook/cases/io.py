@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -304,6 +303,8 @@ def _without_added_defaults(data: dict[str, Any], old_text: str, path: Path) -> 
 
 def case_digest(case: Case) -> str:
     """Changes when what the case asks or checks changes (not its title or scar notes)."""
+    import hashlib  # (OpenSSL's library, ~2-10 ms: loaded when something is hashed, not to read a project)
+
     blob = json.dumps({"task": case.task, "checks": [c.to_dict(ids=False) for c in case.checks],
                        "seed": case.seed_files}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -8,13 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scarbook.checks.spec import MAX_READ
 from scarbook.models import Case, Check, CheckResult, Usage, WorkspaceDiff
 
 if TYPE_CHECKING:  # a run's transcript, read only for a case with trajectory checks (run/session_run.py)
     from scarbook.transcripts.model import Transcript
-
-# Bytes of one file a rule check reads at most, unless scarbook.yaml's max_read_bytes says otherwise.
-MAX_READ = 20_000_000
 
 
 class CheckGrader(Protocol):

@@ -14,6 +14,10 @@ from scarbook.fs.yamlio import line_of
 from scarbook.models import Check
 from scarbook.models.rubric import ITEM_ID, ITEM_ID_RULE, resolve_item_ids
 
+# Bytes of one file a rule check reads at most, unless scarbook.yaml's max_read_bytes says otherwise (here,
+# with the checks' declarations: config.py reads it without loading what a check sees, checks/context.py).
+MAX_READ = 20_000_000
+
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
 # "strs" (list of strings), "rubric" (list of items: a string, or {id, text}), "any" (any YAML value).
 

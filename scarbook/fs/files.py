@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -71,7 +70,7 @@ def _create_temp(path: Path) -> tuple[int, str]:
     case files scarbook writes. (mkstemp's 0600 would survive the rename.)"""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")  # (secrets.token_hex, without hashlib)
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:

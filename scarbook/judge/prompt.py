@@ -9,9 +9,7 @@ else of the run — transcript, stderr, earlier messages — has a parameter her
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +61,8 @@ TOOL_CHOICE: dict[str, Any] = {"type": "tool", "name": TOOL_NAME}
 
 def new_nonce(artifact: str) -> str:
     """A random nonce the artifact does not contain (so its markers cannot be forged)."""
+    import secrets  # (with hashlib: loaded when a request is built, not when scarbook.yaml's judge: is read)
+
     while True:
         nonce = secrets.token_hex(16)
         if nonce not in artifact:
@@ -178,6 +178,8 @@ def build_request(
 
 def prompt_digest() -> str:
     """A short digest of everything fixed in a judge request (system prompt, tool, message frame)."""
+    import hashlib
+
     frame = build_user_message(["<item>"], "<artifact>", nonce="0" * 32, artifact_label="<label>", task="<task>")
     # "layout": the user message is sent as two blocks, the rubric's a cached prefix (issue 27)
     blob = json.dumps({"system": SYSTEM_PROMPT, "tool": VERDICT_TOOL, "choice": TOOL_CHOICE, "frame": frame,

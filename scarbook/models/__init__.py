@@ -12,33 +12,39 @@ record is defined once, in the module named for what it is about; import them fr
     session.py    SessionInfo
 """
 
-from scarbook.models.case import Case, Check, Scar
-from scarbook.models.judge_detail import BatchUse, CacheUse, JudgedArtifact, JudgeDetail, JudgeItem
-from scarbook.models.run import AgentResult, Attempt, Cause, CheckResult, RunRecord, WorkspaceDiff
-from scarbook.models.session import SessionInfo
-from scarbook.models.usage import Usage
-from scarbook.models.words import (
-    CAUSE_KINDS,
-    RUN_STATUSES,
-    STATUS_GLYPH,
-    AgentStage,
-    Band,
-    CauseKind,
-    CheckStatus,
-    Decision,
-    ExecutorType,
-    GateMode,
-    Isolation,
-    ItemFinding,
-    ItemFlag,
-    Keep,
-    MarginCall,
-    RunStatus,
-    SessionState,
-    Undecided,
-    Versus,
-    Vote,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scarbook.models.case import Case, Check, Scar
+    from scarbook.models.judge_detail import BatchUse, CacheUse, JudgedArtifact, JudgeDetail, JudgeItem
+    from scarbook.models.run import AgentResult, Attempt, Cause, CheckResult, RunRecord, WorkspaceDiff
+    from scarbook.models.session import SessionInfo
+    from scarbook.models.usage import Usage
+    from scarbook.models.words import (
+        CAUSE_KINDS,
+        RUN_STATUSES,
+        STATUS_GLYPH,
+        AgentStage,
+        Band,
+        CauseKind,
+        CheckStatus,
+        Decision,
+        ExecutorType,
+        GateMode,
+        Isolation,
+        ItemFinding,
+        ItemFlag,
+        Keep,
+        MarginCall,
+        RunStatus,
+        SessionState,
+        Undecided,
+        Versus,
+        Vote,
+    )
 
 __all__ = [
     "CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentResult", "AgentStage", "Attempt", "Band", "BatchUse", "CacheUse",
@@ -46,3 +52,22 @@ __all__ = [
     "ItemFlag", "Keep", "MarginCall", "RunRecord", "RunStatus", "Scar", "SessionInfo", "SessionState", "Undecided", "Usage", "Versus", "Vote",
     "WorkspaceDiff",
 ]
+
+# Each name's module, loaded on first use (PEP 562): reading scarbook.yaml and the cases needs the words and
+# Case, not the run and session records (a dozen dataclasses: ~10 ms of `scarbook eval --dry-run`, issue 38.6).
+_HOME = {
+    **dict.fromkeys(("Case", "Check", "Scar"), "case"),
+    **dict.fromkeys(("BatchUse", "CacheUse", "JudgedArtifact", "JudgeDetail", "JudgeItem"), "judge_detail"),
+    **dict.fromkeys(("AgentResult", "Attempt", "Cause", "CheckResult", "RunRecord", "WorkspaceDiff"), "run"),
+    **dict.fromkeys(("SessionInfo",), "session"),
+    **dict.fromkeys(("Usage",), "usage"),
+    **dict.fromkeys(("CAUSE_KINDS", "RUN_STATUSES", "STATUS_GLYPH", "AgentStage", "Band", "CauseKind", "CheckStatus", "Decision", "ExecutorType", "GateMode", "Isolation", "ItemFinding", "ItemFlag", "Keep", "MarginCall", "RunStatus", "SessionState", "Undecided", "Versus", "Vote"), "words"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value  # the next look-up is a plain attribute's
+    return value

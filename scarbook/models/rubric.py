@@ -9,7 +9,6 @@ same item); a reworded item without its id is a new item with fresh figures.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 
@@ -24,6 +23,8 @@ def words_of(text: str) -> str:
 
 def implicit_item_id(text: str) -> str:
     """The id of an item written without one: `r` + 6 hex digits of its words' sha256."""
+    import hashlib  # (OpenSSL's library, ~2-10 ms: loaded when something is hashed, not to read a project)
+
     return "r" + hashlib.sha256(words_of(text).encode("utf-8")).hexdigest()[:6]
 
 

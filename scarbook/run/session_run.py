@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
 from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check
-from scarbook.checks.context import MAX_READ
 from scarbook.checks.sequence import PLAIN_RULES, run_plain_check
+from scarbook.checks.spec import MAX_READ
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso

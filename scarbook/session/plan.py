@@ -26,15 +26,14 @@ from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
-from scarbook.proc.credentials import environ
 from scarbook.record.settings import RecordSettings
 from scarbook.run.plan import SessionPlan, SessionSite
-from scarbook.run.shard import Shard
 from scarbook.text import plural
 from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 
 if TYPE_CHECKING:
     from scarbook.history.baseline import Baseline
+    from scarbook.run.shard import Shard
 
 DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --undecided more
 
@@ -103,7 +102,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     config = site.config
     if request.session_id is not None and request.shard is None:
         raise ScarbookError("--session-id names a sharded session: give --shard I/N too")
-    shard = Shard.parse(request.shard, request.session_id) if request.shard is not None else None
+    shard = None
+    if request.shard is not None:  # (loaded when asked for, as the history's comparison below is)
+        from scarbook.run.shard import Shard
+
+        shard = Shard.parse(request.shard, request.session_id)
     rerun = _pick_rerun(site, request)
     cases = select_cases(site, request.found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
     asked = resolve_runs(config, request.runs, request.preset)
@@ -192,6 +195,8 @@ def _refuse_with_agents(request: EvalRequest) -> None:
 
 def judge_key_in(judge: JudgeSettings, env: Mapping[str, str] | None) -> bool:
     """`env` (None: this process's) holds the judge's API key."""
+    from scarbook.proc.credentials import environ
+
     return bool((environ() if env is None else env).get(judge.api_key_env, "").strip())
 
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scarbook.errors import ScarbookError
-from scarbook.models import CAUSE_KINDS, RUN_STATUSES, RunRecord, RunStatus, SessionInfo
-from scarbook.models.session_parts import RerunLink
+from scarbook.models.words import CAUSE_KINDS, RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:
     from scarbook.history.store import History
+    from scarbook.models import RunRecord, SessionInfo
+    from scarbook.models.session_parts import RerunLink
 
 DEFAULT_ONLY = "fail,error,infra"
 ONLY_WORDS = (*(s for s in RUN_STATUSES if s != RunStatus.PASS), *CAUSE_KINDS)
@@ -34,6 +35,8 @@ class RerunPick:
 
     def link(self) -> RerunLink:
         """What the new session records of its source (SessionInfo.rerun_of)."""
+        from scarbook.models.session_parts import RerunLink  # (the session's records: loaded when one runs)
+
         return RerunLink.rerun(self.source.id, tuple(self.only), self.matched)
 
 

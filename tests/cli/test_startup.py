@@ -117,6 +117,10 @@ NOT_FOR_A_DRY_RUN = (
     "scarbook.record.replay", "scarbook.record.proxy", "scarbook.reports", "scarbook.history.store",
     "scarbook.session.against", "scarbook.session.report", "scarbook.transcripts.detect",
     "scarbook.transcripts.formats", "scarbook.transcripts.model", "scarbook.fs.yaml_edit",
+    # nor a run's or a session's records (a dozen dataclasses, ~10 ms: scarbook.models loads each name's module
+    # on first use), what a check sees, a shard, a re-run's pick of history or the credentials' keeper
+    "scarbook.models.run", "scarbook.models.judge_detail", "scarbook.models.session", "scarbook.checks.context",
+    "scarbook.run.shard", "scarbook.proc.credentials",
 )
 
 
@@ -138,7 +142,10 @@ def test_eval_dry_run_imports_only_what_it_uses(tmp_path) -> None:
 
 # ... and with rule checks only, nothing the judge's price or the statistics need (--runs auto's estimate
 # prints its cap: the TUI's launch screen is what says the fewest runs it could stop after)
-NOT_WITHOUT_A_JUDGE = ("scarbook.judge.estimate", "scarbook.judge.artifact", "scarbook.stats", "scarbook.fs.safefs")
+# nor hashlib (OpenSSL's library: a rubric item's implicit id, a fingerprint and the judge's nonce load it
+# when they hash) and secrets
+NOT_WITHOUT_A_JUDGE = ("scarbook.judge.estimate", "scarbook.judge.artifact", "scarbook.stats", "scarbook.fs.safefs",
+                       "hashlib", "secrets", "_hashlib")
 
 
 @pytest.mark.parametrize("runs", ["3", "auto"])
