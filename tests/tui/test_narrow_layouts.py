@@ -210,6 +210,33 @@ async def test_the_live_screen_shows_each_gate_decision_at_every_size(tmp_path, 
             assert "gate:" not in screen_text(app)
 
 
+@pytest.mark.parametrize("size", [NARROW, (120, 40)])
+async def test_the_live_screen_shows_every_case_row_beside_the_gate_counts(tmp_path, fast_demo, size):  # noqa: F811
+    """Nine cases, 8 runs each: four always pass at 50% (above), four never do (below), one always passes at 99%
+    (undecided: 8 of 8 does not show 99%). At 80x24 the gate's counts ('gate: ✓ 4 above · ✗ 4 below · ? 1
+    undecided') do not fit beside the figures and take a line of their own. Before, that line came out of the
+    table, which then showed its header and 8 rows, the ninth behind a scroll; now it comes out of the
+    histogram's bars and the table shows every row. At 120x40 (the decided column's words, no counts line) every
+    row is shown too."""
+    ids = [f"meets-{i}" for i in range(4)] + [f"misses-{i}" for i in range(4)] + ["meets-but-strict"]
+    root = python_agent_project(tmp_path / "proj", {
+        cid: f"task: write out.txt\nthreshold: {0.99 if cid.endswith('strict') else 0.5}\nchecks:\n"
+             f"  - {{type: file_exists, path: {'missing.txt' if cid.startswith('misses') else 'out.txt'}}}\n"
+        for cid in ids}, "writing_agent_rows", WRITING_AGENT, "concurrency: 2\n")
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await launch_runs(pilot, "8")
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await live_screen_caught_up(pilot)
+        assert app.live.gate == {cid: "undecided" if cid.endswith("strict") else "above" if cid.startswith("meets")
+                                 else "below" for cid in ids}
+        text = screen_text(app)
+        shown = [line.split()[0] for line in text.splitlines() if line.split() and line.split()[0] in ids]
+        assert shown == sorted(ids), f"rows shown: {shown}\n{text}"
+        assert "pass rate (cases per 10% bucket)" in text, text  # the histogram is still there, shorter
+        if size == NARROW:
+            assert "\n gate: ✓ 4 above · ✗ 4 below · ? 1 undecided" in text, text
+
 LOOKING_AGENT = """
 import asyncio
 

@@ -24,7 +24,7 @@ from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import BackToLibrary, CancelSession, OpenReview, SessionEnded, SessionUpdated
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.diff_bar import CALL_STYLE, diff_bar
-from scarbook.tui.widgets.distribution import Distribution
+from scarbook.tui.widgets.distribution import BARS, Distribution
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text, rate_bar
 from scarbook.tui.widgets.strip import BAND_STYLE, rate_text, strip_text
@@ -47,6 +47,7 @@ LIVE_WIDTHS = {"strip": 22, "count": 7, "err": 3, "retried": 7, "rate": 5, "ci":
 LIVE_KEEP = ["case", "rate", "count", "err", "ci", "bar", "retried", "strip", "decided", "band"]
 COMPACT_KEEP = ["case", "rate", "count", "err", "ci", "gate", "bar", "retried", "strip", "band"]
 BAR_MIN, CASE_MAX = 19, 24
+BARS_MIN = 2  # the histogram's bars give up lines for the figures' down to this
 
 
 def fit_live_columns(width: int, case_width: int, retried: bool = False) -> dict[str, int]:
@@ -259,10 +260,11 @@ class LiveScreen(HostScreen):
             figures += f" · on {len(live.nodes)} Ray node{'s' if len(live.nodes) != 1 else ''}" + (
                 f", {live.infra_retried} retried after a lost worker" if live.infra_retried else "")
         gate = self._gate_line() if "gate" in self.columns else ""
+        room = self.query_one("#live-figures", Static).content_region.width or self.app.size.width - 2
         if gate:  # on the figures' line where it fits whole, else on its own under it
-            room = self.query_one("#live-figures", Static).content_region.width or self.app.size.width - 2
             figures += (" · " if len(figures) + 3 + len(gate) <= room else "\n") + gate
-        self.query_one("#live-figures", Static).update(Text(figures))
+        shown_figures = Text(figures)
+        self.query_one("#live-figures", Static).update(shown_figures)
         label = live.info.label if live.info and live.info.label else "unlabelled"
         if not live.done:
             state = "running — Escape to cancel"
@@ -281,7 +283,11 @@ class LiveScreen(HostScreen):
         versus = live.versus()
         shown = [versus.stat(versus.baseline, c.id) for c in live.cases] if versus is not None else \
             [live.stats(c) for c in live.cases]  # (a session of several agents: the baseline's rates)
-        self.query_one("#histogram", Distribution).show([s for s in shown if s is not None], live.config.threshold)
+        # Each line the figures take past their first comes out of the histogram's bars, not out of the table's
+        # rows (at 80x24 the gate's counts on a line of their own hid the table's last row).
+        extra = len(shown_figures.wrap(self.app.console, max(1, room))) - 1
+        self.query_one("#histogram", Distribution).show([s for s in shown if s is not None], live.config.threshold,
+                                                        bars=max(BARS_MIN, BARS - extra))
 
     def _refresh_versus(self, table: DataTable, keys: list[str]) -> None:
         """Redraw the rows of the cases with a run finished (or a call reached) since the last tick."""

@@ -8,9 +8,10 @@ from textual.widgets import Static
 from scarbook.stats.rates import CaseStats
 
 BUCKETS = 10
+BARS = 6  # the bars' height at most; the counts and the bucket labels take a line each under them
 
 
-def histogram_text(stats: list[CaseStats], threshold: float, height: int = 6) -> Text:
+def histogram_text(stats: list[CaseStats], threshold: float, height: int = BARS) -> Text:
     counts = [0] * BUCKETS
     for s in stats:
         if s.rate is not None:
@@ -33,7 +34,13 @@ def histogram_text(stats: list[CaseStats], threshold: float, height: int = 6) ->
 
 
 class Distribution(Static):
-    """Shows `histogram_text` for the stats it is given."""
+    """Shows `histogram_text` for the stats it is given, its bars `bars` high (the widget's height follows:
+    the screen above it may need lines, and the histogram is what gives them up)."""
 
-    def show(self, stats: list[CaseStats], threshold: float) -> None:
-        self.update(histogram_text(stats, threshold))
+    bars = BARS
+
+    def show(self, stats: list[CaseStats], threshold: float, bars: int = BARS) -> None:
+        if bars != self.bars:
+            self.bars = bars
+            self.styles.height = bars + 2 + self.styles.gutter.height  # (its border's line on top)
+        self.update(histogram_text(stats, threshold, height=bars))
