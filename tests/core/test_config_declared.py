@@ -81,3 +81,47 @@ def test_every_section_is_a_frozen_declaration() -> None:
         assert issubclass(section, msgspec.Struct) and section.__struct_config__.frozen
         assert section.__struct_config__.forbid_unknown_fields
         assert not dataclasses.is_dataclass(section)
+
+
+def test_keys_of_names_each_section_s_keys_as_its_declaration_does() -> None:
+    """keys_of reads a section's own fields (issue 38.6); msgspec.inspect, which resolves the whole tree
+    under it, says the same: the tag first, the declared order, internal fields left out."""
+    from msgspec import inspect as mi
+
+    import scarbook.agents.spec
+    import scarbook.record.settings  # noqa: F401  (every section declared)
+    from scarbook.fs.settings import keys_of
+
+    def declared(section: type) -> tuple[str, ...]:
+        info = mi.type_info(section)
+        assert isinstance(info, mi.StructType)
+        extra = [(f.type.extra if isinstance(f.type, mi.Metadata) else None) or {} for f in info.fields]
+        return ((info.tag_field,) if info.tag_field else ()) + tuple(
+            f.encode_name for f, e in zip(info.fields, extra, strict=True) if "internal" not in e)
+
+    def sections(cls: type) -> list[type]:
+        return [s for sub in cls.__subclasses__() for s in (sub, *sections(sub))]
+
+    ours = {s for s in sections(msgspec.Struct) if s.__module__.startswith("scarbook.")}
+    assert Config in ours and JudgeSettings in ours and len(ours) >= 10
+    for section in ours:
+        assert keys_of(section) == declared(section), section
+    assert "delay" not in keys_of(scarbook.agents.spec.AGENT_KINDS["demo"])  # internal: set by the program
+
+
+def test_reading_scarbook_yaml_resolves_no_section_s_whole_type_tree(tmp_path) -> None:
+    """msgspec.inspect.type_info resolves every annotation of a section and of all under it again (~5 ms of
+    `scarbook eval --dry-run`, issue 38.6): a valid file is read without it (it words the errors only)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: command, argv: [sh, -c, 'true']}\nisolation: none\n"
+                                            "judge: {model: m}\ngate: {alpha: 0.1}\nexecutor: local\n")
+    probe = ("import sys, msgspec.inspect\n"
+             "def refused(*a, **k):\n    raise AssertionError('type_info called')\n"
+             "msgspec.inspect.type_info = refused\n"
+             "from pathlib import Path\nfrom scarbook.config import load_config\n"
+             "print(load_config(Path(sys.argv[1])).judge.model)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "scarbook.yaml")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "m", done.stderr[-2000:]
