@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -177,25 +178,29 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
                                 line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}")
     for name, within in (("seed", "seed"), ("scar", "")):
         sub = folder / name
-        if sub.is_symlink() or (sub.exists() and not sub.is_dir()):
+        try:
+            mode = os.lstat(sub).st_mode  # (one look, not four: every case of a collection is read at each start)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if not stat.S_ISDIR(mode):  # a file, or a link (to a folder or not)
             raise CaseError(sub, f"{name} must be a real folder inside the case", fix="replace it with a folder of files")
-        if sub.is_dir():
-            _refuse_links_out(sub, folder / within if within else folder, name)
+        _refuse_links_out(sub, folder / within if within else folder, name)
 
 
 def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
     """Every symlink under `sub` must resolve inside `within`: a seed is copied into every workspace,
     and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give."""
-    real_within = os.path.realpath(within)
+    real_within = ""  # resolved at the first link met (most seeds hold none)
     place = "the seed folder" if name == "seed" else "the case folder"
     try:
         for dirpath, dirnames, filenames in os.walk(sub):
             for entry in dirnames + filenames:
-                p = Path(dirpath) / entry
-                if p.is_symlink():
+                p = os.path.join(dirpath, entry)
+                if os.path.islink(p):
+                    real_within = real_within or os.path.realpath(within)
                     target = os.path.realpath(p)
                     if not target.startswith(real_within + os.sep):
-                        raise CaseError(p, f"{name} file is a symlink that leads out of {place} (to {target})",
+                        raise CaseError(Path(p), f"{name} file is a symlink that leads out of {place} (to {target})",
                                         fix=f"copy the file into {name}/ instead of linking it")
     except RecursionError:
         raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None

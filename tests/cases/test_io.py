@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,25 @@ def test_seed_folder_that_is_a_symlink(project, tmp_path: Path) -> None:
         load_case(path.parent)
     assert str(info.value) == (f"{path.parent / 'seed'}: seed must be a real folder inside the case — "
                                "replace it with a folder of files")
+
+
+@pytest.mark.parametrize("name", ["seed", "scar"])
+@pytest.mark.parametrize("kind", ["file", "dangling link", "link to a file"])
+def test_a_seed_or_scar_that_is_not_a_real_folder(project, tmp_path: Path, name, kind) -> None:
+    """Each is refused on one lstat (issue 38.6: reading a case looked at seed/ and scar/ four times each)."""
+    path = project.case("bad", "id: bad\ntask: x\nchecks: [{type: file_exists, path: a}]\n")
+    sub = path.parent / name
+    shutil.rmtree(sub, ignore_errors=True)
+    if kind == "file":
+        sub.write_text("x")
+    else:
+        target = tmp_path / "target.txt"
+        if kind == "link to a file":
+            target.write_text("x")
+        os.symlink(target, sub)
+    with pytest.raises(CaseError) as info:
+        load_case(path.parent)
+    assert str(info.value) == (f"{sub}: {name} must be a real folder inside the case — replace it with a folder of files")
 
 
 def test_missing_scar_file(project) -> None:
