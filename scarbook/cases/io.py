@@ -223,7 +223,9 @@ def load_cases(cases_dir: Path) -> CaseSet:
     if not cases_dir.is_dir():
         return found
     seen: dict[str, Path] = {}
-    for folder in sorted(p for p in cases_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    with os.scandir(cases_dir) as entries:  # (each one's kind from the listing itself: no stat per case)
+        names = sorted(e.name for e in entries if e.is_dir() and not e.name.startswith((".", "_")))
+    for folder in (cases_dir / name for name in names):
         try:
             case = load_case(folder)
         except CaseError as exc:

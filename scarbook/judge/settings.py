@@ -6,15 +6,17 @@ Every unknown key or wrong type is a ConfigError naming `judge.<key>`, never a s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import Meta
 
 from scarbook.fs.settings import Problem, Words, convert, kind_of
 from scarbook.judge.pricing import DEFAULT_PRICES, PRICE_FIELDS, ModelPrice, priced
-from scarbook.judge.prompt import Sampling, prompt_digest
 from scarbook.models import Usage
+
+if TYPE_CHECKING:  # what the judge is sent: loaded when a request is built, not when judge: is read
+    from scarbook.judge.prompt import Sampling
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -88,6 +90,8 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
 
     @property
     def sampling(self) -> Sampling:
+        from scarbook.judge.prompt import Sampling
+
         return Sampling(self.model, self.max_tokens, self.temperature)
 
     @classmethod
@@ -105,6 +109,8 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
     def prompt_digest(self) -> str:
         """Changes when the grading prompt or tool schema changes: sessions graded by different
         prompts are not comparable (part of Config.fingerprint)."""
+        from scarbook.judge.prompt import prompt_digest
+
         return prompt_digest()
 
     def price_usage(self, model: str, usage: Usage) -> float:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from scarbook.agents.named import NamedAgent, known
-from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import no_such_cases
 from scarbook.cases.io import CaseSet
 from scarbook.config import Config, GatePolicy
@@ -32,6 +31,7 @@ from scarbook.text import plural
 from scarbook.tools.rerun import DEFAULT_ONLY, RerunPick, pick_rerun
 
 if TYPE_CHECKING:
+    from scarbook.cases.folders import ProjectFolders
     from scarbook.history.baseline import Baseline
     from scarbook.run.shard import Shard
 

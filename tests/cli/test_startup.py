@@ -121,6 +121,9 @@ NOT_FOR_A_DRY_RUN = (
     # on first use), what a check sees, a shard, a re-run's pick of history or the credentials' keeper
     "scarbook.models.run", "scarbook.models.judge_detail", "scarbook.models.session", "scarbook.checks.context",
     "scarbook.run.shard", "scarbook.proc.credentials",
+    # nor what the judge is sent (its prompt, read for a request or a fingerprint), nor the case wing's
+    # protocol of a project's folders (an annotation of the plan's)
+    "scarbook.judge.prompt", "scarbook.cases.folders",
 )
 
 
