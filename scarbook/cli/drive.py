@@ -118,7 +118,7 @@ async def drive(ready: ReadySession, progress: Progress, executor=None) -> Sessi
             progress.run_finished(ev)
         elif isinstance(ev, CaseDecided):
             who = f" ({ev.candidate} against the baseline)" if ev.candidate else ""
-            progress.note(f"{ev.case_id}{who}: decided {ev.decision} after {plural(ev.runs, 'run')}")
+            progress.note(f"{ev.case_id}{who}: decided {ev.words or ev.decision} after {plural(ev.runs, 'run')}")
         elif isinstance(ev, LookMade):
             progress.look_made(ev)
         elif isinstance(ev, BatchProgress):

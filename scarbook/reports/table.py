@@ -15,7 +15,7 @@ from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
-from scarbook.run.gate import case_stats, decide_gate, gate_alpha, session_policy
+from scarbook.run.gate import case_stats, decide_gate, gate_alpha, margin_line, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.versus import SessionVersus, compare_session
@@ -309,6 +309,8 @@ def gate_lines(rep: SessionReport) -> list[str]:
                          + ("; counted as a failure (gate undecided: fail)" if p.undecided == Undecided.FAIL else ""))
         elif s.gate == Decision.NO_VERDICT and s.gate_note and not s.unjudged:
             lines.append(f"{s.case_id}: no verdict — {s.gate_note}")
+        if margin_line(s):
+            lines.append(margin_line(s))
         if s.unread:
             lines.append(f"{s.case_id}: {plural(s.unread, 'run')} with a verdict not read by --runs auto's rule "
                          "(finished after it decided, or failed by the machine): not in its counts or rate")

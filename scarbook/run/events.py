@@ -73,6 +73,8 @@ class CaseDecided:
     decision: str  # "above" | "below" | "undecided"; a session of several agents: better/worse/same (Versus)
     runs: int
     candidate: str = ""  # a session of several agents: whose comparison with the baseline was decided
+    # --runs auto: the decision in words that name the margin it was taken with (run/gate.adaptive_words)
+    words: str = ""
 
 
 @dataclass

@@ -16,13 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
-from scarbook.models.words import CauseKind
+from scarbook.models.words import CauseKind, Decision
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import ALPHA, Corrected, correct, judged_split
 from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
+from scarbook.stats.sequential import DELTA, hypotheses
+from scarbook.text import interval_beside, threshold_pct
 
 
 def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
@@ -94,3 +96,34 @@ def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapp
     reads = {cid: [as_read(r) for r in rs] for cid, rs in runs.items()} if runs is not None else None
     return gate_stats(stats, policy, statuses, looks=looks, sequential=session.decisions or None,
                       sequential_cap=session.runs_per_case, sequential_reads=reads, sequential_rates=rates)
+
+
+def adaptive_words(decision: str, threshold: float) -> str:
+    """--runs auto's decision in words that name the margin it was taken with: the rule weighs threshold - DELTA
+    against threshold + DELTA (stats/sequential.py), so "above" rules out the lower end, not every rate under
+    the threshold — its 95% interval may still reach under it (74–100% at 80%). 'above 80% (within its
+    10-point margin: its runs rule out 70% or less)'; any other decision as it is. The CLI's lines and the
+    live screen's say it in these words."""
+    low, high = hypotheses(threshold)
+    margin = f"within its {round(100 * DELTA, 6):g}-point margin"
+    if decision == Decision.ABOVE:
+        return f"above {threshold_pct(threshold)} ({margin}: its runs rule out {threshold_pct(low)} or less)"
+    if decision == Decision.BELOW:
+        return f"below {threshold_pct(threshold)} ({margin}: its runs rule out {threshold_pct(high)} or more)"
+    return decision
+
+
+def margin_line(s: CaseStats) -> str:
+    """A case --runs auto decided whose 95% interval reaches past its threshold, said with the margin the
+    decision was taken with: 'always: above 80% (within its 10-point margin: its runs rule out 70% or
+    less) — its 95% interval 74–100% still reaches under 80%'; "" for any other case."""
+    if not s.rate_note or s.rate is None:
+        return ""
+    if s.gate == Decision.ABOVE and s.lo < s.threshold:
+        side = "under"
+    elif s.gate == Decision.BELOW and s.hi > s.threshold:
+        side = "over"
+    else:
+        return ""
+    return (f"{s.case_id}: {adaptive_words(s.gate, s.threshold)} — its 95% interval "
+            f"{interval_beside(s.lo, s.hi, s.threshold)} still reaches {side} {threshold_pct(s.threshold)}")

@@ -43,7 +43,7 @@ from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
-from scarbook.run.gate import corrected_evidence
+from scarbook.run.gate import adaptive_words, corrected_evidence
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
@@ -366,7 +366,8 @@ class _SessionRun:
             st.decided = "undecided"
         if st.decided is not None:
             self.info.decisions[st.case.id] = st.decided
-            self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails))
+            words = adaptive_words(st.decided, effective_threshold(st.case, self.ready.site.config.threshold))
+            self.queue.put_nowait(CaseDecided(self.info.id, st.case.id, st.decided, st.passes + st.fails, words=words))
 
     def say_case_decided(self, case_id: str, decision: str, runs: int) -> None:
         """`undecided: more`: a look decided the case; no more runs of it start."""

@@ -49,9 +49,11 @@ from scarbook.stats.binomial import binom_sf, smallest_cut
 from scarbook.stats.rates import effective_threshold
 
 EDGE = 0.01  # keep p0, p1 off 0 and 1: a hypothesis of p = 1 would let one failure decide alone
+DELTA = 0.1  # half the indifference zone: the rule weighs threshold - DELTA against threshold + DELTA
 
 
-def _hypotheses(threshold: float, delta: float) -> tuple[float, float]:
+def hypotheses(threshold: float, delta: float = DELTA) -> tuple[float, float]:
+    """The two rates the rule weighs against each other (its margin's ends): "above" rules out the first."""
     return max(threshold - delta, EDGE), min(threshold + delta, 1 - EDGE)
 
 
@@ -62,7 +64,7 @@ def _validate(threshold: float, alpha: float, beta: float, delta: float) -> None
         raise ValueError(f"alpha and beta must be between 0 and 0.5, got alpha={alpha}, beta={beta}")
     if delta <= 0:
         raise ValueError(f"delta (half the indifference zone) must be above 0, got {delta}")
-    p0, p1 = _hypotheses(threshold, delta)
+    p0, p1 = hypotheses(threshold, delta)
     if p0 >= p1:
         raise ValueError(f"threshold {threshold} ± delta {delta} leaves no room between the hypotheses")
 
@@ -74,7 +76,7 @@ class SequentialRule:
     threshold: float
     alpha: float = 0.05  # bound (≈) on saying "above" when p <= threshold - delta
     beta: float = 0.05  # bound (≈) on saying "below" when p >= threshold + delta
-    delta: float = 0.1
+    delta: float = DELTA
     max_runs: int = 40
     min_runs: int = 5  # never stop before this many judged runs: a human wants to see a few
     # the judge's measured run-level specificity and sensitivity (stats/judge_error.py); 1, 1: the
@@ -95,11 +97,11 @@ class SequentialRule:
 
     @property
     def p0(self) -> float:
-        return self._judge_space(_hypotheses(self.threshold, self.delta)[0])
+        return self._judge_space(hypotheses(self.threshold, self.delta)[0])
 
     @property
     def p1(self) -> float:
-        return self._judge_space(_hypotheses(self.threshold, self.delta)[1])
+        return self._judge_space(hypotheses(self.threshold, self.delta)[1])
 
     @property
     def upper(self) -> float:
@@ -134,14 +136,14 @@ class SequentialRule:
         return expected_fixed_n(self.threshold, self.alpha, self.beta, self.delta)
 
 
-def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.1, limit: int = 2000) -> int:
+def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, delta: float = DELTA, limit: int = 2000) -> int:
     """Smallest fixed N whose exact binomial test has the SPRT's error rates.
 
     That is the smallest n with some cut-off c such that P(X >= c | p0) <= alpha ("above" when
     the case is really at t - delta) and P(X < c | p1) <= beta ("below" when it is at t + delta).
     """
     _validate(threshold, alpha, beta, delta)
-    p0, p1 = _hypotheses(threshold, delta)
+    p0, p1 = hypotheses(threshold, delta)
     for n in range(1, limit + 1):
         # The smallest cut-off that keeps the alpha side is the best one for the beta side.
         c = smallest_cut(n, p0, alpha)

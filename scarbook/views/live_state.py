@@ -25,7 +25,7 @@ from scarbook.run.events import (
     SessionFinished,
     SessionStarted,
 )
-from scarbook.run.gate import case_stats, decide_gate, gate_alpha, session_policy
+from scarbook.run.gate import case_stats, decide_gate, gate_alpha, margin_line, session_policy
 from scarbook.run.versus import SessionVersus, agents_of, compare_session
 from scarbook.stats.rates import CaseStats, effective_threshold
 from scarbook.text import interval_beside, pct_beside, plural
@@ -220,6 +220,11 @@ class LiveSession:
         if self.info is None:
             return self.config.gate.alpha
         return gate_alpha(self.info, session_policy(self.info, self.config))
+
+    def margin_lines(self) -> list[str]:
+        """Once the session ended: each case --runs auto decided whose interval reaches past its threshold, in
+        the report's words (run/gate.margin_line: the margin the decision was taken with)."""
+        return [line for c in self.cases if c.id in self.final and (line := margin_line(self.final[c.id]))]
 
     def corrected_line(self) -> str:
         """'≈ judge-corrected: alpha 48% (6–80%), …' for the status line; "" when nothing is corrected."""

@@ -162,3 +162,27 @@ def test_diff_refuses_two_skip_judge_sessions_they_have_no_rates(bundled):
     assert forced.exit_code == 0
     row = next(line for line in forced.stdout.splitlines() if line.startswith("write-one-line"))
     assert "n/a" in row and "no detectable change" in row and "%" not in row.split("n/a")[0]
+
+
+ALWAYS_WRITES = """
+async def run(task, cwd):
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+
+
+def test_runs_auto_names_its_margin_where_its_interval_reaches_past_the_threshold(tmp_path):
+    """12 passes of 12 at 80%: the rule (70% against 90%) says above, and the interval after the stop is
+    74–100%, which reaches under 80%. Before, the CLI said 'decided above after 12 runs' beside '74–100%' with
+    nothing about the margin the rule decided with; now the decision line and the summary name it (one
+    function, run/gate.adaptive_words, that the live screen shows too)."""
+    (tmp_path / "cases" / "always").mkdir(parents=True)
+    (tmp_path / "cases" / "always" / "case.yaml").write_text(
+        "id: always\ntask: write out.txt\nthreshold: 0.8\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    (tmp_path / "margin_agent.py").write_text(ALWAYS_WRITES)
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n")
+    res = run(tmp_path, "eval", "--runs", "auto")
+    assert "always: decided above 80% (within its 10-point margin: its runs rule out 70% or less) after 12 runs" \
+        in res.output, res.output
+    assert ("always: above 80% (within its 10-point margin: its runs rule out 70% or less) — its 95% interval "
+            "74–100% still reaches under 80%") in res.output, res.output

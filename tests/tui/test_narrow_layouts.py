@@ -36,12 +36,21 @@ def screen_text(app) -> str:
     return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
 
 
-async def launch_runs(pilot, runs: str) -> None:
-    """From the library: `r` opens the launch dialog; the runs field typed over, ctrl+r runs every case."""
+async def launch_runs(pilot, runs: str, adaptive: bool = False) -> None:
+    """From the library: `r` opens the launch dialog; the runs field typed over (adaptive: the cap, and the
+    adaptive box ticked), ctrl+r runs every case."""
     await library_loaded(pilot)
     await pilot.press("r")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch dialog")
-    await pilot.press("ctrl+a", "ctrl+k", *runs, "ctrl+r")
+    await pilot.press("ctrl+a", "ctrl+k", *runs)
+    if adaptive:  # runs is then the cap; Tab on to the adaptive box and tick it
+        for _ in range(12):
+            if pilot.app.focused is not None and pilot.app.focused.id == "adaptive":
+                break
+            await pilot.press("tab")
+        await pilot.press("space")
+        assert pilot.app.screen.query_one("#adaptive").value
+    await pilot.press("ctrl+r")
 
 
 def write_sessions(root) -> None:
@@ -285,3 +294,22 @@ async def test_a_case_a_look_decides_shows_its_decision_while_the_session_runs(t
         assert "16/24 runs" in screen_text(app), screen_text(app)
         await pilot.press("escape", "y")  # cancel it: asked, then yes
         await wait_until(pilot, lambda: app.live.done, what="the session to end")
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_the_live_screen_names_the_margin_of_a_runs_auto_decision(tmp_path, fast_demo, size):  # noqa: F811
+    """--runs auto, 12 passes of 12 at 80%: decided above with a 95% interval of 74–100%. The screen says
+    the decision in the CLI's words (run/gate.margin_line), with the margin it was taken with. Before, it
+    showed 'above' beside 74–100% and nothing else."""
+    root = python_agent_project(tmp_path / "proj", {
+        "always": "task: write out.txt\nthreshold: 0.8\nchecks:\n  - {type: file_exists, path: out.txt}\n"},
+        "writing_agent_margin", WRITING_AGENT, "concurrency: 1\n")
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await launch_runs(pilot, "40", adaptive=True)
+        await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=120, what="the session")
+        await live_screen_caught_up(pilot)
+        assert app.live.gate == {"always": "above"}
+        text = " ".join(" ".join(screen_text(app).split("\n")).split())  # the line as words (it wraps at 80)
+        assert ("always: above 80% (within its 10-point margin: its runs rule out 70% or less) — its 95% interval "
+                "74–100% still reaches under 80%") in text, screen_text(app)

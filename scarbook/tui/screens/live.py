@@ -274,6 +274,7 @@ class LiveScreen(HostScreen):
         status = f"session [{label}] {state}{partial}"
         if live.corrected_line():
             status += f"\n{live.corrected_line()}"
+        status += "".join(f"\n{line}" for line in live.margin_lines())
         if live.abort_message:
             status += f"\n{live.abort_message}"
         final = live.final_versus
