@@ -29,7 +29,7 @@ from scarbook.cases.ids import check_new_case_id, free_case_id, no_such_cases
 from scarbook.cases.io import CASE_FILE, case_to_dict, load_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, IdEntry, now_stamp, renamed
 from scarbook.errors import CaseError, HistoryError, ScarbookError
-from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes, unwritable_why
+from scarbook.fs.files import atomic_write_text, describe_os_error, move_into_place, read_regular_bytes, unwritable_why
 from scarbook.fs.yamlio import dump_yaml, line_of, load_yaml_text
 from scarbook.models import Case
 from scarbook.models.words import SessionState
@@ -305,6 +305,11 @@ def copy_title(case: Case) -> str:
     return f"{case.title} (copy)" if case.title else f"copy of {case.id}"
 
 
+def case_taken(case_id: str, dest: Path) -> ScarbookError:
+    """What a new case (a copy, a save) says when its id is taken: by a folder there, or one made meanwhile."""
+    return ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
+
+
 def duplicate_case(project: ProjectFolders, case_id: str, new: str | None = None) -> Case:
     """A copy of the case (case.yaml, seed/, scar/, every file; links copied as links) under a fresh
     id (`<id>-copy`, `<id>-copy-2`, ... unless given; a copy's copy is `<id>-copy-2` too), its title
@@ -328,8 +333,11 @@ def duplicate_case(project: ProjectFolders, case_id: str, new: str | None = None
             atomic_write_text(partial / CASE_FILE, text)
             dest = project.cases_dir / new
             if os.path.lexists(dest):
-                raise ScarbookError(f"a case named {new!r} already exists ({dest}); choose another id")
-            os.rename(partial, dest)
+                raise case_taken(new, dest)
+            try:  # never over a folder made at its name since the check (os.rename would replace an empty one)
+                move_into_place(partial, dest)
+            except FileExistsError:
+                raise case_taken(new, dest) from None
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         VerificationStore(project.workspaces_dir).move(None, new)  # a copy is not verified until it is

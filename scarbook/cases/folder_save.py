@@ -25,12 +25,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from scarbook.cases.admin import PARTIAL, _clean_partials, _Lock
+from scarbook.cases.admin import PARTIAL, _clean_partials, _Lock, case_taken
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.io import CASE_FILE, case_to_dict, save_case, validate_case_data
 from scarbook.cases.lineage import CaseIdLog, IdEntry, fresh_start, now_stamp
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.fs.files import describe_os_error, sync_directory
+from scarbook.fs.files import describe_os_error, move_into_place, sync_directory
 from scarbook.fs.paths import resolve_inside
 from scarbook.models import Case
 
@@ -64,7 +64,7 @@ def new_case_folder(project: ProjectFolders, case_id: str) -> Iterator[Path]:
     log = CaseIdLog(project.workspaces_dir)
     with _Lock(project):
         if os.path.lexists(dest):
-            raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
+            raise case_taken(case_id, dest)
         prior, entry = _record_fresh_start(project, log, case_id)
         staging = project.cases_dir / f"{PARTIAL}{case_id}-{secrets.token_hex(4)}"
         try:
@@ -72,8 +72,11 @@ def new_case_folder(project: ProjectFolders, case_id: str) -> Iterator[Path]:
             staging.mkdir(parents=True)
             yield staging
             if os.path.lexists(dest):
-                raise ScarbookError(f"a case named {case_id!r} already exists ({dest}); choose another id")
-            os.rename(staging / case_id, dest)
+                raise case_taken(case_id, dest)
+            try:  # never over a folder made at its name since the check (os.rename would replace an empty one)
+                move_into_place(staging / case_id, dest)
+            except FileExistsError:
+                raise case_taken(case_id, dest) from None
         except BaseException:
             if entry != prior:
                 log.update({case_id: prior})

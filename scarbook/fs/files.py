@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
@@ -164,3 +166,54 @@ def unwritable_why(folder: Path | str) -> str | None:
     except OSError:
         pass
     return None
+
+
+RENAME_NOREPLACE, AT_FDCWD = 1, -100  # linux/fs.h, fcntl.h
+# Linux's renameat2(2) through ctypes, looked up once (None: not Linux, or a libc without it)
+_renameat2: Callable[..., int] | None = None
+_looked_up = False
+
+
+def _libc_renameat2() -> Callable[..., int] | None:
+    global _renameat2, _looked_up
+    if not _looked_up and sys.platform == "linux":
+        import ctypes  # (only here: most commands never move a folder into place)
+
+        try:
+            found = ctypes.CDLL(None, use_errno=True).renameat2
+            found.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            found.restype = ctypes.c_int
+            _renameat2 = found
+        except (OSError, AttributeError):  # a libc older than glibc 2.28 / musl 1.2.3
+            pass
+    _looked_up = True
+    return _renameat2
+
+
+def move_into_place(src: Path, dst: Path) -> None:
+    """Rename the folder `src` to `dst`, where nothing may be: FileExistsError when anything is there, even an
+    empty folder — which os.rename replaces silently (POSIX), so a folder another process had just made at that
+    name would be taken over. Linux: renameat2(RENAME_NOREPLACE), one step. Elsewhere, or on a file system that
+    has no RENAME_NOREPLACE (EINVAL: some network and FUSE mounts): `dst` is made first with mkdir, which fails
+    when anything is there, and `src` renamed over that empty folder of its own (for that instant a reader may
+    see an empty folder at `dst`); if the rename fails, the folder made for it goes."""
+    rename = _libc_renameat2()
+    if rename is not None:
+        import ctypes
+
+        if rename(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), os.fspath(src), None, os.fspath(dst))
+    os.mkdir(dst)
+    try:
+        os.rename(src, dst)
+    except BaseException as exc:
+        try:
+            os.rmdir(dst)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOTEMPTY, errno.EEXIST):  # filled meanwhile
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), os.fspath(dst)) from exc
+        raise

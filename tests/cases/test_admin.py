@@ -16,6 +16,7 @@ from scarbook.cases.io import load_case, load_cases
 from scarbook.cases.trash import list_trash, restore_case, trash_case
 from scarbook.cases.verifications import Verification, VerificationStore
 from scarbook.errors import ScarbookError
+from scarbook.fs import files
 from scarbook.models import SessionInfo
 from scarbook.views.library_rows import build_rows
 
@@ -411,3 +412,40 @@ def test_a_new_case_folders_id_record_is_undone_when_the_case_is_not_written_and
         raise OSError(errno.ENOSPC, "No space left on device")
     assert log.load() == {}
     assert sorted(os.listdir(project.cases_dir)) == ["fix-json-config", "rename-function", "review-api-claims"]
+
+
+def folder_made_at_the_last_check(monkeypatch, dest: Path, built: str) -> None:
+    """os.path.lexists as another process would have it: asked about `dest` once the case is built whole in its
+    hidden folder (`built`: its case.yaml's pattern under dest's folder) — the last check before the rename — it
+    says nothing is there, and an empty folder is made at `dest` right after (someone else's new case, just begun)."""
+    real = os.path.lexists
+
+    def lexists(path) -> bool:
+        found = real(path)
+        if Path(path) == dest and not found and list(dest.parent.glob(built)):
+            os.mkdir(dest)
+        return found
+
+    monkeypatch.setattr(os.path, "lexists", lexists)
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["renameat2", "mkdir-then-rename"])
+def test_duplicate_never_replaces_an_empty_folder_made_at_its_name_after_the_check(project, monkeypatch, portable):
+    """An empty folder appears at the copy's name between duplicate's check and its rename. os.rename replaced it
+    silently (POSIX lets a folder be renamed over an empty one): the copy took the place of a folder someone had
+    just made. Now the rename refuses to replace anything, with the message the check gives; the empty folder
+    stays as it was, and no hidden half-copy is left. Both ways of refusing are run: Linux's renameat2
+    (RENAME_NOREPLACE) and the portable one (the folder made first, then the copy renamed over it)."""
+    if portable:
+        monkeypatch.setattr(files, "_renameat2", None)
+        monkeypatch.setattr(files, "_looked_up", True)
+    elif files._libc_renameat2() is None:
+        pytest.skip("no renameat2 here")
+    make(project, "alpha")
+    dest = project.cases_dir / "beta"
+    folder_made_at_the_last_check(monkeypatch, dest, ".scarbook-partial-beta-*/case.yaml")
+    with pytest.raises(ScarbookError) as exc:
+        duplicate_case(project.load(), "alpha", "beta")
+    assert str(exc.value) == f"a case named 'beta' already exists ({dest}); choose another id"
+    assert dest.is_dir() and os.listdir(dest) == []  # not replaced
+    assert sorted(os.listdir(project.cases_dir)) == ["alpha", "beta"]  # no hidden half-copy left

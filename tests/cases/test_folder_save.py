@@ -274,3 +274,19 @@ def test_scarbook_import_writes_the_draft_whole(project, monkeypatch):
     assert not [p for p in os.listdir(project.cases_dir) if p.startswith(".")]
     taken = project.cli("import", str(log), "--id", "drafted")
     assert taken.exit_code == 2 and f"{project.cases_dir / 'drafted'} already exists; choose another --id" in taken.output
+
+
+def test_a_new_case_never_replaces_an_empty_folder_made_at_its_name_after_the_check(project, monkeypatch):
+    """An empty folder appears at the new case's name between the last check and the rename of the hidden folder
+    it was built in: the save refuses (it replaced that folder before: os.rename over an empty folder succeeds),
+    with the check's message; the folder stays empty and no hidden folder is left."""
+    from tests.cases.test_admin import folder_made_at_the_last_check
+
+    folders = project.load()
+    dest = folders.cases_dir / "two-lines"
+    folder_made_at_the_last_check(monkeypatch, dest, ".scarbook-partial-two-lines-*/two-lines/case.yaml")
+    with pytest.raises(CaseError) as exc:
+        save_form_case(folders, new_case("two-lines"), is_new=True, staged={}, seed=SeedChanges())
+    assert str(exc.value).endswith(f"a case named 'two-lines' already exists ({dest}); choose another id"), exc.value
+    assert dest.is_dir() and os.listdir(dest) == []
+    assert os.listdir(folders.cases_dir) == ["two-lines"]

@@ -83,3 +83,27 @@ def test_an_io_error_syncing_the_directory_is_raised(tmp_path: Path, monkeypatch
         atomic_write_text(path, "id: new\n")
     assert info.value.errno == errno.EIO
     assert os.listdir(tmp_path) == ["case.yaml"]  # renamed, but not promised to survive a power cut
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["renameat2", "mkdir-then-rename"])
+def test_move_into_place_moves_a_folder_and_replaces_nothing(tmp_path, monkeypatch, portable):
+    """A folder goes to a free name whole; at a taken name — an empty folder, a file — it is refused with
+    FileExistsError, and both stay as they were (os.rename would have replaced the empty folder)."""
+    from scarbook.fs import files
+
+    if portable:
+        monkeypatch.setattr(files, "_renameat2", None)
+        monkeypatch.setattr(files, "_looked_up", True)
+    elif files._libc_renameat2() is None:
+        pytest.skip("no renameat2 here")
+    src = tmp_path / "built"
+    src.mkdir()
+    (src / "case.yaml").write_text("id: x\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("keep")
+    for taken in ("empty", "file"):
+        with pytest.raises(FileExistsError):
+            files.move_into_place(src, tmp_path / taken)
+    assert os.listdir(tmp_path / "empty") == [] and (tmp_path / "file").read_text() == "keep"
+    files.move_into_place(src, tmp_path / "x")
+    assert (tmp_path / "x" / "case.yaml").read_text() == "id: x\n" and not src.exists()
