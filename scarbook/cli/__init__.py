@@ -94,6 +94,8 @@ def main(ctx: click.Context, root: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
+    if "started" in ctx.obj:  # (scarbook.entry's: the command's modules are imported, and it is about to run)
+        ctx.obj.pop("started")()
     if ctx.invoked_subcommand is None:
         open_tui(ctx)
 
