@@ -28,6 +28,7 @@ from scarbook.run.events import (
 from scarbook.run.gate import case_stats, decide_gate, gate_alpha, margin_line, session_policy
 from scarbook.run.versus import SessionVersus, agents_of, compare_session
 from scarbook.stats.rates import CaseStats, effective_threshold
+from scarbook.stats.sequential import DELTA
 from scarbook.text import interval_beside, pct_beside, plural
 
 
@@ -221,10 +222,15 @@ class LiveSession:
             return self.config.gate.alpha
         return gate_alpha(self.info, session_policy(self.info, self.config))
 
-    def margin_lines(self) -> list[str]:
-        """Once the session ended: each case --runs auto decided whose interval reaches past its threshold, in
-        the report's words (run/gate.margin_line: the margin the decision was taken with)."""
-        return [line for c in self.cases if c.id in self.final and (line := margin_line(self.final[c.id]))]
+    def margin_line(self) -> str:
+        """Once the session ended: a case --runs auto decided whose interval reaches past its threshold, in the
+        report's words (run/gate.margin_line: the margin the decision was taken with); several such cases in one
+        line (the report says each), so they do not take the table's rows; "" for none."""
+        lines = [line for c in self.cases if c.id in self.final and (line := margin_line(self.final[c.id]))]
+        if len(lines) <= 1:
+            return "".join(lines)
+        return (f"{len(lines)} cases decided within --runs auto's {round(100 * DELTA, 6):g}-point margin: their 95% "
+                "intervals still reach past their thresholds (the report says each)")
 
     def corrected_line(self) -> str:
         """'≈ judge-corrected: alpha 48% (6–80%), …' for the status line; "" when nothing is corrected."""

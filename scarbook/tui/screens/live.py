@@ -274,19 +274,21 @@ class LiveScreen(HostScreen):
         status = f"session [{label}] {state}{partial}"
         if live.corrected_line():
             status += f"\n{live.corrected_line()}"
-        status += "".join(f"\n{line}" for line in live.margin_lines())
+        if live.margin_line():
+            status += f"\n{live.margin_line()}"
         if live.abort_message:
             status += f"\n{live.abort_message}"
         final = live.final_versus
         if final is not None:  # a session of several agents, ended: each candidate's quality and cost together
             status += "".join(f"\n{headline(final, name)}" for name in final.candidates)
-        self.query_one("#live-status", Static).update(Text(status))
+        shown_status = Text(status)
+        self.query_one("#live-status", Static).update(shown_status)
         versus = live.versus()
         shown = [versus.stat(versus.baseline, c.id) for c in live.cases] if versus is not None else \
             [live.stats(c) for c in live.cases]  # (a session of several agents: the baseline's rates)
-        # Each line the figures take past their first comes out of the histogram's bars, not out of the table's
-        # rows (at 80x24 the gate's counts on a line of their own hid the table's last row).
-        extra = len(shown_figures.wrap(self.app.console, max(1, room))) - 1
+        # Each line the status and the figures take past their first comes out of the histogram's bars, not out
+        # of the table's rows (at 80x24 the gate's counts on a line of their own hid the table's last row).
+        extra = sum(len(block.wrap(self.app.console, max(1, room))) - 1 for block in (shown_status, shown_figures))
         self.query_one("#histogram", Distribution).show([s for s in shown if s is not None], live.config.threshold,
                                                         bars=max(BARS_MIN, BARS - extra))
 
