@@ -22,6 +22,7 @@ from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
+from scarbook.run.gate import margin_line
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
@@ -95,6 +96,8 @@ def step_summary(rep: SessionReport, against: BaselineComparison | None = None) 
     out += ["", "rate = passes / (passes + fails); errors and unjudged runs are counted apart."
             + ("" if rep.versus else " pass^k with "
                f"{k_note({st.case_id: st.k for st in rep.stats if st.rate is not None})}.")]
+    for line in filter(None, map(margin_line, rep.stats if rep.versus is None else [])):  # --runs auto's margin
+        out += ["", line]
     if any(rep.causes.values()):
         out += ["", f"Why runs did not pass: {causes_line(rep.causes)}."]
         out += [md(line, limit=2000) + "." for line in format_retries(rep)]

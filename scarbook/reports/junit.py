@@ -20,6 +20,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.reports.versus_files import junit_testcases
 from scarbook.reports.versus_table import headline
 from scarbook.run.causes import count_causes
+from scarbook.run.gate import margin_line, margin_words
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
 from scarbook.text import clean_text, interval_beside, pct, pct_beside, plural, threshold_pct
@@ -45,6 +46,8 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
               ("gate", {"above": "ok"}.get(s.gate, s.gate)), ("decision", s.gate)]
     if s.gate_note:
         props.append(("gate_note", s.gate_note))
+    if margin_words(s):  # --runs auto decided within its margin, its interval reaching past the threshold
+        props.append(("margin_note", margin_words(s)))
     c = getattr(s, "corrected", None)
     if c is not None:  # the rate corrected for the judge's measured error (issue 23)
         props += [("corrected_rate", _num(c.rate)), ("corrected_interval", f"[{_num(c.lo)}, {_num(c.hi)}]"),
@@ -137,7 +140,8 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *not_passed])
-        ET.SubElement(tc, "system-out").text = "\n".join([summary, *(_run_line(r) for r in runs)])
+        margin = [margin_line(s)] if margin_line(s) else []
+        ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *(_run_line(r) for r in runs)])
     return suite
 
 

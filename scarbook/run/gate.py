@@ -116,7 +116,16 @@ def adaptive_words(decision: str, threshold: float) -> str:
 def margin_line(s: CaseStats) -> str:
     """A case --runs auto decided whose 95% interval reaches past its threshold, said with the margin the
     decision was taken with: 'always: above 80% (within its 10-point margin: its runs rule out 70% or
-    less) — its 95% interval 74–100% still reaches under 80%'; "" for any other case."""
+    less) — its 95% interval 74–100% still reaches under 80%'; "" for any other case. The CLI, the text and
+    Markdown reports, the JUnit testcase's system-out and the live screen print it."""
+    words = margin_words(s)
+    return f"{s.case_id}: {words}" if words else ""
+
+
+def margin_words(s: CaseStats) -> str:
+    """margin_line without the case's id, for a place that already names the case (the HTML report's gate
+    cell, beside its decision): 'above 80% (within its 10-point margin: …) — its 95% interval 74–100% still
+    reaches under 80%'; "" for any other case."""
     if not s.rate_note or s.rate is None:
         return ""
     if s.gate == Decision.ABOVE and s.lo < s.threshold:
@@ -125,5 +134,5 @@ def margin_line(s: CaseStats) -> str:
         side = "over"
     else:
         return ""
-    return (f"{s.case_id}: {adaptive_words(s.gate, s.threshold)} — its 95% interval "
+    return (f"{adaptive_words(s.gate, s.threshold)} — its 95% interval "
             f"{interval_beside(s.lo, s.hi, s.threshold)} still reaches {side} {threshold_pct(s.threshold)}")

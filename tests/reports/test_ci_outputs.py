@@ -388,3 +388,52 @@ def test_the_documented_workflow_runs_as_written(project, tmp_path):
     assert "### Against the baseline" in (tmp_path / "summary.md").read_text()
     _assert_self_contained(_page(project.root / "scarbook-report.html"),
                            (project.root / "scarbook-report.html").read_text())
+
+
+
+# --- a --runs auto decision within its margin, in every file CI reads ---
+
+ALWAYS_WRITES = """
+async def run(task, cwd):
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+MARGIN = "above 80% (within its 10-point margin: its runs rule out 70% or less) — its 95% interval 74–100% still reaches under 80%"
+
+
+@pytest.fixture
+def within_margin(project, tmp_path, monkeypatch):
+    """A real --runs auto session of one case that always passes: 12 passes of 12 at 80%, which the rule
+    (70% against 90%) decides above, with a 95% interval after the stop of 74–100% that reaches under 80%.
+    The CLI and the text report said so (run/gate.margin_line); the step summary, the JUnit file and the HTML
+    report showed a bare "ok" beside 74–100%. Its step summary is tmp_path/summary.md, its JUnit junit.xml."""
+    (project.root / "margin_agent.py").write_text(ALWAYS_WRITES)
+    project.config("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n", gate=None)
+    project.case("always", "id: always\ntask: write out.txt\nthreshold: 0.8\n"
+                           "checks:\n  - {type: file_exists, path: out.txt}\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    res = project.cli("eval", "-q", "--runs", "auto", "--junit", str(tmp_path / "junit.xml"))
+    assert res.exit_code == 0, res.output
+    assert f"always: {MARGIN}" in res.output  # what the CLI says (tests/cli/test_scar_numbers.py)
+    return project
+
+
+def test_the_step_summary_says_a_runs_auto_decision_within_its_margin_under_its_table(within_margin, tmp_path):
+    md = (tmp_path / "summary.md").read_text().splitlines()
+    row = next(i for i, line in enumerate(md) if line.startswith("| `always` |"))
+    assert "| 74–100% |" in md[row] and "| ok |" in md[row]
+    assert md.index(f"always: {MARGIN}") > row  # a paragraph of its own under the table
+
+
+def test_junit_says_a_runs_auto_decision_within_its_margin(within_margin, tmp_path):
+    (tc,) = ET.parse(tmp_path / "junit.xml").getroot().findall("testcase")
+    props = {p.get("name"): p.get("value") for p in tc.find("properties")}
+    assert (props["gate"], props["decision"], props["margin_note"]) == ("ok", "above", MARGIN)
+    assert tc.find("system-out").text.splitlines()[1] == f"always: {MARGIN}"  # after the case's summary line
+
+
+def test_the_html_report_says_a_runs_auto_decision_within_its_margin_beside_it(within_margin, tmp_path):
+    out = tmp_path / "report.html"
+    assert within_margin.cli("report", "--html", str(out)).exit_code == 0
+    cells = _page(out).text_after("case-always", 400)
+    assert "80%ok" + MARGIN in cells, cells  # threshold, then the gate cell: its decision and the margin
