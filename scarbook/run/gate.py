@@ -12,6 +12,7 @@ valid after the stop; with a calibrated judge, the rate corrected for its measur
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
@@ -94,8 +95,27 @@ def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapp
     looks = list(gate.looks) if gate is not None and gate.has("looks") else None
     rates = dict(gate.judge_rates) if gate is not None and gate.has("judge_rates") else None
     reads = {cid: [as_read(r) for r in rs] for cid, rs in runs.items()} if runs is not None else None
-    return gate_stats(stats, policy, statuses, looks=looks, sequential=session.decisions or None,
+    at_looks = _at_looks(stats, runs, looks) if looks and runs is not None else looks
+    return gate_stats(stats, policy, statuses, looks=at_looks, sequential=session.decisions or None,
                       sequential_cap=session.runs_per_case, sequential_reads=reads, sequential_rates=rates)
+
+
+def _at_looks(stats: Sequence[CaseStats], runs: Mapping[str, Sequence[RunRecord]],
+              looks: Sequence[int]) -> dict[int, dict[str, CorrectedEvidence]]:
+    """At each of `looks`: each calibrated case's corrected evidence from its runs up to it (k order) —
+    what the runner's look tested it on (corrected_evidence of those runs: the same counts and the same
+    judge basis, at the rubric items those runs needed). gate_stats puts the case's own
+    `corrected.evidence` at the last look."""
+    out: dict[int, dict[str, CorrectedEvidence]] = {}
+    for size in looks:
+        at = out.setdefault(size, {})
+        for s in stats:
+            full = s.corrected.evidence if s.corrected is not None else None
+            split = judged_split(runs.get(s.case_id, [])[:size]) if full is not None else None
+            if full is not None and split is not None and split[0] + split[1]:
+                passes, judge_fails, rule_fails, items = split
+                at[s.case_id] = CorrectedEvidence(passes, judge_fails, rule_fails, replace(full.basis, items=items))
+    return out
 
 
 def adaptive_words(decision: str, threshold: float) -> str:

@@ -479,8 +479,13 @@ def _more_extender(ready: ReadySession, looks: list[int], decided: Callable[[str
         statuses = {cid: [r[k].status for k in sorted(r)] for cid, r in results.items()}
         if error is None:
             return extend(statuses)
-        found = {cid: corrected_evidence(cid, r.values(), error) for cid, r in results.items()}
-        return extend(statuses, {cid: ev for cid, ev in found.items() if ev is not None})
+        ordered = {cid: [r[k] for k in sorted(r)] for cid, r in results.items()}
+        have = max((len(rs) for rs in ordered.values()), default=0)
+        # every look so far, each on the runs up to it: the Holm family of each holds corrected evidence
+        found = {size: {cid: corrected_evidence(cid, rs[:size], error) for cid, rs in ordered.items()}
+                 for size in looks if size <= have}
+        return extend(statuses, {size: {cid: ev for cid, ev in at.items() if ev is not None}
+                                 for size, at in found.items()})
     return more
 
 

@@ -239,29 +239,35 @@ def _evidence(case_id: str, statuses: Sequence[str], threshold: float) -> CaseEv
     return CaseEvidence(case_id, count["pass"], count["fail"], count["error"], threshold, count["unjudged"])
 
 
+LookEvidence = Mapping[int, Mapping[str, CorrectedEvidence]]  # look (its run count) -> case -> corrected evidence
+
+
 def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[str, float], policy: GatePolicy,
                     looks: Sequence[int], total_looks: int | None = None,
-                    corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, CaseDecision]:
+                    corrected: LookEvidence | None = None) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
     order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
-    `corrected`: the judge-corrected evidence per case, for the last look (the data it came from).
-    Such a case is decided at the last look only, on its true rate, never on the judge's raw verdicts,
-    which a judge that misses passes pulls below the threshold (a case at its threshold went red in
-    about half the sessions). The runner's looks (make_extender) read each look as its last, with the
-    corrected evidence of the runs so far, so a case stops where this decides it. Each look's test is
-    at alpha / L, so over the looks its false red stays at most alpha."""
+    `corrected`: per look (its run count), the judge-corrected evidence of each calibrated case's runs
+    up to it. At every look such a case is tested on it, never on the judge's raw verdicts, which a judge
+    that misses passes pulls below the threshold (a case at its threshold went red in about half the
+    sessions) — also in an earlier look's Holm family, where a raw p_below would call other cases.
+    It is decided at the last look only. The runner's looks (make_extender) read each look as its last,
+    with the same evidence, so a case stops where this decides it. Each look's test is at alpha / L, so
+    over the looks its false red stays at most alpha."""
     level = policy.alpha / (total_looks or len(looks))
+    calibrated = {cid for at in (corrected or {}).values() for cid in at}
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
     for i, size in enumerate(looks):
         final = i == len(looks) - 1
         evidence = [_evidence(cid, runs[:size], thresholds[cid]) for cid, runs in statuses.items()]
-        if corrected and final:
-            evidence = [replace(e, corrected=corrected.get(e.case_id)) for e in evidence]
+        at = (corrected or {}).get(size)
+        if at:
+            evidence = [replace(e, corrected=at.get(e.case_id)) for e in evidence]
         last = decide_cases(evidence, policy, alpha=level)
         for d in last:
             if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW) and (
-                    final or d.case_id not in (corrected or {})):
+                    final or d.case_id not in calibrated):
                 kept[d.case_id] = d
     return {d.case_id: kept.get(d.case_id, d) for d in last}
 
@@ -269,13 +275,14 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
 def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Sequence[int],
                   said: Callable[[str, Decision, int], None] | None = None):
     """For the runner: given every case's statuses so far (launch order), the run count each
-    still-undecided case should be brought to next ({} when the last look is done). `corrected`: the
-    judge-corrected evidence of each case a calibration covers, from its runs so far: such a case is
-    decided at this look on it, as the report decides it (decide_in_looks), not on its raw verdicts.
+    still-undecided case should be brought to next ({} when the last look is done). `corrected`: per look
+    done (its run count), the judge-corrected evidence of each case a calibration covers, from its runs up
+    to that look: such a case is tested at every look on it, as the report tests it (decide_in_looks),
+    not on its raw verdicts.
     `said(case, decision, runs)`: told of each case decided above or below at a look (again at each later
     look: the caller says it once), so its decision can be shown while the other cases run on."""
     def extend(statuses: Mapping[str, Sequence[str]],
-               corrected: Mapping[str, CorrectedEvidence] | None = None) -> dict[str, int]:
+               corrected: LookEvidence | None = None) -> dict[str, int]:
         have = max((len(v) for v in statuses.values()), default=0)
         done = [size for size in looks if size <= have]
         if not done or len(done) >= len(looks):
@@ -295,10 +302,14 @@ _SPRT_DECISIONS: dict[str, Decision] = {d: d for d in (Decision.ABOVE, Decision.
 
 
 def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping[str, Sequence[str]], *,
-               looks: Sequence[int] | None = None, sequential: Mapping[str, str] | None = None,
+               looks: Sequence[int] | LookEvidence | None = None, sequential: Mapping[str, str] | None = None,
                sequential_cap: int | None = None, sequential_reads: Mapping[str, Sequence[str]] | None = None,
                sequential_rates: Mapping[str, Sequence[float]] | None = None) -> list[CaseStats]:
     """`stats` with the gate's decision filled in. `statuses`: each case's run statuses in k order.
+    `looks`: `undecided: more`'s looks (their run counts); as a mapping (run/gate.decide_gate), each with
+    each calibrated case's corrected evidence from its runs up to it, which that look's Holm family holds
+    (decide_in_looks). The last look's is each case's `corrected.evidence`; as a plain list, an earlier
+    look reads a calibrated case's raw verdicts.
     `sequential`: --runs auto's SPRT decisions, which decide (a fixed-N test after the SPRT stopped
     would not be valid); min_verdicts and unjudged runs still leave a case without a verdict. Its
     rate is then the bias-adjusted one and its interval one valid after the stop (`sequential_cap`:
@@ -321,7 +332,8 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
         # the counts the ≈ interval was built from (Corrected.evidence): the decision and the interval agree
         corrected = {s.case_id: s.corrected.evidence for s in stats
                      if s.corrected is not None and s.corrected.evidence is not None}
-        decided = decide_in_looks(full, thresholds, policy, sizes, corrected=corrected)
+        at_looks = {**(looks if isinstance(looks, Mapping) else {}), sizes[-1]: corrected}
+        decided = decide_in_looks(full, thresholds, policy, sizes, corrected=at_looks)
     out = []
     for s in stats:
         d = decided[s.case_id]
