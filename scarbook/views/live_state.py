@@ -48,6 +48,9 @@ class LiveSession:
     gate: dict[str, str] = field(default_factory=dict)
     # once the session ended: each case's numbers as the gate read them (--runs auto: the adjusted rate)
     final: dict[str, CaseStats] = field(default_factory=dict)
+    # cases --runs auto's rule decided as the runs came (a CaseDecided with its words): from then on the screen
+    # shows their numbers as the gate reads them, as it will once the session ends
+    ruled: set[str] = field(default_factory=set)
     tokens: int = 0
     cost_usd: float = 0.0
     started: float = 0.0
@@ -72,6 +75,8 @@ class LiveSession:
     _versus: tuple[int, SessionVersus | None] = (-1, None)
     # case id -> ((runs seen, the calibration read), its stats so far)
     _stats: dict[str, tuple[tuple[int, Calibration | None], CaseStats]] = field(default_factory=dict)
+    # ((runs seen, cases ruled, the calibration read), the ruled cases' numbers as the gate reads them)
+    _ruled: tuple[tuple[int, int, Calibration | None], dict[str, CaseStats]] = ((-1, 0, None), {})
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -116,6 +121,8 @@ class LiveSession:
             self.decided_rows[(ev.case_id, ev.candidate)] = ev.decision
         elif isinstance(ev, CaseDecided):
             self.decided[ev.case_id] = ev.decision
+            if ev.words:  # --runs auto's rule, not a look of `undecided: more`
+                self.ruled.add(ev.case_id)
         elif isinstance(ev, CheckDone):
             pass
 
@@ -128,13 +135,30 @@ class LiveSession:
         self.retrying.clear()
         self.version += 1
 
-    def decide(self, info: SessionInfo) -> list[CaseStats]:
+    def decide(self, info: SessionInfo, cases: list[Case] | None = None) -> list[CaseStats]:
         """Each case's numbers with the gate's decision, as the CLI's report decides them (run/gate.py:
-        the session's recorded gate, its looks, --runs auto's decisions and adjusted rates)."""
-        runs = {c.id: sorted(self.runs.get(c.id, []), key=lambda r: r.k) for c in self.cases}
+        the session's recorded gate, its looks, --runs auto's decisions and adjusted rates); `cases`: those
+        only (every case)."""
+        cases = self.cases if cases is None else cases
+        runs = {c.id: sorted(self.runs.get(c.id, []), key=lambda r: r.k) for c in cases}
         statuses = {cid: [r.status for r in rs] for cid, rs in runs.items()}
-        return decide_gate(info, [self.stats(c) for c in self.cases], statuses, session_policy(info, self.config),
+        return decide_gate(info, [self._so_far(c) for c in cases], statuses, session_policy(info, self.config),
                            runs=runs)
+
+    def _ruled_stats(self) -> dict[str, CaseStats]:
+        """While the session runs: each case --runs auto's rule has decided, its numbers as the gate reads them
+        (the rate adjusted for the stop, the interval valid after it: what the screen shows once the session
+        ends). Worked out again only when a run has finished or a case was decided since."""
+        if self.info is None or not self.ruled:
+            return {}
+        key = (self.finished_runs, len(self.ruled), self.calibration)
+        seen, found = self._ruled
+        if seen[:2] != key[:2] or seen[2] is not key[2]:
+            cases = [c for c in self.cases if c.id in self.ruled]
+            info = replace(self.info, decisions={c.id: self.decided[c.id] for c in cases})
+            found = {s.case_id: s for s in self.decide(info, cases)}
+            self._ruled = (key, found)
+        return found
 
     def _compare(self, info: SessionInfo) -> SessionVersus | None:
         runs = [r for rs in self.runs.values() for r in rs]
@@ -203,9 +227,14 @@ class LiveSession:
 
     def stats(self, case: Case) -> CaseStats:
         """The case's numbers so far (run/gate.case_stats: with a usable calibration, its judged rate
-        corrected for the judge's measured error too); once the session ended, as the gate read them."""
+        corrected for the judge's measured error too); once the session ended, or --runs auto's rule decided
+        the case, as the gate read them."""
         if case.id in self.final:
             return self.final[case.id]
+        ruled = self._ruled_stats().get(case.id) if case.id in self.ruled else None
+        return ruled or self._so_far(case)
+
+    def _so_far(self, case: Case) -> CaseStats:
         runs = self.runs.get(case.id, [])
         key = (len(runs), self.calibration)
         seen, s = self._stats.get(case.id, (None, None))
@@ -223,10 +252,11 @@ class LiveSession:
         return gate_alpha(self.info, session_policy(self.info, self.config))
 
     def margin_line(self) -> str:
-        """Once the session ended: a case --runs auto decided whose interval reaches past its threshold, in the
-        report's words (run/gate.margin_line: the margin the decision was taken with); several such cases in one
-        line (the report says each), so they do not take the table's rows; "" for none."""
-        lines = [line for c in self.cases if c.id in self.final and (line := margin_line(self.final[c.id]))]
+        """A case --runs auto decided whose interval reaches past its threshold, in the report's words
+        (run/gate.margin_line: the margin the decision was taken with), as soon as its rule decided it; several
+        such cases in one line (the report says each), so they do not take the table's rows; "" for none."""
+        read = self.final or self._ruled_stats()
+        lines = [line for c in self.cases if c.id in read and (line := margin_line(read[c.id]))]
         if len(lines) <= 1:
             return "".join(lines)
         return (f"{len(lines)} cases decided within --runs auto's {round(100 * DELTA, 6):g}-point margin: their 95% "

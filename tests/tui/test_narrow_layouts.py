@@ -323,3 +323,43 @@ async def test_the_live_screen_names_the_margin_of_runs_auto_decisions(tmp_path,
         shown = [line.split()[0] for line in text.splitlines() if line.split() and line.split()[0] in ids]
         assert shown == ids, f"rows shown: {shown}\n{text}"
         assert said in " ".join(" ".join(text.split("\n")).split()), text  # the line as words (it wraps at 80)
+
+
+STUCK_AGENT = """
+import asyncio
+
+async def run(task, cwd):
+    if "stuck" in task:  # its first run never ends: --runs auto reads in launch order, so it never decides it
+        first = cwd.parents[3] / "stuck-started.txt"
+        if not first.exists():
+            first.write_text("1")
+            await asyncio.sleep(3600)
+    (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+
+
+async def test_the_live_screen_names_the_margin_of_a_runs_auto_decision_as_soon_as_it_is_taken(tmp_path, fast_demo):  # noqa: F811
+    """--runs auto at 80x24: `always` passes every run and is decided above after 12 with a 95% interval of
+    74–100%; `stuck`'s first run never ends, so the session runs on. Before, the screen said "above" and nothing
+    more until the session ended (LiveSession.margin_line read only the final numbers); now the status says the
+    decision with its margin (run/gate.margin_line) as soon as the case is decided."""
+    root = python_agent_project(tmp_path / "proj", {
+        cid: f"task: {cid}, write out.txt\nthreshold: 0.8\nchecks:\n  - {{type: file_exists, path: out.txt}}\n"
+        for cid in ("always", "stuck")},
+        "stuck_agent_margin", STUCK_AGENT, "concurrency: 2\n")
+    app = make_app(root)
+    async with app.run_test(size=NARROW) as pilot:
+        await launch_runs(pilot, "40", adaptive=True)
+        await wait_until(pilot, lambda: app.live is not None and app.live.decided.get("always") == "above",
+                         timeout=60, what="always to be decided")
+        await live_screen_caught_up(pilot)
+        assert not app.live.done and "stuck" not in app.live.decided
+        text = screen_text(app)
+        said = ("always: above 80% (within its 10-point margin: its runs rule out 70% or less) — its 95% interval "
+                "74–100% still reaches under 80%")
+        assert said in " ".join(" ".join(text.split("\n")).split()), text  # the line as words (it wraps at 80)
+        row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["always"])
+        assert row[1:4] == ["12/12", "100%", "74–100%"], row  # its numbers as the gate read them (was 76–100%)
+        await pilot.press("escape", "y")  # cancel it: asked, then yes
+        await wait_until(pilot, lambda: app.live.done, what="the session to end")
