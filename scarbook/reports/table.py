@@ -15,7 +15,7 @@ from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
-from scarbook.run.gate import case_stats, decide_gate, gate_alpha, margin_line, session_policy
+from scarbook.run.gate import case_stats, decide_gate, decision_margin, gate_alpha, margin_line, session_policy
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.versus import SessionVersus, compare_session
@@ -377,8 +377,11 @@ def report_run_from_dict(d: dict[str, Any]) -> RunRecord:
 
 
 def case_dict(s: CaseStats) -> dict[str, Any]:
-    """A case in the JSON report: no interval (nor pass@k) without a rate."""
-    d = s.to_dict() | {"meets_threshold": s.meets_threshold, "decision": s.gate}
+    """A case in the JSON report: no interval (nor pass@k) without a rate; `margin`: the margin a --runs auto
+    decision was taken with (run/gate.DecisionMargin), null for any other case."""
+    margin = decision_margin(s)
+    d = s.to_dict() | {"meets_threshold": s.meets_threshold, "decision": s.gate,
+                       "margin": margin.to_dict() if margin is not None else None}
     if s.rate is None:
         d.update(lo=None, hi=None, pass_at_k_ci=None, pass_hat_k_ci=None)
     return d

@@ -12,7 +12,8 @@ valid after the stop; with a calibrated judge, the rate corrected for its measur
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
@@ -118,6 +119,9 @@ def _at_looks(stats: Sequence[CaseStats], runs: Mapping[str, Sequence[RunRecord]
     return out
 
 
+MARGIN_POINTS = round(100 * DELTA, 6)  # --runs auto's margin in points: 10
+
+
 def adaptive_words(decision: str, threshold: float) -> str:
     """--runs auto's decision in words that name the margin it was taken with: the rule weighs threshold - DELTA
     against threshold + DELTA (stats/sequential.py), so "above" rules out the lower end, not every rate under
@@ -125,7 +129,7 @@ def adaptive_words(decision: str, threshold: float) -> str:
     10-point margin: its runs rule out 70% or less)'; any other decision as it is. The CLI's lines and the
     live screen's say it in these words."""
     low, high = hypotheses(threshold)
-    margin = f"within its {round(100 * DELTA, 6):g}-point margin"
+    margin = f"within its {MARGIN_POINTS:g}-point margin"
     if decision == Decision.ABOVE:
         return f"above {threshold_pct(threshold)} ({margin}: its runs rule out {threshold_pct(low)} or less)"
     if decision == Decision.BELOW:
@@ -156,3 +160,31 @@ def margin_words(s: CaseStats) -> str:
         return ""
     return (f"{adaptive_words(s.gate, s.threshold)} — its 95% interval "
             f"{interval_beside(s.lo, s.hi, s.threshold)} still reaches {side} {threshold_pct(s.threshold)}")
+
+
+@dataclass(frozen=True)
+class DecisionMargin:
+    """The margin a --runs auto decision was taken with, as the JSON report keeps it (a case's `margin`):
+    the rule weighed `hypotheses` (threshold - 10 points against threshold + 10), so "above" rules out
+    the first or less and "below" the second or more (`rules_out`); `words` says it (adaptive_words) and
+    `note` says where its 95% interval still reaches past the threshold (margin_words; "" when it does not)."""
+
+    points: float
+    hypotheses: tuple[float, float]
+    rules_out: float
+    words: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"points": self.points, "hypotheses": list(self.hypotheses), "rules_out": self.rules_out,
+                "words": self.words, "note": self.note or None}
+
+
+def decision_margin(s: CaseStats) -> DecisionMargin | None:
+    """The margin of a case --runs auto's rule decided above or below (its rate is the rule's: `rate_note`);
+    None for any other case (undecided at the cap, no verdict, a fixed-N session's)."""
+    if not s.rate_note or s.rate is None or s.gate not in (Decision.ABOVE, Decision.BELOW):
+        return None
+    low, high = (round(h, 6) for h in hypotheses(s.threshold))  # 0.7, not 0.8 - 0.1's 0.7000000000000001
+    return DecisionMargin(MARGIN_POINTS, (low, high), low if s.gate == Decision.ABOVE else high,
+                          adaptive_words(s.gate, s.threshold), margin_words(s))

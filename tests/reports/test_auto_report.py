@@ -140,3 +140,19 @@ def test_a_case_without_a_verdict_has_no_band_after_the_stop() -> None:
     assert s.band == "none" and case_dict(s)["band"] == "none"
     row = next(line for line in format_table(rep).splitlines() if line.startswith("c "))
     assert "green" not in row, row
+
+
+def test_the_json_report_keeps_a_margin_only_for_a_case_the_rule_decided() -> None:
+    """A case --runs auto decided below (5 fails of 5 at 80%: its interval stays under 80%) has its margin with
+    no note; a case undecided at the cap, and a case of a fixed-N session, have none (null)."""
+    (below,) = build_report(_session("below", 40), _runs("s1", "c", "fffff"), {}, Config()).stats
+    assert below.hi < 0.8
+    assert case_dict(below)["margin"] == {
+        "points": 10, "hypotheses": [0.7, 0.9], "rules_out": 0.9,
+        "words": "below 80% (within its 10-point margin: its runs rule out 90% or more)", "note": None}
+    marks = "ppiiiipppfiipfppppfppiifpipiippfipfppppp"  # undecided at 40 (the test above)
+    (undecided,) = build_report(_session("undecided", 40), _runs("s1", "c", marks), {}, Config()).stats
+    fixed = SessionInfo("s2", case_ids=["c"], runs_per_case=30, state="finished")
+    (above,) = build_report(fixed, _runs("s2", "c", "p" * 30), {}, Config()).stats
+    assert (undecided.gate, above.gate) == ("undecided", "above")
+    assert case_dict(undecided)["margin"] is None and case_dict(above)["margin"] is None

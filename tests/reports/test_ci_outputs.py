@@ -406,13 +406,15 @@ def within_margin(project, tmp_path, monkeypatch):
     """A real --runs auto session of one case that always passes: 12 passes of 12 at 80%, which the rule
     (70% against 90%) decides above, with a 95% interval after the stop of 74–100% that reaches under 80%.
     The CLI and the text report said so (run/gate.margin_line); the step summary, the JUnit file and the HTML
-    report showed a bare "ok" beside 74–100%. Its step summary is tmp_path/summary.md, its JUnit junit.xml."""
+    report showed a bare "ok" beside 74–100%. Its step summary is tmp_path/summary.md, its JUnit junit.xml, its
+    JSON report.json."""
     (project.root / "margin_agent.py").write_text(ALWAYS_WRITES)
     project.config("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n", gate=None)
     project.case("always", "id: always\ntask: write out.txt\nthreshold: 0.8\n"
                            "checks:\n  - {type: file_exists, path: out.txt}\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
-    res = project.cli("eval", "-q", "--runs", "auto", "--junit", str(tmp_path / "junit.xml"))
+    res = project.cli("eval", "-q", "--runs", "auto", "--junit", str(tmp_path / "junit.xml"),
+                      "--json", str(tmp_path / "report.json"))
     assert res.exit_code == 0, res.output
     assert f"always: {MARGIN}" in res.output  # what the CLI says (tests/cli/test_scar_numbers.py)
     return project
@@ -437,3 +439,13 @@ def test_the_html_report_says_a_runs_auto_decision_within_its_margin_beside_it(w
     assert within_margin.cli("report", "--html", str(out)).exit_code == 0
     cells = _page(out).text_after("case-always", 400)
     assert "80%ok" + MARGIN in cells, cells  # threshold, then the gate cell: its decision and the margin
+
+
+def test_the_json_report_keeps_the_margin_of_a_runs_auto_decision(within_margin, tmp_path):
+    """The JSON report had the decision and the interval after the stop, and nothing of the margin the rule
+    took it with; each case now has `margin` (null for a case --runs auto did not decide: test_auto_report.py)."""
+    (case,) = json.loads((tmp_path / "report.json").read_text())["cases"]
+    assert (case["decision"], case["lo"] < 0.8) == ("above", True)
+    assert case["margin"] == {
+        "points": 10, "hypotheses": [0.7, 0.9], "rules_out": 0.7,
+        "words": "above 80% (within its 10-point margin: its runs rule out 70% or less)", "note": MARGIN}
