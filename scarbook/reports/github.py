@@ -22,7 +22,7 @@ from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
-from scarbook.run.gate import margin_line
+from scarbook.run.gate import margin_line, margin_tag
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
@@ -55,7 +55,10 @@ def _counts_cell(s) -> str:
 
 
 def _gate(s, regressed: set[str]) -> str:
-    words = {"above": "ok", "below": "**below**"}.get(s.gate, s.gate)
+    """"ok", "**below**", …; a --runs auto decision whose interval reaches past its threshold is named with its
+    margin ("above (10-pt margin)": the paragraph under the table says it in full)."""
+    tag = margin_tag(s)
+    words = {"above": "above" if tag else "ok", "below": "**below**"}.get(s.gate, s.gate) + (f" ({tag})" if tag else "")
     return words + (" · **regressed**" if s.case_id in regressed else "")
 
 

@@ -162,6 +162,12 @@ def margin_words(s: CaseStats) -> str:
             f"{interval_beside(s.lo, s.hi, s.threshold)} still reaches {side} {threshold_pct(s.threshold)}")
 
 
+def margin_tag(s: CaseStats) -> str:
+    """margin_words in brief, for a table cell beside the decision (the step summary's gate column: "above
+    (10-pt margin)"): '10-pt margin' for a case margin_words speaks of; "" for any other case."""
+    return f"{MARGIN_POINTS:g}-pt margin" if margin_words(s) else ""
+
+
 @dataclass(frozen=True)
 class DecisionMargin:
     """The margin a --runs auto decision was taken with, as the JSON report keeps it (a case's `margin`):

@@ -156,3 +156,16 @@ def test_the_json_report_keeps_a_margin_only_for_a_case_the_rule_decided() -> No
     (above,) = build_report(fixed, _runs("s2", "c", "p" * 30), {}, Config()).stats
     assert (undecided.gate, above.gate) == ("undecided", "above")
     assert case_dict(undecided)["margin"] is None and case_dict(above)["margin"] is None
+
+
+def test_the_step_summary_names_a_below_decision_within_its_margin_in_its_gate_cell() -> None:
+    """The rule said below at 10 passes of 15 (90% ruled out), and the interval after the stop, 43–89%, reaches
+    over 80%: the gate cell said a bare "**below**" with the margin only in a paragraph under the table."""
+    from scarbook.reports.github import step_summary
+
+    rep = build_report(_session("below", 40), _runs("s1", "c", "ppppfffpppfpppf"), {}, Config())
+    md = step_summary(rep).splitlines()
+    row = next(i for i, line in enumerate(md) if line.startswith("| `c` |"))
+    assert md[row] == "| `c` | 73% | 43–89% | 8% | red | **below** (10-pt margin) | 10 / 5 / 0 |"
+    assert md.index("c: below 80% (within its 10-point margin: its runs rule out 90% or more) — its 95% interval "
+                    "43–89% still reaches over 80%") > row

@@ -423,7 +423,8 @@ def within_margin(project, tmp_path, monkeypatch):
 def test_the_step_summary_says_a_runs_auto_decision_within_its_margin_under_its_table(within_margin, tmp_path):
     md = (tmp_path / "summary.md").read_text().splitlines()
     row = next(i for i, line in enumerate(md) if line.startswith("| `always` |"))
-    assert "| 74–100% |" in md[row] and "| ok |" in md[row]
+    # the gate cell names the decision with its margin (it said a bare "ok" beside 74–100%)
+    assert md[row] == "| `always` | 100% | 74–100% | 100% | green | above (10-pt margin) | 12 / 0 / 0 |"
     assert md.index(f"always: {MARGIN}") > row  # a paragraph of its own under the table
 
 
