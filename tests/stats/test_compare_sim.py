@@ -3,22 +3,14 @@ product's own decision functions), scipy as the oracle for the bounds."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import numpy as np
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import load_benchmark
 
 
 def load_sim():
-    path = REPO / "benchmarks" / "compare_sim.py"
-    spec = importlib.util.spec_from_file_location("compare_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["compare_sim"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("compare_sim")
 
 
 def _at_most(share: float, trials: int, bound: float) -> bool:

@@ -4,23 +4,14 @@ under alpha, with a binomial upper confidence bound from scipy, not a point esti
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import load_benchmark
 
 
 def load_sim():
-    path = REPO / "benchmarks" / "gate_sim.py"
-    spec = importlib.util.spec_from_file_location("gate_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gate_sim"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("gate_sim")
 
 
 def _at_most(share: float, trials: int, bound: float) -> bool:

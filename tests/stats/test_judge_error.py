@@ -3,10 +3,7 @@ weighted back to the population; the Rogan–Gladen corrected rate and its inter
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +11,7 @@ from scarbook.judge.calibrate import CalibrationLabel, agreement
 from scarbook.stats.corrected import correct, theta
 from scarbook.stats.judge_error import Stratum, estimate_error, run_level
 from scarbook.stats.rates import Z95
-from tests.helpers.paths import REPO
+from tests.helpers.paths import load_benchmark
 
 
 def issue_example(labels_per_stratum: int = 5000) -> list[Stratum]:
@@ -114,12 +111,7 @@ def test_judge_limited_when_the_labels_not_the_runs_leave_it_open():
 
 
 def load_sim():
-    path = REPO / "benchmarks" / "judge_sim.py"
-    spec = importlib.util.spec_from_file_location("judge_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["judge_sim"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("judge_sim")
 
 
 @pytest.mark.parametrize(("theta_", "q0", "q1"), [(0.3, 0.8, 0.95), (0.9, 0.95, 0.8)])
