@@ -2,8 +2,9 @@
 
 When `GITHUB_STEP_SUMMARY` names a file, `scarbook eval` appends the case table, the comparison
 with the baseline and the failing runs' reasons to it. When `GITHUB_ACTIONS=true`, it prints one
-workflow command per case: `::error` (below threshold, regressed) or `::warning` (no verdict,
-errored runs, undecided under --runs auto), pointing at the case's case.yaml.
+workflow command per case: `::error` (below threshold, regressed), `::warning` (no verdict,
+errored runs, undecided under --runs auto) or `::notice` (decided above by --runs auto within its margin,
+its interval still reaching under the threshold), pointing at the case's case.yaml.
 
 Everything an agent wrote (run reasons) is cleaned of control characters and escaped: in the
 summary as Markdown/HTML text, in annotations as workflow-command data.
@@ -22,7 +23,7 @@ from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
-from scarbook.run.gate import margin_line, margin_tag
+from scarbook.run.gate import margin_line, margin_tag, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
@@ -172,7 +173,9 @@ def case_file(project_root: Path, cases_dir: Path, case_id: str, env: Mapping[st
 
 
 def case_annotations(rep: SessionReport, against: BaselineComparison | None, files: Mapping[str, str]) -> list[str]:
-    """One `::error` or `::warning` line per case that needs attention; nothing for a green case."""
+    """One `::error`, `::warning` or `::notice` line per case that needs attention; nothing for a green case.
+    A case --runs auto decided above whose interval still reaches under its threshold passed: a notice with its
+    margin (run/gate.margin_words), or those words after the case's error or warning."""
     regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
     lines = []
     if rep.versus is not None:  # a session of several agents: a candidate shown worse, a row without a verdict
@@ -200,12 +203,14 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
         infra = sum(1 for r in rep.runs if r.case_id == s.case_id and is_infra(r))
         if infra:
             warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
-        if not errors and not warnings:
+        notices = [margin_words(s)] if s.gate == Decision.ABOVE and margin_words(s) else []
+        if not errors and not warnings and not notices:
             continue
-        level = "error" if errors else "warning"
+        level = "error" if errors else "warning" if warnings else "notice"
         title = f"scarbook: {s.case_id} " + ("below threshold" if s.gate == Decision.BELOW else
-                                              "regressed" if s.case_id in regressed else "needs attention")
-        message = "; ".join(errors + warnings)
+                                              "regressed" if s.case_id in regressed else
+                                              "needs attention" if warnings else "above within its margin")
+        message = "; ".join(errors + warnings + notices)
         lines.append(f"::{level} file={_command_property(files[s.case_id])},title={_command_property(title)}::"
                      f"{_command_data(message)}")
     return lines

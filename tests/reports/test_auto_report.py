@@ -169,3 +169,15 @@ def test_the_step_summary_names_a_below_decision_within_its_margin_in_its_gate_c
     assert md[row] == "| `c` | 73% | 43–89% | 8% | red | **below** (10-pt margin) | 10 / 5 / 0 |"
     assert md.index("c: below 80% (within its 10-point margin: its runs rule out 90% or more) — its 95% interval "
                     "43–89% still reaches over 80%") > row
+
+
+def test_an_annotation_for_a_case_above_within_its_margin_carries_the_margin() -> None:
+    """Above at 12 of 12 with one errored run: the case's one annotation is the errored run's warning, with the
+    margin after it; without the error it is a notice (tests/reports/test_ci_outputs.py, a real session)."""
+    from scarbook.reports.github import case_annotations
+
+    rep = build_report(_session("above", 40), _runs("s1", "c", "p" * 12 + "e"), {}, Config())
+    assert case_annotations(rep, None, {"c": "cases/c/case.yaml"}) == [
+        "::warning file=cases/c/case.yaml,title=scarbook%3A c needs attention::1 run errored (harness could not "
+        "reach a verdict; not in the rate); above 80%25 (within its 10-point margin: its runs rule out 70%25 or "
+        "less) — its 95%25 interval 74–100%25 still reaches under 80%25"]

@@ -403,6 +403,11 @@ MARGIN = "above 80% (within its 10-point margin: its runs rule out 70% or less) 
 
 @pytest.fixture
 def within_margin(project, tmp_path, monkeypatch):
+    _margin_session(project, tmp_path, monkeypatch)
+    return project
+
+
+def _margin_session(project, tmp_path, monkeypatch):
     """A real --runs auto session of one case that always passes: 12 passes of 12 at 80%, which the rule
     (70% against 90%) decides above, with a 95% interval after the stop of 74–100% that reaches under 80%.
     The CLI and the text report said so (run/gate.margin_line); the step summary, the JUnit file and the HTML
@@ -417,7 +422,7 @@ def within_margin(project, tmp_path, monkeypatch):
                       "--json", str(tmp_path / "report.json"))
     assert res.exit_code == 0, res.output
     assert f"always: {MARGIN}" in res.output  # what the CLI says (tests/cli/test_scar_numbers.py)
-    return project
+    return res
 
 
 def test_the_step_summary_says_a_runs_auto_decision_within_its_margin_under_its_table(within_margin, tmp_path):
@@ -450,3 +455,14 @@ def test_the_json_report_keeps_the_margin_of_a_runs_auto_decision(within_margin,
     assert case["margin"] == {
         "points": 10, "hypotheses": [0.7, 0.9], "rules_out": 0.7,
         "words": "above 80% (within its 10-point margin: its runs rule out 70% or less)", "note": MARGIN}
+
+
+def test_github_annotates_a_runs_auto_decision_above_within_its_margin_with_a_notice(project, tmp_path, monkeypatch):
+    """A case decided above passed, so it had no annotation, and a reviewer of the pull request never saw that
+    its interval (74–100%) still reaches under 80%; now a `::notice` on its case.yaml says the margin."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    res = _margin_session(project, tmp_path, monkeypatch)
+    assert [line for line in res.stdout.splitlines() if line.startswith("::")] == [
+        "::notice file=cases/always/case.yaml,title=scarbook%3A always above within its margin::"
+        + MARGIN.replace("%", "%25")]
