@@ -6,6 +6,8 @@ estimate). A small cell, seconds."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from tests.helpers.paths import load_benchmark
@@ -31,6 +33,19 @@ def test_mixed_sessions_runner_and_report_agree_and_hold_alpha(judge: tuple[floa
     assert t.drop_raw_below >= 30, t  # a raw case 20 points under its line: called below in nearly every session
     if judge == (0.99, 0.99):  # a near-right judge leaves the corrected gate some power
         assert t.drop_cal_below >= 8, t
+
+
+def test_the_count_sees_a_report_that_decides_earlier_looks_on_raw_verdicts() -> None:
+    """The disagreement count can fail: with the replay as it was before aec4e99 (decide_gate without the
+    runs, each earlier look's Holm family holding a calibrated case's raw judge verdicts), session 8 of
+    this cell disagrees (the full table's cells of 2,000 sessions: 3 and 7). Its raw case c2 (90%, true
+    rate 70%) ran to 80 runs with 64 passes: the runner's looks left it undecided to the last look, the
+    old replay called it below from an earlier look. The replay of today agrees on all 18 sessions."""
+    sim = load_benchmark("mixed_sim")
+    old = sim.mixed_cell("half calibrated", (0.9, 0.9), 9, seed=57, replay=partial(sim.report, with_runs=False))
+    assert old.tally.disagree == 1 and "session 8 (drop): c2 (raw" in old.tally.examples[0], old.tally.examples
+    assert "runner undecided at the last look, report below" in old.tally.examples[0]
+    assert sim.mixed_cell("half calibrated", (0.9, 0.9), 9, seed=57).tally.disagree == 0
 
 
 def test_the_shapes_say_what_the_table_says() -> None:
