@@ -87,7 +87,8 @@ def as_read(run: RunRecord) -> str:
 
 def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],
                 policy: GatePolicy, runs: Mapping[str, Sequence[RunRecord]] | None = None) -> list[CaseStats]:
-    """`stats` with the gate's decision filled in, as the session ran: its looks (`undecided: more`),
+    """`stats` with the gate's decision filled in, as the session ran: its looks (`undecided: more`: each
+    case as of the look that decided it, with that look's Holm family, as the runner stopped it there),
     --runs auto's recorded decisions with the rate, interval and counts from exactly the runs its rule
     read (`runs`, each case's in k order: a fail the machine caused is not read) and with the rule
     that read them (the judge's q0, q1 the session recorded), capped at the session's runs per case.

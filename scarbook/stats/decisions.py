@@ -246,28 +246,31 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
                     looks: Sequence[int], total_looks: int | None = None,
                     corrected: LookEvidence | None = None) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
-    order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision.
+    order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision, taken with
+    the Holm family that look had, whether a calibration covers it or not: the runner's looks
+    (make_extender) read each look as its last and stop a case where one decides it, so a report that
+    replays the looks says what the runner did (were it decided again at a later look, whose family can be
+    bigger — a case without a verdict at the first look has one by then — a case the runner called
+    below and stopped could come out undecided).
     `corrected`: per look (its run count), the judge-corrected evidence of each calibrated case's runs
     up to it. At every look such a case is tested on it, never on the judge's raw verdicts, which a judge
     that misses passes pulls below the threshold (a case at its threshold went red in about half the
-    sessions) — also in an earlier look's Holm family, where a raw p_below would call other cases.
-    It is decided at the last look only. The runner's looks (make_extender) read each look as its last,
-    with the same evidence, so a case stops where this decides it. Each look's test is at alpha / L, so
-    over the looks its false red stays at most alpha."""
+    sessions) — also in an earlier look's Holm family, where a raw p_below would call other cases. A look
+    without a calibrated case's corrected evidence (a plain list of looks: gate_stats) keeps no decision
+    of it. Each look's test is at alpha / L, so over the looks the false red stays at most alpha (the
+    union bound)."""
     level = policy.alpha / (total_looks or len(looks))
     calibrated = {cid for at in (corrected or {}).values() for cid in at}
     kept: dict[str, CaseDecision] = {}
     last: list[CaseDecision] = []
-    for i, size in enumerate(looks):
-        final = i == len(looks) - 1
-        evidence = [_evidence(cid, runs[:size], thresholds[cid]) for cid, runs in statuses.items()]
-        at = (corrected or {}).get(size)
-        if at:
-            evidence = [replace(e, corrected=at.get(e.case_id)) for e in evidence]
+    for size in looks:
+        at = (corrected or {}).get(size) or {}
+        evidence = [replace(_evidence(cid, runs[:size], thresholds[cid]), corrected=at.get(cid))
+                    for cid, runs in statuses.items()]
         last = decide_cases(evidence, policy, alpha=level)
         for d in last:
             if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW) and (
-                    final or d.case_id not in calibrated):
+                    d.case_id in at or d.case_id not in calibrated):  # tested on the evidence it is decided on
                 kept[d.case_id] = d
     return {d.case_id: kept.get(d.case_id, d) for d in last}
 
@@ -309,7 +312,8 @@ def gate_stats(stats: Sequence[CaseStats], policy: GatePolicy, statuses: Mapping
     `looks`: `undecided: more`'s looks (their run counts); as a mapping (run/gate.decide_gate), each with
     each calibrated case's corrected evidence from its runs up to it, which that look's Holm family holds
     (decide_in_looks). The last look's is each case's `corrected.evidence`; as a plain list, an earlier
-    look reads a calibrated case's raw verdicts.
+    look reads a calibrated case's raw verdicts and keeps no decision of it. A case a look decides keeps
+    that look's decision, as the runner stopped it there.
     `sequential`: --runs auto's SPRT decisions, which decide (a fixed-N test after the SPRT stopped
     would not be valid); min_verdicts and unjudged runs still leave a case without a verdict. Its
     rate is then the bias-adjusted one and its interval one valid after the stop (`sequential_cap`:

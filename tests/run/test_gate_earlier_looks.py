@@ -15,7 +15,9 @@ from scarbook.models.session_parts import GateRecord
 from scarbook.run.gate import decide_gate
 from scarbook.stats.binomial import binom_cdf
 from scarbook.stats.corrected import correct
+from scarbook.stats.corrected_gate import p_below
 from scarbook.stats.decisions import CaseEvidence, decide_cases, make_extender
+from scarbook.stats.judge_error import Stratum, estimate_error
 from scarbook.stats.rates import summarize_counts
 from tests.judge.test_label_files import judged_run
 from tests.stats.test_corrected_gate import calibrated
@@ -80,3 +82,23 @@ def test_the_runners_later_look_replays_an_earlier_one_on_corrected_evidence() -
         evidence[size] = {"c": found.evidence}
     extend = make_extender({"c": 0.8, "x": 0.75}, MORE, [20, 40, 80])
     assert extend(statuses, evidence) == {"c": 80, "x": 80}
+
+
+def test_the_runners_later_look_keeps_a_calibrated_case_an_earlier_look_decided() -> None:
+    """Looks at 10, 20, 40 (each at .05 / 3). c: calibrated (a judge the labels found right every time), 1
+    judge PASS of 10 against 80%: at the first look it is the family's only case with a verdict (e's 6 errors
+    of 10 leave it without one), corrected P(below) .012 < .0167: below, said, and it gets no more runs. At
+    the second, e has 14 verdicts of 20 and joins the family: c's Holm P is 2 x .014 = .028. Before, the
+    runner decided c again there — undecided — and ran it on to 40, after it had said it was decided below."""
+    model = estimate_error([Stratum("c", "PASS", 30, 30, 0), Stratum("c", "FAIL", 10, 0, 10)]).for_case("c")
+    found = correct(1, 9, 0, model)
+    assert found is not None and found.evidence is not None
+    level = MORE.alpha / 3
+    assert p_below(found.evidence, 0.8, level, family=1) < level < 2 * p_below(found.evidence, 0.8, level, family=2)
+    said: list[tuple[str, str, int]] = []
+    extend = make_extender({"c": 0.8, "e": 0.5}, MORE, [10, 20, 40], lambda *told: said.append(told))
+    c_runs, e_runs = ["pass"] + ["fail"] * 9, ["error"] * 6 + ["pass"] * 14
+    assert extend({"c": c_runs, "e": e_runs[:10]}, {10: {"c": found.evidence}}) == {"e": 20}
+    assert said == [("c", "below", 10)]
+    assert extend({"c": c_runs, "e": e_runs}, {10: {"c": found.evidence}, 20: {"c": found.evidence}}) == {}
+    assert said[1:] == [("c", "below", 10), ("e", "above", 20)]  # c as the first look decided it

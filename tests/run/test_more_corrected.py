@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import CalibrationItem, CalibrationStore, judged_items
 from scarbook.judge.settings import DEFAULT_MODEL
 from scarbook.models import SessionInfo
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
@@ -35,31 +36,39 @@ checks:
 """
 
 
-@pytest.fixture
-def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "scarbook.yaml").write_text(textwrap.dedent(f"""\
+def write_project(root: Path, judge_url: str, agent: str, cases: dict[str, str], extra: str = "") -> Path:
+    """scarbook.yaml (the command agent `agent`'s source, unconfined, two at a time; the loopback judge; `extra`
+    settings), and cases/<id>/case.yaml."""
+    (root / "agent.py").write_text(agent)
+    (root / "scarbook.yaml").write_text(textwrap.dedent(f"""\
         agent:
           type: command
-          argv: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "agent.py"))}]
+          argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / "agent.py"))}]
         concurrency: 2
         isolation: none
         judge:
           model: {DEFAULT_MODEL}
-          base_url: {judge_server.url}
+          base_url: {judge_url}
           max_retries: 1
           timeout_s: {JUDGE_TIMEOUT_S}
-        """))
-    (tmp_path / "cases" / "c").mkdir(parents=True)
-    (tmp_path / "cases" / "c" / "case.yaml").write_text(CASE)
+        """) + extra)
+    for cid, text in cases.items():
+        (root / "cases" / cid).mkdir(parents=True)
+        (root / "cases" / cid / "case.yaml").write_text(text)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
+    write_project(tmp_path, judge_server.url, AGENT, {"c": CASE})
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-e2e")
-    _calibrate(tmp_path)
+    calibrate(tmp_path, passes_failing_runs)
     return tmp_path
 
 
-def _calibrate(root: Path) -> None:
+def calibrate(root: Path, truth: Callable[[CalibrationItem], str]) -> None:
     """An earlier session of case c, 40 judged runs (judge: 30 PASS, 10 FAIL), every item labelled by a
-    person: the judge's FAILs are right, and 12 of its 30 PASSes were fails (it passes failing runs)."""
+    person: `truth(item)`, the label."""
     history = History(root / "workspaces")
     info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=["c"],
                        runs_per_case=40, judge_model=DEFAULT_MODEL)
@@ -71,10 +80,15 @@ def _calibrate(root: Path) -> None:
     store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
     try:
         for item in judged_items(history.iter_all_runs()):
-            wrong = item.judge_verdict == "PASS" and item.k % 5 in (1, 2)
-            store.save_label(item, "FAIL" if wrong or item.judge_verdict == "FAIL" else "PASS", labeled_at="2026-12-02")
+            store.save_label(item, truth(item), labeled_at="2026-12-02")
     finally:
         store.close()
+
+
+def passes_failing_runs(item: CalibrationItem) -> str:
+    """The judge's FAILs are right, and 12 of its 30 PASSes were fails (it passes failing runs)."""
+    wrong = item.judge_verdict == "PASS" and item.k % 5 in (1, 2)
+    return "FAIL" if wrong or item.judge_verdict == "FAIL" else "PASS"
 
 
 def test_a_case_the_raw_verdicts_decide_runs_on_while_the_corrected_gate_cannot(project: Path, judge_server) -> None:  # noqa: F811
