@@ -20,17 +20,19 @@ def _at_most(hits: int, trials: int, bound: float) -> bool:
     return binomtest(hits, trials, bound, alternative="greater").pvalue > 0.01
 
 
-@pytest.mark.parametrize("judge", [(0.99, 0.99), (0.95, 0.8)])
-def test_mixed_sessions_runner_and_report_agree_and_hold_alpha(judge: tuple[float, float]) -> None:
+@pytest.mark.parametrize(("judge", "errors"), [((0.99, 0.99), 0.0), ((0.95, 0.8), 0.0), ((0.99, 0.99), 0.45)])
+def test_mixed_sessions_runner_and_report_agree_and_hold_alpha(judge: tuple[float, float], errors: float) -> None:
     """Half the cases calibrated; (0.95, 0.8) is the judge that misses passes, whose raw verdicts put a
-    tiny p_below into an earlier look's Holm family before aec4e99."""
+    tiny p_below into an earlier look's Holm family before aec4e99; with 45% of the raw runs erring a
+    raw case often joins the family after the first look (a calibrated case decided there was decided
+    again in the grown family before ff035af)."""
     sim = load_benchmark("mixed_sim")
-    row = sim.mixed_cell("half calibrated", judge, 40, seed=7)
+    row = sim.mixed_cell("half calibrated", judge, 40, seed=7, errors=errors)
     t = row.tally
     assert t.sessions == 80 and t.disagree == 0, t.examples
     assert _at_most(t.false_red, 40, 0.05), t
     assert _at_most(t.at_above, t.at_cases, 0.05), t
-    assert t.drop_raw_below >= 30, t  # a raw case 20 points under its line: called below in nearly every session
+    assert t.drop_raw_below >= (30 if not errors else 20), t  # a raw case 20 points under its line
     if judge == (0.99, 0.99):  # a near-right judge leaves the corrected gate some power
         assert t.drop_cal_below >= 8, t
 
