@@ -141,9 +141,11 @@ DEFAULT_POLICY = GatePolicy()
 
 
 def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POLICY, *,
-                 alpha: float | None = None) -> list[CaseDecision]:
+                 alpha: float | None = None, notes: bool = True) -> list[CaseDecision]:
     """Every case's decision, in the input order. `alpha` overrides the policy's (a look of
-    `undecided: more` spends a share of it)."""
+    `undecided: more` spends a share of it). `notes=False`: an undecided case's `runs_needed` and note are
+    left out (runs_to_decide scans up to SCAN_LIMIT run counts: 25-250 ms for a case near its line), for a
+    caller that reads only the decisions (an earlier look, the runner)."""
     level = policy.alpha if alpha is None else alpha
     out: dict[int, CaseDecision] = {}
     verdicts: list[tuple[int, CaseEvidence]] = []
@@ -177,9 +179,9 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
         else:
             decision = Decision.UNDECIDED
         needed = (runs_to_decide(e.passes, e.fails, e.threshold, level)
-                  if decision == Decision.UNDECIDED and e.corrected is None else None)
+                  if notes and decision == Decision.UNDECIDED and e.corrected is None else None)
         out[i] = CaseDecision(e.case_id, decision, p_above, p_below, p_holm, needed,
-                              undecided_note(e, needed) if decision == Decision.UNDECIDED else "")
+                              undecided_note(e, needed) if notes and decision == Decision.UNDECIDED else "")
     return [out[i] for i in range(len(cases))]
 
 
@@ -244,7 +246,7 @@ LookEvidence = Mapping[int, Mapping[str, CorrectedEvidence]]  # look (its run co
 
 def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[str, float], policy: GatePolicy,
                     looks: Sequence[int], total_looks: int | None = None,
-                    corrected: LookEvidence | None = None) -> dict[str, CaseDecision]:
+                    corrected: LookEvidence | None = None, notes: bool = True) -> dict[str, CaseDecision]:
     """Each case's decision after the looks so far; `statuses` are its runs' statuses in launch
     order (run k = 1, 2, ...). A case decided above or below at a look keeps that decision, taken with
     the Holm family that look had, whether a calibration covers it or not: the runner's looks
@@ -258,7 +260,8 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
     sessions) — also in an earlier look's Holm family, where a raw p_below would call other cases. A look
     without a calibrated case's corrected evidence (a plain list of looks: gate_stats) keeps no decision
     of it. Each look's test is at alpha / L, so over the looks the false red stays at most alpha (the
-    union bound)."""
+    union bound). Only the last look's undecided cases get a note (`notes`: decide_cases): an earlier look's
+    decision is all that is read of it."""
     level = policy.alpha / (total_looks or len(looks))
     calibrated = {cid for at in (corrected or {}).values() for cid in at}
     kept: dict[str, CaseDecision] = {}
@@ -267,7 +270,7 @@ def decide_in_looks(statuses: Mapping[str, Sequence[str]], thresholds: Mapping[s
         at = (corrected or {}).get(size) or {}
         evidence = [replace(_evidence(cid, runs[:size], thresholds[cid]), corrected=at.get(cid))
                     for cid, runs in statuses.items()]
-        last = decide_cases(evidence, policy, alpha=level)
+        last = decide_cases(evidence, policy, alpha=level, notes=notes and size == looks[-1])
         for d in last:
             if d.case_id not in kept and d.decision in (Decision.ABOVE, Decision.BELOW) and (
                     d.case_id in at or d.case_id not in calibrated):  # tested on the evidence it is decided on
@@ -290,7 +293,7 @@ def make_extender(thresholds: Mapping[str, float], policy: GatePolicy, looks: Se
         done = [size for size in looks if size <= have]
         if not done or len(done) >= len(looks):
             return {}
-        decided = decide_in_looks(statuses, thresholds, policy, done, len(looks), corrected)
+        decided = decide_in_looks(statuses, thresholds, policy, done, len(looks), corrected, notes=False)
         if said is not None:
             for cid, d in decided.items():
                 if d.decision in (Decision.ABOVE, Decision.BELOW):
