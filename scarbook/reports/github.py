@@ -175,7 +175,8 @@ def case_file(project_root: Path, cases_dir: Path, case_id: str, env: Mapping[st
 def case_annotations(rep: SessionReport, against: BaselineComparison | None, files: Mapping[str, str]) -> list[str]:
     """One `::error`, `::warning` or `::notice` line per case that needs attention; nothing for a green case.
     A case --runs auto decided above whose interval still reaches under its threshold passed: a notice with its
-    margin (run/gate.margin_words), or those words after the case's error or warning."""
+    margin (run/gate.margin_words), or those words after the case's error or warning; a case it decided below whose
+    interval still reaches over its threshold has its error with those words after it."""
     regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
     lines = []
     if rep.versus is not None:  # a session of several agents: a candidate shown worse, a row without a verdict
@@ -203,7 +204,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
         infra = sum(1 for r in rep.runs if r.case_id == s.case_id and is_infra(r))
         if infra:
             warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
-        notices = [margin_words(s)] if s.gate == Decision.ABOVE and margin_words(s) else []
+        notices = [margin_words(s)] if margin_words(s) else []  # after a below case's error, or a notice of its own
         if not errors and not warnings and not notices:
             continue
         level = "error" if errors else "warning" if warnings else "notice"

@@ -407,21 +407,45 @@ def within_margin(project, tmp_path, monkeypatch):
     return project
 
 
-def _margin_session(project, tmp_path, monkeypatch):
+def _margin_session(project, tmp_path, monkeypatch, agent: str = ALWAYS_WRITES, case: str = "always",
+                    module: str = "margin_agent"):
     """A real --runs auto session of one case that always passes: 12 passes of 12 at 80%, which the rule
     (70% against 90%) decides above, with a 95% interval after the stop of 74–100% that reaches under 80%.
     The CLI and the text report said so (run/gate.margin_line); the step summary, the JUnit file and the HTML
     report showed a bare "ok" beside 74–100%. Its step summary is tmp_path/summary.md, its JUnit junit.xml, its
-    JSON report.json."""
-    (project.root / "margin_agent.py").write_text(ALWAYS_WRITES)
-    project.config("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n", gate=None)
-    project.case("always", "id: always\ntask: write out.txt\nthreshold: 0.8\n"
-                           "checks:\n  - {type: file_exists, path: out.txt}\n")
+    JSON report.json. With `agent`, `case` and `module` (a python agent is imported once per process: a module
+    name of its own), another one-case session of the same files."""
+    (project.root / f"{module}.py").write_text(agent)
+    project.config(f"agent: {{type: python, function: {module}:run}}\nconcurrency: 1\n", gate=None)
+    project.case(case, f"id: {case}\ntask: write out.txt\nthreshold: 0.8\n"
+                       "checks:\n  - {type: file_exists, path: out.txt}\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
     res = project.cli("eval", "-q", "--runs", "auto", "--junit", str(tmp_path / "junit.xml"),
                       "--json", str(tmp_path / "report.json"))
-    assert res.exit_code == 0, res.output
-    assert f"always: {MARGIN}" in res.output  # what the CLI says (tests/cli/test_scar_numbers.py)
+    if agent == ALWAYS_WRITES:
+        assert res.exit_code == 0, res.output
+        assert f"always: {MARGIN}" in res.output  # what the CLI says (tests/cli/test_scar_numbers.py)
+    return res
+
+
+# passes and fails by run number (its workspace's name): the rule says below at the 15th run, 10 passes of 15
+PATTERN_WRITES = """
+async def run(task, cwd):
+    if "ppppfffpppfpppf"[(int(cwd.name) - 1) % 15] == "p":
+        (cwd / "out.txt").write_text("ok")
+    return "done"
+"""
+BELOW_MARGIN = ("below 80% (within its 10-point margin: its runs rule out 90% or more) — its 95% interval 43–89% "
+                "still reaches over 80%")
+
+
+def _below_margin_session(project, tmp_path, monkeypatch):
+    """A real --runs auto session the rule decides below at 10 passes of 15 (90% ruled out), its 95% interval
+    after the stop, 43–89%, still reaching over 80%: exit 1, the files of _margin_session."""
+    res = _margin_session(project, tmp_path, monkeypatch, agent=PATTERN_WRITES, case="mostly",
+                          module="pattern_agent")
+    assert res.exit_code == 1, res.output
+    assert f"mostly: {BELOW_MARGIN}" in res.output  # what the CLI says
     return res
 
 
@@ -466,3 +490,15 @@ def test_github_annotates_a_runs_auto_decision_above_within_its_margin_with_a_no
     assert [line for line in res.stdout.splitlines() if line.startswith("::")] == [
         "::notice file=cases/always/case.yaml,title=scarbook%3A always above within its margin::"
         + MARGIN.replace("%", "%25")]
+
+
+def test_github_annotates_a_runs_auto_decision_below_within_its_margin_with_its_margin(project, tmp_path, monkeypatch):
+    """10 passes of 15: the rule says below (it rules out 90% or more), and the 95% interval, 43–89%, still reaches
+    over 80%. The case's `::error` said only "below threshold", where the notice of a case above within its
+    margin says the margin; the error now says it after its own words."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    res = _below_margin_session(project, tmp_path, monkeypatch)
+    assert [line for line in res.stdout.splitlines() if line.startswith("::")] == [
+        "::error file=cases/mostly/case.yaml,title=scarbook%3A mostly below threshold::below threshold: pass rate 73%25 "
+        "(10/15, 95%25 CI 43–89%25) < 80%25; " + BELOW_MARGIN.replace("%", "%25")]
