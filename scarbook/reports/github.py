@@ -23,7 +23,7 @@ from scarbook.models.words import Decision
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
-from scarbook.run.gate import margin_line, margin_tag, margin_words
+from scarbook.run.gate import gate_words, margin_line, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
 
@@ -58,9 +58,7 @@ def _counts_cell(s) -> str:
 def _gate(s, regressed: set[str]) -> str:
     """"ok", "**below**", …; a --runs auto decision whose interval reaches past its threshold is named with its
     margin ("above (10-pt margin)": the paragraph under the table says it in full)."""
-    tag = margin_tag(s)
-    words = {"above": "above" if tag else "ok", "below": "**below**"}.get(s.gate, s.gate) + (f" ({tag})" if tag else "")
-    return words + (" · **regressed**" if s.case_id in regressed else "")
+    return gate_words(s, {Decision.ABOVE: "ok", Decision.BELOW: "**below**"}) + (" · **regressed**" if s.case_id in regressed else "")
 
 
 def _corrected_level(rep: SessionReport) -> str:

@@ -20,7 +20,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.reports.versus_files import junit_testcases
 from scarbook.reports.versus_table import headline
 from scarbook.run.causes import count_causes
-from scarbook.run.gate import margin_line, margin_words
+from scarbook.run.gate import gate_words, margin_line, margin_words
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
 from scarbook.text import clean_text, interval_beside, pct, pct_beside, plural, threshold_pct
@@ -43,7 +43,7 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
               ("pass_hat_k_interval", "" if s.pass_hat_k_ci is None else
                f"[{_num(s.pass_hat_k_ci[0])}, {_num(s.pass_hat_k_ci[1])}]"),
               ("threshold", _num(s.threshold)), ("band", s.band),
-              ("gate", {"above": "ok"}.get(s.gate, s.gate)), ("decision", s.gate)]
+              ("gate", gate_words(s, {Decision.ABOVE: "ok"})), ("decision", s.gate)]
     if s.gate_note:
         props.append(("gate_note", s.gate_note))
     if margin_words(s):  # --runs auto decided within its margin, its interval reaching past the threshold
@@ -122,11 +122,12 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                 (f"causes_{kind}", str(n)) for kind, n in count_causes(runs).items()]:
             ET.SubElement(tprops, "property", name=name, value=value)
         summary = _summary(s)
+        margin = [margin_line(s)] if margin_line(s) else []
         not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
-            if s.gate == Decision.BELOW:
-                why.append(f"below threshold: {summary}")
+            if s.gate == Decision.BELOW:  # "below threshold (10-pt margin): …" for a --runs auto decision within it
+                why.append(f"{gate_words(s, {Decision.BELOW: 'below threshold'})}: {summary}")
             if s.case_id in regressed:
                 c = compared[s.case_id]
                 why.append(f"regressed against the baseline: {pct(c.rate_before)} -> {pct(c.rate_after)} "
@@ -134,13 +135,12 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),
                                     type="regressed" if s.gate != Decision.BELOW else "below-threshold")
-            failure.text = "\n".join([summary, *not_passed])
+            failure.text = "\n".join([summary, *margin, *not_passed])
         elif s in errored:
             word = "undecided" if s.gate == Decision.UNDECIDED else "no verdict"
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *not_passed])
-        margin = [margin_line(s)] if margin_line(s) else []
         ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *(_run_line(r) for r in runs)])
     return suite
 

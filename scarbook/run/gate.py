@@ -169,6 +169,19 @@ def margin_tag(s: CaseStats) -> str:
     return f"{MARGIN_POINTS:g}-pt margin" if margin_words(s) else ""
 
 
+def gate_words(s: CaseStats, words: Mapping[str, str]) -> str:
+    """A gate cell or property in a report's own `words` for the decisions ({"above": "ok", "below": "**below**"};
+    a decision it has no word for as it is), but a case margin_words speaks of named by its decision with its
+    margin in brief: "above (10-pt margin)", "**below** (10-pt margin)" — beside an interval that reaches past the
+    threshold a bare "ok" says more than the rule did. The step summary, the JUnit file, the text table and the
+    HTML report say it so."""
+    word = words.get(s.gate, s.gate)
+    tag = margin_tag(s)
+    if not tag:
+        return word
+    return f"{Decision.ABOVE.value if s.gate == Decision.ABOVE else word} ({tag})"
+
+
 @dataclass(frozen=True)
 class DecisionMargin:
     """The margin a --runs auto decision was taken with, as the JSON report keeps it (a case's `margin`):

@@ -460,8 +460,24 @@ def test_the_step_summary_says_a_runs_auto_decision_within_its_margin_under_its_
 def test_junit_says_a_runs_auto_decision_within_its_margin(within_margin, tmp_path):
     (tc,) = ET.parse(tmp_path / "junit.xml").getroot().findall("testcase")
     props = {p.get("name"): p.get("value") for p in tc.find("properties")}
-    assert (props["gate"], props["decision"], props["margin_note"]) == ("ok", "above", MARGIN)
+    # the gate property names the decision with its margin, as the step summary's gate cell (it said a bare "ok")
+    assert (props["gate"], props["decision"], props["margin_note"]) == ("above (10-pt margin)", "above", MARGIN)
     assert tc.find("system-out").text.splitlines()[1] == f"always: {MARGIN}"  # after the case's summary line
+
+
+def test_junit_says_a_runs_auto_decision_below_within_its_margin_in_its_failure(project, tmp_path, monkeypatch):
+    """Below at 10 of 15, its interval 43–89% reaching over 80%: the gate property said a bare "below" and the
+    failure's message and text had nothing of the margin (only the system-out had it); now they name it as the
+    step summary does."""
+    _below_margin_session(project, tmp_path, monkeypatch)
+    (tc,) = ET.parse(tmp_path / "junit.xml").getroot().findall("testcase")
+    props = {p.get("name"): p.get("value") for p in tc.find("properties")}
+    assert (props["gate"], props["decision"], props["margin_note"]) == ("below (10-pt margin)", "below", BELOW_MARGIN)
+    summary = "pass rate 73% (10/15), 95% CI 43-89%, pass^5 8%, 0 errors, threshold 80%"
+    failure = tc.find("failure")
+    assert failure.get("message") == f"below threshold (10-pt margin): {summary}"
+    assert failure.text.splitlines()[:3] == [summary, f"mostly: {BELOW_MARGIN}",
+                                              "run 5: fail — check 1 (file_exists): out.txt does not exist [cause agent: check-fail]"]
 
 
 def test_the_html_report_says_a_runs_auto_decision_within_its_margin_beside_it(within_margin, tmp_path):
