@@ -21,7 +21,7 @@ from scarbook.models.words import GateMode
 from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import html_section
 from scarbook.run.causes import count_causes
-from scarbook.run.gate import margin_words
+from scarbook.run.gate import gate_words, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
 from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
@@ -111,7 +111,7 @@ def _case_table(rep: SessionReport, by_case: dict[str, list[RunRecord]], regress
            + "<th>pass@k</th><th>pass^k</th><th>band</th><th>threshold</th><th>gate</th>"
            "<th>distribution (interval · threshold)</th><th>runs</th><th>why not passed</th></tr>"]
     for s in rep.stats:
-        gate = esc(GATE_WORDS[s.gate])
+        gate = esc(gate_words(s, GATE_WORDS))  # "above (10-pt margin)" for a --runs auto decision within its margin
         if margin_words(s):  # --runs auto decided within its margin, its interval reaching past the threshold
             gate += f'<br><span class="muted">{esc(margin_words(s))}</span>'
         if s.gate_note:

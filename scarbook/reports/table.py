@@ -15,7 +15,15 @@ from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
-from scarbook.run.gate import case_stats, decide_gate, decision_margin, gate_alpha, margin_line, session_policy
+from scarbook.run.gate import (
+    case_stats,
+    decide_gate,
+    decision_margin,
+    gate_alpha,
+    gate_words,
+    margin_line,
+    session_policy,
+)
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.versus import SessionVersus, compare_session
@@ -150,22 +158,24 @@ def format_table(rep: SessionReport) -> str:
         raw = [rep.judge_note] if rep.calibration is not None and not rep.calibration.usable and rep.judge_note else []
         return "\n".join([format_versus(rep.versus), *raw, *format_causes(rep, by_agent_case)])
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
+    # "above (10-pt margin)": the gate column widens only for a --runs auto decision named with its margin
+    gates = {s.case_id: gate_words(s, GATE_WORDS) for s in rep.stats}
+    wide = max([10, *map(len, gates.values())])
     fixed = [s.corrected for s in rep.stats if s.corrected is not None]  # ≈ columns: corrected for the judge's error
     fix = bool(fixed)
     head = f"{'case':<24} {'pass':>4} {'fail':>4} {'err':>4} " + (f"{'unj':>4} " if unj else "") + \
            f"{'rate':>5}  {'95% CI':<11} " + (f"{'≈rate':>5}  {fixed[0].ci_label:<11} " if fix else "") + \
-           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<10} runs"
+           f"{'pass@k':>6} {'pass^k':>6}  {'band':<6} {'gate':<{wide}} runs"
     lines = [head, "-" * len(head)]
     by_case: dict[str, list[RunRecord]] = {}
     for r in rep.runs:
         by_case.setdefault(r.case_id, []).append(r)
     for s in rep.stats:
         ci = "     –     " if s.rate is None else interval_beside(s.lo, s.hi, s.threshold, width=3) + "  "
-        gate = GATE_WORDS[s.gate]
         lines.append(f"{s.case_id[:24]:<24} {s.passes:>4} {s.fails:>4} {s.errors:>4} "
                      + (f"{s.unjudged:>4} " if unj else "") + f"{pct_beside(s.rate, s.threshold, width=4, none='  –  '):>5}  {ci:<11} "
                      + (_corrected_cells(s) if fix else "")
-                     + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gate:<10} "
+                     + f"{pct(s.pass_at_k, width=4, none='  –  '):>6} {pct(s.pass_hat_k, width=4, none='  –  '):>6}  {s.band:<6} {gates[s.case_id]:<{wide}} "
                      f"{strip_of(by_case.get(s.case_id, []))}")
     lines.append("")
     lines.append(f"{k_note({s.case_id: s.k for s in rep.stats if s.rate is not None})} for pass@k / pass^k (95% intervals in the JSON, "

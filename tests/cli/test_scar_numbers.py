@@ -171,18 +171,34 @@ async def run(task, cwd):
 """
 
 
+def _always_passes(root: Path):
+    """`eval --runs auto` of one case at 80% that always passes: above at 12 of 12, its interval 74–100%."""
+    (root / "cases" / "always").mkdir(parents=True)
+    (root / "cases" / "always" / "case.yaml").write_text(
+        "id: always\ntask: write out.txt\nthreshold: 0.8\nchecks:\n  - {type: file_exists, path: out.txt}\n")
+    (root / "margin_agent.py").write_text(ALWAYS_WRITES)
+    (root / "scarbook.yaml").write_text("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n")
+    return run(root, "eval", "--runs", "auto")
+
+
 def test_runs_auto_names_its_margin_where_its_interval_reaches_past_the_threshold(tmp_path):
     """12 passes of 12 at 80%: the rule (70% against 90%) says above, and the interval after the stop is
     74–100%, which reaches under 80%. Before, the CLI said 'decided above after 12 runs' beside '74–100%' with
     nothing about the margin the rule decided with; now the decision line and the summary name it (one
     function, run/gate.adaptive_words, that the live screen shows too)."""
-    (tmp_path / "cases" / "always").mkdir(parents=True)
-    (tmp_path / "cases" / "always" / "case.yaml").write_text(
-        "id: always\ntask: write out.txt\nthreshold: 0.8\nchecks:\n  - {type: file_exists, path: out.txt}\n")
-    (tmp_path / "margin_agent.py").write_text(ALWAYS_WRITES)
-    (tmp_path / "scarbook.yaml").write_text("agent: {type: python, function: margin_agent:run}\nconcurrency: 1\n")
-    res = run(tmp_path, "eval", "--runs", "auto")
+    res = _always_passes(tmp_path)
     assert "always: decided above 80% (within its 10-point margin: its runs rule out 70% or less) after 12 runs" \
         in res.output, res.output
     assert ("always: above 80% (within its 10-point margin: its runs rule out 70% or less) — its 95% interval "
             "74–100% still reaches under 80%") in res.output, res.output
+
+
+def test_the_table_names_a_runs_auto_decision_within_its_margin_in_its_gate_column(tmp_path):
+    """The table's gate column said a bare "ok" beside 74–100% (the margin only in a line under it); it now says
+    "above (10-pt margin)", as the step summary's cell, and the column widens for it so the runs strip stays under
+    its heading (a table without such a case keeps its 10-wide column: tests/cli/test_eval.py)."""
+    lines = _always_passes(tmp_path).stdout.splitlines()
+    assert lines[:3] == [
+        "case                     pass fail  err  rate  95% CI      pass@k pass^k  band   gate                 runs",
+        "-" * 106,
+        "always                     12    0    0  100%   74–100%      100%   100%  green  above (10-pt margin) " + "✓" * 12]

@@ -171,6 +171,16 @@ def test_the_step_summary_names_a_below_decision_within_its_margin_in_its_gate_c
                     "43–89% still reaches over 80%") > row
 
 
+def test_the_table_names_a_below_decision_within_its_margin_in_its_gate_column() -> None:
+    """Below at 10 of 15, its interval 43–89% reaching over 80%: the text table's gate column said a bare "BELOW",
+    the margin only in the summary's line; it now says "BELOW (10-pt margin)", the runs strip under its heading."""
+    rep = build_report(_session("below", 40), _runs("s1", "c", "ppppfffpppfpppf"), {}, Config())
+    lines = format_table(rep).splitlines()
+    assert lines[0].index("runs") == lines[2].index("✓")
+    assert lines[2] == ("c                          10    5    0   73%   43– 89%      100%     8%  red    BELOW (10-pt margin) "
+                        "✓✓✓✓✗✗✗✓✓✓✗✓✓✓✗")
+
+
 def test_an_annotation_for_a_case_above_within_its_margin_carries_the_margin() -> None:
     """Above at 12 of 12 with one errored run: the case's one annotation is the errored run's warning, with the
     margin after it; without the error it is a notice (tests/reports/test_ci_outputs.py, a real session)."""

@@ -484,7 +484,18 @@ def test_the_html_report_says_a_runs_auto_decision_within_its_margin_beside_it(w
     out = tmp_path / "report.html"
     assert within_margin.cli("report", "--html", str(out)).exit_code == 0
     cells = _page(out).text_after("case-always", 400)
-    assert "80%ok" + MARGIN in cells, cells  # threshold, then the gate cell: its decision and the margin
+    # threshold, then the gate cell: its decision with its margin (it said a bare "ok"), then the margin in full
+    assert "80%above (10-pt margin)" + MARGIN in cells, cells
+
+
+def test_the_html_report_names_a_runs_auto_decision_below_within_its_margin_in_its_gate_cell(project, tmp_path,
+                                                                                              monkeypatch):
+    """Below at 10 of 15, its interval 43–89% reaching over 80%: the gate cell said a bare "BELOW" above the margin."""
+    _below_margin_session(project, tmp_path, monkeypatch)
+    out = tmp_path / "report.html"
+    assert project.cli("report", "--html", str(out)).exit_code == 0  # `eval` is the gate
+    cells = _page(out).text_after("case-mostly", 400)
+    assert "80%BELOW (10-pt margin)" + BELOW_MARGIN in cells, cells
 
 
 def test_the_json_report_keeps_the_margin_of_a_runs_auto_decision(within_margin, tmp_path):
