@@ -60,6 +60,24 @@ class Calibration:
                 "calibrated_at": self.calibrated_at, "notes": list(self.notes),
                 **({"error": self.error.to_dict()} if self.error is not None else {})}
 
+    def to_record(self, cases: Iterable[str] | None = None) -> dict:
+        """What a session records of the calibration it was prepared with (session.json's gate.calibration,
+        run/gate.py): to_dict's words, and the measured error as its inputs (JudgeError.to_record: the pool and
+        each of `cases`' own model), so from_record corrects and decides as this one did."""
+        return {"usable": self.usable, "reason": self.reason, "labels": self.labels,
+                "calibrated_at": self.calibrated_at, "notes": list(self.notes),
+                **({"error": self.error.to_record(cases)} if self.error is not None else {})}
+
+    @classmethod
+    def from_record(cls, d: Mapping) -> Calibration:
+        """to_record's calibration back (ValueError, TypeError or KeyError on a damaged record)."""
+        error = JudgeError.from_record(d["error"]) if d.get("error") is not None else None
+        reason = d.get("reason")
+        if reason is None and error is None:
+            raise ValueError("a usable calibration without its error")
+        return cls(error, None if reason is None else str(reason), int(d.get("labels") or 0),
+                   str(d.get("calibrated_at") or ""), [str(n) for n in d.get("notes") or []])
+
 
 def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem]) -> list[Stratum]:
     """(case, judge verdict) strata: the distinct judged items in history and the labels in each."""

@@ -192,12 +192,19 @@ def _judge_rates(value: Any) -> Mapping[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _calibration(value: Any) -> Mapping[str, Any] | None:
+    return dict(value) if isinstance(value, Mapping) and value else None
+
+
 @dataclass(frozen=True)
 class GateRecord(SessionPart):
     """The gate a session ran under: scarbook.yaml's gate: (mode, alpha, undecided, min_verdicts: None
     for half the runs) as it stood, the run counts it decided at (`looks`: N, or N, 2N, ... under
-    `undecided: more`), and with --runs auto and a calibrated judge each case's (q0, q1) the rule read
-    with. A damaged record's looks or rates read as none (the report then decides on the runs alone)."""
+    `undecided: more`), with --runs auto and a calibrated judge each case's (q0, q1) the rule read
+    with, and for a session with a judged case the judge's calibration it was prepared with (`calibration`:
+    history/judge_truth.Calibration.to_record, which every report of it corrects and decides with:
+    run/gate.replay_calibration). A damaged record's looks or rates read as none (the report then decides
+    on the runs alone); a damaged calibration, or none (a session older than it), as history's now."""
 
     ALWAYS = ("mode", "alpha", "undecided", "min_verdicts", "looks")  # the policy's four keys, then looks
     WORDS = {"mode": GateMode, "undecided": Undecided}
@@ -209,6 +216,7 @@ class GateRecord(SessionPart):
     judge_rates: Mapping[str, Any] = field(default_factory=dict)
     # a session of several agents (`eval --agents`): gate.compare as it stood, {baseline, margin}; None without
     compare: Mapping[str, Any] | None = None
+    calibration: Mapping[str, Any] | None = None
 
     @classmethod
     def _read(cls, key: str, value: Any) -> Any:
@@ -216,6 +224,8 @@ class GateRecord(SessionPart):
             return _looks(value)
         if key == "judge_rates":
             return _judge_rates(value)
+        if key == "calibration":
+            return _calibration(value)
         return super()._read(key, value)
 
     def policy(self) -> dict[str, Any]:

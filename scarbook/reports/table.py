@@ -22,6 +22,7 @@ from scarbook.run.gate import (
     gate_alpha,
     gate_words,
     margin_line,
+    replay_calibration,
     session_policy,
 )
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
@@ -49,7 +50,9 @@ class SessionReport:
     judge_cache_saved_usd: float = 0.0  # what those samples cost when first graded
     judge_batched: int = 0  # judge calls answered through the Message Batches API (eval --judge-batch)
     regressed: list[str] = field(default_factory=list)  # cases that regressed against the baseline
-    calibration: Calibration | None = None  # the judge's measured error, when the caller read it
+    calibration: Calibration | None = None  # the judge's measured error the session ran with (else the caller's)
+    # history's calibration is no longer the one the session ran with: the line that says so (run/gate.py)
+    calibration_changed: str = ""
     judged_cases: int = 0  # cases whose verdict depends on an LLM judge
     # a session of several agents (`eval --agents`): each agent's numbers, the comparison and its gate, the
     # costs; `stats` are then the baseline's (run/versus.py)
@@ -61,7 +64,8 @@ class SessionReport:
         cal = self.calibration
         if cal is None or not self.judged_cases:
             return ""
-        notes = "".join(f"\njudge: {note}" for note in cal.notes)
+        notes = "".join(f"\njudge: {note}" for note in cal.notes) + \
+            (f"\n{self.calibration_changed}" if self.calibration_changed else "")
         if not cal.usable:
             return f"judge: rates not corrected for the judge's error — {cal.reason}" + notes
         limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
@@ -112,9 +116,11 @@ class SessionReport:
 
 def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, Case], cfg: Config,
                  calibration: Calibration | None = None, policy: GatePolicy | None = None) -> SessionReport:
-    """The session's numbers; with `calibration` (history.judge_truth.calibration_for), a judged
-    case's rate corrected for the judge's measured error beside the raw one. Its gate is `policy`,
-    else the one the session ran under (run/gate.py: the live screen decides the same way)."""
+    """The session's numbers; with a calibration of the judge, a judged case's rate corrected for its measured
+    error beside the raw one: the one the session recorded it ran with, else `calibration`
+    (history.judge_truth.calibration_for; run/gate.replay_calibration). Its gate is `policy`, else the one
+    the session ran under (run/gate.py: the live screen decides the same way)."""
+    calibration, changed = replay_calibration(session, calibration)
     thresholds = {cid: effective_threshold(cases.get(cid), cfg.threshold) for cid in session.case_ids}
     policy = policy or session_policy(session, cfg)
     versus = compare_session(session, runs, cfg, thresholds, calibration, policy)
@@ -124,7 +130,8 @@ def build_report(session: SessionInfo, runs: list[RunRecord], cases: dict[str, C
         by_case.setdefault(r.case_id, []).append(r)
     stats = [case_stats(cid, by_case.get(cid, []), thresholds[cid], cfg.green, calibration,
                         gate_alpha(session, policy)) for cid in session.case_ids]
-    rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy, versus=versus)
+    rep = SessionReport(session, stats, runs, calibration=calibration, policy=policy, versus=versus,
+                        calibration_changed=changed)
     rep.judged_cases = sum(judged_split(by_case.get(s.case_id, [])) is not None for s in stats)
     rep.stats = decide_gate(session, stats, {cid: [r.status for r in rs] for cid, rs in by_case.items()}, policy,
                             runs=by_case)
@@ -155,7 +162,8 @@ def format_table(rep: SessionReport) -> str:
         for r in rep.runs:
             by_agent_case.setdefault(r.case_id, []).append(r)
         # labels that cannot correct the rates: why they stand raw (usable ones put ≈ rates in the table)
-        raw = [rep.judge_note] if rep.calibration is not None and not rep.calibration.usable and rep.judge_note else []
+        raw = [rep.judge_note] if rep.calibration is not None and not rep.calibration.usable and rep.judge_note else \
+            [rep.calibration_changed] if rep.calibration_changed else []
         return "\n".join([format_versus(rep.versus), *raw, *format_causes(rep, by_agent_case)])
     unj = rep.unjudged > 0  # the column shows only when some run went unjudged
     # "above (10-pt margin)": the gate column widens only for a --runs auto decision named with its margin
@@ -362,6 +370,8 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
         "cases": [case_dict(s) for s in rep.stats],
         "regressed": list(rep.regressed),  # cases that regressed against --against's baseline
         "judge_calibration": rep.calibration.to_dict() if rep.calibration is not None else None,
+        # history's calibration changed since the session ran (its is the one above): the line that says so
+        "judge_calibration_changed": rep.calibration_changed or None,
         "usage": {"agent": rep.agent_usage.to_dict(), "judge": rep.judge_usage.to_dict(),
                   "judge_calls": rep.judge_calls, "judge_calls_saved": rep.judge_calls_saved,
                   "judge_from_cache": rep.judge_cache_hits, "judge_cache_saved_usd": rep.judge_cache_saved_usd},

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scarbook.config import Config, GatePolicy
-from scarbook.history.judge_truth import Calibration
+from scarbook.history.judge_truth import NO_JUDGED_CASE, Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
 from scarbook.run.causes import is_infra
@@ -26,7 +26,7 @@ from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
 from scarbook.stats.sequential import DELTA, hypotheses
-from scarbook.text import interval_beside, threshold_pct
+from scarbook.text import interval_beside, plural, threshold_pct
 
 
 def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
@@ -78,6 +78,53 @@ def corrected_evidence(case_id: str, runs: Iterable[RunRecord], error: JudgeErro
     report will (run/runner.py). None when its runs are not judged or the judge is no better than chance."""
     found = _corrected(case_id, list(runs), error)
     return found.evidence if found is not None else None
+
+
+def calibration_record(calibration: Calibration | None, case_ids: Iterable[str]) -> dict[str, Any] | None:
+    """What a session records of the judge's calibration it was prepared with (session.json's gate.calibration):
+    the one its looks, its --runs auto rule and its own report corrected and decided with. None without one,
+    or when none of its cases is judged."""
+    if calibration is None or calibration.reason == NO_JUDGED_CASE:
+        return None
+    return calibration.to_record(case_ids)
+
+
+def replay_calibration(session: SessionInfo, current: Calibration | None) -> tuple[Calibration | None, str]:
+    """The calibration a session's gate is replayed with, and the line that says so when it matters: the one
+    the session recorded (calibration_record), so every later report decides as its runner did whatever
+    labels were added since — with a line when history's `current` one is no longer it. A session recorded
+    without one (older than it, or no case judged when it ran) or with a damaged one: `current`, and ""."""
+    gate = session.gate
+    recorded = gate.calibration if gate is not None else None
+    if not recorded:
+        return current, ""
+    try:
+        ran = Calibration.from_record(recorded)
+    except (KeyError, TypeError, ValueError):
+        return current, ""
+    if current is None or _decisive(current.to_record(session.case_ids)) == _decisive(dict(recorded)):
+        return ran, ""
+    return ran, calibration_changed_line(ran, current)
+
+
+def _decisive(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration's record without its notes (what was left out, said apart): what corrects and decides."""
+    return {k: v for k, v in record.items() if k != "notes"}
+
+
+def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
+    """'judge: this report corrects and decides with the calibration the session ran with (40 labels, last
+    2026-12-02); history's has changed since (52 labels, last 2026-12-05: 12 added) — a new session decides with
+    it'. The CLI's table, the JSON (judge_calibration_changed), the HTML, the step summary and the TUI's
+    sessions screen print it."""
+    def said(cal: Calibration) -> str:
+        labels = f"{plural(cal.labels, 'label')}, last {cal.calibrated_at or '?'}" if cal.labels else "no labels"
+        return labels + ("" if cal.usable else ", not used")
+    added = now.labels - ran.labels
+    change = (f"{added} added" if added > 0 else f"{-added} fewer" if added < 0
+              else "its judged items in history or the labels' verdicts changed")
+    return (f"judge: this report corrects and decides with the calibration the session ran with ({said(ran)}); history's "
+            f"has changed since ({said(now)}: {change}) — a new session decides with it")
 
 
 def as_read(run: RunRecord) -> str:

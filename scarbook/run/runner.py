@@ -43,7 +43,7 @@ from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
 from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
-from scarbook.run.gate import adaptive_words, corrected_evidence
+from scarbook.run.gate import adaptive_words, calibration_record, corrected_evidence
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
@@ -251,7 +251,8 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                        case_digests={c.id: case_digest(c) for c in plan.cases}, partial=ready.partial,
                        shard=shard.header() if shard else None,
                        gate=GateRecord(**ready.gate.to_dict(), looks=tuple(ready.looks),
-                                       judge_rates={c: list(r) for c, r in ready.judge_rates.items()}),
+                                       judge_rates={c: list(r) for c, r in ready.judge_rates.items()},
+                                       calibration=calibration_record(ready.calibration, [c.id for c in plan.cases])),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
                        isolation=ready.isolation,
                        agents=([one.entry(ready.agents[one.name].label) for one in plan.agents] if ready.compared

@@ -80,6 +80,9 @@ class ReadySession:
     # the judge's measured error when a fresh calibration covers it and the session judges (None: the raw
     # rates): `undecided: more` stops a judged case at a look only where the corrected gate decides it
     judge_error: JudgeError | None = None
+    # the calibration it was prepared with (session/prepare.py, tools/rejudge.py), recorded in its gate
+    # (run/gate.calibration_record) so a later report decides with it as its runner did; None: none read
+    calibration: Calibration | None = None
     # a session of named agents: each built and preflighted, in the plan's order (the baseline first);
     # `agent` and `agent_spec` are the first's. {} for the one agent of scarbook.yaml's agent:
     agents: dict[str, Agent] = field(default_factory=dict)

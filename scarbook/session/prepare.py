@@ -30,4 +30,6 @@ def prepare_eval(site: SessionSite, plan: SessionPlan) -> Preparation:
     judge_error = None if plan.skip_judge else calibration.usable_error
     prep = prepare_session(site, plan, judge_error=judge_error)
     prep.calibration = calibration
+    if prep.session is not None:  # recorded in its gate: a later report decides with it, as the runner did
+        prep.session.calibration = calibration
     return prep

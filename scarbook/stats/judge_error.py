@@ -28,8 +28,9 @@ takes counts, returns estimates.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scarbook.models import Vote
 from scarbook.stats.rates import Z95
@@ -232,6 +233,29 @@ class ErrorModel:
                 "q1": self.q1.to_dict(), "q0": self.q0.to_dict(),
                 "agreement": self.agreement.to_dict(), "kappa": self.kappa.to_dict()}
 
+    def to_record(self) -> dict[str, Any]:
+        """The model as a session records it (run/gate.py): every input as it is, so from_record gives back
+        one whose corrected rates and gate decisions are the same to the last bit (JSON keeps a float's repr)."""
+        return {"labels": self.labels, "human_pass": self.human_pass, "human_fail": self.human_fail,
+                "case_id": self.case_id,
+                "components": [[c.weight, c.w.value, c.w.var, c.r_pass.value, c.r_pass.var, c.r_fail.value,
+                                c.r_fail.var] for c in self.components],
+                "counts": [[s.x, s.n] for s in self.counts] if self.counts is not None else None}
+
+    @classmethod
+    def from_record(cls, d: Mapping[str, Any]) -> ErrorModel:
+        """to_record's model back (ValueError, TypeError or KeyError on a damaged one)."""
+        components = []
+        for row in d["components"]:
+            weight, w, w_var, rp, rp_var, rf, rf_var = map(_number, row)  # ValueError unless seven
+            components.append(Component(weight, Param(w, w_var), Param(rp, rp_var), Param(rf, rf_var)))
+        counts = None
+        if d.get("counts") is not None:  # as recorded, an int kept an int (Clopper–Pearson reads counts)
+            w_n, rp_n, rf_n = (Share(_number(x), _number(n)) for x, n in d["counts"])  # ValueError unless three
+            counts = (w_n, rp_n, rf_n)
+        return cls(components, int(d["labels"]), int(d["human_pass"]), int(d["human_fail"]), str(d.get("case_id", "")),
+                   counts=counts)
+
 
 @dataclass
 class JudgeError:
@@ -244,6 +268,24 @@ class JudgeError:
 
     def to_dict(self) -> dict:
         return {"pooled": self.pooled.to_dict(), "per_case": {c: m.to_dict() for c, m in sorted(self.per_case.items())}}
+
+    def to_record(self, cases: Iterable[str] | None = None) -> dict[str, Any]:
+        """ErrorModel.to_record of the pool and of each of `cases` that has a model of its own (all with None):
+        what for_case gives for each of them."""
+        keep = sorted(self.per_case) if cases is None else sorted(set(cases) & set(self.per_case))
+        return {"pooled": self.pooled.to_record(), "per_case": {c: self.per_case[c].to_record() for c in keep}}
+
+    @classmethod
+    def from_record(cls, d: Mapping[str, Any]) -> JudgeError:
+        return cls(ErrorModel.from_record(d["pooled"]),
+                   {str(c): ErrorModel.from_record(m) for c, m in dict(d.get("per_case") or {}).items()})
+
+
+def _number(value: Any) -> float:
+    """A recorded number as it was written (an int stays an int); ValueError for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"not a number: {value!r}")
+    return value
 
 
 def _judge_counts(strata: Sequence[Stratum]) -> Share:

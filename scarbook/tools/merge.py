@@ -224,12 +224,18 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
              + plural(sum(map(len, f.shard.jobs(first.case_ids, first.runs_per_case, whole_cases=whole).values())), "run")
              for f in found if f.info.state != SessionState.FINISHED]
     notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
+    gate = first.gate
+    if gate is not None and any((f.info.gate.calibration if f.info.gate else None) != gate.calibration for f in found):
+        # no one calibration ran the session: its report corrects and decides with the project's (run/gate.py)
+        gate = gate.updated(calibration=None)
+        notes.append("its shards ran with different calibrations of the judge: its report corrects with the "
+                     "calibration in this project's history")
     info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),
                        finished_at=max((f.info.finished_at or "" for f in found), default="") or None,
                        state=worst, runs_per_case=first.runs_per_case, case_ids=list(first.case_ids),
                        fingerprint=first.fingerprint, agent=first.agent, judge_model=first.judge_model,
                        git_revision=first.git_revision, case_digests=dict(first.case_digests),
-                       partial=first.partial, note="; ".join(notes), gate=first.gate,
+                       partial=first.partial, note="; ".join(notes), gate=gate,
                        shard=ShardHeader.of_merge(sid, tuple(f.info.id for f in found)),
                        executor=_merged_executor([f.info.executor for f in found]),
                        isolation=_merged_isolation([f.info.isolation for f in found]),

@@ -329,4 +329,5 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
     ready.recorded_agents = list(pick.source.agents)  # a session of several agents: theirs
     # the judge's calibration, read once for the report and the live screen (with the judge it grades with)
     calibration = calibration_for(site.history, site.workspaces_dir, site.config.judge, {c.id: c for c in pick.cases})
+    ready.calibration = calibration  # recorded in its gate (run/gate.calibration_record)
     return Preparation(ready, calibration=calibration)

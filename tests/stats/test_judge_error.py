@@ -9,7 +9,7 @@ import pytest
 
 from scarbook.judge.calibrate import CalibrationLabel, agreement
 from scarbook.stats.corrected import correct, theta
-from scarbook.stats.judge_error import Stratum, estimate_error, run_level
+from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error, run_level
 from scarbook.stats.rates import Z95
 from tests.helpers.paths import load_benchmark
 
@@ -202,3 +202,20 @@ def test_a_lone_case_shrunk_toward_itself_keeps_its_own_variance():
     case, pooled = err.for_case("c"), err.pooled
     for mine, pool in zip(case.params, pooled.params, strict=True):
         assert mine.value == pytest.approx(pool.value) and mine.var == pytest.approx(pool.var)
+
+
+def test_a_recorded_error_corrects_and_decides_as_the_measured_one():
+    """JudgeError.to_record, through JSON and back (what a session records of its calibration, run/gate.py):
+    the same corrected rate, interval and gate evidence, to the last bit; a case without its own model reads
+    the pool's, as before."""
+    import json
+
+    error = estimate_error([Stratum("a", "PASS", 300, 21, 9), Stratum("a", "FAIL", 100, 2, 28),
+                            Stratum("b", "PASS", 50, 10, 0), Stratum("b", "FAIL", 50, 1, 9)])
+    back = JudgeError.from_record(json.loads(json.dumps(error.to_record(["a", "z"]))))
+    assert set(back.per_case) == {"a"}
+    for case in ("a", "z"):
+        assert correct(14, 6, 2, back.for_case(case), items=2, threshold=0.6) == \
+            correct(14, 6, 2, error.for_case(case), items=2, threshold=0.6)
+    with pytest.raises(ValueError):
+        JudgeError.from_record({"pooled": {**error.to_record()["pooled"], "counts": [[1, 2]]}})

@@ -469,3 +469,29 @@ def test_shards_whose_runs_per_case_was_raised_alike_are_rejected(shards):
         f"scarbook: shard 1/3 ({one}) is rejected: it finished, but holds 14 of the 18 runs its plan has (4 cases x "
         "13 runs, split 3 ways): run "), result.stderr
     assert result.stderr.strip().endswith(" is missing — the shard's history was altered; run that shard again")
+
+
+def test_shards_that_ran_with_different_calibrations_merge_with_the_projects(shards):
+    """Each shard records the judge's calibration it ran with (run/gate.py); shards that agree give it to the
+    merged session, whose reports decide with it. Shards that differ (their machines' histories held other labels)
+    leave none: the merged report corrects with this project's, and the session's note says why."""
+    project, machines, _ = shards
+    folders = [m / "workspaces" / "history" / f"ci-42.shard-{i}-of-3" for i, m in enumerate(machines, 1)]
+    ran = {"usable": False, "reason": "not calibrated: no human labels yet", "labels": 0, "calibrated_at": "",
+           "notes": []}
+    merged_folder = project.workspaces / "history" / "ci-42"
+
+    def merge(second: dict) -> dict:
+        for folder, calibration in zip(folders, (ran, second, ran), strict=True):
+            doc = next(iter(json.loads((folder / "session.json").read_text())["session"].values()))
+            _rewrite_session(folder, gate={**doc["gate"], "calibration": calibration})
+        shutil.rmtree(merged_folder, ignore_errors=True)
+        result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+        assert result.exit_code == 0, result.stdout + result.stderr
+        return next(iter(json.loads((merged_folder / "session.json").read_text())["session"].values()))
+
+    assert merge(ran)["gate"]["calibration"] == ran
+    merged = merge({**ran, "labels": 3})
+    assert merged["gate"]["calibration"] is None, merged["gate"]
+    assert merged["note"] == ("its shards ran with different calibrations of the judge: its report corrects with "
+                              "the calibration in this project's history"), merged["note"]

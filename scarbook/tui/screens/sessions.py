@@ -183,7 +183,8 @@ class SessionTableScreen(HostScreen):
             self._show_cases(table, runs, rep)
         self.sub_title = f"session {self.info.label or self.info.id}"
         self.query_one("#sessions-help", Static).update(Text(
-            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"))
+            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"
+            + (f"\n{rep.calibration_changed}" if rep.calibration_changed else "")))
         table.focus()
         ready(self)
 
