@@ -72,6 +72,10 @@ def run_below_then_label(project: Path, judge_server) -> dict:  # noqa: F811
     assert case["decision"] == "below" and ran.exit_code == 1 == evaluated["exit_code"], ran.output
     assert (case["passes"], case["fails"]) == (0, 12), case  # undecided at the first look, below at the last
     assert evaluated["session"]["gate"]["calibration"]["labels"] == 40  # recorded with the session
+    assert evaluated["judge_calibration_changed"] is None
+    same = scarbook(project, "report", evaluated["session"]["id"], "--json", str(project / "same.json"))
+    assert json.loads((project / "same.json").read_text())["judge_calibration_changed"] is None, same.output
+    assert "history's has changed" not in same.output, same.output  # nothing changed: nothing to say
     label_more(project, 30)  # history's calibration now says the judge fails passing runs
     return evaluated
 
