@@ -11,7 +11,7 @@ from scarbook.cases.folder_save import new_case_folder
 from scarbook.cases.io import save_case, validate_case_data
 from scarbook.cli.common import friendly_errors, get_project, say
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.fs.files import describe_os_error, unwritable_why
+from scarbook.fs.files import describe_os_error, read_regular_bytes, unwritable_why
 from scarbook.models import Case
 from scarbook.text import plural
 
@@ -46,8 +46,13 @@ def import_cases_command(ctx: click.Context, json_file: str, force: bool) -> Non
     """Convert a JSON case list (e.g. evals/cases.json) into case folders under cases/."""
     project = get_project(ctx)
     source = Path(json_file)
-    try:
-        entries = json.loads(source.read_text(encoding="utf-8"))
+    try:  # (a FIFO is refused, not waited on)
+        entries = json.loads(read_regular_bytes(source).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CaseError(source, "file is not UTF-8 text", fix="save it as UTF-8") from None
+    except OSError as exc:
+        raise CaseError(source, f"cannot read the file: {describe_os_error(exc)}",
+                        fix="save the case list to a file and import that") from None
     except json.JSONDecodeError as exc:
         raise CaseError(source, f"not valid JSON: {exc.msg}", line=exc.lineno, fix="fix the JSON syntax") from None
     if not isinstance(entries, list):
