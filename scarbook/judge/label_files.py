@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
+from scarbook.fs.files import describe_os_error, read_regular_bytes
 from scarbook.judge.calibrate import VERDICTS, CalibrationItem, LabelKey
 from scarbook.text import plural
 
@@ -128,12 +129,14 @@ def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int,
 def read_labels(path: Path, known: Mapping[LabelKey, CalibrationItem]) -> LabelImport:
     """Check every row of the file at `path` against the judged items `known` (by label key)."""
     fmt = file_format(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
+    try:  # (a FIFO is refused, not waited on)
+        text = read_regular_bytes(path).decode("utf-8-sig")
     except OSError as exc:
-        raise ScarbookError(f"{path}: cannot read the labels file ({exc.strerror or exc})") from None
+        raise ScarbookError(f"{path}: cannot read the labels file: {describe_os_error(exc)} — give the file "
+                            "`scarbook calibrate --export` wrote, with its label column filled") from None
     except UnicodeDecodeError:
-        raise ScarbookError(f"{path}: not UTF-8 text — save the sheet as UTF-8 CSV") from None
+        fix = "save the sheet as UTF-8 CSV" if fmt == "csv" else "save it as UTF-8"
+        raise ScarbookError(f"{path}: not UTF-8 text — {fix}") from None
     result = LabelImport()
     seen: dict[LabelKey, tuple[int, str]] = {}
     for number, row in _rows(path, text, fmt, result.errors):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 from pathlib import Path
 
@@ -164,6 +165,25 @@ def test_malformed_label_files(project, name, content, message):
     res = scarbook(project, "calibrate", "--import", str(path))
     assert res.exit_code == 2
     assert res.stderr.splitlines()[0] == "scarbook: " + message.format(path=path)
+
+
+@pytest.mark.parametrize(("name", "make", "message"), [
+    ("l.jsonl", lambda p: p.write_bytes(b'{"case": "caf\xe9"}\n'), "{path}: not UTF-8 text — save it as UTF-8"),
+    ("l.csv", lambda p: p.write_bytes(b"case,item\ncaf\xe9,x\n"), "{path}: not UTF-8 text — save the sheet as UTF-8 CSV"),
+    ("l.jsonl", lambda p: None, "{path}: cannot read the labels file: No such file or directory — give the file "
+                               "`scarbook calibrate --export` wrote, with its label column filled"),
+    pytest.param("l.csv", os.mkfifo, "{path}: cannot read the labels file: {path} is a FIFO, not a regular file — give "
+                                     "the file `scarbook calibrate --export` wrote, with its label column filled",
+                 marks=pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here"), id="fifo"),
+])
+def test_a_label_file_that_cannot_be_read_is_named_with_the_fix(project, name, make, message):
+    """A named pipe is refused at once (it was waited on for a writer, forever)."""
+    path = project / name
+    make(path)
+    res = scarbook(project, "calibrate", "--import", str(path))
+    assert res.exit_code == 2
+    assert res.stderr == "scarbook: " + message.format(path=path) + "\n"
+    assert stored(project) == []
 
 
 def label_truly(project: Path, sample: int, truth) -> None:
