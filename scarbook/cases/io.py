@@ -209,7 +209,7 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
 def load_case(folder: Path) -> Case:
     folder = Path(folder)
     path = folder / CASE_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # (something else in its place — a folder, a FIFO, a link — is named by the read)
         raise CaseError(path, "no case.yaml in this case folder", fix="add case.yaml or remove the folder")
     data = load_yaml_file(path)
     case = validate_case_data(data, path, folder)

@@ -216,6 +216,25 @@ def test_no_case_yaml(project) -> None:
     assert str(info.value) == f"{folder / 'case.yaml'}: no case.yaml in this case folder — add case.yaml or remove the folder"
 
 
+@pytest.mark.parametrize(("make", "why"), [
+    (os.mkdir, "{path} is a directory, not a regular file"),
+    pytest.param(os.mkfifo, "{path} is a FIFO, not a regular file", id="fifo",
+                 marks=pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")),
+    pytest.param(lambda p: os.symlink(p, p), "Too many levels of symbolic links", id="link-loop",
+                 marks=pytest.mark.skipif(os.name == "nt", reason="POSIX wording")),
+])
+def test_a_case_yaml_that_is_not_a_file_says_what_it_is(project, make, why) -> None:
+    """It is there, so "no case.yaml in this case folder — add case.yaml" would send the user looking for
+    a file they can see: the message says what stands in its place."""
+    path = project.cases_dir / "odd" / "case.yaml"
+    path.parent.mkdir()
+    make(path)
+    result = project.cli("list")
+    assert result.exit_code == 2
+    assert result.stderr == (f"invalid case: {path}: cannot read the file: {why.format(path=path)} — "
+                             "make it a readable file\n")
+
+
 def test_one_bad_case_does_not_hide_the_others(project) -> None:
     project.case("good-a", "id: good-a\ntitle: First good\ntask: x\nchecks: [{type: file_exists, path: a}]\n")
     bad = project.case("bad", "id: bad\ntask: x\nchecks:\n  - {type: nope}\n")
