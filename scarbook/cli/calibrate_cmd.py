@@ -12,7 +12,7 @@ import click
 
 from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
 from scarbook.errors import ScarbookError
-from scarbook.fs.yamlio import atomic_write_text
+from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import (
     case_targets,
     format_calibration,
@@ -127,7 +127,7 @@ def _export(project, store, path: Path, sample: int, seed: int) -> None:
     items = _pick(project, store, sample, seed)
     if not items:
         raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
-    atomic_write_text(path, render_items(items, fmt))
+    write_named_file(path, render_items(items, fmt))
     say(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
                f"(leave it empty to skip), then `scarbook calibrate --import {path}`")
 

@@ -113,6 +113,26 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         sync_directory(path.parent)
 
 
+def write_named_file(path: Path | str, text: str) -> None:
+    """Write a file the user named on the command line (a report, an export) where the name leads.
+
+    A regular file (or none yet) is written atomically, as atomic_write_text does, at the link's target
+    when the name is a symlink: the link stays a link. What is not a regular file — /dev/stdout, the pipe
+    of a shell's `>(jq .)`, /dev/null — is written to as it is: a temp file renamed over it would replace
+    the device, the pipe or the link itself (as root, `--json /dev/stdout` replaced /dev/stdout)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    if mode is None or stat.S_ISREG(mode):
+        atomic_write_text(Path(os.path.realpath(path)), text)
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    with open(path, "wb") as out:
+        out.write(text.encode("utf-8"))
+
+
 def sync_directory(directory: Path) -> None:
     """fsync `directory`, so a rename inside it survives power loss (the file's own fsync covers its
     bytes, not the directory entry that names it). Skipped where directories cannot be opened for

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook import __version__
-from scarbook.fs.yamlio import atomic_write_text
+from scarbook.fs.files import write_named_file
 from scarbook.models import Case, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.text import clean_text
 from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript
@@ -245,7 +245,7 @@ def build_inspect_log(info: SessionInfo, runs: Iterable[RunRecord], cases: Mappi
 def write_inspect_log(path: Path, info: SessionInfo, runs: Iterable[RunRecord], cases: Mapping[str, Case]) -> int:
     """Write the log to `path` (0644, atomically); returns the number of samples written."""
     log = build_inspect_log(info, runs, cases)
-    atomic_write_text(path, json.dumps(log, indent=2, ensure_ascii=False))
+    write_named_file(path, json.dumps(log, indent=2, ensure_ascii=False))
     return len(log["samples"])
 
 

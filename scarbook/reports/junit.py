@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from scarbook.fs.yamlio import atomic_write_text
+from scarbook.fs.files import write_named_file
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision, Undecided
@@ -148,4 +148,4 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
 def write_junit(rep: SessionReport, path: Path, against: BaselineComparison | None = None) -> None:
     suite = build_junit(rep, against)
     ET.indent(suite)
-    atomic_write_text(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")
+    write_named_file(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")

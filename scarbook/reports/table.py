@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scarbook.config import Config, GatePolicy
-from scarbook.fs.yamlio import atomic_write_text
+from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
@@ -408,4 +408,4 @@ def case_dict(s: CaseStats) -> dict[str, Any]:
 
 
 def write_json(rep: SessionReport, path: Path) -> None:
-    atomic_write_text(path, json.dumps(report_to_dict(rep), indent=2))
+    write_named_file(path, json.dumps(report_to_dict(rep), indent=2))

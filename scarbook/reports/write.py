@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scarbook.fs.files import describe_os_error
-from scarbook.fs.yamlio import atomic_write_text
+from scarbook.fs.files import describe_os_error, write_named_file
 from scarbook.history.baseline import BaselineComparison
 from scarbook.reports.github import append_step_summary
 from scarbook.reports.html import render_html
@@ -53,7 +52,7 @@ def write_reports(rep: SessionReport, against: BaselineComparison | None, paths:
     with `summary_env` (the gate's environment: `eval` passes os.environ) append the Markdown step
     summary to its $GITHUB_STEP_SUMMARY when that is set."""
     out = WrittenReports()
-    jobs = [("html", paths.html, lambda p: atomic_write_text(p, render_html(rep, against))),
+    jobs = [("html", paths.html, lambda p: write_named_file(p, render_html(rep, against))),
             ("junit", paths.junit, lambda p: write_junit(rep, p, against)),
             ("json", paths.json, lambda p: write_json(rep, p))]
     for kind, path, write in jobs:
