@@ -25,7 +25,7 @@ from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
-from scarbook.stats.sequential import DELTA, hypotheses
+from scarbook.stats.sequential import hypotheses
 from scarbook.text import interval_beside, plural, threshold_pct
 
 
@@ -167,22 +167,34 @@ def _at_looks(stats: Sequence[CaseStats], runs: Mapping[str, Sequence[RunRecord]
     return out
 
 
-MARGIN_POINTS = round(100 * DELTA, 6)  # --runs auto's margin in points: 10
+def ruled_out(decision: str, threshold: float) -> float:
+    """The rate a --runs auto decision rules out (or less for "above", or more for "below"): the rule's hypothesis
+    on the other side of the threshold (stats/sequential.hypotheses), rounded to 6 places so 0.8 − 0.1 reads 0.7.
+    Near 0 and 1 it is kept off them: at 8%, 1% (not −2%); at 95%, 99% (not 105%)."""
+    low, high = (round(h, 6) for h in hypotheses(threshold))
+    return low if decision == Decision.ABOVE else high
+
+
+def margin_points(decision: str, threshold: float) -> float:
+    """The margin a --runs auto decision was taken with, in points: from the threshold to the rate it rules out —
+    10 (DELTA), less where that rate is kept off 0 or 1 (7 above 8%, 4 below 95%)."""
+    return round(100 * abs(threshold - ruled_out(decision, threshold)), 6)
 
 
 def adaptive_words(decision: str, threshold: float) -> str:
     """--runs auto's decision in words that name the margin it was taken with: the rule weighs threshold - DELTA
     against threshold + DELTA (stats/sequential.py), so "above" rules out the lower end, not every rate under
     the threshold — its 95% interval may still reach under it (74–100% at 80%). 'above 80% (within its
-    10-point margin: its runs rule out 70% or less)'; any other decision as it is. The CLI's lines and the
-    live screen's say it in these words."""
-    low, high = hypotheses(threshold)
-    margin = f"within its {MARGIN_POINTS:g}-point margin"
+    10-point margin: its runs rule out 70% or less)', the margin being the true distance where the rule keeps
+    its hypothesis off 0 or 1 ('above 8% (within its 7-point margin: its runs rule out 1% or less)'); any other
+    decision as it is. The CLI's lines and the live screen's say it in these words."""
+    if decision not in (Decision.ABOVE, Decision.BELOW):
+        return decision
+    margin = f"within its {margin_points(decision, threshold):g}-point margin"
+    out = threshold_pct(ruled_out(decision, threshold))
     if decision == Decision.ABOVE:
-        return f"above {threshold_pct(threshold)} ({margin}: its runs rule out {threshold_pct(low)} or less)"
-    if decision == Decision.BELOW:
-        return f"below {threshold_pct(threshold)} ({margin}: its runs rule out {threshold_pct(high)} or more)"
-    return decision
+        return f"above {threshold_pct(threshold)} ({margin}: its runs rule out {out} or less)"
+    return f"below {threshold_pct(threshold)} ({margin}: its runs rule out {out} or more)"
 
 
 def margin_line(s: CaseStats) -> str:
@@ -212,8 +224,9 @@ def margin_words(s: CaseStats) -> str:
 
 def margin_tag(s: CaseStats) -> str:
     """margin_words in brief, for a table cell beside the decision (the step summary's gate column: "above
-    (10-pt margin)"): '10-pt margin' for a case margin_words speaks of; "" for any other case."""
-    return f"{MARGIN_POINTS:g}-pt margin" if margin_words(s) else ""
+    (10-pt margin)"): '10-pt margin' (its true distance: '7-pt margin' above 8%) for a case margin_words speaks
+    of; "" for any other case."""
+    return f"{margin_points(s.gate, s.threshold):g}-pt margin" if margin_words(s) else ""
 
 
 def gate_words(s: CaseStats, words: Mapping[str, str]) -> str:
@@ -232,9 +245,11 @@ def gate_words(s: CaseStats, words: Mapping[str, str]) -> str:
 @dataclass(frozen=True)
 class DecisionMargin:
     """The margin a --runs auto decision was taken with, as the JSON report keeps it (a case's `margin`):
-    the rule weighed `hypotheses` (threshold - 10 points against threshold + 10), so "above" rules out
-    the first or less and "below" the second or more (`rules_out`); `words` says it (adaptive_words) and
-    `note` says where its 95% interval still reaches past the threshold (margin_words; "" when it does not)."""
+    the rule weighed `hypotheses` (threshold - 10 points against threshold + 10, each kept off 0 and 1), so
+    "above" rules out the first or less and "below" the second or more (`rules_out`), `points` from the
+    threshold (margin_points: 10, or less where the hypothesis was kept off 0 or 1); `words` says it
+    (adaptive_words) and `note` says where its 95% interval still reaches past the threshold (margin_words;
+    "" when it does not)."""
 
     points: float
     hypotheses: tuple[float, float]
@@ -252,6 +267,6 @@ def decision_margin(s: CaseStats) -> DecisionMargin | None:
     None for any other case (undecided at the cap, no verdict, a fixed-N session's)."""
     if not s.rate_note or s.rate is None or s.gate not in (Decision.ABOVE, Decision.BELOW):
         return None
-    low, high = (round(h, 6) for h in hypotheses(s.threshold))  # 0.7, not 0.8 - 0.1's 0.7000000000000001
-    return DecisionMargin(MARGIN_POINTS, (low, high), low if s.gate == Decision.ABOVE else high,
-                          adaptive_words(s.gate, s.threshold), margin_words(s))
+    return DecisionMargin(margin_points(s.gate, s.threshold),
+                          (ruled_out(Decision.ABOVE, s.threshold), ruled_out(Decision.BELOW, s.threshold)),
+                          ruled_out(s.gate, s.threshold), adaptive_words(s.gate, s.threshold), margin_words(s))

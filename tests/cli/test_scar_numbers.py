@@ -13,6 +13,7 @@ from scarbook.cases.io import load_case
 from scarbook.cli import main
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.paths import REPO, TRANSCRIPTS
+from tests.helpers.pattern_agent import PATTERN_AGENT
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # shows and computes, not about the agent's process
@@ -202,3 +203,23 @@ def test_the_table_names_a_runs_auto_decision_within_its_margin_in_its_gate_colu
         "case                     pass fail  err  rate  95% CI      pass@k pass^k  band   gate                 runs",
         "-" * 106,
         "always                     12    0    0  100%   74–100%      100%   100%  green  above (10-pt margin) " + "✓" * 12]
+
+
+def test_runs_auto_names_the_true_margin_where_its_hypothesis_is_clipped(tmp_path):
+    """At 8% the rule weighs 1% (8 − 10 points, kept off 0) against 18%, and at 95% 85% against 99% (95 + 10, kept
+    off 1): "above 8%" rules out 1% or less, 7 points under the line, and "below 95%" 99% or more, 4 points over
+    it. The CLI said "within its 10-point margin" for both (and the table "above (10-pt margin)")."""
+    for cid, threshold, pattern in (("rare", 0.08, "pfffffffffp"), ("common", 0.95, "ppppppppppff")):
+        (tmp_path / "cases" / cid).mkdir(parents=True)
+        (tmp_path / "cases" / cid / "case.yaml").write_text(
+            f"id: {cid}\ntask: {pattern}\nthreshold: {threshold}\nchecks:\n  - {{type: file_exists, path: out.txt}}\n")
+    (tmp_path / "pattern_agent.py").write_text(PATTERN_AGENT)
+    (tmp_path / "scarbook.yaml").write_text("agent: {type: python, function: pattern_agent:run}\nconcurrency: 1\n")
+    res = run(tmp_path, "eval", "--runs", "auto")
+    assert res.exit_code == 1, res.output
+    assert "rare: decided above 8% (within its 7-point margin: its runs rule out 1% or less) after 11 runs" \
+        in res.output, res.output
+    assert "common: decided below 95% (within its 4-point margin: its runs rule out 99% or more) after 12 runs" \
+        in res.output, res.output
+    rows = {line.split()[0]: line for line in res.stdout.splitlines()[2:4]}
+    assert " above (7-pt margin) " in rows["rare"] and " BELOW (4-pt margin) " in rows["common"], rows

@@ -158,6 +158,24 @@ def test_the_json_report_keeps_a_margin_only_for_a_case_the_rule_decided() -> No
     assert case_dict(undecided)["margin"] is None and case_dict(above)["margin"] is None
 
 
+@pytest.mark.parametrize(("threshold", "decision", "marks", "margin"), [
+    (0.08, "above", "pfffffffffp", {"points": 7, "hypotheses": [0.01, 0.18], "rules_out": 0.01,
+                                    "words": "above 8% (within its 7-point margin: its runs rule out 1% or less)"}),
+    (0.95, "below", "ppppppppppff", {"points": 4, "hypotheses": [0.85, 0.99], "rules_out": 0.99,
+                                     "words": "below 95% (within its 4-point margin: its runs rule out 99% or more)"}),
+    (0.95, "above", "p" * 20, {"points": 10, "hypotheses": [0.85, 0.99], "rules_out": 0.85,
+                               "words": "above 95% (within its 10-point margin: its runs rule out 85% or less)"}),
+])
+def test_the_margin_is_the_true_distance_where_the_rule_clips_its_hypothesis(threshold, decision, marks, margin) -> None:
+    """At 8% the rule's lower hypothesis is kept off 0 (1%, not −2%) and at 95% its upper one off 1 (99%, not
+    105%): the margin a decision rules out is 7 or 4 points, not 10. `rules_out` had the true rate, but `points`
+    and the words said 10."""
+    rep = build_report(_session(decision, 40), _runs("s1", "c", marks), {}, Config(threshold=threshold))
+    (s,) = rep.stats
+    assert s.gate == decision
+    assert {k: v for k, v in case_dict(s)["margin"].items() if k != "note"} == margin
+
+
 def test_the_step_summary_names_a_below_decision_within_its_margin_in_its_gate_cell() -> None:
     """The rule said below at 10 passes of 15 (90% ruled out), and the interval after the stop, 43–89%, reaches
     over 80%: the gate cell said a bare "**below**" with the margin only in a paragraph under the table."""

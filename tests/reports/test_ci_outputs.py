@@ -17,6 +17,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.stats.rates import summarize_counts
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.helpers.paths import REPO
+from tests.helpers.pattern_agent import PATTERN_AGENT
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # shows and computes, not about the agent's process
@@ -408,16 +409,16 @@ def within_margin(project, tmp_path, monkeypatch):
 
 
 def _margin_session(project, tmp_path, monkeypatch, agent: str = ALWAYS_WRITES, case: str = "always",
-                    module: str = "margin_agent"):
+                    module: str = "margin_agent", task: str = "write out.txt"):
     """A real --runs auto session of one case that always passes: 12 passes of 12 at 80%, which the rule
     (70% against 90%) decides above, with a 95% interval after the stop of 74–100% that reaches under 80%.
     The CLI and the text report said so (run/gate.margin_line); the step summary, the JUnit file and the HTML
     report showed a bare "ok" beside 74–100%. Its step summary is tmp_path/summary.md, its JUnit junit.xml, its
-    JSON report.json. With `agent`, `case` and `module` (a python agent is imported once per process: a module
-    name of its own), another one-case session of the same files."""
+    JSON report.json. With `agent`, `case`, `module` (a python agent is imported once per process: a module
+    name of its own) and `task`, another one-case session of the same files."""
     (project.root / f"{module}.py").write_text(agent)
     project.config(f"agent: {{type: python, function: {module}:run}}\nconcurrency: 1\n", gate=None)
-    project.case(case, f"id: {case}\ntask: write out.txt\nthreshold: 0.8\n"
+    project.case(case, f"id: {case}\ntask: {task}\nthreshold: 0.8\n"
                        "checks:\n  - {type: file_exists, path: out.txt}\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
     res = project.cli("eval", "-q", "--runs", "auto", "--junit", str(tmp_path / "junit.xml"),
@@ -428,22 +429,16 @@ def _margin_session(project, tmp_path, monkeypatch, agent: str = ALWAYS_WRITES, 
     return res
 
 
-# passes and fails by run number (its workspace's name): the rule says below at the 15th run, 10 passes of 15
-PATTERN_WRITES = """
-async def run(task, cwd):
-    if "ppppfffpppfpppf"[(int(cwd.name) - 1) % 15] == "p":
-        (cwd / "out.txt").write_text("ok")
-    return "done"
-"""
 BELOW_MARGIN = ("below 80% (within its 10-point margin: its runs rule out 90% or more) — its 95% interval 43–89% "
                 "still reaches over 80%")
 
 
 def _below_margin_session(project, tmp_path, monkeypatch):
     """A real --runs auto session the rule decides below at 10 passes of 15 (90% ruled out), its 95% interval
-    after the stop, 43–89%, still reaching over 80%: exit 1, the files of _margin_session."""
-    res = _margin_session(project, tmp_path, monkeypatch, agent=PATTERN_WRITES, case="mostly",
-                          module="pattern_agent")
+    after the stop, 43–89%, still reaching over 80% (tests/helpers/pattern_agent.py: the runs pass and fail
+    in the order of its task): exit 1, the files of _margin_session."""
+    res = _margin_session(project, tmp_path, monkeypatch, agent=PATTERN_AGENT, case="mostly",
+                          module="pattern_agent", task="ppppfffpppfpppf")
     assert res.exit_code == 1, res.output
     assert f"mostly: {BELOW_MARGIN}" in res.output  # what the CLI says
     return res
