@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 from pathlib import Path
@@ -334,7 +335,7 @@ def parse_causes(raw: Any, path: Path, line: int | None) -> dict[str, list[str]]
 
 def load_config(path: Path | None) -> Config:
     """Read scarbook.yaml; a missing file means all defaults."""
-    if path is None or not path.is_file():
+    if path is None or not os.path.lexists(path):  # (what stands there that is not a file is named by the read)
         return Config()
     data = load_yaml_file(path)
     data = {} if data is None else data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +22,7 @@ class Project(ConfigFolders):
         """The nearest folder at or above `start` that has scarbook.yaml (else `start` itself)."""
         start = Path(start or Path.cwd()).resolve()
         for folder in (start, *start.parents):
-            if (folder / CONFIG_FILE).is_file():
+            if os.path.lexists(folder / CONFIG_FILE):  # (a folder or a FIFO there is named by load_config)
                 return cls(folder, load_config(folder / CONFIG_FILE))
         return cls(start, load_config(None))  # no scarbook.yaml found: all defaults
 
@@ -31,13 +32,13 @@ class Project(ConfigFolders):
         current one with scarbook.yaml. Without one there is nothing to work on: say how to start."""
         if root is not None:
             root = Path(root).absolute()
-            if not (root / CONFIG_FILE).is_file():
+            if not os.path.lexists(root / CONFIG_FILE):
                 why = "that folder does not exist" if not root.exists() else f"there is no {CONFIG_FILE} in it"
                 raise ScarbookError(f"{root} is not a scarbook project ({why}) — "
                                     f"run `scarbook init {root}` to start one there")
             return cls.at(root)
         project = cls.discover()
-        if not (project.root / CONFIG_FILE).is_file():
+        if not os.path.lexists(project.root / CONFIG_FILE):
             raise ScarbookError(f"no {CONFIG_FILE} in {project.root} or any folder above it — "
                                 "run `scarbook init` to start a scarbook project here, or pass -C PROJECT")
         return project

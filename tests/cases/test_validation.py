@@ -171,6 +171,22 @@ def test_outside_a_project_commands_say_so_and_suggest_init(tmp_path: Path, monk
            f"run `scarbook init {empty}` to start one there\n")
 
 
+@pytest.mark.parametrize("with_c", [False, True], ids=["found", "-C"])
+def test_a_scarbook_yaml_that_is_a_folder_is_named_not_called_missing(tmp_path: Path, monkeypatch, with_c) -> None:
+    """It was "no scarbook.yaml … run `scarbook init`", and init found one there."""
+    from click.testing import CliRunner
+
+    from scarbook.cli import main
+
+    root = tmp_path / "proj"
+    (root / "scarbook.yaml").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, [*(["-C", str(root)] if with_c else []), "list"])
+    cfg = root.resolve() / "scarbook.yaml"
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: {cfg}: cannot read the file: {cfg} is a directory, not a regular file — make it a readable file\n")
+
+
 def test_the_readme_case_example_is_the_bundled_case_and_its_judge_check_loads(project) -> None:
     """Issue 37.16: README's case example showed an llm_judge check the bundled case does not have."""
     from scarbook.fs.yamlio import load_yaml_text
