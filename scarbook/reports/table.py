@@ -19,6 +19,7 @@ from scarbook.run.gate import (
     case_stats,
     decide_gate,
     decision_margin,
+    fixed_n_margin_words,
     gate_alpha,
     gate_words,
     margin_line,
@@ -302,7 +303,8 @@ def adaptive_lines(rep: SessionReport) -> list[str]:
     if fixed:
         per_case = set(_fixed_ns(rep))
         each = f"{per_case.pop()} a case" if len(per_case) == 1 else "per case at its threshold"
-        line += (f"; fixed-N tests right as often at threshold ± 10 points as this rule would take {fixed} ({each}; "
+        at = fixed_n_margin_words(x.threshold for x in rep.stats)
+        line += (f"; fixed-N tests right as often at {at} as this rule would take {fixed} ({each}; "
                  "its undecided answers count as wrong): the rule spends fewer runs than that on clear cases and more "
                  "on cases near their threshold"
                  + (", and runs already started when a case is decided still finish" if unread else ""))

@@ -25,7 +25,7 @@ from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
-from scarbook.stats.sequential import hypotheses
+from scarbook.stats.sequential import DELTA, hypotheses
 from scarbook.text import interval_beside, plural, threshold_pct
 
 
@@ -179,6 +179,23 @@ def margin_points(decision: str, threshold: float) -> float:
     """The margin a --runs auto decision was taken with, in points: from the threshold to the rate it rules out —
     10 (DELTA), less where that rate is kept off 0 or 1 (7 above 8%, 4 below 95%)."""
     return round(100 * abs(threshold - ruled_out(decision, threshold)), 6)
+
+
+def fixed_n_margin_words(thresholds: Iterable[float]) -> str:
+    """Where the fixed-N tests --runs auto's summary compares with are right as often as its rule: 'threshold ± 10
+    points', or the true distances where the rule keeps a hypothesis off 0 or 1 ('threshold − 7 and + 10 points'
+    at 8%; "each case's threshold − 7 to 10 and + 4 to 10 points" when they differ between cases)."""
+    thresholds = list(thresholds)
+    under = sorted({margin_points(Decision.ABOVE, t) for t in thresholds})  # down to the rate "above" rules out
+    over = sorted({margin_points(Decision.BELOW, t) for t in thresholds})
+    if under == over and len(under) <= 1:
+        return f"threshold ± {under[0] if under else 100 * DELTA:g} points"
+    lead = "threshold" if len(under) == len(over) == 1 else "each case's threshold"
+    return f"{lead} − {_points_span(under)} and + {_points_span(over)} points"
+
+
+def _points_span(points: list[float]) -> str:
+    return f"{points[0]:g}" if len(points) == 1 else f"{points[0]:g} to {points[-1]:g}"
 
 
 def adaptive_words(decision: str, threshold: float) -> str:

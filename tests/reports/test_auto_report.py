@@ -209,3 +209,25 @@ def test_an_annotation_for_a_case_above_within_its_margin_carries_the_margin() -
         "::warning file=cases/c/case.yaml,title=scarbook%3A c needs attention::1 run errored (harness could not "
         "reach a verdict; not in the rate); above 80%25 (within its 10-point margin: its runs rule out 70%25 or "
         "less) — its 95%25 interval 74–100%25 still reaches under 80%25"]
+
+
+@pytest.mark.parametrize(("thresholds", "words"), [
+    ([0.8], "threshold ± 10 points"),
+    ([0.08], "threshold − 7 and + 10 points"),
+    ([0.95], "threshold − 10 and + 4 points"),
+    ([0.8, 0.08, 0.95], "each case's threshold − 7 to 10 and + 4 to 10 points"),
+])
+def test_the_fixed_n_comparison_names_the_margin_the_rule_weighed(thresholds: list[float], words: str) -> None:
+    """At 8% the rule weighs 1% against 18% (its lower hypothesis kept off 0): the summary said 'threshold ± 10
+    points' whatever the thresholds."""
+    from scarbook.models import Case
+
+    ids = [f"c{i}" for i in range(len(thresholds))]
+    cases = {cid: Case(id=cid, task="t", threshold=t) for cid, t in zip(ids, thresholds, strict=True)}
+    gate = {**GatePolicy().to_dict(), "looks": [40]}
+    session = SessionInfo("s1", case_ids=ids, runs_per_case=40, state="finished",
+                          decisions={cid: "above" for cid in ids}, gate=GateRecord.read(gate))
+    runs = [r for cid in ids for r in _runs("s1", cid, "p" * 30)]
+    line = next(x for x in format_summary(build_report(session, runs, cases, Config())).splitlines()
+                if x.startswith("adaptive (--runs auto)"))
+    assert f"fixed-N tests right as often at {words} as this rule would take" in line
