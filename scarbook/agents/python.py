@@ -36,7 +36,9 @@ class PythonAgent:
                                     "check the module name and that it is importable from the project root") from None
             fn = getattr(module, attr, None)
             if not callable(fn):
-                raise ScarbookError(f"agent.function {self.target!r}: {module_name} has no function {attr!r}")
+                where = f" ({module.__file__})" if getattr(module, "__file__", None) else ""
+                raise ScarbookError(f"agent.function {self.target!r}: {module_name}{where} has no function {attr!r} — "
+                                    "name a function it defines, as module:function")
             self._fn = fn
         return self._fn
 

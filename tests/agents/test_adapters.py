@@ -294,7 +294,9 @@ def test_python_adapter_import_errors(tmp_path: Path) -> None:
     _write_module(tmp_path, "sb_nofn_agent", "x = 1\n")
     with pytest.raises(ScarbookError) as info:
         PythonAgent("sb_nofn_agent:run", tmp_path).preflight()
-    assert str(info.value) == "agent.function 'sb_nofn_agent:run': sb_nofn_agent has no function 'run'"
+    where = sys.modules["sb_nofn_agent"].__file__  # (the first parametrization's folder: imported once per process)
+    assert str(info.value) == (f"agent.function 'sb_nofn_agent:run': sb_nofn_agent ({where}) "
+                               "has no function 'run' — name a function it defines, as module:function")
 
 
 # -- through the runner: what a run records --------------------------------------------------------
