@@ -21,6 +21,7 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_text, describe_os_error, read_regular_bytes
+from scarbook.fs.json_store import history_folder_problem
 
 FILE_NAME = "case-ids.json"
 MAX_BYTES = 8_000_000
@@ -125,6 +126,8 @@ class CaseIdLog:
             raw = read_regular_bytes(self.path, limit=MAX_BYTES)
         except FileNotFoundError:
             return {}
+        except NotADirectoryError as exc:
+            raise ScarbookError(history_folder_problem(self.path.parent) or self._damaged(describe_os_error(exc)).message) from None
         except OSError as exc:
             raise self._damaged(describe_os_error(exc)) from None
         try:

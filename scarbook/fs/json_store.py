@@ -4,6 +4,7 @@ reads only regular files, and the one message a damaged file gets (history, cali
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,19 @@ from scarbook.fs.files import NotAFileError, atomic_write_text, describe_os_erro
 def damaged_message(path: Path, why: str) -> str:
     return (f"history file {path} is damaged ({why}); the other sessions are unaffected — "
             f"move it aside to silence this: mv {path} {path}.damaged")
+
+
+def history_folder_problem(folder: Path) -> str | None:
+    """What to say when a file stands where the history folder `folder` (or a folder on its way) should be;
+    None when there is none. Every reader says this one message: the fix is to move that file, not what
+    the reader was after inside the folder."""
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if probe.is_dir():
+        return None
+    return (f"{probe} is a file, not a folder: scarbook keeps the run history in that folder — move the file aside "
+            f"(mv {probe} {probe}.damaged); the next `scarbook eval` starts a new history there")
 
 
 def read_history_file(path: Path) -> bytes | None:
@@ -31,6 +45,9 @@ def read_history_file(path: Path) -> bytes | None:
         raise HistoryError(f"history file {path} cannot be read ({exc.strerror}); the other sessions are "
                            f"unaffected — let yourself read it (chmod u+r {path}) or move it aside: "
                            f"mv {path} {path}.damaged") from None
+    except NotADirectoryError:
+        raise HistoryError(history_folder_problem(path.parent) or damaged_message(path, "a file stands where a folder "
+                                                                                         "on its way should be")) from None
     except OSError as exc:
         raise HistoryError(damaged_message(path, f"it cannot be read: {describe_os_error(exc)}")) from None
 

@@ -29,7 +29,7 @@ from tinydb import TinyDB
 
 from scarbook.errors import HistoryError
 from scarbook.fs.files import describe_os_error
-from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
+from scarbook.fs.json_store import AtomicJSONStorage, damaged_message, history_folder_problem
 from scarbook.history.records import (
     RunOutcome,
     fill_short,
@@ -264,7 +264,7 @@ class History:
     def sessions(self) -> ReadResult[SessionInfo]:
         """Every readable session, newest first (by start time: `latest` is the session that began last,
         whatever its id); damaged ones are in the result's `problems`."""
-        out: ReadResult[SessionInfo] = ReadResult()
+        out: ReadResult[SessionInfo] = ReadResult(problems=filter(None, [history_folder_problem(self.dir)]))
         for folder in self.session_dirs():
             if not (folder / "session.json").exists() and not (folder / "session.json").is_symlink():
                 orphans = sorted(p.name for p in folder.iterdir() if p.name.startswith("runs-"))
@@ -372,7 +372,8 @@ class History:
         caller read already (whose problems it says), else it is read here."""
         sessions = self.sessions() if sessions is None else sessions
         if not sessions:
-            raise HistoryError(f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
+            raise HistoryError(history_folder_problem(self.dir)
+                               or f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
         if ref in ("latest", "previous"):
             idx = 0 if ref == "latest" else 1
             if len(sessions) <= idx:

@@ -179,3 +179,22 @@ def test_report_says_a_truncated_runs_file_was_read_in_part_as_list_does(project
     assert report.exit_code == 0
     assert report.stdout.strip().splitlines()[-1] == (f"damaged: this report counts only the 3 runs of session "
                                                       f"{sid} that could be read — see the history lines on stderr")
+
+
+@pytest.mark.parametrize(("command", "code"), [
+    (["sessions"], 0), (["list"], 0), (["trends"], 0), (["show", CASE], 2), (["report"], 2), (["diff"], 2),
+    (["calibrate", "--report"], 2),
+])
+def test_a_file_where_the_history_folder_should_be_is_named_by_every_reader(project, command, code) -> None:
+    """It was "no sessions yet", or "…/history/case-ids.json cannot be read: Not a directory — move it aside
+    (mv …/history/case-ids.json …)", a fix that cannot work: the file in the folder's place is the problem."""
+    project.bundled()
+    history = project.workspaces / "history"
+    history.parent.mkdir(parents=True, exist_ok=True)
+    history.write_text("not a folder")
+    res = project.cli(*command)
+    assert res.exit_code == code, res.output
+    message = (f"{history} is a file, not a folder: scarbook keeps the run history in that folder — move the file "
+               f"aside (mv {history} {history}.damaged); the next `scarbook eval` starts a new history there")
+    prefix = "scarbook: " if code == 2 else "history: "
+    assert res.stderr.splitlines().count(prefix + message) == 1, res.stderr
