@@ -1,6 +1,7 @@
 """scarbook.yaml: the agent under test, defaults, bands, run presets and the judge."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec reads these Structs' field types the first time
+# scarbook.yaml is converted, and a string annotation is compiled and evaluated there, each (issue 38).
 
 import json
 import os
@@ -123,7 +124,7 @@ class GatePolicy(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True)
         return out
 
     @classmethod
-    def from_record(cls, raw: dict[str, Any]) -> GatePolicy:
+    def from_record(cls, raw: dict[str, Any]) -> "GatePolicy":
         """The policy a session recorded (session.json's gate: these keys, its looks beside them)."""
         fields = {k: raw[k] for k in keys_of(cls) if k in raw}
         if isinstance(fields.get("compare"), dict):
@@ -222,7 +223,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
         """causes: as (kind, regex) pairs in the file's order (run/causes.py tries them first)."""
         return tuple((kind, p) for kind, patterns in self.causes.items() for p in patterns)
 
-    def with_overrides(self, **changes: Any) -> Config:
+    def with_overrides(self, **changes: Any) -> "Config":
         """This config with a session's overrides (--isolation, the TUI's demo seed): a new value."""
         return msgspec.structs.replace(self, **changes)
 

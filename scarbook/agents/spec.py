@@ -27,7 +27,8 @@ workspace does not have. Arguments holding `{task}`, options (`-x`) and absolute
 as written.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec reads these Structs' field types the first time
+# scarbook.yaml is converted, and a string annotation is compiled and evaluated there, each (issue 38).
 
 import functools
 import os
@@ -69,7 +70,7 @@ class AgentSpec(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, 
     def type(self) -> str:
         return str(self.__struct_config__.tag)
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         raise NotImplementedError(f"the {self.type} agent type has no build")
 
     def transcript_kept(self) -> bool:
@@ -81,7 +82,7 @@ class AgentSpec(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, 
         return f"the agent ({self.type}) could not be prepared: {type(exc).__name__}: {exc}"
 
     @classmethod
-    def from_config(cls, raw: Mapping[str, Any] | AgentSpec | None) -> AgentSpec:
+    def from_config(cls, raw: "Mapping[str, Any] | AgentSpec | None") -> "AgentSpec":
         """The spec Config.agent describes (checked when scarbook.yaml was read; a value built in code is
         checked here, and a mistake is a ValueError in the words scarbook.yaml's would get)."""
         if isinstance(raw, AgentSpec):
@@ -121,7 +122,7 @@ class DemoSpec(AgentSpec, tag="demo", frozen=True):
     # seconds per run, set by the caller (the TUI's make_app); None: $SCARBOOK_DEMO_DELAY
     delay: Annotated[float | None, Meta(extra={"internal": "set by the program that runs the demo"})] = None
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         from scarbook.agents.command import CommandAgent
 
         # It needs the standard library only: run as a file, isolated and without site-packages (-I -S), it
@@ -158,7 +159,7 @@ class CommandSpec(AgentSpec, tag="command", frozen=True):
     def transcript_kept(self) -> bool:
         return bool(self.transcript)
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         from scarbook.agents.command import CommandAgent
 
         return CommandAgent(self.resolved_argv(project_root), stdin=self.stdin, env_allow=list(self.env),
@@ -184,7 +185,7 @@ class PythonSpec(AgentSpec, tag="python", frozen=True):
     function: Annotated[str, Meta(pattern=":", extra={"must": "must be 'module:function'",
                                                       "fix": "write function: my_agent.main:run"})]
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         from scarbook.agents.python import PythonAgent
 
         return PythonAgent(self.function, project_root)
@@ -212,7 +213,7 @@ class ClaudeCodeSpec(_CliSpec, tag="claude-code", frozen=True):
 
     args: ClaudeCodeArgs = ()
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         from scarbook.agents.claude_code import ClaudeCodeAgent  # its module is loaded only when used
 
         return ClaudeCodeAgent(list(self.args), env=self.env, max_output_bytes=self.max_output_bytes,
@@ -224,7 +225,7 @@ class CodexSpec(_CliSpec, tag="codex", frozen=True):
 
     args: CodexArgs = ()
 
-    def build(self, project_root: Path | None) -> Agent:
+    def build(self, project_root: Path | None) -> "Agent":
         from scarbook.agents.codex import CodexAgent  # its module is loaded only when used
 
         return CodexAgent(list(self.args), env=self.env, max_output_bytes=self.max_output_bytes,

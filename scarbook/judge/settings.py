@@ -3,7 +3,8 @@
 Every unknown key or wrong type is a ConfigError naming `judge.<key>`, never a silent ignore.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec reads these Structs' field types the first time
+# scarbook.yaml is converted, and a string annotation is compiled and evaluated there, each (issue 38).
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -89,13 +90,13 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
             msgspec.structs.force_setattr(self, "prices", {**DEFAULT_PRICES, **_prices(self.prices)})
 
     @property
-    def sampling(self) -> Sampling:
+    def sampling(self) -> "Sampling":
         from scarbook.judge.prompt import Sampling
 
         return Sampling(self.model, self.max_tokens, self.temperature)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None, path: Path) -> JudgeSettings:
+    def from_dict(cls, data: dict[str, Any] | None, path: Path) -> "JudgeSettings":
         """Validate the raw `judge:` mapping of scarbook.yaml (None or missing: all defaults)."""
         return cls() if data is None else convert(data, cls, path)
 

@@ -7,7 +7,8 @@
 Every unknown key or wrong value is a ConfigError naming `record.<key>` and its line.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec reads these Structs' field types the first time
+# scarbook.yaml is converted, and a string annotation is compiled and evaluated there, each (issue 38).
 
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
