@@ -18,7 +18,8 @@ there it tells from the value and the declaration, in the declaration's own word
   from the section's `__post_init__`, naming its key, message and fix.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec reads Words' ClassVars with every section's field
+# types, and a string annotation is compiled and evaluated there, for each section (issue 38).
 
 import functools
 import re
