@@ -9,6 +9,8 @@ new items are labelled (`scarbook calibrate` draws them from the new judge's ver
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +47,9 @@ class Calibration:
     calibrated_at: str = ""
     notes: list[str] = field(default_factory=list)  # labels left out, and why
     strata: list[Stratum] = field(default_factory=list)  # the (case, judge verdict) strata measured
+    # which labels it counts and their verdicts (label_digest): what a person changes, apart from the strata's
+    # sizes, which move as history grows (run/gate.replay_calibration compares it); "" without labels counted
+    label_digest: str = ""
 
     @property
     def usable_error(self) -> JudgeError | None:
@@ -65,7 +70,7 @@ class Calibration:
         run/gate.py): to_dict's words, and the measured error as its inputs (JudgeError.to_record: the pool and
         each of `cases`' own model), so from_record corrects and decides as this one did."""
         return {"usable": self.usable, "reason": self.reason, "labels": self.labels,
-                "calibrated_at": self.calibrated_at, "notes": list(self.notes),
+                "calibrated_at": self.calibrated_at, "notes": list(self.notes), "label_digest": self.label_digest,
                 **({"error": self.error.to_record(cases)} if self.error is not None else {})}
 
     @classmethod
@@ -76,7 +81,15 @@ class Calibration:
         if reason is None and error is None:
             raise ValueError("a usable calibration without its error")
         return cls(error, None if reason is None else str(reason), int(d.get("labels") or 0),
-                   str(d.get("calibrated_at") or ""), [str(n) for n in d.get("notes") or []])
+                   str(d.get("calibrated_at") or ""), [str(n) for n in d.get("notes") or []],
+                   label_digest=str(d.get("label_digest") or ""))
+
+
+def label_digest(labels: Iterable[CalibrationLabel]) -> str:
+    """The labels a calibration counts, each item with the judge's verdict and the person's, as one digest: it
+    changes when a label is added, left out or relabelled, not when it is saved again with the same verdict."""
+    rows = sorted([*lab.key, lab.judge_verdict, lab.human_verdict] for lab in labels)
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
 
 
 def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[CalibrationItem | JudgedItem]) -> list[Stratum]:
@@ -161,7 +174,7 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
     error = estimate_error(strata)
     n = len(mine)
     human = Counter(lab.human_verdict for lab in mine)
-    found = Calibration(error, None, n, when, strata=strata)
+    found = Calibration(error, None, n, when, strata=strata, label_digest=label_digest(mine))
     if len(human) == 1:
         only = next(iter(human))
         unmeasured = Vote.FAIL if only == Vote.PASS else Vote.PASS

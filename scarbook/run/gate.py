@@ -102,14 +102,24 @@ def replay_calibration(session: SessionInfo, current: Calibration | None) -> tup
         ran = Calibration.from_record(recorded)
     except (KeyError, TypeError, ValueError):
         return current, ""
-    if current is None or _decisive(current.to_record(session.case_ids)) == _decisive(dict(recorded)):
+    if current is None or not _changed(ran, recorded, current, session.case_ids):
         return ran, ""
     return ran, calibration_changed_line(ran, current)
 
 
-def _decisive(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A calibration's record without its notes (what was left out, said apart): what corrects and decides."""
-    return {k: v for k, v in record.items() if k != "notes"}
+def _changed(ran: Calibration, recorded: Mapping[str, Any], now: Calibration, case_ids: Iterable[str]) -> bool:
+    """Whether what a person changes of the calibration has changed since the session ran: the labels it counts
+    and their verdicts (Calibration.label_digest: labels added, relabelled, left out after a rubric edit or a
+    judge change), or whether the rates are corrected with them at all. Not the strata's sizes (W): they move as
+    history grows — with the last label made the day a session ran, history's counts that session's own judged
+    items once it has run — and no one changed anything. A record older than the digest: all but its notes."""
+    if "label_digest" in recorded:
+        return (ran.label_digest, ran.usable) != (now.label_digest, now.usable)
+    mine, theirs = (dict(r) for r in (recorded, now.to_record(case_ids)))
+    for record in (mine, theirs):
+        record.pop("notes", None)
+        record.pop("label_digest", None)
+    return mine != theirs
 
 
 def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
@@ -121,8 +131,14 @@ def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
         labels = f"{plural(cal.labels, 'label')}, last {cal.calibrated_at or '?'}" if cal.labels else "no labels"
         return labels + ("" if cal.usable else ", not used")
     added = now.labels - ran.labels
-    change = (f"{added} added" if added > 0 else f"{-added} fewer" if added < 0
-              else "its judged items in history or the labels' verdicts changed")
+    if added:
+        change = f"{added} added" if added > 0 else f"{-added} fewer"
+    elif ran.label_digest and ran.label_digest != now.label_digest:
+        change = "a label's verdict changed, or other labels count"
+    elif ran.usable != now.usable:
+        change = "the same labels, " + ("used now" if now.usable else "no longer used")
+    else:  # a session recorded before the labels' digest was kept
+        change = "its judged items in history or the labels' verdicts changed"
     return (f"judge: this report corrects and decides with the calibration the session ran with ({said(ran)}); history's "
             f"has changed since ({said(now)}: {change}) — a new session decides with it")
 

@@ -66,9 +66,9 @@ def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
     return tmp_path
 
 
-def calibrate(root: Path, truth: Callable[[CalibrationItem], str]) -> None:
+def calibrate(root: Path, truth: Callable[[CalibrationItem], str], labeled_at: str = "2026-12-02") -> None:
     """An earlier session of case c, 40 judged runs (judge: 30 PASS, 10 FAIL), every item labelled by a
-    person: `truth(item)`, the label."""
+    person on `labeled_at`: `truth(item)`, the label."""
     history = History(root / "workspaces")
     info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=["c"],
                        runs_per_case=40, judge_model=DEFAULT_MODEL)
@@ -80,7 +80,7 @@ def calibrate(root: Path, truth: Callable[[CalibrationItem], str]) -> None:
     store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
     try:
         for item in judged_items(history.iter_all_runs()):
-            store.save_label(item, truth(item), labeled_at="2026-12-02")
+            store.save_label(item, truth(item), labeled_at=labeled_at)
     finally:
         store.close()
 
