@@ -23,7 +23,8 @@ tui: the library over 1,000 cases (200 with --quick) and a 10,000-run history (2
 launch to the first paint, to a key typed at the first paint being on the screen (the filter shows it),
 and to the rows holding their history figures.
 
-start-up: `scarbook --help` and `scarbook eval --dry-run` against `python -c pass`, 10 interleaved runs.
+start-up: `scarbook --help` and `scarbook eval --dry-run` (the 100 cases, and the repository's own 4)
+against `python -c pass`, 10 interleaved runs: wall time and the process's CPU time, each as a ratio.
 
 Targets (issue 38, on a quiet 2-core machine): default <= 1.5x none at -j16; per run at 10,000 runs
 <= 1.2x per run at 1,000; -j16 >= 1.5x faster than -j1 unconfined; unconfined -j1 <= 1.5x the serial
