@@ -127,9 +127,6 @@ def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
     2026-12-02); history's has changed since (52 labels, last 2026-12-05: 12 added) — a new session decides with
     it'. The CLI's table, the JSON (judge_calibration_changed), the HTML, the step summary and the TUI's
     sessions screen print it."""
-    def said(cal: Calibration) -> str:
-        labels = f"{plural(cal.labels, 'label')}, last {cal.calibrated_at or '?'}" if cal.labels else "no labels"
-        return labels + ("" if cal.usable else ", not used")
     added = now.labels - ran.labels
     if added:
         change = f"{added} added" if added > 0 else f"{-added} fewer"
@@ -139,8 +136,30 @@ def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
         change = "the same labels, " + ("used now" if now.usable else "no longer used")
     else:  # a session recorded before the labels' digest was kept
         change = "its judged items in history or the labels' verdicts changed"
-    return (f"judge: this report corrects and decides with the calibration the session ran with ({said(ran)}); history's "
-            f"has changed since ({said(now)}: {change}) — a new session decides with it")
+    return (f"judge: this report corrects and decides with the calibration the session ran with ({_said(ran)}); history's "
+            f"has changed since ({_said(now)}: {change}) — a new session decides with it")
+
+
+def _said(cal: Calibration) -> str:
+    labels = f"{plural(cal.labels, 'label')}, last {cal.calibrated_at or '?'}" if cal.labels else "no labels"
+    return labels + ("" if cal.usable else ", not used")
+
+
+def library_calibration_line(now: Calibration, corrected: bool, changed: bool) -> str:
+    """The library's and `scarbook list`'s line on its ≈ rates, each case's corrected as its latest session's report
+    corrects it (with the calibration that session ran with: replay_calibration): 'judge: ≈ rates corrected for its
+    measured error (40 labels, last 2026-12-02); the gate decides on them'; when history's calibration `now` is no
+    longer a session's (`changed`), that they are corrected as the sessions ran and history's has changed since;
+    when labels exist but correct nothing, why. "" otherwise."""
+    if changed:
+        head = ("judge: ≈ rates corrected for its measured error with the calibration each case's latest session ran "
+                "with" if corrected else "judge: rates not corrected for the judge's error, as each case's latest "
+                "session ran")
+        return f"{head}, as its report does; history's has changed since ({_said(now)}) — a new session decides with it"
+    if corrected or now.usable:
+        return (f"judge: ≈ rates corrected for its measured error ({plural(now.labels, 'label')}, last "
+                f"{now.calibrated_at}); the gate decides on them")
+    return f"judge: rates not corrected for the judge's error — {now.reason}" if now.labels else ""
 
 
 def as_read(run: RunRecord) -> str:

@@ -14,14 +14,15 @@ from scarbook.cases.io import CaseSet
 from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cases.verifications import VerificationStore
 from scarbook.errors import CaseError, HistoryError
-from scarbook.history.judge_truth import calibration_for
+from scarbook.history.judge_truth import Calibration, calibration_for
 from scarbook.history.store import CaseLatest, ReadResult, session_age_s
 from scarbook.models import Band, Case, RunRecord, SessionInfo
 from scarbook.models.words import SessionState
 from scarbook.project import Project
 from scarbook.run.causes import is_infra
-from scarbook.stats.corrected import correct, judged_split
-from scarbook.stats.rates import CaseStats, effective_threshold, gate_band, summarize
+from scarbook.run.gate import case_stats, gate_alpha, library_calibration_line, replay_calibration, session_policy
+from scarbook.stats.corrected import judged_split
+from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class LibraryRow:
     last_run: str = ""  # "2026-11-14 09:30" (absolute: the frame must not change by itself)
     stale: str = ""  # why the result is stale ("" = fresh or never run)
     session_id: str = ""
+    session: SessionInfo | None = None  # the latest session that ran it (its gate corrects its rate: correct_rows)
     age_s: float | None = None  # how long ago the latest session started (None = never run)
     marks: list[str] = field(default_factory=list)  # what the latest session was: cancelled, partial, ...
     badge: str = ""  # does the case catch its scar: verified / misses / rejects good / unverified
@@ -162,7 +164,7 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
     if latest is None:
         row.stats = summarize(case.id, [], threshold, cfg.green)
         return row
-    row.runs, row.session_id, row.damaged = latest.runs, latest.session.id, latest.problems
+    row.runs, row.session_id, row.session, row.damaged = latest.runs, latest.session.id, latest.session, latest.problems
     row.stats = summarize(case.id, latest.runs, threshold, cfg.green)
     row.last_run = format_started(latest.session.started_at)
     row.marks = session_marks(latest.session)
@@ -199,27 +201,29 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
 
 
 def correct_rows(project: Project, rows: list[LibraryRow]) -> str:
-    """With a fresh calibration of the judge in use, each judged row's rate corrected for the judge's
-    measured error (row.stats.corrected), and a line saying so; when labels of this judge exist but
-    cannot be used yet, the line says why. "" otherwise (judge_calibration_line speaks for the rest)."""
+    """Each judged row's rate corrected for the judge's measured error (row.stats.corrected) as `scarbook report`
+    corrects its latest session: with the calibration that session ran with (run/gate.replay_calibration; a session
+    older than that record, with history's), at its gate's level; and the line that says so, or why the labels
+    correct nothing (run/gate.library_calibration_line). "" when no case is judged or no label exists."""
     if not any(r.case and r.case.judge_checks for r in rows):
         return ""
-    cal = calibration_for(project.history, project.workspaces_dir, project.config.judge,
+    cfg = project.config
+    cal = calibration_for(project.history, project.workspaces_dir, cfg.judge,
                           {r.key: r.case for r in rows if r.case is not None})
-    error = cal.usable_error
-    if error is None:
-        return f"judge: rates not corrected for the judge's error — {cal.reason}" if cal.labels else ""
+    replayed: dict[str, tuple[Calibration | None, str]] = {}
+    corrected = False
     for row in rows:
-        split = judged_split(row.runs)
-        if row.stats is not None and row.stats.rate is not None and split is not None:
-            passes, judge_fails, rule_fails, items = split
-            s = row.stats
-            s.corrected = correct(passes, judge_fails, rule_fails, error.for_case(row.key), items=items,
-                                  threshold=s.threshold, calibrated_at=cal.calibrated_at, alpha=project.config.gate.alpha)
-            if s.corrected is not None:  # coloured as the gate reads it
-                s.band = gate_band(s.rate, s.corrected.rate, s.decision, s.threshold, s.green)
-    return (f"judge: ≈ rates corrected for its measured error ({plural(cal.labels, 'label')}, last "
-            f"{cal.calibrated_at}); the gate decides on them")
+        session = row.session
+        if session is None or row.stats is None or row.stats.rate is None or judged_split(row.runs) is None:
+            continue
+        if session.id not in replayed:
+            replayed[session.id] = replay_calibration(session, cal)
+        ran = replayed[session.id][0]
+        if ran is not None and ran.usable:
+            row.stats = case_stats(row.key, row.runs, row.stats.threshold, cfg.green, ran,
+                                   gate_alpha(session, session_policy(session, cfg)))
+            corrected = corrected or row.stats.corrected is not None
+    return library_calibration_line(cal, corrected, any(line for _, line in replayed.values()))
 
 
 def corrected_line(stats: CaseStats | None) -> str:
