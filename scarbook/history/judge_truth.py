@@ -314,9 +314,13 @@ def diff_note(cal: Calibration, a: SessionInfo, b: SessionInfo, settings: JudgeS
     error = cal.usable_error
     if error is None:
         return f"judge: differences not corrected for the judge's error — {cal.reason}"
-    if not a.judge_model == b.judge_model == settings.model:
+    if a.judge_model != b.judge_model:
         return (f"judge: A was graded by {a.judge_model}, B by {b.judge_model}: their difference mixes the agent's "
                 "change with the judges'; the raw verdicts stand")
+    if a.judge_model != settings.model:  # one judge graded both, but not the one the labels measure
+        return (f"judge: both sessions were graded by {a.judge_model}, not by the judge in use ({settings.model}) "
+                "whose error the labels measure: differences not corrected for it; the same judge graded both "
+                "sessions, so the verdicts stand")
     q0, q1 = error.pooled.q0.value, error.pooled.q1.value
     return (f"judge: with its measured error (q0 {q0:.2f}, q1 {q1:.2f}, {plural(cal.labels, 'label')}) a true "
             f"difference reads × {q0 + q1 - 1:.2f}: the agent's differences are about {1 / (q0 + q1 - 1):.1f}× "

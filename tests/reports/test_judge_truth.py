@@ -214,3 +214,28 @@ def test_the_labels_file_is_closed_before_history_is_read(project, monkeypatch):
     cal = calibration_for(p.history, p.workspaces_dir, p.config.judge)
     assert cal.usable and cal.labels == 40
     assert seen and seen == [0] * len(seen) and open_now == []
+
+
+def test_diff_of_two_sessions_an_earlier_judge_graded_says_its_error_is_not_the_one_measured(project):
+    """Both sessions graded by one judge that is no longer the one in use: their verdicts stand, and the error
+    measured is the judge in use's, not theirs. Before, the note said A and B were graded by different judges
+    ('A was graded by claude-old, B by claude-old: their difference mixes the agent's change with the judges'')."""
+    from scarbook.history.store import History
+    from scarbook.models import SessionInfo
+    from tests.judge.test_label_files import judged_run
+    history = History(project / "workspaces")
+    for sid, marks in (("20261203-000001-000b", "p" * 20 + "f" * 20), ("20261204-000001-000c", "p" * 30 + "f" * 10)):
+        info = SessionInfo(id=sid, started_at=f"{sid[:4]}-{sid[4:6]}-{sid[6:8]}T09:00:00+00:00", case_ids=["alpha"],
+                           runs_per_case=len(marks), judge_model="claude-old")
+        history.start_session(info)
+        for k, mark in enumerate(marks, 1):
+            history.record_run(judged_run(sid, "alpha", k, "PASS" if mark == "p" else "FAIL", "claude-old"))
+        info.state = "finished"
+        history.finish_session(info)
+    res = scarbook(project, "diff", "20261203-000001-000b", "20261204-000001-000c")
+    assert res.exit_code == 0, res.output
+    model = Project.discover(project).config.judge.model
+    assert (f"judge: both sessions were graded by claude-old, not by the judge in use ({model}) whose error the labels "
+            "measure: differences not corrected for it; the same judge graded both sessions, so the verdicts stand"
+            ) in res.output, res.output
+    assert "mixes" not in res.output
