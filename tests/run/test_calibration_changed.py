@@ -49,14 +49,14 @@ def report(project: Path, sid: str, name: str) -> tuple[dict, str]:
     return json.loads(out.read_text()), result.output
 
 
-def relabel_one(root: Path) -> None:
-    """A person changes their mind on one labelled item the judge passed: FAIL, not PASS."""
+def relabel_one(root: Path, verdict: str = "FAIL") -> None:
+    """A person changes their mind on one labelled item the judge passed (the first): `verdict`."""
     store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
     try:
         labelled = {lab.key for lab in store.labels()}
         item = next(i for i in judged_items(History(root / "workspaces").iter_all_runs())
                     if i.key in labelled and i.judge_verdict == "PASS")
-        store.save_label(item, "FAIL", labeled_at=TODAY)
+        store.save_label(item, verdict, labeled_at=TODAY)
     finally:
         store.close()
 
@@ -83,3 +83,18 @@ def test_a_report_right_after_a_session_run_the_day_of_the_last_label_says_nothi
                     "or other labels count) — a new session decides with it"), line
     assert line in output, output
     assert changed["cases"][0]["corrected"] == first["cases"][0]["corrected"]  # still decided as it ran
+
+
+    relabel_one(project, "PASS")  # changed back: the labels are the session's again, nothing to say
+    back, output = report(project, sid, "back")
+    assert back["judge_calibration_changed"] is None and "has changed" not in output, output
+
+    # the same labels, no longer used (judge.correct: false): said too, the session still decided as it ran
+    yaml = project / "scarbook.yaml"
+    yaml.write_text(yaml.read_text().replace("judge:\n", "judge:\n  correct: false\n"))
+    off, output = report(project, sid, "off")
+    assert off["judge_calibration_changed"] == (
+        f"judge: this report corrects and decides with the calibration the session ran with (40 labels, last {TODAY}); "
+        f"history's has changed since (40 labels, last {TODAY}, not used: the same labels, no longer used) — a new "
+        "session decides with it"), off["judge_calibration_changed"]
+    assert off["cases"][0]["corrected"] == first["cases"][0]["corrected"]
