@@ -10,6 +10,11 @@ output excerpt; one case in ten has a judge check with per-item reasons. Then `s
 
 Targets: the HTML file opens in a browser without trouble (≤ 25 MB at 10,000 runs, every failed
 run included) and each output takes ≤ 2 s to generate. Printed as ratios against those targets.
+
+Then the notes of a report's undecided raw cases ("needs about N more runs", stats/runs_needed.py): 100
+such cases near their line (20 with --quick) decided as a report decides them (stats/decisions.decide_cases),
+with runs_to_decide as it was (an exact tail at every N it tried: tests/helpers/old_runs_to_decide.py) and
+as it is (the tails walked from one N to the next), the same notes both ways; CPU time, printed as old/new.
 """
 
 from __future__ import annotations
@@ -21,14 +26,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarbook.config import Config
-from scarbook.history.baseline import baseline_from_session, compare_to_baseline
-from scarbook.history.store import History, now_iso
-from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo, WorkspaceDiff
-from scarbook.reports.github import step_summary
-from scarbook.reports.html import render_html
-from scarbook.reports.junit import write_junit
-from scarbook.reports.table import build_report
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scarbook.config import Config  # noqa: E402
+from scarbook.history.baseline import baseline_from_session, compare_to_baseline  # noqa: E402
+from scarbook.history.store import History, now_iso  # noqa: E402
+from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo, WorkspaceDiff  # noqa: E402
+from scarbook.reports.github import step_summary  # noqa: E402
+from scarbook.reports.html import render_html  # noqa: E402
+from scarbook.reports.junit import write_junit  # noqa: E402
+from scarbook.reports.table import build_report  # noqa: E402
+from scarbook.stats import decisions  # noqa: E402
+from scarbook.stats.decisions import CaseEvidence, Decision, decide_cases  # noqa: E402
+from tests.helpers.old_runs_to_decide import old_runs_to_decide  # noqa: E402
 
 SIZE_TARGET_MB, TIME_TARGET_S = 25.0, 2.0
 
@@ -64,6 +74,39 @@ def build_session(root: Path, cases: int, runs: int) -> tuple[History, SessionIn
     return history, info
 
 
+def undecided_near_the_line(count: int) -> list[CaseEvidence]:
+    """`count` raw cases of 40-200 runs at rates 74-86% against 80%, each undecided at the gate's level."""
+    rng, found = random.Random(1), []
+    while len(found) < count:
+        n = rng.randrange(40, 201)
+        passes = round(n * rng.uniform(0.74, 0.86))
+        e = CaseEvidence(f"case-{len(found):03d}", passes, n - passes, 0, 0.8)
+        if decide_cases([e], notes=False)[0].decision == Decision.UNDECIDED:
+            found.append(e)
+    return found
+
+
+def bench_notes(count: int) -> tuple[float, float, int]:
+    """CPU seconds of decide_cases over `count` undecided raw cases with runs_to_decide as it was and as it
+    is; the number of cases that have a "needs about N more runs" note."""
+    cases = undecided_near_the_line(count)
+    walked = decisions.runs_to_decide
+
+    def cpu() -> tuple[float, list]:
+        t0 = time.process_time()
+        out = decide_cases(cases)
+        return time.process_time() - t0, out
+
+    t_new, new = cpu()
+    decisions.runs_to_decide = old_runs_to_decide
+    try:
+        t_old, old = cpu()
+    finally:
+        decisions.runs_to_decide = walked
+    assert old == new, "the walk's notes differ from the scan's"
+    return t_old, t_new, sum(d.runs_needed is not None for d in new)
+
+
 def timed(fn, *args):
     t0 = time.perf_counter()
     value = fn(*args)
@@ -96,6 +139,10 @@ def main() -> None:
         print(f"junit:   {junit_mb:6.2f} MB in {t_junit:.2f}s   time/target {t_junit / TIME_TARGET_S:.2f}")
         print(f"summary: {len(md.encode()) / 1e6:6.2f} MB in {t_md:.2f}s   (GitHub caps a step summary at 1 MiB: "
               f"{len(md.encode()) / 2**20:.2f} of it)")
+        count = 20 if args.quick else 100
+        t_old, t_new, noted = bench_notes(count)
+        print(f"notes:   {count} undecided raw cases near 80% ({noted} with 'needs about N more runs'): "
+              f"{t_old:.2f}s as it was, {t_new:.3f}s walked; old/new {t_old / t_new:.0f}x, the same notes")
         ok = html_mb <= SIZE_TARGET_MB and max(t_html, t_junit, t_md) <= TIME_TARGET_S
         print("targets met" if ok else "TARGET MISSED")
         sys.exit(0 if ok else 1)

@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 
 
-def _log_pmf(x: int, n: int, p: float) -> float:
+def log_pmf(x: int, n: int, p: float) -> float:
+    """log P(X = x) for X ~ Binomial(n, p), 0 <= x <= n."""
     if p <= 0.0:
         return 0.0 if x == 0 else -math.inf
     if p >= 1.0:
@@ -34,7 +35,7 @@ def binom_cdf(c: int, n: int, p: float) -> float:
         return 0.0
     if c >= n:
         return 1.0
-    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c + 1)])))
+    return min(1.0, math.exp(_log_sum([log_pmf(x, n, p) for x in range(c + 1)])))
 
 
 def binom_sf(c: int, n: int, p: float) -> float:
@@ -43,7 +44,7 @@ def binom_sf(c: int, n: int, p: float) -> float:
         return 1.0
     if c > n:
         return 0.0
-    return min(1.0, math.exp(_log_sum([_log_pmf(x, n, p) for x in range(c, n + 1)])))
+    return min(1.0, math.exp(_log_sum([log_pmf(x, n, p) for x in range(c, n + 1)])))
 
 
 def smallest_cut(n: int, p: float, at_most: float) -> int:
@@ -55,7 +56,7 @@ def smallest_cut(n: int, p: float, at_most: float) -> int:
     log_limit = math.log(at_most) if at_most > 0 else -math.inf
     log_tail = -math.inf  # log P(X >= n + 1)
     for c in range(n, -1, -1):
-        log_tail = _log_add(log_tail, _log_pmf(c, n, p))
+        log_tail = _log_add(log_tail, log_pmf(c, n, p))
         if log_tail > log_limit:
             return c + 1
     return 0

@@ -39,13 +39,10 @@ from scarbook.stats import corrected_gate
 from scarbook.stats.binomial import binom_cdf, binom_sf
 from scarbook.stats.compare import holm_adjust  # the one Holm step-down, shared with `diff`
 from scarbook.stats.corrected_gate import CorrectedEvidence
-from scarbook.stats.exact import binom_ge, binom_le, first_true
 from scarbook.stats.rates import CaseStats, gate_band, summarize_counts
+from scarbook.stats.runs_needed import runs_to_decide  # "needs about N more runs"
 from scarbook.stats.sequential import SequentialRule, after_the_stop
 from scarbook.text import plural, threshold_pct
-
-MAX_RUNS_NEEDED = 100_000  # past this, "needs about N more runs" is not a useful thing to say
-SCAN_LIMIT = 20_000  # runs_to_decide looks at every N up to this; beyond it, the first of a steady run
 
 
 def min_verdicts_for(total_runs: int, configured: int | None = None) -> int:
@@ -103,31 +100,6 @@ class CaseDecision:
                 "p_below_holm": self.p_below_holm, "runs_needed": self.runs_needed, "why": self.why}
 
 
-def runs_to_decide(passes: int, fails: int, threshold: float, alpha: float) -> int | None:
-    """The smallest number N of further judged runs that, going as the runs so far did (passes +
-    round(rate·N) of n + N), lets the exact test decide the case at level `alpha` toward the side its
-    rate is on. None when the rate equals the threshold (no number of runs is likely to decide it) or
-    it would take more than MAX_RUNS_NEEDED. Rounding makes "decides" jump back and forth near the
-    edge (26/28 against 80%: 2 more runs decide it, 3 do not), so the smallest N is found by a scan,
-    not a bisection (which said 9)."""
-    n = passes + fails
-    if n == 0:
-        return None
-    rate = passes / n
-    if rate == threshold:
-        return None
-
-    def decides(more: int) -> bool:
-        total, c = n + more, passes + round(rate * more)
-        return binom_ge(c, total, threshold) < alpha if rate > threshold else binom_le(c, total, threshold) < alpha
-
-    # once the observed rate is this far from the line every larger N decides: an upper bound to scan to
-    bound = first_true(lambda more: all(decides(more + j) for j in range(4)), MAX_RUNS_NEEDED)
-    if bound is None:
-        return None
-    return next((more for more in range(1, min(bound, SCAN_LIMIT) + 1) if decides(more)), bound)
-
-
 def _no_verdict(e: CaseEvidence, needed: int) -> str | None:
     if e.unjudged:
         return f"{e.unjudged} of its runs went unjudged (judge checks skipped)"
@@ -144,7 +116,7 @@ def decide_cases(cases: Sequence[CaseEvidence], policy: GatePolicy = DEFAULT_POL
                  alpha: float | None = None, notes: bool = True) -> list[CaseDecision]:
     """Every case's decision, in the input order. `alpha` overrides the policy's (a look of
     `undecided: more` spends a share of it). `notes=False`: an undecided case's `runs_needed` and note are
-    left out (runs_to_decide scans up to SCAN_LIMIT run counts: 25-250 ms for a case near its line), for a
+    left out (runs_to_decide tries every run count up to 20,000: a few ms for a case near its line), for a
     caller that reads only the decisions (an earlier look, the runner)."""
     level = policy.alpha if alpha is None else alpha
     out: dict[int, CaseDecision] = {}
