@@ -20,7 +20,7 @@ from scarbook.history.judge_truth import NO_JUDGED_CASE, Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
 from scarbook.run.causes import is_infra
-from scarbook.stats.corrected import ALPHA, Corrected, correct, judged_split
+from scarbook.stats.corrected import ALPHA, Corrected, correct, gate_evidence, judged_split
 from scarbook.stats.corrected_gate import CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
@@ -75,9 +75,13 @@ def _corrected(case_id: str, runs: Sequence[RunRecord], error: JudgeError, *, th
 def corrected_evidence(case_id: str, runs: Iterable[RunRecord], error: JudgeError) -> CorrectedEvidence | None:
     """What the gate's exact test on the true rate reads of a judged case's runs so far (case_stats's
     `corrected.evidence`, which the report decides on): `undecided: more`'s looks decide on it as the
-    report will (run/runner.py). None when its runs are not judged or the judge is no better than chance."""
-    found = _corrected(case_id, list(runs), error)
-    return found.evidence if found is not None else None
+    report will (run/runner.py). None when its runs are not judged or the judge is no better than chance.
+    The evidence alone (stats/corrected.gate_evidence): a look reads no rate or interval."""
+    split = judged_split(runs)
+    if split is None:
+        return None
+    passes, judge_fails, rule_fails, items = split
+    return gate_evidence(passes, judge_fails, rule_fails, error.for_case(case_id), items=items)
 
 
 def calibration_record(calibration: Calibration | None, case_ids: Iterable[str]) -> dict[str, Any] | None:

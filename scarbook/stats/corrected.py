@@ -90,17 +90,13 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
     if not judged:
         return None
     decided = judged + rule_fails
-    weights = [c.weight for c in model.components]
     m = max(1, items)
 
     def run_rates(x: Sequence[float]) -> tuple[float, float]:
-        table = cells(x, weights)
-        return q0_of(table), q1_of(table) ** m
+        return _run_rates(model, x, m)
 
     def rate(x: Sequence[float], clip: bool = True) -> float:
-        q0, q1 = run_rates(x[2:])
-        t = theta(x[0], q0, q1, clip) if not (math.isnan(q0) or math.isnan(q1)) else math.nan
-        return x[1] * t
+        return x[1] * _theta(x[0], *run_rates(x[2:]), clip)
 
     def unclipped(x: Sequence[float]) -> float:
         return rate(x, clip=False)
@@ -134,6 +130,33 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
         more = gate.labels_to_decide(evidence, threshold, alpha) if limited else None
     return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre,
                      parts, evidence, 1 - 2 * alpha)
+
+
+def gate_evidence(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *,
+                  items: int = 1) -> CorrectedEvidence | None:
+    """`correct(...).evidence` alone: what the gate's exact test reads of a judged case, without the rate,
+    its interval (a search over the calibration's box: most of correct's cost) or the variance split.
+    For `undecided: more`'s looks, which read only decisions (run/runner.py). None where correct's evidence
+    is: nothing judged, a judge no better than chance, a model without the counts behind it."""
+    judged = passes + judge_fails
+    if not judged:
+        return None
+    m = max(1, items)
+    if math.isnan(_theta(proportion(passes, judged).value, *_run_rates(model, [c.value for c in model.params], m))):
+        return None
+    basis = model.basis(m)
+    return CorrectedEvidence(passes, judge_fails, rule_fails, basis) if basis is not None else None
+
+
+def _run_rates(model: ErrorModel, calib: Sequence[float], items: int) -> tuple[float, float]:
+    """A run's (q0, q1) at the calibration's inputs `calib` (ErrorModel.params order), graded on `items`."""
+    table = cells(calib, [c.weight for c in model.components])
+    return q0_of(table), q1_of(table) ** items
+
+
+def _theta(p: float, q0: float, q1: float, clip: bool = True) -> float:
+    """theta, NaN where either error rate is undefined."""
+    return theta(p, q0, q1, clip) if not (math.isnan(q0) or math.isnan(q1)) else math.nan
 
 
 def judged_split(runs: Iterable[RunRecord]) -> tuple[int, int, int, int] | None:
