@@ -165,7 +165,9 @@ def bench_startup(tmp: Path, rounds: int = 10) -> list[str]:
     shutil.copy(REPO / "scarbook.yaml", bundled)
     commands = {"python -c pass": [sys.executable, "-c", "pass"], "scarbook --help": [*SCARBOOK, "--help"],
                 "scarbook eval --dry-run": [*SCARBOOK, "-C", str(root), "eval", "--dry-run"],
-                "  (the 4 bundled cases)": [*SCARBOOK, "-C", str(bundled), "eval", "--dry-run"]}
+                "  (the 4 bundled cases)": [*SCARBOOK, "-C", str(bundled), "eval", "--dry-run"],
+                # the floor under a dry run: the three libraries it reads scarbook.yaml and the cases with
+                "  (click, yaml, msgspec)": [sys.executable, "-c", "import click, yaml, msgspec"]}
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     for r in range(rounds + 1):
@@ -183,6 +185,7 @@ def bench_startup(tmp: Path, rounds: int = 10) -> list[str]:
             ratios = [x / b for x, b in zip(figures[name], figures["python -c pass"], strict=True)]
             cells.append(f"{1000 * statistics.median(figures[name]):6.1f} ms   {statistics.median(ratios):5.2f} "
                          f"({min(ratios):.2f}-{max(ratios):.2f})")
-        lines.append(f"  {name:<24} {cells[0]}   {cells[1]}" + ("  (target <= 3)" if name != "python -c pass" else ""))
+        target = name.startswith("scarbook") or "cases" in name
+        lines.append(f"  {name:<24} {cells[0]}   {cells[1]}" + ("  (target <= 3)" if target else ""))
     return lines
 
