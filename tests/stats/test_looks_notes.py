@@ -1,5 +1,6 @@
 """An earlier look's decision is all that is read of it: runs_to_decide ("needs about N more runs"), which
-scans up to SCAN_LIMIT run counts (25-250 ms for a case near its line), runs only for the notes a caller
+scans up to SCAN_LIMIT run counts (25-250 ms for a case near its line before stats/runs_needed.py stepped its
+tails, about 36x less since), runs only for the notes a caller
 shows — the last look's undecided cases in a report, none in the runner's looks (make_extender), which read
 only the decisions. Before, every look of every runner step computed it for every undecided raw case."""
 
