@@ -32,6 +32,7 @@ from scarbook.checks.sequence import PLAIN_RULES, run_plain_check
 from scarbook.checks.spec import MAX_READ
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
+from scarbook.fs.files import describe_os_error
 from scarbook.history.store import now_iso
 from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.grader import Grader
@@ -139,7 +140,10 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
         snap = await off_loop(prepare_workspace, case, ws, manifests[case.id])
     except (OSError, safefs.Refused) as exc:
-        record.reason = f"could not prepare the workspace {ws}: {getattr(exc, 'strerror', None) or exc}"
+        why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:  # which: a seed file, a folder
+            why += f": {exc.filename}"
+        record.reason = f"could not prepare the workspace {ws}: {why}"
         part.facts = AgentFacts(stage=AgentStage.SEED, error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.fs import safefs
+from scarbook.fs.files import read_regular_bytes
 from scarbook.models import Case, WorkspaceDiff
 
 SMALL_SEED = 1 << 20  # seed files up to this size are held in memory and written, larger ones copied
@@ -83,7 +84,7 @@ def seed_manifest(case: Case) -> SeedManifest:
         for rel, src in _seed_files(seed).items():
             st = os.stat(src)
             if st.st_size <= SMALL_SEED:
-                data = Path(src).read_bytes()
+                data = read_regular_bytes(src)  # (a FIFO or a device is refused, not read forever)
                 manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data, mode=stat.S_IMODE(st.st_mode))
             else:
                 manifest.files[rel] = SeedFile(_digest(src), source=Path(src))

@@ -186,3 +186,33 @@ def test_a_pruned_workspace_with_folders_goes_whole_and_a_run_folder_swapped_for
     two.symlink_to(outside)  # the agent swapped its run's folder for a link to a folder outside
     remove_workspace(two)
     assert (outside / "keep.txt").read_text() == "mine" and (outside / "d").is_dir()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+@pytest.mark.parametrize("kind", ["fifo", "dangling-link"])
+def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_hang(project, kind):
+    """A named pipe in seed/ was read for the manifest on the event loop: the session waited for a writer
+    forever (no per-run timeout covers the seeding), in CI until the job was killed. A link to a seed file
+    that is gone said only 'No such file or directory'."""
+    import signal
+
+    project.config("agent: {type: demo}\nisolation: none\nretry_infra: 0\n")
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n", {"README.md": "# r\n"})
+    entry = project.cases_dir / "c" / "seed" / "odd"
+    if kind == "fifo":
+        os.mkfifo(entry)
+        why = f"{entry} is a FIFO, not a regular file"
+    else:
+        entry.symlink_to(entry.parent / "gone")
+        why = f"No such file or directory: {entry}"
+    signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.alarm(20)  # a hang fails the test (KeyboardInterrupt) instead of hanging the suite
+    try:
+        result = project.cli("eval", "--runs", "1", "-q")
+    finally:
+        signal.alarm(0)
+    assert result.exit_code == 3, result.output
+    history = project.load().history
+    [run] = history.runs(history.sessions()[0].id)
+    ws = project.workspaces / run.session_id / "c" / "1"
+    assert (run.status, run.reason) == ("error", f"could not prepare the workspace {ws}: {why}")
