@@ -12,7 +12,7 @@ from typing import Any
 
 from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.errors import CaseError, ScarbookError
-from scarbook.fs.files import read_regular_bytes
+from scarbook.fs.files import kind_of, read_regular_bytes
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Check, Scar
@@ -174,8 +174,13 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
         for key in SCAR_FILES:
             rel = getattr(case.scar, key)
             if rel and not (folder / rel).is_file():
-                raise CaseError(path, f"scar.{key} names {rel}, which does not exist in {folder}",
-                                line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}")
+                try:
+                    what = kind_of(os.stat(folder / rel).st_mode)
+                except OSError:  # missing (or a link to nothing)
+                    raise CaseError(path, f"scar.{key} names {rel}, which does not exist in {folder}",
+                                    line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}") from None
+                raise CaseError(path, f"scar.{key} names {rel}, which is {what}, not a file", line=line_of(scar_data, key),
+                                fix=f"replace {folder / rel} with the file, or remove scar.{key}")
     for name, within in (("seed", "seed"), ("scar", "")):
         sub = folder / name
         try:

@@ -208,6 +208,24 @@ def test_missing_scar_file(project) -> None:
                    f"add the file {folder / 'scar/transcript.jsonl'} or remove scar.transcript")
 
 
+@pytest.mark.parametrize(("make", "what"), [
+    (os.mkdir, "a directory"),
+    pytest.param(os.mkfifo, "a FIFO", id="fifo",
+                 marks=pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")),
+])
+def test_a_scar_file_that_is_not_a_file_says_what_it_is(project, make, what) -> None:
+    """It was "names scar/transcript.jsonl, which does not exist — add the file", beside the folder the user sees."""
+    path = project.case("odd", "id: odd\ntask: x\nchecks: [{type: file_exists, path: a}]\n"
+                               "scar:\n  transcript: scar/transcript.jsonl\n")
+    (path.parent / "scar").mkdir()
+    make(path.parent / "scar" / "transcript.jsonl")
+    with pytest.raises(CaseError) as info:
+        load_case(path.parent)
+    where = path.parent / "scar" / "transcript.jsonl"
+    assert str(info.value) == (f"{path}:5: scar.transcript names scar/transcript.jsonl, which is {what}, not a file — "
+                               f"replace {where} with the file, or remove scar.transcript")
+
+
 def test_no_case_yaml(project) -> None:
     folder = project.cases_dir / "empty"
     folder.mkdir()
