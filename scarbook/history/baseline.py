@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scarbook.errors import ScarbookError
+from scarbook.fs.files import describe_os_error, read_regular_bytes
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.history.records import primary_runs
 from scarbook.models import RunRecord, SessionInfo, SessionState
@@ -96,7 +97,11 @@ def baseline_from_session(info: SessionInfo, runs: list[RunRecord], recorded_at:
 
 def write_baseline(root: Path, baseline: Baseline) -> Path:
     path = baseline_path(root)
-    atomic_write_text(path, json.dumps(baseline.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    try:
+        atomic_write_text(path, json.dumps(baseline.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise ScarbookError(f"cannot write the baseline {path}: {describe_os_error(exc)} — move it aside (mv {path} "
+                            f"{path}.old) and run `scarbook baseline set` again") from None
     return path
 
 
@@ -109,14 +114,14 @@ def load_baseline(root: Path) -> Baseline:
     """The project's baseline; a ScarbookError (exit 2) naming the file and the fix otherwise."""
     path = baseline_path(root)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path).decode("utf-8")  # (a FIFO is refused, not waited on)
     except FileNotFoundError:
         raise ScarbookError(f"no baseline: {path} does not exist — record one with "
                             "`scarbook baseline set [SESSION]` and commit it") from None
     except UnicodeDecodeError:
         raise _bad(path, "not UTF-8 text") from None
     except OSError as exc:
-        raise _bad(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise _bad(path, f"cannot be read ({describe_os_error(exc)})") from None
     try:
         data = json.loads(text)
     except ValueError as exc:

@@ -4,6 +4,7 @@ noise is not reported as a regression (false-regression rate <= alpha, simulated
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pytest
@@ -170,6 +171,30 @@ def test_a_damaged_baseline_names_the_file_and_the_fix(project, text, problem):
     path = project.root.resolve() / "scarbook-baseline.json"
     assert res.stderr == (f"scarbook: {path}: {problem} — record it again with `scarbook baseline set [SESSION]` "
                           "(or restore it from git)\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_baseline_that_is_a_pipe_is_refused_not_waited_on(project):
+    """`eval --against baseline`, `report` and `baseline show` opened it and waited for a writer, forever."""
+    project.bundled()
+    path = project.root.resolve() / "scarbook-baseline.json"
+    os.mkfifo(path)
+    res = project.cli("baseline", "show")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: {path}: cannot be read ({path} is a FIFO, not a regular file) — record it again "
+                          "with `scarbook baseline set [SESSION]` (or restore it from git)\n")
+
+
+def test_baseline_set_over_a_folder_names_it_and_the_fix(project):
+    project.bundled()
+    assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+    path = project.root.resolve() / "scarbook-baseline.json"
+    path.mkdir()
+    res = project.cli("baseline", "set")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: cannot write the baseline {path}: Is a directory — move it aside (mv {path} "
+                          f"{path}.old) and run `scarbook baseline set` again\n")
+    assert path.is_dir()
 
 
 def test_a_skip_judge_session_is_not_gated_against_a_judged_baseline(project):
