@@ -25,6 +25,7 @@ from scarbook.run.gate import (
     margin_line,
     replay_calibration,
     session_policy,
+    unbounded_words,
 )
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
@@ -77,6 +78,9 @@ class SessionReport:
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "
                      "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
                                   "more labels narrow it most (more runs are needed too)"))
+        for s in self.stats:
+            if s.corrected is not None and unbounded_words(s.corrected, s.threshold):
+                line += f"\n{s.case_id}: {unbounded_words(s.corrected, s.threshold)}"
         return line + notes
     policy: GatePolicy = field(default_factory=GatePolicy)  # the gate the decisions were taken under
 
@@ -404,6 +408,8 @@ def case_dict(s: CaseStats) -> dict[str, Any]:
     margin = decision_margin(s)
     d = s.to_dict() | {"meets_threshold": s.meets_threshold, "decision": s.gate,
                        "margin": margin.to_dict() if margin is not None else None}
+    if s.corrected is not None and d.get("corrected") is not None:  # why a 0–100% ≈ interval is the whole range
+        d["corrected"]["ci_note"] = unbounded_words(s.corrected, s.threshold) or None
     if s.rate is None:
         d.update(lo=None, hi=None, pass_at_k_ci=None, pass_hat_k_ci=None)
     return d

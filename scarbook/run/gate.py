@@ -21,12 +21,12 @@ from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
 from scarbook.run.causes import is_infra
 from scarbook.stats.corrected import ALPHA, Corrected, correct, gate_evidence, judged_split
-from scarbook.stats.corrected_gate import CorrectedEvidence
+from scarbook.stats.corrected_gate import MAX_LABELS, CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
 from scarbook.stats.sequential import DELTA, hypotheses
-from scarbook.text import interval_beside, plural, threshold_pct
+from scarbook.text import interval_beside, pct, plural, threshold_pct
 
 
 def session_policy(session: SessionInfo, cfg: Config) -> GatePolicy:
@@ -235,6 +235,38 @@ def fixed_n_margin_words(thresholds: Iterable[float]) -> str:
 
 def _points_span(points: list[float]) -> str:
     return f"{points[0]:g}" if len(points) == 1 else f"{points[0]:g} to {points[-1]:g}"
+
+
+def unbounded_words(c: Corrected, threshold: float) -> str:
+    """Why a judge-corrected interval is the whole range, in words (Corrected.unbounded): '≈90% CI 0–100%: the
+    judge's error as its 200 labels bound it could account for every verdict on its own — each pass a false pass
+    (it may pass up to 38% of failing runs), each fail a miss (it may fail up to 38% of passing runs); were its
+    error known exactly, these 50 runs would give 28–72%: about 39 more labels would bound it'; "" when the
+    interval is bounded. The CLI's table, the HTML and the step summary (SessionReport.judge_note) and the
+    JSON (`corrected.ci_note`) say it."""
+    u = c.unbounded
+    if u is None or c.evidence is None:
+        return ""
+    ev = c.evidence
+    false_pass = f"a false pass (it may pass up to {pct(u.false_pass)} of failing runs)"
+    miss = f"a miss (it may fail up to {pct(u.missed)} of passing runs)"
+    if u.false_pass is None:
+        said, what = "no run passed, and ", f"every fail on its own — each {miss}"
+    elif u.missed is None:
+        said, what = "every run passed, and ", f"every pass on its own — each {false_pass}"
+    else:
+        said, what = "", f"every verdict on its own — each pass {false_pass}, each fail {miss}"
+    exact = interval_beside(u.exact[0], u.exact[1], threshold)
+    if u.labels is not None:
+        then = f"about {plural(u.labels, 'more label')} would bound it"
+    elif u.exact[0] > 0 and u.exact[1] < 1:
+        then = (f"labels alone would not bound it within {MAX_LABELS:,} more — the judge's PASS share among its "
+                f"{plural(round(ev.basis.w.n), 'judged item')} in history is too uncertain: more judged runs would narrow it")
+    else:
+        then = "more runs first, labels alone cannot bound it"
+    return (f"{c.ci_label.removeprefix('≈')} 0–100%: {said}the judge's error as its {plural(c.labels, 'label')} bound "
+            f"it could account for {what}; "
+            f"were its error known exactly, these {plural(ev.decided, 'run')} would give {exact}: {then}")
 
 
 def adaptive_words(decision: str, threshold: float) -> str:

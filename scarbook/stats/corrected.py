@@ -20,13 +20,14 @@ into the runs' part and the judge's part per calibration input: the label planne
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scarbook.models import CheckStatus, RunRecord, RunStatus
 from scarbook.stats import corrected_gate as gate
-from scarbook.stats.corrected_gate import CorrectedEvidence
+from scarbook.stats.corrected_gate import CorrectedEvidence, Unbounded
 from scarbook.stats.judge_error import ErrorModel, Param, cells, gradient, proportion, q0_of, q1_of
 from scarbook.stats.rates import Z95
 
@@ -50,6 +51,15 @@ class Corrected:
     judge_parts: tuple[float, ...] = ()  # g² · var of each calibration input (ErrorModel.params order)
     evidence: CorrectedEvidence | None = None  # what the gate's exact test reads (decisions.CaseEvidence)
     level: float = 1 - 2 * ALPHA  # the interval's level: two one-sided tests at alpha
+    alpha: float = ALPHA  # the level of each of the two one-sided tests the interval inverts
+
+    @functools.cached_property
+    def unbounded(self) -> Unbounded | None:
+        """Why the interval is 0–100% (corrected_gate.why_unbounded); None when it is not. Worked out when a
+        report asks (it searches label counts), not where only the decision is wanted (the runner's looks)."""
+        if self.evidence is None or self.lo > 0 or self.hi < 1:
+            return None
+        return gate.why_unbounded(self.evidence, self.alpha)
 
     @property
     def se(self) -> float:
@@ -66,7 +76,16 @@ class Corrected:
                 "ci_level": round(self.level, 4),
                 "q0": round(self.q0, 4), "q1": round(self.q1, 4), "labels": self.labels,
                 "calibrated_at": self.calibrated_at, "judge_limited": self.judge_limited,
-                "labels_to_decide": self.labels_to_decide}
+                "labels_to_decide": self.labels_to_decide, "unbounded": _unbounded_dict(self.unbounded)}
+
+
+def _unbounded_dict(u: Unbounded | None) -> dict | None:
+    if u is None:
+        return None
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+    return {"false_pass": r(u.false_pass), "missed": r(u.missed), "exact_ci": [r(u.exact[0]), r(u.exact[1])],
+            "labels_to_bound": u.labels}
 
 
 def theta(p: float, q0: float, q1: float, clip: bool = True) -> float:
@@ -129,7 +148,7 @@ def correct(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *
         limited = gate.judge_limited(evidence, threshold, alpha)
         more = gate.labels_to_decide(evidence, threshold, alpha) if limited else None
     return Corrected(value, lo, hi, q0, q1, model.labels, calibrated_at, var_runs, var_judge, limited, more, centre,
-                     parts, evidence, 1 - 2 * alpha)
+                     parts, evidence, 1 - 2 * alpha, alpha)
 
 
 def gate_evidence(passes: int, judge_fails: int, rule_fails: int, model: ErrorModel, *,

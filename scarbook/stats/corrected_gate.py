@@ -266,3 +266,59 @@ def judge_limited(ev: CorrectedEvidence, threshold: float, alpha: float) -> bool
     """Undecided, but decided were the judge's error known exactly: more labels, not more runs, decide it."""
     exact = CorrectedEvidence(ev.passes, ev.judge_fails, ev.rule_fails, _point_basis(ev.basis))
     return not decides(ev, threshold, alpha) and decides(exact, threshold, alpha)
+
+
+@dataclass(frozen=True)
+class Unbounded:
+    """Why a case's interval is the whole range 0–100%: each end, the judge's error the box allows that
+    accounts for the runs on its own — `false_pass`, the largest share of truly failing runs the judge
+    could pass (every judge PASS could be one; None: no run passed, the runs alone leave 0), and `missed`,
+    the largest share of truly passing runs it could fail (every judge FAIL could be one; None: every run
+    passed) — and what the runs alone bound: the interval were the judge's error known exactly (`exact`),
+    and about how many more labels, in the same shares, would bound both ends (`labels`; None when
+    labels alone cannot, or past MAX_LABELS)."""
+
+    false_pass: float | None
+    missed: float | None
+    exact: tuple[float, float]
+    labels: int | None
+
+
+def _bounded(lo: float, hi: float) -> bool:
+    return lo > 0 and hi < 1
+
+
+def why_unbounded(ev: CorrectedEvidence, alpha: float) -> Unbounded | None:
+    """What makes the gate's interval 0–100% (decision_interval), None when it is not."""
+    lo, hi = decision_interval(ev, alpha)
+    if lo > 0 or hi < 1:
+        return None
+    gamma = NUISANCE_SHARE * alpha
+    false_pass = missed = None
+    if ev.passes:  # the green box's largest 1 - q0: the lower end is 0 where it reaches the runs' bound
+        w, rp, rf = _box(ev.basis, gamma, red=False)
+        false_pass = _extreme(lambda a, b: _miss(w, a, b, ev.basis.items), rp, rf, maximize=True)
+    if ev.passes < ev.graded:  # the red box's smallest q1^items: the upper end is 1 where it falls to theirs
+        w, rp, rf = _box(ev.basis, (1 - RULE_SHARE) * gamma, red=True)
+        missed = 1 - _extreme(lambda a, b: _hit(w, a, b, ev.basis.items), rp, rf, maximize=False)
+    exact = decision_interval(CorrectedEvidence(ev.passes, ev.judge_fails, ev.rule_fails, _point_basis(ev.basis)),
+                              alpha)
+    labels = None
+    have = ev.basis.r_pass.n + ev.basis.r_fail.n
+    if _bounded(*exact) and have > 0:
+        def enough(more: int) -> bool:
+            scaled = CorrectedEvidence(ev.passes, ev.judge_fails, ev.rule_fails,
+                                       ev.basis.with_more_labels((have + more) / have))
+            return _bounded(*decision_interval(scaled, alpha))
+        labels = first_true(enough, MAX_LABELS)
+    return Unbounded(false_pass, missed, exact, labels)
+
+
+def _miss(w: float, a: float, b: float, items: int) -> float:
+    rates = _run_rates((w, a, b), items)
+    return 1.0 if rates is None else rates[2]
+
+
+def _hit(w: float, a: float, b: float, items: int) -> float:
+    rates = _run_rates((w, a, b), items)
+    return 0.0 if rates is None else rates[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from html import escape as html_escape
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -56,7 +57,15 @@ def test_report_shows_raw_and_corrected_side_by_side(project):
     assert case["rate"] == 0.75
     fixed = case["corrected"]
     assert set(fixed) == {"rate", "ci", "ci_level", "q0", "q1", "labels", "calibrated_at", "judge_limited",
-                          "labels_to_decide"}
+                          "labels_to_decide", "unbounded", "ci_note"}
+    # 10 labels of the judge's FAILs and 40 judged items bound its error loosely: the interval is 0–100%, and says why
+    assert fixed["ci"] == [0.0, 1.0] and fixed["unbounded"]["labels_to_bound"] is None
+    assert fixed["ci_note"] == (
+        "90% CI 0–100%: the judge's error as its 40 labels bound it could account for every verdict on its own — each "
+        "pass a false pass (it may pass up to 94% of failing runs), each fail a miss (it may fail up to 58% of passing "
+        "runs); were its error known exactly, these 40 runs would give 17–71%: labels alone would not bound it "
+        "within 100,000 more — the judge's PASS share among its 40 judged items in history is too uncertain: more "
+        "judged runs would narrow it")
     assert fixed["ci_level"] == 0.9  # the gate's interval: two one-sided tests at alpha 5%
     # about 30% of the judge's PASSes were FAILs: the corrected rate is lower, and its interval holds it
     assert fixed["rate"] < 0.7 and fixed["ci"][0] <= fixed["rate"] <= fixed["ci"][1]
@@ -95,6 +104,41 @@ def test_judge_correct_false_turns_it_off(project):
     res = scarbook(project, "report")
     assert "≈rate" not in res.output
     assert "judge: rates not corrected for the judge's error — off (judge.correct: false in scarbook.yaml)" in res.output
+
+
+WHOLE_RANGE = ("alpha: 90% CI 0–100%: the judge's error as its 40 labels bound it could account for every verdict on "
+               "its own — each pass a false pass (it may pass up to 68% of failing runs), each fail a miss (it may fail "
+               "up to 69% of passing runs); were its error known exactly, these 40 runs would give 32–68%: about 522 "
+               "more labels would bound it")
+
+
+def test_a_whole_range_interval_says_why_in_words(tmp_path):
+    """20 judge PASSes in 40 runs, and 40 labels that put the judge at q0 = q1 = .9 (18 of its 20 PASSes and 2 of
+    its 20 FAILs person PASS): the ≈90% interval is 0–100%, which alone reads as "no idea". The table, the HTML
+    and the JSON say why: the judge's error as 40 labels bound it could account for every verdict, while with its
+    error known exactly the runs would give 32–68%, and about how many labels would bound it."""
+    root = make_project(tmp_path, {"alpha": "p" * 20 + "f" * 20})
+    store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
+    seen = {"PASS": 0, "FAIL": 0}
+    try:
+        for item in judged_items(Project.discover(root).history.iter_all_runs()):
+            seen[item.judge_verdict] += 1
+            agrees = seen[item.judge_verdict] > 2  # the first 2 of each verdict are the judge's errors
+            truth = item.judge_verdict if agrees else {"PASS": "FAIL", "FAIL": "PASS"}[item.judge_verdict]
+            store.save_label(item, truth, labeled_at="2026-12-02")
+    finally:
+        store.close()
+    out = root / "r.json"
+    res = scarbook(root, "report", "--json", str(out), "--html", str(root / "r.html"))
+    row = next(line for line in res.output.splitlines() if line.startswith("alpha"))
+    assert " 0–100%* " in row  # judge-limited at 80%: the star
+    assert WHOLE_RANGE in res.output.splitlines()
+    fixed = json.loads(out.read_text())["cases"][0]["corrected"]
+    assert fixed["ci"] == [0.0, 1.0]
+    assert fixed["ci_note"] == WHOLE_RANGE.removeprefix("alpha: ")
+    assert fixed["unbounded"] == {"false_pass": 0.6813, "missed": 0.6872, "exact_ci": [0.3151, 0.6849],
+                                  "labels_to_bound": 522}
+    assert html_escape(WHOLE_RANGE) in (root / "r.html").read_text()
 
 
 def test_the_gate_decides_on_the_corrected_rate(project):

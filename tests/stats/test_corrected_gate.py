@@ -153,3 +153,58 @@ def test_the_worst_point_of_the_box_is_found() -> None:
                     v = min(theta * hit + (1 - theta) * lo, hit) if red else max(theta * hit + (1 - theta) * hi, hi)
                     best = min(best, v) if red else max(best, v)
             assert (found <= best + 1e-9) if red else (found >= best - 1e-9)
+
+
+def _brute_interval(basis, passes: int, runs: int, k: int = 121) -> tuple[float, float]:
+    """The two tests at alpha 5% inverted over a k x k grid of the gate's box, with scipy's binomial tails, on a
+    grid of 1,001 thresholds: (the largest t called above, the smallest t called below) — the gate's interval."""
+    import numpy as np
+    from scipy import stats
+
+    alpha, gamma = 0.05, corrected_gate.NUISANCE_SHARE * 0.05
+    ts = np.linspace(0, 1, 1001)
+    ends = []
+    for red in (False, True):
+        w, rp, rf = corrected_gate._box(basis, (1 - corrected_gate.RULE_SHARE) * gamma if red else gamma, red)
+        worst = np.full(ts.shape, np.inf if red else -np.inf)
+        for a, b in itertools.product(np.linspace(*rp, k), np.linspace(*rf, k)):
+            q0, q1 = corrected_gate._rates(w, a, b)
+            pi = ts * q1 + (1 - ts) * (1 - q0)
+            worst = np.minimum(worst, np.minimum(pi, q1)) if red else np.maximum(worst, np.maximum(pi, 1 - q0))
+        if red:
+            below = ts[stats.binom.cdf(passes, runs, worst) + gamma <= alpha]
+            ends.append(float(below.min()) if len(below) else 1.0)
+        else:
+            above = ts[stats.binom.sf(passes - 1, runs, worst) + gamma <= alpha]
+            ends.append(float(above.max()) if len(above) else 0.0)
+    return ends[0], ends[1]
+
+
+def test_a_whole_range_interval_is_the_box_worst_judge_and_says_why() -> None:
+    """100 labels (45 of 50 judge PASSes and 5 of 50 judge FAILs person PASS: q0 = q1 = .9), W 500 of 1,000, and
+    10 judge PASSes in 20 runs: the ≈90% interval is 0–100%. Not a 0/0 or a fallback: a brute force over the box
+    inverts the two tests to 0–100% as well — the box's worst judges pass up to 32% of failing runs (10 of 20 PASSes
+    reach that low: every pass could be a false one) and fail up to 32% of passing runs. The runs alone bound it:
+    with q0, q1 known exactly, 24–76% (the brute force at a box of one point agrees), and 27 more labels in the same
+    shares bound both ends (26 do not)."""
+    model = estimate_error([Stratum("c", "PASS", 500, 45, 5), Stratum("c", "FAIL", 500, 5, 45)]).for_case("c")
+    fixed = correct(10, 10, 0, model, threshold=0.8)
+    assert fixed is not None and fixed.evidence is not None
+    assert (fixed.lo, fixed.hi) == (0.0, 1.0)
+    assert _brute_interval(model.basis(1), 10, 20) == (0.0, 1.0)
+    why = fixed.unbounded
+    assert why is not None
+    assert (round(why.false_pass, 3), round(why.missed, 3)) == (0.317, 0.32)
+    assert (round(why.exact[0], 3), round(why.exact[1], 3)) == (0.238, 0.762)
+    exact = corrected_gate._point_basis(model.basis(1))
+    lo, hi = _brute_interval(exact, 10, 20, k=2)
+    assert abs(lo - why.exact[0]) <= 1e-3 and abs(hi - why.exact[1]) <= 1e-3
+    assert why.labels == 27
+    ev = fixed.evidence
+    for more, bounded in ((26, False), (27, True)):
+        scaled = corrected_gate.CorrectedEvidence(10, 10, 0, ev.basis.with_more_labels((100 + more) / 100))
+        lo, hi = corrected_gate.decision_interval(scaled, 0.05)
+        assert (lo > 0 and hi < 1) is bounded
+    # a bounded interval has no such note; nor one whose 0 or 100% is the runs' own (0 of 5, 5 of 5 passed)
+    assert correct(15, 5, 0, model).unbounded is None
+    assert correct(0, 5, 0, model).unbounded is None and correct(5, 0, 0, model).unbounded is None
