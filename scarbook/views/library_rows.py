@@ -20,7 +20,14 @@ from scarbook.models import Band, Case, RunRecord, SessionInfo
 from scarbook.models.words import SessionState
 from scarbook.project import Project
 from scarbook.run.causes import is_infra
-from scarbook.run.gate import case_stats, gate_alpha, library_calibration_line, replay_calibration, session_policy
+from scarbook.run.gate import (
+    case_stats,
+    gate_alpha,
+    library_calibration_line,
+    replay_calibration,
+    session_policy,
+    unbounded_words,
+)
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.rates import CaseStats, effective_threshold, summarize
 from scarbook.text import interval_beside, pct_beside, plural, threshold_pct
@@ -234,7 +241,8 @@ def corrected_line(stats: CaseStats | None) -> str:
     t = stats.threshold
     return (f"≈ {pct_beside(c.rate, t)} corrected for the judge's error ({c.ci_label.removeprefix('≈')} {interval_beside(c.lo, c.hi, t)}; "
             f"raw {pct_beside(stats.rate, t)})"
-            + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else ""))
+            + ("; judge-limited: more labels, not more runs, will decide it" if c.judge_limited else "")
+            + (f"; {unbounded_words(c, t)}" if unbounded_words(c, t) else ""))
 
 
 def figures_line(row: LibraryRow) -> str:
