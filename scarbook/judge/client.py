@@ -71,7 +71,13 @@ def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthrop
 async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any]) -> Reply:
     async def create() -> tuple[Any, Any]:
         raw = await client.messages.with_raw_response.create(**request)
-        return raw, await raw.parse()
+        try:
+            message = await raw.parse()
+        except ValueError:  # a 200 whose body is not JSON
+            message = None
+        if message is None or isinstance(message, str):  # (the SDK hands back text it could not read as JSON)
+            raise no_api_reply(raw.http_response, _where(client))
+        return raw, message
 
     raw, message = await api_call(client, settings, create)
     tool_input = tool_input_of(message, (request.get("tool_choice") or {}).get("name", TOOL_NAME))
@@ -110,6 +116,17 @@ async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, ca
         if retried:
             what += f" ({_tries(retried)})"
         raise JudgeUnavailable(f"{what}: {_api_message(exc)}", retried) from None
+
+
+def no_api_reply(response: Any, where: str) -> JudgeUnavailable:
+    """A success status whose body is no Messages API reply: base_url leads to a web page (or a proxy's login
+    page), not to the API. Not asked again: the same URL gives the same page."""
+    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    text = " ".join(response.text[:80].split())
+    body = repr(text) if text else "an empty body"
+    return JudgeUnavailable(f"the judge at {where} answered HTTP {response.status_code} with no Messages API reply "
+                            f"({kind}: {body}) — check judge.base_url in scarbook.yaml: the API's root, e.g. "
+                            "https://api.anthropic.com", 0)
 
 
 def _where(client: anthropic.AsyncAnthropic) -> str:

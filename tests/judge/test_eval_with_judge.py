@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, status_reply, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, raw_reply, status_reply, tool_reply  # noqa: F401
 
 AGENT = """\
 from pathlib import Path
@@ -128,6 +128,27 @@ def test_overloaded_judge_makes_runs_error_not_fail(project, judge_server):
     runs = json.loads(out.read_text())["runs"]
     assert [r["status"] for r in runs] == ["error", "error"]
     assert len(judge_server.requests) == 4  # 2 runs x (1 try + 1 retry)
+
+
+@pytest.mark.parametrize(("reply", "seen"), [
+    (raw_reply(b"<html><body>Welcome to nginx!</body></html>", content_type="text/html"),
+     "text/html: '<html><body>Welcome to nginx!</body></html>'"),
+    (raw_reply(b"not json"), "application/json: 'not json'"),
+    (raw_reply(b""), "application/json: an empty body"),
+])
+def test_a_judge_url_that_answers_200_with_no_api_reply_names_the_setting(project, judge_server, reply, seen):
+    """A base_url at a web page (or a proxy's login page) answered 200 with HTML or not JSON: the run errored
+    as 'scarbook could not finish this run: JSONDecodeError …' (or AttributeError), with a traceback file."""
+    judge_server.default = reply
+    out = project / "report.json"
+    result = scarbook(project, "eval", "-q", "-n", "1", "--json", str(out))
+    assert result.exit_code == 3, result.output
+    [run] = json.loads(out.read_text())["runs"]
+    assert run["status"] == "error"
+    assert run["reason"] == (f"check 2 (llm_judge): the judge at {judge_server.url} answered HTTP 200 with no "
+                             f"Messages API reply ({seen}) — check judge.base_url in scarbook.yaml: the API's root, "
+                             "e.g. https://api.anthropic.com")
+    assert len(judge_server.requests) == 1  # asked once: asking again gets the same page
 
 
 def test_skip_judge_sends_nothing_and_marks_the_session_partial(project, judge_server):
