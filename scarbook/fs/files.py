@@ -129,7 +129,15 @@ def write_named_file(path: Path | str, text: str) -> None:
         return
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    with open(path, "wb") as out:
+    try:  # non-blocking, so a pipe nothing reads is an error now rather than a wait forever
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO and stat.S_ISFIFO(mode):
+            raise OSError(errno.ENXIO, "nothing reads from that pipe", str(path)) from None
+        raise
+    if hasattr(os, "O_NONBLOCK"):  # (POSIX: writes then wait for the reader, as a shell's redirection does)
+        os.set_blocking(fd, True)
+    with open(fd, "wb") as out:
         out.write(text.encode("utf-8"))
 
 

@@ -43,3 +43,16 @@ def test_a_report_path_that_is_a_pipe_gets_the_report_through_the_pipe(project, 
     finally:
         os.close(reader)
     assert received.startswith(b"<?xml") and b'name="write-one-line"' in received
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_pipe_nothing_reads_is_named_not_waited_on(project, tmp_path: Path) -> None:
+    project.bundled()
+    assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+    pipe = tmp_path / "report.json"
+    os.mkfifo(pipe)
+    res = project.cli("report", "--json", str(pipe))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (f"scarbook: cannot write {pipe}: nothing reads from that pipe — choose a "
+                                           "writable path")
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
