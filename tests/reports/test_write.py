@@ -12,31 +12,36 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 
 
-def test_a_report_path_that_is_a_link_writes_the_links_target_and_keeps_the_link(project, tmp_path: Path) -> None:
+@pytest.fixture
+def session(project):
+    """A project with one recorded session (one run of write-one-line) to report."""
     project.bundled()
     assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+    return project
+
+
+def test_a_report_path_that_is_a_link_writes_the_links_target_and_keeps_the_link(session, tmp_path: Path) -> None:
     target = tmp_path / "kept" / "report.json"
     target.parent.mkdir()
     target.write_text("old")
     link = tmp_path / "report.json"
     link.symlink_to(target)
-    res = project.cli("report", "--json", str(link))
+    res = session.cli("report", "--json", str(link))
     assert res.exit_code == 0, res.output
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert json.loads(target.read_text())["session"]["case_ids"] == ["write-one-line"]
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
-def test_a_report_path_that_is_a_pipe_gets_the_report_through_the_pipe(project, tmp_path: Path) -> None:
-    project.bundled()
-    assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+@needs_fifo
+def test_a_report_path_that_is_a_pipe_gets_the_report_through_the_pipe(session, tmp_path: Path) -> None:
     pipe = tmp_path / "junit.xml"
     os.mkfifo(pipe)
     reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # the reading end, as `>(...)` holds it open
     try:
-        res = project.cli("report", "--junit", str(pipe))
+        res = session.cli("report", "--junit", str(pipe))
         assert res.exit_code == 0, res.output
         assert stat.S_ISFIFO(os.lstat(pipe).st_mode)  # still the pipe, not a file renamed over it
         received = os.read(reader, 1 << 20)
@@ -45,13 +50,11 @@ def test_a_report_path_that_is_a_pipe_gets_the_report_through_the_pipe(project, 
     assert received.startswith(b"<?xml") and b'name="write-one-line"' in received
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
-def test_a_pipe_nothing_reads_is_named_not_waited_on(project, tmp_path: Path) -> None:
-    project.bundled()
-    assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+@needs_fifo
+def test_a_pipe_nothing_reads_is_named_not_waited_on(session, tmp_path: Path) -> None:
     pipe = tmp_path / "report.json"
     os.mkfifo(pipe)
-    res = project.cli("report", "--json", str(pipe))
+    res = session.cli("report", "--json", str(pipe))
     assert res.exit_code == 2
     assert res.stderr.splitlines()[-1] == (f"scarbook: cannot write {pipe}: nothing reads from that pipe — choose a "
                                            "writable path")
