@@ -25,7 +25,9 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
     project = get_project(ctx)
     case_id = case_id_of_arg(project, case_id)
     history = project.history
-    entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if (project.cases_dir / case_id).is_dir() else None
+    # ('', '.' and '..' lead to cases/ itself or above it: no case's folder)
+    has_folder = case_id not in ("", ".", "..") and (project.cases_dir / case_id).is_dir()
+    entry = CaseIdLog(project.workspaces_dir).load().get(case_id) if has_folder else None
     earlier = ""
     listed = history.sessions()
     problems = list(listed.problems)  # said after the runs, with what reading them met
@@ -42,7 +44,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
         if hit is not None and not counts_session(entry, hit.session.id, hit.session.started_at):
             hit = None  # those runs are another case's, recorded before this one got the id
         if hit is None:
-            if not (project.cases_dir / case_id).is_dir():
+            if not has_folder:
                 raise no_such_cases(project.cases_dir, [case_id])  # (nor runs of a case removed since)
             raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
                                 + (f" ({entry.note(case_id)})" if entry else ""))

@@ -34,6 +34,16 @@ def test_every_command_says_the_same_line_for_an_unknown_case(project, args) -> 
     assert not history.is_dir() or not any(p.is_dir() for p in history.iterdir())
 
 
+@pytest.mark.parametrize("name", ["", ".", ".."])
+def test_show_of_a_name_that_is_the_cases_folder_itself_is_an_unknown_case(project, name) -> None:
+    """cases/ + '' (or '.', '..') is a folder, so `show` took it for a case without runs and advised
+    `scarbook eval .`; every other command says the unknown-case line."""
+    project.case("good", GOOD)
+    result = project.cli("show", name)
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: no case {name!r} in {project.cases_dir} — `scarbook list` shows the cases\n")
+
+
 def test_several_unknown_cases_and_an_invalid_one_are_named_in_that_line(project) -> None:
     project.case("good", GOOD)
     project.case("bad", "id: bad\ntask: t\nbogus: 1\nchecks: [{type: file_exists, path: a}]\n")
