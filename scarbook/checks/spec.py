@@ -123,6 +123,8 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
         raise CaseError(path, "each check must be a mapping with a 'type'", line=line,
                         fix="write it as {type: file_exists, path: out.txt}")
     ctype = data.get("type")
+    if "type" not in data:
+        raise CaseError(path, "a check has no 'type'", line=line, fix=f"add type: one of {', '.join(CHECK_SPECS)}")
     if ctype not in CHECK_SPECS:
         known = ", ".join(CHECK_SPECS)
         import difflib  # only to name the check type meant
@@ -158,6 +160,8 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     if spec.one_of and not any(k in params for k in spec.one_of):
         raise CaseError(path, f"{ctype} check needs one of: {', '.join(spec.one_of)}", line=line,
                         fix=f"add e.g. {spec.one_of[0]}: 1")
+    if ctype == "line_count":
+        _validate_line_count(params, data, path, line)
     item_ids: list[str] = []
     if ctype == "llm_judge":
         item_ids = _rubric_items(params, data.get("rubric"), path, line_of(data, "rubric") or line)
@@ -185,6 +189,18 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     written = frozenset(i for i in item_ids if i)
     ids = resolve_item_ids(params["rubric"], item_ids) if ctype == "llm_judge" else []
     return Check(type=ctype, params=params, line=line, item_ids=ids, written_ids=written)
+
+
+def _validate_line_count(params: dict[str, Any], data: Any, path: Path, line: int | None) -> None:
+    """Bounds a file's line count can meet: a negative one, or min above max, would fail every run."""
+    for key in ("equals", "min", "max"):
+        if params.get(key, 0) < 0:
+            raise CaseError(path, f"line_count.{key} must be 0 or more, got {params[key]}",
+                            line=line_of(data, key) or line, fix=f"write e.g. {key}: 1")
+    if "min" in params and "max" in params and params["min"] > params["max"]:
+        raise CaseError(path, f"line_count.min ({params['min']}) is more than line_count.max ({params['max']}): "
+                        "no file can pass", line=line_of(data, "min") or line,
+                        fix="swap them, or fix the one that is wrong")
 
 
 def _rubric_items(params: dict[str, Any], raw: Any, path: Path, line: int | None) -> list[str]:
