@@ -78,4 +78,10 @@ def check_session_id(session_id: str) -> str:
     if not SESSION_ID.fullmatch(session_id):
         raise ScarbookError(f"--session-id must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter "
                             f"or digit), got {session_id!r}")
+    if session_id.endswith(".damaged"):
+        raise ScarbookError(f"--session-id {session_id!r} ends in '.damaged', the mark of history moved aside: "
+                            "scarbook would never list it — choose another")
+    if session_id in ("latest", "previous"):
+        raise ScarbookError(f"--session-id {session_id!r} is a word scarbook reads as the newest sessions (latest, "
+                            "previous) — choose another")
     return session_id

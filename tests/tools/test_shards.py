@@ -55,6 +55,12 @@ def test_two_cases_on_two_shards_each_shard_runs_half_of_each_case():
                          "(e.g. --session-id \"$CI_PIPELINE_ID\"), so `scarbook merge` can join them"),
     (["--shard", "1/2", "--session-id", "../x"], "--session-id must be 1-64 letters, digits, '.', '_' or '-' "
                                                  "(starting with a letter or digit), got '../x'"),
+    # a merged session so named was hidden from every listing, as history moved aside is ('no sessions yet')
+    (["--shard", "1/2", "--session-id", "ci-1.damaged"], "--session-id 'ci-1.damaged' ends in '.damaged', the mark "
+                                                         "of history moved aside: scarbook would never list it — "
+                                                         "choose another"),
+    (["--shard", "1/2", "--session-id", "latest"], "--session-id 'latest' is a word scarbook reads as the newest "
+                                                   "sessions (latest, previous) — choose another"),
     (["--session-id", "ci-1"], "--session-id names a sharded session: give --shard I/N too"),
     (["--shard", "1/2", "--session-id", "ci-1", "--runs", "auto"],
      "--shard needs a fixed number of runs: --runs auto decides each case from all of its runs, which no "
