@@ -166,6 +166,9 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     if ctype == "llm_judge":
         item_ids = _rubric_items(params, data.get("rubric"), path, line_of(data, "rubric") or line)
         _validate_judge(params, path, line_of(data, "rubric") or line)
+    if ctype == "command" and not params["run"].strip():
+        raise CaseError(path, "command.run is empty: the shell runs nothing and exits 0, so it would pass every run",
+                        line=line_of(data, "run") or line, fix="write the command to run, e.g. run: python -m pytest -q")
     for name in params.get("env", []) if ctype == "command" else []:
         if not _ENV_NAME.fullmatch(name):
             raise CaseError(path, f"command.env: {name!r} is not an environment variable name",
