@@ -166,6 +166,14 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     if ctype == "llm_judge":
         item_ids = _rubric_items(params, data.get("rubric"), path, line_of(data, "rubric") or line)
         _validate_judge(params, path, line_of(data, "rubric") or line)
+    for key, verb in (("text", "contains"), ("pattern", "matches")):
+        if params.get(key) == "" and ctype != "llm_judge":
+            raise CaseError(path, f"{ctype}.{key} is empty: every text {verb} it, so the check decides nothing",
+                            line=line_of(data, key) or line, fix=f"write the {key} to look for")
+    pointer = params.get("pointer") if ctype == "json_valid" else None
+    if pointer and not pointer.startswith("/"):
+        raise CaseError(path, f"json_valid.pointer {pointer!r} must start with '/' (a JSON pointer, RFC 6901): every "
+                        "run would fail it", line=line_of(data, "pointer") or line, fix=f"write e.g. pointer: /{pointer}")
     if ctype == "command" and not params["run"].strip():
         raise CaseError(path, "command.run is empty: the shell runs nothing and exits 0, so it would pass every run",
                         line=line_of(data, "run") or line, fix="write the command to run, e.g. run: python -m pytest -q")

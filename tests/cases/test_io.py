@@ -119,6 +119,12 @@ def test_line_count_needs_a_bound(project) -> None:
      "line_count.min (5) is more than line_count.max (2): no file can pass — swap them, or fix the one that is wrong"),
     ("{type: command, run: '  '}", "command.run is empty: the shell runs nothing and exits 0, so it would pass every "
                                    "run — write the command to run, e.g. run: python -m pytest -q"),
+    ("{type: output_contains, text: ''}", "output_contains.text is empty: every text contains it, so the check "
+                                          "decides nothing — write the text to look for"),
+    ("{type: regex, path: a, pattern: ''}", "regex.pattern is empty: every text matches it, so the check decides "
+                                            "nothing — write the pattern to look for"),
+    ("{type: json_valid, path: a, pointer: name}", "json_valid.pointer 'name' must start with '/' (a JSON pointer, "
+                                                   "RFC 6901): every run would fail it — write e.g. pointer: /name"),
     ("{path: a}", "a check has no 'type' — add type: one of file_exists, file_absent, contains, not_contains, regex, "
                   "line_count, json_valid, only_changed, output_contains, output_regex, tool_called, tool_not_called, "
                   "tool_order, max_tool_calls, max_turns, max_tokens, max_cost_usd, no_writes_outside, command, "
@@ -126,7 +132,8 @@ def test_line_count_needs_a_bound(project) -> None:
 ])
 def test_a_check_no_run_can_pass_or_without_a_type_is_named(project, check, problem) -> None:
     """line_count with a negative bound, or min above max, was accepted: every run of the case failed it,
-    said as the agent's fault; a command check with an empty run passed every run. A check without a type was
+    said as the agent's fault, as was a JSON pointer without its leading '/'; a command check with an empty run,
+    or a text or pattern that is empty, passed every run. A check without a type was
     'unknown check type None'."""
     path, msg = _error(project, "bad", f"id: bad\ntask: x\nchecks:\n  - {check}\n")
     assert msg == f"{path}:4: {problem}"
