@@ -119,15 +119,26 @@ def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:
     _need(isinstance(raw, dict), path, "seed must be a mapping of workspace path to file text", line,
           "write seed: {README.md: \"# title\\n\"} or put files in the seed/ folder")
     out = {}
+    named: dict[str, str] = {}  # each file as the workspace sees it ('./a' is 'a') -> as written
     for rel, text in raw.items():
         kline = line_of(raw, rel) or line
         why = check_relative(str(rel))
         if why is None and not PurePosixPath(str(rel)).parts:
             why = f"path {rel!r} names the workspace root itself, not a file in it"
         _need(why is None, path, f"seed: {why}", kline, "use a path relative to the workspace root, inside it")
+        _need(not str(rel).endswith("/"), path, f"seed: path {rel!r} ends in '/': it names a folder, and a seed "
+              "entry is a file", kline, f"name the file, e.g. {str(rel).rstrip('/')}/notes.txt")
         _need(isinstance(text, str), path, f"seed file {rel!r} must be given as text", kline,
               "quote the file's content as a string")
+        file = PurePosixPath(str(rel)).as_posix()
+        _need(file not in named, path, f"seed: {str(rel)!r} and {named.get(file)!r} name the same file", kline,
+              "keep one of them")
+        named[file] = str(rel)
         out[str(rel)] = text
+    for file, rel in named.items():  # (a seed is a few files: every pair is cheap)
+        inside = next((named[str(p)] for p in PurePosixPath(file).parents if str(p) in named), None)
+        _need(inside is None, path, f"seed: {rel!r} puts a file inside {inside!r}, which is a seed file too",
+              line_of(raw, rel) or line, "rename one of them")
     return out
 
 

@@ -31,6 +31,15 @@ BAD_CASES = [
                  "seed: path '.' names the workspace root itself, not a file in it — "
                  "use a path relative to the workspace root, inside it",
                  id="seed-key-dot"),
+    # every run errored in seeding: 'No such file or directory', 'File exists: a', 'Not a directory: notes'
+    pytest.param("id: bad\ntask: t\nseed:\n  docs/: text\nchecks: [{type: file_exists, path: a}]\n", 4,
+                 "seed: path 'docs/' ends in '/': it names a folder, and a seed entry is a file — "
+                 "name the file, e.g. docs/notes.txt", id="seed-key-folder"),
+    pytest.param("id: bad\ntask: t\nseed:\n  a: x\n  ./a: y\nchecks: [{type: file_exists, path: a}]\n", 5,
+                 "seed: './a' and 'a' name the same file — keep one of them", id="seed-key-twice"),
+    pytest.param("id: bad\ntask: t\nseed:\n  notes: x\n  notes/a.txt: y\nchecks: [{type: file_exists, path: a}]\n",
+                 5, "seed: 'notes/a.txt' puts a file inside 'notes', which is a seed file too — rename one of them",
+                 id="seed-file-inside-a-file"),
     pytest.param("id: bad\ntask: t\nchecks: [{type: file_exists, path: a}]\nchecks: [{type: file_absent, path: a}]\n", 4,
                  "duplicate key 'checks' (first given at line 3) — keep one of them: YAML would silently use the last",
                  id="duplicate-key"),
