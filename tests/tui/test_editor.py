@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import yaml
 from textual.widgets import Input, Select
@@ -11,6 +13,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
+from scarbook.tui.widgets.seed_files import SeedFiles
 from tests.helpers.tui_fixtures import (
     SIZE,
     add_judged_case,
@@ -130,6 +133,25 @@ async def test_edit_and_reorder_rubric_items(project_root):
         assert data["checks"][1]["rubric"] == ["the summary is under five lines",
                                                "the summary names the failing test and its file"]
         assert data["checks"][1]["artifact"] == "summary.md"  # the judge check's other fields are kept
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+async def test_attaching_a_pipe_is_refused(project_root, tmp_path):
+    """A named pipe (or /dev/zero) was staged like a file: highlighting it read it on the UI thread, which
+    froze the TUI waiting for a writer (or read without end), and saving copied it the same way."""
+    pipe = tmp_path / "pipe.log"
+    os.mkfifo(pipe)
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        box = ed.query_one("#seed-path", Input)
+        box.focus()
+        box.value = str(pipe)
+        await pilot.press("enter")
+        assert plain(ed.query_one("#seed-error")) == (f"{pipe} is a FIFO, not a file: attach a regular file or a "
+                                                      "folder")
+        assert ed.query_one(SeedFiles).pending == {}  # nothing staged
 
 
 async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_path):

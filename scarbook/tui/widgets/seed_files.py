@@ -7,6 +7,7 @@ thread), so "leave without saving" really leaves the disk untouched; `applied()`
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 
 from scarbook.cases.editing import SeedChanges, list_seed
+from scarbook.fs.files import kind_of
 from scarbook.text import clean_text, plural
 from scarbook.tui.mounting import unless_removed
 
@@ -114,6 +116,9 @@ class SeedFiles(Vertical):
         src = Path(os.path.expanduser(raw.strip()))
         if not src.exists():
             return f"no such file or folder: {src}"
+        mode = src.stat().st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a pipe or a device would be read without end
+            return f"{src} is {kind_of(mode)}, not a file: attach a regular file or a folder"
         if src.is_dir():
             for p in sorted(src.rglob("*")):
                 if p.is_file():
