@@ -135,6 +135,15 @@ async def test_edit_and_reorder_rubric_items(project_root):
         assert data["checks"][1]["artifact"] == "summary.md"  # the judge check's other fields are kept
 
 
+async def attach(pilot, ed, path) -> str:
+    """Type `path` into the seed path box and press enter; the error the form then shows ("" for none)."""
+    box = ed.query_one("#seed-path", Input)
+    box.focus()
+    box.value = str(path)
+    await pilot.press("enter")
+    return plain(ed.query_one("#seed-error"))
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 async def test_attaching_a_pipe_is_refused(project_root, tmp_path):
     """A named pipe (or /dev/zero) was staged like a file: highlighting it read it on the UI thread, which
@@ -142,15 +151,9 @@ async def test_attaching_a_pipe_is_refused(project_root, tmp_path):
     pipe = tmp_path / "pipe.log"
     os.mkfifo(pipe)
     add_judged_case(project_root)
-    app = make_app(project_root)
-    async with app.run_test(size=SIZE) as pilot:
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
         ed = await case_editor(pilot, "judged-summary")
-        box = ed.query_one("#seed-path", Input)
-        box.focus()
-        box.value = str(pipe)
-        await pilot.press("enter")
-        assert plain(ed.query_one("#seed-error")) == (f"{pipe} is a FIFO, not a file: attach a regular file or a "
-                                                      "folder")
+        assert await attach(pilot, ed, pipe) == f"{pipe} is a FIFO, not a file: attach a regular file or a folder"
         assert ed.query_one(SeedFiles).pending == {}  # nothing staged
 
 
@@ -161,14 +164,8 @@ async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_pa
     app = make_app(project_root)
     async with app.run_test(size=SIZE) as pilot:
         ed = await case_editor(pilot, "judged-summary")
-        box = ed.query_one("#seed-path", Input)
-        box.focus()
-        box.value = str(tmp_path / "missing.log")
-        await pilot.press("enter")
-        assert plain(ed.query_one("#seed-error")) == f"no such file or folder: {tmp_path / 'missing.log'}"
-        box.value = str(src)
-        await pilot.press("enter")
-        assert plain(ed.query_one("#seed-error")) == ""
+        assert await attach(pilot, ed, tmp_path / "missing.log") == f"no such file or folder: {tmp_path / 'missing.log'}"
+        assert await attach(pilot, ed, src) == ""
         seed_dir = project_root / "cases" / "judged-summary" / "seed"
         assert not seed_dir.exists()  # staged until save
         ed.query_one("#seed-list").highlighted = 0
