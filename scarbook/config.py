@@ -346,8 +346,12 @@ def load_config(path: Path | None) -> Config:
     for key in ("cases_dir", "workspaces_dir"):
         where = path.parent / getattr(cfg, key)
         if where.exists() and not where.is_dir():
-            raise ConfigError(path, f"{key} names {where}, which is a file, not a folder",
-                              line=line_of(data, key) or None, fix=f"point {key} at a folder, or move that file aside")
+            if isinstance(data, dict) and key in data:
+                raise ConfigError(path, f"{key} names {where}, which is a file, not a folder", line=line_of(data, key),
+                                  fix=f"point {key} at a folder, or move that file aside")
+            # (not in the file: no line of it to point at)
+            raise ConfigError(path, f"{key} (by default {getattr(cfg, key)}) names {where}, which is a file, not a "
+                              "folder", fix=f"move that file aside, or set {key} in scarbook.yaml to a folder")
     return cfg
 
 

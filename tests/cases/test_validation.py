@@ -4,6 +4,7 @@ loaded, by file, line and fix — and one bad case never hides the others from `
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -134,6 +135,18 @@ def test_workspaces_dir_that_is_a_file_is_a_config_error(project) -> None:
     assert (result.exit_code, result.stderr) == (
         2, f"scarbook: {path}:1: workspaces_dir names {project.root / 'runs.txt'}, which is a file, not a folder "
            "— point workspaces_dir at a folder, or move that file aside\n")
+
+
+@pytest.mark.parametrize(("folder", "key"), [("cases", "cases_dir"), ("workspaces", "workspaces_dir")])
+def test_a_default_folder_that_is_a_file_is_named_without_a_line_the_file_does_not_have(project, folder, key) -> None:
+    """scarbook.yaml does not set it: the message pointed at the line where its first key is."""
+    path = project.config("# comments first\n\nruns: 3\n")
+    shutil.rmtree(project.root / folder, ignore_errors=True)
+    (project.root / folder).write_text("not a folder")
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: {path}: {key} (by default {folder}) names {project.root / folder}, which is a file, not a "
+           f"folder — move that file aside, or set {key} in scarbook.yaml to a folder\n")
 
 
 def test_lint_of_a_case_that_does_not_exist(project) -> None:
