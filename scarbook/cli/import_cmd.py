@@ -63,6 +63,11 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     What the transcript itself is unsure of (a line cut off by a crash, a dropped branch, a tool
     call with no result) is printed on stderr as a warning.
     """
+    if (note or offline) and not draft_rubric:  # both only steer the rubric's draft: alone they would do nothing
+        given = " and ".join(o for o, on in (("--note", note), ("--offline", offline)) if on)
+        both = " and " in given
+        raise ScarbookError(f"{given} only steer{'' if both else 's'} --draft-rubric: add --draft-rubric to draft the "
+                            f"rubric from the incident, or leave {'them' if both else 'it'} out")
     from scarbook.cases.transcript_draft import pick_turn
     from scarbook.transcripts import (
         candidates,

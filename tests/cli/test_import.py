@@ -139,3 +139,18 @@ def test_otel_traces_are_listed_and_picked_with_trace(tmp_path):
     assert res.exit_code == 2
     assert res.stderr == (f"scarbook: {path}: no trace 'nope' in this file; it holds "
                           "aaaa0000000000000000000000000001, bbbb0000000000000000000000000002\n")
+
+
+@pytest.mark.parametrize(("given", "words", "them"), [
+    (["--note", "it wrote the wrong title"], "--note only steers", "it"),
+    (["--offline"], "--offline only steers", "it"),
+    (["--note", "x", "--offline"], "--note and --offline only steer", "them"),
+])
+def test_note_or_offline_without_draft_rubric_is_refused_not_ignored(tmp_path, given, words, them):
+    """--note without --draft-rubric was silently dropped: the case was written without a rubric and the note
+    was lost with no word said."""
+    res = run(tmp_path, "import", str(REAL / "cc_parent_null.jsonl"), "--id", "notes", *given)
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: {words} --draft-rubric: add --draft-rubric to draft the rubric from the "
+                          f"incident, or leave {them} out\n")
+    assert not (tmp_path / "cases").exists()
