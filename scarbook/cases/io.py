@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -75,8 +76,9 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
               line_of(data, "threshold"), "write e.g. threshold: 0.8")
     timeout = data.get("timeout_s")
     if timeout is not None:
-        _need(isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0, path,
-              f"timeout_s must be a positive number of seconds, got {timeout!r}",
+        # .inf would let a hung agent hold its run (and the session) forever; .nan compares false everywhere
+        _need(isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and math.isfinite(timeout)
+              and timeout > 0, path, f"timeout_s must be a positive number of seconds, got {timeout!r}",
               line_of(data, "timeout_s"), "write e.g. timeout_s: 120")
     network = data.get("network")
     _need(network is None or isinstance(network, bool), path, f"network must be true or false, got {network!r}",

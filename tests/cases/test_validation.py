@@ -20,6 +20,13 @@ BAD_CASES = [
     pytest.param("id: bad\ntask: t\nchecks:\n  - {type: command, run: 'true', timeout_s: .nan}\n", 4,
                  "command.timeout_s must be a positive number of seconds, got nan — write e.g. timeout_s: 60",
                  id="command-timeout-nan"),
+    # a case's own timeout of .inf was accepted: a hung agent then held its run, and the session, forever
+    pytest.param("id: bad\ntask: t\ntimeout_s: .inf\nchecks: [{type: file_exists, path: a}]\n", 3,
+                 "timeout_s must be a positive number of seconds, got inf — write e.g. timeout_s: 120",
+                 id="case-timeout-inf"),
+    pytest.param("id: bad\ntask: t\ntimeout_s: .nan\nchecks: [{type: file_exists, path: a}]\n", 3,
+                 "timeout_s must be a positive number of seconds, got nan — write e.g. timeout_s: 120",
+                 id="case-timeout-nan"),
     pytest.param("id: bad\ntask: t\nchecks:\n  - type: regex\n    path: a.txt\n    pattern: 'a(b'\n", 6,
                  "regex.pattern is not a valid regular expression: missing ), unterminated subpattern at "
                  "position 1 — fix the pattern (Python `re` syntax; quote it in single quotes in YAML)",
