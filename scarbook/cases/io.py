@@ -69,6 +69,9 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
     tags = data.get("tags", [])
     _need(isinstance(tags, list) and all(isinstance(t, str) for t in tags), path,
           "tags must be a list of strings", line_of(data, "tags"), "write tags: [files, json]")
+    for n, tag in enumerate(tags):
+        _need(bool(tag.strip()), path, f"tags: tag {n + 1} is {f'blank ({tag!r})' if tag else 'empty'}: no --tag can "
+              "select a case by it", line_of(tags, n) or line_of(data, "tags"), "write the tag's word, or remove it")
     threshold = data.get("threshold")
     if threshold is not None:
         _need(isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1,

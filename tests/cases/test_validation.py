@@ -48,6 +48,13 @@ BAD_CASES = [
     pytest.param("id: bad\ntask: t\nseed:\n  notes: x\n  notes/a.txt: y\nchecks: [{type: file_exists, path: a}]\n",
                  5, "seed: 'notes/a.txt' puts a file inside 'notes', which is a seed file too — rename one of them",
                  id="seed-file-inside-a-file"),
+    # a blank tag was accepted: no `--tag` can pick a case by it, and the library filter shows nothing for it
+    pytest.param("id: bad\ntask: t\ntags: ['', x]\nchecks: [{type: file_exists, path: a}]\n", 3,
+                 "tags: tag 1 is empty: no --tag can select a case by it — write the tag's word, or remove it",
+                 id="tag-empty"),
+    pytest.param("id: bad\ntask: t\ntags:\n  - files\n  - ' '\nchecks: [{type: file_exists, path: a}]\n", 5,
+                 "tags: tag 2 is blank (' '): no --tag can select a case by it — write the tag's word, or remove it",
+                 id="tag-blank"),
     pytest.param("id: bad\ntask: t\nchecks: [{type: file_exists, path: a}]\nchecks: [{type: file_absent, path: a}]\n", 4,
                  "duplicate key 'checks' (first given at line 3) — keep one of them: YAML would silently use the last",
                  id="duplicate-key"),
