@@ -206,6 +206,39 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
         if not stat.S_ISDIR(mode):  # a file, or a link (to a folder or not)
             raise CaseError(sub, f"{name} must be a real folder inside the case", fix="replace it with a folder of files")
         _refuse_links_out(sub, folder / within if within else folder, name)
+    if case.seed_files:
+        _refuse_seed_clashes(case.seed_files, folder / "seed", path, data.get("seed"))
+
+
+def _refuse_seed_clashes(inline: dict[str, str], seed: Path, path: Path, raw: Any) -> None:
+    """An inline seed file and the seed/ folder must fit in one workspace: no inline file inside a file of
+    seed/, no inline file where seed/ has a folder of files (a file of the same name is fine: the inline wins).
+    Links are followed, as seeding's copy does (links that leave the case were refused above)."""
+    if not seed.is_dir():
+        return
+    for rel in inline:
+        parts = PurePosixPath(rel).parts
+        fix = "rename the inline entry, or "
+        line = line_of(raw, rel) or line_of(raw)
+        for n in range(1, len(parts)):
+            above = "/".join(parts[:n])
+            _need(not (seed / above).is_file(), path, f"seed: {rel!r} puts a file inside {above!r}, which is a file "
+                  f"in the seed folder (seed/{above})", line, f"{fix}seed/{above}")
+            if not (seed / above).is_dir():
+                break  # nothing of seed/ at or below it
+        else:
+            file = "/".join(parts)
+            inner = _first_file_under(seed / file) if (seed / file).is_dir() else None
+            _need(inner is None, path, f"seed: {rel!r} is a file, and the seed folder holds a folder {file!r} "
+                  f"(seed/{file}/{inner})", line, f"{fix}the folder seed/{file}")
+
+
+def _first_file_under(folder: Path) -> str | None:
+    """The first file below `folder` (relative, posix), or None when it holds only empty folders (which seed nothing)."""
+    for dirpath, _dirs, files in os.walk(folder, followlinks=True):
+        if files:
+            return Path(dirpath, sorted(files)[0]).relative_to(folder).as_posix()
+    return None
 
 
 def _refuse_links_out(sub: Path, within: Path, name: str) -> None:

@@ -240,3 +240,38 @@ def test_the_readme_case_example_is_the_bundled_case_and_its_judge_check_loads(p
     assert found.problems == []
     [case] = found.cases
     assert [c.type for c in case.checks][-1] == "llm_judge" and len(case.checks) == 5
+
+
+# (the seed/ folder's files, the inline seed: mapping, line, problem — fix): each clash errored in every run's
+# seeding ('Not a directory', 'Is a directory'), exit 3, and neither `list` nor `eval --dry-run` saw it
+SEED_CLASHES = [
+    pytest.param({"README.md": "# r\n"}, "  README.md/x: y\n", 4,
+                 "seed: 'README.md/x' puts a file inside 'README.md', which is a file in the seed folder "
+                 "(seed/README.md) — rename the inline entry, or seed/README.md", id="inline-inside-a-seed-file"),
+    pytest.param({"a/b": "b\n"}, "  ok.txt: fine\n  a: x\n", 5,
+                 "seed: 'a' is a file, and the seed folder holds a folder 'a' (seed/a/b) — "
+                 "rename the inline entry, or the folder seed/a", id="inline-file-where-a-seed-folder-is"),
+    pytest.param({"docs/notes/n.md": "n\n"}, "  docs/notes: x\n", 4,
+                 "seed: 'docs/notes' is a file, and the seed folder holds a folder 'docs/notes' (seed/docs/notes/n.md) "
+                 "— rename the inline entry, or the folder seed/docs/notes", id="nested-folder"),
+]
+
+
+@pytest.mark.parametrize("files, inline, line, message", SEED_CLASHES)
+def test_an_inline_seed_that_clashes_with_the_seed_folder_is_refused_at_load(project, files, inline, line,
+                                                                               message) -> None:
+    project.case("good", GOOD)
+    path = project.case("bad", f"id: bad\ntask: t\nseed:\n{inline}checks: [{{type: file_exists, path: a}}]\n", files)
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (2, f"invalid case: {path}:{line}: {message}\n")
+    result = project.cli("eval", "bad", "--dry-run")
+    assert (result.exit_code, result.stderr.splitlines()[0]) == (2, f"invalid case: {path}:{line}: {message}")
+
+
+def test_an_inline_seed_beside_the_seed_folder_without_a_clash_still_loads(project) -> None:
+    """An inline file of the same name wins over seed/'s (documented), and an empty folder seeds nothing."""
+    path = project.case("ok", "id: ok\ntask: t\nseed: {README.md: x, empty: y, docs/more.md: z}\n"
+                              "checks: [{type: file_exists, path: a}]\n", {"README.md": "r", "docs/a.md": "a"})
+    (path.parent / "seed" / "empty").mkdir()
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (0, "")
