@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scarbook.models.rubric import resolve_item_ids
@@ -92,6 +92,12 @@ class Case:
     @property
     def seed_dir(self) -> Path | None:
         return self.root / "seed" if self.root else None
+
+    @property
+    def inline_seeds(self) -> dict[str, str]:
+        """The inline seed files by the name the workspace sees ('./a' is 'a'): each replaces seed/'s file of
+        that name when a workspace is seeded."""
+        return {PurePosixPath(rel).as_posix(): text for rel, text in self.seed_files.items()}
 
     @property
     def judge_checks(self) -> list[Check]:

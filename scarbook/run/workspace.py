@@ -88,7 +88,7 @@ def seed_manifest(case: Case) -> SeedManifest:
                 manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data, mode=stat.S_IMODE(st.st_mode))
             else:
                 manifest.files[rel] = SeedFile(_digest(src), source=Path(src))
-    for rel, text in case.seed_files.items():
+    for rel, text in case.inline_seeds.items():  # (by the workspace's name: './a' replaces seed/a, not beside it)
         data = text.encode("utf-8")
         manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data)
     return manifest

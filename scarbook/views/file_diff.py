@@ -47,8 +47,9 @@ class FileDiff:
 
 def read_seed(case: Case, rel: str, cap: int = READ_CAP) -> bytes:
     """The content seeding writes at `rel`, in seed_manifest's order: an inline seed wins over seed/."""
-    if rel in case.seed_files:
-        data = case.seed_files[rel].encode("utf-8")
+    inline = case.inline_seeds
+    if rel in inline:
+        data = inline[rel].encode("utf-8")
     else:
         why = check_relative(rel)
         if why is not None:

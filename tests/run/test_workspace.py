@@ -32,6 +32,17 @@ def test_seed_copies_content_and_mode_and_inline_files(tmp_path):
     assert os.access(ws / "bin" / "run.sh", os.X_OK)  # a seeded script stays executable
 
 
+def test_an_inline_seed_written_with_dot_slash_wins_over_the_seed_folders_file_as_a_plain_name_does(tmp_path):
+    """Inline './README.md' beside seed/README.md loaded fine (load_case: the inline one wins) and then
+    errored in every run's seeding: 'File exists: README.md' (two manifest entries for one file)."""
+    case = make_case(tmp_path)
+    case.seed_files = {"./README.md": "inline\n", "./notes//x.txt": "x"}
+    ws = tmp_path / "ws"
+    snap = prepare_workspace(case, ws, seed_manifest(case))
+    assert (ws / "README.md").read_text() == "inline\n"
+    assert sorted(snap.files) == ["README.md", "bin/run.sh", "notes/x.txt"]
+
+
 def test_seeded_files_keep_exactly_their_permission_bits_whatever_the_umask(tmp_path):
     case = make_case(tmp_path)
     modes = {"shared.txt": 0o666, "private.txt": 0o600, "group.txt": 0o664}

@@ -66,6 +66,14 @@ def test_an_inline_seed_wins_over_the_seed_folder_as_seeding_does(case, ws):
         "@@ -1 +1 @@", "-from the yaml", "+changed"]
 
 
+def test_an_inline_seed_written_with_dot_slash_wins_too(case, ws):
+    """Seeding writes inline './inline.txt' over seed/inline.txt; the diff read seed/'s copy as the before."""
+    case.seed_files = {"./inline.txt": "from the yaml\n"}
+    (ws / "inline.txt").write_text("changed\n")
+    assert signs(diff_file("inline.txt", "modified", case=case, workspace=ws)) == [
+        "@@ -1 +1 @@", "-from the yaml", "+changed"]
+
+
 def test_long_diffs_are_capped_with_the_count_of_lines_left_out(case, ws):
     (ws / "big.txt").write_text("".join(f"row {i}\n" for i in range(200)))
     d = diff_file("big.txt", "created", case=case, workspace=ws, max_lines=60)
