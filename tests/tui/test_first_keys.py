@@ -13,6 +13,7 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.views import library_rows
+from tests.helpers.after_paint import HeldRequests, drop_after_paint
 from tests.helpers.tui_fixtures import SIZE, editor_ready, fast_demo, project_root, type_at_once, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
@@ -46,3 +47,27 @@ async def test_typing_at_the_first_paint_goes_at_once_and_a_case_key_waits_for_t
             assert isinstance(app.screen, EditorScreen) and app.screen.case.id == "write-one-line"
     finally:
         rows_may_come.set()
+
+
+async def test_the_rows_are_read_when_help_at_launch_took_the_first_read_and_went(project_root, monkeypatch) -> None:
+    """The library asks for its first read after its first paint (`call_after_refresh`). Textual hands
+    that callback to the screen on top when it is handled: help, when `?` came first (help never waits
+    for the rows), and help left before its next paint drops it unrun. Here the request is let go only
+    once help is on top, and help drops it as a screen left that fast does: back on the library, it asks
+    again and the rows come (before: "loading cases and history…" for ever)."""
+    from scarbook.tui.screens.help import HelpScreen
+
+    requests = HeldRequests(monkeypatch, LibraryScreen)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen) and requests.held, what="the library")
+        library = app.screen
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        dropped = drop_after_paint(app.screen, LibraryScreen._first_read)  # as when help is left that fast
+        requests.let_go()  # the first read's request, handled with help on top
+        await wait_until(pilot, lambda: dropped, what="help to take the request")
+        assert not library.loaded
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is library, what="the library again")
+        await wait_until(pilot, lambda: library.loaded and library.rows, what="the rows")

@@ -18,6 +18,7 @@ from scarbook.tui.screens import editor
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets import seed_files
+from tests.helpers.after_paint import drop_after_paint
 from tests.helpers.tui_fixtures import (  # noqa: F401
     SIZE,
     editor_ready,
@@ -284,6 +285,39 @@ async def test_escape_while_the_rest_of_the_form_is_built_asks_about_what_was_ty
         await pilot.press("y")
         await wait_until(pilot, lambda: app.screen is lib, what="the library")
     assert saved_title(project_root) == TITLE
+
+
+async def test_the_rest_of_the_form_is_built_when_a_dialog_took_its_request_and_went(project_root, monkeypatch):
+    """The first screenful asks for the rest of the form after its paint (`call_after_refresh`). Textual
+    hands that callback to the screen on top when it is handled: Escape's "discard changes?" dialog, when
+    it came first. Dismissed (`n`, keep editing) before its own next paint, the dialog dropped the
+    callback unrun (seen under load: SCARBOOK_TEST_PAINT=1, 2 of 17 runs), and the editor stayed half
+    built, holding Tab and Ctrl+S for ever. Here the request is let go only once the dialog is on top, and
+    the dialog drops it as a dismissed one does: the editor asks again when it is back on top (before:
+    `#checks` never came)."""
+    from scarbook.tui.dialogs.confirm import ConfirmScreen
+
+    asked: list = []
+    monkeypatch.setattr(editor, "when_keys_handled", lambda _app, callback: asked.append(callback))
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await move_library_cursor(pilot, CASE)
+        type_at_once(app, ["e", "end", "x", "escape"])
+        await until(lambda: isinstance(app.screen, ConfirmScreen) and asked, "the question")
+        ed = app.screen_stack[-2]
+        assert isinstance(ed, EditorScreen) and not ed.query("#checks")
+        dropped = drop_after_paint(app.screen, EditorScreen._show_rest)  # as when it is dismissed that fast
+        asked.pop()()  # the keys were handled: the first screenful asks for the rest, the dialog on top
+        await until(lambda: dropped, "the dialog to take the request")
+        type_at_once(app, ["n"])  # keep editing
+        await until(lambda: app.screen is ed, "the editor again")
+        await until(lambda: ed.query("#checks"), "the rest of the form to be mounting")
+        await wait_until(pilot, lambda: editor_ready(app), what="the whole form")
+        assert ed.query_one("#case-title", Input).value == TITLE + "x" and ed.dirty
+        await pilot.press("tab", "ctrl+s")  # the keys that wait for the whole form act
+        await wait_until(pilot, lambda: saved_title(project_root) == TITLE + "x", what="the case to be saved")
+        await save_done(pilot)
 
 
 async def test_the_library_read_is_frozen_out_of_the_collectors_full_scans(project_root, monkeypatch):

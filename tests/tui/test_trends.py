@@ -17,6 +17,7 @@ from scarbook.tui.screens.flakes import FlakeScreen, grid_widths
 from scarbook.tui.screens.help import HelpScreen
 from scarbook.tui.screens.review import ReviewScreen
 from scarbook.tui.screens.sessions import SessionsScreen
+from tests.helpers.after_paint import HeldRequests, drop_after_paint
 from tests.helpers.tui_fixtures import (  # noqa: F401
     fast_demo,
     library_loaded,
@@ -245,6 +246,36 @@ async def test_the_grid_fills_in_chunks_and_a_resize_keeps_the_cursor(project_ro
         await pilot.resize_terminal(200, 50)
         await wait_until(pilot, lambda: app.screen.widths == (16, 12) and grid.row_count == 3, what="the rebuild")
         assert app.screen.current()[0].case_id == W and app.screen.current()[2] == sid(5)
+
+
+async def test_the_grid_fills_when_the_screen_enter_opened_took_a_chunk_and_went(project_root, monkeypatch):
+    """Each chunk of rows asks for the next after a refresh (`call_after_refresh`). Textual hands that
+    callback to the screen on top when it is handled: the review Enter opened, when it came first, and
+    one left (Escape) before its next paint drops it unrun. Here the next chunk's request is let go only
+    once the review is on top, and the review drops it as a screen left that fast does: back on the flake
+    view, the grid asks again (before: it stopped at its first row)."""
+    import scarbook.tui.screens.flakes as flakes
+
+    monkeypatch.setattr(flakes, "ROWS_AT_ONCE", 1)
+    requests = HeldRequests(monkeypatch, FlakeScreen)
+    write_trend_history(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, FlakeScreen) and requests.held, what="the flake view")
+        flake_view = app.screen
+        grid = flake_view.query_one("#flake-grid")
+        assert grid.row_count == 1
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        dropped = drop_after_paint(app.screen, FlakeScreen._add_rows)  # as when the review is left that fast
+        requests.let_go()  # the first chunk's request, handled with the review on top
+        await wait_until(pilot, lambda: dropped, what="the review to take the request")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is flake_view, what="back to the flake view")
+        await wait_until(pilot, lambda: grid.row_count == 3, what="every row")
+        assert [str(grid.get_row_at(i)[0]) for i in range(3)] == [F, W, R]
 
 
 async def test_the_flake_view_shows_a_cases_noise_floor(project_root):

@@ -97,6 +97,8 @@ class EditorScreen(HostScreen):
         self.accepts_keys = False  # until the first screenful is built and the form's clean state taken
         self.built = False  # the whole form is built (the rubric, checks and seed files below the first screenful)
         self.shown = folder is None  # a case read from its folder: once its first screenful is painted
+        self._rest_asked = False  # the first screenful asked for the rest of the form (after its paint)
+        self._rest_started = False  # the rest of the form is being mounted (once)
         self._seed_listing: list[str] | None = None  # read with the case (None: SeedFiles lists it)
         self._preview: Text | None = None
         # Files a draft brings, written on save: scar/ evidence here, seed/ files staged in SeedFiles.
@@ -255,12 +257,22 @@ class EditorScreen(HostScreen):
         keys_welcome(self)
         # The keys typed meanwhile act first (a burst of them takes milliseconds when nothing competes),
         # then this screenful is painted, then the rest is built.
+        self._rest_asked = True
         when_keys_handled(self.app, lambda: self.call_after_refresh(self._show_rest))
+
+    def on_screen_resume(self) -> None:
+        """Back on top (a dialog was dismissed) with the rest of the form asked for and not begun: ask
+        again. Textual hands a `call_after_refresh` callback to the screen on top when it is handled, so
+        a dialog opened meanwhile (Escape's "discard changes?") takes it, and one dismissed before its
+        next paint drops it unrun: the form stayed half built, holding Tab and Ctrl+S for ever."""
+        if self._rest_asked and not self._rest_started:
+            self.call_after_refresh(self._show_rest)
 
     def _show_rest(self) -> None:
         self.shown = True  # the first screenful is painted (what benchmarks/tui_bench.py times)
-        if self not in self.app.screen_stack:
+        if self._rest_started or self not in self.app.screen_stack:
             return
+        self._rest_started = True
         self._rest_mounted(self.query_one("#editor-body").mount_all(self._form_below()))
 
     @work(exclusive=True, group="editor-rest", exit_on_error=False)

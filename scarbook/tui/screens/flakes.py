@@ -59,6 +59,8 @@ class FlakeScreen(Screen):
         self.never = sorted(c for c in wanted if not trends.cases.get(c) or not trends.cases[c].points)
         self.widths: tuple[int, int] | None = None
         self._generation = 0
+        self._rows_added = 0  # rows of this generation's grid already added (chunks come in order, once)
+        self._cursor = Coordinate(0, 0)  # where the cursor goes back to once its row is in (a rebuild's)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -98,16 +100,26 @@ class FlakeScreen(Screen):
         for info in self.sessions:
             grid.add_column(column_label(info.label or info.id, cell_w), key=info.id, width=cell_w)
         self._generation += 1
-        self._add_rows(0, self._generation, at)
+        self._rows_added, self._cursor = 0, at
+        self._add_rows(0, self._generation)
 
-    def _add_rows(self, start: int, generation: int, cursor: Coordinate) -> None:
+    def on_screen_resume(self) -> None:
+        """Back on top with rows still to add: ask for the next chunk again. Textual hands a
+        `call_after_refresh` callback to the screen on top when it is handled, so the screen Enter opened
+        took it, and one left before its next paint dropped it: the grid stopped filling."""
+        if self.widths is not None and self._rows_added < len(self.cases):
+            self.call_after_refresh(self._add_rows, self._rows_added, self._generation)
+
+    def _add_rows(self, start: int, generation: int) -> None:
         """Rows start.. in chunks of ROWS_AT_ONCE, one chunk per refresh: t opens at once with 1,000
         cases, and keys are handled between chunks."""
-        if generation != self._generation:
-            return  # the grid was rebuilt (resized) since
+        if generation != self._generation or start != self._rows_added:
+            return  # the grid was rebuilt (resized) since, or this chunk is in already (asked again)
         stop = start + ROWS_AT_ONCE
+        self._rows_added = min(stop, len(self.cases))
         if stop < len(self.cases):
-            self.call_after_refresh(self._add_rows, stop, generation, cursor)
+            self.call_after_refresh(self._add_rows, stop, generation)
+        cursor = self._cursor
         assert self.widths is not None  # rows are added after the grid was laid out
         case_w, cell_w = self.widths
         grid = self.query_one("#flake-grid", DataTable)

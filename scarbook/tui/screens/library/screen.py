@@ -141,6 +141,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         self.sort_key = "id"
         self.sort_reverse = False
         self.loaded = False
+        self._read_begun = False  # the first read of the rows was started (once the empty table is painted)
         self._told: set[str] = set()  # history problems already shown
         self.judge_status = ""  # when the judge was last calibrated, and whether that still holds
         self.land_on: str | None = None  # the case the cursor goes to at the next reload
@@ -165,8 +166,18 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         # do not share the interpreter with that read (issue 38.5).
         self.call_after_refresh(self._first_read)
 
+    def on_screen_resume(self) -> None:
+        """Back on top before the first read began: ask for it again. Textual hands a `call_after_refresh`
+        callback to the screen on top when it is handled, so `?` typed at launch (help never waits for the
+        rows) could take it, and help left before its next paint dropped it: "loading cases" for ever."""
+        if not self._read_begun:
+            self.call_after_refresh(self._first_read)
+
     @unless_removed
     def _first_read(self) -> None:
+        if self._read_begun:  # asked again (on_screen_resume) after it began
+            return
+        self._read_begun = True
         self.reload()
 
     # -- data ---------------------------------------------------------------------------------
