@@ -44,6 +44,7 @@ from scarbook.history.records import (
 )
 from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
+from scarbook.models.session import SELECTORS
 from scarbook.models.words import SessionState
 from scarbook.text import clean_record_text
 
@@ -374,8 +375,8 @@ class History:
         if not sessions:
             raise HistoryError(history_folder_problem(self.dir)
                                or f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
-        if ref in ("latest", "previous"):
-            idx = 0 if ref == "latest" else 1
+        if ref in SELECTORS:
+            idx = SELECTORS.index(ref)
             if len(sessions) <= idx:
                 raise HistoryError("there is no previous session: only one session is recorded")
             return sessions[idx]

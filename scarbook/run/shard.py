@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from scarbook.errors import ScarbookError
+from scarbook.models.session import SELECTORS
 from scarbook.models.session_parts import ShardHeader
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -81,7 +82,7 @@ def check_session_id(session_id: str) -> str:
     if session_id.endswith(".damaged"):
         raise ScarbookError(f"--session-id {session_id!r} ends in '.damaged', the mark of history moved aside: "
                             "scarbook would never list it — choose another")
-    if session_id in ("latest", "previous"):
+    if session_id in SELECTORS:
         raise ScarbookError(f"--session-id {session_id!r} is a word scarbook reads as the newest sessions (latest, "
                             "previous) — choose another")
     return session_id

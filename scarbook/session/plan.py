@@ -25,6 +25,7 @@ from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
+from scarbook.models.session import SELECTORS
 from scarbook.record.settings import RecordSettings
 from scarbook.run.plan import SessionPlan, SessionSite
 from scarbook.text import plural
@@ -98,6 +99,7 @@ class EvalPlan:
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
     """The plan `request` asks for, or a ScarbookError (exit 2) naming the option that cannot be."""
+    check_label(request.label)
     site = session_site(request)
     config = site.config
     if request.session_id is not None and request.shard is None:
@@ -234,6 +236,15 @@ def case_ids_of_args(folders: ProjectFolders, args: tuple[str, ...] | list[str])
     """Cases named on the command line (ids or folders), as ids: every command that takes a CASE reads
     them through this, so a path works (or is refused with the same words) everywhere."""
     return tuple(case_id_of_arg(folders, a) for a in args)
+
+
+def check_label(label: str) -> None:
+    """A label is a name to pick the session by: a word that picks a session by its place is not one."""
+    word = label.strip()
+    if word in SELECTORS:
+        raise ScarbookError(f"label {word!r} is a word scarbook reads as a session (latest: the newest, previous: "
+                            f"the one before), so the session could not be picked by it — choose another label, "
+                            f"e.g. {word}-run")
 
 
 def select_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...],

@@ -34,10 +34,15 @@ from tests.helpers.tui_fixtures import (
 pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 
-async def launch_by_keys(pilot, runs: str = "2") -> None:
-    """r opens the launch modal; the runs field has focus: replace its value and press Enter."""
+async def open_launch(pilot) -> None:
+    """From the library (loaded), r opens the launch modal."""
     await pilot.press("r")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch modal")
+
+
+async def launch_by_keys(pilot, runs: str = "2") -> None:
+    """r opens the launch modal; the runs field has focus: replace its value and press Enter."""
+    await open_launch(pilot)
     await pilot.press("ctrl+a", "ctrl+k", *runs, "enter")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, LiveScreen), what="the live screen")
 
@@ -149,8 +154,7 @@ async def test_adaptive_session_ends_with_a_full_bar_and_says_how_many_runs_it_s
     app = make_app(project_root, agent_seed=7, demo_delay=0)
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await open_launch(pilot)
         await pilot.press("ctrl+a", "ctrl+k", "4", "0")
         estimate = app.screen.query_one("#estimate")
         assert plain(estimate).startswith("160 runs: 4 cases × 40\n")
@@ -175,13 +179,26 @@ async def test_adaptive_with_a_cap_below_the_rules_minimum_is_refused_in_the_mod
     app = make_app(project_root, agent_seed=7, demo_delay=0)
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await open_launch(pilot)
         await pilot.press("ctrl+a", "ctrl+k", "3")
         await tab_to(pilot, "adaptive")
         await pilot.press("space", "ctrl+r")
         assert isinstance(app.screen, LaunchScreen)
         assert plain(app.screen.query_one("#launch-error")) == "adaptive needs a cap of at least 5 runs per case"
+
+
+async def test_a_label_scarbook_reads_as_the_newest_session_is_refused_in_the_modal(project_root):
+    """The launch ran a session labelled 'latest', which `scarbook report latest` never picks by its label."""
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await open_launch(pilot)
+        await tab_to(pilot, "label")
+        await pilot.press(*"latest", "ctrl+r")
+        assert isinstance(app.screen, LaunchScreen)
+        assert plain(app.screen.query_one("#launch-error")) == (
+            "label 'latest' is a word scarbook reads as a session (latest: the newest, previous: the one before), "
+            "so the session could not be picked by it — choose another label, e.g. latest-run")
 
 
 async def test_verify_without_a_judge_key_lets_the_rule_checks_decide(project_root):

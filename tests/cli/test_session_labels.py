@@ -1,0 +1,43 @@
+"""A session's label is a name to pick it by: the words that pick the newest sessions are not one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("inprocess_demo")
+
+CASE = "id: c\ntask: t\nchecks: [{type: file_exists, path: x}]\n"
+
+
+@pytest.mark.parametrize("label", ["latest", "previous", " latest "])
+def test_a_label_scarbook_reads_as_the_newest_sessions_is_refused_before_any_run(project, label) -> None:
+    """`eval --label latest` ran and recorded the session; `report latest` then picked the newest session
+    whatever its label, and `report previous` the one before: the label picked nothing."""
+    project.config("agent: {type: demo, seed: 7}\n")
+    project.case("c", CASE)
+    word = label.strip()
+    for extra in ((), ("--dry-run",)):
+        result = project.cli("eval", "--runs", "2", "--label", label, *extra)
+        assert (result.exit_code, result.stderr) == (
+            2, f"scarbook: label {word!r} is a word scarbook reads as a session (latest: the newest, previous: the "
+               f"one before), so the session could not be picked by it — choose another label, e.g. {word}-run\n")
+    assert not list((project.workspaces / "history").glob("*/session.json"))  # nothing ran, nothing recorded
+
+
+def test_a_session_labelled_latest_before_the_refusal_is_still_picked_by_its_id(project) -> None:
+    project.config("agent: {type: demo, seed: 7}\n")
+    project.case("c", CASE)
+    assert project.cli("eval", "--runs", "2", "--label", "old").exit_code in (0, 1)
+    assert project.cli("eval", "--runs", "2", "--label", "new").exit_code in (0, 1)
+    for path in (project.workspaces / "history").glob("*/session.json"):  # labelled so by an older scarbook
+        data = json.loads(path.read_text())
+        if data["session"]["1"]["label"] == "old":
+            data["session"]["1"]["label"] = "latest"
+            path.write_text(json.dumps(data))
+            older = path
+    sid = older.parent.name
+    shown = project.cli("report", sid)
+    assert shown.exit_code in (0, 1) and sid in shown.stdout, shown.output
+    assert sid not in project.cli("report", "latest").stdout  # the word still picks the newest session
