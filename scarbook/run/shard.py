@@ -18,6 +18,7 @@ from scarbook.models.session_parts import ShardHeader
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SHARD_SPEC = re.compile(r"(\d+)/(\d+)")
+SHARD_FOLDER = re.compile(r"(?P<session>.+)\.shard-(?P<index>\d+)-of-(?P<count>\d+)")  # Shard.folder_id
 @dataclass(frozen=True)
 class Shard:
     index: int  # 1-based, as the user writes it

@@ -10,16 +10,19 @@ How a session is split is run/shard.py.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from scarbook.errors import HistoryError, ScarbookError
+from scarbook.fs.files import kind_of
 from scarbook.history.records import status_problem
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.session_parts import MIXED, Confinement, RunPlace, ShardHeader
 from scarbook.models.words import SessionState
-from scarbook.run.shard import Shard
+from scarbook.run.shard import SHARD_FOLDER, Shard
 from scarbook.text import plural
 
 # Worst first: the merged session takes the worst state any shard ended in.
@@ -51,28 +54,54 @@ def _history_at(folder: Path):
     return history
 
 
-def _history_folders(given: Path) -> list[Path]:
+def _session_file(folder: Path) -> str:
+    """What `folder`/session.json is: "file" (a regular file; links followed, as the read follows them), ""
+    (nothing there) or what else stands there ("a FIFO", "a directory", ...)."""
+    try:
+        mode = os.stat(folder / "session.json").st_mode
+    except OSError:
+        return ""
+    return "file" if stat.S_ISREG(mode) else kind_of(mode)
+
+
+def _refuse_unreadable(folder: Path, kind: str) -> None:
+    m = SHARD_FOLDER.fullmatch(folder.name)
+    what = f"shard {m['index']}/{m['count']} of session {m['session']}" if m else "the session there"
+    raise ScarbookError(f"{folder / 'session.json'} is {kind}, not a regular file: {what} cannot be read — put back "
+                        "the session.json the shard's job wrote, or run that shard again")
+
+
+def _history_folders(given: Path, kind: str) -> list[Path]:
     """The history folders a DIR argument stands for: a session folder's parent, a history folder,
-    or a workspaces folder (its history/)."""
-    if (given / "session.json").is_file():
+    or a workspaces folder (its history/). `kind`: what its session.json is (_session_file)."""
+    if kind == "file":
         return [given.parent]
+    if kind:  # the folder of one session, whose session.json cannot be read
+        _refuse_unreadable(given, kind)
     if (given / "history").is_dir():
         return [given / "history"]
     return [given]
 
 
 def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundShard]:
-    """Every shard session recorded in `dirs` (of `session_id`, if given)."""
+    """Every shard session recorded in `dirs` (of `session_id`, if given). A shard's folder whose session.json
+    is not a regular file (a FIFO, a folder) is named, not read (a FIFO would wait) nor left out as missing."""
     found: list[FoundShard] = []
     for given in dirs:
         if not given.is_dir():
             raise ScarbookError(f"{given} is not a folder — give the history folders (workspaces/history) "
                                 "the shard jobs left")
-        only = given.name if (given / "session.json").is_file() else None
-        for folder in _history_folders(given):
+        kind = _session_file(given)
+        only = given.name if kind == "file" else None
+        for folder in _history_folders(given, kind):
             history = _history_at(folder)
-            for sub in sorted(p for p in folder.iterdir() if (p / "session.json").is_file()):
+            for sub in sorted(folder.iterdir()):
                 if only is not None and sub.name != only:
+                    continue
+                if (there := _session_file(sub)) != "file":
+                    m = SHARD_FOLDER.fullmatch(sub.name)
+                    if there and m and session_id in (None, m["session"]):
+                        _refuse_unreadable(sub, there)
                     continue
                 info = history.read_session(sub.name)
                 spec = info.shard

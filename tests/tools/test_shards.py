@@ -6,6 +6,7 @@ merging their history folders must give the table, exit code, JSON and JUnit of 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -177,6 +178,23 @@ def test_a_missing_shard_is_an_error_naming_it(shards):
     assert result.exit_code == 2
     assert result.stderr.strip() == ("scarbook: shard 2/3 of session ci-42 is missing (found 1/3, 3/3) — add the "
                                      "history folder of the job that ran --shard 2/3")
+    assert not (project.workspaces / "history" / "ci-42").exists()
+
+
+@pytest.mark.parametrize("what, kind", [("fifo", "a FIFO"), ("folder", "a directory")])
+@pytest.mark.parametrize("given", ["workspaces", "the shard's folder"])
+def test_a_shards_session_json_that_is_not_a_file_is_named_not_called_missing(shards, what, kind, given):
+    """A FIFO (or a folder) where shard 2/3's session.json should be: merge said 'shard 2/3 ... is missing',
+    and given the shard's folder itself, 'no shards found in ...'."""
+    project, machines, _ = shards
+    folder = machines[1] / "workspaces" / "history" / "ci-42.shard-2-of-3"
+    (folder / "session.json").unlink()
+    os.mkfifo(folder / "session.json") if what == "fifo" else (folder / "session.json").mkdir()
+    second = machines[1] / "workspaces" if given == "workspaces" else folder
+    result = project.cli("merge", str(machines[0] / "workspaces"), str(second), str(machines[2] / "workspaces"))
+    assert (result.exit_code, result.stderr.strip()) == (
+        2, f"scarbook: {folder / 'session.json'} is {kind}, not a regular file: shard 2/3 of session ci-42 cannot "
+           "be read — put back the session.json the shard's job wrote, or run that shard again")
     assert not (project.workspaces / "history" / "ci-42").exists()
 
 
