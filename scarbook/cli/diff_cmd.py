@@ -51,13 +51,12 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     say(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
     if rejudged:  # the agent's work is the same by construction: only the rubric and the judge can differ
         changes = [f"changed checks: {', '.join(two.changed)}"] if two.changed else []
-        if a.judge_model != b.judge_model:
-            changes.append(f"judge {a.judge_model!r} -> {b.judge_model!r}")
+        changes += two.judge_changes()
         say("note: one session grades the other's kept artifacts again (scarbook rejudge): the agent's work "
                    "is the same, so each difference is the rubric's or the judge's"
                    + (f" ({'; '.join(changes)})" if changes else ""))
     elif a.fingerprint != b.fingerprint:
-        say(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}, judge {a.judge_model!r} -> {b.judge_model!r})")
+        say(f"note: the config differs (agent {a.agent!r} -> {b.agent!r}{''.join(', ' + c for c in two.judge_changes())})")
     if mismatch:
         say(f"warning (--force): {mismatch.split(' — ')[0]}")
     for info in (a, b):
@@ -67,7 +66,8 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     say(format_comparison(cmp, a.label or "A", b.label or "B"))
     for line in noise_notes(project, cmp, (a.case_digests, b.case_digests)):  # each case's A/A spread, when comparable
         say(line)
-    note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge)
+    note = diff_note(calibration_for(history, project.workspaces_dir, project.config.judge), a, b, project.config.judge,
+                     two.judges, rejudge=rejudged)
     if note:
         say(note)
     if given_away:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.history.judged_index import JudgedItem, judged_in_history
+from scarbook.history.session_judge import SessionJudge, described, judge_in_use, judges_line, match_judges
 from scarbook.history.store import History
 from scarbook.judge.calibrate import (
     CalibrationItem,
@@ -304,23 +305,30 @@ def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], 
     return picked, bool(plan)
 
 
-def diff_note(cal: Calibration, a: SessionInfo, b: SessionInfo, settings: JudgeSettings) -> str:
-    """What the judge's measured error means for `scarbook diff A B` (docs/statistics.md): with one
-    judge for both sessions the true difference is the judged one / (q0 + q1 - 1), so the verdicts
-    (a test of "any change") stand and only the sizes are rescaled. "" when no labels of the judge
-    in use exist or the sessions were not judged."""
-    if not (a.judge_model and b.judge_model) or a.partial or b.partial or not cal.labels:
+def diff_note(cal: Calibration, a: SessionInfo, b: SessionInfo, settings: JudgeSettings,
+              judges: tuple[SessionJudge | None, SessionJudge | None], rejudge: bool = False) -> str:
+    """What the judges and the judge's measured error mean for `scarbook diff A B` (docs/statistics.md). `judges`:
+    each session's, as its runs record it (history/session_judge.py). When they are not known to be one judge, which
+    part differs or is unknown (not for a rejudge whose judges differ: its own note names them). With one judge for
+    both sessions the true difference is the judged one / (q0 + q1 - 1), so the verdicts (a test of "any change")
+    stand and only the sizes are rescaled. "" when no labels of the judge in use exist or the sessions were not
+    judged."""
+    mine, theirs = judges
+    if mine is None or theirs is None or a.partial or b.partial:
+        return ""
+    line = judges_line(mine, theirs)
+    if line:
+        return "" if rejudge and match_judges(mine, theirs).differ else line
+    if not cal.labels:
         return ""
     error = cal.usable_error
     if error is None:
         return f"judge: differences not corrected for the judge's error — {cal.reason}"
-    if a.judge_model != b.judge_model:
-        return (f"judge: A was graded by {a.judge_model}, B by {b.judge_model}: their difference mixes the agent's "
-                "change with the judges'; the raw verdicts stand")
-    if a.judge_model != settings.model:  # one judge graded both, but not the one the labels measure
-        return (f"judge: both sessions were graded by {a.judge_model}, not by the judge in use ({settings.model}) "
-                "whose error the labels measure: differences not corrected for it; the same judge graded both "
-                "sessions, so the verdicts stand")
+    in_use = judge_in_use(settings)
+    if not match_judges(mine, in_use).same:  # one judge graded both, but not the one the labels measure
+        return (f"judge: both sessions were graded by {described(mine, in_use)}, not by the judge in use "
+                f"({described(in_use, mine)}) whose error the labels measure: differences not corrected for it; the "
+                "same judge graded both sessions, so the verdicts stand")
     q0, q1 = error.pooled.q0.value, error.pooled.q1.value
     return (f"judge: with its measured error (q0 {q0:.2f}, q1 {q1:.2f}, {plural(cal.labels, 'label')}) a true "
             f"difference reads × {q0 + q1 - 1:.2f}: the agent's differences are about {1 / (q0 + q1 - 1):.1f}× "

@@ -16,6 +16,7 @@ from scarbook.cases.lineage import CaseIdLog, given_away_between, leave_out_give
 from scarbook.errors import HistoryError
 from scarbook.history.baseline import Baseline, BaselineComparison, compare_to_baseline
 from scarbook.history.records import primary_runs
+from scarbook.history.session_judge import SessionJudge, changed_parts, judge_of_runs
 from scarbook.history.store import History
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.project import Project
@@ -31,6 +32,17 @@ class TwoSessions:
     changed: list[str] = field(default_factory=list)  # cases whose task or checks changed in between
     mismatch: str = ""  # why the rates are not comparable (only one session judged), or ""
     problems: list[HistoryError] = field(default_factory=list)  # runs left out (damaged, forged), named
+    # each session's judge as its runs record it (history/session_judge.py); None for a session nothing judged
+    judges: tuple[SessionJudge | None, SessionJudge | None] = (None, None)
+
+    def judge_changes(self) -> list[str]:
+        """What changed of the judge from A to B, part by part ("judge temperature '0.0' -> '0.7'"): the
+        recorded models' change alone when a side's runs were not judged."""
+        mine, theirs = self.judges
+        if mine is not None and theirs is not None:
+            return changed_parts(mine, theirs)
+        a, b = self.a.judge_model, self.b.judge_model
+        return [f"judge {a!r} -> {b!r}"] if a != b else []
 
 
 def compare_two_sessions(project: Project, a: SessionInfo, b: SessionInfo,
@@ -44,7 +56,7 @@ def compare_two_sessions(project: Project, a: SessionInfo, b: SessionInfo,
     problems = [*runs_a.problems, *(p for p in runs_b.problems if str(p) not in map(str, runs_a.problems)),
                 *map(HistoryError, id_problems)]
     return TwoSessions(a, b, compare_sessions(counts_a, counts_b), given_away, changed_cases(a, b),
-                       partial_mismatch(a, b) or "", problems)
+                       partial_mismatch(a, b) or "", problems, (judge_of_runs(runs_a), judge_of_runs(runs_b)))
 
 
 def compare_with_baseline(project: ProjectFolders, baseline: Baseline, session: SessionInfo,
