@@ -20,6 +20,8 @@ def check_relative(rel: str) -> str | None:
 def _check_text(rel: str) -> str | None:
     if not rel.strip():
         return "path is empty"
+    if "\0" in rel:
+        return f"path {rel!r} holds a NUL character, which no file name can hold"
     if "\\" in rel:
         return f"path {rel!r} uses backslashes; write it with '/'"
     pure = PurePosixPath(rel)

@@ -330,6 +330,10 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         if path in (".", "/") or path in listed or op.path.endswith(("/", "\\")):
             t.warnings.append(f"{call.name} {op.path} names a folder, not a file; it is not a candidate")
             continue
+        if "\0" in path:  # a mangled log: no workspace can hold the file, no check can look for it
+            t.warnings.append(f"{call.name} {op.path!r} names no file: a file name cannot hold a NUL character; "
+                              "it is not a candidate")
+            continue
         if result is None and op.kind != "changed":
             t.warnings.append(f"tool call {call.id} ({call.name} {path}) has no result; assumed it succeeded")
         fw = written.pop(path, None)

@@ -157,6 +157,13 @@ def test_check_path_absolute(project) -> None:
                    f"workspace root — {PATH_FIX}")
 
 
+def test_check_path_with_a_nul_character(project) -> None:
+    """No file can have a NUL in its name: a case naming one is refused at load, not a ValueError in every run."""
+    path, msg = _error(project, "bad", 'id: bad\ntask: x\nchecks:\n  - {type: file_exists, path: "a\\0b.txt"}\n')
+    assert msg == (f"{path}:4: file_exists.path: path 'a\\x00b.txt' holds a NUL character, which no file name can "
+                   f"hold — {PATH_FIX}")
+
+
 def test_only_changed_path_escape(project) -> None:
     path, msg = _error(project, "bad", "id: bad\ntask: x\nchecks:\n  - {type: only_changed, paths: [a, ../b]}\n")
     assert msg == f"{path}:4: only_changed.paths: path '../b' contains '..' and would leave the workspace — {PATH_FIX}"

@@ -154,3 +154,18 @@ def test_note_or_offline_without_draft_rubric_is_refused_not_ignored(tmp_path, g
     assert res.stderr == (f"scarbook: {words} --draft-rubric: add --draft-rubric to draft the rubric from the "
                           f"incident, or leave {them} out\n")
     assert not (tmp_path / "cases").exists()
+
+
+def test_a_written_path_with_a_nul_is_no_candidate_and_the_draft_loads(tmp_path):
+    """A Write whose path holds a NUL (a mangled log) named no file a workspace can hold; the draft took it as its
+    artifact and wrote a file_exists check that failed every run with a ValueError, and the certification
+    that follows the import was a traceback. It is now left out, said, and the draft is the answer's."""
+    log = tmp_path / "nul.jsonl"
+    log.write_text((TRANSCRIPTS / "claude_code_session.jsonl").read_text()
+                   .replace("/home/dev/tiny-agent/tmp.txt", "/home/dev/tiny-agent/a\\u0000b.txt"))
+    res = run(tmp_path, "import", str(log), "--id", "nul", "--skip-judge")
+    assert res.exit_code == 0, res.output
+    assert ("warning: Write '/home/dev/tiny-agent/a\\x00b.txt' names no file: a file name cannot hold a NUL "
+            "character; it is not a candidate\n") in res.stderr
+    case = load_case(tmp_path / "cases" / "nul")
+    assert case.scar.artifact_at == "output"
