@@ -61,6 +61,18 @@ class Calibration:
     def usable(self) -> bool:
         return self.usable_error is not None
 
+    @property
+    def labels_key(self) -> tuple[str, bool]:
+        """What a person changes of a calibration: the labels it counts with their verdicts (label_digest), and
+        whether rates are corrected with them — not the strata's sizes, which follow a machine's history."""
+        return self.label_digest, self.usable
+
+    @property
+    def judged(self) -> float:
+        """How many judged items of history its strata's sizes (the pool's W) were counted from; 0 without."""
+        counts = self.error.pooled.counts if self.error is not None else None
+        return counts[0].n if counts is not None else 0
+
     def to_dict(self) -> dict:
         return {"usable": self.usable, "reason": self.reason, "labels": self.labels,
                 "calibrated_at": self.calibrated_at, "notes": list(self.notes),

@@ -118,7 +118,7 @@ def _changed(ran: Calibration, recorded: Mapping[str, Any], now: Calibration, ca
     history grows — with the last label made the day a session ran, history's counts that session's own judged
     items once it has run — and no one changed anything. A record older than the digest: all but its notes."""
     if "label_digest" in recorded:
-        return (ran.label_digest, ran.usable) != (now.label_digest, now.usable)
+        return ran.labels_key != now.labels_key
     mine, theirs = (dict(r) for r in (recorded, now.to_record(case_ids)))
     for record in (mine, theirs):
         record.pop("notes", None)

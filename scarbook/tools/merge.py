@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scarbook.errors import HistoryError, ScarbookError
 from scarbook.fs.files import kind_of
+from scarbook.history.judge_truth import Calibration
 from scarbook.history.records import status_problem
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.session_parts import MIXED, Confinement, RunPlace, ShardHeader
@@ -254,11 +257,10 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
              for f in found if f.info.state != SessionState.FINISHED]
     notes += [f"shard {f.shard.label}: {f.info.note}" for f in found if f.info.note]
     gate = first.gate
-    if gate is not None and any((f.info.gate.calibration if f.info.gate else None) != gate.calibration for f in found):
-        # no one calibration ran the session: its report corrects and decides with the project's (run/gate.py)
-        gate = gate.updated(calibration=None)
-        notes.append("its shards ran with different calibrations of the judge: its report corrects with the "
-                     "calibration in this project's history")
+    calibration, said = merged_calibration(found) if gate is not None else (None, "")
+    if gate is not None and said:  # (shards that agree: the first's gate, as it was written)
+        gate = gate.updated(calibration=calibration)
+        notes.append(said)
     info = SessionInfo(id=sid, label=first.label, started_at=min(f.info.started_at for f in found),
                        finished_at=max((f.info.finished_at or "" for f in found), default="") or None,
                        state=worst, runs_per_case=first.runs_per_case, case_ids=list(first.case_ids),
@@ -276,6 +278,38 @@ def merge_shards(found: list[FoundShard]) -> tuple[SessionInfo, list[RunRecord]]
             runs.append(r)
     runs.sort(key=lambda r: (r.case_id, r.k))
     return info, runs
+
+
+def merged_calibration(found: list[FoundShard]) -> tuple[Mapping[str, Any] | None, str]:
+    """The judge's calibration the merged session keeps (session.json's gate.calibration), and its note's words.
+    Shards whose records count the same labels with the same verdicts (Calibration.labels_key, the label digest
+    the replay compares) measured one judge's error from one set of labels; their records differ only in the
+    strata's sizes (W), each counted from its own machine's history. The one counted from the most judged items
+    is kept (the first such shard's): its W is the most precise, and each record carries its own W's variance
+    (docs/statistics.md). Shards whose labels differ, or a record without the digest (older) or damaged: none —
+    the merged session's report corrects with the project's calibration (run/gate.replay_calibration)."""
+    records = [f.info.gate.calibration if f.info.gate else None for f in found]
+    if all(r == records[0] for r in records):
+        return records[0], ""
+    read = [_labelled(r) for r in records]
+    known = [c for c in read if c is not None]
+    if len(known) < len(read) or len({c.labels_key for c in known}) > 1:
+        return None, ("its shards ran with different calibrations of the judge: its report corrects with the "
+                      "calibration in this project's history")
+    keep = max(range(len(found)), key=lambda i: (known[i].judged, -i))
+    return records[keep], (f"its shards' calibrations of the judge count the same {plural(known[keep].labels, 'label')} "
+                           f"with the same verdicts, on different histories: it keeps shard {found[keep].shard.label}'s, "
+                           f"whose history held the most judged items ({known[keep].judged:g})")
+
+
+def _labelled(record: Mapping[str, Any] | None) -> Calibration | None:
+    """A shard's recorded calibration when it names the labels it counts (label_digest); else None."""
+    if not record or not record.get("label_digest"):
+        return None
+    try:
+        return Calibration.from_record(record)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _merged_executor(executors: list[RunPlace | None]) -> RunPlace | None:

@@ -519,3 +519,47 @@ def test_shards_that_ran_with_different_calibrations_merge_with_the_projects(sha
     assert merged["gate"]["calibration"] is None, merged["gate"]
     assert merged["note"] == ("its shards ran with different calibrations of the judge: its report corrects with "
                               "the calibration in this project's history"), merged["note"]
+
+
+def _calibration_on(history: tuple[int, int]) -> dict:
+    """The calibration record (session.json's gate.calibration) a shard's machine would write: the same 40 labels
+    of case alpha (history/judge_truth.measure), its history holding `history` judged items (judge PASS, FAIL)."""
+    from scarbook.history.judge_truth import measure
+    from scarbook.history.judged_index import JudgedItem
+    from scarbook.judge.calibrate import CalibrationLabel
+    from scarbook.judge.settings import JudgeSettings
+
+    s = JudgeSettings()
+
+    def label(i: int, judge: str, human: str) -> CalibrationLabel:
+        return CalibrationLabel("alpha", "item", f"d{i}", human, judge, judge_model=s.model,
+                                judge_prompt_digest=s.prompt_digest, labeled_at="2026-12-01")
+
+    labels = ([label(i, "PASS", "PASS" if i < 17 else "FAIL") for i in range(20)]
+              + [label(i, "FAIL", "PASS" if i < 25 else "FAIL") for i in range(20, 40)])
+    passed, failed = history
+    judged = [JudgedItem("alpha", "item", f"h{i}", "PASS" if i < passed else "FAIL", s.model, s.prompt_digest, "")
+              for i in range(passed + failed)]
+    return measure(labels, judged, s).to_record(["alpha"])
+
+
+def test_shards_with_the_same_labels_on_different_histories_keep_a_calibration(shards):
+    """Machines whose histories hold other judged runs but the same labels: the records differ in the strata's sizes
+    (W) only. Before, merge compared the whole records: no calibration, and the note said the shards ran with
+    different calibrations. The labels and their verdicts agree (label_digest), so the merged session keeps one —
+    the record of the shard whose history held the most judged items — and its note says which."""
+    project, machines, _ = shards
+    folders = [m / "workspaces" / "history" / f"ci-42.shard-{i}-of-3" for i, m in enumerate(machines, 1)]
+    small, large = _calibration_on((60, 40)), _calibration_on((200, 100))
+    assert small["label_digest"] == large["label_digest"] and small != large
+    for folder, calibration in zip(folders, (small, large, small), strict=True):
+        doc = next(iter(json.loads((folder / "session.json").read_text())["session"].values()))
+        _rewrite_session(folder, gate={**doc["gate"], "calibration": calibration})
+    result = project.cli("merge", *[str(m / "workspaces") for m in machines])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    merged = next(iter(json.loads((project.workspaces / "history" / "ci-42" / "session.json").read_text())
+                       ["session"].values()))
+    assert merged["gate"]["calibration"] == large, merged["gate"]
+    assert merged["note"] == ("its shards' calibrations of the judge count the same 40 labels with the same verdicts, "
+                              "on different histories: it keeps shard 2/3's, whose history held the most judged "
+                              "items (300)"), merged["note"]
