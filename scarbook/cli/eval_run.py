@@ -34,6 +34,8 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
     executor = connect_executor(prep.session, executor_kind)
     for case_id, why in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
         warn(f"{case_id}: {why}")
+    for line in prep.warnings:
+        warn(line)
     finished = drive_session(prep.session, Progress(quiet), executor)
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader

@@ -37,7 +37,7 @@ from scarbook.run.shard import Shard
 from scarbook.stats.decisions import more_looks
 from scarbook.stats.head_to_head import COMPARE_FIRST_LOOK, auto_looks
 from scarbook.stats.judge_error import JudgeBasis, JudgeError, run_level
-from scarbook.stats.plans import undecidable
+from scarbook.stats.plans import margin_warning, undecidable
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
 
@@ -151,6 +151,8 @@ class Preparation:
     # said once, before the runs: (case id, why) for each case this plan cannot call above its threshold
     # even if every run passes (stats/plans.py)
     undecidable: list[tuple[str, str]] = field(default_factory=list)
+    # said once, before the runs: what this plan's rule can decide that its thresholds do not say (stats/plans.py)
+    warnings: list[str] = field(default_factory=list)
     # the judge's calibration the session was prepared with (session/prepare.py reads it once): the report
     # and the live screen correct the rates with it; None where no one read it (a rejudge reads its own)
     calibration: Calibration | None = None
@@ -205,7 +207,8 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
     ready = ReadySession(site, plan, spec, agent, judge, decide, record, replay, isolation, rates,
                          judge_error=judge_error if judge is not None else None, agents=agents,
                          writes_item_ids=judge is not None and site.config.judge.write_item_ids)
-    return Preparation(ready, notes=notes, undecidable=_undecidable(ready, judge_error))
+    margin = margin_warning(plan.cases, site.config.threshold, plan.runs, rates) if decide is not None else ""
+    return Preparation(ready, notes=notes, undecidable=_undecidable(ready, judge_error), warnings=[margin] if margin else [])
 
 
 def _load_replay(site: SessionSite, record: RecordSettings | None, errors: list[str]) -> ReplaySource | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from scarbook.stats.corrected_gate import CorrectedEvidence, decision_interval
 from scarbook.stats.exact import first_true
 from scarbook.stats.judge_error import JudgeBasis
+from scarbook.stats.sequential import DELTA, EDGE, above_after_a_failure, hypotheses, sequential_rules
 from scarbook.text import plural, threshold_pct
 
 MAX_PLAN = 100_000  # past this, "N can" is not a useful thing to say
@@ -76,3 +77,19 @@ def undecidable(cases: Sequence[tuple[str, float]], runs: int, alpha: float,
             judged = " with its judge's error corrected" if basis is not None else ""
             found.append((case_id, f"{plural(runs, 'run')} cannot show ≥ {line}{judged}; {need} can; or use --runs auto"))
     return found
+
+
+def margin_warning(cases: Sequence, default_threshold: float, max_runs: int, judge_rates=None) -> str:
+    """--runs auto's warning, said once before the runs, for the cases it can call "above" after a failure
+    (stats/sequential.py weighs threshold - DELTA against at most 1 - EDGE: at a threshold of 99% or more a
+    failure does not rule "above" out); "" when this plan can do that to none of them."""
+    found = []
+    for case_id, rule in sequential_rules(cases, default_threshold, max_runs, judge_rates).items():
+        if hypotheses(rule.threshold)[1] <= rule.threshold and (node := above_after_a_failure(rule)) is not None:
+            found.append(f"{case_id} (threshold {threshold_pct(rule.threshold)}: \"above\" at "
+                         f"{plural(node[0], 'pass', 'passes')} and {plural(node[1], 'fail')})")
+    if not found:
+        return ""
+    return (f"--runs auto can call a case \"above\" after a failure, because it decides within a margin (it weighs "
+            f"the threshold − {round(100 * DELTA)} points against at most {threshold_pct(1 - EDGE)}): "
+            f"{', '.join(found)} — use a fixed --runs N when a case must never fail")

@@ -152,13 +152,18 @@ def expected_fixed_n(threshold: float, alpha: float = 0.05, beta: float = 0.05, 
     raise ValueError(f"no fixed N up to {limit} reaches alpha={alpha}, beta={beta} with delta={delta}")
 
 
-def make_decider(cases, default_threshold: float, max_runs: int, judge_rates=None):
-    """`--runs auto`: one SPRT per case against its own threshold, as the runner's `decide(case, p, f)`.
-    `judge_rates`: case id -> the judge's run-level (q0, q1), for the cases a fresh calibration covers."""
+def sequential_rules(cases, default_threshold: float, max_runs: int, judge_rates=None) -> dict[str, SequentialRule]:
+    """`--runs auto`: one SPRT per case (by id) against its own threshold. `judge_rates`: case id -> the
+    judge's run-level (q0, q1), for the cases a fresh calibration covers."""
     rates = judge_rates or {}
-    rules = {c.id: SequentialRule(effective_threshold(c, default_threshold), max_runs=max_runs,
-                                  **dict(zip(("q0", "q1"), rates.get(c.id, (1.0, 1.0)), strict=True)))
-             for c in cases}
+    return {c.id: SequentialRule(effective_threshold(c, default_threshold), max_runs=max_runs,
+                                 **dict(zip(("q0", "q1"), rates.get(c.id, (1.0, 1.0)), strict=True)))
+            for c in cases}
+
+
+def make_decider(cases, default_threshold: float, max_runs: int, judge_rates=None):
+    """The rules of `sequential_rules` as the runner's `decide(case, p, f)`."""
+    rules = sequential_rules(cases, default_threshold, max_runs, judge_rates)
     return lambda case, passes, fails: rules[case.id].decide(passes, fails)
 
 
@@ -186,6 +191,14 @@ def stop_nodes(rule: SequentialRule) -> tuple[tuple[int, int, str, int], ...]:
             else:
                 nodes.append((s, n + 1 - s, decision, paths))
     return tuple(nodes)
+
+
+def above_after_a_failure(rule: SequentialRule) -> tuple[int, int] | None:
+    """The fewest runs (passes, fails) at which the rule stops "above" with a failure among them, or None when
+    it never does within its max_runs. At a threshold of 99% or more the margin's top (99%) is not above the
+    threshold, so such a stop says "above" of a case whose runs already missed its line."""
+    found = [(s + f, s, f) for s, f, decision, _ in stop_nodes(rule) if f and decision == Decision.ABOVE]
+    return min(found)[1:] if found else None
 
 
 def _weights(rule: SequentialRule, p: float) -> list[tuple[int, int, str, float]]:

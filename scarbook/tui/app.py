@@ -202,6 +202,10 @@ class ScarbookApp(Host):
         if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold, by reason
             lines = [line.replace("--runs auto", "adaptive") for line in grouped(prep.undecidable)]
             self.notify("\n".join(lines), title="this plan cannot decide", severity="warning", timeout=12)
+        if prep.warnings:  # before the runs: what adaptive can decide that the thresholds do not say
+            lines = [line.replace("--runs auto", "adaptive").replace("a fixed --runs N", "a fixed number of runs "
+                                                                      "(adaptive off)") for line in prep.warnings]
+            self.notify("\n".join(lines), title="adaptive decides within a margin", severity="warning", timeout=12)
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock,
                                 agent_names=prep.session.agent_names,

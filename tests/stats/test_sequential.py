@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scarbook.stats.sequential import SequentialRule, expected_fixed_n
+from scarbook.stats.sequential import SequentialRule, above_after_a_failure, expected_fixed_n
 
 REPS = 3000
 
@@ -128,3 +128,14 @@ def test_with_a_measured_judge_the_hypotheses_are_about_the_true_rate():
     assert wrong / 2000 <= 0.06
     with pytest.raises(ValueError, match="the judge's q0 \\+ q1 must be above 1"):
         SequentialRule(threshold=0.8, q0=0.5, q1=0.5)
+
+
+@pytest.mark.parametrize(("threshold", "cap", "first"), [
+    (1.0, 40, None), (1.0, 60, (56, 1)), (0.99, 60, (51, 1)), (0.99, 100, (51, 1)), (0.9, 40, (28, 1))])
+def test_the_fewest_runs_at_which_the_rule_says_above_with_a_failure(threshold, cap, first) -> None:
+    """What `eval --runs auto` warns of at a threshold of 99% or more: the margin's top is 99%, so a failure
+    does not rule "above" out once enough passes follow, if the cap leaves room for them."""
+    rule = SequentialRule(threshold, max_runs=cap)
+    assert above_after_a_failure(rule) == first
+    if first is not None:
+        assert rule.decide(*first) == "above" and rule.decide(first[0] - 1, first[1]) is None

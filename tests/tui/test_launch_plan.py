@@ -102,6 +102,30 @@ def _fast(fast_demo) -> None:
     pass
 
 
+async def warnings_before_the_runs(root, runs: str, title: str, adaptive: bool = False) -> list[list[str]]:
+    """Launched from the modal with `runs` (adaptive: the cap), the lines of each warning titled `title`,
+    once the session started; it is then let run to its end."""
+    from tests.helpers.tui_fixtures import raised_notifications, wait_for_session
+
+    app = make_app(root)
+    raised = raised_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await focus(pilot, "runs")
+        await pilot.press("ctrl+u", *runs)
+        if adaptive:
+            await focus(pilot, "adaptive")
+            await pilot.press("space")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.live is not None, what="the session to start")
+        found = [n for n in raised if n.title == title]
+        assert all(n.severity == "warning" for n in found)
+        await wait_for_session(pilot, app.live)
+    return [str(n.message).splitlines() for n in found]
+
+
 @pytest.mark.parametrize(("runs", "said"), [
     ("10", ["fix-json-config, rename-function, review-api-claims, write-one-line: 10 runs cannot show ≥ 80%; "
             "14 can; or use adaptive"]),
@@ -111,19 +135,20 @@ async def test_a_plan_too_small_to_decide_is_said_once_before_the_runs(project_r
     """Issue 39.7 / 37.11 in the TUI: launched with 10 runs, one warning before the runs groups the
     cases that plan cannot call above 80% even if every run passes (14 straight passes can); the
     bundled 20 runs can, and nothing is said."""
-    from tests.helpers.tui_fixtures import raised_notifications, wait_for_session
+    assert await warnings_before_the_runs(project_root, runs, "this plan cannot decide") == ([said] if said else [])
 
-    app = make_app(project_root)
-    raised = raised_notifications(app)
-    async with app.run_test(size=SIZE) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
-        await focus(pilot, "runs")
-        await pilot.press("ctrl+u", *runs)
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: app.live is not None, what="the session to start")
-        plans = [n for n in raised if n.title == "this plan cannot decide"]
-        assert [str(n.message).splitlines() for n in plans] == ([said] if said else [])
-        assert all(n.severity == "warning" for n in plans)
-        await wait_for_session(pilot, app.live)
+
+@pytest.mark.parametrize(("cap", "said"), [
+    ("60", ["adaptive can call a case \"above\" after a failure, because it decides within a margin (it weighs the "
+            "threshold − 10 points against at most 99%): write-one-line (threshold 100%: \"above\" at 56 passes and "
+            "1 fail) — use a fixed number of runs (adaptive off) when a case must never fail"]),
+    ("40", []),  # within 40 runs a 100% case is called "above" only with no failure (31 straight passes)
+])
+async def test_adaptive_says_once_before_the_runs_which_cases_it_can_call_above_after_a_failure(project_root, cap,
+                                                                                                  said) -> None:
+    """threshold: 1.0 under adaptive: 56 passes and 1 fail were called "above" (the rule weighs 90% against 99%),
+    where a fixed-N gate says below; nothing said so."""
+    case = project_root / "cases" / "write-one-line" / "case.yaml"
+    case.write_text(case.read_text().replace("threshold: 0.8", "threshold: 1.0"))
+    assert await warnings_before_the_runs(project_root, cap, "adaptive decides within a margin",
+                                          adaptive=True) == ([said] if said else [])
