@@ -20,7 +20,7 @@ from scarbook.reports.table import SessionReport
 from scarbook.reports.versus_files import junit_testcases
 from scarbook.reports.versus_table import headline
 from scarbook.run.causes import count_causes
-from scarbook.run.gate import gate_words, margin_line, margin_words
+from scarbook.run.gate import gate_words, margin_line, margin_words, unbounded_note, unbounded_words
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
 from scarbook.text import clean_text, interval_beside, pct, pct_beside, plural, threshold_pct
@@ -53,6 +53,8 @@ def case_properties(s: CaseStats, cmp: CaseComparison | None) -> list[tuple[str,
         props += [("corrected_rate", _num(c.rate)), ("corrected_interval", f"[{_num(c.lo)}, {_num(c.hi)}]"),
                   ("corrected_q0", _num(c.q0)), ("corrected_q1", _num(c.q1)), ("corrected_labels", str(c.labels)),
                   ("corrected_calibrated_at", c.calibrated_at), ("judge_limited", str(c.judge_limited).lower())]
+        if unbounded_words(c, s.threshold):  # its ≈ interval is 0–100%: why (the JSON's corrected.ci_note)
+            props.append(("corrected_ci_note", unbounded_words(c, s.threshold)))
     if cmp is not None:
         props += [("baseline_rate", _num(cmp.rate_before)), ("baseline_diff", _num(cmp.diff)),
                   ("baseline_diff_interval", "" if cmp.diff is None else f"[{_num(cmp.lo)}, {_num(cmp.hi)}]"),
@@ -123,6 +125,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
             ET.SubElement(tprops, "property", name=name, value=value)
         summary = _summary(s)
         margin = [margin_line(s)] if margin_line(s) else []
+        unbounded = [f"judge-corrected: {unbounded_note(s)}"] if unbounded_note(s) else []  # why its ≈ CI is 0–100%
         not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
@@ -135,13 +138,13 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                            f"Holm p {_num(c.p_holm, 3)})")
             failure = ET.SubElement(tc, "failure", message="; ".join(why),
                                     type="regressed" if s.gate != Decision.BELOW else "below-threshold")
-            failure.text = "\n".join([summary, *margin, *not_passed])
+            failure.text = "\n".join([summary, *margin, *unbounded, *not_passed])
         elif s in errored:
             word = "undecided" if s.gate == Decision.UNDECIDED else "no verdict"
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
-            error.text = "\n".join([summary, *not_passed])
-        ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *(_run_line(r) for r in runs)])
+            error.text = "\n".join([summary, *unbounded, *not_passed])
+        ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *unbounded, *(_run_line(r) for r in runs)])
     return suite
 
 

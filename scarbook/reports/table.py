@@ -78,7 +78,7 @@ class SessionReport:
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "
                      "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
                                   "more labels narrow it most (more runs are needed too)"))
-        for s in self.stats:
+        for s in self.stats if self.versus is None else []:  # several agents: each one's under its table
             if s.corrected is not None and unbounded_words(s.corrected, s.threshold):
                 line += f"\n{s.case_id}: {unbounded_words(s.corrected, s.threshold)}"
         return line + notes

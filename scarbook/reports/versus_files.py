@@ -9,7 +9,16 @@ import html
 from xml.etree import ElementTree as ET
 
 from scarbook.models import MarginCall, Versus
-from scarbook.reports.versus_table import CALL_WORDS, MARGIN_WORDS, headline, interval_pts, points, side
+from scarbook.reports.versus_table import (
+    CALL_WORDS,
+    MARGIN_WORDS,
+    headline,
+    interval_pts,
+    points,
+    side,
+    unbounded_notes,
+)
+from scarbook.run.gate import unbounded_note, unbounded_words
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.head_to_head import VersusRow
 from scarbook.stats.rates import CaseStats
@@ -39,6 +48,8 @@ def agent_properties(v: SessionVersus, case_id: str) -> list[tuple[str, str]]:
                 (f"{name}_passes", str(s.passes)), (f"{name}_fails", str(s.fails)), (f"{name}_errors", str(s.errors))]
         if s.corrected is not None:
             out.append((f"{name}_corrected_rate", _num(s.corrected.rate)))
+        if s.corrected is not None and unbounded_words(s.corrected, s.threshold):  # why its ≈ CI is 0–100% (ci_note)
+            out.append((f"{name}_corrected_ci_note", unbounded_words(s.corrected, s.threshold)))
     return out
 
 
@@ -68,7 +79,9 @@ def junit_testcases(suite: ET.Element, v: SessionVersus, undecided_fails: bool) 
             errors += 1
             word = "no-verdict" if row.margin_call == MarginCall.NO_VERDICT else "undecided"
             ET.SubElement(tc, "error", message=text, type=word).text = text
-        ET.SubElement(tc, "system-out").text = text
+        notes = [f"{name}: {unbounded_note(s)}" for name in v.names
+                 if row.case_id and (s := v.stat(name, row.case_id)) is not None and unbounded_note(s)]
+        ET.SubElement(tc, "system-out").text = "\n".join([text, *notes])
     return failures, errors
 
 
@@ -88,6 +101,7 @@ def markdown_section(v: SessionVersus) -> list[str]:
         out.append(f"| suite ({plural(row.cases, 'case')}) | `{row.candidate}` | | | {interval_pts(row)} | {CALL_WORDS[row.call]} | "
                    f"{MARGIN_WORDS[row.margin_call]} |")
     out += ["", *(f"- {html.escape(headline(v, n))}" for n in v.candidates)]
+    out += ["", "  \n".join(html.escape(line, quote=False) for line in unbounded_notes(v))] if unbounded_notes(v) else []
     return out
 
 
@@ -154,4 +168,5 @@ def html_section(v: SessionVersus, interval_svg) -> list[str]:
             f"difference from the baseline (dot) with its 95% interval (bar), the shaded band ±{points(c.margin, False)} "
             "points (the gate's margin).</p>",
             "<ul>" + "".join(f"<li>{_esc(headline(v, n))}</li>" for n in v.candidates) + "</ul>"]
+    out += [f'<p class="muted">{_esc(line)}</p>' for line in unbounded_notes(v)]
     return out

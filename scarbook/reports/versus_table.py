@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from scarbook.models import MarginCall, Versus
+from scarbook.run.gate import unbounded_note, unbounded_words
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.head_to_head import VersusRow
 from scarbook.stats.rates import CaseStats, count_text
@@ -84,10 +85,24 @@ def versus_notes(v: SessionVersus) -> list[str]:
     if any(s.corrected is not None for s in v.all_stats()):
         out.append("≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the "
                    "judged counts: the same judge grades every agent, so its error moves their rates alike")
+    out += unbounded_notes(v)
     for row in c.rows:
         if row.call == Versus.NO_VERDICT and row.why:
             out.append(f"{row.case_id} ({row.candidate}): no verdict — {row.why}")
     out += cost_lines(v)
+    return out
+
+
+def unbounded_notes(v: SessionVersus) -> list[str]:
+    """The footnotes of the comparison's tables: 'alpha (cand): ≈58%, 90% CI 0–100%: …' for each agent's case whose
+    judge-corrected interval is the whole range (the CLI's, the step summary's and the HTML's)."""
+    out = []
+    for cid in dict.fromkeys(r.case_id for r in v.comparison.rows):
+        for name in v.names:
+            s = v.stat(name, cid)
+            note = unbounded_note(s) if s is not None else ""
+            if note:
+                out.append(f"{cid} ({name}): {note}")
     return out
 
 
@@ -138,6 +153,6 @@ def _stats_dict(s: CaseStats | None) -> dict[str, Any] | None:
         return None
     d: dict[str, Any] = {"passes": s.passes, "fails": s.fails, "errors": s.errors, "unjudged": s.unjudged,
                          "rate": s.rate, "ci": None if s.rate is None else [s.lo, s.hi]}
-    if s.corrected is not None:
-        d["corrected"] = s.corrected.to_dict()
+    if s.corrected is not None:  # with why a 0–100% interval is the whole range, as a case of one agent's JSON
+        d["corrected"] = s.corrected.to_dict() | {"ci_note": unbounded_words(s.corrected, s.threshold) or None}
     return d

@@ -269,6 +269,14 @@ def unbounded_words(c: Corrected, threshold: float) -> str:
             f"were its error known exactly, these {plural(ev.decided, 'run')} would give {exact}: {then}")
 
 
+def unbounded_note(s: CaseStats) -> str:
+    """Why a case's ≈ rate has a 0–100% interval, in the report's words (unbounded_words), after the rate
+    it stands for: '≈58%, 90% CI 0–100%: the judge's error as its 40 labels bound it could account for …'; ""
+    when its interval is bounded or it has none."""
+    words = unbounded_words(s.corrected, s.threshold) if s.corrected is not None else ""
+    return f"≈{pct(s.corrected.rate)}, {words}" if s.corrected is not None and words else ""
+
+
 def adaptive_words(decision: str, threshold: float) -> str:
     """--runs auto's decision in words that name the margin it was taken with: the rule weighs threshold - DELTA
     against threshold + DELTA (stats/sequential.py), so "above" rules out the lower end, not every rate under
