@@ -44,8 +44,7 @@ from scarbook.history.records import (
 )
 from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.models.session import SELECTORS
-from scarbook.models.words import SessionState
+from scarbook.models.words import SELECTORS, SessionState
 from scarbook.text import clean_record_text
 
 LEGACY_SUFFIX = ".json"

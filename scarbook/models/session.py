@@ -18,9 +18,6 @@ from scarbook.models.session_parts import (
 )
 from scarbook.models.words import SessionState
 
-# the words that pick a session by its place in the history (newest first), before any id or label
-SELECTORS = ("latest", "previous")
-
 # the parts of session.json typed as records of their own (scarbook/models/session_parts.py)
 PARTS: dict[str, type[SessionPart]] = {"gate": GateRecord, "shard": ShardHeader, "rerun_of": RerunLink,
                                        "executor": RunPlace, "batch": BatchRecord, "isolation": Confinement}

@@ -12,6 +12,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+# the words that pick a session by its place in the history (newest first), before any id or label: no
+# session id or label may be one of them
+SELECTORS = ("latest", "previous")
+
 
 class _Word(StrEnum):
     """A state word: reads as the string it is in messages that quote it ({x!r})."""

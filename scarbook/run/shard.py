@@ -13,8 +13,8 @@ import secrets
 from dataclasses import dataclass
 
 from scarbook.errors import ScarbookError
-from scarbook.models.session import SELECTORS
 from scarbook.models.session_parts import ShardHeader
+from scarbook.models.words import SELECTORS
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SHARD_SPEC = re.compile(r"(\d+)/(\d+)")

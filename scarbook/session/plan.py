@@ -25,7 +25,7 @@ from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
-from scarbook.models.session import SELECTORS
+from scarbook.models.words import SELECTORS
 from scarbook.record.settings import RecordSettings
 from scarbook.run.plan import SessionPlan, SessionSite
 from scarbook.text import plural
