@@ -14,7 +14,7 @@ from typing import Any
 from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.fs.files import kind_of, read_regular_bytes
-from scarbook.fs.paths import check_relative
+from scarbook.fs.paths import MAX_DEPTH, check_relative
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Check, Scar
 from scarbook.models.rubric import resolve_item_ids
@@ -248,6 +248,8 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
     place = "the seed folder" if name == "seed" else "the case folder"
     try:
         for dirpath, dirnames, filenames in os.walk(sub):
+            if name == "seed" and dirnames:
+                _refuse_too_deep(sub, dirpath, dirnames[0])
             for entry in dirnames + filenames:
                 p = os.path.join(dirpath, entry)
                 if os.path.islink(p):
@@ -258,6 +260,18 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
                                         fix=f"copy the file into {name}/ instead of linking it")
     except RecursionError:
         raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
+
+
+def _refuse_too_deep(seed: Path, dirpath: str, inner: str) -> None:
+    """A seed is copied into every workspace, and a run walks a workspace only MAX_DEPTH folders down
+    (scarbook.fs.safefs): a deeper seed/ makes every run an error, so it is named once, here."""
+    if dirpath.count(os.sep) - os.fspath(seed).count(os.sep) < MAX_DEPTH:
+        return  # (the common case, without a relpath)
+    rel = os.path.relpath(os.path.join(dirpath, inner), seed).split(os.sep)
+    if len(rel) > MAX_DEPTH:
+        shown = "/".join(rel) if len(rel) < 8 else "/".join([*rel[:3], "…", *rel[-3:]])
+        raise CaseError(seed, f"seed/ holds folders nested more than {MAX_DEPTH} deep ({shown}, {len(rel)} deep); "
+                        "no run walks a workspace deeper", fix="flatten the folder")
 
 
 def load_case(folder: Path) -> Case:

@@ -8,6 +8,22 @@ from pathlib import Path, PurePosixPath
 
 from scarbook.errors import PathEscapeError
 
+MAX_DEPTH = 100  # folders a workspace walk goes down (scarbook.fs.safefs); one fd is held per level
+
+
+def short_path(rel: str) -> str:
+    """A long path as a message shows it: its start and its end."""
+    return rel if len(rel) <= 60 else rel[:30] + "…" + rel[-20:]
+
+
+def unholdable(rel: str) -> str | None:
+    """Why no workspace can hold a file at `rel`, wherever its root is (a clause after the path), or None."""
+    if "\0" in rel:
+        return "holds a NUL character, which no file name can hold"
+    if rel.count("/") > MAX_DEPTH:
+        return f"is nested more than {MAX_DEPTH} folders deep; no run walks a workspace deeper"
+    return None
+
 
 def check_relative(rel: str) -> str | None:
     """Return why `rel` may not name a place inside a workspace, or None if it may."""
@@ -20,8 +36,9 @@ def check_relative(rel: str) -> str | None:
 def _check_text(rel: str) -> str | None:
     if not rel.strip():
         return "path is empty"
-    if "\0" in rel:
-        return f"path {rel!r} holds a NUL character, which no file name can hold"
+    why = unholdable(rel)
+    if why:
+        return f"path {short_path(rel)!r} {why}"
     if "\\" in rel:
         return f"path {rel!r} uses backslashes; write it with '/'"
     pure = PurePosixPath(rel)

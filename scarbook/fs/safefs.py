@@ -24,9 +24,8 @@ import os
 import stat
 from collections.abc import Callable
 
-from scarbook.fs.paths import check_relative
+from scarbook.fs.paths import MAX_DEPTH, check_relative, short_path
 
-MAX_DEPTH = 100  # folders a walk goes down; one fd is held per level
 # "dirfd" where os.open takes dir_fd and O_NOFOLLOW exists (Linux, macOS, BSD), else "portable".
 # Tests set it to "portable" to run the Windows path on Linux.
 MODE = "dirfd" if os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") else "portable"
@@ -418,7 +417,7 @@ def walk(root: os.PathLike | str, look: Callable[[str], bool] = lambda rel: Fals
             if len(stack) > MAX_DEPTH:
                 os.close(sub)
                 raise TooDeep(f"the workspace holds folders nested more than {MAX_DEPTH} deep "
-                              f"({_short(prefix + name)}); scarbook does not walk deeper")
+                              f"({short_path(prefix + name)}); scarbook does not walk deeper")
             stack.append((sub, prefix + name + "/", _list(sub, prefix + name + "/", out, look)))
     finally:
         for fd, _, _ in stack:
@@ -452,7 +451,7 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
         folder, prefix, depth = todo.pop()
         if depth > MAX_DEPTH:
             raise TooDeep(f"the workspace holds folders nested more than {MAX_DEPTH} deep "
-                          f"({_short(prefix.rstrip('/'))}); scarbook does not walk deeper")
+                          f"({short_path(prefix.rstrip('/'))}); scarbook does not walk deeper")
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -471,5 +470,3 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
     return out
 
 
-def _short(rel: str) -> str:
-    return rel if len(rel) <= 60 else rel[:30] + "…" + rel[-20:]

@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from scarbook.fs.paths import short_path, unholdable
 from scarbook.transcripts.model import FileOp, FileRead, FileWritten, Message, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.shell import SHELL_TOOLS, shell_ops, whole_output, window_content
 
@@ -330,9 +331,9 @@ def derive_files(t: Transcript, *, verbatim_reads: bool = True) -> None:
         if path in (".", "/") or path in listed or op.path.endswith(("/", "\\")):
             t.warnings.append(f"{call.name} {op.path} names a folder, not a file; it is not a candidate")
             continue
-        if "\0" in path:  # a mangled log: no workspace can hold the file, no check can look for it
-            t.warnings.append(f"{call.name} {op.path!r} names no file: a file name cannot hold a NUL character; "
-                              "it is not a candidate")
+        unfit = unholdable(path)
+        if unfit:  # a mangled log: no workspace can hold the file, no check can look for it
+            t.warnings.append(f"{call.name} {short_path(op.path)!r} names no file: it {unfit}; it is not a candidate")
             continue
         if result is None and op.kind != "changed":
             t.warnings.append(f"tool call {call.id} ({call.name} {path}) has no result; assumed it succeeded")

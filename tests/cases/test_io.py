@@ -164,6 +164,13 @@ def test_check_path_with_a_nul_character(project) -> None:
                    f"hold — {PATH_FIX}")
 
 
+def test_check_path_deeper_than_a_run_walks(project) -> None:
+    deep = "/".join(["d"] * 120) + "/a.txt"
+    path, msg = _error(project, "bad", f"id: bad\ntask: x\nchecks:\n  - {{type: file_exists, path: {deep}}}\n")
+    assert msg == (f"{path}:4: file_exists.path: path 'd/d/d/d/d/d/d/d/d/d/d/d/d/d/d/…/d/d/d/d/d/d/d/a.txt' is nested "
+                   f"more than 100 folders deep; no run walks a workspace deeper — {PATH_FIX}")
+
+
 def test_only_changed_path_escape(project) -> None:
     path, msg = _error(project, "bad", "id: bad\ntask: x\nchecks:\n  - {type: only_changed, paths: [a, ../b]}\n")
     assert msg == f"{path}:4: only_changed.paths: path '../b' contains '..' and would leave the workspace — {PATH_FIX}"
@@ -191,6 +198,21 @@ def test_seed_file_symlink_out_of_the_case(project, tmp_path: Path) -> None:
         load_case(path.parent)
     assert str(info.value) == (f"{link}: seed file is a symlink that leads out of the seed folder (to {outside}) — "
                                "copy the file into seed/ instead of linking it")
+
+
+def test_seed_nested_deeper_than_a_workspace_walk_is_refused_at_load(project) -> None:
+    """seed/ with folders 120 deep loaded; every run was then an infra error retried in vain, and `scarbook verify`
+    (and the certification after `scarbook import --seed-suggested`) a TooDeep traceback."""
+    path = project.case("deep", "id: deep\ntask: x\nchecks: [{type: file_exists, path: a}]\n", {"ok.txt": "ok"})
+    deep = path.parent / "seed" / "/".join(["d"] * 120)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")
+    with pytest.raises(CaseError) as info:
+        load_case(path.parent)
+    assert str(info.value) == (f"{path.parent / 'seed'}: seed/ holds folders nested more than 100 deep "
+                               "(d/d/d/…/d/d/d, 101 deep); no run walks a workspace deeper — flatten the folder")
+    shutil.rmtree(path.parent / "seed" / "/".join(["d"] * 101))  # 100 deep is a workspace a run walks
+    assert load_case(path.parent).id == "deep"
 
 
 def test_seed_symlink_inside_the_case_is_fine(project) -> None:

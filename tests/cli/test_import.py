@@ -165,7 +165,20 @@ def test_a_written_path_with_a_nul_is_no_candidate_and_the_draft_loads(tmp_path)
                    .replace("/home/dev/tiny-agent/tmp.txt", "/home/dev/tiny-agent/a\\u0000b.txt"))
     res = run(tmp_path, "import", str(log), "--id", "nul", "--skip-judge")
     assert res.exit_code == 0, res.output
-    assert ("warning: Write '/home/dev/tiny-agent/a\\x00b.txt' names no file: a file name cannot hold a NUL "
-            "character; it is not a candidate\n") in res.stderr
+    assert ("warning: Write '/home/dev/tiny-agent/a\\x00b.txt' names no file: it holds a NUL character, which no "
+            "file name can hold; it is not a candidate\n") in res.stderr
     case = load_case(tmp_path / "cases" / "nul")
     assert case.scar.artifact_at == "output"
+
+
+def test_a_written_path_deeper_than_a_run_walks_is_no_candidate(tmp_path):
+    """A Write 150 folders deep: the draft's check named it and certifying the draft (as every run) met a
+    workspace too deep to walk — a TooDeep traceback after 'wrote draft case'."""
+    deep = "/home/dev/tiny-agent/" + "d/" * 150 + "tmp.txt"
+    log = tmp_path / "deep.jsonl"
+    log.write_text((TRANSCRIPTS / "claude_code_session.jsonl").read_text().replace("/home/dev/tiny-agent/tmp.txt", deep))
+    res = run(tmp_path, "import", str(log), "--id", "deep", "--skip-judge")
+    assert res.exit_code == 0, res.output
+    assert ("warning: Write '/home/dev/tiny-agent/d/d/d/d/d…/d/d/d/d/d/d/tmp.txt' names no file: it is nested more "
+            "than 100 folders deep; no run walks a workspace deeper; it is not a candidate\n") in res.stderr
+    assert load_case(tmp_path / "cases" / "deep").scar.artifact_at == "output"
