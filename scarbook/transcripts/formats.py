@@ -8,6 +8,7 @@ format; a claimed file that its parser then refuses falls through to the next cl
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,7 +245,7 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
             return f"it looks closest to {name}: import it without --format, or with --format {name}"
         return "import it without --format to detect its format, or with --format plain to keep it whole as text"
     if name and name != "plain":
-        return (f"if it is {name}, `scarbook import {path} --format {name}` says what does not fit; "
+        return (f"if it is {name}, `scarbook import {shlex.quote(str(path))} --format {name}` says what does not fit; "
                 "`--format plain` keeps the whole file as the failed artifact")
     return "`--format plain` keeps the whole file as the failed artifact"
 

@@ -182,3 +182,17 @@ def test_a_written_path_deeper_than_a_run_walks_is_no_candidate(tmp_path):
     assert ("warning: Write '/home/dev/tiny-agent/d/d/d/d/d…/d/d/d/d/d/d/tmp.txt' names no file: it is nested more "
             "than 100 folders deep; no run walks a workspace deeper; it is not a candidate\n") in res.stderr
     assert load_case(tmp_path / "cases" / "deep").scar.artifact_at == "output"
+
+
+def test_the_command_a_refusal_suggests_quotes_a_path_with_spaces(tmp_path):
+    """The refusal's command is meant to be copied: a path with a space was printed bare, and the copied command
+    named two files."""
+    log = tmp_path / "my logs" / "run 1.jsonl"
+    log.parent.mkdir()
+    log.write_text('{"type": "user", "message": {"role": "user", "content": "write a.txt"}}\n'
+                   '{"type": "assistant", "message": {"role": "assistant", "content": "done"}}\n')
+    res = run(tmp_path, "import", str(log), "--id", "x")
+    assert res.exit_code == 2
+    assert res.stderr.endswith(f"if it is claude-code, `scarbook import '{log}' --format claude-code` says what does "
+                               "not fit; `--format plain` keeps the whole file as the failed artifact\n")
+    assert not (tmp_path / "cases").exists()
