@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 import yaml
@@ -232,3 +233,54 @@ async def test_leaving_with_unsaved_changes_and_discarding_writes_nothing(projec
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
         assert (project_root / "cases" / "write-one-line" / "case.yaml").read_text() == before
+
+
+async def test_attaching_an_empty_folder_or_a_link_loop_says_so(project_root, tmp_path):
+    """An empty folder was 'attached' with no word: the box cleared and nothing was staged; a link to itself was
+    'no such file or folder'."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "inner").mkdir()
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    add_judged_case(project_root)
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        assert await attach(pilot, ed, empty) == f"{empty} holds no files: nothing attached"
+        assert ed.query_one("#seed-path", Input).value == str(empty)  # kept, to be corrected
+        assert await attach(pilot, ed, loop) == (f"{loop} is a link that leads nowhere (to itself, a loop, or a "
+                                                 "missing file): attach the file it should name")
+        assert ed.query_one(SeedFiles).pending == {}
+
+
+async def test_attaching_a_huge_folder_is_refused_without_freezing(project_root, tmp_path):
+    """A folder of thousands of files (a home folder typed by mistake) was walked whole on the UI thread and every
+    file listed: the screen froze for minutes. The walk stops at the limit and says why."""
+    big = tmp_path / "big"
+    for i in range(30):
+        (big / f"d{i}").mkdir(parents=True)
+        for j in range(40):
+            (big / f"d{i}" / f"f{j}.txt").write_text("x")
+    add_judged_case(project_root)
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        assert await attach(pilot, ed, big) == (f"{big} holds more than 1,000 files: a seed is copied into every "
+                                                "run's workspace — attach the files the task needs, or a smaller folder")
+        assert ed.query_one(SeedFiles).pending == {}
+
+
+async def test_previewing_a_huge_seed_file_reads_only_its_start(project_root, tmp_path):
+    """Highlighting an attached 3 GiB file read all of it on the UI thread to show its start: the screen froze for
+    about 20 s (and held 3 GiB)."""
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate(3 * 1024 ** 3)  # sparse: no disk used
+    add_judged_case(project_root)
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        assert await attach(pilot, ed, big) == ""
+        started = time.monotonic()
+        ed.query_one("#seed-list").highlighted = 0
+        await pilot.pause()
+        assert time.monotonic() - started < 3
+        assert plain(ed.query_one("#seed-preview")) == "big.bin\n(binary file, 3,221,225,472 bytes)"

@@ -25,6 +25,7 @@ from scarbook.text import clean_text, plural
 from scarbook.tui.mounting import unless_removed
 
 PREVIEW_CHARS = 1500
+MAX_ATTACHED = 1000  # files one attach stages (a seed is copied into every run's workspace)
 
 
 class PathSuggester(Suggester):
@@ -56,13 +57,30 @@ def preview_text(path: Path) -> str:
     try:
         if path.is_dir():
             return f"(folder with {plural(sum(1 for _ in path.rglob('*')), 'entry', 'entries')})"
-        data = path.read_bytes()[: PREVIEW_CHARS * 4]
+        with path.open("rb") as fh:  # its start only: a file of gigabytes is shown as fast as a small one
+            data = fh.read(PREVIEW_CHARS * 4)
+            size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         return f"(cannot read {path}: {exc.strerror or exc})"
     if b"\0" in data:
-        return f"(binary file, {path.stat().st_size} bytes)"
+        return f"(binary file, {plural(size, 'byte', grouped=True)})"
     text = data.decode("utf-8", errors="replace")
     return clean_text(text[:PREVIEW_CHARS]) + ("\n…" if len(text) > PREVIEW_CHARS else "")
+
+
+def files_under(folder: Path, limit: int) -> list[Path] | None:
+    """The files under `folder` (links to files too; links to folders are not entered), sorted; None once
+    there are more than `limit`: the walk stops there, so a huge folder typed by mistake costs no more."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in filenames:
+            p = Path(dirpath, name)
+            if p.is_file():
+                found.append(p)
+                if len(found) > limit:
+                    return None
+    return sorted(found)
 
 
 class SeedFiles(Vertical):
@@ -115,14 +133,21 @@ class SeedFiles(Vertical):
             return "type the path of a file or folder to attach"
         src = Path(os.path.expanduser(raw.strip()))
         if not src.exists():
+            if src.is_symlink():
+                return (f"{src} is a link that leads nowhere (to itself, a loop, or a missing file): "
+                        "attach the file it should name")
             return f"no such file or folder: {src}"
         mode = src.stat().st_mode
         if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a pipe or a device would be read without end
             return f"{src} is {kind_of(mode)}, not a file: attach a regular file or a folder"
         if src.is_dir():
-            for p in sorted(src.rglob("*")):
-                if p.is_file():
-                    self.pending[str(Path(src.name) / p.relative_to(src))] = p
+            files = files_under(src, MAX_ATTACHED)
+            if files is None:
+                return (f"{src} holds more than {plural(MAX_ATTACHED, 'file', grouped=True)}: a seed is copied into "
+                        "every run's workspace — attach the files the task needs, or a smaller folder")
+            if not files:
+                return f"{src} holds no files: nothing attached"
+            self.pending.update({str(Path(src.name) / p.relative_to(src)): p for p in files})
         else:
             self.pending[src.name] = src
         self.removed.discard(src.name)
