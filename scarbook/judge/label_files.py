@@ -82,6 +82,15 @@ class LabelImport:
     unlabelled: int = 0
 
 
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def separator(header: str) -> str:
+    """The header's cell separator: a comma as exported, or what a spreadsheet saved it with — ';' where the
+    decimal mark is a comma (German or French Excel), a tab."""
+    return "," if "," in header else next((s for s in (";", "\t") if s in header), ",")
+
+
 def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int, dict]]:
     """(line number, row) for every data row; a line that is not a row is an error."""
     found = []
@@ -106,7 +115,8 @@ def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int,
         line_end = text.find("\n")
         text = "" if line_end < 0 else text[line_end + 1:]
         noted += 1
-    reader = csv.DictReader(io.StringIO(text))
+    sep = separator(text.split("\n", 1)[0])
+    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
     missing = [f for f in ("case", "item", "artifact_digest", "label") if f not in (reader.fieldnames or [])]
     if missing:
         errors.append(f"{path} line {noted + 1}: the header lacks {', '.join(missing)} — keep the header row "
@@ -118,7 +128,7 @@ def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int,
         extra = row.pop(None, None)  # DictReader keeps a row's extra cells under None
         if extra:
             errors.append(f"{path} line {start}: {plural(len(extra), 'more cell')} than the header's {columns} "
-                          "columns — a cell holding a comma must be quoted; keep the columns "
+                          f"columns — a cell holding a {SEPARATORS[sep]} must be quoted; keep the columns "
                           "`scarbook calibrate --export` wrote")
         else:
             found.append((start, {k: unguard_cell(v) if isinstance(v, str) else v for k, v in row.items()}))

@@ -295,3 +295,23 @@ def test_the_recorded_calibration_is_the_weighted_one(project):
     weighted = json.loads(scarbook(project, "calibrate", "--report", "--json").output)["error"]["pooled"]["agreement"]
     assert recorded["agreement"] == pytest.approx(weighted["value"], abs=1e-4) and recorded["n"] == 40
     assert abs(recorded["agreement"] - naive) > 0.05
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_sheet_saved_with_semicolons_or_tabs_is_read(project, sep):
+    """A spreadsheet in a locale whose decimal mark is a comma (German, French Excel) saves CSV with ';': its header
+    was said to lack case, item, artifact_digest and label — which it holds — and nothing was imported."""
+    sheet = project / "s.csv"
+    scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4")
+    with sheet.open() as fh:
+        note = fh.readline()
+        rows = list(csv.DictReader(fh))
+    with sheet.open("w", newline="") as fh:
+        fh.write(note)
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter=sep, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows({**row, "label": "FAIL"} for row in rows)
+    res = scarbook(project, "calibrate", "--import", str(sheet))
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"imported 4 labels from {sheet}\n")
+    assert [lab.human_verdict for lab in stored(project)] == ["FAIL"] * 4
