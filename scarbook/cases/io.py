@@ -7,6 +7,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -247,7 +248,7 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
     real_within = ""  # resolved at the first link met (most seeds hold none)
     place = "the seed folder" if name == "seed" else "the case folder"
     try:
-        for dirpath, dirnames, filenames in os.walk(sub):
+        for dirpath, dirnames, filenames in _walk(sub, seed=name == "seed"):
             if name == "seed" and dirnames:
                 _refuse_too_deep(sub, dirpath, dirnames[0])
             for entry in dirnames + filenames:
@@ -260,6 +261,37 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
                                         fix=f"copy the file into {name}/ instead of linking it")
     except RecursionError:
         raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
+
+
+def _walk(top: str | Path, *, seed: bool) -> Iterator[tuple[str, list[str], list[str]]]:
+    """os.walk's (dirpath, dirnames, filenames), top-down, from the same one listing per folder; in seed/, an
+    entry that is neither a folder, a file nor a link (a FIFO, a socket, a device) is refused from that listing's
+    entry kind (no stat per file): seeding copies regular files only, so every run would be an error."""
+    try:
+        with os.scandir(top) as it:
+            entries = list(it)
+    except OSError:  # (os.walk skips a folder it cannot list, too)
+        return
+    dirs, files = [], []
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            dirs.append(e.name)
+            continue
+        if seed and not e.is_file(follow_symlinks=False) and not e.is_symlink():
+            _refuse_odd_seed(e)
+        files.append(e.name)
+    yield os.fspath(top), dirs, files
+    for d in dirs:
+        yield from _walk(os.path.join(top, d), seed=seed)
+
+
+def _refuse_odd_seed(e: os.DirEntry[str]) -> None:
+    try:
+        what = kind_of(e.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return  # gone since the listing: nothing left to seed
+    raise CaseError(Path(e.path), f"seed file is {what}: no run can seed it (seeding copies regular files)",
+                    fix="replace it with a regular file, or remove it")
 
 
 def _refuse_too_deep(seed: Path, dirpath: str, inner: str) -> None:

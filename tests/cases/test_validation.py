@@ -275,3 +275,30 @@ def test_an_inline_seed_beside_the_seed_folder_without_a_clash_still_loads(proje
     (path.parent / "seed" / "empty").mkdir()
     result = project.cli("list")
     assert (result.exit_code, result.stderr) == (0, "")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes or unix sockets on this platform")
+@pytest.mark.parametrize("kind, what", [("fifo", "a FIFO"), ("socket", "a socket")])
+def test_a_seed_entry_that_is_no_file_nor_folder_is_refused_at_load(project, monkeypatch, kind, what) -> None:
+    """A FIFO (or a socket, a device) in seed/ loaded: list and eval --dry-run said nothing, and every run's
+    seeding was an error ('… is a FIFO, not a regular file'), exit 3."""
+    import socket
+
+    project.case("good", GOOD)
+    path = project.case("bad", GOOD.replace("good", "bad"), {"ok.txt": "ok", "docs/a.md": "a"})
+    odd = path.parent / "seed" / "docs" / "odd"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    else:
+        with monkeypatch.context() as m, socket.socket(socket.AF_UNIX) as sock:
+            m.chdir(odd.parent)  # (a unix socket's path is at most ~107 bytes: bind the short name)
+            sock.bind("odd")
+    message = (f"invalid case: {odd}: seed file is {what}: no run can seed it (seeding copies regular files) — "
+               "replace it with a regular file, or remove it")
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (2, message + "\n")
+    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
+    result = project.cli("eval", "bad", "--dry-run")
+    assert (result.exit_code, result.stderr.splitlines()[0]) == (2, message)
+    odd.unlink()
+    assert project.cli("list").exit_code == 0

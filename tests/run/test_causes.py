@@ -169,15 +169,27 @@ def test_a_command_check_that_times_out_or_cannot_start_is_the_cases_fault(proje
 
 
 def test_a_seed_that_cannot_be_laid_is_the_cases_fault(project) -> None:
-    _agent(project, WRITE_OK)
-    # seed/data is a FIFO: seeding refuses to read it, in every run (a clash of an inline seed with seed/, this
-    # test's case before, is refused when the case loads now)
-    path = project.case("c", CASE, seed={"ok.txt": "a file"})
-    os.mkfifo(path.parent / "seed" / "data")
+    # c's seed changes under the running session: case a's agent (run first, -j 1) swaps seed/data for a FIFO,
+    # which seeding refuses to read when c's first run lays its workspace. (A FIFO there from the start, this
+    # test's case before, is refused when the case loads now; a clash of an inline seed with seed/ too.)
+    data = project.cases_dir / "c" / "seed" / "data"
+    _agent(project, f"""\
+        import os
+        from pathlib import Path
+        if os.environ["SCARBOOK_CASE"] == "a":
+            os.remove({str(data)!r})
+            os.mkfifo({str(data)!r})
+        {WRITE_OK.splitlines()[0]}
+        {WRITE_OK.splitlines()[1]}
+    """)
+    project.case("a", CASE.replace("id: c", "id: a"))
+    project.case("c", CASE, seed={"data": "a file"})
     result, report = _eval(project)
-    [run] = report["runs"]
+    first, run = report["runs"]
+    assert (first["case_id"], first["status"], run["case_id"]) == ("a", "pass", "c")
     assert run["status"] == "error"
     assert (run["cause"]["kind"], run["cause"]["rule"]) == ("case", "seed-not-laid")
+    assert run["reason"] == f"could not prepare the workspace {run['workspace']}: {data} is a FIFO, not a regular file"
     assert run["cause"]["evidence"].startswith("could not prepare the workspace")
     assert len(run["attempts"]) == 1
 

@@ -204,14 +204,20 @@ def test_a_pruned_workspace_with_folders_goes_whole_and_a_run_folder_swapped_for
 def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_hang(project, kind):
     """A named pipe in seed/ was read for the manifest on the event loop: the session waited for a writer
     forever (no per-run timeout covers the seeding), in CI until the job was killed. A link to a seed file
-    that is gone said only 'No such file or directory'."""
+    that is gone said only 'No such file or directory'. (A FIFO in seed/ is refused when the case loads now:
+    here it appears under the running session — case a's agent, run first, swaps seed/odd for one.)"""
     import signal
+    import sys
 
-    project.config("agent: {type: demo}\nisolation: none\nretry_infra: 0\n")
-    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n", {"README.md": "# r\n"})
     entry = project.cases_dir / "c" / "seed" / "odd"
+    swap = f"import os\nif os.environ['SCARBOOK_CASE'] == 'a':\n    os.remove({str(entry)!r}); os.mkfifo({str(entry)!r})\n"
+    (project.root / "agent.py").write_text(swap if kind == "fifo" else "")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {project.root / 'agent.py'}]}}\n"
+                   "isolation: none\nretry_infra: 0\nconcurrency: 1\n")
+    project.case("a", "id: a\ntask: t\nchecks: [{type: command, run: 'true'}]\n")
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n", {"README.md": "# r\n"})
     if kind == "fifo":
-        os.mkfifo(entry)
+        entry.write_text("a file, when the case loads")
         why = f"{entry} is a FIFO, not a regular file"
     else:
         entry.symlink_to(entry.parent / "gone")
@@ -224,6 +230,6 @@ def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_h
         signal.alarm(0)
     assert result.exit_code == 3, result.output
     history = project.load().history
-    [run] = history.runs(history.sessions()[0].id)
+    [run] = [r for r in history.runs(history.sessions()[0].id) if r.case_id == "c"]
     ws = project.workspaces / run.session_id / "c" / "1"
     assert (run.status, run.reason) == ("error", f"could not prepare the workspace {ws}: {why}")
