@@ -77,6 +77,9 @@ class SessionPlan:
     gate: GatePolicy | None = None  # None: scarbook.yaml's `gate:`
     max_runs: int | None = None  # `gate: {undecided: more}`: undecided cases get runs up to this many
     jobs: dict[str, list[int]] | None = None  # exactly these runs k of each case (rejudge); None: 1..runs
+    # a rejudge of a session that did not finish (interrupted, cancelled, ...): its state and note, which the new
+    # session ends with when it finishes, since it holds only part of the runs (no verdict: exit 3)
+    ends_as: tuple[str, str] | None = None
     record: RecordSettings | None = None  # eval --record / --replay; None: scarbook.yaml's record:
     # named agents of scarbook.yaml's agents: (agents/named.py) instead of agent: — two or more (--agents):
     # one session, every case `runs` times per agent in blocks (run/blocks.py), the first the baseline;

@@ -444,6 +444,8 @@ class _SessionRun:
             info.state = schedule.stop_reason or (SessionState.CANCELLED if self.control.cancelled
                                                   else SessionState.FINISHED)
             info.note = info.note or (budget_note(schedule) if info.state == SessionState.STOPPED_BUDGET else "")
+            if info.state == SessionState.FINISHED and self.ready.plan.ends_as is not None:
+                info.state, info.note = self.ready.plan.ends_as
         self.janitor.close()  # every pruned workspace is gone before the session says it is over
         reaper.sweep_all()  # a process a run left behind (setsid) ends with the session at the latest
         try:

@@ -17,6 +17,10 @@ Per source run:
                                     whose artifacts survived (alter the failing runs', and it passes).
                                     Only a run whose case is gone, or has no judge check now, is left out.
 
+A source still running (or still judging: `scarbook resume` first) is refused; one that did not finish
+(interrupted, cancelled, stopped, aborted, crashed) is graded, and the new session ends in its source's
+state: it holds only part of the runs, so it gives no verdict (exit 3), as its source gave none.
+
 Rule checks are not run again (the workspace may be pruned): a change to a rule check is not
 measured by a rejudge; an eval is. The new session is linked to its source (SessionInfo.rerun_of,
 with "rejudge": true), its label says so, and `scarbook diff SOURCE NEW` compares the two even though
@@ -42,7 +46,7 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
-from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, Usage
+from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
 from scarbook.project import Project
@@ -128,6 +132,12 @@ def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_
     ScarbookError saying why when none can."""
     history = project.history
     source = history.resolve(ref)
+    if source.state == SessionState.RUNNING:  # (history says `interrupted` of one whose process died)
+        raise ScarbookError(f"session {source.id} is still running: its runs are still coming in — wait for it to "
+                            "end (or cancel it), then grade it again")
+    if source.state == SessionState.JUDGING:
+        raise ScarbookError(f"session {source.id} is still judging (its judge batch is not collected) — "
+                            f"`scarbook resume {source.id}` collects it; then grade it again")
     for name in names:
         if name not in source.case_ids:
             raise ScarbookError(f"case {name!r} is not in session {source.id} (its cases: {', '.join(source.case_ids)})")
@@ -229,6 +239,15 @@ def _inputs(record: RunRecord, case: Case, store: ArtifactStore, cap: int) -> li
     return inputs
 
 
+def _ends_as(source: SessionInfo) -> tuple[str, str] | None:
+    """How a rejudge of `source` ends when it finishes: as its source did, when that did not finish (it holds
+    only the runs the source finished: no verdict, whatever they say)."""
+    if source.state == SessionState.FINISHED:
+        return None
+    return (str(source.state), f"rejudge of session {source.id}, which was {source.state}: it holds only the runs "
+                               "that session finished, so it gives no verdict either")
+
+
 def _recap(artifact: Artifact, cap: int) -> Artifact:
     """Today's judge.max_artifact_bytes over a kept artifact (a larger cap cannot give back what was cut)."""
     data = artifact.text.encode("utf-8")
@@ -315,7 +334,7 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
         site = replace(site, config=cfg.with_overrides(judge=msgspec.structs.replace(cfg.judge, model=pick.judge_model)))
     plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
-                       gate=gate, reports=dict(reports or {}))
+                       gate=gate, reports=dict(reports or {}), ends_as=_ends_as(pick.source))
     errors = unwritable_places(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
     judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)

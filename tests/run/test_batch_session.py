@@ -458,3 +458,15 @@ def test_a_poll_answered_with_the_wrong_shape_leaves_the_session_for_resume(proj
     resumed = scarbook(project, "resume")
     assert resumed.exit_code == 1, resumed.output
     assert f"session {info.id}: finished; 3 runs — 2 pass, 1 fail, 0 error" in resumed.output
+
+
+def test_a_judging_session_is_not_graded_again_before_it_is_collected(project, judge_server):
+    """Before: `rejudge` graded its runs and the new session ended `judging` too, with no batch of its own
+    for `scarbook resume` to collect."""
+    judge_server.default = tool_reply(REPLIES[0])
+    sid = _judging_session(project, judge_server).session.id
+    result = scarbook(project, "rejudge", sid)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().endswith(f"scarbook: session {sid} is still judging (its judge batch is not "
+                                          f"collected) — `scarbook resume {sid}` collects it; then grade it again")
+    assert [i.id for i in History(project / "workspaces").sessions()] == [sid]
