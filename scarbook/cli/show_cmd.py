@@ -49,6 +49,8 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
             raise ScarbookError(f"case {case_id!r} has no recorded runs — run `scarbook eval {case_id}`"
                                 + (f" ({entry.note(case_id)})" if entry else ""))
         info, runs = hit.session, hit.runs
+        if info.agent_names:  # hit.runs are the baseline's alone (the library's one rate); show shows every agent
+            runs = history.runs(info.id, case_id, info)  # (its problems are hit's, said once)
     say(f"{case_id} in session {info.id}{f' [{info.label}]' if info.label else ''} ({info.state}), "
                f"{'agents' if info.agent_names else 'agent'} {info.agent}")
     if earlier:

@@ -234,3 +234,17 @@ def test_each_progress_line_names_the_agent_whose_run_it_is(project) -> None:
     single = project.cli("eval", "--runs", "1")
     assert [line for line in single.stderr.splitlines() if line.startswith("[")] == [
         "[1/1] alpha #1: fail — check 1 (contains): out.txt does not exist"]
+
+
+def test_show_without_a_session_shows_every_agents_runs_of_the_latest(project) -> None:
+    """Before: with no --session, `show CASE` read the case's latest runs as the library reads them (the
+    baseline's alone) under a header naming both agents, and `--agent cand` printed the header and no run."""
+    _project(project, cases=("alpha",))
+    assert project.cli("eval", "--agents", "base,cand", "--runs", "2", "-q").exit_code in (0, 3)
+    shown = project.cli("show", "alpha")
+    assert shown.exit_code == 0, shown.stdout + shown.stderr
+    assert shown.stdout.count("\nrun ") == 4
+    assert shown.stdout.count(", agent cand: ") == 2 and shown.stdout.count(", agent base: ") == 2
+    only = project.cli("show", "alpha", "--agent", "cand")
+    assert only.exit_code == 0, only.stdout + only.stderr
+    assert only.stdout.count("\nrun ") == 2 and only.stdout.count(", agent cand: ") == 2
