@@ -71,8 +71,7 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
     _need(isinstance(tags, list) and all(isinstance(t, str) for t in tags), path,
           "tags must be a list of strings", line_of(data, "tags"), "write tags: [files, json]")
     for n, tag in enumerate(tags):
-        _need(bool(tag.strip()), path, f"tags: tag {n + 1} is {f'blank ({tag!r})' if tag else 'empty'}: no --tag can "
-              "select a case by it", line_of(tags, n) or line_of(data, "tags"), "write the tag's word, or remove it")
+        _check_tag(tag, n, path, line_of(tags, n) or line_of(data, "tags"))
     threshold = data.get("threshold")
     if threshold is not None:
         _need(isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1,
@@ -116,6 +115,18 @@ def _resolve_item_ids(checks: list[Check], path: Path) -> None:
             written = [i if i in check.written_ids else "" for i in check.item_ids]
             check.item_ids = resolve_item_ids(check.rubric, written, taken | set(seen))
             taken.update(check.item_ids)
+
+
+def _check_tag(tag: str, n: int, path: Path, line: int | None) -> None:
+    """A tag is one word --tag selects by, and the TUI editor's tags field ("files, json") gives back as it
+    was: so not blank, no comma (the field would save two tags), no spaces around it (saved without them)."""
+    _need(bool(tag.strip()), path, f"tags: tag {n + 1} is {f'blank ({tag!r})' if tag else 'empty'}: no --tag can "
+          "select a case by it", line, "write the tag's word, or remove it")
+    _need("," not in tag, path, f"tags: tag {n + 1} ({tag!r}) holds a comma: the editor's tags field would save it as "
+          f"{len([t for t in tag.split(',') if t.strip()])} tags", line,
+          "write each as its own tag, or join the words with '-'")
+    _need(tag == tag.strip(), path, f"tags: tag {n + 1} ({tag!r}) has spaces around it: --tag {tag.strip()} does not "
+          "select it, and the editor would save it without them", line, f"write {tag.strip()!r}")
 
 
 def _parse_seed(raw: Any, path: Path, line: int | None) -> dict[str, str]:

@@ -55,6 +55,13 @@ BAD_CASES = [
     pytest.param("id: bad\ntask: t\ntags:\n  - files\n  - ' '\nchecks: [{type: file_exists, path: a}]\n", 5,
                  "tags: tag 2 is blank (' '): no --tag can select a case by it — write the tag's word, or remove it",
                  id="tag-blank"),
+    # the TUI editor's tags field is "files, json": a comma in a tag came back as two tags, spaces around it as none
+    pytest.param("id: bad\ntask: t\ntags: [files, 'a,b']\nchecks: [{type: file_exists, path: a}]\n", 3,
+                 "tags: tag 2 ('a,b') holds a comma: the editor's tags field would save it as 2 tags — write each as "
+                 "its own tag, or join the words with '-'", id="tag-comma"),
+    pytest.param("id: bad\ntask: t\ntags:\n  - ' files'\nchecks: [{type: file_exists, path: a}]\n", 4,
+                 "tags: tag 1 (' files') has spaces around it: --tag files does not select it, and the editor would "
+                 "save it without them — write 'files'", id="tag-spaces"),
     pytest.param("id: bad\ntask: t\nchecks: [{type: file_exists, path: a}]\nchecks: [{type: file_absent, path: a}]\n", 4,
                  "duplicate key 'checks' (first given at line 3) — keep one of them: YAML would silently use the last",
                  id="duplicate-key"),

@@ -3,6 +3,7 @@ task, comments and flow lists keep their bytes; only the edited field's line cha
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -78,3 +79,19 @@ async def test_a_scar_edit_keeps_the_untouched_long_value_beside_it(project_root
     """The date is edited, bare as it was; what_went_wrong beside it keeps its one line."""
     await edit_and_save(project_root, (80, 24), ["end", "backspace", "5"], field="#scar-date")
     assert (long_notes / "case.yaml").read_text() == CASE.replace("date: 2026-11-14", "date: 2026-11-15")
+
+
+# Tags load accepts, each kept as written when the editor saves another field: its tags field joins them with
+# ", " and splits on "," (a tag with a comma, or spaces around it, is refused at load: it could not come back).
+ODD_TAGS = ["files", "two words", "ünïcode", "a:b", "'q'", "[x]", "#h", "a;b", "x/y", "tab\there", "new\nline"]
+
+
+async def test_the_editor_saves_back_every_tag_load_accepts(project_root, long_notes):  # noqa: F811
+    text = CASE.replace("tags: [files]   # flow on purpose",
+                        f"tags: [{', '.join(json.dumps(t, ensure_ascii=False) for t in ODD_TAGS)}]")
+    (long_notes / "case.yaml").write_text(text)
+    assert load_case(long_notes).tags == ODD_TAGS
+    await edit_and_save(project_root, (80, 24), ["end", "space", "o", "n", "l", "y"])
+    assert (long_notes / "case.yaml").read_text() == text.replace("title: Claimed one line",
+                                                                  "title: Claimed one line only")
+    assert load_case(long_notes).tags == ODD_TAGS
