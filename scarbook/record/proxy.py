@@ -219,6 +219,9 @@ class Recorder:
             answer = replay_body(recorded[n - 1])
             if isinstance(answer, str):
                 why = f"replay cannot answer call {n}: {answer}"
+        damage = self.replay.damage(run.case_id, run.k)
+        if why and damage and not run.summary.diverged:  # not the agent's doing: its recording is damaged
+            why = f"replay cannot answer call {n}: {damage}"
         if why or isinstance(answer, str):
             why = why or "replay has no answer"
             run.summary.diverged = run.summary.diverged or why

@@ -4,6 +4,8 @@ Run (case, k) of the new session replays run (case, k) of the recorded one. Call
 request recorded as call i (the same digest of the normalized request, apis.normalized); else the
 run is an error "replay diverged at call i" with the two requests' difference — never a live call.
 With fork_at K the first K calls are replayed and the rest go to the model.
+A run whose transcript is gone or has a model_call line that does not parse (cut, altered) since it was
+recorded is an error naming that file (`damaged`), not a divergence of the agent's.
 """
 
 from __future__ import annotations
@@ -28,9 +30,20 @@ class ReplaySource:
     session_id: str
     runs: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)  # (case, k) -> model_call records
     fork_at: int | None = None
+    # (case, k) -> what is wrong with that run's recording, naming its transcript (gone, cut, replaced since)
+    damaged: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def calls_for(self, case_id: str, k: int) -> list[dict[str, Any]]:
         return self.runs.get((case_id, k), [])
+
+    @property
+    def fix(self) -> str:
+        return f"record session {self.session_id} again (eval --record), or replay another"
+
+    def damage(self, case_id: str, k: int) -> str:
+        """What is wrong with run (case, k)'s recording, and what to do ("" when nothing is)."""
+        said = self.damaged.get((case_id, k), "")
+        return f"{said} — {self.fix}" if said else ""
 
     @property
     def total(self) -> int:
@@ -39,12 +52,20 @@ class ReplaySource:
 
 def read_calls(path: Path | str) -> list[dict[str, Any]]:
     """The `model_call` records of a transcript, in order (a line that does not parse is skipped)."""
+    return read_recording(path)[0]
+
+
+def read_recording(path: Path | str) -> tuple[list[dict[str, Any]], str]:
+    """The `model_call` records of a transcript, in order, and what is wrong with it ("" when nothing is):
+    missing, unreadable, a model_call line that does not parse (skipped)."""
     folder, name = os.path.split(os.fspath(path))
     try:
         data, _ = safefs.read_file(folder, name, MAX_TRANSCRIPT)
-    except (safefs.Refused, OSError):
-        return []
+    except (safefs.Refused, OSError) as exc:
+        gone = isinstance(exc, FileNotFoundError) or getattr(exc, "missing", False)
+        return [], "is missing" if gone else f"cannot be read ({exc})"
     calls: list[dict[str, Any]] = []
+    bad = 0
     for line in data.splitlines():
         if b'"model_call"' not in line:
             continue
@@ -52,7 +73,12 @@ def read_calls(path: Path | str) -> list[dict[str, Any]]:
         if isinstance(r, dict) and r.get("type") == "model_call" and isinstance(r.get("request"), dict) \
                 and isinstance(r.get("response"), dict):
             calls.append(r)
-    return expand_prefixes(calls)
+        else:
+            bad += 1
+    problem = ("has a model_call line that does not parse (cut short, or altered)" if bad == 1 else
+               f"has {bad} model_call lines that do not parse (cut short, or altered)" if bad else
+               "")
+    return expand_prefixes(calls), problem
 
 
 def expand_prefixes(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -81,9 +107,15 @@ def load_replay(session_id: str, transcripts: dict[tuple[str, int], str | None],
     source = ReplaySource(session_id, fork_at=fork_at)
     for key, path in transcripts.items():
         if path:
-            calls = read_calls(path)
+            calls, problem = read_recording(path)
             if calls:
                 source.runs[key] = calls
+            if problem:  # (a transcript with no model_call at all: a run that made no call)
+                source.damaged[key] = f"the recording of run {key[1]} of {key[0]} ({path}) {problem}"
+    if not source.runs and source.damaged:
+        first, more = next(iter(source.damaged.values())), len(source.damaged) - 1
+        raise ScarbookError(f"--replay {session_id}: the recordings of its runs cannot be read: {first}"
+                            + (f" (and {more} more)" if more else "") + f" — {source.fix}")
     if not source.runs:
         raise ScarbookError(f"--replay {session_id}: that session has no recorded model calls (its runs' transcripts "
                             "hold no model_call records) — replay a session that ran with record: (or eval --record)")

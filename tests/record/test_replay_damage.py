@@ -1,0 +1,51 @@
+"""`eval --replay SESSION` from a recording damaged since: a run's transcript cut mid-line, or gone. The run
+is an error that names the transcript and what is wrong with it — before, it read "replay diverged at call 2:
+the recorded run made only 1 model calls" or "recorded no model calls for run 1", which blame the agent and
+hide the file; and a session every transcript of which is gone was refused as one that ran without record:."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.judge_server import judge_server  # noqa: F401
+from tests.record.test_recorder import eval_json, rec_project, recorded_session  # noqa: F401
+
+
+def _cut_in_the_second_call(path: Path) -> None:
+    data = path.read_bytes()
+    second = data.index(b'"model_call"', data.index(b'"model_call"') + 1)
+    path.write_bytes(data[:second + 100])
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    (_cut_in_the_second_call, "has a model_call line that does not parse (cut short, or altered)"),
+    (Path.unlink, "is missing"),
+], ids=["cut", "gone"])
+def test_a_damaged_recording_is_an_error_naming_its_transcript(rec_project, judge_server, damage, said):  # noqa: F811
+    sid, first = recorded_session(rec_project, judge_server, runs=2)
+    damaged = Path(next(r["transcript_path"] for r in first["runs"] if r["k"] == 1))
+    damage(damaged)
+    result, report = eval_json(rec_project, "-n", "2", "--replay", sid)
+    assert result.exit_code == 3, result.output + result.stderr
+    runs = {r["k"]: r for r in report["runs"]}
+    assert runs[2]["status"] == "pass"  # the intact run replays as it did
+    assert runs[1]["status"] == "error"
+    call = 2 if damage is _cut_in_the_second_call else 1
+    assert runs[1]["reason"] == (f"replay cannot answer call {call}: the recording of run 1 of write-hello ({damaged}) "
+                                 f"{said} — record session {sid} again (eval --record), or replay another")
+    assert len(judge_server.requests) == 4  # never a live call
+
+
+def test_a_session_whose_transcripts_are_all_gone_is_refused_saying_so(rec_project, judge_server):  # noqa: F811
+    sid, first = recorded_session(rec_project, judge_server, runs=2)
+    folder = Path(first["runs"][0]["transcript_path"]).parent
+    shutil.rmtree(folder)
+    result = rec_project.cli("eval", "-q", "--replay", sid)
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        f"scarbook: --replay {sid}: the recordings of its runs cannot be read: the recording of run 1 of write-hello "
+        f"({folder / '1.transcript.jsonl'}) is missing (and 1 more) — record session {sid} again (eval --record), "
+        "or replay another")
