@@ -46,6 +46,7 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
+from scarbook.judge.errors import without_skip_hint
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
@@ -338,6 +339,7 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
     errors = unwritable_places(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
     judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
+    errors[:] = [without_skip_hint(e, " (a rejudge only judges: it has nothing to run without the judge)") for e in errors]
     if errors:
         return Preparation(errors=errors)
     try:

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
+from scarbook.history.store import History
 from scarbook.judge.artifact_store import FOLDER
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
 
@@ -285,3 +286,15 @@ def test_an_invalid_case_is_named_not_called_missing(project, judge_server):
         f"scarbook: case 'judge-me' of session {source['session']['id']} cannot be read now, so it has no rubric to "
         f"grade with: {case}:1: a case file must be a mapping of keys (id, task, checks, ...) — start the file with "
         "'id: <case-id>' — fix it, or name the session's other cases\n")
+
+
+def test_a_rejudge_without_the_judges_key_says_to_set_it_and_offers_no_option_it_lacks(project, monkeypatch):
+    """Before: 'set ANTHROPIC_API_KEY or run with --skip-judge' — rejudge has no --skip-judge (it only judges)."""
+    assert scarbook(project, "eval", "-q").exit_code == 0
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    result = scarbook(project, "rejudge", "latest")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        "scarbook: the llm_judge checks need an API key, but ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY "
+        "(a rejudge only judges: it has nothing to run without the judge)")
+    assert len(History(project / "workspaces").sessions()) == 1
