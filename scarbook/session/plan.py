@@ -113,8 +113,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     cases = select_cases(site, request.found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
     asked = resolve_runs(config, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
-    # a session of several agents judges online (a comparison is decided once its verdicts are in)
-    judge_batch = not request.fixed_runs and (request.judge_batch or (config.judge.batch and len(request.agents) < 2))
+    judge_batch = _judge_batch(request, config, adaptive=asked == "auto")
     skip_judge, why = request.skip_judge, "--skip-judge"
     if not skip_judge and request.skip_judge_without_key and judge_key_missing(config.judge, cases, request.judge_env):
         skip_judge, why = True, f"no API key in ${config.judge.api_key_env}"
@@ -180,6 +179,21 @@ def choose_agents(site: SessionSite, request: EvalRequest, gate: GatePolicy) -> 
     if len(names) > 1:
         _refuse_with_agents(request)
     return [named[n] for n in names]
+
+
+BATCH_WITH_AUTO = ("--judge-batch cannot be combined with --runs auto: its rule decides each case from verdicts as "
+                   "the runs end, and a batch gives them only after every run (each judged case would run to "
+                   "--max-runs and end undecided) — judge online, or give a fixed --runs N")
+
+
+def _judge_batch(request: EvalRequest, config: Config, *, adaptive: bool) -> bool:
+    """The judge's requests go in one Message Batch after the runs — not where verdicts decide as runs end:
+    --runs auto's rule (an explicit --judge-batch is refused) and a comparison of several agents judge online,
+    whatever scarbook.yaml's judge.batch says."""
+    if request.judge_batch and adaptive:
+        raise ScarbookError(BATCH_WITH_AUTO)
+    return not request.fixed_runs and (request.judge_batch or (config.judge.batch and len(request.agents) < 2
+                                                               and not adaptive))
 
 
 def _refuse_with_agents(request: EvalRequest) -> None:

@@ -347,6 +347,28 @@ def test_judge_batch_true_in_scarbook_yaml_judges_every_eval_in_a_batch(project,
     assert "this session judges as a batch (--judge-batch): half the price, verdicts within 24 hours" in dry.output
 
 
+
+def test_runs_auto_is_not_judged_in_a_batch(project, judge_server):
+    """--runs auto's rule decides from verdicts as the runs end; a batch gave them after every run, so the rule
+    read none ("judge-me: decided undecided after 0 runs"), every judged case ran to --max-runs, and `resume` (which
+    decides nothing: the rule's decisions are the eval's) reported it undecided at 31/31 passes, exit 3 until
+    then. --judge-batch is refused with it; scarbook.yaml's judge.batch: true judges such a session online."""
+    result = scarbook(project, "eval", "--runs", "auto", "--judge-batch")
+    assert (result.exit_code, result.stderr) == (
+        2, "scarbook: --judge-batch cannot be combined with --runs auto: its rule decides each case from verdicts as "
+           "the runs end, and a batch gives them only after every run (each judged case would run to --max-runs and "
+           "end undecided) — judge online, or give a fixed --runs N\n")
+    assert not (project / "workspaces").exists() or not History(project / "workspaces").sessions()
+    config = project / "scarbook.yaml"
+    config.write_text(config.read_text().replace("  batch_poll_s: 0.02\n", "  batch_poll_s: 0.02\n  batch: true\n"))
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--runs", "auto", "--no-judge-cache")
+    assert result.exit_code == 0, result.output
+    assert not judge_server.batches and [r for r in judge_server.requests if r["path"] == "/v1/messages"]
+    info = History(project / "workspaces").sessions()[0]
+    assert (info.state, info.batch, info.decisions) == ("finished", None, {"judge-me": "above"})
+
+
 TWO_JUDGES = """\
 id: two-judges
 title: Two judge checks
