@@ -4,6 +4,7 @@ The re-run is a new session, linked to its source (`SessionInfo.rerun_of`): the 
 rates never change, and the new session's report says what it re-ran and why. Each picked case runs
 its full N again (fresh runs, not only the runs that failed), so the new session's rate is an honest
 measurement of that case; the selection is of cases, never of runs.
+A session of several agents (eval --agents) is refused: `agent:` is none of the agents whose runs it holds.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def pick_rerun(history: History, ref: str, only_text: str) -> RerunPick:
         n = sum(1 for r in runs if r.case_id == cid and matches(r, only))
         if n:
             pick.matched[cid] = n
+    if len(source.agent_names) > 1:  # its runs are several agents': `agent:` would re-run none of them
+        names, cases = ",".join(source.agent_names), " ".join(pick.matched or source.case_ids)
+        raise ScarbookError(f"--rerun {ref}: session {source.id} compared the agents {', '.join(source.agent_names)}, "
+                            "and --rerun runs one agent (scarbook.yaml's agent:) — to run its cases again, "
+                            f"`scarbook eval --agents {names} {cases}`")
     if not pick.matched:
         raise ScarbookError(f"session {source.id} has no {' / '.join(only)} runs: nothing to re-run")
     return pick
