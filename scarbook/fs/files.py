@@ -38,16 +38,28 @@ def kind_of(mode: int) -> str:
     return next((word for test, word in _KINDS if test(mode)), "not a regular file")
 
 
-def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at `path`. Raises FileNotFoundError, NotAFileError (a
-    directory, FIFO, socket or device: refused without waiting on it), FileTooLargeError (more
-    than `limit` bytes: refused before reading), or the OSError the system gave (EACCES, ...)."""
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """A read-only fd on the regular file at `path`, with its stat (the caller closes it). Raises as
+    read_regular_bytes does: a directory, FIFO, socket or device is NotAFileError, never waited on."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever (a regular
+    # file's reads ignore it).
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotAFileError(path, kind_of(st.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path`. Raises FileNotFoundError, NotAFileError (a
+    directory, FIFO, socket or device: refused without waiting on it), FileTooLargeError (more
+    than `limit` bytes: refused before reading), or the OSError the system gave (EACCES, ...)."""
+    fd, st = open_regular(path)
+    try:
         if limit is not None and st.st_size > limit:
             raise FileTooLargeError(path, st.st_size, limit)
         chunks = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.fs import safefs
-from scarbook.fs.files import read_regular_bytes
+from scarbook.fs.files import open_regular, read_regular_bytes
 from scarbook.models import Case, WorkspaceDiff
 
 SMALL_SEED = 1 << 20  # seed files up to this size are held in memory and written, larger ones copied
@@ -44,7 +44,7 @@ class Snapshot:
 
 def _digest(path: Path | str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open(open_regular(path)[0], "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -113,7 +113,8 @@ def _write_seed(target: str, f: SeedFile, dir_fd: int | None = None) -> os.stat_
                 view = view[os.write(fd, view):]
         else:
             assert f.source is not None  # a seed file carries its bytes or names the file that holds them
-            with open(f.source, "rb") as src:
+            # (never waiting on a FIFO swapped in for it since the manifest was made: an error of this run)
+            with open(open_regular(f.source)[0], "rb") as src:
                 while chunk := src.read(1 << 20):
                     view = memoryview(chunk)
                     while view:

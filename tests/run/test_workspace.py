@@ -9,7 +9,7 @@ import pytest
 
 from scarbook.fs import safefs
 from scarbook.models import Case, Check
-from scarbook.run.workspace import Snapshot, diff_workspace, prepare_workspace, seed_manifest
+from scarbook.run.workspace import SMALL_SEED, Snapshot, diff_workspace, prepare_workspace, seed_manifest
 
 
 def make_case(tmp_path: Path) -> Case:
@@ -199,6 +199,33 @@ def test_a_pruned_workspace_with_folders_goes_whole_and_a_run_folder_swapped_for
     assert (outside / "keep.txt").read_text() == "mine" and (outside / "d").is_dir()
 
 
+def _swapping_agent(project, entry: Path, when: str) -> None:
+    """A command agent that, where `when` (Python over os.environ) holds, swaps the seed file `entry` for a FIFO:
+    the seed changes under the running session (a FIFO in seed/ from the start is refused when the case loads)."""
+    import sys
+
+    swap = f"import os\nif {when}:\n    os.remove({str(entry)!r}); os.mkfifo({str(entry)!r})\n"
+    (project.root / "agent.py").write_text(swap)
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, {project.root / 'agent.py'}]}}\n"
+                   "isolation: none\nretry_infra: 0\nconcurrency: 1\n")
+
+
+def _eval_or_alarm(project, runs: int) -> list:
+    """`eval --runs N` that must end (a hang fails the test, as KeyboardInterrupt, instead of hanging the suite)
+    with exit 3; its runs."""
+    import signal
+
+    signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.alarm(20)
+    try:
+        result = project.cli("eval", "--runs", str(runs), "-q")
+    finally:
+        signal.alarm(0)
+    assert result.exit_code == 3, result.output
+    history = project.load().history
+    return list(history.runs(history.sessions()[0].id))
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 @pytest.mark.parametrize("kind", ["fifo", "dangling-link"])
 def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_hang(project, kind):
@@ -206,14 +233,8 @@ def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_h
     forever (no per-run timeout covers the seeding), in CI until the job was killed. A link to a seed file
     that is gone said only 'No such file or directory'. (A FIFO in seed/ is refused when the case loads now:
     here it appears under the running session — case a's agent, run first, swaps seed/odd for one.)"""
-    import signal
-    import sys
-
     entry = project.cases_dir / "c" / "seed" / "odd"
-    swap = f"import os\nif os.environ['SCARBOOK_CASE'] == 'a':\n    os.remove({str(entry)!r}); os.mkfifo({str(entry)!r})\n"
-    (project.root / "agent.py").write_text(swap if kind == "fifo" else "")
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, {project.root / 'agent.py'}]}}\n"
-                   "isolation: none\nretry_infra: 0\nconcurrency: 1\n")
+    _swapping_agent(project, entry, "os.environ['SCARBOOK_CASE'] == 'a'" if kind == "fifo" else "False")
     project.case("a", "id: a\ntask: t\nchecks: [{type: command, run: 'true'}]\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n", {"README.md": "# r\n"})
     if kind == "fifo":
@@ -222,14 +243,23 @@ def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_h
     else:
         entry.symlink_to(entry.parent / "gone")
         why = f"No such file or directory: {entry}"
-    signal.signal(signal.SIGALRM, signal.default_int_handler)
-    signal.alarm(20)  # a hang fails the test (KeyboardInterrupt) instead of hanging the suite
-    try:
-        result = project.cli("eval", "--runs", "1", "-q")
-    finally:
-        signal.alarm(0)
-    assert result.exit_code == 3, result.output
-    history = project.load().history
-    [run] = [r for r in history.runs(history.sessions()[0].id) if r.case_id == "c"]
+    [run] = [r for r in _eval_or_alarm(project, 1) if r.case_id == "c"]
     ws = project.workspaces / run.session_id / "c" / "1"
     assert (run.status, run.reason) == ("error", f"could not prepare the workspace {ws}: {why}")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_large_seed_file_swapped_for_a_fifo_mid_session_makes_the_next_run_an_error_never_a_hang(project):
+    """A seed file over SMALL_SEED is copied from seed/ at every run (its bytes are not held): run 1's agent
+    swapped it for a named pipe, and run 2's copy opened the pipe and waited for a writer — the session hung,
+    as no per-run timeout covers seeding."""
+    big = project.cases_dir / "c" / "seed" / "big.bin"
+    _swapping_agent(project, big, "os.environ['SCARBOOK_RUN'] == '1'")
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: big.bin}]\n")
+    big.parent.mkdir()
+    big.write_bytes(b"x" * (SMALL_SEED + 1))
+    first, second = _eval_or_alarm(project, 2)
+    ws = project.workspaces / second.session_id / "c" / "2"
+    assert first.status == "pass"
+    assert (second.status, second.reason) == ("error", f"could not prepare the workspace {ws}: {big} is a FIFO, not "
+                                                       "a regular file")
