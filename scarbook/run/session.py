@@ -217,6 +217,11 @@ def _load_replay(site: SessionSite, record: RecordSettings | None, errors: list[
         return None
     try:
         info = site.history.resolve(str(record.source))  # (a str once read: settings.py)
+        if len(info.agent_names) > 1:  # run k of it is whichever agent its block drew: no one agent's run k
+            errors.append(f"--replay {record.source}: session {info.id} compared the agents "
+                          f"{', '.join(info.agent_names)}: its runs are theirs in blocks drawn at random, and a replay "
+                          "answers one agent's runs — replay a session of one agent")
+            return None
         transcripts = {(r.case_id, r.k): r.transcript_path for r in site.history.runs(info.id, info=info)}
         return load_replay(info.id, transcripts, record.fork_at)
     except ScarbookError as exc:

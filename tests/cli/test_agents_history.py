@@ -123,3 +123,11 @@ def test_a_report_later_reads_the_margin_the_session_ran_with(project) -> None:
     project.config(CONFIG + "gate: {compare: {baseline: base, margin: 0.05}}\n", gate=None)
     report = project.cli("report", "latest")
     assert "gate ±10 pts" in report.stdout.splitlines()[0], report.stdout
+
+
+def agents_session(project, agents: str, label: str = "ab") -> str:
+    """A project of one case (alpha) and a recorded session of `eval --agents AGENTS -n 2 -l LABEL`: its id."""
+    _project(project, cases=("alpha",))
+    first = project.cli("eval", "--agents", agents, "--runs", "2", "-q", "-l", label)
+    assert first.exit_code in (0, 3), first.stdout + first.stderr
+    return next(p.name for p in (project.workspaces / "history").iterdir())

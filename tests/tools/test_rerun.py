@@ -81,12 +81,9 @@ def test_bad_rerun_input_is_said_and_nothing_runs(two, args, message) -> None:
 def test_a_session_of_several_agents_is_not_rerun_with_the_default_agent(project) -> None:
     """Before: the cases were picked by any agent's runs (here only the candidate failed) and run again with
     scarbook.yaml's `agent:` — another agent than the one that failed — as a 're-run' that passed."""
-    from tests.cli.test_agents_history import _project
+    from tests.cli.test_agents_history import agents_session
 
-    _project(project, cases=("alpha",))
-    first = project.cli("eval", "--agents", "base,never", "--runs", "2", "-q", "-l", "ab")
-    assert first.exit_code in (0, 3), first.stdout + first.stderr
-    sid = next(p.name for p in (project.workspaces / "history").iterdir())
+    sid = agents_session(project, "base,never")
     before = sorted(p.name for p in (project.workspaces / "history").iterdir())
     result = project.cli("eval", "-q", "--rerun", "ab")
     assert result.exit_code == 2

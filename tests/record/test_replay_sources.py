@@ -49,3 +49,16 @@ def test_a_session_whose_transcripts_are_all_gone_is_refused_saying_so(rec_proje
         f"scarbook: --replay {sid}: the recordings of its runs cannot be read: the recording of run 1 of write-hello "
         f"({folder / '1.transcript.jsonl'}) is missing (and 1 more) — record session {sid} again (eval --record), "
         "or replay another")
+
+
+def test_a_session_of_several_agents_is_refused_as_a_replay_source(project):
+    """Run k of a session of eval --agents is whichever agent its block drew first or second: replaying it run
+    by run answered one agent with the other's calls (before: half the runs 'diverged', by the draw)."""
+    from tests.cli.test_agents_history import agents_session
+
+    sid = agents_session(project, "base,twin")
+    result = project.cli("eval", "-q", "--replay", "ab")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"scarbook: --replay ab: session {sid} compared the agents base, twin: its runs are theirs in blocks drawn "
+        "at random, and a replay answers one agent's runs — replay a session of one agent")
