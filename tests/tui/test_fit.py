@@ -334,6 +334,24 @@ async def test_case_ids_grow_with_the_terminal_and_are_cut_with_an_ellipsis_only
         assert sum(w + 2 for w in live.columns.values()) <= size[0] - 2
 
 
+@pytest.mark.parametrize("width", [30, 45])
+async def test_a_long_id_in_a_narrow_pane_does_not_crash_the_library(project_root, width):
+    """Below 50 columns (a tmux pane split in two) a case id longer than 22 characters crashed the app as the
+    library laid out its columns (KeyError 'id'): the case column had been dropped and was then widened."""
+    folder = project_root / "cases" / LONG_ID
+    folder.mkdir()
+    (folder / "case.yaml").write_text(f"id: {LONG_ID}\ntitle: Loader keeps comments\ntask: write out.txt\n"
+                                      "checks:\n  - {type: file_exists, path: out.txt}\n")
+    app = make_app(project_root)
+    async with app.run_test(size=(width, 20)) as pilot:
+        lib = await library_loaded(pilot)
+        assert app.is_running and LONG_ID in [r.key for r in lib.rows]
+        assert sum(w + 2 for w in lib.columns.values()) <= width  # nothing off the right edge
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert str(lib.query_one("#cases").get_row(LONG_ID)[0]).endswith("…")
+
+
 async def test_import_panel_headers_wrap_in_their_panes_at_80_columns(project_root, monkeypatch):
     """Issue 26.14: at 80×24 "timeline (Enter opens a tool call)", "failed artifact (the checks must
     FAIL it)" and "seed files (space ticks one)" were cut at their pane's edge; they wrap instead."""

@@ -70,8 +70,9 @@ def fit_columns(width: int, id_width: int = 0) -> dict[str, int]:
     widths = _choose_columns(width, whole)
     if whole > WIDTHS["id"] and not set(widths) >= ESSENTIAL:
         widths = _choose_columns(width, WIDTHS["id"])
-        spare = max(0, width - sum(w + CELL_PADDING for w in widths.values()))
-        widths["id"] += min(whole - widths["id"], spare)
+        if "id" in widths:  # (below ~50 columns even the short case column gives way to the title)
+            spare = max(0, width - sum(w + CELL_PADDING for w in widths.values()))
+            widths["id"] += min(whole - widths["id"], spare)
     return {key: widths[key] for key, _ in COLUMNS if key in widths}
 
 
