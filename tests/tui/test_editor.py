@@ -284,3 +284,20 @@ async def test_previewing_a_huge_seed_file_reads_only_its_start(project_root, tm
         await pilot.pause()
         assert time.monotonic() - started < 3
         assert plain(ed.query_one("#seed-preview")) == "big.bin\n(binary file, 3,221,225,472 bytes)"
+
+
+@pytest.mark.parametrize("size", [(3, 3), (1, 24)])
+async def test_the_editor_in_a_pane_squeezed_to_a_few_columns_does_not_crash(project_root, size):
+    """A terminal (or tmux pane) a few columns wide: the editor's seed list had no room left inside its border and
+    Textual crashed the app ('range() arg 3 must not be zero'). Widened back, the form is whole."""
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, EditorScreen)
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        await type_text(pilot, "narrow")
+        assert app.screen.query_one("#case-id", Input).value == "narrow"

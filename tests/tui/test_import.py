@@ -489,3 +489,18 @@ async def test_inspect_log_with_several_samples_lets_the_user_pick_one_by_key(pr
         case = load_case(project_root / "cases" / results[0])
         assert case.task == "Say hello"
         assert (case.root / case.scar.failed_artifact).read_text() == "hello!"
+
+
+@pytest.mark.parametrize("size", [(3, 3), (12, 5)])
+async def test_the_import_screen_in_a_pane_a_few_columns_wide_does_not_crash(project_root, size):
+    """The candidates list had no room inside its border and Textual crashed the app ('range() arg 3 must not be
+    zero'). Widened back, the artifact is picked by keys as ever."""
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot, CLAUDE)
+        assert app.is_running
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        screen.query_one("#candidates", OptionList).focus()
+        await pilot.press("home", "down")
+        assert screen.artifact_number == 2
