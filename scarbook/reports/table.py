@@ -282,7 +282,7 @@ def format_summary(rep: SessionReport) -> str:
                      f"Ray worker or node ({lost} lost again: error)")
     parts += format_retries(rep)
     if s.rerun_of:
-        parts.append(rerun_line(s.rerun_of))
+        parts.append(rerun_line(s.rerun_of, s.state, len(rep.runs)))
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
     if rep.versus is not None:  # the comparison gates (its lines are under the table)

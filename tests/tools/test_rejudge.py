@@ -298,3 +298,20 @@ def test_a_rejudge_without_the_judges_key_says_to_set_it_and_offers_no_option_it
         "scarbook: the llm_judge checks need an API key, but ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY "
         "(a rejudge only judges: it has nothing to run without the judge)")
     assert len(History(project / "workspaces").sessions()) == 1
+
+
+def test_an_aborted_rejudge_says_how_many_runs_it_graded_not_how_many_it_meant_to(project, judge_server):
+    """Before: the judge refused the key at the first run, the session aborted with 1 run recorded, and the
+    report still said '3 runs graded again from kept artifacts' (seen failing before)."""
+    from tests.helpers.judge_server import status_reply
+
+    assert scarbook(project, "eval", "-q", "-l", "src").exit_code == 0
+    judge_server.default = status_reply(401)
+    result, report = run_json(project, "rejudge", "src", "-q", "-j", "1", "--judge-model", "claude-opus-4-1")
+    assert result.exit_code == 3, result.output
+    recorded = len(report["runs"])
+    assert report["session"]["state"] == "aborted" and 1 <= recorded < 3
+    sid = report["session"]["rerun_of"]["session"]
+    assert (f"rejudge of session {sid} with judge claude-opus-4-1: 3 runs to grade again from kept artifacts, 0 "
+            f"carried (rule checks failed), no agent runs; the session was aborted with {recorded} of them recorded; "
+            "the source session's rates are unchanged") in result.output
