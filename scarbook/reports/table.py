@@ -13,7 +13,7 @@ from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.rerun_note import rerun_line
-from scarbook.reports.versus_table import format_versus, versus_to_dict
+from scarbook.reports.versus_table import ON_JUDGED_COUNTS, format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
 from scarbook.run.gate import (
     case_stats,
@@ -71,8 +71,10 @@ class SessionReport:
         if not cal.usable:
             return f"judge: rates not corrected for the judge's error — {cal.reason}" + notes
         limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
+        # several agents: the comparison is the gate, called on the judged counts (stats/head_to_head.py)
+        decides = "the gate decides on them" if self.versus is None else ON_JUDGED_COUNTS
         line = (f"judge: ≈ rates corrected for the judge's measured error ({plural(cal.labels, 'label')}, "
-                f"last {cal.calibrated_at}; docs/statistics.md); the gate decides on them")
+                f"last {cal.calibrated_at}; docs/statistics.md); {decides}")
         for s in limited:
             more = s.corrected.labels_to_decide
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "

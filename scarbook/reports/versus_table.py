@@ -24,6 +24,10 @@ CALL_WORDS = {Versus.BETTER: "better", Versus.WORSE: "WORSE", Versus.SAME: "same
 MARGIN_WORDS = {MarginCall.INFERIOR: "INFERIOR", MarginCall.NON_INFERIOR: "ok", MarginCall.UNDECIDED: "undecided",
                 MarginCall.NO_VERDICT: "no verdict"}
 
+# a session of several agents: what its decisions rest on, beside the ≈ rates (this table, SessionReport.judge_note)
+ON_JUDGED_COUNTS = ("the decisions are made on the judged counts: the same judge grades every agent, so its error "
+                    "moves their rates alike")
+
 
 def points(x: float | None, signed: bool = True) -> str:
     """A difference of rates in percentage points, bare ("-30"), or "—" without one."""
@@ -83,8 +87,7 @@ def versus_notes(v: SessionVersus) -> list[str]:
                f"same when two one-sided tests put the difference within ±{points(c.margin, False)} points; "
                "the gate is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
     if any(s.corrected is not None for s in v.all_stats()):
-        out.append("≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the "
-                   "judged counts: the same judge grades every agent, so its error moves their rates alike")
+        out.append(f"≈ rates corrected for the judge's measured error (its calibration); {ON_JUDGED_COUNTS}")
     out += unbounded_notes(v)
     for row in c.rows:
         if row.call == Versus.NO_VERDICT and row.why:

@@ -96,3 +96,24 @@ def test_a_session_of_several_agents_says_why_each_agents_interval_is_0_to_100(t
                                         calibration_for(p.history, p.workspaces_dir, p.config.judge)))
     assert f"alpha (a): ≈58%, {A_WORDS}  " in summary.splitlines() and f"alpha (b): ≈17%, {B_WORDS}" in summary
     assert f"alpha: {A_WORDS}" not in summary  # (the baseline's, unnamed, once said by the judge line)
+
+
+def test_a_session_of_several_agents_says_its_comparison_is_called_on_the_judged_counts(two_agents):
+    """In a session of several agents the gate is the comparison, called on the judged counts (stats/head_to_head.py),
+    not on the ≈ rates: the CLI's table said so; the step summary's and the HTML's judge line said of the ≈ rates
+    "the gate decides on them", as for one agent (before)."""
+    root = two_agents
+    res = scarbook(root, "report", "--html", str(root / "r.html"))
+    assert res.exit_code == 0, res.output
+    said = ("≈ rates corrected for the judge's measured error (its calibration); the decisions are made on the judged "
+            "counts: the same judge grades every agent, so its error moves their rates alike")
+    assert said in res.output.splitlines()
+    p = Project.discover(root)
+    info = p.history.resolve("latest")
+    cal = calibration_for(p.history, p.workspaces_dir, p.config.judge)
+    summary = step_summary(build_report(info, p.history.runs(info.id), {}, p.config, cal))
+    line = (f"judge: ≈ rates corrected for the judge's measured error (40 labels, last {cal.calibrated_at}; "
+            "docs/statistics.md); the decisions are made on the judged counts: the same judge grades every agent, "
+            "so its error moves their rates alike")
+    assert line in summary.replace("\\", "").splitlines()  # (Markdown's escapes taken out)
+    assert "the gate decides on them" not in summary and "the gate decides on them" not in (root / "r.html").read_text()
