@@ -27,6 +27,7 @@ from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import close_marker, new_nonce, open_marker
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Usage
+from scarbook.text import clean_text
 
 DRAFT_TOOL_NAME = "propose_rubric"
 MAX_ITEM_CHARS = 300
@@ -169,7 +170,8 @@ def parse_draft(tool_input: Any) -> tuple[list[str], list[dict[str, Any]]]:
         raise MalformedDraft("checks must be a list")
     texts = []
     for n, item in enumerate(items, 1):
-        text = " ".join(item.split())
+        # the reply is untrusted text: no terminal escape goes into a case.yaml that every screen then shows
+        text = " ".join(clean_text(item, one_line=True).split())
         if not text:
             raise MalformedDraft(f"item {n} is empty")
         if len(text) > MAX_ITEM_CHARS:

@@ -100,14 +100,15 @@ def lint_proposals(case: Case, proposals: list[Proposal]) -> list[Proposal]:
         return []
     candidate = build_case(case, [p.text for p in items], [])
     ci = next(n for n, c in enumerate(candidate.checks) if c.is_judge)
-    rubric = candidate.checks[ci].rubric
-    by_text = {p.text: p for p in items}
+    own = len(candidate.checks[ci].rubric) - len(items)  # the case's own items come first, then the proposed
     made: list[Proposal] = []
     for hint in lint_case(candidate):
         if hint.check_index != ci or hint.item_index is None or hint.rule not in DROPPING_RULES:
             continue
-        p = by_text.get(rubric[hint.item_index])
-        if p is None or p.why:  # the case's own item, or already dropped
+        if hint.item_index < own:
+            continue  # the case's own item
+        p = items[hint.item_index - own]  # by place: an item proposed twice is two proposals
+        if p.why:  # already dropped
             continue
         p.why = f"lint {hint.rule}: {hint.message} — {hint.suggestion}"
         taken = [q.check for q in [*proposals, *made] if q.check]
@@ -117,8 +118,11 @@ def lint_proposals(case: Case, proposals: list[Proposal]) -> list[Proposal]:
     return made
 
 
-def _found(items: list[ItemCertification], p: Proposal, case: Case) -> ItemCertification | None:
+def _found(items: list[ItemCertification], p: Proposal, case: Case, taken: set[int]) -> ItemCertification | None:
+    """The certification of `p`: the first of its words (or its check) not `taken` by an earlier proposal."""
     for cert in items:
+        if id(cert) in taken:
+            continue
         check = case.checks[cert.check_index]
         if p.is_item and cert.is_item and cert.text == p.text:
             return cert
@@ -135,9 +139,9 @@ async def certify_proposals(case: Case, draft: RubricDraft, judge: Grader | None
         return
     candidate = build_case(case, [p.text for p in live if p.is_item], [p.check for p in live if p.check])
     v = await verify_case(candidate, judge, times)
-    mine = set()
+    mine: set[int] = set()
     for p in live:
-        cert = _found(v.items, p, candidate)
+        cert = _found(v.items, p, candidate, mine)
         if cert is None:
             p.finding, p.why = ItemFinding.UNDECIDED, "not certified: the checks did not reach it"
             continue

@@ -229,3 +229,34 @@ def test_a_reply_without_the_tool_call_or_an_unreachable_judge_writes_nothing(tm
     assert res.stderr == ("scarbook: the judge could not draft c1: judge answered HTTP 529: overloaded — nothing was "
                           "written\n")
     assert (root / "cases" / "c1" / "case.yaml").read_bytes() == before
+
+
+def test_a_reply_that_repeats_an_item_or_hides_escapes_in_one_keeps_each_item_once_in_plain_words(
+        tmp_path, judge_server, monkeypatch):
+    """The judge's reply is untrusted text. An item proposed twice was certified once and its twin listed as
+    `has` — an item the case already had, which it did not; an item holding terminal escapes was printed clean
+    but written into case.yaml with them, to reach every terminal that shows the rubric."""
+    root = project(tmp_path, judge_server, monkeypatch)
+    reply = {"items": [CATCHING, f"  {CATCHING} ", CATCHING, "\x1b[2J\x1b[31m" + BLIND]}
+    judge_server.push(tool_reply(tool_input=reply, name="propose_rubric"),
+                      *[tool_reply([("FAIL", "two lines"), ("FAIL", "not named")])] * 3,
+                      *[tool_reply([("PASS", "one line"), ("PASS", "named")])] * 3)
+    res = draft(root)
+    assert res.exit_code == 0, res.output
+    assert "\n".join(res.stdout.splitlines()[2:]) == f"""\
+  keep  item {CATCHING}
+        catching: fails the failed artifact all 3 times, passes the good one all 3 times
+  drop  item {CATCHING}
+        lint duplicate-item: {CATCHING!r} repeats check 2 item 1 — remove one copy: a duplicate doubles its weight \
+and its cost
+  drop  item {CATCHING}
+        lint duplicate-item: {CATCHING!r} repeats check 2 item 1 — remove one copy: a duplicate doubles its weight \
+and its cost
+  keep  item {BLIND}
+        catching: fails the failed artifact all 3 times, passes the good one all 3 times
+  has   file_exists {{type: file_exists, path: 'tmp.txt'}}
+        blind: passes the failed artifact: it does not see the incident
+wrote 2 items and 0 rule checks into {root / 'cases' / 'c1' / 'case.yaml'}; next: `scarbook verify c1`"""
+    case = load_case(root / "cases" / "c1")
+    assert case.rubric_items == [CATCHING, BLIND]
+    assert "\\e" not in (root / "cases" / "c1" / "case.yaml").read_text()
