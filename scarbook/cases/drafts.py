@@ -108,17 +108,20 @@ def create_draft(t: Transcript, project: ProjectFolders, case_id: str, artifact_
                  seeds: list[SeedSuggestion], transcript_path: Path | None, good_number: int | None = None) -> Path:
     """Write cases/<case_id>/ with the chosen artifact (and the good one, when the user marked one)
     and exactly the ticked `seeds`; return the folder."""
-    from scarbook.cases.folder_save import new_case_folder
+    from scarbook.cases.folder_save import new_case_folder, write_error
 
     check_new_case_id(project.cases_dir, case_id)
     missing = [s.path for s in seeds if s.content is None]
     if missing:
         raise ScarbookError(f"the transcript does not hold the whole content of {', '.join(missing)}; "
                             "add those files in the case editor")
-    with new_case_folder(project, case_id) as staging:
-        folder = write_draft_case(t, staging, case_id, artifact_number, seed_suggested=False,
-                                  transcript_path=transcript_path,
-                                  good=str(good_number) if good_number is not None else None)
-        for seed in seeds:
-            atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")
+    try:
+        with new_case_folder(project, case_id) as staging:
+            folder = write_draft_case(t, staging, case_id, artifact_number, seed_suggested=False,
+                                      transcript_path=transcript_path,
+                                      good=str(good_number) if good_number is not None else None)
+            for seed in seeds:
+                atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")
+    except OSError as exc:  # a read-only cases/, a full disk: named by the case's path, not the hidden folder
+        raise write_error(exc, project.cases_dir / case_id, project.cases_dir) from exc
     return project.cases_dir / case_id

@@ -116,7 +116,7 @@ def save_case_folder(project: ProjectFolders, case: Case, *, is_new: bool, files
     except ScarbookError as exc:  # the id taken meanwhile, case-ids.json damaged, another scarbook holding the lock
         raise CaseError(folder, str(exc)) from exc
     except OSError as exc:
-        raise _write_error(exc, folder, project.cases_dir) from exc
+        raise write_error(exc, folder, project.cases_dir) from exc
 
 
 def _update_in_place(case: Case, cases_dir: Path, new: dict[str, bytes | Path], drop: set[str]) -> Path:
@@ -185,13 +185,13 @@ def _copy_in(into: Path, rel: str, content: bytes | Path) -> None:
         shutil.copy2(content, target)
     except OSError as exc:
         if exc.filename not in (str(content), content) or exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise  # the write failed, not the read: _write_error names the case's folder
+            raise  # the write failed, not the read: write_error names the case's folder
         raise CaseError(content, f"{'seed' if rel.startswith('seed/') else 'scar'} file {Path(rel).name} could "
                         f"not be copied: {describe_os_error(exc)}",
                         fix=f"attach it again from where it is now, or remove it from the form; {NOTHING_SAVED}") from exc
 
 
-def _write_error(exc: OSError, folder: Path, cases_dir: Path) -> CaseError:
+def write_error(exc: OSError, folder: Path, cases_dir: Path) -> CaseError:
     """A write that failed (a read-only cases/, a full disk): named by the case's own path, not the hidden
     folder it was built in."""
     where = cases_dir if not folder.exists() else folder

@@ -20,6 +20,7 @@ from scarbook.cases.io import load_case, load_cases
 from scarbook.cases.lineage import CaseIdLog
 from scarbook.errors import CaseError
 from scarbook.models import Case, Check
+from tests.helpers.paths import TRANSCRIPTS
 from tests.helpers.read_only import READ_ONLY_WHY, read_only
 
 REAL_COPY = shutil.copy2
@@ -218,6 +219,25 @@ def test_a_read_only_cases_folder_is_said_with_the_fix_and_nothing_is_written(pr
     assert sorted(os.listdir(project.cases_dir)) == before
 
 
+def test_a_draft_imported_into_a_read_only_cases_folder_is_said_with_the_fix(project):
+    """The import screen's writer (cases/drafts.create_draft) let the OSError through: the screen said
+    "[Errno 30] Read-only file system: '.../cases/.scarbook-partial-ro-scar-…'" — a hidden folder, no fix."""
+    project.bundled()
+    script = ("from scarbook.cases.drafts import create_draft\nfrom scarbook.errors import ScarbookError\n"
+              "from scarbook.project import Project\nfrom scarbook.transcripts import load_transcript\nimport sys\n"
+              "t = load_transcript(sys.argv[2])\n"
+              "try:\n    create_draft(t, Project.discover(sys.argv[1]), 'ro-scar', 1, [], None)\n"
+              "except ScarbookError as exc:\n    print(exc)\n")
+    before = sorted(os.listdir(project.cases_dir))
+    log = str(TRANSCRIPTS / "claude_code_session.jsonl")
+    out = subprocess.run(read_only(project.cases_dir, [sys.executable, "-c", script, str(project.root), log]),
+                         capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
+    assert out.stdout.strip() == (f"{project.cases_dir / 'ro-scar'}: could not write the case: {READ_ONLY_WHY} — "
+                                  f"make {project.cases_dir} a writable folder with free space; nothing was saved"), \
+        out.stderr
+    assert sorted(os.listdir(project.cases_dir)) == before
+
+
 def test_an_imported_draft_is_never_seen_before_its_ticked_seeds_and_a_failure_leaves_nothing(project, monkeypatch):
     """The TUI's import (cases/drafts.create_draft) wrote case.yaml, then the seed files the user ticked."""
     import scarbook.cases.drafts as drafts
@@ -240,7 +260,7 @@ def test_an_imported_draft_is_never_seen_before_its_ticked_seeds_and_a_failure_l
     monkeypatch.setattr(drafts, "atomic_write_text", write)
     before = sorted(os.listdir(folders.cases_dir))
     fail = True
-    with pytest.raises(OSError):
+    with pytest.raises(CaseError, match="could not write the case: No space left on device"):
         drafts.create_draft(load_transcript(log), folders, "drafted", 1, seeds, log)
     assert sorted(os.listdir(folders.cases_dir)) == before  # no draft, no hidden folder
     looks.clear()
