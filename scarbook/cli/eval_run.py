@@ -25,7 +25,7 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
         for error in prep.errors:
             say(f"scarbook: {error}", err=True)
         return EXIT_USAGE
-    for note in prep.notes:
+    for note in planned.notes + prep.notes:
         warn(note)
     if prep.session.compared and executor_kind == ExecutorType.RAY:
         say("scarbook: --agents runs on this machine for now: a session of several agents cannot use --executor "

@@ -95,6 +95,7 @@ class EvalPlan:
     site: SessionSite  # where the plan runs: the request's, with this session's overrides in its config
     shard: Shard | None = None
     baseline: Baseline | None = None  # --against, loaded and checked before any run
+    notes: list[str] = field(default_factory=list)  # said before any run: what of scarbook.yaml was set aside
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -113,15 +114,15 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     cases = select_cases(site, request.found, tuple(rerun.case_ids) if rerun else request.case_ids, request.tags)
     asked = resolve_runs(config, request.runs, request.preset)
     n = asked if isinstance(asked, int) else request.max_runs
-    judge_batch = _judge_batch(request, config, adaptive=asked == "auto")
     skip_judge, why = request.skip_judge, "--skip-judge"
     if not skip_judge and request.skip_judge_without_key and judge_key_missing(config.judge, cases, request.judge_env):
         skip_judge, why = True, f"no API key in ${config.judge.api_key_env}"
     gate = gate_policy(config, request, sharded=shard is not None)
+    judge_batch, gate, notes = _judge_batch(request, config, gate, adaptive=asked == "auto")
     agents = choose_agents(site, request, gate)
     if request.dry_run:
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
-                                    adaptive=asked == "auto", agents=agents), site, shard)
+                                    adaptive=asked == "auto", agents=agents), site, shard, notes=notes)
     baseline = None
     if request.against:  # history's comparison loads only when asked for (not with --dry-run)
         from scarbook.session.against import resolve_against
@@ -136,7 +137,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
                        max_runs=n if request.fixed_runs else max(n, request.max_runs),
                        rerun_of=rerun.link() if rerun else None, against=_against_ref(request.against, baseline),
                        reports=dict(request.reports), record=record_option(config, request), agents=agents)
-    return EvalPlan(plan, site, shard, baseline)
+    return EvalPlan(plan, site, shard, baseline, notes)
 
 
 def session_site(request: EvalRequest) -> SessionSite:
@@ -184,16 +185,39 @@ def choose_agents(site: SessionSite, request: EvalRequest, gate: GatePolicy) -> 
 BATCH_WITH_AUTO = ("--judge-batch cannot be combined with --runs auto: its rule decides each case from verdicts as "
                    "the runs end, and a batch gives them only after every run (each judged case would run to "
                    "--max-runs and end undecided) — judge online, or give a fixed --runs N")
+BATCH_WITH_MORE = ("--judge-batch cannot be combined with --undecided more: its looks decide each case from verdicts "
+                   "as the runs end, and a batch gives them only after every run (each judged case would run to "
+                   "--max-runs) — judge online, or give --undecided pass or fail")
+MORE_SET_ASIDE = ("scarbook.yaml's gate.undecided: more is set aside for this session: --judge-batch gives verdicts "
+                  "only after every run, so its looks would see none — an undecided case passes with a warning "
+                  "(give --undecided fail to fail it)")
 
 
-def _judge_batch(request: EvalRequest, config: Config, *, adaptive: bool) -> bool:
-    """The judge's requests go in one Message Batch after the runs — not where verdicts decide as runs end:
-    --runs auto's rule (an explicit --judge-batch is refused) and a comparison of several agents judge online,
-    whatever scarbook.yaml's judge.batch says."""
-    if request.judge_batch and adaptive:
-        raise ScarbookError(BATCH_WITH_AUTO)
-    return not request.fixed_runs and (request.judge_batch or (config.judge.batch and len(request.agents) < 2
-                                                               and not adaptive))
+def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
+                 adaptive: bool) -> tuple[bool, GatePolicy, list[str]]:
+    """Whether the judge's requests go in one Message Batch after the runs, the gate to run with, and the notes
+    saying what was set aside. Not where verdicts decide as runs end — --runs auto's rule, `undecided: more`'s
+    looks, a comparison of several agents: both given on the command line are refused (exit 2); otherwise the
+    command line wins over scarbook.yaml, and when both come from scarbook.yaml the rule or the looks win."""
+    looks = gate.undecided == Undecided.MORE and not adaptive and not request.fixed_runs
+    if request.judge_batch:
+        if adaptive:
+            raise ScarbookError(BATCH_WITH_AUTO)
+        if looks and request.undecided is not None:
+            raise ScarbookError(BATCH_WITH_MORE)
+        if looks:
+            return True, msgspec.structs.replace(gate, undecided=Undecided.PASS), [MORE_SET_ASIDE]
+        return not request.fixed_runs, gate, []
+    if request.fixed_runs or not config.judge.batch or len(request.agents) > 1:
+        return False, gate, []
+    whose = ("--runs auto's rule decides" if adaptive else
+             "--undecided more's looks decide" if looks and request.undecided is not None else
+             "gate.undecided: more's looks decide" if looks else "")
+    if not whose:
+        return True, gate, []
+    return False, gate, [f"scarbook.yaml's judge.batch: true is set aside for this session: {whose} each case from "
+                         "verdicts as the runs end, and a batch gives them only after every run — the judge grades "
+                         "online"]
 
 
 def _refuse_with_agents(request: EvalRequest) -> None:

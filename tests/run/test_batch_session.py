@@ -364,9 +364,68 @@ def test_runs_auto_is_not_judged_in_a_batch(project, judge_server):
     judge_server.default = tool_reply(REPLIES[0])
     result = scarbook(project, "eval", "-q", "--runs", "auto", "--no-judge-cache")
     assert result.exit_code == 0, result.output
+    assert ("warning: scarbook.yaml's judge.batch: true is set aside for this session: --runs auto's rule decides "
+            "each case from verdicts as the runs end, and a batch gives them only after every run — the judge grades "
+            "online\n") in result.stderr
     assert not judge_server.batches and [r for r in judge_server.requests if r["path"] == "/v1/messages"]
     info = History(project / "workspaces").sessions()[0]
     assert (info.state, info.batch, info.decisions) == ("finished", None, {"judge-me": "above"})
+
+
+def _in_yaml(project: Path, batch: bool = False, more: bool = False) -> None:
+    config = project / "scarbook.yaml"
+    text = config.read_text()
+    if batch:
+        text = text.replace("  batch_poll_s: 0.02\n", "  batch_poll_s: 0.02\n  batch: true\n")
+    if more:
+        text = text.replace("gate: {mode: point}", "gate: {mode: point, undecided: more}")
+    config.write_text(text)
+
+
+def _runs_and_batches(project: Path, judge_server) -> tuple[int, int, int]:
+    """The session's runs, the batches sent and the judge's online calls."""
+    info = History(project / "workspaces").sessions()[0]
+    online = [r for r in judge_server.requests if r["path"] == "/v1/messages"]
+    return len(History(project / "workspaces").runs(info.id)), len(judge_server.batches), len(online)
+
+
+def test_undecided_more_and_judge_batch_together_are_refused(project, judge_server):
+    """`undecided: more`'s looks read verdicts as the runs end; under a batch every judged run was unjudged at
+    each look, so a case asked 3 runs ran to --max-runs (12 of 12, every look blind), ending "ok"."""
+    result = scarbook(project, "eval", "--runs", "3", "--max-runs", "12", "--undecided", "more", "--judge-batch")
+    assert (result.exit_code, result.stderr) == (
+        2, "scarbook: --judge-batch cannot be combined with --undecided more: its looks decide each case from "
+           "verdicts as the runs end, and a batch gives them only after every run (each judged case would run to "
+           "--max-runs) — judge online, or give --undecided pass or fail\n")
+    assert not (project / "workspaces").exists() or not History(project / "workspaces").sessions()
+
+
+@pytest.mark.parametrize("more_in_yaml, args, whose", [
+    (False, ("--undecided", "more"), "--undecided more's looks decide"),
+    (True, (), "gate.undecided: more's looks decide")])
+def test_judge_batch_true_in_scarbook_yaml_is_set_aside_for_the_looks(project, judge_server, more_in_yaml, args,
+                                                                        whose):
+    """--undecided more (or gate.undecided: more, both in scarbook.yaml): the looks win, judged online."""
+    _in_yaml(project, batch=True, more=more_in_yaml)
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--runs", "3", "--max-runs", "12", "--no-judge-cache", *args)
+    assert result.exit_code == 0, result.output
+    assert (f"warning: scarbook.yaml's judge.batch: true is set aside for this session: {whose} each case from "
+            "verdicts as the runs end, and a batch gives them only after every run — the judge grades online\n"
+            ) in result.stderr
+    assert _runs_and_batches(project, judge_server) == (3, 0, 3)  # decided above at the first look
+
+
+def test_judge_batch_given_sets_aside_undecided_more_from_scarbook_yaml(project, judge_server):
+    """The command line's --judge-batch wins over scarbook.yaml's gate.undecided: more: no blind looks."""
+    _in_yaml(project, more=True)
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--runs", "3", "--max-runs", "12", "--no-judge-cache", "--judge-batch")
+    assert result.exit_code == 0, result.output
+    assert ("warning: scarbook.yaml's gate.undecided: more is set aside for this session: --judge-batch gives "
+            "verdicts only after every run, so its looks would see none — an undecided case passes with a warning "
+            "(give --undecided fail to fail it)\n") in result.stderr
+    assert _runs_and_batches(project, judge_server) == (3, 1, 0)
 
 
 TWO_JUDGES = """\
