@@ -255,7 +255,8 @@ def _first_file_under(folder: Path) -> str | None:
 
 def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
     """Every symlink under `sub` must resolve inside `within`: a seed is copied into every workspace,
-    and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give."""
+    and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give; in seed/, to
+    something that exists."""
     real_within = ""  # resolved at the first link met (most seeds hold none)
     place = "the seed folder" if name == "seed" else "the case folder"
     try:
@@ -270,6 +271,9 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
                     if not target.startswith(real_within + os.sep):
                         raise CaseError(Path(p), f"{name} file is a symlink that leads out of {place} (to {target})",
                                         fix=f"copy the file into {name}/ instead of linking it")
+                    if name == "seed" and not os.path.exists(target):  # seeding follows it: every run an error
+                        raise CaseError(Path(p), f"seed file is a symlink to {target}, which does not exist: no "
+                                        "run can seed it", fix="point the link at a file in seed/, or remove it")
     except RecursionError:
         raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
 

@@ -131,6 +131,29 @@ def test_seed_and_scar_links_that_leave_their_folder_are_refused(project, folder
     assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
 
 
+def _refused_at_load(project, message: str) -> None:
+    """`list` shows the good case and names the bad one; `eval bad --dry-run` refuses it, exit 2."""
+    result = project.cli("list")
+    assert (result.exit_code, result.stderr) == (2, message + "\n")
+    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
+    result = project.cli("eval", "bad", "--dry-run")
+    assert (result.exit_code, result.stderr.splitlines()[0]) == (2, message)
+
+
+def test_a_seed_link_to_a_missing_file_is_refused_at_load(project) -> None:
+    """A link in seed/ to a file that is not there loaded: list and eval --dry-run said nothing, and every run's
+    seeding was an error ('No such file or directory'), exit 3."""
+    project.case("good", GOOD)
+    path = project.case("bad", GOOD.replace("good", "bad"), {"ok.txt": "ok", "docs/a.md": "a"})
+    link = path.parent / "seed" / "docs" / "b.md"
+    os.symlink("missing.md", link)
+    message = (f"invalid case: {link}: seed file is a symlink to {link.parent.resolve() / 'missing.md'}, which does "
+               "not exist: no run can seed it — point the link at a file in seed/, or remove it")
+    _refused_at_load(project, message)
+    (link.parent / "missing.md").write_text("b")
+    assert project.cli("list").exit_code == 0
+
+
 # (scarbook.yaml text, line, message)
 BAD_CONFIGS = [
     pytest.param("agent: {type: command, argv: [./agent], max_output_bytes: lots}\n", 1,
@@ -302,10 +325,6 @@ def test_a_seed_entry_that_is_no_file_nor_folder_is_refused_at_load(project, mon
             sock.bind("odd")
     message = (f"invalid case: {odd}: seed file is {what}: no run can seed it (seeding copies regular files) — "
                "replace it with a regular file, or remove it")
-    result = project.cli("list")
-    assert (result.exit_code, result.stderr) == (2, message + "\n")
-    assert [ln.split()[0] for ln in result.stdout.splitlines()[1:]] == ["good"]
-    result = project.cli("eval", "bad", "--dry-run")
-    assert (result.exit_code, result.stderr.splitlines()[0]) == (2, message)
+    _refused_at_load(project, message)
     odd.unlink()
     assert project.cli("list").exit_code == 0

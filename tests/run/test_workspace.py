@@ -199,12 +199,14 @@ def test_a_pruned_workspace_with_folders_goes_whole_and_a_run_folder_swapped_for
     assert (outside / "keep.txt").read_text() == "mine" and (outside / "d").is_dir()
 
 
-def _swapping_agent(project, entry: Path, when: str) -> None:
-    """A command agent that, where `when` (Python over os.environ) holds, swaps the seed file `entry` for a FIFO:
-    the seed changes under the running session (a FIFO in seed/ from the start is refused when the case loads)."""
+def _swapping_agent(project, entry: Path, when: str, act: str = "") -> None:
+    """A command agent that, where `when` (Python over os.environ) holds, swaps the seed file `entry` for a FIFO
+    (or does `act`): the seed changes under the running session (a FIFO in seed/ from the start, or a link to a
+    missing file, is refused when the case loads)."""
     import sys
 
-    swap = f"import os\nif {when}:\n    os.remove({str(entry)!r}); os.mkfifo({str(entry)!r})\n"
+    act = act or f"os.remove({str(entry)!r}); os.mkfifo({str(entry)!r})"
+    swap = f"import os\nif {when}:\n    {act}\n"
     (project.root / "agent.py").write_text(swap)
     project.config(f"agent: {{type: command, argv: [{sys.executable}, {project.root / 'agent.py'}]}}\n"
                    "isolation: none\nretry_infra: 0\nconcurrency: 1\n")
@@ -231,17 +233,21 @@ def _eval_or_alarm(project, runs: int) -> list:
 def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_hang(project, kind):
     """A named pipe in seed/ was read for the manifest on the event loop: the session waited for a writer
     forever (no per-run timeout covers the seeding), in CI until the job was killed. A link to a seed file
-    that is gone said only 'No such file or directory'. (A FIFO in seed/ is refused when the case loads now:
-    here it appears under the running session — case a's agent, run first, swaps seed/odd for one.)"""
+    that is gone said only 'No such file or directory'. (Both are refused when the case loads now: here they
+    appear under the running session — case a's agent, run first, swaps seed/odd for a FIFO, or removes the
+    file seed/odd links to.)"""
     entry = project.cases_dir / "c" / "seed" / "odd"
-    _swapping_agent(project, entry, "os.environ['SCARBOOK_CASE'] == 'a'" if kind == "fifo" else "False")
+    gone = project.cases_dir / "c" / "seed" / "gone"
+    _swapping_agent(project, entry, "os.environ['SCARBOOK_CASE'] == 'a'",
+                    "" if kind == "fifo" else f"os.remove({str(gone)!r})")
     project.case("a", "id: a\ntask: t\nchecks: [{type: command, run: 'true'}]\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n", {"README.md": "# r\n"})
     if kind == "fifo":
         entry.write_text("a file, when the case loads")
         why = f"{entry} is a FIFO, not a regular file"
     else:
-        entry.symlink_to(entry.parent / "gone")
+        gone.write_text("a file, when the case loads")
+        entry.symlink_to(gone)
         why = f"No such file or directory: {entry}"
     [run] = [r for r in _eval_or_alarm(project, 1) if r.case_id == "c"]
     ws = project.workspaces / run.session_id / "c" / "1"
