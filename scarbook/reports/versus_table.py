@@ -114,7 +114,7 @@ def headline(v: SessionVersus, candidate: str) -> str:
     suite = v.comparison.suite(candidate)
     text = f"{candidate}: "
     if suite is None or suite.diff is None:
-        text += "no difference to say (no case has a rate on both sides)"
+        text += "no difference to say (no case has a verdict on both sides: see the no-verdict lines above)"
     else:
         text += f"{points(suite.diff)} points on the mean of {plural(suite.cases, 'case')} ({CALL_WORDS[suite.call].lower()})"
     ratio = v.cost_ratio(candidate)

@@ -248,3 +248,15 @@ def test_show_without_a_session_shows_every_agents_runs_of_the_latest(project) -
     only = project.cli("show", "alpha", "--agent", "cand")
     assert only.exit_code == 0, only.stdout + only.stderr
     assert only.stdout.count("\nrun ") == 2 and only.stdout.count(", agent cand: ") == 2
+
+
+def test_a_comparison_without_verdicts_does_not_say_the_cases_have_no_rates(project) -> None:
+    """Before: 'cand: no difference to say (no case has a rate on both sides)' under a table that shows a rate
+    on both sides of every case — what was missing was enough runs for a verdict (--min-verdicts)."""
+    _project(project, cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "2", "--min-verdicts", "5", "-q")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "alpha (cand): no verdict — only 2 of the baseline's 2 runs reached a verdict; a comparison needs at " \
+           "least 5 on each side" in result.stdout
+    assert "cand: no difference to say (no case has a verdict on both sides: see the no-verdict lines above), " \
+           in result.stdout
