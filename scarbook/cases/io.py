@@ -6,16 +6,15 @@ import json
 import math
 import os
 import re
-import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from scarbook.cases.seed_folder import check_case_folders, refuse_seed_clashes
 from scarbook.checks.spec import CHECK_SPECS, parse_check
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.fs.files import kind_of, read_regular_bytes
-from scarbook.fs.paths import MAX_DEPTH, check_relative
+from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Check, Scar
 from scarbook.models.rubric import resolve_item_ids
@@ -209,116 +208,9 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
                                     line=line_of(scar_data, key), fix=f"add the file {folder / rel} or remove scar.{key}") from None
                 raise CaseError(path, f"scar.{key} names {rel}, which is {what}, not a file", line=line_of(scar_data, key),
                                 fix=f"replace {folder / rel} with the file, or remove scar.{key}")
-    for name, within in (("seed", "seed"), ("scar", "")):
-        sub = folder / name
-        try:
-            mode = os.lstat(sub).st_mode  # (one look, not four: every case of a collection is read at each start)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if not stat.S_ISDIR(mode):  # a file, or a link (to a folder or not)
-            raise CaseError(sub, f"{name} must be a real folder inside the case", fix="replace it with a folder of files")
-        _refuse_links_out(sub, folder / within if within else folder, name)
+    check_case_folders(folder)
     if case.seed_files:
-        _refuse_seed_clashes(case.seed_files, folder / "seed", path, data.get("seed"))
-
-
-def _refuse_seed_clashes(inline: dict[str, str], seed: Path, path: Path, raw: Any) -> None:
-    """An inline seed file and the seed/ folder must fit in one workspace: no inline file inside a file of
-    seed/, no inline file where seed/ has a folder of files (a file of the same name is fine: the inline wins).
-    Links are followed, as seeding's copy does (links that leave the case were refused above)."""
-    if not seed.is_dir():
-        return
-    for rel in inline:
-        parts = PurePosixPath(rel).parts
-        fix = "rename the inline entry, or "
-        line = line_of(raw, rel) or line_of(raw)
-        for n in range(1, len(parts)):
-            above = "/".join(parts[:n])
-            _need(not (seed / above).is_file(), path, f"seed: {rel!r} puts a file inside {above!r}, which is a file "
-                  f"in the seed folder (seed/{above})", line, f"{fix}seed/{above}")
-            if not (seed / above).is_dir():
-                break  # nothing of seed/ at or below it
-        else:
-            file = "/".join(parts)
-            inner = _first_file_under(seed / file) if (seed / file).is_dir() else None
-            _need(inner is None, path, f"seed: {rel!r} is a file, and the seed folder holds a folder {file!r} "
-                  f"(seed/{file}/{inner})", line, f"{fix}the folder seed/{file}")
-
-
-def _first_file_under(folder: Path) -> str | None:
-    """The first file below `folder` (relative, posix), or None when it holds only empty folders (which seed nothing)."""
-    for dirpath, _dirs, files in os.walk(folder, followlinks=True):
-        if files:
-            return Path(dirpath, sorted(files)[0]).relative_to(folder).as_posix()
-    return None
-
-
-def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
-    """Every symlink under `sub` must resolve inside `within`: a seed is copied into every workspace,
-    and a link to ../scar or /etc/passwd would hand the agent what the case never meant to give; in seed/, to
-    something that exists."""
-    real_within = ""  # resolved at the first link met (most seeds hold none)
-    place = "the seed folder" if name == "seed" else "the case folder"
-    try:
-        for dirpath, dirnames, filenames in _walk(sub, seed=name == "seed"):
-            if name == "seed" and dirnames:
-                _refuse_too_deep(sub, dirpath, dirnames[0])
-            for entry in dirnames + filenames:
-                p = os.path.join(dirpath, entry)
-                if os.path.islink(p):
-                    real_within = real_within or os.path.realpath(within)
-                    target = os.path.realpath(p)
-                    if not target.startswith(real_within + os.sep):
-                        raise CaseError(Path(p), f"{name} file is a symlink that leads out of {place} (to {target})",
-                                        fix=f"copy the file into {name}/ instead of linking it")
-                    if name == "seed" and not os.path.exists(target):  # seeding follows it: every run an error
-                        raise CaseError(Path(p), f"seed file is a symlink to {target}, which does not exist: no "
-                                        "run can seed it", fix="point the link at a file in seed/, or remove it")
-    except RecursionError:
-        raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
-
-
-def _walk(top: str | Path, *, seed: bool) -> Iterator[tuple[str, list[str], list[str]]]:
-    """os.walk's (dirpath, dirnames, filenames), top-down, from the same one listing per folder; in seed/, an
-    entry that is neither a folder, a file nor a link (a FIFO, a socket, a device) is refused from that listing's
-    entry kind (no stat per file): seeding copies regular files only, so every run would be an error."""
-    try:
-        with os.scandir(top) as it:
-            entries = list(it)
-    except OSError:  # (os.walk skips a folder it cannot list, too)
-        return
-    dirs, files = [], []
-    for e in entries:
-        if e.is_dir(follow_symlinks=False):
-            dirs.append(e.name)
-            continue
-        if seed and not e.is_file(follow_symlinks=False) and not e.is_symlink():
-            _refuse_odd_seed(e)
-        files.append(e.name)
-    yield os.fspath(top), dirs, files
-    for d in dirs:
-        yield from _walk(os.path.join(top, d), seed=seed)
-
-
-def _refuse_odd_seed(e: os.DirEntry[str]) -> None:
-    try:
-        what = kind_of(e.stat(follow_symlinks=False).st_mode)
-    except OSError:
-        return  # gone since the listing: nothing left to seed
-    raise CaseError(Path(e.path), f"seed file is {what}: no run can seed it (seeding copies regular files)",
-                    fix="replace it with a regular file, or remove it")
-
-
-def _refuse_too_deep(seed: Path, dirpath: str, inner: str) -> None:
-    """A seed is copied into every workspace, and a run walks a workspace only MAX_DEPTH folders down
-    (scarbook.fs.safefs): a deeper seed/ makes every run an error, so it is named once, here."""
-    if dirpath.count(os.sep) - os.fspath(seed).count(os.sep) < MAX_DEPTH:
-        return  # (the common case, without a relpath)
-    rel = os.path.relpath(os.path.join(dirpath, inner), seed).split(os.sep)
-    if len(rel) > MAX_DEPTH:
-        shown = "/".join(rel) if len(rel) < 8 else "/".join([*rel[:3], "…", *rel[-3:]])
-        raise CaseError(seed, f"seed/ holds folders nested more than {MAX_DEPTH} deep ({shown}, {len(rel)} deep); "
-                        "no run walks a workspace deeper", fix="flatten the folder")
+        refuse_seed_clashes(case.seed_files, folder / "seed", path, data.get("seed"))
 
 
 def load_case(folder: Path) -> Case:
