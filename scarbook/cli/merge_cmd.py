@@ -12,7 +12,7 @@ from scarbook.cli.common import friendly_errors, get_project, say, say_written
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
-from scarbook.models import Case, SessionInfo
+from scarbook.models import Case, SessionInfo, SessionState
 from scarbook.project import Project
 from scarbook.reports.table import build_report, format_summary, format_table
 from scarbook.reports.write import ReportPaths, write_reports
@@ -90,9 +90,12 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     # the kept workspaces (failed runs', or all under keep: all) beside this history, as `eval` leaves them
     for problem in copy_kept_workspaces(found, project.workspaces_dir, sid):
         say(f"scarbook: kept workspaces not copied: {problem}", err=True)
+    ended = info.state  # written once every run is: a merge killed midway leaves an interrupted session
+    info.state = SessionState.RUNNING
     history.start_session(info)
     for r in runs:
         history.record_run(r)
+    info.state = ended
     history.finish_session(info)
     rep = build_report(info, runs, cases, project.config,
                        calibration_for(project.history, project.workspaces_dir, project.config.judge, cases))

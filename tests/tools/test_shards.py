@@ -563,3 +563,40 @@ def test_shards_with_the_same_labels_on_different_histories_keep_a_calibration(s
     assert merged["note"] == ("its shards' calibrations of the judge count the same 40 labels with the same verdicts, "
                               "on different histories: it keeps shard 2/3's, whose history held the most judged "
                               "items (300)"), merged["note"]
+
+
+# `scarbook merge`, killed with -9 as it records its 5th run (a real SIGKILL of the process, at that moment)
+KILLED_MERGE = """\
+import os, signal, sys
+from scarbook.history.store import History
+record, n = History.record_run, []
+def killed_at_the_fifth(self, run):
+    n.append(run)
+    if len(n) == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return record(self, run)
+History.record_run = killed_at_the_fifth
+from scarbook.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.needs_proc
+def test_a_merge_killed_while_recording_leaves_an_interrupted_session_not_a_finished_one(shards):
+    """Before: the merged session was written `finished` before its runs, so a merge killed midway left a
+    finished session of 4 of its 40 runs, which list, report and the gate's readers took as whole (seen failing)."""
+    import subprocess
+    import sys
+
+    project, machines, _ = shards
+    dirs = [str(m / "workspaces") for m in machines]
+    killed = subprocess.run([sys.executable, "-c", KILLED_MERGE, "-C", str(project.root), "merge", *dirs],
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    sessions = project.cli("sessions")
+    row = next(line for line in sessions.stdout.splitlines() if line.startswith("ci-42"))
+    assert row.split()[1:3] == ["interrupted", "4"], row
+    report = project.cli("report", "ci-42")
+    assert "session ci-42: interrupted; 4 runs" in report.stdout
+    again = project.cli("merge", *dirs)
+    assert again.exit_code == 2 and "delete" in again.stderr  # says what to do to merge it again
