@@ -254,7 +254,7 @@ class CaseComparison:
     hi: float | None
     p_value: float | None  # two-sided Fisher exact
     verdict: Verdict
-    runs_needed: int | None  # per side, to detect `diff` at 80% power; only when inconclusive
+    runs_needed: int | None  # per side, to detect `diff` at 80% power; only when inconclusive and more than either side has
     variance: float | None = None  # sampling variance of `diff` (diff_variance)
     p_holm: float | None = None  # Holm-adjusted over the cases compared together (= p_value alone)
 
@@ -285,6 +285,8 @@ def compare_case(before: Counts | tuple[int, ...], after: Counts | tuple[int, ..
     needed = None
     if verdict == "no detectable change" and diff != 0:
         needed = runs_for_power(rate_b, rate_a)
+        if needed <= min(b.judged, a.judged):  # the runs are there: the family's correction (or the exact test) held it back
+            needed = None
     return CaseComparison(case_id, b, a, rate_b, rate_a, diff, lo, hi, p, verdict, needed,
                           diff_variance(b.passes, b.judged, a.passes, a.judged), p_call)
 

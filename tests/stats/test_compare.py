@@ -347,3 +347,11 @@ def test_diff_prints_no_fraction_for_a_side_without_a_rate():
     row = next(line for line in format_comparison(cmp).splitlines() if line.startswith("c "))
     assert row.split() == ["c", "100%", "10/10", "n/a", "1", "fail,", "9", "unjudged", "—", "—", "no", "detectable",
                            "change"]
+
+
+def test_no_runs_needed_hint_that_the_runs_already_exceed():
+    """4/4 against 0/4, one case of two: Holm lifts p from 0.029 to 0.057, so no detectable change — and
+    before, the hint said '~2 runs/side to detect 100 pts' beside 4 runs a side (seen failing)."""
+    cmp = compare_case((4, 0), (0, 4), p_holm=0.057)
+    assert cmp.verdict == "no detectable change"
+    assert runs_for_power(1.0, 0.0) == 2 and cmp.runs_needed is None
