@@ -3,13 +3,15 @@ the launch screen prints the same estimate)."""
 
 from __future__ import annotations
 
-from scarbook.cli.common import say
+from scarbook.cli.common import say, warn
 from scarbook.session.estimate import estimate_plan, price
 from scarbook.session.plan import EvalPlan
 from scarbook.text import plural
 
 
 def print_estimate(planned: EvalPlan) -> None:
+    for note in planned.notes:  # as `eval` says them before its runs
+        warn(note)
     plan = planned.plan
     cases, runs = plan.cases, plan.runs
     agents = len(plan.agents) if len(plan.agents) > 1 else 1
@@ -26,6 +28,7 @@ def print_estimate(planned: EvalPlan) -> None:
         say(f"  {cid}: {plural(int(figures['calls']), 'call')}, {price(figures['cost_usd'])} online, "
                    f"{price(figures['batch_cost_usd'])} batch")
     say("this session judges " + ("as a batch (--judge-batch): half the price, verdicts within 24 hours"
-                                         if plan.judge_batch else "online; --judge-batch would send the judge's "
-                                         "requests as one batch, answered within 24 hours"))
+                                  if plan.judge_batch else f"online: {planned.online_why}" if planned.online_why
+                                  else "online; --judge-batch would send the judge's requests as one batch, "
+                                  "answered within 24 hours"))
     say("cheaper checks that fail first skip the judge, so the real figure is usually lower")

@@ -96,6 +96,7 @@ class EvalPlan:
     shard: Shard | None = None
     baseline: Baseline | None = None  # --against, loaded and checked before any run
     notes: list[str] = field(default_factory=list)  # said before any run: what of scarbook.yaml was set aside
+    online_why: str = ""  # why this session judges online whatever is asked ("": --judge-batch would batch it)
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -122,7 +123,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     agents = choose_agents(site, request, gate)
     if request.dry_run:
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
-                                    adaptive=asked == "auto", agents=agents), site, shard, notes=notes)
+                                    adaptive=asked == "auto", agents=agents), site, shard, notes=notes,
+                        online_why=online_only(request, gate, adaptive=asked == "auto"))
     baseline = None
     if request.against:  # history's comparison loads only when asked for (not with --dry-run)
         from scarbook.session.against import resolve_against
@@ -199,7 +201,7 @@ def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
     saying what was set aside. Not where verdicts decide as runs end — --runs auto's rule, `undecided: more`'s
     looks, a comparison of several agents: both given on the command line are refused (exit 2); otherwise the
     command line wins over scarbook.yaml, and when both come from scarbook.yaml the rule or the looks win."""
-    looks = gate.undecided == Undecided.MORE and not adaptive and not request.fixed_runs
+    looks = _looks(request, gate, adaptive=adaptive)
     if request.judge_batch:
         if adaptive:
             raise ScarbookError(BATCH_WITH_AUTO)
@@ -210,14 +212,28 @@ def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
         return not request.fixed_runs, gate, []
     if request.fixed_runs or not config.judge.batch or len(request.agents) > 1:
         return False, gate, []
+    why = online_only(request, gate, adaptive=adaptive)
+    if not why:
+        return True, gate, []
+    return False, gate, [f"scarbook.yaml's judge.batch: true is set aside for this session: {why} — the judge grades "
+                         "online"]
+
+
+def online_only(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> str:
+    """Why this session judges online whatever is asked — verdicts decide as the runs end — or "" when
+    --judge-batch would send its judge's requests as a batch (what the dry run suggests)."""
+    looks = _looks(request, gate, adaptive=adaptive)
     whose = ("--runs auto's rule decides" if adaptive else
              "--undecided more's looks decide" if looks and request.undecided is not None else
              "gate.undecided: more's looks decide" if looks else "")
     if not whose:
-        return True, gate, []
-    return False, gate, [f"scarbook.yaml's judge.batch: true is set aside for this session: {whose} each case from "
-                         "verdicts as the runs end, and a batch gives them only after every run — the judge grades "
-                         "online"]
+        return ""
+    return f"{whose} each case from verdicts as the runs end, and a batch gives them only after every run"
+
+
+def _looks(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> bool:
+    """`undecided: more`'s looks add runs to this session (not under --runs auto's rule, nor fixed runs)."""
+    return gate.undecided == Undecided.MORE and not adaptive and not request.fixed_runs
 
 
 def _refuse_with_agents(request: EvalRequest) -> None:

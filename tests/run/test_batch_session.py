@@ -428,6 +428,29 @@ def test_judge_batch_given_sets_aside_undecided_more_from_scarbook_yaml(project,
     assert _runs_and_batches(project, judge_server) == (3, 1, 0)
 
 
+AUTO_WHY = ("--runs auto's rule decides each case from verdicts as the runs end, and a batch gives them only after "
+            "every run")
+MORE_WHY = ("--undecided more's looks decide each case from verdicts as the runs end, and a batch gives them only "
+            "after every run")
+
+
+@pytest.mark.parametrize("args, why", [(("--runs", "auto"), AUTO_WHY), (("--undecided", "more"), MORE_WHY)])
+def test_dry_run_says_the_notes_and_suggests_no_batch_where_verdicts_decide_as_runs_end(project, judge_server,
+                                                                                          args, why):
+    """--dry-run printed neither what scarbook.yaml's judge.batch: true set aside nor why the session judged
+    online, and said "--judge-batch would send…" with --runs auto or --undecided more, where it is refused."""
+    plain = scarbook(project, "eval", "--dry-run", *args)
+    assert plain.exit_code == 0, plain.output
+    assert f"this session judges online: {why}\n" in plain.stdout and "--judge-batch" not in plain.stdout
+    _in_yaml(project, batch=True)
+    dry = scarbook(project, "eval", "--dry-run", *args)
+    assert dry.exit_code == 0, dry.output
+    assert dry.stderr == (f"warning: scarbook.yaml's judge.batch: true is set aside for this session: {why} — the "
+                          "judge grades online\n")
+    assert f"this session judges online: {why}\n" in dry.stdout and "--judge-batch" not in dry.stdout
+    assert judge_server.requests == []
+
+
 TWO_JUDGES = """\
 id: two-judges
 title: Two judge checks
