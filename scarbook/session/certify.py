@@ -38,6 +38,6 @@ async def verify_cases(project: Project, cases: list[Case], *, skip_judge: bool 
         missing = f"no judge key in ${settings.api_key_env}"
     else:  # the judge's SDK is imported on first use (seconds on a loaded machine): not on the caller's loop
         judge = await asyncio.to_thread(judge_for, cases, settings, env=env)
-    results = [await verify_case(c, judge, times) for c in cases]
+    results = [await verify_case(c, judge, times, max_read=project.config.max_read_bytes) for c in cases]
     VerificationStore(project.workspaces_dir).save(results)
     return Verified(results, missing)

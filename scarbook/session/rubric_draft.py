@@ -105,7 +105,7 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
         draft = RubricDraft(case.id, f"{plural(len(found), 'rule check')} proposed from the artifacts")
         draft.proposals = [Proposal(p.check["type"], describe_check(p.check), p.check,
                                     transcript_only=p.check["type"] == "only_changed") for p in found]
-        await certify_proposals(case, draft, None, plan.times)
+        await certify_proposals(case, draft, None, plan.times, max_read=project.config.max_read_bytes)
         return draft
     from scarbook.judge.cache import VerdictCache
     from scarbook.judge.judge import Judge
@@ -127,7 +127,7 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
     draft.proposals += [Proposal(c["type"], describe_check(c), c) for c in proposed.checks]
     judge = Judge(settings, env=env, cache=VerdictCache(cache) if cache is not None else None)
     try:
-        await certify_proposals(case, draft, judge, plan.times)
+        await certify_proposals(case, draft, judge, plan.times, max_read=project.config.max_read_bytes)
     finally:
         await judge.aclose()
     return draft

@@ -19,6 +19,7 @@ from scarbook.cases.io import CASE_FILE, case_to_dict, validate_case_data
 from scarbook.cases.lint import lint_case
 from scarbook.cases.transcript_draft import RUBRIC_PLACEHOLDER
 from scarbook.cases.verifications import ItemCertification
+from scarbook.checks.spec import MAX_READ
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ItemFinding, Usage
 from scarbook.tools.item_certify import describe_check
@@ -131,14 +132,15 @@ def _found(items: list[ItemCertification], p: Proposal, case: Case, taken: set[i
     return None
 
 
-async def certify_proposals(case: Case, draft: RubricDraft, judge: Grader | None, times: int) -> None:
+async def certify_proposals(case: Case, draft: RubricDraft, judge: Grader | None, times: int, *,
+                            max_read: int = MAX_READ) -> None:
     """Lint, then certify the proposals on the case and keep the catching ones (draft.case: the case with them)."""
     draft.proposals += lint_proposals(case, draft.proposals)
     live = [p for p in draft.proposals if not p.why]
     if not live:
         return
     candidate = build_case(case, [p.text for p in live if p.is_item], [p.check for p in live if p.check])
-    v = await verify_case(candidate, judge, times)
+    v = await verify_case(candidate, judge, times, max_read=max_read)
     mine: set[int] = set()
     for p in live:
         cert = _found(v.items, p, candidate, mine)

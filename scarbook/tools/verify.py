@@ -23,6 +23,7 @@ from scarbook.cases.verifications import (
     Verification,
 )
 from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check, short_circuit
+from scarbook.checks.spec import MAX_READ
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -34,7 +35,7 @@ from scarbook.run.workspace import diff_workspace, prepare_workspace
 from scarbook.tools.item_certify import certify_items
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
 
-MAX_ARTIFACT = 50_000_000  # a scar artifact larger than this is cut (checks read at most 20 MB)
+MAX_ARTIFACT = 50_000_000  # bytes of a scar artifact verify reads at least (more when max_read_bytes says so)
 PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count", "json_valid")
 
 
@@ -53,8 +54,8 @@ def artifact_target(case: Case) -> str:
     return "output"
 
 
-async def check_artifact(case: Case, artifact: str, judge: Grader | None = None, *,
-                         incident: bool = False) -> tuple[RunStatus, str, list[CheckResult]]:
+async def check_artifact(case: Case, artifact: str, judge: Grader | None = None, *, incident: bool = False,
+                         max_read: int = MAX_READ) -> tuple[RunStatus, str, list[CheckResult]]:
     """Run the case's checks on the case file `artifact` placed where it belongs. With `incident` (the
     failed artifact), the trajectory checks read the scar's transcript (what the agent did then); else
     they are skipped: a good artifact comes with no run. Returns (status, reason, every check's result)."""
@@ -66,10 +67,15 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
             transcript = read_run_transcript(case.root / case.scar.transcript, MAX_ARTIFACT)
         except TranscriptUnreadable as exc:
             return RunStatus.ERROR, f"the trajectory checks cannot read scar.transcript {case.scar.transcript}: {exc}", []
+    cap = max(MAX_ARTIFACT, max_read)
     try:  # a case file, read as a workspace file is: no link followed, a regular file only
-        data, _ = safefs.read_file(case.root, artifact, MAX_ARTIFACT)
+        data, size = safefs.read_file(case.root, artifact, cap)
     except (safefs.Refused, OSError) as exc:
         return RunStatus.ERROR, f"could not read {artifact}: {getattr(exc, 'strerror', None) or exc}", []
+    if size > cap:  # a verdict on its start would be a verdict on another artifact
+        return RunStatus.ERROR, (f"{artifact} is {size:,} bytes, more than the {cap:,} verify reads (max_read_bytes "
+                                 f"in scarbook.yaml, at least {MAX_ARTIFACT:,}): not checked — raise max_read_bytes "
+                                 "to check it"), []
     tmp = Path(tempfile.mkdtemp(prefix=f"scarbook-verify-{case.id}-"))
     try:
         ws = tmp / "ws"
@@ -86,7 +92,7 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
                 return RunStatus.ERROR, (f"scar.artifact_at {target!r} names a folder, not a file: "
                                  "write the workspace path of the file the artifact belongs in"), []
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge,
-                           transcript=transcript)
+                           transcript=transcript, max_read=max_read)
         # every check runs, whatever the ones before it said, so each item and rule check is certified on its
         # own (tools/item_certify.py); the case's verdict short-circuits as a run's does
         every = [await run_check(check, ctx, i) for i, check in enumerate(case.checks)]
@@ -111,12 +117,12 @@ def reproduced(ready: ReadySession, finished: SessionFinished) -> dict | None:
 JUDGED_TIMES = 3  # each artifact is judged this many times, so an unstable judge shows
 
 
-async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int,
-                    incident: bool = False) -> tuple[list[str], str, list[list[CheckResult]]]:
+async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int, incident: bool = False,
+                    max_read: int = MAX_READ) -> tuple[list[str], str, list[list[CheckResult]]]:
     """The artifact's verdict each of `times` times, the reason of the first, and each time's results."""
     votes, first, passes = [], "", []
     for _ in range(times):
-        status, reason, results = await check_artifact(case, artifact, judge, incident=incident)
+        status, reason, results = await check_artifact(case, artifact, judge, incident=incident, max_read=max_read)
         votes.append(str(status))
         passes.append(results)
         first = first or reason
@@ -125,7 +131,8 @@ async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int,
     return votes, first, passes
 
 
-async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDGED_TIMES) -> Verification:
+async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDGED_TIMES, *,
+                      max_read: int = MAX_READ) -> Verification:
     """(a) the failed artifact fails, (b) the good artifact passes — each judged `times` times when a
     judge takes part (rule checks alone are deterministic: once), so a judge that changes its mind
     on this case is shown (judge unstable) instead of certifying either way."""
@@ -135,7 +142,8 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         return Verification(case.id, UNVERIFIED, "no scar.failed_artifact to verify against", digest=digest, at=now_iso())
     judged = judge is not None and bool(case.judge_checks)
     k = max(1, times) if judged else 1
-    votes, reason, failed_passes = await _verdicts(case, scar.failed_artifact, judge, k, incident=True)
+    votes, reason, failed_passes = await _verdicts(case, scar.failed_artifact, judge, k, incident=True,
+                                                   max_read=max_read)
     status = RunStatus(votes[0])
     v = Verification(case.id, CATCHES, f"the failed artifact fails: {reason}", failed_verdict=status,
                      digest=digest, at=now_iso(), judged=k, failed_votes=votes, needs_judge=bool(case.judge_checks))
@@ -144,7 +152,7 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         return v
     good_passes = None
     if scar.good_artifact:
-        v.good_votes, greason, good_passes = await _verdicts(case, scar.good_artifact, judge, k)
+        v.good_votes, greason, good_passes = await _verdicts(case, scar.good_artifact, judge, k, max_read=max_read)
     v.items = certify_items(case, failed_passes, good_passes)
     if judged and k > 1:
         v.judge_stable = len(set(votes)) == 1 and len(set(v.good_votes)) <= 1

@@ -207,3 +207,21 @@ def test_bundled_cases_certify_from_the_cli_and_reproduce_records_how_often(tmp_
     rep = case.scar.reproduced
     assert (rep["runs"], rep["fails"], rep["agent"]) == (10, 1, "demo") and rep["date"] and rep["session"]
     assert "reproduced:" in (tmp_path / "cases" / "write-one-line" / "case.yaml").read_text()
+
+
+def test_a_big_scar_artifact_is_read_up_to_max_read_bytes_and_over_it_is_an_error_naming_its_size(tmp_path):
+    """verify ignored scarbook.yaml's max_read_bytes (a rule check read 20 MB whatever it said, and the error said to
+    raise it), and it cut a failed artifact at 50 MB: the error named the cut copy's size as the artifact's."""
+    big = "# tiny-agent " + "x" * 60_000_000 + "\nmore\n"
+    write_case(tmp_path, SHARP, {"scar/artifact.txt": big, "scar/good.txt": "# tiny-agent\n"})
+    (tmp_path / "scarbook.yaml").write_text("")
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "c1"])
+    assert res.exit_code == 3, res.output
+    assert res.stdout == ("c1  error: could not reach a verdict on the failed artifact: scar/artifact.txt is "
+                          "60,000,019 bytes, more than the 50,000,000 verify reads (max_read_bytes in scarbook.yaml, "
+                          "at least 50,000,000): not checked — raise max_read_bytes to check it\n")
+    (tmp_path / "scarbook.yaml").write_text("max_read_bytes: 100000000\n")
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "c1"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("c1  catches the scar: the failed artifact fails: check 2 (line_count): tmp.txt has "
+                                 "2 lines, expected exactly 1\n")
