@@ -13,7 +13,7 @@ from scarbook.cli.common import (
 )
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for, diff_note
-from scarbook.models import SessionState
+from scarbook.models import SessionInfo, SessionState
 from scarbook.stats.compare import format_comparison
 from scarbook.tools.rejudge import is_rejudge_of
 from scarbook.views.compare import compare_two_sessions
@@ -48,7 +48,7 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
     cmp, given_away = two.comparison, two.given_away
     # runs left out (damaged, forged): named, not silently uncounted
     report_history_problems([*listed.problems, *two.problems])
-    say(f"A = {a.id} {a.label}\nB = {b.id} {b.label}")
+    say(f"A = {a.id} {a.label}{_stands_for(a)}\nB = {b.id} {b.label}{_stands_for(b)}")
     if rejudged:  # the agent's work is the same by construction: only the rubric and the judge can differ
         changes = [f"changed checks: {', '.join(two.changed)}"] if two.changed else []
         changes += two.judge_changes()
@@ -77,3 +77,10 @@ def diff_command(ctx: click.Context, before: str, after: str, force: bool, fail_
 
 
 COMMANDS = [diff_command]
+
+
+def _stands_for(info: SessionInfo) -> str:
+    """Whose runs a session of several agents is read as (history/records.primary_runs); "" for one agent."""
+    names = info.agent_names
+    return f" (eval --agents {','.join(names)}: the baseline {names[0]}'s runs)" if len(names) > 1 else ""
+

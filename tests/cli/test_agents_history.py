@@ -101,6 +101,9 @@ def test_one_rate_per_case_is_the_baseline_agents(project) -> None:
     assert diff.exit_code == 0, diff.stdout + diff.stderr
     line = next(line for line in diff.stdout.splitlines() if line.startswith("alpha"))
     assert line.count("90%") == 2 and "45%" not in line
+    # and says whose runs those are (before: only the config note, naming both agents of each session)
+    heads = diff.stdout.splitlines()[:2]
+    assert [h.split("  ", 1)[1] for h in heads] == ["(eval --agents base,never: the baseline base's runs)"] * 2, heads
     # `scarbook report` prints the session's comparison, every agent
     report = project.cli("report", "latest")
     assert report.stdout.splitlines()[0].split()[:4] == ["case", "base", "(baseline)", "never"], report.stdout
