@@ -127,9 +127,10 @@ class ScarbookApp(Host):
 
         return judge_key_in(self.project.config.judge, self.judge_env)
 
-    def start_session(self, plan: SessionPlan, executor: str | None = None) -> None:
+    def start_session(self, plan: SessionPlan, executor: str | None = None, notes: tuple[str, ...] = ()) -> None:
         """Prepare the session (the same pipeline as `scarbook eval`) on a thread; on configuration errors
-        show them and start nothing, else open the live screen and start the worker (one at a time)."""
+        show them and start nothing, else say `notes` (plan_eval's), open the live screen and start the worker
+        (one at a time)."""
         self._refuse_second_session()
         from scarbook.run.plan import SessionSite
         from scarbook.run.ray.executor import make_executor
@@ -138,7 +139,7 @@ class ScarbookApp(Host):
         site = SessionSite.of(self.project)
         self._prepare(lambda: (prepare_eval(site, plan),
                                lambda ready: make_executor(site.config.executor, ready, executor)),
-                      "cannot start the session")
+                      "cannot start the session", notes)
 
     def start_rejudge(self, session_id: str, case_ids: tuple[str, ...] = ()) -> None:
         """`scarbook rejudge`'s pipeline (tools/rejudge.py), prepared on a thread: the session's kept artifacts
@@ -161,17 +162,17 @@ class ScarbookApp(Host):
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
 
     def _prepare(self, prepare: Callable[[], tuple[Preparation, Callable[[ReadySession], object]]],
-                 refused: str) -> None:
+                 refused: str, notes: tuple[str, ...] = ()) -> None:
         """`prepare` reads history (the judge's calibration, a rejudge's source session) and preflights the
         agent and the judge: on a thread, off the UI's loop (it returns the preparation and the session's
         executor maker). Keys typed meanwhile wait for the live screen; `refused` titles why it cannot start."""
         self.preparing = True
         self.keys.wait_for_app()
-        self._prepare_then_launch(prepare, refused)
+        self._prepare_then_launch(prepare, refused, notes)
 
     @work(group="prepare", exit_on_error=False)
     async def _prepare_then_launch(self, prepare: Callable[[], tuple[Preparation, Callable[[ReadySession], object]]],
-                                   refused: str) -> None:
+                                   refused: str, notes: tuple[str, ...]) -> None:
         try:
             try:
                 prep, executor_for = await asyncio.to_thread(prepare)
@@ -181,14 +182,15 @@ class ScarbookApp(Host):
             except Exception as exc:  # a bug below: said, never a worker ending silently with the keys held
                 self.notify(f"{type(exc).__name__}: {exc}", title=refused, severity="error", timeout=15, markup=False)
                 return
-            self._launch(prep, executor_for)
+            self._launch(prep, executor_for, notes)
         finally:  # the keys typed meanwhile go on: to the live screen, or back to where they were typed
             self.preparing = False
             self.keys.app_ready()
 
-    def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object]) -> None:
+    def _launch(self, prep: Preparation, executor_for: Callable[[ReadySession], object],
+                notes: tuple[str, ...] = ()) -> None:
         """On configuration errors show them and start nothing, else open the live screen and start
-        the worker (one at a time)."""
+        the worker (one at a time); `notes` (plan_eval's) are said first, as `scarbook eval` warns them."""
         from scarbook.run.runner import SessionControl
         from scarbook.stats.plans import grouped
         from scarbook.tui.screens.live import LiveScreen
@@ -197,6 +199,9 @@ class ScarbookApp(Host):
         if prep.errors or prep.session is None:
             self.notify("\n".join(prep.errors), title="cannot start the session", severity="error", timeout=15)
             return
+        if notes:  # what of scarbook.yaml this session sets aside (judge.batch under adaptive), before the runs
+            self.notify("\n".join(n.replace("--runs auto", "adaptive") for n in notes),
+                        title="scarbook.yaml set aside", severity="warning", timeout=12)
         for note in prep.notes:  # an unconfined agent: what it can reach, once per session
             self.notify(note, title="isolation", severity="warning", timeout=10)
         if prep.undecidable:  # before the runs: cases this plan cannot call above their threshold, by reason
@@ -292,7 +297,7 @@ class ScarbookApp(Host):
     # -- what screens ask for (tui/messages.py) --------------------------------------------------
     def on_start_session(self, message: StartSession) -> None:
         try:
-            self.start_session(message.plan, message.executor)
+            self.start_session(message.plan, message.executor, notes=message.notes)
         except ScarbookError as exc:
             self.notify(str(exc), title="cannot start the session", severity="error", timeout=15, markup=False)
 

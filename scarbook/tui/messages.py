@@ -58,6 +58,7 @@ class StartSession(AppRequest):
 
     plan: SessionPlan
     executor: str | None = None
+    notes: tuple[str, ...] = ()  # plan_eval's: what of scarbook.yaml this session sets aside, said at launch
 
 
 @dataclass

@@ -47,7 +47,7 @@ async def tui_plan(root, monkeypatch, *, runs: str, concurrency: str, label: str
     """The plan the launch screen hands to the app when its fields are typed and ctrl+r pressed."""
     started: list[SessionPlan] = []
     app = make_app(root, judge_env=judge_env)
-    monkeypatch.setattr(app, "start_session", lambda plan, executor=None: started.append(plan))
+    monkeypatch.setattr(app, "start_session", lambda plan, executor=None, notes=(): started.append(plan))
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
         await pilot.press("r")
@@ -152,3 +152,16 @@ async def test_adaptive_says_once_before_the_runs_which_cases_it_can_call_above_
     case.write_text(case.read_text().replace("threshold: 0.8", "threshold: 1.0"))
     assert await warnings_before_the_runs(project_root, cap, "adaptive decides within a margin",
                                           adaptive=True) == ([said] if said else [])
+
+
+async def test_what_scarbook_yaml_set_aside_is_said_once_at_launch(project_root) -> None:
+    """judge.batch: true under adaptive: `scarbook eval` warns that it is set aside (EvalPlan.notes) before the
+    runs; the launch said nothing and the session judged online unsaid."""
+    config = project_root / "scarbook.yaml"
+    config.write_text(config.read_text().replace("  api_key_env: ANTHROPIC_API_KEY\n",
+                                                 "  api_key_env: ANTHROPIC_API_KEY\n  batch: true\n"))
+    assert "  batch: true\n" in config.read_text()
+    said = await warnings_before_the_runs(project_root, "40", "scarbook.yaml set aside", adaptive=True)
+    assert said == [["scarbook.yaml's judge.batch: true is set aside for this session: adaptive's rule decides each "
+                     "case from verdicts as the runs end, and a batch gives them only after every run — the judge "
+                     "grades online"]]

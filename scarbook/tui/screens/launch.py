@@ -197,11 +197,12 @@ class LaunchScreen(HostModalScreen):
                               skip_judge_without_key=True, agents=tuple(agents) if len(agents) > 1 else (),
                               agent=agents[0] if len(agents) == 1 else None)
         try:
-            plan = plan_eval(request).plan
+            planned = plan_eval(request)
         except ScarbookError as exc:
             error.update(str(exc))
             return
-        self.app.post_message(StartSession(plan, "ray" if self.query_one("#ray", Checkbox).value else "local"))
+        self.app.post_message(StartSession(planned.plan, "ray" if self.query_one("#ray", Checkbox).value else "local",
+                                           tuple(planned.notes)))
         self.dismiss(None)
 
     @on(Button.Pressed, "#cancel")
