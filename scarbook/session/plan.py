@@ -210,7 +210,7 @@ def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
         if looks:
             return True, msgspec.structs.replace(gate, undecided=Undecided.PASS), [MORE_SET_ASIDE]
         return not request.fixed_runs, gate, []
-    if request.fixed_runs or not config.judge.batch or len(request.agents) > 1:
+    if request.fixed_runs or not config.judge.batch:
         return False, gate, []
     why = online_only(request, gate, adaptive=adaptive)
     if not why:
@@ -220,15 +220,18 @@ def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
 
 
 def online_only(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> str:
-    """Why this session judges online whatever is asked — verdicts decide as the runs end — or "" when
-    --judge-batch would send its judge's requests as a batch (what the dry run suggests)."""
+    """Why this session judges online whatever is asked — verdicts decide as the runs end, or a comparison of
+    several agents — or "" when --judge-batch would send its judge's requests as a batch (what the dry run
+    suggests)."""
     looks = _looks(request, gate, adaptive=adaptive)
     whose = ("--runs auto's rule decides" if adaptive else
              "--undecided more's looks decide" if looks and request.undecided is not None else
              "gate.undecided: more's looks decide" if looks else "")
-    if not whose:
-        return ""
-    return f"{whose} each case from verdicts as the runs end, and a batch gives them only after every run"
+    if whose:
+        return f"{whose} each case from verdicts as the runs end, and a batch gives them only after every run"
+    if len(request.agents) > 1:
+        return "a session of several agents is a comparison, decided when its verdicts are in"
+    return ""
 
 
 def _looks(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> bool:

@@ -451,6 +451,26 @@ def test_dry_run_says_the_notes_and_suggests_no_batch_where_verdicts_decide_as_r
     assert judge_server.requests == []
 
 
+AGENTS_WHY = "a session of several agents is a comparison, decided when its verdicts are in"
+
+
+def test_judge_batch_true_in_scarbook_yaml_is_set_aside_for_several_agents_with_a_note(project, judge_server):
+    """--agents with scarbook.yaml's judge.batch: true judged online, unsaid (where --runs auto and the looks
+    have a note); its dry run suggested --judge-batch, which --agents refuses."""
+    config = project / "scarbook.yaml"
+    config.write_text(config.read_text() + "agents:\n  a: {type: demo, seed: 7}\n  b: {base: a}\n")
+    dry = scarbook(project, "eval", "--dry-run", "--agents", "a,b")
+    assert dry.exit_code == 0, dry.output
+    assert f"this session judges online: {AGENTS_WHY}\n" in dry.stdout and "--judge-batch" not in dry.stdout
+    _in_yaml(project, batch=True)
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--agents", "a,b", "--no-judge-cache")
+    assert result.exit_code == 0, result.output
+    assert (f"warning: scarbook.yaml's judge.batch: true is set aside for this session: {AGENTS_WHY} — the judge "
+            "grades online\n") in result.stderr
+    assert _runs_and_batches(project, judge_server) == (6, 0, 6)
+
+
 TWO_JUDGES = """\
 id: two-judges
 title: Two judge checks
