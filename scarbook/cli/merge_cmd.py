@@ -24,6 +24,7 @@ from scarbook.tools.merge import (
     check_plan,
     check_read,
     check_records,
+    copy_judge_artifacts,
     copy_kept_workspaces,
     find_shards,
     merge_shards,
@@ -90,6 +91,8 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     # the kept workspaces (failed runs', or all under keep: all) beside this history, as `eval` leaves them
     for problem in copy_kept_workspaces(found, project.workspaces_dir, sid):
         say(f"scarbook: kept workspaces not copied: {problem}", err=True)
+    for problem in copy_judge_artifacts(found, project.workspaces_dir):  # what `scarbook rejudge` grades again
+        say(f"scarbook: judge artifacts not copied: {problem}", err=True)
     ended = info.state  # written once every run is: a merge killed midway leaves an interrupted session
     info.state = SessionState.RUNNING
     history.start_session(info)

@@ -84,5 +84,23 @@ class ArtifactStore:
         except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
             raise NotKept(f"its artifact {path} is damaged ({exc})") from None
 
+    def copy_from(self, other: ArtifactStore, digest: str) -> str:
+        """Bring artifact `digest` from `other` (a shard machine's store) unless this store has it: "" when it
+        is here, else why not. Only a whole entry is copied (its content hashes to its name)."""
+        path, source = self.path_for(digest), other.path_for(digest)
+        if path.is_file():
+            return ""
+        try:
+            data = read_regular_bytes(source, limit=self.max_bytes + 1)
+        except OSError as exc:
+            return f"{source} could not be read ({describe_os_error(exc)})"
+        if hashlib.sha256(data).hexdigest() != digest:
+            return f"{source} is damaged (its content does not match its name)"
+        try:
+            atomic_write_bytes(path, data, durable=False)
+        except OSError as exc:
+            return f"{path} could not be written ({describe_os_error(exc)})"
+        return ""
+
     def count(self) -> int:
         return sum(1 for _ in self.folder.glob("*/*.json"))

@@ -22,6 +22,8 @@ from scarbook.errors import HistoryError, ScarbookError
 from scarbook.fs.files import kind_of
 from scarbook.history.judge_truth import Calibration
 from scarbook.history.records import status_problem
+from scarbook.judge.artifact_store import FOLDER as ARTIFACTS
+from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.session_parts import MIXED, Confinement, RunPlace, ShardHeader
 from scarbook.models.words import SessionState
@@ -364,3 +366,22 @@ def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str
                 continue
             r.workspace = str(dest)
     return missing
+
+
+def copy_judge_artifacts(found: list[FoundShard], workspaces_dir: Path) -> list[str]:
+    """Bring the artifacts each shard's judge saw (its workspaces/judge-artifacts, beside the history folder it
+    left) into this project's, so the merged session can be graded again (`scarbook rejudge`). Returns what
+    could not be brought, named (a shard uploaded without them: said once)."""
+    here = ArtifactStore(workspaces_dir / ARTIFACTS)
+    problems: list[str] = []
+    for f in found:
+        digests = sorted({e["sha256"] for r in f.runs for e in r.judge_artifacts.values() if "sha256" in e})
+        there = ArtifactStore(f.folder.parent.parent / ARTIFACTS)
+        if digests and not there.folder.is_dir():
+            problems.append(f"shard {f.shard.label}: the {plural(len(digests), 'artifact')} its judge saw would be in "
+                            f"{there.folder}, which is not there — upload the shard's whole workspaces/ folder (not "
+                            "only workspaces/history) to grade the merged session again")
+            continue
+        problems += [f"shard {f.shard.label}: {why}" for why in (here.copy_from(there, d) for d in digests) if why]
+    return problems
+

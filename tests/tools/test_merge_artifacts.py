@@ -1,0 +1,48 @@
+"""`scarbook merge` brings the judge's kept artifacts of every shard (workspaces/judge-artifacts, beside the
+history folder a shard job left), so the merged session can be graded again (`scarbook rejudge`) as one run on
+one machine can. Before, they stayed on the shard machines: `rejudge` of the merged session refused every run
+('its artifact … is no longer in …/judge-artifacts', though it never was)."""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.helpers.hostile_project import good_or_bad, hostile_project, judged_case
+from tests.helpers.judge_server import judge_server  # noqa: F401
+
+AGENT = "from pathlib import Path\nPath('out.txt').write_text('good')\nprint('done')\n"
+
+
+def test_a_merged_session_can_be_graded_again(project, judge_server, monkeypatch, tmp_path):  # noqa: F811
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.responder = good_or_bad
+    root = hostile_project(project.root, AGENT, judge_server.url, cases={"c": judged_case("c")}, runs=2)
+    shards = []
+    for i in (1, 2):
+        ran = project.cli("eval", "-q", "--shard", f"{i}/2", "--session-id", "ci-7")
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
+        shards.append(shutil.move(root / "workspaces", tmp_path / f"machine-{i}"))
+    merged = project.cli("merge", *(str(s) for s in shards))
+    assert merged.exit_code == 0, merged.stdout + merged.stderr
+    shutil.rmtree(tmp_path / "machine-1")  # the shard machines are gone; the merged session is whole without them
+    shutil.rmtree(tmp_path / "machine-2")
+
+    again = project.cli("rejudge", "ci-7")
+    assert again.exit_code == 0, again.stdout + again.stderr
+    assert ("rejudge of session ci-7: 2 runs graded again from kept artifacts, 0 carried (rule checks failed), no "
+            "agent runs; the source session's rates are unchanged") in again.stdout
+
+
+def test_a_shard_uploaded_without_its_artifacts_is_said(project, judge_server, monkeypatch, tmp_path):  # noqa: F811
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.responder = good_or_bad
+    root = hostile_project(project.root, AGENT, judge_server.url, cases={"c": judged_case("c")}, runs=2)
+    ran = project.cli("eval", "-q", "--shard", "1/1", "--session-id", "ci-8")
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    upload = shutil.move(root / "workspaces" / "history", tmp_path / "history")  # only the history folder
+    shutil.rmtree(root / "workspaces")
+    merged = project.cli("merge", str(upload))
+    assert merged.exit_code == 0, merged.stdout + merged.stderr
+    assert (f"scarbook: judge artifacts not copied: shard 1/1: the 1 artifact its judge saw would be in "
+            f"{tmp_path / 'judge-artifacts'}, which is not there — upload the shard's whole workspaces/ folder "
+            "(not only workspaces/history) to grade the merged session again") in merged.stderr
