@@ -85,6 +85,8 @@ class EvalRequest:
     # exactly `runs` runs of each case, judged as each ends: what `noise` (its A and A sides) and
     # `verify --reproduce N` count — no judge batch left waiting, no runs added by `undecided: more`
     fixed_runs: bool = False
+    # the TUI's launch: its live screen shows each run's verdict as the run ends, so no judge batch
+    watched: bool = False
 
 
 @dataclass
@@ -231,6 +233,8 @@ def online_only(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> st
         return f"{whose} each case from verdicts as the runs end, and a batch gives them only after every run"
     if len(request.agents) > 1:
         return "a session of several agents is a comparison, decided when its verdicts are in"
+    if request.watched:
+        return "the TUI's live screen shows each run's verdict as it ends, and a batch gives them only after every run"
     return ""
 
 

@@ -165,3 +165,20 @@ async def test_what_scarbook_yaml_set_aside_is_said_once_at_launch(project_root)
     assert said == [["scarbook.yaml's judge.batch: true is set aside for this session: adaptive's rule decides each "
                      "case from verdicts as the runs end, and a batch gives them only after every run — the judge "
                      "grades online"]]
+
+
+async def test_scarbook_yamls_judge_batch_is_set_aside_at_launch_as_the_live_screen_shows_verdicts(project_root,
+                                                                                                   monkeypatch) -> None:
+    """judge.batch: true with a fixed number of runs: the TUI's launch sent the judge's requests in one batch after
+    every run (its live screen showed no verdict until the API answered, minutes to a day later) while the README
+    said "the TUI judges online". Now it judges online, and says so once at launch (before: no such warning)."""
+    config = project_root / "scarbook.yaml"
+    config.write_text(config.read_text().replace("  api_key_env: ANTHROPIC_API_KEY\n",
+                                                 "  api_key_env: ANTHROPIC_API_KEY\n  batch: true\n"))
+    assert "  batch: true\n" in config.read_text()
+    said = await warnings_before_the_runs(project_root, "20", "scarbook.yaml set aside")
+    assert said == [["scarbook.yaml's judge.batch: true is set aside for this session: the TUI's live screen shows "
+                     "each run's verdict as it ends, and a batch gives them only after every run — the judge grades "
+                     "online"]]
+    plan = await tui_plan(project_root, monkeypatch, runs="20", concurrency="2", label="x", adaptive=False)
+    assert not plan.judge_batch

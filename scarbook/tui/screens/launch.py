@@ -194,7 +194,7 @@ class LaunchScreen(HostModalScreen):
                               case_ids=tuple(c.id for c in cases), runs="auto" if adaptive else str(runs),
                               max_runs=runs if adaptive else DEFAULT_MAX_RUNS, concurrency=int(conc_text),
                               label=self.query_one("#label", Input).value.strip(), judge_env=self.app.judge_env,
-                              skip_judge_without_key=True, agents=tuple(agents) if len(agents) > 1 else (),
+                              skip_judge_without_key=True, watched=True, agents=tuple(agents) if len(agents) > 1 else (),
                               agent=agents[0] if len(agents) == 1 else None)
         try:
             planned = plan_eval(request)
