@@ -20,12 +20,14 @@ from scarbook.run.outcome import EXIT_OK, EXIT_USAGE
 from scarbook.run.shard import check_session_id
 from scarbook.text import plural
 from scarbook.tools.merge import (
+    absent_workspaces,
     check_complete,
     check_plan,
     check_read,
     check_records,
     copy_judge_artifacts,
     copy_kept_workspaces,
+    copy_run_files,
     find_shards,
     merge_shards,
     pick_session,
@@ -89,8 +91,12 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
                             f"{history.dir / sid} to merge it again")
     _check_writable(history.dir, {"--json": json_path, "--junit": junit_path})
     # the kept workspaces (failed runs', or all under keep: all) beside this history, as `eval` leaves them
+    for problem in absent_workspaces(found):
+        say(f"scarbook: shard files not copied: {problem}", err=True)
     for problem in copy_kept_workspaces(found, project.workspaces_dir, sid):
         say(f"scarbook: kept workspaces not copied: {problem}", err=True)
+    for problem in copy_run_files(found, project.workspaces_dir, sid):
+        say(f"scarbook: transcripts not copied: {problem}", err=True)
     for problem in copy_judge_artifacts(found, project.workspaces_dir):  # what `scarbook rejudge` grades again
         say(f"scarbook: judge artifacts not copied: {problem}", err=True)
     ended = info.state  # written once every run is: a merge killed midway leaves an interrupted session

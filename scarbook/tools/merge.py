@@ -332,6 +332,60 @@ def _merged_isolation(isolations: list[Confinement | None]) -> Confinement | Non
     return Confinement(MIXED, shards=tuple(isolations))
 
 
+def _below(path: str, folder: str) -> Path | None:
+    """`path`'s part below its shard's session folder `folder` (case/k, case/k.transcript.jsonl, …), or None."""
+    parts = Path(path).parts
+    at = len(parts) - 1 - parts[::-1].index(folder) if folder in parts else None
+    rel = Path(*parts[at + 1:]) if at is not None and parts[at + 1:] else None
+    return None if rel is None or ".." in rel.parts else rel
+
+
+def _shard_workspaces(f: FoundShard) -> Path:
+    """Where the shard left its runs' folders and files: workspaces/<shard session>, beside its history folder."""
+    return f.folder.parent.parent / f.folder.name
+
+
+def absent_workspaces(found: list[FoundShard]) -> list[str]:
+    """Once per shard uploaded without its workspaces folder (only workspaces/history): what of it stays behind."""
+    out = []
+    for f in found:
+        kept = sum(1 for r in f.runs if r.workspace_kept and r.workspace)
+        files = sum(1 for r in f.runs for p in (r.transcript_path, r.stderr_path) if p)
+        what = ([plural(kept, "kept workspace")] if kept else []) + \
+            ([plural(files, "run file") + " (transcripts, stderr logs)"] if files else [])
+        if what and not _shard_workspaces(f).is_dir():
+            out.append(f"shard {f.shard.label}: its {' and '.join(what)} would be in {_shard_workspaces(f)}, which is "
+                       "not there — upload the shard's whole workspaces/ folder (not only workspaces/history) to have "
+                       "them")
+    return out
+
+
+def copy_run_files(found: list[FoundShard], workspaces_dir: Path, sid: str) -> list[str]:
+    """Copy each run's transcript and stderr log from the shard's workspaces folder to this project's
+    workspaces/<sid>/, as `eval` leaves them, and point the run record at the copy (a record pointing at the
+    shard machine's copy would lose them with it). Returns what could not be copied, named."""
+    missing: list[str] = []
+    for f in found:
+        source_root = _shard_workspaces(f)
+        if not source_root.is_dir():  # only the history folder was uploaded: absent_workspaces says it
+            continue
+        for r, field in [(r, field) for r in f.runs for field in ("transcript_path", "stderr_path") if getattr(r, field)]:
+            rel = _below(getattr(r, field), f.folder.name)
+            source = source_root / rel if rel is not None else None
+            if source is None or not source.is_file() or source.is_symlink():
+                missing.append(f"{r.case_id} run {r.k}: {getattr(r, field)} is not there")
+                continue
+            dest = workspaces_dir / sid / rel
+            try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, dest)
+            except OSError as exc:
+                missing.append(f"{r.case_id} run {r.k}: cannot copy {source}: {exc}")
+                continue
+            setattr(r, field, str(dest))
+    return missing
+
+
 def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str) -> list[str]:
     """Copy each kept workspace (a failed run's, or every run's under keep: all) from the shard's
     workspaces folder (beside the history folder it left: workspaces/<shard session>/<case>/<k>) to this
@@ -339,19 +393,14 @@ def copy_kept_workspaces(found: list[FoundShard], workspaces_dir: Path, sid: str
     Links are copied as links, never followed. Returns what could not be copied, named."""
     missing: list[str] = []
     for f in found:
-        source_root = f.folder.parent.parent / f.folder.name
+        source_root = _shard_workspaces(f)
         kept = [r for r in f.runs if r.workspace_kept and r.workspace]
-        if kept and not source_root.is_dir():  # only the history folder was uploaded: said once per shard
-            missing.append(f"shard {f.shard.label}: its {plural(len(kept), 'kept workspace')} would be in "
-                           f"{source_root}, which is not there — upload the shard's whole workspaces/ folder "
-                           "(not only workspaces/history) to have them")
+        if not source_root.is_dir():  # only the history folder was uploaded: absent_workspaces says it
             continue
         for r in kept:
-            parts = Path(r.workspace).parts
             # the path below the shard's session folder (case/k, or case/k/attempt-N after an infra retry)
-            at = len(parts) - 1 - parts[::-1].index(f.folder.name) if f.folder.name in parts else None
-            rel = Path(*parts[at + 1:]) if at is not None and parts[at + 1:] else None
-            if rel is None or ".." in rel.parts:
+            rel = _below(r.workspace, f.folder.name)
+            if rel is None:
                 missing.append(f"{r.case_id} run {r.k}: its workspace {r.workspace} is not in the shard's "
                                f"folder {f.folder.name}")
                 continue

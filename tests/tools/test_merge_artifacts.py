@@ -5,7 +5,9 @@ one machine can. Before, they stayed on the shard machines: `rejudge` of the mer
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 from tests.helpers.hostile_project import good_or_bad, hostile_project, judged_case
 from tests.helpers.judge_server import judge_server  # noqa: F401
@@ -46,3 +48,40 @@ def test_a_shard_uploaded_without_its_artifacts_is_said(project, judge_server, m
     assert (f"scarbook: judge artifacts not copied: shard 1/1: the 1 artifact its judge saw would be in "
             f"{tmp_path / 'judge-artifacts'}, which is not there — upload the shard's whole workspaces/ folder "
             "(not only workspaces/history) to grade the merged session again") in merged.stderr
+
+
+# Appends one record to its transcript and says something on stderr: each run's two files beside its workspace.
+TALKER = """\
+import json, os, sys
+from pathlib import Path
+with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as t:
+    t.write(json.dumps({"type": "assistant", "text": "wrote out.txt in " + Path.cwd().name}) + "\\n")
+print("a word on stderr", file=sys.stderr)
+Path("out.txt").write_text("good")
+print("done")
+"""
+
+
+def test_a_merged_sessions_runs_keep_their_transcripts(project, judge_server, monkeypatch, tmp_path):  # noqa: F811
+    """Before: the merged records pointed at the shard machines' transcripts (workspaces/ci-9.shard-1-of-2/…),
+    gone with them: no replay, no import of a failed run, no transcript in the review."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.responder = good_or_bad
+    root = hostile_project(project.root, TALKER, judge_server.url, cases={"c": judged_case("c")}, runs=2)
+    shards = []
+    for i in (1, 2):
+        ran = project.cli("eval", "-q", "--shard", f"{i}/2", "--session-id", "ci-9")
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
+        shards.append(shutil.move(root / "workspaces", tmp_path / f"machine-{i}"))
+    out = tmp_path / "merged.json"
+    merged = project.cli("merge", *(str(s) for s in shards), "--json", str(out))
+    assert merged.exit_code == 0, merged.stdout + merged.stderr
+    for machine in shards:
+        shutil.rmtree(machine)
+    runs = json.loads(out.read_text())["runs"]
+    assert len(runs) == 2
+    for r in runs:
+        transcript = Path(r["transcript_path"])
+        assert transcript.parent == root / "workspaces" / "ci-9" / "c"
+        assert json.loads(transcript.read_text())["text"] == f"wrote out.txt in {r['k']}"
+        assert "a word on stderr" in Path(r["stderr_path"]).read_text()

@@ -448,12 +448,15 @@ def test_merging_only_the_history_folders_says_once_per_shard_where_its_kept_wor
     per_shard = []
     for i, h in enumerate(uploaded, 1):
         folder = next(p for p in h.iterdir() if (p / "session.json").is_file())
-        n = sum(1 for r in History(h.parent).runs(folder.name) if r.workspace_kept)
-        if n:
-            per_shard.append(f"scarbook: kept workspaces not copied: shard {i}/3: its {n} kept "
-                             f"workspace{'s' if n > 1 else ''} would be in {h.parent / folder.name}, which is not "
-                             "there — upload the shard's whole workspaces/ folder (not only workspaces/history) "
-                             "to have them")
+        runs = History(h.parent).runs(folder.name)
+        n = sum(1 for r in runs if r.workspace_kept)
+        files = sum(1 for r in runs for p in (r.transcript_path, r.stderr_path) if p)  # (merge copies them too)
+        what = ([f"{n} kept workspace{'s' if n > 1 else ''}"] if n else []) + \
+            ([f"{files} run file{'s' if files > 1 else ''} (transcripts, stderr logs)"] if files else [])
+        if what:
+            per_shard.append(f"scarbook: shard files not copied: shard {i}/3: its {' and '.join(what)} would be in "
+                             f"{h.parent / folder.name}, which is not there — upload the shard's whole workspaces/ "
+                             "folder (not only workspaces/history) to have them")
     assert per_shard and merged.stderr.splitlines() == per_shard
     assert not (project.workspaces / "ci-42").exists()
     assert any(r["workspace_kept"] for r in report["runs"])  # still kept where the shard left them
