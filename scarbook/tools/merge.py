@@ -371,11 +371,10 @@ def copy_run_files(found: list[FoundShard], workspaces_dir: Path, sid: str) -> l
             continue
         for r, field in [(r, field) for r in f.runs for field in ("transcript_path", "stderr_path") if getattr(r, field)]:
             rel = _below(getattr(r, field), f.folder.name)
-            source = source_root / rel if rel is not None else None
-            if source is None or not source.is_file() or source.is_symlink():
+            if rel is None or not (source_root / rel).is_file() or (source_root / rel).is_symlink():
                 missing.append(f"{r.case_id} run {r.k}: {getattr(r, field)} is not there")
                 continue
-            dest = workspaces_dir / sid / rel
+            source, dest = source_root / rel, workspaces_dir / sid / rel
             try:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, dest)

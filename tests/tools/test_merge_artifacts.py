@@ -15,20 +15,26 @@ from tests.helpers.judge_server import judge_server  # noqa: F401
 AGENT = "from pathlib import Path\nPath('out.txt').write_text('good')\nprint('done')\n"
 
 
-def test_a_merged_session_can_be_graded_again(project, judge_server, monkeypatch, tmp_path):  # noqa: F811
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+def merged_on_two_machines(project, judge_server, tmp_path, agent: str, sid: str, *args: str):
+    """The project's case c judged, run as shards 1/2 and 2/2 on two 'machines' (folders moved away after each),
+    merged here with `args`; the machines are gone after it. The merge's result."""
     judge_server.responder = good_or_bad
-    root = hostile_project(project.root, AGENT, judge_server.url, cases={"c": judged_case("c")}, runs=2)
+    root = hostile_project(project.root, agent, judge_server.url, cases={"c": judged_case("c")}, runs=2)
     shards = []
     for i in (1, 2):
-        ran = project.cli("eval", "-q", "--shard", f"{i}/2", "--session-id", "ci-7")
+        ran = project.cli("eval", "-q", "--shard", f"{i}/2", "--session-id", sid)
         assert ran.exit_code == 0, ran.stdout + ran.stderr
         shards.append(shutil.move(root / "workspaces", tmp_path / f"machine-{i}"))
-    merged = project.cli("merge", *(str(s) for s in shards))
+    merged = project.cli("merge", *(str(s) for s in shards), *args)
     assert merged.exit_code == 0, merged.stdout + merged.stderr
-    shutil.rmtree(tmp_path / "machine-1")  # the shard machines are gone; the merged session is whole without them
-    shutil.rmtree(tmp_path / "machine-2")
+    for machine in shards:  # the shard machines are gone; the merged session is whole without them
+        shutil.rmtree(machine)
+    return merged
 
+
+def test_a_merged_session_can_be_graded_again(project, judge_server, monkeypatch, tmp_path):  # noqa: F811
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    merged_on_two_machines(project, judge_server, tmp_path, AGENT, "ci-7")
     again = project.cli("rejudge", "ci-7")
     assert again.exit_code == 0, again.stdout + again.stderr
     assert ("rejudge of session ci-7: 2 runs graded again from kept artifacts, 0 carried (rule checks failed), no "
@@ -66,18 +72,9 @@ def test_a_merged_sessions_runs_keep_their_transcripts(project, judge_server, mo
     """Before: the merged records pointed at the shard machines' transcripts (workspaces/ci-9.shard-1-of-2/…),
     gone with them: no replay, no import of a failed run, no transcript in the review."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    judge_server.responder = good_or_bad
-    root = hostile_project(project.root, TALKER, judge_server.url, cases={"c": judged_case("c")}, runs=2)
-    shards = []
-    for i in (1, 2):
-        ran = project.cli("eval", "-q", "--shard", f"{i}/2", "--session-id", "ci-9")
-        assert ran.exit_code == 0, ran.stdout + ran.stderr
-        shards.append(shutil.move(root / "workspaces", tmp_path / f"machine-{i}"))
     out = tmp_path / "merged.json"
-    merged = project.cli("merge", *(str(s) for s in shards), "--json", str(out))
-    assert merged.exit_code == 0, merged.stdout + merged.stderr
-    for machine in shards:
-        shutil.rmtree(machine)
+    merged_on_two_machines(project, judge_server, tmp_path, TALKER, "ci-9", "--json", str(out))
+    root = project.root
     runs = json.loads(out.read_text())["runs"]
     assert len(runs) == 2
     for r in runs:
