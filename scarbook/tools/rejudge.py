@@ -17,9 +17,10 @@ Per source run:
                                     whose artifacts survived (alter the failing runs', and it passes).
                                     Only a run whose case is gone, or has no judge check now, is left out.
 
-A source still running (or still judging: `scarbook resume` first) is refused; one that did not finish
-(interrupted, cancelled, stopped, aborted, crashed) is graded, and the new session ends in its source's
-state: it holds only part of the runs, so it gives no verdict (exit 3), as its source gave none.
+A source still running (or still judging: `scarbook resume` first), or one shard of a session (merge first), is
+refused; one that did not finish (interrupted, cancelled, stopped, aborted, crashed) is graded, and the new
+session ends in its source's state: it holds only part of the runs, so it gives no verdict (exit 3), as its
+source gave none.
 
 Rule checks are not run again (the workspace may be pruned): a change to a rule check is not
 measured by a rejudge; an eval is. The new session is linked to its source (SessionInfo.rerun_of,
@@ -136,6 +137,11 @@ def pick_rejudge(project: Project, ref: str, names: tuple[str, ...] = (), judge_
     if source.state == SessionState.RUNNING:  # (history says `interrupted` of one whose process died)
         raise ScarbookError(f"session {source.id} is still running: its runs are still coming in — wait for it to "
                             "end (or cancel it), then grade it again")
+    shard = source.shard
+    if shard is not None and shard.merged is None:  # one shard: part of a session, whose gate is the merge's
+        raise ScarbookError(f"session {source.id} is shard {shard.index}/{shard.count} of session {shard.session}: "
+                            "it holds part of its runs — merge the shards (`scarbook merge`), then "
+                            f"`scarbook rejudge {shard.session}`")
     if source.state == SessionState.JUDGING:
         raise ScarbookError(f"session {source.id} is still judging (its judge batch is not collected) — "
                             f"`scarbook resume {source.id}` collects it; then grade it again")

@@ -81,3 +81,18 @@ def test_a_running_session_is_refused_and_an_interrupted_ones_rejudge_gives_no_v
             "finished, so it gives no verdict either")
     assert report["session"]["note"] == note
     assert note in result.stdout + result.stderr
+
+
+def test_one_shard_of_a_session_is_not_graded_again_as_a_whole_session(project, judge_server, monkeypatch):  # noqa: F811
+    """Before: `rejudge` of shard 1/2 recorded a session of its half of the runs and gated on it (exit 0),
+    where the shard itself leaves the gate to `scarbook merge`."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.responder = good_or_bad
+    hostile_project(project.root, "open('out.txt', 'w').write('good')\n", judge_server.url,
+                    cases={"c": judged_case("c")}, runs=2)
+    assert project.cli("eval", "-q", "--shard", "1/2", "--session-id", "ci-3").exit_code == 0
+    result = project.cli("rejudge", "latest")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == ("scarbook: session ci-3.shard-1-of-2 is shard 1/2 of session ci-3: it holds part "
+                                     "of its runs — merge the shards (`scarbook merge`), then `scarbook rejudge ci-3`")
+    assert [p.name for p in (project.workspaces / "history").iterdir() if p.is_dir()] == ["ci-3.shard-1-of-2"]
