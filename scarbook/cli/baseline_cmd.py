@@ -29,7 +29,7 @@ def baseline_group() -> None:
 
 @baseline_group.command("set")
 @click.argument("session", default="latest")
-@click.option("--force", is_flag=True, help="Record a session that did not finish (cancelled, stopped, aborted).")
+@click.option("--force", is_flag=True, help="Record a session that did not finish (cancelled, stopped, aborted), or one shard of a session.")
 @click.pass_context
 @friendly_errors
 def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
@@ -40,6 +40,11 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
     if info.state not in COMPLETE_STATES and not force:
         raise ScarbookError(f"session {info.id} is {info.state!r}, not finished: its runs are only part of what it "
                             "planned — bless a finished session, or pass --force")
+    shard = info.shard
+    if shard is not None and shard.merged is None and not force:  # one shard: its merge is the session
+        raise ScarbookError(f"session {info.id} is shard {shard.index}/{shard.count} of session {shard.session}: its "
+                            "runs are only part of what the session planned — merge the shards (`scarbook merge`) and "
+                            f"bless {shard.session}, or pass --force")
     baseline = baseline_from_session(info, project.history.runs(info.id), now_iso())
     path = write_baseline(project.root, baseline)
     judged = sum(c.judged for c in baseline.cases.values())

@@ -238,3 +238,16 @@ def test_baseline_set_refuses_a_session_that_did_not_finish(project):
     assert res.stderr == (f"scarbook: session {data['id']} is 'cancelled', not finished: its runs are only part of "
                           "what it planned — bless a finished session, or pass --force\n")
     assert project.cli("baseline", "set", "--force").exit_code == 0
+
+
+def test_one_shard_is_not_blessed_as_the_baseline(project) -> None:
+    """Before: `baseline set` of shard 1/2 recorded its half of the runs as the baseline, as if whole."""
+    project.bundled(agent_seed=3)
+    assert project.cli("eval", "-q", "--runs", "2", "--skip-judge", "--shard", "1/2", "--session-id", "ci-5",
+                       "write-one-line").exit_code in (0, 3)
+    result = project.cli("baseline", "set", "latest")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("scarbook: session ci-5.shard-1-of-2 is shard 1/2 of session ci-5: its runs are "
+                                     "only part of what the session planned — merge the shards (`scarbook merge`) "
+                                     "and bless ci-5, or pass --force")
+    assert not (project.root / "scarbook-baseline.json").exists()
