@@ -110,7 +110,18 @@ class Recorder:
         if run is None:
             return RunSummary()
         run.summary.warnings.extend(run.trouble_lines())
+        if self.replay is not None and not run.summary.diverged:
+            self._stopped_early(run)
         return run.summary
+
+    def _stopped_early(self, run: RunRecording) -> None:
+        """A replayed run whose agent made fewer calls than were recorded (before the fork, with --fork-at) did not
+        behave as recorded: it diverged, as a call that differs does."""
+        assert self.replay is not None
+        recorded, made, fork = len(self.replay.calls_for(run.case_id, run.k)), run.summary.calls, self.replay.fork_at
+        if recorded and made < (recorded if fork is None else min(fork, recorded)):
+            run.summary.diverged = (f"replay diverged after call {made}: the agent stopped there, but the recorded run "
+                                    f"made {recorded} model calls")
 
     def base_url(self, token: str) -> str:
         return f"http://127.0.0.1:{self.doors[token].port}/{token}"

@@ -62,3 +62,35 @@ def test_a_session_of_several_agents_is_refused_as_a_replay_source(project):
     assert result.stderr.strip().splitlines()[-1] == (
         f"scarbook: --replay ab: session {sid} compared the agents base, twin: its runs are theirs in blocks drawn "
         "at random, and a replay answers one agent's runs — replay a session of one agent")
+
+
+# The recorded agent's first call, its tool applied, and no second call: an agent that now stops early.
+STOPPER = """\
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {agents!r})
+from http_openai_agent import call
+msg = call([{{"role": "user", "content": sys.argv[1]}}])
+for tc in msg.get("tool_calls") or []:
+    args = json.loads(tc["function"]["arguments"])
+    Path(args["path"]).write_text(args["content"])
+print("stopped after one call")
+"""
+
+
+def test_an_agent_that_stops_before_the_recorded_calls_end_has_diverged(rec_project, judge_server, tmp_path):  # noqa: F811
+    """Before: it passed, though the behaviour replayed was not the one recorded (1 call of 2)."""
+    from tests.record.test_recorder import AGENTS
+
+    sid, _ = recorded_session(rec_project, judge_server, runs=1)
+    script = tmp_path / "stopper.py"
+    script.write_text(STOPPER.format(agents=str(AGENTS)))
+    config = rec_project.root / "scarbook.yaml"
+    # (isolation: none — the sandbox shows the agent none of tmp_path but its workspace)
+    config.write_text(config.read_text().replace(str(AGENTS / "http_openai_agent.py"), str(script)) + "isolation: none\n")
+    result, report = eval_json(rec_project, "--replay", sid)
+    assert result.exit_code == 3, result.output + result.stderr
+    (run,) = report["runs"]
+    assert run["status"] == "error"
+    assert run["reason"] == "replay diverged after call 1: the agent stopped there, but the recorded run made 2 model calls"
+    assert len(judge_server.requests) == 2  # never a live call
