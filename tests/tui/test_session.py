@@ -220,3 +220,32 @@ async def test_launching_while_a_session_runs_says_so_and_the_running_session_go
         assert isinstance(app.screen, LibraryScreen)
         app.cancel_session()
         await wait_until(pilot, lambda: live.done, timeout=30, what="the session to stop")
+
+
+async def test_q_on_the_library_while_a_session_runs_asks_before_it_cancels_it(project_root):
+    """q on the library quit at once while a session ran in the background: the session was cancelled unasked and
+    its unfinished runs never ran (help says a running session asks first). It asks; n keeps it running, y quits
+    with the finished runs kept."""
+    app = make_app(project_root, agent_seed=SEED, demo_delay=0.4)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await launch(pilot, runs=10, concurrency=2, label="keep-going")
+        live = app.live
+        await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="the library")
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit question")
+        question = plain(app.screen.query_one("#question"))
+        assert question.startswith("A session is running (") and question.endswith(
+            " runs finished). Quit? Its running agents are killed; finished runs are kept.")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, LibraryScreen), what="back in the library")
+        assert app.is_running and not live.done
+        await wait_until(pilot, lambda: live.finished_runs >= 2, timeout=60, what="two finished runs")
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not app.is_running, what="the app to quit")
+    (info,) = Project.discover(project_root).history.sessions()
+    assert info.state == "cancelled" and info.label == "keep-going"
+    assert len(Project.discover(project_root).history.runs(info.id)) >= 2

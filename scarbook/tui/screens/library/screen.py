@@ -30,6 +30,7 @@ from scarbook.tui.messages import (
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.screens.library.case_actions import CaseActions
 from scarbook.tui.screens.library.notes import notes_text
+from scarbook.tui.screens.library.quitting import QuitAsks
 from scarbook.tui.screens.library.trends import TrendActions, regressed_line
 from scarbook.tui.widgets.mount_safe import Header
 from scarbook.tui.widgets.rate_bar import interval_text
@@ -111,7 +112,7 @@ BADGE_STYLE = {"certified": "bold green", "verified": "green", "misses": "bold r
 NOT_ON_A_ROW = frozenset({"slash", "question_mark", "ctrl+p", "q", "tab", "shift+tab", "escape"})
 
 
-class LibraryScreen(CaseActions, TrendActions, HostScreen):
+class LibraryScreen(CaseActions, TrendActions, QuitAsks, HostScreen):
     # The footer shows the everyday keys; `?` lists them all, and Ctrl+P reaches every action.
     BINDINGS = [
         Binding("r", "launch", "Run…"),
@@ -132,7 +133,7 @@ class LibraryScreen(CaseActions, TrendActions, HostScreen):
         Binding("O", "reverse_sort", "Reverse the sort", show=False),
         Binding("slash", "focus_filter", "Filter", show=False),  # the filter box says "/ to focus"
         Binding("escape", "focus_table", "Back to the table", show=False),
-        Binding("q", "app.quit", "Quit"),
+        Binding("q", "quit_asking", "Quit"),  # quitting.py: a running session asks first
     ]
 
     def __init__(self) -> None:
