@@ -33,7 +33,7 @@ OTHER_WORDS: dict[tuple[str, str], str] = {
     ("reports/inspect_log.py", "'error' not in s"): "a key of an Inspect sample",
     ("record/proxy.py", "'error' not in call"): "a key of a recorded call",
     ("config.py", "'agent' in data"): "a key of scarbook.yaml",
-    ("cases/io.py", "name == 'seed'"): "a key of case.yaml",
+    ("cases/seed_folder.py", "name == 'seed'"): "a folder of a case (seed/, scar/)",
     ("session/plan.py", "runs == 'auto'"): "--runs' word for adaptive runs (a count, not a state)",
     ("session/plan.py", "asked == 'auto'"): "--runs' word for adaptive runs (a count, not a state)",
     ("tui/screens/launch.py", "name == 'all'"): "the launch form's scope of cases",

@@ -13,8 +13,11 @@ def test_fixed_runs_are_exactly_n_judged_as_they_end_whatever_scarbook_yaml_batc
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: file_exists, path: x}\n")
     folders = project.load()
     request = EvalRequest(SessionSite.of(folders), folders.load_cases(), runs="3")
-    as_eval = plan_eval(request).plan
-    assert (as_eval.judge_batch, as_eval.runs, as_eval.max_runs) == (True, 3, 40)  # what eval makes of it
+    planned = plan_eval(request)
+    as_eval = planned.plan
+    # what eval makes of it: both from scarbook.yaml, the looks win and the batch is set aside, said (06fd3f0)
+    assert (as_eval.judge_batch, as_eval.runs, as_eval.max_runs) == (False, 3, 40)
+    assert [n for n in planned.notes if n.startswith("scarbook.yaml's judge.batch: true is set aside")]
     fixed = plan_eval(EvalRequest(SessionSite.of(folders), folders.load_cases(), runs="3", fixed_runs=True)).plan
     assert (fixed.judge_batch, fixed.runs, fixed.max_runs) == (False, 3, 3)
     assert fixed.gate == as_eval.gate and fixed.retry_infra == as_eval.retry_infra  # the rest as eval plans it
