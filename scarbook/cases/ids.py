@@ -15,6 +15,7 @@ from scarbook.errors import ScarbookError
 
 ID_WORDS = 6  # a few words of the task, not all of it
 ID_CHARS = 48
+MAX_ID_CHARS = 100  # a folder name (at most 255 bytes) with room for the hidden folder a new case is built in
 
 
 def unique_id(base: str, taken: Container[str]) -> str:
@@ -45,13 +46,21 @@ def no_such_cases(cases_dir: Path, ids: Sequence[str], invalid: Container[str] =
     return ScarbookError(f"no case {listed} in {cases_dir} — `scarbook list` shows the cases")
 
 
-def check_new_case_id(cases_dir: Path, case_id: str) -> None:
-    """Refuse an empty, malformed or taken id with the words the screens show."""
+def check_case_id_form(case_id: str) -> None:
+    """Refuse an empty, malformed or overlong id (before any look at the disk: '..' names a folder that exists)."""
     if not case_id:
         raise ScarbookError("type a case id: lowercase letters, digits, '-' and '_' (it names the folder cases/<id>/)")
     if not ID_PATTERN.match(case_id):
         raise ScarbookError(f"case id {case_id!r} is not valid: use lowercase letters, digits, '-' and '_', "
                             "starting with a letter or digit")
+    if len(case_id) > MAX_ID_CHARS:
+        raise ScarbookError(f"case id {case_id[:24]!r}… is {len(case_id)} characters long; at most {MAX_ID_CHARS} "
+                            "(it names the folder cases/<id>/)")
+
+
+def check_new_case_id(cases_dir: Path, case_id: str) -> None:
+    """Refuse an empty, malformed, overlong or taken id with the words the screens show."""
+    check_case_id_form(case_id)
     if (Path(cases_dir) / case_id).exists():
         raise ScarbookError(f"a case named {case_id!r} already exists ({Path(cases_dir) / case_id}); choose another id")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from scarbook.cases.ids import check_case_id_form
 from scarbook.cases.io import load_case
 from scarbook.cases.verifications import badge_of, partial_note
 from scarbook.cli.common import friendly_errors, get_project, say, warn
@@ -202,6 +203,7 @@ def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_sugg
     if why:
         raise ScarbookError(f"cannot write the draft case: {why} — make {project.cases_dir} a writable folder, "
                             "or point cases_dir in scarbook.yaml at one")
+    check_case_id_form(case_id)  # '..' or a name longer than a folder's, said as such, not as taken or unwritable
     if os.path.lexists(project.cases_dir / case_id):  # said as the draft's writer says it, before the lock
         raise ScarbookError(f"{project.cases_dir / case_id} already exists; choose another --id")
     try:

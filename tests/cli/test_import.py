@@ -196,3 +196,18 @@ def test_the_command_a_refusal_suggests_quotes_a_path_with_spaces(tmp_path):
     assert res.stderr.endswith(f"if it is claude-code, `scarbook import '{log}' --format claude-code` says what does "
                                "not fit; `--format plain` keeps the whole file as the failed artifact\n")
     assert not (tmp_path / "cases").exists()
+
+
+@pytest.mark.parametrize("case_id, said", [
+    ("..", "case id '..' is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit"),
+    (".", "case id '.' is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit"),
+    ("a" * 300, f"case id {'a' * 24!r}… is 300 characters long; at most 100 (it names the folder cases/<id>/)"),
+])
+def test_an_id_no_case_folder_can_have_is_said_as_such(tmp_path, case_id, said):
+    """--id .. was 'cases/.. already exists; choose another --id'; a 300-character id was 'File name too long
+    (…/cases/.scarbook-partial-aaa…) — make that folder writable'."""
+    (tmp_path / "cases").mkdir()  # a collection already started: cases/.. is a folder that exists
+    res = run(tmp_path, "import", str(TRANSCRIPTS / "claude_code_session.jsonl"), "--id", case_id)
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == f"scarbook: {said}"
+    assert os.listdir(tmp_path / "cases") == []
