@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scarbook.cases.folder_save import save_case_folder
 from scarbook.cases.folders import ProjectFolders
-from scarbook.cases.io import case_to_dict, validate_case_data
+from scarbook.cases.io import MAX_ID_CHARS, case_to_dict, validate_case_data
 from scarbook.errors import CaseError
 from scarbook.models import Case
 
@@ -46,6 +46,9 @@ def check_form_id(cases_dir: Path, case_id: str, *, is_new: bool) -> None:
     if not case_id:
         raise CaseError(Path(cases_dir) / "case.yaml", "id is empty",
                         fix="type an id: lowercase letters, digits, '-' and '_'")
+    if len(case_id) > MAX_ID_CHARS:  # (looked up on disk, a name over 255 bytes raises ENAMETOOLONG)
+        raise CaseError(Path(cases_dir) / "case.yaml", f"id is {len(case_id)} characters long; at most {MAX_ID_CHARS}",
+                        fix="use a shorter id: it names the case's folder")
     if is_new and (Path(cases_dir) / case_id).exists():
         raise CaseError(Path(cases_dir) / case_id, f"id {case_id!r} is taken by another case", fix="choose another id")
 

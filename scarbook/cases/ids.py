@@ -10,12 +10,11 @@ import re
 from collections.abc import Container, Sequence
 from pathlib import Path
 
-from scarbook.cases.io import ID_PATTERN
+from scarbook.cases.io import ID_PATTERN, MAX_ID_CHARS
 from scarbook.errors import ScarbookError
 
 ID_WORDS = 6  # a few words of the task, not all of it
 ID_CHARS = 48
-MAX_ID_CHARS = 100  # a folder name (at most 255 bytes) with room for the hidden folder a new case is built in
 
 
 def unique_id(base: str, taken: Container[str]) -> str:

@@ -21,6 +21,7 @@ from scarbook.models.rubric import resolve_item_ids
 
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+MAX_ID_CHARS = 100  # a folder name (at most 255 bytes) with room for the hidden folder a new case is built in
 CASE_KEYS = ("id", "title", "task", "tags", "threshold", "timeout_s", "network", "seed", "checks", "scar")
 SCAR_KEYS = ("date", "what_went_wrong", "family", "transcript", "failed_artifact", "good_artifact", "artifact_at",
              "reproduced")
@@ -58,6 +59,8 @@ def validate_case_data(data: Any, path: Path, folder: Path | None = None) -> Cas
     _need(isinstance(cid, str) and bool(ID_PATTERN.match(cid)), path,
           f"id {cid!r} is not a valid case id", line_of(data, "id"),
           "use lowercase letters, digits, '-' and '_', starting with a letter or digit")
+    _need(len(cid) <= MAX_ID_CHARS, path, f"id is {len(cid)} characters long; at most {MAX_ID_CHARS}",
+          line_of(data, "id"), "use a shorter id: it names the case's folder")
     if folder is not None:
         _need(cid == folder.name, path, f"id {cid!r} differs from its folder name {folder.name!r}",
               line_of(data, "id"), f"rename the folder to {cid!r} or set 'id: {folder.name}'")

@@ -15,6 +15,7 @@ from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.screens.editor import EditorScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.seed_files import SeedFiles
+from tests.helpers.paths import REPO
 from tests.helpers.tui_fixtures import (
     SIZE,
     add_judged_case,
@@ -104,6 +105,15 @@ async def test_save_shows_the_core_validation_message_next_to_the_field(project_
         await save_done(pilot)
         assert plain(ed.query_one("#err-task")) == "↑ task must be a non-empty string — write the instruction the agent gets"
         assert plain(ed.query_one("#err-threshold")) == ""
+        # a 300-character id: the save met 'File name too long' looking for its folder, a raw OSError on screen
+        ed.query_one("#task").load_text("do it")
+        ed.query_one("#case-id", Input).value = "a" * 300
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+        said = "id is 300 characters long; at most 100 — use a shorter id: it names the case's folder"
+        assert plain(ed.query_one("#editor-error")) == f"not saved: {said}"
+        assert sorted(p.name for p in (project_root / "cases").iterdir()) == sorted(
+            p.name for p in (REPO / "cases").iterdir())
 
 
 async def test_edit_and_reorder_rubric_items(project_root):
@@ -301,3 +311,4 @@ async def test_the_editor_in_a_pane_squeezed_to_a_few_columns_does_not_crash(pro
         await pilot.pause()
         await type_text(pilot, "narrow")
         assert app.screen.query_one("#case-id", Input).value == "narrow"
+
