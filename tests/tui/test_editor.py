@@ -312,3 +312,17 @@ async def test_the_editor_in_a_pane_squeezed_to_a_few_columns_does_not_crash(pro
         await type_text(pilot, "narrow")
         assert app.screen.query_one("#case-id", Input).value == "narrow"
 
+
+
+async def test_attaching_a_second_file_of_the_same_name_says_so_and_keeps_the_first(project_root, tmp_path):
+    """Two notes.txt from two folders: the second silently replaced the first in the staged seed files."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "notes.txt").write_text(folder)
+    add_judged_case(project_root)
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        assert await attach(pilot, ed, tmp_path / "a" / "notes.txt") == ""
+        assert await attach(pilot, ed, tmp_path / "b" / "notes.txt") == (
+            f"notes.txt is attached already, from {tmp_path / 'a' / 'notes.txt'}: remove it first to attach this one")
+        assert ed.query_one(SeedFiles).pending == {"notes.txt": tmp_path / "a" / "notes.txt"}

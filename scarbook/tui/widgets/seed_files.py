@@ -147,9 +147,13 @@ class SeedFiles(Vertical):
                         "every run's workspace — attach the files the task needs, or a smaller folder")
             if not files:
                 return f"{src} holds no files: nothing attached"
-            self.pending.update({str(Path(src.name) / p.relative_to(src)): p for p in files})
+            staged = {str(Path(src.name) / p.relative_to(src)): p for p in files}
         else:
-            self.pending[src.name] = src
+            staged = {src.name: src}
+        clash = next((name for name, p in staged.items() if self.pending.get(name, p) != p), None)
+        if clash is not None:  # a second file of one name would silently replace the first
+            return f"{clash} is attached already, from {self.pending[clash]}: remove it first to attach this one"
+        self.pending.update(staged)
         self.removed.discard(src.name)
         self._refill()
         self.post_message(self.Changed(self))
