@@ -326,3 +326,18 @@ async def test_attaching_a_second_file_of_the_same_name_says_so_and_keeps_the_fi
         assert await attach(pilot, ed, tmp_path / "b" / "notes.txt") == (
             f"notes.txt is attached already, from {tmp_path / 'a' / 'notes.txt'}: remove it first to attach this one")
         assert ed.query_one(SeedFiles).pending == {"notes.txt": tmp_path / "a" / "notes.txt"}
+
+
+async def test_a_rubric_item_holding_terminal_escapes_is_listed_inert(project_root):
+    """A rubric item from a case.yaml (a teammate's, a pasted one) went to the list as it was: its escapes (a window
+    title, a colour) reached the terminal. The item itself is kept as written."""
+    folder = project_root / "cases" / "esc"
+    folder.mkdir()
+    (folder / "case.yaml").write_text('id: esc\ntask: t\nchecks:\n  - type: llm_judge\n    rubric:\n'
+                                      '      - "\\e]0;pwned\\aitem one"\n      - "\\e[31mitem two"\n')
+    async with make_app(project_root).run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "esc")
+        options = ed.query_one("#rubric-list")
+        assert [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)] == [
+            "1. item one", "2. item two"]
+        assert ed.query_one("#rubric").items == ["\x1b]0;pwned\x07item one", "\x1b[31mitem two"]
