@@ -9,6 +9,7 @@ kept artifacts), judged by the loopback Messages-API server (tests/helpers/judge
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -23,9 +24,13 @@ def judged_case(cid: str, artifact: str = "out.txt") -> str:
             "    rubric: [the answer is good]\n")
 
 
+HEX_RUN = re.compile(r"[0-9a-f]{16,}")  # the artifact markers' nonce (32 hex digits), digests: no artifact's words
+
+
 def good_or_bad(body: dict[str, Any]) -> ScriptedReply:
-    """The judge's verdict on a request (online, or a batch request's params): FAIL when it says bad."""
-    if "bad" in json.dumps(body):
+    """The judge's verdict on a request (online, or a batch request's params): FAIL when it says bad. The request's
+    nonce is left out: it is hex, and about 1 in 140 of them held "bad" (a good artifact judged FAIL, now and then)."""
+    if "bad" in HEX_RUN.sub("", json.dumps(body)):
         return tool_reply([("FAIL", "it says bad")])
     return tool_reply([("PASS", "it says good")])
 

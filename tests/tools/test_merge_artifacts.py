@@ -82,3 +82,20 @@ def test_a_merged_sessions_runs_keep_their_transcripts(project, judge_server, mo
         assert transcript.parent == root / "workspaces" / "ci-9" / "c"
         assert json.loads(transcript.read_text())["text"] == f"wrote out.txt in {r['k']}"
         assert "a word on stderr" in Path(r["stderr_path"]).read_text()
+
+
+def test_the_judge_stand_in_reads_the_artifact_not_the_requests_nonce():
+    """good_or_bad failed a good artifact when the request's random nonce (32 hex digits, four times in the
+    request) held "bad": about 1 request in 140, so this file's tests failed now and then under xdist."""
+    from tests.helpers.hostile_project import good_or_bad
+
+    def request(nonce: str, artifact: str) -> dict:
+        text = f"<<<ARTIFACT {nonce}>>>\n{artifact}\n<<<END ARTIFACT {nonce}>>>"
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+
+    def verdict(body: dict) -> str:
+        return json.dumps(good_or_bad(body).body)
+
+    nonce = "0123456789abcdef0bad456789abcdef"
+    assert '"PASS"' in verdict(request(nonce, "good")) and '"FAIL"' not in verdict(request(nonce, "good"))
+    assert '"FAIL"' in verdict(request(nonce, "bad"))
