@@ -247,7 +247,12 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
     if name and name != "plain":
         return (f"if it is {name}, `scarbook import {shlex.quote(str(path))} --format {name}` says what does not fit; "
                 "`--format plain` keeps the whole file as the failed artifact")
-    return "`--format plain` keeps the whole file as the failed artifact"
+    return keep_plain(path)
+
+
+def keep_plain(path: Path) -> str:
+    """The whole command, quoted: the TUI's import screen shows this line too, and offers no --format."""
+    return f"`scarbook import {shlex.quote(str(path))} --format plain` keeps the whole file as the failed artifact"
 
 
 def forced_refusal(path: Path, src: Source, format: str, why: str) -> str:
@@ -266,6 +271,6 @@ def refusal(path: Path, src: Source, tried: list[tuple[str, str]]) -> str:
         broken = src.json_error.removeprefix("not JSON (").removesuffix(")")
         near = f"; closest format: {name}" if name else ""
         return (f"{path}: not a transcript scarbook can read: JSON cut off or broken ({broken}), {seen}{near}; "
-                "repair or export it again; `--format plain` keeps the whole file as the failed artifact")
+                f"repair or export it again; {keep_plain(path)}")
     near = f"closest format: {name}" + (f" ({why})" if why else "") if name else "no format is close"
     return f"{path}: not a transcript scarbook can read: {seen}; {near}; {todo(path, shape, name)}"

@@ -92,11 +92,11 @@ def test_import_of_a_write_to_the_cwd_offers_no_folder(tmp_path):
      "— check that this is the file you meant"),
     ("cut.json", b'{"role": "user", "content": "Fix the bu', "JSON cut off or broken (Unterminated string starting at: "
      "line 1 column 29 (char 28)), a JSON object with keys role, content; closest format: anthropic-messages; repair "
-     "or export it again; `--format plain` keeps the whole file as the failed artifact"),
+     "or export it again; `scarbook import {path} --format plain` keeps the whole file as the failed artifact"),
     ("bom.txt", b"\xef\xbb\xbf", "an empty file; no format is close; the file holds nothing: import the log the "
      "agent wrote"),
-    ("unknown.json", None, "a JSON object with keys hello; no format is close; `--format plain` keeps the whole file "
-     "as the failed artifact"),
+    ("unknown.json", None, "a JSON object with keys hello; no format is close; `scarbook import {path} --format "
+     "plain` keeps the whole file as the failed artifact"),
 ])
 def test_refusals_are_one_line_and_exit_2(tmp_path, name, data, why):
     """7. Each refusal: one clear line on stderr naming what was seen, the closest format and what to do;
@@ -106,7 +106,7 @@ def test_refusals_are_one_line_and_exit_2(tmp_path, name, data, why):
         path.write_bytes(data)
     res = run(tmp_path, "import", str(path), "--id", "x")
     assert res.exit_code == 2
-    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why}\n"
+    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why.replace('{path}', str(path))}\n"
     assert not (tmp_path / "cases").exists()
 
 

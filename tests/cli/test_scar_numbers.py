@@ -64,7 +64,8 @@ def test_import_unknown_file_names_what_it_saw_in_one_line(tmp_path):
     assert res.exit_code == 2
     assert res.output == (
         f"scarbook: {TRANSCRIPTS / 'unknown.json'}: not a transcript scarbook can read: a JSON object with keys hello; "
-        "no format is close; `--format plain` keeps the whole file as the failed artifact\n")
+        f"no format is close; `scarbook import {TRANSCRIPTS / 'unknown.json'} --format plain` keeps the whole file as "
+        "the failed artifact\n")
 
 
 def test_diff_names_the_regressed_case_and_gates_with_fail_on_regression(bundled):

@@ -25,8 +25,8 @@ def test_every_fixture_is_detected(name, fmt):
 
 
 @pytest.mark.parametrize("name, data, why", [
-    ("unknown.json", None, "a JSON object with keys hello; no format is close; `--format plain` keeps the whole file "
-     "as the failed artifact"),
+    ("unknown.json", None, "a JSON object with keys hello; no format is close; `scarbook import {path} --format "
+     "plain` keeps the whole file as the failed artifact"),
     ("shot.png", b"\x89PNG\r\n\x1a\n\x00\x00", "a binary file (not UTF-8 text); no format is close; save the log as "
      "UTF-8 text (or JSON) and import that"),
     ("empty.log", b"  \n", "an empty file; no format is close; the file holds nothing: import the log the agent wrote"),
@@ -37,11 +37,11 @@ def test_every_fixture_is_detected(name, fmt):
     ("cut.json", b'{"type": "message", "role": "assistant", "content": [{"type": "te',
      "JSON cut off or broken (Unterminated string starting at: line 1 column 63 (char 62)), a JSON object (type "
      "'message') with keys type, role, content; closest format: anthropic-messages; repair or export it again; "
-     "`--format plain` keeps the whole file as the failed artifact"),
+     "`scarbook import {path} --format plain` keeps the whole file as the failed artifact"),
     ("deep.json", b"[" * 2000 + b"]" * 2000,
      "a JSON array, nested deeper than 200 levels; no agent log nests so deep — check that this is the file you meant"),
-    ("nums.json", b"[1, 2]", "a JSON array of 2 int values; no format is close; `--format plain` keeps the whole file "
-     "as the failed artifact"),
+    ("nums.json", b"[1, 2]", "a JSON array of 2 int values; no format is close; `scarbook import {path} --format "
+     "plain` keeps the whole file as the failed artifact"),
     ("keys.json", b'{"model": "m", "messages": "hi"}', "a JSON object with keys model, messages; closest format: "
      "anthropic-messages (messages is not a non-empty list of messages); if it is anthropic-messages, `scarbook import "
      "{path} --format anthropic-messages` says what does not fit; `--format plain` keeps the whole file as the failed "

@@ -142,7 +142,7 @@ def test_a_few_bad_bytes_are_named_not_the_whole_file_refused(tmp_path):
     assert t.warnings == ["1 byte is not UTF-8 (at byte offset 21): read as \ufffd, the rest of the file imported"]
 
 
-PLAIN = "`--format plain` keeps the whole file as the failed artifact"
+PLAIN = "`scarbook import {path} --format plain` keeps the whole file as the failed artifact"
 
 
 def test_detection_names_the_cause(tmp_path):
@@ -169,7 +169,7 @@ def test_detection_names_the_cause(tmp_path):
     res = run(tmp_path, "import", str(nums), "--list")
     assert res.stderr == (
         f"scarbook: {nums}: not a transcript scarbook can read: a JSON array of 2 int values; no format is close; "
-        f"{PLAIN}\n")
+        f"{PLAIN.replace('{path}', str(nums))}\n")
 
 
 def test_repeated_warnings_are_grouped_with_a_count(tmp_path):

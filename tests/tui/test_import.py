@@ -153,10 +153,13 @@ async def test_timeline_shows_messages_and_collapsed_tool_calls_with_their_resul
         assert sub and all(str(n.label).startswith("  ↳ subagent ") for n in sub)
 
 
-async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypatch):
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypatch, size):
+    """The way to keep the file whole is the command with its flag, quoted: this screen has no --format (it said
+    "`--format plain` keeps the whole file", advice no key here could follow)."""
     monkeypatch.chdir(TRANSCRIPTS)  # a relative path is read from the current directory
     app = make_app(project_root)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         screen, results = await open_import(pilot)
         assert app.focused is screen.query_one("#import-path", Input)
         bad = TRANSCRIPTS / "unknown.json"
@@ -165,7 +168,8 @@ async def test_unknown_file_shows_formats_tried_on_screen(project_root, monkeypa
         error = screen.query_one("#import-error")
         await wait_until(pilot, lambda: plain(error) != "", what="the error")
         assert plain(error) == (f"{bad}: not a transcript scarbook can read: a JSON object with keys hello; no format "
-                                "is close; `--format plain` keeps the whole file as the failed artifact")
+                                f"is close; `scarbook import {bad} --format plain` keeps the whole file as the "
+                                "failed artifact")
         assert screen.transcript is None
         # nothing loaded: creating says so instead of writing anything
         await pilot.press("ctrl+s")
