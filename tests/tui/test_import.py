@@ -508,3 +508,25 @@ async def test_the_import_screen_in_a_pane_a_few_columns_wide_does_not_crash(pro
         screen.query_one("#candidates", OptionList).focus()
         await pilot.press("home", "down")
         assert screen.artifact_number == 2
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_enter_on_a_candidate_without_seeds_puts_the_cursor_after_the_id(project_root, size):
+    """With no seed to tick, Enter on the artifact goes on to the case id: its text was selected, so the next key
+    typed replaced the suggested id (a 2 made the id '2'). The cursor is at its end, nothing selected, and what is
+    typed is added to it."""
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot, TRANSCRIPTS / "anthropic_response.json")
+        assert screen.seeds == []
+        field = screen.query_one("#import-id", Input)
+        suggested = field.value
+        assert suggested and app.focused is screen.query_one("#candidates", OptionList)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is field, what="the case id field")
+        await pilot.pause()
+        assert field.selection.is_empty and field.cursor_position == len(suggested)
+        await pilot.press("-", "2", "enter")
+        await wait_until(pilot, lambda: results, what="the draft")
+    assert results == [f"{suggested}-2"]
+    assert load_case(project_root / "cases" / f"{suggested}-2").id == f"{suggested}-2"

@@ -134,7 +134,10 @@ class ImportScreen(HostScreen[str | None]):
                 yield Static("", id="seed-note")
         with Horizontal(id="import-create", classes="pair"):
             yield Label("case id")
-            yield Input("", id="import-id", placeholder="lowercase-id (the folder cases/<id>/)")
+            # Focused with its text unselected: the id is suggested to be kept or added to, and Enter on a
+            # candidate with no seed to tick comes here, where a selection made the next key replace it.
+            yield Input("", id="import-id", placeholder="lowercase-id (the folder cases/<id>/)",
+                        select_on_focus=False)
             yield Button("Create draft", id="create", variant="primary")
         yield Footer()
 
@@ -219,8 +222,10 @@ class ImportScreen(HostScreen[str | None]):
         self._show_summary(path, t)
         self._fill_candidates()
         self._fill_seeds()
-        self.query_one("#import-id", Input).value = suggest_case_id(
+        case_id = self.query_one("#import-id", Input)
+        case_id.value = suggest_case_id(
             suggest_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None), taken)
+        case_id.cursor_position = len(case_id.value)
         self.query_one("#candidates", OptionList).focus()
         self.call_after_refresh(self._ready)
 
