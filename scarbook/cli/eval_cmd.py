@@ -38,7 +38,7 @@ from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, p
 @click.option("--min-verdicts", type=click.IntRange(1), default=None,
               help="Judged runs a case needs for a verdict (default: half its runs, at least 3).")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Runs at once.")
-@click.option("-l", "--label", default="", help="A name for this session, e.g. prompt-v2 (for `scarbook diff`); not latest or previous, which pick by place.")
+@click.option("-l", "--label", default="", help="A name for this session, e.g. prompt-v2 (for `scarbook diff`); not latest or previous, which pick by place, nor a recorded session's id; at most 120 characters.")
 @click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.001), default=None, help="Per-run timeout in seconds.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")

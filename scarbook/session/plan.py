@@ -11,6 +11,7 @@ read, its history) and the cases as read. Nothing here, nor below, is handed the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from scarbook.run.shard import Shard
 
 DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --undecided more
+# a label is shown beside the session's id in listings and headers; room for `verify`'s "reproduce <case id>"
+MAX_LABEL_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ class EvalPlan:
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
     """The plan `request` asks for, or a ScarbookError (exit 2) naming the option that cannot be."""
-    check_label(request.label)
+    check_label(request.label, request.site, request.session_id)
     site = session_site(request)
     config = site.config
     if request.session_id is not None and request.shard is None:
@@ -299,13 +302,33 @@ def case_ids_of_args(folders: ProjectFolders, args: tuple[str, ...] | list[str])
     return tuple(case_id_of_arg(folders, a) for a in args)
 
 
-def check_label(label: str) -> None:
-    """A label is a name to pick the session by: a word that picks a session by its place is not one."""
+def check_label(label: str, site: SessionSite | None = None, own_id: str | None = None) -> None:
+    """A label is a name to pick the session by (`report X`, `diff X Y`): not a word that picks a session by
+    its place, not the id of a session `site`'s history holds (an id is matched before any label, so that
+    session would be picked instead), and short enough to show. `own_id`: this session's own (a shard's
+    --session-id), which it may carry as its label."""
     word = label.strip()
     if word in SELECTORS:
         raise ScarbookError(f"label {word!r} is a word scarbook reads as a session (latest: the newest, previous: "
                             f"the one before), so the session could not be picked by it — choose another label, "
                             f"e.g. {word}-run")
+    if len(word) > MAX_LABEL_CHARS:
+        raise ScarbookError(f"label {word[:24]!r}… is {len(word):,} characters long; at most {MAX_LABEL_CHARS} (a "
+                            "name to pick the session by, e.g. prompt-v2) — choose a shorter label")
+    if site is not None and word and word != own_id and word in recorded_session_ids(site.workspaces_dir):
+        raise ScarbookError(f"label {word!r} is the id of a session already recorded, so `scarbook report {word}` "
+                            "would pick that session, not this one — choose another label")
+
+
+def recorded_session_ids(workspaces_dir: Path) -> set[str]:
+    """The names of the session folders in workspaces/history, as History.session_dirs lists them (read here
+    without loading the history wing: a dry run checks its label too)."""
+    try:
+        with os.scandir(workspaces_dir / "history") as it:
+            return {e.name for e in it if not e.name.startswith(".") and not e.name.endswith(".damaged")
+                    and e.is_dir()}
+    except OSError:  # no history yet (or none readable: the session's own start says why)
+        return set()
 
 
 def select_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...], tags: tuple[str, ...],

@@ -41,3 +41,31 @@ def test_a_session_labelled_latest_before_the_refusal_is_still_picked_by_its_id(
     shown = project.cli("report", sid)
     assert shown.exit_code in (0, 1) and sid in shown.stdout, shown.output
     assert sid not in project.cli("report", "latest").stdout  # the word still picks the newest session
+
+
+def test_a_label_that_is_a_recorded_sessions_id_is_refused_before_any_run(project) -> None:
+    """`eval --label <an existing session's id>` ran and recorded the session; `report <id>` matches ids before
+    labels, so it picked the older session and the new one could not be picked by its label."""
+    project.config("agent: {type: demo, seed: 7}\n")
+    project.case("c", CASE)
+    assert project.cli("eval", "--runs", "2").exit_code in (0, 1)
+    (sid,) = [p.parent.name for p in (project.workspaces / "history").glob("*/session.json")]
+    for extra in ((), ("--dry-run",)):
+        result = project.cli("eval", "--runs", "2", "--label", sid, *extra)
+        assert (result.exit_code, result.stderr) == (
+            2, f"scarbook: label {sid!r} is the id of a session already recorded, so `scarbook report {sid}` would "
+               "pick that session, not this one — choose another label\n")
+    assert len(list((project.workspaces / "history").glob("*/session.json"))) == 1  # nothing more recorded
+
+
+def test_a_label_over_the_limit_is_refused_before_any_run(project) -> None:
+    """A 5,000-character label ran and was recorded, and every listing and header that shows it."""
+    project.config("agent: {type: demo, seed: 7}\n")
+    project.case("c", CASE)
+    for extra in ((), ("--dry-run",)):
+        result = project.cli("eval", "--runs", "2", "--label", "x" * 5000, *extra)
+        assert (result.exit_code, result.stderr) == (
+            2, f"scarbook: label {'x' * 24!r}… is 5,000 characters long; at most 120 (a name to pick the session "
+               "by, e.g. prompt-v2) — choose a shorter label\n")
+    assert not (project.workspaces / "history").exists() or not list((project.workspaces / "history").iterdir())
+    assert project.cli("eval", "--runs", "2", "--label", "x" * 120).exit_code in (0, 1)  # the limit itself runs

@@ -201,6 +201,29 @@ async def test_a_label_scarbook_reads_as_the_newest_session_is_refused_in_the_mo
             "so the session could not be picked by it — choose another label, e.g. latest-run")
 
 
+@pytest.mark.parametrize("label, message", [
+    ("20261201-100000-000aa", "label '20261201-100000-000aa' is the id of a session already recorded, so `scarbook "
+                              "report 20261201-100000-000aa` would pick that session, not this one — choose another "
+                              "label"),
+    ("y" * 121, f"label {'y' * 24!r}… is 121 characters long; at most 120 (a name to pick the session by, e.g. "
+                "prompt-v2) — choose a shorter label"),
+], ids=["a-sessions-id", "121-characters"])
+async def test_a_label_that_is_a_sessions_id_or_too_long_is_refused_in_the_modal(project_root, label, message):
+    """The launch ran a session labelled with a recorded session's id (that id picks the older session), or
+    with a label of any length."""
+    record_judged_run(project_root)
+    app = make_app(project_root, agent_seed=7, demo_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await open_launch(pilot)
+        await tab_to(pilot, "label")
+        await pilot.press(*label, "ctrl+r")
+        assert isinstance(app.screen, LaunchScreen)
+        assert plain(app.screen.query_one("#launch-error")) == message
+    assert [p.name for p in (project_root / "workspaces" / "history").iterdir() if p.is_dir()] == [
+        "20261201-100000-000aa"]  # nothing ran
+
+
 async def test_verify_without_a_judge_key_lets_the_rule_checks_decide(project_root):
     folder = project_root / "cases" / "write-one-line"
     yaml_text = (folder / "case.yaml").read_text()
