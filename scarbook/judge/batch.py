@@ -150,7 +150,8 @@ async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
     requests = [r for c in checks for r in c.requests()]
     client = judge.client()
     batch = await api_call(client, judge.settings,
-                           lambda: client.messages.batches.create(requests=requests))  # type: ignore[arg-type]  # plain dicts of the Request shape
+                           lambda: client.messages.batches.create(requests=requests),  # type: ignore[arg-type]  # plain dicts of the Request shape
+                           key_hint=judge.key_hint)
     return _status(batch, client, "POST /v1/messages/batches")
 
 
@@ -180,7 +181,7 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
             found.append(batch)
         return found
 
-    for batch in sorted(await api_call(client, judge.settings, listed), key=lambda b: b.created_at):
+    for batch in sorted(await api_call(client, judge.settings, listed, key_hint=judge.key_hint), key=lambda b: b.created_at):
         status = _status(batch, client, "GET /v1/messages/batches")
         if batch.id in taken or status.submitted != len(want):
             continue
@@ -192,7 +193,8 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
 
 async def poll(judge: Judge, batch_id: str) -> BatchStatus:
     client = judge.client()
-    return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id)),
+    return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id),
+                                    key_hint=judge.key_hint),
                    client, f"GET /v1/messages/batches/{batch_id}")
 
 
@@ -240,7 +242,7 @@ async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
                 if isinstance(getattr(line, "custom_id", None), str)
                 and getattr(getattr(line, "result", None), "type", None) in RESULT_TYPES}
 
-    return await api_call(client, judge.settings, read)
+    return await api_call(client, judge.settings, read, key_hint=judge.key_hint)
 
 
 RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")

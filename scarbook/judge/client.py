@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable, auth_rejected_message
+from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeUnavailable, auth_rejected_message
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME
 from scarbook.judge.settings import JudgeSettings
@@ -68,7 +68,8 @@ def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthrop
     )
 
 
-async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any]) -> Reply:
+async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any], *,
+                     key_hint: str = SKIP_HINT) -> Reply:
     async def create() -> tuple[Any, Any]:
         raw = await client.messages.with_raw_response.create(**request)
         try:
@@ -79,7 +80,7 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
             raise no_api_reply(raw.http_response, _where(client))
         return raw, message
 
-    raw, message = await api_call(client, settings, create)
+    raw, message = await api_call(client, settings, create, key_hint=key_hint)
     tool_input = tool_input_of(message, (request.get("tool_choice") or {}).get("name", TOOL_NAME))
     return Reply(tool_input, message.stop_reason, usage_from_sdk(message.usage), raw.retries_taken)
 
@@ -94,14 +95,17 @@ def tool_input_of(message: Any, name: str = TOOL_NAME) -> Any:
     return None
 
 
-async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]]) -> T:
-    """`call()` (one SDK request, its retries the SDK's), with what is left of its errors in our terms."""
+async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]], *,
+                   key_hint: str = SKIP_HINT) -> T:
+    """`call()` (one SDK request, its retries the SDK's), with what is left of its errors in our terms; a rejected
+    key's message ends with `key_hint` (judge/errors.py)."""
     import anthropic  # loaded already: the client was made by make_client
 
     try:
         return await call()
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, _where(client))) from None
+        raise JudgeAuthError(auth_rejected_message(settings.api_key_env, exc.status_code, _where(client),
+                                                 key_hint)) from None
     except anthropic.APITimeoutError:
         raise JudgeUnavailable(
             f"judge timed out after {settings.timeout_s:g}s ({_tries(settings.max_retries)})", settings.max_retries

@@ -25,21 +25,18 @@ class JudgeUnavailable(Exception):
         self.retries = retries
 
 
-SKIP_HINT = " or run with --skip-judge"  # what a session that can run without its judge adds to a key problem
+# What a key problem's message ends with: what else the command can do. A session can run without its judge;
+# a command that only judges gives its own (Judge(key_hint=...)), never an option it lacks.
+SKIP_HINT = " or run with --skip-judge"
 
 
-def key_missing_message(env: str) -> str:
-    return f"the llm_judge checks need an API key, but {env} is not set: set {env}{SKIP_HINT}"
+def key_missing_message(env: str, hint: str = SKIP_HINT) -> str:
+    return f"the llm_judge checks need an API key, but {env} is not set: set {env}{hint}"
 
 
-def without_skip_hint(message: str, instead: str) -> str:
-    """A key problem's message for a command that only judges (no --skip-judge): `instead` where it offered it."""
-    return message.replace(SKIP_HINT, instead)
-
-
-def auth_rejected_message(env: str, status: int, base_url: str) -> str:
+def auth_rejected_message(env: str, status: int, base_url: str, hint: str = SKIP_HINT) -> str:
     return (
         f"the judge at {base_url} rejected the API key in {env} (HTTP {status}); "
         f"the session stopped before grading more runs: check {env} (and judge.api_key_env / judge.base_url "
-        f"in scarbook.yaml){SKIP_HINT}"
+        f"in scarbook.yaml){hint}"
     )

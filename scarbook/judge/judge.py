@@ -19,7 +19,7 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.cache import SampleKey, VerdictCache
 from scarbook.judge.client import call_judge, make_client
-from scarbook.judge.errors import JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
+from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request, new_nonce
@@ -49,8 +49,9 @@ MALFORMED = "judge reply malformed: "
 
 class Judge:
     def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] | None = None,
-                 cache: VerdictCache | None = None) -> None:
+                 cache: VerdictCache | None = None, key_hint: str = SKIP_HINT) -> None:
         self.settings = settings or JudgeSettings()
+        self.key_hint = key_hint  # what a key problem's message ends with: what else the command can do
         self._env = credentials.environ() if env is None else env  # (a session withholds the key from os.environ)
         self.cache = cache  # None: every sample is sent (judge.cache: false, --no-judge-cache)
         self.artifacts: ArtifactStore | None = None  # where graded artifacts are kept (judge_for sets it)
@@ -64,12 +65,12 @@ class Judge:
     def preflight(self) -> None:
         """Raise before any run starts if the judge cannot possibly be called (no key)."""
         if not self.api_key_present():
-            raise JudgeKeyMissing(key_missing_message(self.settings.api_key_env))
+            raise JudgeKeyMissing(key_missing_message(self.settings.api_key_env, self.key_hint))
 
     def _client_or_abort(self) -> anthropic.AsyncAnthropic:
         if not self.api_key_present():
             # Reaching grade() without a key is the same mistake for every run: abort once.
-            raise JudgeAuthError(key_missing_message(self.settings.api_key_env))
+            raise JudgeAuthError(key_missing_message(self.settings.api_key_env, self.key_hint))
         loop = asyncio.get_running_loop()
         # One client (one connection pool) per event loop: a Judge reused by a second
         # asyncio.run() (CLI then TUI, or one test after another) must not touch a dead loop's sockets.
@@ -213,7 +214,7 @@ class Judge:
         for attempt in range(first_attempt, 2):
             request = self.request(rubric, artifact, task, nonce if attempt == 0 else None)
             try:
-                reply = await call_judge(client, self.settings, request)
+                reply = await call_judge(client, self.settings, request, key_hint=self.key_hint)
             except JudgeUnavailable as down:
                 record.retries += down.retries
                 raise

@@ -47,7 +47,6 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
-from scarbook.judge.errors import without_skip_hint
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
@@ -332,6 +331,10 @@ def unjudged_record(record: RunRecord, why: str) -> RunRecord:
     return record
 
 
+# what a key problem (missing, or rejected by the judge) ends with here: a rejudge has no --skip-judge
+KEY_HINT = " — a rejudge only judges: it has nothing to run without the judge"
+
+
 def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | None = None,
                     gate: GatePolicy | None = None, judge_env=None,
                     reports: dict[str, Path] | None = None) -> Preparation:
@@ -344,8 +347,8 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
                        gate=gate, reports=dict(reports or {}), ends_as=_ends_as(pick.source))
     errors = unwritable_places(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
-    errors[:] = [without_skip_hint(e, " (a rejudge only judges: it has nothing to run without the judge)") for e in errors]
+    judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed,
+                            key_hint=KEY_HINT)
     if errors:
         return Preparation(errors=errors)
     try:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from scarbook.cli import main
 from scarbook.history.store import History
 from scarbook.judge.artifact_store import FOLDER
-from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, status_reply, tool_reply  # noqa: F401
 
 CASE = """\
 id: judge-me
@@ -296,7 +296,7 @@ def test_a_rejudge_without_the_judges_key_says_to_set_it_and_offers_no_option_it
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1] == (
         "scarbook: the llm_judge checks need an API key, but ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY "
-        "(a rejudge only judges: it has nothing to run without the judge)")
+        "— a rejudge only judges: it has nothing to run without the judge")
     assert len(History(project / "workspaces").sessions()) == 1
 
 
@@ -315,3 +315,20 @@ def test_an_aborted_rejudge_says_how_many_runs_it_graded_not_how_many_it_meant_t
     assert (f"rejudge of session {sid} with judge claude-opus-4-1: 3 runs to grade again from kept artifacts, 0 "
             f"carried (rule checks failed), no agent runs; the session was aborted with {recorded} of them recorded; "
             "the source session's rates are unchanged") in result.output
+
+
+def test_a_rejudge_whose_key_the_judge_rejects_offers_no_option_it_lacks(project, judge_server):
+    """A 401 from the judge: 'check ANTHROPIC_API_KEY (…) or run with --skip-judge' on every line that said it (the
+    aborted runs, the abort) — rejudge has no --skip-judge."""
+    assert scarbook(project, "eval", "-q").exit_code == 0
+    change_rubric(project)  # not answered from the verdict cache: the judge is asked
+    judge_server.default = status_reply(401, "invalid x-api-key")
+    result = scarbook(project, "rejudge", "latest", "-q")
+    assert result.exit_code == 3, result.output
+    why = (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the session "
+           "stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in "
+           "scarbook.yaml) — a rejudge only judges: it has nothing to run without the judge")
+    assert f"scarbook: session aborted: {why}\n" in result.stderr
+    assert "--skip-judge" not in result.output
+    rejudged = History(project / "workspaces").sessions()[0]
+    assert {r.reason for r in History(project / "workspaces").runs(rejudged.id)} == {why}
