@@ -15,9 +15,17 @@ def print_estimate(planned: EvalPlan) -> None:
     plan = planned.plan
     cases, runs = plan.cases, plan.runs
     agents = len(plan.agents) if len(plan.agents) > 1 else 1
-    est = estimate_plan(planned.site, cases, runs, skip_judge=plan.skip_judge, agents=agents)
+    # the judge's calls and price at most: up to --max-runs a case when `undecided: more`'s looks may add runs
+    est = estimate_plan(planned.site, cases, plan.max_runs or runs, skip_judge=plan.skip_judge, agents=agents)
     per = f" x {plural(agents, 'agent')} ({', '.join(a.name for a in plan.agents)})" if agents > 1 else ""
-    say(f"dry run: {plural(len(cases), 'case')} x {plural(runs, 'run')}{per} = {plural(est.agent_runs, 'agent run')}")
+    # --runs auto: `runs` is the cap, each case stops once its evidence decides it. The fewest runs the rule could
+    # stop after is the statistics' to say, which a dry run of rule checks does not load (the launch screen says it)
+    most = "at most " if plan.adaptive else ""
+    say(f"dry run: {plural(len(cases), 'case')} x {most}{plural(runs, 'run')}{per} = "
+        f"{most}{plural(runs * len(cases) * agents, 'agent run')}"
+        + (" (--runs auto: each case stops once the evidence decides it)" if plan.adaptive else "")
+        + (f" (undecided: more may add runs to a case they leave undecided, up to {plan.max_runs} a case: at most "
+           f"{plural(est.agent_runs, 'agent run')})" if plan.max_runs else ""))
     if est.judge is None:
         say("judge: no calls" + (" (--skip-judge)" if est.judged else " (no llm_judge checks selected)"))
         return

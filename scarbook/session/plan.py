@@ -126,9 +126,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     gate = gate_policy(config, request, sharded=shard is not None)
     judge_batch, gate, notes = _judge_batch(request, config, gate, adaptive=asked == "auto")
     agents = choose_agents(site, request, gate)
-    if request.dry_run:
+    if request.dry_run:  # (max_runs: what `undecided: more`'s looks may add runs up to, said by the estimate)
+        more = _looks(request, gate, adaptive=asked == "auto") and request.max_runs > n
         return EvalPlan(SessionPlan(cases, n, skip_judge=skip_judge, judge_batch=judge_batch,
-                                    adaptive=asked == "auto", agents=agents), site, shard, notes=notes,
+                                    adaptive=asked == "auto", agents=agents,
+                                    max_runs=request.max_runs if more else None), site, shard, notes=notes,
                         online_why=online_only(request, gate, adaptive=asked == "auto"))
     baseline = None
     if request.against:  # history's comparison loads only when asked for (not with --dry-run)

@@ -180,7 +180,7 @@ def test_no_collection_runs_while_the_program_starts_and_the_collector_is_on_for
 
 
 # ... and with rule checks only, nothing the judge's price or the statistics need (--runs auto's estimate
-# prints its cap: the TUI's launch screen is what says the fewest runs it could stop after)
+# prints 'at most' its cap: the TUI's launch screen is what says the fewest runs it could stop after)
 # nor hashlib (OpenSSL's library: a rubric item's implicit id, a fingerprint and the judge's nonce load it
 # when they hash) and secrets
 NOT_WITHOUT_A_JUDGE = ("scarbook.judge.estimate", "scarbook.judge.artifact", "scarbook.stats", "scarbook.fs.safefs",
