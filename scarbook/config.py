@@ -192,7 +192,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     network: Annotated[bool, Meta(extra={"must": "must be true or false, got {value!r}", "fix": "write network: true"})] = False
     executor: ExecutorSettings = ExecutorSettings()
     # bytes of one workspace file a rule check reads at most (contains, regex, line_count, json_valid):
-    # a bigger file is that check's error, never a verdict on the part read
+    # a bigger file fails that check unread, never a verdict on the part read (nor an error: the agent made it)
     max_read_bytes: Annotated[int, _number(integer=True, lo=1)] = MAX_READ
     # a run the machine failed (cause infra) runs again at most this many times
     retry_infra: Annotated[int, _number(integer=True, lo=0)] = 1

@@ -32,8 +32,10 @@ class CheckSkipped(Exception):
 
 
 class CheckUnread(Exception):
-    """Raised inside a rule whose file is bigger than it may read: an error (no verdict on part of a
-    file), the case's to fix — the cap is a setting."""
+    """Raised inside a rule whose file is bigger than it may read: it fails unread, never a verdict on part
+    of the file, and the fault is put on the case (the cap is a setting). Not an error: the agent made the
+    file, and a sparse one of any size costs it nothing, so an error would let it take a run it failed out
+    of its pass rate's denominator."""
 
 
 class CheckBroke(Exception):
@@ -63,8 +65,8 @@ def _file(ctx: CheckContext, rel: str) -> os.stat_result:
 
 
 def _text(ctx: CheckContext, rel: str) -> str:
-    """The file's text; a link, a pipe or a folder fails the check unread, and a file bigger than the
-    read cap is the check's error (what lies past the cap could change the verdict)."""
+    """The file's text; a link, a pipe or a folder fails the check unread, and so does a file bigger than
+    the read cap (CheckUnread: what lies past the cap could change the verdict, so none is drawn from part)."""
     cap = ctx.max_read
     try:
         data, size = safefs.read_file(ctx.workspace, rel, cap + 1)
@@ -72,7 +74,7 @@ def _text(ctx: CheckContext, rel: str) -> str:
         raise CheckFailed(str(exc)) from None
     if max(size, len(data)) > cap:
         raise CheckUnread(f"{rel} is {max(size, len(data)):,} bytes, more than the {cap:,} a rule check reads: "
-                          "not checked — raise max_read_bytes in scarbook.yaml to check it")
+                          "failed unread — raise max_read_bytes in scarbook.yaml to check it")
     return data.decode("utf-8", errors="replace")
 
 

@@ -66,8 +66,8 @@ def _raised(check: Check, index: int, start: float, exc: Exception) -> CheckResu
         return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start)
     if isinstance(exc, CheckSkipped):
         return CheckResult(check.type, CheckStatus.SKIPPED, str(exc), index, duration_s=time.perf_counter() - start)
-    if isinstance(exc, CheckUnread):  # a file past the read cap: no verdict on part of it
-        return CheckResult(check.type, CheckStatus.ERROR, str(exc), index, duration_s=time.perf_counter() - start,
+    if isinstance(exc, CheckUnread):  # a file past the read cap: no verdict on part of it, and no error either
+        return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,
                            cause=Cause(CauseKind.CASE, "check-read-cap", str(exc)))
     if isinstance(exc, CheckBroke):  # the check's own fault (timed out, could not start, crashed)
         return CheckResult(check.type, CheckStatus.FAIL, str(exc), index, duration_s=time.perf_counter() - start,

@@ -157,7 +157,7 @@ def _could_not_exec(v: RunView) -> str | None:
 
 def _check_cause(v: RunView) -> tuple[str, str] | None:
     """The check's own rule (check-timed-out, check-could-not-start, check-crashed, check-no-transcript,
-    check-no-usage) and evidence."""
+    check-no-usage, check-read-cap) and evidence."""
     for c in v.record.checks:
         if c.status in (CheckStatus.FAIL, CheckStatus.ERROR) and c.cause:
             return c.cause.rule, f"check {c.index + 1} ({c.type}): {c.cause.evidence}"
@@ -260,7 +260,7 @@ RULES: tuple[Rule, ...] = (
     Rule("agent-exited", CauseKind.AGENT, _exited, "the agent exited with a non-zero code"),
     Rule("agent-did-not-finish", CauseKind.AGENT, _agent_crashed, "the agent did not finish (its adapter said why)"),
     Rule("check-broke", CauseKind.CASE, _check_cause, "a check itself broke: check-timed-out, check-could-not-start, "
-                                               "check-crashed, check-no-transcript, check-no-usage"),
+                                               "check-crashed, check-no-transcript, check-no-usage, check-read-cap"),
     Rule("check-error", CauseKind.CASE, _check_error, "a rule check could not reach a verdict"),
     Rule("judge-error", CauseKind.JUDGE, _judge_error, "the judge could not reach a verdict (error, malformed reply)"),
     Rule("judge-contested", CauseKind.JUDGE, _contested, "the judge said FAIL but its samples split"),

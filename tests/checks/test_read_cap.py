@@ -1,5 +1,6 @@
-"""Issue 33.10: a file over the rule checks' read cap is a check error naming the file, its size and the
-setting that raises the cap — never a pass on the part that was read. A real agent process writes a
+"""Issue 33.10: a file over the rule checks' read cap fails its check naming the file, its size and the
+setting that raises the cap — never a pass on the part that was read (a fail, not an error: the agent made
+the file; tests/checks/test_agent_made_errors.py). A real agent process writes a
 21 MB artifact whose forbidden word and extra lines come after the first 20 MB."""
 
 from __future__ import annotations
@@ -36,17 +37,17 @@ def _runs(project) -> tuple[int, dict]:
     return result.exit_code, {r["case_id"]: r for r in json.loads(out.read_text())["runs"]}
 
 
-def test_a_file_over_the_read_cap_is_a_check_error_naming_it_never_a_pass(project) -> None:
+def test_a_file_over_the_read_cap_fails_its_check_naming_it_never_a_pass(project) -> None:
     _project(project)
     code, runs = _runs(project)
-    assert code == 3
+    assert code == 1
     for cid in ("forbidden", "one-line"):
         run = runs[cid]
-        assert run["status"] == "error", run
+        assert run["status"] == "fail", run
         check = run["checks"][0]
-        assert check["status"] == "error"
-        assert check["detail"] == (f"out.txt is {BIG:,} bytes, more than the 20,000,000 a rule check reads: not "
-                                   "checked — raise max_read_bytes in scarbook.yaml to check it")
+        assert check["status"] == "fail"
+        assert check["detail"] == (f"out.txt is {BIG:,} bytes, more than the 20,000,000 a rule check reads: failed "
+                                   "unread — raise max_read_bytes in scarbook.yaml to check it")
         assert run["cause"]["kind"] == "case", run["cause"]
 
 

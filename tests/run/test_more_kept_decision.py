@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from scarbook.cases.io import load_case
+from scarbook.checks import sequence
+from scarbook.checks.rules import contains
 from scarbook.history.judge_truth import calibration_for
 from scarbook.project import Project
 from scarbook.run.events import RunFinished, SessionFinished
@@ -28,8 +30,9 @@ from tests.helpers.judge_server import judge_server  # noqa: F401
 from tests.judge.test_label_files import ITEM, scarbook
 from tests.run.test_more_corrected import calibrate, write_project
 
-# c's run 1 passes; its runs 2-10 say "bad" (the judge fails them). e's runs 1-6 write a file bigger
-# than a rule check reads (an error: no verdict), the others pass.
+# c's run 1 passes; its runs 2-10 say "bad" (the judge fails them). e's runs 1-6 write what e's check
+# crashes on (an error: no verdict; a stand-in for a harness fault, as nothing an agent writes makes a
+# rule check an error), the others pass.
 AGENT = """\
 from pathlib import Path
 case, k = Path.cwd().parts[-2], int(Path.cwd().parts[-1])
@@ -57,9 +60,16 @@ checks:
 """
 
 
+def crashes_on_xs(ctx, params):
+    if "x" * 100 in (ctx.workspace / params["path"]).read_text():
+        raise RuntimeError("a harness fault")
+    return contains(ctx, params)
+
+
 @pytest.fixture
 def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
-    write_project(tmp_path, judge_server.url, AGENT, {"c": CASE_C, "e": CASE_E}, extra="max_read_bytes: 100\n")
+    write_project(tmp_path, judge_server.url, AGENT, {"c": CASE_C, "e": CASE_E})
+    monkeypatch.setitem(sequence.ALL_RULES, "contains", crashes_on_xs)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-e2e")
     calibrate(tmp_path, lambda item: item.judge_verdict)  # a person agrees with the judge on every item
     return tmp_path

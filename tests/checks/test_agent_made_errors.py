@@ -1,0 +1,52 @@
+"""A hostile agent cannot turn a run it failed into an error. Errors leave the pass rate's denominator (they
+stand beside it), so an agent that knows a run went wrong and could make its check an error instead of a
+fail would raise its own rate: 4 passes and 1 error read 100%, where 4 passes and 1 fail read 80%. What the
+agent writes is the agent's doing: a file it made too big to read, JSON nested past what a reader takes,
+or a number longer than Python converts, is a verdict, never the harness's failure. Real agent processes,
+whole sessions, unconfined and sandboxed (the workspace is the agent's in both)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.helpers.recorder_upstream import sandbox_or_skip
+
+# Runs 1-4 do the task; run 5 knows it did not and dresses its artifact up.
+SPARSE = """
+import os
+k = int(os.environ["SCARBOOK_RUN"])
+with open("out.txt", "w") as f:
+    f.write("GOOD\\n" if k < 5 else "BAD\\n")
+    if k == 5:
+        f.truncate(30_000_000)  # sparse: 30 MB that cost the disk nothing and the agent a millisecond
+"""
+
+
+@pytest.fixture(params=["none", "sandbox"])
+def isolation(request, project) -> str:
+    if request.param == "sandbox":
+        sandbox_or_skip(project.root)
+    return request.param
+
+
+def _eval(project, isolation: str, agent: str, check: str, runs: int) -> tuple[int, list[dict]]:
+    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', agent])}}}\n"
+                   f"timeout_s: 20\nisolation: {isolation}\nthreshold: 0.9\nconcurrency: 2\n")
+    project.case("c", f"id: c\ntask: t\nchecks:\n  - {check}\n")
+    report = project.root / "report.json"
+    result = project.cli("eval", "--runs", str(runs), "-q", "--json", str(report))
+    return result.exit_code, sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
+
+
+def test_a_sparse_file_past_the_read_cap_is_a_fail_not_an_error_that_lifts_the_rate(project, isolation) -> None:
+    code, runs = _eval(project, isolation, SPARSE, "{type: not_contains, path: out.txt, text: BAD}", 5)
+    assert [r["status"] for r in runs] == ["pass"] * 4 + ["fail"]
+    assert runs[4]["checks"][0]["detail"] == ("out.txt is 30,000,000 bytes, more than the 20,000,000 a rule check "
+                                              "reads: failed unread — raise max_read_bytes in scarbook.yaml to "
+                                              "check it")
+    assert runs[4]["cause"]["kind"] == "case" and runs[4]["cause"]["rule"] == "check-read-cap"
+    assert code == 1  # 4/5 = 80%, below 90% (it read 4/4 = 100% and exited 0 when the big file was an error)
+
