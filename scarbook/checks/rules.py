@@ -8,6 +8,7 @@ import os
 import re
 import signal as signal_module
 import stat
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -175,6 +176,13 @@ def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         doc = json.loads(_text(ctx, rel))
     except json.JSONDecodeError as exc:
         return False, f"{rel} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    # RFC 8259 (section 9) lets a reader limit nesting and numbers. Past Python's limits the agent's file fails
+    # unread: "the check crashed" was an error, which takes the run out of the pass rate's denominator.
+    except RecursionError:
+        return False, f"{rel} nests deeper than a JSON reader here goes: failed unread (RFC 8259 lets a reader limit nesting)"
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        return False, (f"{rel} holds a number longer than a JSON reader here takes ({sys.get_int_max_str_digits():,} "
+                       "digits): failed unread (RFC 8259 lets a reader limit numbers)")
     if "pointer" not in p:
         return True, f"{rel} is valid JSON"
     value = _pointer(doc, p["pointer"])

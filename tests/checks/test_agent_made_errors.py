@@ -24,6 +24,14 @@ with open("out.txt", "w") as f:
         f.truncate(30_000_000)  # sparse: 30 MB that cost the disk nothing and the agent a millisecond
 """
 
+# Runs 1-3 write the JSON asked for; runs 4 and 5 JSON that Python's reader cannot take whole.
+JSON_LIMITS = """
+import os
+k = int(os.environ["SCARBOOK_RUN"])
+doc = '{"ok": true}' if k <= 3 else "[" * 100_000 + "]" * 100_000 if k == 4 else '{"ok": ' + "1" * 5000 + "}"
+open("out.json", "w").write(doc)
+"""
+
 
 @pytest.fixture(params=["none", "sandbox"])
 def isolation(request, project) -> str:
@@ -50,3 +58,16 @@ def test_a_sparse_file_past_the_read_cap_is_a_fail_not_an_error_that_lifts_the_r
     assert runs[4]["cause"]["kind"] == "case" and runs[4]["cause"]["rule"] == "check-read-cap"
     assert code == 1  # 4/5 = 80%, below 90% (it read 4/4 = 100% and exited 0 when the big file was an error)
 
+
+
+def test_json_past_the_readers_limits_is_a_fail_not_a_crashed_check(project, isolation) -> None:
+    code, runs = _eval(project, isolation, JSON_LIMITS,
+                       "{type: json_valid, path: out.json, pointer: /ok, equals: true}", 5)
+    assert [(r["status"], r["checks"][0]["detail"]) for r in runs] == [("pass", "out.json/ok = true")] * 3 + [
+        ("fail", "out.json nests deeper than a JSON reader here goes: failed unread (RFC 8259 lets a reader limit "
+                 "nesting)"),
+        ("fail", "out.json holds a number longer than a JSON reader here takes (4,300 digits): failed unread "
+                 "(RFC 8259 lets a reader limit numbers)"),
+    ]  # each was an error before: 'the check crashed: RecursionError: …' and 'ValueError: Exceeds the limit …'
+    assert [r["cause"]["rule"] for r in runs[3:]] == ["check-fail", "check-fail"]
+    assert code == 1  # 3/5 = 60%, below 90% (3 passes and 2 errors read 100%, exit 0)
