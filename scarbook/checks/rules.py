@@ -170,6 +170,18 @@ def _pointer(doc: Any, pointer: str) -> Any:
     return cur
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: true is not 1 and false is not 0, which Python's == says they are (1 and 1.0 are
+    one JSON number). Goes only as deep as both are lists or objects: `b` comes from case.yaml, bounded."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
 def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     rel = p["path"]
     try:
@@ -186,7 +198,7 @@ def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     if "pointer" not in p:
         return True, f"{rel} is valid JSON"
     value = _pointer(doc, p["pointer"])
-    if "equals" in p and value != p["equals"]:
+    if "equals" in p and not same_json(value, p["equals"]):
         return False, f"{rel}{p['pointer']} is {json.dumps(value)[:60]}, expected {json.dumps(p['equals'])[:60]}"
     return True, f"{rel}{p['pointer']} = {json.dumps(value)[:60]}"
 

@@ -32,6 +32,13 @@ doc = '{"ok": true}' if k <= 3 else "[" * 100_000 + "]" * 100_000 if k == 4 else
 open("out.json", "w").write(doc)
 """
 
+# What case.yaml's equals: asks for, and a value Python's == takes for it that JSON does not.
+NEAR_MISSES = """
+import json, os
+k = int(os.environ["SCARBOOK_RUN"])
+open("out.json", "w").write(json.dumps({"ok": [True, 1, False, 0, {"n": [True]}][k - 1]}))
+"""
+
 
 @pytest.fixture(params=["none", "sandbox"])
 def isolation(request, project) -> str:
@@ -71,3 +78,26 @@ def test_json_past_the_readers_limits_is_a_fail_not_a_crashed_check(project, iso
     ]  # each was an error before: 'the check crashed: RecursionError: …' and 'ValueError: Exceeds the limit …'
     assert [r["cause"]["rule"] for r in runs[3:]] == ["check-fail", "check-fail"]
     assert code == 1  # 3/5 = 60%, below 90% (3 passes and 2 errors read 100%, exit 0)
+
+
+def test_json_equals_true_is_not_passed_by_a_number(project, isolation) -> None:
+    code, runs = _eval(project, isolation, NEAR_MISSES,
+                       "{type: json_valid, path: out.json, pointer: /ok, equals: true}", 5)
+    assert [(r["status"], r["checks"][0]["detail"]) for r in runs] == [
+        ("pass", "out.json/ok = true"),
+        ("fail", "out.json/ok is 1, expected true"),  # a pass before: 1 == True in Python
+        ("fail", "out.json/ok is false, expected true"),
+        ("fail", "out.json/ok is 0, expected true"),
+        ("fail", 'out.json/ok is {"n": [true]}, expected true'),
+    ]
+    assert code == 1
+
+
+def test_json_equality_keeps_bools_apart_from_numbers_at_any_depth() -> None:
+    from scarbook.checks.rules import same_json
+
+    assert same_json({"a": [1, 2.0, "x", None]}, {"a": [1.0, 2, "x", None]})
+    assert not same_json({"a": [1]}, {"a": [True]})
+    assert not same_json([0], [False])
+    assert not same_json({"a": 1, "b": 2}, {"a": 1})
+    assert not same_json([1, 2], [1])
