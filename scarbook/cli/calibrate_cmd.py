@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -124,12 +125,29 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
 
 def _export(project, store, path: Path, sample: int, seed: int) -> None:
     fmt = file_format(path)
+    _refuse_unimported(project, store, path)
     items = _pick(project, store, sample, seed)
     if not items:
         raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
     write_named_file(path, render_items(items, fmt))
     say(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
                f"(leave it empty to skip), then `scarbook calibrate --import {path}`")
+
+
+def _refuse_unimported(project, store, path: Path) -> None:
+    """An export over a sheet holding labels history does not have yet would lose a person's work: refused."""
+    if not path.is_file():
+        return
+    known = {item.key: item for item in judged_items(project.history.iter_all_runs())}
+    try:
+        found = read_labels(path, known)
+    except ScarbookError:  # not a labels file scarbook can read: nothing of a person's labels to keep
+        return
+    have = {(lab.key, lab.human_verdict) for lab in store.labels()}
+    pending = [item for item, verdict in found.labels if (item.key, verdict) not in have]
+    if pending:
+        raise ScarbookError(f"{path} holds {plural(len(pending), 'label')} not imported yet — `scarbook calibrate "
+                            f"--import {shlex.quote(str(path))}` stores them first, or export to another file")
 
 
 def _import(project, store, path: Path) -> None:

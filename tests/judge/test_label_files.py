@@ -107,6 +107,25 @@ def test_import_round_trip_csv_stores_labels_and_reports(project):
     assert sorted(lab.human_verdict for lab in stored(project)) == ["PASS"] * 7
 
 
+def test_export_over_a_sheet_whose_labels_are_not_imported_yet_is_refused(project):
+    """Exporting again to the sheet a person is filling replaced it with empty labels: their work was lost without a
+    word. Its labels imported, the same name is free to be written again."""
+    sheet = project / "l.jsonl"
+    scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4")
+    rows = [{**row, "label": "PASS"} for row in read_jsonl(sheet)[:3]] + read_jsonl(sheet)[3:]
+    write_jsonl(sheet, rows)
+    before = sheet.read_bytes()
+    res = scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4")
+    assert res.exit_code == 2
+    assert res.output == (f"scarbook: {sheet} holds 3 labels not imported yet — `scarbook calibrate --import {sheet}` "
+                          "stores them first, or export to another file\n")
+    assert sheet.read_bytes() == before and stored(project) == []
+    assert scarbook(project, "calibrate", "--import", str(sheet)).exit_code == 0
+    res = scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4")
+    assert res.exit_code == 0, res.output
+    assert [row["label"] for row in read_jsonl(sheet)] == [""] * 4
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
