@@ -24,6 +24,7 @@ from scarbook.models import CauseKind, ExecutorType, GateMode, Isolation, Keep, 
 from scarbook.record.settings import RecordSettings
 
 CONFIG_FILE = "scarbook.yaml"
+BASELINE_FILE = "scarbook-baseline.json"  # the blessed session (history/baseline.py), committed beside it
 
 
 
@@ -382,6 +383,10 @@ def _shorthands(data: dict, path: Path) -> dict:
 STARTER_CONFIG = _starter(Config())
 
 
+OWN_FILE_EXAMPLES = {"--json": "report.json", "--junit": "report.xml", "--html": "report.html", "--export": "labels.csv",
+                     "-o": "."}
+
+
 class ConfigFolders:
     """The folders scarbook.yaml names, as paths under the project's `root`: for Project and for the run
     layer's SessionSite, which each hold a root and a config."""
@@ -396,3 +401,19 @@ class ConfigFolders:
     @property
     def workspaces_dir(self) -> Path:
         return self.root / self.config.workspaces_dir
+
+    def own_file_refusal(self, option: str, path: str | Path) -> str | None:
+        """Why `option path` (a file a command was asked to write: a report, an export) may not be written, when
+        it would replace scarbook.yaml or the baseline or land in the cases or the history; else None. A shell
+        completes `--junit scar<Tab>` to scarbook.yaml as readily as to a report's name."""
+        real = Path(os.path.realpath(path))
+        why = None
+        for file, what in ((CONFIG_FILE, "the project's configuration"), (BASELINE_FILE, "the blessed session")):
+            if real == Path(os.path.realpath(self.root / file)):
+                why = f"would replace {file}, {what}"
+        for folder, what in ((self.cases_dir, "the cases folder"), (self.workspaces_dir / "history", "the run history")):
+            top = Path(os.path.realpath(folder))
+            if why is None and real.is_relative_to(top):
+                why = f"would write into {what} ({top})"
+        example = OWN_FILE_EXAMPLES.get(option, "report.json")
+        return f"{option} {path} {why} — write it elsewhere, e.g. {option} {example}" if why else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
+from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, report_history_problems, say
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import (
@@ -125,6 +125,7 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
 
 def _export(project, store, path: Path, sample: int, seed: int) -> None:
     fmt = file_format(path)
+    refuse_own_files(project, {"--export": path})
     _refuse_unimported(project, store, path)
     items = _pick(project, store, sample, seed)
     if not items:

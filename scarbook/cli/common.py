@@ -110,6 +110,15 @@ def say_written(written: WrittenReports) -> bool:
     return written.ok
 
 
+def refuse_own_files(project: Project, paths: dict[str, str | Path | None]) -> None:
+    """Before anything is read or written: no file a command was asked to write (option -> path) replaces
+    scarbook.yaml or the baseline, or lands in the cases or the history (ConfigFolders.own_file_refusal)."""
+    for option, path in paths.items():
+        refusal = project.own_file_refusal(option, path) if path else None
+        if refusal:
+            raise ScarbookError(refusal)
+
+
 def report_case_problems(problems: list) -> None:
     for p in problems:
         say(style("invalid case: ", fg="red") + str(p), err=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, warn
+from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, report_history_problems, say, warn
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error
 from scarbook.reports.inspect_log import default_log_name, viewer_lists, write_inspect_log
@@ -43,6 +43,7 @@ def export_command(ctx: click.Context, session: str, fmt: str, output: str | Non
     elif not path.parent.exists():  # made silently, a typo in the path would hide the log somewhere new
         raise ScarbookError(f"no folder {path.parent} to write {path.name} in — create it (mkdir -p {path.parent}), "
                             "or give -o a path in an existing folder")
+    refuse_own_files(project, {"-o": path})
     try:
         n = write_inspect_log(path, info, runs, found.by_id())
     except OSError as exc:

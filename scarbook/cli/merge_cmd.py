@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import case_digest
-from scarbook.cli.common import friendly_errors, get_project, say, say_written
+from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, say, say_written
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
@@ -72,6 +72,7 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
     Run it in a checkout of the commit the shards ran: the cases' thresholds come from cases/.
     """
     project = get_project(ctx)
+    refuse_own_files(project, {"--json": json_path, "--junit": junit_path})
     if session_id is not None:
         check_session_id(session_id)
     found = find_shards(list(dirs), session_id)

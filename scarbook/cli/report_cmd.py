@@ -5,7 +5,15 @@ from __future__ import annotations
 import click
 
 from scarbook.cli.against import echo_against
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, say_written, warn
+from scarbook.cli.common import (
+    friendly_errors,
+    get_project,
+    refuse_own_files,
+    report_history_problems,
+    say,
+    say_written,
+    warn,
+)
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     baseline_path,
@@ -38,6 +46,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     from scarbook.reports.write import ReportPaths, write_reports
 
     project = get_project(ctx)
+    refuse_own_files(project, {"--html": html_path, "--junit": junit_path, "--json": json_path})
     info = project.history.resolve(session)
     runs = project.history.runs(info.id)
     damaged = bool(runs.problems)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scarbook.config import BASELINE_FILE
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, read_regular_bytes
 from scarbook.fs.yamlio import atomic_write_text
@@ -25,7 +26,6 @@ from scarbook.stats.compare import Counts, SessionComparison, compare_sessions, 
 if TYPE_CHECKING:
     from scarbook.history.store import History
 
-BASELINE_FILE = "scarbook-baseline.json"
 FORMAT = 1
 _COUNT_KEYS = ("passes", "fails", "errors", "unjudged")
 # A session whose runs stopped early measured only part of what it planned: not a baseline.

@@ -280,6 +280,10 @@ def unwritable_places(site: SessionSite, plan: SessionPlan) -> list[str]:
             problems.append(f"{what} cannot be written: {why} — make {folder} a writable folder, or point "
                             "workspaces_dir in scarbook.yaml at one")
     for option, path in plan.reports.items():
+        refusal = site.own_file_refusal(option, path)
+        if refusal:
+            problems.append(refusal)
+            continue
         why = unwritable_why(Path(path).parent)
         if why is None and Path(path).is_dir():
             why = f"{path} is a folder"
