@@ -73,14 +73,15 @@ def test_a_report_path_that_cannot_be_written_is_said_before_any_run(marked) -> 
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("option, name, why", [
-    ("--junit", "scarbook.yaml", "would replace scarbook.yaml, the project's configuration"),
-    ("--json", "scarbook-baseline.json", "would replace scarbook-baseline.json, the blessed session"),
-    ("--html", "cases/c/case.yaml", "would write into the cases folder ({root}/cases)"),
-    ("--json", "workspaces/history/r.json", "would write into the run history ({root}/workspaces/history)"),
+@pytest.mark.parametrize("option, name, why, example", [
+    ("--junit", "scarbook.yaml", "would replace scarbook.yaml, the project's configuration", "report.xml"),
+    ("--json", "scarbook-baseline.json", "would replace scarbook-baseline.json, the blessed session", "report.json"),
+    ("--html", "cases/c/case.yaml", "would write into the cases folder ({root}/cases)", "report.html"),
+    ("--json", "workspaces/history/r.json", "would write into the run history ({root}/workspaces/history)",
+     "report.json"),
 ])
 def test_a_report_path_that_is_the_projects_own_file_is_refused_before_anything_is_written(marked, option, name,
-                                                                                           why) -> None:
+                                                                                           why, example) -> None:
     """`report --junit scarbook.yaml` (a shell completes `scar<Tab>` so) wrote the JUnit XML over the project's
     configuration, and `--html cases/c/case.yaml` over the case: refused, for eval before any run."""
     project, marker = marked
@@ -88,7 +89,7 @@ def test_a_report_path_that_is_the_projects_own_file_is_refused_before_anything_
     before = {p: p.read_bytes() for p in (project.root / "scarbook.yaml", project.root / "scarbook-baseline.json",
                                           project.cases_dir / "c" / "case.yaml")}
     message = (f"scarbook: {option} {project.root / name} {why.format(root=project.root)} — write it elsewhere, e.g. "
-               f"{option} {dict(zip(['--junit', '--json', '--html'], ['report.xml', 'report.json', 'report.html']))[option]}")
+               f"{option} {example}")
     if option != "--html":  # (eval writes no HTML)
         result = project.cli("eval", "--runs", "1", "-q", option, str(project.root / name))
         assert (result.exit_code, result.stderr.strip()) == (2, message)
