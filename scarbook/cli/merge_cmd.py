@@ -63,7 +63,7 @@ def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | 
 
     Each DIR is a history folder a shard job left (its workspaces/history, or one shard's session
     folder). Every shard 1..N of the session must be there exactly once: a missing or duplicated
-    shard is an error naming it. The merged session is recorded in this project's history under
+    shard is an error naming it, and so is a DIR that holds no shard. The merged session is recorded in this project's history under
     the shared --session-id, and its table, exit code, JSON and JUnit are those of `scarbook eval`
     (exit codes as for eval, under the gate the session ran with: 0 no case shown below its threshold,
     1 some case decided below, 2 usage error, 3 no verdict — including a shard that did not finish — or

@@ -92,12 +92,14 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
     """Every shard session recorded in `dirs` (of `session_id`, if given). A shard's folder whose session.json
     is not a regular file (a FIFO, a folder) is named, not read (a FIFO would wait) nor left out as missing."""
     found: list[FoundShard] = []
+    without: list[Path] = []  # the DIRs holding no shard of any session
     for given in dirs:
         if not given.is_dir():
             raise ScarbookError(f"{given} is not a folder — give the history folders (workspaces/history) "
                                 "the shard jobs left")
         kind = _session_file(given)
         only = given.name if kind == "file" else None
+        held = False
         for folder in _history_folders(given, kind):
             history = _history_at(folder)
             for sub in sorted(folder.iterdir()):
@@ -112,6 +114,7 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                 spec = info.shard
                 if spec is None or not spec.count or spec.merged:
                     continue
+                held = True
                 if session_id is not None and spec.session != session_id:
                     continue
                 if not (type(spec.index) is int and type(spec.count) is int and isinstance(spec.session, str)):
@@ -120,6 +123,13 @@ def find_shards(dirs: list[Path], session_id: str | None = None) -> list[FoundSh
                 shard = Shard(spec.index, spec.count, spec.session)
                 runs = history.runs(sub.name)
                 found.append(FoundShard(shard, info, runs, sub, [str(p) for p in runs.problems]))
+        if not held:
+            without.append(given)
+    if without and len(without) < len(dirs):  # (none holding any: pick_session says how shards are made)
+        # a wrong path, or a job's folder whose history was lost while another folder stands in for its shard
+        raise ScarbookError(f"{without[0]} holds no shard (no session recorded by `scarbook eval --shard I/N "
+                            "--session-id ID`) — give the history folder (workspaces/history) the shard's job left, "
+                            f"or leave {without[0]} out")
     return found
 
 

@@ -198,6 +198,25 @@ def test_a_shards_session_json_that_is_not_a_file_is_named_not_called_missing(sh
     assert not (project.workspaces / "history" / "ci-42").exists()
 
 
+@pytest.mark.parametrize("what", ["an empty folder", "a history of no shard"])
+def test_a_folder_holding_no_shard_beside_folders_that_complete_the_set_is_refused_by_name(shards, what):
+    """merge m1 EMPTY m2 m3 merged the three shards and said nothing of EMPTY: a wrong path (the job whose
+    history it was meant to be may have run nothing) passed unseen."""
+    project, machines, _ = shards
+    extra = project.root.parent / "extra"
+    extra.mkdir()
+    if what != "an empty folder":  # a session folder that is no shard's (its header has no shard: part)
+        folder = extra / "history" / "20261201-000000-000aa"
+        shutil.copytree(machines[0] / "workspaces" / "history" / "ci-42.shard-1-of-3", folder)
+        _rewrite_session(folder, id=folder.name, shard=None)
+    result = project.cli("merge", str(machines[0] / "workspaces"), str(extra),
+                         *[str(m / "workspaces") for m in machines[1:]])
+    assert (result.exit_code, result.stderr.strip()) == (
+        2, f"scarbook: {extra} holds no shard (no session recorded by `scarbook eval --shard I/N --session-id ID`) "
+           f"— give the history folder (workspaces/history) the shard's job left, or leave {extra} out")
+    assert not (project.workspaces / "history" / "ci-42").exists()
+
+
 def test_a_duplicated_shard_is_an_error_naming_both_folders(shards):
     project, machines, _ = shards
     copy = project.root.parent / "copy-of-2"
