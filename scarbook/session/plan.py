@@ -227,20 +227,20 @@ def _judge_batch(request: EvalRequest, config: Config, gate: GatePolicy, *,
 
 
 def online_only(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> str:
-    """Why this session judges online whatever is asked — verdicts decide as the runs end, or a comparison of
-    several agents — or "" when --judge-batch would send its judge's requests as a batch (what the dry run
-    suggests)."""
+    """Why this session judges online whatever is asked — verdicts decide or are shown as the runs end, a comparison
+    of several agents: every reason that applies — or "" when --judge-batch would send its judge's requests as a
+    batch (what the dry run suggests). eval's note, its dry run and the TUI's launch all say this."""
     looks = _looks(request, gate, adaptive=adaptive)
     whose = ("--runs auto's rule decides" if adaptive else
              "--undecided more's looks decide" if looks and request.undecided is not None else
              "gate.undecided: more's looks decide" if looks else "")
-    if whose:
-        return f"{whose} each case from verdicts as the runs end, and a batch gives them only after every run"
-    if len(request.agents) > 1:
-        return "a session of several agents is a comparison, decided when its verdicts are in"
+    as_runs_end = [f"{whose} each case from verdicts as the runs end"] if whose else []
     if request.watched:
-        return "the TUI's live screen shows each run's verdict as it ends, and a batch gives them only after every run"
-    return ""
+        as_runs_end.append("the TUI's live screen shows each run's verdict as it ends")
+    reasons = [f"{' and '.join(as_runs_end)}, and a batch gives them only after every run"] if as_runs_end else []
+    if len(request.agents) > 1:
+        reasons.append("a session of several agents is a comparison, decided when its verdicts are in")
+    return "; ".join(reasons)
 
 
 def _looks(request: EvalRequest, gate: GatePolicy, *, adaptive: bool) -> bool:

@@ -471,6 +471,27 @@ def test_judge_batch_true_in_scarbook_yaml_is_set_aside_for_several_agents_with_
     assert _runs_and_batches(project, judge_server) == (6, 0, 6)
 
 
+
+@pytest.mark.parametrize("args, why", [(("--runs", "auto"), AUTO_WHY), (("--undecided", "more"), MORE_WHY)])
+def test_every_reason_judge_batch_true_is_set_aside_is_said(project, judge_server, args, why):
+    """--agents with --runs auto (or --undecided more) under scarbook.yaml's judge.batch: true: the note, eval's and
+    --dry-run's, gave the first reason only (the rule's, or the looks'), never the comparison of several agents."""
+    config = project / "scarbook.yaml"
+    config.write_text(config.read_text() + "agents:\n  a: {type: demo, seed: 7}\n  b: {base: a}\n")
+    _in_yaml(project, batch=True)
+    both = f"{why}; {AGENTS_WHY}"
+    note = f"warning: scarbook.yaml's judge.batch: true is set aside for this session: {both} — the judge grades online\n"
+    dry = scarbook(project, "eval", "--dry-run", "--agents", "a,b", *args)
+    assert dry.exit_code == 0, dry.output
+    assert dry.stderr == note
+    assert f"this session judges online: {both}\n" in dry.stdout and "--judge-batch" not in dry.stdout
+    judge_server.default = tool_reply(REPLIES[0])
+    result = scarbook(project, "eval", "-q", "--agents", "a,b", "--max-runs", "12", "--no-judge-cache", *args)
+    assert result.exit_code in (0, 1, 3), result.output  # (what the comparison decides is not this test's)
+    assert note in result.stderr
+    assert not judge_server.batches and [r for r in judge_server.requests if r["path"] == "/v1/messages"]
+
+
 TWO_JUDGES = """\
 id: two-judges
 title: Two judge checks

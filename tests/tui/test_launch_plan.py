@@ -156,15 +156,16 @@ async def test_adaptive_says_once_before_the_runs_which_cases_it_can_call_above_
 
 async def test_what_scarbook_yaml_set_aside_is_said_once_at_launch(project_root) -> None:
     """judge.batch: true under adaptive: `scarbook eval` warns that it is set aside (EvalPlan.notes) before the
-    runs; the launch said nothing and the session judged online unsaid."""
+    runs; the launch said nothing and the session judged online unsaid. Every reason is said: adaptive's rule, and
+    the live screen that shows each verdict as its run ends (the note gave the first reason only)."""
     config = project_root / "scarbook.yaml"
     config.write_text(config.read_text().replace("  api_key_env: ANTHROPIC_API_KEY\n",
                                                  "  api_key_env: ANTHROPIC_API_KEY\n  batch: true\n"))
     assert "  batch: true\n" in config.read_text()
     said = await warnings_before_the_runs(project_root, "40", "scarbook.yaml set aside", adaptive=True)
     assert said == [["scarbook.yaml's judge.batch: true is set aside for this session: adaptive's rule decides each "
-                     "case from verdicts as the runs end, and a batch gives them only after every run — the judge "
-                     "grades online"]]
+                     "case from verdicts as the runs end and the TUI's live screen shows each run's verdict as it "
+                     "ends, and a batch gives them only after every run — the judge grades online"]]
 
 
 async def test_scarbook_yamls_judge_batch_is_set_aside_at_launch_as_the_live_screen_shows_verdicts(project_root,
