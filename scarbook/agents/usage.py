@@ -39,7 +39,7 @@ def read_agent_usage(path: Path | str, prices: Callable[[str, Usage], float] | N
     for no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         try:
             d = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # (ValueError: not JSON, or an integer longer than int() converts)
             continue
         if not isinstance(d, dict):
             continue
