@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, say
+from scarbook.cli.common import examples, friendly_errors, get_project, say
 from scarbook.errors import ScarbookError
 from scarbook.history.baseline import (
     BASELINE_FILE,
@@ -18,7 +18,7 @@ from scarbook.history.store import now_iso
 from scarbook.text import plural
 
 
-@click.group("baseline")
+@click.group("baseline", epilog=examples("scarbook baseline set", "scarbook baseline show"))
 def baseline_group() -> None:
     """The blessed session CI gates against: scarbook-baseline.json at the project root.
 
@@ -27,7 +27,7 @@ def baseline_group() -> None:
     """
 
 
-@baseline_group.command("set")
+@baseline_group.command("set", epilog=examples("scarbook baseline set", "scarbook baseline set prompt-v2"))
 @click.argument("session", default="latest")
 @click.option("--force", is_flag=True, help="Record a session that did not finish (cancelled, stopped, aborted), or one shard of a session.")
 @click.pass_context
@@ -55,7 +55,7 @@ def baseline_set(ctx: click.Context, session: str, force: bool) -> None:
     say(f"commit {BASELINE_FILE} so CI gates against it: scarbook eval --against baseline")
 
 
-@baseline_group.command("show")
+@baseline_group.command("show", epilog=examples("scarbook baseline show"))
 @click.pass_context
 @friendly_errors
 def baseline_show(ctx: click.Context) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, report_history_problems, say
+from scarbook.cli.common import examples, friendly_errors, get_project, refuse_own_files, report_history_problems, say
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import (
@@ -29,7 +29,11 @@ from scarbook.models import CheckStatus
 from scarbook.text import plural
 
 
-@click.command("calibrate")
+@click.command("calibrate", epilog=examples(
+    "scarbook calibrate --sample 20",
+    "scarbook calibrate --export labels.csv --sample 40",
+    "scarbook calibrate --import labels.csv",
+    "scarbook calibrate --report"))
 @click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade (or export).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
 @click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge).")

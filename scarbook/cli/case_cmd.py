@@ -6,11 +6,14 @@ import click
 
 from scarbook.cases.admin import duplicate_case, rename_case, trash_dir
 from scarbook.cases.trash import list_trash, purge_trash, restore_case, to_purge, trash_case
-from scarbook.cli.common import friendly_errors, get_project, safe_text, say
+from scarbook.cli.common import examples, friendly_errors, get_project, safe_text, say
 from scarbook.session.plan import case_id_of_arg
 
 
-@click.group("case")
+@click.group("case", epilog=examples(
+    "scarbook case rm write-one-line",
+    "scarbook case restore write-one-line",
+    "scarbook case mv write-one-line first-line-only"))
 def case_group() -> None:
     """Delete, restore, rename or duplicate a case folder in cases/; empty the trash.
 
@@ -20,7 +23,7 @@ def case_group() -> None:
     """
 
 
-@case_group.command("rm")
+@case_group.command("rm", epilog=examples("scarbook case rm write-one-line"))
 @click.argument("case_id")
 @click.pass_context
 @friendly_errors
@@ -33,7 +36,7 @@ def rm_command(ctx: click.Context, case_id: str) -> None:
                f"`scarbook case restore {case_id}` puts it back")
 
 
-@case_group.command("restore")
+@case_group.command("restore", epilog=examples("scarbook case restore write-one-line"))
 @click.argument("ref", metavar="CASE_ID")
 @click.pass_context
 @friendly_errors
@@ -45,7 +48,7 @@ def restore_command(ctx: click.Context, ref: str) -> None:
     say(f"restored {entry.case_id} to {project.cases_dir / entry.case_id}")
 
 
-@case_group.command("mv")
+@case_group.command("mv", epilog=examples("scarbook case mv write-one-line first-line-only"))
 @click.argument("old")
 @click.argument("new")
 @click.pass_context
@@ -59,7 +62,9 @@ def mv_command(ctx: click.Context, old: str, new: str) -> None:
     say(f"renamed {old} to {new} ({project.cases_dir / new}); its earlier runs stay recorded under {old}")
 
 
-@case_group.command("cp")
+@case_group.command("cp", epilog=examples(
+    "scarbook case cp write-one-line",
+    "scarbook case cp write-one-line write-two-lines"))
 @click.argument("case_id")
 @click.argument("new", required=False)
 @click.pass_context
@@ -73,7 +78,7 @@ def cp_command(ctx: click.Context, case_id: str, new: str | None) -> None:
     say(f"copied {case_id} to {case.id} ({case.root})")
 
 
-@case_group.command("trash")
+@case_group.command("trash", epilog=examples("scarbook case trash"))
 @click.pass_context
 @friendly_errors
 def trash_command(ctx: click.Context) -> None:
@@ -92,7 +97,7 @@ def trash_command(ctx: click.Context) -> None:
             say(f"refused: {e.problem}", err=True)
 
 
-@case_group.command("purge")
+@case_group.command("purge", epilog=examples("scarbook case purge write-one-line", "scarbook case purge --all --yes"))
 @click.argument("ref", metavar="[CASE_ID]", required=False)
 @click.option("--all", "purge_all", is_flag=True, help="Delete everything in the trash for good.")
 @click.option("--yes", is_flag=True, help="Do not ask (for scripts).")

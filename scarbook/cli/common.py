@@ -46,6 +46,12 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def examples(*lines: str) -> str:
+    """A command's epilog: the command lines it is used with, shown as written under its options (`\b` keeps
+    click from joining them into one paragraph; tests/cli/test_eval.py parses each one)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def say(text: str = "", *, err: bool = False) -> None:
     """The terminal-safe writer: every line the CLI prints goes through it (tests/cli/test_one_writer.py
     checks), since any of them can carry agent- or transcript-derived text (a run's output, a file name,

@@ -6,6 +6,7 @@ import click
 
 from scarbook.cases.lineage import GIVEN_AWAY
 from scarbook.cli.common import (
+    examples,
     friendly_errors,
     get_project,
     report_history_problems,
@@ -20,7 +21,7 @@ from scarbook.views.compare import compare_two_sessions
 from scarbook.views.noise import noise_notes
 
 
-@click.command("diff")
+@click.command("diff", epilog=examples("scarbook diff", "scarbook diff prompt-v1 prompt-v2 --fail-on-regression"))
 @click.argument("before", default="previous")
 @click.argument("after", default="latest")
 @click.option("--force", is_flag=True, help="Compare even if some cases' task or checks changed in between, "

@@ -13,13 +13,17 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems
+from scarbook.cli.common import examples, friendly_errors, get_project, report_case_problems
 from scarbook.cli.estimate import print_estimate
 from scarbook.run.plan import SessionSite
 from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, plan_eval
 
 
-@click.command("eval")
+@click.command("eval", epilog=examples(
+    "scarbook eval --runs 20",
+    "scarbook eval write-one-line --runs 20 --label prompt-v2",
+    "scarbook eval --preset release --junit report.xml --json report.json",
+    "scarbook eval --agents baseline,candidate --runs 20"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("-n", "--runs", default=None, help="Runs per case (default from scarbook.yaml), or 'auto' "
               "to stop each case once the evidence decides it against its threshold.")

@@ -7,14 +7,22 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, report_history_problems, say, warn
+from scarbook.cli.common import (
+    examples,
+    friendly_errors,
+    get_project,
+    refuse_own_files,
+    report_history_problems,
+    say,
+    warn,
+)
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error
 from scarbook.reports.inspect_log import default_log_name, viewer_lists, write_inspect_log
 from scarbook.text import plural
 
 
-@click.command("export")
+@click.command("export", epilog=examples("scarbook export latest --format inspect -o logs/"))
 @click.argument("session", default="latest")
 @click.option("--format", "fmt", type=click.Choice(["inspect"]), required=True,
               help="inspect: an Inspect AI eval log (JSON) that `inspect view` opens; samples are runs, "

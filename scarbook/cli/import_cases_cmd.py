@@ -9,7 +9,7 @@ import click
 
 from scarbook.cases.folder_save import new_case_folder
 from scarbook.cases.io import save_case, validate_case_data
-from scarbook.cli.common import friendly_errors, get_project, say
+from scarbook.cli.common import examples, friendly_errors, get_project, say
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.fs.files import describe_os_error, read_regular_bytes, unwritable_why
 from scarbook.models import Case
@@ -37,7 +37,7 @@ def convert_json_case(entry: object, source: Path, index: int) -> Case:
         raise CaseError(source, f"entry {index} ({entry.get('id', '?')}): {exc.problem}", fix=exc.fix) from None
 
 
-@click.command("import-cases")
+@click.command("import-cases", epilog=examples("scarbook import-cases evals/cases.json"))
 @click.argument("json_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite case folders that already exist.")
 @click.pass_context

@@ -11,7 +11,7 @@ import click
 from scarbook.cases.ids import check_case_id_form
 from scarbook.cases.io import load_case
 from scarbook.cases.verifications import badge_of, partial_note
-from scarbook.cli.common import friendly_errors, get_project, say, warn
+from scarbook.cli.common import examples, friendly_errors, get_project, say, warn
 from scarbook.cli.verify_cmd import say_verification
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
@@ -19,7 +19,10 @@ from scarbook.session.certify import verify_cases
 from scarbook.tools.verify import JUDGED_TIMES
 
 
-@click.command("import")
+@click.command("import", epilog=examples(
+    "scarbook import session.jsonl --list",
+    "scarbook import session.jsonl --id wrote-whole-readme --artifact 3 --seed-suggested",
+    "scarbook import log.txt --format plain --id crash-log"))
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
 @click.option("--list", "list_only", is_flag=True, help="Print the candidate artifacts and seed suggestions; write nothing.")
 @click.option("--id", "case_id", default=None, help="Id of the draft case to write (cases/<id>/).")

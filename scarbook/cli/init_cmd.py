@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, say
+from scarbook.cli.common import examples, friendly_errors, say
 from scarbook.config import CONFIG_FILE, STARTER_CONFIG
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_text, describe_os_error, kind_of, read_regular_bytes, unwritable_why
@@ -29,7 +29,7 @@ def _in_the_way(path: Path, want_folder: bool) -> str | None:
     return "a file" if stat.S_ISREG(mode) else kind_of(mode)
 
 
-@click.command("init")
+@click.command("init", epilog=examples("scarbook init", "scarbook init my-agent"))
 @click.argument("folder", type=click.Path(file_okay=False), default=".")
 @friendly_errors
 def init_command(folder: str) -> None:

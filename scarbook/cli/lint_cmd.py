@@ -7,6 +7,7 @@ import click
 from scarbook.agents import project_keeps_transcript
 from scarbook.cases.lint import format_hints, lint_cases
 from scarbook.cli.common import (
+    examples,
     friendly_errors,
     get_project,
     report_case_problems,
@@ -18,7 +19,7 @@ from scarbook.session.rubric_stats import rubric_stats
 from scarbook.text import plural
 
 
-@click.command("lint")
+@click.command("lint", epilog=examples("scarbook lint", "scarbook lint write-one-line"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.pass_context
 @friendly_errors

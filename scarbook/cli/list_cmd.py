@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, report_history_problems, say, style
+from scarbook.cli.common import (
+    examples,
+    friendly_errors,
+    get_project,
+    report_case_problems,
+    report_history_problems,
+    say,
+    style,
+)
 from scarbook.reports.table import strip_of
 from scarbook.text import interval_beside, pct_beside
 from scarbook.views.library_rows import (
@@ -18,7 +26,7 @@ from scarbook.views.library_rows import (
 from scarbook.views.trends import project_trends
 
 
-@click.command("list")
+@click.command("list", epilog=examples("scarbook list"))
 @click.pass_context
 @friendly_errors
 def list_command(ctx: click.Context) -> None:

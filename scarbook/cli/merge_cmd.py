@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import case_digest
-from scarbook.cli.common import friendly_errors, get_project, refuse_own_files, say, say_written
+from scarbook.cli.common import examples, friendly_errors, get_project, refuse_own_files, say, say_written
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
@@ -50,7 +50,7 @@ def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:
     return {cid: by_id[cid] for cid in info.case_ids}
 
 
-@click.command("merge")
+@click.command("merge", epilog=examples("scarbook merge shard-1/history shard-2/history --junit report.xml"))
 @click.argument("dirs", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--session-id", default=None, help="Which session to merge, when the folders hold shards of several.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")

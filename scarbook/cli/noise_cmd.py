@@ -6,7 +6,7 @@ import time
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, warn
+from scarbook.cli.common import examples, friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.cli.drive import Progress, connect_executor, drive_session, prepare_or_say
 from scarbook.errors import ScarbookError
 from scarbook.history.noise import NoiseStore
@@ -17,7 +17,7 @@ from scarbook.session.plan import EvalRequest, plan_eval, select_cases
 from scarbook.views.noise import format_noise, measure_noise
 
 
-@click.command("noise")
+@click.command("noise", epilog=examples("scarbook noise --runs 20", "scarbook noise write-one-line --runs 40"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("-n", "--runs", type=click.IntRange(2), default=None,
               help="Runs per case in each of the two sessions (default from scarbook.yaml).")

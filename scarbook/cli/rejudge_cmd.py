@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say
+from scarbook.cli.common import examples, friendly_errors, get_project, report_history_problems, say
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
@@ -18,7 +18,9 @@ from scarbook.text import plural
 from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudge, unjudgeable_lines
 
 
-@click.command("rejudge")
+@click.command("rejudge", epilog=examples(
+    "scarbook rejudge latest",
+    "scarbook rejudge prompt-v2 write-one-line --judge-model claude-opus-4-1"))
 @click.argument("session_ref", metavar="SESSION")
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("--judge-model", default=None, metavar="MODEL", help="Grade with this judge model instead of "

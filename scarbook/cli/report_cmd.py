@@ -6,6 +6,7 @@ import click
 
 from scarbook.cli.against import echo_against
 from scarbook.cli.common import (
+    examples,
     friendly_errors,
     get_project,
     refuse_own_files,
@@ -27,7 +28,10 @@ from scarbook.text import plural
 from scarbook.views.compare import compare_with_baseline
 
 
-@click.command("report")
+@click.command("report", epilog=examples(
+    "scarbook report",
+    "scarbook report latest --html report.html",
+    "scarbook report prompt-v2 --against baseline --junit report.xml"))
 @click.argument("session", default="latest")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write one self-contained HTML file (no network): cases, distributions, failed runs, baseline.")

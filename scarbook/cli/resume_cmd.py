@@ -12,7 +12,7 @@ import asyncio
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, say, warn
+from scarbook.cli.common import examples, friendly_errors, get_project, say, warn
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession, ScarbookError
@@ -29,7 +29,7 @@ from scarbook.session.prepare import read_calibration
 from scarbook.session.report import report_session
 
 
-@click.command("resume")
+@click.command("resume", epilog=examples("scarbook resume", "scarbook resume prompt-v2"))
 @click.argument("session", default="latest")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context

@@ -9,6 +9,7 @@ import json
 import click
 
 from scarbook.cli.common import (
+    examples,
     friendly_errors,
     get_project,
     report_case_problems,
@@ -25,13 +26,13 @@ from scarbook.tools.verify import JUDGED_TIMES
 from scarbook.views.item_figures import figures_line, flags_lines
 
 
-@click.group("rubric")
+@click.group("rubric", epilog=examples("scarbook rubric draft write-one-line", "scarbook rubric stats"))
 def rubric_group() -> None:
     """Draft a case's rubric from its incident (draft), and see what each item does across history: figures and
     flags per item (stats)."""
 
 
-@rubric_group.command("stats")
+@rubric_group.command("stats", epilog=examples("scarbook rubric stats", "scarbook rubric stats write-one-line --json"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
@@ -56,7 +57,9 @@ def stats_command(ctx: click.Context, case_ids: tuple[str, ...], as_json: bool) 
     say(format_stats(stats) if cases else "no case with an llm_judge check: no rubric items to measure")
 
 
-@rubric_group.command("draft")
+@rubric_group.command("draft", epilog=examples(
+    "scarbook rubric draft write-one-line",
+    "scarbook rubric draft write-one-line --note 'it claimed one line' --offline"))
 @click.argument("case_arg", metavar="CASE")
 @click.option("--note", default="", help="What went wrong, in your words: the judge reads it with the artifacts.")
 @click.option("--offline", is_flag=True, help="Ask no judge: propose rule checks from the failed and good "

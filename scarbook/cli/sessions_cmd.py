@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
+from scarbook.cli.common import examples, friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import HistoryError
 from scarbook.history.store import ReadResult
 from scarbook.models import RunRecord, RunStatus
@@ -12,7 +12,7 @@ from scarbook.stats.rates import count_statuses
 from scarbook.views.library_rows import session_marks
 
 
-@click.command("sessions")
+@click.command("sessions", epilog=examples("scarbook sessions", "scarbook sessions -n 50"))
 @click.option("-n", "--limit", type=click.IntRange(1), default=20, show_default=True, help="How many to show.")
 @click.pass_context
 @friendly_errors

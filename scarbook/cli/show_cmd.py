@@ -6,14 +6,16 @@ import click
 
 from scarbook.cases.ids import no_such_cases
 from scarbook.cases.lineage import CaseIdLog, counts_session
-from scarbook.cli.common import friendly_errors, get_project, report_history_problems, say, style
+from scarbook.cli.common import examples, friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord, RunStatus
 from scarbook.session.plan import case_id_of_arg
 from scarbook.text import plural
 
 
-@click.command("show")
+@click.command("show", epilog=examples(
+    "scarbook show write-one-line",
+    "scarbook show write-one-line --session prompt-v2"))
 @click.argument("case_id")
 @click.option("--session", "session_ref", default=None, help="Session id or label (default: the latest that ran the case).")
 @click.option("--agent", "agent_name", default=None,

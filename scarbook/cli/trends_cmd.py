@@ -8,6 +8,7 @@ import json
 import click
 
 from scarbook.cli.common import (
+    examples,
     friendly_errors,
     get_project,
     report_case_problems,
@@ -21,7 +22,7 @@ from scarbook.views.library_rows import format_started
 from scarbook.views.trends import project_trends
 
 
-@click.command("trends")
+@click.command("trends", epilog=examples("scarbook trends", "scarbook trends write-one-line -n 20 --json"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("-n", "--depth", type=click.IntRange(1), default=DEFAULT_DEPTH, show_default=True,
               help="Sessions per case: the last N sessions that ran it.")

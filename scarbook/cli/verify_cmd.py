@@ -9,7 +9,7 @@ import click
 
 from scarbook.cases.io import save_case
 from scarbook.cases.verifications import CATCHES, ERROR, UNVERIFIED, ItemCertification, Verification
-from scarbook.cli.common import friendly_errors, get_project, report_case_problems, say, style, warn
+from scarbook.cli.common import examples, friendly_errors, get_project, report_case_problems, say, style, warn
 from scarbook.cli.drive import Progress, connect_executor, drive_session, prepare_or_say
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import describe_os_error, unwritable_why
@@ -22,7 +22,7 @@ from scarbook.text import plural
 from scarbook.tools.verify import JUDGED_TIMES, reproduced
 
 
-@click.command("verify")
+@click.command("verify", epilog=examples("scarbook verify", "scarbook verify write-one-line --judged 5 --reproduce 10"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
 @click.option("--skip-judge", is_flag=True, help="Verify with rule checks only (as when no judge key is set): a scar "
               "that only an llm_judge check would catch stays unverified.")

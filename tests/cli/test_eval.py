@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -305,6 +306,30 @@ def test_every_command_has_help_text() -> None:
         for param in cmd.params:
             if isinstance(param, click.Option) and param.name != "help":
                 assert param.help, f"`scarbook {name}` option {param.opts[0]} has no help text"
+
+
+def test_every_commands_help_ends_with_examples_that_parse() -> None:
+    """A newcomer reads `scarbook X --help` for how X is used: most commands showed options and no command line.
+    Each shows at least one under "Examples:", one a line, and each is one its command's parser takes (an example
+    naming an option the command lacks would fail here)."""
+    from click.testing import CliRunner
+
+    for name, _ in _all_commands(main):
+        result = CliRunner().invoke(main, [*name.split(), "--help"])
+        assert result.exit_code == 0, name
+        shown = result.stdout.split("Examples:\n\n", 1)
+        assert len(shown) == 2, f"`scarbook {name} --help` shows no examples"
+        lines = [line.strip() for line in shown[1].splitlines() if line.strip()]
+        assert lines and all(line.startswith(f"scarbook {name}") for line in lines), name
+        for line in lines:
+            words = shlex.split(line)[1:]
+            leaf, path = main, []
+            while isinstance(leaf, click.Group) and words and words[0] in leaf.list_commands(click.Context(leaf)):
+                path.append(words.pop(0))
+                leaf = leaf.get_command(click.Context(leaf), path[-1])
+            assert not isinstance(leaf, click.Group), line
+            ctx = click.Context(leaf, info_name=" ".join(path))
+            leaf.make_parser(ctx).parse_args(words)  # an unknown option or a missing value raises
 
 
 def test_cli_start_does_not_load_the_anthropic_sdk() -> None:
