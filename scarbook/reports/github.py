@@ -20,6 +20,7 @@ from pathlib import Path
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision
+from scarbook.reports.errored import errored_warnings
 from scarbook.reports.table import SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
@@ -178,7 +179,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
     regressed = {c.case_id: c for c in against.comparison.cases if c.verdict == "regressed"} if against else {}
     lines = []
     if rep.versus is not None:  # a session of several agents: a candidate shown worse, a row without a verdict
-        for cid, title, errors, warnings in versus_annotations(rep.versus):
+        for cid, title, errors, warnings in versus_annotations(rep.versus, rep.runs):
             lines.append(f"::{'error' if errors else 'warning'} file={_command_property(files[cid])},"
                          f"title={_command_property(title)}::{_command_data('; '.join(errors + warnings))}")
         return lines
@@ -197,11 +198,7 @@ def case_annotations(rep: SessionReport, against: BaselineComparison | None, fil
                                               if getattr(s, "unjudged", 0) else s.gate_note or "no run reached a verdict"))
         if s.gate == Decision.UNDECIDED:
             warnings.append(f"undecided: {s.gate_note}" if s.gate_note else "undecided")
-        if s.errors:
-            warnings.append(f"{plural(s.errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
-        infra = sum(1 for r in rep.runs if r.case_id == s.case_id and is_infra(r))
-        if infra:
-            warnings.append(f"{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
+        warnings += errored_warnings(s.errors, sum(1 for r in rep.runs if r.case_id == s.case_id and is_infra(r)))
         notices = [margin_words(s)] if margin_words(s) else []  # after a below case's error, or a notice of its own
         if not errors and not warnings and not notices:
             continue

@@ -16,6 +16,7 @@ from scarbook.fs.files import write_named_file
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision, Undecided
+from scarbook.reports.errored import infra_error, run_line
 from scarbook.reports.table import SessionReport
 from scarbook.reports.versus_files import junit_testcases
 from scarbook.reports.versus_table import headline
@@ -72,12 +73,6 @@ def _summary(s: CaseStats) -> str:
             f"95% CI {ci}, pass^{s.k} {pct(s.pass_hat_k)}, {plural(s.errors, 'error')}, threshold {threshold_pct(s.threshold)}")
 
 
-def _run_line(r: RunRecord) -> str:
-    cause = f" [cause {r.cause.kind}: {r.cause.rule}]" if r.cause else ""
-    tries = f" ({len(r.attempts)} attempts)" if len(r.attempts) > 1 else ""
-    return clean_text(f"run {r.k}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
-
-
 def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -> ET.Element:
     """One testcase per case: a failure when decided below (or regressed), an error when it has no
     verdict (or is undecided under `undecided: fail`)."""
@@ -110,11 +105,12 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
     for name, value in suite_props:
         ET.SubElement(props, "property", name=name, value=clean_text(value, one_line=True))
     if rep.versus is not None:
-        failures, errors = junit_testcases(suite, rep.versus, rep.policy.undecided == Undecided.FAIL)
+        failures, errors = junit_testcases(suite, rep.versus, rep.runs, rep.policy.undecided == Undecided.FAIL)
         suite.set("tests", str(len(rep.versus.comparison.rows) + len(rep.versus.comparison.suites)))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
         return suite
+    infra_errors = 0
     for s in rep.stats:
         runs = by_case.get(s.case_id, [])
         tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
@@ -126,7 +122,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         summary = _summary(s)
         margin = [margin_line(s)] if margin_line(s) else []
         unbounded = [f"judge-corrected: {unbounded_note(s)}"] if unbounded_note(s) else []  # why its ≈ CI is 0–100%
-        not_passed = [_run_line(r) for r in runs if r.status != RunStatus.PASS]
+        not_passed = [run_line(r) for r in runs if r.status != RunStatus.PASS]
         if s in failed:
             why = []
             if s.gate == Decision.BELOW:  # "below threshold (10-pt margin): …" for a --runs auto decision within it
@@ -144,7 +140,10 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *unbounded, *not_passed])
-        ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *unbounded, *(_run_line(r) for r in runs)])
+        elif infra_error(tc, runs):  # decided, but the machine left some of its runs without a verdict (exit 3)
+            infra_errors += 1
+        ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *unbounded, *(run_line(r) for r in runs)])
+    suite.set("errors", str(len(errored) + infra_errors))
     return suite
 
 

@@ -12,6 +12,7 @@ from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
+from scarbook.reports.errored import INFRA_UNRESOLVED
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import ON_JUDGED_COUNTS, format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
@@ -247,8 +248,7 @@ def format_retries(rep: SessionReport) -> list[str]:
         out.append(f"{plural(len(retried), 'run')} retried after infra errors ({plural(again, 'retry', 'retries')}; "
                    f"{ok} then passed; every attempt is kept with its cause in the JSON report and `scarbook show`)")
     if rep.infra_unresolved:
-        out.append(f"infra retries ran out: {plural(rep.infra_unresolved, 'run')} still failed by the machine "
-                   "on the last attempt — no verdict (exit 3)")
+        out.append(f"infra retries ran out: {plural(rep.infra_unresolved, 'run')} {INFRA_UNRESOLVED}")
     return out
 
 

@@ -6,18 +6,23 @@ lines: names are scarbook.yaml's, checked at load)."""
 from __future__ import annotations
 
 import html
+from collections import Counter
+from collections.abc import Iterable
 from xml.etree import ElementTree as ET
 
-from scarbook.models import MarginCall, Versus
+from scarbook.models import MarginCall, RunRecord, RunStatus, Versus
+from scarbook.reports.errored import errored_warnings, infra_error, run_line
 from scarbook.reports.versus_table import (
     CALL_WORDS,
     MARGIN_WORDS,
     headline,
     interval_pts,
+    no_verdict_notes,
     points,
     side,
     unbounded_notes,
 )
+from scarbook.run.causes import is_infra
 from scarbook.run.gate import unbounded_note, unbounded_words
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.head_to_head import VersusRow
@@ -59,12 +64,18 @@ def _line(v: SessionVersus, row: VersusRow) -> str:
             f"gate {MARGIN_WORDS[row.margin_call]}" + (f" ({row.why})" if row.why else ""))
 
 
-def junit_testcases(suite: ET.Element, v: SessionVersus, undecided_fails: bool) -> tuple[int, int]:
+def junit_testcases(suite: ET.Element, v: SessionVersus, runs: Iterable[RunRecord],
+                    undecided_fails: bool) -> tuple[int, int]:
     """One testcase per case and candidate, then one per candidate's suite row: a failure when shown worse
     than the baseline by more than the margin (inferior), an error when it has no verdict (or is undecided
-    under `undecided: fail`). Returns (failures, errors)."""
+    under `undecided: fail`), or when the machine left some of the two agents' runs of the case without a
+    verdict (`type="infra"`, as one agent's testcase: reports/errored.py). Returns (failures, errors)."""
     failures = errors = 0
+    by_case: dict[str, list[RunRecord]] = {}
+    for r in sorted(runs, key=lambda r: r.k):
+        by_case.setdefault(r.case_id, []).append(r)
     for row in [*v.comparison.rows, *v.comparison.suites]:
+        mine = [r for r in by_case.get(row.case_id, []) if r.agent in (v.baseline, row.candidate)]
         name = f"{row.case_id or 'suite'} [{row.candidate} vs {v.baseline}]"
         tc = ET.SubElement(suite, "testcase", classname="scarbook.agents", name=name, time="0.000")
         props = ET.SubElement(tc, "properties")
@@ -78,7 +89,10 @@ def junit_testcases(suite: ET.Element, v: SessionVersus, undecided_fails: bool) 
                 undecided_fails and row.margin_call == MarginCall.UNDECIDED):
             errors += 1
             word = "no-verdict" if row.margin_call == MarginCall.NO_VERDICT else "undecided"
-            ET.SubElement(tc, "error", message=text, type=word).text = text
+            ET.SubElement(tc, "error", message=text, type=word).text = "\n".join(
+                [text, *(run_line(r) for r in mine if r.status != RunStatus.PASS)])
+        elif infra_error(tc, mine):
+            errors += 1
         notes = [f"{name}: {unbounded_note(s)}" for name in v.names
                  if row.case_id and (s := v.stat(name, row.case_id)) is not None and unbounded_note(s)]
         ET.SubElement(tc, "system-out").text = "\n".join([text, *notes])
@@ -101,13 +115,15 @@ def markdown_section(v: SessionVersus) -> list[str]:
         out.append(f"| suite ({plural(row.cases, 'case')}) | `{row.candidate}` | | | {interval_pts(row)} | {CALL_WORDS[row.call]} | "
                    f"{MARGIN_WORDS[row.margin_call]} |")
     out += ["", *(f"- {html.escape(headline(v, n))}" for n in v.candidates)]
-    out += ["", "  \n".join(html.escape(line, quote=False) for line in unbounded_notes(v))] if unbounded_notes(v) else []
+    notes = unbounded_notes(v) + no_verdict_notes(v)
+    out += ["", "  \n".join(html.escape(line, quote=False) for line in notes)] if notes else []
     return out
 
 
-def versus_annotations(v: SessionVersus) -> list[tuple[str, str, list[str], list[str]]]:
+def versus_annotations(v: SessionVersus, runs: Iterable[RunRecord]) -> list[tuple[str, str, list[str], list[str]]]:
     """Per case: (case id, title, errors, warnings) for the GitHub annotations of a session of several agents."""
     out = []
+    infra = Counter((r.case_id, r.agent) for r in runs if is_infra(r))
     for cid in dict.fromkeys(r.case_id for r in v.comparison.rows):
         errors, warnings = [], []
         for row in (r for r in v.comparison.rows if r.case_id == cid):
@@ -115,6 +131,9 @@ def versus_annotations(v: SessionVersus) -> list[tuple[str, str, list[str], list
                 errors.append(_line(v, row))
             elif row.margin_call == MarginCall.NO_VERDICT:
                 warnings.append(_line(v, row))
+        for name in v.names:  # each agent's errored runs, as one agent's case says them (reports/errored.py)
+            s = v.stat(name, cid)
+            warnings += errored_warnings(s.errors, infra.get((cid, name), 0), f"{name}: ") if s is not None else []
         if errors or warnings:
             out.append((cid, f"scarbook: {cid} " + ("candidate worse than the baseline" if errors else "needs attention"),
                         errors, warnings))
@@ -168,5 +187,5 @@ def html_section(v: SessionVersus, interval_svg) -> list[str]:
             f"difference from the baseline (dot) with its 95% interval (bar), the shaded band ±{points(c.margin, False)} "
             "points (the gate's margin).</p>",
             "<ul>" + "".join(f"<li>{_esc(headline(v, n))}</li>" for n in v.candidates) + "</ul>"]
-    out += [f'<p class="muted">{_esc(line)}</p>' for line in unbounded_notes(v)]
+    out += [f'<p class="muted">{_esc(line)}</p>' for line in unbounded_notes(v) + no_verdict_notes(v)]
     return out

@@ -89,11 +89,16 @@ def versus_notes(v: SessionVersus) -> list[str]:
     if any(s.corrected is not None for s in v.all_stats()):
         out.append(f"≈ rates corrected for the judge's measured error (its calibration); {ON_JUDGED_COUNTS}")
     out += unbounded_notes(v)
-    for row in c.rows:
-        if row.call == Versus.NO_VERDICT and row.why:
-            out.append(f"{row.case_id} ({row.candidate}): no verdict — {row.why}")
+    out += no_verdict_notes(v)
     out += cost_lines(v)
     return out
+
+
+def no_verdict_notes(v: SessionVersus) -> list[str]:
+    """'alpha (cand): no verdict — only 4 of the candidate's 20 runs reached a verdict (16 errors); …': each case
+    a side's errors (or unjudged runs) leave without a comparison (the CLI's, the step summary's and the HTML's)."""
+    return [f"{row.case_id} ({row.candidate}): no verdict — {row.why}" for row in v.comparison.rows
+            if row.call == Versus.NO_VERDICT and row.why]
 
 
 def unbounded_notes(v: SessionVersus) -> list[str]:
@@ -142,7 +147,8 @@ def versus_to_dict(v: SessionVersus) -> dict[str, Any]:
     return {
         "baseline": v.baseline, "candidates": list(v.candidates), "margin": c.margin, "alpha": c.alpha,
         "family": c.family,
-        "list": [{"name": n, "label": v.labels.get(n, ""), "cost": v.costs[n].to_dict()} for n in v.names],
+        "list": [{"name": n, "label": v.labels.get(n, ""), "errors": sum(s.errors for s in v.stats.get(n, [])),
+                  "cost": v.costs[n].to_dict()} for n in v.names],
         "cases": [{"case": cid, "agents": {n: _stats_dict(v.stat(n, cid)) for n in v.names},
                    "comparisons": [r.to_dict() for r in c.rows if r.case_id == cid]}
                   for cid in dict.fromkeys(r.case_id for r in c.rows)],

@@ -79,6 +79,11 @@ class RunAttempts:
             spent += max(record.agent_usage.cost_usd, 0.0) + max(record.judge_usage.cost_usd, 0.0)
             run_ctx = replace(self.ctx, session_dir=str(Path(self.ctx.session_dir) / f"attempt-{len(attempts) + 1}"))
             emit = _still_running(self.emit)
+        if is_infra(record) and record.status == RunStatus.FAIL:
+            # the machine, not the agent, ended its last attempt (a 529 it died of, a signal not ours): no
+            # verdict was reached, so it is an error — out of every rate's denominator, counted beside it
+            # (DESIGN: errors never count as failures), as a Ray worker lost twice already is
+            record.status = RunStatus.ERROR
         if attempts:
             record.attempts = [*attempts, Attempt.of(record, len(attempts) + 1)]
         return record, abort, spent

@@ -193,8 +193,9 @@ def _no_verdict(base: Counts, other: Counts, min_verdicts: int | None) -> str | 
         total = side.judged + side.errors + side.unjudged
         needed = min_verdicts_for(total, min_verdicts)
         if side.judged < needed:
-            return (f"only {side.judged} of {name}'s {plural(total, 'run')} reached a verdict; a comparison needs at "
-                    f"least {needed} on each side (errors cannot count as evidence)")
+            errored = f" ({plural(side.errors, 'error')})" if side.errors else ""
+            return (f"only {side.judged} of {name}'s {plural(total, 'run')} reached a verdict{errored}; a comparison needs "
+                    f"at least {needed} on each side (errors cannot count as evidence)")
     return None
 
 

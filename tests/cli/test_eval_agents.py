@@ -260,3 +260,52 @@ def test_a_comparison_without_verdicts_does_not_say_the_cases_have_no_rates(proj
            "least 5 on each side" in result.stdout
     assert "cand: no difference to say (no case has a verdict on both sides: see the no-verdict lines above), " \
            in result.stdout
+
+
+# An agent the machine fails: from block $1 of every ten on it dies of the model API's 529 (its retry, in
+# attempt-2/<case>/<k>, dies again), so its runs there end as errors (infra retries ran out), never as fails.
+INFRA_AGENT = """\
+#!/bin/sh
+k=${PWD##*/}
+block=$(( (k - 1) / 2 ))
+if [ $(( block % 10 )) -ge "$1" ]; then
+  echo "anthropic.InternalServerError: Error code: 529 - {'type': 'overloaded_error'}" >&2; exit 1
+fi
+echo ok > out.txt
+"""
+
+
+def _infra_project(project, blocks: str):
+    _project(project, config=CONFIG.replace('cand: {base: base, argv: [./agent.sh, "6"]}',
+                                            f'cand: {{type: command, argv: [./infra.sh, "{blocks}"]}}'), cases=("alpha",))
+    script = project.root / "infra.sh"
+    script.write_text(INFRA_AGENT)
+    script.chmod(0o755)
+    return project
+
+
+def test_runs_the_machine_failed_are_errors_in_the_comparison_not_fails(project, tmp_path) -> None:
+    """Before: the candidate's 8 runs that died of a 529 (retries ran out) counted as fails — 12/20, 60%,
+    compared with the baseline's 90% as if the agent had failed them — while the exit code said 3."""
+    _infra_project(project, "6")
+    out = tmp_path / "report.json"
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "20", "-q", "--json", str(out))
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert _table(result.stdout)["alpha"][1:7] == ["90%", "(70–97%)", "18/20", "100%", "(76–100%)", "12/12"]
+    assert "12/12 +8 err" in result.stdout
+    assert "session " in result.stdout and "; 40 runs — 30 pass, 2 fail, 8 error" in result.stdout
+    report = json.loads(out.read_text())
+    cand = report["agents"]["cases"][0]["agents"]["cand"]
+    assert (cand["passes"], cand["fails"], cand["errors"], cand["rate"]) == (12, 0, 8, 1.0)
+    assert [(a["name"], a["errors"]) for a in report["agents"]["list"]] == [("base", 0), ("cand", 8)]
+    assert report["agents"]["cases"][0]["comparisons"][0]["diff"] == 0.1
+    assert {(r["agent"], r["status"]) for r in report["runs"] if r["cause"] and r["cause"]["kind"] == "infra"} == {
+        ("cand", "error")}
+
+
+def test_a_case_with_too_many_errors_on_one_side_says_it_cannot_be_compared(project) -> None:
+    _infra_project(project, "2")
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "20", "-q")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert ("alpha (cand): no verdict — only 4 of the candidate's 20 runs reached a verdict (16 errors); a comparison "
+            "needs at least 10 on each side (errors cannot count as evidence)") in result.stdout

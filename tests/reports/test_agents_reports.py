@@ -4,6 +4,7 @@ annotations, and the HTML report's side-by-side section."""
 
 from __future__ import annotations
 
+import html
 import json
 from xml.etree import ElementTree as ET
 
@@ -126,3 +127,54 @@ def test_a_calibration_that_cannot_correct_is_said_under_the_agents_table_as_und
     text = format_table(build_report(info, runs, {}, Config(), Calibration(None, why, labels=2)))
     assert f"judge: rates not corrected for the judge's error — {why}" in text.splitlines()
     assert "judge:" not in format_table(build_report(info, runs, {}, Config(), None))
+
+
+def test_runs_the_machine_failed_are_errors_in_every_report_file(project, tmp_path, monkeypatch) -> None:
+    """The candidate's 8 runs that died of a 529 (infra retries ran out) are errors beside its rate in the step
+    summary, the annotations and the HTML, and its testcase has an <error type="infra"> naming them, as one
+    agent's testcase has (before: no <error> at all, errors="0", under exit code 3)."""
+    from tests.cli.test_eval_agents import _infra_project
+
+    _infra_project(project, "6")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    junit, out, page = tmp_path / "report.xml", tmp_path / "report.json", tmp_path / "report.html"
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "20", "-q", "--junit", str(junit), "--json", str(out))
+    assert result.exit_code == 3, result.stdout + result.stderr
+
+    suite = ET.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "1")
+    alpha = next(tc for tc in suite.iter("testcase") if tc.get("name") == "alpha [cand vs base]")
+    tprops = {p.get("name"): p.get("value") for p in alpha.find("properties")}
+    assert (tprops["cand_passes"], tprops["cand_fails"], tprops["cand_errors"], tprops["cand_rate"]) == ("12", "0", "8", "1.0000")
+    error = alpha.find("error")
+    assert (error.get("type"), error.get("message")) == (
+        "infra", "infra retries ran out: 8 runs still failed by the machine on the last attempt — no verdict (exit 3)")
+    lines = error.text.splitlines()
+    assert len(lines) == 9 and lines[1].startswith("run ") and " (cand): error — agent exited with code 1: " in lines[1]
+    assert lines[1].endswith("[cause infra: api-overloaded] (2 attempts)")
+
+    md = summary.read_text()
+    assert "| `alpha` | `cand` | 90% (70–97%) 18/20 | 100% (76–100%) 12/12 +8 err | +10 [-15, +30] |" in md
+    warning = next(line for line in result.stdout.splitlines() if line.startswith("::warning"))
+    assert "cand: 8 runs errored (harness could not reach a verdict; not in the rate); cand: 8 runs still failed " \
+           "by the machine (infra) on the last attempt: no verdict" in warning
+    report = json.loads(out.read_text())
+    assert project.cli("report", report["session"]["id"], "--html", str(page)).exit_code == 0  # eval is the gate
+    assert "<td>100% (76–100%) 12/12 +8 err<br>" in page.read_text()
+
+
+def test_a_case_a_side_cannot_be_compared_on_is_said_under_the_summary_and_html_tables(project, tmp_path, monkeypatch) -> None:
+    from tests.cli.test_eval_agents import _infra_project
+
+    _infra_project(project, "2")
+    summary, page = tmp_path / "summary.md", tmp_path / "report.html"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    out = tmp_path / "report.json"
+    assert project.cli("eval", "--agents", "base,cand", "--runs", "20", "-q", "--json", str(out)).exit_code == 3
+    said = ("alpha (cand): no verdict — only 4 of the candidate's 20 runs reached a verdict (16 errors); a comparison "
+            "needs at least 10 on each side (errors cannot count as evidence)")
+    assert said in summary.read_text()
+    project.cli("report", json.loads(out.read_text())["session"]["id"], "--html", str(page))
+    assert f'<p class="muted">{html.escape(said)}</p>' in page.read_text()

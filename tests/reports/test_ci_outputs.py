@@ -524,3 +524,30 @@ def test_github_annotates_a_runs_auto_decision_below_within_its_margin_with_its_
     assert [line for line in res.stdout.splitlines() if line.startswith("::")] == [
         "::error file=cases/mostly/case.yaml,title=scarbook%3A mostly below threshold::below threshold: pass rate 73%25 "
         "(10/15, 95%25 CI 43–89%25) < 80%25; " + BELOW_MARGIN.replace("%", "%25")]
+
+
+def test_a_decided_case_whose_runs_the_machine_left_without_a_verdict_is_a_junit_error(project, tmp_path) -> None:
+    """Run 1 dies of a 529 on both attempts, runs 2-4 pass: 3/3 is enough runs for a decision (undecided), yet the
+    exit code is 3 (infra retries ran out). Before: the testcase had neither <failure> nor <error> and the suite
+    said errors="0", so a dashboard read the case as passed; now an <error type="infra"> names the run."""
+    from tests.run.test_causes import CASE, WRITE_OK, _agent
+
+    _agent(project, f"""\
+        import os, sys
+        if os.environ["SCARBOOK_RUN"] == "1":
+            print("Error code: 529 - overloaded_error", file=sys.stderr)
+            sys.exit(1)
+        {WRITE_OK.splitlines()[0]}
+        {WRITE_OK.splitlines()[1]}
+    """)
+    project.case("c", CASE)
+    junit = tmp_path / "j.xml"
+    result = project.cli("eval", "-q", "--runs", "4", "--junit", str(junit))
+    assert result.exit_code == 3, result.output
+    suite = ET.parse(junit).getroot()
+    assert (suite.get("failures"), suite.get("errors")) == ("0", "1")
+    error = suite.find("testcase").find("error")
+    assert (error.get("type"), error.get("message")) == (
+        "infra", "infra retries ran out: 1 run still failed by the machine on the last attempt — no verdict (exit 3)")
+    assert error.text.splitlines()[1] == ("run 1: error — agent exited with code 1: Error code: 529 - overloaded_error "
+                                          "[cause infra: api-overloaded] (2 attempts)")

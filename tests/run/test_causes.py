@@ -91,7 +91,7 @@ def test_an_overloaded_api_in_stderr_is_infra_and_when_retries_run_out_the_exit_
     result, report = _eval(project)
     assert result.exit_code == 3, result.output  # not 1: the machine, not the agent, failed the run
     [run] = report["runs"]
-    assert run["status"] == "fail"
+    assert run["status"] == "error"  # no verdict: out of the rate, never the agent's fail
     assert run["cause"] == {"kind": "infra", "rule": "api-overloaded", "evidence": f"stderr: {line}"}
     assert [a["attempt"] for a in run["attempts"]] == [1, 2, 3]
     assert all(a["cause"]["rule"] == "api-overloaded" for a in run["attempts"])
@@ -305,7 +305,7 @@ def test_every_report_counts_the_causes_and_shows_the_attempts(project, monkeypa
     flaky = next(tc for tc in suite.iter("testcase") if tc.get("name") == "flaky")
     case_props = {p.get("name"): p.get("value") for p in flaky.find("properties")}
     assert case_props["causes_infra"] == "1" and case_props["causes_agent"] == "0"
-    assert ("run 1: fail — agent exited with code 1: openai.RateLimitError: Error code: 429 - rate limit reached for "
+    assert ("run 1: error — agent exited with code 1: openai.RateLimitError: Error code: 429 - rate limit reached for "
             "requests [cause infra: api-rate-limited] (2 attempts)") in flaky.find("system-out").text
     md = summary.read_text()
     assert "Why runs did not pass: 1 agent, 1 infra." in md

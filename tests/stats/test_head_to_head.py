@@ -155,7 +155,7 @@ def test_a_side_without_enough_verdicts_has_no_verdict_and_says_why():
     result = compare_agents(counts, "base", ["cand"])
     a, b = result.rows
     assert a.call == Versus.NO_VERDICT and a.why == (
-        "only 1 of the candidate's 10 runs reached a verdict; a comparison needs at least 5 on each side "
+        "only 1 of the candidate's 10 runs reached a verdict (9 errors); a comparison needs at least 5 on each side "
         "(errors cannot count as evidence)")
     assert b.why == "5 of the baseline's runs went unjudged (judge checks skipped)"
     assert result.suite("cand").why == "no case has a rate on both sides"
@@ -211,9 +211,9 @@ def test_a_suite_of_one_case_is_that_case() -> None:
 
 
 @pytest.mark.parametrize("errors, why", [
-    (1, "only 0 of the candidate's 1 run reached a verdict; a comparison needs at least 1 on each side "
+    (1, "only 0 of the candidate's 1 run reached a verdict (1 error); a comparison needs at least 1 on each side "
         "(errors cannot count as evidence)"),
-    (2, "only 0 of the candidate's 2 runs reached a verdict; a comparison needs at least 2 on each side "
+    (2, "only 0 of the candidate's 2 runs reached a verdict (2 errors); a comparison needs at least 2 on each side "
         "(errors cannot count as evidence)")])
 def test_a_side_of_one_errored_run_says_one_run(errors: int, why: str):
     counts = {"a": {"base": Counts(errors, 0), "cand": Counts(0, 0, errors)}}

@@ -1,0 +1,47 @@
+"""What the report files say of runs that reached no verdict — one agent's testcases and annotations
+(reports/junit.py, reports/github.py) and a comparison's (reports/versus_files.py) alike, so a session of
+several agents shows its errors as a session of one does: each run's line, the annotation's warnings, and
+JUnit's `<error type="infra">` for a testcase some of whose runs the machine still failed on their last
+attempt (the exit code is 3 for them: a dashboard must not read the testcase as passed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.etree import ElementTree as ET
+
+from scarbook.models import RunRecord
+from scarbook.run.causes import is_infra
+from scarbook.text import clean_text, plural
+
+INFRA_UNRESOLVED = "still failed by the machine on the last attempt — no verdict (exit 3)"
+
+
+def run_line(r: RunRecord) -> str:
+    """"run 3 (cand): error — agent exited with code 1: … [cause infra: api-overloaded] (2 attempts)"."""
+    cause = f" [cause {r.cause.kind}: {r.cause.rule}]" if r.cause else ""
+    tries = f" ({len(r.attempts)} attempts)" if len(r.attempts) > 1 else ""
+    agent = f" ({r.agent})" if r.agent else ""
+    return clean_text(f"run {r.k}{agent}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
+
+
+def errored_warnings(errors: int, infra: int, who: str = "") -> list[str]:
+    """A case's annotation warnings for its errored runs and the ones the machine left without a verdict;
+    `who`: whose runs, in a session of several agents ("cand: ")."""
+    out = []
+    if errors:
+        out.append(f"{who}{plural(errors, 'run')} errored (harness could not reach a verdict; not in the rate)")
+    if infra:
+        out.append(f"{who}{plural(infra, 'run')} still failed by the machine (infra) on the last attempt: no verdict")
+    return out
+
+
+def infra_error(tc: ET.Element, runs: Sequence[RunRecord]) -> bool:
+    """An `<error type="infra">` on a testcase with no failure or error of its own when some of its runs' infra
+    retries ran out, naming them; whether one was added (the suite's `errors` counts it)."""
+    left = [r for r in runs if is_infra(r)]
+    if not left or tc.find("failure") is not None or tc.find("error") is not None:
+        return False
+    message = f"infra retries ran out: {plural(len(left), 'run')} {INFRA_UNRESOLVED}"
+    ET.SubElement(tc, "error", message=message, type="infra").text = "\n".join([message, *map(run_line, left)])
+    return True
