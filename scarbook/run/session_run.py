@@ -53,7 +53,14 @@ from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.trips import off_loop
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
-from scarbook.run.workspace import SeedManifest, Snapshot, diff_workspace, prepare_workspace, seed_manifest
+from scarbook.run.workspace import (
+    SeedChanged,
+    SeedManifest,
+    Snapshot,
+    diff_workspace,
+    prepare_workspace,
+    seed_manifest,
+)
 
 if TYPE_CHECKING:  # a run's transcript is read only for a case with trajectory checks (run_transcript)
     from scarbook.transcripts.model import Transcript
@@ -139,7 +146,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
             manifests[case.id] = seed_manifest(case)
         # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
         snap = await off_loop(prepare_workspace, case, ws, manifests[case.id])
-    except (OSError, safefs.Refused) as exc:
+    except (OSError, safefs.Refused, SeedChanged) as exc:
         why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
         if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:  # which: a seed file, a folder
             why += f": {exc.filename}"

@@ -24,6 +24,25 @@ class SeedFile:
     data: bytes | None = None  # the content (inline seeds, small files), else copied from source
     source: Path | None = None
     mode: int | None = None  # permission bits of a seed/ file (a seeded script stays executable)
+    # a file copied from source: its stat (seen_key) when its content had `digest`; a run that finds another
+    # digests what it copies (the file may have changed under the session)
+    seen: tuple[int, int, int, int] | None = None
+
+
+class SeedChanged(Exception):
+    """A large seed file's content is no longer the digest the session took of it: a run seeded from it would
+    not run the case the session's other runs ran."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"seed file {path} changed during the session (its content is not what the session's "
+                         "earlier runs were seeded with) — put it back as it was, or start a new session to seed "
+                         "from the new content")
+
+
+def seen_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells a file changed without reading it: size, mtime, ctime (a write moves it even when the mtime is
+    put back) and inode (a file renamed over it), as git's index tells."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 @dataclass
@@ -42,12 +61,14 @@ class Snapshot:
     folder: tuple[int, int] | None = None  # (st_dev, st_ino) of the workspace folder scarbook made
 
 
-def _digest(path: Path | str) -> str:
+def _digest(path: Path | str) -> tuple[str, tuple[int, int, int, int]]:
+    """The sha256 of the file at `path`, and its seen_key as it was opened."""
     h = hashlib.sha256()
-    with open(open_regular(path)[0], "rb") as fh:
+    fd, st = open_regular(path)
+    with open(fd, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return h.hexdigest(), seen_key(st)
 
 
 def _seed_files(root: Path | str) -> dict[str, str]:
@@ -87,7 +108,8 @@ def seed_manifest(case: Case) -> SeedManifest:
                 data = read_regular_bytes(src)  # (a FIFO or a device is refused, not read forever)
                 manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data, mode=stat.S_IMODE(st.st_mode))
             else:
-                manifest.files[rel] = SeedFile(_digest(src), source=Path(src))
+                digest, seen = _digest(src)
+                manifest.files[rel] = SeedFile(digest, source=Path(src), seen=seen)
     for rel, text in case.inline_seeds.items():  # (by the workspace's name: './a' replaces seed/a, not beside it)
         data = text.encode("utf-8")
         manifest.files[rel] = SeedFile(hashlib.sha256(data).hexdigest(), data)
@@ -112,19 +134,37 @@ def _write_seed(target: str, f: SeedFile, dir_fd: int | None = None) -> os.stat_
             while view:
                 view = view[os.write(fd, view):]
         else:
-            assert f.source is not None  # a seed file carries its bytes or names the file that holds them
-            # (never waiting on a FIFO swapped in for it since the manifest was made: an error of this run)
-            with open(open_regular(f.source)[0], "rb") as src:
-                while chunk := src.read(1 << 20):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view):]
+            _copy_seed(f, fd)
         st = os.fstat(fd)
         if exact is not None and stat.S_IMODE(st.st_mode) != exact:  # exactly the seed's bits, whatever the
             os.fchmod(fd, exact) if hasattr(os, "fchmod") else os.chmod(target, exact)  # umask took (Windows: no fchmod)
         return st  # (its size, mtime and inode: a chmod changes none of them)
     finally:
         os.close(fd)
+
+
+def _copy_seed(f: SeedFile, fd: int) -> None:
+    """Copy a large seed file from seed/ to `fd`: never waiting on a FIFO swapped in for it since the manifest was
+    made, and never its changed content (both an error of this run). Its stat as the manifest saw it spares the
+    digest; another stat (touched, copied back, rewritten) has the bytes digested as they are copied."""
+    assert f.source is not None  # a seed file carries its bytes or names the file that holds them
+    src_fd, st = open_regular(f.source)
+    with open(src_fd, "rb") as src:
+        h = None
+        if f.seen is not None and seen_key(st) != f.seen:
+            if st.st_size != f.seen[0]:  # (no need to read it)
+                raise SeedChanged(f.source)
+            h = hashlib.sha256()
+        while chunk := src.read(1 << 20):
+            if h is not None:
+                h.update(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+    if h is not None:
+        if h.hexdigest() != f.digest:
+            raise SeedChanged(f.source)
+        f.seen = seen_key(st)  # the same bytes: the next run checks this stat
 
 
 def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:

@@ -212,9 +212,9 @@ def _swapping_agent(project, entry: Path, when: str, act: str = "") -> None:
                    "isolation: none\nretry_infra: 0\nconcurrency: 1\n")
 
 
-def _eval_or_alarm(project, runs: int) -> list:
+def _eval_or_alarm(project, runs: int, exit_code: int = 3) -> list:
     """`eval --runs N` that must end (a hang fails the test, as KeyboardInterrupt, instead of hanging the suite)
-    with exit 3; its runs."""
+    with `exit_code`; its runs."""
     import signal
 
     signal.signal(signal.SIGALRM, signal.default_int_handler)
@@ -223,7 +223,7 @@ def _eval_or_alarm(project, runs: int) -> list:
         result = project.cli("eval", "--runs", str(runs), "-q")
     finally:
         signal.alarm(0)
-    assert result.exit_code == 3, result.output
+    assert result.exit_code == exit_code, result.output
     history = project.load().history
     return list(history.runs(history.sessions()[0].id))
 
@@ -254,18 +254,49 @@ def test_a_seed_entry_that_is_no_file_makes_the_run_an_error_naming_it_never_a_h
     assert (run.status, run.reason) == ("error", f"could not prepare the workspace {ws}: {why}")
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
-def test_a_large_seed_file_swapped_for_a_fifo_mid_session_makes_the_next_run_an_error_never_a_hang(project):
-    """A seed file over SMALL_SEED is copied from seed/ at every run (its bytes are not held): run 1's agent
-    swapped it for a named pipe, and run 2's copy opened the pipe and waited for a writer — the session hung,
-    as no per-run timeout covers seeding."""
+def _big_seed_changed_by_run_1(project, act: str = "", exit_code: int = 3) -> tuple:
+    """Case c, seeded with big.bin (over SMALL_SEED: copied from seed/ at every run, its bytes not held), run twice;
+    run 1's agent does `act` to it (str.format'ted with big=its path; default: a FIFO in its place). Run 1 passes:
+    run 2's record, its workspace and big.bin's path."""
     big = project.cases_dir / "c" / "seed" / "big.bin"
-    _swapping_agent(project, big, "os.environ['SCARBOOK_RUN'] == '1'")
+    _swapping_agent(project, big, "os.environ['SCARBOOK_RUN'] == '1'", act.format(big=str(big)))
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: big.bin}]\n")
     big.parent.mkdir()
     big.write_bytes(b"x" * (SMALL_SEED + 1))
-    first, second = _eval_or_alarm(project, 2)
-    ws = project.workspaces / second.session_id / "c" / "2"
+    first, second = _eval_or_alarm(project, 2, exit_code)
     assert first.status == "pass"
+    return second, project.workspaces / second.session_id / "c" / "2", big
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_large_seed_file_swapped_for_a_fifo_mid_session_makes_the_next_run_an_error_never_a_hang(project):
+    """Run 1's agent swapped the large seed file for a named pipe, and run 2's copy opened the pipe and waited for
+    a writer — the session hung, as no per-run timeout covers seeding."""
+    second, ws, big = _big_seed_changed_by_run_1(project)
     assert (second.status, second.reason) == ("error", f"could not prepare the workspace {ws}: {big} is a FIFO, not "
                                                        "a regular file")
+
+
+# run 1's agent writes into the large seed file (isolation: none), keeping it a regular file: grown by a byte, or
+# its bytes changed in place with its size and mtime put back (only its ctime tells)
+GROW = "open({big!r}, 'ab').write(b'y')"
+IN_PLACE = ("st = os.stat({big!r}); f = open({big!r}, 'r+b'); f.write(b'y'); f.close(); "
+            "os.utime({big!r}, ns=(st.st_atime_ns, st.st_mtime_ns))")
+
+
+@pytest.mark.parametrize("act", [GROW, IN_PLACE], ids=["grown", "same-size-and-mtime"])
+def test_a_large_seed_file_changed_mid_session_makes_the_next_run_an_error_naming_it(project, act):
+    """A large seed file's digest was taken once, for the session's first run of the case: a change after it (here
+    run 1's agent's) gave run 2 other seed content, silently — the session's runs no longer ran one case."""
+    second, ws, big = _big_seed_changed_by_run_1(project, act)
+    assert (second.status, second.reason) == (
+        "error", f"could not prepare the workspace {ws}: seed file {big} changed during the session (its content is "
+                 "not what the session's earlier runs were seeded with) — put it back as it was, or start a new "
+                 "session to seed from the new content")
+
+
+def test_a_large_seed_file_touched_or_copied_back_mid_session_seeds_the_next_run_as_it_is(project):
+    """Its stat changed, its bytes did not (a touch, the same file copied over it): run 2 digests it and runs."""
+    second, _, big = _big_seed_changed_by_run_1(project, "import shutil; shutil.copy({big!r}, {big!r} + '.new'); "
+                                                         "os.replace({big!r} + '.new', {big!r})", exit_code=0)
+    assert (second.status, big.read_bytes()) == ("pass", b"x" * (SMALL_SEED + 1))  # (its workspace went: it passed)
