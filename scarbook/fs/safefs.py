@@ -409,9 +409,11 @@ def walk(root: os.PathLike | str, look: Callable[[str], bool] = lambda rel: Fals
                 continue  # gone since it was listed
             except OSError:
                 try:  # replaced by a link or a file since it was listed: an entry like any other
-                    st = os.lstat(name, dir_fd=fd)
-                except OSError:
+                    st: os.stat_result | None = os.lstat(name, dir_fd=fd)
+                except FileNotFoundError:
                     continue
+                except OSError:  # its folder cannot be entered (no x bit): still an entry, never a hiding place
+                    st = None
                 out[prefix + name] = st if look(prefix + name) else None
                 continue
             if len(stack) > MAX_DEPTH:
@@ -430,7 +432,11 @@ def _list(fd: int, prefix: str, out: dict, look: Callable[[str], bool]) -> list[
     try:
         with os.scandir(fd) as it:
             entries = list(it)
-    except (FileNotFoundError, PermissionError):
+    except FileNotFoundError:
+        return subs
+    except PermissionError:  # opened but not listed: the folder itself is the entry (what it holds is unseen)
+        if prefix:
+            out[prefix[:-1]] = None
         return subs
     for e in entries:
         if e.is_dir(follow_symlinks=False):  # d_type: no syscall
@@ -441,6 +447,8 @@ def _list(fd: int, prefix: str, out: dict, look: Callable[[str], bool]) -> list[
             out[rel] = os.lstat(e.name, dir_fd=fd) if look(rel) else None
         except FileNotFoundError:
             pass  # deleted since it was listed
+        except OSError:  # listed but not stat-ed (its folder has no x bit): an entry that cannot be unchanged
+            out[rel] = None
     return subs
 
 
@@ -455,7 +463,11 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except PermissionError:  # a folder that cannot be listed is the entry (as walk's)
+            if prefix:
+                out[prefix[:-1]] = None
             continue
         for e in entries:
             rel = prefix + e.name
@@ -463,6 +475,9 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
                 st = e.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue  # deleted since it was listed
+            except OSError:  # listed but not stat-ed (its folder has no x bit): an entry all the same
+                out[rel] = None
+                continue
             if stat.S_ISDIR(st.st_mode) and not _is_link(st):
                 todo.append((e.path, rel + "/", depth + 1))
             else:

@@ -7,11 +7,10 @@ then an error with a traceback, and the session exited 3 (no verdict) instead of
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from tests.helpers.recorder_upstream import sandbox_or_skip
+from tests.helpers.hostile_project import inline_agent
 
 AGENT = """
 import os
@@ -25,11 +24,8 @@ with open(os.environ["SCARBOOK_USAGE"], "a") as f:
 
 @pytest.mark.parametrize("isolation", ["none", "sandbox"])
 def test_a_usage_line_python_cannot_read_is_ignored_and_the_run_keeps_its_fail(project, isolation) -> None:
-    if isolation == "sandbox":
-        sandbox_or_skip(project.root)
-    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', AGENT])}}}\n"
-                   f"timeout_s: 20\nisolation: {isolation}\nretry_infra: 1\n")
-    project.case("c", "id: c\ntask: t\nchecks:\n  - {type: not_contains, path: out.txt, text: BAD}\n")
+    inline_agent(project, AGENT, isolation, "  - {type: not_contains, path: out.txt, text: BAD}\n",
+                 extra="retry_infra: 1\n")
     report = project.root / "report.json"
     result = project.cli("eval", "--runs", "1", "-q", "--json", str(report))
     (run,) = json.loads(report.read_text())["runs"]

@@ -52,3 +52,16 @@ def hostile_project(root: Path, agent: str, judge_url: str, *, cases: dict[str, 
         (root / "cases" / cid).mkdir(parents=True, exist_ok=True)
         (root / "cases" / cid / "case.yaml").write_text(text)
     return root
+
+
+def inline_agent(project, code: str, isolation: str, checks: str, *, seed: dict[str, str] | None = None,
+                 extra: str = "") -> None:
+    """The `project` fixture's scarbook.yaml running `python -c code` as the agent under `isolation` (a test
+    asking for the sandbox where it cannot start is skipped), and case c with `checks` (YAML list items)."""
+    if isolation == "sandbox":
+        from tests.helpers.recorder_upstream import sandbox_or_skip
+
+        sandbox_or_skip(project.root)
+    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', code])}}}\n"
+                   f"timeout_s: 20\nisolation: {isolation}\n{extra}")
+    project.case("c", f"id: c\ntask: t\nchecks:\n{checks}", seed)
