@@ -14,13 +14,13 @@ from scarbook.models import SessionState
 from scarbook.run.outcome import EXIT_BELOW, EXIT_NO_VERDICT, EXIT_OK, EXIT_USAGE
 from scarbook.run.plan import SessionSite
 from scarbook.session.plan import EvalRequest, plan_eval, select_cases
-from scarbook.views.noise import format_noise, measure_noise
+from scarbook.views.noise import format_noise, measure_noise, too_few_runs
 
 
 @click.command("noise", epilog=examples("scarbook noise --runs 20", "scarbook noise write-one-line --runs 40"))
 @click.argument("case_ids", metavar="[CASE]...", nargs=-1)
-@click.option("-n", "--runs", type=click.IntRange(2), default=None,
-              help="Runs per case in each of the two sessions (default from scarbook.yaml).")
+@click.option("-n", "--runs", type=click.IntRange(1), default=None,
+              help="Runs per case in each of the two sessions, at least 4 (default from scarbook.yaml).")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Runs at once.")
 @click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -39,8 +39,9 @@ def noise_command(ctx: click.Context, case_ids, runs, concurrency, tags, quiet) 
     report_case_problems(found.problems)
     cases = select_cases(project, found, case_ids, tags, command="noise")
     n = runs or project.config.runs
-    if n < 2:
-        raise ScarbookError(f"an A/A pair needs at least 2 runs per case per side, got {n} — pass --runs 10")
+    refused = too_few_runs(n)
+    if refused:
+        raise ScarbookError(refused)
     pair = time.strftime("aa-%Y%m%d-%H%M%S")
     sessions = []
     for side in ("A", "B"):

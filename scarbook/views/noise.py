@@ -4,6 +4,11 @@ and compares the two sessions with the same Holm-corrected test as `scarbook dif
 
 A disagreement between A and A means something besides the agent moves the result (the machine,
 the judge, a flaky check): a diff between two real configurations on that case needs more than it.
+
+A pair needs MIN_AA_RUNS runs a side (4): with fewer, even n/n against 0/n is not significant (Fisher:
+p = 0.33 at 2, 0.10 at 3), so A and A could never disagree, and its "spread" would be the width of a
+2-run interval (±57 points at 1/2 against 1/2), not a floor under anything. `noise` refuses such a pair,
+and a measurement stored before it did is not quoted.
 """
 
 from __future__ import annotations
@@ -18,9 +23,30 @@ from scarbook.history.noise import NoiseMeasurement, NoiseStore
 from scarbook.history.store import now_iso
 from scarbook.models import SessionInfo
 from scarbook.project import Project
-from scarbook.stats.compare import SessionComparison, format_p, format_side
+from scarbook.stats.compare import ALPHA, SessionComparison, format_p, format_side, min_fisher_p
 from scarbook.text import pct, plural
 from scarbook.views.compare import TwoSessions, compare_two_sessions
+
+
+def min_aa_runs(alpha: float = ALPHA) -> int:
+    """The fewest runs a side at which an A/A pair can disagree at all: n/n against 0/n reaches Fisher's p < alpha."""
+    n = 1
+    while min_fisher_p(n, n, n) >= alpha:
+        n += 1
+    return n
+
+
+MIN_AA_RUNS = min_aa_runs()
+
+
+def too_few_runs(n: int) -> str | None:
+    """Why `scarbook noise` refuses an A/A pair of n runs a side, with the fix; None when n is enough."""
+    if n >= MIN_AA_RUNS:
+        return None
+    return (f"an A/A pair needs at least {MIN_AA_RUNS} runs per case a side, got {n}: at {plural(n, 'run')} even {n}/{n} against "
+            f"0/{n} is p = {format_p(min_fisher_p(n, n, n))} (Fisher), so A and A could never disagree, and the spread "
+            f"stored would be the width of an interval from {plural(n, 'run')}, not a noise floor — pass --runs "
+            f"{MIN_AA_RUNS} or more (e.g. --runs 20)")
 
 
 @dataclass
@@ -117,6 +143,11 @@ def noise_notes(project: ProjectFolders, comparison: SessionComparison,
             if m.digest and sides and all(sides):
                 out.append(f"{c.case_id}: its A/A spread ({when}) was measured on other checks (the case changed "
                            f"since): not quoted — measure it again with `scarbook noise {c.case_id}`")
+            continue
+        if m.runs < MIN_AA_RUNS:  # stored before noise refused so few: it could not have disagreed, its width is n's
+            out.append(f"{c.case_id}: its A/A spread ({when}) was measured at {plural(m.runs, 'run')} a side, too few "
+                       f"for A and A ever to disagree: not quoted — measure it again with `scarbook noise {c.case_id} "
+                       f"--runs 20` (at least {MIN_AA_RUNS})")
             continue
         spread = scaled_spread(m, c.before.judged, c.after.judged)
         if spread is None or c.diff is None:

@@ -29,6 +29,7 @@ from scarbook.stats.trends import (
     mark_changed,
 )
 from scarbook.views.library_rows import session_marks
+from scarbook.views.noise import MIN_AA_RUNS
 
 
 def build_trends(history: History, thresholds: dict[str, float], depth: int = DEFAULT_DEPTH,
@@ -132,9 +133,11 @@ def project_trends(project: Project, cases: Iterable[Case], depth: int = DEFAULT
     ids, problems = CaseIdLog(project.workspaces_dir).read()
     trends = build_trends(project.history, thresholds, depth, ids)
     trends.problems = problems + [p for p in trends.problems if p not in problems]
-    try:  # the noise floor beside the trends, when measured on the case's checks as they are (views/noise.py)
+    try:  # the noise floor beside the trends, when measured on the case's checks as they are, at enough runs to be
+        # one (views/noise.py: MIN_AA_RUNS)
         trends.aa_spread = {cid: m.spread for cid, m in NoiseStore(project.workspaces_dir).latest().items()
-                            if m.spread is not None and m.digest and m.digest == digests.get(cid)}
+                            if m.spread is not None and m.digest and m.digest == digests.get(cid)
+                            and m.runs >= MIN_AA_RUNS}
     except HistoryError as exc:
         trends.problems.append(exc.message)
     return trends

@@ -77,7 +77,7 @@ def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_serve
     assert os.environ["ANTHROPIC_API_KEY"] == "sk-driver-only"  # hidden from Ray's start, not from us
 
 
-@pytest.mark.parametrize("command", [("eval", "--runs", "1"), ("noise", "--runs", "2"), ("verify", "c", "--reproduce", "1")],
+@pytest.mark.parametrize("command", [("eval", "--runs", "1"), ("noise", "--runs", "4"), ("verify", "c", "--reproduce", "1")],
                          ids=["eval", "noise", "verify --reproduce"])
 def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypatch, command):
     """Every command that runs the agent runs where scarbook.yaml's executor says, prepared as `eval` and the

@@ -58,8 +58,34 @@ def test_noise_on_the_demo_agent_reports_and_stores_its_a_a_spread(project) -> N
     assert next(c for c in data["cases"] if c["case"] == "write-one-line")["aa_spread"] == m.spread
 
 
-def test_noise_needs_two_runs_a_side(project) -> None:
+@pytest.mark.parametrize(("runs", "p"), [(1, "1.000"), (2, "0.333"), (3, "0.100")])
+def test_noise_refuses_a_pair_too_small_to_disagree(project, runs, p) -> None:
+    """Before: `noise -n 2` stored a ±57-point spread from 1/2 against 1/2 as the case's noise floor, and `diff`
+    quoted it ("its A/A spread at these runs is ±18 pts (±57 at 2 runs a side) — … within noise")."""
     project.bundled()
-    result = project.cli("noise", "write-one-line", "--runs", "1")
+    result = project.cli("noise", "write-one-line", "--runs", str(runs))
     assert result.exit_code == 2
-    assert "Invalid value for '-n' / '--runs': 1 is not in the range x>=2." in result.stderr
+    assert result.stderr.strip() == (
+        f"scarbook: an A/A pair needs at least 4 runs per case a side, got {runs}: at {runs} run{'s' * (runs > 1)} "
+        f"even {runs}/{runs} against 0/{runs} is p = {p} (Fisher), so A and A could never disagree, and the spread "
+        f"stored would be the width of an interval from {runs} run{'s' * (runs > 1)}, not a noise floor — pass "
+        "--runs 4 or more (e.g. --runs 20)")
+    assert NoiseStore(project.workspaces).latest() == {}
+    assert not (project.workspaces / "history").exists() or not any((project.workspaces / "history").glob("2*"))
+
+
+def test_noise_takes_too_few_runs_from_scarbook_yaml_as_from_the_flag(project) -> None:
+    project.bundled()
+    path = project.root / "scarbook.yaml"
+    path.write_text(path.read_text().replace("runs: 20", "runs: 2") if "runs: 20" in path.read_text()
+                    else path.read_text() + "runs: 2\n")
+    result = project.cli("noise", "write-one-line")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("scarbook: an A/A pair needs at least 4 runs per case a side, got 2: ")
+
+
+def test_the_fewest_runs_of_a_pair_that_can_disagree_is_4() -> None:
+    from scarbook.stats.compare import min_fisher_p
+    from scarbook.views.noise import MIN_AA_RUNS
+
+    assert MIN_AA_RUNS == 4 and min_fisher_p(3, 3, 3) >= 0.05 > min_fisher_p(4, 4, 4)

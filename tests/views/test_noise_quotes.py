@@ -72,3 +72,16 @@ def test_trends_quote_only_a_spread_measured_on_the_cases_checks(project) -> Non
     NoiseStore(project.workspaces).save([other, mine])
     trends = project_trends(loaded, loaded.load_cases().cases)
     assert trends.aa_spread == {"write-one-line": 0.3}
+    few = NoiseMeasurement("write-one-line", ["x", "y"], 3, 0.8, 0.8, 0.0, 0.5, 1.0, False, "fp", case_digest(case), "")
+    NoiseStore(project.workspaces).save([few])  # stored before `noise` refused a pair too small to disagree
+    assert project_trends(loaded, loaded.load_cases().cases).aa_spread == {}
+
+
+def test_a_spread_stored_at_too_few_runs_to_disagree_is_not_quoted(project) -> None:
+    """A measurement `noise` stored at 2 runs a side before it refused so few (±57 points from 1/2 against 1/2):
+    `diff` says why it does not quote it, instead of scaling it into a floor."""
+    _measured(project, 2, 0.57, "d1")
+    (line,) = _diff(project)
+    assert line == ("c: its A/A spread (`scarbook noise` 2026-01-01) was measured at 2 runs a side, too few for A and "
+                    "A ever to disagree: not quoted — measure it again with `scarbook noise c --runs 20` (at least 4)")
+
