@@ -234,6 +234,11 @@ async def move_library_cursor(pilot, case_id: str) -> None:
     await pilot.pause()
 
 
+def screen_text(app) -> str:
+    """Every character currently painted on the terminal (the same render export_screenshot uses)."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
 def plain(widget) -> str:
     """The text a Static currently shows."""
     return str(widget.render())

@@ -21,7 +21,7 @@ from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
-from tests.helpers.tui_fixtures import SIZE, Gate, type_at_once, wait_until
+from tests.helpers.tui_fixtures import SIZE, Gate, screen_text, type_at_once, wait_until
 
 AGENT = """\
 import os
@@ -91,11 +91,6 @@ def eval_judged(root: Path, judge_server, cid: str, runs: int) -> dict[str, tupl
         (entry,) = check["judge"]["items"]
         judged[check["judge"]["artifact_excerpt"]] = (entry["verdict"], entry["reason"])
     return judged
-
-
-def screen_text(app) -> str:
-    """Every character currently painted on the terminal (the same render export_screenshot uses)."""
-    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
 
 
 def kappa_2x2(pairs: list[tuple[str, str]]) -> float:

@@ -12,7 +12,16 @@ from scarbook.cli import main
 from scarbook.run.session import Preparation, SessionPlan
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
-from tests.helpers.tui_fixtures import SIZE, fast_demo, library_loaded, project_root, type_text, wait_until  # noqa: F401
+from tests.helpers.tui_fixtures import (  # noqa: F401
+    SIZE,
+    add_judged_case,
+    fast_demo,
+    library_loaded,
+    project_root,
+    screen_text,
+    type_text,
+    wait_until,
+)
 
 
 def cli_plan(root, monkeypatch, *args: str) -> SessionPlan:
@@ -183,3 +192,24 @@ async def test_scarbook_yamls_judge_batch_is_set_aside_at_launch_as_the_live_scr
                      "online"]]
     plan = await tui_plan(project_root, monkeypatch, runs="20", concurrency="2", label="x", adaptive=False)
     assert not plan.judge_batch
+
+
+async def test_a_refusal_at_80x24_is_scrolled_into_view_with_its_fix(project_root) -> None:
+    """With three agents and a judged case without its key, the launch form at 80x24 holds more lines than its
+    pane: Run's refusal was written below the fold, its fix ("choose another label, e.g. latest-run") off screen
+    and nothing on screen moving. The form scrolls to it."""
+    add_judged_case(project_root)
+    config = project_root / "scarbook.yaml"
+    config.write_text(config.read_text() + "agents:\n  a: {type: demo}\n  b: {type: demo}\n  c: {type: demo}\n")
+    app = make_app(project_root, judge_env={})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await focus(pilot, "label")
+        await type_text(pilot, "latest")
+        await pilot.press("ctrl+r")
+        error = app.screen.query_one("#launch-error")
+        await wait_until(pilot, lambda: "latest-run" in str(error.render()), what="the refusal")
+        await wait_until(pilot, lambda: "another label, e.g. latest-run" in screen_text(app), what="its fix on screen")
+        assert isinstance(app.screen, LaunchScreen)

@@ -22,6 +22,7 @@ from tests.helpers.tui_fixtures import (
     project_root,  # noqa: F401
     python_agent_project,
     review_loaded,
+    screen_text,
     wait_until,
 )
 
@@ -29,11 +30,6 @@ pytestmark = pytest.mark.usefixtures("inprocess_demo")
 
 NARROW, WIDE = (80, 24), (200, 50)
 SIDS = ("20260101-090000-abcd", "20260102-090000-ef01")  # no labels: the ids are the names shown
-
-
-def screen_text(app) -> str:
-    """Every character painted on the terminal."""
-    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
 
 
 async def launch_runs(pilot, runs: str, adaptive: bool = False) -> None:

@@ -172,21 +172,27 @@ class LaunchScreen(HostModalScreen):
         name = (event.button.id or "").removeprefix("preset-")
         self.query_one("#runs", Input).value = str(self.app.project.config.presets[name])
 
+    def _refuse(self, message: str) -> None:
+        """Run's refusal, under the estimate at the form's foot: scrolled into view once it is laid out (at 80x24
+        with agents and a judged case the form is taller than its pane, and the fix was below the fold)."""
+        error = self.query_one("#launch-error", Static)
+        error.update(message)
+        self.call_after_refresh(error.scroll_visible, animate=False)
+
     @on(Button.Pressed, "#run")
     @on(Input.Submitted)
     def action_run(self) -> None:
         runs = self._runs()
         conc_text = self.query_one("#concurrency", Input).value
-        error = self.query_one("#launch-error", Static)
         if runs is None:
-            error.update("runs must be a positive number, e.g. 10")
+            self._refuse("runs must be a positive number, e.g. 10")
             return
         adaptive = self.query_one("#adaptive", Checkbox).value
         if adaptive and runs < MIN_ADAPTIVE_CAP:
-            error.update(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
+            self._refuse(f"adaptive needs a cap of at least {MIN_ADAPTIVE_CAP} runs per case")
             return
         if not conc_text.isdigit() or int(conc_text) < 1:
-            error.update("concurrency must be a positive number, e.g. 4")
+            self._refuse("concurrency must be a positive number, e.g. 4")
             return
         cases = self.chosen_cases()
         agents = self.chosen_agents()
@@ -199,7 +205,7 @@ class LaunchScreen(HostModalScreen):
         try:
             planned = plan_eval(request)
         except ScarbookError as exc:
-            error.update(str(exc))
+            self._refuse(str(exc))
             return
         self.app.post_message(StartSession(planned.plan, "ray" if self.query_one("#ray", Checkbox).value else "local",
                                            tuple(planned.notes)))
