@@ -1,11 +1,12 @@
 """The checks load makes on a case's folders (cases/io.py's load_case): seed/ and scar/ are real folders whose
 links stay inside (seed/'s inside seed/, scar/'s inside the case) — and, in seed/, lead to something that
-exists — and seed/ holds no FIFO, socket or device and no folders deeper than a run walks, all seen in one walk
+exists, not round a loop of links or of folders — and seed/ holds no FIFO, socket or device and no folders deeper than a run walks, all seen in one walk
 of each folder; an inline seed fits beside seed/. Each is refused as a CaseError naming the entry and the fix:
 seeding copies seed/ into every workspace, so what it cannot copy would make every run an error."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -70,6 +71,7 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
     something that exists."""
     real_within = ""  # resolved at the first link met (most seeds hold none)
     place = "the seed folder" if name == "seed" else "the case folder"
+    folder_links = False  # seed/ holds a link to a folder: seeding follows it, so it may lead round in a loop
     try:
         for dirpath, dirnames, filenames in _walk(sub, seed=name == "seed"):
             if name == "seed" and dirnames:
@@ -79,14 +81,68 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
                 if os.path.islink(p):
                     real_within = real_within or os.path.realpath(within)
                     target = os.path.realpath(p)
-                    if not target.startswith(real_within + os.sep):
+                    # (a link to seed/ itself stays in: the loop it makes is named below)
+                    if not target.startswith(real_within + os.sep) and (name != "seed" or target != real_within):
                         raise CaseError(Path(p), f"{name} file is a symlink that leads out of {place} (to {target})",
                                         fix=f"copy the file into {name}/ instead of linking it")
-                    if name == "seed" and not os.path.exists(target):  # seeding follows it: every run an error
-                        raise CaseError(Path(p), f"seed file is a symlink to {target}, which does not exist: no "
-                                        "run can seed it", fix="point the link at a file in seed/, or remove it")
+                    if name == "seed":  # seeding follows it: every run an error
+                        folder_links = _refuse_unseedable_link(sub, p, target) or folder_links
+        if folder_links:
+            _refuse_folder_loops(sub)
     except RecursionError:
         raise CaseError(sub, f"{name}/ is nested too deeply to read", fix="flatten the folder") from None
+
+
+def _refuse_unseedable_link(seed: Path, link: str, target: str) -> bool:
+    """A link in seed/ must lead to a file or a folder: not to nothing, not round a loop of links (which the
+    system gives up on: ELOOP). True when it leads to a folder."""
+    try:
+        return stat.S_ISDIR(os.stat(link).st_mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CaseError(Path(link), f"seed file is a symlink loop ({_link_chain(seed, link)}): it never leads "
+                            "to a file, so no run can seed it", fix="point the link at a file in seed/, or remove "
+                            "it") from None
+    raise CaseError(Path(link), f"seed file is a symlink to {target}, which does not exist: no run can seed it",
+                    fix="point the link at a file in seed/, or remove it")
+
+
+def _link_chain(seed: Path, link: str) -> str:
+    """The links `link` leads through until one comes round again, relative to seed/'s case: a → b → a."""
+    seen: list[str] = []
+    at = os.path.normpath(link)
+    while os.path.islink(at) and at not in seen and len(seen) < 40:
+        seen.append(at)
+        at = os.path.normpath(os.path.join(os.path.dirname(at), os.readlink(at)))
+    return " → ".join(os.path.relpath(p, seed.parent) for p in (*seen, at))
+
+
+def _refuse_folder_loops(seed: Path) -> None:
+    """Seeding follows links to folders (as a copy does): one that leads to a folder it is in (seed/d/up -> ..),
+    or two that lead to each other's folders, would be followed round forever — every run an error ('Too many
+    levels of symbolic links'). Walked as seeding walks, only when seed/ holds a link to a folder."""
+    def visit(folder: str, above: frozenset[str]) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)  # (the same loop named on every filesystem)
+        except OSError:
+            return
+        for e in entries:
+            try:
+                if not e.is_dir():  # (follows a link, as seeding does)
+                    continue
+            except OSError:
+                continue
+            real = os.path.realpath(e.path)
+            if real in above:
+                where = Path(os.path.realpath(folder), e.name)  # the link itself, where it is in seed/
+                raise CaseError(where, f"seed folder is a symlink loop: it leads back to {real}, a folder seeding "
+                                "reaches it through, so seeding (which follows links) would copy that folder into "
+                                "itself without end",
+                                fix="remove the link, or put the files it should seed in seed/")
+            visit(e.path, above | {real})
+
+    visit(os.fspath(seed), frozenset({os.path.realpath(seed)}))
 
 
 def _walk(top: str | Path, *, seed: bool) -> Iterator[tuple[str, list[str], list[str]]]:

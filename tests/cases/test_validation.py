@@ -154,6 +154,37 @@ def test_a_seed_link_to_a_missing_file_is_refused_at_load(project) -> None:
     assert project.cli("list").exit_code == 0
 
 
+FOLDER_LOOP = ("seed folder is a symlink loop: it leads back to {real}, a folder seeding reaches it through, so "
+               "seeding (which follows links) would copy that folder into itself without end — remove the link, or "
+               "put the files it should seed in seed/")
+
+
+@pytest.mark.parametrize("links, named, message", [
+    # a link to itself, and two links to each other: the system gives up following them (ELOOP)
+    ({"docs/b.md": "b.md"}, "docs/b.md", "seed file is a symlink loop (seed/docs/b.md → seed/docs/b.md): it never "
+                                         "leads to a file, so no run can seed it — point the link at a file in "
+                                         "seed/, or remove it"),
+    ({"docs/b.md": "c.md", "docs/c.md": "b.md"}, "docs/b.md",
+     "seed file is a symlink loop (seed/docs/b.md → seed/docs/c.md → seed/docs/b.md): it never leads to a file, so no "
+     "run can seed it — point the link at a file in seed/, or remove it"),
+    # a folder's link to a folder it is in, and two folders' links to each other: seeding follows them round
+    ({"docs/up": ".."}, "docs/up", FOLDER_LOOP.format(real="{seed}")),
+    ({"docs/deeper/up": ".."}, "docs/deeper/up", FOLDER_LOOP.format(real="{seed}/docs")),
+    ({"docs/to-x": "../x", "x/to-docs": "../docs"}, "x/to-docs", FOLDER_LOOP.format(real="{seed}/docs")),
+], ids=["itself", "two-files", "to-seed", "to-its-folder", "two-folders"])
+def test_a_symlink_loop_in_seed_is_refused_at_load_as_one(project, links, named, message) -> None:
+    """A seed link that leads round a loop was called a link to something 'which does not exist'; a folder link that
+    leads back to a folder above it loaded, and every run's seeding was an error ('Too many levels of symbolic
+    links: …/docs/deeper/up/deeper/up/…'), exit 3."""
+    project.case("good", GOOD)
+    path = project.case("bad", GOOD.replace("good", "bad"), {"ok.txt": "ok", "docs/a.md": "a", "x/k.txt": "k"})
+    seed = path.parent / "seed"
+    for rel, target in links.items():
+        (seed / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, seed / rel)
+    _refused_at_load(project, f"invalid case: {seed / named}: {message.format(seed=seed.resolve())}")
+
+
 # (scarbook.yaml text, line, message)
 BAD_CONFIGS = [
     pytest.param("agent: {type: command, argv: [./agent], max_output_bytes: lots}\n", 1,
