@@ -54,7 +54,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                                "SESSION latest` then shows what the rubric or judge change did)."),
     "rubric": ("rubric_cmd", "Draft a case's rubric from its incident (draft), and see what each item does across "
                              "history: figures and flags per item (stats)."),
-    "resume": ("resume_cmd", "Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it."),
+    "resume": ("resume_cmd", "Finish a session (id, label, `latest`) that stopped short, under its own id."),
 }
 
 

@@ -1,5 +1,6 @@
-"""`scarbook eval` once its plan is made (cli/eval_cmd.py): prepare the session, drive it with progress
-lines and signals (cli/drive.py), report it (session/report.py) and print the outcome (cli/outcome.py).
+"""`scarbook eval` once its plan is made (cli/eval_cmd.py), and `scarbook resume` of a session that stopped
+short (session/resume.py): prepare the session, drive it with progress lines and signals (cli/drive.py),
+report it (session/report.py) and print the outcome (cli/outcome.py).
 Its own module so that `scarbook eval --dry-run` never loads the runner, the judge or the reports."""
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
     info = finished.session
     if info.state == SessionState.JUDGING:  # the summary says it too; stderr for a CI log's reader
         say(f"scarbook: {info.note} (exit 3: no verdict until then)", err=True)
-    outcome = report_session(site, info, finished.runs, {c.id: c for c in plan.cases}, prep.calibration,
+    # a resumed session is reported on every run it holds, the ones kept and the ones run now
+    runs = finished.runs if plan.resumed is None else list(site.history.runs(info.id, info=info))
+    outcome = report_session(site, info, runs, {c.id: c for c in plan.cases}, prep.calibration,
                              policy=plan.gate, baseline=planned.baseline)
     return say_outcome(site, outcome, info, planned.shard, ReportPaths.given(json=json_path, junit=junit_path))

@@ -1,24 +1,31 @@
-"""`scarbook resume SESSION`: collect a --judge-batch session's verdicts and finish it (issue 27).
+"""`scarbook resume SESSION`: finish a session that stopped short.
 
-The session waits in state `judging` when scarbook was killed, stopped (Ctrl-C) or could not reach the
-API between submitting the judge's batch and reading its results. Resume polls the recorded batch
-until it ends, grades the waiting runs as the eval would have, finishes the session and writes the
-reports the eval was asked for (its --json / --junit), with the eval's exit code.
+A session killed (interrupted: kill -9, a reboot, Ctrl-C twice) or cancelled (Ctrl-C) keeps every finished run;
+resume runs exactly the runs it is missing under its own id, with its agent(s), isolation, judge and gate as it
+recorded them (session/resume.py plans it, or says what changed and the fix), then finishes it as eval would
+(cli/eval_run.py: the same pipeline, gate, reports and exit code).
+
+A --judge-batch session waits in state `judging` when scarbook was killed, stopped (Ctrl-C) or could not reach
+the API between submitting the judge's batch and reading its results (issue 27). Resume polls the recorded batch
+until it ends, grades the waiting runs as the eval would have, finishes the session and writes the reports the
+eval was asked for (its --json / --junit), with the eval's exit code.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from scarbook.cli.common import examples, friendly_errors, get_project, say, warn
+from scarbook.cli.common import examples, friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
-from scarbook.errors import AbortSession, ScarbookError
+from scarbook.errors import AbortSession
 from scarbook.history.baseline import load_against
 from scarbook.judge.cache import FOLDER, VerdictCache
-from scarbook.models import SessionState
+from scarbook.models import SessionInfo, SessionState
 from scarbook.reports.write import ReportPaths
 from scarbook.run.attempts import one_line, write_traceback
 from scarbook.run.causes import all_patterns, project_patterns
@@ -28,25 +35,61 @@ from scarbook.run.plan import SessionSite
 from scarbook.session.prepare import read_calibration
 from scarbook.session.report import report_session
 
+if TYPE_CHECKING:
+    from scarbook.project import Project
 
-@click.command("resume", epilog=examples("scarbook resume", "scarbook resume prompt-v2"))
+@click.command("resume", epilog=examples("scarbook resume", "scarbook resume prompt-v2 -j 4 --json report.json"))
 @click.argument("session", default="latest")
+@click.option("-j", "--concurrency", type=click.IntRange(1), default=None,
+              help="Runs at once, for the missing runs (default from scarbook.yaml).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context
 @friendly_errors
-def resume_command(ctx: click.Context, session: str, quiet: bool) -> None:
-    """Collect the judge's batch of a --judge-batch session (id, label, `latest`) and finish it.
+def resume_command(ctx: click.Context, session: str, concurrency: int | None, json_path: str | None,
+                   junit_path: str | None, quiet: bool) -> None:
+    """Finish a session (id, label, `latest`) that stopped short, under its own id.
 
-    Polls the batch until it ends (every judge.batch_poll_s seconds), grades the runs that waited,
-    writes the reports the eval was asked for (--json, --junit), compares with what its --against
-    named, and exits as the eval would have (0, 1 or 3). A session that is not judging has nothing
-    to resume."""
+    Interrupted (its scarbook was killed) or cancelled (Ctrl-C): runs exactly the runs it is missing, with the
+    agent(s), isolation, judge and gate it recorded, then gates, reports and exits as `scarbook eval` would (0, 1
+    or 3). Refused (exit 2), saying what changed and the fix, when a case changed or was deleted since it started,
+    scarbook.yaml's agent or judge changed, or the session is still running or already finished. Ctrl-C keeps
+    every finished run: resume again later.
+
+    Judging (--judge-batch): polls the batch until it ends (every judge.batch_poll_s seconds), grades the runs that
+    waited, writes the reports the eval was asked for (--json, --junit), compares with what its --against named,
+    and exits as the eval would have."""
     project = get_project(ctx)
+    info = project.history.resolve(session)
+    if info.state == SessionState.JUDGING:
+        _collect_batch(ctx, project, info, quiet)
+    else:
+        _run_missing(ctx, project, info, quiet, concurrency, json_path, junit_path)
+
+
+def _run_missing(ctx: click.Context, project: Project, info: SessionInfo, quiet: bool, concurrency: int | None,
+                 json_path: str | None, junit_path: str | None) -> None:
+    """An interrupted or cancelled session: its missing runs through eval's pipeline, under its id."""
+    from scarbook.cli.eval_run import run_planned  # the session's machinery: loaded when a session runs
+    from scarbook.session.resume import missing_line, plan_resume
+
+    found = project.load_cases()
+    report_case_problems(found.problems)
+    reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}
+    planned = plan_resume(SessionSite.of(project), found, info, concurrency=concurrency, reports=reports)
+    try:
+        if not quiet:
+            say(missing_line(planned.plan), err=True)
+        code = run_planned(planned, quiet=quiet, executor_kind=None, json_path=json_path, junit_path=junit_path)
+    finally:
+        project.history.let_go(info.id)  # (a session that ran was let go as it finished)
+    ctx.exit(code)
+
+
+def _collect_batch(ctx: click.Context, project: Project, info: SessionInfo, quiet: bool) -> None:
+    """A judging session: its judge's batch collected, the session finished."""
     history = project.history
-    info = history.resolve(session)
-    if info.state != SessionState.JUDGING:
-        raise ScarbookError(f"session {info.id} is {info.state!r}, not judging: it has no judge batch to collect "
-                            "(only a session run with --judge-batch waits for one)")
     # loaded here: both import the SDK, which a CLI start must not wait for (issue 26.13)
     from scarbook.judge.judge import Judge
     from scarbook.run import batch_session as batch

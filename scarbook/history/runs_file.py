@@ -171,5 +171,23 @@ def replace_lines(path: Path, session_id: str, by_k: dict[int, dict[str, Any]]) 
     atomic_write_bytes(path, b"\n".join(out))
 
 
+def mend_tail(path: Path) -> bool:
+    """A runs file whose last line has no newline: a whole run gets its newline, a half-written one (cut by a
+    crash) is cut off, so the next append starts a line of its own. Whether anything changed."""
+    with open(path, "r+b") as fh:
+        data = fh.read()
+        if not data or data.endswith(b"\n"):
+            return False
+        start = data.rfind(b"\n") + 1
+        _, why = _parse_line(data[start:])
+        if why is None:
+            fh.write(b"\n")
+        else:
+            fh.truncate(start)
+    if start == 0 and why is not None:  # its one line was cut: no run, and an empty file reads as damaged
+        path.unlink()
+    return True
+
+
 def open_runs(path: Path) -> RunsDB:
     return RunsDB(str(path), storage=RunsStorage)

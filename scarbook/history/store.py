@@ -42,7 +42,7 @@ from scarbook.history.records import (
     short_message,
     sort_runs,
 )
-from scarbook.history.runs_file import SUFFIX, RunsDB, open_runs, replace_lines
+from scarbook.history.runs_file import SUFFIX, RunsDB, mend_tail, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.models.words import SELECTORS, SessionState
 from scarbook.text import clean_record_text
@@ -143,17 +143,38 @@ class History:
         """Write the session record of a session this process holds (its state, its batch)."""
         self._write_session(info)
 
-    def hold_session(self, info: SessionInfo) -> None:
+    def hold_session(self, info: SessionInfo, held: str = "it collects the verdicts itself") -> None:
         """Take over a recorded session to finish it (`scarbook resume`): its lock, as start_session
-        holds it; a HistoryError when another live scarbook holds it."""
+        holds it; a HistoryError when another live scarbook holds it (`held`: what that one does)."""
         folder = self.dir / info.id
         lock = FileLock(str(folder / ".lock"), timeout=0)
         try:
             lock.acquire()
         except Timeout:
             raise HistoryError(f"session {info.id} is held by another scarbook that is still running "
-                               "(it collects the verdicts itself): wait for it, or stop it first") from None
+                               f"({held}): wait for it, or stop it first") from None
         self._locks[info.id] = lock
+
+    def let_go(self, sid: str) -> None:
+        """Release a session this process holds without writing it (a resume that did not start)."""
+        lock = self._locks.pop(sid, None)
+        if lock is not None:
+            lock.release()
+
+    def resume_session(self, info: SessionInfo, held: dict[str, list[int]]) -> None:
+        """A held session runs again (`scarbook resume`): written as `info` says, the runs k it holds of each
+        case counted with those recorded now when it ends (SessionInfo.recorded)."""
+        if info.id not in self._locks:
+            self.hold_session(info, "it resumes the session itself")
+        self._recorded[info.id] = {cid: set(ks) for cid, ks in held.items()}
+        self._write_session(info)
+
+    def mend_cut_runs(self, sid: str) -> list[str]:
+        """A session this process holds, before runs are added to it: each runs file whose last line a crash
+        cut short ends at its last whole run again (the cut line is no run; an append after it would be
+        glued to it). The files mended, by name."""
+        assert sid in self._locks, "mend only a session this process holds"
+        return [path.name for path in sorted((self.dir / sid).glob(f"runs-*{SUFFIX}")) if mend_tail(path)]
 
     def replace_runs(self, sid: str, case_id: str, runs: list[RunRecord]) -> None:
         """Put `runs` in place of the lines of the same k in the session's runs file of `case_id` (a

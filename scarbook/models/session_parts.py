@@ -217,9 +217,15 @@ class GateRecord(SessionPart):
     # a session of several agents (`eval --agents`): gate.compare as it stood, {baseline, margin}; None without
     compare: Mapping[str, Any] | None = None
     calibration: Mapping[str, Any] | None = None
+    # --runs auto: "sequential", and each case's threshold its rule decided against (`scarbook resume` goes
+    # on with the same rule, or refuses when a threshold moved); None / {} for a fixed N (left out of the file)
+    rule: str | None = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def _read(cls, key: str, value: Any) -> Any:
+        if key == "thresholds":
+            return dict(value) if isinstance(value, Mapping) else {}
         if key == "looks":
             return _looks(value)
         if key == "judge_rates":

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from scarbook.agents.named import NamedAgent
     from scarbook.config import Config, GatePolicy
     from scarbook.history.store import History
-    from scarbook.models import Case
+    from scarbook.models import Case, RunRecord, SessionInfo
     from scarbook.models.session_parts import RerunLink
     from scarbook.project import Project
     from scarbook.record.settings import RecordSettings
@@ -50,6 +50,18 @@ class SessionSite(ConfigFolders):
         from scarbook.history.store import History  # (tinydb, filelock: only when history is read)
 
         return History(self.workspaces_dir)
+
+
+SEQUENTIAL = "sequential"  # GateRecord.rule of a --runs auto session
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """`scarbook resume` of a session that stopped short (session/resume.py): its record as read, and the runs
+    it holds of each case (k -> run), which the runner takes up before it runs the missing ones."""
+
+    info: SessionInfo
+    held: Mapping[str, Mapping[int, RunRecord]]
 
 
 @dataclass
@@ -85,3 +97,4 @@ class SessionPlan:
     # one session, every case `runs` times per agent in blocks (run/blocks.py), the first the baseline;
     # one: that agent alone (the TUI's launch)
     agents: list[NamedAgent] = field(default_factory=list)
+    resumed: Resumed | None = None  # `scarbook resume`: the session taken up, under its own id (jobs: what it misses)

@@ -21,7 +21,7 @@ import json
 import subprocess
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -44,6 +44,7 @@ from scarbook.run.causes import all_patterns, is_infra, project_patterns
 from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.gate import adaptive_words, calibration_record, corrected_evidence
+from scarbook.run.plan import SEQUENTIAL, Resumed
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
@@ -252,12 +253,30 @@ def open_session(ready: ReadySession, executor: RunPlace | None, revision: str |
                        shard=shard.header() if shard else None,
                        gate=GateRecord(**ready.gate.to_dict(), looks=tuple(ready.looks),
                                        judge_rates={c: list(r) for c, r in ready.judge_rates.items()},
-                                       calibration=calibration_record(ready.calibration, [c.id for c in plan.cases])),
+                                       calibration=calibration_record(ready.calibration, [c.id for c in plan.cases]),
+                                       **_rule_record(ready)),
                        rerun_of=plan.rerun_of, executor=executor or RunPlace(ExecutorType.LOCAL),
                        isolation=ready.isolation,
                        agents=([one.entry(ready.agents[one.name].label) for one in plan.agents] if ready.compared
                                else list(ready.recorded_agents)))
     history.start_session(info)
+    return info
+
+
+def _rule_record(ready: ReadySession) -> dict:
+    """--runs auto: its rule and the threshold of each case it decides against, recorded so `scarbook resume`
+    goes on with the same rule (nothing for a fixed N)."""
+    if ready.decide is None:
+        return {}
+    cfg = ready.site.config
+    return {"rule": SEQUENTIAL, "thresholds": {c.id: effective_threshold(c, cfg.threshold) for c in ready.plan.cases}}
+
+
+def resume_session(ready: ReadySession, resumed: Resumed) -> SessionInfo:
+    """`scarbook resume`: the session it takes up running again under its own id and record (its start, agents,
+    isolation, gate as recorded), the runs it holds counted with those it records now."""
+    info = replace(resumed.info, state=SessionState.RUNNING, finished_at=None, note="")
+    ready.site.history.resume_session(info, {cid: list(runs) for cid, runs in resumed.held.items()})
     return info
 
 
@@ -269,7 +288,9 @@ class _SessionRun:
         site, plan, judge = ready.site, ready.plan, ready.judge
         cfg = site.config
         self.ready, self.control, self.history = ready, control, site.history
-        self.info = open_session(ready, executor.where() if executor is not None else None, revision)
+        resumed = plan.resumed
+        self.info = (resume_session(ready, resumed) if resumed is not None else
+                     open_session(ready, executor.where() if executor is not None else None, revision))
         sid = self.info.id
         cases, shard, looks, names = plan.cases, plan.shard, ready.looks, ready.agent_names
         runs = runs_of_blocks(looks[-1], names)
@@ -287,6 +308,8 @@ class _SessionRun:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.schedule.looked = lambda open_cases, to, planned: self.queue.put_nowait(
             LookMade(sid, planned, open_cases, to))
+        if resumed is not None:
+            self.take_up(resumed)
         self.ctx = RunContext(sid, str(site.workspaces_dir / sid), cfg.timeout_s, plan.timeout_s,
                               judge.settings.max_artifact_bytes if judge is not None else None, plan.judge_skipped_why,
                               prices=cfg.judge.prices, project_tag=project_tag(site.root),
@@ -304,6 +327,16 @@ class _SessionRun:
 
             self.attempts.recorder = Recorder(ready.record, ready.replay)
             self.attempts.price = cfg.judge.price_usage
+
+    def take_up(self, resumed: Resumed) -> None:
+        """`scarbook resume`: each case starts from the runs the session holds, as if they had just run (the
+        looks and --runs auto's rule read them first, in k order), and runs only those it is missing."""
+        for st in self.schedule.cases:
+            held = resumed.held.get(st.case.id, {})
+            st.launched, st.results, st.started = sorted(held), dict(held), len(held)
+            self.decide(st)
+            if st.decided is not None:
+                st.todo.clear()
 
     # -- while it runs ---------------------------------------------------------------------------
     def launch(self) -> asyncio.Future:

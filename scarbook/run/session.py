@@ -198,6 +198,8 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
         from scarbook.stats.sequential import make_decider
 
         rates = judge_rates(judge_error, plan.cases) if judge is not None else {}
+        if plan.resumed is not None and plan.resumed.info.gate is not None:  # the rule goes on as it began
+            rates = {c: (float(r[0]), float(r[1])) for c, r in plan.resumed.info.gate.judge_rates.items()}
         try:
             decide = make_decider(plan.cases, site.config.threshold, plan.runs, rates)
         except ValueError as exc:

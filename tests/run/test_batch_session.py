@@ -189,7 +189,7 @@ def test_a_batch_session_survives_kill_9_between_submit_and_collect(project, jud
     assert History(project / "workspaces").read_session(sid).state == "finished"
     again = scarbook(project, "resume", sid)
     assert again.exit_code == 2
-    assert f"session {sid} is 'finished', not judging: it has no judge batch to collect" in again.output
+    assert f"session {sid} already finished: it misses no runs" in again.output
 
 
 def _judging_session(project: Path, judge_server, runs: int = 2, label: str = "", cases: tuple[str, ...] = ()):
@@ -558,9 +558,9 @@ def test_a_batch_create_answered_with_the_wrong_shape_is_one_clear_line_and_the_
     assert [(r.status, r.cause.kind) for r in runs] == [("error", "judge")] * 3
     assert {r.checks[-1].detail for r in runs} == {why}
     resumed = scarbook(project, "resume")  # nothing waits: said, not a traceback
-    assert (resumed.exit_code, resumed.output) == (2, f"scarbook: session {info.id} is 'finished', not judging: it has "
-                                                      "no judge batch to collect (only a session run with --judge-batch "
-                                                      "waits for one)\n")
+    assert (resumed.exit_code, resumed.output) == (2, f"scarbook: session {info.id} already finished: it misses no "
+                                                      f"runs — see `scarbook report {info.id}`, or run `scarbook eval` "
+                                                      "afresh\n")
 
 
 def test_resume_meeting_the_wrong_shape_ends_the_session_with_its_reason(project, judge_server):
