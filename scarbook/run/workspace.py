@@ -268,11 +268,16 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     decides (rewriting a file with the same bytes is not a modification). Everything goes through
     scarbook.fs.safefs: a link is never followed and only a regular file is ever opened (a seeded file
     the agent replaced with a named pipe is modified, not a read that blocks forever). Folders
-    nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. Blocking file work: call it off the
-    event loop."""
+    nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. A workspace the agent closed to its owner
+    (chmod 0 .) is opened again (`_take_back`). Blocking file work: call it off the event loop."""
     if before.folder is not None:  # (a workspace the agent deleted: all deleted)
         _same_folder(before, root, gone_ok=True)  # else the diff, the checks and the judge would read elsewhere
-    now = safefs.walk(root, look=before.files.__contains__)
+    try:
+        now = safefs.walk(root, look=before.files.__contains__)
+    except PermissionError:
+        if not _take_back(before, root):
+            raise
+        now = safefs.walk(root, look=before.files.__contains__)
     diff = WorkspaceDiff()
     for rel, st in sorted(now.items()):
         if rel not in before.files:
@@ -287,6 +292,30 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
             diff.modified.append(rel)
     diff.deleted = sorted(rel for rel in before.files if rel not in now)
     return diff
+
+
+def _take_back(before: Snapshot, root: Path) -> bool:
+    """Give scarbook's user read, write and search on the run's folder again, which the agent took away (it
+    owns the folder too: chmod 0 ., unconfined or sandboxed). Only that folder — the one scarbook made, by
+    its inode, reached without following a link (an O_PATH fd, changed through /proc/self/fd: Linux) — and
+    only when this user owns it. Else the diff failed for the machine's reasons ('infra', the run retried)
+    where the agent made it fail. True when the bits were given back."""
+    if before.folder is None or not hasattr(os, "O_PATH"):
+        return False
+    try:
+        fd = os.open(root, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != before.folder or st.st_uid != os.geteuid() or st.st_mode & 0o700 == 0o700:
+            return False
+        os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) | 0o700)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _digest_inside(root: Path, rel: str) -> str | None:

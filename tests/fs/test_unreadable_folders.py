@@ -9,15 +9,13 @@ holds no DAC override (setpriv drops it when the tests run as root)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.hostile_project import inline_agent
+from tests.helpers.hostile_project import eval_bound_by_file_bits, inline_agent, without_dac_override
 
 AGENT = """
 import os
@@ -33,23 +31,11 @@ else:  # a seeded file changed, its folder then closed the same way
 """
 
 
-def _without_dac_override(argv: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return argv
-    if sys.platform != "linux" or shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: no way to run scarbook without CAP_DAC_OVERRIDE")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *argv]
-
-
 @pytest.mark.parametrize("isolation", ["none", "sandbox"])
 def test_a_folder_scarbook_cannot_enter_is_a_change_not_a_hiding_place_or_an_error(project, isolation) -> None:
     inline_agent(project, AGENT, isolation, "  - {type: only_changed, paths: [out.txt]}\n",
                  seed={"src/a.py": "print(1)\n"}, extra="retry_infra: 0\nconcurrency: 1\n")
-    report = project.root / "report.json"
-    argv = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "eval",
-            "--runs", "2", "-q", "--json", str(report)]
-    done = subprocess.run(_without_dac_override(argv), capture_output=True, text=True, timeout=120)
-    runs = sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
+    done, runs = eval_bound_by_file_bits(project, 2)
     assert [(r["status"], r["reason"]) for r in runs] == [
         ("fail", "check 1 (only_changed): changed outside the allowed list: created d/sub"),
         ("fail", "check 1 (only_changed): changed outside the allowed list: modified src/a.py"),
@@ -81,7 +67,7 @@ def test_walk_lists_what_it_cannot_enter_or_stat_as_entries(tmp_path, mode) -> N
     (tmp_path / "d").chmod(0o400)  # listed, not entered: its names, none of their stats
     (tmp_path / "shut").chmod(0)  # neither
     try:
-        done = subprocess.run(_without_dac_override([sys.executable, "-c", WALK, str(tmp_path), mode]),
+        done = subprocess.run(without_dac_override([sys.executable, "-c", WALK, str(tmp_path), mode]),
                               capture_output=True, text=True, timeout=60)
     finally:
         (tmp_path / "d").chmod(0o755)

@@ -9,11 +9,16 @@ kept artifacts), judged by the loopback Messages-API server (tests/helpers/judge
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, ScriptedReply, tool_reply
 
@@ -65,3 +70,23 @@ def inline_agent(project, code: str, isolation: str, checks: str, *, seed: dict[
     project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', code])}}}\n"
                    f"timeout_s: 20\nisolation: {isolation}\n{extra}")
     project.case("c", f"id: c\ntask: t\nchecks:\n{checks}", seed)
+
+
+def without_dac_override(argv: list[str]) -> list[str]:
+    """`argv` run as a scarbook on CI runs: a user the file bits bind (when the tests run as root, setpriv drops
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH; without setpriv the test is skipped)."""
+    if os.geteuid() != 0:
+        return argv
+    if sys.platform != "linux" or shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: no way to run scarbook without CAP_DAC_OVERRIDE")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *argv]
+
+
+def eval_bound_by_file_bits(project, runs: int) -> tuple[Any, list[dict[str, Any]]]:
+    """`scarbook eval --runs RUNS` of `project` in a process the file bits bind (without_dac_override): the
+    finished process and the JSON report's runs in k order."""
+    report = project.root / "report.json"
+    argv = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "eval",
+            "--runs", str(runs), "-q", "--json", str(report)]
+    done = subprocess.run(without_dac_override(argv), capture_output=True, text=True, timeout=120)
+    return done, sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
