@@ -277,3 +277,30 @@ def test_a_session_of_two_agents_resumed_runs_each_agents_missing_runs(project, 
     assert {r.k: r.agent for r in read} == before and len(before) == 12  # each run k by the agent its block drew
     assert json.loads((tmp_path / "resumed.json").read_text())["cases"] == \
         json.loads((tmp_path / "whole.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("kept", [3, 7])
+def test_an_undecided_more_session_resumed_looks_as_it_would_have(project, tmp_path: Path, kept: int) -> None:
+    go = project.root / "go"
+    make_project(project, go)
+    go.touch()
+    (project.root / "go2").touch()
+    project.case("broken", "id: broken\ntask: t\nchecks: [{type: contains, path: tmp.txt, text: never}]\n")
+    text = (project.root / "scarbook.yaml").read_text().replace("gate: {mode: point}", "gate: {mode: evidence}")
+    (project.root / "scarbook.yaml").write_text(text)
+    args = ("--runs", "5", "--max-runs", "20", "--undecided", "more", "-q")
+    whole = project.cli("eval", *args, "--json", str(tmp_path / "whole.json"))
+    assert gate_of(tmp_path / "whole.json") == {  # broken decided at the first look, the others at the last
+        "broken": (0, 5, 0, "below"), "flaky": (14, 6, 0, "undecided"), "steady": (20, 0, 0, "above")}
+    (folder,) = (project.workspaces / "history").iterdir()
+    doc = json.loads((folder / "session.json").read_text())
+    (row,) = doc["session"].values()
+    row["state"], row["finished_at"] = "running", None
+    row.pop("recorded")
+    (folder / "session.json").write_text(json.dumps(doc))
+    for runs in folder.glob("runs-*.jsonl"):
+        runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
+                                if json.loads(line)["k"] <= kept))
+    resumed = project.cli("resume", folder.name, "-q", "--json", str(tmp_path / "resumed.json"))
+    assert resumed.exit_code == whole.exit_code == 1, resumed.output
+    assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "whole.json")
