@@ -117,20 +117,28 @@ def test_ctrl_c_during_a_resume_keeps_its_runs_and_it_resumes_again(project) -> 
     assert sorted((r.case_id, r.k) for r in runs) == [(c, k) for c in ("flaky", "steady") for k in range(1, RUNS + 1)]
 
 
-def stopped_short(project, state: str = "running", keep: int = 1) -> str:
-    """An eval of the demo agent's case whose session.json says `state` (running with no lock: interrupted)
-    and whose runs file keeps only its first `keep` runs; its id."""
-    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
-    assert project.cli("eval", "-q", "--runs", "3").exit_code in (0, 1)
-    (folder,) = (project.workspaces / "history").iterdir()
+def as_stopped(folder: Path, kept: int, state: str = "running") -> dict:
+    """The session recorded in `folder` as if it had stopped after runs 1..kept of each case (the others never
+    recorded): session.json says `state` (running, with no live lock: interrupted) and holds no end; its gate."""
     doc = json.loads((folder / "session.json").read_text())
     (row,) = doc["session"].values()
     row["state"] = state
-    row.pop("recorded", None)
+    for key in ("recorded", "decisions"):
+        row.pop(key, None)
     row["finished_at"] = None if state == "running" else row["finished_at"]
     (folder / "session.json").write_text(json.dumps(doc))
-    runs = folder / "runs-c.jsonl"
-    runs.write_text("".join(runs.read_text().splitlines(keepends=True)[:keep]))
+    for runs in folder.glob("runs-*.jsonl"):
+        runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
+                                if json.loads(line)["k"] <= kept))
+    return row["gate"]
+
+
+def stopped_short(project, state: str = "running", keep: int = 1) -> str:
+    """An eval of the demo agent's case stopped (as_stopped) after its first `keep` runs; its id."""
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
+    assert project.cli("eval", "-q", "--runs", "3").exit_code in (0, 1)
+    (folder,) = (project.workspaces / "history").iterdir()
+    as_stopped(folder, keep, state)
     return folder.name
 
 
@@ -235,16 +243,7 @@ def test_a_runs_auto_session_resumed_goes_on_with_its_rule(project, tmp_path: Pa
     cases = ("fix-json-config", "rename-function")
     whole = project.cli("eval", *cases, "--runs", "auto", "-q", "--json", str(tmp_path / "whole.json"))
     (folder,) = (project.workspaces / "history").iterdir()
-    doc = json.loads((folder / "session.json").read_text())
-    (row,) = doc["session"].values()
-    assert row["gate"]["rule"] == "sequential"
-    for key in ("recorded", "decisions", "finished_at"):
-        row.pop(key, None)
-    row["state"] = "running"  # its scarbook killed after each case's first 5 runs
-    (folder / "session.json").write_text(json.dumps(doc))
-    for runs in folder.glob("runs-*.jsonl"):
-        runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
-                                if json.loads(line)["k"] <= 5))
+    assert as_stopped(folder, 5)["rule"] == "sequential"  # its scarbook killed after each case's first 5 runs
     resumed = project.cli("resume", folder.name, "-q", "--json", str(tmp_path / "resumed.json"))
     assert resumed.exit_code == whole.exit_code, resumed.output
     assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "whole.json")
@@ -263,14 +262,9 @@ def test_a_session_of_two_agents_resumed_runs_each_agents_missing_runs(project, 
     project.case("c", "id: c\ntask: t\nchecks: [{type: contains, path: out.txt, text: ok}]\n")
     whole = project.cli("eval", "--agents", "base,cand", "--runs", "6", "-q", "--json", str(tmp_path / "whole.json"))
     (folder,) = (project.workspaces / "history").iterdir()
-    doc = json.loads((folder / "session.json").read_text())
-    (row,) = doc["session"].values()
-    row["state"], row["finished_at"] = "running", None
-    row.pop("recorded")
-    (folder / "session.json").write_text(json.dumps(doc))
     runs = folder / "runs-c.jsonl"
     before = {json.loads(line)["k"]: json.loads(line)["agent"] for line in runs.read_text().splitlines()}
-    runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True) if json.loads(line)["k"] <= 5))
+    as_stopped(folder, 5)
     resumed = project.cli("resume", folder.name, "-q", "--json", str(tmp_path / "resumed.json"))
     assert resumed.exit_code == whole.exit_code, resumed.output
     read = History(project.workspaces).runs(folder.name)
@@ -293,14 +287,7 @@ def test_an_undecided_more_session_resumed_looks_as_it_would_have(project, tmp_p
     assert gate_of(tmp_path / "whole.json") == {  # broken decided at the first look, the others at the last
         "broken": (0, 5, 0, "below"), "flaky": (14, 6, 0, "undecided"), "steady": (20, 0, 0, "above")}
     (folder,) = (project.workspaces / "history").iterdir()
-    doc = json.loads((folder / "session.json").read_text())
-    (row,) = doc["session"].values()
-    row["state"], row["finished_at"] = "running", None
-    row.pop("recorded")
-    (folder / "session.json").write_text(json.dumps(doc))
-    for runs in folder.glob("runs-*.jsonl"):
-        runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
-                                if json.loads(line)["k"] <= kept))
+    as_stopped(folder, kept)
     resumed = project.cli("resume", folder.name, "-q", "--json", str(tmp_path / "resumed.json"))
     assert resumed.exit_code == whole.exit_code == 1, resumed.output
     assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "whole.json")
