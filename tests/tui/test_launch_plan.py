@@ -213,3 +213,30 @@ async def test_a_refusal_at_80x24_is_scrolled_into_view_with_its_fix(project_roo
         await wait_until(pilot, lambda: "latest-run" in str(error.render()), what="the refusal")
         await wait_until(pilot, lambda: "another label, e.g. latest-run" in screen_text(app), what="its fix on screen")
         assert isinstance(app.screen, LaunchScreen)
+
+
+async def test_presets_and_agents_wider_than_80_columns_are_reached_and_shown(project_root) -> None:
+    """Five presets and three agents with long names: their rows ran past the form's right edge at 80x24, so the
+    last preset and the last agent could be tabbed to and pressed while nothing of them was on screen. Each row
+    scrolls to the choice in focus."""
+    config = project_root / "scarbook.yaml"
+    text = config.read_text()
+    start = text.index("presets:")
+    end = text.index("stale_after_days:")
+    config.write_text(text[:start] + "presets: {nightly-regression: 50, weekly-full-sweep: 100, quick-smoke-check: 5, "
+                      "release-candidate: 200, prompt-change: 20}\n" + text[end:]
+                      + "agents:\n  baseline-claude-sonnet: {type: demo}\n  candidate-claude-opus-long: {type: demo}\n"
+                      "  another-candidate-agent: {type: demo}\n")
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        await focus(pilot, "preset-release-candidate")
+        await wait_until(pilot, lambda: "release-candidate 200" in screen_text(app), what="the preset on screen")
+        await pilot.press("enter")
+        assert app.screen.query_one("#runs", Input).value == "200"
+        await focus(pilot, "agent-another-candidate-agent")
+        await wait_until(pilot, lambda: "another-candidate-agent" in screen_text(app), what="the agent on screen")
+        await pilot.press("space")
+        assert app.screen.query_one("#agent-another-candidate-agent", Checkbox).value
