@@ -117,8 +117,12 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
     for n, item in enumerate(items, 1):
         say(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
                    f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
-        answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
-                              type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
+        try:
+            answer = click.prompt("PASS or FAIL? (p/f, s to skip, q to stop)",
+                                  type=click.Choice(["p", "f", "s", "q"], case_sensitive=False))
+        except click.Abort:  # Ctrl-C or the end of the input: as q — each label is stored as it is given
+            say(f"\nstopped at item {n} of {len(items)}: {plural(len(labels), 'label')} kept")
+            break
         if answer == "q":
             break
         if answer == "s":

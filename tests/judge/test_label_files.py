@@ -334,3 +334,18 @@ def test_a_sheet_saved_with_semicolons_or_tabs_is_read(project, sep):
     assert res.exit_code == 0, res.output
     assert res.output.startswith(f"imported 4 labels from {sheet}\n")
     assert [lab.human_verdict for lab in stored(project)] == ["FAIL"] * 4
+
+
+def test_grading_stopped_by_the_end_of_input_keeps_and_reports_the_labels_given(project):
+    """Ctrl-C or the end of the input in `scarbook calibrate` printed 'Aborted!' (exit 1): the labels given were
+    stored, but the user was told nothing of them and the calibration was not recorded. It stops as q does."""
+    res = CliRunner().invoke(main, ["-C", str(project), "calibrate", "--sample", "5"], input="p\nf\n")
+    assert res.exit_code == 0, res.output
+    assert "\nstopped at item 3 of 5: 2 labels kept\n" in res.output
+    assert "judge claude-sonnet-4-6" in res.output and "2 labels" in res.output
+    assert len(stored(project)) == 2
+    store = CalibrationStore(project / "workspaces" / "history" / "calibration.json")
+    try:
+        assert store.last_calibration()["n"] == 2
+    finally:
+        store.close()
