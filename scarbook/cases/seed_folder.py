@@ -82,7 +82,7 @@ def _refuse_links_out(sub: Path, within: Path, name: str) -> None:
                     real_within = real_within or os.path.realpath(within)
                     target = os.path.realpath(p)
                     # (a link to seed/ itself stays in: the loop it makes is named below)
-                    if not target.startswith(real_within + os.sep) and (name != "seed" or target != real_within):
+                    if not target.startswith(real_within + os.sep) and not (name == "seed" and target == real_within):
                         raise CaseError(Path(p), f"{name} file is a symlink that leads out of {place} (to {target})",
                                         fix=f"copy the file into {name}/ instead of linking it")
                     if name == "seed":  # seeding follows it: every run an error
