@@ -15,6 +15,7 @@ import pytest
 from filelock import FileLock
 
 from scarbook.history.store import History
+from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401  (the fixture)
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 
@@ -27,19 +28,24 @@ deadline = time.monotonic() + 60
 while ((k > 3 and not os.path.exists(sys.argv[1])) or (k > 5 and not os.path.exists(sys.argv[1] + "2"))) \\
         and time.monotonic() < deadline:
     time.sleep(0.05)
+open(os.path.join(os.path.dirname(sys.argv[1]), "ran"), "a").write(f"{k}\\n")  # outside its workspace
 open("tmp.txt", "w").write("bad\\n" if k % 3 == 0 else "ok\\n")
 print("done")
 """
 RUNS = 8
 
 
-def make_project(project, go: Path) -> None:
+def make_project(project, go: Path, judge_url: str | None = None) -> None:
+    """Two cases of AGENT: flaky (fails at every third run), steady (passes); with `judge_url`, steady's output
+    is graded by the judge there too (no verdict cache: every run's grading is a request)."""
     agent = project.root / "agent.py"
     agent.write_text(AGENT)
+    judge = f"judge: {{base_url: {judge_url}, cache: false, max_retries: 1}}\n" if judge_url else ""
     project.config(f"agent: {{type: command, argv: [{sys.executable}, {agent}, {go}]}}\nruns: {RUNS}\n"
-                   "concurrency: 2\nthreshold: 0.8\nisolation: none\n")
+                   f"concurrency: 2\nthreshold: 0.8\nisolation: none\n{judge}")
     project.case("flaky", "id: flaky\ntask: t\nchecks: [{type: contains, path: tmp.txt, text: ok}]\n")
-    project.case("steady", "id: steady\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
+    judged = ", {type: llm_judge, artifact: output, rubric: [the answer says it is done]}" if judge_url else ""
+    project.case("steady", f"id: steady\ntask: t\nchecks: [{{type: file_exists, path: tmp.txt}}{judged}]\n")
 
 
 def recorded(root: Path) -> int:
@@ -71,9 +77,12 @@ def killed_session(project) -> str:
 
 
 @pytest.mark.needs_proc
-def test_a_killed_session_resumed_runs_what_it_missed_and_gates_as_uninterrupted(project, tmp_path: Path) -> None:
+def test_a_killed_session_resumed_runs_what_it_missed_and_gates_as_uninterrupted(project, tmp_path: Path,
+                                                                                   judge_server, monkeypatch) -> None:
+    judge_server.default = tool_reply([("PASS", "it says done")])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-resume")
     go = project.root / "go"
-    make_project(project, go)
+    make_project(project, go, judge_server.url)
     sid = killed_session(project)
     go.touch()
     (project.root / "go2").touch()
@@ -85,11 +94,14 @@ def test_a_killed_session_resumed_runs_what_it_missed_and_gates_as_uninterrupted
     assert sorted((r.case_id, r.k) for r in runs) == [(c, k) for c in ("flaky", "steady") for k in range(1, RUNS + 1)]
     assert info.recorded == {"flaky": RUNS, "steady": RUNS}
     assert f"resuming session {sid}: 10 missing runs of 2 cases" in resumed.stderr
+    assert len(judge_server.requests) == RUNS  # steady's 3 runs graded before the kill, its 5 missing ones now
+    assert all(r.judge_calls == 1 for r in runs if r.case_id == "steady")
     # the same project run afresh, uninterrupted: the same runs, the same gate and exit code
     fresh = scarbook(project.root, "eval", "-q", "--json", str(tmp_path / "fresh.json"))
     assert (resumed.returncode, fresh.returncode) == (1, 1), (resumed.stderr, fresh.stderr)
     assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "fresh.json") == {
         "flaky": (6, 2, 0, "below"), "steady": (8, 0, 0, "above")}
+    assert len(judge_server.requests) == 2 * RUNS
 
 
 @pytest.mark.needs_proc
@@ -291,3 +303,19 @@ def test_an_undecided_more_session_resumed_looks_as_it_would_have(project, tmp_p
     resumed = project.cli("resume", folder.name, "-q", "--json", str(tmp_path / "resumed.json"))
     assert resumed.exit_code == whole.exit_code == 1, resumed.output
     assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "whole.json")
+
+
+def test_a_resumed_session_runs_as_confined_as_it_ran(project) -> None:
+    go = project.root / "go"
+    make_project(project, go)
+    go.touch()
+    (project.root / "go2").touch()
+    assert project.cli("eval", "-q", "--runs", "4").exit_code == 1
+    (folder,) = (project.workspaces / "history").iterdir()
+    as_stopped(folder, 2)
+    (project.root / "ran").unlink()
+    config = project.root / "scarbook.yaml"
+    config.write_text(config.read_text().replace("isolation: none", "isolation: sandbox"))
+    resumed = project.cli("resume", folder.name, "-q")
+    assert resumed.exit_code == 1, resumed.output  # unconfined as it ran: its agents wrote beside the project
+    assert sorted((project.root / "ran").read_text().split()) == ["3", "3", "4", "4"]
