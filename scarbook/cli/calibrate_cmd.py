@@ -23,7 +23,7 @@ from scarbook.history.judge_truth import (
     next_items,
     sampled_from,
 )
-from scarbook.judge.calibrate import CalibrationStore, agreement, format_report, judged_items
+from scarbook.judge.calibrate import CalibrationLabel, CalibrationStore, agreement, format_report, judged_items
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.models import CheckStatus
 from scarbook.text import plural
@@ -113,7 +113,7 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
     items = _pick(project, store, sample, seed)
     if not items:
         raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
-    labels = []
+    labels: list[CalibrationLabel] = []
     for n, item in enumerate(items, 1):
         say(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
                    f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
