@@ -1,10 +1,11 @@
 """Which judge graded a session, as its runs record it, and whether two sessions had the same one.
 
 session.json names the judge's model only; each graded llm_judge check (models/judge_detail.JudgeDetail) also
-records the grading prompt's digest and the sampling settings that change verdicts (samples, temperature) — what
-the judge's calibration tells judges apart by (history/judge_truth.current_labels). Two sessions had one judge when
-all of these agree. A part some check of a session did not record (a record older than the setting) is unknown:
-on it the two are neither the same judge nor different ones. The judge's base_url is recorded nowhere.
+records where it was reached (base_url, without secrets: JudgeSettings.recorded_base_url), the grading prompt's
+digest and the settings that change verdicts (samples, temperature — what the judge's calibration tells judges
+apart by, history/judge_truth.current_labels — and max_tokens). Two sessions had one judge when all of these agree.
+A part some check of a session did not record (a record older than the setting) is unknown: on it the two are
+neither the same judge nor different ones.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from scarbook.judge.settings import JudgeSettings
 from scarbook.models import JudgeDetail, RunRecord
 
 # each part of the judge a run records, as the diff names it; the model first
-PARTS = ("model", "prompt digest", "samples", "temperature")
+PARTS = ("model", "base_url", "prompt digest", "samples", "temperature", "max_tokens")
 
 
 def _parts_of(judge: JudgeDetail) -> dict[str, str | None]:
     return {"model": judge.model or None,
+            "base_url": judge.base_url or None,
             "prompt digest": judge.prompt_digest[:8] if judge.prompt_digest else None,
             "samples": str(judge.samples) if judge.has("samples") else None,
-            "temperature": str(judge.temperature) if judge.has("temperature") else None}
+            "temperature": str(judge.temperature) if judge.has("temperature") else None,
+            "max_tokens": str(judge.max_tokens) if judge.max_tokens is not None else None}
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,9 @@ def judge_of_runs(runs: Iterable[RunRecord]) -> SessionJudge | None:
 
 def judge_in_use(settings: JudgeSettings) -> SessionJudge:
     """The judge scarbook.yaml configures, part by part as a run records it."""
-    return SessionJudge({"model": settings.model, "prompt digest": settings.prompt_digest[:8],
-                         "samples": str(settings.samples), "temperature": str(settings.temperature)})
+    return SessionJudge({"model": settings.model, "base_url": settings.recorded_base_url(),
+                         "prompt digest": settings.prompt_digest[:8], "samples": str(settings.samples),
+                         "temperature": str(settings.temperature), "max_tokens": str(settings.max_tokens)})
 
 
 @dataclass(frozen=True)

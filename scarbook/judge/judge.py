@@ -281,8 +281,10 @@ class JudgeRecord:
         cache = (CacheUse(self.cache_hits, self.saved.cost_usd, self.saved.total_tokens, self.graded_at)
                  if self.cache_hits else None)
         return JudgeDetail(
-            verdict=self.verdict, items=tuple(self.items), model=self.settings.model, samples=self.settings.samples,
+            verdict=self.verdict, items=tuple(self.items), model=self.settings.model,
+            base_url=self.settings.recorded_base_url(), samples=self.settings.samples,
             temperature=self.settings.temperature,  # with samples: which sampling graded (calibration)
+            max_tokens=self.settings.max_tokens,  # with base_url: what else `scarbook diff` tells judges apart by
             usage=usage, calls=self.calls, retries=self.retries, reasks=self.reasks, artifact=self.artifact,
             artifact_excerpt=self.artifact_excerpt, prompt_digest=self.settings.prompt_digest, error=self.error,
             batch=BatchUse(self.batch_id, self.batch_calls) if self.batch_id is not None else None,

@@ -6,8 +6,11 @@ Every unknown key or wrong type is a ConfigError naming `judge.<key>`, never a s
 # No `from __future__ import annotations` here: msgspec reads these Structs' field types the first time
 # scarbook.yaml is converted, and a string annotation is compiled and evaluated there, each (issue 38).
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from msgspec import Meta
@@ -21,6 +24,9 @@ if TYPE_CHECKING:  # what the judge is sent: loaded when a request is built, not
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
+# where the anthropic SDK sends a client made without base_url: $ANTHROPIC_BASE_URL, else this
+SDK_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+SDK_BASE_URL = "https://api.anthropic.com"
 
 
 def _example(value: Any, *, ge: float | None = None, gt: float | None = None) -> Meta:
@@ -105,6 +111,14 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
         """"samples=3 temperature=0.0": with the model and prompt digest, the judge configuration a
         calibration holds for (judge/calibrate.sampling_of reads the same from a judge record)."""
         return f"samples={self.samples} temperature={self.temperature}"
+
+    def recorded_base_url(self, environ: Mapping[str, str] = os.environ) -> str:
+        """Where the judge is reached, as a run's judge record keeps it (`scarbook diff` compares it): base_url, or
+        unset the URL the SDK calls then ($ANTHROPIC_BASE_URL from `environ`, else its default), with no
+        user:password, query or fragment (secrets some proxies carry) and no trailing slash."""
+        url = self.base_url or environ.get(SDK_BASE_URL_ENV) or SDK_BASE_URL
+        parts = urlsplit(url.strip())
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path.rstrip("/"), "", ""))
 
     @property
     def prompt_digest(self) -> str:

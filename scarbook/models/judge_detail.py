@@ -1,5 +1,5 @@
 """What an llm_judge check keeps of its grading (CheckResult.judge): the verdict of every rubric item,
-the model and sampling that graded, what it cost, the artifact it saw, the cache and batch it used.
+the model, endpoint and sampling that graded, what it cost, the artifact it saw, the cache and batch it used.
 
 One definition, read by attribute everywhere (the reports, calibration, causes, usage, the TUI).
 JSON: the shape history has always held, key for key and in the same order: a record read from a
@@ -18,8 +18,8 @@ from scarbook.models.usage import Usage
 from scarbook.models.words import CheckStatus, Vote
 
 # The keys of a graded check, in the order they are written; the last three only when they say something.
-GRADED_KEYS = ("verdict", "items", "model", "samples", "temperature", "usage", "calls", "retries", "reasks",
-               "artifact", "artifact_excerpt", "prompt_digest", "error")
+GRADED_KEYS = ("verdict", "items", "model", "base_url", "samples", "temperature", "max_tokens", "usage", "calls",
+               "retries", "reasks", "artifact", "artifact_excerpt", "prompt_digest", "error")
 OPTIONAL_KEYS = ("batch", "cache", "cache_notes")
 WAITING = "pending"  # the "batch" value of a check whose Message Batch has not answered yet
 
@@ -128,8 +128,11 @@ class JudgeDetail:
     verdict: CheckStatus | None = None
     items: tuple[JudgeItem, ...] = ()
     model: str = ""
+    # where the judge was reached, without secrets (JudgeSettings.recorded_base_url); None: not recorded (as below)
+    base_url: str | None = None
     samples: int | None = None  # None: not recorded (a record older than the setting, a short form)
     temperature: float | None = None
+    max_tokens: int | None = None
     usage: Usage = field(default_factory=Usage)  # priced: tokens and dollars of every call it made
     calls: int = 0
     retries: int = 0  # the SDK's retries (429, 5xx, overloaded)
@@ -205,8 +208,10 @@ class JudgeDetail:
             verdict=verdict,
             items=tuple(JudgeItem.from_dict(e, i) for i, e in enumerate(d.get("items") or ())),
             model=str(d.get("model") or ""),
+            base_url=d.get("base_url"),
             samples=d.get("samples"),
             temperature=d.get("temperature"),
+            max_tokens=d.get("max_tokens"),
             usage=Usage.from_dict(usage) if isinstance(usage, Mapping) else Usage(),
             calls=int(d.get("calls") or 0),
             retries=int(d.get("retries") or 0),

@@ -1,5 +1,5 @@
 """`scarbook diff`'s judge: two sessions are graded by the same judge only when everything their runs record of it
-agrees — model, grading prompt digest, samples and temperature (history/session_judge.py). A part a session's runs
+agrees — model, base_url, grading prompt digest, samples, temperature and max_tokens (history/session_judge.py). A part a session's runs
 did not record (older records) is unknown: the diff says so, and calls the judges neither the same nor different."""
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ def record_session(root: Path, judge: dict, day: int = 3, fingerprint: str = "")
     history.finish_session(info)
 
 
+@pytest.fixture(autouse=True)
+def _sdk_default_base_url(monkeypatch) -> None:
+    """The judge in use (scarbook.yaml sets no base_url) is reached at the SDK's default, whatever this shell says."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     """A first session graded by the judge in use (model, today's prompt, samples 1, temperature 0.0), labelled."""
@@ -46,7 +52,8 @@ def project(tmp_path) -> Path:
     return root
 
 
-SAME = {"model": MODEL, "prompt_digest": prompt_digest(), "samples": 1, "temperature": 0.0}
+SAME = {"model": MODEL, "prompt_digest": prompt_digest(), "samples": 1, "temperature": 0.0, "max_tokens": 1024,
+        "base_url": "https://api.anthropic.com"}
 
 
 @pytest.mark.parametrize(("judge", "line"), [
@@ -57,13 +64,25 @@ SAME = {"model": MODEL, "prompt_digest": prompt_digest(), "samples": 1, "tempera
      "their difference mixes the agent's change with the judges'; the raw verdicts stand"),
     ({"model": MODEL},  # a session recorded before the prompt digest and the sampling settings were kept
      f"judge: both sessions were graded by {MODEL}, but whether by one judge is unknown — B's runs do not record "
-     "its prompt digest, samples or temperature (older records): differences not corrected for its error; the raw "
-     "verdicts stand"),
-], ids=["temperature", "prompt-and-samples", "older-session"])
+     "its base_url, prompt digest, samples, temperature or max_tokens (older records): differences not corrected for "
+     "its error; the raw verdicts stand"),
+    ({k: v for k, v in SAME.items() if k not in ("base_url", "max_tokens")},  # recorded before base_url, max_tokens
+     f"judge: both sessions were graded by {MODEL}, but whether by one judge is unknown — B's runs do not record "
+     "its base_url or max_tokens (older records): differences not corrected for its error; the raw verdicts stand"),
+    ({**SAME, "base_url": "https://judge.example.com"},
+     "judge: A and B were graded by different judges (base_url https://api.anthropic.com -> https://judge.example.com): "
+     "their difference mixes the agent's change with the judges'; the raw verdicts stand"),
+    ({**SAME, "max_tokens": 4096},
+     "judge: A and B were graded by different judges (max_tokens 1024 -> 4096): their difference mixes the agent's "
+     "change with the judges'; the raw verdicts stand"),
+], ids=["temperature", "prompt-and-samples", "older-session", "before-base-url", "base_url", "max_tokens"])
 def test_diff_does_not_call_judges_the_same_on_the_model_alone(project, judge, line):
     """Before: each of these said 'judge: with its measured error (…) … the same judge graded both sessions, so the
-    verdicts stand', comparing the judges' model alone."""
-    record_session(project, judge)
+    verdicts stand', comparing the judges' model alone (then the model, prompt digest, samples and temperature: a
+    base_url or max_tokens change, or a session that did not record them, still read 'the same judge'). A: graded by
+    the judge in use, recorded whole."""
+    record_session(project, SAME, day=3)
+    record_session(project, judge, day=4)
     res = scarbook(project, "diff")
     assert res.exit_code == 0, res.output
     assert line in res.output.splitlines(), res.output

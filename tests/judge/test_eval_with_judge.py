@@ -300,3 +300,29 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
     assert case["meets_threshold"] is False and result.exit_code == 1  # 80% raw meets 80%; the gate decides on ≈
     assert '<property name="corrected_rate" value=' in (project / "j.xml").read_text()
     assert "≈rate (judge-corrected, 90% CI)" in summary.read_text()
+
+
+def test_each_run_records_where_the_judge_was_reached_without_secrets_and_its_max_tokens(project, judge_server):
+    """Before: a run's judge record held no base_url nor max_tokens, so `scarbook diff` could not tell two sessions
+    graded with another max_tokens (or at another vendor) apart: 'the same judge graded both'. The base_url is kept
+    without its user:password."""
+    config = project / "scarbook.yaml"
+    host = judge_server.url.split("//", 1)[1]
+    config.write_text(config.read_text().replace(f"base_url: {judge_server.url}",
+                                                 f"base_url: http://judge-user:s3cret@{host}/"))
+    judge_server.default = tool_reply([("PASS", "one line"), ("PASS", "title")])
+    assert scarbook(project, "eval", "-q", "--no-judge-cache").exit_code == 0
+    config.write_text(config.read_text().replace("  max_retries: 1\n", "  max_retries: 1\n  max_tokens: 2048\n"))
+    assert scarbook(project, "eval", "-q", "--no-judge-cache").exit_code == 0
+    assert {r["body"]["max_tokens"] for r in judge_server.requests} == {1024, 2048}
+    runs = sorted((project / "workspaces" / "history").glob("*/runs-*.jsonl"))
+    assert len(runs) == 2
+    for path, max_tokens in zip(runs, (1024, 2048), strict=True):
+        assert "s3cret" not in path.read_text() and "judge-user" not in path.read_text()
+        for line in path.read_text().splitlines():
+            judge = json.loads(line)["checks"][1]["judge"]
+            assert (judge["base_url"], judge["max_tokens"]) == (f"http://{host}", max_tokens)
+    diff = scarbook(project, "diff")
+    assert diff.exit_code == 0, diff.output
+    assert ("judge: A and B were graded by different judges (max_tokens 1024 -> 2048): their difference mixes the "
+            "agent's change with the judges'; the raw verdicts stand") in diff.output.splitlines(), diff.output

@@ -16,16 +16,19 @@ from scarbook.cli import main
 from scarbook.history.store import History
 from scarbook.judge.calibrate import CalibrationStore
 from scarbook.judge.prompt import prompt_digest
-from scarbook.judge.settings import DEFAULT_MODEL
+from scarbook.judge.settings import DEFAULT_MODEL, JudgeSettings
 from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 
 ITEM = "the summary names the renamed function"
 
 
 def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAULT_MODEL) -> RunRecord:
+    """A run `model` judged, recorded whole as a run is today: the rest of its judge is the default one's."""
+    default = JudgeSettings()
     judge = {"items": [{"index": 0, "item": ITEM, "verdict": verdict, "reason": "r"}], "model": model,
              "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}",
-             "samples": 1, "temperature": 0.0}
+             "samples": 1, "temperature": 0.0, "base_url": default.recorded_base_url(),
+             "max_tokens": default.max_tokens}
     status = "pass" if verdict == "PASS" else "fail"
     return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=JudgeDetail.from_dict(judge))])
 

@@ -141,3 +141,18 @@ def test_price_usage_for_agent_lines_and_prompt_digest():
         assert settings.prompt_digest != digest
     finally:
         prompt.SYSTEM_PROMPT = original
+
+
+@pytest.mark.parametrize(("base_url", "environ", "recorded"), [
+    ("https://judge.example.com", {}, "https://judge.example.com"),
+    ("https://judge.example.com/", {}, "https://judge.example.com"),
+    ("https://me:s3cret@judge.example.com:8443/v1/?key=s3cret#top", {}, "https://judge.example.com:8443/v1"),
+    ("http://token@[::1]:8080", {}, "http://[::1]:8080"),
+    (None, {}, "https://api.anthropic.com"),  # unset: the SDK's default ...
+    (None, {"ANTHROPIC_BASE_URL": "https://u:p@proxy.example.com/?k=v"}, "https://proxy.example.com"),  # ... or its variable's
+    ("https://judge.example.com", {"ANTHROPIC_BASE_URL": "https://proxy.example.com"}, "https://judge.example.com"),
+], ids=["plain", "trailing-slash", "secrets", "ipv6-user", "sdk-default", "sdk-variable", "configured-wins"])
+def test_a_run_records_where_the_judge_is_reached_without_secrets(base_url, environ, recorded):
+    """What a judge record keeps of judge.base_url (scarbook diff compares it): never a user:password, query or
+    fragment; unset, the URL the SDK calls then ($ANTHROPIC_BASE_URL, else its default)."""
+    assert JudgeSettings(base_url=base_url).recorded_base_url(environ) == recorded
