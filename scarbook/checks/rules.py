@@ -205,10 +205,10 @@ def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 def only_changed(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     allowed = p["paths"]
-    outside = [f for f in ctx.diff.changed if not any(fnmatch.fnmatchcase(f, pat) for pat in allowed)]
+    outside = {f for f in ctx.diff.changed if not any(fnmatch.fnmatchcase(f, pat) for pat in allowed)}
     if outside:
         parts = []
-        for kind in ("created", "modified", "deleted"):
+        for kind in ("created", "modified", "deleted"):  # (a set: an agent can leave 200,000 files)
             hit = [f for f in getattr(ctx.diff, kind) if f in outside]
             if hit:
                 parts.append(f"{kind} {', '.join(hit[:5])}{' …' if len(hit) > 5 else ''}")

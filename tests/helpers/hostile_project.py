@@ -60,7 +60,7 @@ def hostile_project(root: Path, agent: str, judge_url: str, *, cases: dict[str, 
 
 
 def inline_agent(project, code: str, isolation: str, checks: str, *, seed: dict[str, str] | None = None,
-                 extra: str = "") -> None:
+                 extra: str = "", timeout_s: float = 20) -> None:
     """The `project` fixture's scarbook.yaml running `python -c code` as the agent under `isolation` (a test
     asking for the sandbox where it cannot start is skipped), and case c with `checks` (YAML list items)."""
     if isolation == "sandbox":
@@ -68,7 +68,7 @@ def inline_agent(project, code: str, isolation: str, checks: str, *, seed: dict[
 
         sandbox_or_skip(project.root)
     project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', code])}}}\n"
-                   f"timeout_s: 20\nisolation: {isolation}\n{extra}")
+                   f"timeout_s: {timeout_s:g}\nisolation: {isolation}\n{extra}")
     project.case("c", f"id: c\ntask: t\nchecks:\n{checks}", seed)
 
 
