@@ -219,8 +219,13 @@ def _check_case_files(case: Case, folder: Path, path: Path, data: Any) -> None:
 def load_case(folder: Path) -> Case:
     folder = Path(folder)
     path = folder / CASE_FILE
-    if not os.path.lexists(path):  # (something else in its place — a folder, a FIFO, a link — is named by the read)
-        raise CaseError(path, "no case.yaml in this case folder", fix="add case.yaml or remove the folder")
+    try:  # (something else in its place — a folder, a FIFO, a link — is named by the read)
+        os.lstat(path)
+    except FileNotFoundError:
+        raise CaseError(path, "no case.yaml in this case folder", fix="add case.yaml or remove the folder") from None
+    except OSError as exc:  # a folder closed to this user: its case.yaml is there, unseen
+        raise CaseError(path, f"cannot look into the case folder: {exc.strerror}",
+                        fix=f"make {folder} readable and searchable (chmod u+rx {folder})") from None
     data = load_yaml_file(path)
     case = validate_case_data(data, path, folder)
     _check_case_files(case, folder, path, data)
@@ -233,8 +238,14 @@ def load_cases(cases_dir: Path) -> CaseSet:
     if not cases_dir.is_dir():
         return found
     seen: dict[str, Path] = {}
-    with os.scandir(cases_dir) as entries:  # (each one's kind from the listing itself: no stat per case)
-        names = sorted(e.name for e in entries if e.is_dir() and not e.name.startswith((".", "_")))
+    try:
+        with os.scandir(cases_dir) as entries:  # (each one's kind from the listing itself: no stat per case)
+            names = sorted(e.name for e in entries if e.is_dir() and not e.name.startswith((".", "_")))
+    except OSError as exc:  # a cases folder closed to this user: said as its problem, never a traceback
+        found.problems.append(CaseError(cases_dir, f"cannot list the cases folder: {exc.strerror}",
+                                        fix=f"make it readable and searchable (chmod u+rx {cases_dir}), or point "
+                                            "cases_dir in scarbook.yaml at another folder"))
+        return found
     for folder in (cases_dir / name for name in names):
         try:
             case = load_case(folder)

@@ -159,7 +159,9 @@ def build_rows(project: Project, found: CaseSet | None = None) -> ReadResult[Lib
     verified = store.load()
     for row in rows:
         row.badge = store.badge(row.case, verified) if row.case is not None and row.case.scar else ""
-    rows += [LibraryRow(key=p.path.parent.name, problem=p) for p in found.problems]
+    # (a case's problem is its case.yaml's: the folder's name; the cases folder's own, its name)
+    rows += [LibraryRow(key=p.path.name if p.path == project.cases_dir else p.path.parent.name, problem=p)
+             for p in found.problems]
     rows.sort(key=lambda r: r.key)
     return rows
 

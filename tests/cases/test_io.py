@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from scarbook.cases.io import load_case, load_cases, save_case
 from scarbook.errors import CaseError
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, Scar
+from tests.helpers.hostile_project import without_dac_override
 from tests.helpers.paths import REPO
 
 CHECK_TYPES = ("file_exists, file_absent, contains, not_contains, regex, line_count, json_valid, only_changed, "
@@ -288,6 +291,30 @@ def test_no_case_yaml(project) -> None:
     with pytest.raises(CaseError) as info:
         load_case(folder)
     assert str(info.value) == f"{folder / 'case.yaml'}: no case.yaml in this case folder — add case.yaml or remove the folder"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file bits")
+def test_a_cases_folder_or_a_case_folder_closed_to_the_user_is_named_with_the_fix(project) -> None:
+    """A cases/ this user cannot list was a PermissionError traceback from `scarbook list` and `eval` (and a crash
+    of the TUI's library read); a case folder it cannot look into was said to have no case.yaml."""
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: a}]\n")
+    cases, folder = project.cases_dir, project.cases_dir / "c"
+    scarbook = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "list"]
+    try:
+        folder.chmod(0)
+        done = subprocess.run(without_dac_override(scarbook), capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (2, (
+            f"invalid case: {folder / 'case.yaml'}: cannot look into the case folder: Permission denied — make "
+            f"{folder} readable and searchable (chmod u+rx {folder})\n"))
+        folder.chmod(0o755)
+        cases.chmod(0)
+        done = subprocess.run(without_dac_override(scarbook), capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (2, (
+            f"invalid case: {cases}: cannot list the cases folder: Permission denied — make it readable and searchable "
+            f"(chmod u+rx {cases}), or point cases_dir in scarbook.yaml at another folder\n"))
+    finally:
+        folder.chmod(0o755)
+        cases.chmod(0o755)
 
 
 @pytest.mark.parametrize(("make", "why"), [

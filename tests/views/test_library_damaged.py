@@ -66,3 +66,15 @@ async def test_the_library_shows_damaged_in_the_notes_and_says_why_in_the_detail
         rel = runs_file.relative_to(project.root)
         assert (f"damaged: the rate counts only the 3 runs that could be read in session {session.id} — "
                 + LINE4.format(p=rel)) in plain(lib.query_one("#detail")).splitlines()
+
+
+def test_a_cases_folder_that_cannot_be_listed_is_one_row_named_after_it(project) -> None:
+    """cases/load_cases says a cases folder closed to the user as its problem (tests/cases/test_io.py); the library
+    lists it as the row `cases` with that error, not under the project folder's name as a case's would be."""
+    from scarbook.cases.io import CaseSet
+    from scarbook.errors import CaseError
+
+    opened = project.load()
+    problem = CaseError(opened.cases_dir, "cannot list the cases folder: Permission denied", fix="make it readable")
+    (row,) = build_rows(opened, CaseSet(problems=[problem]))
+    assert (row.key, row.problem) == ("cases", problem)
