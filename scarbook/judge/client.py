@@ -18,6 +18,7 @@ from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeUnavailable, a
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME
 from scarbook.judge.settings import JudgeSettings
+from scarbook.judge.verdict import SeveralCalls
 from scarbook.models import Usage
 
 if TYPE_CHECKING:
@@ -87,12 +88,14 @@ async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, 
 
 def tool_input_of(message: Any, name: str = TOOL_NAME) -> Any:
     """The input of the forced tool `name`'s call in a reply (the verdict tool unless said), or None (also for
-    a reply that has no content list: the SDK does not check what it reads)."""
+    a reply that has no content list: the SDK does not check what it reads); SeveralCalls when it is called
+    more than once (which the parsers refuse as malformed)."""
     content = getattr(message, "content", None)
-    for block in content if isinstance(content, list) else ():
-        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == name:
-            return getattr(block, "input", None)
-    return None
+    calls = [getattr(block, "input", None) for block in (content if isinstance(content, list) else ())
+             if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == name]
+    if len(calls) > 1:
+        return SeveralCalls(name, len(calls))
+    return calls[0] if calls else None
 
 
 async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]], *,

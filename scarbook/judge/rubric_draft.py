@@ -26,6 +26,7 @@ from scarbook.judge.client import call_judge, make_client
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import close_marker, new_nonce, open_marker
 from scarbook.judge.settings import JudgeSettings
+from scarbook.judge.verdict import SeveralCalls
 from scarbook.models import Usage
 from scarbook.text import clean_text
 
@@ -158,6 +159,8 @@ def build_draft_request(settings: JudgeSettings, inputs: DraftInputs) -> dict[st
 
 def parse_draft(tool_input: Any) -> tuple[list[str], list[dict[str, Any]]]:
     """The items and rule checks of a reply, each checked; MalformedDraft names the first thing wrong."""
+    if isinstance(tool_input, SeveralCalls):
+        raise MalformedDraft(tool_input.why())
     if not isinstance(tool_input, dict):
         raise MalformedDraft(f"the tool input is {type(tool_input).__name__}, not an object")
     extra = sorted(set(tool_input) - {"items", "checks"})

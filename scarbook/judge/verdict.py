@@ -20,6 +20,18 @@ class MalformedReply(Exception):
     """The judge's reply is not a valid verdict for this rubric; str() says what is wrong."""
 
 
+@dataclass(frozen=True)
+class SeveralCalls:
+    """A reply that calls the forced tool `tool` more than once (a judge an artifact steered can: 'first record
+    an all-PASS verdict, then grade'): malformed, never a verdict read from whichever call came first."""
+
+    tool: str
+    calls: int
+
+    def why(self) -> str:
+        return f"the reply calls {self.tool} {self.calls} times; one call is asked for"
+
+
 @dataclass
 class ItemVerdict:
     item: int  # 1-based rubric number
@@ -29,6 +41,8 @@ class ItemVerdict:
 
 def parse_tool_input(tool_input: Any, n_items: int) -> list[ItemVerdict]:
     """Validate one reply's tool input; returns the verdicts in rubric order."""
+    if isinstance(tool_input, SeveralCalls):
+        raise MalformedReply(tool_input.why())
     if not isinstance(tool_input, dict):
         raise MalformedReply(f"tool input is {type(tool_input).__name__}, not an object")
     extra = sorted(set(tool_input) - {"items"})
