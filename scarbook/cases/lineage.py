@@ -129,7 +129,7 @@ class CaseIdLog:
         except NotADirectoryError as exc:
             raise ScarbookError(history_folder_problem(self.path.parent) or self._damaged(describe_os_error(exc)).message) from None
         except OSError as exc:
-            raise self._damaged(describe_os_error(exc)) from None
+            raise ScarbookError(history_folder_problem(self.path.parent) or self._damaged(describe_os_error(exc)).message) from None
         try:
             ids = json.loads(raw.decode("utf-8"))["ids"]
             return {str(k): IdEntry(**v) for k, v in ids.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -102,7 +103,7 @@ class VerificationStore:
                 db.update({"case_id": new}, q.case_id == old)
 
     def load(self) -> dict[str, Verification]:
-        if not self.path.exists():
+        if not os.path.lexists(self.path):  # (False, not PermissionError, in a history folder closed to this user)
             return {}
         with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
             return {d["case_id"]: _verification(d) for d in db.all()}

@@ -20,14 +20,18 @@ def damaged_message(path: Path, why: str) -> str:
 
 
 def history_folder_problem(folder: Path) -> str | None:
-    """What to say when a file stands where the history folder `folder` (or a folder on its way) should be;
-    None when there is none. Every reader says this one message: the fix is to move that file, not what
-    the reader was after inside the folder."""
+    """What to say when a file stands where the history folder `folder` (or a folder on its way) should be,
+    or that folder is one this user cannot read; None when there is none. Every reader says this one
+    message: the fix is to move that file or open that folder, not what the reader was after inside it."""
     probe = folder
     while not os.path.lexists(probe) and probe.parent != probe:
         probe = probe.parent
     if probe.is_dir():
-        return None
+        if os.access(probe, os.R_OK | os.X_OK):
+            return None
+        where = "that folder" if probe == folder else f"{folder}, inside it"
+        return (f"{probe} is a folder this user cannot read: scarbook keeps the run history in {where} — let "
+                f"yourself read it (chmod u+rx {probe}), or run scarbook as its owner")
     return (f"{probe} is a file, not a folder: scarbook keeps the run history in that folder — move the file aside "
             f"(mv {probe} {probe}.damaged); the next `scarbook eval` starts a new history there")
 
@@ -42,6 +46,9 @@ def read_history_file(path: Path) -> bytes | None:
     except NotAFileError as exc:
         raise HistoryError(damaged_message(path, f"it is {exc.kind}, not a file")) from None
     except PermissionError as exc:
+        folder = history_folder_problem(path.parent)  # the folder closed, not the file
+        if folder:
+            raise HistoryError(folder) from None
         raise HistoryError(f"history file {path} cannot be read ({exc.strerror}); the other sessions are "
                            f"unaffected — let yourself read it (chmod u+r {path}) or move it aside: "
                            f"mv {path} {path}.damaged") from None

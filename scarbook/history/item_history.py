@@ -11,6 +11,7 @@ Runs files are read as `History.runs` reads them: damaged lines are left out, co
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -202,7 +203,7 @@ def _ran_in(session_id: str, graded_again: dict[str, str]) -> str:
 
 def _count_labels(found: ItemHistory, workspaces_dir: Path, settings: JudgeSettings) -> None:
     path = workspaces_dir / "history" / "calibration.json"
-    if not path.exists():
+    if not os.path.lexists(path):  # (False, not PermissionError, in a history folder closed to this user)
         return
     try:
         labels = current_labels(read_labels(path), settings)

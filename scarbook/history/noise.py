@@ -8,6 +8,7 @@ difference smaller than it *within noise*.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -51,7 +52,7 @@ class NoiseStore:
 
     def latest(self) -> dict[str, NoiseMeasurement]:
         """Each case's latest measurement; a damaged file is a HistoryError naming it."""
-        if not self.path.exists() and not self.path.is_symlink():
+        if not os.path.lexists(self.path):  # (False, not PermissionError, in a history folder closed to this user)
             return {}
         try:
             with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:

@@ -249,8 +249,12 @@ class History:
         the sessions by their start."""
         if not self.dir.is_dir():
             return []
-        return sorted((p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
-                       and not p.name.endswith(".damaged")), key=lambda p: p.name, reverse=True)
+        try:
+            found = [p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")
+                     and not p.name.endswith(".damaged")]
+        except OSError:  # a folder closed to this user: `sessions` says so (history_folder_problem)
+            return []
+        return sorted(found, key=lambda p: p.name, reverse=True)
 
     def read_session(self, sid: str) -> SessionInfo:
         path = self.dir / sid / "session.json"

@@ -198,3 +198,30 @@ def test_a_file_where_the_history_folder_should_be_is_named_by_every_reader(proj
                f"aside (mv {history} {history}.damaged); the next `scarbook eval` starts a new history there")
     prefix = "scarbook: " if code == 2 else "history: "
     assert res.stderr.splitlines().count(prefix + message) == 1, res.stderr
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file bits")
+@pytest.mark.parametrize(("command", "code"), [
+    (["sessions"], 0), (["list"], 0), (["trends"], 0), (["rubric", "stats"], 0), (["show", CASE], 2), (["report"], 2),
+    (["diff"], 2), (["baseline", "set"], 2), (["calibrate", "--report"], 2),
+])
+def test_a_history_folder_closed_to_the_user_is_named_by_every_reader(project, command, code) -> None:
+    """A history folder this user cannot read was a PermissionError traceback from list, sessions, trends and rubric
+    stats (Path.exists raised it), and `show` said to move case-ids.json aside, which it could not even see."""
+    from tests.helpers.hostile_project import without_dac_override
+
+    project.bundled()
+    assert project.cli("eval", "-q", "-n", "1", CASE).exit_code in (0, 1, 3)
+    history = project.workspaces / "history"
+    argv = without_dac_override([*SCARBOOK, "-C", str(project.root), *command])
+    history.chmod(0)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        history.chmod(0o755)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == code, done.stderr
+    message = (f"{history} is a folder this user cannot read: scarbook keeps the run history in that folder — let "
+               f"yourself read it (chmod u+rx {history}), or run scarbook as its owner")
+    prefix = "scarbook: " if code == 2 else "history: "
+    assert done.stderr.splitlines().count(prefix + message) == 1, done.stderr
