@@ -237,7 +237,7 @@ def test_a_failing_model_api_reaches_the_agent_and_makes_the_cause_infra(rec_pro
     judge_server.push(status_reply(503, "overloaded"))
     result, report = eval_json(rec_project, "--retry-infra", "0")
     (run,) = report["runs"]
-    assert run["status"] == "fail"
+    assert run["status"] == "error"  # the machine ended it: no verdict, never the agent's fail
     assert "model call failed: HTTP 503" in Path(run["stderr_path"]).read_text()  # the agent saw the same status
     assert run["cause"] == {"kind": "infra", "rule": "model-api",
                             "evidence": "recorder: the model API answered call 1 with HTTP 503"}
