@@ -75,11 +75,22 @@ def terminal_text(text: str, *, ci: bool = False, keep_colour: bool = True) -> s
             pos = m.end()
         out.append(clean_text(text[pos:]))
         text = "".join(out)
-    if _BIDI.search(text):
-        text = _BIDI.sub(_escape, text)
+    text = escape_bidi(text)
     if ci:
         text = _CI_COMMAND.sub(lambda m: m.group(1) + "\\x3a", text).replace("##[", "\\x23#[")
     return text
+
+
+def escape_bidi(text: str) -> str:
+    """`text` with every bidirectional control written as its escape (`\\u202e`)."""
+    return _BIDI.sub(_escape, text) if _BIDI.search(text) else text
+
+
+def report_text(text: str, *, one_line: bool = False) -> str:
+    """`clean_text` for a report a person reads in a browser or a CI page (HTML, the step summary, JUnit, a
+    workflow annotation): bidirectional controls escaped too, as the CLI's writer does — a file the agent
+    named "\\u202etxt.exe" would read "exe.txt" there."""
+    return escape_bidi(clean_text(text, one_line=one_line))
 
 
 def _clean_any(value: Any) -> Any:

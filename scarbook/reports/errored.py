@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 from scarbook.models import RunRecord
 from scarbook.run.causes import is_infra
-from scarbook.text import clean_text, plural
+from scarbook.text import plural, report_text
 
 INFRA_UNRESOLVED = "still failed by the machine on the last attempt — no verdict (exit 3)"
 
@@ -22,7 +22,7 @@ def run_line(r: RunRecord) -> str:
     cause = f" [cause {r.cause.kind}: {r.cause.rule}]" if r.cause else ""
     tries = f" ({len(r.attempts)} attempts)" if len(r.attempts) > 1 else ""
     agent = f" ({r.agent})" if r.agent else ""
-    return clean_text(f"run {r.k}{agent}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
+    return report_text(f"run {r.k}{agent}: {r.status} — {r.reason}{cause}{tries}", one_line=True)
 
 
 def errored_warnings(errors: int, infra: int, who: str = "") -> list[str]:

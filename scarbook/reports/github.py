@@ -26,7 +26,7 @@ from scarbook.reports.versus_files import markdown_section, versus_annotations
 from scarbook.run.causes import is_infra
 from scarbook.run.gate import gate_words, margin_line, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
-from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
+from scarbook.text import interval_beside, k_note, pct, pct_beside, plural, report_text, threshold_pct
 
 MAX_RUNS_LISTED = 20  # failing runs per case in the summary (GitHub caps a summary at 1 MiB)
 EXIT_MEANING = {0: "no case shown below its threshold", 1: "below threshold or regressed", 2: "usage or configuration error",
@@ -37,7 +37,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 def md(text: str, limit: int = 300) -> str:
     """Agent-written text as inert Markdown: one line, control characters escaped, HTML escaped,
     every Markdown punctuation character backslash-escaped (so `|` cannot end a table cell)."""
-    text = clean_text(text, one_line=True)
+    text = report_text(text, one_line=True)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
@@ -152,7 +152,7 @@ def _against_markdown(bc: BaselineComparison) -> list[str]:
 
 def _command_data(text: str) -> str:
     # Workflow-command escaping (actions/toolkit `escapeData`), after cleaning control characters.
-    return clean_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return report_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _command_property(text: str) -> str:

@@ -24,7 +24,7 @@ from scarbook.run.causes import count_causes
 from scarbook.run.gate import gate_words, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import clean_text, interval_beside, k_note, pct, pct_beside, plural, threshold_pct
+from scarbook.text import interval_beside, k_note, pct, pct_beside, plural, report_text, threshold_pct
 
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
 CSS = """
@@ -42,7 +42,7 @@ word-break:break-all;max-height:320px;overflow:auto}.muted{color:#666}
 
 def esc(text: Any) -> str:
     """Agent- or user-written text as inert HTML (control characters escaped as \\xNN)."""
-    return html.escape(clean_text(str(text)), quote=True)
+    return html.escape(report_text(str(text)), quote=True)
 
 
 def _by_case(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:

@@ -24,7 +24,7 @@ from scarbook.run.causes import count_causes
 from scarbook.run.gate import gate_words, margin_line, margin_words, unbounded_note, unbounded_words
 from scarbook.stats.compare import CaseComparison
 from scarbook.stats.rates import CaseStats, count_text
-from scarbook.text import clean_text, interval_beside, pct, pct_beside, plural, threshold_pct
+from scarbook.text import interval_beside, pct, pct_beside, plural, report_text, threshold_pct
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -86,7 +86,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
         s.gate == Decision.NO_VERDICT or (s.gate == Decision.UNDECIDED and rep.policy.undecided == Undecided.FAIL))]
     total_time = sum(r.duration_s for r in rep.runs)
     session = rep.session
-    suite = ET.Element("testsuite", name=clean_text(f"scarbook {session.label or session.id}", one_line=True),
+    suite = ET.Element("testsuite", name=report_text(f"scarbook {session.label or session.id}", one_line=True),
                        tests=str(len(rep.stats)), failures=str(len(failed)), errors=str(len(errored)),
                        skipped="0", time=f"{total_time:.3f}", timestamp=session.started_at)
     props = ET.SubElement(suite, "properties")
@@ -103,7 +103,7 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                         ("margin", f"{rep.versus.comparison.margin:g}")]
         suite_props += [(f"headline_{n}", headline(rep.versus, n)) for n in rep.versus.candidates]
     for name, value in suite_props:
-        ET.SubElement(props, "property", name=name, value=clean_text(value, one_line=True))
+        ET.SubElement(props, "property", name=name, value=report_text(value, one_line=True))
     if rep.versus is not None:
         failures, errors = junit_testcases(suite, rep.versus, rep.runs, rep.policy.undecided == Undecided.FAIL)
         suite.set("tests", str(len(rep.versus.comparison.rows) + len(rep.versus.comparison.suites)))
