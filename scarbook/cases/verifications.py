@@ -9,7 +9,8 @@ from pathlib import Path
 from tinydb import Query, TinyDB
 
 from scarbook.cases.io import case_digest
-from scarbook.fs.json_store import AtomicJSONStorage
+from scarbook.errors import HistoryError
+from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
 from scarbook.models import Case, ItemFinding, RunStatus
 
 CATCHES, MISSES, REJECTS_GOOD, UNVERIFIED, ERROR = (
@@ -105,8 +106,11 @@ class VerificationStore:
     def load(self) -> dict[str, Verification]:
         if not os.path.lexists(self.path):  # (False, not PermissionError, in a history folder closed to this user)
             return {}
-        with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
-            return {d["case_id"]: _verification(d) for d in db.all()}
+        try:
+            with TinyDB(str(self.path), storage=AtomicJSONStorage) as db:
+                return {d["case_id"]: _verification(d) for d in db.all()}
+        except (AttributeError, KeyError, TypeError, ValueError):  # JSON, but not what `verify` writes
+            raise HistoryError(damaged_message(self.path, "it is not scarbook's verification record")) from None
 
     def badge(self, case: Case, latest: dict[str, Verification]) -> str:
         """certified / verified / misses / rejects good / judge unstable / unverified; a case changed

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scarbook.cases.io import CaseSet
 from scarbook.cases.lineage import CaseIdLog, counts_session
-from scarbook.cases.verifications import VerificationStore
+from scarbook.cases.verifications import Verification, VerificationStore
 from scarbook.errors import CaseError, HistoryError
 from scarbook.history.judge_truth import Calibration, calibration_for
 from scarbook.history.store import CaseLatest, ReadResult, session_age_s
@@ -156,9 +156,16 @@ def build_rows(project: Project, found: CaseSet | None = None) -> ReadResult[Lib
         if row.key in ids and not row.session_id:
             row.history_note, row.history_mark = ids[row.key].note(row.key), ids[row.key].mark
     store = VerificationStore(project.workspaces_dir)
-    verified = store.load()
+    try:
+        verified: dict[str, Verification] | None = store.load()
+    except HistoryError as exc:  # a damaged verify.json: said with the rows, no badge shown rather than a wrong one
+        rows.add_problems([exc])
+        verified = None
     for row in rows:
-        row.badge = store.badge(row.case, verified) if row.case is not None and row.case.scar else ""
+        if verified is not None and row.case is not None and row.case.scar:
+            row.badge = store.badge(row.case, verified)
+        else:
+            row.badge = ""
     # (a case's problem is its case.yaml's: the folder's name; the cases folder's own, its name)
     rows += [LibraryRow(key=p.path.name if p.path == project.cases_dir else p.path.parent.name, problem=p)
              for p in found.problems]

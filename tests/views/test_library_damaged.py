@@ -10,7 +10,7 @@ from rich.text import Text
 from scarbook.history.store import History
 from scarbook.tui.app import make_app
 from scarbook.views.library_rows import build_rows
-from tests.helpers.tui_fixtures import library_loaded, move_library_cursor, plain  # noqa: F401
+from tests.helpers.tui_fixtures import library_loaded, move_library_cursor, plain, raised_notifications  # noqa: F401
 
 # the demo agent runs in this process (tests/helpers/inprocess_demo.py): these tests are about what scarbook
 # records and reports, not about the agent's process (command agents stay real programs)
@@ -78,3 +78,35 @@ def test_a_cases_folder_that_cannot_be_listed_is_one_row_named_after_it(project)
     problem = CaseError(opened.cases_dir, "cannot list the cases folder: Permission denied", fix="make it readable")
     (row,) = build_rows(opened, CaseSet(problems=[problem]))
     assert (row.key, row.problem) == ("cases", problem)
+
+
+VERIFY_DAMAGED = ("history file {p} is damaged ({why}); the other sessions are unaffected — move it aside to silence "
+                  "this: mv {p} {p}.damaged")
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("garbage", "Expecting value: line 1 column 1"),
+    ('{"_default": {"1": {"case_id": "write-one-line"}}}', "it is not scarbook's verification record"),
+])
+async def test_a_damaged_verify_json_is_said_and_the_library_still_opens(project, text, why) -> None:
+    """A verify.json that is not what `scarbook verify` writes stopped `scarbook list` (exit 2, no table) and
+    crashed the TUI as it opened (the library's read raised HistoryError in its worker). The cases are listed,
+    the file named with its fix, and no scar badge is shown rather than a wrong one."""
+    project.bundled()
+    verify = project.workspaces / "history" / "verify.json"
+    verify.parent.mkdir(parents=True)
+    verify.write_text(text)
+    said = VERIFY_DAMAGED.format(p=verify, why=why)
+    listed = project.cli("list")
+    assert (listed.exit_code, listed.stderr) == (0, f"history: {said}\n")
+    assert [ln.split()[0] for ln in listed.stdout.splitlines()[1:]] == [
+        "fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
+    app = make_app(project.root)
+    raised = raised_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        lib = await library_loaded(pilot)
+        assert [r.key for r in lib.rows] == ["fix-json-config", "rename-function", "review-api-claims",
+                                             "write-one-line"]
+        assert all(r.badge == "" for r in lib.rows)
+        await pilot.press("down")
+        assert app.is_running and said in [n.message for n in raised]
