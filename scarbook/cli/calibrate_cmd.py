@@ -11,7 +11,15 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import examples, friendly_errors, get_project, refuse_own_files, report_history_problems, say
+from scarbook.cli.common import (
+    NamedFile,
+    examples,
+    friendly_errors,
+    get_project,
+    refuse_own_files,
+    report_history_problems,
+    say,
+)
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import (
@@ -40,9 +48,9 @@ from scarbook.text import plural
 @click.option("--report", "show_report", is_flag=True,
               help="Print the judge's measured error: sensitivity q1, specificity q0, agreement, kappa (95% intervals).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: as JSON.")
-@click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--export", "export_to", type=NamedFile(path_type=Path),
               help="Write --sample items to label to FILE (.jsonl or .csv), with an empty `label` field.")
-@click.option("--import", "import_from", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--import", "import_from", type=NamedFile(path_type=Path),
               help="Read labels (PASS/FAIL) back from FILE (.jsonl or .csv).")
 @click.pass_context
 @friendly_errors

@@ -19,6 +19,19 @@ if TYPE_CHECKING:
     from scarbook.reports.write import WrittenReports
 
 
+class NamedFile(click.Path):
+    """A file an option names (a report to write, labels to read): an empty name — `--junit "$OUT"` with OUT
+    unset — is refused, not taken as the option not given (no file was written and the command said nothing)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(dir_okay=False, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} names no file (was the variable it came from unset?) — give a file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def get_project(ctx: click.Context) -> Project:
     obj = ctx.find_root().obj or {}
     if "project" not in obj:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from scarbook.cases.io import case_digest
-from scarbook.cli.common import examples, friendly_errors, get_project, refuse_own_files, say, say_written
+from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, refuse_own_files, say, say_written
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
 from scarbook.history.judge_truth import calibration_for
@@ -53,8 +53,8 @@ def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:
 @click.command("merge", epilog=examples("scarbook merge shard-1/history shard-2/history --junit report.xml"))
 @click.argument("dirs", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--session-id", default=None, help="Which session to merge, when the folders hold shards of several.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
 @click.pass_context
 @friendly_errors
 def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | None, json_path: str | None,

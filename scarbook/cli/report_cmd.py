@@ -6,6 +6,7 @@ import click
 
 from scarbook.cli.against import echo_against
 from scarbook.cli.common import (
+    NamedFile,
     examples,
     friendly_errors,
     get_project,
@@ -33,10 +34,10 @@ from scarbook.views.compare import compare_with_baseline
     "scarbook report latest --html report.html",
     "scarbook report prompt-v2 --against baseline --junit report.xml"))
 @click.argument("session", default="latest")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--html", "html_path", type=NamedFile(), default=None,
               help="Write one self-contained HTML file (no network): cases, distributions, failed runs, baseline.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
 @click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
               help="Compare with this baseline or session (default: scarbook-baseline.json when there is one).")
 @click.pass_context

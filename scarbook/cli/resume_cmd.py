@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarbook.cli.common import examples, friendly_errors, get_project, report_case_problems, say, warn
+from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, report_case_problems, say, warn
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 @click.argument("session", default="latest")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None,
               help="Runs at once, for the missing runs (default from scarbook.yaml).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context
 @friendly_errors

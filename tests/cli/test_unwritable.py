@@ -101,6 +101,23 @@ def test_a_report_path_that_is_the_projects_own_file_is_refused_before_anything_
     assert not (project.workspaces / "history" / "r.json").exists()
 
 
+@pytest.mark.parametrize("args", [
+    ["eval", "--runs", "1", "-q", "--junit", ""], ["eval", "--runs", "1", "-q", "--json", " "], ["report", "--html", ""],
+    ["rejudge", "latest", "--json", ""], ["merge", "h", "--junit", ""], ["resume", "--json", ""],
+    ["calibrate", "--export", ""], ["calibrate", "--import", ""],
+])
+def test_an_empty_file_name_is_refused_not_taken_as_no_file_asked_for(marked, args) -> None:
+    """`--junit "$OUT"` with OUT unset: eval and report wrote no file and said nothing (exit 0), and CI found no
+    report later, if it looked. Refused before anything runs."""
+    project, marker = marked
+    result = project.cli(*args)
+    option, value = args[-2:]
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (f"Error: Invalid value for '{option}': {value!r} names no file (was the "
+                                              "variable it came from unset?) — give a file name")
+    assert not marker.exists()
+
+
 # The agent's second run makes the history read-only under scarbook (as a disk remounted read-only
 # would). Run a#1 is recorded; b#1 finishes but its runs file cannot be created (a file open before
 # the remount could still be appended to), nor can session.json be rewritten at the end.
