@@ -119,16 +119,34 @@ def _judge_rejected(v: RunView) -> str | None:
     return v.judge_aborted or None
 
 
+# Signals a program's own execution raises — a bad memory access, abort() (a failed assertion), an illegal
+# instruction or operation, a forbidden system call: the agent crashed, which is the agent's failure, never
+# the machine's (nor a way for an agent to take a run it failed out of its rate: os.abort() is one call).
+# The others come from outside — the OOM killer's SIGKILL, a person's or a supervisor's SIGTERM, a limit.
+FAULT_SIGNALS = frozenset(getattr(signals, name) for name in ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT",
+                                                              "SIGSYS", "SIGTRAP") if hasattr(signals, name))
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signals.Signals(n).name
+    except ValueError:
+        return "unknown signal"
+
+
 def _killed(v: RunView) -> str | None:
     n = v.facts.signal
-    if n is None or v.facts.timed_out:
+    if n is None or v.facts.timed_out or n in FAULT_SIGNALS:
         return None
-    try:
-        name = signals.Signals(n).name
-    except ValueError:
-        name = "unknown signal"
     why = " — the kernel's OOM killer sends it, so do people and supervisors" if n == signals.SIGKILL else ""
-    return f"killed by signal {n} ({name}), not by scarbook's timeout{why}"
+    return f"killed by signal {n} ({_signal_name(n)}), not by scarbook's timeout{why}"
+
+
+def _crashed(v: RunView) -> str | None:
+    n = v.facts.signal
+    if n is None or v.facts.timed_out or n not in FAULT_SIGNALS:
+        return None
+    return f"killed by signal {n} ({_signal_name(n)}), which its own code raised: the agent crashed"
 
 
 def _timed_out(v: RunView) -> str | None:
@@ -252,8 +270,11 @@ RULES: tuple[Rule, ...] = (
     Rule("worker-lost", CauseKind.INFRA, _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
                                                "retries once itself)"),
     Rule("judge-rejected-key", CauseKind.JUDGE, _judge_rejected, "the judge's API rejected the key"),
-    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal that was not scarbook's timeout"),
+    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal from outside (SIGKILL, SIGTERM, "
+                                                   "...) that was not scarbook's timeout"),
     Rule("patterns", None, _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
+    Rule("agent-crashed", CauseKind.AGENT, _crashed, "the agent died of a signal its own code raised (SIGSEGV, SIGBUS, "
+                                                  "SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP)"),
     Rule("agent-timed-out", CauseKind.AGENT, _timed_out, "the agent ran past the run's timeout"),
     Rule("agent-could-not-exec", CauseKind.INFRA, _could_not_exec, "the agent's program started but could not exec what it "
                                                            "runs (exit 126/127, nothing done): it never ran"),

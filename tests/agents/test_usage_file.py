@@ -6,11 +6,9 @@ then an error with a traceback, and the session exited 3 (no verdict) instead of
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.helpers.hostile_project import inline_agent
+from tests.helpers.hostile_project import eval_json, inline_agent
 
 AGENT = """
 import os
@@ -26,9 +24,7 @@ with open(os.environ["SCARBOOK_USAGE"], "a") as f:
 def test_a_usage_line_python_cannot_read_is_ignored_and_the_run_keeps_its_fail(project, isolation) -> None:
     inline_agent(project, AGENT, isolation, "  - {type: not_contains, path: out.txt, text: BAD}\n",
                  extra="retry_infra: 1\n")
-    report = project.root / "report.json"
-    result = project.cli("eval", "--runs", "1", "-q", "--json", str(report))
-    (run,) = json.loads(report.read_text())["runs"]
+    result, _, (run,) = eval_json(project, 1)
     assert (run["status"], run["reason"]) == ("fail", "check 1 (not_contains): out.txt contains 'BAD' at line 1 "
                                                        "but must not"), run["reason"]
     assert run["cause"]["kind"] == "agent"

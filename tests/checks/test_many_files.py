@@ -5,11 +5,9 @@ timeout over a rule check. Unconfined and sandboxed (the workspace is the agent'
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.helpers.hostile_project import inline_agent
+from tests.helpers.hostile_project import eval_json, inline_agent
 
 AGENT = """
 import os
@@ -23,9 +21,7 @@ open("out.txt", "w").write("done")
 @pytest.mark.parametrize("isolation", ["none", "sandbox"])
 def test_only_changed_over_30000_new_files_takes_no_time(project, isolation) -> None:
     inline_agent(project, AGENT, isolation, "  - {type: only_changed, paths: [out.txt]}\n", timeout_s=120)
-    report = project.root / "report.json"
-    project.cli("eval", "--runs", "1", "-q", "--json", str(report))
-    (run,) = json.loads(report.read_text())["runs"]
+    _, _, (run,) = eval_json(project, 1)
     (check,) = run["checks"]
     assert (run["status"], check["detail"]) == (
         "fail", "changed outside the allowed list: created m/00000, m/00001, m/00002, m/00003, m/00004 …")

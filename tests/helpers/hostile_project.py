@@ -90,3 +90,12 @@ def eval_bound_by_file_bits(project, runs: int) -> tuple[Any, list[dict[str, Any
             "--runs", str(runs), "-q", "--json", str(report)]
     done = subprocess.run(without_dac_override(argv), capture_output=True, text=True, timeout=120)
     return done, sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
+
+
+def eval_json(project, runs: int) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
+    """`scarbook eval --runs RUNS --json` of `project` in this process: the CLI's result, the JSON report, and
+    its runs in k order."""
+    report = project.root / "report.json"
+    result = project.cli("eval", "--runs", str(runs), "-q", "--json", str(report))
+    doc = json.loads(report.read_text())
+    return result, doc, sorted(doc["runs"], key=lambda r: r["k"])
