@@ -69,13 +69,15 @@ def effective_threshold(case: Case | None, default: float) -> float:
 
 
 def band(rate: float | None, threshold: float, green: float = 0.9) -> str:
+    """red below the passing line, whatever green says (a case's threshold may be above bands.green, or
+    bands.green under scarbook.yaml's threshold: then there is no yellow); green from green up; yellow between."""
     if rate is None:
         return "none"
+    if rate < threshold:
+        return "red"
     if rate >= green:
         return "green"
-    if rate >= threshold:
-        return "yellow"
-    return "red"
+    return "yellow"
 
 
 def gate_band(rate: float | None, corrected_rate: float | None, decision: str, threshold: float, green: float) -> str:

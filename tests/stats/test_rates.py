@@ -54,6 +54,9 @@ def test_pass_at_k_undefined(n: int, c: int, k: int) -> None:
 @pytest.mark.parametrize("rate,threshold,green,expected", [
     (0.95, 0.8, 0.9, "green"), (0.9, 0.8, 0.9, "green"), (0.89, 0.8, 0.9, "yellow"), (0.8, 0.8, 0.9, "yellow"),
     (0.79, 0.8, 0.9, "red"), (None, 0.8, 0.9, "none"), (0.7, 0.6, 0.75, "yellow"), (0.75, 0.6, 0.75, "green"),
+    # a case's threshold above green (0.95), or scarbook.yaml's bands.green under its threshold: below the passing
+    # line is red, whatever green says (92% at 95% and 70% at 80% were drawn green beside 'below')
+    (0.92, 0.95, 0.9, "red"), (0.95, 0.95, 0.9, "green"), (0.7, 0.8, 0.5, "red"), (0.8, 0.8, 0.5, "green"),
 ])
 def test_band(rate, threshold, green, expected) -> None:
     assert band(rate, threshold, green) == expected
