@@ -1,15 +1,20 @@
-"""`scarbook baseline set` and `show`: the blessed session CI gates against."""
+"""`scarbook baseline set`, `show` and `clear`: the blessed session CI gates against."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 import click
 
 from scarbook.cli.common import examples, friendly_errors, get_project, say
 from scarbook.errors import ScarbookError
+from scarbook.fs.files import describe_os_error, kind_of
 from scarbook.history.baseline import (
     BASELINE_FILE,
     COMPLETE_STATES,
     baseline_from_session,
+    baseline_path,
     load_baseline,
     refuse_judging,
     write_baseline,
@@ -18,12 +23,13 @@ from scarbook.history.store import now_iso
 from scarbook.text import plural
 
 
-@click.group("baseline", epilog=examples("scarbook baseline set", "scarbook baseline show"))
+@click.group("baseline", epilog=examples("scarbook baseline set", "scarbook baseline show", "scarbook baseline clear"))
 def baseline_group() -> None:
     """The blessed session CI gates against: scarbook-baseline.json at the project root.
 
     Commit the file: it carries each case's counts, so it travels with the branch (history under
-    workspaces/ does not). `scarbook eval --against baseline` compares every case with it.
+    workspaces/ does not). `scarbook eval --against baseline` compares every case with it; `baseline
+    clear` removes it.
     """
 
 
@@ -68,6 +74,32 @@ def baseline_show(ctx: click.Context) -> None:
     for cid, c in baseline.cases.items():
         rate = "  n/a" if c.rate is None else f"{c.rate:5.0%}"
         say(f"{cid[:28]:<28} {c.passes:>5} {c.fails:>5} {c.errors:>4} {rate}")
+
+
+@baseline_group.command("clear", epilog=examples("scarbook baseline clear"))
+@click.pass_context
+@friendly_errors
+def baseline_clear(ctx: click.Context) -> None:
+    """Remove scarbook-baseline.json: `report` then compares with nothing, and `eval --against baseline`
+    is refused until `baseline set` records another. Commit the removal so CI stops gating against it."""
+    path = baseline_path(get_project(ctx).root)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        raise ScarbookError(f"no baseline to clear: {path} does not exist") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a folder or a FIFO there is not scarbook's to remove
+        raise ScarbookError(f"{path} is {kind_of(mode)}, not the baseline file — move it aside yourself "
+                            f"(mv {path} {path}.old)")
+    try:
+        old = load_baseline(path.parent).name
+    except ScarbookError:  # a damaged file is cleared all the same: that is often why
+        old = None
+    try:
+        os.unlink(path)  # a link goes, not what it leads to
+    except OSError as exc:
+        raise ScarbookError(f"cannot remove the baseline {path}: {describe_os_error(exc)}") from None
+    say(f"removed {path}" + (f" (session {old})" if old else "")
+        + f"; commit its removal (git rm {BASELINE_FILE}) so CI stops gating against it")
 
 
 COMMANDS = [baseline_group]

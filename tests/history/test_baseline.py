@@ -251,3 +251,25 @@ def test_one_shard_is_not_blessed_as_the_baseline(project) -> None:
                                      "only part of what the session planned — merge the shards (`scarbook merge`) "
                                      "and bless ci-5, or pass --force")
     assert not (project.root / "scarbook-baseline.json").exists()
+
+
+def test_baseline_clear_removes_the_file_and_says_to_commit_its_removal(project):
+    """There was no way but rm to stop gating against a baseline (`scarbook baseline clear`: 'No such command')."""
+    project.bundled()
+    assert project.cli("eval", "-q", "-n", "1", "write-one-line", "-l", "blessed").exit_code in (0, 1, 3)
+    assert project.cli("baseline", "set").exit_code == 0
+    path = project.root.resolve() / "scarbook-baseline.json"
+    sid = json.loads(path.read_text())["session"]
+    res = project.cli("baseline", "clear")
+    assert (res.exit_code, res.stdout) == (0, f"removed {path} (session {sid} [blessed]); commit its removal "
+                                              "(git rm scarbook-baseline.json) so CI stops gating against it\n")
+    assert not path.exists()
+    res = project.cli("baseline", "clear")
+    assert (res.exit_code, res.stderr) == (2, f"scarbook: no baseline to clear: {path} does not exist\n")
+    path.write_text("{")  # a damaged one is cleared all the same
+    assert project.cli("baseline", "clear").stdout.startswith(f"removed {path}; commit its removal")
+    path.mkdir()
+    res = project.cli("baseline", "clear")
+    assert (res.exit_code, res.stderr) == (2, f"scarbook: {path} is a directory, not the baseline file — move it aside "
+                                              f"yourself (mv {path} {path}.old)\n")
+    assert path.is_dir()
