@@ -24,7 +24,7 @@ import os
 import stat
 from collections.abc import Callable
 
-from scarbook.fs.paths import MAX_DEPTH, check_relative, short_path
+from scarbook.fs.paths import MAX_DEPTH, check_relative
 
 # "dirfd" where os.open takes dir_fd and O_NOFOLLOW exists (Linux, macOS, BSD), else "portable".
 # Tests set it to "portable" to run the Windows path on Linux.
@@ -43,10 +43,6 @@ class Refused(Exception):
     def __init__(self, message: str, missing: bool = False) -> None:
         super().__init__(message)
         self.missing = missing
-
-
-class TooDeep(Refused):
-    """A walk met folders nested deeper than MAX_DEPTH."""
 
 
 # Files scarbook itself created by seeding a workspace, by (st_dev, st_ino): the only ones a read
@@ -383,7 +379,9 @@ def entry(root: os.PathLike | str, rel: str) -> os.stat_result:
 def walk(root: os.PathLike | str, look: Callable[[str], bool] = lambda rel: False) -> dict[str, os.stat_result | None]:
     """Every entry under `root` that is not a folder, by relative posix path -> its lstat when
     `look(rel)`, else None. Links are listed, never entered; nothing is opened but folders.
-    A missing root is an empty dict; folders deeper than MAX_DEPTH raise TooDeep (no recursion)."""
+    A missing root is an empty dict. A folder it does not enter — one past MAX_DEPTH (no recursion), one it
+    cannot enter or list (its bits taken) — is an entry itself, its stat None: what the agent put where the
+    walk does not go is a change the diff sees, never a hiding place, and never the run's error."""
     root = os.fspath(root)
     try:
         if MODE == "portable":
@@ -416,10 +414,10 @@ def walk(root: os.PathLike | str, look: Callable[[str], bool] = lambda rel: Fals
                     st = None
                 out[prefix + name] = st if look(prefix + name) else None
                 continue
-            if len(stack) > MAX_DEPTH:
+            if len(stack) > MAX_DEPTH:  # deeper than a walk goes: the folder is the entry, never an error
                 os.close(sub)
-                raise TooDeep(f"the workspace holds folders nested more than {MAX_DEPTH} deep "
-                              f"({short_path(prefix + name)}); scarbook does not walk deeper")
+                out[prefix + name] = None
+                continue
             stack.append((sub, prefix + name + "/", _list(sub, prefix + name + "/", out, look)))
     finally:
         for fd, _, _ in stack:
@@ -457,9 +455,9 @@ def _walk_paths(root: str, look: Callable[[str], bool]) -> dict[str, os.stat_res
     todo = [(root, "", 0)]
     while todo:
         folder, prefix, depth = todo.pop()
-        if depth > MAX_DEPTH:
-            raise TooDeep(f"the workspace holds folders nested more than {MAX_DEPTH} deep "
-                          f"({short_path(prefix.rstrip('/'))}); scarbook does not walk deeper")
+        if depth > MAX_DEPTH:  # (as walk's)
+            out[prefix[:-1]] = None
+            continue
         try:
             with os.scandir(folder) as it:
                 entries = list(it)

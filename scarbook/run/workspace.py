@@ -267,8 +267,8 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     A seeded file whose size and mtime are unchanged is taken as unchanged; otherwise its content
     decides (rewriting a file with the same bytes is not a modification). Everything goes through
     scarbook.fs.safefs: a link is never followed and only a regular file is ever opened (a seeded file
-    the agent replaced with a named pipe is modified, not a read that blocks forever). Folders
-    nested deeper than safefs.MAX_DEPTH raise safefs.TooDeep. A workspace the agent closed to its owner
+    the agent replaced with a named pipe is modified, not a read that blocks forever). A folder nested
+    deeper than safefs.MAX_DEPTH is created (or modified) itself: the walk goes no deeper. A workspace the agent closed to its owner
     (chmod 0 .) is opened again (`_take_back`). Blocking file work: call it off the event loop."""
     if before.folder is not None:  # (a workspace the agent deleted: all deleted)
         _same_folder(before, root, gone_ok=True)  # else the diff, the checks and the judge would read elsewhere

@@ -224,22 +224,23 @@ def test_a_seeded_file_replaced_with_a_fifo_is_modified_and_nothing_hangs(projec
     assert [r.reason for r in runs] == ["check 1 (contains): empty.txt is not a regular file"] * 2
 
 
-def test_a_1200_deep_folder_tree_is_a_run_error_with_the_reason_not_a_crash(project) -> None:
+def test_a_1200_deep_folder_tree_is_a_change_the_check_fails_not_a_run_error(project) -> None:
+    """The folder past the walk's 100 levels is the diff's entry. It was the run's infra error (retried, then
+    out of the rate's denominator, exit 3): an agent that knew it failed could leave such a tree to take the
+    run out of its rate (tests/checks/test_agent_made_errors.py has the other ways that were closed)."""
     agent = "import os\nfor _ in range(1200):\n    os.mkdir('d'); os.chdir('d')\nprint('done')"
     project.config(f"agent: {{type: command, argv: {json.dumps([PY, '-S', '-c', agent])}}}\nisolation: none\ntimeout_s: 20\n")
     project.case("c", "id: c\ntask: t\nchecks:\n  - {type: only_changed, paths: [tmp.txt]}\n")
     try:
-        # one run (and its retries: an infra cause): each tree is 1,200 folders to write and to delete, which
-        # takes seconds on a busy disk
+        # one run: the tree is 1,200 folders to write and to delete, which takes seconds on a busy disk
         done = _eval_in_subprocess(project, runs=1)
-        assert done.returncode == 3, done.stderr
+        assert done.returncode == 1, done.stderr
         assert "Traceback" not in done.stderr
         history = project.load().history
         runs = history.runs(history.sessions()[0].id)
         deep = "/".join(["d"] * 101)
-        assert [(r.status, r.reason) for r in runs] == [(
-            "error", f"could not diff the workspace: the workspace holds folders nested more than 100 deep "
-                     f"({deep[:30]}…{deep[-20:]}); scarbook does not walk deeper")]
+        assert [(r.status, r.reason, r.cause.kind) for r in runs] == [(
+            "fail", f"check 1 (only_changed): changed outside the allowed list: created {deep}", "agent")]
     finally:
         # shutil.rmtree (and pytest's tmp cleanup) recurses: 1,200 levels is too deep for it. The runs' folders
         # are <session>/c/<k>/ and, retried after an infra cause, <session>/c/<k>/attempt-N/: remove them all.
