@@ -137,7 +137,8 @@ def _number(*, integer: bool = False, lo: float, hi: float | None = None) -> Met
     """A top-level number's bounds and words: 'runs must be an integer of at least 1, got 0 — write e.g. runs: 5'."""
     rng = f" between {lo:g} and {hi:g}" if hi is not None else f" of at least {lo:g}"
     return Meta(ge=lo, le=hi, extra={"must": f"must be {'an integer' if integer else 'a number'}{rng}, got {{value!r}}",
-                                     "fix": "write e.g. {key}: {default:g}"})
+                                     # an integer written whole: 2e+07 is a string to YAML, which this would then refuse
+                                     "fix": "write e.g. {key}: {default}" if integer else "write e.g. {key}: {default:g}"})
 
 
 def _folder(default: str) -> Meta:

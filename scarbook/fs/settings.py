@@ -195,7 +195,11 @@ def _section_problem(section: Any, raw: Any, path: Path, lines: int | None) -> C
     keys = keys_of(section)
     unknown = next((k for k in raw if k not in keys), None)
     if unknown is not None:
-        kind = getattr(mi.type_info(section), "tag", None) or str(raw.get("type", ""))  # a tagged one's, or its type:
+        info = mi.type_info(section)
+        # a tagged one's, or its type:, or (none written) the type it then has: "a local executor", never "a  executor"
+        kind = getattr(info, "tag", None) or str(raw.get("type", "")) or next(
+            (str(f.default) for f in getattr(info, "fields", ()) if f.name == "type" and f.default is not msgspec.NODEFAULT),
+            "")
         listed = sorted(keys) if words.SORTED_KEYS else keys
         return ConfigError(path, words.UNKNOWN.format(key=unknown, name=_name(section, str(unknown)), kind=kind,
                                                      a_kind=with_article(str(kind))),

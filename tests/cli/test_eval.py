@@ -95,6 +95,12 @@ def test_all_errors_exit_3(project) -> None:
      "agent: {type: command, argv: [./agent, \"{task}\"]}"),
     ("agent:\n  type: demo\n  colour: red\n",
      "{path}:3: unknown key 'colour' for a demo agent — a demo agent takes: type, seed, profile, draws"),
+    # the fix's example was 2e+07, which YAML reads as a string and this very check refused
+    ("max_read_bytes: 1e100\n", "{path}:1: max_read_bytes must be an integer of at least 1, got '1e100' — write e.g. "
+     "max_read_bytes: 20000000"),
+    # no type: written: it was "for a  executor — an  executor takes"
+    ("executor: {address: auto, bogus: 1}\n", "{path}:1: unknown key executor.bogus for a local executor — a local "
+     "executor takes: type, address, num_cpus, resources, runtime_env, max_workspace_bytes"),
 ])
 def test_bad_config_exits_2_with_the_message(project, text: str, message: str) -> None:
     path = project.config(text)
