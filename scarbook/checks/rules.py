@@ -170,6 +170,14 @@ def _pointer(doc: Any, pointer: str) -> Any:
     return cur
 
 
+class NotJSON(ValueError):
+    """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) and every other reader do not."""
+
+
+def _not_json(constant: str) -> Any:
+    raise NotJSON(constant)
+
+
 def same_json(a: Any, b: Any) -> bool:
     """Equal as JSON values: true is not 1 and false is not 0, which Python's == says they are (1 and 1.0 are
     one JSON number). Goes only as deep as both are lists or objects: `b` comes from case.yaml, bounded."""
@@ -185,9 +193,11 @@ def same_json(a: Any, b: Any) -> bool:
 def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     rel = p["path"]
     try:
-        doc = json.loads(_text(ctx, rel))
+        doc = json.loads(_text(ctx, rel), parse_constant=_not_json)
     except json.JSONDecodeError as exc:
         return False, f"{rel} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    except NotJSON as exc:
+        return False, f"{rel} is not valid JSON: {exc} is not a JSON value (Python's json.dumps writes it for a float)"
     # RFC 8259 (section 9) lets a reader limit nesting and numbers. Past Python's limits the agent's file fails
     # unread: "the check crashed" was an error, which takes the run out of the pass rate's denominator.
     except RecursionError:

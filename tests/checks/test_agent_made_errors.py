@@ -101,3 +101,20 @@ def test_json_equality_keeps_bools_apart_from_numbers_at_any_depth() -> None:
     assert not same_json([0], [False])
     assert not same_json({"a": 1, "b": 2}, {"a": 1})
     assert not same_json([1, 2], [1])
+
+
+NOT_JSON = """
+import json, os
+k = int(os.environ["SCARBOOK_RUN"])
+open("out.json", "w").write(json.dumps({"ok": [1.5, float("nan"), float("inf"), -float("inf")][k - 1]}))
+"""
+
+
+def test_nan_and_infinity_are_not_valid_json(project, isolation) -> None:
+    """Python's json.dumps writes a float nan as NaN and its reader takes it back; no JSON reader elsewhere does
+    (JSON.parse throws). json_valid said 'out.json is valid JSON' for all four."""
+    code, runs = _eval(project, isolation, NOT_JSON, "{type: json_valid, path: out.json}", 4)
+    assert [(r["status"], r["checks"][0]["detail"]) for r in runs] == [("pass", "out.json is valid JSON")] + [
+        ("fail", f"out.json is not valid JSON: {word} is not a JSON value (Python's json.dumps writes it for a float)")
+        for word in ("NaN", "Infinity", "-Infinity")]
+    assert code == 1
