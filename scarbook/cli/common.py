@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 class NamedFile(click.Path):
     """A file an option names (a report to write, labels to read): an empty name — `--junit "$OUT"` with OUT
-    unset — is refused, not taken as the option not given (no file was written and the command said nothing)."""
+    unset — is refused, not taken as the option not given (no file was written and the command said nothing),
+    and so is a name ending in / (`--html out/` wrote the file `out`)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(dir_okay=False, **kwargs)
@@ -29,6 +30,9 @@ class NamedFile(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail(f"{value!r} names no file (was the variable it came from unset?) — give a file name", param, ctx)
+        if isinstance(value, str) and value.endswith(("/", os.sep)):  # written as a file named without the slash
+            self.fail(f"{value!r} ends in {value[-1]}, so it names a folder, not a file — give the file's name, "
+                      f"e.g. {value}FILE", param, ctx)
         return super().convert(value, param, ctx)
 
 

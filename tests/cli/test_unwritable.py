@@ -118,6 +118,23 @@ def test_an_empty_file_name_is_refused_not_taken_as_no_file_asked_for(marked, ar
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("args", [["report", "--html", "out/"], ["eval", "--runs", "1", "-q", "--junit", "reports/"],
+                                  ["calibrate", "--export", "labels/"]])
+def test_a_file_name_ending_in_a_slash_is_refused(marked, args, monkeypatch) -> None:
+    """`report --html out/` wrote the report as the file `out` (the slash dropped): a folder was meant."""
+    project, marker = marked
+    monkeypatch.chdir(project.root)  # (the relative name is the project's, not the test run's folder)
+    if args[0] == "report":  # a session to report
+        assert project.cli("eval", "--runs", "1", "-q").exit_code == 0
+        marker.unlink()
+    result = project.cli(*args)
+    option, value = args[-2:]
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (f"Error: Invalid value for '{option}': {value!r} ends in /, so it names a "
+                                              f"folder, not a file — give the file's name, e.g. {value}FILE")
+    assert not marker.exists() and not (project.root / value.rstrip("/")).exists()
+
+
 # The agent's second run makes the history read-only under scarbook (as a disk remounted read-only
 # would). Run a#1 is recorded; b#1 finishes but its runs file cannot be created (a file open before
 # the remount could still be appended to), nor can session.json be rewritten at the end.
