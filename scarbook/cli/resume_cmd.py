@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 @click.argument("session", default="latest")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None,
               help="Runs at once, for the missing runs (default from scarbook.yaml).")
-@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None,
+              help="Write the report as JSON (a judging session writes the ones its eval was asked for).")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None,
+              help="Write a JUnit XML report (a judging session: as --json).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context
 @friendly_errors
