@@ -79,7 +79,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
 
 def _report_baseline(project, info, runs, against_ref: str | None):
     """The comparison to show: the one asked for, else the committed baseline when it applies."""
-    if against_ref:
+    if against_ref is not None:
         baseline = load_against(against_ref, project.root, project.history)
     elif baseline_path(project.root).exists():
         try:
@@ -93,7 +93,7 @@ def _report_baseline(project, info, runs, against_ref: str | None):
         return None
     problem = partial_mismatch_with(baseline, info.partial)
     if problem:
-        if against_ref:
+        if against_ref is not None:
             raise ScarbookError(problem)
         warn(f"no baseline comparison: {problem}")
         return None

@@ -33,7 +33,7 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
     earlier = ""
     listed = history.sessions()
     problems = list(listed.problems)  # said after the runs, with what reading them met
-    if session_ref:
+    if session_ref is not None:
         info = history.resolve(session_ref, listed)
         runs = history.runs(info.id, case_id, info)
         problems += runs.problems

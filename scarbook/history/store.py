@@ -399,6 +399,9 @@ class History:
         if not sessions:
             raise HistoryError(history_folder_problem(self.dir)
                                or f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
+        if not ref.strip():  # it matched every unlabelled session: `baseline set "$S"` with S unset blessed one
+            raise HistoryError(f"{ref!r} names no session (was the variable it came from unset?) — give an id, a "
+                               "label, 'latest' or 'previous' (`scarbook sessions` lists them)")
         if ref in SELECTORS:
             idx = SELECTORS.index(ref)
             if len(sessions) <= idx:

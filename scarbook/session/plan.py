@@ -133,7 +133,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
                                     max_runs=request.max_runs if more else None), site, shard, notes=notes,
                         online_why=online_only(request, gate, adaptive=asked == "auto"))
     baseline = None
-    if request.against:  # history's comparison loads only when asked for (not with --dry-run)
+    if request.against is not None:  # history's comparison loads only when asked for (not with --dry-run)
         from scarbook.session.against import resolve_against
 
         baseline = resolve_against(site, request.against, cases, skip_judge)

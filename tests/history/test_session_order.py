@@ -49,3 +49,20 @@ def test_sessions_sort_by_start_then_by_id(tmp_path) -> None:
              SessionInfo("unreadable", started_at="")]
     assert [i.id for i in sorted(infos, key=SessionInfo.start_order, reverse=True)] == [
         "20260101-110000-002bb", "20260101-110000-001aa", "zz-chosen", "unreadable"]
+
+
+@pytest.mark.parametrize("command", [["report", ""], ["baseline", "set", " "], ["show", "write-one-line", "--session", ""],
+                                     ["diff", "", "latest"], ["eval", "--against", "", "-n", "1"],
+                                     ["report", "--against", ""], ["eval", "--rerun", "", "-n", "1"]])
+def test_an_empty_session_name_is_refused_not_read_as_an_unlabelled_session(project, command) -> None:
+    """"" matched every session without a label: `scarbook baseline set "$SESSION"` with SESSION unset blessed the
+    newest unlabelled session (not the latest, which had a label), and report showed it, exit 0."""
+    project.bundled()
+    assert project.cli("eval", "-q", "-n", "1", "write-one-line").exit_code in (0, 1, 3)
+    assert project.cli("eval", "-q", "-n", "1", "write-one-line", "-l", "labelled").exit_code in (0, 1, 3)
+    res = project.cli(*command)
+    ref = next(a for a in command if not a.strip())
+    assert (res.exit_code, res.stderr) == (2, f"scarbook: {ref!r} names no session (was the variable it came from "
+                                              "unset?) — give an id, a label, 'latest' or 'previous' (`scarbook "
+                                              "sessions` lists them)\n")
+    assert not (project.root / "scarbook-baseline.json").exists()
