@@ -232,6 +232,16 @@ def load_case(folder: Path) -> Case:
     return case
 
 
+def no_cases_said(cases_dir: Path, tags: tuple[str, ...] | list[str] = ()) -> str:
+    """The line for a project with no case (to run): a cases folder that is not there is said so — a typo in
+    cases_dir listed nothing and said to add a case."""
+    with_tags = f" with tag {', '.join(tags)}" if tags else ""
+    if not os.path.lexists(cases_dir):
+        return (f"no cases{with_tags}: {cases_dir} does not exist — add a case with the TUI (`scarbook`) or "
+                "`scarbook import`, or point cases_dir in scarbook.yaml at your cases folder")
+    return f"no cases in {cases_dir}{with_tags} — add one with the TUI (`scarbook`) or `scarbook import`"
+
+
 def load_cases(cases_dir: Path) -> CaseSet:
     """Every case under `cases_dir`, sorted by id; each broken one becomes a problem, not a crash."""
     found = CaseSet()

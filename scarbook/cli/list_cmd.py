@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from scarbook.cases.io import no_cases_said
 from scarbook.cli.common import (
     examples,
     friendly_errors,
@@ -40,6 +41,9 @@ def list_command(ctx: click.Context) -> None:
     for row in rows:
         row.trend = trends.cases.get(row.key)
     report_history_problems([*rows.problems, *trends.problems])
+    if not rows:  # (no case, valid or not: a header over nothing said nothing of why)
+        say(no_cases_said(project.cases_dir))
+        return
     say(f"{'case':<24} {'rate':>5} {'95% CI':<10} {'p/f/e':<9} {'last run':<12} {'latest runs':<12} "
                f"{'notes':<16} title")
     for row in rows:

@@ -21,7 +21,7 @@ import msgspec
 
 from scarbook.agents.named import NamedAgent, known
 from scarbook.cases.ids import no_such_cases
-from scarbook.cases.io import CaseSet
+from scarbook.cases.io import CaseSet, no_cases_said
 from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.judge.settings import JudgeSettings
@@ -348,9 +348,7 @@ def select_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...]
     if tags:
         cases = [c for c in cases if set(tags) & set(c.tags)]
     if not cases:
-        raise ScarbookError(f"no cases to run in {folders.cases_dir}"
-                            + (f" with tag {', '.join(tags)}" if tags else "")
-                            + " — add one with the TUI (`scarbook`) or `scarbook import`")
+        raise ScarbookError(no_cases_said(folders.cases_dir, tags).replace("no cases", "no cases to run", 1))
     return cases
 
 

@@ -110,6 +110,21 @@ def test_bad_config_exits_2_with_the_message(project, text: str, message: str) -
     assert result.stderr == "scarbook: " + message.replace("{path}", str(path)) + "\n"
 
 
+def test_a_cases_dir_that_does_not_exist_is_said_by_list_and_eval(project) -> None:
+    """A typo in cases_dir: `scarbook list` printed its header over nothing, and eval said to add a case to a
+    folder that is not there."""
+    path = project.config("agent: {type: demo}\ncases_dir: casse\n")
+    said = (f"no cases{{}}: {project.root / 'casse'} does not exist — add a case with the TUI (`scarbook`) or "
+            "`scarbook import`, or point cases_dir in scarbook.yaml at your cases folder")
+    listed = project.cli("list")
+    assert (listed.exit_code, listed.stdout) == (0, said.format("") + "\n")
+    result = project.cli("eval", "--runs", "1")
+    assert (result.exit_code, result.stderr) == (2, "scarbook: " + said.format(" to run") + "\n")
+    path.write_text("agent: {type: demo}\n")  # cases/ there and empty
+    listed = project.cli("list")
+    assert listed.stdout == f"no cases in {project.cases_dir} — add one with the TUI (`scarbook`) or `scarbook import`\n"
+
+
 def test_usage_errors_exit_2(project) -> None:
     project.bundled()
     for args, message in [
