@@ -12,6 +12,7 @@ read, its history) and the cases as read. Nothing here, nor below, is handed the
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -314,6 +315,9 @@ def check_label(label: str, site: SessionSite | None = None, own_id: str | None 
         raise ScarbookError(f"label {word!r} is a word scarbook reads as a session (latest: the newest, previous: "
                             f"the one before), so the session could not be picked by it — choose another label, "
                             f"e.g. {word}-run")
+    if any(unicodedata.category(c) == "Cc" for c in word):  # `--label "$(git log -1 --format=%B)"`: its body too
+        raise ScarbookError(f"label {word[:40]!r} holds a control character (a newline, a tab) — a label is one line "
+                            "to pick the session by: choose one, e.g. prompt-v2")
     if len(word) > MAX_LABEL_CHARS:
         raise ScarbookError(f"label {word[:24]!r}… is {len(word):,} characters long; at most {MAX_LABEL_CHARS} (a "
                             "name to pick the session by, e.g. prompt-v2) — choose a shorter label")

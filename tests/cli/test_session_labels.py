@@ -69,3 +69,16 @@ def test_a_label_over_the_limit_is_refused_before_any_run(project) -> None:
                "by, e.g. prompt-v2) — choose a shorter label\n")
     assert not (project.workspaces / "history").exists() or not list((project.workspaces / "history").iterdir())
     assert project.cli("eval", "--runs", "2", "--label", "x" * 120).exit_code in (0, 1)  # the limit itself runs
+
+
+@pytest.mark.parametrize("label", ["fix parser\n\nthe body of the commit", "a\tb", "v2\x1b[31m"])
+def test_a_label_with_a_control_character_is_refused_before_any_run(project, label) -> None:
+    """`--label "$(git log -1 --format=%B)"` recorded the commit's body in the label: `scarbook sessions` broke its
+    table over the lines, and `report 'fix parser'` found no session of that name."""
+    project.config("agent: {type: demo, seed: 7}\n")
+    project.case("c", CASE)
+    result = project.cli("eval", "--runs", "2", "--label", label)
+    assert (result.exit_code, result.stderr) == (
+        2, f"scarbook: label {label.strip()[:40]!r} holds a control character (a newline, a tab) — a label is one line "
+           "to pick the session by: choose one, e.g. prompt-v2\n")
+    assert not list((project.workspaces / "history").glob("*/session.json"))
