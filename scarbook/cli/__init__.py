@@ -10,7 +10,7 @@ import importlib
 import click
 
 from scarbook import __version__
-from scarbook.cli.common import friendly_errors, get_project, say
+from scarbook.cli.common import examples, friendly_errors, get_project, say
 
 # Each command's module (`scarbook X` is scarbook/cli/X_cmd.py, one command a module) and the first sentence
 # of its help: `scarbook --help` lists the commands from here and `scarbook CMD` imports only CMD's module,
@@ -81,7 +81,8 @@ class _LazyCommands(click.Group):
 
 
 
-@click.group(cls=_LazyCommands, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyCommands, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=examples("scarbook", "scarbook init", "scarbook eval --runs 20", "scarbook list"))
 @click.option("-C", "--project", "root", type=click.Path(file_okay=False), default=None,
               help="Project folder (default: the nearest folder with scarbook.yaml, else the current one).")
 @click.version_option(__version__, prog_name="scarbook")
