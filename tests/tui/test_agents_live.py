@@ -16,7 +16,7 @@ from scarbook.tui.screens.sessions import SessionsScreen, SessionTableScreen
 from tests.cli.test_eval_agents import AGENT, CASE, CONFIG
 from tests.conftest import run_cli
 from tests.helpers.tui_fixtures import SIZE, library_loaded, live_screen_caught_up, review_loaded, wait_until
-from tests.tui.test_launch_plan import focus
+from tests.tui.test_launch_plan import focus, launch_form
 
 
 @pytest.fixture
@@ -42,9 +42,7 @@ async def test_two_agents_from_the_launch_form_to_the_decision(compare_root, siz
     app = make_app(compare_root)
     async with app.run_test(size=size) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
-        await focus(pilot, "runs")
+        await launch_form(pilot)
         await pilot.press("ctrl+u", "4", "0")
         for name in ("base", "cand"):
             await focus(pilot, f"agent-{name}")
@@ -86,9 +84,7 @@ async def test_one_agent_ticked_runs_that_agent_alone(compare_root) -> None:
     app = make_app(compare_root)
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
-        await focus(pilot, "runs")
+        await launch_form(pilot)
         await pilot.press("ctrl+u", "1", "0")
         await focus(pilot, "agent-cand")
         await pilot.press("space")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from textual.widgets import Checkbox, Input
+from textual.widgets import Checkbox, Input, Static
 
 from scarbook.cli import main
 from scarbook.run.session import Preparation, SessionPlan
@@ -51,6 +51,13 @@ async def focus(pilot, widget_id: str) -> None:
         await pilot.press("tab")
 
 
+async def launch_form(pilot) -> None:
+    """From the library (loaded): r opens the launch modal, and the focus goes to its runs field."""
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, LaunchScreen), what="the launch modal")
+    await focus(pilot, "runs")
+
+
 async def tui_plan(root, monkeypatch, *, runs: str, concurrency: str, label: str, adaptive: bool,
                    judge_env=None) -> SessionPlan:
     """The plan the launch screen hands to the app when its fields are typed and ctrl+r pressed."""
@@ -59,9 +66,7 @@ async def tui_plan(root, monkeypatch, *, runs: str, concurrency: str, label: str
     monkeypatch.setattr(app, "start_session", lambda plan, executor=None, notes=(): started.append(plan))
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
-        await focus(pilot, "runs")
+        await launch_form(pilot)
         await pilot.press("ctrl+u", *runs)  # clear the field (scarbook.yaml's runs), type ours
         if adaptive:
             await focus(pilot, "adaptive")
@@ -120,9 +125,7 @@ async def warnings_before_the_runs(root, runs: str, title: str, adaptive: bool =
     raised = raised_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await library_loaded(pilot)
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
-        await focus(pilot, "runs")
+        await launch_form(pilot)
         await pilot.press("ctrl+u", *runs)
         if adaptive:
             await focus(pilot, "adaptive")
@@ -240,3 +243,24 @@ async def test_presets_and_agents_wider_than_80_columns_are_reached_and_shown(pr
         await wait_until(pilot, lambda: "another-candidate-agent" in screen_text(app), what="the agent on screen")
         await pilot.press("space")
         assert app.screen.query_one("#agent-another-candidate-agent", Checkbox).value
+
+
+async def test_the_estimate_says_how_many_runs_undecided_more_may_add(project_root) -> None:
+    """With scarbook.yaml's gate.undecided: more the modal said '50 runs: 5 cases × 10' and 'judge calls: 10 × 1
+    case', though the session's looks add runs to an undecided case up to 40."""
+    (project_root / "scarbook.yaml").write_text((project_root / "scarbook.yaml").read_text()
+                                                + "gate: {undecided: more}\n")
+    add_judged_case(project_root)
+    app = make_app(project_root, judge_env={"ANTHROPIC_API_KEY": "sk-test"})
+    async with app.run_test(size=SIZE) as pilot:
+        await library_loaded(pilot)
+        await launch_form(pilot)
+        await pilot.press("ctrl+u", "1", "0")
+        estimate = app.screen.query_one("#estimate", Static)
+        runs, more, judge = str(estimate.render()).splitlines()[:3]
+        assert (runs, more) == ("50 runs: 5 cases × 10", "undecided: more may add runs to a case they leave "
+                                                        "undecided, up to 40 a case: at most 200 runs")
+        assert judge.startswith("judge calls: up to 40 × 1 case with llm_judge = up to 40 ("), judge
+        await pilot.press("ctrl+u", "4", "0")  # at the cap: nothing to add
+        runs, judge = str(estimate.render()).splitlines()[:2]
+        assert runs == "200 runs: 5 cases × 40" and judge.startswith("judge calls: 40 × 1 case with llm_judge = 40 (")

@@ -15,7 +15,7 @@ from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSe
 from scarbook.cases.io import CaseSet
 from scarbook.errors import ScarbookError
 from scarbook.models import Case
-from scarbook.models.words import ExecutorType
+from scarbook.models.words import ExecutorType, Undecided
 from scarbook.run.plan import SessionSite
 from scarbook.session.estimate import JudgeHistory, estimate_plan, price, read_judge_history
 from scarbook.session.plan import DEFAULT_MAX_RUNS, EvalRequest, judge_key_missing, plan_eval
@@ -136,15 +136,21 @@ class LaunchScreen(HostModalScreen):
         skip = self.skip_judge(cases)
         agents = self.chosen_agents()
         each = len(agents) if len(agents) > 1 else 1  # a session of several agents runs each case per agent
-        est = estimate_plan(SessionSite.of(self.app.project), cases, runs, skip_judge=skip or self.judge_history is None,
+        # scarbook.yaml's gate.undecided: more: its looks add runs to an undecided case, up to the cap (plan_eval's)
+        looks = not adaptive and self.app.project.config.gate.undecided == Undecided.MORE and runs < DEFAULT_MAX_RUNS
+        top = DEFAULT_MAX_RUNS if looks else runs  # the most runs a case may get
+        est = estimate_plan(SessionSite.of(self.app.project), cases, top, skip_judge=skip or self.judge_history is None,
                             adaptive=adaptive, history=self.judge_history, agents=each)
         per = f" × {plural(each, 'agent')} (baseline {agents[0]})" if each > 1 else ""
         if adaptive:
             lines = [f"{est.fewest} to {est.agent_runs} runs: {plural(len(cases), 'case')}{per}, each stops once the "
                      f"evidence decides it (at most {runs})"]
         else:
-            lines = [f"{est.agent_runs} runs: {plural(len(cases), 'case')} × {runs}{per}"]
-        upto = "up to " if adaptive else ""
+            lines = [f"{runs * len(cases) * each} runs: {plural(len(cases), 'case')} × {runs}{per}"]
+            if looks:
+                lines.append(f"undecided: more may add runs to a case they leave undecided, up to {top} a case: at "
+                             f"most {est.agent_runs} runs")
+        upto = "up to " if adaptive or looks else ""
         judged = est.judged
         if not judged:
             lines.append("judge calls: 0 (no case has an llm_judge check)")
@@ -156,8 +162,8 @@ class LaunchScreen(HostModalScreen):
         else:
             cost = (f"{est.judge.calls} API calls, about {price(est.judge.cost_usd)}" if est.judge is not None
                     else "pricing from past sessions…")
-            lines.append(f"judge calls: {upto}{runs * each} × {plural(judged, 'case')} with llm_judge = "
-                         f"{upto}{runs * each * judged} ({cost})")
+            lines.append(f"judge calls: {upto}{top * each} × {plural(judged, 'case')} with llm_judge = "
+                         f"{upto}{top * each * judged} ({cost})")
         out.update("\n".join(lines))
 
     @on(RadioSet.Changed, "#scope")
