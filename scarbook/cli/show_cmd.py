@@ -37,6 +37,9 @@ def show_command(ctx: click.Context, case_id: str, session_ref: str | None, agen
         info = history.resolve(session_ref, listed)
         runs = history.runs(info.id, case_id, info)
         problems += runs.problems
+        if case_id not in info.case_ids and not runs:  # (it printed the session's line over nothing, exit 0)
+            raise ScarbookError(f"session {info.id} did not run {case_id} (it ran {', '.join(info.case_ids) or 'no case'})"
+                                f" — `scarbook show {case_id}` shows the latest session that did")
         if entry is not None and not counts_session(entry, info.id, info.started_at):  # shown, but said whose
             earlier = (f"note: these runs are not the present case {case_id}'s: session {info.id} ran the case "
                        f"that had the id before ({entry.note(case_id)})")

@@ -52,3 +52,16 @@ def test_several_unknown_cases_and_an_invalid_one_are_named_in_that_line(project
     assert result.stderr.splitlines()[-1] == (
         f"scarbook: no case 'ghost', 'bad' (its case.yaml is invalid, see above) or 'spectre' in {project.cases_dir} "
         "— `scarbook list` shows the cases")
+
+
+def test_show_of_a_case_a_named_session_did_not_run_says_so(project) -> None:
+    """`show CASE --session S` where S ran other cases printed S's header line over nothing, exit 0."""
+    project.config("agent: {type: demo, seed: 3}\n")
+    project.case("good", GOOD)
+    project.case("other", GOOD.replace("good", "other").replace("Good", "Other"))
+    assert project.cli("eval", "-q", "-n", "1", "good", "-l", "only-good").exit_code in (0, 1, 3)
+    res = project.cli("show", "other", "--session", "only-good")
+    (sid,) = [p.parent.name for p in (project.workspaces / "history").glob("*/session.json")]
+    assert (res.exit_code, res.stdout, res.stderr) == (2, "", f"scarbook: session {sid} did not run other (it ran "
+                                                              "good) — `scarbook show other` shows the latest session "
+                                                              "that did\n")
