@@ -15,6 +15,7 @@ import click
 
 from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, report_case_problems
 from scarbook.cli.estimate import print_estimate
+from scarbook.errors import ScarbookError
 from scarbook.run.plan import SessionSite
 from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, plan_eval
 
@@ -138,8 +139,14 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
 
 
 def split_names(value: str | None) -> tuple[str, ...]:
-    """--agents a,b,c: the names as given (empty ones dropped; what they name is the plan's to check)."""
-    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
+    """--agents a,b,c: the names as given (empty ones dropped; what they name is the plan's to check). Given
+    with no name at all — `--agents "$AGENTS"` with AGENTS unset — it is refused: the session ran agent: alone
+    and gated as one agent, not the comparison asked for."""
+    names = tuple(n.strip() for n in (value or "").split(",") if n.strip())
+    if value is not None and not names:
+        raise ScarbookError(f"--agents {value!r} names no agent (was the variable it came from unset?) — give two or "
+                            "more names of scarbook.yaml's agents:, e.g. --agents baseline,candidate")
+    return names
 
 
 COMMANDS = [eval_command]

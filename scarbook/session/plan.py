@@ -359,7 +359,7 @@ def select_cases(folders: ProjectFolders, found: CaseSet, names: tuple[str, ...]
 def resolve_runs(config: Config, runs: str | None, preset: str | None) -> int | Literal["auto"]:
     if runs and preset:
         raise ScarbookError("give --runs or --preset, not both")
-    if preset:
+    if preset is not None:  # (--preset '' is a preset named '': refused, never scarbook.yaml's runs unsaid)
         presets = config.presets
         if preset not in presets:
             raise ScarbookError(f"no preset {preset!r} — scarbook.yaml defines: {', '.join(presets)}")

@@ -129,6 +129,10 @@ def test_usage_errors_exit_2(project) -> None:
     project.bundled()
     for args, message in [
         (("--preset", "nope"), "no preset 'nope' — scarbook.yaml defines: daily, prompt-change, release"),
+        # `--preset "$P"`, `--agents "$A"` with the variable unset ran scarbook.yaml's runs, and agent: alone, unsaid
+        (("--preset", ""), "no preset '' — scarbook.yaml defines: daily, prompt-change, release"),
+        (("--agents", ""), "--agents '' names no agent (was the variable it came from unset?) — give two or more "
+                           "names of scarbook.yaml's agents:, e.g. --agents baseline,candidate"),
         (("--runs", "0"), "--runs must be a positive number or 'auto', got '0'"),
         (("--runs", "2", "--preset", "daily"), "give --runs or --preset, not both"),
         (("no-such-case",), f"no case 'no-such-case' in {project.cases_dir} — `scarbook list` shows the cases"),
