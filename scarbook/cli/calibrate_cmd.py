@@ -32,6 +32,7 @@ from scarbook.history.judge_truth import (
     sampled_from,
 )
 from scarbook.judge.calibrate import CalibrationLabel, CalibrationStore, agreement, format_report, judged_items
+from scarbook.judge.errors import KeyHint
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.models import CheckStatus
 from scarbook.text import plural
@@ -209,7 +210,7 @@ def _rescore(project, store):
     labels = store.labels()
     if not labels:
         raise ScarbookError("no stored human labels — run `scarbook calibrate` first")
-    judge = Judge(project.config.judge)
+    judge = Judge(project.config.judge, key_hint=RESCORE_KEY_HINT)
     judge.preflight()
 
     async def grade_all():
@@ -227,5 +228,8 @@ def _rescore(project, store):
     verdicts = asyncio.run(grade_all())
     return rescore(labels, verdicts, project.config.judge.model, project.config.judge.prompt_digest)
 
+
+# --rescore grades the labelled artifacts again: it has nothing to do without the judge (no --skip-judge)
+RESCORE_KEY_HINT = KeyHint("the rescore stopped", " — --rescore grades the labelled artifacts with the judge: it needs the key")
 
 COMMANDS = [calibrate_command]

@@ -25,6 +25,7 @@ from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession
 from scarbook.history.baseline import load_against
 from scarbook.judge.cache import FOLDER, VerdictCache
+from scarbook.judge.errors import KeyHint
 from scarbook.models import SessionInfo, SessionState
 from scarbook.reports.write import ReportPaths
 from scarbook.run.attempts import one_line, write_traceback
@@ -101,7 +102,7 @@ def _collect_batch(ctx: click.Context, project: Project, info: SessionInfo, quie
     # its answers go to the part of the cache the session's agents could not reach if they were sandboxed
     confined = info.isolation is not None and info.isolation.sandboxed
     cache = VerdictCache(project.workspaces_dir / FOLDER, confined=confined) if settings.cache else None
-    judge = Judge(settings, cache=cache)
+    judge = Judge(settings, cache=cache, key_hint=BATCH_KEY_HINT)
     judge.preflight()
     history.hold_session(info)
     runs = list(history.runs(info.id, info=info))
@@ -149,5 +150,9 @@ async def _collect(work, judge):
     finally:
         await judge.aclose()
 
+
+# a batch's key problem: nothing is lost, the batch waits at the API (resume has no --skip-judge)
+BATCH_KEY_HINT = KeyHint("its verdicts were not collected",
+                         " — the batch stays at the API: run this resume again once the key is right")
 
 COMMANDS = [resume_command]

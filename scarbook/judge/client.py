@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeUnavailable, auth_rejected_message
+from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeUnavailable, KeyHint, auth_rejected_message
 from scarbook.judge.pricing import usage_from_sdk
 from scarbook.judge.prompt import TOOL_NAME
 from scarbook.judge.settings import JudgeSettings
@@ -70,7 +70,7 @@ def make_client(settings: JudgeSettings, api_key: str) -> anthropic.AsyncAnthrop
 
 
 async def call_judge(client: anthropic.AsyncAnthropic, settings: JudgeSettings, request: dict[str, Any], *,
-                     key_hint: str = SKIP_HINT) -> Reply:
+                     key_hint: KeyHint = SKIP_HINT) -> Reply:
     async def create() -> tuple[Any, Any]:
         raw = await client.messages.with_raw_response.create(**request)
         try:
@@ -99,7 +99,7 @@ def tool_input_of(message: Any, name: str = TOOL_NAME) -> Any:
 
 
 async def api_call(client: anthropic.AsyncAnthropic, settings: JudgeSettings, call: Callable[[], Awaitable[T]], *,
-                   key_hint: str = SKIP_HINT) -> T:
+                   key_hint: KeyHint = SKIP_HINT) -> T:
     """`call()` (one SDK request, its retries the SDK's), with what is left of its errors in our terms; a rejected
     key's message ends with `key_hint` (judge/errors.py)."""
     import anthropic  # loaded already: the client was made by make_client

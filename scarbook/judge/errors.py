@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from scarbook.errors import AbortSession, ScarbookError
 
 
@@ -25,18 +27,27 @@ class JudgeUnavailable(Exception):
         self.retries = retries
 
 
-# What a key problem's message ends with: what else the command can do. A session can run without its judge;
-# a command that only judges gives its own (Judge(key_hint=...)), never an option it lacks.
-SKIP_HINT = " or run with --skip-judge"
+@dataclass(frozen=True)
+class KeyHint:
+    """What a key problem's message says of the command that met it: what stopped, and what else it can do.
+    A session can run without its judge; a command that only judges gives its own (Judge(key_hint=...)),
+    never an option it lacks."""
+
+    stopped: str  # "the session stopped before grading more runs"
+    instead: str  # appended after "check $KEY (...)": " or run with --skip-judge"
 
 
-def key_missing_message(env: str, hint: str = SKIP_HINT) -> str:
-    return f"the llm_judge checks need an API key, but {env} is not set: set {env}{hint}"
+SKIP_HINT = KeyHint("the session stopped before grading more runs", " or run with --skip-judge")
+# the TUI's launch has no --skip-judge: it runs without its judge where no key is set
+TUI_HINT = KeyHint(SKIP_HINT.stopped, " or start scarbook without it: the TUI then runs the rule checks only")
 
 
-def auth_rejected_message(env: str, status: int, base_url: str, hint: str = SKIP_HINT) -> str:
+def key_missing_message(env: str, hint: KeyHint = SKIP_HINT) -> str:
+    return f"the llm_judge checks need an API key, but {env} is not set: set {env}{hint.instead}"
+
+
+def auth_rejected_message(env: str, status: int, base_url: str, hint: KeyHint = SKIP_HINT) -> str:
     return (
         f"the judge at {base_url} rejected the API key in {env} (HTTP {status}); "
-        f"the session stopped before grading more runs: check {env} (and judge.api_key_env / judge.base_url "
-        f"in scarbook.yaml){hint}"
+        f"{hint.stopped}: check {env} (and judge.api_key_env / judge.base_url in scarbook.yaml){hint.instead}"
     )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scarbook.judge.artifact_store import FOLDER as ARTIFACTS_FOLDER
 from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.cache import FOLDER, VerdictCache
-from scarbook.judge.errors import SKIP_HINT
+from scarbook.judge.errors import SKIP_HINT, KeyHint
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, env: Mapping[str, str] | None = None,
               workspaces: Path | None = None, use_cache: bool = True, batch: bool = False, confined: bool = False,
-              key_hint: str = SKIP_HINT) -> Judge | BatchGrader | None:
+              key_hint: KeyHint = SKIP_HINT) -> Judge | BatchGrader | None:
     """The judge a set of cases needs: None when none has an llm_judge check (a session that skips judging asks
     for none).
     With `workspaces` (and judge.cache on, `use_cache` not turned off by --no-judge-cache) its
@@ -51,7 +51,7 @@ def judge_for(cases: Iterable[Case], settings: JudgeSettings, *, env: Mapping[st
 
 def preflighted_judge(cases: Iterable[Case], settings: JudgeSettings, *, env: Mapping[str, str] | None = None,
                       workspaces: Path | None = None, use_cache: bool = True, batch: bool = False,
-                      confined: bool = False, key_hint: str = SKIP_HINT) -> tuple[Judge | BatchGrader | None, str | None]:
+                      confined: bool = False, key_hint: KeyHint = SKIP_HINT) -> tuple[Judge | BatchGrader | None, str | None]:
     """`judge_for`'s judge, preflighted before any run (its API key is set): (the judge, None); (None, None)
     when no case needs one; (None, why) when it cannot grade. A session's preparation (run/session.py) and a
     rejudge's (tools/rejudge.py) both start their judge so."""

@@ -19,7 +19,14 @@ from scarbook.judge.artifact import Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import ArtifactStore
 from scarbook.judge.cache import SampleKey, VerdictCache
 from scarbook.judge.client import call_judge, make_client
-from scarbook.judge.errors import SKIP_HINT, JudgeAuthError, JudgeKeyMissing, JudgeUnavailable, key_missing_message
+from scarbook.judge.errors import (
+    SKIP_HINT,
+    JudgeAuthError,
+    JudgeKeyMissing,
+    JudgeUnavailable,
+    KeyHint,
+    key_missing_message,
+)
 from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request, new_nonce
@@ -49,7 +56,7 @@ MALFORMED = "judge reply malformed: "
 
 class Judge:
     def __init__(self, settings: JudgeSettings | None = None, env: Mapping[str, str] | None = None,
-                 cache: VerdictCache | None = None, key_hint: str = SKIP_HINT) -> None:
+                 cache: VerdictCache | None = None, key_hint: KeyHint = SKIP_HINT) -> None:
         self.settings = settings or JudgeSettings()
         self.key_hint = key_hint  # what a key problem's message ends with: what else the command can do
         self._env = credentials.environ() if env is None else env  # (a session withholds the key from os.environ)

@@ -23,6 +23,7 @@ from scarbook.checks.spec import parse_check
 from scarbook.errors import CaseError
 from scarbook.fs.files import atomic_write_bytes, describe_os_error, read_regular_bytes
 from scarbook.judge.client import call_judge, make_client
+from scarbook.judge.errors import SKIP_HINT, KeyHint
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import close_marker, new_nonce, open_marker
 from scarbook.judge.settings import JudgeSettings
@@ -196,9 +197,9 @@ def parse_draft(tool_input: Any) -> tuple[list[str], list[dict[str, Any]]]:
 
 
 async def ask_for_draft(settings: JudgeSettings, api_key: str, inputs: DraftInputs,
-                        cache: Path | None) -> ProposedRubric:
+                        cache: Path | None, key_hint: KeyHint = SKIP_HINT) -> ProposedRubric:
     """The judge's draft: from `cache` (workspaces/judge-cache, None: no cache) when asked before, else one
-    call. Raises MalformedDraft, JudgeUnavailable or JudgeAuthError."""
+    call. Raises MalformedDraft, JudgeUnavailable or JudgeAuthError (its message ending with `key_hint`)."""
     key = inputs.digest(settings)
     path = cache / CACHE_FOLDER / key[:2] / f"{key}.json" if cache is not None else None
     notes: list[str] = []
@@ -208,7 +209,7 @@ async def ask_for_draft(settings: JudgeSettings, api_key: str, inputs: DraftInpu
             return ProposedRubric(*parse_draft(hit), cached=True, notes=notes)
     client = make_client(settings, api_key)
     try:
-        reply = await call_judge(client, settings, build_draft_request(settings, inputs))
+        reply = await call_judge(client, settings, build_draft_request(settings, inputs), key_hint=key_hint)
     finally:
         await client.close()
     if reply.tool_input is None:

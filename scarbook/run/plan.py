@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scarbook.config import ConfigFolders
+from scarbook.judge.errors import SKIP_HINT, KeyHint
 
 if TYPE_CHECKING:
     from scarbook.agents.named import NamedAgent
@@ -77,6 +78,9 @@ class SessionPlan:
     judge_cache: bool = True  # False: --no-judge-cache (judge.cache: false turns it off for every session)
     judge_batch: bool = False  # --judge-batch / judge.batch: the judge's requests go in one Message Batch
     judge_skipped_why: str = "--skip-judge"  # the TUI says "no API key in $X"
+    # what the judge's key problems end with: what else this session's face (CLI, TUI, resume) can do; wording,
+    # not a choice: two plans of the same choices are equal whichever face made them
+    key_hint: KeyHint = field(default=SKIP_HINT, compare=False)
     timeout_s: float | None = None
     max_cost: float | None = None
     adaptive: bool = False  # stop each case once the evidence decides it (--runs auto)

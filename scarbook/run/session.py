@@ -27,7 +27,6 @@ from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import unwritable_why
-from scarbook.judge.errors import SKIP_HINT
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ExecutorType, GateMode
 from scarbook.models.session_parts import AgentEntry, Confinement
@@ -392,17 +391,16 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
             f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"]
 
 
-def preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool,
-                    key_hint: str = SKIP_HINT) -> Grader | None:
+def preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool) -> Grader | None:
     """The plan's judge at `site` (judge/factory.preflighted_judge), or None; why it cannot grade goes on
-    `errors`. A rejudge (tools/rejudge.py) starts its judge so too, with its own `key_hint`."""
+    `errors` (its key problems end with the plan's `key_hint`). A rejudge (tools/rejudge.py) starts its judge so too."""
     if plan.skip_judge:
         return None
     from scarbook.judge import preflighted_judge  # the judge's modules load when a session is prepared
 
     judge, why = preflighted_judge(plan.cases, site.config.judge, env=plan.judge_env,
                                    workspaces=site.workspaces_dir, use_cache=plan.judge_cache, batch=plan.judge_batch,
-                                   confined=confined, key_hint=key_hint)
+                                   confined=confined, key_hint=plan.key_hint)
     if why:
         errors.append(why)
     return judge

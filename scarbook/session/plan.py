@@ -25,6 +25,7 @@ from scarbook.cases.ids import no_such_cases
 from scarbook.cases.io import CaseSet, no_cases_said
 from scarbook.config import Config, GatePolicy
 from scarbook.errors import ScarbookError
+from scarbook.judge.errors import SKIP_HINT, TUI_HINT
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
 from scarbook.models.words import SELECTORS
@@ -140,6 +141,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         baseline = resolve_against(site, request.against, cases, skip_judge)
     plan = SessionPlan(cases, n, label=request.label, concurrency=request.concurrency,
                        keep_all=request.keep_all or None, skip_judge=skip_judge, judge_skipped_why=why,
+                       key_hint=TUI_HINT if request.skip_judge_without_key else SKIP_HINT,
                        judge_env=request.judge_env,
                        judge_cache=request.judge_cache, judge_batch=judge_batch, timeout_s=request.timeout_s,
                        max_cost=request.max_cost, adaptive=asked == "auto", shard=shard,

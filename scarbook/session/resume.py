@@ -19,6 +19,7 @@ from dataclasses import replace
 from scarbook.cases.io import CaseSet, case_digest
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
+from scarbook.judge.errors import SKIP_HINT, KeyHint
 from scarbook.models import Case, RunRecord, SessionInfo, SessionState
 from scarbook.models.words import Isolation
 from scarbook.run.blocks import runs_of_blocks
@@ -168,8 +169,14 @@ def _plan(site: SessionSite, info: SessionInfo, cases: list[Case], named: list,
     return SessionPlan(cases, info.runs_per_case if adaptive else looks[0], label=info.label, concurrency=concurrency,
                        skip_judge=info.partial, judge_skipped_why="the session resumed ran without its judge",
                        adaptive=adaptive, gate=policy, max_runs=looks[-1], jobs=jobs, rerun_of=info.rerun_of,
-                       reports=dict(reports), agents=named,
+                       reports=dict(reports), agents=named, key_hint=_key_hint(info.id),
                        resumed=Resumed(info, held))
+
+
+def _key_hint(session_id: str) -> KeyHint:
+    """A judge key problem met while resuming: resume has no --skip-judge (its runs are judged as the session's were)."""
+    return KeyHint(SKIP_HINT.stopped, f" — resuming session {session_id} judges its runs as they were judged: it "
+                   "cannot run without the judge")
 
 
 def _missing(held: dict[int, RunRecord], looks: list[int]) -> list[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from scarbook.cases.rule_proposals import propose_rule_checks
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.judge.cache import FOLDER as CACHE_FOLDER
-from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable
+from scarbook.judge.errors import JudgeAuthError, JudgeUnavailable, KeyHint
 from scarbook.judge.estimate import estimate_judge_calls
 from scarbook.judge.rubric_draft import DraftInputs, MalformedDraft, ask_for_draft, draft_cost
 from scarbook.models import Case, Check
@@ -34,6 +35,13 @@ from scarbook.tools.verify import JUDGED_TIMES, MAX_ARTIFACT, artifact_target
 
 GUESSED_ITEMS = 6  # rubric items a draft proposes, for the certification's estimate
 NOTHING_WRITTEN = "nothing was written"
+
+
+def draft_key_hint(case_id: str) -> KeyHint:
+    """What a judge key problem met while drafting ends with: drafting offline needs no judge (not --skip-judge,
+    which drafting lacks)."""
+    return KeyHint("the draft stopped", f" or draft without the judge: `scarbook rubric draft {shlex.quote(case_id)} "
+                   "--offline` proposes rule checks from the artifacts")
 
 
 @dataclass(frozen=True)
@@ -111,8 +119,9 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
     from scarbook.judge.judge import Judge
 
     cache = project.workspaces_dir / CACHE_FOLDER if settings.cache else None
+    hint = draft_key_hint(case.id)
     try:
-        proposed = await ask_for_draft(settings, env[settings.api_key_env].strip(), inputs, cache)
+        proposed = await ask_for_draft(settings, env[settings.api_key_env].strip(), inputs, cache, key_hint=hint)
     except MalformedDraft as bad:
         raise ScarbookError(f"the judge's draft for {case.id} is not usable: {bad} — {NOTHING_WRITTEN}; draft "
                             "again, or propose rule checks offline with --offline") from None
@@ -125,7 +134,7 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
     draft = RubricDraft(case.id, said, usage=proposed.usage, notes=list(proposed.notes))
     draft.proposals = [Proposal(ITEM, text) for text in proposed.items]
     draft.proposals += [Proposal(c["type"], describe_check(c), c) for c in proposed.checks]
-    judge = Judge(settings, env=env, cache=VerdictCache(cache) if cache is not None else None)
+    judge = Judge(settings, env=env, cache=VerdictCache(cache) if cache is not None else None, key_hint=hint)
     try:
         await certify_proposals(case, draft, judge, plan.times, max_read=project.config.max_read_bytes)
     finally:

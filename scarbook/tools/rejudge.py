@@ -47,6 +47,7 @@ from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History, now_iso
 from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
+from scarbook.judge.errors import SKIP_HINT, KeyHint
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
@@ -332,7 +333,7 @@ def unjudged_record(record: RunRecord, why: str) -> RunRecord:
 
 
 # what a key problem (missing, or rejected by the judge) ends with here: a rejudge has no --skip-judge
-KEY_HINT = " — a rejudge only judges: it has nothing to run without the judge"
+KEY_HINT = KeyHint(SKIP_HINT.stopped, " — a rejudge only judges: it has nothing to run without the judge")
 
 
 def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | None = None,
@@ -344,11 +345,10 @@ def prepare_rejudge(site: SessionSite, pick: RejudgePick, *, concurrency: int | 
         site = replace(site, config=cfg.with_overrides(judge=msgspec.structs.replace(cfg.judge, model=pick.judge_model)))
     plan = SessionPlan(pick.cases, max(pick.source.runs_per_case, 1), label=pick.label, concurrency=concurrency,
                        keep_all=True, retry_infra=0, rerun_of=pick.link(), jobs=pick.jobs, judge_env=judge_env,
-                       gate=gate, reports=dict(reports or {}), ends_as=_ends_as(pick.source))
+                       gate=gate, reports=dict(reports or {}), ends_as=_ends_as(pick.source), key_hint=KEY_HINT)
     errors = unwritable_places(site, plan)
     # no agent runs now: the cache is read as the source session's own was (a sandboxed one's trusted part only)
-    judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed,
-                            key_hint=KEY_HINT)
+    judge = preflight_judge(site, plan, errors, confined=pick.source.isolation is not None and pick.source.isolation.sandboxed)
     if errors:
         return Preparation(errors=errors)
     try:

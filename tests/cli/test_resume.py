@@ -319,3 +319,26 @@ def test_a_resumed_session_runs_as_confined_as_it_ran(project) -> None:
     resumed = project.cli("resume", folder.name, "-q")
     assert resumed.exit_code == 1, resumed.output  # unconfined as it ran: its agents wrote beside the project
     assert sorted((project.root / "ran").read_text().split()) == ["3", "3", "4", "4"]
+
+
+def test_a_key_the_judge_rejects_while_resuming_says_resume_again_not_skip_judge(project, judge_server,
+                                                                                  monkeypatch) -> None:
+    """resume has no --skip-judge: a rejected key (401) says resume cannot run without its judge."""
+    from tests.helpers.judge_server import status_reply
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    project.config(f"judge: {{base_url: {judge_server.url}, cache: false, max_retries: 0}}\nconcurrency: 1\n",
+                   gate=None)
+    project.case("j", "id: j\ntask: t\nchecks: [{type: llm_judge, artifact: output, rubric: [it says done]}]\n")
+    judge_server.default = tool_reply([("PASS", "done")])
+    assert project.cli("eval", "-q", "--runs", "3").exit_code in (0, 1)
+    (folder,) = (project.workspaces / "history").iterdir()
+    as_stopped(folder, 1, "cancelled")
+    judge_server.default = status_reply(401, "invalid x-api-key")
+    refused = project.cli("resume", folder.name)
+    assert refused.exit_code == 3, refused.output
+    assert (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the session "
+            "stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in "
+            f"scarbook.yaml) — resuming session {folder.name} judges its runs as they were judged: it cannot run "
+            "without the judge") in refused.output
+    assert "--skip-judge" not in refused.output

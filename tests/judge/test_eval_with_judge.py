@@ -257,6 +257,24 @@ def test_calibrate_grades_hidden_verdicts_and_computes_kappa(project, judge_serv
     assert "kappa" in result.output
 
 
+def test_rescore_with_a_key_the_judge_rejects_says_it_needs_the_key_not_skip_judge(project, judge_server):
+    """`calibrate --rescore` only judges (it has no --skip-judge): a rejected key (401) says so; the labels stay."""
+    judge_server.push(*[tool_reply([("PASS", "ok"), ("FAIL", "no")])] * 3)
+    scarbook(project, "eval", "-q", "-n", "3")
+    graded = CliRunner().invoke(main, ["-C", str(project), "calibrate", "--sample", "6"], input="p\nf\n",
+                                catch_exceptions=False)
+    assert graded.exit_code == 0, graded.output
+    store = (project / "workspaces" / "history" / "calibration.json").read_bytes()
+    judge_server.push(*[status_reply(401, "invalid x-api-key")] * 4)
+    result = CliRunner().invoke(main, ["-C", str(project), "calibrate", "--rescore"])
+    assert result.exit_code != 0
+    assert (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the rescore "
+            "stopped: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml) — --rescore "
+            "grades the labelled artifacts with the judge: it needs the key") in result.output
+    assert "--skip-judge" not in result.output and "Traceback" not in result.output
+    assert (project / "workspaces" / "history" / "calibration.json").read_bytes() == store
+
+
 def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(project, judge_server, monkeypatch):
     """issue 23: an earlier session's 40 runs were labelled by a person who failed about a third of what
     the judge passed; a real `eval` then prints, writes and gates on the rate corrected for that."""

@@ -615,3 +615,22 @@ def test_a_judging_session_is_not_graded_again_before_it_is_collected(project, j
     assert result.output.strip().endswith(f"scarbook: session {sid} is still judging (its judge batch is not "
                                           f"collected) — `scarbook resume {sid}` collects it; then grade it again")
     assert [i.id for i in History(project / "workspaces").sessions()] == [sid]
+
+
+def test_a_key_rejected_while_resuming_says_to_resume_again_not_skip_judge(project, judge_server):
+    """resume has no --skip-judge: a key the judge rejects while the batch is collected says what resume can do
+    (the batch waits at the API), and a resume with the key right finishes it."""
+    judge_server.default = tool_reply(REPLIES[1])
+    info = _judging_session(project, judge_server).session
+    judge_server.batch_read_status = 401
+    refused = scarbook(project, "resume", info.id)
+    assert refused.exit_code == 3, refused.output
+    assert (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); its verdicts were "
+            "not collected: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml) — the "
+            "batch stays at the API: run this resume again once the key is right") in refused.output
+    assert "--skip-judge" not in refused.output
+    judge_server.batch_read_status = 200
+    judge_server.end_batches()
+    finished = scarbook(project, "resume", info.id)
+    assert finished.exit_code == 1, finished.output
+    assert f"session {info.id}: finished" in finished.output

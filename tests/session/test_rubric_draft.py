@@ -260,3 +260,19 @@ wrote 2 items and 0 rule checks into {root / 'cases' / 'c1' / 'case.yaml'}; next
     case = load_case(root / "cases" / "c1")
     assert case.rubric_items == [CATCHING, BLIND]
     assert "\\e" not in (root / "cases" / "c1" / "case.yaml").read_text()
+
+
+def test_a_key_the_judge_rejects_says_to_draft_offline_not_skip_judge(tmp_path, judge_server, monkeypatch):
+    """Drafting has no --skip-judge: a rejected key (401) says what drafting can do without the judge."""
+    from tests.helpers.judge_server import status_reply
+
+    root = project(tmp_path, judge_server, monkeypatch)
+    before = (root / "cases" / "c1" / "case.yaml").read_bytes()
+    judge_server.push(status_reply(401, "invalid x-api-key"))
+    res = draft(root)
+    assert (res.exit_code, res.stderr) == (2, (
+        f"scarbook: the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the draft "
+        "stopped: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml) or draft without "
+        "the judge: `scarbook rubric draft c1 --offline` proposes rule checks from the artifacts — nothing was "
+        "written\n"))
+    assert (root / "cases" / "c1" / "case.yaml").read_bytes() == before

@@ -261,6 +261,10 @@ def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
         await pilot.pause(0.3)
         port = judge_server.url.rsplit(":", 1)[1].rstrip("/")
         assert f"127.0.0.1:{port} rejected the API key" in app.live.abort_message
+        # the TUI has no --skip-judge: it runs the rule checks only where no key is set
+        assert app.live.abort_message.endswith(
+            "the session stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / "
+            "judge.base_url in scarbook.yaml) or start scarbook without it: the TUI then runs the rule checks only")
         # The loopback port changes from run to run: the frame shows PORT in its place.
         app.live.abort_message = app.live.abort_message.replace(port, "PORT")
         app.screen.refresh_from_live()
