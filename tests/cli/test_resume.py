@@ -16,6 +16,7 @@ from filelock import FileLock
 
 from scarbook.history.store import History
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401  (the fixture)
+from tests.helpers.stopped_session import as_stopped, stopped_short
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
 
@@ -127,31 +128,6 @@ def test_ctrl_c_during_a_resume_keeps_its_runs_and_it_resumes_again(project) -> 
     assert f"resuming session {sid}: 6 missing runs of 2 cases" in again.stderr
     runs = History(project.workspaces).runs(sid)
     assert sorted((r.case_id, r.k) for r in runs) == [(c, k) for c in ("flaky", "steady") for k in range(1, RUNS + 1)]
-
-
-def as_stopped(folder: Path, kept: int, state: str = "running") -> dict:
-    """The session recorded in `folder` as if it had stopped after runs 1..kept of each case (the others never
-    recorded): session.json says `state` (running, with no live lock: interrupted) and holds no end; its gate."""
-    doc = json.loads((folder / "session.json").read_text())
-    (row,) = doc["session"].values()
-    row["state"] = state
-    for key in ("recorded", "decisions"):
-        row.pop(key, None)
-    row["finished_at"] = None if state == "running" else row["finished_at"]
-    (folder / "session.json").write_text(json.dumps(doc))
-    for runs in folder.glob("runs-*.jsonl"):
-        runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
-                                if json.loads(line)["k"] <= kept))
-    return row["gate"]
-
-
-def stopped_short(project, state: str = "running", keep: int = 1) -> str:
-    """An eval of the demo agent's case stopped (as_stopped) after its first `keep` runs; its id."""
-    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
-    assert project.cli("eval", "-q", "--runs", "3").exit_code in (0, 1)
-    (folder,) = (project.workspaces / "history").iterdir()
-    as_stopped(folder, keep, state)
-    return folder.name
 
 
 def test_a_cancelled_session_resumed_gets_its_missing_runs(project) -> None:
