@@ -46,6 +46,7 @@ from scarbook.tui.messages import (
     OpenReview,
     OpenSessions,
     RejudgeSession,
+    ResumeSession,
     SessionEnded,
     SessionUpdated,
     StartSession,
@@ -157,6 +158,34 @@ class ScarbookApp(Host):
 
         self._prepare(prepare, "cannot rejudge")
 
+    def start_resume(self, session_id: str) -> None:
+        """`scarbook resume`'s pipeline, prepared on a thread: session/resume.py plans the runs the session
+        misses (held by this process from then on) and session/prepare.py prepares them as eval's, at the site
+        with the isolation the session ran; shown on the live screen with the runs it held. Why not (a case or
+        the agent changed, the session is held elsewhere): resume.py's own words, as a notification."""
+        self._refuse_second_session()
+        from scarbook.run.plan import SessionSite
+        from scarbook.run.ray.executor import make_executor
+        from scarbook.session.prepare import prepare_eval
+        from scarbook.session.resume import plan_resume
+
+        project = self.project
+
+        def prepare() -> tuple[Preparation, Callable[[ReadySession], object]]:
+            history = project.history
+            info = history.resolve(session_id)
+            planned = plan_resume(SessionSite.of(project), project.load_cases(), info)
+            try:
+                prep = prepare_eval(planned.site, planned.plan)
+            except BaseException:
+                history.let_go(info.id)
+                raise
+            if prep.session is None:  # it does not start (one that starts is let go as it finishes)
+                history.let_go(info.id)
+            return prep, lambda ready: make_executor(planned.site.config.executor, ready, None)
+
+        self._prepare(prepare, "cannot resume")
+
     def _refuse_second_session(self) -> None:
         if self.session_running or self.preparing:
             raise ScarbookError("a session is already running — wait for it or cancel it (Escape on the live screen)")
@@ -214,7 +243,8 @@ class ScarbookApp(Host):
         plan = prep.session.plan
         self.live = LiveSession(plan.cases, plan.runs, self.project.config, clock=self.clock,
                                 agent_names=prep.session.agent_names,
-                                calibration=prep.calibration)  # read once, as the session was prepared
+                                calibration=prep.calibration,  # read once, as the session was prepared
+                                held=plan.resumed.held if plan.resumed is not None else {})
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
@@ -248,6 +278,8 @@ class ScarbookApp(Host):
                 live.finish(info.note)
             if not live.done:
                 live.finish()
+            if ready.plan.resumed is not None:  # (already let go if it finished: the runner did)
+                ready.site.history.let_go(ready.plan.resumed.info.id)
             self._flush_live()
 
     @work(exclusive=True, group="verify", exit_on_error=False)
@@ -306,6 +338,12 @@ class ScarbookApp(Host):
             self.start_rejudge(message.session_id, message.case_ids)
         except ScarbookError as exc:
             self.notify(str(exc), title="cannot rejudge", severity="error", timeout=15, markup=False)
+
+    def on_resume_session(self, message: ResumeSession) -> None:
+        try:
+            self.start_resume(message.session_id)
+        except ScarbookError as exc:
+            self.notify(str(exc), title="cannot resume", severity="error", timeout=15, markup=False)
 
     def on_cancel_session(self, _: CancelSession) -> None:
         self.cancel_session()

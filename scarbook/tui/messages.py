@@ -70,6 +70,14 @@ class RejudgeSession(AppRequest):
     case_ids: tuple[str, ...] = ()
 
 
+@dataclass
+class ResumeSession(AppRequest):
+    """Run the runs session `session_id` (interrupted or cancelled) is missing, under its own id: `scarbook
+    resume`'s pipeline, shown on the live screen."""
+
+    session_id: str
+
+
 class CancelSession(AppRequest):
     """Cancel the running session (the live screen asked first); finished runs are kept."""
 

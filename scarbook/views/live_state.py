@@ -7,7 +7,7 @@ Numbers come from scarbook.stats.rates (one implementation of the statistics).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from scarbook.config import Config
@@ -77,6 +77,9 @@ class LiveSession:
     _stats: dict[str, tuple[tuple[int, Calibration | None], CaseStats]] = field(default_factory=dict)
     # ((runs seen, cases ruled, the calibration read), the ruled cases' numbers as the gate reads them)
     _ruled: tuple[tuple[int, int, Calibration | None], dict[str, CaseStats]] = ((-1, 0, None), {})
+    # a session resumed (session/resume.py): the runs it held before (case id -> k -> run), shown and gated
+    # with the runs it adds, as `scarbook resume` reports every run the session holds
+    held: Mapping[str, Mapping[int, RunRecord]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -84,21 +87,29 @@ class LiveSession:
         for c in self.cases:
             self.runs.setdefault(c.id, [])
             self.running.setdefault(c.id, 0)
+        for held in self.held.values():
+            for k in sorted(held):
+                self._count(held[k])
+
+    def _count(self, r: RunRecord) -> None:
+        """A finished run into the figures (its case's runs, the tokens and dollars)."""
+        self.runs.setdefault(r.case_id, []).append(r)
+        self.tokens += r.agent_usage.total_tokens + r.judge_usage.total_tokens
+        self.cost_usd += r.agent_usage.cost_usd + r.judge_usage.cost_usd
 
     def apply(self, ev: Event) -> None:
         self.events_seen += 1
         self.version += 1
         if isinstance(ev, SessionStarted):
-            self.info, self.planned = ev.session, ev.planned_runs
+            # (a resumed session plans only the runs it misses: the ones it held count too)
+            self.info, self.planned = ev.session, ev.planned_runs + sum(map(len, self.held.values()))
             self.agent_names = agents_of(ev.session)
         elif isinstance(ev, RunStarted):
             self.running[ev.case_id] = self.running.get(ev.case_id, 0) + 1
         elif isinstance(ev, RunFinished):
             r = ev.run
-            self.runs.setdefault(r.case_id, []).append(r)
+            self._count(r)
             self.running[r.case_id] = max(0, self.running.get(r.case_id, 0) - 1)
-            self.tokens += r.agent_usage.total_tokens + r.judge_usage.total_tokens
-            self.cost_usd += r.agent_usage.cost_usd + r.judge_usage.cost_usd
             if r.node:
                 self.nodes.add(r.node.get("id", ""))
             self.infra_retried += bool(r.infra_retries)

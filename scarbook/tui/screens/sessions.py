@@ -16,13 +16,14 @@ from scarbook.models import SessionInfo, Usage
 from scarbook.reports.table import build_report, strip_of
 from scarbook.reports.versus_table import CALL_WORDS, interval_pts
 from scarbook.run.versus import SessionVersus
+from scarbook.session.resume import RESUMABLE
 from scarbook.stats.compare import Counts
 from scarbook.stats.rates import count_statuses, count_text
 from scarbook.text import pct
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
-from scarbook.tui.messages import OpenReview
+from scarbook.tui.messages import OpenReview, ResumeSession, SessionEnded
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.diff_bar import CALL_STYLE
 from scarbook.tui.widgets.mount_safe import Header
@@ -47,7 +48,8 @@ SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("start
 
 class SessionsScreen(HostScreen):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("space", "pick", "Pick for compare"),
-                Binding("c", "compare", "Compare the two picked")]
+                Binding("c", "compare", "Compare the two picked"), Binding("r", "resume", "Resume")]
+    watches_session = True  # a session that ends (a resumed one) is read again: its state, its figures
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,9 +58,10 @@ class SessionsScreen(HostScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text("Enter opens a session · space picks two · c compares them side by side · "
-                          "state: complete, or what makes its figures partial (cancelled, interrupted, "
-                          "budget-stopped, crashed, judge skipped) · unj = unjudged runs"), id="sessions-help")
+        yield Static(Text("Enter opens a session · space picks two · c compares them side by side · r resumes an "
+                          "interrupted or cancelled one · state: complete, or what makes its figures partial "
+                          "(cancelled, interrupted, budget-stopped, crashed, judge skipped) · unj = unjudged runs"),
+                     id="sessions-help")
         yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -86,6 +89,10 @@ class SessionsScreen(HostScreen):
             rows.append((info, count_statuses(runs), usage))
         self.app.call_from_thread(self._show, rows)
 
+    @on(SessionEnded)
+    def _session_ended(self) -> None:
+        self._load()
+
     def _show(self, rows) -> None:
         table = self.query_one("#sessions-table", DataTable)
         table.clear()
@@ -102,6 +109,7 @@ class SessionsScreen(HostScreen):
                           Text(f"{usage.total_tokens:,}", justify="right"),
                           Text(f"${usage.cost_usd:.2f}" if usage.cost_usd else "–", justify="right"),
                           Text(info.agent), Text(config), key=info.id)
+        self.refresh_bindings()  # r (resume) is offered on the row under the cursor where it applies
 
     def _current(self) -> SessionInfo | None:
         table = self.query_one("#sessions-table", DataTable)
@@ -112,6 +120,24 @@ class SessionsScreen(HostScreen):
         info = self._current()
         if info is not None:
             self.app.push_screen(SessionTableScreen(info))
+
+    @on(DataTable.RowHighlighted, "#sessions-table")
+    def _moved(self) -> None:
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Resume is shown (and acts) only on an interrupted or cancelled session: the others miss no runs."""
+        if action == "resume":
+            info = self._current()
+            return info is not None and info.state in RESUMABLE
+        return True
+
+    def action_resume(self) -> None:
+        """The runs the session misses, under its own id, on the live screen (the App prepares them as
+        `scarbook resume` does; a refusal is a notification in session/resume.py's words)."""
+        info = self._current()
+        if info is not None and info.state in RESUMABLE:
+            self.app.post_message(ResumeSession(info.id))
 
     def action_pick(self) -> None:
         info = self._current()
