@@ -14,6 +14,7 @@ screens at most ten refreshes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -55,6 +56,8 @@ from scarbook.tui.messages import (
 from scarbook.tui.screens.library import LibraryScreen
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from scarbook.models import Case
     from scarbook.run.runner import SessionControl
     from scarbook.run.session import Preparation, ReadySession, SessionPlan
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
 # tests/tui/test_startup_imports.py names what a launch must not load).
 
 REFRESH_HZ = 10
+SESSION_WIND_DOWN_S = 10.0  # how long a quit waits for a cancelled session to record its end
 
 
 class ScarbookApp(Host):
@@ -84,6 +88,7 @@ class ScarbookApp(Host):
         self.live: LiveSession | None = None
         self.preparing = False  # a session is being prepared on a thread (_prepare)
         self.control: SessionControl | None = None
+        self._session_worker: Worker | None = None  # the running session's, awaited by a quit (quit_after_session)
         self._posted_version = -1
         self.keys = KeyQueue(self)  # keys typed while a screen is still opening wait for it
 
@@ -248,11 +253,31 @@ class ScarbookApp(Host):
         self.control = SessionControl()
         self._posted_version = -1
         self.push_screen(LiveScreen(self.live))
-        self._run_session(prep.session, self.live, self.control, executor_for(prep.session))
+        self._session_worker = self._run_session(prep.session, self.live, self.control, executor_for(prep.session))
 
     def cancel_session(self) -> None:
         if self.control is not None and self.session_running:
             self.control.cancel()
+
+    async def action_quit(self) -> None:  # Ctrl+Q: at once, without asking, but not abruptly
+        self.quit_after_session()
+
+    def quit_after_session(self) -> None:
+        """Exit; a running session is cancelled first and let record its end (agents killed, state cancelled,
+        finished runs kept). Textual cancels workers at exit without waiting for them, so the session's close could
+        be cut off: left 'running' (read as interrupted), its agents' leftovers not swept."""
+        worker = self._session_worker
+        if worker is None or worker.is_finished:
+            self.exit()
+            return
+        self.cancel_session()
+
+        async def wind_down() -> None:
+            with contextlib.suppress(Exception):  # cancelled, failed or slow: the app exits all the same
+                await asyncio.wait_for(worker.wait(), SESSION_WIND_DOWN_S)
+            self.exit()
+
+        self.run_worker(wind_down(), group="quit", exit_on_error=False)
 
     @work(exclusive=True, group="session", exit_on_error=False)
     async def _run_session(self, ready: ReadySession, live: LiveSession, control: SessionControl,

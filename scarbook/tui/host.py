@@ -30,6 +30,9 @@ class Host(App[Any]):
     keys: KeyQueue  # keys typed while a screen is still opening wait for it
     judge_env: Mapping[str, str] | None  # where the judge's API key is looked up (None: the process's)
 
+    def quit_after_session(self) -> None:  # ScarbookApp's: exit once a running session has recorded its end
+        self.exit()
+
     if TYPE_CHECKING:
         def judge_key_present(self) -> bool: ...
 

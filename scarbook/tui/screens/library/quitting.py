@@ -18,7 +18,7 @@ class QuitAsks(HostScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.exit()
+                self.app.quit_after_session()
 
         question = (f"A session is running ({live.finished_runs} of {live.planned} runs finished). Quit? Its running "
                     "agents are killed; finished runs are kept.")
