@@ -14,6 +14,7 @@ from scarbook.run.outcome import EXIT_USAGE
 from scarbook.session.plan import EvalPlan
 from scarbook.session.prepare import prepare_eval
 from scarbook.session.report import report_session
+from scarbook.stats.plans import per_case_or_grouped
 
 
 def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, json_path: str | None,
@@ -33,8 +34,8 @@ def run_planned(planned: EvalPlan, *, quiet: bool, executor_kind: str | None, js
             "ray — leave --executor out, or compare in two sessions", err=True)
         return EXIT_USAGE
     executor = connect_executor(prep.session, executor_kind)
-    for case_id, why in prep.undecidable:  # just before the runs: a plan that cannot call a case above its threshold
-        warn(f"{case_id}: {why}")
+    for line in per_case_or_grouped(prep.undecidable):  # just before the runs: a plan that cannot call a case above
+        warn(line)                                         # its threshold (a reason many cases share, once)
     for line in prep.warnings:
         warn(line)
     finished = drive_session(prep.session, Progress(quiet), executor)

@@ -50,12 +50,35 @@ def undecidable_lines(cases: Sequence[tuple[str, float]], runs: int, alpha: floa
     return [f"{case_id}: {why}" for case_id, why in undecidable(cases, runs, alpha, bases)]
 
 
+NAMED = 5  # a reason shared by more cases than this names the first few and counts the rest
+
+
 def grouped(found: Sequence[tuple[str, str]]) -> list[str]:
-    """The same, one line per reason: "a, b: 10 runs cannot show ≥ 80%; 14 can; …" (a narrow screen)."""
+    """The same, one line per reason: "a, b: 10 runs cannot show ≥ 80%; 14 can; …" (a narrow screen); past
+    NAMED cases, "a, b, c, d, e and 95 more (100 cases): …"."""
+    return [f"{_names(ids)}: {why}" for why, ids in _by_reason(found).items()]
+
+
+def per_case_or_grouped(found: Sequence[tuple[str, str]]) -> list[str]:
+    """One line per case ("a: why"), but one line for a reason shared by more than NAMED cases: a plan of 10
+    runs over 100 cases at 80% says it once, not 100 times."""
+    out = []
+    for why, ids in _by_reason(found).items():
+        out += [f"{_names(ids)}: {why}"] if len(ids) > NAMED else [f"{i}: {why}" for i in ids]
+    return out
+
+
+def _by_reason(found: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     by_reason: dict[str, list[str]] = {}
     for case_id, why in found:
         by_reason.setdefault(why, []).append(case_id)
-    return [f"{', '.join(ids)}: {why}" for why, ids in by_reason.items()]
+    return by_reason
+
+
+def _names(ids: Sequence[str]) -> str:
+    if len(ids) <= NAMED:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:NAMED])} and {len(ids) - NAMED} more ({len(ids)} cases)"
 
 
 def undecidable(cases: Sequence[tuple[str, float]], runs: int, alpha: float,

@@ -57,3 +57,18 @@ def test_a_plan_that_cannot_call_above_after_a_failure_says_nothing_of_it(projec
     _margin_cases(project)
     result = project.cli("eval", *args, "-q")
     assert "after a failure" not in result.stderr, result.stderr
+
+
+def test_a_reason_many_cases_share_is_said_once_naming_the_first_five(project) -> None:
+    """A plan of 10 runs over 100 cases at 80% printed 100 warnings before the runs, the same words each time;
+    a reason shared by more than five cases is one line, naming five and counting the rest."""
+    project.config("agent: {type: demo, seed: 7}\nconcurrency: 4\ntimeout_s: 30\nthreshold: 0.8\n", gate=None)
+    ids = [f"case-{i:02d}" for i in range(12)]
+    for cid in ids:
+        project.case(cid, f"id: {cid}\ntask: t\nchecks: [{{type: file_exists, path: x}}]\n")
+    project.case("strict", "id: strict\ntask: t\nthreshold: 0.9\nchecks: [{type: file_exists, path: x}]\n")
+    result = project.cli("eval", "--runs", "10", "-q")
+    said = [ln for ln in result.stderr.splitlines() if "cannot show" in ln]
+    assert said == ["warning: case-00, case-01, case-02, case-03, case-04 and 7 more (12 cases): 10 runs cannot "
+                    "show ≥ 80%; 14 can; or use --runs auto",
+                    "warning: strict: 10 runs cannot show ≥ 90%; 29 can; or use --runs auto"], result.stderr

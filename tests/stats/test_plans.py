@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from scarbook.config import Config, load_config
-from scarbook.stats.plans import runs_to_show, undecidable_lines
+from scarbook.stats.plans import grouped, runs_to_show, undecidable_lines
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,3 +65,11 @@ def test_the_example_workflows_preset_can_decide() -> None:
     cfg = load_config(REPO / "scarbook.yaml")
     preset = text.split("--preset ")[1].split()[0]
     assert cfg.presets[preset] >= runs_to_show(0.8, 0.05)
+
+
+def test_grouped_names_five_cases_of_a_reason_and_counts_the_rest() -> None:
+    """The TUI's launch modal joined every id of a reason: 100 cases made one line of 100 ids."""
+    found = [(f"c{i}", "10 runs cannot show ≥ 80%") for i in range(7)] + [("s", "no number of runs")]
+    assert grouped(found) == ["c0, c1, c2, c3, c4 and 2 more (7 cases): 10 runs cannot show ≥ 80%",
+                              "s: no number of runs"]
+    assert grouped(found[:5]) == ["c0, c1, c2, c3, c4: 10 runs cannot show ≥ 80%"]
