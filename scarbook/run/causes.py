@@ -42,6 +42,7 @@ class AgentFacts:
     timed_out: bool = False
     timeout_s: float = 0.0
     signal: int | None = None  # the agent was killed by this signal (not our timeout's)
+    oom_kills: int | None = None  # the machine's OOM kills while it ran (proc/oom.py); None: unknown
     exit_code: int | None = None
     stderr_tail: str = ""
     transcript_tail: str = ""
@@ -134,12 +135,32 @@ def _signal_name(n: int) -> str:
         return "unknown signal"
 
 
+SIGKILL = getattr(signals, "SIGKILL", 9)  # Windows has no SIGKILL to name
+
+
+def _self_killed(v: RunView) -> bool:
+    """SIGKILL while the kernel's OOM killer killed nothing (proc/oom.py), and not scarbook's timeout: nobody
+    outside is known to have sent it, and the agent can send it to itself."""
+    return v.facts.signal == SIGKILL and v.facts.oom_kills == 0 and not v.facts.timed_out
+
+
 def _killed(v: RunView) -> str | None:
     n = v.facts.signal
-    if n is None or v.facts.timed_out or n in FAULT_SIGNALS:
+    if n is None or v.facts.timed_out or n in FAULT_SIGNALS or _self_killed(v):
         return None
-    why = " — the kernel's OOM killer sends it, so do people and supervisors" if n == signals.SIGKILL else ""
+    why = ""
+    if n == SIGKILL:
+        oom = v.facts.oom_kills
+        why = (f" — the kernel's OOM killer killed {oom} meanwhile" if oom else
+               " — the kernel's OOM killer sends it, so do people and supervisors")
     return f"killed by signal {n} ({_signal_name(n)}), not by scarbook's timeout{why}"
+
+
+def _killed_unexplained(v: RunView) -> str | None:
+    if not _self_killed(v):
+        return None
+    return ("killed by signal 9 (SIGKILL), which neither scarbook's timeout nor the kernel's OOM killer sent (its "
+            "oom_kill count did not move while the agent ran): the agent's own doing")
 
 
 def _crashed(v: RunView) -> str | None:
@@ -270,11 +291,14 @@ RULES: tuple[Rule, ...] = (
     Rule("worker-lost", CauseKind.INFRA, _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
                                                "retries once itself)"),
     Rule("judge-rejected-key", CauseKind.JUDGE, _judge_rejected, "the judge's API rejected the key"),
-    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal from outside (SIGKILL, SIGTERM, "
-                                                   "...) that was not scarbook's timeout"),
+    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal from outside (SIGTERM, ..., "
+                                                   "SIGKILL while the OOM killer killed, or where that is unknown) that "
+                                                   "was not scarbook's timeout"),
     Rule("patterns", None, _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
     Rule("agent-crashed", CauseKind.AGENT, _crashed, "the agent died of a signal its own code raised (SIGSEGV, SIGBUS, "
                                                   "SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP)"),
+    Rule("agent-killed", CauseKind.AGENT, _killed_unexplained, "the agent died of SIGKILL while the kernel's OOM killer "
+                                                         "killed nothing (Linux: /proc/vmstat's oom_kill did not move)"),
     Rule("agent-timed-out", CauseKind.AGENT, _timed_out, "the agent ran past the run's timeout"),
     Rule("agent-could-not-exec", CauseKind.INFRA, _could_not_exec, "the agent's program started but could not exec what it "
                                                            "runs (exit 126/127, nothing done): it never ran"),

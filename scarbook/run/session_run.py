@@ -50,8 +50,9 @@ from scarbook.models import (
     WorkspaceDiff,
 )
 from scarbook.proc.leftovers import PROJECT_VAR
+from scarbook.proc.oom import moved, oom_kills
 from scarbook.proc.trips import off_loop
-from scarbook.run.causes import AGENT_DID_NOT_FINISH, TAIL_BYTES, AgentFacts, tail_text
+from scarbook.run.causes import AGENT_DID_NOT_FINISH, SIGKILL, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import (
     SeedChanged,
@@ -129,6 +130,11 @@ def case_folder(session_dir: str, case_id: str) -> Path:
     return Path(session_dir) / case_id
 
 
+def _prepared(case: Case, ws: Path, manifest: SeedManifest) -> tuple[Snapshot, int | None]:
+    """The run's workspace laid, and the kernel's count of OOM kills just before its agent starts."""
+    return prepare_workspace(case, ws, manifest), oom_kills()
+
+
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                          manifests: dict[str, SeedManifest] | None = None, emit: Emit | None = None) -> AgentPart:
     """Prepare the workspace, run the agent, diff, run the rule checks, read the judge's artifacts."""
@@ -145,7 +151,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if case.id not in manifests:
             manifests[case.id] = seed_manifest(case)
         # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
-        snap = await off_loop(prepare_workspace, case, ws, manifests[case.id])
+        snap, oom_before = await off_loop(_prepared, case, ws, manifests[case.id])
     except (OSError, safefs.Refused, SeedChanged) as exc:
         why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
         if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:  # which: a seed file, a folder
@@ -180,8 +186,10 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     # two thread wake-ups; at -j16 on two cores they were what the main process spent its time on)
     after = await off_loop(_after_agent, record, result.output, snap, transcript, usage_file,
                                     None if result.crashed else check_context)
+    # a SIGKILL is the OOM killer's only if the kernel's count of its kills moved meanwhile (run/causes.py)
+    oom = moved(oom_before, await off_loop(oom_kills)) if result.signal == SIGKILL and not result.timed_out else None
     part.facts = AgentFacts(crashed=bool(result.crashed), timed_out=result.timed_out,
-                            timeout_s=ctx.timeout_for(case), signal=result.signal,
+                            timeout_s=ctx.timeout_for(case), signal=result.signal, oom_kills=oom,
                             exit_code=result.exit_code, stderr_tail=result.stderr_tail,
                             transcript_tail=after.transcript_tail)
     if result.crashed and not result.stderr_tail and not result.timed_out and result.exit_code is None:

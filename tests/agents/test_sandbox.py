@@ -19,7 +19,7 @@ from scarbook.agents.sandbox import find_bwrap, require_sandbox
 from scarbook.errors import ScarbookError
 from scarbook.models import CauseKind
 from scarbook.proc.leftovers import project_tag
-from tests.helpers.proc_helpers import DAEMON, tagged
+from tests.helpers.proc_helpers import DAEMON, oom_killer_kills_meanwhile, tagged
 
 SANDBOXED = "[in the sandbox: only the workspace is writable; no network]"
 
@@ -301,9 +301,10 @@ def test_the_folders_a_program_needs_are_worked_out_once_per_sandbox(tmp_path, m
 
 
 @needs_sandbox
-def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_137(project) -> None:
+def test_an_agent_killed_by_a_signal_in_the_sandbox_reads_as_killed_not_as_exit_137(project, monkeypatch) -> None:
     """bwrap exits 128+N when its program dies of signal N: the run says the signal, so an agent the
     OOM killer took is an infra failure (retried) as it is unconfined, not the agent's exit 137."""
+    oom_killer_kills_meanwhile(monkeypatch)
     result, run = eval_agent(project, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
                              isolation="sandbox", extra_config="retry_infra: 0\n")
     assert result.exit_code == 3, result.output  # infra, no retry left: no verdict

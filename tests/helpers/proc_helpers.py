@@ -46,3 +46,13 @@ def tagged(prefix: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def oom_killer_kills_meanwhile(monkeypatch) -> None:
+    """Every read of the kernel's count of OOM kills (proc/oom.py) is one more than the last: a SIGKILL an agent
+    dies of reads as the OOM killer's (an in-process session only). A test cannot make the real OOM killer act."""
+    import itertools
+
+    from scarbook.run import session_run
+    count = itertools.count(1000)
+    monkeypatch.setattr(session_run, "oom_kills", lambda: next(count))

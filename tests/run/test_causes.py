@@ -18,6 +18,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.proc_helpers import oom_killer_kills_meanwhile
 
 CASE = """\
 id: c
@@ -45,9 +46,10 @@ def _eval(project, *args: str):
 WRITE_OK = "from pathlib import Path\nPath('ok.txt').write_text('ok')\n"
 
 
-def test_an_agent_killed_by_sigkill_is_infra_retried_once_and_its_retry_is_shown(project) -> None:
-    """Killed by a signal that was not our timeout: the machine's (the OOM killer sends SIGKILL).
+def test_an_agent_killed_by_sigkill_is_infra_retried_once_and_its_retry_is_shown(project, monkeypatch) -> None:
+    """Killed by a signal that was not our timeout, while the kernel's OOM killer killed: the machine's.
     The first attempt dies, the retry passes: the run passes, both attempts are kept."""
+    oom_killer_kills_meanwhile(monkeypatch)
     marker = project.root / "killed-once"
     _agent(project, f"""\
         import os, signal
@@ -68,7 +70,7 @@ def test_an_agent_killed_by_sigkill_is_infra_retried_once_and_its_retry_is_shown
     assert first["status"] == "fail" and first["reason"] == "agent was killed by signal 9"
     assert first["cause"] == {"kind": "infra", "rule": "killed-by-signal",
                               "evidence": "killed by signal 9 (SIGKILL), not by scarbook's timeout — the kernel's "
-                                          "OOM killer sends it, so do people and supervisors"}
+                                          "OOM killer killed 1 meanwhile"}
     assert (second["attempt"], second["status"], second["cause"]) == (2, "pass", None)
     assert Path(first["workspace"]).is_dir() and "attempt-2" in second["workspace"]  # the first is kept
     assert report["retried_after_infra"] == 1 and report["infra_unresolved"] == 0
