@@ -14,7 +14,15 @@ from typing import Literal
 
 from scarbook.transcripts.files import file_operations, is_absolute, is_shell, relative_path
 from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript, paused_gc
-from scarbook.transcripts.text import PLACEHOLDER, human_size, is_command, preview, strip_ansi, strip_harness
+from scarbook.transcripts.text import (
+    PLACEHOLDER,
+    human_size,
+    is_command,
+    preview,
+    strip_ansi,
+    strip_harness,
+    well_formed,
+)
 
 CandidateKind = Literal["final_answer", "file", "plan", "tool_result"]
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result"}
@@ -33,6 +41,11 @@ class Candidate:
     preamble: bool = False  # an answer that is only the words before tool calls the log ends with
     astray: bool = False  # a file outside the root and outside every cwd the log names (~/.claude/memory/…)
     summary: bool = False  # a compaction's summary: the answer it was asked for, the default before any file
+
+    def __post_init__(self) -> None:
+        # what the draft writes and every screen shows: half a character the log cut is read as U+FFFD
+        self.content, self.label = well_formed(self.content), well_formed(self.label)
+        self.path = well_formed(self.path) if self.path is not None else None
 
     @property
     def made_by_agent(self) -> bool:
@@ -289,7 +302,7 @@ def clean_task(text: str) -> str:
     """A task as a person wrote it: no `<system-reminder>` blocks the harness injected, no ANSI
     codes or raw control characters (tabs and newlines stay)."""
     text = strip_ansi(_REMINDER.sub("", text)).replace("\r\n", "\n")
-    return _CONTROL.sub("", text)
+    return well_formed(_CONTROL.sub("", text))
 
 
 def format_candidates(cands: list[Candidate]) -> str:

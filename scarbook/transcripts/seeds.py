@@ -16,6 +16,7 @@ from scarbook.fs.paths import check_relative
 from scarbook.transcripts.case_pieces import candidates, default_artifact, pick_task, turn_of, turns
 from scarbook.transcripts.files import file_events, is_shell, read_content, replay
 from scarbook.transcripts.model import FileOp, FileWritten, ToolCall, ToolResult, Transcript, paused_gc
+from scarbook.transcripts.text import well_formed
 
 
 @dataclass(slots=True)
@@ -23,6 +24,11 @@ class SeedSuggestion:
     path: str
     content: str | None  # None when the transcript does not hold the file's content at the task's start
     reason: str
+
+    def __post_init__(self) -> None:
+        # a seed file is written as UTF-8: half a character the log cut is read as U+FFFD (text.well_formed)
+        self.path = well_formed(self.path)
+        self.content = well_formed(self.content) if self.content is not None else None
 
 
 @dataclass

@@ -60,6 +60,17 @@ def between(text: str, opening: str, closing: str) -> str | None:
     return text[start:end].strip() if end >= 0 else None
 
 
+# A surrogate left alone in a str: JSON's `\ud83d` escape of half a character. A log written by JavaScript (Claude
+# Code) holds them where it cut a text (a long tool output, a truncated message) between an emoji's two halves.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """`text` with each lone surrogate read as U+FFFD, as a byte that is not UTF-8 is read: no file, YAML or
+    screen can hold one (writing it raised UnicodeEncodeError)."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
+
+
 def preview(text: str, n: int = 80) -> str:
     """One line of at most `n` characters; the whole text is never cut anywhere else."""
     if len(text) > 4 * n + 64:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from scarbook.cases.io import load_case
 from scarbook.cli import main
+from tests.helpers.hostile_logs import half_emoji_log
 from tests.helpers.paths import TRANSCRIPTS
 
 REAL = TRANSCRIPTS / "real"
@@ -211,3 +212,37 @@ def test_an_id_no_case_folder_can_have_is_said_as_such(tmp_path, case_id, said):
     assert res.exit_code == 2
     assert res.stderr.splitlines()[-1] == f"scarbook: {said}"
     assert os.listdir(tmp_path / "cases") == []
+
+
+def test_half_an_emoji_in_a_log_is_read_as_a_replacement_character_not_a_traceback(tmp_path):
+    """A lone surrogate (Claude Code cuts long texts by UTF-16 units) made `--list` and the draft's writes raise
+    UnicodeEncodeError: every text of the draft now holds U+FFFD in its place."""
+    log = half_emoji_log(tmp_path / "cut.jsonl")
+    res = run(tmp_path, "import", str(log), "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == (
+        "format: claude-code\n"
+        "root: /w (paths are relative to it; change it with --root DIR)\n"
+        "task: Write the release note \ufffd\n"
+        "candidates:\n"
+        "  1  answer       final answer  [8 B]\n"
+        "     Done \ufffd\n"
+        "  2  file         file NOTE.md (final content)  [8 B]\n"
+        "     Ship \ufffd\n"
+        "  3  tool result  result of Read README.md  [15 B]\n"
+        "     1\u2192Hi \ufffd\n"
+        "  4  tool result  result of Write NOTE.md  [9 B]\n"
+        "     wrote \ufffd\n"
+        "seed suggestions:\n"
+        "  README.md — read by Read; content from its result\n")
+    res = run(tmp_path, "import", str(log), "--id", "cut", "--artifact", "1", "--seed-suggested", "--skip-judge")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "cut")
+    assert case.task == "Write the release note \ufffd"
+    assert (case.root / case.scar.failed_artifact).read_text() == "Done \ufffd"
+    assert (case.root / "seed" / "README.md").read_text() == "Hi \ufffd"
+    res = run(tmp_path, "import", str(log), "--id", "cut-file", "--good", "4", "--skip-judge")
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "cases" / "cut-file")
+    assert (case.root / case.scar.failed_artifact).read_text() == "Ship \ufffd"
+    assert (case.root / case.scar.good_artifact).read_text() == "wrote \ufffd"

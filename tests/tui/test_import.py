@@ -18,6 +18,7 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.widgets.path_suggester import complete_path
 from scarbook.tui.widgets.timeline import Timeline
+from tests.helpers.hostile_logs import half_emoji_log
 from tests.helpers.paths import TRANSCRIPTS
 from tests.helpers.tui_fixtures import (  # noqa: F401
     SIZE,
@@ -530,3 +531,26 @@ async def test_enter_on_a_candidate_without_seeds_puts_the_cursor_after_the_id(p
         await wait_until(pilot, lambda: results, what="the draft")
     assert results == [f"{suggested}-2"]
     assert load_case(project_root / "cases" / f"{suggested}-2").id == f"{suggested}-2"
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_log_holding_half_an_emoji_fills_the_screen_and_files_its_draft(project_root, tmp_path, size):
+    """A lone surrogate (half an emoji, as Claude Code cuts text) made the candidates' list raise in the loading
+    worker: the screen stayed without candidates or id, and took no key but escape. It now reads as U+FFFD."""
+    log = half_emoji_log(tmp_path / "cut.jsonl")
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot, log)
+        options = screen.query_one("#candidates", OptionList)
+        assert options.option_count == 4
+        await pilot.press("home")
+        assert plain(screen.query_one("#candidate-preview")) == (
+            "final answer\nDone \ufffd\n\nsuggested check {type: no_writes_outside, paths: []}: the incident wrote "
+            "NOTE.md (the artifact is its answer)")
+        assert screen.query_one("#import-id", Input).value == "write-the-release-note"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the draft")
+    assert results == ["write-the-release-note"]
+    case = load_case(project_root / "cases" / "write-the-release-note")
+    assert case.task == "Write the release note \ufffd"
+    assert (case.root / case.scar.failed_artifact).read_text() == "Done \ufffd"
