@@ -26,6 +26,7 @@ from scarbook.run.ray.executor import make_executor
 from scarbook.run.runner import SessionControl, run_session
 from scarbook.run.session import Preparation, ReadySession
 from scarbook.session.prepare import prepare_eval
+from scarbook.session.resume import resume_hint
 from scarbook.text import clean_text, cut_chars, plural
 
 
@@ -171,6 +172,8 @@ def drive_session(ready: ReadySession, progress: Progress, executor=None) -> Ses
     info = finished.session
     if info.state in (SessionState.ABORTED, SessionState.CRASHED) and info.note:
         say(f"scarbook: {info.note}", err=True)
+        if hint := resume_hint(info):
+            say(f"scarbook: {hint}", err=True)
     return finished
 
 

@@ -1,7 +1,8 @@
 """`scarbook resume SESSION`: finish a session that stopped short.
 
-A session killed (interrupted: kill -9, a reboot, Ctrl-C twice) or cancelled (Ctrl-C) keeps every finished run;
-resume runs exactly the runs it is missing under its own id, with its agent(s), isolation, judge and gate as it
+A session killed (interrupted: kill -9, a reboot, Ctrl-C twice), cancelled (Ctrl-C) or aborted (the judge rejected its
+key) keeps every finished run; resume runs exactly the runs it is missing (and those that met the rejected key) under
+its own id, with its agent(s), isolation, judge and gate as it
 recorded them (session/resume.py plans it, or says what changed and the fix), then finishes it as eval would
 (cli/eval_run.py: the same pipeline, gate, reports and exit code).
 
@@ -54,8 +55,9 @@ def resume_command(ctx: click.Context, session: str, concurrency: int | None, js
                    junit_path: str | None, quiet: bool) -> None:
     """Finish a session (id, label, `latest`) that stopped short, under its own id.
 
-    Interrupted (its scarbook was killed) or cancelled (Ctrl-C): runs exactly the runs it is missing, with the
-    agent(s), isolation, judge and gate it recorded, then gates, reports and exits as `scarbook eval` would (0, 1
+    Interrupted (its scarbook was killed), cancelled (Ctrl-C) or aborted (the judge rejected its key: the runs
+    that met it run again, once the key is fixed): runs exactly the runs it is missing, with the agent(s),
+    isolation, judge and gate it recorded, then gates, reports and exits as `scarbook eval` would (0, 1
     or 3). Refused (exit 2), saying what changed and the fix, when a case changed or was deleted since it started,
     scarbook.yaml's agent or judge changed, or the session is still running or already finished. Ctrl-C keeps
     every finished run: resume again later.
@@ -73,7 +75,7 @@ def resume_command(ctx: click.Context, session: str, concurrency: int | None, js
 
 def _run_missing(ctx: click.Context, project: Project, info: SessionInfo, quiet: bool, concurrency: int | None,
                  json_path: str | None, junit_path: str | None) -> None:
-    """An interrupted or cancelled session: its missing runs through eval's pipeline, under its id."""
+    """An interrupted, cancelled or aborted session: its missing runs through eval's pipeline, under its id."""
     from scarbook.cli.eval_run import run_planned  # the session's machinery: loaded when a session runs
     from scarbook.session.resume import missing_line, plan_resume
 

@@ -171,6 +171,20 @@ def replace_lines(path: Path, session_id: str, by_k: dict[int, dict[str, Any]]) 
     atomic_write_bytes(path, b"\n".join(out))
 
 
+def drop_lines(path: Path, session_id: str, ks: set[int]) -> None:
+    """Rewrite a runs file without the session's lines of the runs k in `ks`; every other line is kept byte
+    for byte. Atomic (OSError on failure); a file left with no line is removed (an empty one reads as damaged)."""
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        doc, why = _parse_line(line) if line.strip() else (None, "empty")
+        if not (why is None and isinstance(doc, dict) and doc.get("session_id") == session_id and doc.get("k") in ks):
+            out.append(line)
+    if any(line.strip() for line in out):
+        atomic_write_bytes(path, b"\n".join(out))
+    else:
+        path.unlink()
+
+
 def mend_tail(path: Path) -> bool:
     """A runs file whose last line has no newline: a whole run gets its newline, a half-written one (cut by a
     crash) is cut off, so the next append starts a line of its own. Whether anything changed."""

@@ -42,7 +42,7 @@ from scarbook.history.records import (
     short_message,
     sort_runs,
 )
-from scarbook.history.runs_file import SUFFIX, RunsDB, mend_tail, open_runs, replace_lines
+from scarbook.history.runs_file import SUFFIX, RunsDB, drop_lines, mend_tail, open_runs, replace_lines
 from scarbook.models import RunRecord, SessionInfo
 from scarbook.models.words import SELECTORS, SessionState
 from scarbook.text import clean_record_text
@@ -175,6 +175,26 @@ class History:
         glued to it). The files mended, by name."""
         assert sid in self._locks, "mend only a session this process holds"
         return [path.name for path in sorted((self.dir / sid).glob(f"runs-*{SUFFIX}")) if mend_tail(path)]
+
+    def drop_runs(self, info: SessionInfo, ks_by_case: dict[str, list[int]]) -> None:
+        """Take the runs k of each case out of a session this process holds (`scarbook resume` runs them again:
+        they met the judge's rejected key). session.json's count of each case's runs is lowered first, so a crash
+        between the two writes leaves a file with more runs than the count (read whole), never fewer (damaged).
+        Atomic per file: a crash leaves the old file or the new one."""
+        assert info.id in self._locks, "drop runs only of a session this process holds"
+        for case_id, ks in ks_by_case.items():
+            if case_id in info.recorded:
+                info.recorded[case_id] = max(0, info.recorded[case_id] - len(ks))
+        self._write_session(info)
+        for case_id, ks in ks_by_case.items():
+            path = self.dir / info.id / f"runs-{case_id}{SUFFIX}"
+            writer = self._writers.pop((info.id, case_id), None)
+            if writer is not None:
+                writer.close()
+            try:
+                drop_lines(path, info.id, set(ks))
+            except OSError as exc:
+                raise HistoryError(f"could not rewrite {path}: {describe_os_error(exc)} — {_fix_for(exc)}") from None
 
     def replace_runs(self, sid: str, case_id: str, runs: list[RunRecord]) -> None:
         """Put `runs` in place of the lines of the same k in the session's runs file of `case_id` (a

@@ -6,7 +6,7 @@ Plain data and its light imports only: `scarbook eval --dry-run` plans without l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -63,6 +63,8 @@ class Resumed:
 
     info: SessionInfo
     held: Mapping[str, Mapping[int, RunRecord]]
+    # the runs k of each case that met the judge's rejected key (an aborted session): not held, they run again
+    again: Mapping[str, Sequence[int]] = field(default_factory=dict)
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""`scarbook resume SESSION` of a session that stopped short — its scarbook killed (interrupted) or stopped with
-Ctrl-C (cancelled), every finished run kept — planned: exactly the runs it is missing, under its own id, with
+"""`scarbook resume SESSION` of a session that stopped short — its scarbook killed (interrupted), stopped with
+Ctrl-C (cancelled) or aborted because the judge rejected its key, every finished run kept — planned: exactly the
+runs it is missing, under its own id, with
 its cases, agent(s), isolation, judge and gate as it recorded them. Or the reason it cannot go on without
 mixing runs that are not comparable, said with the fix (most often: `scarbook eval` afresh).
 
@@ -9,7 +10,11 @@ mixing runs that are not comparable, said with the fix (most often: `scarbook ev
 Per case the runs it is missing are the planned ones less those it holds: 1..N for a fixed N; under
 `undecided: more`, 1 up to the look its held runs reached (the looks then go on as they would have); under
 --runs auto, 1 up to its cap, the sequential rule reading the held runs first (run/runner.py take_up), so a
-case it had decided runs no more."""
+case it had decided runs no more.
+
+A run that met the judge's rejected key (cause judge-rejected-key) reached no verdict through no fault of the agent
+or the case: it is not one of the runs the session holds. Its line is removed from the runs file (and the count
+session.json recorded lowered first, so a resume killed here leaves a readable session) and the run runs again."""
 
 from __future__ import annotations
 
@@ -28,12 +33,13 @@ from scarbook.session.plan import EvalPlan
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import plural
 
-RESUMABLE = (SessionState.INTERRUPTED, SessionState.CANCELLED)
+RESUMABLE = (SessionState.INTERRUPTED, SessionState.CANCELLED, SessionState.ABORTED)
 AFRESH = "run `scarbook eval` afresh"
+KEY_REJECTED = "judge-rejected-key"  # run/causes.py's rule of a run the judge's rejected key stopped
 
 
 def refuse_state(info: SessionInfo) -> None:
-    """A session that is not interrupted or cancelled has no runs to resume: why, and what to do instead."""
+    """A session that is not interrupted, cancelled or aborted has no runs to resume: why, and what to do instead."""
     sid, state = info.id, info.state
     if state == SessionState.RUNNING:
         raise ScarbookError(f"session {sid} is still running: its scarbook is alive — wait for it to end, or stop "
@@ -42,8 +48,8 @@ def refuse_state(info: SessionInfo) -> None:
         raise ScarbookError(f"session {sid} already finished: it misses no runs — see `scarbook report {sid}`, "
                             f"or {AFRESH}")
     if state not in RESUMABLE:
-        raise ScarbookError(f"session {sid} is {str(state)!r}: only an interrupted or cancelled session can be "
-                            f"resumed — {AFRESH}")
+        raise ScarbookError(f"session {sid} is {str(state)!r}: only an interrupted, cancelled or aborted session "
+                            f"can be resumed — {AFRESH}")
 
 
 def plan_resume(site: SessionSite, found: CaseSet, info: SessionInfo, *, concurrency: int | None = None,
@@ -64,7 +70,10 @@ def plan_resume(site: SessionSite, found: CaseSet, info: SessionInfo, *, concurr
         named = _same_agents(site, info)
         history.mend_cut_runs(info.id)
         held = _held_runs(site, info)
-        plan = _plan(site, info, cases, named, held, concurrency, reports or {})
+        again = _met_rejected_key(held)
+        plan = _plan(site, info, cases, named, held, again, concurrency, reports or {})
+        if again:
+            history.drop_runs(info, again)
     except BaseException:
         history.let_go(info.id)
         raise
@@ -73,13 +82,28 @@ def plan_resume(site: SessionSite, found: CaseSet, info: SessionInfo, *, concurr
 
 
 def _refuse_kind(info: SessionInfo) -> None:
+    why = _kind_refusal(info)
+    if why:
+        raise ScarbookError(why)
+
+
+def _kind_refusal(info: SessionInfo) -> str:
     sid = info.id
     if info.shard is not None:
-        raise ScarbookError(f"session {sid} is a shard of a sharded session: run that shard again as it was run "
-                            "(eval --shard I/N --session-id), or `scarbook merge` the shards there are")
+        return (f"session {sid} is a shard of a sharded session: run that shard again as it was run "
+                "(eval --shard I/N --session-id), or `scarbook merge` the shards there are")
     if info.rerun_of is not None and info.rerun_of.rejudge:
-        raise ScarbookError(f"session {sid} is a rejudge, which runs no agent: `scarbook rejudge "
-                            f"{info.rerun_of.session}` again")
+        return f"session {sid} is a rejudge, which runs no agent: `scarbook rejudge {info.rerun_of.session}` again"
+    return ""
+
+
+def resume_hint(info: SessionInfo) -> str:
+    """What to do about a session the judge's rejected key aborted, when `scarbook resume` can finish it ("" when
+    it cannot: a rejudge, a shard)."""
+    if info.state != SessionState.ABORTED or _kind_refusal(info):
+        return ""
+    return (f"its finished runs are kept: once the key is fixed, `scarbook resume {info.id}` runs the rest of the "
+            "session")
 
 
 def _same_cases(site: SessionSite, found: CaseSet, info: SessionInfo) -> list[Case]:
@@ -152,8 +176,21 @@ def _held_runs(site: SessionSite, info: SessionInfo) -> dict[str, dict[int, RunR
     return held
 
 
+def _met_rejected_key(held: dict[str, dict[int, RunRecord]]) -> dict[str, list[int]]:
+    """The runs k of each case that met the judge's rejected key, taken out of `held`: they run again."""
+    again: dict[str, list[int]] = {}
+    for case_id, runs in held.items():
+        ks = [k for k, run in sorted(runs.items()) if run.cause is not None and run.cause.rule == KEY_REJECTED]
+        for k in ks:
+            del runs[k]
+        if ks:
+            again[case_id] = ks
+    return again
+
+
 def _plan(site: SessionSite, info: SessionInfo, cases: list[Case], named: list,
-          held: dict[str, dict[int, RunRecord]], concurrency: int | None, reports: dict) -> SessionPlan:
+          held: dict[str, dict[int, RunRecord]], again: dict[str, list[int]], concurrency: int | None,
+          reports: dict) -> SessionPlan:
     gate = info.gate
     policy = GatePolicy.from_record(gate.policy()) if gate is not None else site.config.gate
     looks = list(gate.looks) if gate is not None and gate.looks else [info.runs_per_case]
@@ -170,7 +207,7 @@ def _plan(site: SessionSite, info: SessionInfo, cases: list[Case], named: list,
                        skip_judge=info.partial, judge_skipped_why="the session resumed ran without its judge",
                        adaptive=adaptive, gate=policy, max_runs=looks[-1], jobs=jobs, rerun_of=info.rerun_of,
                        reports=dict(reports), agents=named, key_hint=_key_hint(info.id),
-                       resumed=Resumed(info, held))
+                       resumed=Resumed(info, held, again))
 
 
 def _key_hint(session_id: str) -> KeyHint:
@@ -218,8 +255,13 @@ def missing_line(plan: SessionPlan) -> str:
     """What a resume will run, in one line."""
     jobs = plan.jobs or {}
     n, cases = sum(map(len, jobs.values())), sum(1 for ks in jobs.values() if ks)
-    sid = plan.resumed.info.id if plan.resumed is not None else ""
+    resumed = plan.resumed
+    sid = resumed.info.id if resumed is not None else ""
+    again = sum(map(len, resumed.again.values())) if resumed is not None else 0
+    why = (f"; {plural(again, 'run')} that met the judge's rejected key {'runs' if again == 1 else 'run'} again"
+           if again else "")
     if plan.adaptive:
         return (f"resuming session {sid}: --runs auto goes on from the runs it holds, at most "
-                f"{plural(n, 'more run')} of {plural(cases, 'case')} (each case stops once decided)")
-    return f"resuming session {sid}: {plural(n, 'missing run')} of {plural(cases, 'case')}"
+                f"{plural(n, 'more run')} of {plural(cases, 'case')} (each case stops once decided{why})")
+    return f"resuming session {sid}: {plural(n, 'missing run')} of {plural(cases, 'case')}" + (
+        f" ({why[2:]})" if why else "")

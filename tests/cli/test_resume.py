@@ -15,7 +15,7 @@ import pytest
 from filelock import FileLock
 
 from scarbook.history.store import History
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401  (the fixture)
+from tests.helpers.judge_server import judge_server, status_reply, tool_reply  # noqa: F401  (the fixture)
 from tests.helpers.stopped_session import as_stopped, stopped_short
 
 SCARBOOK = [sys.executable, "-c", "from scarbook.cli import main; main()"]
@@ -103,6 +103,62 @@ def test_a_killed_session_resumed_runs_what_it_missed_and_gates_as_uninterrupted
     assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "fresh.json") == {
         "flaky": (6, 2, 0, "below"), "steady": (8, 0, 0, "above")}
     assert len(judge_server.requests) == 2 * RUNS
+
+
+@pytest.mark.needs_proc
+def test_a_session_the_judge_s_rejected_key_aborted_resumes_once_the_key_is_fixed(project, tmp_path: Path,
+                                                                                   judge_server, monkeypatch) -> None:
+    """Before: resume refused an aborted session ("only an interrupted or cancelled session can be resumed"), and
+    the run that met the 401 stayed an error of the session: the user had to `eval` afresh. Now that run runs again
+    (its line leaves history), every other finished run is kept, and the session ends as an uninterrupted one."""
+    passed = tool_reply([("PASS", "it says done")])
+    go = project.root / "go"
+    make_project(project, go, judge_server.url)
+    go.touch()
+    (project.root / "go2").touch()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+    for reply in (passed, passed, status_reply(401, "invalid x-api-key")):  # steady's runs 1 and 2, then its run 3
+        judge_server.push(reply)
+    judge_server.default = passed
+    # one run at a time, round robin: flaky 1, steady 1, flaky 2, steady 2, flaky 3, steady 3 (the 401)
+    aborted = scarbook(project.root, "eval", "-q", "-j", "1")
+    history = History(project.workspaces)
+    (info,) = history.sessions()
+    sid = info.id
+    why = (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the session "
+           "stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in "
+           "scarbook.yaml) or run with --skip-judge")
+    assert aborted.returncode == 3, aborted.stderr
+    assert aborted.stderr.endswith(f"scarbook: session aborted: {why}\nscarbook: its finished runs are kept: once the "
+                                   f"key is fixed, `scarbook resume {sid}` runs the rest of the session\n")
+    before = history.runs(sid, info=info)
+    assert info.state == "aborted" and info.recorded == {"flaky": 3, "steady": 3}
+    assert [(r.case_id, r.k, r.status, r.cause.rule if r.cause else None) for r in before] == [
+        ("flaky", 1, "pass", None), ("flaky", 2, "pass", None), ("flaky", 3, "fail", "check-fail"),
+        ("steady", 1, "pass", None), ("steady", 2, "pass", None), ("steady", 3, "error", "judge-rejected-key")]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
+    resumed = scarbook(project.root, "resume", sid, "--json", str(tmp_path / "resumed.json"))
+    assert f"resuming session {sid}: 11 missing runs of 2 cases (1 run that met the judge's rejected key runs " \
+           "again)\n" in resumed.stderr
+    (info,) = history.sessions()
+    runs = history.runs(sid, info=info)
+    assert info.state == "finished" and info.note == "" and not runs.problems
+    assert sorted((r.case_id, r.k) for r in runs) == [(c, k) for c in ("flaky", "steady") for k in range(1, RUNS + 1)]
+    assert info.recorded == {"flaky": RUNS, "steady": RUNS}
+    assert not [r for r in runs if r.status == "error"]
+    assert [r["headers"]["authorization"] for r in judge_server.requests] == (
+        ["Bearer sk-revoked"] * 3 + ["Bearer sk-fixed"] * 6)
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert sorted((r["case_id"], r["k"]) for r in report["runs"]) == sorted((r.case_id, r.k) for r in runs)
+    # the same project run afresh, uninterrupted: the same runs, the same gate and exit code
+    fresh = scarbook(project.root, "eval", "-q", "--json", str(tmp_path / "fresh.json"))
+    assert (resumed.returncode, fresh.returncode) == (1, 1), (resumed.stderr, fresh.stderr)
+    assert gate_of(tmp_path / "resumed.json") == gate_of(tmp_path / "fresh.json") == {
+        "flaky": (6, 2, 0, "below"), "steady": (8, 0, 0, "above")}
+    again = scarbook(project.root, "resume", sid)
+    assert again.returncode == 2
+    assert again.stderr == (f"scarbook: session {sid} already finished: it misses no runs — see `scarbook report "
+                            f"{sid}`, or run `scarbook eval` afresh\n")
 
 
 @pytest.mark.needs_proc
