@@ -239,7 +239,7 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
     if shape.kind == "empty":
         return "the file holds nothing: import the log the agent wrote"
     if shape.kind == "binary":
-        return "save the log as UTF-8 text (or JSON) and import that"
+        return _unpack(path, shape.packed)
     if forced is not None:
         if name and name not in (forced, "plain"):
             return f"it looks closest to {name}: import it without --format, or with --format {name}"
@@ -248,6 +248,20 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
         return (f"if it is {name}, `scarbook import {shlex.quote(str(path))} --format {name}` says what does not fit; "
                 "`--format plain` keeps the whole file as the failed artifact")
     return keep_plain(path)
+
+
+
+def _unpack(path: Path, packed: str) -> str:
+    """What to do about a binary file: the command that makes the log in it UTF-8 text, when it is one."""
+    name = shlex.quote(str(path))
+    if packed.startswith("UTF-16"):
+        utf8 = shlex.quote(str(path.with_name(f"{path.stem}-utf8{path.suffix}")))
+        shell = (f" (in PowerShell, `Get-Content {name} | Set-Content -Encoding utf8 {utf8}`)"
+                 if packed == "UTF-16" else "")  # (it reads a file without a byte-order mark as the machine's code page)
+        return f"convert it to UTF-8 and import that: `iconv -f {packed} -t UTF-8 {name} > {utf8}`{shell}"
+    if packed == "gzip":
+        return f"unpack it and import the log inside: `gunzip -k {name}`"
+    return "save the log as UTF-8 text (or JSON) and import that"
 
 
 def keep_plain(path: Path) -> str:

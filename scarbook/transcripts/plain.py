@@ -25,7 +25,7 @@ def parse(src: Source, *, allow_json: bool = False) -> Transcript:
     if src.is_blank:
         raise NotThisFormat("the file is empty")
     if src.text is None:
-        raise NotThisFormat("the file is binary (not UTF-8 text)")
+        raise NotThisFormat("the file is not UTF-8 text")
     looks_json = src.shape.kind not in ("text", "yaml")  # its head reads as JSON (text is never parsed for it)
     if not allow_json and looks_json and (src.is_json or (src.objects() and not src.json_lines.bad)):
         # A JSON file that no JSON format accepted is a mystery, not a log to keep whole.

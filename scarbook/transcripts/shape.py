@@ -45,6 +45,7 @@ class Shape:
     depth: int = 0  # the deepest nesting seen in the prefix
     whole: bool = False  # the prefix is the whole file
     items: str = ""  # a small array of no objects: what it holds ("2 int values")
+    packed: str = ""  # a binary file that is a log in another wrapping: UTF-16 text, gzip (see packing)
 
     def describe(self) -> str:
         """What was seen, in a few words: "a JSON object with keys a, b, c"."""
@@ -59,9 +60,27 @@ class Shape:
                 f"a JSON array of {self.items}" if self.items else "a JSON array"
         if self.kind == "json-lines":
             return f"JSON lines whose first record has {first}keys {keys}"
+        if self.kind == "binary" and self.packed:
+            return "a gzip-compressed file" if self.packed == "gzip" else "UTF-16 text (not UTF-8)"
         return {"empty": "an empty file", "binary": "a binary file (not UTF-8 text)", "sse": "a server-sent event stream",
                 "yaml": f"a YAML document with keys {keys}", "text": "plain text"}[self.kind]
 
+
+
+def packing(head: bytes) -> str:
+    """What a binary file's first bytes say it is, when it is a log in another wrapping: "UTF-16" text with its
+    byte-order mark (as Windows PowerShell's `>` and Out-File write a log), "UTF-16LE" / "UTF-16BE" without one (a
+    NUL beside each character of ASCII text), "gzip"; else ""."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) and not head.startswith(b"\xff\xfe\x00\x00"):  # (not UTF-32)
+        return "UTF-16"
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    pairs = head[:512]
+    if len(pairs) >= 8 and len(pairs) % 2 == 0:
+        for name, nul, text in (("UTF-16LE", pairs[1::2], pairs[0::2]), ("UTF-16BE", pairs[0::2], pairs[1::2])):
+            if not nul.strip(b"\x00") and 0 not in text:
+                return name
+    return ""
 
 def scan_keys(text: str, limit: int = MAX_DEPTH) -> tuple[list[str], dict[str, Any], list[str], int]:
     """(keys of the top object or of the first array item, their scalar values, the `type`s of the

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from scarbook.transcripts.shape import HEAD_RECORDS, Shape, shape_of
+from scarbook.transcripts.shape import HEAD_RECORDS, Shape, packing, shape_of
 
 _NOT_JSON = object()
 _BAD_FIRST = object()  # JSON lines whose first record does not parse (it is named as a bad line)
@@ -192,7 +192,7 @@ class Source:
         if self.is_blank:
             return Shape("empty", whole=whole)
         if self.is_binary:
-            return Shape("binary", whole=whole)
+            return Shape("binary", whole=whole, packed=packing(self.head))
         head = decode_lenient(self.head.lstrip(b"\xef\xbb\xbf"), 0, set(), final=whole)
         if head.lstrip().startswith(("event:", "data:")):
             return shape_of(head, whole=whole, lines=None, sse=True)

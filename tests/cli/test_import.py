@@ -96,6 +96,9 @@ def test_import_of_a_write_to_the_cwd_offers_no_folder(tmp_path):
      "or export it again; `scarbook import {path} --format plain` keeps the whole file as the failed artifact"),
     ("bom.txt", b"\xef\xbb\xbf", "an empty file; no format is close; the file holds nothing: import the log the "
      "agent wrote"),
+    ("ps.jsonl", b"\xff\xfe" + '{"type": "user"}\r\n'.encode("utf-16-le"), "UTF-16 text (not UTF-8); no format is "
+     "close; convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {path} > {dir}/ps-utf8.jsonl` (in "
+     "PowerShell, `Get-Content {path} | Set-Content -Encoding utf8 {dir}/ps-utf8.jsonl`)"),
     ("unknown.json", None, "a JSON object with keys hello; no format is close; `scarbook import {path} --format "
      "plain` keeps the whole file as the failed artifact"),
 ])
@@ -107,7 +110,8 @@ def test_refusals_are_one_line_and_exit_2(tmp_path, name, data, why):
         path.write_bytes(data)
     res = run(tmp_path, "import", str(path), "--id", "x")
     assert res.exit_code == 2
-    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why.replace('{path}', str(path))}\n"
+    why = why.replace("{path}", str(path)).replace("{dir}", str(path.parent))
+    assert res.stderr == f"scarbook: {path}: not a transcript scarbook can read: {why}\n"
     assert not (tmp_path / "cases").exists()
 
 
@@ -246,3 +250,16 @@ def test_half_an_emoji_in_a_log_is_read_as_a_replacement_character_not_a_traceba
     case = load_case(tmp_path / "cases" / "cut-file")
     assert (case.root / case.scar.failed_artifact).read_text() == "Ship \ufffd"
     assert (case.root / case.scar.good_artifact).read_text() == "wrote \ufffd"
+
+
+def test_a_utf16_log_under_format_plain_is_named_utf16_with_the_command_that_converts_it(tmp_path):
+    """--format plain on a log PowerShell wrote said "the file is binary": it is text, in UTF-16."""
+    log = tmp_path / "deploy.log"
+    log.write_bytes(b"\xff\xfe" + "Deploying...\r\nAgent: Deployment succeeded!\r\n".encode("utf-16-le"))
+    res = run(tmp_path, "import", str(log), "--format", "plain", "--id", "deploy")
+    assert res.exit_code == 2
+    utf8 = tmp_path / "deploy-utf8.log"
+    assert res.stderr == (f"scarbook: {log} is not a plain transcript: the file is not UTF-8 text; seen: UTF-16 text (not "
+                          f"UTF-8); convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {log} > {utf8}` (in "
+                          f"PowerShell, `Get-Content {log} | Set-Content -Encoding utf8 {utf8}`)\n")
+    assert not (tmp_path / "cases").exists()

@@ -1,5 +1,6 @@
 """Detection, --format override, unreadable files, big outputs, the preview helper."""
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -29,6 +30,16 @@ def test_every_fixture_is_detected(name, fmt):
      "plain` keeps the whole file as the failed artifact"),
     ("shot.png", b"\x89PNG\r\n\x1a\n\x00\x00", "a binary file (not UTF-8 text); no format is close; save the log as "
      "UTF-8 text (or JSON) and import that"),
+    # UTF-16 (Windows PowerShell's `>`) and a gzipped log were "a binary file": the line names them and the command
+    ("ps.jsonl", b"\xff\xfe" + '{"type": "user"}\r\n'.encode("utf-16-le"), "UTF-16 text (not UTF-8); no format is "
+     "close; convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {path} > {dir}/ps-utf8.jsonl` (in "
+     "PowerShell, `Get-Content {path} | Set-Content -Encoding utf8 {dir}/ps-utf8.jsonl`)"),
+    ("le.log", "agent: done\n".encode("utf-16-le"), "UTF-16 text (not UTF-8); no format is close; convert it to UTF-8 "
+     "and import that: `iconv -f UTF-16LE -t UTF-8 {path} > {dir}/le-utf8.log`"),
+    ("be.log", "agent: done\n".encode("utf-16-be"), "UTF-16 text (not UTF-8); no format is close; convert it to UTF-8 "
+     "and import that: `iconv -f UTF-16BE -t UTF-8 {path} > {dir}/be-utf8.log`"),
+    ("ci.jsonl.gz", gzip.compress(b'{"type": "user"}\n', mtime=0), "a gzip-compressed file; no format is close; "
+     "unpack it and import the log inside: `gunzip -k {path}`"),
     ("empty.log", b"  \n", "an empty file; no format is close; the file holds nothing: import the log the agent wrote"),
     ("bom.jsonl", b"\xef\xbb\xbf", "an empty file; no format is close; the file holds nothing: import the log the "
      "agent wrote"),
@@ -53,7 +64,8 @@ def test_refusals_are_one_line_naming_the_shape_the_closest_format_and_what_to_d
         path.write_bytes(data)
     with pytest.raises(ScarbookError) as exc:
         load_transcript(path)
-    assert str(exc.value) == f"{path}: not a transcript scarbook can read: {why.replace('{path}', str(path))}"
+    assert str(exc.value) == (f"{path}: not a transcript scarbook can read: "
+                              f"{why.replace('{path}', str(path)).replace('{dir}', str(path.parent))}")
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path):

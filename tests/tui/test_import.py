@@ -554,3 +554,23 @@ async def test_a_log_holding_half_an_emoji_fills_the_screen_and_files_its_draft(
     case = load_case(project_root / "cases" / "write-the-release-note")
     assert case.task == "Write the release note \ufffd"
     assert (case.root / case.scar.failed_artifact).read_text() == "Done \ufffd"
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_log_powershell_wrote_in_utf16_is_named_so_with_the_command_that_converts_it(project_root, tmp_path,
+                                                                                               monkeypatch, size):
+    """It was "a binary file (not UTF-8 text) … save the log as UTF-8 text": the screen names UTF-16 and the command."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "session.jsonl").write_bytes(b"\xff\xfe" + '{"type": "user"}\r\n'.encode("utf-16-le"))
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot)
+        await type_text(pilot, "session.jsonl")
+        await pilot.press("enter")
+        error = screen.query_one("#import-error")
+        await wait_until(pilot, lambda: plain(error) != "", what="the error")
+        log, utf8 = tmp_path / "session.jsonl", tmp_path / "session-utf8.jsonl"
+        assert plain(error) == (f"{log}: not a transcript scarbook can read: UTF-16 text (not UTF-8); no format is "
+                                f"close; convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {log} > {utf8}` "
+                                f"(in PowerShell, `Get-Content {log} | Set-Content -Encoding utf8 {utf8}`)")
+        assert screen.transcript is None and app.focused is screen.query_one("#import-path", Input)
