@@ -13,12 +13,13 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
 from tests.helpers.tui_fixtures import (
     fast_demo,  # noqa: F401
     library_loaded,
     live_screen_caught_up,
     move_library_cursor,
+    plain,
     project_root,  # noqa: F401
     python_agent_project,
     review_loaded,
@@ -49,15 +50,15 @@ async def launch_runs(pilot, runs: str, adaptive: bool = False) -> None:
     await pilot.press("ctrl+r")
 
 
-def write_sessions(root) -> None:
-    """Two unlabelled sessions of every bundled case; write-one-line's runs in the second fail in several
-    ways, each with its cause (the review's filter line then has a 'why:' part)."""
+def write_sessions(root, label: str = "") -> None:
+    """Two unlabelled sessions of every bundled case (the second labelled `label`); write-one-line's runs in the
+    second fail in several ways, each with its cause (the review's filter line then has a 'why:' part)."""
     project = Project.discover(root)
     history = History(project.workspaces_dir)
     cases = ["fix-json-config", "rename-function", "review-api-claims", "write-one-line"]
     for day, sid in enumerate(SIDS, start=1):
         info = SessionInfo(id=sid, started_at=f"2026-01-0{day}T09:00:00+00:00", runs_per_case=10, case_ids=cases,
-                           fingerprint=project.config.fingerprint(), agent="demo")
+                           fingerprint=project.config.fingerprint(), agent="demo", label=label if day == 2 else "")
         history.start_session(info)
         for cid in cases:
             for k in range(1, 11):
@@ -88,15 +89,20 @@ async def test_the_review_shows_every_filter_and_its_key(project_root, size):  #
         assert "[failed 8]" in screen_text(app) and "s: filter" in screen_text(app)
 
 
+async def sessions_listed(pilot) -> None:
+    """From the library: `h` opens the sessions list, once it lists write_sessions' two."""
+    await library_loaded(pilot)
+    await pilot.press("h")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen) and len(pilot.app.screen.sessions) == 2,
+                     what="the sessions")
+
+
 @pytest.mark.parametrize("size", [NARROW, WIDE])
 async def test_two_sessions_compared_need_no_sideways_scroll(project_root, size):  # noqa: F811
     write_sessions(project_root)
     app = make_app(project_root)
     async with app.run_test(size=size) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("h")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2,
-                         what="the sessions")
+        await sessions_listed(pilot)
         await pilot.press("space", "down", "space", "c")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded,
                          what="the comparison")
@@ -108,6 +114,39 @@ async def test_two_sessions_compared_need_no_sideways_scroll(project_root, size)
             assert shown in text, f"{shown!r} is not on the screen:\n{text}"
         if size == WIDE:
             assert f"A {SIDS[0]}" in text and "95% CI of diff" in text  # room for the whole headers
+
+
+LONG_LABEL = ("prompt-v7: the shorter system prompt, tool-use examples moved to the end, temperature 0.2, "
+              "against the March 2026 builds")
+assert len(LONG_LABEL) == 120  # the most a label may be (session/plan.MAX_LABEL_CHARS)
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_a_long_label_leaves_the_state_and_figures_in_view(project_root, size):  # noqa: F811
+    """The sessions list with a 120-character label: the label column is cut with "…" so the state (and, where
+    the terminal has room, the figures) stay in view; the highlighted session's label is whole under the table,
+    and whole in the session's own screen."""
+    write_sessions(project_root, label=LONG_LABEL)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await sessions_listed(pilot)
+        await pilot.pause()
+        row = next(line for line in screen_text(app).splitlines() if SIDS[1] in line)
+        assert "interrupted" in row, f"the state is off the screen:\n{screen_text(app)}"
+        if size == WIDE:
+            assert "32/5/3/0" in row, f"the figures are off the screen:\n{screen_text(app)}"
+        label = row.split(SIDS[1])[1].strip().split("…")[0]
+        assert LONG_LABEL.startswith(label) and len(label) >= 11, row  # cut, with an ellipsis
+        below = app.screen.query_one("#session-label")
+        assert plain(below) == f"{SIDS[1]}: {LONG_LABEL}"  # the newest, highlighted first
+        assert below.region.bottom <= size[1] - 1 and below.region.height >= 1  # above the footer
+        await pilot.press("down")
+        assert plain(below) == f"{SIDS[0]}: no label"
+        await pilot.press("up", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded,
+                         what="the session's table")
+        assert plain(app.screen.query_one("#sessions-help")).startswith(
+            f"{SIDS[1]} · {LONG_LABEL} · interrupted · exit code ")
 
 
 JUDGED_ONLY = """\

@@ -3,6 +3,7 @@ case table; pick two (space) and press c to see them side by side per case."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -44,6 +45,21 @@ def ready(screen: SessionTableScreen | CompareScreen) -> None:
 SESSION_COLUMNS = [("pick", " "), ("id", "session"), ("label", "label"), ("started", "started"),
                    ("state", "state"), ("cases", "cases"), ("n", "runs/case"), ("figures", "pass/fail/err/unj"),
                    ("tokens", "tokens"), ("cost", "cost"), ("agent", "agent"), ("config", "config")]
+IN_VIEW = ("pick", "id", "label", "started", "state", "cases", "n", "figures")  # the label gives way to these
+LABEL_MIN = 12  # a label's cells when the terminal is narrow: the rest is cut with "…" (whole below the table)
+
+
+def label_width(cells: list[list[Text]], width: int) -> int:
+    """The label column's width: what the columns of IN_VIEW leave of `width` (each cell padded by 1 on both sides,
+    2 for the scrollbar), at least LABEL_MIN and at most the longest label. A label may be 120 characters long
+    (session/plan.MAX_LABEL_CHARS): whole, it pushed the state and the figures off an 80-column screen."""
+    keys = [key for key, _ in SESSION_COLUMNS]
+    need = {key: cell_len(header) for key, header in SESSION_COLUMNS}
+    for row in cells:
+        for key, cell in zip(keys, row, strict=True):
+            need[key] = max(need[key], cell.cell_len)
+    others = sum(2 + need[key] for key in IN_VIEW if key != "label")
+    return max(LABEL_MIN, min(need["label"], width - 2 - others - 2))
 
 
 class SessionsScreen(HostScreen):
@@ -55,6 +71,7 @@ class SessionsScreen(HostScreen):
         super().__init__()
         self.sessions: list[SessionInfo] = []
         self.picked: list[str] = []
+        self.labels_cut = False  # the label column cuts a label: the highlighted one is shown whole below
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -63,10 +80,12 @@ class SessionsScreen(HostScreen):
                           "(cancelled, interrupted, budget-stopped, crashed, judge skipped) · unj = unjudged runs"),
                      id="sessions-help")
         yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="session-label")  # the highlighted session's label whole, when the column cuts one
         yield Footer()
 
     @unless_removed
     def on_mount(self) -> None:
+        self.query_one("#session-label", Static).display = False
         table = self.query_one("#sessions-table", DataTable)
         for key, label in SESSION_COLUMNS:
             table.add_column(label, key=key)
@@ -98,18 +117,33 @@ class SessionsScreen(HostScreen):
         table.clear()
         self.sessions = [info for info, _, _ in rows]
         current = self.app.project.config.fingerprint()
+        cells = []
         for info, counts, usage in rows:
             config = info.fingerprint + ("" if info.fingerprint == current else " (differs)")
             marks = session_marks(info)
             figures = f"{counts['pass']}/{counts['fail']}/{counts['error']}/{counts['unjudged']}"
-            table.add_row(Text("●" if info.id in self.picked else ""), Text(info.id), Text(info.label),
+            cells.append([Text("●" if info.id in self.picked else ""), Text(info.id), Text(info.label),
                           Text(format_started(info.started_at)), Text(", ".join(marks) or "complete",
                                                                        style=MARK_STYLE if marks else "green"),
                           Text(str(len(info.case_ids))), Text(str(info.runs_per_case)), Text(figures),
                           Text(f"{usage.total_tokens:,}", justify="right"),
                           Text(f"${usage.cost_usd:.2f}" if usage.cost_usd else "–", justify="right"),
-                          Text(info.agent), Text(config), key=info.id)
+                          Text(info.agent), Text(config)])
+        width = label_width(cells, self.app.size.width)
+        self.labels_cut = any(row[2].cell_len > width for row in cells)
+        for info, row in zip(self.sessions, cells, strict=True):
+            row[2].truncate(width, overflow="ellipsis")
+            table.add_row(*row, key=info.id)
+        self._show_label()
         self.refresh_bindings()  # r (resume) is offered on the row under the cursor where it applies
+
+    def _show_label(self) -> None:
+        """Under the table, the highlighted session's label whole, while the label column cuts one."""
+        line = self.query_one("#session-label", Static)
+        line.display = self.labels_cut
+        info = self._current()
+        if self.labels_cut and info is not None:
+            line.update(Text.assemble((f"{info.id}: ", "dim"), info.label or ("no label", "dim")))
 
     def _current(self) -> SessionInfo | None:
         table = self.query_one("#sessions-table", DataTable)
@@ -123,6 +157,7 @@ class SessionsScreen(HostScreen):
 
     @on(DataTable.RowHighlighted, "#sessions-table")
     def _moved(self) -> None:
+        self._show_label()
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -209,7 +244,8 @@ class SessionTableScreen(HostScreen):
             self._show_cases(table, runs, rep)
         self.sub_title = f"session {self.info.label or self.info.id}"
         self.query_one("#sessions-help", Static).update(Text(
-            f"{self.info.id} · {self.info.state} · exit code {rep.exit_code} · Enter reviews a case's runs"
+            f"{self.info.id}{f' · {self.info.label}' if self.info.label else ''} · {self.info.state} · exit code "
+            f"{rep.exit_code} · Enter reviews a case's runs"
             + (f"\n{rep.calibration_changed}" if rep.calibration_changed else "")))
         table.focus()
         ready(self)
