@@ -102,9 +102,11 @@ def _transcript_writes(case: Case) -> list[str]:
                    and not c.path.startswith("/")})
 
 
-async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str] | None = None) -> RubricDraft:
+async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str] | None = None,
+                       key_hint: KeyHint | None = None) -> RubricDraft:
     """Propose, lint and certify; MalformedDraft and an unreachable judge are a ScarbookError naming what
-    went wrong (nothing is proposed, nothing written)."""
+    went wrong (nothing is proposed, nothing written). `key_hint`: what a rejected key's message says the face
+    that drafts can do instead (None: the command line's, draft_key_hint)."""
     case, inputs, settings = plan.case, plan.inputs, project.config.judge
     env = environ() if env is None else env
     if not plan.online:
@@ -119,7 +121,7 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
     from scarbook.judge.judge import Judge
 
     cache = project.workspaces_dir / CACHE_FOLDER if settings.cache else None
-    hint = draft_key_hint(case.id)
+    hint = key_hint or draft_key_hint(case.id)
     try:
         proposed = await ask_for_draft(settings, env[settings.api_key_env].strip(), inputs, cache, key_hint=hint)
     except MalformedDraft as bad:

@@ -25,6 +25,7 @@ from tests.helpers.tui_fixtures import (  # noqa: F401
     fast_demo,
     library_loaded,
     raised_notifications,
+    screen_text,
     wait_until,
 )
 from tests.tui.test_import import open_path, replace_text
@@ -166,3 +167,42 @@ async def test_the_draft_uses_the_key_the_app_judges_with(tmp_path, judge_server
         await wait_until(pilot, lambda: dialog not in pilot.app.screen_stack, what="the draft written")
     assert {r["headers"].get("authorization") for r in judge_server.requests} == {"Bearer sk-app"}
     assert {"type": "line_count", "path": "tmp.txt", "equals": 1} in [c.to_dict() for c in load_case(folder).checks]
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_key_the_judge_rejects_says_what_the_dialog_offers_instead(tmp_path, judge_server, monkeypatch, size):
+    """A rejected key (401) while drafting from the editor: the dialog says what stopped and what the TUI offers
+    instead — the items written by hand in the editor, where Escape goes — not the command line's `--offline`,
+    which cannot be typed here. The whole message is on the screen; nothing is written."""
+    from tests.helpers.judge_server import status_reply
+
+    root = project(tmp_path, judge_server, monkeypatch)
+    folder = saved_case(root)
+    before = (folder / "case.yaml").read_bytes()
+    judge_server.push(status_reply(401, "invalid x-api-key"))
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, DraftRubricScreen), what="the draft dialog")
+        dialog = pilot.app.screen
+        status = dialog.query_one("#draft-status", Static)
+        await wait_until(pilot, lambda: dialog.plan is not None, what="the draft's cost")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not dialog.drafting and "drafting…" not in str(status.render()),
+                         timeout=60, what="the judge's answer")
+        assert str(status.render()) == (
+            f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the draft stopped: "
+            "check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml) or write the rubric "
+            "items by hand in the editor: Escape goes there, and Enter in its rubric input adds each one — nothing "
+            "was written")
+        await pilot.pause()
+        assert status.region.bottom <= size[1] and status.region.height >= 3, status.region  # read whole on screen
+        shown = screen_text(app)
+        assert f"the judge at {judge_server.url}" in shown and "nothing was written" in shown, shown
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditorScreen), what="back in the editor")
+    assert (folder / "case.yaml").read_bytes() == before
+    assert len(judge_server.requests) == 1  # the draft's call alone: nothing certified

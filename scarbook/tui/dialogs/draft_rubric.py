@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from scarbook.errors import ScarbookError
+from scarbook.judge.errors import KeyHint
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.session.rubric_draft import DraftPlan, accept_draft, draft_rubric, kept_summary, plan_draft
@@ -28,6 +29,10 @@ from scarbook.tui.host import HostModalScreen
 from scarbook.tui.mounting import unless_removed
 
 COLOUR = {"keep": "green", "drop": "yellow", "has": "dim"}
+# A rejected key: what this dialog's user can do instead (the command line's words name `--offline`, which
+# cannot be typed here). Escape lands in the editor from both the import screen and the editor.
+KEY_HINT = KeyHint("the draft stopped", " or write the rubric items by hand in the editor: Escape goes there, and "
+                   "Enter in its rubric input adds each one")
 
 
 class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
@@ -74,7 +79,7 @@ class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
     @work(thread=True, exclusive=True, group="draft-rubric", exit_on_error=False)
     def _run(self, plan: DraftPlan) -> None:
         try:
-            draft = asyncio.run(draft_rubric(self.project, plan, self.app.judge_env))
+            draft = asyncio.run(draft_rubric(self.project, plan, self.app.judge_env, KEY_HINT))
         except ScarbookError as exc:
             self.app.call_from_thread(self._failed, str(exc))
         except Exception as exc:  # never a dialog stuck at "drafting…"
