@@ -135,6 +135,14 @@ def _prepared(case: Case, ws: Path, manifest: SeedManifest) -> tuple[Snapshot, i
     return prepare_workspace(case, ws, manifest), oom_kills()
 
 
+def unprepared(ws: Path, exc: OSError | safefs.Refused | SeedChanged) -> str:
+    """A run's reason when its workspace could not be laid (the seed, a folder), naming what failed."""
+    why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:  # which: a seed file, a folder
+        why += f": {exc.filename}"
+    return f"could not prepare the workspace {ws}: {why}"
+
+
 async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                          manifests: dict[str, SeedManifest] | None = None, emit: Emit | None = None) -> AgentPart:
     """Prepare the workspace, run the agent, diff, run the rule checks, read the judge's artifacts."""
@@ -153,10 +161,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         # mkdir, the seed's files: on a thread, so the loop serves the other runs' agents meanwhile
         snap, oom_before = await off_loop(_prepared, case, ws, manifests[case.id])
     except (OSError, safefs.Refused, SeedChanged) as exc:
-        why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
-        if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:  # which: a seed file, a folder
-            why += f": {exc.filename}"
-        record.reason = f"could not prepare the workspace {ws}: {why}"
+        record.reason = unprepared(ws, exc)
         part.facts = AgentFacts(stage=AgentStage.SEED, error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part

@@ -150,21 +150,49 @@ def _copy_seed(f: SeedFile, fd: int) -> None:
     assert f.source is not None  # a seed file carries its bytes or names the file that holds them
     src_fd, st = open_regular(f.source)
     with open(src_fd, "rb") as src:
-        h = None
-        if f.seen is not None and seen_key(st) != f.seen:
-            if st.st_size != f.seen[0]:  # (no need to read it)
-                raise SeedChanged(f.source)
-            h = hashlib.sha256()
+        h = _digest_again(f, st)
         while chunk := src.read(1 << 20):
             if h is not None:
                 h.update(chunk)
             view = memoryview(chunk)
             while view:
                 view = view[os.write(fd, view):]
-    if h is not None:
-        if h.hexdigest() != f.digest:
-            raise SeedChanged(f.source)
-        f.seen = seen_key(st)  # the same bytes: the next run checks this stat
+    _same_digest(f, h, st)
+
+
+def check_seed_files(manifest: SeedManifest) -> None:
+    """SeedChanged (or OSError) when a large seed file of `manifest` is no longer what the session digested: for an
+    executor that ships the seed's bytes once per case (Ray), asked before each run, as a local copy checks. Its stat
+    as the manifest saw it spares the digest."""
+    for f in manifest.files.values():
+        if f.source is None:
+            continue
+        src_fd, st = open_regular(f.source)
+        with open(src_fd, "rb") as src:
+            h = _digest_again(f, st)
+            while h is not None and (chunk := src.read(1 << 20)):
+                h.update(chunk)
+        _same_digest(f, h, st)
+
+
+def _digest_again(f: SeedFile, st: os.stat_result) -> hashlib._Hash | None:
+    """None when `st` is the stat the file had when digested; else a sha256 to digest it again with (SeedChanged at
+    once when its size changed: no need to read it)."""
+    if f.seen is None or seen_key(st) == f.seen:
+        return None
+    if st.st_size != f.seen[0]:
+        raise SeedChanged(f.source or Path())
+    return hashlib.sha256()
+
+
+def _same_digest(f: SeedFile, h: hashlib._Hash | None, st: os.stat_result) -> None:
+    """SeedChanged unless the bytes digested again (if they were) are the session's; the same bytes under a new
+    stat keep that stat: the next run checks it."""
+    if h is None:
+        return
+    if h.hexdigest() != f.digest:
+        raise SeedChanged(f.source or Path())
+    f.seen = seen_key(st)
 
 
 def prepare_workspace(case: Case, dest: Path, manifest: SeedManifest | None = None) -> Snapshot:

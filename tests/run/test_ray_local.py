@@ -77,6 +77,44 @@ def test_judge_runs_on_the_driver_only_and_the_key_never_reaches_ray(judge_serve
     assert os.environ["ANTHROPIC_API_KEY"] == "sk-driver-only"  # hidden from Ray's start, not from us
 
 
+# Run 1 grows the large seed file (isolation: none: the agent reaches the case's folder), as a checkout during a
+# long session might; every run writes out.txt.
+SEED_CHANGER = """\
+import os, sys
+if os.environ["SCARBOOK_RUN"] == "1":
+    open(sys.argv[1], "ab").write(b"y")
+open("out.txt", "w").write("done\\n")
+print("done")
+"""
+
+
+def test_a_large_seed_file_changed_mid_session_makes_the_next_ray_run_an_error_naming_it(tmp_path):
+    """Before: the Ray executor read a large seed file once per case and shipped those bytes to every run, so run 1's
+    change to it went unseen (both runs passed, exit 0), where the local executor makes run 2 an error naming the
+    file and the fix. Now the Ray driver checks the file before each run, as a local copy does."""
+    from scarbook.history.store import History
+    from scarbook.run.workspace import SMALL_SEED
+
+    root = tmp_path / "p"
+    big = root / "cases" / "c" / "seed" / "big.bin"
+    agent = python_agent(tmp_path, "agent.py", SEED_CHANGER, str(big))
+    write_project(root, agent=agent, executor="{type: ray}",
+                  cases={"c": "id: c\ntask: t\nchecks: [{type: file_exists, path: big.bin}]\n"})
+    big.parent.mkdir()
+    big.write_bytes(b"x" * (SMALL_SEED + 1))
+    result = cli(root, "eval", "-j", "1", "-q")
+    assert result.exit_code == 3, result.output
+    history = History(root / "workspaces")
+    (info,) = history.sessions()
+    first, second = history.runs(info.id, info=info)
+    ws = root / "workspaces" / info.id / "c" / "2"
+    assert first.status == "pass"
+    assert (second.status, second.reason, second.cause.rule if second.cause else None) == (
+        "error", f"could not prepare the workspace {ws}: seed file {big} changed during the session (its content is "
+                 "not what the session's earlier runs were seeded with) — put it back as it was, or start a new "
+                 "session to seed from the new content", "seed-not-laid")
+
+
 @pytest.mark.parametrize("command", [("eval", "--runs", "1"), ("noise", "--runs", "4"), ("verify", "c", "--reproduce", "1")],
                          ids=["eval", "noise", "verify --reproduce"])
 def test_without_ray_installed_the_message_says_how_to_get_it(tmp_path, monkeypatch, command):

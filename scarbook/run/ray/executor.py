@@ -15,6 +15,7 @@ kills the agent's process group) and, if it has not ended after a grace period, 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import time
@@ -29,6 +30,7 @@ import msgspec
 from scarbook.config import ExecutorSettings
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
+from scarbook.fs.files import read_regular_bytes
 from scarbook.history.store import now_iso
 from scarbook.models import AgentStage, Case, ExecutorType, RunRecord, RunStatus
 from scarbook.models.session_parts import RunPlace
@@ -39,8 +41,8 @@ from scarbook.run.causes import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
-from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, transcript_file
-from scarbook.run.workspace import SeedFile, SeedManifest, seed_manifest
+from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, transcript_file, unprepared
+from scarbook.run.workspace import SeedChanged, SeedFile, SeedManifest, check_seed_files, seed_manifest
 from scarbook.run.workspace_bundle import unpack
 
 CANCEL_GRACE_S = KILL_GRACE_S + 2.0  # the worker's own kill of the agent, plus room
@@ -144,10 +146,14 @@ class RayExecutor:
             self.connect()
         ray = self._ray
         infra = _infra_errors(ray)
-        shipped = self._ship(case, manifests)
         driver_ws = Path(ctx.session_dir) / case.id / str(k)
         emit(RunStarted(ctx.session_id, case.id, k, str(driver_ws)))
         started, lost = now_iso(), []
+        try:  # the seed shipped once per case, its large files checked before every run (as a local copy checks)
+            shipped = self._ship(case, manifests)
+            await asyncio.to_thread(check_seed_files, manifests[case.id])
+        except (OSError, safefs.Refused, SeedChanged) as exc:
+            return _error_part(ctx, case, k, started, 0.0, 0, unprepared(driver_ws, exc), stage=AgentStage.SEED)
         opts = {"num_cpus": self.settings.num_cpus, "resources": dict(self.settings.resources) or None}
         start = time.monotonic()
         for attempt in (0, 1):
@@ -258,7 +264,9 @@ def _inline(manifest: SeedManifest) -> SeedManifest:
             data = f.data
         else:
             assert f.source is not None  # a seed file carries its bytes or names the file that holds them
-            data = f.source.read_bytes()
+            data = read_regular_bytes(f.source)
+            if hashlib.sha256(data).hexdigest() != f.digest:  # changed since it was digested, a moment ago
+                raise SeedChanged(f.source)
         mode = f.mode if f.mode is not None or f.source is None else os.stat(f.source).st_mode & 0o777
         files[rel] = SeedFile(f.digest, data, mode=mode)
     return SeedManifest(files)
