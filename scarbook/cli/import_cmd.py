@@ -23,7 +23,7 @@ from scarbook.tools.verify import JUDGED_TIMES
     "scarbook import session.jsonl --list",
     "scarbook import session.jsonl --id wrote-whole-readme --artifact 3 --seed-suggested",
     "scarbook import log.txt --format plain --id crash-log"))
-@click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
+@click.argument("transcript", type=click.Path(exists=True))  # a folder is said by load_transcript, with its files
 @click.option("--list", "list_only", is_flag=True, help="Print the candidate artifacts and seed suggestions; write nothing.")
 @click.option("--id", "case_id", default=None, help="Id of the draft case to write (cases/<id>/).")
 @click.option("--artifact", "artifact_index", type=click.IntRange(1), default=None,

@@ -9,6 +9,7 @@ reads gets one line naming what was seen, the closest format and what to do.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
@@ -60,12 +61,27 @@ def _open(path: Path) -> Source:
     except FileNotFoundError:
         raise ScarbookError(f"{path}: no such transcript file") from None
     except IsADirectoryError:
-        raise ScarbookError(f"{path}: is a directory, not a transcript file") from None
+        raise ScarbookError(_a_folder(path)) from None
     except NotARegularFile:
         raise ScarbookError(f"{path}: not a regular file (a FIFO, socket or device); "
                             "save the transcript to a file first") from None
     except OSError as exc:
         raise ScarbookError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+
+def _a_folder(path: Path, shown: int = 3) -> str:
+    """A folder given for a transcript (a Claude Code project folder holds a log per session): its newest files."""
+    try:
+        with os.scandir(path) as entries:
+            files = sorted(((e.stat().st_mtime, e.name) for e in entries if e.is_file()), reverse=True)
+    except OSError:
+        files = []
+    if not files:
+        return f"{path}: a folder, not a transcript file, and no file is in it; name the transcript file itself"
+    names = ", ".join(name for _, name in files[:shown])
+    count = f"{shown} of {len(files)}, " if len(files) > shown else ""
+    return f"{path}: a folder, not a transcript file; name one of the files in it: {names} ({count}newest first)"
 
 
 def _parse(src: Source, path: Path, format: str | None) -> Transcript:

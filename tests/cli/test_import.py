@@ -263,3 +263,22 @@ def test_a_utf16_log_under_format_plain_is_named_utf16_with_the_command_that_con
                           f"UTF-8); convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {log} > {utf8}` (in "
                           f"PowerShell, `Get-Content {log} | Set-Content -Encoding utf8 {utf8}`)\n")
     assert not (tmp_path / "cases").exists()
+
+
+def test_a_folder_given_for_the_transcript_names_its_newest_files(tmp_path):
+    """`scarbook import ~/.claude/projects/-home-me-app/` (the folder of a project's session logs) got click's
+    "File … is a directory." under a usage line: it now names the logs in it, newest first."""
+    logs = tmp_path / "projects" / "-home-me-app"
+    (logs / "5f1c-subagents").mkdir(parents=True)  # a folder in it is no candidate
+    for n, name in enumerate(["0a2b.jsonl", "5f1c.jsonl", "9c9d.jsonl", "e4e4.jsonl"]):
+        (logs / name).write_text("{}\n")
+        os.utime(logs / name, (1_700_000_000 + n, 1_700_000_000 + n))
+    res = run(tmp_path, "import", str(logs), "--list")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: {logs}: a folder, not a transcript file; name one of the files in it: e4e4.jsonl, "
+                          "9c9d.jsonl, 5f1c.jsonl (3 of 4, newest first)\n")
+    res = run(tmp_path, "import", str(logs / "5f1c-subagents"), "--id", "x")
+    assert res.exit_code == 2
+    assert res.stderr == (f"scarbook: {logs / '5f1c-subagents'}: a folder, not a transcript file, and no file is in it; "
+                          "name the transcript file itself\n")
+    assert not (tmp_path / "cases").exists()

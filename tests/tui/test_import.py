@@ -574,3 +574,19 @@ async def test_a_log_powershell_wrote_in_utf16_is_named_so_with_the_command_that
                                 f"close; convert it to UTF-8 and import that: `iconv -f UTF-16 -t UTF-8 {log} > {utf8}` "
                                 f"(in PowerShell, `Get-Content {log} | Set-Content -Encoding utf8 {utf8}`)")
         assert screen.transcript is None and app.focused is screen.query_one("#import-path", Input)
+
+
+async def test_a_folder_typed_for_the_transcript_names_the_files_in_it(project_root, tmp_path, monkeypatch):
+    """A project's folder of session logs typed in the path field said "is a directory, not a transcript file"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "5f1c.jsonl").write_text("{}\n")
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await open_import(pilot)
+        await type_text(pilot, "logs")
+        await pilot.press("enter")
+        error = screen.query_one("#import-error")
+        await wait_until(pilot, lambda: plain(error) != "", what="the error")
+        assert plain(error) == (f"{tmp_path / 'logs'}: a folder, not a transcript file; name one of the files in it: "
+                                "5f1c.jsonl (newest first)")
