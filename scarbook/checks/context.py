@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scarbook.checks.spec import MAX_READ
+from scarbook.checks.spec import MAX_READ, REGEX_TIMEOUT_S
 from scarbook.models import Case, Check, CheckResult, Usage, WorkspaceDiff
 
 if TYPE_CHECKING:  # a run's transcript, read only for a case with trajectory checks (run/session_run.py)
@@ -42,4 +42,5 @@ class CheckContext:
     measured: bool = False
     price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)
     max_read: int = MAX_READ  # bytes of a file a rule check reads at most (scarbook.yaml's max_read_bytes)
+    regex_timeout_s: float = REGEX_TIMEOUT_S  # seconds a regex or output_regex check matches for at most
     project_tag: str = ""  # $SCARBOOK_PROJECT for a command check's program (proc/leftovers.py)

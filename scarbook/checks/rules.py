@@ -12,6 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from scarbook.checks import patterns
 from scarbook.checks.context import CheckContext
 from scarbook.fs import safefs
 from scarbook.proc import credentials
@@ -114,19 +115,22 @@ def not_contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     return True, f"{p['path']} does not contain {_excerpt(p['text'])!r}"
 
 
-def _search(pattern: str, text: str, where: str) -> Outcome:
+def _search(check: str, pattern: str, text: str, where: str, timeout_s: float) -> Outcome:
     try:
-        rx = re.compile(pattern, re.MULTILINE)
+        m = patterns.search(pattern, text, timeout_s)
     except re.error as exc:
         raise CheckFailed(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
-    m = rx.search(text)
+    except patterns.PatternTimedOut:
+        # A fail, not an error: an error leaves the pass rate's denominator, and the agent chose the text.
+        raise CheckBroke("check-timed-out", f"{check} check `{pattern}` did not finish within {timeout_s:g} s on "
+                         f"{'the output' if where == 'output' else where} (catastrophic backtracking): {patterns.REWRITE}") from None
     if m:
         return True, f"{where} matches /{pattern}/ at {_excerpt(m.group(0))!r}"
     return False, f"{where} does not match /{pattern}/"
 
 
 def regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    return _search(p["pattern"], _text(ctx, p["path"]), p["path"])
+    return _search("regex", p["pattern"], _text(ctx, p["path"]), p["path"], ctx.regex_timeout_s)
 
 
 def count_lines(text: str) -> int:
@@ -233,7 +237,7 @@ def output_contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 
 def output_regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    return _search(p["pattern"], ctx.output, "output")
+    return _search("output_regex", p["pattern"], ctx.output, "output", ctx.regex_timeout_s)
 
 
 async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
@@ -302,3 +306,5 @@ RULES: dict[str, RuleFn] = {
 }
 # The rules that read workspace files; run_check runs them on a thread.
 FILE_RULES = frozenset({"file_exists", "file_absent", "contains", "not_contains", "regex", "line_count", "json_valid"})
+# ... and the rules that may take up to their time limit (a pattern that backtracks): on a thread too.
+THREAD_RULES = FILE_RULES | {"output_regex"}

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import FILE_RULES, RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
+from scarbook.checks.rules import RULES, THREAD_RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
 from scarbook.checks.trajectory import TRAJECTORY_RULES
 from scarbook.models import Cause, CauseKind, Check, CheckResult, CheckStatus
 
@@ -30,7 +30,7 @@ async def run_check(check: Check, ctx: CheckContext, index: int = 0) -> CheckRes
         result.index = index
         result.duration_s = time.perf_counter() - start
         return result
-    if check.type in FILE_RULES:  # reads agent-written files: never on the event loop
+    if check.type in THREAD_RULES:  # reads agent-written files, or may match for seconds: never on the event loop
         return await asyncio.to_thread(run_plain_check, check, ctx, index)
     try:
         outcome = ALL_RULES[check.type](ctx, check.params)

@@ -17,6 +17,10 @@ from scarbook.models.rubric import ITEM_ID, ITEM_ID_RULE, resolve_item_ids
 # Bytes of one file a rule check reads at most, unless scarbook.yaml's max_read_bytes says otherwise (here,
 # with the checks' declarations: config.py reads it without loading what a check sees, checks/context.py).
 MAX_READ = 20_000_000
+# Seconds a regex or output_regex check may match for (checks/patterns.py): a pattern that backtracks longer
+# on the agent's text fails the check, the case's fault. Normal patterns take microseconds on an output and
+# milliseconds on a file of MAX_READ bytes; a nested quantifier (`(\w+\s?)*`) can take forever.
+REGEX_TIMEOUT_S = 2.0
 
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
 # "strs" (list of strings), "rubric" (list of items: a string, or {id, text}), "any" (any YAML value).

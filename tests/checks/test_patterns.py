@@ -1,0 +1,113 @@
+"""A case's pattern on agent-written text cannot freeze the session: the match lets other threads run and
+ends at its time limit as a failed check (the case's fault), never an error that would leave the pass rate's
+denominator. Real workspaces, real threads, the real event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scarbook.checks import CheckContext, run_check
+from scarbook.checks.patterns import nests_quantifiers, search
+from scarbook.models import Case, CauseKind, Check, CheckStatus
+
+NESTED = r"^(\w+\s?)*$"  # `re` backtracks on HOSTILE for hours; regex's guards fail it at once
+LAZY = r"^(\w+?\s?)*$"  # ... and a lazy inner repeat backtracks in both, past any limit
+HOSTILE = "a" * 40 + "!"  # 2**39 ways to split the a's among the group's repeats, none followed by the end
+
+
+def ctx_for(ws: Path, output: str = "", timeout_s: float = 0.3) -> CheckContext:
+    return CheckContext(case=Case(id="c", task="t"), workspace=ws, output=output, regex_timeout_s=timeout_s)
+
+
+FIX = ("rewrite the pattern so a text can match it only one way: no nested quantifiers, no alternatives that match "
+       "the same text (e.g. `(\\w+\\s?)*` as `[\\w\\s]*`, `(a|aa)+` as `a+`)")
+
+
+@pytest.mark.parametrize("check,where", [
+    (Check("regex", {"path": "out.txt", "pattern": LAZY}), "out.txt"),
+    (Check("output_regex", {"pattern": LAZY}), "the output"),
+    (Check("output_regex", {"pattern": r"^(\w|\w\w)+$"}), "the output"),
+])
+async def test_a_runaway_match_fails_the_check_at_its_time_limit_as_the_cases_fault(tmp_path: Path, check: Check,
+                                                                                    where: str) -> None:
+    (tmp_path / "out.txt").write_text(HOSTILE)
+    start = time.monotonic()
+    result = await run_check(check, ctx_for(tmp_path, output=HOSTILE))
+    assert time.monotonic() - start < 5  # (before: re matched for hours)
+    assert result.status == CheckStatus.FAIL
+    assert result.detail == (f"{check.type} check `{check.params['pattern']}` did not finish within 0.3 s on {where} "
+                             f"(catastrophic backtracking): {FIX}")
+    assert result.cause is not None and (result.cause.kind, result.cause.rule) == (CauseKind.CASE, "check-timed-out")
+
+
+@pytest.mark.parametrize("ctype", ["regex", "output_regex"])
+async def test_a_nested_pattern_regex_guards_fails_at_once_as_a_plain_mismatch(tmp_path: Path, ctype: str) -> None:
+    (tmp_path / "out.txt").write_text(HOSTILE)
+    check = Check(ctype, {"path": "out.txt", "pattern": NESTED} if ctype == "regex" else {"pattern": NESTED})
+    result = await run_check(check, ctx_for(tmp_path, output=HOSTILE))
+    where = "out.txt" if ctype == "regex" else "output"
+    assert (result.status, result.detail) == (CheckStatus.FAIL, f"{where} does not match /^(\\w+\\s?)*$/")
+    assert result.duration_s < 0.3
+
+
+async def test_the_event_loop_runs_while_a_pattern_backtracks(tmp_path: Path) -> None:
+    """The other runs, the live screen and Ctrl-C live on the loop: `re` held the GIL for the whole match, so
+    the loop stood still until it ended."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(0.05)
+    before = ticks
+    result = await run_check(Check("output_regex", {"pattern": LAZY}), ctx_for(tmp_path, HOSTILE, timeout_s=1))
+    during = ticks - before
+    ticker.cancel()
+    assert result.status == CheckStatus.FAIL and result.cause is not None
+    assert during >= 20, f"the loop ticked {during} times in the match's second or more"
+
+
+@pytest.mark.parametrize("pattern,nested", [
+    (NESTED, True),
+    (r"(a+)+b", True),
+    (r"^(?:\d+,?)*$", True),
+    (r"(x|(ab)*)+", True),
+    (r"(?=(a*)*)", True),
+    (r"\w+\s?", False),
+    (r"^[\w\s]*$", False),
+    (r"(ab)+c", False),
+    (r"(a+)?", False),
+    (r"(\w++\s?)*", False),  # possessive: it never gives back, so it cannot backtrack
+    (r"contains (one|1) line", False),
+    (r"(", False),  # invalid: said by the case's validation, not here
+])
+def test_nested_quantifiers_are_spotted(pattern: str, nested: bool) -> None:
+    assert nests_quantifiers(pattern) is nested
+
+
+# Patterns as cases write them (README, the bundled cases, rule_proposals, the tests): the matcher must find
+# what `re` finds, at the same place, on any text.
+WRITTEN = [r"contains (one|1) line", r"^A \w+ AI", r"^v\d+$", r"\A(?![\s\S]*secret)", r"(?i)done\b.*\bone line",
+           r"^\s*$", r"\d{3,}", r"(?P<n>\d+) lines?", r"[^a-z]+$", r"a.*?b", r"^(?:ab|a)+c?$", r"\bx\B", r"(a)(?=b)\1?",
+           r"[\[\]-]", r"\Z", r"^$", r"[\u00e9\w]+"]
+TEXT = st.text(alphabet=st.sampled_from("ab xyzAB1 23\n-[]édone secretlines"), max_size=40)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(text=TEXT)
+def test_the_matcher_finds_what_re_finds(text: str) -> None:
+    for pattern in WRITTEN:
+        old = re.search(pattern, text, re.MULTILINE)
+        new = search(pattern, text, 2.0)
+        assert (new and (new.span(), new.group(0))) == (old and (old.span(), old.group(0))), pattern
