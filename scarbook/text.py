@@ -86,6 +86,19 @@ def escape_bidi(text: str) -> str:
     return _BIDI.sub(_escape, text) if _BIDI.search(text) else text
 
 
+# A name an agent chose (a file in its workspace): no character of it is dropped, since a dropped escape would show
+# "\x1b[0mout.txt" as "out.txt", another file's name; each control character, newline and tab included, and each
+# bidirectional control is written as its escape instead.
+_NAME_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_name(name: str) -> str:
+    """A workspace file's name as it is stored and printed: every control character (ESC, a newline, a tab) and
+    every bidirectional control written as its escape (`\\x1b`, `\\x0a`, `\\u202e`), the rest as it is —
+    "\\x1b[0mout.txt", never "out.txt". Printing it twice changes nothing."""
+    return _NAME_UNSAFE.sub(_escape, name) if _NAME_UNSAFE.search(name) else name
+
+
 def report_text(text: str, *, one_line: bool = False) -> str:
     """`clean_text` for a report a person reads in a browser or a CI page (HTML, the step summary, JUnit, a
     workflow annotation): bidirectional controls escaped too, as the CLI's writer does — a file the agent
@@ -123,7 +136,8 @@ def _clean_any(value: Any) -> Any:
 
 def clean_record_text(record: Any) -> Any:
     """Clean, in place, every text of a RunRecord an agent could have put there (reason, output
-    excerpt, check details and judge reasons, names of changed files); returns the record."""
+    excerpt, check details and judge reasons; the names of changed files escaped whole: escape_name);
+    returns the record."""
     record.reason = clean_text(record.reason)
     record.output_excerpt = clean_text(record.output_excerpt)
     record.notes = _clean_any(record.notes)
@@ -135,8 +149,9 @@ def clean_record_text(record: Any) -> Any:
         if check.judge is not None:
             check.judge = _clean_any(check.judge)
     diff = record.diff
-    diff.created, diff.modified, diff.deleted = (_clean_any(diff.created), _clean_any(diff.modified),
-                                                 _clean_any(diff.deleted))
+    diff.created, diff.modified, diff.deleted = ([escape_name(n) for n in diff.created],
+                                                 [escape_name(n) for n in diff.modified],
+                                                 [escape_name(n) for n in diff.deleted])
     return record
 
 

@@ -19,7 +19,7 @@ from scarbook.proc import credentials
 from scarbook.proc.common import BASE_ENV, shell_argv
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.spawn import run_program
-from scarbook.text import plural
+from scarbook.text import escape_name, plural
 
 Outcome = tuple[bool, str]
 
@@ -225,7 +225,7 @@ def only_changed(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         for kind in ("created", "modified", "deleted"):  # (a set: an agent can leave 200,000 files)
             hit = [f for f in getattr(ctx.diff, kind) if f in outside]
             if hit:
-                parts.append(f"{kind} {', '.join(hit[:5])}{' …' if len(hit) > 5 else ''}")
+                parts.append(f"{kind} {', '.join(map(escape_name, hit[:5]))}{' …' if len(hit) > 5 else ''}")
         return False, "changed outside the allowed list: " + "; ".join(parts)
     return True, f"only {', '.join(allowed)} changed" if ctx.diff.changed else "nothing changed"
 

@@ -88,7 +88,10 @@ def _say_run(r: RunRecord) -> None:
         for item in c.judge.items if c.judge is not None else ():
             say(f"            item {item.item}: {item.verdict} — {item.text}: {item.reason}")
     if r.diff.changed:
-        say(f"  diff: created {r.diff.created}, modified {r.diff.modified}, deleted {r.diff.deleted}")
+        kinds = [f"{kind} {', '.join(names)}" for kind, names in (("created", r.diff.created),
+                                                                   ("modified", r.diff.modified),
+                                                                   ("deleted", r.diff.deleted)) if names]
+        say(f"  diff: {'; '.join(kinds)}")
     if r.judge_usage.total_tokens:
         u = r.judge_usage
         cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"

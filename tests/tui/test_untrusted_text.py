@@ -174,7 +174,8 @@ RAW_SHOWN = "raw\\x07\\x08"  # the C0 bytes as visible escapes; the sequences be
 # (screen, how to get there by keys from the step before, text it must show — neutralized, not dropped)
 SCREENS = [
     ("library: rows and notes", None, ["hostile"]),
-    ("run review: detail, output, stderr, diff", _review, [MARKUP, "f\n[bold red]name.txt", RAW_SHOWN]),
+    ("run review: detail, output, stderr, diff", _review, [MARKUP, "f\\x1b]0;pwned-title\\x07\\x0a[bold red]name.txt",
+                                                          RAW_SHOWN]),
     ("run review: timeline", _timeline, ["Task ", MARKUP]),
     ("import screen: summary, candidates, preview, seeds, timeline", _import, [MARKUP, "[bold red]name.txt"]),
     ("new scar from the run: the editor", _draft, ["draft from c run 1"]),

@@ -44,6 +44,7 @@ from scarbook.run.ray.worker import AgentRecipe
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, RunContext, transcript_file, unprepared
 from scarbook.run.workspace import SeedChanged, SeedFile, SeedManifest, check_seed_files, seed_manifest
 from scarbook.run.workspace_bundle import unpack
+from scarbook.text import escape_name
 
 CANCEL_GRACE_S = KILL_GRACE_S + 2.0  # the worker's own kill of the agent, plus room
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'scarbook[ray]'"
@@ -224,7 +225,7 @@ class RayExecutor:
         else:
             record.workspace_note = f"passed on {where}; workspace pruned there"
         if refused:
-            record.workspace_note += f"; refused to write: {', '.join(refused[:5])}"
+            record.workspace_note += f"; refused to write: {', '.join(map(escape_name, refused[:5]))}"
         return part
 
     async def _cancel(self, ref) -> None:
