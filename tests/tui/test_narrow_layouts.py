@@ -116,6 +116,29 @@ async def test_two_sessions_compared_need_no_sideways_scroll(project_root, size)
             assert f"A {SIDS[0]}" in text and "95% CI of diff" in text  # room for the whole headers
 
 
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_a_session_s_case_table_needs_no_sideways_scroll(project_root, size):  # noqa: F811
+    """Enter on a session: its case table at 80 columns cut the band column to "ba" and hid the runs' strip
+    past the edge; there the band goes (the rate is coloured by it) and the strip, as on the live screen."""
+    write_sessions(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await sessions_listed(pilot)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded,
+                         what="the session's table")
+        await pilot.pause()
+        table = app.screen.query_one("#session-table")
+        assert table.max_scroll_x == 0, f"the table is {table.virtual_size.width} wide in {table.size.width}"
+        keys = [column.key.value for column in table.ordered_columns]
+        assert keys == (["case", "count", "err", "rate", "ci", "bar"] if size == NARROW else
+                        ["case", "count", "err", "rate", "ci", "bar", "band", "strip"])
+        row = next(line for line in screen_text(app).splitlines() if "write-one-line" in line)
+        assert "2/7" in row and "29%" in row, row  # 2 passes of 7 judged (3 errors beside)
+        if size == WIDE:
+            assert "red" in row and "✓✓✗✗✗✗✗!!!" in row, row
+
+
 LONG_LABEL = ("prompt-v7: the shorter system prompt, tool-use examples moved to the end, temperature 0.2, "
               "against the March 2026 builds")
 assert len(LONG_LABEL) == 120  # the most a label may be (session/plan.MAX_LABEL_CHARS)

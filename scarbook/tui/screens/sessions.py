@@ -195,6 +195,11 @@ class SessionsScreen(HostScreen):
         self.app.push_screen(CompareScreen(older, newer))
 
 
+CASE_COLUMNS = [("case", "case"), ("count", "pass/total"), ("err", "err"), ("rate", "rate"), ("ci", "95% CI"),
+                ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]
+NARROW_DROPS = ("band", "strip")  # in this order, while the session's table is wider than the terminal
+
+
 class SessionTableScreen(HostScreen):
     """One session's case x pass-rate table (the same report the CLI prints)."""
 
@@ -250,16 +255,25 @@ class SessionTableScreen(HostScreen):
         table.focus()
         ready(self)
 
-    @staticmethod
-    def _show_cases(table: DataTable, runs, rep) -> None:
-        for key, label in [("case", "case"), ("count", "pass/total"), ("err", "err"), ("rate", "rate"),
-                           ("ci", "95% CI"), ("bar", "interval vs threshold"), ("band", "band"), ("strip", "runs")]:
-            table.add_column(label, key=key)
-        for s in rep.stats:
-            table.add_row(Text(s.case_id), Text(count_text(s.passes, s.fails, s.unjudged)), Text(str(s.errors)),
-                          rate_text(s.rate, s.band, s.threshold), Text(interval_text(s)), rate_bar(s),
-                          Text(s.band, style=BAND_STYLE[s.band]),
-                          Text(strip_of([r for r in runs if r.case_id == s.case_id])), key=s.case_id)
+    def _show_cases(self, table: DataTable, runs, rep) -> None:
+        """A row per case; where the table would scroll sideways (80 columns), the band goes, then the runs' strip,
+        as on the live screen: the rate is coloured by its band, and Enter reviews the runs."""
+        rows = {s.case_id: {"case": Text(s.case_id), "count": Text(count_text(s.passes, s.fails, s.unjudged)),
+                            "err": Text(str(s.errors)), "rate": rate_text(s.rate, s.band, s.threshold),
+                            "ci": Text(interval_text(s)), "bar": rate_bar(s), "band": Text(s.band, style=BAND_STYLE[s.band]),
+                            "strip": Text(strip_of([r for r in runs if r.case_id == s.case_id]))} for s in rep.stats}
+        need = {key: 2 + max([cell_len(label)] + [row[key].cell_len for row in rows.values()])
+                for key, label in CASE_COLUMNS}
+        shown = [key for key, _ in CASE_COLUMNS]
+        for key in NARROW_DROPS:
+            if sum(need[k] for k in shown) <= self.app.size.width - 2:  # (2: the vertical scrollbar)
+                break
+            shown.remove(key)
+        for key, label in CASE_COLUMNS:
+            if key in shown:
+                table.add_column(label, key=key)
+        for case_id, row in rows.items():
+            table.add_row(*(row[key] for key in shown), key=case_id)
 
     @staticmethod
     def _show_versus(table: DataTable, runs, versus: SessionVersus) -> None:
