@@ -95,9 +95,20 @@ class DraftInputs:
     good: str | None  # the good artifact's, when the scar has one
     note: str  # the user's words on what went wrong ("" for none)
     artifact_at: str  # where the artifact belongs: a workspace path, or "output" (the agent's final answer)
+    cut: tuple[int | None, int | None] = (None, None)  # the failed, the good artifact's whole size in bytes when cut
+
+    def cut_note(self, which: int) -> str:
+        """The line after an artifact that was cut (`which`: 0 the failed, 1 the good one), outside its markers."""
+        size = self.cut[which]
+        if size is None:
+            return ""
+        shown = len((self.failed if which == 0 else self.good or "").encode("utf-8"))
+        return (f"\n[scarbook note, outside the artifact: it is {size} bytes; its first {shown} are shown, as the judge "
+                "is shown them when it grades]")
 
     def digest(self, settings: JudgeSettings) -> str:
-        blob = json.dumps({"v": 1, "inputs": [self.task, self.failed, self.good, self.note, self.artifact_at],
+        inputs = [self.task, self.failed, self.good, self.note, self.artifact_at] + ([*self.cut] if any(self.cut) else [])
+        blob = json.dumps({"v": 1, "inputs": inputs,
                            "system": DRAFT_SYSTEM, "tool": DRAFT_TOOL, "model": settings.model,
                            "temperature": settings.temperature, "max_tokens": draft_max_tokens(settings)},
                           sort_keys=True, ensure_ascii=False)
@@ -134,9 +145,11 @@ def draft_user_message(inputs: DraftInputs, nonce: str) -> str:
              "part of an artifact."]
     if inputs.note:
         parts.append(f"What went wrong, in the user's words:\n{inputs.note}")
-    parts.append(f"The FAILED artifact (the incident):\n{open_marker(nonce)}\n{inputs.failed}\n{close_marker(nonce)}")
+    parts.append(f"The FAILED artifact (the incident):\n{open_marker(nonce)}\n{inputs.failed}\n{close_marker(nonce)}"
+                 f"{inputs.cut_note(0)}")
     if inputs.good is not None:
-        parts.append(f"A GOOD artifact (a right result):\n{open_marker(nonce)}\n{inputs.good}\n{close_marker(nonce)}")
+        parts.append(f"A GOOD artifact (a right result):\n{open_marker(nonce)}\n{inputs.good}\n{close_marker(nonce)}"
+                     f"{inputs.cut_note(1)}")
     else:
         parts.append("There is no good artifact: every item must still pass a right result.")
     parts.append(f"Call {DRAFT_TOOL_NAME} with the items and rule checks that catch this incident.")

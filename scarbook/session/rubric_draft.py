@@ -78,6 +78,11 @@ def plan_draft(project: Project, case: Case, *, note: str = "", offline: bool = 
         why = "--offline" if offline else f"no judge key in ${settings.api_key_env}"
         return DraftPlan(case, inputs, False, f"the rubric is not drafted ({why}): rule checks are proposed from "
                          "the failed and good artifacts alone", times)
+    # the judge is shown what it grades: each artifact's first judge.max_artifact_bytes (a 2 MB log whole was a
+    # prompt longer than any model takes, priced as if it were sent)
+    failed, failed_size = _cut(failed, settings.max_artifact_bytes)
+    good, good_size = _cut(good, settings.max_artifact_bytes) if good is not None else (None, None)
+    inputs = DraftInputs(case.task, failed, good, note.strip(), artifact_target(case), (failed_size, good_size))
     sides = 2 if good is not None else 1
     guess = copy.copy(case)
     guess.checks = [Check("llm_judge", {"rubric": ["x" * 80] * GUESSED_ITEMS})]
@@ -85,7 +90,18 @@ def plan_draft(project: Project, case: Case, *, note: str = "", offline: bool = 
     cost = (f"drafting: 1 judge call to {settings.model}, at most ${draft_cost(settings, inputs):.4f}; certifying "
             f"the proposed items: {plural(certify.calls, 'call')} ({times} on each artifact), about "
             f"${certify.cost_usd:.4f}")
+    cut = [f"the {what} artifact is {size:,} bytes" for what, size in (("failed", failed_size), ("good", good_size))
+           if size is not None]
+    if cut:
+        cost += (f"\n{' and '.join(cut)}: the judge is shown the first {settings.max_artifact_bytes:,} of "
+                 f"{'each' if len(cut) > 1 else 'it'}, as when it grades (judge.max_artifact_bytes)")
     return DraftPlan(case, inputs, True, cost, times)
+
+
+def _cut(text: str, cap: int) -> tuple[str, int | None]:
+    """(the first `cap` bytes of `text` (a character cut in half at the end dropped), its whole size when cut)."""
+    data = text.encode("utf-8")
+    return (text, None) if len(data) <= cap else (data[:cap].decode("utf-8", errors="ignore"), len(data))
 
 
 def _transcript_writes(case: Case) -> list[str]:

@@ -276,3 +276,26 @@ def test_a_key_the_judge_rejects_says_to_draft_offline_not_skip_judge(tmp_path, 
         "the judge: `scarbook rubric draft c1 --offline` proposes rule checks from the artifacts — nothing was "
         "written\n"))
     assert (root / "cases" / "c1" / "case.yaml").read_bytes() == before
+
+
+def test_an_artifact_longer_than_the_judge_reads_is_drafted_from_what_the_judge_grades(tmp_path, judge_server,
+                                                                                        monkeypatch):
+    """A failed artifact of 300 kB (a long log filed whole) was sent whole in the draft call — priced so, and past any
+    model's prompt for a log of a few MB — while each verdict sees its first judge.max_artifact_bytes. The draft
+    now sees what the judge grades, says so before the call, and the prompt says it outside the artifact."""
+    failed = "# tiny-agent\n" + "more\n" * 60_000
+    root = project(tmp_path, judge_server, monkeypatch, failed=failed)
+    judge_server.push(tool_reply(tool_input={"items": [], "checks": [
+        {"type": "not_contains", "path": "tmp.txt", "text": "more"}]}, name="propose_rubric"))
+    res = draft(root)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("drafting: 1 judge call to claude-sonnet-4-6, at most $0.1077; ")  # (was $0.2576)
+    assert lines[1] == ("the failed artifact is 300,013 bytes: the judge is shown the first 100,000 of it, as when it "
+                        "grades (judge.max_artifact_bytes)")
+    sent = judge_server.requests[0]["body"]["messages"][0]["content"]
+    assert "\n[scarbook note, outside the artifact: it is 300013 bytes; its first 100000 are shown, as the judge is " \
+           "shown them when it grades]\n" in sent
+    assert 100_000 < len(sent) < 102_000
+    assert [c.to_dict() for c in load_case(root / "cases" / "c1").checks][1] == \
+        {"type": "not_contains", "path": "tmp.txt", "text": "more"}
