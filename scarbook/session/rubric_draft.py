@@ -45,6 +45,19 @@ def draft_key_hint(case_id: str) -> KeyHint:
 
 
 @dataclass(frozen=True)
+class DraftWords:
+    """What a draft that fails says the face that asked for it can do instead: after a key the judge rejects
+    (`key`), and after "draft again" for a reply it cannot use (`unusable`). The command line's by default."""
+
+    key: KeyHint
+    unusable: str = ", or propose rule checks offline with --offline"
+
+    @classmethod
+    def of_cli(cls, case_id: str) -> DraftWords:
+        return cls(draft_key_hint(case_id))
+
+
+@dataclass(frozen=True)
 class DraftPlan:
     case: Case
     inputs: DraftInputs
@@ -119,10 +132,10 @@ def _transcript_writes(case: Case) -> list[str]:
 
 
 async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str] | None = None,
-                       key_hint: KeyHint | None = None) -> RubricDraft:
+                       words: DraftWords | None = None) -> RubricDraft:
     """Propose, lint and certify; MalformedDraft and an unreachable judge are a ScarbookError naming what
-    went wrong (nothing is proposed, nothing written). `key_hint`: what a rejected key's message says the face
-    that drafts can do instead (None: the command line's, draft_key_hint)."""
+    went wrong (nothing is proposed, nothing written). `words`: what a rejected key's or an unusable reply's
+    message says the face that drafts can do instead (None: the command line's)."""
     case, inputs, settings = plan.case, plan.inputs, project.config.judge
     env = environ() if env is None else env
     if not plan.online:
@@ -137,12 +150,13 @@ async def draft_rubric(project: Project, plan: DraftPlan, env: Mapping[str, str]
     from scarbook.judge.judge import Judge
 
     cache = project.workspaces_dir / CACHE_FOLDER if settings.cache else None
-    hint = key_hint or draft_key_hint(case.id)
+    words = words or DraftWords.of_cli(case.id)
+    hint = words.key
     try:
         proposed = await ask_for_draft(settings, env[settings.api_key_env].strip(), inputs, cache, key_hint=hint)
     except MalformedDraft as bad:
         raise ScarbookError(f"the judge's draft for {case.id} is not usable: {bad} — {NOTHING_WRITTEN}; draft "
-                            "again, or propose rule checks offline with --offline") from None
+                            f"again{words.unusable}") from None
     except JudgeUnavailable as down:
         raise ScarbookError(f"the judge could not draft {case.id}: {down.detail} — {NOTHING_WRITTEN}") from None
     except JudgeAuthError as exc:

@@ -169,6 +169,23 @@ async def test_the_draft_uses_the_key_the_app_judges_with(tmp_path, judge_server
     assert {"type": "line_count", "path": "tmp.txt", "equals": 1} in [c.to_dict() for c in load_case(folder).checks]
 
 
+async def draft_failed(pilot) -> tuple[DraftRubricScreen, Static]:
+    """The library's first case (c1) in the editor by `e`, ctrl+r, Enter: the dialog once the judge has answered
+    with what the draft cannot go on from, and its status line."""
+    await library_loaded(pilot)
+    await pilot.press("e")
+    await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
+    await pilot.press("ctrl+r")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, DraftRubricScreen), what="the draft dialog")
+    dialog = pilot.app.screen
+    status = dialog.query_one("#draft-status", Static)
+    await wait_until(pilot, lambda: dialog.plan is not None, what="the draft's cost")
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: not dialog.drafting and "drafting…" not in str(status.render()),
+                     timeout=60, what="the judge's answer")
+    return dialog, status
+
+
 @pytest.mark.parametrize("size", [SIZE, (80, 24)])
 async def test_a_key_the_judge_rejects_says_what_the_dialog_offers_instead(tmp_path, judge_server, monkeypatch, size):
     """A rejected key (401) while drafting from the editor: the dialog says what stopped and what the TUI offers
@@ -182,17 +199,7 @@ async def test_a_key_the_judge_rejects_says_what_the_dialog_offers_instead(tmp_p
     judge_server.push(status_reply(401, "invalid x-api-key"))
     app = make_app(root)
     async with app.run_test(size=size) as pilot:
-        await library_loaded(pilot)
-        await pilot.press("e")
-        await wait_until(pilot, lambda: editor_ready(pilot.app), what="the editor on c1")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, DraftRubricScreen), what="the draft dialog")
-        dialog = pilot.app.screen
-        status = dialog.query_one("#draft-status", Static)
-        await wait_until(pilot, lambda: dialog.plan is not None, what="the draft's cost")
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: not dialog.drafting and "drafting…" not in str(status.render()),
-                         timeout=60, what="the judge's answer")
+        dialog, status = await draft_failed(pilot)
         assert str(status.render()) == (
             f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the draft stopped: "
             "check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml) or write the rubric "
@@ -206,3 +213,24 @@ async def test_a_key_the_judge_rejects_says_what_the_dialog_offers_instead(tmp_p
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditorScreen), what="back in the editor")
     assert (folder / "case.yaml").read_bytes() == before
     assert len(judge_server.requests) == 1  # the draft's call alone: nothing certified
+
+
+async def test_a_reply_it_cannot_use_says_draft_again_with_enter_not_offline(tmp_path, judge_server, monkeypatch):
+    """A reply without the draft's tool call: the dialog says to draft again with Enter or write the items by hand
+    (not the command line's `--offline`); Enter then drafts again, and this time the judge's draft is certified."""
+    from tests.helpers.judge_server import text_reply
+
+    root = project(tmp_path, judge_server, monkeypatch)
+    saved_case(root)
+    judge_server.push(text_reply("Here are some rubric items: ..."),
+                      tool_reply(tool_input=LINE_COUNT, name="propose_rubric"))
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog, status = await draft_failed(pilot)
+        assert str(status.render()) == (
+            "the judge's draft for c1 is not usable: no propose_rubric tool call in the reply — nothing was written; "
+            "draft again with Enter, or write the rubric items by hand in the editor: Escape goes there")
+        await pilot.press("enter")
+        table = dialog.query_one("#draft-table", DataTable)
+        await wait_until(pilot, lambda: table.row_count > 0, timeout=90, what="the certification table")
+        assert cells(table)[0][:2] == ["keep", "line_count"]

@@ -21,7 +21,7 @@ from scarbook.errors import ScarbookError
 from scarbook.judge.errors import KeyHint
 from scarbook.models import Case
 from scarbook.project import Project
-from scarbook.session.rubric_draft import DraftPlan, accept_draft, draft_rubric, kept_summary, plan_draft
+from scarbook.session.rubric_draft import DraftPlan, DraftWords, accept_draft, draft_rubric, kept_summary, plan_draft
 from scarbook.text import clean_text
 from scarbook.tools.rubric_draft import RubricDraft, draft_rows
 from scarbook.tui.footer import Footer
@@ -29,10 +29,11 @@ from scarbook.tui.host import HostModalScreen
 from scarbook.tui.mounting import unless_removed
 
 COLOUR = {"keep": "green", "drop": "yellow", "has": "dim"}
-# A rejected key: what this dialog's user can do instead (the command line's words name `--offline`, which
-# cannot be typed here). Escape lands in the editor from both the import screen and the editor.
-KEY_HINT = KeyHint("the draft stopped", " or write the rubric items by hand in the editor: Escape goes there, and "
-                   "Enter in its rubric input adds each one")
+# A rejected key or an unusable reply: what this dialog's user can do instead (the command line's words name
+# `--offline`, which cannot be typed here). Escape lands in the editor from both the import screen and the editor.
+WORDS = DraftWords(KeyHint("the draft stopped", " or write the rubric items by hand in the editor: Escape goes "
+                           "there, and Enter in its rubric input adds each one"),
+                   " with Enter, or write the rubric items by hand in the editor: Escape goes there")
 
 
 class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
@@ -79,7 +80,7 @@ class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
     @work(thread=True, exclusive=True, group="draft-rubric", exit_on_error=False)
     def _run(self, plan: DraftPlan) -> None:
         try:
-            draft = asyncio.run(draft_rubric(self.project, plan, self.app.judge_env, KEY_HINT))
+            draft = asyncio.run(draft_rubric(self.project, plan, self.app.judge_env, WORDS))
         except ScarbookError as exc:
             self.app.call_from_thread(self._failed, str(exc))
         except Exception as exc:  # never a dialog stuck at "drafting…"
