@@ -208,6 +208,16 @@ def plural(n: float, noun: str, many: str | None = None, *, grouped: bool = Fals
     return f"{shown} {noun if n == 1 else (many or noun + 's')}"
 
 
+def names_left_out(left_out: dict[str, int], kept: int) -> str:
+    """What a run record's list of changed files left out (WorkspaceDiff.left_out), in one phrase: "199,500 more
+    created and 3 more deleted files not kept (a run's record keeps the first 500 names of each)"; "" for none."""
+    counts = [f"{n:,} more {kind}" for kind, n in left_out.items() if n]
+    if not counts:
+        return ""
+    files = "file" if sum(left_out.values()) == 1 else "files"
+    return f"{' and '.join(counts)} {files} not kept (a run's record keeps the first {kept:,} names of each)"
+
+
 def with_article(noun: str) -> str:
     """"a claude-code transcript", "an openai transcript": the article the spoken word takes (by its
     first letter, which is right for the names scarbook prints: formats, agent and executor kinds)."""

@@ -9,8 +9,9 @@ from scarbook.cases.lineage import CaseIdLog, counts_session
 from scarbook.cli.common import examples, friendly_errors, get_project, report_history_problems, say, style
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord, RunStatus
+from scarbook.models.run import KEPT_NAMES
 from scarbook.session.plan import case_id_of_arg
-from scarbook.text import plural
+from scarbook.text import names_left_out, plural
 
 
 @click.command("show", epilog=examples(
@@ -87,11 +88,12 @@ def _say_run(r: RunRecord) -> None:
         say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
         for item in c.judge.items if c.judge is not None else ():
             say(f"            item {item.item}: {item.verdict} — {item.text}: {item.reason}")
-    if r.diff.changed:
+    if r.diff.changed or r.diff.left_out:
+        more = names_left_out(r.diff.left_out, KEPT_NAMES)
         kinds = [f"{kind} {', '.join(names)}" for kind, names in (("created", r.diff.created),
                                                                    ("modified", r.diff.modified),
                                                                    ("deleted", r.diff.deleted)) if names]
-        say(f"  diff: {'; '.join(kinds)}")
+        say(f"  diff: {'; '.join(kinds + ([f'and {more}'] if more else []))}")
     if r.judge_usage.total_tokens:
         u = r.judge_usage
         cached = (f", prompt cache {u.cache_write_tokens} written / {u.cache_read_tokens} read"

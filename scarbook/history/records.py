@@ -24,6 +24,7 @@ from scarbook.models import (
     SessionInfo,
     Usage,
 )
+from scarbook.models.run import CHANGE_KINDS
 from scarbook.models.words import RunStatus
 from scarbook.text import clean_record_text, clean_text, plural
 
@@ -73,7 +74,9 @@ RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM, "cause": _OPT_DICT, "call": _OPT_DICT}
 CAUSE_FIELDS = {"kind": _STR, "rule": _STR, "evidence": _STR}
-DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST}
+DIFF_FIELDS = {"created": _STR_LIST, "modified": _STR_LIST, "deleted": _STR_LIST,
+               "left_out": ({dict}, "a map of created/modified/deleted to a count of names",
+                            lambda v: all(k in CHANGE_KINDS and type(n) is int and n >= 0 for k, n in v.items()))}
 USAGE_FIELDS = {name: _NUM for name in Usage.__dataclass_fields__}
 def _executor_ok(v: dict) -> bool:
     """{} (an older record), or {"type": "local"} / {"type": "ray", "address": str or null}."""

@@ -205,6 +205,7 @@ class History:
         if writer is not None:
             writer.close()
         for run in runs:
+            run.diff.cap()
             clean_record_text(run)
         try:
             replace_lines(path, sid, {r.k: r.to_dict() for r in runs})
@@ -232,8 +233,10 @@ class History:
         return db
 
     def record_run(self, run: RunRecord) -> None:
-        """Append one run. Its agent-made text is cleaned first, in place (clean_record_text), so the
-        record stored and the one the caller goes on to print and report are the same, and safe."""
+        """Append one run. Its list of changed files is cut to the first names of each kind (WorkspaceDiff.cap:
+        the checks ran on the whole list) and its agent-made text cleaned, in place (clean_record_text), so the
+        record stored and the one the caller goes on to print and report are the same, small and safe."""
+        run.diff.cap()
         clean_record_text(run)
         try:
             self._writer(run.session_id, run.case_id).insert(run.to_dict())

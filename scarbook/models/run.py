@@ -82,18 +82,38 @@ class CheckResult:
         return cls(**d)
 
 
+# A run record keeps at most this many names of each kind of change: an agent that leaves 200,000 files made a
+# 42 MB line in history (the checks ran on the whole list before the record is kept).
+KEPT_NAMES = 500
+CHANGE_KINDS = ("created", "modified", "deleted")
+
+
 @dataclass
 class WorkspaceDiff:
     created: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    # kind -> how many names past KEPT_NAMES the record does not keep (written only when some are left out)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> list[str]:
         return sorted({*self.created, *self.modified, *self.deleted})
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"created": list(self.created), "modified": list(self.modified), "deleted": list(self.deleted)}
+    def cap(self, keep: int = KEPT_NAMES) -> None:
+        """Keep the first `keep` names of each kind, in place, and count the rest in `left_out`."""
+        for kind in CHANGE_KINDS:
+            names = getattr(self, kind)
+            if len(names) > keep:
+                self.left_out[kind] = self.left_out.get(kind, 0) + len(names) - keep
+                setattr(self, kind, names[:keep])
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"created": list(self.created), "modified": list(self.modified),
+                             "deleted": list(self.deleted)}
+        if self.left_out:
+            d["left_out"] = dict(self.left_out)
+        return d
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import STATUS_GLYPH, JudgeDetail, RunRecord, RunStatus
+from scarbook.models.run import KEPT_NAMES
 from scarbook.models.words import GateMode
 from scarbook.reports.table import GATE_WORDS, SessionReport, causes_line, format_retries
 from scarbook.reports.versus_files import html_section
@@ -24,7 +25,7 @@ from scarbook.run.causes import count_causes
 from scarbook.run.gate import gate_words, margin_words
 from scarbook.stats.compare import comparison_notes, format_p, format_side
 from scarbook.stats.rates import CaseStats
-from scarbook.text import interval_beside, k_note, pct, pct_beside, plural, report_text, threshold_pct
+from scarbook.text import interval_beside, k_note, names_left_out, pct, pct_beside, plural, report_text, threshold_pct
 
 BAND_COLORS = {"green": "#2e7d32", "yellow": "#b58900", "red": "#c62828", "none": "#757575"}
 CSS = """
@@ -213,10 +214,12 @@ def _run_details(r: RunRecord) -> list[str]:
             if c.judge:
                 out += [f"<h4>judge (check {c.index + 1})</h4>", *_judge_items(c.judge)]
     d = r.diff
-    if d.created or d.modified or d.deleted:
+    if d.created or d.modified or d.deleted or d.left_out:
         out.append("<p>workspace diff:</p><ul>")
         out += [f"<li>{kind}: {esc(p)}</li>" for kind, paths in (("created", d.created), ("modified", d.modified),
                                                                   ("deleted", d.deleted)) for p in paths]
+        if d.left_out:
+            out.append(f"<li>… and {esc(names_left_out(d.left_out, KEPT_NAMES))}</li>")
         out.append("</ul>")
     if r.output_excerpt:
         more = " (truncated)" if r.output_truncated else ""

@@ -144,7 +144,7 @@ def load_run_detail(project: Project, run: RunRecord, data: ReviewData) -> RunDe
         else:
             detail.diffs.append(FileDiff(rel, change, note=f"not diffed: the review diffs the first {MAX_DIFFED} "
                                                            "changed files"))
-    detail.more_files = max(0, len(changed) - MAX_LISTED)
+    detail.more_files = max(0, len(changed) - MAX_LISTED) + sum(run.diff.left_out.values())  # (not in the record)
     if ws is not None:
         try:
             detail.where = str(ws.relative_to(project.root))

@@ -4,11 +4,9 @@ another file (run/causes: only_changed names it; the record's list of changed fi
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-from scarbook.history.store import History
+from tests.helpers.only_changed_run import only_changed_run
 
 AGENT = """\
 open("\\x1b[0mout.txt", "w").write("x")
@@ -22,16 +20,8 @@ DETAIL = "changed outside the allowed list: created \\x1b[0mout.txt, \\u202etxt.
 def test_a_name_with_control_characters_is_shown_escaped_never_as_another_name(project, tmp_path: Path) -> None:
     """Before: history kept "out.txt" (the escape sequence dropped), and `show`, the reports and only_changed's
     detail said the agent had created out.txt."""
-    (project.root / "agent.py").write_text(AGENT)
-    project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, str(project.root / 'agent.py')])}}}\n"
-                   "isolation: none\n")
-    project.case("c", "id: c\ntask: t\nchecks: [{type: only_changed, paths: [tmp.txt]}]\n")
-    result = project.cli("eval", "--runs", "1", "-q", "--json", str(tmp_path / "r.json"))
-    assert result.exit_code == 1, result.output
-    history = History(project.workspaces)
-    (run,) = history.runs(history.sessions()[0].id)
+    run, reported = only_changed_run(project, AGENT, tmp_path / "r.json")
     assert (run.diff.created, run.checks[0].detail) == (ESCAPED, DETAIL)
-    (reported,) = json.loads((tmp_path / "r.json").read_text())["runs"]
     assert (reported["diff"]["created"], reported["checks"][0]["detail"]) == (ESCAPED, DETAIL)
     shown = project.cli("show", "c").output.splitlines()
     assert f"  [   fail] 1. only_changed: {DETAIL}" in shown
