@@ -1,7 +1,8 @@
 """A transcript as a timeline: one tree node per message and per tool call, calls collapsed.
 
 A tool call's node holds its input and, under it, the matching tool result, so a long session
-reads as a list of steps that open on demand. Labels are `rich.text.Text`, never markup: the
+reads as a list of steps that open on demand. They are made when the call is first opened (`fill`): a log of
+25,000 calls took 4.7 s of the UI thread's CPU to show, its inputs and results made up front. Labels are `rich.text.Text`, never markup: the
 transcript is untrusted text and "[red]" in a log must show as typed; terminal escapes in it are
 dropped (safetext.clean_text). Long texts show their
 first lines only; the preview pane of the import screen and the files on disk keep them whole.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets.tree import NodeID, TreeNode
 
 from scarbook.text import clean_text
 from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript, describe_call, preview
@@ -48,12 +49,14 @@ class Timeline(Tree[object]):
         super().__init__("transcript", **kw)
         self.show_root = False
         self.transcript: Transcript | None = None
+        self._unfilled: dict[NodeID, tuple[ToolCall, ToolResult | None]] = {}  # a call's node -> what opening it shows
         if transcript is not None:
             self.show(transcript)
 
     def show(self, t: Transcript) -> None:
         self.transcript = t
         self.clear()
+        self._unfilled = {}
         results = {e.call_id: e for e in t.entries if isinstance(e, ToolResult)}
         calls = {e.id for e in t.entries if isinstance(e, ToolCall)}
         for entry in t.entries:
@@ -82,7 +85,18 @@ class Timeline(Tree[object]):
         label = self._prefix(call.sidechain) + Text("⚙ ", style="yellow") + Text(clean_text(describe_call(call, cwd), one_line=True), style="bold")
         if result is not None and result.is_error:
             label += Text("  (error)", style="red")
-        node = self.root.add(label, data=call)  # collapsed: expand with Enter/space or a click
+        node = self.root.add(label, data=call, allow_expand=True)  # collapsed: expand with Enter/space or a click
+        self._unfilled[node.id] = (call, result)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[object]) -> None:
+        self.fill(event.node)
+
+    def fill(self, node: TreeNode[object]) -> None:
+        """Make a call's input and result under its node, once (when it is first opened)."""
+        made = self._unfilled.pop(node.id, None)
+        if made is None:
+            return
+        call, result = made
         inputs = node.add(Text("input", style="dim"), data=call, expand=True)
         for key, value in call.input.items():
             text = _value_text(value)
