@@ -31,6 +31,7 @@ from scarbook.transcripts.case_pieces import (
 from scarbook.transcripts.files import is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Message, Transcript
 from scarbook.transcripts.seeds import suggest_seeds, task_start
+from scarbook.transcripts.shape import packing, utf8_command
 from scarbook.transcripts.text import command_label, preview
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -134,9 +135,14 @@ def pick_good(cands: list[Candidate], good: str, failed: Candidate) -> tuple[str
         why = "is not a file" if path.exists() else "does not exist"
         raise ScarbookError(f"--good {good}: {path} {why}; name a candidate number (see --list) or a file")
     try:
-        return path.name, path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise ScarbookError(f"--good {good}: cannot read {path}: {exc.strerror or exc}") from None
+    packed = packing(data[:512])
+    if packed.startswith("UTF-16"):  # compared byte for byte with UTF-8 artifacts, each line of it reads as missing
+        raise ScarbookError(f"--good {good}: {path} is UTF-16 text, and the checks read UTF-8: convert it, "
+                            f"{utf8_command(path, packed)}, and name that")
+    return path.name, data
 
 
 def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str,

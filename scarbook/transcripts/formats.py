@@ -32,7 +32,7 @@ from scarbook.transcripts import (
 from scarbook.transcripts.inspect_json import starts_like_inspect_json
 from scarbook.transcripts.inspect_zip import looks_like_eval_zip
 from scarbook.transcripts.model import NotThisFormat, Transcript
-from scarbook.transcripts.shape import Shape
+from scarbook.transcripts.shape import Shape, utf8_command
 from scarbook.transcripts.source import Source
 
 
@@ -250,15 +250,11 @@ def todo(path: Path, shape: Shape, name: str | None, *, forced: str | None = Non
     return keep_plain(path)
 
 
-
 def _unpack(path: Path, packed: str) -> str:
     """What to do about a binary file: the command that makes the log in it UTF-8 text, when it is one."""
     name = shlex.quote(str(path))
     if packed.startswith("UTF-16"):
-        utf8 = shlex.quote(str(path.with_name(f"{path.stem}-utf8{path.suffix}")))
-        shell = (f" (in PowerShell, `Get-Content {name} | Set-Content -Encoding utf8 {utf8}`)"
-                 if packed == "UTF-16" else "")  # (it reads a file without a byte-order mark as the machine's code page)
-        return f"convert it to UTF-8 and import that: `iconv -f {packed} -t UTF-8 {name} > {utf8}`{shell}"
+        return f"convert it to UTF-8 and import that: {utf8_command(path, packed)}"
     if packed == "gzip":
         return f"unpack it and import the log inside: `gunzip -k {name}`"
     return "save the log as UTF-8 text (or JSON) and import that"

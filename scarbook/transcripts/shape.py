@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 MAX_DEPTH = 200  # nesting deeper than this is refused before any parser recurses into it
@@ -81,6 +83,15 @@ def packing(head: bytes) -> str:
             if not nul.strip(b"\x00") and 0 not in text:
                 return name
     return ""
+
+def utf8_command(path: Path, packed: str) -> str:
+    """The command that writes UTF-16 text (`packed`: packing's name for it) as UTF-8 beside it."""
+    name = shlex.quote(str(path))
+    utf8 = shlex.quote(str(path.with_name(f"{path.stem}-utf8{path.suffix}")))
+    shell = (f" (in PowerShell, `Get-Content {name} | Set-Content -Encoding utf8 {utf8}`)"
+             if packed == "UTF-16" else "")  # (it reads a file without a byte-order mark as the machine's code page)
+    return f"`iconv -f {packed} -t UTF-8 {name} > {utf8}`{shell}"
+
 
 def scan_keys(text: str, limit: int = MAX_DEPTH) -> tuple[list[str], dict[str, Any], list[str], int]:
     """(keys of the top object or of the first array item, their scalar values, the `type`s of the

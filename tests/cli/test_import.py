@@ -282,3 +282,19 @@ def test_a_folder_given_for_the_transcript_names_its_newest_files(tmp_path):
     assert res.stderr == (f"scarbook: {logs / '5f1c-subagents'}: a folder, not a transcript file, and no file is in it; "
                           "name the transcript file itself\n")
     assert not (tmp_path / "cases").exists()
+
+
+def test_a_good_artifact_in_utf16_is_refused_with_the_command_that_converts_it(tmp_path):
+    """--good with a file PowerShell saved (UTF-16) was taken as is: the offline draft then kept
+    `not_contains '- Faster refunds'` (a line a right CHANGELOG holds) and a `contains` of NUL-spaced text as
+    "catching", and certified the case — one every right result would fail."""
+    log = half_emoji_log(tmp_path / "cut.jsonl")
+    good = tmp_path / "NOTE.md"
+    good.write_bytes(b"\xff\xfe" + "Ship it\r\n".encode("utf-16-le"))
+    res = run(tmp_path, "import", str(log), "--id", "note", "--good", str(good), "--draft-rubric", "--offline")
+    assert res.exit_code == 2
+    utf8 = tmp_path / "NOTE-utf8.md"
+    assert res.stderr == (f"scarbook: --good {good}: {good} is UTF-16 text, and the checks read UTF-8: convert it, "
+                          f"`iconv -f UTF-16 -t UTF-8 {good} > {utf8}` (in PowerShell, `Get-Content {good} | "
+                          f"Set-Content -Encoding utf8 {utf8}`), and name that\n")
+    assert res.stdout == "" and not (tmp_path / "cases" / "note").exists()
