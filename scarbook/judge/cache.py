@@ -2,9 +2,11 @@
 
 Key: a digest of everything that decides one sample's verdict — the artifact exactly as the judge
 sees it (after truncation, with its label, truncation note and the task when the case shows it), the
-rubric items, the judge model, the prompt digest (system prompt, tool, message frame), temperature,
-max_tokens and the sample index. The nonce is not in the key: it is fresh per request and changes
-nothing the judge is asked.
+rubric items, the judge model, where it is reached (base_url as a run's judge record keeps it, without
+user:password, query or fragment: another vendor's endpoint may grade the same model name otherwise), the
+prompt digest (system prompt, tool, message frame), temperature, max_tokens and the sample index. The
+nonce is not in the key: it is fresh per request and changes nothing the judge is asked. (An entry written
+before base_url was part of the key hashes to another key: a quiet miss, graded again and rewritten.)
 
 Storage: one JSON file per key under workspaces/judge-cache/<2 hex>/<key>.json, written atomically
 (scarbook.fs.files), so concurrent sessions and a killed scarbook leave either no entry or a whole
@@ -50,6 +52,7 @@ class SampleKey:
     task: str | None
     rubric: tuple[str, ...]
     model: str
+    base_url: str  # JudgeSettings.recorded_base_url(): where the judge is reached, without secrets
     prompt_digest: str
     temperature: float | None
     max_tokens: int
@@ -59,8 +62,9 @@ class SampleKey:
         """What the key is the hash of, as an entry keeps it (the artifact and task by their hashes)."""
         return {"artifact_sha256": _sha256(self.artifact), "label": self.artifact_label,
                 "truncation_note": self.truncation_note, "task_sha256": None if self.task is None else _sha256(self.task),
-                "rubric": list(self.rubric), "model": self.model, "prompt": self.prompt_digest,
-                "temperature": self.temperature, "max_tokens": self.max_tokens, "sample": self.sample}
+                "rubric": list(self.rubric), "model": self.model, "base_url": self.base_url,
+                "prompt": self.prompt_digest, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "sample": self.sample}
 
     @property
     def digest(self) -> str:

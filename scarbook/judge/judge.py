@@ -170,7 +170,8 @@ class Judge:
             return None
         s = self.settings
         return SampleKey(artifact.text, artifact.label, artifact.truncation_note(s.max_artifact_bytes), task,
-                         tuple(rubric), s.model, s.prompt_digest, s.temperature, s.max_tokens, index)
+                         tuple(rubric), s.model, s.recorded_base_url(), s.prompt_digest, s.temperature, s.max_tokens,
+                         index)
 
     async def cached(self, key: SampleKey | None, n_items: int, record: JudgeRecord) -> list[ItemVerdict] | None:
         """The cached verdicts of a sample (counted on `record` as a hit), or None."""

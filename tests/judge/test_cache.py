@@ -17,7 +17,7 @@ from scarbook.cli import main
 from scarbook.judge.artifact import Artifact
 from scarbook.judge.cache import FOLDER, SampleKey, VerdictCache
 from scarbook.models import Check
-from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, make_judge, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JUDGE_TIMEOUT_S, JudgeServer, judge_server, make_judge, tool_reply  # noqa: F401
 
 AGENT = """\
 from pathlib import Path
@@ -126,6 +126,38 @@ def test_a_changed_artifact_or_rubric_is_graded_again(project, judge_server):
     assert len(judge_server.requests) == 3  # and unchanged again: from the cache
 
 
+def test_another_endpoint_is_asked_not_served_the_first_endpoints_verdict(project, judge_server):
+    """The key held the model but not where it was reached: a verdict another vendor's endpoint gave for the same
+    model name was served as this one's (the second server was never asked; the run passed on the first's PASS)."""
+    other = JudgeServer().start()
+    try:
+        other.default = tool_reply([("FAIL", "two lines"), ("PASS", "title")])
+        first, report1 = eval_json(project, "-n", "1")
+        assert first.exit_code == 0, first.output
+        assert report1["runs"][0]["status"] == "pass" and len(judge_server.requests) == 1
+        write_config(project, other.url)
+        second, report2 = eval_json(project, "-n", "1")
+        assert len(other.requests) == 1 and len(judge_server.requests) == 1
+        assert "from cache" not in second.output
+        (run,) = report2["runs"]
+        assert run["status"] == "fail" and judged(run)["base_url"] == other.url
+        assert [i["reason"] for i in judged(run)["items"]] == ["two lines", "title"]
+        assert len(cache_files(project)) == 2  # one entry per endpoint
+        write_config(project, judge_server.url)  # back to the first: its own entry serves
+        third, report3 = eval_json(project, "-n", "1")
+        assert (len(judge_server.requests), len(other.requests)) == (1, 1)
+        assert report3["runs"][0]["status"] == "pass" and judged(report3["runs"][0])["cache"]["hits"] == 1
+    finally:
+        other.stop()
+
+
+def test_another_max_tokens_is_graded_again(project, judge_server):
+    assert eval_json(project, "-n", "1")[0].exit_code == 0
+    write_config(project, judge_server.url, "  max_tokens: 2048\n")
+    assert eval_json(project, "-n", "1")[0].exit_code == 0
+    assert len(judge_server.requests) == 2 and judge_server.bodies()[1]["max_tokens"] == 2048
+
+
 def test_no_judge_cache_flag_and_config_send_every_call(project, judge_server):
     assert eval_json(project, "-n", "1")[0].exit_code == 0
     result, report = eval_json(project, "-n", "1", "--no-judge-cache")
@@ -227,7 +259,8 @@ def test_concurrent_writers_and_readers_never_see_half_an_entry(tmp_path):
     from scarbook.judge.verdict import ItemVerdict
     from scarbook.models import Usage
 
-    key = SampleKey("the artifact", "out.txt", None, None, ("one", "two"), "claude-sonnet-4-6", "p", 0.0, 1024, 0)
+    key = SampleKey("the artifact", "out.txt", None, None, ("one", "two"), "claude-sonnet-4-6",
+                    "https://api.anthropic.com", "p", 0.0, 1024, 0)
     writers = [VerdictCache(tmp_path / FOLDER) for _ in range(4)]  # four sessions at once
     reader = VerdictCache(tmp_path / FOLDER)
     verdicts = [ItemVerdict(1, "PASS", "x" * 5000), ItemVerdict(2, "FAIL", "y" * 5000)]
