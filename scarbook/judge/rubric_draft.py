@@ -6,8 +6,9 @@ artifact) and rule checks wherever a rule can decide. The artifacts are untruste
 as for grading. The reply is trusted only in the shape asked for: a reply that breaks the schema, proposes an
 item over MAX_ITEM_CHARS or a rule check that does not parse is a MalformedDraft, and nothing is proposed.
 
-A reply is kept in workspaces/judge-cache/drafts/ under a digest of what decides it (the verdict cache's
-rule: asking again for the same draft costs nothing); an entry is re-read through the same parser, so a
+A reply is kept in workspaces/judge-cache/drafts/ under a digest of what decides it — the inputs, the prompt,
+the model, where it is reached (base_url), temperature and max_tokens (the verdict cache's rule: asking again
+for the same draft costs nothing); an entry is re-read through the same parser, so a
 damaged one is named and the judge asked again.
 """
 
@@ -110,6 +111,7 @@ class DraftInputs:
         inputs = [self.task, self.failed, self.good, self.note, self.artifact_at] + ([*self.cut] if any(self.cut) else [])
         blob = json.dumps({"v": 1, "inputs": inputs,
                            "system": DRAFT_SYSTEM, "tool": DRAFT_TOOL, "model": settings.model,
+                           "base_url": settings.recorded_base_url(),  # another vendor's endpoint drafts anew
                            "temperature": settings.temperature, "max_tokens": draft_max_tokens(settings)},
                           sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -17,7 +17,7 @@ from scarbook.cases.lint import lint_case
 from scarbook.cases.verifications import VerificationStore
 from scarbook.cli import main
 from scarbook.models.rubric import implicit_item_id
-from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
+from tests.helpers.judge_server import JudgeServer, judge_server, tool_reply  # noqa: F401
 
 CASE = """\
 # filed from the incident of 14 Nov
@@ -119,6 +119,25 @@ def test_a_second_draft_of_the_same_incident_comes_from_the_draft_cache(tmp_path
     res = draft(root)
     assert res.stdout.splitlines()[1] == "drafted by claude-sonnet-4-6 (from the draft cache: no call)"
     assert len(judge_server.requests) == 1  # rule checks only: no item to judge
+
+
+def test_a_draft_from_another_endpoint_is_asked_there_not_read_from_the_cache(tmp_path, judge_server, monkeypatch):
+    """The draft cache's key held the model but not where it was reached: a second vendor's endpoint behind the
+    same model name was never asked; the first one's draft came back "from the draft cache"."""
+    root = project(tmp_path, judge_server, monkeypatch)
+    reply = {"items": [], "checks": [{"type": "line_count", "path": "tmp.txt", "equals": 1}]}
+    judge_server.push(tool_reply(tool_input=reply, name="propose_rubric"))
+    assert draft(root).exit_code == 0
+    other = JudgeServer().start()
+    try:
+        other.push(tool_reply(tool_input=reply, name="propose_rubric"))
+        (root / "scarbook.yaml").write_text(f"judge: {{base_url: {other.url}, max_retries: 0}}\n")
+        res = draft(root)
+        assert res.exit_code == 0, res.output
+        assert res.stdout.splitlines()[1].startswith("drafted by claude-sonnet-4-6 for $")
+        assert (len(judge_server.requests), len(other.requests)) == (1, 1)
+    finally:
+        other.stop()
 
 
 BAD = [
