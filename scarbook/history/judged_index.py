@@ -27,7 +27,7 @@ from scarbook.models import SessionInfo
 from scarbook.models.words import SessionState
 
 INDEX_NAME = ".judged.json"
-FORMAT = f"1 scarbook {__version__}"
+FORMAT = f"2 scarbook {__version__}"  # 2: judge_sampling names max_tokens and base_url
 LIMIT = 64 * 1024 * 1024
 
 

@@ -56,7 +56,7 @@ class CalibrationItem:
     judge_prompt_digest: str
     session_id: str = ""
     k: int = 0
-    judge_sampling: str = ""  # "samples=3 temperature=0.0" as recorded ("" for records older than that)
+    judge_sampling: str = ""  # sampling_of its judge record: "samples=3 temperature=0.0 max_tokens=… base_url=…"
 
     @property
     def artifact_digest(self) -> str:
@@ -78,9 +78,16 @@ def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, lis
     return artifact or "", judge.model, judge.prompt_digest or "", items
 
 
+# what tells judges apart beside the model and prompt, in this order: a label's and a judged item's judge_sampling
+SAMPLING_PARTS = ("samples", "temperature", "max_tokens", "base_url")
+
+
 def sampling_of(judge: JudgeDetail) -> str:
-    """The judge record's sampling settings that change verdicts, as "samples=3 temperature=0.0"."""
-    return " ".join(f"{key}={getattr(judge, key)}" for key in ("samples", "temperature") if judge.has(key))
+    """The judge record's settings that change verdicts, beside its model and prompt, as "samples=3
+    temperature=0.0 max_tokens=1024 base_url=https://api.anthropic.com" (a part the record does not hold left
+    out: a record older than it; history/judge_truth.sampling_matches says what that counts as)."""
+    return " ".join(f"{key}={getattr(judge, key)}" for key in SAMPLING_PARTS
+                    if judge.has(key) and getattr(judge, key) is not None)
 
 
 def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
@@ -188,7 +195,7 @@ class CalibrationLabel:
     labeled_at: str = ""
     artifact: str = ""  # kept so a later judge can grade the same text
     item_index: int = 0
-    judge_sampling: str = ""  # the judge's samples and temperature when it graded ("" if not recorded)
+    judge_sampling: str = ""  # the judge's samples, temperature, max_tokens and base_url when it graded (sampling_of)
 
     @property
     def key(self) -> LabelKey:

@@ -108,9 +108,11 @@ class JudgeSettings(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=Tr
 
     @property
     def sampling_key(self) -> str:
-        """"samples=3 temperature=0.0": with the model and prompt digest, the judge configuration a
-        calibration holds for (judge/calibrate.sampling_of reads the same from a judge record)."""
-        return f"samples={self.samples} temperature={self.temperature}"
+        """"samples=3 temperature=0.0 max_tokens=1024 base_url=https://api.anthropic.com": with the model and
+        prompt digest, the judge configuration a calibration holds for (judge/calibrate.sampling_of reads the
+        same from a judge record)."""
+        return (f"samples={self.samples} temperature={self.temperature} max_tokens={self.max_tokens} "
+                f"base_url={self.recorded_base_url()}")
 
     def recorded_base_url(self, environ: Mapping[str, str] = os.environ) -> str:
         """Where the judge is reached, as a run's judge record keeps it (`scarbook diff` compares it): base_url, or

@@ -294,7 +294,8 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
     for k in range(1, 41):
         verdicts = ["PASS", "PASS" if k % 4 else "FAIL"]
         judge = {"items": [{"item": i + 1, "text": t, "verdict": v, "reason": ""} for i, (t, v) in enumerate(zip(rubric, verdicts, strict=True))],
-                 "model": "claude-sonnet-4-6", "prompt_digest": prompt_digest(), "artifact_excerpt": f"# title {k}\n"}
+                 "model": "claude-sonnet-4-6", "prompt_digest": prompt_digest(), "artifact_excerpt": f"# title {k}\n",
+                 "base_url": judge_server.url}  # the judge in use: its labels count for it
         status = "pass" if "FAIL" not in verdicts else "fail"
         history.record_run(RunRecord(info.id, "judge-me", k, status, "", checks=[
             CheckResult("file_exists", "pass", "", 0), CheckResult("llm_judge", status, "", 1, judge=JudgeDetail.from_dict(judge))]))

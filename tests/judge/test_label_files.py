@@ -22,19 +22,21 @@ from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 ITEM = "the summary names the renamed function"
 
 
-def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAULT_MODEL) -> RunRecord:
-    """A run `model` judged, recorded whole as a run is today: the rest of its judge is the default one's."""
+def judged_run(sid: str, case_id: str, k: int, verdict: str, model: str = DEFAULT_MODEL, **recorded) -> RunRecord:
+    """A run `model` judged, recorded whole as a run is today: the rest of its judge is the default one's, but for
+    `recorded` (a part set to None is left out, as a record older than it)."""
     default = JudgeSettings()
     judge = {"items": [{"index": 0, "item": ITEM, "verdict": verdict, "reason": "r"}], "model": model,
              "prompt_digest": prompt_digest(), "artifact_excerpt": f"artifact {case_id} {sid} {k}",
              "samples": 1, "temperature": 0.0, "base_url": default.recorded_base_url(),
              "max_tokens": default.max_tokens}
+    judge = {key: value for key, value in {**judge, **recorded}.items() if value is not None}
     status = "pass" if verdict == "PASS" else "fail"
     return RunRecord(sid, case_id, k, status, "", checks=[CheckResult("llm_judge", status, "", 0, judge=JudgeDetail.from_dict(judge))])
 
 
-def make_project(root: Path, verdicts: dict[str, str], model: str = DEFAULT_MODEL) -> Path:
-    """One session; per case a string of p/f judge verdicts, one run each."""
+def make_project(root: Path, verdicts: dict[str, str], model: str = DEFAULT_MODEL, **recorded) -> Path:
+    """One session; per case a string of p/f judge verdicts, one run each (`recorded`: as judged_run's)."""
     (root / "scarbook.yaml").write_text("")
     history = History(root / "workspaces")
     info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=list(verdicts),
@@ -42,7 +44,7 @@ def make_project(root: Path, verdicts: dict[str, str], model: str = DEFAULT_MODE
     history.start_session(info)
     for case, marks in verdicts.items():
         for k, mark in enumerate(marks, 1):
-            history.record_run(judged_run(info.id, case, k, "PASS" if mark == "p" else "FAIL", model))
+            history.record_run(judged_run(info.id, case, k, "PASS" if mark == "p" else "FAIL", model, **recorded))
     info.state = "finished"
     history.finish_session(info)
     return root
@@ -256,14 +258,59 @@ def test_report_says_why_the_raw_rates_stand(project, tmp_path):
     res = scarbook(project, "calibrate", "--report")
     assert res.output.splitlines()[1] == (
         f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge {DEFAULT_MODEL}, "
-        f"samples=1 temperature=0.0, the judge is now {DEFAULT_MODEL}, samples=3 temperature=0.0 — label items it "
-        "graded with `scarbook calibrate`")
+        f"samples=1, the judge is now {DEFAULT_MODEL}, samples=3 — label items it graded with `scarbook calibrate`")
     (project / "scarbook.yaml").write_text("judge:\n  model: claude-other\n")
     res = scarbook(project, "calibrate", "--report")
     assert res.output.splitlines()[1] == (
         f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge {DEFAULT_MODEL} "
         f"(prompt {prompt_digest()[:8]}), the judge is now claude-other (prompt {prompt_digest()[:8]}) — label items "
         "it graded with `scarbook calibrate`")
+
+
+TOO_FEW = ("corrected rates: not used, the raw rates stand — too few labels: 12 (6 PASS, 6 FAIL); correcting needs 30 "
+           "with 10 of each class (judge.calibration_min_labels, judge.calibration_min_per_class) — label more with "
+           "`scarbook calibrate`")
+
+
+def stale(then: str, now: str) -> str:
+    return (f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge {DEFAULT_MODEL}, "
+            f"{then}, the judge is now {DEFAULT_MODEL}, {now} — label items it graded with `scarbook calibrate`")
+
+
+def test_labels_made_at_one_endpoint_or_max_tokens_count_for_that_judge_only(tmp_path):
+    """A calibration measured against one vendor's endpoint was applied to another's: the labels' judge was told
+    apart by model, prompt, samples and temperature only (here: 'too few labels' at the second endpoint too)."""
+    root = make_project(tmp_path, {"alpha": "p" * 30 + "f" * 10, "beta": "p" * 20 + "f" * 20},
+                        base_url="http://127.0.0.1:8001")
+    (root / "scarbook.yaml").write_text("judge:\n  base_url: http://127.0.0.1:8001/\n")  # (recorded without the /)
+    label_truly(root, 12, lambda r: "PASS" if "alpha" in r["case"] else "FAIL")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == TOO_FEW
+    (root / "scarbook.yaml").write_text("judge:\n  base_url: http://127.0.0.1:8002\n")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == stale(
+        "base_url=http://127.0.0.1:8001", "base_url=http://127.0.0.1:8002")
+    (root / "scarbook.yaml").write_text("judge:\n  base_url: http://127.0.0.1:8001\n  max_tokens: 2048\n")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == stale("max_tokens=1024", "max_tokens=2048")
+
+
+def test_labels_older_than_base_url_count_for_the_default_endpoint_only(tmp_path, monkeypatch):
+    """Labels made before a judge record held base_url and max_tokens: which endpoint graded them is unknown, so they
+    count as the default endpoint's (https://api.anthropic.com), never another vendor's; an unrecorded max_tokens,
+    like samples and temperature, is not held against them."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    root = make_project(tmp_path, {"alpha": "p" * 30 + "f" * 10, "beta": "p" * 20 + "f" * 20},
+                        base_url=None, max_tokens=None)
+    label_truly(root, 12, lambda r: "PASS" if "alpha" in r["case"] else "FAIL")
+    assert all(lab.judge_sampling == "samples=1 temperature=0.0" for lab in stored(root))
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == TOO_FEW
+    (root / "scarbook.yaml").write_text("judge:\n  max_tokens: 2048\n")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == TOO_FEW
+    (root / "scarbook.yaml").write_text("judge:\n  base_url: http://127.0.0.1:8001\n")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == stale(
+        "base_url not recorded (counted as https://api.anthropic.com)", "base_url=http://127.0.0.1:8001")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8001")  # where the SDK sends a judge without base_url
+    (root / "scarbook.yaml").write_text("")
+    assert scarbook(root, "calibrate", "--report").output.splitlines()[1] == stale(
+        "base_url not recorded (counted as https://api.anthropic.com)", "base_url=http://127.0.0.1:8001")
 
 
 def test_one_option_at_a_time(project):

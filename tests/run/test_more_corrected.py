@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from scarbook.config import load_config
 from scarbook.history.store import History
 from scarbook.judge.calibrate import CalibrationItem, CalibrationStore, judged_items
 from scarbook.judge.settings import DEFAULT_MODEL
@@ -66,15 +67,20 @@ def project(tmp_path: Path, judge_server, monkeypatch) -> Path:  # noqa: F811
     return tmp_path
 
 
+def judge_url_of(root: Path) -> str:
+    """Where the project's judge is reached, as its runs record it (the labels of its verdicts count for it alone)."""
+    return load_config(root / "scarbook.yaml").judge.recorded_base_url()
+
+
 def calibrate(root: Path, truth: Callable[[CalibrationItem], str], labeled_at: str = "2026-12-02") -> None:
-    """An earlier session of case c, 40 judged runs (judge: 30 PASS, 10 FAIL), every item labelled by a
-    person on `labeled_at`: `truth(item)`, the label."""
+    """An earlier session of case c, 40 judged runs (judge: 30 PASS, 10 FAIL) by the project's judge, every item
+    labelled by a person on `labeled_at`: `truth(item)`, the label."""
     history = History(root / "workspaces")
     info = SessionInfo(id="20261201-000001-000a", started_at="2026-12-01T09:00:00+00:00", case_ids=["c"],
                        runs_per_case=40, judge_model=DEFAULT_MODEL)
     history.start_session(info)
     for k in range(1, 41):
-        history.record_run(judged_run(info.id, "c", k, "PASS" if k <= 30 else "FAIL"))
+        history.record_run(judged_run(info.id, "c", k, "PASS" if k <= 30 else "FAIL", base_url=judge_url_of(root)))
     info.state = "finished"
     history.finish_session(info)
     store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")

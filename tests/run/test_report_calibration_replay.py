@@ -19,7 +19,7 @@ from scarbook.judge.settings import DEFAULT_MODEL
 from scarbook.models import SessionInfo
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.judge.test_label_files import judged_run, scarbook
-from tests.run.test_more_corrected import CASE, calibrate, write_project
+from tests.run.test_more_corrected import CASE, calibrate, judge_url_of, write_project
 
 # the agent's summary is fine; the judge fails it every time
 AGENT = 'from pathlib import Path\nPath("out.txt").write_text("renamed parse_args to read_args\\n")\n'
@@ -41,7 +41,7 @@ def label_more(root: Path, count: int) -> None:
                        runs_per_case=count, judge_model=DEFAULT_MODEL)
     history.start_session(info)
     for k in range(1, count + 1):
-        history.record_run(judged_run(info.id, "c", k, "FAIL"))
+        history.record_run(judged_run(info.id, "c", k, "FAIL", base_url=judge_url_of(root)))
     info.state = "finished"
     history.finish_session(info)
     store = CalibrationStore(root / "workspaces" / "history" / "calibration.json")
