@@ -43,8 +43,9 @@ from scarbook.history.records import (
     sort_runs,
 )
 from scarbook.history.runs_file import SUFFIX, RunsDB, drop_lines, mend_tail, open_runs, replace_lines
+from scarbook.history.session_ref import resolve_session
 from scarbook.models import RunRecord, SessionInfo
-from scarbook.models.words import SELECTORS, SessionState
+from scarbook.models.words import SessionState
 from scarbook.text import clean_record_text
 
 LEGACY_SUFFIX = ".json"
@@ -416,28 +417,9 @@ class History:
         return out
 
     def resolve(self, ref: str, sessions: list[SessionInfo] | None = None) -> SessionInfo:
-        """A session by id, id prefix, label, or `latest` / `previous`. `sessions`: the listing the
-        caller read already (whose problems it says), else it is read here."""
-        sessions = self.sessions() if sessions is None else sessions
-        if not sessions:
-            raise HistoryError(history_folder_problem(self.dir)
-                               or f"no sessions recorded yet in {self.dir} — run `scarbook eval` first")
-        if not ref.strip():  # it matched every unlabelled session: `baseline set "$S"` with S unset blessed one
-            raise HistoryError(f"{ref!r} names no session (was the variable it came from unset?) — give an id, a "
-                               "label, 'latest' or 'previous' (`scarbook sessions` lists them)")
-        if ref in SELECTORS:
-            idx = SELECTORS.index(ref)
-            if len(sessions) <= idx:
-                raise HistoryError("there is no previous session: only one session is recorded")
-            return sessions[idx]
-        for s in sessions:
-            if s.id == ref:
-                return s
-        hits = [s for s in sessions if s.label == ref] or [s for s in sessions if s.id.startswith(ref)]
-        if not hits:
-            raise HistoryError(f"no session matches {ref!r} (by id, label, 'latest' or 'previous') — "
-                               "see `scarbook sessions`")
-        return hits[0]  # newest with that label
+        """A session by id, id prefix (of one session only), label, or `latest` / `previous` (session_ref.py).
+        `sessions`: the listing the caller read already (whose problems it says), else it is read here."""
+        return resolve_session(ref, self.sessions() if sessions is None else sessions, self.dir)
 
     def latest_by_case(self, case_ids: list[str] | None = None,
                        sessions: list[SessionInfo] | None = None) -> dict[str, CaseLatest]:
