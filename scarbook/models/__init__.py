@@ -6,6 +6,7 @@ record is defined once, in the module named for what it is about; import them fr
     words.py      the state words (StrEnums): RunStatus, CheckStatus, Decision, CauseKind, GateMode, Isolation, ...
     case.py       Case, Check, Scar
     rubric.py     a rubric item's stable id
+    label.py      a session's label: MAX_LABEL_CHARS, derived_label
     run.py        CheckResult, Cause, Attempt, WorkspaceDiff, AgentResult, RunRecord
     judge_detail.py  JudgeDetail (CheckResult.judge): JudgeItem, JudgedArtifact, CacheUse, BatchUse
     usage.py      Usage

@@ -28,6 +28,7 @@ from scarbook.errors import ScarbookError
 from scarbook.judge.errors import SKIP_HINT, TUI_HINT
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, GateMode, Isolation, Undecided
+from scarbook.models.label import MAX_LABEL_CHARS
 from scarbook.models.words import SELECTORS
 from scarbook.record.settings import RecordSettings
 from scarbook.run.plan import SessionPlan, SessionSite
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_RUNS = 40  # --max-runs: the cap per case under --runs auto and --undecided more
 # a label is shown beside the session's id in listings and headers; room for `verify`'s "reproduce <case id>"
-MAX_LABEL_CHARS = 120
 
 
 @dataclass(frozen=True)

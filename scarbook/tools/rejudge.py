@@ -49,6 +49,7 @@ from scarbook.judge.artifact import OUTPUT, Artifact, ArtifactRefused
 from scarbook.judge.artifact_store import FOLDER, ArtifactStore, NotKept
 from scarbook.judge.errors import SKIP_HINT, KeyHint
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, SessionInfo, SessionState, Usage
+from scarbook.models.label import derived_label
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
 from scarbook.project import Project
@@ -107,7 +108,7 @@ class RejudgePick:
 
     @property
     def label(self) -> str:
-        return f"rejudge of {self.source.label or self.source.id}"
+        return derived_label("rejudge of ", self.source.label or self.source.id)
 
     def link(self) -> RerunLink:
         """What the new session records of its source (SessionInfo.rerun_of, as eval --rerun's)."""

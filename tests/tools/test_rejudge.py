@@ -154,6 +154,23 @@ def test_a_changed_rubric_is_graded_again_with_no_agent_run_and_diff_shows_it(pr
     assert plain.exit_code == 0, plain.output  # 3 runs a side: no case can reach significance (Tarone), so nothing regressed
 
 
+def test_the_rejudge_of_a_120_character_label_gets_a_label_eval_would_take(project, judge_server):
+    """"rejudge of " + a 120-character label made a 131-character label, which `eval --label` refuses (at most 120):
+    now its middle is cut to "…", keeping both ends, so the label stays a name to pick the session by."""
+    label = "release-candidate-" + "x" * (120 - len("release-candidate-") - len("-prompt-v2")) + "-prompt-v2"
+    assert len(label) == 120
+    assert run_json(project, "eval", "-q", "-n", "1", "-l", label)[0].exit_code == 0
+    result, report = run_json(project, "rejudge", label, "-q")
+    assert result.exit_code == 0, result.output
+    derived = report["session"]["label"]
+    assert derived == "rejudge of release-candidate-" + "x" * 54 + "…" + "x" * 26 + "-prompt-v2"
+    assert len(derived) == 120
+    assert derived in scarbook(project, "report", derived).stdout  # picked by it
+    again, second = run_json(project, "rejudge", derived, "-q")  # a rejudge of the rejudge: within 120 too
+    assert again.exit_code == 0, again.output
+    assert second["session"]["label"] == "rejudge of rejudge of release-candidate-" + "x" * 43 + "…" + "x" * 26 + "-prompt-v2"
+
+
 def test_an_unchanged_rubric_is_answered_from_the_cache_and_a_new_model_is_not(project, judge_server):
     assert run_json(project, "eval", "-q")[0].exit_code == 0
     write_config(project, judge_server.url, exploding_agent(project))
