@@ -42,8 +42,17 @@ def _lines(text: str) -> list[str]:
 
 
 def _only_in(text: str, other: str) -> list[str]:
-    """Lines of `text` that `other` does not hold anywhere, longest (most telling) first."""
-    return sorted((line for line in _lines(text) if line not in other), key=len, reverse=True)[:MAX_PER_RULE]
+    """Lines of `text` that `other` does not hold anywhere, longest (most telling) first. The longest are looked
+    for first and the search stops at MAX_PER_RULE, a line `other` holds whole found in a set: a search of every
+    line of a long log through another took 44 s of CPU for two logs of 50,000 lines."""
+    whole = {line.strip() for line in other.splitlines()}
+    found: list[str] = []
+    for line in sorted(_lines(text), key=len, reverse=True):
+        if line not in whole and line not in other:
+            found.append(line)
+            if len(found) == MAX_PER_RULE:
+                break
+    return found
 
 
 def _parses(text: str) -> bool:
