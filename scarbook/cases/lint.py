@@ -17,6 +17,9 @@ Rules (each `LintHint.rule`):
 - `needs-transcript` a trajectory check in a project whose agent keeps no transcript (the session would
                      refuse it): said when the caller knows the agent (`keeps_transcript=False`).
 - `judge-only`       a case whose only checks are LLM judges.
+- `nested-quantifier` a regex or output_regex pattern with a repeat inside a repeated group (`^(\\w+\\s?)*$`): on
+                     text that almost matches it backtracks for seconds to forever, so the check fails at its time
+                     limit (checks/patterns.py); names the case file and line, and the rewrite.
 With each item's figures across history (stats/items.py; `scarbook lint` reads them when there is history):
 - `dead-item`        an item that never failed in 100+ runs over 3+ sessions: it costs and decides nothing.
 - `always-fails`     an item that failed in every one of them.
@@ -32,7 +35,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scarbook.checks.spec import TRAJECTORY_CHECKS
+from scarbook.checks.patterns import REWRITE, nests_quantifiers
+from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS
 from scarbook.models import Case, ItemFlag
 from scarbook.stats.items import ItemFigures
 
@@ -303,6 +307,21 @@ def _lint_needs_transcript(case: Case) -> list[LintHint]:
             for i, check in enumerate(case.checks) if check.type in TRAJECTORY_CHECKS]
 
 
+def _lint_patterns(case: Case) -> list[LintHint]:
+    hints = []
+    for i, check in enumerate(case.checks):
+        pattern = str(check.params.get("pattern", "")) if check.type in ("regex", "output_regex") else ""
+        if not pattern or not nests_quantifiers(pattern):
+            continue
+        where = f"{case.root / 'case.yaml'}{f':{check.line}' if check.line else ''}: " if case.root else ""
+        hints.append(LintHint(case.id, i, None, "nested-quantifier",
+                              f"{where}{check.type} pattern `{pattern}` nests quantifiers (a repeated group holds a "
+                              "repeat): on text that almost matches it can backtrack for seconds to forever, and the "
+                              f"check fails after {REGEX_TIMEOUT_S:g} s",
+                              REWRITE, None, None))
+    return hints
+
+
 _FIGURE_RULES: dict[ItemFlag, tuple[str, str]] = {
     ItemFlag.DEAD: ("dead-item", "delete it (the editor's d on a dead item), or rewrite it so it can fail"),
     ItemFlag.ALWAYS_FAILS: ("always-fails", "check it against a good artifact (scarbook verify): it may fail "
@@ -335,7 +354,8 @@ def lint_case(case: Case, *, keeps_transcript: bool = True, figures: list[ItemFi
     figures across history (stats/items.py), when there is history."""
     missing = [] if keeps_transcript else _lint_needs_transcript(case)
     measured = _lint_figures(case, figures) if figures else []
-    return _lint_items(case) + measured + _lint_trajectory(case) + missing + _lint_judge_only(case)
+    return (_lint_items(case) + measured + _lint_trajectory(case) + _lint_patterns(case) + missing
+            + _lint_judge_only(case))
 
 
 def lint_cases(cases: list[Case], *, keeps_transcript: bool = True,

@@ -34,7 +34,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff_cmd", "Compare two sessions per case (ids, labels, `latest`, `previous`): difference with a 95% "
                             "Newcombe interval, Fisher's exact p, and improved / regressed / no detectable change."),
     "lint": ("lint_cmd", "Advice on rubrics: vague items, joined criteria, items a rule check decides for free, "
-                            "duplicates, judge-only cases; with history, items that are dead, always fail, redundant, "
+                            "duplicates, judge-only cases, regex patterns with nested quantifiers (they can backtrack "
+                            "past the check's time limit); with history, items that are dead, always fail, redundant, "
                             "unstable or that the judge gets wrong (`scarbook rubric stats`)."),
     "baseline": ("baseline_cmd", "The blessed session CI gates against: scarbook-baseline.json at the project root."),
     "report": ("report_cmd", "The report of a past SESSION (id, label, `latest`; default latest): the case table, and the "

@@ -25,7 +25,8 @@ from scarbook.text import plural
 @friendly_errors
 def lint_command(ctx: click.Context, case_ids: tuple[str, ...]) -> None:
     """Advice on rubrics: vague items, joined criteria, items a rule check decides for free,
-    duplicates, judge-only cases; with history, items that are dead, always fail, redundant, unstable
+    duplicates, judge-only cases, regex patterns with nested quantifiers (they can backtrack past the check's
+    time limit); with history, items that are dead, always fail, redundant, unstable
     or that the judge gets wrong (`scarbook rubric stats`). Advice only: exits 0, or 2 when a case is invalid
     (each one is named)."""
     project = get_project(ctx)

@@ -186,3 +186,18 @@ def test_a_trajectory_check_where_the_agent_keeps_no_transcript_is_flagged():
                             "session will refuse this case")
     assert hint.suggestion == ("turn on record: in scarbook.yaml, use a preset (claude-code, codex), or set "
                                "transcript: true under agent: if the agent writes $SCARBOOK_TRANSCRIPT itself")
+
+
+def test_a_pattern_with_nested_quantifiers_is_flagged_with_its_file_line_and_rewrite(project) -> None:
+    project.case("slow", "id: slow\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n"
+                         "  - {type: output_regex, pattern: '^(\\w+\\s?)*$'}\n"
+                         "  - {type: regex, path: out.txt, pattern: '^[\\w\\s]*$'}\n")
+    result = project.cli("lint")
+    assert result.stdout == (
+        f"slow check 2 [nested-quantifier] {project.cases_dir / 'slow' / 'case.yaml'}:5: output_regex pattern "
+        "`^(\\w+\\s?)*$` nests quantifiers (a repeated group holds a repeat): on text that almost matches it can "
+        "backtrack for seconds to forever, and the check fails after 2 s\n"
+        "    -> rewrite the pattern so a text can match it only one way: no nested quantifiers, no alternatives that "
+        "match the same text (e.g. `(\\w+\\s?)*` as `[\\w\\s]*`, `(a|aa)+` as `a+`)\n"
+        "1 hint in 1 case (advice, not errors)\n")
+    assert result.exit_code == 0
