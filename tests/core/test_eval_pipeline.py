@@ -88,7 +88,7 @@ def test_eval_hands_one_request_down_and_the_project_goes_no_further() -> None:
 
 def test_the_launch_screen_and_eval_start_a_session_through_the_same_use_cases() -> None:
     launch = tree("tui/screens/launch.py")
-    app = tree("tui/app.py")
+    app = tree("tui/session_host.py")  # the App's session side, moved out of tui/app.py
     eval_run = tree("cli/eval_run.py")
     [from_launch] = [c for fn in functions(launch) for c in calls_in(fn, "plan_eval")]
     assert len(from_launch.args) == 1 and not from_launch.keywords
@@ -123,13 +123,13 @@ def test_the_pipeline_list_names_real_files() -> None:
 def test_the_calibration_is_read_once_as_the_session_is_prepared() -> None:
     """session/prepare.py reads history's calibration and hands it on (Preparation.calibration): the report
     and the TUI's live screen take that reading instead of reading calibration.json and history again."""
-    for rel in ("session/report.py", "tui/app.py", "cli/eval_run.py"):
+    for rel in ("session/report.py", "tui/app.py", "tui/session_host.py", "cli/eval_run.py"):
         assert not calls_in(tree(rel), "calibration_for"), f"{rel} reads the calibration again"
     [report] = [fn for fn in functions(tree("session/report.py")) if fn.name == "report_session"]
     assert "calibration" in [a.arg for a in report.args.args], "report_session is handed the calibration"
     [reported] = calls_in(tree("cli/eval_run.py"), "report_session")
     assert "prep.calibration" in [ast.unparse(a) for a in reported.args]
-    assert "calibration=prep.calibration" in ast.unparse(tree("tui/app.py"))
+    assert "calibration=prep.calibration" in ast.unparse(tree("tui/session_host.py"))
 
 
 def test_preparing_writes_no_case_file_and_the_runner_counts_the_runs() -> None:
