@@ -155,10 +155,24 @@ class Source:
         try:
             return parse_json(decode_lenient(line, start, set()))
         except ValueError:
-            # a record too deep (or damaged) to read, followed by another record: still JSON lines
-            if line.rstrip().endswith(b"}") and rest.lstrip().startswith(b"{") and line.lstrip().startswith(b"{"):
+            # a record too deep (or damaged) to read, followed by another record: still JSON lines; so is a log
+            # whose first line is the end of a record (`tail -c`, a log cut at its head), when a record follows
+            if line.rstrip().endswith(b"}") and rest.lstrip().startswith(b"{") and (
+                    line.lstrip().startswith(b"{") or self._second_line_is_a_record(start + len(line))):
                 return _BAD_FIRST
             return _NOT_JSON
+
+    def _second_line_is_a_record(self, offset: int) -> bool:
+        """The first non-empty line from `offset` is a JSON object (read up to RECORDS_BYTES)."""
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            line = fh.readline(RECORDS_BYTES)
+            while line and not line.strip():
+                line = fh.readline(RECORDS_BYTES)
+        try:
+            return isinstance(parse_json(decode_lenient(line, offset, set())), dict)
+        except ValueError:
+            return False
 
     @property
     def is_json_lines(self) -> bool:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from scarbook.cases.io import load_case
 from scarbook.cli import main
-from tests.helpers.hostile_logs import half_emoji_log
+from tests.helpers.hostile_logs import half_emoji_log, head_cut_log
 from tests.helpers.paths import TRANSCRIPTS
 
 REAL = TRANSCRIPTS / "real"
@@ -298,3 +298,30 @@ def test_a_good_artifact_in_utf16_is_refused_with_the_command_that_converts_it(t
                           f"`iconv -f UTF-16 -t UTF-8 {good} > {utf8}` (in PowerShell, `Get-Content {good} | "
                           f"Set-Content -Encoding utf8 {utf8}`), and name that\n")
     assert res.stdout == "" and not (tmp_path / "cases" / "note").exists()
+
+
+def test_a_log_cut_at_its_head_is_read_as_its_format_with_the_cut_line_named(tmp_path):
+    """A Claude Code log whose first line is the end of a record (`tail -c`) was read as plain text, the whole log
+    the artifact and no task, without a word: it is read as Claude Code, the cut line named and skipped."""
+    log = head_cut_log(tmp_path / "tail.jsonl")
+    res = run(tmp_path, "import", str(log), "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ("warning: line 1 is not JSON (Expecting value: line 1 column 1 (char 0)); it was skipped\n"
+                          "warning: the parentUuid chain does not cover this file; every record was kept in file order\n")
+    assert res.stdout.startswith(
+        "format: claude-code\n"
+        "root: /w (paths are relative to it; change it with --root DIR)\n"
+        "task: (none found)\n"
+        "candidates:\n"
+        "  1  answer       final answer  [31 B]\n"
+        "     NOTE.md says we ship on Friday.\n"
+        "  2  file         file NOTE.md (final content)  [11 B]\n"
+        "     Ship Monday\n")
+
+
+def test_a_text_log_whose_first_line_ends_in_a_brace_stays_text(tmp_path):
+    log = tmp_path / "build.log"
+    log.write_text("config loaded {retries: 3}\n{not json either}\nBuild succeeded.\n")
+    res = run(tmp_path, "import", str(log), "--list")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("format: plain\n")
