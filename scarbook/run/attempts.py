@@ -10,7 +10,6 @@ attempt that met it and is handed back, so the runner stops the session.
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,7 +22,7 @@ from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
 from scarbook.models import Attempt, Case, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
-from scarbook.run.causes import Pattern, attribute, compile_patterns, is_infra
+from scarbook.run.causes import Pattern, attribute, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause
@@ -48,13 +47,9 @@ class RunAttempts:
     emit: Emit
     patterns: tuple[Pattern, ...]
     retry_infra: int
-    compiled: dict[str, re.Pattern] = field(default_factory=dict)
     recorder: Recorder | None = None  # record: every model call of every run goes through it
     price: Callable[[str, Usage], float] | None = None  # prices the recorder's measured tokens
     agents: dict[str, Agent] = field(default_factory=dict)  # a session of several agents: each by name
-
-    def __post_init__(self) -> None:
-        self.compiled = compile_patterns(self.patterns)
 
     async def run(self, case: Case, k: int, cancelled: Callable[[], bool],
                   agent: str = "") -> tuple[RunRecord, AbortSession | None, float]:
@@ -112,12 +107,12 @@ class RunAttempts:
                 if summary is not None:
                     apply_recording(record, summary, self.price)
                 record.cause = (recorded_cause(record, summary) if summary is not None else None) or \
-                    attribute(record, facts, patterns_with(self.patterns, summary), compiled=self.compiled)
+                    attribute(record, facts, patterns_with(self.patterns, summary))
             return record, None
         except AbortSession as exc:  # the judge rejected the key: this run has no verdict, nor will any
             record = part.record if part is not None else blank_record(run_ctx, case, k)
             record.status, record.reason = RunStatus.ERROR, exc.message
-            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled, judge_aborted=exc.message)
+            record.cause = attribute(record, facts, self.patterns, judge_aborted=exc.message)
             return record, exc
         except Exception as exc:  # noqa: BLE001 — a harness bug in one run must not take the others down
             record = part.record if part is not None else blank_record(run_ctx, case, k)
@@ -126,7 +121,7 @@ class RunAttempts:
                                        else f"-{Path(run_ctx.session_dir).name}")
             record.reason = f"scarbook could not finish this run: {one_line(exc)} " \
                             f"(traceback in {write_traceback(self.history_dir / f'{name}.traceback.txt')})"
-            record.cause = attribute(record, facts, self.patterns, compiled=self.compiled,
+            record.cause = attribute(record, facts, self.patterns,
                                      scarbook_error=record.reason)
             return record, None
         finally:

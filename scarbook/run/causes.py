@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from scarbook.agents.failure import failure_line
+from scarbook.checks.patterns import PatternTimedOut, search
+from scarbook.checks.spec import REGEX_TIMEOUT_S
 from scarbook.models import AgentStage, Cause, CauseKind, CheckStatus, RunRecord, RunStatus, Vote
 
 AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
@@ -83,7 +85,6 @@ class RunView:
     record: RunRecord
     facts: AgentFacts
     patterns: tuple[Pattern, ...]
-    compiled: dict[str, re.Pattern]
     scarbook_error: str = ""  # scarbook itself failed inside this run (a harness exception)
     judge_aborted: str = ""  # the judge rejected the key: the session stopped here
 
@@ -267,7 +268,10 @@ def _match_patterns(v: RunView) -> Cause | None:
         if not text:
             continue
         for p in v.patterns:
-            m = v.compiled[p.regex].search(text)
+            try:  # bounded: a project's pattern that backtracks on the agent's text must not freeze the session
+                m = search(p.regex, text, REGEX_TIMEOUT_S)
+            except PatternTimedOut:
+                continue  # no evidence either way: the run is judged by the rules below
             if m:
                 return make_cause(p.kind, p.rule, f"{source}: {_line_at(text, m.start())}")
     return None
@@ -318,10 +322,6 @@ RULES: tuple[Rule, ...] = (
 SKIPPED_RULE = "judge-skipped"
 
 
-def compile_patterns(patterns: Iterable[Pattern]) -> dict[str, re.Pattern]:
-    return {p.regex: re.compile(p.regex, re.MULTILINE) for p in patterns}
-
-
 def project_patterns(pairs: Iterable[tuple[str, str]]) -> tuple[Pattern, ...]:
     """scarbook.yaml's `causes:` ((kind, regex) in order, validated by scarbook.config) as patterns,
     each named by where it is written: causes.infra[0], causes.infra[1], causes.case[0]..."""
@@ -339,14 +339,12 @@ def all_patterns(project_patterns: Iterable[Pattern] = ()) -> tuple[Pattern, ...
 
 
 def attribute(record: RunRecord, facts: AgentFacts | None, patterns: tuple[Pattern, ...] = BUILTIN_PATTERNS,
-              *, compiled: dict[str, re.Pattern] | None = None, scarbook_error: str = "",
-              judge_aborted: str = "") -> Cause | None:
+              *, scarbook_error: str = "", judge_aborted: str = "") -> Cause | None:
     """The cause of a run that did not pass; None for a pass, and for an unjudged run whose judge
     checks were not run (the judge was not asked: nobody's fault; the reports count it unjudged)."""
     if record.status == RunStatus.PASS:
         return None
-    view = RunView(record, facts or AgentFacts(), patterns, compiled or compile_patterns(patterns),
-                   scarbook_error, judge_aborted)
+    view = RunView(record, facts or AgentFacts(), patterns, scarbook_error, judge_aborted)
     for rule in RULES:
         evidence = rule.test(view)
         if not evidence:
