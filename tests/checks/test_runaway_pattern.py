@@ -5,13 +5,7 @@ and the session never ended."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-import pytest
-
-from tests.helpers.hostile_project import inline_agent
+from tests.helpers.hostile_project import eval_bounded, inline_agent
 
 # Run 1 answers with text the pattern almost matches (no newline after it: with one, `^` would match the empty
 # last line); the others answer as asked.
@@ -26,15 +20,8 @@ def test_a_backtracking_pattern_on_the_agents_output_fails_that_run_and_the_sess
     inline_agent(project, HOSTILE, "none", "  - {type: output_regex, pattern: '^(\\w+\\s?)*$'}\n",
                  extra="concurrency: 2\nthreshold: 0.5\n")
     project.case("lazy", "id: lazy\ntask: t\nchecks:\n  - {type: output_regex, pattern: '^(\\w+?\\s?)*$'}\n")
-    report = project.root / "report.json"
-    argv = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "eval",
-            "--runs", "4", "-q", "--json", str(report)]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=BOUND_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"scarbook eval did not end within {BOUND_S} s: the pattern's match froze the session")
-    assert "Traceback" not in done.stderr + done.stdout
-    runs = {(r["case_id"], r["k"]): r for r in json.loads(report.read_text())["runs"]}
+    done, doc = eval_bounded(project, 4, BOUND_S, "the pattern's match")
+    runs = {(r["case_id"], r["k"]): r for r in doc["runs"]}
     assert [runs[c, k]["status"] for c in ("c", "lazy") for k in (1, 2, 3, 4)] == ["fail", "pass", "pass", "pass"] * 2
     # regex's guards fail the nested pattern at once, as `re` would have after hours
     assert runs["c", 1]["checks"][0]["detail"] == "output does not match /^(\\w+\\s?)*$/"

@@ -99,3 +99,17 @@ def eval_json(project, runs: int) -> tuple[Any, dict[str, Any], list[dict[str, A
     result = project.cli("eval", "--runs", str(runs), "-q", "--json", str(report))
     doc = json.loads(report.read_text())
     return result, doc, sorted(doc["runs"], key=lambda r: r["k"])
+
+
+def eval_bounded(project, runs: int, bound_s: float, what: str) -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
+    """`scarbook eval --runs RUNS --json` of `project` in a process of its own, which must end within `bound_s`
+    (else the test fails, saying `what` froze the session): its result and the JSON report."""
+    report = project.root / "report.json"
+    argv = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "eval",
+            "--runs", str(runs), "-q", "--json", str(report)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=bound_s)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"scarbook eval did not end within {bound_s} s: {what} froze the session")
+    assert "Traceback" not in done.stderr + done.stdout
+    return done, json.loads(report.read_text())

@@ -5,13 +5,7 @@ gives up at the checks' time limit and the pattern is no evidence either way: th
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-import pytest
-
-from tests.helpers.hostile_project import inline_agent
+from tests.helpers.hostile_project import eval_bounded, inline_agent
 
 HOSTILE = """
 import os, sys
@@ -26,15 +20,8 @@ BOUND_S = 60  # the session takes a few seconds; it used not to end at all
 def test_a_backtracking_cause_pattern_on_the_agents_stderr_does_not_freeze_the_session(project) -> None:
     inline_agent(project, HOSTILE, "none", "  - {type: file_exists, path: out.txt}\n",
                  extra="concurrency: 2\nthreshold: 0.5\nretry_infra: 0\ncauses: {infra: ['^(\\w+?\\s?)*$']}\n")
-    report = project.root / "report.json"
-    argv = [sys.executable, "-c", "from scarbook.entry import main; main()", "-C", str(project.root), "eval",
-            "--runs", "3", "-q", "--json", str(report)]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=BOUND_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"scarbook eval did not end within {BOUND_S} s: the cause pattern's match froze the session")
-    assert "Traceback" not in done.stderr + done.stdout
-    runs = sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
+    done, doc = eval_bounded(project, 3, BOUND_S, "the cause pattern's match")
+    runs = sorted(doc["runs"], key=lambda r: r["k"])
     assert [r["status"] for r in runs] == ["fail", "pass", "pass"]
     assert runs[0]["cause"] == {"kind": "agent", "rule": "agent-exited",
                                 "evidence": "exit code 1; stderr: " + "a" * 40 + "!"}
