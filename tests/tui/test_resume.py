@@ -1,4 +1,4 @@
-"""The sessions screen resumes an interrupted or cancelled session with r: `scarbook resume`'s pipeline
+"""The sessions screen resumes an interrupted, cancelled or aborted session with r: `scarbook resume`'s pipeline
 (session/resume.py plans the missing runs, session/prepare.py prepares them) on the live screen a launch uses.
 The key is offered only where it applies; a refusal is said in session/resume.py's own words.
 
@@ -7,6 +7,7 @@ first run (tests/helpers/stopped_session.py, as tests/cli/test_resume.py builds 
 
 from __future__ import annotations
 
+import json
 from contextlib import asynccontextmanager
 
 import pytest
@@ -39,6 +40,28 @@ def cancelled_then_finished(project, cancelled) -> str:
     return cancelled
 
 
+KEY_REJECTED = ("the judge at http://127.0.0.1:1 rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the session "
+                "stopped before grading more runs: check ANTHROPIC_API_KEY")
+
+
+def aborted(project) -> str:
+    """A session of case c (3 runs planned) that the judge's rejected key aborted at run 2, recorded as the runner
+    records it (an error, cause judge-rejected-key); run 1 kept, run 3 never ran."""
+    sid = stopped_short(project, "aborted", keep=2)
+    runs = project.workspaces / "history" / sid / "runs-c.jsonl"
+    docs = [json.loads(line) for line in runs.read_text().splitlines()]
+    docs[1].update(status="error", reason=KEY_REJECTED,
+                   cause={"kind": "judge", "rule": "judge-rejected-key", "evidence": KEY_REJECTED})
+    runs.write_text("".join(json.dumps(doc) + "\n" for doc in docs))
+    return sid
+
+
+@pytest.fixture(params=["interrupted", "aborted"])
+def stopped(project, request) -> tuple[str, str]:
+    """An interrupted session (as `interrupted`) or an aborted one (`aborted`): its state and id."""
+    return request.param, stopped_short(project) if request.param == "interrupted" else aborted(project)
+
+
 def footer_keys(screen) -> list[str]:
     return [key.description for key in screen.query(FooterKey)]
 
@@ -59,21 +82,22 @@ async def sessions_screen(project, size: tuple[int, int], count: int = 1):
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_r_resumes_an_interrupted_session_on_the_live_screen_to_its_planned_runs(project, interrupted,
-                                                                                       size) -> None:
+async def test_r_resumes_a_stopped_session_on_the_live_screen_to_its_planned_runs(project, stopped, size) -> None:
+    """Aborted: the run that met the judge's rejected key runs again beside the one kept, as `scarbook resume` runs it
+    (that row failed before: no Resume on an aborted session)."""
     from scarbook.tui.screens.live import LiveScreen
 
-    sid = interrupted
+    state, sid = stopped
     async with sessions_screen(project, size) as (pilot, screen):
         app = pilot.app
-        assert screen.sessions[0].state == "interrupted"
+        assert screen.sessions[0].state == state
         assert "Resume" in footer_keys(screen)
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen) and app.live is not None,
                          what="the live screen")
         await wait_for_session(pilot, app.live)
         assert app.live.info is not None and app.live.info.id == sid
-        assert app.live.finished_runs == 3 and app.live.planned == 3  # the run it held, and the two it missed
+        assert app.live.finished_runs == 3 and app.live.planned == 3  # the runs it held, and those it ran now
         await pilot.press("escape")  # back on the sessions: read again, complete, nothing to resume
         await wait_until(pilot, lambda: app.screen is screen and screen.sessions[0].state == "finished",
                          what="the sessions read again")
@@ -81,8 +105,9 @@ async def test_r_resumes_an_interrupted_session_on_the_live_screen_to_its_planne
         assert "Resume" not in footer_keys(screen)
     history = History(project.workspaces)
     info = history.read_session(sid)
-    assert info.state == "finished" and info.recorded == {"c": 3}
-    assert sorted(r.k for r in history.runs(sid)) == [1, 2, 3]
+    runs = history.runs(sid)
+    assert info.state == "finished" and info.recorded == {"c": 3} and not runs.problems
+    assert sorted(r.k for r in runs) == [1, 2, 3] and "error" not in {r.status for r in runs}
     assert len(history.sessions()) == 1  # under its own id
 
 

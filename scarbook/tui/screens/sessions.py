@@ -76,7 +76,7 @@ class SessionsScreen(HostScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("Enter opens a session · space picks two · c compares them side by side · r resumes an "
-                          "interrupted or cancelled one · state: complete, or what makes its figures partial "
+                          "interrupted, cancelled or aborted one · state: complete, or what makes its figures partial "
                           "(cancelled, interrupted, budget-stopped, crashed, judge skipped) · unj = unjudged runs"),
                      id="sessions-help")
         yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
@@ -161,7 +161,8 @@ class SessionsScreen(HostScreen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Resume is shown (and acts) only on an interrupted or cancelled session: the others miss no runs."""
+        """Resume is shown (and acts) only on an interrupted, cancelled or aborted session (session/resume.RESUMABLE):
+        the others miss no runs, or cannot be taken up."""
         if action == "resume":
             info = self._current()
             return info is not None and info.state in RESUMABLE
