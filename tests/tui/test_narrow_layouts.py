@@ -423,3 +423,21 @@ async def test_the_live_screen_names_the_margin_of_a_runs_auto_decision_as_soon_
         assert row[1:4] == ["12/12", "100%", "74–100%"], row  # its numbers as the gate read them (was 76–100%)
         await pilot.press("escape", "y")  # cancel it: asked, then yes
         await wait_until(pilot, lambda: app.live.done, what="the session to end")
+
+
+@pytest.mark.parametrize("size", [NARROW, WIDE])
+async def test_the_new_case_editor_shows_every_placeholder_whole(project_root, size):  # noqa: F811
+    """n opens the editor on a new case: each empty field's placeholder (what to type there) fits its field; at 80
+    columns "failed artifact" and "artifact at" were cut mid-sentence ("… — the", "(empty:")."""
+    from rich.cells import cell_len
+    from textual.widgets import Input
+
+    from tests.helpers.tui_fixtures import new_case_editor
+
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await new_case_editor(pilot)
+        await pilot.pause()
+        cut = {field.id: (str(field.placeholder), field.content_region.width) for field in app.screen.query(Input)
+               if field.placeholder and not field.value and cell_len(str(field.placeholder)) > field.content_region.width}
+        assert cut == {}

@@ -152,11 +152,11 @@ class EditorScreen(HostScreen):
                                                placeholder="e.g. false-completion-claim"))
         yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
         yield from self._field("failed artifact", Input(scar.failed_artifact or "", id="scar-failed",
-                               placeholder="scar/artifact.txt, or a file to copy into scar/ — the checks must FAIL it"))
+                               placeholder="a file the checks must FAIL (copied into scar/)"))
         yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
                                placeholder="optional: a file the checks must PASS"))
         yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
-                               placeholder="where it goes: output, or a workspace path (empty: guessed)"))
+                               placeholder="output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
             yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact or '', one_line=True)}:\n", style="bold") + preview,
@@ -166,7 +166,7 @@ class EditorScreen(HostScreen):
         """The part of the form below the first screenful (rubric, checks, seed files)."""
         c = self.case
         yield Label("rubric items (one judgeable statement each; Enter on one to edit it)", classes="section")
-        yield ItemList(self._rubric(), name="rubric", placeholder="a statement the judge grades PASS/FAIL",
+        yield ItemList(self._rubric(), name="rubric", placeholder="a statement graded PASS/FAIL",
                        id="rubric", notes=self.notes, keys=self._rubric_ids())
         yield Static("", id="lint-hints", classes="hints")
         yield Label("checks in cost order (the first failure stops the run); Enter: choose a type", classes="section")
