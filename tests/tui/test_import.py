@@ -624,3 +624,32 @@ async def test_a_log_of_thousands_of_tool_calls_makes_each_calls_input_and_resul
         assert [str(n.label) for n in inputs.children] == ["command: pytest -k t1500"]
         assert str(result.label) == "→ result: 1500 passed"
         assert not calls[1_499].children
+
+
+@pytest.mark.parametrize("where", ["reading", "showing"])
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_bug_in_reading_a_log_is_said_and_the_screen_takes_keys(project_root, monkeypatch, size, where):
+    """A reader's bug (half an emoji once made candidates() raise) left the screen frozen: no candidates, no id,
+    no error, and only escape worked. Forced here by a reader that raises, in the load's thread or as the
+    transcript is shown: the error names the file and what to do, and the path field takes the next file."""
+    from scarbook.tui.screens import import_scar
+
+    def broken(*args, **kwargs):
+        raise ValueError("a reader's bug")
+    name = "load_transcript" if where == "reading" else "candidates"
+    original = getattr(import_scar, name)
+    monkeypatch.setattr(import_scar, name, broken)
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot)
+        await open_path(pilot, CLAUDE)
+        error = screen.query_one("#import-error")
+        await wait_until(pilot, lambda: plain(error) != "", what="the error")
+        assert plain(error) == (f"{CLAUDE}: scarbook failed reading this log (ValueError: a reader's bug) — a bug in "
+                                f"scarbook: please report it with the log; meanwhile `scarbook import {CLAUDE} "
+                                "--format plain` keeps the whole file as the failed artifact")
+        assert screen.transcript is None and app.focused is screen.query_one("#import-path", Input)
+        monkeypatch.setattr(import_scar, name, original)  # the next file reads: the screen took the keys
+        await open_path(pilot, NATIVE)
+        await loaded(pilot, screen, NATIVE)
+        assert screen.transcript is not None and results == []

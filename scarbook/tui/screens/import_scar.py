@@ -13,6 +13,7 @@ Every ScarbookError (unreadable file, unknown format, bad or taken id) is shown 
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from rich.text import Text
@@ -62,6 +63,13 @@ PREVIEW_CHARS = 2000  # the artifact is saved whole; the pane shows its start
 def list_case_ids(cases_dir: Path) -> set[str]:
     """The names in cases/ (read in the load worker, off the UI thread)."""
     return {p.name for p in cases_dir.iterdir()} if cases_dir.is_dir() else set()
+
+
+def reader_bug(path: Path, exc: Exception) -> str:
+    """What the screen says when reading a log failed in a way scarbook did not expect (a bug of its own)."""
+    return (f"{path}: scarbook failed reading this log ({type(exc).__name__}: {exc}) — a bug in scarbook: please "
+            f"report it with the log; meanwhile `scarbook import {shlex.quote(str(path))} --format plain` keeps the whole file as the "
+            "failed artifact")
 
 
 def candidate_prompt(c: Candidate, good: bool = False) -> Text:
@@ -186,6 +194,9 @@ class ImportScreen(HostScreen[str | None]):
         except OSError as exc:  # load_transcript words its own; this is the last line of defence
             self._from_worker(self._load_failed, path, f"{path}: {exc.strerror or exc}")
             return
+        except Exception as exc:  # noqa: BLE001 — a reader's bug: said, never a screen that takes no key
+            self._from_worker(self._load_failed, path, reader_bug(path, exc))
+            return
         try:  # the ids taken, for the suggested one (creating the draft checks again)
             taken = list_case_ids(self.app.project.cases_dir)
         except OSError:
@@ -214,6 +225,14 @@ class ImportScreen(HostScreen[str | None]):
     def _show_transcript(self, path: Path, t: Transcript, taken: set[str]) -> None:
         if self not in self.app.screen_stack:  # the user left while it was loading
             return
+        try:
+            self._fill_from(path, t, taken)
+        except Exception as exc:  # noqa: BLE001 — a bug in what reads the log: said, and the keys work
+            self.transcript = self.transcript_path = None
+            self.refresh_bindings()
+            self._load_failed(path, reader_bug(path, exc))
+
+    def _fill_from(self, path: Path, t: Transcript, taken: set[str]) -> None:
         self.transcript, self.transcript_path = t, path
         self.refresh_bindings()
         self.cands, self.seeds, self.hints = candidates(t), suggest_seeds(t), {}
