@@ -265,6 +265,10 @@ def test_a_session_the_judge_aborted(project_root, snap_compare, judge_server):
         assert app.live.abort_message.endswith(
             "the session stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / "
             "judge.base_url in scarbook.yaml) or start scarbook without it: the TUI then runs the rule checks only")
+        # and how the TUI finishes it once the key is fixed (it said nothing of the runs kept, nor of resuming)
+        status = str(app.screen.query_one("#live-status").render())
+        assert status.endswith(f"{app.live.abort_message}\nits finished runs are kept: once the key is fixed, r on "
+                               "the sessions screen (h) runs the rest of it"), status
         # The loopback port changes from run to run: the frame shows PORT in its place.
         app.live.abort_message = app.live.abort_message.replace(port, "PORT")
         app.screen.refresh_from_live()

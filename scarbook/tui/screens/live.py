@@ -277,7 +277,7 @@ class LiveScreen(HostScreen):
         if live.margin_line():
             status += f"\n{live.margin_line()}"
         if live.abort_message:
-            status += f"\n{live.abort_message}"
+            status += f"\n{live.abort_message}" + _resume_words(live)
         final = live.final_versus
         if final is not None:  # a session of several agents, ended: each candidate's quality and cost together
             status += "".join(f"\n{headline(final, name)}" for name in final.candidates)
@@ -351,3 +351,12 @@ class LiveScreen(HostScreen):
             return
         case = self.live.cases[table.cursor_row // max(1, len(self.live.agent_names))]  # (a row per agent)
         self.app.post_message(OpenReview(self.live.info.id, case.id))
+
+
+def _resume_words(live: LiveSession) -> str:
+    """Under a session the judge's rejected key aborted, when `scarbook resume` can finish it: how the TUI does."""
+    from scarbook.session.resume import resume_hint  # only for an aborted session: not on the screen's way in
+
+    if live.info is None or not live.done or not resume_hint(live.info):
+        return ""
+    return "\nits finished runs are kept: once the key is fixed, r on the sessions screen (h) runs the rest of it"
