@@ -10,7 +10,15 @@ kernel, a /proc that hides it) the count is None and a SIGKILL stays the machine
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 VMSTAT = "/proc/vmstat"
+# A run's "before" count may be this old: /proc/vmstat sums every counter of every CPU to answer (0.05-0.2 ms, a
+# few % of a trivial run), and an OOM kill between the count and the agent's start only gives the agent the
+# benefit of the doubt (the count moved: the machine's), as a concurrent run's kill does.
+BEFORE_MAX_AGE_S = 1.0
+_last: tuple[float, int | None] = (float("-inf"), None)
 
 
 def oom_kills() -> int | None:
@@ -27,6 +35,18 @@ def oom_kills() -> int | None:
             except (IndexError, ValueError):
                 return None
     return None
+
+
+def recent_oom_kills(clock: Callable[[], float] = time.monotonic) -> int | None:
+    """oom_kills() as of at most BEFORE_MAX_AGE_S ago: read once a second however many runs start (runs on
+    several threads at once may each read it: harmless)."""
+    global _last
+    at, count = _last
+    now = clock()
+    if now - at > BEFORE_MAX_AGE_S:
+        count = oom_kills()
+        _last = (now, count)
+    return count
 
 
 def moved(before: int | None, after: int | None) -> int | None:

@@ -50,7 +50,7 @@ from scarbook.models import (
     WorkspaceDiff,
 )
 from scarbook.proc.leftovers import PROJECT_VAR
-from scarbook.proc.oom import moved, oom_kills
+from scarbook.proc.oom import moved, oom_kills, recent_oom_kills
 from scarbook.proc.trips import off_loop
 from scarbook.run.causes import AGENT_DID_NOT_FINISH, SIGKILL, TAIL_BYTES, AgentFacts, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
@@ -132,7 +132,7 @@ def case_folder(session_dir: str, case_id: str) -> Path:
 
 def _prepared(case: Case, ws: Path, manifest: SeedManifest) -> tuple[Snapshot, int | None]:
     """The run's workspace laid, and the kernel's count of OOM kills just before its agent starts."""
-    return prepare_workspace(case, ws, manifest), oom_kills()
+    return prepare_workspace(case, ws, manifest), recent_oom_kills()
 
 
 def unprepared(ws: Path, exc: OSError | safefs.Refused | SeedChanged) -> str:

@@ -56,3 +56,4 @@ def oom_killer_kills_meanwhile(monkeypatch) -> None:
     from scarbook.run import session_run
     count = itertools.count(1000)
     monkeypatch.setattr(session_run, "oom_kills", lambda: next(count))
+    monkeypatch.setattr(session_run, "recent_oom_kills", lambda: next(count))

@@ -79,6 +79,22 @@ def test_the_count_is_read_from_vmstat_and_unknown_when_it_is_not_there(tmp_path
     assert (oom.moved(7, 9), oom.moved(None, 9), oom.moved(7, None)) == (2, None, None)
 
 
+def test_the_count_before_a_run_is_read_at_most_once_a_second(tmp_path, monkeypatch) -> None:
+    """/proc/vmstat costs 0.05-0.2 ms to read: a run's "before" count may be up to a second old."""
+    vmstat = tmp_path / "vmstat"
+    monkeypatch.setattr(oom, "VMSTAT", str(vmstat))
+    monkeypatch.setattr(oom, "_last", (float("-inf"), None))
+    now = [100.0]
+    vmstat.write_bytes(b"oom_kill 3\n")
+    assert oom.recent_oom_kills(lambda: now[0]) == 3
+    vmstat.write_bytes(b"oom_kill 5\n")
+    now[0] += 0.9
+    assert oom.recent_oom_kills(lambda: now[0]) == 3  # not read again
+    now[0] += 0.2
+    assert oom.recent_oom_kills(lambda: now[0]) == 5
+    assert oom.oom_kills() == 5  # the count after a run is always read
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc/vmstat is Linux's")
 def test_this_kernel_counts_oom_kills() -> None:
     assert isinstance(oom.oom_kills(), int)
