@@ -164,8 +164,9 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
             why = f"the judge batch could not be submitted: {down.detail}"
             info.note = f"{why} ({plural(len(plan.checks), 'waiting judge check')}: an error each)"
             return _finish(history, info, plan, runs, patterns, _all_failed(plan, why))
-        except AbortSession as exc:
-            _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message))
+        except AbortSession as exc:  # the key was rejected: each waiting run met it (resume runs them again)
+            _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message),
+                    {p.ref: exc.message for p in plan.checks})
             raise
         ids[n] = status.id
         assert info.batch is not None
@@ -231,8 +232,11 @@ def _all_failed(plan: BatchPlan, why: str) -> list[CheckResult]:
 
 
 def _finish(history: History, info: SessionInfo, plan: BatchPlan, runs: list[RunRecord],
-            patterns: tuple[Pattern, ...], graded: list[CheckResult]) -> list[RunRecord]:
-    """Put each graded check in its run, give the run its verdict and cause, rewrite those runs."""
+            patterns: tuple[Pattern, ...], graded: list[CheckResult],
+            rejected: dict[str, str] | None = None) -> list[RunRecord]:
+    """Put each graded check in its run, give the run its verdict and cause, rewrite those runs. `rejected`: the
+    checks (by ref) the judge's rejected key stopped, with its message: a run whose verdict one of them decided has
+    the cause judge-rejected-key, as online, so `scarbook resume` runs it again once the key is fixed."""
     by_run = {(r.case_id, r.k): r for r in runs}
     touched: dict[str, list[RunRecord]] = {}
     for pending, result in zip(plan.checks, graded, strict=True):
@@ -242,14 +246,18 @@ def _finish(history: History, info: SessionInfo, plan: BatchPlan, runs: list[Run
         run.checks[pending.index] = result
         if run not in touched.setdefault(run.case_id, []):
             touched[run.case_id].append(run)
-    waited = {(p.case_id, p.k, p.index) for p in plan.checks}
+    waited = {(p.case_id, p.k, p.index): (rejected or {}).get(p.ref, "") for p in plan.checks}
     for case_runs in touched.values():
         for run in case_runs:
-            _stop_after_first_miss(run, sorted(i for c, k, i in waited if (c, k) == (run.case_id, run.k)))
+            mine = sorted(i for c, k, i in waited if (c, k) == (run.case_id, run.k))
+            _stop_after_first_miss(run, mine)
             run.status, run.reason = verdict_of(run.checks)
             run.judge_usage, run.judge_calls = usage_of_checks(run.checks)
+            # (a check the key stopped counts only while it is not `not run` behind an earlier miss)
+            aborted = next((why for i in mine if (why := waited[run.case_id, run.k, i])
+                            and run.checks[i].status == CheckStatus.ERROR), "")
             # the run reached the judge, so its agent finished (not crashed, not timed out)
-            run.cause = attribute(run, AgentFacts(exit_code=run.exit_code), patterns)
+            run.cause = attribute(run, AgentFacts(exit_code=run.exit_code), patterns, judge_aborted=aborted)
     for case_id, case_runs in touched.items():
         history.replace_runs(info.id, case_id, case_runs)
     info.state = SessionState.RUNNING  # judged: the session ends as a normal one now

@@ -1,0 +1,66 @@
+"""A --judge-batch session whose judge rejects the key (401) is one a fixed key finishes, as an online session's
+is: every run the rejected key touched carries the cause judge-rejected-key, so `scarbook resume` runs exactly those
+again; where part of the batch is at the API already, the session stays judging and resume collects it. The real
+anthropic SDK against the tests' Messages-API server (tests/helpers/judge_server.py)."""
+
+from __future__ import annotations
+
+import json
+
+from scarbook.history.store import History
+from tests.helpers.judge_server import judge_server, status_reply, text_reply, tool_reply  # noqa: F401
+from tests.run.test_batch_session import REPLIES, project, scarbook, verdicts  # noqa: F401
+
+
+def why(judge_server) -> str:
+    return (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); the session "
+            "stopped before grading more runs: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in "
+            "scarbook.yaml) or run with --skip-judge")
+
+
+def causes(project, sid: str) -> list[tuple[int, str, str | None]]:
+    history = History(project / "workspaces")
+    return [(r.k, r.status, r.cause.rule if r.cause else None) for r in history.runs(sid, info=history.read_session(sid))]
+
+
+def keys(judge_server) -> list[tuple[str, str]]:
+    return [(r["path"], r["headers"].get("authorization", "")) for r in judge_server.requests]
+
+
+def gate_of(report) -> dict:
+    data = json.loads(report.read_text())
+    return {c["case_id"]: (c["passes"], c["fails"], c["errors"], c["decision"]) for c in data["cases"]}
+
+
+def test_a_refused_batch_submission_marks_its_runs_so_resume_runs_them_again(project, judge_server, monkeypatch):
+    """Before: the runs that waited for the refused batch were errors with the cause judge-error, so `scarbook resume`
+    ran none of them ("0 missing runs") and marked the session finished with its 3 errors."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+    judge_server.batch_create_statuses.append(401)
+    aborted = scarbook(project, "eval", "-q", "--judge-batch")
+    history = History(project / "workspaces")
+    (info,) = history.sessions()
+    sid = info.id
+    assert aborted.exit_code == 3
+    assert (f"scarbook: session aborted: {why(judge_server)}\nscarbook: its finished runs are kept: once the key is "
+            f"fixed, `scarbook resume {sid}` runs the rest of the session\n") in aborted.output
+    assert info.state == "aborted"
+    assert causes(project, sid) == [(k, "error", "judge-rejected-key") for k in (1, 2, 3)]
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    resumed = scarbook(project, "resume", sid, "--json", str(project / "resumed.json"))
+    assert resumed.exit_code == 1, resumed.output
+    assert (f"resuming session {sid}: 3 missing runs of 1 case (3 runs that met the judge's rejected key run "
+            "again)\n") in resumed.output
+    assert causes(project, sid) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
+    (info,) = history.sessions()
+    assert info.state == "finished" and info.note == "" and info.recorded == {"judge-me": 3}
+    assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked")] + [
+        ("/v1/messages", "Bearer sk-fixed")] * 3
+    # the same project run afresh, uninterrupted: the same verdicts, gate and exit code
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    fresh = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache", "--json", str(project / "fresh.json"))
+    assert fresh.exit_code == 1, fresh.output
+    assert verdicts(project / "resumed.json") == verdicts(project / "fresh.json")
+    assert gate_of(project / "resumed.json") == gate_of(project / "fresh.json") == {"judge-me": (2, 1, 0, "below")}
