@@ -19,7 +19,10 @@ Rules (each `LintHint.rule`):
 - `judge-only`       a case whose only checks are LLM judges.
 - `nested-quantifier` a regex or output_regex pattern with a repeat inside a repeated group (`^(\\w+\\s?)*$`): on
                      text that almost matches it backtracks for seconds to forever, so the check fails at its time
-                     limit (checks/patterns.py); names the case file and line, and the rewrite.
+                     limit (checks/patterns.py); names the case file and line, and the rewrite. Not said when
+                     each turn of the inner repeat must end on a character it cannot match (`(\\d+\\.)+`).
+- `overlapping-alternatives` a repeated choice that spells one text in two ways (`(a|aa)+`, `(aa?)+`): the
+                     same runaway (checks/backtrack.py reads both).
 With each item's figures across history (stats/items.py; `scarbook lint` reads them when there is history):
 - `dead-item`        an item that never failed in 100+ runs over 3+ sessions: it costs and decides nothing.
 - `always-fails`     an item that failed in every one of them.
@@ -35,7 +38,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scarbook.checks.patterns import REWRITE, nests_quantifiers
+from scarbook.checks.backtrack import Runaway, runaway
+from scarbook.checks.patterns import REWRITE
 from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS
 from scarbook.models import Case, ItemFlag
 from scarbook.stats.items import ItemFigures
@@ -311,13 +315,15 @@ def _lint_patterns(case: Case) -> list[LintHint]:
     hints = []
     for i, check in enumerate(case.checks):
         pattern = str(check.params.get("pattern", "")) if check.type in ("regex", "output_regex") else ""
-        if not pattern or not nests_quantifiers(pattern):
+        way = runaway(pattern) if pattern else None
+        if way is None:
             continue
         where = f"{case.root / 'case.yaml'}{f':{check.line}' if check.line else ''}: " if case.root else ""
-        hints.append(LintHint(case.id, i, None, "nested-quantifier",
-                              f"{where}{check.type} pattern `{pattern}` nests quantifiers (a repeated group holds a "
-                              "repeat): on text that almost matches it can backtrack for seconds to forever, and the "
-                              f"check fails after {REGEX_TIMEOUT_S:g} s",
+        what = ("nests quantifiers (a repeated group holds a repeat)" if way == Runaway.NESTED else
+                "repeats alternatives that can match the same text (`a|aa`: \"aa\" is one turn or two)")
+        hints.append(LintHint(case.id, i, None, str(way),
+                              f"{where}{check.type} pattern `{pattern}` {what}: on text that almost matches it can "
+                              f"backtrack for seconds to forever, and the check fails after {REGEX_TIMEOUT_S:g} s",
                               REWRITE, None, None))
     return hints
 

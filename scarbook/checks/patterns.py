@@ -1,5 +1,5 @@
 """A case's regular expression on agent-written text, bounded: the `regex` and `output_regex` checks match
-here, and lint asks here whether a pattern nests quantifiers.
+here (lint's advice on patterns that can run away is backtrack.py's).
 
 Python's `re` holds the GIL for the whole match and cannot be stopped, so a pattern such as `^(\\w+\\s?)*$`
 on text the agent chose backtracks for seconds to forever while every other run, the event loop, the live
@@ -14,7 +14,6 @@ the same text (`(a|aa)+`), still backtrack to the limit.
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from typing import Any
 
@@ -47,35 +46,3 @@ def _compiled(pattern: str) -> Any:
         return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
         raise re.error(str(exc)) from None
-
-
-def nests_quantifiers(pattern: str) -> bool:
-    """Whether a repeated part of the pattern (`*`, `+`, `{2,}`) holds another repeat: `(\\w+\\s?)*`, `(a+)+`.
-    Read with the parser `re` compiles with (private: when it moves, no pattern is said to nest — this
-    only feeds advice)."""
-    try:
-        parser = importlib.import_module("re._parser")
-        parsed = parser.parse(pattern, re.MULTILINE)
-    except Exception:  # noqa: BLE001 — an invalid pattern is said elsewhere; a moved parser gives no advice
-        return False
-    # (a possessive repeat, `\w++`, never gives back what it took: it cannot backtrack, so it is not counted)
-    return _nested(parsed, (parser.MAX_REPEAT, parser.MIN_REPEAT), inside_repeat=False)
-
-
-def _nested(items: Any, repeats: tuple[Any, ...], inside_repeat: bool) -> bool:
-    for op, av in items:
-        if op in repeats and av[1] > 1:
-            if inside_repeat or _nested(av[2], repeats, inside_repeat=True):
-                return True
-        elif any(_nested(sub, repeats, inside_repeat) for sub in _parts(av)):
-            return True
-    return False
-
-
-def _parts(av: Any) -> list[Any]:
-    """The sub-patterns an item holds (a group's body, an alternation's branches, a lookaround's body)."""
-    if hasattr(av, "data"):
-        return [av]
-    if isinstance(av, (tuple, list)):
-        return [part for x in av for part in _parts(x)]
-    return []

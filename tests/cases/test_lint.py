@@ -188,6 +188,20 @@ def test_a_trajectory_check_where_the_agent_keeps_no_transcript_is_flagged():
                                "transcript: true under agent: if the agent writes $SCARBOOK_TRANSCRIPT itself")
 
 
+def test_a_repeated_choice_that_spells_a_text_twice_is_flagged_and_a_delimited_nest_is_not(project) -> None:
+    project.case("alt", "id: alt\ntask: t\nchecks:\n  - {type: output_regex, pattern: '^(a|aa)+$'}\n"
+                        "  - {type: regex, path: out.txt, pattern: '^(\\d+\\.)+\\d+$'}\n")
+    result = project.cli("lint")
+    assert result.stdout == (
+        f"alt check 1 [overlapping-alternatives] {project.cases_dir / 'alt' / 'case.yaml'}:4: output_regex pattern "
+        "`^(a|aa)+$` repeats alternatives that can match the same text (`a|aa`: \"aa\" is one turn or two): on text "
+        "that almost matches it can backtrack for seconds to forever, and the check fails after 2 s\n"
+        "    -> rewrite the pattern so a text can match it only one way: no nested quantifiers, no alternatives that "
+        "match the same text (e.g. `(\\w+\\s?)*` as `[\\w\\s]*`, `(a|aa)+` as `a+`)\n"
+        "1 hint in 1 case (advice, not errors)\n")
+    assert result.exit_code == 0
+
+
 def test_a_pattern_with_nested_quantifiers_is_flagged_with_its_file_line_and_rewrite(project) -> None:
     project.case("slow", "id: slow\ntask: t\nchecks:\n  - {type: file_exists, path: out.txt}\n"
                          "  - {type: output_regex, pattern: '^(\\w+\\s?)*$'}\n"

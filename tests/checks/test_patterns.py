@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scarbook.checks import CheckContext, run_check
-from scarbook.checks.patterns import nests_quantifiers, search
+from scarbook.checks.backtrack import Runaway, runaway
+from scarbook.checks.patterns import search
 from scarbook.models import Case, CauseKind, Check, CheckStatus
 
 NESTED = r"^(\w+\s?)*$"  # `re` backtracks on HOSTILE for hours; regex's guards fail it at once
@@ -78,22 +79,56 @@ async def test_the_event_loop_runs_while_a_pattern_backtracks(tmp_path: Path) ->
     assert during >= 20, f"the loop ticked {during} times in the match's second or more"
 
 
-@pytest.mark.parametrize("pattern,nested", [
-    (NESTED, True),
-    (r"(a+)+b", True),
-    (r"^(?:\d+,?)*$", True),
-    (r"(x|(ab)*)+", True),
-    (r"(?=(a*)*)", True),
-    (r"\w+\s?", False),
-    (r"^[\w\s]*$", False),
-    (r"(ab)+c", False),
-    (r"(a+)?", False),
-    (r"(\w++\s?)*", False),  # possessive: it never gives back, so it cannot backtrack
-    (r"contains (one|1) line", False),
-    (r"(", False),  # invalid: said by the case's validation, not here
+NEST, ALT = Runaway.NESTED, Runaway.ALTERNATIVES
+
+
+@pytest.mark.parametrize("pattern,way", [
+    (NESTED, NEST),
+    (LAZY, NEST),
+    (r"(a+)+b", NEST),
+    (r"^(?:\d+,?)*$", NEST),
+    (r"(x|(ab)*)+", NEST),
+    (r"(?=(a*)*)", NEST),
+    (r"(\d+\.\d+)+", NEST),  # the last \d+ and the next turn's first meet with nothing between them
+    (r"(a{2,3})+", NEST),
+    (r"\w+\s?", None),
+    (r"^[\w\s]*$", None),
+    (r"(ab)+c", None),
+    (r"(a+)?", None),
+    (r"(\w++\s?)*", None),  # possessive: it never gives back, so it cannot backtrack
+    (r"contains (one|1) line", None),
+    (r"(", None),  # invalid: said by the case's validation, not here
+    # each turn of the inner repeat must end on a character it cannot match: one way to split any text
+    (r"(\d+\.)+", None),
+    (r"^(\w+\.)+\w+$", None),
+    (r"(\w+\s)*", None),
+    (r"(\.\d+)+", None),
+    (r"(a+b+)*", None),
+    (r"(\s*,\s*\w+)*", None),
+    (r"((\d+)\.)+", None),
+    # a repeated choice that spells one text in two ways
+    (r"^(a|aa)+$", ALT),
+    (r"(a|a)+", ALT),
+    (r"^(\w|\w\w)+$", ALT),
+    (r"(aa?)+", ALT),
+    (r"^(?:ab|a)+c?$", None),  # "ab" cannot be two turns: no turn starts with b
+    (r"(\w|\d)+", None),  # re (and regex) read it as the one set [\w\d]
 ])
-def test_nested_quantifiers_are_spotted(pattern: str, nested: bool) -> None:
-    assert nests_quantifiers(pattern) is nested
+def test_patterns_that_can_run_away_are_spotted(pattern: str, way: Runaway | None) -> None:
+    assert runaway(pattern) == way
+
+
+@pytest.mark.parametrize("pattern,text", [
+    (r"^(\d+\.)+$", "1." * 5000 + "x"),
+    (r"^(\s*,\s*\w+)*$", ", ab" * 5000 + "!"),
+    (r"^(a+b+)*$", "ab" * 5000 + "a!"),
+])
+def test_what_is_not_flagged_does_not_run_away(pattern: str, text: str) -> None:
+    """The patterns the reading lets through end at once on the text that makes their nested twins run away."""
+    assert runaway(pattern) is None
+    start = time.monotonic()
+    assert search(pattern, text, 10.0) is None
+    assert time.monotonic() - start < 5.0
 
 
 # Patterns as cases write them (README, the bundled cases, rule_proposals, the tests): the matcher must find
