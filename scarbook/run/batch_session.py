@@ -135,8 +135,9 @@ async def _adopt(judge: Judge, info: SessionInfo, n: int, part: list[PendingChec
 async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan: BatchPlan, runs: list[RunRecord],
                          patterns: tuple[Pattern, ...], poll_s: float, emit: Callable[[Event], None]) -> list[RunRecord]:
     """Submit (what no recorded batch holds), wait, grade; the session's runs with the waiting ones
-    judged (written to history in their place). Raises StillJudging when the results are not in;
-    AbortSession when the judge rejected the key (the waiting runs are then recorded as errors)."""
+    judged (written to history in their place). Raises StillJudging when the results are not in (a batch is at
+    the API: the key rejected after one was sent leaves it there too); AbortSession when the judge rejected the key
+    before any was sent (the waiting runs are then recorded as errors whose cause is judge-rejected-key)."""
     parts = plan.chunks(MAX_REQUESTS, MAX_BYTES)
     ids = recorded_ids(info, len(parts))
     info.note = ""  # a resumed session's "is judging" note; how this ends sets its own
@@ -157,17 +158,17 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
                 info.batch = info.batch.updated(sending={**(info.batch.sending or {}), str(n): now_iso()})
                 history.update_session(info)
                 status = await submit(judge, part)
-        except JudgeUnavailable as down:
-            if any(ids):  # part of it is sent (and paid for): resume sends the rest
-                raise StillJudging(f"judge batch {n + 1} of {len(parts)} could not be submitted: {down.detail}") from None
+        except (JudgeUnavailable, AbortSession) as exc:
+            why = exc.detail if isinstance(exc, JudgeUnavailable) else exc.message
+            if any(ids):  # part of it is sent (and paid for): resume (with the key fixed) sends the rest
+                raise StillJudging(f"judge batch {n + 1} of {len(parts)} could not be submitted: {why}") from None
+            if isinstance(exc, AbortSession):  # the key was rejected: each waiting run met it (resume runs them again)
+                _finish(history, info, plan, runs, patterns, _all_failed(plan, why), {p.ref: why for p in plan.checks})
+                raise
             # as online: the judge could not be reached, each waiting run errors (and the session says why)
-            why = f"the judge batch could not be submitted: {down.detail}"
+            why = f"the judge batch could not be submitted: {why}"
             info.note = f"{why} ({plural(len(plan.checks), 'waiting judge check')}: an error each)"
             return _finish(history, info, plan, runs, patterns, _all_failed(plan, why))
-        except AbortSession as exc:  # the key was rejected: each waiting run met it (resume runs them again)
-            _finish(history, info, plan, runs, patterns, _all_failed(plan, exc.message),
-                    {p.ref: exc.message for p in plan.checks})
-            raise
         ids[n] = status.id
         assert info.batch is not None
         info.batch = info.batch.updated(id=ids[0], ids=tuple(ids), submitted_at=now_iso())

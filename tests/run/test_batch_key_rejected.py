@@ -64,3 +64,32 @@ def test_a_refused_batch_submission_marks_its_runs_so_resume_runs_them_again(pro
     assert fresh.exit_code == 1, fresh.output
     assert verdicts(project / "resumed.json") == verdicts(project / "fresh.json")
     assert gate_of(project / "resumed.json") == gate_of(project / "fresh.json") == {"judge-me": (2, 1, 0, "below")}
+
+
+def test_a_key_rejected_after_part_of_the_batch_was_sent_leaves_it_for_resume(project, judge_server, monkeypatch):
+    """A session past the batch limits is sent in chunks; a key rejected at the second leaves the first at the API,
+    paid for: the session stays judging (as when the key is rejected while the batch is polled) and resume, with the
+    key fixed, sends only the rest. Before: every run, the first chunk's too, was an error (judge-error) of a session
+    aborted, and resume ran none of them."""
+    from scarbook.run import batch_session
+
+    monkeypatch.setattr(batch_session, "MAX_REQUESTS", 2)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.batch_create_statuses.extend([200, 401])
+    stopped = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache")
+    assert stopped.exit_code == 3
+    (info,) = History(project / "workspaces").sessions()
+    (first,) = judge_server.batches
+    assert info.state == "judging" and info.batch.batch_ids == [first, None]
+    assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {first} (judge batch 2 of 2 "
+            f"could not be submitted: {why(judge_server)}) — `scarbook resume {info.id}` collects the verdicts and "
+            "finishes the session (exit 3: no verdict until then)\n") in stopped.output
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
+    resumed = scarbook(project, "resume", "-q", info.id)
+    assert resumed.exit_code == 1, resumed.output
+    assert [len(b["requests"]) for b in judge_server.batches.values()] == [2, 1]  # only the unsent chunk again
+    assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked")] * 2 + [
+        ("/v1/messages/batches", "Bearer sk-fixed")]
+    assert causes(project, info.id) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
+    assert History(project / "workspaces").read_session(info.id).state == "finished"
