@@ -19,10 +19,14 @@ if TYPE_CHECKING:
     from scarbook.reports.write import WrittenReports
 
 
+EXAMPLE_NAMES = {"--json": "report.json", "--junit": "report.xml", "--html": "report.html", "--import": "labels.csv",
+                 "--export": "labels.csv"}
+
+
 class NamedFile(click.Path):
     """A file an option names (a report to write, labels to read): an empty name — `--junit "$OUT"` with OUT
     unset — is refused, not taken as the option not given (no file was written and the command said nothing),
-    and so is a name ending in / (`--html out/` wrote the file `out`)."""
+    and so are a name ending in / (`--html out/` wrote the file `out`) and `-`, which is no stream here."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(dir_okay=False, **kwargs)
@@ -30,6 +34,11 @@ class NamedFile(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail(f"{value!r} names no file (was the variable it came from unset?) — give a file name", param, ctx)
+        if value == "-":  # not stdout: the table is printed there (`eval --json - | jq .` wrote a file named '-')
+            example = next((f"{o} {name}" for o in (param.opts if param else ()) if (name := EXAMPLE_NAMES.get(o))), "")
+            self.fail("'-' would be a file named '-', not standard output or input (scarbook prints its table on "
+                      "standard output and reads and writes these files by name) — give a file name"
+                      + (f", e.g. {example}" if example else ""), param, ctx)
         if isinstance(value, str) and value.endswith(("/", os.sep)):  # written as a file named without the slash
             self.fail(f"{value!r} ends in {value[-1]}, so it names a folder, not a file — give the file's name, "
                       f"e.g. {value}FILE", param, ctx)

@@ -135,6 +135,27 @@ def test_a_file_name_ending_in_a_slash_is_refused(marked, args, monkeypatch) -> 
     assert not marker.exists() and not (project.root / value.rstrip("/")).exists()
 
 
+@pytest.mark.parametrize(("args", "example"), [(["eval", "--runs", "1", "-q", "--json", "-"], "report.json"),
+                                               (["report", "--junit", "-"], "report.xml"),
+                                               (["calibrate", "--import", "-"], "labels.csv")])
+def test_a_dash_is_refused_not_written_as_a_file_named_dash(marked, args, example, monkeypatch) -> None:
+    """`scarbook eval --json - | jq .` piped the table to jq and wrote the JSON as a file named `-` in the
+    current folder (exit 0): `-` is not standard output here, where the table is printed."""
+    project, marker = marked
+    monkeypatch.chdir(project.root)
+    if args[0] == "report":  # a session to report
+        assert project.cli("eval", "--runs", "1", "-q").exit_code == 0
+        marker.unlink()
+    result = project.cli(*args)
+    option = args[-2]
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (f"Error: Invalid value for '{option}': '-' would be a file named '-', not "
+                                              "standard output or input (scarbook prints its table on standard output "
+                                              f"and reads and writes these files by name) — give a file name, e.g. "
+                                              f"{option} {example}")
+    assert not marker.exists() and not (project.root / "-").exists()
+
+
 # The agent's second run makes the history read-only under scarbook (as a disk remounted read-only
 # would). Run a#1 is recorded; b#1 finishes but its runs file cannot be created (a file open before
 # the remount could still be appended to), nor can session.json be rewritten at the end.
