@@ -5,7 +5,6 @@
 
 import json
 import os
-import re
 import string
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -15,6 +14,7 @@ from msgspec import Meta
 
 from scarbook.agents.named import NamedAgent, check_agents, known
 from scarbook.agents.spec import agent_settings
+from scarbook.checks.patterns import syntax_error
 from scarbook.checks.spec import MAX_READ
 from scarbook.errors import ConfigError
 from scarbook.fs.settings import Problem, Words, check_fields, convert, keys_of
@@ -327,11 +327,9 @@ def parse_causes(raw: Any, path: Path, line: int | None) -> dict[str, list[str]]
             if not isinstance(pattern, str) or not pattern:
                 raise ConfigError(path, f"causes.{kind}[{i}] must be a regular expression (text), got {pattern!r}",
                                   line=where, fix=fix)
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ConfigError(path, f"causes.{kind}[{i}] {pattern!r} is not a valid regular expression: {exc}",
-                                  line=where, fix="escape the special characters (\\( \\[ \\.) or quote the pattern") from None
+            if (why := syntax_error(pattern, 0)) is not None:
+                raise ConfigError(path, f"causes.{kind}[{i}] {pattern!r} is not a valid regular expression: {why}",
+                                  line=where, fix="escape the special characters (\\( \\[ \\.) or quote the pattern")
         out[kind] = list(patterns)
     return out
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scarbook.checks import patterns
 from scarbook.errors import CaseError
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import line_of
@@ -190,13 +191,10 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
         if not (math.isfinite(t) and t > 0):
             raise CaseError(path, f"{ctype}.timeout_s must be a positive number of seconds, got {t!r}",
                             line=line_of(data, "timeout_s") or line, fix="write e.g. timeout_s: 60")
-    if "pattern" in params:
-        try:
-            re.compile(params["pattern"], re.MULTILINE)
-        except re.error as exc:
-            raise CaseError(path, f"{ctype}.pattern is not a valid regular expression: {exc}",
-                            line=line_of(data, "pattern") or line,
-                            fix="fix the pattern (Python `re` syntax; quote it in single quotes in YAML)") from None
+    if "pattern" in params and (why := patterns.syntax_error(params["pattern"])) is not None:
+        raise CaseError(path, f"{ctype}.pattern is not a valid regular expression: {why}",
+                        line=line_of(data, "pattern") or line,
+                        fix="fix the pattern (Python `re` syntax; quote it in single quotes in YAML)")
     if spec.transcript:
         _validate_trajectory(ctype, params, data, path, line)
     for key, value in spec.defaults.items():

@@ -35,6 +35,12 @@ BAD_CASES = [
                  "output_regex.pattern is not a valid regular expression: nothing to repeat at position 0 — "
                  "fix the pattern (Python `re` syntax; quote it in single quotes in YAML)",
                  id="invalid-output-regex"),
+    # re read it as the characters [:alph and a ], with a FutureWarning; the regex package that matches reads a class
+    pytest.param("id: bad\ntask: t\nchecks: [{type: output_regex, pattern: '^[[:alpha:]]+$'}]\n", 3,
+                 "output_regex.pattern is not a valid regular expression: `[:alpha:]` is a POSIX class (grep's "
+                 "syntax), which Python's re does not have (re reads its [, : and letters as characters of the set): "
+                 "write `[^\\W\\d_]` for [[:alpha:]], and \\[ for a [ in a set — fix the pattern (Python `re` "
+                 "syntax; quote it in single quotes in YAML)", id="posix-class"),
     pytest.param("id: bad\ntask: t\nseed:\n  .: text\nchecks: [{type: file_exists, path: a}]\n", 4,
                  "seed: path '.' names the workspace root itself, not a file in it — "
                  "use a path relative to the workspace root, inside it",

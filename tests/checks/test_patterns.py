@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,23 @@ def test_the_matcher_finds_what_re_finds(text: str) -> None:
         old = re.search(pattern, text, re.MULTILINE)
         new = search(pattern, text, 2.0)
         assert (new and (new.span(), new.group(0))) == (old and (old.span(), old.group(0))), pattern
+
+
+@pytest.mark.parametrize("pattern,text,found", [
+    (r'print\(f"{e}"\)', 'print(f"{x}")', None),  # regex read {e} as "one edit of the quote": it matched
+    (r'print\(f"{e}"\)', 'print(f"{e}")', 'print(f"{e}")'),
+    (r"colou?r{e<=1}", "colouX", None),
+    (r"colou?r{e<=1}", "color{e<=1}", "color{e<=1}"),
+    (r"x{1<=e<=2}|y{i<=1,d<=1}", "xq y", None),
+    (r"[{e}]+", "e}{", "e}{"),  # a brace in a set is a brace in both
+    (r"a{2}", "aa", "aa"),
+])
+def test_braces_re_reads_as_text_are_text_to_the_matcher(pattern: str, text: str, found: str | None) -> None:
+    """The `regex` package reads `{e<=1}` after an item as fuzzy matching; case.yaml's patterns are `re`'s, where
+    it is the text `{e<=1}`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        old = re.search(pattern, text, re.MULTILINE)
+    assert (old and old.group(0)) == found
+    new = search(pattern, text, 2.0)
+    assert (new and new.group(0)) == found

@@ -251,6 +251,11 @@ def test_a_project_pattern_in_scarbook_yaml_names_its_cause(project) -> None:
     ("causes:\n  infra:\n    - 'ok'\n    - 'unclosed ('\n", 9,
      "causes.infra[1] 'unclosed (' is not a valid regular expression: missing ), unterminated subpattern at "
      "position 9 — escape the special characters (\\( \\[ \\.) or quote the pattern"),
+    ("causes:\n  infra:\n    - '[^[:space:]]+ refused'\n", 8,
+     "causes.infra[0] '[^[:space:]]+ refused' is not a valid regular expression: `[:space:]` is a POSIX class "
+     "(grep's syntax), which Python's re does not have (re reads its [, : and letters as characters of the set): "
+     "write `\\s` for [[:space:]], and \\[ for a [ in a set — escape the special characters (\\( \\[ \\.) or "
+     "quote the pattern"),
     ("causes:\n  weather: ['rain']\n", 7, "unknown cause 'weather' under causes — causes takes: infra, judge, case, agent"),
     ("causes: ['x']\n", 6, "causes must map a cause (infra, judge, case, agent) to a list of regular expressions — "
                            "write causes: {infra: ['quota exceeded', '^ECONNRESET']}"),
