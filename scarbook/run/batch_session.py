@@ -187,13 +187,17 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
         except AbortSession as exc:  # the key was rejected now: the batch stays, a fixed key collects it
             raise StillJudging(f"the results of judge batch {batch_id} could not be read: {exc.message}") from None
         owner.update((c.ref, batch_id) for c in part)
-    graded = []
+    graded, rejected = [], {}
     for pending in plan.checks:
         try:
             graded.append(await grade_pending(judge, pending, answers, owner[pending.ref]))
         except AbortSession as exc:  # a malformed reply's online re-ask met a rejected key
             graded.append(_failed(pending, exc.message))
-    return _finish(history, info, plan, runs, patterns, graded)
+            rejected[pending.ref] = exc.message
+    judged = _finish(history, info, plan, runs, patterns, graded, rejected)
+    if rejected:  # as online, the session stops there: resume runs the runs the key stopped again once it is fixed
+        raise AbortSession(next(iter(rejected.values())))
+    return judged
 
 
 def recorded_ids(info: SessionInfo, count: int) -> list[str | None]:

@@ -32,30 +32,42 @@ def gate_of(report) -> dict:
     return {c["case_id"]: (c["passes"], c["fails"], c["errors"], c["decision"]) for c in data["cases"]}
 
 
+def aborted_eval(project, judge_server, *args: str) -> str:
+    """`scarbook eval -q --judge-batch` aborted by the judge's rejected key, said as online; its session id."""
+    aborted = scarbook(project, "eval", "-q", "--judge-batch", *args)
+    (info,) = History(project / "workspaces").sessions()
+    assert aborted.exit_code == 3 and info.state == "aborted"
+    assert (f"scarbook: session aborted: {why(judge_server)}\nscarbook: its finished runs are kept: once the key is "
+            f"fixed, `scarbook resume {info.id}` runs the rest of the session\n") in aborted.output
+    return info.id
+
+
+def resumed(project, sid: str, again: int, *args: str):
+    """`scarbook resume SID` that runs again the `again` runs the key stopped, and finishes the session."""
+    result = scarbook(project, "resume", sid, *args)
+    assert result.exit_code == 1, result.output
+    runs = f"{again} runs that met the judge's rejected key run" if again > 1 else \
+        "1 run that met the judge's rejected key runs"
+    assert (f"resuming session {sid}: {again} missing run{'s' if again > 1 else ''} of 1 case ({runs} again)\n"
+            in result.output)
+    assert causes(project, sid) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
+    info = History(project / "workspaces").read_session(sid)
+    assert info.state == "finished" and info.note == "" and info.recorded == {"judge-me": 3}
+    assert f"session {sid}: finished; 3 runs — 2 pass, 1 fail, 0 error" in result.output
+    return result
+
+
 def test_a_refused_batch_submission_marks_its_runs_so_resume_runs_them_again(project, judge_server, monkeypatch):
     """Before: the runs that waited for the refused batch were errors with the cause judge-error, so `scarbook resume`
     ran none of them ("0 missing runs") and marked the session finished with its 3 errors."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
     judge_server.batch_create_statuses.append(401)
-    aborted = scarbook(project, "eval", "-q", "--judge-batch")
-    history = History(project / "workspaces")
-    (info,) = history.sessions()
-    sid = info.id
-    assert aborted.exit_code == 3
-    assert (f"scarbook: session aborted: {why(judge_server)}\nscarbook: its finished runs are kept: once the key is "
-            f"fixed, `scarbook resume {sid}` runs the rest of the session\n") in aborted.output
-    assert info.state == "aborted"
+    sid = aborted_eval(project, judge_server)
     assert causes(project, sid) == [(k, "error", "judge-rejected-key") for k in (1, 2, 3)]
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
     judge_server.push(*(tool_reply(r) for r in REPLIES))
-    resumed = scarbook(project, "resume", sid, "--json", str(project / "resumed.json"))
-    assert resumed.exit_code == 1, resumed.output
-    assert (f"resuming session {sid}: 3 missing runs of 1 case (3 runs that met the judge's rejected key run "
-            "again)\n") in resumed.output
-    assert causes(project, sid) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
-    (info,) = history.sessions()
-    assert info.state == "finished" and info.note == "" and info.recorded == {"judge-me": 3}
+    resumed(project, sid, 3, "--json", str(project / "resumed.json"))
     assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked")] + [
         ("/v1/messages", "Bearer sk-fixed")] * 3
     # the same project run afresh, uninterrupted: the same verdicts, gate and exit code
@@ -93,3 +105,19 @@ def test_a_key_rejected_after_part_of_the_batch_was_sent_leaves_it_for_resume(pr
         ("/v1/messages/batches", "Bearer sk-fixed")]
     assert causes(project, info.id) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
     assert History(project / "workspaces").read_session(info.id).state == "finished"
+
+
+def test_a_key_rejected_while_a_malformed_batch_reply_is_asked_again_aborts_and_resume_runs_that_run(
+        project, judge_server, monkeypatch):
+    """The batch answered; run 2's reply had no verdict, and its one online re-ask met a rejected key. Before: run 2
+    was an error (judge-error) of a session that finished, so resume refused it ("already finished"). Now the session
+    is aborted as online, run 2 carries judge-rejected-key, and resume runs exactly it again."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+    judge_server.push(tool_reply(REPLIES[0]), text_reply("no verdict"), tool_reply(REPLIES[2]),
+                      status_reply(401, "invalid x-api-key"))
+    sid = aborted_eval(project, judge_server, "--no-judge-cache")
+    assert causes(project, sid) == [(1, "pass", None), (2, "error", "judge-rejected-key"), (3, "pass", None)]
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
+    judge_server.push(tool_reply(REPLIES[1]))
+    resumed(project, sid, 1)
