@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarbook.fs import safefs
+from scarbook.fs.escaped_names import real_name
 from scarbook.fs.files import FileTooLargeError, NotAFileError, read_regular_bytes
 from scarbook.fs.paths import check_relative
 from scarbook.models import Case
-from scarbook.text import clean_text, plural
+from scarbook.text import clean_text, escape_name, plural
 
 READ_CAP = 256 * 1024  # bytes read of either side; a larger file is named, not diffed
 MAX_LINES = 60  # diff lines shown per file before "… N more lines"
@@ -46,18 +47,24 @@ class FileDiff:
 
 
 def read_seed(case: Case, rel: str, cap: int = READ_CAP) -> bytes:
-    """The content seeding writes at `rel`, in seed_manifest's order: an inline seed wins over seed/."""
-    inline = case.inline_seeds
+    """The content seeding writes at `rel` (as history records it: escaped, text.escape_name), in seed_manifest's
+    order: an inline seed wins over seed/."""
+    inline = {escape_name(name): text for name, text in case.inline_seeds.items()}
     if rel in inline:
         data = inline[rel].encode("utf-8")
     else:
-        why = check_relative(rel)
-        if why is not None:
-            raise Unreadable(f"{rel}: {why}")
         if case.seed_dir is None:
             raise Unreadable(f"{rel} is not in the case's seed now")
         try:
-            data = read_regular_bytes(case.seed_dir / rel, limit=cap)
+            name = real_name(case.seed_dir, rel, follow_links=True)  # (seeding follows the seed's links)
+        except safefs.Refused as exc:
+            raise Unreadable(f"{rel} is not in the case's seed now (the case changed since the run?)"
+                             if exc.missing else str(exc)) from None
+        why = check_relative(name)
+        if why is not None:
+            raise Unreadable(escape_name(f"{rel}: {why}"))
+        try:
+            data = read_regular_bytes(case.seed_dir / name, limit=cap)
         except FileTooLargeError as exc:
             raise Unreadable(f"the seed's {rel} is {exc.size:,} bytes, more than the {cap:,} the review reads") from None
         except NotAFileError as exc:
@@ -72,11 +79,13 @@ def read_seed(case: Case, rel: str, cap: int = READ_CAP) -> bytes:
 
 
 def read_workspace(workspace: Path | str, rel: str, cap: int = READ_CAP) -> bytes:
-    """The agent's file `rel`, read as checks read it (scarbook.fs.safefs), refused past `cap` bytes."""
+    """The agent's file `rel`, read as checks read it (scarbook.fs.safefs), refused past `cap` bytes. `rel` is the
+    name history recorded, escaped (text.escape_name): the file read is the one whose name escapes to it
+    (fs/escaped_names.py), and what is said of it names it escaped."""
     try:
-        data, size = safefs.read_file(workspace, rel, cap + 1)
+        data, size = safefs.read_file(workspace, real_name(workspace, rel), cap + 1)
     except safefs.Refused as exc:
-        raise Unreadable(str(exc)) from None
+        raise Unreadable(escape_name(str(exc))) from None
     except OSError as exc:
         raise Unreadable(f"cannot read {rel}: {exc.strerror or exc}") from None
     if size > cap or len(data) > cap:

@@ -238,3 +238,19 @@ def test_a_one_byte_binary_file_says_one_byte(case, ws):
     (ws / "one.bin").write_bytes(b"\0")
     d = diff_file("one.bin", "created", case=case, workspace=ws)
     assert d.note == "binary file (1 byte): not diffed"
+
+
+def test_a_seed_file_named_with_an_escape_is_diffed_by_the_name_history_recorded(tmp_path: Path, ws: Path) -> None:
+    """History records "\\x1b[0mnotes.txt" for the seed's file named ESC [ 0 m notes.txt: both sides are read from the
+    file that name stands for. Before: "not shown: \\x1b[0mnotes.txt: path '\\\\x1b[0mnotes.txt' uses backslashes; write it
+    with '/'", the escaped name taken for the file's."""
+    folder = tmp_path / "cases" / "e"
+    (folder / "seed").mkdir(parents=True)
+    (folder / "case.yaml").write_text("id: e\ntask: t\nchecks:\n  - {type: file_exists, path: a}\n")
+    (folder / "seed" / "\x1b[0mnotes.txt").write_text("old\n")
+    (ws / "\x1b[0mnotes.txt").write_text("new\n")
+    case = load_case(folder)
+    assert signs(diff_file("\\x1b[0mnotes.txt", "modified", case=case, workspace=ws)) == ["@@ -1 +1 @@", "-old", "+new"]
+    assert signs(diff_file("\\x1b[0mnotes.txt", "deleted", case=case, workspace=None)) == ["-old"]
+    gone = diff_file("\\x1b[0mgone.txt", "deleted", case=case, workspace=None)
+    assert gone.note == "not shown: \\x1b[0mgone.txt is not in the case's seed now (the case changed since the run?)"
