@@ -25,7 +25,7 @@ from typing import Any
 from scarbook.checks.context import CheckContext
 from scarbook.checks.rules import CheckBroke, CheckSkipped, _excerpt
 from scarbook.models import Usage
-from scarbook.text import plural
+from scarbook.text import escape_name, plural
 from scarbook.transcripts.files import file_operation, is_absolute, normalise_path, relative_path
 from scarbook.transcripts.model import Entry, Message, ToolCall, Transcript
 
@@ -53,7 +53,7 @@ def _input_excerpt(call: ToolCall) -> str:
         shown = json.dumps(call.input, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         shown = repr(call.input)
-    return _excerpt(shown, INPUT_EXCERPT)
+    return escape_name(_excerpt(shown, INPUT_EXCERPT))  # the paths in it are the agent's names: none reads as another
 
 
 def describe_call(number: int, call: ToolCall) -> str:
@@ -273,10 +273,10 @@ def no_writes_outside(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         rel = _workspace_path(op.path, roots)
         inside = not is_absolute(rel) and rel != ".." and not rel.startswith("../")
         if not inside:
-            return False, f"{describe_call(number, call)} wrote {rel}, outside the workspace", call_ref(number, call)
+            return False, f"{describe_call(number, call)} wrote {escape_name(rel)}, outside the workspace", call_ref(number, call)
         if not any(fnmatch.fnmatchcase(rel, g) for g in allowed):
             where = f"outside {', '.join(allowed)}" if allowed else "and no writes are allowed"
-            return False, f"{describe_call(number, call)} wrote {rel}, {where}", call_ref(number, call)
+            return False, f"{describe_call(number, call)} wrote {escape_name(rel)}, {where}", call_ref(number, call)
     if not writes:
         return True, "no file-writing tool calls"
     return True, f"{plural(writes, 'write')}, all inside {', '.join(allowed)}"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from scarbook.fs import safefs
 from scarbook.fs.paths import check_relative
-from scarbook.text import plural
+from scarbook.text import escape_name, plural
 
 ENTRY_OVERHEAD = 64  # bytes a bundle entry costs besides its data (name, kind, mode), for the cap
 RAW_FACTOR = 20  # a file more than this many times the room left is not even read
@@ -37,7 +37,7 @@ class Entry:
 class Bundle:
     cap: int
     entries: list[Entry] = field(default_factory=list)
-    omitted: list[str] = field(default_factory=list)  # "path (why)" of what stayed behind
+    omitted: list[str] = field(default_factory=list)  # "path (why)" of what stayed behind, the path escaped (escape_name)
     compressed_bytes: int = 0
 
     @property
@@ -72,20 +72,20 @@ def pack(root: Path | str, cap: int, skip: tuple[str, ...] = ()) -> Bundle:
         elif stat.S_ISLNK(st.st_mode):
             entry = Entry(rel, "link", data=os.fsencode(os.readlink(os.path.join(root, rel))))
         elif not stat.S_ISREG(st.st_mode):
-            bundle.omitted.append(f"{rel} (not a regular file)")
+            bundle.omitted.append(f"{escape_name(rel)} (not a regular file)")
             continue
         elif room < 0 or st.st_size > RAW_FACTOR * max(room, 0):
-            bundle.omitted.append(f"{rel} ({_size(st.st_size)})")
+            bundle.omitted.append(f"{escape_name(rel)} ({_size(st.st_size)})")
             continue
         else:
             data = _read_compressed(root, rel, room)
             if data is None:
-                bundle.omitted.append(f"{rel} ({_size(st.st_size)})")
+                bundle.omitted.append(f"{escape_name(rel)} ({_size(st.st_size)})")
                 continue
             entry = Entry(rel, "file", stat.S_IMODE(st.st_mode) & 0o777, data)
         cost = ENTRY_OVERHEAD + len(rel.encode("utf-8", "surrogateescape")) + len(entry.data)
         if bundle.compressed_bytes + cost > cap:
-            bundle.omitted.append(f"{rel} ({entry.kind})")
+            bundle.omitted.append(f"{escape_name(rel)} ({entry.kind})")
             continue
         bundle.entries.append(entry)
         bundle.compressed_bytes += cost
@@ -112,7 +112,7 @@ def _walk(root: str, skip: tuple[str, ...] = ()) -> tuple[list[tuple[str, os.sta
             continue
         rel = prefix + e.name
         if stat.S_ISDIR(st.st_mode) and len(stack) > safefs.MAX_DEPTH:
-            deep.append(f"{rel} (nested more than {safefs.MAX_DEPTH} folders deep)")
+            deep.append(f"{escape_name(rel)} (nested more than {safefs.MAX_DEPTH} folders deep)")
             continue
         out.append((rel, st))
         if stat.S_ISDIR(st.st_mode):

@@ -339,3 +339,32 @@ def test_scarbook_lint_says_when_the_agent_keeps_no_transcript(project) -> None:
                                     "project's agent keeps none: the session will refuse this case\n")
     _command_agent(project, transcript=True)
     assert project.cli("lint").stdout == "no hints for 1 case\n"
+
+
+def test_a_write_outside_to_a_name_with_control_characters_names_it_escaped(project) -> None:
+    """no_writes_outside quotes the name the agent wrote to escaped whole (text.escape_name), in history and in
+    `show`: before, the run's reason said "wrote out.txt" (the terminal escape dropped: the name of another file),
+    and a bidirectional control in the call's input reached the record raw."""
+    records = [{"type": "tool_call", "id": "c1", "name": "write_file",
+                "input": {"path": "\x1b[0mout.txt", "content": "x"}},
+               {"type": "tool_call", "id": "c2", "name": "write_file", "input": {"path": "\u202etxt.exe"}},
+               {"type": "final", "text": "done"}]
+    script = project.root / "agent.py"
+    script.write_text(f"import json, os\nwith open(os.environ['SCARBOOK_TRANSCRIPT'], 'a') as fh:\n"
+                      f"    fh.write(''.join(json.dumps(r) + '\\n' for r in {records!r}))\n")
+    project.config(f"agent: {{type: command, argv: [{json.dumps(sys.executable)}, -I, -S, {json.dumps(str(script))}],"
+                   " transcript: true}\nruns: 1\ntimeout_s: 30\n")
+    _case(project, "one", [{"type": "no_writes_outside", "paths": ["out.txt"]}])
+    _case(project, "two", [{"type": "no_writes_outside", "paths": ["out.txt", "?[[]0mout.txt"]}])  # (? is the ESC)
+    assert project.cli("eval", "-q").exit_code == 1
+    from scarbook.project import Project
+
+    history = Project.at(project.root).history
+    runs = {r.case_id: r for r in history.runs(history.sessions()[0].id)}
+    one = 'call 1 (write_file {"path": "\\u001b[0mout.txt", "content": "x"}) wrote \\x1b[0mout.txt, outside out.txt'
+    two = 'call 2 (write_file {"path": "\\u202etxt.exe"}) wrote \\u202etxt.exe, outside out.txt, ?[[]0mout.txt'
+    assert (runs["one"].checks[0].detail, runs["one"].reason) == (one, f"check 1 (no_writes_outside): {one}")
+    assert (runs["two"].checks[0].detail, runs["two"].reason) == (two, f"check 1 (no_writes_outside): {two}")
+    shown = project.cli("show", "one").output.splitlines()
+    assert any(line.startswith(f"run 1: FAIL — check 1 (no_writes_outside): {one}  (") for line in shown)
+    assert f"  [   fail] 1. no_writes_outside: {one}" in shown

@@ -63,6 +63,18 @@ def test_files_past_the_cap_stay_behind_and_are_named(tmp_path):
     assert bundle.describe().endswith("cap 4.0 KB: not brought back: b-big.bin (48.8 KB)")
 
 
+def test_what_stays_behind_is_named_escaped_never_as_another_file(tmp_path):
+    """The names of what a remote run did not bring back reach the run's workspace note, which `show` and the run
+    review print: escaped whole (text.escape_name). Before, "\x1b[0mpipe" was written raw, and printed "pipe"."""
+    src = tmp_path / "ws"
+    src.mkdir()
+    os.mkfifo(src / "\x1b[0mpipe")
+    (src / "\u202ebig.bin").write_bytes(os.urandom(50_000))
+    bundle = pack(src, cap=4096)
+    assert bundle.omitted == ["\\x1b[0mpipe (not a regular file)", "\\u202ebig.bin (48.8 KB)"]
+    assert bundle.describe().endswith("not brought back: \\x1b[0mpipe (not a regular file), \\u202ebig.bin (48.8 KB)")
+
+
 @pytest.mark.parametrize("rel", ["../escape.txt", "/abs.txt", "a/../../x"])
 def test_unpack_refuses_paths_that_leave_the_destination(tmp_path, rel):
     bundle = Bundle(cap=1 << 20, entries=[Entry(rel, "file", 0o644, zlib.compress(b"x"))])
