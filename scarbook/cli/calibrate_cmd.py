@@ -89,7 +89,7 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
         if rescore:  # a new judge on labels drawn from the old one's verdicts: agreement only, unweighted
             labels = _rescore(project, store)
             report = agreement(labels)
-            store.record_calibration(report, settings.model, settings.prompt_digest)
+            store.record_calibration(report, settings)
             say("\n" + format_report(report))
             return
         labels = _grade_here(project, store, sample, seed)
@@ -194,7 +194,7 @@ def _record_and_show(project, store, labels: list, judged) -> None:
     if cal.error is not None:
         pooled = cal.error.pooled
         report = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
-    store.record_calibration(report, settings.model, settings.prompt_digest)
+    store.record_calibration(report, settings)
     say("\n" + format_calibration(cal, settings))
     naive = format_report(agreement(labels))
     if "\ndisagreements" in naive:

@@ -2,7 +2,8 @@
 and the judged items in history — or why there is none and the raw numbers stand.
 
 Only labels made on the current judge's verdicts count — same judge model, judge prompt digest, samples,
-temperature, max_tokens and endpoint (base_url, as a run's judge record keeps it): the sample was drawn
+temperature, max_tokens and endpoint (base_url, as a run's judge record keeps it; judge/identity.same_judge,
+which the library's "calibrated …" line uses too): the sample was drawn
 stratified by that judge's verdicts, and the strata's sizes come from the items the same judge graded in
 history. After a change the calibration is *stale* until new items are labelled (`scarbook calibrate`
 draws them from the new judge's verdicts).
@@ -35,7 +36,8 @@ from scarbook.judge.calibrate import (
     read_labels,
     stratum_counts,
 )
-from scarbook.judge.settings import SDK_BASE_URL, JudgeSettings
+from scarbook.judge.identity import judges_apart, same_judge
+from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, SessionInfo, Vote
 from scarbook.stats.corrected import judged_split
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
@@ -127,40 +129,10 @@ def strata_from(labels: Iterable[CalibrationLabel], judged: Iterable[Calibration
             for c in cases for v in Vote]
 
 
-def _parts(sampling: str) -> dict[str, str]:
-    return dict(part.split("=", 1) for part in sampling.split() if "=" in part)
-
-
-def _recorded_as(recorded: dict[str, str], key: str) -> str | None:
-    """What a label's (or judged item's) part counts as: its value, or for a record older than the part None
-    (not held against the judge in use) — but base_url, which decides whose model graded, counts as the SDK's
-    default endpoint: a calibration measured at one vendor's endpoint is never applied to another's."""
-    return recorded.get(key, SDK_BASE_URL if key == "base_url" else None)
-
-
-def sampling_matches(recorded: str, current: str) -> bool:
-    """A label's judge sampling against the judge in use: every part both name agrees (a record older than
-    samples, temperature or max_tokens does not name it, and is not held against it; one older than base_url
-    counts as made at the default endpoint, https://api.anthropic.com)."""
-    mine, now = _parts(recorded), _parts(current)
-    return all(_recorded_as(mine, key) in (None, value) for key, value in now.items())
-
-
-def _sampling_words(recorded: str, current: str) -> tuple[str, str]:
-    """The parts in which a label's judge and the judge in use differ, each side's words for them."""
-    mine, now = _parts(recorded), _parts(current)
-    differ = [key for key, value in now.items() if _recorded_as(mine, key) not in (None, value)]
-    then = [f"{key}={mine[key]}" if key in mine else f"{key} not recorded (counted as {_recorded_as(mine, key)})"
-            for key in differ]
-    return " ".join(then), " ".join(f"{key}={now[key]}" for key in differ)
-
-
 def current_labels(labels: Iterable[CalibrationLabel], settings: JudgeSettings) -> list[CalibrationLabel]:
     """The labels made on the verdicts of the judge configuration in use: model, prompt digest,
-    samples, temperature, max_tokens and base_url (sampling_matches)."""
-    sampling = settings.sampling_key
-    return [lab for lab in labels if lab.judge_model == settings.model and lab.judge_prompt_digest == settings.prompt_digest
-            and sampling_matches(lab.judge_sampling, sampling)]
+    samples, temperature, max_tokens and base_url (judge/identity.same_judge)."""
+    return [lab for lab in labels if same_judge(lab.judge_model, lab.judge_prompt_digest, lab.judge_sampling, settings)]
 
 
 def gone_items(labels: list[CalibrationLabel], rubrics: Mapping[str, Collection[str]]) -> tuple[list[CalibrationLabel], list[str]]:
@@ -202,16 +174,10 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
     if not mine:
         model, prompt, sampling = Counter((lab.judge_model, lab.judge_prompt_digest[:8], lab.judge_sampling)
                                           for lab in labels).most_common(1)[0][0]
-        if (model, prompt) == (settings.model, settings.prompt_digest[:8]):
-            then_parts, now_parts = _sampling_words(sampling, settings.sampling_key)
-            then, now = f"{model}, {then_parts}", f"{settings.model}, {now_parts}"
-        else:
-            then, now = f"{model} (prompt {prompt})", f"{settings.model} (prompt {settings.prompt_digest[:8]})"
+        then, now = judges_apart(model, prompt, sampling, settings)
         return Calibration(None, f"stale: the labels were made on judge {then}, the judge is now {now} — label "
                                  "items it graded with `scarbook calibrate`")
-    sampling_key = settings.sampling_key
-    judged = (i for i in judged if i.judge_model == settings.model and i.judge_prompt_digest == settings.prompt_digest
-              and sampling_matches(i.judge_sampling, sampling_key))
+    judged = (i for i in judged if same_judge(i.judge_model, i.judge_prompt_digest, i.judge_sampling, settings))
     strata = strata_from(mine, judged)
     error = estimate_error(strata)
     n = len(mine)

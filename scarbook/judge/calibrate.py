@@ -6,7 +6,7 @@ PASS/FAIL verdicts; the UI shows item + artifact (never the judge's verdict) and
 Cohen's kappa per case and overall, with the disagreements. Labels are keyed by (case id, rubric
 item text, artifact digest), so a later judge model or judge prompt is scored against the same
 labels (`rescore`). `calibration_status` says when the judge was last calibrated and whether a
-model or prompt change made that stale.
+change of judge made that stale (judge/identity.py: model, prompt, samples, temperature, max_tokens, endpoint).
 
 Kappa with a single class: when the human and the judge each gave only one label, and the same
 one (say every item PASS), chance agreement is 1 and kappa is 0/0. We return NaN ("not
@@ -31,6 +31,8 @@ from tinydb import Query, TinyDB
 from scarbook.errors import HistoryError
 from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
 from scarbook.judge.artifact import OUTPUT
+from scarbook.judge.identity import judges_apart, same_judge, sampling_of
+from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import VERDICTS
 from scarbook.models import CheckResult, JudgeDetail, RunRecord, Vote
 
@@ -76,18 +78,6 @@ def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, lis
         artifact = run.output_excerpt
     items = [(it.item - 1, it.text, str(it.verdict).upper(), it.reason) for it in judge.items]
     return artifact or "", judge.model, judge.prompt_digest or "", items
-
-
-# what tells judges apart beside the model and prompt, in this order: a label's and a judged item's judge_sampling
-SAMPLING_PARTS = ("samples", "temperature", "max_tokens", "base_url")
-
-
-def sampling_of(judge: JudgeDetail) -> str:
-    """The judge record's settings that change verdicts, beside its model and prompt, as "samples=3
-    temperature=0.0 max_tokens=1024 base_url=https://api.anthropic.com" (a part the record does not hold left
-    out: a record older than it; history/judge_truth.sampling_matches says what that counts as)."""
-    return " ".join(f"{key}={getattr(judge, key)}" for key in SAMPLING_PARTS
-                    if judge.has(key) and getattr(judge, key) is not None)
 
 
 def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
@@ -304,13 +294,13 @@ class CalibrationStore:
     def labeled_keys(self) -> set[LabelKey]:
         return {lab.key for lab in self.labels()}
 
-    def record_calibration(self, report: CalibrationReport, judge_model: str, judge_prompt_digest: str,
-                           when: str | None = None) -> None:
-        """Remember that this judge (model + prompt) was scored against the labels, and how well."""
+    def record_calibration(self, report: CalibrationReport, judge: JudgeSettings, when: str | None = None) -> None:
+        """Remember that this judge (model, prompt and sampling: judge/identity.py) was scored against the labels,
+        and how well."""
         agree, kappa, n = report.overall
-        self._runs.insert({"date": when or date.today().isoformat(), "judge_model": judge_model,
-                           "judge_prompt_digest": judge_prompt_digest, "agreement": agree,
-                           "kappa": None if math.isnan(kappa) else kappa, "n": n})
+        self._runs.insert({"date": when or date.today().isoformat(), "judge_model": judge.model,
+                           "judge_prompt_digest": judge.prompt_digest, "judge_sampling": judge.sampling_key,
+                           "agreement": agree, "kappa": None if math.isnan(kappa) else kappa, "n": n})
 
     def last_calibration(self) -> dict[str, Any] | None:
         docs = self._runs.all()
@@ -330,19 +320,25 @@ def read_labels(path: Path | str) -> list[CalibrationLabel]:
         store.close()
 
 
-def calibration_status(store: CalibrationStore, current_model: str,
-                       current_prompt_digest: str) -> tuple[str | None, float | None, bool]:
-    """(date of the last calibration, its agreement rate, stale?). Stale when never calibrated,
-    or the judge model or judge prompt changed since."""
+def calibration_status(store: CalibrationStore, judge: JudgeSettings) -> tuple[str | None, float | None, str]:
+    """(date of the last calibration, its agreement rate, why it is stale or ""). Stale when the judge it was
+    made on is not `judge` — its model, prompt, samples, temperature, max_tokens or endpoint (judge/identity.py,
+    the rule the labels are counted by): "it was made on judge claude-x, max_tokens=1024, the judge is now
+    claude-x, max_tokens=2048"."""
     try:
         last = store.last_calibration()
         if last is None:
-            return (None, None, True)
-        stale = last["judge_model"] != current_model or last["judge_prompt_digest"] != current_prompt_digest
+            return (None, None, "")
+        model, prompt, sampling = last["judge_model"], last["judge_prompt_digest"], last.get("judge_sampling", "")
         agree = last["agreement"]
         if not isinstance(last["date"], str) or not (agree is None or isinstance(agree, (int, float))):
             raise TypeError("a calibration's date is not text or its agreement not a number")
+        if not all(isinstance(x, str) for x in (model, prompt, sampling)):
+            raise TypeError("a calibration's judge is not text")
     except (KeyError, TypeError) as exc:  # a record scarbook did not write (the file is within an agent's reach)
         raise HistoryError(damaged_message(store.path, f"a calibration record lacks {exc}" if isinstance(exc, KeyError)
                                            else str(exc))) from None
-    return (last["date"], agree, stale)
+    if same_judge(model, prompt, sampling, judge):
+        return (last["date"], agree, "")
+    then, now = judges_apart(model, prompt, sampling, judge)
+    return (last["date"], agree, f"it was made on judge {then}, the judge is now {now}")

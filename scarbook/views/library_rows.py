@@ -194,7 +194,8 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
 
 
 def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
-    """"judge: calibrated 2026-11-30, 85% agreement" (or stale / never), when any case is judged."""
+    """"judge: calibrated 2026-11-30, 85% agreement" (or never; or stale, saying how that judge differs from the one
+    in use: judge/calibrate.calibration_status), when any case is judged."""
     if not any(r.case and r.case.judge_checks for r in rows):
         return ""
     path = project.workspaces_dir / "history" / "calibration.json"
@@ -205,7 +206,7 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
     settings = project.config.judge
     store = CalibrationStore(path)
     try:
-        when, agree, stale = calibration_status(store, settings.model, settings.prompt_digest)
+        when, agree, stale = calibration_status(store, settings)
     except HistoryError as exc:  # a damaged calibration.json must not keep the library from opening
         return f"judge: calibration unknown — {exc}"
     finally:
@@ -213,7 +214,7 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
     if when is None:
         return "judge: never calibrated — press j to grade a sample of its verdicts"
     text = f"judge: calibrated {when}" + (f", {100 * agree:.0f}% agreement" if agree is not None and agree == agree else "")
-    return text + (" — stale: the judge model or prompt changed since; press j" if stale else "")
+    return text + (f" — stale: {stale}; press j" if stale else "")
 
 
 def correct_rows(project: Project, rows: list[LibraryRow]) -> str:

@@ -21,6 +21,7 @@ from scarbook.judge.calibrate import (
     rescore,
     verdicts_by_key,
 )
+from scarbook.judge.settings import JudgeSettings
 from scarbook.models import CheckResult, JudgeDetail, RunRecord
 
 RUBRIC = ["the summary names the renamed function", "the summary says which file changed"]
@@ -166,16 +167,21 @@ def test_rescore_scores_a_later_judge_against_the_same_labels(tmp_path):
     assert agreement(rescored).overall[0] == 1.0
 
 
-def test_calibration_status_goes_stale_on_model_or_prompt_change(tmp_path):
+def test_calibration_status_goes_stale_on_any_change_of_judge(tmp_path):
+    """Stale when the judge it was made on is not the one in use: model, prompt or sampling (judge/identity.py)."""
+    judge = JudgeSettings(model="claude-test")
     store = CalibrationStore(tmp_path / "cal.json")
-    assert calibration_status(store, "claude-test", "p1") == (None, None, True)
+    assert calibration_status(store, judge) == (None, None, "")
     labels = [store.save_label(i, "PASS") for i in judged_items(runs_for("alpha", 2, 1))]
-    store.record_calibration(agreement(labels), "claude-test", "p1", when="2026-11-20")
-    assert calibration_status(store, "claude-test", "p1") == ("2026-11-20", 0.5, False)
-    assert calibration_status(store, "claude-other", "p1")[2] is True
-    assert calibration_status(store, "claude-test", "p2")[2] is True
-    store.record_calibration(agreement(labels), "claude-other", "p1", when="2026-11-21")
-    assert calibration_status(store, "claude-other", "p1") == ("2026-11-21", 0.5, False)
+    store.record_calibration(agreement(labels), judge, when="2026-11-20")
+    assert calibration_status(store, judge) == ("2026-11-20", 0.5, "")
+    other = JudgeSettings(model="claude-other")
+    assert calibration_status(store, other)[2] == (f"it was made on judge claude-test (prompt {judge.prompt_digest[:8]}), "
+                                                   f"the judge is now claude-other (prompt {judge.prompt_digest[:8]})")
+    assert calibration_status(store, JudgeSettings(model="claude-test", samples=3))[2] == (
+        "it was made on judge claude-test, samples=1, the judge is now claude-test, samples=3")
+    store.record_calibration(agreement(labels), other, when="2026-11-21")
+    assert calibration_status(store, other) == ("2026-11-21", 0.5, "")
 
 
 @pytest.mark.parametrize("record, why", [
@@ -195,7 +201,7 @@ def test_a_calibration_record_scarbook_did_not_write_is_named_damaged(tmp_path, 
     path.write_text(json.dumps({"calibrations": {"1": record}}))
     store = CalibrationStore(path)
     with pytest.raises(HistoryError) as exc:
-        calibration_status(store, "m", "d")
+        calibration_status(store, JudgeSettings(model="m"))
     store.close()
     assert str(exc.value) == (f"history file {path} is damaged ({why}); the other sessions are unaffected — "
                               f"move it aside to silence this: mv {path} {path}.damaged")

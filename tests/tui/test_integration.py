@@ -105,8 +105,7 @@ async def test_library_shows_when_the_judge_was_last_calibrated(project_root):
         assert "judge: never calibrated — press j" in plain(lib.query_one("#detail"))
         settings = app.project.config.judge
         store = CalibrationStore(project_root / "workspaces" / "history" / "calibration.json")
-        store.record_calibration(CalibrationReport({}, (0.85, 0.6, 20)), settings.model, settings.prompt_digest,
-                                 when="2026-11-30")
+        store.record_calibration(CalibrationReport({}, (0.85, 0.6, 20)), settings, when="2026-11-30")
         store.close()
         lib.reload()
         await wait_until(pilot, lambda: "calibrated 2026-11-30, 85% agreement" in plain(lib.query_one("#detail")),

@@ -5,7 +5,7 @@ judge's verdict or reason, so the human grade is not anchored on it. p = PASS, f
 escape stops early. Each answer is stored at once (`CalibrationStore.save_label`), so stopping or
 quitting keeps what was graded. Then the reveal: agreement rate and Cohen's kappa per case and
 overall (from `scarbook.judge.calibrate.agreement`), the disagreements side by side, and the result is
-recorded against the current judge model + prompt (`record_calibration`), which is what the
+recorded against the current judge — model, prompt and sampling (`record_calibration`) — which is what the
 library's "last calibrated" figure and its staleness read.
 
 The sampling, storage and statistics live in `scarbook.judge.calibrate`; this screen only shows and asks.
@@ -277,7 +277,7 @@ class CalibrateScreen(HostScreen):
                 weighted = (f"all {cal.labels} labels of this judge, weighted back from the stratified sample: "
                             f"agreement {agree.value:.0%} ({100 * agree.lo:.0f}–{100 * agree.hi:.0f}%), kappa "
                             f"{fmt_kappa(pooled.kappa.value)} — `scarbook calibrate --report` for q0 and q1")
-            self.store.record_calibration(recorded, settings.model, settings.prompt_digest)
+            self.store.record_calibration(recorded, settings)
         self.report = report
         self._finish_with(f"graded {len(self.labels)} · skipped {self.skipped} · "
                           f"judge {settings.model} — labels saved; press escape to go back")
