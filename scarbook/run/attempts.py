@@ -1,7 +1,9 @@
 """One run of a session, attempt by attempt: run it, attribute it, and run it again while the machine
 is to blame (at most `retry_infra` more times). Each attempt keeps its own workspace and logs
 (<session>/attempt-N/<case>/<k> beside the first), and the run's record lists every attempt with its
-cause, so a retry never hides a failure. A run the agent, the judge or the case failed runs once.
+cause, so a retry never hides a failure. A run the agent, the judge or the case failed runs once. A run
+whose agent died of a signal from outside that scarbook did not send waits a moment for scarbook's own
+shutdown before it is attributed (run/agent_signals.py): a shutdown that begins meanwhile cuts it.
 
 Error policy for one attempt (the runner's, unchanged): an unexpected exception inside it makes it
 an `error` (traceback written beside the session's history); a rejected judge key records the
@@ -22,6 +24,7 @@ from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
 from scarbook.models import Attempt, Case, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
+from scarbook.run.agent_signals import held, hold
 from scarbook.run.causes import Pattern, attribute, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
@@ -60,7 +63,7 @@ class RunAttempts:
         spent = 0.0
         run_ctx, emit = self.ctx, self.emit
         while True:
-            record, abort = await self.attempt(case, k, run_ctx, emit, agent)
+            record, abort = await self.attempt(case, k, run_ctx, emit, agent, cancelled)
             if agent:  # (a rejudge carries its source run's)
                 record.agent = agent
             # the executor's own resubmissions (a lost Ray worker: record.infra_retries) use the same budget
@@ -83,8 +86,8 @@ class RunAttempts:
             record.attempts = [*attempts, Attempt.of(record, len(attempts) + 1)]
         return record, abort, spent
 
-    async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit,
-                      name: str = "") -> tuple[RunRecord, AbortSession | None]:
+    async def attempt(self, case: Case, k: int, run_ctx: RunContext, emit: Emit, name: str = "",
+                      cancelled: Callable[[], bool] = lambda: False) -> tuple[RunRecord, AbortSession | None]:
         part: AgentPart | None = None
         facts = None
         token = None
@@ -96,6 +99,8 @@ class RunAttempts:
         try:
             part = await self.pool.agent_part(run_ctx, agent, case, k, self.manifests, emit)
             facts = part.facts
+            if self.pool.agents_here and held(facts.signal, facts.timed_out):  # scarbook's shutdown, or the agent's?
+                facts.watched_s = await hold(cancelled)  # (cancelled, it is not recorded: resume runs it again)
             summary = self._recorded(part, token)
             if summary is not None:  # the trajectory checks read the recorder's own calls, not the agent's files
                 # (loaded by a session that records: with it come the transcripts' model and readers)

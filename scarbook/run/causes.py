@@ -16,7 +16,6 @@ transcript; the evidence is the matching line.
 from __future__ import annotations
 
 import re
-import signal as signals
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from scarbook.agents.failure import failure_line
 from scarbook.checks.patterns import PatternTimedOut, search
 from scarbook.checks.spec import REGEX_TIMEOUT_S
 from scarbook.models import AgentStage, Cause, CauseKind, CheckStatus, RunRecord, RunStatus, Vote
+from scarbook.run.agent_signals import FAULT_SIGNALS, SHUTDOWN_GRACE_S, SIGKILL, held, signal_name
 
 AGENT_DID_NOT_FINISH = "not run: the agent did not finish"  # a check's detail when the agent crashed
 TAIL_BYTES = 16_384  # how much of the end of stderr / the transcript the patterns look at
@@ -45,6 +45,9 @@ class AgentFacts:
     timeout_s: float = 0.0
     signal: int | None = None  # the agent was killed by this signal (not our timeout's)
     oom_kills: int | None = None  # the machine's OOM kills while it ran (proc/oom.py); None: unknown
+    # killed by a signal nobody is known to have sent (not SIGKILL): how long scarbook then watched for its own
+    # shutdown, which did not begin (run/agent_signals.py); 0: it could not watch (a run on a Ray worker)
+    watched_s: float = 0.0
     exit_code: int | None = None
     stderr_tail: str = ""
     transcript_tail: str = ""
@@ -121,22 +124,10 @@ def _judge_rejected(v: RunView) -> str | None:
     return v.judge_aborted or None
 
 
-# Signals a program's own execution raises — a bad memory access, abort() (a failed assertion), an illegal
-# instruction or operation, a forbidden system call: the agent crashed, which is the agent's failure, never
-# the machine's (nor a way for an agent to take a run it failed out of its rate: os.abort() is one call).
-# The others come from outside — the OOM killer's SIGKILL, a person's or a supervisor's SIGTERM, a limit.
-FAULT_SIGNALS = frozenset(getattr(signals, name) for name in ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT",
-                                                              "SIGSYS", "SIGTRAP") if hasattr(signals, name))
-
-
-def _signal_name(n: int) -> str:
-    try:
-        return signals.Signals(n).name
-    except ValueError:
-        return "unknown signal"
-
-
-SIGKILL = getattr(signals, "SIGKILL", 9)  # Windows has no SIGKILL to name
+# A signal its own code raises (FAULT_SIGNALS) is the agent's crash. The others come from outside its code — the
+# OOM killer's SIGKILL, a supervisor's SIGTERM, a limit's SIGXCPU — or from the agent itself (`kill -TERM $$`): who
+# sent a SIGKILL is told by proc/oom.py, any other by run/agent_signals.py (whether scarbook's own shutdown began
+# just after).
 
 
 def _self_killed(v: RunView) -> bool:
@@ -145,19 +136,30 @@ def _self_killed(v: RunView) -> bool:
     return v.facts.signal == SIGKILL and v.facts.oom_kills == 0 and not v.facts.timed_out
 
 
+def _unsent(v: RunView) -> bool:
+    """A signal from outside but SIGKILL, after which scarbook watched for its own shutdown and none began
+    (run/agent_signals.py): nobody is known to have sent it, and the agent can send it to itself."""
+    return held(v.facts.signal, v.facts.timed_out) and v.facts.watched_s > 0
+
+
 def _killed(v: RunView) -> str | None:
     n = v.facts.signal
-    if n is None or v.facts.timed_out or n in FAULT_SIGNALS or _self_killed(v):
+    if n is None or v.facts.timed_out or n in FAULT_SIGNALS or _self_killed(v) or _unsent(v):
         return None
     why = ""
     if n == SIGKILL:
         oom = v.facts.oom_kills
         why = (f" — the kernel's OOM killer killed {oom} meanwhile" if oom else
                " — the kernel's OOM killer sends it, so do people and supervisors")
-    return f"killed by signal {n} ({_signal_name(n)}), not by scarbook's timeout{why}"
+    return f"killed by signal {n} ({signal_name(n)}), not by scarbook's timeout{why}"
 
 
 def _killed_unexplained(v: RunView) -> str | None:
+    n = v.facts.signal
+    if n is not None and _unsent(v):
+        return (f"killed by signal {n} ({signal_name(n)}), which neither scarbook nor a shutdown sent (not "
+                f"scarbook's timeout or cancel, and scarbook was not stopped within {v.facts.watched_s:g} s after): "
+                "the agent's own doing")
     if not _self_killed(v):
         return None
     return ("killed by signal 9 (SIGKILL), which neither scarbook's timeout nor the kernel's OOM killer sent (its "
@@ -168,7 +170,7 @@ def _crashed(v: RunView) -> str | None:
     n = v.facts.signal
     if n is None or v.facts.timed_out or n not in FAULT_SIGNALS:
         return None
-    return f"killed by signal {n} ({_signal_name(n)}), which its own code raised: the agent crashed"
+    return f"killed by signal {n} ({signal_name(n)}), which its own code raised: the agent crashed"
 
 
 def _timed_out(v: RunView) -> str | None:
@@ -295,14 +297,20 @@ RULES: tuple[Rule, ...] = (
     Rule("worker-lost", CauseKind.INFRA, _worker_lost, "the cluster lost the run's worker or node (twice: the Ray executor "
                                                "retries once itself)"),
     Rule("judge-rejected-key", CauseKind.JUDGE, _judge_rejected, "the judge's API rejected the key"),
-    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal from outside (SIGTERM, ..., "
-                                                   "SIGKILL while the OOM killer killed, or where that is unknown) that "
-                                                   "was not scarbook's timeout"),
+    Rule("killed-by-signal", CauseKind.INFRA, _killed, "the agent was killed by a signal from outside that was not "
+                                                   "scarbook's timeout, where it may have been the machine's: SIGKILL "
+                                                   "while the OOM killer killed (or where that is unknown: macOS, "
+                                                   "Windows), any other on a Ray worker's node (whose shutdown this "
+                                                   "scarbook cannot see)"),
     Rule("patterns", None, _match_patterns, "a line of the agent's stderr or transcript matched a cause pattern"),
     Rule("agent-crashed", CauseKind.AGENT, _crashed, "the agent died of a signal its own code raised (SIGSEGV, SIGBUS, "
                                                   "SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP)"),
-    Rule("agent-killed", CauseKind.AGENT, _killed_unexplained, "the agent died of SIGKILL while the kernel's OOM killer "
-                                                         "killed nothing (Linux: /proc/vmstat's oom_kill did not move)"),
+    Rule("agent-killed", CauseKind.AGENT, _killed_unexplained, "the agent died of a signal nobody is known to have sent: "
+                                                         "SIGKILL while the kernel's OOM killer killed nothing (Linux: "
+                                                         "/proc/vmstat's oom_kill did not move), or SIGTERM, SIGINT, "
+                                                         "SIGHUP, ... (any its own code does not raise) with no "
+                                                         f"shutdown of scarbook begun within {SHUTDOWN_GRACE_S:g} s "
+                                                         "after (one that begins cuts the run: resume runs it again)"),
     Rule("agent-timed-out", CauseKind.AGENT, _timed_out, "the agent ran past the run's timeout"),
     Rule("agent-could-not-exec", CauseKind.INFRA, _could_not_exec, "the agent's program started but could not exec what it "
                                                            "runs (exit 126/127, nothing done): it never ran"),

@@ -21,6 +21,10 @@ R = TypeVar("R")
 
 
 class Executor(Protocol[J, R]):
+    # Its runs' agents are processes of this machine, where scarbook's own shutdown is seen as it begins: a run
+    # whose agent died of a signal nobody is known to have sent waits for it a moment (run/signal_hold.py)
+    agents_here: bool
+
     def run(self, next_job: Callable[[], J | None], work: Callable[[J], Awaitable[R]]) -> AsyncIterator[R]:
         """Pull jobs while slots are free (`next_job` returns None when there are no more for now),
         and yield each result as it completes. Cancelling the iteration cancels running work."""
@@ -37,6 +41,8 @@ class Executor(Protocol[J, R]):
 
 class LocalExecutor(Generic[J, R]):
     """An asyncio pool of `concurrency` slots in this process."""
+
+    agents_here = True
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)

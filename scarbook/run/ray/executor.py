@@ -76,6 +76,10 @@ def _infra_errors(ray) -> tuple[type[BaseException], ...]:
 class RayExecutor:
     """The runner's executor for `executor: {type: ray}` (see module doc)."""
 
+    # A node's own shutdown (its supervisor stopping Ray) is not this scarbook's to see: a run whose agent died
+    # of a signal from outside stays the machine's (run/signal_hold.py)
+    agents_here = False
+
     def __init__(self, settings: ExecutorSettings, concurrency: int, *, agent_spec: Any, project_root: Path,
                  keep_all: bool, hidden_env: tuple[str, ...] = (), isolation: str = "none",
                  network: bool = False) -> None:
