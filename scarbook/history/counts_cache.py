@@ -28,7 +28,8 @@ from scarbook.models.words import SessionState
 from scarbook.stats.compare import Counts, counts_by_case
 
 CACHE_NAME = ".counts.json"
-FORMAT = f"1 scarbook {__version__}"  # a new version may count lines differently: its own cache
+# a new version may count lines differently: its own cache (2: an old record's infra fail counts as an error)
+FORMAT = f"2 scarbook {__version__}"
 LIMIT = 16 * 1024 * 1024
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from scarbook.models import (
     CAUSE_KINDS,
     RUN_STATUSES,
+    CauseKind,
     CheckStatus,
     RunRecord,
     SessionInfo,
@@ -211,8 +212,23 @@ def _cause_problem(cause: Any, where: str) -> str | None:
 
 
 def run_from_doc(doc: dict) -> RunRecord:
-    """A RunRecord from a line that passed run_shape_problem; its text is made safe to print."""
-    return clean_record_text(RunRecord.from_dict(doc))
+    """A RunRecord from a line that passed run_shape_problem, its status as counted (`counted_status`); its text
+    is made safe to print."""
+    record = clean_record_text(RunRecord.from_dict(doc))
+    record.status = counted_status(doc)
+    return record
+
+
+def counted_status(doc: dict) -> RunStatus:
+    """A well-shaped record's status as this version counts it. A fail the machine caused (its cause's kind is
+    infra) was written by versions before such a run became an error: no verdict was reached (DESIGN's run
+    statuses; run/attempts.py makes a run whose last attempt is still infra an error). It is read as one, so an
+    old session's rate leaves it out of the denominator as a new one's does; the file keeps what was written."""
+    status = RunStatus(doc["status"])
+    cause = doc.get("cause")
+    if status == RunStatus.FAIL and cause is not None and cause["kind"] == CauseKind.INFRA:
+        return RunStatus.ERROR
+    return status
 
 
 def plan_problem(doc: dict, info: SessionInfo, case_id: str) -> str | None:
@@ -278,7 +294,7 @@ class RunOutcome(NamedTuple):
 
 
 def outcome_from_doc(doc: dict) -> RunOutcome:
-    return RunOutcome(doc["case_id"], doc["k"], doc["status"], doc.get("agent", ""))
+    return RunOutcome(doc["case_id"], doc["k"], counted_status(doc), doc.get("agent", ""))
 
 
 def sort_runs(path: Path, docs: dict[int, Any], info: SessionInfo, case_id: str,

@@ -4,7 +4,8 @@ the verdict cache, a Message Batch, every cause, infra retries, shards, a rerun,
 back into the typed records and written out again: byte for byte what was on disk.
 
 History goes through the real store: read with `History`, then recorded into a fresh history with
-`start_session` / `record_run` / `finish_session` (the writers a session uses). A JSON report's
+`start_session` / `record_run` / `finish_session` (the writers a session uses): byte for byte, but for the one
+change reading makes (an older version's fail the machine caused is an error). A JSON report's
 session and runs are read back into `SessionInfo` / `RunRecord` and the report written again with the
 report's own encoder.
 """
@@ -96,7 +97,18 @@ def test_history_reads_into_records_and_writes_back_byte_equal(folder: Path, tmp
     else:
         again.finish_session(info)
     for path in [folder / "session.json", *files]:
-        assert (again.dir / folder.name / path.name).read_bytes() == path.read_bytes(), path.name
+        assert (again.dir / folder.name / path.name).read_bytes() == _as_read(path.read_bytes()), path.name
+
+
+def _as_read(data: bytes) -> bytes:
+    """A history file's bytes as a history reads them: each line of an older version's that records a run the
+    machine failed (its cause's kind infra) as a fail holds an error (history/records.counted_status)."""
+    lines = data.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        doc = json.loads(line) if line.startswith(b'{"session_id"') else {}
+        if doc.get("status") == "fail" and (doc.get("cause") or {}).get("kind") == "infra":
+            lines[i] = line.replace(b'"status":"fail"', b'"status":"error"', 1)  # the run's own: its first key of that name
+    return b"".join(lines)
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parents[1].name}/{p.name}")
