@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +85,8 @@ def say(text: str = "", *, err: bool = False) -> None:
     a case title, a transcript's task, a history note). Every control sequence goes — colour too, but
     for the CLI's own (`style`) — bidirectional controls are escaped, and on a CI runner
     (GITHUB_ACTIONS=true) no line can be a workflow command."""
-    click.echo(safe_text(text), err=err)
+    with reader_may_leave(err):
+        click.echo(safe_text(text), err=err)
 
 
 def say_workflow_command(line: str) -> None:
@@ -92,7 +94,25 @@ def say_workflow_command(line: str) -> None:
     which escapes every text inside it): said as `say` says a line, but its own leading `::` kept."""
     from scarbook.text import terminal_text
 
-    click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["))
+    with reader_may_leave(err=False):
+        click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["))
+
+
+@contextlib.contextmanager
+def reader_may_leave(err: bool) -> Iterator[None]:
+    """A line to stdout (stderr) whose reader may be gone — `scarbook eval --junit r.xml | head` —: then the rest
+    of that stream goes nowhere and the command goes on. Click's own answer, exit 1 at once, left the reports
+    unwritten and read as "a case below its threshold". A pipe read in part is not scarbook's to report."""
+    try:
+        yield
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        try:  # what is still buffered, and every later line, is written to /dev/null (no error at exit either)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # (a stream with no descriptor of its own: nothing to redirect)
+            pass
 
 
 # The CLI's own colours travel to the writer as marks no other text can hold (a private-use character
