@@ -10,11 +10,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
-from scarbook.models import RunRecord
+from scarbook.models import RunRecord, SessionInfo, SessionState
 from scarbook.run.causes import is_infra
 from scarbook.text import plural, report_text
 
 INFRA_UNRESOLVED = "still failed by the machine on the last attempt — no verdict (exit 3)"
+
+
+# why a session that did not finish has no verdict (exit 3), and what finishes it where `scarbook resume` can
+UNFINISHED: dict[str, str] = {
+    SessionState.CANCELLED: "the session was cancelled (Ctrl-C, or its CI job cancelled)",
+    SessionState.INTERRUPTED: "the session was interrupted (its scarbook was killed)",
+    SessionState.ABORTED: "the session was aborted (the judge rejected its key)",
+    SessionState.STOPPED_BUDGET: "the session was stopped by --max-cost",
+    SessionState.CRASHED: "the session crashed (crash.txt beside its history)",
+    SessionState.JUDGING: "the session is judging (its judge batch is not collected yet)",
+    SessionState.RUNNING: "the session is still running"}
+RESUMES: dict[str, str] = {SessionState.CANCELLED: "runs the rest", SessionState.INTERRUPTED: "runs the rest",
+                           SessionState.ABORTED: "runs the rest once the key is fixed",
+                           SessionState.JUDGING: "collects its verdicts"}
+
+
+def unfinished_error(tc: ET.Element, session: SessionInfo) -> bool:
+    """An `<error type="incomplete">` on a testcase with no failure or error of its own when its session did not
+    finish (exit 3: it saw part of the evidence; a dashboard read it as passed); whether one was added."""
+    why = UNFINISHED.get(str(session.state))  # (history reads an interrupted session's state as the plain word)
+    if why is None or tc.find("failure") is not None or tc.find("error") is not None:
+        return False
+    resume = RESUMES.get(str(session.state))
+    message = (f"no verdict: {why}, so its runs are part of the evidence (exit 3)"
+               + (f" — `scarbook resume {session.id}` {resume}" if resume else ""))
+    ET.SubElement(tc, "error", message=message, type="incomplete").text = message
+    return True
 
 
 def run_line(r: RunRecord) -> str:

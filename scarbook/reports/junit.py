@@ -16,7 +16,7 @@ from scarbook.fs.files import write_named_file
 from scarbook.history.baseline import BaselineComparison
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.words import Decision, Undecided
-from scarbook.reports.errored import infra_error, run_line
+from scarbook.reports.errored import infra_error, run_line, unfinished_error
 from scarbook.reports.table import SessionReport
 from scarbook.reports.versus_files import junit_testcases
 from scarbook.reports.versus_table import headline
@@ -75,7 +75,7 @@ def _summary(s: CaseStats) -> str:
 
 def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -> ET.Element:
     """One testcase per case: a failure when decided below (or regressed), an error when it has no
-    verdict (or is undecided under `undecided: fail`)."""
+    verdict (or is undecided under `undecided: fail`, or its session did not finish)."""
     by_case: dict[str, list[RunRecord]] = {}
     for r in sorted(rep.runs, key=lambda r: (r.case_id, r.k)):
         by_case.setdefault(r.case_id, []).append(r)
@@ -105,12 +105,13 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
     for name, value in suite_props:
         ET.SubElement(props, "property", name=name, value=report_text(value, one_line=True))
     if rep.versus is not None:
-        failures, errors = junit_testcases(suite, rep.versus, rep.runs, rep.policy.undecided == Undecided.FAIL)
+        failures, errors = junit_testcases(suite, rep.versus, rep.runs, rep.policy.undecided == Undecided.FAIL,
+                                           session)
         suite.set("tests", str(len(rep.versus.comparison.rows) + len(rep.versus.comparison.suites)))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
         return suite
-    infra_errors = 0
+    run_errors = 0
     for s in rep.stats:
         runs = by_case.get(s.case_id, [])
         tc = ET.SubElement(suite, "testcase", classname="scarbook", name=s.case_id,
@@ -140,10 +141,11 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
             error = ET.SubElement(tc, "error", message=f"{word}: {summary}" + (f" — {s.gate_note}" if s.gate_note else ""),
                                   type=word.replace(" ", "-"))
             error.text = "\n".join([summary, *unbounded, *not_passed])
-        elif infra_error(tc, runs):  # decided, but the machine left some of its runs without a verdict (exit 3)
-            infra_errors += 1
+        # decided, but the machine left some of its runs without a verdict, or its session did not finish (exit 3)
+        elif infra_error(tc, runs) or unfinished_error(tc, session):
+            run_errors += 1
         ET.SubElement(tc, "system-out").text = "\n".join([summary, *margin, *unbounded, *(run_line(r) for r in runs)])
-    suite.set("errors", str(len(errored) + infra_errors))
+    suite.set("errors", str(len(errored) + run_errors))
     return suite
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterable
 from xml.etree import ElementTree as ET
 
-from scarbook.models import MarginCall, RunRecord, RunStatus, Versus
-from scarbook.reports.errored import errored_warnings, infra_error, run_line
+from scarbook.models import MarginCall, RunRecord, RunStatus, SessionInfo, Versus
+from scarbook.reports.errored import errored_warnings, infra_error, run_line, unfinished_error
 from scarbook.reports.versus_table import (
     CALL_WORDS,
     MARGIN_WORDS,
@@ -64,12 +64,13 @@ def _line(v: SessionVersus, row: VersusRow) -> str:
             f"gate {MARGIN_WORDS[row.margin_call]}" + (f" ({row.why})" if row.why else ""))
 
 
-def junit_testcases(suite: ET.Element, v: SessionVersus, runs: Iterable[RunRecord],
-                    undecided_fails: bool) -> tuple[int, int]:
+def junit_testcases(suite: ET.Element, v: SessionVersus, runs: Iterable[RunRecord], undecided_fails: bool,
+                    session: SessionInfo) -> tuple[int, int]:
     """One testcase per case and candidate, then one per candidate's suite row: a failure when shown worse
     than the baseline by more than the margin (inferior), an error when it has no verdict (or is undecided
     under `undecided: fail`), or when the machine left some of the two agents' runs of the case without a
-    verdict (`type="infra"`, as one agent's testcase: reports/errored.py). Returns (failures, errors)."""
+    verdict (`type="infra"`, as one agent's testcase: reports/errored.py), or when the session did not finish
+    (`type="incomplete"`). Returns (failures, errors)."""
     failures = errors = 0
     by_case: dict[str, list[RunRecord]] = {}
     for r in sorted(runs, key=lambda r: r.k):
@@ -91,7 +92,7 @@ def junit_testcases(suite: ET.Element, v: SessionVersus, runs: Iterable[RunRecor
             word = "no-verdict" if row.margin_call == MarginCall.NO_VERDICT else "undecided"
             ET.SubElement(tc, "error", message=text, type=word).text = "\n".join(
                 [text, *(run_line(r) for r in mine if r.status != RunStatus.PASS)])
-        elif infra_error(tc, mine):
+        elif infra_error(tc, mine) or unfinished_error(tc, session):
             errors += 1
         notes = [f"{name}: {unbounded_note(s)}" for name in v.names
                  if row.case_id and (s := v.stat(name, row.case_id)) is not None and unbounded_note(s)]
