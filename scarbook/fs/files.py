@@ -92,13 +92,14 @@ def _create_temp(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
     """Write `data` to `path` so a reader sees the old file or the new one, never half of one.
 
     `durable=True` fsyncs the file before the rename and its directory after it. `durable=False`
     skips both: still safe against a crashed process (the rename happens only after the whole file
     is written), not against power loss; history uses it to keep runs cheap.
-    A failed write (disk full) leaves no temp file behind and raises the OSError alone."""
+    A failed write (disk full) leaves no temp file behind and raises the OSError alone. `mode`: the new
+    file's permission bits (the file it replaces had them), set before the rename."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +108,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     fd, tmp = _create_temp(path)
     try:
         try:
+            if mode is not None:
+                os.chmod(tmp, mode)  # (by name: Windows has no chmod of a descriptor)
             view = memoryview(data)
             while view:  # raw writes: no buffer whose flush could fail a second time on close
                 view = view[os.write(fd, view):]
@@ -131,13 +134,14 @@ def write_named_file(path: Path | str, text: str) -> None:
     A regular file (or none yet) is written atomically, as atomic_write_text does, at the link's target
     when the name is a symlink: the link stays a link. What is not a regular file — /dev/stdout, the pipe
     of a shell's `>(jq .)`, /dev/null — is written to as it is: a temp file renamed over it would replace
-    the device, the pipe or the link itself (as root, `--json /dev/stdout` replaced /dev/stdout)."""
+    the device, the pipe or the link itself (as root, `--json /dev/stdout` replaced /dev/stdout). A file
+    written over keeps its permission bits: `--json private.json` over a 0600 file made it 0644."""
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
-    if mode is None or stat.S_ISREG(mode):
-        atomic_write_text(Path(os.path.realpath(path)), text)
+    if mode is None or stat.S_ISREG(mode):  # (over a file: its permissions kept — a private 0600 report stays so)
+        atomic_write_text(Path(os.path.realpath(path)), text, mode=None if mode is None else stat.S_IMODE(mode))
         return
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
@@ -172,8 +176,8 @@ def sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+def atomic_write_text(path: Path, text: str, *, durable: bool = True, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, mode=mode)
 
 
 def describe_os_error(exc: OSError) -> str:

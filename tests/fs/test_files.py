@@ -107,3 +107,20 @@ def test_move_into_place_moves_a_folder_and_replaces_nothing(tmp_path, monkeypat
     assert os.listdir(tmp_path / "empty") == [] and (tmp_path / "file").read_text() == "keep"
     files.move_into_place(src, tmp_path / "x")
     assert (tmp_path / "x" / "case.yaml").read_text() == "id: x\n" and not src.exists()
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+def test_a_report_written_over_a_file_keeps_its_mode(project, mode) -> None:
+    """`eval --json private.json` over a file its user made 0600 replaced it with a 0644 one (the temp file's
+    mode, renamed over it): the report, agent outputs and all, became readable by every user of the machine.
+    A report over an existing file keeps that file's permissions; a new one is 0666 less the umask."""
+    project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
+    report, fresh = project.root / "private.json", project.root / "fresh.json"
+    report.write_text("old")
+    report.chmod(mode)
+    assert project.cli("eval", "--runs", "1", "-q", "--json", str(report), "--junit", str(fresh)).exit_code in (0, 1)
+    assert stat.S_IMODE(report.stat().st_mode) == mode
+    assert report.read_text().startswith("{")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
