@@ -39,8 +39,8 @@ from scarbook.stats.head_to_head import (
     compare_agents,
     look_alphas,
     look_once,
-    p_above,
     p_below,
+    p_not_worse,
     suite_row,
 )
 from scarbook.stats.rates import wilson
@@ -80,7 +80,7 @@ def _tables(n: int, margin: float = MARGIN) -> dict[str, np.ndarray]:
         for c2 in range(size):
             t["p_diff"][c1, c2] = fisher_exact_p(c1, n, c2, n)
             t["lo"][c1, c2], t["hi"][c1, c2] = newcombe_interval(c1, n, c2, n)
-            not_worse = p_above(c1, n, c2, n, -margin)
+            not_worse = p_not_worse(c1, n, c2, n, margin)
             t["p_same"][c1, c2] = max(not_worse, p_below(c1, n, c2, n, margin))
             t["p_worse"][c1, c2] = p_below(c1, n, c2, n, -margin)
             t["p_not_worse"][c1, c2] = not_worse

@@ -25,7 +25,9 @@ Calls, with the chance of any wrong one held at alpha across every case and cand
 The gate's margin call: *inferior* when the row is called worse and its Holm-adjusted p_worse is under
 alpha too (a red is always a "worse" the exact test showed, and each of its two tests is corrected like
 the single-agent gate's below), *non-inferior* when p_not_worse is under alpha (green needs every row:
-the intersection-union principle, no correction on that side), else *undecided*.
+the intersection-union principle, no correction on that side), else *undecided*. Up to 20 runs a side
+p_not_worse is also the exact unconditional test's (stats/margin_exact.py), whichever is larger: the
+interval's own test called 0/1 against 1/1 non-inferior, wrong 22.6% of the time at the boundary.
 
 The suite row: the mean of the per-case differences with a case-clustered standard error (Miller 2024,
 "Adding Error Bars to Evals": each case's own sampling variance counted, stats/compare.mean_diff_se),
@@ -62,6 +64,7 @@ from scarbook.stats.compare import (
     tarone_family,
 )
 from scarbook.stats.decisions import min_verdicts_for
+from scarbook.stats.margin_exact import EXACT_UP_TO, exact_p_above
 from scarbook.stats.rates import Z95
 from scarbook.stats.student import t_quantile, t_two_sided_p, t_upper_p
 from scarbook.text import plural
@@ -92,6 +95,14 @@ def p_below(c1: int, n1: int, c2: int, n2: int, d0: float) -> float:
     if d >= d0:
         return 1.0 - p_above(c1, n1, c2, n2, d0) if d > d0 else 0.5
     return _invert(lambda z: newcombe_interval(c1, n1, c2, n2, z)[1] < d0)
+
+
+def p_not_worse(c1: int, n1: int, c2: int, n2: int, margin: float) -> float:
+    """One-sided p-value of "p2 - p1 > -margin" (the non-inferior call's): Newcombe's, and up to EXACT_UP_TO
+    runs a side the exact unconditional test's if larger — Newcombe's alone claims too much at small n
+    (stats/margin_exact.py)."""
+    p = p_above(c1, n1, c2, n2, -margin)
+    return max(p, exact_p_above(p_above, c1, n1, c2, n2, -margin)) if max(n1, n2) <= EXACT_UP_TO else p
 
 
 def _invert(excludes) -> float:
@@ -214,7 +225,7 @@ def case_row(case_id: str, candidate: str, base: Counts, other: Counts, margin: 
 @functools.lru_cache(maxsize=65536)
 def _numbers(c1: int, n1: int, c2: int, n2: int, margin: float) -> tuple[float, ...]:
     lo, hi = newcombe_interval(c1, n1, c2, n2)
-    not_worse = p_above(c1, n1, c2, n2, -margin)
+    not_worse = p_not_worse(c1, n1, c2, n2, margin)
     return (c2 / n2 - c1 / n1, lo, hi, fisher_exact_p(c1, n1, c2, n2),
             max(not_worse, p_below(c1, n1, c2, n2, margin)), p_below(c1, n1, c2, n2, -margin), not_worse,
             min_fisher_p(n1, n2, c1 + c2))

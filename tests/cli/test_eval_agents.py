@@ -309,3 +309,15 @@ def test_a_case_with_too_many_errors_on_one_side_says_it_cannot_be_compared(proj
     assert result.exit_code == 3, result.stdout + result.stderr
     assert ("alpha (cand): no verdict — only 4 of the candidate's 20 runs reached a verdict (16 errors); a comparison "
             "needs at least 10 on each side (errors cannot count as evidence)") in result.stdout
+
+
+def test_one_run_a_side_is_never_enough_to_call_a_candidate_non_inferior(project) -> None:
+    """0/1 against 1/1 was called non-inferior ('ok') by the interval's own one-sided test, so a release gate
+    (`--undecided fail`) went green on two runs; agents on the margin's boundary give that outcome 22.6% of the
+    time at the worst rate, not 5% (stats/margin_exact.py). Now undecided: exit 3 under `undecided: fail`."""
+    _project(project, CONFIG.replace('"9"]', '"0"]').replace('"6"]', '"9"]'), cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,cand", "--runs", "1", "-q", "--undecided", "fail")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    rows = _table(result.stdout)
+    assert rows["alpha"][1:] == ["0%", "(0–79%)", "0/1", "100%", "(21–100%)", "1/1", "+100", "[-12,", "+100]",
+                                 "undecided", "undecided"]

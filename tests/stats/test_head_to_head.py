@@ -19,8 +19,10 @@ from scarbook.stats.head_to_head import (
     look_alphas,
     p_above,
     p_below,
+    p_not_worse,
     suite_row,
 )
+from scarbook.stats.margin_exact import exact_p_above
 from scarbook.stats.student import t_quantile, t_two_sided_p, t_upper_p
 
 
@@ -80,7 +82,10 @@ def test_a_case_row_matches_scipy():
     lo, hi = newcombe_by_scipy(18, 20, 9, 20, 0.95)
     assert (row.lo, row.hi) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9))
     assert row.diff == pytest.approx(-0.45)
-    assert row.p_same == pytest.approx(max(p_above(18, 20, 9, 20, -0.05), p_below(18, 20, 9, 20, 0.05)))
+    # up to 20 runs a side "not worse" is also tested exactly (stats/margin_exact.py): the larger p counts
+    not_worse = max(p_above(18, 20, 9, 20, -0.05), exact_p_above(p_above, 18, 20, 9, 20, -0.05))
+    assert not_worse == p_not_worse(18, 20, 9, 20, 0.05)
+    assert row.p_same == pytest.approx(max(not_worse, p_below(18, 20, 9, 20, 0.05)))
 
 
 def test_the_suite_row_is_the_case_clustered_mean_with_t():
