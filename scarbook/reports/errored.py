@@ -31,15 +31,26 @@ RESUMES: dict[str, str] = {SessionState.CANCELLED: "runs the rest", SessionState
                            SessionState.JUDGING: "collects its verdicts"}
 
 
+def unfinished_words(session: SessionInfo) -> str:
+    """Why a session that did not finish has no verdict, and the `scarbook resume` that finishes it where one can
+    (not a shard or a rejudge, which resume refuses); "" for a finished session."""
+    why = UNFINISHED.get(str(session.state))  # (history reads an interrupted session's state as the plain word)
+    if why is None:
+        return ""
+    resume = RESUMES.get(str(session.state))
+    if session.shard is not None or (session.rerun_of is not None and session.rerun_of.rejudge):
+        resume = None
+    return (f"{why}, so its runs are part of the evidence (exit 3)"
+            + (f" — `scarbook resume {session.id}` {resume}" if resume else ""))
+
+
 def unfinished_error(tc: ET.Element, session: SessionInfo) -> bool:
     """An `<error type="incomplete">` on a testcase with no failure or error of its own when its session did not
     finish (exit 3: it saw part of the evidence; a dashboard read it as passed); whether one was added."""
-    why = UNFINISHED.get(str(session.state))  # (history reads an interrupted session's state as the plain word)
-    if why is None or tc.find("failure") is not None or tc.find("error") is not None:
+    words = unfinished_words(session)
+    if not words or tc.find("failure") is not None or tc.find("error") is not None:
         return False
-    resume = RESUMES.get(str(session.state))
-    message = (f"no verdict: {why}, so its runs are part of the evidence (exit 3)"
-               + (f" — `scarbook resume {session.id}` {resume}" if resume else ""))
+    message = f"no verdict: {words}"
     ET.SubElement(tc, "error", message=message, type="incomplete").text = message
     return True
 

@@ -12,7 +12,7 @@ from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
-from scarbook.reports.errored import INFRA_UNRESOLVED
+from scarbook.reports.errored import INFRA_UNRESOLVED, unfinished_words
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import ON_JUDGED_COUNTS, format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
@@ -287,12 +287,15 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(rerun_line(s.rerun_of, s.state, len(rep.runs)))
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):
         parts.append(s.note)  # an abort's or a crash's note is said once, as the error it is (stderr)
+    # the last word on a session that did not finish: why it has no verdict (the gate's lines read as if it had
+    # one: "undecided cases pass with a warning" above an exit 3), and the resume that finishes it
+    unfinished = [f"no verdict: {words}"] if (words := unfinished_words(s)) and s.state != SessionState.JUDGING else []
     if rep.versus is not None:  # the comparison gates (its lines are under the table)
-        return "\n".join(parts)
+        return "\n".join(parts + unfinished)
     parts += gate_lines(rep)
     if below:
         parts.append(f"below threshold: {', '.join(below)}")
-    return "\n".join(parts)
+    return "\n".join(parts + unfinished)
 
 
 def adaptive_lines(rep: SessionReport) -> list[str]:

@@ -2,7 +2,9 @@
 testcase passed (tests="3" failures="0" errors="0"): a CI dashboard (GitHub's test reporters, GitLab,
 Jenkins) showed a cancelled eval as green. Each testcase with no failure or error of its own now carries
 `<error type="incomplete">` saying why there is no verdict and, where `scarbook resume` can finish the
-session, the command (reports/errored.py), for one agent and for a comparison of several."""
+session, the command (reports/errored.py), for one agent and for a comparison of several; the summary
+under the table ends with the same words (its gate lines said "undecided cases pass with a warning" above an
+exit 3, and nothing said how to finish the session)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,9 @@ def test_a_session_that_did_not_finish_is_an_error_in_junit(project, state, why)
     project.config(f"agent: {{type: command, argv: {json.dumps([sys.executable, '-c', AGENT])}}}\nisolation: none\n")
     sid = stopped_short(project, state=state, keep=1)  # its one run kept passed: no failure of its own
     junit = project.root / "r.xml"
-    assert project.cli("report", sid, "--junit", str(junit)).exit_code == 0
+    result = project.cli("report", sid, "--junit", str(junit))
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == "no verdict: " + why.format(id=sid)  # the summary's last word too
     suite, errors = errors_of(junit)
     assert errors == [("c", "incomplete", "no verdict: " + why.format(id=sid))]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "1")
@@ -68,5 +72,6 @@ def test_a_comparison_cancelled_with_ctrl_c_is_an_error_in_junit(project) -> Non
     suite, errors = errors_of(junit)
     message = (f"no verdict: the session was cancelled (Ctrl-C, or its CI job cancelled), so its runs are part of the "
                f"evidence (exit 3) — `scarbook resume {sid}` runs the rest")
+    assert out.splitlines()[-1] == message  # under the comparison's table, as the file says it
     assert errors == [("c [b vs a]", "incomplete", message), ("suite [b vs a]", "incomplete", message)]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "2")
