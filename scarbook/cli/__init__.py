@@ -59,8 +59,22 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# a command a newcomer looks for by another tool's word: where scarbook does it (click's own hint matches spelling)
+ELSEWHERE = {
+    "compare": "two sessions are compared with `scarbook diff A B`, two agents in one session with `scarbook eval "
+               "--agents A,B`",
+    "run": "cases are run with `scarbook eval`",
+}
+
+
 class _LazyCommands(click.Group):
     """A group whose commands are imported when one is asked for by name (LAZY_COMMANDS)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
+        name = args[0] if args else ""
+        if name in ELSEWHERE and self.get_command(ctx, name) is None:
+            ctx.fail(f"No such command '{name}': {ELSEWHERE[name]}.")
+        return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *LAZY_COMMANDS})

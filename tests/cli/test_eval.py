@@ -318,6 +318,19 @@ def _all_commands(group: click.Group, prefix: str = ""):
             yield from _all_commands(cmd, prefix + name + " ")
 
 
+@pytest.mark.parametrize(("word", "where"), [
+    ("compare", "two sessions are compared with `scarbook diff A B`, two agents in one session with `scarbook eval "
+                "--agents A,B`"),
+    ("run", "cases are run with `scarbook eval`")])
+def test_another_tools_word_for_a_command_says_where_scarbook_does_it(word, where) -> None:
+    """`scarbook compare` (promptfoo's word, and the README's "A against B") said only "No such command 'compare'"."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, [word, "a", "b"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: No such command '{word}': {where}."
+
+
 def test_every_command_has_help_text() -> None:
     from click.testing import CliRunner
 
