@@ -57,10 +57,13 @@ class NamedAgent:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def entry(self, label: str) -> AgentEntry:
-        """This agent as its session records it (SessionInfo.agents), `label` the agent as it ran."""
+        """This agent as its session records it (SessionInfo.agents), `label` the agent as it ran, with the names
+        of the variables it sets (not their values: the label reaches public CI summaries), so two agents that
+        differ only there read apart in the comparison's `agents:` line."""
         from scarbook.models.session_parts import AgentEntry  # (the session's records: loaded when one runs)
 
-        return AgentEntry(self.name, str(self.settings.get("type") or ""), self.fingerprint(), label)
+        env = f" (env: {', '.join(sorted(self.env_values))})" if self.env_values else ""
+        return AgentEntry(self.name, str(self.settings.get("type") or ""), self.fingerprint(), label + env)
 
 
 def known(names: Mapping[str, Any] | list[str]) -> str:

@@ -193,6 +193,10 @@ def test_an_overlay_sets_variables_and_adds_arguments(project) -> None:
     result = project.cli("eval", "--agents", "base,cand", "--runs", "3", "-q", "--keep-all")
     rows = result.stdout.splitlines()[2].split()
     assert rows[1:7] == ["0%", "(0–56%)", "0/3", "100%", "(44–100%)", "3/3"], result.stdout
+    # the agents' line names the variables an overlay sets (not their values: the step summary is public), so
+    # two agents that differ only there read apart — before, `b = command: …` repeated the base's words
+    assert "agents: base (baseline) = command: ./echo.sh one; cand = command: ./echo.sh one --model big (env: " \
+           "PROMPT_VERSION)" in result.stdout
 
 
 def test_quality_and_cost_together(project, tmp_path) -> None:
