@@ -23,6 +23,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from scarbook.models import RunStatus, SessionInfo
 from scarbook.stats.rates import Z95, count_text, rate_of, wilson
+from scarbook.stats.student import t_quantile
 from scarbook.text import pct, plural
 
 Verdict = Literal["improved", "regressed", "no detectable change"]
@@ -304,11 +305,17 @@ class SessionComparison:
 
     @property
     def mean_interval(self) -> tuple[float, float] | None:
-        """95% interval for the mean difference (normal approximation over cases)."""
+        """95% interval for the mean difference: Student's t with (cases - 1) degrees of freedom, as the suite
+        row of `eval --agents` (head_to_head.suite_row) — 1.96 claimed more than a few cases show (three cases at
+        8/8 both times: [-15, +15], where t gives [-33, +33]); one case is that case, its own interval."""
         if self.mean_diff is None or self.se is None:
             return None
+        with_rates = [c for c in self.cases if c.diff is not None and c.lo is not None and c.hi is not None]
+        if len(with_rates) == 1:
+            return with_rates[0].lo, with_rates[0].hi  # type: ignore[return-value]
+        half = (t_quantile(0.975, len(with_rates) - 1) if len(with_rates) > 1 else Z95) * self.se
         # A difference of rates cannot leave [-1, 1], so the interval is clipped there.
-        return max(-1.0, self.mean_diff - Z95 * self.se), min(1.0, self.mean_diff + Z95 * self.se)
+        return max(-1.0, self.mean_diff - half), min(1.0, self.mean_diff + half)
 
 
 def compare_sessions(
