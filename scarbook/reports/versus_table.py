@@ -82,10 +82,16 @@ def versus_notes(v: SessionVersus) -> list[str]:
     c = v.comparison
     out = ["agents: " + "; ".join(f"{n}{' (baseline)' if n == v.baseline else ''} = {v.labels.get(n) or n}"
                                   for n in v.names)]
-    out.append(f"decisions: better/worse when the Holm-corrected Fisher test (over {plural(c.family, 'row')}: cases × "
-               f"candidates and the suite) and the 95% interval agree — at most {c.alpha:.0%} chance of any wrong one; "
-               f"same when two one-sided tests put the difference within ±{points(c.margin, False)} points; "
-               "the gate is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
+    rows = len(c.rows) + len(c.suites)
+    # (Tarone's family: a row whose most lopsided outcome at its run counts could not be significant spends no alpha)
+    tested = ("no row can be called better or worse at these run counts (not even its most lopsided outcome, "
+              "e.g. 3/3 against 0/3, would be significant) — more runs a side decide" if not c.family else
+              f"better/worse when the Holm-corrected Fisher test (over the {c.family} of {plural(rows, 'row')}, cases × "
+              f"candidates and the suite, whose run counts could reach significance) and the 95% interval agree — at "
+              f"most {c.alpha:.0%} chance of any wrong one")
+    out.append(f"decisions: {tested}; same when two one-sided tests put the difference within "
+               f"±{points(c.margin, False)} points; the gate is red when a candidate is shown worse by more than that "
+               "margin (docs/statistics.md)")
     if any(s.corrected is not None for s in v.all_stats()):
         out.append(f"≈ rates corrected for the judge's measured error (its calibration); {ON_JUDGED_COUNTS}")
     out += unbounded_notes(v)

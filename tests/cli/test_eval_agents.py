@@ -325,3 +325,19 @@ def test_one_run_a_side_is_never_enough_to_call_a_candidate_non_inferior(project
     rows = _table(result.stdout)
     assert rows["alpha"][1:] == ["0%", "(0–79%)", "0/1", "100%", "(21–100%)", "1/1", "+100", "[-12,", "+100]",
                                  "undecided", "undecided"]
+
+
+@pytest.mark.parametrize(("runs", "words"), [
+    ("3", "no row can be called better or worse at these run counts (not even its most lopsided outcome, e.g. 3/3 "
+          "against 0/3, would be significant) — more runs a side decide"),
+    ("40", "better/worse when the Holm-corrected Fisher test (over the 1 of 2 rows, cases × candidates and the suite, "
+           "whose run counts could reach significance) and the 95% interval agree — at most 5% chance of any wrong one"),
+])
+def test_the_decisions_line_says_which_rows_could_be_decided(project, runs, words) -> None:
+    """It said "(over 0 rows: cases × candidates and the suite)" under a table of two rows when none could be tested
+    (3 runs a side: 3/3 against 0/3 is p = 0.1), and "over 1 row" when 1 of 2 could (one case: its suite row is its row)."""
+    _project(project, cases=("alpha",))
+    result = project.cli("eval", "--agents", "base,cand", "--runs", runs, "-q")
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("decisions: "))
+    assert line == (f"decisions: {words}; same when two one-sided tests put the difference within ±5 points; the gate "
+                    "is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
