@@ -164,7 +164,12 @@ def say_written(written: WrittenReports) -> bool:
 
 def refuse_own_files(project: Project, paths: dict[str, str | Path | None]) -> None:
     """Before anything is read or written: no file a command was asked to write (option -> path) replaces
-    scarbook.yaml or the baseline, or lands in the cases or the history (ConfigFolders.own_file_refusal)."""
+    scarbook.yaml or the baseline, or lands in the cases or the history (ConfigFolders.own_file_refusal), and no
+    two name one file (fs/files.shared_name)."""
+    from scarbook.fs.files import shared_name
+
+    if clash := shared_name(paths):
+        raise ScarbookError(clash)
     for option, path in paths.items():
         refusal = project.own_file_refusal(option, path) if path else None
         if refusal:

@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
@@ -126,6 +126,21 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, mode: i
         raise
     if durable:
         sync_directory(path.parent)
+
+
+def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
+    """Two options that name one regular file (`--junit out --json out`): the second report would overwrite the first,
+    and the CI's JUnit reader found JSON. Their message, or None. A device or pipe (/dev/stdout) takes both."""
+    seen: dict[str, str] = {}
+    for option, path in sorted(named.items()):  # (the message the same whatever order a command lists them in)
+        if not path or (os.path.exists(path) and not os.path.isfile(path)):
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            return (f"{seen[key]} and {option} both name {key}: one report would overwrite the other — give each its "
+                    "own file")
+        seen[key] = option
+    return None
 
 
 def write_named_file(path: Path | str, text: str) -> None:

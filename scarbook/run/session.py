@@ -26,7 +26,7 @@ from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
-from scarbook.fs.files import unwritable_why
+from scarbook.fs.files import shared_name, unwritable_why
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ExecutorType, GateMode
 from scarbook.models.session_parts import AgentEntry, Confinement
@@ -274,7 +274,7 @@ def ready_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeErr
 def unwritable_places(site: SessionSite, plan: SessionPlan) -> list[str]:
     """Each place the session writes that cannot be written, said before any run (so no run is lost
     to it): the history, the workspaces, the report files asked for. A rejudge checks its own so."""
-    problems = []
+    problems = [clash] if (clash := shared_name(plan.reports)) else []
     for folder, what in ((site.history.dir, "the session history"), (site.workspaces_dir, "the workspaces")):
         why = unwritable_why(folder)
         if why:

@@ -156,6 +156,23 @@ def test_a_dash_is_refused_not_written_as_a_file_named_dash(marked, args, exampl
     assert not marker.exists() and not (project.root / "-").exists()
 
 
+@pytest.mark.parametrize("command", ["eval", "report"])
+def test_two_reports_named_one_file_are_refused(marked, command, monkeypatch) -> None:
+    """`eval --json out --junit ./out` wrote the JUnit XML, then the JSON over it (exit 0): the CI's JUnit reader
+    found JSON. Refused before any run (eval) or any write (report)."""
+    project, marker = marked
+    monkeypatch.chdir(project.root)
+    if command == "report":  # a session to report
+        assert project.cli("eval", "--runs", "1", "-q").exit_code == 0
+        marker.unlink()
+    extra = ["--runs", "1", "-q"] if command == "eval" else []
+    result = project.cli(command, *extra, "--json", "out", "--junit", "./out")
+    assert (result.exit_code, result.stderr.strip()) == (
+        2, f"scarbook: --json and --junit both name {os.path.realpath(project.root / 'out')}: one report would overwrite "
+           "the other — give each its own file")
+    assert not marker.exists() and not (project.root / "out").exists()
+
+
 # The agent's second run makes the history read-only under scarbook (as a disk remounted read-only
 # would). Run a#1 is recorded; b#1 finishes but its runs file cannot be created (a file open before
 # the remount could still be appended to), nor can session.json be rewritten at the end.
