@@ -385,10 +385,11 @@ def comparison_notes(cmp: SessionComparison) -> list[str]:
         lo, hi = mean_ci
         notes.append(f"Mean difference over {plural(sum(c.diff is not None for c in cmp.cases), 'case')}: "
                      f"{_pts(cmp.mean_diff, True)} pts (SE {cmp.se * 100:.1f}, 95% CI [{_pts(lo, True)}, {_pts(hi, True)}]).")
-    notes.append(f"Verdicts are Holm-corrected over {tested_count(cmp)} testable of "
-                 f"{plural(sum(c.p_value is not None for c in cmp.cases), 'case')} (Tarone: cases that could reach "
-                 "significance): "
-                 f"at most {ALPHA:.0%} chance of any false regressed/improved.")
+    compared = sum(c.p_value is not None for c in cmp.cases)
+    notes.append("No case can be called regressed or improved at these run counts (not even its most lopsided outcome "
+                 "would be significant): more runs a side decide." if compared and not tested_count(cmp) else
+                 f"Verdicts are Holm-corrected over {tested_count(cmp)} testable of {plural(compared, 'case')} (Tarone: "
+                 f"cases that could reach significance): at most {ALPHA:.0%} chance of any false regressed/improved.")
     return notes
 
 
@@ -418,7 +419,10 @@ def format_comparison(cmp: SessionComparison, label_a: str = "A", label_b: str =
                         "the SE counts each case's run-to-run noise, not only the spread between cases)")
         lines += ["", summary]
     compared = sum(c.p_value is not None for c in cmp.cases)
-    if family > 1 or compared > family:
+    if compared and not family:  # ("Holm-corrected over the 0 testable of 1 case" said it in a riddle)
+        lines.append("no case can be called regressed or improved at these run counts (not even its most lopsided "
+                     "outcome would be significant, e.g. 3/3 against 0/3) — more runs a side decide")
+    elif family > 1 or compared > family:
         lines.append(f"verdicts are Holm-corrected over the {family} testable of {plural(compared, 'case')} (Tarone: a case "
                      f"that could not reach significance spends no alpha): the chance of any false "
                      f"regressed/improved is at most {ALPHA:.0%}")

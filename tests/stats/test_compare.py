@@ -10,6 +10,7 @@ from scarbook.stats.compare import (
     Counts,
     compare_case,
     compare_sessions,
+    comparison_notes,
     fisher_exact_p,
     format_comparison,
     newcombe_interval,
@@ -356,3 +357,13 @@ def test_no_runs_needed_hint_that_the_runs_already_exceed():
     cmp = compare_case((4, 0), (0, 4), p_holm=0.057)
     assert cmp.verdict == "no detectable change"
     assert runs_for_power(1.0, 0.0) == 2 and cmp.runs_needed is None
+
+
+def test_a_comparison_no_case_of_which_can_be_decided_says_so() -> None:
+    """`scarbook diff` of two one-case sessions of 5 runs said "verdicts are Holm-corrected over the 0 testable of 1
+    case (Tarone: …)": no case could reach significance (5/5 against 5/5), and the line did not say so."""
+    cmp = compare_sessions({"a": (5, 0)}, {"a": (5, 0)})
+    assert ("no case can be called regressed or improved at these run counts (not even its most lopsided outcome "
+            "would be significant, e.g. 3/3 against 0/3) — more runs a side decide") in format_comparison(cmp).splitlines()
+    assert comparison_notes(cmp)[-1] == ("No case can be called regressed or improved at these run counts (not even "
+                                         "its most lopsided outcome would be significant): more runs a side decide.")
