@@ -34,12 +34,14 @@ from scarbook.tui.messages import (
     BackToLibrary,
     CasesChanged,
     OpenCalibrate,
+    OpenComparison,
     OpenEditor,
     OpenFlakes,
     OpenImport,
     OpenLaunch,
     OpenLive,
     OpenReview,
+    OpenSession,
     OpenSessions,
     VerifyScar,
 )
@@ -173,6 +175,16 @@ class ScarbookApp(SessionHost):
         from scarbook.tui.screens.sessions import SessionsScreen
 
         self.push_screen(SessionsScreen())
+
+    def on_open_session(self, message: OpenSession) -> None:
+        from scarbook.tui.screens.session_table import SessionTableScreen
+
+        self.push_screen(SessionTableScreen(message.info))
+
+    def on_open_comparison(self, message: OpenComparison) -> None:
+        from scarbook.tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(message.a, message.b))
 
     def on_open_live(self, _: OpenLive) -> None:
         from scarbook.tui.screens.live import LiveScreen

@@ -17,7 +17,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the fields' types only: importing a message must not load the core behind it (start-up)
     from scarbook.cases.drafts import CaseDraft
-    from scarbook.models import Case
+    from scarbook.models import Case, SessionInfo
     from scarbook.run.plan import SessionPlan
     from scarbook.stats.trends import Trends
     from scarbook.views.live_state import LiveSession
@@ -124,6 +124,21 @@ class OpenCalibrate(AppRequest):
 
 class OpenSessions(AppRequest):
     """Past sessions (and the comparison of two)."""
+
+
+@dataclass
+class OpenSession(AppRequest):
+    """One session's case table (the sessions screen's Enter)."""
+
+    info: SessionInfo
+
+
+@dataclass
+class OpenComparison(AppRequest):
+    """Two sessions side by side per case: `a` the older, `b` the newer (the sessions screen's c)."""
+
+    a: SessionInfo
+    b: SessionInfo
 
 
 class OpenLive(AppRequest):

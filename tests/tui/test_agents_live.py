@@ -12,7 +12,8 @@ from scarbook.tui.app import make_app
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.live import LiveScreen
 from scarbook.tui.screens.review import ReviewScreen
-from scarbook.tui.screens.sessions import SessionsScreen, SessionTableScreen
+from scarbook.tui.screens.session_table import SessionTableScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from tests.cli.test_eval_agents import AGENT, CASE, CONFIG
 from tests.conftest import run_cli
 from tests.helpers.tui_fixtures import SIZE, library_loaded, live_screen_caught_up, review_loaded, wait_until

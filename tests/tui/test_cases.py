@@ -294,7 +294,8 @@ async def test_compare_leaves_out_an_id_given_to_another_case_between_the_two_se
     """h, pick two sessions, c: write-one-line was deleted (and filed again) between them, so its
     100% -> 0% is two different cases, not a regression: not a row, and the help line says why."""
     from scarbook.cases.lineage import CaseIdLog, IdEntry
-    from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+    from scarbook.tui.screens.compare import CompareScreen
+    from scarbook.tui.screens.sessions import SessionsScreen
 
     for sid, day, wol in [("20260101-000000-aaaa", "01", "pass"), ("20260102-000000-bbbb", "02", "fail")]:
         record_session(project_root, sid, f"2026-01-{day}T00:00:00+00:00", "fp",

@@ -139,6 +139,7 @@ def screen_factories(app, root) -> dict[str, Callable[[], Screen]]:
     from scarbook.tui.dialogs.confirm import ConfirmScreen
     from scarbook.tui.dialogs.draft_rubric import DraftRubricScreen
     from scarbook.tui.screens.calibrate import CalibrateScreen
+    from scarbook.tui.screens.compare import CompareScreen
     from scarbook.tui.screens.editor import EditorScreen
     from scarbook.tui.screens.flakes import FlakeScreen
     from scarbook.tui.screens.help import HelpScreen
@@ -147,7 +148,8 @@ def screen_factories(app, root) -> dict[str, Callable[[], Screen]]:
     from scarbook.tui.screens.library import LibraryScreen
     from scarbook.tui.screens.live import LiveScreen
     from scarbook.tui.screens.review import ReviewScreen
-    from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
+    from scarbook.tui.screens.session_table import SessionTableScreen
+    from scarbook.tui.screens.sessions import SessionsScreen
     from scarbook.views.live_state import LiveSession
 
     lib = app.screen

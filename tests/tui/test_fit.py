@@ -392,7 +392,8 @@ async def test_import_panel_headers_wrap_in_their_panes_at_80_columns(project_ro
 async def test_compare_headers_are_whole_at_80_columns(project_root, size):
     """Issue 26.14: the compare table was 93 columns wide, "verdict" cut at 80. At 80 the p column goes,
     the interval is short ("-98…-49%" under "95% CI") and "no detectable change" wraps; at 200 all."""
-    from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen
+    from scarbook.tui.screens.compare import CompareScreen
+    from scarbook.tui.screens.sessions import SessionsScreen
     from tests.tui.test_library import record_session
 
     record_session(project_root, "20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", "fp",

@@ -162,7 +162,7 @@ async def test_editor_verify_key_saves_and_verifies_the_scar(project_root):
 ])
 async def test_compare_screen_warns_when_the_sessions_measured_different_things(project_root, fields, warning):
     from scarbook.models import RunRecord, SessionInfo
-    from scarbook.tui.screens.sessions import CompareScreen
+    from scarbook.tui.screens.compare import CompareScreen
 
     history = History(project_root / "workspaces")
     infos = []

@@ -10,10 +10,12 @@ from scarbook.history.store import History
 from scarbook.models import Cause, CauseKind, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.tui.app import make_app
+from scarbook.tui.screens.compare import CompareScreen
 from scarbook.tui.screens.launch import LaunchScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.live import LiveScreen
-from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
+from scarbook.tui.screens.session_table import SessionTableScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from tests.helpers.tui_fixtures import (
     fast_demo,  # noqa: F401
     library_loaded,

@@ -121,7 +121,7 @@ async def test_a_rejected_judge_key_aborts_the_tui_session_once_with_the_same_co
 async def test_a_judged_tui_session_reads_the_calibration_once(project_root, monkeypatch):
     """Issue 32.4: the launch prepares through session/prepare.py, which reads the judge's calibration; the
     live screen is handed that reading instead of reading calibration.json and history again in its worker."""
-    import scarbook.tui.screens.sessions
+    import scarbook.tui.screens.session_table
     import scarbook.views.library_rows  # noqa: F401  (the library reads it for its own rows: not counted here)
     from scarbook.history import judge_truth
     from scarbook.session import prepare

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scarbook.tui.app import make_app
-from scarbook.tui.screens.sessions import SessionsScreen, SessionTableScreen
+from scarbook.tui.screens.session_table import SessionTableScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from tests.helpers.judge_server import judge_server  # noqa: F401
 from tests.helpers.tui_fixtures import SIZE, library_loaded, wait_until
 from tests.run.test_report_calibration_replay import CHANGED, project, run_below_then_label  # noqa: F401

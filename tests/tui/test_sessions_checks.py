@@ -7,8 +7,10 @@ import yaml
 from textual.widgets import Input, Select
 
 from scarbook.tui.app import make_app
+from scarbook.tui.screens.compare import CompareScreen
 from scarbook.tui.screens.editor import EditorScreen
-from scarbook.tui.screens.sessions import CompareScreen, SessionsScreen, SessionTableScreen
+from scarbook.tui.screens.session_table import SessionTableScreen
+from scarbook.tui.screens.sessions import SessionsScreen
 from tests.helpers.tui_fixtures import (  # noqa: F401
     SIZE,
     click,
