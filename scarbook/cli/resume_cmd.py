@@ -82,7 +82,7 @@ def _run_missing(ctx: click.Context, project: Project, info: SessionInfo, quiet:
     found = project.load_cases()
     report_case_problems(found.problems)
     reports = {o: Path(p) for o, p in (("--json", json_path), ("--junit", junit_path)) if p}
-    planned = plan_resume(SessionSite.of(project), found, info, concurrency=concurrency, reports=reports)
+    planned = plan_resume(SessionSite.of(project), found, info, concurrency=concurrency, reports=reports, batch=True)
     try:
         if not quiet:
             say(missing_line(planned.plan), err=True)

@@ -1,8 +1,10 @@
 """`scarbook resume SESSION` of a session that stopped short — its scarbook killed (interrupted), stopped with
 Ctrl-C (cancelled) or aborted because the judge rejected its key, every finished run kept — planned: exactly the
 runs it is missing, under its own id, with
-its cases, agent(s), isolation, judge and gate as it recorded them. Or the reason it cannot go on without
-mixing runs that are not comparable, said with the fix (most often: `scarbook eval` afresh).
+its cases, agent(s), isolation, judge and gate as it recorded them (a session that judged in a Message Batch judges
+the runs it runs now in a batch of its own, recorded as an eval's, so a resume killed while it is out collects it).
+Or the reason it cannot go on without mixing runs that are not comparable, said with the fix (most often:
+`scarbook eval` afresh).
 
     planned = plan_resume(site, found, info)         # the session held (its lock) from here on
     code = run_planned(planned, ...)                 # cli/eval_run.py: prepared, driven and reported as eval's
@@ -53,10 +55,11 @@ def refuse_state(info: SessionInfo) -> None:
 
 
 def plan_resume(site: SessionSite, found: CaseSet, info: SessionInfo, *, concurrency: int | None = None,
-                reports: dict | None = None) -> EvalPlan:
+                reports: dict | None = None, batch: bool = False) -> EvalPlan:
     """The plan that runs what session `info` is missing, with the session held by this process (its lock:
     a second resume is refused); a ScarbookError (exit 2) naming what changed since it started, and the
-    lock let go, when it cannot be resumed."""
+    lock let go, when it cannot be resumed. `batch` (`scarbook resume`): a session that judged in a Message Batch
+    judges the runs it runs now in one too, at the batch price (the TUI's live screen judges each run as it ends)."""
     refuse_state(info)
     _refuse_kind(info)
     history = site.history
@@ -71,7 +74,8 @@ def plan_resume(site: SessionSite, found: CaseSet, info: SessionInfo, *, concurr
         history.mend_cut_runs(info.id)
         held = _held_runs(site, info)
         again = _met_rejected_key(held)
-        plan = _plan(site, info, cases, named, held, again, concurrency, reports or {})
+        plan = replace(_plan(site, info, cases, named, held, again, concurrency, reports or {}),
+                       judge_batch=batch and info.batch is not None)
         if again:
             history.drop_runs(info, again)
     except BaseException:
@@ -207,7 +211,9 @@ def _plan(site: SessionSite, info: SessionInfo, cases: list[Case], named: list,
                        skip_judge=info.partial, judge_skipped_why="the session resumed ran without its judge",
                        adaptive=adaptive, gate=policy, max_runs=looks[-1], jobs=jobs, rerun_of=info.rerun_of,
                        reports=dict(reports), agents=named, key_hint=_key_hint(info.id),
-                       resumed=Resumed(info, held, again))
+                       # its batch record is of a batch collected or never made (a resumable session is not judging):
+                       # a batch of the runs run now records itself, and batch.json with it, for a resume to collect
+                       resumed=Resumed(replace(info, batch=None), held, again))
 
 
 def _key_hint(session_id: str) -> KeyHint:

@@ -6,10 +6,16 @@ anthropic SDK against the tests' Messages-API server (tests/helpers/judge_server
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
 
 from scarbook.history.store import History
 from tests.helpers.judge_server import judge_server, status_reply, text_reply, tool_reply  # noqa: F401
-from tests.run.test_batch_session import REPLIES, project, scarbook, verdicts  # noqa: F401
+from tests.run.test_batch_session import REPLIES, SCARBOOK, _wait_for_batch, project, scarbook, verdicts  # noqa: F401
 
 
 def why(judge_server) -> str:
@@ -67,13 +73,19 @@ def test_a_refused_batch_submission_marks_its_runs_so_resume_runs_them_again(pro
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
     judge_server.push(*(tool_reply(r) for r in REPLIES))
-    resumed(project, sid, 3, "--json", str(project / "resumed.json"))
-    assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked")] + [
-        ("/v1/messages", "Bearer sk-fixed")] * 3
-    # the same project run afresh, uninterrupted: the same verdicts, gate and exit code
+    done = resumed(project, sid, 3, "--json", str(project / "resumed.json"))
+    # judged in a Message Batch, as the session asked (before: online, at twice the price, its batch record stale)
+    assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked"), ("/v1/messages/batches", "Bearer sk-fixed")]
+    (batch,) = judge_server.batches
+    assert History(project / "workspaces").read_session(sid).batch.batch_ids == [batch]
+    judged = ("judge: 3 calls, 3300 tokens, $0.0067; 0 calls saved by cheaper checks failing first; 3 answered in a "
+              "Message Batch, at the batch price")
+    assert judged in done.output
+    # the same project run afresh, uninterrupted: the same verdicts, judge's cost, gate and exit code
     judge_server.push(*(tool_reply(r) for r in REPLIES))
-    fresh = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache", "--json", str(project / "fresh.json"))
+    fresh = scarbook(project, "eval", "--judge-batch", "--no-judge-cache", "--json", str(project / "fresh.json"))
     assert fresh.exit_code == 1, fresh.output
+    assert judged in fresh.output
     assert verdicts(project / "resumed.json") == verdicts(project / "fresh.json")
     assert gate_of(project / "resumed.json") == gate_of(project / "fresh.json") == {"judge-me": (2, 1, 0, "below")}
 
@@ -121,3 +133,33 @@ def test_a_key_rejected_while_a_malformed_batch_reply_is_asked_again_aborts_and_
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
     judge_server.push(tool_reply(REPLIES[1]))
     resumed(project, sid, 1)
+    assert keys(judge_server) == [("/v1/messages/batches", "Bearer sk-revoked"), ("/v1/messages", "Bearer sk-revoked"),
+                                  ("/v1/messages/batches", "Bearer sk-fixed")]
+    assert [len(b["requests"]) for b in judge_server.batches.values()] == [3, 1]
+
+
+@pytest.mark.needs_proc
+def test_a_resume_killed_while_its_batch_is_out_is_collected_by_the_next(project, judge_server, monkeypatch):
+    """The resume of a session the key aborted judges in a batch of its own, recorded as an eval's is (batch.json and
+    its digest, not the refused batch's record): a scarbook killed while it waits leaves the session judging, and the
+    next resume collects the batch rather than send it again."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+    judge_server.batch_create_statuses.append(401)
+    sid = aborted_eval(project, judge_server)
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.hold_batches = True
+    proc = subprocess.Popen([*SCARBOOK, "-C", str(project), "resume", sid], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "ANTHROPIC_API_KEY": "sk-fixed",
+                                                         "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert _wait_for_batch(project, proc) == sid
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert History(project / "workspaces").read_session(sid).state == "judging"
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
+    judge_server.end_batches()
+    collected = scarbook(project, "resume", sid)
+    assert collected.exit_code == 1, collected.output
+    assert len(judge_server.batches) == 1  # collected, not sent again
+    assert causes(project, sid) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
+    assert History(project / "workspaces").read_session(sid).state == "finished"
