@@ -12,15 +12,7 @@ from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
-from tests.helpers.tui_fixtures import (  # noqa: F401
-    SIZE,
-    add_judged_case,
-    fast_demo,
-    library_loaded,
-    plain,
-    project_root,
-    wait_until,
-)
+from tests.helpers.tui_fixtures import SIZE, add_judged_case, fast_demo, library_loaded, plain, project_root, wait_until  # noqa: F401  (fixtures)
 
 
 @pytest.mark.parametrize("size", [(80, 24), SIZE])
