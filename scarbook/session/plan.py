@@ -370,8 +370,8 @@ def resolve_runs(config: Config, runs: str | None, preset: str | None) -> int | 
         return config.runs
     if runs == "auto":
         return "auto"
-    if not runs.isdigit() or int(runs) < 1:
-        raise ScarbookError(f"--runs must be a positive number or 'auto', got {runs!r}")
+    if not (runs.isascii() and runs.isdigit()) or int(runs) < 1:  # ('²' is a digit to isdigit, not to int: a traceback)
+        raise ScarbookError(f"--runs must be a whole number of runs, 1 or more, or 'auto', got {runs!r}")
     return int(runs)
 
 

@@ -133,7 +133,10 @@ def test_usage_errors_exit_2(project) -> None:
         (("--preset", ""), "no preset '' — scarbook.yaml defines: daily, prompt-change, release"),
         (("--agents", ""), "--agents '' names no agent (was the variable it came from unset?) — give two or more "
                            "names of scarbook.yaml's agents:, e.g. --agents baseline,candidate"),
-        (("--runs", "0"), "--runs must be a positive number or 'auto', got '0'"),
+        (("--runs", "0"), "--runs must be a whole number of runs, 1 or more, or 'auto', got '0'"),
+        # 1.5 is a positive number, as the message said; '²' passed str.isdigit and met int(): a traceback
+        (("--runs", "1.5"), "--runs must be a whole number of runs, 1 or more, or 'auto', got '1.5'"),
+        (("--runs", "²"), "--runs must be a whole number of runs, 1 or more, or 'auto', got '²'"),
         (("--runs", "2", "--preset", "daily"), "give --runs or --preset, not both"),
         (("no-such-case",), f"no case 'no-such-case' in {project.cases_dir} — `scarbook list` shows the cases"),
         (("--tag", "nope"), f"no cases to run in {project.cases_dir} with tag nope — add one with the TUI "
