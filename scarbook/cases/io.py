@@ -18,6 +18,7 @@ from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import MAX_YAML_BYTES, atomic_write_text, dump_yaml, line_of, load_yaml_file, load_yaml_text
 from scarbook.models import Case, Check, Scar
 from scarbook.models.rubric import resolve_item_ids
+from scarbook.transcripts.tool_input import WRITTEN, mapping_problem
 
 CASE_FILE = "case.yaml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -174,6 +175,10 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
             continue
         if key == "date":
             value = str(value)  # YAML turns 2026-11-14 into a date; keep it as written
+        if key == "artifact_at" and isinstance(value, dict):  # a tool call's input (transcripts/tool_input.py)
+            why = mapping_problem(value)
+            _need(why is None, path, f"scar.artifact_at: {why}", kline, f"write it as artifact_at: {WRITTEN}")
+            continue
         _need(isinstance(value, str), path, f"scar.{key} must be a string", kline, "quote the value")
         if key in SCAR_FILES:
             why = check_relative(value)
@@ -183,7 +188,8 @@ def _parse_scar(raw: Any, path: Path, line: int | None) -> Scar | None:
             _need(why is None, path, f"scar.artifact_at: {why}", kline,
                   "use 'output' or a path relative to the workspace root")
     # each value was checked above against the field it fills
-    values: dict[str, Any] = {k: (str(v) if k == "date" else dict(v) if k == "reproduced" else v) for k, v in raw.items()}
+    values: dict[str, Any] = {k: (str(v) if k == "date" else dict(v) if isinstance(v, dict) else v)
+                              for k, v in raw.items()}
     return Scar(**values)
 
 

@@ -40,9 +40,10 @@ from typing import Any
 
 from scarbook.checks.backtrack import Runaway, runaway
 from scarbook.checks.patterns import REWRITE
-from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS
+from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS, needs_transcript
 from scarbook.models import Case, ItemFlag
 from scarbook.stats.items import ItemFigures
+from scarbook.transcripts.tool_input import tool_input_of
 
 VAGUE_TERMS = (
     "good", "bad", "great", "fine", "nice", "quality", "high-quality", "professional",
@@ -114,7 +115,7 @@ def _has_term(text: str, terms: tuple[str, ...]) -> str | None:
     return next((t for t in terms if f" {t} " in low), None)
 
 
-def _vague(item: str, artifact: str) -> tuple[str, str, dict | None, list | None] | None:
+def _vague(item: str, artifact: str | dict) -> tuple[str, str, dict | None, list | None] | None:
     term = _has_term(item, VAGUE_TERMS)
     if term is None:
         return None
@@ -151,7 +152,7 @@ def _split_criteria(item: str) -> list[str]:
     return out
 
 
-def _joined(item: str, artifact: str) -> tuple[str, str, dict | None, list | None] | None:
+def _joined(item: str, artifact: str | dict) -> tuple[str, str, dict | None, list | None] | None:
     parts = _split_criteria(item)
     if len(parts) < 2:
         return None
@@ -159,7 +160,12 @@ def _joined(item: str, artifact: str) -> tuple[str, str, dict | None, list | Non
             "split it into: " + " | ".join(parts), None, parts)
 
 
-def _rule_check(item: str, artifact: str) -> dict[str, Any] | None:
+def _at(where: str | dict) -> dict[str, Any]:
+    """What a file rule reads: a workspace path, or (the judge's artifact is one) a tool call's input."""
+    return {"path": where} if isinstance(where, str) else {"artifact": where}
+
+
+def _rule_check(item: str, artifact: str | dict) -> dict[str, Any] | None:
     """The free rule check that decides this item, if one does."""
     low = item.lower()
     named = _PATH_RE.search(item)
@@ -169,7 +175,7 @@ def _rule_check(item: str, artifact: str) -> dict[str, Any] | None:
         count = int(n) if n.isdigit() else NUMBERS[n]
         key = {"at most": "max", "no more than": "max", "at least": "min", "no fewer than": "min"}.get(m.group("bound") or "", "equals")
         if path:
-            return {"type": "line_count", "path": path, key: count}
+            return {"type": "line_count", **_at(path), key: count}
     if (m := _ABSENT_RE.search(item)) and m.group("path"):
         return {"type": "file_absent", "path": m.group("path")}
     if m := _EXISTS_RE.search(item):
@@ -179,11 +185,11 @@ def _rule_check(item: str, artifact: str) -> dict[str, Any] | None:
         target = _PATH_RE.search(item[: m.start()])
         where = target.group(1) if target else (artifact if artifact != "output" else None)
         if where:
-            return {"type": "not_contains" if negated else "contains", "path": where, "text": text}
+            return {"type": "not_contains" if negated else "contains", **_at(where), "text": text}
         if not negated:
             return {"type": "output_contains", "text": text}
     if _JSON_RE.search(low) and path:
-        return {"type": "json_valid", "path": path}
+        return {"type": "json_valid", **_at(path)}
     return None
 
 
@@ -252,7 +258,8 @@ def _lint_items(case: Case) -> list[LintHint]:
     for ci, check in enumerate(case.checks):
         if not check.is_judge:
             continue
-        artifact = str(check.params.get("artifact", "output"))
+        raw = check.params.get("artifact", "output")
+        artifact: str | dict = raw if tool_input_of(raw) is not None else str(raw)
         for ii, item in enumerate(check.params.get("rubric") or []):
             item = str(item)
             for rule, fn in (("vague-item", _vague), ("joined-criteria", _joined)):
@@ -308,7 +315,12 @@ def _lint_needs_transcript(case: Case) -> list[LintHint]:
                      "will refuse this case",
                      "turn on record: in scarbook.yaml, use a preset (claude-code, codex), or set transcript: true "
                      "under agent: if the agent writes $SCARBOOK_TRANSCRIPT itself", None, None)
-            for i, check in enumerate(case.checks) if check.type in TRAJECTORY_CHECKS]
+            for i, check in enumerate(case.checks) if check.type in TRAJECTORY_CHECKS] + [
+        LintHint(case.id, i, None, "needs-transcript", f"{needs_transcript(case, i, check)}, but the project's "
+                 "agent keeps none: the session will refuse this case",
+                 "use a preset (claude-code, codex), turn on record: in scarbook.yaml, or set transcript: true under "
+                 "agent: if the agent writes $SCARBOOK_TRANSCRIPT itself", None, None)
+        for i, check in enumerate(case.checks) if tool_input_of(check.params.get("artifact")) is not None]
 
 
 def _lint_patterns(case: Case) -> list[LintHint]:

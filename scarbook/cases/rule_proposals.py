@@ -8,7 +8,8 @@
   artifact's path.
 
 For an artifact that is the agent's final answer, `contains` is `output_contains` and `not_contains` is an
-`output_regex` that matches only where the text is absent. Each proposal says why it was made.
+`output_regex` that matches only where the text is absent; for a tool call's input, the file rules read it
+(`artifact: {tool, field}` in place of `path`). Each proposal says why it was made.
 """
 
 from __future__ import annotations
@@ -63,36 +64,44 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _absent(target: str, text: str) -> dict[str, Any]:
+Target = str | dict[str, str]  # "output", a workspace path, or a tool call's input {tool, field}
+
+
+def _at(target: Target) -> dict[str, Any]:
+    return {"path": target} if isinstance(target, str) else {"artifact": target}
+
+
+def _absent(target: Target, text: str) -> dict[str, Any]:
     if target == OUTPUT:  # matches at the start only when the text is nowhere in the answer
         return {"type": "output_regex", "pattern": r"\A(?![\s\S]*" + re.escape(text) + ")"}
-    return {"type": "not_contains", "path": target, "text": text}
+    return {"type": "not_contains", **_at(target), "text": text}
 
 
-def _present(target: str, text: str) -> dict[str, Any]:
+def _present(target: Target, text: str) -> dict[str, Any]:
     if target == OUTPUT:
         return {"type": "output_contains", "text": text}
-    return {"type": "contains", "path": target, "text": text}
+    return {"type": "contains", **_at(target), "text": text}
 
 
-def propose_rule_checks(failed: str, good: str | None, target: str,
+def propose_rule_checks(failed: str, good: str | None, target: Target,
                         changed: Sequence[str] = ()) -> list[RuleProposal]:
     """Rule checks that fail `failed` and pass `good`, for an artifact that belongs at `target` (a workspace
-    path or "output"); `changed`: the files the incident changed (its transcript's writes)."""
+    path, "output", or a tool call's input); `changed`: the files the incident changed (its transcript's writes)."""
     out: list[RuleProposal] = []
     if good is not None:
         for line in _only_in(failed, good):
             out.append(RuleProposal(_absent(target, line), f"{line!r} is in the failed artifact only"))
         for line in _only_in(good, failed):
             out.append(RuleProposal(_present(target, line), f"{line!r} is in the good artifact only"))
-    wants_json = target.endswith(".json") or (good is not None and _parses(good) and good.strip()[:1] in "[{")
+    wants_json = (isinstance(target, str) and target.endswith(".json")
+                  or (good is not None and _parses(good) and good.strip()[:1] in "[{"))
     if target != OUTPUT and wants_json and not _parses(failed):
-        out.append(RuleProposal({"type": "json_valid", "path": target}, "the failed artifact does not parse as JSON"
+        out.append(RuleProposal({"type": "json_valid", **_at(target)}, "the failed artifact does not parse as JSON"
                                 + (", the good one does" if good is not None else "")))
     others = sorted({p for p in changed if p != target})
     if others:
-        kept = [] if target == OUTPUT else [target]
+        kept = [target] if isinstance(target, str) and target != OUTPUT else []
         out.append(RuleProposal({"type": "only_changed", "paths": kept},
                                 f"the incident also changed {', '.join(others[:5])}{' …' if len(others) > 5 else ''}"
-                                " (its transcript); a right result changes " + (target if kept else "no file")))
+                                " (its transcript); a right result changes " + (kept[0] if kept else "no file")))
     return out

@@ -36,6 +36,9 @@ class CheckContext:
     # "" : none is expected here (verify of a good artifact): trajectory checks are skipped.
     transcript: Transcript | None = None
     transcript_missing: str = ""
+    # Where an `artifact: {tool, field}` is read from instead of `transcript` (verify: the scar's artifact put
+    # as the input of the last call to that tool); the trajectory checks never read it.
+    artifact_calls: Transcript | None = None
     agent_usage: Usage | None = None  # what the agent reported in $SCARBOOK_USAGE (or its preset did)
     # True: `transcript` is the recorder's own list of the run's calls and its usage was measured by scarbook;
     # False: the figures are the agent's own report (its files), and the budget checks say "reported".

@@ -20,6 +20,7 @@ from scarbook.proc.common import BASE_ENV, shell_argv
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.spawn import run_program
 from scarbook.text import escape_name, plural
+from scarbook.transcripts.tool_input import NoToolInput, ToolInput, last_call, last_tool_input, tool_input_of
 
 Outcome = tuple[bool, str]
 
@@ -80,6 +81,33 @@ def _text(ctx: CheckContext, rel: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+NO_TRANSCRIPT_RULE = "check-no-transcript"
+
+
+def tool_input_text(ctx: CheckContext, ref: ToolInput) -> str:
+    """The text a check's `artifact: {tool, field}` names: the field of the run's last call to the tool (verify:
+    of the scar's artifact, `ctx.artifact_calls`). No such call or field fails the check (the agent did not do
+    the thing); no transcript where the run should have one breaks it (the case's)."""
+    calls = ctx.artifact_calls if ctx.artifact_calls is not None and last_call(ctx.artifact_calls, ref) \
+        else ctx.transcript
+    if calls is None:
+        if ctx.transcript_missing:
+            raise CheckBroke(NO_TRANSCRIPT_RULE, ctx.transcript_missing)
+        raise CheckSkipped(f"not run: no transcript to read {ref.label} from here")
+    try:
+        return last_tool_input(calls, ref)
+    except NoToolInput as exc:
+        raise CheckFailed(str(exc)) from None
+
+
+def _subject(ctx: CheckContext, p: dict[str, Any]) -> tuple[str, str]:
+    """(how the check names what it reads, its text): the file at `path`, or the tool call input `artifact` names."""
+    ref = tool_input_of(p.get("artifact"))
+    if ref is not None:
+        return ref.label, tool_input_text(ctx, ref)
+    return p["path"], _text(ctx, p["path"])
+
+
 def _excerpt(text: str, n: int = 60) -> str:
     # No escaping here: callers show it with !r, which already writes a newline as \n (escaping
     # first made users see a doubled \\n).
@@ -101,18 +129,18 @@ def file_absent(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
 
 
 def contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    text = _text(ctx, p["path"])
+    where, text = _subject(ctx, p)
     if p["text"] in text:
-        return True, f"{p['path']} contains {_excerpt(p['text'])!r}"
-    return False, f"{p['path']} does not contain {_excerpt(p['text'])!r} (starts: {_excerpt(text)!r})"
+        return True, f"{where} contains {_excerpt(p['text'])!r}"
+    return False, f"{where} does not contain {_excerpt(p['text'])!r} (starts: {_excerpt(text)!r})"
 
 
 def not_contains(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    text = _text(ctx, p["path"])
+    where, text = _subject(ctx, p)
     if p["text"] in text:
         line = text[: text.index(p["text"])].count("\n") + 1
-        return False, f"{p['path']} contains {_excerpt(p['text'])!r} at line {line} but must not"
-    return True, f"{p['path']} does not contain {_excerpt(p['text'])!r}"
+        return False, f"{where} contains {_excerpt(p['text'])!r} at line {line} but must not"
+    return True, f"{where} does not contain {_excerpt(p['text'])!r}"
 
 
 def _search(check: str, pattern: str, text: str, where: str, timeout_s: float) -> Outcome:
@@ -130,7 +158,8 @@ def _search(check: str, pattern: str, text: str, where: str, timeout_s: float) -
 
 
 def regex(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    return _search("regex", p["pattern"], _text(ctx, p["path"]), p["path"], ctx.regex_timeout_s)
+    where, text = _subject(ctx, p)
+    return _search("regex", p["pattern"], text, where, ctx.regex_timeout_s)
 
 
 def count_lines(text: str) -> int:
@@ -141,8 +170,8 @@ def count_lines(text: str) -> int:
 
 
 def line_count(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    n = count_lines(_text(ctx, p["path"]))
-    rel = p["path"]
+    rel, text = _subject(ctx, p)
+    n = count_lines(text)
     if "equals" in p and n != p["equals"]:
         return False, f"{rel} has {plural(n, 'line')}, expected exactly {p['equals']}"
     if "min" in p and n < p["min"]:
@@ -195,9 +224,9 @@ def same_json(a: Any, b: Any) -> bool:
 
 
 def json_valid(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
-    rel = p["path"]
+    rel, text = _subject(ctx, p)
     try:
-        doc = json.loads(_text(ctx, rel), parse_constant=_not_json)
+        doc = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as exc:
         return False, f"{rel} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     except NotJSON as exc:

@@ -12,8 +12,9 @@ from scarbook.checks import patterns
 from scarbook.errors import CaseError
 from scarbook.fs.paths import check_relative
 from scarbook.fs.yamlio import line_of
-from scarbook.models import Check
+from scarbook.models import Case, Check
 from scarbook.models.rubric import ITEM_ID, ITEM_ID_RULE, resolve_item_ids
+from scarbook.transcripts.tool_input import WRITTEN, mapping_problem, tool_input_of
 
 # Bytes of one file a rule check reads at most, unless scarbook.yaml's max_read_bytes says otherwise (here,
 # with the checks' declarations: config.py reads it without loading what a check sees, checks/context.py).
@@ -24,7 +25,8 @@ MAX_READ = 20_000_000
 REGEX_TIMEOUT_S = 2.0
 
 # Field kinds: "path" (workspace-relative), "paths" (list of them), "str", "int", "number", "bool",
-# "strs" (list of strings), "rubric" (list of items: a string, or {id, text}), "any" (any YAML value).
+# "strs" (list of strings), "rubric" (list of items: a string, or {id, text}), "any" (any YAML value),
+# "tool" (a tool call's input: {tool, field}), "artifact" ("output", a workspace path, or a tool call's input).
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class CheckSpec:
     one_of: tuple[str, ...] = ()  # at least one of these must be given
     defaults: dict[str, Any] = field(default_factory=dict)
     transcript: bool = False  # a trajectory check: it reads the run's transcript, not the workspace
+    # a required field another may stand in for: a file rule reads a tool call's input (`artifact:`) instead of
+    # the file at `path` (transcripts/tool_input.py)
+    instead: dict[str, str] = field(default_factory=dict)
 
 
 CHECK_SPECS: dict[str, CheckSpec] = {
@@ -43,15 +48,19 @@ CHECK_SPECS: dict[str, CheckSpec] = {
     for s in [
         CheckSpec("file_exists", "a file exists in the workspace", {"path": "path"}, ("path",)),
         CheckSpec("file_absent", "a file does not exist", {"path": "path"}, ("path",)),
-        CheckSpec("contains", "a file contains a text", {"path": "path", "text": "str"}, ("path", "text")),
-        CheckSpec("not_contains", "a file does not contain a text", {"path": "path", "text": "str"},
-                  ("path", "text")),
+        CheckSpec("contains", "a file contains a text", {"path": "path", "text": "str", "artifact": "tool"},
+                  ("path", "text"), instead={"path": "artifact"}),
+        CheckSpec("not_contains", "a file does not contain a text", {"path": "path", "text": "str",
+                  "artifact": "tool"}, ("path", "text"), instead={"path": "artifact"}),
         CheckSpec("regex", "a file matches a regular expression (re.search, multiline)",
-                  {"path": "path", "pattern": "str"}, ("path", "pattern")),
+                  {"path": "path", "pattern": "str", "artifact": "tool"}, ("path", "pattern"),
+                  instead={"path": "artifact"}),
         CheckSpec("line_count", "a file's number of lines", {"path": "path", "equals": "int", "min": "int",
-                  "max": "int"}, ("path",), one_of=("equals", "min", "max")),
+                  "max": "int", "artifact": "tool"}, ("path",), one_of=("equals", "min", "max"),
+                  instead={"path": "artifact"}),
         CheckSpec("json_valid", "a file parses as JSON (optionally: the value at a JSON pointer)",
-                  {"path": "path", "pointer": "str", "equals": "any"}, ("path",)),
+                  {"path": "path", "pointer": "str", "equals": "any", "artifact": "tool"}, ("path",),
+                  instead={"path": "artifact"}),
         CheckSpec("only_changed", "no file outside this list was created, modified or deleted",
                   {"paths": "paths"}, ("paths",)),
         CheckSpec("output_contains", "the agent's final output contains a text", {"text": "str"}, ("text",)),
@@ -78,19 +87,35 @@ CHECK_SPECS: dict[str, CheckSpec] = {
                   {"run": "str", "timeout_s": "number", "env": "strs"}, ("run",),
                   defaults={"timeout_s": 60}),
         CheckSpec("llm_judge", "an LLM judge grades each rubric item PASS/FAIL",
-                  {"rubric": "rubric", "artifact": "str", "include_task": "bool"}, ("rubric",),
+                  {"rubric": "rubric", "artifact": "artifact", "include_task": "bool"}, ("rubric",),
                   defaults={"artifact": "output"}),
     ]
 }
 
 TRAJECTORY_CHECKS = frozenset(t for t, s in CHECK_SPECS.items() if s.transcript)
+
+
+def reads_transcript(check: Check) -> bool:
+    """Whether the check reads the run's transcript: a trajectory check, or one whose artifact is a tool call's
+    input (`artifact: {tool, field}`)."""
+    return check.type in TRAJECTORY_CHECKS or tool_input_of(check.params.get("artifact")) is not None
+
+
+def needs_transcript(case: Case, index: int, check: Check) -> str:
+    """`cases/x/case.yaml:12: check 2 (llm_judge) reads the body of the last X call from the run's transcript`:
+    said where the agent keeps none (the session refuses the case; lint says it first)."""
+    ref = tool_input_of(check.params.get("artifact"))
+    what = ref.label if ref is not None else "what the agent did"
+    where = f"{case.root / 'case.yaml'}{f':{check.line}' if check.line else ''}" if case.root else case.id
+    return f"{where}: check {index + 1} ({check.type}) reads {what} from the run's transcript"
 _COUNTS = ("n", "min", "max")  # whole-number fields of the trajectory checks: 0 or more
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KIND_WORDS = {"path": "a workspace-relative path", "paths": "a list of workspace-relative paths",
               "str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
               "strs": "a list of strings", "rubric": "a list of items (a string, or {id, text})",
-              "any": "a value"}
+              "any": "a value", "tool": f"a tool call's input, {WRITTEN}",
+              "artifact": f"'output', a workspace path, or a tool call's input {WRITTEN}"}
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -106,6 +131,10 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if kind == "rubric":
         return isinstance(value, list) and all(isinstance(v, (str, dict)) for v in value)
+    if kind == "tool":
+        return isinstance(value, dict)
+    if kind == "artifact":
+        return isinstance(value, (str, dict))
     return True
 
 
@@ -148,20 +177,9 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
             allowed = ", ".join(spec.fields)
             raise CaseError(path, f"unknown key {key!r} in {ctype} check", line=kline,
                             fix=f"{ctype} takes: {allowed}")
-        kind = spec.fields[key]
-        if not _type_ok(kind, value):
-            raise CaseError(path, f"{ctype}.{key} must be {KIND_WORDS[kind]}, got {_got(value)}",
-                            line=kline, fix=f"write {key} as {KIND_WORDS[kind]}")
-        for rel in ([value] if kind == "path" else value if kind == "paths" else []):
-            why = check_relative(rel)
-            if why:
-                raise CaseError(path, f"{ctype}.{key}: {why}", line=kline,
-                                fix="use a path relative to the workspace root, inside it")
+        _check_value(f"{ctype}.{key}", spec.fields[key], value, path, kline)
         params[key] = _plain(value)
-    for req in spec.required:
-        if req not in params:
-            raise CaseError(path, f"{ctype} check is missing required key {req!r}", line=line,
-                            fix=f"add {req}: ...")
+    _require(spec, params, data, path, line)
     if spec.one_of and not any(k in params for k in spec.one_of):
         raise CaseError(path, f"{ctype} check needs one of: {', '.join(spec.one_of)}", line=line,
                         fix=f"add e.g. {spec.one_of[0]}: 1")
@@ -202,6 +220,35 @@ def parse_check(data: Any, path: Path, line: int | None) -> Check:
     written = frozenset(i for i in item_ids if i)
     ids = resolve_item_ids(params["rubric"], item_ids) if ctype == "llm_judge" else []
     return Check(type=ctype, params=params, line=line, item_ids=ids, written_ids=written)
+
+
+def _check_value(name: str, kind: str, value: Any, path: Path, line: int | None) -> None:
+    """One field's value against its kind: a path inside the workspace, a tool call's input as {tool, field}."""
+    key = name.split(".", 1)[1]
+    if not _type_ok(kind, value):
+        raise CaseError(path, f"{name} must be {KIND_WORDS[kind]}, got {_got(value)}",
+                        line=line, fix=f"write {key} as {KIND_WORDS[kind]}")
+    for rel in ([value] if kind == "path" else value if kind == "paths" else []):
+        why = check_relative(rel)
+        if why:
+            raise CaseError(path, f"{name}: {why}", line=line, fix="use a path relative to the workspace root, inside it")
+    why = mapping_problem(value) if isinstance(value, dict) and kind in ("tool", "artifact") else None
+    if why:
+        raise CaseError(path, f"{name}: {why}", line=line, fix=f"write it as {key}: {WRITTEN}")
+
+
+def _require(spec: CheckSpec, params: dict[str, Any], data: Any, path: Path, line: int | None) -> None:
+    """Every required key given, or the one that may stand in for it (`instead`), never both."""
+    for req in spec.required:
+        other = spec.instead.get(req)
+        if req in params and other in params:
+            raise CaseError(path, f"{spec.type} check has both {req!r} and {other!r}: it reads one of them",
+                            line=line_of(data, other) or line,
+                            fix=f"keep {req} for a workspace file, or {other} for a tool call's input")
+        if req not in params and other not in params:
+            also = f" (or {other}: {WRITTEN})" if other else ""
+            raise CaseError(path, f"{spec.type} check is missing required key {req!r}", line=line,
+                            fix=f"add {req}: ...{also}")
 
 
 def _validate_line_count(params: dict[str, Any], data: Any, path: Path, line: int | None) -> None:
@@ -250,7 +297,7 @@ def _validate_judge(params: dict[str, Any], path: Path, line: int | None) -> Non
         raise CaseError(path, "llm_judge.rubric needs at least one non-empty item", line=line,
                         fix="write one judgeable statement per item")
     artifact = params.get("artifact", "output")
-    if artifact != "output":
+    if isinstance(artifact, str) and artifact != "output":
         why = check_relative(artifact)
         if why:
             raise CaseError(path, f"llm_judge.artifact: {why}", line=line,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scarbook.checks.context import CheckContext
-from scarbook.checks.rules import CheckBroke, CheckSkipped, _excerpt
+from scarbook.checks.rules import NO_TRANSCRIPT_RULE, CheckBroke, CheckSkipped, _excerpt
 from scarbook.models import Usage
 from scarbook.text import escape_name, plural
 from scarbook.transcripts.files import file_operation, is_absolute, normalise_path, relative_path
@@ -32,7 +32,6 @@ from scarbook.transcripts.model import Entry, Message, ToolCall, Transcript
 INPUT_EXCERPT = 80
 # (ok, detail) or, failing at a tool call, (ok, detail, call_ref(...)): run_check keeps it as CheckResult.call
 Outcome = tuple[bool, str] | tuple[bool, str, dict[str, Any] | None]
-NO_TRANSCRIPT_RULE = "check-no-transcript"
 
 
 def _transcript(ctx: CheckContext) -> Transcript:

@@ -30,8 +30,8 @@ class ArtifactRefused(Exception):
 @dataclass
 class Artifact:
     text: str
-    label: str  # "the agent's final output" or "workspace file tmp.txt"
-    source: str  # "output" or the workspace path
+    label: str  # "the agent's final output", "workspace file tmp.txt", "the body of the last X call"
+    source: str  # "output", the workspace path, or a tool call's input ("tool:X:body", tool_input.ToolInput)
     size_bytes: int  # full size before truncation
     truncated: bool = False
 
@@ -51,9 +51,7 @@ class Artifact:
 def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> Artifact:
     """The artifact named by a check's `artifact:` field; raises ArtifactRefused with the reason."""
     if source == OUTPUT:
-        data = output.encode("utf-8", errors="replace")
-        text, truncated = _cap(data, max_bytes)
-        return Artifact(text, "the agent's final output", OUTPUT, len(data), truncated)
+        return text_artifact(output, "the agent's final output", OUTPUT, max_bytes)
     try:
         data, size = safefs.read_file(workspace, source, max_bytes + 1)  # one more: enough to know it is longer
     except safefs.Refused as exc:
@@ -67,6 +65,13 @@ def read_artifact(source: str, workspace: Path, output: str, max_bytes: int) -> 
     text, truncated = _cap(data, max_bytes)
     truncated = truncated or size > max_bytes
     return Artifact(text, f"workspace file {source}", source, size, truncated)
+
+
+def text_artifact(text: str, label: str, source: str, max_bytes: int) -> Artifact:
+    """Text the agent produced outside any file (its final output, a tool call's input), capped."""
+    data = text.encode("utf-8", errors="replace")
+    shown, truncated = _cap(data, max_bytes)
+    return Artifact(shown, label, source, len(data), truncated)
 
 
 def _looks_binary(data: bytes) -> bool:

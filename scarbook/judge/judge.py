@@ -123,8 +123,7 @@ class Judge:
             return CheckStatus.ERROR, record.error
         if ctx is not None:
             # Off the event loop: a read of an agent-written file is never done on it.
-            artifact = await asyncio.to_thread(read_check_artifact, check, ctx.workspace, ctx.output,
-                                               self.settings.max_artifact_bytes)
+            artifact = await asyncio.to_thread(read_check_artifact, check, ctx, self.settings.max_artifact_bytes)
             task = ctx.case.task
         if isinstance(artifact, ArtifactRefused):
             record.error = artifact.detail

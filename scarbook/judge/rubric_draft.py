@@ -95,7 +95,8 @@ class DraftInputs:
     failed: str  # the failed artifact's text
     good: str | None  # the good artifact's, when the scar has one
     note: str  # the user's words on what went wrong ("" for none)
-    artifact_at: str  # where the artifact belongs: a workspace path, or "output" (the agent's final answer)
+    # where the artifact belongs: a workspace path, "output" (the agent's final answer), or a tool call's input
+    artifact_at: str | dict[str, str]
     cut: tuple[int | None, int | None] = (None, None)  # the failed, the good artifact's whole size in bytes when cut
 
     def cut_note(self, which: int) -> str:
@@ -137,7 +138,9 @@ def draft_max_tokens(settings: JudgeSettings) -> int:
     return max(settings.max_tokens, DRAFT_MAX_TOKENS)
 
 
-def _where(artifact_at: str) -> str:
+def _where(artifact_at: str | dict[str, str]) -> str:
+    if isinstance(artifact_at, dict):
+        return f"the {artifact_at.get('field')} the agent gave its last {artifact_at.get('tool')} tool call"
     return "the agent's final answer" if artifact_at == "output" else f"the file {artifact_at} in the workspace"
 
 

@@ -67,7 +67,8 @@ class Scar:
     transcript: str | None = None
     failed_artifact: str | None = None
     good_artifact: str | None = None
-    artifact_at: str | None = None  # where the artifact belongs: "output" or a workspace path
+    # where the artifact belongs: "output", a workspace path, or a tool call's input {tool, field}
+    artifact_at: str | dict[str, str] | None = None
     # `scarbook verify --reproduce N`: how often the agent reproduced the incident {runs, fails, date, agent, session}
     reproduced: dict[str, Any] | None = None
 

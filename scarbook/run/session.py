@@ -24,6 +24,7 @@ from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, ma
 from scarbook.agents.named import NamedAgent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 from scarbook.checks import TRAJECTORY_CHECKS
+from scarbook.checks.spec import needs_transcript
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import shared_name, unwritable_why
@@ -40,6 +41,7 @@ from scarbook.stats.judge_error import JudgeBasis, JudgeError, run_level
 from scarbook.stats.plans import margin_warning, undecidable
 from scarbook.stats.rates import effective_threshold
 from scarbook.text import with_article
+from scarbook.transcripts.tool_input import tool_input_of
 
 if TYPE_CHECKING:
     from scarbook.history.judge_truth import Calibration
@@ -384,11 +386,13 @@ def _trajectory_problems(cases: list[Case], spec: AgentSpec, *, recorded: bool) 
         return []
     users = [f"{c.id} (check {i + 1}, {ch.type})" for c in cases
              for i, ch in enumerate(c.checks) if ch.type in TRAJECTORY_CHECKS]
-    if not users:
-        return []
+    agent = with_article(str(spec.type))
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
-    return [f"trajectory checks read the run's transcript, but {with_article(str(spec.type))} agent keeps none: "
-            f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"]
+    said = [f"trajectory checks read the run's transcript, but {agent} agent keeps none: "
+            f"{shown} — turn on record: or use a preset (claude-code, codex){spec.TRANSCRIPT_HINT}"] if users else []
+    return said + [f"{needs_transcript(c, i, ch)}, but {agent} agent keeps none — use a preset (claude-code, codex) "
+                   f"or turn on record:{spec.TRANSCRIPT_HINT}"
+                   for c in cases for i, ch in enumerate(c.checks) if tool_input_of(ch.params.get("artifact"))]
 
 
 def preflight_judge(site: SessionSite, plan: SessionPlan, errors: list[str], *, confined: bool) -> Grader | None:

@@ -29,7 +29,7 @@ from scarbook.agents import Agent
 from scarbook.agents.usage import read_agent_usage, usage_of_checks
 from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check
 from scarbook.checks.sequence import PLAIN_RULES, run_plain_check
-from scarbook.checks.spec import MAX_READ
+from scarbook.checks.spec import MAX_READ, reads_transcript
 from scarbook.checks.verdict import JUDGE_SKIPPED, verdict_of
 from scarbook.fs import safefs
 from scarbook.fs.files import describe_os_error
@@ -220,7 +220,9 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
     else:
         part.settled = False
         checks = after.checks if after.checks is not None else check_context(record.diff, record.agent_usage)
-        if ctx.record_env is None and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+        # (recorded: the trajectory checks read the recorder's calls on the driver; a tool call's input is read here)
+        if any(reads_transcript(c) and (ctx.record_env is None or c.type not in TRAJECTORY_CHECKS)
+               for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
         await _rule_checks(part, ctx, checks, result.output, emit, after.ran)
     record.duration_s = time.monotonic() - start
@@ -273,10 +275,10 @@ def _after_agent(record: RunRecord, output: str, snap: Snapshot, transcript: str
 def _leading_plain_checks(checks: CheckContext) -> dict[int, CheckResult]:
     """Run the case's rule checks in order while each is a plain one (run_plain_check) and passes; judge
     checks are passed over (they come after the rules). Nothing when a trajectory check needs its inputs
-    read first (`_trajectory_inputs`)."""
+    read first (`_trajectory_inputs`), or a check reads a tool call's input from it."""
     case = checks.case
     ran: dict[int, CheckResult] = {}
-    if any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+    if any(reads_transcript(c) for c in case.checks):
         return ran
     for i, check in enumerate(case.checks):
         if check.is_judge:
@@ -316,7 +318,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, o
             result = results[i] = CheckResult(check.type, CheckStatus.SKIPPED, f"{JUDGE_SKIPPED} ({ctx.judge_skipped_why})", i)
         else:
             results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_JUDGE, i)
-            artifact = await asyncio.to_thread(read_check_artifact, check, checks.workspace, output,
+            artifact = await asyncio.to_thread(read_check_artifact, check, checks,
                                                ctx.judge_max_bytes)  # an agent-written file: off the loop
             part.judge_inputs.append(JudgeInput(i, check, artifact))
             continue

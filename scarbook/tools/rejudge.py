@@ -66,6 +66,7 @@ from scarbook.run.session import (
 )
 from scarbook.run.session_run import AWAITING_JUDGE, AgentPart, JudgeInput
 from scarbook.text import plural
+from scarbook.transcripts.tool_input import tool_input_of
 
 LISTED = 10  # not re-judgeable runs named one by one; the rest counted
 
@@ -240,7 +241,8 @@ def _inputs(record: RunRecord, case: Case, store: ArtifactStore, cap: int) -> li
             inputs.append(JudgeInput(i, check, ArtifactRefused(entry["refused"])))
             continue
         artifact = store.load(entry.get("sha256", ""))
-        wanted = str(check.params.get("artifact", OUTPUT))
+        ref = tool_input_of(check.params.get("artifact"))
+        wanted = ref.source if ref is not None else str(check.params.get("artifact", OUTPUT))
         if artifact.source != wanted:
             raise NotKept(f"check {i + 1} now grades {wanted!r}; the kept artifact is {artifact.source!r}")
         inputs.append(JudgeInput(i, check, _recap(artifact, cap)))

@@ -1,7 +1,7 @@
 """Test the test: would this case have caught the incident it was born from?
 
 The scar's failed artifact is put into a fresh seeded workspace (a file artifact at its path, an
-output artifact as the final output) and the case's checks run on it without the agent: they must
+output artifact as the final output, a tool call's input as the input of the last call to that tool) and the case's checks run on it without the agent: they must
 FAIL. Its trajectory checks read the scar's transcript, what the agent did in the incident. A good artifact, when the scar has one, must PASS. A case whose checks pass the failed artifact
 *misses its scar* — the vague-rubric trap.
 """
@@ -22,8 +22,8 @@ from scarbook.cases.verifications import (
     UNVERIFIED,
     Verification,
 )
-from scarbook.checks import TRAJECTORY_CHECKS, CheckContext, run_check, short_circuit
-from scarbook.checks.spec import MAX_READ
+from scarbook.checks import CheckContext, run_check, short_circuit
+from scarbook.checks.spec import MAX_READ, reads_transcript
 from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
@@ -33,7 +33,9 @@ from scarbook.run.events import SessionFinished
 from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
 from scarbook.tools.item_certify import certify_items
+from scarbook.transcripts.model import ToolCall, Transcript
 from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript
+from scarbook.transcripts.tool_input import ToolInput, tool_input_of
 
 MAX_ARTIFACT = 50_000_000  # bytes of a scar artifact verify reads at least (more when max_read_bytes says so)
 PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count", "json_valid")
@@ -41,8 +43,9 @@ PATH_CHECKS = ("file_exists", "contains", "not_contains", "regex", "line_count",
 
 
 
-def artifact_target(case: Case) -> str:
-    """Where the artifact goes: scar.artifact_at, else the judged path, else the first file a check reads."""
+def artifact_target(case: Case) -> str | dict[str, str]:
+    """Where the artifact goes: scar.artifact_at, else the judged path or tool call input, else the first file
+    (or tool call input) a check reads."""
     if case.scar and case.scar.artifact_at:
         return case.scar.artifact_at
     for check in case.checks:
@@ -50,8 +53,13 @@ def artifact_target(case: Case) -> str:
             return check.params["artifact"]
     for check in case.checks:
         if check.type in PATH_CHECKS:
-            return check.params["path"]
+            return check.params["path"] if "path" in check.params else check.params["artifact"]
     return "output"
+
+
+def _as_last_call(ref: ToolInput, text: str) -> Transcript:
+    """The scar's artifact as the input of the last call to its tool: what `artifact: {tool, field}` reads."""
+    return Transcript("scarbook", entries=[ToolCall("scar", ref.tool, {ref.field: text})])
 
 
 async def check_artifact(case: Case, artifact: str, judge: Grader | None = None, *, incident: bool = False,
@@ -62,7 +70,7 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
     assert case.root is not None  # a case loaded from its folder (verify_case checks)
     target = artifact_target(case)
     transcript = None
-    if incident and case.scar and case.scar.transcript and any(c.type in TRAJECTORY_CHECKS for c in case.checks):
+    if incident and case.scar and case.scar.transcript and any(reads_transcript(c) for c in case.checks):
         try:
             transcript = read_run_transcript(case.root / case.scar.transcript, MAX_ARTIFACT)
         except TranscriptUnreadable as exc:
@@ -80,10 +88,13 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
     try:
         ws = tmp / "ws"
         snap = prepare_workspace(case, ws)
-        output = ""
-        if target == "output":
+        output, ref, calls = "", tool_input_of(target), None
+        if ref is not None:
+            calls = _as_last_call(ref, data.decode("utf-8", errors="replace"))
+        elif target == "output":
             output = data.decode("utf-8", errors="replace")
         else:
+            assert isinstance(target, str)  # (a mapping is a tool call's input: above)
             try:
                 if not target.strip("./"):  # ".", "./": the workspace itself
                     raise IsADirectoryError(target)
@@ -92,7 +103,7 @@ async def check_artifact(case: Case, artifact: str, judge: Grader | None = None,
                 return RunStatus.ERROR, (f"scar.artifact_at {target!r} names a folder, not a file: "
                                  "write the workspace path of the file the artifact belongs in"), []
         ctx = CheckContext(case=case, workspace=ws, output=output, diff=diff_workspace(snap, ws), judge=judge,
-                           transcript=transcript, max_read=max_read)
+                           transcript=transcript, artifact_calls=calls, max_read=max_read)
         # every check runs, whatever the ones before it said, so each item and rule check is certified on its
         # own (tools/item_certify.py); the case's verdict short-circuits as a run's does
         every = [await run_check(check, ctx, i) for i, check in enumerate(case.checks)]

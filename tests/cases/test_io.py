@@ -80,7 +80,7 @@ def test_unknown_key_inside_a_check(project) -> None:
             path: a
             txt: hello
         """)
-    assert msg == f"{path}:6: unknown key 'txt' in contains check — contains takes: path, text"
+    assert msg == f"{path}:6: unknown key 'txt' in contains check — contains takes: path, text, artifact"
 
 
 def test_wrong_type(project) -> None:

@@ -77,7 +77,9 @@ async def test_check_editor_add_by_type_edit_reorder_delete(project_root):
         assert [c["type"] for c in checks.checks] == ["file_exists", "contains", "line_count", "only_changed"]
         ed.query_one("#check-type", Select).value = "line_count"
         await wait_until(pilot, lambda: bool(ed.query("#cf-max")), what="line_count's fields")
-        assert {w.id for w in ed.query("#check-fields Input")} == {"cf-path", "cf-equals", "cf-min", "cf-max"}
+        # (artifact: a tool call's input, read instead of the file at path)
+        assert {w.id for w in ed.query("#check-fields Input")} == {"cf-path", "cf-equals", "cf-min", "cf-max",
+                                                                   "cf-artifact"}
         ed.query_one("#cf-path", Input).value = "tmp.txt"
         ed.query_one("#cf-max", Input).value = "3"
         await click(pilot, "#check-add")

@@ -36,6 +36,7 @@ from scarbook.models import Case, Check, Scar
 from scarbook.text import clean_text
 from scarbook.tools.item_certify import describe_check
 from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
+from scarbook.transcripts.tool_input import artifact_words
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.dialogs.rejudge_offer import offer_rejudge
 from scarbook.tui.footer import Footer
@@ -155,12 +156,17 @@ class EditorScreen(HostScreen):
                                placeholder="a file the checks must FAIL (copied into scar/)"))
         yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
                                placeholder="optional: a file the checks must PASS"))
-        yield from self._field("artifact at", Input(scar.artifact_at or "", id="scar-at",
+        yield from self._field("artifact at", Input(artifact_words(scar.artifact_at), id="scar-at",
                                placeholder="output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
             yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact or '', one_line=True)}:\n", style="bold") + preview,
                          id="artifact-preview")
+
+    def _artifact_at(self, before: str | dict[str, str] | None) -> str | dict[str, str] | None:
+        """The artifact-at field's value; a tool call's input shown unchanged keeps its mapping."""
+        text = self._text_of("#scar-at")
+        return before if before is not None and text == artifact_words(before) else text or None
 
     def _form_below(self) -> ComposeResult:
         """The part of the form below the first screenful (rubric, checks, seed files)."""
@@ -420,7 +426,8 @@ class EditorScreen(HostScreen):
         scar = Scar(date=self._text_of("#scar-date") or None, what_went_wrong=self._text_of("#scar-what") or None,
                     family=self._text_of("#scar-family") or None, transcript=old_scar.transcript,
                     failed_artifact=self._text_of("#scar-failed") or None,
-                    good_artifact=self._text_of("#scar-good") or None, artifact_at=self._text_of("#scar-at") or None)
+                    good_artifact=self._text_of("#scar-good") or None,
+                    artifact_at=self._artifact_at(old_scar.artifact_at))
         built = [Check(c["type"], {k: v for k, v in c.items() if k != "type"}) for c in checks]
         if rubric:  # each item keeps the id written beside it (issue 35.3)
             next(c for c in built if c.is_judge).keep_written_ids(ids)
