@@ -98,7 +98,8 @@ def propose_rule_checks(failed: str, good: str | None, target: Target,
     if target != OUTPUT and wants_json and not _parses(failed):
         out.append(RuleProposal({"type": "json_valid", **_at(target)}, "the failed artifact does not parse as JSON"
                                 + (", the good one does" if good is not None else "")))
-    others = sorted({p for p in changed if p != target})
+    # (what the agent sent through a tool is not its work's only result: the files it changed may be right)
+    others = sorted({p for p in changed if p != target}) if not isinstance(target, dict) else []
     if others:
         kept = [target] if isinstance(target, str) and target != OUTPUT else []
         out.append(RuleProposal({"type": "only_changed", "paths": kept},

@@ -3,7 +3,7 @@
 The draft is a starting point for the case editor: the task from the first user message, a
 `file_exists` check when the failed artifact is a file, and a scar section that points at a
 copy of the transcript and at the failed artifact (`artifact_at` says where it belongs: the
-file's workspace path, or "output"). `scarbook.cases.io.save_case` validates and writes case.yaml.
+file's workspace path, "output", or a tool call's input `{tool, field}`, which the draft's judge reads). `scarbook.cases.io.save_case` validates and writes case.yaml.
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ def _nothing_made(cands: list[Candidate], source: Path | None) -> str:
     preamble = next((c for c in cands if c.preamble), None)
     said = f'its last words ("{preview(preamble.content, 50)}") come before a tool call the log ends with' \
         if preamble is not None else "it never answered"
-    results = sum(c.kind == "tool_result" for c in cands)
+    results, inputs = (sum(c.kind == kind for c in cands) for kind in ("tool_result", "tool_input"))
+    rest = plural(results, "tool result") + (f" and {plural(inputs, 'tool call input')}" if inputs else "")
     return (f"{where}the agent handed in nothing to file: {said}, it wrote no file, and the rest "
-            f"{'is' if results == 1 else 'are'} {plural(results, 'tool result')}; if one of them is the failure, "
+            f"{'is' if results + inputs == 1 else 'are'} {rest}; if one of them is the failure, "
             "name it with --artifact N (`--list` numbers them), or import a log that holds the agent's answer")
 
 
@@ -153,9 +154,13 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
     request it follows when it is a follow-up ("continue"), unless `exact` (the user's --turn N)."""
     task = pick_task(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact).text
     title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
+    artifact_at: str | dict[str, str]
     if artifact.kind == "file" and artifact.path:
         checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
         artifact_at = artifact.path
+    elif artifact.tool_input is not None:  # what the agent sent through a tool: the judge reads its last such call
+        artifact_at = {"tool": artifact.tool_input[0], "field": artifact.tool_input[1]}
+        checks = [{"type": "llm_judge", "artifact": artifact_at, "rubric": [RUBRIC_PLACEHOLDER]}]
     else:
         checks = [{"type": "llm_judge", "rubric": [RUBRIC_PLACEHOLDER]}]
         artifact_at = "output"

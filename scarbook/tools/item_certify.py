@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from scarbook.cases.verifications import ItemCertification
 from scarbook.models import Case, CheckResult, CheckStatus, ItemFinding, Vote
+from scarbook.transcripts.tool_input import artifact_words
 
 NO_GOOD = "the scar has no good artifact: only the failed one was checked"
 
@@ -83,7 +84,8 @@ def certify_items(case: Case, failed: Sequence[Sequence[CheckResult]],
 
 def describe_check(check: dict) -> str:
     """A rule check in one line, as case.yaml would write it: {type: contains, path: a.txt, text: "x"}."""
-    parts = [f"{k}: {v!r}" if isinstance(v, str) and k != "type" else f"{k}: {v}" for k, v in check.items()]
+    parts = [f"{k}: {v!r}" if isinstance(v, str) and k != "type" else
+             f"{k}: {artifact_words(v)}" if k == "artifact" else f"{k}: {v}" for k, v in check.items()]
     return "{" + ", ".join(parts) + "}"
 
 

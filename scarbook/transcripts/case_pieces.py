@@ -2,7 +2,10 @@
 
 Candidates are numbered from 1 in a stable order: the final answer, then each file the agent
 wrote (final content, in order of last write; files known only by their edits are marked
-partial), then each tool result in timeline order.
+partial), then each tool result in timeline order, then each tool call's input text in timeline
+order (a text field of at least `MIN_INPUT_CHARS`: a PR body sent through an MCP tool, a shell
+command line; not a file tool's, whose content is the file's candidate) — last, so the numbers the
+others had stay theirs.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from scarbook.transcripts.text import (
     well_formed,
 )
 
-CandidateKind = Literal["final_answer", "file", "plan", "tool_result"]
-_KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result"}
+CandidateKind = Literal["final_answer", "file", "plan", "tool_result", "tool_input"]
+_KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result",
+               "tool_input": "tool input"}
+MIN_INPUT_CHARS = 40  # a tool call's input text shorter than this (a path, a flag, `ls`) is not offered
 _PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 
 
@@ -41,6 +46,7 @@ class Candidate:
     preamble: bool = False  # an answer that is only the words before tool calls the log ends with
     astray: bool = False  # a file outside the root and outside every cwd the log names (~/.claude/memory/…)
     summary: bool = False  # a compaction's summary: the answer it was asked for, the default before any file
+    tool_input: tuple[str, str] | None = None  # (tool, field) of a tool call's input: case.yaml's {tool, field}
 
     def __post_init__(self) -> None:
         # what the draft writes and every screen shows: half a character the log cut is read as U+FFFD
@@ -50,8 +56,9 @@ class Candidate:
     @property
     def made_by_agent(self) -> bool:
         """Something the agent handed in (an answer, a file, a plan), not a tool's output or its words
-        before a tool call: what a draft files when the user names no artifact."""
-        return self.kind != "tool_result" and not self.preamble
+        before a tool call: what a draft files when the user names no artifact. A tool call's input (what the agent
+        sent: a PR body) is filed only when the user names it."""
+        return self.kind not in ("tool_result", "tool_input") and not self.preamble
 
 
 def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
@@ -144,7 +151,24 @@ def _candidates(t: Transcript) -> list[Candidate]:
             name = _describe(key[0], cwd) if key[0] is not None else "unknown tool"
             label = labels[key] = f"result of {name}{' (error)' if r.is_error else ''}"
         out.append(Candidate(len(out) + 1, "tool_result", label, r.text, None, False, i))
+    for i, e in enumerate(t.entries):
+        if isinstance(e, ToolCall) and e.name not in _PLAN_TOOLS:
+            for name, text in _input_texts(e):
+                out.append(Candidate(len(out) + 1, "tool_input", f"input of {e.name}: {name}", text, entry=i,
+                                     tool_input=(e.name, name)))
     return out
+
+
+def _input_texts(call: ToolCall) -> list[tuple[str, str]]:
+    """The text fields of a call's input worth filing (at least MIN_INPUT_CHARS): a shell call's command line, any
+    other tool's text fields — none of a tool that writes files (its content is the file's candidate)."""
+    if is_shell(call):
+        keys: tuple[str, ...] = ("command", "cmd")
+    elif file_operations(call):
+        return []
+    else:
+        keys = tuple(k for k in call.input if isinstance(k, str))
+    return [(k, v) for k in keys if isinstance(v := call.input.get(k), str) and len(v.strip()) >= MIN_INPUT_CHARS]
 
 
 def _answer_entry(t: Transcript) -> int:
