@@ -74,7 +74,7 @@ def reader_bug(path: Path, exc: Exception) -> str:
 
 def candidate_prompt(c: Candidate, good: bool = False) -> Text:
     size = human_size(len(c.content.encode("utf-8")))
-    style = "cyan" if c.kind == "file" else "green" if c.kind == "final_answer" else ""
+    style = {"file": "cyan", "final_answer": "green", "tool_input": "magenta"}.get(c.kind, "")  # (input: what it sent)
     text = Text.assemble((f"{c.number:>2} ", "bold"), ("good ", "bold green") if good else "",
                          (clean_text(c.label, one_line=True), style),
                          (f"  {size}", "dim"))

@@ -23,6 +23,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 
 from scarbook.checks.spec import CHECK_SPECS, KIND_WORDS, parse_check
 from scarbook.errors import CaseError
+from scarbook.transcripts.tool_input import artifact_words
 from scarbook.tui.mounting import unless_removed
 from scarbook.tui.widgets.mount_safe import Select
 
@@ -63,7 +64,8 @@ class CheckList(OptionList):
 def describe_check(check: dict[str, Any]) -> str:
     ctype = check.get("type", "?")
     if ctype == "llm_judge":
-        return f"llm_judge: {len(check.get('rubric') or [])} rubric items, artifact {check.get('artifact', 'output')}"
+        return (f"llm_judge: {len(check.get('rubric') or [])} rubric items, artifact "
+                f"{artifact_words(check.get('artifact', 'output'))}")
     parts = [f"{k}={v!r}" if not isinstance(v, list) else f"{k}=[{', '.join(map(str, v))}]"
              for k, v in check.items() if k != "type"]
     return f"{ctype}: {' '.join(parts)}"
@@ -92,6 +94,8 @@ def format_field(kind: str, value: Any) -> str:
         return f" {LIST_SEP} ".join(map(str, value))
     if kind == "bool":
         return "true" if value else "false"
+    if kind in ("tool", "artifact") and isinstance(value, dict):  # read back by parse_field's YAML
+        return artifact_words(value)
     if kind == "any" and not isinstance(value, str):
         return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
     return "" if value is None else str(value)
