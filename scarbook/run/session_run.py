@@ -224,7 +224,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         if any(reads_transcript(c) and (ctx.record_env is None or c.type not in TRAJECTORY_CHECKS)
                for c in case.checks):
             await _trajectory_inputs(checks, ctx, record, usage_file)
-        await _rule_checks(part, ctx, checks, result.output, emit, after.ran)
+        await _rule_checks(part, ctx, checks, emit, after.ran)
     record.duration_s = time.monotonic() - start
     return part
 
@@ -291,7 +291,7 @@ def _leading_plain_checks(checks: CheckContext) -> dict[int, CheckResult]:
     return ran
 
 
-async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, output: str, emit: Emit,
+async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, emit: Emit,
                        ran: dict[int, CheckResult]) -> None:
     """The rule checks in order (`ran`: those already run, by index), then the judge checks' inputs."""
     record, case = part.record, checks.case
@@ -405,16 +405,16 @@ def _pricer(prices: dict[str, ModelPrice]) -> Callable[[str, Usage], float]:
 
 
 def run_transcript(path: str | None) -> tuple[Transcript | None, str]:
-    """(the run's transcript, "") for its trajectory checks, or (None, why the run has none)."""
+    """(the run's transcript, "") for its trajectory checks and tool call inputs, or (None, why the run has none)."""
     from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript  # (every reader: loaded here)
 
     if not path:
-        return None, ("the run left no transcript for the trajectory checks: the agent wrote nothing to "
+        return None, ("the run left no transcript for the checks that read it: the agent wrote nothing to "
                       "$SCARBOOK_TRANSCRIPT")
     try:
         return read_run_transcript(path, TRANSCRIPT_CAP), ""
     except TranscriptUnreadable as exc:
-        return None, f"the run's transcript could not be read for the trajectory checks: {exc}"
+        return None, f"the run's transcript could not be read for the checks that read it: {exc}"
 
 
 def _transcript_tail(log_dir: Path, name: str) -> tuple[str, bool | None]:

@@ -39,9 +39,6 @@ class ToolInput:
         """One string for it (what the judge's record keeps as the artifact's source; rejudge compares it)."""
         return f"tool:{self.tool}:{self.field}"
 
-    def to_dict(self) -> dict[str, str]:
-        return {"tool": self.tool, "field": self.field}
-
 
 def tool_input_of(value: Any) -> ToolInput | None:
     """The tool input an `artifact:` value names (a mapping with `tool` and `field`), or None for "output" or a

@@ -196,3 +196,14 @@ def test_an_agent_that_keeps_no_transcript_is_refused_naming_the_case_file(tmp_p
             "none: the session will refuse this case\n    -> use a preset (claude-code, codex), turn on record: in "
             "scarbook.yaml, or set transcript: true under agent: if the agent writes $SCARBOOK_TRANSCRIPT "
             "itself") in lint.output
+
+
+def test_a_run_that_left_no_transcript_breaks_the_check_as_the_cases_fault(tmp_path) -> None:
+    """A command agent that says it writes $SCARBOOK_TRANSCRIPT (transcript: true) and wrote nothing."""
+    (tmp_path / "agent.py").write_text("print('done')\n")
+    _project(tmp_path, f"{{type: command, argv: [python3, {tmp_path / 'agent.py'}], transcript: true}}",
+             {"pr": [{"type": "not_contains", "artifact": BODY, "text": "All tests pass"}]})
+    runs = _eval(tmp_path, "--skip-judge")
+    assert (runs["pr"]["status"], runs["pr"]["cause"]) == ("fail", {
+        "kind": "case", "rule": "check-no-transcript", "evidence": "check 1 (not_contains): the run left no "
+        "transcript for the checks that read it: the agent wrote nothing to $SCARBOOK_TRANSCRIPT"})

@@ -276,7 +276,7 @@ def test_a_run_whose_agent_wrote_no_transcript_fails_its_trajectory_check_as_the
     [run] = json.loads(out.read_text())["runs"]
     assert run["status"] == "fail"
     assert run["cause"] == {"kind": "case", "rule": "check-no-transcript", "evidence": (
-        "check 1 (max_tool_calls): the run left no transcript for the trajectory checks: the agent wrote "
+        "check 1 (max_tool_calls): the run left no transcript for the checks that read it: the agent wrote "
         "nothing to $SCARBOOK_TRANSCRIPT")}
 
 
