@@ -1,7 +1,8 @@
 """A new scar from a failed run: the draft case carries the task, the failed artifact and the seed.
 
 No Textual here. The full transcript import is its own feature (scarbook.transcripts); this keeps
-the run's transcript file as scar evidence when the agent wrote one. The TUI's draft is written only
+the run's transcript file as scar evidence when the agent wrote one, and for a case whose artifact is a tool
+call's input, takes the failed artifact from it: what the agent sent in its last call to that tool. The TUI's draft is written only
 when the user saves it (`draft_from_run`, then the editor's save: cases/folder_save.py).
 """
 
@@ -21,6 +22,7 @@ from scarbook.fs.paths import resolve_inside
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, RunRecord, Scar
 from scarbook.transcripts import SeedSuggestion, Transcript
+from scarbook.transcripts.tool_input import NoToolInput, ToolInput, last_tool_input, tool_input_of
 
 MAX_SCAR_FILE = 100_000_000  # bytes of a run's artifact or transcript copied into a draft case
 
@@ -56,6 +58,25 @@ def failed_artifact(project: ProjectFolders, run: RunRecord) -> tuple[str, bytes
     return "output.txt", run_output(project, run).encode("utf-8")
 
 
+def _tool_artifact(case: Case) -> ToolInput | None:
+    """The tool call input the case's scar or checks read (`artifact: {tool, field}`), if any."""
+    ref = tool_input_of(case.scar.artifact_at) if case.scar else None
+    return ref or next((r for c in case.checks if (r := tool_input_of(c.params.get("artifact"))) is not None), None)
+
+
+def _sent_in_run(run: RunRecord, ref: ToolInput) -> str | None:
+    """What the run's agent sent in its last call to the tool, from its transcript (read as the checks read it),
+    or None (no transcript, none readable, no such call: the draft falls back to the run's file or output)."""
+    if not run.transcript_path:
+        return None
+    from scarbook.transcripts.run_file import TranscriptUnreadable, read_run_transcript  # (every reader)
+
+    try:
+        return last_tool_input(read_run_transcript(run.transcript_path, MAX_SCAR_FILE), ref)
+    except (TranscriptUnreadable, NoToolInput):
+        return None
+
+
 @dataclass
 class CaseDraft:
     """A case not yet on disk and the files it brings (path in the case folder -> content or source).
@@ -68,7 +89,9 @@ class CaseDraft:
 def draft_from_run(project: ProjectFolders, case: Case, run: RunRecord) -> CaseDraft:
     """cases/<case>-run<k>/ to be: the run's artifact in scar/, the case's seed in seed/, its transcript."""
     cid = free_case_id(project.cases_dir, f"{case.id}-run{run.k}")
-    name, content = failed_artifact(project, run)
+    ref = _tool_artifact(case)
+    sent = _sent_in_run(run, ref) if ref is not None else None
+    name, content = ("artifact.txt", sent.encode("utf-8")) if sent is not None else failed_artifact(project, run)
     files: dict[str, bytes | Path] = {f"scar/{name}": content}
     transcript = None
     data = _read_agents_file(run.transcript_path) if run.transcript_path else None
@@ -79,7 +102,8 @@ def draft_from_run(project: ProjectFolders, case: Case, run: RunRecord) -> CaseD
         files.update({f"seed/{p.relative_to(case.seed_dir)}": p for p in sorted(case.seed_dir.rglob("*")) if p.is_file()})
     scar = Scar(date=date.today().isoformat(), what_went_wrong=run.reason,
                 family=case.scar.family if case.scar else None, transcript=transcript,
-                failed_artifact=f"scar/{name}")
+                failed_artifact=f"scar/{name}",
+                artifact_at={"tool": ref.tool, "field": ref.field} if ref is not None and sent is not None else None)
     draft = Case(id=cid, task=case.task, title=f"draft from {case.id} run {run.k}: {run.reason}"[:120],
                  tags=list(case.tags), threshold=case.threshold,
                  checks=[Check(c.type, dict(c.params)) for c in case.checks], scar=scar,
