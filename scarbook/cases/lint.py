@@ -43,7 +43,7 @@ from scarbook.checks.patterns import REWRITE
 from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS, needs_transcript
 from scarbook.models import Case, ItemFlag
 from scarbook.stats.items import ItemFigures
-from scarbook.transcripts.tool_input import tool_input_of
+from scarbook.transcripts.tool_input import artifact_words, tool_input_of
 
 VAGUE_TERMS = (
     "good", "bad", "great", "fine", "nice", "quality", "high-quality", "professional",
@@ -283,7 +283,8 @@ def _lint_items(case: Case) -> list[LintHint]:
                                           f"{item!r} is already decided by check {covered + 1} ({suggested['type']}) for free",
                                           "drop it from the rubric, or keep it only if the judge must see it", None, None))
                 else:
-                    shown = "{" + ", ".join(f"{k}: {v}" for k, v in suggested.items()) + "}"
+                    shown = "{" + ", ".join(f"{k}: {artifact_words(v) if k == 'artifact' else v}"
+                                            for k, v in suggested.items()) + "}"
                     hints.append(LintHint(case.id, ci, ii, "rule-decidable",
                                           f"{item!r} can be decided by a {suggested['type']} check, with no judge call",
                                           f"add {shown} before the judge", suggested, None))

@@ -72,3 +72,20 @@ def test_the_tool_forms_load_and_a_saved_case_keeps_them(project) -> None:
     assert again["checks"][0]["artifact"] == {"tool": "Bash", "field": "command"}
     assert again["scar"]["artifact_at"] == body
     assert load_case(path.parent).checks[1].params["artifact"] == body
+
+
+def test_lint_suggests_the_rule_check_on_the_tool_input_the_judge_reads(project) -> None:
+    project.config("agent: {type: claude-code}\n")
+    project.case("pr", """\
+        id: pr
+        task: Open a PR for the README fix
+        checks:
+          - type: llm_judge
+            artifact: {tool: mcp__github__create_pull_request, field: body}
+            rubric: ['the body does not contain "All tests pass"']
+        """)
+    res = project.cli("lint")
+    assert res.output.splitlines()[:2] == [
+        "pr check 1 item 1 [rule-decidable] 'the body does not contain \"All tests pass\"' can be decided by a "
+        "not_contains check, with no judge call",
+        f"    -> add {{type: not_contains, artifact: {WRITTEN}, text: All tests pass}} before the judge"]
