@@ -1,4 +1,5 @@
-"""A recorded run's trajectory checks, read from what the recorder itself saw.
+"""A recorded run's trajectory checks (and the checks that read a tool call's input), read from what the
+recorder itself saw.
 
 The agent can write its own $SCARBOOK_TRANSCRIPT and $SCARBOOK_USAGE (the recorder appends to the
 first), so it could rewrite or truncate them after its calls, or report one token for thirty
@@ -6,7 +7,9 @@ thousand. When the session records, the worker part leaves every trajectory chec
 (session_run.AWAITING_RECORDER); here, on the driver once the run's door is shut, they are checked
 against the recorder's own list of the run's calls (RunSummary.timeline: the records it wrote, kept
 in memory) and the usage it measured, in the case's order with the rest of the rule checks: a
-trajectory check that fails stops every check after it, as if it had run in its place.
+trajectory check that fails stops every check after it, as if it had run in its place. So are the checks
+whose artifact is a tool call's input (`artifact: {tool, field}`), the judge's among them: the agent could
+rewrite the call it made in its own transcript.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scarbook.checks import CheckContext, run_check
+from scarbook.checks.spec import reads_transcript
+from scarbook.judge.inputs import read_check_artifact
 from scarbook.models import Case, CheckResult, CheckStatus, Usage
 from scarbook.record import RunSummary
 from scarbook.run.events import CheckDone, Event
@@ -30,12 +35,16 @@ def recorded_transcript(summary: RunSummary) -> Transcript:
 
 async def check_recorded(part: AgentPart, case: Case, summary: RunSummary,
                          price: Callable[[str, Usage], float] | None, emit: Callable[[Event], None]) -> None:
-    """Run the trajectory checks the worker left for the recorder; then stop what came after a failure."""
-    if not part.recorded_checks:
+    """Run the checks the worker left for the recorder; then stop what came after a failure. A judge that grades
+    a tool call's input gets it from the recorder's calls too."""
+    calls_read = [inp for inp in part.judge_inputs if reads_transcript(inp.check)]
+    if not part.recorded_checks and not calls_read:
         return
     record = part.record
     ctx = CheckContext(case=case, workspace=Path(record.workspace), output="", transcript=recorded_transcript(summary),
                        price=price, measured=True)
+    for inp in calls_read:
+        inp.artifact = read_check_artifact(inp.check, ctx, inp.max_bytes)
     changed: set[int] = set()
     for i in part.recorded_checks:
         record.checks[i] = await run_check(case.checks[i], ctx, i)

@@ -104,6 +104,7 @@ class JudgeInput:
     index: int
     check: Check
     artifact: Artifact | ArtifactRefused
+    max_bytes: int = 0  # the cap it was read with (a tool call's input is read again from the recorder's calls)
 
 
 @dataclass
@@ -115,7 +116,8 @@ class AgentPart:
     settled: bool = False  # the status is final already (the agent did not start or did not finish)
     facts: AgentFacts = field(default_factory=AgentFacts)  # what the agent did, for the run's cause
     carried: bool = False  # a rejudge's run kept as its source ended (rule checks failed): its cause stands
-    recorded_checks: list[int] = field(default_factory=list)  # trajectory checks left for the recorder's calls
+    # checks left for the recorder's calls: the trajectory checks, and those whose artifact is a tool call's input
+    recorded_checks: list[int] = field(default_factory=list)
 
 
 def transcript_file(ctx: RunContext, case_id: str, k: int) -> str:
@@ -300,7 +302,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, e
     for i, check in enumerate(case.checks):
         if check.is_judge:
             continue
-        if stopped is None and ctx.record_env is not None and check.type in TRAJECTORY_CHECKS:
+        if stopped is None and ctx.record_env is not None and reads_transcript(check):
             results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_RECORDER, i)
             part.recorded_checks.append(i)
             continue
@@ -320,7 +322,7 @@ async def _rule_checks(part: AgentPart, ctx: RunContext, checks: CheckContext, e
             results[i] = CheckResult(check.type, CheckStatus.SKIPPED, AWAITING_JUDGE, i)
             artifact = await asyncio.to_thread(read_check_artifact, check, checks,
                                                ctx.judge_max_bytes)  # an agent-written file: off the loop
-            part.judge_inputs.append(JudgeInput(i, check, artifact))
+            part.judge_inputs.append(JudgeInput(i, check, artifact, ctx.judge_max_bytes))
             continue
         emit(CheckDone(record.session_id, record.case_id, record.k, result))
     record.checks = [r for r in results if r is not None]
