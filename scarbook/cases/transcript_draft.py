@@ -121,7 +121,7 @@ def pick_good(cands: list[Candidate], good: str, failed: Candidate) -> tuple[str
     """`--good N|PATH`: (the name it came by, for its extension; its content). A number is a candidate
     of the transcript (--list numbers them: another answer, a later tool result or file); anything
     else is a file on disk (write ./3 for a file named 3)."""
-    if good.strip().isdigit():
+    if good.strip().isascii() and good.strip().isdigit():  # ('²' is a digit to isdigit, not to int)
         number = int(good)
         if not 1 <= number <= len(cands):
             raise ScarbookError(f"--good {good}: there is no artifact {number}: the transcript has "

@@ -191,7 +191,7 @@ def _pointer(doc: Any, pointer: str) -> Any:
     for raw in pointer[1:].split("/"):
         part = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(cur, list):
-            if not part.isdigit() or int(part) >= len(cur):
+            if not (part.isascii() and part.isdigit()) or int(part) >= len(cur):  # ('²' is no index)
                 raise CheckFailed(f"JSON pointer {pointer}: no index {part!r}")
             cur = cur[int(part)]
         elif isinstance(cur, dict):

@@ -69,6 +69,8 @@ CASES = [
     ("json_valid", {"path": "config.json", "pointer": "/servers/0/name", "equals": "a/b"}, "pass",
      'config.json/servers/0/name = "a/b"'),
     ("json_valid", {"path": "config.json", "pointer": "/servers/3"}, "fail", "JSON pointer /servers/3: no index '3'"),
+    # '²' is a digit to str.isdigit, not to int: the check crashed with a ValueError
+    ("json_valid", {"path": "config.json", "pointer": "/servers/²"}, "fail", "JSON pointer /servers/²: no index '²'"),
     ("json_valid", {"path": "config.json", "pointer": "/colour"}, "fail", "JSON pointer /colour: no key 'colour'"),
     ("output_contains", {"text": "one line"}, "pass", "output contains 'one line'"),
     ("output_contains", {"text": "two lines"}, "fail",

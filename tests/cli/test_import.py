@@ -325,3 +325,12 @@ def test_a_text_log_whose_first_line_ends_in_a_brace_stays_text(tmp_path):
     res = run(tmp_path, "import", str(log), "--list")
     assert res.exit_code == 0, res.output
     assert res.stdout.startswith("format: plain\n")
+
+
+@pytest.mark.parametrize("good", ["²", "٣"])
+def test_a_good_artifact_named_by_a_non_ascii_digit_is_a_file_name_not_a_number(tmp_path, good):
+    """'²' is a digit to str.isdigit but not to int: --good ² ended in a ValueError traceback."""
+    res = run(tmp_path, "import", str(REAL / "cc_parent_null.jsonl"), "--id", "notes", "--good", good)
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (f"scarbook: --good {good}: {good} does not exist; name a candidate number (see --list) "
+                          "or a file\n")
