@@ -30,7 +30,7 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
         say("no sessions yet — run `scarbook eval`")
         return
     say(f"{'session':<24} {'label':<14} {'state':<16} {'runs':>5} {'pass':>5} {'fail':>5} {'err':>4} "
-               f"{'unj':>4}  {'notes':<24} config        git")
+               f"{'unj':>4}  config        {'git':<14} notes")
     for info in sessions[:limit]:
         try:
             runs = history.runs(info.id, info=info)  # a bad file or line is left out and told below
@@ -41,8 +41,8 @@ def sessions_command(ctx: click.Context, limit: int) -> None:
         counts = count_statuses(runs)
         notes = ",".join(session_marks(info)) or "-"
         say(f"{info.id:<24} {info.label[:14]:<14} {info.state[:16]:<16} {len(runs):>5} {counts[RunStatus.PASS]:>5} "
-                   f"{counts[RunStatus.FAIL]:>5} {counts[RunStatus.ERROR]:>4} {counts[RunStatus.UNJUDGED]:>4}  {notes:<24} "
-                   f"{info.fingerprint:<13} {info.git_revision or '-'}")
+                   f"{counts[RunStatus.FAIL]:>5} {counts[RunStatus.ERROR]:>4} {counts[RunStatus.UNJUDGED]:>4}  "
+                   f"{info.fingerprint:<13} {info.git_revision or '-':<14} {notes}".rstrip())  # (notes last: any length)
     report_history_problems(left_out.problems, said)  # runs left out (damaged, forged, cut): the rest counted
 
 

@@ -82,3 +82,19 @@ def test_a_label_with_a_control_character_is_refused_before_any_run(project, lab
         2, f"scarbook: label {label.strip()[:40]!r} holds a control character (a newline, a tab) — a label is one line "
            "to pick the session by: choose one, e.g. prompt-v2\n")
     assert not list((project.workspaces / "history").glob("*/session.json"))
+
+
+def test_long_notes_do_not_push_the_config_and_git_columns_out_of_line(project) -> None:
+    """A session of several agents is noted `BASELINE (--agents)`: past 24 characters its notes pushed that row's
+    config and git columns right of the header's (newcomer round five)."""
+    project.config("agent: {type: demo, seed: 7}\nagents:\n  the-baseline-agent-of-this-team: {type: demo, seed: 7}\n"
+                   "  candidate: {type: demo, seed: 8}\n")
+    project.case("c", CASE)
+    assert project.cli("eval", "--runs", "2", "--agents", "the-baseline-agent-of-this-team,candidate").exit_code in (0, 1)
+    assert project.cli("eval", "--runs", "2", "--label", "short").exit_code in (0, 1)
+    header, *rows = project.cli("sessions").stdout.splitlines()
+    assert len(rows) == 2
+    config = header.index("config")
+    for row in rows:
+        assert row[config:config + 13].strip() and " " not in row[config:config + 12], (header, row)
+    assert rows[1].endswith("the-baseline-agent-of-this-team (--agents)"), rows[1]
