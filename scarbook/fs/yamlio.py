@@ -89,7 +89,9 @@ def _convert(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, bud
         constructor.flatten_mapping(node)  # `<<: *base` merges come first; the mapping's own keys win
         for key_node, value_node in node.value:
             key = _convert(key_node, constructor, budget, depth + 1)
-            if not isinstance(key, (str, int, float, bool)) or key is None:
+            if key is None and isinstance(key_node, yaml.ScalarNode):
+                key = key_node.value  # `null:`, `~:` as written: the name 'None' is nobody's
+            elif not isinstance(key, (str, int, float, bool)) or key is None:
                 key = str(key)
             out[key] = _convert(value_node, constructor, budget, depth + 1, key)
             out.lines[key] = key_node.start_mark.line + 1

@@ -160,6 +160,9 @@ def test_bad_agents_are_refused_before_any_run(project, args, message) -> None:
      "or codex agent"),
     ("  a: {type: demo, colour: red}\n",
      "{path}:3: agents.a: unknown key 'colour' for a demo agent — a demo agent takes: type, seed, profile, draws"),
+    # a null key read as the name 'None': `~:` made an agent no one wrote
+    ("  ~: {type: demo}\n", "{path}:3: agent name '~' must be 1-64 letters, digits, '.', '_' or '-' (starting with a "
+                           "letter or digit) — rename it (names are what --agents takes, separated by commas)"),
     ("  a: {type: demo}\ngate: {compare: {baseline: x}}\n",
      "{path}:4: gate.compare.baseline names 'x', which is not an agent here — agents in scarbook.yaml: a"),
 ])
@@ -341,3 +344,16 @@ def test_the_decisions_line_says_which_rows_could_be_decided(project, runs, word
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("decisions: "))
     assert line == (f"decisions: {words}; same when two one-sided tests put the difference within ±5 points; the gate "
                     "is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
+
+
+def test_an_agent_named_null_is_the_name_written(project) -> None:
+    """YAML reads the key `null:` as no value; the loader made it the name 'None', which --agents then had to say."""
+    project.config("agent: {type: demo}\nagents:\n  null: {type: demo, seed: 7}\n  b: {type: demo, seed: 8}\n",
+                   gate=None)
+    project.case("alpha", CASE.format(cid="alpha"))
+    result = project.cli("eval", "--runs", "1", "--agents", "null,b", "-q")
+    assert result.exit_code in (0, 1, 3), result.stderr
+    assert "agents: null (baseline)" in result.stdout, result.stdout
+    wrong = project.cli("eval", "--runs", "1", "--agents", "None,b")
+    assert wrong.stderr.strip().splitlines()[-1] == ("scarbook: --agents names 'None', which is not an agent of "
+                                                     "scarbook.yaml — agents in scarbook.yaml: null, b")
