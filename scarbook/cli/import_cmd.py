@@ -27,7 +27,9 @@ from scarbook.tools.verify import JUDGED_TIMES
 @click.option("--list", "list_only", is_flag=True, help="Print the candidate artifacts and seed suggestions; write nothing.")
 @click.option("--id", "case_id", default=None, help="Id of the draft case to write (cases/<id>/).")
 @click.option("--artifact", "artifact_index", type=click.IntRange(1), default=None,
-              help="Candidate number (from --list) that is the failed artifact; default: the last file written, else the final answer.")
+              help="Candidate number (from --list) that is the failed artifact: a file written, an answer, or a tool "
+                   "call's input (a PR body sent through a tool; the case then reads that call's input each run); "
+                   "default: the last file written, else the final answer.")
 @click.option("--turn", "turn", type=click.IntRange(1), default=None, metavar="N",
               help="Which prompt of a multi-turn session is the task (--list numbers them); default: the turn "
                    "that produced the artifact.")
