@@ -18,6 +18,7 @@ from scarbook.cases.ids import check_new_case_id, free_case_id
 from scarbook.cases.transcript_draft import write_draft_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
+from scarbook.fs.escaped_names import real_name
 from scarbook.fs.paths import resolve_inside
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, RunRecord, Scar
@@ -51,11 +52,21 @@ def failed_artifact(project: ProjectFolders, run: RunRecord) -> tuple[str, bytes
     """(file name, content): the first created or modified regular file when the workspace was kept,
     else the agent's final output."""
     if run.workspace_kept:
-        for rel in [*run.diff.created, *run.diff.modified]:
+        for shown in [*run.diff.created, *run.diff.modified]:
+            try:  # history keeps an agent-made name escaped ("\\x1b[0mout.txt"): the file it stands for
+                rel = real_name(run.workspace, shown)
+            except safefs.Refused:
+                continue
             data = _read_agents_file(run.workspace, rel)
-            if data is not None:
-                return Path(rel).name, data
+            if data is not None:  # (an escaped name is no name for scar/: check_relative refuses its backslash)
+                return (Path(rel).name if rel == shown else f"artifact{_plain_suffix(rel)}"), data
     return "output.txt", run_output(project, run).encode("utf-8")
+
+
+def _plain_suffix(name: str) -> str:
+    """The file's extension when it is plain (`.json`), for the scar's own name; else `.txt`."""
+    suffix = Path(name).suffix
+    return suffix if suffix[1:].isascii() and suffix[1:].isalnum() else ".txt"
 
 
 def _tool_artifact(case: Case) -> ToolInput | None:
