@@ -89,9 +89,12 @@ def versus_notes(v: SessionVersus) -> list[str]:
               f"better/worse when the Holm-corrected Fisher test (over the {c.family} of {plural(rows, 'row')}, cases × "
               f"candidates and the suite, whose run counts could reach significance) and the 95% interval agree — at "
               f"most {c.alpha:.0%} chance of any wrong one")
-    out.append(f"decisions: {tested}; same when two one-sided tests put the difference within "
-               f"±{points(c.margin, False)} points; the gate is red when a candidate is shown worse by more than that "
-               "margin (docs/statistics.md)")
+    m = points(c.margin, False)
+    # the margin calls are one-sided tests at alpha: the (1 - 2 alpha) interval's ends, not the 95% one printed
+    out.append(f"decisions: {tested}; same when two one-sided tests put the difference within ±{m} points; the gate "
+               f"is red when a candidate is shown worse by more than that margin and ok when shown not worse, each "
+               f"one-sided at {c.alpha:.0%} — the {1 - 2 * c.alpha:.0%} interval's end, so an ok row's 95% interval "
+               f"can reach past −{m} (docs/statistics.md)")
     if any(s.corrected is not None for s in v.all_stats()):
         out.append(f"≈ rates corrected for the judge's measured error (its calibration); {ON_JUDGED_COUNTS}")
     out += unbounded_notes(v)

@@ -343,7 +343,9 @@ def test_the_decisions_line_says_which_rows_could_be_decided(project, runs, word
     result = project.cli("eval", "--agents", "base,cand", "--runs", runs, "-q")
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("decisions: "))
     assert line == (f"decisions: {words}; same when two one-sided tests put the difference within ±5 points; the gate "
-                    "is red when a candidate is shown worse by more than that margin (docs/statistics.md)")
+                    "is red when a candidate is shown worse by more than that margin and ok when shown not worse, each "
+                    "one-sided at 5% — the 90% interval's end, so an ok row's 95% interval can reach past −5 "
+                    "(docs/statistics.md)")
 
 
 def test_an_agent_named_null_is_the_name_written(project) -> None:
