@@ -25,21 +25,27 @@ def unholdable(rel: str) -> str | None:
     return None
 
 
-def check_relative(rel: str) -> str | None:
-    """Return why `rel` may not name a place inside a workspace, or None if it may."""
+# Where a backslash is one more character of a name (not Windows): a name a walk found may hold one
+NAMES_HOLD_BACKSLASH = os.sep == "/" and os.altsep is None
+
+
+def check_relative(rel: str, *, walked: bool = False) -> str | None:
+    """Return why `rel` may not name a place inside a workspace, or None if it may. A path a case names must
+    not hold a backslash (it is a separator on Windows: "write it with '/'"); a `walked` name, one found on
+    disk (an agent's file named `a\\b.txt`), may, where a backslash is no separator."""
     if not isinstance(rel, str):
         return "path is empty"
-    return _check_text(rel)
+    return _check_text(rel, walked and NAMES_HOLD_BACKSLASH)
 
 
 @functools.lru_cache(maxsize=1024)  # a case names the same few paths in every run
-def _check_text(rel: str) -> str | None:
+def _check_text(rel: str, backslash_ok: bool = False) -> str | None:
     if not rel.strip():
         return "path is empty"
     why = unholdable(rel)
     if why:
         return f"path {short_path(rel)!r} {why}"
-    if "\\" in rel:
+    if "\\" in rel and not backslash_ok:
         return f"path {rel!r} uses backslashes; write it with '/'"
     pure = PurePosixPath(rel)
     if pure.is_absolute() or os.path.isabs(rel):

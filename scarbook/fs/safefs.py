@@ -82,7 +82,7 @@ def _refuse_kind(rel: str, st: os.stat_result) -> None:
 
 
 def _parts(rel: str) -> list[str]:
-    why = check_relative(rel)
+    why = check_relative(rel, walked=True)  # (a case's own paths were checked at load, backslashes refused there)
     if why:
         raise Refused(why)
     return [p for p in rel.split("/") if p not in ("", ".")]

@@ -160,7 +160,7 @@ def unpack(bundle: Bundle, dest: Path) -> list[str]:
     root = os.fspath(dest)
     order = {"dir": 0, "file": 1, "link": 2}  # links last: nothing is ever written through one
     for e in sorted(bundle.entries, key=lambda e: (order.get(e.kind, 3), e.rel)):
-        why = check_relative(e.rel)
+        why = check_relative(e.rel, walked=True)  # (a name the worker's walk found: `a\\b.txt` is one name on Linux)
         if why or e.kind not in order or e.rel in (".", ""):
             refused.append(e.rel)
             continue

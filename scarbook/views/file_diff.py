@@ -60,7 +60,7 @@ def read_seed(case: Case, rel: str, cap: int = READ_CAP) -> bytes:
         except safefs.Refused as exc:
             raise Unreadable(f"{rel} is not in the case's seed now (the case changed since the run?)"
                              if exc.missing else str(exc)) from None
-        why = check_relative(name)
+        why = check_relative(name, walked=True)  # (found on disk by real_name)
         if why is not None:
             raise Unreadable(escape_name(f"{rel}: {why}"))
         try:

@@ -75,6 +75,19 @@ def test_what_stays_behind_is_named_escaped_never_as_another_file(tmp_path):
     assert bundle.describe().endswith("not brought back: \\x1b[0mpipe (not a regular file), \\u202ebig.bin (48.8 KB)")
 
 
+def test_a_file_named_with_a_backslash_comes_back(tmp_path):
+    """On Linux `notes\\v2.txt` is one name; unpack refused it as a path a case wrote with backslashes, so a remote
+    run's file of that name never reached the driver (the run's checks then saw it missing)."""
+    src = tmp_path / "ws"
+    (src / "dir\\x").mkdir(parents=True)
+    (src / "notes\\v2.txt").write_text("v2\n")
+    (src / "dir\\x" / "f.txt").write_text("f\n")
+    dest = tmp_path / "back"
+    assert unpack(pack(src, cap=1 << 20), dest) == []
+    assert (dest / "notes\\v2.txt").read_text() == "v2\n"
+    assert (dest / "dir\\x" / "f.txt").read_text() == "f\n"
+
+
 @pytest.mark.parametrize("rel", ["../escape.txt", "/abs.txt", "a/../../x"])
 def test_unpack_refuses_paths_that_leave_the_destination(tmp_path, rel):
     bundle = Bundle(cap=1 << 20, entries=[Entry(rel, "file", 0o644, zlib.compress(b"x"))])

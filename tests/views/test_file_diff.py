@@ -254,3 +254,13 @@ def test_a_seed_file_named_with_an_escape_is_diffed_by_the_name_history_recorded
     assert signs(diff_file("\\x1b[0mnotes.txt", "deleted", case=case, workspace=None)) == ["-old"]
     gone = diff_file("\\x1b[0mgone.txt", "deleted", case=case, workspace=None)
     assert gone.note == "not shown: \\x1b[0mgone.txt is not in the case's seed now (the case changed since the run?)"
+
+
+def test_a_file_the_agent_named_with_a_backslash_is_diffed(case, ws):
+    """On Linux a backslash is one more character of a name: an agent's `notes\\v2.txt` is one file. The review said
+    "not shown: path 'notes\\\\v2.txt' uses backslashes; write it with '/'" (the rule for the paths a case names)."""
+    (ws / "notes\\v2.txt").write_text("new\n")
+    assert signs(diff_file("notes\\v2.txt", "created", case=case, workspace=ws)) == ["+new"]
+    (ws / "dir\\x").mkdir()
+    (ws / "dir\\x" / "f.txt").write_text("in\n")
+    assert signs(diff_file("dir\\x/f.txt", "created", case=case, workspace=ws)) == ["+in"]
