@@ -433,8 +433,11 @@ def finish_transcript(t: Transcript, *, verbatim_reads: bool = True) -> Transcri
     `verbatim_reads`: a read tool's result text is the file content itself (true for every
     format but Claude Code, whose Read results carry line numbers).
     """
-
-
+    # The log's model and cwd are the values its writer put there — for a run, the agent. Each parser takes
+    # them as they come; only a text is a model or a folder. A number or an object kept here crashed the
+    # budget and path checks that read them (an error, out of the pass rate's denominator).
+    t.model = t.model if isinstance(t.model, str) and t.model else None
+    t.cwd = t.cwd if isinstance(t.cwd, str) and t.cwd else None
     if t.final_answer is None:
         t.final_answer, t.preamble = final_answer(t.entries)
     t.derive_mark = (len(t.warnings), verbatim_reads)

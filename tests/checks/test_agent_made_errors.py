@@ -118,3 +118,57 @@ def test_nan_and_infinity_are_not_valid_json(project, isolation) -> None:
         ("fail", f"out.json is not valid JSON: {word} is not a JSON value (Python's json.dumps writes it for a float)")
         for word in ("NaN", "Infinity", "-Infinity")]
     assert code == 1
+
+
+
+# Runs 1-3 report what they spent; runs 4 and 5 spent far more, and name the model as a number or a list.
+BUDGET_FORGER = """
+import json, os
+k = int(os.environ["SCARBOOK_RUN"])
+model = "claude-sonnet-4-6" if k <= 3 else [5, ["claude-sonnet-4-6"]][k - 4]
+with open(os.environ["SCARBOOK_TRANSCRIPT"], "a") as f:
+    for line in ({"type": "task", "text": "t"}, {"type": "usage", "model": model, "input_tokens": 10 if k <= 3 else
+                 1_000_000, "output_tokens": 10}, {"type": "final", "text": "done"}):
+        f.write(json.dumps(line) + "\\n")
+"""
+NO_COST = ("the run recorded 1,000,010 tokens but no cost (no model named): add its price under judge.prices, have "
+           "the agent write cost_usd to $SCARBOOK_USAGE, or check max_tokens")
+
+
+def _eval_transcript(project, isolation: str, agent: str, check: str) -> tuple[int, list[dict]]:
+    """5 runs of an agent that writes its own transcript (`transcript: true`), the case's threshold 80%."""
+    project.config(f"agent: {{type: command, transcript: true, argv: {json.dumps([sys.executable, '-c', agent])}}}\n"
+                   f"timeout_s: 20\nisolation: {isolation}\nthreshold: 0.8\ngate: {{mode: point}}\nconcurrency: 2\n")
+    project.case("c", f"id: c\ntask: t\nchecks:\n  - {check}\n")
+    report = project.root / "report.json"
+    result = project.cli("eval", "--runs", "5", "-q", "--json", str(report))
+    return result.exit_code, sorted(json.loads(report.read_text())["runs"], key=lambda r: r["k"])
+
+
+def test_a_transcript_naming_its_model_with_no_text_fails_the_budget_check(project, isolation) -> None:
+    """Every transcript reader took the log's model as written; a number or a list there crashed max_cost_usd's
+    price lookup ("AttributeError: 'int' object has no attribute 'startswith'", "unhashable type: 'list'"): an
+    error, so 3 passes and 2 errors read 100%. Only a text is a model now: the rest is none, and a cost that
+    cannot be priced breaks the check as any unpriced model does (a fail, the case's)."""
+    code, runs = _eval_transcript(project, isolation, BUDGET_FORGER, "{type: max_cost_usd, usd: 0.01}")
+    assert [r["status"] for r in runs] == ["pass"] * 3 + ["fail"] * 2, [r["reason"] for r in runs]
+    assert [r["checks"][0]["detail"] for r in runs[3:]] == [NO_COST] * 2
+    assert [r["cause"]["rule"] for r in runs[3:]] == ["check-no-usage"] * 2
+    assert code == 1  # 3/5 = 60%, below 80% (3/3 with 2 errors before: exit 0)
+
+
+# A Claude Code log line whose cwd is an object: no_writes_outside read it as a folder.
+ODD_CWD = """
+import json, os
+line = {"type": "assistant", "cwd": {"a": 1}, "sessionId": "s", "uuid": "a1", "parentUuid": None,
+        "message": {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                    "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 1, "output_tokens": 1}}}
+open(os.environ["SCARBOOK_TRANSCRIPT"], "a").write(json.dumps(line) + "\\n")
+"""
+
+
+def test_a_transcript_naming_its_cwd_with_no_text_is_checked_without_one(project, isolation) -> None:
+    """no_writes_outside crashed on it ("unhashable type: 'dict'"): each run an error. The log wrote nothing."""
+    code, runs = _eval_transcript(project, isolation, ODD_CWD, "{type: no_writes_outside, paths: [out.txt]}")
+    assert [(r["status"], r["checks"][0]["detail"]) for r in runs] == [("pass", "no file-writing tool calls")] * 5
+    assert code == 0
