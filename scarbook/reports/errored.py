@@ -10,11 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
-from scarbook.models import RunRecord, SessionInfo, SessionState
-from scarbook.run.causes import is_infra
+from scarbook.models import CauseKind, RunRecord, RunStatus, SessionInfo, SessionState
+from scarbook.run.causes import cause_kind, is_infra
 from scarbook.text import plural, report_text
 
 INFRA_UNRESOLVED = "still failed by the machine on the last attempt — no verdict (exit 3)"
+AGENT_ERRORS = "ended in an error of the agent's own doing (a replay it diverged from) — no verdict (exit 3)"
+
+
+def agent_error(r: RunRecord) -> bool:
+    """A run that reached no verdict by the agent's own doing (a replay it diverged from): left out of the rate,
+    it would leave there only the runs the agent did not take out, so its session has no verdict."""
+    return r.status == RunStatus.ERROR and cause_kind(r) == CauseKind.AGENT
 
 
 # why a session that did not finish has no verdict (exit 3), and what finishes it where `scarbook resume` can
@@ -76,10 +83,14 @@ def errored_warnings(errors: int, infra: int, who: str = "") -> list[str]:
 
 def infra_error(tc: ET.Element, runs: Sequence[RunRecord]) -> bool:
     """An `<error type="infra">` on a testcase with no failure or error of its own when some of its runs' infra
-    retries ran out, naming them; whether one was added (the suite's `errors` counts it)."""
-    left = [r for r in runs if is_infra(r)]
-    if not left or tc.find("failure") is not None or tc.find("error") is not None:
+    retries ran out, naming them (`type="agent"` for runs whose errors are the agent's own doing: exit 3 too);
+    whether one was added (the suite's `errors` counts it)."""
+    if tc.find("failure") is not None or tc.find("error") is not None:
         return False
-    message = f"infra retries ran out: {plural(len(left), 'run')} {INFRA_UNRESOLVED}"
-    ET.SubElement(tc, "error", message=message, type="infra").text = "\n".join([message, *map(run_line, left)])
-    return True
+    for kind, left, head, words in (("infra", [r for r in runs if is_infra(r)], "infra retries ran out: ", INFRA_UNRESOLVED),
+                                    ("agent", [r for r in runs if agent_error(r)], "", AGENT_ERRORS)):
+        if left:
+            message = f"{head}{plural(len(left), 'run')} {words}"
+            ET.SubElement(tc, "error", message=message, type=kind).text = "\n".join([message, *map(run_line, left)])
+            return True
+    return False

@@ -12,7 +12,7 @@ from scarbook.fs.files import write_named_file
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import STATUS_GLYPH, Case, CauseKind, RunRecord, RunStatus, SessionInfo, SessionState, Usage
 from scarbook.models.words import Decision, GateMode, Undecided
-from scarbook.reports.errored import INFRA_UNRESOLVED, unfinished_words
+from scarbook.reports.errored import INFRA_UNRESOLVED, agent_error, unfinished_words
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import ON_JUDGED_COUNTS, format_versus, versus_to_dict
 from scarbook.run.causes import count_causes, is_infra
@@ -92,7 +92,8 @@ class SessionReport:
         """See scarbook.run.outcome.exit_code: the one place exit codes are decided."""
         versus = self.versus
         return exit_code(self.session, versus.all_stats() if versus else self.stats, regressed=bool(self.regressed),
-                         infra_unresolved=self.infra_unresolved, undecided=self.policy.undecided,
+                         infra_unresolved=self.infra_unresolved, agent_errors=len(self.agent_errors),
+                         undecided=self.policy.undecided,
                          comparison=versus.comparison if versus else None)
 
     @property
@@ -104,6 +105,11 @@ class SessionReport:
     def retried(self) -> list[RunRecord]:
         """Runs retried after infra errors (scarbook.run.runner; not the Ray executor's lost workers)."""
         return [r for r in self.runs if len(r.attempts) > 1]
+
+    @property
+    def agent_errors(self) -> list[RunRecord]:
+        """Runs that reached no verdict by the agent's own doing (a replay it diverged from): exit 3."""
+        return [r for r in self.runs if agent_error(r)]
 
     @property
     def infra_unresolved(self) -> int:
@@ -252,6 +258,16 @@ def format_retries(rep: SessionReport) -> list[str]:
     return out
 
 
+def agent_errors_line(runs: list[RunRecord]) -> str:
+    """Why runs whose errors are the agent's own doing leave the session without a verdict."""
+    rules = ", ".join(dict.fromkeys(r.cause.rule for r in runs if r.cause))
+    if rules == "replay-diverged":
+        what, rest = "did not replay what was recorded (the agent's requests differ)", "the runs that did"
+    else:
+        what, rest = f"ended in errors of the agent's own doing ({rules})", "the runs that did not"
+    return f"{plural(len(runs), 'run')} {what}: the rate would hold only {rest}, so the session has no verdict (exit 3)"
+
+
 def format_summary(rep: SessionReport) -> str:
     s = rep.session
     total = len(rep.runs)
@@ -283,6 +299,8 @@ def format_summary(rep: SessionReport) -> str:
         parts.append(f"infrastructure: {plural(len(retried), 'run')} retried after a lost "
                      f"Ray worker or node ({lost} lost again: error)")
     parts += format_retries(rep)
+    if rep.agent_errors:
+        parts.append(agent_errors_line(rep.agent_errors))
     if s.rerun_of:
         parts.append(rerun_line(s.rerun_of, s.state, len(rep.runs)))
     if s.note and s.state not in (SessionState.ABORTED, SessionState.CRASHED):

@@ -15,7 +15,9 @@ line, the JSON report's `exit_code`):
        interrupted; or it was partial (judge checks skipped, so some runs are unjudged); or
        errors left a case without a verdict (fewer judged runs than the gate's min_verdicts);
        or some run's infra retries ran out (its last attempt was still the machine's fault:
-       scarbook.run.causes); or a case is undecided and the gate says `undecided: fail`
+       scarbook.run.causes); or some run's error is the agent's own doing (a replay it diverged from: the run
+       did not replay what was recorded, and an agent that diverged where it would fail would leave only its
+       passes in the rate); or a case is undecided and the gate says `undecided: fail`
 
 A session that did not finish, or did not judge everything, exits 3 even when a case is below
 its threshold: it saw part of the evidence, and "1" would read as a complete verdict. What
@@ -36,13 +38,16 @@ EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bool = False,
-              infra_unresolved: int = 0, undecided: str = "pass", comparison: AgentsComparison | None = None) -> int:
+              infra_unresolved: int = 0, agent_errors: int = 0, undecided: str = "pass",
+              comparison: AgentsComparison | None = None) -> int:
     """`undecided`: the gate's policy for undecided cases ("fail" makes them exit 3). `comparison`: a session
     of several agents gates on it (every agent's `stats` still say whether all runs were judged)."""
     stats = list(stats)
     if session.state != SessionState.FINISHED or session.partial or any(s.unjudged for s in stats):
         return EXIT_NO_VERDICT
     if infra_unresolved:  # the machine, not the agent, decided those runs: "1" would blame the agent
+        return EXIT_NO_VERDICT
+    if agent_errors:  # out of the rate by the agent's doing: the rest are the runs it chose to leave in
         return EXIT_NO_VERDICT
     if comparison is not None:
         return compare_exit_code(comparison, undecided)
