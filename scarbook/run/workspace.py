@@ -55,9 +55,9 @@ class SeedManifest:
 
 @dataclass
 class Snapshot:
-    """What the workspace held after seeding: relative path -> (size, mtime_ns, sha256)."""
+    """What the workspace held after seeding: relative path -> (size, mtime_ns, ctime_ns, sha256)."""
 
-    files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    files: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     folder: tuple[int, int] | None = None  # (st_dev, st_ino) of the workspace folder scarbook made
 
 
@@ -138,7 +138,8 @@ def _write_seed(target: str, f: SeedFile, dir_fd: int | None = None) -> os.stat_
         st = os.fstat(fd)
         if exact is not None and stat.S_IMODE(st.st_mode) != exact:  # exactly the seed's bits, whatever the
             os.fchmod(fd, exact) if hasattr(os, "fchmod") else os.chmod(target, exact)  # umask took (Windows: no fchmod)
-        return st  # (its size, mtime and inode: a chmod changes none of them)
+            st = os.fstat(fd)  # (a chmod moves the ctime, which the diff compares)
+        return st
     finally:
         os.close(fd)
 
@@ -250,7 +251,7 @@ def _seed_into(ws_fd: int, manifest: SeedManifest) -> Snapshot:
         # (a file at the top is written straight into the workspace's fd: no dup, no folder to open)
         st = _write_nested(ws_fd, folders, name, f) if folders else _write_seed(name, f, ws_fd)
         safefs.seeded(st)
-        snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, f.digest)
     return snap
 
 
@@ -285,15 +286,16 @@ def _prepare_by_path(dest: Path, manifest: SeedManifest) -> Snapshot:
         if "/" in rel:
             os.makedirs(os.path.dirname(target), exist_ok=True)
         st = _write_seed(target, f)
-        snap.files[rel] = (st.st_size, st.st_mtime_ns, f.digest)
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, f.digest)
     return snap
 
 
 def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
     """Created / modified / deleted relative to the seed. A deleted workspace deletes everything.
 
-    A seeded file whose size and mtime are unchanged is taken as unchanged; otherwise its content
-    decides (rewriting a file with the same bytes is not a modification). Everything goes through
+    A seeded file whose size, mtime and ctime are unchanged is taken as unchanged; otherwise its content
+    decides (rewriting a file with the same bytes is not a modification). The ctime because the agent can put
+    the mtime back (os.utime) after a write of the same size, and no process can set the ctime. Everything goes through
     scarbook.fs.safefs: a link is never followed and only a regular file is ever opened (a seeded file
     the agent replaced with a named pipe is modified, not a read that blocks forever). A folder nested
     deeper than safefs.MAX_DEPTH is created (or modified) itself: the walk goes no deeper. A workspace the agent closed to its owner
@@ -311,10 +313,10 @@ def diff_workspace(before: Snapshot, root: Path) -> WorkspaceDiff:
         if rel not in before.files:
             diff.created.append(rel)
             continue
-        size, mtime_ns, digest = before.files[rel]
+        size, mtime_ns, ctime_ns, digest = before.files[rel]
         if st is None or not stat.S_ISREG(st.st_mode):  # a link, a pipe, or a folder swapped for a file
             diff.modified.append(rel)
-        elif st.st_size == size and st.st_mtime_ns == mtime_ns:
+        elif st.st_size == size and st.st_mtime_ns == mtime_ns and st.st_ctime_ns == ctime_ns:
             continue
         elif st.st_size != size or _digest_inside(root, rel) != digest:
             diff.modified.append(rel)
