@@ -8,7 +8,8 @@ workspaces/ is an empty tmpfs too (`private`: no other run, no history, no judge
 run's recorder URL) but for the run's workspace — the only writable directory — and the two files
 the agent may append to ($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE). The sandbox has its
 own PID namespace (nothing started inside outlives it: when its first process exits the kernel
-kills the rest), its own IPC/UTS/cgroup namespaces, and no network unless `network: true`.
+kills the rest), its own IPC/UTS/cgroup namespaces, and no network unless `network: true`. Run by root, /dev's
+device nodes are scarbook's own, owned by nobody (`private_devices`), never the host's.
 
 Where it cannot start (not Linux, no bwrap, user namespaces disabled) `isolation: sandbox` is an
 error before any run (`require_sandbox`), never a silent run without it; `auto` runs unconfined and
@@ -17,10 +18,13 @@ says so and why, once per session (scarbook.run.session.choose_isolation).
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +58,14 @@ def find_bwrap() -> str | None:
 DROP_CAPABILITIES = ("--cap-drop", "ALL") if hasattr(os, "geteuid") and os.geteuid() == 0 else ()
 
 _probed: dict[str, str | None] = {}  # bwrap path -> why it cannot start (None: it can)
+
+# bwrap's --dev binds the host's own nodes of these into the sandbox's /dev. Run by root, the agent is their owner
+# (uid 0 there too), and an owner needs no capability to chmod or touch: `chmod 0 /dev/null` in a run changed the
+# host's /dev/null, for every process on the machine, after the run and the session. So each is covered by a node
+# of the same device that scarbook makes, owned by nobody: the agent can open it, not change it.
+DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+NOBODY = 65534
+_devices: list[tuple[str, str]] | None = None  # (scarbook's node, /dev/name), made once per process
 
 
 def require_sandbox(project_root: Path, network: bool = False) -> Sandbox:
@@ -108,7 +120,10 @@ class Sandbox:
         args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", *DROP_CAPABILITIES]
         if self.network:
             args.append("--share-net")
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev"]
+        for node, dev in private_devices() if DROP_CAPABILITIES else ():
+            args += ["--dev-bind", node, dev]
+        args += ["--proc", "/proc"]
         for d in self.hidden:
             args += ["--tmpfs", d]
         for d in self._visible_again(argv[0]):
@@ -149,6 +164,41 @@ class Sandbox:
             if d and d not in seen and os.path.isdir(d) and any(_under(d, h) for h in self.hidden):
                 seen.append(d)
         return seen
+
+
+def private_devices() -> list[tuple[str, str]]:
+    """(node, /dev/name) for each of DEVICE_NODES: a node of the host's device, made in a folder of scarbook's own
+    (the first of the temporary folder and /dev whose mount allows devices), owned by nobody, mode 0666; gone at
+    exit. Made once per process. [] where it cannot be made (mknod refused: a container without CAP_MKNOD, where
+    the host's nodes are no root's to change either)."""
+    global _devices
+    if _devices and not os.path.exists(_devices[0][0]):  # its folder was removed (a temporary folder cleaned): again
+        _devices = None
+    if _devices is None:
+        _devices = []
+        for parent in (tempfile.gettempdir(), "/dev"):
+            try:
+                if os.statvfs(parent).f_flag & os.ST_NODEV:
+                    continue
+                folder = tempfile.mkdtemp(prefix="scarbook-dev-", dir=parent)
+            except OSError:
+                continue
+            atexit.register(shutil.rmtree, folder, True)
+            try:
+                for name in DEVICE_NODES:
+                    host = os.stat(f"/dev/{name}")
+                    if not stat.S_ISCHR(host.st_mode):
+                        continue
+                    node = os.path.join(folder, name)
+                    os.mknod(node, stat.S_IFCHR | 0o666, host.st_rdev)
+                    os.chmod(node, 0o666)  # (the umask took its share)
+                    os.chown(node, NOBODY, NOBODY)
+                    _devices.append((node, f"/dev/{name}"))
+            except OSError:
+                _devices = []
+                continue
+            break
+    return _devices
 
 
 def _hidden_dirs() -> tuple[str, ...]:

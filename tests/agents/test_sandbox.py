@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import textwrap
@@ -349,3 +350,45 @@ def test_an_agent_holds_no_capability_to_unmount_what_hides_other_runs(project) 
                              checks="  - {type: output_contains, text: umount -1 EPERM}\n")
     assert run.status == "pass", (run.reason, run.output_excerpt)
     assert "history" not in run.output_excerpt and "sees ['" + run.session_id + "']" in run.output_excerpt
+
+
+DEVICES = """
+    import os, subprocess
+    done = subprocess.run("chmod 666 /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty; "
+                          "echo x > /dev/null && head -c 3 /dev/zero | wc -c", shell=True, capture_output=True,
+                          text=True)
+    print("chmod:", done.stderr.count("Operation not permitted"), "refused;", "wrote, read", done.stdout.split())
+    seen = os.stat("/dev/null")
+    print("inode:", "the host's" if (seen.st_dev, seen.st_ino) == HOST_NULL else "own")
+    open("tmp.txt", "w").write("ok")
+"""
+
+
+@needs_sandbox
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root owns the host's /dev nodes")
+def test_an_agent_run_by_root_cannot_change_the_host_s_device_nodes(project) -> None:
+    """bwrap's --dev binds the host's /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom and /dev/tty; run by
+    root, the agent owned them, and an owner needs no capability: `chmod 0 /dev/null` in a run changed the host's,
+    for every process, after the run. (Shown here by a chmod to the mode each already has: the host keeps it.)
+    Each is now a node scarbook made, owned by nobody: opened, written and read as before, never changed."""
+    null = os.stat("/dev/null")
+    result, run = eval_agent(project, DEVICES.replace("HOST_NULL", repr((null.st_dev, null.st_ino))), isolation="sandbox",
+                             checks="  - {type: output_contains, text: 'chmod: 6 refused; wrote, read [''3'']'}\n"
+                                    "  - {type: output_contains, text: 'inode: own'}\n")
+    assert run.status == "pass", (run.reason, run.output_excerpt)
+    after = os.stat("/dev/null")
+    assert (after.st_mode, after.st_uid, after.st_mtime_ns) == (null.st_mode, null.st_uid, null.st_mtime_ns)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or sys.platform != "linux", reason="root, Linux")
+def test_the_private_device_nodes_are_made_again_when_their_folder_is_gone(monkeypatch) -> None:
+    from scarbook.agents import sandbox
+
+    monkeypatch.setattr(sandbox, "_devices", None)
+    first = sandbox.private_devices()
+    assert [dev for _, dev in first] == [f"/dev/{n}" for n in sandbox.DEVICE_NODES]
+    node = os.stat(first[0][0])
+    assert (node.st_uid, node.st_mode & 0o7777, node.st_rdev) == (sandbox.NOBODY, 0o666, os.stat("/dev/null").st_rdev)
+    shutil.rmtree(os.path.dirname(first[0][0]))
+    again = sandbox.private_devices()
+    assert os.path.exists(again[0][0]) and again[0][0] != first[0][0]
