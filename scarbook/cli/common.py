@@ -43,7 +43,21 @@ class NamedFile(click.Path):
         if isinstance(value, str) and value.endswith(("/", os.sep)):  # written as a file named without the slash
             self.fail(f"{value!r} ends in {value[-1]}, so it names a folder, not a file — give the file's name, "
                       f"e.g. {value}FILE", param, ctx)
+        from scarbook.fs.files import is_standard_output  # (here: `scarbook --help` never loads the file layer)
+
+        if ctx is not None and isinstance(value, (str, Path)) and is_standard_output(value):
+            ctx.meta[_STDOUT_IS_A_FILE] = True  # `eval --json /dev/stdout | jq .`: stdout carries the report alone
         return super().convert(value, param, ctx)
+
+
+_STDOUT_IS_A_FILE = "scarbook.stdout_is_a_file"  # (click's meta: one dict the whole command's contexts share)
+
+
+def stdout_is_a_file() -> bool:
+    """A file option of the running command names its standard output (NamedFile): every line it prints then
+    goes to stderr, so what reads stdout reads that file alone; the exit code is the same."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.meta.get(_STDOUT_IS_A_FILE))
 
 
 def get_project(ctx: click.Context) -> Project:
@@ -85,6 +99,7 @@ def say(text: str = "", *, err: bool = False) -> None:
     a case title, a transcript's task, a history note). Every control sequence goes — colour too, but
     for the CLI's own (`style`) — bidirectional controls are escaped, and on a CI runner
     (GITHUB_ACTIONS=true) no line can be a workflow command."""
+    err = err or stdout_is_a_file()
     with reader_may_leave(err):
         click.echo(safe_text(text), err=err)
 
@@ -94,8 +109,9 @@ def say_workflow_command(line: str) -> None:
     which escapes every text inside it): said as `say` says a line, but its own leading `::` kept."""
     from scarbook.text import terminal_text
 
-    with reader_may_leave(err=False):
-        click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["))
+    err = stdout_is_a_file()  # (a runner reads workflow commands on stderr too)
+    with reader_may_leave(err):
+        click.echo(terminal_text(line, keep_colour=False).replace("##[", "\\x23#["), err=err)
 
 
 @contextlib.contextmanager

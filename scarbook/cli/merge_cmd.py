@@ -10,7 +10,7 @@ import click
 from scarbook.cases.io import case_digest
 from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, refuse_own_files, say, say_written
 from scarbook.errors import ScarbookError
-from scarbook.fs.files import unwritable_why
+from scarbook.fs.files import named_file_unwritable_why, unwritable_why
 from scarbook.history.judge_truth import calibration_for
 from scarbook.models import Case, SessionInfo, SessionState
 from scarbook.project import Project
@@ -127,7 +127,7 @@ def _check_writable(history_dir: Path, reports: dict[str, str | None]) -> None:
                             "folder, or point workspaces_dir in scarbook.yaml at one")
     for option, path in reports.items():
         if path:
-            why = unwritable_why(Path(path).parent) or (f"{path} is a folder" if Path(path).is_dir() else None)
+            why = named_file_unwritable_why(path)
             if why:
                 raise ScarbookError(f"{option} {path} cannot be written: {why} — choose a writable path for {option}")
 

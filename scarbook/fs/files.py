@@ -143,6 +143,17 @@ def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
     return None
 
 
+def is_standard_output(path: Path | str) -> bool:
+    """`path` is this process's standard output — /dev/stdout, /dev/fd/1, the file or pipe stdout is
+    redirected to — but not the null device (`--json /dev/null >/dev/null` asks for nothing). False where
+    stdout has no file of its own (a test's captured stream)."""
+    try:
+        here, there = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # (io.UnsupportedOperation is both an OSError and a ValueError)
+        return False
+    return os.path.samestat(here, there) and not os.path.samestat(there, os.stat(os.devnull))
+
+
 def write_named_file(path: Path | str, text: str) -> None:
     """Write a file the user named on the command line (a report, an export) where the name leads.
 
@@ -150,7 +161,14 @@ def write_named_file(path: Path | str, text: str) -> None:
     when the name is a symlink: the link stays a link. What is not a regular file — /dev/stdout, the pipe
     of a shell's `>(jq .)`, /dev/null — is written to as it is: a temp file renamed over it would replace
     the device, the pipe or the link itself (as root, `--json /dev/stdout` replaced /dev/stdout). A file
-    written over keeps its permission bits: `--json private.json` over a 0600 file made it 0644."""
+    written over keeps its permission bits: `--json private.json` over a 0600 file made it 0644. The file
+    that is this process's standard output is written through stdout (the command then prints its lines on
+    stderr: cli/common.NamedFile)."""
+    if is_standard_output(path):  # written through it: a redirection's `>>` appends, a pipe keeps its order
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+        return
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -225,6 +243,20 @@ def unwritable_why(folder: Path | str) -> str | None:
     except OSError:
         pass
     return None
+
+
+def named_file_unwritable_why(path: Path | str) -> str | None:
+    """Why write_named_file could not write `path` (a report a command was asked for), said before anything
+    runs; None if it could. A device or a pipe — /dev/stdout, /dev/fd/1, a shell's `>(jq .)` — and the file
+    stdout is redirected to are written as they are, whatever their folder allows (/dev is root's)."""
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if is_standard_output(path) or (mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)):
+        return None
+    return unwritable_why(Path(path).parent) or (f"{path} is a folder" if mode is not None and stat.S_ISDIR(mode)
+                                                 else None)
 
 
 RENAME_NOREPLACE, AT_FDCWD = 1, -100  # linux/fs.h, fcntl.h

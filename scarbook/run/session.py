@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
@@ -27,7 +26,7 @@ from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.checks.spec import needs_transcript
 from scarbook.config import GatePolicy
 from scarbook.errors import ScarbookError
-from scarbook.fs.files import shared_name, unwritable_why
+from scarbook.fs.files import named_file_unwritable_why, shared_name, unwritable_why
 from scarbook.judge.grader import Grader
 from scarbook.models import Case, ExecutorType, GateMode
 from scarbook.models.session_parts import AgentEntry, Confinement
@@ -287,9 +286,7 @@ def unwritable_places(site: SessionSite, plan: SessionPlan) -> list[str]:
         if refusal:
             problems.append(refusal)
             continue
-        why = unwritable_why(Path(path).parent)
-        if why is None and Path(path).is_dir():
-            why = f"{path} is a folder"
+        why = named_file_unwritable_why(path)
         if why:
             problems.append(f"{option} {path} cannot be written: {why} — choose a writable path for {option}")
     return problems
