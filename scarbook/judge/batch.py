@@ -145,13 +145,14 @@ class BatchStatus:
     done: int  # requests no longer processing
 
 
-async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
-    """Create one batch of every waiting request (JudgeUnavailable, JudgeAuthError as online)."""
+async def submit(judge: Judge, checks: list[PendingCheck], *, one_out: bool = False) -> BatchStatus:
+    """Create one batch of every waiting request (JudgeUnavailable, JudgeAuthError as online; with `one_out`, another
+    batch of the session is at the API already, and a key problem's message says so: KeyHint.once_sent)."""
     requests = [r for c in checks for r in c.requests()]
     client = judge.client()
     batch = await api_call(client, judge.settings,
                            lambda: client.messages.batches.create(requests=requests),  # type: ignore[arg-type]  # plain dicts of the Request shape
-                           key_hint=judge.key_hint)
+                           key_hint=judge.key_hint.once_sent() if one_out else judge.key_hint)
     return _status(batch, client, "POST /v1/messages/batches")
 
 
@@ -159,7 +160,8 @@ async def submit(judge: Judge, checks: list[PendingCheck]) -> BatchStatus:
 CLOCK_SLACK = timedelta(minutes=10)
 
 
-async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, taken: list[str | None]) -> BatchStatus | None:
+async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, taken: list[str | None], *,
+                    one_out: bool = False) -> BatchStatus | None:
     """The batch of `checks` a scarbook sent at `sent_at` and was killed before hearing of, or None.
 
     The Batches API keeps no name or metadata on a batch, so it is found by what can be seen: created
@@ -181,7 +183,8 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
             found.append(batch)
         return found
 
-    for batch in sorted(await api_call(client, judge.settings, listed, key_hint=judge.key_hint), key=lambda b: b.created_at):
+    hint = judge.key_hint.once_sent() if one_out else judge.key_hint
+    for batch in sorted(await api_call(client, judge.settings, listed, key_hint=hint), key=lambda b: b.created_at):
         status = _status(batch, client, "GET /v1/messages/batches")
         if batch.id in taken or status.submitted != len(want):
             continue
@@ -194,7 +197,7 @@ async def find_sent(judge: Judge, checks: list[PendingCheck], sent_at: str, take
 async def poll(judge: Judge, batch_id: str) -> BatchStatus:
     client = judge.client()
     return _status(await api_call(client, judge.settings, lambda: client.messages.batches.retrieve(batch_id),
-                                    key_hint=judge.key_hint),
+                                    key_hint=judge.key_hint.once_sent()),
                    client, f"GET /v1/messages/batches/{batch_id}")
 
 
@@ -242,7 +245,7 @@ async def results(judge: Judge, batch_id: str) -> dict[str, Any]:
                 if isinstance(getattr(line, "custom_id", None), str)
                 and getattr(getattr(line, "result", None), "type", None) in RESULT_TYPES}
 
-    return await api_call(client, judge.settings, read, key_hint=judge.key_hint)
+    return await api_call(client, judge.settings, read, key_hint=judge.key_hint.once_sent())
 
 
 RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")

@@ -35,11 +35,20 @@ class KeyHint:
 
     stopped: str  # "the session stopped before grading more runs"
     instead: str  # appended after "check $KEY (...)": " or run with --skip-judge"
+    batch_out: KeyHint | None = None  # said instead once a batch of the session is out (None: this one)
+
+    def once_sent(self) -> KeyHint:
+        """The hint for a key problem met while a judge batch of the session is at the API."""
+        return self.batch_out or self
 
 
-SKIP_HINT = KeyHint("the session stopped before grading more runs", " or run with --skip-judge")
+# a key problem met while a session's judge batch is out (sent, and paid for): nothing is lost, the batch waits at
+# the API for a key that works (the session's judging note then says what collects it) — never "run without the judge"
+BATCH_OUT_HINT = KeyHint("its verdicts were not collected", "; the batch waits at the API meanwhile")
+SKIP_HINT = KeyHint("the session stopped before grading more runs", " or run with --skip-judge", BATCH_OUT_HINT)
 # the TUI's launch has no --skip-judge: it runs without its judge where no key is set
-TUI_HINT = KeyHint(SKIP_HINT.stopped, " or start scarbook without it: the TUI then runs the rule checks only")
+TUI_HINT = KeyHint(SKIP_HINT.stopped, " or start scarbook without it: the TUI then runs the rule checks only",
+                   BATCH_OUT_HINT)
 
 
 def key_missing_message(env: str, hint: KeyHint = SKIP_HINT) -> str:

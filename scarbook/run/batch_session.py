@@ -126,7 +126,7 @@ async def _adopt(judge: Judge, info: SessionInfo, n: int, part: list[PendingChec
     if not sent_at:
         return None
     try:
-        return await find_sent(judge, part, sent_at, ids)
+        return await find_sent(judge, part, sent_at, ids, one_out=any(ids))
     except JudgeUnavailable as down:  # it may exist: sending again could pay twice
         raise StillJudging(f"judge batch {n + 1} was sent at {sent_at} but its id never came back, and the "
                            f"batches could not be listed to find it: {down.detail}") from None
@@ -157,7 +157,7 @@ async def judge_in_batch(history: History, info: SessionInfo, judge: Judge, plan
                 assert info.batch is not None  # recorded above, or by the session resumed (it has ids)
                 info.batch = info.batch.updated(sending={**(info.batch.sending or {}), str(n): now_iso()})
                 history.update_session(info)
-                status = await submit(judge, part)
+                status = await submit(judge, part, one_out=any(ids))
         except (JudgeUnavailable, AbortSession) as exc:
             why = exc.detail if isinstance(exc, JudgeUnavailable) else exc.message
             if any(ids):  # part of it is sent (and paid for): resume (with the key fixed) sends the rest

@@ -24,6 +24,14 @@ def why(judge_server) -> str:
             "scarbook.yaml) or run with --skip-judge")
 
 
+def kept(judge_server) -> str:
+    """A key rejected while the session's batch is out: nothing is lost, the batch waits for a key that works (not
+    "run with --skip-judge", which would throw away what was sent and paid for)."""
+    return (f"the judge at {judge_server.url} rejected the API key in ANTHROPIC_API_KEY (HTTP 401); its verdicts were "
+            "not collected: check ANTHROPIC_API_KEY (and judge.api_key_env / judge.base_url in scarbook.yaml); the "
+            "batch waits at the API meanwhile")
+
+
 def causes(project, sid: str) -> list[tuple[int, str, str | None]]:
     history = History(project / "workspaces")
     return [(r.k, r.status, r.cause.rule if r.cause else None) for r in history.runs(sid, info=history.read_session(sid))]
@@ -107,7 +115,7 @@ def test_a_key_rejected_after_part_of_the_batch_was_sent_leaves_it_for_resume(pr
     (first,) = judge_server.batches
     assert info.state == "judging" and info.batch.batch_ids == [first, None]
     assert (f"scarbook: session {info.id} is judging: its judge requests wait in batch {first} (judge batch 2 of 2 "
-            f"could not be submitted: {why(judge_server)}) — `scarbook resume {info.id}` collects the verdicts and "
+            f"could not be submitted: {kept(judge_server)}) — `scarbook resume {info.id}` collects the verdicts and "
             "finishes the session (exit 3: no verdict until then)\n") in stopped.output
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fixed")
     resumed = scarbook(project, "resume", "-q", info.id)
@@ -163,3 +171,23 @@ def test_a_resume_killed_while_its_batch_is_out_is_collected_by_the_next(project
     assert len(judge_server.batches) == 1  # collected, not sent again
     assert causes(project, sid) == [(1, "pass", None), (2, "fail", "judge-fail"), (3, "pass", None)]
     assert History(project / "workspaces").read_session(sid).state == "finished"
+
+
+def test_a_key_rejected_while_the_batch_is_polled_says_to_resume_not_to_skip_the_judge(project, judge_server,
+                                                                                      monkeypatch):
+    """The judging note of a session whose key the judge rejects while its batch is out said "or run with
+    --skip-judge": the batch was sent and paid for, and its verdicts wait at the API for a key that works."""
+    judge_server.push(*(tool_reply(r) for r in REPLIES))
+    judge_server.hold_batches = True
+    judge_server.batch_read_status = 401
+    stopped = scarbook(project, "eval", "-q", "--judge-batch", "--no-judge-cache")
+    assert stopped.exit_code == 3
+    (info,) = History(project / "workspaces").sessions()
+    assert info.state == "judging"
+    assert info.note == (f"session {info.id} is judging: its judge requests wait in batch {info.batch.id} (judge batch "
+                         f"{info.batch.id} could not be polled: {kept(judge_server)}) — `scarbook resume {info.id}` "
+                         "collects the verdicts and finishes the session")
+    assert "--skip-judge" not in stopped.output
+    judge_server.batch_read_status = 200
+    judge_server.end_batches()
+    assert scarbook(project, "resume", "-q", info.id).exit_code == 1

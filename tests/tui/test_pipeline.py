@@ -226,3 +226,51 @@ async def test_the_live_screen_shows_the_gates_decision_when_the_session_ends(pr
         table = app.screen.query_one("#live-table")
         column = [str(table.get_cell(case.id, "decided")) for case in live.cases]
         assert column == ["undecided"] * len(live.cases)
+
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_judging_session_opened_in_the_tui_says_how_to_collect_it(project_root, size, monkeypatch):
+    """An `eval --judge-batch` session whose key the judge rejected while its batch was out is left judging. The
+    session screen said only "judging · exit code 3"; the session's note (the CLI's) told its user to run with
+    --skip-judge. Now the screen shows the note, which says what collects the verdicts."""
+    import json
+    import subprocess
+    import sys
+
+    from scarbook.tui.screens.session_table import SessionTableScreen
+    from scarbook.tui.screens.sessions import SessionsScreen
+    from tests.helpers.judge_server import JUDGE_TIMEOUT_S, JudgeServer, tool_reply
+    from tests.helpers.tui_fixtures import plain
+
+    server = JudgeServer().start()
+    try:
+        server.push(*(tool_reply([("PASS", "ok")]) for _ in range(2)))
+        server.hold_batches, server.batch_read_status = True, 401
+        judged_alone(project_root, server, "echo done > summary.md", "runs: 2\n")
+        (project_root / "scarbook.yaml").write_text(
+            "agent: {type: command, argv: [sh, -c, 'echo done > summary.md']}\nruns: 2\n"
+            f"judge: {{base_url: {json.dumps(server.url)}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}, "
+            "batch_poll_s: 0.02}\n")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-revoked")
+        stopped = subprocess.run([sys.executable, "-c", "from scarbook.cli import main; main()", "-C", str(project_root),
+                                  "eval", "judged-summary", "-q", "--judge-batch", "--no-judge-cache"],
+                                 capture_output=True, text=True, timeout=120)
+        assert stopped.returncode == 3, stopped.stderr
+    finally:
+        server.stop()
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 1,
+                         what="the sessions list")
+        sid = app.screen.sessions[0].id
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionTableScreen) and app.screen.loaded,
+                         what="the session table")
+        shown = " ".join(plain(app.screen.query_one("#sessions-help")).split())
+        assert f"{sid} · judging · exit code 3" in shown, shown
+        assert "the batch waits at the API meanwhile" in shown, shown
+        assert f"`scarbook resume {sid}` collects the verdicts and finishes the session" in shown, shown
+        assert "--skip-judge" not in shown and "rule checks only" not in shown, shown

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import calibration_for
-from scarbook.models import SessionInfo
+from scarbook.models import SessionInfo, SessionState
 from scarbook.reports.table import build_report, strip_of
 from scarbook.reports.versus_table import CALL_WORDS, interval_pts
 from scarbook.run.versus import SessionVersus
@@ -86,6 +86,7 @@ class SessionTableScreen(HostScreen):
         self.query_one("#sessions-help", Static).update(Text(
             f"{self.info.id}{f' · {self.info.label}' if self.info.label else ''} · {self.info.state} · exit code "
             f"{rep.exit_code} · Enter reviews a case's runs"
+            + (f"\n{self.info.note}" if self.info.state == SessionState.JUDGING and self.info.note else "")
             + (f"\n{rep.calibration_changed}" if rep.calibration_changed else "")))
         table.focus()
         self._ready()
