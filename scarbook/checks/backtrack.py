@@ -8,6 +8,10 @@ A backtracking matcher runs away when a repeat can split the same text among its
 - a repeated choice whose branches spell the same text, `(a|aa)+`, `(\\w|\\d)+`: "aa" is `aa` or `a`,`a`.
 
 Read from the parse tree `re` compiles with (private: when it moves, nothing is said — this only feeds advice).
+That parser merges a choice of one-character branches into one set (`([a-z]|[m-p])+` reads as `[a-zm-p]+`), while
+the matcher, the `regex` package, keeps the branches and tries each: the pattern is read with an empty group, `(?-i:)`, after
+each `|`, which keeps every branch a branch and matches the same. A choice of categories alone (`\\w|\\d`) is read
+as its one set: regex matches it without backtracking (tests/checks/test_patterns.py measures both).
 Characters are compared on a sample (ASCII and a few letters, digits and spaces beyond it), so two classes that
 share no sampled character are taken as disjoint.
 """
@@ -18,6 +22,8 @@ import enum
 import importlib
 import re
 from typing import Any
+
+from scarbook.checks.patterns import unescaped
 
 
 class Runaway(enum.StrEnum):
@@ -36,10 +42,19 @@ def runaway(pattern: str) -> Runaway | None:
     try:
         parser = importlib.import_module("re._parser")
         constants = importlib.import_module("re._constants")
-        parsed = parser.parse(pattern, re.MULTILINE)
+        parser.parse(pattern, re.MULTILINE)  # (what re refuses is refused here, not read with the groups added)
+        parsed = parser.parse(_branches_kept(pattern), re.MULTILINE)
         return _Reader(constants, bool(parsed.state.flags & re.IGNORECASE)).seq(list(parsed), inside_repeat=False)
     except Exception:  # noqa: BLE001 — an invalid pattern is said elsewhere; a moved parser gives no advice
         return None
+
+
+def _branches_kept(pattern: str) -> str:
+    """The pattern with an empty group after each `|` that is an alternation's (`(?-i:)`, a group of flags: re's parser
+    unpacks an empty `(?:)`): the parser then merges no branches into a set, nor moves a prefix they share out."""
+    for i in reversed([i for i, ch, in_set in unescaped(pattern) if ch == "|" and not in_set]):
+        pattern = pattern[:i + 1] + "(?-i:)" + pattern[i + 1:]
+    return pattern
 
 
 class _Reader:
@@ -117,7 +132,9 @@ class _Reader:
             if op == self.c.SUBPATTERN:
                 options = self._spellings(list(av[-1]))
             elif op == self.c.BRANCH:
-                options = self._options([self._spellings(list(b)) for b in av[1]])
+                categories = self._categories(av[1])
+                options = [[categories]] if categories is not None else \
+                    self._options([self._spellings(list(b)) for b in av[1]])
             elif op in self.repeats and av[1] <= 1:
                 inner = self._spellings(list(av[2]))
                 options = None if inner is None else ([[]] if av[0] == 0 else []) + inner
@@ -128,6 +145,15 @@ class _Reader:
                 return None
             ways = [w + o for w in ways for o in options]
         return ways
+
+    def _categories(self, branches: list[Any]) -> frozenset[str] | None:
+        """The characters of a choice of categories alone, `\\w|\\d` (one set to the matcher), else None."""
+        singles = [self._flat(list(b)) for b in branches]
+        if not all(len(s) == 1 and s[0][0] == self.c.IN and all(op == self.c.CATEGORY for op, _ in s[0][1])
+                   for s in singles):
+            return None
+        sets = [self._chars(s) for s in singles]
+        return None if any(x is None for x in sets) else frozenset().union(*(x for x in sets if x is not None))
 
     @staticmethod
     def _options(branches: list[list[list[frozenset[str]]] | None]) -> list[list[frozenset[str]]] | None:
@@ -149,6 +175,9 @@ class _Reader:
             return frozenset(ch for ch in _SAMPLE if ch != "\n")
         if op == c.IN:
             return self._set(av)
+        if op == c.BRANCH:  # a choice of single characters is one character too (`(a|b)+c`'s repeat ends on c)
+            sets = [self._chars(self._flat(list(b))) for b in av[1]]
+            return None if any(x is None for x in sets) else frozenset().union(*(x for x in sets if x is not None))
         return None
 
     def _set(self, members: list[Any]) -> frozenset[str] | None:

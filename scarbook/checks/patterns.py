@@ -49,7 +49,7 @@ def syntax_error(pattern: str, flags: int = re.MULTILINE) -> str | None:
             re.compile(pattern, flags)
     except re.error as exc:
         return str(exc)
-    for i, ch, in_set in _unescaped(pattern):
+    for i, ch, in_set in unescaped(pattern):
         if in_set and ch == "[" and (m := _POSIX.match(pattern, i)):
             name = m.group(2)
             return (f"`{m.group(0)}` is a POSIX class (grep's syntax), which Python's re does not have (re reads "
@@ -68,7 +68,7 @@ _FUZZY = re.compile(r"\{(?:\d+<=?)?[eids](?:<=?\d+)?(?:,(?:\d+<=?)?[eids](?:<=?\
                     r"|\{\d*[eids](?:\+\d*[eids])*<=?\d+\}")
 
 
-def _unescaped(pattern: str) -> Iterator[tuple[int, str, bool]]:
+def unescaped(pattern: str) -> Iterator[tuple[int, str, bool]]:
     """Each character the pattern does not escape, with whether it stands in a set (`[...]`)."""
     i, in_set, first = 0, False, -1
     while i < len(pattern):
@@ -86,7 +86,7 @@ def _unescaped(pattern: str) -> Iterator[tuple[int, str, bool]]:
 
 def as_re_reads_it(pattern: str) -> str:
     """The pattern for the `regex` package, so that it matches what `re` would: regex's fuzzy braces escaped."""
-    cuts = [i for i, ch, in_set in _unescaped(pattern) if ch == "{" and not in_set and _FUZZY.match(pattern, i)]
+    cuts = [i for i, ch, in_set in unescaped(pattern) if ch == "{" and not in_set and _FUZZY.match(pattern, i)]
     for i in reversed(cuts):
         pattern = pattern[:i] + "\\" + pattern[i:]
     return pattern

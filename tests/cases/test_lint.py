@@ -215,3 +215,16 @@ def test_a_pattern_with_nested_quantifiers_is_flagged_with_its_file_line_and_rew
         "match the same text (e.g. `(\\w+\\s?)*` as `[\\w\\s]*`, `(a|aa)+` as `a+`)\n"
         "1 hint in 1 case (advice, not errors)\n")
     assert result.exit_code == 0
+
+
+def test_a_choice_re_reads_as_one_set_is_flagged_as_overlapping_alternatives(project) -> None:
+    """`([a-z]|[m-p])+`: re's parser merges the branches into one set, and lint said nothing; the matcher tries
+    both branches for each of m..p (tests/checks/test_patterns.py measures it run away)."""
+    project.case("alt", "id: alt\ntask: t\nchecks:\n  - {type: output_regex, pattern: '^([a-z]|[m-p])+$'}\n"
+                        "  - {type: output_regex, pattern: '^[a-zm-p]+$'}\n")
+    result = project.cli("lint")
+    assert result.stdout.splitlines()[0] == (
+        f"alt check 1 [overlapping-alternatives] {project.cases_dir / 'alt' / 'case.yaml'}:4: output_regex pattern "
+        "`^([a-z]|[m-p])+$` repeats alternatives that can match the same text (`a|aa`: \"aa\" is one turn or two): on "
+        "text that almost matches it can backtrack for seconds to forever, and the check fails after 2 s")
+    assert result.stdout.endswith("1 hint in 1 case (advice, not errors)\n") and result.exit_code == 0

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from scarbook.checks import CheckContext, run_check
 from scarbook.checks.backtrack import Runaway, runaway
-from scarbook.checks.patterns import search
+from scarbook.checks.patterns import PatternTimedOut, search
 from scarbook.models import Case, CauseKind, Check, CheckStatus
 
 NESTED = r"^(\w+\s?)*$"  # `re` backtracks on HOSTILE for hours; regex's guards fail it at once
@@ -113,10 +113,32 @@ NEST, ALT = Runaway.NESTED, Runaway.ALTERNATIVES
     (r"^(\w|\w\w)+$", ALT),
     (r"(aa?)+", ALT),
     (r"^(?:ab|a)+c?$", None),  # "ab" cannot be two turns: no turn starts with b
-    (r"(\w|\d)+", None),  # re (and regex) read it as the one set [\w\d]
+    (r"(\w|\d)+", None),  # a choice of categories: regex matches it without backtracking (measured below)
+    # re's parser merges one-character branches into one set, hiding them; regex tries each branch in turn
+    (r"^([a-z]|[m-p])+$", ALT),
+    (r"(?:m|[a-z])*", ALT),
+    (r"(\d|[0-5])+", ALT),
+    (r"([a-z]|[0-9])+", None),  # no character is both: one way only
+    (r"[a-zm-p]+", None),  # one set written as one: nothing to choose
+    (r"((a|b)+c)*", None),  # the c ends each turn of the inner repeat
 ])
 def test_patterns_that_can_run_away_are_spotted(pattern: str, way: Runaway | None) -> None:
     assert runaway(pattern) == way
+
+
+def test_a_choice_re_merged_into_one_set_is_flagged_and_does_run_away() -> None:
+    """`([a-z]|[m-p])+`: `re` reads the two branches as the one set [a-zm-p] and the reading saw no choice; the
+    matcher (regex) keeps the branches and tries both for each m, 2**40 ways on this text."""
+    pattern = r"^([a-z]|[m-p])+$"
+    assert runaway(pattern) == ALT
+    start = time.monotonic()
+    with pytest.raises(PatternTimedOut):
+        search(pattern, "m" * 40 + "!", 0.5)
+    assert time.monotonic() - start >= 0.5
+    start = time.monotonic()  # its one-set twin, and a choice of categories, end at once on the same kind of text
+    assert search(r"^[a-zm-p]+$", "m" * 40 + "!", 10.0) is None
+    assert search(r"^(\w|\d)+$", "1" * 40 + "!", 10.0) is None
+    assert time.monotonic() - start < 5.0
 
 
 @pytest.mark.parametrize("pattern,text", [
