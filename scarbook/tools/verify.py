@@ -57,6 +57,31 @@ def artifact_target(case: Case) -> str | dict[str, str]:
     return "output"
 
 
+def off_target(case: Case) -> str:
+    """Why a case misses its scar when a check reads a tool call's input other than the one the scar's artifact is put
+    as: that check had nothing of the incident to read. "" when every check reads the scar's artifact."""
+    target = artifact_target(case)
+    scar_ref = tool_input_of(target)
+    for i, check in enumerate(case.checks):
+        ref = tool_input_of(check.params.get("artifact"))
+        if ref is None or ref == scar_ref:
+            continue
+        where = "scar.artifact_at" if case.scar and case.scar.artifact_at else "where verify puts it"
+        scar_is = scar_ref.label if scar_ref is not None else \
+            "the final output" if target == "output" else f"the file {target}"
+        fix = f"scar.artifact_at at {_written(ref)}"
+        if scar_ref is not None:
+            fix = f"the check's artifact at {_written(scar_ref)}, or {fix}"
+        return (f"check {i + 1} ({check.type}) reads {ref.label}, but the scar's artifact is {scar_is} ({where}): "
+                f"the check never saw the incident, so the case would not have caught it — point {fix}")
+    return ""
+
+
+def _written(ref: ToolInput) -> str:
+    """How case.yaml writes a tool call's input."""
+    return f"{{tool: {ref.tool}, field: {ref.field}}}"
+
+
 def _as_last_call(ref: ToolInput, text: str) -> Transcript:
     """The scar's artifact as the input of the last call to its tool: what `artifact: {tool, field}` reads."""
     return Transcript("scarbook", entries=[ToolCall("scar", ref.tool, {ref.field: text})])
@@ -180,8 +205,8 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         return v
     if status == RunStatus.PASS:
         v.outcome = MISSES
-        v.detail = ("every check passes the failed artifact — the case would not have caught the incident; "
-                    "sharpen the checks or rubric")
+        v.detail = off_target(case) or ("every check passes the failed artifact — the case would not have caught "
+                                        "the incident; sharpen the checks or rubric")
     if scar.good_artifact:
         gstatus = v.good_votes[0]
         v.good_verdict = gstatus

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
@@ -33,9 +34,20 @@ def test_the_scar_is_the_last_call_of_its_tool(tmp_path) -> None:
         "    certified: the failed artifact fails, the good one passes; rule checks only, no judge to disagree"]
 
 
-def test_a_check_that_reads_the_wrong_tool_misses_the_scar(tmp_path) -> None:
-    """The scar holds no Bash call to read (and no transcript): the check has nothing to fail on."""
-    _case(tmp_path, "  - {type: not_contains, artifact: {tool: Bash, field: command}, text: All tests pass}\n")
+@pytest.mark.parametrize("reads, artifact_at, said", [
+    ("{tool: Bash, field: command}", BODY,
+     "check 1 (not_contains) reads the command of the last Bash call, but the scar's artifact is the body of the last "
+     "mcp__github__create_pull_request call (scar.artifact_at): the check never saw the incident, so the case would "
+     f"not have caught it — point the check's artifact at {BODY}, or scar.artifact_at at {{tool: Bash, field: command}}"),
+    ("{tool: Bash, field: command}", "PR.md",
+     "check 1 (not_contains) reads the command of the last Bash call, but the scar's artifact is the file PR.md "
+     "(scar.artifact_at): the check never saw the incident, so the case would not have caught it — point "
+     "scar.artifact_at at {tool: Bash, field: command}"),
+], ids=["another-tool", "a-file"])
+def test_a_check_that_reads_another_tool_input_says_which_it_reads_and_which_the_scar_is(tmp_path, reads, artifact_at,
+                                                                                         said) -> None:
+    """The scar holds no call of what the check reads (and no transcript): the check had nothing to fail on. It said
+    "every check passes the failed artifact … sharpen the checks or rubric", which no sharpening fixes."""
+    _case(tmp_path, f"  - {{type: not_contains, artifact: {reads}, text: All tests pass}}\n", artifact_at)
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "verify", "pr"])
-    assert (res.exit_code, res.output) == (1, "pr  misses the scar: every check passes the failed artifact — the case "
-                                              "would not have caught the incident; sharpen the checks or rubric\n")
+    assert (res.exit_code, res.output) == (1, f"pr  misses the scar: {said}\n")
