@@ -99,3 +99,34 @@ async def test_add_refuses_an_incomplete_check_and_the_stale_refusal_goes(projec
         await save_done(pilot)
     data = yaml.safe_load((project_root / "cases" / "new-one" / "case.yaml").read_text())
     assert data["checks"] == [{"type": "file_exists", "path": "out.txt"}]
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_a_file_rules_path_is_not_labelled_required_where_artifact_can_stand_in(project_root, size):  # noqa: F811
+    """contains (and every rule that can read a tool call's input) takes `artifact: {tool, field}` in place of
+    `path`: the form said "path: required" and "artifact: optional", and Add with both empty said "fill in path,
+    text". It says path or artifact now, and a check with artifact and no path is added."""
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        ed = await new_case_refused_for_no_checks(pilot)
+        await tab_to(pilot, "#check-type")
+        await pilot.press("enter", "down", "down", "down", "enter")  # the third type: contains
+        await wait_until(pilot, lambda: bool(ed.query("#cf-artifact")), what="the contains fields")
+        assert str(ed.query_one("#cf-path").placeholder) == "a workspace-relative path, required unless artifact"
+        assert str(ed.query_one("#cf-artifact").placeholder) == (
+            "a tool call's input, {tool: mcp__github__create_pull_request, field: body}, instead of path")
+        await tab_to(pilot, "#check-add")
+        await pilot.press("enter")  # Add with every field empty
+        await pilot.pause()
+        assert plain(ed.query_one("#check-problem")) == ("not added: contains check is missing required key 'path' — "
+                                                         "fill in path (or artifact), text")
+        await tab_to(pilot, "#cf-artifact")
+        await type_text(pilot, "{tool: Bash, field: command}")
+        await tab_to(pilot, "#cf-text", back=True)
+        await type_text(pilot, "gh pr create")
+        await tab_to(pilot, "#check-add")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: ed.query_one("#checks").checks == [
+            {"type": "contains", "text": "gh pr create", "artifact": {"tool": "Bash", "field": "command"}}],
+            what="the check read from the tool call")
+        assert plain(ed.query_one("#check-problem")) == ""

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, OptionList, Static
 
-from scarbook.checks.spec import CHECK_SPECS, KIND_WORDS, parse_check
+from scarbook.checks.spec import CHECK_SPECS, KIND_WORDS, CheckSpec, parse_check
 from scarbook.errors import CaseError
 from scarbook.transcripts.tool_input import artifact_words
 from scarbook.tui.mounting import unless_removed
@@ -41,13 +41,27 @@ def check_problem(check: dict[str, Any]) -> str | None:
         parse_check({**{k: HIDDEN_STAND_INS[k] for k in hidden}, **check}, Path("case.yaml"), None)
     except CaseError as exc:
         spec = CHECK_SPECS[check["type"]]
-        missing = [k for k in spec.required if k not in check and k not in hidden]
+        stands_in = {k: i for k, i in spec.instead.items() if i not in HIDDEN_FIELDS.get(check["type"], ())}
+        missing = [f"{k} (or {stands_in[k]})" if k in stands_in else k
+                   for k in spec.required if k not in check and k not in hidden and stands_in.get(k) not in check]
         if missing:
             return f"{exc.problem} — fill in {', '.join(missing)}"
         if spec.one_of and not any(k in check for k in spec.one_of):
             return f"{exc.problem} — fill in one of them"
         return exc.problem + (f" — {exc.fix}" if exc.fix else "")
     return None
+
+
+def field_need(spec: CheckSpec, key: str) -> str:
+    """How the form says whether a field must be filled in (a field another can stand in for is not just required:
+    a file rule reads a tool call's input, `artifact`, instead of its `path`)."""
+    if key in spec.instead:
+        return f"required unless {spec.instead[key]}"
+    if key in spec.instead.values():
+        return f"instead of {next(k for k, v in spec.instead.items() if v == key)}"
+    if key in spec.required:
+        return "required"
+    return "one of " + "/".join(spec.one_of) if key in spec.one_of else "optional"
 
 
 class CheckList(OptionList):
@@ -166,8 +180,7 @@ class CheckEditor(Vertical):
         spec, values = CHECK_SPECS[ctype], values or {}
         widgets = []
         for key, kind in self.visible_fields(ctype):
-            need = "required" if key in spec.required else ("one of " + "/".join(spec.one_of)
-                                                             if key in spec.one_of else "optional")
+            need = field_need(spec, key)
             hint = f" (separate with {LIST_SEP})" if kind in ("paths", "strs") else ""
             row = Horizontal(Label(f"{key}", classes="field-label"),
                              Input(format_field(kind, values.get(key)), id=f"cf-{key}",
