@@ -4,8 +4,9 @@
 - a line of the good artifact that the failed one does not hold -> `contains` (the failed one fails it);
 - a failed artifact that does not parse as JSON where JSON is wanted (the good one parses, or the file is
   .json) -> `json_valid`;
-- files the incident changed besides the artifact (its transcript's writes) -> `only_changed` on the
-  artifact's path.
+- files the incident changed besides a file artifact (its transcript's writes) -> `only_changed` on the
+  artifact's path. Not for an answer or a tool call's input: the files a run writes say nothing of those, and
+  `only_changed: []` would fail every right run of a task that edits files too.
 
 For an artifact that is the agent's final answer, `contains` is `output_contains` and `not_contains` is an
 `output_regex` that matches only where the text is absent; for a tool call's input, the file rules read it
@@ -98,11 +99,13 @@ def propose_rule_checks(failed: str, good: str | None, target: Target,
     if target != OUTPUT and wants_json and not _parses(failed):
         out.append(RuleProposal({"type": "json_valid", **_at(target)}, "the failed artifact does not parse as JSON"
                                 + (", the good one does" if good is not None else "")))
-    # (what the agent sent through a tool is not its work's only result: the files it changed may be right)
-    others = sorted({p for p in changed if p != target}) if not isinstance(target, dict) else []
+    # (the answer, or what the agent sent through a tool, is not its work's only result: the files it changed may
+    # be right)
+    if not isinstance(target, str) or target == OUTPUT:
+        return out
+    others = sorted({p for p in changed if p != target})
     if others:
-        kept = [target] if isinstance(target, str) and target != OUTPUT else []
-        out.append(RuleProposal({"type": "only_changed", "paths": kept},
+        out.append(RuleProposal({"type": "only_changed", "paths": [target]},
                                 f"the incident also changed {', '.join(others[:5])}{' …' if len(others) > 5 else ''}"
-                                " (its transcript); a right result changes " + (kept[0] if kept else "no file")))
+                                f" (its transcript); a right result changes {target}"))
     return out

@@ -24,12 +24,14 @@ def test_files_the_incident_also_changed_become_only_changed_on_the_artifact() -
     assert p.why == "the incident also changed README.md, notes.md (its transcript); a right result changes out.txt"
 
 
-def test_an_answer_artifact_gets_output_checks_and_no_file_may_change() -> None:
+def test_an_answer_artifact_gets_output_checks_and_no_only_changed() -> None:
+    """The incident is the answer: the files its run wrote say nothing of it, and `only_changed: []` (a right run
+    changes no file) would fail every right run of a task that also edits files — as for a tool call's input."""
     found = propose_rule_checks("Done.\n", "Not done yet.\n", "output", changed=["tmp.txt"])
     assert [p.check for p in found] == [
         {"type": "output_regex", "pattern": r"\A(?![\s\S]*Done\.)"},
-        {"type": "output_contains", "text": "Not done yet."},
-        {"type": "only_changed", "paths": []}]
+        {"type": "output_contains", "text": "Not done yet."}]
+    assert propose_rule_checks("Done.\n", None, "output", changed=["tmp.txt", "notes.md"]) == []
 
 
 def test_a_json_file_that_does_not_parse_gets_json_valid_even_without_a_good_artifact() -> None:
