@@ -5,7 +5,9 @@ wrote (final content, in order of last write; files known only by their edits ar
 partial), then each tool result in timeline order, then each tool call's input text in timeline
 order (a text field of at least `MIN_INPUT_CHARS`: a PR body sent through an MCP tool, a shell
 command line; not a file tool's, whose content is the file's candidate) — last, so the numbers the
-others had stay theirs.
+others had stay theirs. After them, the shorter texts of fields that hold prose (`PROSE_FIELDS`: a PR's
+title, a chat message), in timeline order: the incident may be a 25-character title, while a short path,
+flag or branch name is none.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ CandidateKind = Literal["final_answer", "file", "plan", "tool_result", "tool_inp
 _KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result",
                "tool_input": "tool input"}
 MIN_INPUT_CHARS = 40  # a tool call's input text shorter than this (a path, a flag, `ls`) is not offered
+# ... unless its field holds prose: offered after every longer input (a PR's title, a Slack message)
+PROSE_FIELDS = frozenset({"body", "caption", "comment", "content", "message", "msg", "note", "reply",
+                          "subject", "summary", "text", "title"})
 _PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 
 
@@ -151,24 +156,27 @@ def _candidates(t: Transcript) -> list[Candidate]:
             name = _describe(key[0], cwd) if key[0] is not None else "unknown tool"
             label = labels[key] = f"result of {name}{' (error)' if r.is_error else ''}"
         out.append(Candidate(len(out) + 1, "tool_result", label, r.text, None, False, i))
-    for i, e in enumerate(t.entries):
-        if isinstance(e, ToolCall) and e.name not in _PLAN_TOOLS:
-            for name, text in _input_texts(e):
-                out.append(Candidate(len(out) + 1, "tool_input", f"input of {e.name}: {name}", text, entry=i,
-                                     tool_input=(e.name, name)))
+    for short in (False, True):
+        for i, e in enumerate(t.entries):
+            if isinstance(e, ToolCall) and e.name not in _PLAN_TOOLS:
+                for name, text in _input_texts(e, short):
+                    out.append(Candidate(len(out) + 1, "tool_input", f"input of {e.name}: {name}", text, entry=i,
+                                         tool_input=(e.name, name)))
     return out
 
 
-def _input_texts(call: ToolCall) -> list[tuple[str, str]]:
+def _input_texts(call: ToolCall, short: bool = False) -> list[tuple[str, str]]:
     """The text fields of a call's input worth filing (at least MIN_INPUT_CHARS): a shell call's command line, any
-    other tool's text fields — none of a tool that writes files (its content is the file's candidate)."""
+    other tool's text fields — none of a tool that writes files (its content is the file's candidate). With
+    `short`, the shorter ones of those fields that hold prose (PROSE_FIELDS; not a shell call's)."""
     if is_shell(call):
-        keys: tuple[str, ...] = ("command", "cmd")
+        keys: tuple[str, ...] = () if short else ("command", "cmd")
     elif file_operations(call):
         return []
     else:
-        keys = tuple(k for k in call.input if isinstance(k, str))
-    return [(k, v) for k in keys if isinstance(v := call.input.get(k), str) and len(v.strip()) >= MIN_INPUT_CHARS]
+        keys = tuple(k for k in call.input if isinstance(k, str) and (not short or k.lower() in PROSE_FIELDS))
+    return [(k, v) for k in keys if isinstance(v := call.input.get(k), str) and v.strip()
+            and (len(v.strip()) < MIN_INPUT_CHARS) == short]
 
 
 def _answer_entry(t: Transcript) -> int:

@@ -36,9 +36,29 @@ def test_list_offers_the_pr_body_and_the_command_line_after_the_other_candidates
         "  6  tool input   input of Bash: command  [75 B]",
         "     git commit -am 'Fix the README title typo' && git push -u origin fix-re…",
         "  7  tool input   input of mcp__github__create_pull_request: body  [107 B]",
-        "     Fixes the typo in the README title. ## Testing All tests pass and I che…"]
+        "     Fixes the typo in the README title. ## Testing All tests pass and I che…",
+        # under 40 characters, but a field that holds prose (a title, a message): offered after the long ones
+        "  8  tool input   input of mcp__github__create_pull_request: title  [25 B]",
+        "     Fix the README title typo"]
     assert listed[0] == "  1  answer       final answer  [63 B]"  # the numbers the others had stay theirs
-    assert "input of mcp__github__create_pull_request: title" not in res.output  # 25 characters: too short
+    for short in ("owner", "repo", "head", "base"):  # a name, a branch: no incident's text
+        assert f"input of mcp__github__create_pull_request: {short}" not in res.output
+    assert "input of Bash: description" not in res.output  # a shell call's: its command line only
+
+
+def test_a_short_pr_title_becomes_the_artifact_of_a_case(tmp_path) -> None:
+    """The incident is the PR's title (25 characters: it was never offered, the draft could not name it)."""
+    good = tmp_path / "good.txt"
+    good.write_text("docs: fix the README title typo\n")
+    res = _run(tmp_path, PR_LOG, "--id", "pr-title", "--artifact", "8", "--good", good, "--draft-rubric",
+               "--offline")
+    assert res.exit_code == 0, res.output
+    folder = tmp_path / "cases" / "pr-title"
+    assert (folder / "scar" / "artifact.txt").read_text() == "Fix the README title typo"
+    case = yaml.safe_load((folder / "case.yaml").read_text())
+    title = {"tool": "mcp__github__create_pull_request", "field": "title"}
+    assert case["scar"]["artifact_at"] == title
+    assert case["checks"][0] == {"type": "not_contains", "artifact": title, "text": "Fix the README title typo"}
 
 
 def test_a_pr_body_becomes_a_case_whose_drafted_checks_fail_it(tmp_path) -> None:
@@ -91,7 +111,7 @@ def test_the_drafted_judge_grades_the_pr_body(tmp_path, judge_server, monkeypatc
     assert json.dumps(PR_BODY)[1:-1] in sent and "the body of the last mcp__github__create_pull_request call" in sent
 
 
-def test_a_codex_shell_command_is_a_candidate_and_a_short_argument_is_not(tmp_path) -> None:
+def test_a_codex_shell_command_is_a_candidate_and_a_short_body_follows_it(tmp_path) -> None:
     log = tmp_path / "codex.jsonl"
     log.write_text("\n".join(CODEX_PR) + "\n")
     res = _run(tmp_path, log, "--id", "gh", "--artifact", "3", "--skip-judge")
@@ -99,8 +119,13 @@ def test_a_codex_shell_command_is_a_candidate_and_a_short_argument_is_not(tmp_pa
     case = yaml.safe_load((tmp_path / "cases" / "gh" / "case.yaml").read_text())
     assert case["scar"]["artifact_at"] == {"tool": "shell", "field": "command"}
     listed = _run(tmp_path, log, "--list").output
-    assert "input of github.create_pull_request: body" not in listed  # 29 characters: under 40
     assert "  3  tool input   input of shell: command  [65 B]" in listed
+    # under 40 characters, the PR's title and body (the incident: "All tests pass.") come after the long inputs
+    assert listed.split("candidates:\n")[1].splitlines()[6:] == [
+        "  4  tool input   input of github.create_pull_request: title  [6 B]",
+        "     README",
+        "  5  tool input   input of github.create_pull_request: body  [27 B]",
+        "     Fixes #12. All tests pass."]
     assert (tmp_path / "cases" / "gh" / "scar" / "artifact.txt").read_text() == \
         "bash -lc 'gh pr create --title \"README\" --body \"All tests pass.\"'"
     assert LAST_BODY not in listed
@@ -113,5 +138,5 @@ def test_a_log_of_tool_calls_only_asks_which_one_failed(tmp_path) -> None:
     assert res.exit_code == 2
     assert res.stderr == (
         f"scarbook: {log}: the agent handed in nothing to file: it never answered, it wrote no file, and the rest "
-        "are 1 tool result and 1 tool call input; if one of them is the failure, name it with --artifact N "
+        "are 1 tool result and 3 tool call inputs; if one of them is the failure, name it with --artifact N "
         "(`--list` numbers them), or import a log that holds the agent's answer\n")

@@ -33,8 +33,12 @@ async def test_a_pr_body_picked_by_keys_becomes_the_drafts_artifact(project_root
     async with app.run_test(size=size) as pilot:
         screen, results = await open_import(pilot, PR_LOG)
         options = screen.query_one("#candidates", OptionList)
-        assert options.option_count == 7
-        await pilot.press("end")  # the last candidate: the PR body
+        assert options.option_count == 8
+        await pilot.press("end")  # the last candidate: the PR's title (under 40 characters, after the long inputs)
+        assert screen.artifact_number == 8
+        assert plain(screen.query_one("#candidate-preview")) == (
+            "input of mcp__github__create_pull_request: title\nFix the README title typo")
+        await pilot.press("up")  # the one before: the PR body
         assert screen.artifact_number == 7
         assert plain(screen.query_one("#candidate-preview")) == (
             f"input of mcp__github__create_pull_request: body\n{PR_BODY}")
