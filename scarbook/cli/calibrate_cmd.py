@@ -31,9 +31,10 @@ from scarbook.history.judge_truth import (
     next_items,
     sampled_from,
 )
-from scarbook.judge.calibrate import CalibrationLabel, CalibrationStore, agreement, format_report, judged_items
+from scarbook.judge.calibrate import agreement, format_report, items_by_key, judged_items
 from scarbook.judge.errors import KeyHint
 from scarbook.judge.label_files import file_format, read_labels, render_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import CheckStatus
 from scarbook.text import plural
 
@@ -42,6 +43,7 @@ from scarbook.text import plural
     "scarbook calibrate --sample 20",
     "scarbook calibrate --export labels.csv --sample 40",
     "scarbook calibrate --import labels.csv",
+    "scarbook calibrate --import labels.csv --relabel",
     "scarbook calibrate --report"))
 @click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade (or export).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
@@ -53,16 +55,20 @@ from scarbook.text import plural
               help="Write --sample items to label to FILE (.jsonl or .csv), with an empty `label` field.")
 @click.option("--import", "import_from", type=NamedFile(path_type=Path),
               help="Read labels (PASS/FAIL) back from FILE (.jsonl or .csv).")
+@click.option("--relabel", is_flag=True,
+              help="With --import: where FILE gives another label than yours stored, change yours (each is listed).")
 @click.pass_context
 @friendly_errors
 def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool, show_report: bool, as_json: bool,
-                      export_to: Path | None, import_from: Path | None) -> None:
+                      export_to: Path | None, import_from: Path | None, relabel: bool) -> None:
     """Grade judged rubric items yourself (the judge's verdict hidden), then see agreement, Cohen's kappa
     and the judge's error rates. Teams that label in a spreadsheet: --export FILE, fill `label`, --import FILE."""
     chosen = [name for name, on in (("--rescore", rescore), ("--report", show_report or as_json),
                                     ("--export", export_to), ("--import", import_from)) if on]
     if len(chosen) > 1:
         raise ScarbookError(f"{' and '.join(chosen)} do different things — give one of them")
+    if relabel and import_from is None:
+        raise ScarbookError("--relabel changes your labels to those of a file — give it with --import FILE")
     project = get_project(ctx)
     store = CalibrationStore(project.workspaces_dir / "history" / "calibration.json")
     settings = project.config.judge
@@ -84,7 +90,7 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
             _export(project, store, export_to, sample, seed)
             return
         if import_from is not None:
-            _import(project, store, import_from)
+            _import(project, store, import_from, relabel)
             return
         if rescore:  # a new judge on labels drawn from the old one's verdicts: agreement only, unweighted
             labels = _rescore(project, store)
@@ -118,11 +124,27 @@ def _pick(project, store, sample: int, seed: int) -> list:
     return items
 
 
+def _pick_and_pair(project, store, sample: int, seed: int) -> tuple[list, list]:
+    """The items drawn: those you labelled before paired with this judge's verdicts at once (said), the rest to ask."""
+    drawn = _pick(project, store, sample, seed)
+    if not drawn:
+        raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
+    paired, ask = store.pair_known(drawn)
+    _say_migrated(store)
+    if paired:
+        say(f"{plural(len(paired), 'item')} drawn you labelled before: your label now stands beside the verdict of "
+            f"judge {project.config.judge.model} on {'it' if len(paired) == 1 else 'them'} too — not asked again")
+    return paired, ask
+
+
+def _say_migrated(store) -> None:
+    if store.migrated:
+        say(f"note: {store.migrated}", err=True)
+        store.migrated = ""
+
+
 def _grade_here(project, store, sample: int, seed: int) -> list:
-    items = _pick(project, store, sample, seed)
-    if not items:
-        raise ScarbookError("no judged rubric items left to grade — run cases with llm_judge checks first")
-    labels: list[CalibrationLabel] = []
+    labels, items = _pick_and_pair(project, store, sample, seed)
     for n, item in enumerate(items, 1):
         say(f"\n[{n}/{len(items)}] case {item.case_id}\nrubric item: {item.item}\n"
                    f"--- artifact ---\n{item.artifact[:3000]}\n--- end ---")
@@ -144,9 +166,12 @@ def _export(project, store, path: Path, sample: int, seed: int) -> None:
     fmt = file_format(path)
     refuse_own_files(project, {"--export": path})
     _refuse_unimported(project, store, path)
-    items = _pick(project, store, sample, seed)
+    paired, items = _pick_and_pair(project, store, sample, seed)
+    if paired:
+        _record_and_show(project, store, paired, judged_items(project.history.iter_all_runs()))
     if not items:
-        raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
+        say(f"nothing to label: every item drawn you labelled before — {path} not written")
+        return
     write_named_file(path, render_items(items, fmt))
     say(f"wrote {plural(len(items), 'item')} to label to {path}: fill each `label` with PASS or FAIL "
                f"(leave it empty to skip), then `scarbook calibrate --import {path}`")
@@ -156,28 +181,48 @@ def _refuse_unimported(project, store, path: Path) -> None:
     """An export over a sheet holding labels history does not have yet would lose a person's work: refused."""
     if not path.is_file():
         return
-    known = {item.key: item for item in judged_items(project.history.iter_all_runs())}
+    known = items_by_key(judged_items(project.history.iter_all_runs()), project.config.judge)
     try:
         found = read_labels(path, known)
     except ScarbookError:  # not a labels file scarbook can read: nothing of a person's labels to keep
         return
-    have = {(lab.key, lab.human_verdict) for lab in store.labels()}
+    have = {(key, truth.human_verdict) for key, truth in store.truths().items()}
     pending = [item for item, verdict in found.labels if (item.key, verdict) not in have]
     if pending:
         raise ScarbookError(f"{path} holds {plural(len(pending), 'label')} not imported yet — `scarbook calibrate "
                             f"--import {shlex.quote(str(path))}` stores them first, or export to another file")
 
 
-def _import(project, store, path: Path) -> None:
-    known = {item.key: item for item in judged_items(project.history.iter_all_runs())}
+def _import(project, store, path: Path, relabel: bool = False) -> None:
+    known = items_by_key(judged_items(project.history.iter_all_runs()), project.config.judge)
     found = read_labels(path, known)
     for line in found.skipped + found.notes:
         say(f"note: {line}", err=True)
+    truths = store.truths()
+    changed = [(item, verdict, truths[item.key]) for item, verdict in found.labels
+               if item.key in truths and truths[item.key].human_verdict != verdict]
+    if changed and not relabel:
+        found.errors += [f"{path} line {found.lines[item.key]}: {truth.described()} is labelled {truth.human_verdict} "
+                         f"in calibration.json ({truth.labeled_at[:10]}) and {verdict} here" for item, verdict, truth
+                         in changed]
+        found.errors.sort(key=lambda e: int(e[len(str(path)) + 6:].split(":", 1)[0]))
     if found.errors:
-        raise ScarbookError("\n".join(found.errors) + f"\nnothing imported from {path}: fix "
-                            + ("these lines" if len(found.errors) > 1 else "this line") + " and import it again")
+        fix = f"nothing imported from {path}: fix {'these lines' if len(found.errors) > 1 else 'this line'} and import it again"
+        if changed and not relabel:
+            fix += (f" — or, to change your labels to the file's, `scarbook calibrate --import {shlex.quote(str(path))} "
+                    "--relabel`")
+        raise ScarbookError("\n".join(found.errors) + "\n" + fix)
+    for item, verdict, truth in changed:
+        store.relabel(item.key, verdict)
+        _say_migrated(store)
+        say(f"relabelled {truth.described()}: {truth.human_verdict} → {verdict} (yours since {truth.labeled_at[:10]})")
+    new = sum(item.key not in truths for item, _ in found.labels)
     labels = [store.save_label(item, verdict) for item, verdict in found.labels]
-    say(f"imported {plural(len(labels), 'label')} from {path}"
+    _say_migrated(store)
+    again = len(labels) - new - len(changed)
+    say(f"imported {plural(new, 'label')} from {path}"
+               + (f"; {plural(len(changed), 'label')} changed" if changed else "")
+               + (f"; {plural(again, 'label')} you had given already" if again else "")
                + (f"; {plural(found.unlabelled, 'row')} without a label left for later" if found.unlabelled else "")
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
     if labels:
@@ -207,7 +252,7 @@ def _rescore(project, store):
     from scarbook.judge.calibrate import rescore
     from scarbook.models import Case, Check
 
-    labels = store.labels()
+    labels = list({lab.key: lab for lab in store.labels()}.values())  # each labelled item once, whatever judged it
     if not labels:
         raise ScarbookError("no stored human labels — run `scarbook calibrate` first")
     judge = Judge(project.config.judge, key_hint=RESCORE_KEY_HINT)

@@ -21,7 +21,8 @@ from scarbook.errors import ScarbookError
 from scarbook.history.judge_truth import current_labels
 from scarbook.history.records import lines_left_out
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationLabel, read_labels
+from scarbook.judge.calibrate import CalibrationLabel
+from scarbook.judge.label_store import read_labels
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, CheckResult, CheckStatus, RunRecord, RunStatus, Vote
 from scarbook.models.rubric import resolve_item_ids

@@ -30,13 +30,14 @@ from scarbook.history.store import History
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
+    LabelKey,
     judged_items,
     pick_items,
     pick_planned,
-    read_labels,
     stratum_counts,
 )
 from scarbook.judge.identity import judges_apart, same_judge
+from scarbook.judge.label_store import read_labels
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, SessionInfo, Vote
 from scarbook.stats.corrected import judged_split
@@ -290,14 +291,26 @@ def limiting_strata(cal: Calibration, targets: list[CaseTarget], settings: Judge
     return lines if labels else []
 
 
+def labelling_pool(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem],
+                   settings: JudgeSettings) -> tuple[JudgeSettings | None, set[LabelKey]]:
+    """Where the next labels are drawn from: the judge in use's items when it graded any (its own strata), less
+    those already paired with its verdicts — an item the person labelled under another judge stays in the draw,
+    and is paired without asking again (label_store.pair_known); else every judge's items less those labelled.
+    (judge, keys to leave out), for pick_items and pick_planned."""
+    if any(item.graded_by(settings) for item in judged):
+        return settings, {lab.key for lab in current_labels(labels, settings)}
+    return None, {lab.key for lab in labels}
+
+
 def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], settings: JudgeSettings,
                sample: int, seed: int) -> tuple[list[CalibrationItem], bool]:
     """The next items to label, and whether they were picked for precision: to the strata whose labels
     shrink the corrected intervals most (stats/label_plan.py), topped up by the plain stratified draw;
-    the plain draw alone before any label of this judge exists."""
+    the plain draw alone before any label of this judge exists. Drawn from labelling_pool."""
     runs = list(runs)
-    done = {lab.key for lab in labels}
-    cal = measure(labels, judged_items(runs), settings)
+    judged = judged_items(runs)
+    judge, done = labelling_pool(labels, judged, settings)
+    cal = measure(labels, judged, settings)
     plan: dict[tuple[str, str], int] = {}
     if cal.error is not None:
         mine = current_labels(labels, settings)
@@ -305,10 +318,10 @@ def next_items(labels: list[CalibrationLabel], runs, targets: list[CaseTarget], 
         models = {t.case_id: cal.error.for_case(t.case_id) for t in targets}
         human = Counter(lab.human_verdict for lab in mine)
         needs = LabelNeeds(human["PASS"], human["FAIL"], settings.calibration_min_per_class)
-        plan = allocate(targets, models, labelled, stratum_counts(runs, done), sample, needs)
-    picked = pick_planned(runs, plan, seed, exclude=done) if plan else []
+        plan = allocate(targets, models, labelled, stratum_counts(runs, done, judge), sample, needs)
+    picked = pick_planned(runs, plan, seed, exclude=done, judge=judge) if plan else []
     if len(picked) < sample:
-        picked += pick_items(runs, sample - len(picked), seed, exclude=done | {i.key for i in picked})
+        picked += pick_items(runs, sample - len(picked), seed, exclude=done | {i.key for i in picked}, judge=judge)
     return picked, bool(plan)
 
 

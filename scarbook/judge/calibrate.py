@@ -2,11 +2,11 @@
 
 Flow: `pick_items` draws judged rubric items stratified across cases and across the judge's
 PASS/FAIL verdicts; the UI shows item + artifact (never the judge's verdict) and the human grades;
-`CalibrationStore.save_label` keeps each label in history; `agreement` gives agreement rate and
-Cohen's kappa per case and overall, with the disagreements. Labels are keyed by (case id, rubric
-item text, artifact digest), so a later judge model or judge prompt is scored against the same
-labels (`rescore`). `calibration_status` says when the judge was last calibrated and whether a
-change of judge made that stale (judge/identity.py: model, prompt, samples, temperature, max_tokens, endpoint).
+judge/label_store.CalibrationStore keeps each person's verdict once per (case id, rubric item text, artifact
+digest), and beside it each judge's verdict on that artifact (a CalibrationLabel pairs the two); `agreement` gives
+agreement rate and Cohen's kappa per case and overall, with the disagreements. A later judge model or judge prompt
+is scored against the same labels (`rescore`); a draw for the judge in use (`judge=`) takes only the items it
+graded (judge/identity.py: model, prompt, samples, temperature, max_tokens, endpoint).
 
 Kappa with a single class: when the human and the judge each gave only one label, and the same
 one (say every item PASS), chance agreement is 1 and kappa is 0/0. We return NaN ("not
@@ -20,23 +20,42 @@ import hashlib
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, date, datetime
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tinydb import Query, TinyDB
-
-from scarbook.errors import HistoryError
-from scarbook.fs.json_store import AtomicJSONStorage, damaged_message
 from scarbook.judge.artifact import OUTPUT
-from scarbook.judge.identity import judges_apart, same_judge, sampling_of
+from scarbook.judge.identity import same_judge, sampling_of
 from scarbook.judge.settings import JudgeSettings
 from scarbook.judge.verdict import VERDICTS
 from scarbook.models import CheckResult, JudgeDetail, RunRecord, Vote
 
 LabelKey = tuple[str, str, str]  # (case id, rubric item text, artifact digest)
+JudgeKey = tuple[str, str, str]  # (judge model, prompt digest, sampling): one judge (judge/identity.py)
+
+
+class OnArtifact:
+    """A record about one rubric item on one artifact: its label key."""
+
+    case_id: str
+    item: str
+    artifact_digest: str
+
+    @property
+    def key(self) -> LabelKey:
+        return (self.case_id, self.item, self.artifact_digest)
+
+
+class ByJudge:
+    """A record of one judge's verdict: which judge (judge/identity.py), as a key."""
+
+    judge_model: str
+    judge_prompt_digest: str
+    judge_sampling: str
+
+    @property
+    def judge_key(self) -> JudgeKey:
+        return (self.judge_model, self.judge_prompt_digest, self.judge_sampling)
 
 
 def artifact_digest(text: str) -> str:
@@ -44,7 +63,7 @@ def artifact_digest(text: str) -> str:
 
 
 @dataclass
-class CalibrationItem:
+class CalibrationItem(ByJudge):
     """One judged rubric item to show a human. `judge_verdict` must stay hidden until reveal."""
 
     case_id: str
@@ -67,6 +86,10 @@ class CalibrationItem:
     @property
     def key(self) -> LabelKey:
         return (self.case_id, self.item, self.artifact_digest)
+
+    def graded_by(self, judge: JudgeSettings) -> bool:
+        """Was this item graded by the judge `judge` configures (judge/identity.same_judge)?"""
+        return same_judge(self.judge_model, self.judge_prompt_digest, self.judge_sampling, judge)
 
 
 def _read_judge(result: CheckResult, run: RunRecord) -> tuple[str, str, str, list[tuple[int, str, str, str]]]:
@@ -97,14 +120,31 @@ def judged_items(runs: Iterable[RunRecord]) -> list[CalibrationItem]:
     return found
 
 
+def graded_by(judge: JudgeSettings | None, judged_runs: Iterable[RunRecord]) -> Iterator[CalibrationItem]:
+    """The judged items of `judged_runs` that `judge` graded (its model, prompt and sampling); all of them for None."""
+    for item in judged_items(judged_runs):
+        if judge is None or item.graded_by(judge):
+            yield item
+
+
+def items_by_key(items: Iterable[CalibrationItem], judge: JudgeSettings) -> dict[LabelKey, CalibrationItem]:
+    """One judged item per label key: the one `judge` graded when it graded that artifact, else the first found
+    (a label read back from a sheet is paired with the verdict of the judge in use where it has one)."""
+    found: dict[LabelKey, CalibrationItem] = {}
+    for item in items:
+        if item.key not in found or (item.graded_by(judge) and not found[item.key].graded_by(judge)):
+            found[item.key] = item
+    return found
+
+
 def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0,
-               exclude: Iterable[LabelKey] = ()) -> list[CalibrationItem]:
-    """Up to `sample` distinct items, taken round-robin over cases and, within a case,
-    alternating the judge's FAIL and PASS verdicts (seeded shuffle inside each stratum)."""
+               exclude: Iterable[LabelKey] = (), judge: JudgeSettings | None = None) -> list[CalibrationItem]:
+    """Up to `sample` distinct items (of those `judge` graded, when given), taken round-robin over cases and, within
+    a case, alternating the judge's FAIL and PASS verdicts (seeded shuffle inside each stratum)."""
     rng = random.Random(seed)
     seen = set(exclude)
     strata: dict[str, dict[str, list[CalibrationItem]]] = defaultdict(lambda: {Vote.FAIL: [], Vote.PASS: []})
-    for item in judged_items(judged_runs):
+    for item in graded_by(judge, judged_runs):
         if item.key not in seen:
             seen.add(item.key)
             strata[item.case_id][item.judge_verdict].append(item)
@@ -127,13 +167,13 @@ def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0
 
 
 def pick_planned(judged_runs: Iterable[RunRecord], plan: Mapping[tuple[str, str], int], seed: int = 0,
-                 exclude: Iterable[LabelKey] = ()) -> list[CalibrationItem]:
+                 exclude: Iterable[LabelKey] = (), judge: JudgeSettings | None = None) -> list[CalibrationItem]:
     """`plan[(case, judge verdict)]` distinct items from each stratum, drawn at random within it (so
     the stratified estimate stays unbiased however the labels are spread over the strata)."""
     rng = random.Random(seed)
     seen = set(exclude)
     strata: dict[tuple[str, str], list[CalibrationItem]] = defaultdict(list)
-    for item in judged_items(judged_runs):
+    for item in graded_by(judge, judged_runs):
         if item.key not in seen:
             seen.add(item.key)
             strata[(item.case_id, item.judge_verdict)].append(item)
@@ -144,11 +184,12 @@ def pick_planned(judged_runs: Iterable[RunRecord], plan: Mapping[tuple[str, str]
     return picked
 
 
-def stratum_counts(judged_runs: Iterable[RunRecord], exclude: Iterable[LabelKey] = ()) -> Counter[tuple[str, str]]:
+def stratum_counts(judged_runs: Iterable[RunRecord], exclude: Iterable[LabelKey] = (),
+                   judge: JudgeSettings | None = None) -> Counter[tuple[str, str]]:
     """Distinct judged items per (case, judge verdict) not in `exclude`: what is left to label."""
     seen = set(exclude)
     counts: Counter[tuple[str, str]] = Counter()
-    for item in judged_items(judged_runs):
+    for item in graded_by(judge, judged_runs):
         if item.key not in seen:
             seen.add(item.key)
             counts[(item.case_id, item.judge_verdict)] += 1
@@ -171,8 +212,9 @@ def cohen_kappa(pairs: Iterable[tuple[Any, Any]]) -> float:
 
 
 @dataclass
-class CalibrationLabel:
-    """A human's PASS/FAIL for one rubric item on one artifact, beside the judge's."""
+class CalibrationLabel(OnArtifact, ByJudge):
+    """A human's PASS/FAIL for one rubric item on one artifact, beside one judge's verdict on it (judge/label_store.py
+    keeps the human's once and each judge's beside it). `labeled_at`: when this judge's verdict was paired with it."""
 
     case_id: str
     item: str
@@ -186,10 +228,6 @@ class CalibrationLabel:
     artifact: str = ""  # kept so a later judge can grade the same text
     item_index: int = 0
     judge_sampling: str = ""  # the judge's samples, temperature, max_tokens and base_url when it graded (sampling_of)
-
-    @property
-    def key(self) -> LabelKey:
-        return (self.case_id, self.item, self.artifact_digest)
 
     @property
     def agrees(self) -> bool:
@@ -257,88 +295,3 @@ def format_report(report: CalibrationReport) -> str:
             why = f" — judge: {lab.judge_reason}" if lab.judge_reason else ""
             lines.append(f"  {lab.case_id}: {lab.item!r}: human {lab.human_verdict}, judge {lab.judge_verdict}{why}")
     return "\n".join(lines)
-
-
-class CalibrationStore:
-    """Human labels and calibration results, in one TinyDB file (workspaces/history/calibration.json)."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self._db = TinyDB(str(self.path), storage=AtomicJSONStorage)
-        self._labels = self._db.table("labels")
-        self._runs = self._db.table("calibrations")
-
-    def close(self) -> None:
-        self._db.close()
-
-    def save_label(self, item: CalibrationItem, human_verdict: str, labeled_at: str | None = None) -> CalibrationLabel:
-        """Store (or replace) the human's verdict for this item on this artifact."""
-        verdict = human_verdict.upper()
-        if verdict not in VERDICTS:
-            raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
-        label = CalibrationLabel(item.case_id, item.item, item.artifact_digest, verdict, item.judge_verdict,
-                                 item.judge_reason, item.judge_model, item.judge_prompt_digest,
-                                 labeled_at or datetime.now(UTC).isoformat(timespec="seconds"), item.artifact,
-                                 item.item_index,
-                                 item.judge_sampling)
-        q = Query()
-        self._labels.upsert(asdict(label), (q.case_id == label.case_id) & (q.item == label.item)
-                            & (q.artifact_digest == label.artifact_digest))
-        return label
-
-    def labels(self, case_id: str | None = None) -> list[CalibrationLabel]:
-        known = CalibrationLabel.__dataclass_fields__
-        found = [CalibrationLabel(**{k: v for k, v in doc.items() if k in known}) for doc in self._labels.all()]
-        return [lab for lab in found if case_id is None or lab.case_id == case_id]
-
-    def labeled_keys(self) -> set[LabelKey]:
-        return {lab.key for lab in self.labels()}
-
-    def record_calibration(self, report: CalibrationReport, judge: JudgeSettings, when: str | None = None) -> None:
-        """Remember that this judge (model, prompt and sampling: judge/identity.py) was scored against the labels,
-        and how well."""
-        agree, kappa, n = report.overall
-        self._runs.insert({"date": when or date.today().isoformat(), "judge_model": judge.model,
-                           "judge_prompt_digest": judge.prompt_digest, "judge_sampling": judge.sampling_key,
-                           "agreement": agree, "kappa": None if math.isnan(kappa) else kappa, "n": n})
-
-    def last_calibration(self) -> dict[str, Any] | None:
-        docs = self._runs.all()
-        if not docs:
-            return None
-        latest = max(docs, key=lambda d: (d["date"], d.doc_id))
-        return dict(latest)
-
-
-def read_labels(path: Path | str) -> list[CalibrationLabel]:
-    """Every human label in calibration.json, the file closed again before the caller goes on (a damaged
-    file: HistoryError; one that does not hold labels: TypeError or ValueError)."""
-    store = CalibrationStore(path)
-    try:
-        return store.labels()
-    finally:
-        store.close()
-
-
-def calibration_status(store: CalibrationStore, judge: JudgeSettings) -> tuple[str | None, float | None, str]:
-    """(date of the last calibration, its agreement rate, why it is stale or ""). Stale when the judge it was
-    made on is not `judge` — its model, prompt, samples, temperature, max_tokens or endpoint (judge/identity.py,
-    the rule the labels are counted by): "it was made on judge claude-x, max_tokens=1024, the judge is now
-    claude-x, max_tokens=2048"."""
-    try:
-        last = store.last_calibration()
-        if last is None:
-            return (None, None, "")
-        model, prompt, sampling = last["judge_model"], last["judge_prompt_digest"], last.get("judge_sampling", "")
-        agree = last["agreement"]
-        if not isinstance(last["date"], str) or not (agree is None or isinstance(agree, (int, float))):
-            raise TypeError("a calibration's date is not text or its agreement not a number")
-        if not all(isinstance(x, str) for x in (model, prompt, sampling)):
-            raise TypeError("a calibration's judge is not text")
-    except (KeyError, TypeError) as exc:  # a record scarbook did not write (the file is within an agent's reach)
-        raise HistoryError(damaged_message(store.path, f"a calibration record lacks {exc}" if isinstance(exc, KeyError)
-                                           else str(exc))) from None
-    if same_judge(model, prompt, sampling, judge):
-        return (last["date"], agree, "")
-    then, now = judges_apart(model, prompt, sampling, judge)
-    return (last["date"], agree, f"it was made on judge {then}, the judge is now {now}")

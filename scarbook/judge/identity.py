@@ -4,7 +4,7 @@ A judge is its model, its prompt digest and the settings that change its verdict
 kept on each label, judged item and calibration record as "samples=3 temperature=0.0 max_tokens=1024
 base_url=https://api.anthropic.com": `sampling_of` reads them from a run's judge record, JudgeSettings.sampling_key
 from the judge in use). One rule for every reader — history/judge_truth.py's labels and judged items, the
-library's "calibrated …, stale" line (judge/calibrate.calibration_status) — so they never disagree on whether a
+library's "calibrated …, stale" line (judge/label_store.calibration_status) — so they never disagree on whether a
 calibration still holds.
 
 A record older than a part does not name it. Not naming samples, temperature or max_tokens is not held against

@@ -80,6 +80,7 @@ class LabelImport:
     skipped: list[str] = field(default_factory=list)  # unknown items, named
     notes: list[str] = field(default_factory=list)  # repeated rows counted once
     unlabelled: int = 0
+    lines: dict[LabelKey, int] = field(default_factory=dict)  # each label's line in the file
 
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
@@ -181,5 +182,6 @@ def read_labels(path: Path, known: Mapping[LabelKey, CalibrationItem]) -> LabelI
                                   "skipped")
             continue
         result.labels.append((item, label))
+        result.lines[key] = number
     result.errors.sort(key=lambda e: int(e[len(str(path)) + 6:].split(":", 1)[0]))  # "<path> line N: ..."
     return result

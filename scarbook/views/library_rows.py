@@ -195,13 +195,13 @@ def _row(case: Case, latest: CaseLatest | None, project: Project, fingerprint: s
 
 def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
     """"judge: calibrated 2026-11-30, 85% agreement" (or never; or stale, saying how that judge differs from the one
-    in use: judge/calibrate.calibration_status), when any case is judged."""
+    in use: judge/label_store.calibration_status), when any case is judged."""
     if not any(r.case and r.case.judge_checks for r in rows):
         return ""
     path = project.workspaces_dir / "history" / "calibration.json"
     if not path.is_file():
         return "judge: never calibrated — press j to grade a sample of its verdicts"
-    from scarbook.judge.calibrate import CalibrationStore, calibration_status
+    from scarbook.judge.label_store import CalibrationStore, calibration_status
 
     settings = project.config.judge
     store = CalibrationStore(path)

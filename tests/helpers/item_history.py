@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationItem, CalibrationStore
+from scarbook.judge.calibrate import CalibrationItem
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import CheckResult, CheckStatus, JudgeDetail, RunRecord, RunStatus, SessionInfo, SessionState
 
 Votes = Callable[[int, int, str], Sequence[str]]  # (session number from 0, k from 1, item id) -> votes

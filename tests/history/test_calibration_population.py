@@ -30,7 +30,7 @@ def test_a_session_after_the_labels_leaves_q0_q1_as_calibrate_report_said(tmp_pa
     history = History(root / "workspaces")
     info = SessionInfo(id="20991231-000002-000a", started_at="2099-12-31T09:00:00+00:00", case_ids=["alpha"],
                        runs_per_case=40, judge_model=json.loads((root / "workspaces" / "history" / "calibration.json")
-                                                                .read_text())["labels"]["1"]["judge_model"])
+                                                                .read_text())["verdicts"]["1"]["judge_model"])
     history.start_session(info)
     for k in range(1, 41):
         history.record_run(judged_run(info.id, "alpha", k, "PASS"))

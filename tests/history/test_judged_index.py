@@ -13,7 +13,8 @@ import pytest
 from scarbook.history.judge_truth import calibration_for
 from scarbook.history.judged_index import INDEX_NAME
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.project import Project
 from tests.judge.test_label_files import make_project
 

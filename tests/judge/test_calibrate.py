@@ -10,10 +10,8 @@ from collections import Counter
 import pytest
 
 from scarbook.judge.calibrate import (
-    CalibrationStore,
     agreement,
     artifact_digest,
-    calibration_status,
     cohen_kappa,
     format_report,
     judged_items,
@@ -21,6 +19,7 @@ from scarbook.judge.calibrate import (
     rescore,
     verdicts_by_key,
 )
+from scarbook.judge.label_store import CalibrationStore, LabelConflict, calibration_status
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import CheckResult, JudgeDetail, RunRecord
 
@@ -139,16 +138,27 @@ def test_grade_five_items_store_and_report(tmp_path):
     assert text.splitlines()[0].startswith("case") and any(line.startswith("overall") for line in text.splitlines())
     # the file on disk is plain JSON that survives reopening
     store.close()
-    assert json.loads((tmp_path / "history" / "calibration.json").read_text())["labels"]
+    on_disk = json.loads((tmp_path / "history" / "calibration.json").read_text())
+    assert len(on_disk["truths"]) == 5 and len(on_disk["verdicts"]) == 5
     assert len(CalibrationStore(tmp_path / "history" / "calibration.json").labels()) == 5
 
 
-def test_relabelling_replaces_instead_of_duplicating(tmp_path):
+def test_a_label_changes_only_by_relabel_never_by_saving_it_again(tmp_path):
+    """Saving the same label again adds nothing; another verdict for a labelled item is refused with what is
+    stored — a person's label changes by `relabel`, the explicit act, which keeps each judge's verdict."""
     item = judged_items(runs_for("alpha", 1, 1))[0]
     store = CalibrationStore(tmp_path / "cal.json")
-    store.save_label(item, "pass")
-    store.save_label(item, "FAIL")
-    assert [lab.human_verdict for lab in store.labels()] == ["FAIL"]
+    store.save_label(item, "pass", labeled_at="2026-12-01T10:00:00+00:00")
+    store.save_label(item, "PASS", labeled_at="2026-12-02T10:00:00+00:00")
+    assert [(lab.human_verdict, lab.labeled_at) for lab in store.labels()] == [("PASS", "2026-12-01T10:00:00+00:00")]
+    with pytest.raises(LabelConflict) as conflict:
+        store.save_label(item, "FAIL")
+    assert str(conflict.value) == (f"case alpha, item {RUBRIC[0]!r} (artifact {item.artifact_digest}) is labelled PASS "
+                                   f"in {tmp_path / 'cal.json'} (2026-12-01), not FAIL: a label changes only when you "
+                                   "relabel it")
+    before = store.relabel(item.key, "fail")
+    assert before.human_verdict == "PASS"
+    assert [(lab.human_verdict, lab.judge_verdict) for lab in store.labels()] == [("FAIL", "FAIL")]
     with pytest.raises(ValueError) as info:
         store.save_label(item, "maybe")
     assert str(info.value) == "a label is PASS or FAIL, got 'maybe'"
@@ -195,7 +205,7 @@ def test_a_calibration_record_scarbook_did_not_write_is_named_damaged(tmp_path, 
     """calibration.json sits in history, within an unsandboxed agent's reach: a record of the wrong
     shape is a damaged-file message naming the file, never a KeyError or a date that is not one."""
     from scarbook.errors import HistoryError
-    from scarbook.judge.calibrate import calibration_status
+    from scarbook.judge.label_store import calibration_status
 
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"calibrations": {"1": record}}))

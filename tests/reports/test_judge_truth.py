@@ -13,7 +13,8 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from scarbook.history.judge_truth import calibration_for
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.project import Project
 from scarbook.reports.github import step_summary
 from scarbook.reports.table import build_report
@@ -227,15 +228,15 @@ def test_diff_says_what_the_judges_error_does_to_a_difference(project):
 
 
 def test_the_labels_file_is_closed_before_history_is_read(project, monkeypatch):
-    """calibration_for takes calibration.json's labels and closes the file (judge/calibrate.read_labels)
+    """calibration_for takes calibration.json's labels and closes the file (judge/label_store.read_labels)
     before it walks history's judged items: no handle on it is held across the history read."""
     from scarbook.history import judge_truth
     from scarbook.history.store import History
-    from scarbook.judge import calibrate
+    from scarbook.judge import label_store
 
     open_now: list = []
 
-    class Tracked(calibrate.CalibrationStore):
+    class Tracked(label_store.CalibrationStore):
         def __init__(self, path) -> None:
             super().__init__(path)
             open_now.append(self)
@@ -251,7 +252,7 @@ def test_the_labels_file_is_closed_before_history_is_read(project, monkeypatch):
         seen.append(len(open_now))
         return sessions(self, *args, **kwargs)
 
-    monkeypatch.setattr(calibrate, "CalibrationStore", Tracked)
+    monkeypatch.setattr(label_store, "CalibrationStore", Tracked)
     monkeypatch.setattr(judge_truth, "CalibrationStore", Tracked, raising=False)  # (it once opened its own)
     monkeypatch.setattr(History, "sessions", watched)
     p = Project.discover(project)

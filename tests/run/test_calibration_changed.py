@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401
 from tests.judge.test_label_files import scarbook
 from tests.run.test_more_corrected import CASE, calibrate, write_project
@@ -56,7 +57,7 @@ def relabel_one(root: Path, verdict: str = "FAIL") -> None:
         labelled = {lab.key for lab in store.labels()}
         item = next(i for i in judged_items(History(root / "workspaces").iter_all_runs())
                     if i.key in labelled and i.judge_verdict == "PASS")
-        store.save_label(item, verdict, labeled_at=TODAY)
+        store.relabel(item.key, verdict, labeled_at=TODAY)
     finally:
         store.close()
 

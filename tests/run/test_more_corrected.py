@@ -18,7 +18,8 @@ import pytest
 
 from scarbook.config import load_config
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationItem, CalibrationStore, judged_items
+from scarbook.judge.calibrate import CalibrationItem, judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.judge.settings import DEFAULT_MODEL
 from scarbook.models import SessionInfo
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401

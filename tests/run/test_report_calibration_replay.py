@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.judge.settings import DEFAULT_MODEL
 from scarbook.models import SessionInfo
 from tests.helpers.judge_server import judge_server, tool_reply  # noqa: F401

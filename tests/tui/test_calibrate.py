@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from scarbook.cli import main
+from scarbook.judge.label_store import read_labels
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
@@ -184,9 +186,9 @@ async def test_grade_5_items_see_kappa(judged_root, judged_ab):
         assert not isinstance(app.screen, CalibrateScreen)
 
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
-    labels = list(stored["labels"].values())
-    assert len(labels) == 5
-    assert {run_of(lab["artifact"]): (lab["human_verdict"], lab["judge_verdict"]) for lab in labels} == \
+    labels = read_labels(judged_root / "workspaces" / "history" / "calibration.json")
+    assert len(labels) == 5 and len(stored["truths"]) == 5 and len(stored["verdicts"]) == 5
+    assert {run_of(lab.artifact): (lab.human_verdict, lab.judge_verdict) for lab in labels} == \
         {key: (HUMAN[key], JUDGE[key][0]) for key in HUMAN}
     (record,) = stored["calibrations"].values()
     assert record["n"] == 5 and record["agreement"] == pytest.approx(0.8)
@@ -225,7 +227,7 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         await pilot.press("p")  # grading is over: p does nothing
         await pilot.pause()
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
-    assert [(lab["artifact"], lab["human_verdict"]) for lab in stored["labels"].values()] == [(graded, "FAIL")]
+    assert [(lab["artifact"], lab["human_verdict"]) for lab in stored["truths"].values()] == [(graded, "FAIL")]
 
     # The next sitting offers only the two items without a label.
     app = make_app(judged_root)
@@ -238,7 +240,7 @@ async def test_skip_and_stop_early_score_only_the_graded(judged_root, judged_a):
         await wait_until(pilot, lambda: screen.revealed, what="the stop")
         assert "no labels given — nothing to compare with the judge" in screen_text(app)
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
-    assert len(stored["calibrations"]) == 1 and len(stored["labels"]) == 1
+    assert len(stored["calibrations"]) == 1 and len(stored["truths"]) == 1
 
 
 async def test_no_judged_runs_says_so(judged_root):
@@ -293,10 +295,10 @@ def gated_store(monkeypatch):
     gate.reading, gate.closed = [], []  # reads begun; stores closed, by whoever closes them
 
     class GatedStore(calibrate.CalibrationStore):
-        def labeled_keys(self):
+        def labels(self, case_id=None):
             gate.reading.append(self)
             gate.hold()
-            return super().labeled_keys()
+            return super().labels(case_id)
 
         def close(self):
             gate.closed.append(self)
@@ -323,7 +325,7 @@ async def test_keys_typed_while_calibration_json_is_read_grade_once_it_is(judged
         assert [lab.human_verdict for lab in screen.labels] == ["FAIL"]
         assert "[2/3]" in screen_text(app)
     stored = json.loads((judged_root / "workspaces" / "history" / "calibration.json").read_text())
-    assert [lab["human_verdict"] for lab in stored["labels"].values()] == ["FAIL"]
+    assert [lab["human_verdict"] for lab in stored["truths"].values()] == ["FAIL"]
 
 
 async def test_escape_while_calibration_json_is_read_leaves_at_once(judged_root, judged_a, gated_store):
@@ -371,3 +373,44 @@ async def test_a_damaged_calibration_json_is_a_message_on_the_screen_not_a_crash
         assert app.is_running
         assert app.screen.judge_status.startswith(f"judge: calibration unknown — history file {stored} is damaged")
     assert stored.read_text() == '{"labels": {"1": '
+
+
+async def test_after_a_change_of_judge_the_items_labelled_before_are_not_asked_again_at_80x24(judged_root, judged_a,
+                                                                                          judge_server):  # noqa: F811
+    """Two items graded under one judge; the judge changed and the runs rejudged (`scarbook rejudge`, a real
+    subprocess): the next sitting draws the new judge's three items, pairs the two labelled already with its
+    verdicts without asking, asks about the third, and its counts say so — on an 80x24 terminal. Both judges'
+    verdicts stay beside the person's (the draw used to leave every labelled artifact out: nothing left to grade)."""
+    async def sitting(expect_items: int) -> tuple[CalibrateScreen, str]:
+        app = make_app(judged_root)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = CalibrateScreen(sample=2 if expect_items == 2 else 5)
+            await app.push_screen(screen)
+            await wait_until(pilot, lambda: screen.loaded, what="the judged items")
+            assert len(screen.items) == expect_items
+            opening = " ".join(screen_text(app).split())
+            for n in range(expect_items):
+                await wait_until(pilot, lambda n=n: screen.position == n, what=f"item {n + 1}")
+                await pilot.press("p" if HUMAN[run_of(screen.items[n].artifact)] == "PASS" else "f")
+            await wait_until(pilot, lambda: "overall" in screen_text(app), what="the report painted")
+            return screen, opening + "\n" + " ".join(screen_text(app).split())
+
+    first, _ = await sitting(2)
+    given = {lab.artifact for lab in first.labels}
+    config = judged_root / "scarbook.yaml"
+    config.write_text(config.read_text().replace("model: claude-sonnet-4-6", "model: claude-opus-4-1"))
+    judge_server.default = tool_reply([("PASS", "opus passes it")])
+    done = subprocess.run([sys.executable, "-c", "from scarbook.cli import main; main()", "-C", str(judged_root),
+                           "rejudge", "-q", "latest"], capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+
+    second, text = await sitting(1)
+    assert second.items[0].artifact not in given and second.items[0].judge_model == "claude-opus-4-1"
+    assert "[1/1] case judge-a graded 0 · skipped 0 · 2 labelled before, not asked" in text, text
+    assert ("graded 1 · skipped 0 · 2 labelled before, not asked · judge claude-opus-4-1 — labels saved; press escape "
+            "to go back") in text, text
+    assert re.search(r"overall\s*│\s*3\s*│", text), text
+    labels = read_labels(judged_root / "workspaces" / "history" / "calibration.json")
+    assert sorted((lab.judge_model, run_of(lab.artifact)[1], lab.human_verdict) for lab in labels) == \
+        [("claude-opus-4-1", k, HUMAN[("judge-a", k)]) for k in (1, 2, 3)] + \
+        sorted(("claude-sonnet-4-6", run_of(a)[1], HUMAN[run_of(a)]) for a in given)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
+from scarbook.judge.calibrate import CalibrationReport
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.stats.sequential import SequentialRule
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen

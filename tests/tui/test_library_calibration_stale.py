@@ -8,7 +8,8 @@ import msgspec
 import pytest
 from textual.geometry import Region
 
-from scarbook.judge.calibrate import CalibrationReport, CalibrationStore
+from scarbook.judge.calibrate import CalibrationReport
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen

@@ -15,7 +15,8 @@ from pathlib import Path
 from scarbook.config import Config
 from scarbook.history.judge_truth import calibration_for
 from scarbook.history.store import History
-from scarbook.judge.calibrate import CalibrationStore, judged_items
+from scarbook.judge.calibrate import judged_items
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import Case, Check, CheckResult, RunRecord, SessionInfo
 from scarbook.project import Project
 from scarbook.reports.table import build_report

@@ -3,7 +3,8 @@
 One item at a time: the case id, the rubric item and the artifact the judge graded — never the
 judge's verdict or reason, so the human grade is not anchored on it. p = PASS, f = FAIL, s = skip,
 escape stops early. Each answer is stored at once (`CalibrationStore.save_label`), so stopping or
-quitting keeps what was graded. Then the reveal: agreement rate and Cohen's kappa per case and
+quitting keeps what was graded. An item drawn that you labelled before (under another judge) is not asked
+again: your label is paired with this judge's verdict at once and counted as "labelled before". Then the reveal: agreement rate and Cohen's kappa per case and
 overall (from `scarbook.judge.calibrate.agreement`), the disagreements side by side, and the result is
 recorded against the current judge — model, prompt and sampling (`record_calibration`) — which is what the
 library's "last calibrated" figure and its staleness read.
@@ -26,16 +27,16 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scarbook.errors import ScarbookError
-from scarbook.history.judge_truth import measure
+from scarbook.history.judge_truth import labelling_pool, measure
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
     CalibrationReport,
-    CalibrationStore,
     agreement,
     judged_items,
     pick_items,
 )
+from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import CheckStatus
 from scarbook.stats.rates import wilson
 from scarbook.tui.footer import Footer
@@ -119,6 +120,7 @@ class CalibrateScreen(HostScreen):
         self.revealed = False  # grading over: the report is on screen
         self.report: CalibrationReport | None = None
         self.judged: list[CalibrationItem] = []  # every judged item in history (read with the items)
+        self.known = 0  # items drawn you labelled before: paired with this judge's verdicts, not asked
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -155,8 +157,8 @@ class CalibrateScreen(HostScreen):
         `self.app` is gone once the screen is left, and the store must still reach `_loaded` to be closed."""
         store = CalibrationStore(app.project.workspaces_dir / "history" / "calibration.json")
         try:
-            labeled = store.labeled_keys()
-        except ScarbookError as exc:  # damaged calibration.json: said on the screen, the file left as it is
+            labels = store.labels()
+        except (ScarbookError, TypeError) as exc:  # damaged calibration.json: said on the screen, the file left as it is
             store.close()
             app.call_from_thread(self._load_failed, str(exc))
             return
@@ -168,19 +170,29 @@ class CalibrateScreen(HostScreen):
                 yield run
 
         runs = list(counted(app.project.history.iter_all_runs()))
-        items = pick_items(runs, sample=self.sample, seed=self.seed, exclude=labeled)
         self.judged = judged_items(runs)  # the strata's sizes, to weight the labels back at reveal
-        app.call_from_thread(self._loaded, items, len(labeled), skipped[0], store)
+        judge, done = labelling_pool(labels, self.judged, app.project.config.judge)
+        drawn = pick_items(runs, sample=self.sample, seed=self.seed, exclude=done, judge=judge)
+        if self.gone:  # left while history was read: nothing written for a screen no one sees
+            store.close()
+            return
+        paired, items = store.pair_known(drawn)  # (the store is this worker's until _loaded takes it)
+        app.call_from_thread(self._loaded, items, len({lab.key for lab in labels}), skipped[0], store, paired)
 
     def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
-                store: CalibrationStore | None = None) -> None:
+                store: CalibrationStore | None = None, paired: list[CalibrationLabel] | None = None) -> None:
         if self.gone:  # the screen was left while the history was read
             if store is not None:
                 store.close()
             return
         self.store = store if store is not None else self.store
         self.items, self.loaded = items, True
+        self.labels, self.known = list(paired or ()), len(paired or ())
+        self._say_migrated()
         self.call_after_refresh(self._ready)
+        if not items and self.known:  # every item drawn you labelled before: nothing to ask, the agreement shown
+            self.reveal()
+            return
         if not items:
             if already_labeled:
                 self._finish_with(ALL_LABELED.format(n=already_labeled))
@@ -217,12 +229,16 @@ class CalibrateScreen(HostScreen):
         # Deliberately nothing from item.judge_verdict / item.judge_reason here.
         self.query_one("#calibrate-progress", Static).update(Text.assemble(
             (f"[{self.position + 1}/{len(self.items)}] ", "bold"), "case ", (item.case_id, "bold cyan"),
-            (f"   graded {len(self.labels)} · skipped {self.skipped}", "dim")))
+            (f"   graded {len(self.labels) - self.known} · skipped {self.skipped}{self._known_words}", "dim")))
         self.query_one("#calibrate-item", Static).update(Text.assemble(
             ("rubric item: ", "bold"), item.item, ("\nPASS or FAIL for this artifact?", "dim")))
         artifact = item.artifact if item.artifact.strip() else "(the judged artifact was empty)"
         self.query_one("#calibrate-artifact-text", Static).update(Text(artifact))
         self.query_one("#calibrate-artifact", VerticalScroll).scroll_home(animate=False)
+
+    @property
+    def _known_words(self) -> str:
+        return f" · {self.known} labelled before, not asked" if self.known else ""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("grade", "skip"):
@@ -234,7 +250,14 @@ class CalibrateScreen(HostScreen):
         if item is None or self.store is None:
             return
         self.labels.append(self.store.save_label(item, verdict))
+        self._say_migrated()
         self._advance()
+
+    def _say_migrated(self) -> None:
+        """An older calibration.json moved to the per-judge layout by the first label saved: said, once."""
+        if self.store is not None and self.store.migrated:
+            self.notify(self.store.migrated, title="calibration.json", timeout=15)
+            self.store.migrated = ""
 
     def action_skip(self) -> None:
         if self.current is None:
@@ -279,7 +302,7 @@ class CalibrateScreen(HostScreen):
                             f"{fmt_kappa(pooled.kappa.value)} — `scarbook calibrate --report` for q0 and q1")
             self.store.record_calibration(recorded, settings)
         self.report = report
-        self._finish_with(f"graded {len(self.labels)} · skipped {self.skipped} · "
+        self._finish_with(f"graded {len(self.labels) - self.known} · skipped {self.skipped}{self._known_words} · "
                           f"judge {settings.model} — labels saved; press escape to go back")
         table: Table | Group = report_table(report)
         n = report.overall[2]
