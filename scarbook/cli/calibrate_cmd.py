@@ -216,10 +216,12 @@ def _import(project, store, path: Path, relabel: bool = False) -> None:
         store.relabel(item.key, verdict)
         _say_migrated(store)
         say(f"relabelled {truth.described()}: {truth.human_verdict} → {verdict} (yours since {truth.labeled_at[:10]})")
-    new = sum(item.key not in truths for item, _ in found.labels)
-    labels = [store.save_label(item, verdict) for item, verdict in found.labels]
+    # a row you had given already adds nothing: a judge's verdict is paired with it only when a draw takes it
+    labels = [store.save_label(item, verdict) for item, verdict in found.labels if item.key not in truths]
     _say_migrated(store)
-    again = len(labels) - new - len(changed)
+    new, again = len(labels), len(found.labels) - len(labels) - len(changed)
+    relabelled = {item.key for item, _, _ in changed}
+    labels += [lab for lab in store.labels() if lab.key in relabelled]  # shown beside the new ones, as each judge's
     say(f"imported {plural(new, 'label')} from {path}"
                + (f"; {plural(len(changed), 'label')} changed" if changed else "")
                + (f"; {plural(again, 'label')} you had given already" if again else "")

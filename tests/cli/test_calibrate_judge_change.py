@@ -115,6 +115,10 @@ def test_labels_given_under_one_judge_count_for_the_next_and_the_first_keeps_its
     imported = scarbook(project, "calibrate", "--import", str(sheet_b))
     assert imported.stdout.splitlines()[0] == f"imported 4 labels from {sheet_b}"
     assert head(project)[:2] == [f"judge claude-b (prompt {digest}): 8 labels, last {today}", "corrected rates: on"]
+    # the first sheet imported again under B: nothing to add (B's verdicts pair with labels its own draws take)
+    again = scarbook(project, "calibrate", "--import", str(sheet_a))
+    assert again.stdout == f"imported 0 labels from {sheet_a}; 4 labels you had given already\n"
+    assert head(project)[0] == f"judge claude-b (prompt {digest}): 8 labels, last {today}"
 
     use_judge(project, "claude-a")
     assert head(project) == report_a  # judge A's calibration reads as it did before the change

@@ -24,17 +24,17 @@ checks:
 
 @pytest.fixture
 def opened(monkeypatch) -> list[str]:
-    """Each calibration.json opened for its labels (judge/calibrate.read_labels, history's calibration reader's)."""
-    from scarbook.judge import calibrate
+    """Each calibration.json opened for its labels (judge/label_store.read_labels, history's calibration reader's)."""
+    from scarbook.judge import label_store
 
     seen: list[str] = []
 
-    class Counted(calibrate.CalibrationStore):
+    class Counted(label_store.CalibrationStore):
         def __init__(self, path) -> None:
             seen.append(str(path))
             super().__init__(path)
 
-    monkeypatch.setattr(calibrate, "CalibrationStore", Counted)
+    monkeypatch.setattr(label_store, "CalibrationStore", Counted)
     return seen
 
 
