@@ -43,6 +43,9 @@ class CheckContext:
     # True: `transcript` is the recorder's own list of the run's calls and its usage was measured by scarbook;
     # False: the figures are the agent's own report (its files), and the budget checks say "reported".
     measured: bool = False
+    # With `measured`: the calls whose tokens the recorder could not count (a stream the agent cut off before its
+    # usage came, a call unanswered when it ended). A budget is then not shown kept, whatever the rest add up to.
+    unmeasured: tuple[str, ...] = ()
     price: Callable[[str, Usage], float] | None = None  # USD for tokens on a model (the judge's price table)
     max_read: int = MAX_READ  # bytes of a file a rule check reads at most (scarbook.yaml's max_read_bytes)
     regex_timeout_s: float = REGEX_TIMEOUT_S  # seconds a regex or output_regex check matches for at most

@@ -206,8 +206,18 @@ def _no_usage(what: str) -> CheckBroke:
                                         "or have the agent write them")
 
 
+def _not_counted(ctx: CheckContext, counted: str, limit: str) -> tuple[bool, str]:
+    """The failing outcome when the recorder could not count some calls' tokens (the agent cut them off, or left
+    them unanswered; ctx.unmeasured): what it counted is within the limit, but what the run spent is not known."""
+    more = f" (and {len(ctx.unmeasured) - 1} more)" if len(ctx.unmeasured) > 1 else ""
+    return False, (f"the recorder counted {counted}, at most {limit} allowed, but {ctx.unmeasured[0]}{more}: its "
+                   "tokens were not counted, so the budget is not shown kept")
+
+
 def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     usage = _usage(ctx, _transcript(ctx))
+    if (usage is None or not usage.total_tokens) and ctx.unmeasured:
+        return _not_counted(ctx, "no tokens", f"{p['n']:,}")
     if usage is None or not usage.total_tokens:
         raise _no_usage("tokens")
     t, n, total = ctx.transcript, p["n"], usage.total_tokens
@@ -218,6 +228,8 @@ def max_tokens(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
         where, ref = _step_past(t, lambda u, _m: u.total_tokens, n) if t is not None and usage is t.usage \
             else ("", None)
         return False, f"{total:,} tokens {_spent(ctx)} ({parts}), at most {n:,} allowed{where}", ref
+    if ctx.unmeasured:
+        return _not_counted(ctx, f"{total:,} tokens ({parts})", f"{n:,}")
     return True, f"{total:,} tokens {_spent(ctx)} ({parts}), at most {n:,}"
 
 
@@ -233,6 +245,8 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
             priced = f" ({usage.total_tokens:,} tokens at the prices of {', '.join(sorted(models))})"
         else:
             cost, priced = price(t.model, usage), f" ({usage.total_tokens:,} tokens at {t.model}'s price)"
+    if not cost and ctx.unmeasured:
+        return _not_counted(ctx, "$0", f"${p['usd']:g}")
     if not cost:
         if usage is not None and usage.total_tokens:
             raise CheckBroke("check-no-usage", f"the run recorded {usage.total_tokens:,} tokens but no cost "
@@ -246,6 +260,8 @@ def max_cost_usd(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
             step_price = ctx.price
             where, ref = _step_past(t, lambda u, m: step_price(m, u) if m else 0.0, usd)
         return False, f"${cost:.4f} {_spent(ctx)}{priced}, at most ${usd:g} allowed{where}", ref
+    if ctx.unmeasured:
+        return _not_counted(ctx, f"${cost:.4f}{priced}", f"${usd:g}")
     return True, f"${cost:.4f} {_spent(ctx)}{priced}, at most ${usd:g}"
 
 

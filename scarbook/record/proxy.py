@@ -110,6 +110,7 @@ class Recorder:
         if run is None:
             return RunSummary()
         run.summary.warnings.extend(run.trouble_lines())
+        run.unmeasured_left()
         if self.replay is not None and not run.summary.diverged:
             self._stopped_early(run)
         return run.summary
@@ -271,6 +272,7 @@ class Recorder:
         first: float | None = None
         resp: web.StreamResponse | None = None
         run.summary.live += 1
+        run.open_calls.add(call["n"])
         done = False
         try:
             # a redirect is the agent's to follow or not: followed here, it would take the real key along
@@ -304,6 +306,8 @@ class Recorder:
                 return error_response(502, "api_error", f"scarbook recorder: {why}")
             if not done:
                 call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
+                run.summary.unmeasured.append(f"call {call['n']}'s stream broke off after {kept.size:,} bytes, before "
+                                              "its end")
                 self._done(run, call, {"status": resp.status, "headers": {}}, kept, body, start, first)
         return resp
 

@@ -54,6 +54,9 @@ class RunSummary:
     upstream_failure: str = ""
     recovered: str = ""
     diverged: str = ""  # "replay diverged at call i: …"
+    # The live calls whose tokens the recorder could not count: a stream cut off before its end (where the
+    # usage comes), a call still unanswered when the run ended. The budget checks cannot pass on the rest.
+    unmeasured: list[str] = field(default_factory=list)
     write_error: str = ""  # the transcript could not be written
     # The transcript records the recorder wrote, in order, kept in memory (each `model_call` without
     # its bodies): what the run's trajectory checks read, since the agent can rewrite the file.
@@ -107,6 +110,7 @@ class RunRecording:
         self.keyless_said = False  # a call went upstream without credentials (said once)
         self.task_said = False  # the first call with a body was seen: the run's `task` comes from it
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
+        self.open_calls: set[int] = set()  # the calls sent on and not yet recorded
 
     def compact(self, body: Any, req: dict[str, Any]) -> Any:
         """The request body as recorded: a conversation's messages (`messages`, or a Responses `input`
@@ -135,6 +139,12 @@ class RunRecording:
         self.summary.calls += 1
         return self.summary.calls
 
+    def unmeasured_left(self) -> None:
+        """The run ended: a call still going (its answer not yet recorded whole) is one whose tokens were not counted."""
+        for n in sorted(self.open_calls):
+            self.summary.unmeasured.append(f"call {n} was still going when the agent ended")
+        self.open_calls.clear()
+
     def note_trouble(self, kind: str, detail: str) -> None:
         seen = self.trouble.setdefault(kind, [0, detail])
         seen[0] += 1
@@ -153,6 +163,7 @@ class RunRecording:
     def add(self, call: dict[str, Any], api: str, req_body: Any, reply: apis.Reply | None) -> None:
         """Append the call and the records derived from it (docs/transcript-format.md)."""
         n = call["n"]
+        self.open_calls.discard(n)
         lines = [call]
         if not self.task_said and req_body is not None:  # the first call with a body (a refused one has none)
             self.task_said = True

@@ -42,7 +42,7 @@ async def check_recorded(part: AgentPart, case: Case, summary: RunSummary,
         return
     record = part.record
     ctx = CheckContext(case=case, workspace=Path(record.workspace), output="", transcript=recorded_transcript(summary),
-                       price=price, measured=True)
+                       price=price, measured=True, unmeasured=tuple(summary.unmeasured))
     for inp in calls_read:
         inp.artifact = read_check_artifact(inp.check, ctx, inp.max_bytes)
     changed: set[int] = set()

@@ -236,8 +236,11 @@ class JudgeServer:
         self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.on_request: Any = None  # called with the client's (host, port) while connected; returns extra keys
         # set: the rest of a stream waits for it after the first event (at most 5 s), so a test can
-        # show the first event got through before the rest was sent
+        # show the first event got through before the rest was sent; `stream_gate_at` events instead of 1
         self.stream_gate: threading.Event | None = None
+        self.stream_gate_at = 1
+        self.stream_gate_s = 5.0  # how long the gate holds at most
+        self.stream_pause_s = 0.0  # between a stream's events after the gate (each then arrives on its own)
         self.cache_usage = False  # report prompt-cache usage computed from each request (issue 27)
         self.cache_min_tokens = 1024  # the shortest cacheable prefix (the Messages API's, for Sonnet)
         self._cached: set[str] = set()  # digests of the prefixes written to the prompt cache
@@ -495,8 +498,10 @@ class JudgeServer:
                     self.send_header("connection", "close")
                     self.end_headers()
                     for i, part in enumerate(parts):
-                        if i == 1 and server.stream_gate is not None:
-                            server.stream_gate.wait(5)
+                        if i == server.stream_gate_at and server.stream_gate is not None:
+                            server.stream_gate.wait(server.stream_gate_s)
+                        elif i > server.stream_gate_at and server.stream_pause_s:
+                            time.sleep(server.stream_pause_s)
                         self.wfile.write(part)
                         self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
