@@ -70,7 +70,7 @@ RUN_FIELDS = {"session_id": _STR, "case_id": _STR, "k": _INT, "status": _STR, "r
               "diff": _DICT, "agent_usage": _DICT, "judge_usage": _DICT, "judge_calls": _INT,
               "judge_calls_saved": _INT, "transcript_path": _OPT_STR, "stderr_path": _OPT_STR,
               "notes": _STR_LIST, "cause": _OPT_DICT, "attempts": _LIST,
-              "judge_artifacts": _ARTIFACT_MAP, "agent": _STR}
+              "judge_artifacts": _ARTIFACT_MAP, "agent": _STR, "recording": _STR}
 RUN_REQUIRED = ("session_id", "case_id", "k", "status", "reason")
 CHECK_FIELDS = {"type": _STR, "status": _STR, "detail": _STR, "index": _INT, "judge": _OPT_DICT,
                 "duration_s": _NUM, "cause": _OPT_DICT, "call": _OPT_DICT}

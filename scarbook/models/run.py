@@ -204,6 +204,9 @@ class RunRecord:
     # a session of several agents (`eval --agents`): the name of the agent that made this run; "" in a
     # session of one agent (and then left out of the record, which stays as it was)
     agent: str = ""
+    # a recorded run: "N:sha256" of the N model_call lines the recorder wrote to its transcript (a replay answers
+    # from them only if the file still holds them); "" otherwise (and left out of the record)
+    recording: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # Same result as asdict(), built by hand: asdict() deep-copies value by value and was the
@@ -211,6 +214,8 @@ class RunRecord:
         d = _fields(self)
         if not self.agent:
             del d["agent"]
+        if not self.recording:
+            del d["recording"]
         d["checks"] = [c.to_dict() for c in self.checks]
         d["diff"] = self.diff.to_dict()
         d["agent_usage"] = self.agent_usage.to_dict()

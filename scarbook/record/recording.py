@@ -11,6 +11,7 @@ and the real credentials are blanked from every line, whatever an upstream echoe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -57,6 +58,9 @@ class RunSummary:
     # The live calls whose tokens the recorder could not count: a stream cut off before its end (where the
     # usage comes), a call still unanswered when the run ended. The budget checks cannot pass on the rest.
     unmeasured: list[str] = field(default_factory=list)
+    # "N:sha256" of the N model_call lines the recorder wrote to the run's transcript, in order (RunRecord.recording):
+    # a replay answers from them only if the file still holds them (the agent can write that file)
+    recording: str = ""
     write_error: str = ""  # the transcript could not be written
     # The transcript records the recorder wrote, in order, kept in memory (each `model_call` without
     # its bodies): what the run's trajectory checks read, since the agent can rewrite the file.
@@ -111,6 +115,8 @@ class RunRecording:
         self.task_said = False  # the first call with a body was seen: the run's `task` comes from it
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
         self.open_calls: set[int] = set()  # the calls sent on and not yet recorded
+        self.written = hashlib.sha256()  # of the model_call lines appended, in order (RunSummary.recording)
+        self.written_calls = 0
 
     def compact(self, body: Any, req: dict[str, Any]) -> Any:
         """The request body as recorded: a conversation's messages (`messages`, or a Responses `input`
@@ -187,6 +193,9 @@ class RunRecording:
                 if not call.get("replayed"):  # a replayed call cost nothing this time
                     self._count(model, reply.usage)
         encoded = [self._blank(json.dumps(line, ensure_ascii=False).encode("utf-8")) for line in lines]
+        self.written.update(encoded[0] + b"\n")
+        self.written_calls += 1
+        self.summary.recording = f"{self.written_calls}:{self.written.hexdigest()}"
         self.summary.timeline += [{"type": "model_call", "n": n}, *(json.loads(e) for e in encoded[1:])]
         self._append(b"".join(e + b"\n" for e in encoded))
 

@@ -5,12 +5,15 @@ request recorded as call i (the same digest of the normalized request, apis.norm
 run is an error "replay diverged at call i" with the two requests' difference — never a live call.
 With fork_at K the first K calls are replayed and the rest go to the model.
 A run whose transcript is gone or has a model_call line that does not parse (cut, altered) since it was
-recorded is an error naming that file (`damaged`), not a divergence of the agent's.
+recorded is an error naming that file (`damaged`), not a divergence of the agent's; so is one whose model_call
+lines are not those the recorder wrote (RunRecord.recording: their count and sha256) — the agent can write its
+transcript, in the sandbox too, and would otherwise choose what its replay is answered.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -55,9 +58,15 @@ def read_calls(path: Path | str) -> list[dict[str, Any]]:
     return read_recording(path)[0]
 
 
-def read_recording(path: Path | str) -> tuple[list[dict[str, Any]], str]:
+NOT_WRITTEN = ("does not hold the model calls the recorder wrote (their count and sha256, kept with the run, differ: "
+               "changed, cut or written into since — the agent can write its transcript)")
+
+
+def read_recording(path: Path | str, written: str = "") -> tuple[list[dict[str, Any]], str]:
     """The `model_call` records of a transcript, in order, and what is wrong with it ("" when nothing is):
-    missing, unreadable, a model_call line that does not parse (skipped)."""
+    missing, unreadable, a model_call line that does not parse (skipped). `written` (RunRecord.recording, "N:sha256"
+    of the lines the recorder wrote): the first N must be those lines, else none is answered from (NOT_WRITTEN);
+    lines after them were written once the run had ended."""
     folder, name = os.path.split(os.fspath(path))
     try:
         data, _ = safefs.read_file(folder, name, MAX_TRANSCRIPT)
@@ -65,6 +74,7 @@ def read_recording(path: Path | str) -> tuple[list[dict[str, Any]], str]:
         gone = isinstance(exc, FileNotFoundError) or getattr(exc, "missing", False)
         return [], "is missing" if gone else f"cannot be read ({exc})"
     calls: list[dict[str, Any]] = []
+    lines: list[bytes] = []
     bad = 0
     for line in data.splitlines():
         if b'"model_call"' not in line:
@@ -73,12 +83,22 @@ def read_recording(path: Path | str) -> tuple[list[dict[str, Any]], str]:
         if isinstance(r, dict) and r.get("type") == "model_call" and isinstance(r.get("request"), dict) \
                 and isinstance(r.get("response"), dict):
             calls.append(r)
+            lines.append(line)
         else:
             bad += 1
-    problem = ("has a model_call line that does not parse (cut short, or altered)" if bad == 1 else
-               f"has {bad} model_call lines that do not parse (cut short, or altered)" if bad else
-               "")
-    return expand_prefixes(calls), problem
+    if written:
+        count, _, digest = written.partition(":")
+        n = int(count) if count.isascii() and count.isdigit() else -1
+        if n < 0 or len(lines) < n or hashlib.sha256(b"".join(x + b"\n" for x in lines[:n])).hexdigest() != digest:
+            # none answered from: the lines still whole cannot be told from ones the agent wrote
+            return [], _unparsed(bad) or NOT_WRITTEN
+        calls = calls[:n]
+    return expand_prefixes(calls), _unparsed(bad)
+
+
+def _unparsed(bad: int) -> str:
+    return ("has a model_call line that does not parse (cut short, or altered)" if bad == 1 else
+            f"has {bad} model_call lines that do not parse (cut short, or altered)" if bad else "")
 
 
 def expand_prefixes(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -102,12 +122,14 @@ def expand_prefixes(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return calls
 
 
-def load_replay(session_id: str, transcripts: dict[tuple[str, int], str | None], fork_at: int | None) -> ReplaySource:
-    """The recorded calls of each run of `session_id` (its runs' transcripts); refused when it has none."""
+def load_replay(session_id: str, transcripts: dict[tuple[str, int], str | None], fork_at: int | None,
+                written: dict[tuple[str, int], str] | None = None) -> ReplaySource:
+    """The recorded calls of each run of `session_id` (its runs' transcripts; `written`: each run's
+    RunRecord.recording, what the recorder wrote there); refused when it has none."""
     source = ReplaySource(session_id, fork_at=fork_at)
     for key, path in transcripts.items():
         if path:
-            calls, problem = read_recording(path)
+            calls, problem = read_recording(path, (written or {}).get(key, ""))
             if calls:
                 source.runs[key] = calls
             if problem:  # (a transcript with no model_call at all: a run that made no call)

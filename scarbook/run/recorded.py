@@ -38,6 +38,7 @@ def apply_recording(record: RunRecord, summary: RunSummary, price: Callable[[str
         record.notes.append(summary.recovered)
     for why in summary.unmeasured[:3]:
         record.notes.append(f"recorder: {why}: its tokens are not in the run's usage")
+    record.recording = summary.recording
     if summary.models:  # measured by scarbook: beats what the agent reported about the same calls
         record.agent_usage = measured_usage(summary, price)
     if summary.diverged:

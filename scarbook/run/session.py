@@ -225,8 +225,9 @@ def _load_replay(site: SessionSite, record: RecordSettings | None, errors: list[
                           f"{', '.join(info.agent_names)}: its runs are theirs in blocks drawn at random, and a replay "
                           "answers one agent's runs — replay a session of one agent")
             return None
-        transcripts = {(r.case_id, r.k): r.transcript_path for r in site.history.runs(info.id, info=info)}
-        return load_replay(info.id, transcripts, record.fork_at)
+        runs = site.history.runs(info.id, info=info)
+        transcripts = {(r.case_id, r.k): r.transcript_path for r in runs}
+        return load_replay(info.id, transcripts, record.fork_at, {(r.case_id, r.k): r.recording for r in runs})
     except ScarbookError as exc:
         errors.append(exc.message if exc.message.startswith("--replay") else f"--replay {record.source}: {exc.message}")
         return None
