@@ -198,7 +198,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     max_read_bytes: Annotated[int, _number(integer=True, lo=1)] = MAX_READ
     # a run the machine failed (cause infra) runs again at most this many times
     retry_infra: Annotated[int, _number(integer=True, lo=0)] = 1
-    # extra stderr/transcript patterns per cause (run/causes.py), checked with their lines by parse_causes
+    # extra stderr/transcript patterns per cause (run/cause_patterns.py), checked with their lines by parse_causes
     causes: dict[str, list[str]] = {}
     gate: GatePolicy = GatePolicy()
     record: RecordSettings | None = None  # record: (scarbook.record): None records nothing
@@ -222,7 +222,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
 
     @property
     def cause_patterns(self) -> tuple[tuple[str, str], ...]:
-        """causes: as (kind, regex) pairs in the file's order (run/causes.py tries them first)."""
+        """causes: as (kind, regex) pairs in the file's order (run/cause_patterns.py tries them first)."""
         return tuple((kind, p) for kind, patterns in self.causes.items() for p in patterns)
 
     def with_overrides(self, **changes: Any) -> "Config":

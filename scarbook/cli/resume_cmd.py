@@ -30,7 +30,7 @@ from scarbook.judge.errors import KeyHint
 from scarbook.models import SessionInfo, SessionState
 from scarbook.reports.write import ReportPaths
 from scarbook.run.attempts import one_line, write_traceback
-from scarbook.run.causes import all_patterns, project_patterns
+from scarbook.run.cause_patterns import all_patterns, project_patterns
 from scarbook.run.events import BatchProgress, Event
 from scarbook.run.outcome import EXIT_NO_VERDICT
 from scarbook.run.plan import SessionSite

@@ -25,7 +25,8 @@ from scarbook.judge.grader import Grader
 from scarbook.models import Attempt, Case, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
 from scarbook.run.agent_signals import held, hold
-from scarbook.run.causes import Pattern, attribute, is_infra
+from scarbook.run.cause_patterns import Pattern
+from scarbook.run.causes import attribute, is_infra
 from scarbook.run.events import Event, RunRetried, RunStarted
 from scarbook.run.executor import Executor
 from scarbook.run.recorded import apply_recording, patterns_with, recorded_cause

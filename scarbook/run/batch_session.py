@@ -34,7 +34,9 @@ from scarbook.judge.errors import JudgeUnavailable
 from scarbook.judge.judge import Judge
 from scarbook.models import CheckResult, CheckStatus, JudgeDetail, RunRecord, SessionInfo, SessionState
 from scarbook.models.session_parts import BatchRecord
-from scarbook.run.causes import AgentFacts, Pattern, attribute
+from scarbook.run.cause_matching import AgentFacts
+from scarbook.run.cause_patterns import Pattern
+from scarbook.run.causes import attribute
 from scarbook.run.events import BatchProgress, Event
 from scarbook.text import plural
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from scarbook.models import Cause, CauseKind, RunRecord, RunStatus, Usage
 from scarbook.record import RunSummary
-from scarbook.run.causes import MAX_EVIDENCE, Pattern
+from scarbook.run.cause_matching import MAX_EVIDENCE
+from scarbook.run.cause_patterns import Pattern
 
 NO_CALLS = ("no model calls recorded: the agent did not use ANTHROPIC_BASE_URL or OPENAI_BASE_URL "
             "(record: is on; an agent with its own endpoint setting must read them)")

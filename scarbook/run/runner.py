@@ -40,7 +40,8 @@ from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
-from scarbook.run.causes import all_patterns, is_infra, project_patterns
+from scarbook.run.cause_patterns import all_patterns, project_patterns
+from scarbook.run.causes import is_infra
 from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, SessionFinished, SessionStarted
 from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.gate import adaptive_words, calibration_record, corrected_evidence

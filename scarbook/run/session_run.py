@@ -52,7 +52,9 @@ from scarbook.models import (
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.oom import moved, oom_kills, recent_oom_kills
 from scarbook.proc.trips import off_loop
-from scarbook.run.causes import AGENT_DID_NOT_FINISH, SIGKILL, TAIL_BYTES, AgentFacts, tail_text
+from scarbook.run.agent_signals import SIGKILL
+from scarbook.run.cause_matching import AGENT_DID_NOT_FINISH, AgentFacts
+from scarbook.run.cause_patterns import TAIL_BYTES, tail_text
 from scarbook.run.events import CheckDone, Event, RunStarted
 from scarbook.run.workspace import (
     SeedChanged,

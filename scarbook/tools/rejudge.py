@@ -53,7 +53,7 @@ from scarbook.models.label import derived_label
 from scarbook.models.session_parts import NotRejudged, RerunLink, RunPlace
 from scarbook.models.words import ExecutorType
 from scarbook.project import Project
-from scarbook.run.causes import AgentFacts
+from scarbook.run.cause_matching import AgentFacts
 from scarbook.run.events import RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.session import (

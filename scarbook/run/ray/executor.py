@@ -37,7 +37,7 @@ from scarbook.models.session_parts import RunPlace
 from scarbook.models.words import Isolation
 from scarbook.proc import credentials
 from scarbook.proc.common import KILL_GRACE_S
-from scarbook.run.causes import AgentFacts
+from scarbook.run.cause_matching import AgentFacts
 from scarbook.run.events import CheckDone, RunStarted
 from scarbook.run.executor import LocalExecutor
 from scarbook.run.ray.worker import AgentRecipe
