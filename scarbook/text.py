@@ -106,6 +106,13 @@ def report_text(text: str, *, one_line: bool = False) -> str:
     return escape_bidi(clean_text(text, one_line=one_line))
 
 
+def screen_text(text: str, *, one_line: bool = False) -> str:
+    """`text` as a TUI screen shows it: what the CLI's writer prints (terminal_text without colour) — terminal
+    escape sequences dropped, every other control character and every bidirectional control written as its escape
+    (`\\x07`, `\\u202e`). Put it in a `Text`, never in markup: "[@click=app.quit]" stays those characters."""
+    return report_text(text, one_line=one_line)
+
+
 def _clean_any(value: Any) -> Any:
     """`value` with every text in it cleaned: strings, lists, tuples, dicts and the frozen records of
     scarbook.models (a copy, only where some text changed). State words (enums) are left as they are."""

@@ -14,7 +14,7 @@ import json
 import sys
 
 import pytest
-from textual.widgets import DataTable, Input, OptionList, Static, TextArea, Tree
+from textual.widgets import DataTable, OptionList
 from textual.widgets._toast import Toast
 
 from scarbook.tui.app import make_app
@@ -24,6 +24,7 @@ from scarbook.tui.screens.import_scar import ImportScreen
 from scarbook.tui.screens.library import LibraryScreen
 from scarbook.tui.screens.sessions import SessionsScreen
 from tests.helpers.tui_fixtures import editor_ready, library_loaded, review_loaded, wait_until
+from tests.helpers.widget_texts import widget_texts
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # writes the clipboard
 OSC0 = "\x1b]0;pwned-title\x07"  # sets the window title
@@ -53,37 +54,16 @@ def bad_characters(text: str) -> list[str]:
     return sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f})
 
 
-def widget_texts(screen) -> dict[str, str]:
+def all_texts(screen) -> dict[str, str]:
     """The text each widget of `screen` shows (whole, not only its visible part), and the screen as drawn."""
-    out: dict[str, str] = {}
-    for i, w in enumerate(screen.query("*")):
-        name = f"{type(w).__name__}#{w.id or i}"
-        if isinstance(w, Static):
-            out[name] = str(w.render())
-        elif isinstance(w, DataTable):
-            cells = [str(c.label) for c in w.columns.values()]
-            cells += [str(cell) for key in w.rows for cell in w.get_row(key)]
-            out[name] = "\n".join(cells)
-        elif isinstance(w, OptionList):  # SelectionList too
-            out[name] = "\n".join(str(w.get_option_at_index(n).prompt) for n in range(w.option_count))
-        elif isinstance(w, Input):
-            out[name] = w.value
-        elif isinstance(w, TextArea):
-            out[name] = w.text
-        elif isinstance(w, Tree):
-            labels, stack = [], [w.root]
-            while stack:
-                node = stack.pop()
-                labels.append(str(node.label))
-                stack.extend(node.children)
-            out[name] = "\n".join(labels)
+    out = widget_texts(screen)
     out["(the screen as drawn)"] = "\n".join(strip.text for strip in screen._compositor.render_strips())
     return out
 
 
 def assert_safe(screen, must_show: list[str]) -> None:
     """No control character in any widget's text; markup is shown as typed wherever its text is."""
-    texts = widget_texts(screen)
+    texts = all_texts(screen)
     for name, text in texts.items():
         assert not bad_characters(text), f"{type(screen).__name__} {name}: {bad_characters(text)} in {text!r}"
         if "MARKUP" in text:  # a cut label may end before it; where it is, it is the literal text
@@ -116,12 +96,12 @@ async def _review(pilot):
     await library_loaded(pilot)
     await pilot.press("v")  # the run review: the run's detail, its output, stderr and the diff
     review = await review_loaded(pilot)
-    await wait_until(pilot, lambda: "final output" in "\n".join(widget_texts(review).values()), what="the detail")
+    await wait_until(pilot, lambda: "final output" in "\n".join(all_texts(review).values()), what="the detail")
 
 
 async def _timeline(pilot):
     await pilot.press("T")  # the run's transcript as a timeline
-    await wait_until(pilot, lambda: "Task" in widget_texts(pilot.app.screen)["Timeline#run-timeline"],
+    await wait_until(pilot, lambda: "Task" in all_texts(pilot.app.screen)["Timeline#run-timeline"],
                      what="the run's timeline")
 
 

@@ -39,6 +39,7 @@ from scarbook.judge.calibrate import (
 from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import CheckStatus
 from scarbook.stats.rates import wilson
+from scarbook.text import screen_text
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import drop_held_keys, keys_welcome
@@ -91,9 +92,10 @@ def disagreements_table(labels: list[CalibrationLabel]) -> Table:
     table.add_column("human", no_wrap=True)
     table.add_column("judge", no_wrap=True)
     table.add_column("judge's reason", ratio=3)
-    for lab in labels:
+    for lab in labels:  # each cell a Text: a str cell is read as markup, and the reason may quote the artifact
         start = next((line for line in lab.artifact.splitlines() if line.strip()), "")
-        table.add_row(lab.case_id, lab.item, start, lab.human_verdict, lab.judge_verdict, lab.judge_reason or "–")
+        table.add_row(*(Text(screen_text(cell)) for cell in (lab.case_id, lab.item, start, lab.human_verdict,
+                                                              lab.judge_verdict, lab.judge_reason or "–")))
     return table
 
 
@@ -228,12 +230,12 @@ class CalibrateScreen(HostScreen):
         item = self.items[self.position]
         # Deliberately nothing from item.judge_verdict / item.judge_reason here.
         self.query_one("#calibrate-progress", Static).update(Text.assemble(
-            (f"[{self.position + 1}/{len(self.items)}] ", "bold"), "case ", (item.case_id, "bold cyan"),
+            (f"[{self.position + 1}/{len(self.items)}] ", "bold"), "case ", (screen_text(item.case_id), "bold cyan"),
             (f"   graded {len(self.labels) - self.known} · skipped {self.skipped}{self._known_words}", "dim")))
         self.query_one("#calibrate-item", Static).update(Text.assemble(
-            ("rubric item: ", "bold"), item.item, ("\nPASS or FAIL for this artifact?", "dim")))
+            ("rubric item: ", "bold"), screen_text(item.item), ("\nPASS or FAIL for this artifact?", "dim")))
         artifact = item.artifact if item.artifact.strip() else "(the judged artifact was empty)"
-        self.query_one("#calibrate-artifact-text", Static).update(Text(artifact))
+        self.query_one("#calibrate-artifact-text", Static).update(Text(screen_text(artifact)))
         self.query_one("#calibrate-artifact", VerticalScroll).scroll_home(animate=False)
 
     @property
