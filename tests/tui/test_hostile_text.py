@@ -138,3 +138,16 @@ async def test_calibrate_shows_the_rubric_item_artifact_and_judges_reason_as_tex
         await pilot.press("p")  # the judge said FAIL: one disagreement, listed with the judge's reason
         await wait_until(pilot, lambda: "│ reason" in screen_text(app), what="the report's disagreement painted")
         assert_inert(app, "the report", shows=("[bold", "reason"))
+
+
+@SIZES
+async def test_the_library_shows_a_cases_title_and_task_as_text(evaluated, size):
+    """Before: the library's detail line drew the case's task raw — ESC [2J and OSC 52 went to the terminal, and so
+    did NUL, DEL, C1 controls and U+202E; a wide title column drew the title's the same way."""
+    app = make_app(evaluated)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        assert_inert(app, "the library on case c", shows=("task: task [bold red]x[/]", "T [bold"))
+        await pilot.press("down")  # case j: its latest run failed on the judge's word
+        await pilot.pause()
+        assert_inert(app, "the library on case j", shows=("task: task [bold red]x[/]",))

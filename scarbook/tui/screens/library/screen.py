@@ -14,7 +14,7 @@ from textual.widgets.data_table import ColumnKey
 
 from scarbook.models.words import SessionState
 from scarbook.stats.trends import DEFAULT_DEPTH
-from scarbook.text import cut_chars, cut_words, plural
+from scarbook.text import cut_chars, cut_words, plural, screen_text
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import (
@@ -277,11 +277,11 @@ class LibraryScreen(CaseActions, TrendActions, QuitAsks, HostScreen):
 
     def _cells(self, r: LibraryRow) -> list:
         if r.problem is not None:
-            return [Text(cut_chars(r.key, self.columns.get("id", 0)), style="red"), Text(r.title, style="red"), "", "", "", "", "", "", "", "", ""]
+            return [Text(cut_chars(screen_text(r.key, one_line=True), self.columns.get("id", 0)), style="red"), Text(screen_text(r.title, one_line=True), style="red"), "", "", "", "", "", "", "", "", ""]
         s = r.stats
         runs = f"{s.total}/{s.errors}" if s and s.total else ""
         title_w, family_w = self.columns.get("title", TITLE_MAX), self.columns.get("family", WIDTHS["family"])
-        return [Text(cut_chars(r.key, self.columns.get("id", 0))), Text(cut_words(r.title, title_w)), Text(cut_words(r.family, family_w)), rate_text(s.rate, s.band, s.threshold) if s else "", interval_text(s) if s else "",
+        return [Text(cut_chars(screen_text(r.key, one_line=True), self.columns.get("id", 0))), Text(cut_words(screen_text(r.title, one_line=True), title_w)), Text(cut_words(screen_text(r.family, one_line=True), family_w)), rate_text(s.rate, s.band, s.threshold) if s else "", interval_text(s) if s else "",
                 Text(runs), Text(r.last_run), strip_text(r.runs), trend_text(r.trend, self.app.project.config.green),
                 notes_text(r, self.columns.get("notes", 0)),
                 Text(r.badge, style=BADGE_STYLE.get(r.badge, ""))]
@@ -306,12 +306,12 @@ class LibraryScreen(CaseActions, TrendActions, QuitAsks, HostScreen):
             return
         if row.problem is not None:
             # Relative to the project (its name is the screen's subtitle): short enough to read whole.
-            detail.update(Text(str(row.problem).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
+            detail.update(Text(screen_text(str(row.problem)).replace(f"{self.app.project.root}{os.sep}", "", 1), style="red"))
             return
         assert row.case is not None  # a row is a case or a problem, and the problem was shown above
         from scarbook.views.library_rows import corrected_line, damage_line, figures_line  # loaded with the rows
 
-        lines = [figures_line(row), f"task: {row.case.task}"]
+        lines = [figures_line(row), f"task: {screen_text(row.case.task)}"]  # an imported incident's words
         if row.trend is not None and row.trend.regressed_since is not None:
             lines.append(regressed_line(row.trend, row.trend.regressed_since))
         if SessionState.JUDGING in row.marks:  # eval --judge-batch: its runs wait for the judge's batch
