@@ -26,7 +26,7 @@ from textual.notifications import SeverityLevel
 
 from scarbook.errors import ScarbookError
 from scarbook.project import Project
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.tui.commands import ScarbookCommands
 from scarbook.tui.key_queue import KeyQueue
 from scarbook.tui.messages import (
@@ -100,7 +100,7 @@ class ScarbookApp(SessionHost):
         """Every notification is plain text (issue 25.4): scarbook's messages quote paths, case files and
         the agent's or a transcript's text, so none is read as markup (a "[bold]" in a folder name, a
         "[/]" in an error) and their control sequences are removed. `markup` is ignored."""
-        super().notify(clean_text(str(message)), title=clean_text(title, one_line=True), severity=severity,
+        super().notify(screen_text(str(message)), title=screen_text(title, one_line=True), severity=severity,
                        timeout=timeout, markup=False)
 
     def judge_key_present(self) -> bool:

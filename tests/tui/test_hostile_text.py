@@ -18,12 +18,14 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
+from textual.widgets import OptionList
 
 from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
+from scarbook.tui.screens.import_scar import ImportScreen
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
-from tests.helpers.tui_fixtures import library_loaded, screen_text, wait_until
+from tests.helpers.tui_fixtures import library_loaded, review_loaded, screen_text, wait_until
 from tests.helpers.widget_texts import widget_texts
 
 ACTIONS = "[@click=app.quit]Q[/] [@click=app.action_delete]D[/]"
@@ -151,3 +153,53 @@ async def test_the_library_shows_a_cases_title_and_task_as_text(evaluated, size)
         await pilot.press("down")  # case j: its latest run failed on the judge's word
         await pilot.pause()
         assert_inert(app, "the library on case j", shows=("task: task [bold red]x[/]",))
+
+
+@SIZES
+async def test_the_run_review_its_filters_diff_and_timeline_show_the_agents_text_inert(evaluated, size):
+    """The run review of case c: the run's detail (check reason quoting tmp.txt, output with its 100,000-character
+    line, stderr, the workspace diff with files named `[red]x[/]`, with an ESC and U+202E, and one not UTF-8), each
+    status filter, the transcript's timeline and its tool call opened. Before: U+202E was drawn raw in the check's
+    quote, the diff and the timeline (a name reading "exe.txt" for "txt.exe")."""
+    app = make_app(evaluated)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("v")
+        review = await review_loaded(pilot)
+        await wait_until(pilot, lambda: "workspace diff" in widget_texts(review).get("Static#run-body", ""),
+                         what="the run's detail")
+        assert_inert(app, "the run's detail", shows=(
+            "[bold red]x[/] [link=https://evil.example]click[/link]", "created  [red]x[/]",
+            "created  e\\x1b[31mvil\\u202e.txt", "bad.txt", "\\u202etxt.exe", ACTIONS))
+        for _ in range(6):
+            await pilot.press("s")  # each filter in turn: failed, fail, error, pass, causes, back to all
+            await pilot.pause()
+            assert_inert(app, f"the review's filter {review.filter}")
+        await pilot.press("T")  # the run's transcript as a timeline
+        await wait_until(pilot, lambda: "Task" in widget_texts(review).get("Timeline#run-timeline", ""),
+                         what="the timeline")
+        assert_inert(app, "the timeline", shows=("Task [bold red]x[/]", ACTIONS))
+        await pilot.press("tab", "down", "enter")  # the tool call, opened: its name and inputs
+        await pilot.pause()
+        assert_inert(app, "the tool call opened", shows=("tool[bold red]x[/]",))
+
+
+@SIZES
+async def test_the_import_screen_on_the_runs_transcript_shows_it_inert(evaluated, size):
+    """t in the run review opens the import screen on the run's transcript: its summary, each candidate artifact's
+    preview, the seed files and the timeline. Before: U+202E was drawn raw in the previews and the timeline."""
+    app = make_app(evaluated)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("v")
+        await review_loaded(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen.transcript is not None,
+                         what="the import screen on the run's transcript")
+        await pilot.pause()
+        candidates = app.screen.query_one("#candidates", OptionList)
+        assert candidates.option_count >= 2
+        for n in range(candidates.option_count):
+            assert_inert(app, f"the import screen, candidate {n + 1}", shows=("[bold red]x[/]",))
+            await pilot.press("down")
+            await pilot.pause()

@@ -15,7 +15,7 @@ from textual.widgets import Button, DataTable, Input, Static
 from scarbook.cases.ids import check_new_case_id
 from scarbook.cases.trash import TrashEntry, list_trash, purge_trash
 from scarbook.errors import ScarbookError
-from scarbook.text import clean_text, cut_chars, cut_words
+from scarbook.text import cut_chars, cut_words, screen_text
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostModalScreen
@@ -124,8 +124,8 @@ class TrashScreen(HostModalScreen[str | None]):
         table = self.query_one("#trash-table", DataTable)
         table.clear()
         for e in entries:
-            table.add_row(Text(cut_chars(clean_text(e.case_id, one_line=True), CASE_WIDTH)), Text(e.trashed_at[:16].replace("T", " ")),
-                          Text(cut_words(clean_text(e.title, one_line=True), TITLE_WIDTH)), key=e.name)
+            table.add_row(Text(cut_chars(screen_text(e.case_id, one_line=True), CASE_WIDTH)), Text(e.trashed_at[:16].replace("T", " ")),
+                          Text(cut_words(screen_text(e.title, one_line=True), TITLE_WIDTH)), key=e.name)
         self.query_one("#trash-help", Static).update(Text(problem) if problem else
             "Enter restores the highlighted case to cases/; x deletes it for good; Esc closes" if entries else
             "the trash is empty: a case deleted with d comes here, and can be restored from here")
@@ -144,8 +144,8 @@ class TrashScreen(HostModalScreen[str | None]):
         if not self.entries or not 0 <= table.cursor_row < len(self.entries):
             return
         entry = self.entries[table.cursor_row]
-        question = Text(f"Delete {clean_text(entry.case_id, one_line=True)} for good?\n\nIts folder in the trash "
-                        f"({clean_text(entry.name, one_line=True)}) is deleted and cannot be restored. Runs "
+        question = Text(f"Delete {screen_text(entry.case_id, one_line=True)} for good?\n\nIts folder in the trash "
+                        f"({screen_text(entry.name, one_line=True)}) is deleted and cannot be restored. Runs "
                         "recorded under its id stay in history.")
 
         def answered(yes: bool | None) -> None:

@@ -22,7 +22,7 @@ from scarbook.judge.errors import KeyHint
 from scarbook.models import Case
 from scarbook.project import Project
 from scarbook.session.rubric_draft import DraftPlan, DraftWords, accept_draft, draft_rubric, kept_summary, plan_draft
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.tools.rubric_draft import RubricDraft, draft_rows
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostModalScreen
@@ -101,7 +101,7 @@ class DraftRubricScreen(HostModalScreen[RubricDraft | None]):
         table = self.query_one("#draft-table", DataTable)
         for row in draft_rows(draft):
             table.add_row(Text(row.verdict, style=COLOUR.get(row.verdict, "")), row.kind,
-                          clean_text(row.text, one_line=True), clean_text(row.said, one_line=True))
+                          screen_text(row.text, one_line=True), screen_text(row.said, one_line=True))
         table.focus()
         kept = f"a writes {kept_summary(draft)} into case.yaml" if draft.case is not None else \
             "nothing proposed catches the incident: Escape leaves case.yaml as it is"

@@ -33,7 +33,7 @@ from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_fo
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.tools.item_certify import describe_check
 from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
 from scarbook.transcripts.tool_input import artifact_words
@@ -160,7 +160,7 @@ class EditorScreen(HostScreen):
                                placeholder="output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
-            yield Static(Text(f"failed artifact {clean_text(scar.failed_artifact or '', one_line=True)}:\n", style="bold") + preview,
+            yield Static(Text(f"failed artifact {screen_text(scar.failed_artifact or '', one_line=True)}:\n", style="bold") + preview,
                          id="artifact-preview")
 
     def _artifact_at(self, before: str | dict[str, str] | None) -> str | dict[str, str] | None:
@@ -189,7 +189,7 @@ class EditorScreen(HostScreen):
             return None
         staged = self.scar_files.get(rel)
         if isinstance(staged, bytes):
-            return Text(clean_text(staged[:2000].decode("utf-8", errors="replace")))  # the agent's bytes
+            return Text(screen_text(staged[:2000].decode("utf-8", errors="replace")))  # the agent's bytes
         path = staged if isinstance(staged, Path) else (self.case.root / rel if self.case and self.case.root else None)
         return Text(preview_text(path)) if path is not None else None
 

@@ -31,7 +31,7 @@ from scarbook.cases.ids import suggest_case_id
 from scarbook.cases.io import load_case
 from scarbook.cases.trajectory_hints import TrajectoryHint, suggest_trajectory_checks
 from scarbook.errors import ScarbookError
-from scarbook.text import clean_text, plural
+from scarbook.text import plural, screen_text
 from scarbook.transcripts import (
     Candidate,
     SeedSuggestion,
@@ -76,15 +76,15 @@ def candidate_prompt(c: Candidate, good: bool = False) -> Text:
     size = human_size(len(c.content.encode("utf-8")))
     style = {"file": "cyan", "final_answer": "green", "tool_input": "magenta"}.get(c.kind, "")  # (input: what it sent)
     text = Text.assemble((f"{c.number:>2} ", "bold"), ("good ", "bold green") if good else "",
-                         (clean_text(c.label, one_line=True), style),
+                         (screen_text(c.label, one_line=True), style),
                          (f"  {size}", "dim"))
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per candidate; the pane shows the rest
     return text
 
 
 def preview_of(c: Candidate) -> Text:
-    head = clean_text(c.content[:PREVIEW_CHARS])  # the transcript's text: no escape reaches the terminal
-    text = Text.assemble((f"{clean_text(c.label, one_line=True)}\n", "bold"), head)
+    head = screen_text(c.content[:PREVIEW_CHARS])  # the transcript's text: no escape reaches the terminal
+    text = Text.assemble((f"{screen_text(c.label, one_line=True)}\n", "bold"), head)
     if len(c.content) > PREVIEW_CHARS:
         text.append(f"\n… {len(c.content) - PREVIEW_CHARS:,} more characters (saved whole)", style="dim italic")
     elif not c.content.strip():
@@ -159,7 +159,7 @@ class ImportScreen(HostScreen[str | None]):
 
     # -- loading ------------------------------------------------------------------------------
     def show_error(self, message: str) -> None:
-        self.query_one("#import-error", Static).update(Text(clean_text(message)))
+        self.query_one("#import-error", Static).update(Text(screen_text(message)))
 
     def resolve_typed(self, typed: str) -> Path:
         path = Path(os.path.expanduser(typed.strip()))
@@ -168,7 +168,7 @@ class ImportScreen(HostScreen[str | None]):
     def load(self, path: Path, trace: str | None = None) -> None:
         self.show_error("")
         self.accepts_keys = False
-        self.query_one("#import-summary", Static).update(Text(clean_text(f"reading {path} …")))
+        self.query_one("#import-summary", Static).update(Text(screen_text(f"reading {path} …")))
         self._load(path, trace)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -213,7 +213,7 @@ class ImportScreen(HostScreen[str | None]):
             return
         self.show_error(message)
         self.query_one("#import-summary", Static).update(
-            Text(clean_text(f"could not read {path}")
+            Text(screen_text(f"could not read {path}")
                  + (" — still showing the previous transcript" if self.transcript else "")))
         self.query_one("#import-path", Input).focus()
         self.call_after_refresh(self._ready)
@@ -255,19 +255,19 @@ class ImportScreen(HostScreen[str | None]):
         # every part but the counts comes from the file: shown as text, its escapes removed
         if t.usage is not None:
             bits.append(f"{t.usage.input_tokens + t.usage.output_tokens:,} tokens")
-        text = Text(clean_text(" · ".join(bits), one_line=True))
+        text = Text(screen_text(" · ".join(bits), one_line=True))
         task = pick_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None)
-        task_line = clean_text(task.text.splitlines()[0], one_line=True) if task.text else None
+        task_line = screen_text(task.text.splitlines()[0], one_line=True) if task.text else None
         text.append(f"\ntask: {task_line or '(none in the transcript — write it in the editor)'}")
         if task.note:  # a follow-up ("continue") joined with the request it continues
             text.append(f"\n{task.note}", style="bold")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
             what = "sample" if t.format == "inspect" else "trace"  # an Inspect log's samples, an OTel file's traces
-            text.append(clean_text(f"\n{what} {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t "
+            text.append(screen_text(f"\n{what} {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t "
                                    "shows the next"), style="bold")
         for w in group_warnings([w for w in t.warnings if not (t.traces and w.startswith("the file holds"))])[:3]:
-            text.append(f"\nwarning: {clean_text(w, one_line=True)}", style="yellow")
+            text.append(f"\nwarning: {screen_text(w, one_line=True)}", style="yellow")
         self.query_one("#import-summary", Static).update(text)
 
     def _fill_candidates(self) -> None:
@@ -295,8 +295,8 @@ class ImportScreen(HostScreen[str | None]):
     def _fill_seeds(self) -> None:
         seeds = self.query_one("#seeds", SelectionList)
         seeds.clear_options()
-        seeds.add_options([Selection(Text.assemble(clean_text(s.path, one_line=True),
-                                                   (f"  {clean_text(s.reason, one_line=True)}", "dim")), s.path,
+        seeds.add_options([Selection(Text.assemble(screen_text(s.path, one_line=True),
+                                                   (f"  {screen_text(s.reason, one_line=True)}", "dim")), s.path,
                                      disabled=s.content is None) for s in self.seeds])
         # Space ticks the highlighted row: start on the first tickable one, so Space works at once.
         seeds.highlighted = next((i for i, s in enumerate(self.seeds) if s.content is not None), None)
@@ -310,8 +310,8 @@ class ImportScreen(HostScreen[str | None]):
         highlighted = self.query_one("#seeds", SelectionList).highlighted
         if self.seeds and highlighted is not None:
             seed = self.seeds[highlighted]
-            note = Text.assemble((clean_text(seed.path, one_line=True), "bold"),
-                                 f": {clean_text(seed.reason, one_line=True)}\n", note)
+            note = Text.assemble((screen_text(seed.path, one_line=True), "bold"),
+                                 f": {screen_text(seed.reason, one_line=True)}\n", note)
         self.query_one("#seed-note", Static).update(note)
 
     @on(SelectionList.SelectionHighlighted, "#seeds")
@@ -341,11 +341,11 @@ class ImportScreen(HostScreen[str | None]):
             turn = self._turn_of(number)
             if len(all_turns) > 1 and turn is not None:  # a multi-turn session: the task follows the artifact
                 shown.append(f"\n\ntask (turn {turn} of {len(all_turns)}): "
-                             f"{clean_text(preview(all_turns[turn - 1].prompt, 70), one_line=True)}",
+                             f"{screen_text(preview(all_turns[turn - 1].prompt, 70), one_line=True)}",
                              style="bold")
             for hint in self._hints(number):  # what the incident did, as trajectory checks
                 shown.append("\n\n")
-                shown.append(clean_text(f"suggested check {hint.yaml()}: {hint.why}", one_line=True), style="cyan")
+                shown.append(screen_text(f"suggested check {hint.yaml()}: {hint.why}", one_line=True), style="cyan")
             pane.update(shown)
 
     def _hints(self, number: int) -> list[TrajectoryHint]:

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList
 
 from scarbook.models.rubric import words_of
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.tui.mounting import unless_removed
 
 
@@ -76,7 +76,7 @@ class ItemList(Vertical):
     def _refill(self, highlight: int | None = None) -> None:
         ol = self.item_options
         ol.clear_options()
-        ol.add_options([Text(f"{i + 1}. {clean_text(item)}") + (Text(f"\n   {self.notes[item]}", style="dim")
+        ol.add_options([Text(f"{i + 1}. {screen_text(item)}") + (Text(f"\n   {self.notes[item]}", style="dim")
                                                      if item in self.notes else Text())
                         for i, item in enumerate(self.items)])
         if self.items:

@@ -21,7 +21,7 @@ from textual.widgets import Button, Input, OptionList, Static
 
 from scarbook.cases.editing import SeedChanges, list_seed
 from scarbook.fs.files import kind_of
-from scarbook.text import clean_text, plural
+from scarbook.text import plural, screen_text
 from scarbook.tui.mounting import unless_removed
 
 PREVIEW_CHARS = 1500
@@ -53,7 +53,7 @@ class PathSuggester(Suggester):
 
 def preview_text(path: Path) -> str:
     """The start of a seed or scar file as text to show: a seed a transcript suggested, an artifact the
-    agent wrote — their control sequences removed (scarbook.text.clean_text)."""
+    agent wrote — their control sequences removed (scarbook.text.screen_text)."""
     try:
         if path.is_dir():
             return f"(folder with {plural(sum(1 for _ in path.rglob('*')), 'entry', 'entries')})"
@@ -65,7 +65,7 @@ def preview_text(path: Path) -> str:
     if b"\0" in data:
         return f"(binary file, {plural(size, 'byte', grouped=True)})"
     text = data.decode("utf-8", errors="replace")
-    return clean_text(text[:PREVIEW_CHARS]) + ("\n…" if len(text) > PREVIEW_CHARS else "")
+    return screen_text(text[:PREVIEW_CHARS]) + ("\n…" if len(text) > PREVIEW_CHARS else "")
 
 
 def files_under(folder: Path, limit: int) -> list[Path] | None:
@@ -120,7 +120,7 @@ class SeedFiles(Vertical):
         ol = self.query_one("#seed-list", OptionList)
         ol.clear_options()
         entries = self.entries()
-        ol.add_options([Text(clean_text(name + (f"   ({note})" if note else ""), one_line=True)) for name, note in entries]
+        ol.add_options([Text(screen_text(name + (f"   ({note})" if note else ""), one_line=True)) for name, note in entries]
                        or [Text("(no seed files: the workspace starts empty)", style="dim")])
 
     @property
@@ -192,7 +192,7 @@ class SeedFiles(Vertical):
         name = entries[event.option_index][0]
         path = self.pending.get(name) or (self.seed_dir / name if self.seed_dir else None)
         if path is not None:
-            self.query_one("#seed-preview", Static).update(Text(f"{clean_text(name, one_line=True)}\n", style="bold")
+            self.query_one("#seed-preview", Static).update(Text(f"{screen_text(name, one_line=True)}\n", style="bold")
                                                            + Text(preview_text(path)))
 
     @on(Input.Submitted, "#seed-path")

@@ -4,7 +4,7 @@ A tool call's node holds its input and, under it, the matching tool result, so a
 reads as a list of steps that open on demand. They are made when the call is first opened (`fill`): a log of
 25,000 calls took 4.7 s of the UI thread's CPU to show, its inputs and results made up front. Labels are `rich.text.Text`, never markup: the
 transcript is untrusted text and "[red]" in a log must show as typed; terminal escapes in it are
-dropped (safetext.clean_text). Long texts show their
+dropped, other controls and bidi controls escaped (text.screen_text). Long texts show their
 first lines only; the preview pane of the import screen and the files on disk keep them whole.
 """
 
@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import NodeID, TreeNode
 
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.transcripts import Message, ToolCall, ToolResult, Transcript, describe_call, preview
 
 LINES_SHOWN = 30  # lines of a message or result under its node before "… N more lines"
@@ -25,14 +25,14 @@ ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "dim"}
 
 def _label_preview(text: str) -> str:
     # a tool output can be megabytes: flatten only the start of it
-    return clean_text(preview(text[: LABEL_CHARS * 8], LABEL_CHARS), one_line=True)
+    return screen_text(preview(text[: LABEL_CHARS * 8], LABEL_CHARS), one_line=True)
 
 
 def _lines_under(node: TreeNode, text: str, style: str = "") -> None:
     # split only what is shown, count the rest: a 5 MB output must not cost a 5 MB split per node
     lines = text[: LINES_SHOWN * (LINE_CHARS + 1)].splitlines()[:LINES_SHOWN] or [""]
     for line in lines:
-        node.add_leaf(Text(clean_text(line[:LINE_CHARS]) or " ", style=style))
+        node.add_leaf(Text(screen_text(line[:LINE_CHARS]) or " ", style=style))
     total = text.count("\n") + (not text.endswith("\n"))
     if total > len(lines):
         node.add_leaf(Text(f"… {total - len(lines):,} more lines", style="dim italic"))
@@ -82,7 +82,7 @@ class Timeline(Tree[object]):
         _lines_under(self.root.add(label, data=m), m.text)
 
     def _add_call(self, call: ToolCall, result: ToolResult | None, cwd: str | None) -> None:
-        label = self._prefix(call.sidechain) + Text("⚙ ", style="yellow") + Text(clean_text(describe_call(call, cwd), one_line=True), style="bold")
+        label = self._prefix(call.sidechain) + Text("⚙ ", style="yellow") + Text(screen_text(describe_call(call, cwd), one_line=True), style="bold")
         if result is not None and result.is_error:
             label += Text("  (error)", style="red")
         node = self.root.add(label, data=call, allow_expand=True)  # collapsed: expand with Enter/space or a click
@@ -101,9 +101,9 @@ class Timeline(Tree[object]):
         for key, value in call.input.items():
             text = _value_text(value)
             if "\n" in text or len(text) > LABEL_CHARS:
-                _lines_under(inputs.add(Text(f"{clean_text(key)}:", style="bold")), text)
+                _lines_under(inputs.add(Text(f"{screen_text(key)}:", style="bold")), text)
             else:
-                inputs.add_leaf(Text(f"{clean_text(key)}: ", style="bold") + Text(clean_text(text)))
+                inputs.add_leaf(Text(f"{screen_text(key)}: ", style="bold") + Text(screen_text(text)))
         if not call.input:
             inputs.add_leaf(Text("(no input)", style="dim"))
         if result is None:

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import work
 
 from scarbook.errors import ScarbookError
-from scarbook.text import clean_text
+from scarbook.text import screen_text
 from scarbook.tui.host import HostScreen
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class CaseActions(HostScreen):
         keys = [r.key for r in self.shown]
         at = keys.index(row.key)
         after = keys[at + 1] if at + 1 < len(keys) else (keys[at - 1] if at else None)
-        question = Text(f"Delete case {clean_text(row.key, one_line=True)}?\n\nIts folder moves to the trash "
+        question = Text(f"Delete case {screen_text(row.key, one_line=True)}?\n\nIts folder moves to the trash "
                         "(workspaces/.trash/): press T in the library to restore it. Its runs stay in history.")
 
         def answered(yes: bool | None) -> None:
