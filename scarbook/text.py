@@ -99,6 +99,15 @@ def escape_name(name: str) -> str:
     return _NAME_UNSAFE.sub(_escape, name) if _NAME_UNSAFE.search(name) else name
 
 
+_VISIBLE_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_text(text: str) -> str:
+    """`text` for a field a person edits (the TUI's editor): as escape_name, but newlines and tabs kept — every other
+    control character and every bidirectional control written as its escape (ESC [2J as `\\x1b[2J`), none dropped."""
+    return _VISIBLE_UNSAFE.sub(_escape, text) if _VISIBLE_UNSAFE.search(text) else text
+
+
 def report_text(text: str, *, one_line: bool = False) -> str:
     """`clean_text` for a report a person reads in a browser or a CI page (HTML, the step summary, JUnit, a
     workflow annotation): bidirectional controls escaped too, as the CLI's writer does — a file the agent

@@ -18,14 +18,22 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
+from scarbook.cases.io import load_case
 from scarbook.cli import main
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
 from scarbook.tui.screens.import_scar import ImportScreen
 from tests.helpers.judge_server import JUDGE_TIMEOUT_S, judge_server, tool_reply  # noqa: F401
-from tests.helpers.tui_fixtures import library_loaded, review_loaded, screen_text, wait_until
+from tests.helpers.tui_fixtures import (
+    editor_ready,
+    library_loaded,
+    review_loaded,
+    save_done,
+    screen_text,
+    wait_until,
+)
 from tests.helpers.widget_texts import widget_texts
 
 ACTIONS = "[@click=app.quit]Q[/] [@click=app.action_delete]D[/]"
@@ -203,3 +211,30 @@ async def test_the_import_screen_on_the_runs_transcript_shows_it_inert(evaluated
             assert_inert(app, f"the import screen, candidate {n + 1}", shows=("[bold red]x[/]",))
             await pilot.press("down")
             await pilot.pause()
+
+
+@SIZES
+async def test_the_editor_shows_an_incidents_controls_escaped_and_saves_them_unchanged(evaluated, size):
+    """The editor on case c, whose title, task and what-went-wrong hold the hostile strings. Before: its Inputs and
+    TextArea drew them raw — ESC [2J, OSC 52 and NUL reached the terminal. Now each shows them as escapes
+    (`\\x1b[2J`), and a field left as shown saves the case's own text: nothing is lost (an edited field saves what it
+    shows)."""
+    case_yaml = evaluated / "cases" / "c" / "case.yaml"
+    before = load_case(case_yaml.parent)
+    app = make_app(evaluated)
+    async with app.run_test(size=size) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: editor_ready(app), what="the editor")
+        await pilot.pause()
+        assert_inert(app, "the editor", shows=("T [bold red]x[/]", "task [bold red]x[/]", "\\x1b[2J\\x1b]52;c;cHduZWQ=",
+                                               "\\x00\\x01\\x07\\x08\\x0d\\x7f\\x85\\x9b \\u202etxt.exe"))
+        assert not app.screen.dirty  # what it shows is the case as it is
+        app.screen.query_one("#scar-family", Input).focus()
+        await pilot.press("end", "2")  # an edit elsewhere, then a save: the hostile fields keep their own text
+        await pilot.press("ctrl+s")
+        await save_done(pilot)
+    after = load_case(case_yaml.parent)
+    assert (after.title, after.task, after.scar.what_went_wrong, after.scar.family) == \
+        (before.title, before.task, before.scar.what_went_wrong, "fam2")
+    assert "\x1b[2J" in after.task

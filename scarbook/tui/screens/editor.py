@@ -33,7 +33,7 @@ from scarbook.cases.editing import SavedCase, SeedChanges, form_problem, save_fo
 from scarbook.cases.io import load_case
 from scarbook.errors import CaseError, ScarbookError
 from scarbook.models import Case, Check, Scar
-from scarbook.text import screen_text
+from scarbook.text import screen_text, visible_text
 from scarbook.tools.item_certify import describe_check
 from scarbook.tools.rubric_edits import redundant_partner, rule_check_for
 from scarbook.transcripts.tool_input import artifact_words
@@ -109,6 +109,7 @@ class EditorScreen(HostScreen):
                             if rel.startswith("seed/") and isinstance(src, Path)}
         self._clean_state: str = ""
         self.saving = False  # a save is being written (on a thread)
+        self._escaped: dict[str, tuple[str, str]] = {}  # field: (what it shows, the case's own text) — _shown
         self.refusal: str | None = None  # the shown "not saved" problem, while the form's own fields cause it
 
     # -- layout -------------------------------------------------------------------------------
@@ -138,25 +139,28 @@ class EditorScreen(HostScreen):
         c, scar = self.case, (self.case.scar if self.case and self.case.scar else Scar())
         yield from self._field("id", Input(c.id if c else "", id="case-id", disabled=not self.is_new,
                                            placeholder="lowercase-id (the folder name)"))
-        yield from self._field("title", Input(c.title if c else "", id="case-title",
+        yield from self._field("title", Input(self._shown("#case-title", c.title if c else ""), id="case-title",
                                               placeholder="what went wrong, in one line"))
-        yield from self._field("tags", Input(", ".join(c.tags) if c else "", id="case-tags",
+        yield from self._field("tags", Input(self._shown("#case-tags", ", ".join(c.tags) if c else ""), id="case-tags",
                                              placeholder="files, json (comma separated)"))
         yield from self._field("threshold", Input("" if not c or c.threshold is None else f"{c.threshold:g}",
                                                   id="case-threshold",
                                                   placeholder="0.8 (empty: scarbook.yaml's)"))
         yield Label("task (what the agent is asked)", classes="section")
-        yield TextArea(c.task if c else "", id="task")
+        yield TextArea(self._shown("#task", c.task if c else ""), id="task")
         yield Label("scar: what went wrong, family, date", classes="section")
-        yield from self._field("what went wrong", Input(scar.what_went_wrong or "", id="scar-what"))
-        yield from self._field("family", Input(scar.family or "", id="scar-family",
+        yield from self._field("what went wrong", Input(self._shown("#scar-what", scar.what_went_wrong or ""),
+                                                        id="scar-what"))
+        yield from self._field("family", Input(self._shown("#scar-family", scar.family or ""), id="scar-family",
                                                placeholder="e.g. false-completion-claim"))
-        yield from self._field("date", Input(scar.date or "", id="scar-date", placeholder="2026-11-14"))
-        yield from self._field("failed artifact", Input(scar.failed_artifact or "", id="scar-failed",
+        yield from self._field("date", Input(self._shown("#scar-date", scar.date or ""), id="scar-date",
+                                             placeholder="2026-11-14"))
+        yield from self._field("failed artifact", Input(self._shown("#scar-failed", scar.failed_artifact or ""),
+                                                        id="scar-failed",
                                placeholder="a file the checks must FAIL (copied into scar/)"))
-        yield from self._field("good artifact", Input(scar.good_artifact or "", id="scar-good",
+        yield from self._field("good artifact", Input(self._shown("#scar-good", scar.good_artifact or ""), id="scar-good",
                                placeholder="optional: a file the checks must PASS"))
-        yield from self._field("artifact at", Input(artifact_words(scar.artifact_at), id="scar-at",
+        yield from self._field("artifact at", Input(self._shown("#scar-at", artifact_words(scar.artifact_at)), id="scar-at",
                                placeholder="output, or a workspace path (empty: guessed)"))
         preview = self._preview if self._preview is not None else self._artifact_preview(scar.failed_artifact)
         if preview is not None:
@@ -395,8 +399,19 @@ class EditorScreen(HostScreen):
         self.app.post_message(VerifyScar(load_case(self.case.root)))
 
     # -- the case the form describes ----------------------------------------------------------
+    def _shown(self, selector: str, text: str) -> str:
+        """`text` as the field `selector` shows it: an incident's control characters (ESC [2J, OSC 52) and bidi
+        controls written as escapes, never drawn raw. A field left as shown saves the case's own text (_text_of)."""
+        shown = visible_text(text)
+        if shown != text:
+            self._escaped[selector] = (shown, text)
+        return shown
+
     def _text_of(self, selector: str) -> str:
-        return self.query_one(selector, Input).value.strip()
+        field = self.query_one(selector, TextArea if selector == "#task" else Input)
+        value = field.text if isinstance(field, TextArea) else field.value
+        shown, own = self._escaped.get(selector, (None, ""))
+        return (own if value == shown else value).strip()
 
     def build_case(self) -> Case:
         """The form as a Case, typed as far as the text allows (the core validates the rest)."""
@@ -431,7 +446,7 @@ class EditorScreen(HostScreen):
         built = [Check(c["type"], {k: v for k, v in c.items() if k != "type"}) for c in checks]
         if rubric:  # each item keeps the id written beside it (issue 35.3)
             next(c for c in built if c.is_judge).keep_written_ids(ids)
-        return Case(id=self._text_of("#case-id"), task=self.query_one("#task", TextArea).text.strip(),
+        return Case(id=self._text_of("#case-id"), task=self._text_of("#task"),
                     title=self._text_of("#case-title"),
                     tags=[t.strip() for t in self._text_of("#case-tags").split(",") if t.strip()],
                     threshold=threshold, checks=built,
