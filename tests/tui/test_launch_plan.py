@@ -266,3 +266,27 @@ async def test_the_estimate_says_how_many_runs_undecided_more_may_add(project_ro
         await pilot.press("ctrl+u", "4", "0")  # at the cap: nothing to add
         runs, judge = str(estimate.render()).splitlines()[:2]
         assert runs == "200 runs: 5 cases × 40" and judge.startswith("judge calls: 40 × 1 case with llm_judge = 40 (")
+
+
+LONG_LABEL_FIX = " (a name to pick the session by, e.g. prompt-v2) — choose a shorter label"
+
+
+@pytest.mark.parametrize("label, said", [
+    ("x[/] " + "y" * 300, f"label 'x[/] {'y' * 19}'… is 305 characters long; at most 120{LONG_LABEL_FIX}"),
+    ("[bold]x[/] " + "y" * 300, f"label '[bold]x[/] {'y' * 13}'… is 311 characters long; at most 120{LONG_LABEL_FIX}"),
+], ids=["a closing tag", "a style"])
+async def test_a_refusal_quoting_the_label_shows_it_as_typed(project_root, label, said) -> None:
+    """Run's refusal quotes the label typed. Before: the refusal was written as markup — a label holding `[/]` raised
+    MarkupError and the app crashed; `[bold]x[/]` showed as a bold "x", the label not as typed."""
+    app = make_app(project_root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await library_loaded(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchScreen), what="the launch modal")
+        app.screen.query_one("#label", Input).value = label
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        error = app.screen.query_one("#launch-error")
+        await wait_until(pilot, lambda: "characters long" in str(error.render()), what="the refusal")
+        assert str(error.render()) == said
+        assert app.is_running and app._exception is None and isinstance(app.screen, LaunchScreen)

@@ -6,6 +6,7 @@ same pipeline (prepare_session, run_session)."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -182,7 +183,7 @@ class LaunchScreen(HostModalScreen):
         """Run's refusal, under the estimate at the form's foot: scrolled into view once it is laid out (at 80x24
         with agents and a judged case the form is taller than its pane, and the fix was below the fold)."""
         error = self.query_one("#launch-error", Static)
-        error.update(message)
+        error.update(Text(message))  # it may quote the label as typed: "[/]" in it is text, not markup
         self.call_after_refresh(error.scroll_visible, animate=False)
 
     @on(Button.Pressed, "#run")
