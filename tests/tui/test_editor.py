@@ -168,6 +168,18 @@ async def test_attaching_a_pipe_is_refused(project_root, tmp_path):
         assert ed.query_one(SeedFiles).pending == {}  # nothing staged
 
 
+async def test_a_seed_path_that_looks_like_markup_is_refused_as_typed(project_root, tmp_path):
+    """The refusal quotes the path typed. Before: it was written as markup — a path holding `[/]` raised MarkupError
+    and the app crashed; `[bold]x[/]` showed as a bold x."""
+    add_judged_case(project_root)
+    app = make_app(project_root)
+    async with app.run_test(size=SIZE) as pilot:
+        ed = await case_editor(pilot, "judged-summary")
+        for typed in (f"{tmp_path}/x[/]", f"{tmp_path}/[bold]x[/]"):  # (a folder "x[" and a name "]")
+            assert await attach(pilot, ed, typed) == f"no such file or folder: {typed}"
+        assert app.is_running and app._exception is None
+
+
 async def test_attach_seed_file_is_copied_into_seed_on_save(project_root, tmp_path):
     src = tmp_path / "test.log"
     src.write_text("FAILED test_login\n1 failed, 9 passed\n")

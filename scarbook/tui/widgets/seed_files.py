@@ -201,7 +201,7 @@ class SeedFiles(Vertical):
         event.stop()
         box = self.query_one("#seed-path", Input)
         error = self.attach(box.value)
-        self.query_one("#seed-error", Static).update(error or "")
+        self.query_one("#seed-error", Static).update(Text(error or ""))  # it quotes the path typed: text, not markup
         if error is None:
             box.value = ""
 
