@@ -40,7 +40,7 @@ from scarbook.judge.identity import judges_apart, same_judge
 from scarbook.judge.label_store import read_labels
 from scarbook.judge.settings import JudgeSettings
 from scarbook.models import Case, SessionInfo, Vote
-from scarbook.stats.corrected import judged_split
+from scarbook.stats.corrected import judged_split, more_labels_words
 from scarbook.stats.judge_error import JudgeError, Stratum, estimate_error
 from scarbook.stats.label_plan import CaseTarget, LabelNeeds, allocate
 from scarbook.stats.rates import effective_threshold
@@ -254,8 +254,8 @@ def label_advice(cal: Calibration, targets: list[CaseTarget]) -> list[str]:
         where = (f"≈{pct_beside(fixed.rate, t.threshold)} against {threshold_pct(t.threshold)}, "
                  f"{fixed.ci_label.removeprefix('≈')} {interval_beside(fixed.lo, fixed.hi, t.threshold)} now")
         if fixed.labels_to_decide:
-            lines.append(f"about {plural(fixed.labels_to_decide, 'more label')} would decide case {t.case_id} "
-                         f"with its runs as they are ({where})")
+            lines.append(more_labels_words(fixed.labels_to_decide, f"would decide case {t.case_id} with its runs as "
+                                                                   f"they are ({where})"))
         else:
             lines.append(f"case {t.case_id}: more runs first — with its judge's error known exactly its runs would "
                          f"still leave it undecided ({where})")

@@ -31,7 +31,7 @@ from scarbook.run.gate import (
 from scarbook.run.outcome import EXIT_BELOW, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401
 from scarbook.run.outcome import EXIT_NO_VERDICT as EXIT_ERRORS  # noqa: F401
 from scarbook.run.versus import SessionVersus, compare_session
-from scarbook.stats.corrected import judged_split
+from scarbook.stats.corrected import judged_split, more_labels_words
 from scarbook.stats.decisions import CaseEvidence, point_false_red_chance
 from scarbook.stats.rates import CaseStats, count_statuses, effective_threshold
 from scarbook.stats.sequential import SequentialRule, matched_fixed_n
@@ -79,7 +79,7 @@ class SessionReport:
         for s in limited:
             more = s.corrected.labels_to_decide
             line += (f"\njudge-limited: {s.case_id} — its ≈ interval spans the threshold mainly through the judge's "
-                     "error: " + (f"more runs will not decide it, about {more} more labels will" if more else
+                     "error: " + ("more runs will not decide it, " + more_labels_words(more, "will") if more else
                                   "more labels narrow it most (more runs are needed too)"))
         for s in self.stats if self.versus is None else []:  # several agents: each one's under its table
             if s.corrected is not None and unbounded_words(s.corrected, s.threshold):

@@ -34,6 +34,18 @@ from scarbook.stats.rates import Z95
 ALPHA = 0.05  # the gate's default level: the interval is 1 - 2·alpha
 
 
+PRACTICAL_LABELS = 1_000  # past this many more labels, labelling alone is no plan: the words say so
+
+
+def more_labels_words(more: int, then: str) -> str:
+    """"about 37 more labels {then}"; past PRACTICAL_LABELS, and why no one labels that many and what narrows it
+    faster (a judge-limited case this close to its threshold: `calibrate --report` said "about 48698 more labels")."""
+    text = f"about {more:,} more label{'' if more == 1 else 's'} {then}"
+    if more > PRACTICAL_LABELS:
+        text += (" — more than anyone labels: the case sits this close to its threshold for the judge's measured "
+                 "error, and a judge that errs less narrows it faster")
+    return text
+
 @dataclass(frozen=True)
 class Corrected:
     rate: float

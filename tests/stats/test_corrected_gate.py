@@ -208,3 +208,19 @@ def test_a_whole_range_interval_is_the_box_worst_judge_and_says_why() -> None:
     # a bounded interval has no such note; nor one whose 0 or 100% is the runs' own (0 of 5, 5 of 5 passed)
     assert correct(15, 5, 0, model).unbounded is None
     assert correct(0, 5, 0, model).unbounded is None and correct(5, 0, 0, model).unbounded is None
+
+
+def test_a_number_of_labels_no_one_labels_is_said_to_be_one() -> None:
+    """A judge-limited case this close to its threshold needs thousands of labels: the report said "about 5319 more
+    labels will", as if that were a plan. The count is grouped, and past PRACTICAL_LABELS the words say why no one
+    labels that many and what narrows it faster; a count a person can label is said as before."""
+    from scarbook.stats.corrected import PRACTICAL_LABELS, more_labels_words
+
+    near = correct(390, 110, 0, calibrated(0.9, 0.9, 0.9, 20), threshold=0.8)
+    assert near.judge_limited and near.labels_to_decide > PRACTICAL_LABELS
+    assert more_labels_words(near.labels_to_decide, "will") == (
+        f"about {near.labels_to_decide:,} more labels will — more than anyone labels: the case sits this close to its "
+        "threshold for the judge's measured error, and a judge that errs less narrows it faster")
+    usual = correct(410, 90, 0, calibrated(0.9, 0.9, 0.9, 20), threshold=0.8)
+    assert more_labels_words(usual.labels_to_decide, "will") == f"about {usual.labels_to_decide} more labels will"
+    assert more_labels_words(1, "would do") == "about 1 more label would do"
