@@ -34,7 +34,9 @@ from scarbook.tools.verify import JUDGED_TIMES
               help="Which prompt of a multi-turn session is the task (--list numbers them); default: the turn "
                    "that produced the artifact.")
 @click.option("--seed-suggested", is_flag=True, help="Copy every suggested seed file whose content the transcript holds.")
-@click.option("--format", "fmt", default=None, help="Transcript format, skipping detection (claude-code, anthropic, openai, ...).")
+@click.option("--format", "fmt", default=None, metavar="NAME",
+              help="Transcript format, skipping detection: a name --list prints (claude-code, codex, openai-chat, "
+                   "anthropic-messages, plain, ...; any other name is refused with the list of them all).")
 @click.option("--trace", "trace", default=None, metavar="ID",
               help="OTel file with several traces: the trace to import (--list shows them; default: the latest).")
 @click.option("--sample", "sample", default=None, metavar="ID[:EPOCH]",

@@ -334,3 +334,25 @@ def test_a_good_artifact_named_by_a_non_ascii_digit_is_a_file_name_not_a_number(
     assert res.exit_code == 2, res.output
     assert res.stderr == (f"scarbook: --good {good}: {good} does not exist; name a candidate number (see --list) "
                           "or a file\n")
+
+
+def test_the_format_names_import_help_gives_are_names_format_takes(tmp_path):
+    """--help gave `claude-code, anthropic, openai` as examples of --format, and `--format openai` (or
+    anthropic) was refused as an unknown format: the names it gives now are ones --format takes."""
+    import re
+
+    from scarbook.transcripts.detect import FORMATS
+
+    res = run(tmp_path, "import", "--help")
+    said = " ".join(res.stdout.split())
+    named = re.search(r"--format NAME Transcript format, skipping detection: a name --list prints \(([^;]+);", said)
+    assert named, said
+    names = [n.strip().replace("- ", "-") for n in named.group(1).split(",") if n.strip() != "..."]
+    assert names == ["claude-code", "codex", "openai-chat", "anthropic-messages", "plain"]
+    assert set(names) <= set(FORMATS)
+    log = tmp_path / "chat.json"
+    log.write_text('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]')
+    assert "format: openai-chat\n" in run(tmp_path, "import", str(log), "--format", "openai-chat", "--list").stdout
+    res = run(tmp_path, "import", str(log), "--format", "openai", "--list")
+    assert res.exit_code == 2
+    assert res.stderr == f"scarbook: unknown transcript format 'openai'; choose one of: {', '.join(FORMATS)}\n"
