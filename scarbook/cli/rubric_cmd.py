@@ -18,7 +18,7 @@ from scarbook.cli.common import (
     style,
 )
 from scarbook.session.plan import refuse_unknown_cases, select_cases
-from scarbook.session.rubric_draft import accept_draft, draft_rubric, kept_summary, plan_draft
+from scarbook.session.rubric_draft import accept_draft, draft_rubric, kept_summary, nothing_caught_hint, plan_draft
 from scarbook.session.rubric_stats import RubricStats, figures_json, rubric_stats
 from scarbook.text import plural
 from scarbook.tools.rubric_draft import RubricDraft, draft_rows
@@ -59,9 +59,10 @@ def stats_command(ctx: click.Context, case_ids: tuple[str, ...], as_json: bool) 
 
 @rubric_group.command("draft", epilog=examples(
     "scarbook rubric draft write-one-line",
-    "scarbook rubric draft write-one-line --note 'it claimed one line' --offline"))
+    "scarbook rubric draft write-one-line --note 'it claimed one line'",
+    "scarbook rubric draft write-one-line --offline"))
 @click.argument("case_arg", metavar="CASE")
-@click.option("--note", default="", help="What went wrong, in your words: the judge reads it with the artifacts.")
+@click.option("--note", default="", help="What went wrong, in your words: the judge reads it with the artifacts (offline, no one does).")
 @click.option("--offline", is_flag=True, help="Ask no judge: propose rule checks from the failed and good "
               "artifacts alone (as without a key).")
 @click.option("--judged", "times", type=click.IntRange(1), default=JUDGED_TIMES, show_default=True,
@@ -85,8 +86,7 @@ def draft_command(ctx: click.Context, case_arg: str, note: str, offline: bool, t
     say_draft(draft)
     written = accept_draft(project, draft)
     if written is None:
-        say("nothing catches the incident: case.yaml is unchanged — add a --note on what went wrong, or write "
-            "the checks by hand")
+        say(f"nothing catches the incident: case.yaml is unchanged — {nothing_caught_hint(plan)}")
         ctx.exit(1)
     say(f"wrote {kept_summary(draft)} into {written}; next: `scarbook verify {case.id}`")
 

@@ -64,6 +64,7 @@ class DraftPlan:
     online: bool  # the judge drafts (False: the offline proposer)
     cost: str  # what drafting will cost, or why the rubric will not be drafted: said before anything runs
     times: int = JUDGED_TIMES
+    judge_fix: str = ""  # offline: what lets the judge draft (leave out --offline, or set the key's variable)
 
 
 def _read(case: Case, rel: str, what: str) -> str:
@@ -89,8 +90,9 @@ def plan_draft(project: Project, case: Case, *, note: str = "", offline: bool = 
     settings = project.config.judge
     if offline or not judge_key_in(project.config.judge, env):
         why = "--offline" if offline else f"no judge key in ${settings.api_key_env}"
+        fix = "leave out --offline" if offline else f"set ${settings.api_key_env}"
         return DraftPlan(case, inputs, False, f"the rubric is not drafted ({why}): rule checks are proposed from "
-                         "the failed and good artifacts alone", times)
+                         "the failed and good artifacts alone", times, fix)
     # the judge is shown what it grades: each artifact's first judge.max_artifact_bytes (a 2 MB log whole was a
     # prompt longer than any model takes, priced as if it were sent)
     failed, failed_size = _cut(failed, settings.max_artifact_bytes)
@@ -179,6 +181,17 @@ def accept_draft(project: Project, draft: RubricDraft) -> Path | None:
     if draft.case is None:
         return None
     return save_case(draft.case, project.cases_dir)
+
+
+def nothing_caught_hint(plan: DraftPlan) -> str:
+    """What to do when no proposal catches the incident. Offline a --note is read by no one: rules come from the
+    artifacts alone, so what helps is a good artifact to set the failed one against, or the judge."""
+    if plan.online:
+        return "add a --note on what went wrong, or write the checks by hand"
+    good = "" if plan.inputs.good is not None else (
+        f"add a good artifact (scar.good_artifact in {plan.case.root / 'case.yaml'} names a right result: the lines "
+        "the failed one lacks or adds become rule checks), ")
+    return f"{good}let the judge draft ({plan.judge_fix}; a --note tells it what went wrong), or write the checks by hand"
 
 
 def kept_summary(draft: RubricDraft) -> str:

@@ -196,6 +196,30 @@ def test_without_a_key_rule_checks_come_from_the_artifacts_and_fail_the_failed_o
         ("not_contains", ["fail"], ["pass"]), ("contains", ["fail"], ["pass"]), ("json_valid", ["fail"], ["pass"])]
 
 
+@pytest.mark.parametrize(("key", "args", "judge_fix"), [
+    (True, ("--offline",), "leave out --offline"),
+    (False, (), "set $ANTHROPIC_API_KEY"),
+])
+def test_an_offline_draft_that_catches_nothing_says_what_would_not_to_add_a_note_no_one_reads(
+        tmp_path, judge_server, monkeypatch, key, args, judge_fix):
+    """Offline, with no good artifact, nothing is proposed, and the advice was "add a --note on what went wrong":
+    offline, a note is read by no one (the same command with --note said it again). It now names what helps."""
+    root = project(tmp_path, judge_server, monkeypatch, key=key, case=CASE.replace("  good_artifact: scar/good.txt\n", ""))
+    for note in ((), ("--note", "it wrote the whole README")):
+        res = draft(root, *args, *note)
+        assert res.exit_code == 1, res.output
+        assert res.stdout.splitlines()[1:] == [
+            "0 rule checks proposed from the artifacts",
+            "nothing catches the incident: case.yaml is unchanged — add a good artifact (scar.good_artifact in "
+            f"{root / 'cases' / 'c1' / 'case.yaml'} names a right result: the lines the failed one lacks or adds "
+            f"become rule checks), let the judge draft ({judge_fix}; a --note tells it what went wrong), or write the "
+            "checks by hand"]
+    assert judge_server.requests == []
+    shown = CliRunner().invoke(main, ["rubric", "draft", "--help"]).stdout
+    assert "(offline, no one does)" in " ".join(shown.split())
+    assert not [line for line in shown.splitlines() if "--note" in line and "--offline" in line]  # no such example
+
+
 def test_offline_with_a_key_asks_no_judge_and_an_answer_artifact_gets_output_checks(tmp_path, judge_server,
                                                                                      monkeypatch):
     case = CASE.replace("  artifact_at: tmp.txt\n", "  artifact_at: output\n").replace(
