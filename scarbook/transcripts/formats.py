@@ -22,6 +22,7 @@ from scarbook.transcripts import (
     codex,
     codex_rollout,
     inspect_log,
+    langchain,
     openai,
     otel,
     otel_flat,
@@ -150,6 +151,12 @@ def _claims_mini(src: Source, shape: Shape) -> bool:
     return shape.kind == "json-object" and ("trajectory_format" in keys or {"messages", "info"} <= keys)
 
 
+def _claims_langchain(src: Source, shape: Shape) -> bool:
+    """A list of LangChain messages, a graph's state, a thread's state or a LangSmith run: a JSON document whose
+    head holds a human or AI message (`"type": "human"`, a serialised `"lc": 1`) or a run's `run_type`."""
+    return _is_json(shape) and langchain.looks_like_langchain(src.head)
+
+
 def _claims_api(src: Source, shape: Shape) -> bool:
     """Messages API / OpenAI bodies: an object with messages, input, choices or output; an array; a
     stream (SSE, JSON lines or array of events)."""
@@ -188,6 +195,8 @@ _MARKS: dict[str, set[str]] = {
     "anthropic-stream": {"message_start", "content_block_start", "content_block_delta", "message_delta"},
     "openai-chat": {"messages", "choices", "object", "tool_calls", "role", "content"},
     "openai-responses": {"input", "output", "instructions", "function_call", "output_text"},
+    "langchain": {"human", "ai", "lc", "kwargs", "run_type", "child_runs", "values", "additional_kwargs",
+                  "response_metadata", "tool_call_id", "usage_metadata", "inputs", "outputs"},
 }
 
 _READERS = [
@@ -200,6 +209,7 @@ _READERS = [
     Reader("http-cassette", _plainly(cassette.parse), _claims_cassette, frozenset(_MARKS["http-cassette"])),
     Reader("swe-agent", _plainly(swe_agent.parse_swe_agent), _claims_swe_agent, frozenset(_MARKS["swe-agent"])),
     Reader("mini-swe-agent", _plainly(swe_agent.parse_mini), _claims_mini, frozenset(_MARKS["mini-swe-agent"])),
+    Reader("langchain", _plainly(langchain.parse), _claims_langchain, frozenset(_MARKS["langchain"])),
     Reader("anthropic-messages", _plainly(anthropic_api.parse), _claims_api, frozenset(_MARKS["anthropic-messages"])),
     Reader("anthropic-stream", _plainly(anthropic_api.parse), _claims_api, frozenset(_MARKS["anthropic-stream"])),
     Reader("openai-chat", _plainly(openai.parse), _claims_api, frozenset(_MARKS["openai-chat"])),

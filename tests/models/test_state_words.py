@@ -38,6 +38,7 @@ OTHER_WORDS: dict[tuple[str, str], str] = {
     ("session/plan.py", "asked == 'auto'"): "--runs' word for adaptive runs (a count, not a state)",
     ("tui/screens/launch.py", "name == 'all'"): "the launch form's scope of cases",
     ("tui/screens/review.py", "self.filter == 'all'"): "the run review's filter: every run shown",
+    ("transcripts/langchain.py", "m.get('status') == 'error'"): "a LangChain tool message's status",
 }
 
 
