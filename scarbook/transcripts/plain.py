@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import Message, NotThisFormat, Transcript
+from scarbook.transcripts.model import Message, NotThisFormat, Transcript, date_of
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import strip_ansi
 
@@ -40,8 +40,24 @@ def parse(src: Source, *, allow_json: bool = False) -> Transcript:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     if _AIDER.search(text):
-        return finish_transcript(_aider_chat(text, Transcript(format=FORMAT, source=src.path)))
-    return finish_transcript(Transcript(format=FORMAT, final_answer=text, source=src.path))
+        t = _aider_chat(text, Transcript(format=FORMAT, source=src.path))
+    else:
+        t = Transcript(format=FORMAT, final_answer=text, source=src.path)
+    t.date = _last_day(text)
+    return finish_transcript(t)
+
+
+# A line that opens with its time: a CI runner's (GitHub Actions: `2026-11-20T14:03:07.1370000Z `), a logger's
+# (`2026-11-20 14:03:07,123`, `[2026-11-20 14:03:07]`), aider's `# aider chat started at 2026-11-20 14:03:07`.
+_STAMPED = re.compile(r"^(?:\[|# aider chat started at )?(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}", re.M)
+
+
+def _last_day(text: str) -> str | None:
+    """The day of the log's last stamped line: the incident's day (scar.date), as other formats take it."""
+    last = None
+    for m in _STAMPED.finditer(text):
+        last = m
+    return date_of(last.group(1)) if last else None
 
 
 _AIDER = re.compile(r"\A\s*# aider chat started at |^#### \S", re.M)

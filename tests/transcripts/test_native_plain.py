@@ -115,3 +115,27 @@ def test_a_big_logs_repeated_names_are_held_once(tmp_path):
     (_, m1, _), (_, m2, _) = t.usage_steps
     assert m1 == m2 == "claude-sonnet-4-5" and m1 is m2
     assert [(f.path, f.content) for f in t.files_written] == [("a.py", "a = 1\n"), ("b.py", "b = 2\n")]
+
+
+def test_a_stamped_logs_day_is_the_scars_date_not_the_day_it_was_imported(tmp_path):
+    """A GitHub Actions log of an agent (every line opens with its time) was filed with today as scar.date: plain
+    text read no timestamps. The day of its last stamped line is the incident's day now; a log with none has
+    none (the draft then says today), and aider's chat history gives the day it was started."""
+    from click.testing import CliRunner
+
+    from scarbook.cli import main
+
+    gha = tmp_path / "job.log"
+    gha.write_text("2026-11-20T23:59:58.1370000Z ##[group]Run aider --yes --message \"Fix the failing test\"\n"
+                   "2026-11-20T23:59:59.2740000Z \x1b[1mAider v0.62.1\x1b[0m\n"
+                   "2026-11-21T00:00:01.0000000Z Applied edit to tests/test_parse.py\n"
+                   "some line a tool printed on 2026-12-01 10:00\n")
+    plain_log = tmp_path / "paste.txt"
+    plain_log.write_text("$ agent run\nDone: wrote out.txt on 2026-01-02 10:00\n")
+    aider = tmp_path / ".aider.chat.history.md"
+    aider.write_text("# aider chat started at 2024-08-05 19:33:32\n\n#### fix it  \n\nDone.\n")
+    assert [load_transcript(p).date for p in (gha, plain_log, aider)] == ["2026-11-21", None, "2024-08-05"]
+    (tmp_path / "scarbook.yaml").write_text("")
+    res = CliRunner().invoke(main, ["-C", str(tmp_path), "import", str(gha), "--id", "gha"])
+    assert res.exit_code == 0, res.output
+    assert "  date: '2026-11-21'\n" in (tmp_path / "cases" / "gha" / "case.yaml").read_text()
