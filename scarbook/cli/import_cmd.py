@@ -38,7 +38,8 @@ from scarbook.tools.verify import JUDGED_TIMES
               help="Transcript format, skipping detection: a name --list prints (claude-code, codex, openai-chat, "
                    "anthropic-messages, plain, ...; any other name is refused with the list of them all).")
 @click.option("--trace", "trace", default=None, metavar="ID",
-              help="OTel file with several traces: the trace to import (--list shows them; default: the latest).")
+              help="OTel file with several traces, or a ChatGPT / claude.ai export with several conversations: the one "
+                   "to import (--list shows them; default: the latest).")
 @click.option("--sample", "sample", default=None, metavar="ID[:EPOCH]",
               help="Inspect log: the sample to import (--list shows them; default: the first that did not pass).")
 @click.option("--root", "root", default=None, metavar="DIR",
@@ -87,6 +88,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         task_start,
         turns,
     )
+    from scarbook.transcripts.detect import picked_word
     from scarbook.transcripts.text import group_warnings
 
     t = load_transcript(Path(transcript), fmt, trace=trace, sample=sample, root=root)
@@ -96,7 +98,7 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         say(f"format: {t.format}")
         if t.traces:
             say("samples (pick one with --sample ID[:EPOCH]):" if t.format == "inspect" else
-                "traces (pick one with --trace ID):")
+                f"{picked_word(t.format)}s (pick one with --trace ID):")
             for tid, summary in t.traces:
                 say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
         if t.parent is not None:

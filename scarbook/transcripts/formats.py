@@ -29,6 +29,7 @@ from scarbook.transcripts import (
     plain,
     scarbook_native,
     swe_agent,
+    web_export,
 )
 from scarbook.transcripts.inspect_json import starts_like_inspect_json
 from scarbook.transcripts.inspect_zip import looks_like_eval_zip
@@ -151,6 +152,11 @@ def _claims_mini(src: Source, shape: Shape) -> bool:
     return shape.kind == "json-object" and ("trajectory_format" in keys or {"messages", "info"} <= keys)
 
 
+def _claims_web_export(src: Source, shape: Shape) -> bool:
+    """A chat web app's export: conversations with a `mapping` (ChatGPT) or `chat_messages` (claude.ai)."""
+    return _is_json(shape) and bool({"mapping", "chat_messages"} & set(shape.keys))
+
+
 def _claims_langchain(src: Source, shape: Shape) -> bool:
     """A list of LangChain messages, a graph's state, a thread's state or a LangSmith run: a JSON document whose
     head holds a human or AI message (`"type": "human"`, a serialised `"lc": 1`) or a run's `run_type`."""
@@ -195,6 +201,9 @@ _MARKS: dict[str, set[str]] = {
     "anthropic-stream": {"message_start", "content_block_start", "content_block_delta", "message_delta"},
     "openai-chat": {"messages", "choices", "object", "tool_calls", "role", "content"},
     "openai-responses": {"input", "output", "instructions", "function_call", "output_text"},
+    "chatgpt": {"mapping", "current_node", "conversation_id", "moderation_results", "create_time", "update_time",
+                "title"},
+    "claude-ai": {"chat_messages", "sender", "account", "name", "created_at", "updated_at"},
     "langchain": {"human", "ai", "lc", "kwargs", "run_type", "child_runs", "values", "additional_kwargs",
                   "response_metadata", "tool_call_id", "usage_metadata", "inputs", "outputs"},
 }
@@ -209,6 +218,8 @@ _READERS = [
     Reader("http-cassette", _plainly(cassette.parse), _claims_cassette, frozenset(_MARKS["http-cassette"])),
     Reader("swe-agent", _plainly(swe_agent.parse_swe_agent), _claims_swe_agent, frozenset(_MARKS["swe-agent"])),
     Reader("mini-swe-agent", _plainly(swe_agent.parse_mini), _claims_mini, frozenset(_MARKS["mini-swe-agent"])),
+    Reader("chatgpt", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["chatgpt"])),
+    Reader("claude-ai", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["claude-ai"])),
     Reader("langchain", _plainly(langchain.parse), _claims_langchain, frozenset(_MARKS["langchain"])),
     Reader("anthropic-messages", _plainly(anthropic_api.parse), _claims_api, frozenset(_MARKS["anthropic-messages"])),
     Reader("anthropic-stream", _plainly(anthropic_api.parse), _claims_api, frozenset(_MARKS["anthropic-stream"])),
@@ -219,7 +230,7 @@ _READERS = [
 READERS: dict[str, Reader] = {r.name: r for r in _READERS}
 NAMES: tuple[str, ...] = tuple(READERS)
 # one parser reads both names of a pair: detection tries it once
-_SAME_PARSER = {"anthropic-stream": "anthropic-messages", "openai-responses": "openai-chat"}
+_SAME_PARSER = {"anthropic-stream": "anthropic-messages", "openai-responses": "openai-chat", "claude-ai": "chatgpt"}
 
 
 def claiming(src: Source) -> list[Reader]:

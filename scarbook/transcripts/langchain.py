@@ -21,15 +21,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.files import finish_transcript
 from scarbook.transcripts.json_walk import Broken, walk
-from scarbook.transcripts.model import (
-    Message,
-    NotThisFormat,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    date_of,
-    shared_names,
-)
+from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript, date_of, shared_names
 from scarbook.transcripts.openai import part_text
 from scarbook.transcripts.source import Source
 

@@ -86,10 +86,10 @@ def test_format_override(tmp_path):
                               "text; import it without --format to detect its format, or with --format plain to keep "
                               "it whole as text")
     with pytest.raises(ScarbookError) as exc:
-        load_transcript(FIX / "terminal.log", format="chatgpt")
-    assert str(exc.value) == ("unknown transcript format 'chatgpt'; choose one of: " + ", ".join(FORMATS))
+        load_transcript(FIX / "terminal.log", format="gemini")
+    assert str(exc.value) == ("unknown transcript format 'gemini'; choose one of: " + ", ".join(FORMATS))
     assert FORMATS == ("inspect", "scarbook", "claude-code", "claude-json", "codex", "otel", "http-cassette",
-                       "swe-agent", "mini-swe-agent", "langchain", "anthropic-messages", "anthropic-stream", "openai-chat",
+                       "swe-agent", "mini-swe-agent", "chatgpt", "claude-ai", "langchain", "anthropic-messages", "anthropic-stream", "openai-chat",
                        "openai-responses", "plain")
 
 

@@ -47,6 +47,7 @@ from scarbook.transcripts import (
     turn_of,
     turns,
 )
+from scarbook.transcripts.detect import picked_word
 from scarbook.transcripts.text import group_warnings, human_size
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
@@ -263,9 +264,9 @@ class ImportScreen(HostScreen[str | None]):
             text.append(f"\n{task.note}", style="bold")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
             n = next((i for i, (tid, _) in enumerate(t.traces, 1) if tid == t.trace), 0)
-            what = "sample" if t.format == "inspect" else "trace"  # an Inspect log's samples, an OTel file's traces
+            what = picked_word(t.format)  # an Inspect log's samples, an OTel file's traces, an export's conversations
             text.append(screen_text(f"\n{what} {n} of {len(t.traces)}: {t.trace} ({dict(t.traces)[t.trace]}) — ctrl+t "
-                                   "shows the next"), style="bold")
+                                    "shows the next"), style="bold")
         for w in group_warnings([w for w in t.warnings if not (t.traces and w.startswith("the file holds"))])[:3]:
             text.append(f"\nwarning: {screen_text(w, one_line=True)}", style="yellow")
         self.query_one("#import-summary", Static).update(text)
