@@ -16,6 +16,7 @@ Rules (each `LintHint.rule`):
                      that says less than it seems (tool_order with one name).
 - `needs-transcript` a trajectory check in a project whose agent keeps no transcript (the session would
                      refuse it): said when the caller knows the agent (`keeps_transcript=False`).
+- `placeholder`      the task or a rubric item is still the import's TODO (cases/placeholders.py).
 - `judge-only`       a case whose only checks are LLM judges.
 - `nested-quantifier` a regex or output_regex pattern with a repeat inside a repeated group (`^(\\w+\\s?)*$`): on
                      text that almost matches it backtracks for seconds to forever, so the check fails at its time
@@ -38,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from scarbook.cases.placeholders import TASK_PLACEHOLDER, placeholder_items, write_it_hint
 from scarbook.checks.backtrack import Runaway, runaway
 from scarbook.checks.patterns import REWRITE
 from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS, needs_transcript
@@ -299,6 +301,18 @@ def _lint_items(case: Case) -> list[LintHint]:
     return hints
 
 
+def _lint_placeholders(case: Case) -> list[LintHint]:
+    hints = [LintHint(case.id, ci, ii, "placeholder", "this item is still the import's TODO: the judge would grade "
+                      "it as written, which says nothing of the incident, and it can certify nothing",
+                      write_it_hint(case), None, None) for ci, ii in placeholder_items(case)]
+    if case.task.strip() == TASK_PLACEHOLDER:
+        hints.insert(0, LintHint(case.id, None, None, "placeholder", "the task is still the import's TODO: each run "
+                                 "would send it to the agent as written",
+                                 f"write the instruction the agent was given as task: in "
+                                 f"{case.root / 'case.yaml' if case.root else 'its case.yaml'}", None, None))
+    return hints
+
+
 def _lint_judge_only(case: Case) -> list[LintHint]:
     if case.checks and all(c.is_judge for c in case.checks):
         return [LintHint(case.id, None, None, "judge-only",
@@ -373,7 +387,7 @@ def lint_case(case: Case, *, keeps_transcript: bool = True, figures: list[ItemFi
     figures across history (stats/items.py), when there is history."""
     missing = [] if keeps_transcript else _lint_needs_transcript(case)
     measured = _lint_figures(case, figures) if figures else []
-    return (_lint_items(case) + measured + _lint_trajectory(case) + _lint_patterns(case) + missing
+    return (_lint_placeholders(case) + _lint_items(case) + measured + _lint_trajectory(case) + _lint_patterns(case) + missing
             + _lint_judge_only(case))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scarbook.cases.io import CASE_FILE, save_case, validate_case_data
+from scarbook.cases.placeholders import RUBRIC_PLACEHOLDER, TASK_PLACEHOLDER
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
@@ -94,8 +95,6 @@ def outside_root(t: Transcript, path: str) -> str:
             "paths), or pick another artifact")
 
 
-TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
-RUBRIC_PLACEHOLDER = "TODO: say what the answer must do; the failed artifact must FAIL this item"
 
 
 def pick_turn(t: Transcript, cands: list[Candidate], turn: int | None,

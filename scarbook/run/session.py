@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
 from scarbook.agents.named import NamedAgent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
+from scarbook.cases.placeholders import placeholder_note
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.checks.spec import needs_transcript
 from scarbook.config import GatePolicy
@@ -189,6 +190,7 @@ def prepare_session(site: SessionSite, plan: SessionPlan, *, judge_error: JudgeE
             errors.extend(_offline_problem(one_spec, site.config.network, plan.cases))
     errors[:] = list(dict.fromkeys(errors))  # two agents of one type meet the same problem: said once
     judge = preflight_judge(site, plan, errors, confined=sandboxed)
+    notes += [note for case in plan.cases if (note := placeholder_note(case, judged=judge is not None))]
     decide = None
     rates: dict[str, tuple[float, float]] = {}
     if len(plan.agents) > 1 and site.config.executor.type != ExecutorType.LOCAL:

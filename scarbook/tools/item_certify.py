@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scarbook.cases.placeholders import is_placeholder_item, write_it_hint
 from scarbook.cases.verifications import ItemCertification
 from scarbook.models import Case, CheckResult, CheckStatus, ItemFinding, Vote
 from scarbook.transcripts.tool_input import artifact_words
@@ -70,6 +71,8 @@ def certify_items(case: Case, failed: Sequence[Sequence[CheckResult]],
                 f_votes = _votes(failed, n, ident)
                 g_votes = _votes(good, n, ident) if good is not None else None
                 finding, why = _finding(f_votes, g_votes, Vote.FAIL, Vote.PASS, True)
+                if is_placeholder_item(text):  # whatever the judge made of a TODO, it says nothing of the incident
+                    finding, why = ItemFinding.UNDECIDED, f"the import's TODO, not an item: {write_it_hint(case)}"
                 out.append(ItemCertification(ident, text, check.type, n, finding, why, f_votes, g_votes or []))
             continue
         f_status = _statuses(failed[:1], n)

@@ -17,7 +17,7 @@ from typing import Any
 
 from scarbook.cases.io import CASE_FILE, case_to_dict, validate_case_data
 from scarbook.cases.lint import lint_case
-from scarbook.cases.transcript_draft import RUBRIC_PLACEHOLDER
+from scarbook.cases.placeholders import is_placeholder_item
 from scarbook.cases.verifications import ItemCertification
 from scarbook.checks.spec import MAX_READ
 from scarbook.judge.grader import Grader
@@ -63,10 +63,6 @@ class RubricDraft:
         return [p for p in self.proposals if p.kept]
 
 
-def _is_placeholder(item: Any) -> bool:
-    return (item.get("text") if isinstance(item, dict) else item) == RUBRIC_PLACEHOLDER
-
-
 def build_case(case: Case, items: list[str], checks: list[dict[str, Any]]) -> Case:
     """`case` with `checks` added before its judge and `items` in its first llm_judge check, the import's
     TODO item gone (a judge check left with no item goes too); validated as a load would."""
@@ -76,7 +72,7 @@ def build_case(case: Case, items: list[str], checks: list[dict[str, Any]]) -> Ca
     rows: list[dict[str, Any]] = []
     for row in data["checks"]:
         if row["type"] == "llm_judge":
-            row["rubric"] = [i for i in row["rubric"] if not _is_placeholder(i)]
+            row["rubric"] = [i for i in row["rubric"] if not is_placeholder_item(i)]
             if not row["rubric"] and not (items and not any(r["type"] == "llm_judge" for r in rows)):
                 continue
         rows.append(row)

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from scarbook.cases.io import case_digest
+from scarbook.cases.placeholders import is_placeholder_item, write_it_hint
 from scarbook.cases.verifications import (
     CATCHES,
     ERROR,
@@ -20,6 +21,7 @@ from scarbook.cases.verifications import (
     MISSES,
     REJECTS_GOOD,
     UNVERIFIED,
+    ItemCertification,
     Verification,
 )
 from scarbook.checks import CheckContext, run_check, short_circuit
@@ -28,7 +30,7 @@ from scarbook.checks.verdict import verdict_of
 from scarbook.fs import safefs
 from scarbook.history.store import now_iso
 from scarbook.judge.grader import Grader
-from scarbook.models import Case, CauseKind, CheckResult, RunStatus, SessionState
+from scarbook.models import Case, CauseKind, CheckResult, CheckStatus, RunStatus, SessionState, Vote
 from scarbook.run.events import SessionFinished
 from scarbook.run.session import ReadySession
 from scarbook.run.workspace import diff_workspace, prepare_workspace
@@ -167,6 +169,12 @@ async def _verdicts(case: Case, artifact: str, judge: Grader | None, times: int,
     return votes, first, passes
 
 
+def _failed_by_more_than_placeholders(items: list[ItemCertification]) -> bool:
+    """Some rule check or rubric item that is not the import's placeholder failed the failed artifact."""
+    return any(any(vote in (Vote.FAIL, CheckStatus.FAIL) for vote in i.failed_votes) and not is_placeholder_item(i.text)
+               for i in items)
+
+
 async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDGED_TIMES, *,
                       max_read: int = MAX_READ) -> Verification:
     """(a) the failed artifact fails, (b) the good artifact passes — each judged `times` times when a
@@ -202,6 +210,10 @@ async def verify_case(case: Case, judge: Grader | None = None, times: int = JUDG
         # The rule checks let the failed artifact through; only the judge could still catch it.
         v.outcome, v.detail = UNVERIFIED, ("the rule checks pass the failed artifact and the llm_judge check "
                                            "did not run (no judge): only the judge can catch this scar")
+        return v
+    if status == RunStatus.FAIL and not _failed_by_more_than_placeholders(v.items):
+        v.outcome, v.detail = UNVERIFIED, ("only the import's TODO rubric item failed the failed artifact, and a "
+                                           f"placeholder says nothing of the incident: {write_it_hint(case)}")
         return v
     if status == RunStatus.PASS:
         v.outcome = MISSES

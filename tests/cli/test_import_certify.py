@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from scarbook.cases.io import load_case
-from scarbook.cases.transcript_draft import RUBRIC_PLACEHOLDER
+from scarbook.cases.placeholders import RUBRIC_PLACEHOLDER
 from scarbook.cases.verifications import VerificationStore
 from scarbook.cli import main
 from scarbook.models.rubric import implicit_item_id
@@ -73,23 +73,39 @@ def test_without_a_good_artifact_certification_says_it_was_partial(tmp_path, mon
     assert load_case(root / "cases" / "first-line").scar.good_artifact is None
 
 
-def test_a_good_candidate_judged_by_a_stable_judge_certifies(tmp_path, judge_server, monkeypatch):
-    """The final answer is the failed artifact (the draft gets an llm_judge check); candidate 3 of the
-    transcript is named good. The judge fails the one and passes the other all 3 times: certified."""
+def test_a_good_candidate_judged_by_a_stable_judge_certifies_once_the_rubric_is_written(tmp_path, judge_server,
+                                                                                        monkeypatch):
+    """The final answer is the failed artifact (the draft gets an llm_judge check whose one item is the import's
+    TODO); candidate 3 of the transcript is named good. The judge failed the TODO on the one and passed it on the
+    other all 3 times, and the draft was *certified*, 'catch the incident: item r…' naming the TODO (found as a
+    newcomer): a placeholder says nothing of the incident. It is unverified now, and says what to write; once the
+    item is written, the same judgements certify it."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     root = project(tmp_path, f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n")
     judge_server.push(*[tool_reply([("FAIL", "claims done")])] * 3, *[tool_reply([("PASS", "fine")])] * 3)
     res = run(root, "--id", "said-done", "--artifact", "1", "--good", "3")
     assert res.exit_code == 0, res.output
-    lines = res.stdout.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("said-done  catches the scar: the failed artifact "
-                                                                   "fails: "))
-    assert lines[at + 1:] == ["           certified: the failed artifact fails, the good one passes; the judge gave the "
-                         "case the same verdict all 3 times",
-                         f"           catch the incident: item {implicit_item_id(RUBRIC_PLACEHOLDER)}",  # issue 35.2
-                         "certification: certified"]
+    folder = root / "cases" / "said-done"
+    hint = (f"write it in {folder / 'case.yaml'}, or draft the rubric from the incident with `scarbook rubric draft "
+            "said-done`")
+    assert res.stdout.splitlines()[-3:] == [
+        f"said-done  unverified: only the import's TODO rubric item failed the failed artifact, and a placeholder says "
+        f"nothing of the incident: {hint}", "certification: unverified",
+        "next: add checks that the failed artifact must fail, then `scarbook verify said-done`"]
+    assert badge(root, "said-done") == "unverified"
+    [item] = VerificationStore(root / "workspaces").load()["said-done"].items
+    assert (item.item_id, item.finding, item.why) == (
+        implicit_item_id(RUBRIC_PLACEHOLDER), "no verdict", f"the import's TODO, not an item: {hint}")
     assert len(judge_server.requests) == 6
-    case = load_case(root / "cases" / "said-done")
+    written = "the final answer does not claim tmp.txt holds one line"
+    (folder / "case.yaml").write_text((folder / "case.yaml").read_text().replace(f"'{RUBRIC_PLACEHOLDER}'", written))
+    judge_server.push(*[tool_reply([("FAIL", "claims done")])] * 3, *[tool_reply([("PASS", "fine")])] * 3)
+    res = CliRunner().invoke(main, ["-C", str(root), "verify", "said-done"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[1:3] == [
+        "           certified: the failed artifact fails, the good one passes; the judge gave the case the same "
+        "verdict all 3 times", f"           catch the incident: item {implicit_item_id(written)}"]
+    case = load_case(folder)
     assert (case.root / case.scar.good_artifact).read_text() == "wrote tmp.txt"
     assert badge(root, "said-done") == "certified"
 

@@ -104,8 +104,9 @@ def test_the_drafted_judge_grades_the_pr_body(tmp_path, judge_server, monkeypatc
     case = yaml.safe_load((tmp_path / "cases" / "pr" / "case.yaml").read_text())
     assert case["checks"] == [{"type": "llm_judge", "artifact": BODY, "rubric": [
         "TODO: say what the answer must do; the failed artifact must FAIL this item"]}]
-    assert ("pr  catches the scar: the failed artifact fails: check 1 (llm_judge): 0/1 rubric items PASS; FAIL "
-            "item 1: it claims tests that were never run") in res.output
+    # the judge graded the body (below); what it made of the draft's TODO item certifies nothing
+    assert ("pr  unverified: only the import's TODO rubric item failed the failed artifact, and a placeholder says "
+            "nothing of the incident: write it in ") in res.output
     (request,) = judge_server.requests
     sent = json.dumps(request["body"])
     assert json.dumps(PR_BODY)[1:-1] in sent and "the body of the last mcp__github__create_pull_request call" in sent

@@ -49,7 +49,11 @@ def titles(raised: list) -> list[str]:
     return [n.title for n in raised]
 
 
-async def test_a_marked_good_artifact_certifies_the_draft(tmp_path, judge_server, monkeypatch):
+async def test_a_marked_good_artifact_and_a_todo_rubric_leave_the_draft_unverified_saying_what_to_write(
+        tmp_path, judge_server, monkeypatch):
+    """The draft's one rubric item is the import's TODO: the judge failing it on the answer and passing it on the
+    good artifact *certified* the draft (found as a newcomer). A placeholder certifies nothing: unverified, and the
+    notification says where to write the item."""
     root = tmp_path / "proj"
     (root / "cases").mkdir(parents=True)
     (root / "scarbook.yaml").write_text(f"judge: {{base_url: {judge_server.url}, max_retries: 0}}\n")
@@ -63,15 +67,20 @@ async def test_a_marked_good_artifact_certifies_the_draft(tmp_path, judge_server
         # 3 is good (g marks it; its row says so), 1 — the answer — failed
         keys = ["end", "g", "home"]
         await import_by_keys(pilot, tmp_path / "t.json", keys, "said-done")
-        await wait_until(pilot, lambda: "said-done: certification: certified" in titles(raised), timeout=20,
+        await wait_until(pilot, lambda: "said-done: certification: unverified" in titles(raised), timeout=20,
                          what=f"the certification (notifications: {titles(raised)})")
+        note = next(n for n in raised if n.title == "said-done: certification: unverified")
+        assert note.message == (
+            "only the import's TODO rubric item failed the failed artifact, and a placeholder says nothing of the "
+            f"incident: write it in {root / 'cases' / 'said-done' / 'case.yaml'}, or draft the rubric from the "
+            "incident with `scarbook rubric draft said-done`")
     case = load_case(root / "cases" / "said-done")
     assert case.scar.artifact_at == "output"
     assert (case.root / case.scar.failed_artifact).read_text() == "Done: tmp.txt holds the first line."
     assert (case.root / case.scar.good_artifact).read_text() == "wrote tmp.txt"
     assert len(judge_server.requests) == 6
     store = VerificationStore(root / "workspaces")
-    assert store.badge(case, store.load()) == "certified"
+    assert store.badge(case, store.load()) == "unverified"
 
 
 async def test_without_a_good_artifact_the_screen_says_certification_was_partial(project_root, monkeypatch, tmp_path):
