@@ -28,7 +28,7 @@ def placeholder_items(case: Case) -> list[tuple[int, int]]:
 
 def write_it_hint(case: Case) -> str:
     """Where to write what a placeholder stands for."""
-    where = case.root / "case.yaml" if case.root is not None else "its case.yaml"
+    where = str(case.root / "case.yaml") if case.root is not None else "its case.yaml"
     return f"write it in {where}, or draft the rubric from the incident with `scarbook rubric draft {case.id}`"
 
 
@@ -44,5 +44,5 @@ def placeholder_note(case: Case, *, judged: bool) -> str | None:
                     "written, which says nothing of the incident")
     if not said:
         return None
-    where = case.root / "case.yaml" if case.root is not None else "its case.yaml"
+    where = str(case.root / "case.yaml") if case.root is not None else "its case.yaml"
     return f"{case.id}: {'; '.join(said)} — write {'them' if len(said) > 1 else 'it'} in {where}"

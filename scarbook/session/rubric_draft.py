@@ -183,13 +183,17 @@ def accept_draft(project: Project, draft: RubricDraft) -> Path | None:
     return save_case(draft.case, project.cases_dir)
 
 
+def _case_file(plan: DraftPlan) -> str:
+    return str(plan.case.root / "case.yaml") if plan.case.root is not None else "the case's case.yaml"
+
+
 def nothing_caught_hint(plan: DraftPlan) -> str:
     """What to do when no proposal catches the incident. Offline a --note is read by no one: rules come from the
     artifacts alone, so what helps is a good artifact to set the failed one against, or the judge."""
     if plan.online:
         return "add a --note on what went wrong, or write the checks by hand"
     good = "" if plan.inputs.good is not None else (
-        f"add a good artifact (scar.good_artifact in {plan.case.root / 'case.yaml'} names a right result: the lines "
+        f"add a good artifact (scar.good_artifact in {_case_file(plan)} names a right result: the lines "
         "the failed one lacks or adds become rule checks), ")
     return f"{good}let the judge draft ({plan.judge_fix}; a --note tells it what went wrong), or write the checks by hand"
 

@@ -60,7 +60,7 @@ def parse(src: Source) -> Transcript:
 def _message(item: Any, where: str) -> dict[str, Any]:
     """One message as a flat dict with `type` (human, ai, ...), whichever way it was serialised."""
     if isinstance(item, dict) and item.get("lc") == 1 and isinstance(item.get("kwargs"), dict):
-        name = item.get("id")[-1] if isinstance(item.get("id"), list) and item.get("id") else ""
+        name = ids[-1] if isinstance(ids := item.get("id"), list) and ids else ""
         return {**item["kwargs"], "type": item["kwargs"].get("type") or _CLASSES.get(str(name), "")}
     if isinstance(item, dict) and isinstance(item.get("data"), dict) and set(item) <= {"type", "data"}:
         return {**item["data"], "type": item["data"].get("type") or item.get("type")}
@@ -93,7 +93,7 @@ def _add_message(t: Transcript, m: dict[str, Any]) -> None:
             args = call.get("args")
             t.entries.append(ToolCall(str(call.get("id") or ""), str(call.get("name") or ""),
                                       shared_names(args) if isinstance(args, dict) else {"input": args}))
-    meta = m.get("response_metadata") if isinstance(m.get("response_metadata"), dict) else {}
+    meta = r if isinstance(r := m.get("response_metadata"), dict) else {}
     t.model = meta.get("model_name") or meta.get("model") or t.model
     usage = m.get("usage_metadata")
     if isinstance(usage, dict):
@@ -117,8 +117,8 @@ def _add_run(t: Transcript, run: dict[str, Any], streamed: int) -> None:
     t.date = date_of(run.get("end_time") or run.get("start_time") or run.get("created_at"))
     if streamed or "run_type" not in run:
         return
-    inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
-    outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
+    inputs = i if isinstance(i := run.get("inputs"), dict) else {}
+    outputs = o if isinstance(o := run.get("outputs"), dict) else {}
     prompt = inputs.get("messages")
     if isinstance(prompt, list):  # a chat model run: a batch of message lists; the first is the call's
         first = prompt[0] if prompt and isinstance(prompt[0], list) else prompt

@@ -125,7 +125,7 @@ def _read_chatgpt(t: Transcript, conv: dict[str, Any]) -> None:
         if not isinstance(m, dict) or (m.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
             continue
         role = str((m.get("author") or {}).get("role") or "")
-        content = m.get("content") if isinstance(m.get("content"), dict) else {}
+        content = c if isinstance(c := m.get("content"), dict) else {}
         kind, text = content.get("content_type"), _chatgpt_text(content)
         recipient = m.get("recipient") or "all"
         if kind == "user_editable_context" or role == "system" and not text.strip():
@@ -175,8 +175,7 @@ def _read_claude_ai(t: Transcript, conv: dict[str, Any]) -> None:
         if not isinstance(m, dict):
             continue
         role = {"human": "user", "assistant": "assistant"}.get(str(m.get("sender")), str(m.get("sender")))
-        blocks = m.get("content") if isinstance(m.get("content"), list) and m.get("content") else \
-            [{"type": "text", "text": str(m.get("text") or "")}]
+        blocks = c if isinstance(c := m.get("content"), list) and c else [{"type": "text", "text": str(m.get("text") or "")}]
         words: list[str] = []
         for b in blocks:
             kind = b.get("type") if isinstance(b, dict) else None

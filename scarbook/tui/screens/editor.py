@@ -408,8 +408,7 @@ class EditorScreen(HostScreen):
         return shown
 
     def _text_of(self, selector: str) -> str:
-        field = self.query_one(selector, TextArea if selector == "#task" else Input)
-        value = field.text if isinstance(field, TextArea) else field.value
+        value = self.query_one(selector, TextArea).text if selector == "#task" else self.query_one(selector, Input).value
         shown, own = self._escaped.get(selector, (None, ""))
         return (own if value == shown else value).strip()
 
