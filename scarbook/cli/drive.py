@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from scarbook.cli.common import safe_text, say, warn
 from scarbook.models import CauseKind, RunRecord, SessionState
+from scarbook.run.causes import whose_word
 from scarbook.run.events import (
     BatchProgress,
     CaseDecided,
@@ -188,7 +189,9 @@ def retry_note(ev: RunRetried) -> str:
     """The progress line of a run retried after an infra error (the evidence is the agent's text)."""
     rule = ev.cause.rule if ev.cause is not None else CauseKind.INFRA
     evidence = clean_text(ev.cause.evidence if ev.cause is not None else "", one_line=True)
-    return (f"{ev.case_id} #{ev.k}: infra error ({rule}{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
+    word = whose_word(ev.cause)
+    return (f"{ev.case_id} #{ev.k}: infra error ({rule}{', ' + word if word else ''}"
+            f"{': ' + cut_chars(evidence, 100) if evidence else ''}) — "
             f"retrying, attempt {ev.attempt} of {ev.of}")
 
 

@@ -10,6 +10,7 @@ from scarbook.cli.common import examples, friendly_errors, get_project, report_h
 from scarbook.errors import ScarbookError
 from scarbook.models import RunRecord, RunStatus
 from scarbook.models.run import KEPT_NAMES
+from scarbook.run.causes import whose_word
 from scarbook.session.plan import case_id_of_arg
 from scarbook.text import names_left_out, plural
 
@@ -82,8 +83,9 @@ def _say_run(r: RunRecord) -> None:
         say(f"  cause: {r.cause.kind} ({r.cause.rule}) — {r.cause.evidence}")
     for a in r.attempts[:-1]:  # the last attempt is this record
         why = a.cause
-        say(f"  attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
-            f"{a.reason}; workspace {a.workspace}")
+        word = whose_word(why)
+        say(f"  attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}"
+            f"{', ' + word if word else ''}): {a.reason}; workspace {a.workspace}")
     for c in r.checks:
         say(f"  [{c.status:>7}] {c.index + 1}. {c.type}: {c.detail}")
         for item in c.judge.items if c.judge is not None else ():

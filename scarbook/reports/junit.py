@@ -95,7 +95,9 @@ def build_junit(rep: SessionReport, against: BaselineComparison | None = None) -
                    ("git_revision", session.git_revision or ""), ("partial", str(session.partial).lower()),
                    ("exit_code", str(rep.exit_code))]
     suite_props += [(f"causes_{kind}", str(n)) for kind, n in rep.causes.items()]  # runs that did not pass
-    suite_props += [("retried_after_infra", str(len(rep.retried))), ("infra_unresolved", str(rep.infra_unresolved))]
+    suite_props += [("retried_after_infra", str(len(rep.retried))),
+                    ("retried_on_agents_word", str(len(rep.retried_on_agents_word))),
+                    ("infra_unresolved", str(rep.infra_unresolved))]
     if against:
         suite_props.append(("baseline_session", against.baseline.session_id))
     if rep.versus is not None:  # a session of several agents: its testcases are the comparison's

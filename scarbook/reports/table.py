@@ -15,7 +15,7 @@ from scarbook.models.words import Decision, GateMode, Undecided
 from scarbook.reports.errored import INFRA_UNRESOLVED, agent_error, unfinished_words
 from scarbook.reports.rerun_note import rerun_line
 from scarbook.reports.versus_table import ON_JUDGED_COUNTS, format_versus, versus_to_dict
-from scarbook.run.causes import count_causes, is_infra
+from scarbook.run.causes import count_causes, is_infra, retried_on_agents_word
 from scarbook.run.gate import (
     case_stats,
     decide_gate,
@@ -105,6 +105,12 @@ class SessionReport:
     def retried(self) -> list[RunRecord]:
         """Runs retried after infra errors (scarbook.run.runner; not the Ray executor's lost workers)."""
         return [r for r in self.runs if len(r.attempts) > 1]
+
+    @property
+    def retried_on_agents_word(self) -> list[RunRecord]:
+        """Runs retried on an infra cause only the agent vouched for (run/causes.retried_on_agents_word): the gate
+        reads them as fails too (run/gate.py)."""
+        return [r for r in self.runs if retried_on_agents_word(r)]
 
     @property
     def agent_errors(self) -> list[RunRecord]:
@@ -251,8 +257,10 @@ def format_retries(rep: SessionReport) -> list[str]:
     if retried:
         again = sum(len(r.attempts) - 1 for r in retried)
         ok = sum(1 for r in retried if r.status == RunStatus.PASS)
+        claimed = len(rep.retried_on_agents_word)
+        word = f"{claimed} on the agent's own word, which the gate also reads as fails; " if claimed else ""
         out.append(f"{plural(len(retried), 'run')} retried after infra errors ({plural(again, 'retry', 'retries')}; "
-                   f"{ok} then passed; every attempt is kept with its cause in the JSON report and `scarbook show`)")
+                   f"{ok} then passed; {word}every attempt is kept with its cause in the JSON report and `scarbook show`)")
     if rep.infra_unresolved:
         out.append(f"infra retries ran out: {plural(rep.infra_unresolved, 'run')} {INFRA_UNRESOLVED}")
     return out
@@ -406,6 +414,8 @@ def report_to_dict(rep: SessionReport) -> dict[str, Any]:
                   "judge_from_cache": rep.judge_cache_hits, "judge_cache_saved_usd": rep.judge_cache_saved_usd},
         "causes": rep.causes,  # runs that did not pass, per cause
         "retried_after_infra": len(rep.retried),
+        # of those, retried on the agent's own word (a line it printed, an exit 127): the gate reads them as fails too
+        "retried_on_agents_word": len(rep.retried_on_agents_word),
         "infra_unresolved": rep.infra_unresolved,  # runs whose infra retries ran out (exit 3)
         "runs": [run_json(r) for r in rep.runs],
     } | ({"agents": versus_to_dict(rep.versus)} if rep.versus is not None else {})

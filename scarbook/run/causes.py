@@ -128,6 +128,34 @@ def is_infra(record: RunRecord) -> bool:
     return record.cause is not None and record.cause.kind == CauseKind.INFRA
 
 
+# The infra causes scarbook saw itself (its own failure, a program that could not be started, a workspace it could
+# not read, a lost worker, a signal from outside, the recorder's own evidence of the model API failing). Every other
+# infra cause rests on the agent's own word — a line it printed (the "patterns" row: 529, MemoryError, No space left
+# on device, "bwrap: ...", a project's causes.infra), an exit 126/127 with nothing done — which an agent that knows
+# it failed can say to buy a retry; the gate reads such a retry at its worst too (run/gate.py).
+VERIFIED_INFRA_RULES = frozenset({"scarbook-error", "agent-could-not-start", "workspace-unreadable", "worker-lost",
+                                  "killed-by-signal", "model-api"})
+
+
+def on_agents_word(cause: Cause | None) -> bool:
+    """Whether `cause` is infra only the agent vouches for (not in VERIFIED_INFRA_RULES)."""
+    return cause is not None and cause.kind == CauseKind.INFRA and cause.rule not in VERIFIED_INFRA_RULES
+
+
+def whose_word(cause: Cause | None) -> str:
+    """How an infra cause is known, as every face says it beside a retry: "the agent's own word" or "seen by
+    scarbook"; "" for any other cause."""
+    if cause is None or cause.kind != CauseKind.INFRA:
+        return ""
+    return "the agent's own word" if on_agents_word(cause) else "seen by scarbook"
+
+
+def retried_on_agents_word(record: RunRecord) -> bool:
+    """Whether the run was retried on an infra cause only the agent vouched for (an attempt before its last) and
+    then reached a verdict (or an error not the machine's: one still infra is counted apart, exit 3)."""
+    return not is_infra(record) and any(on_agents_word(a.cause) for a in record.attempts[:-1])
+
+
 def cause_kind(record: RunRecord) -> CauseKind | None:
     """Whose fault the run is, as the reports count it: a run whose judge checks were skipped is
     unjudged, nobody's fault, even as an older scarbook recorded it (SKIPPED_RULE)."""

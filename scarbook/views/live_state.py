@@ -14,6 +14,7 @@ from scarbook.config import Config
 from scarbook.history.judge_truth import Calibration
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import SessionState
+from scarbook.run.causes import on_agents_word
 from scarbook.run.events import (
     CaseDecided,
     CheckDone,
@@ -65,6 +66,7 @@ class LiveSession:
     # whose retry is running now
     retries: dict[str, int] = field(default_factory=dict)
     retried_runs: set[tuple[str, int]] = field(default_factory=set)
+    claimed_runs: set[tuple[str, int]] = field(default_factory=set)  # of those, retried on the agent's own word
     retrying: set[tuple[str, int]] = field(default_factory=set)
     calibration: Calibration | None = None  # the judge's measured error, read once as the session was prepared
     # a session of several agents (eval --agents): their names, the baseline first ([] for one agent); each
@@ -117,6 +119,8 @@ class LiveSession:
         elif isinstance(ev, RunRetried):
             self.retries[ev.case_id] = self.retries.get(ev.case_id, 0) + 1
             self.retried_runs.add((ev.case_id, ev.k))
+            if on_agents_word(ev.cause):
+                self.claimed_runs.add((ev.case_id, ev.k))
             self.retrying.add((ev.case_id, ev.k))
         elif isinstance(ev, SessionFinished):
             self.info = ev.session
@@ -218,12 +222,16 @@ class LiveSession:
         return sum(1 for cid, _ in self.retrying if cid == case_id)
 
     def retried_line(self) -> str:
-        """'2 runs retried after infra errors (1 running again)' for the figures; "" before any retry."""
+        """'2 runs retried after infra errors (2 on the agent's own word; 1 running again)' for the figures: of those,
+        how many were retried on a line the agent printed or its exit 127 (causes.on_agents_word), which the gate
+        also reads as fails; "" before any retry."""
         if not self.retried_runs:
             return ""
         now = len(self.retrying)
-        return (f"{plural(len(self.retried_runs), 'run')} retried after infra errors"
-                + (f" ({now} running again)" if now else ""))
+        claimed = len(self.claimed_runs)
+        notes = ([f"{claimed} on the agent's own word"] if claimed else []) + ([f"{now} running again"] if now else [])
+        return f"{plural(len(self.retried_runs), 'run')} retried after infra errors" + (
+            f" ({'; '.join(notes)})" if notes else "")
 
     @property
     def errors(self) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from scarbook.models import STATUS_GLYPH, CauseKind, RunRecord, Vote
+from scarbook.run.causes import whose_word
 from scarbook.text import plural, screen_text
 from scarbook.tui.widgets.strip import STATUS_STYLE
 from scarbook.views.file_diff import FileDiff
@@ -33,8 +34,9 @@ def _head(t: Text, run: RunRecord) -> None:
     if len(run.attempts) > 1:
         for a in run.attempts[:-1]:
             why = a.cause
-            t.append(f"attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}): "
-                     f"{screen_text(a.reason)} · retried\n", style="dim")
+            word = whose_word(why)
+            t.append(f"attempt {a.attempt}: {a.status} — {why.kind if why else '?'} ({why.rule if why else '?'}"
+                     f"{', ' + word if word else ''}): {screen_text(a.reason)} · retried\n", style="dim")
     if run.node:
         t.append(f"ran on node {run.node.get('id', '?')[:12]} ({run.node.get('host', '?')})"
                  + (f", retried {run.infra_retries}x after a lost worker" if run.infra_retries else "")
