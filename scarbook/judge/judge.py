@@ -31,7 +31,15 @@ from scarbook.judge.inputs import read_check_artifact
 from scarbook.judge.pricing import priced
 from scarbook.judge.prompt import build_request, new_nonce
 from scarbook.judge.settings import JudgeSettings
-from scarbook.judge.verdict import ItemVerdict, MalformedReply, decide, overall, parse_tool_input, summarize
+from scarbook.judge.verdict import (
+    MALFORMED,
+    ItemVerdict,
+    MalformedReply,
+    decide,
+    overall,
+    parse_tool_input,
+    summarize,
+)
 from scarbook.models import (
     BatchUse,
     CacheUse,
@@ -51,7 +59,6 @@ if TYPE_CHECKING:
 
 ARTIFACT_EXCERPT = 20_000
 
-MALFORMED = "judge reply malformed: "
 
 
 class Judge:

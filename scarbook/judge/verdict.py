@@ -20,6 +20,11 @@ class MalformedReply(Exception):
     """The judge's reply is not a valid verdict for this rubric; str() says what is wrong."""
 
 
+# How a check whose judge replied unreadably twice (the re-ask too) says so: what the artifact says can cause it
+# (an injection asking for plain text, a refusal), so the gate reads such a run at its worst too (run/gate.py).
+MALFORMED = "judge reply malformed: "
+
+
 @dataclass(frozen=True)
 class SeveralCalls:
     """A reply that calls the forced tool `tool` more than once (a judge an artifact steered can: 'first record

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from scarbook.models import Cause, CauseKind, RunRecord, RunStatus
+from scarbook.judge.verdict import MALFORMED
+from scarbook.models import Cause, CauseKind, CheckStatus, RunRecord, RunStatus
 from scarbook.run.agent_signals import SHUTDOWN_GRACE_S
 from scarbook.run.cause_matching import (
     AgentFacts,
@@ -148,6 +149,13 @@ def whose_word(cause: Cause | None) -> str:
     if cause is None or cause.kind != CauseKind.INFRA:
         return ""
     return "the agent's own word" if on_agents_word(cause) else "seen by scarbook"
+
+
+def judge_unreadable(record: RunRecord) -> bool:
+    """Whether the run is an error because its judge's reply could not be read, twice (no verdict tool call, a
+    malformed one, a refusal): what the artifact says can cause that, as an injection that asks for plain text."""
+    return record.status == RunStatus.ERROR and any(
+        c.type == "llm_judge" and c.status == CheckStatus.ERROR and c.detail.startswith(MALFORMED) for c in record.checks)
 
 
 def retried_on_agents_word(record: RunRecord) -> bool:

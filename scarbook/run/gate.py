@@ -19,7 +19,7 @@ from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import NO_JUDGED_CASE, Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
-from scarbook.run.causes import is_infra, on_agents_word, retried_on_agents_word
+from scarbook.run.causes import is_infra, judge_unreadable, on_agents_word, retried_on_agents_word
 from scarbook.stats.corrected import ALPHA, Corrected, correct, gate_evidence, judged_split
 from scarbook.stats.corrected_gate import MAX_LABELS, CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
@@ -191,20 +191,28 @@ def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapp
     return _at_worst(decided, stats, statuses, policy, runs, looks)
 
 
+def at_worst(run: RunRecord) -> bool:
+    """Whether the gate also reads `run` as a fail: its verdict, or its lack of one, may be the agent's own doing — it
+    was retried on the agent's own word (causes.retried_on_agents_word: a 529, MemoryError or 'bwrap:' line it
+    printed, an exit 127), or it is an error because its judge's reply could not be read (causes.judge_unreadable:
+    what the artifact says can cause that)."""
+    return retried_on_agents_word(run) or judge_unreadable(run)
+
+
 def _at_worst(decided: list[CaseStats], stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],
               policy: GatePolicy, runs: Mapping[str, Sequence[RunRecord]], looks: list[int] | None) -> list[CaseStats]:
-    """The gate read again with every run retried on the agent's own word (causes.retried_on_agents_word: a 529,
-    MemoryError or 'bwrap:' line it printed, an exit 127) read as a fail, as it may have been: an agent that
-    knows it failed can say so to buy a retry. A case whose decision differs between the two readings has no
-    verdict (exit 3), saying how many runs and that `record:` verifies a model API's failure."""
-    claimed = {cid: [r for r in rs if retried_on_agents_word(r)] for cid, rs in runs.items()}
-    if not any(claimed.values()):
+    """The gate read again with every run `at_worst` read as a fail, as it may have been: an agent that knows it
+    failed can claim the machine failed it to buy a retry, or write what breaks its judge to turn a fail into an
+    error, out of the rate. A case whose decision differs between the two readings has no verdict (exit 3), saying
+    how many runs and why (worst_note)."""
+    worst_runs = {cid: [r for r in rs if at_worst(r)] for cid, rs in runs.items()}
+    if not any(worst_runs.values()):
         return decided
-    worst_statuses = {cid: [RunStatus.FAIL if retried_on_agents_word(r) else r.status for r in runs[cid]]
-                      if claimed.get(cid) else list(rs) for cid, rs in statuses.items()}
+    worst_statuses = {cid: [RunStatus.FAIL if at_worst(r) else r.status for r in runs[cid]]
+                      if worst_runs.get(cid) else list(rs) for cid, rs in statuses.items()}
     worst_stats = [replace(s, corrected=replace(s.corrected, evidence=_as_fails(s.corrected.evidence,
                                                                                  runs.get(s.case_id, [])))
-                           if claimed.get(s.case_id) and s.corrected is not None and s.corrected.evidence is not None
+                           if worst_runs.get(s.case_id) and s.corrected is not None and s.corrected.evidence is not None
                            else s.corrected) for s in stats]
     worst_looks: Any = looks
     if looks:
@@ -216,28 +224,38 @@ def _at_worst(decided: list[CaseStats], stats: Sequence[CaseStats], statuses: Ma
         if s.gate != w.gate and s.gate != Decision.NO_VERDICT:
             s = replace(s, decision=Decision.NO_VERDICT, runs_needed=None, band=gate_band(None, None, Decision.NO_VERDICT,
                                                                                          s.threshold, s.green),
-                        gate_note=agents_word_note(claimed[s.case_id], s.gate, w.gate))
+                        gate_note=worst_note(worst_runs[s.case_id], s.gate, w.gate))
         out.append(s)
     return out
 
 
 def _as_fails(ev: CorrectedEvidence, runs: Sequence[RunRecord]) -> CorrectedEvidence:
-    """A judged case's evidence with its runs retried on the agent's own word read as rule fails (certain fails)."""
-    passed = sum(1 for r in runs if retried_on_agents_word(r) and r.status == RunStatus.PASS)
-    unread = sum(1 for r in runs if retried_on_agents_word(r) and r.status not in (RunStatus.PASS, RunStatus.FAIL))
+    """A judged case's evidence with its runs `at_worst` read as rule fails (certain fails)."""
+    passed = sum(1 for r in runs if at_worst(r) and r.status == RunStatus.PASS)
+    unread = sum(1 for r in runs if at_worst(r) and r.status not in (RunStatus.PASS, RunStatus.FAIL))
     return replace(ev, passes=ev.passes - passed, rule_fails=ev.rule_fails + passed + unread)
 
 
-def agents_word_note(claimed: Sequence[RunRecord], said: str, worst: str) -> str:
-    """'it reads above only because 2 runs were retried on the agent's own word (api-overloaded: a line it printed,
-    which scarbook cannot verify); read as fails they make it undecided — with record: on, scarbook verifies a
-    model API's failure itself'."""
-    rules = sorted({a.cause.rule for r in claimed for a in r.attempts[:-1] if on_agents_word(a.cause) and a.cause})
-    were = "was" if len(claimed) == 1 else "were"
-    return (f"it reads {said} only because {plural(len(claimed), 'run')} {were} retried on the agent's own word "
-            f"({', '.join(rules)}: what it printed or how it exited, which scarbook cannot verify); read as "
-            f"{'a fail' if len(claimed) == 1 else 'fails'} {'it makes' if len(claimed) == 1 else 'they make'} it "
-            f"{worst} — with record: on, scarbook verifies a model API's failure itself")
+def worst_note(runs: Sequence[RunRecord], said: str, worst: str) -> str:
+    """'it reads above only because 2 runs were retried on the agent's own word (api-overloaded: what it printed or
+    how it exited, which scarbook cannot verify); read as fails they make it undecided — with record: on, scarbook
+    verifies a model API's failure itself', and of runs whose judge reply could not be read: "… because 4 runs' judge
+    replies could not be read (no verdict or a malformed one, twice), which what the artifact says can cause; …"."""
+    claimed = [r for r in runs if retried_on_agents_word(r)]
+    unreadable = [r for r in runs if judge_unreadable(r) and not retried_on_agents_word(r)]
+    why = []
+    if claimed:
+        rules = sorted({a.cause.rule for r in claimed for a in r.attempts[:-1] if a.cause and on_agents_word(a.cause)})
+        why.append(f"{plural(len(claimed), 'run')} {'was' if len(claimed) == 1 else 'were'} retried on the agent's own "
+                   f"word ({', '.join(rules)}: what it printed or how it exited, which scarbook cannot verify)")
+    if unreadable:
+        one = len(unreadable) == 1
+        why.append(f"{len(unreadable)} {'run' if one else 'runs'}' judge {'reply' if one else 'replies'} could not be "
+                   "read (no verdict or a malformed one, twice), which what the artifact says can cause")
+    one = len(runs) == 1
+    return (f"it reads {said} only because {' and '.join(why)}; read as {'a fail' if one else 'fails'} "
+            f"{'it makes' if one else 'they make'} it {worst}"
+            + (" — with record: on, scarbook verifies a model API's failure itself" if claimed else ""))
 
 
 def _at_looks(stats: Sequence[CaseStats], runs: Mapping[str, Sequence[RunRecord]],
