@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scarbook.cases.placeholders import TASK_PLACEHOLDER, placeholder_items, write_it_hint
+from scarbook.cases.placeholders import is_placeholder_task, placeholder_items, write_it_hint
 from scarbook.checks.backtrack import Runaway, runaway
 from scarbook.checks.patterns import REWRITE
 from scarbook.checks.spec import REGEX_TIMEOUT_S, TRAJECTORY_CHECKS, needs_transcript
@@ -305,7 +305,7 @@ def _lint_placeholders(case: Case) -> list[LintHint]:
     hints = [LintHint(case.id, ci, ii, "placeholder", "this item is still the import's TODO: the judge would grade "
                       "it as written, which says nothing of the incident, and it can certify nothing",
                       write_it_hint(case), None, None) for ci, ii in placeholder_items(case)]
-    if case.task.strip() == TASK_PLACEHOLDER:
+    if is_placeholder_task(case.task):
         hints.insert(0, LintHint(case.id, None, None, "placeholder", "the task is still the import's TODO: each run "
                                  "would send it to the agent as written",
                                  f"write the instruction the agent was given as task: in "

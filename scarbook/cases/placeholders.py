@@ -15,6 +15,11 @@ TASK_PLACEHOLDER = "TODO: write the instruction the agent was given"
 RUBRIC_PLACEHOLDER = "TODO: say what the answer must do; the failed artifact must FAIL this item"
 
 
+def is_placeholder_task(task: str) -> bool:
+    """The import's TODO task (with, after it, why the log held no prompt, when the reader knows)."""
+    return task.strip().startswith(TASK_PLACEHOLDER)
+
+
 def is_placeholder_item(item: Any) -> bool:
     """A rubric item (its words, or `{id, text}`) that is the import's placeholder."""
     return (item.get("text") if isinstance(item, dict) else item) == RUBRIC_PLACEHOLDER
@@ -35,7 +40,7 @@ def write_it_hint(case: Case) -> str:
 def placeholder_note(case: Case, *, judged: bool) -> str | None:
     """What a session says before its runs of a case that still holds the import's placeholders (None: none)."""
     said = []
-    if case.task.strip() == TASK_PLACEHOLDER:
+    if is_placeholder_task(case.task):
         said.append("its task is still the import's TODO: the agent is sent it as written")
     items = placeholder_items(case)
     if items and judged:

@@ -146,12 +146,13 @@ def pick_good(cands: list[Candidate], good: str, failed: Candidate) -> tuple[str
 
 
 def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript_name: str,
-                    turn: int | None = None, *, exact: bool = False) -> dict[str, Any]:
+                    turn: int | None = None, *, exact: bool = False, task: str | None = None) -> dict[str, Any]:
     """The case.yaml content of a draft. A case needs a task and at least one check, so where the
-    transcript gives none the draft says TODO; `scarbook verify` then reports it misses its scar.
-    The task is turn `turn`'s prompt (default: the turn that produced the artifact), joined with the
-    request it follows when it is a follow-up ("continue"), unless `exact` (the user's --turn N)."""
-    task = pick_task(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact).text
+    transcript gives none the draft says TODO (and, when the reader knows, where the prompt is kept);
+    `scarbook verify` then reports it misses its scar. The task is `task` (the user's --task), else turn
+    `turn`'s prompt (default: the turn that produced the artifact), joined with the request it follows when
+    it is a follow-up ("continue"), unless `exact` (the user's --turn N)."""
+    task = task or pick_task(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact).text
     title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
     artifact_at: str | dict[str, str]
     if artifact.kind == "file" and artifact.path:
@@ -166,7 +167,7 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
     return {
         "id": case_id,
         "title": title,
-        "task": task or TASK_PLACEHOLDER,
+        "task": task or (f"{TASK_PLACEHOLDER} ({t.task_hint})" if t.task_hint else TASK_PLACEHOLDER),
         "checks": checks,
         "scar": {
             "date": t.date or _dt.date.today().isoformat(),  # the incident's day; today if the log has none
@@ -179,13 +180,13 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
 
 def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_index: int | None = None,
                      seed_suggested: bool = False, transcript_path: Path | None = None,
-                     turn: int | None = None, good: str | None = None) -> Path:
+                     turn: int | None = None, good: str | None = None, task: str | None = None) -> Path:
     """Create `cases/<case_id>/` from the transcript; return the case folder.
 
     `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
     `default_artifact`. With `seed_suggested`, each file of the project as it stood when the task began
     (`suggest_seeds`) whose content the transcript holds is copied into seed/ (suggestions without content
-    are left for the user: `scarbook import` names them). `good` (a
+    are left for the user: `scarbook import` names them). `task` (--task) is the task when given. `good` (a
     candidate number or a file, `pick_good`) is copied to scar/good<ext> as scar.good_artifact.
     """
     if not CASE_ID.match(case_id):
@@ -206,7 +207,7 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
         raise ScarbookError(outside_root(t, artifact.path))
     # a log of many samples (Inspect) keeps only the one imported, as a log the same reader reads
     kept_name = f"transcript{t.excerpt[0]}" if t.excerpt else transcript_path.name if transcript_path else "transcript.txt"
-    data = draft_case_data(t, case_id, artifact, kept_name, turn, exact=exact)
+    data = draft_case_data(t, case_id, artifact, kept_name, turn, exact=exact, task=task)
     if transcript_path is None and t.excerpt is None:
         del data["scar"]["transcript"]
     good_artifact = pick_good(cands, good, artifact) if good is not None else None

@@ -33,6 +33,9 @@ from scarbook.tools.verify import JUDGED_TIMES
 @click.option("--turn", "turn", type=click.IntRange(1), default=None, metavar="N",
               help="Which prompt of a multi-turn session is the task (--list numbers them); default: the turn "
                    "that produced the artifact.")
+@click.option("--task", "task_text", default=None, metavar="TEXT",
+              help="The instruction the agent was given, when the transcript holds no prompt (codex exec --json "
+                   "logs none) or to replace the one it holds.")
 @click.option("--seed-suggested", is_flag=True, help="Copy every suggested seed file whose content the transcript holds.")
 @click.option("--format", "fmt", default=None, metavar="NAME",
               help="Transcript format, skipping detection: a name --list prints (claude-code, codex, openai-chat, "
@@ -61,7 +64,7 @@ from scarbook.tools.verify import JUDGED_TIMES
 def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id: str | None,
                    artifact_index: int | None, seed_suggested: bool, fmt: str | None, trace: str | None,
                    root: str | None, turn: int | None, good: str | None, skip_judge: bool, times: int,
-                   sample: str | None, draft_rubric: bool, note: str, offline: bool) -> None:
+                   sample: str | None, draft_rubric: bool, note: str, offline: bool, task_text: str | None) -> None:
     """Turn an agent transcript (Claude Code log, Codex, Messages API JSON, OpenAI, OTel, an Inspect eval
     log's sample, text) into a draft case.
 
@@ -77,6 +80,9 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
         both = " and " in given
         raise ScarbookError(f"{given} only steer{'' if both else 's'} --draft-rubric: add --draft-rubric to draft the "
                             f"rubric from the incident, or leave {'them' if both else 'it'} out")
+    if task_text is not None and not task_text.strip():
+        raise ScarbookError("--task is empty: give the instruction the agent was given, or leave --task out to take "
+                            "the transcript's prompt")
     from scarbook.cases.transcript_draft import pick_turn
     from scarbook.transcripts import (
         candidates,
@@ -113,8 +119,13 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             for tn in all_turns:
                 say(f"  {'*' if tn.number == chosen else ' '} {tn.number:>2}  {preview(tn.prompt, 70)}")
         task = pick_task(t, chosen, exact=turn is not None)
-        say(f"task: {task.text or '(none found)'}")
-        if task.note:
+        if task_text:
+            say(f"task (--task): {task_text}")
+        else:
+            say(f"task: {task.text or '(none found)'}")
+            if not task.text and cands:  # (a log with nothing to draft says so under candidates)
+                say(_no_task(t, "give the task with --task TEXT"))
+        if task.note and not task_text:
             say(task.note)
         say("candidates:")
         say(format_candidates(cands))
@@ -128,12 +139,15 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
             say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
         return
     project = get_project(ctx)
-    folder = _write_draft(project, t, case_id, artifact_index, seed_suggested, Path(transcript), turn=turn, good=good)
+    folder = _write_draft(project, t, case_id, artifact_index, seed_suggested, Path(transcript), turn=turn, good=good,
+                          task=task_text)
     say(f"wrote draft case {folder}")
     chosen = pick_turn(t, candidates(t), turn, artifact_index)[0]
-    joined = pick_task(t, chosen, exact=turn is not None).note
-    if joined:
-        say(joined)
+    picked = pick_task(t, chosen, exact=turn is not None)
+    if not task_text and not picked.text:
+        warn(_no_task(t, f"the draft's task is a TODO: write it as task: in {folder / 'case.yaml'}"))
+    if picked.note and not task_text:
+        say(picked.note)
     for seed in suggest_seeds(t, task_start(t, chosen, exact=turn is not None)):
         if seed.content is None:  # the state before the task that the log cannot give: the user adds it
             warn(f"not seeded: {seed.path} — {seed.reason}")
@@ -184,6 +198,12 @@ def _certify_draft(project, folder: Path, skip_judge: bool, times: int, draft: t
     return v.certified
 
 
+def _no_task(t, fix: str) -> str:
+    """What import says of a transcript that holds no prompt: why (when the reader knows) and the fix."""
+    why = f" ({t.task_hint})" if t.task_hint else ""
+    return f"no prompt in the transcript{why}: {fix}"
+
+
 def _say_trajectory_hints(t, cands, turn: int | None, artifact_index: int | None) -> None:
     """The trajectory checks the incident suggests (scarbook.cases.trajectory_hints), as case.yaml lines."""
     from scarbook.cases.trajectory_hints import suggest_trajectory_checks
@@ -202,7 +222,7 @@ def _say_trajectory_hints(t, cands, turn: int | None, artifact_index: int | None
 
 
 def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_suggested: bool, transcript: Path, *,
-                 turn: int | None, good: str | None) -> Path:
+                 turn: int | None, good: str | None, task: str | None) -> Path:
     """cases/<case_id>/ written from the transcript, built in a hidden folder and renamed into place whole
     (cases/folder_save.new_case_folder): no reader sees a half-written draft."""
     from scarbook.cases.folder_save import new_case_folder, shown_path
@@ -217,7 +237,8 @@ def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_sugg
         raise ScarbookError(f"{project.cases_dir / case_id} already exists; choose another --id")
     try:
         with new_case_folder(project, case_id) as staging:
-            write_draft_case(t, staging, case_id, artifact_index, seed_suggested, transcript, turn=turn, good=good)
+            write_draft_case(t, staging, case_id, artifact_index, seed_suggested, transcript, turn=turn, good=good,
+                             task=task)
     except OSError as exc:
         raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
                             f"{describe_os_error(exc)}"

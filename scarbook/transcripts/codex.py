@@ -8,7 +8,10 @@ command_execution -> a `shell` call and its output, mcp_tool_call -> a `<server>
 its result, web_search -> a call, file_change -> an `apply_patch` call naming the files (Codex does
 not put their content in the stream, so they are not candidates). `turn.completed` carries usage;
 `turn.failed` and `error` become warnings. A first `{"type": "scarbook.task"}` line (written by
-the preset) holds the task.
+the preset) holds the task; Codex itself never writes the prompt into the stream (exec_events.rs has no
+user item), so without that line the transcript says where the prompt is kept: the session log of the
+stream's thread. Plan items are the agent's words; to-do lists, plan deltas and questions to the user are
+accepted and left out.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 
 FORMAT = "codex"
 EVENTS = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated",
-          "item.completed", "error", "scarbook.task"}
+          "item.completed", "item.plan.delta", "request_user_input", "error", "scarbook.task"}
 
 
 def turn_usage(u: Any) -> Usage:
@@ -36,6 +39,13 @@ def turn_usage(u: Any) -> Usage:
                  output_tokens=int(u.get("output_tokens") or 0), cache_read_tokens=cached)
 
 
+def prompt_hint(thread: str | None) -> str:
+    """Where the prompt of a `codex exec --json` stream is, since the stream does not hold it."""
+    log = f"~/.codex/sessions/YYYY/MM/DD/rollout-*-{thread or '<thread id>'}.jsonl"
+    whose = f"of thread {thread} " if thread else ""
+    return f"codex exec --json does not log the prompt; Codex's session log {whose}({log}) holds it"
+
+
 def _result_text(result: Any) -> str:
     if isinstance(result, dict) and isinstance(result.get("content"), list):
         return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in result["content"])
@@ -45,7 +55,7 @@ def _result_text(result: Any) -> str:
 def _item(t: Transcript, item: dict[str, Any]) -> None:
     kind, iid = item.get("type"), str(item.get("id", ""))
     failed = item.get("status") in ("failed", "declined")
-    if kind == "agent_message":
+    if kind in ("agent_message", "plan"):
         t.entries.append(Message("assistant", str(item.get("text", ""))))
     elif kind == "reasoning":
         t.entries.append(Message("assistant", str(item.get("text", "")), kind="thinking"))
@@ -82,6 +92,7 @@ def parse(src: Source) -> Transcript:
     t = Transcript(format=FORMAT, source=src.path)
     usage: Usage | None = None
     seen = False
+    thread: str | None = None
     for no, ev in src.iter_json_lines(stats):
         if not isinstance(ev, dict) or ev.get("type") not in EVENTS:
             what = f"type {ev.get('type')!r}" if isinstance(ev, dict) and "type" in ev else "no codex event type"
@@ -90,6 +101,8 @@ def parse(src: Source) -> Transcript:
         seen = seen or kind != "scarbook.task"
         if kind == "scarbook.task":
             t.entries.append(Message("user", str(ev.get("text", ""))))
+        elif kind == "thread.started":
+            thread = thread or str(ev.get("thread_id") or "") or None
         elif kind == "item.completed" and isinstance(ev.get("item"), dict):
             _item(t, ev["item"])
         elif kind == "turn.completed":
@@ -104,4 +117,6 @@ def parse(src: Source) -> Transcript:
         raise NotThisFormat("no codex events")
     t.warnings[:0] = truncation_warning(stats)
     t.usage = usage
+    if not any(isinstance(e, Message) and e.role == "user" for e in t.entries):
+        t.task_hint = prompt_hint(thread)
     return finish_transcript(t)

@@ -136,6 +136,8 @@ class Transcript:
     traces: list[tuple[str, str]] = field(default_factory=list)
     trace: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # A log that never holds the prompt (codex exec --json): why, and where the prompt is kept instead.
+    task_hint: str | None = None
     # What a draft case keeps as its scar's transcript instead of a copy of the whole file: (suffix,
     # bytes). An Inspect log of many samples keeps the one imported, as a one-sample log.
     excerpt: tuple[str, bytes] | None = None

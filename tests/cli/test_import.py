@@ -312,6 +312,7 @@ def test_a_log_cut_at_its_head_is_read_as_its_format_with_the_cut_line_named(tmp
         "format: claude-code\n"
         "root: /w (paths are relative to it; change it with --root DIR)\n"
         "task: (none found)\n"
+        "no prompt in the transcript: give the task with --task TEXT\n"
         "candidates:\n"
         "  1  answer       final answer  [31 B]\n"
         "     NOTE.md says we ship on Friday.\n"

@@ -259,7 +259,8 @@ class ImportScreen(HostScreen[str | None]):
         text = Text(screen_text(" · ".join(bits), one_line=True))
         task = pick_task(t, self._turn_of(default_artifact(self.cands)) if self.cands else None)
         task_line = screen_text(task.text.splitlines()[0], one_line=True) if task.text else None
-        text.append(f"\ntask: {task_line or '(none in the transcript — write it in the editor)'}")
+        why = f": {t.task_hint}" if t.task_hint else ""
+        text.append(f"\ntask: {task_line or f'(none in the transcript{why} — write it in the editor)'}")
         if task.note:  # a follow-up ("continue") joined with the request it continues
             text.append(f"\n{task.note}", style="bold")
         if t.traces and t.trace is not None:  # a file of several traces: one is picked
