@@ -22,6 +22,7 @@ from scarbook.fs.escaped_names import real_name
 from scarbook.fs.paths import resolve_inside
 from scarbook.fs.yamlio import atomic_write_text
 from scarbook.models import Case, Check, RunRecord, Scar
+from scarbook.text import cut_words
 from scarbook.transcripts import SeedSuggestion, Transcript
 from scarbook.transcripts.tool_input import NoToolInput, ToolInput, last_tool_input, tool_input_of
 
@@ -115,7 +116,7 @@ def draft_from_run(project: ProjectFolders, case: Case, run: RunRecord) -> CaseD
                 family=case.scar.family if case.scar else None, transcript=transcript,
                 failed_artifact=f"scar/{name}",
                 artifact_at={"tool": ref.tool, "field": ref.field} if ref is not None and sent is not None else None)
-    draft = Case(id=cid, task=case.task, title=f"draft from {case.id} run {run.k}: {run.reason}"[:120],
+    draft = Case(id=cid, task=case.task, title=cut_words(f"draft from {case.id} run {run.k}: {run.reason}", 120),
                  tags=list(case.tags), threshold=case.threshold,
                  checks=[Check(c.type, dict(c.params)) for c in case.checks], scar=scar,
                  seed_files=dict(case.seed_files), timeout_s=case.timeout_s)

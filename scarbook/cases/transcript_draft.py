@@ -20,7 +20,7 @@ from scarbook.cases.placeholders import RUBRIC_PLACEHOLDER, TASK_PLACEHOLDER
 from scarbook.errors import ScarbookError
 from scarbook.fs.files import atomic_write_bytes
 from scarbook.fs.paths import resolve_inside
-from scarbook.text import plural
+from scarbook.text import cut_words, plural
 from scarbook.transcripts.case_pieces import (
     Candidate,
     candidates,
@@ -36,6 +36,7 @@ from scarbook.transcripts.shape import packing, utf8_command
 from scarbook.transcripts.text import command_label, preview
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+TITLE_WIDTH = 80  # a title drafted from the task: its first line, cut at a word
 
 
 def _ext(name: str | None, default: str = ".txt") -> str:
@@ -153,7 +154,8 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
     `turn`'s prompt (default: the turn that produced the artifact), joined with the request it follows when
     it is a follow-up ("continue"), unless `exact` (the user's --turn N)."""
     task = task or pick_task(t, turn if turn is not None else turn_of(t, artifact.entry), exact=exact).text
-    title = task.splitlines()[0][:80] if task else f"Imported from {transcript_name}"
+    first = next((line.strip() for line in task.splitlines() if line.strip()), "")
+    title = cut_words(first, TITLE_WIDTH) if first else f"Imported from {transcript_name}"
     artifact_at: str | dict[str, str]
     if artifact.kind == "file" and artifact.path:
         checks: list[dict[str, Any]] = [{"type": "file_exists", "path": artifact.path}]
