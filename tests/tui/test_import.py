@@ -653,3 +653,27 @@ async def test_a_bug_in_reading_a_log_is_said_and_the_screen_takes_keys(project_
         await open_path(pilot, NATIVE)
         await loaded(pilot, screen, NATIVE)
         assert screen.transcript is not None and results == []
+
+
+@pytest.mark.parametrize(("log", "word", "after"), [
+    (TRANSCRIPTS / "web_export" / "chatgpt_conversations.json", "conversation", "67a0c1f2-0001-8000-9000-00000000aaaa"),
+    (TRANSCRIPTS / "real" / "otel_two_traces.jsonl", "trace", "aaaa0000000000000000000000000001"),
+])
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_the_footer_names_what_ctrl_t_steps_through(project_root, log, word, after, size):
+    """A ChatGPT export holds conversations, not traces: its footer said "Next trace". The key is named for what
+    the file holds (the summary's word), at 80x24 and wide, and ctrl+t still steps to the next one."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, _ = await open_import(pilot, log)
+        shown = [key.description for key in screen.query(FooterKey)]
+        assert f"Next {word}" in shown
+        [key] = [k for k in screen.query(FooterKey) if k.description == f"Next {word}"]
+        assert key.region.right <= size[0]  # on screen, not cut off the footer's end
+        assert [d for d in shown if d.startswith("Next ")] == [f"Next {word}"]
+        assert f"{word} 1 of 2" in plain(screen.query_one("#import-summary")) or \
+            f"{word} 2 of 2" in plain(screen.query_one("#import-summary"))
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: screen.transcript.trace == after, what=f"the next {word}")

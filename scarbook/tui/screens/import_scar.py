@@ -97,7 +97,11 @@ class ImportScreen(HostScreen[str | None]):
     BINDINGS = [
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),
-        Binding("ctrl+t", "next_trace", "Next trace", priority=True),  # an OTel file with several traces
+        # a file of several: one key, named for what it steps (an OTel trace, an Inspect sample, an export's
+        # conversation); check_action shows the one the file's format names
+        Binding("ctrl+t", "next_trace('trace')", "Next trace", priority=True),
+        Binding("ctrl+t", "next_trace('sample')", "Next sample", priority=True),
+        Binding("ctrl+t", "next_trace('conversation')", "Next conversation", priority=True),
         Binding("g", "mark_good", "Good artifact"),  # the highlighted candidate must PASS: certification
         Binding("ctrl+r", "create_drafted", "Create + draft rubric", priority=True),  # issue 35.1
         Binding("escape,q", "leave", "Back"),
@@ -173,11 +177,12 @@ class ImportScreen(HostScreen[str | None]):
         self._load(path, trace)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "next_trace":  # shown only for a file that holds several traces
-            return self.transcript is not None and len(self.transcript.traces) > 1
+        if action == "next_trace":  # shown only for a file that holds several, in its words
+            t = self.transcript
+            return t is not None and len(t.traces) > 1 and parameters == (picked_word(t.format),)
         return True
 
-    def action_next_trace(self) -> None:
+    def action_next_trace(self, word: str = "trace") -> None:
         t = self.transcript
         if t is None or len(t.traces) < 2 or self.transcript_path is None:
             return
