@@ -15,7 +15,7 @@ from pathlib import Path
 
 from scarbook.cases.folders import ProjectFolders
 from scarbook.cases.ids import check_new_case_id, free_case_id
-from scarbook.cases.transcript_draft import write_draft_case
+from scarbook.cases.transcript_draft import DraftPicks, write_draft_case
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.fs.escaped_names import real_name
@@ -155,7 +155,7 @@ def create_draft(t: Transcript, project: ProjectFolders, case_id: str, artifact_
         with new_case_folder(project, case_id) as staging:
             folder = write_draft_case(t, staging, case_id, artifact_number, seed_suggested=False,
                                       transcript_path=transcript_path,
-                                      good=str(good_number) if good_number is not None else None)
+                                      picks=DraftPicks(good=str(good_number) if good_number is not None else None))
             for seed in seeds:
                 atomic_write_text(resolve_inside(folder / "seed", seed.path), seed.content or "")
     except OSError as exc:  # a read-only cases/, a full disk: named by the case's path, not the hidden folder

@@ -12,6 +12,7 @@ import datetime as _dt
 import posixpath
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -34,6 +35,16 @@ from scarbook.transcripts.model import Message, Transcript
 from scarbook.transcripts.seeds import suggest_seeds, task_start
 from scarbook.transcripts.shape import packing, utf8_command
 from scarbook.transcripts.text import command_label, preview
+
+
+@dataclass(frozen=True)
+class DraftPicks:
+    """What the user says of a draft beyond its artifact: the turn whose prompt is the task (--turn N), the good
+    artifact (--good N|PATH) and the task itself when the log holds none or the wrong one (--task TEXT)."""
+    turn: int | None = None
+    good: str | None = None
+    task: str | None = None
+
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 TITLE_WIDTH = 80  # a title drafted from the task: its first line, cut at a word
@@ -182,14 +193,14 @@ def draft_case_data(t: Transcript, case_id: str, artifact: Candidate, transcript
 
 def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_index: int | None = None,
                      seed_suggested: bool = False, transcript_path: Path | None = None,
-                     turn: int | None = None, good: str | None = None, task: str | None = None) -> Path:
+                     picks: DraftPicks = DraftPicks()) -> Path:
     """Create `cases/<case_id>/` from the transcript; return the case folder.
 
     `artifact_index` is the candidate number (1-based, as `--list` shows); None picks
     `default_artifact`. With `seed_suggested`, each file of the project as it stood when the task began
     (`suggest_seeds`) whose content the transcript holds is copied into seed/ (suggestions without content
-    are left for the user: `scarbook import` names them). `task` (--task) is the task when given. `good` (a
-    candidate number or a file, `pick_good`) is copied to scar/good<ext> as scar.good_artifact.
+    are left for the user: `scarbook import` names them). `picks.task` (--task) is the task when given.
+    `picks.good` (a candidate number or a file, `pick_good`) is copied to scar/good<ext> as scar.good_artifact.
     """
     if not CASE_ID.match(case_id):
         raise ScarbookError(f"case id {case_id!r} is not valid: use lowercase letters, digits, '-' and '_', "
@@ -202,17 +213,17 @@ def write_draft_case(t: Transcript, cases_dir: Path, case_id: str, artifact_inde
     cands = candidates(t)
     if not cands:
         _no_work(t)
-    exact = turn is not None  # --turn N is that prompt exactly
-    turn, artifact_index = pick_turn(t, cands, turn, artifact_index)
+    exact = picks.turn is not None  # --turn N is that prompt exactly
+    turn, artifact_index = pick_turn(t, cands, picks.turn, artifact_index)
     artifact = pick_artifact(cands, artifact_index, t.source)
     if artifact.kind == "file" and artifact.path and is_absolute(artifact.path):
         raise ScarbookError(outside_root(t, artifact.path))
     # a log of many samples (Inspect) keeps only the one imported, as a log the same reader reads
     kept_name = f"transcript{t.excerpt[0]}" if t.excerpt else transcript_path.name if transcript_path else "transcript.txt"
-    data = draft_case_data(t, case_id, artifact, kept_name, turn, exact=exact, task=task)
+    data = draft_case_data(t, case_id, artifact, kept_name, turn, exact=exact, task=picks.task)
     if transcript_path is None and t.excerpt is None:
         del data["scar"]["transcript"]
-    good_artifact = pick_good(cands, good, artifact) if good is not None else None
+    good_artifact = pick_good(cands, picks.good, artifact) if picks.good is not None else None
     if good_artifact is not None:
         data["scar"]["good_artifact"] = f"scar/good{_ext(good_artifact[0])}"
     case = validate_case_data(data, folder / CASE_FILE, folder)  # refuse before writing anything

@@ -86,57 +86,18 @@ def import_command(ctx: click.Context, transcript: str, list_only: bool, case_id
     from scarbook.cases.transcript_draft import pick_turn
     from scarbook.transcripts import (
         candidates,
-        format_candidates,
         load_transcript,
         pick_task,
-        preview,
         suggest_seeds,
         task_start,
-        turns,
     )
-    from scarbook.transcripts.detect import picked_word
     from scarbook.transcripts.text import group_warnings
 
     t = load_transcript(Path(transcript), fmt, trace=trace, sample=sample, root=root)
     for w in group_warnings(t.warnings):
         warn(w)
     if list_only or not case_id:
-        say(f"format: {t.format}")
-        if t.traces:
-            say("samples (pick one with --sample ID[:EPOCH]):" if t.format == "inspect" else
-                f"{picked_word(t.format)}s (pick one with --trace ID):")
-            for tid, summary in t.traces:
-                say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
-        if t.parent is not None:
-            say(f"parent session: {t.parent} (this is one of its subagents; import it to file the session)")
-        if t.root:
-            say(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
-        cands = candidates(t)
-        chosen, _ = pick_turn(t, cands, turn, artifact_index)
-        all_turns = turns(t)
-        if len(all_turns) > 1:
-            say("turns (* = the one whose prompt is the task: the turn of the artifact, or --turn N):")
-            for tn in all_turns:
-                say(f"  {'*' if tn.number == chosen else ' '} {tn.number:>2}  {preview(tn.prompt, 70)}")
-        task = pick_task(t, chosen, exact=turn is not None)
-        if task_text:
-            say(f"task (--task): {task_text}")
-        else:
-            say(f"task: {task.text or '(none found)'}")
-            if not task.text and cands:  # (a log with nothing to draft says so under candidates)
-                say(_no_task(t, "give the task with --task TEXT"))
-        if task.note and not task_text:
-            say(task.note)
-        say("candidates:")
-        say(format_candidates(cands))
-        seeds = suggest_seeds(t, task_start(t, chosen, exact=turn is not None))
-        if seeds:
-            say("seed suggestions:")
-            for s in seeds:
-                say(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
-        _say_trajectory_hints(t, cands, turn, artifact_index)
-        if not list_only:
-            say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
+        _say_list(t, turn, artifact_index, task_text, list_only)
         return
     project = get_project(ctx)
     folder = _write_draft(project, t, case_id, artifact_index, seed_suggested, Path(transcript), turn=turn, good=good,
@@ -198,6 +159,51 @@ def _certify_draft(project, folder: Path, skip_judge: bool, times: int, draft: t
     return v.certified
 
 
+def _say_list(t, turn: int | None, artifact_index: int | None, task_text: str | None, list_only: bool) -> None:
+    """What `import --list` prints (and import without --id): the format, the traces, turns, task, candidates and
+    seed suggestions; nothing is written."""
+    from scarbook.cases.transcript_draft import pick_turn
+    from scarbook.transcripts import candidates, format_candidates, pick_task, preview, suggest_seeds, task_start, turns
+    from scarbook.transcripts.detect import picked_word
+
+    say(f"format: {t.format}")
+    if t.traces:
+        say("samples (pick one with --sample ID[:EPOCH]):" if t.format == "inspect" else
+            f"{picked_word(t.format)}s (pick one with --trace ID):")
+        for tid, summary in t.traces:
+            say(f"  {'*' if tid == t.trace else ' '} {tid}  {summary}")
+    if t.parent is not None:
+        say(f"parent session: {t.parent} (this is one of its subagents; import it to file the session)")
+    if t.root:
+        say(f"root: {t.root} (paths are relative to it; change it with --root DIR)")
+    cands = candidates(t)
+    chosen, _ = pick_turn(t, cands, turn, artifact_index)
+    all_turns = turns(t)
+    if len(all_turns) > 1:
+        say("turns (* = the one whose prompt is the task: the turn of the artifact, or --turn N):")
+        for tn in all_turns:
+            say(f"  {'*' if tn.number == chosen else ' '} {tn.number:>2}  {preview(tn.prompt, 70)}")
+    task = pick_task(t, chosen, exact=turn is not None)
+    if task_text:
+        say(f"task (--task): {task_text}")
+    else:
+        say(f"task: {task.text or '(none found)'}")
+        if not task.text and cands:  # (a log with nothing to draft says so under candidates)
+            say(_no_task(t, "give the task with --task TEXT"))
+    if task.note and not task_text:
+        say(task.note)
+    say("candidates:")
+    say(format_candidates(cands))
+    seeds = suggest_seeds(t, task_start(t, chosen, exact=turn is not None))
+    if seeds:
+        say("seed suggestions:")
+        for s in seeds:
+            say(f"  {s.path}{'' if s.content is not None else ' (content unknown)'} — {s.reason}")
+    _say_trajectory_hints(t, cands, turn, artifact_index)
+    if not list_only:
+        say("\nto write a draft case: scarbook import PATH --id CASE-ID [--artifact N] [--turn N] [--seed-suggested]")
+
+
 def _no_task(t, fix: str) -> str:
     """What import says of a transcript that holds no prompt: why (when the reader knows) and the fix."""
     why = f" ({t.task_hint})" if t.task_hint else ""
@@ -226,7 +232,7 @@ def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_sugg
     """cases/<case_id>/ written from the transcript, built in a hidden folder and renamed into place whole
     (cases/folder_save.new_case_folder): no reader sees a half-written draft."""
     from scarbook.cases.folder_save import new_case_folder, shown_path
-    from scarbook.cases.transcript_draft import write_draft_case
+    from scarbook.cases.transcript_draft import DraftPicks, write_draft_case
 
     why = unwritable_why(project.cases_dir)
     if why:
@@ -237,8 +243,8 @@ def _write_draft(project, t, case_id: str, artifact_index: int | None, seed_sugg
         raise ScarbookError(f"{project.cases_dir / case_id} already exists; choose another --id")
     try:
         with new_case_folder(project, case_id) as staging:
-            write_draft_case(t, staging, case_id, artifact_index, seed_suggested, transcript, turn=turn, good=good,
-                             task=task)
+            write_draft_case(t, staging, case_id, artifact_index, seed_suggested, transcript,
+                             DraftPicks(turn=turn, good=good, task=task))
     except OSError as exc:
         raise ScarbookError(f"cannot write the draft case {case_id} in {project.cases_dir}: "
                             f"{describe_os_error(exc)}"
