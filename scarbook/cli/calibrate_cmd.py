@@ -51,9 +51,11 @@ from scarbook.text import plural
 @click.option("--report", "show_report", is_flag=True,
               help="Print the judge's measured error: sensitivity q1, specificity q0, agreement, kappa (95% intervals).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: as JSON.")
-@click.option("--export", "export_to", type=NamedFile(path_type=Path),
+@click.option("--export", "export_to", type=NamedFile(no_dash="--export writes a file you fill in and import back, "
+                                                               "so it needs a name, not standard output", path_type=Path),
               help="Write --sample items to label to FILE (.jsonl or .csv), with an empty `label` field.")
-@click.option("--import", "import_from", type=NamedFile(path_type=Path),
+@click.option("--import", "import_from", type=NamedFile(no_dash="--import reads the labels from a file by name, not "
+                                                                "from standard input", path_type=Path),
               help="Read labels (PASS/FAIL) back from FILE (.jsonl or .csv).")
 @click.option("--relabel", is_flag=True,
               help="With --import: where FILE gives another label than yours stored, change yours (each is listed).")

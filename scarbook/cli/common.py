@@ -27,26 +27,28 @@ EXAMPLE_NAMES = {"--json": "report.json", "--junit": "report.xml", "--html": "re
 class NamedFile(click.Path):
     """A file an option names (a report to write, labels to read): an empty name — `--junit "$OUT"` with OUT
     unset — is refused, not taken as the option not given (no file was written and the command said nothing),
-    and so are a name ending in / (`--html out/` wrote the file `out`) and `-`, which is no stream here."""
+    and so is a name ending in / (`--html out/` wrote the file `out`). `-` is standard output for a report (the
+    command's own lines then go to stderr, as for /dev/stdout); where a stream cannot stand for the file,
+    `no_dash` says why and `-` is refused with it."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, no_dash: str | None = None, **kwargs: Any) -> None:
         super().__init__(dir_okay=False, **kwargs)
+        self.no_dash = no_dash
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail(f"{value!r} names no file (was the variable it came from unset?) — give a file name", param, ctx)
-        if value == "-":  # not stdout: the table is printed there (`eval --json - | jq .` wrote a file named '-')
-            example = next((f"{o} {name}" for o in (param.opts if param else ()) if (name := EXAMPLE_NAMES.get(o))), "")
-            self.fail("'-' would be a file named '-', not standard output or input (scarbook prints its table on "
-                      "standard output and reads and writes these files by name) — give a file name"
-                      + (f", e.g. {example}" if example else ""), param, ctx)
+        if value == "-" and self.no_dash:
+            example = next((f", e.g. {o} {name}" for o in (param.opts if param else ()) if (name := EXAMPLE_NAMES.get(o))),
+                           "")
+            self.fail(f"'-' would be a file named '-': {self.no_dash} — give the file's name{example}", param, ctx)
         if isinstance(value, str) and value.endswith(("/", os.sep)):  # written as a file named without the slash
             self.fail(f"{value!r} ends in {value[-1]}, so it names a folder, not a file — give the file's name, "
                       f"e.g. {value}FILE", param, ctx)
         from scarbook.fs.files import is_standard_output  # (here: `scarbook --help` never loads the file layer)
 
         if ctx is not None and isinstance(value, (str, Path)) and is_standard_output(value):
-            ctx.meta[_STDOUT_IS_A_FILE] = True  # `eval --json /dev/stdout | jq .`: stdout carries the report alone
+            ctx.meta[_STDOUT_IS_A_FILE] = True  # `eval --json - | jq .`: stdout carries the report alone
         return super().convert(value, param, ctx)
 
 
@@ -187,7 +189,7 @@ def refuse_own_files(project: Project, paths: dict[str, str | Path | None]) -> N
     if clash := shared_name(paths):
         raise ScarbookError(clash)
     for option, path in paths.items():
-        refusal = project.own_file_refusal(option, path) if path else None
+        refusal = project.own_file_refusal(option, path) if path and str(path) != "-" else None
         if refusal:
             raise ScarbookError(refusal)
 

@@ -46,8 +46,8 @@ from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, p
 @click.option("-l", "--label", default="", help="A name for this session, e.g. prompt-v2 (for `scarbook diff`); not latest or previous, which pick by place, nor a recorded session's id; at most 120 characters.")
 @click.option("-t", "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.001), default=None, help="Per-run timeout in seconds.")
-@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON (- for standard output).")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report (- for standard output).")
 @click.option("--keep-all", is_flag=True, help="Keep the workspaces of passing runs too.")
 @click.option("--skip-judge", is_flag=True, help="Run the rule checks only; judge checks are reported as skipped.")
 @click.option("--no-judge-cache", "no_judge_cache", is_flag=True,

@@ -53,8 +53,8 @@ def cases_for(project: Project, info: SessionInfo) -> dict[str, Case]:
 @click.command("merge", epilog=examples("scarbook merge shard-1/history shard-2/history --junit report.xml"))
 @click.argument("dirs", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--session-id", default=None, help="Which session to merge, when the folders hold shards of several.")
-@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON (- for standard output).")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report (- for standard output).")
 @click.pass_context
 @friendly_errors
 def merge_command(ctx: click.Context, dirs: tuple[Path, ...], session_id: str | None, json_path: str | None,

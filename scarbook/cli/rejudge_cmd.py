@@ -26,8 +26,8 @@ from scarbook.tools.rejudge import RejudgeExecutor, pick_rejudge, prepare_rejudg
 @click.option("--judge-model", default=None, metavar="MODEL", help="Grade with this judge model instead of "
               "scarbook.yaml's judge.model.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=None, help="Judge calls at once.")
-@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON (- for standard output).")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report (- for standard output).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context
 @friendly_errors

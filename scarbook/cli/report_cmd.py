@@ -36,8 +36,8 @@ from scarbook.views.compare import compare_with_baseline
 @click.argument("session", default="latest")
 @click.option("--html", "html_path", type=NamedFile(), default=None,
               help="Write one self-contained HTML file (no network): cases, distributions, failed runs, baseline.")
-@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report.")
-@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=NamedFile(), default=None, help="Write a JUnit XML report (- for standard output).")
+@click.option("--json", "json_path", type=NamedFile(), default=None, help="Write the report as JSON (- for standard output).")
 @click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
               help="Compare with this baseline or session (default: scarbook-baseline.json when there is one).")
 @click.pass_context
@@ -72,7 +72,7 @@ def report_command(ctx: click.Context, session: str, html_path: str | None, juni
     paths = ReportPaths.given(json=json_path, junit=junit_path, html=html_path)
     written = write_reports(rep, against, paths)
     if ("html", paths.html) in written.written:
-        say(f"html report: {html_path}")
+        say(f"html report: {'standard output' if html_path == '-' else html_path}")
     if not say_written(written):
         ctx.exit(EXIT_USAGE)
 

@@ -133,7 +133,7 @@ def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
     and the CI's JUnit reader found JSON. Their message, or None. A device or pipe (/dev/stdout) takes both."""
     seen: dict[str, str] = {}
     for option, path in sorted(named.items()):  # (the message the same whatever order a command lists them in)
-        if not path or (os.path.exists(path) and not os.path.isfile(path)):
+        if not path or str(path) == STDOUT_NAME or (os.path.exists(path) and not os.path.isfile(path)):
             continue
         key = os.path.realpath(path)
         if key in seen:
@@ -143,10 +143,15 @@ def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
     return None
 
 
+STDOUT_NAME = "-"  # what a report option takes for standard output, as most tools do (`./-` is a file named '-')
+
+
 def is_standard_output(path: Path | str) -> bool:
-    """`path` is this process's standard output — /dev/stdout, /dev/fd/1, the file or pipe stdout is
+    """`path` is this process's standard output — `-`, /dev/stdout, /dev/fd/1, the file or pipe stdout is
     redirected to — but not the null device (`--json /dev/null >/dev/null` asks for nothing). False where
-    stdout has no file of its own (a test's captured stream)."""
+    stdout has no file of its own (a test's captured stream), unless it is named `-`."""
+    if str(path) == STDOUT_NAME:
+        return True
     try:
         here, there = os.fstat(sys.stdout.fileno()), os.stat(path)
     except (OSError, ValueError, AttributeError):  # (io.UnsupportedOperation is both an OSError and a ValueError)
