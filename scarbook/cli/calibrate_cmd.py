@@ -21,7 +21,7 @@ from scarbook.cli.common import (
     say,
 )
 from scarbook.errors import ScarbookError
-from scarbook.fs.files import write_named_file
+from scarbook.fs.files import named_file_unwritable_why, write_named_file
 from scarbook.history.judge_truth import (
     case_targets,
     format_calibration,
@@ -167,6 +167,9 @@ def _grade_here(project, store, sample: int, seed: int) -> list:
 def _export(project, store, path: Path, sample: int, seed: int) -> None:
     fmt = file_format(path)
     refuse_own_files(project, {"--export": path})
+    why = named_file_unwritable_why(path)  # (before the items are drawn and recorded)
+    if why:
+        raise ScarbookError(f"--export {path} cannot be written: {why} — choose a writable path for --export")
     _refuse_unimported(project, store, path)
     paired, items = _pick_and_pair(project, store, sample, seed)
     if paired:

@@ -178,6 +178,8 @@ def write_named_file(path: Path | str, text: str) -> None:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
+    if mode is not None and (why := read_only_why(path, mode)):  # a rename would replace it anyway: refuse
+        raise PermissionError(errno.EACCES, why, str(path))
     if mode is None or stat.S_ISREG(mode):  # (over a file: its permissions kept — a private 0600 report stays so)
         atomic_write_text(Path(os.path.realpath(path)), text, mode=None if mode is None else stat.S_IMODE(mode))
         return
@@ -250,6 +252,16 @@ def unwritable_why(folder: Path | str) -> str | None:
     return None
 
 
+def read_only_why(path: Path | str, mode: int) -> str | None:
+    """Why a regular file a command was asked to write over is kept: no one may write it (its mode has no write
+    bit: `chmod a-w report.html`, a file kept as it is). The atomic write renames a new file over it, which its
+    folder allows, root or not, so without this check it was replaced without a word."""
+    if not stat.S_ISREG(mode) or stat.S_IMODE(mode) & 0o222:
+        return None
+    return (f"{path} is read-only (mode {stat.S_IMODE(mode):04o}): scarbook does not replace a file made read-only "
+            f"(`chmod u+w {path}` lets it)")
+
+
 def named_file_unwritable_why(path: Path | str) -> str | None:
     """Why write_named_file could not write `path` (a report a command was asked for), said before anything
     runs; None if it could. A device or a pipe — /dev/stdout, /dev/fd/1, a shell's `>(jq .)` — and the file
@@ -260,6 +272,8 @@ def named_file_unwritable_why(path: Path | str) -> str | None:
         mode = None
     if is_standard_output(path) or (mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)):
         return None
+    if mode is not None and (why := read_only_why(path, mode)):
+        return why
     return unwritable_why(Path(path).parent) or (f"{path} is a folder" if mode is not None and stat.S_ISDIR(mode)
                                                  else None)
 

@@ -109,11 +109,12 @@ def test_move_into_place_moves_a_folder_and_replaces_nothing(tmp_path, monkeypat
     assert (tmp_path / "x" / "case.yaml").read_text() == "id: x\n" and not src.exists()
 
 
-@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+@pytest.mark.parametrize("mode", [0o600, 0o640])
 def test_a_report_written_over_a_file_keeps_its_mode(project, mode) -> None:
     """`eval --json private.json` over a file its user made 0600 replaced it with a 0644 one (the temp file's
     mode, renamed over it): the report, agent outputs and all, became readable by every user of the machine.
-    A report over an existing file keeps that file's permissions; a new one is 0666 less the umask."""
+    A report over an existing file keeps that file's permissions; a new one is 0666 less the umask. (A file made
+    read-only, 0444, is not written over at all: tests/cli/test_read_only_report.py.)"""
     project.case("c", "id: c\ntask: t\nchecks: [{type: file_exists, path: tmp.txt}]\n")
     report, fresh = project.root / "private.json", project.root / "fresh.json"
     report.write_text("old")
