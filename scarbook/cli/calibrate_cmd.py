@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-from dataclasses import replace
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -29,10 +29,12 @@ from scarbook.history.judge_truth import (
     limiting_strata,
     measure,
     next_items,
+    recorded_report,
     sampled_from,
 )
 from scarbook.judge.calibrate import agreement, format_report, items_by_key, judged_items
 from scarbook.judge.errors import KeyHint
+from scarbook.judge.identity import judges_apart, same_judge
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.judge.label_store import CalibrationStore
 from scarbook.models import CheckStatus
@@ -186,7 +188,7 @@ def _refuse_unimported(project, store, path: Path) -> None:
     """An export over a sheet holding labels history does not have yet would lose a person's work: refused."""
     if not path.is_file():
         return
-    known = items_by_key(judged_items(project.history.iter_all_runs()), project.config.judge)
+    known = items_by_key(judged_items(project.history.iter_all_runs()))
     try:
         found = read_labels(path, known)
     except ScarbookError:  # not a labels file scarbook can read: nothing of a person's labels to keep
@@ -199,8 +201,8 @@ def _refuse_unimported(project, store, path: Path) -> None:
 
 
 def _import(project, store, path: Path, relabel: bool = False) -> None:
-    known = items_by_key(judged_items(project.history.iter_all_runs()), project.config.judge)
-    found = read_labels(path, known)
+    judged = judged_items(project.history.iter_all_runs())
+    found = read_labels(path, items_by_key(judged))
     for line in found.skipped + found.notes:
         say(f"note: {line}", err=True)
     truths = store.truths()
@@ -222,9 +224,14 @@ def _import(project, store, path: Path, relabel: bool = False) -> None:
         _say_migrated(store)
         say(f"relabelled {truth.described()}: {truth.human_verdict} → {verdict} (yours since {truth.labeled_at[:10]})")
     # a row you had given already adds nothing: a judge's verdict is paired with it only when a draw takes it
-    labels = [store.save_label(item, verdict) for item, verdict in found.labels if item.key not in truths]
+    fresh = [(item, verdict) for item, verdict in found.labels if item.key not in truths]
+    labels = [store.save_label(item, verdict) for item, verdict in fresh if item.key not in found.unpaired]
+    for item, verdict in fresh:
+        if item.key in found.unpaired:
+            store.save_truth(item, verdict)
     _say_migrated(store)
-    new, again = len(labels), len(found.labels) - len(labels) - len(changed)
+    new, again = len(fresh), len(found.labels) - len(fresh) - len(changed)
+    pairing = _pairing_words(project.config.judge, labels, found, path)
     relabelled = {item.key for item, _, _ in changed}
     labels += [lab for lab in store.labels() if lab.key in relabelled]  # shown beside the new ones, as each judge's
     say(f"imported {plural(new, 'label')} from {path}"
@@ -232,21 +239,45 @@ def _import(project, store, path: Path, relabel: bool = False) -> None:
                + (f"; {plural(again, 'label')} you had given already" if again else "")
                + (f"; {plural(found.unlabelled, 'row')} without a label left for later" if found.unlabelled else "")
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
+    for line in pairing:
+        say(line)
     if labels:
-        _record_and_show(project, store, labels, known.values())
+        _record_and_show(project, store, labels, judged)
+
+
+def _pairing_words(settings, labels: list, found, path: Path) -> list[str]:
+    """What the labels imported were paired with, where it is not the judge in use's verdicts: another judge's (the
+    one whose draw the sheet holds), or none yet (a sheet older than its judge column, on items several judged)."""
+    lines = []
+    others = Counter(lab.judge_key for lab in labels
+                     if not same_judge(lab.judge_model, lab.judge_prompt_digest, lab.judge_sampling, settings))
+    for (model, prompt, sampling), n in sorted(others.items()):
+        then, now = judges_apart(model, prompt, sampling, settings)
+        lines.append(f"{plural(n, 'label')} paired with the verdicts of judge {then}, whose draw the sheet holds, not "
+                     f"with those of the judge in use, {now}: a draw of `scarbook calibrate` pairs "
+                     f"{'it' if n == 1 else 'them'} with its verdicts without asking you again")
+    if found.unpaired:
+        n = len(found.unpaired)
+        rows = ", ".join(str(found.lines[key]) for key in found.unpaired)
+        judges = sorted({f"{i.judge_model} (prompt {i.judge_prompt_digest[:8]})"
+                         for items in found.unpaired.values() for i in items})
+        lines.append(f"{plural(n, 'label')} kept beside no judge's verdict yet ({path} line{'s' * (n > 1)} {rows}): "
+                     f"{'its item was' if n == 1 else 'their items were'} graded by {' and '.join(judges)}, and the "
+                     "sheet, written before scarbook named the judge in it, does not say whose draw it holds — a draw "
+                     f"of `scarbook calibrate` that takes {'it' if n == 1 else 'one'} pairs it with that judge's "
+                     "verdict without asking you again")
+    return lines
 
 
 def _record_and_show(project, store, labels: list, judged) -> None:
     """After new labels: the judge's error weighted back from the stratified sample (what the library's
     calibration line then shows: agreement and kappa of the population, not of the sample), and the
-    new labels the judge disagreed with."""
+    new labels the judge disagreed with. Recorded only when the judge in use has labels (recorded_report)."""
     settings = project.config.judge
     cal = measure(store.labels(), judged, settings, _rubrics(project))
-    report = agreement(labels)
-    if cal.error is not None:
-        pooled = cal.error.pooled
-        report = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
-    store.record_calibration(report, settings)
+    recorded = recorded_report(cal, agreement(labels))
+    if recorded is not None:
+        store.record_calibration(recorded, settings)
     say("\n" + format_calibration(cal, settings))
     naive = format_report(agreement(labels))
     if "\ndisagreements" in naive:

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scarbook.errors import ScarbookError
@@ -30,6 +30,7 @@ from scarbook.history.store import History
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
+    CalibrationReport,
     LabelKey,
     judged_items,
     pick_items,
@@ -201,6 +202,17 @@ def _measure(labels: list[CalibrationLabel], judged: Iterable[CalibrationItem | 
     if not settings.correct:
         found.reason = "off (judge.correct: false in scarbook.yaml)"
     return found
+
+
+def recorded_report(cal: Calibration, report: CalibrationReport) -> CalibrationReport | None:
+    """What a sitting records as the judge in use's calibration (the library's "calibrated …" line reads it): its
+    labels' agreement and kappa weighted back from the stratified sample. None when the judge in use has no labels —
+    those just given were paired with another judge's verdicts (a sheet drawn under it, a draw from its items), and
+    recording them as this judge's would call it calibrated where its calibration is stale."""
+    if cal.error is None:
+        return None
+    pooled = cal.error.pooled
+    return replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
 
 
 def sampled_from(history: History, labels: list[CalibrationLabel], settings: JudgeSettings) -> Iterator[JudgedItem]:

@@ -17,6 +17,7 @@ FAIL. The agreement rate is still reported; `format_report` prints "n/a (one cla
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 from collections import Counter, defaultdict
@@ -56,6 +57,12 @@ class ByJudge:
     @property
     def judge_key(self) -> JudgeKey:
         return (self.judge_model, self.judge_prompt_digest, self.judge_sampling)
+
+    @property
+    def judge_tag(self) -> str:
+        """The judge as a label sheet names it — "claude-x/3f2a91c0d4", its model and a digest of its whole key — so
+        an import pairs each label with the verdict of the judge whose draw the person labelled (label_files.py)."""
+        return f"{self.judge_model}/{hashlib.sha256(json.dumps(self.judge_key).encode()).hexdigest()[:10]}"
 
 
 def artifact_digest(text: str) -> str:
@@ -127,14 +134,14 @@ def graded_by(judge: JudgeSettings | None, judged_runs: Iterable[RunRecord]) -> 
             yield item
 
 
-def items_by_key(items: Iterable[CalibrationItem], judge: JudgeSettings) -> dict[LabelKey, CalibrationItem]:
-    """One judged item per label key: the one `judge` graded when it graded that artifact, else the first found
-    (a label read back from a sheet is paired with the verdict of the judge in use where it has one)."""
-    found: dict[LabelKey, CalibrationItem] = {}
+def items_by_key(items: Iterable[CalibrationItem]) -> dict[LabelKey, dict[str, CalibrationItem]]:
+    """Each label key's judged items, one per judge (by judge_tag, the first found): a label read back from a sheet
+    is paired with the verdict of the judge whose draw the sheet holds, never with another's that graded the same
+    artifact since (label_files.read_labels)."""
+    found: dict[LabelKey, dict[str, CalibrationItem]] = defaultdict(dict)
     for item in items:
-        if item.key not in found or (item.graded_by(judge) and not found[item.key].graded_by(judge)):
-            found[item.key] = item
-    return found
+        found[item.key].setdefault(item.judge_tag, item)
+    return dict(found)
 
 
 def pick_items(judged_runs: Iterable[RunRecord], sample: int = 20, seed: int = 0,

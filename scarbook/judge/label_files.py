@@ -1,13 +1,19 @@
 """Labels without the TUI: the items to label written to a spreadsheet-friendly file, read back.
 
-`write_items` writes one row per item — case, rubric item, artifact digest, an excerpt of the
-artifact and an empty `label` — as JSON Lines (`.jsonl`) or CSV (`.csv`); the judge's verdict is
+`write_items` writes one row per item — case, rubric item, artifact digest, the judge whose draw it is, an excerpt
+of the artifact and an empty `label` — as JSON Lines (`.jsonl`) or CSV (`.csv`); the judge's verdict is
 never written (the person must not see it). `read_labels` reads a filled file back and checks all
 of it before anything is stored: a row whose label is not PASS or FAIL, a malformed line, a missing
 field, or two rows giving one item contradicting labels are errors naming the file and the line,
 and then nothing is imported. Rows for items history no longer has (the rubric or the artifact
 changed) are named and skipped; an empty label is a row not labelled yet; a repeated row with the
 same label counts once.
+
+Each label is paired with the verdict of the judge the row names (`judge`: CalibrationItem.judge_tag), the one
+whose draw the person labelled — not with that of a judge that graded the same artifact since (a rejudge). A sheet
+written before rows named their judge says nothing of it: its label is paired with the one judge that graded the
+item, and where several did it is kept without a pair (`unpaired`) until a draw of that judge takes it
+(label_store.pair_known).
 
 A CSV file is opened by a spreadsheet, which runs a cell starting with `=` `+` `-` `@` (or a tab or
 carriage return before one) as a formula — and the excerpt is the agent's artifact, the items the
@@ -30,7 +36,7 @@ from scarbook.fs.files import describe_os_error, read_regular_bytes
 from scarbook.judge.calibrate import VERDICTS, CalibrationItem, LabelKey
 from scarbook.text import plural
 
-FIELDS = ("case", "item", "artifact_digest", "excerpt", "label")
+FIELDS = ("case", "item", "artifact_digest", "judge", "excerpt", "label")
 EXCERPT_CHARS = 1000
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP: a cell starting so is a formula to a spreadsheet
 GUARD = "'"
@@ -57,7 +63,7 @@ def file_format(path: Path) -> str:
 
 
 def item_rows(items: Iterable[CalibrationItem]) -> list[dict[str, str]]:
-    return [{"case": i.case_id, "item": i.item, "artifact_digest": i.artifact_digest,
+    return [{"case": i.case_id, "item": i.item, "artifact_digest": i.artifact_digest, "judge": i.judge_tag,
              "excerpt": i.artifact[:EXCERPT_CHARS], "label": ""} for i in items]
 
 
@@ -76,6 +82,8 @@ def render_items(items: Iterable[CalibrationItem], fmt: str) -> str:
 @dataclass
 class LabelImport:
     labels: list[tuple[CalibrationItem, str]] = field(default_factory=list)  # (item, PASS/FAIL)
+    # labels of a sheet that does not name its judge, on items several judges graded: (their judges, one a line)
+    unpaired: dict[LabelKey, list[CalibrationItem]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # any: nothing is imported
     skipped: list[str] = field(default_factory=list)  # unknown items, named
     notes: list[str] = field(default_factory=list)  # repeated rows counted once
@@ -137,8 +145,9 @@ def _rows(path: Path, text: str, fmt: str, errors: list[str]) -> list[tuple[int,
     return found
 
 
-def read_labels(path: Path, known: Mapping[LabelKey, CalibrationItem]) -> LabelImport:
-    """Check every row of the file at `path` against the judged items `known` (by label key)."""
+def read_labels(path: Path, known: Mapping[LabelKey, Mapping[str, CalibrationItem]]) -> LabelImport:
+    """Check every row of the file at `path` against the judged items `known` (by label key, then judge_tag:
+    calibrate.items_by_key)."""
     fmt = file_format(path)
     try:  # (a FIFO is refused, not waited on)
         text = read_regular_bytes(path).decode("utf-8-sig")
@@ -175,12 +184,17 @@ def read_labels(path: Path, known: Mapping[LabelKey, CalibrationItem]) -> LabelI
                 result.notes.append(f"{where}: repeats line {first} (case {key[0]}, item {key[1]!r}); counted once")
             continue
         seen[key] = (number, label)
-        item = known.get(key)
+        judges = known.get(key) or {}
+        tag = row["judge"].strip() if isinstance(row.get("judge"), str) else ""
+        item = judges.get(tag) if tag else next(iter(judges.values()), None)
         if item is None:
-            result.skipped.append(f"{where}: case {key[0]}, item {key[1]!r} (artifact {key[2]}) is not among the "
-                                  "judged items in history — the rubric or the artifact changed since the export; "
-                                  "skipped")
+            result.skipped.append(f"{where}: case {key[0]}, item {key[1]!r} (artifact {key[2]}) "
+                                  + (f"was drawn from the verdicts of judge {tag}, which history no longer holds on it"
+                                     if judges else "is not among the judged items in history — the rubric or the "
+                                     "artifact changed since the export") + "; skipped")
             continue
+        if not tag and len(judges) > 1:
+            result.unpaired[key] = list(judges.values())
         result.labels.append((item, label))
         result.lines[key] = number
     result.errors.sort(key=lambda e: int(e[len(str(path)) + 6:].split(":", 1)[0]))  # "<path> line N: ..."

@@ -153,23 +153,31 @@ class CalibrationStore:
         """Store the person's verdict for this item on this artifact, beside the verdict of the judge that graded
         `item`. An item labelled already keeps its label (the same verdict again: only the judge's verdict is
         added); another verdict raises LabelConflict — `relabel` changes a label."""
-        verdict = human_verdict.upper()
-        if verdict not in VERDICTS:
-            raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
-        self._migrate()
         when = labeled_at or _now()
-        truth = self.truths().get(item.key)
-        if truth is None:
-            truth = Truth(item.case_id, item.item, item.artifact_digest, verdict, when, item.artifact, item.item_index)
-            self._truths.insert(asdict(truth))
-        elif truth.human_verdict != verdict:
-            raise LabelConflict(f"{truth.described()} is labelled {truth.human_verdict} in {self.path} "
-                                f"({truth.labeled_at[:10]}), not {verdict}: a label changes only when you relabel it")
+        truth = self.save_truth(item, human_verdict, when)
         paired = self._pair(item, when)
         return CalibrationLabel(truth.case_id, truth.item, truth.artifact_digest, truth.human_verdict,
                                 paired.judge_verdict, paired.judge_reason, paired.judge_model,
                                 paired.judge_prompt_digest, paired.paired_at, truth.artifact, truth.item_index,
                                 paired.judge_sampling)
+
+    def save_truth(self, item: CalibrationItem, human_verdict: str, labeled_at: str | None = None) -> Truth:
+        """Store the person's verdict for this item on this artifact, paired with no judge's verdict yet (a label
+        whose judge a sheet does not name: label_files.py); `pair_known` pairs it when a draw takes the item. An
+        item labelled already keeps its label; another verdict raises LabelConflict."""
+        verdict = human_verdict.upper()
+        if verdict not in VERDICTS:
+            raise ValueError(f"a label is PASS or FAIL, got {human_verdict!r}")
+        self._migrate()
+        truth = self.truths().get(item.key)
+        if truth is None:
+            truth = Truth(item.case_id, item.item, item.artifact_digest, verdict, labeled_at or _now(), item.artifact,
+                          item.item_index)
+            self._truths.insert(asdict(truth))
+        elif truth.human_verdict != verdict:
+            raise LabelConflict(f"{truth.described()} is labelled {truth.human_verdict} in {self.path} "
+                                f"({truth.labeled_at[:10]}), not {verdict}: a label changes only when you relabel it")
+        return truth
 
     def _pair(self, item: CalibrationItem, when: str) -> JudgeVerdict:
         """The verdict of `item`'s judge on its artifact, recorded once: a judge paired already keeps its first."""

@@ -83,7 +83,9 @@ def test_export_writes_items_to_label_without_the_judges_verdict(project):
                           f"to skip), then `scarbook calibrate --import {out}`\n")
     rows = read_jsonl(out)
     assert len(rows) == 6 and {r["case"] for r in rows} == {"alpha", "beta"}
-    assert all(set(r) == {"case", "item", "artifact_digest", "excerpt", "label"} and r["label"] == "" for r in rows)
+    assert all(set(r) == {"case", "item", "artifact_digest", "judge", "excerpt", "label"} and r["label"] == ""
+               for r in rows)
+    assert {r["judge"].split("/")[0] for r in rows} == {DEFAULT_MODEL}  # whose draw: its verdicts pair with the labels
     assert rows[0]["excerpt"].startswith("artifact ") and "PASS" not in out.read_text()
     sheet = project / "to-label.csv"
     assert scarbook(project, "calibrate", "--export", str(sheet), "--sample", "4").exit_code == 0
@@ -153,7 +155,7 @@ def test_bad_labels_name_the_file_and_line_and_nothing_is_imported(project):
         f"{out} line 5: contradicts line 1 — case {rows[0]['case']}, item {ITEM!r} (artifact "
         f"{rows[0]['artifact_digest']}) is labelled PASS there and FAIL here; keep one",
         f"{out} line 7: not JSON (Expecting property name enclosed in double quotes) — each line is one object "
-        "with the fields case, item, artifact_digest, excerpt, label",
+        "with the fields case, item, artifact_digest, judge, excerpt, label",
         f"nothing imported from {out}: fix these lines and import it again",
     ]
     assert stored(project) == []
@@ -177,9 +179,9 @@ def test_unknown_items_are_named_and_skipped_the_rest_imported(project):
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("l.txt", "", "{path}: unknown label file type '.txt' — name it .jsonl or .csv"),
     ("l.csv", "case,item\nalpha,x\n", "{path} line 1: the header lacks artifact_digest, label — keep the header row "
-                                      "`scarbook calibrate --export` wrote (case,item,artifact_digest,excerpt,label)"),
+                                      "`scarbook calibrate --export` wrote (case,item,artifact_digest,judge,excerpt,label)"),
     ("l.jsonl", '[1, 2]\n', "{path} line 1: not a JSON object — each line is one object with the fields case, item, "
-                            "artifact_digest, excerpt, label"),
+                            "artifact_digest, judge, excerpt, label"),
     ("l.jsonl", '{"case": "alpha", "item": "x", "label": "PASS"}\n',
      "{path} line 1: no 'artifact_digest' text — every row needs case, item, artifact_digest and label, as exported"),
 ])

@@ -69,17 +69,17 @@ def test_exported_cells_never_start_a_formula_and_import_takes_the_guard_off(tmp
     first, rest = out.read_text(encoding="utf-8").split("\n", 1)
     assert first == NOTE
     rows = list(csv.reader(io.StringIO(rest)))
-    assert rows[0] == ["case", "item", "artifact_digest", "excerpt", "label"]
+    assert rows[0] == ["case", "item", "artifact_digest", "judge", "excerpt", "label"]
     cells = [cell for row in rows[1:] for cell in row]
     assert len(rows) - 1 == len(ITEMS)  # one row per item (both runs wrote the same artifact)
     assert not [c for c in cells if c.startswith(TRIGGERS)], [c for c in cells if c.startswith(TRIGGERS)]
-    assert {row[3] for row in rows[1:]} == {"'" + ARTIFACT}
+    assert {row[4] for row in rows[1:]} == {"'" + ARTIFACT}
     assert {row[1] for row in rows[1:]} == {("'" + i if i.startswith(TRIGGERS) else i) for i in ITEMS}
 
     filled = io.StringIO()
     writer = csv.writer(filled, lineterminator="\n")
     writer.writerow(rows[0])
-    writer.writerows([*row[:4], "PASS"] for row in rows[1:])
+    writer.writerows([*row[:5], "PASS"] for row in rows[1:])
     out.write_text(first + "\n" + filled.getvalue(), encoding="utf-8")
     res = _cli(tmp_path, "calibrate", "--import", str(out))
     assert res.exit_code == 0, res.output + (res.stderr or "")
@@ -102,7 +102,7 @@ def test_a_csv_row_with_an_extra_cell_is_refused(tmp_path, judge_server, monkeyp
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     res = _cli(tmp_path, "calibrate", "--import", str(out))
     assert res.exit_code == 2
-    assert res.stderr == (f"scarbook: {out} line 4: 2 more cells than the header's 5 columns — a cell holding a "
+    assert res.stderr == (f"scarbook: {out} line 4: 2 more cells than the header's 6 columns — a cell holding a "
                           "comma must be quoted; keep the columns `scarbook calibrate --export` wrote\n"
                           f"nothing imported from {out}: fix this line and import it again\n")
     assert not (tmp_path / "workspaces" / "history" / "calibration.json").exists() or \

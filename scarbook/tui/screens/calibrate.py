@@ -7,7 +7,8 @@ quitting keeps what was graded. An item drawn that you labelled before (under an
 again: your label is paired with this judge's verdict at once and counted as "labelled before". Then the reveal: agreement rate and Cohen's kappa per case and
 overall (from `scarbook.judge.calibrate.agreement`), the disagreements side by side, and the result is
 recorded against the current judge — model, prompt and sampling (`record_calibration`) — which is what the
-library's "last calibrated" figure and its staleness read.
+library's "last calibrated" figure and its staleness read. Only when the judge in use graded the items: a draw from
+another judge's verdicts (the judge changed, nothing rejudged yet) is said, not recorded as this judge's.
 
 The sampling, storage and statistics live in `scarbook.judge.calibrate`; this screen only shows and asks.
 """
@@ -15,7 +16,6 @@ The sampling, storage and statistics live in `scarbook.judge.calibrate`; this sc
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from rich.console import Group
 from rich.table import Table
@@ -27,7 +27,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scarbook.errors import ScarbookError
-from scarbook.history.judge_truth import labelling_pool, measure
+from scarbook.history.judge_truth import labelling_pool, measure, recorded_report
 from scarbook.judge.calibrate import (
     CalibrationItem,
     CalibrationLabel,
@@ -52,6 +52,8 @@ ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s)
 NO_LABELS = "no labels given — nothing to compare with the judge"
 NEVER_JUDGED = ("the judge never ran: {n} llm_judge {checks} in the history {were} skipped (no API key) — set "
                 "${env} and run those cases again, then grade the judge's verdicts here")
+OTHER_JUDGES = ("judge {model} graded none of these items (run or rejudge the cases with it): your labels stand beside "
+                "the verdicts of the judges that did, and its own calibration is not recorded from them")
 FEW_LABELS = 20  # below this many labels, agreement and kappa swing widely from one label to the next
 HELP = "p PASS · f FAIL · s skip · escape stop and see the agreement · arrows/page keys scroll the artifact"
 
@@ -294,15 +296,15 @@ class CalibrateScreen(HostScreen):
         if self.store is not None:
             # recorded (the library's calibration line) as weighted back from the stratified sample
             cal = measure(self.store.labels(), self.judged, settings)
-            recorded = report
-            if cal.error is not None:
-                pooled = cal.error.pooled
-                recorded = replace(report, overall=(pooled.agreement.value, pooled.kappa.value, cal.labels))
-                agree = pooled.agreement
+            recorded = recorded_report(cal, report)
+            if cal.error is not None and recorded is not None:
+                agree = cal.error.pooled.agreement
                 weighted = (f"all {cal.labels} labels of this judge, weighted back from the stratified sample: "
                             f"agreement {agree.value:.0%} ({100 * agree.lo:.0f}–{100 * agree.hi:.0f}%), kappa "
-                            f"{fmt_kappa(pooled.kappa.value)} — `scarbook calibrate --report` for q0 and q1")
-            self.store.record_calibration(recorded, settings)
+                            f"{fmt_kappa(cal.error.pooled.kappa.value)} — `scarbook calibrate --report` for q0 and q1")
+                self.store.record_calibration(recorded, settings)
+            else:
+                weighted = OTHER_JUDGES.format(model=settings.model)
         self.report = report
         self._finish_with(f"graded {len(self.labels) - self.known} · skipped {self.skipped}{self._known_words} · "
                           f"judge {settings.model} — labels saved; press escape to go back")
