@@ -49,7 +49,8 @@ from scarbook.text import plural
     "scarbook calibrate --report"))
 @click.option("--sample", type=click.IntRange(1), default=20, show_default=True, help="Judged items to grade (or export).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the stratified sample.")
-@click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge).")
+@click.option("--rescore", is_flag=True, help="Score the current judge against the stored human labels (calls the judge; agreement only, "
+              "not recorded as its calibration).")
 @click.option("--report", "show_report", is_flag=True,
               help="Print the judge's measured error: sensitivity q1, specificity q0, agreement, kappa (95% intervals).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: as JSON.")
@@ -97,10 +98,8 @@ def calibrate_command(ctx: click.Context, sample: int, seed: int, rescore: bool,
             _import(project, store, import_from, relabel)
             return
         if rescore:  # a new judge on labels drawn from the old one's verdicts: agreement only, unweighted
-            labels = _rescore(project, store)
-            report = agreement(labels)
-            store.record_calibration(report, settings)
-            say("\n" + format_report(report))
+            say("\n" + format_report(agreement(_rescore(project, store))))
+            say(f"\n{RESCORE_NOTE.format(model=settings.model)}")
             return
         labels = _grade_here(project, store, sample, seed)
         if not labels:
@@ -312,6 +311,12 @@ def _rescore(project, store):
     return rescore(labels, verdicts, project.config.judge.model, project.config.judge.prompt_digest)
 
 
+# --rescore's verdicts are not stored, and its agreement is not recorded as the judge's calibration (the library's
+# "calibrated" line reads it): a calibration weighs labels drawn from the judge's own verdicts in history, and the
+# rescore grades each labelled artifact alone, whichever judge's draw it came from — agreement, not error rates
+RESCORE_NOTE = ("agreement only — not recorded as judge {model}'s calibration: its calibration weighs labels drawn "
+                "from its own verdicts in history; to calibrate it, `scarbook calibrate` draws items it graded and "
+                "pairs the labels you gave without asking again")
 # --rescore grades the labelled artifacts again: it has nothing to do without the judge (no --skip-judge)
 RESCORE_KEY_HINT = KeyHint("the rescore stopped", " — --rescore grades the labelled artifacts with the judge: it needs the key")
 

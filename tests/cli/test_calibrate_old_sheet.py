@@ -11,6 +11,7 @@ labels without pairing them (said), and a draw of `scarbook calibrate` pairs the
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 from scarbook.judge.label_store import read_labels
@@ -86,3 +87,22 @@ def test_a_sheet_written_before_it_named_its_judge_keeps_labels_two_judges_grade
     assert sorted((lab.judge_model, lab.human_verdict) for lab in read_labels(project / STORE)) == \
         sorted(("claude-b", truth(int(row["excerpt"].split()[-1]))) for row in rows)
 
+
+def test_rescore_does_not_call_the_new_judge_calibrated(project):
+    """--rescore stored no verdicts of the new judge yet recorded its agreement as a calibration of it: the library
+    said "calibrated" while --report said "stale". It records nothing now, and says so."""
+    assert scarbook(project, "eval", "-q", "-n", "8").returncode in (0, 1)
+    sheet, _ = export_and_label(project, "a.jsonl", 8)
+    assert scarbook(project, "calibrate", "--import", str(sheet)).returncode == 0
+    calibrated = library_line(project)
+    assert calibrated.startswith(f"judge: calibrated {date.today().isoformat()}, ")
+    use_judge(project, "claude-b")
+    rescored = scarbook(project, "calibrate", "--rescore")
+    assert rescored.returncode == 0, rescored.stderr
+    assert rescored.stdout.splitlines()[-1] == (
+        "agreement only — not recorded as judge claude-b's calibration: its calibration weighs labels drawn from its "
+        "own verdicts in history; to calibrate it, `scarbook calibrate` draws items it graded and pairs the labels "
+        "you gave without asking again")
+    digest = prompt_digest()[:8]
+    assert library_line(project) == (f"{calibrated} — stale: it was made on judge claude-a (prompt {digest}), the "
+                                     f"judge is now claude-b (prompt {digest}); press j")
