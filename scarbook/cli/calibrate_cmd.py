@@ -37,6 +37,7 @@ from scarbook.judge.errors import KeyHint
 from scarbook.judge.identity import judges_apart, same_judge
 from scarbook.judge.label_files import file_format, read_labels, render_items
 from scarbook.judge.label_store import CalibrationStore
+from scarbook.judge.unjudged import never_judged_words, unjudged_reasons
 from scarbook.models import CheckStatus
 from scarbook.text import plural
 
@@ -131,7 +132,9 @@ def _pick_and_pair(project, store, sample: int, seed: int) -> tuple[list, list]:
     """The items drawn: those you labelled before paired with this judge's verdicts at once (said), the rest to ask."""
     drawn = _pick(project, store, sample, seed)
     if not drawn:
-        raise ScarbookError("no judged rubric items left to label — run cases with llm_judge checks first")
+        runs = list(project.history.iter_all_runs())
+        why = "" if judged_items(runs) else never_judged_words(unjudged_reasons(runs), project.config.judge.api_key_env)
+        raise ScarbookError(f"no judged rubric items left to label — {why or 'run cases with llm_judge checks first'}")
     paired, ask = store.pair_known(drawn)
     _say_migrated(store)
     if paired:

@@ -269,18 +269,22 @@ def skipped_judge(judged_root, monkeypatch) -> None:
     assert result.exit_code == 3, result.output
 
 
+async def open_by_j(app, pilot) -> None:
+    """From the library, j: the calibrate screen, its pick made."""
+    await wait_until(pilot, lambda: getattr(app.screen, "loaded", False), what="the library")
+    await pilot.press("j")
+    await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen) and app.screen.loaded, what="the pick")
+
+
 async def test_calibrate_after_runs_without_a_key_says_the_judge_never_ran(judged_root, skipped_judge):
     """Judge cases ran with no key (judge skipped): not "run cases with llm_judge checks first"."""
     app = make_app(judged_root, judge_env={})
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: getattr(app.screen, "loaded", False), what="the library")
-        await pilot.press("j")
-        await wait_until(pilot, lambda: isinstance(app.screen, CalibrateScreen) and app.screen.loaded,
-                         what="the (empty) pick")
+        await open_by_j(app, pilot)
         await pilot.pause()
-        assert ("the judge never ran: 4 llm_judge checks in the history were skipped (no API key) — set "
-                "$ANTHROPIC_API_KEY and run those cases again, then grade the judge's verdicts here") in \
-            " ".join(screen_text(app).split())
+        assert ("the judge never ran: of 4 llm_judge checks in the history, 4 skipped without a judge (--skip-judge) "
+                "— set $ANTHROPIC_API_KEY and run those cases again. Grade its verdicts here once it has graded "
+                "some.") in " ".join(screen_text(app).split())
 
 
 @pytest.fixture

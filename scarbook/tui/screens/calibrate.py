@@ -37,7 +37,7 @@ from scarbook.judge.calibrate import (
     pick_items,
 )
 from scarbook.judge.label_store import CalibrationStore
-from scarbook.models import CheckStatus
+from scarbook.judge.unjudged import never_judged_words, unjudged_reasons
 from scarbook.stats.rates import wilson
 from scarbook.text import screen_text
 from scarbook.tui.footer import Footer
@@ -50,8 +50,7 @@ NO_ITEMS = "no judged rubric items to grade — run cases with llm_judge checks 
 ALL_LABELED = ("no judged rubric items left to grade — all {n} labeled item(s) already have your grade; "
                "run cases with llm_judge checks to judge new artifacts")
 NO_LABELS = "no labels given — nothing to compare with the judge"
-NEVER_JUDGED = ("the judge never ran: {n} llm_judge {checks} in the history {were} skipped (no API key) — set "
-                "${env} and run those cases again, then grade the judge's verdicts here")
+NEVER_JUDGED = "{why}. Grade its verdicts here once it has graded some."
 OTHER_JUDGES = ("judge {model} graded none of these items (run or rejudge the cases with it): your labels stand beside "
                 "the verdicts of the judges that did, and its own calibration is not recorded from them")
 FEW_LABELS = 20  # below this many labels, agreement and kappa swing widely from one label to the next
@@ -166,14 +165,7 @@ class CalibrateScreen(HostScreen):
             store.close()
             app.call_from_thread(self._load_failed, str(exc))
             return
-        skipped = [0]  # llm_judge results that were skipped: the judge never ran on them
-
-        def counted(runs):
-            for run in runs:
-                skipped[0] += sum(1 for c in run.checks if c.type == "llm_judge" and c.status == CheckStatus.SKIPPED)
-                yield run
-
-        runs = list(counted(app.project.history.iter_all_runs()))
+        runs = list(app.project.history.iter_all_runs())
         self.judged = judged_items(runs)  # the strata's sizes, to weight the labels back at reveal
         judge, done = labelling_pool(labels, self.judged, app.project.config.judge)
         drawn = pick_items(runs, sample=self.sample, seed=self.seed, exclude=done, judge=judge)
@@ -181,9 +173,11 @@ class CalibrateScreen(HostScreen):
             store.close()
             return
         paired, items = store.pair_known(drawn)  # (the store is this worker's until _loaded takes it)
-        app.call_from_thread(self._loaded, items, len({lab.key for lab in labels}), skipped[0], store, paired)
+        never_judged = "" if self.judged else never_judged_words(unjudged_reasons(runs),
+                                                                  app.project.config.judge.api_key_env)
+        app.call_from_thread(self._loaded, items, len({lab.key for lab in labels}), never_judged, store, paired)
 
-    def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: int = 0,
+    def _loaded(self, items: list[CalibrationItem], already_labeled: int, never_judged: str = "",
                 store: CalibrationStore | None = None, paired: list[CalibrationLabel] | None = None) -> None:
         if self.gone:  # the screen was left while the history was read
             if store is not None:
@@ -201,9 +195,7 @@ class CalibrateScreen(HostScreen):
             if already_labeled:
                 self._finish_with(ALL_LABELED.format(n=already_labeled))
             elif never_judged:
-                self._finish_with(NEVER_JUDGED.format(
-                    n=never_judged, checks="check" if never_judged == 1 else "checks",
-                    were="was" if never_judged == 1 else "were", env=self.app.project.config.judge.api_key_env))
+                self._finish_with(NEVER_JUDGED.format(why=never_judged))
             else:
                 self._finish_with(NO_ITEMS)
             return
