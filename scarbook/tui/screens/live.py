@@ -17,7 +17,7 @@ from scarbook.models import Decision, Versus
 from scarbook.reports.versus_table import CALL_WORDS, headline, interval_pts
 from scarbook.stats.head_to_head import MARGIN
 from scarbook.stats.rates import count_text
-from scarbook.text import cut_chars, plural
+from scarbook.text import cut_chars, plural, screen_text
 from scarbook.tui.dialogs.confirm import ConfirmScreen
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
@@ -265,7 +265,7 @@ class LiveScreen(HostScreen):
             figures += (" · " if len(figures) + 3 + len(gate) <= room else "\n") + gate
         shown_figures = Text(figures)
         self.query_one("#live-figures", Static).update(shown_figures)
-        label = live.info.label if live.info and live.info.label else "unlabelled"
+        label = screen_text(live.info.label, one_line=True) if live.info and live.info.label else "unlabelled"
         if not live.done:
             state = "running — Escape to cancel"
         else:
@@ -277,7 +277,7 @@ class LiveScreen(HostScreen):
         if live.margin_line():
             status += f"\n{live.margin_line()}"
         if live.abort_message:
-            status += f"\n{live.abort_message}" + _resume_words(live)
+            status += f"\n{screen_text(live.abort_message)}" + _resume_words(live)
         final = live.final_versus
         if final is not None:  # a session of several agents, ended: each candidate's quality and cost together
             status += "".join(f"\n{headline(final, name)}" for name in final.candidates)

@@ -18,6 +18,7 @@ from scarbook.reports.table import build_report, strip_of
 from scarbook.reports.versus_table import CALL_WORDS, interval_pts
 from scarbook.run.versus import SessionVersus
 from scarbook.stats.rates import count_text
+from scarbook.text import screen_text
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.key_queue import keys_welcome
@@ -82,11 +83,12 @@ class SessionTableScreen(HostScreen):
             self._show_versus(table, runs, rep.versus)
         else:
             self._show_cases(table, runs, rep)
-        self.sub_title = f"session {self.info.label or self.info.id}"
+        label = screen_text(self.info.label, one_line=True)  # a session.json is within an agent's reach
+        self.sub_title = f"session {label or self.info.id}"
         self.query_one("#sessions-help", Static).update(Text(
-            f"{self.info.id}{f' · {self.info.label}' if self.info.label else ''} · {self.info.state} · exit code "
+            f"{self.info.id}{f' · {label}' if label else ''} · {self.info.state} · exit code "
             f"{rep.exit_code} · Enter reviews a case's runs"
-            + (f"\n{self.info.note}" if self.info.state == SessionState.JUDGING and self.info.note else "")
+            + (f"\n{screen_text(self.info.note)}" if self.info.state == SessionState.JUDGING and self.info.note else "")
             + (f"\n{rep.calibration_changed}" if rep.calibration_changed else "")))
         table.focus()
         self._ready()

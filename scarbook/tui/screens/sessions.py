@@ -15,6 +15,7 @@ from scarbook.errors import HistoryError
 from scarbook.models import SessionInfo, Usage
 from scarbook.session.resume import RESUMABLE
 from scarbook.stats.rates import count_statuses
+from scarbook.text import screen_text
 from scarbook.tui.footer import Footer
 from scarbook.tui.host import HostScreen
 from scarbook.tui.messages import OpenComparison, OpenSession, ResumeSession, SessionEnded
@@ -103,13 +104,13 @@ class SessionsScreen(HostScreen):
             config = info.fingerprint + ("" if info.fingerprint == current else " (differs)")
             marks = session_marks(info)
             figures = f"{counts['pass']}/{counts['fail']}/{counts['error']}/{counts['unjudged']}"
-            cells.append([Text("●" if info.id in self.picked else ""), Text(info.id), Text(info.label),
+            cells.append([Text("●" if info.id in self.picked else ""), Text(info.id), Text(screen_text(info.label, one_line=True)),
                           Text(format_started(info.started_at)), Text(", ".join(marks) or "complete",
                                                                        style=MARK_STYLE if marks else "green"),
                           Text(str(len(info.case_ids))), Text(str(info.runs_per_case)), Text(figures),
                           Text(f"{usage.total_tokens:,}", justify="right"),
                           Text(f"${usage.cost_usd:.2f}" if usage.cost_usd else "–", justify="right"),
-                          Text(info.agent), Text(config)])
+                          Text(screen_text(info.agent, one_line=True)), Text(config)])
         width = label_width(cells, self.app.size.width)
         self.labels_cut = any(row[2].cell_len > width for row in cells)
         for info, row in zip(self.sessions, cells, strict=True):
@@ -124,7 +125,7 @@ class SessionsScreen(HostScreen):
         line.display = self.labels_cut
         info = self._current()
         if self.labels_cut and info is not None:
-            line.update(Text.assemble((f"{info.id}: ", "dim"), info.label or ("no label", "dim")))
+            line.update(Text.assemble((f"{info.id}: ", "dim"), screen_text(info.label) or ("no label", "dim")))
 
     def _current(self) -> SessionInfo | None:
         table = self.query_one("#sessions-table", DataTable)
