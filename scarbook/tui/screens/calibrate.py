@@ -38,6 +38,7 @@ from scarbook.judge.calibrate import (
 )
 from scarbook.judge.label_store import CalibrationStore
 from scarbook.judge.unjudged import never_judged_words, unjudged_reasons
+from scarbook.judge.verdict import VERDICTS
 from scarbook.stats.rates import wilson
 from scarbook.text import screen_text
 from scarbook.tui.footer import Footer
@@ -53,8 +54,10 @@ NO_LABELS = "no labels given — nothing to compare with the judge"
 NEVER_JUDGED = "{why}. Grade its verdicts here once it has graded some."
 OTHER_JUDGES = ("judge {model} graded none of these items (run or rejudge the cases with it): your labels stand beside "
                 "the verdicts of the judges that did, and its own calibration is not recorded from them")
+SKIP = "SKIP"  # an item passed over (s) in this sitting's answers
 FEW_LABELS = 20  # below this many labels, agreement and kappa swing widely from one label to the next
-HELP = "p PASS · f FAIL · s skip · escape stop and see the agreement · arrows/page keys scroll the artifact"
+HELP = ("p PASS · f FAIL · s skip · u back one item (grade it again) · escape stop and see the agreement · "
+        "arrows/page keys scroll the artifact")
 
 
 def fmt_agreement(x: float, n: int) -> str:
@@ -104,6 +107,7 @@ class CalibrateScreen(HostScreen):
     BINDINGS = [Binding("p", "grade('PASS')", "PASS"),
                 Binding("f", "grade('FAIL')", "FAIL"),
                 Binding("s", "skip", "Skip"),
+                Binding("u", "back", "Back one item"),
                 Binding("escape,q", "stop", "Stop / back")]
     KEYS_NOT_HELD = ("escape",)  # while loading, escape leaves at once (tui/key_queue.py)
     # Screen-scoped layout only (scarbook.tcss belongs to the app): the artifact pane takes the rest.
@@ -124,6 +128,7 @@ class CalibrateScreen(HostScreen):
         self.report: CalibrationReport | None = None
         self.judged: list[CalibrationItem] = []  # every judged item in history (read with the items)
         self.known = 0  # items drawn you labelled before: paired with this judge's verdicts, not asked
+        self.answers: dict[int, str] = {}  # position: PASS, FAIL or SKIP, this sitting's (u goes back and changes it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -239,15 +244,37 @@ class CalibrateScreen(HostScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("grade", "skip"):
             return self.current is not None
+        if action == "back":
+            return self.current is not None and self.position > 0
         return True
 
     def action_grade(self, verdict: str) -> None:
         item = self.current
         if item is None or self.store is None:
             return
+        before = self.answers.get(self.position)
+        if before in VERDICTS and before != verdict:  # a grade changed after u: the person's explicit act, relabel
+            self.store.relabel(item.key, verdict)
+        self.answers[self.position] = verdict
         self.labels.append(self.store.save_label(item, verdict))
         self._say_migrated()
         self._advance()
+
+    def action_back(self) -> None:
+        """Back to the item before, to grade it again (a key typed by mistake): its grade of this sitting is taken
+        out of the count until it is given again — the judge's verdict still unseen, so nothing anchors it."""
+        if self.current is None or self.position == 0:
+            return
+        self.position -= 1
+        before = self.answers.get(self.position)
+        if before == SKIP:
+            self.skipped -= 1
+            del self.answers[self.position]
+        elif before is not None:
+            key = self.items[self.position].key
+            self.labels = [lab for lab in self.labels if lab.key != key]
+        self._show_item()
+        self.refresh_bindings()
 
     def _say_migrated(self) -> None:
         """An older calibration.json moved to the per-judge layout by the first label saved: said, once."""
@@ -258,13 +285,19 @@ class CalibrateScreen(HostScreen):
     def action_skip(self) -> None:
         if self.current is None:
             return
-        self.skipped += 1
+        before = self.answers.get(self.position)
+        if before in VERDICTS and self.store is not None:  # graded before u went back to it: s keeps that grade
+            self.labels.append(self.store.save_label(self.current, before))
+        else:
+            self.skipped += 1
+            self.answers[self.position] = SKIP
         self._advance()
 
     def _advance(self) -> None:
         self.position += 1
         if self.position < len(self.items):
             self._show_item()
+            self.refresh_bindings()
         else:
             self.reveal()
 
