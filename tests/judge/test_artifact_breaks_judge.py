@@ -44,12 +44,12 @@ def test_runs_whose_artifact_broke_the_judge_buy_no_verdict(project, judge_serve
     judge_server.responder = injected_judge
     inline_agent(project, AGENT, isolation, CHECKS, extra=(
         f"threshold: 0.5\njudge: {{base_url: {judge_server.url}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n"
-        "gate: {mode: evidence}\n"))
+        "gate: {mode: evidence}\n"), timeout_s=120)  # (a loaded machine: python's start in the sandbox, 2 cores)
     out = tmp_path / "r.json"
     result = project.cli("eval", "--runs", "10", "--json", str(out))
     report = json.loads(out.read_text())
     [case] = report["cases"]
-    assert (case["passes"], case["fails"], case["errors"]) == (6, 0, 4)
+    assert (case["passes"], case["fails"], case["errors"]) == (6, 0, 4), [(r["k"], r["reason"]) for r in report["runs"]]
     assert {r["checks"][0]["detail"] for r in report["runs"] if r["status"] == "error"} == {
         "judge reply malformed: no record_rubric_verdicts tool call in the reply"}  # asked again once: 2 calls each
     assert len(judge_server.requests) == 6 + 4 * 2
@@ -67,7 +67,7 @@ def test_a_case_one_unreadable_reply_would_not_move_keeps_its_verdict(project, j
     judge_server.responder = injected_judge
     inline_agent(project, AGENT.replace("<= 6", "<= 11"), "none", CHECKS, extra=(
         f"threshold: 0.5\njudge: {{base_url: {judge_server.url}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n"
-        "gate: {mode: evidence}\n"))
+        "gate: {mode: evidence}\n"), timeout_s=120)  # (a loaded machine: python's start in the sandbox, 2 cores)
     out = tmp_path / "r.json"
     result = project.cli("eval", "--runs", "12", "--json", str(out))
     [case] = json.loads(out.read_text())["cases"]
