@@ -43,6 +43,10 @@ HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "k
                  "trailer", "proxy-connection", "accept-encoding"})
 UPSTREAM_FAILURE = (429, 529)  # and every 5xx: the model's side failed, not the agent
 FETCH_CHUNK = 8 << 20  # bytes of a run's recording a relay gets per request
+# How long a call the agent left goes on being read: after the agent has ended (Recorder.settle: its answer's end,
+# and the usage that comes last, are then recorded and counted), or after it dropped the connection. Past it, the
+# call is recorded as it stands, its tokens not counted.
+SETTLE_S = 10.0
 
 
 class Recorder:
@@ -99,6 +103,15 @@ class Recorder:
         await door.open(self.hosts, os.path.join(self._socket_dir, f"{self._sockets}.s") if self._socket_dir else "")
         self.runs[token], self.doors[token] = run, door
         return token
+
+    async def settle(self, token: str) -> None:
+        """The run's agent has ended: wait for its calls still going to end (at most SETTLE_S), so that its
+        trajectory checks, its budget and --max-cost count them whole. (The proxy reads each to its end though
+        the agent is gone: _forward.)"""
+        run = self.runs.get(token)
+        deadline = time.monotonic() + SETTLE_S
+        while run is not None and run.open_calls and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     def close_run(self, token: str) -> RunSummary:
         """The run's summary; its door closes (its token and port stop working now)."""
@@ -271,8 +284,16 @@ class Recorder:
         kept = Body(run.cap)
         first: float | None = None
         resp: web.StreamResponse | None = None
+        head: dict[str, str] = {}
+        n = call["n"]
+
+        def as_it_stands(why: str = "the call was still going when the agent ended") -> None:
+            call["error"] = why
+            self._done(run, call, {"status": resp.status if resp is not None else None, "headers": head}, kept, body,
+                       start, first, counted=False)
+
         run.summary.live += 1
-        run.open_calls.add(call["n"])
+        run.open_calls[n] = as_it_stands
         done = False
         try:
             # a redirect is the agent's to follow or not: followed here, it would take the real key along
@@ -285,19 +306,26 @@ class Recorder:
                         resp.headers.add(key, value)
                 if up.headers.get("content-encoding"):
                     resp.headers["content-encoding"] = up.headers["content-encoding"]
+                head.update(safe_headers(up.headers))
                 await resp.prepare(request)
-                async for chunk in up.content.iter_any():
-                    if first is None:
-                        first = time.perf_counter()
-                    kept.add(chunk)
-                    await resp.write(chunk)
+                gone, first = await self._relay(up, resp, kept, run, n)
+                if n not in run.open_calls:  # recorded as it stood when the run ended
+                    return resp
                 # recorded before the response ends: an agent that exits on its last answer finds its
                 # run's recording whole (the run is closed when the agent is done)
                 done = True
-                self._done(run, call, {"status": up.status, "headers": safe_headers(up.headers)}, kept, body, start, first)
-                await resp.write_eof()
+                if gone == "cut":
+                    run.summary.unmeasured.append(f"call {n}'s stream broke off after {kept.size:,} bytes, before its "
+                                                  "end")
+                    as_it_stands(f"the stream broke off after {kept.size} bytes (the agent dropped it)")
+                    return resp
+                self._done(run, call, {"status": up.status, "headers": head}, kept, body, start, first)
+                if gone is None:
+                    await resp.write_eof()
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             what = f"{type(exc).__name__}: {exc}".strip()
+            if n not in run.open_calls:  # recorded as it stood when the run ended
+                return resp if resp is not None else error_response(502, "api_error", "scarbook recorder: run ended")
             if resp is None:  # nothing sent yet: the agent gets a gateway error, as from any proxy
                 why = f"the model API at {upstream} could not be reached ({what})"
                 run.summary.failed_upstream(f"recorder: call {call['n']}: {why}")
@@ -305,23 +333,54 @@ class Recorder:
                 run.add(call, call["api"], body, None)
                 return error_response(502, "api_error", f"scarbook recorder: {why}")
             if not done:
-                call["error"] = f"the stream broke off after {kept.size} bytes ({what})"
-                run.summary.unmeasured.append(f"call {call['n']}'s stream broke off after {kept.size:,} bytes, before "
-                                              "its end")
-                self._done(run, call, {"status": resp.status, "headers": {}}, kept, body, start, first)
+                run.summary.unmeasured.append(f"call {n}'s stream broke off after {kept.size:,} bytes, before its end")
+                as_it_stands(f"the stream broke off after {kept.size} bytes ({what})")
         return resp
 
+    @staticmethod
+    async def _relay(up: aiohttp.ClientResponse, resp: web.StreamResponse, kept: Body, run: RunRecording,
+                     n: int) -> tuple[str | None, float | None]:
+        """Pass the answer on chunk by chunk, each kept. An agent that drops it (or ends) gets no more, but the
+        answer is read on, at most SETTLE_S, to its end, where its usage comes: None when the agent got it all,
+        "gone" when the rest was read without it, "cut" when SETTLE_S ran out first; and when its first byte came. It
+        stops at once when the run ended meanwhile (the call is then recorded as it stood)."""
+        chunks = up.content.iter_any().__aiter__()
+        gone_at: float | None = None
+        first: float | None = None
+        while n in run.open_calls:
+            try:
+                if gone_at is None:
+                    chunk = await chunks.__anext__()
+                else:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), max(0.0, gone_at + SETTLE_S - time.monotonic()))
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                return "cut", first
+            if first is None:
+                first = time.perf_counter()
+            kept.add(chunk)
+            if gone_at is None:
+                try:
+                    await resp.write(chunk)
+                except ConnectionError:  # the agent dropped the call, or ended
+                    gone_at = time.monotonic()
+        return (None if gone_at is None else "gone"), first
+
     def _done(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], kept: Body, body: Any,
-              start: float, first: float | None) -> None:
-        """Record the call; a recording that fails never breaks the agent's answer (said on the run)."""
+              start: float, first: float | None, *, counted: bool = True) -> None:
+        """Record the call; a recording that fails never breaks the agent's answer (said on the run). `counted=False`:
+        recorded before its end, its usage so far no count of it."""
         try:
-            self._finish(run, call, response, kept, body, start, first)
+            self._finish(run, call, response, kept, body, start, first, counted)
         except Exception as exc:  # noqa: BLE001 — a response of a shape nobody foresaw
             run.warn(f"recorder: call {call['n']} could not be recorded ({type(exc).__name__}: {exc}); "
                      "the agent got the response")
+        finally:
+            run.open_calls.pop(call["n"], None)  # (recorded, or said it could not be: no longer open)
 
     def _finish(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], kept: Body, body: Any,
-                start: float, first: float | None) -> None:
+                start: float, first: float | None, counted: bool = True) -> None:
         call.update(latency_ms=_ms(start), first_byte_ms=_ms(start, first) if first is not None else None)
         status = response["status"]
         if status >= 500 or status in UPSTREAM_FAILURE:
@@ -329,7 +388,7 @@ class Recorder:
         elif 200 <= status < 300:
             run.summary.succeeded(call["n"])
         self._fill(response, kept, call, run)
-        self._record(run, call, response, body)
+        self._record(run, call, response, body, counted)
 
     def _fill(self, response: dict[str, Any], kept: Body, call: dict[str, Any], run: RunRecording) -> None:
         """The response as recorded: JSON `body`, SSE text `sse`, else `raw`; capped and marked."""
@@ -348,7 +407,8 @@ class Recorder:
         else:
             response["raw"] = raw.decode("utf-8", "replace")
 
-    def _record(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], body: Any = None) -> None:
+    def _record(self, run: RunRecording, call: dict[str, Any], response: dict[str, Any], body: Any = None,
+                counted: bool = True) -> None:
         api = call["api"]
         if body is None:
             body = call["request"].get("body")
@@ -360,12 +420,12 @@ class Recorder:
         if reply is None and ok and api != "other" and not response.get("truncated") and "error" not in call:
             call["warning"] = f"the response is not {api} JSON or a stream of it: passed through, recorded raw"
             run.warn(f"recorder: call {call['n']}: {call['warning']}")
-        if reply is not None and "usage" not in call:
+        if reply is not None and "usage" not in call and counted:
             call["usage"] = reply.usage
             if reply.model:
                 call["model"] = reply.model
         call["response"] = response
-        run.add(call, api, body, reply)
+        run.add(call, api, body, reply, counted=counted)
 
     def _credentials(self, vendor: str) -> dict[str, str]:
         if vendor == "anthropic":

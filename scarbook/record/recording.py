@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,8 @@ class RunRecording:
         self.keyless_said = False  # a call went upstream without credentials (said once)
         self.task_said = False  # the first call with a body was seen: the run's `task` comes from it
         self.last_list: tuple[int, str, list[Any]] = (0, "", [])  # the previous call's conversation (compact)
-        self.open_calls: set[int] = set()  # the calls sent on and not yet recorded
+        # the calls sent on and not yet recorded, each with how to record it as it stands (proxy._forward)
+        self.open_calls: dict[int, Callable[[], None]] = {}
         self.written = hashlib.sha256()  # of the model_call lines appended, in order (RunSummary.recording)
         self.written_calls = 0
 
@@ -146,9 +148,12 @@ class RunRecording:
         return self.summary.calls
 
     def unmeasured_left(self) -> None:
-        """The run ended: a call still going (its answer not yet recorded whole) is one whose tokens were not counted."""
-        for n in sorted(self.open_calls):
+        """The run ended: a call still going (its answer not yet recorded whole, though the recorder waited for it:
+        Recorder.settle) is recorded as it stands — a call, with what the agent was sent of it (a tool call it may
+        have run) — and is one whose tokens were not counted."""
+        for n, as_it_stands in sorted(self.open_calls.items()):
             self.summary.unmeasured.append(f"call {n} was still going when the agent ended")
+            as_it_stands()
         self.open_calls.clear()
 
     def note_trouble(self, kind: str, detail: str) -> None:
@@ -166,10 +171,12 @@ class RunRecording:
         elif len(w) == MAX_WARNINGS:
             w.append("recorder: more warnings not shown")
 
-    def add(self, call: dict[str, Any], api: str, req_body: Any, reply: apis.Reply | None) -> None:
-        """Append the call and the records derived from it (docs/transcript-format.md)."""
+    def add(self, call: dict[str, Any], api: str, req_body: Any, reply: apis.Reply | None, *,
+            counted: bool = True) -> None:
+        """Append the call and the records derived from it (docs/transcript-format.md). `counted=False`: a call
+        recorded before its end (cut off, or still going when the run ended): its usage so far is no count of it."""
         n = call["n"]
-        self.open_calls.discard(n)
+        self.open_calls.pop(n, None)
         lines = [call]
         if not self.task_said and req_body is not None:  # the first call with a body (a refused one has none)
             self.task_said = True
@@ -187,7 +194,7 @@ class RunRecording:
             for cid, name, inp in reply.tool_calls:
                 self.calls_seen.add(cid)
                 lines.append({"type": "tool_call", "call": n, "id": cid, "name": name, "input": inp})
-            if reply.usage:
+            if reply.usage and counted:
                 model = reply.model or call.get("model") or ""
                 lines.append({"type": "usage", "call": n, "model": model, **reply.usage})
                 if not call.get("replayed"):  # a replayed call cost nothing this time

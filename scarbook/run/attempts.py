@@ -102,6 +102,8 @@ class RunAttempts:
             facts = part.facts
             if self.pool.agents_here and held(facts.signal, facts.timed_out):  # scarbook's shutdown, or the agent's?
                 facts.watched_s = await hold(cancelled)  # (cancelled, it is not recorded: resume runs it again)
+            if self.recorder is not None and token is not None:  # calls the agent left still going: read to their end
+                await self.recorder.settle(token)
             summary = self._recorded(part, token)
             if summary is not None:  # the trajectory checks read the recorder's own calls, not the agent's files
                 # (loaded by a session that records: with it come the transcripts' model and readers)

@@ -21,6 +21,24 @@ from typing import Any
 
 SECRET = "sk-real-secret-never-leaves-scarbook"
 
+# A raw-HTTP agent's first two model calls: call 1 read whole, call 2 streamed and open (`r` its response) for the
+# rest of the agent's code to read as much of as it wants.
+TWO_CALLS = r'''
+import http.client, json, os, sys, time, urllib.parse
+u = urllib.parse.urlsplit(os.environ["ANTHROPIC_BASE_URL"])
+
+def call(stream):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    body = {"model": "claude-test", "max_tokens": 60000, "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+    c.request("POST", u.path + "/v1/messages", json.dumps(body), {"content-type": "application/json"})
+    return c, c.getresponse()
+
+c, r = call(False)
+r.read()
+c.close()
+c, r = call(True)
+'''
+
 MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "end_turn",
            "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 11, "output_tokens": 2}}
 
