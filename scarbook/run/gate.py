@@ -25,7 +25,7 @@ from scarbook.stats.corrected_gate import MAX_LABELS, CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
 from scarbook.stats.judge_error import JudgeError
 from scarbook.stats.rates import CaseStats, gate_band, summarize
-from scarbook.stats.sequential import DELTA, hypotheses
+from scarbook.stats.sequential import DELTA, SequentialRule, hypotheses, read_until_stop
 from scarbook.text import interval_beside, pct, plural, threshold_pct
 
 
@@ -186,9 +186,38 @@ def decide_gate(session: SessionInfo, stats: Sequence[CaseStats], statuses: Mapp
     at_looks = _at_looks(stats, runs, looks) if looks and runs is not None else looks
     decided = gate_stats(stats, policy, statuses, looks=at_looks, sequential=session.decisions or None,
                          sequential_cap=session.runs_per_case, sequential_reads=reads, sequential_rates=rates)
-    if runs is None or session.decisions:  # (--runs auto: its rule's recorded decisions are not read again)
+    if runs is None:
         return decided
+    if session.decisions:  # --runs auto: its rule read again, at the worst
+        return _ruled_at_worst(decided, runs, session.runs_per_case, rates)
     return _at_worst(decided, stats, statuses, policy, runs, looks)
+
+
+def _ruled_at_worst(decided: list[CaseStats], runs: Mapping[str, Sequence[RunRecord]], cap: int,
+                    rates: Mapping[str, Sequence[float]] | None) -> list[CaseStats]:
+    """--runs auto's decisions, read again as _at_worst reads a fixed-N gate: the session's rule (its cap, the
+    judge's q0, q1 it knew) reads each case's runs in launch order with every run `at_worst` a fail; a case it
+    then decides otherwise (or not at all) has no verdict. (The rule reads no error: a run whose judge the artifact
+    broke was no evidence to it.)"""
+    out = []
+    for s in decided:
+        worst_runs = [r for r in runs.get(s.case_id, []) if at_worst(r)]
+        if worst_runs and s.gate in (Decision.ABOVE, Decision.BELOW):
+            q = (rates or {}).get(s.case_id)
+            q0, q1 = (float(q[0]), float(q[1])) if q is not None and len(q) == 2 else (1.0, 1.0)
+            try:
+                rule = SequentialRule(s.threshold, max_runs=cap, q0=q0, q1=q1)
+            except ValueError:  # a threshold the rule cannot take: it decided nothing to read again
+                out.append(s)
+                continue
+            reads = [RunStatus.FAIL if at_worst(r) else as_read(r) for r in runs[s.case_id]]
+            worst = rule.decide(*read_until_stop(rule, reads)) or Decision.UNDECIDED
+            if worst != s.gate:
+                s = replace(s, decision=Decision.NO_VERDICT, runs_needed=None,
+                            band=gate_band(None, None, Decision.NO_VERDICT, s.threshold, s.green),
+                            gate_note=worst_note(worst_runs, s.gate, worst))
+        out.append(s)
+    return out
 
 
 def at_worst(run: RunRecord) -> bool:

@@ -73,3 +73,26 @@ def test_a_case_one_unreadable_reply_would_not_move_keeps_its_verdict(project, j
     [case] = json.loads(out.read_text())["cases"]
     assert (case["passes"], case["errors"], case["decision"], case["gate_note"]) == (11, 1, "above", "")
     assert result.exit_code == 0, result.output
+
+
+def test_runs_auto_reads_runs_whose_artifact_broke_the_judge_at_the_worst_too(project, judge_server, monkeypatch,
+                                                                            tmp_path):
+    """--runs auto: its rule reads no error, so every third run's injection (a fail made an error) left it reading
+    passes alone, and it said above 50% after 8 of them (11 runs), exit 0. Read again with those runs as fails, the
+    rule decides nothing: no verdict."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    judge_server.responder = injected_judge
+    inline_agent(project, AGENT.replace('int(os.environ["SCARBOOK_RUN"]) <= 6', 'int(os.environ["SCARBOOK_RUN"]) % 3'),
+                 "none", CHECKS, extra=(
+                     f"threshold: 0.5\nconcurrency: 1\n"
+                     f"judge: {{base_url: {judge_server.url}, max_retries: 0, timeout_s: {JUDGE_TIMEOUT_S}}}\n"
+                     "gate: {mode: evidence}\n"), timeout_s=120)
+    out = tmp_path / "r.json"
+    result = project.cli("eval", "--runs", "auto", "--json", str(out))
+    report = json.loads(out.read_text())
+    [case] = report["cases"]
+    assert (case["passes"], case["fails"], case["errors"]) == (8, 0, 3)
+    assert result.exit_code == 3, result.output  # was 0: above
+    assert (case["decision"], case["gate_note"]) == ("no verdict", (
+        "it reads above only because 3 runs' judge replies could not be read (no verdict or a malformed one, twice), "
+        "which what the artifact says can cause; read as fails they make it undecided"))
