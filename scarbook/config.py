@@ -188,7 +188,7 @@ class Config(msgspec.Struct, Words, frozen=True, forbid_unknown_fields=True, kw_
     cases_dir: Annotated[str, _folder("cases")] = "cases"
     workspaces_dir: Annotated[str, _folder("workspaces")] = "workspaces"
     # auto: the sandbox where it starts (scarbook.run.session.choose_isolation)
-    isolation: Annotated[Isolation, Meta(extra={"must": "must be 'none', 'sandbox' or 'auto', got {value!r}",
+    isolation: Annotated[Isolation, Meta(extra={"must": "must be 'none', 'sandbox', 'slot' or 'auto', got {value!r}",
                                                 "fix": "write isolation: auto"})] = Isolation.AUTO
     # the sandbox's network; no effect with isolation: none
     network: Annotated[bool, Meta(extra={"must": "must be true or false, got {value!r}", "fix": "write network: true"})] = False
@@ -267,7 +267,9 @@ keep: $keep            # keep workspaces of failed/errored runs; "all" keeps eve
 retry_infra: $retry_infra          # a run the machine failed (rate limit, 5xx, OOM, killed) runs again at most this often
 # causes: {infra: ['quota exceeded']}   # extra stderr/transcript patterns per cause: infra, judge, case, agent
 isolation: $isolation         # agents and command checks in a bubblewrap sandbox where it starts (Linux), else unconfined
-                        # and said; "sandbox": refuse to run without it; "none": unconfined (README: Threat model)
+                        # and said; "sandbox": refuse to run without it; "none": unconfined (README: Threat model);
+                        # "slot" (opt-in): the sandbox with one bwrap per concurrency slot, not per run (faster; README
+                        # says what differs)
 network: $network          # in the sandbox, let the agent reach the network (claude-code / codex need it for their API)
 # executor: {type: ray, address: auto}   # run on a Ray cluster (pip install 'scarbook[ray]')
 # record: true          # record every model call into the run's transcript (agents get base URLs and a dummy key)

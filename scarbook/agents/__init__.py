@@ -25,10 +25,12 @@ __all__ = ["AGENT_KINDS", "Agent", "AgentSpec", "CommandAgent", "PythonAgent", "
 
 
 def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = None, *,
-               isolation: str = "none", network: bool = False, private: tuple[str, ...] = ()) -> Agent:
+               isolation: str = "none", network: bool = False, private: tuple[str, ...] = (),
+               slots: bool = False) -> Agent:
     """The agent `spec` describes. isolation "sandbox" puts a program agent in bubblewrap, or raises
     SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without. `private`:
-    folders the sandbox hides (the project's workspaces/: every run's but the run's own)."""
+    folders the sandbox hides (the project's workspaces/: every run's but the run's own). `slots`: the sandbox's
+    runs go through sandbox slots (agents/slots.py) kept in the first of `private`."""
     spec = AgentSpec.from_config(spec)
     agent = spec.build(project_root)
     if isolation == Isolation.SANDBOX:
@@ -40,7 +42,12 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
                 "run it as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) "
                 "or set isolation: none")
         sandbox = require_sandbox(project_root or Path.cwd(), network)
-        cast("CommandAgent", agent).sandbox = replace(sandbox, private=tuple(os.path.realpath(p) for p in private))
+        command = cast("CommandAgent", agent)
+        command.sandbox = replace(sandbox, private=tuple(os.path.realpath(p) for p in private))
+        if slots and command.sandbox.private:
+            from scarbook.agents.slots import AgentSlots
+
+            command.slots = AgentSlots(Path(command.sandbox.private[0]))
     return agent
 
 

@@ -14,11 +14,13 @@ from typing import BinaryIO
 from scarbook.agents import shims
 from scarbook.agents.failure import failure_line
 from scarbook.agents.sandbox import Sandbox
+from scarbook.agents.slots import AgentSlots
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import AgentResult
 from scarbook.proc import credentials
-from scarbook.proc.common import BASE_ENV
+from scarbook.proc.common import BASE_ENV, Finished
+from scarbook.proc.slot import SlotRun
 from scarbook.proc.spawn import run_program
 
 # Always passed through: what a program needs to start at all. Everything else must be allow-listed.
@@ -38,6 +40,7 @@ class CommandAgent:
         self.project_root = project_root
         self.label = label or "command: " + " ".join(argv)
         self.sandbox: Sandbox | None = None  # set when isolation: sandbox
+        self.slots: AgentSlots | None = None  # set when isolation: slot (and slots can run here)
         self._resolved: str | None = None
         self._base_env: dict[str, str] | None = None
         self.env_values: dict[str, str] = {}  # variables set for this agent alone (a named agent's env:)
@@ -107,20 +110,26 @@ class CommandAgent:
         shared: tuple[str, ...] = ()
         try:
             sandbox = self.sandbox_for(network)
+            stdin_data = task.encode() if self.stdin else None
             if sandbox is not None:
                 _interpreter_must_exist(exe)
-                shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
-                argv = sandbox.wrap(argv, cwd, shared, env)
-            done = await run_program(argv, cwd=cwd, env=self.build_env(env),
-                                     stdin_data=task.encode() if self.stdin else None,
-                                     on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s,
-                                     confined=sandbox is not None)
+            if sandbox is not None and self.slots is not None:
+                shared = tuple(f for f in (env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE")) if f)
+                done = await self._run_in_slot(sandbox, argv, cwd, env, stdin_data, out, err, timeout_s)
+            else:
+                if sandbox is not None:
+                    shared = _create_files(env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE"))
+                    argv = sandbox.wrap(argv, cwd, shared, env)
+                done = await run_program(argv, cwd=cwd, env=self.build_env(env), stdin_data=stdin_data,
+                                         on_stdout=out.feed, on_stderr=err.feed, timeout_s=timeout_s,
+                                         confined=sandbox is not None)
         finally:
             err.close()
             _remove_if_empty(shared)
         result = AgentResult(output=out.text(), exit_code=done.returncode, stderr_path=err.path_if_written(),
                              output_truncated=out.truncated, duration_s=time.monotonic() - start,
-                             timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"))
+                             timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"),
+                             workspace_seen=done.cwd)
         code = done.returncode
         if sandbox is not None and code is not None and _signal_number(code - 128):
             # bwrap exits 128+N when the program it runs is killed by signal N (the OOM killer): read as outside
@@ -135,6 +144,16 @@ class CommandAgent:
             if sandbox is not None:
                 result.crashed += f" [{sandbox.describe()}]"
         return result
+
+
+    async def _run_in_slot(self, sandbox: Sandbox, argv: list[str], cwd: Path, env: dict[str, str],
+                           stdin_data: bytes | None, out, err: _StderrLog, timeout_s: float) -> Finished:
+        """`argv` in one of this agent's sandbox slots (agents/slots.py); SlotFailed when the slot failed."""
+        assert self.slots is not None  # (asked by the caller)
+        full = self.build_env(env)
+        job = SlotRun(sandbox.program(argv, full), full, cwd, (env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE")),
+                      stdin_data, out.feed, err.feed, timeout_s)
+        return await self.slots.pool(sandbox, argv[0], full).run(job)
 
 
 def _interpreter_must_exist(program: str) -> None:

@@ -116,6 +116,12 @@ class Sandbox:
         `writable_files` must exist (a bind mount needs its source). With the model-call recorder
         in `env` and no network, the recorder's port is opened inside (proc/bridge.py) and leads to
         its socket: the one way out."""
+        return [*self.line(argv[0], workspace, writable_files, env), "--chdir", str(workspace), "--",
+                *self.program(argv, env)]
+
+    def line(self, program: str, workspace: Path, writable_files: tuple[str, ...] = (),
+             env: dict[str, str] | None = None) -> list[str]:
+        """`wrap`'s bwrap options for `program` (what it needs to start is shown), up to the folder to enter."""
         ws = str(workspace)
         args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", *DROP_CAPABILITIES]
         if self.network:
@@ -126,7 +132,7 @@ class Sandbox:
         args += ["--proc", "/proc"]
         for d in self.hidden:
             args += ["--tmpfs", d]
-        for d in self._visible_again(argv[0]):
+        for d in self._visible_again(program):
             args += ["--ro-bind", d, d]
         private = [d for d in self.private if os.path.isdir(d)]
         for d in private:  # after the project is shown again: the run's own folder is bound back below
@@ -136,11 +142,21 @@ class Sandbox:
             args += ["--bind", f, f]
         for d in private:  # read-only as the rest, once the run's own mounts are made in it
             args += ["--remount-ro", d]
+        bridged = self._bridged(env)
+        if bridged:
+            args += ["--bind", bridged[0], bridged[0]]
+        return args
+
+    def program(self, argv: list[str], env: dict[str, str] | None) -> list[str]:
+        """`argv` as the sandbox starts it: through the recorder's bridge when there is one and no network."""
+        bridged = self._bridged(env)
+        return [sys.executable, "-I", bridge.__file__, *bridged, "--", *argv] if bridged else argv
+
+    def _bridged(self, env: dict[str, str] | None) -> tuple[str, str] | None:
         sock, port = (env or {}).get("SCARBOOK_RECORDER_SOCKET"), (env or {}).get("SCARBOOK_RECORDER_PORT")
         if sock and port and not self.network and os.path.exists(sock):
-            args += ["--bind", sock, sock]
-            argv = [sys.executable, "-I", bridge.__file__, sock, port, "--", *argv]
-        return args + ["--chdir", ws, "--", *argv]
+            return sock, port
+        return None
 
     def describe(self) -> str:
         return "in the sandbox: only the workspace is writable" + ("" if self.network else "; no network")

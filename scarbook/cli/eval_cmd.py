@@ -61,7 +61,7 @@ from scarbook.session.plan import DEFAULT_MAX_RUNS, DEFAULT_ONLY, EvalRequest, p
 @click.option("--against", "against_ref", metavar="baseline|SESSION", default=None,
               help="Compare each case with the baseline (scarbook-baseline.json, see `scarbook baseline set`) "
               "or a past session, as `scarbook diff` does; exit 1 on a significant (Holm-corrected) regression.")
-@click.option("--isolation", type=click.Choice(["none", "sandbox", "auto"]), default=None,
+@click.option("--isolation", type=click.Choice(["none", "sandbox", "slot", "auto"]), default=None,
               help="Run agents and command checks in a bubblewrap sandbox (Linux; sandbox: refuse to run "
                    "without it) or unconfined (none); auto, the default unless scarbook.yaml says: the sandbox "
                    "where it starts, else unconfined and said. README: Threat model.")

@@ -165,6 +165,7 @@ class Isolation(_Word):
     NONE = "none"  # unconfined
     SANDBOX = "sandbox"  # refuse to run without it
     AUTO = "auto"  # the sandbox where it starts, else unconfined and said
+    SLOT = "slot"  # the sandbox, its runs in slots: one bwrap per concurrency slot (opt-in; README: Threat model)
 
 
 class Keep(_Word):

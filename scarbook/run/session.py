@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 from scarbook.agents import Agent, AgentSpec, CommandAgent, keeps_transcript, make_agent
 from scarbook.agents.named import NamedAgent
 from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
+from scarbook.agents.slots import why_no_slots
 from scarbook.cases.placeholders import placeholder_note
 from scarbook.checks import TRAJECTORY_CHECKS
 from scarbook.checks.spec import needs_transcript
@@ -307,8 +308,11 @@ def choose_isolation(site: SessionSite, spec: AgentSpec, notes: list[str]) -> Co
     else none, and one note says why and what the agent can reach. `none` asked for says the same
     without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
     cfg = site.config
-    if cfg.isolation == Isolation.SANDBOX:
-        return Confinement(Isolation.SANDBOX, Isolation.SANDBOX, cfg.network)
+    if cfg.isolation in (Isolation.SANDBOX, Isolation.SLOT):
+        why = why_no_slots() if cfg.isolation == Isolation.SLOT else None
+        if why:
+            notes.append(f"isolation: slot — {why}, so each run gets a bwrap of its own (isolation: sandbox)")
+        return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
     if cfg.isolation == Isolation.NONE:
         notes.append(NONE_NOTE)
         return Confinement(Isolation.NONE, Isolation.NONE)
@@ -366,13 +370,15 @@ def _build_agent(site: SessionSite, spec: AgentSpec, one: NamedAgent | None, iso
     before = len(errors)
     try:
         agent = make_agent(spec, site.root, isolation=isolation.ran, network=site.config.network,
-                           private=(str(site.workspaces_dir),))
+                           private=(str(site.workspaces_dir),),
+                           slots=isolation.asked == Isolation.SLOT and why_no_slots() is None)
         if one is not None and one.env_values:
             cast(CommandAgent, agent).env_values = dict(one.env_values)
         agent.preflight()
         return agent
-    except ScarbookError as exc:
-        errors.append(exc.message)
+    except ScarbookError as exc:  # (said with the word the user wrote: slot is the sandbox too)
+        errors.append(exc.message.replace("isolation: sandbox ", f"isolation: {isolation.asked} ", 1)
+                      if isolation.asked == Isolation.SLOT else exc.message)
     except Exception as exc:  # noqa: BLE001 — a python agent's module runs code at import
         errors.append(spec.preparation_failed(exc))
     if one is not None:

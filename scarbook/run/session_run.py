@@ -51,6 +51,7 @@ from scarbook.models import (
 )
 from scarbook.proc.leftovers import PROJECT_VAR
 from scarbook.proc.oom import moved, oom_kills, recent_oom_kills
+from scarbook.proc.slot import SlotFailed
 from scarbook.proc.trips import off_loop
 from scarbook.run.agent_signals import SIGKILL
 from scarbook.run.cause_matching import AGENT_DID_NOT_FINISH, AgentFacts
@@ -175,12 +176,9 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
            **({PROJECT_VAR: ctx.project_tag} if ctx.project_tag else {}), **(ctx.record_env or {})}
     try:
         result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
-    except OSError as exc:
-        why = exc.strerror or str(exc)
-        if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
-            why += " — the agent program exists, so check the interpreter on its #! line"
-        record.reason = f"could not start the agent ({agent.label}): {why}"
-        part.facts = AgentFacts(stage=AgentStage.START, error=record.reason, errno=exc.errno)
+    except (OSError, SlotFailed) as exc:
+        record.reason = _not_run(agent, exc)
+        part.facts = AgentFacts(stage=AgentStage.START, error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part
     # the checks' view of the workspace, made on the trip off the loop below once the diff is known
@@ -189,7 +187,8 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                             # under record the agent's credentials are dummies: never the real ones for a check
                             env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
                             sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
-                            agent_usage=usage, project_tag=ctx.project_tag, max_read=ctx.max_read)
+                            agent_usage=usage, project_tag=ctx.project_tag, max_read=ctx.max_read,
+                            seen_as=result.workspace_seen)
 
     # One trip off the loop for everything the run reads and writes once its agent is done (each trip is
     # two thread wake-ups; at -j16 on two cores they were what the main process spent its time on)
@@ -231,6 +230,17 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         await _rule_checks(part, ctx, checks, emit, after.ran)
     record.duration_s = time.monotonic() - start
     return part
+
+
+def _not_run(agent: Agent, exc: OSError | SlotFailed) -> str:
+    """Why the agent did not run: its start failed, or its sandbox slot did (the machine's failure: the run's folder
+    is back, the next run gets a new slot)."""
+    if isinstance(exc, SlotFailed):
+        return f"the sandbox slot failed ({agent.label}): {exc}"
+    why = exc.strerror or str(exc)
+    if exc.errno == errno.ENOENT:  # the program exists (preflight saw it), so its #! interpreter does not
+        why += " — the agent program exists, so check the interpreter on its #! line"
+    return f"could not start the agent ({agent.label}): {why}"
 
 
 @dataclass

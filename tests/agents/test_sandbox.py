@@ -216,28 +216,30 @@ def test_a_command_check_runs_in_the_sandbox_too(project) -> None:
      "isolation: sandbox cannot start: it needs Linux (bubblewrap), this is darwin — set isolation: none "
      "(or --isolation none); agents then run unconfined"),
 ], ids=["no-bwrap", "bwrap-cannot-start", "not-linux"])
-def test_a_sandbox_that_cannot_start_is_a_preflight_error(project, monkeypatch, setup, message) -> None:
+@pytest.mark.parametrize("isolation", ["sandbox", "slot"])
+def test_a_sandbox_that_cannot_start_is_a_preflight_error(project, monkeypatch, setup, message, isolation) -> None:
     if "platform" in setup:
         monkeypatch.setattr(sys, "platform", setup["platform"])
     else:
         monkeypatch.setenv("SCARBOOK_BWRAP", setup["SCARBOOK_BWRAP"])
-    project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, 'print(1)']}}\nisolation: sandbox\n")
+    project.config(f"agent: {{type: command, argv: [{sys.executable}, -c, 'print(1)']}}\nisolation: {isolation}\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: '1'}]\n")
     result = project.cli("eval", "--runs", "1", "-q")
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"scarbook: {message}"
+    assert result.stderr.strip() == f"scarbook: {message}".replace("isolation: sandbox", f"isolation: {isolation}")
     assert project.load().history.sessions() == []  # nothing ran unconfined instead
     assert project.cli("eval", "--runs", "1", "-q", "--isolation", "none").exit_code == 0
 
 
-def test_a_python_agent_cannot_be_sandboxed(project) -> None:
+@pytest.mark.parametrize("isolation", ["sandbox", "slot"])
+def test_a_python_agent_cannot_be_sandboxed(project, isolation) -> None:
     (project.root / "my_agent.py").write_text("def run(task, cwd):\n    return 'x'\n")
-    project.config("agent: {type: python, function: my_agent:run}\nisolation: sandbox\n")
+    project.config(f"agent: {{type: python, function: my_agent:run}}\nisolation: {isolation}\n")
     project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: x}]\n")
     result = project.cli("eval", "--runs", "1", "-q")
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "scarbook: isolation: sandbox cannot hold a python agent: it runs inside scarbook's own process — run it "
+        f"scarbook: isolation: {isolation} cannot hold a python agent: it runs inside scarbook's own process — run it "
         "as a command agent (agent: {type: command, argv: [python, -m, my_agent]}) or set isolation: none")
 
 
@@ -245,7 +247,7 @@ def test_isolation_is_validated_in_scarbook_yaml(project) -> None:
     project.config("isolation: docker\n")
     result = project.cli("list")
     assert result.exit_code == 2
-    assert "isolation must be 'none', 'sandbox' or 'auto', got 'docker'" in result.stderr  # auto: issue 25
+    assert "isolation must be 'none', 'sandbox', 'slot' or 'auto', got 'docker'" in result.stderr  # auto: issue 25
 
 
 ESCAPE_DAEMON = "import os, time\nnote = print\n" + DAEMON + "open('tmp.txt', 'w').write('ok')\n"

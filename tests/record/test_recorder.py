@@ -296,9 +296,11 @@ def test_a_huge_response_reaches_the_agent_whole_and_its_recording_is_capped(rec
                             "raise it in scarbook.yaml to let such requests through)"]
 
 
-def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_project, judge_server):
+@pytest.mark.parametrize("isolation", ["sandbox", "slot"])
+def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_project, judge_server, isolation):
     """isolation: sandbox without network: the base URL's port is opened inside the sandbox and leads
-    only to the recorder's socket; the model server itself (another loopback port) is out of reach."""
+    only to the recorder's socket; the model server itself (another loopback port) is out of reach. In a sandbox
+    slot too (the bridge starts inside the slot, once per run)."""
     from scarbook.agents.sandbox import SandboxUnavailable, require_sandbox
 
     try:
@@ -318,7 +320,7 @@ def test_in_the_sandbox_the_agent_reaches_the_recorder_and_nothing_else(rec_proj
         """))
     path = rec_project.root / "scarbook.yaml"
     path.write_text(path.read_text().replace(json.dumps(str(AGENTS / "sdk_agent.py")), json.dumps(str(probe)))
-                    + "isolation: sandbox\n")
+                    + f"isolation: {isolation}\n")
     openai_calls(judge_server)
     result, report = eval_json(rec_project)
     (run,) = report["runs"]

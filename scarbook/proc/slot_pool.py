@@ -1,0 +1,166 @@
+"""The sandbox slots of one agent's session (`isolation: slot`): started as runs need them, one run at a time each.
+
+Each slot has its own thread: it starts the slot's bwrap (whose --die-with-parent follows the thread that
+started it, so the thread lives as long as the slot), runs the slot's runs one after another (blocking
+polls, off the event loop), and closes it. A slot that failed (proc/slot.py's SlotFailed) is closed and
+forgotten; the next run starts a new one. The pool's folder (workspaces/.slots/<id>/) is locked while it
+lives (slot_journal.py) and removed by `close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import shutil
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scarbook.proc import slot_journal
+from scarbook.proc.common import Finished
+from scarbook.proc.slot import Slot, SlotFailed, SlotRun
+
+NOBODY = 65534  # owns the slot folders when root: an id the slot's user namespace does not map
+Line = Callable[[Path], list[str]]  # the slot's bwrap line, for its folder
+
+
+class SlotPool:
+    def __init__(self, workspaces: Path, line: Line, wipe: list[str]) -> None:
+        self.folder = workspaces / slot_journal.SLOTS / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.line, self.wipe = line, wipe
+        self._lock = -1
+        self._free: list[_SlotThread] = []
+        self._all: set[_SlotThread] = set()
+        self._made = 0
+
+    async def run(self, job: SlotRun) -> Finished:
+        """`job` run in a free slot (one started if none is): its exit status (128+N for signal N), or SlotFailed."""
+        worker = self._free.pop() if self._free else await self._start()
+        wake_r, wake_w = os.pipe()
+        done = worker.call(worker.run, job, wake_r)
+        try:
+            while True:
+                try:
+                    code, timed_out = await asyncio.shield(done)
+                    break
+                except asyncio.CancelledError:
+                    if done.done():
+                        raise
+                    os.write(wake_w, b"!")  # the agent is killed through its pidfd; its folder comes back
+                    try:
+                        await asyncio.shield(done)
+                    except (SlotFailed, OSError):
+                        pass
+                    raise
+        finally:
+            os.close(wake_w)
+            if done.done() and not done.cancelled():
+                os.close(wake_r)
+            else:  # (the thread still polls it: closed with the run)
+                done.add_done_callback(lambda _: os.close(wake_r))
+            self._give_back(worker)
+        return Finished(code, timed_out=timed_out, cwd=str(worker.slot.ws) if worker.slot else "")
+
+    async def _start(self) -> _SlotThread:
+        if self._lock < 0:
+            self._lock = slot_journal.hold(self.folder)
+        self._made += 1
+        worker = _SlotThread()
+        self._all.add(worker)
+        try:
+            await worker.call(worker.start, self.folder / str(self._made), self.line, self.wipe)
+        except BaseException:
+            self._all.discard(worker)
+            worker.stop()
+            raise
+        return worker
+
+    def _give_back(self, worker: _SlotThread) -> None:
+        if worker.slot is not None and not worker.slot.broken:
+            self._free.append(worker)
+            return
+        self._all.discard(worker)
+        worker.stop()  # closes a broken slot on its own thread
+
+    async def close(self) -> None:
+        """Every slot ended and reaped (on its thread), the pool's folder removed."""
+        workers, self._free = list(self._all), []
+        self._all.clear()
+        for worker in workers:
+            worker.stop()
+        await asyncio.to_thread(self._wait_and_remove, workers)
+
+    def close_now(self) -> None:
+        """`close` without an event loop (at exit)."""
+        workers, self._free = list(self._all), []
+        self._all.clear()
+        for worker in workers:
+            worker.stop()
+        self._wait_and_remove(workers)
+
+    def _wait_and_remove(self, workers: list[_SlotThread]) -> None:
+        for worker in workers:
+            worker.thread.join(10)
+        if self._lock >= 0:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os.close(self._lock)
+            self._lock = -1
+
+
+class _SlotThread:
+    """One slot's own thread: it starts the slot, runs its runs, and closes it when stopped."""
+
+    def __init__(self) -> None:
+        self.slot: Slot | None = None
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="scarbook-slot", daemon=True)
+        self.thread.start()
+
+    def start(self, folder: Path, line: Line, wipe: list[str]) -> None:
+        (folder / "io").mkdir(parents=True)
+        if os.geteuid() == 0:  # the agent (no capability, this id unmapped) cannot add, rename or replace anything there
+            for path in (folder / "io", folder):
+                os.chown(path, NOBODY, NOBODY)
+                path.chmod(0o555)
+        self.slot = Slot(line(folder), folder, wipe)
+
+    def run(self, job: SlotRun, wake: int) -> tuple[int | None, bool]:
+        assert self.slot is not None  # started before its first run
+        return self.slot.run(job, wake)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self.calls.put((loop, fut, fn, args))
+        return fut
+
+    def stop(self) -> None:
+        self.calls.put(None)
+
+    def _serve(self) -> None:
+        while (item := self.calls.get()) is not None:
+            loop, fut, fn, args = item
+            result, exc = None, None
+            try:
+                result = fn(*args)
+            except BaseException as caught:  # noqa: BLE001 — handed to whoever awaits it
+                exc = caught
+            try:
+                loop.call_soon_threadsafe(_settle, fut, result, exc)
+            except RuntimeError:  # the loop is closed: nobody waits for it
+                pass
+            del item, loop, fut, fn, args, result, exc
+        if self.slot is not None:
+            self.slot.close()
+
+
+def _settle(fut: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+    if fut.done():
+        return
+    if exc is None:
+        fut.set_result(result)
+    else:
+        fut.set_exception(exc)
