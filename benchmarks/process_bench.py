@@ -7,8 +7,8 @@ command, every figure issue 38 asks for, printed as ratios.
 
 runs: a project of 100 cases (20 with --quick) whose agent is a trivial shell command (`sh -c 'cat
 README.md > out.txt'`) and whose one check is `contains`. Each configuration is `scarbook eval --runs N
--j J -q` in a fresh process — the default (`isolation: auto`: the sandbox on Linux) and `isolation: none`,
-at -j1 and -j16 — started through a small wrapper that prints the process's own CPU time and how many
+-j J -q` in a fresh process — the default (`isolation: auto`: the sandbox on Linux), `isolation: none` and
+`isolation: slot` (the sandbox in slots, opt-in), at -j1 and -j16 (`--configs` picks some) — started through a small wrapper that prints the process's own CPU time and how many
 zombie children it holds at the end. The floor does per run only what any harness must: a temporary
 folder, the seed copied in, the same agent spawned there, its file checked, the folder removed; serially,
 and on 16 threads; and the same with the agent spawned through the sandbox's bwrap line (the floor any
@@ -127,15 +127,17 @@ def eval_once(root: Path, runs_per_case: int, jobs: int) -> dict:
     return {"wall": took, "zombies": seen["zombies"], "cpu": seen["cpu"]}
 
 
-CONFIGS = [("floor, serial", "floor", 1), ("floor, 16 threads", "floor", 16), ("none", "none", 1),
-           ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16),
-           ("bwrap floor serial", "bwrap-floor", 1), ("bwrap floor 16 th.", "bwrap-floor", 16)]
+ALL_CONFIGS = [("floor, serial", "floor", 1), ("floor, 16 threads", "floor", 16), ("none", "none", 1),
+               ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16),
+               ("bwrap floor serial", "bwrap-floor", 1), ("bwrap floor 16 th.", "bwrap-floor", 16),
+               ("isolation: slot", "slot", 1), ("isolation: slot", "slot", 16)]
+CONFIGS = ALL_CONFIGS
 
 
 def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]) -> list[str]:
     lines = []
     roots = {}
-    for isolation in ("none", "default"):
+    for isolation in ("none", "default", "slot"):
         roots[isolation] = tmp / f"proj-{isolation}"
         make_project(roots[isolation], n_cases, isolation)
     seed_dir = roots["none"] / "cases" / "case-000" / "seed"
@@ -168,6 +170,8 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
                          f"{max(g['zombies'] for g in got):>8}")
 
     def ratio(a: tuple[int, str, int], b: tuple[int, str, int], scale: float = 1.0) -> str:
+        if a not in results or b not in results:
+            return "-"
         pairs = [x["wall"] / y["wall"] * scale for x, y in zip(results[a], results[b], strict=False)]
         return f"{statistics.median(pairs):.2f}" + (f" ({min(pairs):.2f}-{max(pairs):.2f})" if len(pairs) > 1 else "")
 
@@ -185,9 +189,15 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
                      f"{ratio((n, 'none', 16), (n, 'floor', 16))}: scarbook's share); -j1: bwrap floor / floor "
                      f"{ratio((n, 'bwrap-floor', 1), (n, 'floor', 1))}, default / bwrap floor "
                      f"{ratio((n, 'default', 1), (n, 'bwrap-floor', 1))}")
+    for n in sizes:
+        lines.append(f"  {n:>6} runs, isolation: slot: slot/none -j16 {ratio((n, 'slot', 16), (n, 'none', 16))} (<= 1.5); "
+                     f"-j1 {ratio((n, 'slot', 1), (n, 'none', 1))}; slot/default -j16 "
+                     f"{ratio((n, 'slot', 16), (n, 'default', 16))}")
     if len(sizes) > 1:
         small, big = sizes[0], sizes[-1]
-        for kind, jobs in (("none", 16), ("default", 16), ("none", 1), ("default", 1)):
+        for kind, jobs in (("none", 16), ("default", 16), ("slot", 16), ("none", 1), ("default", 1), ("slot", 1)):
+            if (big, kind, jobs) not in results:
+                continue
             a = statistics.median(g["wall"] for g in results[(big, kind, jobs)]) / big
             b = statistics.median(g["wall"] for g in results[(small, kind, jobs)]) / small
             lines.append(f"  a run at {big} runs / a run at {small}: {kind} -j{jobs} {a / b:.2f} (<= 1.2)")
@@ -203,7 +213,13 @@ def main() -> int:
     ap.add_argument("--sizes", default=None, help="run counts (default 1000,10000; --quick 200,1000)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds at each size but the largest (default 3)")
     ap.add_argument("--big-rounds", type=int, default=1, help="rounds at the largest size (default 1)")
+    ap.add_argument("--configs", default=None,
+                    help="run configurations as kind:jobs (e.g. none:16,default:16,slot:16; default all)")
     args = ap.parse_args()
+    if args.configs:
+        global CONFIGS
+        wanted = {tuple(c.split(":")) for c in args.configs.split(",")}
+        CONFIGS = [c for c in ALL_CONFIGS if (c[1], str(c[2])) in wanted]
     parts = set(args.parts.split(","))
     sizes = [int(s) for s in (args.sizes or ("200,1000" if args.quick else "1000,10000")).split(",")]
     n_cases = 20 if args.quick else 100
