@@ -102,6 +102,8 @@ class AgentStage(_Word):
     DIFF = "diff"  # its workspace could not be read back
     WORKER_LOST = "worker-lost"  # a cluster lost the run's worker
     SCARBOOK = "scarbook"  # scarbook's own code failed inside the run
+    SLOT = "slot"  # its sandbox slot failed (isolation: slot): its launcher died, or the slot did not start
+    SLOT_CHANGED = "slot-changed"  # the run changed its sandbox slot (its launcher's limits, what cannot be wiped)
 
 
 class Decision(_Word):

@@ -41,8 +41,13 @@ IO_NAMES = ("transcript.jsonl", "usage.jsonl")
 
 
 class SlotFailed(Exception):
-    """The slot could not run or finish a run (its launcher died, or a run changed the slot): the machine's
-    failure, not the agent's. The message says why."""
+    """The slot could not run or finish a run: the message says why. `by_run`: the run itself changed the slot
+    (lowered its launcher's limits, left what cannot be wiped, changed its folder), else the machine failed
+    (the launcher died, the slot did not start)."""
+
+    def __init__(self, why: str, *, by_run: bool = False) -> None:
+        super().__init__(why)
+        self.by_run = by_run
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Slot:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control.set_inheritable(False)
         self.broken = ""  # why the slot serves no more
+        self.broken_by_run = False  # the run did it (SlotFailed.by_run)
         self._err_r = -1
         err_r, err_w = os.pipe()
         try:
@@ -134,8 +140,8 @@ class Slot:
         slot_journal.clear(self.journal)
         left = sorted(os.listdir(self.folder)) + sorted(os.listdir(self.io))
         if not same or left != ["io"]:
-            self.retire(f"the slot folder was changed by the run: {left}")
-            raise SlotFailed(self.broken)
+            self.retire(f"the slot folder was changed by the run: {left}", by_run=True)
+            raise SlotFailed(self.broken, by_run=self.broken_by_run)
 
     def _serve(self, job: SlotRun, ino: int, wake: int) -> tuple[int | None, bool]:
         mine: list[int] = []
@@ -168,8 +174,9 @@ class Slot:
             for fd in mine:
                 os.close(fd)
 
-    def retire(self, why: str) -> None:
-        self.broken = self.broken or why
+    def retire(self, why: str, *, by_run: bool = False) -> None:
+        if not self.broken:
+            self.broken, self.broken_by_run = why, by_run
 
     def close(self) -> None:
         """End the slot (its launcher reads the closed socket and returns; bwrap follows) and reap it."""
@@ -232,7 +239,7 @@ class _Exchange:
             if self.in_w >= 0:
                 os.close(self.in_w)
         if self.slot.broken:
-            raise SlotFailed(self.slot.broken)
+            raise SlotFailed(self.slot.broken, by_run=self.slot.broken_by_run)
         return self.code, self.timed_out
 
     def _stop_if_due(self) -> None:
@@ -285,7 +292,7 @@ class _Exchange:
             self.code = struct.unpack("i", msg[1:5])[0]
             poll.unregister(control)
             if msg[5:6] == b"T":
-                self.slot.retire(msg[6:].decode(errors="replace"))
+                self.slot.retire(msg[6:].decode(errors="replace"), by_run=True)
             return
         why = "the slot's launcher is gone" if not msg else f"the slot's launcher answered {msg[:16]!r}"
         self.slot.retire(why)

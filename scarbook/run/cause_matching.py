@@ -59,6 +59,14 @@ def could_not_start(v: RunView) -> str | None:
     return v.facts.error if v.facts.stage == AgentStage.START else None
 
 
+def slot_failed(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == AgentStage.SLOT else None
+
+
+def slot_changed(v: RunView) -> str | None:
+    return v.facts.error if v.facts.stage == AgentStage.SLOT_CHANGED else None
+
+
 def workspace_unreadable(v: RunView) -> str | None:
     return v.facts.error if v.facts.stage == AgentStage.DIFF else None
 

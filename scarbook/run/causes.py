@@ -41,6 +41,8 @@ from scarbook.run.cause_matching import (
     match_patterns,
     scarbook_failed,
     seed_not_laid,
+    slot_changed,
+    slot_failed,
     timed_out,
     worker_lost,
     workspace_unreadable,
@@ -67,6 +69,11 @@ RULES: tuple[Rule, ...] = (
     Rule("seed-not-laid", CauseKind.CASE, seed_not_laid, "the case's workspace (its seed) could not be laid"),
     Rule("scarbook-error", CauseKind.INFRA, scarbook_failed, "scarbook itself failed inside the run (traceback kept)"),
     Rule("agent-could-not-start", CauseKind.INFRA, could_not_start, "the agent's program could not be started"),
+    Rule("sandbox-slot-failed", CauseKind.INFRA, slot_failed,
+         "the run's sandbox slot failed (isolation: slot): its launcher died, or the slot did not start"),
+    Rule("slot-changed-by-run", CauseKind.INFRA, slot_changed,
+         "the run changed its sandbox slot (lowered its launcher's priority or limits, or left what could not be "
+         "wiped): the slot was replaced; the run's own doing, so the gate reads it as a fail too"),
     Rule("workspace-unreadable", CauseKind.INFRA, workspace_unreadable, "the run's workspace could not be read back"),
     Rule("worker-lost", CauseKind.INFRA, worker_lost,
          "the cluster lost the run's worker or node (twice: the Ray executor retries once itself)"),
@@ -134,7 +141,8 @@ def is_infra(record: RunRecord) -> bool:
 # infra cause rests on the agent's own word — a line it printed (the "patterns" row: 529, MemoryError, No space left
 # on device, "bwrap: ...", a project's causes.infra), an exit 126/127 with nothing done — which an agent that knows
 # it failed can say to buy a retry; the gate reads such a retry at its worst too (run/gate.py).
-VERIFIED_INFRA_RULES = frozenset({"scarbook-error", "agent-could-not-start", "workspace-unreadable", "worker-lost",
+VERIFIED_INFRA_RULES = frozenset({"scarbook-error", "agent-could-not-start", "sandbox-slot-failed",
+                                  "workspace-unreadable", "worker-lost",
                                   "killed-by-signal", "model-api"})
 
 

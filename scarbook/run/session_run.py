@@ -178,7 +178,9 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
         result = await agent.run(case.task, ws, env, ctx.timeout_for(case), log_dir, str(k), network=case.network)
     except (OSError, SlotFailed) as exc:
         record.reason = _not_run(agent, exc)
-        part.facts = AgentFacts(stage=AgentStage.START, error=record.reason, errno=getattr(exc, "errno", None))
+        stage = (AgentStage.START if not isinstance(exc, SlotFailed) else
+                 AgentStage.SLOT_CHANGED if exc.by_run else AgentStage.SLOT)
+        part.facts = AgentFacts(stage=stage, error=record.reason, errno=getattr(exc, "errno", None))
         record.duration_s = time.monotonic() - start
         return part
     # the checks' view of the workspace, made on the trip off the loop below once the diff is known

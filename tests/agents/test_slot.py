@@ -106,6 +106,8 @@ def test_a_run_that_renices_the_launcher_is_an_error_and_its_slot_is_replaced(pr
     assert run.status == "error"
     assert run.reason == (f"the sandbox slot failed (command: {sys.executable} {project.root / 'agent.py'}): the run "
                           "lowered the launcher's priority, limits, scheduling or CPU affinity")
+    # the run's own doing: infra the gate does not take on the run's word (read as a fail too, as round six's claims)
+    assert (run.cause.kind, run.cause.rule) == ("infra", "slot-changed-by-run")
     assert result.exit_code == 3, result.output
     assert got[3][0].status == "pass" and got[3][1]["cwd"] != got[1][1]["cwd"]  # a new slot
     assert (Path(run.workspace) / "result.json").exists()  # its folder is back, nothing lost

@@ -82,6 +82,7 @@ def test_a_launcher_killed_mid_run_is_the_run_s_error_its_folder_back_and_the_ne
     run = got[1][0]
     assert run.status == "error"
     assert run.reason == f"the sandbox slot failed ({label(project)}): the slot's launcher is gone"
+    assert (run.cause.kind, run.cause.rule) == ("infra", "sandbox-slot-failed")  # the machine's, seen by scarbook
     assert (Path(run.workspace) / "kept.txt").read_text() == "kept"  # its folder is back, with what it wrote
     assert got[2][0].status == "pass"
     assert result.exit_code == 3, result.output
@@ -114,6 +115,7 @@ def test_a_run_that_leaves_what_cannot_be_wiped_is_an_error_and_the_slot_is_repl
     assert got[2][0].status == "error"
     assert got[2][0].reason == (f"the sandbox slot failed ({label(project)}): the run left what the launcher could not "
                                 "wipe (maximum recursion depth exceeded while calling a Python object)")
+    assert got[2][0].cause.rule == "slot-changed-by-run"
     assert got[3][0].status == "pass" and got[3][1]["cwd"] != got[1][1]["cwd"]
     assert result.exit_code == 3, result.output
 
