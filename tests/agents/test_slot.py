@@ -97,7 +97,7 @@ def test_a_run_cannot_signal_ptrace_or_read_the_launcher_and_the_slot_serves_on(
 
 
 def test_a_run_that_renices_the_launcher_is_an_error_and_its_slot_is_replaced(project) -> None:
-    slot_project(project, {1: "plain", 2: "renice-launcher", 3: "plain"})
+    slot_project(project, {1: "plain", 2: "renice-launcher", 3: "probe"})
     project.config((project.root / "scarbook.yaml").read_text() + "retry_infra: 0\n")
     result = project.cli("eval", "--runs", "3", "-j", "1", "-q")
     got = results(project)
@@ -110,6 +110,7 @@ def test_a_run_that_renices_the_launcher_is_an_error_and_its_slot_is_replaced(pr
     assert (run.cause.kind, run.cause.rule) == ("infra", "slot-changed-by-run")
     assert result.exit_code == 3, result.output
     assert got[3][0].status == "pass" and got[3][1]["cwd"] != got[1][1]["cwd"]  # a new slot
+    assert got[3][1]["nice1"] == "0"  # whose launcher is not reniced
     assert (Path(run.workspace) / "result.json").exists()  # its folder is back, nothing lost
 
 
