@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 # tests/tui/test_startup_imports.py names what a launch must not load).
 
 
+PASTE_CLEANED = ("its terminal escape sequences were left out and its other control characters written as escapes "
+                 "(\\x07, \\u202e): the field holds the text as you see it")
+
+
 class ScarbookApp(SessionHost):
     CSS_PATH = "scarbook.tcss"
     TITLE = "scarbook"
@@ -80,7 +84,23 @@ class ScarbookApp(SessionHost):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and self.keys.hold(event):
             return
+        if isinstance(event, events.Paste) and not event.is_forwarded:
+            event = self._pasted(event)
         await super().on_event(event)
+
+    def _pasted(self, event: events.Paste) -> events.Paste:
+        """A terminal's bracketed paste hands the focused field its text as it is — a line copied from an agent's
+        log brings its colour codes, a BEL, a bidi override, which an Input would draw raw to the terminal and a
+        case would save. Keys never do (an Input takes printable characters only), so the paste is where they come
+        in: it is shown as every screen shows text (scarbook.text.screen_text), said, and the field keeps what it
+        shows."""
+        lines = event.text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes a newline as CR
+        shown = screen_text(lines)
+        if shown == event.text:
+            return event
+        if shown != lines:
+            self.notify(PASTE_CLEANED, title="pasted text", timeout=8)
+        return events.Paste(shown)
 
     def on_mount(self) -> None:
         self.push_screen(LibraryScreen())
