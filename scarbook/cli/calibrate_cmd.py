@@ -24,6 +24,7 @@ from scarbook.errors import ScarbookError
 from scarbook.fs.files import named_file_unwritable_why, write_named_file
 from scarbook.history.judge_truth import (
     case_targets,
+    current_labels,
     format_calibration,
     label_advice,
     limiting_strata,
@@ -243,6 +244,12 @@ def _import(project, store, path: Path, relabel: bool = False) -> None:
                + (f"; {plural(len(found.skipped), 'unknown item')} skipped" if found.skipped else ""))
     for line in pairing:
         say(line)
+    settings = project.config.judge
+    if again and not pairing and not current_labels(store.labels(), settings) \
+            and any(item.graded_by(settings) for item in judged):
+        say(f"the judge in use, {settings.model}, has no labels yet: yours stand beside the verdicts of the judge whose "
+            "draw held them — `scarbook calibrate` (or --export) draws its items and pairs the ones you labelled "
+            "without asking again")
     if labels:
         _record_and_show(project, store, labels, judged)
 

@@ -106,3 +106,24 @@ def test_rescore_does_not_call_the_new_judge_calibrated(project):
     digest = prompt_digest()[:8]
     assert library_line(project) == (f"{calibrated} — stale: it was made on judge claude-a (prompt {digest}), the "
                                      f"judge is now claude-b (prompt {digest}); press j")
+
+
+def test_a_sheet_imported_again_after_a_change_of_judge_says_how_the_new_judge_gets_its_labels(project):
+    """The week of a calibration user: a sheet labelled and imported under judge A, the judge changed to B and the runs
+    rejudged, the same sheet imported again — "imported 0 labels; 4 labels you had given already", and B still stale
+    without a word of why or what next. It says so now."""
+    assert scarbook(project, "eval", "-q", "-n", "8").returncode in (0, 1)
+    sheet, _ = export_and_label(project, "a.jsonl", 4)
+    assert scarbook(project, "calibrate", "--import", str(sheet)).returncode == 0
+    use_judge(project, "claude-b")
+    assert scarbook(project, "rejudge", "-q", "latest").returncode in (0, 1)
+    again = scarbook(project, "calibrate", "--import", str(sheet))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == (
+        f"imported 0 labels from {sheet}; 4 labels you had given already\n"
+        "the judge in use, claude-b, has no labels yet: yours stand beside the verdicts of the judge whose draw held "
+        "them — `scarbook calibrate` (or --export) draws its items and pairs the ones you labelled without asking "
+        "again\n")
+    paired = scarbook(project, "calibrate", "--sample", "8", input="")
+    assert paired.stdout.splitlines()[0] == ("4 items drawn you labelled before: your label now stands beside the "
+                                             "verdict of judge claude-b on them too — not asked again")
