@@ -5,13 +5,16 @@ A backtracking matcher runs away when a repeat can split the same text among its
 - a repeat inside a repeated group, `^(\\w+\\s?)*$`: "aaaa" is one turn of `\\w+` or four, or any split in
   between. Unless each turn of the inner repeat must end on a character it cannot match itself — `(\\d+\\.)+`,
   `(\\w+\\s)*`: the `.` or the space fixes where a turn ends, so there is one split only;
-- a repeated choice whose branches spell the same text, `(a|aa)+`, `(\\w|\\d)+`: "aa" is `aa` or `a`,`a`.
+- a repeated choice whose branches spell the same text, `(a|aa)+`: "aa" is `aa` or `a`,`a`.
 
 Read from the parse tree `re` compiles with (private: when it moves, nothing is said — this only feeds advice).
 That parser merges a choice of one-character branches into one set (`([a-z]|[m-p])+` reads as `[a-zm-p]+`), while
-the matcher, the `regex` package, keeps the branches and tries each: the pattern is read with an empty group, `(?-i:)`, after
-each `|`, which keeps every branch a branch and matches the same. A choice of categories alone (`\\w|\\d`) is read
-as its one set: regex matches it without backtracking (tests/checks/test_patterns.py measures both).
+the matcher, the `regex` package, keeps the branches: the pattern is read with an empty group, `(?-i:)`, after
+each `|`, which keeps every branch a branch and matches the same. Then the choice is read as regex compiles it: what
+every branch starts with is moved out (`a|a` is `a` then two empty branches: still two ways), and each run of
+adjacent branches of one plain character — a character, a set, a category, not a lone range `[a-c]` nor `.` — is
+merged into one set, which matches without choosing (`a|[ab]`, `\\w|\\d`): only the choices regex keeps can run away
+(tests/checks/test_patterns.py measures both kinds).
 Characters are compared on a sample (ASCII and a few letters, digits and spaces beyond it), so two classes that
 share no sampled character are taken as disjoint.
 """
@@ -132,9 +135,7 @@ class _Reader:
             if op == self.c.SUBPATTERN:
                 options = self._spellings(list(av[-1]))
             elif op == self.c.BRANCH:
-                categories = self._categories(av[1])
-                options = [[categories]] if categories is not None else \
-                    self._options([self._spellings(list(b)) for b in av[1]])
+                options = self._choice(av[1])
             elif op in self.repeats and av[1] <= 1:
                 inner = self._spellings(list(av[2]))
                 options = None if inner is None else ([[]] if av[0] == 0 else []) + inner
@@ -146,20 +147,62 @@ class _Reader:
             ways = [w + o for w in ways for o in options]
         return ways
 
-    def _categories(self, branches: list[Any]) -> frozenset[str] | None:
-        """The characters of a choice of categories alone, `\\w|\\d` (one set to the matcher), else None."""
-        singles = [self._flat(list(b)) for b in branches]
-        if not all(len(s) == 1 and s[0][0] == self.c.IN and all(op == self.c.CATEGORY for op, _ in s[0][1])
-                   for s in singles):
+    def _choice(self, branches: list[Any]) -> list[list[frozenset[str]]] | None:
+        """The ways a choice spells a text, as the matcher keeps it. regex moves out what every branch starts with
+        (`ab|a[bc]` is `a` then `b|[bc]`; `a|a` is `a` then a choice of two empty branches: two ways still), then
+        merges each run of adjacent branches of one plain character into one set, which matches without choosing
+        (`a|[ab]`, `\\w|\\d`: one way)."""
+        flats = [self._flat(list(b)) for b in branches]
+        keys = [[self._key(item) for item in f] for f in flats]
+        n = 0
+        while all(len(k) > n and k[n] == keys[0][n] for k in keys):
+            n += 1
+        shared = self._spellings(flats[0][:n])
+        rest = self._merged([f[n:] for f in flats])
+        if shared is None or rest is None or len(shared) * len(rest) > _MAX_SPELLINGS:
             return None
-        sets = [self._chars(s) for s in singles]
-        return None if any(x is None for x in sets) else frozenset().union(*(x for x in sets if x is not None))
+        return [s + r for s in shared for r in rest]
 
-    @staticmethod
-    def _options(branches: list[list[list[frozenset[str]]] | None]) -> list[list[frozenset[str]]] | None:
-        if any(b is None for b in branches):
-            return None
-        return [way for b in branches if b is not None for way in b]
+    def _merged(self, flats: list[list[Any]]) -> list[list[frozenset[str]]] | None:
+        """The ways of branches whose adjacent plain characters are one set, as regex merges them."""
+        ways: list[list[frozenset[str]]] = []
+        run: list[frozenset[str]] = []
+        for flat in flats:
+            chars = self._chars(flat) if self._plain(flat) else None
+            if chars is not None:
+                run.append(chars)
+                continue
+            if run:
+                ways.append([frozenset().union(*run)])
+                run = []
+            spelled = self._spellings(flat)
+            if spelled is None:
+                return None
+            ways.extend(spelled)
+        if run:
+            ways.append([frozenset().union(*run)])
+        return ways
+
+    def _key(self, item: Any) -> Any:
+        """An item as regex compares it when it moves a shared start out of a choice: `[^\\W]` is `\\w`."""
+        op, av = item
+        if op == self.c.IN and len(av) == 2 and av[0][0] == self.c.NEGATE and av[1][0] == self.c.CATEGORY \
+                and "_NOT_" in str(av[1][1]):
+            return op, [(self.c.CATEGORY, getattr(self.c, str(av[1][1]).replace("_NOT_", "_")))]
+        return item
+
+    def _plain(self, items: list[Any]) -> bool:
+        """One item regex merges with its plain neighbours into a set: a character (`a`, `[^a]`), a set of
+        characters or categories (`[ab]`, `\\w`, `[0-9a-f]`); not a lone range (`[a-c]`, `[^a-c]`) nor `.`."""
+        if len(items) != 1:
+            return False
+        op, av = items[0]
+        if op in (self.c.LITERAL, self.c.NOT_LITERAL):
+            return True
+        if op != self.c.IN:
+            return False
+        members = [m for m in av if m[0] != self.c.NEGATE]
+        return not (len(members) == 1 and members[0][0] == self.c.RANGE)
 
     def _chars(self, items: list[Any]) -> frozenset[str] | None:
         """The sampled characters one single-character item matches; None for anything longer or optional."""

@@ -189,3 +189,34 @@ def test_braces_re_reads_as_text_are_text_to_the_matcher(pattern: str, text: str
     assert (old and old.group(0)) == found
     new = search(pattern, text, 2.0)
     assert (new and new.group(0)) == found
+
+
+@pytest.mark.parametrize("pattern,text", [
+    (r"^(a|[ab])+$", "a" * 40 + "!"),
+    (r"^(\d|[0-9a-f])+$", "1" * 40 + "!"),
+    (r"^(x|y|[xy])+$", "x" * 40 + "!"),
+    (r"^(a|a|b)+$", "a" * 40 + "!"),
+    (r"^(?:ab|a[bc])+$", "ab" * 20 + "!"),
+])
+def test_a_choice_the_matcher_merges_is_not_flagged_and_ends_at_once(pattern: str, text: str) -> None:
+    """regex moves out what every branch starts with and merges adjacent branches of one plain character (a
+    character, a set, a category) into one set: these overlap on paper, yet the matcher never chooses (lint
+    flagged them as overlapping alternatives)."""
+    assert runaway(pattern) is None
+    start = time.monotonic()
+    assert search(pattern, text, 10.0) is None
+    assert time.monotonic() - start < 5.0
+
+
+@pytest.mark.parametrize("pattern,text", [
+    (r"^(a|a)+$", "a" * 40 + "!"),  # the same branch twice: regex moves the a out and keeps two empty branches
+    (r"^([ab]|[ab])+$", "a" * 40 + "!"),
+    (r"^(a|[a-c])+$", "a" * 40 + "!"),  # a lone range is not merged: the matcher tries both for each a
+    (r"^(\w|[^\W])+$", "a" * 40 + "!"),  # [^\W] is \w to regex: the same branch twice
+])
+def test_a_choice_the_matcher_keeps_is_flagged_and_does_run_away(pattern: str, text: str) -> None:
+    assert runaway(pattern) == ALT
+    start = time.monotonic()
+    with pytest.raises(PatternTimedOut):
+        search(pattern, text, 0.5)
+    assert time.monotonic() - start >= 0.5
