@@ -4,7 +4,14 @@ import json
 from pathlib import Path
 
 from scarbook.models import Usage
-from scarbook.transcripts import SeedSuggestion, candidates, load_transcript, suggest_seeds, suggest_task
+from scarbook.transcripts import (
+    SeedSuggestion,
+    candidates,
+    default_artifact,
+    load_transcript,
+    suggest_seeds,
+    suggest_task,
+)
 from tests.helpers.paths import FIXTURES
 
 FIX = FIXTURES / "transcripts"
@@ -92,7 +99,11 @@ def test_an_aider_chat_history_is_read_as_its_conversation(tmp_path):
     assert (t.format, suggest_task(t)) == ("plain", "Use the Spinner instead of the inlined spinner")
     assert t.final_answer is not None and t.final_answer.startswith("Certainly! Here's the change:")
     assert ">>>>>>> REPLACE" in t.final_answer and t.final_answer.endswith("This uses the Spinner.")
-    assert [c.label for c in candidates(t)] == ["final answer"]
+    # its SEARCH/REPLACE block is an edit of utils.py, whose content aider's history never held: a part of a file,
+    # so the reply stays the default artifact (tests/transcripts/test_aider_edits.py)
+    cands = candidates(t)
+    assert [c.label for c in cands] == ["final answer", "file utils.py (edits only, original unknown)"]
+    assert default_artifact(cands) == 1
 
 
 def test_a_big_logs_repeated_names_are_held_once(tmp_path):
