@@ -24,6 +24,7 @@ from scarbook.transcripts import (
     inspect_log,
     langchain,
     openai,
+    openhands,
     otel,
     otel_flat,
     plain,
@@ -152,6 +153,14 @@ def _claims_mini(src: Source, shape: Shape) -> bool:
     return shape.kind == "json-object" and ("trajectory_format" in keys or {"messages", "info"} <= keys)
 
 
+def _claims_openhands(src: Source, shape: Shape) -> bool:
+    """OpenHands' events: a list whose first item is an action (args) or observation (extras) with its source, or
+    the UI's export `{"trajectory": [...]}` of them."""
+    if shape.kind == "json-array":
+        return openhands.is_event(_first(shape)) or ({"source", "action", "args"} <= set(shape.keys))
+    return shape.kind == "json-object" and set(shape.keys) == {"trajectory"}
+
+
 def _claims_web_export(src: Source, shape: Shape) -> bool:
     """A chat web app's export: conversations with a `mapping` (ChatGPT) or `chat_messages` (claude.ai)."""
     return _is_json(shape) and bool({"mapping", "chat_messages"} & set(shape.keys))
@@ -201,6 +210,7 @@ _MARKS: dict[str, set[str]] = {
     "anthropic-stream": {"message_start", "content_block_start", "content_block_delta", "message_delta"},
     "openai-chat": {"messages", "choices", "object", "tool_calls", "role", "content"},
     "openai-responses": {"input", "output", "instructions", "function_call", "output_text"},
+    "openhands": {"action", "args", "observation", "extras", "cause", "source", "tool_call_metadata", "llm_metrics"},
     "chatgpt": {"mapping", "current_node", "conversation_id", "moderation_results", "create_time", "update_time",
                 "title"},
     "claude-ai": {"chat_messages", "sender", "account", "name", "created_at", "updated_at"},
@@ -218,6 +228,7 @@ _READERS = [
     Reader("http-cassette", _plainly(cassette.parse), _claims_cassette, frozenset(_MARKS["http-cassette"])),
     Reader("swe-agent", _plainly(swe_agent.parse_swe_agent), _claims_swe_agent, frozenset(_MARKS["swe-agent"])),
     Reader("mini-swe-agent", _plainly(swe_agent.parse_mini), _claims_mini, frozenset(_MARKS["mini-swe-agent"])),
+    Reader("openhands", _plainly(openhands.parse), _claims_openhands, frozenset(_MARKS["openhands"])),
     Reader("chatgpt", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["chatgpt"])),
     Reader("claude-ai", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["claude-ai"])),
     Reader("langchain", _plainly(langchain.parse), _claims_langchain, frozenset(_MARKS["langchain"])),

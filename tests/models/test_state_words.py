@@ -39,6 +39,8 @@ OTHER_WORDS: dict[tuple[str, str], str] = {
     ("tui/screens/launch.py", "name == 'all'"): "the launch form's scope of cases",
     ("tui/screens/review.py", "self.filter == 'all'"): "the run review's filter: every run shown",
     ("transcripts/langchain.py", "m.get('status') == 'error'"): "a LangChain tool message's status",
+    ("transcripts/openhands.py", "extras.get('agent_state') == 'error'"): "an OpenHands agent state",
+    ("transcripts/openhands.py", "kind in ('error', 'user_rejected')"): "an OpenHands observation's kind",
     ("transcripts/web_export.py", "recipient != 'all'"): "a ChatGPT message's recipient: everyone, not a tool",
 }
 
