@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 OVERLAY_KEYS = ("base", "args", "env")
+# What the A-against-B report says of a candidate (reports/versus_table.py's CALL_WORDS and MARGIN_WORDS): an agent
+# named so reads as a decision beside them ("WORSE: -33 points …", a column headed "ok").
+DECISION_WORDS = ("better", "worse", "same", "undecided", "ok", "inferior")
 FIX = "write e.g. agents: {baseline: {type: demo}, candidate: {base: baseline, env: {PROMPT_VERSION: v2}}}"
 
 
@@ -83,6 +86,11 @@ def check_agents(raw: Any, path: Path, line: int | None) -> dict[str, NamedAgent
             raise ConfigError(path, f"agent name {name!r} must be 1-64 letters, digits, '.', '_' or '-' (starting "
                               "with a letter or digit)", line=line_of(raw, name) or line,
                               fix="rename it (names are what --agents takes, separated by commas)")
+        if name.lower() in DECISION_WORDS:
+            raise ConfigError(path, f"agent name {name!r} is a word the comparison says of a candidate "
+                              f"({', '.join(DECISION_WORDS)}): in its table and under it the name would read as a "
+                              "decision", line=line_of(raw, name) or line,
+                              fix=f"rename it, e.g. {name.lower()}-agent")
     return {name: _resolve(raw, name, path, line, []) for name in raw}
 
 

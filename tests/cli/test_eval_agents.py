@@ -163,6 +163,10 @@ def test_bad_agents_are_refused_before_any_run(project, args, message) -> None:
     # a null key read as the name 'None': `~:` made an agent no one wrote
     ("  ~: {type: demo}\n", "{path}:3: agent name '~' must be 1-64 letters, digits, '.', '_' or '-' (starting with a "
                            "letter or digit) — rename it (names are what --agents takes, separated by commas)"),
+    # a name the report's decisions use: "WORSE: -33 points on the mean of 1 case (undecided)" read as a verdict
+    ("  base: {type: demo}\n  WORSE: {type: demo}\n",
+     "{path}:4: agent name 'WORSE' is a word the comparison says of a candidate (better, worse, same, undecided, ok, "
+     "inferior): in its table and under it the name would read as a decision — rename it, e.g. worse-agent"),
     ("  a: {type: demo}\ngate: {compare: {baseline: x}}\n",
      "{path}:4: gate.compare.baseline names 'x', which is not an agent here — agents in scarbook.yaml: a"),
 ])
@@ -359,3 +363,11 @@ def test_an_agent_named_null_is_the_name_written(project) -> None:
     wrong = project.cli("eval", "--runs", "1", "--agents", "None,b")
     assert wrong.stderr.strip().splitlines()[-1] == ("scarbook: --agents names 'None', which is not an agent of "
                                                      "scarbook.yaml — agents in scarbook.yaml: null, b")
+
+
+def test_the_decision_words_refused_as_names_are_the_reports_own() -> None:
+    from scarbook.agents.named import DECISION_WORDS
+    from scarbook.reports.versus_table import CALL_WORDS, MARGIN_WORDS
+
+    said = {w.lower() for w in [*CALL_WORDS.values(), *MARGIN_WORDS.values()] if " " not in w}  # (a name has none)
+    assert said == set(DECISION_WORDS)
