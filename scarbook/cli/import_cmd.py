@@ -41,8 +41,9 @@ from scarbook.tools.verify import JUDGED_TIMES
               help="Transcript format, skipping detection: a name --list prints (claude-code, codex, openai-chat, "
                    "anthropic-messages, plain, ...; any other name is refused with the list of them all).")
 @click.option("--trace", "trace", default=None, metavar="ID",
-              help="OTel file with several traces, or a ChatGPT / claude.ai export with several conversations: the one "
-                   "to import (--list shows them; default: the latest).")
+              help="OTel file with several traces, a ChatGPT / claude.ai export with several conversations, or an "
+                   "OpenHands evaluation's output.jsonl (its instance ids): the one to import (--list shows them; "
+                   "default: the latest, or the first instance not resolved).")
 @click.option("--sample", "sample", default=None, metavar="ID[:EPOCH]",
               help="Inspect log: the sample to import (--list shows them; default: the first that did not pass).")
 @click.option("--root", "root", default=None, metavar="DIR",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scarbook.errors import ScarbookError
 from scarbook.text import with_article
-from scarbook.transcripts import formats, otel, web_export
+from scarbook.transcripts import formats, openhands_eval, otel, web_export
 from scarbook.transcripts.files import is_absolute, normalise_path, set_root
 from scarbook.transcripts.model import NothingToImport, NotThisFormat, Transcript, paused_gc
 from scarbook.transcripts.shape import MAX_DEPTH
@@ -22,12 +22,12 @@ from scarbook.transcripts.source import NotARegularFile, Source
 
 FORMATS: tuple[str, ...] = formats.NAMES  # the names `--format` accepts and `--list` prints
 _PICKS_ONE = {otel.FORMAT: "trace", "inspect": "sample", web_export.CHATGPT: "conversation",
-              web_export.CLAUDE_AI: "conversation"}
+              web_export.CLAUDE_AI: "conversation", openhands_eval.FORMAT: "instance"}
 
 
 def picked_word(format: str) -> str:
     """What one of a file's several `traces` is, in the file's words: an OTel trace, an Inspect sample, an
-    export's conversation."""
+    export's conversation, an OpenHands evaluation's instance."""
     return _PICKS_ONE.get(format, "trace")
 
 
@@ -49,7 +49,8 @@ def load_transcript(path: Path | str, format: str | None = None, *, trace: str |
         raise ScarbookError(f"{path}: not a transcript scarbook can read: it is nested deeper than {MAX_DEPTH} "
                             "levels; no agent log nests so deep — check that this is the file you meant") from None
     if trace is not None and t.format not in _PICKS_ONE:
-        raise ScarbookError(f"{path}: --trace picks one trace of an OTel file or one conversation of a chat export; "
+        raise ScarbookError(f"{path}: --trace picks one trace of an OTel file, one conversation of a chat export or "
+                            "one instance of an OpenHands evaluation's output.jsonl; "
                             f"this is {with_article(t.format)} transcript")
     if sample is not None and t.format != "inspect":
         raise ScarbookError(f"{path}: --sample picks one sample of an Inspect log; this is {with_article(t.format)} transcript")

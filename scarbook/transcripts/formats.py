@@ -25,6 +25,7 @@ from scarbook.transcripts import (
     langchain,
     openai,
     openhands,
+    openhands_eval,
     otel,
     otel_flat,
     plain,
@@ -161,6 +162,15 @@ def _claims_openhands(src: Source, shape: Shape) -> bool:
     return shape.kind == "json-object" and set(shape.keys) == {"trajectory"}
 
 
+def _claims_openhands_eval(src: Source, shape: Shape) -> bool:
+    """OpenHands' evaluation output: JSON lines of instances (`instance_id` with `history` or `test_result`), or
+    one instance alone."""
+    if shape.kind == "json-lines":
+        return openhands_eval.is_instance(_first(shape))
+    return shape.kind == "json-object" and "instance_id" in shape.keys and bool({"history", "test_result"} &
+                                                                                set(shape.keys))
+
+
 def _claims_web_export(src: Source, shape: Shape) -> bool:
     """A chat web app's export: conversations with a `mapping` (ChatGPT) or `chat_messages` (claude.ai)."""
     return _is_json(shape) and bool({"mapping", "chat_messages"} & set(shape.keys))
@@ -211,6 +221,7 @@ _MARKS: dict[str, set[str]] = {
     "openai-chat": {"messages", "choices", "object", "tool_calls", "role", "content"},
     "openai-responses": {"input", "output", "instructions", "function_call", "output_text"},
     "openhands": {"action", "args", "observation", "extras", "cause", "source", "tool_call_metadata", "llm_metrics"},
+    "openhands-eval": {"instance_id", "instruction", "test_result", "history", "metrics", "metadata", "error"},
     "chatgpt": {"mapping", "current_node", "conversation_id", "moderation_results", "create_time", "update_time",
                 "title"},
     "claude-ai": {"chat_messages", "sender", "account", "name", "created_at", "updated_at"},
@@ -229,6 +240,8 @@ _READERS = [
     Reader("swe-agent", _plainly(swe_agent.parse_swe_agent), _claims_swe_agent, frozenset(_MARKS["swe-agent"])),
     Reader("mini-swe-agent", _plainly(swe_agent.parse_mini), _claims_mini, frozenset(_MARKS["mini-swe-agent"])),
     Reader("openhands", _plainly(openhands.parse), _claims_openhands, frozenset(_MARKS["openhands"])),
+    Reader("openhands-eval", _plainly(openhands_eval.parse), _claims_openhands_eval,
+           frozenset(_MARKS["openhands-eval"])),
     Reader("chatgpt", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["chatgpt"])),
     Reader("claude-ai", _plainly(web_export.parse), _claims_web_export, frozenset(_MARKS["claude-ai"])),
     Reader("langchain", _plainly(langchain.parse), _claims_langchain, frozenset(_MARKS["langchain"])),

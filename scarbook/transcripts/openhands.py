@@ -37,7 +37,7 @@ def parse(src: Source) -> Transcript:
     if src.shape.kind not in ("json-object", "json-array"):
         raise NotThisFormat("not a JSON document")
     t = Transcript(format=FORMAT, source=src.path)
-    reader = _Events(t)
+    reader = Events(t)
     try:
         value = walk(src.path, {"", "trajectory"}, reader.add)
     except Broken:
@@ -52,7 +52,7 @@ def parse(src: Source) -> Transcript:
     return finish_transcript(t)
 
 
-class _Events:
+class Events:
     def __init__(self, t: Transcript) -> None:
         self.t = t
         self.seen = 0

@@ -23,7 +23,9 @@ from scarbook.transcripts.shell import window_path
 from scarbook.transcripts.source import Source
 from scarbook.transcripts.text import between
 
-_ISSUE_TAGS = (("<pr_description>", "</pr_description>"), ("<issue>", "</issue>"))
+# (OpenHands' SWE-bench instruction wraps the issue in <issue_description>)
+_ISSUE_TAGS = (("<pr_description>", "</pr_description>"), ("<issue>", "</issue>"),
+               ("<issue_description>", "</issue_description>"))
 _ISSUE_HEAD = re.compile(r"ISSUE:[^\S\n]*\n")  # SWE-agent's older prompt: ISSUE: ending its line …
 _ISSUE_TAIL = re.compile(r"(?<!\s)\s+INSTRUCTIONS:")  # … to INSTRUCTIONS: opening a later one (a run tried once)
 _PREAMBLE = re.compile(r"\A(?:Consider the following PR description:|Here's the issue text:)\s*", re.S)
@@ -56,7 +58,8 @@ def _returned(text: str) -> tuple[int, str]:
 
 
 def issue_of(prompt: str) -> str:
-    """The issue an instance prompt wraps (<pr_description>, ISSUE: … INSTRUCTIONS:), else the prompt."""
+    """The issue an instance prompt wraps (<pr_description>, <issue_description>, ISSUE: … INSTRUCTIONS:), else
+    the prompt."""
     for opening, closing in _ISSUE_TAGS:
         issue = between(prompt, opening, closing)
         if issue:

@@ -101,8 +101,9 @@ def test_the_trace_option_on_an_openai_file_says_an_openai_transcript(tmp_path) 
     path = TRANSCRIPTS / "openai_chat.json"
     res = CliRunner().invoke(main, ["-C", str(tmp_path), "import", str(path), "--trace", "x", "--list"])
     assert res.exit_code == 2
-    assert res.stderr == (f"scarbook: {path}: --trace picks one trace of an OTel file or one conversation of a chat "
-                          "export; this is an openai-chat transcript\n")
+    assert res.stderr == (f"scarbook: {path}: --trace picks one trace of an OTel file, one conversation of a chat "
+                          "export or one instance of an OpenHands evaluation's output.jsonl; this is an openai-chat "
+                          "transcript\n")
 
 
 def test_scarbook_list_says_just_now_not_0d_ago(project) -> None:

@@ -89,7 +89,7 @@ def test_format_override(tmp_path):
         load_transcript(FIX / "terminal.log", format="gemini")
     assert str(exc.value) == ("unknown transcript format 'gemini'; choose one of: " + ", ".join(FORMATS))
     assert FORMATS == ("inspect", "scarbook", "claude-code", "claude-json", "codex", "otel", "http-cassette",
-                       "swe-agent", "mini-swe-agent", "openhands", "chatgpt", "claude-ai", "langchain", "anthropic-messages", "anthropic-stream", "openai-chat",
+                       "swe-agent", "mini-swe-agent", "openhands", "openhands-eval", "chatgpt", "claude-ai", "langchain", "anthropic-messages", "anthropic-stream", "openai-chat",
                        "openai-responses", "plain")
 
 

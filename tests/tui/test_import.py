@@ -677,3 +677,34 @@ async def test_the_footer_names_what_ctrl_t_steps_through(project_root, log, wor
             f"{word} 2 of 2" in plain(screen.query_one("#import-summary"))
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: screen.transcript.trace == after, what=f"the next {word}")
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_an_openhands_evaluations_instances_are_stepped_by_key(project_root, size):
+    """OpenHands' evaluation output.jsonl was refused on this screen. It shows the first instance not resolved, says
+    which of the run's instances it is, names ctrl+t "Next instance" (at 80x24 and wide), and ctrl+t shows the next
+    one; the draft is made from the instance on screen."""
+    from textual.widgets._footer import FooterKey
+
+    output = TRANSCRIPTS / "openhands" / "output.jsonl"
+    app = make_app(project_root)
+    async with app.run_test(size=size) as pilot:
+        screen, results = await open_import(pilot, output)
+        summary = plain(screen.query_one("#import-summary"))
+        assert ("instance 2 of 3: acme__acme-102 (Fix the off-by-one in paginate(): the last page i…, not resolved) "
+                "— ctrl+t shows the next") in " ".join(summary.split())
+        [key] = [k for k in screen.query(FooterKey) if k.description == "Next instance"]
+        assert key.region.right <= size[0]
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: screen.transcript.trace == "acme__acme-103", what="the next instance")
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: screen.transcript.trace == "acme__acme-101", what="the first instance")
+        await pilot.pause()
+        summary = plain(screen.query_one("#import-summary"))
+        assert "task: Bump the version in setup.cfg to 2.4.0" in summary
+        assert "instance 1 of 3: acme__acme-101" in summary
+        await replace_text(pilot, "#import-id", "bump")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: results, what="the draft")
+    case = load_case(project_root / "cases" / "bump")
+    assert (case.root / case.scar.failed_artifact).read_text() == "# Changelog\n\n## 2.4.0\n- Bumped version.\n"

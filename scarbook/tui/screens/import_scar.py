@@ -98,10 +98,11 @@ class ImportScreen(HostScreen[str | None]):
         Binding("ctrl+s", "create", "Create draft", priority=True),
         Binding("ctrl+o", "focus_path", "Open file"),
         # a file of several: one key, named for what it steps (an OTel trace, an Inspect sample, an export's
-        # conversation); check_action shows the one the file's format names
+        # conversation, an OpenHands evaluation's instance); check_action shows the one the file's format names
         Binding("ctrl+t", "next_trace('trace')", "Next trace", priority=True),
         Binding("ctrl+t", "next_trace('sample')", "Next sample", priority=True),
         Binding("ctrl+t", "next_trace('conversation')", "Next conversation", priority=True),
+        Binding("ctrl+t", "next_trace('instance')", "Next instance", priority=True),
         Binding("g", "mark_good", "Good artifact"),  # the highlighted candidate must PASS: certification
         Binding("ctrl+r", "create_drafted", "Create + draft rubric", priority=True),  # issue 35.1
         Binding("escape,q", "leave", "Back"),
