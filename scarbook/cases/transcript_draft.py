@@ -77,10 +77,12 @@ def _nothing_made(cands: list[Candidate], source: Path | None) -> str:
     preamble = next((c for c in cands if c.preamble), None)
     said = f'its last words ("{preview(preamble.content, 50)}") come before a tool call the log ends with' \
         if preamble is not None else "it never answered"
-    results, inputs = (sum(c.kind == kind for c in cands) for kind in ("tool_result", "tool_input"))
-    rest = plural(results, "tool result") + (f" and {plural(inputs, 'tool call input')}" if inputs else "")
+    results, inputs, todos = (sum(c.kind == kind for c in cands) for kind in ("tool_result", "tool_input", "todo"))
+    rest = ", ".join([plural(results, "tool result")] + ([plural(inputs, "tool call input")] if inputs else [])
+                     + ([plural(todos, "to-do list")] if todos else []))
+    rest = " and ".join(rest.rsplit(", ", 1))
     return (f"{where}the agent handed in nothing to file: {said}, it wrote no file, and the rest "
-            f"{'is' if results + inputs == 1 else 'are'} {rest}; if one of them is the failure, "
+            f"{'is' if results + inputs + todos == 1 else 'are'} {rest}; if one of them is the failure, "
             "name it with --artifact N (`--list` numbers them), or import a log that holds the agent's answer")
 
 

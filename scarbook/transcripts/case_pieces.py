@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scarbook.transcripts.files import file_operations, is_absolute, is_shell, relative_path
-from scarbook.transcripts.model import Message, ToolCall, ToolResult, Transcript, paused_gc
+from scarbook.transcripts.model import TODO_TOOL, Message, ToolCall, ToolResult, Transcript, paused_gc
 from scarbook.transcripts.text import (
     PLACEHOLDER,
     human_size,
@@ -29,9 +29,9 @@ from scarbook.transcripts.text import (
     well_formed,
 )
 
-CandidateKind = Literal["final_answer", "file", "plan", "tool_result", "tool_input"]
-_KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "tool_result": "tool result",
-               "tool_input": "tool input"}
+CandidateKind = Literal["final_answer", "file", "plan", "todo", "tool_result", "tool_input"]
+_KIND_LABEL = {"final_answer": "answer", "file": "file", "plan": "plan", "todo": "to-do list",
+               "tool_result": "tool result", "tool_input": "tool input"}
 MIN_INPUT_CHARS = 40  # a tool call's input text shorter than this (a path, a flag, `ls`) is not offered
 # ... unless its field holds prose: offered after every longer input (a PR's title, a Slack message)
 PROSE_FIELDS = frozenset({"body", "caption", "comment", "content", "message", "msg", "note", "reply",
@@ -62,8 +62,9 @@ class Candidate:
     def made_by_agent(self) -> bool:
         """Something the agent handed in (an answer, a file, a plan), not a tool's output or its words
         before a tool call: what a draft files when the user names no artifact. A tool call's input (what the agent
-        sent: a PR body) is filed only when the user names it."""
-        return self.kind not in ("tool_result", "tool_input") and not self.preamble
+        sent: a PR body) is filed only when the user names it, and so is a to-do list (the agent's account of its
+        progress, beside the work it did)."""
+        return self.kind not in ("tool_result", "tool_input", "todo") and not self.preamble
 
 
 def describe_call(call: ToolCall | None, cwd: str | None = None) -> str:
@@ -133,13 +134,20 @@ def _candidates(t: Transcript) -> list[Candidate]:
     for i, e in enumerate(t.entries):
         if isinstance(e, ToolCall):
             calls[e.id] = e
-            if e.name in _PLAN_TOOLS:
+            if e.name in _PLAN_TOOLS or e.name == TODO_TOOL:
                 plans.append(i)
     results = {r.call_id: r for r in t.tool_results} if plans else {}
     for i in plans:  # the plan the agent proposed: in plan mode, its whole work
         e = t.entries[i]
         assert isinstance(e, ToolCall)
-        if isinstance(e.input.get("plan"), str) and e.input["plan"].strip():
+        if e.name == TODO_TOOL:
+            items = [x for x in e.input.get("items") or [] if isinstance(x, dict)]
+            if items:
+                done = sum(x.get("completed") is True for x in items)
+                add("todo", f"to-do list ({done} of {len(items)} done)",
+                    "\n".join(f"[{'x' if x.get('completed') is True else ' '}] {x.get('text', '')}" for x in items),
+                    entry=i)
+        elif isinstance(e.input.get("plan"), str) and e.input["plan"].strip():
             result = results.get(e.id)
             add("plan", f"plan ({e.name}{', rejected' if result is not None and result.is_error else ''})",
                 e.input["plan"], entry=i)
@@ -158,7 +166,7 @@ def _candidates(t: Transcript) -> list[Candidate]:
         out.append(Candidate(len(out) + 1, "tool_result", label, r.text, None, False, i))
     for short in (False, True):
         for i, e in enumerate(t.entries):
-            if isinstance(e, ToolCall) and e.name not in _PLAN_TOOLS:
+            if isinstance(e, ToolCall) and e.name not in _PLAN_TOOLS and e.name != TODO_TOOL:
                 for name, text in _input_texts(e, short):
                     out.append(Candidate(len(out) + 1, "tool_input", f"input of {e.name}: {name}", text, entry=i,
                                          tool_input=(e.name, name)))

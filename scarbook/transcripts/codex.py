@@ -10,7 +10,8 @@ not put their content in the stream, so they are not candidates). `turn.complete
 `turn.failed` and `error` become warnings. A first `{"type": "scarbook.task"}` line (written by
 the preset) holds the task; Codex itself never writes the prompt into the stream (exec_events.rs has no
 user item), so without that line the transcript says where the prompt is kept: the session log of the
-stream's thread. Plan items are the agent's words; to-do lists, plan deltas and questions to the user are
+stream's thread. Plan items are the agent's words; a to-do list (its last state, `todo_list`) is a `todo_list`
+call, offered as a to-do candidate (never the default artifact); plan deltas and questions to the user are
 accepted and left out.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 from scarbook.models import Usage
 from scarbook.transcripts.codex_rollout import is_legacy_rollout, is_rollout_record, parse_rollout
 from scarbook.transcripts.files import finish_transcript
-from scarbook.transcripts.model import Message, NotThisFormat, ToolCall, ToolResult, Transcript
+from scarbook.transcripts.model import TODO_TOOL, Message, NotThisFormat, ToolCall, ToolResult, Transcript
 from scarbook.transcripts.source import JsonLines, Source, truncation_warning
 
 FORMAT = "codex"
@@ -77,6 +78,10 @@ def _item(t: Transcript, item: dict[str, Any]) -> None:
         changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
         t.entries.append(ToolCall(iid, "apply_patch", {"changes": changes}))
         t.entries.append(ToolResult(iid, ", ".join(f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes), failed))
+    elif kind == "todo_list":  # shown as a to-do candidate (case_pieces), as a plan is
+        items = [{"text": str(x.get("text", "")), "completed": x.get("completed") is True}
+                 for x in item.get("items") or [] if isinstance(x, dict)]
+        t.entries.append(ToolCall(iid, TODO_TOOL, {"items": items}))
     elif kind == "error":
         t.warnings.append(f"codex: {item.get('message', 'error')}")
 

@@ -234,4 +234,7 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
+# codex exec's to-do list (its `todo_list` item) as a call: the agent's own account of its progress, offered as a
+# to-do candidate (case_pieces), never the default artifact
+TODO_TOOL = "todo_list"
 _MANY = 50_000  # tracked objects made in a pause worth moving (get_freeze_count walks what is frozen)

@@ -81,3 +81,43 @@ def test_an_empty_task_is_refused_and_nothing_is_written(tmp_path):
     assert done.stderr == ("scarbook: --task is empty: give the instruction the agent was given, or leave --task out "
                            "to take the transcript's prompt\n")
     assert not (tmp_path / "cases" / "cx").exists()
+
+
+TODO_ITEMS = ('{"type":"item.completed","item":{"id":"item_9","type":"todo_list","items":[{"text":"read README",'
+              '"completed":true},{"text":"write tmp.txt","completed":false}]}}\n')
+
+
+def test_the_to_do_list_is_a_candidate_beside_the_answer_never_the_default(tmp_path):
+    """codex's `todo_list` item was read and dropped: a run that said "Done" with a step unchecked showed nothing of
+    it. It is a candidate as Claude Code's plan is (--list, the draft's --artifact N), its last state, checked or
+    not; the answer stays the default artifact (a to-do list is the agent's account of its work, not the work)."""
+    log = tmp_path / "run.jsonl"
+    lines = LOG.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:-2]) + TODO_ITEMS + "".join(lines[-2:]))
+    listed = scarbook(tmp_path, "import", str(log), "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert ("candidates:\n"
+            "  1  answer       final answer  [35 B]\n"
+            "     Done: tmp.txt holds the first line.\n"
+            "  2  to-do list   to-do list (1 of 1 done)  [17 B]\n"
+            "     [x] write tmp.txt\n"
+            "  3  to-do list   to-do list (1 of 2 done)  [33 B]\n"
+            "     [x] read README [ ] write tmp.txt\n") in listed.stdout
+    done = scarbook(tmp_path, "import", str(log), "--id", "said-done", "--skip-judge", "--task", "Write tmp.txt")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cases" / "said-done" / "scar" / "artifact.txt").read_text() == \
+        "Done: tmp.txt holds the first line."
+    done = scarbook(tmp_path, "import", str(log), "--id", "todo", "--artifact", "3", "--skip-judge", "--task", "W")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cases" / "todo" / "scar" / "artifact.txt").read_text() == "[x] read README\n[ ] write tmp.txt"
+
+
+def test_a_stream_whose_agent_never_answered_names_its_to_do_list_among_the_rest(tmp_path):
+    log = tmp_path / "run.jsonl"
+    log.write_text("".join(LOG.read_text().splitlines(keepends=True)[:-2]) + TODO_ITEMS)
+    done = scarbook(tmp_path, "import", str(log), "--id", "cx", "--task", "Write tmp.txt")
+    assert done.returncode == 2
+    assert done.stderr == (f"scarbook: {log}: the agent handed in nothing to file: its last words (\"1. read README 2. "
+                           "write tmp.txt\") come before a tool call the log ends with, it wrote no file, and the rest are 2 tool results and 2 to-do lists; if one of them is the failure, "
+                           "name it with --artifact N (`--list` numbers them), or import a log that holds the agent's "
+                           "answer\n")
