@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections import Counter
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -284,3 +285,22 @@ def calibration_status(store: CalibrationStore, judge: JudgeSettings) -> tuple[s
         return (last["date"], agree, "")
     then, now = judges_apart(model, prompt, sampling, judge)
     return (last["date"], agree, f"it was made on judge {then}, the judge is now {now}")
+
+
+def labels_elsewhere(store: CalibrationStore, judge: JudgeSettings) -> str:
+    """For a judge never calibrated: the labels the project holds that are none of its own — paired with another
+    judge's verdicts (a sheet labelled under judge A, the cases now judged by B), or with none yet — and how the
+    judge in use gets them paired; "" when there are none (or some are its own)."""
+    count = len(store.truths())
+    labels = store.labels()
+    if not count or any(same_judge(lab.judge_model, lab.judge_prompt_digest, lab.judge_sampling, judge) for lab in labels):
+        return ""
+    judges = Counter((lab.judge_model, lab.judge_prompt_digest, lab.judge_sampling) for lab in labels)
+    if judges:
+        then, now = judges_apart(*judges.most_common(1)[0][0], judge)
+        whose = f"for judge {then}" + (f" and {plural(len(judges) - 1, 'other')}" if len(judges) > 1 else "")
+    else:
+        now, whose = judges_apart("", "", "", judge)[1], "beside no judge's verdict yet"
+    return (f"never calibrated for {now} — {plural(count, 'label')} {'exists' if count == 1 else 'exist'} {whose}: "
+            f"`scarbook calibrate` (press j) pairs them with {judge.model}'s verdicts on the same artifacts, not "
+            f"asking again (after `scarbook rejudge latest` if {judge.model} graded none)")

@@ -67,10 +67,10 @@ class SessionReport:
         cal = self.calibration
         if cal is None or not self.judged_cases:
             return ""
-        notes = "".join(f"\njudge: {note}" for note in cal.notes) + \
-            (f"\n{self.calibration_changed}" if self.calibration_changed else "")
-        if not cal.usable:
-            return f"judge: rates not corrected for the judge's error — {cal.reason}" + notes
+        notes = "".join(f"\njudge: {note}" for note in cal.notes)
+        if not cal.usable:  # a changed calibration's line says why the session's corrected nothing, and what now
+            return (self.calibration_changed or f"judge: rates not corrected for the judge's error — {cal.reason}") + notes
+        notes += f"\n{self.calibration_changed}" if self.calibration_changed else ""
         limited = [s for s in self.stats if s.corrected is not None and s.corrected.judge_limited]
         # several agents: the comparison is the gate, called on the judged counts (stats/head_to_head.py)
         decides = "the gate decides on them" if self.versus is None else ON_JUDGED_COUNTS

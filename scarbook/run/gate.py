@@ -108,7 +108,7 @@ def replay_calibration(session: SessionInfo, current: Calibration | None) -> tup
         return current, ""
     if current is None or not _changed(ran, recorded, current, session.case_ids):
         return ran, ""
-    return ran, calibration_changed_line(ran, current)
+    return ran, calibration_changed_line(ran, current, session.id)
 
 
 def _changed(ran: Calibration, recorded: Mapping[str, Any], now: Calibration, case_ids: Iterable[str]) -> bool:
@@ -126,11 +126,13 @@ def _changed(ran: Calibration, recorded: Mapping[str, Any], now: Calibration, ca
     return mine != theirs
 
 
-def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
+def calibration_changed_line(ran: Calibration, now: Calibration, session_id: str = "") -> str:
     """'judge: this report corrects and decides with the calibration the session ran with (40 labels, last
     2026-12-02); history's has changed since (52 labels, last 2026-12-05: 12 added) — a new session decides with
     it'. The CLI's table, the JSON (judge_calibration_changed), the HTML, the step summary and the TUI's
-    sessions screen print it."""
+    sessions screen print it. A session whose calibration corrected nothing (stale: labelled under another
+    judge; too few labels) is said in the same one statement — what it ran with, what history holds now, what to
+    run — not as that calibration's reason (its advice, `scarbook calibrate`, may be done already) beside it."""
     added = now.labels - ran.labels
     if added:
         change = f"{added} added" if added > 0 else f"{-added} fewer"
@@ -140,6 +142,12 @@ def calibration_changed_line(ran: Calibration, now: Calibration) -> str:
         change = "the same labels, " + ("used now" if now.usable else "no longer used")
     else:  # a session recorded before the labels' digest was kept
         change = "its judged items in history or the labels' verdicts changed"
+    if not ran.usable:
+        then = (ran.reason or "not used").split(" — ")[0]  # what held then, without its advice of then
+        rerun = f": `scarbook rejudge {session_id}` grades its kept artifacts again (no agent runs)" if session_id else ""
+        return (f"judge: the session ran with its rates not corrected ({then}), and this report decides as it ran; "
+                f"history's calibration has changed since ({_said(now)}: {change}) — a new session decides with it"
+                f"{rerun}")
     return (f"judge: this report corrects and decides with the calibration the session ran with ({_said(ran)}); history's "
             f"has changed since ({_said(now)}: {change}) — a new session decides with it")
 

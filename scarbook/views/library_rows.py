@@ -201,16 +201,19 @@ def judge_calibration_line(project: Project, rows: list[LibraryRow]) -> str:
     path = project.workspaces_dir / "history" / "calibration.json"
     if not path.is_file():
         return "judge: never calibrated — press j to grade a sample of its verdicts"
-    from scarbook.judge.label_store import CalibrationStore, calibration_status
+    from scarbook.judge.label_store import CalibrationStore, calibration_status, labels_elsewhere
 
     settings = project.config.judge
     store = CalibrationStore(path)
     try:
         when, agree, stale = calibration_status(store, settings)
+        elsewhere = labels_elsewhere(store, settings) if when is None else ""
     except HistoryError as exc:  # a damaged calibration.json must not keep the library from opening
         return f"judge: calibration unknown — {exc}"
     finally:
         store.close()
+    if elsewhere:  # labels given under another judge: not "never calibrated" as if none existed
+        return f"judge: {elsewhere}"
     if when is None:
         return "judge: never calibrated — press j to grade a sample of its verdicts"
     text = f"judge: calibrated {when}" + (f", {100 * agree:.0f}% agreement" if agree is not None and agree == agree else "")

@@ -57,7 +57,11 @@ def test_a_sheet_exported_under_judge_a_is_paired_with_a_after_b_rejudged(projec
         f"judge claude-b (prompt {digest}): no labels",
         f"corrected rates: not used, the raw rates stand — stale: the labels were made on judge claude-a (prompt "
         f"{digest}), the judge is now claude-b (prompt {digest}) — label items it graded with `scarbook calibrate`"]
-    assert library_line(project) == "judge: never calibrated — press j to grade a sample of its verdicts"
+    # not "never calibrated" as if no label existed: whose they are, and how claude-b gets them paired
+    assert library_line(project) == (
+        f"judge: never calibrated for claude-b (prompt {digest}) — 4 labels exist for judge claude-a (prompt {digest}): "
+        "`scarbook calibrate` (press j) pairs them with claude-b's verdicts on the same artifacts, not asking again "
+        "(after `scarbook rejudge latest` if claude-b graded none)")
 
 
 def test_a_sheet_written_before_it_named_its_judge_keeps_labels_two_judges_graded_unpaired(project):
@@ -78,7 +82,10 @@ def test_a_sheet_written_before_it_named_its_judge_keeps_labels_two_judges_grade
         "judge in it, does not say whose draw it holds — a draw of `scarbook calibrate` that takes one pairs it with "
         "that judge's verdict without asking you again"]
     assert read_labels(project / STORE) == []
-    assert library_line(project) == "judge: never calibrated — press j to grade a sample of its verdicts"
+    assert library_line(project) == (
+        f"judge: never calibrated for claude-b (prompt {digest}) — 4 labels exist beside no judge's verdict yet: "
+        "`scarbook calibrate` (press j) pairs them with claude-b's verdicts on the same artifacts, not asking again "
+        "(after `scarbook rejudge latest` if claude-b graded none)")
 
     graded = scarbook(project, "calibrate", "--sample", "8", input="")  # B's draw: the 4 paired, 4 asked
     assert graded.returncode == 0, graded.stderr

@@ -6,6 +6,7 @@ the library still says what holds (the real app by Pilot keys at 80x24; the judg
 from __future__ import annotations
 
 from scarbook.judge.label_store import read_labels
+from scarbook.judge.prompt import prompt_digest
 from scarbook.project import Project
 from scarbook.tui.app import make_app
 from scarbook.tui.screens.calibrate import CalibrateScreen
@@ -34,5 +35,8 @@ async def test_labels_given_on_another_judges_items_do_not_calibrate_the_judge_i
     labels = read_labels(judged_root / "workspaces" / "history" / "calibration.json")
     assert sorted(lab.judge_model for lab in labels) == ["claude-sonnet-4-6"] * 3
     project = Project.at(judged_root)
-    assert judge_calibration_line(project, list(build_rows(project))) == \
-        "judge: never calibrated — press j to grade a sample of its verdicts"
+    digest = prompt_digest()[:8]
+    assert judge_calibration_line(project, list(build_rows(project))) == (  # its labels exist, for another judge
+        f"judge: never calibrated for claude-opus-4-1 (prompt {digest}) — 3 labels exist for judge claude-sonnet-4-6 "
+        f"(prompt {digest}): `scarbook calibrate` (press j) pairs them with claude-opus-4-1's verdicts on the same "
+        "artifacts, not asking again (after `scarbook rejudge latest` if claude-opus-4-1 graded none)")
