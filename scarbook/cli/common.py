@@ -184,14 +184,20 @@ def refuse_own_files(project: Project, paths: dict[str, str | Path | None]) -> N
     """Before anything is read or written: no file a command was asked to write (option -> path) replaces
     scarbook.yaml or the baseline, or lands in the cases or the history (ConfigFolders.own_file_refusal), and no
     two name one file (fs/files.shared_name)."""
-    from scarbook.fs.files import shared_name
-
-    if clash := shared_name(paths):
-        raise ScarbookError(clash)
+    refuse_shared_names(paths)
     for option, path in paths.items():
         refusal = project.own_file_refusal(option, path) if path and str(path) != "-" else None
         if refusal:
             raise ScarbookError(refusal)
+
+
+def refuse_shared_names(paths: dict[str, str | Path | None]) -> None:
+    """Before anything runs: no two report options name one file, nor both standard output (`--json - --junit -`
+    put the two reports on it one after the other) — fs/files.shared_name."""
+    from scarbook.fs.files import shared_name
+
+    if clash := shared_name(paths):
+        raise ScarbookError(clash)
 
 
 def report_case_problems(problems: list) -> None:

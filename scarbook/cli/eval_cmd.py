@@ -13,7 +13,14 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, report_case_problems
+from scarbook.cli.common import (
+    NamedFile,
+    examples,
+    friendly_errors,
+    get_project,
+    refuse_shared_names,
+    report_case_problems,
+)
 from scarbook.cli.estimate import print_estimate
 from scarbook.errors import ScarbookError
 from scarbook.run.plan import SessionSite
@@ -117,6 +124,7 @@ def eval_command(ctx: click.Context, case_ids, runs, preset, max_runs, gate_mode
     group) and keeps every finished run in history; a second Ctrl-C quits at once.
     """
     project = get_project(ctx)
+    refuse_shared_names({"--json": json_path, "--junit": junit_path})
     found = project.load_cases()
     report_case_problems(found.problems)
     request = EvalRequest(

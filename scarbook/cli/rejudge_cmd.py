@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, report_history_problems, say
+from scarbook.cli.common import (
+    NamedFile,
+    examples,
+    friendly_errors,
+    get_project,
+    refuse_shared_names,
+    report_history_problems,
+    say,
+)
 from scarbook.cli.drive import Progress, drive_session
 from scarbook.cli.outcome import say_outcome
 from scarbook.reports.write import ReportPaths
@@ -41,6 +49,7 @@ def rejudge_command(ctx: click.Context, session_ref, case_ids, judge_model, conc
     has none (exit 3). Exit codes as `scarbook eval`'s.
     """
     project = get_project(ctx)
+    refuse_shared_names({"--json": json_path, "--junit": junit_path})
     pick = pick_rejudge(project, session_ref, case_ids_of_args(project, case_ids), judge_model)
     report_history_problems(pick.problems)
     say(f"rejudge of session {pick.source.id}: {plural(pick.regraded, 'run')} to grade again, "

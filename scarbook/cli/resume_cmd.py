@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarbook.cli.common import NamedFile, examples, friendly_errors, get_project, report_case_problems, say, warn
+from scarbook.cli.common import (
+    NamedFile,
+    examples,
+    friendly_errors,
+    get_project,
+    refuse_shared_names,
+    report_case_problems,
+    say,
+    warn,
+)
 from scarbook.cli.drive import Progress, batch_progress_line, judge_cache_notes
 from scarbook.cli.outcome import say_outcome
 from scarbook.errors import AbortSession
@@ -66,6 +75,7 @@ def resume_command(ctx: click.Context, session: str, concurrency: int | None, js
     waited, writes the reports the eval was asked for (--json, --junit), compares with what its --against named,
     and exits as the eval would have."""
     project = get_project(ctx)
+    refuse_shared_names({"--json": json_path, "--junit": junit_path})
     info = project.history.resolve(session)
     if info.state == SessionState.JUDGING:
         _collect_batch(ctx, project, info, quiet)

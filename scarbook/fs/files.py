@@ -130,7 +130,16 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, mode: i
 
 def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
     """Two options that name one regular file (`--junit out --json out`): the second report would overwrite the first,
-    and the CI's JUnit reader found JSON. Their message, or None. A device or pipe (/dev/stdout) takes both."""
+    and the CI's JUnit reader found JSON; or two that name standard output (`--json - --junit -`): both reports on it,
+    one after the other. Their message, or None. Another device or pipe takes both."""
+    to_stdout = [option for option, path in sorted(named.items()) if path and is_standard_output(path)]
+    if len(to_stdout) > 1:  # (`--json - --junit -`: the two reports one after the other, neither readable)
+        named_all = " and ".join([", ".join(to_stdout[:-1]), to_stdout[-1]])
+        keep, rest = to_stdout[0], to_stdout[1:]
+        files = ", ".join(f"{o} {_EXAMPLE.get(o, 'FILE')}" for o in rest)
+        return (f"{named_all} {'both' if len(to_stdout) == 2 else 'all'} write to standard output: the reports would "
+                f"run together, one after the other — keep one there ({keep} -) and give "
+                f"{'the other a file' if len(rest) == 1 else 'the others files'} ({files})")
     seen: dict[str, str] = {}
     for option, path in sorted(named.items()):  # (the message the same whatever order a command lists them in)
         if not path or str(path) == STDOUT_NAME or (os.path.exists(path) and not os.path.isfile(path)):
@@ -143,6 +152,7 @@ def shared_name(named: Mapping[str, str | Path | None]) -> str | None:
     return None
 
 
+_EXAMPLE = {"--json": "report.json", "--junit": "report.xml", "--html": "report.html"}
 STDOUT_NAME = "-"  # what a report option takes for standard output, as most tools do (`./-` is a file named '-')
 
 

@@ -52,3 +52,27 @@ def test_the_help_says_a_dash_is_standard_output(project) -> None:
     for command in ("eval", "report"):
         done = scarbook(project.root, command, "--help")
         assert "--json FILE" in done.stdout and "(- for standard output)" in " ".join(done.stdout.split())
+
+
+BOTH = ("scarbook: --json and --junit both write to standard output: the reports would run together, one after the "
+        "other — keep one there (--json -) and give the other a file (--junit report.xml)\n")
+
+
+@pytest.mark.parametrize("command", [["eval", "--runs", "1"], ["rejudge", "latest"], ["resume", "latest"],
+                                     ["report"], ["merge", "."]], ids=lambda c: c[0])
+def test_two_reports_on_standard_output_are_refused_by_every_command_that_writes_both(project, command) -> None:
+    """`--json - --junit -` printed the JSON, then the XML, one after the other on stdout (exit 0): neither a JSON
+    nor a JUnit reader could read it. Refused before anything runs, naming both options and what to do."""
+    project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: x}]\n")
+    done = scarbook(project.root, *command, "--json", "-", "--junit", "-")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", BOTH)
+
+
+def test_three_reports_on_standard_output_say_each_option(project) -> None:
+    project.case("c", "id: c\ntask: t\nchecks: [{type: output_contains, text: x}]\n")
+    assert scarbook(project.root, "eval", "--runs", "1", "-q").returncode in (0, 1)
+    done = scarbook(project.root, "report", "--html", "-", "--json", "/dev/stdout", "--junit", "-")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("scarbook: --html, --json and --junit all write to standard output: the reports would run "
+                           "together, one after the other — keep one there (--html -) and give the others files "
+                           "(--json report.json, --junit report.xml)\n")
