@@ -96,6 +96,7 @@ What differs from one bwrap per run (printed by --check):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import resource
 import statistics
@@ -180,18 +181,19 @@ class Project:
         out = bytearray()
         job = SlotRun(AGENT, self.env, run_dir, tuple(str(io_dir / n) for n in ("transcript.jsonl", "usage.jsonl")),
                       None, out.extend, None, 60.0)
-        code, _timed_out = slot.run(job, _never())
+        code, _timed_out = _thread_loop().run_until_complete(slot.run(job))
         self.done(run_dir, code if code is not None else -1)
 
 
-_wake: list[int] = []
+_loops = threading.local()
 
 
-def _never() -> int:
-    """The read end of a pipe nobody writes: a slot run's cancel, never sent here."""
-    if not _wake:
-        _wake.extend(os.pipe())
-    return _wake[0]
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's event loop (a slot run is waited for on one), made once."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None:
+        loop = _loops.loop = asyncio.new_event_loop()
+    return loop
 
 
 # -- the benchmark ----------------------------------------------------------------------------------------------

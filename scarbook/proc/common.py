@@ -29,3 +29,25 @@ def shell_argv(command: str) -> list[str]:
     if os.name == "nt":
         return [os.environ.get("COMSPEC", "cmd.exe"), "/d", "/c", command]
     return ["/bin/sh", "-c", command]
+
+
+def fill_pipe(fd: int, data: memoryview) -> memoryview:
+    """Write what fits into a non-blocking pipe; returns what did not fit."""
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except BlockingIOError:
+        pass
+    return data
+
+
+_devnull: int | None = None
+
+
+def devnull_fd() -> int:
+    """One /dev/null fd for the whole process: opening it for every run was a visible cost."""
+    global _devnull
+    if _devnull is None:
+        _devnull = os.open(os.devnull, os.O_RDWR)
+        os.set_inheritable(_devnull, False)
+    return _devnull

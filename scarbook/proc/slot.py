@@ -1,12 +1,12 @@
 """One sandbox slot, the host's side: a bwrap started once, whose PID 1 (proc/slot_launcher.py) runs one
 program at a time in the slot's folder (agents/slots.py builds the line and keeps the pool).
 
-A run (`Slot.run`, blocking: on a trip thread): the run's folder is renamed to <slot>/ws — the slot's
+A run (`Slot.run`, on the event loop): the run's folder is renamed to <slot>/ws — the slot's
 bwrap binds <slot>, and a bind follows the dentry, so the rename is seen inside — its io files
 ($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE) linked into <slot>/io, a journal link says where ws belongs
 (slot_journal.py: a SIGKILLed scarbook puts it back at its next start), argv, env and the run's
-stdin/stdout/stderr go to the launcher, and the pipes and the control socket are polled until it
-answers. A timeout or a cancel signals the agent through the pidfd the launcher sent. Then ws is renamed
+stdin/stdout/stderr go to the launcher, and the loop watches the pipes and the control socket until it
+answers (slot_wait.py). A timeout or a cancel signals the agent through the pidfd the launcher sent. Then ws is renamed
 back and checked (the same inode; the slot folder empty again).
 
 A slot whose launcher died, answered something else, or could not leave the slot as it found it raises
@@ -19,24 +19,23 @@ a thread of its own that lives as long as the slot (slot_pool.py), never on a tr
 from __future__ import annotations
 
 import array
+import asyncio
 import json
 import os
 import select
-import signal
 import socket
-import struct
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from scarbook.proc import slot_journal, slot_launcher
-from scarbook.proc.common import KILL_GRACE_S, READ_CHUNK, Sink
+from scarbook.proc.common import devnull_fd, fill_pipe
+from scarbook.proc.slot_wait import ANSWER_WITHIN_S, SlotWait
+from scarbook.proc.trips import off_loop
 
 READY_WITHIN_S = 30.0  # a slot's start: bwrap and the launcher's Python (~0.1 s; a loaded machine takes longer)
-ANSWER_WITHIN_S = 30.0  # the launcher's answer once its program is gone (a kill and a wipe)
 IO_NAMES = ("transcript.jsonl", "usage.jsonl")
 
 
@@ -99,14 +98,24 @@ class Slot:
         except (OSError, IndexError):
             return ""
 
-    def run(self, job: SlotRun, wake: int) -> tuple[int | None, bool]:
-        """(exit status, timed out); SlotFailed when the slot failed (the run's folder is back either way)."""
+    async def run(self, job: SlotRun) -> tuple[int | None, bool]:
+        """(exit status, timed out); SlotFailed when the slot failed (the run's folder is back either way). Waited
+        for on the event loop (slot_wait.py); the renames and links around it are a few system calls, made inline."""
         self._move_in(job)
         ino = os.lstat(self.ws).st_ino
         try:
-            return self._serve(job, ino, wake)
-        finally:
+            done = await self._serve(job, ino)
+        except asyncio.CancelledError:
+            try:
+                self._take_back(job, ino)
+            except SlotFailed:  # (retired, said by the slot; the cancel goes on)
+                pass
+            raise
+        except BaseException:
             self._take_back(job, ino)
+            raise
+        self._take_back(job, ino)
+        return done
 
     def _move_in(self, job: SlotRun) -> None:
         slot_journal.write(self.journal, job.run_dir)
@@ -143,16 +152,43 @@ class Slot:
             self.retire(f"the slot folder was changed by the run: {left}", by_run=True)
             raise SlotFailed(self.broken, by_run=self.broken_by_run)
 
-    def _serve(self, job: SlotRun, ino: int, wake: int) -> tuple[int | None, bool]:
+    async def _serve(self, job: SlotRun, ino: int) -> tuple[int | None, bool]:
+        wait = self._send(job, ino)
+        answer = await wait.wait()
+        if answer.unclean:
+            self.retire(answer.unclean, by_run=True)
+        if answer.gone:
+            self.retire(answer.gone)
+            await self._bwrap_gone()
+        if self.broken:
+            raise SlotFailed(self.broken, by_run=self.broken_by_run)
+        return answer.code, answer.timed_out
+
+    def _send(self, job: SlotRun, ino: int) -> SlotWait:
+        """The run sent to the launcher with its pipes (the task written into stdin's as far as it fits), watched."""
         mine: list[int] = []
+        child_ends: list[int] = []
         try:
             out_r, out_w = os.pipe()
-            mine += [out_r, out_w]
-            err_r, err_w = (os.pipe() if job.on_stderr is not None else (-1, out_w))
-            if err_r >= 0:
-                mine += [err_r, err_w]
-            in_r, in_w = os.pipe() if job.stdin_data else (os.open(os.devnull, os.O_RDONLY), -1)
-            mine += [fd for fd in (in_r, in_w) if fd >= 0]
+            mine.append(out_r)
+            child_ends.append(out_w)
+            err_r, err_w = -1, out_w
+            if job.on_stderr is not None:
+                err_r, err_w = os.pipe()
+                mine.append(err_r)
+                child_ends.append(err_w)
+            in_r, stdin = devnull_fd(), None
+            if job.stdin_data:
+                in_r, in_w = os.pipe()
+                mine.append(in_w)
+                child_ends.append(in_r)
+                os.set_blocking(in_w, False)
+                rest = fill_pipe(in_w, memoryview(job.stdin_data))
+                if rest:  # the rest goes as the program reads
+                    stdin = (in_w, rest)
+                else:
+                    mine.remove(in_w)
+                    os.close(in_w)
             env = {**job.env, **{k: str(self.io / n) for k, n, real in
                                  zip(("SCARBOOK_TRANSCRIPT", "SCARBOOK_USAGE"), IO_NAMES, job.io_files, strict=True)
                                  if real}, "SCARBOOK_WORKSPACE": str(self.ws)}
@@ -163,16 +199,34 @@ class Slot:
             except OSError as exc:
                 self.retire(f"the slot's launcher is gone ({exc.strerror})")
                 raise SlotFailed(self.broken) from exc
-            for fd in {in_r, out_w, err_w}:
-                os.close(fd)
-                mine.remove(fd)
-            readers = {out_r: job.on_stdout, **({err_r: job.on_stderr} if err_r >= 0 and job.on_stderr else {})}
-            if in_w >= 0:
-                mine.remove(in_w)  # the exchange's from here: it closes it once the task is written
-            return _Exchange(self, readers, in_w, job.stdin_data or b"", job.timeout_s, wake).wait()
+            readers = {out_r: job.on_stdout}
+            if err_r >= 0 and job.on_stderr is not None:
+                readers[err_r] = job.on_stderr
+            wait = SlotWait(self.control, readers, stdin, job.timeout_s)
+            mine.clear()  # the wait's from here
+            return wait
         finally:
-            for fd in mine:
+            for fd in mine + child_ends:
                 os.close(fd)
+
+    async def _bwrap_gone(self) -> None:
+        """The launcher is gone: wait for its bwrap, which reaps its namespace's last process (only then is ws
+        renamed back: nothing of the run can write there after). Cancelling does not cut this short."""
+        waiting = off_loop(self._reap_bwrap)
+        cancelled = False
+        while not waiting.done():
+            try:
+                await asyncio.shield(waiting)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+
+    def _reap_bwrap(self) -> None:
+        try:
+            self.proc.wait(ANSWER_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pass
 
     def retire(self, why: str, *, by_run: bool = False) -> None:
         if not self.broken:
@@ -190,114 +244,3 @@ class Slot:
             os.close(self._err_r)
             self._err_r = -1
 
-
-class _Exchange:
-    """One run's traffic: the launcher's answers, the program's pipes, the task on stdin, the deadline."""
-
-    def __init__(self, slot: Slot, readers: dict[int, Sink], in_w: int, task: bytes, timeout_s: float,
-                 wake: int) -> None:
-        self.slot, self.readers, self.wake = slot, readers, wake
-        self.in_w, self.task = in_w, memoryview(task)
-        self.deadline = time.monotonic() + timeout_s
-        self.pidfd = -1
-        self.timed_out = False
-        self.kill_at: float | None = None  # SIGTERM sent: SIGKILL then
-        self.code: int | None = None
-
-    def wait(self) -> tuple[int | None, bool]:
-        poll = select.poll()
-        control = self.slot.control.fileno()
-        poll.register(control, select.POLLIN)
-        poll.register(self.wake, select.POLLIN)
-        for fd in self.readers:
-            poll.register(fd, select.POLLIN)
-        if self.in_w >= 0:
-            os.set_blocking(self.in_w, False)
-            poll.register(self.in_w, select.POLLOUT)
-        try:
-            while self.code is None or self.readers:
-                if self.code is not None:  # answered: everything of the run is dead, the pipes end now
-                    wait = ANSWER_WITHIN_S * 1000
-                else:
-                    wait = max(0.0, min(self.deadline, self.kill_at or self.deadline) - time.monotonic()) * 1000
-                ready = dict(poll.poll(wait))
-                if not ready and self.code is not None:
-                    break
-                self._stop_if_due()
-                if ready.get(self.wake):
-                    poll.unregister(self.wake)
-                    self._signal(signal.SIGKILL)
-                for fd in [fd for fd in ready if fd in self.readers]:
-                    self._read(fd, poll)
-                if self.in_w >= 0 and ready.get(self.in_w):
-                    self._write(poll)
-                if ready.get(control):
-                    self._answer(poll, control)
-        finally:
-            if self.pidfd >= 0:
-                os.close(self.pidfd)
-            if self.in_w >= 0:
-                os.close(self.in_w)
-        if self.slot.broken:
-            raise SlotFailed(self.slot.broken, by_run=self.slot.broken_by_run)
-        return self.code, self.timed_out
-
-    def _stop_if_due(self) -> None:
-        now = time.monotonic()
-        if self.code is None and not self.timed_out and now >= self.deadline:
-            self.timed_out = True
-            self._signal(signal.SIGTERM)
-            self.kill_at = now + KILL_GRACE_S
-        elif self.kill_at is not None and now >= self.kill_at:
-            self._signal(signal.SIGKILL)
-            self.kill_at = None
-
-    def _signal(self, sig: int) -> None:
-        if self.pidfd >= 0:
-            try:
-                signal.pidfd_send_signal(self.pidfd, sig)
-            except ProcessLookupError:
-                pass
-        elif sig == signal.SIGKILL:  # not started yet: killed as soon as its pidfd arrives
-            self.kill_at = 0.0
-
-    def _read(self, fd: int, poll: select.poll) -> None:
-        data = os.read(fd, READ_CHUNK)
-        if data:
-            self.readers[fd](data)
-            return
-        poll.unregister(fd)
-        del self.readers[fd]
-
-    def _write(self, poll: select.poll) -> None:
-        try:
-            self.task = self.task[os.write(self.in_w, self.task):]
-        except BlockingIOError:
-            return
-        except OSError:  # the program closed its stdin before reading all of the task
-            self.task = memoryview(b"")
-        if not self.task:
-            poll.unregister(self.in_w)
-            os.close(self.in_w)
-            self.in_w = -1
-
-    def _answer(self, poll: select.poll, control: int) -> None:
-        msg, anc, _flags, _addr = self.slot.control.recvmsg(4096, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
-        if msg[:1] == b"P" and anc:
-            self.pidfd = struct.unpack("i", anc[0][2][:4])[0]
-            if self.kill_at == 0.0 or self.timed_out:
-                self._signal(signal.SIGKILL)
-            return
-        if msg[:1] == b"X" and len(msg) >= 5:
-            self.code = struct.unpack("i", msg[1:5])[0]
-            poll.unregister(control)
-            if msg[5:6] == b"T":
-                self.slot.retire(msg[6:].decode(errors="replace"), by_run=True)
-            return
-        why = "the slot's launcher is gone" if not msg else f"the slot's launcher answered {msg[:16]!r}"
-        self.slot.retire(why)
-        try:  # its namespace's last process is gone once bwrap has reaped it: only then is ws renamed back
-            self.slot.proc.wait(ANSWER_WITHIN_S)
-        except subprocess.TimeoutExpired:
-            pass
-        raise SlotFailed(why)

@@ -1,8 +1,8 @@
 """The sandbox slots of one agent's session (`isolation: slot`): started as runs need them, one run at a time each.
 
 Each slot has its own thread: it starts the slot's bwrap (whose --die-with-parent follows the thread that
-started it, so the thread lives as long as the slot), runs the slot's runs one after another (blocking
-polls, off the event loop), and closes it. A slot that failed (proc/slot.py's SlotFailed) is closed and
+started it, so the thread lives as long as the slot) and closes it; the slot's runs, one after another, are
+waited for on the event loop (proc/slot_wait.py). A slot that failed (proc/slot.py's SlotFailed) is closed and
 forgotten; the next run starts a new one. The pool's folder (workspaces/.slots/<id>/) is locked while it
 lives (slot_journal.py) and removed by `close`.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from scarbook.proc import slot_journal
 from scarbook.proc.common import Finished
-from scarbook.proc.slot import Slot, SlotFailed, SlotRun
+from scarbook.proc.slot import Slot, SlotRun
 
 NOBODY = 65534  # owns the slot folders when root: an id the slot's user namespace does not map
 Line = Callable[[Path], list[str]]  # the slot's bwrap line, for its folder
@@ -37,32 +37,16 @@ class SlotPool:
         self._made = 0
 
     async def run(self, job: SlotRun) -> Finished:
-        """`job` run in a free slot (one started if none is): its exit status (128+N for signal N), or SlotFailed."""
+        """`job` run in a free slot (one started if none is): its exit status (128+N for signal N), or SlotFailed.
+        The run is waited for on the event loop (proc/slot_wait.py); only a slot's start and end are its thread's."""
         worker = self._free.pop() if self._free else await self._start()
-        wake_r, wake_w = os.pipe()
-        done = worker.call(worker.run, job, wake_r)
+        slot = worker.slot
+        assert slot is not None  # started before its first run
         try:
-            while True:
-                try:
-                    code, timed_out = await asyncio.shield(done)
-                    break
-                except asyncio.CancelledError:
-                    if done.done():
-                        raise
-                    os.write(wake_w, b"!")  # the agent is killed through its pidfd; its folder comes back
-                    try:
-                        await asyncio.shield(done)
-                    except (SlotFailed, OSError):
-                        pass
-                    raise
+            code, timed_out = await slot.run(job)
         finally:
-            os.close(wake_w)
-            if done.done() and not done.cancelled():
-                os.close(wake_r)
-            else:  # (the thread still polls it: closed with the run)
-                done.add_done_callback(lambda _: os.close(wake_r))
             self._give_back(worker)
-        return Finished(code, timed_out=timed_out, cwd=str(worker.slot.ws) if worker.slot else "")
+        return Finished(code, timed_out=timed_out, cwd=str(slot.ws))
 
     async def _start(self) -> _SlotThread:
         if self._lock < 0:
@@ -126,10 +110,6 @@ class _SlotThread:
                 os.chown(path, NOBODY, NOBODY)
                 path.chmod(0o555)
         self.slot = Slot(line(folder), folder, wipe)
-
-    def run(self, job: SlotRun, wake: int) -> tuple[int | None, bool]:
-        assert self.slot is not None  # started before its first run
-        return self.slot.run(job, wake)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
         loop = asyncio.get_running_loop()

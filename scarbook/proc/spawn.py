@@ -26,8 +26,8 @@ import weakref
 from dataclasses import dataclass
 
 from scarbook.proc import leftovers, reaper
-from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, READ_CHUNK, Finished, Sink
-from scarbook.proc.fdwatch import readers_for
+from scarbook.proc.common import KILL_GRACE_S, LEFTOVER_GRACE_S, Finished, Sink, devnull_fd, fill_pipe
+from scarbook.proc.fdwatch import PipeReaders, TaskWriter, readers_for
 from scarbook.proc.sandbox_init import SandboxInit
 from scarbook.proc.spawn_portable import run_portable
 from scarbook.proc.trips import off_loop
@@ -139,14 +139,14 @@ def _spawn(argv, cwd, env, stdin_data: bytes | None, separate_err: bool, run: re
             err_r, err_w = os.pipe()
             mine.append(err_r)
             child_ends.append(err_w)
-        in_fd: int = _devnull()
+        in_fd: int = devnull_fd()
         stdin = None
         if stdin_data is not None:
             in_fd, in_w = os.pipe()
             mine.append(in_w)
             child_ends.append(in_fd)
             os.set_blocking(in_w, False)
-            rest = _fill(in_w, memoryview(stdin_data))
+            rest = fill_pipe(in_w, memoryview(stdin_data))
             if rest:  # a task larger than the pipe: the rest goes as the program reads
                 stdin = (in_w, rest)
             else:  # all of it is in the pipe: the program reads it, then end of file
@@ -184,81 +184,32 @@ class _Watch:
         self.timed_out = False
         self.done: asyncio.Future = loop.create_future()
         self.exited: asyncio.Future = loop.create_future()
-        self._readers: dict[int, Sink] = {}
-        self._stdin: tuple[int, memoryview] | None = None
-        self._writing = False
+        self._pipes = PipeReaders(loop, self._maybe_done)
         self._grace: asyncio.TimerHandle | None = None
         # The exit is watched from the start: a leftover may hold the pipes open long after it.
         self._pidfd: int | None = os.pidfd_open(self.proc.pid)
         self._fds.add(self._pidfd, self._on_exit)
-        self._watch_reader(spawned.out_r, on_stdout)
+        self._pipes.watch(spawned.out_r, on_stdout)
         if spawned.err_r is not None and on_stderr is not None:
-            self._watch_reader(spawned.err_r, on_stderr)
-        if spawned.stdin is not None:
-            self._stdin = spawned.stdin
-            self._write_stdin()
+            self._pipes.watch(spawned.err_r, on_stderr)
+        self._stdin = TaskWriter(loop, *spawned.stdin) if spawned.stdin is not None else None
         self._init = init
         self._init_gone = init.watch(loop, self._fds.add, self._fds.remove) if init is not None else None
         if self._init_gone is not None:
             self._init_gone.add_done_callback(lambda _: self._maybe_done())
 
     # pipes ------------------------------------------------------------------------------------
-    def _watch_reader(self, fd: int, sink: Sink) -> None:
-        os.set_blocking(fd, False)
-        self._readers[fd] = sink
-        self._fds.add(fd, functools.partial(self._read, fd))
-
-    def _read(self, fd: int) -> bool:
-        """Read one chunk of what the pipe holds; False when it held nothing now (or was at its end)."""
-        try:
-            data = os.read(fd, READ_CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return False
-        except OSError:
-            data = b""
-        if data:
-            self._readers[fd](data)
-            return True
-        self._drop_reader(fd)
-        self._maybe_done()
-        return False
-
-    def _drop_reader(self, fd: int) -> None:
-        self._fds.remove(fd)
-        del self._readers[fd]
-        os.close(fd)
-
     def _drop_pipes(self) -> None:
         """The program has exited and LEFTOVER_GRACE_S passed: whoever still holds a pipe is not
         the program, and its output is not the program's."""
         self._grace = None
-        for fd in list(self._readers):
-            self._drop_reader(fd)
+        self._pipes.drop_all()
         self._close_stdin()
         self._maybe_done()
 
-    def _write_stdin(self) -> None:
-        assert self._stdin is not None  # the writer is removed when stdin is closed
-        fd, rest = self._stdin
-        try:
-            rest = _fill(fd, rest)
-        except OSError:  # the program closed its stdin (or died) before reading all of the task
-            rest = memoryview(b"")
-        if rest:  # the pipe is full: go on when the program has read some
-            self._stdin = (fd, rest)
-            if not self._writing:
-                self._writing = True
-                self.loop.add_writer(fd, self._write_stdin)
-            return
-        self._close_stdin()
-
     def _close_stdin(self) -> None:
         if self._stdin is not None:
-            if self._writing:
-                self.loop.remove_writer(self._stdin[0])
-                self._writing = False
-            os.close(self._stdin[0])
-            self._stdin = None
+            self._stdin.close()
 
     # exit -------------------------------------------------------------------------------------
     def _on_exit(self) -> None:
@@ -275,16 +226,15 @@ class _Watch:
         self.sweeping = self.run.sweep_soon(self.loop)
         self.exited.set_result(self.proc.returncode)
         self._close_stdin()
-        for fd in list(self._readers):  # read to the end now what the exit left (no grace timer, no wake-up
-            for _ in range(EXIT_READS):  # for each end of file); what a leftover still holds waits for the grace
-                if fd not in self._readers or not self._read(fd):
-                    break
-        if self._readers and not self.done.done():
+        # read to the end now what the exit left (no grace timer, no wake-up for each end of file); what a
+        # leftover still holds waits for the grace
+        self._pipes.read_all(EXIT_READS)
+        if self._pipes and not self.done.done():
             self._grace = self.loop.call_later(LEFTOVER_GRACE_S, self._drop_pipes)
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self._readers or self.done.done() or not self.exited.done():
+        if self._pipes or self.done.done() or not self.exited.done():
             return
         if self._init_gone is not None and not self._init_gone.done():
             return  # killed with the group at the exit: the kernel is emptying its namespace
@@ -323,8 +273,7 @@ class _Watch:
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
-        for fd in list(self._readers):
-            self._drop_reader(fd)
+        self._pipes.drop_all()
         self._close_stdin()
 
 
@@ -334,25 +283,3 @@ def _killpg(pgid: int, sig: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
-
-
-def _fill(fd: int, data: memoryview) -> memoryview:
-    """Write what fits into a non-blocking pipe; returns what did not fit."""
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    except BlockingIOError:
-        pass
-    return data
-
-
-_devnull_fd: int | None = None
-
-
-def _devnull() -> int:
-    """One /dev/null fd for the whole process: opening it for every run was a visible cost."""
-    global _devnull_fd
-    if _devnull_fd is None:
-        _devnull_fd = os.open(os.devnull, os.O_RDWR)
-        os.set_inheritable(_devnull_fd, False)
-    return _devnull_fd
