@@ -4,7 +4,8 @@ count there too): the evidence that a SIGKILL an agent died of was the OOM kille
 Anything can send SIGKILL, the agent too — to itself, to turn a run it was failing into the machine's (an infra
 error: retried, then out of the rate's denominator). So run/causes.py calls a SIGKILL the machine's only when this
 count moved while the agent ran (any process's OOM kill on the machine, a concurrent run's too: the benefit of the
-doubt goes to the agent), and the agent's own when it did not. Where it cannot be read (macOS, Windows, an older
+doubt goes to the agent: infra, retried, yet on the agent's own word — an agent can move the count itself, with a
+child in a small memory cgroup of its own: run/causes.py AGENT_CAN_CAUSE), and the agent's own when it did not. Where it cannot be read (macOS, Windows, an older
 kernel, a /proc that hides it) the count is None and a SIGKILL stays the machine's, as before.
 """
 

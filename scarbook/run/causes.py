@@ -136,14 +136,30 @@ def is_infra(record: RunRecord) -> bool:
     return record.cause is not None and record.cause.kind == CauseKind.INFRA
 
 
-# The infra causes scarbook saw itself (its own failure, a program that could not be started, a workspace it could
-# not read, a lost worker, a signal from outside, the recorder's own evidence of the model API failing). Every other
-# infra cause rests on the agent's own word — a line it printed (the "patterns" row: 529, MemoryError, No space left
-# on device, "bwrap: ...", a project's causes.infra), an exit 126/127 with nothing done — which an agent that knows
-# it failed can say to buy a retry; the gate reads such a retry at its worst too (run/gate.py).
-VERIFIED_INFRA_RULES = frozenset({"scarbook-error", "agent-could-not-start", "sandbox-slot-failed",
-                                  "workspace-unreadable", "worker-lost",
-                                  "killed-by-signal", "model-api"})
+# The infra causes scarbook saw itself and the agent cannot cause: a program that could not be started, a sandbox slot
+# that failed (one the run changed is slot-changed-by-run), a lost worker, the recorder's own evidence of the model API
+# failing. Every other infra cause rests on the agent's own word — a line it printed (the "patterns" row: 529,
+# MemoryError, No space left on device, "bwrap: ...", a project's causes.infra), an exit 126/127 with nothing done — or
+# on evidence scarbook sees but the agent can make (AGENT_CAN_CAUSE), which an agent that knows it failed can say or
+# make to buy a retry; the gate reads such a retry at its worst too (run/gate.py).
+VERIFIED_INFRA_RULES = frozenset({"agent-could-not-start", "sandbox-slot-failed", "worker-lost", "model-api"})
+
+# Infra scarbook sees itself but cannot tell from the agent's doing, and how the agent can make it (the gate's note).
+AGENT_CAN_CAUSE = {
+    # the kernel's count of OOM kills is the machine's (proc/oom.py): an agent that runs a child in a small memory
+    # cgroup it made moves it, then SIGKILLs itself; any other signal only a Ray node's shutdown explains is as free
+    "killed-by-signal": "a kill the machine's count of OOM kills cannot tell from one it made itself",
+    # the workspace is the agent's: unconfined, it can swap the folder scarbook made for another
+    "workspace-unreadable": "a workspace it can swap or close itself",
+    # scarbook reads what the agent wrote: a failure of scarbook's own may be what the agent's input made
+    "scarbook-error": "a failure of scarbook that what it wrote can cause",
+}
+AGENTS_WORD = "what it printed or how it exited, which scarbook cannot verify"
+
+
+def how_agent_can_claim(rule: str) -> str:
+    """How an infra cause on the agent's word (`rule`) can be the agent's doing, for the gate's note."""
+    return AGENT_CAN_CAUSE.get(rule, AGENTS_WORD)
 
 
 def on_agents_word(cause: Cause | None) -> bool:

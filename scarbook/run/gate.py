@@ -19,7 +19,14 @@ from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import NO_JUDGED_CASE, Calibration
 from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
-from scarbook.run.causes import is_infra, judge_unreadable, on_agents_word, retried_on_agents_word
+from scarbook.run.causes import (
+    AGENTS_WORD,
+    how_agent_can_claim,
+    is_infra,
+    judge_unreadable,
+    on_agents_word,
+    retried_on_agents_word,
+)
 from scarbook.stats.corrected import ALPHA, Corrected, correct, gate_evidence, judged_split
 from scarbook.stats.corrected_gate import MAX_LABELS, CorrectedEvidence
 from scarbook.stats.decisions import gate_stats
@@ -280,11 +287,15 @@ def worst_note(runs: Sequence[RunRecord], said: str, worst: str) -> str:
     replies could not be read (no verdict or a malformed one, twice), which what the artifact says can cause; …"."""
     claimed = [r for r in runs if retried_on_agents_word(r)]
     unreadable = [r for r in runs if judge_unreadable(r) and not retried_on_agents_word(r)]
-    why = []
+    why, said_only = [], False
     if claimed:
         rules = sorted({a.cause.rule for r in claimed for a in r.attempts[:-1] if a.cause and on_agents_word(a.cause)})
+        hows: dict[str, list[str]] = {}
+        for rule in rules:
+            hows.setdefault(how_agent_can_claim(rule), []).append(rule)
+        said_only = AGENTS_WORD in hows  # a line it printed: one a recorded model call would have shown
         why.append(f"{plural(len(claimed), 'run')} {'was' if len(claimed) == 1 else 'were'} retried on the agent's own "
-                   f"word ({', '.join(rules)}: what it printed or how it exited, which scarbook cannot verify)")
+                   f"word ({'; '.join(', '.join(named) + ': ' + how for how, named in hows.items())})")
     if unreadable:
         one = len(unreadable) == 1
         why.append(f"{len(unreadable)} {'run' if one else 'runs'}' judge {'reply' if one else 'replies'} could not be "
@@ -292,7 +303,7 @@ def worst_note(runs: Sequence[RunRecord], said: str, worst: str) -> str:
     one = len(runs) == 1
     return (f"it reads {said} only because {' and '.join(why)}; read as {'a fail' if one else 'fails'} "
             f"{'it makes' if one else 'they make'} it {worst}"
-            + (" — with record: on, scarbook verifies a model API's failure itself" if claimed else ""))
+            + (" — with record: on, scarbook verifies a model API's failure itself" if said_only else ""))
 
 
 def _at_looks(stats: Sequence[CaseStats], runs: Mapping[str, Sequence[RunRecord]],

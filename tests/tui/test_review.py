@@ -432,7 +432,7 @@ async def test_the_review_filters_by_cause_and_shows_a_runs_cause_and_attempts(p
         await wait_until(pilot, lambda: review.loaded, what="run 5's detail")
         body = plain(review.query_one("#run-body"))
         assert ("cause: infra (killed-by-signal) — killed by signal 9 (SIGKILL), not by scarbook's timeout\n"
-                "attempt 1: fail — infra (killed-by-signal, seen by scarbook): agent was killed by signal 9 · retried\n") in body
+                "attempt 1: fail — infra (killed-by-signal, the agent's own word): agent was killed by signal 9 · retried\n") in body
 
 
 
