@@ -63,11 +63,12 @@ def exit_code(session: SessionInfo, stats: Iterable[CaseStats], *, regressed: bo
 def compare_exit_code(comparison: AgentsComparison, undecided: str = "pass") -> int:
     """A session of several agents (gate.compare, non-inferiority): 1 when a candidate is shown worse than
     the baseline by more than the margin on a case or on the suite; 3 when a case has no verdict (too few
-    judged runs on a side), or one is undecided under `undecided: fail`; else 0."""
+    judged runs on a side, or decided otherwise with an agent's runs read at their worst), or the suite, or one is
+    undecided under `undecided: fail`; else 0."""
     rows = [*comparison.rows, *comparison.suites]
     if comparison.inferior:
         return EXIT_BELOW
-    if any(r.margin_call == MarginCall.NO_VERDICT for r in comparison.rows):
+    if any(r.margin_call == MarginCall.NO_VERDICT for r in rows):  # (a suite row's: read at the worst, run/versus.py)
         return EXIT_NO_VERDICT
     if undecided == Undecided.FAIL and any(r.margin_call == MarginCall.UNDECIDED for r in rows):
         return EXIT_NO_VERDICT

@@ -11,16 +11,23 @@ recorded looks, in blocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scarbook.config import Config, GatePolicy
 from scarbook.history.judge_truth import Calibration
-from scarbook.models import RunRecord, SessionInfo, Usage
-from scarbook.run.blocks import by_agent, statuses_by_agent
-from scarbook.run.gate import case_stats
-from scarbook.stats.head_to_head import MARGIN, AgentsComparison, compare_agents, compare_in_looks, counts_of
+from scarbook.models import MarginCall, RunRecord, RunStatus, SessionInfo, Usage, Versus
+from scarbook.run.blocks import by_agent
+from scarbook.run.gate import at_worst, case_stats, worst_note
+from scarbook.stats.head_to_head import (
+    MARGIN,
+    AgentsComparison,
+    VersusRow,
+    compare_agents,
+    compare_in_looks,
+    counts_of,
+)
 from scarbook.stats.rates import CaseStats
 
 
@@ -95,6 +102,37 @@ class SessionVersus:
         return [s for name in self.names for s in self.stats.get(name, [])]
 
 
+def _compare(statuses: Mapping[str, Mapping[str, Sequence[str]]], names: list[str], looks: list[int] | None,
+             policy: GatePolicy, margin: float) -> AgentsComparison:
+    """The calls on each case's run statuses per agent (`statuses[case][agent]`, k order): at the session's looks if
+    it made several (--runs auto), else once on all of them."""
+    if looks and len(looks) > 1:
+        return compare_in_looks(statuses, names[0], names[1:], looks, margin=margin, alpha=policy.alpha,
+                                min_verdicts=policy.min_verdicts)
+    counts = {cid: {name: counts_of(st) for name, st in by.items()} for cid, by in statuses.items()}
+    return compare_agents(counts, names[0], names[1:], margin=margin, alpha=policy.alpha,
+                          min_verdicts=policy.min_verdicts)
+
+
+def _undecided_at_worst(said: AgentsComparison, worst: AgentsComparison, name: str,
+                        worst_runs: list[RunRecord]) -> AgentsComparison:
+    """`said` with no verdict on each row `worst` (`name`'s runs at_worst read as fails) decides otherwise: an agent
+    that claims infra on the runs it failed, or writes what breaks its judge, must not win (or lose) a comparison
+    by it, as it cannot pass the gate by it (run/gate.py)."""
+    def checked(row: VersusRow) -> VersusRow:
+        other = worst.row(row.case_id, row.candidate)
+        if other is None or row.call == Versus.NO_VERDICT or (row.call, row.margin_call) == (other.call,
+                                                                                            other.margin_call):
+            return row
+        said_word, worst_word = ((row.margin_call, other.margin_call) if row.margin_call != other.margin_call else
+                                 (row.call, other.call))  # (the margin's call first: the gate's)
+        mine = [r for r in worst_runs if row.is_suite or r.case_id == row.case_id]
+        return replace(row, call=Versus.NO_VERDICT, margin_call=MarginCall.NO_VERDICT,
+                       why=f"{name}: " + worst_note(mine or worst_runs, str(said_word), str(worst_word)))
+
+    return replace(said, rows=[checked(r) for r in said.rows], suites=[checked(r) for r in said.suites])
+
+
 def agents_of(info: SessionInfo) -> list[str]:
     """The agents a session compared, baseline first; [] for a session of one agent."""
     names = info.agent_names
@@ -118,14 +156,15 @@ def compare_session(info: SessionInfo, runs: Iterable[RunRecord], cfg: Config, t
                                policy.alpha)
                     for cid in info.case_ids] for name in names}
     looks = list(info.gate.looks) if info.gate is not None else None
-    if looks and len(looks) > 1:
-        comparison = compare_in_looks(statuses_by_agent(per_case, names), names[0], names[1:], looks,
-                                      margin=margin, alpha=policy.alpha, min_verdicts=policy.min_verdicts)
-    else:
-        counts = {cid: {name: counts_of([r.status for r in rs]) for name, rs in split[cid].items()}
-                  for cid in info.case_ids}
-        comparison = compare_agents(counts, names[0], names[1:], margin=margin, alpha=policy.alpha,
-                                    min_verdicts=policy.min_verdicts)
+    comparison = _compare({cid: {a: [r.status for r in rs] for a, rs in by.items()} for cid, by in split.items()},
+                          names, looks, policy, margin)
+    for name in names:  # each agent's runs its own doing may have shaped, read at their worst (run/gate.at_worst)
+        worst_runs = [r for cid in info.case_ids for r in split[cid][name] if at_worst(r)]
+        if worst_runs:
+            worst = {cid: {a: [RunStatus.FAIL if a == name and at_worst(r) else r.status for r in rs]
+                           for a, rs in by.items()} for cid, by in split.items()}
+            comparison = _undecided_at_worst(comparison, _compare(worst, names, looks, policy, margin), name,
+                                             worst_runs)
     costs = {name: AgentCost() for name in names}
     for cid in info.case_ids:
         for name in names:
