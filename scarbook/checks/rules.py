@@ -14,6 +14,7 @@ from typing import Any
 
 from scarbook.checks import patterns
 from scarbook.checks.context import CheckContext
+from scarbook.checks.verdict import CHECK_CRASHED
 from scarbook.fs import safefs
 from scarbook.proc import credentials
 from scarbook.proc.common import BASE_ENV, shell_argv
@@ -302,7 +303,7 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     last = f": {_excerpt(last_lines[0], 80)}" if last_lines else ""
     code = done.returncode
     if code is None:  # the spawner learned no exit status (it reaps what it ran: not expected)
-        raise CheckBroke("check-crashed", f"command {p['run']!r} ended without an exit status{last}")
+        raise CheckBroke(CHECK_CRASHED, f"command {p['run']!r} ended without an exit status{last}")
     if code == 0:
         return True, f"command {p['run']!r} exited 0"
     if code in SHELL_CANNOT_RUN:  # the shell's own word: the program is missing or not executable
@@ -310,7 +311,7 @@ async def command(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
                          f"({SHELL_CANNOT_RUN[code]}){last}")
     signal = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None  # sh reports a signal as 128+n
     if signal is not None:
-        raise CheckBroke("check-crashed", f"command {p['run']!r} was killed by signal {signal}"
+        raise CheckBroke(CHECK_CRASHED, f"command {p['run']!r} was killed by signal {signal}"
                          f" ({_signal_name(signal)}){last}")
     return False, f"command {p['run']!r} exited {code}{last}"
 

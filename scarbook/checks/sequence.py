@@ -11,6 +11,7 @@ from collections.abc import Callable
 from scarbook.checks.context import CheckContext
 from scarbook.checks.rules import RULES, THREAD_RULES, CheckBroke, CheckFailed, CheckSkipped, CheckUnread
 from scarbook.checks.trajectory import TRAJECTORY_RULES
+from scarbook.checks.verdict import CHECK_CRASHED
 from scarbook.models import Cause, CauseKind, Check, CheckResult, CheckStatus
 
 ALL_RULES = {**RULES, **TRAJECTORY_RULES}
@@ -79,7 +80,7 @@ def _raised(check: Check, index: int, start: float, exc: Exception) -> CheckResu
     # a rule that raised has no verdict; the run goes on
     detail = f"the check crashed: {type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
     return CheckResult(check.type, CheckStatus.ERROR, detail, index, duration_s=time.perf_counter() - start,
-                       cause=Cause(CauseKind.CASE, "check-crashed", detail))
+                       cause=Cause(CauseKind.CASE, CHECK_CRASHED, detail))
 
 
 def _not_run(check_type: str, index: int, stopped: CheckResult) -> CheckResult:

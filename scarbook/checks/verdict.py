@@ -5,6 +5,8 @@ from __future__ import annotations
 from scarbook.models import CheckResult, CheckStatus, RunStatus
 
 JUDGE_SKIPPED = "judge skipped"  # a skipped judge check's detail starts with this
+# a check's cause: a command check killed or ended without a status (a fail), or a rule that raised (an error)
+CHECK_CRASHED = "check-crashed"
 
 
 def verdict_of(results: list[CheckResult]) -> tuple[RunStatus, str]:

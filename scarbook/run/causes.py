@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from scarbook.checks.verdict import CHECK_CRASHED
 from scarbook.judge.verdict import MALFORMED
-from scarbook.models import Cause, CauseKind, CheckStatus, RunRecord, RunStatus
+from scarbook.models import Cause, CauseKind, CheckResult, CheckStatus, RunRecord, RunStatus
 from scarbook.run.agent_signals import SHUTDOWN_GRACE_S
 from scarbook.run.cause_matching import (
     AgentFacts,
@@ -180,6 +181,16 @@ def judge_unreadable(record: RunRecord) -> bool:
     malformed one, a refusal): what the artifact says can cause that, as an injection that asks for plain text."""
     return record.status == RunStatus.ERROR and any(
         c.type == "llm_judge" and c.status == CheckStatus.ERROR and c.detail.startswith(MALFORMED) for c in record.checks)
+
+
+def check_crashed(record: RunRecord) -> CheckResult | None:
+    """The rule check that crashed (raised: no verdict) when the run is an error for it, else None. The rule checks
+    read what the agent left, and a reader that raises on it is put right when found (a fail saying what it could
+    not read); one still unknown must not let an agent turn the runs it failed into errors, out of the rate."""
+    if record.status != RunStatus.ERROR:
+        return None
+    return next((c for c in record.checks if c.type != "llm_judge" and c.status == CheckStatus.ERROR
+                 and c.cause is not None and c.cause.rule == CHECK_CRASHED), None)
 
 
 def retried_on_agents_word(record: RunRecord) -> bool:

@@ -21,6 +21,7 @@ from scarbook.models import RunRecord, RunStatus, SessionInfo
 from scarbook.models.words import CauseKind, Decision
 from scarbook.run.causes import (
     AGENTS_WORD,
+    check_crashed,
     how_agent_can_claim,
     is_infra,
     judge_unreadable,
@@ -239,8 +240,9 @@ def at_worst(run: RunRecord) -> bool:
     """Whether the gate also reads `run` as a fail: its verdict, or its lack of one, may be the agent's own doing — it
     was retried on the agent's own word (causes.retried_on_agents_word: a 529, MemoryError or 'bwrap:' line it
     printed, an exit 127), or it is an error because its judge's reply could not be read (causes.judge_unreadable:
-    what the artifact says can cause that)."""
-    return retried_on_agents_word(run) or judge_unreadable(run)
+    what the artifact says can cause that), or because a rule check crashed on what the run left (causes.check_crashed).
+    """
+    return retried_on_agents_word(run) or judge_unreadable(run) or check_crashed(run) is not None
 
 
 def _at_worst(decided: list[CaseStats], stats: Sequence[CaseStats], statuses: Mapping[str, Sequence[str]],
@@ -265,7 +267,9 @@ def _at_worst(decided: list[CaseStats], stats: Sequence[CaseStats], statuses: Ma
     worst = gate_stats(worst_stats, policy, worst_statuses, looks=worst_looks)
     out = []
     for s, w in zip(decided, worst, strict=True):
-        if s.gate != w.gate and s.gate != Decision.NO_VERDICT:
+        # (only a case with such runs of its own: read as fails, another case's may change the family's correction,
+        # yet this case's evidence is what it is)
+        if s.gate != w.gate and s.gate != Decision.NO_VERDICT and worst_runs.get(s.case_id):
             s = replace(s, decision=Decision.NO_VERDICT, runs_needed=None, band=gate_band(None, None, Decision.NO_VERDICT,
                                                                                          s.threshold, s.green),
                         gate_note=worst_note(worst_runs[s.case_id], s.gate, w.gate))
@@ -287,6 +291,8 @@ def worst_note(runs: Sequence[RunRecord], said: str, worst: str) -> str:
     replies could not be read (no verdict or a malformed one, twice), which what the artifact says can cause; …"."""
     claimed = [r for r in runs if retried_on_agents_word(r)]
     unreadable = [r for r in runs if judge_unreadable(r) and not retried_on_agents_word(r)]
+    crashed = [c for r in runs if not retried_on_agents_word(r) and not judge_unreadable(r)
+               and (c := check_crashed(r)) is not None]
     why, said_only = [], False
     if claimed:
         rules = sorted({a.cause.rule for r in claimed for a in r.attempts[:-1] if a.cause and on_agents_word(a.cause)})
@@ -300,6 +306,10 @@ def worst_note(runs: Sequence[RunRecord], said: str, worst: str) -> str:
         one = len(unreadable) == 1
         why.append(f"{len(unreadable)} {'run' if one else 'runs'}' judge {'reply' if one else 'replies'} could not be "
                    "read (no verdict or a malformed one, twice), which what the artifact says can cause")
+    if crashed:
+        one = len(crashed) == 1
+        why.append(f"{len(crashed)} {'run' if one else 'runs'}' rule {'check' if one else 'checks'} crashed on what the "
+                   f"run left ({crashed[0].detail}), which what the agent wrote can cause")
     one = len(runs) == 1
     return (f"it reads {said} only because {' and '.join(why)}; read as {'a fail' if one else 'fails'} "
             f"{'it makes' if one else 'they make'} it {worst}"

@@ -31,8 +31,8 @@ from tests.judge.test_label_files import ITEM, scarbook
 from tests.run.test_more_corrected import calibrate, write_project
 
 # c's run 1 passes; its runs 2-10 say "bad" (the judge fails them). e's runs 1-6 write what e's check
-# crashes on (an error: no verdict; a stand-in for a harness fault, as nothing an agent writes makes a
-# rule check an error), the others pass.
+# crashes on (an error: no verdict; a stand-in for a harness fault, as nothing an agent writes is known to make a
+# rule check an error — the gate reads such a run as a fail too), the others pass.
 AGENT = """\
 from pathlib import Path
 case, k = Path.cwd().parts[-2], int(Path.cwd().parts[-1])
@@ -92,7 +92,9 @@ def test_a_calibrated_case_a_look_decided_keeps_that_looks_decision(project: Pat
     assert "corrected" in cases["c"], cases["c"]  # the calibration is in use: c is decided on its corrected rate
     assert (cases["c"]["passes"], cases["c"]["fails"]) == (1, 9), cases["c"]  # stopped at the first look
     assert (cases["e"]["passes"], cases["e"]["errors"]) == (14, 6), cases["e"]  # ran on to the last
-    assert cases["e"]["decision"] == "above", cases["e"]
+    # (e's 6 crashed checks read as fails too, as a crash on what the agent wrote: 14/20 is not above then)
+    assert (cases["e"]["decision"], cases["e"]["gate_note"][:60]) == (
+        "no verdict", "it reads above only because 6 runs' rule checks crashed on w"), cases["e"]
     assert cases["c"]["decision"] == "below", cases["c"]
     assert "below threshold: c" in result.output and result.exit_code == 1, result.output
     p = Project.discover(project)
@@ -110,4 +112,4 @@ def test_a_calibrated_case_a_look_decided_keeps_that_looks_decision(project: Pat
     for r in sorted(p.history.runs(info.id), key=lambda r: r.k):
         live.apply(RunFinished(r))
     live.apply(SessionFinished(info))
-    assert live.gate == {"c": "below", "e": "above"}
+    assert live.gate == {"c": "below", "e": "no verdict"}  # the live screen reads it as the report does
