@@ -28,6 +28,16 @@ def measured_usage(summary: RunSummary, price: Callable[[str, Usage], float] | N
     return total
 
 
+UNCOUNTED = ("recorder: ", ": its tokens are not in the run's usage")  # a run's note of a call it could not count
+
+
+def uncounted_calls(record: RunRecord) -> list[str]:
+    """Why the recorder could not count a call of the run ("call 2 was still going when the agent ended"), from its
+    notes: what the run spent is more than its usage says, by how much is not known."""
+    head, tail = UNCOUNTED
+    return [n[len(head):-len(tail)] for n in record.notes if n.startswith(head) and n.endswith(tail)]
+
+
 def apply_recording(record: RunRecord, summary: RunSummary, price: Callable[[str, Usage], float] | None) -> None:
     """Before attribution: usage, notes, and the replay's verdict on the run."""
     if summary.calls == 0:
@@ -38,7 +48,7 @@ def apply_recording(record: RunRecord, summary: RunSummary, price: Callable[[str
     if summary.recovered:
         record.notes.append(summary.recovered)
     for why in summary.unmeasured[:3]:
-        record.notes.append(f"recorder: {why}: its tokens are not in the run's usage")
+        record.notes.append(f"{UNCOUNTED[0]}{why}{UNCOUNTED[1]}")
     record.recording = summary.recording
     if summary.models:  # measured by scarbook: beats what the agent reported about the same calls
         record.agent_usage = measured_usage(summary, price)

@@ -46,6 +46,7 @@ from scarbook.run.events import CaseDecided, Event, LookMade, RunFinished, Sessi
 from scarbook.run.executor import Executor, LocalExecutor
 from scarbook.run.gate import adaptive_words, calibration_record, corrected_evidence
 from scarbook.run.plan import SEQUENTIAL, Resumed
+from scarbook.run.recorded import uncounted_calls
 from scarbook.run.session import DecideFn, ReadySession
 from scarbook.run.session_run import RunContext
 from scarbook.run.workspace import Janitor, SeedManifest
@@ -96,6 +97,9 @@ class _Schedule:
     judge_spent: float = 0.0  # measured by scarbook: the judge's replies' tokens at its prices
     agent_spent: float = 0.0  # reported by the agent ($SCARBOOK_USAGE): validated, never negative
     stop_reason: SessionState | None = None
+    # a run's model call the recorder could not count (still going past SETTLE_S after its agent ended): under
+    # --max-cost the session stops on it, as the spend it would be checked against is no longer known
+    uncounted: str = ""
     abort_message: str = ""
     cursor: int = 0
     # --runs auto: how far a case may launch past the prefix the rule has read (the concurrency), so a
@@ -388,6 +392,10 @@ class _SessionRun:
         self.schedule.record(self.history, record)
         self.schedule.judge_spent += max(record.judge_usage.cost_usd, 0.0)
         self.schedule.agent_spent += max(record.agent_usage.cost_usd, 0.0)
+        uncounted = uncounted_calls(record) if self.schedule.max_cost is not None else []
+        if uncounted and not self.schedule.uncounted:  # the spend is no longer known: --max-cost cannot hold it
+            self.schedule.uncounted = f"{record.case_id} #{record.k}'s {uncounted[0]}"
+            self.schedule.stop_reason = self.schedule.stop_reason or SessionState.STOPPED_BUDGET
         self.queue.put_nowait(RunFinished(record))
 
     def decide(self, st: _CaseState) -> None:
@@ -560,8 +568,11 @@ def _compare_extender(ready: ReadySession, names: list[str], looks: list[int],
 def budget_note(schedule: _Schedule) -> str:
     """Why --max-cost stopped the session, with which part of the spend scarbook measured."""
     spent = schedule.judge_spent + schedule.agent_spent
-    return (f"stopped by --max-cost ${schedule.max_cost:.4f}: spent ${spent:.4f} — judge ${schedule.judge_spent:.4f} "
-            f"(measured by scarbook), agent ${schedule.agent_spent:.4f} (reported by the agent)")
+    unknown = (f"{schedule.uncounted}, so its cost is not counted and the spend is not known; " if schedule.uncounted
+               else "")
+    return (f"stopped by --max-cost ${schedule.max_cost:.4f}: {unknown}spent {'at least ' if unknown else ''}"
+            f"${spent:.4f} — judge ${schedule.judge_spent:.4f} (measured by scarbook), agent "
+            f"${schedule.agent_spent:.4f} (reported by the agent)")
 
 
 def _save_unrecorded(records: list[RunRecord], crash_file: Path | None) -> str:

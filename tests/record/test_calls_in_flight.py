@@ -126,3 +126,23 @@ def test_max_cost_counts_a_call_that_ended_after_its_agent(project, judge_server
     assert len(report["runs"]) == 1
     assert report["session"]["state"] == "stopped: budget"
     assert result.exit_code == 3, result.output
+
+
+def test_max_cost_stops_on_a_call_still_going_past_the_bound(project, judge_server, monkeypatch) -> None:
+    """Call 2 of the first run goes on past the recorder's wait (SETTLE_S): its tokens cannot be counted, so the spend
+    --max-cost checks is no longer known. The session stops there, saying so. Before, its $0.75 was in no spend and
+    every run started, however far past 0.5 they went."""
+    from scarbook.record import proxy
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setattr(proxy, "SETTLE_S", 0.5, raising=False)
+    result, report = _eval(project, judge_server, "none", False, "--max-cost", "0.5")
+    assert len(report["runs"]) == 1  # was 2: the session finished
+    assert report["session"]["state"] == "stopped: budget"
+    [run] = report["runs"]
+    assert report["session"]["note"] == (
+        f"stopped by --max-cost $0.5000: {run['case_id']} #1's call 2 was still going when the agent ended, so its cost "
+        "is not counted and the spend is not known; spent at least $0.0002 — judge $0.0000 (measured by scarbook), "
+        "agent $0.0002 (reported by the agent)")
+    assert report["session"]["note"] in result.output
+    assert result.exit_code == 3, result.output
