@@ -1,6 +1,8 @@
 """A capability-free sandbox slot: one bwrap per concurrency slot, no namespace and no mount per run (issue 38).
 Built on this design, the slot is scarbook's own now (`isolation: slot`: agents/slots.py, proc/slot.py, slot_pool.py,
-slot_launcher.py, slot_journal.py): this bench times the product's Slot against a bare spawn and one bwrap per run.
+slot_launcher.py): this bench times the product's Slot against a bare spawn and one bwrap per run. The product has
+moved on from the design below: its launcher holds CAP_SYS_ADMIN of the slot's user namespace and gives each run a
+mount namespace of its own with the run's folder at its real path (no rename, no slot folder, no root needed).
 The isolation proofs that were its --check are tests/agents/test_slot.py and test_slot_failures.py (through
 `scarbook eval`). The measurements and the --check results below are the prototype's (its own launcher).
 
@@ -114,7 +116,6 @@ from scarbook.proc.slot import Slot, SlotRun  # noqa: E402
 
 AGENT = ["sh", "-c", "cat README.md > out.txt"]
 SEED = "# tiny-agent\n\nA small agent that answers in one line.\n"
-NOBODY = 65534  # owns the slot folder when root: an id the slot's user namespace does not map
 
 class Project:
     """A project folder with workspaces/, runs' folders made as scarbook makes them, and the three ways to run."""
@@ -126,11 +127,9 @@ class Project:
 
         self.root, self.workspaces = root, root / "workspaces"
         self.session = self.workspaces / session
-        self.slots_dir = self.workspaces / ".slots" / session
-        self.slots_dir.mkdir(parents=True)
-        self.session.mkdir()
+        self.session.mkdir(parents=True)
         self.box = replace(require_sandbox(root), private=(str(self.workspaces),))
-        self.count = self.slots = 0
+        self.count = 0
         self.lock = threading.Lock()
         self.env = {"PATH": os.defpath, "HOME": self.box.hidden[-1]}
 
@@ -163,17 +162,10 @@ class Project:
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT).returncode)
 
     def open_slot(self) -> Slot:
-        """A slot as scarbook's pool makes one (proc/slot_pool.py): its folder and io/, owned by nobody when root."""
+        """A slot as scarbook's pool makes one (proc/slot_pool.py)."""
         from scarbook.agents.slots import slot_line
 
-        self.slots += 1
-        folder = self.slots_dir / str(self.slots)
-        (folder / "io").mkdir(parents=True)
-        if os.geteuid() == 0:
-            for path in (folder / "io", folder):
-                os.chown(path, NOBODY, NOBODY)
-                path.chmod(0o555)
-        return Slot(slot_line(self.box, AGENT[0], self.env)(folder), folder,
+        return Slot(slot_line(self.box, AGENT[0], self.env), [str(self.workspaces)],
                     [*self.box.hidden, "/dev/shm", "/dev/mqueue", "/dev/pts"])
 
     def slot_run(self, slot: Slot) -> None:

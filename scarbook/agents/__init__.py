@@ -30,7 +30,7 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
     """The agent `spec` describes. isolation "sandbox" puts a program agent in bubblewrap, or raises
     SandboxUnavailable (a ScarbookError) naming why it cannot here; it never runs without. `private`:
     folders the sandbox hides (the project's workspaces/: every run's but the run's own). `slots`: the sandbox's
-    runs go through sandbox slots (agents/slots.py) kept in the first of `private`."""
+    runs go through sandbox slots (agents/slots.py)."""
     spec = AgentSpec.from_config(spec)
     agent = spec.build(project_root)
     if isolation == Isolation.SANDBOX:
@@ -47,7 +47,7 @@ def make_agent(spec: AgentSpec | Mapping[str, Any], project_root: Path | None = 
         if slots and command.sandbox.private:
             from scarbook.agents.slots import AgentSlots
 
-            command.slots = AgentSlots(Path(command.sandbox.private[0]))
+            command.slots = AgentSlots()
     return agent
 
 

@@ -18,7 +18,7 @@ from scarbook.agents.slots import AgentSlots
 from scarbook.errors import ScarbookError
 from scarbook.fs import safefs
 from scarbook.models import AgentResult
-from scarbook.proc import credentials
+from scarbook.proc import credentials, leftovers
 from scarbook.proc.common import BASE_ENV, Finished
 from scarbook.proc.slot import SlotRun
 from scarbook.proc.spawn import run_program
@@ -128,8 +128,7 @@ class CommandAgent:
             _remove_if_empty(shared)
         result = AgentResult(output=out.text(), exit_code=done.returncode, stderr_path=err.path_if_written(),
                              output_truncated=out.truncated, duration_s=time.monotonic() - start,
-                             timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"),
-                             workspace_seen=done.cwd)
+                             timed_out=done.timed_out, stderr_tail=err.tail.decode("utf-8", "replace"))
         code = done.returncode
         if sandbox is not None and code is not None and _signal_number(code - 128):
             # bwrap exits 128+N when the program it runs is killed by signal N (the OOM killer): read as outside
@@ -151,6 +150,8 @@ class CommandAgent:
         """`argv` in one of this agent's sandbox slots (agents/slots.py); SlotFailed when the slot failed."""
         assert self.slots is not None  # (asked by the caller)
         full = self.build_env(env)
+        # tagged as run_program tags every program it starts: the agent sees the environment a bwrap of its own gives
+        full[leftovers.TAG_VAR] = leftovers.new_tag(full.get(leftovers.PROJECT_VAR, ""))
         job = SlotRun(sandbox.program(argv, full), full, cwd, (env.get("SCARBOOK_TRANSCRIPT"), env.get("SCARBOOK_USAGE")),
                       stdin_data, out.feed, err.feed, timeout_s)
         return await self.slots.pool(sandbox, argv[0], full).run(job)

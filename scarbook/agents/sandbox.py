@@ -80,7 +80,7 @@ def require_sandbox(project_root: Path, network: bool = False) -> Sandbox:
         raise SandboxUnavailable(f"{lead}: " + (f"SCARBOOK_BWRAP={where} is not an executable file" if where
                                                 else f"bubblewrap (bwrap) is not installed — {INSTALL_HINT}"))
     if bwrap not in _probed:
-        _probed[bwrap] = _probe(bwrap)
+        _probed[bwrap] = probe(bwrap)
     if _probed[bwrap] is not None:
         raise SandboxUnavailable(f"{lead}: {bwrap} failed to start a test sandbox ({_probed[bwrap]}) — "
                                  "unprivileged user namespaces may be disabled "
@@ -88,10 +88,11 @@ def require_sandbox(project_root: Path, network: bool = False) -> Sandbox:
     return Sandbox(bwrap, Path(project_root).resolve(), network)
 
 
-def _probe(bwrap: str) -> str | None:
+def probe(bwrap: str, *options: str) -> str | None:
+    """Why `bwrap` (with `options`) cannot start a test sandbox here: its last line of stderr; None where it can."""
     try:
-        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", *DROP_CAPABILITIES, "--ro-bind", "/", "/",
-                               "--dev", "/dev", "--proc", "/proc", "--", "true"],
+        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", *DROP_CAPABILITIES, *options,
+                               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"],
                               capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
@@ -119,10 +120,11 @@ class Sandbox:
         return [*self.line(argv[0], workspace, writable_files, env), "--chdir", str(workspace), "--",
                 *self.program(argv, env)]
 
-    def line(self, program: str, workspace: Path, writable_files: tuple[str, ...] = (),
+    def line(self, program: str, workspace: Path | None, writable_files: tuple[str, ...] = (),
              env: dict[str, str] | None = None) -> list[str]:
-        """`wrap`'s bwrap options for `program` (what it needs to start is shown), up to the folder to enter."""
-        ws = str(workspace)
+        """`wrap`'s bwrap options for `program` (what it needs to start is shown), up to the folder to enter.
+        Without a `workspace`, the private folders are bound writable instead (a sandbox slot's: its launcher
+        gives each run its own view of them, proc/slot_launcher.py)."""
         args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", *DROP_CAPABILITIES]
         if self.network:
             args.append("--share-net")
@@ -135,13 +137,17 @@ class Sandbox:
         for d in self._visible_again(program):
             args += ["--ro-bind", d, d]
         private = [d for d in self.private if os.path.isdir(d)]
-        for d in private:  # after the project is shown again: the run's own folder is bound back below
-            args += ["--tmpfs", d]
-        args += ["--bind", ws, ws]
-        for f in writable_files:
-            args += ["--bind", f, f]
-        for d in private:  # read-only as the rest, once the run's own mounts are made in it
-            args += ["--remount-ro", d]
+        if workspace is None:
+            for d in private:
+                args += ["--bind", d, d]
+        else:
+            for d in private:  # after the project is shown again: the run's own folder is bound back below
+                args += ["--tmpfs", d]
+            args += ["--bind", str(workspace), str(workspace)]
+            for f in writable_files:
+                args += ["--bind", f, f]
+            for d in private:  # read-only as the rest, once the run's own mounts are made in it
+                args += ["--remount-ro", d]
         bridged = self._bridged(env)
         if bridged:
             args += ["--bind", bridged[0], bridged[0]]

@@ -50,4 +50,3 @@ class CheckContext:
     max_read: int = MAX_READ  # bytes of a file a rule check reads at most (scarbook.yaml's max_read_bytes)
     regex_timeout_s: float = REGEX_TIMEOUT_S  # seconds a regex or output_regex check matches for at most
     project_tag: str = ""  # $SCARBOOK_PROJECT for a command check's program (proc/leftovers.py)
-    seen_as: str = ""  # the workspace as the agent saw it, when not `workspace` (a sandbox slot's folder)

@@ -278,8 +278,7 @@ def no_writes_outside(ctx: CheckContext, p: dict[str, Any]) -> Outcome:
     t = _transcript(ctx)
     allowed: list[str] = p["paths"]
     failed = {r.call_id for r in t.tool_results if r.is_error}
-    roots = [r for r in dict.fromkeys([os.fspath(ctx.workspace), os.path.realpath(ctx.workspace), ctx.seen_as,
-                                       t.cwd or ""]) if r]
+    roots = [r for r in dict.fromkeys([os.fspath(ctx.workspace), os.path.realpath(ctx.workspace), t.cwd or ""]) if r]
     writes = 0
     for number, call in enumerate(_calls(t), 1):
         op = file_operation(call)

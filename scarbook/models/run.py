@@ -129,7 +129,6 @@ class AgentResult:
     output_truncated: bool = False
     stderr_path: str | None = None
     duration_s: float = 0.0
-    workspace_seen: str = ""  # its workspace as it saw it, when not the run's (a sandbox slot's folder)
 
 
 @dataclass(frozen=True)

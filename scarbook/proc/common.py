@@ -21,7 +21,6 @@ Sink = Callable[[bytes], None]
 class Finished:
     returncode: int | None
     timed_out: bool = False
-    cwd: str = ""  # the folder the program saw as its own, when it was not the run's (a sandbox slot's)
 
 
 def shell_argv(command: str) -> list[str]:

@@ -1,16 +1,15 @@
 """One sandbox slot, the host's side: a bwrap started once, whose PID 1 (proc/slot_launcher.py) runs one
-program at a time in the slot's folder (agents/slots.py builds the line and keeps the pool).
+program at a time (agents/slots.py builds the line and keeps the pool).
 
-A run (`Slot.run`, on the event loop): the run's folder is renamed to <slot>/ws — the slot's
-bwrap binds <slot>, and a bind follows the dentry, so the rename is seen inside — its io files
-($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE) linked into <slot>/io, a journal link says where ws belongs
-(slot_journal.py: a SIGKILLed scarbook puts it back at its next start), argv, env and the run's
-stdin/stdout/stderr go to the launcher, and the loop watches the pipes and the control socket until it
-answers (slot_wait.py). A timeout or a cancel signals the agent through the pidfd the launcher sent. Then ws is renamed
-back and checked (the same inode; the slot folder empty again).
+A run (`Slot.run`, on the event loop): its io files ($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE) made, the run's folder
+(by its path and inode), the io files, argv, env and the run's stdin/stdout/stderr go to the launcher — which runs
+the program in a mount namespace of the run's own, the run's folder at its real path, as a bwrap of its own would —
+and the loop watches the pipes and the control socket until it answers (slot_wait.py). A timeout or a cancel
+signals the agent through the pidfd the launcher sent. Nothing of the run's is moved: a scarbook killed mid-run
+leaves the run's folder where it is.
 
 A slot whose launcher died, answered something else, or could not leave the slot as it found it raises
-`SlotFailed` naming why: the run is the machine's error, its folder is back, the slot is not used again.
+`SlotFailed` naming why: the run is the machine's error, the slot is not used again.
 
 bwrap's --die-with-parent (PR_SET_PDEATHSIG) follows the THREAD that started it: each slot is started on
 a thread of its own that lives as long as the slot (slot_pool.py), never on a trip thread.
@@ -30,18 +29,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scarbook.proc import slot_journal, slot_launcher
+from scarbook.proc import slot_launcher
 from scarbook.proc.common import devnull_fd, fill_pipe
 from scarbook.proc.slot_wait import ANSWER_WITHIN_S, SlotWait
 from scarbook.proc.trips import off_loop
 
 READY_WITHIN_S = 30.0  # a slot's start: bwrap and the launcher's Python (~0.1 s; a loaded machine takes longer)
-IO_NAMES = ("transcript.jsonl", "usage.jsonl")
 
 
 class SlotFailed(Exception):
     """The slot could not run or finish a run: the message says why. `by_run`: the run itself changed the slot
-    (lowered its launcher's limits, left what cannot be wiped, changed its folder), else the machine failed
+    (lowered its launcher's limits, left what cannot be wiped), else the machine failed
     (the launcher died, the slot did not start)."""
 
     def __init__(self, why: str, *, by_run: bool = False) -> None:
@@ -64,11 +62,10 @@ class SlotRun:
 
 
 class Slot:
-    def __init__(self, line: list[str], folder: Path, wipe: list[str]) -> None:
-        """`line`: the slot's bwrap line up to (and with) its `--`; `folder` the slot's (made, owned and moded
-        by the pool); `wipe` the folders the launcher empties after every run."""
-        self.folder, self.ws, self.io = folder, folder / "ws", folder / "io"
-        self.journal = folder.with_name(f"{folder.name}.run")
+    def __init__(self, line: list[str], private: list[str], wipe: list[str]) -> None:
+        """`line`: the slot's bwrap line up to (and with) its `--`, which binds the `private` folders (the project's
+        workspaces/, where every run's folder is) writable for the launcher; `wipe` the folders it empties after
+        every run."""
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control.set_inheritable(False)
         self.broken = ""  # why the slot serves no more
@@ -77,7 +74,7 @@ class Slot:
         err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [*line, sys.executable, "-I", slot_launcher.__file__, str(theirs.fileno()), json.dumps({"wipe": wipe})],
+                [*line, sys.executable, "-I", slot_launcher.__file__, str(theirs.fileno()), json.dumps({"wipe": wipe, "private": private})],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_w,
                 env={"PATH": os.defpath}, start_new_session=True)
         finally:
@@ -99,61 +96,12 @@ class Slot:
             return ""
 
     async def run(self, job: SlotRun) -> tuple[int | None, bool]:
-        """(exit status, timed out); SlotFailed when the slot failed (the run's folder is back either way). Waited
-        for on the event loop (slot_wait.py); the renames and links around it are a few system calls, made inline."""
-        self._move_in(job)
-        ino = os.lstat(self.ws).st_ino
-        try:
-            done = await self._serve(job, ino)
-        except asyncio.CancelledError:
-            try:
-                self._take_back(job, ino)
-            except SlotFailed:  # (retired, said by the slot; the cancel goes on)
-                pass
-            raise
-        except BaseException:
-            self._take_back(job, ino)
-            raise
-        self._take_back(job, ino)
-        return done
-
-    def _move_in(self, job: SlotRun) -> None:
-        slot_journal.write(self.journal, job.run_dir)
-        for real, name in zip(job.io_files, IO_NAMES, strict=True):
-            if real:
-                os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
-                os.link(real, self.io / name, follow_symlinks=False)
-        try:
-            os.rename(job.run_dir, self.ws)
-        except OSError:
-            self._unlink_io()
-            slot_journal.clear(self.journal)
-            raise
-
-    def _unlink_io(self) -> None:
-        for name in IO_NAMES:
-            try:
-                os.unlink(self.io / name)
-            except FileNotFoundError:
-                pass
-
-    def _take_back(self, job: SlotRun, ino: int) -> None:
-        self._unlink_io()
-        try:
-            same = os.lstat(self.ws).st_ino == ino
-            if same:
-                os.rename(self.ws, job.run_dir)
-        except OSError as exc:
-            self.retire(f"the run's folder could not be taken back: {exc}")
-            raise SlotFailed(self.broken) from exc
-        slot_journal.clear(self.journal)
-        left = sorted(os.listdir(self.folder)) + sorted(os.listdir(self.io))
-        if not same or left != ["io"]:
-            self.retire(f"the slot folder was changed by the run: {left}", by_run=True)
-            raise SlotFailed(self.broken, by_run=self.broken_by_run)
-
-    async def _serve(self, job: SlotRun, ino: int) -> tuple[int | None, bool]:
-        wait = self._send(job, ino)
+        """(exit status, timed out); SlotFailed when the slot failed. Waited for on the event loop (slot_wait.py);
+        the io files made before it are a few system calls, made inline."""
+        files = [real for real in job.io_files if real]
+        for real in files:  # (a bind needs its source)
+            os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
+        wait = self._send(job, os.lstat(job.run_dir).st_ino, files)
         answer = await wait.wait()
         if answer.unclean:
             self.retire(answer.unclean, by_run=True)
@@ -164,7 +112,7 @@ class Slot:
             raise SlotFailed(self.broken, by_run=self.broken_by_run)
         return answer.code, answer.timed_out
 
-    def _send(self, job: SlotRun, ino: int) -> SlotWait:
+    def _send(self, job: SlotRun, ino: int, files: list[str]) -> SlotWait:
         """The run sent to the launcher with its pipes (the task written into stdin's as far as it fits), watched."""
         mine: list[int] = []
         child_ends: list[int] = []
@@ -189,10 +137,8 @@ class Slot:
                 else:
                     mine.remove(in_w)
                     os.close(in_w)
-            env = {**job.env, **{k: str(self.io / n) for k, n, real in
-                                 zip(("SCARBOOK_TRANSCRIPT", "SCARBOOK_USAGE"), IO_NAMES, job.io_files, strict=True)
-                                 if real}, "SCARBOOK_WORKSPACE": str(self.ws)}
-            request = json.dumps({"argv": job.argv, "env": env, "cwd": str(self.ws), "ino": ino}).encode()
+            request = json.dumps({"argv": job.argv, "env": job.env, "cwd": str(job.run_dir), "ino": ino,
+                                  "files": files}).encode()
             try:
                 self.control.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                                   array.array("i", [in_r, out_w, err_w]))])
@@ -210,8 +156,8 @@ class Slot:
                 os.close(fd)
 
     async def _bwrap_gone(self) -> None:
-        """The launcher is gone: wait for its bwrap, which reaps its namespace's last process (only then is ws
-        renamed back: nothing of the run can write there after). Cancelling does not cut this short."""
+        """The launcher is gone: wait for its bwrap, which reaps its namespace's last process (only then is the run
+        over: nothing of it can write in its folder after). Cancelling does not cut this short."""
         waiting = off_loop(self._reap_bwrap)
         cancelled = False
         while not waiting.done():

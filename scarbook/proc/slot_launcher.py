@@ -2,11 +2,17 @@
 
     python -I scarbook/proc/slot_launcher.py CONTROL_FD CONFIG_JSON
 
-Started once per slot inside its bwrap (`--as-pid-1`, no capability: agents/slots.py), not once per run.
-Per request on CONTROL_FD (a SOCK_SEQPACKET unix socket: JSON {argv, env, cwd, ino} and the run's
-stdin/stdout/stderr as SCM_RIGHTS): enter `cwd` (checked to be the inode the host sent), posix_spawn the
-program (setsid, exactly `env`), send back a pidfd of it ("P"; the host's timeout and cancel signal it),
-reap until the program is gone, kill(-1) and reap until ECHILD (every orphan of the slot is PID 1's), wipe
+Started once per slot inside its bwrap (`--as-pid-1`, in a user namespace of its own, with CAP_SYS_ADMIN and
+CAP_SYS_CHROOT there and nothing else: agents/slots.py), not once per run. The slot's line binds the project's
+workspaces/ (CONFIG_JSON's `private`) writable; no run ever sees it so. Per request on CONTROL_FD (a SOCK_SEQPACKET
+unix socket: JSON {argv, env, cwd, ino, files} and the run's stdin/stdout/stderr as SCM_RIGHTS) the launcher
+enters a mount namespace of the run's own (`_enter_the_run_s_view`): each `private` folder covered by an empty tmpfs, `cwd`
+(checked to be the inode the host sent) and `files` ($SCARBOOK_TRANSCRIPT, $SCARBOOK_USAGE) bound back at their
+real paths, the tmpfs then read-only — the view a bwrap of the run's own gives (agents/sandbox.py). There it
+posix_spawns the program (setsid, exactly `env`; with no capability: the launcher emptied its bounding, inheritable
+and ambient sets at its start, so nothing comes back at execve, as uid 0 either), goes back to its own namespace,
+sends a pidfd of the program ("P"; the host's timeout and cancel signal it), reaps until the program is gone,
+kill(-1) and reap until ECHILD (every orphan of the slot is PID 1's; the run's namespace goes with them), wipe
 what a run can leave in the slot's namespaces (CONFIG_JSON's folders, SysV IPC, keyrings), and answer
 "X" + the exit status (the code, or 128+N after signal N, as bwrap reports it) + "T" and why, when the slot
 cannot serve again (not wiped, or its PID 1's priority, limits or affinity lowered by the run: nothing without
@@ -29,7 +35,11 @@ import stat
 import struct
 import sys
 
-PR_SET_DUMPABLE = 4
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 24, 47, 4
+CAP_SYS_CHROOT, CAP_SYS_ADMIN = 18, 21
+CAPABILITY_V3 = 0x20080522
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
 KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 7, 22
 KEYRINGS = (-3, -4, -5)  # session, user, user-session
 IPC_RMID = 0
@@ -49,6 +59,34 @@ def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
+
+
+def _checked(what: str, result: int) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _keep_only_the_launcher_s_capabilities(libc: ctypes.CDLL) -> None:
+    """Every capability out of the bounding set (what uid 0 gets back at execve), the ambient and inheritable sets
+    emptied (what any uid keeps across it); the launcher keeps CAP_SYS_ADMIN and CAP_SYS_CHROOT, in its permitted
+    set only. Its programs start with none."""
+    with open("/proc/sys/kernel/cap_last_cap") as fh:
+        last = int(fh.read())
+    for cap in range(last + 1):
+        _checked(f"dropping capability {cap} from the bounding set", libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+    _checked("clearing the ambient capabilities", libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))
+    keep = (1 << CAP_SYS_ADMIN) | (1 << CAP_SYS_CHROOT)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_V3, 0)
+    data = (ctypes.c_uint32 * 6)(keep, keep, 0, 0, 0, 0)  # (effective, permitted, inheritable) x 2 words
+    _checked("setting the launcher's capabilities", libc.capset(header, data))
+
+
+def _mount(libc: ctypes.CDLL, source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    _checked(f"mount {target}", libc.mount(source.encode() if source else None, target.encode(),
+                                           fstype.encode() if fstype else None, ctypes.c_ulong(flags),
+                                           data.encode() if data else None))
 
 
 def _remove(path: str) -> None:
@@ -72,7 +110,15 @@ class Launcher:
     def __init__(self, control_fd: int, config: dict) -> None:
         self.libc = _libc()
         self.calls = SYSCALLS[os.uname().machine]
-        self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no ptrace, no /proc/1/environ or fd by the runs
+        _keep_only_the_launcher_s_capabilities(self.libc)
+        self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no ptrace, no /proc/1/environ, fd, root or ns by the runs
+        # A mount namespace of the launcher's own to come back to after each run's. bwrap's is not: run by anyone but
+        # root, bwrap mounts /dev/pts as uid 0 of a first user namespace and runs the launcher in a second, and the
+        # launcher's capabilities hold in that second one only (no setns back, no mount, in bwrap's).
+        _checked("unshare", self.libc.unshare(CLONE_NEWNS))
+        _mount(self.libc, None, "/", None, MS_REC | MS_PRIVATE)  # a run's mounts stay in its namespace (copied so)
+        self.own_ns = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        self.private = config["private"]
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # as PID 1 a signal without a handler is dropped
         self.control = socket.socket(fileno=control_fd)
         self.control.set_inheritable(False)
@@ -112,20 +158,20 @@ class Launcher:
         argv, env = request["argv"], request["env"]
         try:
             try:
-                os.chdir(request["cwd"])
-                if os.stat(".").st_ino != request["ino"]:
-                    raise OSError(errno.ESTALE, "the slot does not see the run's folder")
+                self._enter_the_run_s_view(request["cwd"], request["ino"], request["files"])
                 child = os.posix_spawn(_find(argv[0], env), argv, env, setsid=True,
                                        file_actions=[(os.POSIX_SPAWN_DUP2, fds[i], i) for i in range(3)])
             finally:
-                os.chdir("/")
+                stuck = self._leave_the_run_s_view()
         except OSError as exc:
             os.write(fds[2], f"scarbook slot: {argv[0]}: {exc.strerror}\n".encode())
             for fd in fds:
                 os.close(fd)
-            return 127, ""
+            return 127, stuck
         for fd in fds:
             os.close(fd)
+        if stuck:  # (never seen): the program is killed with the rest, and the slot retired
+            os.kill(child, signal.SIGKILL)
         pidfd = os.pidfd_open(child)
         self.control.sendmsg([b"P"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))])
         os.close(pidfd)
@@ -140,7 +186,42 @@ class Launcher:
             self.wipe()
         except (OSError, RecursionError) as exc:  # (a tree too deep to remove): the slot is retired
             return code, f"the run left what the launcher could not wipe ({exc})"
-        return code, ""
+        return code, stuck
+
+    def _enter_the_run_s_view(self, cwd: str, ino: int, files: list[str]) -> None:
+        """A mount namespace of the run's own, entered: each private folder an empty read-only tmpfs but for `cwd`
+        and `files`, bound back writable at their real paths; `cwd` the working directory."""
+        _checked("unshare", self.libc.unshare(CLONE_NEWNS))
+        held = []
+        try:
+            for path in (cwd, *files):  # opened before the tmpfs covers them; bound from the fd
+                if not any(path.startswith(d.rstrip("/") + "/") for d in self.private):
+                    raise OSError(errno.EINVAL, f"{path} is not in a private folder")
+                held.append(os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC))
+            if os.fstat(held[0]).st_ino != ino:
+                raise OSError(errno.ESTALE, "the slot does not see the run's folder")
+            for d in self.private:
+                _mount(self.libc, "tmpfs", d, "tmpfs", 0, "mode=0755")
+            for path, fd in zip((cwd, *files), held, strict=True):
+                if path == cwd:
+                    os.makedirs(path)
+                else:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+                _mount(self.libc, f"/proc/self/fd/{fd}", path, None, MS_BIND)
+            for d in self.private:
+                _mount(self.libc, None, d, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        finally:
+            for fd in held:
+                os.close(fd)
+        os.chdir(cwd)
+
+    def _leave_the_run_s_view(self) -> str:
+        """Back in the launcher's own mount namespace (the run's lives as long as its processes); why not ("")."""
+        if self.libc.setns(self.own_ns, CLONE_NEWNS) != 0:
+            return f"the launcher could not leave a run's mount namespace ({os.strerror(ctypes.get_errno())})"
+        os.chdir("/")
+        return ""
 
     def _remember(self, path: str, dev: int) -> None:
         st = os.lstat(path)

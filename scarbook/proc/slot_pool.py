@@ -3,38 +3,27 @@
 Each slot has its own thread: it starts the slot's bwrap (whose --die-with-parent follows the thread that
 started it, so the thread lives as long as the slot) and closes it; the slot's runs, one after another, are
 waited for on the event loop (proc/slot_wait.py). A slot that failed (proc/slot.py's SlotFailed) is closed and
-forgotten; the next run starts a new one. The pool's folder (workspaces/.slots/<id>/) is locked while it
-lives (slot_journal.py) and removed by `close`.
+forgotten; the next run starts a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
-import shutil
 import threading
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from scarbook.proc import slot_journal
 from scarbook.proc.common import Finished
 from scarbook.proc.slot import Slot, SlotRun
 
-NOBODY = 65534  # owns the slot folders when root: an id the slot's user namespace does not map
-Line = Callable[[Path], list[str]]  # the slot's bwrap line, for its folder
-
 
 class SlotPool:
-    def __init__(self, workspaces: Path, line: Line, wipe: list[str]) -> None:
-        self.folder = workspaces / slot_journal.SLOTS / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.line, self.wipe = line, wipe
-        self._lock = -1
+    def __init__(self, line: list[str], private: list[str], wipe: list[str]) -> None:
+        """`line`: the slots' bwrap line, which binds the `private` folders for their launchers (proc/slot.py)."""
+        self.line, self.private, self.wipe = line, private, wipe
         self._free: list[_SlotThread] = []
         self._all: set[_SlotThread] = set()
-        self._made = 0
 
     async def run(self, job: SlotRun) -> Finished:
         """`job` run in a free slot (one started if none is): its exit status (128+N for signal N), or SlotFailed.
@@ -46,16 +35,13 @@ class SlotPool:
             code, timed_out = await slot.run(job)
         finally:
             self._give_back(worker)
-        return Finished(code, timed_out=timed_out, cwd=str(slot.ws))
+        return Finished(code, timed_out=timed_out)
 
     async def _start(self) -> _SlotThread:
-        if self._lock < 0:
-            self._lock = slot_journal.hold(self.folder)
-        self._made += 1
         worker = _SlotThread()
         self._all.add(worker)
         try:
-            await worker.call(worker.start, self.folder / str(self._made), self.line, self.wipe)
+            await worker.call(worker.start, self.line, self.private, self.wipe)
         except BaseException:
             self._all.discard(worker)
             worker.stop()
@@ -70,12 +56,12 @@ class SlotPool:
         worker.stop()  # closes a broken slot on its own thread
 
     async def close(self) -> None:
-        """Every slot ended and reaped (on its thread), the pool's folder removed."""
+        """Every slot ended and reaped (on its thread)."""
         workers, self._free = list(self._all), []
         self._all.clear()
         for worker in workers:
             worker.stop()
-        await asyncio.to_thread(self._wait_and_remove, workers)
+        await asyncio.to_thread(_wait, workers)
 
     def close_now(self) -> None:
         """`close` without an event loop (at exit)."""
@@ -83,15 +69,12 @@ class SlotPool:
         self._all.clear()
         for worker in workers:
             worker.stop()
-        self._wait_and_remove(workers)
+        _wait(workers)
 
-    def _wait_and_remove(self, workers: list[_SlotThread]) -> None:
-        for worker in workers:
-            worker.thread.join(10)
-        if self._lock >= 0:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            os.close(self._lock)
-            self._lock = -1
+
+def _wait(workers: list[_SlotThread]) -> None:
+    for worker in workers:
+        worker.thread.join(10)
 
 
 class _SlotThread:
@@ -103,13 +86,8 @@ class _SlotThread:
         self.thread = threading.Thread(target=self._serve, name="scarbook-slot", daemon=True)
         self.thread.start()
 
-    def start(self, folder: Path, line: Line, wipe: list[str]) -> None:
-        (folder / "io").mkdir(parents=True)
-        if os.geteuid() == 0:  # the agent (no capability, this id unmapped) cannot add, rename or replace anything there
-            for path in (folder / "io", folder):
-                os.chown(path, NOBODY, NOBODY)
-                path.chmod(0o555)
-        self.slot = Slot(line(folder), folder, wipe)
+    def start(self, line: list[str], private: list[str], wipe: list[str]) -> None:
+        self.slot = Slot(line, private, wipe)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
         loop = asyncio.get_running_loop()

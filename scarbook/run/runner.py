@@ -36,7 +36,7 @@ from scarbook.judge.grader import is_batched
 from scarbook.models import Case, RunRecord, RunStatus, SessionInfo, SessionState
 from scarbook.models.session_parts import GateRecord, RunPlace
 from scarbook.models.words import ExecutorType, Isolation
-from scarbook.proc import credentials, reaper, slot_journal
+from scarbook.proc import credentials, reaper
 from scarbook.proc.leftovers import kill_stale, project_tag
 from scarbook.run.attempts import RunAttempts, one_line, write_traceback
 from scarbook.run.blocks import agent_for, runs_of_blocks, statuses_by_agent
@@ -191,11 +191,11 @@ async def _run_session(ready: ReadySession, control: SessionControl | None,
                        executor: Executor | None) -> AsyncGenerator[Event, None]:
     # what a killed scarbook left running for this project (its agents' setsid grandchildren: every
     # process's environment is read), and git's revision (a program): on a thread, off the loop
-    stale, unrecovered, revision = await asyncio.to_thread(_before_session, ready.site.root, ready.site.workspaces_dir)
+    stale, revision = await asyncio.to_thread(_before_session, ready.site.root)
     session = _SessionRun(ready, control or SessionControl(), executor, revision)
     notes = await asyncio.to_thread(_write_item_ids, ready) if ready.writes_item_ids else []
     yield SessionStarted(session.info, planned_runs=sum(len(st.todo) for st in session.schedule.cases),
-                         stale_killed=stale, notes=unrecovered + notes)
+                         stale_killed=stale, notes=notes)
     recorder = session.attempts.recorder
     if recorder is not None:
         await recorder.start(session.pool.recorder_hosts())  # before the first run opens its door
@@ -235,10 +235,9 @@ def _open_unconfined(ready: ReadySession) -> Window | None:
     return window
 
 
-def _before_session(root: Path, workspaces: Path) -> tuple[list[str], list[str], str | None]:
-    """What a killed scarbook left: its agents' processes killed, the runs' folders its sandbox slots held put back
-    (what cannot go back, said); and git's revision."""
-    return kill_stale(project_tag(root)), slot_journal.recover(workspaces), git_revision(root)
+def _before_session(root: Path) -> tuple[list[str], str | None]:
+    """What a killed scarbook left: its agents' processes killed; and git's revision."""
+    return kill_stale(project_tag(root)), git_revision(root)
 
 
 async def _close_slots(ready: ReadySession) -> None:

@@ -189,8 +189,7 @@ async def run_agent_part(ctx: RunContext, agent: Agent, case: Case, k: int,
                             # under record the agent's credentials are dummies: never the real ones for a check
                             env_allow=tuple(n for n in agent.env_allow if n not in (ctx.record_env or {})),
                             sandbox=agent.sandbox_for(case.network),  # a command check runs in it too
-                            agent_usage=usage, project_tag=ctx.project_tag, max_read=ctx.max_read,
-                            seen_as=result.workspace_seen)
+                            agent_usage=usage, project_tag=ctx.project_tag, max_read=ctx.max_read)
 
     # One trip off the loop for everything the run reads and writes once its agent is done (each trip is
     # two thread wake-ups; at -j16 on two cores they were what the main process spent its time on)

@@ -1,6 +1,6 @@
 """isolation: slot when things go wrong: a launcher killed mid-run, a slot that cannot start or cannot be wiped, a
 scarbook SIGKILLed or interrupted mid-run, a machine without slots. The run is an error naming why (never the
-agent's fail), its folder comes back, nothing is left running, and the next run gets a new slot."""
+agent's fail), its folder keeps what it wrote, nothing is left running, and the next run gets a new slot."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scarbook.proc import slot_journal, slot_launcher
+from scarbook.proc import slot_launcher
 from tests.agents.test_slot import pytestmark as slot_marks
 from tests.agents.test_slot import zombie_children
 from tests.helpers.slot_agents import results, slot_project
@@ -27,9 +27,8 @@ def label(project) -> str:
     return f"command: {sys.executable} {project.root / 'agent.py'}"
 
 
-def slot_pids(project) -> list[int]:
-    """Processes of this project's slots: its bwraps (their line binds the slot folder) and launchers."""
-    needle = str(project.workspaces / slot_journal.SLOTS).encode()
+def live_pids(wanted) -> list[int]:
+    """Processes not exited whose command line (bytes, NUL-separated) is `wanted`."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -38,9 +37,21 @@ def slot_pids(project) -> list[int]:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except OSError:
                 continue
-            if needle in cmd and state != "Z":
+            if state != "Z" and wanted(cmd):
                 found.append(int(entry))
     return found
+
+
+def slot_pids(project) -> list[int]:
+    """Processes of this project's slots: its bwraps (`--as-pid-1`, binding its workspaces/) and launchers."""
+    needle = str(project.workspaces).encode()
+    return live_pids(lambda cmd: needle in cmd and (b"--as-pid-1" in cmd or b"slot_launcher.py" in cmd))
+
+
+def agent_pids(project) -> list[int]:
+    """Processes running the project's agent.py (a run and its daemon)."""
+    needle = str(project.root / "agent.py").encode()
+    return live_pids(lambda cmd: needle in cmd)
 
 
 def launcher_of(project) -> int:
@@ -63,7 +74,7 @@ def wait_for(predicate, within: float = 30.0) -> bool:
 
 
 def started(project) -> list[Path]:
-    return list((project.workspaces / slot_journal.SLOTS).glob("*/*/ws/started"))
+    return list(project.workspaces.glob("*/c/*/started"))
 
 
 def test_a_launcher_killed_mid_run_is_the_run_s_error_its_folder_back_and_the_next_run_in_a_new_slot(project) -> None:
@@ -83,7 +94,7 @@ def test_a_launcher_killed_mid_run_is_the_run_s_error_its_folder_back_and_the_ne
     assert run.status == "error"
     assert run.reason == f"the sandbox slot failed ({label(project)}): the slot's launcher is gone"
     assert (run.cause.kind, run.cause.rule) == ("infra", "sandbox-slot-failed")  # the machine's, seen by scarbook
-    assert (Path(run.workspace) / "kept.txt").read_text() == "kept"  # its folder is back, with what it wrote
+    assert (Path(run.workspace) / "kept.txt").read_text() == "kept"  # its folder holds what it wrote
     assert got[2][0].status == "pass"
     assert result.exit_code == 3, result.output
     assert slot_pids(project) == [] and zombie_children() == []
@@ -116,7 +127,7 @@ def test_a_run_that_leaves_what_cannot_be_wiped_is_an_error_and_the_slot_is_repl
     assert got[2][0].reason == (f"the sandbox slot failed ({label(project)}): the run left what the launcher could not "
                                 "wipe (maximum recursion depth exceeded while calling a Python object)")
     assert got[2][0].cause.rule == "slot-changed-by-run"
-    assert got[3][0].status == "pass" and got[3][1]["cwd"] != got[1][1]["cwd"]
+    assert got[3][0].status == "pass" and got[3][1]["slot"] != got[1][1]["slot"]
     assert result.exit_code == 3, result.output
 
 
@@ -134,25 +145,21 @@ def eval_until_the_run_waits(project, then: signal.Signals) -> None:
         proc.wait()
 
 
-def test_a_sigkilled_scarbook_leaves_no_slot_and_the_next_session_puts_the_run_s_folder_back(project) -> None:
+def test_a_sigkilled_scarbook_leaves_no_process_and_the_run_s_folder_in_place(project) -> None:
     eval_until_the_run_waits(project, signal.SIGKILL)
-    (held,) = [p.parent for p in started(project)]
+    (session,) = [p for p in project.workspaces.iterdir() if p.name != "history"]
     assert wait_for(lambda: slot_pids(project) == [], within=10), slot_pids(project)  # --die-with-parent
-    assert (held / "kept.txt").exists()  # still in the slot: scarbook died holding it
-    (session,) = [p for p in project.workspaces.iterdir() if p.name not in (".slots", "history")]
-    slot_project(project, {1: "plain"})
-    result = project.cli("eval", "--runs", "1", "-q")
-    assert result.exit_code == 0, result.output
-    assert (session / "c" / "1" / "kept.txt").read_text() == "kept"  # put back where it belongs
-    assert list((project.workspaces / slot_journal.SLOTS).iterdir()) == []
+    assert wait_for(lambda: agent_pids(project) == [], within=10), agent_pids(project)  # its setsid daemon too
+    assert (session / "c" / "1" / "kept.txt").read_text() == "kept"  # never moved: nothing to put back
+    assert sorted(p.name for p in project.workspaces.iterdir()) == sorted([session.name, "history"])
 
 
-def test_ctrl_c_mid_run_stops_the_slots_and_puts_the_run_s_folder_back(project) -> None:
+def test_ctrl_c_mid_run_stops_the_slots_and_leaves_the_run_s_folder_in_place(project) -> None:
     eval_until_the_run_waits(project, signal.SIGINT)
-    assert slot_pids(project) == []
-    (session,) = [p for p in project.workspaces.iterdir() if p.name not in (".slots", "history")]
+    assert slot_pids(project) == [] and agent_pids(project) == []
+    (session,) = [p for p in project.workspaces.iterdir() if p.name != "history"]
     assert (session / "c" / "1" / "kept.txt").read_text() == "kept"
-    assert list((project.workspaces / slot_journal.SLOTS).iterdir()) == []
+
 
 
 def test_where_the_launcher_does_not_know_the_machine_each_run_gets_its_own_bwrap(project, monkeypatch) -> None:
@@ -163,36 +170,25 @@ def test_where_the_launcher_does_not_know_the_machine_each_run_gets_its_own_bwra
     assert (f"isolation: slot — no sandbox slots on {os.uname().machine} (the launcher knows riscv64), so each run "
             "gets a bwrap of its own (isolation: sandbox)") in result.stderr
     for run, said in results(project).values():
-        assert said["cwd"] == run.workspace  # the run's own folder: no slot
-    assert not (project.workspaces / slot_journal.SLOTS).exists()
+        assert said["cwd"] == run.workspace and said["pid1"] == "bwrap"  # a bwrap of its own
 
 
-def test_a_run_s_folder_whose_place_was_taken_is_left_in_the_slot_and_said(tmp_path) -> None:
-    pool = tmp_path / "workspaces" / slot_journal.SLOTS / "1-dead"
-    (pool / "1" / "ws").mkdir(parents=True)
-    (pool / "1" / "ws" / "kept.txt").write_text("kept")
-    target = tmp_path / "workspaces" / "S" / "c" / "1"
-    slot_journal.write(pool / "1.run", target)
-    target.mkdir(parents=True)  # taken meanwhile
-    assert slot_journal.recover(tmp_path / "workspaces") == [
-        f"a run's folder held by a sandbox slot when scarbook stopped could not be put back: {target} exists — it "
-        f"is in {pool / '1' / 'ws'}"]
-    assert (pool / "1" / "ws" / "kept.txt").exists()
-    target.rmdir()
-    assert slot_journal.recover(tmp_path / "workspaces") == []
-    assert (target / "kept.txt").read_text() == "kept" and not pool.exists()
+def test_where_bwrap_cannot_make_a_user_namespace_each_run_gets_its_own_bwrap_said_once(project, tmp_path,
+                                                                                        monkeypatch) -> None:
+    from scarbook.agents.sandbox import find_bwrap
 
-
-def test_a_live_pool_is_not_recovered(tmp_path) -> None:
-    pool = tmp_path / "workspaces" / slot_journal.SLOTS / "1-live"
-    fd = slot_journal.hold(pool)
-    try:
-        (pool / "1" / "ws").mkdir(parents=True)
-        slot_journal.write(pool / "1.run", tmp_path / "elsewhere")
-        assert slot_journal.recover(tmp_path / "workspaces") == []
-        assert (pool / "1" / "ws").exists() and not (tmp_path / "elsewhere").exists()
-    finally:
-        os.close(fd)
+    fake = tmp_path / "bwrap"  # as bwrap where unprivileged user namespaces are disabled (a per-run bwrap as root needs none)
+    fake.write_text(f'#!/bin/sh\ncase " $* " in *" --unshare-user "*) echo "bwrap: No permissions to create new '
+                    f'namespace" >&2; exit 1;; esac\nexec {find_bwrap()} "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("SCARBOOK_BWRAP", str(fake))
+    slot_project(project, {})
+    result = project.cli("eval", "--runs", "3", "-j", "2")
+    assert result.exit_code == 0, result.output
+    note = ("isolation: slot — sandbox slots need a user namespace of their own, and bwrap could not make one (bwrap: "
+            "No permissions to create new namespace), so each run gets a bwrap of its own (isolation: sandbox)")
+    assert result.stderr.count(note) == 1, result.stderr
+    assert {said["pid1"] for _run, said in results(project).values()} == {"bwrap"}
 
 
 @pytest.mark.parametrize("machine, known", [("x86_64", True), ("aarch64", True), ("riscv64", False)])

@@ -15,17 +15,22 @@ import textwrap
 # the syscalls Python has no call for, by architecture (as scarbook/proc/slot_launcher.py)
 CALLS = {"x86_64": {"add_key": 248, "keyctl": 250}, "aarch64": {"add_key": 217, "keyctl": 219}}
 
-# every place a run could write: /tmp, home, /dev and its tmpfs, the slot folder and io/, every rw mount
+# SLOT, given to every role: which slot ran the run, its PID namespace (one per slot; one per run where each run
+# gets a bwrap of its own)
+
+# every place a run could write: /tmp, home, /dev and its tmpfs, every rw mount but the run's own view (its folder,
+# the io files beside it, and what holds them: made for each run, covering the launcher's writable workspaces/)
 WRITABLE = """\
 import os
-k = os.path.dirname(os.getcwd())
-ROOTS = ["/tmp", os.environ["HOME"], "/dev", "/dev/shm", "/dev/mqueue", k, k + "/io"]
+mine = os.path.dirname(os.getcwd()) + "/"
+ROOTS = ["/tmp", os.environ["HOME"], "/dev", "/dev/shm", "/dev/mqueue"]
 for line in open("/proc/self/mountinfo"):
     f = line.split()
-    if "rw" in f[5].split(",") and not f[4].startswith(("/proc", "/sys")) and f[4] != os.getcwd():
+    if "rw" in f[5].split(",") and not f[4].startswith(("/proc", "/sys", mine)) and not mine.startswith(f[4] + "/"):
         ROOTS.append(f[4])
 ROOTS = list(dict.fromkeys(ROOTS))
 """
+
 
 DISPATCH = """\
 import json, os, sys
@@ -36,14 +41,16 @@ if role in ("probe", "hostile"):
     code = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "roles", "writable.py")).read() + code
 sys.stdout = open("result.json", "w")
 sys.argv = [role]
-exec(compile(code, role, "exec"), {"__name__": "__main__", "ADD_KEY": %(add_key)d, "KEYCTL": %(keyctl)d})
+exec(compile(code, role, "exec"), {"__name__": "__main__", "ADD_KEY": %(add_key)d, "KEYCTL": %(keyctl)d,
+                                    "SLOT": os.readlink("/proc/self/ns/pid")})
 sys.stdout.flush()
 """
 
 ROLES = {
     "plain": r"""
 import json, os
-print(json.dumps({"cwd": os.getcwd(), "pid": os.getpid(), "workspace": os.environ.get("SCARBOOK_WORKSPACE")}))
+print(json.dumps({"cwd": os.getcwd(), "pid": os.getpid(), "workspace": os.environ.get("SCARBOOK_WORKSPACE"),
+                  "slot": SLOT, "pid1": open("/proc/1/comm").read().strip()}))
 """,
     # what a run can see of what runs before it left: files and attributes of every writable place, SysV, keys,
     # sockets, processes, the launcher's nice value
@@ -51,18 +58,17 @@ print(json.dumps({"cwd": os.getcwd(), "pid": os.getpid(), "workspace": os.enviro
 import ctypes, json, os, socket
 libc = ctypes.CDLL(None, use_errno=True); libc.syscall.restype = ctypes.c_long
 seen = {"procs": sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())),
-        "pid": os.getpid(), "cwd": os.getcwd(), "roots": {}}
+        "pid": os.getpid(), "cwd": os.getcwd(), "roots": {}, "slot": SLOT}
 for r in ROOTS:
     st = os.lstat(r)
     if not os.path.isdir(r):
         seen["roots"][r] = [oct(st.st_mode)]
         continue
-    names = sorted(n for n in os.listdir(r) if n != "ws" or r != k)
     try:
         attrs = sorted(os.listxattr(r))
     except OSError:
         attrs = []
-    seen["roots"][r] = names if r in (k, k + "/io") else [oct(st.st_mode), st.st_mtime_ns, attrs, names]
+    seen["roots"][r] = [oct(st.st_mode), st.st_mtime_ns, attrs, sorted(os.listdir(r))]
 seen["sysv"] = {kind: open(f"/proc/sysvipc/{kind}").read().splitlines()[1:] for kind in ("shm", "msg", "sem")}
 seen["keys"] = [libc.syscall(KEYCTL, 10, ctypes.c_long(r), b"user", n, 0) > 0
                 for r in (-3, -4, -5) for n in (b"scar", b"scar-p")]
@@ -121,9 +127,11 @@ if os.fork() == 0:  # a daemon: setsid and a double fork, holding sockets and th
         time.sleep(300)
     os._exit(0)
 time.sleep(0.2)
+done["slot"] = SLOT
 print(json.dumps(done))
 """,
-    # signals, ptrace and /proc reads at the launcher (PID 1), and the hostname the slot's runs share
+    # signals, ptrace and /proc reads at the launcher (PID 1), its mount namespace, and the hostname the slot's runs
+    # share
     "at-launcher": r"""
 import ctypes, json, os, signal, socket, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -137,9 +145,13 @@ time.sleep(0.2)
 got["state"] = [l for l in open("/proc/1/status") if l.startswith("State")][0].split()[1]
 for name, req in (("ptrace-attach", 16), ("ptrace-seize", 0x4206)):
     got[name] = "attached" if libc.ptrace(req, 1, None, None) == 0 else os.strerror(ctypes.get_errno())
-for path in ("/proc/1/environ", "/proc/1/mem", "/proc/1/fd/0", "/proc/1/fdinfo/0", "/proc/1/cwd", "/proc/1/root"):
+for path in ("/proc/1/environ", "/proc/1/mem", "/proc/1/fd/0", "/proc/1/fdinfo/0", "/proc/1/cwd", "/proc/1/root",
+             "/proc/1/ns/mnt"):
     try:
-        os.readlink(path) if path.endswith(("/0", "cwd", "root")) and "fdinfo" not in path else open(path, "rb").read(1)
+        if path.endswith(("/0", "cwd", "root")) and "fdinfo" not in path:
+            os.readlink(path)
+        else:
+            open(path, "rb").read(1)
         got[path] = "read"
     except OSError as e:
         got[path] = e.strerror
@@ -147,14 +159,23 @@ try:
     socket.sethostname("scar"); got["hostname"] = "changed"
 except OSError as e:
     got["hostname"] = e.strerror
+got["slot"] = SLOT
 print(json.dumps(got))
 """,
-    "renice-launcher": r"""
-import json, os
+    # renices its launcher (refused: the launcher holds capabilities the run has not) and lowers its limits
+    "lower-launcher": r"""
+import json, os, resource
+got = {}
 try:
-    os.setpriority(os.PRIO_PROCESS, 1, 7); print(json.dumps("reniced"))
+    os.setpriority(os.PRIO_PROCESS, 1, 7); got["renice"] = "reniced"
 except OSError as e:
-    print(json.dumps(e.strerror))
+    got["renice"] = e.strerror
+try:
+    soft, hard = resource.prlimit(1, resource.RLIMIT_NOFILE)
+    resource.prlimit(1, resource.RLIMIT_NOFILE, (soft - 1, hard - 1)); got["prlimit"] = "lowered"
+except OSError as e:
+    got["prlimit"] = e.strerror
+print(json.dumps(got))
 """,
     # 40 fork-and-exit chains (a new pid every moment) and 20 breeders, racing the launcher's kill
     "fork-race": r"""
@@ -182,21 +203,31 @@ for i in range(60):
 time.sleep(0.3)
 print("{}")
 """,
-    # what of the host and of other runs it can see, and whether it can change its slot's folder
+    # what of the host and of other runs it can see, whether it can move, replace or unmount what holds its folder,
+    # and which capabilities it has
     "peek": r"""
-import json, os, sys
-k = os.path.dirname(os.getcwd())
-pool = os.path.dirname(k)
-ws_root = k.rsplit("/.slots/", 1)[0]
-got = {"workspaces": sorted(os.listdir(ws_root)), "pool": sorted(os.listdir(pool)), "tmp": sorted(os.listdir("/tmp"))}
-for what, act in (("write-slot-folder", lambda: open(k + "/x", "w")), ("rename-ws", lambda: os.rename(k + "/ws", k + "/w2")),
-                  ("replace-io-file", lambda: os.unlink(k + "/io/transcript.jsonl")),
-                  ("link-in-io", lambda: os.symlink("/etc/shadow", k + "/io/l")),
-                  ("chmod-slot-folder", lambda: os.chmod(k, 0o777))):
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+ws = os.getcwd()
+case = os.path.dirname(ws); session = os.path.dirname(case); root = os.path.dirname(session)
+got = {"cwd": ws, "workspace": os.environ["SCARBOOK_WORKSPACE"], "workspaces": sorted(os.listdir(root)),
+       "session": sorted(os.listdir(session)), "case": sorted(os.listdir(case)), "tmp": sorted(os.listdir("/tmp")),
+       "caps": {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status") if l.startswith("Cap")}}
+def syscall(r):
+    if r != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+for what, act in (("write-beside", lambda: open(case + "/x", "w")),
+                  ("rename-own-folder", lambda: os.rename(ws, ws + "-moved")),
+                  ("replace-transcript", lambda: os.rename(os.environ["SCARBOOK_TRANSCRIPT"], case + "/t")),
+                  ("chmod-case-folder", lambda: os.chmod(case, 0o777)),
+                  ("umount-workspaces", lambda: syscall(libc.umount2(root.encode(), 2))),
+                  ("umount-own-folder", lambda: syscall(libc.umount2(ws.encode(), 2))),
+                  ("new-mount-namespace", lambda: syscall(libc.unshare(0x00020000)))):
     try:
         act(); got[what] = "done"
     except OSError as e:
         got[what] = e.strerror
+got["slot"] = SLOT
 print(json.dumps(got))
 """,
     # a daemon that outlives the timeout unless the slot ends it
@@ -230,7 +261,7 @@ for _ in range(1500):
     os.chdir("d")
 print("{}")
 """,
-    # writes out.txt and says so in its transcript by the absolute path it saw (a slot's folder)
+    # writes out.txt and says so in its transcript by the absolute path it saw
     "writes-absolute": r"""
 import json, os
 open("out.txt", "w").write("x")
