@@ -16,7 +16,7 @@ import textwrap
 CALLS = {"x86_64": {"add_key": 248, "keyctl": 250}, "aarch64": {"add_key": 217, "keyctl": 219}}
 
 # SLOT, given to every role: which slot ran the run, its PID namespace (one per slot; one per run where each run
-# gets a bwrap of its own)
+# gets a bwrap of its own) and its PID 1's start time (a namespace's number is used again once it is gone)
 
 # every place a run could write: /tmp, home, /dev and its tmpfs, every rw mount but the run's own view (its folder,
 # the io files beside it, and what holds them: made for each run, covering the launcher's writable workspaces/)
@@ -42,7 +42,7 @@ if role in ("probe", "hostile"):
 sys.stdout = open("result.json", "w")
 sys.argv = [role]
 exec(compile(code, role, "exec"), {"__name__": "__main__", "ADD_KEY": %(add_key)d, "KEYCTL": %(keyctl)d,
-                                    "SLOT": os.readlink("/proc/self/ns/pid")})
+                                    "SLOT": os.readlink("/proc/self/ns/pid") + "@" + open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19]})
 sys.stdout.flush()
 """
 
