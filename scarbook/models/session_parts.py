@@ -105,14 +105,16 @@ class SessionPart:
 @dataclass(frozen=True)
 class Confinement(SessionPart):
     """What confined a session's agents (scarbook.run.session.choose_isolation): `ran` sandbox or none
-    (MIXED for a merge of shards that differed), what was `asked`, the sandbox's `network`, and `why`
-    auto fell back to none."""
+    (MIXED for a merge of shards that differed), what was `asked`, the sandbox's `network`, `why` auto fell
+    back to none, and `slots`: True when the sandbox held the runs in slots, one bwrap per concurrency slot
+    (`isolation: slot`, and `auto` where slots run: agents/slots.py), not one per run."""
 
     ran: Isolation | str = Isolation.NONE
     asked: Isolation | str | None = None
     network: bool | None = None
     why: str | None = None
     shards: tuple[Confinement | None, ...] = ()
+    slots: bool | None = None
 
     WORDS = {"ran": Isolation, "asked": Isolation}
 

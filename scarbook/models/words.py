@@ -165,9 +165,9 @@ class Isolation(_Word):
     """isolation / --isolation: what confines the agent (scarbook.run.session.choose_isolation)."""
 
     NONE = "none"  # unconfined
-    SANDBOX = "sandbox"  # refuse to run without it
-    AUTO = "auto"  # the sandbox where it starts, else unconfined and said
-    SLOT = "slot"  # the sandbox, its runs in slots: one bwrap per concurrency slot (opt-in; README: Threat model)
+    SANDBOX = "sandbox"  # refuse to run without it; one bwrap per run
+    AUTO = "auto"  # the sandbox where it starts (in slots where they run), else unconfined and said
+    SLOT = "slot"  # the sandbox, its runs in slots: one bwrap per concurrency slot (README: Threat model)
 
 
 class Keep(_Word):

@@ -304,15 +304,19 @@ NONE_NOTE = f"isolation: none — this session runs unconfined: {UNCONFINED}"
 
 def choose_isolation(site: SessionSite, spec: AgentSpec, notes: list[str]) -> Confinement:
     """What confines the agent this session (ReadySession.isolation). `auto` (the default) is the
-    sandbox where bubblewrap starts here (tried once per process, now) and the agent is a program;
+    sandbox where bubblewrap starts here (tried once per process, now) and the agent is a program, its
+    runs in slots where they run (agents/slots.py why_no_slots; else a bwrap per run, as `sandbox`);
     else none, and one note says why and what the agent can reach. `none` asked for says the same
-    without a why; `sandbox` asked for is make_agent's to refuse where it cannot start."""
+    without a why; `sandbox` (a bwrap per run) and `slot` asked for are make_agent's to refuse where
+    the sandbox cannot start."""
     cfg = site.config
-    if cfg.isolation in (Isolation.SANDBOX, Isolation.SLOT):
-        why = why_no_slots() if cfg.isolation == Isolation.SLOT else None
+    if cfg.isolation == Isolation.SANDBOX:
+        return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
+    if cfg.isolation == Isolation.SLOT:
+        why = _why_no_slots(site)
         if why:
             notes.append(f"isolation: slot — {why}, so each run gets a bwrap of its own (isolation: sandbox)")
-        return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
+        return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network, slots=why is None or None)
     if cfg.isolation == Isolation.NONE:
         notes.append(NONE_NOTE)
         return Confinement(Isolation.NONE, Isolation.NONE)
@@ -321,11 +325,19 @@ def choose_isolation(site: SessionSite, spec: AgentSpec, notes: list[str]) -> Co
     else:
         try:
             require_sandbox(site.root, cfg.network)
-            return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network)
+            # the sandbox in slots where they run (the same view, a fraction of the cost), else a bwrap per run
+            return Confinement(Isolation.SANDBOX, cfg.isolation, cfg.network, slots=_why_no_slots(site) is None or None)
         except SandboxUnavailable as exc:
             why = exc.message.removeprefix("isolation: sandbox cannot start: ").split(" — ")[0]
     notes.append(f"isolation: no sandbox here ({why}), so this session runs unconfined: {UNCONFINED}")
     return Confinement(Isolation.NONE, cfg.isolation, why=why)
+
+
+def _why_no_slots(site: SessionSite) -> str | None:
+    """Why this session's sandbox gives each run a bwrap of its own instead of slots (None: slots)."""
+    if site.config.executor.type != ExecutorType.LOCAL:
+        return f"a {site.config.executor.type} worker starts a bwrap for each run it is given"
+    return why_no_slots()
 
 
 def _offline_problem(spec: AgentSpec, network: bool, cases: list[Case]) -> list[str]:
@@ -371,7 +383,7 @@ def _build_agent(site: SessionSite, spec: AgentSpec, one: NamedAgent | None, iso
     try:
         agent = make_agent(spec, site.root, isolation=isolation.ran, network=site.config.network,
                            private=(str(site.workspaces_dir),),
-                           slots=isolation.asked == Isolation.SLOT and why_no_slots() is None)
+                           slots=bool(isolation.slots))
         if one is not None and one.env_values:
             cast(CommandAgent, agent).env_values = dict(one.env_values)
         agent.preflight()

@@ -1,7 +1,8 @@
 """Isolation by default (issue 25, 1): with no `isolation:` in scarbook.yaml (auto) the session runs in
-the sandbox where bubblewrap starts here, checked once before the runs; else it runs unconfined and
-one line says why and what the agent can then reach. `isolation: none` says the same line, once per
-session. The JSON report says which isolation ran."""
+the sandbox where bubblewrap starts here, checked once before the runs, its runs in slots where slots run
+(issue 38: one bwrap per concurrency slot, agents/slots.py), else a bwrap per run as `isolation: sandbox`
+asks; else it runs unconfined and one line says why and what the agent can then reach. `isolation: none`
+says the same line, once per session. The JSON report says which isolation ran."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import sys
 import pytest
 
 from scarbook.agents.sandbox import require_sandbox
+from scarbook.agents.slots import why_no_slots
 from scarbook.errors import ScarbookError
 from tests.helpers.tui_fixtures import fast_demo, project_root  # noqa: F401
 
-WRITE_OUTSIDE = "import sys; open(sys.argv[1], 'w').write('out'); open('tmp.txt', 'w').write('x')"
+# writes outside its workspace, and what its sandbox's PID 1 is: the slot's launcher (python3) or a bwrap of its own
+WRITE_OUTSIDE = ("import sys; open(sys.argv[1], 'w').write('out'); open('tmp.txt', 'w').write('x'); "
+                 "open('pid1.txt', 'w').write(open('/proc/1/comm').read())")
 REACH = ("this session runs unconfined: the agent can read, write and delete anything your user can, reach "
          "the network and signal your other processes (README: Threat model)")
 
@@ -43,11 +47,38 @@ def test_the_default_is_the_sandbox_where_bubblewrap_starts(project, tmp_path) -
         pytest.skip(f"bubblewrap cannot start here: {exc.message}")
     outside = _setup(project, tmp_path)
     report = tmp_path / "r.json"
-    result = project.cli("eval", "--runs", "1", "-q", "--json", str(report))
+    result = project.cli("eval", "--runs", "1", "-q", "--keep-all", "--json", str(report))
     assert result.exit_code == 0, result.output
     assert not outside.exists()  # /tmp is private in the sandbox: the write went nowhere
     assert "isolation" not in result.stderr
-    assert _isolation_ran(project, report) == {"ran": "sandbox", "asked": "auto", "network": False}
+    if why_no_slots() is None:  # its runs in slots
+        assert _isolation_ran(project, report) == {"ran": "sandbox", "asked": "auto", "network": False, "slots": True}
+        assert _pid1s(project) == {"python3"}
+    else:
+        assert _isolation_ran(project, report) == {"ran": "sandbox", "asked": "auto", "network": False}
+        assert _pid1s(project) == {"bwrap"}
+
+
+def _pid1s(project) -> set[str]:
+    return {p.read_text().strip() for p in project.workspaces.glob("*/*/*/pid1.txt")}
+
+
+@pytest.mark.parametrize("asked", ["auto", "sandbox"])
+def test_a_bwrap_per_run_where_slots_cannot_run_or_sandbox_asks_for_it(project, tmp_path, monkeypatch, asked) -> None:
+    try:
+        require_sandbox(project.root)
+    except ScarbookError as exc:
+        pytest.skip(f"bubblewrap cannot start here: {exc.message}")
+    if asked == "auto":  # as on a machine whose bwrap cannot make the slot's user namespace
+        monkeypatch.setattr("scarbook.run.session.why_no_slots", lambda: "no user namespace")
+    outside = _setup(project, tmp_path, None if asked == "auto" else asked)
+    report = tmp_path / "r.json"
+    result = project.cli("eval", "--runs", "1", "-q", "--keep-all", "--json", str(report))
+    assert result.exit_code == 0, result.output
+    assert not outside.exists()
+    assert "isolation" not in result.stderr  # the sandbox either way: nothing to say
+    assert _isolation_ran(project, report) == {"ran": "sandbox", "asked": asked, "network": False}
+    assert _pid1s(project) == {"bwrap"}
 
 
 def test_without_bubblewrap_the_default_runs_unconfined_and_says_why_once(project, tmp_path, monkeypatch) -> None:
@@ -150,3 +181,24 @@ async def test_the_tui_says_the_unconfined_line_once_per_session(project_root) -
         await wait_until(pilot, lambda: app.live is not None and app.live.done, timeout=60, what="the session")
         said = [n.message for n in app._notifications if n.title == "isolation"]
         assert said == [f"isolation: none — {REACH}"]  # 4 cases x 2 runs, one notification
+
+
+@pytest.mark.parametrize("asked", ["auto", "slot"])
+def test_a_ray_session_s_sandbox_is_a_bwrap_per_run_and_says_so_where_slot_was_asked(project, tmp_path, asked) -> None:
+    try:
+        require_sandbox(project.root)
+    except ScarbookError as exc:
+        pytest.skip(f"bubblewrap cannot start here: {exc.message}")
+    from scarbook.agents import AgentSpec
+    from scarbook.run.plan import SessionSite
+    from scarbook.run.session import choose_isolation
+
+    _setup(project, tmp_path, asked)
+    (project.root / "scarbook.yaml").write_text((project.root / "scarbook.yaml").read_text() + "executor: {type: ray}\n")
+    loaded = project.load()
+    notes: list[str] = []
+    confined = choose_isolation(SessionSite(loaded.root, loaded.config), AgentSpec.from_config(loaded.config.agent), notes)
+    assert (confined.ran, confined.asked, confined.slots) == ("sandbox", asked, None)  # a Ray worker: a bwrap a run
+    assert notes == ([] if asked == "auto" else [
+        "isolation: slot — a ray worker starts a bwrap for each run it is given, so each run gets a bwrap of its own "
+        "(isolation: sandbox)"])
