@@ -257,12 +257,11 @@ def create_file(folder: os.PathLike | str, name: str) -> int:
             os.close(dir_fd)
 
 
-def open_append(folder: os.PathLike | str, name: str, links: int = 1) -> int:
+def open_append(folder: os.PathLike | str, name: str) -> int:
     """An fd appending to the regular file `name` in `folder`, made (with the folder) when missing: a
     file the agent may append to as well ($SCARBOOK_TRANSCRIPT), so it is opened as every file scarbook
     writes — no link followed (the folder's own name included), a pipe cannot block the open, and a
-    file with more than `links` names (a hard link the agent made to a file outside) is Refused (2: a sandbox
-    slot's io/ holds the second while the run is in the slot, proc/slot.py)."""
+    file with more than one name (a hard link the agent made to a file outside) is Refused."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
     if MODE == "portable":
         path, dir_fd = os.path.join(os.fspath(folder), name), None
@@ -286,7 +285,7 @@ def open_append(folder: os.PathLike | str, name: str, links: int = 1) -> int:
             os.close(dir_fd)
     st = os.fstat(fd)
     why = "it is not a regular file" if not stat.S_ISREG(st.st_mode) else \
-        f"it has {st.st_nlink} links (one may lead outside the run's folder)" if st.st_nlink > links else ""
+        f"it has {st.st_nlink} links (one may lead outside the run's folder)" if st.st_nlink > 1 else ""
     if why:
         os.close(fd)
         raise Refused(why)

@@ -51,9 +51,8 @@ SETTLE_S = 10.0
 
 class Recorder:
     def __init__(self, settings: RecordSettings, replay: ReplaySource | None = None,
-                 env: Mapping[str, str] | None = None, transcript_links: int = 1) -> None:
+                 env: Mapping[str, str] | None = None) -> None:
         self.settings, self.replay = settings, replay
-        self.transcript_links = transcript_links  # 2 under isolation: slot (RunRecording.links)
         self.env = credentials.environ() if env is None else env  # (a session withholds them from os.environ)
         self.runs: dict[str, RunRecording] = {}
         self.doors: dict[str, Door] = {}
@@ -98,8 +97,7 @@ class Recorder:
     async def open_run(self, case_id: str, k: int, transcript: Path | str) -> str:
         """A new run's token, its door open."""
         token = secrets.token_urlsafe(16)
-        run = RunRecording(case_id, k, Path(transcript), self.settings.max_body_bytes, secrets=self._secrets(),
-                           links=self.transcript_links)
+        run = RunRecording(case_id, k, Path(transcript), self.settings.max_body_bytes, secrets=self._secrets())
         door = Door(partial(self._handle, token), run.note_trouble, self._budget)
         self._sockets += 1
         await door.open(self.hosts, os.path.join(self._socket_dir, f"{self._sockets}.s") if self._socket_dir else "")

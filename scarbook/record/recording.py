@@ -104,10 +104,8 @@ class Body:
 class RunRecording:
     """The calls of one run (case, k), in order."""
 
-    def __init__(self, case_id: str, k: int, transcript: Path, cap: int, secrets: tuple[str, ...] = (),
-                 links: int = 1) -> None:
+    def __init__(self, case_id: str, k: int, transcript: Path, cap: int, secrets: tuple[str, ...] = ()) -> None:
         self.case_id, self.k, self.transcript, self.cap = case_id, k, Path(transcript), cap
-        self.links = links  # names the transcript may have (2 while a sandbox slot holds the run: proc/slot.py)
         self.secret_texts = tuple(s for s in secrets if len(s) >= 8)  # never passed on in a header
         self.secrets = tuple(s.encode() for s in self.secret_texts)  # blanked from every line written
         self.trouble: dict[str, list[Any]] = {}  # kind -> [count, the first one's detail]
@@ -238,7 +236,7 @@ class RunRecording:
     def _append(self, data: bytes) -> None:
         folder, name = os.path.split(self.transcript)
         try:
-            out = safefs.open_append(folder, name, self.links)
+            out = safefs.open_append(folder, name)
             try:
                 os.write(out, data)
             finally:

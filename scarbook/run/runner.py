@@ -340,8 +340,7 @@ class _SessionRun:
         if ready.record is not None:  # record: (or --record / --replay): one proxy for every run
             from scarbook.record.proxy import Recorder  # aiohttp loads only for a session that records
 
-            slots = ready.isolation is not None and bool(ready.isolation.slots)
-            self.attempts.recorder = Recorder(ready.record, ready.replay, transcript_links=2 if slots else 1)
+            self.attempts.recorder = Recorder(ready.record, ready.replay)
             self.attempts.price = cfg.judge.price_usage
 
     def take_up(self, resumed: Resumed) -> None:
