@@ -7,8 +7,9 @@ command, every figure issue 38 asks for, printed as ratios.
 
 runs: a project of 100 cases (20 with --quick) whose agent is a trivial shell command (`sh -c 'cat
 README.md > out.txt'`) and whose one check is `contains`. Each configuration is `scarbook eval --runs N
--j J -q` in a fresh process — the default (`isolation: auto`: the sandbox on Linux), `isolation: none` and
-`isolation: slot` (the sandbox in slots, opt-in), at -j1 and -j16 (`--configs` picks some) — started through a small wrapper that prints the process's own CPU time and how many
+-j J -q` in a fresh process — the default (`isolation: auto`: the sandbox on Linux, its runs in slots where they
+run — the first line says whether they do), `isolation: none` and `isolation: sandbox` (a bwrap per run), at -j1
+and -j16 (`--configs` picks some) — started through a small wrapper that prints the process's own CPU time and how many
 zombie children it holds at the end. The floor does per run only what any harness must: a temporary
 folder, the seed copied in, the same agent spawned there, its file checked, the folder removed; serially,
 and on 16 threads; and the same with the agent spawned through the sandbox's bwrap line (the floor any
@@ -128,16 +129,16 @@ def eval_once(root: Path, runs_per_case: int, jobs: int) -> dict:
 
 
 ALL_CONFIGS = [("floor, serial", "floor", 1), ("floor, 16 threads", "floor", 16), ("none", "none", 1),
-               ("none", "none", 16), ("default (sandbox)", "default", 1), ("default (sandbox)", "default", 16),
+               ("none", "none", 16), ("default (auto)", "default", 1), ("default (auto)", "default", 16),
                ("bwrap floor serial", "bwrap-floor", 1), ("bwrap floor 16 th.", "bwrap-floor", 16),
-               ("isolation: slot", "slot", 1), ("isolation: slot", "slot", 16)]
+               ("isolation: sandbox", "sandbox", 1), ("isolation: sandbox", "sandbox", 16)]
 CONFIGS = ALL_CONFIGS
 
 
 def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]) -> list[str]:
     lines = []
     roots = {}
-    for isolation in ("none", "default", "slot"):
+    for isolation in ("none", "default", "sandbox"):
         roots[isolation] = tmp / f"proj-{isolation}"
         make_project(roots[isolation], n_cases, isolation)
     seed_dir = roots["none"] / "cases" / "case-000" / "seed"
@@ -145,6 +146,10 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
     from scarbook.agents.sandbox import require_sandbox
 
     box = require_sandbox(roots["default"])  # the sandbox a session of that project gets (SandboxUnavailable: no bwrap)
+    from scarbook.agents.slots import why_no_slots
+
+    why = why_no_slots()
+    lines.append(f"the default (auto) runs the sandbox {'in slots' if why is None else f'a bwrap per run ({why})'}")
 
     def wrap(argv: list[str], workspace: Path) -> list[str]:
         return box.wrap(argv, workspace)
@@ -190,12 +195,12 @@ def bench_runs(tmp: Path, sizes: list[int], n_cases: int, rounds: dict[int, int]
                      f"{ratio((n, 'bwrap-floor', 1), (n, 'floor', 1))}, default / bwrap floor "
                      f"{ratio((n, 'default', 1), (n, 'bwrap-floor', 1))}")
     for n in sizes:
-        lines.append(f"  {n:>6} runs, isolation: slot: slot/none -j16 {ratio((n, 'slot', 16), (n, 'none', 16))} (<= 1.5); "
-                     f"-j1 {ratio((n, 'slot', 1), (n, 'none', 1))}; slot/default -j16 "
-                     f"{ratio((n, 'slot', 16), (n, 'default', 16))}")
+        lines.append(f"  {n:>6} runs, isolation: sandbox (a bwrap per run): sandbox/none -j16 "
+                     f"{ratio((n, 'sandbox', 16), (n, 'none', 16))}; -j1 {ratio((n, 'sandbox', 1), (n, 'none', 1))}; "
+                     f"default/sandbox -j16 {ratio((n, 'default', 16), (n, 'sandbox', 16))}")
     if len(sizes) > 1:
         small, big = sizes[0], sizes[-1]
-        for kind, jobs in (("none", 16), ("default", 16), ("slot", 16), ("none", 1), ("default", 1), ("slot", 1)):
+        for kind, jobs in (("none", 16), ("default", 16), ("sandbox", 16), ("none", 1), ("default", 1), ("sandbox", 1)):
             if (big, kind, jobs) not in results:
                 continue
             a = statistics.median(g["wall"] for g in results[(big, kind, jobs)]) / big
@@ -214,7 +219,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="rounds at each size but the largest (default 3)")
     ap.add_argument("--big-rounds", type=int, default=1, help="rounds at the largest size (default 1)")
     ap.add_argument("--configs", default=None,
-                    help="run configurations as kind:jobs (e.g. none:16,default:16,slot:16; default all)")
+                    help="run configurations as kind:jobs (e.g. none:16,default:16,sandbox:16; default all)")
     args = ap.parse_args()
     if args.configs:
         global CONFIGS
